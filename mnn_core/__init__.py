@@ -1,0 +1,37 @@
+"""mnn: a deep-learning engine whose hardware backends are plugins.
+
+    import mnn_core as mnn
+    sess = mnn.Session("model.mnn", backend="auto")
+    out = sess.run({"input": x})
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import BackendError, GraphError, InputError, MnnError, MnnFormatError, UnsupportedOpError
+from .graph.builder import GraphBuilder
+from .graph.ir import Graph, Node, TensorInfo
+from .hookspecs import hookimpl
+from .loader import load, save
+from .session import Session
+
+__version__ = "0.1.0"
+
+
+def get_include() -> str:
+    """The folder holding mnn_core/abi.h, for compiled backends' include_dirs."""
+    return os.path.join(os.path.dirname(__file__), "include")
+
+
+def backends(reload: bool = False):
+    """Every backend found, available or not, with why not (see `mnn backends`)."""
+    from .registry import backend_table
+
+    return backend_table(reload)
+
+
+__all__ = [
+    "BackendError", "Graph", "GraphBuilder", "GraphError", "InputError", "MnnError", "MnnFormatError",
+    "Node", "Session", "TensorInfo", "UnsupportedOpError", "backends", "get_include", "hookimpl", "load", "save",
+]

@@ -1,0 +1,171 @@
+"""What a backend is: capabilities and costs as data, plus prepare-time code.
+
+A backend plugin registers one `Backend` object through the
+`mnn_register_backends` hook. The core reads its `kernels` table once (no hook
+call per op), asks `availability()` once, and at resize calls `prepare` for
+each op placed on it. What `prepare` returns is an *execution*:
+
+- `CExecution`: a PyCapsule holding an `mnn_execution*` (see
+  `include/mnn_core/abi.h`) plus the Python object owning its state; the run
+  loop calls it through a C function pointer without the GIL;
+- `PyExecution`: a Python callable `fn(inputs, outputs)` writing into the
+  output arrays; the run loop takes the GIL for it. Prototypes and the
+  reference backend use these.
+
+Memory: every backend names the memory *domain* its tensors live in. CPU
+backends share "host", so a tensor passes between them without a copy; a GPU
+backend has its own domain, gives the core an arena allocator for it, and the
+scheduler inserts copies where a tensor crosses domains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .graph.ir import Node, TensorInfo
+
+HOST = "host"
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One device a backend can run on, with the numbers of its roofline."""
+
+    name: str
+    kind: str = "cpu"  # cpu | gpu | npu | ...
+    peak_gflops: float = 10.0  # per thread for CPUs
+    bandwidth_gbs: float = 10.0
+    launch_us: float = 1.0  # fixed cost of one kernel call
+    memory_bytes: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    run_ms: float
+    prepare_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Availability:
+    available: bool
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.available
+
+
+#: supports(node, input_infos) -> True, or a short reason why not
+SupportFn = Callable[[Node, Sequence[TensorInfo]], "bool | str"]
+CostFn = Callable[[Node, Sequence[TensorInfo], Sequence[TensorInfo], DeviceInfo, float], CostEstimate]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a backend can do for one op, as data."""
+
+    op: str
+    dtypes: tuple[str, ...] = ("float32",)
+    layouts: tuple[str, ...] = ("plain",)
+    inplace: bool = False
+    supports: SupportFn | None = None
+    cost: CostFn | None = None  # None: the core's roofline estimate
+    efficiency: float = 1.0  # fraction of peak this kernel reaches, for the roofline
+
+    def accepts(self, node: Node, ins: Sequence[TensorInfo]) -> "bool | str":
+        for info in ins:
+            if info is not None and info.dtype not in self.dtypes:
+                return f"dtype {info.dtype} not in {'/'.join(self.dtypes)}"
+        if self.supports is not None:
+            verdict = self.supports(node, ins)
+            if verdict is not True:
+                return verdict or "declined by the backend"
+        return True
+
+
+@dataclass(frozen=True)
+class PrepareContext:
+    """What a backend knows about the session when it prepares an op."""
+
+    threads: int = 1
+    precision: str = "normal"  # high | normal | low
+    options: dict = field(default_factory=dict)
+
+
+class PyExecution:
+    """A prepared op run in Python: fn(inputs, outputs) fills the output arrays."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn: Callable[[list, list], None], name: str = ""):
+        self.fn = fn
+        self.name = name
+
+
+class CExecution:
+    """A prepared op run in C: `capsule` holds an mnn_execution*, `owner` its state."""
+
+    __slots__ = ("capsule", "owner", "name")
+
+    def __init__(self, capsule: Any, owner: Any = None, name: str = ""):
+        self.capsule = capsule
+        self.owner = owner
+        self.name = name
+
+
+class Arena:
+    """Memory of one domain, allocated once per plan.
+
+    The host arena is a numpy byte buffer. A device backend subclasses this:
+    `handle` goes into `mnn_tensor.data` and tensors are `byte_offset`s in it.
+    """
+
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
+
+    handle: int = 0
+
+    def write(self, offset: int, array: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def read(self, offset: int, out: np.ndarray) -> None:
+        raise NotImplementedError
+
+
+class Backend:
+    """Base class for backends. Subclass and fill in what you support.
+
+    Required: `name`, `kernels()`, `prepare()`. A backend whose tensors are not
+    in host memory also sets `memory_domain` and implements `allocate_arena`.
+    """
+
+    name: str = "unnamed"
+    memory_domain: str = HOST
+    #: tried first by "auto" when costs tie; the reference backend is lowest
+    priority: int = 0
+
+    def availability(self) -> Availability:
+        return Availability(True)
+
+    def devices(self) -> list[DeviceInfo]:
+        return [DeviceInfo(name=self.name)]
+
+    def kernels(self) -> dict[str, KernelSpec]:
+        raise NotImplementedError
+
+    def prepare(self, node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorInfo],
+                constants: dict[str, np.ndarray], ctx: PrepareContext) -> "CExecution | PyExecution":
+        """Prepare one op for fixed shapes. `constants` holds the node's constant
+        inputs (weights) by input name, for pre-packing; they may also be read
+        from the arena at run time."""
+        raise NotImplementedError
+
+    def allocate_arena(self, nbytes: int) -> Arena:
+        raise NotImplementedError(f"backend {self.name} keeps tensors outside host memory but has no allocator")
+
+    def tensor_nbytes(self, info: TensorInfo) -> int:
+        """Bytes one tensor takes in this backend's memory (padded layouts may take more)."""
+        return info.nbytes

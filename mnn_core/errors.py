@@ -1,0 +1,27 @@
+"""The exceptions mnn raises. Each message names what was wrong and what to do."""
+
+from __future__ import annotations
+
+
+class MnnError(Exception):
+    """Base of every error mnn raises on purpose."""
+
+
+class GraphError(MnnError, ValueError):
+    """A graph is malformed: unknown op, bad attribute, shape mismatch, undefined value."""
+
+
+class UnsupportedOpError(MnnError):
+    """No selected backend can run an op (raised with fallback=False)."""
+
+
+class BackendError(MnnError):
+    """A backend is missing, unavailable, or failed while preparing or running."""
+
+
+class MnnFormatError(MnnError, ValueError):
+    """A .mnn file is truncated, damaged, hostile or of an unknown version."""
+
+
+class InputError(MnnError, ValueError):
+    """Session inputs do not match the model: missing name, wrong dtype or shape."""

@@ -1,0 +1,208 @@
+"""The graph IR: values are named tensors, nodes are ops between them.
+
+A value is referred to by its name everywhere (node inputs, outputs, graph
+outputs); an empty name marks an absent optional input, as in ONNX. Weights
+are initializers: constant numpy arrays keyed by value name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..errors import GraphError
+
+#: dtypes the engine knows, by numpy name.
+DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool")
+
+Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic)
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Shape and dtype of a value. A dimension may be a symbol (dynamic)."""
+
+    shape: tuple
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise GraphError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES)}")
+        object.__setattr__(self, "shape", tuple(self.shape))
+
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, (int, np.integer)) for d in self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * np.dtype(self.dtype).itemsize
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{', '.join(str(d) for d in self.shape)}]"
+
+
+@dataclass
+class Node:
+    op: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    def __repr__(self) -> str:
+        return f"Node({self.name or '?'}: {self.op}({', '.join(self.inputs)}) -> {', '.join(self.outputs)})"
+
+
+@dataclass
+class Graph:
+    """A static dataflow graph in topological order."""
+
+    inputs: dict[str, TensorInfo] = field(default_factory=dict)
+    outputs: list[str] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    initializers: dict[str, np.ndarray] = field(default_factory=dict)
+    name: str = "graph"
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    # -- structure ---------------------------------------------------------
+
+    def producers(self) -> dict[str, Node]:
+        return {out: n for n in self.nodes for out in n.outputs}
+
+    def consumers(self) -> dict[str, list[Node]]:
+        users: dict[str, list[Node]] = {}
+        for n in self.nodes:
+            for name in n.inputs:
+                if name:
+                    users.setdefault(name, []).append(n)
+        return users
+
+    def copy(self) -> "Graph":
+        """A structural copy; initializer arrays are shared (they are constant)."""
+        return Graph(
+            inputs=dict(self.inputs),
+            outputs=list(self.outputs),
+            nodes=[Node(n.op, list(n.inputs), list(n.outputs), dict(n.attrs), n.name) for n in self.nodes],
+            initializers=dict(self.initializers),
+            name=self.name,
+            metadata=dict(self.metadata),
+        )
+
+    def param_count(self) -> int:
+        return int(sum(a.size for a in self.initializers.values()))
+
+    def ops_histogram(self) -> dict[str, int]:
+        hist: dict[str, int] = {}
+        for n in self.nodes:
+            hist[n.op] = hist.get(n.op, 0) + 1
+        return dict(sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    # -- checks --------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Check names, order and attributes; raise GraphError naming the problem."""
+        from ..ops import get_schema
+
+        defined = set(self.inputs) | set(self.initializers)
+        clash = set(self.inputs) & set(self.initializers)
+        if clash:
+            raise GraphError(f"values {sorted(clash)} are both graph inputs and initializers")
+        seen_names: set[str] = set()
+        for i, node in enumerate(self.nodes):
+            if not node.name:
+                node.name = f"{node.op.lower()}_{i}"
+            if node.name in seen_names:
+                raise GraphError(f"two nodes are named {node.name!r}; node names must be unique")
+            seen_names.add(node.name)
+            schema = get_schema(node.op)  # raises for unknown ops
+            schema.check_arity(node)
+            node.attrs = schema.check_attrs(node.attrs, node.name)
+            for name in node.inputs:
+                if name and name not in defined:
+                    raise GraphError(
+                        f"node {node.name!r} ({node.op}) reads {name!r}, which is not a graph input, "
+                        "an initializer or the output of an earlier node"
+                    )
+            for name in node.outputs:
+                if not name:
+                    raise GraphError(f"node {node.name!r} has an unnamed output")
+                if name in defined:
+                    raise GraphError(f"value {name!r} is defined twice (again by node {node.name!r})")
+                defined.add(name)
+        for name in self.outputs:
+            if name not in defined:
+                raise GraphError(f"graph output {name!r} is never produced")
+
+    # -- shape inference -------------------------------------------------------
+
+    def infer(self, input_infos: dict[str, TensorInfo] | None = None) -> dict[str, TensorInfo]:
+        """Shape and dtype of every value, given concrete or symbolic input shapes.
+
+        Symbolic dimensions (strings) are carried through by substituting a
+        distinct large probe size for each symbol, inferring concretely, and
+        mapping sizes equal to a probe back to its symbol. That keeps every op's
+        inference function a plain function of integers.
+        """
+        from ..ops import get_schema
+
+        infos = dict(self.inputs if input_infos is None else input_infos)
+        probes: dict[int, str] = {}
+        concrete: dict[str, TensorInfo] = {}
+        for name, info in infos.items():
+            shape = []
+            for d in info.shape:
+                if isinstance(d, str) or d is None:
+                    sym = d or f"?{len(probes)}"
+                    probe = next((p for p, s in probes.items() if s == sym), None)
+                    if probe is None:
+                        probe = 1_000_003 + 7 * len(probes)  # odd primes-ish, unlikely real sizes
+                        probes[probe] = sym
+                    shape.append(probe)
+                else:
+                    shape.append(int(d))
+            concrete[name] = TensorInfo(tuple(shape), info.dtype)
+        for name, arr in self.initializers.items():
+            concrete[name] = TensorInfo(arr.shape, str(arr.dtype))
+        for node in self.nodes:
+            schema = get_schema(node.op)
+            ins = [concrete[n] if n else None for n in node.inputs]
+            try:
+                outs = schema.infer(ins, node.attrs)
+            except GraphError:
+                raise
+            except Exception as exc:  # an infer function rejecting its inputs
+                shapes = ", ".join(str(i) for i in ins)
+                raise GraphError(f"node {node.name!r} ({node.op}) cannot take inputs ({shapes}): {exc}") from None
+            if len(outs) < len(node.outputs):
+                raise GraphError(f"node {node.name!r} ({node.op}) has more outputs than the op produces")
+            for name, info in zip(node.outputs, outs):
+                concrete[name] = info
+        if not probes:
+            return concrete
+        return {
+            name: TensorInfo(tuple(_unprobe(d, probes) for d in info.shape), info.dtype)
+            for name, info in concrete.items()
+        }
+
+
+def _unprobe(d: int, probes: dict[int, str]):
+    if d in probes:
+        return probes[d]
+    return "?" if d >= 1_000_003 else d  # derived from a symbol (e.g. N*C): unknown until resize
+
+
+def unique_name(taken: Iterable[str], base: str) -> str:
+    taken = set(taken)
+    if base not in taken:
+        return base
+    i = 1
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"

@@ -1,0 +1,75 @@
+/* mnn C ABI: what a compiled backend builds against.
+ *
+ * The contract between mnn-core and a compiled backend is this header alone.
+ * A backend hands the core one `mnn_execution` per prepared op (or per fused
+ * segment of ops) inside a PyCapsule named MNN_EXECUTION_CAPSULE; the core's
+ * run loop calls `run` through the function pointer without the GIL. Backends
+ * never cimport the core's Cython classes, so the core can change inside
+ * without breaking compiled plugins. A change to any struct below bumps
+ * MNN_ABI_VERSION; the core refuses executions built for another version.
+ *
+ * Find it with `mnn_core.get_include()`.
+ */
+#ifndef MNN_CORE_ABI_H
+#define MNN_CORE_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MNN_ABI_VERSION 1
+#define MNN_MAX_DIMS 8
+#define MNN_EXECUTION_CAPSULE "mnn_core.execution"
+
+typedef enum mnn_dtype {
+    MNN_FLOAT32 = 0,
+    MNN_FLOAT16 = 1,
+    MNN_INT64 = 2,
+    MNN_INT32 = 3,
+    MNN_INT8 = 4,
+    MNN_UINT8 = 5,
+    MNN_BOOL = 6
+} mnn_dtype;
+
+/* A tensor as the run loop hands it to a kernel. Shapes are fixed at resize;
+ * so are data pointers (they point into the plan's arena), which lets a
+ * backend pre-compute everything in prepare. */
+typedef struct mnn_tensor {
+    void *data;          /* host: the first element; device: the arena's handle */
+    int64_t byte_offset; /* device: offset of the tensor in the arena; host: 0 */
+    int64_t shape[MNN_MAX_DIMS];
+    int32_t ndim;
+    int32_t dtype;       /* an mnn_dtype */
+    int32_t layout;      /* 0: dense row-major; other values are backend-private */
+    int32_t reserved;
+} mnn_tensor;
+
+/* Runs one prepared execution. Called without the GIL, possibly from a
+ * thread other than the one that prepared it, never concurrently on the same
+ * state. Returns 0 on success; anything else stops the run, and the core
+ * raises BackendError with `error(state)` when that is set. */
+typedef int (*mnn_run_fn)(void *state,
+                          const mnn_tensor *inputs, int32_t n_inputs,
+                          mnn_tensor *outputs, int32_t n_outputs);
+
+typedef struct mnn_execution {
+    uint32_t abi_version;             /* MNN_ABI_VERSION the backend was built with */
+    uint32_t flags;                   /* reserved, 0 */
+    mnn_run_fn run;
+    void *state;                      /* owned by the backend's Python object */
+    const char *(*error)(void *state);/* optional: message after a failed run */
+    const char *name;                 /* optional: kernel name for profiles */
+} mnn_execution;
+
+static inline int64_t mnn_tensor_numel(const mnn_tensor *t) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+    return n;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MNN_CORE_ABI_H */

@@ -1,0 +1,1 @@
+"""The run loop (compiled) and what feeds it."""

@@ -1,0 +1,460 @@
+"""Session: plan once per input shape (resize), execute many times (run).
+
+    sess = mnn_core.Session(graph, backend="auto", threads=2)
+    outputs = sess.run({"input": x})
+    print(sess.plan)       # where each op runs, and why
+    print(sess.memory)     # arena size against the naive sum and lower bound
+
+Resize runs the control path in Python: shape inference, placement, copies
+between memory domains, lifetimes, one arena per domain, and each backend's
+`prepare`. Run copies the inputs into the arena and walks the compiled
+program; it allocates nothing (pass copy=False to also skip copying outputs).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .backend import HOST, Arena, CExecution, PrepareContext, PyExecution
+from .errors import BackendError, InputError, MnnError
+from .graph.ir import Graph, Node, TensorInfo
+from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
+from .ops import get_schema
+from .plugins import get_plugins
+from .runtime._runloop import Program
+from .scheduler import REFERENCE, Candidate, Placement, make_candidate, place_auto, place_listed
+
+#: ops whose output is the input's bytes reinterpreted: aliased, no step
+VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+
+PRECISIONS = ("high", "normal", "low")
+FOREVER = 1 << 40  # a lifetime end past the last step
+
+
+@dataclass
+class Plan:
+    """Where every op runs and why, plus the copies between domains."""
+
+    placements: list[Placement]
+    copies: list[str] = field(default_factory=list)
+    elided: list[str] = field(default_factory=list)
+
+    def __iter__(self):
+        return iter(self.placements)
+
+    def __len__(self) -> int:
+        return len(self.placements)
+
+    def backends(self) -> dict[str, int]:
+        count: dict[str, int] = {}
+        for p in self.placements:
+            count[p.backend] = count.get(p.backend, 0) + 1
+        return count
+
+    def to_dict(self) -> dict:
+        return {
+            "placements": [p.__dict__ for p in self.placements],
+            "copies": list(self.copies),
+            "elided": list(self.elided),
+        }
+
+    def __str__(self) -> str:
+        rows = [("node", "op", "backend", "est ms", "why")]
+        rows += [(p.node, p.op, p.backend, f"{p.est_ms:.4f}", p.reason) for p in self.placements]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows]
+        if self.copies:
+            lines.append(f"copies between memory domains: {', '.join(self.copies)}")
+        if self.elided:
+            lines.append(f"views (no step, output aliases input): {', '.join(self.elided)}")
+        return "\n".join(lines)
+
+
+@dataclass
+class _Slot:
+    """Where one value lives for this plan."""
+
+    domain: str
+    info: TensorInfo
+    offset: int = -1  # in the domain's arena; -1: outside (a constant)
+    constant: np.ndarray | None = None
+
+
+class _PreparedPlan:
+    """Everything resize produced for one set of input shapes."""
+
+    def __init__(self):
+        self.program: Program | None = None
+        self.plan: Plan | None = None
+        self.memory: dict[str, MemoryReport] = {}
+        self.arenas: dict[str, Any] = {}
+        self.input_views: dict[str, np.ndarray] = {}
+        self.output_views: dict[str, np.ndarray] = {}
+        self.infos: dict[str, TensorInfo] = {}
+
+
+class Session:
+    """A model bound to backends, planned per input shape."""
+
+    def __init__(self, model: "Graph | str | os.PathLike", backend: "str | Sequence[str]" = "auto",
+                 threads: int = 1, precision: str = "normal", fallback: bool = True,
+                 options: dict | None = None, optimize: bool = True):
+        from .graph.passes import optimize as run_passes
+        from .loader import load
+
+        graph = model if isinstance(model, Graph) else load(model)
+        graph.validate()
+        if precision not in PRECISIONS:
+            raise MnnError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if not isinstance(threads, int) or threads < 1:
+            raise MnnError(f"threads must be a positive int, got {threads!r}")
+        self.threads = threads
+        self.precision = precision
+        self.fallback = fallback
+        self.ctx = PrepareContext(threads=threads, precision=precision, options=dict(options or {}))
+        plugins = get_plugins()
+        self._auto = backend == "auto"
+        names = self._backend_names(backend, plugins)
+        self._candidates = [make_candidate(plugins.backends[n]) for n in names]
+        self._by_name = {c.backend.name: c for c in self._candidates}
+        self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE])
+        self._by_name.setdefault(REFERENCE, self._reference)
+        self.graph = run_passes(graph, extra=plugins.passes) if optimize else graph
+        self.input_names = list(self.graph.inputs)
+        self.output_names = list(self.graph.outputs)
+        self._plans: dict[tuple, _PreparedPlan] = {}
+        self._current: _PreparedPlan | None = None
+        if all(info.is_static for info in self.graph.inputs.values()):
+            self.resize({n: i.shape for n, i in self.graph.inputs.items()})
+
+    # -- backend choice ----------------------------------------------------------------
+
+    @staticmethod
+    def _backend_names(backend, plugins) -> list[str]:
+        known = plugins.backends
+        if backend == "auto":
+            names = []
+            for name, b in known.items():
+                try:
+                    if b.availability():
+                        names.append(name)
+                except Exception:  # a backend that cannot say is not available
+                    continue
+            return names
+        names = [backend] if isinstance(backend, str) else list(backend)
+        if not names:
+            raise BackendError("backend list is empty; name one, or use backend='auto'")
+        for name in names:
+            if name not in known:
+                hint = ""
+                broken = [r for r in plugins.records if r.name == name and r.error]
+                if broken:
+                    hint = f" (its plugin failed to load: {broken[0].error})"
+                raise BackendError(
+                    f"no backend named {name!r}{hint}; installed: {', '.join(sorted(known))}. "
+                    f"Install it (e.g. pip install mnn-{name}) or see `mnn backends`"
+                )
+        return names
+
+    # -- planning ----------------------------------------------------------------------
+
+    def resize(self, shapes: dict[str, Sequence[int]]) -> None:
+        """Plan for these input shapes (or reuse the plan made for them before)."""
+        key = tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names)
+        plan = self._plans.get(key)
+        if plan is None:
+            infos = {}
+            for name, shape in zip(self.input_names, key):
+                declared = self.graph.inputs[name]
+                infos[name] = TensorInfo(shape, declared.dtype)
+            plan = self._prepare(self.graph.infer(infos))
+            self._plans[key] = plan
+        self._current = plan
+
+    def _prepare(self, infos: dict[str, TensorInfo]) -> _PreparedPlan:
+        graph = self.graph
+        listed = [c for c in self._candidates if c.backend.name != REFERENCE or not self._auto]
+        if self._auto:
+            placements = place_auto(graph, infos, self._candidates or [self._reference], self.threads)
+        else:
+            placements = place_listed(graph, infos, listed, self._reference, self.fallback, self.threads)
+        builder = _ProgramBuilder(self, infos, placements)
+        return builder.build()
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, feeds: dict[str, Any], copy: bool = True, profile: bool = False) -> dict[str, np.ndarray]:
+        """Run once. Returns {output name: array}; with copy=False the arrays are
+        views into the session's memory, valid until the next run."""
+        feeds = self._check_feeds(feeds)
+        shapes = {n: a.shape for n, a in feeds.items()}
+        cur = self._current
+        if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()):
+            self.resize(shapes)
+            cur = self._current
+        for name, arr in feeds.items():
+            np.copyto(cur.input_views[name], arr, casting="same_kind")
+        cur.program.run(profile)
+        if copy:
+            return {n: v.copy() for n, v in cur.output_views.items()}
+        return dict(cur.output_views)
+
+    def _check_feeds(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
+        if not isinstance(feeds, dict):
+            raise InputError(f"run() takes a dict {{input name: array}}; inputs are {self.input_names}")
+        missing = [n for n in self.input_names if n not in feeds]
+        extra = [n for n in feeds if n not in self.graph.inputs]
+        if missing or extra:
+            raise InputError(
+                f"inputs {'missing: ' + ', '.join(missing) if missing else ''}"
+                f"{'; ' if missing and extra else ''}{'unknown: ' + ', '.join(extra) if extra else ''}"
+                f" (the model takes {', '.join(f'{n} {i}' for n, i in self.graph.inputs.items())})"
+            )
+        out = {}
+        for name in self.input_names:
+            arr = np.asarray(feeds[name])
+            want = self.graph.inputs[name]
+            if arr.dtype != np.dtype(want.dtype) and not np.can_cast(arr.dtype, want.dtype, "same_kind"):
+                raise InputError(f"input {name!r} must be {want.dtype} (or castable to it), got {arr.dtype}")
+            if arr.ndim != len(want.shape) or any(
+                isinstance(d, int) and d != s for d, s in zip(want.shape, arr.shape)
+            ):
+                raise InputError(f"input {name!r} must have shape {want}, got {tuple(arr.shape)}")
+            out[name] = arr
+        return out
+
+    # -- introspection ------------------------------------------------------------------
+
+    def _need_plan(self) -> _PreparedPlan:
+        if self._current is None:
+            dyn = {n: str(i) for n, i in self.graph.inputs.items() if not i.is_static}
+            raise MnnError(f"the model has dynamic inputs {dyn}: call resize() or run() first")
+        return self._current
+
+    @property
+    def plan(self) -> Plan:
+        return self._need_plan().plan
+
+    @property
+    def memory(self) -> dict[str, MemoryReport]:
+        return self._need_plan().memory
+
+    def profile(self) -> list[tuple[str, float]]:
+        """Per-step milliseconds of the last run(profile=True)."""
+        return self._need_plan().program.profile()
+
+    def output_info(self) -> dict[str, TensorInfo]:
+        infos = self._need_plan().infos
+        return {n: infos[n] for n in self.output_names}
+
+
+class _ProgramBuilder:
+    """Turns a placement into steps, arenas and a compiled Program."""
+
+    def __init__(self, session: Session, infos: dict[str, TensorInfo], placements: list[Placement]):
+        self.s = session
+        self.graph = session.graph
+        self.infos = infos
+        self.placements = {p.node: p for p in placements}
+        self.plan = Plan(placements)
+        self.slots: dict[tuple[str, str], _Slot] = {}  # (value, domain) -> slot
+        self.uses: dict[str, dict[str, TensorUse]] = {}  # domain -> value -> its use
+        self.steps: list[tuple] = []  # (name, kind, payload) before compiling
+        self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def domain_of(self, backend: str) -> str:
+        return self.s._by_name[backend].backend.memory_domain
+
+    def backend_of_domain(self, domain: str):
+        for c in self.s._by_name.values():
+            if c.backend.memory_domain == domain:
+                return c.backend
+        raise BackendError(f"no backend owns memory domain {domain!r}")
+
+    # -- values and lifetimes -----------------------------------------------------
+
+    def _use(self, value: str, domain: str, step: int) -> None:
+        use = self.uses.get(domain, {}).get(value)
+        if use is not None:  # constants in host memory have no use: they need no arena
+            use.last = max(use.last, step)
+
+    def _define(self, value: str, domain: str, step: int, alias: str | None = None) -> _Slot:
+        info = self.infos[value]
+        slot = _Slot(domain, info)
+        self.slots[(value, domain)] = slot
+        nbytes = info.nbytes if domain == HOST else self.backend_of_domain(domain).tensor_nbytes(info)
+        self.uses.setdefault(domain, {})[value] = TensorUse(value, nbytes, step, step, alias)
+        return slot
+
+    def _locate(self, value: str, domain: str) -> _Slot:
+        """The slot of `value` in `domain`, inserting a copy step if it lives elsewhere."""
+        if (value, domain) in self.slots:
+            return self.slots[(value, domain)]
+        if value in self.graph.initializers:
+            arr = np.ascontiguousarray(self.graph.initializers[value])
+            if domain == HOST:
+                slot = _Slot(HOST, self.infos[value], constant=arr)
+                self.slots[(value, domain)] = slot
+                return slot
+            # device constants: uploaded once at resize, alive for the whole plan
+            slot = self._define(value, domain, -1)
+            slot.constant = arr
+            self.uses[domain][value].last = FOREVER
+            return slot
+        src = next(d for (v, d) in self.slots if v == value)
+        step = len(self.steps)
+        self._use(value, src, step)
+        slot = self._define(value, domain, step)
+        self.steps.append((f"copy:{value}:{src}->{domain}", "copy", (value, src, domain)))
+        self.plan.copies.append(f"{value} {src}->{domain}")
+        return slot
+
+    # -- build ----------------------------------------------------------------------------
+
+    def build(self) -> _PreparedPlan:
+        graph = self.graph
+        for name in graph.inputs:
+            self._define(name, HOST, -1)
+        consumers = graph.consumers()
+        for node in graph.nodes:
+            backend = self.placements[node.name].backend
+            domain = self.domain_of(backend)
+            step = len(self.steps)
+            for name in node.inputs:
+                if name:
+                    self._locate(name, domain)
+                    self._use(name, domain, step)
+            alias = self._alias_target(node, domain, backend, consumers)
+            if alias is not None and node.op in VIEW_OPS:
+                self._define(node.outputs[0], domain, step, alias=alias)
+                self.plan.elided.append(node.name)
+                continue
+            for i, name in enumerate(node.outputs):
+                self._define(name, domain, step, alias=alias if i == 0 else None)
+            self.steps.append((node.name, "op", (node, backend)))
+        for name in graph.outputs:
+            self._locate(name, HOST)
+            self._use(name, HOST, FOREVER)  # outputs are read after the run
+        return self._compile()
+
+    def _alias_target(self, node: Node, domain: str, backend: str, consumers) -> str | None:
+        """The input whose memory the output may reuse (in-place op), or None."""
+        if not node.inputs or not node.inputs[0] or len(node.outputs) != 1:
+            return None
+        src = node.inputs[0]
+        spec = self.s._by_name[backend].kernels.get(node.op)
+        if not (get_schema(node.op).inplace and spec is not None and (spec.inplace or node.op in VIEW_OPS)):
+            return None
+        if src in self.graph.initializers or src in self.graph.outputs or (src, domain) not in self.slots:
+            return None
+        if self.infos[src].nbytes != self.infos[node.outputs[0]].nbytes:
+            return None
+        if len(consumers.get(src, [])) != 1:  # someone else still reads the input
+            return None
+        if src in self.graph.inputs and domain == HOST:
+            return None  # keep input slots intact so a run can be repeated
+        return src
+
+    def _compile(self) -> _PreparedPlan:
+        out = _PreparedPlan()
+        out.plan = self.plan
+        out.infos = self.infos
+        offsets: dict[tuple[str, str], int] = {}
+        for domain, uses in self.uses.items():
+            arena_plan = plan_arena(domain, list(uses.values()))
+            out.memory[domain] = arena_plan.report
+            out.arenas[domain] = self._allocate(domain, arena_plan.report.arena_bytes)
+            for key, off in arena_plan.offsets.items():
+                offsets[(key, domain)] = off
+        for (value, domain), slot in self.slots.items():
+            if slot.constant is None or domain != HOST:
+                slot.offset = offsets[(value, domain)]
+            if slot.constant is not None and domain != HOST:
+                out.arenas[domain].write(slot.offset, slot.constant)  # weights uploaded once
+        host = out.arenas.get(HOST)
+        for name in self.graph.inputs:
+            out.input_views[name] = self._host_view(host, self.slots[(name, HOST)])
+        for name in self.graph.outputs:
+            out.output_views[name] = self._host_view(host, self.slots[(name, HOST)])
+        steps = []
+        for name, kind, payload in self.steps:
+            if kind == "copy":
+                steps.append(self._copy_step(name, payload, out.arenas))
+            else:
+                steps.append(self._op_step(payload, out.arenas))
+        out.program = Program(steps)
+        return out
+
+    def _allocate(self, domain: str, nbytes: int):
+        if domain == HOST:
+            raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
+            start = (-raw.ctypes.data) % ALIGNMENT
+            return raw[start:start + nbytes]
+        arena = self.backend_of_domain(domain).allocate_arena(nbytes)
+        if not isinstance(arena, Arena):
+            raise BackendError(f"allocate_arena of domain {domain!r} must return an mnn_core.backend.Arena")
+        return arena
+
+    def _host_view(self, host: np.ndarray, slot: _Slot) -> np.ndarray:
+        if slot.constant is not None:
+            return slot.constant
+        info = slot.info
+        return np.ndarray(info.shape, dtype=info.dtype, buffer=host, offset=slot.offset)
+
+    def _desc(self, arenas, slot: _Slot) -> tuple:
+        if slot.domain == HOST:
+            view = self._host_view(arenas.get(HOST), slot)
+            return (view.ctypes.data, 0, slot.info.shape, slot.info.dtype, 0)
+        return (arenas[slot.domain].handle, slot.offset, slot.info.shape, slot.info.dtype, 0)
+
+    def _op_step(self, payload, arenas) -> tuple:
+        node, backend_name = payload
+        cand: Candidate = self.s._by_name[backend_name]
+        domain = cand.backend.memory_domain
+        ins = [self.slots[(n, domain)] if n else None for n in node.inputs]
+        outs = [self.slots[(n, domain)] for n in node.outputs]
+        constants = {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers}
+        try:
+            execution = cand.backend.prepare(
+                node, [s.info if s else None for s in ins], [s.info for s in outs], constants, self.s.ctx)
+        except MnnError:
+            raise
+        except Exception as exc:
+            raise BackendError(f"backend {backend_name} failed to prepare {node.op} ({node.name}): {exc}") from exc
+        in_descs = [self._desc(arenas, s) for s in ins if s is not None]
+        out_descs = [self._desc(arenas, s) for s in outs]
+        if isinstance(execution, CExecution):
+            return (node.name, execution, in_descs, out_descs)
+        if isinstance(execution, PyExecution):
+            if domain != HOST:
+                raise BackendError(f"backend {backend_name}: Python executions need host memory")
+            in_views = [self._host_view(arenas[HOST], s) if s else None for s in ins]
+            out_views = [self._host_view(arenas[HOST], s) for s in outs]
+            fn = execution.fn
+            return (node.name, lambda: fn(in_views, out_views), in_descs, out_descs)
+        raise BackendError(f"backend {backend_name} returned {type(execution).__name__} from prepare; "
+                           "expected CExecution or PyExecution")
+
+    def _copy_step(self, name: str, payload, arenas) -> tuple:
+        value, src, dst = payload
+        s_slot, d_slot = self.slots[(value, src)], self.slots[(value, dst)]
+        if dst == HOST:
+            view = self._host_view(arenas[HOST], d_slot)
+            arena, off = arenas[src], s_slot.offset
+            fn = lambda: arena.read(off, view)
+        elif src == HOST:
+            view = self._host_view(arenas[HOST], s_slot)
+            arena, off = arenas[dst], d_slot.offset
+            fn = lambda: arena.write(off, view)
+        else:  # device to device goes through host memory
+            tmp = np.empty(s_slot.info.shape, s_slot.info.dtype)
+            a_src, a_dst, o_src, o_dst = arenas[src], arenas[dst], s_slot.offset, d_slot.offset
+
+            def fn():
+                a_src.read(o_src, tmp)
+                a_dst.write(o_dst, tmp)
+        return (name, fn, [self._desc(arenas, s_slot)], [self._desc(arenas, d_slot)])
