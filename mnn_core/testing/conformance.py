@@ -1,0 +1,139 @@
+"""The machinery behind mnn_core.testing.BackendConformance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..graph.ir import Graph, Node, TensorInfo
+from ..ops import all_schemas, get_schema
+from ..plugins import get_plugins
+
+#: ops whose inputs after the first are weights: constants, so backends may pre-pack them
+WEIGHT_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",
+                        "LayerNormalization", "InstanceNormalization"})
+
+
+@dataclass
+class ConformanceCase:
+    op: str
+    index: int
+    graph: Graph
+    feeds: dict
+    expected: list
+    label: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}-{self.index}"
+
+
+def _one_node_graph(op: str, inputs: list, attrs: dict, constant_weights: bool) -> tuple[Graph, dict]:
+    graph = Graph(name=f"conformance_{op}")
+    feeds = {}
+    names = []
+    for i, arr in enumerate(inputs):
+        if arr is None:
+            names.append("")
+            continue
+        name = f"in{i}"
+        names.append(name)
+        if constant_weights and i > 0:
+            graph.initializers[name] = np.ascontiguousarray(arr)
+        else:
+            graph.inputs[name] = TensorInfo(arr.shape, str(arr.dtype))
+            feeds[name] = arr
+    schema = get_schema(op)
+    full = schema.check_attrs(attrs, op)
+    n_out = len(schema.reference(list(inputs), full))
+    graph.nodes.append(Node(op, names, [f"out{i}" for i in range(n_out)], dict(attrs), op.lower()))
+    graph.outputs = [f"out{i}" for i in range(n_out)]
+    if not graph.inputs:  # keep one runtime input so the op is not folded away
+        first = names[0]
+        graph.inputs[first] = TensorInfo(inputs[0].shape, str(inputs[0].dtype))
+        feeds[first] = graph.initializers.pop(first)
+    return graph, feeds
+
+
+def conformance_cases(ops=None, seed: int = 0) -> list[ConformanceCase]:
+    """Every sample of every (selected) op as a runnable one-node graph."""
+    cases = []
+    for op, schema in all_schemas().items():
+        if ops is not None and op not in ops or schema.samples is None:
+            continue
+        rng = np.random.default_rng(seed)
+        for i, sample in enumerate(schema.samples(rng)):
+            variants = [op in WEIGHT_OPS] + ([False] if op == "MatMul" else [])
+            for constant in variants:
+                graph, feeds = _one_node_graph(op, sample.inputs, sample.attrs, constant)
+                expected = schema.reference(list(sample.inputs), schema.check_attrs(sample.attrs, op))
+                label = sample.label + (" (runtime weights)" if op == "MatMul" and not constant else "")
+                cases.append(ConformanceCase(op, len([c for c in cases if c.op == op]), graph, feeds,
+                                             expected, label))
+    return cases
+
+
+def _tolerance(dtype, rtol, atol):
+    return (rtol, atol) if np.issubdtype(np.dtype(dtype), np.floating) else (0, 0)
+
+
+def run_case(case: ConformanceCase, backend: str, rtol: float = 1e-4, atol: float = 1e-5,
+             options: dict | None = None, threads: int = 1, precision: str = "normal") -> "str | None":
+    """Run one case on `backend` (fallback off). Return a skip reason, or None when it
+    ran and matched; raise AssertionError on a mismatch."""
+    from ..errors import UnsupportedOpError
+    from ..session import Session
+
+    try:
+        sess = Session(case.graph, backend=backend, fallback=False, optimize=False,
+                       options=options, threads=threads, precision=precision)
+        for attempt in range(2):  # twice: a kernel must not depend on leftover state
+            outs = sess.run(dict(case.feeds))
+            for name, want in zip(case.graph.outputs, case.expected):
+                got = outs[name]
+                assert got.shape == want.shape, f"{case.op} [{case.label}]: shape {got.shape}, want {want.shape}"
+                assert got.dtype == want.dtype, f"{case.op} [{case.label}]: dtype {got.dtype}, want {want.dtype}"
+                r, a = _tolerance(want.dtype, rtol, atol)
+                np.testing.assert_allclose(got, want, rtol=r, atol=a,
+                                           err_msg=f"{case.op} [{case.label}] on {backend}, run {attempt + 1}")
+    except UnsupportedOpError as exc:
+        return f"declined: {exc}"
+    return None
+
+
+class BackendConformance:
+    """Subclass with `backend = "name"`; pytest collects one test per op sample."""
+
+    backend: str = ""
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    options: dict = {}
+    threads: int = 1
+    precision: str = "normal"
+    #: restrict to these ops (default: every op the backend claims)
+    ops: "tuple[str, ...] | None" = None
+
+    def pytest_generate_tests(self, metafunc):
+        if "conformance_case" not in metafunc.fixturenames:
+            return
+        backend = get_plugins().backends.get(self.backend)
+        if backend is None or not backend.availability():
+            metafunc.parametrize("conformance_case", [None], ids=["unavailable"])
+            return
+        claimed = set(backend.kernels())
+        ops = claimed if self.ops is None else claimed & set(self.ops)
+        cases = conformance_cases(ops)
+        metafunc.parametrize("conformance_case", cases, ids=[c.id for c in cases])
+
+    def test_op_matches_reference(self, conformance_case):
+        import pytest
+
+        if conformance_case is None:
+            backend = get_plugins().backends.get(self.backend)
+            reason = backend.availability().reason if backend else "not installed"
+            pytest.skip(f"backend {self.backend!r} unavailable: {reason}")
+        reason = run_case(conformance_case, self.backend, self.rtol, self.atol, self.options,
+                          self.threads, self.precision)
+        if reason:
+            pytest.skip(reason)
