@@ -134,6 +134,11 @@ class Arena:
     def read(self, offset: int, out: np.ndarray) -> None:
         raise NotImplementedError
 
+    def view(self, offset: int, info: TensorInfo) -> np.ndarray:
+        """A numpy view of a tensor, for host-visible device memory (unified or
+        mapped); lets Python executions run on such a domain."""
+        raise NotImplementedError(f"{type(self).__name__} memory is not host-visible")
+
 
 class Backend:
     """Base class for backends. Subclass and fill in what you support.

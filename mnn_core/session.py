@@ -197,7 +197,7 @@ class Session:
             self.resize(shapes)
             cur = self._current
         for name, arr in feeds.items():
-            np.copyto(cur.input_views[name], arr, casting="same_kind")
+            np.copyto(cur.input_views[name], arr, casting="unsafe")  # kinds checked above
         cur.program.run(profile)
         if copy:
             return {n: v.copy() for n, v in cur.output_views.items()}
@@ -218,8 +218,9 @@ class Session:
         for name in self.input_names:
             arr = np.asarray(feeds[name])
             want = self.graph.inputs[name]
-            if arr.dtype != np.dtype(want.dtype) and not np.can_cast(arr.dtype, want.dtype, "same_kind"):
-                raise InputError(f"input {name!r} must be {want.dtype} (or castable to it), got {arr.dtype}")
+            if arr.dtype != np.dtype(want.dtype) and _kind(arr.dtype) != _kind(np.dtype(want.dtype)):
+                raise InputError(f"input {name!r} must be {want.dtype} (another {_kind(np.dtype(want.dtype))} "
+                                 f"dtype is converted), got {arr.dtype}")
             if arr.ndim != len(want.shape) or any(
                 isinstance(d, int) and d != s for d, s in zip(want.shape, arr.shape)
             ):
@@ -250,6 +251,15 @@ class Session:
     def output_info(self) -> dict[str, TensorInfo]:
         infos = self._need_plan().infos
         return {n: infos[n] for n in self.output_names}
+
+
+def _kind(dtype: np.dtype) -> str:
+    """Inputs of the same kind are converted to the model's dtype; others are errors."""
+    if dtype.kind == "f":
+        return "floating-point"
+    if dtype.kind in "iu":
+        return "integer"
+    return dtype.name
 
 
 class _ProgramBuilder:
@@ -405,6 +415,14 @@ class _ProgramBuilder:
         info = slot.info
         return np.ndarray(info.shape, dtype=info.dtype, buffer=host, offset=slot.offset)
 
+    def _view(self, arenas, slot: _Slot) -> np.ndarray:
+        if slot.domain == HOST:
+            return self._host_view(arenas.get(HOST), slot)
+        try:
+            return arenas[slot.domain].view(slot.offset, slot.info)
+        except NotImplementedError as exc:
+            raise BackendError(f"a Python execution cannot reach memory domain {slot.domain!r}: {exc}") from None
+
     def _desc(self, arenas, slot: _Slot) -> tuple:
         if slot.domain == HOST:
             view = self._host_view(arenas.get(HOST), slot)
@@ -430,10 +448,8 @@ class _ProgramBuilder:
         if isinstance(execution, CExecution):
             return (node.name, execution, in_descs, out_descs)
         if isinstance(execution, PyExecution):
-            if domain != HOST:
-                raise BackendError(f"backend {backend_name}: Python executions need host memory")
-            in_views = [self._host_view(arenas[HOST], s) if s else None for s in ins]
-            out_views = [self._host_view(arenas[HOST], s) for s in outs]
+            in_views = [self._view(arenas, s) if s else None for s in ins]
+            out_views = [self._view(arenas, s) for s in outs]
             fn = execution.fn
             return (node.name, lambda: fn(in_views, out_views), in_descs, out_descs)
         raise BackendError(f"backend {backend_name} returned {type(execution).__name__} from prepare; "

@@ -1,0 +1,339 @@
+"""The `mnn` command line: backends, info, run, bench, convert.
+
+Every failure is one line on stderr ("mnn: error: ...") and exit status 2;
+a traceback means a bug in mnn, never in your input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .errors import MnnError
+
+EPILOG = """examples:
+  mnn backends                                  which backends are installed, and why not
+  mnn info model.mnn                            inputs, outputs, ops, parameters
+  mnn run model.mnn --input x=x.npy --explain   run once, show where each op ran
+  mnn bench model.mnn --backend all --threads 1,2
+  mnn convert model.onnx -o model.mnn --weights fp16
+"""
+
+
+def _parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, _, dims = text.partition("=")
+    try:
+        return name, tuple(int(d) for d in dims.replace("x", ",").split(",") if d)
+    except ValueError:
+        raise MnnError(f"--shape takes NAME=D1,D2,... (e.g. input=1,3,224,224), got {text!r}") from None
+
+
+def _input_shapes(graph, shape_args) -> dict[str, tuple[int, ...]]:
+    given = dict(_parse_shape(s) for s in shape_args or [])
+    shapes = {}
+    for name, info in graph.inputs.items():
+        if name in given:
+            shapes[name] = given[name]
+        elif info.is_static:
+            shapes[name] = tuple(info.shape)
+        else:
+            shapes[name] = tuple(1 if isinstance(d, str) or d is None else d for d in info.shape)
+    return shapes
+
+
+def _random_feeds(graph, shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, shape in shapes.items():
+        dtype = graph.inputs[name].dtype
+        if dtype.startswith("float"):
+            feeds[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype == "bool":
+            feeds[name] = rng.random(shape) > 0.5
+        else:
+            feeds[name] = rng.integers(0, 10, size=shape).astype(dtype)
+    return feeds
+
+
+# -- commands --------------------------------------------------------------------------
+
+def cmd_backends(args) -> int:
+    from .registry import backend_table
+
+    rows = backend_table()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], indent=2))
+        return 0
+    table = [("backend", "package", "version", "status", "ops", "dtypes", "devices")]
+    for r in rows:
+        status = "available" if r.available else f"unavailable: {r.reason}"
+        table.append((r.name, r.package, r.version, status, str(r.ops), ",".join(r.dtypes), "; ".join(r.devices)))
+    _print_table(table)
+    return 0
+
+
+def cmd_info(args) -> int:
+    from .loader import load
+
+    graph = load(args.model)
+    infos = graph.infer()
+    size = os.path.getsize(args.model)
+    info = {
+        "model": str(args.model),
+        "name": graph.name,
+        "file_bytes": size,
+        "inputs": {n: str(i) for n, i in graph.inputs.items()},
+        "outputs": {n: str(infos[n]) for n in graph.outputs},
+        "nodes": len(graph.nodes),
+        "ops": graph.ops_histogram(),
+        "parameters": graph.param_count(),
+        "metadata": graph.metadata,
+    }
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"model      {info['model']} ({size / 1e6:.2f} MB), graph {graph.name!r}")
+    for n, i in info["inputs"].items():
+        print(f"input      {n}: {i}")
+    for n, i in info["outputs"].items():
+        print(f"output     {n}: {i}")
+    print(f"nodes      {info['nodes']}, parameters {info['parameters']:,}")
+    print("ops        " + ", ".join(f"{op} x{k}" for op, k in info["ops"].items()))
+    for k, v in graph.metadata.items():
+        print(f"metadata   {k} = {v}")
+    return 0
+
+
+def _backend_arg(text: str):
+    from .registry import backend_table
+
+    if text == "all":
+        return [r.name for r in backend_table() if r.available]
+    return [b.strip() for b in text.split(",") if b.strip()]
+
+
+def cmd_run(args) -> int:
+    from .loader import load
+    from .session import Session
+
+    graph = load(args.model)
+    feeds = {}
+    for item in args.input or []:
+        name, _, path = item.partition("=")
+        if not path:
+            raise MnnError(f"--input takes NAME=FILE.npy, got {item!r}")
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise MnnError(f"cannot read {path} for input {name!r}: {exc}") from None
+    missing = [n for n in graph.inputs if n not in feeds]
+    if missing and not args.random:
+        need = ", ".join(f"{n} {graph.inputs[n]}" for n in missing)
+        raise MnnError(f"no data for input(s) {need}: pass --input NAME=FILE.npy, or --random")
+    if missing:
+        shapes = _input_shapes(graph, args.shape)
+        feeds.update(_random_feeds(graph, {n: shapes[n] for n in missing}))
+    backend = args.backend if "," not in args.backend else _backend_arg(args.backend)
+    sess = Session(graph, backend=backend, threads=args.threads, precision=args.precision,
+                   fallback=not args.no_fallback)
+    outputs = sess.run(feeds)
+    if args.explain:
+        print(sess.plan)
+        for report in sess.memory.values():
+            print(report)
+    out_dir = Path(args.output_dir) if args.output_dir else None
+    if out_dir:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    for name, arr in outputs.items():
+        flat = arr.reshape(-1)
+        preview = ", ".join(f"{v:.5g}" for v in flat[:6]) + (", ..." if flat.size > 6 else "")
+        print(f"{name}: {arr.dtype}{list(arr.shape)} [{preview}]")
+        if out_dir:
+            safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+            np.save(out_dir / f"{safe}.npy", arr)
+    if out_dir:
+        print(f"wrote {len(outputs)} output(s) to {out_dir}/")
+    return 0
+
+
+def bench_one(graph, feeds, backend, threads, repeat, warmup, precision="normal"):
+    """Median and min latency (ms) of Session.run for one backend/thread count."""
+    from .session import Session
+
+    sess = Session(graph, backend=backend, threads=threads, precision=precision)
+    for _ in range(warmup):
+        sess.run(feeds, copy=False)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        sess.run(feeds, copy=False)
+        times.append((time.perf_counter() - t0) * 1e3)
+    placed = sess.plan.backends()
+    return {
+        "backend": backend,
+        "threads": threads,
+        "median_ms": statistics.median(times),
+        "min_ms": min(times),
+        "arena_bytes": sum(r.arena_bytes for r in sess.memory.values()),
+        "ops_on_backend": placed.get(backend, 0),
+        "ops": sum(placed.values()),
+        "outputs": sess.run(feeds),
+    }
+
+
+def cmd_bench(args) -> int:
+    from .loader import load
+    from .progress import Progress
+
+    graph = load(args.model)
+    feeds = _random_feeds(graph, _input_shapes(graph, args.shape))
+    backends = _backend_arg(args.backend)
+    try:
+        threads = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        raise MnnError(f"--threads takes a list like 1,2, got {args.threads!r}") from None
+    results = []
+    with Progress(len(backends) * len(threads), "bench") as bar:
+        for b in backends:
+            for t in threads:
+                bar.update(0, f"{b} x{t}")
+                results.append(bench_one(graph, feeds, b, t, args.repeat, args.warmup, args.precision))
+                bar.update(1, f"{b} x{t}")
+    base = results[0]["outputs"]
+    for r in results:
+        outs = r.pop("outputs")
+        r["max_abs_diff"] = max(float(np.max(np.abs(outs[k].astype(np.float64) - base[k]), initial=0)) for k in outs)
+    best = min(r["median_ms"] for r in results)
+    for r in results:
+        r["ratio_to_best"] = r["median_ms"] / best
+    if args.json:
+        print(json.dumps({"model": str(args.model), "repeat": args.repeat, "results": results}, indent=2))
+    else:
+        table = [("backend", "threads", "median ms", "min ms", "x best", "arena MiB", "ops here", "max |diff|")]
+        for r in results:
+            table.append((r["backend"], str(r["threads"]), f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}",
+                          f"{r['ratio_to_best']:.2f}", f"{r['arena_bytes'] / 2**20:.2f}",
+                          f"{r['ops_on_backend']}/{r['ops']}", f"{r['max_abs_diff']:.2e}"))
+        print(f"{args.model}: {args.repeat} runs each after {args.warmup} warm-up; diff against the first row")
+        _print_table(table)
+    if args.plot:
+        _plot(results, args.plot, str(args.model))
+    return 0
+
+
+def _plot(results, path, title):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MnnError("--plot needs matplotlib: pip install 'mnn-core[plot]'") from None
+    labels = [f"{r['backend']} x{r['threads']}" for r in results]
+    fig, ax = plt.subplots(figsize=(max(4, len(labels) * 1.2), 3.5))
+    ax.bar(labels, [r["median_ms"] for r in results])
+    ax.set_ylabel("median latency (ms)")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    print(f"wrote {path}")
+
+
+def cmd_convert(args) -> int:
+    from .loader import load, save
+
+    graph = load(args.model)
+    out = Path(args.output)
+    if out.suffix.lower() != ".mnn":
+        raise MnnError(f"convert writes .mnn files; got -o {out}")
+    save(graph, out, weights="fp16" if args.fp16 else args.weights)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {len(graph.nodes)} nodes, weights {args.weights})")
+    return 0
+
+
+def _print_table(rows) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+# -- parser ------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mnn", description="mnn: run, benchmark and convert models on any installed "
+                                "backend.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"mnn-core {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("backends", help="list backends: available or why not, ops, dtypes, devices")
+    s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    s.set_defaults(fn=cmd_backends)
+
+    s = sub.add_parser("info", help="inputs, outputs, ops and parameters of a model")
+    s.add_argument("model")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_info)
+
+    s = sub.add_parser("run", help="run a model once on given (or random) inputs")
+    s.add_argument("model")
+    s.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input from a .npy file (repeat)")
+    s.add_argument("--random", action="store_true", help="fill inputs without --input with random data")
+    s.add_argument("--shape", action="append", metavar="NAME=D1,D2,..", help="shape of a dynamic input")
+    s.add_argument("--backend", default="auto", help="auto, a backend name, or a fallback list a,b (default auto)")
+    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--precision", choices=("high", "normal", "low"), default="normal")
+    s.add_argument("--no-fallback", action="store_true", help="fail on an op the backend cannot run")
+    s.add_argument("--explain", action="store_true", help="print where each op ran and why, and memory use")
+    s.add_argument("--output-dir", metavar="DIR", help="write one NAME.npy per output")
+    s.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("bench", help="time a model on several backends side by side")
+    s.add_argument("model")
+    s.add_argument("--backend", default="all", help="'all' (default) or a list a,b")
+    s.add_argument("--threads", default="1", help="thread counts to try, e.g. 1,2 (default 1)")
+    s.add_argument("--repeat", type=int, default=20, help="timed runs per configuration (default 20)")
+    s.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    s.add_argument("--shape", action="append", metavar="NAME=D1,D2,..", help="shape of a dynamic input")
+    s.add_argument("--precision", choices=("high", "normal", "low"), default="normal")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--plot", metavar="FILE.png", help="bar chart of medians (needs matplotlib)")
+    s.set_defaults(fn=cmd_bench)
+
+    s = sub.add_parser("convert", help="convert a model (e.g. .onnx) to .mnn")
+    s.add_argument("model")
+    s.add_argument("-o", "--output", required=True)
+    s.add_argument("--weights", choices=("fp32", "fp16", "int8"), default="fp32", help="weight storage")
+    s.add_argument("--fp16", action="store_true", help="same as --weights fp16")
+    s.set_defaults(fn=cmd_convert)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "fn", None):
+        parser.print_help()
+        return 0
+    try:
+        return args.fn(args)
+    except MnnError as exc:
+        print(f"mnn: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
+        print(f"mnn: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,619 @@
+"""The .mnn container: one file holding a Graph and its weights, loaded safely.
+
+Layout (little-endian; docs/FORMAT.md is the reference):
+
+    header  56 bytes: magic, version, flags, JSON offset+size, data offset+size,
+            CRC32 of the JSON, CRC32 of the header fields
+    JSON    UTF-8 graph description and tensor table
+    data    tensor bytes, every tensor at a 64-byte aligned file offset
+
+Loading trusts nothing: each header field and each JSON field is checked
+before use, and every failure is one `MnnFormatError` naming the file, what is
+wrong and what to do. Stored-as-is tensors come back as read-only views over a
+memory map of the file (zero copy); fp16 and int8 storage is converted back to
+float32 at load. Weight bytes carry no checksum: checking them would mean
+reading the whole file, which is what the memory map avoids.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import math
+import mmap as mmap_module
+import os
+import reprlib
+import secrets
+import stat
+import struct
+import zlib
+from typing import Any, BinaryIO, Union
+
+import numpy as np
+
+from .errors import GraphError, MnnFormatError
+from .graph.ir import DTYPES, Graph, Node, TensorInfo
+
+MAGIC = b"MNNMODEL"
+VERSION = 1
+ALIGN = 64  # tensors start at multiples of this in the file, so mapped views are aligned
+_HEADER_FIELDS = struct.Struct("<8sIIQQQQI")  # magic, version, flags, json off/size, data off/size, json crc
+HEADER_SIZE = _HEADER_FIELDS.size + 4  # + CRC32 of the fields above
+
+WEIGHT_MODES = ("fp32", "fp16", "int8")
+STORAGES = {"raw": None, "fp16": "float16", "int8": "int8"}  # storage -> stored dtype (None: as declared)
+INT8_MIN_ELEMENTS = 256  # smaller tensors (biases, norms) gain little and lose the most accuracy
+MAX_JSON_BYTES = 64 << 20
+MAX_RANK = 8
+MAX_ELEMENTS = 1 << 40  # per tensor; keeps every size computation far from int64 overflow
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_FLOAT_SPECIALS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+_DAMAGED = "the file is damaged or was not written by mnn; export or copy it again"
+
+PathLike = Union[str, bytes, "os.PathLike[str]"]
+
+
+class _Bad(Exception):
+    """A problem found while reading; load_mnn adds the file name and turns it into MnnFormatError."""
+
+    def __init__(self, problem: str, advice: str = _DAMAGED):
+        super().__init__(f"{_clip(problem, 400)}; {advice}")  # hostile files hold huge names and numbers
+
+
+_short = reprlib.Repr()
+_short.maxstring = _short.maxother = 40
+_short.maxlist = _short.maxdict = 4
+_short.maxlevel = 2
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    """A message fragment kept to one short line, whatever a hostile file put in it."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+def _le(dtype: str) -> np.dtype:
+    return np.dtype(dtype).newbyteorder("<")  # the file is little-endian whatever the host
+
+
+# -- saving -------------------------------------------------------------------
+
+
+def save_mnn(graph: Graph, path: PathLike, *, weights: str = "fp32") -> None:
+    """Write `graph` to `path` atomically; `weights` is "fp32", "fp16" or "int8" (see docs/FORMAT.md).
+
+    Raises GraphError if the graph is invalid (a file load_mnn would reject is
+    never written), MnnFormatError for values the format cannot hold, OSError
+    for I/O failures. On any failure an existing file at `path` is untouched.
+    """
+    if weights not in WEIGHT_MODES:
+        raise MnnFormatError(f"weights must be one of {', '.join(WEIGHT_MODES)}, got {weights!r}")
+    g = graph.copy()
+    g.validate()  # on a copy: validate names nodes and fills in default attributes
+    table, chunks, data_size = _plan_tensors(g.initializers, weights)
+    doc = _graph_doc(g, weights, table)
+    text = json.dumps(doc, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+    _write_atomic(os.fspath(path), text, chunks, data_size)
+
+
+def quantize_int8(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric per-output-channel (axis 0) int8: w ~= q * scales[c], scale = max|w[c]| / 127."""
+    flat = w.reshape(w.shape[0], -1).astype(np.float64)
+    scales = (np.abs(flat).max(axis=1) / 127.0).astype(np.float32)
+    divisor = np.where(scales > 0, scales, 1.0).astype(np.float64)  # all-zero channel: scale 0, q 0
+    q = np.clip(np.rint(flat / divisor[:, None]), -127, 127).astype(np.int8)
+    return q.reshape(w.shape), scales
+
+
+def dequantize_int8(q: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):  # a damaged scale may overflow to inf: weight bytes are not checksummed
+        return q.astype(np.float32) * scales.astype(np.float32).reshape((-1,) + (1,) * (q.ndim - 1))
+
+
+def _encode_tensor(name: str, value: Any, weights: str) -> tuple[str, list[np.ndarray]]:
+    """Storage mode and the little-endian arrays to write (int8: values, then scales)."""
+    arr = np.asarray(value)
+    if arr.dtype.name not in DTYPES:
+        raise MnnFormatError(f"initializer {name!r} has dtype {arr.dtype}; .mnn stores {', '.join(DTYPES)}")
+    if arr.ndim > MAX_RANK or arr.size > MAX_ELEMENTS:
+        raise MnnFormatError(f"initializer {name!r} of shape {arr.shape} is too large for .mnn (rank <= {MAX_RANK})")
+    if arr.dtype.name == "float32":
+        # values beyond the fp16 range would silently become inf: keep such tensors fp32
+        if weights == "fp16" and not (np.abs(arr[np.isfinite(arr)]) > np.finfo(np.float16).max).any():
+            return "fp16", [arr.astype(_le("float16"))]
+        if weights == "int8" and arr.ndim >= 2 and arr.size >= INT8_MIN_ELEMENTS and np.isfinite(arr).all():
+            q, scales = quantize_int8(arr)
+            return "int8", [q, scales.astype(_le("float32"))]
+    return "raw", [np.ascontiguousarray(arr, dtype=_le(arr.dtype.name))]
+
+
+def _plan_tensors(initializers: dict, weights: str) -> tuple[dict, list[tuple[int, np.ndarray]], int]:
+    """The tensor table, the (data-section offset, array) pairs to write, and the data size."""
+    table: dict[str, dict] = {}
+    chunks: list[tuple[int, np.ndarray]] = []
+    end = 0
+    for name, value in initializers.items():
+        storage, arrays = _encode_tensor(name, value, weights)
+        offsets = []
+        for arr in arrays:
+            offsets.append(_align(end))
+            chunks.append((offsets[-1], arr))
+            end = offsets[-1] + arr.nbytes
+        entry = {
+            "dtype": np.asarray(value).dtype.name,
+            "shape": [int(d) for d in np.shape(value)],
+            "storage": storage,
+            "offset": offsets[0],
+            "nbytes": arrays[0].nbytes,
+        }
+        if storage == "int8":
+            entry.update(scales_offset=offsets[1], scales_nbytes=arrays[1].nbytes)
+        table[name] = entry
+    return table, chunks, end
+
+
+def _encode_float(x: float) -> float | str:
+    x = float(x)
+    if math.isfinite(x):
+        return x  # json writes repr(x), which reads back bit-exact
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")  # JSON has no inf/nan
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _encode_attr(where: str, value: Any) -> dict:
+    """A typed JSON attribute: {"type": kind, "value": ...}; the tag keeps int/float/list kinds apart."""
+    if isinstance(value, (bool, np.bool_)):
+        return {"type": "bool", "value": bool(value)}
+    if _is_int(value):
+        return {"type": "int", "value": int(value)}
+    if isinstance(value, (float, np.floating)):
+        return {"type": "float", "value": _encode_float(value)}
+    if isinstance(value, str):
+        return {"type": "str", "value": value}
+    if isinstance(value, np.ndarray) and value.dtype.name in DTYPES and value.ndim <= MAX_RANK:
+        data = np.ascontiguousarray(value, dtype=_le(value.dtype.name)).tobytes()
+        tensor = {"dtype": value.dtype.name, "shape": list(value.shape), "data": base64.b64encode(data).decode()}
+        return {"type": "tensor", "value": tensor}
+    if isinstance(value, (list, tuple)):
+        if all(_is_int(v) for v in value):
+            return {"type": "ints", "value": [int(v) for v in value]}
+        if all(isinstance(v, (float, np.floating)) or _is_int(v) for v in value):
+            return {"type": "floats", "value": [_encode_float(v) for v in value]}
+        if all(isinstance(v, str) for v in value):
+            return {"type": "strs", "value": list(value)}
+    raise MnnFormatError(
+        f"cannot save {where} = {_short.repr(value)}: attributes are int, float, str, bool, "
+        f"lists of int/float/str, or numpy arrays of {', '.join(DTYPES)} (rank <= {MAX_RANK})"
+    )
+
+
+def _graph_doc(g: Graph, weights: str, table: dict) -> dict:
+    metadata = {k: v for k, v in g.metadata.items() if k != "mnn.weights"}  # load_mnn sets it afresh
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise MnnFormatError("graph metadata must map str to str; convert the values with str() first")
+    for name, info in g.inputs.items():
+        if len(info.shape) > MAX_RANK:
+            raise MnnFormatError(f"graph input {name!r} has rank {len(info.shape)}; .mnn allows at most {MAX_RANK}")
+    nodes = [
+        {
+            "op": n.op,
+            "name": n.name,
+            "inputs": list(n.inputs),
+            "outputs": list(n.outputs),
+            "attrs": {k: _encode_attr(f"node {n.name!r} attribute {k!r}", v) for k, v in n.attrs.items()},
+        }
+        for n in g.nodes
+    ]
+    inputs = {
+        name: {"shape": [int(d) if _is_int(d) else d for d in info.shape], "dtype": info.dtype}
+        for name, info in g.inputs.items()
+    }
+    return {
+        "name": g.name,
+        "weights": weights,
+        "metadata": metadata,
+        "inputs": inputs,
+        "outputs": list(g.outputs),
+        "nodes": nodes,
+        "tensors": table,
+    }
+
+
+def _pack_header(flags: int, json_offset: int, json_size: int, data_offset: int, data_size: int, json_crc: int):
+    fields = _HEADER_FIELDS.pack(MAGIC, VERSION, flags, json_offset, json_size, data_offset, data_size, json_crc)
+    return fields + struct.pack("<I", zlib.crc32(fields))
+
+
+def _write_array(f: BinaryIO, arr: np.ndarray) -> None:
+    f.write(arr.reshape(-1).view(np.uint8))
+
+
+def _write_atomic(path: str | bytes, text: bytes, chunks: list[tuple[int, np.ndarray]], data_size: int) -> None:
+    """Write to a temp file beside `path`, fsync, then rename over it: readers see old or new, never half."""
+    json_offset = _align(HEADER_SIZE)
+    data_offset = _align(json_offset + len(text))
+    header = _pack_header(0, json_offset, len(text), data_offset, data_size, zlib.crc32(text))
+    path = os.fsdecode(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)  # honours umask
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for offset, data in [(0, header), (json_offset, text)]:
+                f.write(b"\0" * (offset - f.tell()) + data)
+            f.write(b"\0" * (data_offset - f.tell()))
+            for offset, arr in chunks:
+                f.write(b"\0" * (data_offset + offset - f.tell()))
+                _write_array(f, arr)
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))  # overwriting keeps the old permissions
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError, AttributeError):  # make the rename itself durable (POSIX)
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+# -- loading ------------------------------------------------------------------
+
+
+def load_mnn(path: PathLike, *, mmap: bool = True) -> Graph:
+    """Read a .mnn file. Raises MnnFormatError (and nothing else) for any problem, missing file included.
+
+    With mmap=True, tensors stored as-is are read-only zero-copy views over a
+    memory map of the file, kept alive by the arrays themselves; with
+    mmap=False every tensor is an ordinary array read into memory.
+    """
+    try:
+        shown = os.fsdecode(path)
+    except TypeError:
+        raise MnnFormatError(f"load_mnn takes a file path, got {type(path).__name__}") from None
+    shown = shown if shown.isprintable() else repr(shown)  # keep the message on one line
+    try:
+        return _load(path, mmap)
+    except _Bad as exc:
+        raise MnnFormatError(f"{shown}: {exc}") from None
+    except FileNotFoundError:
+        raise MnnFormatError(f"{shown}: no such file; check the path") from None
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise MnnFormatError(f"{shown}: cannot read the file ({reason}); check the path and permissions") from exc
+    except Exception as exc:  # a case the checks missed: still one clear error, not a deep traceback
+        raise MnnFormatError(
+            f"{shown}: cannot be loaded ({type(exc).__name__}: {_clip(str(exc))}); this is a bug in mnn's "
+            "loader, please report it with the file"
+        ) from exc
+
+
+def _load(path: PathLike, use_mmap: bool) -> Graph:
+    # O_NONBLOCK: opening a FIFO must not wait for a writer (it is then rejected as not a regular file)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise _Bad("is a directory, not a .mnn file", "pass the path of the model file inside it")
+        if not stat.S_ISREG(st.st_mode):
+            raise _Bad("is not a regular file", "pass the path of a .mnn model file")
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        header = _read_header(f, st.st_size)
+        doc = _read_json(f, header)
+        source: Any = f
+        if use_mmap:
+            source = mmap_module.mmap(f.fileno(), 0, access=mmap_module.ACCESS_READ)  # outlives f: arrays hold it
+            if len(source) != st.st_size:
+                raise _Bad("changed size while being loaded", "load it again once it is no longer being written")
+        return _build_graph(doc, source, header)
+
+
+def _read_exact(f: BinaryIO, offset: int, n: int) -> bytes:
+    f.seek(offset)
+    data = f.read(n)
+    if len(data) != n:
+        raise _Bad("changed while being loaded (a read came back short)", "load it again once it is complete")
+    return data
+
+
+def _read_header(f: BinaryIO, size: int) -> dict[str, int]:
+    raw = f.read(HEADER_SIZE)
+    if not raw:
+        raise _Bad("is empty (0 bytes), not an .mnn model", "export or copy the model again")
+    if raw[: len(MAGIC)] != MAGIC and not (len(raw) < len(MAGIC) and MAGIC.startswith(raw)):
+        raise _Bad(
+            f"is not an .mnn model (it starts with {raw[:8]!r}, not {MAGIC!r})",
+            "pass a file written by mnn_core.format.save_mnn; ONNX and other models must be converted first",
+        )
+    if len(raw) < HEADER_SIZE:
+        raise _Bad(
+            f"is truncated: {size} bytes, shorter than the {HEADER_SIZE}-byte header",
+            "the copy or download was cut short; get the file again",
+        )
+    fields, (stored_crc,) = raw[: _HEADER_FIELDS.size], struct.unpack("<I", raw[_HEADER_FIELDS.size :])
+    _, version, flags, json_offset, json_size, data_offset, data_size, json_crc = _HEADER_FIELDS.unpack(fields)
+    crc_ok = stored_crc == zlib.crc32(fields)
+    if version > VERSION:  # before the CRC: a future version may lay its header out differently
+        damaged = "" if crc_ok else " (or the header is damaged: its checksum does not match)"
+        raise _Bad(f"file is version {version}, this mnn reads up to {VERSION}{damaged}", "upgrade mnn")
+    if not crc_ok:
+        raise _Bad("header checksum mismatch: the header is damaged")
+    if version < 1:
+        raise _Bad(f"has format version {version}, which no mnn writes")
+    if flags:
+        raise _Bad(f"uses feature flags {flags:#x} unknown to this mnn", "upgrade mnn")
+    end = data_offset + data_size
+    if end > size:
+        raise _Bad(
+            f"is truncated: {size} bytes, but its header says the data ends at byte {end}",
+            "the copy or download was cut short; get the file again",
+        )
+    if end < size:
+        raise _Bad(f"has {size - end} unexpected bytes after the data section")
+    if not HEADER_SIZE <= json_offset <= json_offset + json_size <= data_offset or data_offset % ALIGN:
+        raise _Bad(f"has an inconsistent layout (JSON at {json_offset}+{json_size}, data at {data_offset})")
+    if not 0 < json_size <= MAX_JSON_BYTES:
+        raise _Bad(f"has a {json_size}-byte graph description; the limit is {MAX_JSON_BYTES}")
+    return dict(
+        json_offset=json_offset, json_size=json_size, json_crc=json_crc, data_offset=data_offset, data_size=data_size
+    )
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _DuplicateKey(f"duplicate key {_short.repr(dup)}")
+    return obj
+
+
+def _no_constants(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")  # json accepts NaN/Infinity by default; mnn never writes them
+
+
+def _read_json(f: BinaryIO, header: dict[str, int]) -> dict:
+    raw = _read_exact(f, header["json_offset"], header["json_size"])
+    if zlib.crc32(raw) != header["json_crc"]:
+        raise _Bad("graph description checksum mismatch: the JSON section is damaged")
+    try:
+        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constants)
+    except RecursionError:
+        raise _Bad("graph description is nested too deeply") from None
+    except ValueError as exc:  # bad JSON, bad UTF-8, integers of thousands of digits, duplicate keys
+        raise _Bad(f"graph description is not valid JSON ({_clip(str(exc))})") from None
+    return _fields(doc, _GRAPH_FIELDS, "graph")
+
+
+# -- checking the JSON ----------------------------------------------------------
+
+_GRAPH_FIELDS = dict(name=str, weights=str, metadata=dict, inputs=dict, outputs=list, nodes=list, tensors=dict)
+_NODE_FIELDS = dict(op=str, name=str, inputs=list, outputs=list, attrs=dict)
+_TENSOR_FIELDS = dict(dtype=str, shape=list, storage=str, offset=int, nbytes=int, scales_offset=int, scales_nbytes=int)
+
+_KINDS = {int: "an integer", str: "a string", list: "a list", dict: "an object", bool: "true or false"}
+
+
+def _fields(obj: Any, spec: dict[str, type], where: str, optional: frozenset = frozenset()) -> dict:
+    """`obj` as a dict holding exactly the fields of `spec`, each of its type (json gives exact types)."""
+    if type(obj) is not dict:
+        raise _Bad(f"{where} must be an object, got {type(obj).__name__}")
+    for key, kind in spec.items():
+        if key not in obj and key not in optional:
+            raise _Bad(f"{where} lacks the field {key!r}")
+        if key in obj and kind is not object and type(obj[key]) is not kind:  # object: any type
+            raise _Bad(f"field {where}.{key} must be {_KINDS[kind]}, got {type(obj[key]).__name__}")
+    extra = set(obj) - set(spec)
+    if extra:
+        raise _Bad(f"{where} has unknown field(s) {_short.repr(sorted(extra))}")
+    return obj
+
+
+def _list_of(value: list, kind: type, where: str) -> list:
+    for i, v in enumerate(value):
+        if type(v) is not kind:
+            raise _Bad(f"{where}[{i}] must be {_KINDS[kind]}, got {type(v).__name__}")
+    return value
+
+
+def _shape(value: list, where: str, symbolic: bool = False) -> tuple:
+    if len(value) > MAX_RANK:
+        raise _Bad(f"{where} has rank {len(value)}; .mnn allows at most {MAX_RANK}")
+    for i, d in enumerate(value):
+        if not ((type(d) is int and 0 <= d <= MAX_ELEMENTS) or symbolic and (d is None or type(d) is str and d)):
+            want = "a size (non-negative integer) or a symbol" if symbolic else "a non-negative integer"
+            raise _Bad(f"{where}[{i}] must be {want} up to 2**40, got {_short.repr(d)}")
+    if math.prod(d if type(d) is int and d else 1 for d in value) > MAX_ELEMENTS:
+        raise _Bad(f"{where} {value} has more than 2**40 elements")
+    return tuple(value)
+
+
+def _float(v: Any, where: str) -> float:
+    if type(v) is str and v in _FLOAT_SPECIALS:
+        return _FLOAT_SPECIALS[v]
+    if type(v) is float or (type(v) is int and abs(v) < 2**1023):
+        return float(v)
+    raise _Bad(f"{where} must be a number or one of 'inf', '-inf', 'nan', got {_short.repr(v)}")
+
+
+def _int64(v: Any, where: str) -> int:
+    if type(v) is not int or not _INT64[0] <= v <= _INT64[1]:
+        raise _Bad(f"{where} must be a 64-bit integer, got {_short.repr(v)}")
+    return v
+
+
+def _attr(value: Any, where: str) -> Any:
+    kind = _fields(value, {"type": str, "value": object}, where).get("type")
+    v = value["value"]
+    if kind == "int":
+        return _int64(v, f"{where}.value")
+    if kind == "float":
+        return _float(v, f"{where}.value")
+    if kind in ("str", "bool"):
+        if type(v) is not {"str": str, "bool": bool}[kind]:
+            raise _Bad(f"field {where}.value must be {_KINDS[str if kind == 'str' else bool]}, got {type(v).__name__}")
+        return v
+    if kind in ("ints", "floats", "strs"):
+        if type(v) is not list:
+            raise _Bad(f"field {where}.value must be a list, got {type(v).__name__}")
+        if kind == "strs":
+            return list(_list_of(v, str, f"{where}.value"))
+        convert = _int64 if kind == "ints" else _float
+        return [convert(x, f"{where}.value[{i}]") for i, x in enumerate(v)]
+    if kind == "tensor":
+        return _tensor_attr(v, f"{where}.value")
+    raise _Bad(f"{where}.type is {_short.repr(kind)}; expected int, float, str, bool, ints, floats, strs or tensor")
+
+
+def _dtype(value: str, where: str) -> str:
+    if value not in DTYPES:
+        raise _Bad(f"{where} is {_short.repr(value)}; expected one of {', '.join(DTYPES)}")
+    return value
+
+
+def _tensor_attr(v: Any, where: str) -> np.ndarray:
+    _fields(v, {"dtype": str, "shape": list, "data": str}, where)
+    dtype = _dtype(v["dtype"], f"{where}.dtype")
+    shape = _shape(v["shape"], f"{where}.shape")
+    try:
+        data = base64.b64decode(v["data"], validate=True)
+    except ValueError:
+        raise _Bad(f"{where}.data is not base64") from None
+    expected = math.prod(shape) * np.dtype(dtype).itemsize
+    if len(data) != expected:
+        raise _Bad(f"{where}.data holds {len(data)} bytes, but {dtype}{list(shape)} needs {expected}")
+    return _checked_bools(np.frombuffer(data, dtype=_le(dtype)).reshape(shape).copy(), where)
+
+
+def _checked_bools(arr: np.ndarray, where: str) -> np.ndarray:
+    if arr.dtype == np.bool_ and arr.size and arr.view(np.uint8).max() > 1:
+        raise _Bad(f"{where} holds bool bytes other than 0 and 1")  # numpy would misbehave on them
+    return arr
+
+
+def _node(obj: Any, where: str) -> Node:
+    _fields(obj, _NODE_FIELDS, where)
+    attrs = {k: _attr(v, f"{where}.attrs.{k}") for k, v in obj["attrs"].items()}
+    return Node(
+        obj["op"],
+        list(_list_of(obj["inputs"], str, f"{where}.inputs")),
+        list(_list_of(obj["outputs"], str, f"{where}.outputs")),
+        attrs,
+        obj["name"],
+    )
+
+
+def _named(name: str, where: str) -> str:
+    if not name:
+        raise _Bad(f"{where} has an empty name")  # "" marks an absent optional input
+    return f"{where}[{_short.repr(name)}]"
+
+
+def _input(name: str, obj: Any) -> TensorInfo:
+    where = _named(name, "inputs")
+    _fields(obj, {"shape": list, "dtype": str}, where)
+    return TensorInfo(_shape(obj["shape"], f"{where}.shape", symbolic=True), _dtype(obj["dtype"], f"{where}.dtype"))
+
+
+# -- tensors ----------------------------------------------------------------------
+
+
+def _tensor_entry(name: str, obj: Any, data_size: int) -> dict:
+    """A checked tensor-table entry, plus its extents in the data section."""
+    where = _named(name, "tensors")
+    _fields(obj, _TENSOR_FIELDS, where, optional=frozenset({"scales_offset", "scales_nbytes"}))
+    dtype, storage = _dtype(obj["dtype"], f"{where}.dtype"), obj["storage"]
+    shape = _shape(obj["shape"], f"{where}.shape")
+    if storage not in STORAGES:
+        raise _Bad(f"{where}.storage is {_short.repr(storage)}; expected raw, fp16 or int8")
+    if storage != "raw" and dtype != "float32":
+        raise _Bad(f"{where} has {storage} storage, which holds float32 tensors only, not {dtype}")
+    has_scales = "scales_offset" in obj or "scales_nbytes" in obj
+    if has_scales != (storage == "int8") or storage == "int8" and not shape:
+        raise _Bad(f"{where}: scales_offset/scales_nbytes go with int8 storage of rank >= 1, and only there")
+    stored = STORAGES[storage] or dtype
+    extents = [(f"{where}", obj["offset"], obj["nbytes"], math.prod(shape) * np.dtype(stored).itemsize)]
+    if storage == "int8":
+        extents.append((f"{where} scales", obj["scales_offset"], obj["scales_nbytes"], shape[0] * 4))
+    for label, offset, nbytes, expected in extents:
+        if nbytes != expected:
+            raise _Bad(f"{label} has nbytes {nbytes}, but {stored}{list(shape)} needs {expected}")
+        if offset < 0 or offset % ALIGN or offset + nbytes > data_size:
+            raise _Bad(
+                f"{label} at offset {offset} (+{nbytes}) is not a {ALIGN}-aligned range "
+                f"inside the {data_size}-byte data section"
+            )
+    return {"name": name, "dtype": dtype, "shape": shape, "storage": storage, "stored": stored, "extents": extents}
+
+
+def _check_no_overlap(entries: list[dict]) -> None:
+    spans = sorted((off, off + n, label) for e in entries for label, off, n, _ in e["extents"] if n)
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        if start < end:
+            raise _Bad(f"{a} and {b} overlap in the data section")
+
+
+def _array(source: Any, offset: int, dtype: str, count: int) -> np.ndarray:
+    """`count` items at file `offset`: a view of the mmap, or a fresh array read from the file."""
+    if isinstance(source, mmap_module.mmap):
+        return np.frombuffer(source, dtype=_le(dtype), count=count, offset=offset)  # holds a ref to the mmap
+    out = np.empty(count, dtype=_le(dtype))
+    source.seek(offset)
+    if source.readinto(out.view(np.uint8)) != out.nbytes:
+        raise _Bad("changed while being loaded (a read came back short)", "load it again once it is complete")
+    return out
+
+
+def _tensor(source: Any, data_offset: int, e: dict) -> np.ndarray:
+    shape, (_, offset, _, _) = e["shape"], e["extents"][0]
+    values = _array(source, data_offset + offset, e["stored"], math.prod(shape)).reshape(shape)
+    if e["storage"] == "fp16":
+        return values.astype(np.float32)
+    if e["storage"] == "int8":
+        scales = _array(source, data_offset + e["extents"][1][1], "float32", shape[0])
+        return dequantize_int8(values, scales)
+    return _checked_bools(values, f"tensors[{_short.repr(e['name'])}]")
+
+
+def _build_graph(doc: dict, source: Any, header: dict[str, int]) -> Graph:
+    if doc["weights"] not in WEIGHT_MODES:
+        raise _Bad(f"graph.weights is {_short.repr(doc['weights'])}; expected fp32, fp16 or int8")
+    metadata = {k: v for k, v in doc["metadata"].items() if type(v) is str}
+    if len(metadata) != len(doc["metadata"]):
+        raise _Bad("graph.metadata values must be strings")
+    entries = [_tensor_entry(name, obj, header["data_size"]) for name, obj in doc["tensors"].items()]
+    _check_no_overlap(entries)
+    graph = Graph(
+        inputs={name: _input(name, obj) for name, obj in doc["inputs"].items()},
+        outputs=list(_list_of(doc["outputs"], str, "graph.outputs")),
+        nodes=[_node(obj, f"nodes[{i}]") for i, obj in enumerate(doc["nodes"])],
+        initializers={e["name"]: _tensor(source, header["data_offset"], e) for e in entries},
+        name=doc["name"],
+        metadata={**metadata, "mnn.weights": doc["weights"]},
+    )
+    try:
+        graph.validate()
+    except GraphError as exc:
+        raise _Bad(f"describes an invalid graph: {exc}") from None
+    return graph
