@@ -262,7 +262,7 @@ def _write_atomic(path: str | bytes, text: bytes, chunks: list[tuple[int, np.nda
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    with contextlib.suppress(OSError, AttributeError):  # make the rename itself durable (POSIX)
+    with contextlib.suppress(OSError):  # make the rename itself durable (POSIX; Windows refuses: fine)
         dir_fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
@@ -549,8 +549,8 @@ def _tensor_entry(name: str, obj: Any, data_size: int) -> dict:
         raise _Bad(f"{where}.storage is {_short.repr(storage)}; expected raw, fp16 or int8")
     if storage != "raw" and dtype != "float32":
         raise _Bad(f"{where} has {storage} storage, which holds float32 tensors only, not {dtype}")
-    has_scales = "scales_offset" in obj or "scales_nbytes" in obj
-    if has_scales != (storage == "int8") or storage == "int8" and not shape:
+    scales = ("scales_offset" in obj, "scales_nbytes" in obj)
+    if scales != (storage == "int8",) * 2 or storage == "int8" and not shape:
         raise _Bad(f"{where}: scales_offset/scales_nbytes go with int8 storage of rank >= 1, and only there")
     stored = STORAGES[storage] or dtype
     extents = [(f"{where}", obj["offset"], obj["nbytes"], math.prod(shape) * np.dtype(stored).itemsize)]

@@ -364,6 +364,7 @@ HOSTILE_EDITS = [
     (_set("tensors/fc.b/storage", "int8"), "scales_offset/scales_nbytes go with int8"),
     (_set("tensors/fc.b/storage", "bf16"), "expected raw, fp16 or int8"),
     (_set("tensors/conv.w/scales_offset", 0), "overlap in the data section"),
+    (lambda doc: doc["tensors"]["conv.w"].pop("scales_nbytes") and None, "scales_offset/scales_nbytes go with"),
     (_set("nodes/1/name", "conv"), "two nodes are named 'conv'"),
     (_set("inputs/conv.w", {"shape": [1], "dtype": "float32"}), "both graph inputs and initializers"),
     (_set("nodes/0/attrs/pads", {"type": "ints", "value": "1111"}), "nodes[0].attrs.pads.value must be a list"),

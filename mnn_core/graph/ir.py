@@ -175,8 +175,6 @@ class Graph:
             ins = [concrete[n] if n else None for n in node.inputs]
             try:
                 outs = schema.infer(ins, node.attrs)
-            except GraphError:
-                raise
             except Exception as exc:  # an infer function rejecting its inputs
                 shapes = ", ".join(str(i) for i in ins)
                 raise GraphError(f"node {node.name!r} ({node.op}) cannot take inputs ({shapes}): {exc}") from None

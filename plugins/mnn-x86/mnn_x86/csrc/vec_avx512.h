@@ -1,0 +1,66 @@
+/* Vector primitives, AVX-512 (F/BW/VL/DQ) + FMA edition: 16 floats in a zmm register.
+ * This file is included only by isa_avx512.c, compiled with -mavx512f -mavx512bw
+ * -mavx512vl -mavx512dq -mfma. */
+#ifndef MNN_X86_VEC_AVX512_H
+#define MNN_X86_VEC_AVX512_H
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define ISA avx512
+#define VLEN 16
+#define GEMM_MR 14
+#define GEMM_NV 2 /* 14x32 tile: 28 accumulators + 2 B vectors + 1 broadcast of 32 zmm */
+
+typedef __m512 vf;
+typedef __mmask16 vmask;
+
+static inline __mmask16 vf_mask_n_(int n) {
+    n = n < 0 ? 0 : n > 16 ? 16 : n;
+    return (__mmask16)((1u << n) - 1u);
+}
+static inline vf vf_set1(float x) { return _mm512_set1_ps(x); }
+static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
+static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline vf vf_load_n(const float *p, int n) { return n >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(vf_mask_n_(n), p); }
+static inline void vf_store_n(float *p, vf v, int n) {
+    if (n >= 16) _mm512_storeu_ps(p, v);
+    else _mm512_mask_storeu_ps(p, vf_mask_n_(n), v);
+}
+static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf vf_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf vf_fnma(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
+static inline vf vf_round(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf vf_copysign(vf mag, vf sign) {
+    const __m512i s = _mm512_set1_epi32((int)0x80000000u);
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_andnot_si512(s, _mm512_castps_si512(mag)),
+                                               _mm512_and_si512(s, _mm512_castps_si512(sign))));
+}
+static inline vf vf_pow2n(vf n) {
+    __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+}
+static inline vmask vf_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline vmask vf_ge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+static inline vf vf_select(vmask m, vf t, vf f) { return _mm512_mask_blend_ps(m, f, t); }
+static inline float vf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
+static inline float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }
+static inline vf vf_load_stride(const float *p, int64_t s) {
+    if (s == 1) return _mm512_loadu_ps(p);
+    if (s == 2) {
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
+    }
+    __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                     _mm512_set1_epi32((int)s));
+    return _mm512_i32gather_ps(idx, p, 4);
+}
+
+#endif

@@ -1,0 +1,46 @@
+/* Vector primitives, scalar edition: one float per "vector", plain C.
+ * Compiled with -O3 only (the compiler may still use the x86-64 baseline SSE2). */
+#ifndef MNN_X86_VEC_SCALAR_H
+#define MNN_X86_VEC_SCALAR_H
+#include <math.h>
+#include <string.h>
+
+#define ISA scalar
+#define VLEN 1
+#define GEMM_MR 4
+#define GEMM_NV 8 /* NR = GEMM_NV * VLEN = 8 */
+
+typedef float vf;
+typedef int vmask;
+
+static inline vf vf_set1(float x) { return x; }
+static inline vf vf_zero(void) { return 0.0f; }
+static inline vf vf_load(const float *p) { return *p; }
+static inline void vf_store(float *p, vf v) { *p = v; }
+static inline vf vf_load_n(const float *p, int n) { return n > 0 ? *p : 0.0f; }
+static inline void vf_store_n(float *p, vf v, int n) { if (n > 0) *p = v; }
+static inline vf vf_add(vf a, vf b) { return a + b; }
+static inline vf vf_sub(vf a, vf b) { return a - b; }
+static inline vf vf_mul(vf a, vf b) { return a * b; }
+static inline vf vf_div(vf a, vf b) { return a / b; }
+static inline vf vf_fma(vf a, vf b, vf c) { return a * b + c; }  /* a*b + c */
+static inline vf vf_fnma(vf a, vf b, vf c) { return c - a * b; } /* c - a*b */
+static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
+static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
+static inline vf vf_abs(vf a) { return fabsf(a); }
+static inline vmask vf_lt(vf a, vf b) { return a < b; }
+static inline vmask vf_ge(vf a, vf b) { return a >= b; }
+static inline vf vf_select(vmask m, vf t, vf f) { return m ? t : f; }
+static inline float vf_hsum(vf v) { return v; }
+static inline float vf_hmax(vf v) { return v; }
+/* every VLEN-th element from p with stride s */
+static inline vf vf_load_stride(const float *p, int64_t s) { (void)s; return *p; }
+
+/* libm is the vector math of the scalar path */
+#define VF_NATIVE_MATH 1
+static inline vf vf_exp(vf x) { return expf(x); }
+static inline vf vf_tanh(vf x) { return tanhf(x); }
+static inline vf vf_gelu(vf x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
+static inline vf vf_sigmoid(vf x) { return x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x)); }
+
+#endif

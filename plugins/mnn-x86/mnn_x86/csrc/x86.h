@@ -1,0 +1,99 @@
+/* mnn-x86: what the ISA translation units provide and the op layer uses.
+ *
+ * Each ISA level (scalar, avx2, avx512) is one translation unit (isa_*.c)
+ * compiled with its own flags; it fills one `x86_kernels` table. dispatch.c
+ * (baseline flags) checks the CPU with cpuid and hands out the table; the op
+ * layer (op_*.c) calls kernels only through it, so no instruction the CPU
+ * lacks ever runs.
+ *
+ * Packed GEMM operands (full K, zero padded; MR and NR depend on the ISA):
+ *   A: panel p holds rows [p*MR, p*MR+MR):   ap[p*MR*K + k*MR + r]
+ *   B: panel q holds cols [q*NR, q*NR+NR):   bp[q*NR*K + k*NR + c]
+ */
+#ifndef MNN_X86_H
+#define MNN_X86_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the fused-activation vocabulary of mnn_core.ops.elementwise.ACTIVATIONS */
+enum x86_act {
+    X86_ACT_NONE = 0,
+    X86_ACT_RELU,
+    X86_ACT_CLIP,
+    X86_ACT_LEAKY_RELU,
+    X86_ACT_SIGMOID,
+    X86_ACT_SILU,
+    X86_ACT_GELU,
+    X86_ACT_TANH,
+    X86_ACT_HARD_SIGMOID,
+    X86_ACT_HARD_SWISH
+};
+
+enum x86_binop { X86_ADD = 0, X86_SUB, X86_MUL, X86_DIV, X86_MAX, X86_MIN };
+
+/* What happens to a result before it is stored:
+ *   y = act(alpha * acc + beta * bias[row * bias_rs + col * bias_cs])
+ * bias_cs is 0 (one value per row) or 1 (a contiguous row of values). */
+typedef struct x86_epilogue {
+    float alpha, beta;
+    const float *bias; /* NULL: no bias term */
+    int64_t bias_rs, bias_cs;
+    int32_t act;
+    float act_alpha, act_beta;
+} x86_epilogue;
+
+/* One group of a convolution: C input channels of H x W to OH x OW. */
+typedef struct x86_conv_geom {
+    int64_t C, H, W, OH, OW;
+    int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+} x86_conv_geom;
+
+/* Pooling of one plane; kind 0 max, 1 average (count_include_pad selects the divisor). */
+typedef struct x86_pool_geom {
+    int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl;
+    int32_t kind, count_include_pad;
+} x86_pool_geom;
+
+typedef struct x86_kernels {
+    const char *name;
+    int32_t mr, nr, vlen;
+    void (*pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, float *ap, int threads);
+    void (*pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_t N, float *bp, int threads);
+    /* B = im2col of one group's input (C*kh*kw rows, OH*OW cols), written packed */
+    void (*im2col_b)(const float *x, const x86_conv_geom *g, float *bp, int threads);
+    void (*gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
+                 const x86_epilogue *e, int threads);
+    /* planes = N*C; w: [C][kh*kw]; bias: C floats or NULL; work: depthwise_work_floats per thread */
+    void (*depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+                      const x86_conv_geom *g, const x86_epilogue *e, float *work, int threads);
+    /* y = a op b over up to 4 collapsed dims; sa/sb are element strides (0: broadcast),
+     * the innermost stride of each is 0 or 1 */
+    void (*binary)(int op, const float *a, const float *b, float *y, const int64_t *dims, const int64_t *sa,
+                   const int64_t *sb, int threads);
+    void (*activation)(const x86_epilogue *e, const float *x, float *y, int64_t n, int threads);
+    /* y[o][c][i] = x[o][c][i] * scale[c] + shift[c]   (o < outer, c < C, i < inner) */
+    void (*channel_affine)(const float *x, const float *scale, const float *shift, float *y, int64_t outer,
+                           int64_t C, int64_t inner, int threads);
+    void (*pool)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, float *work, int threads);
+    /* softmax over the middle axis of [outer][axis][inner] */
+    void (*softmax)(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, float *work, int threads);
+} x86_kernels;
+
+/* scratch each thread needs (floats) */
+int64_t x86_depthwise_work_floats(const x86_conv_geom *g);
+int64_t x86_pool_work_floats(const x86_pool_geom *g);
+
+/* dispatch.c */
+int x86_isa_compiled(const char *isa);  /* built into this binary */
+int x86_cpu_supports(const char *isa);  /* and runnable on this CPU */
+const x86_kernels *x86_kernels_for(const char *isa); /* NULL unless both */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
