@@ -47,7 +47,8 @@ class GraphBuilder:
     def op(self, op: str, *inputs: "str | None", n_outputs: int = 1, name: str | None = None, **attrs):
         """Add a node; return its output name (a tuple when n_outputs > 1)."""
         node_name = self._fresh(name or op.lower())
-        outs = [self._fresh(f"{node_name}:{i}" if n_outputs > 1 else node_name) for i in range(n_outputs)]
+        # the output takes the node's name (value and node names are separate namespaces)
+        outs = [node_name] if n_outputs == 1 else [self._fresh(f"{node_name}:{i}") for i in range(n_outputs)]
         self.graph.nodes.append(Node(op, [i or "" for i in inputs], outs, attrs, node_name))
         return outs[0] if n_outputs == 1 else tuple(outs)
 

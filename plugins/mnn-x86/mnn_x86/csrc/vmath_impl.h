@@ -1,0 +1,83 @@
+/* Vector math on `vf` (exp, sigmoid, tanh, gelu) and the fused activations.
+ * Included by each isa_*.c after its vec_*.h; the scalar path uses libm. */
+#ifndef MNN_X86_VMATH_IMPL_H
+#define MNN_X86_VMATH_IMPL_H
+
+#ifndef VF_NATIVE_MATH
+/* exp: Cody-Waite range reduction and the Cephes expf polynomial (~1 ulp). */
+static inline vf vf_exp(vf x) {
+    x = vf_min(vf_max(x, vf_set1(-87.33654f)), vf_set1(88.0f));
+    vf n = vf_round(vf_mul(x, vf_set1(1.44269504088896341f)));
+    vf r = vf_fnma(n, vf_set1(0.693359375f), x);
+    r = vf_fnma(n, vf_set1(-2.12194440e-4f), r);
+    vf p = vf_set1(1.9875691500e-4f);
+    p = vf_fma(p, r, vf_set1(1.3981999507e-3f));
+    p = vf_fma(p, r, vf_set1(8.3334519073e-3f));
+    p = vf_fma(p, r, vf_set1(4.1665795894e-2f));
+    p = vf_fma(p, r, vf_set1(1.6666665459e-1f));
+    p = vf_fma(p, r, vf_set1(5.0000001201e-1f));
+    p = vf_fma(p, vf_mul(r, r), vf_add(r, vf_set1(1.0f)));
+    return vf_mul(p, vf_pow2n(n));
+}
+
+static inline vf vf_sigmoid(vf x) { return vf_div(vf_set1(1.0f), vf_add(vf_set1(1.0f), vf_exp(vf_sub(vf_zero(), x)))); }
+
+/* tanh: Cephes tanhf polynomial below |x| 0.625, 1 - 2/(e^2|x| + 1) above. */
+static inline vf vf_tanh(vf x) {
+    vf ax = vf_abs(x);
+    vf e = vf_exp(vf_min(vf_add(ax, ax), vf_set1(88.0f)));
+    vf big = vf_sub(vf_set1(1.0f), vf_div(vf_set1(2.0f), vf_add(e, vf_set1(1.0f))));
+    vf z = vf_mul(x, x);
+    vf p = vf_set1(-5.70498872745e-3f);
+    p = vf_fma(p, z, vf_set1(2.06390887954e-2f));
+    p = vf_fma(p, z, vf_set1(-5.37397155531e-2f));
+    p = vf_fma(p, z, vf_set1(1.33314422036e-1f));
+    p = vf_fma(p, z, vf_set1(-3.33332819422e-1f));
+    vf small = vf_fma(vf_mul(p, z), x, x);
+    return vf_select(vf_lt(ax, vf_set1(0.625f)), small, vf_copysign(big, x));
+}
+
+/* gelu(x) = x/2 * erfc(-x/sqrt 2). erfc(z), z >= 0, by the Chebyshev fit of
+ * Numerical Recipes (erfcc, relative error < 1.2e-7 for every z >= 0); for
+ * x >= 0 erfc(-z) = 2 - erfc(z). Relative accuracy ~1e-6 over the whole
+ * range, also where x/2 * (1 + erf) would cancel. */
+static inline vf vf_gelu(vf x) {
+    vf z = vf_mul(vf_abs(x), vf_set1(0.70710678118654752f));
+    vf t = vf_div(vf_set1(1.0f), vf_fma(vf_set1(0.5f), z, vf_set1(1.0f)));
+    vf p = vf_set1(0.17087277f);
+    p = vf_fma(p, t, vf_set1(-0.82215223f));
+    p = vf_fma(p, t, vf_set1(1.48851587f));
+    p = vf_fma(p, t, vf_set1(-1.13520398f));
+    p = vf_fma(p, t, vf_set1(0.27886807f));
+    p = vf_fma(p, t, vf_set1(-0.18628806f));
+    p = vf_fma(p, t, vf_set1(0.09678418f));
+    p = vf_fma(p, t, vf_set1(0.37409196f));
+    p = vf_fma(p, t, vf_set1(1.00002368f));
+    p = vf_fma(p, t, vf_set1(-1.26551223f));
+    vf z2 = vf_mul(z, z);
+    vf lo = vf_fma(z, z, vf_sub(vf_zero(), z2)); /* z*z = z2 + lo exactly */
+    vf erfc = vf_mul(t, vf_exp(vf_sub(vf_sub(p, lo), z2)));
+    vf phi2 = vf_select(vf_ge(x, vf_zero()), vf_sub(vf_set1(2.0f), erfc), erfc); /* 2 * Phi(x) */
+    return vf_mul(vf_mul(vf_set1(0.5f), x), phi2);
+}
+#endif
+
+/* One activation on one vector; `act` is constant wherever this is inlined in a
+ * loop specialised per activation, so the switch folds away. */
+static inline __attribute__((always_inline)) vf vf_activate(vf x, int act, float a, float b) {
+    switch (act) {
+    case X86_ACT_RELU: return vf_max(x, vf_zero());
+    case X86_ACT_CLIP: return vf_min(vf_max(x, vf_set1(a)), vf_set1(b));
+    case X86_ACT_LEAKY_RELU: return vf_select(vf_ge(x, vf_zero()), x, vf_mul(x, vf_set1(a)));
+    case X86_ACT_SIGMOID: return vf_sigmoid(x);
+    case X86_ACT_SILU: return vf_mul(x, vf_sigmoid(x));
+    case X86_ACT_GELU: return vf_gelu(x);
+    case X86_ACT_TANH: return vf_tanh(x);
+    case X86_ACT_HARD_SIGMOID: return vf_min(vf_max(vf_fma(x, vf_set1(a), vf_set1(b)), vf_zero()), vf_set1(1.0f));
+    case X86_ACT_HARD_SWISH:
+        return vf_mul(x, vf_min(vf_max(vf_fma(x, vf_set1(1.0f / 6.0f), vf_set1(0.5f)), vf_zero()), vf_set1(1.0f)));
+    default: return x;
+    }
+}
+
+#endif
