@@ -116,6 +116,26 @@ class CExecution:
         self.name = name
 
 
+@dataclass(frozen=True)
+class TensorRef:
+    """A tensor of a segment: its place in the backend's arena, or a host constant."""
+
+    name: str
+    info: TensorInfo
+    offset: int  # byte offset in the backend's arena; -1 for a constant kept in host memory
+    constant: "np.ndarray | None" = None
+
+
+@dataclass
+class SegmentOp:
+    """One op of a segment handed to `Backend.prepare_segment`."""
+
+    node: Node
+    inputs: list  # TensorRef, or None for an absent optional input
+    outputs: list
+    constants: dict
+
+
 class Arena:
     """Memory of one domain, allocated once per plan.
 
@@ -167,6 +187,11 @@ class Backend:
         inputs (weights) by input name, for pre-packing; they may also be read
         from the arena at run time."""
         raise NotImplementedError
+
+    #: Optional: prepare_segment(ops: list[SegmentOp], arena, ctx) -> execution for a whole
+    #: run of consecutive ops placed here (a GPU backend records one command buffer and
+    #: submits it once per run). A segment's PyExecution fn takes no arguments.
+    prepare_segment = None
 
     def allocate_arena(self, nbytes: int) -> Arena:
         raise NotImplementedError(f"backend {self.name} keeps tensors outside host memory but has no allocator")

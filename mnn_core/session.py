@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .backend import HOST, Arena, CExecution, PrepareContext, PyExecution
+from .backend import HOST, Arena, CExecution, PrepareContext, PyExecution, SegmentOp, TensorRef
 from .errors import BackendError, InputError, MnnError
 from .graph.ir import Graph, Node, TensorInfo
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
@@ -391,13 +391,65 @@ class _ProgramBuilder:
         for name in self.graph.outputs:
             out.output_views[name] = self._host_view(host, self.slots[(name, HOST)])
         steps = []
-        for name, kind, payload in self.steps:
+        for kind, group in self._group_segments():
             if kind == "copy":
-                steps.append(self._copy_step(name, payload, out.arenas))
+                steps.append(self._copy_step(group[0], group[1], out.arenas))
+            elif kind == "segment":
+                steps.append(self._segment_step(group, out.arenas))
             else:
-                steps.append(self._op_step(payload, out.arenas))
+                steps.append(self._op_step(group, out.arenas))
         out.program = Program(steps)
         return out
+
+    def _group_segments(self):
+        """Steps in order; consecutive ops on a backend with prepare_segment become one."""
+        pending: list = []
+        for name, kind, payload in self.steps:
+            backend = self.s._by_name[payload[1]].backend if kind == "op" else None
+            if backend is not None and callable(getattr(backend, "prepare_segment", None)):
+                if pending and pending[-1][1] != payload[1]:
+                    yield "segment", pending
+                    pending = []
+                pending.append(payload)
+                continue
+            if pending:
+                yield "segment", pending
+                pending = []
+            yield kind, (name, payload) if kind == "copy" else payload
+        if pending:
+            yield "segment", pending
+
+    def _segment_step(self, group, arenas) -> tuple:
+        backend_name = group[0][1]
+        backend = self.s._by_name[backend_name].backend
+        domain = backend.memory_domain
+
+        def ref(value):
+            slot = self.slots[(value, domain)]
+            return TensorRef(value, slot.info, slot.offset if slot.constant is None or domain != HOST else -1,
+                             slot.constant)
+
+        ops, in_descs, out_descs, seen = [], [], [], set()
+        for node, _ in group:
+            ops.append(SegmentOp(node, [ref(n) if n else None for n in node.inputs], [ref(n) for n in node.outputs],
+                                 {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers}))
+            for n in node.inputs:
+                if n and n not in seen:
+                    seen.add(n)
+                    in_descs.append(self._desc(arenas, self.slots[(n, domain)]))
+            out_descs += [self._desc(arenas, self.slots[(n, domain)]) for n in node.outputs]
+        name = f"segment:{backend_name}:{group[0][0].name}..{group[-1][0].name}"
+        try:
+            execution = backend.prepare_segment(ops, arenas.get(domain), self.s.ctx)
+        except MnnError:
+            raise
+        except Exception as exc:
+            raise BackendError(f"backend {backend_name} failed to prepare {name}: {exc}") from exc
+        if isinstance(execution, PyExecution):
+            return (name, execution.fn, in_descs, out_descs)
+        if isinstance(execution, CExecution):
+            return (name, execution, in_descs, out_descs)
+        raise BackendError(f"backend {backend_name}: prepare_segment returned {type(execution).__name__}")
 
     def _allocate(self, domain: str, nbytes: int):
         if domain == HOST:

@@ -235,3 +235,39 @@ def test_python_execution_error_names_the_step(register_backend):
     sess = mnn.Session(_add_relu_graph(), backend="broken")
     with pytest.raises(mnn.BackendError, match="step add failed: RuntimeError: device lost"):
         sess.run({"x": np.zeros((4, 4), "float32")})
+
+
+class SegmentBackend(DeviceBackend):
+    """Prepares runs of consecutive ops as one execution, as a GPU backend records
+    one command buffer; here the 'command buffer' is a list of numpy calls."""
+
+    name = "seg"
+    memory_domain = "seg"
+
+    def prepare_segment(self, ops, arena, ctx):
+        self.segments = getattr(self, "segments", []) + [[op.node.op for op in ops]]
+        calls = []
+        for op in ops:
+            ins = [arena.view(r.offset, r.info) if r.constant is None else r.constant for r in op.inputs]
+            out = arena.view(op.outputs[0].offset, op.outputs[0].info)
+            fn = np.maximum if op.node.op == "Relu" else np.multiply
+            args = (ins[0], 0) if op.node.op == "Relu" else (ins[0], ins[1])
+            calls.append((fn, args, out))
+
+        def run():
+            for fn, args, out in calls:
+                fn(*args, out=out)
+        return PyExecution(run)
+
+
+def test_segments_prepare_consecutive_ops_together(register_backend):
+    seg = register_backend(SegmentBackend())
+    b = mnn.GraphBuilder()
+    x = b.input("x", (3, 5))
+    y = b.Mul(b.Relu(x), b.const(np.full((3, 5), 3.0, "float32")))  # one segment on seg
+    z = b.Add(y, x)  # host
+    b.output(b.Relu(z), "out")  # a second segment
+    sess = mnn.Session(b.build(), backend="seg")
+    assert seg.segments == [["Relu", "Mul"], ["Relu"]]
+    x_val = np.linspace(-1, 1, 15, dtype="float32").reshape(3, 5)
+    np.testing.assert_allclose(sess.run({"x": x_val})["out"], np.maximum(np.maximum(x_val, 0) * 3 + x_val, 0))

@@ -11,7 +11,8 @@ source of truth for:
 - a work estimate (`flops`) for the scheduler's cost model,
 - `samples`: random test cases (several shapes, odd sizes) that the
   conformance suite in `mnn_core.testing` runs on every backend,
-- `inplace`: the output may share the first input's memory.
+- `inplace`: the output may share the first input's memory,
+- `gradient`: the rule training uses to differentiate the op.
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ class OpSchema:
     samples: Callable[[np.random.Generator], Iterator[Sample]] | None = None
     inplace: bool = False
     doc: str = ""
+    #: gradient(ctx) rule used by training (set by mnn_core's autograd rules module)
+    gradient: Callable | None = None
 
     def check_arity(self, node: Node) -> None:
         lo, hi = self.n_inputs

@@ -1,0 +1,286 @@
+/* Packed GEMM: operand packing, the register-tile micro-kernel and the
+ * cache-blocked, OpenMP-parallel driver. Generic over `vf`; included by each
+ * isa_*.c, whose vec_*.h sets VLEN, GEMM_MR and GEMM_NV (NR = GEMM_NV * VLEN).
+ *
+ *   C[M][N] = act(alpha * A[M][K] @ B[K][N] + beta * bias)
+ *
+ * Both operands come packed over the full K (see x86.h). A thread owns a block
+ * of MC_ROWS x NC_COLS of C and runs all of K over it in KC slices: for each
+ * slice the KC x NR micro-panel of B stays in L1 while the MR x KC micro-panels
+ * of A stream from L2. Partial sums of earlier slices live in C itself; the
+ * epilogue (bias, activation) runs once, on the last slice, while the tile is
+ * still in registers. */
+#ifndef MNN_X86_GEMM_IMPL_H
+#define MNN_X86_GEMM_IMPL_H
+
+#define MR GEMM_MR
+#define NR (GEMM_NV * VLEN)
+#ifndef GEMM_KC
+#define GEMM_KC 256
+#endif
+#ifndef GEMM_MC_ROWS
+#define GEMM_MC_ROWS 120
+#endif
+#ifndef GEMM_NC_COLS
+#define GEMM_NC_COLS 1024
+#endif
+
+static inline int64_t FN(ceil_div)(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Copy n floats (n may be 0); masked loads never touch memory past src + n. */
+static inline void FN(copy_n)(float *dst, const float *src, int64_t n) {
+    int64_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) vf_store(dst + i, vf_load(src + i));
+    if (i < n) vf_store_n(dst + i, vf_load_n(src + i, (int)(n - i)), (int)(n - i));
+}
+
+static inline void FN(zero_n)(float *dst, int64_t n) { memset(dst, 0, (size_t)n * sizeof(float)); }
+
+/* A[i][k] = a[i*rs + k*cs] into MR-row panels */
+static void FN(pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, float *ap, int threads) {
+    const int64_t panels = FN(ceil_div)(M, MR);
+#pragma omp parallel for num_threads(threads) if (threads > 1 && M * K > 32768) schedule(static)
+    for (int64_t p = 0; p < panels; ++p) {
+        float *dst = ap + p * MR * K;
+        const int64_t r0 = p * MR, rows = M - r0 < MR ? M - r0 : MR;
+        if (rs == 1 && rows == MR) { /* transposed source: each k is MR contiguous floats */
+            for (int64_t k = 0; k < K; ++k) FN(copy_n)(dst + k * MR, a + r0 + k * cs, MR);
+            continue;
+        }
+        for (int64_t k0 = 0; k0 < K; k0 += 64) { /* 64-column strips keep the writes in cache */
+            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
+            for (int64_t r = 0; r < MR; ++r) {
+                if (r < rows) {
+                    const float *src = a + (r0 + r) * rs;
+                    for (int64_t k = k0; k < k1; ++k) dst[k * MR + r] = src[k * cs];
+                } else {
+                    for (int64_t k = k0; k < k1; ++k) dst[k * MR + r] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* B[k][j] = b[k*rs + j*cs] into NR-column panels */
+static void FN(pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_t N, float *bp, int threads) {
+    const int64_t panels = FN(ceil_div)(N, NR);
+#pragma omp parallel for num_threads(threads) if (threads > 1 && K * N > 32768) schedule(static)
+    for (int64_t q = 0; q < panels; ++q) {
+        float *dst = bp + q * NR * K;
+        const int64_t c0 = q * NR, cols = N - c0 < NR ? N - c0 : NR;
+        if (cs == 1) {
+            for (int64_t k = 0; k < K; ++k) {
+                FN(copy_n)(dst + k * NR, b + k * rs + c0, cols);
+                if (cols < NR) FN(zero_n)(dst + k * NR + cols, NR - cols);
+            }
+        } else {
+            for (int64_t k0 = 0; k0 < K; k0 += 64) {
+                const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
+                for (int64_t c = 0; c < NR; ++c) {
+                    if (c < cols) {
+                        const float *src = b + (c0 + c) * cs;
+                        for (int64_t k = k0; k < k1; ++k) dst[k * NR + c] = src[k * rs];
+                    } else {
+                        for (int64_t k = k0; k < k1; ++k) dst[k * NR + c] = 0.0f;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* im2col of one convolution group, written straight into NR-column panels:
+ * row kk = (c, i, j) of B holds x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] for
+ * every output position n = oh*OW + ow (zero outside the input). */
+static void FN(im2col_b)(const float *x, const x86_conv_geom *g, float *bp, int threads) {
+    const int64_t khw = g->kh * g->kw, K = g->C * khw, N = g->OH * g->OW;
+    const int64_t panels = FN(ceil_div)(N, NR), tail = panels * NR - N;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && K * N > 32768) schedule(static)
+    for (int64_t kk = 0; kk < K; ++kk) {
+        const int64_t c = kk / khw, i = (kk / g->kw) % g->kh, j = kk % g->kw;
+        const float *plane = x + c * g->H * g->W;
+        const int64_t xoff = j * g->dw - g->pl; /* ix = ow*sw + xoff */
+        /* output columns whose ix lands inside the row */
+        int64_t lo = xoff >= 0 ? 0 : FN(ceil_div)(-xoff, g->sw);
+        int64_t hi = g->W - 1 - xoff < 0 ? 0 : (g->W - 1 - xoff) / g->sw + 1;
+        if (hi > g->OW) hi = g->OW;
+        if (lo > hi) lo = hi;
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            const int64_t iy = oh * g->sh - g->pt + i * g->dh;
+            const int inside = iy >= 0 && iy < g->H;
+            const float *row = plane + iy * g->W + xoff;
+            int64_t ow = 0;
+            while (ow < g->OW) { /* one segment: up to the end of a panel or of the row */
+                const int64_t n = oh * g->OW + ow, col = n % NR;
+                const int64_t len = NR - col < g->OW - ow ? NR - col : g->OW - ow;
+                float *dst = bp + (n / NR) * NR * K + kk * NR + col;
+                const int64_t a = ow < lo ? lo : ow, b = ow + len < hi ? ow + len : hi;
+                if (!inside || a >= b) {
+                    FN(zero_n)(dst, len);
+                } else {
+                    if (a > ow) FN(zero_n)(dst, a - ow);
+                    if (g->sw == 1) {
+                        FN(copy_n)(dst + (a - ow), row + a, b - a);
+                    } else {
+                        for (int64_t o = a; o < b; ++o) dst[o - ow] = row[o * g->sw];
+                    }
+                    if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
+                }
+                ow += len;
+            }
+        }
+        if (tail) FN(zero_n)(bp + (panels - 1) * NR * K + kk * NR + (NR - tail), tail);
+    }
+}
+
+/* activation over a row of stored results, one loop per activation */
+#define ACT_LOOP(ACT)                                                                          \
+    for (i = 0; i + VLEN <= n; i += VLEN) vf_store(y + i, vf_activate(vf_load(x + i), ACT, a, b)); \
+    if (i < n) vf_store_n(y + i, vf_activate(vf_load_n(x + i, (int)(n - i)), ACT, a, b), (int)(n - i));
+
+static void FN(act_row)(int act, float a, float b, const float *x, float *y, int64_t n) {
+    int64_t i;
+    switch (act) {
+    case X86_ACT_RELU: ACT_LOOP(X86_ACT_RELU) break;
+    case X86_ACT_CLIP: ACT_LOOP(X86_ACT_CLIP) break;
+    case X86_ACT_LEAKY_RELU: ACT_LOOP(X86_ACT_LEAKY_RELU) break;
+    case X86_ACT_SIGMOID: ACT_LOOP(X86_ACT_SIGMOID) break;
+    case X86_ACT_SILU: ACT_LOOP(X86_ACT_SILU) break;
+    case X86_ACT_GELU: ACT_LOOP(X86_ACT_GELU) break;
+    case X86_ACT_TANH: ACT_LOOP(X86_ACT_TANH) break;
+    case X86_ACT_HARD_SIGMOID: ACT_LOOP(X86_ACT_HARD_SIGMOID) break;
+    case X86_ACT_HARD_SWISH: ACT_LOOP(X86_ACT_HARD_SWISH) break;
+    default:
+        if (x != y) memmove(y, x, (size_t)n * sizeof(float));
+    }
+}
+#undef ACT_LOOP
+
+/* One MR x NR tile (rows x cols valid) over one KC slice. `rows` is a
+ * compile-time constant at every call site, so the accumulators stay in
+ * registers and the loops unroll. */
+static inline __attribute__((always_inline)) void FN(tile)(const int rows, int64_t kc, const float *a, const float *b,
+                                                           float *c, int64_t ldc, int cols, const x86_epilogue *e,
+                                                           int64_t row0, int64_t col0, int first, int last) {
+    vf acc[MR][GEMM_NV];
+    for (int r = 0; r < rows; ++r)
+        for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+        vf bv[GEMM_NV];
+        for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(b + k * NR + v * VLEN);
+        for (int r = 0; r < rows; ++r) {
+            const vf av = vf_set1(a[k * MR + r]);
+            for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+        }
+    }
+    const vf alpha = vf_set1(e->alpha), beta = vf_set1(e->beta);
+    for (int r = 0; r < rows; ++r) {
+        float *cr = c + r * ldc;
+        const float *br = e->bias ? e->bias + (row0 + r) * e->bias_rs : 0;
+        for (int v = 0; v < GEMM_NV; ++v) {
+            const int n = cols - v * VLEN;
+            if (n <= 0) break;
+            vf x = acc[r][v];
+            if (!first) x = vf_add(x, vf_load_n(cr + v * VLEN, n));
+            if (last) {
+                x = vf_mul(x, alpha);
+                if (br) x = vf_fma(beta, e->bias_cs ? vf_load_n(br + col0 + v * VLEN, n) : vf_set1(*br), x);
+            }
+            vf_store_n(cr + v * VLEN, x, n);
+        }
+        if (last && e->act != X86_ACT_NONE) FN(act_row)(e->act, e->act_alpha, e->act_beta, cr, cr, cols);
+    }
+}
+
+static void FN(tile_any)(int rows, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int cols,
+                         const x86_epilogue *e, int64_t row0, int64_t col0, int first, int last) {
+    switch (rows) {
+#define ROWS_CASE(R) \
+    case R: FN(tile)(R, kc, a, b, c, ldc, cols, e, row0, col0, first, last); break;
+    ROWS_CASE(1)
+#if MR > 1
+    ROWS_CASE(2)
+#endif
+#if MR > 2
+    ROWS_CASE(3)
+#endif
+#if MR > 3
+    ROWS_CASE(4)
+#endif
+#if MR > 4
+    ROWS_CASE(5)
+#endif
+#if MR > 5
+    ROWS_CASE(6)
+#endif
+#if MR > 6
+    ROWS_CASE(7)
+#endif
+#if MR > 7
+    ROWS_CASE(8)
+#endif
+#if MR > 8
+    ROWS_CASE(9)
+#endif
+#if MR > 9
+    ROWS_CASE(10)
+#endif
+#if MR > 10
+    ROWS_CASE(11)
+#endif
+#if MR > 11
+    ROWS_CASE(12)
+#endif
+#if MR > 12
+    ROWS_CASE(13)
+#endif
+#if MR > 13
+    ROWS_CASE(14)
+#endif
+#undef ROWS_CASE
+    default: break;
+    }
+}
+
+static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
+                     const x86_epilogue *e, int threads) {
+    if (M <= 0 || N <= 0) return;
+    const int64_t mp = FN(ceil_div)(M, MR), np = FN(ceil_div)(N, NR);
+    int64_t mcp = GEMM_MC_ROWS / MR, ncp = GEMM_NC_COLS / NR;
+    if (mcp < 1) mcp = 1;
+    if (mcp > mp) mcp = mp;
+    if (ncp > np) ncp = np;
+    /* enough blocks for every thread: split the longer side first */
+    while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < 2 * threads && (mcp > 1 || ncp > 1)) {
+        if (ncp * NR >= mcp * MR && ncp > 1) ncp = (ncp + 1) / 2;
+        else if (mcp > 1) mcp = (mcp + 1) / 2;
+        else ncp = (ncp + 1) / 2;
+    }
+    const int64_t mb = FN(ceil_div)(mp, mcp), nb = FN(ceil_div)(np, ncp), blocks = mb * nb;
+#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+        const int64_t p0 = (blk % mb) * mcp, q0 = (blk / mb) * ncp;
+        const int64_t p1 = p0 + mcp < mp ? p0 + mcp : mp, q1 = q0 + ncp < np ? q0 + ncp : np;
+        for (int64_t k0 = 0;; k0 += GEMM_KC) {
+            const int64_t kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+            const int first = k0 == 0, last = k0 + kc >= K;
+            for (int64_t q = q0; q < q1; ++q) {
+                const float *bq = bp + q * NR * K + k0 * NR;
+                const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
+                for (int64_t p = p0; p < p1; ++p) {
+                    const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
+                    float *cp = c + p * MR * ldc + q * NR;
+                    if (rows == MR)
+                        FN(tile)(MR, kc, ap + p * MR * K + k0 * MR, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
+                    else
+                        FN(tile_any)(rows, kc, ap + p * MR * K + k0 * MR, bq, cp, ldc, cols, e, p * MR, q * NR, first,
+                                     last);
+                }
+            }
+            if (last) break;
+        }
+    }
+}
+
+#endif
