@@ -1,0 +1,208 @@
+"""Side-by-side CPU latency of mnn backends and peer engines on the same models.
+
+    python benchmarks/bench_models.py                       # all models, batch 1 and 8, 1 and 2 threads
+    python benchmarks/bench_models.py --model mobilenet_v2 --batch 1 --threads 1 --repeat 20
+    python benchmarks/bench_models.py --markdown benchmarks/RESULTS.md
+
+Models come from examples/build_models.py (MobileNetV2, ResNet-18, SqueezeNet
+1.1 with seeded weights). Peers get the same graph: ONNX Runtime and the MNN
+wheel through an ONNX export (mnn_core.convert.to_onnx), PyTorch eager through a
+small interpreter calling torch.nn.functional per node. Each configuration runs
+in its own subprocess, so peak memory (ru_maxrss, minus the interpreter's own
+baseline) belongs to that engine alone. Latency: median and min of --repeat
+runs after --warmup runs. Engines that are not installed are skipped and said so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+
+ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "torch")
+
+
+# -- worker side: one engine, one configuration -----------------------------------------
+
+def _graph(model: str, batch: int):
+    from build_models import MODELS
+
+    return MODELS[model](batch)
+
+
+def _max_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _time(fn, repeat: int, warmup: int) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def _onnx_file(graph, tmp: Path) -> str:
+    from mnn_core.convert import save_onnx
+
+    path = tmp / "model.onnx"
+    save_onnx(graph, path)
+    return str(path)
+
+
+def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path):
+    """Return a no-argument callable that runs one inference."""
+    if engine == "mnn-x86":
+        import mnn_core as mnn
+
+        sess = mnn.Session(graph, backend="x86", threads=threads)
+        feeds = {"input": x}
+        return lambda: sess.run(feeds, copy=False)
+    if engine == "onnxruntime":
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        sess = ort.InferenceSession(_onnx_file(graph, tmp), opts, providers=["CPUExecutionProvider"])
+        return lambda: sess.run(None, {"input": x})
+    if engine == "MNN-wheel":
+        import MNN
+        from MNN.tools import _tools  # the converter function itself: its CLI pip-installs telemetry
+
+        mnn_path = str(tmp / "model_wheel.mnn")
+        _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", _onnx_file(graph, tmp), "--MNNModel", mnn_path])
+        interp = MNN.Interpreter(mnn_path)
+        session = interp.createSession({"numThread": threads, "backend": "CPU"})
+        inp = interp.getSessionInput(session)
+        interp.resizeTensor(inp, x.shape)
+        interp.resizeSession(session)
+        host = MNN.Tensor(x.shape, MNN.Halide_Type_Float, x, MNN.Tensor_DimensionType_Caffe)
+
+        def run():
+            inp.copyFrom(host)
+            interp.runSession(session)
+            out = interp.getSessionOutput(session)
+            out.getHost()  # make sure the result is on the host
+        return run
+    if engine == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+        from torch_interpreter import TorchGraph
+
+        model = TorchGraph(graph)
+        xt = torch.from_numpy(x)
+
+        def run():
+            with torch.inference_mode():
+                model(xt)
+        return run
+    raise ValueError(engine)
+
+
+def worker(args) -> None:
+    baseline = _max_rss_mb()
+    graph = _graph(args.model, args.batch)
+    x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
+    with tempfile.TemporaryDirectory() as tmp:
+        fn = _runner(args.engine, graph, x, args.threads, Path(tmp))
+        times = _time(fn, args.repeat, args.warmup)
+    print(json.dumps({"median_ms": statistics.median(times), "min_ms": min(times),
+                      "peak_mb": _max_rss_mb() - baseline}))
+
+
+# -- driver side ------------------------------------------------------------------------------
+
+def run_config(engine, model, batch, threads, repeat, warmup) -> dict:
+    cmd = [sys.executable, __file__, "--worker", "--engine", engine, "--model", model, "--batch", str(batch),
+           "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup)]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        return {"error": last[:160]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", action="append", help="mobilenet_v2, resnet18, squeezenet1_1 (default: all)")
+    p.add_argument("--engine", action="append", help=f"subset of {', '.join(ENGINES)} (default: all)")
+    p.add_argument("--batch", type=int, action="append")
+    p.add_argument("--threads", type=int, action="append")
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--markdown", metavar="FILE", help="append a results table to this file")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        args.model, args.batch, args.threads = args.model[0], args.batch[0], args.threads[0]
+        args.engine = args.engine[0]
+        return worker(args)
+    models = args.model or ["mobilenet_v2", "resnet18", "squeezenet1_1"]
+    engines = args.engine or list(ENGINES)
+    rows = []
+    for model in models:
+        for batch in args.batch or [1, 8]:
+            for threads in args.threads or [1, 2]:
+                results = {e: run_config(e, model, batch, threads, args.repeat, args.warmup) for e in engines}
+                peers = [r["median_ms"] for e, r in results.items() if e in ("onnxruntime", "MNN-wheel") and "error" not in r]
+                best_peer = min(peers) if peers else None
+                for e, r in results.items():
+                    ratio = r["median_ms"] / best_peer if best_peer and "error" not in r else None
+                    rows.append({"model": model, "batch": batch, "threads": threads, "engine": e, **r,
+                                 "ratio_to_best_peer": ratio})
+                    _print_row(rows[-1])
+    if args.markdown:
+        _write_markdown(rows, args, Path(args.markdown))
+
+
+def _print_row(r) -> None:
+    if "error" in r:
+        print(f"{r['model']:14} b{r['batch']:<2} t{r['threads']} {r['engine']:12} skipped: {r['error']}", flush=True)
+        return
+    ratio = f"{r['ratio_to_best_peer']:.2f}x" if r["ratio_to_best_peer"] else "-"
+    print(f"{r['model']:14} b{r['batch']:<2} t{r['threads']} {r['engine']:12} median {r['median_ms']:8.2f} ms"
+          f"  min {r['min_ms']:8.2f} ms  peak {r['peak_mb']:7.1f} MB  vs best peer {ratio}", flush=True)
+
+
+def _write_markdown(rows, args, path: Path) -> None:
+    cmd = "python benchmarks/bench_models.py " + " ".join(sys.argv[1:])
+    lines = [f"\n### {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
+             f"{os.cpu_count()} cores\n", f"`{cmd}`\n",
+             "| model | batch | threads | engine | median ms | min ms | peak MB | ratio to best peer |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | skipped: {r['error']} | | | |")
+            continue
+        ratio = f"{r['ratio_to_best_peer']:.2f}" if r["ratio_to_best_peer"] else "-"
+        lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | {r['median_ms']:.2f} | "
+                     f"{r['min_ms']:.2f} | {r['peak_mb']:.1f} | {ratio} |")
+    with open(path, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"appended {len(rows)} rows to {path}")
+
+
+if __name__ == "__main__":
+    main()
