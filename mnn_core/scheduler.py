@@ -27,6 +27,10 @@ from .ops import get_schema
 
 REFERENCE = "reference"
 
+#: ops whose output is the input's bytes under another shape: every backend "runs"
+#: them, as an alias of the input (no step) or, where aliasing is impossible, a copy
+VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -61,7 +65,9 @@ def copy_ms(nbytes: int, src: DeviceInfo, dst: DeviceInfo) -> float:
 
 
 def estimate(cand: Candidate, node: Node, ins, outs, threads: int) -> float:
-    spec = cand.kernels[node.op]
+    spec = cand.kernels.get(node.op)
+    if spec is None:  # a view op the core handles: free when aliased
+        return 0.0
     if spec.cost is not None:
         est = spec.cost(node, ins, outs, cand.device, threads)
         return est.run_ms if isinstance(est, CostEstimate) else float(est)
@@ -70,6 +76,8 @@ def estimate(cand: Candidate, node: Node, ins, outs, threads: int) -> float:
 
 def _verdict(cand: Candidate, node: Node, ins) -> "bool | str":
     spec = cand.kernels.get(node.op)
+    if spec is None and node.op in VIEW_OPS:
+        return True  # the core runs it as a view
     if spec is None:
         return f"no {node.op} kernel"
     return spec.accepts(node, ins)

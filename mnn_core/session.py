@@ -26,10 +26,8 @@ from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from .ops import get_schema
 from .plugins import get_plugins
 from .runtime._runloop import Program
-from .scheduler import REFERENCE, Candidate, Placement, make_candidate, place_auto, place_listed
+from .scheduler import REFERENCE, VIEW_OPS, Candidate, Placement, make_candidate, place_auto, place_listed
 
-#: ops whose output is the input's bytes reinterpreted: aliased, no step
-VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
 
 PRECISIONS = ("high", "normal", "low")
 FOREVER = 1 << 40  # a lifetime end past the last step
@@ -357,7 +355,8 @@ class _ProgramBuilder:
             return None
         src = node.inputs[0]
         spec = self.s._by_name[backend].kernels.get(node.op)
-        if not (get_schema(node.op).inplace and spec is not None and (spec.inplace or node.op in VIEW_OPS)):
+        in_place = node.op in VIEW_OPS or (spec is not None and spec.inplace and get_schema(node.op).inplace)
+        if not in_place:
             return None
         if src in self.graph.initializers or src in self.graph.outputs or (src, domain) not in self.slots:
             return None
@@ -488,6 +487,8 @@ class _ProgramBuilder:
         ins = [self.slots[(n, domain)] if n else None for n in node.inputs]
         outs = [self.slots[(n, domain)] for n in node.outputs]
         constants = {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers}
+        if node.op in VIEW_OPS and node.op not in cand.kernels:
+            return self._view_copy_step(node, ins[0], outs[0], arenas)
         try:
             execution = cand.backend.prepare(
                 node, [s.info if s else None for s in ins], [s.info for s in outs], constants, self.s.ctx)
@@ -506,6 +507,15 @@ class _ProgramBuilder:
             return (node.name, lambda: fn(in_views, out_views), in_descs, out_descs)
         raise BackendError(f"backend {backend_name} returned {type(execution).__name__} from prepare; "
                            "expected CExecution or PyExecution")
+
+    def _view_copy_step(self, node: Node, src: _Slot, dst: _Slot, arenas) -> tuple:
+        """A view op that could not alias its input: the core copies the bytes."""
+        if src.domain != HOST:
+            raise BackendError(f"{node.op} ({node.name}) on domain {src.domain!r} cannot alias its input "
+                               "and the backend has no kernel for it")
+        a, b = self._host_view(arenas[HOST], src), self._host_view(arenas[HOST], dst)
+        flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+        return (node.name, lambda: np.copyto(flat_b, flat_a), [self._desc(arenas, src)], [self._desc(arenas, dst)])
 
     def _copy_step(self, name: str, payload, arenas) -> tuple:
         value, src, dst = payload

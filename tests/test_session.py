@@ -270,3 +270,17 @@ def test_segments_prepare_consecutive_ops_together(register_backend):
     assert seg.segments == [["Relu", "Mul"], ["Relu"]]
     x_val = np.linspace(-1, 1, 15, dtype="float32").reshape(3, 5)
     np.testing.assert_allclose(sess.run({"x": x_val})["out"], np.maximum(np.maximum(x_val, 0) * 3 + x_val, 0))
+
+
+def test_view_ops_need_no_kernel(register_backend):
+    register_backend(AddOnlyBackend())
+    b = mnn.GraphBuilder()
+    x = b.input("x", (2, 6))
+    r = b.Reshape(x, shape=[3, 4])  # reads a graph input: cannot alias, the core copies
+    y = b.Add(r, r)
+    b.output(b.Flatten(y, axis=0), "out")  # aliases y: no step at all
+    sess = mnn.Session(b.build(), backend="addonly", fallback=False)
+    assert [p.backend for p in sess.plan] == ["addonly"] * 3
+    assert sess.plan.elided == ["flatten"]
+    x_val = np.arange(12, dtype="float32").reshape(2, 6)
+    np.testing.assert_array_equal(sess.run({"x": x_val})["out"], 2 * x_val.reshape(1, 12))
