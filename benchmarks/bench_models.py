@@ -166,7 +166,8 @@ def main(argv=None) -> None:
         for batch in args.batch or [1, 8]:
             for threads in args.threads or [1, 2]:
                 results = {e: run_config(e, model, batch, threads, args.repeat, args.warmup) for e in engines}
-                peers = [r["median_ms"] for e, r in results.items() if e in ("onnxruntime", "MNN-wheel") and "error" not in r]
+                peers = [r["median_ms"] for e, r in results.items()
+                         if e in ("onnxruntime", "MNN-wheel") and "error" not in r]
                 best_peer = min(peers) if peers else None
                 for e, r in results.items():
                     ratio = r["median_ms"] / best_peer if best_peer and "error" not in r else None
@@ -194,7 +195,8 @@ def _write_markdown(rows, args, path: Path) -> None:
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | skipped: {r['error']} | | | |")
+            lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | "
+                         f"skipped: {r['error']} | | | |")
             continue
         ratio = f"{r['ratio_to_best_peer']:.2f}" if r["ratio_to_best_peer"] else "-"
         lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | {r['median_ms']:.2f} | "

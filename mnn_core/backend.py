@@ -20,8 +20,9 @@ scheduler inserts copies where a tensor crosses domains.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class KernelSpec:
     cost: CostFn | None = None  # None: the core's roofline estimate
     efficiency: float = 1.0  # fraction of peak this kernel reaches, for the roofline
 
-    def accepts(self, node: Node, ins: Sequence[TensorInfo]) -> "bool | str":
+    def accepts(self, node: Node, ins: Sequence[TensorInfo]) -> bool | str:
         for info in ins:
             if info is not None and info.dtype not in self.dtypes:
                 return f"dtype {info.dtype} not in {'/'.join(self.dtypes)}"
@@ -123,7 +124,7 @@ class TensorRef:
     name: str
     info: TensorInfo
     offset: int  # byte offset in the backend's arena; -1 for a constant kept in host memory
-    constant: "np.ndarray | None" = None
+    constant: np.ndarray | None = None
 
 
 @dataclass
@@ -182,7 +183,7 @@ class Backend:
         raise NotImplementedError
 
     def prepare(self, node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorInfo],
-                constants: dict[str, np.ndarray], ctx: PrepareContext) -> "CExecution | PyExecution":
+                constants: dict[str, np.ndarray], ctx: PrepareContext) -> CExecution | PyExecution:
         """Prepare one op for fixed shapes. `constants` holds the node's constant
         inputs (weights) by input name, for pre-packing; they may also be read
         from the arena at run time."""

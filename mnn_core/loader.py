@@ -10,7 +10,7 @@ from .graph.ir import Graph
 from .plugins import get_plugins
 
 
-def load(path: "str | os.PathLike", **options) -> Graph:
+def load(path: str | os.PathLike, **options) -> Graph:
     """Load a model (.mnn, .onnx, or any suffix a plugin registered) as a Graph."""
     p = Path(path)
     loaders = get_plugins().loaders
@@ -23,7 +23,7 @@ def load(path: "str | os.PathLike", **options) -> Graph:
     return fn(p, **options)
 
 
-def save(model: Graph, path: "str | os.PathLike", weights: str = "fp32") -> None:
+def save(model: Graph, path: str | os.PathLike, weights: str = "fp32") -> None:
     """Save a Graph as .mnn; weights stored as fp32, fp16 or int8 (per-channel)."""
     from .format import save_mnn
 

@@ -59,7 +59,7 @@ class Plugins:
 
     # -- loading ----------------------------------------------------------------------
 
-    def load(self) -> "Plugins":
+    def load(self) -> Plugins:
         from . import __version__
 
         for modname in DEFAULT_PLUGINS:

@@ -30,7 +30,7 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -17,8 +17,8 @@ bandwidth, plus a fixed launch cost — or from a kernel's own `cost` function.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .backend import Backend, CostEstimate, DeviceInfo, KernelSpec
 from .errors import BackendError, UnsupportedOpError
@@ -74,7 +74,7 @@ def estimate(cand: Candidate, node: Node, ins, outs, threads: int) -> float:
     return roofline_ms(node, ins, outs, cand.device, spec, threads)
 
 
-def _verdict(cand: Candidate, node: Node, ins) -> "bool | str":
+def _verdict(cand: Candidate, node: Node, ins) -> bool | str:
     spec = cand.kernels.get(node.op)
     if spec is None and node.op in VIEW_OPS:
         return True  # the core runs it as a view

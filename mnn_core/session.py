@@ -14,8 +14,9 @@ program; it allocates nothing (pass copy=False to also skip copying outputs).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,6 @@ from .ops import get_schema
 from .plugins import get_plugins
 from .runtime._runloop import Program
 from .scheduler import REFERENCE, VIEW_OPS, Candidate, Placement, make_candidate, place_auto, place_listed
-
 
 PRECISIONS = ("high", "normal", "low")
 FOREVER = 1 << 40  # a lifetime end past the last step
@@ -98,7 +98,7 @@ class _PreparedPlan:
 class Session:
     """A model bound to backends, planned per input shape."""
 
-    def __init__(self, model: "Graph | str | os.PathLike", backend: "str | Sequence[str]" = "auto",
+    def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
                  threads: int = 1, precision: str = "normal", fallback: bool = True,
                  options: dict | None = None, optimize: bool = True):
         from .graph.passes import optimize as run_passes

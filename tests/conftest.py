@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import mnn_core as mnn
 from mnn_core.plugins import get_plugins
 
 

@@ -73,7 +73,8 @@ def test_backends_json_lists_reasons_and_survives_broken_plugins(site):
     assert rows["reference"]["available"] and rows["reference"]["ops"] > 30
     assert not rows["broken"]["available"]
     assert "libfoo.so.1 not found" in rows["broken"]["reason"] and rows["broken"]["package"] == "mnn-broken"
-    assert rows["nodevice"] == {**rows["nodevice"], "available": False, "reason": "no device found (install the driver)"}
+    assert not rows["nodevice"]["available"]
+    assert rows["nodevice"]["reason"] == "no device found (install the driver)"
     assert "invalid plugin" in rows["typo"]["reason"] and "mnn_register_backend" in rows["typo"]["reason"]
 
 

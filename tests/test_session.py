@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mnn_test_graphs import numpy_small_cnn, small_cnn
 
 import mnn_core as mnn
 from mnn_core.backend import Arena, Backend, DeviceInfo, KernelSpec, PyExecution
 from mnn_core.graph.ir import TensorInfo
-
-from mnn_test_graphs import numpy_small_cnn, small_cnn
 
 
 def test_small_cnn_matches_numpy(rng):
@@ -93,7 +92,7 @@ def test_bad_session_options(rng):
 def test_introspection_before_resize_explains(rng):
     sess = mnn.Session(small_cnn(rng))
     with pytest.raises(mnn.MnnError, match="dynamic inputs"):
-        sess.plan
+        _ = sess.plan
 
 
 # -- backends registered for one test --------------------------------------------------

@@ -44,7 +44,7 @@ class GraphBuilder:
         self.graph.initializers[name] = arr
         return name
 
-    def op(self, op: str, *inputs: "str | None", n_outputs: int = 1, name: str | None = None, **attrs):
+    def op(self, op: str, *inputs: str | None, n_outputs: int = 1, name: str | None = None, **attrs):
         """Add a node; return its output name (a tuple when n_outputs > 1)."""
         node_name = self._fresh(name or op.lower())
         # the output takes the node's name (value and node names are separate namespaces)

@@ -7,8 +7,9 @@ are initializers: constant numpy arrays keyed by value name.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,7 @@ class Graph:
                     users.setdefault(name, []).append(n)
         return users
 
-    def copy(self) -> "Graph":
+    def copy(self) -> Graph:
         """A structural copy; initializer arrays are shared (they are constant)."""
         return Graph(
             inputs=dict(self.inputs),

@@ -17,8 +17,9 @@ source of truth for:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -99,7 +100,8 @@ class OpSchema:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
             raise GraphError(f"node {node.name!r} ({self.name}) takes {want} inputs, got {len(node.inputs)}")
         if len(node.outputs) > self.n_outputs or not node.outputs:
-            raise GraphError(f"node {node.name!r} ({self.name}) has {self.n_outputs} output(s), got {len(node.outputs)}")
+            raise GraphError(f"node {node.name!r} ({self.name}) has at most {self.n_outputs} output(s), "
+                             f"got {len(node.outputs)}")
 
     def check_attrs(self, attrs: dict[str, Any], node: str = "?") -> dict[str, Any]:
         """Validate attributes and fill in defaults; return the complete dict."""

@@ -63,7 +63,7 @@ def conformance_cases(ops=None, seed: int = 0) -> list[ConformanceCase]:
         if ops is not None and op not in ops or schema.samples is None:
             continue
         rng = np.random.default_rng(seed)
-        for i, sample in enumerate(schema.samples(rng)):
+        for sample in schema.samples(rng):
             variants = [op in WEIGHT_OPS] + ([False] if op == "MatMul" else [])
             for constant in variants:
                 graph, feeds = _one_node_graph(op, sample.inputs, sample.attrs, constant)
@@ -79,7 +79,7 @@ def _tolerance(dtype, rtol, atol):
 
 
 def run_case(case: ConformanceCase, backend: str, rtol: float = 1e-4, atol: float = 1e-5,
-             options: dict | None = None, threads: int = 1, precision: str = "normal") -> "str | None":
+             options: dict | None = None, threads: int = 1, precision: str = "normal") -> str | None:
     """Run one case on `backend` (fallback off). Return a skip reason, or None when it
     ran and matched; raise AssertionError on a mismatch."""
     from ..errors import UnsupportedOpError
@@ -112,7 +112,7 @@ class BackendConformance:
     threads: int = 1
     precision: str = "normal"
     #: restrict to these ops (default: every op the backend claims)
-    ops: "tuple[str, ...] | None" = None
+    ops: tuple[str, ...] | None = None
 
     def pytest_generate_tests(self, metafunc):
         if "conformance_case" not in metafunc.fixturenames:
