@@ -64,13 +64,15 @@ class TorchGraph(torch.nn.Module):
         super().__init__()
         graph.validate()  # fills attribute defaults
         self.graph = graph
-        self.consts = {k: torch.from_numpy(v.copy()) for k, v in graph.initializers.items()}
+        self.names = {k: f"c{i}" for i, k in enumerate(graph.initializers)}  # buffers move with .to(device)
+        for k, v in graph.initializers.items():
+            self.register_buffer(self.names[k], torch.from_numpy(v.copy()))
         missing = sorted({n.op for n in graph.nodes} - set(OPS))
         if missing:
             raise NotImplementedError(f"torch interpreter lacks {missing}")
 
     def forward(self, x):
-        env = dict(self.consts)
+        env = {k: getattr(self, name) for k, name in self.names.items()}
         env[next(iter(self.graph.inputs))] = x
         for node in self.graph.nodes:
             args = [env[n] if n else None for n in node.inputs]

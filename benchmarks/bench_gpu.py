@@ -1,0 +1,105 @@
+"""GPU latency: mnn-vulkan and mnn-opencl against PyTorch CUDA eager and mnn-x86
+on the same machine's CPU (run on the lent H200; see benchmarks/RESULTS.md).
+
+    python benchmarks/bench_gpu.py --repeat 50 --markdown benchmarks/RESULTS.md
+
+Same models as bench_models.py (examples/build_models.py, seeded weights);
+PyTorch runs them through benchmarks/torch_interpreter.py on "cuda" with a
+synchronize per run. Every mnn backend's output is compared with the
+reference backend's (max relative error printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def timed(fn, repeat, warmup):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), min(times)
+
+
+def mnn_runner(graph, x, backend, threads):
+    import mnn_core as mnn
+
+    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False)
+    feeds = {"input": x}
+    return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)["logits"])
+
+
+def torch_runner(graph, x):
+    import torch
+    from torch_interpreter import TorchGraph
+
+    model = TorchGraph(graph).to("cuda").eval()
+    xt = torch.from_numpy(x).cuda()
+
+    def run():
+        with torch.inference_mode():
+            out = model(xt)
+        torch.cuda.synchronize()
+        return out
+    return run, (lambda: run()[0].cpu().numpy())
+
+
+def main(argv=None):
+    from build_models import MODELS
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", action="append")
+    p.add_argument("--batch", type=int, action="append")
+    p.add_argument("--engine", action="append", help="vulkan, opencl, x86, torch-cuda (default: all)")
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
+    p.add_argument("--markdown", metavar="FILE")
+    args = p.parse_args(argv)
+    rows = []
+    for model in args.model or ["mobilenet_v2", "resnet18"]:
+        for batch in args.batch or [1, 16]:
+            graph = MODELS[model](batch)
+            x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")
+            import mnn_core as mnn
+
+            want = mnn.Session(graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference",
+                               threads=args.threads).run({"input": x})["logits"]
+            for engine in args.engine or ["vulkan", "opencl", "x86", "torch-cuda"]:
+                try:
+                    if engine == "torch-cuda":
+                        run, result = torch_runner(graph, x)
+                    else:
+                        run, result = mnn_runner(graph, x, engine, args.threads)
+                    err = float(np.max(np.abs(result() - want)) / (np.max(np.abs(want)) + 1e-12))
+                    med, mn = timed(run, args.repeat, args.warmup)
+                    row = (model, batch, engine, f"{med:.3f}", f"{mn:.3f}", f"{err:.1e}")
+                except Exception as exc:  # an engine missing here is reported, not fatal
+                    row = (model, batch, engine, "-", "-", f"skipped: {type(exc).__name__}: {str(exc)[:100]}")
+                rows.append(row)
+                print(" | ".join(str(c) for c in row), flush=True)
+    if args.markdown:
+        cmd = "python benchmarks/bench_gpu.py " + " ".join(sys.argv[1:])
+        lines = [f"\n### GPU, {time.strftime('%Y-%m-%d')}\n", f"`{cmd}`\n",
+                 "| model | batch | engine | median ms | min ms | max rel err vs x86 |", "|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        with open(args.markdown, "a") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

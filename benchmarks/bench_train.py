@@ -1,0 +1,207 @@
+"""One epoch of LeNet-5 on Fashion-MNIST: mnn's compiled training step against PyTorch CPU.
+
+    python benchmarks/bench_train.py                       # 1 and 2 threads, accuracy after 5 epochs
+    python benchmarks/bench_train.py --threads 1 --accuracy-epochs 0 --limit 6400   # a quick look
+
+The model is the classic LeNet-5 (6 and 16 channels, 5x5 convolutions, max
+pooling, ReLU, 120-84-10), batch 64, SGD lr 0.01 momentum 0.9, the 60k
+training images in memory. Both frameworks start from the same weights and see
+the batches in the same order. Each (framework, threads) configuration runs in
+a child process with OMP/OpenBLAS/MKL thread counts set before numpy or torch
+load, so the thread setting really holds; the parent prints the table and
+writes benchmarks/RESULTS_TRAIN.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TORCH_VERSION = "2.13"
+
+
+def lenet(nn):
+    """The same LeNet-5 in mnn.nn or torch.nn (they share the layer names)."""
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+
+def load(limit):
+    from mnn_core import data
+
+    x, y = data.load_mnist(data.FASHION_MNIST_DIR, train=True, limit=limit)
+    tx, ty = data.load_mnist(data.FASHION_MNIST_DIR, train=False)
+    return x, y, tx, ty
+
+
+def orders(n, epochs, batch):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    return [[p[i:i + batch] for i in range(0, n, batch)] for p in (rng.permutation(n) for _ in range(epochs))]
+
+
+def initial_state():
+    from mnn_core import express, nn
+
+    express.manual_seed(0)
+    return lenet(nn).state_dict()
+
+
+# -- one configuration, in a child process ---------------------------------------------------------
+
+
+def run_mnn(args, x, y, tx, ty, epochs):
+
+    import mnn_core as mnn
+    from mnn_core import nn, optim, train
+
+    model = lenet(nn)
+    model.load_state_dict(initial_state())
+    opt = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    step = train.compile(model, nn.CrossEntropyLoss(), opt, backend=args.backend, threads=args.threads)
+    times = []
+    for batches in orders(len(x), epochs, args.batch_size):
+        t0 = time.perf_counter()
+        for idx in batches:
+            step(x[idx], y[idx])
+        times.append(time.perf_counter() - t0)
+    plan = step.session.plan.backends()
+    model.eval()
+    sess = mnn.Session(model.to_graph([(1, 1, 28, 28)]), backend=args.backend, threads=args.threads)
+    correct = sum(int((sess.run({"input": tx[i:i + 500]})["output"].argmax(1) == ty[i:i + 500]).sum())
+                  for i in range(0, len(tx), 500))
+    return times, correct / len(tx), {"placement": plan}
+
+
+def run_torch(args, x, y, tx, ty, epochs):
+    import torch
+
+    torch.set_num_threads(args.threads)
+    model = lenet(torch.nn)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in initial_state().items()})
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    times = []
+    for batches in orders(len(x), epochs, args.batch_size):
+        t0 = time.perf_counter()
+        for idx in batches:
+            i = torch.from_numpy(idx)
+            loss = loss_fn(model(xt[i]), yt[i])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        times.append(time.perf_counter() - t0)
+    model.eval()
+    with torch.no_grad():
+        pred = torch.cat([model(torch.from_numpy(tx[i:i + 500])).argmax(1) for i in range(0, len(tx), 500)])
+    return times, float((pred.numpy() == ty).mean()), {"version": torch.__version__}
+
+
+def child(args):
+    x, y, tx, ty = load(args.limit or None)
+    fn = run_mnn if args.framework == "mnn" else run_torch
+    times, acc, extra = fn(args, x, y, tx, ty, args.epochs)
+    print(json.dumps({"times": times, "accuracy": acc, **extra}))
+
+
+# -- the parent: run each configuration, print, record ----------------------------------------------
+
+
+def spawn(args, framework, threads, epochs):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads))
+    cmd = [sys.executable, __file__, "--child", framework, "--threads", str(threads), "--epochs", str(epochs),
+           "--batch-size", str(args.batch_size), "--lr", str(args.lr), "--backend", args.backend]
+    if args.limit:
+        cmd += ["--limit", str(args.limit)]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"{framework} with {threads} thread(s) failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
+    p.add_argument("--backend", default="auto", help="mnn backend(s) for the compiled step (default auto)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--limit", type=int, default=0, help="use the first N training images only")
+    p.add_argument("--accuracy-epochs", type=int, default=5, help="epochs for the accuracy run (0: skip)")
+    p.add_argument("--results", default=str(HERE / "RESULTS_TRAIN.md"), help="where to write the table ('' = nowhere)")
+    p.add_argument("--child", choices=["mnn", "torch"], help=argparse.SUPPRESS)
+    p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        args.framework, args.threads = args.child, int(args.threads)
+        return child(args)
+    if not Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").exists():
+        raise SystemExit("Fashion-MNIST is missing: apt-get install -y dataset-fashion-mnist")
+    rows = []
+    for t in [int(v) for v in args.threads.split(",")]:
+        m, pt = spawn(args, "mnn", t, 1), spawn(args, "torch", t, 1)
+        rows.append((t, m, pt))
+        print(f"threads {t}: mnn {m['times'][0]:.2f} s/epoch, PyTorch {pt['version']} {pt['times'][0]:.2f} s/epoch, "
+              f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']})",
+              flush=True)
+    acc = None
+    if args.accuracy_epochs:
+        t = max(int(v) for v in args.threads.split(","))
+        acc = (t, spawn(args, "mnn", t, args.accuracy_epochs), spawn(args, "torch", t, args.accuracy_epochs))
+        print(f"test accuracy after {args.accuracy_epochs} epochs: mnn {acc[1]['accuracy']:.4f}, "
+              f"PyTorch {acc[2]['accuracy']:.4f}")
+    if args.results:
+        write_results(Path(args.results), args, rows, acc, argv)
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def write_results(path, args, rows, acc, argv):
+    cmd = "python benchmarks/bench_train.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    n = args.limit or 60000
+    lines = [
+        "# Training benchmark: LeNet-5 on Fashion-MNIST", "",
+        f"Command: `{cmd.strip()}`  ",
+        f"Date: {time.strftime('%Y-%m-%d')}, {cpu_name()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}", "",
+        f"LeNet-5 (6/16 channels, ReLU, max pooling, 120-84-10), {n} training images in memory, batch "
+        f"{args.batch_size}, SGD lr {args.lr} momentum 0.9, same initial weights and batch order for both. "
+        f"mnn: `mnn_core.train.compile(...)` on backend `{args.backend}`. One child process per configuration.", "",
+        "| threads | mnn s/epoch | PyTorch s/epoch | mnn speed / PyTorch | mnn placement |",
+        "|---:|---:|---:|---:|---|",
+    ]
+    for t, m, pt in rows:
+        lines.append(f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {pt['times'][0] / m['times'][0]:.2f}x | "
+                     f"{m['placement']} |")
+    if acc:
+        t, m, pt = acc
+        lines += ["", f"Test accuracy (10k test images) after {len(m['times'])} epochs at {t} thread(s): "
+                      f"mnn {m['accuracy']:.4f}, PyTorch {pt['accuracy']:.4f} "
+                      f"(difference {100 * (m['accuracy'] - pt['accuracy']):+.2f} points); "
+                      f"epoch times mnn {', '.join(f'{v:.1f}' for v in m['times'])} s, "
+                      f"PyTorch {', '.join(f'{v:.1f}' for v in pt['times'])} s."]
+    path.write_text("\n".join(lines) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
