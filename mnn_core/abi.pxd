@@ -17,6 +17,11 @@ cdef extern from "mnn_core/abi.h" nogil:
         MNN_INT8
         MNN_UINT8
         MNN_BOOL
+        MNN_FLOAT64
+        MNN_INT16
+        MNN_UINT16
+        MNN_UINT32
+        MNN_UINT64
 
     ctypedef struct mnn_tensor:
         void* data

@@ -1,4 +1,4 @@
-"""The `mnn` command line: backends, info, run, bench, convert.
+"""The `mnn` command line: backends, info, run, bench, convert, export.
 
 Every failure is one line on stderr ("mnn: error: ...") and exit status 2;
 a traceback means a bug in mnn, never in your input.
@@ -24,6 +24,7 @@ EPILOG = """examples:
   mnn run model.mnn --input x=x.npy --explain   run once, show where each op ran
   mnn bench model.mnn --backend all --threads 1,2
   mnn convert model.onnx -o model.mnn --weights fp16
+  mnn export model.mnn -o model.onnx
 """
 
 
@@ -253,8 +254,25 @@ def cmd_convert(args) -> int:
     out = Path(args.output)
     if out.suffix.lower() != ".mnn":
         raise MnnError(f"convert writes .mnn files; got -o {out}")
-    save(graph, out, weights="fp16" if args.fp16 else args.weights)
-    print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {len(graph.nodes)} nodes, weights {args.weights})")
+    weights = "fp16" if args.fp16 else args.weights
+    save(graph, out, weights=weights)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {len(graph.nodes)} nodes, weights {weights})")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .loader import load
+
+    try:
+        from .convert import save_onnx
+    except ImportError as exc:
+        raise MnnError(f"export needs onnx: pip install 'mnn-core[onnx]' ({exc})") from None
+    out = Path(args.output)
+    if out.suffix.lower() != ".onnx":
+        raise MnnError(f"export writes .onnx files; got -o {out}")
+    graph = load(args.model)
+    save_onnx(graph, out, opset=args.opset)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, opset {args.opset})")
     return 0
 
 
@@ -314,6 +332,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--weights", choices=("fp32", "fp16", "int8"), default="fp32", help="weight storage")
     s.add_argument("--fp16", action="store_true", help="same as --weights fp16")
     s.set_defaults(fn=cmd_convert)
+
+    s = sub.add_parser("export", help="export a model to ONNX")
+    s.add_argument("model")
+    s.add_argument("-o", "--output", required=True)
+    s.add_argument("--opset", type=int, default=17, help="ONNX opset to write (default 17)")
+    s.set_defaults(fn=cmd_export)
     return p
 
 

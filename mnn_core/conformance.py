@@ -363,6 +363,11 @@ def _backend_section(backend: str, results: list[Result]) -> list[str]:
     for r in results:
         if r.status == "unsupported":
             unsup[r.op].append(r)
+    causes = Counter(_cause(r) for rs in unsup.values() for r in rs)
+    if causes:
+        lines += ["### Unsupported, by cause", "", "| cause | cases |", "|---|---:|"]
+        lines += [f"| {cause} | {n} |" for cause, n in causes.most_common()]
+        lines.append("")
     if unsup:
         lines += ["### Unsupported, by the op the case tests", "", "| op | cases | reason (first case) |",
                   "|---|---:|---|"]
@@ -370,6 +375,24 @@ def _backend_section(backend: str, results: list[Result]) -> list[str]:
             lines.append(f"| {op} | {len(rs)} | {_cell(rs[0].detail)} |")
         lines.append("")
     return lines
+
+
+#: (words in the reason, cause), first match wins
+CAUSES = [
+    (("sequence_type", "optional_type", "Sequence", "Optional"), "sequence or optional values (not in the IR)"),
+    (("::Loop", "::Scan", "::If", "node 'If"), "control flow: Loop, Scan, If on a runtime condition"),
+    (("has dtype", "Cast to", "attribute 'to' is", "'dtype' is"), "a dtype the IR lacks (float64, bfloat16, ...)"),
+    (("dynamic",), "a value-dependent shape"),
+    (("no mnn op",), "no mnn op for it"),
+    (("not installed",), "backend not installed"),
+]
+
+
+def _cause(r: Result) -> str:
+    for words, cause in CAUSES:
+        if any(w in r.detail for w in words):
+            return cause
+    return "an attribute, mode or rank the mnn op does not take"
 
 
 def _cell(text: str) -> str:

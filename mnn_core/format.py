@@ -129,7 +129,7 @@ def _encode_tensor(name: str, value: Any, weights: str) -> tuple[str, list[np.nd
         if weights == "int8" and arr.ndim >= 2 and arr.size >= INT8_MIN_ELEMENTS and np.isfinite(arr).all():
             q, scales = quantize_int8(arr)
             return "int8", [q, scales.astype(_le("float32"))]
-    return "raw", [np.ascontiguousarray(arr, dtype=_le(arr.dtype.name))]
+    return "raw", [np.asarray(arr, dtype=_le(arr.dtype.name), order="C")]
 
 
 def _plan_tensors(initializers: dict, weights: str) -> tuple[dict, list[tuple[int, np.ndarray]], int]:
@@ -179,7 +179,7 @@ def _encode_attr(where: str, value: Any) -> dict:
     if isinstance(value, str):
         return {"type": "str", "value": value}
     if isinstance(value, np.ndarray) and value.dtype.name in DTYPES and value.ndim <= MAX_RANK:
-        data = np.ascontiguousarray(value, dtype=_le(value.dtype.name)).tobytes()
+        data = np.asarray(value, dtype=_le(value.dtype.name), order="C").tobytes()
         tensor = {"dtype": value.dtype.name, "shape": list(value.shape), "data": base64.b64encode(data).decode()}
         return {"type": "tensor", "value": tensor}
     if isinstance(value, (list, tuple)):

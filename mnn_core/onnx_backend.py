@@ -144,11 +144,11 @@ class MnnBackend(_OnnxBackend):
         """Run one NodeProto on numpy inputs (outputs_info: [(dtype, shape)] per output, optional)."""
         from onnx import helper
 
-        from .convert.onnx_common import NUMPY_TO_ONNX
+        from .convert.onnx_common import numpy_to_onnx
 
         arrays = [np.asarray(x) for x in inputs]
         names = [n for n in node.input]
-        graph_inputs = [helper.make_tensor_value_info(n, NUMPY_TO_ONNX[a.dtype.name], a.shape)
+        graph_inputs = [helper.make_tensor_value_info(n, numpy_to_onnx(a.dtype.name), a.shape)
                         for n, a in zip(names, arrays) if n]
         graph_outputs = [helper.make_empty_tensor_value_info(n) for n in node.output if n]
         model = helper.make_model(helper.make_graph([node], "run_node", graph_inputs, graph_outputs),

@@ -303,7 +303,7 @@ class _ProgramBuilder:
         if (value, domain) in self.slots:
             return self.slots[(value, domain)]
         if value in self.graph.initializers:
-            arr = np.ascontiguousarray(self.graph.initializers[value])
+            arr = np.asarray(self.graph.initializers[value], order="C")  # keeps 0-d 0-d
             if domain == HOST:
                 slot = _Slot(HOST, self.infos[value], constant=arr)
                 self.slots[(value, domain)] = slot

@@ -109,3 +109,13 @@ def test_ci_runs_readme_test_command():
     command = block.strip().splitlines()[-1].strip()
     assert command and command in ci, command
     assert os.access(README.parent / ".ci" / "run", os.X_OK)
+
+
+def test_export_round_trips_through_onnxruntime(model, tmp_path, capsys):
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    out = tmp_path / "net.onnx"
+    assert main(["export", str(model), "-o", str(out)]) == 0
+    x = np.linspace(-1, 1, 18, dtype="float32").reshape(3, 6)
+    got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, mnn.Session(mnn.load(model)).run({"x": x})["y"], rtol=1e-5, atol=1e-6)

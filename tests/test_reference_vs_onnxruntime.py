@@ -242,6 +242,10 @@ def _in_opset(op: str) -> bool:
     return True
 
 
+#: ops whose attributes ONNX takes as inputs in ways only the real exporter translates
+EXPORTER_ONLY = frozenset({"Col2Im", "DFT", "STFT"})
+
+
 def _cases():
     for op, schema in all_schemas().items():
         if schema.samples is None:
@@ -259,6 +263,9 @@ _SESSION_OPTIONS.log_severity_level = 3
 @pytest.mark.parametrize("op, index, sample", list(_cases()))
 def test_reference_matches_onnxruntime(op, index, sample):
     onnx_op = RENAME.get(op, op)
+    if op in EXPORTER_ONLY:
+        pytest.skip(f"{op} takes ONNX inputs this table does not translate; "
+                    "tests/test_onnx_export.py checks it through mnn_core.convert.to_onnx")
     if op not in SUBGRAPHS and not onnx.defs.has(onnx_op):
         pytest.skip(f"{op} is an mnn op with no ONNX counterpart")
     if op not in SUBGRAPHS and not _in_opset(onnx_op):

@@ -16,7 +16,8 @@ import numpy as np
 from ..errors import GraphError
 
 #: dtypes the engine knows, by numpy name.
-DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool")
+DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool", "float64", "int16", "uint16", "uint32",
+          "uint64")
 
 Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic)
 

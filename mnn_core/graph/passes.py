@@ -33,7 +33,7 @@ def fold_constants(graph: Graph) -> Graph:
             results = get_schema(node.op).reference(arrays, node.attrs)
             if sum(r.nbytes for r in results) <= MAX_FOLD_BYTES:
                 for name, value in zip(node.outputs, results):
-                    graph.initializers[name] = np.ascontiguousarray(value)
+                    graph.initializers[name] = np.asarray(value, order="C")
                 continue
         kept.append(node)
     graph.nodes = kept

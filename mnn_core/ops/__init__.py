@@ -5,6 +5,31 @@ from __future__ import annotations
 from .schema import REQUIRED, Attr, OpSchema, Sample, all_schemas, get_schema, register, run_reference
 
 # importing a family module registers its ops
-from . import elementwise, conv, matmul  # noqa: E402,F401  isort: skip
+from . import (  # noqa: E402,F401  isort: skip
+    elementwise,
+    conv,
+    matmul,
+    pool,
+    norm,
+    reduce,
+    shape,
+    resize,
+    convtranspose,
+    grad,
+    conv_grad,
+    norm_train,
+    loss,
+    optim_ops,
+    logic,
+    math_extra,
+    index,
+    rnn,
+    quant,
+    image,
+    attention_extra,
+    onnx_training,
+    signal,
+    misc,
+)
 
 __all__ = ["REQUIRED", "Attr", "OpSchema", "Sample", "all_schemas", "get_schema", "register", "run_reference"]

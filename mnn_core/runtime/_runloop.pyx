@@ -38,7 +38,8 @@ cdef struct Step:
     int32_t py_index
 
 
-DTYPE_CODES = {"float32": 0, "float16": 1, "int64": 2, "int32": 3, "int8": 4, "uint8": 5, "bool": 6}
+DTYPE_CODES = {"float32": 0, "float16": 1, "int64": 2, "int32": 3, "int8": 4, "uint8": 5, "bool": 6,
+               "float64": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11}
 
 
 cdef void _fill(mnn_tensor* t, tuple desc) except *:

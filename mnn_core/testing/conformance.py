@@ -40,7 +40,7 @@ def _one_node_graph(op: str, inputs: list, attrs: dict, constant_weights: bool) 
         name = f"in{i}"
         names.append(name)
         if constant_weights and i > 0:
-            graph.initializers[name] = np.ascontiguousarray(arr)
+            graph.initializers[name] = np.asarray(arr, order="C")
         else:
             graph.inputs[name] = TensorInfo(arr.shape, str(arr.dtype))
             feeds[name] = arr

@@ -30,7 +30,12 @@ typedef enum mnn_dtype {
     MNN_INT32 = 3,
     MNN_INT8 = 4,
     MNN_UINT8 = 5,
-    MNN_BOOL = 6
+    MNN_BOOL = 6,
+    MNN_FLOAT64 = 7,
+    MNN_INT16 = 8,
+    MNN_UINT16 = 9,
+    MNN_UINT32 = 10,
+    MNN_UINT64 = 11
 } mnn_dtype;
 
 /* A tensor as the run loop hands it to a kernel. Shapes are fixed at resize;

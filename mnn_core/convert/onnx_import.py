@@ -1,0 +1,751 @@
+"""ONNX -> mnn graph.
+
+    graph = import_onnx("model.onnx")              # what mnn_core.load("model.onnx") calls
+    graph = import_onnx(model_proto, input_shapes={"x": (1, 3, 224, 224)})
+
+How it works, in one pass over the ONNX nodes in topological order:
+
+- every value gets a TensorInfo from mnn's own shape inference; dynamic
+  dimensions (dim_param) are carried as "probe" sizes, as `Graph.infer` does;
+- values computable at import are *constants*: initializers, Constant nodes and
+  any node whose inputs are all constants (run with mnn's reference kernels);
+- shape arithmetic on dynamic dimensions is tracked *symbolically* (Shape ->
+  Gather -> Concat chains become lists like ["batch", -1]) so that Reshape and
+  friends still get the static attribute mnn wants; such sub-graphs only become
+  real nodes when something reads them as tensors;
+- inputs ONNX passes as tensors but mnn takes as attributes (Reshape shape,
+  Slice starts, Pad pads, Reduce axes, ...) are folded from those constants;
+- an op mnn lacks but ONNX defines as a function (Celu, LayerNormalization,
+  ...) is inlined from the function body in onnx's op schema.
+
+Every problem is collected; a model with any gets one OnnxImportError that
+lists them all. onnx is imported inside functions only (an optional extra).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import GraphError, MnnError
+from ..graph.ir import DTYPES, Graph, Node, TensorInfo
+from ..ops import all_schemas
+from .onnx_common import (
+    DEFAULT_DOMAIN,
+    NodeUnsupported,
+    OnnxImportError,
+    Unsupported,
+    attribute_value,
+    onnx_type_name,
+    require_onnx,
+)
+
+#: ops whose output, for an input filled with one value, is filled with that value
+FILL_PRESERVING = frozenset({"Slice", "Gather", "Squeeze", "Unsqueeze", "Reshape", "Identity", "Expand",
+                             "Transpose", "Flatten"})
+PROBE_BASE = 1_000_003  # symbolic dimensions are inferred as these sizes (see Graph.infer)
+MAX_FOLD_BYTES = 64 << 20  # constants larger than this stay nodes
+MAX_FUNCTION_DEPTH = 8
+
+
+def import_onnx(model: Any, *, input_shapes: dict | None = None, constant_inputs: dict | None = None,
+                base_dir: str | os.PathLike | None = None, name: str | None = None) -> Graph:
+    """Convert an ONNX model (a path, serialized bytes or a ModelProto) to an mnn Graph.
+
+    input_shapes: {input name: shape} overrides the declared shapes (e.g. to make a
+        dynamic batch static, which lets more shape arithmetic fold to constants).
+    constant_inputs: {input name: array} binds graph inputs to values: they become
+        constants and leave the graph's inputs.
+    base_dir: where external data files live, for a ModelProto (a path knows its own).
+    """
+    proto, source, folder = load_onnx_proto(model, base_dir)
+    importer = _Importer(proto, source, input_shapes or {}, constant_inputs or {})
+    graph = importer.run()
+    if name:
+        graph.name = name
+    return graph
+
+
+# -- reading the file ----------------------------------------------------------------------
+
+def load_onnx_proto(model: Any, base_dir=None):
+    """(ModelProto with external data loaded, a name for messages, its folder)."""
+    onnx = require_onnx("reading an ONNX model")
+    from onnx import external_data_helper
+
+    if isinstance(model, onnx.ModelProto):
+        proto, source, folder = model, model.graph.name or "ONNX model", base_dir
+    elif isinstance(model, (bytes, bytearray, memoryview)):
+        proto, source, folder = _parse(onnx, bytes(model), "ONNX bytes"), "ONNX bytes", base_dir
+    elif isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        if not path.is_file():
+            raise MnnError(f"ONNX model {path} does not exist")
+        proto, source, folder = _parse(onnx, path.read_bytes(), str(path)), str(path), base_dir or path.parent
+    else:
+        raise MnnError(f"import_onnx takes a path, bytes or an onnx.ModelProto, got {type(model).__name__}")
+    if proto.ir_version == 0 and not proto.graph.node and not proto.graph.output:
+        raise MnnError(f"{source} is not an ONNX model (no IR version, no graph): is the file damaged or "
+                       "of another format?")
+    if _uses_external(proto):
+        if folder is None:
+            raise MnnError(f"{source} keeps tensors in external data files; pass base_dir= (their folder)")
+        try:
+            external_data_helper.load_external_data_for_model(proto, str(folder))
+        except Exception as exc:  # OSError, or onnx's ValidationError for a missing/unsafe path
+            raise MnnError(f"{source}: cannot read its external data in {folder}: {exc}. "
+                           "Keep the .onnx.data file beside the model") from None
+    return proto, source, folder
+
+
+def _uses_external(proto) -> bool:
+    from onnx import TensorProto
+
+    return any(t.data_location == TensorProto.EXTERNAL for t in proto.graph.initializer)
+
+
+def _parse(onnx, data: bytes, source: str):
+    from google.protobuf.message import DecodeError
+
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise MnnError(f"{source} is not a valid ONNX file (protobuf could not parse it: {exc}); "
+                       "the file is damaged, truncated or of another format") from None
+    return proto
+
+
+# -- the importer ----------------------------------------------------------------------------
+
+@dataclass
+class OnnxNode:
+    """One ONNX node as handlers see it: names resolved, attributes as Python values."""
+
+    op: str
+    domain: str
+    opset: int
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    proto: Any = None
+
+    def input(self, i: int) -> str:
+        return self.inputs[i] if i < len(self.inputs) else ""
+
+
+class _Importer:
+    def __init__(self, proto, source: str, input_shapes: dict, constant_inputs: dict):
+        from .onnx_ops import HANDLERS
+
+        self.handlers = HANDLERS
+        self.proto = proto
+        self.source = source
+        self.opsets = {(o.domain or DEFAULT_DOMAIN): o.version for o in proto.opset_import}
+        if proto.ir_version and proto.ir_version < 3 and DEFAULT_DOMAIN not in self.opsets:
+            self.opsets[DEFAULT_DOMAIN] = 1
+        self.functions = {(f.domain, f.name): f for f in proto.functions}
+        self.graph = Graph(name=proto.graph.name or "onnx_model")
+        self.graph.metadata.update({"source": "onnx", "producer": proto.producer_name or "",
+                                    "opset": str(self.opsets.get(DEFAULT_DOMAIN, ""))})
+        self.concrete: dict[str, TensorInfo] = {}  # value -> info with probe sizes for symbols
+        self.probes: dict[int, str] = {}  # probe size -> symbol
+        self.consts: dict[str, np.ndarray] = {}
+        self.syms: dict[str, np.ndarray] = {}  # value -> object array of ints and symbol strings
+        self.lazy: dict[str, Node] = {}  # symbolic values not (yet) materialized as nodes
+        self.deps: dict[str, frozenset] = {}  # value -> graph inputs it depends on
+        self.rename: dict[str, str] = {}  # value -> the value it is an alias of
+        self.unknown: set[str] = set()  # values produced by unsupported nodes
+        #: values that are a problem only if something reads them (value -> the problem)
+        self.deferred: dict[str, NodeUnsupported] = {}
+        self.dynamic_fills: dict[str, tuple] = {}  # ConstantOfShape of a dynamic shape: (value, shape)
+        self.problems: list[Unsupported] = []
+        self.needs: set[str] = set()
+        self.scopes: list[dict] = []  # name mappings of the function bodies being inlined
+        self.taken = self._all_names(proto)
+        self.node_names: set[str] = set()
+        self.input_shapes = dict(input_shapes)
+        self.constant_inputs = dict(constant_inputs)
+        self.schemas = all_schemas()
+
+    @staticmethod
+    def _all_names(proto) -> set:
+        g = proto.graph
+        names = {v.name for v in list(g.input) + list(g.output)} | {t.name for t in g.initializer}
+        for n in g.node:
+            names.update(n.input)
+            names.update(n.output)
+        return names
+
+    # -- top level ---------------------------------------------------------------------
+
+    def run(self) -> Graph:
+        g = self.proto.graph
+        for tensor in g.initializer:
+            self.consts[tensor.name] = self._tensor(tensor)
+        for tensor in g.sparse_initializer:
+            self.consts[tensor.values.name] = self._sparse(tensor)
+        for value in g.input:
+            if value.name not in self.consts:
+                self._declare_input(value)
+        unknown_bind = set(self.constant_inputs) - {v.name for v in g.input}
+        if unknown_bind:
+            raise MnnError(f"constant_inputs names {sorted(unknown_bind)}, which are not inputs of {self.source}")
+        for node in g.node:
+            self.import_node(node)
+        self._finish_outputs(g)
+        if self.problems:
+            raise OnnxImportError(self.source, self.problems, frozenset(self.needs))
+        self._prune()
+        self._collect_initializers()
+        try:
+            self.graph.validate()
+        except GraphError as exc:
+            raise GraphError(f"{self.source}: the imported graph is invalid: {exc}") from None
+        return self.graph
+
+    def _tensor(self, tensor) -> np.ndarray:
+        from onnx import numpy_helper
+
+        try:
+            return numpy_helper.to_array(tensor)
+        except Exception as exc:  # a damaged tensor: wrong size, unknown type, bad external reference
+            raise MnnError(f"{self.source}: tensor {tensor.name!r} ({onnx_type_name(tensor.data_type)}"
+                           f"{list(tensor.dims)}) cannot be read: {exc}") from None
+
+    def _sparse(self, sparse) -> np.ndarray:
+        values, indices = self._tensor(sparse.values), self._tensor(sparse.indices)
+        dense = np.zeros(int(np.prod(sparse.dims)), dtype=values.dtype)
+        flat = indices if indices.ndim == 1 else np.ravel_multi_index(indices.T, tuple(sparse.dims))
+        dense[flat] = values
+        return dense.reshape(tuple(sparse.dims))
+
+    def _declare_input(self, value) -> None:
+        name = value.name
+        if name in self.constant_inputs:
+            self.consts[name] = np.asarray(self.constant_inputs[name])
+            return
+        kind = value.type.WhichOneof("value")
+        if kind != "tensor_type":
+            self._problem("input", "", 0, name, f"graph input {name!r} is a {kind}; mnn graphs take tensors only")
+            self.unknown.add(name)
+            return
+        tt = value.type.tensor_type
+        dtype = onnx_type_name(tt.elem_type)
+        if dtype not in DTYPES:
+            self._problem("input", "", 0, name, f"graph input {name!r} has dtype {dtype}; mnn has {', '.join(DTYPES)}")
+            self.unknown.add(name)
+            return
+        if name in self.input_shapes:
+            shape = tuple(self.input_shapes[name])
+        elif tt.HasField("shape"):
+            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or f"{name}_dim{i}")
+                          for i, d in enumerate(tt.shape.dim))
+        else:
+            self._problem("input", "", 0, name, f"graph input {name!r} has no shape (rank unknown); "
+                          "give it with input_shapes=")
+            self.unknown.add(name)
+            return
+        info = TensorInfo(shape, dtype)
+        self.graph.inputs[name] = info
+        self.concrete[name] = self._probe(info)
+        self.deps[name] = frozenset([name])
+
+    def _probe(self, info: TensorInfo) -> TensorInfo:
+        dims = []
+        for d in info.shape:
+            if isinstance(d, str):
+                probe = next((p for p, s in self.probes.items() if s == d), None)
+                if probe is None:
+                    probe = PROBE_BASE + 7 * len(self.probes)
+                    self.probes[probe] = d
+                dims.append(probe)
+            else:
+                dims.append(int(d))
+        return TensorInfo(tuple(dims), info.dtype)
+
+    def _problem(self, op, domain, opset, node, reason, needs=()) -> None:
+        self.problems.append(Unsupported(op, domain, opset, node, reason, tuple(sorted(needs))))
+
+    # -- nodes --------------------------------------------------------------------------
+
+    def import_node(self, proto, opset_override: dict | None = None, prefix: str = "", depth: int = 0) -> None:
+        domain = proto.domain or DEFAULT_DOMAIN
+        opsets = opset_override or self.opsets
+        opset = opsets.get(domain, 0)
+        name = proto.name or f"{prefix}{proto.op_type}_{len(self.graph.nodes)}"
+        inputs = [self.resolve(i) for i in proto.input]
+        outputs = list(proto.output)
+        while outputs and not outputs[-1]:
+            outputs.pop()
+        outputs = [o or self.fresh(f"{name}.unused{i}") for i, o in enumerate(outputs)]
+        if inputs and inputs[0] in self.dynamic_fills and proto.op_type in FILL_PRESERVING:
+            for out in outputs[:1]:  # a slice of a constant fill is still that fill
+                self.dynamic_fills[out] = self.dynamic_fills[inputs[0]]
+                self.deferred[out] = self.deferred[inputs[0]]
+                self.unknown.add(out)
+            return
+        if any(i in self.unknown and i not in self.deferred for i in inputs if i):
+            self.unknown.update(outputs)  # downstream of a problem already reported
+            known = (domain, proto.op_type) in self.handlers or proto.op_type in self.schemas
+            if not known and self._function(proto, opset) is None:
+                self._problem(proto.op_type, domain, opset, name, "no mnn op or importer for it")
+            return
+        try:
+            attrs = {a.name: attribute_value(a) for a in proto.attribute}
+        except Exception as exc:
+            self._problem(proto.op_type, domain, opset, name, f"unreadable attribute: {exc}")
+            self.unknown.update(outputs)
+            return
+        node = OnnxNode(proto.op_type, domain, opset, name, inputs, outputs, attrs, proto)
+        handler = self.handlers.get((domain, proto.op_type))
+        if handler is None and domain == DEFAULT_DOMAIN and proto.op_type in self.schemas:
+            from .onnx_ops import generic as handler
+        try:
+            if handler is not None:
+                try:
+                    handler(self, node)
+                except (NodeUnsupported, GraphError) as exc:
+                    # the op's ONNX function body may still be importable (extra outputs, attributes,
+                    # ...), unless the trouble is an input whose value is not known at import
+                    if getattr(exc, "needs", None) or not self._inline_function(node, depth):
+                        raise
+            elif not self._inline_function(node, depth):
+                raise NodeUnsupported(f"no mnn op or importer for {domain}::{proto.op_type}")
+        except NodeUnsupported as exc:
+            self._problem(node.op, domain, opset, name, str(exc), exc.needs)
+            self.needs.update(exc.needs)
+            self.unknown.update(outputs)
+        except GraphError as exc:
+            self._problem(node.op, domain, opset, name, str(exc))
+            self.unknown.update(outputs)
+        except Exception as exc:  # noqa: BLE001  a bug in a handler or kernel: report it as this node's problem
+            self._problem(node.op, domain, opset, name, f"the importer failed: {type(exc).__name__}: {exc}")
+            self.unknown.update(outputs)
+
+    def _node_name(self, base: str) -> str:
+        name, i = base, 1
+        while name in self.node_names:
+            name = f"{base}_{i}"
+            i += 1
+        self.node_names.add(name)
+        return name
+
+    def fresh(self, base: str) -> str:
+        name, i = base, 1
+        while name in self.taken:
+            name = f"{base}_{i}"
+            i += 1
+        self.taken.add(name)
+        return name
+
+    def resolve(self, name: str) -> str:
+        while name in self.rename:
+            name = self.rename[name]
+        return name
+
+    # -- functions: ops ONNX defines by a body of other ops --------------------------------
+
+    def _function(self, proto, opset: int):
+        domain = proto.domain or DEFAULT_DOMAIN
+        local = self.functions.get((proto.domain, proto.op_type))
+        if local is not None:
+            return local
+        onnx = require_onnx("inlining ONNX functions")
+        try:
+            schema = onnx.defs.get_schema(proto.op_type, opset, "" if domain == DEFAULT_DOMAIN else domain)
+        except Exception:
+            return None
+        if schema.has_function or schema.has_context_dependent_function:
+            return schema
+        return None
+
+    def _inline_function(self, node: OnnxNode, depth: int) -> bool:
+        if depth >= MAX_FUNCTION_DEPTH:
+            raise NodeUnsupported("function bodies nest too deeply")
+        fn = self._function(node.proto, node.opset)
+        if fn is None:
+            return False
+        onnx = require_onnx("inlining ONNX functions")
+        if isinstance(fn, onnx.FunctionProto):
+            body, formal_in, formal_out = fn, list(fn.input), list(fn.output)
+            opsets = {(o.domain or DEFAULT_DOMAIN): o.version for o in fn.opset_import}
+        else:
+            body = self._schema_function(onnx, fn, node)
+            if not body.node:
+                return False
+            formal_in = list(body.input)
+            formal_out = list(body.output)
+            opsets = {(o.domain or DEFAULT_DOMAIN): o.version for o in body.opset_import}
+        opsets = {**self.opsets, **opsets}
+        prefix = f"{node.name}/"
+        mapping = {f: (node.inputs[i] if i < len(node.inputs) else "") for i, f in enumerate(formal_in)}
+        mapping.update({f: (node.outputs[i] if i < len(node.outputs) else self.fresh(prefix + f))
+                        for i, f in enumerate(formal_out)})
+        self.scopes.append(mapping)  # an If branch in the body may read the body's values
+        try:
+            self._inline_body(onnx, fn, body, node, mapping, opsets, prefix, depth)
+        finally:
+            self.scopes.pop()
+        for i, out in enumerate(node.outputs):
+            if i < len(formal_out) and mapping[formal_out[i]] != out:
+                self.rename[out] = mapping[formal_out[i]]
+        return True
+
+    def _inline_body(self, onnx, fn, body, node, mapping, opsets, prefix, depth) -> None:
+        attr_values = {a.name: a for a in node.proto.attribute}
+        if isinstance(fn, onnx.FunctionProto):
+            defaults = {a.name: a for a in fn.attribute_proto}
+        else:
+            defaults = {k: a.default_value for k, a in fn.attributes.items() if a.default_value.type}
+        for inner in body.node:
+            sub = onnx.NodeProto()
+            sub.CopyFrom(inner)
+            for i, v in enumerate(sub.input):
+                sub.input[i] = mapping.setdefault(v, self.fresh(prefix + v)) if v else ""
+            for i, v in enumerate(sub.output):
+                sub.output[i] = mapping.setdefault(v, self.fresh(prefix + v)) if v else ""
+            _bind_attribute_refs(onnx, sub, attr_values, defaults)
+            sub.name = f"{prefix}{inner.name or inner.op_type}"
+            self.import_node(sub, opsets, prefix, depth + 1)
+
+    def inline_graph(self, node: OnnxNode, body, depth: int = 0) -> None:
+        """Import a sub-graph (an If branch) in place: its own values renamed, outer ones shared."""
+        prefix = f"{node.name}/"
+        mapping: dict[str, str] = {}
+        for tensor in body.initializer:
+            mapping[tensor.name] = self.fresh(prefix + tensor.name)
+            self.consts[mapping[tensor.name]] = self._tensor(tensor)
+        onnx = require_onnx("inlining ONNX sub-graphs")
+        self.scopes.append(mapping)
+        try:
+            self._inline_branch(onnx, body, mapping, prefix, depth)
+        finally:
+            self.scopes.pop()
+        for out, inner in zip(node.outputs, body.output):
+            src = self.resolve(mapping.get(inner.name) or self._outer_name(inner.name))
+            if src in self.consts:
+                self.consts[out] = self.consts[src]
+            else:
+                self.rename[out] = src
+
+    def _inline_branch(self, onnx, body, mapping: dict, prefix: str, depth: int) -> None:
+        for inner in body.node:
+            sub = onnx.NodeProto()
+            sub.CopyFrom(inner)
+            for i, v in enumerate(sub.input):
+                sub.input[i] = mapping.get(v) or self._outer_name(v)
+            for i, v in enumerate(sub.output):
+                if v:
+                    mapping[v] = self.fresh(prefix + v)
+                    sub.output[i] = mapping[v]
+            sub.name = f"{prefix}{inner.name or inner.op_type}"
+            self.import_node(sub, prefix=prefix, depth=depth + 1)
+
+    def _outer_name(self, name: str) -> str:
+        """A name a sub-graph reads from its enclosing function body (or the graph itself)."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return name
+
+    def _schema_function(self, onnx, schema, node: OnnxNode):
+        # a body written for a later opset still defines this op version (same schema)
+        versions = list(schema.function_opset_versions if schema.has_function
+                        else schema.context_dependent_function_opset_versions)
+        older = [v for v in versions if v <= node.opset]
+        version = max(older) if older else min(versions, default=node.opset)
+        if schema.has_function:
+            raw = schema.get_function_with_opset_version(version)
+            if isinstance(raw, bytes):
+                fn = onnx.FunctionProto()
+                fn.ParseFromString(raw)
+                return fn
+            return raw
+        types = []
+        for name in node.inputs:
+            tp = onnx.TypeProto()
+            if name:
+                dtype = self.dtype(name)
+                from .onnx_common import NUMPY_TO_ONNX
+
+                tp.tensor_type.elem_type = NUMPY_TO_ONNX.get(dtype, 0)
+                for d in self.shape(name):
+                    tp.tensor_type.shape.dim.add().dim_value = d if d < PROBE_BASE else 0
+            types.append(tp.SerializeToString())
+        raw = schema.get_context_dependent_function_with_opset_version(
+            version, node.proto.SerializeToString(), types)
+        fn = onnx.FunctionProto()
+        fn.ParseFromString(raw if isinstance(raw, bytes) else raw.SerializeToString())
+        return fn
+
+    # -- what handlers use ------------------------------------------------------------------
+
+    def const(self, name: str) -> np.ndarray | None:
+        return self.consts.get(name) if name else None
+
+    def sym(self, name: str) -> np.ndarray | None:
+        if name in self.consts:
+            return self.consts[name].astype(object)
+        return self.syms.get(name)
+
+    def info(self, name: str) -> TensorInfo:
+        if name in self.consts:
+            arr = self.consts[name]
+            return TensorInfo(arr.shape, _mnn_dtype(arr.dtype, name))
+        try:
+            return self.concrete[name]
+        except KeyError:
+            raise GraphError(f"value {name!r} is read before it is defined") from None
+
+    def dtype(self, name: str) -> str:
+        if name in self.consts:
+            return self.consts[name].dtype.name
+        return self.info(name).dtype
+
+    def shape(self, name: str) -> tuple:
+        if name in self.consts:
+            return self.consts[name].shape
+        return self.info(name).shape
+
+    def rank(self, name: str) -> int:
+        return len(self.shape(name))
+
+    def is_static(self, name: str) -> bool:
+        return all(d < PROBE_BASE for d in self.shape(name))
+
+    def dim_symbol(self, d: int, label: str):
+        """A dimension as an int, or a string symbol when dynamic."""
+        if d < PROBE_BASE:
+            return int(d)
+        return self.probes.get(d, f"?{label}")
+
+    def set_const(self, name: str, value: np.ndarray) -> None:
+        self.consts[name] = np.asarray(value)
+
+    def alias(self, out: str, src: str) -> None:
+        """`out` is the same value as `src` (an Identity, a no-op Cast, ...)."""
+        if out != src:
+            self.rename[out] = src
+
+    def depends(self, names) -> frozenset:
+        out: set = set()
+        for n in names:
+            if n:
+                out |= self.deps.get(self.resolve(n), frozenset())
+        return frozenset(out)
+
+    def static_input(self, node: OnnxNode, index: int, what: str) -> np.ndarray | None:
+        """The constant value of an input mnn takes as an attribute (None when absent)."""
+        name = node.input(index)
+        if not name:
+            return None
+        value = self.const(name)
+        if value is not None:
+            return value
+        sym = self.syms.get(name)
+        if sym is not None and _all_int(sym):  # shape arithmetic that came out static
+            return sym.astype(np.int64)
+        raise NodeUnsupported(f"unsupported: dynamic {what} of {node.op} (mnn needs it constant)",
+                              needs=self.depends([name]))
+
+    def emit(self, op: str, inputs: list[str], outputs: list[str], attrs: dict | None = None,
+             name: str | None = None, fold: bool = True) -> list[str]:
+        """Add an mnn node (or its constant result, or its symbolic value)."""
+        schema = self.schemas.get(op)
+        if schema is None:
+            raise NodeUnsupported(f"mnn has no op {op}")
+        for i in inputs:
+            if i in self.deferred:
+                raise self.deferred[i]
+        attrs = schema.check_attrs(dict(attrs or {}), name or op)
+        present = [i for i in inputs if i]
+        name = self._node_name(name) if name else self._node_name(f"{op.lower()}_{len(self.graph.nodes)}")
+        if fold and present and all(i in self.consts for i in present):
+            arrays = [self.consts[i] if i else None for i in inputs]
+            if sum(a.nbytes for a in arrays if a is not None) <= MAX_FOLD_BYTES:
+                results = schema.reference(arrays, attrs)
+                for out, value in zip(outputs, results):
+                    self.consts[out] = np.asarray(value)
+                return outputs
+        if fold and present and any(i in self.syms for i in present) and all(
+                i in self.syms or i in self.consts for i in present):
+            value = _symbolic(op, [self.sym(i) if i else None for i in inputs], attrs, schema)
+            if value is not None and _all_int(value):  # the dynamic sizes cancelled out: a constant
+                self.consts[outputs[0]] = value.astype(np.int64)
+                return outputs
+            if value is not None:
+                node = Node(op, list(inputs), list(outputs[:1]), attrs, name)
+                self._infer(node, schema)
+                self.syms[outputs[0]] = value
+                self.lazy[outputs[0]] = node
+                self.deps[outputs[0]] = self.depends(inputs)
+                return outputs
+        for i in present:
+            if i in self.lazy:
+                self._materialize(i)
+        node = Node(op, list(inputs), list(outputs), attrs, name)
+        self._infer(node, schema)
+        schema.check_arity(node)
+        self.graph.nodes.append(node)
+        deps = self.depends(inputs)
+        for out in outputs:
+            self.deps[out] = deps
+        return outputs
+
+    def emit_lazy(self, op: str, inputs: list[str], output: str, attrs: dict, name: str | None,
+                  value: np.ndarray | None = None) -> str:
+        """A node emitted only if its output is read as a tensor (shape arithmetic)."""
+        schema = self.schemas.get(op)
+        if schema is None:
+            raise NodeUnsupported(f"mnn has no op {op}")
+        attrs = schema.check_attrs(dict(attrs), name or op)
+        node = Node(op, list(inputs), [output], attrs, self._node_name(name or f"{op.lower()}_{output}"))
+        self._infer(node, schema)
+        if value is not None:
+            self.syms[output] = value
+        self.lazy[output] = node
+        self.deps[output] = self.depends(inputs)
+        return output
+
+    def _infer(self, node: Node, schema) -> None:
+        ins = [self.info(i) if i else None for i in node.inputs]
+        try:
+            outs = schema.infer(ins, node.attrs)
+        except Exception as exc:
+            shapes = ", ".join(str(i) for i in ins)
+            raise GraphError(f"mnn {node.op} cannot take inputs ({shapes}) with {node.attrs}: {exc}") from None
+        if len(outs) < len(node.outputs):
+            raise GraphError(f"mnn {node.op} gives {len(outs)} outputs, the ONNX node has {len(node.outputs)}")
+        for out, info in zip(node.outputs, outs):
+            self.concrete[out] = info
+
+    def _materialize(self, name: str) -> None:
+        node = self.lazy.pop(name)
+        for i in node.inputs:
+            if i in self.lazy:
+                self._materialize(i)
+        self.graph.nodes.append(node)
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def _finish_outputs(self, g) -> None:
+        for value in g.output:
+            name = value.name
+            src = self.resolve(name)
+            if src in self.deferred:
+                exc = self.deferred[src]
+                self._problem("output", "", 0, name, str(exc), exc.needs)
+                continue
+            if src in self.unknown or name in self.unknown:
+                continue
+            if src not in self.consts and src not in self.concrete and src not in self.syms:
+                self._problem("output", "", 0, name, f"graph output {name!r} is never produced")
+                continue
+            if src in self.lazy:
+                self._materialize(src)
+            if src != name:
+                if src in self.consts:
+                    self.consts[name] = self.consts[src]
+                else:
+                    self.emit("Identity", [src], [name], name=f"{name}_output", fold=False)
+            self.graph.outputs.append(name)  # (an input may be an output as it is)
+
+    def _prune(self) -> None:
+        """Drop nodes nothing reads (left behind by folding or by a fallback to a function body)."""
+        live = set(self.graph.outputs)
+        kept = []
+        for node in reversed(self.graph.nodes):
+            if any(o in live for o in node.outputs):
+                kept.append(node)
+                live.update(i for i in node.inputs if i)
+        self.graph.nodes = kept[::-1]
+
+    def _collect_initializers(self) -> None:
+        used = {i for n in self.graph.nodes for i in n.inputs if i} | set(self.graph.outputs)
+        for name in sorted(used):
+            if name in self.consts:
+                arr = np.asarray(self.consts[name], order="C")  # (ascontiguousarray makes 0-d 1-d)
+                if arr.dtype.name not in DTYPES:
+                    self._problem("constant", "", 0, name, f"constant {name!r} has dtype {arr.dtype}; "
+                                  f"mnn has {', '.join(DTYPES)}")
+                self.graph.initializers[name] = arr
+        if self.problems:
+            raise OnnxImportError(self.source, self.problems, frozenset(self.needs))
+
+
+def _mnn_dtype(dtype: np.dtype, name: str) -> str:
+    if dtype.name not in DTYPES:
+        raise NodeUnsupported(f"value {name!r} has dtype {dtype.name}; mnn has {', '.join(DTYPES)}")
+    return dtype.name
+
+
+def _bind_attribute_refs(onnx, node, values: dict, defaults: dict) -> None:
+    """Replace attributes that refer to the calling node's (ref_attr_name) by their values."""
+    kept = []
+    for attr in node.attribute:
+        if attr.ref_attr_name:
+            src = values.get(attr.ref_attr_name) or defaults.get(attr.ref_attr_name)
+            if src is None or not src.type:
+                continue  # not given and no default: the attribute is absent
+            new = onnx.AttributeProto()
+            new.CopyFrom(src)
+            new.name = attr.name
+            kept.append(new)
+        else:
+            kept.append(attr)
+    del node.attribute[:]
+    node.attribute.extend(kept)
+
+
+# -- symbolic shape arithmetic -------------------------------------------------------------------
+
+_SYM_STRUCTURAL = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Reshape", "Flatten", "Identity",
+                   "Transpose", "Expand", "Tile"}
+_SYM_ARITH = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Max": "max", "Min": "min"}
+
+
+def _sym_binary(sign: str):
+    def f(a, b):
+        if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+            a, b = int(a), int(b)
+            return {"+": a + b, "-": a - b, "*": a * b, "/": int(a / b) if b else 0,
+                    "max": max(a, b), "min": min(a, b)}[sign]
+        if sign == "*" and (b == 1 or a == 1):
+            return a if b == 1 else b
+        if sign in "+-" and b == 0:
+            return a
+        if sign == "/" and b == 1:
+            return a
+        return f"({a}{sign}{b})"
+
+    return np.frompyfunc(f, 2, 1)
+
+
+def _symbolic(op: str, values: list, attrs: dict, schema) -> np.ndarray | None:
+    """Evaluate a shape-arithmetic op on object arrays of ints and symbols, or None."""
+    try:
+        if op in _SYM_ARITH:
+            return np.asarray(_sym_binary(_SYM_ARITH[op])(values[0], values[1]), dtype=object)
+        if op == "Cast":
+            return values[0] if attrs.get("to") in ("int64", "int32", 7, 6) else None
+        if op == "Concat":
+            return np.concatenate([v.reshape(-1) if v.ndim == 0 else v for v in values], axis=attrs["axis"])
+        if op in _SYM_STRUCTURAL:
+            rest = values[1:]
+            if any(v is not None and not _all_int(v) for v in rest):
+                return None  # indices must be known
+            data = [values[0]] + [v.astype(np.int64) if v is not None else None for v in rest]
+            return np.asarray(schema.reference(data, attrs)[0], dtype=object)
+    except Exception:
+        return None
+    return None
+
+
+def _all_int(v: np.ndarray) -> bool:
+    return all(isinstance(x, (int, np.integer)) for x in v.reshape(-1))

@@ -1,0 +1,718 @@
+"""The ONNX op table of the importer: how each ONNX op (at each opset) becomes mnn ops.
+
+Most ONNX ops map one-to-one onto the mnn op of the same name (mnn attribute
+names follow ONNX). The entries here cover the differences:
+
+- inputs that newer opsets pass as tensors but mnn takes as attributes
+  (`static(...)`: Reshape shape, Slice starts, Reduce axes, ...), folded from
+  constants and, for shapes, from symbolic shape arithmetic;
+- opset changes of meaning (Softmax before 13 flattens to 2-D, Clip before 11
+  has attributes, Upsample is Resize, ...);
+- ops that only exist at import (Constant, Shape, Size, ConstantOfShape,
+  Range, Identity, Dropout, CastLike, variadic Sum/Mean/Max/Min).
+
+An ONNX op with no entry whose name is an mnn op maps onto it directly; an
+ONNX attribute mnn does not know is accepted only when it has its default.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..ops import all_schemas
+from .onnx_common import DEFAULT_DOMAIN, NodeUnsupported, as_int_list, onnx_type_name
+
+HANDLERS: dict[tuple[str, str], Callable] = {}
+
+
+def handles(*ops: str, domain: str = DEFAULT_DOMAIN):
+    def deco(fn):
+        for op in ops:
+            HANDLERS[(domain, op)] = fn
+        return fn
+
+    return deco
+
+
+# -- the generic mapping -----------------------------------------------------------------------
+
+def onnx_default(node, attr: str):
+    """The default value ONNX's schema gives an attribute, or a sentinel when none."""
+    from onnx import defs
+
+    from .onnx_common import attribute_value
+
+    try:
+        schema = defs.get_schema(node.op, node.opset, "" if node.domain == DEFAULT_DOMAIN else node.domain)
+        default = schema.attributes[attr].default_value
+    except Exception:
+        return _NO_DEFAULT
+    if not default.name and default.type == 0:
+        return _NO_DEFAULT
+    return attribute_value(default)
+
+
+_NO_DEFAULT = object()
+
+
+def mnn_attrs(node, mnn_op: str, rename: dict | None = None, ignore=(), values: dict | None = None) -> dict:
+    """ONNX attributes of `node` as attributes of mnn op `mnn_op`; unknown ones must be default."""
+    schema = all_schemas()[mnn_op]
+    rename = rename or {}
+    out = {}
+    for key, value in node.attrs.items():
+        target = rename.get(key, key)
+        if target in schema.attrs:
+            out[target] = value
+        elif key in ignore:
+            continue
+        else:
+            default = onnx_default(node, key)
+            if default is _NO_DEFAULT or not _same(default, value):
+                raise NodeUnsupported(f"attribute {key}={_short(value)} is not supported by mnn {mnn_op}")
+    out.update(values or {})
+    return out
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except Exception:
+        return a == b
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) < 60 else text[:57] + "..."
+
+
+def direct(ctx, node, mnn_op: str | None = None, inputs=None, values=None, rename=None, ignore=()):
+    mnn_op = mnn_op or node.op
+    if mnn_op not in all_schemas():
+        raise NodeUnsupported(f"mnn has no op {mnn_op}")
+    attrs = mnn_attrs(node, mnn_op, rename, ignore, values)
+    ctx.emit(mnn_op, list(node.inputs if inputs is None else inputs), node.outputs, attrs, node.name)
+
+
+def generic(ctx, node):
+    direct(ctx, node)
+
+
+def static(since: int, **positions: tuple[int, Callable] | int):
+    """A handler folding constant inputs (from opset `since`) into attributes: attr=(index, convert)."""
+
+    def handler(ctx, node):
+        values = {}
+        cut = len(node.inputs)
+        if node.opset >= since:
+            for attr, spec in positions.items():
+                index, convert = spec if isinstance(spec, tuple) else (spec, as_int_list)
+                value = ctx.static_input(node, index, attr) if index < len(node.inputs) else None
+                if value is not None:
+                    values[attr] = convert(value)
+                cut = min(cut, index)
+        direct(ctx, node, inputs=node.inputs[:cut], values=values)
+
+    return handler
+
+
+def _float(v) -> float:
+    return float(np.asarray(v).reshape(-1)[0])
+
+
+def _int(v) -> int:
+    return int(np.asarray(v).reshape(-1)[0])
+
+
+# -- constants and values that exist only at import ---------------------------------------------
+
+@handles("Constant")
+def _constant(ctx, node):
+    a = node.attrs
+    if "value" in a:
+        value = a["value"]
+    elif "value_float" in a:
+        value = np.array(a["value_float"], np.float32)
+    elif "value_floats" in a:
+        value = np.array(a["value_floats"], np.float32)
+    elif "value_int" in a:
+        value = np.array(a["value_int"], np.int64)
+    elif "value_ints" in a:
+        value = np.array(a["value_ints"], np.int64)
+    elif "value_string" in a or "value_strings" in a:
+        value = np.array(a.get("value_string", a.get("value_strings")), dtype=object)
+    elif "sparse_value" in a:
+        raise NodeUnsupported("sparse Constant values are not supported")
+    else:
+        raise NodeUnsupported("Constant without a value")
+    ctx.set_const(node.outputs[0], value)
+
+
+@handles("Identity")
+def _identity(ctx, node):
+    src = node.inputs[0]
+    if ctx.const(src) is not None:
+        ctx.set_const(node.outputs[0], ctx.const(src))
+    else:
+        ctx.alias(node.outputs[0], src)
+
+
+@handles("Dropout")
+def _dropout(ctx, node):
+    training = node.input(2) and ctx.const(node.input(2))
+    if node.input(2) and training is None:
+        raise NodeUnsupported("unsupported: dynamic training_mode of Dropout", ctx.depends([node.input(2)]))
+    if training is not None and bool(np.asarray(training).reshape(-1)[0]) and _ratio(ctx, node) > 0:
+        raise NodeUnsupported("Dropout in training mode is random; mnn imports inference graphs")
+    ctx.alias(node.outputs[0], node.inputs[0])
+    if len(node.outputs) > 1:
+        if not ctx.is_static(node.inputs[0]):
+            raise NodeUnsupported("Dropout mask of a dynamic shape")
+        ctx.set_const(node.outputs[1], np.ones(ctx.shape(node.inputs[0]), bool))
+
+
+def _ratio(ctx, node) -> float:
+    if node.input(1):
+        r = ctx.const(node.input(1))
+        return 0.5 if r is None else _float(r)
+    return float(node.attrs.get("ratio", 0.5))
+
+
+@handles("Shape")
+def _shape(ctx, node):
+    x = node.inputs[0]
+    dims = [ctx.dim_symbol(d, f"{x}[{i}]") for i, d in enumerate(ctx.shape(x))]
+    start, end = node.attrs.get("start", 0), node.attrs.get("end", None)
+    dims = dims[slice(start, end)]
+    out = node.outputs[0]
+    if all(isinstance(d, int) for d in dims):
+        ctx.set_const(out, np.array(dims, dtype=np.int64))
+        return
+    # a dynamic shape: known symbolically, a real Shape node only if read as a tensor
+    if start or end is not None:
+        full = ctx.emit_lazy("Shape", [x], ctx.fresh(f"{out}.full"), {}, None)
+        ctx.emit_lazy("Slice", [full], out, {"starts": [start], "ends": [end if end is not None else 1 << 62]},
+                      node.name, value=np.array(dims, dtype=object))
+    else:
+        ctx.emit_lazy("Shape", [x], out, {}, node.name, value=np.array(dims, dtype=object))
+
+
+@handles("Size")
+def _size(ctx, node):
+    x = node.inputs[0]
+    if not ctx.is_static(x):
+        raise NodeUnsupported("unsupported: Size of a dynamic shape", ctx.depends([x]))
+    ctx.set_const(node.outputs[0], np.array(int(np.prod(ctx.shape(x), dtype=np.int64)), np.int64))
+
+
+@handles("ConstantOfShape")
+def _constant_of_shape(ctx, node):
+    value = node.attrs.get("value", np.zeros(1, np.float32))
+    sym = ctx.sym(node.inputs[0])
+    if ctx.const(node.inputs[0]) is None and sym is not None and not _all_ints(sym):
+        # a dynamic shape: fine where the reader takes "absent" for zeros (RNN initial states)
+        ctx.dynamic_fills[node.outputs[0]] = (np.asarray(value).reshape(-1)[0], sym)
+        ctx.unknown.add(node.outputs[0])
+        ctx.deferred[node.outputs[0]] = NodeUnsupported(
+            f"unsupported: dynamic shape {list(sym)} of ConstantOfShape", ctx.depends(node.inputs))
+        return
+    shape = ctx.static_input(node, 0, "shape")
+    ctx.set_const(node.outputs[0], np.full(as_int_list(shape), np.asarray(value).reshape(-1)[0], value.dtype))
+
+
+def _all_ints(sym) -> bool:
+    return all(isinstance(v, (int, np.integer)) for v in sym.reshape(-1))
+
+
+@handles("Range")
+def _range(ctx, node):
+    start, limit, delta = (ctx.static_input(node, i, n) for i, n in enumerate(("start", "limit", "delta")))
+    first = (np.asarray(v).reshape(-1)[0] for v in (start, limit, delta))
+    ctx.set_const(node.outputs[0], np.arange(*first).astype(start.dtype))
+
+
+@handles("Cast")
+def _cast(ctx, node):
+    _emit_cast(ctx, node, onnx_type_name(node.attrs["to"]))
+
+
+@handles("CastLike")
+def _cast_like(ctx, node):
+    _emit_cast(ctx, node, ctx.dtype(node.inputs[1]))
+
+
+def _emit_cast(ctx, node, to: str):
+    x, out = node.inputs[0], node.outputs[0]
+    if ctx.const(x) is not None:
+        ctx.set_const(out, _cast_array(ctx.const(x), to))
+    elif ctx.dtype(x) == to:
+        ctx.alias(out, x)
+    else:
+        direct(ctx, node, "Cast", inputs=[x], values={"to": to}, ignore=("to", "saturate"))
+
+
+def _cast_array(a: np.ndarray, to: str) -> np.ndarray:
+    if a.dtype == object:
+        if to == "bool":
+            return np.array([str(v).lower() in ("true", "1") for v in a.reshape(-1)]).reshape(a.shape)
+        return a.astype(np.float64).astype(to)
+    if np.issubdtype(np.dtype(to), np.integer) and a.dtype.kind == "f":
+        a = np.trunc(a)
+    return a.astype(to)
+
+
+# -- inputs that mnn takes as attributes -----------------------------------------------------------
+
+@handles("Reshape")
+def _reshape(ctx, node):
+    if node.opset < 5:
+        return direct(ctx, node)
+    data, shape_in = node.inputs[0], node.inputs[1]
+    shape = ctx.const(shape_in)
+    if shape is None:
+        shape = _shape_from_symbols(ctx, node, data, ctx.sym(shape_in), copy_dims=not node.attrs.get("allowzero"))
+    direct(ctx, node, inputs=[data], values={"shape": as_int_list(shape)})
+
+
+def _shape_from_symbols(ctx, node, data, sym, copy_dims: bool) -> list[int]:
+    """A target shape with symbols as Reshape's 0 (copy this dim) and -1 (the rest)."""
+    if sym is None:
+        raise NodeUnsupported(f"unsupported: dynamic shape of {node.op} (mnn needs it constant or "
+                              "computed from input shapes)", ctx.depends([node.inputs[1]]))
+    dims = ctx.shape(data)
+    out, unknown = [], 0
+    for i, s in enumerate(sym.reshape(-1)):
+        if isinstance(s, (int, np.integer)):
+            out.append(int(s))
+        elif copy_dims and i < len(dims) and ctx.dim_symbol(dims[i], "") == s:
+            out.append(0)
+        else:
+            out.append(-1)
+            unknown += 1
+    if unknown > 1 or (unknown == 1 and -1 in [int(v) for v in sym.reshape(-1) if isinstance(v, (int, np.integer))]):
+        raise NodeUnsupported(f"unsupported: {node.op} to a shape with several dynamic sizes {list(sym)}")
+    return out
+
+
+@handles("Expand")
+def _expand(ctx, node):
+    data, shape_in = node.inputs
+    shape = ctx.const(shape_in)
+    if shape is None:
+        sym = ctx.sym(shape_in)
+        if sym is None:
+            raise NodeUnsupported("unsupported: dynamic shape of Expand", ctx.depends([shape_in]))
+        dims = ctx.shape(data)
+        shape = []
+        for i, s in enumerate(sym.reshape(-1)):
+            j = i - (len(sym) - len(dims))
+            if isinstance(s, (int, np.integer)):
+                shape.append(int(s))
+            elif j >= 0 and ctx.dim_symbol(dims[j], "") == s:
+                shape.append(1)  # broadcasting keeps the input's (dynamic) size
+            else:
+                raise NodeUnsupported(f"unsupported: Expand to a dynamic size {s!r} the input does not have")
+    direct(ctx, node, inputs=[data], values={"shape": as_int_list(shape)})
+
+
+HANDLERS[(DEFAULT_DOMAIN, "Squeeze")] = static(13, axes=1)
+HANDLERS[(DEFAULT_DOMAIN, "Unsqueeze")] = static(13, axes=1)
+HANDLERS[(DEFAULT_DOMAIN, "Tile")] = static(6, repeats=1)
+BIG = 1 << 62  # "to the end" of a Slice
+
+
+@handles("Slice")
+def _slice(ctx, node):
+    if node.opset < 10:
+        return direct(ctx, node)
+    data = node.inputs[0]
+    values = {}
+    for attr, index in (("starts", 1), ("axes", 3), ("steps", 4)):
+        v = ctx.static_input(node, index, attr)
+        if v is not None:
+            values[attr] = as_int_list(v)
+    ends = ctx.const(node.input(2))
+    if ends is None and ctx.sym(node.input(2)) is not None:
+        # an end that is the sliced axis's own dynamic size means "to the end"
+        sym = ctx.sym(node.input(2)).reshape(-1)
+        rank = ctx.rank(data)
+        axes = values.get("axes", list(range(len(sym))))
+        dims = ctx.shape(data)
+        ends = []
+        for s, a in zip(sym, axes):
+            if isinstance(s, (int, np.integer)):
+                ends.append(int(s))
+            elif ctx.dim_symbol(dims[a % rank], "") == s:
+                ends.append(BIG)
+            else:
+                raise NodeUnsupported(f"unsupported: dynamic ends of Slice ({list(sym)})", ctx.depends([node.input(2)]))
+    elif ends is None:
+        ends = ctx.static_input(node, 2, "ends")
+    values["ends"] = as_int_list(ends)
+    direct(ctx, node, inputs=[data], values=values)
+
+
+HANDLERS[(DEFAULT_DOMAIN, "Split")] = static(13, split=1)
+HANDLERS[(DEFAULT_DOMAIN, "ReduceSum")] = static(13, axes=1)
+for _op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+            "ReduceLogSumExp", "ReduceSumSquare"):
+    HANDLERS[(DEFAULT_DOMAIN, _op)] = static(18, axes=1)
+
+
+@handles("Pad")
+def _pad(ctx, node):
+    if node.opset < 11:
+        values = {"pads": node.attrs.get("pads", node.attrs.get("paddings"))}
+        if "value" in node.attrs:
+            values["value"] = float(node.attrs["value"])
+        return direct(ctx, node, inputs=node.inputs[:1], values=values, ignore=("paddings",))
+    pads = as_int_list(ctx.static_input(node, 1, "pads"))
+    axes = ctx.static_input(node, 3, "axes")
+    if axes is not None:  # opset 18: pads for some axes only
+        rank = ctx.rank(node.inputs[0])
+        full = [0] * (2 * rank)
+        axes = [a % rank for a in as_int_list(axes)]
+        for i, a in enumerate(axes):
+            full[a], full[a + rank] = pads[i], pads[i + len(axes)]
+        pads = full
+    values = {"pads": pads}
+    value = ctx.static_input(node, 2, "constant_value")
+    if value is not None and np.asarray(value).size:
+        values["value"] = _float(value)
+    direct(ctx, node, inputs=node.inputs[:1], values=values)
+
+
+@handles("Clip")
+def _clip(ctx, node):
+    values = {}
+    if node.opset >= 11:
+        for index, attr in ((1, "min"), (2, "max")):
+            v = ctx.static_input(node, index, attr)
+            if v is not None:
+                values[attr] = _float(v)
+    direct(ctx, node, inputs=node.inputs[:1], values=values)
+
+
+@handles("TopK")
+def _topk(ctx, node):
+    values = {"k": _int(ctx.static_input(node, 1, "k"))} if node.opset >= 10 else {}
+    direct(ctx, node, inputs=node.inputs[:1], values=values)
+
+
+@handles("Softmax", "LogSoftmax", "Hardmax")
+def _softmax(ctx, node):
+    axis = node.attrs.get("axis", 1 if node.opset < 13 else -1)
+    x = node.inputs[0]
+    rank = ctx.rank(x)
+    if node.opset >= 13 or axis % max(rank, 1) == rank - 1:
+        return direct(ctx, node, values={"axis": axis})
+    # before opset 13 the input is flattened to 2-D at `axis`, normalized over the second axis
+    if not ctx.is_static(x):
+        raise NodeUnsupported(f"{node.op} (opset {node.opset}) with axis {axis} on a dynamic shape")
+    flat = ctx.emit("Flatten", [x], [ctx.fresh(f"{node.name}.flat")], {"axis": axis})[0]
+    norm = ctx.emit(node.op, [flat], [ctx.fresh(f"{node.name}.2d")], mnn_attrs(node, node.op, values={"axis": 1}))[0]
+    ctx.emit("Reshape", [norm], node.outputs, {"shape": list(ctx.shape(x))}, node.name)
+
+
+@handles("Sum", "Mean", "Max", "Min")
+def _variadic(ctx, node):
+    op = {"Sum": "Add", "Mean": "Add"}.get(node.op, node.op)
+    ins = list(node.inputs)
+    if len(ins) == 1 and node.op != "Mean":
+        return _identity(ctx, node)
+    acc = ins[0]
+    for i, other in enumerate(ins[1:]):
+        last = i == len(ins) - 2 and node.op != "Mean"
+        out = node.outputs if last else [ctx.fresh(f"{node.name}.{i}")]
+        acc = ctx.emit(op, [acc, other], out, {}, node.name if last else None)[0]
+    if node.op == "Mean":
+        n = ctx.fresh(f"{node.name}.n")
+        ctx.set_const(n, np.array(len(ins), dtype=ctx.dtype(ins[0])))
+        ctx.emit("Div", [acc, n], node.outputs, {}, node.name)
+
+
+@handles("Gemm")
+def _gemm(ctx, node):
+    direct(ctx, node, ignore=("broadcast",))
+
+
+@handles("BatchNormalization")
+def _batchnorm(ctx, node):
+    if node.attrs.get("training_mode", 0):
+        raise NodeUnsupported("BatchNormalization in training mode (running statistics outputs)")
+    if len(node.outputs) > 1:
+        raise NodeUnsupported("BatchNormalization with mean/variance outputs (training mode)")
+    if not node.attrs.get("spatial", 1):
+        raise NodeUnsupported("BatchNormalization with spatial=0")
+    direct(ctx, node, ignore=("spatial", "is_test", "momentum", "consumed_inputs", "training_mode"))
+
+
+@handles("Upsample")
+def _upsample(ctx, node):
+    scales = node.attrs.get("scales")
+    if node.opset >= 9:
+        scales = ctx.static_input(node, 1, "scales")
+    values = {"scales": [float(s) for s in np.asarray(scales).reshape(-1)],
+              "mode": node.attrs.get("mode", "nearest")}
+    if values["mode"] == "nearest":
+        values["nearest_mode"] = "floor"
+        values["coordinate_transformation_mode"] = "asymmetric"
+    elif values["mode"] == "linear":
+        values["coordinate_transformation_mode"] = "asymmetric"
+    node.attrs = {}
+    direct(ctx, node, "Resize", inputs=node.inputs[:1], values=values)
+
+
+@handles("Resize")
+def _resize(ctx, node):
+    values = {}
+    rank = ctx.rank(node.inputs[0])
+    if node.opset == 10:
+        values["scales"] = [float(s) for s in ctx.static_input(node, 1, "scales").reshape(-1)]
+        values["nearest_mode"] = "floor"
+        values["coordinate_transformation_mode"] = "asymmetric"
+    else:
+        mode = node.attrs.get("coordinate_transformation_mode", "half_pixel")
+        roi = ctx.static_input(node, 1, "roi") if mode == "tf_crop_and_resize" else None
+        if roi is not None and roi.size:
+            raise NodeUnsupported("Resize with coordinate_transformation_mode=tf_crop_and_resize (roi)")
+        scales = ctx.static_input(node, 2, "scales")
+        sizes = ctx.const(node.input(3))
+        if node.input(3) and sizes is None:
+            scales = _scales_from_symbolic_sizes(ctx, node)
+        else:
+            sizes = ctx.static_input(node, 3, "sizes")
+        axes = node.attrs.get("axes")
+        if scales is not None and scales.size:
+            values["scales"] = _full_rank([float(v) for v in scales.reshape(-1)], axes, rank, 1.0)
+        if sizes is not None and sizes.size:
+            if node.attrs.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+                raise NodeUnsupported("Resize with keep_aspect_ratio_policy other than stretch")
+            full = list(ctx.shape(node.inputs[0]))
+            values["sizes"] = _full_rank(as_int_list(sizes), axes, rank, None, full)
+    direct(ctx, node, inputs=node.inputs[:1], values=values, ignore=("axes", "keep_aspect_ratio_policy"))
+
+
+def _scales_from_symbolic_sizes(ctx, node) -> np.ndarray:
+    """Sizes with dynamic entries that keep the input's size, as exact scales."""
+    sym = ctx.sym(node.input(3))
+    x = node.inputs[0]
+    if sym is None or node.attrs.get("axes"):
+        raise NodeUnsupported("unsupported: dynamic sizes of Resize", ctx.depends([node.input(3)]))
+    scales = []
+    for s, d in zip(sym.reshape(-1), ctx.shape(x)):
+        if not isinstance(s, (int, np.integer)):
+            if ctx.dim_symbol(d, "") != s:
+                raise NodeUnsupported(f"unsupported: Resize to dynamic sizes {list(sym)}")
+            scales.append(1.0)
+        elif d >= 1_000_003:
+            raise NodeUnsupported(f"unsupported: Resize of a dynamic axis to a static size ({list(sym)})")
+        else:
+            scale = np.float32(int(s) / d)
+            if int(np.floor(d * scale)) != int(s):
+                raise NodeUnsupported(f"unsupported: dynamic sizes {list(sym)} of Resize are not exact scales")
+            scales.append(float(scale))
+    return np.array(scales, np.float32)
+
+
+def _full_rank(values, axes, rank, fill, current=None):
+    if not axes:
+        return values
+    out = list(current) if current is not None else [fill] * rank
+    for a, v in zip(axes, values):
+        out[a % rank] = v
+    return out
+
+
+@handles("Flatten")
+def _flatten(ctx, node):
+    axis = node.attrs.get("axis", 1)
+    direct(ctx, node, values={"axis": axis % max(ctx.rank(node.inputs[0]), 1) if axis < 0 else axis})
+
+
+@handles("Split")
+def _split(ctx, node):
+    values = {}
+    if node.opset >= 13 and node.input(1):
+        values["split"] = as_int_list(ctx.static_input(node, 1, "split"))
+    elif node.opset < 13 and "split" in node.attrs:
+        values["split"] = list(node.attrs["split"])
+    if not values.get("split") and not node.attrs.get("num_outputs"):
+        values["num_outputs"] = len(node.outputs)  # equal parts, one per output
+    direct(ctx, node, inputs=node.inputs[:1], values=values)
+
+
+@handles("Trilu")
+def _trilu(ctx, node):
+    k = ctx.static_input(node, 1, "k")
+    direct(ctx, node, inputs=node.inputs[:1], values={} if k is None else {"k": _int(k)})
+
+
+@handles("CumSum", "CumProd")
+def _cumulative(ctx, node):
+    direct(ctx, node, inputs=node.inputs[:1], values={"axis": _int(ctx.static_input(node, 1, "axis"))})
+
+
+@handles("OneHot")
+def _onehot(ctx, node):
+    depth = ctx.static_input(node, 1, "depth")
+    direct(ctx, node, inputs=[node.inputs[0], node.inputs[2]], values={"depth": int(np.asarray(depth).reshape(-1)[0])})
+
+
+@handles("EyeLike")
+def _eyelike(ctx, node):
+    values = {}
+    if "dtype" in node.attrs:
+        values["dtype"] = onnx_type_name(node.attrs["dtype"])
+    direct(ctx, node, values=values, ignore=("dtype",))
+
+
+@handles("Pow")
+def _pow(ctx, node):
+    base, exponent = node.inputs
+    bt, et = ctx.dtype(base), ctx.dtype(exponent)
+    if bt == et:
+        return direct(ctx, node)
+    # ONNX lets the exponent have another type: compute in the base's float type
+    if np.dtype(bt).kind == "f":
+        e = _cast_to(ctx, exponent, bt)
+        return ctx.emit("Pow", [base, e], node.outputs, {}, node.name)
+    b = _cast_to(ctx, base, et)
+    y = ctx.emit("Pow", [b, exponent], [ctx.fresh(f"{node.name}.float")], {})[0]
+    ctx.emit("Cast", [y], node.outputs, {"to": bt}, node.name)
+
+
+def _cast_to(ctx, value: str, dtype: str) -> str:
+    if ctx.const(value) is not None:
+        name = ctx.fresh(f"{value}.{dtype}")
+        ctx.set_const(name, ctx.const(value).astype(dtype))
+        return name
+    return ctx.emit("Cast", [value], [ctx.fresh(f"{value}.{dtype}")], {"to": dtype})[0]
+
+
+# -- 1-D convolution and pooling run as 2-D with a unit height ------------------------------------------
+
+_SPATIAL_1D_ATTRS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "output_padding": 0}
+
+
+@handles("Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool")
+def _spatial(ctx, node):
+    x = node.inputs[0]
+    if ctx.rank(x) != 3:
+        return direct(ctx, node)
+    if len(node.outputs) > 1:
+        raise NodeUnsupported(f"{node.op} with {len(node.outputs)} outputs")
+    values = {}
+    for key, fill in _SPATIAL_1D_ATTRS.items():
+        if node.attrs.get(key):
+            values[key] = [fill] + list(node.attrs[key])
+    if node.attrs.get("pads"):
+        p = node.attrs["pads"]
+        values["pads"] = [0, p[0], 0, p[1]]
+    if node.attrs.get("output_shape"):
+        values["output_shape"] = [1] + list(node.attrs["output_shape"])
+    ins = [_unsqueeze(ctx, x, node.name)]
+    if node.op in ("Conv", "ConvTranspose"):
+        ins.append(_unsqueeze(ctx, node.inputs[1], node.name))
+        ins += node.inputs[2:]
+    y = ctx.fresh(f"{node.name}.2d")
+    node2d = type(node)(node.op, node.domain, node.opset, node.name, ins, [y], {**node.attrs, **values})
+    direct(ctx, node2d)
+    ctx.emit("Squeeze", [y], node.outputs, {"axes": [2]}, f"{node.name}.squeeze")
+
+
+def _unsqueeze(ctx, value: str, base: str) -> str:
+    return ctx.emit("Unsqueeze", [value], [ctx.fresh(f"{value}.2d")], {"axes": [2]}, f"{base}.unsqueeze")[0]
+
+
+@handles("RNN", "GRU", "LSTM")
+def _recurrent(ctx, node):
+    # zero initial states of a dynamic batch (torch exports ConstantOfShape) are the default
+    for i in (5, 6):
+        fill = ctx.dynamic_fills.get(node.input(i))
+        if fill is not None and fill[0] == 0:
+            node.inputs[i] = ""
+    values = {}
+    if node.attrs.get("activations"):
+        values["activation_names"] = ",".join(_ACTIVATION_CASE.get(a.lower(), a) for a in node.attrs["activations"])
+    direct(ctx, node, values=values, ignore=("activations",))
+
+
+_ACTIVATION_CASE = {a.lower(): a for a in ("Sigmoid", "Tanh", "Relu", "Affine", "LeakyRelu", "ThresholdedRelu",
+                                           "ScaledTanh", "HardSigmoid", "Elu", "Softsign", "Softplus")}
+
+
+@handles("Gather")
+def _gather(ctx, node):
+    data, index = node.inputs
+    value = ctx.const(index)
+    if value is None or value.ndim or ctx.const(data) is not None:
+        return direct(ctx, node)
+    # a scalar constant index as a 1-element index plus Squeeze: mnn's Session stores
+    # constants with np.ascontiguousarray, which turns 0-d arrays into 1-d ones
+    axis = node.attrs.get("axis", 0) % max(ctx.rank(data), 1)
+    one = ctx.fresh(f"{index}.1d")
+    ctx.set_const(one, value.reshape(1))
+    y = ctx.emit("Gather", [data, one], [ctx.fresh(f"{node.name}.1d")], {"axis": axis}, node.name)[0]
+    ctx.emit("Squeeze", [y], node.outputs, {"axes": [axis]}, f"{node.name}.squeeze")
+
+
+@handles("If")
+def _if(ctx, node):
+    cond = ctx.static_input(node, 0, "cond")  # a constant condition picks its branch at import
+    branch = node.attrs["then_branch"] if bool(np.asarray(cond).reshape(-1)[0]) else node.attrs["else_branch"]
+    ctx.inline_graph(node, branch)
+
+
+@handles("QuantizeLinear", "DequantizeLinear")
+def _quantize(ctx, node):
+    values = {}
+    if node.attrs.get("output_dtype"):
+        code = node.attrs["output_dtype"]
+        values["output_dtype"] = onnx_type_name(code)
+    direct(ctx, node, values=values, ignore=("output_dtype", "saturate", "precision"))
+
+
+HANDLERS[(DEFAULT_DOMAIN, "Col2Im")] = static(1, image_shape=1, block_shape=2)
+HANDLERS[(DEFAULT_DOMAIN, "MaxUnpool")] = static(1, output_shape=2)
+
+
+for _op in ("Momentum", "Adagrad", "Adam"):
+    HANDLERS[("ai.onnx.preview.training", _op)] = generic
+
+
+@handles("DFT")
+def _dft(ctx, node):
+    values = {}
+    length = ctx.static_input(node, 1, "dft_length")
+    if length is not None:
+        values["dft_length"] = _int(length)
+    if node.opset >= 20:
+        axis = ctx.static_input(node, 2, "axis")
+        values["axis"] = _int(axis) if axis is not None else -2
+    direct(ctx, node, inputs=node.inputs[:1], values=values)
+
+
+@handles("STFT")
+def _stft(ctx, node):
+    values = {"frame_step": _int(ctx.static_input(node, 1, "frame_step"))}
+    length = ctx.static_input(node, 3, "frame_length")
+    if length is not None:
+        values["frame_length"] = _int(length)
+    window = node.input(2)
+    direct(ctx, node, inputs=[node.inputs[0]] + ([window] if window else []), values=values)
+
+
+for _op in ("Binarizer", "ArrayFeatureExtractor"):
+    HANDLERS[("ai.onnx.ml", _op)] = generic
+
+
+@handles("BitCast")
+def _bitcast(ctx, node):
+    to = onnx_type_name(node.attrs["to"])
+    direct(ctx, node, values={"to": to}, ignore=("to",))
+
+
+# ops not listed here map onto the mnn op of the same name (if there is one), see generic()

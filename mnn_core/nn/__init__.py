@@ -1,0 +1,51 @@
+"""Neural-network layers and models with PyTorch's names.
+
+    from mnn_core import nn
+    model = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(864, 10))
+    logits = model(x)
+    mnn_core.save(model, "model.mnn")          # through model.to_graph()
+"""
+
+from __future__ import annotations
+
+from . import init
+from .attention import MultiheadAttention
+from .graph_module import GraphModule, from_graph
+from .layers import (
+                     GELU,
+                     AdaptiveAvgPool2d,
+                     AvgPool2d,
+                     BatchNorm1d,
+                     BatchNorm2d,
+                     BCEWithLogitsLoss,
+                     Conv2d,
+                     CrossEntropyLoss,
+                     Dropout,
+                     Embedding,
+                     Flatten,
+                     Hardswish,
+                     Identity,
+                     L1Loss,
+                     LayerNorm,
+                     LeakyReLU,
+                     Linear,
+                     LogSoftmax,
+                     MaxPool2d,
+                     MSELoss,
+                     NLLLoss,
+                     ReLU,
+                     ReLU6,
+                     Sigmoid,
+                     SiLU,
+                     Softmax,
+                     Tanh,
+)
+from .module import Module, ModuleList, Parameter, Sequential
+
+__all__ = [
+    "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
+    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GraphModule", "Hardswish", "Identity", "L1Loss",
+    "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList",
+    "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6", "SiLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
+    "from_graph", "init",
+]

@@ -1,0 +1,216 @@
+"""Quantized ops with ONNX semantics: QuantizeLinear, DequantizeLinear, QLinearMatMul,
+QLinearConv, MatMulInteger and ConvInteger (int8/uint8 data, int32 accumulation).
+
+Scales and zero points are per tensor (scalars), per axis (1-D along `axis`) or
+per block (`block_size` > 0: one scale per block of that many elements along `axis`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphError
+from ..graph.ir import TensorInfo
+from ._util import normalize_axis, rand
+from .conv import CONV_ATTRS, conv2d_reference, conv_geometry
+from .schema import Attr, OpSchema, Sample, register
+
+QUANT_DTYPES = ("uint8", "int8", "int32")
+_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int32": (-(2**31), 2**31 - 1)}
+
+
+def _per_axis(param: np.ndarray, x: np.ndarray, axis: int, block_size: int) -> np.ndarray:
+    """A scale or zero point shaped to broadcast against x."""
+    p = np.asarray(param)
+    if p.size == 1 and block_size == 0:
+        return p.reshape(())
+    axis = normalize_axis(axis, x.ndim, "QuantizeLinear")
+    if block_size:
+        p = np.repeat(p, block_size, axis=axis)
+        return np.take(p, range(x.shape[axis]), axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = p.size
+    return p.reshape(shape)
+
+
+def _quant_infer(ins, attrs):
+    if len(ins) > 2 and ins[2] is not None:
+        dtype = ins[2].dtype
+    else:
+        dtype = attrs["output_dtype"] or "uint8"
+    if dtype not in QUANT_DTYPES:
+        raise GraphError(f"QuantizeLinear: output dtype {dtype} is not one of {', '.join(QUANT_DTYPES)}")
+    return [TensorInfo(ins[0].shape, dtype)]
+
+
+def _quantize(ins, attrs):
+    x, scale = ins[0], ins[1]
+    zp = ins[2] if len(ins) > 2 and ins[2] is not None else None
+    dtype = zp.dtype.name if zp is not None else (attrs["output_dtype"] or "uint8")
+    s = _per_axis(scale, x, attrs["axis"], attrs["block_size"]).astype(np.float64)
+    z = 0 if zp is None else _per_axis(zp, x, attrs["axis"], attrs["block_size"]).astype(np.float64)
+    lo, hi = _RANGE[dtype]
+    y = np.rint(x.astype(np.float64) / s) + z  # rint: halves to even, as ONNX says
+    return [np.clip(y, lo, hi).astype(dtype)]
+
+
+def _dequant_infer(ins, attrs):
+    if ins[0].dtype not in QUANT_DTYPES:
+        raise GraphError(f"DequantizeLinear takes {', '.join(QUANT_DTYPES)} input, got {ins[0].dtype}")
+    return [TensorInfo(ins[0].shape, attrs["output_dtype"] or ins[1].dtype)]
+
+
+def _dequantize(ins, attrs):
+    x, scale = ins[0], ins[1]
+    zp = ins[2] if len(ins) > 2 and ins[2] is not None else None
+    s = _per_axis(scale, x, attrs["axis"], attrs["block_size"]).astype(np.float64)
+    z = 0 if zp is None else _per_axis(zp, x, attrs["axis"], attrs["block_size"]).astype(np.float64)
+    return [((x.astype(np.float64) - z) * s).astype(attrs["output_dtype"] or scale.dtype)]
+
+
+_AXIS_ATTRS = {"axis": Attr("int", 1), "block_size": Attr("int", 0),
+               "output_dtype": Attr("str", "", ("",) + QUANT_DTYPES + ("float32", "float16"),
+                                    "empty: from the zero point (uint8 without one) / the scale")}
+
+
+def _quant_samples(rng):
+    yield Sample([rand(rng, 2, 3, 4, low=-3, high=3), np.float32(0.02), np.uint8(128)])
+    yield Sample([rand(rng, 4, 5, low=-3, high=3), np.array([0.05, 0.1, 0.02, 0.03], np.float32),
+                  np.array([0, 3, -2, 1], np.int8)], {"axis": 0})
+
+
+def _dequant_samples(rng):
+    yield Sample([rng.integers(0, 255, (2, 3, 4)).astype(np.uint8), np.float32(0.02), np.uint8(128)])
+    yield Sample([rng.integers(-128, 127, (3, 4)).astype(np.int8), np.array([0.5, 0.1, 0.2], np.float32)],
+                 {"axis": 0})
+    yield Sample([rng.integers(-1000, 1000, (5,)).astype(np.int32), np.float32(0.001)])
+
+
+register(OpSchema("QuantizeLinear", infer=_quant_infer, reference=_quantize, attrs=dict(_AXIS_ATTRS),
+                  n_inputs=(2, 3), samples=_quant_samples,
+                  doc="y = saturate(round(x / scale) + zero_point), per tensor, axis or block."))
+register(OpSchema("DequantizeLinear", infer=_dequant_infer, reference=_dequantize, attrs=dict(_AXIS_ATTRS),
+                  n_inputs=(2, 3), samples=_dequant_samples,
+                  doc="y = (x - zero_point) * scale, per tensor, axis or block."))
+
+
+# -- integer matrix products and convolutions ---------------------------------------------------------
+
+
+def _zp(ins, i) -> np.ndarray:
+    return ins[i].astype(np.int64) if len(ins) > i and ins[i] is not None else np.int64(0)
+
+
+def _matmul_shape(a, b, op):
+    try:
+        return np.matmul(np.empty(a, np.int8), np.empty(b, np.int8)).shape
+    except ValueError:
+        raise GraphError(f"{op}: shapes {a} and {b} do not multiply") from None
+
+
+def _matmul_integer_infer(ins, attrs):
+    return [TensorInfo(_matmul_shape(ins[0].shape, ins[1].shape, "MatMulInteger"), "int32")]
+
+
+def _b_zero_point(zp, b):
+    """A per-column zero point of B [K, N] broadcasts along the rows."""
+    return zp if np.ndim(zp) == 0 or b.ndim < 2 else np.asarray(zp).reshape(np.asarray(zp).shape[:-1] + (1, -1))
+
+
+def _matmul_integer(ins, attrs):
+    za, zb = _zp(ins, 2), _zp(ins, 3)
+    a = ins[0].astype(np.int64) - (za.reshape(-1, 1) if za.size > 1 else za)  # A may have one per row
+    b = ins[1].astype(np.int64) - _b_zero_point(zb, ins[1])
+    return [np.matmul(a, b).astype(np.int32)]
+
+
+register(OpSchema(
+    "MatMulInteger", infer=_matmul_integer_infer, reference=_matmul_integer, n_inputs=(2, 4),
+    doc="(A - a_zero_point) @ (B - b_zero_point) in int32.",
+    samples=lambda rng: iter([
+        Sample([rng.integers(0, 255, (4, 3)).astype(np.uint8), rng.integers(0, 255, (3, 2)).astype(np.uint8),
+                np.uint8(12), np.uint8(0)]),
+        Sample([rng.integers(-128, 127, (2, 4, 3)).astype(np.int8), rng.integers(-128, 127, (3, 5)).astype(np.int8)]),
+    ])))
+
+
+def _qlinear_matmul_infer(ins, attrs):
+    return [TensorInfo(_matmul_shape(ins[0].shape, ins[3].shape, "QLinearMatMul"), ins[7].dtype)]
+
+
+def _requantize(acc: np.ndarray, scale: np.ndarray, y_scale, y_zp) -> np.ndarray:
+    dtype = y_zp.dtype.name
+    lo, hi = _RANGE[dtype]
+    y = np.rint(acc * (scale / y_scale.astype(np.float64))) + y_zp.astype(np.float64)
+    return np.clip(y, lo, hi).astype(dtype)
+
+
+def _qlinear_matmul(ins, attrs):
+    a, sa, za, b, sb, zb, sy, zy = ins
+    acc = np.matmul(a.astype(np.float64) - za.astype(np.float64),
+                    b.astype(np.float64) - _b_zero_point(zb.astype(np.float64), b))
+    scale = sa.astype(np.float64) * (sb.astype(np.float64) if sb.ndim == 0 or b.ndim < 2 else sb.reshape(1, -1))
+    return [_requantize(acc, scale, sy, zy)]
+
+
+register(OpSchema(
+    "QLinearMatMul", infer=_qlinear_matmul_infer, reference=_qlinear_matmul, n_inputs=(8, 8),
+    doc="Quantized matrix product: dequantize A and B, multiply, requantize to y_scale/y_zero_point.",
+    samples=lambda rng: iter([Sample([
+        rng.integers(0, 255, (2, 4)).astype(np.uint8), np.float32(0.02), np.uint8(113),
+        rng.integers(0, 255, (4, 3)).astype(np.uint8), np.float32(0.01), np.uint8(114),
+        np.float32(0.05), np.uint8(118)])])))
+
+
+def _conv_int_infer(ins, attrs):
+    geo = conv_geometry(ins[0].shape, ins[1].shape, attrs)
+    return [TensorInfo(geo["out"], "int32")]
+
+
+def _w_zp(zp, w):
+    zp = np.asarray(zp, np.float64)
+    return zp if zp.ndim == 0 or zp.size == 1 else zp.reshape(-1, 1, 1, 1)
+
+
+def _conv_integer(ins, attrs):
+    x, w = ins[0].astype(np.float64) - _zp(ins, 2), ins[1].astype(np.float64) - _w_zp(_zp(ins, 3), ins[1])
+    geo = conv_geometry(x.shape, w.shape, attrs)
+    # padding must pad with the zero point, i.e. zero after the subtraction above
+    return [np.rint(conv2d_reference(x, w, None, geo)).astype(np.int32)]
+
+
+_CONV_INT_ATTRS = {k: v for k, v in CONV_ATTRS.items() if not k.startswith("act")}
+
+register(OpSchema(
+    "ConvInteger", infer=_conv_int_infer, reference=_conv_integer, attrs=dict(_CONV_INT_ATTRS), n_inputs=(2, 4),
+    doc="Integer convolution of (x - x_zero_point) and (w - w_zero_point), int32 output.",
+    samples=lambda rng: iter([Sample([rng.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8),
+                                      rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8), np.uint8(10)],
+                                     {"pads": [1, 1, 1, 1]})])))
+
+
+def _qlinear_conv_infer(ins, attrs):
+    geo = conv_geometry(ins[0].shape, ins[3].shape, attrs)
+    return [TensorInfo(geo["out"], ins[7].dtype)]
+
+
+def _qlinear_conv(ins, attrs):
+    x, sx, zx, w, sw, zw, sy, zy = ins[:8]
+    bias = ins[8] if len(ins) > 8 and ins[8] is not None else None
+    xf = x.astype(np.float64) - zx.astype(np.float64)
+    wf = w.astype(np.float64) - _w_zp(zw, w)
+    geo = conv_geometry(x.shape, w.shape, attrs)
+    acc = conv2d_reference(xf, wf, None if bias is None else bias.astype(np.float64), geo).astype(np.float64)
+    sw = sw.astype(np.float64)
+    scale = sx.astype(np.float64) * (sw.reshape(1, -1, 1, 1) if sw.size > 1 else sw)
+    return [_requantize(acc, scale, sy, zy)]
+
+
+register(OpSchema(
+    "QLinearConv", infer=_qlinear_conv_infer, reference=_qlinear_conv, attrs=dict(_CONV_INT_ATTRS), n_inputs=(8, 9),
+    doc="Quantized convolution: int32 accumulation (plus int32 bias), requantized to y_scale/y_zero_point.",
+    samples=lambda rng: iter([Sample([
+        rng.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8), np.float32(0.02), np.uint8(100),
+        rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8), np.array([0.01, 0.02, 0.015], np.float32),
+        np.array([110, 120, 130], np.uint8), np.float32(0.1), np.uint8(90),
+        rng.integers(-50, 50, (3,)).astype(np.int32)], {"pads": [1, 1, 1, 1]})])))
