@@ -331,11 +331,12 @@ class _ProgramBuilder:
         for node in graph.nodes:
             backend = self.placements[node.name].backend
             domain = self.domain_of(backend)
+            present = [name for name in node.inputs if name]
+            for name in present:  # copies to this domain come first: they are earlier steps
+                self._locate(name, domain)
             step = len(self.steps)
-            for name in node.inputs:
-                if name:
-                    self._locate(name, domain)
-                    self._use(name, domain, step)
+            for name in present:
+                self._use(name, domain, step)
             alias = self._alias_target(node, domain, backend, consumers)
             if alias is not None and node.op in VIEW_OPS:
                 self._define(node.outputs[0], domain, step, alias=alias)

@@ -283,3 +283,19 @@ def test_view_ops_need_no_kernel(register_backend):
     assert sess.plan.elided == ["flatten"]
     x_val = np.arange(12, dtype="float32").reshape(2, 6)
     np.testing.assert_array_equal(sess.run({"x": x_val})["out"], 2 * x_val.reshape(1, 12))
+
+
+def test_two_inputs_copied_to_a_device_keep_separate_memory(register_backend):
+    """Both copies must stay alive until the op that reads them runs."""
+    class DevMul(DeviceBackend):
+        name = "devmul"
+        memory_domain = "devmul"
+
+    register_backend(DevMul())
+    b = mnn.GraphBuilder()
+    x, y = b.input("x", (4, 4)), b.input("y", (4, 4))
+    b.output(b.Mul(x, y), "out")
+    sess = mnn.Session(b.build(), backend="devmul", fallback=False)
+    x_val = np.full((4, 4), 2.0, "float32")
+    y_val = np.arange(16, dtype="float32").reshape(4, 4)
+    np.testing.assert_array_equal(sess.run({"x": x_val, "y": y_val})["out"], x_val * y_val)
