@@ -1,0 +1,125 @@
+"""mnn-vulkan: the Vulkan compute backend of mnn.
+
+GLSL compute shaders, compiled to SPIR-V and committed with the package, run
+on any Vulkan 1.1 device: an NVIDIA or AMD GPU, an integrated GPU, or Mesa's
+lavapipe on the CPU. The loader is opened at run time, so the package
+installs anywhere and `mnn backends` says why Vulkan is unavailable.
+
+A run of consecutive ops placed here is one *segment*: at resize its
+dispatches are recorded into one command buffer, with descriptor sets
+pointing into the plan's single device arena (weights uploaded once); each
+run is one submit and one fence wait. Host copies go through a staging
+buffer (or the mapping, where the device shares host memory).
+
+    sess = mnn_core.Session(model, backend="vulkan", options={"vulkan.device": "H200"})
+
+Session options: "vulkan.device" (index or name substring; default: discrete
+GPU, then integrated, then CPU; also MNN_VULKAN_DEVICE), "vulkan.staging"
+(True: force staging copies even where memory is shared), "vulkan.profile"
+(True: GPU timestamps per dispatch, see `gpu_times`).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from mnn_core import hookimpl
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
+from mnn_core.errors import BackendError
+
+from . import device as _device
+
+__version__ = "0.1.0"
+
+try:
+    from .arena import VulkanArena
+    from .kernels import KERNELS
+    from .kernels.eltwise import fused_activation, record_fused
+    from .recorder import Recorder
+except ImportError:  # the compiled runtime is missing: availability() says so
+    KERNELS = {}
+
+_PROGRAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class Segment:
+    """What a prepared segment keeps alive: its program, the arena, the device."""
+
+    def __init__(self, program, arena, device, names):
+        self.program = program
+        self.arena = arena
+        self.device = device
+        self.names = names
+
+
+class VulkanBackend(Backend):
+    name = "vulkan"
+    memory_domain = "vulkan"
+    priority = 5
+
+    def availability(self) -> Availability:
+        reason = _device.unavailable_reason()
+        return Availability(not reason, reason)
+
+    def devices(self) -> list[DeviceInfo]:
+        try:
+            return [_device.choose(None).info()]
+        except BackendError:
+            return [DeviceInfo("vulkan (unavailable)", kind="gpu")]
+
+    def kernels(self):
+        from mnn_core.ops import all_schemas
+
+        known = all_schemas()
+        return {op: k.spec for op, k in KERNELS.items() if op in known}
+
+    def allocate_arena(self, nbytes: int):
+        return VulkanArena(nbytes)
+
+    def tensor_nbytes(self, info) -> int:
+        """Whole 32-bit words: shaders write bool tensors four bytes at a time."""
+        return -(-info.nbytes // 4) * 4
+
+    def prepare(self, node, ins, outs, constants, ctx):
+        raise BackendError("the vulkan backend prepares whole segments (prepare_segment), not single ops")
+
+    def prepare_segment(self, ops, arena, ctx):
+        options = ctx.options or {}
+        dev = _device.choose(options.get(_device.DEVICE_OPTION))
+        arena.bind(dev, staging=bool(options.get("vulkan.staging", False)))
+        rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options)
+        skip = False
+        for op, nxt in zip(ops, list(ops[1:]) + [None]):
+            if skip:  # the activation was fused into the op before it
+                skip = False
+                continue
+            rec.op_name = op.node.name
+            act = fused_activation(op, nxt)
+            if act is not None:
+                record_fused(op, act, rec)
+                skip = True
+            else:
+                KERNELS[op.node.op].record(op, rec)
+        program = rec.finish()
+        name = f"vulkan:{ops[0].node.name}..{ops[-1].node.name}" if ops else "vulkan:empty"
+        segment = Segment(program, arena, dev, [op.node.name for op in ops])
+        _PROGRAMS[name] = segment
+        return CExecution(program.capsule(), owner=segment, name=name)
+
+
+def gpu_times() -> dict[str, list[tuple[str, float]]]:
+    """Per-dispatch GPU milliseconds of the last run of every live segment prepared
+    with options={"vulkan.profile": True}, by segment name."""
+    return {name: seg.program.times() for name, seg in list(_PROGRAMS.items()) if seg.program.times()}
+
+
+def validation_errors() -> tuple[bool, int, str]:
+    """(layer active, errors so far, last message) of the Khronos validation layer."""
+    from . import _vulkan
+
+    return _vulkan.validation()
+
+
+@hookimpl
+def mnn_register_backends(register):
+    register(VulkanBackend())

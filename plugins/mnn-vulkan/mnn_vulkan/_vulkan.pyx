@@ -1,0 +1,304 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Python face of the mvk runtime (csrc/): contexts, buffers, pipelines, programs.
+
+Everything here runs at resize with the GIL held; a Program's C execution is
+what the core's run loop calls without the GIL.
+"""
+
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+
+cdef extern from "mvk.h" nogil:
+    enum:
+        MVK_OK
+        MVK_NO_LOADER
+        MVK_NO_INSTANCE
+        MVK_MAX_PUSH
+        MVK_MAX_BINDINGS
+
+    ctypedef struct mvk_device_desc:
+        char name[256]
+        uint32_t type
+        uint32_t vendor_id, device_id, api_version, driver_version
+        uint64_t device_local_bytes
+        int32_t compute_family
+        uint32_t subgroup_size
+        uint32_t max_shared_bytes, max_invocations
+        uint32_t max_group_count[3]
+        uint32_t max_group_size[3]
+        uint64_t max_storage_range
+        uint32_t min_storage_align
+        uint32_t max_push_bytes
+        float timestamp_period_ns
+        uint32_t timestamp_bits
+        uint32_t fp16
+
+    ctypedef struct mvk_context
+    ctypedef struct mvk_buffer
+    ctypedef struct mvk_pipeline
+    ctypedef struct mvk_program
+    ctypedef struct mnn_execution
+
+    int mvk_init(const char *library, int validation, char *err, size_t errlen)
+    int mvk_device_count()
+    int mvk_device_desc_get(int index, mvk_device_desc *out)
+    int mvk_validation_active()
+    uint64_t mvk_validation_errors(char *last, size_t lastlen)
+    mvk_context *mvk_context_create(int device_index, char *err, size_t errlen)
+    void mvk_context_destroy(mvk_context *ctx)
+    mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, char *err, size_t errlen)
+    void mvk_buffer_destroy(mvk_buffer *buf)
+    void *mvk_buffer_mapping(mvk_buffer *buf)
+    int mvk_buffer_write(mvk_buffer *buf, uint64_t offset, const void *src, uint64_t size, char *err, size_t n)
+    int mvk_buffer_read(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, char *err, size_t n)
+    mvk_pipeline *mvk_pipeline_create(mvk_context *ctx, const uint32_t *code, size_t code_bytes, uint32_t n_bindings,
+                                      const uint32_t *spec, uint32_t n_spec, char *err, size_t errlen)
+    void mvk_pipeline_destroy(mvk_pipeline *pipe)
+    mvk_program *mvk_program_create(mvk_context *ctx, char *err, size_t errlen)
+    int mvk_program_dispatch(mvk_program *p, mvk_pipeline *pipe, mvk_buffer *const *bufs, const uint64_t *offsets,
+                             const uint64_t *ranges,
+                             const void *push, uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz,
+                             int barrier_before, char *err, size_t errlen)
+    int mvk_program_finish(mvk_program *p, int timestamps, char *err, size_t errlen)
+    int mvk_program_run(mvk_program *p)
+    const char *mvk_program_error(mvk_program *p)
+    int mvk_program_times(mvk_program *p, double *ms, uint32_t n)
+    uint32_t mvk_program_size(mvk_program *p)
+    mnn_execution *mvk_program_execution(mvk_program *p)
+    void mvk_program_destroy(mvk_program *p)
+
+
+class VulkanError(RuntimeError):
+    """A Vulkan call failed; the message names the call and the VkResult."""
+
+
+cdef char _err[512]
+
+cdef _raise(str what):
+    raise VulkanError(f"{what}: {(<bytes>_err).decode('utf-8', 'replace')}")
+
+
+def init(str library, bint validation):
+    """Open the loader and create the instance, once per process.
+    Returns (status, message): status 0 ok, 1 no loader, 2 no instance."""
+    _err[0] = 0
+    status = mvk_init(library.encode(), validation, _err, sizeof(_err))
+    return status, (<bytes>_err).decode("utf-8", "replace")
+
+
+DEVICE_TYPES = {0: "other", 1: "integrated", 2: "discrete", 3: "virtual", 4: "cpu"}
+
+
+def devices():
+    """A dict per physical device of the instance (after a successful init)."""
+    cdef mvk_device_desc d
+    out = []
+    for i in range(mvk_device_count()):
+        if mvk_device_desc_get(i, &d) != MVK_OK:
+            continue
+        out.append(dict(
+            index=i, name=(<bytes>d.name).decode("utf-8", "replace"), type=DEVICE_TYPES.get(d.type, "other"),
+            vendor_id=d.vendor_id, device_id=d.device_id,
+            api_version=f"{d.api_version >> 22}.{(d.api_version >> 12) & 0x3ff}.{d.api_version & 0xfff}",
+            api_version_int=d.api_version, driver_version=d.driver_version,
+            device_local_bytes=d.device_local_bytes, compute_family=d.compute_family,
+            subgroup_size=d.subgroup_size, max_shared_bytes=d.max_shared_bytes, max_invocations=d.max_invocations,
+            max_group_count=tuple(d.max_group_count[k] for k in range(3)),
+            max_group_size=tuple(d.max_group_size[k] for k in range(3)),
+            max_storage_range=d.max_storage_range, min_storage_align=d.min_storage_align,
+            max_push_bytes=d.max_push_bytes, timestamp_period_ns=d.timestamp_period_ns,
+            timestamp_bits=d.timestamp_bits, fp16=bool(d.fp16),
+        ))
+    return out
+
+
+def validation():
+    """(active, error count, last error message) of the Khronos validation layer."""
+    cdef char last[2048]
+    last[0] = 0
+    n = mvk_validation_errors(last, sizeof(last))
+    return bool(mvk_validation_active()), n, (<bytes>last).decode("utf-8", "replace")
+
+
+cdef class Context:
+    """One logical device with its compute queue."""
+
+    cdef mvk_context *ctx
+    cdef readonly int index
+
+    def __cinit__(self, int index):
+        _err[0] = 0
+        self.ctx = mvk_context_create(index, _err, sizeof(_err))
+        self.index = index
+        if self.ctx == NULL:
+            _raise(f"cannot open Vulkan device {index}")
+
+    def __dealloc__(self):
+        if self.ctx != NULL:
+            mvk_context_destroy(self.ctx)
+
+
+cdef class Buffer:
+    """A VkBuffer with its memory: the plan's arena."""
+
+    cdef mvk_buffer *buf
+    cdef readonly Context context
+    cdef readonly uint64_t size
+
+    def __cinit__(self, Context context, uint64_t size, bint host_mapped):
+        _err[0] = 0
+        self.context = context
+        self.size = size
+        self.buf = mvk_buffer_create(context.ctx, size, host_mapped, _err, sizeof(_err))
+        if self.buf == NULL:
+            _raise(f"cannot create a {size}-byte Vulkan buffer")
+
+    def __dealloc__(self):
+        if self.buf != NULL:
+            mvk_buffer_destroy(self.buf)
+
+    @property
+    def mapped(self):
+        return mvk_buffer_mapping(self.buf) != NULL
+
+    @property
+    def address(self):
+        """Host address of the mapping, 0 when the memory is not mapped."""
+        return <size_t>mvk_buffer_mapping(self.buf)
+
+    def write(self, uint64_t offset, src):
+        """Copy a C-contiguous buffer-protocol object into the buffer at offset."""
+        cdef Py_buffer view
+        cdef int rc
+        PyObject_GetBuffer(src, &view, PyBUF_ANY_CONTIGUOUS)
+        try:
+            _err[0] = 0
+            rc = mvk_buffer_write(self.buf, offset, view.buf, view.len, _err, sizeof(_err))
+        finally:
+            PyBuffer_Release(&view)
+        if rc != MVK_OK:
+            _raise("copy to the Vulkan device failed")
+
+    def read(self, uint64_t offset, dst):
+        """Fill a writable C-contiguous buffer-protocol object from the buffer at offset."""
+        cdef Py_buffer view
+        cdef int rc
+        PyObject_GetBuffer(dst, &view, PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE)
+        try:
+            _err[0] = 0
+            rc = mvk_buffer_read(self.buf, offset, view.buf, view.len, _err, sizeof(_err))
+        finally:
+            PyBuffer_Release(&view)
+        if rc != MVK_OK:
+            _raise("copy from the Vulkan device failed")
+
+
+cdef class Pipeline:
+    """A compute pipeline: SPIR-V, its binding count and specialization constants."""
+
+    cdef mvk_pipeline *pipe
+    cdef readonly Context context
+    cdef readonly int n_bindings
+    cdef readonly str name
+
+    def __cinit__(self, Context context, bytes code, int n_bindings, tuple spec=(), str name=""):
+        cdef uint32_t values[16]
+        if len(spec) > 16:
+            raise ValueError("at most 16 specialization constants")
+        for i, v in enumerate(spec):
+            values[i] = <uint32_t>v
+        if len(code) % 4:
+            raise ValueError(f"SPIR-V of {name} is {len(code)} bytes, not whole words")
+        _err[0] = 0
+        self.context = context
+        self.n_bindings = n_bindings
+        self.name = name
+        self.pipe = mvk_pipeline_create(context.ctx, <const uint32_t *><const char *>code, len(code), n_bindings,
+                                        values, len(spec), _err, sizeof(_err))
+        if self.pipe == NULL:
+            _raise(f"cannot create the {name} pipeline")
+
+    def __dealloc__(self):
+        if self.pipe != NULL:
+            mvk_pipeline_destroy(self.pipe)
+
+
+cdef class Program:
+    """The dispatches of one segment, recorded into one command buffer."""
+
+    cdef mvk_program *prog
+    cdef readonly Context context
+    cdef list keep  # pipelines and buffers live as long as the command buffer
+    cdef readonly list names
+
+    def __cinit__(self, Context context):
+        _err[0] = 0
+        self.context = context
+        self.keep = []
+        self.names = []
+        self.prog = mvk_program_create(context.ctx, _err, sizeof(_err))
+        if self.prog == NULL:
+            _raise("cannot create a Vulkan program")
+
+    def __dealloc__(self):
+        if self.prog != NULL:
+            mvk_program_destroy(self.prog)
+
+    def dispatch(self, Pipeline pipeline, list bindings, bytes push, tuple groups, bint barrier, str name=""):
+        """bindings: (Buffer, byte offset, byte size) per binding of the pipeline."""
+        cdef mvk_buffer *bufs[MVK_MAX_BINDINGS]
+        cdef uint64_t offs[MVK_MAX_BINDINGS]
+        cdef uint64_t rngs[MVK_MAX_BINDINGS]
+        cdef Buffer buf
+        cdef int rc
+        if len(bindings) != pipeline.n_bindings:
+            raise ValueError(f"{pipeline.name} takes {pipeline.n_bindings} bindings, got {len(bindings)}")
+        for i, (buffer, offset, size) in enumerate(bindings):
+            buf = buffer
+            bufs[i] = buf.buf
+            offs[i] = offset
+            rngs[i] = size
+            self.keep.append(buf)
+        gx, gy, gz = groups
+        _err[0] = 0
+        rc = mvk_program_dispatch(self.prog, pipeline.pipe, bufs, offs, rngs, <const char *>push, len(push),
+                                  gx, gy, gz, barrier, _err, sizeof(_err))
+        if rc != MVK_OK:
+            _raise(f"cannot record {name or pipeline.name}")
+        self.keep.append(pipeline)
+        self.names.append(name or pipeline.name)
+
+    def finish(self, bint timestamps=False):
+        _err[0] = 0
+        if mvk_program_finish(self.prog, timestamps, _err, sizeof(_err)) != MVK_OK:
+            _raise("cannot record the Vulkan command buffer")
+
+    def run(self):
+        """Submit and wait (for tests and tools; sessions call through the capsule)."""
+        cdef int rc
+        with nogil:
+            rc = mvk_program_run(self.prog)
+        if rc != MVK_OK:
+            msg = mvk_program_error(self.prog)
+            raise VulkanError(msg.decode("utf-8", "replace") if msg != NULL else "run failed")
+
+    def times(self):
+        """Per-dispatch GPU milliseconds of the last run (programs finished with timestamps)."""
+        cdef uint32_t n = mvk_program_size(self.prog)
+        cdef double *ms = <double *>malloc(max(n, 1) * sizeof(double))
+        try:
+            if mvk_program_times(self.prog, ms, n) != MVK_OK:
+                return []
+            return [(self.names[i], ms[i]) for i in range(n)]
+        finally:
+            free(ms)
+
+    def __len__(self):
+        return mvk_program_size(self.prog)
+
+    def capsule(self):
+        """The mnn_execution (C ABI) that runs this program, in a PyCapsule."""
+        return PyCapsule_New(<void *>mvk_program_execution(self.prog), b"mnn_core.execution", NULL)

@@ -1,0 +1,94 @@
+/* mvk: the small Vulkan compute runtime under mnn-vulkan.
+ *
+ * libvulkan.so.1 is opened with dlopen at run time, so the package builds and
+ * imports on machines without Vulkan; `mvk_init` says why it cannot start.
+ * Everything the data path needs is here in C: one instance per process,
+ * a context per device (queue, pipeline layouts, a staging buffer for host
+ * copies), device buffers (the plan's arena), compute pipelines, and
+ * programs: the dispatches of one segment recorded into one command buffer
+ * at resize and submitted once per run, behind the mnn C ABI.
+ *
+ * Threading: everything except mvk_program_run is called with the GIL held
+ * (from the Cython glue), which serializes command-pool use; queue submits
+ * take the context's lock, since runs happen without the GIL.
+ */
+#ifndef MNN_VULKAN_MVK_H
+#define MNN_VULKAN_MVK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mnn_core/abi.h"
+
+#define MVK_MAX_PUSH 128
+#define MVK_MAX_BINDINGS 8
+
+enum mvk_status {
+    MVK_OK = 0,
+    MVK_NO_LOADER = 1,   /* dlopen of the loader failed */
+    MVK_NO_INSTANCE = 2, /* loader too old, or vkCreateInstance failed */
+    MVK_ERROR = 3
+};
+
+typedef struct mvk_device_desc {
+    char name[256];
+    uint32_t type; /* VkPhysicalDeviceType: 1 integrated, 2 discrete, 3 virtual, 4 cpu */
+    uint32_t vendor_id, device_id, api_version, driver_version;
+    uint64_t device_local_bytes;
+    int32_t compute_family; /* -1: no compute queue */
+    uint32_t subgroup_size;
+    uint32_t max_shared_bytes, max_invocations, max_group_count[3], max_group_size[3];
+    uint64_t max_storage_range;
+    uint32_t min_storage_align;
+    uint32_t max_push_bytes;
+    float timestamp_period_ns;
+    uint32_t timestamp_bits;
+    uint32_t fp16; /* shaderFloat16 and storageBuffer16BitAccess */
+} mvk_device_desc;
+
+typedef struct mvk_context mvk_context;
+typedef struct mvk_buffer mvk_buffer;
+typedef struct mvk_pipeline mvk_pipeline;
+typedef struct mvk_program mvk_program;
+
+/* -- process-wide: loader, instance, devices, validation ---------------------- */
+int mvk_init(const char *library, int validation, char *err, size_t errlen);
+int mvk_device_count(void);
+int mvk_device_desc_get(int index, mvk_device_desc *out);
+int mvk_validation_active(void);
+uint64_t mvk_validation_errors(char *last, size_t lastlen);
+
+/* -- a device ---------------------------------------------------------------- */
+mvk_context *mvk_context_create(int device_index, char *err, size_t errlen);
+void mvk_context_destroy(mvk_context *ctx);
+
+/* -- memory: host_mapped=1 asks for host-visible coherent memory used through
+ * its mapping; 0 asks for device-local memory reached through staging. */
+mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, char *err, size_t errlen);
+void mvk_buffer_destroy(mvk_buffer *buf);
+void *mvk_buffer_mapping(mvk_buffer *buf);
+int mvk_buffer_write(mvk_buffer *buf, uint64_t offset, const void *src, uint64_t size, char *err, size_t errlen);
+int mvk_buffer_read(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, char *err, size_t errlen);
+
+/* -- pipelines: SPIR-V words, number of storage-buffer bindings (0..n-1 in set
+ * 0), and specialization constants given for constant_id 0..n_spec-1. */
+mvk_pipeline *mvk_pipeline_create(mvk_context *ctx, const uint32_t *code, size_t code_bytes, uint32_t n_bindings,
+                                  const uint32_t *spec, uint32_t n_spec, char *err, size_t errlen);
+void mvk_pipeline_destroy(mvk_pipeline *pipe);
+
+/* -- programs ---------------------------------------------------------------- */
+mvk_program *mvk_program_create(mvk_context *ctx, char *err, size_t errlen);
+/* binding i of the pipeline is ranges[i] bytes of bufs[i] at offsets[i] */
+int mvk_program_dispatch(mvk_program *p, mvk_pipeline *pipe, mvk_buffer *const *bufs, const uint64_t *offsets,
+                         const uint64_t *ranges,
+                         const void *push, uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz,
+                         int barrier_before, char *err, size_t errlen);
+int mvk_program_finish(mvk_program *p, int timestamps, char *err, size_t errlen);
+int mvk_program_run(mvk_program *p); /* submit + wait; no GIL needed */
+const char *mvk_program_error(mvk_program *p);
+int mvk_program_times(mvk_program *p, double *ms, uint32_t n); /* per dispatch, from timestamps */
+uint32_t mvk_program_size(mvk_program *p);
+mnn_execution *mvk_program_execution(mvk_program *p);
+void mvk_program_destroy(mvk_program *p);
+
+#endif

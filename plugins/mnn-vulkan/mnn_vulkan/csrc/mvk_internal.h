@@ -1,0 +1,142 @@
+/* Shared by the mvk translation units: the function table and the structs. */
+#ifndef MNN_VULKAN_MVK_INTERNAL_H
+#define MNN_VULKAN_MVK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "mvk.h"
+#include "vk_min.h"
+
+/* loaded from the loader before an instance exists */
+#define MVK_GLOBAL_FNS(X)                   \
+    X(vkEnumerateInstanceVersion)           \
+    X(vkEnumerateInstanceLayerProperties)   \
+    X(vkEnumerateInstanceExtensionProperties) \
+    X(vkCreateInstance)
+
+/* loaded through vkGetInstanceProcAddr(instance); device-level functions come
+ * as loader trampolines, which serve every device of the instance */
+#define MVK_INSTANCE_FNS(X)                     \
+    X(vkDestroyInstance)                        \
+    X(vkEnumeratePhysicalDevices)               \
+    X(vkGetPhysicalDeviceProperties)            \
+    X(vkGetPhysicalDeviceProperties2)           \
+    X(vkGetPhysicalDeviceFeatures2)             \
+    X(vkGetPhysicalDeviceQueueFamilyProperties) \
+    X(vkGetPhysicalDeviceMemoryProperties)      \
+    X(vkCreateDevice)                           \
+    X(vkDestroyDevice)                          \
+    X(vkGetDeviceQueue)                         \
+    X(vkDeviceWaitIdle)                         \
+    X(vkQueueSubmit)                            \
+    X(vkCreateBuffer)                           \
+    X(vkDestroyBuffer)                          \
+    X(vkGetBufferMemoryRequirements)            \
+    X(vkAllocateMemory)                         \
+    X(vkFreeMemory)                             \
+    X(vkBindBufferMemory)                       \
+    X(vkMapMemory)                              \
+    X(vkUnmapMemory)                            \
+    X(vkCreateShaderModule)                     \
+    X(vkDestroyShaderModule)                    \
+    X(vkCreatePipelineCache)                    \
+    X(vkDestroyPipelineCache)                   \
+    X(vkGetPipelineCacheData)                   \
+    X(vkCreateDescriptorSetLayout)              \
+    X(vkDestroyDescriptorSetLayout)             \
+    X(vkCreatePipelineLayout)                   \
+    X(vkDestroyPipelineLayout)                  \
+    X(vkCreateComputePipelines)                 \
+    X(vkDestroyPipeline)                        \
+    X(vkCreateDescriptorPool)                   \
+    X(vkDestroyDescriptorPool)                  \
+    X(vkAllocateDescriptorSets)                 \
+    X(vkUpdateDescriptorSets)                   \
+    X(vkCreateCommandPool)                      \
+    X(vkDestroyCommandPool)                     \
+    X(vkAllocateCommandBuffers)                 \
+    X(vkFreeCommandBuffers)                     \
+    X(vkBeginCommandBuffer)                     \
+    X(vkEndCommandBuffer)                       \
+    X(vkCmdBindPipeline)                        \
+    X(vkCmdBindDescriptorSets)                  \
+    X(vkCmdPushConstants)                       \
+    X(vkCmdDispatch)                            \
+    X(vkCmdPipelineBarrier)                     \
+    X(vkCmdCopyBuffer)                          \
+    X(vkCmdWriteTimestamp)                      \
+    X(vkCmdResetQueryPool)                      \
+    X(vkCreateQueryPool)                        \
+    X(vkDestroyQueryPool)                       \
+    X(vkGetQueryPoolResults)                    \
+    X(vkCreateFence)                            \
+    X(vkDestroyFence)                           \
+    X(vkWaitForFences)                          \
+    X(vkResetFences)
+
+#define MVK_DECLARE(name) PFN_##name name;
+typedef struct mvk_fns {
+    PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+    MVK_GLOBAL_FNS(MVK_DECLARE)
+    MVK_INSTANCE_FNS(MVK_DECLARE)
+    PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;
+    PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+} mvk_fns;
+#undef MVK_DECLARE
+
+extern mvk_fns vk;
+extern VkInstance mvk_instance;
+
+struct mvk_context {
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t family;
+    VkPhysicalDeviceMemoryProperties memory;
+    VkPhysicalDeviceProperties props;
+    pthread_mutex_t queue_lock; /* vkQueueSubmit needs external synchronization */
+    VkCommandPool pool;
+    VkPipelineCache cache;
+    VkDescriptorSetLayout set_layouts[MVK_MAX_BINDINGS + 1];
+    VkPipelineLayout layouts[MVK_MAX_BINDINGS + 1];
+    /* host copies: a staging buffer, grown on demand up to MVK_STAGING_CAP */
+    mvk_buffer *staging;
+    VkCommandBuffer copy_cb;
+    VkFence copy_fence;
+};
+
+struct mvk_buffer {
+    mvk_context *ctx;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    uint64_t size;
+    void *mapped; /* NULL: reached through staging */
+};
+
+struct mvk_pipeline {
+    mvk_context *ctx;
+    VkShaderModule module;
+    VkPipeline pipeline;
+    uint32_t n_bindings;
+};
+
+#define MVK_STAGING_CAP (32ull << 20)
+#define MVK_WAIT_NS (120ull * 1000000000ull) /* a run longer than this is reported as a hang */
+
+const char *mvk_result_name(VkResult r);
+void mvk_set_error(char *err, size_t errlen, const char *fmt, ...);
+int mvk_submit_and_wait(mvk_context *ctx, VkCommandBuffer cb, VkFence fence, char *err, size_t errlen);
+void mvk_global_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                        VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+
+#define MVK_CHECK(call, what)                                                                \
+    do {                                                                                     \
+        VkResult r_ = (call);                                                                \
+        if (r_ != VK_SUCCESS) {                                                              \
+            mvk_set_error(err, errlen, "%s failed: %s", (what), mvk_result_name(r_));        \
+            goto fail;                                                                       \
+        }                                                                                    \
+    } while (0)
+
+#endif

@@ -1,0 +1,161 @@
+/* Device buffers and host copies.
+ *
+ * The plan's arena is one VkBuffer. Where the device shares memory with the
+ * host (lavapipe, integrated GPUs) it is host-visible and coherent, and host
+ * copies are memcpy through its mapping. On a discrete GPU it is device-local
+ * and host copies go through the context's staging buffer: copy in chunks of
+ * at most MVK_STAGING_CAP, one submit and wait per chunk.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mvk_internal.h"
+
+static int find_memory_type(const mvk_context *ctx, uint32_t bits, VkMemoryPropertyFlags need,
+                            VkMemoryPropertyFlags avoid) {
+    for (uint32_t i = 0; i < ctx->memory.memoryTypeCount; ++i) {
+        VkMemoryPropertyFlags f = ctx->memory.memoryTypes[i].propertyFlags;
+        if ((bits & (1u << i)) && (f & need) == need && !(f & avoid)) return (int)i;
+    }
+    return -1;
+}
+
+static int choose_memory_type(const mvk_context *ctx, uint32_t bits, int host_mapped) {
+    const VkMemoryPropertyFlags HOST = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    int t;
+    if (host_mapped) { /* cached first: host reads of uncached memory crawl */
+        if ((t = find_memory_type(ctx, bits, HOST | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0)) >= 0) return t;
+        return find_memory_type(ctx, bits, HOST, 0);
+    }
+    /* device-local, and not the small host-visible BAR window when there is a choice */
+    if ((t = find_memory_type(ctx, bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) >= 0)
+        return t;
+    if ((t = find_memory_type(ctx, bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)) >= 0) return t;
+    return find_memory_type(ctx, bits, 0, 0);
+}
+
+mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, char *err, size_t errlen) {
+    mvk_buffer *b = calloc(1, sizeof *b);
+    if (b == NULL) {
+        mvk_set_error(err, errlen, "out of host memory");
+        return NULL;
+    }
+    b->ctx = ctx;
+    b->size = size ? size : 16;
+    VkBufferCreateInfo bi = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, b->size,
+                             VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             VK_SHARING_MODE_EXCLUSIVE, 0, NULL};
+    MVK_CHECK(vk.vkCreateBuffer(ctx->device, &bi, NULL, &b->buffer), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vk.vkGetBufferMemoryRequirements(ctx->device, b->buffer, &req);
+    int type = choose_memory_type(ctx, req.memoryTypeBits, host_mapped);
+    if (type < 0) {
+        mvk_set_error(err, errlen, "no %s memory type for a buffer", host_mapped ? "host-visible" : "device");
+        goto fail;
+    }
+    VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, (uint32_t)type};
+    VkResult r = vk.vkAllocateMemory(ctx->device, &ai, NULL, &b->memory);
+    if (r != VK_SUCCESS) {
+        mvk_set_error(err, errlen, "cannot allocate %llu bytes of Vulkan memory: %s", (unsigned long long)req.size,
+                      mvk_result_name(r));
+        goto fail;
+    }
+    MVK_CHECK(vk.vkBindBufferMemory(ctx->device, b->buffer, b->memory, 0), "vkBindBufferMemory");
+    if (host_mapped) MVK_CHECK(vk.vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), "vkMapMemory");
+    return b;
+fail:
+    mvk_buffer_destroy(b);
+    return NULL;
+}
+
+void mvk_buffer_destroy(mvk_buffer *b) {
+    if (b == NULL) return;
+    VkDevice dev = b->ctx->device;
+    if (b->mapped) vk.vkUnmapMemory(dev, b->memory);
+    if (b->buffer) vk.vkDestroyBuffer(dev, b->buffer, NULL);
+    if (b->memory) vk.vkFreeMemory(dev, b->memory, NULL);
+    free(b);
+}
+
+void *mvk_buffer_mapping(mvk_buffer *b) { return b->mapped; }
+
+static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t errlen) {
+    if (ctx->staging && ctx->staging->size >= want) return MVK_OK;
+    uint64_t size = ctx->staging ? ctx->staging->size : (1u << 20);
+    while (size < want) size *= 2;
+    if (size > MVK_STAGING_CAP) size = MVK_STAGING_CAP;
+    mvk_buffer *s = mvk_buffer_create(ctx, size, 1, err, errlen);
+    if (s == NULL) return MVK_ERROR;
+    mvk_buffer_destroy(ctx->staging);
+    ctx->staging = s;
+    return MVK_OK;
+}
+
+/* one chunk: staging <-> buffer, recorded, submitted, waited for */
+static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_device, char *err, size_t errlen) {
+    mvk_context *ctx = b->ctx;
+    VkCommandBuffer cb = ctx->copy_cb;
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                   VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+    MVK_CHECK(vk.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+    /* earlier compute or copies on this buffer finish before this copy touches it */
+    mvk_global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    VkBufferCopy region = {to_device ? 0 : offset, to_device ? offset : 0, size};
+    if (to_device)
+        vk.vkCmdCopyBuffer(cb, ctx->staging->buffer, b->buffer, 1, &region);
+    else
+        vk.vkCmdCopyBuffer(cb, b->buffer, ctx->staging->buffer, 1, &region);
+    mvk_global_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    MVK_CHECK(vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    return mvk_submit_and_wait(ctx, cb, ctx->copy_fence, err, errlen);
+fail:
+    return MVK_ERROR;
+}
+
+static int check_range(mvk_buffer *b, uint64_t offset, uint64_t size, char *err, size_t errlen) {
+    if (offset > b->size || size > b->size - offset) {
+        mvk_set_error(err, errlen, "copy of %llu bytes at offset %llu is outside the %llu-byte buffer",
+                      (unsigned long long)size, (unsigned long long)offset, (unsigned long long)b->size);
+        return MVK_ERROR;
+    }
+    return MVK_OK;
+}
+
+int mvk_buffer_write(mvk_buffer *b, uint64_t offset, const void *src, uint64_t size, char *err, size_t errlen) {
+    if (check_range(b, offset, size, err, errlen) != MVK_OK) return MVK_ERROR;
+    if (size == 0) return MVK_OK;
+    if (b->mapped) {
+        memcpy((char *)b->mapped + offset, src, size);
+        return MVK_OK;
+    }
+    if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
+    for (uint64_t done = 0; done < size;) {
+        uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
+        memcpy(b->ctx->staging->mapped, (const char *)src + done, n);
+        if (copy_chunk(b, offset + done, n, 1, err, errlen) != MVK_OK) return MVK_ERROR;
+        done += n;
+    }
+    return MVK_OK;
+}
+
+int mvk_buffer_read(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, char *err, size_t errlen) {
+    if (check_range(b, offset, size, err, errlen) != MVK_OK) return MVK_ERROR;
+    if (size == 0) return MVK_OK;
+    if (b->mapped) {
+        memcpy(dst, (const char *)b->mapped + offset, size);
+        return MVK_OK;
+    }
+    if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
+    for (uint64_t done = 0; done < size;) {
+        uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
+        if (copy_chunk(b, offset + done, n, 0, err, errlen) != MVK_OK) return MVK_ERROR;
+        memcpy((char *)dst + done, b->ctx->staging->mapped, n);
+        done += n;
+    }
+    return MVK_OK;
+}

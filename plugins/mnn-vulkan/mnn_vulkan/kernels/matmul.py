@@ -1,0 +1,126 @@
+"""MatMul (numpy semantics, broadcast batch dims) and Gemm (transposes, broadcast
+C, alpha/beta), both on gemm.comp with a fused activation; `gemm_tiles` picks
+the work-group tiling that conv2d.comp shares."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..recorder import MAX_GROUPS, pack
+from . import activation_code, cdiv, collapse, contiguous_strides, register
+
+#: (local size, (TM, TN, BK)): blocks of 128x128, 64x64 and 32x32 outputs
+HUGE = ((16, 16, 1), (8, 8, 16))
+BIG = ((16, 16, 1), (4, 4, 16))
+SMALL = ((8, 8, 1), (4, 4, 16))
+#: work groups that keep a discrete GPU busy (an H200 has 132 SMs)
+GPU_WAVE = 264
+
+
+TILES = {"huge": HUGE, "big": BIG, "small": SMALL}
+
+
+def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None):
+    """(local size, spec constants, (BM, BN)) for an M x N output, `batch` times:
+    the largest tile that still gives every compute unit work, and 4 x 64 (or
+    1 x 64) blocks when M is tiny (matrix-vector-like). The option
+    "vulkan.tiles" (huge, big, small) forces one, for tests."""
+    forced = (options or {}).get("vulkan.tiles")
+    if forced:
+        local, spec = TILES[forced]
+        return local, spec, (local[1] * spec[0], local[0] * spec[1])
+    if m <= 8:
+        tm = 1 if m == 1 else 4
+        return (64, 1, 1), (tm, 1, 16), (tm, 64)
+    gpu = device.type in ("discrete", "integrated")
+    enough = GPU_WAVE if gpu else 8  # a CPU device (lavapipe) has a few cores
+    for local, spec in ((HUGE, BIG) if gpu else (BIG,)):
+        bm, bn = local[1] * spec[0], local[0] * spec[1]
+        fits = bm <= m and bn <= max(n, 64)  # no block mostly past the edge of the output
+        if fits and cdiv(m, bm) * cdiv(n, bn) * batch >= enough:
+            return local, spec, (bm, bn)
+    local, spec = SMALL
+    return local, spec, (local[1] * spec[0], local[0] * spec[1])
+
+
+def split_k(device, groups: int, k: int, options: dict) -> int:
+    """How many slices to cut K into so that a small output still fills a GPU
+    (1 on CPU devices; the option "vulkan.splitk" forces a count, for tests)."""
+    forced = options.get("vulkan.splitk")
+    if forced:
+        return max(1, min(int(forced), cdiv(k, 16)))
+    if device.type not in ("discrete", "integrated") or groups * 2 >= GPU_WAVE:
+        return 1
+    return max(1, min(cdiv(GPU_WAVE, groups), k // 256, 16))  # each slice keeps >= 256 of K
+
+
+def _matmul_plan(a_shape, b_shape):
+    """M, N, K and the collapsed batch dims with the element strides of A, B and C."""
+    a2 = (1,) + tuple(a_shape) if len(a_shape) == 1 else tuple(a_shape)
+    b2 = tuple(b_shape) + (1,) if len(b_shape) == 1 else tuple(b_shape)
+    m, k, n = a2[-2], a2[-1], b2[-1]
+    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    strides = []
+    for shape, unit in ((a2[:-2], m * k), (b2[:-2], k * n), (batch, m * n)):
+        padded = (1,) * (len(batch) - len(shape)) + tuple(shape)
+        cs = contiguous_strides(padded)
+        strides.append([0 if d == 1 and o != 1 else s * unit for d, o, s in zip(padded, batch, cs)])
+    dims, (sa, sb, sc) = collapse(batch, *strides)
+    return m, n, k, dims, sa, sb, sc
+
+
+def _matmul_supports(node, ins):
+    m, n, k, dims, *_ = _matmul_plan(ins[0].shape, ins[1].shape)
+    if len(dims) > 2:
+        return f"batch broadcasting needs {len(dims)} dims after collapsing (max 2)"
+    if int(np.prod(dims)) > MAX_GROUPS:
+        return f"{int(np.prod(dims))} matrices exceed the work-group grid"
+    return True
+
+
+def _batch2(dims, *strides):
+    """Exactly two batch dims (z = z1 * nb2 + z2), padding with size-1 dims."""
+    while len(dims) < 2:
+        dims = [1] + list(dims)
+        strides = tuple([0] + list(s) for s in strides)
+    return dims, strides
+
+
+def _record_matmul(op, rec):
+    a, b = op.inputs
+    y = op.outputs[0]
+    m, n, k, dims, sa, sb, sc = _matmul_plan(a.info.shape, b.info.shape)
+    (nb1, nb2), (sa, sb, sc) = _batch2(dims, sa, sb, sc)
+    act, aa, ab = activation_code(op.node.attrs)
+    _gemm(rec, [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(y)], m, n, k, nb1, nb2,
+          (k, 1, sa[0], sa[1]), (n, 1, sb[0], sb[1]), (sc[0], sc[1]), None, 1.0, 0.0, act, aa, ab)
+
+
+def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
+    local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, nb1 * nb2, rec.options)
+    has_bias = int(bias_st is not None)
+    push = pack(m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)),
+                float(alpha), float(beta), aa, ab)
+    rec.dispatch("gemm", bindings, push, (cdiv(n, bn), cdiv(m, bm), nb1 * nb2), local, spec)
+
+
+def _record_gemm(op, rec):
+    attrs = op.node.attrs
+    a, b = op.inputs[0], op.inputs[1]
+    c = op.inputs[2] if len(op.inputs) > 2 else None
+    y = op.outputs[0]
+    m, n = y.info.shape
+    k = a.info.shape[0] if attrs["transA"] else a.info.shape[1]
+    a_st = (1, m, 0, 0) if attrs["transA"] else (k, 1, 0, 0)
+    b_st = (1, k, 0, 0) if attrs["transB"] else (n, 1, 0, 0)
+    bias_st = None
+    if c is not None:
+        cm, cn = ((1, 1) + tuple(c.info.shape))[-2:]
+        bias_st = (cn if cm != 1 else 0, 1 if cn != 1 else 0, 0, 0)
+    act, aa, ab = activation_code(attrs)
+    bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(c if c is not None else a), rec.output(y)]
+    _gemm(rec, bindings, m, n, k, 1, 1, a_st, b_st, (0, 0), bias_st, attrs["alpha"], attrs["beta"], act, aa, ab)
+
+
+register("MatMul", _record_matmul, _matmul_supports, efficiency=0.3)
+register("Gemm", _record_gemm, efficiency=0.3)

@@ -1,0 +1,224 @@
+"""Data movement: one strided copy shader (copy.comp) for reshapes that the core
+did not alias, Identity, Transpose, Concat, Split, Slice, Expand and Tile;
+Pad (pad.comp), Gather (gather.comp) and GatherElements have their own. The copies move
+32-bit words, so they take int32 and int64 (two words) tensors as well."""
+
+from __future__ import annotations
+
+from ..recorder import pack
+from . import collapse, contiguous_strides, pad6, register
+
+WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
+
+
+def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
+    """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of
+    shape, in elements of `words` 32-bit words (2 for int64)."""
+    if words > 1:  # one more, innermost dim: the words of an element
+        shape, src_strides, dst_strides = list(shape) + [words], [s * words for s in src_strides] + [1], \
+            [s * words for s in dst_strides] + [1]
+        src_off, dst_off = src_off * words, dst_off * words
+    total = 1
+    for d in shape:
+        total *= d
+    dims, (ss, ds) = collapse(shape, src_strides, dst_strides)
+    if len(dims) > 6:
+        raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
+    push = pack(total, len(dims), src_off, dst_off, pad6(dims, 1), pad6(ss), pad6(ds))
+    rec.elementwise("copy", [src, dst], push, total)
+
+
+def words(ref) -> int:
+    return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
+
+
+def _dims_fit(shape_pairs) -> bool | str:
+    for shape, strides in shape_pairs:
+        dims, _ = collapse(shape, *strides)
+        if len(dims) > 6:
+            return f"needs a copy of {len(dims)} dims after collapsing (max 6)"
+    return True
+
+
+# -- views the core could not alias, and Transpose ----------------------------------------
+
+
+def _record_view(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=words(x))
+
+
+def _perm(node, rank):
+    return node.attrs.get("perm") or list(range(rank))[::-1]
+
+
+def _transpose_supports(node, ins):
+    shape = ins[0].shape
+    perm = _perm(node, len(shape))
+    st = contiguous_strides(shape)
+    out = [shape[p] for p in perm]
+    return _dims_fit([(out, ([st[p] for p in perm], contiguous_strides(out)))])
+
+
+def _record_transpose(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    shape = x.info.shape
+    perm = _perm(op.node, len(shape))
+    st = contiguous_strides(shape)
+    copy(rec, rec.tensor(x), rec.output(y), y.info.shape, [st[p] for p in perm], contiguous_strides(y.info.shape),
+         words=words(x))
+
+
+# -- Concat / Split / Slice -------------------------------------------------------------------
+
+
+def _record_concat(op, rec):
+    y = op.outputs[0]
+    axis = op.node.attrs["axis"] % len(y.info.shape)
+    ost = contiguous_strides(y.info.shape)
+    start = 0
+    out = rec.output(y)
+    for x in op.inputs:
+        copy(rec, rec.tensor(x), out, x.info.shape, contiguous_strides(x.info.shape), ost, 0, start * ost[axis],
+             words(x))
+        start += x.info.shape[axis]
+
+
+def _record_split(op, rec):
+    x = op.inputs[0]
+    axis = op.node.attrs["axis"] % len(x.info.shape)
+    ist = contiguous_strides(x.info.shape)
+    start = 0
+    src = rec.tensor(x)
+    for y in op.outputs:
+        copy(rec, src, rec.output(y), y.info.shape, ist, contiguous_strides(y.info.shape), start * ist[axis],
+             words=words(x))
+        start += y.info.shape[axis]
+
+
+def _record_slice(op, rec):
+    from mnn_core.ops.shape import slice_plan
+
+    x, y = op.inputs[0], op.outputs[0]
+    slices, out_shape = slice_plan(x.info.shape, op.node.attrs)
+    ist = contiguous_strides(x.info.shape)
+    offset, strides = 0, []
+    for sl, dim, st in zip(slices, x.info.shape, ist):
+        begin, _, step = sl.indices(dim)
+        offset += begin * st if dim else 0
+        strides.append(st * step)
+    copy(rec, rec.tensor(x), rec.output(y), out_shape, strides, contiguous_strides(out_shape), offset,
+         words=words(x))
+
+
+# -- Expand / Tile ------------------------------------------------------------------------------
+
+
+def _expand_plan(in_shape, out_shape):
+    padded = (1,) * (len(out_shape) - len(in_shape)) + tuple(in_shape)
+    st = contiguous_strides(padded)
+    return [0 if d == 1 and o != 1 else s for d, o, s in zip(padded, out_shape, st)]
+
+
+def _expand_out(node, ins):
+    import numpy as np
+
+    return tuple(np.broadcast_shapes(tuple(ins[0].shape), tuple(node.attrs["shape"])))
+
+
+def _record_expand(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    copy(rec, rec.tensor(x), rec.output(y), y.info.shape, _expand_plan(x.info.shape, y.info.shape),
+         contiguous_strides(y.info.shape), words=words(x))
+
+
+def _tile_plan(shape, reps):
+    """Tile as a copy: the output viewed as (r0, d0, r1, d1, ...), the input repeated along each r."""
+    view, src = [], []
+    for d, r, s in zip(shape, reps, contiguous_strides(shape)):
+        view += [r, d]
+        src += [0, s]
+    return view, src, contiguous_strides(view)
+
+
+def _record_tile(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    view, src, dst = _tile_plan(x.info.shape, op.node.attrs["repeats"])
+    copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=words(x))
+
+
+# -- Pad / Gather ----------------------------------------------------------------------------------
+
+PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
+
+
+def _record_pad(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    rank = len(x.info.shape)
+    begin = op.node.attrs["pads"][:rank]
+    push = pack(y.info.size, rank, PAD_MODES[op.node.attrs["mode"]], float(op.node.attrs["value"]),
+                pad6(x.info.shape, 1), pad6(y.info.shape, 1), pad6(begin))
+    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], push, y.info.size)
+
+
+def _gather_supports(node, ins):
+    if ins[1].dtype not in ("int64", "int32"):
+        return f"int64/int32 indices only, got {ins[1].dtype}"
+    return True
+
+
+def _record_gather(op, rec):
+    data, idx = op.inputs
+    y = op.outputs[0]
+    shape = data.info.shape
+    axis = op.node.attrs["axis"] % len(shape)
+    inner = 1
+    for d in shape[axis + 1:]:
+        inner *= d
+    inner *= words(data)  # gather.comp moves 32-bit words
+    total = y.info.size * words(data)
+    push = pack(total, inner, shape[axis], idx.info.size, int(idx.info.dtype == "int64"))
+    rec.elementwise("gather", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, total)
+
+
+def _record_gather_elements(op, rec):
+    data, idx = op.inputs
+    y = op.outputs[0]
+    rank = len(data.info.shape)
+    axis = op.node.attrs["axis"] % rank
+    push = pack(y.info.size, rank, axis, words(data), data.info.shape[axis], int(idx.info.dtype == "int64"), 0, 0,
+                pad6(idx.info.shape, 1), pad6(contiguous_strides(data.info.shape)))
+    rec.elementwise("gather_elements", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, y.info.size)
+
+
+def _gather_elements_supports(node, ins):
+    fits = _rank6(node, ins)
+    return _gather_supports(node, ins) if fits is True else fits
+
+
+def _rank6(node, ins):
+    return True if len(ins[0].shape) <= 6 else f"rank {len(ins[0].shape)} above 6"
+
+
+def _expand_supports(node, ins):
+    out = _expand_out(node, ins)
+    return _dims_fit([(out, (_expand_plan(ins[0].shape, out), contiguous_strides(out)))])
+
+
+def _tile_supports(node, ins):
+    view, src, dst = _tile_plan(ins[0].shape, node.attrs["repeats"])
+    return _dims_fit([(view, (src, dst))])
+
+
+for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
+    register(_op, _record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
+register("Identity", _record_view, dtypes=WORDS, efficiency=1.0)
+register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, efficiency=0.5)
+register("Concat", _record_concat, _rank6, dtypes=WORDS, efficiency=0.8)
+register("Split", _record_split, _rank6, dtypes=WORDS, efficiency=0.8)
+register("Slice", _record_slice, _rank6, dtypes=WORDS, efficiency=0.8)
+register("Expand", _record_expand, _expand_supports, dtypes=WORDS, efficiency=0.8)
+register("Tile", _record_tile, _tile_supports, dtypes=WORDS, efficiency=0.8)
+register("Pad", _record_pad, _rank6, efficiency=0.8)
+register("Gather", _record_gather, _gather_supports, dtypes=WORDS, efficiency=0.8)
+register("GatherElements", _record_gather_elements, _gather_elements_supports, dtypes=WORDS, efficiency=0.8)

@@ -1,0 +1,41 @@
+"""The core's conformance suite for every op the vulkan backend claims, against
+the numpy reference (fp32: rtol 1e-4, atol 1e-5), with the Khronos validation
+layer on when it is installed (conftest.py fails a test on any error)."""
+
+from mnn_core.testing import BackendConformance
+
+
+class TestVulkanConformance(BackendConformance):
+    backend = "vulkan"
+    rtol = 1e-4
+    atol = 1e-5
+
+
+class TestVulkanConformanceStaging(BackendConformance):
+    """The same ops with host copies through the staging buffer, as on a discrete GPU."""
+
+    backend = "vulkan"
+    options = {"vulkan.staging": True}
+    ops = ("Conv", "MatMul", "Add", "Concat", "Softmax")
+
+
+class TestVulkanConformanceTiles(BackendConformance):
+    """The GEMM tilings a GPU picks (128x128 and 64x64 blocks), forced here."""
+
+    backend = "vulkan"
+    options = {"vulkan.tiles": "huge"}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceBigTiles(BackendConformance):
+    backend = "vulkan"
+    options = {"vulkan.tiles": "big"}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceSplitK(BackendConformance):
+    """Split-K convolution (a GPU's choice for small outputs), forced into 3 slices."""
+
+    backend = "vulkan"
+    options = {"vulkan.splitk": 3}
+    ops = ("Conv",)

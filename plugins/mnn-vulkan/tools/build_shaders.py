@@ -1,0 +1,69 @@
+"""Compile mnn_vulkan/shaders/*.comp to SPIR-V with glslc and write SPIRV.lock.
+
+    python tools/build_shaders.py          # rebuild everything
+    python tools/build_shaders.py --check  # exit 1 if a binary is stale
+
+Run after editing a shader and commit the .spv files with the sources.
+spirv-val checks each binary when it is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# loaded by path: building shaders needs neither mnn_core nor the compiled runtime
+_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mnn_vulkan", "shaders.py")
+_spec = importlib.util.spec_from_file_location("mnn_vulkan_shaders", _PATH)
+shaders = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shaders)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args()
+    glslc = shaders.find_glslc()
+    if glslc is None:
+        print("glslc not found (Debian: apt-get install glslc); set GLSLC to its path", file=sys.stderr)
+        return 2
+    spirv_val = shutil.which("spirv-val")
+    lock = {"glslc": shaders.glslc_version(glslc), "flags": list(shaders.GLSLC_FLAGS), "shaders": {}}
+    stale = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in shaders.names():
+            out = os.path.join(tmp, f"{name}.spv")
+            shaders.compile_shader(name, out, glslc)
+            if spirv_val:
+                subprocess.run([spirv_val, "--target-env", "vulkan1.1", out], check=True)
+            committed = os.path.join(shaders.SHADER_DIR, f"{name}.spv")
+            same = os.path.exists(committed) and shaders.sha256_file(committed) == shaders.sha256_file(out)
+            if not same:
+                stale.append(name)
+                if not args.check:
+                    shutil.copyfile(out, committed)
+            lock["shaders"][name] = {"source_sha256": shaders.source_digest(name),
+                                     "spirv_sha256": shaders.sha256_file(out)}
+    for f in os.listdir(shaders.SHADER_DIR):  # binaries whose source is gone
+        if f.endswith(".spv") and f[:-4] not in lock["shaders"]:
+            stale.append(f[:-4])
+            if not args.check:
+                os.remove(os.path.join(shaders.SHADER_DIR, f))
+    if args.check:
+        print("stale: " + ", ".join(stale) if stale else "all SPIR-V up to date")
+        return 1 if stale else 0
+    with open(shaders.LOCK_FILE, "w") as f:
+        json.dump(lock, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"built {len(lock['shaders'])} shaders ({', '.join(stale) or 'none'} changed) with {lock['glslc']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
