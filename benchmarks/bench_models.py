@@ -6,11 +6,15 @@
 
 Models come from examples/build_models.py (MobileNetV2, ResNet-18, SqueezeNet
 1.1 with seeded weights). Peers get the same graph: ONNX Runtime and the MNN
-wheel through an ONNX export (mnn_core.convert.to_onnx), PyTorch eager through a
+wheel through an ONNX export (mnn_core.convert.to_onnx, batch norms folded as
+torch.onnx.export does for eval-mode models), PyTorch eager through a
 small interpreter calling torch.nn.functional per node. Each configuration runs
 in its own subprocess, so peak memory (ru_maxrss, minus the interpreter's own
 baseline) belongs to that engine alone. Latency: median and min of --repeat
 runs after --warmup runs. Engines that are not installed are skipped and said so.
+
+Peers: pip install onnxruntime torch==2.13.0; pip install --no-deps MNN (its
+dependencies pin protobuf<6, which breaks onnx).
 """
 
 from __future__ import annotations
@@ -60,10 +64,12 @@ def _time(fn, repeat: int, warmup: int) -> list[float]:
 
 
 def _onnx_file(graph, tmp: Path) -> str:
+    """The ONNX the peers get: batch norms folded, as torch.onnx.export writes eval-mode models."""
     from mnn_core.convert import save_onnx
+    from mnn_core.graph.passes import optimize
 
     path = tmp / "model.onnx"
-    save_onnx(graph, path)
+    save_onnx(optimize(graph), path)
     return str(path)
 
 
@@ -85,7 +91,7 @@ def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path):
         return lambda: sess.run(None, {"input": x})
     if engine == "MNN-wheel":
         import MNN
-        from MNN.tools import _tools  # the converter function itself: its CLI pip-installs telemetry
+        import _tools  # MNN's converter function itself: its mnnconvert CLI pip-installs telemetry
 
         mnn_path = str(tmp / "model_wheel.mnn")
         _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", _onnx_file(graph, tmp), "--MNNModel", mnn_path])

@@ -61,6 +61,7 @@ def initial_state():
 
 
 def run_mnn(args, x, y, tx, ty, epochs):
+    import numpy as np
 
     import mnn_core as mnn
     from mnn_core import nn, optim, train
@@ -76,11 +77,21 @@ def run_mnn(args, x, y, tx, ty, epochs):
             step(x[idx], y[idx])
         times.append(time.perf_counter() - t0)
     plan = step.session.plan.backends()
+    runs = []  # where a step's time goes, op by op: the median of 20 profiled (extra) steps
+    for idx in orders(len(x), 1, args.batch_size)[0][:20 if args.profile else 0]:
+        step(x[idx], y[idx], profile=True)
+        runs.append(step.profile())
+    profile = []
+    if runs:
+        backend_of = {p.node: p.backend for p in step.session.plan}
+        medians = np.median(np.array([[ms for _, ms in r] for r in runs]), axis=0)
+        profile = sorted(((float(ms), name, backend_of.get(name, "-")) for (name, _), ms in zip(runs[0], medians)),
+                         reverse=True)
     model.eval()
     sess = mnn.Session(model.to_graph([(1, 1, 28, 28)]), backend=args.backend, threads=args.threads)
     correct = sum(int((sess.run({"input": tx[i:i + 500]})["output"].argmax(1) == ty[i:i + 500]).sum())
                   for i in range(0, len(tx), 500))
-    return times, correct / len(tx), {"placement": plan}
+    return times, correct / len(tx), {"placement": plan, "profile": profile}
 
 
 def run_torch(args, x, y, tx, ty, epochs):
@@ -118,13 +129,17 @@ def child(args):
 # -- the parent: run each configuration, print, record ----------------------------------------------
 
 
-def spawn(args, framework, threads, epochs):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
+def spawn(args, framework, threads, epochs, profile=False):
+    # mnn's threads are its backends' (Session(threads=...)); its numpy reference backend is one core by design,
+    # and a second BLAS pool spinning beside the backend's OpenMP threads only steals their cores
+    blas = threads if framework == "torch" else 1
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(blas), MKL_NUM_THREADS=str(blas))
     cmd = [sys.executable, __file__, "--child", framework, "--threads", str(threads), "--epochs", str(epochs),
            "--batch-size", str(args.batch_size), "--lr", str(args.lr), "--backend", args.backend]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
+    if profile:
+        cmd += ["--profile"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"{framework} with {threads} thread(s) failed:\n{out.stderr[-3000:]}")
@@ -139,9 +154,11 @@ def main(argv=None):
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--limit", type=int, default=0, help="use the first N training images only")
     p.add_argument("--accuracy-epochs", type=int, default=5, help="epochs for the accuracy run (0: skip)")
+    p.add_argument("--accuracy-threads", type=int, default=1, help="threads for the accuracy run")
     p.add_argument("--results", default=str(HERE / "RESULTS_TRAIN.md"), help="where to write the table ('' = nowhere)")
     p.add_argument("--child", choices=["mnn", "torch"], help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         args.framework, args.threads = args.child, int(args.threads)
@@ -150,14 +167,14 @@ def main(argv=None):
         raise SystemExit("Fashion-MNIST is missing: apt-get install -y dataset-fashion-mnist")
     rows = []
     for t in [int(v) for v in args.threads.split(",")]:
-        m, pt = spawn(args, "mnn", t, 1), spawn(args, "torch", t, 1)
+        m, pt = spawn(args, "mnn", t, 1, profile=True), spawn(args, "torch", t, 1)
         rows.append((t, m, pt))
         print(f"threads {t}: mnn {m['times'][0]:.2f} s/epoch, PyTorch {pt['version']} {pt['times'][0]:.2f} s/epoch, "
               f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']})",
               flush=True)
     acc = None
     if args.accuracy_epochs:
-        t = max(int(v) for v in args.threads.split(","))
+        t = args.accuracy_threads
         acc = (t, spawn(args, "mnn", t, args.accuracy_epochs), spawn(args, "torch", t, args.accuracy_epochs))
         print(f"test accuracy after {args.accuracy_epochs} epochs: mnn {acc[1]['accuracy']:.4f}, "
               f"PyTorch {acc[2]['accuracy']:.4f}")
@@ -182,7 +199,8 @@ def write_results(path, args, rows, acc, argv):
         "# Training benchmark: LeNet-5 on Fashion-MNIST", "",
         f"Command: `{cmd.strip()}`  ",
         f"Date: {time.strftime('%Y-%m-%d')}, {cpu_name()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}", "",
+        f"Python {platform.python_version()}, load average at the end {os.getloadavg()[0]:.1f} "
+        "(the machine is shared: other work ran beside this)", "",
         f"LeNet-5 (6/16 channels, ReLU, max pooling, 120-84-10), {n} training images in memory, batch "
         f"{args.batch_size}, SGD lr {args.lr} momentum 0.9, same initial weights and batch order for both. "
         f"mnn: `mnn_core.train.compile(...)` on backend `{args.backend}`. One child process per configuration.", "",
@@ -199,6 +217,15 @@ def write_results(path, args, rows, acc, argv):
                       f"(difference {100 * (m['accuracy'] - pt['accuracy']):+.2f} points); "
                       f"epoch times mnn {', '.join(f'{v:.1f}' for v in m['times'])} s, "
                       f"PyTorch {', '.join(f'{v:.1f}' for v in pt['times'])} s."]
+    t, m, _ = rows[0]
+    total = sum(ms for ms, _, _ in m["profile"])
+    by_backend: dict = {}
+    for ms, _, b in m["profile"]:
+        by_backend[b] = by_backend.get(b, 0.0) + ms
+    lines += ["", f"Where an mnn step goes ({t} thread(s), median of 20 profiled steps, {total:.1f} ms in the program; "
+                  + ", ".join(f"{b} {ms:.1f} ms" for b, ms in sorted(by_backend.items(), key=lambda kv: -kv[1]))
+                  + "):", "", "| op (node) | backend | ms |", "|---|---|---:|"]
+    lines += [f"| {name} | {b} | {ms:.2f} |" for ms, name, b in m["profile"][:10]]
     path.write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")
 

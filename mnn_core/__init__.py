@@ -24,6 +24,22 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(__file__), "include")
 
 
+_LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant")
+
+
+def __getattr__(name: str):
+    """Training and conversion load on first use, so `import mnn_core` stays fast."""
+    import importlib
+
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    if name == "compile":
+        from .train import compile
+
+        return compile
+    raise AttributeError(f"module 'mnn_core' has no attribute {name!r}")
+
+
 def backends(reload: bool = False):
     """Every backend found, available or not, with why not (see `mnn backends`)."""
     from .registry import backend_table
