@@ -1,7 +1,12 @@
-/* Depthwise convolution (one filter per channel), NCHW. Each thread copies a
- * plane into a zero-padded scratch plane, so the inner loop has no bounds
- * checks: one output vector is kh*kw FMAs over (strided) loads of the padded
- * rows. Generic over `vf`; included by each isa_*.c. */
+/* Depthwise convolution (one filter per channel), NCHW, and the padded
+ * scratch planes it shares with pooling. Generic over `vf`; included by each
+ * isa_*.c.
+ *
+ * Each thread copies a plane into a padded scratch plane, so the inner loop
+ * has no bounds checks. With stride 2 (and no dilation) the scratch rows are
+ * split into even and odd columns, so every tap is a contiguous load. The
+ * output is computed DW_NV vectors at a time: independent accumulators hide
+ * the FMA latency that one chain of kh*kw FMAs would expose. */
 #ifndef MNN_X86_DEPTHWISE_IMPL_H
 #define MNN_X86_DEPTHWISE_IMPL_H
 
@@ -9,77 +14,153 @@
 #include <omp.h>
 #endif
 
-/* padded plane PH x PW: exactly the extent the output needs */
-static inline void FN(pad_plane)(const float *src, int64_t H, int64_t W, int64_t pt, int64_t pl, float *pad,
-                                 int64_t PH, int64_t PW, int64_t total, float fill) {
-    for (int64_t i = 0; i < total; ++i) pad[i] = fill;
-    const int64_t x0 = pl, x1 = pl + W < PW ? pl + W : PW; /* pad columns that hold input */
-    if (x1 <= x0) return;
+#define DW_NV 4
+
+/* How a scratch plane is laid out: element (py, px) of the padded plane is at
+ * row py * rowlen, and output column ow of tap column j reads
+ *   plain: px = ow*s + j*dw  -> offset ow*s + j*dw
+ *   split: px = 2*ow + j     -> offset ow + (j odd ? half : 0) + j/2 */
+typedef struct {
+    int64_t rowlen, s, half;
+    int split;
+} FN(plane_layout);
+
+static FN(plane_layout) FN(layout_for)(int64_t PW, int64_t sw, int64_t dw) {
+    FN(plane_layout) L;
+    L.split = sw == 2 && dw == 1 && VLEN > 1;
+    L.half = (PW + 1) / 2;
+    L.rowlen = L.split ? 2 * L.half : PW;
+    L.s = L.split ? 1 : sw;
+    return L;
+}
+
+/* The input rows of one plane into the scratch plane. Padding positions are
+ * never written here: they keep the fill the thread wrote once per run. */
+static void FN(copy_plane)(const float *src, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t PH, int64_t PW,
+                           const FN(plane_layout) *L, float *pad) {
+    const int64_t x1 = pl + W < PW ? pl + W : PW; /* padded columns that hold input */
     for (int64_t py = 0; py < PH; ++py) {
         const int64_t sy = py - pt;
-        if (sy < 0 || sy >= H) continue;
-        FN(copy_n)(pad + py * PW + x0, src + sy * W, x1 - x0);
+        if (sy < 0 || sy >= H || x1 <= pl) continue;
+        float *row = pad + py * L->rowlen;
+        if (!L->split) {
+            FN(copy_n)(row + pl, src + sy * W, x1 - pl);
+            continue;
+        }
+        const float *in = src + sy * W - pl; /* in[px] for px in [pl, x1) */
+        float *even = row, *odd = row + L->half;
+        int64_t k = (pl + 1) / 2; /* first even column that holds input */
+        for (; 2 * (k + VLEN) <= x1; k += VLEN) vf_store(even + k, vf_load_stride(in + 2 * k, 2));
+        for (; 2 * k < x1; ++k) even[k] = in[2 * k];
+        k = pl / 2; /* first odd one */
+        for (; 2 * (k + VLEN) + 1 <= x1; k += VLEN) vf_store(odd + k, vf_load_stride(in + 2 * k + 1, 2));
+        for (; 2 * k + 1 < x1; ++k) odd[k] = in[2 * k + 1];
+    }
+}
+
+static void FN(tap_offsets)(const FN(plane_layout) *L, int64_t kh, int64_t kw, int64_t dh, int64_t dw, int64_t *off) {
+    for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j)
+            off[i * kw + j] = i * dh * L->rowlen + (L->split ? (j & 1) * L->half + (j >> 1) : j * dw);
+}
+
+/* nv output vectors from `ow`: sum over taps of w[t] * plane[base + off[t] + ow*s] */
+static inline __attribute__((always_inline)) void FN(dw_vectors)(const int nv, const int taps, const float *base,
+                                                                 const int64_t *off, const float *w, const vf *wv,
+                                                                 int64_t s, vf b0, const x86_epilogue *e, float *dst,
+                                                                 int last_n) {
+    vf acc[DW_NV];
+    for (int v = 0; v < nv; ++v) acc[v] = b0;
+    for (int t = 0; t < taps; ++t) {
+        const vf wt = wv ? wv[t] : vf_set1(w[t]);
+        const float *p = base + off[t];
+        for (int v = 0; v < nv; ++v) acc[v] = vf_fma(wt, vf_load_stride(p + v * VLEN * s, s), acc[v]);
+    }
+    if (e->act == X86_ACT_RELU) /* relu and clip in registers; others by act_row after the row */
+        for (int v = 0; v < nv; ++v) acc[v] = vf_max(acc[v], vf_zero());
+    else if (e->act == X86_ACT_CLIP)
+        for (int v = 0; v < nv; ++v) acc[v] = vf_min(vf_max(acc[v], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+    for (int v = 0; v < nv - 1; ++v) vf_store(dst + v * VLEN, acc[v]);
+    vf_store_n(dst + (nv - 1) * VLEN, acc[nv - 1], last_n);
+}
+
+/* one output row of a kh x kw depthwise filter; taps9: the 3x3 case, weights in registers */
+static inline __attribute__((always_inline)) void FN(dw_row)(const int taps9, const float *base, const int64_t *off,
+                                                             int taps, const float *w, const vf *wv, int64_t s,
+                                                             vf b0, const x86_epilogue *e, float *dst, int64_t OW) {
+    int64_t ow = 0;
+    for (; ow + DW_NV * VLEN <= OW; ow += DW_NV * VLEN)
+        FN(dw_vectors)(DW_NV, taps9 ? 9 : taps, base + ow * s, off, w, wv, s, b0, e, dst + ow, VLEN);
+    for (; ow < OW; ow += VLEN)
+        FN(dw_vectors)(1, taps9 ? 9 : taps, base + ow * s, off, w, wv, s, b0, e, dst + ow,
+                       (int)(OW - ow < VLEN ? OW - ow : VLEN));
+}
+
+/* what a thread's scratch holds: the padded plane (its padding filled once
+ * per run) and, after it, the tap offsets */
+typedef struct {
+    float *pad;
+    int64_t *off;
+    FN(plane_layout) L;
+    int64_t PH, PW;
+} FN(scratch);
+
+static FN(scratch) FN(scratch_init)(float *work, int64_t per_thread, int64_t OH, int64_t OW, int64_t kh, int64_t kw,
+                                    int64_t sh, int64_t sw, int64_t dh, int64_t dw, float fill) {
+    FN(scratch) sc;
+    const int64_t plane_floats = x86_scratch_offsets_at(per_thread, kh, kw);
+    sc.pad = work;
+    sc.off = (int64_t *)(work + plane_floats);
+    sc.PH = (OH - 1) * sh + (kh - 1) * dh + 1;
+    sc.PW = (OW - 1) * sw + (kw - 1) * dw + 1;
+    sc.L = FN(layout_for)(sc.PW, sw, dw);
+    for (int64_t i = 0; i < plane_floats; ++i) work[i] = fill;
+    FN(tap_offsets)(&sc.L, kh, kw, dh, dw, sc.off);
+    return sc;
+}
+
+static void FN(depthwise_plane)(const float *x, const float *w, const float *bias, float *y, int64_t pi,
+                                const x86_conv_geom *g, const x86_epilogue *e, const FN(scratch) *sc) {
+    const int64_t taps = g->kh * g->kw, OW = g->OW, c = pi % g->C;
+    const float *wc = w + c * taps;
+    const vf b0 = vf_set1(bias ? bias[c] : 0.0f);
+    float *dst = y + pi * g->OH * OW;
+    const int64_t s = sc->L.s;
+    FN(copy_plane)(x + pi * g->H * g->W, g->H, g->W, g->pt, g->pl, sc->PH, sc->PW, &sc->L, sc->pad);
+    vf wv[9];
+    if (taps == 9)
+        for (int t = 0; t < 9; ++t) wv[t] = vf_set1(wc[t]);
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const float *base = sc->pad + oh * g->sh * sc->L.rowlen;
+        float *row = dst + oh * OW;
+        if (taps == 9 && s == 1) FN(dw_row)(1, base, sc->off, 9, wc, wv, 1, b0, e, row, OW);
+        else if (taps == 9) FN(dw_row)(1, base, sc->off, 9, wc, wv, s, b0, e, row, OW);
+        else FN(dw_row)(0, base, sc->off, (int)taps, wc, NULL, s, b0, e, row, OW);
+        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, row, row, OW);
     }
 }
 
 static void FN(depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
                           const x86_conv_geom *g, const x86_epilogue *e, float *work, int threads) {
-    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
-    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
-    const int64_t per_thread = x86_depthwise_work_floats(g), khw = g->kh * g->kw;
-    const int64_t sw = g->sw, OW = g->OW;
-#pragma omp parallel num_threads(threads) if (threads > 1 && planes > 1)
-    {
+    const int64_t per_thread = x86_depthwise_work_floats(g);
+    if (threads > 1 && planes > 1) {
+#pragma omp parallel num_threads(threads)
+        {
 #ifdef _OPENMP
-        float *pad = work + omp_get_thread_num() * per_thread;
+            float *mine = work + omp_get_thread_num() * per_thread;
 #else
-        float *pad = work;
+            float *mine = work;
 #endif
+            const FN(scratch) sc = FN(scratch_init)(mine, per_thread, g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh,
+                                                    g->dw, 0.0f);
 #pragma omp for schedule(static)
-        for (int64_t pi = 0; pi < planes; ++pi) {
-            const int64_t c = pi % g->C;
-            const float *wc = w + c * khw;
-            const vf b0 = vf_set1(bias ? bias[c] : 0.0f);
-            float *dst = y + pi * g->OH * OW;
-            FN(pad_plane)(x + pi * g->H * g->W, g->H, g->W, g->pt, g->pl, pad, PH, PW, per_thread, 0.0f);
-            if (g->kh == 3 && g->kw == 3) { /* the common case: weights held in registers */
-                vf wv[9];
-                for (int t = 0; t < 9; ++t) wv[t] = vf_set1(wc[t]);
-                for (int64_t oh = 0; oh < g->OH; ++oh) {
-                    const float *r0 = pad + oh * g->sh * PW, *r1 = r0 + g->dh * PW, *r2 = r1 + g->dh * PW;
-                    for (int64_t ow = 0; ow < OW; ow += VLEN) {
-                        const int64_t o = ow * sw, d = g->dw;
-                        vf acc = b0;
-                        acc = vf_fma(wv[0], vf_load_stride(r0 + o, sw), acc);
-                        acc = vf_fma(wv[1], vf_load_stride(r0 + o + d, sw), acc);
-                        acc = vf_fma(wv[2], vf_load_stride(r0 + o + 2 * d, sw), acc);
-                        acc = vf_fma(wv[3], vf_load_stride(r1 + o, sw), acc);
-                        acc = vf_fma(wv[4], vf_load_stride(r1 + o + d, sw), acc);
-                        acc = vf_fma(wv[5], vf_load_stride(r1 + o + 2 * d, sw), acc);
-                        acc = vf_fma(wv[6], vf_load_stride(r2 + o, sw), acc);
-                        acc = vf_fma(wv[7], vf_load_stride(r2 + o + d, sw), acc);
-                        acc = vf_fma(wv[8], vf_load_stride(r2 + o + 2 * d, sw), acc);
-                        vf_store_n(dst + oh * OW + ow, acc, (int)(OW - ow < VLEN ? OW - ow : VLEN));
-                    }
-                    if (e->act != X86_ACT_NONE) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst + oh * OW, dst + oh * OW, OW);
-                }
-            } else {
-                for (int64_t oh = 0; oh < g->OH; ++oh) {
-                    const float *rows = pad + oh * g->sh * PW;
-                    for (int64_t ow = 0; ow < OW; ow += VLEN) {
-                        vf acc = b0;
-                        for (int64_t i = 0; i < g->kh; ++i) {
-                            const float *r = rows + i * g->dh * PW + ow * sw;
-                            for (int64_t j = 0; j < g->kw; ++j)
-                                acc = vf_fma(vf_set1(wc[i * g->kw + j]), vf_load_stride(r + j * g->dw, sw), acc);
-                        }
-                        vf_store_n(dst + oh * OW + ow, acc, (int)(OW - ow < VLEN ? OW - ow : VLEN));
-                    }
-                    if (e->act != X86_ACT_NONE) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst + oh * OW, dst + oh * OW, OW);
-                }
-            }
+            for (int64_t pi = 0; pi < planes; ++pi) FN(depthwise_plane)(x, w, bias, y, pi, g, e, &sc);
         }
+        return;
     }
+    const FN(scratch) sc = FN(scratch_init)(work, per_thread, g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw,
+                                            0.0f);
+    for (int64_t pi = 0; pi < planes; ++pi) FN(depthwise_plane)(x, w, bias, y, pi, g, e, &sc);
 }
 
 #endif

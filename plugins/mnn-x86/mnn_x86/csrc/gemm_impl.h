@@ -5,11 +5,11 @@
  *   C[M][N] = act(alpha * A[M][K] @ B[K][N] + beta * bias)
  *
  * Both operands come packed over the full K (see x86.h). A thread owns a block
- * of MC_ROWS x NC_COLS of C and runs all of K over it in KC slices: for each
- * slice the KC x NR micro-panel of B stays in L1 while the MR x KC micro-panels
- * of A stream from L2. Partial sums of earlier slices live in C itself; the
- * epilogue (bias, activation) runs once, on the last slice, while the tile is
- * still in registers. */
+ * of C (MC_ROWS rows, as many columns as keep a KC slice of B in L2) and runs
+ * all of K over it in KC slices: for each slice an MR x KC micro-panel of A
+ * stays in L1 while the tiles walk along its row panel of C. Partial sums of
+ * earlier slices live in C itself; the epilogue (bias, activation) runs once,
+ * on the last slice, while the tile is still in registers. */
 #ifndef MNN_X86_GEMM_IMPL_H
 #define MNN_X86_GEMM_IMPL_H
 
@@ -21,8 +21,8 @@
 #ifndef GEMM_MC_ROWS
 #define GEMM_MC_ROWS 120
 #endif
-#ifndef GEMM_NC_COLS
-#define GEMM_NC_COLS 1024
+#ifndef GEMM_L2_B_BYTES /* the slice of packed B a block walks over: kept in L2 */
+#define GEMM_L2_B_BYTES (256 * 1024)
 #endif
 
 static inline int64_t FN(ceil_div)(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -39,8 +39,7 @@ static inline void FN(zero_n)(float *dst, int64_t n) { memset(dst, 0, (size_t)n 
 /* A[i][k] = a[i*rs + k*cs] into MR-row panels */
 static void FN(pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, float *ap, int threads) {
     const int64_t panels = FN(ceil_div)(M, MR);
-#pragma omp parallel for num_threads(threads) if (threads > 1 && M * K > 32768) schedule(static)
-    for (int64_t p = 0; p < panels; ++p) {
+    PARALLEL_FOR(threads > 1 && M * K > 32768, p, panels, {
         float *dst = ap + p * MR * K;
         const int64_t r0 = p * MR, rows = M - r0 < MR ? M - r0 : MR;
         if (rs == 1 && rows == MR) { /* transposed source: each k is MR contiguous floats */
@@ -58,14 +57,13 @@ static void FN(pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_
                 }
             }
         }
-    }
+    });
 }
 
 /* B[k][j] = b[k*rs + j*cs] into NR-column panels */
 static void FN(pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_t N, float *bp, int threads) {
     const int64_t panels = FN(ceil_div)(N, NR);
-#pragma omp parallel for num_threads(threads) if (threads > 1 && K * N > 32768) schedule(static)
-    for (int64_t q = 0; q < panels; ++q) {
+    PARALLEL_FOR(threads > 1 && K * N > 32768, q, panels, {
         float *dst = bp + q * NR * K;
         const int64_t c0 = q * NR, cols = N - c0 < NR ? N - c0 : NR;
         if (cs == 1) {
@@ -86,17 +84,17 @@ static void FN(pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_
                 }
             }
         }
-    }
+    });
 }
 
-/* im2col of one convolution group, written straight into NR-column panels:
- * row kk = (c, i, j) of B holds x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] for
- * every output position n = oh*OW + ow (zero outside the input). */
-static void FN(im2col_b)(const float *x, const x86_conv_geom *g, float *bp, int threads) {
-    const int64_t khw = g->kh * g->kw, K = g->C * khw, N = g->OH * g->OW;
-    const int64_t panels = FN(ceil_div)(N, NR), tail = panels * NR - N;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && K * N > 32768) schedule(static)
-    for (int64_t kk = 0; kk < K; ++kk) {
+/* im2col of one convolution group, output columns [n0, n0 + ncols), written
+ * straight into NR-column panels: row kk = (c, i, j) of B holds
+ * x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] for output position n = oh*OW + ow
+ * (zero outside the input). */
+static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int threads) {
+    const int64_t khw = g->kh * g->kw, K = g->C * khw, n1 = n0 + ncols;
+    const int64_t panels = FN(ceil_div)(ncols, NR), tail = panels * NR - ncols;
+    PARALLEL_FOR(threads > 1 && K * ncols > 32768, kk, K, {
         const int64_t c = kk / khw, i = (kk / g->kw) % g->kh, j = kk % g->kw;
         const float *plane = x + c * g->H * g->W;
         const int64_t xoff = j * g->dw - g->pl; /* ix = ow*sw + xoff */
@@ -105,32 +103,31 @@ static void FN(im2col_b)(const float *x, const x86_conv_geom *g, float *bp, int 
         int64_t hi = g->W - 1 - xoff < 0 ? 0 : (g->W - 1 - xoff) / g->sw + 1;
         if (hi > g->OW) hi = g->OW;
         if (lo > hi) lo = hi;
-        for (int64_t oh = 0; oh < g->OH; ++oh) {
+        int64_t n = n0;
+        while (n < n1) { /* one segment: up to the end of a panel, of an output row or of the range */
+            const int64_t oh = n / g->OW, ow = n % g->OW, col = (n - n0) % NR;
+            int64_t len = NR - col;
+            if (len > g->OW - ow) len = g->OW - ow;
+            if (len > n1 - n) len = n1 - n;
+            float *dst = bp + ((n - n0) / NR) * NR * K + kk * NR + col;
             const int64_t iy = oh * g->sh - g->pt + i * g->dh;
-            const int inside = iy >= 0 && iy < g->H;
-            const float *row = plane + iy * g->W + xoff;
-            int64_t ow = 0;
-            while (ow < g->OW) { /* one segment: up to the end of a panel or of the row */
-                const int64_t n = oh * g->OW + ow, col = n % NR;
-                const int64_t len = NR - col < g->OW - ow ? NR - col : g->OW - ow;
-                float *dst = bp + (n / NR) * NR * K + kk * NR + col;
-                const int64_t a = ow < lo ? lo : ow, b = ow + len < hi ? ow + len : hi;
-                if (!inside || a >= b) {
-                    FN(zero_n)(dst, len);
+            const int64_t a = ow < lo ? lo : ow, b = ow + len < hi ? ow + len : hi;
+            if (iy < 0 || iy >= g->H || a >= b) {
+                FN(zero_n)(dst, len);
+            } else {
+                const float *row = plane + iy * g->W + xoff;
+                if (a > ow) FN(zero_n)(dst, a - ow);
+                if (g->sw == 1) {
+                    FN(copy_n)(dst + (a - ow), row + a, b - a);
                 } else {
-                    if (a > ow) FN(zero_n)(dst, a - ow);
-                    if (g->sw == 1) {
-                        FN(copy_n)(dst + (a - ow), row + a, b - a);
-                    } else {
-                        for (int64_t o = a; o < b; ++o) dst[o - ow] = row[o * g->sw];
-                    }
-                    if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
+                    for (int64_t o = a; o < b; ++o) dst[o - ow] = row[o * g->sw];
                 }
-                ow += len;
+                if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
             }
+            n += len;
         }
         if (tail) FN(zero_n)(bp + (panels - 1) * NR * K + kk * NR + (NR - tail), tail);
-    }
+    });
 }
 
 /* activation over a row of stored results, one loop per activation */
@@ -174,23 +171,53 @@ static inline __attribute__((always_inline)) void FN(tile)(const int rows, int64
             for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
         }
     }
-    const vf alpha = vf_set1(e->alpha), beta = vf_set1(e->beta);
-    for (int r = 0; r < rows; ++r) {
-        float *cr = c + r * ldc;
-        const float *br = e->bias ? e->bias + (row0 + r) * e->bias_rs : 0;
-        for (int v = 0; v < GEMM_NV; ++v) {
-            const int n = cols - v * VLEN;
-            if (n <= 0) break;
-            vf x = acc[r][v];
-            if (!first) x = vf_add(x, vf_load_n(cr + v * VLEN, n));
-            if (last) {
-                x = vf_mul(x, alpha);
-                if (br) x = vf_fma(beta, e->bias_cs ? vf_load_n(br + col0 + v * VLEN, n) : vf_set1(*br), x);
-            }
-            vf_store_n(cr + v * VLEN, x, n);
+    /* The epilogue, each step decided once per tile (with K small it costs as
+     * much as the FMAs): earlier K slices, alpha, bias, relu/clip in registers;
+     * other activations in a pass over the stored rows while they are in L1. */
+    const int full = cols == NR;
+    if (!first)
+        for (int r = 0; r < rows; ++r)
+            for (int v = 0; v < GEMM_NV; ++v)
+                acc[r][v] = vf_add(acc[r][v], full ? vf_load(c + r * ldc + v * VLEN)
+                                                   : vf_load_n(c + r * ldc + v * VLEN, cols - v * VLEN));
+    if (last) {
+        if (e->alpha != 1.0f) {
+            const vf alpha = vf_set1(e->alpha);
+            for (int r = 0; r < rows; ++r)
+                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_mul(acc[r][v], alpha);
         }
-        if (last && e->act != X86_ACT_NONE) FN(act_row)(e->act, e->act_alpha, e->act_beta, cr, cr, cols);
+        if (e->bias && e->bias_cs == 0) { /* one value per row */
+            for (int r = 0; r < rows; ++r) {
+                const vf b = vf_set1(e->beta * e->bias[(row0 + r) * e->bias_rs]);
+                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_add(acc[r][v], b);
+            }
+        } else if (e->bias) { /* a row of values (per column), maybe different per row */
+            const vf beta = vf_set1(e->beta);
+            for (int r = 0; r < rows; ++r) {
+                const float *br = e->bias + (row0 + r) * e->bias_rs + col0;
+                for (int v = 0; v < GEMM_NV; ++v)
+                    acc[r][v] = vf_fma(beta, vf_load_n(br + v * VLEN, cols - v * VLEN), acc[r][v]);
+            }
+        }
+        if (e->act == X86_ACT_RELU) {
+            for (int r = 0; r < rows; ++r)
+                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_max(acc[r][v], vf_zero());
+        } else if (e->act == X86_ACT_CLIP) {
+            const vf lo = vf_set1(e->act_alpha), hi = vf_set1(e->act_beta);
+            for (int r = 0; r < rows; ++r)
+                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_min(vf_max(acc[r][v], lo), hi);
+        }
     }
+    if (full) {
+        for (int r = 0; r < rows; ++r)
+            for (int v = 0; v < GEMM_NV; ++v) vf_store(c + r * ldc + v * VLEN, acc[r][v]);
+    } else {
+        for (int r = 0; r < rows; ++r)
+            for (int v = 0; v < GEMM_NV && v * VLEN < cols; ++v)
+                vf_store_n(c + r * ldc + v * VLEN, acc[r][v], cols - v * VLEN);
+    }
+    if (last && e->act > X86_ACT_CLIP)
+        for (int r = 0; r < rows; ++r) FN(act_row)(e->act, e->act_alpha, e->act_beta, c + r * ldc, c + r * ldc, cols);
 }
 
 static void FN(tile_any)(int rows, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int cols,
@@ -247,9 +274,12 @@ static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const flo
                      const x86_epilogue *e, int threads) {
     if (M <= 0 || N <= 0) return;
     const int64_t mp = FN(ceil_div)(M, MR), np = FN(ceil_div)(N, NR);
-    int64_t mcp = GEMM_MC_ROWS / MR, ncp = GEMM_NC_COLS / NR;
+    const int64_t kc_max = K < GEMM_KC ? (K > 0 ? K : 1) : GEMM_KC;
+    /* a block: mcp row panels x ncp column panels of C; its KC x NC slice of B stays in L2 */
+    int64_t mcp = GEMM_MC_ROWS / MR, ncp = GEMM_L2_B_BYTES / (int64_t)sizeof(float) / (kc_max * NR);
     if (mcp < 1) mcp = 1;
     if (mcp > mp) mcp = mp;
+    if (ncp < 1) ncp = 1;
     if (ncp > np) ncp = np;
     /* enough blocks for every thread: split the longer side first */
     while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < 2 * threads && (mcp > 1 || ncp > 1)) {
@@ -258,29 +288,30 @@ static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const flo
         else ncp = (ncp + 1) / 2;
     }
     const int64_t mb = FN(ceil_div)(mp, mcp), nb = FN(ceil_div)(np, ncp), blocks = mb * nb;
-#pragma omp parallel for num_threads(threads) if (threads > 1 && blocks > 1) schedule(static)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
+    PARALLEL_FOR(threads > 1 && blocks > 1, blk, blocks, {
         const int64_t p0 = (blk % mb) * mcp, q0 = (blk / mb) * ncp;
         const int64_t p1 = p0 + mcp < mp ? p0 + mcp : mp, q1 = q0 + ncp < np ? q0 + ncp : np;
         for (int64_t k0 = 0;; k0 += GEMM_KC) {
             const int64_t kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
             const int first = k0 == 0, last = k0 + kc >= K;
-            for (int64_t q = q0; q < q1; ++q) {
-                const float *bq = bp + q * NR * K + k0 * NR;
-                const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
-                for (int64_t p = p0; p < p1; ++p) {
-                    const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
+            /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
+             * walk along a row of C, whose stores then stream */
+            for (int64_t p = p0; p < p1; ++p) {
+                const float *apk = ap + p * MR * K + k0 * MR;
+                const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
+                for (int64_t q = q0; q < q1; ++q) {
+                    const float *bq = bp + q * NR * K + k0 * NR;
+                    const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
                     float *cp = c + p * MR * ldc + q * NR;
                     if (rows == MR)
-                        FN(tile)(MR, kc, ap + p * MR * K + k0 * MR, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
+                        FN(tile)(MR, kc, apk, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
                     else
-                        FN(tile_any)(rows, kc, ap + p * MR * K + k0 * MR, bq, cp, ldc, cols, e, p * MR, q * NR, first,
-                                     last);
+                        FN(tile_any)(rows, kc, apk, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
                 }
             }
             if (last) break;
         }
-    }
+    });
 }
 
 #endif

@@ -4,11 +4,14 @@
 #define MNN_X86_VEC_AVX2_H
 #include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define ISA avx2
 #define VLEN 8
+#ifndef GEMM_MR /* overridable to try other tiles */
 #define GEMM_MR 6
+#endif
 #define GEMM_NV 2 /* 6x16 tile: 12 accumulators + 2 B vectors + 1 broadcast of 16 ymm */
 
 typedef __m256 vf;
@@ -40,6 +43,8 @@ static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline vf vf_round(vf a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/* x*x - x2 exactly (x2 = x*x rounded), by one fused multiply-add */
+static inline vf vf_sqr_err(vf x, vf x2) { return vf_fma(x, x, vf_sub(vf_zero(), x2)); }
 static inline vf vf_copysign(vf mag, vf sign) {
     const vf s = _mm256_set1_ps(-0.0f);
     return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sign));
@@ -51,6 +56,7 @@ static inline vf vf_pow2n(vf n) {
 }
 static inline vmask vf_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline vmask vf_ge(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+static inline vmask vf_isnan(vf a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline vf vf_select(vmask m, vf t, vf f) { return _mm256_blendv_ps(f, t, m); }
 static inline float vf_hsum(vf v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

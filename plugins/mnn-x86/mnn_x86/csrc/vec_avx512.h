@@ -5,11 +5,14 @@
 #define MNN_X86_VEC_AVX512_H
 #include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define ISA avx512
 #define VLEN 16
+#ifndef GEMM_MR /* overridable to try other tiles */
 #define GEMM_MR 14
+#endif
 #define GEMM_NV 2 /* 14x32 tile: 28 accumulators + 2 B vectors + 1 broadcast of 32 zmm */
 
 typedef __m512 vf;
@@ -38,6 +41,8 @@ static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
 static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
 static inline vf vf_round(vf a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/* x*x - x2 exactly (x2 = x*x rounded), by one fused multiply-add */
+static inline vf vf_sqr_err(vf x, vf x2) { return vf_fma(x, x, vf_sub(vf_zero(), x2)); }
 static inline vf vf_copysign(vf mag, vf sign) {
     const __m512i s = _mm512_set1_epi32((int)0x80000000u);
     return _mm512_castsi512_ps(_mm512_or_si512(_mm512_andnot_si512(s, _mm512_castps_si512(mag)),
@@ -49,6 +54,7 @@ static inline vf vf_pow2n(vf n) {
 }
 static inline vmask vf_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
 static inline vmask vf_ge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+static inline vmask vf_isnan(vf a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
 static inline vf vf_select(vmask m, vf t, vf f) { return _mm512_mask_blend_ps(m, f, t); }
 static inline float vf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
 static inline float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }

@@ -3,11 +3,14 @@
 #ifndef MNN_X86_VEC_SCALAR_H
 #define MNN_X86_VEC_SCALAR_H
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define ISA scalar
 #define VLEN 1
+#ifndef GEMM_MR /* overridable to try other tiles */
 #define GEMM_MR 4
+#endif
 #define GEMM_NV 8 /* NR = GEMM_NV * VLEN = 8 */
 
 typedef float vf;
@@ -30,17 +33,22 @@ static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline vf vf_abs(vf a) { return fabsf(a); }
 static inline vmask vf_lt(vf a, vf b) { return a < b; }
 static inline vmask vf_ge(vf a, vf b) { return a >= b; }
+static inline vmask vf_isnan(vf a) { return a != a; }
 static inline vf vf_select(vmask m, vf t, vf f) { return m ? t : f; }
 static inline float vf_hsum(vf v) { return v; }
 static inline float vf_hmax(vf v) { return v; }
 /* every VLEN-th element from p with stride s */
 static inline vf vf_load_stride(const float *p, int64_t s) { (void)s; return *p; }
 
-/* libm is the vector math of the scalar path */
-#define VF_NATIVE_MATH 1
-static inline vf vf_exp(vf x) { return expf(x); }
-static inline vf vf_tanh(vf x) { return tanhf(x); }
-static inline vf vf_gelu(vf x) { return 0.5f * x * erfcf(-x * 0.70710678118654752f); }
-static inline vf vf_sigmoid(vf x) { return x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x)); }
+static inline vf vf_round(vf a) { return rintf(a); }
+/* x*x - x2 exactly (x2 = x*x rounded): a float product is exact in double */
+static inline vf vf_sqr_err(vf x, vf x2) { return (float)((double)x * (double)x - (double)x2); }
+static inline vf vf_copysign(vf mag, vf sign) { return copysignf(mag, sign); }
+static inline vf vf_pow2n(vf n) { /* 2^n for integral n in [-126, 127] */
+    const uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
+    float out;
+    memcpy(&out, &bits, sizeof out);
+    return out;
+}
 
 #endif

@@ -1,9 +1,9 @@
 /* Vector math on `vf` (exp, sigmoid, tanh, gelu) and the fused activations.
- * Included by each isa_*.c after its vec_*.h; the scalar path uses libm. */
+ * Included by each isa_*.c after its vec_*.h: every ISA level, scalar included,
+ * computes the same formulas, so results agree across levels to rounding. */
 #ifndef MNN_X86_VMATH_IMPL_H
 #define MNN_X86_VMATH_IMPL_H
 
-#ifndef VF_NATIVE_MATH
 /* exp: Cody-Waite range reduction and the Cephes expf polynomial (~1 ulp). */
 static inline vf vf_exp(vf x) {
     x = vf_min(vf_max(x, vf_set1(-87.33654f)), vf_set1(88.0f));
@@ -39,8 +39,8 @@ static inline vf vf_tanh(vf x) {
 
 /* gelu(x) = x/2 * erfc(-x/sqrt 2). erfc(z), z >= 0, by the Chebyshev fit of
  * Numerical Recipes (erfcc, relative error < 1.2e-7 for every z >= 0); for
- * x >= 0 erfc(-z) = 2 - erfc(z). Relative accuracy ~1e-6 over the whole
- * range, also where x/2 * (1 + erf) would cancel. */
+ * x >= 0 erfc(-z) = 2 - erfc(z). Relative error below 1e-6 over the whole
+ * range, also where x/2 * (1 + erf) would cancel (tests/test_accuracy.py). */
 static inline vf vf_gelu(vf x) {
     vf z = vf_mul(vf_abs(x), vf_set1(0.70710678118654752f));
     vf t = vf_div(vf_set1(1.0f), vf_fma(vf_set1(0.5f), z, vf_set1(1.0f)));
@@ -54,13 +54,15 @@ static inline vf vf_gelu(vf x) {
     p = vf_fma(p, t, vf_set1(0.37409196f));
     p = vf_fma(p, t, vf_set1(1.00002368f));
     p = vf_fma(p, t, vf_set1(-1.26551223f));
-    vf z2 = vf_mul(z, z);
-    vf lo = vf_fma(z, z, vf_sub(vf_zero(), z2)); /* z*z = z2 + lo exactly */
-    vf erfc = vf_mul(t, vf_exp(vf_sub(vf_sub(p, lo), z2)));
+    /* z^2 = x^2 / 2 exactly as z2 + lo (z itself is rounded: squaring it would put
+     * its error into a large exponent), then exp(-z2 - lo + p) = exp(-z2) * exp(p - lo) */
+    vf x2 = vf_mul(x, x);
+    vf lo = vf_mul(vf_set1(0.5f), vf_sqr_err(x, x2));
+    vf z2 = vf_mul(vf_set1(0.5f), x2);
+    vf erfc = vf_mul(vf_mul(t, vf_exp(vf_sub(vf_zero(), z2))), vf_exp(vf_sub(p, lo)));
     vf phi2 = vf_select(vf_ge(x, vf_zero()), vf_sub(vf_set1(2.0f), erfc), erfc); /* 2 * Phi(x) */
     return vf_mul(vf_mul(vf_set1(0.5f), x), phi2);
 }
-#endif
 
 /* One activation on one vector; `act` is constant wherever this is inlined in a
  * loop specialised per activation, so the switch folds away. */

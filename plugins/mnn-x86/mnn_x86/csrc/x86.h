@@ -53,10 +53,13 @@ typedef struct x86_conv_geom {
     int64_t kh, kw, sh, sw, dh, dw, pt, pl;
 } x86_conv_geom;
 
-/* Pooling of one plane; kind 0 max, 1 average (count_include_pad selects the divisor). */
+/* Pooling of planes; kind 0 max, 1 average. An average is the window's sum
+ * times inv_rows[oh] * inv_cols[ow] (1 / the window's height and width as the
+ * op counts them), so the kernel is agnostic of padding conventions. */
 typedef struct x86_pool_geom {
     int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl;
-    int32_t kind, count_include_pad;
+    int32_t kind, reserved;
+    const float *inv_rows, *inv_cols;
 } x86_pool_geom;
 
 typedef struct x86_kernels {
@@ -64,29 +67,43 @@ typedef struct x86_kernels {
     int32_t mr, nr, vlen;
     void (*pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, float *ap, int threads);
     void (*pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_t N, float *bp, int threads);
-    /* B = im2col of one group's input (C*kh*kw rows, OH*OW cols), written packed */
-    void (*im2col_b)(const float *x, const x86_conv_geom *g, float *bp, int threads);
+    /* B = im2col of one group's input (C*kh*kw rows) for output columns [n0, n0 + ncols), packed */
+    void (*im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int threads);
     void (*gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
                  const x86_epilogue *e, int threads);
     /* planes = N*C; w: [C][kh*kw]; bias: C floats or NULL; work: depthwise_work_floats per thread */
     void (*depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
                       const x86_conv_geom *g, const x86_epilogue *e, float *work, int threads);
-    /* y = a op b over up to 4 collapsed dims; sa/sb are element strides (0: broadcast),
+    /* y = a op b over ndim (1..8) collapsed dims; sa/sb are element strides (0: broadcast),
      * the innermost stride of each is 0 or 1 */
-    void (*binary)(int op, const float *a, const float *b, float *y, const int64_t *dims, const int64_t *sa,
-                   const int64_t *sb, int threads);
+    void (*binary)(int op, const float *a, const float *b, float *y, int ndim, const int64_t *dims,
+                   const int64_t *sa, const int64_t *sb, int threads);
     void (*activation)(const x86_epilogue *e, const float *x, float *y, int64_t n, int threads);
     /* y[o][c][i] = x[o][c][i] * scale[c] + shift[c]   (o < outer, c < C, i < inner) */
     void (*channel_affine)(const float *x, const float *scale, const float *shift, float *y, int64_t outer,
                            int64_t C, int64_t inner, int threads);
     void (*pool)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, float *work, int threads);
-    /* softmax over the middle axis of [outer][axis][inner] */
-    void (*softmax)(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, float *work, int threads);
+    /* y[r] = max (kind 0) or mean (kind 1) of the n floats of row r */
+    void (*reduce_rows)(const float *x, float *y, int64_t rows, int64_t n, int kind, int threads);
+    /* (log-)softmax over the middle axis of [outer][axis][inner] */
+    void (*softmax)(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log, int threads);
+    /* each row of n normalized to mean 0, variance 1 (+ eps), then scaled and shifted:
+     * per element of the row (per_row == 0; scale/shift n floats or NULL) or by
+     * channel r % C (per_row == C; scale/shift C floats) */
+    void (*normalize_rows)(const float *x, float *y, int64_t rows, int64_t n, float eps, const float *scale,
+                           const float *shift, int64_t per_row, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats) */
 int64_t x86_depthwise_work_floats(const x86_conv_geom *g);
+/* How a GEMM convolution is cut into work items (image x group x chunk of
+ * output columns): the columns per chunk, and whether each thread takes whole
+ * items (per_item, one scratch chunk per thread) or all threads share each one */
+void x86_conv_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t images, int64_t og, int threads,
+                   int64_t *chunk_cols, int32_t *per_item);
 int64_t x86_pool_work_floats(const x86_pool_geom *g);
+/* where, in a thread's scratch of per_thread floats, its kh*kw tap offsets (int64) start */
+int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw);
 
 /* dispatch.c */
 int x86_isa_compiled(const char *isa);  /* built into this binary */

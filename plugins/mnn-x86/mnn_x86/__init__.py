@@ -1,0 +1,82 @@
+"""mnn-x86: the fast CPU backend of mnn.
+
+Hand-written C kernels (packed GEMM with an AVX-512 14x32 / AVX2 6x16 register
+tile, im2col and depthwise convolution, broadcasting element-wise ops,
+vectorized activations) compiled once per ISA level and chosen at run time by
+cpuid; OpenMP threads per call. This module registers the "x86" backend: its
+capabilities as KernelSpecs (data, read once) and `prepare`, which turns each
+placed op into a C execution with weights packed for the chosen ISA.
+
+    sess = mnn_core.Session(model, backend="x86", threads=2, options={"x86.isa": "avx2"})
+"""
+
+from __future__ import annotations
+
+import platform
+
+from mnn_core import hookimpl
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
+from mnn_core.errors import MnnError
+
+from . import isa as _isa
+
+__version__ = "0.1.0"
+
+try:  # the compiled kernels; a failure is reported by availability(), not raised here
+    from . import _x86, ops_conv, ops_eltwise, ops_layout, ops_matmul, ops_norm, ops_pool  # noqa: F401  (each registers)
+    from ._common import KERNELS
+
+    _IMPORT_ERROR = ""
+except ImportError as exc:  # pragma: no cover - a broken install
+    _x86 = None
+    KERNELS = {}
+    _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+
+#: conservative single-thread fp32 GFLOP/s of the packed GEMM, per ISA level
+PEAK_GFLOPS = {"scalar": 15.0, "avx2": 60.0, "avx512": 120.0}
+
+
+class X86Backend(Backend):
+    name = "x86"
+    priority = 10
+
+    def availability(self) -> Availability:
+        if not _isa.is_x86_machine():
+            return Availability(False, f"needs an x86-64 CPU; this machine is {platform.machine() or 'unknown'}")
+        if _x86 is None:
+            return Availability(False, f"the compiled kernels failed to load ({_IMPORT_ERROR}); reinstall mnn-x86")
+        try:
+            _isa.env_choice()
+        except MnnError as exc:
+            return Availability(False, str(exc))
+        return Availability(True)
+
+    def devices(self) -> list[DeviceInfo]:
+        try:
+            isa = _isa.env_choice()
+        except MnnError:
+            isa = "scalar"
+        info = _x86.table_info(isa) if _x86 is not None and _x86.cpu_supports(isa) else {}
+        threads = _isa.max_threads()
+        return [DeviceInfo(
+            name=f"x86 {isa} ({threads} threads max)", kind="cpu", peak_gflops=PEAK_GFLOPS[isa],
+            bandwidth_gbs=20.0, launch_us=1.0,
+            extra={"isa": isa, "supported_isas": list(_isa.supported()) if _x86 else [], "max_threads": threads,
+                   "gemm_tile": f"{info.get('mr')}x{info.get('nr')}" if info else ""},
+        )]
+
+    def kernels(self):
+        from mnn_core.ops import all_schemas
+
+        known = all_schemas()
+        return {op: k.spec for op, k in KERNELS.items() if op in known}
+
+    def prepare(self, node, ins, outs, constants, ctx):
+        isa = _isa.choose(ctx.options)
+        execution = KERNELS[node.op].prepare(node, ins, outs, constants, ctx, isa)
+        return CExecution(execution.capsule(), owner=execution, name=execution.name)
+
+
+@hookimpl
+def mnn_register_backends(register):
+    register(X86Backend())

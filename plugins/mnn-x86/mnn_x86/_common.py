@@ -1,0 +1,50 @@
+"""What the op modules share: the kernel table they register into, and codes
+that mirror csrc/x86.h."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from mnn_core.backend import KernelSpec
+
+#: the fused-activation vocabulary, as enum x86_act in csrc/x86.h
+ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "silu": 5, "gelu": 6, "tanh": 7,
+             "hard_sigmoid": 8, "hard_swish": 9}
+
+#: prepare(node, ins, outs, constants, ctx, isa) -> an _x86.Execution
+PrepareFn = Callable[..., object]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    spec: KernelSpec
+    prepare: PrepareFn
+
+
+#: op name -> Kernel; filled by the op modules when they are imported
+KERNELS: dict[str, Kernel] = {}
+
+
+def register(spec: KernelSpec, prepare: PrepareFn) -> None:
+    KERNELS[spec.op] = Kernel(spec, prepare)
+
+
+def kernel(op: str, **spec_fields):
+    """Decorator: register the decorated prepare function as the kernel of `op`."""
+
+    def wrap(fn: PrepareFn) -> PrepareFn:
+        register(KernelSpec(op, **spec_fields), fn)
+        return fn
+
+    return wrap
+
+
+def fused_activation(attrs: dict) -> tuple[int, float, float]:
+    """(x86_act code, alpha, beta) of a Conv/Gemm/MatMul's fused activation."""
+    kind = attrs.get("activation", "none")
+    return ACT_CODES[kind], float(attrs.get("act_alpha", 0.0)), float(attrs.get("act_beta", 0.0))
+
+
+def static_shape(info) -> tuple[int, ...]:
+    return tuple(int(d) for d in info.shape)

@@ -1,0 +1,520 @@
+# The Cython glue of mnn-x86: it turns the parameters that mnn_x86/ops_*.py
+# compute at prepare into C op states (csrc/ops.h), packs constant weights
+# with the chosen ISA's kernels, and hands each state to the core as an
+# mnn_execution in a PyCapsule. Nothing here runs per inference.
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+
+from mnn_core.abi cimport MNN_ABI_VERSION, mnn_execution, mnn_run_fn, mnn_tensor
+
+import time
+
+import numpy as np
+
+cdef extern from "posix_memalign_shim.h" nogil:
+    int posix_memalign(void** memptr, size_t alignment, size_t size)
+
+cdef extern from "x86.h" nogil:
+    ctypedef struct x86_epilogue:
+        float alpha, beta
+        const float* bias
+        int64_t bias_rs, bias_cs
+        int32_t act
+        float act_alpha, act_beta
+
+    ctypedef struct x86_conv_geom:
+        int64_t C, H, W, OH, OW
+        int64_t kh, kw, sh, sw, dh, dw, pt, pl
+
+    ctypedef struct x86_pool_geom:
+        int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl
+        int32_t kind, reserved
+        const float* inv_rows
+        const float* inv_cols
+
+    ctypedef struct x86_kernels:
+        const char* name
+        int32_t mr, nr, vlen
+        void (*pack_a)(const float* a, int64_t rs, int64_t cs, int64_t M, int64_t K, float* ap,
+                       int threads) noexcept nogil
+        void (*pack_b)(const float* b, int64_t rs, int64_t cs, int64_t K, int64_t N, float* bp,
+                       int threads) noexcept nogil
+        void (*gemm)(int64_t M, int64_t N, int64_t K, const float* ap, const float* bp, float* c, int64_t ldc,
+                     const x86_epilogue* e, int threads) noexcept nogil
+
+    int64_t x86_depthwise_work_floats(const x86_conv_geom* g)
+    void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
+                       int64_t* chunk_cols, int32_t* per_item)
+    int64_t x86_pool_work_floats(const x86_pool_geom* g)
+    int x86_isa_compiled(const char* isa)
+    int x86_cpu_supports(const char* isa)
+    const x86_kernels* x86_kernels_for(const char* isa)
+
+cdef extern from "ops.h" nogil:
+    ctypedef struct x86_op:
+        const x86_kernels* k
+        int32_t threads
+        const char* error
+
+    const char* x86_op_error(void* state) noexcept
+
+    ctypedef struct x86_conv_state:
+        x86_op op
+        int32_t depthwise, weight_input, bias_input
+        int64_t N, O, group, og
+        x86_conv_geom g
+        float* w
+        int64_t w_group_stride
+        const float* bias
+        x86_epilogue epi
+        float* work
+        int64_t chunk_cols, chunk_floats
+        int32_t per_item
+
+    ctypedef struct x86_matmul_state:
+        x86_op op
+        int64_t M, N, K, batch
+        int64_t a_rs, a_cs, b_rs, b_cs
+        const int64_t* a_off
+        const int64_t* b_off
+        const float* b_packed
+        int64_t b_packed_stride
+        float* a_work
+        float* b_work
+        int32_t bias_input
+        x86_epilogue epi
+
+    ctypedef struct x86_binary_state:
+        x86_op op
+        int32_t binop, ndim
+        int64_t dims[8]
+        int64_t sa[8]
+        int64_t sb[8]
+
+    ctypedef struct x86_unary_state:
+        x86_op op
+        x86_epilogue epi
+
+    ctypedef struct x86_affine_state:
+        x86_op op
+        int64_t outer, C, inner
+        float* scale
+        float* shift
+        int32_t runtime_params
+        float eps
+
+    ctypedef struct x86_norm_state:
+        x86_op op
+        int64_t rows, n, per_row
+        float eps
+        const float* scale
+        const float* shift
+        int32_t scale_input, shift_input
+
+    ctypedef struct x86_reduce_state:
+        x86_op op
+        int64_t rows, n
+        int32_t kind
+
+    ctypedef struct x86_softmax_state:
+        x86_op op
+        int64_t outer, axis, inner
+        int32_t log
+
+    ctypedef struct x86_pool_state:
+        x86_op op
+        int64_t planes
+        x86_pool_geom g
+        float* work
+
+    ctypedef struct x86_concat_state:
+        x86_op op
+        int64_t outer
+        int32_t n
+        const int64_t* block
+
+    ctypedef struct x86_transpose_state:
+        x86_op op
+        int32_t ndim
+        int64_t dims[8]
+        int64_t strides[8]
+
+    int x86_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_unary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_affine_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_norm_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_reduce_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_softmax_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_pool_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_concat_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_transpose_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
+
+# -- the ISA tables ----------------------------------------------------------------
+
+def compiled(str isa) -> bool:
+    """Whether this binary carries kernels for `isa`."""
+    return bool(x86_isa_compiled(isa.encode()))
+
+
+def cpu_supports(str isa) -> bool:
+    """Whether `isa` is compiled in and this CPU can run it (cpuid)."""
+    return bool(x86_cpu_supports(isa.encode()))
+
+
+cdef const x86_kernels* _table(str isa) except NULL:
+    cdef const x86_kernels* k = x86_kernels_for(isa.encode())
+    if k == NULL:
+        raise RuntimeError(f"x86 kernels for ISA {isa!r} are not runnable on this CPU")
+    return k
+
+
+def table_info(str isa) -> dict:
+    """Register-tile geometry of an ISA's GEMM: {'mr', 'nr', 'vlen'}."""
+    cdef const x86_kernels* k = _table(isa)
+    return {"mr": k.mr, "nr": k.nr, "vlen": k.vlen}
+
+
+# -- memory owned by executions ----------------------------------------------------
+
+cdef class Buffer:
+    """Zeroed, 64-byte aligned memory for packed weights, scratch or tables."""
+    cdef void* ptr
+    cdef readonly int64_t nbytes
+
+    def __cinit__(self, int64_t nbytes):
+        self.ptr = NULL
+        self.nbytes = nbytes
+        if posix_memalign(&self.ptr, 64, <size_t>max(nbytes, 64)) != 0:
+            raise MemoryError(f"x86: cannot allocate {nbytes} bytes")
+        memset(self.ptr, 0, <size_t>max(nbytes, 64))
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+cdef Buffer _floats(int64_t n):
+    return Buffer(n * 4)
+
+
+cdef Buffer _copy_array(arr, dtype):
+    """A Buffer holding a C-contiguous copy of `arr` as `dtype`."""
+    a = np.ascontiguousarray(arr, dtype=dtype)
+    cdef Buffer buf = Buffer(a.nbytes)
+    if a.nbytes:
+        memcpy(buf.ptr, <void*><size_t>a.ctypes.data, a.nbytes)
+    return buf
+
+
+cdef class Execution:
+    """One prepared op: an mnn_execution plus everything its state points to."""
+    cdef mnn_execution exe
+    cdef void* state
+    cdef list keep
+    cdef bytes _name
+
+    def __cinit__(self):
+        self.state = NULL
+        self.keep = []
+
+    def __dealloc__(self):
+        free(self.state)
+
+    def capsule(self):
+        return PyCapsule_New(&self.exe, b"mnn_core.execution", NULL)
+
+    @property
+    def name(self):
+        return self._name.decode()
+
+
+cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads):
+    cdef Execution ex = Execution()
+    ex.state = calloc(1, state_size)
+    if ex.state == NULL:
+        raise MemoryError()
+    cdef x86_op* op = <x86_op*>ex.state
+    op.k = _table(isa)
+    op.threads = max(threads, 1)
+    op.error = NULL
+    ex._name = f"{name} [{isa}]".encode()
+    ex.exe.abi_version = MNN_ABI_VERSION
+    ex.exe.flags = 0
+    ex.exe.run = fn
+    ex.exe.state = ex.state
+    ex.exe.error = x86_op_error
+    ex.exe.name = ex._name
+    return ex
+
+
+cdef void _epilogue(x86_epilogue* e, int act, float act_alpha, float act_beta, float alpha=1.0, float beta=1.0):
+    e.alpha = alpha
+    e.beta = beta
+    e.bias = NULL
+    e.bias_rs = 0
+    e.bias_cs = 0
+    e.act = act
+    e.act_alpha = act_alpha
+    e.act_beta = act_beta
+
+
+cdef void _conv_geom(x86_conv_geom* g, dict p):
+    g.C, g.H, g.W, g.OH, g.OW = p["C"], p["H"], p["W"], p["OH"], p["OW"]
+    g.kh, g.kw, g.sh, g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
+    g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+
+
+# -- one factory per op family ---------------------------------------------------------
+
+def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_input):
+    """Conv. p: N, O, group, depthwise, act, act_alpha, act_beta and the geometry
+    of one group (C = channels per group, ...). weight/bias: constant arrays or
+    None when they arrive at run (weight_input/bias_input then name the input)."""
+    cdef Execution ex = _execution(f"x86.Conv.{'depthwise' if p['depthwise'] else 'gemm'}",
+                                   sizeof(x86_conv_state), x86_conv_run, isa, threads)
+    cdef x86_conv_state* s = <x86_conv_state*>ex.state
+    cdef const x86_kernels* k = s.op.k
+    cdef Buffer w, work, b
+    cdef int64_t gi, Kg, panels
+    _conv_geom(&s.g, p)
+    s.N, s.O, s.group = p["N"], p["O"], p["group"]
+    s.og = s.O // s.group
+    s.depthwise = p["depthwise"]
+    s.weight_input = -1 if weight is not None else weight_input
+    s.bias_input = -1 if bias is not None or bias_input < 0 else bias_input
+    _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"])
+    if bias is not None:
+        b = _copy_array(bias, np.float32)
+        ex.keep.append(b)
+        s.bias = <const float*>b.ptr
+    Kg = s.g.C * s.g.kh * s.g.kw
+    if s.depthwise:
+        if weight is not None:
+            w = _copy_array(weight, np.float32)  # [C][1][kh][kw] is already [C][kh*kw]
+            ex.keep.append(w)
+            s.w = <float*>w.ptr
+        work = _floats(max(threads, 1) * x86_depthwise_work_floats(&s.g))
+    else:
+        panels = (s.og + k.mr - 1) // k.mr
+        s.w_group_stride = panels * k.mr * Kg
+        w = _floats(s.group * s.w_group_stride)
+        ex.keep.append(w)
+        s.w = <float*>w.ptr
+        if weight is not None:
+            wc = np.ascontiguousarray(weight, dtype=np.float32)
+            _pack_a_groups(k, wc, s.group, s.og, Kg, s.w, s.w_group_stride, threads)
+        x86_conv_plan(k, &s.g, s.N * s.group, s.og, threads, &s.chunk_cols, &s.per_item)
+        s.chunk_floats = s.chunk_cols * Kg
+        work = _floats((max(threads, 1) if s.per_item else 1) * s.chunk_floats)
+    ex.keep.append(work)
+    s.work = <float*>work.ptr
+    return ex
+
+
+cdef void _pack_a_groups(const x86_kernels* k, wc, int64_t group, int64_t og, int64_t Kg, float* dst,
+                         int64_t stride, int threads):
+    cdef const float* src = <const float*><size_t>wc.ctypes.data
+    cdef int64_t gi
+    if wc.size == 0:
+        return
+    for gi in range(group):
+        k.pack_a(src + gi * og * Kg, Kg, 1, og, Kg, dst + gi * stride, threads)
+
+
+def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, int bias_input):
+    """MatMul/Gemm. p: M, N, K, batch, a_rs, a_cs, b_rs, b_cs, bias_rs, bias_cs,
+    alpha, beta, act, act_alpha, act_beta. b_const: the raw constant B (packed
+    here) or None; a_off/b_off: per-batch element offsets (int64) or None;
+    bias: constant array (already broadcastable by bias_rs/bias_cs) or None."""
+    cdef Execution ex = _execution(name, sizeof(x86_matmul_state), x86_matmul_run, isa, threads)
+    cdef x86_matmul_state* s = <x86_matmul_state*>ex.state
+    cdef const x86_kernels* k = s.op.k
+    cdef Buffer buf
+    cdef int64_t t, a_panel, b_panel
+    cdef const float* bsrc
+    cdef const int64_t* boff
+    s.M, s.N, s.K, s.batch = p["M"], p["N"], p["K"], p["batch"]
+    s.a_rs, s.a_cs, s.b_rs, s.b_cs = p["a_rs"], p["a_cs"], p["b_rs"], p["b_cs"]
+    _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"], p["alpha"], p["beta"])
+    s.epi.bias_rs, s.epi.bias_cs = p["bias_rs"], p["bias_cs"]
+    s.bias_input = -1
+    if bias is not None:
+        buf = _copy_array(bias, np.float32)
+        ex.keep.append(buf)
+        s.epi.bias = <const float*>buf.ptr
+    elif bias_input >= 0:
+        s.bias_input = bias_input
+    if a_off is not None:
+        buf = _copy_array(a_off, np.int64)
+        ex.keep.append(buf)
+        s.a_off = <const int64_t*>buf.ptr
+    if b_off is not None:
+        buf = _copy_array(b_off, np.int64)
+        ex.keep.append(buf)
+        s.b_off = <const int64_t*>buf.ptr
+    a_panel = (s.M + k.mr - 1) // k.mr * k.mr * s.K
+    b_panel = (s.N + k.nr - 1) // k.nr * k.nr * s.K
+    buf = _floats(a_panel)
+    ex.keep.append(buf)
+    s.a_work = <float*>buf.ptr
+    if b_const is not None:
+        bc = np.ascontiguousarray(b_const, dtype=np.float32)
+        s.b_packed_stride = b_panel if b_off is not None else 0
+        buf = _floats(b_panel * (s.batch if b_off is not None else 1))
+        ex.keep.append(buf)
+        s.b_packed = <const float*>buf.ptr
+        bsrc = <const float*><size_t>bc.ctypes.data
+        if bc.size:
+            for t in range(s.batch if b_off is not None else 1):
+                k.pack_b(bsrc + (s.b_off[t] if b_off is not None else 0), s.b_rs, s.b_cs, s.K, s.N,
+                         <float*>buf.ptr + t * s.b_packed_stride, threads)
+    else:
+        buf = _floats(b_panel)
+        ex.keep.append(buf)
+        s.b_work = <float*>buf.ptr
+    return ex
+
+
+def binary(str isa, int threads, str name, int op, dims, sa, sb):
+    """A binary element-wise op over 1 to 8 collapsed dims with strides sa/sb (0: broadcast)."""
+    if not 1 <= len(dims) <= 8:
+        raise ValueError(f"x86 binary ops take 1 to 8 collapsed dims, got {len(dims)}")
+    cdef Execution ex = _execution(name, sizeof(x86_binary_state), x86_binary_run, isa, threads)
+    cdef x86_binary_state* s = <x86_binary_state*>ex.state
+    cdef int i
+    s.binop = op
+    s.ndim = len(dims)
+    for i in range(s.ndim):
+        s.dims[i], s.sa[i], s.sb[i] = dims[i], sa[i], sb[i]
+    return ex
+
+
+def unary(str isa, int threads, str name, int act, float act_alpha, float act_beta):
+    cdef Execution ex = _execution(name, sizeof(x86_unary_state), x86_unary_run, isa, threads)
+    cdef x86_unary_state* s = <x86_unary_state*>ex.state
+    _epilogue(&s.epi, act, act_alpha, act_beta)
+    return ex
+
+
+def affine(str isa, int threads, str name, int64_t outer, int64_t C, int64_t inner, scale, shift, float eps=0.0):
+    """y = x * scale[c] + shift[c] over [outer][C][inner]. scale/shift None: fold
+    batch-norm inputs 1..4 (scale, B, mean, var) with eps at each run."""
+    cdef Execution ex = _execution(name, sizeof(x86_affine_state), x86_affine_run, isa, threads)
+    cdef x86_affine_state* s = <x86_affine_state*>ex.state
+    cdef Buffer sc, sh
+    if scale is None:
+        sc, sh = _floats(C), _floats(C)
+        s.runtime_params = 1
+    else:
+        sc, sh = _copy_array(scale, np.float32), _copy_array(shift, np.float32)
+    ex.keep += [sc, sh]
+    s.outer, s.C, s.inner, s.eps = outer, C, inner, eps
+    s.scale, s.shift = <float*>sc.ptr, <float*>sh.ptr
+    return ex
+
+
+def norm(str isa, int threads, str name, int64_t rows, int64_t n, int64_t per_row, float eps, scale, shift,
+         int scale_input, int shift_input):
+    """Rows of n normalized, then scaled/shifted per channel (per_row = C) or per
+    element (per_row = 0). scale/shift: constant arrays, or None with the input
+    index they arrive at (-1: absent)."""
+    cdef Execution ex = _execution(name, sizeof(x86_norm_state), x86_norm_run, isa, threads)
+    cdef x86_norm_state* s = <x86_norm_state*>ex.state
+    cdef Buffer b
+    s.rows, s.n, s.per_row, s.eps = rows, n, per_row, eps
+    s.scale_input, s.shift_input = -1, -1
+    if scale is not None:
+        b = _copy_array(scale, np.float32)
+        ex.keep.append(b)
+        s.scale = <const float*>b.ptr
+    else:
+        s.scale_input = scale_input
+    if shift is not None:
+        b = _copy_array(shift, np.float32)
+        ex.keep.append(b)
+        s.shift = <const float*>b.ptr
+    else:
+        s.shift_input = shift_input
+    return ex
+
+
+def reduce(str isa, int threads, str name, int64_t rows, int64_t n, int kind):
+    """One value per row of n: max (kind 0) or mean (kind 1)."""
+    cdef Execution ex = _execution(name, sizeof(x86_reduce_state), x86_reduce_run, isa, threads)
+    cdef x86_reduce_state* s = <x86_reduce_state*>ex.state
+    s.rows, s.n, s.kind = rows, n, kind
+    return ex
+
+
+def softmax(str isa, int threads, str name, int64_t outer, int64_t axis, int64_t inner, bint log=False):
+    cdef Execution ex = _execution(name, sizeof(x86_softmax_state), x86_softmax_run, isa, threads)
+    cdef x86_softmax_state* s = <x86_softmax_state*>ex.state
+    s.outer, s.axis, s.inner, s.log = outer, axis, inner, log
+    return ex
+
+
+def pool(str isa, int threads, str name, int64_t planes, dict p, int kind, inv_rows, inv_cols):
+    """Max (kind 0) or average (kind 1) pooling of planes; p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl."""
+    cdef Execution ex = _execution(name, sizeof(x86_pool_state), x86_pool_run, isa, threads)
+    cdef x86_pool_state* s = <x86_pool_state*>ex.state
+    cdef Buffer rows = _copy_array(inv_rows, np.float32), cols = _copy_array(inv_cols, np.float32)
+    s.planes = planes
+    s.g.H, s.g.W, s.g.OH, s.g.OW = p["H"], p["W"], p["OH"], p["OW"]
+    s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
+    s.g.dh, s.g.dw, s.g.pt, s.g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    s.g.kind = kind
+    s.g.inv_rows, s.g.inv_cols = <const float*>rows.ptr, <const float*>cols.ptr
+    cdef Buffer work = _floats(max(threads, 1) * x86_pool_work_floats(&s.g))
+    s.work = <float*>work.ptr
+    ex.keep += [rows, cols, work]
+    return ex
+
+
+def concat(str isa, int threads, str name, int64_t outer, blocks):
+    cdef Execution ex = _execution(name, sizeof(x86_concat_state), x86_concat_run, isa, threads)
+    cdef x86_concat_state* s = <x86_concat_state*>ex.state
+    cdef Buffer b = _copy_array(blocks, np.int64)
+    ex.keep.append(b)
+    s.outer, s.n, s.block = outer, len(blocks), <const int64_t*>b.ptr
+    return ex
+
+
+def transpose(str isa, int threads, str name, dims, strides):
+    cdef Execution ex = _execution(name, sizeof(x86_transpose_state), x86_transpose_run, isa, threads)
+    cdef x86_transpose_state* s = <x86_transpose_state*>ex.state
+    cdef int i
+    if len(dims) > 8:
+        raise ValueError("x86 Transpose handles up to 8 dimensions")
+    s.ndim = len(dims)
+    for i in range(s.ndim):
+        s.dims[i], s.strides[i] = dims[i], strides[i]
+    return ex
+
+
+# -- measurement, for bench_kernels.py and the cost model ------------------------------
+
+def bench_gemm(str isa, int threads, int64_t M, int64_t N, int64_t K, int reps=10) -> float:
+    """Seconds per call of the packed GEMM on pre-packed random operands."""
+    cdef const x86_kernels* k = _table(isa)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K), dtype=np.float32)
+    b = rng.standard_normal((K, N), dtype=np.float32)
+    cdef Buffer ap = _floats((M + k.mr - 1) // k.mr * k.mr * K)
+    cdef Buffer bp = _floats((N + k.nr - 1) // k.nr * k.nr * K)
+    cdef Buffer c = _floats(M * N)
+    cdef x86_epilogue e
+    _epilogue(&e, 0, 0.0, 0.0)
+    k.pack_a(<const float*><size_t>a.ctypes.data, K, 1, M, K, <float*>ap.ptr, threads)
+    k.pack_b(<const float*><size_t>b.ctypes.data, N, 1, K, N, <float*>bp.ptr, threads)
+    cdef int r
+    with nogil:
+        k.gemm(M, N, K, <const float*>ap.ptr, <const float*>bp.ptr, <float*>c.ptr, N, &e, threads)
+    t0 = time.perf_counter()
+    with nogil:
+        for r in range(reps):
+            k.gemm(M, N, K, <const float*>ap.ptr, <const float*>bp.ptr, <float*>c.ptr, N, &e, threads)
+    return (time.perf_counter() - t0) / reps

@@ -1,0 +1,93 @@
+/* Run-time ISA dispatch: which kernel tables this binary has, and which of
+ * them this CPU can run (cpuid through __builtin_cpu_supports). Compiled
+ * with baseline flags only, so it runs anywhere. */
+#include <string.h>
+
+#include "x86.h"
+
+extern const x86_kernels x86_kernels_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+#define MNN_X86_HAVE_SIMD 1
+extern const x86_kernels x86_kernels_avx2;
+extern const x86_kernels x86_kernels_avx512;
+#endif
+
+int x86_isa_compiled(const char *isa) {
+    if (strcmp(isa, "scalar") == 0) return 1;
+#ifdef MNN_X86_HAVE_SIMD
+    if (strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0) return 1;
+#endif
+    return 0;
+}
+
+int x86_cpu_supports(const char *isa) {
+    if (!x86_isa_compiled(isa)) return 0;
+    if (strcmp(isa, "scalar") == 0) return 1;
+#ifdef MNN_X86_HAVE_SIMD
+    __builtin_cpu_init();
+    if (strcmp(isa, "avx2") == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (strcmp(isa, "avx512") == 0)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("fma");
+#endif
+    return 0;
+}
+
+const x86_kernels *x86_kernels_for(const char *isa) {
+    if (!x86_cpu_supports(isa)) return NULL;
+    if (strcmp(isa, "scalar") == 0) return &x86_kernels_scalar;
+#ifdef MNN_X86_HAVE_SIMD
+    if (strcmp(isa, "avx2") == 0) return &x86_kernels_avx2;
+    if (strcmp(isa, "avx512") == 0) return &x86_kernels_avx512;
+#endif
+    return NULL;
+}
+
+/* A padded scratch plane: PH rows of PW floats (+1 when split into even and
+ * odd columns), slack for the last vector, which may read up to 16 lanes *
+ * max(stride, 2) floats past the plane's end (those lanes are masked), then
+ * the kh*kw tap offsets (int64). Even, so every thread's part is 8-aligned. */
+static int64_t scratch_plane_floats(int64_t OH, int64_t OW, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                                    int64_t dh, int64_t dw) {
+    const int64_t PH = (OH - 1) * sh + (kh - 1) * dh + 1, PW = (OW - 1) * sw + (kw - 1) * dw + 1;
+    const int64_t s = sw > 2 ? sw : 2;
+    const int64_t plane = (PH * (PW + 1) + 16 * s + 64 + 1) / 2 * 2;
+    return plane + 2 * kh * kw;
+}
+
+int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw) { return per_thread - 2 * kh * kw; }
+
+int64_t x86_depthwise_work_floats(const x86_conv_geom *g) {
+    return scratch_plane_floats(g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
+}
+
+int64_t x86_pool_work_floats(const x86_pool_geom *g) {
+    return scratch_plane_floats(g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
+}
+
+/* The packed im2col chunk of a thread: about 192 KB, so it stays in L2 next
+ * to the weights. Weights too big for L2 stream from memory once per chunk,
+ * so then chunks are at least 256 columns wide (2/cols bytes per flop). */
+#define CONV_CHUNK_BYTES (192 * 1024)
+#define CONV_MIN_COLS_BIG_WEIGHTS 256
+
+void x86_conv_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t images, int64_t og, int threads,
+                   int64_t *chunk_cols, int32_t *per_item) {
+    const int64_t K = g->C * g->kh * g->kw, N = g->OH * g->OW, nr = k->nr;
+    const int64_t n_round = (N + nr - 1) / nr * nr;
+    const int big_weights = og * K * (int64_t)sizeof(float) > CONV_CHUNK_BYTES;
+    int64_t cols = CONV_CHUNK_BYTES / (int64_t)sizeof(float) / (K > 0 ? K : 1);
+    if (big_weights && cols < CONV_MIN_COLS_BIG_WEIGHTS) cols = CONV_MIN_COLS_BIG_WEIGHTS;
+    if (!big_weights && threads > 1 && images > 0) { /* two chunks or more per thread when the images allow */
+        const int64_t per_image = (2 * threads + images - 1) / images;
+        const int64_t cap = (N + per_image - 1) / per_image;
+        if (cap < cols) cols = cap;
+    }
+    cols = (cols + nr - 1) / nr * nr;
+    if (cols > n_round) cols = n_round;
+    if (cols < nr) cols = nr;
+    const int64_t items = images * ((N + cols - 1) / cols);
+    *chunk_cols = cols;
+    *per_item = threads > 1 && (items >= 2 * threads || (items >= threads && og <= 64));
+}

@@ -1,0 +1,48 @@
+/* The body every ISA translation unit shares: include after a vec_*.h.
+ * It instantiates the generic kernels for that ISA and fills its table. */
+#include "x86.h"
+
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(name, ISA)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* for (i = 0; i < n; ++i) body, on `threads` OpenMP threads when `cond`, else
+ * plainly: even an inactive parallel region sets up a team (malloc, futexes),
+ * which small kernels called once per chunk would pay every time */
+#define PARALLEL_FOR(cond, i, n, ...)                                             \
+    do {                                                                         \
+        const int64_t i##_end = (n);                                             \
+        if (cond) {                                                              \
+            _Pragma("omp parallel for num_threads(threads) schedule(static)")    \
+            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
+        } else {                                                                 \
+            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
+        }                                                                        \
+    } while (0)
+
+#include "vmath_impl.h"
+#include "gemm_impl.h"
+#include "depthwise_impl.h"
+#include "eltwise_impl.h"
+#include "pool_impl.h"
+
+const x86_kernels FN(x86_kernels) = {
+    STR(ISA),
+    MR,
+    NR,
+    VLEN,
+    FN(pack_a),
+    FN(pack_b),
+    FN(im2col_b),
+    FN(gemm),
+    FN(depthwise),
+    FN(binary),
+    FN(activation),
+    FN(channel_affine),
+    FN(pool),
+    FN(reduce_rows),
+    FN(softmax),
+    FN(normalize_rows),
+};

@@ -1,0 +1,70 @@
+/* Conv run: depthwise kernel, or per (image, group) im2col into packed B and
+ * the packed GEMM with the weights as A (bias and activation in its epilogue). */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "ops.h"
+
+/* item t = (image n, group gi, chunk ch): im2col of the chunk, then its GEMM */
+static void conv_item(const x86_conv_state *s, const float *x, const float *bias, float *y, int64_t t, float *bp,
+                      int threads) {
+    const x86_kernels *k = s->op.k;
+    const x86_conv_geom *g = &s->g;
+    const int64_t out_plane = g->OH * g->OW, cols = s->chunk_cols, chunks = (out_plane + cols - 1) / cols;
+    const int64_t ch = t % chunks, gi = (t / chunks) % s->group, n = t / (chunks * s->group);
+    const int64_t n0 = ch * cols, nc = out_plane - n0 < cols ? out_plane - n0 : cols;
+    x86_epilogue e = s->epi;
+    e.bias = bias ? bias + gi * s->og : NULL;
+    e.bias_rs = 1;
+    e.bias_cs = 0;
+    k->im2col_b(x + (n * s->group + gi) * g->C * g->H * g->W, g, n0, nc, bp, threads);
+    k->gemm(s->og, nc, g->C * g->kh * g->kw, s->w + gi * s->w_group_stride, bp,
+            y + (n * s->O + gi * s->og) * out_plane + n0, out_plane, &e, threads);
+}
+
+int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    x86_conv_state *s = (x86_conv_state *)state;
+    const x86_kernels *k = s->op.k;
+    const x86_conv_geom *g = &s->g;
+    (void)n_out;
+    if (ins[0].dtype != MNN_FLOAT32 || ins[1].dtype != MNN_FLOAT32) {
+        s->op.error = "x86 Conv takes float32 tensors";
+        return 1;
+    }
+    const float *x = (const float *)ins[0].data;
+    float *y = (float *)outs[0].data;
+    const float *bias = s->bias_input >= 0 && s->bias_input < n_in ? (const float *)ins[s->bias_input].data : s->bias;
+    const int64_t out_plane = g->OH * g->OW;
+    if (s->depthwise) {
+        const float *w = s->weight_input >= 0 ? (const float *)ins[s->weight_input].data : s->w;
+        k->depthwise(x, w, bias, y, s->N * g->C, g, &s->epi, s->work, s->op.threads);
+        return 0;
+    }
+    const int64_t Kg = g->C * g->kh * g->kw;
+    if (s->weight_input >= 0) { /* weights computed by the graph: pack them now */
+        const float *w = (const float *)ins[s->weight_input].data;
+        for (int64_t gi = 0; gi < s->group; ++gi)
+            k->pack_a(w + gi * s->og * Kg, Kg, 1, s->og, Kg, s->w + gi * s->w_group_stride, s->op.threads);
+    }
+    /* Work items are (image, group, chunk of output columns). Many items: one
+     * thread per item, each packing its chunk into its own L2-sized buffer and
+     * running the GEMM over it. Few items: the threads share each item (never
+     * nested parallel regions: those would start new threads every time). */
+    const int64_t items = s->N * s->group * ((out_plane + s->chunk_cols - 1) / s->chunk_cols);
+    const int threads = s->op.threads;
+    if (s->per_item) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t t = 0; t < items; ++t) {
+#ifdef _OPENMP
+            float *bp = s->work + omp_get_thread_num() * s->chunk_floats;
+#else
+            float *bp = s->work;
+#endif
+            conv_item(s, x, bias, y, t, bp, 1);
+        }
+    } else {
+        for (int64_t t = 0; t < items; ++t) conv_item(s, x, bias, y, t, s->work, threads);
+    }
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* MatMul / Gemm run: per output matrix, pack A (and B unless it was packed
+ * at prepare) and call the packed GEMM. */
+#include "ops.h"
+
+int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    x86_matmul_state *s = (x86_matmul_state *)state;
+    const x86_kernels *k = s->op.k;
+    (void)n_out;
+    if (ins[0].dtype != MNN_FLOAT32 || ins[1].dtype != MNN_FLOAT32) {
+        s->op.error = "x86 MatMul/Gemm takes float32 tensors";
+        return 1;
+    }
+    const float *a = (const float *)ins[0].data, *b = (const float *)ins[1].data;
+    float *y = (float *)outs[0].data;
+    x86_epilogue e = s->epi;
+    if (s->bias_input >= 0 && s->bias_input < n_in) e.bias = (const float *)ins[s->bias_input].data;
+    for (int64_t t = 0; t < s->batch; ++t) {
+        const int64_t ao = s->a_off ? s->a_off[t] : 0, bo = s->b_off ? s->b_off[t] : 0;
+        if (t == 0 || (s->a_off && ao != s->a_off[t - 1])) k->pack_a(a + ao, s->a_rs, s->a_cs, s->M, s->K, s->a_work, s->op.threads);
+        const float *bp;
+        if (s->b_packed) {
+            bp = s->b_packed + t * s->b_packed_stride;
+        } else {
+            if (t == 0 || (s->b_off && bo != s->b_off[t - 1])) k->pack_b(b + bo, s->b_rs, s->b_cs, s->K, s->N, s->b_work, s->op.threads);
+            bp = s->b_work;
+        }
+        k->gemm(s->M, s->N, s->K, s->a_work, bp, y + t * s->M * s->N, s->N, &e, s->op.threads);
+    }
+    return 0;
+}

@@ -1,0 +1,131 @@
+/* mnn-x86 op layer: one state struct and one mnn_run_fn per op family.
+ *
+ * The Python side (mnn_x86/ops_*.py through _x86.pyx) fills a state at
+ * prepare: shapes, strides, pre-packed weights, scratch. The run function is
+ * what the core's run loop calls without the GIL; it only reads the state,
+ * calls the ISA kernels through `op.k` and never allocates. */
+#ifndef MNN_X86_OPS_H
+#define MNN_X86_OPS_H
+
+#include "mnn_core/abi.h"
+#include "x86.h"
+
+/* the head of every state */
+typedef struct x86_op {
+    const x86_kernels *k;
+    int32_t threads;
+    const char *error; /* why the last run failed, or NULL */
+} x86_op;
+
+const char *x86_op_error(void *state);
+
+/* Conv: im2col (or plain 1x1) + packed GEMM per (image, group), or depthwise */
+typedef struct x86_conv_state {
+    x86_op op;
+    int32_t depthwise;
+    int32_t weight_input; /* 1: weights arrive at run (packed into wpack then); -1: packed at prepare */
+    int32_t bias_input;   /* 2: bias arrives at run; -1: constant (or none) */
+    int64_t N, O, group, og;
+    x86_conv_geom g;      /* one group: g.C = channels per group */
+    float *w;             /* gemm: packed A of every group; depthwise: [C][kh*kw] */
+    int64_t w_group_stride;
+    const float *bias;    /* O floats or NULL */
+    x86_epilogue epi;
+    float *work;          /* gemm: a packed im2col chunk per thread; depthwise: a padded plane per thread */
+    int64_t chunk_cols, chunk_floats; /* gemm: output columns per chunk, floats per thread's chunk */
+    int32_t per_item;                 /* gemm: one thread per work item (see x86_conv_plan) */
+} x86_conv_state;
+int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* MatMul / Gemm: batch of C[t] = epilogue(A[t] @ B[t]) */
+typedef struct x86_matmul_state {
+    x86_op op;
+    int64_t M, N, K, batch;
+    int64_t a_rs, a_cs, b_rs, b_cs;   /* element strides within one matrix of the inputs */
+    const int64_t *a_off, *b_off;     /* per output matrix: element offset into the input */
+    const float *b_packed;            /* B packed at prepare, or NULL: packed at run */
+    int64_t b_packed_stride;          /* floats between the batches of b_packed (0: one B for all) */
+    float *a_work, *b_work;
+    int32_t bias_input;               /* >= 0: epi.bias is this input's data at run */
+    x86_epilogue epi;
+} x86_matmul_state;
+int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* binary element-wise op over collapsed, broadcast dims */
+typedef struct x86_binary_state {
+    x86_op op;
+    int32_t binop, ndim;
+    int64_t dims[MNN_MAX_DIMS], sa[MNN_MAX_DIMS], sb[MNN_MAX_DIMS];
+} x86_binary_state;
+int x86_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* activation, in place or not */
+typedef struct x86_unary_state {
+    x86_op op;
+    x86_epilogue epi;
+} x86_unary_state;
+int x86_unary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* y = x * scale[c] + shift[c]: inference batch norm, folded at prepare when its
+ * parameters are constants, else folded at each run from inputs 1..4 */
+typedef struct x86_affine_state {
+    x86_op op;
+    int64_t outer, C, inner;
+    float *scale, *shift; /* C floats each */
+    int32_t runtime_params;
+    float eps;
+} x86_affine_state;
+int x86_affine_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* LayerNormalization (per-element affine) and InstanceNormalization (per channel) */
+typedef struct x86_norm_state {
+    x86_op op;
+    int64_t rows, n, per_row;
+    float eps;
+    const float *scale, *shift; /* constants, or NULL */
+    int32_t scale_input, shift_input; /* >= 0: taken from this input at run */
+} x86_norm_state;
+int x86_norm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* GlobalMaxPool (kind 0), GlobalAveragePool (kind 1): one value per row */
+typedef struct x86_reduce_state {
+    x86_op op;
+    int64_t rows, n;
+    int32_t kind;
+} x86_reduce_state;
+int x86_reduce_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct x86_softmax_state {
+    x86_op op;
+    int64_t outer, axis, inner;
+    int32_t log; /* 1: LogSoftmax */
+} x86_softmax_state;
+int x86_softmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct x86_pool_state {
+    x86_op op;
+    int64_t planes;
+    x86_pool_geom g;
+    float *work;
+} x86_pool_state;
+int x86_pool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* layout ops: Concat (blocks of every input, in turn, per outer index) and
+ * Transpose (strided copy); Reshape and friends are views the core handles */
+typedef struct x86_concat_state {
+    x86_op op;
+    int64_t outer;
+    int32_t n;
+    const int64_t *block; /* elements of input i per outer index */
+} x86_concat_state;
+int x86_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct x86_transpose_state {
+    x86_op op;
+    int32_t ndim;
+    int64_t dims[MNN_MAX_DIMS];    /* output shape */
+    int64_t strides[MNN_MAX_DIMS]; /* input element stride of each output axis */
+} x86_transpose_state;
+int x86_transpose_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+#endif

@@ -1,0 +1,70 @@
+"""MatMul (numpy semantics, batch broadcast) and Gemm (transposes, alpha,
+beta, broadcast C) on the packed GEMM.
+
+A constant B (the weights) is packed once at prepare; a runtime B is packed at
+each run. MatMul with a 2-D B folds A's batch into M: one large GEMM. Bias and
+activation are applied in the GEMM epilogue.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mnn_core.ops._util import broadcast_shape
+
+from . import _x86
+from ._common import fused_activation, kernel, static_shape
+
+
+def _batch_offsets(batch: tuple, out_batch: tuple, matrix: int) -> np.ndarray:
+    """Element offset of each output matrix's operand in a broadcast batch."""
+    idx = np.arange(int(np.prod(batch, dtype=np.int64)), dtype=np.int64).reshape(batch)
+    idx = idx.reshape((1,) * (len(out_batch) - len(batch)) + batch)
+    return np.ascontiguousarray(np.broadcast_to(idx, out_batch).ravel() * matrix)
+
+
+@kernel("MatMul", efficiency=0.7)
+def prepare_matmul(node, ins, outs, constants, ctx, isa):
+    a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
+    a2 = (1,) + a_shape if len(a_shape) == 1 else a_shape
+    b2 = b_shape + (1,) if len(b_shape) == 1 else b_shape
+    m, k = a2[-2:]
+    n = b2[-1]
+    a_batch, b_batch = a2[:-2], b2[:-2]
+    out_batch = broadcast_shape(a_batch, b_batch)
+    act, act_alpha, act_beta = fused_activation(node.attrs)
+    p = dict(M=m, N=n, K=k, batch=int(np.prod(out_batch, dtype=np.int64)), a_rs=k, a_cs=1, b_rs=n, b_cs=1,
+             bias_rs=0, bias_cs=0, alpha=1.0, beta=1.0, act=act, act_alpha=act_alpha, act_beta=act_beta)
+    a_off = b_off = None
+    if int(np.prod(b_batch, dtype=np.int64)) == 1:  # one B for all: stack A's batch into M
+        p["M"], p["batch"] = m * p["batch"], 1
+    else:
+        a_off = _batch_offsets(a_batch, out_batch, m * k)
+        b_off = _batch_offsets(b_batch, out_batch, k * n)
+    b_const = constants.get(node.inputs[1])
+    return _x86.matmul(isa, ctx.threads, "x86.MatMul", p, b_const, a_off, b_off, None, -1)
+
+
+def _bias_strides(shape: tuple, n: int) -> tuple[int, int]:
+    """Strides (over rows, over cols) of a C broadcast to (M, N); 0 where broadcast."""
+    r, c = ((1, 1) + shape)[-2:]
+    return (0 if r == 1 else c), (0 if c == 1 else 1)
+
+
+@kernel("Gemm", efficiency=0.7)
+def prepare_gemm(node, ins, outs, constants, ctx, isa):
+    attrs = node.attrs
+    a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
+    m, k = a_shape[::-1] if attrs["transA"] else a_shape
+    n = b_shape[0] if attrs["transB"] else b_shape[1]
+    act, act_alpha, act_beta = fused_activation(attrs)
+    a_rs, a_cs = (1, m) if attrs["transA"] else (k, 1)
+    b_rs, b_cs = (1, k) if attrs["transB"] else (n, 1)
+    has_c = len(node.inputs) > 2 and bool(node.inputs[2])
+    bias_rs, bias_cs = _bias_strides(static_shape(ins[2]), n) if has_c else (0, 0)
+    p = dict(M=m, N=n, K=k, batch=1, a_rs=a_rs, a_cs=a_cs, b_rs=b_rs, b_cs=b_cs, bias_rs=bias_rs,
+             bias_cs=bias_cs, alpha=attrs["alpha"], beta=attrs["beta"], act=act, act_alpha=act_alpha,
+             act_beta=act_beta)
+    bias = constants.get(node.inputs[2]) if has_c else None
+    return _x86.matmul(isa, ctx.threads, "x86.Gemm", p, constants.get(node.inputs[1]), None, None, bias,
+                       2 if has_c and bias is None else -1)

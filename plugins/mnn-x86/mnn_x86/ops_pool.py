@@ -1,0 +1,71 @@
+"""Pooling on x86: MaxPool, AveragePool (kernel over padded scratch planes),
+GlobalAveragePool and GlobalMaxPool (one vector reduction per plane).
+
+Padding and the ceil_mode overhang are -inf for max and 0 for average; an
+average divides by the window's row count times its column count, computed
+here by the schema's rules (count_include_pad counts padding, never the
+overhang), so the C kernel knows no convention.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _x86
+from ._common import kernel, static_shape
+
+
+def _window_counts(size: int, out: int, k: int, stride: int, dil: int, pad_lo: int, pad_hi: int,
+                   include_pad: bool) -> np.ndarray:
+    """Per output index: how many taps of its window count in the divisor."""
+    starts = np.arange(out) * stride - pad_lo
+    taps = starts[:, None] + np.arange(k)[None, :] * dil
+    lo, hi = (-pad_lo, size + pad_hi) if include_pad else (0, size)
+    return ((taps >= lo) & (taps < hi)).sum(axis=1)
+
+
+def _pool_supports(node, ins):
+    return True if len(ins[0].shape) == 4 else "only NCHW (4-D) input"
+
+
+def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
+    from mnn_core.ops.pool import pool_geometry
+
+    x = static_shape(ins[0])
+    geo = pool_geometry(x, node.attrs, node.op)
+    n, c, h, w = x
+    _, _, oh, ow = geo["out"]
+    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
+    pt, pl, pb, pr = geo["pads"]
+    include = bool(node.attrs.get("count_include_pad", 0))
+    rows = _window_counts(h, oh, kh, sh, dh, pt, pb, include)
+    cols = _window_counts(w, ow, kw, sw, dw, pl, pr, include)
+    p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl)
+    inv_rows = 1.0 / np.maximum(rows, 1).astype(np.float64)
+    inv_cols = 1.0 / np.maximum(cols, 1).astype(np.float64)
+    return _x86.pool(isa, ctx.threads, f"x86.{node.op}", n * c, p, kind, inv_rows, inv_cols)
+
+
+@kernel("MaxPool", supports=_pool_supports, efficiency=0.3)
+def prepare_maxpool(node, ins, outs, constants, ctx, isa):
+    return _prepare_pool(node, ins, outs, constants, ctx, isa, 0)
+
+
+@kernel("AveragePool", supports=_pool_supports, efficiency=0.3)
+def prepare_avgpool(node, ins, outs, constants, ctx, isa):
+    return _prepare_pool(node, ins, outs, constants, ctx, isa, 1)
+
+
+def _prepare_global(node, ins, outs, constants, ctx, isa, kind):
+    n, c, h, w = static_shape(ins[0])
+    return _x86.reduce(isa, ctx.threads, f"x86.{node.op}", n * c, h * w, kind)
+
+
+@kernel("GlobalAveragePool", supports=_pool_supports, efficiency=0.3)
+def prepare_global_avg(node, ins, outs, constants, ctx, isa):
+    return _prepare_global(node, ins, outs, constants, ctx, isa, 1)
+
+
+@kernel("GlobalMaxPool", supports=_pool_supports, efficiency=0.3)
+def prepare_global_max(node, ins, outs, constants, ctx, isa):
+    return _prepare_global(node, ins, outs, constants, ctx, isa, 0)

@@ -1,0 +1,88 @@
+"""Build of mnn-x86: one Cython module plus hand-written C kernels.
+
+Each ISA level is its own translation unit with its own flags (never
+-march=native); dispatch.c picks one at run time with cpuid:
+
+    csrc/isa_scalar.c   -O3
+    csrc/isa_avx2.c     -O3 -mavx2 -mfma
+    csrc/isa_avx512.c   -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma
+
+The C ABI header (mnn_core/abi.h) and its Cython mirror (mnn_core/abi.pxd)
+come from an importable mnn_core when there is one, else from this source
+tree (../../mnn_core), so a build with isolation needs no mnn-core installed.
+Set MNN_CORE_ROOT to the folder holding mnn_core/ to point elsewhere.
+"""
+
+import glob
+import importlib.util
+import os
+import platform
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = "mnn_x86/csrc"
+IS_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+OPENMP = ["-fopenmp"]
+ISA_FLAGS = {
+    "scalar": ["-O3"],
+    "avx2": ["-O3", "-mavx2", "-mfma"] if IS_X86 else ["-O3"],
+    "avx512": ["-O3", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mfma"] if IS_X86 else ["-O3"],
+}
+DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "language_level": 3}
+
+
+def _has_abi(root: str) -> bool:
+    return os.path.isfile(os.path.join(root, "mnn_core", "abi.pxd")) and os.path.isfile(
+        os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h"))
+
+
+def mnn_core_root() -> str:
+    """The folder that holds mnn_core/ (abi.pxd and include/mnn_core/abi.h)."""
+    candidates = []
+    if os.environ.get("MNN_CORE_ROOT"):
+        candidates.append(os.environ["MNN_CORE_ROOT"])
+    spec = importlib.util.find_spec("mnn_core")  # locates without importing numpy or pluggy
+    if spec is not None and spec.submodule_search_locations:
+        candidates.append(os.path.dirname(list(spec.submodule_search_locations)[0]))
+    candidates.append(os.path.normpath(os.path.join(HERE, "..", "..")))
+    for root in candidates:
+        if _has_abi(root):
+            return root
+    raise SystemExit(
+        "mnn-x86 build: cannot find the mnn C ABI header (mnn_core/include/mnn_core/abi.h). "
+        f"Looked in: {', '.join(candidates)}. Install mnn-core first, build from the mnn source tree, "
+        "or set MNN_CORE_ROOT to the folder that contains mnn_core/."
+    )
+
+
+class BuildExt(build_ext):
+    """Compiles each ISA translation unit with its own flags, then links them in."""
+
+    def build_extension(self, ext):
+        objects = []
+        for isa, flags in ISA_FLAGS.items():
+            objects += self.compiler.compile(
+                [f"{CSRC}/isa_{isa}.c"], output_dir=self.build_temp, include_dirs=ext.include_dirs,
+                extra_postargs=flags + OPENMP + ["-fPIC"], depends=ext.depends)
+        ext.extra_objects = list(ext.extra_objects or []) + objects
+        super().build_extension(ext)
+
+
+os.chdir(HERE)  # sources are named relative to this file
+ROOT = mnn_core_root()
+ext = Extension(
+    "mnn_x86._x86",
+    ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c"] + sorted(glob.glob(f"{CSRC}/op_*.c")),
+    include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
+    depends=sorted(glob.glob(os.path.join(CSRC, "*"))),
+    extra_compile_args=["-O2"] + OPENMP,
+    extra_link_args=OPENMP,
+    libraries=["m"],
+)
+setup(
+    ext_modules=cythonize([ext], include_path=[ROOT], compiler_directives=DIRECTIVES),
+    cmdclass={"build_ext": BuildExt},
+)

@@ -1,0 +1,53 @@
+"""Shared helpers: run one op on x86 (a forced ISA) and compare with the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mnn_x86 import isa as x86_isa
+
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+ISAS = [pytest.param(level, marks=pytest.mark.skipif(level not in x86_isa.supported(),
+                                                     reason=f"this CPU does not run {level}"))
+        for level in x86_isa.ISAS]
+
+
+def one_op_graph(op: str, inputs: list, attrs: dict, constant: tuple = ()) -> tuple[Graph, dict]:
+    """A graph of one node; inputs whose index is in `constant` become initializers."""
+    graph = Graph(name=op)
+    feeds, names = {}, []
+    for i, arr in enumerate(inputs):
+        if arr is None:
+            names.append("")
+            continue
+        name = f"in{i}"
+        names.append(name)
+        if i in constant:
+            graph.initializers[name] = np.ascontiguousarray(arr)
+        else:
+            graph.inputs[name] = TensorInfo(arr.shape, str(arr.dtype))
+            feeds[name] = arr
+    graph.nodes.append(Node(op, names, ["out"], dict(attrs), op.lower()))
+    graph.outputs = ["out"]
+    return graph, feeds
+
+
+def check_op(op: str, inputs: list, attrs: dict, isa: str, threads: int = 1, constant: tuple = (1, 2),
+             rtol: float = 1e-4, atol: float = 1e-5) -> Session:
+    graph, feeds = one_op_graph(op, inputs, attrs, constant)
+    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads,
+                   options={"x86.isa": isa})
+    want = run_reference(op, list(inputs), attrs)[0]
+    for _ in range(2):
+        got = sess.run(feeds)["out"]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{op} {attrs} on x86 {isa}")
+    return sess
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

@@ -1,0 +1,74 @@
+"""ISA choice: cpuid by default, MNN_X86_ISA, the "x86.isa" option, and clear
+errors for a level the CPU lacks or a name that is not a level."""
+
+from __future__ import annotations
+
+import mnn_x86
+import numpy as np
+import pytest
+from mnn_x86 import isa
+
+from mnn_core import GraphBuilder, Session
+from mnn_core.errors import BackendError
+
+
+def _graph():
+    g = GraphBuilder()
+    x = g.input("x", (1, 4, 6, 6))
+    w = g.const(np.ones((2, 4, 3, 3), np.float32))
+    g.output(g.Conv(x, w, pads=[1, 1, 1, 1]))
+    return g.build()
+
+
+def _lacking(monkeypatch) -> str:
+    """A level this CPU lacks; pretend to be an AVX2-only CPU when it has them all."""
+    missing = [level for level in isa.ISAS if level not in isa.supported()]
+    if not missing:
+        monkeypatch.setattr(isa, "supported", lambda: ("scalar", "avx2"))
+        return "avx512"
+    return missing[-1]
+
+
+def test_default_is_the_widest_supported(monkeypatch):
+    monkeypatch.delenv(isa.ENV_VAR, raising=False)
+    assert isa.choose({}) == isa.supported()[-1]
+    device = mnn_x86.X86Backend().devices()[0]
+    assert device.name == f"x86 {isa.supported()[-1]} ({isa.max_threads()} threads max)"
+    assert device.extra["isa"] == isa.supported()[-1]
+
+
+def test_forced_isa_the_cpu_lacks_is_a_clear_error(monkeypatch):
+    level = _lacking(monkeypatch)
+    with pytest.raises(BackendError, match=f"asks for {level}, but this CPU lacks"):
+        Session(_graph(), backend="x86", options={isa.OPTION: level})
+
+
+def test_env_isa_the_cpu_lacks_makes_the_backend_unavailable(monkeypatch):
+    level = _lacking(monkeypatch)
+    monkeypatch.setenv(isa.ENV_VAR, level)
+    avail = mnn_x86.X86Backend().availability()
+    assert not avail and f"{isa.ENV_VAR}={level}" in avail.reason
+    with pytest.raises(BackendError, match="not available here"):
+        Session(_graph(), backend="x86")
+    sess = Session(_graph(), backend="auto")  # auto just leaves x86 out
+    assert "x86" not in {p.backend for p in sess.plan}
+
+
+def test_unknown_isa_name(monkeypatch):
+    with pytest.raises(BackendError, match="expected one of scalar, avx2, avx512"):
+        Session(_graph(), backend="x86", options={isa.OPTION: "sse9"})
+    monkeypatch.setenv(isa.ENV_VAR, "neon")
+    assert "expected one of" in mnn_x86.X86Backend().availability().reason
+
+
+def test_env_and_option(monkeypatch):
+    monkeypatch.setenv(isa.ENV_VAR, "scalar")
+    assert isa.choose({}) == "scalar"
+    assert mnn_x86.X86Backend().devices()[0].extra["isa"] == "scalar"
+    top = isa.supported()[-1]
+    assert isa.choose({isa.OPTION: top}) == top  # the option wins over the environment
+    x = np.random.default_rng(0).standard_normal((1, 4, 6, 6)).astype(np.float32)
+    want = Session(_graph(), backend="reference").run({"x": x})["conv"]
+    for level in isa.supported():
+        got = Session(_graph(), backend="x86", fallback=False, options={isa.OPTION: level}).run({"x": x})["conv"]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

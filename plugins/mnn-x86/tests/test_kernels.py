@@ -1,0 +1,131 @@
+"""Kernel edge cases beyond the schema samples: K-blocking (K > 256), partial
+register tiles, odd channel counts, 1x1 spatial, batch 0, every fused
+activation in the GEMM epilogue, strided and dilated depthwise, broadcasts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ISAS, check_op
+
+ACTS = [("relu", 0, 0), ("clip", -0.5, 0.5), ("leaky_relu", 0.1, 0), ("sigmoid", 0, 0), ("silu", 0, 0),
+        ("gelu", 0, 0), ("tanh", 0, 0), ("hard_sigmoid", 0.2, 0.5), ("hard_swish", 0, 0)]
+
+
+def _r(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 700, 5), (37, 300, 65), (130, 520, 47), (15, 9, 1100)])
+def test_matmul_sizes(rng, isa, threads, m, k, n):
+    check_op("MatMul", [_r(rng, m, k), _r(rng, k, n)], {}, isa, threads, constant=(1,), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_matmul_batch_broadcast_runtime_weights(rng, isa):
+    a, b = _r(rng, 3, 1, 20, 33), _r(rng, 4, 33, 17)
+    check_op("MatMul", [a, b], {"activation": "relu"}, isa, constant=())
+    check_op("MatMul", [a, b], {}, isa, constant=(1,))
+    check_op("MatMul", [_r(rng, 2, 5, 300), _r(rng, 300, 1)], {}, isa, constant=(), atol=1e-4)
+    check_op("MatMul", [_r(rng, 300), _r(rng, 2, 300, 7)], {}, isa, constant=(), atol=1e-4)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("act,alpha,beta", ACTS)
+def test_gemm_fused_activations(rng, isa, act, alpha, beta):
+    a, b, c = _r(rng, 19, 40), _r(rng, 35, 40), _r(rng, 35)
+    check_op("Gemm", [a, b, c], {"transB": 1, "activation": act, "act_alpha": alpha, "act_beta": beta}, isa)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("c_shape", [(), (1,), (9,), (1, 9), (6, 1), (6, 9)])
+def test_gemm_bias_broadcast(rng, isa, c_shape):
+    a, b, c = _r(rng, 11, 6), _r(rng, 11, 9), _r(rng, *c_shape)
+    attrs = {"transA": 1, "alpha": 0.7, "beta": -1.5}
+    check_op("Gemm", [a, b, c], attrs, isa)
+    check_op("Gemm", [a, b, c], attrs, isa, constant=())  # B and C at run time
+
+
+CONVS = [
+    # (N, C, H, W), (O, K), attrs
+    ((1, 17, 9, 11), (5, 3), {"pads": [1, 1, 1, 1]}),
+    ((2, 64, 7, 7), (24, 3), {"pads": [1, 0, 2, 1], "activation": "relu"}),  # K = 576 > KC
+    ((1, 3, 1, 1), (17, 1), {}),  # 1x1 spatial
+    ((1, 32, 1, 1), (16, 1), {"activation": "hard_swish"}),
+    ((1, 5, 13, 20), (7, 3), {"strides": [2, 3], "pads": [1, 1, 1, 1]}),
+    ((1, 6, 12, 12), (9, 5), {"group": 3, "dilations": [2, 1], "pads": [4, 2, 4, 2], "activation": "silu"}),
+    ((1, 16, 9, 40), (32, 1), {"strides": [2, 2]}),
+    ((0, 4, 6, 6), (4, 3), {"group": 4}),  # batch 0, depthwise
+    ((1, 16, 1, 1), (16, 3), {"group": 16, "pads": [1, 1, 1, 1]}),  # depthwise, 1x1 spatial
+    ((2, 17, 21, 37), (17, 3), {"group": 17, "pads": [1, 1, 1, 1], "activation": "clip", "act_alpha": 0.0,
+                                "act_beta": 6.0}),
+    ((1, 8, 20, 45), (8, 3), {"group": 8, "strides": [2, 2], "pads": [0, 1, 1, 0]}),
+    ((1, 8, 20, 45), (8, 3), {"group": 8, "strides": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    ((1, 5, 11, 19), (5, 5), {"group": 5, "auto_pad": "SAME_LOWER", "activation": "gelu"}),
+    ((1, 4, 9, 9), (8, 3), {"group": 4, "pads": [1, 1, 1, 1]}),  # channel multiplier 2: grouped GEMM
+]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,wk,attrs", CONVS, ids=[str(i) for i in range(len(CONVS))])
+def test_conv_cases(rng, isa, threads, x_shape, wk, attrs):
+    n, c, h, w = x_shape
+    o, k = wk
+    g = attrs.get("group", 1)
+    ins = [_r(rng, n, c, h, w), _r(rng, o, c // g, k, k, scale=0.3), _r(rng, o)]
+    check_op("Conv", ins, attrs, isa, threads, atol=1e-4)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_conv_runtime_weights(rng, isa):
+    x, w, b = _r(rng, 1, 6, 8, 8), _r(rng, 4, 3, 3, 3), _r(rng, 4)
+    check_op("Conv", [x, w, b], {"group": 2, "pads": [1, 1, 1, 1]}, isa, constant=())
+    dw = _r(rng, 6, 1, 3, 3)
+    check_op("Conv", [x, dw, None], {"group": 6, "pads": [1, 1, 1, 1]}, isa, constant=())
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min"])
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((2, 17, 5, 7), (1, 17, 1, 1)),  # channel
+    ((2, 17, 5, 7), (2, 17, 5, 7)),  # same shape
+    ((3, 40000), ()),                # scalar, large enough to run threaded
+    ((1,), (2, 3, 5)),
+    ((4, 1, 6), (1, 5, 1)),          # outer product
+    ((2, 3, 4, 5, 6), (2, 1, 4, 1, 6)),
+    ((2, 1, 2, 1, 2, 1, 2), (1, 2, 1, 2, 1, 2, 1)),  # 7 collapsed dims
+])
+def test_binary_broadcasts(rng, isa, op, a_shape, b_shape):
+    a, b = _r(rng, *a_shape), _r(rng, *b_shape)
+    if op == "Div":
+        b = np.where(np.abs(b) < 0.3, 1.0, b).astype(np.float32)
+    check_op(op, [a, b], {}, isa, threads=2, constant=())
+
+
+def test_broadcast_collapse():
+    from mnn_x86.ops_eltwise import collapse_broadcast
+
+    assert collapse_broadcast((2, 3, 4), (2, 3, 4), (2, 3, 4)) == ([24], [1], [1])
+    assert collapse_broadcast((2, 3, 4, 5), (2, 3, 4, 5), (1, 3, 1, 1)) == ([2, 3, 20], [60, 20, 1], [0, 1, 0])
+    assert collapse_broadcast((5, 7), (5, 7), ()) == ([35], [1], [0])
+    assert collapse_broadcast((), (), ()) == ([1], [0], [0])
+    assert collapse_broadcast((4, 5, 6), (4, 1, 6), (1, 5, 1)) == ([4, 5, 6], [6, 0, 1], [0, 1, 0])
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("op,attrs", [("Relu", {}), ("Clip", {"min": -1.0, "max": 2.0}), ("Sigmoid", {}),
+                                      ("Silu", {}), ("Gelu", {}), ("Tanh", {}), ("HardSwish", {}),
+                                      ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("LeakyRelu", {"alpha": 0.2})])
+def test_activations_long_and_threaded(rng, isa, op, attrs):
+    check_op(op, [_r(rng, 3, 50001, scale=4.0)], attrs, isa, threads=2, constant=())
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("op", ["Max", "Min"])
+def test_max_min_propagate_nan(isa, op):
+    a = np.array([np.nan, 1.0, 2.0, np.nan] * 5, np.float32)
+    b = np.array([0.0, np.nan, 3.0, np.nan] * 5, np.float32)
+    check_op(op, [a, b], {}, isa, constant=())
