@@ -129,7 +129,7 @@ def place_auto(graph: Graph, infos: dict[str, TensorInfo], cands: list[Candidate
             run = estimate(cand, node, ins, outs, threads)
             for total, where, placed in states.values():
                 copies = 0.0
-                for name in node.inputs:
+                for name in filter(None, node.inputs):  # "" is an absent optional input
                     src = where.get(name)  # None: graph input or constant, in host memory
                     src_domain = by_name[src].backend.memory_domain if src else "host"
                     if src_domain != cand.backend.memory_domain:

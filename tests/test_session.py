@@ -299,3 +299,20 @@ def test_two_inputs_copied_to_a_device_keep_separate_memory(register_backend):
     x_val = np.full((4, 4), 2.0, "float32")
     y_val = np.arange(16, dtype="float32").reshape(4, 4)
     np.testing.assert_array_equal(sess.run({"x": x_val, "y": y_val})["out"], x_val * y_val)
+
+
+def test_auto_with_a_device_backend_and_an_absent_optional_input(register_backend):
+    class DevConv(DeviceBackend):
+        name = "devconv"
+        memory_domain = "devconv"
+
+        def kernels(self):
+            return {"Relu": KernelSpec("Relu")}
+
+    register_backend(DevConv())
+    b = mnn.GraphBuilder()
+    x = b.input("x", (1, 2, 4, 4))
+    y = b.Conv(x, b.const(np.ones((2, 2, 1, 1), "float32")), None)  # no bias: input ""
+    b.output(b.Relu(b.Neg(y)), "out")
+    sess = mnn.Session(b.build(), backend="auto", optimize=False)
+    assert sess.run({"x": np.ones((1, 2, 4, 4), "float32")})["out"].max() == 0
