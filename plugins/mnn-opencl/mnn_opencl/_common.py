@@ -1,0 +1,180 @@
+"""What the op modules share: the kernel table they register into, the codes
+that mirror kernels/common.cl, stride helpers, and the Builder an op uses to
+record its launches."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from mnn_core.backend import KernelSpec, SegmentOp
+
+#: the fused-activation vocabulary and unary math ops, as in kernels/common.cl `activate`
+ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "silu": 5, "gelu": 6, "tanh": 7,
+             "hard_sigmoid": 8, "hard_swish": 9}
+MATH_CODES = {"Exp": 20, "Log": 21, "Sqrt": 22, "Neg": 23, "Abs": 24, "Reciprocal": 25, "Erf": 26, "Floor": 27,
+              "Ceil": 28, "Sin": 29, "Cos": 30, "Softplus": 31, "Identity": 0}
+
+MAX_DIMS = 8  # the int8 shape/stride arguments of the strided kernels
+INT_MAX = 2**31 - 1
+
+#: build(op, builder) records the launches of one op
+BuildFn = Callable[[SegmentOp, "Builder"], None]
+
+
+@dataclass(frozen=True)
+class OpKernel:
+    spec: KernelSpec
+    build: BuildFn
+
+
+#: op name -> OpKernel; filled by the op modules when they are imported
+KERNELS: dict[str, OpKernel] = {}
+
+
+def kernel(op: str, **spec_fields):
+    """Decorator: register the decorated build function as the kernel of `op`."""
+
+    def wrap(fn: BuildFn) -> BuildFn:
+        KERNELS[op] = OpKernel(KernelSpec(op, **spec_fields), fn)
+        return fn
+
+    return wrap
+
+
+def fused_activation(attrs: dict) -> tuple[int, float, float]:
+    return (ACT_CODES[attrs.get("activation", "none")], float(attrs.get("act_alpha", 0.0)),
+            float(attrs.get("act_beta", 0.0)))
+
+
+def full_attrs(node) -> dict:
+    from mnn_core.ops import get_schema
+
+    return get_schema(node.op).check_attrs(node.attrs, node.name)
+
+
+def numel(shape: Sequence[int]) -> int:
+    return int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+
+
+def contiguous_strides(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= int(d)
+    return strides[::-1]
+
+
+def broadcast_strides(shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
+    """Strides of `shape` (contiguous) over `out_shape` under numpy broadcasting: 0 where broadcast."""
+    pad = len(out_shape) - len(shape)
+    own = contiguous_strides(shape)
+    return [0 if i < pad or shape[i - pad] == 1 else own[i - pad] for i in range(len(out_shape))]
+
+
+def collapse(shape: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims and merge neighbours that every stride list walks contiguously."""
+    dims = [(int(s), [int(st[i]) for st in strides]) for i, s in enumerate(shape) if s != 1]
+    if not dims:
+        return [1], [[0] for _ in strides]
+    merged = [dims[0]]
+    for size, st in dims[1:]:
+        psize, pst = merged[-1]
+        if all(p == s * size for p, s in zip(pst, st)):
+            merged[-1] = (psize * size, st)
+        else:
+            merged.append((size, st))
+    return [m[0] for m in merged], [[m[1][k] for m in merged] for k in range(len(strides))]
+
+
+def int8(values: Sequence[int]) -> tuple:
+    """Pad to the 8 lanes of an OpenCL int8 argument."""
+    values = [int(v) for v in values]
+    if len(values) > MAX_DIMS:
+        raise ValueError(f"{len(values)} dims exceed the {MAX_DIMS} of the strided kernels")
+    return tuple(values + [0] * (MAX_DIMS - len(values)))
+
+
+@dataclass(frozen=True)
+class T:
+    """A tensor argument: a buffer and an element offset into it (two kernel arguments)."""
+
+    buffer: object
+    offset: int
+
+
+@dataclass
+class Launch:
+    kernel: object  # _cl.Kernel, arguments set
+    gws: tuple  # the work size the op needs (before rounding up to the work-group size)
+    lws: tuple | None
+    key: str  # what tuning results are cached under: kernel name + shape parameters
+    tunable: bool = True
+
+    @property
+    def rounded_gws(self) -> tuple:
+        if self.lws is None:
+            return self.gws
+        return tuple(-(-g // w) * w for g, w in zip(self.gws, self.lws))
+
+
+@dataclass
+class Builder:
+    """Records the launches of one segment: what an op's build function calls."""
+
+    runtime: object  # runtime.Runtime
+    program: object  # _cl.Program
+    arena: object  # arena.OpenCLArena
+    precision: str  # "float32" | "float16": the compute type the program was built for
+    launches: list = field(default_factory=list)
+    setup: list = field(default_factory=list)  # launches run once, at resize (weight packing)
+    keep: list = field(default_factory=list)  # private buffers the launches use
+    pending: list = field(default_factory=list)  # launches an op records after its main one
+
+    def tensor(self, ref) -> T:
+        """The kernel argument of a segment tensor (TensorRef) in the arena."""
+        size = np.dtype(ref.info.dtype).itemsize
+        if ref.offset < 0 or ref.offset % size:
+            raise ValueError(f"tensor {ref.name} has no element-aligned place in the arena (offset {ref.offset})")
+        return T(self.arena.buffer, ref.offset // size)
+
+    def upload(self, array: np.ndarray) -> T:
+        """A private read-only device copy of a small host array (tables, offsets)."""
+        array = np.ascontiguousarray(array)
+        buf = self.runtime.context.buffer(max(array.nbytes, 4))
+        buf.write(0, array, True)
+        self.keep.append(buf)
+        return T(buf, 0)
+
+    def scratch(self, nbytes: int) -> T:
+        buf = self.runtime.context.buffer(max(int(nbytes), 4))
+        self.keep.append(buf)
+        return T(buf, 0)
+
+    def launch(self, name: str, args: Sequence, gws: Sequence[int], lws: Sequence[int] | None = None,
+               once: bool = False, tunable: bool = True) -> None:
+        """Record kernel `name` with `args` (T expands to buffer + offset) over `gws`.
+        `once`: run at resize only (e.g. packing constant weights)."""
+        gws = tuple(int(g) for g in gws)
+        if min(gws) <= 0:
+            return  # an empty tensor: nothing to do
+        flat, shape_key = [], []
+        for a in args:
+            if isinstance(a, T):
+                flat += [a.buffer, int(a.offset)]
+            else:
+                flat.append(a)
+                if isinstance(a, (int, float, tuple)):
+                    shape_key.append(a)
+        kern = self.program.kernel(name)
+        kern.set_args(*flat)
+        if lws is None:
+            lws = self.runtime.default_lws(name, gws, kern)
+        digest = hashlib.sha1(repr(shape_key).encode()).hexdigest()[:10]
+        key = f"{name}|{','.join(map(str, gws))}|{digest}"
+        target = self.setup if once else self.launches
+        target.append(Launch(kern, gws, tuple(lws) if lws is not None else None, key, tunable and not once))

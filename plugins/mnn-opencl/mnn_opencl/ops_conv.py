@@ -1,0 +1,94 @@
+"""Conv: direct convolution with groups, strides, dilations and pads, a 1x1
+GEMM-like kernel and a per-channel kernel for depthwise and odd groupings,
+bias and activation fused (kernels/conv.cl).
+
+Weights are packed on the device ([O/4][Cg][KH][KW][4], in the compute type)
+from their arena copy: once at resize when they are constants, before every
+run when they are a runtime input. Where the output alone gives a GPU too few
+work-items, the input channels are split into slices whose partial sums a
+second kernel adds up (see Runtime.split_target)."""
+
+from __future__ import annotations
+
+from mnn_core.ops.conv import conv_geometry
+
+from ._common import full_attrs, fused_activation, kernel, numel
+
+
+def _supports(node, ins):
+    if len(ins[0].shape) != 4 or len(ins[1].shape) != 4:
+        return "2-D convolution (NCHW input, OIHW weight) only"
+    return True
+
+
+MAX_SLICES = 16
+MIN_SLICE_CHANNELS = 8
+
+
+def _slices(b, items: int, channels: int) -> int:
+    """Input-channel slices so that items * slices reaches the device's target."""
+    target = b.runtime.split_target()
+    if not target or items >= target:
+        return 1
+    return max(1, min(-(-target // items), channels // MIN_SLICE_CHANNELS, MAX_SLICES))
+
+
+def _epilogue(b, s: int, y, bias_arg, o: int, plane: int, act) -> list:
+    """The (S, partial buffer, offset) arguments, and the reduce launch when split."""
+    if s == 1:
+        return [1, b.tensor(y)]
+    total = numel(y.info.shape)
+    part = b.scratch(s * total * 4)
+    b.pending.append(("splitk_reduce", [part, s, total, *bias_arg, o, plane, b.tensor(y), *act], (total,)))
+    return [s, part]
+
+
+def _pack(b, w_ref, o: int, ck: int, constant: bool):
+    """Pack weights to [ceil(O/4)][Cg*KH*KW][4]; returns the packed tensor."""
+    ob = -(-o // 4)
+    total = ob * ck * 4
+    itemsize = 2 if b.precision == "float16" else 4
+    packed = b.scratch(total * itemsize)
+    b.launch("pack_oc4", [b.tensor(w_ref), packed, o, ck, total], (total,), once=constant, tunable=False)
+    return packed
+
+
+@kernel("Conv", supports=_supports)
+def _build_conv(op, b):
+    attrs = full_attrs(op.node)
+    x, w = op.inputs[0], op.inputs[1]
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    y = op.outputs[0]
+    geo = conv_geometry(x.info.shape, w.info.shape, attrs)
+    n, c, h, wd = x.info.shape
+    o, cg, kh, kw = w.info.shape
+    _, _, oh, ow = geo["out"]
+    if numel(y.info.shape) == 0:
+        return
+    group = geo["group"]
+    og = o // group
+    act = fused_activation(attrs)
+    bias_arg = [b.tensor(bias), 1] if bias is not None else [b.tensor(y), 0]  # any valid buffer when absent
+    (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
+    constant_w = w.name in op.constants
+    if group > 1 and og % 4:
+        b.launch("conv2d_c1", [b.tensor(x), b.tensor(w), *bias_arg, b.tensor(y), n, c, h, wd, o, oh, ow, cg, og,
+                               kh, kw, sh, sw, pt, pl, dh, dw, *act], (-(-ow // 4), oh, n * o))
+        return
+    ob = -(-o // 4)
+    packed = _pack(b, w, o, cg * kh * kw, constant_w)
+    if kh == kw == 1 and (sh, sw) == (1, 1) and geo["pads"] == [0, 0, 0, 0] and group == 1:
+        grid = (-(-(h * wd) // 4), ob, n)
+        s = _slices(b, numel(grid), c)
+        split = _epilogue(b, s, y, bias_arg, o, oh * ow, act)
+        b.launch("conv1x1_oc4", [b.tensor(x), packed, *bias_arg, b.tensor(y), n, c, h * wd, o, ob, *act, *split],
+                 grid[:2] + (n * s,))
+    else:
+        grid = (-(-ow // 4), oh, n * ob)
+        s = _slices(b, numel(grid), cg)
+        split = _epilogue(b, s, y, bias_arg, o, oh * ow, act)
+        b.launch("conv2d_oc4", [b.tensor(x), packed, *bias_arg, b.tensor(y), n, c, h, wd, o, oh, ow, cg, og, ob,
+                                kh, kw, sh, sw, pt, pl, dh, dw, *act, *split], grid[:2] + (n * ob * s,))
+    for name, args, gws in b.pending:  # after the partial sums
+        b.launch(name, args, gws)
+    b.pending.clear()

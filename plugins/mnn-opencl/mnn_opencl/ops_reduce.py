@@ -1,0 +1,36 @@
+"""ReduceSum / Mean / Max / Min / Prod / L2 over any axes (kernels/reduce.cl):
+one work-item per output element, kept and reduced dims as strided walks."""
+
+from __future__ import annotations
+
+from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
+
+REDUCE_CODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5}
+
+
+def _build_reduce(op, b):
+    from mnn_core.ops.reduce import reduce_axes
+
+    attrs = full_attrs(op.node)
+    x, y = op.inputs[0], op.outputs[0]
+    shape = tuple(x.info.shape)
+    n_out = numel(y.info.shape)
+    if n_out == 0:
+        return
+    if not attrs["axes"] and attrs["noop_with_empty_axes"]:
+        axes = ()
+    else:
+        axes = reduce_axes(shape, attrs["axes"], op.node.op)
+    strides = contiguous_strides(shape)
+    kept = [d for d in range(len(shape)) if d not in axes]
+    kshape, (kstride,) = collapse([shape[d] for d in kept], [strides[d] for d in kept])
+    rshape, (rstride,) = collapse([shape[d] for d in axes], [strides[d] for d in axes])
+    n_red = numel([shape[d] for d in axes])
+    if n_red == 0:
+        rshape, rstride = [1], [0]
+    b.launch("reduce_axes", [b.tensor(x), b.tensor(y), n_out, n_red, len(kshape), int8(kshape), int8(kstride),
+                             len(rshape), int8(rshape), int8(rstride), REDUCE_CODES[op.node.op]], (n_out,))
+
+
+for _op in REDUCE_CODES:
+    kernel(_op)(_build_reduce)
