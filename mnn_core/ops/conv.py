@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
-from ._util import rand
+from ._util import rand, resolve_pads
 from .elementwise import ACTIVATIONS, apply_activation
 from .schema import Attr, OpSchema, Sample, register
 
@@ -45,19 +45,7 @@ def conv_geometry(x_shape, w_shape, attrs):
     if min(strides) < 1 or min(dil) < 1:
         raise GraphError("Conv: strides and dilations must be at least 1")
     eff = [(kh - 1) * dil[0] + 1, (kw - 1) * dil[1] + 1]
-    if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
-        pads = [0, 0, 0, 0]
-        for i, size in enumerate((h, w)):
-            out = -(-size // strides[i])
-            total = max(0, (out - 1) * strides[i] + eff[i] - size)
-            small, big = total // 2, total - total // 2
-            pads[i], pads[i + 2] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
-    elif attrs["auto_pad"] == "VALID":
-        pads = [0, 0, 0, 0]
-    else:
-        pads = attrs["pads"] or [0, 0, 0, 0]
-    if len(pads) != 4 or min(pads) < 0:
-        raise GraphError(f"Conv: pads must be 4 non-negative ints, got {pads}")
+    pads = resolve_pads("Conv", attrs, (h, w), strides, eff)
     oh = (h + pads[0] + pads[2] - eff[0]) // strides[0] + 1
     ow = (w + pads[1] + pads[3] - eff[1]) // strides[1] + 1
     if oh < 1 or ow < 1:

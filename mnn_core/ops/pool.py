@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
-from ._util import rand
+from ._util import rand, resolve_pads
 from .schema import Attr, OpSchema, Sample, register
 
 _FLOAT = ("float32", "float16")
@@ -40,20 +40,8 @@ def pool_geometry(x_shape, attrs, op):
                          f"got {kernel}, {strides}, {dil}")
     eff = [(kernel[i] - 1) * dil[i] + 1 for i in range(2)]
     sizes = (h, w)
-    if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
-        # the dilated kernel decides the pads, as the ONNX spec says (onnxruntime 1.32 uses the undilated one)
-        pads = [0, 0, 0, 0]
-        for i, size in enumerate(sizes):
-            out = -(-size // strides[i])
-            total = max(0, (out - 1) * strides[i] + eff[i] - size)
-            small, big = total // 2, total - total // 2
-            pads[i], pads[i + 2] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
-    elif attrs["auto_pad"] == "VALID":
-        pads = [0, 0, 0, 0]
-    else:
-        pads = attrs["pads"] or [0, 0, 0, 0]
-    if len(pads) != 4 or min(pads) < 0:
-        raise GraphError(f"{op}: pads must be 4 non-negative ints, got {pads}")
+    # the dilated kernel decides SAME pads, as the ONNX spec says (onnxruntime 1.32 uses the undilated one)
+    pads = resolve_pads(op, attrs, sizes, strides, eff)
     if max(pads[0], pads[2]) >= eff[0] or max(pads[1], pads[3]) >= eff[1]:
         raise GraphError(f"{op}: pads {pads} must be smaller than the kernel {eff}")
     out, extra = [], []
