@@ -22,6 +22,17 @@ cdef extern from "mnn_core/abi.h" nogil:
         MNN_UINT16
         MNN_UINT32
         MNN_UINT64
+        MNN_BFLOAT16
+        MNN_FLOAT8_E4M3FN
+        MNN_FLOAT8_E4M3FNUZ
+        MNN_FLOAT8_E5M2
+        MNN_FLOAT8_E5M2FNUZ
+        MNN_FLOAT8_E8M0FNU
+        MNN_FLOAT4_E2M1FN
+        MNN_INT4
+        MNN_UINT4
+        MNN_INT2
+        MNN_UINT2
 
     ctypedef struct mnn_tensor:
         void* data

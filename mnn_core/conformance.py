@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .graph.ir import LOW_PRECISION_DTYPES
+
 #: measured on 2026-12-02 (the ONNX issue), for the report's comparison line
 OTHERS = {"ONNX Runtime 1.32": 1589, "onnx ReferenceEvaluator (onnx 1.23)": 1862}
 MEMORY_LIMIT = 4 << 30  # per worker, so a runaway allocation fails one case, not the machine
@@ -186,6 +188,8 @@ def compare(expected: list, got: list, rtol: float, atol: float) -> str:
             return f"output {i}: shape {have.shape}, expected {want.shape}"
         if want.dtype != have.dtype:
             return f"output {i}: dtype {have.dtype}, expected {want.dtype}"
+        if want.dtype.name in LOW_PRECISION_DTYPES:  # ml_dtypes: compare their float32 values
+            want, have = want.astype(np.float32), have.astype(np.float32)
         if want.dtype == object:
             same = np.array_equal(want, have)
         else:

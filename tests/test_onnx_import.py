@@ -243,9 +243,21 @@ def test_dynamic_shape_input_is_named_in_the_error():
 
 
 def test_unsupported_dtype_is_reported():
-    m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2], TensorProto.BFLOAT16)], [vi("y", None)])
-    with pytest.raises(OnnxImportError, match="bfloat16"):
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", [2], TensorProto.COMPLEX64)], [vi("y", None)])
+    with pytest.raises(OnnxImportError, match="complex64"):
         import_onnx(m)
+
+
+def test_bfloat16_runs_widened_and_rounds_back():
+    import ml_dtypes
+
+    m = model([helper.make_node("Mul", ["x", "x"], ["y"])], [vi("x", [5], TensorProto.BFLOAT16)], [vi("y", None)])
+    graph = import_onnx(m)
+    x = np.array([1.5, -2.25, 3.0078125, 0.1, 300.0], np.float32).astype(ml_dtypes.bfloat16)
+    y = mnn.Session(graph, backend="reference").run({"x": x})["y"]
+    assert y.dtype == ml_dtypes.bfloat16
+    want = (x.astype(np.float32) ** 2).astype(ml_dtypes.bfloat16)  # computed wide, rounded once
+    np.testing.assert_array_equal(y.astype(np.float32), want.astype(np.float32))
 
 
 @pytest.mark.parametrize("damage", ["random", "truncated", "empty"])

@@ -237,7 +237,12 @@ def _clip(w: _Writer, node: Node, outputs) -> None:
 
 
 def _cast(w: _Writer, node: Node, outputs) -> None:
-    w.emit("Cast", node.inputs, outputs, node.name, to=numpy_to_onnx(node.attrs["to"]))
+    extra = {}
+    if not node.attrs.get("saturate", 1):  # ONNX's default is 1; the attribute exists from opset 19
+        extra["saturate"] = 0
+    if node.attrs.get("to") == "float8_e8m0fnu" and node.attrs.get("round_mode", "up") != "up":
+        extra["round_mode"] = node.attrs["round_mode"]
+    w.emit("Cast", node.inputs, outputs, node.name, to=numpy_to_onnx(node.attrs["to"]), **extra)
 
 
 def _pad(w: _Writer, node: Node, outputs) -> None:

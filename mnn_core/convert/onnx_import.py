@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import GraphError, MnnError
 from ..graph.ir import DTYPES, Graph, Node, TensorInfo
 from ..ops import all_schemas
+from ..ops.lowp import run_widened
 from .onnx_common import (
     DEFAULT_DOMAIN,
     NodeUnsupported,
@@ -472,9 +473,9 @@ class _Importer:
             tp = onnx.TypeProto()
             if name:
                 dtype = self.dtype(name)
-                from .onnx_common import NUMPY_TO_ONNX
+                from .onnx_common import numpy_to_onnx
 
-                tp.tensor_type.elem_type = NUMPY_TO_ONNX.get(dtype, 0)
+                tp.tensor_type.elem_type = numpy_to_onnx(dtype)
                 for d in self.shape(name):
                     tp.tensor_type.shape.dim.add().dim_value = d if d < PROBE_BASE else 0
             types.append(tp.SerializeToString())
@@ -569,7 +570,7 @@ class _Importer:
         if fold and present and all(i in self.consts for i in present):
             arrays = [self.consts[i] if i else None for i in inputs]
             if sum(a.nbytes for a in arrays if a is not None) <= MAX_FOLD_BYTES:
-                results = schema.reference(arrays, attrs)
+                results = run_widened(op, schema.reference, arrays, attrs)
                 for out, value in zip(outputs, results):
                     self.consts[out] = np.asarray(value)
                 return outputs

@@ -245,22 +245,24 @@ def _cast_like(ctx, node):
 
 def _emit_cast(ctx, node, to: str):
     x, out = node.inputs[0], node.outputs[0]
+    values = {"to": to, "saturate": int(node.attrs.get("saturate", 1)),
+              "round_mode": node.attrs.get("round_mode", "up")}
     if ctx.const(x) is not None:
-        ctx.set_const(out, _cast_array(ctx.const(x), to))
+        ctx.set_const(out, _cast_array(ctx.const(x), to, values))
     elif ctx.dtype(x) == to:
         ctx.alias(out, x)
     else:
-        direct(ctx, node, "Cast", inputs=[x], values={"to": to}, ignore=("to", "saturate"))
+        direct(ctx, node, "Cast", inputs=[x], values=values, ignore=("to", "saturate", "round_mode"))
 
 
-def _cast_array(a: np.ndarray, to: str) -> np.ndarray:
+def _cast_array(a: np.ndarray, to: str, values: dict) -> np.ndarray:
+    from ..ops import lowp
+
     if a.dtype == object:
         if to == "bool":
             return np.array([str(v).lower() in ("true", "1") for v in a.reshape(-1)]).reshape(a.shape)
         return a.astype(np.float64).astype(to)
-    if np.issubdtype(np.dtype(to), np.integer) and a.dtype.kind == "f":
-        a = np.trunc(a)
-    return a.astype(to)
+    return lowp.cast(a, to, bool(values["saturate"]), values["round_mode"])
 
 
 # -- inputs that mnn takes as attributes -----------------------------------------------------------

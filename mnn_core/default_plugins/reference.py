@@ -7,13 +7,16 @@ runs the kernel and copies the result into the arena-backed output arrays.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..backend import Backend, DeviceInfo, KernelSpec, PyExecution
 from ..errors import BackendError
-from ..graph.ir import DTYPES
+from ..graph.ir import DTYPES, LOW_PRECISION_DTYPES
 from ..hookspecs import hookimpl
 from ..ops import all_schemas
+from ..ops.lowp import run_widened
 
 
 class ReferenceBackend(Backend):
@@ -30,6 +33,8 @@ class ReferenceBackend(Backend):
     def prepare(self, node, ins, outs, constants, ctx):
         kernel = all_schemas()[node.op].reference
         attrs = node.attrs
+        if any(i is not None and i.dtype in LOW_PRECISION_DTYPES for i in ins):
+            kernel = functools.partial(run_widened, node.op, kernel)
 
         def run(inputs, outputs):
             results = kernel(inputs, attrs)

@@ -15,9 +15,21 @@ import numpy as np
 
 from ..errors import GraphError
 
-#: dtypes the engine knows, by numpy name.
-DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool", "float64", "int16", "uint16", "uint32",
-          "uint64")
+#: numeric dtypes numpy holds natively
+NUMPY_DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool", "float64", "int16", "uint16",
+                "uint32", "uint64")
+#: low-precision dtypes (bfloat16, float8, float4, sub-byte integers) by their ml_dtypes name. numpy holds
+#: them through the ml_dtypes package (onnx's own dependency), one element per byte (two for bfloat16);
+#: the reference backend computes on them, fast backends list the dtypes they take in their KernelSpecs.
+LOW_PRECISION_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                        "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2")
+#: dtypes the engine knows, by numpy name (the order is the C ABI's mnn_dtype code).
+DTYPES = NUMPY_DTYPES + LOW_PRECISION_DTYPES
+
+try:  # registers the low-precision dtypes with numpy, so np.dtype("bfloat16") works
+    import ml_dtypes  # noqa: F401
+except ImportError:  # pragma: no cover - mnn runs without it; those dtypes then raise on use
+    ml_dtypes = None
 
 Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic)
 
@@ -32,6 +44,8 @@ class TensorInfo:
     def __post_init__(self):
         if self.dtype not in DTYPES:
             raise GraphError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES)}")
+        if ml_dtypes is None and self.dtype in LOW_PRECISION_DTYPES:
+            raise GraphError(f"dtype {self.dtype} needs the ml_dtypes package: pip install ml_dtypes")
         object.__setattr__(self, "shape", tuple(self.shape))
 
     @property

@@ -38,8 +38,10 @@ cdef struct Step:
     int32_t py_index
 
 
-DTYPE_CODES = {"float32": 0, "float16": 1, "int64": 2, "int32": 3, "int8": 4, "uint8": 5, "bool": 6,
-               "float64": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11}
+from ..graph.ir import DTYPES
+
+#: mnn_dtype codes of abi.h: a dtype's position in DTYPES
+DTYPE_CODES = {name: code for code, name in enumerate(DTYPES)}
 
 
 cdef void _fill(mnn_tensor* t, tuple desc) except *:

@@ -35,7 +35,21 @@ typedef enum mnn_dtype {
     MNN_INT16 = 8,
     MNN_UINT16 = 9,
     MNN_UINT32 = 10,
-    MNN_UINT64 = 11
+    MNN_UINT64 = 11,
+    /* low-precision storage types (ml_dtypes' layouts: one element per byte, bfloat16 two bytes);
+     * appended in version 1 without breaking it: a backend only receives the dtypes its
+     * KernelSpecs list */
+    MNN_BFLOAT16 = 12,
+    MNN_FLOAT8_E4M3FN = 13,
+    MNN_FLOAT8_E4M3FNUZ = 14,
+    MNN_FLOAT8_E5M2 = 15,
+    MNN_FLOAT8_E5M2FNUZ = 16,
+    MNN_FLOAT8_E8M0FNU = 17,
+    MNN_FLOAT4_E2M1FN = 18,
+    MNN_INT4 = 19,
+    MNN_UINT4 = 20,
+    MNN_INT2 = 21,
+    MNN_UINT2 = 22
 } mnn_dtype;
 
 /* A tensor as the run loop hands it to a kernel. Shapes are fixed at resize;
