@@ -181,26 +181,46 @@ def compare(expected: list, got: list, rtol: float, atol: float) -> str:
     if len(got) != len(expected):
         return f"{len(got)} outputs, expected {len(expected)}"
     for i, (want, have) in enumerate(zip(expected, got)):
-        if isinstance(want, (list, tuple)) or want is None:
-            return f"output {i} is a {type(want).__name__} (sequence/optional), mnn returns tensors"
-        want, have = np.asarray(want), np.asarray(have)
-        if want.shape != have.shape:
-            return f"output {i}: shape {have.shape}, expected {want.shape}"
-        if want.dtype != have.dtype:
-            return f"output {i}: dtype {have.dtype}, expected {want.dtype}"
-        if want.dtype.name in LOW_PRECISION_DTYPES:  # ml_dtypes: compare their float32 values
-            want, have = want.astype(np.float32), have.astype(np.float32)
-        if want.dtype == object:
-            same = np.array_equal(want, have)
-        else:
-            try:
-                np.testing.assert_allclose(have, want, rtol=rtol, atol=atol)
-                same = True
-            except AssertionError:
-                same = False
-        if not same:
-            diff = _max_diff(want, have)
-            return f"output {i}: values differ (max abs diff {diff})"
+        problem = _compare_value(f"output {i}", want, have, rtol, atol)
+        if problem:
+            return problem
+    return ""
+
+
+def _compare_value(where: str, want, have, rtol: float, atol: float) -> str:
+    """Tensors by shape, dtype and values; sequences element by element; an empty optional is None."""
+    if want is None or have is None:
+        return "" if want is None and have is None else f"{where}: {'empty' if have is None else 'a value'}, " \
+            f"expected {'empty' if want is None else 'a value'}"
+    if isinstance(want, (list, tuple)):
+        if not isinstance(have, (list, tuple)):
+            return f"{where}: a {type(have).__name__}, expected a sequence"
+        if len(want) != len(have):
+            return f"{where}: a sequence of {len(have)}, expected {len(want)}"
+        for k, (w, h) in enumerate(zip(want, have)):
+            problem = _compare_value(f"{where}[{k}]", w, h, rtol, atol)
+            if problem:
+                return problem
+        return ""
+    if isinstance(have, (list, tuple)):
+        return f"{where}: a sequence, expected a tensor"
+    want, have = np.asarray(want), np.asarray(have)
+    if want.shape != have.shape:
+        return f"{where}: shape {have.shape}, expected {want.shape}"
+    if want.dtype != have.dtype:
+        return f"{where}: dtype {have.dtype}, expected {want.dtype}"
+    if want.dtype.name in LOW_PRECISION_DTYPES:  # ml_dtypes: compare their float32 values
+        want, have = want.astype(np.float32), have.astype(np.float32)
+    if want.dtype == object:
+        same = np.array_equal(want, have)
+    else:
+        try:
+            np.testing.assert_allclose(have, want, rtol=rtol, atol=atol)
+            same = True
+        except AssertionError:
+            same = False
+    if not same:
+        return f"{where}: values differ (max abs diff {_max_diff(want, have)})"
     return ""
 
 

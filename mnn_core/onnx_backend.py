@@ -66,10 +66,14 @@ class MnnBackendRep(_OnnxBackendRep):
             if not exc.needs_values or not all(u.needs for u in exc.unsupported):
                 raise
             self._bound = tuple(n for n in self.input_names if n in exc.needs_values)
+            if not self._bound:  # the values needed are not graph inputs (e.g. a loop's counter)
+                raise
 
     def _session(self, graph):
         from .session import Session
 
+        if graph.is_dynamic():
+            return EagerRun(graph, self.backend, self.session_options.get("fallback", True))
         return Session(graph, backend=self.backend, **self.session_options)
 
     def run(self, inputs: Sequence[Any] | dict[str, Any], **kwargs) -> list[np.ndarray]:
@@ -78,16 +82,16 @@ class MnnBackendRep(_OnnxBackendRep):
         out = session.run({n: feeds[n] for n in session.input_names})
         return [out[n] for n in self.output_names]
 
-    def _feeds(self, inputs) -> dict[str, np.ndarray]:
+    def _feeds(self, inputs) -> dict[str, Any]:
         if isinstance(inputs, dict):
-            return {k: np.asarray(v) for k, v in inputs.items()}
+            return {k: _value(v) for k, v in inputs.items()}
         if isinstance(inputs, np.ndarray):
             inputs = [inputs]
         inputs = list(inputs)
         if len(inputs) != len(self.input_names):
             raise MnnError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
                            f"got {len(inputs)}")
-        return {n: np.asarray(v) for n, v in zip(self.input_names, inputs)}
+        return {n: _value(v) for n, v in zip(self.input_names, inputs)}
 
     def _specialize(self, feeds):
 
@@ -115,6 +119,39 @@ class MnnBackendRep(_OnnxBackendRep):
                 if not more or not all(u.needs for u in exc.unsupported):
                     raise
                 self._bound += tuple(more)
+
+
+def _value(v):
+    """A fed value: a sequence stays a list of arrays, an empty optional None, the rest an array."""
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        return [np.asarray(x) for x in v]
+    return np.asarray(v)
+
+
+class EagerRun:
+    """A graph that cannot be planned per input shape (sequences, optionals, control flow, outputs
+    sized by input values) runs node by node on the reference kernels (`mnn_core.graph.evaluate`)."""
+
+    def __init__(self, graph, backend: str, fallback: bool):
+        from .errors import UnsupportedOpError
+
+        graph.validate()
+        if backend not in ("auto", "reference") and not fallback:
+            from .ops import get_schema
+
+            ops = sorted({n.op for n in graph.nodes if get_schema(n.op).dynamic})
+            raise UnsupportedOpError(f"op {ops[0] if ops else '?'}: the graph runs eagerly on the reference "
+                                     f"backend (sequence/optional values or value-sized outputs: "
+                                     f"{', '.join(ops)}), not on {backend!r}; allow fallback")
+        self.graph = graph
+        self.input_names = list(graph.inputs)
+
+    def run(self, feeds: dict) -> dict:
+        from .graph.evaluate import evaluate
+
+        return evaluate(self.graph, feeds)
 
 
 class MnnBackend(_OnnxBackend):

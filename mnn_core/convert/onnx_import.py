@@ -24,6 +24,7 @@ lists them all. onnx is imported inside functions only (an optional extra).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError, MnnError
-from ..graph.ir import DTYPES, Graph, Node, TensorInfo
+from ..graph.ir import DTYPES, Graph, Node, OptionalInfo, SequenceInfo, TensorInfo
 from ..ops import all_schemas
 from ..ops.lowp import run_widened
 from .onnx_common import (
@@ -232,8 +233,20 @@ class _Importer:
             self.consts[name] = np.asarray(self.constant_inputs[name])
             return
         kind = value.type.WhichOneof("value")
+        if kind in ("sequence_type", "optional_type"):
+            try:
+                info = self._value_kind(value.type, name)
+            except NodeUnsupported as exc:
+                self._problem("input", "", 0, name, str(exc))
+                self.unknown.add(name)
+                return
+            self.graph.inputs[name] = info
+            self.concrete[name] = info
+            self.deps[name] = frozenset([name])
+            return
         if kind != "tensor_type":
-            self._problem("input", "", 0, name, f"graph input {name!r} is a {kind}; mnn graphs take tensors only")
+            self._problem("input", "", 0, name, f"graph input {name!r} is a {kind}; mnn graphs take tensors, "
+                          "sequences and optionals")
             self.unknown.add(name)
             return
         tt = value.type.tensor_type
@@ -256,6 +269,32 @@ class _Importer:
         self.graph.inputs[name] = info
         self.concrete[name] = self._probe(info)
         self.deps[name] = frozenset([name])
+
+    def _value_kind(self, tp, name: str):
+        """A sequence or optional TypeProto as SequenceInfo / OptionalInfo (dims as symbols)."""
+        kind = tp.WhichOneof("value")
+        if kind == "tensor_type":
+            dtype = onnx_type_name(tp.tensor_type.elem_type)
+            if dtype not in DTYPES:
+                raise NodeUnsupported(f"value {name!r} holds dtype {dtype}; mnn has {', '.join(DTYPES)}")
+            if not tp.tensor_type.HasField("shape"):
+                return _RankUnknown(dtype)
+            dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or f"{name}_dim{i}")
+                         for i, d in enumerate(tp.tensor_type.shape.dim))
+            return TensorInfo(dims, dtype)
+        if kind == "sequence_type":
+            elem = self._value_kind(tp.sequence_type.elem_type, name)
+            if isinstance(elem, _RankUnknown):
+                return SequenceInfo(None, elem.dtype)
+            if not isinstance(elem, TensorInfo):
+                raise NodeUnsupported(f"value {name!r} is a sequence of {elem}; mnn sequences hold tensors")
+            return SequenceInfo(elem, elem.dtype)
+        if kind == "optional_type":
+            elem = self._value_kind(tp.optional_type.elem_type, name)
+            if isinstance(elem, _RankUnknown):
+                raise NodeUnsupported(f"value {name!r} is an optional tensor of unknown rank")
+            return OptionalInfo(elem)
+        raise NodeUnsupported(f"value {name!r} is a {kind}; mnn takes tensors, sequences and optionals")
 
     def _probe(self, info: TensorInfo) -> TensorInfo:
         dims = []
@@ -318,6 +357,8 @@ class _Importer:
                         raise
             elif not self._inline_function(node, depth):
                 raise NodeUnsupported(f"no mnn op or importer for {domain}::{proto.op_type}")
+        except _Reported:
+            self.unknown.update(outputs)
         except NodeUnsupported as exc:
             self._problem(node.op, domain, opset, name, str(exc), exc.needs)
             self.needs.update(exc.needs)
@@ -448,6 +489,96 @@ class _Importer:
             sub.name = f"{prefix}{inner.name or inner.op_type}"
             self.import_node(sub, prefix=prefix, depth=depth + 1)
 
+    def import_subgraph(self, body, formal: list, where: str) -> tuple[Graph, list[str]]:
+        """A control-flow body as a closed mnn Graph, and the outer values it reads.
+
+        `formal` gives the info of each of the body's own inputs (None: as the body declares).
+        What the body reads from enclosing scopes becomes trailing graph inputs (constants are
+        bound instead); the returned names are the outer values to pass as the node's trailing
+        inputs, in that order. Problems inside the body are reported as this model's problems."""
+        onnx = require_onnx("importing ONNX sub-graphs")
+        free = [n for n in _free_names(body)]
+        captures, bound, infos = [], {}, {}
+        for inner in free:
+            outer = self.resolve(self._outer_name(inner))
+            if outer in self.unknown and outer not in self.deferred:
+                raise _Reported()  # its producer's problem is reported already
+            if outer in self.deferred:
+                raise self.deferred[outer]
+            if outer in self.consts:
+                bound[inner] = self.consts[outer]
+                continue
+            if outer in self.lazy:
+                self._materialize(outer)
+            captures.append((inner, outer))
+            infos[inner] = self.info(outer)
+        sub = onnx.GraphProto()
+        sub.CopyFrom(body)
+        del sub.input[:]
+        for value, info in zip(body.input, formal):
+            sub.input.append(self._value_info_proto(onnx, value.name, info) if info is not None else value)
+        for inner, _ in captures:
+            sub.input.append(self._value_info_proto(onnx, inner, infos[inner]))
+        for inner, value in bound.items():
+            sub.input.append(onnx.helper.make_empty_tensor_value_info(inner))
+        model = onnx.ModelProto()
+        model.ir_version = self.proto.ir_version or 8
+        model.opset_import.extend(self.proto.opset_import)
+        model.functions.extend(self.proto.functions)
+        model.graph.CopyFrom(sub)
+        model.graph.name = where
+        importer = _Importer(model, f"{self.source} ({where})", {}, bound)
+        try:
+            graph = importer.run()
+        except OnnxImportError as exc:
+            # (values a body's problems need are the body's own, never this graph's inputs)
+            self.problems.extend(dataclasses.replace(u, needs=()) for u in exc.unsupported)
+            raise _Reported() from None
+        return graph, [outer for _, outer in captures]
+
+    def _value_info_proto(self, onnx, name: str, info):
+        tp = onnx.TypeProto()
+        self._fill_type(tp, info, name)
+        vi = onnx.ValueInfoProto()
+        vi.name = name
+        vi.type.CopyFrom(tp)
+        return vi
+
+    def _fill_type(self, tp, info, name: str) -> None:
+        from .onnx_common import numpy_to_onnx
+
+        if isinstance(info, TensorInfo):
+            tp.tensor_type.elem_type = numpy_to_onnx(info.dtype)
+            shape = tp.tensor_type.shape
+            shape.SetInParent()
+            for i, d in enumerate(info.shape):
+                dim = shape.dim.add()
+                if isinstance(d, str):
+                    dim.dim_param = d
+                elif d >= PROBE_BASE:
+                    dim.dim_param = str(self.dim_symbol(d, f"{name}[{i}]"))
+                else:
+                    dim.dim_value = int(d)
+        elif isinstance(info, SequenceInfo):
+            elem = tp.sequence_type.elem_type
+            if info.elem is not None:
+                self._fill_type(elem, info.elem, name)
+            else:
+                elem.tensor_type.elem_type = numpy_to_onnx(info.dtype)
+        elif isinstance(info, OptionalInfo):
+            self._fill_type(tp.optional_type.elem_type, info.elem, name)
+
+    def value_info(self, name: str, loose: bool = False):
+        """The info of a value for a body's formal input; loose: every size a fresh symbol
+        (a loop-carried value may change size from iteration to iteration)."""
+        info = self.info(name)
+        if loose and isinstance(info, TensorInfo):
+            return TensorInfo(tuple(f"{name}_loop{i}" for i in range(len(info.shape))), info.dtype)
+        if isinstance(info, TensorInfo):
+            return TensorInfo(tuple(self.dim_symbol(d, f"{name}[{i}]") for i, d in enumerate(info.shape)),
+                              info.dtype)
+        return info
+
     def _outer_name(self, name: str) -> str:
         """A name a sub-graph reads from its enclosing function body (or the graph itself)."""
         for scope in reversed(self.scopes):
@@ -567,7 +698,7 @@ class _Importer:
         attrs = schema.check_attrs(dict(attrs or {}), name or op)
         present = [i for i in inputs if i]
         name = self._node_name(name) if name else self._node_name(f"{op.lower()}_{len(self.graph.nodes)}")
-        if fold and present and all(i in self.consts for i in present):
+        if fold and present and not schema.dynamic and all(i in self.consts for i in present):
             arrays = [self.consts[i] if i else None for i in inputs]
             if sum(a.nbytes for a in arrays if a is not None) <= MAX_FOLD_BYTES:
                 results = run_widened(op, schema.reference, arrays, attrs)
@@ -624,7 +755,7 @@ class _Importer:
         if len(outs) < len(node.outputs):
             raise GraphError(f"mnn {node.op} gives {len(outs)} outputs, the ONNX node has {len(node.outputs)}")
         for out, info in zip(node.outputs, outs):
-            self.concrete[out] = info
+            self.concrete[out] = self._probe(info) if isinstance(info, TensorInfo) else info
 
     def _materialize(self, name: str) -> None:
         node = self.lazy.pop(name)
@@ -678,6 +809,43 @@ class _Importer:
                 self.graph.initializers[name] = arr
         if self.problems:
             raise OnnxImportError(self.source, self.problems, frozenset(self.needs))
+
+
+class _Reported(Exception):
+    """A node whose problems (inside its sub-graph, or upstream) are already on the list."""
+
+
+def _free_names(body) -> list[str]:
+    """Names a GraphProto reads but does not define (from enclosing scopes), nested bodies included."""
+    from onnx import AttributeProto
+
+    defined = {v.name for v in body.input} | {t.name for t in body.initializer}
+    defined |= {t.values.name for t in body.sparse_initializer}
+    free: list[str] = []
+
+    def read(name):
+        if name and name not in defined and name not in free:
+            free.append(name)
+
+    for node in body.node:
+        for name in node.input:
+            read(name)
+        for attr in node.attribute:
+            inner = [attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)
+            for g in inner:
+                for name in _free_names(g):
+                    read(name)
+        defined.update(o for o in node.output if o)
+    for value in body.output:
+        read(value.name)
+    return free
+
+
+@dataclass(frozen=True)
+class _RankUnknown:
+    """A tensor type without a shape, inside a sequence type (the elements may differ in rank)."""
+
+    dtype: str
 
 
 def _mnn_dtype(dtype: np.dtype, name: str) -> str:

@@ -64,6 +64,40 @@ class TensorInfo:
         return f"{self.dtype}[{', '.join(str(d) for d in self.shape)}]"
 
 
+@dataclass(frozen=True)
+class SequenceInfo:
+    """A value that is an ordered list of tensors (ONNX sequence type), all of one dtype.
+
+    `elem` describes the elements when they share a shape (dims may be symbols), or
+    gives only the dtype (shape None). Sequences live outside the arena: the graph
+    that holds one runs eagerly on the reference backend (see `Graph.is_dynamic`)."""
+
+    elem: TensorInfo | None = None
+    dtype: str = "float32"
+
+    def __str__(self) -> str:
+        return f"seq({self.elem if self.elem is not None else self.dtype})"
+
+
+@dataclass(frozen=True)
+class OptionalInfo:
+    """A value that is either absent (None) or holds a tensor or a sequence (ONNX optional type)."""
+
+    elem: TensorInfo | SequenceInfo | None = None
+
+    def __str__(self) -> str:
+        return f"optional({self.elem})"
+
+
+#: what a graph value may be: a tensor (the arena's kind), or a sequence / optional (host objects)
+ValueInfo = (TensorInfo, SequenceInfo, OptionalInfo)
+
+
+def symbolic(prefix: str, rank: int) -> tuple:
+    """A shape of `rank` fresh symbols: for outputs whose sizes only running the graph tells."""
+    return tuple(f"{prefix}_d{i}" for i in range(rank))
+
+
 @dataclass
 class Node:
     op: str
@@ -111,6 +145,20 @@ class Graph:
             metadata=dict(self.metadata),
         )
 
+    def subgraphs(self) -> list[tuple[Node, str, Graph]]:
+        """(node, attribute, graph) of every control-flow body in this graph (not nested ones)."""
+        return [(n, k, v) for n in self.nodes for k, v in n.attrs.items() if isinstance(v, Graph)]
+
+    def is_dynamic(self) -> bool:
+        """True when the graph cannot be planned once per input shape: it holds sequence or
+        optional values, or an op whose output shapes follow input *values* (Loop, NonZero, ...).
+        Such a graph runs eagerly, node by node (`mnn_core.graph.evaluate`)."""
+        from ..ops import get_schema
+
+        if any(not isinstance(i, TensorInfo) for i in self.inputs.values()):
+            return True
+        return any(get_schema(n.op).dynamic for n in self.nodes)
+
     def param_count(self) -> int:
         return int(sum(a.size for a in self.initializers.values()))
 
@@ -140,6 +188,12 @@ class Graph:
             schema = get_schema(node.op)  # raises for unknown ops
             schema.check_arity(node)
             node.attrs = schema.check_attrs(node.attrs, node.name)
+            for key, body in node.attrs.items():
+                if isinstance(body, Graph):  # a body reads only its own inputs: captures are explicit
+                    try:
+                        body.validate()
+                    except GraphError as exc:
+                        raise GraphError(f"node {node.name!r} ({node.op}) attribute {key!r}: {exc}") from None
             for name in node.inputs:
                 if name and name not in defined:
                     raise GraphError(
@@ -172,6 +226,9 @@ class Graph:
         probes: dict[int, str] = {}
         concrete: dict[str, TensorInfo] = {}
         for name, info in infos.items():
+            if not isinstance(info, TensorInfo):
+                concrete[name] = info
+                continue
             shape = []
             for d in info.shape:
                 if isinstance(d, str) or d is None:
@@ -197,13 +254,30 @@ class Graph:
             if len(outs) < len(node.outputs):
                 raise GraphError(f"node {node.name!r} ({node.op}) has more outputs than the op produces")
             for name, info in zip(node.outputs, outs):
-                concrete[name] = info
+                concrete[name] = _probe_symbols(info, probes)
         if not probes:
             return concrete
         return {
             name: TensorInfo(tuple(_unprobe(d, probes) for d in info.shape), info.dtype)
+            if isinstance(info, TensorInfo) else info
             for name, info in concrete.items()
         }
+
+
+def _probe_symbols(info, probes: dict[int, str]):
+    """An op's output whose sizes only a run tells (symbols): probe sizes, as for inputs."""
+    if not isinstance(info, TensorInfo) or info.is_static:
+        return info
+    shape = []
+    for d in info.shape:
+        if isinstance(d, str) or d is None:
+            probe = next((p for p, s in probes.items() if s == d), None)
+            if probe is None:
+                probe = 1_000_003 + 7 * len(probes)
+                probes[probe] = d or "?"
+            d = probe
+        shape.append(d)
+    return TensorInfo(tuple(shape), info.dtype)
 
 
 def _unprobe(d: int, probes: dict[int, str]):

@@ -30,6 +30,8 @@ from . import (  # noqa: E402,F401  isort: skip
     onnx_training,
     signal,
     misc,
+    sequence,
+    control_flow,
 )
 
 __all__ = ["REQUIRED", "Attr", "OpSchema", "Sample", "all_schemas", "get_schema", "register", "run_reference"]

@@ -218,6 +218,14 @@ def _unary_infer(ins, attrs):
     return [ins[0]]
 
 
+def _identity(ins, attrs):
+    """A copy; a sequence (list) or an empty optional (None) passes through as ONNX's Identity allows."""
+    x = ins[0]
+    if x is None or isinstance(x, list):
+        return [None if x is None else list(x)]
+    return [np.array(x, copy=True)]
+
+
 def _activation_kernel(op):
     kind, params = ACTIVATION_OPS[op]
 
@@ -246,7 +254,8 @@ for _name, _fn in _UNARY_MATH.items():
         OpSchema(
             _name,
             infer=_unary_infer,
-            reference=lambda ins, attrs, fn=_fn: [np.asarray(fn(ins[0])).astype(ins[0].dtype, copy=False)],
+            reference=_identity if _name == "Identity" else
+            lambda ins, attrs, fn=_fn: [np.asarray(fn(ins[0])).astype(ins[0].dtype, copy=False)],
             samples=_unary_samples(_name),
             inplace=_name != "Identity",
             doc=f"Element-wise {_name}.",

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GraphError
-from ..graph.ir import Node, TensorInfo
+from ..graph.ir import Graph, Node, TensorInfo
 
 REQUIRED = object()  # default of an attribute that must be given
 
@@ -35,6 +35,7 @@ _ATTR_TYPES = {
     "ints": (list, tuple),
     "floats": (list, tuple),
     "tensor": (np.ndarray,),
+    "graph": (Graph,),  # a control-flow body: a closed Graph (what it reads from outside are its inputs)
 }
 
 
@@ -93,6 +94,9 @@ class OpSchema:
     doc: str = ""
     #: gradient(ctx) rule used by training (set by mnn_core's autograd rules module)
     gradient: Callable | None = None
+    #: the output shapes (or kinds) follow input *values*, or the op takes sequence/optional values:
+    #: a graph with such an op runs eagerly on the reference backend (Graph.is_dynamic)
+    dynamic: bool = False
 
     def check_arity(self, node: Node) -> None:
         lo, hi = self.n_inputs

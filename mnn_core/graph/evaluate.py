@@ -1,0 +1,63 @@
+"""Run a graph eagerly, node by node, on the reference kernels.
+
+    outputs = evaluate(graph, {"x": x, "seq": [a, b]})
+
+This is how graphs that cannot be planned once per input shape run (`Graph.is_dynamic`):
+those holding sequence or optional values, or ops whose output shapes follow input
+values (Loop, Scan, If, NonZero, Unique, ...). There is no arena: every value is a
+numpy array, a list of arrays (a sequence) or None (an empty optional), and each
+node's reference kernel runs on the values as they are. Control-flow kernels run
+their bodies through this same function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendError, InputError, MnnError
+from .ir import Graph, OptionalInfo, SequenceInfo, TensorInfo
+
+
+def evaluate(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
+    """{output name: value} of one run of `graph` on `feeds` ({input name: value})."""
+    from ..ops import get_schema
+    from ..ops.lowp import run_widened
+
+    env: dict[str, Any] = dict(graph.initializers)
+    missing = [n for n in graph.inputs if n not in feeds]
+    if missing:
+        raise InputError(f"graph {graph.name!r}: inputs missing: {', '.join(missing)}")
+    for name, info in graph.inputs.items():
+        env[name] = _check_feed(name, info, feeds[name])
+    for node in graph.nodes:
+        schema = get_schema(node.op)
+        ins = [env[n] if n else None for n in node.inputs]
+        try:
+            outs = run_widened(node.op, schema.reference, ins, node.attrs)
+        except MnnError:
+            raise
+        except Exception as exc:
+            raise BackendError(f"node {node.name!r} ({node.op}) failed: {type(exc).__name__}: {exc}") from exc
+        for name, value in zip(node.outputs, outs):
+            env[name] = value
+    return {n: env[n] for n in graph.outputs}
+
+
+def _check_feed(name: str, info, value):
+    """A fed value in the kind (and, for tensors, the dtype) the graph declares."""
+    if isinstance(info, TensorInfo):
+        if isinstance(value, (list, tuple)) or value is None:
+            raise InputError(f"input {name!r} is a tensor {info}, got a {type(value).__name__}")
+        arr = np.asarray(value)
+        if arr.ndim != len(info.shape):
+            raise InputError(f"input {name!r} must have shape {info}, got {tuple(arr.shape)}")
+        return arr.astype(info.dtype, copy=False)
+    if isinstance(info, SequenceInfo):
+        if not isinstance(value, (list, tuple)):
+            raise InputError(f"input {name!r} is a sequence (a list of arrays), got {type(value).__name__}")
+        return [np.asarray(v) for v in value]
+    if isinstance(info, OptionalInfo):
+        return None if value is None else _check_feed(name, info.elem, value) if info.elem is not None else value
+    raise InputError(f"input {name!r} has an unknown kind {info!r}")
