@@ -95,10 +95,23 @@ def save_mnn(graph: Graph, path: PathLike, *, weights: str = "fp32") -> None:
         raise MnnFormatError(f"weights must be one of {', '.join(WEIGHT_MODES)}, got {weights!r}")
     g = graph.copy()
     g.validate()  # on a copy: validate names nodes and fills in default attributes
+    _check_format_1_holds(g)
     table, chunks, data_size = _plan_tensors(g.initializers, weights)
     doc = _graph_doc(g, weights, table)
     text = json.dumps(doc, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
     _write_atomic(os.fspath(path), text, chunks, data_size)
+
+
+def _check_format_1_holds(g: Graph) -> None:
+    """Format version 1 holds tensor graphs: say so for sequence/optional inputs and control-flow bodies."""
+    for name, info in g.inputs.items():
+        if not isinstance(info, TensorInfo):
+            raise MnnFormatError(f"graph input {name!r} is {info}: .mnn format version {VERSION} stores tensor "
+                                 "inputs only; keep such a model as .onnx (mnn runs it from there)")
+    for node, key, _ in g.subgraphs():
+        raise MnnFormatError(f"node {node.name!r} ({node.op}) has a sub-graph attribute {key!r}: .mnn format version "
+                             f"{VERSION} does not store control flow; keep such a model as .onnx (mnn runs it "
+                             "from there)")
 
 
 def quantize_int8(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

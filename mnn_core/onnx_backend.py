@@ -72,8 +72,6 @@ class MnnBackendRep(_OnnxBackendRep):
     def _session(self, graph):
         from .session import Session
 
-        if graph.is_dynamic():
-            return EagerRun(graph, self.backend, self.session_options.get("fallback", True))
         return Session(graph, backend=self.backend, **self.session_options)
 
     def run(self, inputs: Sequence[Any] | dict[str, Any], **kwargs) -> list[np.ndarray]:
@@ -128,30 +126,6 @@ def _value(v):
     if isinstance(v, (list, tuple)):
         return [np.asarray(x) for x in v]
     return np.asarray(v)
-
-
-class EagerRun:
-    """A graph that cannot be planned per input shape (sequences, optionals, control flow, outputs
-    sized by input values) runs node by node on the reference kernels (`mnn_core.graph.evaluate`)."""
-
-    def __init__(self, graph, backend: str, fallback: bool):
-        from .errors import UnsupportedOpError
-
-        graph.validate()
-        if backend not in ("auto", "reference") and not fallback:
-            from .ops import get_schema
-
-            ops = sorted({n.op for n in graph.nodes if get_schema(n.op).dynamic})
-            raise UnsupportedOpError(f"op {ops[0] if ops else '?'}: the graph runs eagerly on the reference "
-                                     f"backend (sequence/optional values or value-sized outputs: "
-                                     f"{', '.join(ops)}), not on {backend!r}; allow fallback")
-        self.graph = graph
-        self.input_names = list(graph.inputs)
-
-    def run(self, feeds: dict) -> dict:
-        from .graph.evaluate import evaluate
-
-        return evaluate(self.graph, feeds)
 
 
 class MnnBackend(_OnnxBackend):

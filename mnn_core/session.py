@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .backend import HOST, Arena, CExecution, PrepareContext, PyExecution, SegmentOp, TensorRef
-from .errors import BackendError, InputError, MnnError
+from .errors import BackendError, InputError, MnnError, UnsupportedOpError
 from .graph.ir import Graph, Node, TensorInfo
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from .ops import get_schema
@@ -126,6 +126,10 @@ class Session:
         self.output_names = list(self.graph.outputs)
         self._plans: dict[tuple, _PreparedPlan] = {}
         self._current: _PreparedPlan | None = None
+        self.eager = self.graph.is_dynamic()
+        if self.eager:  # sequences, optionals, control flow: no plan per shape (graph/evaluate.py)
+            _check_eager(self.graph, names, fallback)
+            return
         if all(info.is_static for info in self.graph.inputs.values()):
             self.resize({n: i.shape for n, i in self.graph.inputs.items()})
 
@@ -188,6 +192,10 @@ class Session:
     def run(self, feeds: dict[str, Any], copy: bool = True, profile: bool = False) -> dict[str, np.ndarray]:
         """Run once. Returns {output name: array}; with copy=False the arrays are
         views into the session's memory, valid until the next run."""
+        if self.eager:
+            from .graph.evaluate import evaluate
+
+            return evaluate(self.graph, feeds)
         feeds = self._check_feeds(feeds)
         shapes = {n: a.shape for n, a in feeds.items()}
         cur = self._current
@@ -229,6 +237,9 @@ class Session:
     # -- introspection ------------------------------------------------------------------
 
     def _need_plan(self) -> _PreparedPlan:
+        if self.eager:
+            raise MnnError("this model runs eagerly on the reference backend, node by node (it has sequence or "
+                           "optional values, control flow or outputs sized by input values): it has no plan")
         if self._current is None:
             dyn = {n: str(i) for n, i in self.graph.inputs.items() if not i.is_static}
             raise MnnError(f"the model has dynamic inputs {dyn}: call resize() or run() first")
@@ -249,6 +260,17 @@ class Session:
     def output_info(self) -> dict[str, TensorInfo]:
         infos = self._need_plan().infos
         return {n: infos[n] for n in self.output_names}
+
+
+def _check_eager(graph: Graph, backends: list[str], fallback: bool) -> None:
+    """An eager graph runs on the reference kernels: fine unless fallback=False names another backend."""
+    if fallback or REFERENCE in backends:
+        return
+    ops = sorted({n.op for n in graph.nodes if get_schema(n.op).dynamic})
+    raise UnsupportedOpError(
+        f"op {ops[0] if ops else '?'}: this model runs eagerly on the reference backend (sequence/optional "
+        f"values or outputs sized by input values: {', '.join(ops) or 'its inputs'}), not on "
+        f"{', '.join(backends)}; allow fallback=True")
 
 
 def _kind(dtype: np.dtype) -> str:

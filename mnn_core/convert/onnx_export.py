@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import MnnError
-from ..graph.ir import Graph, Node
+from ..graph.ir import Graph, Node, OptionalInfo, SequenceInfo
 from .onnx_common import numpy_to_onnx, require_onnx
 
 DEFAULT_OPSET = 17
@@ -74,9 +74,18 @@ def _ir_version(helper, opset: int) -> int:
 
 
 def _value_info(helper, name, info):
-    shape = [d if isinstance(d, (int, np.integer)) else (None if str(d).startswith("?") else str(d))
-             for d in info.shape]
-    return helper.make_tensor_value_info(name, numpy_to_onnx(info.dtype), shape)
+    if isinstance(info, SequenceInfo):
+        dims = None if info.elem is None else _dims(info.elem)
+        return helper.make_tensor_sequence_value_info(name, numpy_to_onnx(info.dtype), dims)
+    if isinstance(info, OptionalInfo):
+        inner = _value_info(helper, name, info.elem)
+        return helper.make_value_info(name, helper.make_optional_type_proto(inner.type))
+    return helper.make_tensor_value_info(name, numpy_to_onnx(info.dtype), _dims(info))
+
+
+def _dims(info) -> list:
+    return [d if isinstance(d, (int, np.integer)) else (None if str(d).startswith("?") else str(d))
+            for d in info.shape]
 
 
 # -- node writers --------------------------------------------------------------------------------------
@@ -412,3 +421,60 @@ WRITERS: dict[str, Callable] = {
 for _op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
             "ReduceLogSumExp", "ReduceSumSquare"):
     WRITERS[_op] = _reduce(18)
+
+
+# -- control flow and sequences ---------------------------------------------------------------------------
+
+def _body(w: _Writer, body: Graph, n_formal: int, outer: list[str], name: str):
+    """A closed mnn body as an ONNX GraphProto: its capture inputs become reads of the outer values."""
+    from onnx import numpy_helper
+
+    infos = body.infer()
+    sub = _Writer(body, w.opset, infos)
+    sub.taken |= w.taken
+    names = list(body.inputs)
+    for inner, src in zip(names[n_formal:], outer):
+        if inner != src:  # ONNX bodies read enclosing values by name
+            sub.emit("Identity", [src], [inner], f"{name}.capture.{inner}")
+    for node in body.nodes:
+        sub.node(node)
+    w.taken |= sub.taken
+    inputs = [_value_info(w.helper, n, body.inputs[n]) for n in names[:n_formal]]
+    outputs = [_value_info(w.helper, n, infos[n]) for n in body.outputs]
+    inits = [numpy_helper.from_array(np.asarray(a), n) for n, a in {**body.initializers, **sub.constants}.items()]
+    return w.helper.make_graph(sub.nodes, name, inputs, outputs, inits)
+
+
+def _split_captures(node: Node) -> tuple[list[str], list[str]]:
+    n = node.attrs.get("num_captures", 0)
+    return (list(node.inputs[:len(node.inputs) - n]), list(node.inputs[len(node.inputs) - n:])) if n else \
+        (list(node.inputs), [])
+
+
+def _loop(w: _Writer, node: Node, outputs) -> None:
+    own, caps = _split_captures(node)
+    body = _body(w, node.attrs["body"], len(own), caps, f"{node.name}_body")
+    w.emit("Loop", own, outputs, node.name, body=body)
+
+
+def _scan(w: _Writer, node: Node, outputs) -> None:
+    own, caps = _split_captures(node)
+    body = _body(w, node.attrs["body"], len(own), caps, f"{node.name}_body")
+    attrs = {k: v for k, v in node.attrs.items() if k not in ("body", "num_captures")}
+    w.emit("Scan", own, outputs, node.name, body=body, **attrs)
+
+
+def _sequence_map(w: _Writer, node: Node, outputs) -> None:
+    own, caps = _split_captures(node)
+    body = _body(w, node.attrs["body"], len(own), caps, f"{node.name}_body")
+    w.emit("SequenceMap", own, outputs, node.name, body=body)
+
+
+def _if(w: _Writer, node: Node, outputs) -> None:
+    caps = list(node.inputs[1:])
+    branches = {key: _body(w, node.attrs[key], 0, caps, f"{node.name}_{key}") for key in ("then_branch", "else_branch")}
+    w.emit("If", node.inputs[:1], outputs, node.name, **branches)
+
+
+WRITERS.update({"Loop": _loop, "Scan": _scan, "If": _if, "SequenceMap": _sequence_map,
+                "SequenceEmpty": _dtype_attr("dtype")})

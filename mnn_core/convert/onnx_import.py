@@ -497,7 +497,7 @@ class _Importer:
         bound instead); the returned names are the outer values to pass as the node's trailing
         inputs, in that order. Problems inside the body are reported as this model's problems."""
         onnx = require_onnx("importing ONNX sub-graphs")
-        free = [n for n in _free_names(body)]
+        free = _free_names(body)
         captures, bound, infos = [], {}, {}
         for inner in free:
             outer = self.resolve(self._outer_name(inner))
@@ -519,7 +519,7 @@ class _Importer:
             sub.input.append(self._value_info_proto(onnx, value.name, info) if info is not None else value)
         for inner, _ in captures:
             sub.input.append(self._value_info_proto(onnx, inner, infos[inner]))
-        for inner, value in bound.items():
+        for inner in bound:
             sub.input.append(onnx.helper.make_empty_tensor_value_info(inner))
         model = onnx.ModelProto()
         model.ir_version = self.proto.ir_version or 8
@@ -568,12 +568,23 @@ class _Importer:
         elif isinstance(info, OptionalInfo):
             self._fill_type(tp.optional_type.elem_type, info.elem, name)
 
-    def value_info(self, name: str, loose: bool = False):
-        """The info of a value for a body's formal input; loose: every size a fresh symbol
-        (a loop-carried value may change size from iteration to iteration)."""
+    def declared_info(self, value, outer: str):
+        """A body input's info as its ValueInfoProto declares it (unknown sizes as symbols), or
+        when it declares no shape, the info of the outer value that feeds it."""
+        tp = value.type
+        if tp.WhichOneof("value") == "tensor_type" and tp.tensor_type.HasField("shape") and \
+                tp.tensor_type.elem_type:
+            try:
+                info = self._value_kind(tp, value.name)
+            except NodeUnsupported:
+                info = None
+            if isinstance(info, TensorInfo):
+                return info
+        return self.value_info(outer)
+
+    def value_info(self, name: str):
+        """The info of a value for a body's formal input (dynamic sizes as their symbols)."""
         info = self.info(name)
-        if loose and isinstance(info, TensorInfo):
-            return TensorInfo(tuple(f"{name}_loop{i}" for i in range(len(info.shape))), info.dtype)
         if isinstance(info, TensorInfo):
             return TensorInfo(tuple(self.dim_symbol(d, f"{name}[{i}]") for i, d in enumerate(info.shape)),
                               info.dtype)

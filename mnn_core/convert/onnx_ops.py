@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..ops import all_schemas
 from ..graph.ir import SequenceInfo, TensorInfo
+from ..ops import all_schemas
 from .onnx_common import DEFAULT_DOMAIN, NodeUnsupported, as_int_list, onnx_type_name
 
 HANDLERS: dict[tuple[str, str], Callable] = {}
@@ -703,7 +703,10 @@ def _take_captures(graph, own: list[str], captures: list[str], infos: dict):
 def _loop(ctx, node):
     body = node.attrs["body"]
     carried = node.inputs[2:]
-    formal = [TensorInfo((), "int64"), TensorInfo((), "bool")] + [ctx.value_info(v, loose=True) for v in carried]
+    # a carried value's info: as the body declares it (its symbols stay symbols), else the initial value's
+    declared = list(body.input)[2:]
+    formal = [TensorInfo((), "int64"), TensorInfo((), "bool")] + [
+        ctx.declared_info(d, v) for d, v in zip(declared, carried)]
     graph, captures = ctx.import_subgraph(body, formal, f"{node.name}/body")
     inputs = [node.input(0), node.input(1)] + list(carried) + captures
     ctx.emit("Loop", inputs, node.outputs, {"body": graph, "num_captures": len(captures)}, node.name, fold=False)
