@@ -8,7 +8,7 @@ from ..errors import GraphError
 from ._util import broadcast_shape, normalize_axis, rand
 from .schema import Attr, OpSchema, Sample, register
 
-_FLOAT = ("float32", "float16")
+_FLOAT = ("float32", "float16", "bfloat16")  # bfloat16: the reference computes it widened
 
 
 def _need_float(op, x):

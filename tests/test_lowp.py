@@ -1,0 +1,87 @@
+"""Low-precision dtypes (bfloat16, float8, float4, int4/int2): Cast semantics, the C ABI codes,
+.mnn storage and widened reference kernels."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+import mnn_core as mnn  # noqa: E402
+from mnn_core.graph.ir import DTYPES, LOW_PRECISION_DTYPES, Graph, Node, TensorInfo  # noqa: E402
+from mnn_core.ops import run_reference  # noqa: E402
+from mnn_core.ops.lowp import cast  # noqa: E402
+
+
+def test_c_abi_codes_follow_dtypes_order():
+    from mnn_core.runtime._runloop import DTYPE_CODES
+
+    header = (Path(mnn.get_include()) / "mnn_core" / "abi.h").read_text()
+    codes = {m[0].lower(): int(m[1]) for m in re.findall(r"MNN_(\w+) = (\d+)", header) if m[0] not in
+             ("ABI_VERSION", "MAX_DIMS")}
+    assert codes == {name: i for i, name in enumerate(DTYPES)}
+    assert DTYPE_CODES == codes
+
+
+@pytest.mark.parametrize("to", ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn"])
+def test_cast_saturates_by_default_and_not_when_asked(to):
+    top = float(ml_dtypes.finfo(to).max)
+    x = np.array([top * 4, -top * 4, np.inf, -np.inf, np.nan, 1.0], np.float32)
+    sat = cast(x, to).astype(np.float32)
+    np.testing.assert_array_equal(sat[:4], [top, -top, top, -top])
+    assert sat[5] == 1.0 and (np.isnan(sat[4]) or to == "float4_e2m1fn")  # float4 has no NaN
+    raw = cast(x, to, saturate=False).astype(np.float32)
+    assert not np.isfinite(raw[0]) or to == "float4_e2m1fn"  # no inf/nan in float4: ml_dtypes saturates it
+
+
+def test_cast_rounds_half_to_even_into_bfloat16():
+    x = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8)], np.float32)  # exactly halfway cases
+    got = cast(x, "bfloat16").astype(np.float32)
+    np.testing.assert_array_equal(got, [1.0, 1 + 2 ** -6, -1.0])
+
+
+@pytest.mark.parametrize("mode, want", [("up", [0.25, 2.0, 4.0, 0.5]), ("down", [0.125, 1.0, 2.0, 0.5]),
+                                        ("nearest", [0.125, 1.0, 4.0, 0.5])])
+def test_cast_to_e8m0_rounds_by_mode(mode, want):
+    x = np.array([0.13, 1.1, 3.5, 0.5], np.float32)
+    got = run_reference("Cast", [x], {"to": "float8_e8m0fnu", "round_mode": mode})[0]
+    assert got.dtype.name == "float8_e8m0fnu"
+    np.testing.assert_array_equal(got.astype(np.float32), want)
+
+
+def test_sub_byte_integers_round_trip_and_truncate():
+    x = np.array([-8.7, -1.5, 0.4, 7.9], np.float32)
+    q = cast(x, "int4")
+    assert q.dtype.name == "int4" and cast(q, "int8").tolist() == [-8, -1, 0, 7]
+    assert cast(np.array([0, 1, 2, 3], np.uint8), "uint2").astype(np.int32).tolist() == [0, 1, 2, 3]
+
+
+def test_reference_kernels_compute_widened(rng):
+    x = rng.standard_normal((3, 7)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    g = Graph(inputs={"x": TensorInfo((3, 7), "bfloat16")}, outputs=["y", "m"],
+              nodes=[Node("Softmax", ["x"], ["s"], {"axis": -1}), Node("Mul", ["s", "x"], ["y"]),
+                     Node("ReduceMax", ["x"], ["m"], {"axes": [1]})])
+    out = mnn.Session(g, backend="reference").run({"x": x})
+    wide = x.astype(np.float32)
+    e = np.exp(wide - wide.max(-1, keepdims=True))
+    s = (e / e.sum(-1, keepdims=True)).astype(ml_dtypes.bfloat16).astype(np.float32)
+    want = (s * wide).astype(ml_dtypes.bfloat16)
+    assert out["y"].dtype.name == "bfloat16"
+    np.testing.assert_allclose(out["y"].astype(np.float32), want.astype(np.float32), rtol=2 ** -7)
+    np.testing.assert_array_equal(out["m"].astype(np.float32), wide.max(1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", LOW_PRECISION_DTYPES)
+def test_mnn_format_stores_low_precision_initializers(tmp_path, rng, dtype):
+    w = cast(rng.standard_normal((4, 5)).astype(np.float32), dtype)
+    g = Graph(inputs={"x": TensorInfo((4, 5), "float32")}, outputs=["y"],
+              nodes=[Node("Cast", ["w"], ["wf"], {"to": "float32"}), Node("Add", ["x", "wf"], ["y"])],
+              initializers={"w": w})
+    mnn.save(g, tmp_path / "m.mnn")
+    back = mnn.load(tmp_path / "m.mnn")
+    assert back.initializers["w"].dtype == w.dtype
+    np.testing.assert_array_equal(back.initializers["w"].view(np.uint8), w.view(np.uint8))
