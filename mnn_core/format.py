@@ -221,7 +221,9 @@ def _graph_doc(g: Graph, weights: str, table: dict) -> dict:
             "name": n.name,
             "inputs": list(n.inputs),
             "outputs": list(n.outputs),
-            "attrs": {k: _encode_attr(f"node {n.name!r} attribute {k!r}", v) for k, v in n.attrs.items()},
+            # (None: an optional attribute left out, which loading fills in again as its default)
+            "attrs": {k: _encode_attr(f"node {n.name!r} attribute {k!r}", v) for k, v in n.attrs.items()
+                      if v is not None},
         }
         for n in g.nodes
     ]

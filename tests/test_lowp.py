@@ -77,7 +77,8 @@ def test_reference_kernels_compute_widened(rng):
 
 @pytest.mark.parametrize("dtype", LOW_PRECISION_DTYPES)
 def test_mnn_format_stores_low_precision_initializers(tmp_path, rng, dtype):
-    w = cast(rng.standard_normal((4, 5)).astype(np.float32), dtype)
+    values = rng.standard_normal((4, 5)).astype(np.float32)
+    w = cast(np.abs(values) if dtype.startswith("uint") else values, dtype)
     g = Graph(inputs={"x": TensorInfo((4, 5), "float32")}, outputs=["y"],
               nodes=[Node("Cast", ["w"], ["wf"], {"to": "float32"}), Node("Add", ["x", "wf"], ["y"])],
               initializers={"w": w})

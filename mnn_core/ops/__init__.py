@@ -32,6 +32,7 @@ from . import (  # noqa: E402,F401  isort: skip
     misc,
     sequence,
     control_flow,
+    value_shaped,
 )
 
 __all__ = ["REQUIRED", "Attr", "OpSchema", "Sample", "all_schemas", "get_schema", "register", "run_reference"]

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from ..graph.ir import Graph, TensorInfo, symbolic
-from ._util import normalize_axis
-from .schema import Attr, OpSchema, register
+from ..graph.ir import Graph, Node, TensorInfo, symbolic
+from ._util import normalize_axis, rand
+from .schema import Attr, OpSchema, Sample, register
 
 _CAPTURES = Attr("int", 0, doc="trailing inputs the body reads from the enclosing graph")
 MAX_LOOP_ITERATIONS = 1 << 31  # a loop without a trip count stops on its condition; this bounds a runaway
@@ -50,8 +50,16 @@ def _if(ins, attrs):
     return [out[n] for n in branch.outputs]
 
 
+def _if_samples(rng):
+    x = TensorInfo((2, 3))
+    then = Graph(inputs={"x": x}, outputs=["r"], nodes=[Node("Relu", ["x"], ["r"])])
+    other = Graph(inputs={"x": x}, outputs=["n"], nodes=[Node("Neg", ["x"], ["n"])])
+    for cond in (True, False):
+        yield Sample([np.array(cond), rand(rng, 2, 3)], {"then_branch": then, "else_branch": other}, f"cond={cond}")
+
+
 register(OpSchema(
-    "If", infer=_if_infer, reference=_if, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
+    "If", infer=_if_infer, samples=_if_samples, reference=_if, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
     attrs={"then_branch": Attr("graph"), "else_branch": Attr("graph")},
     doc="Run then_branch when the condition is true, else else_branch; their outputs are the node's. "
         "Inputs after the condition are captures: both branches take them all, as their graph inputs."))
@@ -101,8 +109,19 @@ def _loop(ins, attrs):
     return values + stacked
 
 
+def _loop_samples(rng):
+    v = TensorInfo((3,))
+    body = Graph(inputs={"i": TensorInfo((), "int64"), "c": TensorInfo((), "bool"), "v": v, "y": v},
+                 outputs=["c2", "v2", "sq"],
+                 nodes=[Node("Add", ["v", "y"], ["v2"]), Node("Identity", ["c"], ["c2"]),
+                        Node("Mul", ["v2", "v2"], ["sq"])])
+    for trips in (3, 1):
+        yield Sample([np.array(trips, np.int64), np.array(True), rand(rng, 3), rand(rng, 3)],
+                     {"body": body, "num_captures": 1}, f"{trips} iterations")
+
+
 register(OpSchema(
-    "Loop", infer=_loop_infer, reference=_loop, n_inputs=(2, 1 << 16), n_outputs=1 << 16, dynamic=True,
+    "Loop", infer=_loop_infer, samples=_loop_samples, reference=_loop, n_inputs=(2, 1 << 16), n_outputs=1 << 16, dynamic=True,
     attrs={"body": Attr("graph"), "num_captures": _CAPTURES},
     doc="Run `body` while i < M (input 0, absent: no limit) and the condition holds. Body inputs: "
         "iteration, condition, loop-carried values, captures; outputs: condition, carried values, and "
@@ -175,8 +194,18 @@ def _scan(ins, attrs):
     return states + outputs
 
 
+def _scan_samples(rng):
+    s = TensorInfo((4,))
+    body = Graph(inputs={"s": s, "x": s}, outputs=["s2", "y"],
+                 nodes=[Node("Add", ["s", "x"], ["s2"]), Node("Mul", ["s2", "x"], ["y"])])
+    yield Sample([rand(rng, 4), rand(rng, 5, 4)], {"body": body, "num_scan_inputs": 1}, "axis 0")
+    yield Sample([rand(rng, 4), rand(rng, 4, 3)], {"body": body, "num_scan_inputs": 1, "scan_input_axes": [1],
+                                                   "scan_input_directions": [1], "scan_output_axes": [1]},
+                 "axis 1, reversed")
+
+
 register(OpSchema(
-    "Scan", infer=_scan_infer, reference=_scan, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
+    "Scan", infer=_scan_infer, samples=_scan_samples, reference=_scan, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
     attrs={"body": Attr("graph"), "num_scan_inputs": Attr("int"), "num_captures": _CAPTURES,
            "scan_input_axes": Attr("ints", []), "scan_input_directions": Attr("ints", []),
            "scan_output_axes": Attr("ints", []), "scan_output_directions": Attr("ints", [])},

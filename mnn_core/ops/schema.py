@@ -48,6 +48,8 @@ class Attr:
 
     def check(self, op: str, name: str, value: Any, node: str) -> Any:
         where = f"node {node!r} ({op}) attribute {name!r}"
+        if value is None and self.default is None:  # an optional attribute without a default: absent
+            return None
         if not isinstance(value, _ATTR_TYPES[self.kind]) or isinstance(value, bool) and self.kind != "int":
             raise GraphError(f"{where} must be {self.kind}, got {type(value).__name__} {value!r}")
         if self.kind == "int":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from ..graph.ir import DTYPES, Graph, OptionalInfo, SequenceInfo, TensorInfo, symbolic
+from ..graph.ir import DTYPES, Graph, Node, OptionalInfo, SequenceInfo, TensorInfo, symbolic
 from ._util import normalize_axis, rand
 from .schema import Attr, OpSchema, Sample, register
 
@@ -180,6 +180,8 @@ def _concat(ins, attrs):
 
 register(OpSchema(
     "ConcatFromSequence", infer=_concat_infer, reference=_concat, dynamic=True,
+    samples=lambda rng: iter([Sample([[rand(rng, 2, 3), rand(rng, 4, 3)]], {"axis": 0}),
+                              Sample([[rand(rng, 2, 3), rand(rng, 2, 3)]], {"axis": -1, "new_axis": 1})]),
     attrs={"axis": Attr("int"), "new_axis": Attr("int", 0, (0, 1))},
     doc="Concatenate the elements along `axis` (stack them on a new axis with new_axis=1)."))
 
@@ -253,8 +255,14 @@ def _map(ins, attrs):
     return results
 
 
+def _map_samples(rng):
+    e = TensorInfo(("n",))
+    body = Graph(inputs={"e": e, "w": TensorInfo(())}, outputs=["y"], nodes=[Node("Mul", ["e", "w"], ["y"])])
+    yield Sample([[rand(rng, 2), rand(rng, 5)], rand(rng)], {"body": body, "num_captures": 1})
+
+
 register(OpSchema(
-    "SequenceMap", infer=_map_infer, reference=_map, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
+    "SequenceMap", infer=_map_infer, samples=_map_samples, reference=_map, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
     attrs={"body": Attr("graph"), "num_captures": Attr("int", 0, doc="trailing inputs the body reads from outside")},
     doc="Run `body` once per element of the input sequences (tensor inputs go to every run); each body "
         "output becomes a sequence."))
