@@ -121,7 +121,8 @@ def _loop_samples(rng):
 
 
 register(OpSchema(
-    "Loop", infer=_loop_infer, samples=_loop_samples, reference=_loop, n_inputs=(2, 1 << 16), n_outputs=1 << 16, dynamic=True,
+    "Loop", infer=_loop_infer, samples=_loop_samples, reference=_loop, n_inputs=(2, 1 << 16),
+    n_outputs=1 << 16, dynamic=True,
     attrs={"body": Attr("graph"), "num_captures": _CAPTURES},
     doc="Run `body` while i < M (input 0, absent: no limit) and the condition holds. Body inputs: "
         "iteration, condition, loop-carried values, captures; outputs: condition, carried values, and "
@@ -205,7 +206,8 @@ def _scan_samples(rng):
 
 
 register(OpSchema(
-    "Scan", infer=_scan_infer, samples=_scan_samples, reference=_scan, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
+    "Scan", infer=_scan_infer, samples=_scan_samples, reference=_scan, n_inputs=(1, 1 << 16),
+    n_outputs=1 << 16, dynamic=True,
     attrs={"body": Attr("graph"), "num_scan_inputs": Attr("int"), "num_captures": _CAPTURES,
            "scan_input_axes": Attr("ints", []), "scan_input_directions": Attr("ints", []),
            "scan_output_axes": Attr("ints", []), "scan_output_directions": Attr("ints", [])},

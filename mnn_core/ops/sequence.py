@@ -262,7 +262,8 @@ def _map_samples(rng):
 
 
 register(OpSchema(
-    "SequenceMap", infer=_map_infer, samples=_map_samples, reference=_map, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
+    "SequenceMap", infer=_map_infer, samples=_map_samples, reference=_map, n_inputs=(1, 1 << 16),
+    n_outputs=1 << 16, dynamic=True,
     attrs={"body": Attr("graph"), "num_captures": Attr("int", 0, doc="trailing inputs the body reads from outside")},
     doc="Run `body` once per element of the input sequences (tensor inputs go to every run); each body "
         "output becomes a sequence."))

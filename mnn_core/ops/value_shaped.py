@@ -13,7 +13,6 @@ from ..graph.ir import TensorInfo
 from ._util import normalize_axis, rand
 from .schema import Attr, OpSchema, Sample, register
 
-
 register(OpSchema(
     "NonZero", dynamic=True,
     infer=lambda ins, attrs: [TensorInfo((len(ins[0].shape), "NonZero_count"), "int64")],
