@@ -174,6 +174,8 @@ class _Importer:
         self.input_shapes = dict(input_shapes)
         self.constant_inputs = dict(constant_inputs)
         self.schemas = all_schemas()
+        #: a control-flow body: it runs eagerly, so an op may take a value-dependent input as it is
+        self.eager = False
 
     @staticmethod
     def _all_names(proto) -> set:
@@ -528,6 +530,7 @@ class _Importer:
         model.graph.CopyFrom(sub)
         model.graph.name = where
         importer = _Importer(model, f"{self.source} ({where})", {}, bound)
+        importer.eager = True
         try:
             graph = importer.run()
         except OnnxImportError as exc:

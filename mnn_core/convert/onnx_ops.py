@@ -330,6 +330,15 @@ BIG = 1 << 62  # "to the end" of a Slice
 def _slice(ctx, node):
     if node.opset < 10:
         return direct(ctx, node)
+    try:
+        _static_slice(ctx, node)
+    except NodeUnsupported as exc:
+        if not (exc.needs and ctx.eager):  # a body runs eagerly: starts/ends may follow its counter
+            raise
+        ctx.emit("SliceDynamic", list(node.inputs), node.outputs, {}, node.name, fold=False)
+
+
+def _static_slice(ctx, node):
     data = node.inputs[0]
     values = {}
     for attr, index in (("starts", 1), ("axes", 3), ("steps", 4)):

@@ -91,3 +91,30 @@ register(OpSchema(
         "into the uniques of every input element (slice), and the counts.",
     samples=lambda rng: iter([Sample([rng.integers(0, 5, (3, 4)).astype(np.int64)], {"sorted": 0}),
                               Sample([rng.integers(0, 3, (4, 2)).astype(np.float32)], {"axis": 0})])))
+
+
+# -- attributes that arrive as runtime values ----------------------------------------------------------------
+
+def _slice_attrs(ins) -> dict:
+    names = ("starts", "ends", "axes", "steps")
+    return {n: [int(v) for v in np.asarray(x).reshape(-1)] for n, x in zip(names, ins[1:]) if x is not None}
+
+
+def _slice_dynamic(ins, attrs):
+    from .schema import get_schema
+
+    static = get_schema("Slice")
+    return static.reference(ins[:1], static.check_attrs(_slice_attrs(ins), "SliceDynamic"))
+
+
+def _slice_dynamic_infer(ins, attrs):
+    return [TensorInfo(tuple(f"SliceDynamic_d{i}" for i in range(len(ins[0].shape))), ins[0].dtype)]
+
+
+register(OpSchema(
+    "SliceDynamic", infer=_slice_dynamic_infer, reference=_slice_dynamic, n_inputs=(3, 5), dynamic=True,
+    doc="Slice with starts, ends (and axes, steps) given as int tensors at run time, as ONNX Slice (opset 10+) "
+        "takes them; what an imported body uses when they follow a loop's counter.",
+    samples=lambda rng: iter([Sample([rand(rng, 4, 6), np.array([1]), np.array([3])]),
+                              Sample([rand(rng, 4, 6), np.array([-1, 0]), np.array([0, 5]), np.array([0, 1]),
+                                      np.array([-1, 2])])])))
