@@ -19,7 +19,8 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import helper, numpy_helper  # noqa: E402
 
-from mnn_core.convert.onnx_common import NUMPY_TO_ONNX  # noqa: E402
+from mnn_core.convert.onnx_common import numpy_to_onnx  # noqa: E402
+from mnn_core.graph.ir import LOW_PRECISION_DTYPES, Graph  # noqa: E402
 from mnn_core.ops import all_schemas  # noqa: E402
 
 OPSET = 20  # Gelu is an ONNX op from 20 on
@@ -90,7 +91,7 @@ def _resize(m, inputs, attrs, sample):
 
 
 def _cast(m, inputs, attrs, sample):
-    attrs["to"] = NUMPY_TO_ONNX[attrs["to"]]
+    attrs["to"] = numpy_to_onnx(attrs["to"])
 
 
 def _layer_norm(m, inputs, attrs, sample):
@@ -112,7 +113,7 @@ def _scalar_input(name, position, shape=()):
 
 def _eyelike(m, inputs, attrs, sample):
     if attrs.get("dtype"):
-        attrs["dtype"] = NUMPY_TO_ONNX[attrs["dtype"]]
+        attrs["dtype"] = numpy_to_onnx(attrs["dtype"])
     else:
         attrs.pop("dtype", None)
 
@@ -224,9 +225,9 @@ def build_model(op: str, sample, n_outputs: int, out_dtypes: list):
                 m.node("Transpose", [raw[i]], [main_out[i]], perm=perm)
     if act[0] != "none":
         _activation(m, act[0], float(act[1]), float(act[2]), main_out[0], outputs[0], out_dtypes[0])
-    graph_inputs = [helper.make_tensor_value_info(f"in{i}", NUMPY_TO_ONNX[str(x.dtype)], x.shape)
+    graph_inputs = [helper.make_tensor_value_info(f"in{i}", numpy_to_onnx(str(x.dtype)), x.shape)
                     for i, x in enumerate(sample.inputs) if x is not None]
-    graph_outputs = [helper.make_tensor_value_info(name, NUMPY_TO_ONNX[dt], None)
+    graph_outputs = [helper.make_tensor_value_info(name, numpy_to_onnx(dt), None)
                      for name, dt in zip(outputs, out_dtypes)]
     graph = helper.make_graph(m.nodes, f"single_{op}", graph_inputs, graph_outputs, initializer=m.initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
@@ -272,7 +273,19 @@ def test_reference_matches_onnxruntime(op, index, sample):
         first = onnx.defs.get_schema(onnx_op).since_version
         pytest.skip(f"{op} joined ONNX at opset {first}, after the opset {OPSET} tested here")
     schema = all_schemas()[op]
+    if any(isinstance(v, Graph) for v in sample.attrs.values()) or \
+            any(isinstance(x, list) for x in sample.inputs):
+        pytest.skip(f"{op} takes a body or a sequence: tests/test_control_flow.py checks it against onnxruntime "
+                    "through imported ONNX models")
+    if op == "StringNormalizer":
+        pytest.skip("onnxruntime's StringNormalizer needs an installed en_US locale; tests/test_strings.py checks it")
     expected = schema.reference(list(sample.inputs), schema.check_attrs(sample.attrs, op))
+    if any(isinstance(e, np.ndarray) and e.dtype.name in LOW_PRECISION_DTYPES
+           for e in list(expected) + list(sample.inputs)):
+        pytest.skip("onnxruntime's Python binding takes and returns no bfloat16/float8/int4 arrays; tests/test_lowp.py and "
+                    "the ONNX conformance suite check these casts")
+    if any(isinstance(e, list) for e in expected):
+        pytest.skip(f"{op} gives a sequence: tests/test_control_flow.py checks it against onnxruntime")
     model = build_model(op, sample, len(expected), [str(e.dtype) for e in expected])
     feeds = {f"in{i}": np.asarray(x) for i, x in enumerate(sample.inputs) if x is not None}
     empty = any(x is not None and x.size == 0 for x in sample.inputs) or any(e.size == 0 for e in expected)
@@ -288,7 +301,9 @@ def test_reference_matches_onnxruntime(op, index, sample):
     for k, (g, e) in enumerate(zip(got, expected)):
         assert g.shape == e.shape, f"{where} output {k}: onnxruntime shape {g.shape}, reference {e.shape}"
         assert g.dtype == e.dtype, f"{where} output {k}: onnxruntime dtype {g.dtype}, reference {e.dtype}"
-        if np.issubdtype(e.dtype, np.floating):
+        if e.dtype.name in LOW_PRECISION_DTYPES:  # ml_dtypes: compare the values they stand for
+            np.testing.assert_array_equal(e.astype(np.float32), g.astype(np.float32), err_msg=where)
+        elif np.issubdtype(e.dtype, np.floating):
             rtol, atol = TOLERANCE.get(str(e.dtype), TOLERANCE["float32"])
             np.testing.assert_allclose(e, g, rtol=rtol, atol=atol, err_msg=where)
         else:

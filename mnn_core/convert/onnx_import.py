@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError, MnnError
-from ..graph.ir import DTYPES, Graph, Node, OptionalInfo, SequenceInfo, TensorInfo
+from ..graph.ir import DTYPES, HOST_DTYPES, Graph, Node, OptionalInfo, SequenceInfo, TensorInfo
 from ..ops import all_schemas
 from ..ops.lowp import run_widened
 from .onnx_common import (
@@ -253,7 +253,7 @@ class _Importer:
             return
         tt = value.type.tensor_type
         dtype = onnx_type_name(tt.elem_type)
-        if dtype not in DTYPES:
+        if dtype not in DTYPES + HOST_DTYPES:
             self._problem("input", "", 0, name, f"graph input {name!r} has dtype {dtype}; mnn has {', '.join(DTYPES)}")
             self.unknown.add(name)
             return
@@ -277,7 +277,7 @@ class _Importer:
         kind = tp.WhichOneof("value")
         if kind == "tensor_type":
             dtype = onnx_type_name(tp.tensor_type.elem_type)
-            if dtype not in DTYPES:
+            if dtype not in DTYPES + HOST_DTYPES:
                 raise NodeUnsupported(f"value {name!r} holds dtype {dtype}; mnn has {', '.join(DTYPES)}")
             if not tp.tensor_type.HasField("shape"):
                 return _RankUnknown(dtype)
@@ -817,7 +817,7 @@ class _Importer:
         for name in sorted(used):
             if name in self.consts:
                 arr = np.asarray(self.consts[name], order="C")  # (ascontiguousarray makes 0-d 1-d)
-                if arr.dtype.name not in DTYPES:
+                if arr.dtype.name not in DTYPES + HOST_DTYPES:
                     self._problem("constant", "", 0, name, f"constant {name!r} has dtype {arr.dtype}; "
                                   f"mnn has {', '.join(DTYPES)}")
                 self.graph.initializers[name] = arr
@@ -863,7 +863,7 @@ class _RankUnknown:
 
 
 def _mnn_dtype(dtype: np.dtype, name: str) -> str:
-    if dtype.name not in DTYPES:
+    if dtype.name not in DTYPES + HOST_DTYPES:
         raise NodeUnsupported(f"value {name!r} has dtype {dtype.name}; mnn has {', '.join(DTYPES)}")
     return dtype.name
 

@@ -335,7 +335,12 @@ def _slice(ctx, node):
     except NodeUnsupported as exc:
         if not (exc.needs and ctx.eager):  # a body runs eagerly: starts/ends may follow its counter
             raise
-        ctx.emit("SliceDynamic", list(node.inputs), node.outputs, {}, node.name, fold=False)
+        inputs, attrs = list(node.inputs), {}
+        axes = ctx.const(node.input(3))
+        if axes is not None:  # known axes keep the other axes' sizes known
+            attrs["axes"] = as_int_list(axes)
+            inputs[3] = ""
+        ctx.emit("SliceDynamic", inputs, node.outputs, attrs, node.name, fold=False)
 
 
 def _static_slice(ctx, node):
@@ -803,7 +808,7 @@ def _stft(ctx, node):
     direct(ctx, node, inputs=[node.inputs[0]] + ([window] if window else []), values=values)
 
 
-for _op in ("Binarizer", "ArrayFeatureExtractor"):
+for _op in ("Binarizer", "ArrayFeatureExtractor", "LabelEncoder"):
     HANDLERS[("ai.onnx.ml", _op)] = generic
 
 

@@ -26,6 +26,10 @@ LOW_PRECISION_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_
 #: dtypes the engine knows, by numpy name (the order is the C ABI's mnn_dtype code).
 DTYPES = NUMPY_DTYPES + LOW_PRECISION_DTYPES
 
+#: dtypes of Python objects (numpy dtype object holding str: ONNX string tensors). They cannot live in
+#: an arena, so a graph with such values runs eagerly (Graph.is_dynamic); they have no C ABI code.
+HOST_DTYPES = ("object",)
+
 try:  # registers the low-precision dtypes with numpy, so np.dtype("bfloat16") works
     import ml_dtypes  # noqa: F401
 except ImportError:  # pragma: no cover - mnn runs without it; those dtypes then raise on use
@@ -42,8 +46,8 @@ class TensorInfo:
     dtype: str = "float32"
 
     def __post_init__(self):
-        if self.dtype not in DTYPES:
-            raise GraphError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES)}")
+        if self.dtype not in DTYPES and self.dtype not in HOST_DTYPES:
+            raise GraphError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES + HOST_DTYPES)}")
         if ml_dtypes is None and self.dtype in LOW_PRECISION_DTYPES:
             raise GraphError(f"dtype {self.dtype} needs the ml_dtypes package: pip install ml_dtypes")
         object.__setattr__(self, "shape", tuple(self.shape))
@@ -155,7 +159,9 @@ class Graph:
         Such a graph runs eagerly, node by node (`mnn_core.graph.evaluate`)."""
         from ..ops import get_schema
 
-        if any(not isinstance(i, TensorInfo) for i in self.inputs.values()):
+        if any(not isinstance(i, TensorInfo) or i.dtype in HOST_DTYPES for i in self.inputs.values()):
+            return True
+        if any(a.dtype.name in HOST_DTYPES for a in self.initializers.values()):
             return True
         return any(get_schema(n.op).dynamic for n in self.nodes)
 

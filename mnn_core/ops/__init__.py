@@ -33,6 +33,7 @@ from . import (  # noqa: E402,F401  isort: skip
     sequence,
     control_flow,
     value_shaped,
+    strings,
 )
 
 __all__ = ["REQUIRED", "Attr", "OpSchema", "Sample", "all_schemas", "get_schema", "register", "run_reference"]

@@ -34,6 +34,7 @@ _ATTR_TYPES = {
     "str": (str,),
     "ints": (list, tuple),
     "floats": (list, tuple),
+    "strs": (list, tuple),
     "tensor": (np.ndarray,),
     "graph": (Graph,),  # a control-flow body: a closed Graph (what it reads from outside are its inputs)
 }
@@ -60,6 +61,10 @@ class Attr:
             if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
                 raise GraphError(f"{where} must be a list of ints, got {value!r}")
             value = [int(v) for v in value]
+        elif self.kind == "strs":
+            if not all(isinstance(v, str) for v in value):
+                raise GraphError(f"{where} must be a list of strings, got {value!r}")
+            value = list(value)
         elif self.kind == "floats":
             if not all(isinstance(v, (int, float, np.number)) for v in value):
                 raise GraphError(f"{where} must be a list of numbers, got {value!r}")
