@@ -282,8 +282,8 @@ def test_reference_matches_onnxruntime(op, index, sample):
     expected = schema.reference(list(sample.inputs), schema.check_attrs(sample.attrs, op))
     if any(isinstance(e, np.ndarray) and e.dtype.name in LOW_PRECISION_DTYPES
            for e in list(expected) + list(sample.inputs)):
-        pytest.skip("onnxruntime's Python binding takes and returns no bfloat16/float8/int4 arrays; tests/test_lowp.py and "
-                    "the ONNX conformance suite check these casts")
+        pytest.skip("onnxruntime's Python binding takes and returns no bfloat16/float8/int4 arrays; "
+                    "tests/test_lowp.py and the ONNX conformance suite check these casts")
     if any(isinstance(e, list) for e in expected):
         pytest.skip(f"{op} gives a sequence: tests/test_control_flow.py checks it against onnxruntime")
     model = build_model(op, sample, len(expected), [str(e.dtype) for e in expected])
