@@ -88,3 +88,33 @@ def test_mnn_format_stores_low_precision_initializers(tmp_path, rng, dtype):
     back = mnn.load(tmp_path / "m.mnn")
     assert back.initializers["w"].dtype == w.dtype
     np.testing.assert_array_equal(back.initializers["w"].view(np.uint8), w.view(np.uint8))
+
+
+@pytest.mark.parametrize("zp_type, zp_value", [("INT4", 1), ("UINT4", 8), ("INT16", -300), ("FLOAT8E4M3FN", 0.0),
+                                               ("FLOAT8E5M2", 0.0)])
+@pytest.mark.parametrize("per_axis", [False, True])
+def test_quantize_dequantize_beyond_int8_matches_onnxruntime(rng, zp_type, zp_value, per_axis):
+    """x -> QuantizeLinear (int4, int16, float8 ...) -> DequantizeLinear -> float32, against ONNX Runtime."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    from mnn_core.convert import import_onnx
+
+    code = getattr(TensorProto, zp_type)
+    n = 3 if per_axis else 1
+    scale = helper.make_tensor("s", TensorProto.FLOAT, [n] if per_axis else [], [0.07, 0.2, 1.3][:n])
+    zp = helper.make_tensor("z", code, [n] if per_axis else [], [zp_value] * n)
+    axis = {"axis": 1} if per_axis else {}
+    m = helper.make_model(helper.make_graph(
+        [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], **axis),
+         helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], **axis)], "qdq",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])], initializer=[scale, zp]),
+        opset_imports=[helper.make_opsetid("", 21)])
+    x = (rng.standard_normal((4, 3)) * 3).astype(np.float32)
+    x[0, 0] = 1e4  # saturates
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    graph = import_onnx(m)
+    got = mnn.Session(graph, backend="reference").run({"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
