@@ -95,7 +95,7 @@ def test_mnn_format_stores_low_precision_initializers(tmp_path, rng, dtype):
 @pytest.mark.parametrize("per_axis", [False, True])
 def test_quantize_dequantize_beyond_int8_matches_onnxruntime(rng, zp_type, zp_value, per_axis):
     """x -> QuantizeLinear (int4, int16, float8 ...) -> DequantizeLinear -> float32, against ONNX Runtime."""
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
     from onnx import TensorProto, helper
 
