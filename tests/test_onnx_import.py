@@ -313,3 +313,20 @@ def test_mnn_core_does_not_import_onnx():
     env = dict(os.environ, MNN_DISABLE_PLUGIN_AUTOLOAD="1")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_batchnorm_training_mode_outputs_running_statistics(rng):
+    x = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    scale, bias = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    mean, var = rng.standard_normal(3).astype(np.float32), rng.random(3).astype(np.float32)
+    inits = [numpy_helper.from_array(a, n) for a, n in ((scale, "s"), (bias, "b"), (mean, "m"), (var, "v"))]
+    m = model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+                                training_mode=1, momentum=0.8)],
+              [vi("x", [4, 3, 5])], [vi("y", None), vi("rm", None), vi("rv", None)], opset=15)
+    m.graph.initializer.extend(inits)
+    out = mnn.Session(import_onnx(m)).run({"x": x})
+    batch_mean, batch_var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))  # population variance, as ONNX says
+    want = (x - batch_mean[:, None]) / np.sqrt(batch_var[:, None] + 1e-5) * scale[:, None] + bias[:, None]
+    np.testing.assert_allclose(out["y"], want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out["rm"], mean * 0.8 + batch_mean * 0.2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["rv"], var * 0.8 + batch_var * 0.2, rtol=1e-5, atol=1e-6)

@@ -459,12 +459,34 @@ def _gemm(ctx, node):
 @handles("BatchNormalization")
 def _batchnorm(ctx, node):
     if node.attrs.get("training_mode", 0):
-        raise NodeUnsupported("BatchNormalization in training mode (running statistics outputs)")
+        return _batchnorm_training(ctx, node)
     if len(node.outputs) > 1:
         raise NodeUnsupported("BatchNormalization with mean/variance outputs (training mode)")
     if not node.attrs.get("spatial", 1):
         raise NodeUnsupported("BatchNormalization with spatial=0")
     direct(ctx, node, ignore=("spatial", "is_test", "momentum", "consumed_inputs", "training_mode"))
+
+
+def _batchnorm_training(ctx, node):
+    """ONNX training mode (opset 14+): normalize by the batch statistics; the running statistics
+    outputs are input * momentum + batch * (1 - momentum), with the population (biased) variance."""
+    if node.opset < 14:
+        raise NodeUnsupported("BatchNormalization in training mode before opset 14 (saved statistics outputs)")
+    momentum = float(node.attrs.get("momentum", 0.9))
+    x, scale, bias, mean, var = node.inputs
+    outs = list(node.outputs) + [""] * (3 - len(node.outputs))
+    stats = [ctx.fresh(f"{node.name}.{k}") for k in ("batch_mean", "batch_var", "running_mean", "unbiased")]
+    ctx.emit("BatchNormTraining", [x, scale, bias, mean, var], [outs[0] or ctx.fresh(f"{node.name}.y")] + stats,
+             {"epsilon": float(node.attrs.get("epsilon", 1e-5)), "momentum": 1.0 - momentum}, node.name)
+    if outs[1]:
+        ctx.alias(outs[1], stats[2])  # the running mean follows the same formula (momentum flipped)
+    if outs[2]:
+        dtype = ctx.dtype(x)
+        keep = _const(ctx, np.array(momentum, dtype), f"{node.name}.momentum")
+        take = _const(ctx, np.array(1.0 - momentum, dtype), f"{node.name}.one_minus_momentum")
+        a = ctx.emit("Mul", [var, keep], [ctx.fresh(f"{node.name}.var_kept")])[0]
+        b = ctx.emit("Mul", [stats[1], take], [ctx.fresh(f"{node.name}.var_taken")])[0]
+        ctx.emit("Add", [a, b], [outs[2]], {}, f"{node.name}.running_var")
 
 
 @handles("Upsample")

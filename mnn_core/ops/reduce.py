@@ -29,7 +29,7 @@ def _reduced_shape(shape, axes, keepdims):
 def _reduce_infer(op):
     def infer(ins, attrs):
         x = ins[0]
-        if x.dtype == "bool":
+        if x.dtype == "bool" and op not in ("ReduceMax", "ReduceMin"):  # (those two are any / all)
             raise GraphError(f"{op} does not take bool input")
         if not attrs["axes"] and attrs["noop_with_empty_axes"]:
             return [x]
@@ -40,10 +40,14 @@ def _reduce_infer(op):
 
 
 def _lowest(dtype):
+    if dtype.kind == "b":
+        return False
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
 def _highest(dtype):
+    if dtype.kind == "b":
+        return True
     return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
@@ -103,6 +107,9 @@ def _reduce_samples(op):
             x = rng.integers(-5, 6, size=(3, 4, 5)).astype("int64")
             yield Sample([x], {"axes": [1]}, label="int64")
             yield Sample([x.astype("int32")], {"axes": [0, 2], "keepdims": 0}, label="int32")
+        if op in ("ReduceMax", "ReduceMin"):  # any / all
+            yield Sample([rng.random((4, 5)) > 0.7], {"axes": [1]}, label="bool")
+            yield Sample([np.zeros((2, 0, 3), bool)], {"axes": [1]}, label="bool, empty set")
         if op in ("ReduceSum", "ReduceProd", "ReduceL2"):
             yield Sample([rand(rng, 2, 0, 3)], {"axes": [1]}, label="over an empty axis")
 
