@@ -361,8 +361,10 @@ def render(runs: dict[str, list[Result]], meta: dict) -> str:
     lines += ["", "For comparison, measured on 2026-12-02 with the same 1884 cases: "
               + ", ".join(f"{k} passes {v}" for k, v in OTHERS.items()) + ".", "",
               "*unsupported*: the importer or the backend declined the model before running it (an op, a "
-              "dtype, a sequence/optional value or a dynamic input mnn does not take). *failed*: it ran and "
-              "gave wrong results, raised, crashed or timed out.", ""]
+              "dtype, a mode or a dynamic input mnn does not take). *failed*: it ran and gave wrong results, "
+              "raised, crashed or timed out. Graphs with sequence/optional values, control flow or "
+              "value-sized outputs run eagerly on the reference kernels (`Graph.is_dynamic`), so a named "
+              "backend other than reference declines them with fallback off.", ""]
     for backend, results in runs.items():
         lines += _backend_section(backend, results)
     return "\n".join(lines).rstrip() + "\n"
@@ -403,10 +405,11 @@ def _backend_section(backend: str, results: list[Result]) -> list[str]:
 
 #: (words in the reason, cause), first match wins
 CAUSES = [
-    (("sequence_type", "optional_type", "Sequence", "Optional"), "sequence or optional values (not in the IR)"),
-    (("::Loop", "::Scan", "::If", "node 'If"), "control flow: Loop, Scan, If on a runtime condition"),
-    (("has dtype", "Cast to", "attribute 'to' is", "'dtype' is"), "a dtype the IR lacks (float64, bfloat16, ...)"),
-    (("dynamic",), "a value-dependent shape"),
+    (("Scan before opset 9",), "control flow: Scan of opset 8 (batched, sequence_lens)"),
+    (("has dtype", "Cast to", "attribute 'to' is", "'dtype' is", "holds dtype"), "a dtype the IR lacks"),
+    (("random", "RandomUniform", "RandomNormal", "Bernoulli", "Multinomial"),
+     "random values (no fixed expected output)"),
+    (("dynamic",), "a value-dependent shape or attribute"),
     (("no mnn op",), "no mnn op for it"),
     (("not installed",), "backend not installed"),
 ]

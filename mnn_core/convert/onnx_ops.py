@@ -176,9 +176,8 @@ def _dropout(ctx, node):
 
 
 def _ratio(ctx, node) -> float:
-    if node.input(1):
-        r = ctx.const(node.input(1))
-        return 0.5 if r is None else _float(r)
+    if node.input(1):  # a ratio fed at run time is bound then (the model is specialized to its value)
+        return _float(ctx.static_input(node, 1, "ratio"))
     return float(node.attrs.get("ratio", 0.5))
 
 
