@@ -20,7 +20,7 @@ def vi(name, shape, dtype=T.FLOAT):
     return helper.make_tensor_value_info(name, dtype, shape)
 
 
-def check(nodes, inputs, outputs, feeds, opset=17):
+def check(nodes, inputs, outputs, feeds, opset=17, export=False):
     model = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs),
                               opset_imports=[helper.make_opsetid("", opset)])
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
@@ -30,6 +30,13 @@ def check(nodes, inputs, outputs, feeds, opset=17):
     for w, name in zip(want, graph.outputs):
         assert out[name].shape == w.shape and out[name].dtype == w.dtype, name
         np.testing.assert_array_equal(out[name], w)
+    if export:  # and back to ONNX: ONNX Runtime runs mnn's export alike
+        from mnn_core.convert import to_onnx
+
+        back = to_onnx(graph)
+        again = ort.InferenceSession(back.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+        for w, g in zip(want, again):
+            np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 0, 3)])
@@ -84,4 +91,23 @@ def test_slice_following_a_loop_counter(rng):
     check([zero, helper.make_node("Loop", ["n", "", "a0"], ["acc"], body=body)],
           [vi("n", [], T.INT64), vi("a0", [1, 3]), vi("x", [4, 3])], [vi("acc", [1, 3])],
           {"n": np.array(3, np.int64), "a0": np.zeros((1, 3), np.float32),
-           "x": rng.integers(0, 9, (4, 3)).astype(np.float32)})
+           "x": rng.integers(0, 9, (4, 3)).astype(np.float32)}, export=True)
+
+
+def test_value_shaped_ops_export_to_onnx(rng):
+    from mnn_core.convert import to_onnx
+
+    m = helper.make_model(helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["nz"]), helper.make_node("Unique", ["x"], ["u"], sorted=1),
+         helper.make_node("Compress", ["x", "c"], ["y"], axis=0)], "g",
+        [vi("x", [4, 3]), vi("c", [4], T.BOOL)], [vi("nz", None, T.INT64), vi("u", None), vi("y", None)]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    graph = import_onnx(m)
+    back = to_onnx(graph)
+    onnx.checker.check_model(back, full_check=True)
+    x = rng.integers(0, 3, (4, 3)).astype(np.float32)
+    feeds = {"x": x, "c": np.array([True, False, True, True])}
+    want = mnn.Session(graph).run(feeds)
+    got = ort.InferenceSession(back.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for name, g in zip(graph.outputs, got):
+        np.testing.assert_array_equal(g, want[name])

@@ -202,7 +202,8 @@ FUSED = ("activation", "act_alpha", "act_beta")
 
 
 def _is_empty(v) -> bool:
-    return (isinstance(v, (list, tuple)) and not v) or (isinstance(v, str) and v == "")
+    """Left out of the ONNX node: empty lists and strings, and None (an optional attribute not given)."""
+    return v is None or (isinstance(v, (list, tuple)) and not v) or (isinstance(v, str) and v == "")
 
 
 def _attrs(node: Node, drop=()) -> dict:
@@ -476,5 +477,14 @@ def _if(w: _Writer, node: Node, outputs) -> None:
     w.emit("If", node.inputs[:1], outputs, node.name, **branches)
 
 
-WRITERS.update({"Loop": _loop, "Scan": _scan, "If": _if, "SequenceMap": _sequence_map,
+def _slice_dynamic(w: _Writer, node: Node, outputs) -> None:
+    ins = list(node.inputs) + [""] * (5 - len(node.inputs))
+    if node.attrs.get("axes"):
+        ins[3] = w.const(node.attrs["axes"], f"{node.name}.axes")
+    while ins and not ins[-1]:
+        ins.pop()
+    w.emit("Slice", ins, outputs, node.name)
+
+
+WRITERS.update({"SliceDynamic": _slice_dynamic, "Loop": _loop, "Scan": _scan, "If": _if, "SequenceMap": _sequence_map,
                 "SequenceEmpty": _dtype_attr("dtype")})
