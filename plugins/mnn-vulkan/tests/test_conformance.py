@@ -39,3 +39,20 @@ class TestVulkanConformanceSplitK(BackendConformance):
     backend = "vulkan"
     options = {"vulkan.splitk": 3}
     ops = ("Conv",)
+
+
+class TestVulkanConformanceMidTiles(BackendConformance):
+    """32x32 blocks of 256 invocations (2x2 outputs each): a GPU's smallest tiling."""
+
+    backend = "vulkan"
+    options = {"vulkan.tiles": "mid"}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceGpuChoices(BackendConformance):
+    """Tiling and split-K chosen as on a discrete GPU (what the H200 runs), on any
+    device: empty batches, tiny outputs split along K, the tilings by size."""
+
+    backend = "vulkan"
+    options = {"vulkan.gpu_tiling": True}
+    ops = ("Conv", "MatMul", "Gemm")

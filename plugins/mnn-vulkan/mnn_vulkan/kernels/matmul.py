@@ -13,11 +13,22 @@ from . import activation_code, cdiv, collapse, contiguous_strides, register
 HUGE = ((16, 16, 1), (8, 8, 16))
 BIG = ((16, 16, 1), (4, 4, 16))
 SMALL = ((8, 8, 1), (4, 4, 16))
+#: 32x32 blocks again, but 256 invocations of 2x2 outputs each: a GPU's smallest tile.
+#: Batch-1 CNN layers have few outputs (ResNet-18's 56x56x64: 196 blocks of 32x32);
+#: with SMALL's 64 invocations per block an SM ran 2 warps and the GPU idled on memory
+#: latency (0.2 ms for that layer on the H200); four times the warps hide it.
+MID = ((16, 16, 1), (2, 2, 16))
 #: work groups that keep a discrete GPU busy (an H200 has 132 SMs)
 GPU_WAVE = 264
 
 
-TILES = {"huge": HUGE, "big": BIG, "small": SMALL}
+TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "mid": MID}
+
+
+def is_gpu(device, options: dict | None = None) -> bool:
+    """Whether tiling and split-K follow a GPU's needs. The option "vulkan.gpu_tiling"
+    (True) takes the GPU choices on any device: tests run them on lavapipe."""
+    return bool((options or {}).get("vulkan.gpu_tiling")) or device.type in ("discrete", "integrated")
 
 
 def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None):
@@ -32,14 +43,14 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None):
     if m <= 8:
         tm = 1 if m == 1 else 4
         return (64, 1, 1), (tm, 1, 16), (tm, 64)
-    gpu = device.type in ("discrete", "integrated")
+    gpu = is_gpu(device, options)
     enough = GPU_WAVE if gpu else 8  # a CPU device (lavapipe) has a few cores
     for local, spec in ((HUGE, BIG) if gpu else (BIG,)):
         bm, bn = local[1] * spec[0], local[0] * spec[1]
         fits = bm <= m and bn <= max(n, 64)  # no block mostly past the edge of the output
         if fits and cdiv(m, bm) * cdiv(n, bn) * batch >= enough:
             return local, spec, (bm, bn)
-    local, spec = SMALL
+    local, spec = MID if gpu else SMALL
     return local, spec, (local[1] * spec[0], local[0] * spec[1])
 
 
@@ -49,8 +60,8 @@ def split_k(device, groups: int, k: int, options: dict) -> int:
     forced = options.get("vulkan.splitk")
     if forced:
         return max(1, min(int(forced), cdiv(k, 16)))
-    if device.type not in ("discrete", "integrated") or groups * 2 >= GPU_WAVE:
-        return 1
+    if not is_gpu(device, options) or groups == 0 or groups * 2 >= GPU_WAVE:
+        return 1  # groups == 0: an empty output (a zero batch) has nothing to split
     return max(1, min(cdiv(GPU_WAVE, groups), k // 256, 16))  # each slice keeps >= 256 of K
 
 

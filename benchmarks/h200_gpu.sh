@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# mnn-vulkan and mnn-opencl on the lent NVIDIA H200, in one go: install, both plugin
+# test suites (concurrently), a Vulkan per-dispatch profile, the GPU benchmark and the
+# OpenCL cold/warm program-cache start-up. Logs go to $OUT (default /tmp/mnn-gpu-h200).
+#
+#   bash benchmarks/h200_gpu.sh setup tests profile bench startup
+#
+# The Vulkan loader comes as Debian packages in .gl/ (see plugins/mnn-vulkan/README.md);
+# the SPIR-V is the committed one. Run from the repository root.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+OUT=${OUT:-/tmp/mnn-gpu-h200}
+mkdir -p "$OUT"
+STAGES=" ${*:-setup tests profile bench startup} "
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+TESTS=${TESTS:-vulkan opencl}
+wants() { [[ "$STAGES" == *" $1 "* ]]; }
+say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+
+if wants setup; then
+    for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+    ldconfig
+    t0=$SECONDS
+    $PY -m pip install --no-build-isolation --no-deps ./ plugins/mnn-vulkan plugins/mnn-opencl plugins/mnn-x86 \
+        >"$OUT/pip.log" 2>&1 || { say "pip install FAILED"; tail -n 30 "$OUT/pip.log"; exit 1; }
+    say "installed in $((SECONDS - t0)) s"
+fi
+NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -f "$NVIDIA_ICD" ] && ! (cd /tmp && $PY -c "
+from mnn_vulkan import device; import sys; sys.exit(0 if device.choose(None).type == 'discrete' else 1)") 2>/dev/null; then
+    export VK_DRIVER_FILES=$NVIDIA_ICD VK_ICD_FILENAMES=$NVIDIA_ICD
+fi
+ls -la $NVIDIA_ICD /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1 | head -n 8 >>"$OUT/summary.txt"
+say "vulkan: $(cd /tmp && $PY -c 'from mnn_vulkan import device; print(device.choose(None).name)' 2>&1 | tail -n 1)"
+
+if wants tests; then
+    t0=$SECONDS
+    for s in $TESTS; do
+        (cd /tmp && timeout 480 $PY -m pytest -q -rfs -p no:cacheprovider --tb=short "$ROOT/plugins/mnn-$s/tests" \
+            >"$OUT/pytest_$s.log" 2>&1) &
+    done
+    wait
+    say "tests in $((SECONDS - t0)) s"
+    for s in $TESTS; do
+        say "$s: $(grep -E '(passed|failed)' "$OUT/pytest_$s.log" | tail -n 1)"
+        grep -E "^FAILED|^ERROR" "$OUT/pytest_$s.log" | head -n 20
+    done
+fi
+
+if wants profile; then
+    for m in resnet18 mobilenet_v2; do
+        (cd /tmp && timeout 120 $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" --model $m --batch 1 --top 12 \
+            ${PROFILE_ARGS:-}) 2>&1 | tee -a "$OUT/profile.log"
+    done
+fi
+
+if wants bench; then
+    (cd /tmp && timeout 420 $PY "$ROOT/benchmarks/bench_gpu.py" --batch 1 --batch 16 --repeat 20 --warmup 3 \
+        --markdown "$OUT/bench_gpu.md") 2>&1 | tee "$OUT/bench.log"
+fi
+
+if wants startup; then
+    (cd /tmp && timeout 240 $PY "$ROOT/benchmarks/bench_gpu.py" --startup) 2>&1 | tee "$OUT/startup.log"
+fi
+say "done"
