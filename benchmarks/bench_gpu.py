@@ -69,7 +69,12 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
     p.add_argument("--markdown", metavar="FILE")
+    p.add_argument("--startup", action="store_true",
+                   help="instead: OpenCL first-session start-up (session + first run) in fresh processes, "
+                        "cold then warm program cache (plugins/mnn-opencl/tools/bench.py's measurement)")
     args = p.parse_args(argv)
+    if args.startup:
+        return startup_table(args.model or ["mobilenet_v2", "resnet18"], args.markdown)
     rows = []
     for model in args.model or ["mobilenet_v2", "resnet18"]:
         for batch in args.batch or [1, 16]:
@@ -99,6 +104,23 @@ def main(argv=None):
         lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
         with open(args.markdown, "a") as f:
             f.write("\n".join(lines) + "\n")
+
+
+def startup_table(models, markdown=None):
+    sys.path.insert(0, str(ROOT / "plugins" / "mnn-opencl" / "tools"))
+    from bench import STARTUP_ENVS, startup
+
+    lines = ["| model | caches | cold s | warm s | cold/warm |", "|---|---|---|---|---|"]
+    for model in models:
+        for variant in STARTUP_ENVS:
+            s = startup(model, 1, variant)
+            lines.append(f"| {model} | {variant} | {s['cold']['seconds']:.2f} | {s['warm']['seconds']:.2f} | "
+                         f"{s['speedup']:.1f}x |")
+            print(lines[-1], flush=True)
+    if markdown:
+        cmd = "python benchmarks/bench_gpu.py " + " ".join(sys.argv[1:])
+        with open(markdown, "a") as f:
+            f.write("\n".join([f"\n### OpenCL start-up, {time.strftime('%Y-%m-%d')}\n", f"`{cmd}`\n"] + lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -50,9 +50,13 @@ if wants tests; then
 fi
 
 if wants profile; then
+    # the default tiling, then every tiling in $SWEEP (TXxTYxTMxTNxBK or a name) forced
     for m in resnet18 mobilenet_v2; do
-        (cd /tmp && timeout 120 $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" --model $m --batch 1 --top 12 \
-            ${PROFILE_ARGS:-}) 2>&1 | tee -a "$OUT/profile.log"
+        for t in default ${SWEEP:-}; do
+            opt=""; [ "$t" != default ] && opt="--option vulkan.tiles=$t"
+            (cd /tmp && timeout 120 $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" --model $m --batch 1 --top 5 \
+                --per-op $opt) 2>&1 | tee -a "$OUT/profile.log"
+        done
     done
 fi
 
@@ -62,6 +66,7 @@ if wants bench; then
 fi
 
 if wants startup; then
-    (cd /tmp && timeout 240 $PY "$ROOT/benchmarks/bench_gpu.py" --startup) 2>&1 | tee "$OUT/startup.log"
+    (cd /tmp && timeout 300 $PY "$ROOT/benchmarks/bench_gpu.py" --startup --markdown "$OUT/bench_gpu.md") 2>&1 \
+        | tee "$OUT/startup.log"
 fi
 say "done"

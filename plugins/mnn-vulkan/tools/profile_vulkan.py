@@ -34,6 +34,7 @@ def main(argv=None):
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--precision", default="normal")
     p.add_argument("--option", action="append", default=[], help="session option KEY=VALUE")
+    p.add_argument("--per-op", action="store_true", help="one line with every dispatch's time, in order")
     args = p.parse_args(argv)
     options = {"vulkan.profile": True}
     for kv in args.option:
@@ -55,6 +56,9 @@ def main(argv=None):
     for name, ms in times:
         by_shader[name.split(":")[-1]] += ms
     print("by shader: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(by_shader.items(), key=lambda kv: -kv[1])))
+    if args.per_op:
+        print("per op: " + " ".join(f"{name.split(':')[0]}={ms * 1e3:.0f}" for name, ms in times if "conv2d" in name
+                                    or "gemm" in name))
     for name, ms in sorted(times, key=lambda t: -t[1])[:args.top]:
         print(f"  {ms:8.4f} ms  {name}")
 

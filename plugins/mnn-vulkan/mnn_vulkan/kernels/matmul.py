@@ -25,6 +25,17 @@ GPU_WAVE = 264
 TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "mid": MID}
 
 
+def _custom_tiles(text: str):
+    """"TXxTYxTMxTNxBK" (e.g. "16x16x2x2x16"): any tiling, for tuning sweeps."""
+    try:
+        tx, ty, tm, tn, bk = (int(v) for v in str(text).split("x"))
+    except ValueError:
+        raise ValueError(f"vulkan.tiles must be one of {', '.join(TILES)} or TXxTYxTMxTNxBK, got {text!r}") from None
+    if tx * ty > 1024 or min(tx, ty, tm, tn, bk) < 1 or tm * tn > 64 or ty % tn:
+        raise ValueError(f"vulkan.tiles {text!r}: at most 1024 invocations and 64 outputs each, TY a multiple of TN")
+    return (tx, ty, 1), (tm, tn, bk)
+
+
 def is_gpu(device, options: dict | None = None) -> bool:
     """Whether tiling and split-K follow a GPU's needs. The option "vulkan.gpu_tiling"
     (True) takes the GPU choices on any device: tests run them on lavapipe."""
@@ -38,7 +49,7 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None):
     "vulkan.tiles" (huge, big, small) forces one, for tests."""
     forced = (options or {}).get("vulkan.tiles")
     if forced:
-        local, spec = TILES[forced]
+        local, spec = TILES[forced] if forced in TILES else _custom_tiles(forced)
         return local, spec, (local[1] * spec[0], local[0] * spec[1])
     if m <= 8:
         tm = 1 if m == 1 else 4
