@@ -56,3 +56,19 @@ class TestVulkanConformanceGpuChoices(BackendConformance):
     backend = "vulkan"
     options = {"vulkan.gpu_tiling": True}
     ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceWideTiles(BackendConformance):
+    """32x64 blocks, 2x4 outputs per invocation (a GPU's choice for mid-sized layers)."""
+
+    backend = "vulkan"
+    options = {"vulkan.tiles": "wide"}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceOneTiles(BackendConformance):
+    """16x16 blocks, one output per invocation (a GPU's choice for the smallest layers)."""
+
+    backend = "vulkan"
+    options = {"vulkan.tiles": "one"}
+    ops = ("Conv", "MatMul", "Gemm")

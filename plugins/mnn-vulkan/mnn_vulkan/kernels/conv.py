@@ -44,7 +44,7 @@ def _record(op, rec):
         rec.elementwise("conv_dw", bindings, push, y.info.size)
     else:
         og, k, cols = o // g, cg * kh * kw, n * oh * ow
-        local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, g, rec.options)
+        local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, g, rec.options, k=k)
         grid = (cdiv(cols, bn), cdiv(og, bm), g)
         splits = split_k(rec.device, grid[0] * grid[1] * g, k, rec.options) if g <= 4096 else 1
         pointwise = (kh, kw, sh, sw) == (1, 1, 1, 1) and geo["pads"] == [0, 0, 0, 0]

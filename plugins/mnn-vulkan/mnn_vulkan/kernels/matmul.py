@@ -13,16 +13,22 @@ from . import activation_code, cdiv, collapse, contiguous_strides, register
 HUGE = ((16, 16, 1), (8, 8, 16))
 BIG = ((16, 16, 1), (4, 4, 16))
 SMALL = ((8, 8, 1), (4, 4, 16))
-#: 32x32 blocks again, but 256 invocations of 2x2 outputs each: a GPU's smallest tile.
-#: Batch-1 CNN layers have few outputs (ResNet-18's 56x56x64: 196 blocks of 32x32);
-#: with SMALL's 64 invocations per block an SM ran 2 warps and the GPU idled on memory
-#: latency (0.2 ms for that layer on the H200); four times the warps hide it.
+#: A GPU's tilings for layers with few outputs, 256 invocations each (a batch-1 CNN:
+#: ResNet-18's 56x56x64 layer is 196 blocks of 32x32, and SMALL's 64 invocations per
+#: block left an SM 2 warps, idle on memory latency: 0.2 ms for that layer on the H200).
+#: Measured there per layer (plugins/mnn-vulkan/tools/profile_vulkan.py, tilings forced):
+#: 32x64 blocks (2x4 outputs per invocation) were fastest where, with split-K, they
+#: still gave the GPU enough work groups; 16x16 blocks (1 output each) elsewhere.
+WIDE = ((16, 16, 1), (2, 4, 16))
 MID = ((16, 16, 1), (2, 2, 16))
+ONE = ((16, 16, 1), (1, 1, 16))
 #: work groups that keep a discrete GPU busy (an H200 has 132 SMs)
 GPU_WAVE = 264
+#: work groups (after split-K) below which a smaller tile is taken
+GPU_ENOUGH = 180
 
 
-TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "mid": MID}
+TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "wide": WIDE, "mid": MID, "one": ONE}
 
 
 def _custom_tiles(text: str):
@@ -42,27 +48,42 @@ def is_gpu(device, options: dict | None = None) -> bool:
     return bool((options or {}).get("vulkan.gpu_tiling")) or device.type in ("discrete", "integrated")
 
 
-def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None):
+def _blocks(local, spec):
+    return local[1] * spec[0], local[0] * spec[1]
+
+
+def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, k: int = 0):
     """(local size, spec constants, (BM, BN)) for an M x N output, `batch` times:
-    the largest tile that still gives every compute unit work, and 4 x 64 (or
-    1 x 64) blocks when M is tiny (matrix-vector-like). The option
-    "vulkan.tiles" (huge, big, small) forces one, for tests."""
+    the largest tile that still gives every compute unit work. On a GPU with `k`
+    given (conv2d.comp, which can split K), a tile counts the work groups split-K
+    would add. On a CPU device, 4 x 64 (or 1 x 64) blocks when M is tiny. The option
+    "vulkan.tiles" (a name of TILES, or TXxTYxTMxTNxBK) forces one, for tests."""
     forced = (options or {}).get("vulkan.tiles")
     if forced:
         local, spec = TILES[forced] if forced in TILES else _custom_tiles(forced)
-        return local, spec, (local[1] * spec[0], local[0] * spec[1])
-    if m <= 8:
+        return local, spec, _blocks(local, spec)
+    gpu = is_gpu(device, options)
+    if m <= 8 and not gpu:
         tm = 1 if m == 1 else 4
         return (64, 1, 1), (tm, 1, 16), (tm, 64)
-    gpu = is_gpu(device, options)
     enough = GPU_WAVE if gpu else 8  # a CPU device (lavapipe) has a few cores
     for local, spec in ((HUGE, BIG) if gpu else (BIG,)):
-        bm, bn = local[1] * spec[0], local[0] * spec[1]
+        bm, bn = _blocks(local, spec)
         fits = bm <= m and bn <= max(n, 64)  # no block mostly past the edge of the output
         if fits and cdiv(m, bm) * cdiv(n, bn) * batch >= enough:
             return local, spec, (bm, bn)
-    local, spec = MID if gpu else SMALL
-    return local, spec, (local[1] * spec[0], local[0] * spec[1])
+    if not gpu:
+        return SMALL[0], SMALL[1], _blocks(*SMALL)
+    best = None
+    for local, spec in (WIDE, MID, ONE):
+        bm, bn = _blocks(local, spec)
+        groups = cdiv(m, bm) * cdiv(n, bn) * batch
+        groups *= split_k(device, groups, k, options or {}) if k else 1
+        if groups >= GPU_ENOUGH:
+            return local, spec, (bm, bn)
+        if best is None or groups > best[0]:
+            best = (groups, local, spec, (bm, bn))
+    return best[1:]
 
 
 def split_k(device, groups: int, k: int, options: dict) -> int:
