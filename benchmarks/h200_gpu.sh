@@ -3,8 +3,10 @@
 # test suites (concurrently), a Vulkan per-dispatch profile, the GPU benchmark and the
 # OpenCL cold/warm program-cache start-up. Logs go to $OUT (default /tmp/mnn-gpu-h200).
 #
-#   bash benchmarks/h200_gpu.sh setup tests profile bench startup
+#   bash benchmarks/h200_gpu.sh setup tests profile bench startup    # ~6 min
+#   bash benchmarks/h200_gpu.sh setup onnx                           # the ONNX node suite, fallback off
 #
+# SWEEP="wide 16x16x1x1x16 ..." adds forced tilings to the profile; PROFILE_BATCHES (default 1).
 # The Vulkan loader comes as Debian packages in .gl/ (see plugins/mnn-vulkan/README.md);
 # the SPIR-V is the committed one. Run from the repository root.
 set -u
@@ -51,11 +53,13 @@ fi
 
 if wants profile; then
     # the default tiling, then every tiling in $SWEEP (TXxTYxTMxTNxBK or a name) forced
-    for m in resnet18 mobilenet_v2; do
-        for t in default ${SWEEP:-}; do
-            opt=""; [ "$t" != default ] && opt="--option vulkan.tiles=$t"
-            (cd /tmp && timeout 120 $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" --model $m --batch 1 --top 5 \
-                --per-op $opt) 2>&1 | tee -a "$OUT/profile.log"
+    for bs in ${PROFILE_BATCHES:-1}; do
+        for m in resnet18 mobilenet_v2; do
+            for t in default ${SWEEP:-}; do
+                opt=""; [ "$t" != default ] && opt="--option vulkan.tiles=$t"
+                (cd /tmp && timeout 120 $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" --model $m --batch $bs \
+                    --top 5 --per-op $opt) 2>&1 | tee -a "$OUT/profile.log"
+            done
         done
     done
 fi
@@ -68,5 +72,14 @@ fi
 if wants startup; then
     (cd /tmp && timeout 300 $PY "$ROOT/benchmarks/bench_gpu.py" --startup --markdown "$OUT/bench_gpu.md") 2>&1 \
         | tee "$OUT/startup.log"
+fi
+if wants onnx; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${ONNX_LIMIT:-500} $PY -m mnn_core.conformance --backend vulkan --backend opencl \
+        --jobs ${ONNX_JOBS:-14} --timeout 60 --quiet --output "$OUT/CONFORMANCE_gpu.md" \
+        --json "$OUT/conformance_gpu.json") >"$OUT/onnx.log" 2>&1
+    say "onnx: exit $? in $((SECONDS - t0)) s"
+    sed -n '/| backend | passed/,/^$/p' "$OUT/CONFORMANCE_gpu.md" 2>/dev/null | tee -a "$OUT/summary.txt"
+    tail -n 5 "$OUT/onnx.log"
 fi
 say "done"
