@@ -35,10 +35,13 @@ def timed(fn, repeat, warmup):
     return statistics.median(times), min(times)
 
 
-def mnn_runner(graph, x, backend, threads):
+def mnn_runner(graph, x, engine, threads):
+    """engine: a backend name, or NAME-low for precision="low" (fp16 weights where supported)."""
     import mnn_core as mnn
 
-    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False)
+    backend, _, low = engine.partition("-")
+    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False,
+                       precision="low" if low == "low" else "normal")
     feeds = {"input": x}
     return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)["logits"])
 
@@ -64,7 +67,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
-    p.add_argument("--engine", action="append", help="vulkan, opencl, x86, torch-cuda (default: all)")
+    p.add_argument("--engine", action="append",
+                   help="vulkan, vulkan-low, opencl, opencl-low, x86, torch-cuda (default: all; -low: precision=low)")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
@@ -84,7 +88,7 @@ def main(argv=None):
 
             want = mnn.Session(graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference",
                                threads=args.threads).run({"input": x})["logits"]
-            for engine in args.engine or ["vulkan", "opencl", "x86", "torch-cuda"]:
+            for engine in args.engine or ["vulkan", "vulkan-low", "opencl", "opencl-low", "x86", "torch-cuda"]:
                 try:
                     if engine == "torch-cuda":
                         run, result = torch_runner(graph, x)

@@ -66,14 +66,13 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, 
     if m <= 8 and not gpu:
         tm = 1 if m == 1 else 4
         return (64, 1, 1), (tm, 1, 16), (tm, 64)
-    enough = GPU_WAVE if gpu else 8  # a CPU device (lavapipe) has a few cores
-    for local, spec in ((HUGE, BIG) if gpu else (BIG,)):
-        bm, bn = _blocks(local, spec)
-        fits = bm <= m and bn <= max(n, 64)  # no block mostly past the edge of the output
-        if fits and cdiv(m, bm) * cdiv(n, bn) * batch >= enough:
-            return local, spec, (bm, bn)
-    if not gpu:
+    if not gpu:  # a CPU device (lavapipe) has a few cores to fill
+        bm, bn = _blocks(*BIG)
+        if bm <= m and bn <= max(n, 64) and cdiv(m, bm) * cdiv(n, bn) * batch >= 8:
+            return BIG[0], BIG[1], (bm, bn)
         return SMALL[0], SMALL[1], _blocks(*SMALL)
+    # No HUGE or BIG on a GPU: on the H200 they ran ResNet-18 at batch 16 in 43 and 35 ms
+    # against 8.8 ms with WIDE (many accumulators per invocation, few warps per SM).
     best = None
     for local, spec in (WIDE, MID, ONE):
         bm, bn = _blocks(local, spec)
