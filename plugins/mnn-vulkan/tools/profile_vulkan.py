@@ -23,9 +23,10 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 
 def main(argv=None):
-    import mnn_core as mnn
     import mnn_vulkan
     from build_models import MODELS
+
+    import mnn_core as mnn
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="resnet18", choices=sorted(MODELS))
@@ -50,7 +51,8 @@ def main(argv=None):
         walls.append((time.perf_counter() - t0) * 1e3)
     times = [t for seg in mnn_vulkan.gpu_times().values() for t in seg]
     gpu = sum(ms for _, ms in times)
-    print(f"{args.model} batch {args.batch} {args.precision} {options}: wall median {statistics.median(walls[3:]):.3f} ms,"
+    wall = statistics.median(walls[3:])
+    print(f"{args.model} batch {args.batch} {args.precision} {options}: wall median {wall:.3f} ms,"
           f" GPU sum {gpu:.3f} ms over {len(times)} dispatches")
     by_shader = defaultdict(float)
     for name, ms in times:
