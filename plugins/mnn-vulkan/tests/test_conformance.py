@@ -72,3 +72,11 @@ class TestVulkanConformanceOneTiles(BackendConformance):
     backend = "vulkan"
     options = {"vulkan.tiles": "one"}
     ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceGemv(BackendConformance):
+    """gemv.comp (one work group per output column) forced wherever A has at most 8 rows."""
+
+    backend = "vulkan"
+    options = {"vulkan.gemv": True}
+    ops = ("MatMul", "Gemm")

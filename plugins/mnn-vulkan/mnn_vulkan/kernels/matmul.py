@@ -138,11 +138,31 @@ def _record_matmul(op, rec):
           (k, 1, sa[0], sa[1]), (n, 1, sb[0], sb[1]), (sc[0], sc[1]), None, 1.0, 0.0, act, aa, ab)
 
 
+#: gemv.comp: rows of A it takes (its shared memory holds this many partial sums per invocation)
+GEMV_ROWS = 8
+GEMV_LOCAL = 128
+
+
+def use_gemv(device, m: int, k: int, b_sk: int, options: dict | None = None) -> bool:
+    """A few rows times a B with k contiguous (a classifier's transposed weights), on a GPU:
+    one work group per output column beats any register tile there. "vulkan.gemv" (True
+    or False) forces the choice, for tests."""
+    forced = (options or {}).get("vulkan.gemv")
+    if forced is not None:
+        return bool(forced) and m <= GEMV_ROWS
+    return m <= GEMV_ROWS and b_sk == 1 and k >= 64 and is_gpu(device, options) and not (options or {}).get(
+        "vulkan.tiles")
+
+
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
-    local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, nb1 * nb2, rec.options)
     has_bias = int(bias_st is not None)
     push = pack(m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)),
                 float(alpha), float(beta), aa, ab)
+    if use_gemv(rec.device, m, k, b_st[0], rec.options):
+        gx = min(n, MAX_GROUPS)
+        rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
+        return
+    local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, nb1 * nb2, rec.options)
     rec.dispatch("gemm", bindings, push, (cdiv(n, bn), cdiv(m, bm), nb1 * nb2), local, spec)
 
 
