@@ -7,8 +7,10 @@
 #   bash benchmarks/h200_gpu.sh setup onnx                           # the ONNX node suite, fallback off
 #
 # SWEEP="wide 16x16x1x1x16 ..." adds forced tilings to the profile; PROFILE_BATCHES (default 1).
-# The Vulkan loader comes as Debian packages in .gl/ (see plugins/mnn-vulkan/README.md);
-# the SPIR-V is the committed one. Run from the repository root.
+# The Vulkan loader comes as Debian packages in .gl/ (ignored by git; fetch them on an amd64
+# Debian machine with `apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
+# libgles2`: NVIDIA's ICD needs libglvnd, libvulkan1 alone finds no driver). The SPIR-V is the
+# committed one. Run from the repository root.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
