@@ -35,10 +35,13 @@ def timed(fn, repeat, warmup):
     return statistics.median(times), min(times)
 
 
-def mnn_runner(graph, x, backend, threads):
+def mnn_runner(graph, x, engine, threads):
+    """engine: a backend name, or NAME-low for precision="low" (fp16 weights where supported)."""
     import mnn_core as mnn
 
-    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False)
+    backend, _, low = engine.partition("-")
+    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False,
+                       precision="low" if low == "low" else "normal")
     feeds = {"input": x}
     return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)["logits"])
 
@@ -64,12 +67,18 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
-    p.add_argument("--engine", action="append", help="vulkan, opencl, x86, torch-cuda (default: all)")
+    p.add_argument("--engine", action="append",
+                   help="vulkan, vulkan-low, opencl, opencl-low, x86, torch-cuda (default: all; -low: precision=low)")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
     p.add_argument("--markdown", metavar="FILE")
+    p.add_argument("--startup", action="store_true",
+                   help="instead: OpenCL first-session start-up (session + first run) in fresh processes, "
+                        "cold then warm program cache (plugins/mnn-opencl/tools/bench.py's measurement)")
     args = p.parse_args(argv)
+    if args.startup:
+        return startup_table(args.model or ["mobilenet_v2", "resnet18"], args.markdown)
     rows = []
     for model in args.model or ["mobilenet_v2", "resnet18"]:
         for batch in args.batch or [1, 16]:
@@ -79,7 +88,7 @@ def main(argv=None):
 
             want = mnn.Session(graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference",
                                threads=args.threads).run({"input": x})["logits"]
-            for engine in args.engine or ["vulkan", "opencl", "x86", "torch-cuda"]:
+            for engine in args.engine or ["vulkan", "vulkan-low", "opencl", "opencl-low", "x86", "torch-cuda"]:
                 try:
                     if engine == "torch-cuda":
                         run, result = torch_runner(graph, x)
@@ -99,6 +108,23 @@ def main(argv=None):
         lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
         with open(args.markdown, "a") as f:
             f.write("\n".join(lines) + "\n")
+
+
+def startup_table(models, markdown=None):
+    sys.path.insert(0, str(ROOT / "plugins" / "mnn-opencl" / "tools"))
+    from bench import STARTUP_ENVS, startup
+
+    lines = ["| model | caches | cold s | warm s | cold/warm |", "|---|---|---|---|---|"]
+    for model in models:
+        for variant in STARTUP_ENVS:
+            s = startup(model, 1, variant)
+            lines.append(f"| {model} | {variant} | {s['cold']['seconds']:.2f} | {s['warm']['seconds']:.2f} | "
+                         f"{s['speedup']:.1f}x |")
+            print(lines[-1], flush=True)
+    if markdown:
+        cmd = "python benchmarks/bench_gpu.py " + " ".join(sys.argv[1:])
+        with open(markdown, "a") as f:
+            f.write("\n".join([f"\n### OpenCL start-up, {time.strftime('%Y-%m-%d')}\n", f"`{cmd}`\n"] + lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -194,9 +194,27 @@ class Backend:
     #: submits it once per run). A segment's PyExecution fn takes no arguments.
     prepare_segment = None
 
-    def allocate_arena(self, nbytes: int) -> Arena:
+    def allocate_arena(self, nbytes: int, ctx: PrepareContext | None = None) -> Arena:
+        """The memory of one plan. `ctx` is the session's PrepareContext (its device option,
+        its precision); a backend whose method takes only `nbytes` is called without it."""
         raise NotImplementedError(f"backend {self.name} keeps tensors outside host memory but has no allocator")
 
-    def tensor_nbytes(self, info: TensorInfo) -> int:
-        """Bytes one tensor takes in this backend's memory (padded layouts may take more)."""
+    def tensor_nbytes(self, info: TensorInfo, ctx: PrepareContext | None = None) -> int:
+        """Bytes one tensor takes in this backend's memory (padded layouts may take more;
+        half-precision storage under `ctx.precision == "low"` less). As with allocate_arena,
+        `ctx` is passed only to a method that takes it."""
         return info.nbytes
+
+
+def takes_context(method: Callable) -> bool:
+    """Whether a backend's allocate_arena / tensor_nbytes accepts the PrepareContext
+    (a second positional parameter, or `ctx`): plugins written before it existed take one."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is p.VAR_POSITIONAL for p in params) or any(p.name == "ctx" for p in params):
+        return True
+    return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 2

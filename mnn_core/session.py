@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .backend import HOST, Arena, CExecution, PrepareContext, PyExecution, SegmentOp, TensorRef
+from .backend import HOST, Arena, CExecution, PrepareContext, PyExecution, SegmentOp, TensorRef, takes_context
 from .errors import BackendError, InputError, MnnError, UnsupportedOpError
 from .graph.ir import Graph, Node, TensorInfo
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
@@ -316,7 +316,7 @@ class _ProgramBuilder:
         info = self.infos[value]
         slot = _Slot(domain, info)
         self.slots[(value, domain)] = slot
-        nbytes = info.nbytes if domain == HOST else self.backend_of_domain(domain).tensor_nbytes(info)
+        nbytes = info.nbytes if domain == HOST else self._with_ctx(self.backend_of_domain(domain).tensor_nbytes, info)
         self.uses.setdefault(domain, {})[value] = TensorUse(value, nbytes, step, step, alias)
         return slot
 
@@ -473,12 +473,16 @@ class _ProgramBuilder:
             return (name, execution, in_descs, out_descs)
         raise BackendError(f"backend {backend_name}: prepare_segment returned {type(execution).__name__}")
 
+    def _with_ctx(self, method, arg):
+        """method(arg, ctx), or method(arg) for a backend whose method predates the context."""
+        return method(arg, self.s.ctx) if takes_context(method) else method(arg)
+
     def _allocate(self, domain: str, nbytes: int):
         if domain == HOST:
             raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
             start = (-raw.ctypes.data) % ALIGNMENT
             return raw[start:start + nbytes]
-        arena = self.backend_of_domain(domain).allocate_arena(nbytes)
+        arena = self._with_ctx(self.backend_of_domain(domain).allocate_arena, nbytes)
         if not isinstance(arena, Arena):
             raise BackendError(f"allocate_arena of domain {domain!r} must return an mnn_core.backend.Arena")
         return arena

@@ -111,9 +111,12 @@ class OpenCLBackend(Backend):
         raise BackendError("mnn-opencl prepares runs of ops as segments (prepare_segment); "
                            f"it cannot prepare {node.op} on its own")
 
-    def allocate_arena(self, nbytes: int) -> OpenCLArena:
-        # the session's device is not known yet: the default one; prepare_segment moves it if needed
-        return OpenCLArena(get_runtime(select_device()), nbytes)
+    def allocate_arena(self, nbytes: int, ctx: PrepareContext | None = None) -> OpenCLArena:
+        # on the session's device when the core passes its context (an older core does not:
+        # then on the default one, and prepare_segment moves it if needed). The arena stays
+        # float32 under every precision: float16 is the packed convolution weights only.
+        runtime = self.runtime_for(ctx) if ctx is not None else get_runtime(select_device())
+        return OpenCLArena(runtime, nbytes)
 
     def prepare_segment(self, ops, arena, ctx):
         runtime = self.runtime_for(ctx)

@@ -16,7 +16,8 @@ buffer (or the mapping, where the device shares host memory).
 Session options: "vulkan.device" (index or name substring; default: discrete
 GPU, then integrated, then CPU; also MNN_VULKAN_DEVICE), "vulkan.staging"
 (True: force staging copies even where memory is shared), "vulkan.profile"
-(True: GPU timestamps per dispatch, see `gpu_times`).
+(True: GPU timestamps per dispatch, see `gpu_times`). With precision="low" on a
+device with fp16, convolution weights are stored as float16 (`use_fp16`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class Segment:
         self.arena = arena
         self.device = device
         self.names = names
+        self.precision = "float32"  # of the weights: "float16" under precision="low" with device support
+        self.shaders: list[str] = []  # every dispatch's shader, in order
 
 
 class VulkanBackend(Backend):
@@ -73,11 +76,19 @@ class VulkanBackend(Backend):
         known = all_schemas()
         return {op: k.spec for op, k in KERNELS.items() if op in known}
 
-    def allocate_arena(self, nbytes: int):
-        return VulkanArena(nbytes)
+    def allocate_arena(self, nbytes: int, ctx=None):
+        """The plan's arena, bound at once to the session's device when the core passes
+        its PrepareContext (older cores do not: then at the first segment)."""
+        arena = VulkanArena(nbytes)
+        if ctx is not None:
+            options = ctx.options or {}
+            arena.bind(_device.choose(options.get(_device.DEVICE_OPTION)),
+                       staging=bool(options.get("vulkan.staging", False)))
+        return arena
 
-    def tensor_nbytes(self, info) -> int:
-        """Whole 32-bit words: shaders write bool tensors four bytes at a time."""
+    def tensor_nbytes(self, info, ctx=None) -> int:
+        """Whole 32-bit words: shaders write bool tensors four bytes at a time. Activations
+        stay float32 under every precision (only constant weights go float16)."""
         return -(-info.nbytes // 4) * 4
 
     def prepare(self, node, ins, outs, constants, ctx):
@@ -87,7 +98,8 @@ class VulkanBackend(Backend):
         options = ctx.options or {}
         dev = _device.choose(options.get(_device.DEVICE_OPTION))
         arena.bind(dev, staging=bool(options.get("vulkan.staging", False)))
-        rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options)
+        fp16 = use_fp16(dev, ctx)
+        rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options, fp16=fp16)
         skip = False
         for op, nxt in zip(ops, list(ops[1:]) + [None]):
             if skip:  # the activation was fused into the op before it
@@ -103,8 +115,25 @@ class VulkanBackend(Backend):
         program = rec.finish()
         name = f"vulkan:{ops[0].node.name}..{ops[-1].node.name}" if ops else "vulkan:empty"
         segment = Segment(program, arena, dev, [op.node.name for op in ops])
+        segment.precision = "float16" if fp16 else "float32"
+        segment.shaders = [d[5].split(":")[-1] for d in rec.dispatches]
         _PROGRAMS[name] = segment
         return CExecution(program.capsule(), owner=segment, name=name)
+
+
+def use_fp16(device, ctx) -> bool:
+    """float16 weights: precision="low" on a device with shaderFloat16 and 16-bit storage
+    (Vulkan 1.2+). MNN_VULKAN_FP16=0 keeps float32."""
+    import os
+
+    if ctx.precision != "low" or os.environ.get("MNN_VULKAN_FP16", "") == "0":
+        return False
+    return bool(device.props.get("fp16"))
+
+
+def segments() -> dict[str, Segment]:
+    """Every live prepared segment by name (its precision, shaders, op names), for tests and tools."""
+    return dict(_PROGRAMS.items())
 
 
 def gpu_times() -> dict[str, list[tuple[str, float]]]:

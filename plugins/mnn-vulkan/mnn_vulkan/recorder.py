@@ -68,8 +68,9 @@ def _overlaps(a: tuple, ranges: list) -> bool:
 
 
 class Recorder:
-    def __init__(self, device, arena, timestamps: bool = False, options: dict | None = None):
+    def __init__(self, device, arena, timestamps: bool = False, options: dict | None = None, fp16: bool = False):
         self.device = device
+        self.fp16 = fp16  # constant weights may be stored as float16 (precision="low", device support)
         self.arena = arena
         self.timestamps = timestamps
         self.options = options or {}

@@ -39,3 +39,44 @@ class TestVulkanConformanceSplitK(BackendConformance):
     backend = "vulkan"
     options = {"vulkan.splitk": 3}
     ops = ("Conv",)
+
+
+class TestVulkanConformanceMidTiles(BackendConformance):
+    """32x32 blocks of 256 invocations (2x2 outputs each): a GPU's smallest tiling."""
+
+    backend = "vulkan"
+    options = {"vulkan.tiles": "mid"}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceGpuChoices(BackendConformance):
+    """Tiling and split-K chosen as on a discrete GPU (what the H200 runs), on any
+    device: empty batches, tiny outputs split along K, the tilings by size."""
+
+    backend = "vulkan"
+    options = {"vulkan.gpu_tiling": True}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceWideTiles(BackendConformance):
+    """32x64 blocks, 2x4 outputs per invocation (a GPU's choice for mid-sized layers)."""
+
+    backend = "vulkan"
+    options = {"vulkan.tiles": "wide"}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceOneTiles(BackendConformance):
+    """16x16 blocks, one output per invocation (a GPU's choice for the smallest layers)."""
+
+    backend = "vulkan"
+    options = {"vulkan.tiles": "one"}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+class TestVulkanConformanceGemv(BackendConformance):
+    """gemv.comp (one work group per output column) forced wherever A has at most 8 rows."""
+
+    backend = "vulkan"
+    options = {"vulkan.gemv": True}
+    ops = ("MatMul", "Gemm")

@@ -250,7 +250,8 @@ int mvk_device_desc_get(int index, mvk_device_desc *d) {
     VkPhysicalDeviceShaderFloat16Int8Features f16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, &s16};
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f16};
     if (v11) vk.vkGetPhysicalDeviceFeatures2(phys, &f2);
-    d->fp16 = v11 && f16.shaderFloat16 && s16.storageBuffer16BitAccess;
+    /* shaderFloat16 is core only from Vulkan 1.2 (an extension before): require 1.2 */
+    d->fp16 = p2.properties.apiVersion >= VK_API_VERSION_1_2 && f16.shaderFloat16 && s16.storageBuffer16BitAccess;
     return MVK_OK;
 }
 
@@ -281,6 +282,16 @@ mvk_context *mvk_context_create(int index, char *err, size_t errlen) {
     float priority = 1.0f;
     VkDeviceQueueCreateInfo qi = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, ctx->family, 1, &priority};
     VkDeviceCreateInfo di = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, NULL, 0, 1, &qi, 0, NULL, 0, NULL, NULL};
+    /* half-precision weights (precision="low") need 16-bit storage buffers and float16 in shaders */
+    VkPhysicalDevice16BitStorageFeatures en16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceShaderFloat16Int8Features enf16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+                                                       &en16};
+    VkPhysicalDeviceFeatures2 enf2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &enf16};
+    if (desc.fp16) {
+        en16.storageBuffer16BitAccess = VK_TRUE;
+        enf16.shaderFloat16 = VK_TRUE;
+        di.pNext = &enf2;
+    }
     MVK_CHECK(vk.vkCreateDevice(ctx->phys, &di, NULL, &ctx->device), "vkCreateDevice");
     vk.vkGetDeviceQueue(ctx->device, ctx->family, 0, &ctx->queue);
 

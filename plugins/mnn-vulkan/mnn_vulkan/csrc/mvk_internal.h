@@ -104,6 +104,7 @@ struct mvk_context {
     mvk_buffer *staging;
     VkCommandBuffer copy_cb;
     VkFence copy_fence;
+    int copy_inflight; /* an upload was submitted and not yet waited for (see mvk_memory.c) */
 };
 
 struct mvk_buffer {

@@ -4,7 +4,12 @@
  * host (lavapipe, integrated GPUs) it is host-visible and coherent, and host
  * copies are memcpy through its mapping. On a discrete GPU it is device-local
  * and host copies go through the context's staging buffer: copy in chunks of
- * at most MVK_STAGING_CAP, one submit and wait per chunk.
+ * at most MVK_STAGING_CAP, one submit per chunk. The last chunk of an upload is
+ * not waited for (an input written before a run: its copy overlaps the run's
+ * submit, and the barrier recorded after the copy orders it before any later
+ * submission's compute on the same queue); whatever next touches the staging
+ * buffer, the copy command buffer or a buffer being freed waits first
+ * (copy_settle). Copies happen with the GIL held, so this state needs no lock.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +74,23 @@ fail:
     return NULL;
 }
 
+/* wait for the upload left in flight, if any */
+static int copy_settle(mvk_context *ctx, char *err, size_t errlen) {
+    if (!ctx->copy_inflight) return MVK_OK;
+    ctx->copy_inflight = 0;
+    VkResult r = vk.vkWaitForFences(ctx->device, 1, &ctx->copy_fence, VK_TRUE, MVK_WAIT_NS);
+    if (r != VK_SUCCESS) {
+        mvk_set_error(err, errlen, "waiting for a host-to-device copy failed: %s", mvk_result_name(r));
+        return MVK_ERROR;
+    }
+    vk.vkResetFences(ctx->device, 1, &ctx->copy_fence);
+    return MVK_OK;
+}
+
 void mvk_buffer_destroy(mvk_buffer *b) {
     if (b == NULL) return;
+    char ignored[8];
+    copy_settle(b->ctx, ignored, sizeof ignored); /* a copy may still read or write it */
     VkDevice dev = b->ctx->device;
     if (b->mapped) vk.vkUnmapMemory(dev, b->memory);
     if (b->buffer) vk.vkDestroyBuffer(dev, b->buffer, NULL);
@@ -81,6 +101,7 @@ void mvk_buffer_destroy(mvk_buffer *b) {
 void *mvk_buffer_mapping(mvk_buffer *b) { return b->mapped; }
 
 static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t errlen) {
+    if (copy_settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* before the host touches staging */
     if (ctx->staging && ctx->staging->size >= want) return MVK_OK;
     uint64_t size = ctx->staging ? ctx->staging->size : (1u << 20);
     while (size < want) size *= 2;
@@ -93,9 +114,11 @@ static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t err
 }
 
 /* one chunk: staging <-> buffer, recorded, submitted, waited for */
-static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_device, char *err, size_t errlen) {
+static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_device, int wait, char *err,
+                      size_t errlen) {
     mvk_context *ctx = b->ctx;
     VkCommandBuffer cb = ctx->copy_cb;
+    if (copy_settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR;
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
     MVK_CHECK(vk.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
@@ -112,7 +135,17 @@ static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_devi
                        VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     MVK_CHECK(vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
-    return mvk_submit_and_wait(ctx, cb, ctx->copy_fence, err, errlen);
+    if (wait) return mvk_submit_and_wait(ctx, cb, ctx->copy_fence, err, errlen);
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL};
+    pthread_mutex_lock(&ctx->queue_lock);
+    VkResult r = vk.vkQueueSubmit(ctx->queue, 1, &si, ctx->copy_fence);
+    pthread_mutex_unlock(&ctx->queue_lock);
+    if (r != VK_SUCCESS) {
+        mvk_set_error(err, errlen, "vkQueueSubmit failed: %s", mvk_result_name(r));
+        return MVK_ERROR;
+    }
+    ctx->copy_inflight = 1;
+    return MVK_OK;
 fail:
     return MVK_ERROR;
 }
@@ -136,8 +169,9 @@ int mvk_buffer_write(mvk_buffer *b, uint64_t offset, const void *src, uint64_t s
     if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
     for (uint64_t done = 0; done < size;) {
         uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
+        if (copy_settle(b->ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* the last chunk's copy read it */
         memcpy(b->ctx->staging->mapped, (const char *)src + done, n);
-        if (copy_chunk(b, offset + done, n, 1, err, errlen) != MVK_OK) return MVK_ERROR;
+        if (copy_chunk(b, offset + done, n, 1, done + n == size ? 0 : 1, err, errlen) != MVK_OK) return MVK_ERROR;
         done += n;
     }
     return MVK_OK;
@@ -153,7 +187,7 @@ int mvk_buffer_read(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, ch
     if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
     for (uint64_t done = 0; done < size;) {
         uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
-        if (copy_chunk(b, offset + done, n, 0, err, errlen) != MVK_OK) return MVK_ERROR;
+        if (copy_chunk(b, offset + done, n, 0, 1, err, errlen) != MVK_OK) return MVK_ERROR;
         memcpy((char *)dst + done, b->ctx->staging->mapped, n);
         done += n;
     }

@@ -13,34 +13,76 @@ from . import activation_code, cdiv, collapse, contiguous_strides, register
 HUGE = ((16, 16, 1), (8, 8, 16))
 BIG = ((16, 16, 1), (4, 4, 16))
 SMALL = ((8, 8, 1), (4, 4, 16))
+#: A GPU's tilings for layers with few outputs, 256 invocations each (a batch-1 CNN:
+#: ResNet-18's 56x56x64 layer is 196 blocks of 32x32, and SMALL's 64 invocations per
+#: block left an SM 2 warps, idle on memory latency: 0.2 ms for that layer on the H200).
+#: Measured there per layer (plugins/mnn-vulkan/tools/profile_vulkan.py, tilings forced):
+#: 32x64 blocks (2x4 outputs per invocation) were fastest where, with split-K, they
+#: still gave the GPU enough work groups; 16x16 blocks (1 output each) elsewhere.
+WIDE = ((16, 16, 1), (2, 4, 16))
+MID = ((16, 16, 1), (2, 2, 16))
+ONE = ((16, 16, 1), (1, 1, 16))
 #: work groups that keep a discrete GPU busy (an H200 has 132 SMs)
 GPU_WAVE = 264
+#: work groups (after split-K) below which a smaller tile is taken
+GPU_ENOUGH = 180
 
 
-TILES = {"huge": HUGE, "big": BIG, "small": SMALL}
+TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "wide": WIDE, "mid": MID, "one": ONE}
 
 
-def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None):
+def _custom_tiles(text: str):
+    """"TXxTYxTMxTNxBK" (e.g. "16x16x2x2x16"): any tiling, for tuning sweeps."""
+    try:
+        tx, ty, tm, tn, bk = (int(v) for v in str(text).split("x"))
+    except ValueError:
+        raise ValueError(f"vulkan.tiles must be one of {', '.join(TILES)} or TXxTYxTMxTNxBK, got {text!r}") from None
+    if tx * ty > 1024 or min(tx, ty, tm, tn, bk) < 1 or tm * tn > 64 or ty % tn:
+        raise ValueError(f"vulkan.tiles {text!r}: at most 1024 invocations and 64 outputs each, TY a multiple of TN")
+    return (tx, ty, 1), (tm, tn, bk)
+
+
+def is_gpu(device, options: dict | None = None) -> bool:
+    """Whether tiling and split-K follow a GPU's needs. The option "vulkan.gpu_tiling"
+    (True) takes the GPU choices on any device: tests run them on lavapipe."""
+    return bool((options or {}).get("vulkan.gpu_tiling")) or device.type in ("discrete", "integrated")
+
+
+def _blocks(local, spec):
+    return local[1] * spec[0], local[0] * spec[1]
+
+
+def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, k: int = 0):
     """(local size, spec constants, (BM, BN)) for an M x N output, `batch` times:
-    the largest tile that still gives every compute unit work, and 4 x 64 (or
-    1 x 64) blocks when M is tiny (matrix-vector-like). The option
-    "vulkan.tiles" (huge, big, small) forces one, for tests."""
+    the largest tile that still gives every compute unit work. On a GPU with `k`
+    given (conv2d.comp, which can split K), a tile counts the work groups split-K
+    would add. On a CPU device, 4 x 64 (or 1 x 64) blocks when M is tiny. The option
+    "vulkan.tiles" (a name of TILES, or TXxTYxTMxTNxBK) forces one, for tests."""
     forced = (options or {}).get("vulkan.tiles")
     if forced:
-        local, spec = TILES[forced]
-        return local, spec, (local[1] * spec[0], local[0] * spec[1])
-    if m <= 8:
+        local, spec = TILES[forced] if forced in TILES else _custom_tiles(forced)
+        return local, spec, _blocks(local, spec)
+    gpu = is_gpu(device, options)
+    if m <= 8 and not gpu:
         tm = 1 if m == 1 else 4
         return (64, 1, 1), (tm, 1, 16), (tm, 64)
-    gpu = device.type in ("discrete", "integrated")
-    enough = GPU_WAVE if gpu else 8  # a CPU device (lavapipe) has a few cores
-    for local, spec in ((HUGE, BIG) if gpu else (BIG,)):
-        bm, bn = local[1] * spec[0], local[0] * spec[1]
-        fits = bm <= m and bn <= max(n, 64)  # no block mostly past the edge of the output
-        if fits and cdiv(m, bm) * cdiv(n, bn) * batch >= enough:
+    if not gpu:  # a CPU device (lavapipe) has a few cores to fill
+        bm, bn = _blocks(*BIG)
+        if bm <= m and bn <= max(n, 64) and cdiv(m, bm) * cdiv(n, bn) * batch >= 8:
+            return BIG[0], BIG[1], (bm, bn)
+        return SMALL[0], SMALL[1], _blocks(*SMALL)
+    # No HUGE or BIG on a GPU: on the H200 they ran ResNet-18 at batch 16 in 43 and 35 ms
+    # against 8.8 ms with WIDE (many accumulators per invocation, few warps per SM).
+    best = None
+    for local, spec in (WIDE, MID, ONE):
+        bm, bn = _blocks(local, spec)
+        groups = cdiv(m, bm) * cdiv(n, bn) * batch
+        groups *= split_k(device, groups, k, options or {}) if k else 1
+        if groups >= GPU_ENOUGH:
             return local, spec, (bm, bn)
-    local, spec = SMALL
-    return local, spec, (local[1] * spec[0], local[0] * spec[1])
+        if best is None or groups > best[0]:
+            best = (groups, local, spec, (bm, bn))
+    return best[1:]
 
 
 def split_k(device, groups: int, k: int, options: dict) -> int:
@@ -49,8 +91,8 @@ def split_k(device, groups: int, k: int, options: dict) -> int:
     forced = options.get("vulkan.splitk")
     if forced:
         return max(1, min(int(forced), cdiv(k, 16)))
-    if device.type not in ("discrete", "integrated") or groups * 2 >= GPU_WAVE:
-        return 1
+    if not is_gpu(device, options) or groups == 0 or groups * 2 >= GPU_WAVE:
+        return 1  # groups == 0: an empty output (a zero batch) has nothing to split
     return max(1, min(cdiv(GPU_WAVE, groups), k // 256, 16))  # each slice keeps >= 256 of K
 
 
@@ -96,11 +138,31 @@ def _record_matmul(op, rec):
           (k, 1, sa[0], sa[1]), (n, 1, sb[0], sb[1]), (sc[0], sc[1]), None, 1.0, 0.0, act, aa, ab)
 
 
+#: gemv.comp: rows of A it takes (its shared memory holds this many partial sums per invocation)
+GEMV_ROWS = 8
+GEMV_LOCAL = 128
+
+
+def use_gemv(device, m: int, k: int, b_sk: int, options: dict | None = None) -> bool:
+    """A few rows times a B with k contiguous (a classifier's transposed weights), on a GPU:
+    one work group per output column beats any register tile there. "vulkan.gemv" (True
+    or False) forces the choice, for tests."""
+    forced = (options or {}).get("vulkan.gemv")
+    if forced is not None:
+        return bool(forced) and m <= GEMV_ROWS
+    return m <= GEMV_ROWS and b_sk == 1 and k >= 64 and is_gpu(device, options) and not (options or {}).get(
+        "vulkan.tiles")
+
+
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
-    local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, nb1 * nb2, rec.options)
     has_bias = int(bias_st is not None)
     push = pack(m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)),
                 float(alpha), float(beta), aa, ab)
+    if use_gemv(rec.device, m, k, b_st[0], rec.options):
+        gx = min(n, MAX_GROUPS)
+        rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
+        return
+    local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, nb1 * nb2, rec.options)
     rec.dispatch("gemm", bindings, push, (cdiv(n, bn), cdiv(m, bm), nb1 * nb2), local, spec)
 
 

@@ -93,7 +93,12 @@ float mnn_cos(float x) {
 }
 
 float mnn_softplus(float x) {
-    return max(x, 0.0) + log(1.0 + exp(-abs(x)));
+    // log(1 + t), t = exp(-|x|): below 1/64 a series, since 1 + t rounds away most of a
+    // small t and a GPU's log is accurate only in absolute terms near 1 (Mish of x << 0
+    // lost its relative precision on NVIDIA)
+    float t = exp(-abs(x));
+    float l = t < 0.015625 ? t * (1.0 - t * (0.5 - t * (0.33333333333 - t * 0.25))) : log(1.0 + t);
+    return max(x, 0.0) + l;
 }
 
 float mnn_sinh(float x) {

@@ -34,7 +34,9 @@ void main() {
             } else if (p.mode == 2) {
                 s = clamp(s, 0, n - 1);
             } else {
-                s = ((s % n) + n) % n;
+                // unsigned remainders: GLSL leaves % of a negative operand undefined
+                // (NVIDIA's driver returned negative indices here)
+                s = s < 0 ? n - 1 - int(uint(-s - 1) % uint(n)) : int(uint(s) % uint(n));
             }
         }
         src += uint(s) * stride;

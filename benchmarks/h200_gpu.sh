@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# mnn-vulkan and mnn-opencl on the lent NVIDIA H200, in one go: install, both plugin
+# test suites (concurrently), a Vulkan per-dispatch profile, the GPU benchmark and the
+# OpenCL cold/warm program-cache start-up. Logs go to $OUT (default /tmp/mnn-gpu-h200).
+#
+#   bash benchmarks/h200_gpu.sh setup tests profile bench startup    # ~6 min
+#   bash benchmarks/h200_gpu.sh setup onnx                           # the ONNX node suite, fallback off
+#
+# SWEEP="wide 16x16x1x1x16 ..." adds forced tilings to the profile; PROFILE_BATCHES (default 1).
+# The Vulkan loader comes as Debian packages in .gl/ (ignored by git; fetch them on an amd64
+# Debian machine with `apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
+# libgles2`: NVIDIA's ICD needs libglvnd, libvulkan1 alone finds no driver). The SPIR-V is the
+# committed one. Run from the repository root.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+OUT=${OUT:-/tmp/mnn-gpu-h200}
+mkdir -p "$OUT"
+STAGES=" ${*:-setup tests profile bench startup} "
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+TESTS=${TESTS:-vulkan opencl}
+wants() { [[ "$STAGES" == *" $1 "* ]]; }
+say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+
+if wants setup; then
+    for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+    ldconfig
+    t0=$SECONDS
+    $PY -m pip install --no-build-isolation --no-deps ./ plugins/mnn-vulkan plugins/mnn-opencl plugins/mnn-x86 \
+        >"$OUT/pip.log" 2>&1 || { say "pip install FAILED"; tail -n 30 "$OUT/pip.log"; exit 1; }
+    say "installed in $((SECONDS - t0)) s"
+fi
+NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -f "$NVIDIA_ICD" ] && ! (cd /tmp && $PY -c "
+from mnn_vulkan import device; import sys; sys.exit(0 if device.choose(None).type == 'discrete' else 1)") 2>/dev/null; then
+    export VK_DRIVER_FILES=$NVIDIA_ICD VK_ICD_FILENAMES=$NVIDIA_ICD
+fi
+ls -la $NVIDIA_ICD /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1 | head -n 8 >>"$OUT/summary.txt"
+say "vulkan: $(cd /tmp && $PY -c 'from mnn_vulkan import device; print(device.choose(None).name)' 2>&1 | tail -n 1)"
+
+if wants tests; then
+    t0=$SECONDS
+    for s in $TESTS; do
+        (cd /tmp && timeout 480 $PY -m pytest -q -rfs -p no:cacheprovider --tb=short "$ROOT/plugins/mnn-$s/tests" \
+            >"$OUT/pytest_$s.log" 2>&1) &
+    done
+    wait
+    say "tests in $((SECONDS - t0)) s"
+    for s in $TESTS; do
+        say "$s: $(grep -E '(passed|failed)' "$OUT/pytest_$s.log" | tail -n 1)"
+        grep -E "^FAILED|^ERROR" "$OUT/pytest_$s.log" | head -n 20
+    done
+fi
+
+if wants profile; then
+    # the default tiling, then every tiling in $SWEEP (TXxTYxTMxTNxBK or a name) forced
+    for bs in ${PROFILE_BATCHES:-1}; do
+        for m in resnet18 mobilenet_v2; do
+            for t in default ${SWEEP:-}; do
+                opt=""; [ "$t" != default ] && opt="--option vulkan.tiles=$t"
+                (cd /tmp && timeout 120 $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" --model $m --batch $bs \
+                    --top 5 --per-op $opt) 2>&1 | tee -a "$OUT/profile.log"
+            done
+        done
+    done
+fi
+
+if wants bench; then
+    (cd /tmp && timeout 420 $PY "$ROOT/benchmarks/bench_gpu.py" --batch 1 --batch 16 --repeat 20 --warmup 3 \
+        --markdown "$OUT/bench_gpu.md") 2>&1 | tee "$OUT/bench.log"
+fi
+
+if wants startup; then
+    (cd /tmp && timeout 300 $PY "$ROOT/benchmarks/bench_gpu.py" --startup --markdown "$OUT/bench_gpu.md") 2>&1 \
+        | tee "$OUT/startup.log"
+fi
+if wants onnx; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${ONNX_LIMIT:-500} $PY -m mnn_core.conformance --backend vulkan --backend opencl \
+        --jobs ${ONNX_JOBS:-14} --timeout 60 --quiet --output "$OUT/CONFORMANCE_gpu.md" \
+        --json "$OUT/conformance_gpu.json") >"$OUT/onnx.log" 2>&1
+    say "onnx: exit $? in $((SECONDS - t0)) s"
+    sed -n '/| backend | passed/,/^$/p' "$OUT/CONFORMANCE_gpu.md" 2>/dev/null | tee -a "$OUT/summary.txt"
+    tail -n 5 "$OUT/onnx.log"
+fi
+say "done"

@@ -1,0 +1,69 @@
+"""Per-dispatch GPU time of one model on Vulkan (timestamps around every dispatch).
+
+    python plugins/mnn-vulkan/tools/profile_vulkan.py --model resnet18 --batch 1 [--option vulkan.tiles=big]
+
+Prints the wall-clock median of session.run, the summed GPU time, and the
+slowest dispatches with the shader and the op they belong to: where a model's
+time goes, to compare kernels between runs on the same device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "examples"))
+
+
+def main(argv=None):
+    import mnn_vulkan
+    from build_models import MODELS
+
+    import mnn_core as mnn
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="resnet18", choices=sorted(MODELS))
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--top", type=int, default=25)
+    p.add_argument("--precision", default="normal")
+    p.add_argument("--option", action="append", default=[], help="session option KEY=VALUE")
+    p.add_argument("--per-op", action="store_true", help="one line with every dispatch's time, in order")
+    args = p.parse_args(argv)
+    options = {"vulkan.profile": True}
+    for kv in args.option:
+        k, v = kv.split("=", 1)
+        options[k] = int(v) if v.isdigit() else v
+    graph = MODELS[args.model](args.batch)
+    x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, precision=args.precision, options=options)
+    walls = []
+    for _ in range(args.repeat + 3):
+        t0 = time.perf_counter()
+        sess.run({"input": x}, copy=False)
+        walls.append((time.perf_counter() - t0) * 1e3)
+    times = [t for seg in mnn_vulkan.gpu_times().values() for t in seg]
+    gpu = sum(ms for _, ms in times)
+    wall = statistics.median(walls[3:])
+    print(f"{args.model} batch {args.batch} {args.precision} {options}: wall median {wall:.3f} ms,"
+          f" GPU sum {gpu:.3f} ms over {len(times)} dispatches")
+    by_shader = defaultdict(float)
+    for name, ms in times:
+        by_shader[name.split(":")[-1]] += ms
+    print("by shader: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(by_shader.items(), key=lambda kv: -kv[1])))
+    if args.per_op:
+        print("per op: " + " ".join(f"{name.split(':')[0]}={ms * 1e3:.0f}" for name, ms in times if "conv2d" in name
+                                    or "gemm" in name))
+    for name, ms in sorted(times, key=lambda t: -t[1])[:args.top]:
+        print(f"  {ms:8.4f} ms  {name}")
+
+
+if __name__ == "__main__":
+    main()
