@@ -1,0 +1,102 @@
+"""Inference kernels beyond the GEMM path (x86infer): Winograd F(4x4, 3x3) on
+odd sizes, partial tiles, every padding, fused bias and activations, both
+thread plans; each against the reference backend on every ISA this CPU runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ISAS, one_op_graph
+
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+
+def _r(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _run_conv(inputs, attrs, isa, threads, options, constant=(1, 2)):
+    graph, feeds = one_op_graph("Conv", inputs, attrs, constant)
+    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads,
+                   options={"x86.isa": isa, **options})
+    want = run_reference("Conv", list(inputs), attrs)[0]
+    for _ in range(2):  # the second run reuses scratch the first one dirtied
+        got = sess.run(feeds)["out"]
+        assert got.shape == want.shape
+        # Winograd F(4x4) rounds differently from a direct sum: bound the error by the output's scale
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * max(1.0, float(np.abs(want).max())),
+                                   err_msg=f"Conv {attrs} on x86 {isa} {options}")
+    return sess
+
+
+@pytest.fixture
+def conv_kinds(monkeypatch):
+    """The names of the Conv executions prepared while the test runs (x86.Conv.winograd, ...)."""
+    from mnn_x86._common import KERNELS, Kernel
+
+    seen = []
+    base = KERNELS["Conv"]
+
+    def recording(*args, **kwargs):
+        ex = base.prepare(*args, **kwargs)
+        seen.append(ex.name)
+        return ex
+
+    monkeypatch.setitem(KERNELS, "Conv", Kernel(base.spec, recording))
+    return seen
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,c,o,h,w,pads", [
+    (1, 3, 5, 6, 6, [0, 0, 0, 0]),      # one tile, nothing padded
+    (1, 8, 8, 9, 11, [1, 1, 1, 1]),     # partial tiles on both edges
+    (2, 7, 13, 17, 5, [1, 0, 2, 1]),    # asymmetric pads, batch 2
+    (1, 16, 24, 33, 30, [1, 1, 1, 1]),  # several chunks of tiles
+    (1, 70, 9, 14, 14, [1, 1, 1, 1]),   # many channels, few tiles
+    (1, 2, 1, 3, 3, [0, 0, 0, 0]),      # 1x1 output, one output channel
+])
+def test_winograd_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, pads):
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, 3, 3, scale=0.3), _r(rng, o)
+    _run_conv([x, wt, b], {"pads": pads}, isa, threads, {"x86.winograd": "on"})
+    assert conv_kinds == [f"x86.Conv.winograd [{isa}]"]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("act,alpha,beta", [("relu", 0, 0), ("clip", 0.0, 6.0), ("sigmoid", 0, 0),
+                                            ("leaky_relu", 0.1, 0)])
+def test_winograd_fused_activation_no_bias(rng, isa, act, alpha, beta):
+    x, wt = _r(rng, 1, 12, 15, 13), _r(rng, 10, 12, 3, 3, scale=0.3)
+    attrs = {"pads": [1, 1, 1, 1], "activation": act, "act_alpha": alpha, "act_beta": beta}
+    _run_conv([x, wt], attrs, isa, 2, {"x86.winograd": "on"}, constant=(1,))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_winograd_many_chunks_two_threads(rng, isa):
+    """A 56x56 layer: enough chunks of tiles that each thread takes whole chunks."""
+    x, wt, b = _r(rng, 1, 32, 56, 56), _r(rng, 32, 32, 3, 3, scale=0.2), _r(rng, 32)
+    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "activation": "relu"}, isa, 2, {"x86.winograd": "on"})
+
+
+def test_winograd_choice(rng, conv_kinds):
+    x, wt = _r(rng, 1, 16, 20, 20), _r(rng, 16, 16, 3, 3)
+    _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,))
+    _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {"x86.winograd": "off"}, constant=(1,))
+    # strided, dilated, grouped, depthwise and runtime weights never take it, even when asked
+    on = {"x86.winograd": "on"}
+    for attrs in ({"strides": [2, 2]}, {"dilations": [2, 2]}):
+        _run_conv([x, wt], attrs, "scalar", 1, on, constant=(1,))
+    _run_conv([x, wt[:, :8]], {"group": 2}, "scalar", 1, on, constant=(1,))
+    _run_conv([x, wt[:, :1]], {"group": 16}, "scalar", 1, on, constant=(1,))
+    _run_conv([x, wt], {}, "scalar", 1, on, constant=())
+    assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == [
+        "winograd", "gemm", "gemm", "gemm", "gemm", "depthwise", "gemm"]
+
+
+def test_winograd_bad_option(rng):
+    from mnn_core.errors import MnnError
+
+    x, wt = _r(rng, 1, 4, 8, 8), _r(rng, 4, 4, 3, 3)
+    with pytest.raises(MnnError, match="x86.winograd"):
+        _run_conv([x, wt], {}, "scalar", 1, {"x86.winograd": "yes"}, constant=(1,))
