@@ -35,7 +35,8 @@ def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
     if choice not in ("auto", "on", "off"):
         raise BackendError(f"x86: option x86.winograd={choice!r}; use 'auto', 'on' or 'off'")
     o, cg, kh, kw = w_shape
-    eligible = (weight is not None and geo["group"] == 1 and not (cg == 1 and o == 1)  # that one is depthwise and (kh, kw) == (3, 3)
+    depthwise = cg == 1 and o == 1  # one channel in, one out: the depthwise kernel's case
+    eligible = (weight is not None and geo["group"] == 1 and not depthwise and (kh, kw) == (3, 3)
                 and tuple(geo["strides"]) == (1, 1) and tuple(geo["dilations"]) == (1, 1))
     if not eligible or choice == "off":
         return False

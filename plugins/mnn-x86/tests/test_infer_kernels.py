@@ -90,8 +90,10 @@ def test_winograd_choice(rng, conv_kinds):
     _run_conv([x, wt[:, :8]], {"group": 2}, "scalar", 1, on, constant=(1,))
     _run_conv([x, wt[:, :1]], {"group": 16}, "scalar", 1, on, constant=(1,))
     _run_conv([x, wt], {}, "scalar", 1, on, constant=())
+    _run_conv([x, wt[:, :, :1, :1]], {}, "scalar", 1, on, constant=(1,))  # 1x1
+    _run_conv([x, wt[:, :, :2, :]], {}, "scalar", 1, on, constant=(1,))  # 2x3
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == [
-        "winograd", "gemm", "gemm", "gemm", "gemm", "depthwise", "gemm"]
+        "winograd", "gemm", "gemm", "gemm", "gemm", "depthwise", "gemm", "gemm", "gemm"]
 
 
 def test_winograd_bad_option(rng):
@@ -100,3 +102,21 @@ def test_winograd_bad_option(rng):
     x, wt = _r(rng, 1, 4, 8, 8), _r(rng, 4, 4, 3, 3)
     with pytest.raises(MnnError, match="x86.winograd"):
         _run_conv([x, wt], {}, "scalar", 1, {"x86.winograd": "yes"}, constant=(1,))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,c,o,h,w,group,act", [
+    (1, 3, 5, 1, 1, 1, "none"),       # one pixel: one masked column panel
+    (2, 37, 13, 5, 7, 1, "relu"),     # 35 columns: partial last panel, batch 2
+    (1, 150, 70, 9, 9, 1, "clip"),    # K over several slices, M over several row panels
+    (1, 24, 18, 17, 19, 2, "none"),   # two groups
+    (1, 16, 96, 32, 32, 1, "clip"),   # many full panels, blocks split between threads
+    (1, 8, 9, 3, 5, 1, "sigmoid"),    # an activation applied after the stores
+])
+def test_pointwise_conv_direct(rng, isa, threads, n, c, o, h, w, group, act):
+    """1x1 stride-1 convolutions run as a GEMM on the NCHW input itself (no im2col copy)."""
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c // group, 1, 1), _r(rng, o)
+    attrs = {"group": group, "activation": act, "act_alpha": 0.0, "act_beta": 6.0}
+    _run_conv([x, wt, b], attrs, isa, threads, {})
+    _run_conv([x, wt], attrs, isa, threads, {}, constant=(1,))

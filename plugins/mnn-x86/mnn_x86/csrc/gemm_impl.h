@@ -18,6 +18,9 @@
 #ifndef GEMM_KC
 #define GEMM_KC 256
 #endif
+#ifndef GEMM_KC_ROWS /* K slice of an unpacked B (gemm_rows) */
+#define GEMM_KC_ROWS 64
+#endif
 #ifndef GEMM_MC_ROWS
 #define GEMM_MC_ROWS 120
 #endif
@@ -156,16 +159,18 @@ static void FN(act_row)(int act, float a, float b, const float *x, float *y, int
 /* One MR x NR tile (rows x cols valid) over one KC slice. `rows` is a
  * compile-time constant at every call site, so the accumulators stay in
  * registers and the loops unroll. */
-static inline __attribute__((always_inline)) void FN(tile)(const int rows, int64_t kc, const float *a, const float *b,
-                                                           float *c, int64_t ldc, int cols, const x86_epilogue *e,
-                                                           int64_t row0, int64_t col0, int first, int last) {
+static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, const int b_masked, int64_t kc,
+                                                             const float *a, const float *b, int64_t ldb, float *c,
+                                                             int64_t ldc, int cols, const x86_epilogue *e,
+                                                             int64_t row0, int64_t col0, int first, int last) {
     vf acc[MR][GEMM_NV];
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k) {
         vf bv[GEMM_NV];
-        for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(b + k * NR + v * VLEN);
+        for (int v = 0; v < GEMM_NV; ++v) /* b_masked: an unpacked B's last columns, never read past them */
+            bv[v] = b_masked ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN) : vf_load(b + k * ldb + v * VLEN);
         for (int r = 0; r < rows; ++r) {
             const vf av = vf_set1(a[k * MR + r]);
             for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
@@ -220,11 +225,61 @@ static inline __attribute__((always_inline)) void FN(tile)(const int rows, int64
         for (int r = 0; r < rows; ++r) FN(act_row)(e->act, e->act_alpha, e->act_beta, c + r * ldc, c + r * ldc, cols);
 }
 
-static void FN(tile_any)(int rows, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int cols,
-                         const x86_epilogue *e, int64_t row0, int64_t col0, int first, int last) {
+static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
+                         int64_t ldc, int cols, const x86_epilogue *e, int64_t row0, int64_t col0, int first,
+                         int last) {
+    if (b_masked) {
+        switch (rows) {
+#define ROWS_CASE(R) \
+    case R: FN(tile_b)(R, 1, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last); break;
+        ROWS_CASE(1)
+#if MR > 1
+        ROWS_CASE(2)
+#endif
+#if MR > 2
+        ROWS_CASE(3)
+#endif
+#if MR > 3
+        ROWS_CASE(4)
+#endif
+#if MR > 4
+        ROWS_CASE(5)
+#endif
+#if MR > 5
+        ROWS_CASE(6)
+#endif
+#if MR > 6
+        ROWS_CASE(7)
+#endif
+#if MR > 7
+        ROWS_CASE(8)
+#endif
+#if MR > 8
+        ROWS_CASE(9)
+#endif
+#if MR > 9
+        ROWS_CASE(10)
+#endif
+#if MR > 10
+        ROWS_CASE(11)
+#endif
+#if MR > 11
+        ROWS_CASE(12)
+#endif
+#if MR > 12
+        ROWS_CASE(13)
+#endif
+#if MR > 13
+        ROWS_CASE(14)
+#endif
+#undef ROWS_CASE
+        default: break;
+        }
+        return;
+    }
     switch (rows) {
 #define ROWS_CASE(R) \
-    case R: FN(tile)(R, kc, a, b, c, ldc, cols, e, row0, col0, first, last); break;
+    case R: FN(tile_b)(R, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last); break;
     ROWS_CASE(1)
 #if MR > 1
     ROWS_CASE(2)
@@ -270,11 +325,18 @@ static void FN(tile_any)(int rows, int64_t kc, const float *a, const float *b, f
     }
 }
 
-static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
-                     const x86_epilogue *e, int threads) {
+/* B either packed (panel q at bp + q*NR*K, row k of it at + k*NR) or, for
+ * gemm_rows, plain rows of a row-major K x N matrix with row stride ldb
+ * (panel q at b + q*NR, row k at + k*ldb; its last partial panel is read
+ * with masked loads) */
+static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, int unpacked,
+                         int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads) {
+    const int64_t b_panel = unpacked ? NR : NR * K;
     if (M <= 0 || N <= 0) return;
     const int64_t mp = FN(ceil_div)(M, MR), np = FN(ceil_div)(N, NR);
-    const int64_t kc_max = K < GEMM_KC ? (K > 0 ? K : 1) : GEMM_KC;
+    /* unpacked B rows lie a plane apart, which maps them onto few L1 sets: shorter K slices keep them cached */
+    const int64_t kc_blk = unpacked ? GEMM_KC_ROWS : GEMM_KC;
+    const int64_t kc_max = K < kc_blk ? (K > 0 ? K : 1) : kc_blk;
     /* a block: mcp row panels x ncp column panels of C; its KC x NC slice of B stays in L2 */
     int64_t mcp = GEMM_MC_ROWS / MR, ncp = GEMM_L2_B_BYTES / (int64_t)sizeof(float) / (kc_max * NR);
     if (mcp < 1) mcp = 1;
@@ -291,8 +353,8 @@ static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const flo
     PARALLEL_FOR(threads > 1 && blocks > 1, blk, blocks, {
         const int64_t p0 = (blk % mb) * mcp, q0 = (blk / mb) * ncp;
         const int64_t p1 = p0 + mcp < mp ? p0 + mcp : mp, q1 = q0 + ncp < np ? q0 + ncp : np;
-        for (int64_t k0 = 0;; k0 += GEMM_KC) {
-            const int64_t kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
+        for (int64_t k0 = 0;; k0 += kc_blk) {
+            const int64_t kc = K - k0 < kc_blk ? K - k0 : kc_blk;
             const int first = k0 == 0, last = k0 + kc >= K;
             /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
              * walk along a row of C, whose stores then stream */
@@ -300,18 +362,30 @@ static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const flo
                 const float *apk = ap + p * MR * K + k0 * MR;
                 const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
                 for (int64_t q = q0; q < q1; ++q) {
-                    const float *bq = bp + q * NR * K + k0 * NR;
+                    const float *bq = bp + q * b_panel + k0 * ldb;
                     const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
+                    const int b_masked = unpacked && cols < NR;
                     float *cp = c + p * MR * ldc + q * NR;
-                    if (rows == MR)
-                        FN(tile)(MR, kc, apk, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
+                    if (rows == MR && !b_masked)
+                        FN(tile_b)(MR, 0, kc, apk, bq, ldb, cp, ldc, cols, e, p * MR, q * NR, first, last);
                     else
-                        FN(tile_any)(rows, kc, apk, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
+                        FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, ldc, cols, e, p * MR, q * NR, first, last);
                 }
             }
             if (last) break;
         }
     });
+}
+
+static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
+                     const x86_epilogue *e, int threads) {
+    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads);
+}
+
+/* inference (x86infer): B unpacked, row k at b + k*ldb (a 1x1 convolution's NCHW input) */
+static void FN(gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
+                          int64_t ldc, const x86_epilogue *e, int threads) {
+    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads);
 }
 
 #endif

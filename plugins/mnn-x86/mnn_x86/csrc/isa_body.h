@@ -48,4 +48,5 @@ const x86_kernels FN(x86_kernels) = {
     FN(normalize_rows),
     /* -- inference (x86infer) -- */
     FN(winograd),
+    FN(gemm_rows),
 };

@@ -48,6 +48,21 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         return 0;
     }
     const int64_t Kg = g->C * g->kh * g->kw;
+    if (s->weight_input < 0 && g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
+        g->OH == g->H && g->OW == g->W) {
+        /* inference (x86infer): a 1x1 convolution is a GEMM on the NCHW input as it is (no im2col copy) */
+        for (int64_t n = 0; n < s->N; ++n)
+            for (int64_t gi = 0; gi < s->group; ++gi) {
+                x86_epilogue e = s->epi;
+                e.bias = bias ? bias + gi * s->og : NULL;
+                e.bias_rs = 1;
+                e.bias_cs = 0;
+                k->gemm_rows(s->og, out_plane, g->C, s->w + gi * s->w_group_stride,
+                             x + (n * s->group + gi) * g->C * g->H * g->W, out_plane,
+                             y + (n * s->O + gi * s->og) * out_plane, out_plane, &e, s->op.threads);
+            }
+        return 0;
+    }
     if (s->weight_input >= 0) { /* weights computed by the graph: pack them now */
         const float *w = (const float *)ins[s->weight_input].data;
         for (int64_t gi = 0; gi < s->group; ++gi)

@@ -98,6 +98,9 @@ typedef struct x86_kernels {
     void (*winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
                      const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, float *work,
                      int threads);
+    /* the packed GEMM with B unpacked: row k of the K x N matrix at b + k*ldb (1x1 convolutions on NCHW) */
+    void (*gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
+                      int64_t ldc, const x86_epilogue *e, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats) */
