@@ -120,3 +120,16 @@ def test_pointwise_conv_direct(rng, isa, threads, n, c, o, h, w, group, act):
     attrs = {"group": group, "activation": act, "act_alpha": 0.0, "act_beta": 6.0}
     _run_conv([x, wt, b], attrs, isa, threads, {})
     _run_conv([x, wt], attrs, isa, threads, {}, constant=(1,))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("c,o,h,w,k,pads", [
+    (3, 16, 45, 47, 7, [3, 3, 3, 3]),   # a stem: long rows, odd widths, the left taps start inside the padding
+    (5, 7, 20, 37, 3, [1, 0, 1, 2]),    # asymmetric padding
+    (4, 6, 9, 33, 1, [0, 0, 0, 0]),     # 1x1 stride 2: only even columns
+])
+def test_stride2_im2col(rng, isa, threads, c, o, h, w, k, pads):
+    """Stride-2 im2col copies rows with deinterleaving vector loads where they stay inside the row."""
+    x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, k, k, scale=0.3), _r(rng, o)
+    _run_conv([x, wt, b], {"pads": pads, "strides": [2, 2], "activation": "relu"}, isa, threads, {})

@@ -153,7 +153,7 @@ static void FN(depthwise)(const float *x, const float *w, const float *bias, flo
 #endif
             const FN(scratch) sc = FN(scratch_init)(mine, per_thread, g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh,
                                                     g->dw, 0.0f);
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 4) /* inference (x86infer): robust to preemption */
             for (int64_t pi = 0; pi < planes; ++pi) FN(depthwise_plane)(x, w, bias, y, pi, g, e, &sc);
         }
         return;

@@ -123,7 +123,11 @@ static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int
                 if (g->sw == 1) {
                     FN(copy_n)(dst + (a - ow), row + a, b - a);
                 } else {
-                    for (int64_t o = a; o < b; ++o) dst[o - ow] = row[o * g->sw];
+                    int64_t o = a;
+                    if (g->sw == 2) /* inference (x86infer): deinterleaving loads while 2*VLEN reads stay in the row */
+                        for (; o + VLEN <= b && (o + VLEN) * 2 + xoff <= g->W; o += VLEN)
+                            vf_store(dst + (o - ow), vf_load_stride(row + 2 * o, 2));
+                    for (; o < b; ++o) dst[o - ow] = row[o * g->sw];
                 }
                 if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
             }
@@ -334,8 +338,9 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
     const int64_t b_panel = unpacked ? NR : NR * K;
     if (M <= 0 || N <= 0) return;
     const int64_t mp = FN(ceil_div)(M, MR), np = FN(ceil_div)(N, NR);
-    /* unpacked B rows lie a plane apart, which maps them onto few L1 sets: shorter K slices keep them cached */
-    const int64_t kc_blk = unpacked ? GEMM_KC_ROWS : GEMM_KC;
+    /* unpacked B rows a multiple of 256 bytes apart map onto 16 L1 sets or fewer:
+     * shorter K slices keep them cached (other strides spread over the sets) */
+    const int64_t kc_blk = unpacked && (ldb * (int64_t)sizeof(float)) % 256 == 0 ? GEMM_KC_ROWS : GEMM_KC;
     const int64_t kc_max = K < kc_blk ? (K > 0 ? K : 1) : kc_blk;
     /* a block: mcp row panels x ncp column panels of C; its KC x NC slice of B stays in L2 */
     int64_t mcp = GEMM_MC_ROWS / MR, ncp = GEMM_L2_B_BYTES / (int64_t)sizeof(float) / (kc_max * NR);
@@ -350,7 +355,7 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
         else ncp = (ncp + 1) / 2;
     }
     const int64_t mb = FN(ceil_div)(mp, mcp), nb = FN(ceil_div)(np, ncp), blocks = mb * nb;
-    PARALLEL_FOR(threads > 1 && blocks > 1, blk, blocks, {
+    PARALLEL_FOR_DYNAMIC(threads > 1 && blocks > 1, blk, blocks, {
         const int64_t p0 = (blk % mb) * mcp, q0 = (blk / mb) * ncp;
         const int64_t p1 = p0 + mcp < mp ? p0 + mcp : mp, q1 = q0 + ncp < np ? q0 + ncp : np;
         for (int64_t k0 = 0;; k0 += kc_blk) {

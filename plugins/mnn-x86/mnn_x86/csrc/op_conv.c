@@ -75,7 +75,7 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     const int64_t items = s->N * s->group * ((out_plane + s->chunk_cols - 1) / s->chunk_cols);
     const int threads = s->op.threads;
     if (s->per_item) {
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) /* x86infer: robust to preemption */
         for (int64_t t = 0; t < items; ++t) {
 #ifdef _OPENMP
             float *bp = s->work + omp_get_thread_num() * s->chunk_floats;

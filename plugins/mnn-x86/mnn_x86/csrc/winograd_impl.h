@@ -178,7 +178,7 @@ static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64
         return;
     }
     if (per_chunk) {
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int64_t ch = 0; ch < chunks; ++ch) {
 #ifdef _OPENMP
             float *gather = work + omp_get_thread_num() * per;
