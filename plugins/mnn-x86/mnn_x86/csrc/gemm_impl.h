@@ -329,21 +329,63 @@ static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, con
     }
 }
 
+/* one GEMM cut into blocks of mcp row panels x ncp column panels of C */
+typedef struct {
+    int64_t M, N, K, ldb, ldc, b_panel, kc_blk, mp, np, mcp, ncp, mb;
+    const float *ap, *bp;
+    float *c;
+    const x86_epilogue *e;
+    int unpacked;
+} FN(gemm_plan);
+
+static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
+    const FN(gemm_plan) *G = (const FN(gemm_plan) *)ctx;
+    const int64_t M = G->M, N = G->N, K = G->K, ldb = G->ldb, ldc = G->ldc, kc_blk = G->kc_blk;
+    const int64_t p0 = (blk % G->mb) * G->mcp, q0 = (blk / G->mb) * G->ncp;
+    const int64_t p1 = p0 + G->mcp < G->mp ? p0 + G->mcp : G->mp, q1 = q0 + G->ncp < G->np ? q0 + G->ncp : G->np;
+    (void)worker;
+    for (int64_t k0 = 0;; k0 += kc_blk) {
+        const int64_t kc = K - k0 < kc_blk ? K - k0 : kc_blk;
+        const int first = k0 == 0, last = k0 + kc >= K;
+        /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
+         * walk along a row of C, whose stores then stream */
+        for (int64_t p = p0; p < p1; ++p) {
+            const float *apk = G->ap + p * MR * K + k0 * MR;
+            const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
+            for (int64_t q = q0; q < q1; ++q) {
+                const float *bq = G->bp + q * G->b_panel + k0 * ldb;
+                const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
+                const int b_masked = G->unpacked && cols < NR;
+                float *cp = G->c + p * MR * ldc + q * NR;
+                if (rows == MR && !b_masked)
+                    FN(tile_b)(MR, 0, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+                else
+                    FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+            }
+        }
+        if (last) break;
+    }
+}
+
 /* B either packed (panel q at bp + q*NR*K, row k of it at + k*NR) or, for
  * gemm_rows, plain rows of a row-major K x N matrix with row stride ldb
  * (panel q at b + q*NR, row k at + k*ldb; its last partial panel is read
- * with masked loads) */
+ * with masked loads). Blocks go to threads through x86_parallel. */
 static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, int unpacked,
                          int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads) {
-    const int64_t b_panel = unpacked ? NR : NR * K;
     if (M <= 0 || N <= 0) return;
-    const int64_t mp = FN(ceil_div)(M, MR), np = FN(ceil_div)(N, NR);
+    FN(gemm_plan) G;
+    G.M = M, G.N = N, G.K = K, G.ldb = ldb, G.ldc = ldc, G.ap = ap, G.bp = bp, G.c = c, G.e = e;
+    G.unpacked = unpacked;
+    G.b_panel = unpacked ? NR : NR * K;
+    G.mp = FN(ceil_div)(M, MR), G.np = FN(ceil_div)(N, NR);
     /* unpacked B rows a multiple of 256 bytes apart map onto 16 L1 sets or fewer:
      * shorter K slices keep them cached (other strides spread over the sets) */
-    const int64_t kc_blk = unpacked && (ldb * (int64_t)sizeof(float)) % 256 == 0 ? GEMM_KC_ROWS : GEMM_KC;
-    const int64_t kc_max = K < kc_blk ? (K > 0 ? K : 1) : kc_blk;
+    G.kc_blk = unpacked && (ldb * (int64_t)sizeof(float)) % 256 == 0 ? GEMM_KC_ROWS : GEMM_KC;
+    const int64_t kc_max = K < G.kc_blk ? (K > 0 ? K : 1) : G.kc_blk;
     /* a block: mcp row panels x ncp column panels of C; its KC x NC slice of B stays in L2 */
     int64_t mcp = GEMM_MC_ROWS / MR, ncp = GEMM_L2_B_BYTES / (int64_t)sizeof(float) / (kc_max * NR);
+    const int64_t mp = G.mp, np = G.np;
     if (mcp < 1) mcp = 1;
     if (mcp > mp) mcp = mp;
     if (ncp < 1) ncp = 1;
@@ -354,32 +396,13 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
         else if (mcp > 1) mcp = (mcp + 1) / 2;
         else ncp = (ncp + 1) / 2;
     }
-    const int64_t mb = FN(ceil_div)(mp, mcp), nb = FN(ceil_div)(np, ncp), blocks = mb * nb;
-    PARALLEL_FOR_DYNAMIC(threads > 1 && blocks > 1, blk, blocks, {
-        const int64_t p0 = (blk % mb) * mcp, q0 = (blk / mb) * ncp;
-        const int64_t p1 = p0 + mcp < mp ? p0 + mcp : mp, q1 = q0 + ncp < np ? q0 + ncp : np;
-        for (int64_t k0 = 0;; k0 += kc_blk) {
-            const int64_t kc = K - k0 < kc_blk ? K - k0 : kc_blk;
-            const int first = k0 == 0, last = k0 + kc >= K;
-            /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
-             * walk along a row of C, whose stores then stream */
-            for (int64_t p = p0; p < p1; ++p) {
-                const float *apk = ap + p * MR * K + k0 * MR;
-                const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
-                for (int64_t q = q0; q < q1; ++q) {
-                    const float *bq = bp + q * b_panel + k0 * ldb;
-                    const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
-                    const int b_masked = unpacked && cols < NR;
-                    float *cp = c + p * MR * ldc + q * NR;
-                    if (rows == MR && !b_masked)
-                        FN(tile_b)(MR, 0, kc, apk, bq, ldb, cp, ldc, cols, e, p * MR, q * NR, first, last);
-                    else
-                        FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, ldc, cols, e, p * MR, q * NR, first, last);
-                }
-            }
-            if (last) break;
-        }
-    });
+    G.mcp = mcp, G.ncp = ncp, G.mb = FN(ceil_div)(mp, mcp);
+    const int64_t blocks = G.mb * FN(ceil_div)(np, ncp);
+    if (threads > 1 && blocks > 1) {
+        x86_parallel(threads, blocks, FN(gemm_block), &G);
+    } else {
+        for (int64_t blk = 0; blk < blocks; ++blk) FN(gemm_block)(&G, blk, 0);
+    }
 }
 
 static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,

@@ -22,20 +22,6 @@
         }                                                                        \
     } while (0)
 
-/* inference (x86infer): the same with dynamic scheduling, for few coarse items
- * (GEMM blocks, conv chunks): on a shared machine a thread that is preempted
- * mid-region then holds up the others by one item, not by its whole share */
-#define PARALLEL_FOR_DYNAMIC(cond, i, n, ...)                                     \
-    do {                                                                         \
-        const int64_t i##_end = (n);                                             \
-        if (cond) {                                                              \
-            _Pragma("omp parallel for num_threads(threads) schedule(dynamic, 1)") \
-            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
-        } else {                                                                 \
-            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
-        }                                                                        \
-    } while (0)
-
 #include "vmath_impl.h"
 #include "gemm_impl.h"
 #include "depthwise_impl.h"

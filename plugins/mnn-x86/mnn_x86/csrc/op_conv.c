@@ -23,6 +23,18 @@ static void conv_item(const x86_conv_state *s, const float *x, const float *bias
             y + (n * s->O + gi * s->og) * out_plane + n0, out_plane, &e, threads);
 }
 
+/* inference (x86infer): per-item work for x86_parallel, each worker with its own chunk buffer */
+typedef struct {
+    const x86_conv_state *s;
+    const float *x, *bias;
+    float *y;
+} conv_job;
+
+static void conv_task(void *ctx, int64_t t, int worker) {
+    const conv_job *j = (const conv_job *)ctx;
+    conv_item(j->s, j->x, j->bias, j->y, t, j->s->work + worker * j->s->chunk_floats, 1);
+}
+
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_conv_state *s = (x86_conv_state *)state;
     const x86_kernels *k = s->op.k;
@@ -75,15 +87,8 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     const int64_t items = s->N * s->group * ((out_plane + s->chunk_cols - 1) / s->chunk_cols);
     const int threads = s->op.threads;
     if (s->per_item) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) /* x86infer: robust to preemption */
-        for (int64_t t = 0; t < items; ++t) {
-#ifdef _OPENMP
-            float *bp = s->work + omp_get_thread_num() * s->chunk_floats;
-#else
-            float *bp = s->work;
-#endif
-            conv_item(s, x, bias, y, t, bp, 1);
-        }
+        conv_job j = {s, x, bias, y};
+        x86_parallel(threads, items, conv_task, &j);
     } else {
         for (int64_t t = 0; t < items; ++t) conv_item(s, x, bias, y, t, s->work, threads);
     }

@@ -11,13 +11,9 @@
  *   4. Y = A^T M A, plus bias and activation, scattered into the output.
  * That is 36 multiply-adds per 16 outputs and channel pair instead of 144.
  * Many chunks: each thread runs whole chunks. Few: the threads share every
- * chunk, split over channels, xi and output channels in turn. */
+ * chunk, split over channels, xi and output channels in turn (x86_parallel). */
 #ifndef MNN_X86_WINOGRAD_IMPL_H
 #define MNN_X86_WINOGRAD_IMPL_H
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* B^T applied down six values (d0..d5 -> r0..r5) */
 #define WINO_BT(d0, d1, d2, d3, d4, d5, r0, r1, r2, r3, r4, r5)                              \
@@ -146,6 +142,54 @@ static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, 
     }
 }
 
+/* a whole chunk, on worker `worker`'s scratch (x86_parallel) */
+typedef struct {
+    const FN(wino_plan) *P;
+    const float *x, *bias;
+    const x86_epilogue *e;
+    float *y, *work;
+    int64_t per;
+} FN(wino_job);
+
+static void FN(wino_task)(void *ctx, int64_t ch, int worker) {
+    const FN(wino_job) *J = (const FN(wino_job) *)ctx;
+    const FN(wino_plan) *P = J->P;
+    float *gather = J->work + worker * J->per, *v = gather + 36 * P->tcp, *m = v + 36 * P->tcp * P->g->C;
+    const int64_t t0 = ch * P->tc, nt = P->T - t0 < P->tc ? P->T - t0 : P->tc;
+    FN(wino_input)(P, J->x, t0, nt, 0, P->g->C, gather, v);
+    FN(wino_gemm)(P, nt, 0, 36, v, m);
+    FN(wino_output)(P, m, t0, nt, 0, P->O, J->bias, J->e, J->y);
+}
+
+/* one chunk shared by the threads: channels, positions and output channels in turn */
+#define WINO_SPLIT 8 /* channels per item */
+typedef struct {
+    const FN(wino_plan) *P;
+    const float *x, *bias;
+    const x86_epilogue *e;
+    float *y, *work, *v, *m; /* work: a gather per worker */
+    int64_t t0, nt;
+} FN(wino_shared);
+
+static void FN(wino_in_task)(void *ctx, int64_t i, int worker) {
+    const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
+    const int64_t c0 = i * WINO_SPLIT, C = S->P->g->C, c1 = c0 + WINO_SPLIT < C ? c0 + WINO_SPLIT : C;
+    FN(wino_input)(S->P, S->x, S->t0, S->nt, c0, c1, S->work + 36 * S->P->tcp * worker, S->v);
+}
+
+static void FN(wino_gemm_task)(void *ctx, int64_t xi, int worker) {
+    const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
+    (void)worker;
+    FN(wino_gemm)(S->P, S->nt, (int)xi, (int)xi + 1, S->v, S->m);
+}
+
+static void FN(wino_out_task)(void *ctx, int64_t i, int worker) {
+    const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
+    const int64_t o0 = i * WINO_SPLIT, o1 = o0 + WINO_SPLIT < S->P->O ? o0 + WINO_SPLIT : S->P->O;
+    (void)worker;
+    FN(wino_output)(S->P, S->m, S->t0, S->nt, o0, o1, S->bias, S->e, S->y);
+}
+
 /* floats of scratch one chunk needs: the gather, the 36 packed B and the 36 results */
 static inline int64_t FN(wino_chunk_floats)(int64_t C, int64_t O, int64_t tcp) {
     return 36 * tcp + 36 * tcp * C + 36 * O * tcp;
@@ -178,40 +222,19 @@ static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64
         return;
     }
     if (per_chunk) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (int64_t ch = 0; ch < chunks; ++ch) {
-#ifdef _OPENMP
-            float *gather = work + omp_get_thread_num() * per;
-#else
-            float *gather = work;
-#endif
-            float *v = gather + 36 * P.tcp, *m = v + 36 * P.tcp * g->C;
-            const int64_t t0 = ch * tc, nt = P.T - t0 < tc ? P.T - t0 : tc;
-            FN(wino_input)(&P, x, t0, nt, 0, g->C, gather, v);
-            FN(wino_gemm)(&P, nt, 0, 36, v, m);
-            FN(wino_output)(&P, m, t0, nt, 0, O, bias, e, y);
-        }
+        FN(wino_job) J = {&P, x, bias, e, y, work, per};
+        x86_parallel(threads, chunks, FN(wino_task), &J);
         return;
     }
-    float *v = work + 36 * P.tcp * threads, *m = v + 36 * P.tcp * g->C;
-#pragma omp parallel num_threads(threads)
-    {
-#ifdef _OPENMP
-        const int me = omp_get_thread_num(), nth = omp_get_num_threads();
-#else
-        const int me = 0, nth = 1;
-#endif
-        float *gather = work + 36 * P.tcp * me;
-        for (int64_t ch = 0; ch < chunks; ++ch) {
-            const int64_t t0 = ch * tc, nt = P.T - t0 < tc ? P.T - t0 : tc;
-            /* contiguous shares, so each thread's slices of V and M stay its own */
-            FN(wino_input)(&P, x, t0, nt, g->C * me / nth, g->C * (me + 1) / nth, gather, v);
-#pragma omp barrier
-            FN(wino_gemm)(&P, nt, (int)(36 * me / nth), (int)(36 * (me + 1) / nth), v, m);
-#pragma omp barrier
-            FN(wino_output)(&P, m, t0, nt, O * me / nth, O * (me + 1) / nth, bias, e, y);
-#pragma omp barrier
-        }
+    /* few chunks: all threads share each one, phase by phase */
+    FN(wino_shared) S = {&P, x, bias, e, y, work, work + 36 * P.tcp * threads, NULL, 0, 0};
+    S.m = S.v + 36 * P.tcp * g->C;
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+        S.t0 = ch * tc;
+        S.nt = P.T - S.t0 < tc ? P.T - S.t0 : tc;
+        x86_parallel(threads, (g->C + WINO_SPLIT - 1) / WINO_SPLIT, FN(wino_in_task), &S);
+        x86_parallel(threads, 36, FN(wino_gemm_task), &S);
+        x86_parallel(threads, (O + WINO_SPLIT - 1) / WINO_SPLIT, FN(wino_out_task), &S);
     }
 }
 

@@ -120,6 +120,12 @@ int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw);
 void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
                    int32_t *per_chunk, int64_t *work_floats);
 
+/* inference (x86infer), op_threadpool.c: run fn(ctx, i, worker) for i in [0, n) on up to `threads`
+ * threads (the caller is worker 0; worker ids stay below threads, for per-thread scratch). Items are
+ * claimed one at a time, so a thread the OS does not schedule never holds the others up. */
+typedef void (*x86_task_fn)(void *ctx, int64_t item, int worker);
+void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx);
+
 /* dispatch.c */
 int x86_isa_compiled(const char *isa);  /* built into this binary */
 int x86_cpu_supports(const char *isa);  /* and runnable on this CPU */
