@@ -133,3 +133,12 @@ def test_stride2_im2col(rng, isa, threads, c, o, h, w, k, pads):
     """Stride-2 im2col copies rows with deinterleaving vector loads where they stay inside the row."""
     x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, k, k, scale=0.3), _r(rng, o)
     _run_conv([x, wt, b], {"pads": pads, "strides": [2, 2], "activation": "relu"}, isa, threads, {})
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_shared_chunk_threads(rng, isa):
+    """Big weights and few output columns: both threads share one im2col chunk and its GEMM
+    (items claimed from the pool), and a 3x3 stride-1 layer of one Winograd chunk."""
+    x, wt, b = _r(rng, 1, 96, 15, 13), _r(rng, 70, 96, 3, 3, scale=0.1), _r(rng, 70)
+    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "strides": [2, 2]}, isa, 2, {})
+    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "activation": "relu"}, isa, 2, {"x86.winograd": "on"})

@@ -94,10 +94,12 @@ static void FN(pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_
  * straight into NR-column panels: row kk = (c, i, j) of B holds
  * x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] for output position n = oh*OW + ow
  * (zero outside the input). */
-static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int threads) {
+/* inference (x86infer): rows [kk0, kk1) of the im2col panels */
+static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int64_t kk0,
+                            int64_t kk1) {
     const int64_t khw = g->kh * g->kw, K = g->C * khw, n1 = n0 + ncols;
     const int64_t panels = FN(ceil_div)(ncols, NR), tail = panels * NR - ncols;
-    PARALLEL_FOR(threads > 1 && K * ncols > 32768, kk, K, {
+    for (int64_t kk = kk0; kk < kk1; ++kk) {
         const int64_t c = kk / khw, i = (kk / g->kw) % g->kh, j = kk % g->kw;
         const float *plane = x + c * g->H * g->W;
         const int64_t xoff = j * g->dw - g->pl; /* ix = ow*sw + xoff */
@@ -124,7 +126,7 @@ static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int
                     FN(copy_n)(dst + (a - ow), row + a, b - a);
                 } else {
                     int64_t o = a;
-                    if (g->sw == 2) /* inference (x86infer): deinterleaving loads while 2*VLEN reads stay in the row */
+                    if (g->sw == 2) /* deinterleaving loads while 2*VLEN reads stay in the row */
                         for (; o + VLEN <= b && (o + VLEN) * 2 + xoff <= g->W; o += VLEN)
                             vf_store(dst + (o - ow), vf_load_stride(row + 2 * o, 2));
                     for (; o < b; ++o) dst[o - ow] = row[o * g->sw];
@@ -134,7 +136,36 @@ static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int
             n += len;
         }
         if (tail) FN(zero_n)(bp + (panels - 1) * NR * K + kk * NR + (NR - tail), tail);
-    });
+    }
+}
+
+#define IM2COL_ROWS 16 /* rows per x86_parallel item */
+typedef struct {
+    const float *x;
+    const x86_conv_geom *g;
+    int64_t n0, ncols, K;
+    float *bp;
+} FN(im2col_job);
+
+static void FN(im2col_task)(void *ctx, int64_t item, int worker) {
+    const FN(im2col_job) *J = (const FN(im2col_job) *)ctx;
+    const int64_t kk0 = item * IM2COL_ROWS, kk1 = kk0 + IM2COL_ROWS < J->K ? kk0 + IM2COL_ROWS : J->K;
+    (void)worker;
+    FN(im2col_rows)(J->x, J->g, J->n0, J->ncols, J->bp, kk0, kk1);
+}
+
+/* im2col of one convolution group, output columns [n0, n0 + ncols), written
+ * straight into NR-column panels: row kk = (c, i, j) of B holds
+ * x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] for output position n = oh*OW + ow
+ * (zero outside the input). */
+static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int threads) {
+    const int64_t K = g->C * g->kh * g->kw;
+    if (threads > 1 && K * ncols > 32768) {
+        FN(im2col_job) J = {x, g, n0, ncols, K, bp};
+        x86_parallel(threads, FN(ceil_div)(K, IM2COL_ROWS), FN(im2col_task), &J);
+    } else {
+        FN(im2col_rows)(x, g, n0, ncols, bp, 0, K);
+    }
 }
 
 /* activation over a row of stored results, one loop per activation */
@@ -390,8 +421,9 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
     if (mcp > mp) mcp = mp;
     if (ncp < 1) ncp = 1;
     if (ncp > np) ncp = np;
-    /* enough blocks for every thread: split the longer side first */
-    while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < 2 * threads && (mcp > 1 || ncp > 1)) {
+    /* enough blocks for every thread (4 each: claimed one at a time, they even out
+     * preemption and uneven blocks): split the longer side first */
+    while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < 4 * threads && (mcp > 1 || ncp > 1)) {
         if (ncp * NR >= mcp * MR && ncp > 1) ncp = (ncp + 1) / 2;
         else if (mcp > 1) mcp = (mcp + 1) / 2;
         else ncp = (ncp + 1) / 2;
