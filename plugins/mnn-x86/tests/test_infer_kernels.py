@@ -142,3 +142,29 @@ def test_shared_chunk_threads(rng, isa):
     x, wt, b = _r(rng, 1, 96, 15, 13), _r(rng, 70, 96, 3, 3, scale=0.1), _r(rng, 70)
     _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "strides": [2, 2]}, isa, 2, {})
     _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "activation": "relu"}, isa, 2, {"x86.winograd": "on"})
+
+
+def test_pool_shared_by_concurrent_sessions(rng):
+    """Two sessions running at once on two Python threads (the core releases the GIL): one gets
+    the pool, the other runs its items on its own thread; both stay correct."""
+    import threading
+
+    x, wt, b = _r(rng, 1, 32, 30, 30), _r(rng, 48, 32, 3, 3, scale=0.2), _r(rng, 48)
+    graph, feeds = one_op_graph("Conv", [x, wt, b], {"pads": [1, 1, 1, 1]}, (1, 2))
+    want = run_reference("Conv", [x, wt, b], {"pads": [1, 1, 1, 1]})[0]
+    sessions = [Session(graph, backend="x86", fallback=False, optimize=False, threads=2) for _ in range(2)]
+    errors = []
+
+    def work(sess):
+        try:
+            for _ in range(20):
+                np.testing.assert_allclose(sess.run(feeds)["out"], want, rtol=1e-4, atol=1e-3)
+        except Exception as exc:  # reported below, in the test's own thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
