@@ -48,6 +48,8 @@ cdef extern from "x86.h" nogil:
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
+    void x86_wino_plan(const x86_kernels* k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads,
+                       int64_t* tc, int32_t* per_chunk, int64_t* work_floats)
     int x86_isa_compiled(const char* isa)
     int x86_cpu_supports(const char* isa)
     const x86_kernels* x86_kernels_for(const char* isa)
@@ -72,6 +74,7 @@ cdef extern from "ops.h" nogil:
         float* work
         int64_t chunk_cols, chunk_floats
         int32_t per_item
+        int32_t winograd
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -274,8 +277,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     """Conv. p: N, O, group, depthwise, act, act_alpha, act_beta and the geometry
     of one group (C = channels per group, ...). weight/bias: constant arrays or
     None when they arrive at run (weight_input/bias_input then name the input)."""
-    cdef Execution ex = _execution(f"x86.Conv.{'depthwise' if p['depthwise'] else 'gemm'}",
-                                   sizeof(x86_conv_state), x86_conv_run, isa, threads)
+    kind = ("depthwise" if p["depthwise"] else
+            "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else "gemm")
+    cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads)
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
@@ -292,6 +296,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         ex.keep.append(b)
         s.bias = <const float*>b.ptr
     Kg = s.g.C * s.g.kh * s.g.kw
+    if p.get("winograd") and weight is not None and s.group == 1:
+        _winograd_weights(ex, s, weight, threads)
+        return ex
     if s.depthwise:
         if weight is not None:
             w = _copy_array(weight, np.float32)  # [C][1][kh][kw] is already [C][kh*kw]
@@ -313,6 +320,39 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     ex.keep.append(work)
     s.work = <float*>work.ptr
     return ex
+
+
+# -- inference (x86infer) ----------------------------------------------------------------
+
+#: G of Winograd F(4x4, 3x3): U = G w G^T turns a 3x3 filter into its 6x6 transform
+#: (float literals: with cdivision, Cython folds 1 / 4 as C integer division)
+_WINO_G = np.array([[1.0 / 4, 0.0, 0.0], [-1.0 / 6, -1.0 / 6, -1.0 / 6], [-1.0 / 6, 1.0 / 6, -1.0 / 6],
+                    [1.0 / 24, 1.0 / 12, 1.0 / 6], [1.0 / 24, -1.0 / 12, 1.0 / 6], [0.0, 0.0, 1.0]],
+                   dtype=np.float64)
+
+
+cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
+    """Winograd F(4x4, 3x3) state: the 36 transformed weight matrices (O x C, in float64
+    then rounded) packed as GEMM A operands, the chunk plan and its scratch."""
+    cdef const x86_kernels* k = s.op.k
+    cdef int64_t xi, O = s.O, C = s.g.C, work_floats
+    w = np.asarray(weight, dtype=np.float64)
+    u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
+                             dtype=np.float32)
+    s.winograd = 1
+    s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
+    cdef Buffer buf = _floats(36 * s.w_group_stride)
+    ex.keep.append(buf)
+    s.w = <float*>buf.ptr
+    cdef const float* src = <const float*><size_t>u.ctypes.data
+    if u.size:
+        for xi in range(36):
+            k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
+    x86_wino_plan(k, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &work_floats)
+    s.chunk_floats = work_floats
+    buf = _floats(work_floats)
+    ex.keep.append(buf)
+    s.work = <float*>buf.ptr
 
 
 cdef void _pack_a_groups(const x86_kernels* k, wc, int64_t group, int64_t og, int64_t Kg, float* dst,

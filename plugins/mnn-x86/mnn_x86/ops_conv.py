@@ -1,13 +1,17 @@
-"""Conv on x86: depthwise kernel, or im2col into packed panels + packed GEMM.
+"""Conv on x86: depthwise kernel, Winograd F(4x4, 3x3), or im2col into packed panels + packed GEMM.
 
 Every geometry the schema allows runs here: groups, strides, dilations, pads,
 auto_pad, bias and every fused activation (applied in the GEMM epilogue).
 Constant weights are packed once at prepare into the ISA's MR-row panels;
-weights computed by the graph are packed at each run.
+weights computed by the graph are packed at each run. Stride-1 3x3
+convolutions with constant weights run as Winograd F(4x4, 3x3) (weights
+transformed once at prepare) where that pays; the session option
+``x86.winograd`` ("auto", "on", "off") overrides the choice.
 """
 
 from __future__ import annotations
 
+from mnn_core.errors import BackendError
 from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
@@ -18,6 +22,27 @@ def _supports(node, ins):
     if len(ins[0].shape) != 4 or len(ins[1].shape) != 4:
         return "only 2-D convolution (NCHW input, OIHW weight)"
     return True
+
+
+#: Winograd F(4x4, 3x3) below these sizes loses to the direct GEMM: too few 4x4
+#: tiles to amortize the transforms, or too few channels to fill the tiles
+WINO_MIN_CHANNELS = 8
+WINO_MIN_OUT = 8  # output height and width
+
+
+def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
+    choice = str((options or {}).get("x86.winograd", "auto")).lower()
+    if choice not in ("auto", "on", "off"):
+        raise BackendError(f"x86: option x86.winograd={choice!r}; use 'auto', 'on' or 'off'")
+    o, cg, kh, kw = w_shape
+    depthwise = cg == 1 and o == 1  # one channel in, one out: the depthwise kernel's case
+    eligible = (weight is not None and geo["group"] == 1 and not depthwise and (kh, kw) == (3, 3)
+                and tuple(geo["strides"]) == (1, 1) and tuple(geo["dilations"]) == (1, 1))
+    if not eligible or choice == "off":
+        return False
+    if choice == "on":
+        return True
+    return min(cg, o) >= WINO_MIN_CHANNELS and min(geo["out"][2], geo["out"][3]) >= WINO_MIN_OUT
 
 
 @kernel("Conv", supports=_supports, efficiency=0.6)
@@ -36,4 +61,5 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     weight = constants.get(node.inputs[1])
     bias = constants.get(node.inputs[2]) if has_bias else None
+    p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, getattr(ctx, "options", None))
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

@@ -140,22 +140,43 @@ static void FN(depthwise_plane)(const float *x, const float *w, const float *bia
     }
 }
 
+/* inference (x86infer): planes in items of DW_PLANES for x86_parallel; each
+ * worker sets up its scratch (padding fill, tap offsets) on its first item */
+#define DW_PLANES 4
+#define DW_MAX_WORKERS 64
+typedef struct {
+    const float *x, *w, *bias;
+    float *y, *work;
+    int64_t planes, per_thread;
+    const x86_conv_geom *g;
+    const x86_epilogue *e;
+    FN(scratch) sc[DW_MAX_WORKERS];
+    int ready[DW_MAX_WORKERS];
+} FN(dw_job);
+
+static void FN(dw_task)(void *ctx, int64_t item, int worker) {
+    FN(dw_job) *J = (FN(dw_job) *)ctx;
+    const x86_conv_geom *g = J->g;
+    if (!J->ready[worker]) {
+        J->sc[worker] = FN(scratch_init)(J->work + worker * J->per_thread, J->per_thread, g->OH, g->OW, g->kh, g->kw,
+                                         g->sh, g->sw, g->dh, g->dw, 0.0f);
+        J->ready[worker] = 1;
+    }
+    const int64_t p1 = (item + 1) * DW_PLANES < J->planes ? (item + 1) * DW_PLANES : J->planes;
+    for (int64_t pi = item * DW_PLANES; pi < p1; ++pi) FN(depthwise_plane)(J->x, J->w, J->bias, J->y, pi, g, J->e,
+                                                                          &J->sc[worker]);
+}
+
 static void FN(depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
                           const x86_conv_geom *g, const x86_epilogue *e, float *work, int threads) {
     const int64_t per_thread = x86_depthwise_work_floats(g);
     if (threads > 1 && planes > 1) {
-#pragma omp parallel num_threads(threads)
-        {
-#ifdef _OPENMP
-            float *mine = work + omp_get_thread_num() * per_thread;
-#else
-            float *mine = work;
-#endif
-            const FN(scratch) sc = FN(scratch_init)(mine, per_thread, g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh,
-                                                    g->dw, 0.0f);
-#pragma omp for schedule(static)
-            for (int64_t pi = 0; pi < planes; ++pi) FN(depthwise_plane)(x, w, bias, y, pi, g, e, &sc);
-        }
+        FN(dw_job) J;
+        J.x = x, J.w = w, J.bias = bias, J.y = y, J.work = work, J.planes = planes, J.per_thread = per_thread;
+        J.g = g, J.e = e;
+        memset(J.ready, 0, sizeof J.ready);
+        x86_parallel(threads < DW_MAX_WORKERS ? threads : DW_MAX_WORKERS, (planes + DW_PLANES - 1) / DW_PLANES,
+                     FN(dw_task), &J);
         return;
     }
     const FN(scratch) sc = FN(scratch_init)(work, per_thread, g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw,

@@ -91,3 +91,24 @@ void x86_conv_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t images,
     *chunk_cols = cols;
     *per_item = threads > 1 && (items >= 2 * threads || (items >= threads && og <= 64));
 }
+
+/* -- inference (x86infer) -- */
+
+/* Winograd chunks: the 36 transformed inputs and results of a chunk (36 x
+ * (C + O) x tiles floats) sized to about L2, at least one register-tile
+ * column panel wide. Threads take whole chunks when there are two per thread;
+ * else they share each chunk (split over channels, positions, outputs). */
+#define WINO_CHUNK_BYTES (512 * 1024)
+
+void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
+                   int32_t *per_chunk, int64_t *work_floats) {
+    const int64_t nr = k->nr, T = ((OH + 3) / 4) * ((OW + 3) / 4), t_round = (T + nr - 1) / nr * nr;
+    int64_t t = WINO_CHUNK_BYTES / (36 * (C + O) * (int64_t)sizeof(float)) / nr * nr;
+    if (t < nr) t = nr;
+    if (t > t_round) t = t_round;
+    const int64_t chunks = (T + t - 1) / t;
+    const int64_t per = 36 * t + 36 * t * C + 36 * O * t; /* gather, V, M: wino_chunk_floats */
+    *tc = t;
+    *per_chunk = threads > 1 && chunks >= 2 * threads;
+    *work_floats = (threads > 1 ? threads : 1) * per;
+}

@@ -18,6 +18,9 @@
 #ifndef GEMM_KC
 #define GEMM_KC 256
 #endif
+#ifndef GEMM_KC_ROWS /* K slice of an unpacked B (gemm_rows) */
+#define GEMM_KC_ROWS 64
+#endif
 #ifndef GEMM_MC_ROWS
 #define GEMM_MC_ROWS 120
 #endif
@@ -91,10 +94,12 @@ static void FN(pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_
  * straight into NR-column panels: row kk = (c, i, j) of B holds
  * x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] for output position n = oh*OW + ow
  * (zero outside the input). */
-static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int threads) {
+/* inference (x86infer): rows [kk0, kk1) of the im2col panels */
+static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int64_t kk0,
+                            int64_t kk1) {
     const int64_t khw = g->kh * g->kw, K = g->C * khw, n1 = n0 + ncols;
     const int64_t panels = FN(ceil_div)(ncols, NR), tail = panels * NR - ncols;
-    PARALLEL_FOR(threads > 1 && K * ncols > 32768, kk, K, {
+    for (int64_t kk = kk0; kk < kk1; ++kk) {
         const int64_t c = kk / khw, i = (kk / g->kw) % g->kh, j = kk % g->kw;
         const float *plane = x + c * g->H * g->W;
         const int64_t xoff = j * g->dw - g->pl; /* ix = ow*sw + xoff */
@@ -120,14 +125,47 @@ static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int
                 if (g->sw == 1) {
                     FN(copy_n)(dst + (a - ow), row + a, b - a);
                 } else {
-                    for (int64_t o = a; o < b; ++o) dst[o - ow] = row[o * g->sw];
+                    int64_t o = a;
+                    if (g->sw == 2) /* deinterleaving loads while 2*VLEN reads stay in the row */
+                        for (; o + VLEN <= b && (o + VLEN) * 2 + xoff <= g->W; o += VLEN)
+                            vf_store(dst + (o - ow), vf_load_stride(row + 2 * o, 2));
+                    for (; o < b; ++o) dst[o - ow] = row[o * g->sw];
                 }
                 if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
             }
             n += len;
         }
         if (tail) FN(zero_n)(bp + (panels - 1) * NR * K + kk * NR + (NR - tail), tail);
-    });
+    }
+}
+
+#define IM2COL_ROWS 16 /* rows per x86_parallel item */
+typedef struct {
+    const float *x;
+    const x86_conv_geom *g;
+    int64_t n0, ncols, K;
+    float *bp;
+} FN(im2col_job);
+
+static void FN(im2col_task)(void *ctx, int64_t item, int worker) {
+    const FN(im2col_job) *J = (const FN(im2col_job) *)ctx;
+    const int64_t kk0 = item * IM2COL_ROWS, kk1 = kk0 + IM2COL_ROWS < J->K ? kk0 + IM2COL_ROWS : J->K;
+    (void)worker;
+    FN(im2col_rows)(J->x, J->g, J->n0, J->ncols, J->bp, kk0, kk1);
+}
+
+/* im2col of one convolution group, output columns [n0, n0 + ncols), written
+ * straight into NR-column panels: row kk = (c, i, j) of B holds
+ * x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] for output position n = oh*OW + ow
+ * (zero outside the input). */
+static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int64_t ncols, float *bp, int threads) {
+    const int64_t K = g->C * g->kh * g->kw;
+    if (threads > 1 && K * ncols > 32768) {
+        FN(im2col_job) J = {x, g, n0, ncols, K, bp};
+        x86_parallel(threads, FN(ceil_div)(K, IM2COL_ROWS), FN(im2col_task), &J);
+    } else {
+        FN(im2col_rows)(x, g, n0, ncols, bp, 0, K);
+    }
 }
 
 /* activation over a row of stored results, one loop per activation */
@@ -156,16 +194,18 @@ static void FN(act_row)(int act, float a, float b, const float *x, float *y, int
 /* One MR x NR tile (rows x cols valid) over one KC slice. `rows` is a
  * compile-time constant at every call site, so the accumulators stay in
  * registers and the loops unroll. */
-static inline __attribute__((always_inline)) void FN(tile)(const int rows, int64_t kc, const float *a, const float *b,
-                                                           float *c, int64_t ldc, int cols, const x86_epilogue *e,
-                                                           int64_t row0, int64_t col0, int first, int last) {
+static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, const int b_masked, int64_t kc,
+                                                             const float *a, const float *b, int64_t ldb, float *c,
+                                                             int64_t ldc, int cols, const x86_epilogue *e,
+                                                             int64_t row0, int64_t col0, int first, int last) {
     vf acc[MR][GEMM_NV];
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k) {
         vf bv[GEMM_NV];
-        for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(b + k * NR + v * VLEN);
+        for (int v = 0; v < GEMM_NV; ++v) /* b_masked: an unpacked B's last columns, never read past them */
+            bv[v] = b_masked ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN) : vf_load(b + k * ldb + v * VLEN);
         for (int r = 0; r < rows; ++r) {
             const vf av = vf_set1(a[k * MR + r]);
             for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
@@ -220,11 +260,61 @@ static inline __attribute__((always_inline)) void FN(tile)(const int rows, int64
         for (int r = 0; r < rows; ++r) FN(act_row)(e->act, e->act_alpha, e->act_beta, c + r * ldc, c + r * ldc, cols);
 }
 
-static void FN(tile_any)(int rows, int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int cols,
-                         const x86_epilogue *e, int64_t row0, int64_t col0, int first, int last) {
+static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
+                         int64_t ldc, int cols, const x86_epilogue *e, int64_t row0, int64_t col0, int first,
+                         int last) {
+    if (b_masked) {
+        switch (rows) {
+#define ROWS_CASE(R) \
+    case R: FN(tile_b)(R, 1, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last); break;
+        ROWS_CASE(1)
+#if MR > 1
+        ROWS_CASE(2)
+#endif
+#if MR > 2
+        ROWS_CASE(3)
+#endif
+#if MR > 3
+        ROWS_CASE(4)
+#endif
+#if MR > 4
+        ROWS_CASE(5)
+#endif
+#if MR > 5
+        ROWS_CASE(6)
+#endif
+#if MR > 6
+        ROWS_CASE(7)
+#endif
+#if MR > 7
+        ROWS_CASE(8)
+#endif
+#if MR > 8
+        ROWS_CASE(9)
+#endif
+#if MR > 9
+        ROWS_CASE(10)
+#endif
+#if MR > 10
+        ROWS_CASE(11)
+#endif
+#if MR > 11
+        ROWS_CASE(12)
+#endif
+#if MR > 12
+        ROWS_CASE(13)
+#endif
+#if MR > 13
+        ROWS_CASE(14)
+#endif
+#undef ROWS_CASE
+        default: break;
+        }
+        return;
+    }
     switch (rows) {
 #define ROWS_CASE(R) \
-    case R: FN(tile)(R, kc, a, b, c, ldc, cols, e, row0, col0, first, last); break;
+    case R: FN(tile_b)(R, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last); break;
     ROWS_CASE(1)
 #if MR > 1
     ROWS_CASE(2)
@@ -270,48 +360,92 @@ static void FN(tile_any)(int rows, int64_t kc, const float *a, const float *b, f
     }
 }
 
-static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
-                     const x86_epilogue *e, int threads) {
+/* one GEMM cut into blocks of mcp row panels x ncp column panels of C */
+typedef struct {
+    int64_t M, N, K, ldb, ldc, b_panel, kc_blk, mp, np, mcp, ncp, mb;
+    const float *ap, *bp;
+    float *c;
+    const x86_epilogue *e;
+    int unpacked;
+} FN(gemm_plan);
+
+static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
+    const FN(gemm_plan) *G = (const FN(gemm_plan) *)ctx;
+    const int64_t M = G->M, N = G->N, K = G->K, ldb = G->ldb, ldc = G->ldc, kc_blk = G->kc_blk;
+    const int64_t p0 = (blk % G->mb) * G->mcp, q0 = (blk / G->mb) * G->ncp;
+    const int64_t p1 = p0 + G->mcp < G->mp ? p0 + G->mcp : G->mp, q1 = q0 + G->ncp < G->np ? q0 + G->ncp : G->np;
+    (void)worker;
+    for (int64_t k0 = 0;; k0 += kc_blk) {
+        const int64_t kc = K - k0 < kc_blk ? K - k0 : kc_blk;
+        const int first = k0 == 0, last = k0 + kc >= K;
+        /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
+         * walk along a row of C, whose stores then stream */
+        for (int64_t p = p0; p < p1; ++p) {
+            const float *apk = G->ap + p * MR * K + k0 * MR;
+            const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
+            for (int64_t q = q0; q < q1; ++q) {
+                const float *bq = G->bp + q * G->b_panel + k0 * ldb;
+                const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
+                const int b_masked = G->unpacked && cols < NR;
+                float *cp = G->c + p * MR * ldc + q * NR;
+                if (rows == MR && !b_masked)
+                    FN(tile_b)(MR, 0, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+                else
+                    FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+            }
+        }
+        if (last) break;
+    }
+}
+
+/* B either packed (panel q at bp + q*NR*K, row k of it at + k*NR) or, for
+ * gemm_rows, plain rows of a row-major K x N matrix with row stride ldb
+ * (panel q at b + q*NR, row k at + k*ldb; its last partial panel is read
+ * with masked loads). Blocks go to threads through x86_parallel. */
+static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, int unpacked,
+                         int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads) {
     if (M <= 0 || N <= 0) return;
-    const int64_t mp = FN(ceil_div)(M, MR), np = FN(ceil_div)(N, NR);
-    const int64_t kc_max = K < GEMM_KC ? (K > 0 ? K : 1) : GEMM_KC;
+    FN(gemm_plan) G;
+    G.M = M, G.N = N, G.K = K, G.ldb = ldb, G.ldc = ldc, G.ap = ap, G.bp = bp, G.c = c, G.e = e;
+    G.unpacked = unpacked;
+    G.b_panel = unpacked ? NR : NR * K;
+    G.mp = FN(ceil_div)(M, MR), G.np = FN(ceil_div)(N, NR);
+    /* unpacked B rows a multiple of 256 bytes apart map onto 16 L1 sets or fewer:
+     * shorter K slices keep them cached (other strides spread over the sets) */
+    G.kc_blk = unpacked && (ldb * (int64_t)sizeof(float)) % 256 == 0 ? GEMM_KC_ROWS : GEMM_KC;
+    const int64_t kc_max = K < G.kc_blk ? (K > 0 ? K : 1) : G.kc_blk;
     /* a block: mcp row panels x ncp column panels of C; its KC x NC slice of B stays in L2 */
     int64_t mcp = GEMM_MC_ROWS / MR, ncp = GEMM_L2_B_BYTES / (int64_t)sizeof(float) / (kc_max * NR);
+    const int64_t mp = G.mp, np = G.np;
     if (mcp < 1) mcp = 1;
     if (mcp > mp) mcp = mp;
     if (ncp < 1) ncp = 1;
     if (ncp > np) ncp = np;
-    /* enough blocks for every thread: split the longer side first */
-    while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < 2 * threads && (mcp > 1 || ncp > 1)) {
+    /* enough blocks for every thread (4 each: claimed one at a time, they even out
+     * preemption and uneven blocks): split the longer side first */
+    while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < 4 * threads && (mcp > 1 || ncp > 1)) {
         if (ncp * NR >= mcp * MR && ncp > 1) ncp = (ncp + 1) / 2;
         else if (mcp > 1) mcp = (mcp + 1) / 2;
         else ncp = (ncp + 1) / 2;
     }
-    const int64_t mb = FN(ceil_div)(mp, mcp), nb = FN(ceil_div)(np, ncp), blocks = mb * nb;
-    PARALLEL_FOR(threads > 1 && blocks > 1, blk, blocks, {
-        const int64_t p0 = (blk % mb) * mcp, q0 = (blk / mb) * ncp;
-        const int64_t p1 = p0 + mcp < mp ? p0 + mcp : mp, q1 = q0 + ncp < np ? q0 + ncp : np;
-        for (int64_t k0 = 0;; k0 += GEMM_KC) {
-            const int64_t kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;
-            const int first = k0 == 0, last = k0 + kc >= K;
-            /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
-             * walk along a row of C, whose stores then stream */
-            for (int64_t p = p0; p < p1; ++p) {
-                const float *apk = ap + p * MR * K + k0 * MR;
-                const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
-                for (int64_t q = q0; q < q1; ++q) {
-                    const float *bq = bp + q * NR * K + k0 * NR;
-                    const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
-                    float *cp = c + p * MR * ldc + q * NR;
-                    if (rows == MR)
-                        FN(tile)(MR, kc, apk, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
-                    else
-                        FN(tile_any)(rows, kc, apk, bq, cp, ldc, cols, e, p * MR, q * NR, first, last);
-                }
-            }
-            if (last) break;
-        }
-    });
+    G.mcp = mcp, G.ncp = ncp, G.mb = FN(ceil_div)(mp, mcp);
+    const int64_t blocks = G.mb * FN(ceil_div)(np, ncp);
+    if (threads > 1 && blocks > 1) {
+        x86_parallel(threads, blocks, FN(gemm_block), &G);
+    } else {
+        for (int64_t blk = 0; blk < blocks; ++blk) FN(gemm_block)(&G, blk, 0);
+    }
+}
+
+static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
+                     const x86_epilogue *e, int threads) {
+    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads);
+}
+
+/* inference (x86infer): B unpacked, row k at b + k*ldb (a 1x1 convolution's NCHW input) */
+static void FN(gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
+                          int64_t ldc, const x86_epilogue *e, int threads) {
+    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads);
 }
 
 #endif

@@ -27,6 +27,7 @@
 #include "depthwise_impl.h"
 #include "eltwise_impl.h"
 #include "pool_impl.h"
+#include "winograd_impl.h" /* inference (x86infer) */
 
 const x86_kernels FN(x86_kernels) = {
     STR(ISA),
@@ -45,4 +46,7 @@ const x86_kernels FN(x86_kernels) = {
     FN(reduce_rows),
     FN(softmax),
     FN(normalize_rows),
+    /* -- inference (x86infer) -- */
+    FN(winograd),
+    FN(gemm_rows),
 };

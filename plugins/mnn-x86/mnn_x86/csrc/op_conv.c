@@ -23,6 +23,18 @@ static void conv_item(const x86_conv_state *s, const float *x, const float *bias
             y + (n * s->O + gi * s->og) * out_plane + n0, out_plane, &e, threads);
 }
 
+/* inference (x86infer): per-item work for x86_parallel, each worker with its own chunk buffer */
+typedef struct {
+    const x86_conv_state *s;
+    const float *x, *bias;
+    float *y;
+} conv_job;
+
+static void conv_task(void *ctx, int64_t t, int worker) {
+    const conv_job *j = (const conv_job *)ctx;
+    conv_item(j->s, j->x, j->bias, j->y, t, j->s->work + worker * j->s->chunk_floats, 1);
+}
+
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_conv_state *s = (x86_conv_state *)state;
     const x86_kernels *k = s->op.k;
@@ -41,7 +53,28 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         k->depthwise(x, w, bias, y, s->N * g->C, g, &s->epi, s->work, s->op.threads);
         return 0;
     }
+    if (s->winograd) { /* inference (x86infer): weights transformed and packed at prepare */
+        for (int64_t n = 0; n < s->N; ++n)
+            k->winograd(x + n * g->C * g->H * g->W, s->w, s->w_group_stride, s->O, bias, y + n * s->O * out_plane, g,
+                        &s->epi, s->chunk_cols, s->per_item, s->work, s->op.threads);
+        return 0;
+    }
     const int64_t Kg = g->C * g->kh * g->kw;
+    if (s->weight_input < 0 && g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
+        g->OH == g->H && g->OW == g->W) {
+        /* inference (x86infer): a 1x1 convolution is a GEMM on the NCHW input as it is (no im2col copy) */
+        for (int64_t n = 0; n < s->N; ++n)
+            for (int64_t gi = 0; gi < s->group; ++gi) {
+                x86_epilogue e = s->epi;
+                e.bias = bias ? bias + gi * s->og : NULL;
+                e.bias_rs = 1;
+                e.bias_cs = 0;
+                k->gemm_rows(s->og, out_plane, g->C, s->w + gi * s->w_group_stride,
+                             x + (n * s->group + gi) * g->C * g->H * g->W, out_plane,
+                             y + (n * s->O + gi * s->og) * out_plane, out_plane, &e, s->op.threads);
+            }
+        return 0;
+    }
     if (s->weight_input >= 0) { /* weights computed by the graph: pack them now */
         const float *w = (const float *)ins[s->weight_input].data;
         for (int64_t gi = 0; gi < s->group; ++gi)
@@ -54,15 +87,8 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     const int64_t items = s->N * s->group * ((out_plane + s->chunk_cols - 1) / s->chunk_cols);
     const int threads = s->op.threads;
     if (s->per_item) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int64_t t = 0; t < items; ++t) {
-#ifdef _OPENMP
-            float *bp = s->work + omp_get_thread_num() * s->chunk_floats;
-#else
-            float *bp = s->work;
-#endif
-            conv_item(s, x, bias, y, t, bp, 1);
-        }
+        conv_job j = {s, x, bias, y};
+        x86_parallel(threads, items, conv_task, &j);
     } else {
         for (int64_t t = 0; t < items; ++t) conv_item(s, x, bias, y, t, s->work, threads);
     }

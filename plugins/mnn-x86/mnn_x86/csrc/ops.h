@@ -34,6 +34,9 @@ typedef struct x86_conv_state {
     float *work;          /* gemm: a packed im2col chunk per thread; depthwise: a padded plane per thread */
     int64_t chunk_cols, chunk_floats; /* gemm: output columns per chunk, floats per thread's chunk */
     int32_t per_item;                 /* gemm: one thread per work item (see x86_conv_plan) */
+    /* -- inference (x86infer) -- */
+    int32_t winograd; /* 1: F(4x4, 3x3); w holds 36 packed operands w_group_stride apart, chunk_cols is
+                       * the tiles per chunk, per_item whether threads take whole chunks */
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 

@@ -1,0 +1,140 @@
+/* inference (x86infer): a small claim-based thread pool for the coarse
+ * parallel loops (GEMM blocks, convolution chunks, depthwise planes).
+ *
+ * Why not an OpenMP region: a region ends with a barrier that waits for
+ * every thread of the team, so on a machine shared with other processes a
+ * team thread that is not scheduled holds the caller up for a whole time
+ * slice, once per layer. Here items are claimed one by one from a counter;
+ * the caller claims too, and waits only for items a worker has actually
+ * claimed. A worker that never wakes costs nothing: the caller does its share.
+ *
+ * One job at a time: a caller that finds the pool busy (another session on
+ * another Python thread) runs its items itself. Workers spin briefly for the
+ * next job, then sleep on a condition variable. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "x86.h"
+
+#define POOL_MAX 64
+#define POOL_SPIN 20000 /* polls before a worker sleeps (tens of microseconds) */
+
+typedef struct {
+    x86_task_fn fn;
+    void *ctx;
+    int64_t n;
+    int want; /* workers with id < want may join (the caller is id 0) */
+    _Atomic int64_t next, done;
+} pool_job;
+
+static struct {
+    pthread_mutex_t mu, busy;
+    pthread_cond_t cv;
+    int started;                 /* worker threads created (ids 1..started) */
+    _Atomic(pool_job *) job;     /* the job on offer, or NULL */
+    _Atomic uint64_t gen;        /* bumped at each new job */
+    _Atomic int inside;          /* workers between entering and leaving a job */
+    _Atomic int sleepers;
+} P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, 0};
+
+static inline void pause_cpu(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void run_items(pool_job *j, int worker) {
+    for (;;) {
+        const int64_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n) return;
+        j->fn(j->ctx, i, worker);
+        atomic_fetch_add(&j->done, 1);
+    }
+}
+
+static void *worker_main(void *arg) {
+    const int id = (int)(intptr_t)arg;
+    uint64_t seen = atomic_load(&P.gen);
+    for (;;) {
+        int spins = 0;
+        while (atomic_load(&P.gen) == seen) {
+            if (++spins < POOL_SPIN) {
+                pause_cpu();
+                continue;
+            }
+            pthread_mutex_lock(&P.mu);
+            atomic_fetch_add(&P.sleepers, 1);
+            while (atomic_load(&P.gen) == seen) pthread_cond_wait(&P.cv, &P.mu);
+            atomic_fetch_sub(&P.sleepers, 1);
+            pthread_mutex_unlock(&P.mu);
+        }
+        seen = atomic_load(&P.gen);
+        /* enter, then check the job is still on offer: the caller withdraws it
+         * before waiting for `inside` to drain, so it never outlives a reader */
+        atomic_fetch_add(&P.inside, 1);
+        pool_job *j = atomic_load(&P.job);
+        if (j && id < j->want) run_items(j, id);
+        atomic_fetch_sub(&P.inside, 1);
+    }
+    return NULL;
+}
+
+static void reset_after_fork(void) { /* the child has no workers */
+    pthread_mutex_init(&P.mu, NULL);
+    pthread_mutex_init(&P.busy, NULL);
+    pthread_cond_init(&P.cv, NULL);
+    P.started = 0;
+    atomic_store(&P.job, NULL);
+    atomic_store(&P.inside, 0);
+    atomic_store(&P.sleepers, 0);
+}
+
+static void grow(int workers) {
+    static int atfork_set = 0;
+    if (!atfork_set) {
+        pthread_atfork(NULL, NULL, reset_after_fork);
+        atfork_set = 1;
+    }
+    while (P.started < workers && P.started < POOL_MAX - 1) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        const int ok = pthread_create(&t, &attr, worker_main, (void *)(intptr_t)(P.started + 1)) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok) break;
+        P.started++;
+    }
+}
+
+void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
+    if (n <= 0) return;
+    if (threads > POOL_MAX) threads = POOL_MAX;
+    if (threads <= 1 || n == 1 || pthread_mutex_trylock(&P.busy) != 0) {
+        for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
+        return;
+    }
+    grow(threads - 1);
+    pool_job j;
+    j.fn = fn;
+    j.ctx = ctx;
+    j.n = n;
+    j.want = threads < P.started + 1 ? threads : P.started + 1;
+    atomic_store(&j.next, 0);
+    atomic_store(&j.done, 0);
+    atomic_store(&P.job, &j);
+    atomic_fetch_add(&P.gen, 1);
+    if (atomic_load(&P.sleepers) > 0) {
+        pthread_mutex_lock(&P.mu);
+        pthread_cond_broadcast(&P.cv);
+        pthread_mutex_unlock(&P.mu);
+    }
+    run_items(&j, 0);
+    atomic_store(&P.job, NULL); /* withdrawn: late workers see NULL */
+    for (int spins = 0; atomic_load(&j.done) < n || atomic_load(&P.inside) > 0;) /* claimed items finish */
+        if (++spins < 2000) pause_cpu();
+        else sched_yield();
+    pthread_mutex_unlock(&P.busy);
+}

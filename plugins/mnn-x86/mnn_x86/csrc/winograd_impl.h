@@ -1,0 +1,241 @@
+/* Winograd F(4x4, 3x3) convolution (stride 1, dilation 1, one group), NCHW.
+ * Generic over `vf`; included by each isa_*.c after gemm_impl.h.
+ *
+ * The output is cut into 4x4 tiles; each reads a 6x6 input patch. Per chunk
+ * of tiles (a multiple of NR):
+ *   1. gather: the 6x6 patches of one channel, tile index innermost
+ *      (zero outside the input), so the transform is vectorized over tiles;
+ *   2. V = B^T d B for every channel, written straight into the 36 packed
+ *      GEMM B operands (one per position xi of the 6x6 transform domain);
+ *   3. 36 packed GEMMs M[xi] = U[xi] (O x C, transformed at prepare) @ V[xi];
+ *   4. Y = A^T M A, plus bias and activation, scattered into the output.
+ * That is 36 multiply-adds per 16 outputs and channel pair instead of 144.
+ * Many chunks: each thread runs whole chunks. Few: the threads share every
+ * chunk, split over channels, xi and output channels in turn (x86_parallel). */
+#ifndef MNN_X86_WINOGRAD_IMPL_H
+#define MNN_X86_WINOGRAD_IMPL_H
+
+/* B^T applied down six values (d0..d5 -> r0..r5) */
+#define WINO_BT(d0, d1, d2, d3, d4, d5, r0, r1, r2, r3, r4, r5)                              \
+    do {                                                                                  \
+        const vf t_a = vf_fnma(vf_set1(4.0f), d2, d4); /* d4 - 4 d2 */                   \
+        const vf t_b = vf_fnma(vf_set1(4.0f), d1, d3); /* d3 - 4 d1 */                   \
+        const vf t_c = vf_sub(d4, d2), t_d = vf_mul(vf_set1(2.0f), vf_sub(d3, d1));        \
+        r0 = vf_fnma(vf_set1(5.0f), d2, vf_fma(vf_set1(4.0f), d0, d4));                   \
+        r1 = vf_add(t_a, t_b);                                                            \
+        r2 = vf_sub(t_a, t_b);                                                            \
+        r3 = vf_add(t_c, t_d);                                                            \
+        r4 = vf_sub(t_c, t_d);                                                            \
+        r5 = vf_fnma(vf_set1(5.0f), d3, vf_fma(vf_set1(4.0f), d1, d5));                   \
+    } while (0)
+
+/* A^T applied down six values (m0..m5 -> o0..o3) */
+#define WINO_AT(m0, m1, m2, m3, m4, m5, o0, o1, o2, o3)                                      \
+    do {                                                                                  \
+        const vf s12 = vf_add(m1, m2), d12 = vf_sub(m1, m2);                              \
+        const vf s34 = vf_add(m3, m4), d34 = vf_sub(m3, m4);                              \
+        o0 = vf_add(vf_add(m0, s12), s34);                                                \
+        o1 = vf_fma(vf_set1(2.0f), d34, d12);                                             \
+        o2 = vf_fma(vf_set1(4.0f), s34, s12);                                             \
+        o3 = vf_add(vf_fma(vf_set1(8.0f), d34, d12), m5);                                 \
+    } while (0)
+
+typedef struct {
+    const x86_conv_geom *g;
+    int64_t O, TW, T, tc, tcp; /* tiles per row, tiles, tiles per chunk, rounded up to NR */
+    const float *u;            /* 36 packed A operands, u_stride floats apart */
+    int64_t u_stride;
+} FN(wino_plan);
+
+/* step 1 + 2 for channels [c0, c1) of the chunk starting at tile t0 (nt tiles) */
+static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, int64_t nt, int64_t c0, int64_t c1,
+                           float *gather, float *v) {
+    const x86_conv_geom *g = P->g;
+    const int64_t tcp = P->tcp, C = g->C, v_stride = tcp * C;
+    for (int64_t c = c0; c < c1; ++c) {
+        const float *plane = x + c * g->H * g->W;
+        for (int64_t l = 0; l < nt; ++l) {
+            const int64_t t = t0 + l, iy0 = (t / P->TW) * 4 - g->pt, ix0 = (t % P->TW) * 4 - g->pl;
+            float *dst = gather + l;
+            if (iy0 >= 0 && iy0 + 6 <= g->H && ix0 >= 0 && ix0 + 6 <= g->W) {
+                const float *src = plane + iy0 * g->W + ix0;
+                for (int i = 0; i < 6; ++i)
+                    for (int j = 0; j < 6; ++j) dst[(i * 6 + j) * tcp] = src[i * g->W + j];
+            } else {
+                for (int i = 0; i < 6; ++i) {
+                    const int64_t iy = iy0 + i;
+                    for (int j = 0; j < 6; ++j) {
+                        const int64_t ix = ix0 + j;
+                        dst[(i * 6 + j) * tcp] =
+                            iy >= 0 && iy < g->H && ix >= 0 && ix < g->W ? plane[iy * g->W + ix] : 0.0f;
+                    }
+                }
+            }
+        }
+        for (int64_t l = 0; l < nt; l += VLEN) {
+            vf t[36];
+            for (int j = 0; j < 6; ++j) { /* columns: B^T d */
+                const float *s = gather + j * tcp + l;
+                WINO_BT(vf_load(s), vf_load(s + 6 * tcp), vf_load(s + 12 * tcp), vf_load(s + 18 * tcp),
+                        vf_load(s + 24 * tcp), vf_load(s + 30 * tcp), t[j], t[6 + j], t[12 + j], t[18 + j],
+                        t[24 + j], t[30 + j]);
+            }
+            /* rows: (B^T d) B, each result into its packed B panel: column l of row c */
+            float *dst = v + (l / NR) * NR * C + c * NR + l % NR;
+            for (int i = 0; i < 6; ++i) {
+                vf r0, r1, r2, r3, r4, r5;
+                WINO_BT(t[i * 6], t[i * 6 + 1], t[i * 6 + 2], t[i * 6 + 3], t[i * 6 + 4], t[i * 6 + 5], r0, r1, r2, r3,
+                        r4, r5);
+                vf_store(dst + (i * 6 + 0) * v_stride, r0);
+                vf_store(dst + (i * 6 + 1) * v_stride, r1);
+                vf_store(dst + (i * 6 + 2) * v_stride, r2);
+                vf_store(dst + (i * 6 + 3) * v_stride, r3);
+                vf_store(dst + (i * 6 + 4) * v_stride, r4);
+                vf_store(dst + (i * 6 + 5) * v_stride, r5);
+            }
+        }
+    }
+}
+
+/* step 3 for positions [x0, x1) */
+static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, const float *v, float *m) {
+    x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
+    const int64_t C = P->g->C;
+    for (int xi = x0; xi < x1; ++xi)
+        FN(gemm)(P->O, nt, C, P->u + xi * P->u_stride, v + xi * P->tcp * C, m + xi * P->O * P->tcp, P->tcp,
+                 &plain, 1);
+}
+
+/* step 4 for output channels [o0, o1) */
+static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, int64_t nt, int64_t o0, int64_t o1,
+                            const float *bias, const x86_epilogue *e, float *y) {
+    const x86_conv_geom *g = P->g;
+    const int64_t tcp = P->tcp, m_stride = P->O * tcp, out_plane = g->OH * g->OW;
+    float out[16 * VLEN];
+    for (int64_t o = o0; o < o1; ++o) {
+        const vf b0 = vf_set1(bias ? bias[o] : 0.0f);
+        float *yo = y + o * out_plane;
+        for (int64_t l = 0; l < nt; l += VLEN) {
+            const float *s = m + o * tcp + l;
+            vf t[24];
+            for (int j = 0; j < 6; ++j) /* columns: A^T M */
+                WINO_AT(vf_load(s + j * m_stride), vf_load(s + (6 + j) * m_stride), vf_load(s + (12 + j) * m_stride),
+                        vf_load(s + (18 + j) * m_stride), vf_load(s + (24 + j) * m_stride),
+                        vf_load(s + (30 + j) * m_stride), t[j], t[6 + j], t[12 + j], t[18 + j]);
+            for (int i = 0; i < 4; ++i) { /* rows: (A^T M) A, then bias and activation */
+                vf r[4];
+                WINO_AT(t[i * 6], t[i * 6 + 1], t[i * 6 + 2], t[i * 6 + 3], t[i * 6 + 4], t[i * 6 + 5], r[0], r[1],
+                        r[2], r[3]);
+                for (int j = 0; j < 4; ++j)
+                    vf_store(out + (i * 4 + j) * VLEN, vf_activate(vf_add(r[j], b0), e->act, e->act_alpha,
+                                                                   e->act_beta));
+            }
+            const int64_t lanes = nt - l < VLEN ? nt - l : VLEN;
+            for (int64_t q = 0; q < lanes; ++q) { /* scatter the 4x4 tile of each lane */
+                const int64_t t = t0 + l + q, oy0 = (t / P->TW) * 4, ox0 = (t % P->TW) * 4;
+                const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
+                float *dst = yo + oy0 * g->OW + ox0;
+                for (int64_t i = 0; i < rows; ++i)
+                    for (int64_t j = 0; j < cols; ++j) dst[i * g->OW + j] = out[(i * 4 + j) * VLEN + q];
+            }
+        }
+    }
+}
+
+/* a whole chunk, on worker `worker`'s scratch (x86_parallel) */
+typedef struct {
+    const FN(wino_plan) *P;
+    const float *x, *bias;
+    const x86_epilogue *e;
+    float *y, *work;
+    int64_t per;
+} FN(wino_job);
+
+static void FN(wino_task)(void *ctx, int64_t ch, int worker) {
+    const FN(wino_job) *J = (const FN(wino_job) *)ctx;
+    const FN(wino_plan) *P = J->P;
+    float *gather = J->work + worker * J->per, *v = gather + 36 * P->tcp, *m = v + 36 * P->tcp * P->g->C;
+    const int64_t t0 = ch * P->tc, nt = P->T - t0 < P->tc ? P->T - t0 : P->tc;
+    FN(wino_input)(P, J->x, t0, nt, 0, P->g->C, gather, v);
+    FN(wino_gemm)(P, nt, 0, 36, v, m);
+    FN(wino_output)(P, m, t0, nt, 0, P->O, J->bias, J->e, J->y);
+}
+
+/* one chunk shared by the threads: channels, positions and output channels in turn */
+#define WINO_SPLIT 8 /* channels per item */
+typedef struct {
+    const FN(wino_plan) *P;
+    const float *x, *bias;
+    const x86_epilogue *e;
+    float *y, *work, *v, *m; /* work: a gather per worker */
+    int64_t t0, nt;
+} FN(wino_shared);
+
+static void FN(wino_in_task)(void *ctx, int64_t i, int worker) {
+    const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
+    const int64_t c0 = i * WINO_SPLIT, C = S->P->g->C, c1 = c0 + WINO_SPLIT < C ? c0 + WINO_SPLIT : C;
+    FN(wino_input)(S->P, S->x, S->t0, S->nt, c0, c1, S->work + 36 * S->P->tcp * worker, S->v);
+}
+
+static void FN(wino_gemm_task)(void *ctx, int64_t xi, int worker) {
+    const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
+    (void)worker;
+    FN(wino_gemm)(S->P, S->nt, (int)xi, (int)xi + 1, S->v, S->m);
+}
+
+static void FN(wino_out_task)(void *ctx, int64_t i, int worker) {
+    const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
+    const int64_t o0 = i * WINO_SPLIT, o1 = o0 + WINO_SPLIT < S->P->O ? o0 + WINO_SPLIT : S->P->O;
+    (void)worker;
+    FN(wino_output)(S->P, S->m, S->t0, S->nt, o0, o1, S->bias, S->e, S->y);
+}
+
+/* floats of scratch one chunk needs: the gather, the 36 packed B and the 36 results */
+static inline int64_t FN(wino_chunk_floats)(int64_t C, int64_t O, int64_t tcp) {
+    return 36 * tcp + 36 * tcp * C + 36 * O * tcp;
+}
+
+/* One image. u: 36 packed A operands (u_stride floats apart); tc: tiles per
+ * chunk (a multiple of NR); work: `threads` chunk scratches when per_chunk,
+ * else one shared chunk scratch plus a gather per thread. */
+static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
+                         const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, float *work,
+                         int threads) {
+    FN(wino_plan) P;
+    P.g = g;
+    P.O = O;
+    P.TW = (g->OW + 3) / 4;
+    P.T = P.TW * ((g->OH + 3) / 4);
+    P.tc = tc;
+    P.tcp = (tc + NR - 1) / NR * NR;
+    P.u = u;
+    P.u_stride = u_stride;
+    const int64_t chunks = (P.T + tc - 1) / tc, per = FN(wino_chunk_floats)(g->C, O, P.tcp);
+    if (threads <= 1 || (per_chunk && chunks < 2)) {
+        float *gather = work, *v = gather + 36 * P.tcp, *m = v + 36 * P.tcp * g->C;
+        for (int64_t ch = 0; ch < chunks; ++ch) {
+            const int64_t t0 = ch * tc, nt = P.T - t0 < tc ? P.T - t0 : tc;
+            FN(wino_input)(&P, x, t0, nt, 0, g->C, gather, v);
+            FN(wino_gemm)(&P, nt, 0, 36, v, m);
+            FN(wino_output)(&P, m, t0, nt, 0, O, bias, e, y);
+        }
+        return;
+    }
+    if (per_chunk) {
+        FN(wino_job) J = {&P, x, bias, e, y, work, per};
+        x86_parallel(threads, chunks, FN(wino_task), &J);
+        return;
+    }
+    /* few chunks: all threads share each one, phase by phase */
+    FN(wino_shared) S = {&P, x, bias, e, y, work, work + 36 * P.tcp * threads, NULL, 0, 0};
+    S.m = S.v + 36 * P.tcp * g->C;
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+        S.t0 = ch * tc;
+        S.nt = P.T - S.t0 < tc ? P.T - S.t0 : tc;
+        x86_parallel(threads, (g->C + WINO_SPLIT - 1) / WINO_SPLIT, FN(wino_in_task), &S);
+        x86_parallel(threads, 36, FN(wino_gemm_task), &S);
+        x86_parallel(threads, (O + WINO_SPLIT - 1) / WINO_SPLIT, FN(wino_out_task), &S);
+    }
+}
+
+#endif

@@ -1,0 +1,170 @@
+"""Inference kernels beyond the GEMM path (x86infer): Winograd F(4x4, 3x3) on
+odd sizes, partial tiles, every padding, fused bias and activations, both
+thread plans; each against the reference backend on every ISA this CPU runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ISAS, one_op_graph
+
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+
+def _r(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _run_conv(inputs, attrs, isa, threads, options, constant=(1, 2)):
+    graph, feeds = one_op_graph("Conv", inputs, attrs, constant)
+    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads,
+                   options={"x86.isa": isa, **options})
+    want = run_reference("Conv", list(inputs), attrs)[0]
+    for _ in range(2):  # the second run reuses scratch the first one dirtied
+        got = sess.run(feeds)["out"]
+        assert got.shape == want.shape
+        # Winograd F(4x4) rounds differently from a direct sum: bound the error by the output's scale
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * max(1.0, float(np.abs(want).max())),
+                                   err_msg=f"Conv {attrs} on x86 {isa} {options}")
+    return sess
+
+
+@pytest.fixture
+def conv_kinds(monkeypatch):
+    """The names of the Conv executions prepared while the test runs (x86.Conv.winograd, ...)."""
+    from mnn_x86._common import KERNELS, Kernel
+
+    seen = []
+    base = KERNELS["Conv"]
+
+    def recording(*args, **kwargs):
+        ex = base.prepare(*args, **kwargs)
+        seen.append(ex.name)
+        return ex
+
+    monkeypatch.setitem(KERNELS, "Conv", Kernel(base.spec, recording))
+    return seen
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,c,o,h,w,pads", [
+    (1, 3, 5, 6, 6, [0, 0, 0, 0]),      # one tile, nothing padded
+    (1, 8, 8, 9, 11, [1, 1, 1, 1]),     # partial tiles on both edges
+    (2, 7, 13, 17, 5, [1, 0, 2, 1]),    # asymmetric pads, batch 2
+    (1, 16, 24, 33, 30, [1, 1, 1, 1]),  # several chunks of tiles
+    (1, 70, 9, 14, 14, [1, 1, 1, 1]),   # many channels, few tiles
+    (1, 2, 1, 3, 3, [0, 0, 0, 0]),      # 1x1 output, one output channel
+])
+def test_winograd_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, pads):
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, 3, 3, scale=0.3), _r(rng, o)
+    _run_conv([x, wt, b], {"pads": pads}, isa, threads, {"x86.winograd": "on"})
+    assert conv_kinds == [f"x86.Conv.winograd [{isa}]"]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("act,alpha,beta", [("relu", 0, 0), ("clip", 0.0, 6.0), ("sigmoid", 0, 0),
+                                            ("leaky_relu", 0.1, 0)])
+def test_winograd_fused_activation_no_bias(rng, isa, act, alpha, beta):
+    x, wt = _r(rng, 1, 12, 15, 13), _r(rng, 10, 12, 3, 3, scale=0.3)
+    attrs = {"pads": [1, 1, 1, 1], "activation": act, "act_alpha": alpha, "act_beta": beta}
+    _run_conv([x, wt], attrs, isa, 2, {"x86.winograd": "on"}, constant=(1,))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_winograd_many_chunks_two_threads(rng, isa):
+    """A 56x56 layer: enough chunks of tiles that each thread takes whole chunks."""
+    x, wt, b = _r(rng, 1, 32, 56, 56), _r(rng, 32, 32, 3, 3, scale=0.2), _r(rng, 32)
+    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "activation": "relu"}, isa, 2, {"x86.winograd": "on"})
+
+
+def test_winograd_choice(rng, conv_kinds):
+    x, wt = _r(rng, 1, 16, 20, 20), _r(rng, 16, 16, 3, 3)
+    _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,))
+    _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {"x86.winograd": "off"}, constant=(1,))
+    # strided, dilated, grouped, depthwise and runtime weights never take it, even when asked
+    on = {"x86.winograd": "on"}
+    for attrs in ({"strides": [2, 2]}, {"dilations": [2, 2]}):
+        _run_conv([x, wt], attrs, "scalar", 1, on, constant=(1,))
+    _run_conv([x, wt[:, :8]], {"group": 2}, "scalar", 1, on, constant=(1,))
+    _run_conv([x, wt[:, :1]], {"group": 16}, "scalar", 1, on, constant=(1,))
+    _run_conv([x, wt], {}, "scalar", 1, on, constant=())
+    _run_conv([x, wt[:, :, :1, :1]], {}, "scalar", 1, on, constant=(1,))  # 1x1
+    _run_conv([x, wt[:, :, :2, :]], {}, "scalar", 1, on, constant=(1,))  # 2x3
+    assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == [
+        "winograd", "gemm", "gemm", "gemm", "gemm", "depthwise", "gemm", "gemm", "gemm"]
+
+
+def test_winograd_bad_option(rng):
+    from mnn_core.errors import MnnError
+
+    x, wt = _r(rng, 1, 4, 8, 8), _r(rng, 4, 4, 3, 3)
+    with pytest.raises(MnnError, match="x86.winograd"):
+        _run_conv([x, wt], {}, "scalar", 1, {"x86.winograd": "yes"}, constant=(1,))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,c,o,h,w,group,act", [
+    (1, 3, 5, 1, 1, 1, "none"),       # one pixel: one masked column panel
+    (2, 37, 13, 5, 7, 1, "relu"),     # 35 columns: partial last panel, batch 2
+    (1, 150, 70, 9, 9, 1, "clip"),    # K over several slices, M over several row panels
+    (1, 24, 18, 17, 19, 2, "none"),   # two groups
+    (1, 16, 96, 32, 32, 1, "clip"),   # many full panels, blocks split between threads
+    (1, 8, 9, 3, 5, 1, "sigmoid"),    # an activation applied after the stores
+])
+def test_pointwise_conv_direct(rng, isa, threads, n, c, o, h, w, group, act):
+    """1x1 stride-1 convolutions run as a GEMM on the NCHW input itself (no im2col copy)."""
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c // group, 1, 1), _r(rng, o)
+    attrs = {"group": group, "activation": act, "act_alpha": 0.0, "act_beta": 6.0}
+    _run_conv([x, wt, b], attrs, isa, threads, {})
+    _run_conv([x, wt], attrs, isa, threads, {}, constant=(1,))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("c,o,h,w,k,pads", [
+    (3, 16, 45, 47, 7, [3, 3, 3, 3]),   # a stem: long rows, odd widths, the left taps start inside the padding
+    (5, 7, 20, 37, 3, [1, 0, 1, 2]),    # asymmetric padding
+    (4, 6, 9, 33, 1, [0, 0, 0, 0]),     # 1x1 stride 2: only even columns
+])
+def test_stride2_im2col(rng, isa, threads, c, o, h, w, k, pads):
+    """Stride-2 im2col copies rows with deinterleaving vector loads where they stay inside the row."""
+    x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, k, k, scale=0.3), _r(rng, o)
+    _run_conv([x, wt, b], {"pads": pads, "strides": [2, 2], "activation": "relu"}, isa, threads, {})
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_shared_chunk_threads(rng, isa):
+    """Big weights and few output columns: both threads share one im2col chunk and its GEMM
+    (items claimed from the pool), and a 3x3 stride-1 layer of one Winograd chunk."""
+    x, wt, b = _r(rng, 1, 96, 15, 13), _r(rng, 70, 96, 3, 3, scale=0.1), _r(rng, 70)
+    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "strides": [2, 2]}, isa, 2, {})
+    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "activation": "relu"}, isa, 2, {"x86.winograd": "on"})
+
+
+def test_pool_shared_by_concurrent_sessions(rng):
+    """Two sessions running at once on two Python threads (the core releases the GIL): one gets
+    the pool, the other runs its items on its own thread; both stay correct."""
+    import threading
+
+    x, wt, b = _r(rng, 1, 32, 30, 30), _r(rng, 48, 32, 3, 3, scale=0.2), _r(rng, 48)
+    graph, feeds = one_op_graph("Conv", [x, wt, b], {"pads": [1, 1, 1, 1]}, (1, 2))
+    want = run_reference("Conv", [x, wt, b], {"pads": [1, 1, 1, 1]})[0]
+    sessions = [Session(graph, backend="x86", fallback=False, optimize=False, threads=2) for _ in range(2)]
+    errors = []
+
+    def work(sess):
+        try:
+            for _ in range(20):
+                np.testing.assert_allclose(sess.run(feeds)["out"], want, rtol=1e-4, atol=1e-3)
+        except Exception as exc:  # reported below, in the test's own thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
