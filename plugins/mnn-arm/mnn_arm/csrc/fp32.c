@@ -1,0 +1,146 @@
+/* The fp32 path: NEON on every aarch64 CPU (compiled -march=armv8-a).
+ * Packed GEMM with an 8x12 register tile (24 accumulators, vfmaq_laneq_f32),
+ * depthwise convolution over a zero-padded plane, and the fp32 kernels of
+ * the other ops (element-wise, pooling, softmax, norms). */
+#include <arm_neon.h>
+#include <math.h>
+#include <string.h>
+
+#include "arm.h"
+
+#define ELEM float
+#define MR 8
+#define NR 12
+#define LANES 4
+#define NV 3
+
+static inline void store4(float *d, float32x4_t v) { vst1q_f32(d, v); }
+
+#include "fgemm_body.h"
+
+/* one k-step of the 8 x (4*nv) tile: rows 0-3 from a0's lanes, 4-7 from a1's */
+#define FMA_ROWS(v)                                                   \
+    do {                                                              \
+        acc[0][v] = vfmaq_laneq_f32(acc[0][v], bv[v], a0, 0);         \
+        acc[1][v] = vfmaq_laneq_f32(acc[1][v], bv[v], a0, 1);         \
+        acc[2][v] = vfmaq_laneq_f32(acc[2][v], bv[v], a0, 2);         \
+        acc[3][v] = vfmaq_laneq_f32(acc[3][v], bv[v], a0, 3);         \
+        acc[4][v] = vfmaq_laneq_f32(acc[4][v], bv[v], a1, 0);         \
+        acc[5][v] = vfmaq_laneq_f32(acc[5][v], bv[v], a1, 1);         \
+        acc[6][v] = vfmaq_laneq_f32(acc[6][v], bv[v], a1, 2);         \
+        acc[7][v] = vfmaq_laneq_f32(acc[7][v], bv[v], a1, 3);         \
+    } while (0)
+
+static inline __attribute__((always_inline)) void tile_nv(const tile_args *t, const int nv) {
+    float32x4_t acc[MR][NV];
+    for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) acc[r][v] = vdupq_n_f32(0.0f);
+    const float *a = t->a, *b = t->b;
+    for (int64_t k = 0; k < t->kc; ++k) {
+        if ((k & 3) == 0) { /* 4 k-steps = 2 lines of A, 3 of B: fetch those 16 steps ahead */
+            __builtin_prefetch(a + 16 * MR);
+            __builtin_prefetch(a + 16 * MR + 16);
+            __builtin_prefetch(b + 16 * NR);
+            __builtin_prefetch(b + 16 * NR + 16);
+            __builtin_prefetch(b + 16 * NR + 32);
+        }
+        const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+        float32x4_t bv[NV];
+        for (int v = 0; v < nv; ++v) bv[v] = vld1q_f32(b + 4 * v);
+        FMA_ROWS(0);
+        if (nv > 1) FMA_ROWS(1);
+        if (nv > 2) FMA_ROWS(2);
+        a += MR;
+        b += NR;
+    }
+    if (t->mr == MR && t->nc == 4 * nv) {
+        for (int r = 0; r < MR; ++r)
+            for (int v = 0; v < nv; ++v) put4(t, r, 4 * v, acc[r][v]);
+    } else {
+        float tmp[MR * NR];
+        for (int r = 0; r < MR; ++r)
+            for (int v = 0; v < nv; ++v) vst1q_f32(tmp + r * NR + 4 * v, acc[r][v]);
+        put_partial(t, tmp);
+    }
+}
+
+static void tile_full(const tile_args *t) { tile_nv(t, 3); }
+static void tile_part(const tile_args *t, int nv) {
+    if (nv == 1) tile_nv(t, 1);
+    else tile_nv(t, 2);
+}
+
+/* -- depthwise ---------------------------------------------------------------------- */
+
+static void pad_plane_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t PW) {
+    for (int64_t ph = 0; ph < PH; ++ph) {
+        const int64_t ih = ph - g->pt;
+        float *d = pad + ph * PW;
+        if (ih < 0 || ih >= g->H) {
+            memset(d, 0, (size_t)PW * sizeof(float));
+            continue;
+        }
+        for (int64_t pw = 0; pw < PW; ++pw) {
+            const int64_t iw = pw - g->pl;
+            d[pw] = iw >= 0 && iw < g->W ? x[ih * g->W + iw] : 0.0f;
+        }
+    }
+}
+
+int64_t arm_depthwise_work_bytes(const arm_conv_geom *g) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    return (PH * PW + 64) * (int64_t)sizeof(float); /* slack: a vld2q of the last vector reads past the row */
+}
+
+static inline float32x4_t load_strided(const float *p, int64_t s) {
+    if (s == 1) return vld1q_f32(p);
+    if (s == 2) return vld2q_f32(p).val[0];
+    const float v[4] = {p[0], p[s], p[2 * s], p[3 * s]};
+    return vld1q_f32(v);
+}
+
+static void depthwise_fp32(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+                           const arm_conv_geom *g, const arm_epilogue *e, void *work) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    const int64_t taps = g->kh * g->kw;
+    float *pad = (float *)work;
+    float lo, hi;
+    const int clamp = e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP;
+    lo = e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f;
+    hi = e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY;
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        const float *wk = w + c * taps;
+        const float b = bias ? bias[c] : 0.0f;
+        float *yp = y + p * g->OH * g->OW;
+        pad_plane_f32(x + p * g->H * g->W, g, pad, PH, PW);
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            float *yo = yp + oh * g->OW;
+            int64_t ow = 0;
+            for (; ow + 4 <= g->OW; ow += 4) {
+                float32x4_t acc = vdupq_n_f32(b);
+                for (int64_t i = 0; i < g->kh; ++i) {
+                    const float *src = pad + (oh * g->sh + i * g->dh) * PW + ow * g->sw;
+                    for (int64_t j = 0; j < g->kw; ++j)
+                        acc = vfmaq_n_f32(acc, load_strided(src + j * g->dw, g->sw), wk[i * g->kw + j]);
+                }
+                if (clamp) acc = vminq_f32(vmaxq_f32(acc, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+                vst1q_f32(yo + ow, acc);
+            }
+            for (; ow < g->OW; ++ow) {
+                float acc = b;
+                for (int64_t i = 0; i < g->kh; ++i)
+                    for (int64_t j = 0; j < g->kw; ++j)
+                        acc += pad[(oh * g->sh + i * g->dh) * PW + ow * g->sw + j * g->dw] * wk[i * g->kw + j];
+                if (clamp) acc = acc < lo ? lo : (acc > hi ? hi : acc);
+                yo[ow] = acc;
+            }
+        }
+    }
+    if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
+}
+
+const arm_fkernels arm_fkernels_fp32 = {"fp32", MR, NR, 4, pack_a_impl, pack_b_impl, im2col_b_impl,
+                                        gemm_driver, depthwise_fp32};
