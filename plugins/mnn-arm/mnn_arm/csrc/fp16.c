@@ -21,60 +21,62 @@ static inline void store4(__fp16 *d, float32x4_t v) { vst1_f16(d, vcvt_f16_f32(v
 
 #include "fgemm_body.h"
 
-#define FMA_ROWS16(v)                                                  \
-    do {                                                               \
-        acc[0][v] = vfmaq_laneq_f16(acc[0][v], bv[v], av, 0);          \
-        acc[1][v] = vfmaq_laneq_f16(acc[1][v], bv[v], av, 1);          \
-        acc[2][v] = vfmaq_laneq_f16(acc[2][v], bv[v], av, 2);          \
-        acc[3][v] = vfmaq_laneq_f16(acc[3][v], bv[v], av, 3);          \
-        acc[4][v] = vfmaq_laneq_f16(acc[4][v], bv[v], av, 4);          \
-        acc[5][v] = vfmaq_laneq_f16(acc[5][v], bv[v], av, 5);          \
-        acc[6][v] = vfmaq_laneq_f16(acc[6][v], bv[v], av, 6);          \
-        acc[7][v] = vfmaq_laneq_f16(acc[7][v], bv[v], av, 7);          \
-    } while (0)
+/* The 8 x (8*nvc) tile with named accumulators (see fp32.c for why). */
+/* fmla by element on halves takes its element register from v0-v15 only; GCC 12
+ * then falls back to a dup per lane, so the instruction is spelled out with the
+ * "x" (v0-v15) constraint. */
+#define FMA16(acc, b, a, lane) __asm__("fmla %0.8h, %1.8h, %2.h[" #lane "]" : "+w"(acc) : "w"(b), "x"(a))
+#define ROW_ACC(r) float16x8_t c##r##0 = vdupq_n_f16(0), c##r##1 = c##r##0, c##r##2 = c##r##0;
+#define ROW_FMA(r)                                                  \
+    FMA16(c##r##0, b0, av, r);                                      \
+    if (nvc > 1) FMA16(c##r##1, b1, av, r);                         \
+    if (nvc > 2) FMA16(c##r##2, b2, av, r);
+#define PUT8(r, v, acc)                                             \
+    put4(t, r, 8 * v, vcvt_f32_f16(vget_low_f16(acc)));             \
+    put4(t, r, 8 * v + 4, vcvt_high_f32_f16(acc));
+#define ROW_PUT(r) PUT8(r, 0, c##r##0) if (nvc > 1) { PUT8(r, 1, c##r##1) } if (nvc > 2) { PUT8(r, 2, c##r##2) }
+#define TMP8(r, v, acc)                                             \
+    vst1q_f32(tmp + r * NR + 8 * v, vcvt_f32_f16(vget_low_f16(acc))); \
+    vst1q_f32(tmp + r * NR + 8 * v + 4, vcvt_high_f32_f16(acc));
+#define ROW_TMP(r) TMP8(r, 0, c##r##0) if (nvc > 1) { TMP8(r, 1, c##r##1) } if (nvc > 2) { TMP8(r, 2, c##r##2) }
 
-static inline __attribute__((always_inline)) void tile_nv(const tile_args *t, const int nv) {
-    float16x8_t acc[MR][NV];
-    for (int r = 0; r < MR; ++r)
-        for (int v = 0; v < NV; ++v) acc[r][v] = vdupq_n_f16(0);
-    const __fp16 *a = t->a, *b = t->b;
-    for (int64_t k = 0; k < t->kc; ++k) {
-        if ((k & 3) == 0) { /* 4 k-steps = 1 line of A, 3 of B: fetch those 16 steps ahead */
-            __builtin_prefetch(a + 16 * MR);
-            __builtin_prefetch(b + 16 * NR);
-            __builtin_prefetch(b + 16 * NR + 32);
-            __builtin_prefetch(b + 16 * NR + 64);
-        }
-        const float16x8_t av = vld1q_f16(a);
-        float16x8_t bv[NV];
-        for (int v = 0; v < nv; ++v) bv[v] = vld1q_f16(b + 8 * v);
-        FMA_ROWS16(0);
-        if (nv > 1) FMA_ROWS16(1);
-        if (nv > 2) FMA_ROWS16(2);
-        a += MR;
-        b += NR;
+#define DEFINE_TILE(NAME, NVC)                                                      \
+    static void NAME(const tile_args *t) {                                          \
+        const int nvc = NVC;                                                        \
+        ROW_ACC(0) ROW_ACC(1) ROW_ACC(2) ROW_ACC(3) ROW_ACC(4) ROW_ACC(5) ROW_ACC(6) ROW_ACC(7) \
+        const __fp16 *a = t->a, *b = t->b;                                          \
+        for (int64_t k = 0; k < t->kc; ++k) {                                       \
+            if ((k & 3) == 0) { /* 4 k-steps = 1 line of A, 3 of B: 16 steps ahead */ \
+                __builtin_prefetch(a + 16 * MR);                                    \
+                __builtin_prefetch(b + 16 * NR);                                    \
+                __builtin_prefetch(b + 16 * NR + 32);                               \
+                __builtin_prefetch(b + 16 * NR + 64);                               \
+            }                                                                       \
+            const float16x8_t av = vld1q_f16(a);                                    \
+            const float16x8_t b0 = vld1q_f16(b);                                    \
+            const float16x8_t b1 = nvc > 1 ? vld1q_f16(b + 8) : b0;                 \
+            const float16x8_t b2 = nvc > 2 ? vld1q_f16(b + 16) : b0;                \
+            ROW_FMA(0) ROW_FMA(1) ROW_FMA(2) ROW_FMA(3) ROW_FMA(4) ROW_FMA(5) ROW_FMA(6) ROW_FMA(7) \
+            a += MR;                                                                \
+            b += NR;                                                                \
+        }                                                                           \
+        if (t->mr == MR && t->nc == 8 * nvc) {                                      \
+            ROW_PUT(0) ROW_PUT(1) ROW_PUT(2) ROW_PUT(3) ROW_PUT(4) ROW_PUT(5) ROW_PUT(6) ROW_PUT(7) \
+        } else {                                                                    \
+            float tmp[MR * NR];                                                     \
+            ROW_TMP(0) ROW_TMP(1) ROW_TMP(2) ROW_TMP(3) ROW_TMP(4) ROW_TMP(5) ROW_TMP(6) ROW_TMP(7) \
+            put_partial(t, tmp);                                                    \
+        }                                                                           \
     }
-    if (t->mr == MR && t->nc == 8 * nv) {
-        for (int r = 0; r < MR; ++r)
-            for (int v = 0; v < nv; ++v) {
-                put4(t, r, 8 * v, vcvt_f32_f16(vget_low_f16(acc[r][v])));
-                put4(t, r, 8 * v + 4, vcvt_high_f32_f16(acc[r][v]));
-            }
-    } else {
-        float tmp[MR * NR];
-        for (int r = 0; r < MR; ++r)
-            for (int v = 0; v < nv; ++v) {
-                vst1q_f32(tmp + r * NR + 8 * v, vcvt_f32_f16(vget_low_f16(acc[r][v])));
-                vst1q_f32(tmp + r * NR + 8 * v + 4, vcvt_high_f32_f16(acc[r][v]));
-            }
-        put_partial(t, tmp);
-    }
-}
 
-static void tile_full(const tile_args *t) { tile_nv(t, 3); }
+DEFINE_TILE(tile_nv3, 3)
+DEFINE_TILE(tile_nv2, 2)
+DEFINE_TILE(tile_nv1, 1)
+
+static void tile_full(const tile_args *t) { tile_nv3(t); }
 static void tile_part(const tile_args *t, int nv) {
-    if (nv == 1) tile_nv(t, 1);
-    else tile_nv(t, 2);
+    if (nv == 1) tile_nv1(t);
+    else tile_nv2(t);
 }
 
 /* -- depthwise: 8 outputs per instruction over a zero-padded fp16 plane ------------- */

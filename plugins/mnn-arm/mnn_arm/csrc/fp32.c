@@ -18,56 +18,61 @@ static inline void store4(float *d, float32x4_t v) { vst1q_f32(d, v); }
 
 #include "fgemm_body.h"
 
-/* one k-step of the 8 x (4*nv) tile: rows 0-3 from a0's lanes, 4-7 from a1's */
-#define FMA_ROWS(v)                                                   \
-    do {                                                              \
-        acc[0][v] = vfmaq_laneq_f32(acc[0][v], bv[v], a0, 0);         \
-        acc[1][v] = vfmaq_laneq_f32(acc[1][v], bv[v], a0, 1);         \
-        acc[2][v] = vfmaq_laneq_f32(acc[2][v], bv[v], a0, 2);         \
-        acc[3][v] = vfmaq_laneq_f32(acc[3][v], bv[v], a0, 3);         \
-        acc[4][v] = vfmaq_laneq_f32(acc[4][v], bv[v], a1, 0);         \
-        acc[5][v] = vfmaq_laneq_f32(acc[5][v], bv[v], a1, 1);         \
-        acc[6][v] = vfmaq_laneq_f32(acc[6][v], bv[v], a1, 2);         \
-        acc[7][v] = vfmaq_laneq_f32(acc[7][v], bv[v], a1, 3);         \
-    } while (0)
+/* The 8 x (4*nvc) tile with its 8*nvc accumulators as named variables (an
+ * array of vectors makes GCC keep a stack copy it rewrites every k-step). */
+#define ROW_ACC(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0;
+#define ROW_FMA(r, av, lane)                                      \
+    c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane);             \
+    if (nvc > 1) c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane); \
+    if (nvc > 2) c##r##2 = vfmaq_laneq_f32(c##r##2, b2, av, lane);
+#define ROW_PUT(r)                                 \
+    put4(t, r, 0, c##r##0);                        \
+    if (nvc > 1) put4(t, r, 4, c##r##1);           \
+    if (nvc > 2) put4(t, r, 8, c##r##2);
+#define ROW_TMP(r)                                 \
+    vst1q_f32(tmp + r * NR, c##r##0);              \
+    if (nvc > 1) vst1q_f32(tmp + r * NR + 4, c##r##1); \
+    if (nvc > 2) vst1q_f32(tmp + r * NR + 8, c##r##2);
 
-static inline __attribute__((always_inline)) void tile_nv(const tile_args *t, const int nv) {
-    float32x4_t acc[MR][NV];
-    for (int r = 0; r < MR; ++r)
-        for (int v = 0; v < NV; ++v) acc[r][v] = vdupq_n_f32(0.0f);
-    const float *a = t->a, *b = t->b;
-    for (int64_t k = 0; k < t->kc; ++k) {
-        if ((k & 3) == 0) { /* 4 k-steps = 2 lines of A, 3 of B: fetch those 16 steps ahead */
-            __builtin_prefetch(a + 16 * MR);
-            __builtin_prefetch(a + 16 * MR + 16);
-            __builtin_prefetch(b + 16 * NR);
-            __builtin_prefetch(b + 16 * NR + 16);
-            __builtin_prefetch(b + 16 * NR + 32);
-        }
-        const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
-        float32x4_t bv[NV];
-        for (int v = 0; v < nv; ++v) bv[v] = vld1q_f32(b + 4 * v);
-        FMA_ROWS(0);
-        if (nv > 1) FMA_ROWS(1);
-        if (nv > 2) FMA_ROWS(2);
-        a += MR;
-        b += NR;
+#define DEFINE_TILE(NAME, NVC)                                                      \
+    static void NAME(const tile_args *t) {                                          \
+        const int nvc = NVC;                                                        \
+        ROW_ACC(0) ROW_ACC(1) ROW_ACC(2) ROW_ACC(3) ROW_ACC(4) ROW_ACC(5) ROW_ACC(6) ROW_ACC(7) \
+        const float *a = t->a, *b = t->b;                                           \
+        for (int64_t k = 0; k < t->kc; ++k) {                                       \
+            if ((k & 3) == 0) { /* 4 k-steps = 2 lines of A, 3 of B: 16 steps ahead */ \
+                __builtin_prefetch(a + 16 * MR);                                    \
+                __builtin_prefetch(a + 16 * MR + 16);                               \
+                __builtin_prefetch(b + 16 * NR);                                    \
+                __builtin_prefetch(b + 16 * NR + 16);                               \
+                __builtin_prefetch(b + 16 * NR + 32);                               \
+            }                                                                       \
+            const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);             \
+            const float32x4_t b0 = vld1q_f32(b);                                    \
+            const float32x4_t b1 = nvc > 1 ? vld1q_f32(b + 4) : b0;                 \
+            const float32x4_t b2 = nvc > 2 ? vld1q_f32(b + 8) : b0;                 \
+            ROW_FMA(0, a0, 0) ROW_FMA(1, a0, 1) ROW_FMA(2, a0, 2) ROW_FMA(3, a0, 3) \
+            ROW_FMA(4, a1, 0) ROW_FMA(5, a1, 1) ROW_FMA(6, a1, 2) ROW_FMA(7, a1, 3) \
+            a += MR;                                                                \
+            b += NR;                                                                \
+        }                                                                           \
+        if (t->mr == MR && t->nc == 4 * nvc) {                                      \
+            ROW_PUT(0) ROW_PUT(1) ROW_PUT(2) ROW_PUT(3) ROW_PUT(4) ROW_PUT(5) ROW_PUT(6) ROW_PUT(7) \
+        } else {                                                                    \
+            float tmp[MR * NR];                                                     \
+            ROW_TMP(0) ROW_TMP(1) ROW_TMP(2) ROW_TMP(3) ROW_TMP(4) ROW_TMP(5) ROW_TMP(6) ROW_TMP(7) \
+            put_partial(t, tmp);                                                    \
+        }                                                                           \
     }
-    if (t->mr == MR && t->nc == 4 * nv) {
-        for (int r = 0; r < MR; ++r)
-            for (int v = 0; v < nv; ++v) put4(t, r, 4 * v, acc[r][v]);
-    } else {
-        float tmp[MR * NR];
-        for (int r = 0; r < MR; ++r)
-            for (int v = 0; v < nv; ++v) vst1q_f32(tmp + r * NR + 4 * v, acc[r][v]);
-        put_partial(t, tmp);
-    }
-}
 
-static void tile_full(const tile_args *t) { tile_nv(t, 3); }
+DEFINE_TILE(tile_nv3, 3)
+DEFINE_TILE(tile_nv2, 2)
+DEFINE_TILE(tile_nv1, 1)
+
+static void tile_full(const tile_args *t) { tile_nv3(t); }
 static void tile_part(const tile_args *t, int nv) {
-    if (nv == 1) tile_nv(t, 1);
-    else tile_nv(t, 2);
+    if (nv == 1) tile_nv1(t);
+    else tile_nv2(t);
 }
 
 /* -- depthwise ---------------------------------------------------------------------- */
