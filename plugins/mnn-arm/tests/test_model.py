@@ -1,6 +1,6 @@
-"""MobileNetV2 (examples/build_models.py) runs entirely on mnn-arm
-(fallback=False) and matches the reference backend; with precision="low" it
-runs the fp16 path where the CPU has asimdhp."""
+"""MobileNetV2, ResNet-18 and SqueezeNet 1.1 (examples/build_models.py) run
+entirely on mnn-arm (fallback=False) and match the reference backend; with
+precision="low" MobileNetV2 runs the fp16 path where the CPU has asimdhp."""
 
 from __future__ import annotations
 
@@ -16,18 +16,30 @@ from mnn_core import Session
 BUILD_MODELS = Path(__file__).resolve().parents[3] / "examples" / "build_models.py"
 
 
-def _mobilenet_v2():
+def _model(name: str):
     if not BUILD_MODELS.exists():
         pytest.skip(f"{BUILD_MODELS} not found (run from the mnn source tree)")
     spec = importlib.util.spec_from_file_location("build_models", BUILD_MODELS)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.mobilenet_v2(batch=1)
+    return mod.MODELS[name](batch=1)
+
+
+@needs_arm
+@pytest.mark.parametrize("name", ["resnet18", "squeezenet1_1"])
+def test_model_runs_on_arm_alone(name):
+    graph = _model(name)
+    image = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    want = Session(graph, backend="reference").run({"input": image})["logits"]
+    sess = Session(graph, backend="arm", fallback=False)
+    assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+    got = sess.run({"input": image})["logits"]
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
 
 
 @needs_arm
 def test_mobilenet_v2_runs_on_arm_alone():
-    graph = _mobilenet_v2()
+    graph = _model("mobilenet_v2")
     image = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
     want = Session(graph, backend="reference").run({"input": image})["logits"]
     sess = Session(graph, backend="arm", fallback=False)

@@ -7,6 +7,9 @@ Cross-compiles tools/count_layers.c with the kernel objects (each path with its
 own flags), runs it under `qemu-aarch64-static -d in_asm,exec,nochain` (Debian's
 static qemu-user loads no TCG plugins), and adds up the instructions of every
 translation block executed between count_begin() and count_end() of each layer.
+Logging is limited (-dfilter) to the linked mnn-arm code, so the few calls into
+libc (memset/memcpy of padding) are not counted. Layers of the same shape give
+the same count, so each distinct shape runs once and counts for all of its uses.
 """
 
 from __future__ import annotations
@@ -41,47 +44,49 @@ def mobilenet_v2_convs(size: int = 224) -> list[tuple[int, ...]]:
     return layers
 
 
-def build(out: Path) -> Path:
+def build(out: Path) -> tuple[Path, str]:
+    """The subject binary, and the -dfilter range that covers mnn-arm's code (bracketed by two empty functions)."""
     subprocess.run(["bash", str(PLUGIN / "tests/harness/build.sh"), str(out)], check=True, capture_output=True)
     objs = [str(p) for p in sorted(out.glob("*.o")) if p.name != "harness.o"]
     csrc = PLUGIN / "mnn_arm" / "csrc"
-    subprocess.run(["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", "-c",
-                    str(TOOLS / "count_layers.c"), "-o", str(out / "count_layers.o")], check=True)
+    cc = ["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", "-c"]
+    subprocess.run(cc + [str(TOOLS / "count_layers.c"), "-o", str(out / "count_layers.o")], check=True)
+    for mark in ("begin", "end"):
+        (out / f"mark_{mark}.c").write_text(f"void mnn_text_{mark}(void) {{}}\n")
+        subprocess.run(cc + [str(out / f"mark_{mark}.c"), "-o", str(out / f"mark_{mark}.o")], check=True)
     exe = out / "count_layers"
-    subprocess.run(["aarch64-linux-gnu-gcc", "-static", *objs, str(out / "count_layers.o"), "-lm", "-o", str(exe)],
-                   check=True)
-    return exe
+    subprocess.run(["aarch64-linux-gnu-gcc", "-static", str(out / "mark_begin.o"), *objs, str(out / "count_layers.o"),
+                    str(out / "mark_end.o"), "-lm", "-o", str(exe)], check=True)
+    syms = subprocess.run(["aarch64-linux-gnu-nm", str(exe)], capture_output=True, text=True, check=True).stdout
+    marks = [line.split() for line in syms.splitlines() if line.endswith(("_text_begin", "_text_end"))]
+    addr = {name: value for value, _, name in marks}
+    return exe, f"0x{addr['mnn_text_begin']}..0x{addr['mnn_text_end']}"
 
 
-def count(exe: Path, path: str, layers, cpu: str) -> list[int]:
+def count(exe: Path, dfilter: str, path: str, layers, cpu: str) -> list[int]:
     """Instructions executed between count_begin and count_end, per layer."""
     text = "".join(" ".join(map(str, layer)) + "\n" for layer in layers)
-    proc = subprocess.Popen(["qemu-aarch64-static", "-cpu", cpu, "-d", "in_asm,exec,nochain", "-D", "/dev/stderr",
-                             str(exe), path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(["qemu-aarch64-static", "-cpu", cpu, "-d", "in_asm,exec,nochain", "-dfilter", dfilter,
+                             "-D", "/dev/stderr", str(exe), path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, bufsize=1 << 20)
     proc.stdin.write(text)
     proc.stdin.close()
     sizes: dict[int, int] = {}
     counts: list[int] = []
     block_pc, block_n, active = None, 0, False
-    trace = re.compile(r"^Trace \d+: \S+ \[[0-9a-f]+/([0-9a-f]+)/")
     insn = re.compile(r"^0x([0-9a-f]+):\s")
     for line in proc.stderr:
-        if line.startswith("Trace"):
-            m = trace.match(line)
-            if not m:
-                continue
-            name = line.rsplit("] ", 1)[-1].strip()
-            if name == "count_begin":
+        if line.startswith("Trace"):  # Trace N: host [cs_base/pc/flags/cflags] symbol
+            if line.endswith("count_begin\n"):
                 active = True
                 counts.append(0)
-            elif name == "count_end":
+            elif line.endswith("count_end\n"):
                 active = False
             elif active:
-                counts[-1] += sizes.get(int(m.group(1), 16), 0)
+                counts[-1] += sizes.get(int(line.split("/", 2)[1], 16), 0)
         elif line.startswith("IN:"):
             block_pc, block_n = None, 0
-        else:
+        elif line.startswith("0x"):
             m = insn.match(line)
             if m:
                 if block_pc is None:
@@ -101,9 +106,14 @@ def main() -> None:
     ap.add_argument("--paths", default="fp32,fp16,int8_dot,int8")
     args = ap.parse_args()
     layers = mobilenet_v2_convs(args.size)
+    unique = sorted(set(layers), key=layers.index)
     with tempfile.TemporaryDirectory() as tmp:
-        exe = build(Path(tmp))
-        results = {p: count(exe, p, layers, args.cpu) for p in args.paths.split(",")}
+        exe, dfilter = build(Path(tmp))
+        results = {}
+        for p in args.paths.split(","):
+            per_shape = dict(zip(unique, count(exe, dfilter, p, unique, args.cpu)))
+            results[p] = [per_shape[layer] for layer in layers]
+            print(f"{p}: {sum(results[p]):,} instructions", file=sys.stderr, flush=True)
     paths = list(results)
     print(f"MobileNetV2 ({args.size}x{args.size}, batch 1) convolution layers, executed instructions "
           f"(qemu -cpu {args.cpu}), ratio to fp32")

@@ -1,26 +1,56 @@
-"""Static count of the micro-kernels' inner loops in cross-compiled objects.
+"""Static view of the micro-kernels: the inner loops of the cross-compiled
+path objects, with their instruction mix.
 
-    tests/harness/build.sh /tmp/hb && cd /tmp/hb && python3 PATH/TO/tools/inner_loops.py
+    plugins/mnn-arm/tests/harness/build.sh /tmp/hb && python plugins/mnn-arm/tools/inner_loops.py /tmp/hb
 
-For each backward branch whose body holds >= 8 fmla/sdot: body length and opcode histogram."""
-import re, subprocess, sys
-def loops(obj, mnem):
-    out = subprocess.run(["aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", obj], capture_output=True, text=True).stdout
-    insns = []
+A loop is the span from a backward branch's target to the branch; loops with at
+least 8 fmla (fp32, fp16) or sdot (int8_dot) and under 120 instructions are shown.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+OBJECTS = (("fp32.o", "fmla"), ("fp16.o", "fmla"), ("int8_dot.o", "sdot"))
+
+
+def instructions(obj: Path) -> list[tuple[int, str, str]]:
+    out = subprocess.run(["aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                         text=True, check=True).stdout
+    found = []
     for line in out.splitlines():
         m = re.match(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)", line)
-        if m: insns.append((int(m.group(1), 16), m.group(2), m.group(3)))
-    res = []
-    for i, (addr, op, args) in enumerate(insns):
-        if op.startswith("b") and op not in ("bl", "blr", "br") :
-            t = re.search(r"^([0-9a-f]+)\s", args.split(",")[-1].strip() + " ")
-            if t:
-                tgt = int(t.group(1), 16)
-                if tgt < addr:
-                    body = [x for x in insns if tgt <= x[0] <= addr]
-                    n = sum(1 for x in body if x[1] == mnem)
-                    if n >= 8: res.append((len(body), n, {k: sum(1 for x in body if x[1] == k) for k in set(x[1] for x in body)}))
-    return res
-for obj, mnem in (("fp32.o", "fmla"), ("fp16.o", "fmla"), ("int8_dot.o", "sdot")):
-    for body, n, hist in sorted(loops(obj, mnem), key=lambda r: -r[1])[:4]:
-        print(obj, "loop insns", body, mnem, n, dict(sorted(hist.items(), key=lambda kv: -kv[1])[:6]))
+        if m:
+            found.append((int(m.group(1), 16), m.group(2), m.group(3)))
+    return found
+
+
+def loops(obj: Path, mnemonic: str) -> set[tuple[int, int, tuple]]:
+    insns = instructions(obj)
+    result = set()
+    for addr, op, args in insns:
+        if not op.startswith("b") or op in ("bl", "blr", "br", "bic", "bif", "bit", "bsl"):
+            continue
+        target = re.match(r"([0-9a-f]+)\s", args.split(",")[-1].strip() + " ")
+        if not target or int(target.group(1), 16) >= addr:
+            continue
+        body = [x[1] for x in insns if int(target.group(1), 16) <= x[0] <= addr]
+        hits = body.count(mnemonic)
+        if hits >= 8 and len(body) < 120:
+            result.add((len(body), hits, tuple(Counter(body).most_common(8))))
+    return result
+
+
+def main() -> None:
+    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/hb")
+    for name, mnemonic in OBJECTS:
+        for size, hits, mix in sorted(loops(folder / name, mnemonic), key=lambda r: -r[1])[:3]:
+            print(f"{name:11s} loop of {size:3d} instructions, {hits:2d} {mnemonic}: {dict(mix)}")
+
+
+if __name__ == "__main__":
+    main()
