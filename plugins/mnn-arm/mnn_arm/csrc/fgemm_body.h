@@ -60,6 +60,20 @@ static inline __attribute__((always_inline)) void put4(const tile_args *t, int r
     vst1q_f32(p, v);
 }
 
+/* What the in-tile epilogue of a whole tile needs, computed once per tile
+ * rather than per stored vector: bias per row, clamp bounds. */
+typedef struct tile_epi {
+    float bias[MR];
+    float lo, hi;
+    int clamp;
+} tile_epi;
+
+static inline void tile_epi_init(const tile_args *t, tile_epi *q) {
+    for (int r = 0; r < MR; ++r) q->bias[r] = row_bias(t, r);
+    clamp_bounds(t->e, &q->lo, &q->hi);
+    q->clamp = t->e->act != ARM_ACT_NONE;
+}
+
 /* store the valid part of a partial tile held in tmp[MR][NR] */
 static void put_partial(const tile_args *t, const float *tmp) {
     float lo, hi;

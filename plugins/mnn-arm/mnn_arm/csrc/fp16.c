@@ -38,6 +38,22 @@ static inline void store4(__fp16 *d, float32x4_t v) { vst1_f16(d, vcvt_f16_f32(v
 #define TMP8(r, v, acc)                                             \
     vst1q_f32(tmp + r * NR + 8 * v, vcvt_f32_f16(vget_low_f16(acc))); \
     vst1q_f32(tmp + r * NR + 8 * v + 4, vcvt_high_f32_f16(acc));
+/* the common case (first and only K block): bias and clamp on 8 halves at a
+ * time, then widened to fp32 for the store */
+#define FAST8(r, col, acc)                                                      \
+    do {                                                                        \
+        float16x8_t v_ = vaddq_f16(acc, bias##r);                               \
+        if (q.clamp) v_ = vminq_f16(vmaxq_f16(v_, lo), hi);                     \
+        vst1q_f32(t->c + r * t->ldc + col, vcvt_f32_f16(vget_low_f16(v_)));    \
+        vst1q_f32(t->c + r * t->ldc + col + 4, vcvt_high_f32_f16(v_));          \
+    } while (0)
+#define ROW_FAST(r)                                                             \
+    {                                                                           \
+        const float16x8_t bias##r = vdupq_n_f16((__fp16)q.bias[r]);             \
+        FAST8(r, 0, c##r##0);                                                   \
+        if (nvc > 1) FAST8(r, 8, c##r##1);                                      \
+        if (nvc > 2) FAST8(r, 16, c##r##2);                                     \
+    }
 #define ROW_TMP(r) TMP8(r, 0, c##r##0) if (nvc > 1) { TMP8(r, 1, c##r##1) } if (nvc > 2) { TMP8(r, 2, c##r##2) }
 
 #define DEFINE_TILE(NAME, NVC)                                                      \
@@ -60,7 +76,12 @@ static inline void store4(__fp16 *d, float32x4_t v) { vst1_f16(d, vcvt_f16_f32(v
             a += MR;                                                                \
             b += NR;                                                                \
         }                                                                           \
-        if (t->mr == MR && t->nc == 8 * nvc) {                                      \
+        if (t->mr == MR && t->nc == 8 * nvc && t->epi && !t->accumulate) {          \
+            tile_epi q;                                                             \
+            tile_epi_init(t, &q);                                                   \
+            const float16x8_t lo = vdupq_n_f16((__fp16)q.lo), hi = vdupq_n_f16((__fp16)q.hi); \
+            ROW_FAST(0) ROW_FAST(1) ROW_FAST(2) ROW_FAST(3) ROW_FAST(4) ROW_FAST(5) ROW_FAST(6) ROW_FAST(7) \
+        } else if (t->mr == MR && t->nc == 8 * nvc) {                               \
             ROW_PUT(0) ROW_PUT(1) ROW_PUT(2) ROW_PUT(3) ROW_PUT(4) ROW_PUT(5) ROW_PUT(6) ROW_PUT(7) \
         } else {                                                                    \
             float tmp[MR * NR];                                                     \

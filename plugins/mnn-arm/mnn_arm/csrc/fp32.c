@@ -29,6 +29,20 @@ static inline void store4(float *d, float32x4_t v) { vst1q_f32(d, v); }
     put4(t, r, 0, c##r##0);                        \
     if (nvc > 1) put4(t, r, 4, c##r##1);           \
     if (nvc > 2) put4(t, r, 8, c##r##2);
+/* the common case: first and only K block, bias and clamp applied here */
+#define FAST4(r, col, acc)                                        \
+    do {                                                          \
+        float32x4_t v_ = vaddq_f32(acc, bias##r);                 \
+        if (q.clamp) v_ = vminq_f32(vmaxq_f32(v_, lo), hi);       \
+        vst1q_f32(t->c + r * t->ldc + col, v_);                   \
+    } while (0)
+#define ROW_FAST(r)                                               \
+    {                                                             \
+        const float32x4_t bias##r = vdupq_n_f32(q.bias[r]);       \
+        FAST4(r, 0, c##r##0);                                     \
+        if (nvc > 1) FAST4(r, 4, c##r##1);                        \
+        if (nvc > 2) FAST4(r, 8, c##r##2);                        \
+    }
 #define ROW_TMP(r)                                 \
     vst1q_f32(tmp + r * NR, c##r##0);              \
     if (nvc > 1) vst1q_f32(tmp + r * NR + 4, c##r##1); \
@@ -56,7 +70,12 @@ static inline void store4(float *d, float32x4_t v) { vst1q_f32(d, v); }
             a += MR;                                                                \
             b += NR;                                                                \
         }                                                                           \
-        if (t->mr == MR && t->nc == 4 * nvc) {                                      \
+        if (t->mr == MR && t->nc == 4 * nvc && t->epi && !t->accumulate) {          \
+            tile_epi q;                                                             \
+            tile_epi_init(t, &q);                                                   \
+            const float32x4_t lo = vdupq_n_f32(q.lo), hi = vdupq_n_f32(q.hi);       \
+            ROW_FAST(0) ROW_FAST(1) ROW_FAST(2) ROW_FAST(3) ROW_FAST(4) ROW_FAST(5) ROW_FAST(6) ROW_FAST(7) \
+        } else if (t->mr == MR && t->nc == 4 * nvc) {                               \
             ROW_PUT(0) ROW_PUT(1) ROW_PUT(2) ROW_PUT(3) ROW_PUT(4) ROW_PUT(5) ROW_PUT(6) ROW_PUT(7) \
         } else {                                                                    \
             float tmp[MR * NR];                                                     \

@@ -90,18 +90,37 @@ void arm_q_im2col_b(const void *xv, int is_uint8, int32_t zx, const arm_conv_geo
     const int64_t K = g->C * g->kh * g->kw, K4 = arm_k4(K);
     const int8_t padv = (int8_t)(is_uint8 ? zx - 128 : zx);
     int8_t rows[4][16] __attribute__((aligned(16)));
+    const int plain = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
+                      g->OH == g->H && g->OW == g->W;
+    const int64_t plane = g->H * g->W;
+    const uint8x16_t flipv = vdupq_n_u8(is_uint8 ? 0x80 : 0);
     for (int64_t q = 0; q * QNR < ncols; ++q) {
         const int64_t c0 = n0 + q * QNR, nc = ncols - q * QNR < QNR ? ncols - q * QNR : QNR;
         int8_t *dst = bp + q * QNR * K4;
         int32x4_t s0 = vdupq_n_s32(0), s1 = s0, s2 = s0;
         for (int64_t k0 = 0; k0 < K4; k0 += 4) {
-            for (int r = 0; r < 4; ++r) {
-                if (k0 + r < K) gather_row(x, is_uint8, padv, g, k0 + r, c0, nc, rows[r]);
-                else memset(rows[r], 0, 16);
+            int8x16_t rv[4];
+            if (plain && nc == QNR) { /* 1x1: 12 bytes straight from each of 4 input channels */
+                for (int r = 0; r < 4; ++r) {
+                    if (k0 + r < K) {
+                        const uint8_t *src = x + (k0 + r) * plane + c0;
+                        uint32_t tail;
+                        memcpy(&tail, src + 8, 4);
+                        const uint8x16_t v = vcombine_u8(vld1_u8(src), vreinterpret_u8_u32(vdup_n_u32(tail)));
+                        rv[r] = vreinterpretq_s8_u8(veorq_u8(v, flipv));
+                    } else {
+                        rv[r] = vdupq_n_s8(0);
+                    }
+                }
+            } else {
+                for (int r = 0; r < 4; ++r) {
+                    if (k0 + r < K) gather_row(x, is_uint8, padv, g, k0 + r, c0, nc, rows[r]);
+                    else memset(rows[r], 0, 16);
+                    rv[r] = vld1q_s8(rows[r]);
+                }
             }
             /* interleave 4 rows so each column's 4 k-values are adjacent */
-            const int8x16_t r0 = vld1q_s8(rows[0]), r1 = vld1q_s8(rows[1]), r2 = vld1q_s8(rows[2]),
-                            r3 = vld1q_s8(rows[3]);
+            const int8x16_t r0 = rv[0], r1 = rv[1], r2 = rv[2], r3 = rv[3];
             const int16x8_t z01l = vreinterpretq_s16_s8(vzip1q_s8(r0, r1)), z01h = vreinterpretq_s16_s8(vzip2q_s8(r0, r1));
             const int16x8_t z23l = vreinterpretq_s16_s8(vzip1q_s8(r2, r3)), z23h = vreinterpretq_s16_s8(vzip2q_s8(r2, r3));
             const int8x16_t o0 = vreinterpretq_s8_s16(vzip1q_s16(z01l, z23l));
@@ -151,24 +170,22 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
             continue;
         }
         if (!e->db_cs && e->mult_cs == 0) { /* QLinearConv: one multiplier per row, 2 lanes of float64 */
-            const float64x2_t mult = vdupq_n_f64(e->mult[m * e->mult_rs]), zy = vdupq_n_f64(e->zy);
-            const float64x2_t lo = vdupq_n_f64(e->out_kind == 1 ? 0.0 : -128.0);
-            const float64x2_t hi = vdupq_n_f64(e->out_kind == 1 ? 255.0 : 127.0);
+            /* rint(v * mult) + zy clamped: fcvtns rounds half to even like rint; zy is added and the
+             * result clamped by saturating narrows (exact: every value is an integer by then) */
+            const float64x2_t mult = vdupq_n_f64(e->mult[m * e->mult_rs]);
+            const int32x4_t zy = vdupq_n_s32((int32_t)e->zy);
             int64_t c = 0;
             for (; c + 4 <= N; c += 4) {
                 const int32x4_t v = vmlaq_n_s32(vaddq_s32(vld1q_s32(a + c), vdupq_n_s32(row_base)),
                                                 vld1q_s32(colsum + (e->colsum ? c : 0)), da);
-                float64x2_t f0 = vcvtq_f64_s64(vmovl_s32(vget_low_s32(v)));
-                float64x2_t f1 = vcvtq_f64_s64(vmovl_high_s32(v));
-                f0 = vminq_f64(vmaxq_f64(vaddq_f64(vrndnq_f64(vmulq_f64(f0, mult)), zy), lo), hi);
-                f1 = vminq_f64(vmaxq_f64(vaddq_f64(vrndnq_f64(vmulq_f64(f1, mult)), zy), lo), hi);
-                const int32x4_t q = vcombine_s32(vmovn_s64(vcvtq_s64_f64(f0)), vmovn_s64(vcvtq_s64_f64(f1)));
-                const int16x4_t h = vmovn_s32(q);
+                const int64x2_t q0 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(v))), mult));
+                const int64x2_t q1 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(v)), mult));
+                const int32x4_t q = vqaddq_s32(vcombine_s32(vqmovn_s64(q0), vqmovn_s64(q1)), zy);
                 if (e->out_kind == 1) {
-                    const uint8x8_t b8 = vmovn_u16(vreinterpretq_u16_s16(vcombine_s16(h, h)));
+                    const uint8x8_t b8 = vqmovn_u16(vcombine_u16(vqmovun_s32(q), vdup_n_u16(0)));
                     vst1_lane_u32((uint32_t *)((uint8_t *)out + r * ldo + c), vreinterpret_u32_u8(b8), 0);
                 } else {
-                    const int8x8_t b8 = vmovn_s16(vcombine_s16(h, h));
+                    const int8x8_t b8 = vqmovn_s16(vcombine_s16(vqmovn_s32(q), vdup_n_s16(0)));
                     vst1_lane_u32((uint32_t *)((int8_t *)out + r * ldo + c), vreinterpret_u32_s8(b8), 0);
                 }
             }
