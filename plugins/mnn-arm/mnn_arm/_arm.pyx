@@ -1,0 +1,438 @@
+# The Cython glue of mnn-arm: turns the parameters mnn_arm/ops_*.py compute at
+# prepare into C op states (csrc/ops.h), packs constant weights with the
+# chosen path's kernels and hands each state to the core as an mnn_execution
+# in a PyCapsule. Nothing here runs per inference.
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+
+from mnn_core.abi cimport MNN_ABI_VERSION, mnn_execution, mnn_run_fn, mnn_tensor
+
+import numpy as np
+
+cdef extern from "stdlib.h" nogil:
+    int posix_memalign(void** memptr, size_t alignment, size_t size)
+
+cdef extern from "arm.h" nogil:
+    ctypedef struct arm_epilogue:
+        float alpha, beta
+        const float* bias
+        int64_t bias_rs, bias_cs
+        int32_t act
+        float act_alpha, act_beta
+    ctypedef struct arm_conv_geom:
+        int64_t C, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl
+    ctypedef struct arm_pool_geom:
+        int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl
+        int32_t kind, reserved
+        const float* inv_rows
+        const float* inv_cols
+    ctypedef struct arm_fkernels:
+        const char* name
+        int32_t mr, nr, elem_bytes
+        void (*pack_a)(const float* a, int64_t rs, int64_t cs, int64_t M, int64_t K, void* ap) noexcept nogil
+        void (*pack_b)(const float* b, int64_t rs, int64_t cs, int64_t K, int64_t N, void* bp) noexcept nogil
+    ctypedef struct arm_qkernels:
+        const char* name
+        int32_t mr, nr
+    ctypedef struct arm_qepilogue:
+        int64_t K
+        const int32_t* da
+        const int32_t* db
+        int64_t da_rs, db_cs
+        const int32_t* rowsum
+        const int32_t* colsum
+        const int32_t* bias
+        int32_t out_kind
+        const double* mult
+        int64_t mult_rs, mult_cs
+        double zy
+    enum: ARM_Q_MR
+    enum: ARM_Q_NR
+    uint64_t arm_hwcap()
+    int arm_path_runnable(int path)
+    const arm_fkernels* arm_fkernels_for(int path)
+    const arm_qkernels* arm_qkernels_for(int path)
+    int64_t arm_depthwise_work_bytes(const arm_conv_geom* g)
+    int64_t arm_conv_chunk_cols(const arm_fkernels* k, const arm_conv_geom* g)
+    int64_t arm_packed_a_elems(int64_t mr, int64_t M, int64_t K)
+    int64_t arm_pool_work_floats(const arm_pool_geom* g)
+    int64_t arm_k4(int64_t K)
+    void arm_q_pack_a(const void* a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t* ap,
+                      int32_t* rowsum)
+    int64_t arm_qconv_chunk_cols(const arm_conv_geom* g)
+    int64_t arm_q_depthwise_work_elems(const arm_conv_geom* g)
+
+cdef extern from "ops.h" nogil:
+    ctypedef struct arm_op:
+        const char* error
+    const char* arm_op_error(void* state) noexcept
+    ctypedef struct arm_conv_state:
+        arm_op op
+        const arm_fkernels* k
+        int32_t depthwise, bias_input
+        int64_t N, O, group, og
+        arm_conv_geom g
+        void* w
+        int64_t w_group_bytes
+        const float* bias
+        arm_epilogue epi
+        void* work
+        int64_t chunk_cols
+    ctypedef struct arm_matmul_state:
+        arm_op op
+        const arm_fkernels* k
+        int64_t M, N, K, batch, a_rs, a_cs, b_rs, b_cs
+        const void* b_packed
+        void* a_work
+        void* b_work
+        int32_t bias_input
+        arm_epilogue epi
+    ctypedef struct arm_binary_state:
+        arm_op op
+        int32_t binop, ndim
+        int64_t dims[8]
+        int64_t sa[8]
+        int64_t sb[8]
+    ctypedef struct arm_unary_state:
+        arm_op op
+        arm_epilogue epi
+    ctypedef struct arm_affine_state:
+        arm_op op
+        int64_t outer, C, inner
+        const float* scale
+        const float* shift
+    ctypedef struct arm_norm_state:
+        arm_op op
+        int64_t rows, n, per_row
+        float eps
+        const float* scale
+        const float* shift
+        int32_t scale_input, shift_input
+    ctypedef struct arm_reduce_state:
+        arm_op op
+        int64_t rows, n
+        int32_t kind
+    ctypedef struct arm_softmax_state:
+        arm_op op
+        int64_t outer, axis, inner
+        int32_t log
+    ctypedef struct arm_pool_state:
+        arm_op op
+        int64_t planes
+        arm_pool_geom g
+        float* work
+    ctypedef struct arm_concat_state:
+        arm_op op
+        int64_t outer, elem
+        int32_t n
+        const int64_t* block
+    ctypedef struct arm_qconv_state:
+        arm_op op
+        const arm_qkernels* k
+        int32_t depthwise, is_uint8, zx, out_bytes, bias_input
+        int64_t N, O, group, og
+        arm_conv_geom g
+        const int8_t* w
+        const int16_t* w16
+        int64_t w_group_bytes
+        arm_qepilogue epi
+        int8_t* bwork
+        int32_t* colsum
+        int32_t* acc
+        int16_t* dwork
+        int64_t chunk_cols
+    int arm_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_unary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_affine_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_norm_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_reduce_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_softmax_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_pool_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_concat_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_qconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
+#: path ids of csrc/arm.h (enum arm_path)
+PATHS = {"fp32": 0, "fp16": 1, "int8": 2, "int8_dot": 3}
+
+
+def hwcap() -> int:
+    return arm_hwcap()
+
+
+def runnable(str path) -> bool:
+    """Whether this CPU reports every instruction `path` uses (getauxval(AT_HWCAP))."""
+    return bool(arm_path_runnable(PATHS[path]))
+
+
+cdef class Buffer:
+    """Zeroed, 64-byte aligned memory (panels start on cache lines)."""
+    cdef void* ptr
+    cdef readonly int64_t nbytes
+
+    def __cinit__(self, int64_t nbytes):
+        self.ptr = NULL
+        self.nbytes = nbytes
+        if posix_memalign(&self.ptr, 64, <size_t>max(nbytes, 64) + 64) != 0:
+            raise MemoryError(f"arm: cannot allocate {nbytes} bytes")
+        memset(self.ptr, 0, <size_t>max(nbytes, 64) + 64)
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+cdef Buffer _copy(arr, dtype):
+    a = np.ascontiguousarray(arr, dtype=dtype)
+    cdef Buffer b = Buffer(a.nbytes)
+    if a.nbytes:
+        memcpy(b.ptr, <void*><size_t>a.ctypes.data, a.nbytes)
+    return b
+
+
+cdef class Execution:
+    """One prepared op: an mnn_execution plus everything its state points to."""
+    cdef mnn_execution exe
+    cdef void* state
+    cdef list keep
+    cdef bytes _name
+
+    def __cinit__(self):
+        self.state = NULL
+        self.keep = []
+
+    def __dealloc__(self):
+        free(self.state)
+
+    def capsule(self):
+        return PyCapsule_New(&self.exe, b"mnn_core.execution", NULL)
+
+    @property
+    def name(self):
+        return self._name.decode()
+
+    cdef void* hold(self, Buffer b):
+        self.keep.append(b)
+        return b.ptr
+
+
+cdef Execution _execution(str name, size_t size, mnn_run_fn fn):
+    cdef Execution ex = Execution()
+    ex.state = calloc(1, size)
+    if ex.state == NULL:
+        raise MemoryError()
+    ex._name = name.encode()
+    ex.exe.abi_version = MNN_ABI_VERSION
+    ex.exe.flags = 0
+    ex.exe.run = fn
+    ex.exe.state = ex.state
+    ex.exe.error = arm_op_error
+    ex.exe.name = ex._name
+    return ex
+
+
+cdef const arm_fkernels* _ftable(str path) except NULL:
+    cdef const arm_fkernels* k = arm_fkernels_for(PATHS[path])
+    if k == NULL:
+        raise RuntimeError(f"arm: the {path} path is not runnable on this CPU")
+    return k
+
+
+cdef void _epilogue(arm_epilogue* e, int act, float a, float b, float alpha=1.0, float beta=1.0):
+    e.alpha, e.beta, e.bias, e.bias_rs, e.bias_cs = alpha, beta, NULL, 0, 0
+    e.act, e.act_alpha, e.act_beta = act, a, b
+
+
+cdef void _geom(arm_conv_geom* g, dict p):
+    g.C, g.H, g.W, g.OH, g.OW = p["C"], p["H"], p["W"], p["OH"], p["OW"]
+    g.kh, g.kw, g.sh, g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
+    g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+
+
+def conv(str path, dict p, weight, bias, int bias_input):
+    """Float Conv; p: N, O, group, depthwise, act, act_alpha, act_beta and one group's geometry."""
+    cdef Execution ex = _execution(f"arm.Conv.{'depthwise' if p['depthwise'] else 'gemm'} [{path}]",
+                                   sizeof(arm_conv_state), arm_conv_run)
+    cdef arm_conv_state* s = <arm_conv_state*>ex.state
+    s.k = _ftable(path)
+    _geom(&s.g, p)
+    s.N, s.O, s.group = p["N"], p["O"], p["group"]
+    s.og = s.O // s.group
+    s.depthwise = p["depthwise"]
+    s.bias_input = bias_input if bias is None else -1
+    _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"])
+    if bias is not None:
+        s.bias = <const float*>ex.hold(_copy(bias, np.float32))
+    cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, gi, stride
+    cdef const float* src
+    if s.depthwise:
+        s.w = ex.hold(_copy(weight, np.float32))
+        s.work = ex.hold(Buffer(arm_depthwise_work_bytes(&s.g)))
+    else:
+        stride = arm_packed_a_elems(s.k.mr, s.og, Kg) * s.k.elem_bytes
+        s.w_group_bytes = stride
+        s.w = ex.hold(Buffer(stride * s.group))
+        wc = np.ascontiguousarray(weight, dtype=np.float32)
+        src = <const float*><size_t>wc.ctypes.data
+        if wc.size:
+            for gi in range(s.group):
+                s.k.pack_a(src + gi * s.og * Kg, Kg, 1, s.og, Kg, <char*>s.w + gi * stride)
+        s.chunk_cols = arm_conv_chunk_cols(s.k, &s.g)
+        s.work = ex.hold(Buffer(s.chunk_cols * max(Kg, 1) * s.k.elem_bytes))
+    return ex
+
+
+def matmul(str path, str name, dict p, b_const, bias, int bias_input):
+    """C[t] = epilogue(A[t] @ B) for t < batch; B one matrix (constant: packed here)."""
+    cdef Execution ex = _execution(f"{name} [{path}]", sizeof(arm_matmul_state), arm_matmul_run)
+    cdef arm_matmul_state* s = <arm_matmul_state*>ex.state
+    s.k = _ftable(path)
+    s.M, s.N, s.K, s.batch = p["M"], p["N"], p["K"], p["batch"]
+    s.a_rs, s.a_cs, s.b_rs, s.b_cs = p["a_rs"], p["a_cs"], p["b_rs"], p["b_cs"]
+    _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"], p["alpha"], p["beta"])
+    s.epi.bias_rs, s.epi.bias_cs = p["bias_rs"], p["bias_cs"]
+    s.bias_input = -1
+    if bias is not None:
+        s.epi.bias = <const float*>ex.hold(_copy(bias, np.float32))
+    elif bias_input >= 0:
+        s.bias_input = bias_input
+    s.a_work = ex.hold(Buffer(arm_packed_a_elems(s.k.mr, s.M, s.K) * s.k.elem_bytes))
+    cdef int64_t bbytes = arm_packed_a_elems(s.k.nr, s.N, s.K) * s.k.elem_bytes
+    if b_const is not None:
+        bc = np.ascontiguousarray(b_const, dtype=np.float32)
+        s.b_packed = ex.hold(Buffer(bbytes))
+        if bc.size:
+            s.k.pack_b(<const float*><size_t>bc.ctypes.data, s.b_rs, s.b_cs, s.K, s.N, <void*>s.b_packed)
+    else:
+        s.b_work = ex.hold(Buffer(bbytes))
+    return ex
+
+
+def binary(str name, int op, dims, sa, sb):
+    if not 1 <= len(dims) <= 8:
+        raise ValueError(f"arm binary ops take 1 to 8 collapsed dims, got {len(dims)}")
+    cdef Execution ex = _execution(name, sizeof(arm_binary_state), arm_binary_run)
+    cdef arm_binary_state* s = <arm_binary_state*>ex.state
+    s.binop, s.ndim = op, len(dims)
+    for i in range(s.ndim):
+        s.dims[i], s.sa[i], s.sb[i] = dims[i], sa[i], sb[i]
+    return ex
+
+
+def unary(str name, int act, float a, float b):
+    cdef Execution ex = _execution(name, sizeof(arm_unary_state), arm_unary_run)
+    _epilogue(&(<arm_unary_state*>ex.state).epi, act, a, b)
+    return ex
+
+
+def affine(str name, int64_t outer, int64_t C, int64_t inner, scale, shift):
+    cdef Execution ex = _execution(name, sizeof(arm_affine_state), arm_affine_run)
+    cdef arm_affine_state* s = <arm_affine_state*>ex.state
+    s.outer, s.C, s.inner = outer, C, inner
+    s.scale = <const float*>ex.hold(_copy(scale, np.float32))
+    s.shift = <const float*>ex.hold(_copy(shift, np.float32))
+    return ex
+
+
+def norm(str name, int64_t rows, int64_t n, int64_t per_row, float eps, scale, shift, int scale_input,
+         int shift_input):
+    cdef Execution ex = _execution(name, sizeof(arm_norm_state), arm_norm_run)
+    cdef arm_norm_state* s = <arm_norm_state*>ex.state
+    s.rows, s.n, s.per_row, s.eps = rows, n, per_row, eps
+    s.scale_input = scale_input if scale is None else -1
+    s.shift_input = shift_input if shift is None else -1
+    if scale is not None:
+        s.scale = <const float*>ex.hold(_copy(scale, np.float32))
+    if shift is not None:
+        s.shift = <const float*>ex.hold(_copy(shift, np.float32))
+    return ex
+
+
+def reduce(str name, int64_t rows, int64_t n, int kind):
+    cdef Execution ex = _execution(name, sizeof(arm_reduce_state), arm_reduce_run)
+    cdef arm_reduce_state* s = <arm_reduce_state*>ex.state
+    s.rows, s.n, s.kind = rows, n, kind
+    return ex
+
+
+def softmax(str name, int64_t outer, int64_t axis, int64_t inner, bint log):
+    cdef Execution ex = _execution(name, sizeof(arm_softmax_state), arm_softmax_run)
+    cdef arm_softmax_state* s = <arm_softmax_state*>ex.state
+    s.outer, s.axis, s.inner, s.log = outer, axis, inner, log
+    return ex
+
+
+def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols):
+    cdef Execution ex = _execution(name, sizeof(arm_pool_state), arm_pool_run)
+    cdef arm_pool_state* s = <arm_pool_state*>ex.state
+    s.planes = planes
+    s.g.H, s.g.W, s.g.OH, s.g.OW = p["H"], p["W"], p["OH"], p["OW"]
+    s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
+    s.g.dh, s.g.dw, s.g.pt, s.g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    s.g.kind = kind
+    s.g.inv_rows = <const float*>ex.hold(_copy(inv_rows, np.float32))
+    s.g.inv_cols = <const float*>ex.hold(_copy(inv_cols, np.float32))
+    s.work = <float*>ex.hold(Buffer(arm_pool_work_floats(&s.g) * 4))
+    return ex
+
+
+def concat(str name, int64_t outer, blocks, int64_t elem):
+    cdef Execution ex = _execution(name, sizeof(arm_concat_state), arm_concat_run)
+    cdef arm_concat_state* s = <arm_concat_state*>ex.state
+    s.outer, s.n, s.elem = outer, len(blocks), elem
+    s.block = <const int64_t*>ex.hold(_copy(blocks, np.int64))
+    return ex
+
+
+def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult, double zy, int out_kind, bias, int bias_input):
+    """QLinearConv (out_kind 1 uint8 / 2 int8) or ConvInteger (out_kind 0). zw, mult: per output channel."""
+    cdef Execution ex = _execution(f"arm.{'QLinearConv' if out_kind else 'ConvInteger'} [{path}]",
+                                   sizeof(arm_qconv_state), arm_qconv_run)
+    cdef arm_qconv_state* s = <arm_qconv_state*>ex.state
+    s.k = arm_qkernels_for(PATHS[path])
+    if s.k == NULL:
+        raise RuntimeError(f"arm: the {path} path is not runnable on this CPU")
+    _geom(&s.g, p)
+    s.N, s.O, s.group = p["N"], p["O"], p["group"]
+    s.og = s.O // s.group
+    s.depthwise = p["depthwise"]
+    s.is_uint8, s.zx = is_uint8, zx
+    s.out_bytes = 4 if out_kind == 0 else 1
+    s.bias_input = bias_input if bias is None else -1
+    cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, K4 = arm_k4(Kg), gi, stride
+    zw = np.broadcast_to(np.asarray(zw, np.int64), (s.O,))
+    offset = 128 if is_uint8 else 0
+    s.epi.K = Kg
+    s.epi.da = <const int32_t*>ex.hold(_copy((128 if w_uint8 else 0) - zw, np.int32))
+    s.epi.da_rs = 1
+    s.epi.db = <const int32_t*>ex.hold(_copy(np.array([offset - zx]), np.int32))
+    s.epi.db_cs = 0
+    s.epi.out_kind = out_kind
+    s.epi.mult = <const double*>ex.hold(_copy(np.broadcast_to(np.asarray(mult, np.float64), (s.O,)), np.float64))
+    s.epi.mult_rs, s.epi.mult_cs = 1, 0
+    s.epi.zy = zy
+    if bias is not None:
+        s.epi.bias = <const int32_t*>ex.hold(_copy(bias, np.int32))
+    wc = np.ascontiguousarray(weight)
+    if s.depthwise:
+        w16 = wc.reshape(s.O, -1).astype(np.int64) - zw.reshape(-1, 1)
+        s.w16 = <const int16_t*>ex.hold(_copy(w16, np.int16))
+        s.dwork = <int16_t*>ex.hold(Buffer(arm_q_depthwise_work_elems(&s.g) * 2))
+        s.acc = <int32_t*>ex.hold(Buffer(s.g.C * s.g.OH * s.g.OW * 4))
+        return ex
+    stride = (s.og + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * K4
+    s.w_group_bytes = stride
+    s.w = <const int8_t*>ex.hold(Buffer(stride * s.group))
+    rowsum = Buffer(s.O * 4)
+    s.epi.rowsum = <const int32_t*>ex.hold(rowsum)
+    if wc.size:
+        for gi in range(s.group):
+            arm_q_pack_a(<const char*><size_t>wc.ctypes.data + gi * s.og * Kg, w_uint8, Kg, 1, s.og, Kg,
+                         <int8_t*>s.w + gi * stride, <int32_t*>rowsum.ptr + gi * s.og)
+    s.chunk_cols = arm_qconv_chunk_cols(&s.g)
+    s.bwork = <int8_t*>ex.hold(Buffer(s.chunk_cols * K4))
+    s.colsum = <int32_t*>ex.hold(Buffer(s.chunk_cols * 4))
+    s.acc = <int32_t*>ex.hold(Buffer(s.og * s.chunk_cols * 4))
+    return ex

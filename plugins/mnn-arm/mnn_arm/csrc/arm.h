@@ -1,0 +1,163 @@
+/* mnn-arm: the kernels every path provides and the drivers that call them.
+ *
+ * Three paths, each its own translation unit compiled with its own flags:
+ *   fp32.c      -march=armv8-a            NEON fp32 (every aarch64 CPU)
+ *   fp16.c      -march=armv8.2-a+fp16     vfmaq_f16, used when the CPU has asimdhp
+ *   int8_dot.c  -march=armv8.2-a+dotprod  vdotq_s32 (sdot), used when the CPU has asimddp
+ * plus int8.c (armv8-a: int8 packing, requantization, the GEMM without sdot).
+ * caps.c reads getauxval(AT_HWCAP) and hands out a path's table only when
+ * the CPU reports the instructions it needs, so no path ever runs where it
+ * would raise SIGILL.
+ *
+ * Packed GEMM operands (K padded to the path's k-step, rows/cols zero padded):
+ *   float paths  A: panel p, rows [p*MR, p*MR+MR): ap[p*MR*K + k*MR + r]
+ *                B: panel q, cols [q*NR, q*NR+NR): bp[q*NR*K + k*NR + c]
+ *   int8 path    K in groups of 4; A: ap[p*MR*K4 + g*MR*4 + r*4 + j]
+ *                                   B: bp[q*NR*K4 + g*NR*4 + c*4 + j]   (k = 4g + j)
+ */
+#ifndef MNN_ARM_H
+#define MNN_ARM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the fused-activation vocabulary of mnn_core.ops.elementwise.ACTIVATIONS */
+enum arm_act {
+    ARM_ACT_NONE = 0, ARM_ACT_RELU, ARM_ACT_CLIP, ARM_ACT_LEAKY_RELU, ARM_ACT_SIGMOID, ARM_ACT_SILU,
+    ARM_ACT_GELU, ARM_ACT_TANH, ARM_ACT_HARD_SIGMOID, ARM_ACT_HARD_SWISH
+};
+
+enum arm_binop { ARM_ADD = 0, ARM_SUB, ARM_MUL, ARM_DIV, ARM_MAX, ARM_MIN };
+
+/* y = act(alpha * acc + beta * bias[row * bias_rs + col * bias_cs]); bias NULL: no bias */
+typedef struct arm_epilogue {
+    float alpha, beta;
+    const float *bias;
+    int64_t bias_rs, bias_cs;
+    int32_t act;
+    float act_alpha, act_beta;
+} arm_epilogue;
+
+/* one group of a convolution: C input channels of H x W to OH x OW */
+typedef struct arm_conv_geom {
+    int64_t C, H, W, OH, OW;
+    int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+} arm_conv_geom;
+
+/* pooling; kind 0 max, 1 average = window sum * inv_rows[oh] * inv_cols[ow] */
+typedef struct arm_pool_geom {
+    int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl;
+    int32_t kind, reserved;
+    const float *inv_rows, *inv_cols;
+} arm_pool_geom;
+
+/* A floating-point path (fp32 or fp16): packing converts from fp32, results are fp32. */
+typedef struct arm_fkernels {
+    const char *name;
+    int32_t mr, nr, elem_bytes;
+    void (*pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, void *ap);
+    void (*pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_t N, void *bp);
+    /* B = im2col of one group's input (C*kh*kw rows), output columns [n0, n0 + ncols), packed */
+    void (*im2col_b)(const float *x, const arm_conv_geom *g, int64_t n0, int64_t ncols, void *bp);
+    /* C[M][N] (row stride ldc) = epilogue(A @ B) */
+    void (*gemm)(int64_t M, int64_t N, int64_t K, const void *ap, const void *bp, float *c, int64_t ldc,
+                 const arm_epilogue *e);
+    /* planes = N*C; w: [C][kh*kw] fp32; bias: C floats or NULL; work: arm_depthwise_work_bytes */
+    void (*depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+                      const arm_conv_geom *g, const arm_epilogue *e, void *work);
+} arm_fkernels;
+
+/* The int8 GEMM: C[M][N] int32 = A(int8) @ B(int8), packed as above. */
+typedef struct arm_qkernels {
+    const char *name;
+    int32_t mr, nr;
+    void (*gemm)(int64_t M, int64_t N, int64_t K4, const int8_t *ap, const int8_t *bp, int32_t *c, int64_t ldc);
+} arm_qkernels;
+
+#define ARM_Q_MR 8  /* int8 register tile: 8 rows x 12 columns, K in groups of 4 */
+#define ARM_Q_NR 12
+
+/* -- caps.c: what this CPU runs --------------------------------------------------------- */
+enum arm_path { ARM_PATH_FP32 = 0, ARM_PATH_FP16 = 1, ARM_PATH_INT8 = 2, ARM_PATH_INT8_DOT = 3 };
+uint64_t arm_hwcap(void);               /* getauxval(AT_HWCAP) (0 off aarch64 Linux) */
+int arm_path_runnable(int path);        /* the CPU has every instruction the path uses */
+const char *arm_path_name(int path);
+const arm_fkernels *arm_fkernels_for(int path); /* NULL unless runnable (fp32 / fp16) */
+const arm_qkernels *arm_qkernels_for(int path); /* NULL unless runnable (int8 / int8_dot) */
+
+/* -- fp32.c: element-wise, pooling, norms (fp32 on every CPU) ----------------------------- */
+void arm_activation(const arm_epilogue *e, const float *x, float *y, int64_t n);
+void arm_binary(int op, const float *a, const float *b, float *y, int ndim, const int64_t *dims,
+                const int64_t *sa, const int64_t *sb);
+void arm_channel_affine(const float *x, const float *scale, const float *shift, float *y, int64_t outer,
+                        int64_t C, int64_t inner);
+void arm_pool(const float *x, float *y, int64_t planes, const arm_pool_geom *g, float *work);
+int64_t arm_pool_work_floats(const arm_pool_geom *g);
+void arm_reduce_rows(const float *x, float *y, int64_t rows, int64_t n, int kind);
+void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log);
+void arm_normalize_rows(const float *x, float *y, int64_t rows, int64_t n, float eps, const float *scale,
+                        const float *shift, int64_t per_row);
+/* the generic epilogue pass over rows of C, for what the GEMM tiles do not fuse */
+void arm_epilogue_rows(float *c, int64_t ldc, int64_t m0, int64_t n0, int64_t rows, int64_t cols,
+                       const arm_epilogue *e);
+int arm_epilogue_in_tile(const arm_epilogue *e); /* bias per row (or none) and relu/clip/none */
+int64_t arm_depthwise_work_bytes(const arm_conv_geom *g);
+
+/* -- conv.c: drivers over a path's kernels ----------------------------------------------- */
+/* Floats of B scratch a GEMM conv needs for `cols` output columns. */
+int64_t arm_conv_chunk_cols(const arm_fkernels *k, const arm_conv_geom *g);
+/* one image, one group: y[og][OH*OW] = epilogue(wpacked @ im2col(x)); work: chunk * K elements */
+void arm_conv_gemm(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked,
+                   const float *x, float *y, const arm_epilogue *e, int64_t chunk_cols, void *work);
+int64_t arm_packed_a_elems(int64_t mr, int64_t M, int64_t K);
+
+/* -- int8.c --------------------------------------------------------------------------------- */
+/* The true operands are a = as + da[row], b = bs + db[col] with as/bs the packed int8 values. */
+typedef struct arm_qepilogue {
+    int64_t K;             /* real (unpadded) depth */
+    const int32_t *da;     /* per row (da_rs 1) or one value (da_rs 0) */
+    const int32_t *db;
+    int64_t da_rs, db_cs;
+    const int32_t *rowsum; /* sum over k of as, per row */
+    const int32_t *colsum; /* sum over k of bs, per col */
+    const int32_t *bias;   /* per row or NULL */
+    /* output: out_kind 0 int32; 1 uint8; 2 int8 = clamp(rint(acc * mult) + zy) */
+    int32_t out_kind;
+    const double *mult;    /* per row (mult_rs 1, mult_cs 0), per col (0, 1) or one (0, 0) */
+    int64_t mult_rs, mult_cs;
+    double zy;
+} arm_qepilogue;
+int64_t arm_k4(int64_t K);
+/* pack rows of a [M][K] int8/uint8 matrix (strides rs, cs), shifted by -offset; rowsum per row */
+void arm_q_pack_a(const void *a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t *ap,
+                  int32_t *rowsum);
+void arm_q_pack_b(const void *b, int is_uint8, int64_t rs, int64_t cs, int64_t K, int64_t N, int8_t *bp,
+                  int32_t *colsum);
+/* im2col of one group (padding = the zero point zx), packed, shifted; colsum per output column */
+void arm_q_im2col_b(const void *x, int is_uint8, int32_t zx, const arm_conv_geom *g, int64_t n0, int64_t ncols,
+                    int8_t *bp, int32_t *colsum);
+/* out[r * ldo + c] for the M x N block, from raw accumulators acc[r * ldacc + c];
+ * m0/n0: where the block starts (to index da/db/rowsum/colsum/mult/bias) */
+void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int64_t m0, int64_t n0, int64_t M,
+                  int64_t N, const arm_qepilogue *e);
+/* int8 depthwise: planes of x (uint8/int8, zero point zx), weights w (int16, already minus zw) [C][kh*kw];
+ * writes int32 accumulators of the true products plus bias (no requantization) */
+void arm_q_depthwise(const void *x, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
+                     int32_t *acc, int64_t planes, const arm_conv_geom *g, int16_t *work);
+int64_t arm_q_depthwise_work_elems(const arm_conv_geom *g);
+/* conv.c: one image, one group of an int8 convolution. e holds this group's rows (da, rowsum,
+ * bias, mult already offset); y: og rows of OH*OW outputs of out_bytes each.
+ * work: bwork K4 * chunk_cols bytes, colsum chunk_cols, acc og * chunk_cols int32 */
+int64_t arm_qconv_chunk_cols(const arm_conv_geom *g);
+void arm_qconv_gemm(const arm_qkernels *k, const arm_conv_geom *g, int64_t og, const int8_t *wpacked, const void *x,
+                    int is_uint8, int32_t zx, void *y, int out_bytes, const arm_qepilogue *e, int64_t chunk_cols,
+                    int8_t *bwork, int32_t *colsum, int32_t *acc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

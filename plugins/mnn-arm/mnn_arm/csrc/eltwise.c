@@ -1,0 +1,240 @@
+/* fp32 kernels of the ops around the convolutions (armv8-a NEON): activations,
+ * broadcasting binary ops, per-channel affine, pooling, row reductions,
+ * softmax and normalizations, and the generic GEMM epilogue. */
+#include <arm_neon.h>
+#include <math.h>
+#include <string.h>
+
+#include "arm.h"
+
+static float act1(const arm_epilogue *e, float v) {
+    switch (e->act) {
+    case ARM_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case ARM_ACT_CLIP: return v < e->act_alpha ? e->act_alpha : (v > e->act_beta ? e->act_beta : v);
+    case ARM_ACT_LEAKY_RELU: return v >= 0.0f ? v : v * e->act_alpha;
+    case ARM_ACT_SIGMOID: return v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
+    case ARM_ACT_SILU: return v * (v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v)));
+    case ARM_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case ARM_ACT_TANH: return tanhf(v);
+    case ARM_ACT_HARD_SIGMOID: {
+        const float h = v * e->act_alpha + e->act_beta;
+        return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h);
+    }
+    case ARM_ACT_HARD_SWISH: {
+        const float h = v / 6.0f + 0.5f;
+        return v * (h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h));
+    }
+    default: return v;
+    }
+}
+
+void arm_activation(const arm_epilogue *e, const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    if (e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP) {
+        const float32x4_t lo = vdupq_n_f32(e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f);
+        const float32x4_t hi = vdupq_n_f32(e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY);
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vminq_f32(vmaxq_f32(vld1q_f32(x + i), lo), hi));
+    } else if (e->act == ARM_ACT_NONE) {
+        if (x != y) memcpy(y, x, (size_t)n * sizeof(float));
+        return;
+    }
+    for (; i < n; ++i) y[i] = act1(e, x[i]);
+}
+
+int arm_epilogue_in_tile(const arm_epilogue *e) {
+    return e->alpha == 1.0f && (e->bias == NULL || e->bias_cs == 0) &&
+           (e->act == ARM_ACT_NONE || e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP);
+}
+
+void arm_epilogue_rows(float *c, int64_t ldc, int64_t m0, int64_t n0, int64_t rows, int64_t cols,
+                       const arm_epilogue *e) {
+    for (int64_t r = 0; r < rows; ++r) {
+        float *p = c + r * ldc;
+        for (int64_t j = 0; j < cols; ++j) {
+            float v = e->alpha * p[j];
+            if (e->bias) v += e->beta * e->bias[(m0 + r) * e->bias_rs + (n0 + j) * e->bias_cs];
+            p[j] = act1(e, v);
+        }
+    }
+}
+
+static inline float32x4_t binop4(int op, float32x4_t a, float32x4_t b) {
+    switch (op) {
+    case ARM_ADD: return vaddq_f32(a, b);
+    case ARM_SUB: return vsubq_f32(a, b);
+    case ARM_MUL: return vmulq_f32(a, b);
+    case ARM_DIV: return vdivq_f32(a, b);
+    case ARM_MAX: return vmaxq_f32(a, b);
+    default: return vminq_f32(a, b);
+    }
+}
+
+static inline float binop1(int op, float a, float b) {
+    switch (op) {
+    case ARM_ADD: return a + b;
+    case ARM_SUB: return a - b;
+    case ARM_MUL: return a * b;
+    case ARM_DIV: return a / b;
+    case ARM_MAX: return a != a || b != b ? NAN : (a > b ? a : b);
+    default: return a != a || b != b ? NAN : (a < b ? a : b);
+    }
+}
+
+/* the innermost run: strides 1/1, 1/0 (b broadcast) or 0/1 */
+static void binary_run(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n) {
+    int64_t i = 0;
+    if (sa == 1 && sb == 1) {
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, binop4(op, vld1q_f32(a + i), vld1q_f32(b + i)));
+    } else if (sa == 1 && sb == 0) {
+        const float32x4_t bv = vdupq_n_f32(b[0]);
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, binop4(op, vld1q_f32(a + i), bv));
+    } else if (sa == 0 && sb == 1) {
+        const float32x4_t av = vdupq_n_f32(a[0]);
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, binop4(op, av, vld1q_f32(b + i)));
+    }
+    for (; i < n; ++i) y[i] = binop1(op, a[i * sa], b[i * sb]);
+}
+
+void arm_binary(int op, const float *a, const float *b, float *y, int ndim, const int64_t *dims,
+                const int64_t *sa, const int64_t *sb) {
+    /* walk the outer dims with an odometer; the innermost is one run */
+    int64_t outer = 1, idx[8] = {0};
+    for (int d = 0; d < ndim - 1; ++d) outer *= dims[d];
+    const int64_t n = dims[ndim - 1];
+    for (int64_t o = 0; o < outer; ++o) {
+        int64_t oa = 0, ob = 0;
+        for (int d = 0; d < ndim - 1; ++d) oa += idx[d] * sa[d], ob += idx[d] * sb[d];
+        binary_run(op, a + oa, sa[ndim - 1], b + ob, sb[ndim - 1], y + o * n, n);
+        for (int d = ndim - 2; d >= 0; --d) {
+            if (++idx[d] < dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
+void arm_channel_affine(const float *x, const float *scale, const float *shift, float *y, int64_t outer,
+                        int64_t C, int64_t inner) {
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t c = 0; c < C; ++c) {
+            const float *xp = x + (o * C + c) * inner;
+            float *yp = y + (o * C + c) * inner;
+            const float32x4_t s = vdupq_n_f32(scale[c]), t = vdupq_n_f32(shift[c]);
+            int64_t i = 0;
+            for (; i + 4 <= inner; i += 4) vst1q_f32(yp + i, vfmaq_f32(t, vld1q_f32(xp + i), s));
+            for (; i < inner; ++i) yp[i] = xp[i] * scale[c] + shift[c];
+        }
+}
+
+int64_t arm_pool_work_floats(const arm_pool_geom *g) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    return PH * PW + 64;
+}
+
+void arm_pool(const float *x, float *y, int64_t planes, const arm_pool_geom *g, float *pad) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    const float fill = g->kind == 0 ? -INFINITY : 0.0f;
+    for (int64_t p = 0; p < planes; ++p) {
+        const float *xp = x + p * g->H * g->W;
+        for (int64_t ph = 0; ph < PH; ++ph)
+            for (int64_t pw = 0; pw < PW; ++pw) {
+                const int64_t ih = ph - g->pt, iw = pw - g->pl;
+                pad[ph * PW + pw] = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? xp[ih * g->W + iw] : fill;
+            }
+        float *yp = y + p * g->OH * g->OW;
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            int64_t ow = 0;
+            if (g->sw == 1) {
+                for (; ow + 4 <= g->OW; ow += 4) {
+                    float32x4_t acc = vdupq_n_f32(fill);
+                    for (int64_t i = 0; i < g->kh; ++i)
+                        for (int64_t j = 0; j < g->kw; ++j) {
+                            const float32x4_t v = vld1q_f32(pad + (oh * g->sh + i * g->dh) * PW + ow + j * g->dw);
+                            acc = g->kind == 0 ? vmaxq_f32(acc, v) : vaddq_f32(acc, v);
+                        }
+                    if (g->kind == 1) acc = vmulq_f32(vmulq_n_f32(acc, g->inv_rows[oh]), vld1q_f32(g->inv_cols + ow));
+                    vst1q_f32(yp + oh * g->OW + ow, acc);
+                }
+            }
+            for (; ow < g->OW; ++ow) {
+                float acc = fill;
+                for (int64_t i = 0; i < g->kh; ++i)
+                    for (int64_t j = 0; j < g->kw; ++j) {
+                        const float v = pad[(oh * g->sh + i * g->dh) * PW + ow * g->sw + j * g->dw];
+                        acc = g->kind == 0 ? (v > acc || v != v ? v : acc) : acc + v;
+                    }
+                yp[oh * g->OW + ow] = g->kind == 0 ? acc : acc * g->inv_rows[oh] * g->inv_cols[ow];
+            }
+        }
+    }
+}
+
+void arm_reduce_rows(const float *x, float *y, int64_t rows, int64_t n, int kind) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *p = x + r * n;
+        int64_t i = 0;
+        if (kind == 0) {
+            float m = -INFINITY;
+            if (n >= 4) {
+                float32x4_t v = vld1q_f32(p);
+                for (i = 4; i + 4 <= n; i += 4) v = vmaxq_f32(v, vld1q_f32(p + i));
+                m = vmaxvq_f32(v);
+            }
+            for (; i < n; ++i) m = p[i] > m || p[i] != p[i] ? p[i] : m;
+            y[r] = m;
+        } else {
+            float32x4_t v = vdupq_n_f32(0.0f);
+            for (; i + 4 <= n; i += 4) v = vaddq_f32(v, vld1q_f32(p + i));
+            float s = vaddvq_f32(v);
+            for (; i < n; ++i) s += p[i];
+            y[r] = n ? s / (float)n : NAN;
+        }
+    }
+}
+
+void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log) {
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t in = 0; in < inner; ++in) {
+            const float *p = x + o * axis * inner + in;
+            float *q = y + o * axis * inner + in;
+            float m = -INFINITY;
+            for (int64_t a = 0; a < axis; ++a) m = p[a * inner] > m ? p[a * inner] : m;
+            double s = 0.0;
+            for (int64_t a = 0; a < axis; ++a) {
+                const float e = expf(p[a * inner] - m);
+                if (!log) q[a * inner] = e;
+                s += e;
+            }
+            if (log) {
+                const float ls = (float)logf((float)s);
+                for (int64_t a = 0; a < axis; ++a) q[a * inner] = p[a * inner] - m - ls;
+            } else {
+                const float inv = (float)(1.0 / s);
+                for (int64_t a = 0; a < axis; ++a) q[a * inner] *= inv;
+            }
+        }
+}
+
+void arm_normalize_rows(const float *x, float *y, int64_t rows, int64_t n, float eps, const float *scale,
+                        const float *shift, int64_t per_row) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *p = x + r * n;
+        float *q = y + r * n;
+        double s = 0.0, ss = 0.0;
+        for (int64_t i = 0; i < n; ++i) s += p[i];
+        const double mean = n ? s / (double)n : 0.0;
+        for (int64_t i = 0; i < n; ++i) ss += (p[i] - mean) * (p[i] - mean);
+        const float inv = (float)(1.0 / sqrt((n ? ss / (double)n : 0.0) + eps)), mu = (float)mean;
+        for (int64_t i = 0; i < n; ++i) {
+            float v = (p[i] - mu) * inv;
+            if (per_row) {
+                const int64_t c = r % per_row;
+                v = v * (scale ? scale[c] : 1.0f) + (shift ? shift[c] : 0.0f);
+            } else {
+                v = v * (scale ? scale[i] : 1.0f) + (shift ? shift[i] : 0.0f);
+            }
+            q[i] = v;
+        }
+    }
+}

@@ -1,0 +1,184 @@
+/* The fp16 path (compiled -march=armv8.2-a+fp16; run only where the CPU
+ * reports asimdhp): operands are packed to half precision, the 8x24 register
+ * tile multiplies-accumulates 8 halves per instruction (vfmaq_laneq_f16), so
+ * one k-step of a tile twice the fp32 tile's width costs the same number of
+ * instructions. Partial sums are carried in fp16 for KC = 256 steps at most,
+ * then added into the fp32 output; results are stored as fp32. */
+#include <arm_neon.h>
+#include <math.h>
+#include <string.h>
+
+#include "arm.h"
+
+#define ELEM __fp16
+#define MR 8
+#define NR 24
+#define LANES 8
+#define NV 3
+#define KC 256
+
+static inline void store4(__fp16 *d, float32x4_t v) { vst1_f16(d, vcvt_f16_f32(v)); }
+
+#include "fgemm_body.h"
+
+/* The 8 x (8*nvc) tile with named accumulators (see fp32.c for why). */
+/* fmla by element on halves takes its element register from v0-v15 only; GCC 12
+ * then falls back to a dup per lane, so the instruction is spelled out with the
+ * "x" (v0-v15) constraint. */
+#define FMA16(acc, b, a, lane) __asm__("fmla %0.8h, %1.8h, %2.h[" #lane "]" : "+w"(acc) : "w"(b), "x"(a))
+#define ROW_ACC(r) float16x8_t c##r##0 = vdupq_n_f16(0), c##r##1 = c##r##0, c##r##2 = c##r##0;
+#define ROW_FMA(r)                                                  \
+    FMA16(c##r##0, b0, av, r);                                      \
+    if (nvc > 1) FMA16(c##r##1, b1, av, r);                         \
+    if (nvc > 2) FMA16(c##r##2, b2, av, r);
+#define PUT8(r, v, acc)                                             \
+    put4(t, r, 8 * v, vcvt_f32_f16(vget_low_f16(acc)));             \
+    put4(t, r, 8 * v + 4, vcvt_high_f32_f16(acc));
+#define ROW_PUT(r) PUT8(r, 0, c##r##0) if (nvc > 1) { PUT8(r, 1, c##r##1) } if (nvc > 2) { PUT8(r, 2, c##r##2) }
+#define TMP8(r, v, acc)                                             \
+    vst1q_f32(tmp + r * NR + 8 * v, vcvt_f32_f16(vget_low_f16(acc))); \
+    vst1q_f32(tmp + r * NR + 8 * v + 4, vcvt_high_f32_f16(acc));
+/* the common case (first and only K block): bias and clamp on 8 halves at a
+ * time, then widened to fp32 for the store */
+#define FAST8(r, col, acc)                                                      \
+    do {                                                                        \
+        float16x8_t v_ = vaddq_f16(acc, bias##r);                               \
+        if (q.clamp) v_ = vminq_f16(vmaxq_f16(v_, lo), hi);                     \
+        vst1q_f32(t->c + r * t->ldc + col, vcvt_f32_f16(vget_low_f16(v_)));    \
+        vst1q_f32(t->c + r * t->ldc + col + 4, vcvt_high_f32_f16(v_));          \
+    } while (0)
+#define ROW_FAST(r)                                                             \
+    {                                                                           \
+        const float16x8_t bias##r = vdupq_n_f16((__fp16)q.bias[r]);             \
+        FAST8(r, 0, c##r##0);                                                   \
+        if (nvc > 1) FAST8(r, 8, c##r##1);                                      \
+        if (nvc > 2) FAST8(r, 16, c##r##2);                                     \
+    }
+#define ROW_TMP(r) TMP8(r, 0, c##r##0) if (nvc > 1) { TMP8(r, 1, c##r##1) } if (nvc > 2) { TMP8(r, 2, c##r##2) }
+
+#define DEFINE_TILE(NAME, NVC)                                                      \
+    static void NAME(const tile_args *t) {                                          \
+        const int nvc = NVC;                                                        \
+        ROW_ACC(0) ROW_ACC(1) ROW_ACC(2) ROW_ACC(3) ROW_ACC(4) ROW_ACC(5) ROW_ACC(6) ROW_ACC(7) \
+        const __fp16 *a = t->a, *b = t->b;                                          \
+        for (int64_t k = 0; k < t->kc; ++k) {                                       \
+            if ((k & 3) == 0) { /* 4 k-steps = 1 line of A, 3 of B: 16 steps ahead */ \
+                __builtin_prefetch(a + 16 * MR);                                    \
+                __builtin_prefetch(b + 16 * NR);                                    \
+                __builtin_prefetch(b + 16 * NR + 32);                               \
+                __builtin_prefetch(b + 16 * NR + 64);                               \
+            }                                                                       \
+            const float16x8_t av = vld1q_f16(a);                                    \
+            const float16x8_t b0 = vld1q_f16(b);                                    \
+            const float16x8_t b1 = nvc > 1 ? vld1q_f16(b + 8) : b0;                 \
+            const float16x8_t b2 = nvc > 2 ? vld1q_f16(b + 16) : b0;                \
+            ROW_FMA(0) ROW_FMA(1) ROW_FMA(2) ROW_FMA(3) ROW_FMA(4) ROW_FMA(5) ROW_FMA(6) ROW_FMA(7) \
+            a += MR;                                                                \
+            b += NR;                                                                \
+        }                                                                           \
+        if (t->mr == MR && t->nc == 8 * nvc && t->epi && !t->accumulate) {          \
+            tile_epi q;                                                             \
+            tile_epi_init(t, &q);                                                   \
+            const float16x8_t lo = vdupq_n_f16((__fp16)q.lo), hi = vdupq_n_f16((__fp16)q.hi); \
+            ROW_FAST(0) ROW_FAST(1) ROW_FAST(2) ROW_FAST(3) ROW_FAST(4) ROW_FAST(5) ROW_FAST(6) ROW_FAST(7) \
+        } else if (t->mr == MR && t->nc == 8 * nvc) {                               \
+            ROW_PUT(0) ROW_PUT(1) ROW_PUT(2) ROW_PUT(3) ROW_PUT(4) ROW_PUT(5) ROW_PUT(6) ROW_PUT(7) \
+        } else {                                                                    \
+            float tmp[MR * NR];                                                     \
+            ROW_TMP(0) ROW_TMP(1) ROW_TMP(2) ROW_TMP(3) ROW_TMP(4) ROW_TMP(5) ROW_TMP(6) ROW_TMP(7) \
+            put_partial(t, tmp);                                                    \
+        }                                                                           \
+    }
+
+DEFINE_TILE(tile_nv3, 3)
+DEFINE_TILE(tile_nv2, 2)
+DEFINE_TILE(tile_nv1, 1)
+
+static void tile_full(const tile_args *t) { tile_nv3(t); }
+static void tile_part(const tile_args *t, int nv) {
+    if (nv == 1) tile_nv1(t);
+    else tile_nv2(t);
+}
+
+/* -- depthwise: 8 outputs per instruction over a zero-padded fp16 plane ------------- */
+
+static inline float16x8_t load_strided16(const __fp16 *p, int64_t s) {
+    if (s == 1) return vld1q_f16(p);
+    if (s == 2) return vld2q_f16(p).val[0];
+    __fp16 v[8];
+    for (int i = 0; i < 8; ++i) v[i] = p[i * s];
+    return vld1q_f16(v);
+}
+
+static void depthwise_fp16(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+                           const arm_conv_geom *g, const arm_epilogue *e, void *work) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    const int64_t taps = g->kh * g->kw;
+    __fp16 *pad = (__fp16 *)work;
+    const int clamp = e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP;
+    const float lo = e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f;
+    const float hi = e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY;
+    __fp16 wk[64];
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        const float *xp = x + p * g->H * g->W;
+        float *yp = y + p * g->OH * g->OW;
+        const int small = taps <= 64;
+        if (small)
+            for (int64_t t = 0; t < taps; ++t) wk[t] = (__fp16)w[c * taps + t];
+        for (int64_t ph = 0; ph < PH; ++ph) {
+            const int64_t ih = ph - g->pt;
+            __fp16 *d = pad + ph * PW;
+            int64_t pw = 0;
+            if (ih >= 0 && ih < g->H) {
+                const float *row = xp + ih * g->W;
+                for (; pw < PW && pw < g->pl; ++pw) d[pw] = 0;
+                for (; pw + 4 <= PW && pw - g->pl + 4 <= g->W; pw += 4)
+                    vst1_f16(d + pw, vcvt_f16_f32(vld1q_f32(row + pw - g->pl)));
+                for (; pw < PW; ++pw) {
+                    const int64_t iw = pw - g->pl;
+                    d[pw] = iw >= 0 && iw < g->W ? (__fp16)row[iw] : (__fp16)0;
+                }
+            } else {
+                for (; pw < PW; ++pw) d[pw] = 0;
+            }
+        }
+        const float b = bias ? bias[c] : 0.0f;
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            float *yo = yp + oh * g->OW;
+            int64_t ow = 0;
+            if (small) {
+                for (; ow + 8 <= g->OW; ow += 8) {
+                    float16x8_t acc = vdupq_n_f16((__fp16)0);
+                    for (int64_t i = 0; i < g->kh; ++i) {
+                        const __fp16 *src = pad + (oh * g->sh + i * g->dh) * PW + ow * g->sw;
+                        for (int64_t j = 0; j < g->kw; ++j)
+                            acc = vfmaq_n_f16(acc, load_strided16(src + j * g->dw, g->sw), wk[i * g->kw + j]);
+                    }
+                    float32x4_t r0 = vaddq_f32(vcvt_f32_f16(vget_low_f16(acc)), vdupq_n_f32(b));
+                    float32x4_t r1 = vaddq_f32(vcvt_high_f32_f16(acc), vdupq_n_f32(b));
+                    if (clamp) {
+                        r0 = vminq_f32(vmaxq_f32(r0, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+                        r1 = vminq_f32(vmaxq_f32(r1, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+                    }
+                    vst1q_f32(yo + ow, r0);
+                    vst1q_f32(yo + ow + 4, r1);
+                }
+            }
+            for (; ow < g->OW; ++ow) {
+                float acc = b;
+                for (int64_t i = 0; i < g->kh; ++i)
+                    for (int64_t j = 0; j < g->kw; ++j)
+                        acc += (float)pad[(oh * g->sh + i * g->dh) * PW + ow * g->sw + j * g->dw] *
+                               (float)(__fp16)w[c * taps + i * g->kw + j];
+                if (clamp) acc = acc < lo ? lo : (acc > hi ? hi : acc);
+                yo[ow] = acc;
+            }
+        }
+    }
+    if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
+}
+
+const arm_fkernels arm_fkernels_fp16 = {"fp16", MR, NR, 2, pack_a_impl, pack_b_impl, im2col_b_impl,
+                                        gemm_driver, depthwise_fp16};

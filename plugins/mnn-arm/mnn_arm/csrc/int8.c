@@ -1,0 +1,308 @@
+/* The int8 path's common part (armv8-a): packing into the 4-deep layout the
+ * sdot kernel reads, im2col with the zero point as padding, the column and
+ * row sums that undo the zero points, requantization (bit-exact with the
+ * reference: float64, round half to even), depthwise int8 convolution, and
+ * the int8 GEMM for CPUs without sdot.
+ *
+ * uint8 data is shifted to int8 (x - 128) so one signed kernel serves both;
+ * with a = as + da and b = bs + db the true sum over k is
+ *   sum(as*bs) + db*sum(as) + da*sum(bs) + K*da*db,
+ * which arm_q_finish adds to the kernel's sum(as*bs). */
+#include <arm_neon.h>
+#include <math.h>
+#include <string.h>
+
+#include "arm.h"
+
+#define QMR ARM_Q_MR
+#define QNR ARM_Q_NR
+
+int64_t arm_k4(int64_t K) { return (K + 3) / 4 * 4; }
+
+static inline int32_t qval(const void *p, int is_uint8, int64_t i) {
+    return is_uint8 ? (int32_t)((const uint8_t *)p)[i] - 128 : (int32_t)((const int8_t *)p)[i];
+}
+
+void arm_q_pack_a(const void *a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t *ap,
+                  int32_t *rowsum) {
+    const int64_t K4 = arm_k4(K);
+    for (int64_t m = 0; m < (M + QMR - 1) / QMR * QMR; ++m) {
+        int8_t *dst = ap + (m / QMR) * QMR * K4 + (m % QMR) * 4;
+        int32_t s = 0;
+        for (int64_t k = 0; k < K4; ++k) {
+            const int32_t v = m < M && k < K ? qval(a, is_uint8, m * rs + k * cs) : 0;
+            dst[(k / 4) * QMR * 4 + (k % 4)] = (int8_t)v;
+            s += v;
+        }
+        if (m < M && rowsum) rowsum[m] = s;
+    }
+}
+
+void arm_q_pack_b(const void *b, int is_uint8, int64_t rs, int64_t cs, int64_t K, int64_t N, int8_t *bp,
+                  int32_t *colsum) {
+    const int64_t K4 = arm_k4(K);
+    for (int64_t n = 0; n < (N + QNR - 1) / QNR * QNR; ++n) {
+        int8_t *dst = bp + (n / QNR) * QNR * K4 + (n % QNR) * 4;
+        int32_t s = 0;
+        for (int64_t k = 0; k < K4; ++k) {
+            const int32_t v = n < N && k < K ? qval(b, is_uint8, k * rs + n * cs) : 0;
+            dst[(k / 4) * QNR * 4 + (k % 4)] = (int8_t)v;
+            s += v;
+        }
+        if (n < N && colsum) colsum[n] = s;
+    }
+}
+
+/* Row k of the im2col matrix for output columns [c0, c0 + nc), shifted to int8, into out[0..16) */
+static void gather_row(const uint8_t *x, int is_uint8, int8_t padv, const arm_conv_geom *g, int64_t k, int64_t c0,
+                       int64_t nc, int8_t *out) {
+    const int64_t ch = k / (g->kh * g->kw), i = (k / g->kw) % g->kh, j = k % g->kw;
+    const uint8_t *plane = x + ch * g->H * g->W;
+    const uint8_t flip = is_uint8 ? 0x80 : 0; /* u8 - 128 == u8 ^ 0x80 reinterpreted as s8 */
+    int64_t oh = c0 / g->OW, ow = c0 % g->OW;
+    int col = 0;
+    while (col < nc) {
+        int run = (int)(g->OW - ow);
+        if (run > nc - col) run = (int)(nc - col);
+        const int64_t ih = oh * g->sh + i * g->dh - g->pt;
+        const int64_t iw0 = ow * g->sw + j * g->dw - g->pl;
+        if (ih < 0 || ih >= g->H) {
+            memset(out + col, (uint8_t)padv, (size_t)run);
+        } else if (g->sw == 1 && iw0 >= 0 && iw0 + run <= g->W) {
+            const uint8_t *src = plane + ih * g->W + iw0;
+            for (int r = 0; r < run; ++r) out[col + r] = (int8_t)(src[r] ^ flip);
+        } else {
+            for (int r = 0; r < run; ++r) {
+                const int64_t iw = iw0 + r * g->sw;
+                out[col + r] = iw >= 0 && iw < g->W ? (int8_t)(plane[ih * g->W + iw] ^ flip) : padv;
+            }
+        }
+        col += run;
+        ow = 0;
+        ++oh;
+    }
+    for (; col < 16; ++col) out[col] = 0;
+}
+
+void arm_q_im2col_b(const void *xv, int is_uint8, int32_t zx, const arm_conv_geom *g, int64_t n0, int64_t ncols,
+                    int8_t *bp, int32_t *colsum) {
+    const uint8_t *x = (const uint8_t *)xv;
+    const int64_t K = g->C * g->kh * g->kw, K4 = arm_k4(K);
+    const int8_t padv = (int8_t)(is_uint8 ? zx - 128 : zx);
+    int8_t rows[4][16] __attribute__((aligned(16)));
+    const int plain = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
+                      g->OH == g->H && g->OW == g->W;
+    const int64_t plane = g->H * g->W;
+    const uint8x16_t flipv = vdupq_n_u8(is_uint8 ? 0x80 : 0);
+    for (int64_t q = 0; q * QNR < ncols; ++q) {
+        const int64_t c0 = n0 + q * QNR, nc = ncols - q * QNR < QNR ? ncols - q * QNR : QNR;
+        int8_t *dst = bp + q * QNR * K4;
+        int32x4_t s0 = vdupq_n_s32(0), s1 = s0, s2 = s0;
+        for (int64_t k0 = 0; k0 < K4; k0 += 4) {
+            int8x16_t rv[4];
+            if (plain && nc == QNR) { /* 1x1: 12 bytes straight from each of 4 input channels */
+                for (int r = 0; r < 4; ++r) {
+                    if (k0 + r < K) {
+                        const uint8_t *src = x + (k0 + r) * plane + c0;
+                        uint32_t tail;
+                        memcpy(&tail, src + 8, 4);
+                        const uint8x16_t v = vcombine_u8(vld1_u8(src), vreinterpret_u8_u32(vdup_n_u32(tail)));
+                        rv[r] = vreinterpretq_s8_u8(veorq_u8(v, flipv));
+                    } else {
+                        rv[r] = vdupq_n_s8(0);
+                    }
+                }
+            } else {
+                for (int r = 0; r < 4; ++r) {
+                    if (k0 + r < K) gather_row(x, is_uint8, padv, g, k0 + r, c0, nc, rows[r]);
+                    else memset(rows[r], 0, 16);
+                    rv[r] = vld1q_s8(rows[r]);
+                }
+            }
+            /* interleave 4 rows so each column's 4 k-values are adjacent */
+            const int8x16_t r0 = rv[0], r1 = rv[1], r2 = rv[2], r3 = rv[3];
+            const int16x8_t z01l = vreinterpretq_s16_s8(vzip1q_s8(r0, r1)), z01h = vreinterpretq_s16_s8(vzip2q_s8(r0, r1));
+            const int16x8_t z23l = vreinterpretq_s16_s8(vzip1q_s8(r2, r3)), z23h = vreinterpretq_s16_s8(vzip2q_s8(r2, r3));
+            const int8x16_t o0 = vreinterpretq_s8_s16(vzip1q_s16(z01l, z23l));
+            const int8x16_t o1 = vreinterpretq_s8_s16(vzip2q_s16(z01l, z23l));
+            const int8x16_t o2 = vreinterpretq_s8_s16(vzip1q_s16(z01h, z23h));
+            int8_t *d = dst + k0 * QNR;
+            vst1q_s8(d, o0);
+            vst1q_s8(d + 16, o1);
+            vst1q_s8(d + 32, o2);
+            s0 = vpadalq_s16(s0, vpaddlq_s8(o0));
+            s1 = vpadalq_s16(s1, vpaddlq_s8(o1));
+            s2 = vpadalq_s16(s2, vpaddlq_s8(o2));
+        }
+        int32_t sums[12];
+        vst1q_s32(sums, s0);
+        vst1q_s32(sums + 4, s1);
+        vst1q_s32(sums + 8, s2);
+        for (int64_t c = 0; c < nc; ++c) colsum[q * QNR + c] = sums[c];
+    }
+}
+
+static inline int32_t store_q(double v, int kind) {
+    const double lo = kind == 1 ? 0.0 : -128.0, hi = kind == 1 ? 255.0 : 127.0;
+    return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+static const int32_t zeros4[4] = {0, 0, 0, 0};
+
+void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int64_t m0, int64_t n0, int64_t M,
+                  int64_t N, const arm_qepilogue *e) {
+    for (int64_t r = 0; r < M; ++r) {
+        const int64_t m = m0 + r;
+        const int32_t da = e->da[m * e->da_rs];
+        const int32_t db0 = e->db_cs ? 0 : e->db[0];
+        const int32_t row_base = da * db0 * (int32_t)e->K + (e->bias ? e->bias[m] : 0) +
+                                 (db0 && e->rowsum ? db0 * e->rowsum[m] : 0);
+        const int32_t *colsum = e->colsum ? e->colsum + n0 : zeros4;
+        const int32_t *a = acc + r * ldacc;
+        if (!e->db_cs && e->out_kind == 0) { /* ConvInteger: int32 out, vectorized */
+            int32_t *o = (int32_t *)out + r * ldo;
+            int64_t c = 0;
+            for (; c + 4 <= N; c += 4) {
+                int32x4_t v = vaddq_s32(vld1q_s32(a + c), vdupq_n_s32(row_base));
+                vst1q_s32(o + c, vmlaq_n_s32(v, vld1q_s32(colsum + (e->colsum ? c : 0)), da));
+            }
+            for (; c < N; ++c) o[c] = a[c] + row_base + da * colsum[e->colsum ? c : 0];
+            continue;
+        }
+        if (!e->db_cs && e->mult_cs == 0) { /* QLinearConv: one multiplier per row, 2 lanes of float64 */
+            /* rint(v * mult) + zy clamped: fcvtns rounds half to even like rint; zy is added and the
+             * result clamped by saturating narrows (exact: every value is an integer by then) */
+            const float64x2_t mult = vdupq_n_f64(e->mult[m * e->mult_rs]);
+            const int32x4_t zy = vdupq_n_s32((int32_t)e->zy);
+            int64_t c = 0;
+            for (; c + 4 <= N; c += 4) {
+                const int32x4_t v = vmlaq_n_s32(vaddq_s32(vld1q_s32(a + c), vdupq_n_s32(row_base)),
+                                                vld1q_s32(colsum + (e->colsum ? c : 0)), da);
+                const int64x2_t q0 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(v))), mult));
+                const int64x2_t q1 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(v)), mult));
+                const int32x4_t q = vqaddq_s32(vcombine_s32(vqmovn_s64(q0), vqmovn_s64(q1)), zy);
+                if (e->out_kind == 1) {
+                    const uint8x8_t b8 = vqmovn_u16(vcombine_u16(vqmovun_s32(q), vdup_n_u16(0)));
+                    vst1_lane_u32((uint32_t *)((uint8_t *)out + r * ldo + c), vreinterpret_u32_u8(b8), 0);
+                } else {
+                    const int8x8_t b8 = vqmovn_s16(vcombine_s16(vqmovn_s32(q), vdup_n_s16(0)));
+                    vst1_lane_u32((uint32_t *)((int8_t *)out + r * ldo + c), vreinterpret_u32_s8(b8), 0);
+                }
+            }
+            for (; c < N; ++c) {
+                const int32_t v = a[c] + row_base + da * colsum[e->colsum ? c : 0];
+                const int32_t q = store_q(rint((double)v * e->mult[m * e->mult_rs]) + e->zy, e->out_kind);
+                if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
+                else ((int8_t *)out)[r * ldo + c] = (int8_t)q;
+            }
+            continue;
+        }
+        for (int64_t c = 0; c < N; ++c) { /* the general case: db per column (matmul weights) */
+            const int64_t n = n0 + c;
+            const int32_t db = e->db[n * e->db_cs];
+            const int32_t v = a[c] + db * e->rowsum[m] + da * e->colsum[n] + (int32_t)e->K * da * db +
+                              (e->bias ? e->bias[m] : 0);
+            if (e->out_kind == 0) {
+                ((int32_t *)out)[r * ldo + c] = v;
+            } else {
+                const int32_t q = store_q(rint((double)v * e->mult[m * e->mult_rs + n * e->mult_cs]) + e->zy,
+                                          e->out_kind);
+                if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
+                else ((int8_t *)out)[r * ldo + c] = (int8_t)q;
+            }
+        }
+    }
+}
+
+/* The int8 GEMM without sdot: each column's 4 k-values are broadcast against 4
+ * rows' (smull + two pairwise widening adds per 4 rows x 1 column). */
+static void gemm_int8_plain(int64_t M, int64_t N, int64_t K4, const int8_t *ap, const int8_t *bp, int32_t *c,
+                            int64_t ldc) {
+    for (int64_t n = 0; n < N; n += QNR) {
+        const int64_t nc = N - n < QNR ? N - n : QNR;
+        for (int64_t m = 0; m < M; m += QMR) {
+            const int64_t mr = M - m < QMR ? M - m : QMR;
+            const int8_t *a = ap + (m / QMR) * QMR * K4, *b = bp + (n / QNR) * QNR * K4;
+            int32x4_t acc[2][QNR];
+            for (int h = 0; h < 2; ++h)
+                for (int j = 0; j < QNR; ++j) acc[h][j] = vdupq_n_s32(0);
+            for (int64_t g = 0; g < K4 / 4; ++g) {
+                const int8x16_t a0 = vld1q_s8(a + g * 32), a1 = vld1q_s8(a + g * 32 + 16);
+                for (int j = 0; j < nc; ++j) {
+                    int32_t word;
+                    memcpy(&word, b + g * 48 + 4 * j, 4);
+                    const int8x16_t bj = vreinterpretq_s8_s32(vdupq_n_s32(word));
+                    const int16x8_t p0l = vmull_s8(vget_low_s8(a0), vget_low_s8(bj));
+                    const int16x8_t p0h = vmull_high_s8(a0, bj);
+                    const int16x8_t p1l = vmull_s8(vget_low_s8(a1), vget_low_s8(bj));
+                    const int16x8_t p1h = vmull_high_s8(a1, bj);
+                    acc[0][j] = vaddq_s32(acc[0][j], vpaddq_s32(vpaddlq_s16(p0l), vpaddlq_s16(p0h)));
+                    acc[1][j] = vaddq_s32(acc[1][j], vpaddq_s32(vpaddlq_s16(p1l), vpaddlq_s16(p1h)));
+                }
+            }
+            int32_t tile[QNR][QMR];
+            for (int j = 0; j < QNR; ++j) {
+                vst1q_s32(tile[j], acc[0][j]);
+                vst1q_s32(tile[j] + 4, acc[1][j]);
+            }
+            for (int64_t r = 0; r < mr; ++r)
+                for (int64_t j = 0; j < nc; ++j) c[(m + r) * ldc + n + j] = tile[j][r];
+        }
+    }
+}
+
+const arm_qkernels arm_qkernels_int8 = {"int8", QMR, QNR, gemm_int8_plain};
+
+/* -- depthwise: int16 products widened into int32 (smlal), 8 outputs per step ---------- */
+
+int64_t arm_q_depthwise_work_elems(const arm_conv_geom *g) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    return PH * PW + 64;
+}
+
+void arm_q_depthwise(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias, int32_t *acc,
+                     int64_t planes, const arm_conv_geom *g, int16_t *pad) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    const int64_t taps = g->kh * g->kw;
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        const int16_t *wk = w + c * taps;
+        const int32_t b = bias ? bias[c] : 0;
+        for (int64_t ph = 0; ph < PH; ++ph) /* x - zx; padding is 0 after the subtraction */
+            for (int64_t pw = 0; pw < PW; ++pw) {
+                const int64_t ih = ph - g->pt, iw = pw - g->pl;
+                const int64_t i = p * g->H * g->W + ih * g->W + iw;
+                pad[ph * PW + pw] = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W
+                    ? (int16_t)((is_uint8 ? (int32_t)((const uint8_t *)xv)[i] : (int32_t)((const int8_t *)xv)[i]) - zx)
+                    : 0;
+            }
+        int32_t *yp = acc + p * g->OH * g->OW;
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            int64_t ow = 0;
+            if (g->sw <= 2) {
+                for (; ow + 8 <= g->OW; ow += 8) {
+                    int32x4_t lo = vdupq_n_s32(b), hi = lo;
+                    for (int64_t i = 0; i < g->kh; ++i) {
+                        const int16_t *src = pad + (oh * g->sh + i * g->dh) * PW + ow * g->sw;
+                        for (int64_t j = 0; j < g->kw; ++j) {
+                            const int16x8_t v = g->sw == 1 ? vld1q_s16(src + j * g->dw) : vld2q_s16(src + j * g->dw).val[0];
+                            lo = vmlal_n_s16(lo, vget_low_s16(v), wk[i * g->kw + j]);
+                            hi = vmlal_high_n_s16(hi, v, wk[i * g->kw + j]);
+                        }
+                    }
+                    vst1q_s32(yp + oh * g->OW + ow, lo);
+                    vst1q_s32(yp + oh * g->OW + ow + 4, hi);
+                }
+            }
+            for (; ow < g->OW; ++ow) {
+                int32_t s = b;
+                for (int64_t i = 0; i < g->kh; ++i)
+                    for (int64_t j = 0; j < g->kw; ++j)
+                        s += pad[(oh * g->sh + i * g->dh) * PW + ow * g->sw + j * g->dw] * wk[i * g->kw + j];
+                yp[oh * g->OW + ow] = s;
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+/* Run functions of the op layer (see ops.h): called by the core's run loop without the GIL. */
+#include <string.h>
+
+#include "ops.h"
+
+const char *arm_op_error(void *state) { return ((arm_op *)state)->error; }
+
+int arm_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_conv_state *s = (arm_conv_state *)state;
+    (void)n_out;
+    const float *x = (const float *)ins[0].data;
+    float *y = (float *)outs[0].data;
+    const float *bias = s->bias_input >= 0 && s->bias_input < n_in ? (const float *)ins[s->bias_input].data : s->bias;
+    const arm_conv_geom *g = &s->g;
+    if (s->depthwise) {
+        s->k->depthwise(x, (const float *)s->w, bias, y, s->N * g->C, g, &s->epi, s->work);
+        return 0;
+    }
+    arm_epilogue e = s->epi;
+    for (int64_t n = 0; n < s->N; ++n)
+        for (int64_t gi = 0; gi < s->group; ++gi) {
+            e.bias = bias ? bias + gi * s->og : NULL;
+            e.bias_rs = 1;
+            e.bias_cs = 0;
+            arm_conv_gemm(s->k, g, s->og, (const char *)s->w + gi * s->w_group_bytes,
+                          x + (n * s->group + gi) * g->C * g->H * g->W, y + (n * s->O + gi * s->og) * g->OH * g->OW,
+                          &e, s->chunk_cols, s->work);
+        }
+    return 0;
+}
+
+int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_matmul_state *s = (arm_matmul_state *)state;
+    (void)n_out;
+    const float *a = (const float *)ins[0].data;
+    float *y = (float *)outs[0].data;
+    arm_epilogue e = s->epi;
+    if (s->bias_input >= 0 && s->bias_input < n_in) e.bias = (const float *)ins[s->bias_input].data;
+    const void *bp = s->b_packed;
+    if (bp == NULL) {
+        s->k->pack_b((const float *)ins[1].data, s->b_rs, s->b_cs, s->K, s->N, s->b_work);
+        bp = s->b_work;
+    }
+    for (int64_t t = 0; t < s->batch; ++t) {
+        s->k->pack_a(a + t * s->M * s->K, s->a_rs, s->a_cs, s->M, s->K, s->a_work);
+        s->k->gemm(s->M, s->N, s->K, s->a_work, bp, y + t * s->M * s->N, s->N, &e);
+    }
+    return 0;
+}
+
+int arm_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_binary_state *s = (arm_binary_state *)state;
+    (void)n_in, (void)n_out;
+    arm_binary(s->binop, (const float *)ins[0].data, (const float *)ins[1].data, (float *)outs[0].data, s->ndim,
+               s->dims, s->sa, s->sb);
+    return 0;
+}
+
+int arm_unary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_unary_state *s = (arm_unary_state *)state;
+    (void)n_in, (void)n_out;
+    arm_activation(&s->epi, (const float *)ins[0].data, (float *)outs[0].data, mnn_tensor_numel(&ins[0]));
+    return 0;
+}
+
+int arm_affine_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_affine_state *s = (arm_affine_state *)state;
+    (void)n_in, (void)n_out;
+    arm_channel_affine((const float *)ins[0].data, s->scale, s->shift, (float *)outs[0].data, s->outer, s->C,
+                       s->inner);
+    return 0;
+}
+
+int arm_norm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_norm_state *s = (arm_norm_state *)state;
+    (void)n_out;
+    const float *scale = s->scale_input >= 0 && s->scale_input < n_in ? (const float *)ins[s->scale_input].data : s->scale;
+    const float *shift = s->shift_input >= 0 && s->shift_input < n_in ? (const float *)ins[s->shift_input].data : s->shift;
+    arm_normalize_rows((const float *)ins[0].data, (float *)outs[0].data, s->rows, s->n, s->eps, scale, shift,
+                       s->per_row);
+    return 0;
+}
+
+int arm_reduce_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_reduce_state *s = (arm_reduce_state *)state;
+    (void)n_in, (void)n_out;
+    arm_reduce_rows((const float *)ins[0].data, (float *)outs[0].data, s->rows, s->n, s->kind);
+    return 0;
+}
+
+int arm_softmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_softmax_state *s = (arm_softmax_state *)state;
+    (void)n_in, (void)n_out;
+    arm_softmax((const float *)ins[0].data, (float *)outs[0].data, s->outer, s->axis, s->inner, s->log);
+    return 0;
+}
+
+int arm_pool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_pool_state *s = (arm_pool_state *)state;
+    (void)n_in, (void)n_out;
+    arm_pool((const float *)ins[0].data, (float *)outs[0].data, s->planes, &s->g, s->work);
+    return 0;
+}
+
+int arm_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_concat_state *s = (arm_concat_state *)state;
+    (void)n_out;
+    char *y = (char *)outs[0].data;
+    for (int64_t o = 0; o < s->outer; ++o)
+        for (int32_t i = 0; i < s->n && i < n_in; ++i) {
+            const size_t bytes = (size_t)(s->block[i] * s->elem);
+            if (bytes) memcpy(y, (const char *)ins[i].data + o * bytes, bytes);
+            y += bytes;
+        }
+    return 0;
+}
+
+int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_qconv_state *s = (arm_qconv_state *)state;
+    (void)n_out;
+    const arm_conv_geom *g = &s->g;
+    const int64_t npix = g->OH * g->OW, in_plane = g->H * g->W;
+    const char *x = (const char *)ins[0].data;
+    char *y = (char *)outs[0].data;
+    arm_qepilogue e = s->epi;
+    if (s->bias_input >= 0 && s->bias_input < n_in) e.bias = (const int32_t *)ins[s->bias_input].data;
+    if (s->depthwise) {
+        for (int64_t n = 0; n < s->N; ++n) {
+            arm_q_depthwise(x + n * g->C * in_plane, s->is_uint8, s->zx, s->w16, e.bias, s->acc, g->C, g, s->dwork);
+            for (int64_t c = 0; c < g->C; ++c) {
+                arm_qepilogue ec = e;
+                ec.bias = NULL;
+                ec.mult = e.mult + c * e.mult_rs;
+                ec.mult_rs = 0;
+                arm_q_finish(s->acc + c * npix, npix, y + (n * g->C + c) * npix * s->out_bytes, npix, 0, 0, 1, npix,
+                             &ec);
+            }
+        }
+        return 0;
+    }
+    for (int64_t n = 0; n < s->N; ++n)
+        for (int64_t gi = 0; gi < s->group; ++gi) {
+            arm_qepilogue eg = e;
+            eg.da = e.da + gi * s->og * e.da_rs;
+            eg.rowsum = e.rowsum + gi * s->og;
+            eg.bias = e.bias ? e.bias + gi * s->og : NULL;
+            eg.mult = e.mult + gi * s->og * e.mult_rs;
+            arm_qconv_gemm(s->k, g, s->og, s->w + gi * s->w_group_bytes, x + (n * s->group + gi) * g->C * in_plane,
+                           s->is_uint8, s->zx, y + (n * s->O + gi * s->og) * npix * s->out_bytes, s->out_bytes, &eg,
+                           s->chunk_cols, s->bwork, s->colsum, s->acc);
+        }
+    return 0;
+}

@@ -1,0 +1,120 @@
+/* mnn-arm op layer: one state and one mnn_run_fn per op family. The Python
+ * side (mnn_arm/ops_*.py through _arm.pyx) fills a state at prepare (shapes,
+ * packed weights, scratch, the path's kernel table); the run function only
+ * reads it, calls the kernels and never allocates. */
+#ifndef MNN_ARM_OPS_H
+#define MNN_ARM_OPS_H
+
+#include "arm.h"
+#include "mnn_core/abi.h"
+
+typedef struct arm_op {
+    const char *error;
+} arm_op;
+const char *arm_op_error(void *state);
+
+typedef struct arm_conv_state {
+    arm_op op;
+    const arm_fkernels *k;
+    int32_t depthwise, bias_input; /* bias_input >= 0: the bias arrives at run */
+    int64_t N, O, group, og;
+    arm_conv_geom g;
+    void *w;              /* gemm: packed A per group; depthwise: [C][kh*kw] fp32 */
+    int64_t w_group_bytes;
+    const float *bias;
+    arm_epilogue epi;
+    void *work;
+    int64_t chunk_cols;
+} arm_conv_state;
+int arm_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_matmul_state {
+    arm_op op;
+    const arm_fkernels *k;
+    int64_t M, N, K, batch;
+    int64_t a_rs, a_cs, b_rs, b_cs;
+    const void *b_packed; /* constant B packed at prepare, or NULL: packed at run into b_work */
+    void *a_work, *b_work;
+    int32_t bias_input;
+    arm_epilogue epi;
+} arm_matmul_state;
+int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_binary_state {
+    arm_op op;
+    int32_t binop, ndim;
+    int64_t dims[MNN_MAX_DIMS], sa[MNN_MAX_DIMS], sb[MNN_MAX_DIMS];
+} arm_binary_state;
+int arm_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_unary_state {
+    arm_op op;
+    arm_epilogue epi;
+} arm_unary_state;
+int arm_unary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_affine_state {
+    arm_op op;
+    int64_t outer, C, inner;
+    const float *scale, *shift;
+} arm_affine_state;
+int arm_affine_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_norm_state {
+    arm_op op;
+    int64_t rows, n, per_row;
+    float eps;
+    const float *scale, *shift;
+    int32_t scale_input, shift_input;
+} arm_norm_state;
+int arm_norm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_reduce_state {
+    arm_op op;
+    int64_t rows, n;
+    int32_t kind;
+} arm_reduce_state;
+int arm_reduce_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_softmax_state {
+    arm_op op;
+    int64_t outer, axis, inner;
+    int32_t log;
+} arm_softmax_state;
+int arm_softmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_pool_state {
+    arm_op op;
+    int64_t planes;
+    arm_pool_geom g;
+    float *work;
+} arm_pool_state;
+int arm_pool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_concat_state {
+    arm_op op;
+    int64_t outer, elem;
+    int32_t n;
+    const int64_t *block;
+} arm_concat_state;
+int arm_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* QLinearConv / ConvInteger with constant weights and quantization parameters */
+typedef struct arm_qconv_state {
+    arm_op op;
+    const arm_qkernels *k;
+    int32_t depthwise, is_uint8, zx, out_bytes, bias_input;
+    int64_t N, O, group, og;
+    arm_conv_geom g;
+    const int8_t *w;       /* gemm: packed per group */
+    const int16_t *w16;    /* depthwise: w - zw */
+    int64_t w_group_bytes;
+    arm_qepilogue epi;     /* per-row arrays cover all O rows */
+    int8_t *bwork;
+    int32_t *colsum, *acc;
+    int16_t *dwork;
+    int64_t chunk_cols;
+} arm_qconv_state;
+int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+#endif

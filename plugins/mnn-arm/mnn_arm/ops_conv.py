@@ -1,0 +1,109 @@
+"""Conv (fp32 or fp16 path: depthwise kernel, or im2col / 1x1 into packed
+panels + packed GEMM with bias and activation in its epilogue) and the int8
+convolutions QLinearConv and ConvInteger (int8 or sdot path, bit-exact with
+the reference's ONNX semantics)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mnn_core.ops.conv import conv_geometry
+
+from . import _arm, paths
+from ._common import fused_activation, kernel, static_shape
+
+
+def _geometry(x_shape, w_shape, attrs) -> dict:
+    geo = conv_geometry(x_shape, w_shape, attrs)
+    n, c, h, w = x_shape
+    o, cg, kh, kw = w_shape
+    group = geo["group"]
+    depthwise = group == c and o == c
+    return dict(N=n, O=o, group=group, depthwise=int(depthwise), C=c if depthwise else cg, H=h, W=w,
+                OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw, sh=geo["strides"][0], sw=geo["strides"][1],
+                dh=geo["dilations"][0], dw=geo["dilations"][1], pt=geo["pads"][0], pl=geo["pads"][1])
+
+
+def _conv_supports(node, ins):
+    if len(ins[0].shape) != 4 or len(ins[1].shape) != 4:
+        return "only 2-D convolution (NCHW input, OIHW weight)"
+    return True
+
+
+@kernel("Conv", supports=_conv_supports, efficiency=0.6)
+def prepare_conv(node, ins, outs, constants, ctx):
+    weight = constants.get(node.inputs[1])
+    if weight is None:
+        from mnn_core.errors import BackendError
+
+        raise BackendError("arm Conv needs constant weights (they are packed once at prepare)")
+    p = _geometry(static_shape(ins[0]), static_shape(ins[1]), node.attrs)
+    p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
+    has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
+    bias = constants.get(node.inputs[2]) if has_bias else None
+    return _arm.conv(paths.float_path(ctx.precision, ctx.options), p, weight, bias, 2 if has_bias else -1)
+
+
+
+
+def _qconv_supports(node, ins):
+    if len(ins[0].shape) != 4 or len(ins[3].shape) != 4:
+        return "only 2-D convolution (NCHW input, OIHW weight)"
+    if ins[2].dtype != ins[0].dtype or ins[5].dtype != ins[3].dtype:
+        return "zero points must have the dtype of their data"
+    for i, what in ((1, "x_scale"), (2, "x_zero_point"), (6, "y_scale"), (7, "y_zero_point")):
+        if int(np.prod(ins[i].shape)) != 1:
+            return f"{what} must be one value"
+    return True
+
+
+def _scalar(constants, name, what):
+    value = constants.get(name)
+    if value is None:
+        from mnn_core.errors import UnsupportedOpError
+
+        # declined like an unsupported op: weights and quantization parameters are packed once, at prepare
+        raise UnsupportedOpError(f"arm int8 conv needs a constant {what} (a graph input was given)")
+    return np.asarray(value)
+
+
+@kernel("QLinearConv", dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports, efficiency=0.8)
+def prepare_qlinear_conv(node, ins, outs, constants, ctx):
+    names = node.inputs
+    x_dtype, w_dtype = ins[0].dtype, ins[3].dtype
+    sx, zx = _scalar(constants, names[1], "x_scale"), _scalar(constants, names[2], "x_zero_point")
+    w = _scalar(constants, names[3], "weight")
+    sw, zw = _scalar(constants, names[4], "w_scale"), _scalar(constants, names[5], "w_zero_point")
+    sy, zy = _scalar(constants, names[6], "y_scale"), _scalar(constants, names[7], "y_zero_point")
+    has_bias = len(names) > 8 and bool(names[8])
+    bias = constants.get(names[8]) if has_bias else None
+    p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
+    o = w.shape[0]
+    # the reference's order of float64 operations: (sx * sw) / sy, then acc * that
+    scale = sx.astype(np.float64).reshape(()) * np.broadcast_to(sw.astype(np.float64).ravel(), (o,))
+    mult = scale / sy.astype(np.float64).reshape(())
+    out_kind = 1 if outs[0].dtype == "uint8" else 2
+    return _arm.qconv(paths.int8_path(), p, w, int(x_dtype == "uint8"), int(w_dtype == "uint8"),
+                      int(zx.reshape(())), np.broadcast_to(zw.astype(np.int64).ravel(), (o,)), mult,
+                      float(zy.astype(np.float64).reshape(())), out_kind, bias, 8 if has_bias else -1)
+
+
+def _conv_integer_supports(node, ins):
+    if len(ins[0].shape) != 4 or len(ins[1].shape) != 4:
+        return "only 2-D convolution (NCHW input, OIHW weight)"
+    if len(ins) > 2 and ins[2] is not None and int(np.prod(ins[2].shape)) != 1:
+        return "x_zero_point must be one value"
+    return True
+
+
+@kernel("ConvInteger", dtypes=("uint8", "int8"), supports=_conv_integer_supports, efficiency=0.8)
+def prepare_conv_integer(node, ins, outs, constants, ctx):
+    names = node.inputs
+    w = _scalar(constants, names[1], "weight")
+    o = w.shape[0]
+    zx = _scalar(constants, names[2], "x_zero_point") if len(names) > 2 and names[2] else np.int64(0)
+    zw = _scalar(constants, names[3], "w_zero_point") if len(names) > 3 and names[3] else np.int64(0)
+    p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
+    return _arm.qconv(paths.int8_path(), p, w, int(ins[0].dtype == "uint8"), int(w.dtype == np.uint8),
+                      int(np.asarray(zx).reshape(())), np.broadcast_to(np.asarray(zw, np.int64).ravel(), (o,)),
+                      np.ones(o), 0.0, 0, None, -1)

@@ -1,0 +1,77 @@
+"""BatchNormalization (inference: one per-channel multiply-add folded at
+prepare in float64), Softmax / LogSoftmax, LayerNormalization and
+InstanceNormalization (rows normalized, then scaled and shifted)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mnn_core.ops._util import normalize_axis
+
+from . import _arm
+from ._common import kernel, prod, static_shape
+
+
+def _bn_supports(node, ins):
+    return True if len(ins[0].shape) >= 2 else "needs a channel axis"
+
+
+@kernel("BatchNormalization", supports=_bn_supports, inplace=True, efficiency=0.3)
+def prepare_batchnorm(node, ins, outs, constants, ctx):
+    x = static_shape(ins[0])
+    params = [constants.get(name) for name in node.inputs[1:5]]
+    if any(p is None for p in params):
+        from mnn_core.errors import BackendError
+
+        raise BackendError("arm BatchNormalization needs constant scale, bias, mean and variance")
+    gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
+    scale = gamma / np.sqrt(var + float(node.attrs["epsilon"]))
+    return _arm.affine("arm.BatchNormalization", x[0], x[1], prod(x[2:]), scale, beta - mean * scale)
+
+
+def _softmax(node, ins, log):
+    x = static_shape(ins[0])
+    axis = normalize_axis(node.attrs["axis"], len(x), node.op)
+    return _arm.softmax(f"arm.{node.op}", prod(x[:axis]), x[axis], prod(x[axis + 1:]), log)
+
+
+@kernel("Softmax", efficiency=0.3)
+def prepare_softmax(node, ins, outs, constants, ctx):
+    return _softmax(node, ins, False)
+
+
+@kernel("LogSoftmax", efficiency=0.3)
+def prepare_logsoftmax(node, ins, outs, constants, ctx):
+    return _softmax(node, ins, True)
+
+
+def _optional(node, ins, i):
+    return ins[i] if len(ins) > i and ins[i] is not None and len(node.inputs) > i and node.inputs[i] else None
+
+
+def _layernorm_supports(node, ins):
+    x = ins[0].shape
+    axis = normalize_axis(node.attrs["axis"], len(x), "LayerNormalization")
+    for i, what in ((1, "scale"), (2, "bias")):
+        p = _optional(node, ins, i)
+        if p is not None and prod(p.shape) != prod(x[axis:]):
+            return f"{what} broadcast to the normalized shape (only the full shape)"
+    return True
+
+
+@kernel("LayerNormalization", supports=_layernorm_supports, efficiency=0.3)
+def prepare_layernorm(node, ins, outs, constants, ctx):
+    x = static_shape(ins[0])
+    axis = normalize_axis(node.attrs["axis"], len(x), node.op)
+    has = [_optional(node, ins, i) is not None for i in (1, 2)]
+    scale = constants.get(node.inputs[1]) if has[0] else None
+    shift = constants.get(node.inputs[2]) if has[1] else None
+    return _arm.norm("arm.LayerNormalization", prod(x[:axis]), prod(x[axis:]), 0, float(node.attrs["epsilon"]),
+                     scale, shift, 1 if has[0] else -1, (2 if has[0] else 1) if has[1] else -1)
+
+
+@kernel("InstanceNormalization", efficiency=0.3)
+def prepare_instancenorm(node, ins, outs, constants, ctx):
+    x = static_shape(ins[0])
+    return _arm.norm("arm.InstanceNormalization", x[0] * x[1], prod(x[2:]), x[1], float(node.attrs["epsilon"]),
+                     constants.get(node.inputs[1]), constants.get(node.inputs[2]), 1, 2)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Cross-compile the harness: every path's translation unit with its own flags.
+#   tests/harness/build.sh OUT_DIR  -> OUT_DIR/harness (static aarch64 executable)
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+SRC="$HERE/../../mnn_arm/csrc"
+OUT="${1:-$HERE/build}"
+CC="${CC:-aarch64-linux-gnu-gcc}"
+mkdir -p "$OUT"
+common=(-O3 -Wall -Wextra -I"$SRC" -c)
+$CC "${common[@]}" -march=armv8-a "$SRC/caps.c" -o "$OUT/caps.o"
+$CC "${common[@]}" -march=armv8-a "$SRC/fp32.c" -o "$OUT/fp32.o"
+$CC "${common[@]}" -march=armv8-a "$SRC/eltwise.c" -o "$OUT/eltwise.o"
+$CC "${common[@]}" -march=armv8-a "$SRC/conv.c" -o "$OUT/conv.o"
+$CC "${common[@]}" -march=armv8-a "$SRC/int8.c" -o "$OUT/int8.o"
+$CC "${common[@]}" -march=armv8.2-a+fp16 "$SRC/fp16.c" -o "$OUT/fp16.o"
+$CC "${common[@]}" -march=armv8.2-a+dotprod "$SRC/int8_dot.c" -o "$OUT/int8_dot.o"
+$CC "${common[@]}" -march=armv8-a "$HERE/harness.c" -o "$OUT/harness.o"
+$CC -static "$OUT"/*.o -lm -o "$OUT/harness"

@@ -1,0 +1,481 @@
+/* C test harness for the mnn-arm kernels: cross-compiled for aarch64 and run
+ * under qemu-aarch64 with several -cpu models (tests/test_harness.py drives it).
+ *
+ *   harness [--expect-fp16 0|1] [--expect-dot 0|1]
+ *
+ * Checks that the dispatcher offers exactly the paths the emulated CPU has
+ * (getauxval(AT_HWCAP)), then runs every kernel of every runnable path on
+ * random inputs of several shapes (odd sizes, tails, K beyond one cache block)
+ * against plain double-precision references:
+ *   fp32 within 1e-4 relative, fp16 within 1e-2 relative (relative to the
+ *   magnitude of the summed terms, so a result that cancels to ~0 is judged
+ *   by the size of what was summed), int8 bit-exact (ONNX QLinearConv /
+ *   ConvInteger / QLinearMatMul semantics: float64, round half to even).
+ * A path the CPU lacks is never called: calling it would die with SIGILL.
+ * Prints one line per check and "harness: N checks, F failed"; exits 1 on failure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arm.h"
+
+static int checks, failures;
+static uint64_t rng_state = 88172645463325252ull;
+
+static double urand(void) { /* xorshift64, in [0, 1) */
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+static float frand(void) { return (float)(urand() * 2.0 - 1.0); }
+static int irand(int lo, int hi) { return lo + (int)(urand() * (hi - lo + 1)); }
+
+static void *xalloc(size_t n) {
+    void *p = NULL;
+    if (posix_memalign(&p, 64, n ? n : 64) != 0) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    memset(p, 0, n ? n : 64);
+    return p;
+}
+
+static void report(const char *what, double worst, int ok) {
+    ++checks;
+    if (!ok) ++failures;
+    printf("%-4s %-60s worst %.3g\n", ok ? "ok" : "FAIL", what, worst);
+}
+
+/* got vs want with per-element magnitude mag (sum of |terms|) */
+static void compare(const char *what, const float *got, const double *want, const double *mag, int64_t n,
+                    double rtol) {
+    double worst = 0.0;
+    int ok = 1;
+    for (int64_t i = 0; i < n; ++i) {
+        const double scale = fabs(want[i]) > mag[i] ? fabs(want[i]) : mag[i];
+        const double err = fabs((double)got[i] - want[i]) / (scale > 1e-30 ? scale : 1e-30);
+        if (!(err <= rtol)) ok = 0;
+        if (err > worst || err != err) worst = err;
+    }
+    report(what, worst, ok);
+}
+
+static double act_ref(int act, double v, double a, double b) {
+    switch (act) {
+    case ARM_ACT_RELU: return v > 0 ? v : 0;
+    case ARM_ACT_CLIP: return v < a ? a : (v > b ? b : v);
+    case ARM_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case ARM_ACT_HARD_SWISH: return v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
+    default: return v;
+    }
+}
+
+/* -- float paths ------------------------------------------------------------------------ */
+
+static void test_gemm(const arm_fkernels *k, double rtol, int64_t M, int64_t N, int64_t K, int col_bias) {
+    float *a = xalloc(M * K * 4), *b = xalloc(K * N * 4), *bias = xalloc((M > N ? M : N) * 4), *c = xalloc(M * N * 4);
+    double *want = xalloc(M * N * 8), *mag = xalloc(M * N * 8);
+    for (int64_t i = 0; i < M * K; ++i) a[i] = frand();
+    for (int64_t i = 0; i < K * N; ++i) b[i] = frand();
+    for (int64_t i = 0; i < (M > N ? M : N); ++i) bias[i] = frand();
+    void *ap = xalloc(arm_packed_a_elems(k->mr, M, K) * k->elem_bytes);
+    void *bp = xalloc(arm_packed_a_elems(k->nr, N, K) * k->elem_bytes);
+    k->pack_a(a, K, 1, M, K, ap);
+    k->pack_b(b, N, 1, K, N, bp);
+    arm_epilogue e = {1.0f, 1.0f, bias, col_bias ? 0 : 1, col_bias ? 1 : 0, col_bias ? ARM_ACT_SIGMOID : ARM_ACT_RELU,
+                      0, 0};
+    if (col_bias) e.alpha = 2.0f, e.beta = 0.5f;
+    k->gemm(M, N, K, ap, bp, c, N, &e);
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+            double s = 0, sa = 0;
+            for (int64_t kk = 0; kk < K; ++kk) s += (double)a[m * K + kk] * b[kk * N + n], sa += fabs((double)a[m * K + kk] * b[kk * N + n]);
+            const double bb = col_bias ? bias[n] : bias[m];
+            want[m * N + n] = act_ref(e.act, e.alpha * s + e.beta * bb, 0, 0);
+            mag[m * N + n] = (e.alpha * sa + fabs(e.beta * bb)) * (col_bias ? 0.25 : 1.0); /* sigmoid' <= 1/4 */
+        }
+    char what[96];
+    snprintf(what, sizeof what, "%s gemm M=%ld N=%ld K=%ld %s", k->name, (long)M, (long)N, (long)K,
+             col_bias ? "alpha/beta col-bias sigmoid" : "row-bias relu");
+    compare(what, c, want, mag, M * N, rtol);
+    free(a), free(b), free(bias), free(c), free(want), free(mag), free(ap), free(bp);
+}
+
+static void conv_ref(const float *x, const float *w, const float *bias, int64_t N, int64_t C, int64_t H, int64_t W,
+                     int64_t O, int64_t group, const arm_conv_geom *g, int act, double *want, double *mag) {
+    const int64_t cg = C / group, og = O / group;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t oh = 0; oh < g->OH; ++oh)
+                for (int64_t ow = 0; ow < g->OW; ++ow) {
+                    double s = bias ? bias[o] : 0, sa = bias ? fabs(bias[o]) : 0;
+                    const int64_t gi = o / og;
+                    for (int64_t c = 0; c < cg; ++c)
+                        for (int64_t i = 0; i < g->kh; ++i)
+                            for (int64_t j = 0; j < g->kw; ++j) {
+                                const int64_t ih = oh * g->sh + i * g->dh - g->pt, iw = ow * g->sw + j * g->dw - g->pl;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                const double p = (double)x[((n * C + gi * cg + c) * H + ih) * W + iw] *
+                                                 w[((o * cg + c) * g->kh + i) * g->kw + j];
+                                s += p, sa += fabs(p);
+                            }
+                    const int64_t idx = ((n * O + o) * g->OH + oh) * g->OW + ow;
+                    want[idx] = act_ref(act, s, 0.0, 6.0);
+                    mag[idx] = sa;
+                }
+}
+
+static arm_conv_geom geom(int64_t C, int64_t H, int64_t W, int64_t k, int64_t s, int64_t d, int64_t p) {
+    arm_conv_geom g = {C, H, W, 0, 0, k, k, s, s, d, d, p, p};
+    g.OH = (H + 2 * p - d * (k - 1) - 1) / s + 1;
+    g.OW = (W + 2 * p - d * (k - 1) - 1) / s + 1;
+    return g;
+}
+
+static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, int64_t H, int64_t O, int64_t ks,
+                      int64_t s, int64_t d, int64_t p, int64_t group) {
+    const int64_t W = H + 1, cg = C / group, og = O / group;
+    arm_conv_geom g = geom(cg, H, W, ks, s, d, p);
+    const int64_t out = N * O * g.OH * g.OW, Kg = cg * ks * ks;
+    float *x = xalloc(N * C * H * W * 4), *w = xalloc(O * Kg * 4), *bias = xalloc(O * 4), *y = xalloc(out * 4);
+    double *want = xalloc(out * 8), *mag = xalloc(out * 8);
+    for (int64_t i = 0; i < N * C * H * W; ++i) x[i] = frand();
+    for (int64_t i = 0; i < O * Kg; ++i) w[i] = frand();
+    for (int64_t i = 0; i < O; ++i) bias[i] = frand();
+    arm_epilogue e = {1.0f, 1.0f, NULL, 1, 0, ARM_ACT_CLIP, 0.0f, 6.0f};
+    const int depthwise = group == C && O == C;
+    if (depthwise) {
+        g.C = C;
+        void *work = xalloc(arm_depthwise_work_bytes(&g));
+        k->depthwise(x, w, bias, y, N * C, &g, &e, work);
+        free(work);
+    } else {
+        const int64_t stride = arm_packed_a_elems(k->mr, og, Kg);
+        char *wp = xalloc(group * stride * k->elem_bytes);
+        for (int64_t gi = 0; gi < group; ++gi) k->pack_a(w + gi * og * Kg, Kg, 1, og, Kg, wp + gi * stride * k->elem_bytes);
+        const int64_t cols = arm_conv_chunk_cols(k, &g);
+        void *work = xalloc(cols * Kg * k->elem_bytes + 64);
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t gi = 0; gi < group; ++gi) {
+                e.bias = bias + gi * og;
+                arm_conv_gemm(k, &g, og, wp + gi * stride * k->elem_bytes, x + (n * C + gi * cg) * H * W,
+                              y + (n * O + gi * og) * g.OH * g.OW, &e, cols, work);
+            }
+        free(wp), free(work);
+    }
+    conv_ref(x, w, bias, N, C, H, W, O, group, &g, ARM_ACT_CLIP, want, mag);
+    char what[96];
+    snprintf(what, sizeof what, "%s %s conv N=%ld C=%ld H=%ld O=%ld k=%ld s=%ld d=%ld p=%ld g=%ld", k->name,
+             depthwise ? "depthwise" : "gemm", (long)N, (long)C, (long)H, (long)O, (long)ks, (long)s, (long)d,
+             (long)p, (long)group);
+    compare(what, y, want, mag, out, rtol);
+    free(x), free(w), free(bias), free(y), free(want), free(mag);
+}
+
+static void test_float_path(const arm_fkernels *k, double rtol) {
+    const int64_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {8, 12, 64}, {8, 24, 17}, {33, 50, 700}, {20, 7, 300}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 0);
+        test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 1);
+    }
+    test_conv(k, rtol, 1, 16, 9, 24, 1, 1, 1, 0, 1);  /* pointwise */
+    test_conv(k, rtol, 2, 3, 13, 10, 3, 1, 1, 1, 1);  /* 3x3, batch 2 */
+    test_conv(k, rtol, 1, 8, 15, 16, 3, 2, 1, 1, 1);  /* 3x3 stride 2 */
+    test_conv(k, rtol, 1, 4, 11, 5, 5, 1, 2, 2, 1);   /* 5x5 dilation 2 */
+    test_conv(k, rtol, 1, 6, 9, 4, 3, 1, 1, 1, 2);    /* grouped */
+    test_conv(k, rtol, 1, 7, 13, 7, 3, 1, 1, 1, 7);   /* depthwise */
+    test_conv(k, rtol, 2, 5, 17, 5, 3, 2, 1, 1, 5);   /* depthwise stride 2 */
+    test_conv(k, rtol, 1, 3, 20, 3, 5, 1, 1, 2, 3);   /* depthwise 5x5 */
+    test_conv(k, rtol, 1, 4, 9, 4, 3, 3, 1, 0, 4);    /* depthwise stride 3 */
+}
+
+/* -- fp32-only kernels: pooling, element-wise, softmax, norms --------------------------- */
+
+static void test_fp32_misc(void) {
+    /* max and average pooling 3x3 stride 2 pad 1 (average counts only real taps) */
+    for (int kind = 0; kind < 2; ++kind) {
+        const int64_t P = 3, H = 11, W = 12, k = 3, s = 2, pd = 1, OH = (H + 2 * pd - k) / s + 1, OW = (W + 2 * pd - k) / s + 1;
+        float *x = xalloc(P * H * W * 4), *y = xalloc(P * OH * OW * 4), *ir = xalloc(OH * 4), *ic = xalloc(OW * 4);
+        double *want = xalloc(P * OH * OW * 8), *mag = xalloc(P * OH * OW * 8);
+        for (int64_t i = 0; i < P * H * W; ++i) x[i] = frand();
+        for (int64_t o = 0; o < OH; ++o) {
+            int cnt = 0;
+            for (int64_t i = 0; i < k; ++i) cnt += o * s + i - pd >= 0 && o * s + i - pd < H;
+            ir[o] = 1.0f / cnt;
+        }
+        for (int64_t o = 0; o < OW; ++o) {
+            int cnt = 0;
+            for (int64_t i = 0; i < k; ++i) cnt += o * s + i - pd >= 0 && o * s + i - pd < W;
+            ic[o] = 1.0f / cnt;
+        }
+        arm_pool_geom g = {H, W, OH, OW, k, k, s, s, 1, 1, pd, pd, kind, 0, ir, ic};
+        float *work = xalloc(arm_pool_work_floats(&g) * 4);
+        arm_pool(x, y, P, &g, work);
+        for (int64_t p = 0; p < P; ++p)
+            for (int64_t oh = 0; oh < OH; ++oh)
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                    double m = -INFINITY, sum = 0, sa = 0;
+                    int cnt = 0;
+                    for (int64_t i = 0; i < k; ++i)
+                        for (int64_t j = 0; j < k; ++j) {
+                            const int64_t ih = oh * s + i - pd, iw = ow * s + j - pd;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                            const double v = x[(p * H + ih) * W + iw];
+                            m = v > m ? v : m, sum += v, sa += fabs(v), ++cnt;
+                        }
+                    const int64_t idx = (p * OH + oh) * OW + ow;
+                    want[idx] = kind == 0 ? m : sum / cnt;
+                    mag[idx] = kind == 0 ? fabs(m) : sa / cnt;
+                }
+        compare(kind == 0 ? "fp32 maxpool 3x3 s2 p1" : "fp32 avgpool 3x3 s2 p1", y, want, mag, P * OH * OW, 1e-4);
+        free(x), free(y), free(ir), free(ic), free(want), free(mag), free(work);
+    }
+    /* binary ops: [2][3][13] op [3][1] (channel broadcast) and same-shape */
+    for (int op = ARM_ADD; op <= ARM_MIN; ++op) {
+        const int64_t n = 2 * 3 * 13;
+        float *a = xalloc(n * 4), *b = xalloc(3 * 4), *y = xalloc(n * 4);
+        double *want = xalloc(n * 8), *mag = xalloc(n * 8);
+        for (int64_t i = 0; i < n; ++i) a[i] = frand();
+        for (int i = 0; i < 3; ++i) b[i] = frand() + 2.0f;
+        const int64_t dims[3] = {2, 3, 13}, sa[3] = {39, 13, 1}, sb[3] = {0, 1, 0};
+        arm_binary(op, a, b, y, 3, dims, sa, sb);
+        for (int64_t i = 0; i < n; ++i) {
+            const double x = a[i], z = b[(i / 13) % 3];
+            want[i] = op == ARM_ADD ? x + z : op == ARM_SUB ? x - z : op == ARM_MUL ? x * z : op == ARM_DIV ? x / z
+                    : op == ARM_MAX ? fmax(x, z) : fmin(x, z);
+            mag[i] = fabs(want[i]) + 1e-6;
+        }
+        char what[64];
+        snprintf(what, sizeof what, "fp32 binary op %d, channel broadcast", op);
+        compare(what, y, want, mag, n, 1e-6);
+        free(a), free(b), free(y), free(want), free(mag);
+    }
+    /* activations, softmax over the middle axis, layer norm rows */
+    {
+        const int64_t n = 103;
+        float *x = xalloc(n * 4), *y = xalloc(n * 4);
+        double *want = xalloc(n * 8), *mag = xalloc(n * 8);
+        for (int64_t i = 0; i < n; ++i) x[i] = 4 * frand();
+        const int acts[] = {ARM_ACT_RELU, ARM_ACT_CLIP, ARM_ACT_SIGMOID, ARM_ACT_HARD_SWISH};
+        for (int t = 0; t < 4; ++t) {
+            arm_epilogue e = {1, 1, NULL, 0, 0, acts[t], 0.0f, 6.0f};
+            arm_activation(&e, x, y, n);
+            for (int64_t i = 0; i < n; ++i) want[i] = act_ref(acts[t], x[i], 0, 6), mag[i] = fabs(x[i]) + 1e-3;
+            char what[48];
+            snprintf(what, sizeof what, "fp32 activation %d", acts[t]);
+            compare(what, y, want, mag, n, 1e-5);
+        }
+        free(x), free(y), free(want), free(mag);
+    }
+    {
+        const int64_t outer = 3, axis = 10, inner = 7, n = outer * axis * inner;
+        float *x = xalloc(n * 4), *y = xalloc(n * 4);
+        double *want = xalloc(n * 8), *mag = xalloc(n * 8);
+        for (int64_t i = 0; i < n; ++i) x[i] = 5 * frand();
+        for (int lg = 0; lg < 2; ++lg) {
+            arm_softmax(x, y, outer, axis, inner, lg);
+            for (int64_t o = 0; o < outer; ++o)
+                for (int64_t in = 0; in < inner; ++in) {
+                    double m = -INFINITY, s = 0;
+                    for (int64_t a = 0; a < axis; ++a) m = fmax(m, x[(o * axis + a) * inner + in]);
+                    for (int64_t a = 0; a < axis; ++a) s += exp(x[(o * axis + a) * inner + in] - m);
+                    for (int64_t a = 0; a < axis; ++a) {
+                        const int64_t i = (o * axis + a) * inner + in;
+                        want[i] = lg ? x[i] - m - log(s) : exp(x[i] - m) / s;
+                        mag[i] = lg ? fabs(x[i]) + fabs(m) + log(s) : want[i];
+                    }
+                }
+            compare(lg ? "fp32 log-softmax axis 1" : "fp32 softmax axis 1", y, want, mag, n, 1e-5);
+        }
+        float *sc = xalloc(inner * axis * 4), *sh = xalloc(inner * axis * 4);
+        for (int64_t i = 0; i < axis * inner; ++i) sc[i] = frand(), sh[i] = frand();
+        arm_normalize_rows(x, y, outer, axis * inner, 1e-5f, sc, sh, 0);
+        for (int64_t r = 0; r < outer; ++r) {
+            double mu = 0, var = 0;
+            const int64_t len = axis * inner;
+            for (int64_t i = 0; i < len; ++i) mu += x[r * len + i];
+            mu /= len;
+            for (int64_t i = 0; i < len; ++i) var += (x[r * len + i] - mu) * (x[r * len + i] - mu);
+            var /= len;
+            for (int64_t i = 0; i < len; ++i) {
+                want[r * len + i] = (x[r * len + i] - mu) / sqrt(var + 1e-5) * sc[i] + sh[i];
+                mag[r * len + i] = fabs((x[r * len + i] - mu) / sqrt(var + 1e-5) * sc[i]) + fabs(sh[i]);
+            }
+        }
+        compare("fp32 layer norm rows", y, want, mag, n, 1e-4);
+        free(x), free(y), free(want), free(mag), free(sc), free(sh);
+    }
+}
+
+/* -- int8 ------------------------------------------------------------------------------- */
+
+static int32_t requant_ref(double acc, double mult, double zy, int kind) {
+    double v = rint(acc * mult) + zy;
+    const double lo = kind == 1 ? 0 : -128, hi = kind == 1 ? 255 : 127;
+    return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+static int32_t qget(const void *p, int is_u8, int64_t i) {
+    return is_u8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+/* QLinearConv (out_kind 1/2) or ConvInteger (out_kind 0), groups of one image, against the ONNX semantics */
+static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C, int64_t H, int64_t O, int64_t ks,
+                       int64_t s, int64_t p, int64_t group, int per_channel) {
+    const int64_t W = H + 2, cg = C / group, og = O / group, Kg = cg * ks * ks;
+    arm_conv_geom g = geom(cg, H, W, ks, s, 1, p);
+    const int64_t npix = g.OH * g.OW, nx = C * H * W, nw = O * Kg;
+    uint8_t *x = xalloc(nx), *w = xalloc(nw);
+    for (int64_t i = 0; i < nx; ++i) x[i] = (uint8_t)(is_u8 ? irand(0, 255) : irand(-128, 127));
+    for (int64_t i = 0; i < nw; ++i) w[i] = (uint8_t)(is_u8 ? irand(0, 255) : irand(-128, 127));
+    const int32_t zx = is_u8 ? irand(90, 140) : irand(-20, 20);
+    int32_t *zw = xalloc(O * 4), *bias = xalloc(O * 4), *da = xalloc(O * 4), *rowsum = xalloc(O * 4);
+    double *mult = xalloc(O * 8);
+    const float sx = 0.02f, sy = 0.4f + (out_kind ? 0.0f : 0.0f);
+    for (int64_t o = 0; o < O; ++o) {
+        zw[o] = per_channel ? (is_u8 ? irand(100, 150) : irand(-10, 10)) : (is_u8 ? 128 : 0);
+        bias[o] = out_kind ? irand(-2000, 2000) : 0;
+        const float sw = per_channel ? 0.001f * (float)irand(5, 30) : 0.01f;
+        mult[o] = ((double)sx * (double)sw) / (double)sy; /* the reference's order: (sx * sw) / sy */
+        da[o] = (is_u8 ? 128 : 0) - zw[o];
+    }
+    const int32_t db = (is_u8 ? 128 : 0) - zx;
+    const int out_bytes = out_kind == 0 ? 4 : 1;
+    void *y = xalloc(O * npix * out_bytes);
+    const int64_t K4 = arm_k4(Kg), astride = (og + ARM_Q_MR - 1) / ARM_Q_MR * ARM_Q_MR * K4;
+    if (group == C && O == C) { /* depthwise: int16 weights minus their zero point, int32 sums, then requantize */
+        g.C = C;
+        int16_t *w16 = xalloc(O * Kg * 2), *work = xalloc(arm_q_depthwise_work_elems(&g) * 2);
+        int32_t *acc = xalloc(O * npix * 4);
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t t = 0; t < Kg; ++t) w16[o * Kg + t] = (int16_t)(qget(w, is_u8, o * Kg + t) - zw[o]);
+        arm_q_depthwise(x, is_u8, zx, w16, out_kind ? bias : NULL, acc, C, &g, work);
+        const int32_t zero = 0;
+        arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, out_kind, mult, 1, 0, 0.0};
+        e.zy = out_kind == 1 ? 117 : -3;
+        for (int64_t o = 0; o < O; ++o) {
+            arm_qepilogue eo = e;
+            eo.mult = mult + o;
+            eo.mult_rs = 0;
+            arm_q_finish(acc + o * npix, npix, (char *)y + o * npix * out_bytes, npix, 0, 0, 1, npix, &eo);
+        }
+        free(w16), free(work), free(acc);
+    } else {
+        int8_t *wp = xalloc(group * astride);
+        for (int64_t gi = 0; gi < group; ++gi)
+            arm_q_pack_a(w + gi * og * Kg, is_u8, Kg, 1, og, Kg, wp + gi * astride, rowsum + gi * og);
+        const int64_t cols = arm_qconv_chunk_cols(&g);
+        int8_t *bwork = xalloc(cols * K4);
+        int32_t *colsum = xalloc(cols * 4), *acc = xalloc(og * cols * 4);
+        for (int64_t gi = 0; gi < group; ++gi) {
+            arm_qepilogue e = {Kg, da + gi * og, &db, 1, 0, rowsum + gi * og, NULL, out_kind ? bias + gi * og : NULL,
+                               out_kind, mult + gi * og, 1, 0, out_kind == 1 ? 117.0 : -3.0};
+            arm_qconv_gemm(k, &g, og, wp + gi * astride, x + gi * cg * H * W, is_u8, zx,
+                           (char *)y + gi * og * npix * out_bytes, out_bytes, &e, cols, bwork, colsum, acc);
+        }
+        free(wp), free(bwork), free(colsum), free(acc);
+    }
+    int64_t bad = 0;
+    for (int64_t o = 0; o < O; ++o)
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+            for (int64_t ow = 0; ow < g.OW; ++ow) {
+                const int64_t gi = o / og;
+                double acc = out_kind ? bias[o] : 0;
+                for (int64_t c = 0; c < cg; ++c)
+                    for (int64_t i = 0; i < ks; ++i)
+                        for (int64_t j = 0; j < ks; ++j) {
+                            const int64_t ih = oh * s + i - p, iw = ow * s + j - p;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue; /* x - zx pads as 0 */
+                            acc += (double)(qget(x, is_u8, ((gi * cg + c) * H + ih) * W + iw) - zx) *
+                                   (double)(qget(w, is_u8, ((o * cg + c) * ks + i) * ks + j) - zw[o]);
+                        }
+                const int64_t idx = o * npix + oh * g.OW + ow;
+                int32_t want, got;
+                if (out_kind == 0) want = (int32_t)rint(acc), got = ((int32_t *)y)[idx];
+                else want = requant_ref(acc, mult[o], out_kind == 1 ? 117 : -3, out_kind),
+                     got = out_kind == 1 ? ((uint8_t *)y)[idx] : ((int8_t *)y)[idx];
+                bad += got != want;
+            }
+    char what[120];
+    snprintf(what, sizeof what, "%s %s %s->%s C=%ld H=%ld O=%ld k=%ld s=%ld p=%ld g=%ld%s", k->name,
+             out_kind ? "QLinearConv" : "ConvInteger", is_u8 ? "u8" : "s8",
+             out_kind == 0 ? "s32" : out_kind == 1 ? "u8" : "s8", (long)C, (long)H, (long)O, (long)ks, (long)s,
+             (long)p, (long)group, per_channel ? " per-channel" : "");
+    report(what, (double)bad, bad == 0);
+    free(x), free(w), free(zw), free(bias), free(da), free(rowsum), free(mult), free(y);
+}
+
+/* QLinearMatMul: A [M][K] u8 runtime, B [K][N] u8 with per-column zero point and scale */
+static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N) {
+    uint8_t *a = xalloc(M * K), *b = xalloc(K * N), *y = xalloc(M * N);
+    for (int64_t i = 0; i < M * K; ++i) a[i] = (uint8_t)irand(0, 255);
+    for (int64_t i = 0; i < K * N; ++i) b[i] = (uint8_t)irand(0, 255);
+    const int32_t za = 113, zy = 118;
+    int32_t *zb = xalloc(N * 4), *db = xalloc(N * 4), *rowsum = xalloc(M * 4), *colsum = xalloc(N * 4);
+    double *mult = xalloc(N * 8);
+    for (int64_t n = 0; n < N; ++n) {
+        zb[n] = irand(100, 130), db[n] = 128 - zb[n];
+        mult[n] = ((double)0.02f * (double)(0.001f * irand(5, 20))) / (double)0.05f;
+    }
+    const int32_t da = 128 - za;
+    const int64_t K4 = arm_k4(K);
+    int8_t *ap = xalloc((M + 7) / 8 * 8 * K4), *bp = xalloc((N + 11) / 12 * 12 * K4);
+    int32_t *acc = xalloc(M * N * 4);
+    arm_q_pack_a(a, 1, K, 1, M, K, ap, rowsum);
+    arm_q_pack_b(b, 1, N, 1, K, N, bp, colsum);
+    k->gemm(M, N, K4, ap, bp, acc, N);
+    arm_qepilogue e = {K, &da, db, 0, 1, rowsum, colsum, NULL, 1, mult, 0, 1, (double)zy};
+    arm_q_finish(acc, N, y, N, 0, 0, M, N, &e);
+    int64_t bad = 0;
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+            double s = 0;
+            for (int64_t kk = 0; kk < K; ++kk) s += (double)(a[m * K + kk] - za) * (double)(b[kk * N + n] - zb[n]);
+            bad += y[m * N + n] != requant_ref(s, mult[n], zy, 1);
+        }
+    char what[96];
+    snprintf(what, sizeof what, "%s QLinearMatMul u8 M=%ld K=%ld N=%ld per-column zp", k->name, (long)M, (long)K,
+             (long)N);
+    report(what, (double)bad, bad == 0);
+    free(a), free(b), free(y), free(zb), free(db), free(rowsum), free(colsum), free(mult), free(ap), free(bp),
+        free(acc);
+}
+
+static void test_int8_path(const arm_qkernels *k) {
+    test_qconv(k, 1, 1, 16, 9, 24, 1, 1, 0, 1, 1);  /* pointwise, u8, per-channel */
+    test_qconv(k, 0, 2, 13, 7, 20, 1, 1, 0, 1, 0);  /* pointwise, s8, per-tensor, odd C */
+    test_qconv(k, 1, 1, 3, 13, 10, 3, 2, 1, 1, 1);  /* 3x3 stride 2, zero point padding */
+    test_qconv(k, 1, 0, 6, 8, 8, 3, 1, 1, 2, 1);    /* ConvInteger, grouped */
+    test_qconv(k, 0, 0, 200, 5, 17, 3, 1, 1, 1, 1); /* K = 1800 */
+    test_qconv(k, 1, 1, 9, 13, 9, 3, 1, 1, 9, 1);   /* depthwise */
+    test_qconv(k, 0, 2, 6, 15, 6, 3, 2, 1, 6, 1);   /* depthwise stride 2 */
+    test_qmatmul(k, 2, 4, 3);
+    test_qmatmul(k, 17, 129, 30);
+}
+
+int main(int argc, char **argv) {
+    int expect_fp16 = -1, expect_dot = -1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--expect-fp16")) expect_fp16 = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--expect-dot")) expect_dot = atoi(argv[i + 1]);
+    }
+    const int fp16 = arm_path_runnable(ARM_PATH_FP16), dot = arm_path_runnable(ARM_PATH_INT8_DOT);
+    printf("hwcap 0x%llx: fp32 yes, fp16 %s, int8 yes, int8_dot %s\n", (unsigned long long)arm_hwcap(),
+           fp16 ? "yes" : "no", dot ? "yes" : "no");
+    if (expect_fp16 >= 0) report("dispatch: offers fp16 exactly when the CPU has asimdhp", 0, fp16 == expect_fp16);
+    if (expect_dot >= 0) report("dispatch: offers int8_dot exactly when the CPU has asimddp", 0, dot == expect_dot);
+    report("dispatch: fp16 table withheld unless runnable", 0, (arm_fkernels_for(ARM_PATH_FP16) != NULL) == fp16);
+    report("dispatch: int8_dot table withheld unless runnable", 0, (arm_qkernels_for(ARM_PATH_INT8_DOT) != NULL) == dot);
+
+    test_float_path(arm_fkernels_for(ARM_PATH_FP32), 1e-4);
+    test_fp32_misc();
+    test_int8_path(arm_qkernels_for(ARM_PATH_INT8));
+    if (fp16) test_float_path(arm_fkernels_for(ARM_PATH_FP16), 1e-2);
+    else printf("skip fp16 path: this CPU lacks asimdhp (never called)\n");
+    if (dot) test_int8_path(arm_qkernels_for(ARM_PATH_INT8_DOT));
+    else printf("skip int8_dot path: this CPU lacks asimddp (never called)\n");
+    printf("harness: %d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,34 @@
+"""Every op mnn-arm claims, on every sample its schema provides, against the
+reference backend: the fp32 path, the fp16 path (precision="low", when the CPU
+has asimdhp; 1e-2 relative) and the int8 ops (bit-exact, sdot path when the
+CPU has asimddp)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ON_ARM, needs_arm
+
+from mnn_core.testing import BackendConformance
+
+
+def _fp16_runnable() -> bool:
+    if not ON_ARM:
+        return False
+    from mnn_arm import paths
+
+    return paths.runnable("fp16")
+
+
+@needs_arm
+class TestFP32(BackendConformance):
+    backend = "arm"
+
+
+@needs_arm
+@pytest.mark.skipif(not _fp16_runnable(), reason="this CPU lacks asimdhp (no fp16 path)")
+class TestFP16(BackendConformance):
+    backend = "arm"
+    precision = "low"
+    rtol = 1e-2
+    atol = 1e-2
+    ops = ("Conv", "Gemm", "MatMul")

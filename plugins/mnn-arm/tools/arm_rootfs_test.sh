@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The Python suite of mnn-arm on emulated aarch64: an arm64 Debian root, the
+# extensions (mnn-core's and mnn-arm's) cross-compiled against it, and pytest
+# run by the root's own python3 under qemu-aarch64-static (no chroot, no
+# binfmt_misc: qemu -L resolves the root's libraries; the source tree is read
+# through the host paths).
+#
+#   plugins/mnn-arm/tools/arm_rootfs_test.sh [pytest args]
+#
+# Needs (Debian host, as root for debootstrap): debootstrap qemu-user-static
+# gcc-aarch64-linux-gnu, network to a Debian mirror the first time, and the
+# host's Cython. The root (~250 MB, ~2 min: debootstrap --foreign only
+# downloads and unpacks; nothing arm64 runs during it) is cached in
+# $MNN_ARM_ROOTFS (default ~/.cache/mnn-arm/bookworm-arm64) and reused.
+# Every step is bounded by `timeout`.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+PLUGIN="$(cd "$HERE/.." && pwd)"
+REPO="$(cd "$PLUGIN/../.." && pwd)"
+ROOT="${MNN_ARM_ROOTFS:-$HOME/.cache/mnn-arm/bookworm-arm64}"
+MIRROR="${MNN_ARM_MIRROR:-http://deb.debian.org/debian}"
+CC=aarch64-linux-gnu-gcc
+PY=python3.11
+for tool in debootstrap qemu-aarch64-static $CC dpkg-deb; do
+    command -v "$tool" >/dev/null || { echo "arm_rootfs_test: needs $tool (apt-get install debootstrap qemu-user-static gcc-aarch64-linux-gnu)"; exit 2; }
+done
+
+if [ ! -x "$ROOT/usr/bin/$PY" ]; then
+    echo "== making the arm64 root in $ROOT (cached afterwards)"
+    rm -rf "$ROOT.tmp"
+    mkdir -p "$(dirname "$ROOT")"
+    timeout 900 debootstrap --foreign --arch=arm64 --variant=minbase \
+        --include=python3,python3-dev,python3-numpy,python3-pytest,python3-pluggy bookworm "$ROOT.tmp" "$MIRROR" >/dev/null
+    # the second stage would run arm64 maintainer scripts; python needs none of them
+    for deb in "$ROOT.tmp"/var/cache/apt/archives/*.deb; do dpkg-deb -x "$deb" "$ROOT.tmp"; done
+    rm -f "$ROOT.tmp"/var/cache/apt/archives/*.deb
+    mv "$ROOT.tmp" "$ROOT"
+fi
+
+BUILD="${MNN_ARM_BUILD:-$HOME/.cache/mnn-arm/build}"
+echo "== cross-compiling mnn-core and mnn-arm for aarch64 into $BUILD"
+rm -rf "$BUILD/site" && mkdir -p "$BUILD/site" "$BUILD/obj"
+cp -r "$REPO/mnn_core" "$BUILD/site/"
+cp -r "$PLUGIN/mnn_arm" "$BUILD/site/"
+find "$BUILD/site" \( -name "*.so" -o -name "*.c" -o -name "*.pyc" \) -delete
+SUFFIX=".cpython-311-aarch64-linux-gnu.so"
+NPINC="$ROOT/usr/lib/python3/dist-packages/numpy/core/include"
+CFLAGS=(-O2 -fPIC -I"$ROOT/usr/include/$PY" -I"$ROOT/usr/include" -idirafter "$ROOT/usr/include/aarch64-linux-gnu"
+        -I"$NPINC" -I"$REPO/mnn_core/include" -I"$PLUGIN/mnn_arm/csrc" -Wno-unused-function -w)
+cyth() { # cythonize a .pyx (host Cython; the C it writes is portable) and cross-compile it
+    local pyx="$1" mod="$2"; shift 2
+    local so="$BUILD/obj/$mod$SUFFIX"
+    if [ -f "$so" ] && [ -z "$(find "$pyx" "$@" "$REPO/mnn_core/include" "$PLUGIN/mnn_arm/csrc" -newer "$so" 2>/dev/null)" ]; then
+        cp "$so" "$BUILD/site/${mod//.//}$SUFFIX"; return  # cached: nothing it depends on changed
+    fi
+    timeout 300 cython -3 -I "$REPO" --directive boundscheck=False,wraparound=False,cdivision=True \
+        "$pyx" -o "$BUILD/obj/$mod.c" >/dev/null
+    timeout 300 $CC "${CFLAGS[@]}" -march=armv8-a -shared "$BUILD/obj/$mod.c" "$@" -lm \
+        -o "$so"
+    cp "$so" "$BUILD/site/${mod//.//}$SUFFIX"
+}
+cyth "$REPO/mnn_core/memory/_planner.pyx" mnn_core.memory._planner
+cyth "$REPO/mnn_core/runtime/_runloop.pyx" mnn_core.runtime._runloop
+objs=()
+for unit in caps:armv8-a ops:armv8-a fp32:armv8-a eltwise:armv8-a conv:armv8-a int8:armv8-a \
+            fp16:armv8.2-a+fp16 int8_dot:armv8.2-a+dotprod; do
+    name="${unit%%:*}" march="${unit#*:}"
+    timeout 300 $CC "${CFLAGS[@]}" -O3 -march="$march" -c "$PLUGIN/mnn_arm/csrc/$name.c" -o "$BUILD/obj/$name.o"
+    objs+=("$BUILD/obj/$name.o")
+done
+cyth "$PLUGIN/mnn_arm/_arm.pyx" mnn_arm._arm "${objs[@]}"
+# entry points, as an installed distribution would declare them
+mkdir -p "$BUILD/site/mnn_arm-0.1.0.dist-info" "$BUILD/site/mnn_core-0.1.0.dist-info"
+printf 'Metadata-Version: 2.1\nName: mnn-arm\nVersion: 0.1.0\n' > "$BUILD/site/mnn_arm-0.1.0.dist-info/METADATA"
+printf '[mnn]\narm = mnn_arm\n' > "$BUILD/site/mnn_arm-0.1.0.dist-info/entry_points.txt"
+printf 'Metadata-Version: 2.1\nName: mnn-core\nVersion: 0.1.0\n' > "$BUILD/site/mnn_core-0.1.0.dist-info/METADATA"
+
+echo "== pytest on emulated aarch64 (qemu-aarch64-static -cpu ${MNN_ARM_CPU:-max})"
+LIBS="$ROOT/usr/lib/aarch64-linux-gnu"
+cd "$BUILD"  # not the source tree: its mnn_arm/ has no aarch64 extension
+[ $# -gt 0 ] || set -- "$PLUGIN/tests"
+exec timeout "${MNN_ARM_TIMEOUT:-1500}" qemu-aarch64-static -cpu "${MNN_ARM_CPU:-max}" -L "$ROOT" \
+    -E PYTHONPATH="$BUILD/site" -E LD_LIBRARY_PATH="$LIBS/blas:$LIBS/lapack" -E MNN_LOAD_PLUGINS=arm \
+    -E PYTHONDONTWRITEBYTECODE=1 "$ROOT/usr/bin/$PY" -m pytest -p no:cacheprovider -q --rootdir "$PLUGIN" "$@"

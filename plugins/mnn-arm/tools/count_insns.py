@@ -1,0 +1,138 @@
+"""Executed aarch64 instructions per MobileNetV2 convolution layer, per kernel
+path, counted under qemu-user (no timing: emulation says nothing about time).
+
+    python plugins/mnn-arm/tools/count_insns.py [--cpu max] [--size 224]
+
+Cross-compiles tools/count_layers.c with the kernel objects (each path with its
+own flags), runs it under `qemu-aarch64-static -d in_asm,exec,nochain` (Debian's
+static qemu-user loads no TCG plugins), and adds up the instructions of every
+translation block executed between count_begin() and count_end() of each layer.
+Logging is limited (-dfilter) to the linked mnn-arm code, so the few calls into
+libc (memset/memcpy of padding) are not counted. Layers of the same shape give
+the same count, so each distinct shape runs once and counts for all of its uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent
+PLUGIN = TOOLS.parent
+
+
+def mobilenet_v2_convs(size: int = 224) -> list[tuple[int, ...]]:
+    """(C, H, W, O, k, stride, pad, group) of every conv of examples/build_models.py's MobileNetV2."""
+    layers, h = [(3, size, size, 32, 3, 2, 1, 1)], (size - 1) // 2 + 1
+    cin = 32
+    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                       (6, 320, 1, 1)]:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            hidden = cin * t
+            if t != 1:
+                layers.append((cin, h, h, hidden, 1, 1, 0, 1))
+            layers.append((hidden, h, h, hidden, 3, stride, 1, hidden))
+            h = (h - 1) // stride + 1
+            layers.append((hidden, h, h, c, 1, 1, 0, 1))
+            cin = c
+    layers.append((cin, h, h, 1280, 1, 1, 0, 1))
+    return layers
+
+
+def build(out: Path) -> tuple[Path, str]:
+    """The subject binary, and the -dfilter range that covers mnn-arm's code (bracketed by two empty functions)."""
+    subprocess.run(["bash", str(PLUGIN / "tests/harness/build.sh"), str(out)], check=True, capture_output=True)
+    objs = [str(p) for p in sorted(out.glob("*.o")) if p.name != "harness.o"]
+    csrc = PLUGIN / "mnn_arm" / "csrc"
+    cc = ["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", "-c"]
+    subprocess.run(cc + [str(TOOLS / "count_layers.c"), "-o", str(out / "count_layers.o")], check=True)
+    for mark in ("begin", "end"):
+        (out / f"mark_{mark}.c").write_text(f"void mnn_text_{mark}(void) {{}}\n")
+        subprocess.run(cc + [str(out / f"mark_{mark}.c"), "-o", str(out / f"mark_{mark}.o")], check=True)
+    exe = out / "count_layers"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-static", str(out / "mark_begin.o"), *objs, str(out / "count_layers.o"),
+                    str(out / "mark_end.o"), "-lm", "-o", str(exe)], check=True)
+    syms = subprocess.run(["aarch64-linux-gnu-nm", str(exe)], capture_output=True, text=True, check=True).stdout
+    marks = [line.split() for line in syms.splitlines() if line.endswith(("_text_begin", "_text_end"))]
+    addr = {name: value for value, _, name in marks}
+    return exe, f"0x{addr['mnn_text_begin']}..0x{addr['mnn_text_end']}"
+
+
+def count(exe: Path, dfilter: str, path: str, layers, cpu: str) -> list[int]:
+    """Instructions executed between count_begin and count_end, per layer."""
+    text = "".join(" ".join(map(str, layer)) + "\n" for layer in layers)
+    proc = subprocess.Popen(["qemu-aarch64-static", "-cpu", cpu, "-d", "in_asm,exec,nochain", "-dfilter", dfilter,
+                             "-D", "/dev/stderr", str(exe), path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, bufsize=1 << 20)
+    proc.stdin.write(text)
+    proc.stdin.close()
+    sizes: dict[int, int] = {}
+    counts: list[int] = []
+    block_pc, block_n, active = None, 0, False
+    insn = re.compile(r"^0x([0-9a-f]+):\s")
+    for line in proc.stderr:
+        if line.startswith("Trace"):  # Trace N: host [cs_base/pc/flags/cflags] symbol
+            if line.endswith("count_begin\n"):
+                active = True
+                counts.append(0)
+            elif line.endswith("count_end\n"):
+                active = False
+            elif active:
+                counts[-1] += sizes.get(int(line.split("/", 2)[1], 16), 0)
+        elif line.startswith("IN:"):
+            block_pc, block_n = None, 0
+        elif line.startswith("0x"):
+            m = insn.match(line)
+            if m:
+                if block_pc is None:
+                    block_pc = int(m.group(1), 16)
+                block_n += 1
+                sizes[block_pc] = block_n
+    proc.wait()
+    if proc.returncode:
+        sys.exit(f"count_layers {path} failed under -cpu {cpu} (rc {proc.returncode})")
+    return counts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cpu", default="max")
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--paths", default="fp32,fp16,int8_dot,int8")
+    args = ap.parse_args()
+    layers = mobilenet_v2_convs(args.size)
+    unique = sorted(set(layers), key=layers.index)
+    with tempfile.TemporaryDirectory() as tmp:
+        exe, dfilter = build(Path(tmp))
+        results = {}
+        for p in args.paths.split(","):
+            per_shape = dict(zip(unique, count(exe, dfilter, p, unique, args.cpu)))
+            results[p] = [per_shape[layer] for layer in layers]
+            print(f"{p}: {sum(results[p]):,} instructions", file=sys.stderr, flush=True)
+    paths = list(results)
+    print(f"MobileNetV2 ({args.size}x{args.size}, batch 1) convolution layers, executed instructions "
+          f"(qemu -cpu {args.cpu}), ratio to fp32")
+    print("| # | layer (C,H,W -> O, k, s, group) | MMACs | " + " | ".join(paths) + " | "
+          + " | ".join(f"{p}/fp32" for p in paths[1:]) + " |")
+    print("|---" * (3 + 2 * len(paths) - 1) + "|")
+    totals = dict.fromkeys(paths, 0)
+    for i, (c, h, w, o, k, s, p, g) in enumerate(layers):
+        oh = (h + 2 * p - k) // s + 1
+        macs = o * oh * oh * (c // g) * k * k
+        row = [results[q][i] for q in paths]
+        for q, v in zip(paths, row):
+            totals[q] += v
+        kind = "dw" if g == c and g > 1 else f"{k}x{k}"
+        print(f"| {i} | {c},{h},{w} -> {o}, {kind}, s{s} | {macs / 1e6:.1f} | " + " | ".join(f"{v:,}" for v in row)
+              + " | " + " | ".join(f"{v / row[0]:.2f}" for v in row[1:]) + " |")
+    print(f"| all | {len(layers)} layers | | " + " | ".join(f"{totals[q]:,}" for q in paths) + " | "
+          + " | ".join(f"{totals[q] / totals[paths[0]]:.2f}" for q in paths[1:]) + " |")
+
+
+if __name__ == "__main__":
+    main()
