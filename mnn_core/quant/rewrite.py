@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import MnnError
 from ..graph.ir import Graph, Node, unique_name
+from ..graph.passes import eliminate_dead
 from .params import activation_params, quantize_bias, quantize_weight, weight_scales
 
 PASSTHROUGH = ("MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity")
@@ -117,7 +118,8 @@ def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: b
         b.float_node(node)
     for name in graph.outputs:
         b.need_float(name)
-    b.g.validate()
+    out.graph = eliminate_dead(b.g)
+    out.graph.validate()
     return out
 
 
@@ -130,6 +132,8 @@ class _Builder:
         self.taken |= {n.name for n in src.nodes}
         self.f = set(src.inputs)  # values available as float
         self.q: dict[str, tuple[str, str, str]] = {}  # value -> (uint8 value, scale name, zero point name)
+        self.nk11: dict[str, str] = {}  # uint8 [N, K] value -> the [N, K, 1, 1] one it was reshaped from
+        self.w_zero = ""  # one shared int8 zero: weights are symmetric
 
     def fresh(self, base: str) -> str:
         name = unique_name(self.taken, base)
@@ -143,6 +147,11 @@ class _Builder:
 
     def emit(self, op: str, inputs: list[str], outputs: list[str], attrs: dict, name: str) -> None:
         self.g.nodes.append(Node(op, inputs, outputs, attrs, self.fresh(name)))
+
+    def weight_zero(self) -> str:
+        if not self.w_zero:
+            self.w_zero = self.const("weight_zero_point", np.int8(0))
+        return self.w_zero
 
     def need_float(self, value: str) -> str:
         if value in self.f or value in self.g.initializers:
@@ -205,7 +214,7 @@ class _Builder:
         wq = quantize_weight(w, w_scale)
         base = node.name
         ins = [qx, sx, zx, self.const(f"{base}.weight_q", wq), self.const(f"{base}.weight_scale", w_scale),
-               self.const(f"{base}.weight_zero_point", np.zeros(w_scale.shape, np.int8)),
+               self.weight_zero(),
                self.const(f"{base}.y_scale", y_scale), self.const(f"{base}.y_zero_point", y_zp)]
         if bias is not None:
             ins.append(self.const(f"{base}.bias_q", quantize_bias(bias, x_scale, w_scale)))
@@ -213,13 +222,17 @@ class _Builder:
         if node.op == "Conv":
             self.g.nodes.append(Node("QLinearConv", ins, [qy], attrs, node.name))
         else:  # [N, K] -> [N, K, 1, 1] -> 1x1 QLinearConv -> [N, M]
-            r = self.fresh(f"{qx}.nk11")
-            self.emit("Reshape", [qx], [r], {"shape": [-1, int(w.shape[1]), 1, 1]}, f"{base}.to_nchw")
+            r = self.nk11.get(qx)
+            if r is None:
+                r = self.fresh(f"{qx}.nk11")
+                self.emit("Reshape", [qx], [r], {"shape": [-1, int(w.shape[1]), 1, 1]}, f"{base}.to_nchw")
             c = self.fresh(f"{qy}.nm11")
             self.g.nodes.append(Node("QLinearConv", [r] + ins[1:], [c], attrs, node.name))
             self.emit("Reshape", [c], [qy], {"shape": [-1, int(w.shape[0])]}, f"{base}.to_nm")
+            self.nk11[qy] = c
         self.q[y] = (qy, ins[6], ins[7])
-        return QuantLayer(node.name, node.op, y, qy, float(y_scale), int(y_zp))
+        # the report reads the QLinearConv's own output (a following Reshape may be dropped as dead)
+        return QuantLayer(node.name, node.op, y, qy if node.op == "Conv" else c, float(y_scale), int(y_zp))
 
 
 def weight_only(graph: Graph, per_channel: bool = True, exclude=()) -> Rewrite:
