@@ -123,7 +123,9 @@ def batches(samples: dict[str, np.ndarray], graph: Graph, batch_size: int = 32):
     fixed = {info.shape[0] for info in graph.inputs.values() if info.shape and isinstance(info.shape[0], int)}
     if len(fixed) > 1:
         raise MnnError(f"model inputs have different fixed batch sizes {sorted(fixed)}")
-    size = fixed.pop() if fixed else batch_size
+    if not fixed:  # a dynamic batch: the last batch may be short
+        return [{k: v[i:i + batch_size] for k, v in samples.items()} for i in range(0, count, batch_size)]
+    size = fixed.pop()
     if count < size:
         raise MnnError(f"the model takes batches of {size}, but the calibration data has {count} samples")
     return [{k: v[i:i + size] for k, v in samples.items()} for i in range(0, count - size + 1, size)]
