@@ -6,7 +6,8 @@ Methods (`method=`):
 - kl:         the clipping threshold whose quantized histogram is closest (Kullback-Leibler)
               to the observed one, searched over a 2048-bin histogram of |x|.
 A tensor that never goes negative (e.g. after ReLU) is clipped on [0, t] with 256 levels;
-a signed tensor on [-t, t] with 128 levels per side.
+a signed tensor on [-t, t] with 128 levels per side. Exact zeros are left out of the histogram:
+zero is exact at any scale, and a ReLU's many zeros would otherwise pull the KL threshold down.
 """
 
 from __future__ import annotations
@@ -179,7 +180,9 @@ class RangeObserver:
         if self.hist is None:
             self.amax = max(abs(self.lo), abs(self.hi), 1e-12)
             self.hist = np.zeros(HIST_BINS, np.float64)
-        h, _ = np.histogram(np.abs(x.astype(np.float32)), bins=HIST_BINS, range=(0.0, self.amax))
+        a = np.abs(x.astype(np.float32))
+        h, _ = np.histogram(a, bins=HIST_BINS, range=(0.0, self.amax))
+        h[0] -= np.count_nonzero(a == 0)  # exact zeros (ReLU's, padding's) are exact at any scale: they do not vote
         self.hist += h
 
     def range(self, method: str, percentile: float = 99.99) -> tuple[float, float]:
