@@ -8,8 +8,9 @@
  *
  * Operands: w[m][k] int8 widened to int16 pairs, one int32 word per pair:
  *   a[m * K2 + k2] = (uint16)w[m][2*k2] | (uint16)w[m][2*k2+1] << 16   (odd K: zero)
- * the activations minus their zero point as int16, pairs of k interleaved per column:
- *   bp[(k2 * np + n) * 2 + (k & 1)] = x[k][n] - zx                         (padding: 0)
+ * the activations minus their zero point as int16, pairs of k interleaved per column, in
+ * column panels of nb that are contiguous (K2 pairs deep; int8_impl.h QB_AT):
+ *   bp[((n / nb * K2 + k / 2) * nb + n % nb) * 2 + k % 2] = x[k][n] - zx     (padding: 0)
  * so _mm256_madd_epi16 of a broadcast word and 8 columns adds two exact
  * products per column (|255 * 127| * 2 never saturates an int32), the AVX2 form
  * of an int8 dot product with no int16 saturation (unlike maddubs on u8 x s8).
