@@ -4,7 +4,7 @@ A QDQ model computes in float between QuantizeLinear/DequantizeLinear pairs. Bef
 rewrites, on the ONNX graph itself (where the int8 weights are still int8):
 
 - DequantizeLinear(x) and DequantizeLinear(int8 weight) [and DequantizeLinear(int32 bias)] into
-  Conv, then [Relu, when the output zero point is the type's minimum] then QuantizeLinear,
+  Conv, then [Relu or Clip(0, hi), when QuantizeLinear saturation computes it] then QuantizeLinear,
   into one QLinearConv;
 - the same around MatMul (2-D constant weight) into QLinearMatMul, and around Gemm into a 1x1
   QLinearConv between two Reshapes (mnn's int8 fully connected layer, docs/QUANT.md);
@@ -74,6 +74,8 @@ class _Fuser:
     def dq(self, name, prod, scalar=True):
         """(q, scale, zero point, axis) of a DequantizeLinear producing `name`, with constant parameters."""
         n = prod.get(name)
+        while n is not None and n.op_type == "Identity":  # quantize_static shares a DequantizeLinear this way
+            n = prod.get(n.input[0])
         if n is None or n.op_type != "DequantizeLinear" or n.domain not in ("", "ai.onnx"):
             return None
         s = self.arr(n.input[1])
@@ -121,11 +123,29 @@ class _Fuser:
         if q is not None:
             return q, None
         us = users.get(y, [])
-        if len(us) == 1 and us[0].op_type == "Relu" and y not in self.outputs:
+        if len(us) == 1 and us[0].op_type in ("Relu", "Clip") and y not in self.outputs:
             q = self.single_q(us[0].output[0], users)
-            if q is not None and self.arr(q.input[2]).reshape(()) == _QMIN.get(self.arr(q.input[2]).dtype, None):
+            if q is not None and self._saturation_is(us[0], q):
                 return q, us[0]
         return None, None
+
+    def _saturation_is(self, act, q) -> bool:
+        """Whether QuantizeLinear's saturation alone computes Q(act(v)): Relu/Clip(lo, hi) with lo <= 0 mapping
+        to the zero point at the type's minimum, and Q(hi) saturating at the maximum."""
+        zp, scale = self.arr(q.input[2]), self.arr(q.input[1])
+        if zp.dtype not in _QMIN or int(zp.reshape(())) != _QMIN[zp.dtype]:
+            return False
+        if act.op_type == "Relu":
+            return True
+        lo = self.arr(act.input[1]) if len(act.input) > 1 and act.input[1] else None
+        hi = self.arr(act.input[2]) if len(act.input) > 2 and act.input[2] else None
+        attrs = {a.name: a.f for a in act.attribute}
+        lo = float(lo.reshape(())) if lo is not None else attrs.get("min", -np.inf)
+        hi = float(hi.reshape(())) if hi is not None else attrs.get("max", np.inf)
+        qmax = 255 if zp.dtype == np.uint8 else 127
+        q_hi = np.rint(np.float32(hi) / np.float32(scale.reshape(()))) + float(zp.reshape(())) if np.isfinite(hi) \
+            else np.inf
+        return lo == 0.0 and q_hi >= qmax
 
     def layer(self, node, prod, users) -> bool:
         x = self.dq(node.input[0], prod)
@@ -199,7 +219,7 @@ class _Fuser:
             bf = (bq.astype(np.float64) - (0 if zb is None else zb.astype(np.float64))) * sb.astype(np.float64)
         else:
             bf = self.arr(node.input[2])
-            if bf is None:
+            if bf is None:  # a float bias computed by the graph (or an Identity of a constant)
                 return False
         bf = np.broadcast_to(np.asarray(bf, np.float64).reshape(-1), (m,))
         bint = np.clip(np.rint(bf / unit.astype(np.float64)), -(2**31), 2**31 - 1).astype(np.int32)
