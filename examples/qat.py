@@ -117,6 +117,22 @@ def torch_peers(torch, float_model, xtr, ytr, xte, yte, calib, qat_steps, lr):
     return out
 
 
+def finetune_float(torch, float_model, xtr, ytr, steps, lr):
+    """The float model trained as long as QAT trains (same batches, same optimizer): what QAT should match."""
+    import copy
+
+    m = copy.deepcopy(float_model).train()
+    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
+    rng = np.random.default_rng(1)
+    for _ in range(steps):
+        idx = rng.integers(0, len(xtr), 64)
+        loss = torch.nn.functional.cross_entropy(m(torch.from_numpy(xtr[idx])), torch.from_numpy(ytr[idx]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return m.eval()
+
+
 def _torch_size(torch, m) -> int:
     with tempfile.NamedTemporaryFile(suffix=".pt") as f:
         torch.save(m.state_dict(), f.name)
@@ -218,6 +234,9 @@ def main(argv=None) -> None:
         print(f"  mnn QAT ({args.qat_steps} steps): {time.perf_counter() - t0:.0f} s\n{res.report()}", flush=True)
         rows.append((f"mnn QAT int8 ({args.qat_steps} steps of 64)", accuracy_mnn(res.graph, xte, yte),
                      size(res.graph, "qat")))
+        ft = finetune_float(torch, tmodel, xtr, ytr, args.qat_steps, args.qat_lr)
+        rows.append((f"float32 fine-tuned for the same {args.qat_steps} steps (PyTorch): QAT's baseline",
+                     accuracy_torch(torch, ft, xte, yte), None))
         if not args.no_peers:
             peers = torch_peers(torch, tmodel, xtr, ytr, xte, yte, calib, args.qat_steps, args.qat_lr)
             rows.append(("PyTorch eager PTQ int8 (x86, histogram)", *peers["ptq"]))
