@@ -10,7 +10,8 @@ from ..graph.passes import eliminate_dead, fold_batchnorm, fold_constants, remov
 from ..progress import Progress
 from .calibrate import METHODS, RangeObserver, batches, load_calibration, run_values
 from .report import LayerError, format_table, layer_errors
-from .rewrite import Rewrite, quantizable, to_int8, weight_only
+from .rewrite import Rewrite, quantizable, to_int8
+from .rewrite import weight_only as weight_only_rewrite
 
 
 @dataclass
@@ -53,7 +54,7 @@ def quantize(model, calibration=None, method: str = "minmax", per_channel: bool 
     fgraph = prepare_float(graph)
     samples = None if calibration is None else load_calibration(calibration, fgraph)
     if weight_only:
-        rw = _weight_only(fgraph, per_channel, exclude)
+        rw = weight_only_rewrite(fgraph, per_channel, exclude)
         res = QuantResult(rw.graph, fgraph, rewrite=rw)
         if samples is not None:
             res.errors = layer_errors(fgraph, rw, batches(samples, fgraph, batch_size)[:report_batches])
@@ -69,10 +70,6 @@ def quantize(model, calibration=None, method: str = "minmax", per_channel: bool 
     if feeds:
         res.errors = layer_errors(fgraph, rw, feeds[:report_batches])
     return res
-
-
-def _weight_only(fgraph, per_channel, exclude):
-    return weight_only(fgraph, per_channel, exclude)
 
 
 def observed_values(graph: Graph) -> set[str]:
