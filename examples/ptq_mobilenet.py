@@ -55,6 +55,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--calib", type=int, default=500)
+    p.add_argument("--train-limit", type=int, default=None, help="train on the first N images only")
     p.add_argument("--test-limit", type=int, default=None)
     p.add_argument("--data", default=data.FASHION_MNIST_DIR)
     args = p.parse_args(argv)
@@ -66,6 +67,8 @@ def main(argv=None):
     torch.set_num_threads(1)
     torch.manual_seed(0)
     xtr, ytr = data.load_mnist(args.data, train=True)
+    if args.train_limit:
+        xtr, ytr = xtr[:args.train_limit], ytr[:args.train_limit]
     xte, yte = data.load_mnist(args.data, train=False)
     if args.test_limit:
         xte, yte = xte[:args.test_limit], yte[:args.test_limit]
