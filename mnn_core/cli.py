@@ -25,6 +25,7 @@ EPILOG = """examples:
   mnn bench model.mnn --backend all --threads 1,2
   mnn convert model.onnx -o model.mnn --weights fp16
   mnn export model.mnn -o model.onnx
+  mnn quantize model.mnn -o model.int8.mnn --calibration calib.npz --method kl
 """
 
 
@@ -276,6 +277,12 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_quantize(args) -> int:
+    from .quant.cli import run_quantize
+
+    return run_quantize(args)
+
+
 def _print_table(rows) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
@@ -338,6 +345,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True)
     s.add_argument("--opset", type=int, default=17, help="ONNX opset to write (default 17)")
     s.set_defaults(fn=cmd_export)
+
+    s = sub.add_parser("quantize", help="int8 post-training quantization, with a per-layer error report")
+    s.add_argument("model")
+    s.add_argument("-o", "--output", required=True, help="the int8 .mnn to write")
+    s.add_argument("--calibration", metavar="DATA", help=".npz keyed by input name, or a folder of .npy files")
+    s.add_argument("--method", choices=("minmax", "percentile", "kl"), default="minmax")
+    s.add_argument("--percentile", type=float, default=99.99, help="for --method percentile (default 99.99)")
+    s.add_argument("--per-channel", action=argparse.BooleanOptionalAction, default=True,
+                   help="one weight scale per output channel (default; --no-per-channel: per tensor)")
+    s.add_argument("--exclude", nargs="+", default=[], metavar="NODE", help="nodes that stay float")
+    s.add_argument("--weight-only", action="store_true", help="int8 weights, float compute (no calibration)")
+    s.add_argument("--batch-size", type=int, default=32, help="calibration batch size (default 32)")
+    s.add_argument("--json", metavar="FILE.json", help="write the per-layer error report here too")
+    s.set_defaults(fn=cmd_quantize)
     return p
 
 

@@ -65,6 +65,9 @@ def import_onnx(model: Any, *, input_shapes: dict | None = None, constant_inputs
     base_dir: where external data files live, for a ModelProto (a path knows its own).
     """
     proto, source, folder = load_onnx_proto(model, base_dir)
+    from ..quant.qdq import fuse_qdq  # int8 QDQ patterns (onnxruntime quantize_static) -> QLinearConv & co
+
+    proto = fuse_qdq(proto)
     importer = _Importer(proto, source, input_shapes or {}, constant_inputs or {})
     graph = importer.run()
     if name:

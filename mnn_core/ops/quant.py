@@ -3,6 +3,16 @@ QLinearConv, MatMulInteger and ConvInteger (int8/uint8 data, int32 accumulation)
 
 Scales and zero points are per tensor (scalars), per axis (1-D along `axis`) or
 per block (`block_size` > 0: one scale per block of that many elements along `axis`).
+
+These kernels are the oracle of every int8 backend kernel, so their arithmetic is
+pinned down to the bit (docs/QUANT.md, "Rounding rules"):
+
+- QuantizeLinear of float32: `q = saturate(rint(float32(x / scale)) + zero_point)`,
+  the division in float32, `rint` rounding halves to even.
+- Integer products accumulate exactly (int32 in a kernel; here in float64, exact below 2**53).
+- Requantization (QLinearConv, QLinearMatMul): `multiplier = float32(float32(x_scale * w_scale) / y_scale)`,
+  `y = saturate(rint(float32(acc) * multiplier) + y_zero_point)`: acc converted to float32
+  (rounding to nearest even), one float32 product, halves to even.
 """
 
 from __future__ import annotations
@@ -50,7 +60,11 @@ def _quantize(ins, attrs):
     s = _per_axis(scale, x, attrs["axis"], attrs["block_size"]).astype(np.float64)
     z = 0 if zp is None else _per_axis(zp, x, attrs["axis"], attrs["block_size"]).astype(np.float64)
     lo, hi = _RANGE[dtype]
-    y = np.rint(x.astype(np.float64) / s) + z  # rint: halves to even, as ONNX says
+    if x.dtype in (np.float32, np.float16):  # float32 division, as an int8 kernel does it (see the module doc)
+        q = np.rint(x.astype(np.float32) / s.astype(np.float32)).astype(np.float64)
+    else:
+        q = np.rint(x.astype(np.float64) / s)
+    y = q + z  # rint: halves to even, as ONNX says
     return [np.clip(y, lo, hi).astype(dtype)]
 
 
@@ -138,19 +152,28 @@ def _qlinear_matmul_infer(ins, attrs):
     return [TensorInfo(_matmul_shape(ins[0].shape, ins[3].shape, "QLinearMatMul"), ins[7].dtype)]
 
 
-def _requantize(acc: np.ndarray, scale: np.ndarray, y_scale, y_zp) -> np.ndarray:
-    dtype = y_zp.dtype.name
-    lo, hi = _RANGE[dtype]
-    y = np.rint(acc * (scale / y_scale.astype(np.float64))) + y_zp.astype(np.float64)
-    return np.clip(y, lo, hi).astype(dtype)
+def requant_multiplier(x_scale, w_scale, y_scale) -> np.ndarray:
+    """float32(float32(x_scale * w_scale) / y_scale): the one float32 factor per output channel."""
+    xw = np.float32(x_scale) * np.asarray(w_scale, np.float32)
+    return (xw / np.float32(y_scale)).astype(np.float32)
+
+
+def requantize(acc: np.ndarray, multiplier: np.ndarray, y_zp) -> np.ndarray:
+    """Exact integer accumulators to y's dtype: saturate(rint(float32(acc) * multiplier) + y_zero_point)."""
+    y_zp = np.asarray(y_zp)
+    lo, hi = _RANGE[y_zp.dtype.name]
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.rint(np.asarray(acc).astype(np.float32) * np.asarray(multiplier, np.float32))
+    y = np.nan_to_num(y.astype(np.float64), nan=0.0) + y_zp.astype(np.float64)
+    return np.clip(y, lo, hi).astype(y_zp.dtype)
 
 
 def _qlinear_matmul(ins, attrs):
     a, sa, za, b, sb, zb, sy, zy = ins
     acc = np.matmul(a.astype(np.float64) - za.astype(np.float64),
                     b.astype(np.float64) - _b_zero_point(zb.astype(np.float64), b))
-    scale = sa.astype(np.float64) * (sb.astype(np.float64) if sb.ndim == 0 or b.ndim < 2 else sb.reshape(1, -1))
-    return [_requantize(acc, scale, sy, zy)]
+    mult = requant_multiplier(sa, sb if sb.ndim == 0 or b.ndim < 2 else sb.reshape(1, -1), sy)
+    return [requantize(acc, mult, zy)]
 
 
 register(OpSchema(
@@ -201,9 +224,8 @@ def _qlinear_conv(ins, attrs):
     wf = w.astype(np.float64) - _w_zp(zw, w)
     geo = conv_geometry(x.shape, w.shape, attrs)
     acc = conv2d_reference(xf, wf, None if bias is None else bias.astype(np.float64), geo).astype(np.float64)
-    sw = sw.astype(np.float64)
-    scale = sx.astype(np.float64) * (sw.reshape(1, -1, 1, 1) if sw.size > 1 else sw)
-    return [_requantize(acc, scale, sy, zy)]
+    mult = requant_multiplier(sx, sw.reshape(1, -1, 1, 1) if sw.size > 1 else sw.reshape(()), sy)
+    return [requantize(acc, mult, zy)]
 
 
 register(OpSchema(

@@ -27,6 +27,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
     from ._common import KERNELS
 
     _IMPORT_ERROR = ""
+    from . import ops_int8  # noqa: F401  (int8 kernels, quantization; registers after the float ones)
 except ImportError as exc:  # pragma: no cover - a broken install
     _x86 = None
     KERNELS = {}

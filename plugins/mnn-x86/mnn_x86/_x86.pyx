@@ -558,3 +558,60 @@ def bench_gemm(str isa, int threads, int64_t M, int64_t N, int64_t K, int reps=1
         for r in range(reps):
             k.gemm(M, N, K, <const float*>ap.ptr, <const float*>bp.ptr, <float*>c.ptr, N, &e, threads)
     return (time.perf_counter() - t0) / reps
+
+
+# -- int8 (quantization): QLinearConv with uint8 activations, int8 weights (csrc/int8.h) --------------
+
+cdef extern from "int8.h" nogil:
+    ctypedef struct x86_int8_kernels:
+        const char* name
+        int32_t nb
+
+    ctypedef struct x86_qconv_state:
+        x86_op op
+        const x86_int8_kernels* k8
+        int64_t N, O, group, og, ogp, K2, np
+        int32_t fc
+        x86_conv_geom g
+        const int32_t* w
+        const int32_t* bias
+        const float* mult
+        int32_t zx, zy, qmin, qmax
+        void* work
+        int64_t work_stride
+
+    int x86_qconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    const x86_int8_kernels* x86_int8_kernels_for(const char* isa)
+
+
+def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy):
+    """QLinearConv, uint8 -> uint8. p: N, O, group, fc and the geometry of one group (as conv).
+    weight: int8 [O, C/group, kh, kw]; bias: int32 [O]; mult: float32 [O] requantization multipliers."""
+    cdef Execution ex = _execution("x86.QLinearConv.int8", sizeof(x86_qconv_state), x86_qconv_run, isa, threads)
+    cdef x86_qconv_state* s = <x86_qconv_state*>ex.state
+    s.k8 = x86_int8_kernels_for(isa.encode())
+    if s.k8 == NULL:
+        raise RuntimeError(f"x86 int8 kernels for ISA {isa!r} are not runnable on this CPU")
+    _conv_geom(&s.g, p)
+    s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], p["fc"]
+    s.og = s.O // s.group
+    s.ogp = (s.og + 3) // 4 * 4
+    cdef int64_t K = s.g.C * s.g.kh * s.g.kw
+    s.K2 = (K + 1) // 2
+    cdef int64_t nb = s.k8.nb
+    cdef int64_t cols = min(s.N, 256) if s.fc else s.g.OH * s.g.OW
+    s.np = (cols + nb - 1) // nb * nb
+    s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
+    # weights as int16 pairs in int32 words, rows padded to a multiple of 4 per group
+    w16 = np.zeros((s.group, s.ogp, s.K2 * 2), np.int16)
+    w16[:, :s.og, :K] = np.asarray(weight, np.int8).reshape(s.group, s.og, K)
+    cdef Buffer wb = _copy_array(w16.view(np.int32), np.int32)
+    cdef Buffer bb = _copy_array(np.zeros(s.O, np.int32) if bias is None else bias, np.int32)
+    cdef Buffer mb = _copy_array(mult, np.float32)
+    ex.keep.extend([wb, bb, mb])
+    s.w, s.bias, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
+    s.work_stride = s.K2 * s.np * 2
+    cdef Buffer work = Buffer(max(threads, 1) * s.work_stride * 2)  # zeroed: padding columns and rows stay 0
+    ex.keep.append(work)
+    s.work = work.ptr
+    return ex

@@ -50,3 +50,6 @@ const x86_kernels FN(x86_kernels) = {
     FN(winograd),
     FN(gemm_rows),
 };
+
+/* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */
+#include "int8_impl.h"

@@ -1,0 +1,118 @@
+"""int8 vs fp32 speed on x86, one thread: mnn (PTQ int8 graph, x86 int8 kernels) next to ONNX Runtime
+(quantize_static QDQ int8) on the same float model, same inputs, in one run.
+
+    python benchmarks/bench_quant.py                  # LeNet-5 and a plain 3x3 conv stack
+    python benchmarks/bench_quant.py --repeat 50
+
+Weights are random (speed does not depend on them); calibration is 16 random inputs. Timings are the
+median of --repeat runs after warm-up, the engines interleaved round by round so that load from other
+processes hits all of them alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+import mnn_core as mnn
+from mnn_core import express, nn, quant
+
+
+def lenet():
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10)), (1, 28, 28)
+
+
+def conv_stack():
+    """VGG-like: 3x3 convolutions and ReLUs, 64 channels at 56x56 then 128 at 28x28 (no residuals)."""
+    layers = [nn.Conv2d(3, 64, 3, padding=1), nn.ReLU()]
+    for _ in range(2):
+        layers += [nn.Conv2d(64, 64, 3, padding=1), nn.ReLU()]
+    layers += [nn.Conv2d(64, 128, 3, stride=2, padding=1), nn.ReLU()]
+    for _ in range(2):
+        layers += [nn.Conv2d(128, 128, 3, padding=1), nn.ReLU()]
+    return nn.Sequential(*layers), (3, 56, 56)
+
+
+def ort_session(path, threads=1):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def ort_int8(fp32_path, int8_path, calib):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"input": calib[i:i + 1]} for i in range(len(calib))])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(fp32_path, int8_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+def bench(name, model_fn, batch, repeat, tmp):
+    from mnn_core.convert import save_onnx
+
+    express.manual_seed(0)
+    model, shape = model_fn()
+    graph = model.to_graph([(1,) + shape])
+    rng = np.random.default_rng(0)
+    calib = rng.random((16,) + shape).astype(np.float32)
+    res = quant.quantize(graph, {"input": calib}, progress=False)
+    fp32, int8 = os.path.join(tmp, f"{name}.onnx"), os.path.join(tmp, f"{name}.int8.onnx")
+    save_onnx(graph, fp32)
+    ort_int8(fp32, int8, calib)
+    x = rng.random((batch,) + shape).astype(np.float32)
+    runs = {
+        "mnn fp32 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
+            mnn.Session(graph, backend="x86", threads=1)),
+        "mnn int8 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
+            mnn.Session(res.graph, backend="x86", threads=1)),
+        "ORT fp32": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(fp32)),
+        "ORT int8 (QDQ)": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(int8)),
+    }
+    placement = mnn.Session(res.graph, backend="x86", threads=1)
+    placement.run({"input": x})
+    times = {k: [] for k in runs}
+    for fn in runs.values():
+        for _ in range(3):
+            fn()
+    for _ in range(repeat):
+        for k, fn in runs.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+    print(f"\n{name}, batch {batch}, 1 thread, median of {repeat}; int8 graph placement: "
+          f"{placement.plan.backends()}")
+    print("| engine | ms | vs mnn fp32 |\n|---|---|---|")
+    for k, v in med.items():
+        print(f"| {k} | {v:.3f} | {med['mnn fp32 (x86)'] / v:.2f}x |")
+    return med
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--repeat", type=int, default=30)
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        bench("LeNet-5", lenet, 1, args.repeat, tmp)
+        bench("LeNet-5", lenet, 64, args.repeat, tmp)
+        bench("conv stack 3x3 (64ch@56, 128ch@28)", conv_stack, 1, args.repeat, tmp)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+/* mnn-x86 int8: QLinearConv (and the 1x1 "fully connected" form) with uint8
+ * activations, int8 weights, int32 bias, requantized to uint8.
+ *
+ * Arithmetic (docs/QUANT.md "Rounding rules", bit-exact to the reference):
+ *   acc[m][n] = sum_k w[m][k] * (x[k][n] - zx) + bias[m]        exact int32
+ *   y[m][n]   = clamp(rint(float(acc) * mult[m]) + zy, qmin, qmax)
+ * with one float32 product and round-half-even (the default MXCSR mode).
+ *
+ * Operands: w[m][k] int8 widened to int16 pairs, one int32 word per pair:
+ *   a[m * K2 + k2] = (uint16)w[m][2*k2] | (uint16)w[m][2*k2+1] << 16   (odd K: zero)
+ * the activations minus their zero point as int16, pairs of k interleaved per column, in
+ * column panels of nb that are contiguous (K2 pairs deep; int8_impl.h QB_AT):
+ *   bp[((n / nb * K2 + k / 2) * nb + n % nb) * 2 + k % 2] = x[k][n] - zx     (padding: 0)
+ * so _mm256_madd_epi16 of a broadcast word and 8 columns adds two exact
+ * products per column (|255 * 127| * 2 never saturates an int32), the AVX2 form
+ * of an int8 dot product with no int16 saturation (unlike maddubs on u8 x s8).
+ * Own table and dispatch, next to the float one (x86.h), filled per ISA
+ * translation unit by int8_impl.h. */
+#ifndef MNN_X86_INT8_H
+#define MNN_X86_INT8_H
+
+#include <stdint.h>
+
+#include "ops.h"
+
+typedef struct x86_int8_kernels {
+    const char *name;
+    int32_t nb; /* B columns are padded to a multiple of nb */
+    /* one group of one image: bp = im2col(x) - zx, np columns */
+    void (*im2col)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, int16_t *bp, int64_t np);
+    /* fully connected: bp[k][n] = x[n * K + k] - zx for the N rows of x */
+    void (*pack_rows)(const uint8_t *x, int32_t zx, int64_t N, int64_t K, int16_t *bp, int64_t np);
+    /* y[m * ys_m + n * ys_n] for m < M, n < N; a has M rounded up to 4 rows (zero) */
+    void (*gemm_requant)(int64_t M, int64_t N, int64_t K2, int64_t np, const int32_t *a, const int16_t *bp,
+                         const int32_t *bias, const float *mult, int32_t zy, int32_t qmin, int32_t qmax,
+                         uint8_t *y, int64_t ys_m, int64_t ys_n);
+} x86_int8_kernels;
+
+typedef struct x86_qconv_state {
+    x86_op op;
+    const x86_int8_kernels *k8;
+    int64_t N, O, group, og, ogp, K2, np; /* ogp: og rounded up to 4 */
+    int32_t fc;                           /* 1x1 on 1x1 planes: the images are the GEMM's columns */
+    x86_conv_geom g;
+    const int32_t *w;    /* [group][ogp][K2] */
+    const int32_t *bias; /* [O] */
+    const float *mult;   /* [O] */
+    int32_t zx, zy, qmin, qmax;
+    int16_t *work;       /* per thread: K2 * np * 2 int16 */
+    int64_t work_stride;
+} x86_qconv_state;
+
+int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+const x86_int8_kernels *x86_int8_kernels_for(const char *isa);
+
+#endif
