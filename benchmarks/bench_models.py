@@ -90,8 +90,8 @@ def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path):
         sess = ort.InferenceSession(_onnx_file(graph, tmp), opts, providers=["CPUExecutionProvider"])
         return lambda: sess.run(None, {"input": x})
     if engine == "MNN-wheel":
-        import MNN
         import _tools  # MNN's converter function itself: its mnnconvert CLI pip-installs telemetry
+        import MNN
 
         mnn_path = str(tmp / "model_wheel.mnn")
         _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", _onnx_file(graph, tmp), "--MNNModel", mnn_path])
