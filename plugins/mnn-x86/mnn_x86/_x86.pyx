@@ -518,3 +518,8 @@ def bench_gemm(str isa, int threads, int64_t M, int64_t N, int64_t K, int reps=1
         for r in range(reps):
             k.gemm(M, N, K, <const float*>ap.ptr, <const float*>bp.ptr, <float*>c.ptr, N, &e, threads)
     return (time.perf_counter() - t0) / reps
+
+
+# -- training (backward ops, optimizer updates): csrc/ops_grad.h ------------------------
+
+include "_x86_grad.pxi"

@@ -27,6 +27,8 @@
 #include "depthwise_impl.h"
 #include "eltwise_impl.h"
 #include "pool_impl.h"
+/* training: backward ops and optimizer updates, in their own table (x86_grad.h) */
+#include "grad_impl.h"
 
 const x86_kernels FN(x86_kernels) = {
     STR(ISA),
