@@ -22,16 +22,15 @@ cdef extern from "ops_grad.h" nogil:
         float beta1, beta2, eps
 
     int64_t x86_conv_grad_weight_work_floats(const x86_convgrad_geom* g)
-    int64_t x86_conv_grad_input_wpack_floats(int64_t mr, const x86_convgrad_geom* g)
-    int64_t x86_conv_grad_input_work_floats(int64_t nr, const x86_convgrad_geom* g)
+    int64_t x86_conv_grad_input_work_floats(const x86_convgrad_geom* g)
+    int64_t x86_conv_forward_work_floats(const x86_convgrad_geom* g)
     const x86_grad_kernels* x86_grad_kernels_for(const char* isa)
 
     ctypedef struct x86_convgrad_state:
         x86_op op
         const x86_grad_kernels* gk
-        int32_t which
+        int32_t which, relu
         x86_convgrad_geom g
-        float* wpack
         float* work
 
     ctypedef struct x86_poolgrad_state:
@@ -79,23 +78,24 @@ cdef const x86_grad_kernels* _grad_table(str isa) except NULL:
     return gk
 
 
-def conv_grad(str isa, int threads, str name, int which, dict p):
-    """ConvGradWeight (which 0) or ConvGradInput (which 1). p: N, O, group and one
-    group's geometry (C = input channels per group, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl)."""
+def conv_grad(str isa, int threads, str name, int which, dict p, bint relu=False):
+    """ConvGradWeight (which 0), ConvGradInput (which 1) or a training step's forward
+    Conv (which 2, ReLU fused when relu). p: N, O, group and one group's geometry
+    (C = input channels per group, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl)."""
     cdef Execution ex = _execution(name, sizeof(x86_convgrad_state), x86_convgrad_run, isa, threads)
     cdef x86_convgrad_state* s = <x86_convgrad_state*>ex.state
-    cdef Buffer work, wpack
+    cdef Buffer work
     s.gk = _grad_table(isa)
     s.which = which
+    s.relu = relu
     _conv_geom(&s.g.g, p)
     s.g.N, s.g.O, s.g.group = p["N"], p["O"], p["group"]
     if which == 0:
         work = _floats(max(threads, 1) * x86_conv_grad_weight_work_floats(&s.g))
+    elif which == 1:
+        work = _floats(max(threads, 1) * x86_conv_grad_input_work_floats(&s.g))
     else:
-        work = _floats(max(threads, 1) * x86_conv_grad_input_work_floats(s.op.k.nr, &s.g))
-        wpack = _floats(x86_conv_grad_input_wpack_floats(s.op.k.mr, &s.g))
-        ex.keep.append(wpack)
-        s.wpack = <float*>wpack.ptr
+        work = _floats(max(threads, 1) * x86_conv_forward_work_floats(&s.g))
     ex.keep.append(work)
     s.work = <float*>work.ptr
     return ex

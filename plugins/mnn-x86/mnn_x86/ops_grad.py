@@ -34,7 +34,7 @@ def _four_d(*which):
 
 
 def _conv_params(x_shape, w_shape, attrs) -> dict:
-    geo = conv_geometry(x_shape, w_shape, {**attrs, "auto_pad": "NOTSET"})
+    geo = conv_geometry(x_shape, w_shape, {"auto_pad": "NOTSET", **attrs})  # the grads have no auto_pad
     n, c, h, w = x_shape
     o, cg, kh, kw = w_shape
     return dict(N=n, O=o, group=geo["group"], C=cg, H=h, W=w, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw,

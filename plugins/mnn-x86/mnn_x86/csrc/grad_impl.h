@@ -10,8 +10,13 @@
  *   dw: cols = im2col(x) as rows of the OH*OW output positions; then every
  *       dw[o][r] is a dot product of two contiguous rows, dy[o] . cols[r],
  *       computed GW_TO x GW_TR at a time along the positions (no transposes).
- *   dx: cols = W^T @ dy by the packed GEMM (K = output channels), then col2im
- *       adds each tap's row back onto dx. */
+ *   dx: cols = W^T @ dy (K = output channels), then col2im adds each tap's
+ *       row back onto dx.
+ * The forward convolution of a training step (weights change every step, so
+ * nothing is worth packing) is y = W @ cols per image. Both products go through
+ * rowgemm: a register-tile GEMM that reads B straight from row-major rows
+ * (cols or dy, already contiguous along the output positions) and broadcasts
+ * A from any strided matrix, so neither operand is ever repacked. */
 #ifndef MNN_X86_GRAD_IMPL_H
 #define MNN_X86_GRAD_IMPL_H
 
@@ -98,28 +103,32 @@ static void FN(col2im_rows)(const float *cols, const x86_conv_geom *g, int64_t C
             }
 }
 
-/* out[i][j] = a[i] . b[j] over n floats */
+/* out[i][j] = sum over images m < nimg of (a[i] + m*as) . (b[j] + m*bs), n floats each:
+ * the products of several images summed in registers, then one horizontal sum */
 static inline __attribute__((always_inline)) void FN(dot_tile)(const float *const *a, const float *const *b, int64_t n,
+                                                               int64_t nimg, int64_t as, int64_t bs,
                                                                float out[GW_TO][GW_TR]) {
     vf acc[GW_TO][GW_TR];
     for (int i = 0; i < GW_TO; ++i)
         for (int j = 0; j < GW_TR; ++j) acc[i][j] = vf_zero();
-    int64_t p = 0;
-    for (; p + VLEN <= n; p += VLEN) {
-        vf va[GW_TO];
-        for (int i = 0; i < GW_TO; ++i) va[i] = vf_load(a[i] + p);
-        for (int j = 0; j < GW_TR; ++j) {
-            const vf vb = vf_load(b[j] + p);
-            for (int i = 0; i < GW_TO; ++i) acc[i][j] = vf_fma(va[i], vb, acc[i][j]);
+    for (int64_t m = 0; m < nimg; ++m) {
+        int64_t p = 0;
+        for (; p + VLEN <= n; p += VLEN) {
+            vf va[GW_TO];
+            for (int i = 0; i < GW_TO; ++i) va[i] = vf_load(a[i] + m * as + p);
+            for (int j = 0; j < GW_TR; ++j) {
+                const vf vb = vf_load(b[j] + m * bs + p);
+                for (int i = 0; i < GW_TO; ++i) acc[i][j] = vf_fma(va[i], vb, acc[i][j]);
+            }
         }
-    }
-    if (p < n) {
-        const int m = (int)(n - p);
-        vf va[GW_TO];
-        for (int i = 0; i < GW_TO; ++i) va[i] = vf_load_n(a[i] + p, m);
-        for (int j = 0; j < GW_TR; ++j) {
-            const vf vb = vf_load_n(b[j] + p, m);
-            for (int i = 0; i < GW_TO; ++i) acc[i][j] = vf_fma(va[i], vb, acc[i][j]);
+        if (p < n) {
+            const int r = (int)(n - p);
+            vf va[GW_TO];
+            for (int i = 0; i < GW_TO; ++i) va[i] = vf_load_n(a[i] + m * as + p, r);
+            for (int j = 0; j < GW_TR; ++j) {
+                const vf vb = vf_load_n(b[j] + m * bs + p, r);
+                for (int i = 0; i < GW_TO; ++i) acc[i][j] = vf_fma(va[i], vb, acc[i][j]);
+            }
         }
     }
     for (int i = 0; i < GW_TO; ++i)
@@ -134,12 +143,95 @@ static inline float FN(sum_n)(const float *x, int64_t n) {
     return vf_hsum(acc);
 }
 
-/* one image's dw and db, added into dw_acc [O][R] and db_acc [O] */
-static void FN(conv_grad_weight_image)(const float *dy, const float *x, const x86_convgrad_geom *cg, float *cols,
-                                       float *dw_acc, float *db_acc) {
+/* -- rowgemm: C = act(A @ B + bias), B row-major and unpacked ------------------------------------ */
+
+#define RG_MR 6  /* rows of C per register tile */
+#define RG_NV 2  /* vectors of C per row: 12 accumulators + 2 B vectors + 1 broadcast */
+#define RG_NR (RG_NV * VLEN)
+
+/* one tile: `rows` (<= RG_MR) rows, `cols` (<= RG_NR) columns; A(m, k) = a[m*ars + k*acs], B(k, n) = b[k*ldb + n] */
+static inline __attribute__((always_inline)) void FN(rg_tile)(const int rows, const float *a, int64_t ars, int64_t acs,
+                                                              const float *b, int64_t ldb, int64_t K, float *c,
+                                                              int64_t ldc, int cols, const float *bias, int relu) {
+    vf acc[RG_MR][RG_NV];
+    for (int r = 0; r < RG_MR; ++r)
+        for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_zero();
+    if (cols >= RG_NR) {
+        for (int64_t k = 0; k < K; ++k) {
+            vf bv[RG_NV];
+            for (int v = 0; v < RG_NV; ++v) bv[v] = vf_load(b + k * ldb + v * VLEN);
+            for (int r = 0; r < rows; ++r) {
+                const vf av = vf_set1(a[r * ars + k * acs]);
+                for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            }
+        }
+    } else {
+        for (int64_t k = 0; k < K; ++k) {
+            vf bv[RG_NV];
+            for (int v = 0; v < RG_NV; ++v) bv[v] = v * VLEN < cols ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN)
+                                                                      : vf_zero();
+            for (int r = 0; r < rows; ++r) {
+                const vf av = vf_set1(a[r * ars + k * acs]);
+                for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            }
+        }
+    }
+    for (int r = 0; r < rows; ++r) {
+        const vf bb = bias ? vf_set1(bias[r]) : vf_zero();
+        for (int v = 0; v < RG_NV && v * VLEN < cols; ++v) {
+            vf o = vf_add(acc[r][v], bb);
+            if (relu) o = vf_max(o, vf_zero());
+            if (cols >= RG_NR) vf_store(c + r * ldc + v * VLEN, o);
+            else vf_store_n(c + r * ldc + v * VLEN, o, cols - v * VLEN);
+        }
+    }
+}
+
+static void FN(rowgemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                        int64_t ldb, float *c, int64_t ldc, const float *bias, int relu) {
+    for (int64_t m0 = 0; m0 < M; m0 += RG_MR) {
+        const int rows = (int)(M - m0 < RG_MR ? M - m0 : RG_MR);
+        const float *am = a + m0 * ars, *bm = bias ? bias + m0 : NULL;
+        for (int64_t n0 = 0; n0 < N; n0 += RG_NR) {
+            const int cols = (int)(N - n0 < RG_NR ? N - n0 : RG_NR);
+            float *cm = c + m0 * ldc + n0;
+            switch (rows) { /* a constant row count per call, so the tile's loops unroll */
+            case RG_MR: FN(rg_tile)(RG_MR, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 5: FN(rg_tile)(5, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 4: FN(rg_tile)(4, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 3: FN(rg_tile)(3, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 2: FN(rg_tile)(2, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            default: FN(rg_tile)(1, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            }
+        }
+    }
+}
+
+/* forward convolution of a training step: per image, cols = im2col(x), y_g = act(W_g @ cols_g + b_g) */
+static void FN(conv_forward)(const float *x, const float *w, const float *bias, float *y, const x86_convgrad_geom *cg,
+                             int relu, float *work, int threads) {
     const x86_conv_geom *g = &cg->g;
     const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
-    FN(im2col_rows)(x, g, g->C * cg->group, cols);
+    const int64_t per_thread = x86_conv_forward_work_floats(cg);
+    const int64_t x_image = g->C * cg->group * g->H * g->W, y_image = cg->O * P;
+    if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    PARALLEL_FOR(threads > 1, n, cg->N, {
+        float *cols = work + FN(grad_thread)() * per_thread;
+        FN(im2col_rows)(x + n * x_image, g, g->C * cg->group, cols);
+        for (int64_t gi = 0; gi < cg->group; ++gi)
+            FN(rowgemm)(og, P, R, w + gi * og * R, R, 1, cols + gi * R * P, P, y + n * y_image + gi * og * P, P,
+                        bias ? bias + gi * og : NULL, relu);
+    });
+}
+
+/* dw and db of nimg consecutive images, added into dw_acc [O][R] and db_acc [O]; cols holds
+ * the im2col of each image (x86_conv_grad_weight_block images fit) */
+static void FN(conv_grad_weight_block)(const float *dy, const float *x, int64_t nimg, const x86_convgrad_geom *cg,
+                                       float *cols, float *dw_acc, float *db_acc) {
+    const x86_conv_geom *g = &cg->g;
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
+    const int64_t col_image = R * cg->group * P, x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * P;
+    for (int64_t m = 0; m < nimg; ++m) FN(im2col_rows)(x + m * x_image, g, g->C * cg->group, cols + m * col_image);
     for (int64_t gi = 0; gi < cg->group; ++gi) {
         const float *dyg = dy + gi * og * P, *colg = cols + gi * R * P;
         for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
@@ -149,29 +241,31 @@ static void FN(conv_grad_weight_image)(const float *dy, const float *x, const x8
                 const float *b[GW_TR];
                 for (int j = 0; j < GW_TR; ++j) b[j] = colg + (r0 + j < R ? r0 + j : R - 1) * P;
                 float out[GW_TO][GW_TR];
-                FN(dot_tile)(a, b, P, out);
+                FN(dot_tile)(a, b, P, nimg, dy_image, col_image, out);
                 for (int i = 0; i < GW_TO && o0 + i < og; ++i)
                     for (int j = 0; j < GW_TR && r0 + j < R; ++j) dw_acc[(gi * og + o0 + i) * R + r0 + j] += out[i][j];
             }
         }
     }
     if (db_acc)
-        for (int64_t o = 0; o < cg->O; ++o) db_acc[o] += FN(sum_n)(dy + o * P, P);
+        for (int64_t m = 0; m < nimg; ++m)
+            for (int64_t o = 0; o < cg->O; ++o) db_acc[o] += FN(sum_n)(dy + m * dy_image + o * P, P);
 }
 
 static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, float *db, const x86_convgrad_geom *cg,
                                  float *work, int threads) {
     const x86_conv_geom *g = &cg->g;
     const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, C = g->C * cg->group, O = cg->O;
-    const int64_t per_thread = x86_conv_grad_weight_work_floats(cg);
-    const int64_t cols_floats = x86_grad_round16(C * g->kh * g->kw * P);
-    const int64_t x_image = C * g->H * g->W, dy_image = O * P;
-    if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    const int64_t per_thread = x86_conv_grad_weight_work_floats(cg), block = x86_conv_grad_weight_block(cg);
+    const int64_t cols_floats = x86_grad_round16(block * C * g->kh * g->kw * P);
+    const int64_t x_image = C * g->H * g->W, dy_image = O * P, blocks = (cg->N + block - 1) / block;
+    if (threads > blocks) threads = (int)(blocks > 0 ? blocks : 1);
     if (threads <= 1) {
         memset(dw, 0, (size_t)(O * R) * sizeof(float));
         if (db) memset(db, 0, (size_t)O * sizeof(float));
-        for (int64_t n = 0; n < cg->N; ++n)
-            FN(conv_grad_weight_image)(dy + n * dy_image, x + n * x_image, cg, work, dw, db);
+        for (int64_t n = 0; n < cg->N; n += block)
+            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
+                                       work, dw, db);
         return;
     }
     int team = 1;
@@ -187,8 +281,11 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
 #endif
         }
 #pragma omp for schedule(static)
-        for (int64_t n = 0; n < cg->N; ++n)
-            FN(conv_grad_weight_image)(dy + n * dy_image, x + n * x_image, cg, mine, acc, db ? dbacc : NULL);
+        for (int64_t bi = 0; bi < blocks; ++bi) {
+            const int64_t n = bi * block;
+            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
+                                       mine, acc, db ? dbacc : NULL);
+        }
     }
     for (int64_t e = 0; e < O * R + O; ++e) { /* the threads' accumulators, summed */
         float s = 0.0f;
@@ -198,89 +295,136 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
     }
 }
 
-/* one image's dx: per group, cols = W_g^T @ dy_g by the packed GEMM, then col2im */
-static void FN(conv_grad_input_image)(const float *dy, float *dx, const x86_convgrad_geom *cg, const float *wpack,
-                                      float *bp, float *cols) {
+/* one image's dx: per group, cols = W_g^T @ dy_g, then col2im */
+static void FN(conv_grad_input_image)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg,
+                                      float *cols) {
     const x86_conv_geom *g = &cg->g;
     const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
-    const int64_t a_group = (R + MR - 1) / MR * MR * og;
-    x86_epilogue e;
-    memset(&e, 0, sizeof e);
-    e.alpha = 1.0f;
     memset(dx, 0, (size_t)(g->C * cg->group * g->H * g->W) * sizeof(float));
-    for (int64_t gi = 0; gi < cg->group; ++gi) {
-        FN(pack_b)(dy + gi * og * P, P, 1, og, P, bp, 1);
-        FN(gemm)(R, P, og, wpack + gi * a_group, bp, cols, P, &e, 1);
+    for (int64_t gi = 0; gi < cg->group; ++gi) { /* A(r, o) = w[o][r] */
+        FN(rowgemm)(R, P, og, w + gi * og * R, 1, R, dy + gi * og * P, P, cols, P, NULL, 0);
         FN(col2im_rows)(cols, g, g->C, dx + gi * g->C * g->H * g->W);
     }
 }
 
-static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg, float *wpack,
-                                float *work, int threads) {
+static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg, float *work,
+                                int threads) {
     const x86_conv_geom *g = &cg->g;
-    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
-    const int64_t a_group = (R + MR - 1) / MR * MR * og, b_floats = x86_grad_round16((P + NR - 1) / NR * NR * og);
-    const int64_t per_thread = x86_conv_grad_input_work_floats(NR, cg);
-    const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * P;
-    for (int64_t gi = 0; gi < cg->group; ++gi) /* A[r][o] = w[o][r]: W^T of the group, packed once per run */
-        FN(pack_a)(w + gi * og * R, 1, R, R, og, wpack + gi * a_group, threads);
+    const int64_t per_thread = x86_conv_grad_input_work_floats(cg);
+    const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * g->OH * g->OW;
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
     PARALLEL_FOR(threads > 1, n, cg->N, {
-        float *mine = work + FN(grad_thread)() * per_thread;
-        FN(conv_grad_input_image)(dy + n * dy_image, dx + n * x_image, cg, wpack, mine, mine + b_floats);
+        FN(conv_grad_input_image)(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
     });
 }
 
 /* -- pooling ------------------------------------------------------------------------------ */
 
-static void FN(max_pool_grad_plane)(const float *dy, const float *x, float *dx, const x86_pool_geom *g) {
-    memset(dx, 0, (size_t)(g->H * g->W) * sizeof(float));
-    if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->pt == 0 && g->pl == 0 && g->dh == 1 &&
-        g->dw == 1 && 2 * g->OH <= g->H && 2 * g->OW <= g->W) { /* the common 2x2/2 window: no bounds to check */
-        for (int64_t oh = 0; oh < g->OH; ++oh) {
-            const float *r0 = x + 2 * oh * g->W, *r1 = r0 + g->W;
-            float *d0 = dx + 2 * oh * g->W, *d1 = d0 + g->W;
-            const float *dyr = dy + oh * g->OW;
-            for (int64_t ow = 0; ow < g->OW; ++ow) {
-                const float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
-                float best = -INFINITY, *at = d0 + 2 * ow; /* the first maximum wins; all -inf/NaN: tap 0 */
-                if (a > best) { best = a; at = d0 + 2 * ow; }
-                if (b > best) { best = b; at = d0 + 2 * ow + 1; }
-                if (c > best) { best = c; at = d1 + 2 * ow; }
-                if (d > best) { at = d1 + 2 * ow + 1; }
-                *at += dyr[ow];
+/* window (oh, ow) of a plane: its first maximum's position in the plane, or -1 (tap 0 in the padding) */
+static inline int64_t FN(max_pool_arg)(const float *x, const x86_pool_geom *g, int64_t oh, int64_t ow) {
+    const int64_t h0 = oh * g->sh - g->pt, w0 = ow * g->sw - g->pl;
+    int64_t bh = h0, bw = w0; /* tap 0 when nothing beats -inf (all -inf or NaN), as in the reference */
+    float best = -INFINITY;
+    for (int64_t i = 0; i < g->kh; ++i) {
+        const int64_t ih = h0 + i * g->dh;
+        if (ih < 0 || ih >= g->H) continue;
+        for (int64_t j = 0; j < g->kw; ++j) {
+            const int64_t iw = w0 + j * g->dw;
+            if (iw < 0 || iw >= g->W) continue;
+            const float v = x[ih * g->W + iw];
+            if (v > best) {
+                best = v;
+                bh = ih;
+                bw = iw;
             }
         }
-        return;
     }
+    return bh >= 0 && bh < g->H && bw >= 0 && bw < g->W ? bh * g->W + bw : -1;
+}
+
+#define POOL_MAX_TAPS 64
+
+/* dx of one plane. Windows inside the plane go without bounds checks: VLEN at a
+ * time where a whole vector fits (the winning tap of each lane found with vector
+ * compares and selects), one at a time with branch-free selects elsewhere; the
+ * strict > keeps each window's first maximum, as the reference does. Windows
+ * touching the padding take the checked path. off[t] is tap t's offset. */
+static void FN(max_pool_grad_plane)(const float *dy, const float *x, float *dx, const x86_pool_geom *g,
+                                    const int64_t *off) {
+    memset(dx, 0, (size_t)(g->H * g->W) * sizeof(float));
+    const int64_t taps = g->kh * g->kw, s = g->sw, W = g->W;
+    /* output columns [c0, c1) have windows inside the row */
+    const int64_t c0 = g->pl > 0 ? (g->pl + s - 1) / s : 0;
+    int64_t c1 = W - 1 - (g->kw - 1) * g->dw + g->pl < 0 ? 0 : (W - 1 - (g->kw - 1) * g->dw + g->pl) / s + 1;
+    if (c1 > g->OW) c1 = g->OW;
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const int64_t h0 = oh * g->sh - g->pt;
+        const float *dyr = dy + oh * g->OW;
+        const int inside = h0 >= 0 && h0 + (g->kh - 1) * g->dh < g->H;
+        int64_t ow = 0;
+        if (inside) {
+            for (; ow < c0; ++ow) {
+                const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+                if (at >= 0) dx[at] += dyr[ow];
+            }
+            const float *xr = x + h0 * W - g->pl;
+            float *dxr = dx + h0 * W - g->pl;
+#if VLEN > 1
+            /* a vector of windows from ow reads, per tap, up to `reach` floats from ow*s: vf_load_stride
+             * takes up to VLEN * max(s, 2) floats, which must stay inside the row */
+            const int64_t reach = (g->kw - 1) * g->dw + VLEN * (s > 2 ? s : 2);
+            for (; ow + VLEN <= c1 && ow * s - g->pl + reach <= W; ow += VLEN) {
+                vf best = vf_set1(-INFINITY), arg = vf_zero();
+                for (int64_t t = 0; t < taps; ++t) {
+                    const vf v = vf_load_stride(xr + ow * s + off[t], s);
+                    const vmask gt = vf_lt(best, v);
+                    best = vf_select(gt, v, best);
+                    arg = vf_select(gt, vf_set1((float)t), arg);
+                }
+                float at[VLEN];
+                vf_store(at, arg);
+                for (int l = 0; l < VLEN; ++l) dxr[(ow + l) * s + off[(int)at[l]]] += dyr[ow + l];
+            }
+#endif
+            for (; ow < c1; ++ow) {
+                const float *xw = xr + ow * s;
+                float best = -INFINITY;
+                int64_t at = off[0];
+                for (int64_t t = 0; t < taps; ++t) {
+                    const float v = xw[off[t]];
+                    const int gt = v > best;
+                    at = gt ? off[t] : at;
+                    best = gt ? v : best;
+                }
+                dxr[ow * s + at] += dyr[ow];
+            }
+        }
+        for (; ow < g->OW; ++ow) {
+            const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+            if (at >= 0) dx[at] += dyr[ow];
+        }
+    }
+}
+
+static void FN(max_pool_grad_plane_any)(const float *dy, const float *x, float *dx, const x86_pool_geom *g) {
+    memset(dx, 0, (size_t)(g->H * g->W) * sizeof(float));
     for (int64_t oh = 0; oh < g->OH; ++oh)
         for (int64_t ow = 0; ow < g->OW; ++ow) {
-            const int64_t h0 = oh * g->sh - g->pt, w0 = ow * g->sw - g->pl;
-            int64_t bh = h0, bw = w0; /* tap 0, even when it is padding (then the gradient is dropped) */
-            float best = -INFINITY;
-            for (int64_t i = 0; i < g->kh; ++i) {
-                const int64_t ih = h0 + i * g->dh;
-                if (ih < 0 || ih >= g->H) continue;
-                for (int64_t j = 0; j < g->kw; ++j) {
-                    const int64_t iw = w0 + j * g->dw;
-                    if (iw < 0 || iw >= g->W) continue;
-                    const float v = x[ih * g->W + iw];
-                    if (v > best) {
-                        best = v;
-                        bh = ih;
-                        bw = iw;
-                    }
-                }
-            }
-            if (bh >= 0 && bh < g->H && bw >= 0 && bw < g->W) dx[bh * g->W + bw] += dy[oh * g->OW + ow];
+            const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+            if (at >= 0) dx[at] += dy[oh * g->OW + ow];
         }
 }
 
 static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                               int threads) {
-    const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW;
-    PARALLEL_FOR(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes,
-                 { FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g); });
+    const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW, taps = g->kh * g->kw;
+    int64_t off[POOL_MAX_TAPS];
+    for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
+    const int fast = taps <= POOL_MAX_TAPS;
+    PARALLEL_FOR(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
+        if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
+        else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
+    });
 }
 
 /* -- element-wise ---------------------------------------------------------------------------- */
@@ -492,6 +636,7 @@ static void FN(adam)(const float *p, const float *g, const float *m, const float
 
 const x86_grad_kernels FN(x86_grad_kernels) = {
     STR(ISA),
+    FN(conv_forward),
     FN(conv_grad_weight),
     FN(conv_grad_input),
     FN(max_pool_grad),

@@ -33,15 +33,18 @@ static int all_f32(x86_op *op, const mnn_tensor *t, int32_t n, const char *what)
 
 int x86_convgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_convgrad_state *s = (x86_convgrad_state *)state;
-    if (!all_f32(&s->op, ins, n_in, "x86 ConvGradWeight/ConvGradInput take float32 tensors")) return 1;
+    if (!all_f32(&s->op, ins, n_in, "x86 Conv/ConvGradWeight/ConvGradInput take float32 tensors")) return 1;
     const float *dy = (const float *)ins[0].data;
-    if (s->which == 0) {
+    if (s->which == X86_CONV_FORWARD) {
+        const float *bias = n_in > 2 && ins[2].data ? (const float *)ins[2].data : NULL;
+        s->gk->conv_forward(dy, (const float *)ins[1].data, bias, (float *)outs[0].data, &s->g, s->relu, s->work,
+                            s->op.threads);
+    } else if (s->which == X86_CONV_GRAD_WEIGHT) {
         float *db = n_out > 1 && outs[1].data ? (float *)outs[1].data : NULL;
         s->gk->conv_grad_weight(dy, (const float *)ins[1].data, (float *)outs[0].data, db, &s->g, s->work,
                                 s->op.threads);
     } else {
-        s->gk->conv_grad_input(dy, (const float *)ins[1].data, (float *)outs[0].data, &s->g, s->wpack, s->work,
-                               s->op.threads);
+        s->gk->conv_grad_input(dy, (const float *)ins[1].data, (float *)outs[0].data, &s->g, s->work, s->op.threads);
     }
     return 0;
 }

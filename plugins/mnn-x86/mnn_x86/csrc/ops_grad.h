@@ -9,14 +9,16 @@
 #include "ops.h"
 #include "x86_grad.h"
 
-/* ConvGradWeight (which 0: dy, x -> dw [, db]) and ConvGradInput (which 1: dy, w -> dx) */
+/* ConvGradWeight (which 0: dy, x -> dw [, db]), ConvGradInput (which 1: dy, w -> dx) and the
+ * forward Conv of a training step (which 2: x, w [, b] -> y, weights arriving at each run) */
+enum x86_convgrad_which { X86_CONV_GRAD_WEIGHT = 0, X86_CONV_GRAD_INPUT = 1, X86_CONV_FORWARD = 2 };
 typedef struct x86_convgrad_state {
     x86_op op;
     const x86_grad_kernels *gk;
     int32_t which;
+    int32_t relu; /* forward: fused ReLU */
     x86_convgrad_geom g;
-    float *wpack; /* ConvGradInput: W^T of each group, packed at each run */
-    float *work;  /* per thread scratch (x86_grad.h sizes) */
+    float *work; /* per thread scratch (x86_grad.h sizes) */
 } x86_convgrad_state;
 int x86_convgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 

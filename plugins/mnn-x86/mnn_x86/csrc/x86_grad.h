@@ -46,14 +46,17 @@ typedef struct x86_optim_params {
 
 typedef struct x86_grad_kernels {
     const char *name;
+    /* y = act(conv(x, w) + bias) (act: relu or none; bias may be NULL), for weights that change every run.
+     * work: x86_conv_forward_work_floats() per thread */
+    void (*conv_forward)(const float *x, const float *w, const float *bias, float *y, const x86_convgrad_geom *g,
+                         int relu, float *work, int threads);
     /* dw [O][C/group*kh*kw] and db [O] (db may be NULL) of a convolution from dy and x.
      * work: x86_conv_grad_weight_work_floats() per thread */
     void (*conv_grad_weight)(const float *dy, const float *x, float *dw, float *db, const x86_convgrad_geom *g,
                              float *work, int threads);
-    /* dx [N][C][H][W] from dy and w [O][C/group][kh][kw]; wpack: x86_conv_grad_input_wpack_floats(),
-     * work: x86_conv_grad_input_work_floats() per thread */
-    void (*conv_grad_input)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *g, float *wpack,
-                            float *work, int threads);
+    /* dx [N][C][H][W] from dy and w [O][C/group][kh][kw]; work: x86_conv_grad_input_work_floats() per thread */
+    void (*conv_grad_input)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *g, float *work,
+                            int threads);
     /* dx of max pooling over `planes` planes: each dy to its window's first maximum */
     void (*max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                           int threads);
@@ -77,20 +80,26 @@ typedef struct x86_grad_kernels {
 
 /* scratch sizes (floats); even multiples of 16, so every thread's part stays 64-byte aligned */
 static inline int64_t x86_grad_round16(int64_t n) { return (n + 15) / 16 * 16; }
-/* per thread: im2col of one image, then its dw [O][R] and db [O] accumulators */
+/* images whose im2col a thread holds at once for the weight gradient: about 256 KB (L2), at most 8 */
+static inline int64_t x86_conv_grad_weight_block(const x86_convgrad_geom *g) {
+    const int64_t per_image = g->g.OH * g->g.OW * g->g.C * g->g.kh * g->g.kw * g->group * 4;
+    int64_t b = per_image > 0 ? (256 * 1024) / per_image : 8;
+    return b < 1 ? 1 : b > 8 ? 8 : b;
+}
+/* per thread: the im2col of a block of images, then the dw [O][R] and db [O] accumulators */
 static inline int64_t x86_conv_grad_weight_work_floats(const x86_convgrad_geom *g) {
     const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
-    return x86_grad_round16(R * g->group * P) + x86_grad_round16(g->O * R + g->O);
+    return x86_grad_round16(x86_conv_grad_weight_block(g) * R * g->group * P) + x86_grad_round16(g->O * R + g->O);
 }
-/* W^T of every group, packed in MR-row panels */
-static inline int64_t x86_conv_grad_input_wpack_floats(int64_t mr, const x86_convgrad_geom *g) {
-    const int64_t R = g->g.C * g->g.kh * g->g.kw;
-    return x86_grad_round16(g->group * ((R + mr - 1) / mr * mr) * (g->O / g->group));
-}
-/* per thread: one group's dy packed in NR-column panels, then its cols [R][P] */
-static inline int64_t x86_conv_grad_input_work_floats(int64_t nr, const x86_convgrad_geom *g) {
+/* per thread: one group's cols [R][P] */
+static inline int64_t x86_conv_grad_input_work_floats(const x86_convgrad_geom *g) {
     const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
-    return x86_grad_round16((P + nr - 1) / nr * nr * (g->O / g->group)) + x86_grad_round16(R * P);
+    return x86_grad_round16(R * P);
+}
+/* per thread: the im2col of one image */
+static inline int64_t x86_conv_forward_work_floats(const x86_convgrad_geom *g) {
+    const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
+    return x86_grad_round16(R * g->group * P);
 }
 
 /* NULL unless the ISA is compiled in and this CPU runs it */
