@@ -32,6 +32,20 @@
 #define GW_TR 4 /* im2col rows per dot tile: 12 accumulators + 4 loads in 16 registers */
 #define GRAD_PARALLEL_MIN 65536
 
+/* PARALLEL_FOR with dynamic scheduling, for loops over images or planes: on a
+ * busy machine a thread that loses its core for a while then holds up only the
+ * items it already took, not a fixed half of the loop */
+#define PARALLEL_FOR_DYNAMIC(cond, i, n, ...)                                     \
+    do {                                                                         \
+        const int64_t i##_end = (n);                                             \
+        if (cond) {                                                              \
+            _Pragma("omp parallel for num_threads(threads) schedule(dynamic)")   \
+            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
+        } else {                                                                 \
+            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
+        }                                                                        \
+    } while (0)
+
 static inline int FN(grad_thread)(void) {
 #ifdef _OPENMP
     return omp_get_thread_num();
@@ -50,9 +64,14 @@ static inline void FN(valid_cols)(int64_t x0, int64_t s, int64_t W, int64_t OW, 
     *hi = b;
 }
 
-/* cols[(c*kh + i)*kw + j][oh*OW + ow] = x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] (0 outside) */
+/* cols[(c*kh + i)*kw + j][oh*OW + ow] = x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] (0 outside).
+ * The rows are short (LeNet: 10 or 28 floats), so a library memcpy per row would
+ * cost more than the copy: with stride 1 a row goes as whole vectors, the last
+ * one spilling past the row's end (it is written over by the next row, or lands
+ * in the GRAD_SLACK floats after cols) while the read stays inside this image. */
 static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t C, float *cols) {
     const int64_t P = g->OH * g->OW, OW = g->OW;
+    const float *x_end = x + C * g->H * g->W;
     for (int64_t c = 0; c < C; ++c)
         for (int64_t i = 0; i < g->kh; ++i)
             for (int64_t j = 0; j < g->kw; ++j) {
@@ -60,17 +79,22 @@ static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t C, f
                 const int64_t x0 = j * g->dw - g->pl;
                 int64_t lo, hi;
                 FN(valid_cols)(x0, g->sw, g->W, OW, &lo, &hi);
+                const int64_t n = hi - lo, whole = (n + VLEN - 1) / VLEN * VLEN;
                 for (int64_t oh = 0; oh < g->OH; ++oh) {
                     float *dst = row + oh * OW;
                     const int64_t ih = oh * g->sh - g->pt + i * g->dh;
                     if (ih < 0 || ih >= g->H) {
-                        memset(dst, 0, (size_t)OW * sizeof(float));
+                        for (int64_t ow = 0; ow < OW; ++ow) dst[ow] = 0.0f;
                         continue;
                     }
                     const float *src = x + (c * g->H + ih) * g->W + x0;
                     for (int64_t ow = 0; ow < lo; ++ow) dst[ow] = 0.0f;
                     if (g->sw == 1) {
-                        memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+                        if (src + lo + whole <= x_end) {
+                            for (int64_t k = 0; k < n; k += VLEN) vf_store(dst + lo + k, vf_load(src + lo + k));
+                        } else {
+                            FN(copy_n)(dst + lo, src + lo, n);
+                        }
                     } else {
                         for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g->sw];
                     }
@@ -95,7 +119,9 @@ static void FN(col2im_rows)(const float *cols, const x86_conv_geom *g, int64_t C
                     const float *src = row + oh * OW;
                     float *dst = dx + (c * g->H + ih) * g->W + x0;
                     if (g->sw == 1) {
-                        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += src[ow];
+                        int64_t ow = lo;
+                        for (; ow + VLEN <= hi; ow += VLEN) vf_store(dst + ow, vf_add(vf_load(dst + ow), vf_load(src + ow)));
+                        for (; ow < hi; ++ow) dst[ow] += src[ow];
                     } else {
                         for (int64_t ow = lo; ow < hi; ++ow) dst[ow * g->sw] += src[ow];
                     }
@@ -215,7 +241,7 @@ static void FN(conv_forward)(const float *x, const float *w, const float *bias, 
     const int64_t per_thread = x86_conv_forward_work_floats(cg);
     const int64_t x_image = g->C * cg->group * g->H * g->W, y_image = cg->O * P;
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
-    PARALLEL_FOR(threads > 1, n, cg->N, {
+    PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
         float *cols = work + FN(grad_thread)() * per_thread;
         FN(im2col_rows)(x + n * x_image, g, g->C * cg->group, cols);
         for (int64_t gi = 0; gi < cg->group; ++gi)
@@ -257,7 +283,7 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
     const x86_conv_geom *g = &cg->g;
     const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, C = g->C * cg->group, O = cg->O;
     const int64_t per_thread = x86_conv_grad_weight_work_floats(cg), block = x86_conv_grad_weight_block(cg);
-    const int64_t cols_floats = x86_grad_round16(block * C * g->kh * g->kw * P);
+    const int64_t cols_floats = x86_grad_round16(block * C * g->kh * g->kw * P + GRAD_SLACK);
     const int64_t x_image = C * g->H * g->W, dy_image = O * P, blocks = (cg->N + block - 1) / block;
     if (threads > blocks) threads = (int)(blocks > 0 ? blocks : 1);
     if (threads <= 1) {
@@ -280,7 +306,7 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
             team = omp_get_num_threads();
 #endif
         }
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) /* static: each thread's sum covers the same images every run */
         for (int64_t bi = 0; bi < blocks; ++bi) {
             const int64_t n = bi * block;
             FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
@@ -313,7 +339,7 @@ static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, cons
     const int64_t per_thread = x86_conv_grad_input_work_floats(cg);
     const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * g->OH * g->OW;
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
-    PARALLEL_FOR(threads > 1, n, cg->N, {
+    PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
         FN(conv_grad_input_image)(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
     });
 }
@@ -421,7 +447,7 @@ static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_
     int64_t off[POOL_MAX_TAPS];
     for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
     const int fast = taps <= POOL_MAX_TAPS;
-    PARALLEL_FOR(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
+    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
         if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
         else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
     });

@@ -78,7 +78,9 @@ typedef struct x86_grad_kernels {
                  float *v_out, int64_t n, const x86_optim_params *o, int threads);
 } x86_grad_kernels;
 
-/* scratch sizes (floats); even multiples of 16, so every thread's part stays 64-byte aligned */
+/* scratch sizes (floats); even multiples of 16, so every thread's part stays 64-byte aligned.
+ * An im2col buffer has GRAD_SLACK floats after it: its rows are written by whole vectors. */
+#define GRAD_SLACK 16
 static inline int64_t x86_grad_round16(int64_t n) { return (n + 15) / 16 * 16; }
 /* images whose im2col a thread holds at once for the weight gradient: about 256 KB (L2), at most 8 */
 static inline int64_t x86_conv_grad_weight_block(const x86_convgrad_geom *g) {
@@ -89,7 +91,8 @@ static inline int64_t x86_conv_grad_weight_block(const x86_convgrad_geom *g) {
 /* per thread: the im2col of a block of images, then the dw [O][R] and db [O] accumulators */
 static inline int64_t x86_conv_grad_weight_work_floats(const x86_convgrad_geom *g) {
     const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
-    return x86_grad_round16(x86_conv_grad_weight_block(g) * R * g->group * P) + x86_grad_round16(g->O * R + g->O);
+    return x86_grad_round16(x86_conv_grad_weight_block(g) * R * g->group * P + GRAD_SLACK) +
+           x86_grad_round16(g->O * R + g->O);
 }
 /* per thread: one group's cols [R][P] */
 static inline int64_t x86_conv_grad_input_work_floats(const x86_convgrad_geom *g) {
@@ -99,7 +102,7 @@ static inline int64_t x86_conv_grad_input_work_floats(const x86_convgrad_geom *g
 /* per thread: the im2col of one image */
 static inline int64_t x86_conv_forward_work_floats(const x86_convgrad_geom *g) {
     const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
-    return x86_grad_round16(R * g->group * P);
+    return x86_grad_round16(R * g->group * P + GRAD_SLACK);
 }
 
 /* NULL unless the ISA is compiled in and this CPU runs it */
