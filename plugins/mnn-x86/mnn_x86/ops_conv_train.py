@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from mnn_core.backend import KernelSpec
 
-from . import _x86
+from . import _x86, ops_conv  # noqa: F401  (ops_conv registers the inference Conv this path falls back to)
 from ._common import KERNELS, register, static_shape
 from .ops_grad import _conv_params
 
