@@ -2,6 +2,7 @@
 
     python benchmarks/bench_train.py                       # 1 and 2 threads, accuracy after 5 epochs
     python benchmarks/bench_train.py --threads 1 --accuracy-epochs 0 --limit 6400   # a quick look
+    python benchmarks/bench_train.py --repeat 3            # each epoch timing 3 times, alternating: medians
 
 The model is the classic LeNet-5 (6 and 16 channels, 5x5 convolutions, max
 pooling, ReLU, 120-84-10), batch 64, SGD lr 0.01 momentum 0.9, the 60k
@@ -155,6 +156,9 @@ def main(argv=None):
     p.add_argument("--limit", type=int, default=0, help="use the first N training images only")
     p.add_argument("--accuracy-epochs", type=int, default=5, help="epochs for the accuracy run (0: skip)")
     p.add_argument("--accuracy-threads", type=int, default=1, help="threads for the accuracy run")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="time each (framework, threads) epoch this many times, mnn and PyTorch alternating, and "
+                        "report the medians (the machine may be shared: the load changes between runs)")
     p.add_argument("--results", default=str(HERE / "RESULTS_TRAIN.md"), help="where to write the table ('' = nowhere)")
     p.add_argument("--child", choices=["mnn", "torch"], help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
@@ -167,11 +171,15 @@ def main(argv=None):
         raise SystemExit("Fashion-MNIST is missing: apt-get install -y dataset-fashion-mnist")
     rows = []
     for t in [int(v) for v in args.threads.split(",")]:
-        m, pt = spawn(args, "mnn", t, 1, profile=True), spawn(args, "torch", t, 1)
+        ms, pts = [], []
+        for r in range(max(args.repeat, 1)):  # alternate, so both see the same spells of load
+            ms.append(spawn(args, "mnn", t, 1, profile=r == 0))
+            pts.append(spawn(args, "torch", t, 1))
+        m, pt = _median_run(ms), _median_run(pts)
         rows.append((t, m, pt))
         print(f"threads {t}: mnn {m['times'][0]:.2f} s/epoch, PyTorch {pt['version']} {pt['times'][0]:.2f} s/epoch, "
-              f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']})",
-              flush=True)
+              f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']}; "
+              f"runs mnn {_times(ms)}, PyTorch {_times(pts)})", flush=True)
     acc = None
     if args.accuracy_epochs:
         t = args.accuracy_threads
@@ -180,6 +188,17 @@ def main(argv=None):
               f"PyTorch {acc[2]['accuracy']:.4f}")
     if args.results:
         write_results(Path(args.results), args, rows, acc, argv)
+
+
+def _median_run(runs: list) -> dict:
+    """The first run's details with the median epoch time of all runs; `runs` keeps every time."""
+    times = sorted(r["times"][0] for r in runs)
+    mid = times[len(times) // 2] if len(times) % 2 else 0.5 * (times[len(times) // 2 - 1] + times[len(times) // 2])
+    return {**runs[0], "times": [mid], "runs": [r["times"][0] for r in runs]}
+
+
+def _times(runs: list) -> str:
+    return "/".join(f"{r['times'][0]:.1f}" for r in runs)
 
 
 def cpu_name() -> str:
@@ -204,12 +223,15 @@ def write_results(path, args, rows, acc, argv):
         f"LeNet-5 (6/16 channels, ReLU, max pooling, 120-84-10), {n} training images in memory, batch "
         f"{args.batch_size}, SGD lr {args.lr} momentum 0.9, same initial weights and batch order for both. "
         f"mnn: `mnn_core.train.compile(...)` on backend `{args.backend}`. One child process per configuration.", "",
-        "| threads | mnn s/epoch | PyTorch s/epoch | mnn speed / PyTorch | mnn placement |",
-        "|---:|---:|---:|---:|---|",
+        f"Epoch times are the median of {max(args.repeat, 1)} run(s) per configuration, mnn and PyTorch alternating "
+        "(every run in the last two columns).", "",
+        "| threads | mnn s/epoch | PyTorch s/epoch | mnn speed / PyTorch | mnn placement | mnn runs | PyTorch runs |",
+        "|---:|---:|---:|---:|---|---|---|",
     ]
     for t, m, pt in rows:
         lines.append(f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {pt['times'][0] / m['times'][0]:.2f}x | "
-                     f"{m['placement']} |")
+                     f"{m['placement']} | {', '.join(f'{v:.1f}' for v in m['runs'])} | "
+                     f"{', '.join(f'{v:.1f}' for v in pt['runs'])} |")
     if acc:
         t, m, pt = acc
         lines += ["", f"Test accuracy (10k test images) after {len(m['times'])} epochs at {t} thread(s): "

@@ -24,7 +24,8 @@ def load(path: str | os.PathLike, **options) -> Graph:
 
 
 def save(model: Graph, path: str | os.PathLike, weights: str = "fp32") -> None:
-    """Save a Graph as .mnn; weights stored as fp32, fp16 or int8 (per-channel)."""
+    """Save a Graph (or a Module, through its to_graph()) as .mnn, weights stored as
+    fp32, fp16 or int8 (per-channel); a path ending in .onnx exports ONNX instead."""
     from .format import save_mnn
 
     if not isinstance(model, Graph):
@@ -32,4 +33,11 @@ def save(model: Graph, path: str | os.PathLike, weights: str = "fp32") -> None:
         if to_graph is None:
             raise MnnError(f"save() takes a Graph (or an object with to_graph()), got {type(model).__name__}")
         model = to_graph()
+    if Path(path).suffix.lower() == ".onnx":
+        if weights != "fp32":
+            raise MnnError(f"ONNX export stores fp32 weights; weights={weights!r} is for .mnn files")
+        from .convert import save_onnx
+
+        save_onnx(model, path)
+        return
     save_mnn(model, path, weights=weights)

@@ -170,3 +170,26 @@ def test_compiled_step_on_x86_matches_the_reference_backend():
     np.testing.assert_allclose(results["x86"][0], results["reference"][0], rtol=1e-3, atol=1e-4)
     for name, want in results["reference"][1].items():
         np.testing.assert_allclose(results["x86"][1][name], want, rtol=1e-3, atol=1e-4, err_msg=name)
+
+
+def test_trained_module_saves_to_mnn_and_onnx(tmp_path):
+    """mnn.save takes the Module itself: .mnn for a Session, .onnx for onnxruntime; both match it."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    model = small_cnn()
+    step = train.compile(model, nn.CrossEntropyLoss(), optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+                         backend="reference")
+    for x, y in batches(2):
+        step(x, y)
+    model.eval()
+    x = batches(1, seed=9)[0][0]
+    want = model(x).numpy()
+    mnn.save(model, tmp_path / "m.mnn")
+    got = mnn.Session(str(tmp_path / "m.mnn"), backend="reference").run({"input": x})["output"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    mnn.save(model, tmp_path / "m.onnx")
+    sess = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(MnnError, match="fp32"):
+        mnn.save(model, tmp_path / "m8.onnx", weights="int8")

@@ -23,7 +23,17 @@ from . import isa as _isa
 __version__ = "0.1.0"
 
 try:  # the compiled kernels; a failure is reported by availability(), not raised here
-    from . import _x86, ops_conv, ops_eltwise, ops_layout, ops_matmul, ops_norm, ops_pool  # noqa: F401  (each registers)
+    from . import (  # noqa: F401  (each registers; ops_grad and ops_conv_train: training)
+        _x86,
+        ops_conv,
+        ops_conv_train,
+        ops_eltwise,
+        ops_grad,
+        ops_layout,
+        ops_matmul,
+        ops_norm,
+        ops_pool,
+    )
     from ._common import KERNELS
 
     _IMPORT_ERROR = ""

@@ -615,3 +615,8 @@ def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy):
     ex.keep.append(work)
     s.work = work.ptr
     return ex
+
+
+# -- training (backward ops, optimizer updates): csrc/ops_grad.h ------------------------
+
+include "_x86_grad.pxi"

@@ -28,6 +28,8 @@
 #include "eltwise_impl.h"
 #include "pool_impl.h"
 #include "winograd_impl.h" /* inference (x86infer) */
+/* training: backward ops and optimizer updates, in their own table (x86_grad.h) */
+#include "grad_impl.h"
 
 const x86_kernels FN(x86_kernels) = {
     STR(ISA),

@@ -1,0 +1,678 @@
+/* Training kernels: convolution and max-pool backward, ReluGrad, SumToShape,
+ * softmax cross-entropy (loss and gradient) and the fused optimizer updates.
+ * Generic over `vf`; included by isa_body.h after gemm_impl.h, whose packed
+ * GEMM the input gradient of a convolution uses. Fills this ISA's
+ * x86_grad_kernels table (x86_grad.h).
+ *
+ * Convolution backward, per image (the threads take whole images, so no two
+ * threads ever write the same dx, and each adds its images' dw into its own
+ * accumulator, summed at the end):
+ *   dw: cols = im2col(x) as rows of the OH*OW output positions; then every
+ *       dw[o][r] is a dot product of two contiguous rows, dy[o] . cols[r],
+ *       computed GW_TO x GW_TR at a time along the positions (no transposes).
+ *   dx: cols = W^T @ dy (K = output channels), then col2im adds each tap's
+ *       row back onto dx.
+ * The forward convolution of a training step (weights change every step, so
+ * nothing is worth packing) is y = W @ cols per image. Both products go through
+ * rowgemm: a register-tile GEMM that reads B straight from row-major rows
+ * (cols or dy, already contiguous along the output positions) and broadcasts
+ * A from any strided matrix, so neither operand is ever repacked. */
+#ifndef MNN_X86_GRAD_IMPL_H
+#define MNN_X86_GRAD_IMPL_H
+
+#include <stdlib.h>
+
+#include "x86_grad.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define GW_TO 3 /* dy rows per dot tile */
+#define GW_TR 4 /* im2col rows per dot tile: 12 accumulators + 4 loads in 16 registers */
+#define GRAD_PARALLEL_MIN 65536
+
+/* PARALLEL_FOR with dynamic scheduling, for loops over images or planes: on a
+ * busy machine a thread that loses its core for a while then holds up only the
+ * items it already took, not a fixed half of the loop */
+#define PARALLEL_FOR_DYNAMIC(cond, i, n, ...)                                     \
+    do {                                                                         \
+        const int64_t i##_end = (n);                                             \
+        if (cond) {                                                              \
+            _Pragma("omp parallel for num_threads(threads) schedule(dynamic)")   \
+            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
+        } else {                                                                 \
+            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
+        }                                                                        \
+    } while (0)
+
+static inline int FN(grad_thread)(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* The range [lo, hi) of output columns ow whose input column ow*s + x0 lies in [0, W). */
+static inline void FN(valid_cols)(int64_t x0, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi) {
+    int64_t a = x0 >= 0 ? 0 : (-x0 + s - 1) / s;
+    int64_t b = W - 1 - x0 < 0 ? 0 : (W - 1 - x0) / s + 1;
+    if (b > OW) b = OW;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* cols[(c*kh + i)*kw + j][oh*OW + ow] = x[c][oh*sh - pt + i*dh][ow*sw - pl + j*dw] (0 outside).
+ * The rows are short (LeNet: 10 or 28 floats), so a library memcpy per row would
+ * cost more than the copy: with stride 1 a row goes as whole vectors, the last
+ * one spilling past the row's end (it is written over by the next row, or lands
+ * in the GRAD_SLACK floats after cols) while the read stays inside this image. */
+static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t C, float *cols) {
+    const int64_t P = g->OH * g->OW, OW = g->OW;
+    const float *x_end = x + C * g->H * g->W;
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < g->kh; ++i)
+            for (int64_t j = 0; j < g->kw; ++j) {
+                float *row = cols + ((c * g->kh + i) * g->kw + j) * P;
+                const int64_t x0 = j * g->dw - g->pl;
+                int64_t lo, hi;
+                FN(valid_cols)(x0, g->sw, g->W, OW, &lo, &hi);
+                const int64_t n = hi - lo, whole = (n + VLEN - 1) / VLEN * VLEN;
+                for (int64_t oh = 0; oh < g->OH; ++oh) {
+                    float *dst = row + oh * OW;
+                    const int64_t ih = oh * g->sh - g->pt + i * g->dh;
+                    if (ih < 0 || ih >= g->H) {
+                        for (int64_t ow = 0; ow < OW; ++ow) dst[ow] = 0.0f;
+                        continue;
+                    }
+                    const float *src = x + (c * g->H + ih) * g->W + x0;
+                    for (int64_t ow = 0; ow < lo; ++ow) dst[ow] = 0.0f;
+                    if (g->sw == 1) {
+                        if (src + lo + whole <= x_end) {
+                            for (int64_t k = 0; k < n; k += VLEN) vf_store(dst + lo + k, vf_load(src + lo + k));
+                        } else {
+                            FN(copy_n)(dst + lo, src + lo, n);
+                        }
+                    } else {
+                        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g->sw];
+                    }
+                    for (int64_t ow = hi; ow < OW; ++ow) dst[ow] = 0.0f;
+                }
+            }
+}
+
+/* The adjoint of im2col_rows: dx[c][ih][iw] += cols[row][position] (dx not cleared here) */
+static void FN(col2im_rows)(const float *cols, const x86_conv_geom *g, int64_t C, float *dx) {
+    const int64_t P = g->OH * g->OW, OW = g->OW;
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < g->kh; ++i)
+            for (int64_t j = 0; j < g->kw; ++j) {
+                const float *row = cols + ((c * g->kh + i) * g->kw + j) * P;
+                const int64_t x0 = j * g->dw - g->pl;
+                int64_t lo, hi;
+                FN(valid_cols)(x0, g->sw, g->W, OW, &lo, &hi);
+                for (int64_t oh = 0; oh < g->OH; ++oh) {
+                    const int64_t ih = oh * g->sh - g->pt + i * g->dh;
+                    if (ih < 0 || ih >= g->H) continue;
+                    const float *src = row + oh * OW;
+                    float *dst = dx + (c * g->H + ih) * g->W + x0;
+                    if (g->sw == 1) {
+                        int64_t ow = lo;
+                        for (; ow + VLEN <= hi; ow += VLEN) vf_store(dst + ow, vf_add(vf_load(dst + ow), vf_load(src + ow)));
+                        for (; ow < hi; ++ow) dst[ow] += src[ow];
+                    } else {
+                        for (int64_t ow = lo; ow < hi; ++ow) dst[ow * g->sw] += src[ow];
+                    }
+                }
+            }
+}
+
+/* out[i][j] = sum over images m < nimg of (a[i] + m*as) . (b[j] + m*bs), n floats each:
+ * the products of several images summed in registers, then one horizontal sum */
+static inline __attribute__((always_inline)) void FN(dot_tile)(const float *const *a, const float *const *b, int64_t n,
+                                                               int64_t nimg, int64_t as, int64_t bs,
+                                                               float out[GW_TO][GW_TR]) {
+    vf acc[GW_TO][GW_TR];
+    for (int i = 0; i < GW_TO; ++i)
+        for (int j = 0; j < GW_TR; ++j) acc[i][j] = vf_zero();
+    for (int64_t m = 0; m < nimg; ++m) {
+        int64_t p = 0;
+        for (; p + VLEN <= n; p += VLEN) {
+            vf va[GW_TO];
+            for (int i = 0; i < GW_TO; ++i) va[i] = vf_load(a[i] + m * as + p);
+            for (int j = 0; j < GW_TR; ++j) {
+                const vf vb = vf_load(b[j] + m * bs + p);
+                for (int i = 0; i < GW_TO; ++i) acc[i][j] = vf_fma(va[i], vb, acc[i][j]);
+            }
+        }
+        if (p < n) {
+            const int r = (int)(n - p);
+            vf va[GW_TO];
+            for (int i = 0; i < GW_TO; ++i) va[i] = vf_load_n(a[i] + m * as + p, r);
+            for (int j = 0; j < GW_TR; ++j) {
+                const vf vb = vf_load_n(b[j] + m * bs + p, r);
+                for (int i = 0; i < GW_TO; ++i) acc[i][j] = vf_fma(va[i], vb, acc[i][j]);
+            }
+        }
+    }
+    for (int i = 0; i < GW_TO; ++i)
+        for (int j = 0; j < GW_TR; ++j) out[i][j] = vf_hsum(acc[i][j]);
+}
+
+static inline float FN(sum_n)(const float *x, int64_t n) {
+    vf acc = vf_zero();
+    int64_t p = 0;
+    for (; p + VLEN <= n; p += VLEN) acc = vf_add(acc, vf_load(x + p));
+    if (p < n) acc = vf_add(acc, vf_load_n(x + p, (int)(n - p)));
+    return vf_hsum(acc);
+}
+
+/* -- rowgemm: C = act(A @ B + bias), B row-major and unpacked ------------------------------------ */
+
+#define RG_MR 6  /* rows of C per register tile */
+#define RG_NV 2  /* vectors of C per row: 12 accumulators + 2 B vectors + 1 broadcast */
+#define RG_NR (RG_NV * VLEN)
+
+/* one tile: `rows` (<= RG_MR) rows, `cols` (<= RG_NR) columns; A(m, k) = a[m*ars + k*acs], B(k, n) = b[k*ldb + n] */
+static inline __attribute__((always_inline)) void FN(rg_tile)(const int rows, const float *a, int64_t ars, int64_t acs,
+                                                              const float *b, int64_t ldb, int64_t K, float *c,
+                                                              int64_t ldc, int cols, const float *bias, int relu) {
+    vf acc[RG_MR][RG_NV];
+    for (int r = 0; r < RG_MR; ++r)
+        for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_zero();
+    if (cols >= RG_NR) {
+        for (int64_t k = 0; k < K; ++k) {
+            vf bv[RG_NV];
+            for (int v = 0; v < RG_NV; ++v) bv[v] = vf_load(b + k * ldb + v * VLEN);
+            for (int r = 0; r < rows; ++r) {
+                const vf av = vf_set1(a[r * ars + k * acs]);
+                for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            }
+        }
+    } else {
+        for (int64_t k = 0; k < K; ++k) {
+            vf bv[RG_NV];
+            for (int v = 0; v < RG_NV; ++v) bv[v] = v * VLEN < cols ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN)
+                                                                      : vf_zero();
+            for (int r = 0; r < rows; ++r) {
+                const vf av = vf_set1(a[r * ars + k * acs]);
+                for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            }
+        }
+    }
+    for (int r = 0; r < rows; ++r) {
+        const vf bb = bias ? vf_set1(bias[r]) : vf_zero();
+        for (int v = 0; v < RG_NV && v * VLEN < cols; ++v) {
+            vf o = vf_add(acc[r][v], bb);
+            if (relu) o = vf_max(o, vf_zero());
+            if (cols >= RG_NR) vf_store(c + r * ldc + v * VLEN, o);
+            else vf_store_n(c + r * ldc + v * VLEN, o, cols - v * VLEN);
+        }
+    }
+}
+
+static void FN(rowgemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                        int64_t ldb, float *c, int64_t ldc, const float *bias, int relu) {
+    for (int64_t m0 = 0; m0 < M; m0 += RG_MR) {
+        const int rows = (int)(M - m0 < RG_MR ? M - m0 : RG_MR);
+        const float *am = a + m0 * ars, *bm = bias ? bias + m0 : NULL;
+        for (int64_t n0 = 0; n0 < N; n0 += RG_NR) {
+            const int cols = (int)(N - n0 < RG_NR ? N - n0 : RG_NR);
+            float *cm = c + m0 * ldc + n0;
+            switch (rows) { /* a constant row count per call, so the tile's loops unroll */
+            case RG_MR: FN(rg_tile)(RG_MR, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 5: FN(rg_tile)(5, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 4: FN(rg_tile)(4, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 3: FN(rg_tile)(3, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            case 2: FN(rg_tile)(2, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            default: FN(rg_tile)(1, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            }
+        }
+    }
+}
+
+/* forward convolution of a training step: per image, cols = im2col(x), y_g = act(W_g @ cols_g + b_g) */
+static void FN(conv_forward)(const float *x, const float *w, const float *bias, float *y, const x86_convgrad_geom *cg,
+                             int relu, float *work, int threads) {
+    const x86_conv_geom *g = &cg->g;
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
+    const int64_t per_thread = x86_conv_forward_work_floats(cg);
+    const int64_t x_image = g->C * cg->group * g->H * g->W, y_image = cg->O * P;
+    if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
+        float *cols = work + FN(grad_thread)() * per_thread;
+        FN(im2col_rows)(x + n * x_image, g, g->C * cg->group, cols);
+        for (int64_t gi = 0; gi < cg->group; ++gi)
+            FN(rowgemm)(og, P, R, w + gi * og * R, R, 1, cols + gi * R * P, P, y + n * y_image + gi * og * P, P,
+                        bias ? bias + gi * og : NULL, relu);
+    });
+}
+
+/* dw and db of nimg consecutive images, added into dw_acc [O][R] and db_acc [O]; cols holds
+ * the im2col of each image (x86_conv_grad_weight_block images fit) */
+static void FN(conv_grad_weight_block)(const float *dy, const float *x, int64_t nimg, const x86_convgrad_geom *cg,
+                                       float *cols, float *dw_acc, float *db_acc) {
+    const x86_conv_geom *g = &cg->g;
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
+    const int64_t col_image = R * cg->group * P, x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * P;
+    for (int64_t m = 0; m < nimg; ++m) FN(im2col_rows)(x + m * x_image, g, g->C * cg->group, cols + m * col_image);
+    for (int64_t gi = 0; gi < cg->group; ++gi) {
+        const float *dyg = dy + gi * og * P, *colg = cols + gi * R * P;
+        for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
+            const float *a[GW_TO];
+            for (int i = 0; i < GW_TO; ++i) a[i] = dyg + (o0 + i < og ? o0 + i : og - 1) * P;
+            for (int64_t r0 = 0; r0 < R; r0 += GW_TR) {
+                const float *b[GW_TR];
+                for (int j = 0; j < GW_TR; ++j) b[j] = colg + (r0 + j < R ? r0 + j : R - 1) * P;
+                float out[GW_TO][GW_TR];
+                FN(dot_tile)(a, b, P, nimg, dy_image, col_image, out);
+                for (int i = 0; i < GW_TO && o0 + i < og; ++i)
+                    for (int j = 0; j < GW_TR && r0 + j < R; ++j) dw_acc[(gi * og + o0 + i) * R + r0 + j] += out[i][j];
+            }
+        }
+    }
+    if (db_acc)
+        for (int64_t m = 0; m < nimg; ++m)
+            for (int64_t o = 0; o < cg->O; ++o) db_acc[o] += FN(sum_n)(dy + m * dy_image + o * P, P);
+}
+
+static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, float *db, const x86_convgrad_geom *cg,
+                                 float *work, int threads) {
+    const x86_conv_geom *g = &cg->g;
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, C = g->C * cg->group, O = cg->O;
+    const int64_t per_thread = x86_conv_grad_weight_work_floats(cg), block = x86_conv_grad_weight_block(cg);
+    const int64_t cols_floats = x86_grad_round16(block * C * g->kh * g->kw * P + GRAD_SLACK);
+    const int64_t x_image = C * g->H * g->W, dy_image = O * P, blocks = (cg->N + block - 1) / block;
+    if (threads > blocks) threads = (int)(blocks > 0 ? blocks : 1);
+    if (threads <= 1) {
+        memset(dw, 0, (size_t)(O * R) * sizeof(float));
+        if (db) memset(db, 0, (size_t)O * sizeof(float));
+        for (int64_t n = 0; n < cg->N; n += block)
+            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
+                                       work, dw, db);
+        return;
+    }
+    int team = 1;
+#pragma omp parallel num_threads(threads)
+    {
+        const int t = FN(grad_thread)();
+        float *mine = work + t * per_thread, *acc = mine + cols_floats, *dbacc = acc + O * R;
+        memset(acc, 0, (size_t)(O * R + O) * sizeof(float));
+#pragma omp single
+        {
+#ifdef _OPENMP
+            team = omp_get_num_threads();
+#endif
+        }
+#pragma omp for schedule(static) /* static: each thread's sum covers the same images every run */
+        for (int64_t bi = 0; bi < blocks; ++bi) {
+            const int64_t n = bi * block;
+            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
+                                       mine, acc, db ? dbacc : NULL);
+        }
+    }
+    for (int64_t e = 0; e < O * R + O; ++e) { /* the threads' accumulators, summed */
+        float s = 0.0f;
+        for (int t = 0; t < team; ++t) s += work[t * per_thread + cols_floats + e];
+        if (e < O * R) dw[e] = s;
+        else if (db) db[e - O * R] = s;
+    }
+}
+
+/* one image's dx: per group, cols = W_g^T @ dy_g, then col2im */
+static void FN(conv_grad_input_image)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg,
+                                      float *cols) {
+    const x86_conv_geom *g = &cg->g;
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
+    memset(dx, 0, (size_t)(g->C * cg->group * g->H * g->W) * sizeof(float));
+    for (int64_t gi = 0; gi < cg->group; ++gi) { /* A(r, o) = w[o][r] */
+        FN(rowgemm)(R, P, og, w + gi * og * R, 1, R, dy + gi * og * P, P, cols, P, NULL, 0);
+        FN(col2im_rows)(cols, g, g->C, dx + gi * g->C * g->H * g->W);
+    }
+}
+
+static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg, float *work,
+                                int threads) {
+    const x86_conv_geom *g = &cg->g;
+    const int64_t per_thread = x86_conv_grad_input_work_floats(cg);
+    const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * g->OH * g->OW;
+    if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
+        FN(conv_grad_input_image)(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
+    });
+}
+
+/* -- pooling ------------------------------------------------------------------------------ */
+
+/* window (oh, ow) of a plane: its first maximum's position in the plane, or -1 (tap 0 in the padding) */
+static inline int64_t FN(max_pool_arg)(const float *x, const x86_pool_geom *g, int64_t oh, int64_t ow) {
+    const int64_t h0 = oh * g->sh - g->pt, w0 = ow * g->sw - g->pl;
+    int64_t bh = h0, bw = w0; /* tap 0 when nothing beats -inf (all -inf or NaN), as in the reference */
+    float best = -INFINITY;
+    for (int64_t i = 0; i < g->kh; ++i) {
+        const int64_t ih = h0 + i * g->dh;
+        if (ih < 0 || ih >= g->H) continue;
+        for (int64_t j = 0; j < g->kw; ++j) {
+            const int64_t iw = w0 + j * g->dw;
+            if (iw < 0 || iw >= g->W) continue;
+            const float v = x[ih * g->W + iw];
+            if (v > best) {
+                best = v;
+                bh = ih;
+                bw = iw;
+            }
+        }
+    }
+    return bh >= 0 && bh < g->H && bw >= 0 && bw < g->W ? bh * g->W + bw : -1;
+}
+
+#define POOL_MAX_TAPS 64
+
+/* dx of one plane. Windows inside the plane go without bounds checks: VLEN at a
+ * time where a whole vector fits (the winning tap of each lane found with vector
+ * compares and selects), one at a time with branch-free selects elsewhere; the
+ * strict > keeps each window's first maximum, as the reference does. Windows
+ * touching the padding take the checked path. off[t] is tap t's offset. */
+static void FN(max_pool_grad_plane)(const float *dy, const float *x, float *dx, const x86_pool_geom *g,
+                                    const int64_t *off) {
+    memset(dx, 0, (size_t)(g->H * g->W) * sizeof(float));
+    const int64_t taps = g->kh * g->kw, s = g->sw, W = g->W;
+    /* output columns [c0, c1) have windows inside the row */
+    const int64_t c0 = g->pl > 0 ? (g->pl + s - 1) / s : 0;
+    int64_t c1 = W - 1 - (g->kw - 1) * g->dw + g->pl < 0 ? 0 : (W - 1 - (g->kw - 1) * g->dw + g->pl) / s + 1;
+    if (c1 > g->OW) c1 = g->OW;
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const int64_t h0 = oh * g->sh - g->pt;
+        const float *dyr = dy + oh * g->OW;
+        const int inside = h0 >= 0 && h0 + (g->kh - 1) * g->dh < g->H;
+        int64_t ow = 0;
+        if (inside) {
+            for (; ow < c0; ++ow) {
+                const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+                if (at >= 0) dx[at] += dyr[ow];
+            }
+            const float *xr = x + h0 * W - g->pl;
+            float *dxr = dx + h0 * W - g->pl;
+#if VLEN > 1
+            /* a vector of windows from ow reads, per tap, up to `reach` floats from ow*s: vf_load_stride
+             * takes up to VLEN * max(s, 2) floats, which must stay inside the row */
+            const int64_t reach = (g->kw - 1) * g->dw + VLEN * (s > 2 ? s : 2);
+            for (; ow + VLEN <= c1 && ow * s - g->pl + reach <= W; ow += VLEN) {
+                vf best = vf_set1(-INFINITY), arg = vf_zero();
+                for (int64_t t = 0; t < taps; ++t) {
+                    const vf v = vf_load_stride(xr + ow * s + off[t], s);
+                    const vmask gt = vf_lt(best, v);
+                    best = vf_select(gt, v, best);
+                    arg = vf_select(gt, vf_set1((float)t), arg);
+                }
+                float at[VLEN];
+                vf_store(at, arg);
+                for (int l = 0; l < VLEN; ++l) dxr[(ow + l) * s + off[(int)at[l]]] += dyr[ow + l];
+            }
+#endif
+            for (; ow < c1; ++ow) {
+                const float *xw = xr + ow * s;
+                float best = -INFINITY;
+                int64_t at = off[0];
+                for (int64_t t = 0; t < taps; ++t) {
+                    const float v = xw[off[t]];
+                    const int gt = v > best;
+                    at = gt ? off[t] : at;
+                    best = gt ? v : best;
+                }
+                dxr[ow * s + at] += dyr[ow];
+            }
+        }
+        for (; ow < g->OW; ++ow) {
+            const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+            if (at >= 0) dx[at] += dyr[ow];
+        }
+    }
+}
+
+static void FN(max_pool_grad_plane_any)(const float *dy, const float *x, float *dx, const x86_pool_geom *g) {
+    memset(dx, 0, (size_t)(g->H * g->W) * sizeof(float));
+    for (int64_t oh = 0; oh < g->OH; ++oh)
+        for (int64_t ow = 0; ow < g->OW; ++ow) {
+            const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+            if (at >= 0) dx[at] += dy[oh * g->OW + ow];
+        }
+}
+
+static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
+                              int threads) {
+    const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW, taps = g->kh * g->kw;
+    int64_t off[POOL_MAX_TAPS];
+    for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
+    const int fast = taps <= POOL_MAX_TAPS;
+    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
+        if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
+        else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
+    });
+}
+
+/* -- element-wise ---------------------------------------------------------------------------- */
+
+static void FN(relu_grad_range)(const float *dy, const float *y, float *dx, int64_t n) {
+    const vf one = vf_set1(1.0f), zero = vf_zero();
+    int64_t i = 0; /* dy * (y > 0), a product as in the reference, so a NaN dy stays NaN */
+    for (; i + VLEN <= n; i += VLEN)
+        vf_store(dx + i, vf_mul(vf_load(dy + i), vf_select(vf_lt(zero, vf_load(y + i)), one, zero)));
+    if (i < n) {
+        const int m = (int)(n - i);
+        vf_store_n(dx + i, vf_mul(vf_load_n(dy + i, m), vf_select(vf_lt(zero, vf_load_n(y + i, m)), one, zero)), m);
+    }
+}
+
+#define GRAD_CHUNK 16384
+static void FN(relu_grad)(const float *dy, const float *y, float *dx, int64_t n, int threads) {
+    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
+    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
+        const int64_t i0 = c * GRAD_CHUNK, m = n - i0 < GRAD_CHUNK ? n - i0 : GRAD_CHUNK;
+        FN(relu_grad_range)(dy + i0, y + i0, dx + i0, m);
+    });
+}
+
+static void FN(sum_to)(const float *x, float *y, int64_t ysize, int ndim, const int64_t *dims,
+                       const int64_t *ystrides) {
+    memset(y, 0, (size_t)ysize * sizeof(float));
+    const int64_t inner = dims[ndim - 1], ys = ystrides[ndim - 1];
+    int64_t rows = 1, idx[X86_GRAD_MAX_DIMS] = {0};
+    for (int d = 0; d < ndim - 1; ++d) rows *= dims[d];
+    int64_t yoff = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *src = x + r * inner;
+        if (ys) { /* a kept inner axis (stride 1 in y): add the row */
+            float *dst = y + yoff;
+            int64_t i = 0;
+            for (; i + VLEN <= inner; i += VLEN) vf_store(dst + i, vf_add(vf_load(dst + i), vf_load(src + i)));
+            if (i < inner) {
+                const int m = (int)(inner - i);
+                vf_store_n(dst + i, vf_add(vf_load_n(dst + i, m), vf_load_n(src + i, m)), m);
+            }
+        } else {
+            y[yoff] += FN(sum_n)(src, inner);
+        }
+        for (int d = ndim - 2; d >= 0; --d) { /* next row: an odometer over the outer dims */
+            yoff += ystrides[d];
+            if (++idx[d] < dims[d]) break;
+            yoff -= ystrides[d] * dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* -- softmax cross-entropy (double inside: the loss of a batch is one number) ---------------------- */
+
+/* per-class target weight of item (o, s), and whether the item counts; 0 or -1 (class out of range) */
+static inline int FN(ce_weights)(const void *target, const x86_ce_geom *g, int64_t o, int64_t s, double *w,
+                                 int *keep) {
+    const int64_t C = g->C;
+    const double eps = g->label_smoothing;
+    if (g->target_kind == X86_TARGET_F32) {
+        const float *t = (const float *)target;
+        for (int64_t c = 0; c < C; ++c) w[c] = (double)t[(o * C + c) * g->inner + s] * (1.0 - eps) + eps / C;
+        *keep = 1;
+        return 0;
+    }
+    const int64_t cls = g->target_kind == X86_TARGET_I64 ? ((const int64_t *)target)[o * g->inner + s]
+                                                          : ((const int32_t *)target)[o * g->inner + s];
+    *keep = cls != g->ignore_index;
+    if (*keep && (cls < 0 || cls >= C)) return -1;
+    for (int64_t c = 0; c < C; ++c) w[c] = *keep ? (c == cls ? 1.0 - eps : 0.0) + eps / C : 0.0;
+    return 0;
+}
+
+/* log-sum-exp of logits (o, :, s) */
+static inline double FN(ce_lse)(const float *logits, const x86_ce_geom *g, int64_t o, int64_t s) {
+    double m = -INFINITY, sum = 0.0;
+    for (int64_t c = 0; c < g->C; ++c) {
+        const double z = logits[(o * g->C + c) * g->inner + s];
+        if (z > m) m = z;
+    }
+    for (int64_t c = 0; c < g->C; ++c) sum += exp((double)logits[(o * g->C + c) * g->inner + s] - m);
+    return m + log(sum);
+}
+
+#define CE_STACK 256
+static int FN(softmax_ce)(const float *logits, const void *target, float *loss, const x86_ce_geom *g) {
+    double wbuf[CE_STACK], *w = g->C <= CE_STACK ? wbuf : (double *)malloc((size_t)g->C * sizeof(double));
+    double total = 0.0;
+    int64_t count = 0;
+    int rc = w ? 0 : -1;
+    for (int64_t o = 0; o < g->outer && !rc; ++o)
+        for (int64_t s = 0; s < g->inner; ++s) {
+            int keep;
+            if ((rc = FN(ce_weights)(target, g, o, s, w, &keep)) != 0) break;
+            const double lse = FN(ce_lse)(logits, g, o, s);
+            double item = 0.0;
+            for (int64_t c = 0; c < g->C; ++c)
+                if (w[c] != 0.0) item += w[c] * (lse - (double)logits[(o * g->C + c) * g->inner + s]);
+            if (g->reduction == X86_RED_NONE) loss[o * g->inner + s] = (float)item;
+            total += item;
+            count += keep;
+        }
+    if (w != wbuf) free(w);
+    if (g->reduction == X86_RED_MEAN) loss[0] = (float)(total / (double)(count > 0 ? count : 1));
+    else if (g->reduction == X86_RED_SUM) loss[0] = (float)total;
+    return rc;
+}
+
+static int FN(softmax_ce_grad)(const float *dloss, const float *logits, const void *target, float *dlogits,
+                               const x86_ce_geom *g) {
+    double wbuf[CE_STACK], *w = g->C <= CE_STACK ? wbuf : (double *)malloc((size_t)g->C * sizeof(double));
+    if (!w) return -1;
+    double scale = dloss[0];
+    if (g->reduction == X86_RED_MEAN) { /* the mean divides by the items that count */
+        int64_t count = 0;
+        for (int64_t o = 0; o < g->outer; ++o)
+            for (int64_t s = 0; s < g->inner; ++s) {
+                int keep = 1;
+                if (g->target_kind != X86_TARGET_F32) {
+                    const int64_t cls = g->target_kind == X86_TARGET_I64 ? ((const int64_t *)target)[o * g->inner + s]
+                                                                          : ((const int32_t *)target)[o * g->inner + s];
+                    keep = cls != g->ignore_index;
+                }
+                count += keep;
+            }
+        scale /= (double)(count > 0 ? count : 1);
+    }
+    int rc = 0;
+    for (int64_t o = 0; o < g->outer && !rc; ++o)
+        for (int64_t s = 0; s < g->inner; ++s) {
+            int keep;
+            if ((rc = FN(ce_weights)(target, g, o, s, w, &keep)) != 0) break;
+            const double lse = FN(ce_lse)(logits, g, o, s);
+            const double sc = g->reduction == X86_RED_NONE ? (double)dloss[o * g->inner + s] : scale;
+            double wsum = 0.0;
+            for (int64_t c = 0; c < g->C; ++c) wsum += w[c];
+            for (int64_t c = 0; c < g->C; ++c) {
+                const int64_t at = (o * g->C + c) * g->inner + s;
+                dlogits[at] = (float)((exp((double)logits[at] - lse) * wsum - w[c]) * sc);
+            }
+        }
+    if (w != wbuf) free(w);
+    return rc;
+}
+
+/* -- optimizer updates ---------------------------------------------------------------------------- */
+
+static void FN(sgd_momentum_range)(const float *p, const float *g, const float *buf, float *p_out, float *buf_out,
+                                   int64_t n, const x86_optim_params *o) {
+    const vf lr = vf_set1(o->lr), mu = vf_set1(o->momentum), keep = vf_set1(1.0f - o->dampening);
+    const vf wd = vf_set1(o->weight_decay);
+    const int first = o->step == 1.0f, nesterov = o->nesterov; /* PyTorch starts the buffer at d */
+    for (int64_t i = 0; i < n; i += VLEN) {
+        const int m = n - i < VLEN ? (int)(n - i) : VLEN;
+        const vf pv = vf_load_n(p + i, m);
+        const vf d = vf_fma(wd, pv, vf_load_n(g + i, m));
+        const vf nb = first ? d : vf_fma(mu, vf_load_n(buf + i, m), vf_mul(keep, d));
+        const vf step = nesterov ? vf_fma(mu, nb, d) : nb;
+        vf_store_n(p_out + i, vf_fnma(lr, step, pv), m);
+        vf_store_n(buf_out + i, nb, m);
+    }
+}
+
+static void FN(sgd_momentum)(const float *p, const float *g, const float *buf, float *p_out, float *buf_out,
+                             int64_t n, const x86_optim_params *o, int threads) {
+    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
+    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
+        const int64_t i0 = c * GRAD_CHUNK, m = n - i0 < GRAD_CHUNK ? n - i0 : GRAD_CHUNK;
+        FN(sgd_momentum_range)(p + i0, g + i0, buf + i0, p_out + i0, buf_out + i0, m, o);
+    });
+}
+
+static void FN(sgd)(const float *p, const float *g, float *p_out, int64_t n, const x86_optim_params *o,
+                    int threads) {
+    const vf lr = vf_set1(o->lr), wd = vf_set1(o->weight_decay);
+    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
+    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
+        const int64_t i1 = c * GRAD_CHUNK + GRAD_CHUNK < n ? c * GRAD_CHUNK + GRAD_CHUNK : n;
+        for (int64_t i = c * GRAD_CHUNK; i < i1; i += VLEN) {
+            const int m = i1 - i < VLEN ? (int)(i1 - i) : VLEN;
+            const vf pv = vf_load_n(p + i, m);
+            vf_store_n(p_out + i, vf_fnma(lr, vf_fma(wd, pv, vf_load_n(g + i, m)), pv), m);
+        }
+    });
+}
+
+/* Adam / AdamW; the bias corrections in double, the rest per element as the compiler vectorizes it */
+static void FN(adam)(const float *p, const float *g, const float *m, const float *v, float *p_out, float *m_out,
+                     float *v_out, int64_t n, const x86_optim_params *o, int threads) {
+    const double t = o->step;
+    const float b1 = o->beta1, b2 = o->beta2, eps = o->eps, lr = o->lr, wd = o->weight_decay;
+    const float step_size = (float)((double)o->lr / (1.0 - pow((double)o->beta1, t)));
+    const float inv_bc2 = (float)(1.0 / sqrt(1.0 - pow((double)o->beta2, t)));
+    const float shrink = o->decoupled ? 1.0f - lr * wd : 1.0f, l2 = o->decoupled ? 0.0f : wd;
+    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
+    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
+        const int64_t i1 = c * GRAD_CHUNK + GRAD_CHUNK < n ? c * GRAD_CHUNK + GRAD_CHUNK : n;
+        for (int64_t i = c * GRAD_CHUNK; i < i1; ++i) {
+            const float gi = g[i] + l2 * p[i];
+            const float m2 = b1 * m[i] + (1.0f - b1) * gi, v2 = b2 * v[i] + (1.0f - b2) * gi * gi;
+            const float denom = sqrtf(v2) * inv_bc2 + eps;
+            p_out[i] = p[i] * shrink - step_size * m2 / denom;
+            m_out[i] = m2;
+            v_out[i] = v2;
+        }
+    });
+}
+
+const x86_grad_kernels FN(x86_grad_kernels) = {
+    STR(ISA),
+    FN(conv_forward),
+    FN(conv_grad_weight),
+    FN(conv_grad_input),
+    FN(max_pool_grad),
+    FN(relu_grad),
+    FN(sum_to),
+    FN(softmax_ce),
+    FN(softmax_ce_grad),
+    FN(sgd_momentum),
+    FN(sgd),
+    FN(adam),
+};
+
+#endif
