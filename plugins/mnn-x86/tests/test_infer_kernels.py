@@ -84,6 +84,7 @@ def test_winograd_choice(rng, conv_kinds):
     _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,))
     _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {"x86.winograd": "off"}, constant=(1,))
     # strided, dilated, grouped, depthwise and runtime weights never take it, even when asked
+    # (runtime weights, as in a training step, take the training Conv of ops_conv_train.py)
     on = {"x86.winograd": "on"}
     for attrs in ({"strides": [2, 2]}, {"dilations": [2, 2]}):
         _run_conv([x, wt], attrs, "scalar", 1, on, constant=(1,))
@@ -93,7 +94,7 @@ def test_winograd_choice(rng, conv_kinds):
     _run_conv([x, wt[:, :, :1, :1]], {}, "scalar", 1, on, constant=(1,))  # 1x1
     _run_conv([x, wt[:, :, :2, :]], {}, "scalar", 1, on, constant=(1,))  # 2x3
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == [
-        "winograd", "gemm", "gemm", "gemm", "gemm", "depthwise", "gemm", "gemm", "gemm"]
+        "winograd", "gemm", "gemm", "gemm", "gemm", "depthwise", "train", "gemm", "gemm"]
 
 
 def test_winograd_bad_option(rng):

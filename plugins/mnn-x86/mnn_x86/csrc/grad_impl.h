@@ -69,7 +69,7 @@ static inline void FN(valid_cols)(int64_t x0, int64_t s, int64_t W, int64_t OW, 
  * cost more than the copy: with stride 1 a row goes as whole vectors, the last
  * one spilling past the row's end (it is written over by the next row, or lands
  * in the GRAD_SLACK floats after cols) while the read stays inside this image. */
-static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t C, float *cols) {
+static void FN(im2col_image)(const float *x, const x86_conv_geom *g, int64_t C, float *cols) {
     const int64_t P = g->OH * g->OW, OW = g->OW;
     const float *x_end = x + C * g->H * g->W;
     for (int64_t c = 0; c < C; ++c)
@@ -103,7 +103,7 @@ static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t C, f
             }
 }
 
-/* The adjoint of im2col_rows: dx[c][ih][iw] += cols[row][position] (dx not cleared here) */
+/* The adjoint of im2col_image: dx[c][ih][iw] += cols[row][position] (dx not cleared here) */
 static void FN(col2im_rows)(const float *cols, const x86_conv_geom *g, int64_t C, float *dx) {
     const int64_t P = g->OH * g->OW, OW = g->OW;
     for (int64_t c = 0; c < C; ++c)
@@ -243,7 +243,7 @@ static void FN(conv_forward)(const float *x, const float *w, const float *bias, 
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
     PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
         float *cols = work + FN(grad_thread)() * per_thread;
-        FN(im2col_rows)(x + n * x_image, g, g->C * cg->group, cols);
+        FN(im2col_image)(x + n * x_image, g, g->C * cg->group, cols);
         for (int64_t gi = 0; gi < cg->group; ++gi)
             FN(rowgemm)(og, P, R, w + gi * og * R, R, 1, cols + gi * R * P, P, y + n * y_image + gi * og * P, P,
                         bias ? bias + gi * og : NULL, relu);
@@ -257,7 +257,7 @@ static void FN(conv_grad_weight_block)(const float *dy, const float *x, int64_t 
     const x86_conv_geom *g = &cg->g;
     const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
     const int64_t col_image = R * cg->group * P, x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * P;
-    for (int64_t m = 0; m < nimg; ++m) FN(im2col_rows)(x + m * x_image, g, g->C * cg->group, cols + m * col_image);
+    for (int64_t m = 0; m < nimg; ++m) FN(im2col_image)(x + m * x_image, g, g->C * cg->group, cols + m * col_image);
     for (int64_t gi = 0; gi < cg->group; ++gi) {
         const float *dyg = dy + gi * og * P, *colg = cols + gi * R * P;
         for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
