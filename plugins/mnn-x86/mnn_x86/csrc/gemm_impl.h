@@ -263,58 +263,15 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
 static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
                          int64_t ldc, int cols, const x86_epilogue *e, int64_t row0, int64_t col0, int first,
                          int last) {
-    if (b_masked) {
-        switch (rows) {
-#define ROWS_CASE(R) \
-    case R: FN(tile_b)(R, 1, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last); break;
-        ROWS_CASE(1)
-#if MR > 1
-        ROWS_CASE(2)
-#endif
-#if MR > 2
-        ROWS_CASE(3)
-#endif
-#if MR > 3
-        ROWS_CASE(4)
-#endif
-#if MR > 4
-        ROWS_CASE(5)
-#endif
-#if MR > 5
-        ROWS_CASE(6)
-#endif
-#if MR > 6
-        ROWS_CASE(7)
-#endif
-#if MR > 7
-        ROWS_CASE(8)
-#endif
-#if MR > 8
-        ROWS_CASE(9)
-#endif
-#if MR > 9
-        ROWS_CASE(10)
-#endif
-#if MR > 10
-        ROWS_CASE(11)
-#endif
-#if MR > 11
-        ROWS_CASE(12)
-#endif
-#if MR > 12
-        ROWS_CASE(13)
-#endif
-#if MR > 13
-        ROWS_CASE(14)
-#endif
-#undef ROWS_CASE
-        default: break;
-        }
-        return;
-    }
+    /* each case calls tile_b with constant rows and masking, so both are specialized when it is inlined */
     switch (rows) {
-#define ROWS_CASE(R) \
-    case R: FN(tile_b)(R, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last); break;
+#define ROWS_CASE(R)                                                                          \
+    case R:                                                                                   \
+        if (b_masked)                                                                         \
+            FN(tile_b)(R, 1, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+        else                                                                                  \
+            FN(tile_b)(R, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+        break;
     ROWS_CASE(1)
 #if MR > 1
     ROWS_CASE(2)
