@@ -36,7 +36,8 @@ def timed(fn, repeat, warmup):
 
 
 def mnn_runner(graph, x, engine, threads):
-    """engine: a backend name, or NAME-low for precision="low" (fp16 weights where supported)."""
+    """engine: a backend name, or NAME-low for precision="low" (vulkan: float16 tensors and
+    arithmetic where the device supports them)."""
     import mnn_core as mnn
 
     backend, _, low = engine.partition("-")
@@ -46,19 +47,22 @@ def mnn_runner(graph, x, engine, threads):
     return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)["logits"])
 
 
-def torch_runner(graph, x):
+def torch_runner(graph, x, half: bool = False):
+    """PyTorch CUDA eager; half: the model and input in float16 (torch-cuda-fp16)."""
     import torch
     from torch_interpreter import TorchGraph
 
     model = TorchGraph(graph).to("cuda").eval()
     xt = torch.from_numpy(x).cuda()
+    if half:
+        model, xt = model.half(), xt.half()
 
     def run():
         with torch.inference_mode():
             out = model(xt)
         torch.cuda.synchronize()
         return out
-    return run, (lambda: run()[0].cpu().numpy())
+    return run, (lambda: run()[0].float().cpu().numpy())
 
 
 def main(argv=None):
@@ -68,7 +72,8 @@ def main(argv=None):
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--engine", action="append",
-                   help="vulkan, vulkan-low, opencl, opencl-low, x86, torch-cuda (default: all; -low: precision=low)")
+                   help="vulkan, vulkan-low, opencl, opencl-low, x86, torch-cuda, torch-cuda-fp16 "
+                        "(default: all; -low: precision=low)")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
@@ -88,10 +93,11 @@ def main(argv=None):
 
             want = mnn.Session(graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference",
                                threads=args.threads).run({"input": x})["logits"]
-            for engine in args.engine or ["vulkan", "vulkan-low", "opencl", "opencl-low", "x86", "torch-cuda"]:
+            for engine in args.engine or ["vulkan", "vulkan-low", "opencl", "opencl-low", "x86", "torch-cuda",
+                                          "torch-cuda-fp16"]:
                 try:
-                    if engine == "torch-cuda":
-                        run, result = torch_runner(graph, x)
+                    if engine.startswith("torch-cuda"):
+                        run, result = torch_runner(graph, x, half=engine.endswith("fp16"))
                     else:
                         run, result = mnn_runner(graph, x, engine, args.threads)
                     err = float(np.max(np.abs(result() - want)) / (np.max(np.abs(want)) + 1e-12))

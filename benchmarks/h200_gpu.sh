@@ -7,6 +7,8 @@
 #   bash benchmarks/h200_gpu.sh setup onnx                           # the ONNX node suite, fallback off
 #
 # SWEEP="wide 16x16x1x1x16 ..." adds forced tilings to the profile; PROFILE_BATCHES (default 1).
+# PLUGINS (default: vulkan opencl x86) picks what setup installs, PYTEST_JOBS runs the suites
+# with pytest-xdist, ENGINES (default: all of bench_gpu.py's) what bench times.
 # The Vulkan loader comes as Debian packages in .gl/ (ignored by git; fetch them on an amd64
 # Debian machine with `apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
 # libgles2`: NVIDIA's ICD needs libglvnd, libvulkan1 alone finds no driver). The SPIR-V is the
@@ -27,7 +29,7 @@ if wants setup; then
     for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
     ldconfig
     t0=$SECONDS
-    $PY -m pip install --no-build-isolation --no-deps ./ plugins/mnn-vulkan plugins/mnn-opencl plugins/mnn-x86 \
+    $PY -m pip install --no-build-isolation --no-deps ./ $(for p in ${PLUGINS:-vulkan opencl x86}; do echo plugins/mnn-$p; done) \
         >"$OUT/pip.log" 2>&1 || { say "pip install FAILED"; tail -n 30 "$OUT/pip.log"; exit 1; }
     say "installed in $((SECONDS - t0)) s"
 fi
@@ -42,7 +44,8 @@ say "vulkan: $(cd /tmp && $PY -c 'from mnn_vulkan import device; print(device.ch
 if wants tests; then
     t0=$SECONDS
     for s in $TESTS; do
-        (cd /tmp && timeout 480 $PY -m pytest -q -rfs -p no:cacheprovider --tb=short "$ROOT/plugins/mnn-$s/tests" \
+        (cd /tmp && timeout 480 $PY -m pytest -q -rfs -p no:cacheprovider --tb=short ${PYTEST_JOBS:+-n $PYTEST_JOBS} \
+            "$ROOT/plugins/mnn-$s/tests" \
             >"$OUT/pytest_$s.log" 2>&1) &
     done
     wait
@@ -68,7 +71,7 @@ fi
 
 if wants bench; then
     (cd /tmp && timeout 420 $PY "$ROOT/benchmarks/bench_gpu.py" --batch 1 --batch 16 --repeat 20 --warmup 3 \
-        --markdown "$OUT/bench_gpu.md") 2>&1 | tee "$OUT/bench.log"
+        $(for e in ${ENGINES:-}; do echo --engine $e; done) --markdown "$OUT/bench_gpu.md") 2>&1 | tee "$OUT/bench.log"
 fi
 
 if wants startup; then

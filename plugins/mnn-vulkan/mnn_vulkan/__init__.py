@@ -17,7 +17,8 @@ Session options: "vulkan.device" (index or name substring; default: discrete
 GPU, then integrated, then CPU; also MNN_VULKAN_DEVICE), "vulkan.staging"
 (True: force staging copies even where memory is shared), "vulkan.profile"
 (True: GPU timestamps per dispatch, see `gpu_times`). With precision="low" on a
-device with fp16, convolution weights are stored as float16 (`use_fp16`).
+device with fp16, every float tensor is stored as float16 in the arena and the
+ops that have float16 shaders compute on it directly (`use_fp16`).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ class Segment:
         self.arena = arena
         self.device = device
         self.names = names
-        self.precision = "float32"  # of the weights: "float16" under precision="low" with device support
+        self.precision = "float32"  # of float tensors: "float16" under precision="low" with device support
         self.shaders: list[str] = []  # every dispatch's shader, in order
+        self.widened: list[str] = []  # ops run in float32 on widened copies (no float16 shaders)
 
 
 class VulkanBackend(Backend):
@@ -79,17 +81,21 @@ class VulkanBackend(Backend):
     def allocate_arena(self, nbytes: int, ctx=None):
         """The plan's arena, bound at once to the session's device when the core passes
         its PrepareContext (older cores do not: then at the first segment)."""
-        arena = VulkanArena(nbytes)
-        if ctx is not None:
-            options = ctx.options or {}
-            arena.bind(_device.choose(options.get(_device.DEVICE_OPTION)),
-                       staging=bool(options.get("vulkan.staging", False)))
+        if ctx is None:
+            return VulkanArena(nbytes)
+        options = ctx.options or {}
+        dev = _device.choose(options.get(_device.DEVICE_OPTION))
+        arena = VulkanArena(nbytes, half=use_fp16(dev, ctx))
+        arena.bind(dev, staging=bool(options.get("vulkan.staging", False)))
         return arena
 
     def tensor_nbytes(self, info, ctx=None) -> int:
-        """Whole 32-bit words: shaders write bool tensors four bytes at a time. Activations
-        stay float32 under every precision (only constant weights go float16)."""
-        return -(-info.nbytes // 4) * 4
+        """Whole 32-bit words: shaders write bool tensors four bytes at a time. float32
+        tensors take 2 bytes an element where they are stored as float16 (`use_fp16`)."""
+        nbytes = info.nbytes
+        if ctx is not None and str(info.dtype) == "float32" and _half_context(ctx):
+            nbytes = info.size * 2
+        return -(-nbytes // 4) * 4
 
     def prepare(self, node, ins, outs, constants, ctx):
         raise BackendError("the vulkan backend prepares whole segments (prepare_segment), not single ops")
@@ -98,37 +104,53 @@ class VulkanBackend(Backend):
         options = ctx.options or {}
         dev = _device.choose(options.get(_device.DEVICE_OPTION))
         arena.bind(dev, staging=bool(options.get("vulkan.staging", False)))
-        fp16 = use_fp16(dev, ctx)
-        rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options, fp16=fp16)
+        fp16 = arena.half  # decided with the arena's sizing: the tensors' bytes depend on it
+        rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options, half=fp16)
+        widened = []
         skip = False
         for op, nxt in zip(ops, list(ops[1:]) + [None]):
             if skip:  # the activation was fused into the op before it
                 skip = False
                 continue
             rec.op_name = op.node.name
+            rec.begin_op(op.node.op)
+            if not rec.native:
+                widened.append(op.node.name)
             act = fused_activation(op, nxt)
             if act is not None:
                 record_fused(op, act, rec)
                 skip = True
             else:
                 KERNELS[op.node.op].record(op, rec)
+            rec.end_op()
         program = rec.finish()
         name = f"vulkan:{ops[0].node.name}..{ops[-1].node.name}" if ops else "vulkan:empty"
         segment = Segment(program, arena, dev, [op.node.name for op in ops])
         segment.precision = "float16" if fp16 else "float32"
         segment.shaders = [d[5].split(":")[-1] for d in rec.dispatches]
+        segment.widened = widened
         _PROGRAMS[name] = segment
         return CExecution(program.capsule(), owner=segment, name=name)
 
 
 def use_fp16(device, ctx) -> bool:
-    """float16 weights: precision="low" on a device with shaderFloat16 and 16-bit storage
-    (Vulkan 1.2+). MNN_VULKAN_FP16=0 keeps float32."""
+    """float16 storage and arithmetic: precision="low" on a device with shaderFloat16 and
+    16-bit storage buffers (Vulkan 1.2+). MNN_VULKAN_FP16=0 keeps float32."""
     import os
 
     if ctx.precision != "low" or os.environ.get("MNN_VULKAN_FP16", "") == "0":
         return False
     return bool(device.props.get("fp16"))
+
+
+def _half_context(ctx) -> bool:
+    """use_fp16 for the device the session's options choose (False when none is usable)."""
+    if ctx.precision != "low":
+        return False
+    try:
+        return use_fp16(_device.choose((ctx.options or {}).get(_device.DEVICE_OPTION)), ctx)
+    except BackendError:
+        return False
 
 
 def segments() -> dict[str, Segment]:

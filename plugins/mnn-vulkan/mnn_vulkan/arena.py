@@ -25,8 +25,11 @@ _handles = itertools.count(1)
 
 
 class VulkanArena(Arena):
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int, half: bool = False):
         super().__init__(nbytes)
+        #: float32 tensors are stored as float16 (precision="low" on a device with fp16):
+        #: host copies convert, so users still see float32
+        self.half = half
         self.handle = next(_handles)  # what mnn_tensor.data carries; the segments know the buffer
         self.buffer = None
         self.device = None
@@ -48,7 +51,7 @@ class VulkanArena(Arena):
 
     def write(self, offset: int, array: np.ndarray) -> None:
         self.writes += 1
-        array = np.ascontiguousarray(array)
+        array = np.ascontiguousarray(array, dtype=np.float16 if self.half and array.dtype == np.float32 else None)
         if self.buffer is None:
             self._pending.append((offset, array))
         else:
@@ -60,7 +63,11 @@ class VulkanArena(Arena):
             from .device import choose
 
             self.bind(choose(None), staging=False)
-        if out.flags.c_contiguous:
+        if self.half and out.dtype == np.float32:
+            tmp = np.empty(out.shape, np.float16)
+            self.buffer.read(offset, tmp)
+            out[...] = tmp
+        elif out.flags.c_contiguous:
             self.buffer.read(offset, out)
         else:
             tmp = np.empty_like(out, order="C")
@@ -70,5 +77,7 @@ class VulkanArena(Arena):
     def view(self, offset: int, info) -> np.ndarray:
         if self.buffer is None or not self.buffer.mapped:
             raise NotImplementedError("device-local Vulkan memory is reached through staging copies only")
+        if self.half and np.dtype(info.dtype) == np.float32:
+            raise NotImplementedError("float tensors are stored as float16 here (precision=\"low\")")
         raw = (ctypes.c_char * info.nbytes).from_address(self.buffer.address + offset)
         return np.frombuffer(raw, dtype=info.dtype).reshape(info.shape)

@@ -1,7 +1,11 @@
-"""precision="low": convolution weights stored as float16 (the *_h shaders) on a device
-with shaderFloat16 and 16-bit storage (lavapipe has both; so does the H200), float32
-otherwise or with MNN_VULKAN_FP16=0. Products and sums stay float32, so the error is
-the weights' rounding: checked against the reference with an fp16 tolerance."""
+"""precision="low" on a device with shaderFloat16 and 16-bit storage buffers (lavapipe
+has both; so does the H200): every float tensor is stored as float16 in the arena, the
+ops with float16 shaders (*_h: convolution, GEMM/GEMV, element-wise, pooling,
+reductions, normalizations, softmax) compute on it directly, every other op on
+float32 copies (widen.comp / narrow.comp); host inputs and outputs stay float32.
+float32 otherwise, or with MNN_VULKAN_FP16=0. Checked against the reference at an
+fp16 tolerance: every claimed op, each convolution path, and the real CNNs."""
+
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from test_models import small_cnn
 from vulkan_testing import needs_vulkan
 
 import mnn_core as mnn
+from mnn_core.testing import BackendConformance
 
 pytestmark = needs_vulkan
 
@@ -47,7 +52,7 @@ CASES = {  # each convolution path: implicit GEMM, split-K, 1x1 (GEMM), depthwis
 
 @pytest.mark.parametrize("options", [{}, {"vulkan.gpu_tiling": True}], ids=["device", "gpu-tiling"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_conv_fp16_weights_match_the_reference(rng, case, options):
+def test_conv_fp16_matches_the_reference(rng, case, options):
     x_shape, w_shape, attrs = CASES[case]
     graph = _conv_graph(rng, x_shape, w_shape, **attrs)
     x = rng.uniform(-1, 1, x_shape).astype("float32")
@@ -57,10 +62,12 @@ def test_conv_fp16_weights_match_the_reference(rng, case, options):
     seg = _segment_of(sess)
     if _device_fp16():
         assert seg.precision == "float16"
-        assert all(s.endswith("_h") for s in seg.shaders if s.startswith(("conv", "gemm"))), seg.shaders
+        assert all(s.endswith("_h") for s in seg.shaders), seg.shaders
+        assert not seg.widened
     else:
         assert seg.precision == "float32"
-    # fp16 weights: ~2^-11 relative rounding each, summed over cg*kh*kw products
+    # fp16 inputs, weights and outputs: ~2^-11 relative rounding each; float16 products
+    # summed in float16 over at most 16 k (tile.glsl), then in float32
     scale = np.abs(want).max()
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * scale)
     fp32 = mnn.Session(graph, backend="vulkan", fallback=False, options=options).run({"x": x})["y"]
@@ -89,3 +96,84 @@ def test_fp16_is_refused_by_normal_precision_and_by_the_switch(rng, monkeypatch)
         np.testing.assert_allclose(sess.run({"x": x})["y"], want, rtol=1e-4, atol=1e-5)
         seg = _segment_of(sess)
         assert seg.precision == "float32" and not any(s.endswith("_h") for s in seg.shaders)
+
+
+#: step functions: an input rounded to float16 may cross the step (2.9999 -> 3.0), so
+#: they are checked on inputs that float16 represents exactly instead
+STEP_OPS = ("Floor", "Ceil", "Round", "Sign")
+
+
+def _claimed() -> tuple[str, ...]:
+    from mnn_vulkan.kernels import KERNELS
+
+    return tuple(sorted(set(KERNELS) - set(STEP_OPS)))
+
+
+class TestVulkanConformanceFp16(BackendConformance):
+    """Every claimed op under precision="low" (float16 shaders where the op has them,
+    float32 on widened copies elsewhere) against the reference at an fp16 tolerance:
+    inputs and outputs each round by up to 2^-11 relative, products in float16."""
+
+    backend = "vulkan"
+    precision = "low"
+    rtol = 1e-2
+    atol = 1e-2
+    ops = _claimed()
+
+
+class TestVulkanConformanceFp16GpuChoices(BackendConformance):
+    """The float16 GEMM paths with a discrete GPU's tilings, split-K and gemv."""
+
+    backend = "vulkan"
+    precision = "low"
+    rtol = 1e-2
+    atol = 1e-2
+    options = {"vulkan.gpu_tiling": True}
+    ops = ("Conv", "MatMul", "Gemm")
+
+
+@pytest.mark.parametrize("op", STEP_OPS)
+def test_step_functions_on_fp16_exact_inputs(op):
+    from mnn_core.testing.conformance import conformance_cases
+
+    for case in conformance_cases({op}):
+        feeds = {k: v.astype(np.float16).astype(np.float32) for k, v in case.feeds.items()}
+        want = mnn.Session(case.graph, backend="reference").run(feeds)
+        got = mnn.Session(case.graph, backend="vulkan", fallback=False, precision="low").run(feeds)
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key], err_msg=f"{op} [{case.label}]")
+
+
+def test_fp16_halves_the_arena_and_widens_only_ops_without_fp16_shaders(rng):
+    if not _device_fp16():
+        pytest.skip("the device has no float16 support")
+    b = mnn.GraphBuilder()
+    x = b.input("x", (2, 8, 6, 6))
+    w = b.const(rng.uniform(-1, 1, (8, 8, 3, 3)).astype("float32"))
+    y = b.Conv(x, w, pads=[1, 1, 1, 1], activation="relu")
+    t = b.Transpose(y, perm=[0, 2, 3, 1])  # copy.comp: no float16 variant, runs widened
+    b.output(b.Add(t, t), "y")
+    graph = b.build()
+    xv = rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")
+    want = mnn.Session(graph, backend="reference").run({"x": xv})["y"]
+    low = mnn.Session(graph, backend="vulkan", fallback=False, precision="low")
+    got = low.run({"x": xv})["y"]
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2 * np.abs(want).max())
+    seg = _segment_of(low)
+    assert seg.precision == "float16"
+    assert len(seg.widened) == 1 and "widen" in seg.shaders and "narrow" in seg.shaders, seg.shaders
+    assert {"conv2d_h", "binary_h"} <= set(seg.shaders), seg.shaders
+    normal = mnn.Session(graph, backend="vulkan", fallback=False)
+    normal.run({"x": xv})
+    assert low.memory["vulkan"].arena_bytes < 0.6 * normal.memory["vulkan"].arena_bytes
+    dev = mnn.Session(graph, backend="vulkan").plan  # the plan is unaffected: placement only
+    assert set(dev.backends()) == {"vulkan"}
+
+
+def test_device_info_says_what_low_precision_does():
+    from mnn_vulkan import device
+
+    extra = device.choose(None).info().extra
+    assert extra["fp16"] == _device_fp16()
+    assert extra["precision_low"].startswith("float16" if _device_fp16() else "float32")

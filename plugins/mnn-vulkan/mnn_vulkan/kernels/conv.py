@@ -1,8 +1,8 @@
 """Conv: depthwise (conv_dw.comp), 1x1 as a batched GEMM (gemm.comp), and
 everything else as an implicit GEMM (conv2d.comp); bias and the fused
-activation are applied as the results are written. Under precision="low" on a
-device with fp16 (Recorder.fp16), constant weights are stored as float16 in the
-segment's constant buffer and read by the *_h variants; sums stay float32."""
+activation are applied as the results are written. Under float16 storage
+(Recorder.half) the recorder picks the *_h variants: float16 tensors, float16
+products summed in float32 every BK steps (see tile.glsl)."""
 
 from __future__ import annotations
 
@@ -41,15 +41,9 @@ def _record(op, rec):
     act, a, b = activation_code(op.node.attrs)
     has_bias = int(bias is not None)
     bindings = [rec.tensor(x), rec.tensor(w), rec.tensor(bias if bias is not None else w), rec.output(y)]
-    h16 = ""
-    if rec.fp16 and w.name in op.constants:  # half-precision weights: the *_h shaders read them
-        bindings[1] = rec.constant(np.asarray(op.constants[w.name], dtype=np.float16))
-        h16 = "_h"
-        if bias is None:
-            bindings[2] = bindings[0]  # any float32 binding: has_bias is 0
     if g == c and c > 1:
         push = pack(y.info.size, c, h, wd, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b)
-        rec.elementwise("conv_dw" + h16, bindings, push, y.info.size)
+        rec.elementwise("conv_dw", bindings, push, y.info.size)
     else:
         og, k, cols = o // g, cg * kh * kw, n * oh * ow
         local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, g, rec.options, k=k)
@@ -57,14 +51,14 @@ def _record(op, rec):
         splits = split_k(rec.device, grid[0] * grid[1] * g, k, rec.options) if g <= 4096 else 1
         pointwise = (kh, kw, sh, sw) == (1, 1, 1, 1) and geo["pads"] == [0, 0, 0, 0]
         if pointwise and splits == 1 and n * g <= 65535:
-            _pointwise(rec, bindings, n, c, h * wd, o, g, has_bias, act, a, b, h16)
+            _pointwise(rec, bindings, n, c, h * wd, o, g, has_bias, act, a, b)
             return
         chunk = cdiv(cdiv(k, splits), 16) * 16  # K per slice, in whole BK steps
         splits = cdiv(k, chunk)
         partial = rec.scratch(splits * y.info.nbytes, written=True) if splits > 1 else bindings[3]
         push = pack(n, c, h, wd, o, oh, ow, g, kh, kw, sh, sw, pt, pl, dh, dw, act, has_bias, a, b, splits, chunk)
         table = rec.constant(k_table(cg, kh, kw, dh, dw, h, wd))
-        rec.dispatch("conv2d" + h16, bindings + [partial, table], push, (grid[0], grid[1], g * splits), local, spec)
+        rec.dispatch("conv2d", bindings + [partial, table], push, (grid[0], grid[1], g * splits), local, spec)
         if splits > 1:
             push = pack(y.info.size, splits, oh * ow, o, has_bias, act, a, b)
             rec.elementwise("splitk_reduce", [rec.scratch(splits * y.info.nbytes, written=False), bindings[2],
@@ -78,7 +72,7 @@ def k_table(cg, kh, kw, dh, dw, h, w) -> np.ndarray:
     return np.stack([ci * h * w + dy * w + dx, dy, dx], axis=-1).reshape(-1).astype(np.int32)
 
 
-def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b, h16=""):
+def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
     og, cg = o // g, c // g
     x, w, bias, y = bindings
@@ -89,7 +83,7 @@ def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b, h16=""):
                 o * hw, og * hw, has_bias, act,  # C = Y
                 1, 0, 0, og,                   # bias per output channel
                 1.0, 1.0, a, b)
-    rec.dispatch("gemm" + h16, [w, x, bias, y], push, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
+    rec.dispatch("gemm", [w, x, bias, y], push, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
 
 
 register("Conv", _record, _supports, efficiency=0.3)

@@ -4,7 +4,7 @@ the fused activations in act.glsl)."""
 
 from __future__ import annotations
 
-from ..recorder import pack
+from ..recorder import HALF_OPS, pack
 from . import collapse, contiguous_strides, pad6, register
 
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
@@ -99,3 +99,4 @@ for _op in BINARY:
              efficiency=0.8)
 for _op in UNARY:
     register(_op, _record_unary, inplace=True, efficiency=0.8)
+HALF_OPS.update(UNARY)  # unary.comp has a float16 variant

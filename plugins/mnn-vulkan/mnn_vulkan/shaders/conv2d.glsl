@@ -13,13 +13,13 @@
 #include "act.glsl"
 #include "tile.glsl"
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X { DATA_T x[]; };
 #ifndef WEIGHT_T
-#define WEIGHT_T float  // float16_t in conv2d_h.comp
+#define WEIGHT_T DATA_T  // float16_t in conv2d_h.comp
 #endif
 layout(std430, binding = 1) readonly buffer Wt { WEIGHT_T w[]; };
-layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 2) readonly buffer Bias { DATA_T bias[]; };
+layout(std430, binding = 3) writeonly buffer Y { DATA_T y[]; };
 layout(std430, binding = 4) writeonly buffer Partial { float partial[]; };
 layout(std430, binding = 5) readonly buffer KTab { int ktab[]; };
 
@@ -62,16 +62,16 @@ void main() {
         for (uint e = tid; e < BK * BM; e += NT) {  // weights: k contiguous
             uint kk = e % BK, mm = e / BK;
             uint gm = m0 + mm, gk = k0 + kk;
-            As[kk * AS + mm] = (gm < og && gk < k_end) ? float(w[wbase + gm * K + gk]) : 0.0;
+            As[kk * AS + mm] = HALF_T((gm < og && gk < k_end) ? float(w[wbase + gm * K + gk]) : 0.0);
         }
         for (uint kk = tid / BN; kk < BK; kk += NT / BN) {
             uint gk = k0 + kk;
             float v = 0.0;
             if (col_ok && gk < k_end) {
                 int iy = iy0 + ktab[3u * gk + 1u], ix = ix0 + ktab[3u * gk + 2u];
-                if (iy >= 0 && iy < int(p.H) && ix >= 0 && ix < int(p.W)) v = x[xbase + ktab[3u * gk]];
+                if (iy >= 0 && iy < int(p.H) && ix >= 0 && ix < int(p.W)) v = float(x[xbase + ktab[3u * gk]]);
             }
-            Bs[kk * BS + bn] = v;
+            Bs[kk * BS + bn] = HALF_T(v);
         }
         barrier();
         TILE_MULTIPLY(acc)
@@ -83,7 +83,7 @@ void main() {
         uint gm = m0 + ty + i * TY;
         if (gm >= og) continue;
         uint oc = g * og + gm;
-        float b = p.has_bias != 0 ? bias[oc] : 0.0;
+        float b = p.has_bias != 0 ? float(bias[oc]) : 0.0;
         for (uint j = 0; j < TN; ++j) {
             uint c = n0 + tx + j * TX;
             if (c >= NCOL) continue;
@@ -91,7 +91,7 @@ void main() {
             if (p.ksplit > 1)
                 partial[split * total + at] = acc[i * TN + j];
             else
-                y[at] = apply_act(acc[i * TN + j] + b, p.act, p.act_a, p.act_b);
+                y[at] = DATA_T(apply_act(acc[i * TN + j] + b, p.act, p.act_a, p.act_b));
         }
     }
 }

@@ -4,13 +4,13 @@
 #include "common.glsl"
 #include "act.glsl"
 
-layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 0) readonly buffer X { DATA_T x[]; };
 #ifndef WEIGHT_T
-#define WEIGHT_T float  // float16_t in conv_dw_h.comp
+#define WEIGHT_T DATA_T  // float16_t in conv_dw_h.comp
 #endif
 layout(std430, binding = 1) readonly buffer Wt { WEIGHT_T w[]; };
-layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 2) readonly buffer Bias { DATA_T bias[]; };
+layout(std430, binding = 3) writeonly buffer Y { DATA_T y[]; };
 
 layout(push_constant) uniform Params {
     uint total, C, H, W;
@@ -31,15 +31,24 @@ void main() {
     uint ic = oc / (p.O / p.C);
     uint xbase = (img * p.C + ic) * p.H * p.W, wbase = oc * p.KH * p.KW;
     int iy0 = int(oy * p.sh) - int(p.ph), ix0 = int(ox * p.sw) - int(p.pw);
+#ifdef MNN_HALF
+    float16_t acc = float16_t(0.0);  // float16 FMAs: a window has few taps; the bias is added in float32
+#else
     float acc = p.has_bias != 0 ? bias[oc] : 0.0;
+#endif
     for (uint ky = 0; ky < p.KH; ++ky) {
         int iy = iy0 + int(ky * p.dh);
         if (iy < 0 || iy >= int(p.H)) continue;
         for (uint kx = 0; kx < p.KW; ++kx) {
             int ix = ix0 + int(kx * p.dw);
             if (ix < 0 || ix >= int(p.W)) continue;
-            acc = fma(x[xbase + uint(iy) * p.W + uint(ix)], float(w[wbase + ky * p.KW + kx]), acc);
+            acc = fma(HALF_T(x[xbase + uint(iy) * p.W + uint(ix)]), HALF_T(w[wbase + ky * p.KW + kx]), acc);
         }
     }
-    y[i] = apply_act(acc, p.act, p.act_a, p.act_b);
+#ifdef MNN_HALF
+    float v = float(acc) + (p.has_bias != 0 ? float(bias[oc]) : 0.0);
+#else
+    float v = acc;
+#endif
+    y[i] = DATA_T(apply_act(v, p.act, p.act_a, p.act_b));
 }

@@ -2,8 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-// conv_dw.comp with its weights stored as float16 (precision="low" on a device with
-// shaderFloat16 and 16-bit storage): half the weight memory and traffic; every
-// product and sum stays float32.
-#define WEIGHT_T float16_t
+// conv_dw.comp on float16 tensors (precision="low" on a device with shaderFloat16 and
+// 16-bit storage): see common.glsl.
+#define MNN_HALF 1
 #include "conv_dw.glsl"

@@ -8,12 +8,12 @@
 #include "tile.glsl"
 
 #ifndef WEIGHT_T
-#define WEIGHT_T float  // float16_t in gemm_h.comp
+#define WEIGHT_T DATA_T  // float16_t in gemm_h.comp
 #endif
 layout(std430, binding = 0) readonly buffer A { WEIGHT_T a[]; };
-layout(std430, binding = 1) readonly buffer B { float b[]; };
-layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 3) writeonly buffer C { float c[]; };
+layout(std430, binding = 1) readonly buffer B { DATA_T b[]; };
+layout(std430, binding = 2) readonly buffer Bias { DATA_T bias[]; };
+layout(std430, binding = 3) writeonly buffer C { DATA_T c[]; };
 
 layout(push_constant) uniform Params {
     uint M, N, K, nb2;
@@ -42,13 +42,13 @@ void main() {
             uint kk = p.a_sk == 1 ? e % BK : e / BM;
             uint mm = p.a_sk == 1 ? e / BK : e % BM;
             uint gm = m0 + mm, gk = k0 + kk;
-            As[kk * AS + mm] = (gm < p.M && gk < p.K) ? float(a[a0 + gm * p.a_sm + gk * p.a_sk]) : 0.0;
+            As[kk * AS + mm] = HALF_T((gm < p.M && gk < p.K) ? float(a[a0 + gm * p.a_sm + gk * p.a_sk]) : 0.0);
         }
         for (uint e = tid; e < BK * BN; e += NT) {
             uint nn = p.b_sn == 1 ? e % BN : e / BK;
             uint kk = p.b_sn == 1 ? e / BN : e % BK;
             uint gn = n0 + nn, gk = k0 + kk;
-            Bs[kk * BS + nn] = (gn < p.N && gk < p.K) ? b[b0 + gk * p.b_sk + gn * p.b_sn] : 0.0;
+            Bs[kk * BS + nn] = HALF_T((gn < p.N && gk < p.K) ? float(b[b0 + gk * p.b_sk + gn * p.b_sn]) : 0.0);
         }
         barrier();
         TILE_MULTIPLY(acc)
@@ -64,8 +64,8 @@ void main() {
             uint gn = n0 + tx + j * TX;
             if (gn >= p.N) continue;
             float v = p.alpha * acc[i * TN + j];
-            if (p.has_bias != 0) v += p.beta * bias[bias0 + gm * p.bias_sm + gn * p.bias_sn];
-            c[c0 + gm * p.N + gn] = apply_act(v, p.act, p.act_a, p.act_b);
+            if (p.has_bias != 0) v += p.beta * float(bias[bias0 + gm * p.bias_sm + gn * p.bias_sn]);
+            c[c0 + gm * p.N + gn] = DATA_T(apply_act(v, p.act, p.act_a, p.act_b));
         }
     }
 }

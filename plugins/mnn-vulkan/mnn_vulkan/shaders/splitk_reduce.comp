@@ -1,25 +1,3 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// The second pass of a split-K convolution: y = act(sum of the ksplit partial
-// results + bias[channel]), one invocation per output element.
-#include "common.glsl"
-#include "act.glsl"
-
-layout(std430, binding = 0) readonly buffer Partial { float partial[]; };
-layout(std430, binding = 1) readonly buffer Bias { float bias[]; };
-layout(std430, binding = 2) writeonly buffer Y { float y[]; };
-
-layout(push_constant) uniform Params {
-    uint total, ksplit, inner, C;  // channel = (i / inner) % C
-    uint has_bias;
-    int act;
-    float act_a, act_b;
-} p;
-
-void main() {
-    uint i = flat_index();
-    if (i >= p.total) return;
-    float v = p.has_bias != 0 ? bias[(i / p.inner) % p.C] : 0.0;
-    for (uint s = 0; s < p.ksplit; ++s) v += partial[s * p.total + i];
-    y[i] = apply_act(v, p.act, p.act_a, p.act_b);
-}
+#include "splitk_reduce.glsl"
