@@ -41,8 +41,9 @@ def mnn_runner(graph, x, engine, threads):
     import mnn_core as mnn
 
     backend, _, low = engine.partition("-")
-    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False,
-                       precision="low" if low == "low" else "normal")
+    options = {"vulkan.fp16_fma": True} if low == "lowfma" else {}  # float16 FMAs in GEMM tiles too
+    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False, options=options,
+                       precision="low" if low.startswith("low") else "normal")
     feeds = {"input": x}
     return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)["logits"])
 
@@ -72,8 +73,8 @@ def main(argv=None):
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--engine", action="append",
-                   help="vulkan, vulkan-low, opencl, opencl-low, x86, torch-cuda, torch-cuda-fp16 "
-                        "(default: all; -low: precision=low)")
+                   help="vulkan, vulkan-low, vulkan-lowfma, opencl, opencl-low, x86, torch-cuda, torch-cuda-fp16 "
+                        "(default: all but vulkan-lowfma; -low: precision=low)")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")

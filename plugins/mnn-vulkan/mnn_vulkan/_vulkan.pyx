@@ -54,6 +54,10 @@ cdef extern from "mvk.h" nogil:
     void *mvk_buffer_mapping(mvk_buffer *buf)
     int mvk_buffer_write(mvk_buffer *buf, uint64_t offset, const void *src, uint64_t size, char *err, size_t n)
     int mvk_buffer_read(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, char *err, size_t n)
+    int mvk_buffer_write_as(mvk_buffer *buf, uint64_t offset, const void *src, uint64_t size, int half,
+                            char *err, size_t n)
+    int mvk_buffer_read_as(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, int half,
+                           char *err, size_t n)
     mvk_pipeline *mvk_pipeline_create(mvk_context *ctx, const uint32_t *code, size_t code_bytes, uint32_t n_bindings,
                                       const uint32_t *spec, uint32_t n_spec, char *err, size_t errlen)
     void mvk_pipeline_destroy(mvk_pipeline *pipe)
@@ -169,27 +173,35 @@ cdef class Buffer:
         """Host address of the mapping, 0 when the memory is not mapped."""
         return <size_t>mvk_buffer_mapping(self.buf)
 
-    def write(self, uint64_t offset, src):
-        """Copy a C-contiguous buffer-protocol object into the buffer at offset."""
+    def write(self, uint64_t offset, src, bint half=False):
+        """Copy a C-contiguous buffer-protocol object into the buffer at offset; half: src
+        holds float32, stored as float16 (len(src) // 2 bytes here)."""
         cdef Py_buffer view
         cdef int rc
         PyObject_GetBuffer(src, &view, PyBUF_ANY_CONTIGUOUS)
         try:
             _err[0] = 0
-            rc = mvk_buffer_write(self.buf, offset, view.buf, view.len, _err, sizeof(_err))
+            if half and view.len % 4:
+                raise ValueError("a float32 source has a multiple of 4 bytes")
+            rc = mvk_buffer_write_as(self.buf, offset, view.buf, view.len // 2 if half else view.len, half,
+                                     _err, sizeof(_err))
         finally:
             PyBuffer_Release(&view)
         if rc != MVK_OK:
             _raise("copy to the Vulkan device failed")
 
-    def read(self, uint64_t offset, dst):
-        """Fill a writable C-contiguous buffer-protocol object from the buffer at offset."""
+    def read(self, uint64_t offset, dst, bint half=False):
+        """Fill a writable C-contiguous buffer-protocol object from the buffer at offset; half:
+        dst is float32, read from float16."""
         cdef Py_buffer view
         cdef int rc
         PyObject_GetBuffer(dst, &view, PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE)
         try:
             _err[0] = 0
-            rc = mvk_buffer_read(self.buf, offset, view.buf, view.len, _err, sizeof(_err))
+            if half and view.len % 4:
+                raise ValueError("a float32 destination has a multiple of 4 bytes")
+            rc = mvk_buffer_read_as(self.buf, offset, view.buf, view.len // 2 if half else view.len, half,
+                                    _err, sizeof(_err))
         finally:
             PyBuffer_Release(&view)
         if rc != MVK_OK:

@@ -28,7 +28,7 @@ class VulkanArena(Arena):
     def __init__(self, nbytes: int, half: bool = False):
         super().__init__(nbytes)
         #: float32 tensors are stored as float16 (precision="low" on a device with fp16):
-        #: host copies convert, so users still see float32
+        #: host copies convert on the way (F16C, in C), so users still see float32
         self.half = half
         self.handle = next(_handles)  # what mnn_tensor.data carries; the segments know the buffer
         self.buffer = None
@@ -46,16 +46,19 @@ class VulkanArena(Arena):
         self.buffer = _vulkan.Buffer(device.context, self.nbytes + PAD, mapped)
         self.device = device
         for offset, array in self._pending:
-            self.buffer.write(offset, array)
+            self.buffer.write(offset, array, self._halved(array))
         self._pending.clear()
 
     def write(self, offset: int, array: np.ndarray) -> None:
         self.writes += 1
-        array = np.ascontiguousarray(array, dtype=np.float16 if self.half and array.dtype == np.float32 else None)
+        array = np.ascontiguousarray(array)
         if self.buffer is None:
             self._pending.append((offset, array))
         else:
-            self.buffer.write(offset, array)
+            self.buffer.write(offset, array, self._halved(array))
+
+    def _halved(self, array: np.ndarray) -> bool:
+        return self.half and array.dtype == np.float32
 
     def read(self, offset: int, out: np.ndarray) -> None:
         self.reads += 1
@@ -63,15 +66,11 @@ class VulkanArena(Arena):
             from .device import choose
 
             self.bind(choose(None), staging=False)
-        if self.half and out.dtype == np.float32:
-            tmp = np.empty(out.shape, np.float16)
-            self.buffer.read(offset, tmp)
-            out[...] = tmp
-        elif out.flags.c_contiguous:
-            self.buffer.read(offset, out)
+        if out.flags.c_contiguous:
+            self.buffer.read(offset, out, self._halved(out))
         else:
             tmp = np.empty_like(out, order="C")
-            self.buffer.read(offset, tmp)
+            self.buffer.read(offset, tmp, self._halved(out))
             out[...] = tmp
 
     def view(self, offset: int, info) -> np.ndarray:

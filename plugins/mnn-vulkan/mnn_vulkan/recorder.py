@@ -20,6 +20,7 @@ segment's WIDE buffer first, `output()` hands it a float32 range there, and
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass
 
@@ -45,6 +46,9 @@ HALF_OPS = set(  # the unary activations are added by kernels/eltwise.py
 #: shaders with a float16 variant <name>_h (float tensors float16; see common.glsl)
 HALF_SHADERS = frozenset(["conv2d", "conv_dw", "gemm", "gemv", "splitk_reduce", "binary", "unary", "pool2d",
                           "reduce", "batchnorm", "norm_rows", "softmax"])
+#: ... and those with a <name>_hf variant that also multiplies and adds in float16
+#: (options={"vulkan.fp16_fma": True} or MNN_VULKAN_FP16_FMA=1; see tile.glsl)
+HALF_FMA_SHADERS = frozenset(["conv2d", "conv_dw", "gemm"])
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ class Recorder:
         self.arena = arena
         self.timestamps = timestamps
         self.options = options or {}
+        self.half_fma = half and bool(self.options.get("vulkan.fp16_fma", os.environ.get("MNN_VULKAN_FP16_FMA") == "1"))
         self.dispatches: list = []
         self.constants: list[tuple[int, np.ndarray]] = []
         self.const_bytes = 0
@@ -178,7 +183,7 @@ class Recorder:
         if 0 in groups or any(b.written and b.nbytes == 0 for b in bindings):
             return
         if self.half and self.native and shader in HALF_SHADERS:
-            shader += "_h"
+            shader += "_hf" if self.half_fma and shader in HALF_FMA_SHADERS else "_h"
         spans = [(b.buffer if isinstance(b.buffer, str) else "arena", b.offset, b.offset + max(b.nbytes, 4), b.written)
                  for b in bindings if b.buffer is not CONSTANTS]
         barrier = any(_overlaps(s[:3], self._written) or (s[3] and _overlaps(s[:3], self._read)) for s in spans)

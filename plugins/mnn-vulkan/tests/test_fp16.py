@@ -50,7 +50,8 @@ CASES = {  # each convolution path: implicit GEMM, split-K, 1x1 (GEMM), depthwis
 }
 
 
-@pytest.mark.parametrize("options", [{}, {"vulkan.gpu_tiling": True}], ids=["device", "gpu-tiling"])
+@pytest.mark.parametrize("options", [{}, {"vulkan.gpu_tiling": True}, {"vulkan.fp16_fma": True}],
+                         ids=["device", "gpu-tiling", "fp16-fma"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_conv_fp16_matches_the_reference(rng, case, options):
     x_shape, w_shape, attrs = CASES[case]
@@ -62,7 +63,8 @@ def test_conv_fp16_matches_the_reference(rng, case, options):
     seg = _segment_of(sess)
     if _device_fp16():
         assert seg.precision == "float16"
-        assert all(s.endswith("_h") for s in seg.shaders), seg.shaders
+        suffix = "_hf" if options.get("vulkan.fp16_fma") else "_h"
+        assert all(s.endswith(suffix) for s in seg.shaders if not s.startswith("splitk")), seg.shaders
         assert not seg.widened
     else:
         assert seg.precision == "float32"
@@ -71,6 +73,7 @@ def test_conv_fp16_matches_the_reference(rng, case, options):
     scale = np.abs(want).max()
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * scale)
     fp32 = mnn.Session(graph, backend="vulkan", fallback=False, options=options).run({"x": x})["y"]
+    assert not any(s.endswith(("_h", "_hf")) for s in _segment_of(mnn.Session(graph, backend="vulkan")).shaders)
     np.testing.assert_allclose(fp32, want, rtol=1e-4, atol=1e-5)
 
 
@@ -119,6 +122,18 @@ class TestVulkanConformanceFp16(BackendConformance):
     rtol = 1e-2
     atol = 1e-2
     ops = _claimed()
+
+
+class TestVulkanConformanceFp16Fma(BackendConformance):
+    """The *_hf variants: float16 FMAs in the GEMM tiles (summed into float32 every 16
+    products) and in depthwise windows."""
+
+    backend = "vulkan"
+    precision = "low"
+    rtol = 1e-2
+    atol = 1e-2
+    options = {"vulkan.fp16_fma": True}
+    ops = ("Conv", "MatMul", "Gemm")
 
 
 class TestVulkanConformanceFp16GpuChoices(BackendConformance):

@@ -1,7 +1,10 @@
 """MobileNetV2, ResNet-18 and SqueezeNet 1.1 (examples/build_models.py, seeded
 weights) entirely on Vulkan with fallback=False, against mnn-x86 when it is
 installed, else the reference backend: max |vulkan - ref| / max |ref| < 1e-4, and
-< 1e-2 under precision="low" (float16 tensors and arithmetic where the device has them).
+< 3e-2 under precision="low" (float16 tensors where the device has them). Storing the
+activations as float16 alone costs these seeded-weight models up to ~2e-2 (PyTorch
+CUDA in float16 gives 1.7e-2 on MobileNetV2 batch 1, 2.1e-2 at batch 16; ResNet-18
+and SqueezeNet stay under 1e-3).
 
 At 224x224 these take seconds per run on lavapipe (its timings mean nothing),
 so on a CPU Vulkan device they run only with MNN_VULKAN_SLOW=1; on a GPU
@@ -45,7 +48,7 @@ def _models():
     return MODELS
 
 
-@pytest.mark.parametrize("precision,tol", [("normal", 1e-4), ("low", 1e-2)], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("precision,tol", [("normal", 1e-4), ("low", 3e-2)], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18", "squeezenet1_1"])
 @pytest.mark.parametrize("batch", [1, 2])
 def test_model_entirely_on_vulkan(name, batch, precision, tol):

@@ -69,6 +69,11 @@ void mvk_buffer_destroy(mvk_buffer *buf);
 void *mvk_buffer_mapping(mvk_buffer *buf);
 int mvk_buffer_write(mvk_buffer *buf, uint64_t offset, const void *src, uint64_t size, char *err, size_t errlen);
 int mvk_buffer_read(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, char *err, size_t errlen);
+/* The same with half != 0: the host side is float32, the device's `size` bytes float16. */
+int mvk_buffer_write_as(mvk_buffer *buf, uint64_t offset, const void *src, uint64_t size, int half, char *err,
+                        size_t errlen);
+int mvk_buffer_read_as(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, int half, char *err,
+                       size_t errlen);
 
 /* -- pipelines: SPIR-V words, number of storage-buffer bindings (0..n-1 in set
  * 0), and specialization constants given for constant_id 0..n_spec-1. */

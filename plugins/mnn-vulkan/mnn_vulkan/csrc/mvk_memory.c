@@ -159,37 +159,65 @@ static int check_range(mvk_buffer *b, uint64_t offset, uint64_t size, char *err,
     return MVK_OK;
 }
 
-int mvk_buffer_write(mvk_buffer *b, uint64_t offset, const void *src, uint64_t size, char *err, size_t errlen) {
+/* Host bytes into device bytes: a copy, or (half) float32 narrowed to float16 on the way. */
+static void put(void *dst, const void *src, uint64_t dst_bytes, int half) {
+    if (half)
+        mvk_narrow((const float *)src, (uint16_t *)dst, dst_bytes / 2);
+    else
+        memcpy(dst, src, dst_bytes);
+}
+
+static void get(void *dst, const void *src, uint64_t src_bytes, int half) {
+    if (half)
+        mvk_widen((const uint16_t *)src, (float *)dst, src_bytes / 2);
+    else
+        memcpy(dst, src, src_bytes);
+}
+
+/* size counts the device's bytes; with half the host side holds twice as many (float32) */
+int mvk_buffer_write_as(mvk_buffer *b, uint64_t offset, const void *src, uint64_t size, int half, char *err,
+                        size_t errlen) {
     if (check_range(b, offset, size, err, errlen) != MVK_OK) return MVK_ERROR;
     if (size == 0) return MVK_OK;
     if (b->mapped) {
-        memcpy((char *)b->mapped + offset, src, size);
+        put((char *)b->mapped + offset, src, size, half);
         return MVK_OK;
     }
     if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
     for (uint64_t done = 0; done < size;) {
         uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
+        if (half) n &= ~1ull; /* whole elements per chunk */
         if (copy_settle(b->ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* the last chunk's copy read it */
-        memcpy(b->ctx->staging->mapped, (const char *)src + done, n);
+        put(b->ctx->staging->mapped, (const char *)src + (half ? done * 2 : done), n, half);
         if (copy_chunk(b, offset + done, n, 1, done + n == size ? 0 : 1, err, errlen) != MVK_OK) return MVK_ERROR;
         done += n;
     }
     return MVK_OK;
 }
 
-int mvk_buffer_read(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, char *err, size_t errlen) {
+int mvk_buffer_write(mvk_buffer *b, uint64_t offset, const void *src, uint64_t size, char *err, size_t errlen) {
+    return mvk_buffer_write_as(b, offset, src, size, 0, err, errlen);
+}
+
+int mvk_buffer_read_as(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, int half, char *err,
+                       size_t errlen) {
     if (check_range(b, offset, size, err, errlen) != MVK_OK) return MVK_ERROR;
     if (size == 0) return MVK_OK;
     if (b->mapped) {
-        memcpy(dst, (const char *)b->mapped + offset, size);
+        get(dst, (const char *)b->mapped + offset, size, half);
         return MVK_OK;
     }
     if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
     for (uint64_t done = 0; done < size;) {
         uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
+        if (half) n &= ~1ull;
         if (copy_chunk(b, offset + done, n, 0, 1, err, errlen) != MVK_OK) return MVK_ERROR;
-        memcpy((char *)dst + done, b->ctx->staging->mapped, n);
+        get((char *)dst + (half ? done * 2 : done), b->ctx->staging->mapped, n, half);
         done += n;
     }
     return MVK_OK;
+}
+
+int mvk_buffer_read(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, char *err, size_t errlen) {
+    return mvk_buffer_read_as(b, offset, dst, size, 0, err, errlen);
 }

@@ -3,6 +3,11 @@
 // one invocation per output element, a direct loop over the window.
 #include "common.glsl"
 #include "act.glsl"
+#ifdef MNN_HALF_FMA
+#define ACC_IN float16_t
+#else
+#define ACC_IN float
+#endif
 
 layout(std430, binding = 0) readonly buffer X { DATA_T x[]; };
 #ifndef WEIGHT_T
@@ -31,10 +36,10 @@ void main() {
     uint ic = oc / (p.O / p.C);
     uint xbase = (img * p.C + ic) * p.H * p.W, wbase = oc * p.KH * p.KW;
     int iy0 = int(oy * p.sh) - int(p.ph), ix0 = int(ox * p.sw) - int(p.pw);
-#ifdef MNN_HALF
+#ifdef MNN_HALF_FMA
     float16_t acc = float16_t(0.0);  // float16 FMAs: a window has few taps; the bias is added in float32
 #else
-    float acc = p.has_bias != 0 ? bias[oc] : 0.0;
+    float acc = p.has_bias != 0 ? float(bias[oc]) : 0.0;
 #endif
     for (uint ky = 0; ky < p.KH; ++ky) {
         int iy = iy0 + int(ky * p.dh);
@@ -42,10 +47,10 @@ void main() {
         for (uint kx = 0; kx < p.KW; ++kx) {
             int ix = ix0 + int(kx * p.dw);
             if (ix < 0 || ix >= int(p.W)) continue;
-            acc = fma(HALF_T(x[xbase + uint(iy) * p.W + uint(ix)]), HALF_T(w[wbase + ky * p.KW + kx]), acc);
+            acc = fma(ACC_IN(x[xbase + uint(iy) * p.W + uint(ix)]), ACC_IN(w[wbase + ky * p.KW + kx]), acc);
         }
     }
-#ifdef MNN_HALF
+#ifdef MNN_HALF_FMA
     float v = float(acc) + (p.has_bias != 0 ? float(bias[oc]) : 0.0);
 #else
     float v = acc;

@@ -22,10 +22,11 @@ shared HALF_T As[BK * AS];  // As[k * AS + m]
 shared HALF_T Bs[BK * BS];  // Bs[k * BS + n]
 
 // acc[i * TN + j] += sum over the staged k of As[k][ty + i*TY] * Bs[k][tx + j*TX].
-// In the float16 variants the BK products of a step are summed with float16 FMAs, and
-// that partial sum is added to the float32 acc, so the rounding error grows
-// with BK (16), not with K (up to 4608 in ResNet-18).
-#ifdef MNN_HALF
+// float16 variants (*_h): float16 tiles, float32 FMAs. With MNN_HALF_FMA too (*_hf):
+// the BK products of a step are summed with float16 FMAs and that partial sum is
+// added to the float32 acc, so the rounding error grows with BK (16), not with K
+// (up to 4608 in ResNet-18).
+#if defined(MNN_HALF) && defined(MNN_HALF_FMA)
 #define TILE_MULTIPLY(acc)                                          \
     {                                                               \
     HALF_T hacc[TM * TN];                                           \
@@ -40,6 +41,17 @@ shared HALF_T Bs[BK * BS];  // Bs[k * BS + n]
                 hacc[i * TN + j] = fma(av[i], bv[j], hacc[i * TN + j]); \
     }                                                               \
     for (uint i = 0; i < TM * TN; ++i) acc[i] += float(hacc[i]);    \
+    }
+#elif defined(MNN_HALF)
+#define TILE_MULTIPLY(acc)                                          \
+    for (uint kk = 0; kk < BK; ++kk) {                              \
+        float av[TM];                                               \
+        float bv[TN];                                               \
+        for (uint i = 0; i < TM; ++i) av[i] = float(As[kk * AS + ty + i * TY]); \
+        for (uint j = 0; j < TN; ++j) bv[j] = float(Bs[kk * BS + tx + j * TX]); \
+        for (uint i = 0; i < TM; ++i)                               \
+            for (uint j = 0; j < TN; ++j)                           \
+                acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]); \
     }
 #else
 #define TILE_MULTIPLY(acc)                                          \
