@@ -54,7 +54,7 @@ class Segment:
         self.names = names
         self.precision = "float32"  # of float tensors: "float16" under precision="low" with device support
         self.shaders: list[str] = []  # every dispatch's shader, in order
-        self.widened: list[str] = []  # ops run in float32 on widened copies (no float16 shaders)
+        self.widened: list[str] = []  # ops run in float32 on widened copies of float16 tensors
 
 
 class VulkanBackend(Backend):
@@ -114,8 +114,7 @@ class VulkanBackend(Backend):
                 continue
             rec.op_name = op.node.name
             rec.begin_op(op.node.op)
-            if not rec.native:
-                widened.append(op.node.name)
+            first = len(rec.dispatches)
             act = fused_activation(op, nxt)
             if act is not None:
                 record_fused(op, act, rec)
@@ -123,6 +122,8 @@ class VulkanBackend(Backend):
             else:
                 KERNELS[op.node.op].record(op, rec)
             rec.end_op()
+            if any(d[5].endswith((":widen", ":narrow")) for d in rec.dispatches[first:]):
+                widened.append(op.node.name)
         program = rec.finish()
         name = f"vulkan:{ops[0].node.name}..{ops[-1].node.name}" if ops else "vulkan:empty"
         segment = Segment(program, arena, dev, [op.node.name for op in ops])

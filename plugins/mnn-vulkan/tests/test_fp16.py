@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_models import small_cnn
+from test_models import encoder_block, small_cnn
 from vulkan_testing import needs_vulkan
 
 import mnn_core as mnn
@@ -83,6 +83,19 @@ def test_cnn_at_low_precision_matches_within_fp16_tolerance(rng):
     want = mnn.Session(graph, backend="reference").run({"x": x})["probs"]
     sess = mnn.Session(graph, backend="vulkan", fallback=False, precision="low")
     np.testing.assert_allclose(sess.run({"x": x})["probs"], want, rtol=1e-2, atol=1e-3)
+
+
+def test_encoder_block_at_low_precision(rng):
+    """Attention (MatMul, Softmax), LayerNorm, Gelu in float16; the head transposes run widened."""
+    graph = encoder_block(rng)
+    x = rng.standard_normal((2, 12, 32)).astype("float32")
+    want = mnn.Session(graph, backend="reference").run({"x": x})["y"]
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, precision="low")
+    got = sess.run({"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=2e-2 * np.abs(want).max())
+    if _device_fp16():
+        seg = _segment_of(sess)
+        assert {"gemm_h", "softmax_h", "norm_rows_h"} <= set(seg.shaders), seg.shaders
 
 
 def test_fp16_is_refused_by_normal_precision_and_by_the_switch(rng, monkeypatch):
@@ -166,8 +179,9 @@ def test_fp16_halves_the_arena_and_widens_only_ops_without_fp16_shaders(rng):
     x = b.input("x", (2, 8, 6, 6))
     w = b.const(rng.uniform(-1, 1, (8, 8, 3, 3)).astype("float32"))
     y = b.Conv(x, w, pads=[1, 1, 1, 1], activation="relu")
-    t = b.Transpose(y, perm=[0, 2, 3, 1])  # copy.comp: no float16 variant, runs widened
-    b.output(b.Add(t, t), "y")
+    t = b.Transpose(y, perm=[0, 2, 3, 1])  # copy_h.comp: float16 elements moved as they are
+    p = b.Pad(t, pads=[0, 1, 0, 0, 0, 0, 2, 0], value=0.5)  # pad.comp: no float16 variant, runs widened
+    b.output(b.Add(p, p), "y")
     graph = b.build()
     xv = rng.uniform(-1, 1, (2, 8, 6, 6)).astype("float32")
     want = mnn.Session(graph, backend="reference").run({"x": xv})["y"]
@@ -178,7 +192,7 @@ def test_fp16_halves_the_arena_and_widens_only_ops_without_fp16_shaders(rng):
     seg = _segment_of(low)
     assert seg.precision == "float16"
     assert len(seg.widened) == 1 and "widen" in seg.shaders and "narrow" in seg.shaders, seg.shaders
-    assert {"conv2d_h", "binary_h"} <= set(seg.shaders), seg.shaders
+    assert {"conv2d_h", "copy_h", "binary_h"} <= set(seg.shaders), seg.shaders
     normal = mnn.Session(graph, backend="vulkan", fallback=False)
     normal.run({"x": xv})
     assert low.memory["vulkan"].arena_bytes < 0.6 * normal.memory["vulkan"].arena_bytes

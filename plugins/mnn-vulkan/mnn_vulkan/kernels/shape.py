@@ -5,7 +5,7 @@ Pad (pad.comp), Gather (gather.comp) and GatherElements have their own. The copi
 
 from __future__ import annotations
 
-from ..recorder import pack
+from ..recorder import HALF_OPS, pack
 from . import collapse, contiguous_strides, pad6, register
 
 WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
@@ -13,7 +13,10 @@ WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
 
 def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
     """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of
-    shape, in elements of `words` 32-bit words (2 for int64)."""
+    shape, in elements of `words` 32-bit words (2 for int64; HALF: one float16, copy_h.comp)."""
+    shader = "copy"
+    if words == HALF:
+        shader, words = "copy_h", 1
     if words > 1:  # one more, innermost dim: the words of an element
         shape, src_strides, dst_strides = list(shape) + [words], [s * words for s in src_strides] + [1], \
             [s * words for s in dst_strides] + [1]
@@ -25,10 +28,16 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
     if len(dims) > 6:
         raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
     push = pack(total, len(dims), src_off, dst_off, pad6(dims, 1), pad6(ss), pad6(ds))
-    rec.elementwise("copy", [src, dst], push, total)
+    rec.elementwise(shader, [src, dst], push, total)
 
 
-def words(ref) -> int:
+#: words() of a float tensor stored as float16: copy() moves 16-bit elements
+HALF = 0
+
+
+def words(ref, rec=None) -> int:
+    if rec is not None and rec.half and rec.native and str(ref.info.dtype) == "float32":
+        return HALF
     return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
 
 
@@ -45,7 +54,7 @@ def _dims_fit(shape_pairs) -> bool | str:
 
 def _record_view(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=words(x))
+    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=words(x, rec))
 
 
 def _perm(node, rank):
@@ -66,7 +75,7 @@ def _record_transpose(op, rec):
     perm = _perm(op.node, len(shape))
     st = contiguous_strides(shape)
     copy(rec, rec.tensor(x), rec.output(y), y.info.shape, [st[p] for p in perm], contiguous_strides(y.info.shape),
-         words=words(x))
+         words=words(x, rec))
 
 
 # -- Concat / Split / Slice -------------------------------------------------------------------
@@ -80,7 +89,7 @@ def _record_concat(op, rec):
     out = rec.output(y)
     for x in op.inputs:
         copy(rec, rec.tensor(x), out, x.info.shape, contiguous_strides(x.info.shape), ost, 0, start * ost[axis],
-             words(x))
+             words(x, rec))
         start += x.info.shape[axis]
 
 
@@ -92,7 +101,7 @@ def _record_split(op, rec):
     src = rec.tensor(x)
     for y in op.outputs:
         copy(rec, src, rec.output(y), y.info.shape, ist, contiguous_strides(y.info.shape), start * ist[axis],
-             words=words(x))
+             words=words(x, rec))
         start += y.info.shape[axis]
 
 
@@ -108,7 +117,7 @@ def _record_slice(op, rec):
         offset += begin * st if dim else 0
         strides.append(st * step)
     copy(rec, rec.tensor(x), rec.output(y), out_shape, strides, contiguous_strides(out_shape), offset,
-         words=words(x))
+         words=words(x, rec))
 
 
 # -- Expand / Tile ------------------------------------------------------------------------------
@@ -129,7 +138,7 @@ def _expand_out(node, ins):
 def _record_expand(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     copy(rec, rec.tensor(x), rec.output(y), y.info.shape, _expand_plan(x.info.shape, y.info.shape),
-         contiguous_strides(y.info.shape), words=words(x))
+         contiguous_strides(y.info.shape), words=words(x, rec))
 
 
 def _tile_plan(shape, reps):
@@ -144,7 +153,7 @@ def _tile_plan(shape, reps):
 def _record_tile(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     view, src, dst = _tile_plan(x.info.shape, op.node.attrs["repeats"])
-    copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=words(x))
+    copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=words(x, rec))
 
 
 # -- Pad / Gather ----------------------------------------------------------------------------------
@@ -222,3 +231,6 @@ register("Tile", _record_tile, _tile_supports, dtypes=WORDS, efficiency=0.8)
 register("Pad", _record_pad, _rank6, efficiency=0.8)
 register("Gather", _record_gather, _gather_supports, dtypes=WORDS, efficiency=0.8)
 register("GatherElements", _record_gather_elements, _gather_elements_supports, dtypes=WORDS, efficiency=0.8)
+# these move float16 tensors as 16-bit elements (copy_h.comp) instead of widening them
+HALF_OPS.update(["Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Concat", "Split", "Slice",
+                 "Expand", "Tile"])
