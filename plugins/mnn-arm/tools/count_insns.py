@@ -49,13 +49,16 @@ def build(out: Path) -> tuple[Path, str]:
     subprocess.run(["bash", str(PLUGIN / "tests/harness/build.sh"), str(out)], check=True, capture_output=True)
     objs = [str(p) for p in sorted(out.glob("*.o")) if p.name != "harness.o"]
     csrc = PLUGIN / "mnn_arm" / "csrc"
-    cc = ["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", "-c"]
+    core = PLUGIN.parent.parent / "mnn_core" / "include"
+    cc = ["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", f"-I{core}", "-c"]
+    # the op layer's run functions (what Session calls), built like setup.py builds them (-O3)
+    subprocess.run(cc + ["-O3", str(csrc / "ops.c"), "-o", str(out / "ops.o")], check=True)
     subprocess.run(cc + [str(TOOLS / "count_layers.c"), "-o", str(out / "count_layers.o")], check=True)
     for mark in ("begin", "end"):
         (out / f"mark_{mark}.c").write_text(f"void mnn_text_{mark}(void) {{}}\n")
         subprocess.run(cc + [str(out / f"mark_{mark}.c"), "-o", str(out / f"mark_{mark}.o")], check=True)
     exe = out / "count_layers"
-    subprocess.run(["aarch64-linux-gnu-gcc", "-static", str(out / "mark_begin.o"), *objs, str(out / "count_layers.o"),
+    subprocess.run(["aarch64-linux-gnu-gcc", "-static", str(out / "mark_begin.o"), *objs, str(out / "ops.o"), str(out / "count_layers.o"),
                     str(out / "mark_end.o"), "-lm", "-o", str(exe)], check=True)
     syms = subprocess.run(["aarch64-linux-gnu-nm", str(exe)], capture_output=True, text=True, check=True).stdout
     marks = [line.split() for line in syms.splitlines() if line.endswith(("_text_begin", "_text_end"))]
