@@ -83,4 +83,131 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
     }
 }
 
-const arm_qkernels arm_qkernels_int8_dot = {"int8_dot", QMR, QNR, gemm_int8_dot};
+/* -- depthwise 3x3 with sdot ------------------------------------------------------------
+ * One 32-bit lane of sdot adds 4 byte products: for output column o, the
+ * bytes x[o*s .. o*s+3] of one input row against (w0, w1, w2, 0), so a row of
+ * 3 taps is one sdot per 4 outputs. A table lookup (tbl) lays 4 outputs'
+ * overlapping 4-byte windows side by side from the row's bytes. The plane is
+ * copied shifted to int8 (uint8 ^ 0x80) and padded with the shifted zero
+ * point zs, so that sum((xs - zs) * w) = sum(xs * w) - zs * sum(w): the
+ * second term is folded into the starting value. Needs every w - zw of the
+ * channel in int8 (true for symmetric int8 weights and uint8 weights with
+ * zero point 128); other channels go through the generic kernel. */
+
+/* the edge loops stay loops (1-2 elements; not calls to memset) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_s8(const uint8_t *x, int is_uint8, int8_t zs, const arm_conv_geom *g, int8_t *pad,
+                          int64_t PH, int64_t R) {
+    const int64_t need = (g->OW - 1) * g->sw + 3;
+    const uint8x16_t flip = vdupq_n_u8(is_uint8 ? 0x80 : 0);
+    const int8x16_t vz = vdupq_n_s8(zs);
+    for (int64_t ph = 0; ph < PH; ++ph) {
+        const int64_t ih = ph - g->pt;
+        int8_t *d = pad + ph * R;
+        int64_t pw = 0;
+        if (ih < 0 || ih >= g->H) {
+            for (; pw < need; pw += 16) vst1q_s8(d + pw, vz); /* R leaves room for the last vector */
+            continue;
+        }
+        const uint8_t *row = x + ih * g->W;
+        for (; pw < g->pl; ++pw) d[pw] = zs;
+        int64_t iw = 0;
+        for (; iw + 16 <= g->W; iw += 16) vst1q_s8(d + pw + iw, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + iw), flip)));
+        for (; iw < g->W; ++iw) d[pw + iw] = (int8_t)(row[iw] ^ (is_uint8 ? 0x80 : 0));
+        for (pw += g->W; pw < need; ++pw) d[pw] = zs;
+    }
+}
+
+static const uint8_t win_s1[16] = {0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6};
+static const uint8_t win_s2[16] = {0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9};
+static const uint8_t win_s2b[16] = {8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15, 16, 17};
+
+static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *pad, int64_t R, int32_t *yp,
+                                                                 const arm_conv_geom *g, const int8x16_t wr[3],
+                                                                 int32x4_t vb, const int s) {
+    const uint8x16_t i1 = vld1q_u8(win_s1), i2 = vld1q_u8(win_s2), i2b = vld1q_u8(win_s2b);
+    const uint8x16_t i1b = vaddq_u8(i1, vdupq_n_u8(4)), i1c = vaddq_u8(i1, vdupq_n_u8(8)),
+                     i1d = vaddq_u8(i1, vdupq_n_u8(12));
+    const int64_t OH = g->OH, OW = g->OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const int8_t *rows[3] = {pad + oh * s * R, pad + (oh * s + 1) * R, pad + (oh * s + 2) * R};
+        int32_t *yo = yp + oh * OW;
+        int64_t ow = 0;
+        for (; ow + 16 <= OW; ow += 16) { /* 16 outputs: 4 windows-of-4 per row, 4 sdot per row */
+            int32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+            for (int i = 0; i < 3; ++i) {
+                const int8_t *r = rows[i] + ow * s;
+                if (s == 1) {
+                    const int8x16x2_t v = {{vld1q_s8(r), vld1q_s8(r + 16)}};
+                    a0 = vdotq_s32(a0, vqtbl2q_s8(v, i1), wr[i]);
+                    a1 = vdotq_s32(a1, vqtbl2q_s8(v, i1b), wr[i]);
+                    a2 = vdotq_s32(a2, vqtbl2q_s8(v, i1c), wr[i]);
+                    a3 = vdotq_s32(a3, vqtbl2q_s8(v, i1d), wr[i]);
+                } else {
+                    const int8x16_t v0 = vld1q_s8(r), v1 = vld1q_s8(r + 16), v2 = vld1q_s8(r + 32);
+                    const int8x16x2_t lo = {{v0, v1}}, hi = {{v1, v2}};
+                    a0 = vdotq_s32(a0, vqtbl2q_s8(lo, i2), wr[i]);
+                    a1 = vdotq_s32(a1, vqtbl2q_s8(lo, i2b), wr[i]);
+                    a2 = vdotq_s32(a2, vqtbl2q_s8(hi, i2), wr[i]);
+                    a3 = vdotq_s32(a3, vqtbl2q_s8(hi, i2b), wr[i]);
+                }
+            }
+            vst1q_s32(yo + ow, a0);
+            vst1q_s32(yo + ow + 4, a1);
+            vst1q_s32(yo + ow + 8, a2);
+            vst1q_s32(yo + ow + 12, a3);
+        }
+        for (; ow < OW; ow += 4) { /* the rest, 4 outputs at a time (the last stored lane by lane) */
+            int32x4_t a = vb;
+            for (int i = 0; i < 3; ++i)
+                a = vdotq_s32(a, vqtbl1q_s8(vld1q_s8(rows[i] + ow * s), s == 1 ? i1 : i2), wr[i]);
+            if (ow + 4 <= OW) {
+                vst1q_s32(yo + ow, a);
+            } else { /* lane stores: a loop would become a call to memcpy */
+                vst1q_lane_s32(yo + ow, a, 0);
+                if (ow + 1 < OW) vst1q_lane_s32(yo + ow + 1, a, 1);
+                if (ow + 2 < OW) vst1q_lane_s32(yo + ow + 2, a, 2);
+            }
+        }
+    }
+}
+
+static void depthwise_dot(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
+                          int32_t *acc, int64_t planes, const arm_conv_geom *g, int16_t *work) {
+    if (!arm_dw3x3(g)) {
+        arm_q_depthwise(xv, is_uint8, zx, w, bias, acc, planes, g, work);
+        return;
+    }
+    const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
+    const int8_t zs = (int8_t)(is_uint8 ? zx - 128 : zx);
+    int8_t *pad = (int8_t *)work;
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        const int16_t *wk = w + c * 9;
+        int fits = 1;
+        int32_t wsum = 0;
+        for (int t = 0; t < 9; ++t) {
+            fits &= wk[t] >= -128 && wk[t] <= 127;
+            wsum += wk[t];
+        }
+        const uint8_t *xp = (const uint8_t *)xv + p * g->H * g->W;
+        int32_t *yp = acc + p * g->OH * g->OW;
+        if (!fits) { /* one plane through the generic kernel */
+            arm_conv_geom one = *g;
+            one.C = 1;
+            arm_q_depthwise(xp, is_uint8, zx, wk, bias ? bias + c : NULL, yp, 1, &one, work);
+            continue;
+        }
+        int8x16_t wr[3];
+        for (int i = 0; i < 3; ++i) {
+            const uint32_t word = (uint32_t)(uint8_t)wk[3 * i] | (uint32_t)(uint8_t)wk[3 * i + 1] << 8 |
+                                  (uint32_t)(uint8_t)wk[3 * i + 2] << 16;
+            wr[i] = vreinterpretq_s8_u32(vdupq_n_u32(word));
+        }
+        const int32x4_t vb = vdupq_n_s32((bias ? bias[c] : 0) - (int32_t)zs * wsum);
+        pad_plane3_s8(xp, is_uint8, zs, g, pad, PH, R);
+        if (g->sh == 1) dw3x3_rows_dot(pad, R, yp, g, wr, vb, 1);
+        else dw3x3_rows_dot(pad, R, yp, g, wr, vb, 2);
+    }
+}
+
+const arm_qkernels arm_qkernels_int8_dot = {"int8_dot", QMR, QNR, gemm_int8_dot, depthwise_dot};
