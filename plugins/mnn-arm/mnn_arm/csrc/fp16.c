@@ -113,29 +113,32 @@ static inline float16x8_t load_strided16(const __fp16 *p, int64_t s) {
 /* 3x3, stride 1 or 2, no dilation: the same kernel as fp32.c's, 8 halves per
  * vector. Taps 0-7 in one register and tap 8 in another (fmla by element);
  * bias, clamp and the accumulation in fp16, widened to fp32 for the store. */
-/* the edge loops stay loops (1-2 elements; not calls to memset) */
+/* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f16(const float *x, const arm_conv_geom *g, __fp16 *pad, int64_t PH, int64_t R) {
-    const int64_t need = (g->OW - 1) * g->sw + 3;
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
+    const float16x8_t z = vdupq_n_f16((__fp16)0);
     for (int64_t ph = 0; ph < PH; ++ph) {
         const int64_t ih = ph - g->pt;
         __fp16 *d = pad + ph * R;
-        int64_t pw = 0;
         if (ih < 0 || ih >= g->H) {
-            for (; pw + 8 <= need; pw += 8) vst1q_f16(d + pw, vdupq_n_f16((__fp16)0));
-            for (; pw < need; ++pw) d[pw] = 0;
+            for (int64_t pw = 0; pw < need; pw += 8) vst1q_f16(d + pw, z);
             continue;
         }
-        const float *row = x + ih * g->W;
-        for (; pw < g->pl; ++pw) d[pw] = 0;
-        int64_t iw = 0;
-        for (; iw + 8 <= g->W; iw += 8)
-            vst1q_f16(d + pw + iw, vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(row + iw)), vld1q_f32(row + iw + 4)));
-        if (iw + 4 <= g->W) {
-            vst1_f16(d + pw + iw, vcvt_f16_f32(vld1q_f32(row + iw)));
-            iw += 4;
+        /* as in fp32.c, converting 8 floats per store */
+        const float *row = x + ih * W;
+        for (int64_t pw = 0; pw < pl; pw += 8) vst1q_f16(d + pw, z);
+        if (W >= 8) {
+            for (int64_t iw = 0; iw + 8 < W; iw += 8)
+                vst1q_f16(d + pl + iw, vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(row + iw)), vld1q_f32(row + iw + 4)));
+            vst1q_f16(d + pl + W - 8,
+                      vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(row + W - 8)), vld1q_f32(row + W - 4)));
+        } else if (W >= 4) {
+            vst1_f16(d + pl, vcvt_f16_f32(vld1q_f32(row)));
+            vst1_f16(d + pl + W - 4, vcvt_f16_f32(vld1q_f32(row + W - 4)));
+        } else {
+            for (int64_t iw = 0; iw < W; ++iw) d[pl + iw] = (__fp16)row[iw];
         }
-        for (; iw < g->W; ++iw) d[pw + iw] = (__fp16)row[iw];
-        for (pw += g->W; pw < need; ++pw) d[pw] = 0;
+        for (int64_t pw = pl + W; pw < need; pw += 8) vst1q_f16(d + pw, z);
     }
 }
 

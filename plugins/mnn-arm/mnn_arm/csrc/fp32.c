@@ -136,24 +136,28 @@ static inline float32x4_t load_strided(const float *p, int64_t s) {
  * 9 weights held in 3 registers (fmla by element), the plane copied into the
  * padded scratch with vector moves, one output row of 4-lane vectors at a time
  * (the last vector of a row computed whole and stored lane by lane). */
-/* the edge loops stay loops (1-2 elements; not calls to memset) */
+/* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R) {
-    const int64_t need = (g->OW - 1) * g->sw + 3; /* columns a stored output reads */
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3; /* columns a stored output reads */
+    const float32x4_t z = vdupq_n_f32(0.0f);
     for (int64_t ph = 0; ph < PH; ++ph) {
         const int64_t ih = ph - g->pt;
         float *d = pad + ph * R;
-        int64_t pw = 0;
         if (ih < 0 || ih >= g->H) {
-            for (; pw + 4 <= need; pw += 4) vst1q_f32(d + pw, vdupq_n_f32(0.0f));
-            for (; pw < need; ++pw) d[pw] = 0.0f;
+            for (int64_t pw = 0; pw < need; pw += 4) vst1q_f32(d + pw, z);
             continue;
         }
-        const float *row = x + ih * g->W;
-        for (; pw < g->pl; ++pw) d[pw] = 0.0f;
-        int64_t iw = 0;
-        for (; iw + 4 <= g->W; iw += 4) vst1q_f32(d + pw + iw, vld1q_f32(row + iw));
-        for (; iw < g->W; ++iw) d[pw + iw] = row[iw];
-        for (pw += g->W; pw < need; ++pw) d[pw] = 0.0f;
+        /* whole vectors: the left zeros first (the copy overwrites what lies past pl), the row's last
+         * vector overlapping the one before it, then zeros from the row's end (R has room) */
+        const float *row = x + ih * W;
+        for (int64_t pw = 0; pw < pl; pw += 4) vst1q_f32(d + pw, z);
+        if (W >= 4) {
+            for (int64_t iw = 0; iw + 4 < W; iw += 4) vst1q_f32(d + pl + iw, vld1q_f32(row + iw));
+            vst1q_f32(d + pl + W - 4, vld1q_f32(row + W - 4));
+        } else {
+            for (int64_t iw = 0; iw < W; ++iw) vst1q_lane_f32(d + pl + iw, vld1q_dup_f32(row + iw), 0);
+        }
+        for (int64_t pw = pl + W; pw < need; pw += 4) vst1q_f32(d + pw, z);
     }
 }
 

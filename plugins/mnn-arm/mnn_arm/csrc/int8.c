@@ -213,24 +213,33 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
         const int32_t *fix = e->fixmult && e->mult_cs == 0 ? e->fixmult + 2 * m * e->mult_rs : zeros4;
         if (!e->db_cs && fix[0] && e->out_kind) { /* QLinearConv, fixed-point multiplier proven exact */
             const int32x4_t vfix = vdupq_n_s32(fix[0]), zy = vdupq_n_s32((int32_t)e->zy), vrb = vdupq_n_s32(row_base);
-            const int32_t *cs = e->colsum ? colsum : zeros4;
-            const int64_t cstep = e->colsum ? 4 : 0;
             const int64x2_t nsh = vdupq_n_s64(fix[1]);
+            const int32_t *cs = e->colsum; /* NULL: nothing per column (depthwise sums are already exact) */
+            const int u8 = e->out_kind == 1;
+            int8_t *o = (int8_t *)out + r * ldo;
             int64_t c = 0;
-            for (; c + 8 <= N; c += 8) {
-                const int32x4_t v0 = vmlaq_n_s32(vaddq_s32(vld1q_s32(a + c), vrb), vld1q_s32(cs + (c / 4) * cstep), da);
-                const int32x4_t v1 =
-                    vmlaq_n_s32(vaddq_s32(vld1q_s32(a + c + 4), vrb), vld1q_s32(cs + (c / 4 + 1) * cstep), da);
-                const int16x8_t h = vqmovn_high_s32(vqmovn_s32(fixed_requant(v0, vfix, nsh, zy)),
-                                                  fixed_requant(v1, vfix, nsh, zy));
-                if (e->out_kind == 1) vst1_u8((uint8_t *)out + r * ldo + c, vqmovun_s16(h));
-                else vst1_s8((int8_t *)out + r * ldo + c, vqmovn_s16(h));
+            for (; c + 16 <= N; c += 16) {
+                int32x4_t v[4];
+                for (int j = 0; j < 4; ++j) {
+                    v[j] = vaddq_s32(vld1q_s32(a + c + 4 * j), vrb);
+                    if (cs) v[j] = vmlaq_n_s32(v[j], vld1q_s32(colsum + c + 4 * j), da);
+                    v[j] = fixed_requant(v[j], vfix, nsh, zy);
+                }
+                const int16x8_t h0 = vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), h1 = vqmovn_high_s32(vqmovn_s32(v[2]), v[3]);
+                if (u8) vst1q_u8((uint8_t *)o + c, vqmovun_high_s16(vqmovun_s16(h0), h1));
+                else vst1q_s8(o + c, vqmovn_high_s16(vqmovn_s16(h0), h1));
+            }
+            for (; c + 4 <= N; c += 4) {
+                int32x4_t v = vaddq_s32(vld1q_s32(a + c), vrb);
+                if (cs) v = vmlaq_n_s32(v, vld1q_s32(colsum + c), da);
+                const int16x8_t h = vcombine_s16(vqmovn_s32(fixed_requant(v, vfix, nsh, zy)), vdup_n_s16(0));
+                if (u8) vst1_lane_u32((uint32_t *)(o + c), vreinterpret_u32_u8(vqmovun_s16(h)), 0);
+                else vst1_lane_u32((uint32_t *)(o + c), vreinterpret_u32_s8(vqmovn_s16(h)), 0);
             }
             for (; c < N; ++c) {
-                const int32_t v = a[c] + row_base + da * colsum[e->colsum ? c : 0];
-                const int32_t q = store_q(rint((double)v * e->mult[m * e->mult_rs]) + e->zy, e->out_kind);
-                if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
-                else ((int8_t *)out)[r * ldo + c] = (int8_t)q;
+                const int32_t q = store_q(rint((double)(a[c] + row_base + (cs ? da * colsum[c] : 0)) * e->mult[m * e->mult_rs]) + e->zy,
+                                          e->out_kind);
+                o[c] = (int8_t)q;
             }
             continue;
         }

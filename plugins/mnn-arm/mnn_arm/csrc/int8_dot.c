@@ -94,62 +94,57 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
  * channel in int8 (true for symmetric int8 weights and uint8 weights with
  * zero point 128); other channels go through the generic kernel. */
 
-/* the edge loops stay loops (1-2 elements; not calls to memset) */
+/* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_s8(const uint8_t *x, int is_uint8, int8_t zs, const arm_conv_geom *g, int8_t *pad,
                           int64_t PH, int64_t R) {
-    const int64_t need = (g->OW - 1) * g->sw + 3;
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
     const uint8x16_t flip = vdupq_n_u8(is_uint8 ? 0x80 : 0);
     const int8x16_t vz = vdupq_n_s8(zs);
     for (int64_t ph = 0; ph < PH; ++ph) {
         const int64_t ih = ph - g->pt;
         int8_t *d = pad + ph * R;
-        int64_t pw = 0;
         if (ih < 0 || ih >= g->H) {
-            for (; pw < need; pw += 16) vst1q_s8(d + pw, vz); /* R leaves room for the last vector */
+            for (int64_t pw = 0; pw < need; pw += 16) vst1q_s8(d + pw, vz); /* R leaves room for the last vector */
             continue;
         }
-        const uint8_t *row = x + ih * g->W;
-        for (; pw < g->pl; ++pw) d[pw] = zs;
-        int64_t iw = 0;
-        for (; iw + 16 <= g->W; iw += 16) vst1q_s8(d + pw + iw, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + iw), flip)));
-        for (; iw < g->W; ++iw) d[pw + iw] = (int8_t)(row[iw] ^ (is_uint8 ? 0x80 : 0));
-        for (pw += g->W; pw < need; ++pw) d[pw] = zs;
+        /* as in fp32.c: zero point vectors around the row, its last vector overlapping the one before */
+        const uint8_t *row = x + ih * W;
+        for (int64_t pw = 0; pw < pl; pw += 16) vst1q_s8(d + pw, vz);
+        if (W >= 16) {
+            for (int64_t iw = 0; iw + 16 < W; iw += 16)
+                vst1q_s8(d + pl + iw, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + iw), flip)));
+            vst1q_s8(d + pl + W - 16, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + W - 16), flip)));
+        } else if (W >= 8) {
+            vst1_s8(d + pl, vreinterpret_s8_u8(veor_u8(vld1_u8(row), vget_low_u8(flip))));
+            vst1_s8(d + pl + W - 8, vreinterpret_s8_u8(veor_u8(vld1_u8(row + W - 8), vget_low_u8(flip))));
+        } else {
+            for (int64_t iw = 0; iw < W; ++iw) d[pl + iw] = (int8_t)(row[iw] ^ (is_uint8 ? 0x80 : 0));
+        }
+        for (int64_t pw = pl + W; pw < need; pw += 16) vst1q_s8(d + pw, vz);
     }
 }
 
 static const uint8_t win_s1[16] = {0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6};
 static const uint8_t win_s2[16] = {0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9};
-static const uint8_t win_s2b[16] = {8, 9, 10, 11, 10, 11, 12, 13, 12, 13, 14, 15, 14, 15, 16, 17};
 
 static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *pad, int64_t R, int32_t *yp,
                                                                  const arm_conv_geom *g, const int8x16_t wr[3],
                                                                  int32x4_t vb, const int s) {
-    const uint8x16_t i1 = vld1q_u8(win_s1), i2 = vld1q_u8(win_s2), i2b = vld1q_u8(win_s2b);
-    const uint8x16_t i1b = vaddq_u8(i1, vdupq_n_u8(4)), i1c = vaddq_u8(i1, vdupq_n_u8(8)),
-                     i1d = vaddq_u8(i1, vdupq_n_u8(12));
+    /* single-register lookups: a pair of table registers makes GCC shuffle them with moves */
+    const uint8x16_t idx = vld1q_u8(s == 1 ? win_s1 : win_s2);
     const int64_t OH = g->OH, OW = g->OW;
     for (int64_t oh = 0; oh < OH; ++oh) {
         const int8_t *rows[3] = {pad + oh * s * R, pad + (oh * s + 1) * R, pad + (oh * s + 2) * R};
         int32_t *yo = yp + oh * OW;
         int64_t ow = 0;
-        for (; ow + 16 <= OW; ow += 16) { /* 16 outputs: 4 windows-of-4 per row, 4 sdot per row */
+        for (; ow + 16 <= OW; ow += 16) { /* 16 outputs: per row 4 groups of 4 windows, one sdot each */
             int32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb;
             for (int i = 0; i < 3; ++i) {
                 const int8_t *r = rows[i] + ow * s;
-                if (s == 1) {
-                    const int8x16x2_t v = {{vld1q_s8(r), vld1q_s8(r + 16)}};
-                    a0 = vdotq_s32(a0, vqtbl2q_s8(v, i1), wr[i]);
-                    a1 = vdotq_s32(a1, vqtbl2q_s8(v, i1b), wr[i]);
-                    a2 = vdotq_s32(a2, vqtbl2q_s8(v, i1c), wr[i]);
-                    a3 = vdotq_s32(a3, vqtbl2q_s8(v, i1d), wr[i]);
-                } else {
-                    const int8x16_t v0 = vld1q_s8(r), v1 = vld1q_s8(r + 16), v2 = vld1q_s8(r + 32);
-                    const int8x16x2_t lo = {{v0, v1}}, hi = {{v1, v2}};
-                    a0 = vdotq_s32(a0, vqtbl2q_s8(lo, i2), wr[i]);
-                    a1 = vdotq_s32(a1, vqtbl2q_s8(lo, i2b), wr[i]);
-                    a2 = vdotq_s32(a2, vqtbl2q_s8(hi, i2), wr[i]);
-                    a3 = vdotq_s32(a3, vqtbl2q_s8(hi, i2b), wr[i]);
-                }
+                a0 = vdotq_s32(a0, vqtbl1q_s8(vld1q_s8(r), idx), wr[i]);
+                a1 = vdotq_s32(a1, vqtbl1q_s8(vld1q_s8(r + 4 * s), idx), wr[i]);
+                a2 = vdotq_s32(a2, vqtbl1q_s8(vld1q_s8(r + 8 * s), idx), wr[i]);
+                a3 = vdotq_s32(a3, vqtbl1q_s8(vld1q_s8(r + 12 * s), idx), wr[i]);
             }
             vst1q_s32(yo + ow, a0);
             vst1q_s32(yo + ow + 4, a1);
@@ -159,7 +154,7 @@ static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *p
         for (; ow < OW; ow += 4) { /* the rest, 4 outputs at a time (the last stored lane by lane) */
             int32x4_t a = vb;
             for (int i = 0; i < 3; ++i)
-                a = vdotq_s32(a, vqtbl1q_s8(vld1q_s8(rows[i] + ow * s), s == 1 ? i1 : i2), wr[i]);
+                a = vdotq_s32(a, vqtbl1q_s8(vld1q_s8(rows[i] + ow * s), idx), wr[i]);
             if (ow + 4 <= OW) {
                 vst1q_s32(yo + ow, a);
             } else { /* lane stores: a loop would become a call to memcpy */

@@ -128,7 +128,9 @@ int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
         for (int64_t n = 0; n < s->N; ++n) {
             s->k->depthwise(x + n * g->C * in_plane, s->is_uint8, s->zx, s->w16, e.bias, s->acc, g->C, g, s->dwork);
             for (int64_t c = 0; c < g->C; ++c) {
-                arm_qepilogue ec = e;
+                arm_qepilogue ec = e; /* the depthwise sums are exact (x - zx, w - zw): nothing to undo */
+                ec.K = 0;
+                ec.rowsum = ec.colsum = NULL;
                 ec.bias = NULL;
                 ec.mult = e.mult + c * e.mult_rs;
                 ec.fixmult = e.fixmult ? e.fixmult + 2 * c * e.mult_rs : NULL;
