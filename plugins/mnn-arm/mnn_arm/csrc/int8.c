@@ -183,11 +183,13 @@ void arm_q_fixed_mults(const double *mult, int64_t n, double zy, int out_kind, i
     }
 }
 
-/* 4 sums to 4 outputs with the proven fixed-point multiplier: 64-bit products, rounding shift right */
-static inline int32x4_t fixed_requant(int32x4_t v, int32x4_t fm, int64x2_t nsh, int32x4_t zy) {
+/* 4 sums to 4 scaled values with the proven fixed-point multiplier: 64-bit products, rounding shift
+ * right (the zero point is added after the saturating narrow to int16: a sum beyond int16 saturates
+ * beyond every output either way) */
+static inline int32x4_t fixed_requant(int32x4_t v, int32x4_t fm, int64x2_t nsh) {
     const int64x2_t p0 = vrshlq_s64(vmull_s32(vget_low_s32(v), vget_low_s32(fm)), nsh);
     const int64x2_t p1 = vrshlq_s64(vmull_high_s32(v, fm), nsh);
-    return vqaddq_s32(vmovn_high_s64(vmovn_s64(p0), p1), zy);
+    return vmovn_high_s64(vmovn_s64(p0), p1);
 }
 
 void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int64_t m0, int64_t n0, int64_t M,
@@ -212,9 +214,11 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
         }
         const int32_t *fix = e->fixmult && e->mult_cs == 0 ? e->fixmult + 2 * m * e->mult_rs : zeros4;
         if (!e->db_cs && fix[0] && e->out_kind) { /* QLinearConv, fixed-point multiplier proven exact */
-            const int32x4_t vfix = vdupq_n_s32(fix[0]), zy = vdupq_n_s32((int32_t)e->zy), vrb = vdupq_n_s32(row_base);
+            const int32x4_t vfix = vdupq_n_s32(fix[0]), vrb = vdupq_n_s32(row_base);
+            const int16x8_t zy = vdupq_n_s16((int16_t)e->zy);
             const int64x2_t nsh = vdupq_n_s64(fix[1]);
-            const int32_t *cs = e->colsum; /* NULL: nothing per column (depthwise sums are already exact) */
+            /* NULL: nothing per column (depthwise sums are exact; symmetric weights have da 0) */
+            const int32_t *cs = da ? e->colsum : NULL;
             const int u8 = e->out_kind == 1;
             int8_t *o = (int8_t *)out + r * ldo;
             int64_t c = 0;
@@ -223,16 +227,17 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
                 for (int j = 0; j < 4; ++j) {
                     v[j] = vaddq_s32(vld1q_s32(a + c + 4 * j), vrb);
                     if (cs) v[j] = vmlaq_n_s32(v[j], vld1q_s32(colsum + c + 4 * j), da);
-                    v[j] = fixed_requant(v[j], vfix, nsh, zy);
+                    v[j] = fixed_requant(v[j], vfix, nsh);
                 }
-                const int16x8_t h0 = vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), h1 = vqmovn_high_s32(vqmovn_s32(v[2]), v[3]);
+                const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), zy);
+                const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[2]), v[3]), zy);
                 if (u8) vst1q_u8((uint8_t *)o + c, vqmovun_high_s16(vqmovun_s16(h0), h1));
                 else vst1q_s8(o + c, vqmovn_high_s16(vqmovn_s16(h0), h1));
             }
             for (; c + 4 <= N; c += 4) {
                 int32x4_t v = vaddq_s32(vld1q_s32(a + c), vrb);
                 if (cs) v = vmlaq_n_s32(v, vld1q_s32(colsum + c), da);
-                const int16x8_t h = vcombine_s16(vqmovn_s32(fixed_requant(v, vfix, nsh, zy)), vdup_n_s16(0));
+                const int16x8_t h = vqaddq_s16(vcombine_s16(vqmovn_s32(fixed_requant(v, vfix, nsh)), vdup_n_s16(0)), zy);
                 if (u8) vst1_lane_u32((uint32_t *)(o + c), vreinterpret_u32_u8(vqmovun_s16(h)), 0);
                 else vst1_lane_u32((uint32_t *)(o + c), vreinterpret_u32_s8(vqmovn_s16(h)), 0);
             }

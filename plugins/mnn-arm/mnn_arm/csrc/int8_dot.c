@@ -43,6 +43,23 @@ static inline __attribute__((always_inline)) void tile_dot(int64_t K4, const int
         b += 48;
     }
     /* acc[h][j] holds rows 4h..4h+3 of column j: transpose 4x4 blocks into rows */
+    if (mr == QMR && nc == 4 * nv) { /* a whole tile: every store unconditional (no branches, no stack copy) */
+        for (int h = 0; h < 2; ++h)
+            for (int v = 0; v < nv; ++v) {
+                const int32x4_t c0 = acc[h][4 * v], c1 = acc[h][4 * v + 1], c2 = acc[h][4 * v + 2],
+                                c3 = acc[h][4 * v + 3];
+                const int64x2_t t0 = vreinterpretq_s64_s32(vtrn1q_s32(c0, c1)),
+                                t1 = vreinterpretq_s64_s32(vtrn2q_s32(c0, c1)),
+                                t2 = vreinterpretq_s64_s32(vtrn1q_s32(c2, c3)),
+                                t3 = vreinterpretq_s64_s32(vtrn2q_s32(c2, c3));
+                int32_t *d = c + 4 * h * ldc + 4 * v;
+                vst1q_s32(d, vreinterpretq_s32_s64(vtrn1q_s64(t0, t2)));
+                vst1q_s32(d + ldc, vreinterpretq_s32_s64(vtrn1q_s64(t1, t3)));
+                vst1q_s32(d + 2 * ldc, vreinterpretq_s32_s64(vtrn2q_s64(t0, t2)));
+                vst1q_s32(d + 3 * ldc, vreinterpretq_s32_s64(vtrn2q_s64(t1, t3)));
+            }
+        return;
+    }
     for (int h = 0; h < 2; ++h)
         for (int v = 0; v < nv; ++v) {
             const int32x4_t c0 = acc[h][4 * v], c1 = acc[h][4 * v + 1], c2 = acc[h][4 * v + 2], c3 = acc[h][4 * v + 3];
