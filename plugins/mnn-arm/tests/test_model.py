@@ -72,11 +72,54 @@ def test_qlinear_conv_bit_exact(dtype, group):
     lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
     x = rng.integers(lo, hi, (2, 8, 11, 10)).astype(dtype)
     w = rng.integers(lo, hi, (16, 8 // group, 3, 3)).astype(dtype)
-    params = [np.float32(0.02), np.array(rng.integers(lo + 100, lo + 150), dtype), w,
-              rng.uniform(0.002, 0.02, 16).astype(np.float32), rng.integers(lo + 110, lo + 140, 16).astype(dtype),
-              np.float32(0.3), np.array(lo + 120, dtype), rng.integers(-3000, 3000, 16).astype(np.int32)]
+    params = [
+        np.float32(0.02),
+        np.array(rng.integers(lo + 100, lo + 150), dtype),
+        w,
+        rng.uniform(0.002, 0.02, 16).astype(np.float32),
+        rng.integers(lo + 110, lo + 140, 16).astype(dtype),
+        np.float32(0.3),
+        np.array(lo + 120, dtype),
+        rng.integers(-3000, 3000, 16).astype(np.int32),
+    ]
     attrs = {"pads": [1, 1, 1, 1], "strides": [2, 1], "group": group}
     g = GraphBuilder("qconv")
+    y = g.QLinearConv(g.input("x", x.shape, dtype), *[g.const(p) for p in params], **attrs)
+    g.output(y, "y")
+    sess = Session(g.build(), backend="arm", fallback=False)
+    assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+    want = run_reference("QLinearConv", [x] + params, attrs)[0]
+    np.testing.assert_array_equal(sess.run({"x": x})["y"], want)
+
+
+@needs_arm
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_qlinear_conv_depthwise_bit_exact(dtype, stride):
+    """Depthwise 3x3 QLinearConv (the sdot path's own kernel where the CPU has it), rows wider than
+    one 16-output vector, weight zero points that push some channels' w - zw out of int8 (those
+    take the generic kernel): bit-exact with the reference."""
+    from mnn_core import GraphBuilder
+    from mnn_core.ops import run_reference
+
+    rng = np.random.default_rng(5)
+    lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
+    x = rng.integers(lo, hi, (1, 8, 13, 37)).astype(dtype)
+    w = rng.integers(lo, hi, (8, 1, 3, 3)).astype(dtype)
+    # the first 4 channels: the symmetric zero point (w - zw fits int8); the rest: anywhere in 100..150 above lo
+    zw = np.array([128 if lo == 0 else 0] * 4 + list(rng.integers(lo + 100, lo + 150, 4)), dtype)
+    params = [
+        np.float32(0.02),
+        np.array(rng.integers(lo + 100, lo + 150), dtype),
+        w,
+        rng.uniform(0.002, 0.02, 8).astype(np.float32),
+        zw,
+        np.float32(0.3),
+        np.array(lo + 120, dtype),
+        rng.integers(-3000, 3000, 8).astype(np.int32),
+    ]
+    attrs = {"pads": [1, 1, 1, 1], "strides": [stride, stride], "group": 8}
+    g = GraphBuilder("qdw")
     y = g.QLinearConv(g.input("x", x.shape, dtype), *[g.const(p) for p in params], **attrs)
     g.output(y, "y")
     sess = Session(g.build(), backend="arm", fallback=False)

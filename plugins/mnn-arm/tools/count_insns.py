@@ -29,8 +29,15 @@ def mobilenet_v2_convs(size: int = 224) -> list[tuple[int, ...]]:
     """(C, H, W, O, k, stride, pad, group) of every conv of examples/build_models.py's MobileNetV2."""
     layers, h = [(3, size, size, 32, 3, 2, 1, 1)], (size - 1) // 2 + 1
     cin = 32
-    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
-                       (6, 320, 1, 1)]:
+    for t, c, n, s in [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]:
         for i in range(n):
             stride = s if i == 0 else 1
             hidden = cin * t
@@ -49,14 +56,30 @@ def build(out: Path) -> tuple[Path, str]:
     subprocess.run(["bash", str(PLUGIN / "tests/harness/build.sh"), str(out)], check=True, capture_output=True)
     objs = [str(p) for p in sorted(out.glob("*.o")) if p.name != "harness.o"]
     csrc = PLUGIN / "mnn_arm" / "csrc"
-    cc = ["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", "-c"]
+    core = PLUGIN.parent.parent / "mnn_core" / "include"
+    cc = ["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", f"-I{core}", "-c"]
+    # the op layer's run functions (what Session calls), built like setup.py builds them (-O3)
+    subprocess.run(cc + ["-O3", str(csrc / "ops.c"), "-o", str(out / "ops.o")], check=True)
     subprocess.run(cc + [str(TOOLS / "count_layers.c"), "-o", str(out / "count_layers.o")], check=True)
     for mark in ("begin", "end"):
         (out / f"mark_{mark}.c").write_text(f"void mnn_text_{mark}(void) {{}}\n")
         subprocess.run(cc + [str(out / f"mark_{mark}.c"), "-o", str(out / f"mark_{mark}.o")], check=True)
     exe = out / "count_layers"
-    subprocess.run(["aarch64-linux-gnu-gcc", "-static", str(out / "mark_begin.o"), *objs, str(out / "count_layers.o"),
-                    str(out / "mark_end.o"), "-lm", "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            "aarch64-linux-gnu-gcc",
+            "-static",
+            str(out / "mark_begin.o"),
+            *objs,
+            str(out / "ops.o"),
+            str(out / "count_layers.o"),
+            str(out / "mark_end.o"),
+            "-lm",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
     syms = subprocess.run(["aarch64-linux-gnu-nm", str(exe)], capture_output=True, text=True, check=True).stdout
     marks = [line.split() for line in syms.splitlines() if line.endswith(("_text_begin", "_text_end"))]
     addr = {name: value for value, _, name in marks}
@@ -66,9 +89,26 @@ def build(out: Path) -> tuple[Path, str]:
 def count(exe: Path, dfilter: str, path: str, layers, cpu: str) -> list[int]:
     """Instructions executed between count_begin and count_end, per layer."""
     text = "".join(" ".join(map(str, layer)) + "\n" for layer in layers)
-    proc = subprocess.Popen(["qemu-aarch64-static", "-cpu", cpu, "-d", "in_asm,exec,nochain", "-dfilter", dfilter,
-                             "-D", "/dev/stderr", str(exe), path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, bufsize=1 << 20)
+    proc = subprocess.Popen(
+        [
+            "qemu-aarch64-static",
+            "-cpu",
+            cpu,
+            "-d",
+            "in_asm,exec,nochain",
+            "-dfilter",
+            dfilter,
+            "-D",
+            "/dev/stderr",
+            str(exe),
+            path,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1 << 20,
+    )
     proc.stdin.write(text)
     proc.stdin.close()
     sizes: dict[int, int] = {}
@@ -115,10 +155,17 @@ def main() -> None:
             results[p] = [per_shape[layer] for layer in layers]
             print(f"{p}: {sum(results[p]):,} instructions", file=sys.stderr, flush=True)
     paths = list(results)
-    print(f"MobileNetV2 ({args.size}x{args.size}, batch 1) convolution layers, executed instructions "
-          f"(qemu -cpu {args.cpu}), ratio to fp32")
-    print("| # | layer (C,H,W -> O, k, s, group) | MMACs | " + " | ".join(paths) + " | "
-          + " | ".join(f"{p}/fp32" for p in paths[1:]) + " |")
+    print(
+        f"MobileNetV2 ({args.size}x{args.size}, batch 1) convolution layers, executed instructions "
+        f"(qemu -cpu {args.cpu}), ratio to fp32"
+    )
+    print(
+        "| # | layer (C,H,W -> O, k, s, group) | MMACs | "
+        + " | ".join(paths)
+        + " | "
+        + " | ".join(f"{p}/fp32" for p in paths[1:])
+        + " |"
+    )
     print("|---" * (3 + 2 * len(paths) - 1) + "|")
     totals = dict.fromkeys(paths, 0)
     for i, (c, h, w, o, k, s, p, g) in enumerate(layers):
@@ -128,10 +175,37 @@ def main() -> None:
         for q, v in zip(paths, row):
             totals[q] += v
         kind = "dw" if g == c and g > 1 else f"{k}x{k}"
-        print(f"| {i} | {c},{h},{w} -> {o}, {kind}, s{s} | {macs / 1e6:.1f} | " + " | ".join(f"{v:,}" for v in row)
-              + " | " + " | ".join(f"{v / row[0]:.2f}" for v in row[1:]) + " |")
-    print(f"| all | {len(layers)} layers | | " + " | ".join(f"{totals[q]:,}" for q in paths) + " | "
-          + " | ".join(f"{totals[q] / totals[paths[0]]:.2f}" for q in paths[1:]) + " |")
+        print(
+            f"| {i} | {c},{h},{w} -> {o}, {kind}, s{s} | {macs / 1e6:.1f} | "
+            + " | ".join(f"{v:,}" for v in row)
+            + " | "
+            + " | ".join(f"{v / row[0]:.2f}" for v in row[1:])
+            + " |"
+        )
+    print(
+        f"| all | {len(layers)} layers | | "
+        + " | ".join(f"{totals[q]:,}" for q in paths)
+        + " | "
+        + " | ".join(f"{totals[q] / totals[paths[0]]:.2f}" for q in paths[1:])
+        + " |"
+    )
+    print()
+    print("| layers | " + " | ".join(paths) + " | " + " | ".join(f"{p}/fp32" for p in paths[1:]) + " |")
+    print("|---" * (2 * len(paths)) + "|")
+    kinds = {}
+    for i, (c, _, _, _, k, _, _, g) in enumerate(layers):
+        gemm = "pointwise 1x1 (GEMM)" if k == 1 else f"{k}x{k} (im2col + GEMM)"
+        kind = "depthwise 3x3" if g == c and g > 1 else gemm
+        kinds.setdefault(kind, []).append(i)
+    for kind, idx in kinds.items():
+        sums = [sum(results[q][i] for i in idx) for q in paths]
+        print(
+            f"| {len(idx)} {kind} | "
+            + " | ".join(f"{v:,}" for v in sums)
+            + " | "
+            + " | ".join(f"{v / sums[0]:.2f}" for v in sums[1:])
+            + " |"
+        )
 
 
 if __name__ == "__main__":

@@ -76,6 +76,9 @@ typedef struct arm_qkernels {
     const char *name;
     int32_t mr, nr;
     void (*gemm)(int64_t M, int64_t N, int64_t K4, const int8_t *ap, const int8_t *bp, int32_t *c, int64_t ldc);
+    /* depthwise int32 sums, the contract of arm_q_depthwise (below) */
+    void (*depthwise)(const void *x, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias, int32_t *acc,
+                      int64_t planes, const struct arm_conv_geom *g, int16_t *work);
 } arm_qkernels;
 
 #define ARM_Q_MR 8  /* int8 register tile: 8 rows x 12 columns, K in groups of 4 */
@@ -106,6 +109,9 @@ void arm_epilogue_rows(float *c, int64_t ldc, int64_t m0, int64_t n0, int64_t ro
                        const arm_epilogue *e);
 int arm_epilogue_in_tile(const arm_epilogue *e); /* bias per row (or none) and relu/clip/none */
 int64_t arm_depthwise_work_bytes(const arm_conv_geom *g);
+/* the 3x3 depthwise kernels: which geometries they take, the element stride of their padded rows */
+int arm_dw3x3(const arm_conv_geom *g);
+int64_t arm_dw_row(const arm_conv_geom *g);
 
 /* -- conv.c: drivers over a path's kernels ----------------------------------------------- */
 /* Floats of B scratch a GEMM conv needs for `cols` output columns. */
@@ -130,8 +136,16 @@ typedef struct arm_qepilogue {
     const double *mult;    /* per row (mult_rs 1, mult_cs 0), per col (0, 1) or one (0, 0) */
     int64_t mult_rs, mult_cs;
     double zy;
+    /* NULL, or per row (pairs at 2 * row * mult_rs; used only when mult_cs is 0): the fixed-point multiplier
+     * (fm, -shift) that arm_q_fixed_mults proved gives the float64 rounding's outputs; fm 0: not proven */
+    const int32_t *fixmult;
 } arm_qepilogue;
 int64_t arm_k4(int64_t K);
+/* fix[2i], fix[2i+1] = fm, -sh with fm = round(mult[i] * 2^sh) in [2^30, 2^31) when
+ * clamp(((acc * fm + 2^(sh-1)) >> sh) + zy) equals clamp(rint(acc * mult) + zy) for every int32 acc,
+ * else 0, 0. Both are nondecreasing step functions of acc, so agreeing on both sides of every step
+ * of the float64 one proves it (exact ties, e.g. power-of-two multipliers, fail and keep float64). */
+void arm_q_fixed_mults(const double *mult, int64_t n, double zy, int out_kind, int32_t *fix);
 /* pack rows of a [M][K] int8/uint8 matrix (strides rs, cs), shifted by -offset; rowsum per row */
 void arm_q_pack_a(const void *a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t *ap,
                   int32_t *rowsum);

@@ -110,6 +110,114 @@ static inline float16x8_t load_strided16(const __fp16 *p, int64_t s) {
     return vld1q_f16(v);
 }
 
+/* 3x3, stride 1 or 2, no dilation: the same kernel as fp32.c's, 8 halves per
+ * vector. Taps 0-7 in one register and tap 8 in another (fmla by element);
+ * bias, clamp and the accumulation in fp16, widened to fp32 for the store. */
+/* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f16(const float *x, const arm_conv_geom *g, __fp16 *pad, int64_t PH, int64_t R) {
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
+    const float16x8_t z = vdupq_n_f16((__fp16)0);
+    for (int64_t ph = 0; ph < PH; ++ph) {
+        const int64_t ih = ph - g->pt;
+        __fp16 *d = pad + ph * R;
+        if (ih < 0 || ih >= g->H) {
+            for (int64_t pw = 0; pw < need; pw += 8) vst1q_f16(d + pw, z);
+            continue;
+        }
+        /* as in fp32.c, converting 8 floats per store */
+        const float *row = x + ih * W;
+        for (int64_t pw = 0; pw < pl; pw += 8) vst1q_f16(d + pw, z);
+        if (W >= 8) {
+            for (int64_t iw = 0; iw + 8 < W; iw += 8)
+                vst1q_f16(d + pl + iw, vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(row + iw)), vld1q_f32(row + iw + 4)));
+            vst1q_f16(d + pl + W - 8,
+                      vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(row + W - 8)), vld1q_f32(row + W - 4)));
+        } else if (W >= 4) {
+            vst1_f16(d + pl, vcvt_f16_f32(vld1q_f32(row)));
+            vst1_f16(d + pl + W - 4, vcvt_f16_f32(vld1q_f32(row + W - 4)));
+        } else {
+            for (int64_t iw = 0; iw < W; ++iw) d[pl + iw] = (__fp16)row[iw];
+        }
+        for (int64_t pw = pl + W; pw < need; pw += 8) vst1q_f16(d + pw, z);
+    }
+}
+
+/* the first n (1..3) lanes (lane stores: a loop would become a call to memcpy) */
+static inline void store_part_f32(float *d, float32x4_t v, int64_t n) {
+    vst1q_lane_f32(d, v, 0);
+    if (n > 1) vst1q_lane_f32(d + 1, v, 1);
+    if (n > 2) vst1q_lane_f32(d + 2, v, 2);
+}
+
+static inline __attribute__((always_inline)) void dw3x3_rows_f16(const __fp16 *pad, int64_t R, float *yp,
+                                                                 const arm_conv_geom *g, const float16x8_t w0,
+                                                                 const float16x8_t w1, float16x8_t vb,
+                                                                 const int clamp, float16x8_t lo, float16x8_t hi,
+                                                                 const int s) {
+    const int64_t OH = g->OH, OW = g->OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const __fp16 *r0 = pad + oh * s * R, *r1 = r0 + R, *r2 = r1 + R;
+        float *yo = yp + oh * OW;
+        for (int64_t ow = 0; ow < OW; ow += 8) {
+            float16x8_t acc = vb;
+            if (s == 1) {
+                FMA16(acc, vld1q_f16(r0 + ow), w0, 0);
+                FMA16(acc, vld1q_f16(r0 + ow + 1), w0, 1);
+                FMA16(acc, vld1q_f16(r0 + ow + 2), w0, 2);
+                FMA16(acc, vld1q_f16(r1 + ow), w0, 3);
+                FMA16(acc, vld1q_f16(r1 + ow + 1), w0, 4);
+                FMA16(acc, vld1q_f16(r1 + ow + 2), w0, 5);
+                FMA16(acc, vld1q_f16(r2 + ow), w0, 6);
+                FMA16(acc, vld1q_f16(r2 + ow + 1), w0, 7);
+                FMA16(acc, vld1q_f16(r2 + ow + 2), w1, 0);
+            } else {
+                const float16x8x2_t a = vld2q_f16(r0 + 2 * ow), b = vld2q_f16(r1 + 2 * ow), c = vld2q_f16(r2 + 2 * ow);
+                FMA16(acc, a.val[0], w0, 0);
+                FMA16(acc, a.val[1], w0, 1);
+                FMA16(acc, vld2q_f16(r0 + 2 * ow + 2).val[0], w0, 2);
+                FMA16(acc, b.val[0], w0, 3);
+                FMA16(acc, b.val[1], w0, 4);
+                FMA16(acc, vld2q_f16(r1 + 2 * ow + 2).val[0], w0, 5);
+                FMA16(acc, c.val[0], w0, 6);
+                FMA16(acc, c.val[1], w0, 7);
+                FMA16(acc, vld2q_f16(r2 + 2 * ow + 2).val[0], w1, 0);
+            }
+            if (clamp) acc = vminq_f16(vmaxq_f16(acc, lo), hi);
+            const float32x4_t v0 = vcvt_f32_f16(vget_low_f16(acc)), v1 = vcvt_high_f32_f16(acc);
+            if (ow + 8 <= OW) {
+                vst1q_f32(yo + ow, v0);
+                vst1q_f32(yo + ow + 4, v1);
+            } else if (ow + 4 <= OW) {
+                vst1q_f32(yo + ow, v0);
+                if (ow + 4 < OW) store_part_f32(yo + ow + 4, v1, OW - ow - 4);
+            } else {
+                store_part_f32(yo + ow, v0, OW - ow);
+            }
+        }
+    }
+}
+
+static void depthwise3x3_f16(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+                             const arm_conv_geom *g, int clamp, float lo, float hi, __fp16 *pad) {
+    const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
+    const float16x8_t vlo = vdupq_n_f16((__fp16)lo);
+    /* an fp16 ceiling: +inf (no clip) stays inf, a finite clip bound rounds to the nearest half */
+    const float16x8_t vhi = vdupq_n_f16((__fp16)hi);
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        const float *wk = w + c * 9;
+        const float16x8_t w0 = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(wk)), vld1q_f32(wk + 4));
+        const float16x8_t w1 = vdupq_n_f16((__fp16)wk[8]);
+        const float16x8_t vb = vdupq_n_f16((__fp16)(bias ? bias[c] : 0.0f));
+        pad_plane3_f16(x + p * g->H * g->W, g, pad, PH, R);
+        float *yp = y + p * g->OH * g->OW;
+        if (g->sh == 1 && clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 1);
+        else if (g->sh == 1) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 1);
+        else if (clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 2);
+        else dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 2);
+    }
+}
+
 static void depthwise_fp16(const float *x, const float *w, const float *bias, float *y, int64_t planes,
                            const arm_conv_geom *g, const arm_epilogue *e, void *work) {
     const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
@@ -119,6 +227,11 @@ static void depthwise_fp16(const float *x, const float *w, const float *bias, fl
     const int clamp = e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP;
     const float lo = e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f;
     const float hi = e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY;
+    if (arm_dw3x3(g)) {
+        depthwise3x3_f16(x, w, bias, y, planes, g, clamp, lo, hi, pad);
+        if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
+        return;
+    }
     __fp16 wk[64];
     for (int64_t p = 0; p < planes; ++p) {
         const int64_t c = p % g->C;

@@ -111,10 +111,18 @@ static void pad_plane_f32(const float *x, const arm_conv_geom *g, float *pad, in
     }
 }
 
+/* The 3x3 kernels' padded rows are ARM_DW_ROW elements apart: whole vectors of
+ * 16 outputs (fp16's 8 lanes, twice) may run past OW, reading (never storing)
+ * past the row's needed width; the generic kernel uses the tight width. */
+int64_t arm_dw_row(const arm_conv_geom *g) { return (g->OW + 16) * g->sw + (g->kw - 1) * g->dw + 4; }
+
 int64_t arm_depthwise_work_bytes(const arm_conv_geom *g) {
     const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
-    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
-    return (PH * PW + 64) * (int64_t)sizeof(float); /* slack: a vld2q of the last vector reads past the row */
+    return (PH * arm_dw_row(g) + 64) * (int64_t)sizeof(float); /* slack: a vld2q of the last vector reads past the row */
+}
+
+int arm_dw3x3(const arm_conv_geom *g) {
+    return g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && (g->sh == 1 || g->sh == 2) && g->sw == g->sh;
 }
 
 static inline float32x4_t load_strided(const float *p, int64_t s) {
@@ -122,6 +130,101 @@ static inline float32x4_t load_strided(const float *p, int64_t s) {
     if (s == 2) return vld2q_f32(p).val[0];
     const float v[4] = {p[0], p[s], p[2 * s], p[3 * s]};
     return vld1q_f32(v);
+}
+
+/* 3x3, stride 1 or 2, no dilation (every depthwise layer of MobileNet): the
+ * 9 weights held in 3 registers (fmla by element), the plane copied into the
+ * padded scratch with vector moves, one output row of 4-lane vectors at a time
+ * (the last vector of a row computed whole and stored lane by lane). */
+/* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R) {
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3; /* columns a stored output reads */
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    for (int64_t ph = 0; ph < PH; ++ph) {
+        const int64_t ih = ph - g->pt;
+        float *d = pad + ph * R;
+        if (ih < 0 || ih >= g->H) {
+            for (int64_t pw = 0; pw < need; pw += 4) vst1q_f32(d + pw, z);
+            continue;
+        }
+        /* whole vectors: the left zeros first (the copy overwrites what lies past pl), the row's last
+         * vector overlapping the one before it, then zeros from the row's end (R has room) */
+        const float *row = x + ih * W;
+        for (int64_t pw = 0; pw < pl; pw += 4) vst1q_f32(d + pw, z);
+        if (W >= 4) {
+            for (int64_t iw = 0; iw + 4 < W; iw += 4) vst1q_f32(d + pl + iw, vld1q_f32(row + iw));
+            vst1q_f32(d + pl + W - 4, vld1q_f32(row + W - 4));
+        } else {
+            for (int64_t iw = 0; iw < W; ++iw) vst1q_lane_f32(d + pl + iw, vld1q_dup_f32(row + iw), 0);
+        }
+        for (int64_t pw = pl + W; pw < need; pw += 4) vst1q_f32(d + pw, z);
+    }
+}
+
+/* the first n (1..3) lanes (lane stores: a loop would become a call to memcpy) */
+static inline void store_part_f32(float *d, float32x4_t v, int64_t n) {
+    vst1q_lane_f32(d, v, 0);
+    if (n > 1) vst1q_lane_f32(d + 1, v, 1);
+    if (n > 2) vst1q_lane_f32(d + 2, v, 2);
+}
+
+static inline __attribute__((always_inline)) void dw3x3_rows_f32(const float *pad, int64_t R, float *yp,
+                                                                 const arm_conv_geom *g, const float32x4_t w0,
+                                                                 const float32x4_t w1, const float32x4_t w2,
+                                                                 float32x4_t vb, const int clamp, float32x4_t lo,
+                                                                 float32x4_t hi, const int s) {
+    const int64_t OH = g->OH, OW = g->OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const float *r0 = pad + oh * s * R, *r1 = r0 + R, *r2 = r1 + R;
+        float *yo = yp + oh * OW;
+        for (int64_t ow = 0; ow < OW; ow += 4) {
+            float32x4_t acc = vb;
+            if (s == 1) {
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r0 + ow), w0, 0);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r0 + ow + 1), w0, 1);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r0 + ow + 2), w0, 2);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r1 + ow), w0, 3);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r1 + ow + 1), w1, 0);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r1 + ow + 2), w1, 1);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r2 + ow), w1, 2);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r2 + ow + 1), w1, 3);
+                acc = vfmaq_laneq_f32(acc, vld1q_f32(r2 + ow + 2), w2, 0);
+            } else { /* even / odd columns of 2*ow, then the even ones of 2*ow + 2 */
+                const float32x4x2_t a = vld2q_f32(r0 + 2 * ow), b = vld2q_f32(r1 + 2 * ow), c = vld2q_f32(r2 + 2 * ow);
+                acc = vfmaq_laneq_f32(acc, a.val[0], w0, 0);
+                acc = vfmaq_laneq_f32(acc, a.val[1], w0, 1);
+                acc = vfmaq_laneq_f32(acc, vld2q_f32(r0 + 2 * ow + 2).val[0], w0, 2);
+                acc = vfmaq_laneq_f32(acc, b.val[0], w0, 3);
+                acc = vfmaq_laneq_f32(acc, b.val[1], w1, 0);
+                acc = vfmaq_laneq_f32(acc, vld2q_f32(r1 + 2 * ow + 2).val[0], w1, 1);
+                acc = vfmaq_laneq_f32(acc, c.val[0], w1, 2);
+                acc = vfmaq_laneq_f32(acc, c.val[1], w1, 3);
+                acc = vfmaq_laneq_f32(acc, vld2q_f32(r2 + 2 * ow + 2).val[0], w2, 0);
+            }
+            if (clamp) acc = vminq_f32(vmaxq_f32(acc, lo), hi);
+            if (ow + 4 <= OW) vst1q_f32(yo + ow, acc);
+            else store_part_f32(yo + ow, acc, OW - ow);
+        }
+    }
+}
+
+static void depthwise3x3_f32(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+                             const arm_conv_geom *g, int clamp, float lo, float hi, float *pad) {
+    const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
+    const float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        const float *wk = w + c * 9;
+        const float32x4_t w0 = vld1q_f32(wk), w1 = vld1q_f32(wk + 4), w2 = vdupq_n_f32(wk[8]);
+        const float32x4_t vb = vdupq_n_f32(bias ? bias[c] : 0.0f);
+        pad_plane3_f32(x + p * g->H * g->W, g, pad, PH, R);
+        float *yp = y + p * g->OH * g->OW;
+        /* stride and clamp as constants: four specialised loops */
+        if (g->sh == 1 && clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 1);
+        else if (g->sh == 1) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 1);
+        else if (clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 2);
+        else dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 2);
+    }
 }
 
 static void depthwise_fp32(const float *x, const float *w, const float *bias, float *y, int64_t planes,
@@ -134,6 +237,11 @@ static void depthwise_fp32(const float *x, const float *w, const float *bias, fl
     const int clamp = e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP;
     lo = e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f;
     hi = e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY;
+    if (arm_dw3x3(g)) {
+        depthwise3x3_f32(x, w, bias, y, planes, g, clamp, lo, hi, pad);
+        if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
+        return;
+    }
     for (int64_t p = 0; p < planes; ++p) {
         const int64_t c = p % g->C;
         const float *wk = w + c * taps;

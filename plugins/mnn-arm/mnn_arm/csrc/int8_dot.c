@@ -43,6 +43,23 @@ static inline __attribute__((always_inline)) void tile_dot(int64_t K4, const int
         b += 48;
     }
     /* acc[h][j] holds rows 4h..4h+3 of column j: transpose 4x4 blocks into rows */
+    if (mr == QMR && nc == 4 * nv) { /* a whole tile: every store unconditional (no branches, no stack copy) */
+        for (int h = 0; h < 2; ++h)
+            for (int v = 0; v < nv; ++v) {
+                const int32x4_t c0 = acc[h][4 * v], c1 = acc[h][4 * v + 1], c2 = acc[h][4 * v + 2],
+                                c3 = acc[h][4 * v + 3];
+                const int64x2_t t0 = vreinterpretq_s64_s32(vtrn1q_s32(c0, c1)),
+                                t1 = vreinterpretq_s64_s32(vtrn2q_s32(c0, c1)),
+                                t2 = vreinterpretq_s64_s32(vtrn1q_s32(c2, c3)),
+                                t3 = vreinterpretq_s64_s32(vtrn2q_s32(c2, c3));
+                int32_t *d = c + 4 * h * ldc + 4 * v;
+                vst1q_s32(d, vreinterpretq_s32_s64(vtrn1q_s64(t0, t2)));
+                vst1q_s32(d + ldc, vreinterpretq_s32_s64(vtrn1q_s64(t1, t3)));
+                vst1q_s32(d + 2 * ldc, vreinterpretq_s32_s64(vtrn2q_s64(t0, t2)));
+                vst1q_s32(d + 3 * ldc, vreinterpretq_s32_s64(vtrn2q_s64(t1, t3)));
+            }
+        return;
+    }
     for (int h = 0; h < 2; ++h)
         for (int v = 0; v < nv; ++v) {
             const int32x4_t c0 = acc[h][4 * v], c1 = acc[h][4 * v + 1], c2 = acc[h][4 * v + 2], c3 = acc[h][4 * v + 3];
@@ -83,4 +100,126 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
     }
 }
 
-const arm_qkernels arm_qkernels_int8_dot = {"int8_dot", QMR, QNR, gemm_int8_dot};
+/* -- depthwise 3x3 with sdot ------------------------------------------------------------
+ * One 32-bit lane of sdot adds 4 byte products: for output column o, the
+ * bytes x[o*s .. o*s+3] of one input row against (w0, w1, w2, 0), so a row of
+ * 3 taps is one sdot per 4 outputs. A table lookup (tbl) lays 4 outputs'
+ * overlapping 4-byte windows side by side from the row's bytes. The plane is
+ * copied shifted to int8 (uint8 ^ 0x80) and padded with the shifted zero
+ * point zs, so that sum((xs - zs) * w) = sum(xs * w) - zs * sum(w): the
+ * second term is folded into the starting value. Needs every w - zw of the
+ * channel in int8 (true for symmetric int8 weights and uint8 weights with
+ * zero point 128); other channels go through the generic kernel. */
+
+/* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_s8(const uint8_t *x, int is_uint8, int8_t zs, const arm_conv_geom *g, int8_t *pad,
+                          int64_t PH, int64_t R) {
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
+    const uint8x16_t flip = vdupq_n_u8(is_uint8 ? 0x80 : 0);
+    const int8x16_t vz = vdupq_n_s8(zs);
+    for (int64_t ph = 0; ph < PH; ++ph) {
+        const int64_t ih = ph - g->pt;
+        int8_t *d = pad + ph * R;
+        if (ih < 0 || ih >= g->H) {
+            for (int64_t pw = 0; pw < need; pw += 16) vst1q_s8(d + pw, vz); /* R leaves room for the last vector */
+            continue;
+        }
+        /* as in fp32.c: zero point vectors around the row, its last vector overlapping the one before */
+        const uint8_t *row = x + ih * W;
+        for (int64_t pw = 0; pw < pl; pw += 16) vst1q_s8(d + pw, vz);
+        if (W >= 16) {
+            for (int64_t iw = 0; iw + 16 < W; iw += 16)
+                vst1q_s8(d + pl + iw, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + iw), flip)));
+            vst1q_s8(d + pl + W - 16, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + W - 16), flip)));
+        } else if (W >= 8) {
+            vst1_s8(d + pl, vreinterpret_s8_u8(veor_u8(vld1_u8(row), vget_low_u8(flip))));
+            vst1_s8(d + pl + W - 8, vreinterpret_s8_u8(veor_u8(vld1_u8(row + W - 8), vget_low_u8(flip))));
+        } else {
+            for (int64_t iw = 0; iw < W; ++iw) d[pl + iw] = (int8_t)(row[iw] ^ (is_uint8 ? 0x80 : 0));
+        }
+        for (int64_t pw = pl + W; pw < need; pw += 16) vst1q_s8(d + pw, vz);
+    }
+}
+
+static const uint8_t win_s1[16] = {0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6};
+static const uint8_t win_s2[16] = {0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9};
+
+static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *pad, int64_t R, int32_t *yp,
+                                                                 const arm_conv_geom *g, const int8x16_t wr[3],
+                                                                 int32x4_t vb, const int s) {
+    /* single-register lookups: a pair of table registers makes GCC shuffle them with moves */
+    const uint8x16_t idx = vld1q_u8(s == 1 ? win_s1 : win_s2);
+    const int64_t OH = g->OH, OW = g->OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+        const int8_t *rows[3] = {pad + oh * s * R, pad + (oh * s + 1) * R, pad + (oh * s + 2) * R};
+        int32_t *yo = yp + oh * OW;
+        int64_t ow = 0;
+        for (; ow + 16 <= OW; ow += 16) { /* 16 outputs: per row 4 groups of 4 windows, one sdot each */
+            int32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+            for (int i = 0; i < 3; ++i) {
+                const int8_t *r = rows[i] + ow * s;
+                a0 = vdotq_s32(a0, vqtbl1q_s8(vld1q_s8(r), idx), wr[i]);
+                a1 = vdotq_s32(a1, vqtbl1q_s8(vld1q_s8(r + 4 * s), idx), wr[i]);
+                a2 = vdotq_s32(a2, vqtbl1q_s8(vld1q_s8(r + 8 * s), idx), wr[i]);
+                a3 = vdotq_s32(a3, vqtbl1q_s8(vld1q_s8(r + 12 * s), idx), wr[i]);
+            }
+            vst1q_s32(yo + ow, a0);
+            vst1q_s32(yo + ow + 4, a1);
+            vst1q_s32(yo + ow + 8, a2);
+            vst1q_s32(yo + ow + 12, a3);
+        }
+        for (; ow < OW; ow += 4) { /* the rest, 4 outputs at a time (the last stored lane by lane) */
+            int32x4_t a = vb;
+            for (int i = 0; i < 3; ++i)
+                a = vdotq_s32(a, vqtbl1q_s8(vld1q_s8(rows[i] + ow * s), idx), wr[i]);
+            if (ow + 4 <= OW) {
+                vst1q_s32(yo + ow, a);
+            } else { /* lane stores: a loop would become a call to memcpy */
+                vst1q_lane_s32(yo + ow, a, 0);
+                if (ow + 1 < OW) vst1q_lane_s32(yo + ow + 1, a, 1);
+                if (ow + 2 < OW) vst1q_lane_s32(yo + ow + 2, a, 2);
+            }
+        }
+    }
+}
+
+static void depthwise_dot(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
+                          int32_t *acc, int64_t planes, const arm_conv_geom *g, int16_t *work) {
+    if (!arm_dw3x3(g)) {
+        arm_q_depthwise(xv, is_uint8, zx, w, bias, acc, planes, g, work);
+        return;
+    }
+    const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
+    const int8_t zs = (int8_t)(is_uint8 ? zx - 128 : zx);
+    int8_t *pad = (int8_t *)work;
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        const int16_t *wk = w + c * 9;
+        int fits = 1;
+        int32_t wsum = 0;
+        for (int t = 0; t < 9; ++t) {
+            fits &= wk[t] >= -128 && wk[t] <= 127;
+            wsum += wk[t];
+        }
+        const uint8_t *xp = (const uint8_t *)xv + p * g->H * g->W;
+        int32_t *yp = acc + p * g->OH * g->OW;
+        if (!fits) { /* one plane through the generic kernel */
+            arm_conv_geom one = *g;
+            one.C = 1;
+            arm_q_depthwise(xp, is_uint8, zx, wk, bias ? bias + c : NULL, yp, 1, &one, work);
+            continue;
+        }
+        int8x16_t wr[3];
+        for (int i = 0; i < 3; ++i) {
+            const uint32_t word = (uint32_t)(uint8_t)wk[3 * i] | (uint32_t)(uint8_t)wk[3 * i + 1] << 8 |
+                                  (uint32_t)(uint8_t)wk[3 * i + 2] << 16;
+            wr[i] = vreinterpretq_s8_u32(vdupq_n_u32(word));
+        }
+        const int32x4_t vb = vdupq_n_s32((bias ? bias[c] : 0) - (int32_t)zs * wsum);
+        pad_plane3_s8(xp, is_uint8, zs, g, pad, PH, R);
+        if (g->sh == 1) dw3x3_rows_dot(pad, R, yp, g, wr, vb, 1);
+        else dw3x3_rows_dot(pad, R, yp, g, wr, vb, 2);
+    }
+}
+
+const arm_qkernels arm_qkernels_int8_dot = {"int8_dot", QMR, QNR, gemm_int8_dot, depthwise_dot};

@@ -189,6 +189,14 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     test_conv(k, rtol, 2, 5, 17, 5, 3, 2, 1, 1, 5);   /* depthwise stride 2 */
     test_conv(k, rtol, 1, 3, 20, 3, 5, 1, 1, 2, 3);   /* depthwise 5x5 */
     test_conv(k, rtol, 1, 4, 9, 4, 3, 3, 1, 0, 4);    /* depthwise stride 3 */
+    /* the 3x3 kernels: rows of 34 / 35 outputs (whole vectors and a tail), even and odd widths at stride 2,
+     * no padding, 1-wide outputs */
+    test_conv(k, rtol, 1, 3, 33, 3, 3, 1, 1, 1, 3);
+    test_conv(k, rtol, 1, 4, 34, 4, 3, 1, 1, 0, 4);
+    test_conv(k, rtol, 2, 3, 28, 3, 3, 2, 1, 1, 3);
+    test_conv(k, rtol, 1, 5, 23, 5, 3, 2, 1, 1, 5);
+    test_conv(k, rtol, 1, 6, 2, 6, 3, 2, 1, 1, 6);
+    test_conv(k, rtol, 1, 2, 3, 2, 3, 1, 1, 0, 2);
 }
 
 /* -- fp32-only kernels: pooling, element-wise, softmax, norms --------------------------- */
@@ -342,6 +350,9 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
         da[o] = (is_u8 ? 128 : 0) - zw[o];
     }
     const int32_t db = (is_u8 ? 128 : 0) - zx;
+    /* the fixed-point multipliers where proven (the float64 path for the rest); per-tensor cases keep float64 */
+    int32_t *fix = xalloc(O * 8);
+    if (out_kind) arm_q_fixed_mults(mult, O, out_kind == 1 ? 117 : -3, out_kind, fix);
     const int out_bytes = out_kind == 0 ? 4 : 1;
     void *y = xalloc(O * npix * out_bytes);
     const int64_t K4 = arm_k4(Kg), astride = (og + ARM_Q_MR - 1) / ARM_Q_MR * ARM_Q_MR * K4;
@@ -351,14 +362,15 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
         int32_t *acc = xalloc(O * npix * 4);
         for (int64_t o = 0; o < O; ++o)
             for (int64_t t = 0; t < Kg; ++t) w16[o * Kg + t] = (int16_t)(qget(w, is_u8, o * Kg + t) - zw[o]);
-        arm_q_depthwise(x, is_u8, zx, w16, out_kind ? bias : NULL, acc, C, &g, work);
+        k->depthwise(x, is_u8, zx, w16, out_kind ? bias : NULL, acc, C, &g, work);
         const int32_t zero = 0;
-        arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, out_kind, mult, 1, 0, 0.0};
+        arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, out_kind, mult, 1, 0, 0.0, NULL};
         e.zy = out_kind == 1 ? 117 : -3;
         for (int64_t o = 0; o < O; ++o) {
             arm_qepilogue eo = e;
             eo.mult = mult + o;
             eo.mult_rs = 0;
+            eo.fixmult = per_channel && out_kind ? fix + 2 * o : NULL;
             arm_q_finish(acc + o * npix, npix, (char *)y + o * npix * out_bytes, npix, 0, 0, 1, npix, &eo);
         }
         free(w16), free(work), free(acc);
@@ -371,7 +383,8 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
         int32_t *colsum = xalloc(cols * 4), *acc = xalloc(og * cols * 4);
         for (int64_t gi = 0; gi < group; ++gi) {
             arm_qepilogue e = {Kg, da + gi * og, &db, 1, 0, rowsum + gi * og, NULL, out_kind ? bias + gi * og : NULL,
-                               out_kind, mult + gi * og, 1, 0, out_kind == 1 ? 117.0 : -3.0};
+                               out_kind, mult + gi * og, 1, 0, out_kind == 1 ? 117.0 : -3.0,
+                               per_channel && out_kind ? fix + 2 * gi * og : NULL};
             arm_qconv_gemm(k, &g, og, wp + gi * astride, x + gi * cg * H * W, is_u8, zx,
                            (char *)y + gi * og * npix * out_bytes, out_bytes, &e, cols, bwork, colsum, acc);
         }
@@ -404,7 +417,8 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
              out_kind == 0 ? "s32" : out_kind == 1 ? "u8" : "s8", (long)C, (long)H, (long)O, (long)ks, (long)s,
              (long)p, (long)group, per_channel ? " per-channel" : "");
     report(what, (double)bad, bad == 0);
-    free(x), free(w), free(zw), free(bias), free(da), free(rowsum), free(mult), free(y);
+    free(x), free(w), free(zw), free(bias), free(da), free(rowsum), free(mult), free(y), free(fix);
+    (void)0;
 }
 
 /* QLinearMatMul: A [M][K] u8 runtime, B [K][N] u8 with per-column zero point and scale */
@@ -426,7 +440,7 @@ static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N)
     arm_q_pack_a(a, 1, K, 1, M, K, ap, rowsum);
     arm_q_pack_b(b, 1, N, 1, K, N, bp, colsum);
     k->gemm(M, N, K4, ap, bp, acc, N);
-    arm_qepilogue e = {K, &da, db, 0, 1, rowsum, colsum, NULL, 1, mult, 0, 1, (double)zy};
+    arm_qepilogue e = {K, &da, db, 0, 1, rowsum, colsum, NULL, 1, mult, 0, 1, (double)zy, NULL};
     arm_q_finish(acc, N, y, N, 0, 0, M, N, &e);
     int64_t bad = 0;
     for (int64_t m = 0; m < M; ++m)
@@ -443,6 +457,38 @@ static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N)
         free(acc);
 }
 
+/* the fixed-point requantization against float64 rint on every sum of a band wider than the outputs
+ * (exact ties included: power-of-two multipliers), for multipliers it is proven for */
+static void test_fixed_requant(void) {
+    const double mults[] = {0.25, 0.125, 1.0 / 3.0, 0.0009765625, 0.00123456789, 0.0371, 0.4999, 0.000013};
+    const int kinds[] = {1, 2};
+    for (size_t i = 0; i < sizeof mults / sizeof mults[0]; ++i)
+        for (size_t kk = 0; kk < 2; ++kk) {
+            const int kind = kinds[kk];
+            const double zy = kind == 1 ? 117.0 : -3.0;
+            int32_t fix[2];
+            arm_q_fixed_mults(&mults[i], 1, zy, kind, fix);
+            const int64_t span = (int64_t)(300.0 / mults[i]), n = 2 * span + 17 < 400000 ? 2 * span + 17 : 400001;
+            const int64_t step = (2 * span + 17) / n + 1;
+            int32_t *acc = xalloc(n * 4);
+            uint8_t *y = xalloc(n);
+            for (int64_t j = 0; j < n; ++j) acc[j] = (int32_t)(-span + j * step);
+            const int32_t zero = 0;
+            arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, kind, &mults[i], 0, 0, zy, fix};
+            arm_q_finish(acc, n, y, n, 0, 0, 1, n, &e);
+            int64_t bad = 0;
+            for (int64_t j = 0; j < n; ++j) {
+                const int32_t want = requant_ref((double)acc[j], mults[i], (int32_t)zy, kind);
+                bad += (kind == 1 ? (int32_t)y[j] : (int32_t)(int8_t)y[j]) != want;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "requant %s mult=%.9g zy=%g %s", kind == 1 ? "u8" : "s8", mults[i], zy,
+                     fix[0] ? "fixed-point" : "float64 (not proven)");
+            report(what, (double)bad, bad == 0);
+            free(acc), free(y);
+        }
+}
+
 static void test_int8_path(const arm_qkernels *k) {
     test_qconv(k, 1, 1, 16, 9, 24, 1, 1, 0, 1, 1);  /* pointwise, u8, per-channel */
     test_qconv(k, 0, 2, 13, 7, 20, 1, 1, 0, 1, 0);  /* pointwise, s8, per-tensor, odd C */
@@ -451,6 +497,13 @@ static void test_int8_path(const arm_qkernels *k) {
     test_qconv(k, 0, 0, 200, 5, 17, 3, 1, 1, 1, 1); /* K = 1800 */
     test_qconv(k, 1, 1, 9, 13, 9, 3, 1, 1, 9, 1);   /* depthwise */
     test_qconv(k, 0, 2, 6, 15, 6, 3, 2, 1, 6, 1);   /* depthwise stride 2 */
+    /* the 3x3 kernels: 16-wide vectors and 4-wide tails, both strides, no padding, per-tensor weights
+     * (u8 weights minus 128 fit int8), weights whose zero point pushes w - zw out of int8 (generic plane) */
+    test_qconv(k, 1, 1, 5, 35, 5, 3, 1, 1, 5, 0);
+    test_qconv(k, 0, 2, 4, 33, 4, 3, 2, 1, 4, 0);
+    test_qconv(k, 1, 0, 3, 30, 3, 3, 2, 0, 3, 1);
+    test_qconv(k, 0, 1, 7, 4, 7, 3, 1, 1, 7, 1);
+    test_qconv(k, 1, 1, 6, 3, 6, 3, 1, 0, 6, 1);
     test_qmatmul(k, 2, 4, 3);
     test_qmatmul(k, 17, 129, 30);
 }
@@ -471,6 +524,7 @@ int main(int argc, char **argv) {
 
     test_float_path(arm_fkernels_for(ARM_PATH_FP32), 1e-4);
     test_fp32_misc();
+    test_fixed_requant();
     test_int8_path(arm_qkernels_for(ARM_PATH_INT8));
     if (fp16) test_float_path(arm_fkernels_for(ARM_PATH_FP16), 1e-2);
     else printf("skip fp16 path: this CPU lacks asimdhp (never called)\n");
