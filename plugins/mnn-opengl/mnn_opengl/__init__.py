@@ -102,8 +102,14 @@ class OpenGLBackend(Backend):
             KERNELS[op.node.op].record(op, rec)
         program = rec.finish()
         name = f"opengl:{ops[0].node.name}..{ops[-1].node.name}" if ops else "opengl:empty"
-        segment = Segment(program, arena, dev, [op.node.name for op in ops],
-                          [d[4].split(":")[-1] for d in rec.dispatches], rec.barriers)
+        segment = Segment(
+            program,
+            arena,
+            dev,
+            [op.node.name for op in ops],
+            [d[4].split(":")[-1] for d in rec.dispatches],
+            rec.barriers,
+        )
         _SEGMENTS[name] = segment
         return CExecution(program.capsule(), owner=segment, name=name)
 

@@ -37,8 +37,10 @@ class OpenGLArena(Arena):
             return
         limit = device.props["max_ssbo_bytes"]
         if self.nbytes + PAD > limit:
-            raise BackendError(f"the plan needs {self.nbytes} bytes of OpenGL memory but one storage block may hold "
-                               f"{limit} (GL_MAX_SHADER_STORAGE_BLOCK_SIZE); use a smaller input or another backend")
+            raise BackendError(
+                f"the plan needs {self.nbytes} bytes of OpenGL memory but one storage block may hold "
+                f"{limit} (GL_MAX_SHADER_STORAGE_BLOCK_SIZE); use a smaller input or another backend"
+            )
         self.buffer = _gl.Buffer(device.context, self.nbytes + PAD)
         self.device = device
         for offset, array in self._pending:

@@ -52,7 +52,8 @@ class Device:
     @property
     def name(self) -> str:
         p = self.props
-        return f"{p['renderer']} ({'OpenGL ES' if p['gles'] else 'OpenGL'} {p['major']}.{p['minor']}, EGL {p['platform']})"
+        api = "OpenGL ES" if p["gles"] else "OpenGL"
+        return f"{p['renderer']} ({api} {p['major']}.{p['minor']}, EGL {p['platform']})"
 
     def program(self, shader: str, defines: tuple):
         """The compiled program of a shader with these compile-time defines, built once."""
@@ -69,12 +70,22 @@ class Device:
         """Rough roofline numbers: a software renderer is slow, a GPU driver is not."""
         software = any(s in self.props["renderer"].lower() for s in ("llvmpipe", "softpipe", "swrast", "lavapipe"))
         peak, bandwidth, launch = (4.0, 8.0, 60.0) if software else (5000.0, 500.0, 10.0)
-        return DeviceInfo(name=self.name, kind="cpu" if software else "gpu", peak_gflops=peak,
-                          bandwidth_gbs=bandwidth, launch_us=launch,
-                          extra={"renderer": self.props["renderer"], "vendor": self.props["vendor"],
-                                 "version": self.props["version"], "gles": self.props["gles"],
-                                 "egl_platform": self.props["platform"], "software": software,
-                                 "max_ssbo_bytes": self.props["max_ssbo_bytes"]})
+        return DeviceInfo(
+            name=self.name,
+            kind="cpu" if software else "gpu",
+            peak_gflops=peak,
+            bandwidth_gbs=bandwidth,
+            launch_us=launch,
+            extra={
+                "renderer": self.props["renderer"],
+                "vendor": self.props["vendor"],
+                "version": self.props["version"],
+                "gles": self.props["gles"],
+                "egl_platform": self.props["platform"],
+                "software": software,
+                "max_ssbo_bytes": self.props["max_ssbo_bytes"],
+            },
+        )
 
 
 _contexts: dict = {}  # (platform, api) -> Device or the reason it failed
@@ -110,11 +121,15 @@ def _open(platform: str, api: str):
     except _gl.GLError as exc:
         status, message = exc.args if len(exc.args) == 2 else (0, str(exc))
         if status == _gl.NO_LIBRARY:
-            return (f"no EGL library: {message}. Install one (Debian: apt-get install libegl1 libegl-mesa0 "
-                    f"libgl1-mesa-dri) or set {LIBRARY_ENV} to its path")
+            return (
+                f"no EGL library: {message}. Install one (Debian: apt-get install libegl1 libegl-mesa0 "
+                f"libgl1-mesa-dri) or set {LIBRARY_ENV} to its path"
+            )
         if status == _gl.NO_DISPLAY:
-            return (f"{message}. Mesa offers the surfaceless platform (apt-get install libegl-mesa0 "
-                    "libgl1-mesa-dri); an NVIDIA driver offers EGL devices")
+            return (
+                f"{message}. Mesa offers the surfaceless platform (apt-get install libegl-mesa0 "
+                "libgl1-mesa-dri); an NVIDIA driver offers EGL devices"
+            )
         return f"no OpenGL context with compute shaders: {message}"
 
 

@@ -67,14 +67,23 @@ class Recorder:
         self._written: list = []  # arena byte ranges written since the last barrier
         self._read: list = []
 
-    def dispatch(self, shader: str, params: list, reads: list, writes: list, groups: tuple,
-                 local: tuple = (64, 1), defines: tuple = ()) -> None:
+    def dispatch(
+        self,
+        shader: str,
+        params: list,
+        reads: list,
+        writes: list,
+        groups: tuple,
+        local: tuple = (64, 1),
+        defines: tuple = (),
+    ) -> None:
         """Record one dispatch of `shader`; `reads`/`writes` are the TensorRefs it touches
         (for barriers). Skipped when it would do nothing."""
         if 0 in groups or any(w.info.size == 0 for w in writes):
             return
-        spans = [(r.offset, r.offset + max(r.info.nbytes, 4), False) for r in reads if r is not None] + \
-                [(w.offset, w.offset + max(w.info.nbytes, 4), True) for w in writes]
+        spans = [(r.offset, r.offset + max(r.info.nbytes, 4), False) for r in reads if r is not None] + [
+            (w.offset, w.offset + max(w.info.nbytes, 4), True) for w in writes
+        ]
         barrier = any(_overlaps(s[:2], self._written) or (s[2] and _overlaps(s[:2], self._read)) for s in spans)
         if barrier:
             self.barriers += 1
@@ -86,8 +95,9 @@ class Recorder:
         self.params.extend(words(*params))
         self.dispatches.append((program, base, tuple(groups), barrier, f"{self.op_name}:{shader}"))
 
-    def elementwise(self, shader: str, params: list, reads: list, writes: list, total: int, local: int = 64,
-                    defines: tuple = ()) -> None:
+    def elementwise(
+        self, shader: str, params: list, reads: list, writes: list, total: int, local: int = 64, defines: tuple = ()
+    ) -> None:
         self.dispatch(shader, params, reads, writes, linear_groups(total, local), (local, 1), defines)
 
     def finish(self):
@@ -95,5 +105,9 @@ class Recorder:
         data = np.asarray(self.params or [0], dtype=np.uint32)
         params = _gl.Buffer(self.device.context, data.nbytes)
         params.write(0, data)
-        return _gl.Segment(self.device.context, self.arena.buffer, params,
-                           [(p, base, groups, barrier) for p, base, groups, barrier, _ in self.dispatches])
+        return _gl.Segment(
+            self.device.context,
+            self.arena.buffer,
+            params,
+            [(p, base, groups, barrier) for p, base, groups, barrier, _ in self.dispatches],
+        )

@@ -43,8 +43,13 @@ def test_no_egl_driver_reports_no_display():
 
 
 def test_mnn_backends_lists_the_reason():
-    proc = subprocess.run([sys.executable, "-m", "mnn_core.cli", "backends"], capture_output=True, text=True,
-                          env=dict(os.environ, MNN_OPENGL_LIBRARY="/nonexistent/libEGL.so.1"), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mnn_core.cli", "backends"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, MNN_OPENGL_LIBRARY="/nonexistent/libEGL.so.1"),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stdout.splitlines() if x.startswith("opengl"))
     assert "unavailable: no EGL library" in line
@@ -52,10 +57,12 @@ def test_mnn_backends_lists_the_reason():
 
 
 def test_session_on_unavailable_opengl_is_a_clear_error():
-    code = ("import numpy as np, mnn_core as mnn\n"
-            "b = mnn.GraphBuilder('g'); x = b.input('x', (2, 3)); b.output(b.Relu(x), 'y')\n"
-            "try:\n    mnn.Session(b.build(), backend='opengl', fallback=False)\n"
-            "except Exception as e:\n    print('ERROR:', type(e).__name__, e)\n")
+    code = (
+        "import numpy as np, mnn_core as mnn\n"
+        "b = mnn.GraphBuilder('g'); x = b.input('x', (2, 3)); b.output(b.Relu(x), 'y')\n"
+        "try:\n    mnn.Session(b.build(), backend='opengl', fallback=False)\n"
+        "except Exception as e:\n    print('ERROR:', type(e).__name__, e)\n"
+    )
     proc = _run(code, MNN_OPENGL_LIBRARY="/nonexistent/libEGL.so.1")
     assert proc.returncode == 0, proc.stderr
     assert "ERROR:" in proc.stdout and "opengl" in proc.stdout.lower()
@@ -69,8 +76,9 @@ def test_bad_platform_choice_names_the_choices():
 @needs_opengl
 @pytest.mark.parametrize("api, gles", [("gles", True), ("gl", False)])
 def test_api_choice_by_environment(api, gles):
-    proc = _run("from mnn_opengl import device; d = device.open_device(); print('GLES:', d.props['gles'])",
-                MNN_OPENGL_API=api)
+    proc = _run(
+        "from mnn_opengl import device; d = device.open_device(); print('GLES:', d.props['gles'])", MNN_OPENGL_API=api
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"GLES: {gles}" in proc.stdout
 

@@ -20,8 +20,10 @@ from mnn_core.graph.ir import TensorInfo
 pytestmark = needs_opengl
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples")
-needs_examples = pytest.mark.skipif(not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
-                                    reason="examples/build_models.py is not here (not a source checkout)")
+needs_examples = pytest.mark.skipif(
+    not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
+    reason="examples/build_models.py is not here (not a source checkout)",
+)
 
 
 def _model(name, batch, size):
@@ -59,8 +61,10 @@ def test_model_entirely_on_opengl(name, batch, size):
 
 
 @needs_examples
-@pytest.mark.skipif(os.environ.get("MNN_OPENGL_SLOW") != "1" and _software(),
-                    reason="224x224 CNNs take 5-20 s per run on llvmpipe; set MNN_OPENGL_SLOW=1 to run them")
+@pytest.mark.skipif(
+    os.environ.get("MNN_OPENGL_SLOW") != "1" and _software(),
+    reason="224x224 CNNs take 5-20 s per run on llvmpipe; set MNN_OPENGL_SLOW=1 to run them",
+)
 @pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18", "squeezenet1_1"])
 def test_model_at_224(name):
     x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype("float32")
@@ -78,8 +82,13 @@ def small_net(rng):
     b = mnn.GraphBuilder("gl_small")
     x = b.input("x", ("N", 4, 13, 11))
     y = b.Sigmoid(x)
-    y = b.BatchNormalization(y, b.const(rng.uniform(0.5, 1.5, 4).astype("float32")), b.const(_w(rng, 4)),
-                             b.const(_w(rng, 4)), b.const(rng.uniform(0.5, 2, 4).astype("float32")))
+    y = b.BatchNormalization(
+        y,
+        b.const(rng.uniform(0.5, 1.5, 4).astype("float32")),
+        b.const(_w(rng, 4)),
+        b.const(_w(rng, 4)),
+        b.const(rng.uniform(0.5, 2, 4).astype("float32")),
+    )
     y = b.Conv(y, b.const(_w(rng, 4, 1, 3, 3)), b.const(_w(rng, 4)), pads=[2, 2, 2, 2], dilations=[2, 2], group=4)
     y = b.Conv(y, b.const(_w(rng, 6, 2, 3, 3)), None, pads=[1, 0, 1, 0], strides=[2, 1], group=2)
     y = b.AveragePool(y, kernel_shape=[2, 2], strides=[1, 1], pads=[0, 0, 1, 1])

@@ -39,18 +39,23 @@ def _guarded(supports):
     return check
 
 
-def register(op: str, record: Callable, supports=None, dtypes=F32, inplace: bool = False,
-             efficiency: float = 0.5) -> None:
-    KERNELS[op] = OpenGLKernel(KernelSpec(op, dtypes, inplace=inplace, supports=_guarded(supports),
-                                          efficiency=efficiency), record)
+def register(
+    op: str, record: Callable, supports=None, dtypes=F32, inplace: bool = False, efficiency: float = 0.5
+) -> None:
+    KERNELS[op] = OpenGLKernel(
+        KernelSpec(op, dtypes, inplace=inplace, supports=_guarded(supports), efficiency=efficiency), record
+    )
 
 
 def activation(attrs: dict) -> list:
     """The fused activation as act.glsl's code and its two float parameters."""
     from mnn_core.ops.elementwise import ACTIVATIONS
 
-    return [ACTIVATIONS.index(attrs.get("activation", "none")), float(attrs.get("act_alpha", 0.0)),
-            float(attrs.get("act_beta", 0.0))]
+    return [
+        ACTIVATIONS.index(attrs.get("activation", "none")),
+        float(attrs.get("act_alpha", 0.0)),
+        float(attrs.get("act_beta", 0.0)),
+    ]
 
 
 def contiguous_strides(dims) -> list[int]:
@@ -77,9 +82,9 @@ def pad_to(values, n: int, fill=0) -> list:
     return list(values) + [fill] * (n - len(values))
 
 
-def numel(shape) -> int:
+def numel(dims) -> int:
     n = 1
-    for d in shape:
+    for d in dims:
         n *= d
     return n
 

@@ -29,8 +29,29 @@ def _record(op, rec):
     blocks = -(-(o // g) // out_c)
     total = n * g * blocks * oh * ow
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    params = [n, c, h, wd, o, oh, ow, kh, kw, sh, sw, geo["pads"][0], geo["pads"][1], dh, dw, g,
-              element(x), element(w), element(bias) if bias is not None else -1, element(y), activation(op.node.attrs)]
+    params = [
+        n,
+        c,
+        h,
+        wd,
+        o,
+        oh,
+        ow,
+        kh,
+        kw,
+        sh,
+        sw,
+        geo["pads"][0],
+        geo["pads"][1],
+        dh,
+        dw,
+        g,
+        element(x),
+        element(w),
+        element(bias) if bias is not None else -1,
+        element(y),
+        activation(op.node.attrs),
+    ]
     rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c),))
 
 

@@ -12,12 +12,27 @@ BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, 
 
 # op -> (code in act.glsl, attribute giving alpha, attribute giving beta)
 UNARY = {
-    "Relu": (1, None, None), "Clip": (2, "min", "max"), "LeakyRelu": (3, "alpha", None), "Sigmoid": (4, None, None),
-    "Silu": (5, None, None), "Gelu": (6, None, None), "Tanh": (7, None, None),
-    "HardSigmoid": (8, "alpha", "beta"), "HardSwish": (9, None, None),
-    "Exp": (16, None, None), "Log": (17, None, None), "Sqrt": (18, None, None), "Neg": (19, None, None),
-    "Abs": (20, None, None), "Reciprocal": (21, None, None), "Erf": (22, None, None), "Floor": (23, None, None),
-    "Ceil": (24, None, None), "Softplus": (27, None, None), "Sign": (30, None, None), "Elu": (33, "alpha", None),
+    "Relu": (1, None, None),
+    "Clip": (2, "min", "max"),
+    "LeakyRelu": (3, "alpha", None),
+    "Sigmoid": (4, None, None),
+    "Silu": (5, None, None),
+    "Gelu": (6, None, None),
+    "Tanh": (7, None, None),
+    "HardSigmoid": (8, "alpha", "beta"),
+    "HardSwish": (9, None, None),
+    "Exp": (16, None, None),
+    "Log": (17, None, None),
+    "Sqrt": (18, None, None),
+    "Neg": (19, None, None),
+    "Abs": (20, None, None),
+    "Reciprocal": (21, None, None),
+    "Erf": (22, None, None),
+    "Floor": (23, None, None),
+    "Ceil": (24, None, None),
+    "Softplus": (27, None, None),
+    "Sign": (30, None, None),
+    "Elu": (33, "alpha", None),
 }
 
 
@@ -43,8 +58,20 @@ def _record_binary(op, rec):
     a, b = op.inputs
     y = op.outputs[0]
     dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
-    params = [y.info.size, len(dims), BINARY[op.node.op], 0, 0.0, 0.0, element(a), element(b), element(y),
-              pad_to(dims, 6, 1), pad_to(sa, 6), pad_to(sb, 6)]
+    params = [
+        y.info.size,
+        len(dims),
+        BINARY[op.node.op],
+        0,
+        0.0,
+        0.0,
+        element(a),
+        element(b),
+        element(y),
+        pad_to(dims, 6, 1),
+        pad_to(sa, 6),
+        pad_to(sb, 6),
+    ]
     rec.elementwise("binary", params, [a, b], [y], y.info.size)
 
 

@@ -41,8 +41,29 @@ def _record_matmul(op, rec):
     a, b = op.inputs
     y = op.outputs[0]
     dims, sa, sb, m, n, k, sam, sak, sbk, sbn = _matmul_plan(a.info.shape, b.info.shape)
-    params = [y.info.size, m, n, k, len(dims), pad_to(dims, 4, 1), pad_to(sa, 4), pad_to(sb, 4),
-              element(a), element(b), sam, sak, sbk, sbn, -1, 0, 0, 1.0, 0.0, element(y), activation(op.node.attrs)]
+    params = [
+        y.info.size,
+        m,
+        n,
+        k,
+        len(dims),
+        pad_to(dims, 4, 1),
+        pad_to(sa, 4),
+        pad_to(sb, 4),
+        element(a),
+        element(b),
+        sam,
+        sak,
+        sbk,
+        sbn,
+        -1,
+        0,
+        0,
+        1.0,
+        0.0,
+        element(y),
+        activation(op.node.attrs),
+    ]
     rec.elementwise("matmul", params, [a, b], [y], y.info.size)
 
 
@@ -64,9 +85,29 @@ def _record_gemm(op, rec):
         cs = contiguous_strides(padded)
         full = [0 if d == 1 else s for d, s in zip(padded, cs)]
         scm, scn = full
-    params = [y.info.size, m, n, k, 0, [1] * 4, [0] * 4, [0] * 4, element(a), element(b), sam, sak, sbk, sbn,
-              element(c) if c is not None else -1, scm, scn, float(attrs.get("alpha", 1.0)),
-              float(attrs.get("beta", 1.0)), element(y), activation(attrs)]
+    params = [
+        y.info.size,
+        m,
+        n,
+        k,
+        0,
+        [1] * 4,
+        [0] * 4,
+        [0] * 4,
+        element(a),
+        element(b),
+        sam,
+        sak,
+        sbk,
+        sbn,
+        element(c) if c is not None else -1,
+        scm,
+        scn,
+        float(attrs.get("alpha", 1.0)),
+        float(attrs.get("beta", 1.0)),
+        element(y),
+        activation(attrs),
+    ]
     rec.elementwise("matmul", params, [a, b, c], [y], y.info.size)
 
 

@@ -14,13 +14,18 @@ def _record_softmax(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     shape = x.info.shape
     axis = normalize_axis(op.node.attrs.get("axis", -1), len(shape), op.node.op)
-    inner = numel(shape[axis + 1:])
+    inner = numel(shape[axis + 1 :])
     length = shape[axis]
     rows = numel(shape[:axis]) * inner
     if length == 0:
         return
-    rec.elementwise("softmax", [rows, length, max(inner, 1), int(op.node.op == "LogSoftmax"), element(x), element(y)],
-                    [x], [y], rows)
+    rec.elementwise(
+        "softmax",
+        [rows, length, max(inner, 1), int(op.node.op == "LogSoftmax"), element(x), element(y)],
+        [x],
+        [y],
+        rows,
+    )
 
 
 def _ln_supports(node, ins):
@@ -44,8 +49,15 @@ def _record_ln(op, rec):
     rows = numel(x.info.shape[:axis])
     if d == 0:
         return
-    params = [rows, d, float(op.node.attrs.get("epsilon", 1e-5)), element(x), element(y),
-              element(scale) if scale is not None else -1, element(bias) if bias is not None else -1]
+    params = [
+        rows,
+        d,
+        float(op.node.attrs.get("epsilon", 1e-5)),
+        element(x),
+        element(y),
+        element(scale) if scale is not None else -1,
+        element(bias) if bias is not None else -1,
+    ]
     rec.elementwise("layernorm", params, [x, scale, bias], [y], rows)
 
 
@@ -61,8 +73,18 @@ def _record_bn(op, rec):
     x, scale, bias, mean, var = op.inputs
     y = op.outputs[0]
     shape = x.info.shape
-    params = [y.info.size, shape[1], max(numel(shape[2:]), 1), float(op.node.attrs.get("epsilon", 1e-5)),
-              element(x), element(y), element(scale), element(bias), element(mean), element(var)]
+    params = [
+        y.info.size,
+        shape[1],
+        max(numel(shape[2:]), 1),
+        float(op.node.attrs.get("epsilon", 1e-5)),
+        element(x),
+        element(y),
+        element(scale),
+        element(bias),
+        element(mean),
+        element(var),
+    ]
     rec.elementwise("batchnorm", params, [x, scale, bias, mean, var], [y], y.info.size)
 
 

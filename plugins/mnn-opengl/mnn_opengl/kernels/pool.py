@@ -20,8 +20,27 @@ def _record(op, rec, mode, geo):
     _, _, oh, ow = y.info.shape
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
     pt, pl, pb, pr = geo["pads"]
-    params = [y.info.size, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, mode,
-              int(geo.get("count_include_pad", 0)), element(x), element(y)]
+    params = [
+        y.info.size,
+        h,
+        w,
+        oh,
+        ow,
+        kh,
+        kw,
+        sh,
+        sw,
+        pt,
+        pl,
+        pb,
+        pr,
+        dh,
+        dw,
+        mode,
+        int(geo.get("count_include_pad", 0)),
+        element(x),
+        element(y),
+    ]
     rec.elementwise("pool2d", params, [x], [y], y.info.size)
 
 

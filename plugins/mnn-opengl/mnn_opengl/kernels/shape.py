@@ -16,8 +16,11 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
     """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of
     shape, in elements of `words` 32-bit words (2 for int64)."""
     if words > 1:  # one more, innermost dim: the words of an element
-        shape, src_strides, dst_strides = list(shape) + [words], [s * words for s in src_strides] + [1], \
-            [s * words for s in dst_strides] + [1]
+        shape, src_strides, dst_strides = (
+            list(shape) + [words],
+            [s * words for s in src_strides] + [1],
+            [s * words for s in dst_strides] + [1],
+        )
         src_off, dst_off = src_off * words, dst_off * words
     total = 1
     for d in shape:
@@ -25,8 +28,15 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
     dims, (ss, ds) = collapse(shape, src_strides, dst_strides)
     if len(dims) > 6:
         raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
-    params = [total, len(dims), element(src) + src_off, element(dst) + dst_off, pad_to(dims, 6, 1), pad_to(ss, 6),
-              pad_to(ds, 6)]
+    params = [
+        total,
+        len(dims),
+        element(src) + src_off,
+        element(dst) + dst_off,
+        pad_to(dims, 6, 1),
+        pad_to(ss, 6),
+        pad_to(ds, 6),
+    ]
     rec.elementwise("copy", params, [src], [dst], total, defines=RAW)
 
 
@@ -117,8 +127,17 @@ def _record_pad(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     rank = len(x.info.shape)
     begin = list(op.node.attrs["pads"][:rank])
-    params = [y.info.size, rank, PAD_MODES[op.node.attrs.get("mode", "constant")], float(op.node.attrs["value"]),
-              element(x), element(y), pad_to(y.info.shape, 6, 1), pad_to(x.info.shape, 6, 1), pad_to(begin, 6)]
+    params = [
+        y.info.size,
+        rank,
+        PAD_MODES[op.node.attrs.get("mode", "constant")],
+        float(op.node.attrs["value"]),
+        element(x),
+        element(y),
+        pad_to(y.info.shape, 6, 1),
+        pad_to(x.info.shape, 6, 1),
+        pad_to(begin, 6),
+    ]
     rec.elementwise("pad", params, [x], [y], y.info.size)
 
 
