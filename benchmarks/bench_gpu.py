@@ -68,7 +68,8 @@ def main(argv=None):
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--engine", action="append",
-                   help="vulkan, vulkan-low, opencl, opencl-low, opengl, x86, torch-cuda (default: all; -low: precision=low)")
+                   help="vulkan, vulkan-low, opencl, opencl-low, opengl, x86, torch-cuda "
+                        "(default: all; -low: precision=low)")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
@@ -88,7 +89,8 @@ def main(argv=None):
 
             want = mnn.Session(graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference",
                                threads=args.threads).run({"input": x})["logits"]
-            for engine in args.engine or ["vulkan", "vulkan-low", "opencl", "opencl-low", "opengl", "x86", "torch-cuda"]:
+            engines = ["vulkan", "vulkan-low", "opencl", "opencl-low", "opengl", "x86", "torch-cuda"]
+            for engine in args.engine or engines:
                 try:
                     if engine == "torch-cuda":
                         run, result = torch_runner(graph, x)
