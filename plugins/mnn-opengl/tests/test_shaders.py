@@ -15,7 +15,7 @@ def test_every_shader_compiles(api):
 
     dev = device.open_device(None, api)
     for name in shaders.names():
-        defines = (("OUT_C", 4),) if name == "conv2d" else ()
+        defines = (("OUT_C", 4), ("OUT_X", 4)) if name == "conv2d" else ()
         assert dev.program(name, (("LOCAL_X", 64), ("LOCAL_Y", 1)) + defines).name > 0
 
 

@@ -26,8 +26,9 @@ def _record(op, rec):
     _, o, oh, ow = geo["out"]
     g = geo["group"]
     out_c = 4 if o // g >= 4 else 1
+    out_x = 4 if ow >= 4 else 1
     blocks = -(-(o // g) // out_c)
-    total = n * g * blocks * oh * ow
+    total = n * g * blocks * oh * -(-ow // out_x)
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
     params = [
         n,
@@ -52,7 +53,7 @@ def _record(op, rec):
         element(y),
         activation(op.node.attrs),
     ]
-    rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c),))
+    rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c), ("OUT_X", out_x)))
 
 
 register("Conv", _record, _supports, efficiency=0.4)
