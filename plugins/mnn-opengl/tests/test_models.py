@@ -77,7 +77,7 @@ def _w(rng, *shape, scale=0.3):
 
 def small_net(rng):
     """BatchNorm kept (Sigmoid after it, nothing to fold into), depthwise with
-    dilation, grouped strided conv, average pool, pad, slice, transpose, matmul,
+    dilation, grouped strided conv, average pool, resize, pad, slice, transpose, matmul,
     layer norm, log-softmax: what the CNNs above do not use."""
     b = mnn.GraphBuilder("gl_small")
     x = b.input("x", ("N", 4, 13, 11))
@@ -92,6 +92,7 @@ def small_net(rng):
     y = b.Conv(y, b.const(_w(rng, 4, 1, 3, 3)), b.const(_w(rng, 4)), pads=[2, 2, 2, 2], dilations=[2, 2], group=4)
     y = b.Conv(y, b.const(_w(rng, 6, 2, 3, 3)), None, pads=[1, 0, 1, 0], strides=[2, 1], group=2)
     y = b.AveragePool(y, kernel_shape=[2, 2], strides=[1, 1], pads=[0, 0, 1, 1])
+    y = b.Resize(y, scales=[1.0, 1.0, 1.5, 1.0], mode="linear")
     y = b.Pad(y, pads=[0, 0, 1, 0, 0, 0, 0, 2], mode="reflect")
     y = b.Slice(y, starts=[0, 1], ends=[6, 9], axes=[1, 3])
     y = b.Transpose(y, perm=[0, 2, 1, 3])  # N, H, C, W
