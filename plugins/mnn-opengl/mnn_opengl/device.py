@@ -91,6 +91,20 @@ class Device:
 _contexts: dict = {}  # (platform, api) -> Device or the reason it failed
 
 
+def _after_fork_in_child() -> None:
+    """An EGL context does not survive fork (the driver's threads stay in the parent): the
+    child of a process that opened one reports OpenGL unavailable instead of hanging."""
+    for key, found in list(_contexts.items()):
+        if isinstance(found, Device):
+            _contexts[key] = (
+                "an OpenGL context was opened before this process was forked and cannot be used in the "
+                "child; start workers with the 'spawn' method, or open OpenGL only in the workers"
+            )
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _choice(value, env: str, allowed: tuple, what: str) -> str:
     text = str(value if value not in (None, "") else os.environ.get(env, "") or "auto").strip().lower()
     if text not in allowed:

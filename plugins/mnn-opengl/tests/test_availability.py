@@ -97,3 +97,23 @@ def test_devices_describe_the_context():
 
     info = get_plugins().backends["opengl"].devices()[0]
     assert "OpenGL" in info.name and info.extra["max_ssbo_bytes"] >= 1 << 27  # GLES 3.1 guarantees 2^27
+
+
+@needs_opengl
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_forked_child_reports_unavailable_instead_of_hanging():
+    code = (
+        "import os\n"
+        "from mnn_opengl import device\n"
+        "device.open_device()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    print('CHILD:', device.unavailable_reason(), flush=True)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+        "print('PARENT:', repr(device.unavailable_reason()))\n"
+    )
+    proc = _run(code)
+    assert proc.returncode == 0, proc.stderr
+    assert "CHILD: an OpenGL context was opened before this process was forked" in proc.stdout
+    assert "PARENT: ''" in proc.stdout
