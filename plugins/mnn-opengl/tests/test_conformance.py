@@ -23,3 +23,20 @@ class TestOpenGLConformanceDesktopGL(BackendConformance):
     rtol = 1e-4
     atol = 1e-5
     ops = ("Conv", "MatMul", "Gemm", "Add", "MaxPool", "Softmax", "Concat", "Transpose")
+
+
+class TestOpenGLConformanceConvTiles(BackendConformance):
+    """Convolution register tiles forced to odd sizes (3 channels x 3 columns), so partial
+    channel blocks and partial column tiles are exercised on every sample."""
+
+    backend = "opengl"
+    options = {"opengl.conv_tile": (3, 3)}
+    ops = ("Conv",)
+
+
+class TestOpenGLConformanceConvNoTile(BackendConformance):
+    """One output per invocation (the plainest form of the shader)."""
+
+    backend = "opengl"
+    options = {"opengl.conv_tile": (1, 1)}
+    ops = ("Conv",)

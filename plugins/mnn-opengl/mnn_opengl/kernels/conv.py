@@ -1,7 +1,7 @@
 """2-D convolution (conv2d.comp): 1x1, 3x3, depthwise and the general case
 (stride, padding, dilation, group) in one shader, with bias and the fused
-activation. OUT_C output channels per invocation: 4 where groups have at
-least 4 channels, else 1 (depthwise)."""
+activation. Each invocation computes a register tile of OUT_C output channels
+by OUT_X output columns (see tile())."""
 
 from __future__ import annotations
 
@@ -17,6 +17,15 @@ def _supports(node, ins):
     return True
 
 
+def tile(per_group: int, ow: int, forced=None) -> tuple[int, int]:
+    """(OUT_C, OUT_X): 8 channels where a group has 8, 4 where it has 4, else 1 (depthwise),
+    by 4 columns where the output is 4 wide (8x4 ran a 3x3 64->64 convolution 1.3x faster than
+    4x4 on llvmpipe). The session option "opengl.conv_tile" = (c, x) forces them."""
+    if forced:
+        return int(forced[0]), int(forced[1])
+    return (8 if per_group >= 8 else 4 if per_group >= 4 else 1), (4 if ow >= 4 else 1)
+
+
 def _record(op, rec):
     x, w = op.inputs[0], op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else None
@@ -25,8 +34,7 @@ def _record(op, rec):
     n, c, h, wd = x.info.shape
     _, o, oh, ow = geo["out"]
     g = geo["group"]
-    out_c = 4 if o // g >= 4 else 1
-    out_x = 4 if ow >= 4 else 1
+    out_c, out_x = tile(o // g, ow, rec.options.get("opengl.conv_tile"))
     blocks = -(-(o // g) // out_c)
     total = n * g * blocks * oh * -(-ow // out_x)
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
