@@ -89,4 +89,4 @@ def numel(dims) -> int:
     return n
 
 
-from . import conv, eltwise, matmul, norm, pool, resize, shape  # noqa: E402,F401  (registration)
+from . import conv, eltwise, matmul, norm, pool, reduce, resize, shape  # noqa: E402,F401  (registration)
