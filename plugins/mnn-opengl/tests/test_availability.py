@@ -117,3 +117,12 @@ def test_forked_child_reports_unavailable_instead_of_hanging():
     assert proc.returncode == 0, proc.stderr
     assert "CHILD: an OpenGL context was opened before this process was forked" in proc.stdout
     assert "PARENT: ''" in proc.stdout
+
+
+@pytest.mark.parametrize("platform", ["surfaceless", "device", "default"])
+def test_each_platform_opens_or_says_why(platform):
+    """Pinned to one EGL platform, the plugin opens it or names why not (without X, the default
+    display fails on Mesa); never a crash."""
+    proc = _run(REASON + "; print('OPENED' if not device.unavailable_reason() else '')", MNN_OPENGL_PLATFORM=platform)
+    assert proc.returncode == 0, proc.stderr
+    assert "OPENED" in proc.stdout or f"no headless EGL display ({platform}" in proc.stdout, proc.stdout

@@ -279,6 +279,8 @@ mgl_context *mgl_context_create(const char *library, int platform, int api, int 
     char tried[512] = "";
     c->dpy = open_display(c, platform, GetProcAddress, Initialize, tried, sizeof tried);
     if (!c->dpy) {
+        size_t len = strlen(tried);
+        if (len >= 2 && tried[len - 2] == ';') tried[len - 2] = '\0';  /* no trailing separator */
         *status = MGL_NO_DISPLAY;
         set_err(err, errlen, "no headless EGL display (%s)", tried);
         mgl_context_destroy(c);
