@@ -1,4 +1,4 @@
-"""GPU latency: mnn-vulkan and mnn-opencl against PyTorch CUDA eager and mnn-x86
+"""GPU latency: mnn-vulkan, mnn-opencl and mnn-opengl against PyTorch CUDA eager and mnn-x86
 on the same machine's CPU (run on the lent H200; see benchmarks/RESULTS.md).
 
     python benchmarks/bench_gpu.py --repeat 50 --markdown benchmarks/RESULTS.md
@@ -73,8 +73,8 @@ def main(argv=None):
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--engine", action="append",
-                   help="vulkan, vulkan-low, vulkan-lowfma, opencl, opencl-low, x86, torch-cuda, torch-cuda-fp16 "
-                        "(default: all but vulkan-lowfma; -low: precision=low)")
+                   help="vulkan, vulkan-low, vulkan-lowfma, opencl, opencl-low, opengl, x86, torch-cuda, "
+                        "torch-cuda-fp16 (default: all but vulkan-lowfma; -low: precision=low)")
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
@@ -94,8 +94,8 @@ def main(argv=None):
 
             want = mnn.Session(graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference",
                                threads=args.threads).run({"input": x})["logits"]
-            for engine in args.engine or ["vulkan", "vulkan-low", "opencl", "opencl-low", "x86", "torch-cuda",
-                                          "torch-cuda-fp16"]:
+            engines = ["vulkan", "vulkan-low", "opencl", "opencl-low", "opengl", "x86", "torch-cuda", "torch-cuda-fp16"]
+            for engine in args.engine or engines:
                 try:
                     if engine.startswith("torch-cuda"):
                         run, result = torch_runner(graph, x, half=engine.endswith("fp16"))

@@ -1,0 +1,115 @@
+"""MatMul (numpy broadcasting of batch dims, 1-D operands) and Gemm (transposes,
+alpha, beta * C broadcast) in matmul.comp, with the fused activation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..recorder import element
+from . import activation, contiguous_strides, pad_to, register
+from .eltwise import broadcast_plan
+
+
+def _matmul_plan(a_shape, b_shape):
+    """(batch dims, a batch strides, b batch strides, M, N, K, sam, sak, sbk, sbn)."""
+    a2 = (1,) + tuple(a_shape) if len(a_shape) == 1 else tuple(a_shape)
+    b2 = tuple(b_shape) + (1,) if len(b_shape) == 1 else tuple(b_shape)
+    m, k = a2[-2:]
+    n = b2[-1]
+    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    sa_full, sb_full = contiguous_strides(a2), contiguous_strides(b2)
+    a_batch = (1,) * (len(batch) - len(a2[:-2])) + a2[:-2]
+    b_batch = (1,) * (len(batch) - len(b2[:-2])) + b2[:-2]
+    sa = sa_full[:-2]
+    sb = sb_full[:-2]
+    sa = [0] * (len(batch) - len(sa)) + sa
+    sb = [0] * (len(batch) - len(sb)) + sb
+    sa = [0 if d == 1 else s for d, s in zip(a_batch, sa)]
+    sb = [0 if d == 1 else s for d, s in zip(b_batch, sb)]
+    from . import collapse
+
+    dims, (sa, sb) = collapse(batch, sa, sb)
+    return dims, sa, sb, m, n, k, sa_full[-2], sa_full[-1], sb_full[-2], sb_full[-1]
+
+
+def _matmul_supports(node, ins):
+    dims = _matmul_plan(ins[0].shape, ins[1].shape)[0]
+    return True if len(dims) <= 4 else f"{len(dims)} batch dims after collapsing (max 4)"
+
+
+def _record_matmul(op, rec):
+    a, b = op.inputs
+    y = op.outputs[0]
+    dims, sa, sb, m, n, k, sam, sak, sbk, sbn = _matmul_plan(a.info.shape, b.info.shape)
+    params = [
+        y.info.size,
+        m,
+        n,
+        k,
+        len(dims),
+        pad_to(dims, 4, 1),
+        pad_to(sa, 4),
+        pad_to(sb, 4),
+        element(a),
+        element(b),
+        sam,
+        sak,
+        sbk,
+        sbn,
+        -1,
+        0,
+        0,
+        1.0,
+        0.0,
+        element(y),
+        activation(op.node.attrs),
+    ]
+    rec.elementwise("matmul", params, [a, b], [y], y.info.size)
+
+
+def _record_gemm(op, rec):
+    a, b = op.inputs[0], op.inputs[1]
+    c = op.inputs[2] if len(op.inputs) > 2 else None
+    y = op.outputs[0]
+    attrs = op.node.attrs
+    m, n = y.info.shape
+    ta, tb = attrs.get("transA", 0), attrs.get("transB", 0)
+    k = a.info.shape[0] if ta else a.info.shape[1]
+    sam, sak = (1, m) if ta else (k, 1)
+    sbk, sbn = (1, k) if tb else (n, 1)
+    scm = scn = 0
+    if c is not None:
+        _, (sc,) = broadcast_plan((m, n), c.info.shape)
+        full = [0, 0]
+        padded = (1,) * (2 - len(c.info.shape)) + tuple(c.info.shape)
+        cs = contiguous_strides(padded)
+        full = [0 if d == 1 else s for d, s in zip(padded, cs)]
+        scm, scn = full
+    params = [
+        y.info.size,
+        m,
+        n,
+        k,
+        0,
+        [1] * 4,
+        [0] * 4,
+        [0] * 4,
+        element(a),
+        element(b),
+        sam,
+        sak,
+        sbk,
+        sbn,
+        element(c) if c is not None else -1,
+        scm,
+        scn,
+        float(attrs.get("alpha", 1.0)),
+        float(attrs.get("beta", 1.0)),
+        element(y),
+        activation(attrs),
+    ]
+    rec.elementwise("matmul", params, [a, b, c], [y], y.info.size)
+
+
+register("MatMul", _record_matmul, _matmul_supports, efficiency=0.4)
+register("Gemm", _record_gemm, efficiency=0.4)

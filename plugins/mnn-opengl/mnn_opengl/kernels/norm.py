@@ -1,0 +1,94 @@
+"""Softmax / LogSoftmax (softmax.comp), LayerNormalization (layernorm.comp) and
+inference BatchNormalization (batchnorm.comp; the core usually folds it into
+the convolution before it)."""
+
+from __future__ import annotations
+
+from mnn_core.ops._util import normalize_axis
+
+from ..recorder import element
+from . import numel, register
+
+
+def _record_softmax(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    shape = x.info.shape
+    axis = normalize_axis(op.node.attrs.get("axis", -1), len(shape), op.node.op)
+    inner = numel(shape[axis + 1 :])
+    length = shape[axis]
+    rows = numel(shape[:axis]) * inner
+    if length == 0:
+        return
+    rec.elementwise(
+        "softmax",
+        [rows, length, max(inner, 1), int(op.node.op == "LogSoftmax"), element(x), element(y)],
+        [x],
+        [y],
+        rows,
+    )
+
+
+def _ln_supports(node, ins):
+    if len([o for o in node.outputs if o]) > 1:
+        return "LayerNormalization's Mean/InvStdDev outputs are not implemented"
+    x = ins[0]
+    axis = normalize_axis(node.attrs.get("axis", -1), len(x.shape), "LayerNormalization")
+    d = numel(x.shape[axis:])
+    for extra in ins[1:]:
+        if extra is not None and extra.size != d:
+            return "scale/bias broadcast over the normalized shape (only full-size scale and bias)"
+    return True
+
+
+def _record_ln(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    scale = op.inputs[1] if len(op.inputs) > 1 else None
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    axis = normalize_axis(op.node.attrs.get("axis", -1), len(x.info.shape), "LayerNormalization")
+    d = numel(x.info.shape[axis:])
+    rows = numel(x.info.shape[:axis])
+    if d == 0:
+        return
+    params = [
+        rows,
+        d,
+        float(op.node.attrs.get("epsilon", 1e-5)),
+        element(x),
+        element(y),
+        element(scale) if scale is not None else -1,
+        element(bias) if bias is not None else -1,
+    ]
+    rec.elementwise("layernorm", params, [x, scale, bias], [y], rows)
+
+
+def _bn_supports(node, ins):
+    if len(ins[0].shape) < 2:
+        return "BatchNormalization needs a channel axis (rank >= 2)"
+    if len([o for o in node.outputs if o]) > 1:
+        return "training-mode BatchNormalization outputs are not implemented"
+    return True
+
+
+def _record_bn(op, rec):
+    x, scale, bias, mean, var = op.inputs
+    y = op.outputs[0]
+    shape = x.info.shape
+    params = [
+        y.info.size,
+        shape[1],
+        max(numel(shape[2:]), 1),
+        float(op.node.attrs.get("epsilon", 1e-5)),
+        element(x),
+        element(y),
+        element(scale),
+        element(bias),
+        element(mean),
+        element(var),
+    ]
+    rec.elementwise("batchnorm", params, [x, scale, bias, mean, var], [y], y.info.size)
+
+
+register("Softmax", _record_softmax, efficiency=0.5)
+register("LogSoftmax", _record_softmax, efficiency=0.5)
+register("LayerNormalization", _record_ln, _ln_supports, efficiency=0.5)
+register("BatchNormalization", _record_bn, _bn_supports, inplace=True, efficiency=0.8)

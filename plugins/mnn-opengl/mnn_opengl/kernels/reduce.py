@@ -1,0 +1,53 @@
+"""ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd and ReduceL2 over any
+axes (reduce.comp): the kept and the reduced dims, each collapsed, with their
+strides in the input."""
+
+from __future__ import annotations
+
+from mnn_core.ops.reduce import reduce_axes
+
+from ..recorder import element
+from . import collapse, contiguous_strides, numel, pad_to, register
+
+REDUCE = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5}
+
+
+def _plan(shape, attrs, op):
+    if not attrs.get("axes") and attrs.get("noop_with_empty_axes", 0):
+        axes = ()
+    else:
+        axes = reduce_axes(tuple(shape), attrs.get("axes") or [], op)
+    st = contiguous_strides(shape)
+    kdims, (kst,) = collapse(
+        [d for i, d in enumerate(shape) if i not in axes], [s for i, s in enumerate(st) if i not in axes]
+    )
+    rdims, (rst,) = collapse([shape[a] for a in axes], [st[a] for a in axes])
+    return kdims, kst, rdims, rst, numel(shape[a] for a in axes)
+
+
+def _supports(node, ins):
+    kdims, _, rdims, _, _ = _plan(ins[0].shape, node.attrs, node.op)
+    return True if len(kdims) <= 6 and len(rdims) <= 6 else "more than 6 dims after collapsing"
+
+
+def _record(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    kdims, kst, rdims, rst, count = _plan(x.info.shape, op.node.attrs, op.node.op)
+    params = [
+        y.info.size,
+        len(kdims),
+        len(rdims),
+        count,
+        REDUCE[op.node.op],
+        element(x),
+        element(y),
+        pad_to(kdims, 6, 1),
+        pad_to(kst, 6),
+        pad_to(rdims, 6, 1),
+        pad_to(rst, 6),
+    ]
+    rec.elementwise("reduce", params, [x], [y], y.info.size)
+
+
+for _op in REDUCE:
+    register(_op, _record, _supports, efficiency=0.5)

@@ -1,0 +1,151 @@
+"""Data movement: one strided copy shader (copy.comp, raw 32-bit words) for
+reshapes the core did not alias, Identity, Transpose, Concat, Split and Slice;
+Pad has its own (pad.comp). Copies move words, so int32 and int64 (two words)
+tensors move too."""
+
+from __future__ import annotations
+
+from ..recorder import element
+from . import collapse, contiguous_strides, pad_to, register
+
+WORDS = ("float32", "int32", "int64")
+RAW = (("ARENA_UINT", 1),)
+
+
+def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
+    """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of
+    shape, in elements of `words` 32-bit words (2 for int64)."""
+    if words > 1:  # one more, innermost dim: the words of an element
+        shape, src_strides, dst_strides = (
+            list(shape) + [words],
+            [s * words for s in src_strides] + [1],
+            [s * words for s in dst_strides] + [1],
+        )
+        src_off, dst_off = src_off * words, dst_off * words
+    total = 1
+    for d in shape:
+        total *= d
+    dims, (ss, ds) = collapse(shape, src_strides, dst_strides)
+    if len(dims) > 6:
+        raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
+    params = [
+        total,
+        len(dims),
+        element(src) + src_off,
+        element(dst) + dst_off,
+        pad_to(dims, 6, 1),
+        pad_to(ss, 6),
+        pad_to(ds, 6),
+    ]
+    rec.elementwise("copy", params, [src], [dst], total, defines=RAW)
+
+
+def words(ref) -> int:
+    return 2 if ref.info.dtype == "int64" else 1
+
+
+def _fits(shape, *strides) -> bool | str:
+    dims, _ = collapse(shape, *strides)
+    return True if len(dims) + 1 <= 6 else f"needs a copy of {len(dims)} dims after collapsing (max 5)"
+
+
+def _record_view(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    if x.offset == y.offset:  # aliased by the core: nothing to move
+        return
+    copy(rec, x, y, (y.info.size,), [1], [1], words=words(x))
+
+
+def _perm(node, rank):
+    return node.attrs.get("perm") or list(range(rank))[::-1]
+
+
+def _transpose_supports(node, ins):
+    shape = ins[0].shape
+    perm = _perm(node, len(shape))
+    st = contiguous_strides(shape)
+    out = [shape[p] for p in perm]
+    return _fits(out, [st[p] for p in perm], contiguous_strides(out))
+
+
+def _record_transpose(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    shape = x.info.shape
+    perm = _perm(op.node, len(shape))
+    st = contiguous_strides(shape)
+    copy(rec, x, y, y.info.shape, [st[p] for p in perm], contiguous_strides(y.info.shape), words=words(x))
+
+
+def _rank5(node, ins):
+    return True if all(len(i.shape) <= 5 for i in ins if i is not None) else "rank above 5"
+
+
+def _record_concat(op, rec):
+    y = op.outputs[0]
+    axis = op.node.attrs["axis"] % len(y.info.shape)
+    ost = contiguous_strides(y.info.shape)
+    start = 0
+    for x in op.inputs:
+        copy(rec, x, y, x.info.shape, contiguous_strides(x.info.shape), ost, 0, start * ost[axis], words(x))
+        start += x.info.shape[axis]
+
+
+def _record_split(op, rec):
+    x = op.inputs[0]
+    axis = op.node.attrs["axis"] % len(x.info.shape)
+    ist = contiguous_strides(x.info.shape)
+    start = 0
+    for y in op.outputs:
+        copy(rec, x, y, y.info.shape, ist, contiguous_strides(y.info.shape), start * ist[axis], words=words(x))
+        start += y.info.shape[axis]
+
+
+def _record_slice(op, rec):
+    from mnn_core.ops.shape import slice_plan
+
+    x, y = op.inputs[0], op.outputs[0]
+    slices, out_shape = slice_plan(x.info.shape, op.node.attrs)
+    ist = contiguous_strides(x.info.shape)
+    offset, strides = 0, []
+    for sl, dim, st in zip(slices, x.info.shape, ist):
+        begin, _, step = sl.indices(dim)
+        offset += begin * st if dim else 0
+        strides.append(st * step)
+    copy(rec, x, y, out_shape, strides, contiguous_strides(out_shape), offset, words=words(x))
+
+
+PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2}
+
+
+def _pad_supports(node, ins):
+    if node.attrs.get("mode", "constant") not in PAD_MODES:
+        return f"Pad mode {node.attrs.get('mode')!r} is not implemented (constant, edge, reflect)"
+    return True if len(ins[0].shape) <= 6 else "rank above 6"
+
+
+def _record_pad(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    rank = len(x.info.shape)
+    begin = list(op.node.attrs["pads"][:rank])
+    params = [
+        y.info.size,
+        rank,
+        PAD_MODES[op.node.attrs.get("mode", "constant")],
+        float(op.node.attrs["value"]),
+        element(x),
+        element(y),
+        pad_to(y.info.shape, 6, 1),
+        pad_to(x.info.shape, 6, 1),
+        pad_to(begin, 6),
+    ]
+    rec.elementwise("pad", params, [x], [y], y.info.size)
+
+
+for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
+    register(_op, _record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
+register("Identity", _record_view, dtypes=WORDS, efficiency=1.0)
+register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, efficiency=0.5)
+register("Concat", _record_concat, _rank5, dtypes=WORDS, efficiency=0.8)
+register("Split", _record_split, _rank5, dtypes=WORDS, efficiency=0.8)
+register("Slice", _record_slice, _rank5, dtypes=WORDS, efficiency=0.8)
+register("Pad", _record_pad, _pad_supports, efficiency=0.8)
