@@ -51,3 +51,52 @@ def check_dispatch(d, plan, arena_nbytes: int) -> None:
 def check_plan(plan, arena_nbytes: int) -> None:
     for d in plan.dispatches:
         check_dispatch(d, plan, arena_nbytes)
+
+
+# -- running a Metal plan with the same kernels' SPIR-V on a Vulkan device ---------------------
+
+
+def vulkan_device():
+    """mnn-vulkan's default device when it is installed and available (lavapipe in CI), else None."""
+    try:
+        import mnn_vulkan
+        from mnn_vulkan import device as vk_device
+    except ImportError:
+        return None
+    if not mnn_vulkan.VulkanBackend().availability():
+        return None
+    return vk_device.choose(None)
+
+
+def run_plan_on_vulkan(dev, plan, arena, feeds: dict, inputs: dict, outputs: dict) -> dict:
+    """Execute a Metal SegmentPlan with mnn-vulkan's runtime: the Metal kernels are these
+    shaders translated, so the plan's bindings, parameter bytes and grids drive them
+    unchanged. `inputs` / `outputs`: value name -> TensorRef in the arena."""
+    import numpy as np
+    from mnn_vulkan import _vulkan
+
+    from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH
+
+    buf = _vulkan.Buffer(dev.context, arena.nbytes + 256, dev.host_shared)
+    buf.write(0, arena.data)  # the weights the core uploaded
+    for name, value in feeds.items():
+        buf.write(inputs[name].offset, np.ascontiguousarray(value))
+    extra = {ARENA: buf, CONSTANTS: None, SCRATCH: None}
+    if plan.constants:
+        extra[CONSTANTS] = _vulkan.Buffer(dev.context, len(plan.constants), dev.host_shared)
+        extra[CONSTANTS].write(0, np.frombuffer(plan.constants, dtype=np.uint8))
+    if plan.scratch_bytes:
+        extra[SCRATCH] = _vulkan.Buffer(dev.context, plan.scratch_bytes, False)
+    program = _vulkan.Program(dev.context)
+    for d in plan.dispatches:
+        pipe = dev.pipeline(d.kernel, len(d.bindings), tuple(d.threadgroup) + tuple(d.spec))
+        bindings = [(extra[b.buffer], b.offset, max(b.nbytes, 4)) for b in d.bindings]
+        program.dispatch(pipe, bindings, d.params, tuple(d.grid), True, d.op)  # a barrier each, as Metal's serial encoder
+    program.finish(False)
+    program.run()
+    result = {}
+    for name, ref in outputs.items():
+        out = np.empty(ref.info.shape, dtype=ref.info.dtype)
+        buf.read(ref.offset, out)
+        result[name] = out
+    return result
