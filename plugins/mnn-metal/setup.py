@@ -38,13 +38,15 @@ def mnn_core_include() -> str:
 def native_extensions() -> list:
     if sys.platform != "darwin" or os.environ.get("MNN_METAL_NO_NATIVE"):
         return []  # nothing Metal exists here: the backend says so at run time
-    return [Extension(
-        "mnn_metal._metal",
-        ["mnn_metal/csrc/mnn_metal.m"],
-        include_dirs=[mnn_core_include()],
-        extra_compile_args=["-fobjc-arc", "-O2", "-Wall"],
-        extra_link_args=["-framework", "Metal", "-framework", "Foundation"],
-    )]
+    return [
+        Extension(
+            "mnn_metal._metal",
+            ["mnn_metal/csrc/mnn_metal.m"],
+            include_dirs=[mnn_core_include()],
+            extra_compile_args=["-fobjc-arc", "-O2", "-Wall"],
+            extra_link_args=["-framework", "Metal", "-framework", "Foundation"],
+        )
+    ]
 
 
 os.chdir(HERE)

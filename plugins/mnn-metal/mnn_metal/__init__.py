@@ -47,8 +47,9 @@ class MetalBackend(Backend):
     def devices(self) -> list[DeviceInfo]:
         if self.availability():
             # Apple M1-class numbers until calibrated; the scheduler only compares them
-            return [DeviceInfo(_device.device_name(), kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0,
-                               launch_us=10.0)]
+            return [
+                DeviceInfo(_device.device_name(), kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0, launch_us=10.0)
+            ]
         return [DeviceInfo("metal (unavailable)", kind="gpu")]
 
     def kernels(self):

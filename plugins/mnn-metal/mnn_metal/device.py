@@ -13,8 +13,10 @@ def unavailable_reason() -> str:
     try:
         from . import _metal
     except ImportError as exc:
-        return (f"the native part mnn_metal._metal is not built ({exc}); reinstall mnn-metal on macOS "
-                "with the Xcode command-line tools (xcode-select --install)")
+        return (
+            f"the native part mnn_metal._metal is not built ({exc}); reinstall mnn-metal on macOS "
+            "with the Xcode command-line tools (xcode-select --install)"
+        )
     if not _metal.device_name():
         return "no Metal device on this Mac (MTLCreateSystemDefaultDevice returned nil)"
     return ""

@@ -46,10 +46,12 @@ def _guarded(supports):
     return check
 
 
-def register(op: str, record: Callable, supports=None, dtypes=F32, inplace: bool = False,
-             efficiency: float = 0.5) -> None:
-    KERNELS[op] = MetalKernel(KernelSpec(op, dtypes, inplace=inplace, supports=_guarded(supports),
-                                         efficiency=efficiency), record)
+def register(
+    op: str, record: Callable, supports=None, dtypes=F32, inplace: bool = False, efficiency: float = 0.5
+) -> None:
+    KERNELS[op] = MetalKernel(
+        KernelSpec(op, dtypes, inplace=inplace, supports=_guarded(supports), efficiency=efficiency), record
+    )
 
 
 # -- helpers shared by the families ------------------------------------------------------
@@ -89,8 +91,11 @@ def activation_code(attrs: dict) -> tuple[int, float, float]:
     """A fused activation as act.glsl's code and its two parameters."""
     from mnn_core.ops.elementwise import ACTIVATIONS
 
-    return ACTIVATIONS.index(attrs.get("activation", "none")), float(attrs.get("act_alpha", 0.0)), \
-        float(attrs.get("act_beta", 0.0))
+    return (
+        ACTIVATIONS.index(attrs.get("activation", "none")),
+        float(attrs.get("act_alpha", 0.0)),
+        float(attrs.get("act_beta", 0.0)),
+    )
 
 
 # -- element-wise ---------------------------------------------------------------------------
@@ -98,16 +103,39 @@ def activation_code(attrs: dict) -> tuple[int, float, float]:
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
 #: op -> (code in act.glsl, attribute giving alpha, attribute giving beta)
 UNARY = {
-    "Relu": (1, None, None), "Clip": (2, "min", "max"), "LeakyRelu": (3, "alpha", None), "Sigmoid": (4, None, None),
-    "Silu": (5, None, None), "Gelu": (6, None, None), "Tanh": (7, None, None),
-    "HardSigmoid": (8, "alpha", "beta"), "HardSwish": (9, None, None),
-    "Exp": (16, None, None), "Log": (17, None, None), "Sqrt": (18, None, None), "Neg": (19, None, None),
-    "Abs": (20, None, None), "Reciprocal": (21, None, None), "Erf": (22, None, None), "Floor": (23, None, None),
-    "Ceil": (24, None, None), "Sin": (25, None, None), "Cos": (26, None, None), "Softplus": (27, None, None),
-    "Round": (29, None, None), "Sign": (30, None, None), "Softsign": (31, None, None),
-    "Mish": (32, None, None), "Elu": (33, "alpha", None), "Celu": (34, "alpha", None), "Selu": (35, "alpha", "gamma"),
-    "ThresholdedRelu": (36, "alpha", None), "Shrink": (37, "bias", "lambd"), "Tan": (38, None, None),
-    "Sinh": (39, None, None), "Cosh": (40, None, None),
+    "Relu": (1, None, None),
+    "Clip": (2, "min", "max"),
+    "LeakyRelu": (3, "alpha", None),
+    "Sigmoid": (4, None, None),
+    "Silu": (5, None, None),
+    "Gelu": (6, None, None),
+    "Tanh": (7, None, None),
+    "HardSigmoid": (8, "alpha", "beta"),
+    "HardSwish": (9, None, None),
+    "Exp": (16, None, None),
+    "Log": (17, None, None),
+    "Sqrt": (18, None, None),
+    "Neg": (19, None, None),
+    "Abs": (20, None, None),
+    "Reciprocal": (21, None, None),
+    "Erf": (22, None, None),
+    "Floor": (23, None, None),
+    "Ceil": (24, None, None),
+    "Sin": (25, None, None),
+    "Cos": (26, None, None),
+    "Softplus": (27, None, None),
+    "Round": (29, None, None),
+    "Sign": (30, None, None),
+    "Softsign": (31, None, None),
+    "Mish": (32, None, None),
+    "Elu": (33, "alpha", None),
+    "Celu": (34, "alpha", None),
+    "Selu": (35, "alpha", "gamma"),
+    "ThresholdedRelu": (36, "alpha", None),
+    "Shrink": (37, "bias", "lambd"),
+    "Tan": (38, None, None),
+    "Sinh": (39, None, None),
+    "Cosh": (40, None, None),
 }
 
 
@@ -200,8 +228,9 @@ def gemm_tiles(m: int, n: int, batch: int, options: dict | None = None):
 
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
     has_bias = int(bias_st is not None)
-    params = pack(m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)),
-                  float(alpha), float(beta), aa, ab)
+    params = pack(
+        m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)), float(alpha), float(beta), aa, ab
+    )
     local, spec, (bm, bn) = gemm_tiles(m, n, nb1 * nb2, rec.options)
     rec.dispatch("gemm", bindings, params, (cdiv(n, bn), cdiv(m, bm), nb1 * nb2), local, spec)
 
@@ -238,8 +267,24 @@ def _record_matmul(op, rec):
     m, k, n = a.info.shape[-2], a.info.shape[-1], b.info.shape[-1]
     batch = int(np.prod(a.info.shape[:-2])) if len(a.info.shape) > 2 else 1
     act, aa, ab = activation_code(op.node.attrs)
-    _gemm(rec, [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(y)], m, n, k, 1, batch,
-          (k, 1, 0, m * k), (n, 1, 0, k * n), (0, m * n), None, 1.0, 0.0, act, aa, ab)
+    _gemm(
+        rec,
+        [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(y)],
+        m,
+        n,
+        k,
+        1,
+        batch,
+        (k, 1, 0, m * k),
+        (n, 1, 0, k * n),
+        (0, m * n),
+        None,
+        1.0,
+        0.0,
+        act,
+        aa,
+        ab,
+    )
 
 
 # -- Conv ------------------------------------------------------------------------------------
@@ -293,8 +338,9 @@ def _record_conv(op, rec):
     chunk = cdiv(k, 16) * 16  # one K slice (no split-K), in whole BK steps
     params = pack(n, c, h, wd, o, oh, ow, g, kh, kw, sh, sw, pt, pl, dh, dw, act, has_bias, a, b, 1, chunk)
     table = rec.constant(k_table(cg, kh, kw, dh, dw, h, wd))
-    rec.dispatch("conv2d" + h16, bindings + [bindings[3], table], params, (cdiv(cols, bn), cdiv(og, bm), g),
-                 local, spec)
+    rec.dispatch(
+        "conv2d" + h16, bindings + [bindings[3], table], params, (cdiv(cols, bn), cdiv(og, bm), g), local, spec
+    )
 
 
 def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b, h16=""):
@@ -302,12 +348,32 @@ def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b, h16=""):
     og, cg = o // g, c // g
     x, w, bias, y = bindings
     local, spec, (bm, bn) = gemm_tiles(og, hw, n * g, rec.options)
-    params = pack(og, hw, cg, g,
-                  cg, 1, 0, og * cg,  # A = W: rows m, columns k; batch (image, group)
-                  hw, 1, c * hw, cg * hw,  # B = X
-                  o * hw, og * hw, has_bias, act,  # C = Y
-                  1, 0, 0, og,  # bias per output channel
-                  1.0, 1.0, a, b)
+    params = pack(
+        og,
+        hw,
+        cg,
+        g,
+        cg,
+        1,
+        0,
+        og * cg,  # A = W: rows m, columns k; batch (image, group)
+        hw,
+        1,
+        c * hw,
+        cg * hw,  # B = X
+        o * hw,
+        og * hw,
+        has_bias,
+        act,  # C = Y
+        1,
+        0,
+        0,
+        og,  # bias per output channel
+        1.0,
+        1.0,
+        a,
+        b,
+    )
     rec.dispatch("gemm" + h16, [w, x, bias, y], params, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
 
 
@@ -325,8 +391,9 @@ def _record_pool(op, rec):
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
     pt, pl, pb, pr = geo["pads"]
     mode = 0 if op.node.op == "MaxPool" else 1
-    params = pack(y.info.size, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, mode,
-                  int(attrs.get("count_include_pad", 0)))
+    params = pack(
+        y.info.size, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, mode, int(attrs.get("count_include_pad", 0))
+    )
     rec.elementwise("pool2d", [rec.tensor(x), rec.output(y)], params, y.info.size)
 
 
@@ -334,8 +401,16 @@ def _pool_supports(node, ins):
     return True if len(ins[0].shape) == 4 else "2-D pooling over NCHW only"
 
 
-REDUCE = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5,
-          "GlobalAveragePool": 1, "GlobalMaxPool": 2}
+REDUCE = {
+    "ReduceSum": 0,
+    "ReduceMean": 1,
+    "ReduceMax": 2,
+    "ReduceMin": 3,
+    "ReduceProd": 4,
+    "ReduceL2": 5,
+    "GlobalAveragePool": 1,
+    "GlobalMaxPool": 2,
+}
 
 
 def _reduce_axes(op, shape, attrs):
@@ -350,8 +425,9 @@ def reduce_plan(op, shape, attrs):
     """(kept dims, kept strides), (reduced dims, reduced strides), collapsed."""
     axes = _reduce_axes(op, shape, attrs)
     strides = contiguous_strides(shape)
-    kept = collapse([d for i, d in enumerate(shape) if i not in axes],
-                    [s for i, s in enumerate(strides) if i not in axes])
+    kept = collapse(
+        [d for i, d in enumerate(shape) if i not in axes], [s for i, s in enumerate(strides) if i not in axes]
+    )
     red = collapse([d for i, d in enumerate(shape) if i in axes], [s for i, s in enumerate(strides) if i in axes])
     return (kept[0], kept[1][0]), (red[0], red[1][0])
 
@@ -372,8 +448,20 @@ def _record_reduce(op, rec):
     def pad4(v, fill):
         return list(v) + [fill] * (4 - len(v))
 
-    params = pack(y.info.size, r, REDUCE[op.node.op], len(kd), len(rd), 0, 0, 0,
-                  pad4(kd, 1), pad4(ks, 0), pad4(rd, 1), pad4(rs, 0))
+    params = pack(
+        y.info.size,
+        r,
+        REDUCE[op.node.op],
+        len(kd),
+        len(rd),
+        0,
+        0,
+        0,
+        pad4(kd, 1),
+        pad4(ks, 0),
+        pad4(rd, 1),
+        pad4(rs, 0),
+    )
     rec.dispatch("reduce", [rec.tensor(x), rec.output(y)], params, row_groups(y.info.size), (local, 1, 1))
 
 
@@ -413,8 +501,17 @@ def _record_concat(op, rec):
     start = 0
     out = rec.output(y)
     for x in op.inputs:
-        copy(rec, rec.tensor(x), out, x.info.shape, contiguous_strides(x.info.shape), ost, 0, start * ost[axis],
-             _words(x))
+        copy(
+            rec,
+            rec.tensor(x),
+            out,
+            x.info.shape,
+            contiguous_strides(x.info.shape),
+            ost,
+            0,
+            start * ost[axis],
+            _words(x),
+        )
         start += x.info.shape[axis]
 
 

@@ -31,9 +31,16 @@ from .spirv_ubo import PARAMS_INDEX, push_constants_to_ubo
 MSL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msl")
 LOCK_FILE = os.path.join(MSL_DIR, "MSL.lock")
 MSL_VERSION = "20300"  # MSL 2.3 (macOS 11): simdgroup reductions, half storage
-#: mnn-vulkan's shader directory in a source checkout (the generator's input)
-VULKAN_SHADER_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                                  "mnn-vulkan", "mnn_vulkan", "shaders"))
+#: mnn-vulkan's shader directory beside this package in a source checkout
+_CHECKOUT_VULKAN = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "mnn-vulkan", "mnn_vulkan", "shaders")
+)
+
+
+def vulkan_shader_dir() -> str:
+    """Where mnn-vulkan's committed SPIR-V is (the generator's input): $MNN_VULKAN_SHADERS, else
+    beside this package in a source checkout (an installed copy has none: set the variable)."""
+    return os.environ.get("MNN_VULKAN_SHADERS") or _CHECKOUT_VULKAN
 
 
 def names() -> list[str]:
@@ -47,8 +54,9 @@ def source(name: str) -> str:
         with open(path) as f:
             return f.read()
     except FileNotFoundError:
-        raise FileNotFoundError(f"no MSL for kernel {name!r} at {path}; run tools/build_msl.py or reinstall "
-                                "mnn-metal") from None
+        raise FileNotFoundError(
+            f"no MSL for kernel {name!r} at {path}; run tools/build_msl.py or reinstall mnn-metal"
+        ) from None
 
 
 def find_spirv_cross() -> str | None:
@@ -68,8 +76,16 @@ def spirv_cross_version(tool: str) -> str:
 
 
 def spirv_cross_args(name: str) -> list[str]:
-    return ["--msl", "--msl-version", MSL_VERSION, "--msl-decoration-binding",
-            "--rename-entry-point", "main", name, "comp"]
+    return [
+        "--msl",
+        "--msl-version",
+        MSL_VERSION,
+        "--msl-decoration-binding",
+        "--rename-entry-point",
+        "main",
+        name,
+        "comp",
+    ]
 
 
 def generate(name: str, spirv: bytes, tool: str, workdir: str) -> str:

@@ -32,10 +32,10 @@ class PlanArena(Arena):
 
     def write(self, offset: int, array: np.ndarray) -> None:
         raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
-        self.data[offset:offset + raw.size] = raw
+        self.data[offset : offset + raw.size] = raw
 
     def read(self, offset: int, out: np.ndarray) -> None:
-        out.reshape(-1).view(np.uint8)[...] = self.data[offset:offset + out.nbytes]
+        out.reshape(-1).view(np.uint8)[...] = self.data[offset : offset + out.nbytes]
 
 
 class PlanningBackend(MetalBackend):
@@ -51,8 +51,9 @@ class PlanningBackend(MetalBackend):
         return Availability(True)
 
     def devices(self) -> list[DeviceInfo]:
-        return [DeviceInfo("metal plan (no device)", kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0,
-                           launch_us=10.0)]
+        return [
+            DeviceInfo("metal plan (no device)", kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0, launch_us=10.0)
+        ]
 
     def allocate_arena(self, nbytes: int, ctx=None):
         arena = PlanArena(nbytes)
@@ -77,8 +78,11 @@ def planning_backend():
     plugins = get_plugins()
     backend = PlanningBackend()
     plugins.backends[NAME] = backend
-    plugins.backend_plugin[NAME] = next(r for r in plugins.records if "metal" in r.name) \
-        if any("metal" in r.name for r in plugins.records) else plugins.records[0]
+    plugins.backend_plugin[NAME] = (
+        next(r for r in plugins.records if "metal" in r.name)
+        if any("metal" in r.name for r in plugins.records)
+        else plugins.records[0]
+    )
     try:
         yield backend
     finally:
@@ -89,8 +93,9 @@ def planning_backend():
 def describe(plan) -> str:
     lines = []
     for d in plan.dispatches:
-        binds = " ".join(f"{i}:{b.buffer}+{b.offset}/{b.nbytes}{'w' if b.written else ''}"
-                         for i, b in enumerate(d.bindings))
+        binds = " ".join(
+            f"{i}:{b.buffer}+{b.offset}/{b.nbytes}{'w' if b.written else ''}" for i, b in enumerate(d.bindings)
+        )
         lines.append(f"{d.op:24s} {d.function:12s} grid={d.grid} tg={d.threadgroup} spec={d.spec} {binds}")
     return "\n".join(lines)
 
@@ -105,11 +110,14 @@ def main(argv=None) -> int:
     parser.add_argument("--precision", default="normal")
     args = parser.parse_args(argv)
     with planning_backend() as backend:
-        mnn.Session(mnn.load(args.model) if hasattr(mnn, "load") else args.model, backend=NAME,
-                    precision=args.precision)
+        mnn.Session(
+            mnn.load(args.model) if hasattr(mnn, "load") else args.model, backend=NAME, precision=args.precision
+        )
         for ops, plan in backend.segments:
-            print(f"segment {ops[0].node.name}..{ops[-1].node.name}: {len(plan.dispatches)} dispatches, "
-                  f"{len(plan.constants)} constant bytes, {plan.scratch_bytes} scratch bytes")
+            print(
+                f"segment {ops[0].node.name}..{ops[-1].node.name}: {len(plan.dispatches)} dispatches, "
+                f"{len(plan.constants)} constant bytes, {plan.scratch_bytes} scratch bytes"
+            )
             print(describe(plan))
     return 0
 

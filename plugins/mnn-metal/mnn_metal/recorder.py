@@ -124,16 +124,18 @@ class Recorder:
         self.scratch_bytes = max(self.scratch_bytes, nbytes)
         return Binding(SCRATCH, 0, nbytes, written)
 
-    def dispatch(self, kernel: str, bindings: list, params: bytes, groups: tuple, local: tuple = (256, 1, 1),
-                 spec: tuple = ()) -> None:
+    def dispatch(
+        self, kernel: str, bindings: list, params: bytes, groups: tuple, local: tuple = (256, 1, 1), spec: tuple = ()
+    ) -> None:
         """Record one dispatch; skipped when it would do nothing (an empty output)."""
         if 0 in groups or any(b.written and b.nbytes == 0 for b in bindings):
             return
         threads = local[0] * local[1] * local[2]
         if threads > 1024:
             raise ValueError(f"{kernel}: {threads} threads per threadgroup exceed Metal's 1024")
-        self.dispatches.append(Dispatch(kernel, tuple(bindings), params, tuple(groups), tuple(local), tuple(spec),
-                                        self.op_name))
+        self.dispatches.append(
+            Dispatch(kernel, tuple(bindings), params, tuple(groups), tuple(local), tuple(spec), self.op_name)
+        )
 
     def elementwise(self, kernel: str, bindings: list, params: bytes, total: int, local: int = 256) -> None:
         self.dispatch(kernel, bindings, params, linear_groups(total, local), (local, 1, 1))
@@ -141,5 +143,5 @@ class Recorder:
     def finish(self) -> SegmentPlan:
         blob = bytearray(self._const_bytes)
         for offset, data in self._constants:
-            blob[offset:offset + data.nbytes] = data.tobytes()
+            blob[offset : offset + data.nbytes] = data.tobytes()
         return SegmentPlan(self.dispatches, bytes(blob), self.scratch_bytes)

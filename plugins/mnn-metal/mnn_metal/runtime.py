@@ -65,11 +65,13 @@ _PIPELINES: dict = {}
 
 def pipeline(dispatch):
     """The compute pipeline of a dispatch's kernel with its constants (cached per process)."""
-    key = (dispatch.kernel, tuple(sorted(dispatch.function_constants().items())),
-           tuple(sorted(dispatch.macros().items())))
+    key = (
+        dispatch.kernel,
+        tuple(sorted(dispatch.function_constants().items())),
+        tuple(sorted(dispatch.macros().items())),
+    )
     if key not in _PIPELINES:
-        _PIPELINES[key] = context().pipeline(msl.source(dispatch.kernel), dispatch.function,
-                                             dict(key[1]), dict(key[2]))
+        _PIPELINES[key] = context().pipeline(msl.source(dispatch.kernel), dispatch.function, dict(key[1]), dict(key[2]))
     return _PIPELINES[key]
 
 

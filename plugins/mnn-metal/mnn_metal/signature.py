@@ -26,9 +26,20 @@ _MACRO = re.compile(r"#define SPIRV_CROSS_CONSTANT_ID_(\d+) (\d+)u?")
 
 #: (size, alignment) of the scalar and vector types a parameter struct may hold
 _TYPES = {
-    "uint": (4, 4), "int": (4, 4), "float": (4, 4), "half": (2, 2), "short": (2, 2), "ushort": (2, 2),
-    "char": (1, 1), "uchar": (1, 1), "uint2": (8, 8), "int2": (8, 8), "float2": (8, 8),
-    "uint4": (16, 16), "int4": (16, 16), "float4": (16, 16),
+    "uint": (4, 4),
+    "int": (4, 4),
+    "float": (4, 4),
+    "half": (2, 2),
+    "short": (2, 2),
+    "ushort": (2, 2),
+    "char": (1, 1),
+    "uchar": (1, 1),
+    "uint2": (8, 8),
+    "int2": (8, 8),
+    "float2": (8, 8),
+    "uint4": (16, 16),
+    "int4": (16, 16),
+    "float4": (16, 16),
 }
 
 

@@ -63,7 +63,15 @@ def push_constants_to_ubo(spirv: bytes, binding: int = PARAMS_INDEX) -> bytes:
     if last_annotation is None:
         raise ValueError("a push-constant block without decorations (no Block/Offset): not from glslc")
     var = variables[0]
-    extra = [(4 << 16) | OP_DECORATE, var, DECORATION_DESCRIPTOR_SET, 0,
-             (4 << 16) | OP_DECORATE, var, DECORATION_BINDING, binding]
+    extra = [
+        (4 << 16) | OP_DECORATE,
+        var,
+        DECORATION_DESCRIPTOR_SET,
+        0,
+        (4 << 16) | OP_DECORATE,
+        var,
+        DECORATION_BINDING,
+        binding,
+    ]
     words[last_annotation:last_annotation] = extra
     return struct.pack(f"<{len(words)}I", *words)

@@ -19,17 +19,21 @@ def check_dispatch(d, plan, arena_nbytes: int) -> None:
     kernel does not take, or leave out something it does."""
     sig = signature(d.kernel)
     where = f"{d.op}: {d.kernel}"
-    assert list(range(len(d.bindings))) == sig.tensor_indices, \
+    assert list(range(len(d.bindings))) == sig.tensor_indices, (
         f"{where}: host binds buffers 0..{len(d.bindings) - 1}, the kernel takes {sig.tensor_indices}"
+    )
     for i, b in enumerate(d.bindings):
-        assert b.written == sig.buffers[i].writable, \
+        assert b.written == sig.buffers[i].writable, (
             f"{where}: buffer({i}) is {'written' if b.written else 'read'} by the plan, {sig.buffers[i].space} in MSL"
+        )
         assert b.offset % 4 == 0, f"{where}: buffer({i}) at an offset of {b.offset} bytes (not 4-aligned)"
         limit = {ARENA: arena_nbytes, CONSTANTS: len(plan.constants), SCRATCH: plan.scratch_bytes}[b.buffer]
-        assert 0 <= b.offset and b.offset + b.nbytes <= limit, \
+        assert 0 <= b.offset and b.offset + b.nbytes <= limit, (
             f"{where}: buffer({i}) bytes [{b.offset}, {b.offset + b.nbytes}) outside its {b.buffer} of {limit}"
-    assert len(d.params) == sig.params_size, \
+        )
+    assert len(d.params) == sig.params_size, (
         f"{where}: {len(d.params)} parameter bytes, the kernel's struct has {sig.params_size}"
+    )
     given = len(d.threadgroup) + len(d.spec)
     for cid in list(sig.function_constants) + list(sig.macros):
         assert cid < given, f"{where}: constant {cid} is not set (threadgroup + spec give {given})"
@@ -39,13 +43,15 @@ def check_dispatch(d, plan, arena_nbytes: int) -> None:
     if d.kernel in FLAT:
         total = struct.unpack_from("<I", d.params)[0]
         covered = d.grid[0] * d.grid[1] * d.grid[2] * threads
-        assert covered >= total > covered - d.grid[0] * threads, \
+        assert covered >= total > covered - d.grid[0] * threads, (
             f"{where}: grid {d.grid} x {d.threadgroup} covers {covered} threads for {total} elements"
+        )
     if d.kernel in GEMM:
         m, n = struct.unpack_from("<II", d.params)
         bm, bn = d.threadgroup[1] * d.spec[0], d.threadgroup[0] * d.spec[1]
-        assert d.grid[0] == -(-n // bn) and d.grid[1] == -(-m // bm), \
+        assert d.grid[0] == -(-n // bn) and d.grid[1] == -(-m // bm), (
             f"{where}: grid {d.grid} for {m}x{n} outputs in {bm}x{bn} blocks"
+        )
 
 
 def check_plan(plan, arena_nbytes: int) -> None:
@@ -73,9 +79,8 @@ def run_plan_on_vulkan(dev, plan, arena, feeds: dict, inputs: dict, outputs: dic
     shaders translated, so the plan's bindings, parameter bytes and grids drive them
     unchanged. `inputs` / `outputs`: value name -> TensorRef in the arena."""
     import numpy as np
-    from mnn_vulkan import _vulkan
-
     from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH
+    from mnn_vulkan import _vulkan
 
     buf = _vulkan.Buffer(dev.context, arena.nbytes + 256, dev.host_shared)
     buf.write(0, arena.data)  # the weights the core uploaded
@@ -91,7 +96,9 @@ def run_plan_on_vulkan(dev, plan, arena, feeds: dict, inputs: dict, outputs: dic
     for d in plan.dispatches:
         pipe = dev.pipeline(d.kernel, len(d.bindings), tuple(d.threadgroup) + tuple(d.spec))
         bindings = [(extra[b.buffer], b.offset, max(b.nbytes, 4)) for b in d.bindings]
-        program.dispatch(pipe, bindings, d.params, tuple(d.grid), True, d.op)  # a barrier each, as Metal's serial encoder
+        program.dispatch(
+            pipe, bindings, d.params, tuple(d.grid), True, d.op
+        )  # a barrier each, as Metal's serial encoder
     program.finish(False)
     program.run()
     result = {}

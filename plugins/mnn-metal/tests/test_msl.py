@@ -14,23 +14,25 @@ import struct
 import subprocess
 
 import pytest
-
 from mnn_metal import msl, signature, spirv_ubo
 
 REGENERATE = "run `python tools/build_msl.py` in plugins/mnn-metal and commit the .metal files and MSL.lock"
-have_vulkan_sources = pytest.mark.skipif(not os.path.isdir(msl.VULKAN_SHADER_DIR),
-                                         reason="mnn-vulkan's shaders are not beside this plugin (not a checkout)")
-have_spirv_cross = pytest.mark.skipif(msl.find_spirv_cross() is None,
-                                      reason="spirv-cross not installed (Debian: apt-get install spirv-cross)")
+have_vulkan_sources = pytest.mark.skipif(
+    not os.path.isdir(msl.vulkan_shader_dir()),
+    reason="mnn-vulkan's shaders are not beside this plugin (not a checkout)",
+)
+have_spirv_cross = pytest.mark.skipif(
+    msl.find_spirv_cross() is None, reason="spirv-cross not installed (Debian: apt-get install spirv-cross)"
+)
 
 
 def _spv(name: str) -> bytes:
-    with open(os.path.join(msl.VULKAN_SHADER_DIR, f"{name}.spv"), "rb") as f:
+    with open(os.path.join(msl.vulkan_shader_dir(), f"{name}.spv"), "rb") as f:
         return f.read()
 
 
 def _vulkan_names() -> list[str]:
-    return sorted(f[:-4] for f in os.listdir(msl.VULKAN_SHADER_DIR) if f.endswith(".spv"))
+    return sorted(f[:-4] for f in os.listdir(msl.vulkan_shader_dir()) if f.endswith(".spv"))
 
 
 def test_lock_matches_the_committed_msl():
@@ -38,8 +40,9 @@ def test_lock_matches_the_committed_msl():
     assert sorted(lock["kernels"]) == msl.names(), f"MSL.lock and msl/*.metal list different kernels; {REGENERATE}"
     assert lock["params_index"] == msl.PARAMS_INDEX
     for name in msl.names():
-        assert msl.sha256(msl.source(name).encode()) == lock["kernels"][name]["msl_sha256"], \
+        assert msl.sha256(msl.source(name).encode()) == lock["kernels"][name]["msl_sha256"], (
             f"{name}.metal was edited by hand or is stale; {REGENERATE}"
+        )
 
 
 @have_vulkan_sources
@@ -47,8 +50,9 @@ def test_every_vulkan_shader_has_msl_from_its_current_spirv():
     lock = msl.read_lock()["kernels"]
     assert msl.names() == _vulkan_names(), f"mnn-vulkan's shaders and the Metal kernels differ; {REGENERATE}"
     for name in _vulkan_names():
-        assert msl.sha256(_spv(name)) == lock[name]["spirv_sha256"], \
+        assert msl.sha256(_spv(name)) == lock[name]["spirv_sha256"], (
             f"mnn-vulkan's {name}.spv changed since its MSL was generated; {REGENERATE}"
+        )
 
 
 @have_vulkan_sources
@@ -59,15 +63,17 @@ def test_regenerating_gives_the_committed_msl(tmp_path):
     if msl.spirv_cross_version(tool) != built_with:
         pytest.skip(f"installed spirv-cross is {msl.spirv_cross_version(tool)!r}; the MSL was made with {built_with!r}")
     for name in _vulkan_names():
-        assert msl.generate(name, _spv(name), tool, str(tmp_path)) == msl.source(name), \
+        assert msl.generate(name, _spv(name), tool, str(tmp_path)) == msl.source(name), (
             f"{name}.metal differs from a fresh translation; {REGENERATE}"
+        )
 
 
 def test_kernels_are_named_and_take_parameters_at_the_params_index():
     for name, sig in signature.all_signatures().items():
         assert sig.function.lstrip("_") == name, f"{name}.metal's kernel is {sig.function!r}"
-        assert sig.tensor_indices == list(range(len(sig.tensor_indices))), \
+        assert sig.tensor_indices == list(range(len(sig.tensor_indices))), (
             f"{name}: tensor buffers {sig.tensor_indices} are not the Vulkan bindings 0..n-1"
+        )
         assert sig.params_size > 0 and sig.buffers[msl.PARAMS_INDEX].space == "constant"
         assert {0, 1, 2} <= set(sig.function_constants), f"{name}: threadgroup size is not a function constant"
 
@@ -85,7 +91,7 @@ def _push_block_size(spirv: bytes) -> int:
     words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
     offsets, pointees, members, arrays, constants = {}, [], {}, {}, {}
     for i, op, n in spirv_ubo._instructions(list(words)):
-        w = words[i:i + n]
+        w = words[i : i + n]
         if op == 72 and w[3] == 35:  # OpMemberDecorate ... Offset
             offsets.setdefault(w[1], {})[w[2]] = w[4]
         elif op == 32 and w[2] == spirv_ubo.SC_PUSH_CONSTANT:  # OpTypePointer PushConstant
@@ -102,20 +108,22 @@ def _push_block_size(spirv: bytes) -> int:
     return last[1] + 4 * (constants[arrays[member_type]] if member_type in arrays else 1)
 
 
+@have_vulkan_sources
 def test_rewrite_leaves_no_push_constants_and_is_valid_spirv(tmp_path):
-    for name in msl.names() if not os.path.isdir(msl.VULKAN_SHADER_DIR) else _vulkan_names():
-        if not os.path.isdir(msl.VULKAN_SHADER_DIR):
-            pytest.skip("mnn-vulkan's shaders are not here")
+    for name in _vulkan_names():
         out = spirv_ubo.push_constants_to_ubo(_spv(name))
         words = struct.unpack(f"<{len(out) // 4}I", out)
-        for i, op, n in spirv_ubo._instructions(list(words)):
+        for i, op, _ in spirv_ubo._instructions(list(words)):
             assert not (op == 32 and words[i + 2] == spirv_ubo.SC_PUSH_CONSTANT), name
             assert not (op == 59 and words[i + 3] == spirv_ubo.SC_PUSH_CONSTANT), name
         if shutil.which("spirv-val"):
             path = tmp_path / f"{name}.spv"
             path.write_bytes(out)
-            proc = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", "--scalar-block-layout", str(path)],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                ["spirv-val", "--target-env", "vulkan1.1", "--scalar-block-layout", str(path)],
+                capture_output=True,
+                text=True,
+            )
             assert proc.returncode == 0, f"{name}: {proc.stderr or proc.stdout}"
 
 

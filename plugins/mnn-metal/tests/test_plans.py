@@ -20,15 +20,17 @@ import sys
 import numpy as np
 import pytest
 from metal_testing import check_plan, run_plan_on_vulkan, vulkan_device
+from mnn_metal.planning import NAME, planning_backend
 
 import mnn_core as mnn
 from mnn_core.plugins import get_plugins
 from mnn_core.testing.conformance import conformance_cases
-from mnn_metal.planning import NAME, planning_backend
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples")
-have_examples = pytest.mark.skipif(not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
-                                   reason="examples/build_models.py is not here (not a source checkout)")
+have_examples = pytest.mark.skipif(
+    not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
+    reason="examples/build_models.py is not here (not a source checkout)",
+)
 _VK = vulkan_device()
 needs_vulkan = pytest.mark.skipif(_VK is None, reason="mnn-vulkan with a Vulkan device is needed to run the plans")
 
@@ -73,7 +75,7 @@ def test_every_sample_of_every_claimed_op_plans_consistently(precision):
             declined.append(f"{case.op}: {why}")
             continue
         planned[case.op] += 1  # (a reshape the core turns into a view records nothing)
-        for ops, plan in backend.segments:
+        for _, plan in backend.segments:
             check_plan(plan, backend.arenas[-1].nbytes)
             dispatches += len(plan.dispatches)
     assert {c.op for c in CASES} - set(planned) == set(), f"never planned: {declined}"
@@ -87,7 +89,7 @@ def test_every_sample_runs_with_the_kernels_spirv_and_matches_the_reference():
         backend, _ = _plan_case(case)
         if backend is None or len(backend.segments) != 1:
             continue
-        (ops, plan), arena = backend.segments[0], backend.arenas[-1]
+        (_, plan), arena = backend.segments[0], backend.arenas[-1]
         refs = _refs(backend)
         if not all(n in refs for n in case.graph.outputs) or not all(n in refs for n in case.feeds):
             continue  # an output the core aliased to a host value: nothing on the device to read
@@ -116,8 +118,12 @@ def _expected_conv_kernel(node, x_shape, w_shape) -> str:
         return "conv_dw"
     pads = node.attrs.get("pads") or [0, 0, 0, 0]
     strides = node.attrs.get("strides") or [1, 1]
-    if (kh, kw) == (1, 1) and list(strides) == [1, 1] and not any(pads) and node.attrs.get("auto_pad", "NOTSET") \
-            in ("NOTSET", "VALID"):
+    if (
+        (kh, kw) == (1, 1)
+        and list(strides) == [1, 1]
+        and not any(pads)
+        and node.attrs.get("auto_pad", "NOTSET") in ("NOTSET", "VALID")
+    ):
         return "gemm"
     return "conv2d"
 

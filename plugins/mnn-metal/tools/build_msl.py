@@ -41,16 +41,21 @@ def main() -> int:
     args = parser.parse_args()
     tool = msl.find_spirv_cross()
     if tool is None:
-        print("spirv-cross not found (Debian: apt-get install spirv-cross); set SPIRV_CROSS to its path",
-              file=sys.stderr)
+        print(
+            "spirv-cross not found (Debian: apt-get install spirv-cross); set SPIRV_CROSS to its path", file=sys.stderr
+        )
         return 2
-    src = msl.VULKAN_SHADER_DIR
+    src = msl.vulkan_shader_dir()
     if not os.path.isdir(src):
         print(f"mnn-vulkan's shaders are not at {src} (needs a source checkout)", file=sys.stderr)
         return 2
     shaders = sorted(f[:-4] for f in os.listdir(src) if f.endswith(".spv"))
-    lock = {"spirv_cross": msl.spirv_cross_version(tool), "args": msl.spirv_cross_args("NAME"),
-            "params_index": msl.PARAMS_INDEX, "kernels": {}}
+    lock = {
+        "spirv_cross": msl.spirv_cross_version(tool),
+        "args": msl.spirv_cross_args("NAME"),
+        "params_index": msl.PARAMS_INDEX,
+        "kernels": {},
+    }
     stale = []
     os.makedirs(msl.MSL_DIR, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
