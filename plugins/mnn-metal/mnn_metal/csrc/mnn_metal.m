@@ -31,7 +31,7 @@
 
 #include "mnn_core/abi.h"
 
-#define PARAMS_INDEX 30
+#define PARAMS_INDEX 30 /* mnn_metal.spirv_ubo.PARAMS_INDEX */
 #define MAX_BINDINGS 16
 #define MAX_PARAMS 256 /* the largest Vulkan push-constant block is 128 bytes */
 
