@@ -108,11 +108,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="print the Metal dispatches a model would record")
     parser.add_argument("model")
     parser.add_argument("--precision", default="normal")
+    parser.add_argument("--batch", type=int, default=1, help="size of every symbolic input dimension (default 1)")
     args = parser.parse_args(argv)
+    graph = mnn.load(args.model)
     with planning_backend() as backend:
-        mnn.Session(
-            mnn.load(args.model) if hasattr(mnn, "load") else args.model, backend=NAME, precision=args.precision
-        )
+        sess = mnn.Session(graph, backend=NAME, precision=args.precision)
+        if not backend.segments:  # symbolic input dims: plan for --batch
+            sess.resize(
+                {n: [d if isinstance(d, int) else args.batch for d in i.shape] for n, i in graph.inputs.items()}
+            )
+        print(sess.plan)
         for ops, plan in backend.segments:
             print(
                 f"segment {ops[0].node.name}..{ops[-1].node.name}: {len(plan.dispatches)} dispatches, "

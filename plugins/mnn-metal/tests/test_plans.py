@@ -60,10 +60,11 @@ def _refs(backend):
     return refs
 
 
-def test_claims_a_kernel_for_every_op_and_samples_exist():
+def test_most_claimed_ops_have_conformance_samples():
     claimed = set(get_plugins().backends["metal"].kernels())
-    assert claimed == {c.op for c in CASES} | (claimed - {c.op for c in CASES})
-    assert len({c.op for c in CASES}) >= 40, "too few of the claimed ops have conformance samples"
+    sampled = {c.op for c in CASES}
+    assert sampled <= claimed
+    assert len(sampled) >= 0.9 * len(claimed), f"claimed without samples: {sorted(claimed - sampled)}"
 
 
 @pytest.mark.parametrize("precision", ["normal", "low"])
@@ -198,3 +199,15 @@ def test_example_cnn_plan_runs_with_the_kernels_spirv(name):
         assert got[key].size == expected.size
         err = np.abs(got[key].reshape(expected.shape) - expected).max() / np.abs(expected).max()
         assert err < 1e-4, f"{name}: relative error {err}"
+
+
+@have_examples
+def test_planning_tool_prints_a_saved_models_dispatches(tmp_path, capsys):
+    from mnn_metal.planning import main
+
+    path = tmp_path / "squeezenet.mnn"
+    mnn.save(_models()["squeezenet1_1"](1), str(path))
+    assert main([str(path), "--batch", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "segment conv..globalaveragepool: 46 dispatches" in out, out[-2000:]
+    assert out.count(" pool2d ") == 3 and out.count(" conv2d ") == 9  # the stem and 8 fire modules' 3x3 expands
