@@ -7,6 +7,7 @@ planning itself is tested on Linux.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 
 import numpy as np
@@ -58,6 +59,14 @@ class MetalArena(Arena):
             tmp = np.empty_like(out, order="C")
             self.buffer.read(offset, tmp)
             out[...] = tmp
+
+    def view(self, offset: int, info) -> np.ndarray:
+        """A numpy view of a tensor (shared storage is host-visible), for Python executions
+        on this domain; valid only between runs, while no command buffer is in flight."""
+        if offset < 0 or offset + info.nbytes > self.buffer.nbytes:
+            raise BackendError(f"metal arena: bytes [{offset}, {offset + info.nbytes}) outside {self.buffer.nbytes}")
+        raw = (ctypes.c_char * info.nbytes).from_address(self.buffer.address + offset)
+        return np.frombuffer(raw, dtype=info.dtype).reshape(info.shape)
 
 
 _PIPELINES: dict = {}

@@ -65,3 +65,12 @@ def test_claims_only_ops_the_core_knows():
     claimed = get_plugins().backends["metal"].kernels()
     assert claimed and set(claimed) <= set(all_schemas())
     assert {"Conv", "Gemm", "Add", "Clip", "GlobalAveragePool", "Concat", "MaxPool"} <= set(claimed)
+
+
+@off_mac
+def test_the_runtime_refuses_with_the_reason():
+    from mnn_core.errors import BackendError
+    from mnn_metal import runtime
+
+    with pytest.raises(BackendError, match="metal: Metal needs macOS"):
+        runtime.context()

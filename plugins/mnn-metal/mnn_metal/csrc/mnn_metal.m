@@ -8,7 +8,8 @@
  *   Context.pipeline(msl, function, constants, macros) -> Pipeline
  *                                 compiles one kernel's MSL (macros: SPIRV_CROSS_CONSTANT_ID_n),
  *                                 specialises it (constants: function constant id -> uint)
- *   Buffer(ctx, nbytes)           shared-storage MTLBuffer; write(offset, array), read(offset, out)
+ *   Buffer(ctx, nbytes)           shared-storage MTLBuffer; write(offset, array), read(offset, out),
+ *                                 address (of its contents), nbytes
  *   Program(ctx)                  dispatch(pipeline, [(buffer|None, offset)], params, grid, tg, name),
  *                                 keep(obj), capsule(): an mnn_execution for the core's run loop
  *
@@ -245,6 +246,18 @@ static PyObject *Buffer_read(BufferObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *Buffer_address(BufferObject *self, void *closure) {
+    if (!in_bounds(self, 0, 0)) return NULL;
+    return PyLong_FromVoidPtr(MTLBUF(self->buffer).contents); /* shared storage: host-visible */
+}
+
+static PyObject *Buffer_nbytes(BufferObject *self, void *closure) { return PyLong_FromSsize_t(self->nbytes); }
+
+static PyGetSetDef Buffer_getset[] = {
+    {"address", (getter)Buffer_address, NULL, "host address of the contents (shared storage)", NULL},
+    {"nbytes", (getter)Buffer_nbytes, NULL, "size in bytes", NULL},
+    {NULL}};
+
 static PyMethodDef Buffer_methods[] = {
     {"write", (PyCFunction)Buffer_write, METH_VARARGS, "write(offset, array)"},
     {"read", (PyCFunction)Buffer_read, METH_VARARGS, "read(offset, out)"},
@@ -450,7 +463,7 @@ PyMODINIT_FUNC PyInit__metal(void) {
     if (m == NULL) return NULL;
     TYPE(ContextType, Context, PyType_GenericNew, Context_init, Context_dealloc, Context_methods, Context_getset)
     TYPE(PipelineType, Pipeline, NULL, NULL, Pipeline_dealloc, NULL, Pipeline_getset) /* Context.pipeline makes them */
-    TYPE(BufferType, Buffer, PyType_GenericNew, Buffer_init, Buffer_dealloc, Buffer_methods, NULL)
+    TYPE(BufferType, Buffer, PyType_GenericNew, Buffer_init, Buffer_dealloc, Buffer_methods, Buffer_getset)
     TYPE(ProgramType, Program, PyType_GenericNew, Program_init, Program_dealloc, Program_methods, Program_getset)
     return m;
 }
