@@ -69,8 +69,9 @@ def test_claims_only_ops_the_core_knows():
 
 @off_mac
 def test_the_runtime_refuses_with_the_reason():
-    from mnn_core.errors import BackendError
     from mnn_metal import runtime
+
+    from mnn_core.errors import BackendError
 
     with pytest.raises(BackendError, match="metal: Metal needs macOS"):
         runtime.context()
