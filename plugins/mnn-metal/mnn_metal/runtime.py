@@ -28,12 +28,13 @@ def context():
     """The process's Metal context (device, queue, compiled kernels), made on first use."""
     global _CONTEXT
     if _CONTEXT is None:
-        from . import _metal
         from .device import unavailable_reason
 
-        reason = unavailable_reason()
+        reason = unavailable_reason()  # before importing _metal: off macOS there is none
         if reason:
             raise BackendError(f"metal: {reason}")
+        from . import _metal
+
         _CONTEXT = _metal.Context()
     return _CONTEXT
 
@@ -43,11 +44,12 @@ class MetalArena(Arena):
     so host copies are memcpy through its contents pointer)."""
 
     def __init__(self, nbytes: int):
+        ctx = context()  # first: it says why when Metal is unavailable
         from . import _metal
 
         super().__init__(nbytes)
         self.handle = next(_handles)  # what mnn_tensor.data carries; the programs know the buffer
-        self.buffer = _metal.Buffer(context(), nbytes + PAD)
+        self.buffer = _metal.Buffer(ctx, nbytes + PAD)
 
     def write(self, offset: int, array: np.ndarray) -> None:
         self.buffer.write(offset, np.ascontiguousarray(array))
@@ -86,9 +88,9 @@ def pipeline(dispatch):
 
 def build_program(plan: SegmentPlan, arena: MetalArena):
     """A _metal.Program: the plan's dispatches resolved to buffers, offsets and pipelines."""
+    ctx = context()  # first: it says why when Metal is unavailable
     from . import _metal
 
-    ctx = context()
     buffers = {ARENA: arena.buffer, CONSTANTS: None, SCRATCH: None}
     if plan.constants:
         buffers[CONSTANTS] = _metal.Buffer(ctx, len(plan.constants))

@@ -75,3 +75,11 @@ def test_the_runtime_refuses_with_the_reason():
 
     with pytest.raises(BackendError, match="metal: Metal needs macOS"):
         runtime.context()
+
+
+@off_mac
+def test_allocating_an_arena_refuses_with_the_reason():
+    from mnn_core.errors import BackendError
+
+    with pytest.raises(BackendError, match="Metal needs macOS"):
+        get_plugins().backends["metal"].allocate_arena(1024)
