@@ -1,0 +1,105 @@
+"""The macOS side: the arena and the recorded program, over the native module _metal.
+
+Untested in this repository's CI (no Mac there); see the README. Everything
+here only resolves a SegmentPlan (recorder.py) into native objects: the
+planning itself is tested on Linux.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+
+import numpy as np
+
+from mnn_core.backend import Arena
+from mnn_core.errors import BackendError
+
+from . import msl
+from .recorder import ARENA, CONSTANTS, SCRATCH, SegmentPlan
+
+#: bytes past the last tensor, so a binding of an empty tensor stays in bounds
+PAD = 256
+_handles = itertools.count(1)
+_CONTEXT = None
+
+
+def context():
+    """The process's Metal context (device, queue, compiled kernels), made on first use."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        from .device import unavailable_reason
+
+        reason = unavailable_reason()  # before importing _metal: off macOS there is none
+        if reason:
+            raise BackendError(f"metal: {reason}")
+        from . import _metal
+
+        _CONTEXT = _metal.Context()
+    return _CONTEXT
+
+
+class MetalArena(Arena):
+    """The plan's tensors in one shared-storage MTLBuffer (unified memory on Apple GPUs,
+    so host copies are memcpy through its contents pointer)."""
+
+    def __init__(self, nbytes: int):
+        ctx = context()  # first: it says why when Metal is unavailable
+        from . import _metal
+
+        super().__init__(nbytes)
+        self.handle = next(_handles)  # what mnn_tensor.data carries; the programs know the buffer
+        self.buffer = _metal.Buffer(ctx, nbytes + PAD)
+
+    def write(self, offset: int, array: np.ndarray) -> None:
+        self.buffer.write(offset, np.ascontiguousarray(array))
+
+    def read(self, offset: int, out: np.ndarray) -> None:
+        if out.flags.c_contiguous:
+            self.buffer.read(offset, out)
+        else:
+            tmp = np.empty_like(out, order="C")
+            self.buffer.read(offset, tmp)
+            out[...] = tmp
+
+    def view(self, offset: int, info) -> np.ndarray:
+        """A numpy view of a tensor (shared storage is host-visible), for Python executions
+        on this domain; valid only between runs, while no command buffer is in flight."""
+        if offset < 0 or offset + info.nbytes > self.buffer.nbytes:
+            raise BackendError(f"metal arena: bytes [{offset}, {offset + info.nbytes}) outside {self.buffer.nbytes}")
+        raw = (ctypes.c_char * info.nbytes).from_address(self.buffer.address + offset)
+        return np.frombuffer(raw, dtype=info.dtype).reshape(info.shape)
+
+
+_PIPELINES: dict = {}
+
+
+def pipeline(dispatch):
+    """The compute pipeline of a dispatch's kernel with its constants (cached per process)."""
+    key = (
+        dispatch.kernel,
+        tuple(sorted(dispatch.function_constants().items())),
+        tuple(sorted(dispatch.macros().items())),
+    )
+    if key not in _PIPELINES:
+        _PIPELINES[key] = context().pipeline(msl.source(dispatch.kernel), dispatch.function, dict(key[1]), dict(key[2]))
+    return _PIPELINES[key]
+
+
+def build_program(plan: SegmentPlan, arena: MetalArena):
+    """A _metal.Program: the plan's dispatches resolved to buffers, offsets and pipelines."""
+    ctx = context()  # first: it says why when Metal is unavailable
+    from . import _metal
+
+    buffers = {ARENA: arena.buffer, CONSTANTS: None, SCRATCH: None}
+    if plan.constants:
+        buffers[CONSTANTS] = _metal.Buffer(ctx, len(plan.constants))
+        buffers[CONSTANTS].write(0, np.frombuffer(plan.constants, dtype=np.uint8))
+    if plan.scratch_bytes:
+        buffers[SCRATCH] = _metal.Buffer(ctx, plan.scratch_bytes)
+    program = _metal.Program(ctx)
+    for d in plan.dispatches:
+        bindings = [(buffers[b.buffer], b.offset) for b in d.bindings]
+        program.dispatch(pipeline(d), bindings, d.params, d.grid, d.threadgroup, d.op)
+    program.keep(buffers)  # the constant and scratch buffers live as long as the program
+    return program

@@ -1,0 +1,109 @@
+"""Checks a Metal segment plan against the generated kernels' signatures (shared by the tests)."""
+
+from __future__ import annotations
+
+import struct
+
+from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH
+from mnn_metal.signature import signature
+
+#: kernels that run one thread per output element on a 2-D grid (common.glsl's flat_index());
+#: the first parameter word is that element count
+FLAT = {"binary", "unary", "conv_dw", "conv_dw_h", "pool2d", "copy"}
+#: tiled GEMM kernels: grid (N / BN, M / BM, batch), BM = TY * TM, BN = TX * TN
+GEMM = {"gemm", "gemm_h"}
+
+
+def check_dispatch(d, plan, arena_nbytes: int) -> None:
+    """Raise AssertionError naming the dispatch when the host would set something the
+    kernel does not take, or leave out something it does."""
+    sig = signature(d.kernel)
+    where = f"{d.op}: {d.kernel}"
+    assert list(range(len(d.bindings))) == sig.tensor_indices, (
+        f"{where}: host binds buffers 0..{len(d.bindings) - 1}, the kernel takes {sig.tensor_indices}"
+    )
+    for i, b in enumerate(d.bindings):
+        assert b.written == sig.buffers[i].writable, (
+            f"{where}: buffer({i}) is {'written' if b.written else 'read'} by the plan, {sig.buffers[i].space} in MSL"
+        )
+        assert b.offset % 4 == 0, f"{where}: buffer({i}) at an offset of {b.offset} bytes (not 4-aligned)"
+        limit = {ARENA: arena_nbytes, CONSTANTS: len(plan.constants), SCRATCH: plan.scratch_bytes}[b.buffer]
+        assert 0 <= b.offset and b.offset + b.nbytes <= limit, (
+            f"{where}: buffer({i}) bytes [{b.offset}, {b.offset + b.nbytes}) outside its {b.buffer} of {limit}"
+        )
+    assert len(d.params) == sig.params_size, (
+        f"{where}: {len(d.params)} parameter bytes, the kernel's struct has {sig.params_size}"
+    )
+    given = len(d.threadgroup) + len(d.spec)
+    for cid in list(sig.function_constants) + list(sig.macros):
+        assert cid < given, f"{where}: constant {cid} is not set (threadgroup + spec give {given})"
+    threads = d.threadgroup[0] * d.threadgroup[1] * d.threadgroup[2]
+    assert 1 <= threads <= 1024, f"{where}: {threads} threads per threadgroup"
+    assert all(g >= 1 for g in d.grid), f"{where}: empty grid {d.grid}"
+    if d.kernel in FLAT:
+        total = struct.unpack_from("<I", d.params)[0]
+        covered = d.grid[0] * d.grid[1] * d.grid[2] * threads
+        assert covered >= total > covered - d.grid[0] * threads, (
+            f"{where}: grid {d.grid} x {d.threadgroup} covers {covered} threads for {total} elements"
+        )
+    if d.kernel in GEMM:
+        m, n = struct.unpack_from("<II", d.params)
+        bm, bn = d.threadgroup[1] * d.spec[0], d.threadgroup[0] * d.spec[1]
+        assert d.grid[0] == -(-n // bn) and d.grid[1] == -(-m // bm), (
+            f"{where}: grid {d.grid} for {m}x{n} outputs in {bm}x{bn} blocks"
+        )
+
+
+def check_plan(plan, arena_nbytes: int) -> None:
+    for d in plan.dispatches:
+        check_dispatch(d, plan, arena_nbytes)
+
+
+# -- running a Metal plan with the same kernels' SPIR-V on a Vulkan device ---------------------
+
+
+def vulkan_device():
+    """mnn-vulkan's default device when it is installed and available (lavapipe in CI), else None."""
+    try:
+        import mnn_vulkan
+        from mnn_vulkan import device as vk_device
+    except ImportError:
+        return None
+    if not mnn_vulkan.VulkanBackend().availability():
+        return None
+    return vk_device.choose(None)
+
+
+def run_plan_on_vulkan(dev, plan, arena, feeds: dict, inputs: dict, outputs: dict) -> dict:
+    """Execute a Metal SegmentPlan with mnn-vulkan's runtime: the Metal kernels are these
+    shaders translated, so the plan's bindings, parameter bytes and grids drive them
+    unchanged. `inputs` / `outputs`: value name -> TensorRef in the arena."""
+    import numpy as np
+    from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH
+    from mnn_vulkan import _vulkan
+
+    buf = _vulkan.Buffer(dev.context, arena.nbytes + 256, dev.host_shared)
+    buf.write(0, arena.data)  # the weights the core uploaded
+    for name, value in feeds.items():
+        buf.write(inputs[name].offset, np.ascontiguousarray(value))
+    extra = {ARENA: buf, CONSTANTS: None, SCRATCH: None}
+    if plan.constants:
+        extra[CONSTANTS] = _vulkan.Buffer(dev.context, len(plan.constants), dev.host_shared)
+        extra[CONSTANTS].write(0, np.frombuffer(plan.constants, dtype=np.uint8))
+    if plan.scratch_bytes:
+        extra[SCRATCH] = _vulkan.Buffer(dev.context, plan.scratch_bytes, False)
+    program = _vulkan.Program(dev.context)
+    for d in plan.dispatches:
+        pipe = dev.pipeline(d.kernel, len(d.bindings), tuple(d.threadgroup) + tuple(d.spec))
+        bindings = [(extra[b.buffer], b.offset, max(b.nbytes, 4)) for b in d.bindings]
+        program.dispatch(
+            pipe, bindings, d.params, tuple(d.grid), True, d.op
+        )  # a barrier each, as Metal's serial encoder
+    program.finish(False)
+    program.run()
+    result = {}
+    for name, ref in outputs.items():
+        out = np.empty(ref.info.shape, dtype=ref.info.dtype)
+        buf.read(ref.offset, out)
+        result[name] = out
+    return result

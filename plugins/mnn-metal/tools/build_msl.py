@@ -1,0 +1,90 @@
+"""Regenerate mnn_metal/msl/*.metal from mnn-vulkan's committed SPIR-V and write MSL.lock.
+
+    python tools/build_msl.py          # regenerate everything
+    python tools/build_msl.py --check  # exit 1 if a committed .metal differs
+
+Needs spirv-cross (Debian: apt-get install spirv-cross) and a source checkout
+(mnn-vulkan's shaders beside this plugin). Run after `tools/build_shaders.py`
+in mnn-vulkan and commit the .metal files with MSL.lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load(name: str):
+    """mnn_metal's pure modules by path: generating needs neither mnn_core nor a Mac."""
+    path = os.path.join(_HERE, "..", "mnn_metal", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"mnn_metal.{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sys.modules.setdefault("mnn_metal", type(sys)("mnn_metal"))
+_load("spirv_ubo")
+msl = _load("msl")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args()
+    tool = msl.find_spirv_cross()
+    if tool is None:
+        print(
+            "spirv-cross not found (Debian: apt-get install spirv-cross); set SPIRV_CROSS to its path", file=sys.stderr
+        )
+        return 2
+    src = msl.vulkan_shader_dir()
+    if not os.path.isdir(src):
+        print(f"mnn-vulkan's shaders are not at {src} (needs a source checkout)", file=sys.stderr)
+        return 2
+    shaders = sorted(f[:-4] for f in os.listdir(src) if f.endswith(".spv"))
+    lock = {
+        "spirv_cross": msl.spirv_cross_version(tool),
+        "args": msl.spirv_cross_args("NAME"),
+        "params_index": msl.PARAMS_INDEX,
+        "kernels": {},
+    }
+    stale = []
+    os.makedirs(msl.MSL_DIR, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in shaders:
+            with open(os.path.join(src, f"{name}.spv"), "rb") as f:
+                spirv = f.read()
+            text = msl.generate(name, spirv, tool, tmp)
+            path = os.path.join(msl.MSL_DIR, f"{name}.metal")
+            same = os.path.exists(path) and open(path).read() == text
+            if not same:
+                stale.append(name)
+                if not args.check:
+                    with open(path, "w") as f:
+                        f.write(text)
+            lock["kernels"][name] = {"spirv_sha256": msl.sha256(spirv), "msl_sha256": msl.sha256(text.encode())}
+    for f in os.listdir(msl.MSL_DIR):  # kernels whose shader is gone
+        if f.endswith(".metal") and f[:-6] not in lock["kernels"]:
+            stale.append(f[:-6])
+            if not args.check:
+                os.remove(os.path.join(msl.MSL_DIR, f))
+    if args.check:
+        print("stale: " + ", ".join(stale) if stale else "all MSL up to date")
+        return 1 if stale else 0
+    with open(msl.LOCK_FILE, "w") as f:
+        json.dump(lock, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"generated {len(lock['kernels'])} kernels ({', '.join(stale) or 'none'} changed) with {lock['spirv_cross']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
