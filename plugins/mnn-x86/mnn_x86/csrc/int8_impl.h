@@ -165,14 +165,59 @@ static void FN(q_depthwise)(const uint8_t *x, int32_t zx, const x86_conv_geom *g
             continue;
         }
         const uint8_t *xr = x + ih * g->W;
-        for (int64_t t = 0; t < sw; ++t) {
+        for (int64_t t = 0; t < sw; ++t) { /* columns c with 0 <= c * sw + t - pl < W, then the padding */
             int16_t *pr = P + t * phase + r * PWs;
-            for (int64_t c = 0; c < PWs; ++c) {
-                const int64_t iw = c * sw + t - g->pl;
-                pr[c] = (iw < 0 || iw >= g->W) ? 0 : (int16_t)(xr[iw] - zx);
+            const int64_t off = t - g->pl;
+            int64_t lo = 0, hi = PWs;
+            while (lo < PWs && lo * sw + off < 0) ++lo;
+            while (hi > lo && (hi - 1) * sw + off >= g->W) --hi;
+            for (int64_t c = 0; c < lo; ++c) pr[c] = 0;
+            const uint8_t *xs = xr + off;
+            if (sw == 1) {
+                for (int64_t c = lo; c < hi; ++c) pr[c] = (int16_t)(xs[c] - zx);
+            } else if (sw == 2) {
+                int64_t c = lo;
+#if defined(__AVX2__)
+                /* 16 bytes from xs + 2c hold 8 even columns in their low bytes: mask, subtract zx */
+                const __m128i lowb = _mm_set1_epi16(0xff), zv = _mm_set1_epi16((int16_t)zx);
+                for (; c + 8 <= hi && 2 * c + 16 + off <= g->W; c += 8) {
+                    const __m128i v = _mm_and_si128(_mm_loadu_si128((const __m128i *)(xs + 2 * c)), lowb);
+                    _mm_storeu_si128((__m128i *)(pr + c), _mm_sub_epi16(v, zv));
+                }
+#endif
+                for (; c < hi; ++c) pr[c] = (int16_t)(xs[2 * c] - zx);
+            } else {
+                for (int64_t c = lo; c < hi; ++c) pr[c] = (int16_t)(xs[c * sw] - zx);
             }
+            for (int64_t c = hi; c < PWs; ++c) pr[c] = 0;
         }
     }
+    const int64_t taps = g->kh * g->kw;
+#if defined(__AVX2__)
+    if (taps <= 49) { /* 8 outputs in a register through all taps, then requantized (slack past the plane: work) */
+        __m256i wv[49];
+        const int16_t *tap_at[49];
+        for (int64_t i = 0; i < g->kh; ++i)
+            for (int64_t j = 0; j < g->kw; ++j) {
+                const int64_t t = j * g->dw;
+                wv[i * g->kw + j] = _mm256_set1_epi32(w[i * g->kw + j]);
+                tap_at[i * g->kw + j] = P + (t % sw) * phase + i * g->dh * PWs + t / sw;
+            }
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            const int64_t row = oh * g->sh * PWs;
+            for (int64_t ow = 0; ow < g->OW; ow += 8) {
+                __m256i a = _mm256_setzero_si256();
+                for (int64_t k = 0; k < taps; ++k) {
+                    const __m256i v = _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(tap_at[k] + row + ow)));
+                    a = _mm256_add_epi32(a, _mm256_mullo_epi32(v, wv[k]));
+                }
+                _mm256_storeu_si256((__m256i *)(acc + ow), a);
+            }
+            FN(q_requant_row)(acc, g->OW, bias, mult, zy, qmin, qmax, y + oh * g->OW);
+        }
+        return;
+    }
+#endif
     for (int64_t oh = 0; oh < g->OH; ++oh) {
         for (int64_t ow = 0; ow < g->OW; ++ow) acc[ow] = 0;
         for (int64_t i = 0; i < g->kh; ++i)
