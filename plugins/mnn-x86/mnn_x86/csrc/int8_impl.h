@@ -135,13 +135,19 @@ static void FN(q_requant_row)(const int32_t *acc, int64_t n, int32_t bias, float
     const __m256 lim = _mm256_set1_ps(1.0e9f), nlim = _mm256_set1_ps(-1.0e9f), mv = _mm256_set1_ps(mult);
     const __m256i bv = _mm256_set1_epi32(bias), zv = _mm256_set1_epi32(zy);
     const __m256i lo = _mm256_set1_epi32(qmin), hi = _mm256_set1_epi32(qmax);
-    for (; i + 8 <= n; i += 8) {
+    for (; i < n; i += 8) {
         __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + i)), bv));
         f = _mm256_max_ps(_mm256_min_ps(_mm256_mul_ps(f, mv), lim), nlim);
         __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(f), zv);
         q = _mm256_max_epi32(_mm256_min_epi32(q, hi), lo);
         const __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-        _mm_storel_epi64((__m128i *)(y + i), _mm_packus_epi16(p16, p16));
+        if (i + 8 <= n) {
+            _mm_storel_epi64((__m128i *)(y + i), _mm_packus_epi16(p16, p16));
+        } else { /* the tail: acc is readable up to a whole vector (work's slack), store what is asked */
+            uint8_t t[16];
+            _mm_storeu_si128((__m128i *)t, _mm_packus_epi16(p16, p16));
+            memcpy(y + i, t, (size_t)(n - i));
+        }
     }
 #endif
     for (; i < n; ++i) y[i] = (uint8_t)FN(q_requant1)(acc[i] + bias, mult, zy, qmin, qmax);
@@ -174,7 +180,18 @@ static void FN(q_depthwise)(const uint8_t *x, int32_t zx, const x86_conv_geom *g
             for (int64_t c = 0; c < lo; ++c) pr[c] = 0;
             const uint8_t *xs = xr + off;
             if (sw == 1) {
-                for (int64_t c = lo; c < hi; ++c) pr[c] = (int16_t)(xs[c] - zx);
+                int64_t c = lo;
+#if defined(__AVX2__)
+                /* 8 at a time while the 8 bytes lie in the plane; what lands past hi is padding, rewritten
+                 * below (or the next row's start, filled after this one; past the last row: work's slack) */
+                const __m128i zv = _mm_set1_epi16((int16_t)zx);
+                const int64_t readable = (g->H - ih) * g->W - off;
+                for (; c < hi && c + 8 <= readable; c += 8) {
+                    const __m128i v = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(xs + c)));
+                    _mm_storeu_si128((__m128i *)(pr + c), _mm_sub_epi16(v, zv));
+                }
+#endif
+                for (; c < hi; ++c) pr[c] = (int16_t)(xs[c] - zx);
             } else if (sw == 2) {
                 int64_t c = lo;
 #if defined(__AVX2__)
