@@ -51,19 +51,48 @@ def prepare_qconv(node, ins, outs, constants, ctx, isa):
     x_shape = static_shape(ins[0])
     geo = conv_geometry(x_shape, w.shape, node.attrs)
     o = w.shape[0]
-    mult = np.broadcast_to(requant_multiplier(np.float32(sx.reshape(())), np.asarray(sw, np.float32).reshape(-1),
-                                              np.float32(sy.reshape(()))), (o,))
+    mult = np.broadcast_to(
+        requant_multiplier(
+            np.float32(sx.reshape(())), np.asarray(sw, np.float32).reshape(-1), np.float32(sy.reshape(()))
+        ),
+        (o,),
+    )
     bias = constants[names[8]] if len(names) > 8 and names[8] else None
     n, c, h, wd = x_shape
     kh, kw = w.shape[2:]
     fc = int(h == 1 and wd == 1 and kh == 1 and kw == 1 and geo["group"] == 1 and tuple(geo["out"][2:]) == (1, 1))
-    p = dict(N=n, O=o, group=geo["group"], fc=fc, C=w.shape[1], H=h, W=wd, OH=geo["out"][2], OW=geo["out"][3],
-             kh=kh, kw=kw, sh=geo["strides"][0], sw=geo["strides"][1], dh=geo["dilations"][0],
-             dw=geo["dilations"][1], pt=geo["pads"][0], pl=geo["pads"][1])
+    p = dict(
+        N=n,
+        O=o,
+        group=geo["group"],
+        fc=fc,
+        C=w.shape[1],
+        H=h,
+        W=wd,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=geo["strides"][0],
+        sw=geo["strides"][1],
+        dh=geo["dilations"][0],
+        dw=geo["dilations"][1],
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )
     depthwise = geo["group"] == c == o and w.shape[1] == 1 and not fc
     path = "depthwise" if depthwise else "u8" if not fc and USE_VNNI and _x86.int8_vnni(isa) else "pairs"
-    return _x86.qconv(isa, ctx.threads, p, w, bias, np.ascontiguousarray(mult, np.float32), int(zx.reshape(())),
-                      int(zy.reshape(())), path)
+    return _x86.qconv(
+        isa,
+        ctx.threads,
+        p,
+        w,
+        bias,
+        np.ascontiguousarray(mult, np.float32),
+        int(zx.reshape(())),
+        int(zy.reshape(())),
+        path,
+    )
 
 
 def _qdq_supports(node, ins):
@@ -92,10 +121,12 @@ def _prepare_qdq(node, ins, outs, constants, ctx, isa):
     return _x86.qelt(isa, ctx.threads, node.op, float(scale), zp)
 
 
-register(KernelSpec("QuantizeLinear", dtypes=("float32", "uint8"), supports=_qdq_supports, efficiency=0.3),
-         _prepare_qdq)
-register(KernelSpec("DequantizeLinear", dtypes=("float32", "uint8"), supports=_qdq_supports, efficiency=0.3),
-         _prepare_qdq)
+register(
+    KernelSpec("QuantizeLinear", dtypes=("float32", "uint8"), supports=_qdq_supports, efficiency=0.3), _prepare_qdq
+)
+register(
+    KernelSpec("DequantizeLinear", dtypes=("float32", "uint8"), supports=_qdq_supports, efficiency=0.3), _prepare_qdq
+)
 
 
 def _wrap_maxpool():
@@ -117,13 +148,33 @@ def _wrap_maxpool():
         n, c, h, wd = static_shape(ins[0])
         geo = pool_geometry((n, c, h, wd), node.attrs, node.op)
         (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-        p = dict(H=h, W=wd, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw,
-                 pt=geo["pads"][0], pl=geo["pads"][1])
+        p = dict(
+            H=h,
+            W=wd,
+            OH=geo["out"][2],
+            OW=geo["out"][3],
+            kh=kh,
+            kw=kw,
+            sh=sh,
+            sw=sw,
+            dh=dh,
+            dw=dw,
+            pt=geo["pads"][0],
+            pl=geo["pads"][1],
+        )
         return _x86.qmaxpool(isa, ctx.threads, n * c, p)
 
     spec = float_kernel.spec
-    register(KernelSpec("MaxPool", dtypes=tuple(spec.dtypes) + ("uint8",), layouts=spec.layouts,
-                        supports=supports, efficiency=spec.efficiency), prepare)
+    register(
+        KernelSpec(
+            "MaxPool",
+            dtypes=tuple(spec.dtypes) + ("uint8",),
+            layouts=spec.layouts,
+            supports=supports,
+            efficiency=spec.efficiency,
+        ),
+        prepare,
+    )
 
 
 if "MaxPool" in KERNELS and "uint8" not in KERNELS["MaxPool"].spec.dtypes:
