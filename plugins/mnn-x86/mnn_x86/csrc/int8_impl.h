@@ -326,13 +326,19 @@ static void FN(q_im2col_row)(const uint8_t *xc, int32_t zx, const x86_conv_geom 
             continue;
         }
         const uint8_t *s = xc + ih * g->W + shift;
-        if (lo > 0) memset(d, zx, (size_t)lo);
+        for (int64_t ow = 0; ow < lo; ++ow) d[ow] = (uint8_t)zx; /* a few pixels of padding: no call */
         if (g->sw == 1) {
-            if (hi > lo) memcpy(d + lo, s + lo, (size_t)(hi - lo));
+            /* 16 bytes at a time while they lie in the plane (c * H * W bytes from xc); what lands past hi is
+             * padding, written below, or the next row's start, filled after this one (past the end: slack) */
+            const int64_t readable = (g->H - ih) * g->W - shift;
+            int64_t ow = lo;
+            for (; ow < hi && ow + 16 <= readable; ow += 16)
+                _mm_storeu_si128((__m128i *)(d + ow), _mm_loadu_si128((const __m128i *)(s + ow)));
+            for (; ow < hi; ++ow) d[ow] = s[ow];
         } else {
             for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * g->sw];
         }
-        if (hi < g->OW) memset(d + hi, zx, (size_t)(g->OW - hi));
+        for (int64_t ow = hi; ow < g->OW; ++ow) d[ow] = (uint8_t)zx;
     }
 }
 
