@@ -154,7 +154,6 @@ static void maxpool_u8_plane(const x86_pool_geom *g, const uint8_t *x, uint8_t *
 
 int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_qelt_state *s = (x86_qelt_state *)state;
-    (void)n_in;
     (void)n_out;
     const int threads = s->op.threads;
     if (s->kind == 2) {
@@ -165,6 +164,9 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         for (int64_t p = 0; p < s->planes; ++p) maxpool_u8_plane(&s->pg, x + p * in_plane, y + p * plane);
         return 0;
     }
+    /* the scale and zero point are read at run time: constants or computed, per tensor (checked at prepare) */
+    const float scale = *(const float *)ins[1].data;
+    const int32_t zp = n_in > 2 && ins[2].data != NULL ? *(const uint8_t *)ins[2].data : 0;
     int64_t n = 1;
     for (int32_t d = 0; d < ins[0].ndim; ++d) n *= ins[0].shape[d];
     const int64_t chunk = 16384, chunks = (n + chunk - 1) / chunk;
@@ -172,9 +174,9 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     for (int64_t c = 0; c < chunks; ++c) {
         const int64_t i0 = c * chunk, m = n - i0 < chunk ? n - i0 : chunk;
         if (s->kind == 0)
-            s->k8->quantize((const float *)ins[0].data + i0, m, s->scale, s->zp, (uint8_t *)outs[0].data + i0);
+            s->k8->quantize((const float *)ins[0].data + i0, m, scale, zp, (uint8_t *)outs[0].data + i0);
         else
-            s->k8->dequantize((const uint8_t *)ins[0].data + i0, m, s->scale, s->zp, (float *)outs[0].data + i0);
+            s->k8->dequantize((const uint8_t *)ins[0].data + i0, m, scale, zp, (float *)outs[0].data + i0);
     }
     return 0;
 }
