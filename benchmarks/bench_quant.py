@@ -27,8 +27,19 @@ from mnn_core import express, nn, quant
 
 def lenet():
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10)), (1, 28, 28)
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    ), (1, 28, 28)
 
 
 def conv_stack():
@@ -76,13 +87,20 @@ def ort_int8(fp32_path, int8_path, calib):
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self.it = iter([{"input": calib[i:i + 1]} for i in range(len(calib))])
+            self.it = iter([{"input": calib[i : i + 1]} for i in range(len(calib))])
 
         def get_next(self):
             return next(self.it, None)
 
-    quantize_static(fp32_path, int8_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    quantize_static(
+        fp32_path,
+        int8_path,
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+    )
 
 
 def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
@@ -100,9 +118,11 @@ def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
     x = rng.random((batch,) + shape).astype(np.float32)
     runs = {
         "mnn fp32 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
-            mnn.Session(graph, backend="x86", threads=1)),
+            mnn.Session(graph, backend="x86", threads=1)
+        ),
         "mnn int8 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
-            mnn.Session(res.graph, backend="x86", threads=1)),
+            mnn.Session(res.graph, backend="x86", threads=1)
+        ),
         "ORT fp32": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(fp32)),
         "ORT int8 (QDQ)": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(int8)),
     }
@@ -122,8 +142,10 @@ def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
         for k, v in times.items():
             meds[k].append(statistics.median(v) * 1e3)
     med = {k: statistics.median(v) for k, v in meds.items()}
-    print(f"\n{name}, batch {batch}, 1 thread, median of {repeat} per round, {rounds} round(s) "
-          f"(range of the round medians in brackets); int8 graph placement: {placement.plan.backends()}")
+    print(
+        f"\n{name}, batch {batch}, 1 thread, median of {repeat} per round, {rounds} round(s) "
+        f"(range of the round medians in brackets); int8 graph placement: {placement.plan.backends()}"
+    )
     print("| engine | ms | vs mnn fp32 | vs ORT int8 |\n|---|---|---|---|")
     for k, v in med.items():
         rng_txt = f" [{min(meds[k]):.2f}-{max(meds[k]):.2f}]" if rounds > 1 else ""
