@@ -105,6 +105,7 @@ def ort_int8(fp32_path, int8_path, calib):
 
 def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
     from mnn_core.convert import save_onnx
+    from mnn_core.graph.passes import optimize
 
     express.manual_seed(0)
     model, shape = model_fn()
@@ -113,7 +114,9 @@ def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
     calib = rng.random((calib_n,) + shape).astype(np.float32)
     res = quant.quantize(graph, {"input": calib}, progress=False)
     fp32, int8 = os.path.join(tmp, f"{name}.onnx"), os.path.join(tmp, f"{name}.int8.onnx")
-    save_onnx(graph, fp32)
+    # batch norms folded first, as torch.onnx.export writes eval-mode models (and as mnn's quantize does): otherwise
+    # ORT's quantize_static leaves them as float ops between DequantizeLinear/QuantizeLinear pairs
+    save_onnx(optimize(graph), fp32)
     ort_int8(fp32, int8, calib)
     x = rng.random((batch,) + shape).astype(np.float32)
     runs = {
