@@ -50,6 +50,7 @@ typedef struct x86_int8_kernels {
     /* QuantizeLinear float -> uint8 (y = sat(rint(x / scale) + zp)), DequantizeLinear uint8 -> float */
     void (*quantize)(const float *x, int64_t n, float scale, int32_t zp, uint8_t *y);
     void (*dequantize)(const uint8_t *x, int64_t n, float scale, int32_t zp, float *y);
+    void (*maxpool)(const x86_pool_geom *g, const uint8_t *x, uint8_t *y); /* one uint8 plane */
 } x86_int8_kernels;
 
 #define U8_NB 32 /* columns per u8 panel: two zmm of 16 int32 */

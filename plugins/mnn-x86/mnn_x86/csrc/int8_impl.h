@@ -209,8 +209,8 @@ static void FN(q_depthwise)(const uint8_t *x, int32_t zx, const x86_conv_geom *g
             for (int64_t c = hi; c < PWs; ++c) pr[c] = 0;
         }
     }
-    const int64_t taps = g->kh * g->kw;
 #if defined(__AVX2__)
+    const int64_t taps = g->kh * g->kw;
     if (taps <= 49) { /* 8 outputs in a register through all taps, then requantized (slack past the plane: work) */
         __m256i wv[49];
         const int16_t *tap_at[49];
@@ -409,6 +409,37 @@ VNNI_TARGET static void FN(q_gemm_u8)(int64_t M, int64_t N, int64_t K4, int64_t 
 #undef DP_ROW
 #endif
 
+/* MaxPool of one uint8 plane */
+static void FN(q_maxpool)(const x86_pool_geom *g, const uint8_t *x, uint8_t *y) {
+    /* padding never wins: every window holds an input pixel and a max of uint8 is >= 0 */
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        uint8_t *yr = y + oh * g->OW;
+        memset(yr, 0, (size_t)g->OW);
+        for (int64_t i = 0; i < g->kh; ++i) {
+            const int64_t ih = oh * g->sh - g->pt + i * g->dh;
+            if (ih < 0 || ih >= g->H) continue;
+            const uint8_t *xr = x + ih * g->W;
+            for (int64_t j = 0; j < g->kw; ++j) {
+                const int64_t shift = j * g->dw - g->pl;
+                int64_t lo = 0, hi = g->OW;
+                while (lo < g->OW && lo * g->sw + shift < 0) ++lo;
+                while (hi > lo && (hi - 1) * g->sw + shift >= g->W) --hi;
+                const uint8_t *s = xr + shift;
+                if (g->sw == 1) {
+                    for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = s[ow] > yr[ow] ? s[ow] : yr[ow];
+                } else if (g->sw == 2) {
+                    for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = s[2 * ow] > yr[ow] ? s[2 * ow] : yr[ow];
+                } else {
+                    for (int64_t ow = lo; ow < hi; ++ow) {
+                        const uint8_t v = s[ow * g->sw];
+                        yr[ow] = v > yr[ow] ? v : yr[ow];
+                    }
+                }
+            }
+        }
+    }
+}
+
 const x86_int8_kernels FN(x86_int8_kernels) = {
     STR(ISA), INT8_NB, FN(q_im2col), FN(q_pack_rows), FN(q_gemm_requant),
 #if defined(INT8_VNNI)
@@ -416,7 +447,7 @@ const x86_int8_kernels FN(x86_int8_kernels) = {
 #else
     NULL, NULL,
 #endif
-    FN(q_depthwise), FN(q_quantize), FN(q_dequantize),
+    FN(q_depthwise), FN(q_quantize), FN(q_dequantize), FN(q_maxpool),
 };
 #undef INT8_VNNI
 

@@ -128,30 +128,6 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
 }
 
 /* QuantizeLinear / DequantizeLinear (per tensor) and uint8 MaxPool */
-static void maxpool_u8_plane(const x86_pool_geom *g, const uint8_t *x, uint8_t *y) {
-    /* padding never wins: every window holds an input pixel and a max of uint8 is >= 0 */
-    for (int64_t oh = 0; oh < g->OH; ++oh) {
-        uint8_t *yr = y + oh * g->OW;
-        memset(yr, 0, (size_t)g->OW);
-        for (int64_t i = 0; i < g->kh; ++i) {
-            const int64_t ih = oh * g->sh - g->pt + i * g->dh;
-            if (ih < 0 || ih >= g->H) continue;
-            const uint8_t *xr = x + ih * g->W;
-            for (int64_t j = 0; j < g->kw; ++j) {
-                const int64_t shift = j * g->dw - g->pl;
-                int64_t lo = 0, hi = g->OW;
-                while (lo < g->OW && lo * g->sw + shift < 0) ++lo;
-                while (hi > lo && (hi - 1) * g->sw + shift >= g->W) --hi;
-                const uint8_t *s = xr + shift;
-                for (int64_t ow = lo; ow < hi; ++ow) {
-                    const uint8_t v = s[ow * g->sw];
-                    yr[ow] = v > yr[ow] ? v : yr[ow];
-                }
-            }
-        }
-    }
-}
-
 int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_qelt_state *s = (x86_qelt_state *)state;
     (void)n_out;
@@ -161,7 +137,7 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         const uint8_t *x = (const uint8_t *)ins[0].data;
         uint8_t *y = (uint8_t *)outs[0].data;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
-        for (int64_t p = 0; p < s->planes; ++p) maxpool_u8_plane(&s->pg, x + p * in_plane, y + p * plane);
+        for (int64_t p = 0; p < s->planes; ++p) s->k8->maxpool(&s->pg, x + p * in_plane, y + p * plane);
         return 0;
     }
     /* the scale and zero point are read at run time: constants or computed, per tensor (checked at prepare) */
