@@ -1,8 +1,8 @@
 """int8 vs fp32 speed on x86, one thread: mnn (PTQ int8 graph, x86 int8 kernels) next to ONNX Runtime
 (quantize_static QDQ int8) on the same float model, same inputs, in one run.
 
-    python benchmarks/bench_quant.py                  # LeNet-5 and a plain 3x3 conv stack
-    python benchmarks/bench_quant.py --repeat 50
+    python benchmarks/bench_quant.py                  # every model
+    python benchmarks/bench_quant.py --model mobilenet_v2 --model resnet18 --repeat 30 --rounds 3
 
 Weights are random (speed does not depend on them); calibration is 16 random inputs. Timings are the
 median of --repeat runs after warm-up, the engines interleaved round by round so that load from other
@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -25,8 +27,19 @@ from mnn_core import express, nn, quant
 
 def lenet():
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10)), (1, 28, 28)
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    ), (1, 28, 28)
 
 
 def conv_stack():
@@ -38,6 +51,26 @@ def conv_stack():
     for _ in range(2):
         layers += [nn.Conv2d(128, 128, 3, padding=1), nn.ReLU()]
     return nn.Sequential(*layers), (3, 56, 56)
+
+
+def _zoo(name):
+    """MobileNetV2 / ResNet-18 of examples/build_models.py (seeded weights), as (graph, input shape)."""
+
+    def build():
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+        from build_models import MODELS
+
+        return MODELS[name](1), (3, 224, 224)
+
+    return build
+
+
+MODELS = {  # key: (title, builder (None: the function of that name here), batch sizes)
+    "lenet": ("LeNet-5", None, (1, 64)),
+    "conv_stack": ("conv stack 3x3 (64ch@56, 128ch@28)", None, (1,)),
+    "mobilenet_v2": ("MobileNetV2", _zoo("mobilenet_v2"), (1,)),
+    "resnet18": ("ResNet-18", _zoo("resnet18"), (1,)),
+}
 
 
 def ort_session(path, threads=1):
@@ -54,64 +87,88 @@ def ort_int8(fp32_path, int8_path, calib):
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self.it = iter([{"input": calib[i:i + 1]} for i in range(len(calib))])
+            self.it = iter([{"input": calib[i : i + 1]} for i in range(len(calib))])
 
         def get_next(self):
             return next(self.it, None)
 
-    quantize_static(fp32_path, int8_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    quantize_static(
+        fp32_path,
+        int8_path,
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+    )
 
 
-def bench(name, model_fn, batch, repeat, tmp):
+def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
     from mnn_core.convert import save_onnx
+    from mnn_core.graph.passes import optimize
 
     express.manual_seed(0)
     model, shape = model_fn()
-    graph = model.to_graph([(1,) + shape])
+    graph = model if isinstance(model, mnn.Graph) else model.to_graph([(1,) + shape])
     rng = np.random.default_rng(0)
-    calib = rng.random((16,) + shape).astype(np.float32)
+    calib = rng.random((calib_n,) + shape).astype(np.float32)
     res = quant.quantize(graph, {"input": calib}, progress=False)
     fp32, int8 = os.path.join(tmp, f"{name}.onnx"), os.path.join(tmp, f"{name}.int8.onnx")
-    save_onnx(graph, fp32)
+    # batch norms folded first, as torch.onnx.export writes eval-mode models (and as mnn's quantize does): otherwise
+    # ORT's quantize_static leaves them as float ops between DequantizeLinear/QuantizeLinear pairs
+    save_onnx(optimize(graph), fp32)
     ort_int8(fp32, int8, calib)
     x = rng.random((batch,) + shape).astype(np.float32)
     runs = {
         "mnn fp32 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
-            mnn.Session(graph, backend="x86", threads=1)),
+            mnn.Session(graph, backend="x86", threads=1)
+        ),
         "mnn int8 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
-            mnn.Session(res.graph, backend="x86", threads=1)),
+            mnn.Session(res.graph, backend="x86", threads=1)
+        ),
         "ORT fp32": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(fp32)),
         "ORT int8 (QDQ)": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(int8)),
     }
     placement = mnn.Session(res.graph, backend="x86", threads=1)
     placement.run({"input": x})
-    times = {k: [] for k in runs}
     for fn in runs.values():
         for _ in range(3):
             fn()
-    for _ in range(repeat):
-        for k, fn in runs.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
-    print(f"\n{name}, batch {batch}, 1 thread, median of {repeat}; int8 graph placement: "
-          f"{placement.plan.backends()}")
-    print("| engine | ms | vs mnn fp32 |\n|---|---|---|")
+    meds = {k: [] for k in runs}
+    for _ in range(rounds):  # each round: `repeat` interleaved runs, one median per engine
+        times = {k: [] for k in runs}
+        for _ in range(repeat):
+            for k, fn in runs.items():
+                t0 = time.perf_counter()
+                fn()
+                times[k].append(time.perf_counter() - t0)
+        for k, v in times.items():
+            meds[k].append(statistics.median(v) * 1e3)
+    med = {k: statistics.median(v) for k, v in meds.items()}
+    print(
+        f"\n{name}, batch {batch}, 1 thread, median of {repeat} per round, {rounds} round(s) "
+        f"(range of the round medians in brackets); int8 graph placement: {placement.plan.backends()}"
+    )
+    print("| engine | ms | vs mnn fp32 | vs ORT int8 |\n|---|---|---|---|")
     for k, v in med.items():
-        print(f"| {k} | {v:.3f} | {med['mnn fp32 (x86)'] / v:.2f}x |")
+        rng_txt = f" [{min(meds[k]):.2f}-{max(meds[k]):.2f}]" if rounds > 1 else ""
+        print(f"| {k} | {v:.3f}{rng_txt} | {med['mnn fp32 (x86)'] / v:.2f}x | {med['ORT int8 (QDQ)'] / v:.2f}x |")
     return med
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds; the median of their medians is shown")
+    p.add_argument("--model", action="append", choices=sorted(MODELS), help="default: all")
+    p.add_argument("--calib", type=int, default=16, help="calibration inputs (random)")
     args = p.parse_args(argv)
+    builders = {"lenet": lenet, "conv_stack": conv_stack}
     with tempfile.TemporaryDirectory() as tmp:
-        bench("LeNet-5", lenet, 1, args.repeat, tmp)
-        bench("LeNet-5", lenet, 64, args.repeat, tmp)
-        bench("conv stack 3x3 (64ch@56, 128ch@28)", conv_stack, 1, args.repeat, tmp)
+        for key in args.model or list(MODELS):
+            title, fn, batches = MODELS[key]
+            for batch in batches:
+                bench(title, fn or builders[key], batch, args.repeat, tmp, args.calib, args.rounds)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # with the chosen ISA's kernels, and hands each state to the core as an
 # mnn_execution in a PyCapsule. Nothing here runs per inference.
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
@@ -579,20 +579,77 @@ cdef extern from "int8.h" nogil:
         int32_t zx, zy, qmin, qmax
         void* work
         int64_t work_stride
+        int32_t kind
+        int64_t K4
+        const int32_t* bias_eff
+        const int8_t* wdw
+        uint8_t* bu
+        uint8_t* rows
+
+    ctypedef struct x86_qelt_state:
+        x86_op op
+        const x86_int8_kernels* k8
+        int32_t kind, zp
+        float scale
+        int64_t planes
+        x86_pool_geom pg
 
     int x86_qconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_qelt_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     const x86_int8_kernels* x86_int8_kernels_for(const char* isa)
+    int x86_int8_vnni(const char* isa)
+    int64_t x86_int8_dw_work_bytes(const x86_conv_geom* g)
 
 
-def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy):
-    """QLinearConv, uint8 -> uint8. p: N, O, group, fc and the geometry of one group (as conv).
-    weight: int8 [O, C/group, kh, kw]; bias: int32 [O]; mult: float32 [O] requantization multipliers."""
-    cdef Execution ex = _execution("x86.QLinearConv.int8", sizeof(x86_qconv_state), x86_qconv_run, isa, threads)
-    cdef x86_qconv_state* s = <x86_qconv_state*>ex.state
-    s.k8 = x86_int8_kernels_for(isa.encode())
-    if s.k8 == NULL:
+def int8_vnni(str isa):
+    """Whether QLinearConv on `isa` can take the u8 x s8 AVX-512 VNNI GEMM (compiled in and in cpuid)."""
+    return bool(x86_int8_vnni(isa.encode()))
+
+
+cdef const x86_int8_kernels* _int8_table(str isa) except NULL:
+    cdef const x86_int8_kernels* k = x86_int8_kernels_for(isa.encode())
+    if k == NULL:
         raise RuntimeError(f"x86 int8 kernels for ISA {isa!r} are not runnable on this CPU")
+    return k
+
+
+def qelt(str isa, int threads, str op, float scale, int zp):
+    """QuantizeLinear (float32 -> uint8) or DequantizeLinear (uint8 -> float32), per tensor."""
+    cdef Execution ex = _execution(f"x86.{op}.int8", sizeof(x86_qelt_state), x86_qelt_run, isa, threads)
+    cdef x86_qelt_state* s = <x86_qelt_state*>ex.state
+    s.k8 = _int8_table(isa)
+    s.kind = 0 if op == "QuantizeLinear" else 1
+    s.scale, s.zp = scale, zp
+    return ex
+
+
+def qmaxpool(str isa, int threads, int64_t planes, dict p):
+    """MaxPool of uint8 planes (padding never wins a max of uint8)."""
+    cdef Execution ex = _execution("x86.MaxPool.uint8", sizeof(x86_qelt_state), x86_qelt_run, isa, threads)
+    cdef x86_qelt_state* s = <x86_qelt_state*>ex.state
+    s.k8 = _int8_table(isa)
+    s.kind = 2
+    s.planes = planes
+    s.pg.H, s.pg.W, s.pg.OH, s.pg.OW = p["H"], p["W"], p["OH"], p["OW"]
+    s.pg.kh, s.pg.kw, s.pg.sh, s.pg.sw = p["kh"], p["kw"], p["sh"], p["sw"]
+    s.pg.dh, s.pg.dw, s.pg.pt, s.pg.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    return ex
+
+
+def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str path="pairs"):
+    """QLinearConv, uint8 -> uint8. p: N, O, group, fc and the geometry of one group (as conv).
+    weight: int8 [O, C/group, kh, kw]; bias: int32 [O]; mult: float32 [O] requantization multipliers.
+    path: "pairs" (int16-pair GEMM, every ISA), "u8" (u8 x s8 VNNI GEMM, see int8_vnni) or "depthwise"
+    (group == C == O)."""
+    cdef Execution ex = _execution(f"x86.QLinearConv.int8.{path}", sizeof(x86_qconv_state), x86_qconv_run, isa,
+                                   threads)
+    cdef x86_qconv_state* s = <x86_qconv_state*>ex.state
+    s.k8 = _int8_table(isa)
     _conv_geom(&s.g, p)
+    if path == "depthwise":
+        return _qconv_depthwise(ex, s, threads, p, weight, bias, mult, zx, zy)
+    if path == "u8":
+        return _qconv_u8(ex, s, isa, p, weight, bias, mult, zx, zy)
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], p["fc"]
     s.og = s.O // s.group
     s.ogp = (s.og + 3) // 4 * 4
@@ -614,6 +671,52 @@ def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy):
     cdef Buffer work = Buffer(max(threads, 1) * s.work_stride * 2)  # zeroed: padding columns and rows stay 0
     ex.keep.append(work)
     s.work = work.ptr
+    return ex
+
+
+cdef _qconv_depthwise(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bias, mult, int zx, int zy):
+    s.kind = 2
+    s.N, s.O, s.group, s.og = p["N"], p["O"], p["group"], 1
+    s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
+    cdef Buffer wb = _copy_array(np.asarray(weight, np.int8).reshape(s.O, -1), np.int8)
+    cdef Buffer bb = _copy_array(np.zeros(s.O, np.int32) if bias is None else bias, np.int32)
+    cdef Buffer mb = _copy_array(mult, np.float32)
+    ex.keep.extend([wb, bb, mb])
+    s.wdw, s.bias, s.mult = <const int8_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
+    s.work_stride = (x86_int8_dw_work_bytes(&s.g) + 63) // 64 * 32  # in int16
+    cdef Buffer work = Buffer(max(threads, 1) * s.work_stride * 2)
+    ex.keep.append(work)
+    s.work = work.ptr
+    return ex
+
+
+cdef _qconv_u8(Execution ex, x86_qconv_state* s, str isa, dict p, weight, bias, mult, int zx, int zy):
+    if not x86_int8_vnni(isa.encode()):
+        raise RuntimeError(f"the u8 x s8 int8 GEMM needs AVX-512 VNNI, which ISA {isa!r} here has not")
+    s.kind = 1
+    s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], 0
+    s.og = s.O // s.group
+    s.ogp = (s.og + 7) // 8 * 8  # U8_MR
+    cdef int64_t K = s.g.C * s.g.kh * s.g.kw
+    cdef int64_t plane = s.g.OH * s.g.OW
+    s.K4 = (K + 3) // 4
+    s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
+    w8 = np.zeros((s.group, s.ogp, s.K4 * 4), np.int8)
+    w8[:, :s.og, :K] = np.asarray(weight, np.int8).reshape(s.group, s.og, K)
+    b64 = np.zeros(s.O, np.int64) if bias is None else np.asarray(bias, np.int64).reshape(s.O)
+    # the zero point taken out once: sum_k w * (x - zx) = sum_k w * x - zx * sum_k w (int32, wrapping like C)
+    b64 = b64 - zx * w8[:, :s.og, :].astype(np.int64).sum(axis=2).reshape(s.O)
+    beff = ((b64 + 2**31) % 2**32 - 2**31).astype(np.int32)
+    cdef Buffer wb = _copy_array(w8.view(np.int32), np.int32)
+    cdef Buffer bb = _copy_array(beff, np.int32)
+    cdef Buffer mb = _copy_array(mult, np.float32)
+    ex.keep.extend([wb, bb, mb])
+    s.w, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
+    cdef int64_t panels = (plane + 31) // 32
+    cdef Buffer bu = Buffer(panels * s.K4 * 128 + 64)
+    cdef Buffer rows = Buffer(4 * plane + 64)
+    ex.keep.extend([bu, rows])
+    s.bu, s.rows = <uint8_t*>bu.ptr, <uint8_t*>rows.ptr
     return ex
 
 

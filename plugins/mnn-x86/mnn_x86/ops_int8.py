@@ -1,7 +1,13 @@
 """QLinearConv on x86 with int8 kernels (csrc/int8.h): uint8 activations, int8 weights with per-channel
 or per-tensor scales and zero point 0, int32 bias, uint8 output; bit-exact to the reference
 (docs/QUANT.md, "Rounding rules"). A 1x1 convolution of 1x1 planes (mnn's int8 fully connected layer)
-runs as one GEMM over the batch."""
+runs as one GEMM over the batch.
+
+Paths (csrc/int8.h): where the CPU has AVX-512 VNNI, uint8 x int8 `_mm512_dpbusd_epi32` on the raw
+activations with the zero point taken out of the bias once at prepare time ("u8"); elsewhere the exact
+int16-pair `madd` GEMM ("pairs"); a depthwise convolution (group == C == O) has its own int32 kernel on
+every ISA. QuantizeLinear / DequantizeLinear (per tensor, float32 <-> uint8) and MaxPool on uint8 run
+here too, so that an int8 graph does not fall back to the reference backend between its layers."""
 
 from __future__ import annotations
 
@@ -11,7 +17,10 @@ from mnn_core.ops.conv import conv_geometry
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _x86
-from ._common import kernel, static_shape
+from ._common import KERNELS, KernelSpec, kernel, register, static_shape
+
+#: take the VNNI GEMM where the ISA has it (tests turn it off to check the int16-pair path on avx512)
+USE_VNNI = True
 
 _PARAMS = (1, 2, 4, 5, 6, 7, 8)  # every input but x and w: constants
 
@@ -42,14 +51,128 @@ def prepare_qconv(node, ins, outs, constants, ctx, isa):
     x_shape = static_shape(ins[0])
     geo = conv_geometry(x_shape, w.shape, node.attrs)
     o = w.shape[0]
-    mult = np.broadcast_to(requant_multiplier(np.float32(sx.reshape(())), np.asarray(sw, np.float32).reshape(-1),
-                                              np.float32(sy.reshape(()))), (o,))
+    mult = np.broadcast_to(
+        requant_multiplier(
+            np.float32(sx.reshape(())), np.asarray(sw, np.float32).reshape(-1), np.float32(sy.reshape(()))
+        ),
+        (o,),
+    )
     bias = constants[names[8]] if len(names) > 8 and names[8] else None
     n, c, h, wd = x_shape
     kh, kw = w.shape[2:]
     fc = int(h == 1 and wd == 1 and kh == 1 and kw == 1 and geo["group"] == 1 and tuple(geo["out"][2:]) == (1, 1))
-    p = dict(N=n, O=o, group=geo["group"], fc=fc, C=w.shape[1], H=h, W=wd, OH=geo["out"][2], OW=geo["out"][3],
-             kh=kh, kw=kw, sh=geo["strides"][0], sw=geo["strides"][1], dh=geo["dilations"][0],
-             dw=geo["dilations"][1], pt=geo["pads"][0], pl=geo["pads"][1])
-    return _x86.qconv(isa, ctx.threads, p, w, bias, np.ascontiguousarray(mult, np.float32), int(zx.reshape(())),
-                      int(zy.reshape(())))
+    p = dict(
+        N=n,
+        O=o,
+        group=geo["group"],
+        fc=fc,
+        C=w.shape[1],
+        H=h,
+        W=wd,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=geo["strides"][0],
+        sw=geo["strides"][1],
+        dh=geo["dilations"][0],
+        dw=geo["dilations"][1],
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )
+    depthwise = geo["group"] == c == o and w.shape[1] == 1 and not fc
+    path = "depthwise" if depthwise else "u8" if not fc and USE_VNNI and _x86.int8_vnni(isa) else "pairs"
+    return _x86.qconv(
+        isa,
+        ctx.threads,
+        p,
+        w,
+        bias,
+        np.ascontiguousarray(mult, np.float32),
+        int(zx.reshape(())),
+        int(zy.reshape(())),
+        path,
+    )
+
+
+def _qdq_supports(node, ins):
+    if len(ins) < 2 or ins[1] is None or len(ins[1].shape) != 0 and int(np.prod(ins[1].shape)) != 1:
+        return "only per-tensor scales"
+    zp = ins[2] if len(ins) > 2 else None
+    if ins[1].dtype != "float32" or zp is not None and (zp.dtype != "uint8" or int(np.prod(zp.shape)) != 1):
+        return "a float32 scale and a uint8 zero point, per tensor"
+    quantize = node.op == "QuantizeLinear"
+    if quantize and (ins[0].dtype != "float32" or (zp is not None and zp.dtype != "uint8")):
+        return "QuantizeLinear: float32 -> uint8 only"
+    if not quantize and (ins[0].dtype != "uint8" or ins[1].dtype != "float32"):
+        return "DequantizeLinear: uint8 -> float32 only"
+    if node.attrs.get("output_dtype") not in (None, "", "uint8" if quantize else "float32"):
+        return "output dtype must be uint8 (quantize) / float32 (dequantize)"
+    if node.attrs.get("block_size", 0):
+        return "no blocked quantization"
+    return True
+
+
+def _prepare_qdq(node, ins, outs, constants, ctx, isa):
+    # the scale and zero point are read at run time (constant or computed); _qdq_supports checked their shapes
+    return _x86.qelt(isa, ctx.threads, node.op, 0.0, 0)
+
+
+register(
+    KernelSpec("QuantizeLinear", dtypes=("float32", "uint8"), supports=_qdq_supports, efficiency=0.3), _prepare_qdq
+)
+register(
+    KernelSpec("DequantizeLinear", dtypes=("float32", "uint8"), supports=_qdq_supports, efficiency=0.3), _prepare_qdq
+)
+
+
+def _wrap_maxpool():
+    """MaxPool: the float kernel as before, plus uint8 planes (an int8 graph's pooling)."""
+    float_kernel = KERNELS["MaxPool"]
+
+    def supports(node, ins):
+        if ins[0].dtype == "uint8":
+            if len(ins[0].shape) != 4:
+                return "only NCHW (4-D) input"
+            return True if len(node.outputs) < 2 or not node.outputs[1] else "no Indices output on uint8"
+        return float_kernel.spec.accepts(node, ins)
+
+    def prepare(node, ins, outs, constants, ctx, isa):
+        if ins[0].dtype != "uint8":
+            return float_kernel.prepare(node, ins, outs, constants, ctx, isa)
+        from mnn_core.ops.pool import pool_geometry
+
+        n, c, h, wd = static_shape(ins[0])
+        geo = pool_geometry((n, c, h, wd), node.attrs, node.op)
+        (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
+        p = dict(
+            H=h,
+            W=wd,
+            OH=geo["out"][2],
+            OW=geo["out"][3],
+            kh=kh,
+            kw=kw,
+            sh=sh,
+            sw=sw,
+            dh=dh,
+            dw=dw,
+            pt=geo["pads"][0],
+            pl=geo["pads"][1],
+        )
+        return _x86.qmaxpool(isa, ctx.threads, n * c, p)
+
+    spec = float_kernel.spec
+    register(
+        KernelSpec(
+            "MaxPool",
+            dtypes=tuple(spec.dtypes) + ("uint8",),
+            layouts=spec.layouts,
+            supports=supports,
+            efficiency=spec.efficiency,
+        ),
+        prepare,
+    )
+
+
+if "MaxPool" in KERNELS and "uint8" not in KERNELS["MaxPool"].spec.dtypes:
+    _wrap_maxpool()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from mnn_x86 import isa as x86_isa
@@ -33,8 +35,16 @@ def _graph(rng, n, c, h, w, o, k, group, stride, pad, dil, per_channel, bias, mu
     else:
         sw = rng.uniform(0.001, 0.02, o).astype(np.float32) if per_channel else np.float32(0.01)
         sx, sy = np.float32(0.03), np.float32(rng.uniform(0.05, 0.5))
-    ins = [x, b.const(sx), b.const(np.uint8(rng.integers(0, 256))), b.const(wq), b.const(sw), b.const(np.int8(0)),
-           b.const(sy), b.const(np.uint8(rng.integers(0, 256)))]
+    ins = [
+        x,
+        b.const(sx),
+        b.const(np.uint8(rng.integers(0, 256))),
+        b.const(wq),
+        b.const(sw),
+        b.const(np.int8(0)),
+        b.const(sy),
+        b.const(np.uint8(rng.integers(0, 256))),
+    ]
     if bias:
         ins.append(b.const(rng.integers(-3000, 3000, o).astype(np.int32)))
     y = b.QLinearConv(*ins, strides=[stride, stride], pads=[pad] * 4, dilations=[dil, dil], group=group)
@@ -61,8 +71,129 @@ def test_int8_kernel_declines_what_it_does_not_run():
     b = GraphBuilder("q")
     x = b.input("x", (1, 2, 5, 5), "uint8")
     w = b.const(np.ones((3, 2, 3, 3), np.int8))
-    y = b.QLinearConv(x, b.const(np.float32(0.1)), b.const(np.uint8(0)), w, b.const(np.float32(0.1)),
-                      b.const(np.int8(0)), b.const(np.float32(0.1)), b.const(np.int8(0)))  # int8 output
+    y = b.QLinearConv(
+        x,
+        b.const(np.float32(0.1)),
+        b.const(np.uint8(0)),
+        w,
+        b.const(np.float32(0.1)),
+        b.const(np.int8(0)),
+        b.const(np.float32(0.1)),
+        b.const(np.int8(0)),
+    )  # int8 output
     b.output(y, "y")
     with pytest.raises(Exception, match="QLinearConv"):
         mnn.Session(b.build(), backend="x86", fallback=False)
+
+
+# -- the u8 x s8 VNNI GEMM, the int16-pair GEMM it replaces on avx512, depthwise, Q/DQ, uint8 MaxPool --------
+
+MORE_CASES = [  # odd sizes: K not a multiple of 4, rows not of 8, columns not of 32
+    (1, 5, 11, 13, 9, 3, 1, 1, 1, 1, True, True),
+    (2, 7, 17, 9, 19, 1, 1, 1, 0, 1, True, True),  # 1x1: the input planes are the im2col rows
+    (1, 13, 15, 15, 33, 3, 1, 2, 1, 1, True, False),
+    (1, 3, 31, 29, 16, 7, 1, 2, 3, 1, True, True),  # a ResNet-like stem
+    (1, 4, 9, 10, 8, 3, 1, 3, 2, 2, False, True),  # stride 3, dilation 2
+    (2, 24, 12, 12, 12, 1, 2, 1, 0, 1, True, True),  # groups on the GEMM path
+]
+DW_CASES = [  # depthwise: group == C == O
+    (1, 7, 13, 11, 7, 3, 7, 1, 1, 1, True, True),
+    (2, 5, 15, 17, 5, 3, 5, 2, 1, 1, True, True),
+    (1, 3, 7, 7, 3, 5, 3, 1, 2, 1, False, False),
+    (1, 9, 23, 19, 9, 3, 9, 2, 0, 1, True, True),
+    (1, 4, 12, 12, 4, 3, 4, 3, 1, 2, True, True),
+    (1, 2, 6, 41, 2, 3, 2, 1, 1, 1, True, True),  # a row longer than one vector, odd tail
+]
+
+
+def _check(graph, x, isa):
+    want = mnn.Session(graph, backend="reference").run({"x": x})["y"]
+    session = mnn.Session(graph, backend="x86", fallback=False, options={"x86.isa": isa})
+    assert session.plan.backends() == {"x86": 1}
+    got = session.run({"x": x})["y"]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("vnni", [True, False], ids=["vnni", "pairs"])
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("case", MORE_CASES + DW_CASES, ids=[str(c[:10]) for c in MORE_CASES + DW_CASES])
+def test_qlinearconv_paths_bit_exact(isa, case, vnni, monkeypatch):
+    from mnn_x86 import _x86, ops_int8
+
+    if vnni and not _x86.int8_vnni(isa):
+        pytest.skip(f"no AVX-512 VNNI on {isa} here")
+    monkeypatch.setattr(ops_int8, "USE_VNNI", vnni)
+    rng = np.random.default_rng(sum(case[:7]) + 1)
+    for ties in (False, True):
+        _check(_graph(rng, *case, mult_half=ties), rng.integers(0, 256, case[:4]).astype(np.uint8), isa)
+
+
+def test_vnni_path_is_taken_where_the_cpu_has_it():
+    """The u8 x s8 GEMM exactly where cpuid has AVX-512 VNNI, and never on the avx2/scalar tables."""
+    from mnn_x86 import _x86
+
+    flags = open("/proc/cpuinfo").read().split() if os.path.exists("/proc/cpuinfo") else []
+    if "avx512" in ISAS:
+        assert _x86.int8_vnni("avx512") == ("avx512_vnni" in flags)
+    for isa in ("avx2", "scalar"):
+        if isa in ISAS:
+            assert _x86.int8_vnni(isa) is False
+
+
+def _qdq_graph(op, shape, scale, zp):
+    b = GraphBuilder("qdq")
+    x = b.input("x", shape, "float32" if op == "QuantizeLinear" else "uint8")
+    y = getattr(b, op)(x, b.const(np.float32(scale)), b.const(np.uint8(zp)))
+    b.output(y, "y")
+    return b.build()
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_quantize_dequantize_bit_exact(isa):
+    rng = np.random.default_rng(5)
+    for shape, scale, zp in (((3, 37), 0.0173, 131), ((2, 5, 7, 9), 0.5, 0), ((1, 1000), 1.0, 255)):
+        x = (rng.standard_normal(shape) * 3).astype(np.float32)
+        x.flat[:8] = [0.5 * scale, 1.5 * scale, 2.5 * scale, -0.5 * scale, -1.5 * scale, 1e30, -1e30, 0.0]  # ties
+        _check(_qdq_graph("QuantizeLinear", shape, scale, zp), x, isa)
+        _check(_qdq_graph("DequantizeLinear", shape, scale, zp), rng.integers(0, 256, shape).astype(np.uint8), isa)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("k, s, p, ceil", [(3, 2, 1, 0), (2, 2, 0, 0), (3, 1, 1, 0), (3, 2, 0, 1)])
+def test_maxpool_uint8_bit_exact(isa, k, s, p, ceil):
+    rng = np.random.default_rng(k + s + p)
+    b = GraphBuilder("pool")
+    x = b.input("x", (2, 3, 13, 11), "uint8")
+    b.output(b.MaxPool(x, kernel_shape=[k, k], strides=[s, s], pads=[p] * 4, ceil_mode=ceil), "y")
+    _check(b.build(), rng.integers(0, 256, (2, 3, 13, 11)).astype(np.uint8), isa)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_quantized_model_runs_int8_end_to_end_bit_exact(isa):
+    """A PTQ'd net with depthwise, residual Add and pooling: every op on x86, the same bits as the reference."""
+    from mnn_core import express, nn, quant
+
+    express.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(3, 2, 1),
+        nn.Conv2d(8, 8, 3, padding=1, groups=8),
+        nn.ReLU(),
+        nn.Conv2d(8, 12, 1),
+        nn.Flatten(),
+        nn.Linear(12 * 5 * 5, 10),
+    )
+    graph = model.to_graph([(1, 3, 19, 19)])
+    rng = np.random.default_rng(0)
+    res = quant.quantize(graph, {"input": rng.random((4, 3, 19, 19)).astype(np.float32)}, progress=False)
+    x = rng.random((1, 3, 19, 19)).astype(np.float32)
+    want = mnn.Session(res.graph, backend="reference").run({"input": x})
+    session = mnn.Session(res.graph, backend="x86", fallback=False, options={"x86.isa": isa})
+    got = session.run({"input": x})
+    assert set(session.plan.backends()) == {"x86"}
+    ops = {n.op for n in res.graph.nodes}
+    assert {"QLinearConv", "QuantizeLinear", "DequantizeLinear", "MaxPool"} <= ops
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])

@@ -34,7 +34,27 @@ typedef struct x86_int8_kernels {
     void (*gemm_requant)(int64_t M, int64_t N, int64_t K2, int64_t np, const int32_t *a, const int16_t *bp,
                          const int32_t *bias, const float *mult, int32_t zy, int32_t qmin, int32_t qmax,
                          uint8_t *y, int64_t ys_m, int64_t ys_n);
+    /* -- u8 x s8 path (AVX-512 VNNI: _mm512_dpbusd_epi32; NULL where the CPU lacks it) --
+     * B is the raw uint8 im2col (padding = zx) in panels of U8_NB columns, 4 k per int32 word:
+     *   bu[((n / U8_NB) * K4 + k / 4) * U8_NB * 4 + (n % U8_NB) * 4 + k % 4] = x[k][n]   (k >= K: 0)
+     * the weights a[m * K4 + k / 4] hold w[m][k..k+3] as 4 int8 bytes, rows padded to U8_MR; the zero
+     * point is taken out once at prepare time: bias_eff[m] = bias[m] - zx * sum_k w[m][k], so
+     * acc = sum_k w * x + bias_eff is the exact int32 sum of int8.h (all in int32, wrapping is harmless). */
+    void (*im2col_u8)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, uint8_t *bu, uint8_t *rows);
+    void (*gemm_u8)(int64_t M, int64_t N, int64_t K4, int64_t p0, int64_t p1, const int32_t *a, const uint8_t *bu,
+                    const int32_t *bias_eff, const float *mult, int32_t zy, int32_t qmin, int32_t qmax,
+                    uint8_t *y);
+    /* depthwise, one channel: y plane from x plane, weights w[kh*kw], exact int32 then requant */
+    void (*depthwise)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const int8_t *w, int32_t bias,
+                      float mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, int16_t *work);
+    /* QuantizeLinear float -> uint8 (y = sat(rint(x / scale) + zp)), DequantizeLinear uint8 -> float */
+    void (*quantize)(const float *x, int64_t n, float scale, int32_t zp, uint8_t *y);
+    void (*dequantize)(const uint8_t *x, int64_t n, float scale, int32_t zp, float *y);
+    void (*maxpool)(const x86_pool_geom *g, const uint8_t *x, uint8_t *y); /* one uint8 plane */
 } x86_int8_kernels;
+
+#define U8_NB 32 /* columns per u8 panel: two zmm of 16 int32 */
+#define U8_MR 8  /* weight rows per register tile */
 
 typedef struct x86_qconv_state {
     x86_op op;
@@ -48,9 +68,29 @@ typedef struct x86_qconv_state {
     int32_t zx, zy, qmin, qmax;
     int16_t *work;       /* per thread: K2 * np * 2 int16 */
     int64_t work_stride;
+    /* kind: 0 the int16-pair GEMM above, 1 the u8 x s8 GEMM (gemm_u8), 2 depthwise */
+    int32_t kind, reserved;
+    int64_t K4;               /* kind 1: ceil(K / 4) */
+    const int32_t *bias_eff;  /* kind 1: [O] */
+    const int8_t *wdw;        /* kind 2: [O][kh * kw] */
+    uint8_t *bu, *rows;       /* kind 1: the packed panels; K4 * 4 rows of OH * OW im2col bytes */
 } x86_qconv_state;
+
+/* uint8 elementwise ops (QuantizeLinear, DequantizeLinear) and uint8 MaxPool */
+typedef struct x86_qelt_state {
+    x86_op op;
+    const x86_int8_kernels *k8;
+    int32_t kind, zp; /* kind 0 quantize, 1 dequantize, 2 max pool */
+    float scale;
+    int64_t planes;
+    x86_pool_geom pg;
+} x86_qelt_state;
+
+int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 const x86_int8_kernels *x86_int8_kernels_for(const char *isa);
+int x86_int8_vnni(const char *isa);
+int64_t x86_int8_dw_work_bytes(const x86_conv_geom *g);
 
 #endif

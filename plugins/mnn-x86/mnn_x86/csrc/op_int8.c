@@ -24,6 +24,66 @@ const x86_int8_kernels *x86_int8_kernels_for(const char *isa) {
     return NULL;
 }
 
+/* the u8 x s8 GEMM runs where it is compiled in (AVX-512 unit) and cpuid has VNNI */
+int x86_int8_vnni(const char *isa) {
+    const x86_int8_kernels *k = x86_int8_kernels_for(isa);
+    if (k == NULL || k->gemm_u8 == NULL) return 0;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512vnni");
+#else
+    return 0;
+#endif
+}
+
+/* depthwise scratch per thread: the sw column phases of the padded plane (int16), then a row of int32 */
+int64_t x86_int8_dw_work_bytes(const x86_conv_geom *g) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1, PWs = (PW + g->sw - 1) / g->sw;
+    /* slack: the vector loop reads up to 8 int16 past a row and stores acc in whole vectors */
+    return ((g->sw * PH * PWs + 16 + 15) / 16 * 16) * 2 + (g->OW + 8) * 4 + 64;
+}
+
+static int qconv_depthwise(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
+    const x86_conv_geom *g = &s->g;
+    const int64_t plane = g->OH * g->OW, in_plane = g->H * g->W, items = s->N * s->O;
+    const int threads = s->op.threads;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+    for (int64_t t = 0; t < items; ++t) {
+#ifdef _OPENMP
+        int16_t *work = s->work + (threads > 1 && items > 1 ? omp_get_thread_num() : 0) * s->work_stride;
+#else
+        int16_t *work = s->work;
+#endif
+        const int64_t c = t % s->O;
+        s->k8->depthwise(x + t * in_plane, s->zx, g, s->wdw + c * g->kh * g->kw, s->bias[c], s->mult[c], s->zy,
+                         s->qmin, s->qmax, y + t * plane, work);
+    }
+    return 0;
+}
+
+/* u8 x s8: im2col of each (image, group) into panels once, then the panels split over the threads */
+static int qconv_u8(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
+    const x86_conv_geom *g = &s->g;
+    const int64_t plane = g->OH * g->OW, in_group = g->C * g->H * g->W;
+    const int64_t panels = (plane + U8_NB - 1) / U8_NB;
+    const int threads = s->op.threads;
+    for (int64_t t = 0; t < s->N * s->group; ++t) {
+        const int64_t n = t / s->group, gi = t % s->group;
+        s->k8->im2col_u8(x + (n * s->group + gi) * in_group, s->zx, g, s->bu, s->rows);
+        const int32_t *a = s->w + gi * s->ogp * s->K4;
+        uint8_t *yg = y + (n * s->O + gi * s->og) * plane;
+        const int64_t parts = threads > 1 ? (panels < threads ? panels : threads) : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+        for (int64_t pi = 0; pi < parts; ++pi) {
+            const int64_t p0 = panels * pi / parts, p1 = panels * (pi + 1) / parts;
+            s->k8->gemm_u8(s->og, plane, s->K4, p0, p1, a, s->bu, s->bias_eff + gi * s->og, s->mult + gi * s->og,
+                           s->zy, s->qmin, s->qmax, yg);
+        }
+    }
+    return 0;
+}
+
 int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_qconv_state *s = (x86_qconv_state *)state;
     const x86_int8_kernels *k = s->k8;
@@ -36,6 +96,8 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     }
     const uint8_t *x = (const uint8_t *)ins[0].data;
     uint8_t *y = (uint8_t *)outs[0].data;
+    if (s->kind == 2) return qconv_depthwise(s, x, y);
+    if (s->kind == 1) return qconv_u8(s, x, y);
     if (s->fc) { /* y[n][m] = W[m] . (x[n] - zx): the images are the columns */
         const int64_t K = g->C;
         for (int64_t n0 = 0; n0 < s->N; n0 += s->np) {
@@ -61,6 +123,36 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
         k->gemm_requant(s->og, plane, s->K2, s->np, s->w + gi * s->ogp * s->K2, bp, s->bias + gi * s->og,
                         s->mult + gi * s->og, s->zy, s->qmin, s->qmax, y + (n * s->O + gi * s->og) * plane, plane,
                         1);
+    }
+    return 0;
+}
+
+/* QuantizeLinear / DequantizeLinear (per tensor) and uint8 MaxPool */
+int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    x86_qelt_state *s = (x86_qelt_state *)state;
+    (void)n_out;
+    const int threads = s->op.threads;
+    if (s->kind == 2) {
+        const int64_t in_plane = s->pg.H * s->pg.W, plane = s->pg.OH * s->pg.OW;
+        const uint8_t *x = (const uint8_t *)ins[0].data;
+        uint8_t *y = (uint8_t *)outs[0].data;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
+        for (int64_t p = 0; p < s->planes; ++p) s->k8->maxpool(&s->pg, x + p * in_plane, y + p * plane);
+        return 0;
+    }
+    /* the scale and zero point are read at run time: constants or computed, per tensor (checked at prepare) */
+    const float scale = *(const float *)ins[1].data;
+    const int32_t zp = n_in > 2 && ins[2].data != NULL ? *(const uint8_t *)ins[2].data : 0;
+    int64_t n = 1;
+    for (int32_t d = 0; d < ins[0].ndim; ++d) n *= ins[0].shape[d];
+    const int64_t chunk = 16384, chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
+    for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t i0 = c * chunk, m = n - i0 < chunk ? n - i0 : chunk;
+        if (s->kind == 0)
+            s->k8->quantize((const float *)ins[0].data + i0, m, scale, zp, (uint8_t *)outs[0].data + i0);
+        else
+            s->k8->dequantize((const uint8_t *)ins[0].data + i0, m, scale, zp, (float *)outs[0].data + i0);
     }
     return 0;
 }
