@@ -1,6 +1,7 @@
 """Latency of engines run in turn inside one process, one inference each per round.
 
     python benchmarks/bench_interleaved.py --model resnet18 --threads 1 --repeat 15
+    python benchmarks/bench_interleaved.py --batch 8 --repeat 7
 
 On a shared machine the load changes between the per-engine subprocesses of
 bench_models.py, so its ratios can swing by 2x. Here every round runs each
@@ -30,16 +31,17 @@ def main(argv=None) -> None:
     p.add_argument("--model", action="append", help="mobilenet_v2, resnet18, squeezenet1_1 (default: all)")
     p.add_argument("--engine", action="append", help="default: mnn-x86, onnxruntime, MNN-wheel")
     p.add_argument("--threads", type=int, action="append")
+    p.add_argument("--batch", type=int, default=1)
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--warmup", type=int, default=3)
     args = p.parse_args(argv)
     engines = args.engine or ["mnn-x86", "onnxruntime", "MNN-wheel"]
-    print("| model | threads | engine | min ms | median ms | min ratio to best peer |")
-    print("|---|---|---|---|---|---|")
+    print("| model | batch | threads | engine | min ms | median ms | min ratio to best peer |")
+    print("|---|---|---|---|---|---|---|")
     for model in args.model or ["mobilenet_v2", "resnet18", "squeezenet1_1"]:
         for threads in args.threads or [1, 2]:
-            graph = bm._graph(model, 1)
-            x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype("float32")
+            graph = bm._graph(model, args.batch)
+            x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
             with tempfile.TemporaryDirectory() as tmp:
                 fns = {e: bm._runner(e, graph, x, threads, Path(tmp)) for e in engines}
                 for fn in fns.values():
@@ -55,8 +57,8 @@ def main(argv=None) -> None:
             best = min(peers) if peers else None
             for e, v in times.items():
                 ratio = f"{min(v) / best:.2f}" if best else "-"
-                print(f"| {model} | {threads} | {e} | {min(v):.2f} | {statistics.median(v):.2f} | {ratio} |",
-                      flush=True)
+                cells = [model, args.batch, threads, e, f"{min(v):.2f}", f"{statistics.median(v):.2f}", ratio]
+                print("| " + " | ".join(str(c) for c in cells) + " |", flush=True)
 
 
 if __name__ == "__main__":

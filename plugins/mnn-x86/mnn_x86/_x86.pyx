@@ -75,6 +75,8 @@ cdef extern from "ops.h" nogil:
         int64_t chunk_cols, chunk_floats
         int32_t per_item
         int32_t winograd
+        int32_t transposed
+        float* t_work
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -145,6 +147,7 @@ cdef extern from "ops.h" nogil:
         int64_t strides[8]
 
     int x86_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int64_t x86_conv_transposed_work_floats(const x86_kernels* k, const x86_conv_geom* g, int64_t O)
     int x86_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_unary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -277,8 +280,12 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     """Conv. p: N, O, group, depthwise, act, act_alpha, act_beta and the geometry
     of one group (C = channels per group, ...). weight/bias: constant arrays or
     None when they arrive at run (weight_input/bias_input then name the input)."""
+    cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
+    transposed = (not p["depthwise"] and weight is not None and p["group"] == 1 and not p.get("winograd")
+                  and kt != NULL and _transposed_pays(p["OH"] * p["OW"], kt.mr, kt.nr))
     kind = ("depthwise" if p["depthwise"] else
-            "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else "gemm")
+            "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else
+            "gemm_t" if transposed else "gemm")
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads)
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
@@ -298,6 +305,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     Kg = s.g.C * s.g.kh * s.g.kw
     if p.get("winograd") and weight is not None and s.group == 1:
         _winograd_weights(ex, s, weight, threads)
+        return ex
+    if transposed:
+        _transposed_weights(ex, s, weight, threads)
         return ex
     if s.depthwise:
         if weight is not None:
@@ -323,6 +333,35 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 
 
 # -- inference (x86infer) ----------------------------------------------------------------
+
+def _transposed_pays(int64_t pixels, int mr, int nr):
+    """Whether a convolution with this many output pixels per image wastes clearly less of the
+    register tile with the pixels along its MR rows than along its NR columns (op_conv.c:
+    conv_transposed). 7x7 on AVX2: 49 of 64 columns used, against 49 of 54 rows."""
+    if pixels <= 0 or pixels > 4096:
+        return False
+    cdef double used_rows = <double>pixels / ((pixels + mr - 1) // mr * mr)  # floats: cdivision is on
+    cdef double used_cols = <double>pixels / ((pixels + nr - 1) // nr * nr)
+    return used_rows > 1.1 * used_cols
+
+
+cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
+    """State of a transposed convolution: W^T packed as the GEMM's B (B[k][o] = W[o][k]) and the
+    per-image scratch (im2col rows, X^T packed, C^T)."""
+    cdef const x86_kernels* k = s.op.k
+    cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw
+    s.transposed = 1
+    cdef Buffer w = _floats(max((s.O + k.nr - 1) // k.nr * k.nr * Kg, 1))
+    ex.keep.append(w)
+    s.w = <float*>w.ptr
+    wc = np.ascontiguousarray(weight, dtype=np.float32)
+    cdef const float* src = <const float*><size_t>wc.ctypes.data
+    if wc.size:
+        k.pack_b(src, 1, Kg, Kg, s.O, s.w, 1)
+    cdef Buffer work = _floats(max(x86_conv_transposed_work_floats(k, &s.g, s.O), 1))
+    ex.keep.append(work)
+    s.t_work = <float*>work.ptr
+    s.work = s.t_work
 
 #: G of Winograd F(4x4, 3x3): U = G w G^T turns a 3x3 filter into its 6x6 transform
 #: (float literals: with cdivision, Cython folds 1 / 4 as C integer division)

@@ -18,15 +18,21 @@ def _r(rng, *shape, scale=1.0):
 
 def _run_conv(inputs, attrs, isa, threads, options, constant=(1, 2)):
     graph, feeds = one_op_graph("Conv", inputs, attrs, constant)
-    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads,
-                   options={"x86.isa": isa, **options})
+    sess = Session(
+        graph, backend="x86", fallback=False, optimize=False, threads=threads, options={"x86.isa": isa, **options}
+    )
     want = run_reference("Conv", list(inputs), attrs)[0]
     for _ in range(2):  # the second run reuses scratch the first one dirtied
         got = sess.run(feeds)["out"]
         assert got.shape == want.shape
         # Winograd F(4x4) rounds differently from a direct sum: bound the error by the output's scale
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5 * max(1.0, float(np.abs(want).max())),
-                                   err_msg=f"Conv {attrs} on x86 {isa} {options}")
+        np.testing.assert_allclose(
+            got,
+            want,
+            rtol=1e-4,
+            atol=2e-5 * max(1.0, float(np.abs(want).max())),
+            err_msg=f"Conv {attrs} on x86 {isa} {options}",
+        )
     return sess
 
 
@@ -49,14 +55,17 @@ def conv_kinds(monkeypatch):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("n,c,o,h,w,pads", [
-    (1, 3, 5, 6, 6, [0, 0, 0, 0]),      # one tile, nothing padded
-    (1, 8, 8, 9, 11, [1, 1, 1, 1]),     # partial tiles on both edges
-    (2, 7, 13, 17, 5, [1, 0, 2, 1]),    # asymmetric pads, batch 2
-    (1, 16, 24, 33, 30, [1, 1, 1, 1]),  # several chunks of tiles
-    (1, 70, 9, 14, 14, [1, 1, 1, 1]),   # many channels, few tiles
-    (1, 2, 1, 3, 3, [0, 0, 0, 0]),      # 1x1 output, one output channel
-])
+@pytest.mark.parametrize(
+    "n,c,o,h,w,pads",
+    [
+        (1, 3, 5, 6, 6, [0, 0, 0, 0]),  # one tile, nothing padded
+        (1, 8, 8, 9, 11, [1, 1, 1, 1]),  # partial tiles on both edges
+        (2, 7, 13, 17, 5, [1, 0, 2, 1]),  # asymmetric pads, batch 2
+        (1, 16, 24, 33, 30, [1, 1, 1, 1]),  # several chunks of tiles
+        (1, 70, 9, 14, 14, [1, 1, 1, 1]),  # many channels, few tiles
+        (1, 2, 1, 3, 3, [0, 0, 0, 0]),  # 1x1 output, one output channel
+    ],
+)
 def test_winograd_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, pads):
     x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, 3, 3, scale=0.3), _r(rng, o)
     _run_conv([x, wt, b], {"pads": pads}, isa, threads, {"x86.winograd": "on"})
@@ -64,8 +73,9 @@ def test_winograd_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w
 
 
 @pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("act,alpha,beta", [("relu", 0, 0), ("clip", 0.0, 6.0), ("sigmoid", 0, 0),
-                                            ("leaky_relu", 0.1, 0)])
+@pytest.mark.parametrize(
+    "act,alpha,beta", [("relu", 0, 0), ("clip", 0.0, 6.0), ("sigmoid", 0, 0), ("leaky_relu", 0.1, 0)]
+)
 def test_winograd_fused_activation_no_bias(rng, isa, act, alpha, beta):
     x, wt = _r(rng, 1, 12, 15, 13), _r(rng, 10, 12, 3, 3, scale=0.3)
     attrs = {"pads": [1, 1, 1, 1], "activation": act, "act_alpha": alpha, "act_beta": beta}
@@ -94,7 +104,16 @@ def test_winograd_choice(rng, conv_kinds):
     _run_conv([x, wt[:, :, :1, :1]], {}, "scalar", 1, on, constant=(1,))  # 1x1
     _run_conv([x, wt[:, :, :2, :]], {}, "scalar", 1, on, constant=(1,))  # 2x3
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == [
-        "winograd", "gemm", "gemm", "gemm", "gemm", "depthwise", "train", "gemm", "gemm"]
+        "winograd",
+        "gemm",
+        "gemm",
+        "gemm",
+        "gemm",
+        "depthwise",
+        "train",
+        "gemm",
+        "gemm",
+    ]
 
 
 def test_winograd_bad_option(rng):
@@ -107,14 +126,17 @@ def test_winograd_bad_option(rng):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("n,c,o,h,w,group,act", [
-    (1, 3, 5, 1, 1, 1, "none"),       # one pixel: one masked column panel
-    (2, 37, 13, 5, 7, 1, "relu"),     # 35 columns: partial last panel, batch 2
-    (1, 150, 70, 9, 9, 1, "clip"),    # K over several slices, M over several row panels
-    (1, 24, 18, 17, 19, 2, "none"),   # two groups
-    (1, 16, 96, 32, 32, 1, "clip"),   # many full panels, blocks split between threads
-    (1, 8, 9, 3, 5, 1, "sigmoid"),    # an activation applied after the stores
-])
+@pytest.mark.parametrize(
+    "n,c,o,h,w,group,act",
+    [
+        (1, 3, 5, 1, 1, 1, "none"),  # one pixel: one masked column panel
+        (2, 37, 13, 5, 7, 1, "relu"),  # 35 columns: partial last panel, batch 2
+        (1, 150, 70, 9, 9, 1, "clip"),  # K over several slices, M over several row panels
+        (1, 24, 18, 17, 19, 2, "none"),  # two groups
+        (1, 16, 96, 32, 32, 1, "clip"),  # many full panels, blocks split between threads
+        (1, 8, 9, 3, 5, 1, "sigmoid"),  # an activation applied after the stores
+    ],
+)
 def test_pointwise_conv_direct(rng, isa, threads, n, c, o, h, w, group, act):
     """1x1 stride-1 convolutions run as a GEMM on the NCHW input itself (no im2col copy)."""
     x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c // group, 1, 1), _r(rng, o)
@@ -125,11 +147,14 @@ def test_pointwise_conv_direct(rng, isa, threads, n, c, o, h, w, group, act):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("c,o,h,w,k,pads", [
-    (3, 16, 45, 47, 7, [3, 3, 3, 3]),   # a stem: long rows, odd widths, the left taps start inside the padding
-    (5, 7, 20, 37, 3, [1, 0, 1, 2]),    # asymmetric padding
-    (4, 6, 9, 33, 1, [0, 0, 0, 0]),     # 1x1 stride 2: only even columns
-])
+@pytest.mark.parametrize(
+    "c,o,h,w,k,pads",
+    [
+        (3, 16, 45, 47, 7, [3, 3, 3, 3]),  # a stem: long rows, odd widths, the left taps start inside the padding
+        (5, 7, 20, 37, 3, [1, 0, 1, 2]),  # asymmetric padding
+        (4, 6, 9, 33, 1, [0, 0, 0, 0]),  # 1x1 stride 2: only even columns
+    ],
+)
 def test_stride2_im2col(rng, isa, threads, c, o, h, w, k, pads):
     """Stride-2 im2col copies rows with deinterleaving vector loads where they stay inside the row."""
     x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, k, k, scale=0.3), _r(rng, o)
@@ -169,3 +194,41 @@ def test_pool_shared_by_concurrent_sessions(rng):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "n,c,o,h,w,k,stride,pads,act",
+    [
+        (1, 37, 45, 3, 3, 1, 1, [0, 0, 0, 0], "relu"),  # 1x1 on 3x3 planes: the input read in place
+        (2, 19, 70, 7, 7, 1, 1, [0, 0, 0, 0], "clip"),  # batch 2, O not a multiple of NR
+        (1, 23, 33, 7, 7, 3, 1, [1, 1, 1, 1], "none"),  # 3x3 through the plain im2col, padding
+        (1, 13, 17, 6, 5, 3, 2, [1, 0, 1, 1], "sigmoid"),  # stride 2, asymmetric pads, 3x3 output
+        (1, 300, 9, 1, 1, 1, 1, [0, 0, 0, 0], "none"),  # one pixel, K over several slices
+        (1, 8, 5, 13, 13, 3, 4, [0, 0, 0, 0], "relu"),  # 3x3 output of a strided 3x3
+    ],
+)
+def test_transposed_conv_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, k, stride, pads, act):
+    """Few output pixels: C^T = X^T W^T with the pixels along the tile's rows (op_conv.c)."""
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, k, k, scale=0.2), _r(rng, o)
+    attrs = {"pads": pads, "strides": [stride, stride], "activation": act, "act_alpha": 0.0, "act_beta": 6.0}
+    _run_conv([x, wt, b], attrs, isa, threads, {"x86.winograd": "off"})
+    _run_conv([x, wt], attrs, isa, threads, {"x86.winograd": "off"}, constant=(1,))
+    oh, ow = (h + pads[0] + pads[2] - k) // stride + 1, (w + pads[1] + pads[3] - k) // stride + 1
+    if oh * ow in (1, 9):  # pays on every ISA (4x8, 6x16, 14x32 tiles)
+        assert {c.split(" ")[0] for c in conv_kinds} == {"x86.Conv.gemm_t"}
+
+
+def test_transposed_conv_choice(rng, conv_kinds):
+    """Taken where the rows waste clearly less than the columns: 7x7 on AVX2, not 14x14 or 13x13."""
+    from mnn_x86 import _x86
+
+    assert _x86._transposed_pays(49, 6, 16) and _x86._transposed_pays(9, 4, 8)
+    assert not _x86._transposed_pays(196, 6, 16) and not _x86._transposed_pays(169, 6, 16)
+    assert not _x86._transposed_pays(0, 6, 16) and not _x86._transposed_pays(49, 4, 8)
+    x, wt = _r(rng, 1, 16, 3, 3), _r(rng, 16, 16, 3, 3)
+    _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,))  # 3x3 output: gemm_t
+    _run_conv([x, wt[:, :8]], {"pads": [1, 1, 1, 1], "group": 2}, "scalar", 1, {}, constant=(1,))  # grouped: no
+    _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {"x86.winograd": "on"}, constant=(1,))
+    assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm_t", "gemm", "winograd"]

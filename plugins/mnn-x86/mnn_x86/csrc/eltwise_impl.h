@@ -51,6 +51,40 @@ static void FN(binary_row)(int op, const float *a, int64_t sa, const float *b, i
     }
 }
 
+/* the light loops run as ranges on the thread pool (x86_parallel_ranges): a
+ * range needs at least half of PARALLEL_MIN floats to be worth a thread */
+static inline int64_t FN(grain_for)(int64_t floats_per_index) {
+    const int64_t g = (PARALLEL_MIN / 2) / (floats_per_index > 0 ? floats_per_index : 1);
+    return g > 1 ? g : 1;
+}
+
+typedef struct {
+    int op, ndim;
+    const float *a, *b;
+    float *y;
+    const int64_t *dims, *sa, *sb;
+    int64_t inner, chunk, per_row;
+} FN(binary_job);
+
+static void FN(binary_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const FN(binary_job) *J = (const FN(binary_job) *)ctx;
+    const int ndim = J->ndim;
+    const int64_t *dims = J->dims, *sa = J->sa, *sb = J->sb;
+    (void)worker;
+    for (int64_t t = lo; t < hi; ++t) {
+        const int64_t r = t / J->per_row, c0 = (t % J->per_row) * J->chunk;
+        const int64_t n = J->inner - c0 < J->chunk ? J->inner - c0 : J->chunk;
+        int64_t oa = c0 * sa[ndim - 1], ob = c0 * sb[ndim - 1], rest = r;
+        for (int d = ndim - 2; d >= 0; --d) { /* row index -> offsets, innermost outer dim first */
+            const int64_t i = rest % dims[d];
+            rest /= dims[d];
+            oa += i * sa[d];
+            ob += i * sb[d];
+        }
+        FN(binary_row)(J->op, J->a + oa, sa[ndim - 1], J->b + ob, sb[ndim - 1], J->y + r * J->inner + c0, n);
+    }
+}
+
 static void FN(binary)(int op, const float *a, const float *b, float *y, int ndim, const int64_t *dims,
                        const int64_t *sa, const int64_t *sb, int threads) {
     const int64_t inner = dims[ndim - 1];
@@ -59,58 +93,81 @@ static void FN(binary)(int op, const float *a, const float *b, float *y, int ndi
     if (rows <= 0 || inner <= 0) return;
     /* one piece per row; a long single row is cut into chunks for the threads */
     const int64_t chunk = rows == 1 && inner > PARALLEL_MIN ? (inner + threads - 1) / threads : inner;
-    const int64_t per_row = (inner + chunk - 1) / chunk, pieces = rows * per_row;
-    PARALLEL_FOR(threads > 1 && rows * inner >= PARALLEL_MIN, t, pieces, {
-        const int64_t r = t / per_row, c0 = (t % per_row) * chunk;
-        const int64_t n = inner - c0 < chunk ? inner - c0 : chunk;
-        int64_t oa = c0 * sa[ndim - 1], ob = c0 * sb[ndim - 1], rest = r;
-        for (int d = ndim - 2; d >= 0; --d) { /* row index -> offsets, innermost outer dim first */
-            const int64_t i = rest % dims[d];
-            rest /= dims[d];
-            oa += i * sa[d];
-            ob += i * sb[d];
+    FN(binary_job) J = {op, ndim, a, b, y, dims, sa, sb, inner, chunk, (inner + chunk - 1) / chunk};
+    x86_parallel_ranges(threads, rows * J.per_row, FN(grain_for)(chunk), FN(binary_range), &J);
+}
+
+typedef struct {
+    const x86_epilogue *e;
+    const float *x;
+    float *y;
+    int64_t n;
+} FN(act_job);
+
+#define ACT_CHUNK 4096
+static void FN(act_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const FN(act_job) *J = (const FN(act_job) *)ctx;
+    (void)worker;
+    for (int64_t t = lo; t < hi; ++t) {
+        const int64_t s = t * ACT_CHUNK, len = J->n - s < ACT_CHUNK ? J->n - s : ACT_CHUNK;
+        if (J->e->act == X86_ACT_NONE) {
+            if (J->x != J->y) memcpy(J->y + s, J->x + s, (size_t)len * sizeof(float));
+        } else {
+            FN(act_row)(J->e->act, J->e->act_alpha, J->e->act_beta, J->x + s, J->y + s, len);
         }
-        FN(binary_row)(op, a + oa, sa[ndim - 1], b + ob, sb[ndim - 1], y + r * inner + c0, n);
-    });
+    }
 }
 
 static void FN(activation)(const x86_epilogue *e, const float *x, float *y, int64_t n, int threads) {
     if (n <= 0) return;
-    const int64_t chunk = 4096, pieces = (n + chunk - 1) / chunk;
-    PARALLEL_FOR(threads > 1 && n >= PARALLEL_MIN / 4, t, pieces, {
-        const int64_t s = t * chunk, len = n - s < chunk ? n - s : chunk;
-        if (e->act == X86_ACT_NONE) {
-            if (x != y) memcpy(y + s, x + s, (size_t)len * sizeof(float));
-        } else {
-            FN(act_row)(e->act, e->act_alpha, e->act_beta, x + s, y + s, len);
+    FN(act_job) J = {e, x, y, n};
+    /* activations cost more per float than a copy: a quarter of the element-wise threshold */
+    const int64_t grain = (PARALLEL_MIN / 8 + ACT_CHUNK - 1) / ACT_CHUNK;
+    x86_parallel_ranges(threads, (n + ACT_CHUNK - 1) / ACT_CHUNK, grain, FN(act_range), &J);
+}
+
+typedef struct {
+    const float *x, *scale, *shift;
+    float *y;
+    int64_t C, inner;
+} FN(affine_job);
+
+static void FN(affine_last_range)(void *ctx, int64_t lo, int64_t hi, int worker) { /* channels last */
+    const FN(affine_job) *J = (const FN(affine_job) *)ctx;
+    const int64_t C = J->C;
+    (void)worker;
+    for (int64_t o = lo; o < hi; ++o) {
+        const float *xo = J->x + o * C, *scale = J->scale, *shift = J->shift;
+        float *yo = J->y + o * C;
+        int64_t i = 0;
+        for (; i + VLEN <= C; i += VLEN) vf_store(yo + i, vf_fma(vf_load(xo + i), vf_load(scale + i), vf_load(shift + i)));
+        if (i < C) {
+            const int n = (int)(C - i);
+            vf_store_n(yo + i, vf_fma(vf_load_n(xo + i, n), vf_load_n(scale + i, n), vf_load_n(shift + i, n)), n);
         }
-    });
+    }
+}
+
+static void FN(affine_rows_range)(void *ctx, int64_t lo, int64_t hi, int worker) { /* one row per channel */
+    const FN(affine_job) *J = (const FN(affine_job) *)ctx;
+    const int64_t inner = J->inner;
+    (void)worker;
+    for (int64_t r = lo; r < hi; ++r) {
+        const vf s = vf_set1(J->scale[r % J->C]), t = vf_set1(J->shift[r % J->C]);
+        const float *xr = J->x + r * inner;
+        float *yr = J->y + r * inner;
+        int64_t i = 0;
+        for (; i + VLEN <= inner; i += VLEN) vf_store(yr + i, vf_fma(vf_load(xr + i), s, t));
+        if (i < inner) vf_store_n(yr + i, vf_fma(vf_load_n(xr + i, (int)(inner - i)), s, t), (int)(inner - i));
+    }
 }
 
 static void FN(channel_affine)(const float *x, const float *scale, const float *shift, float *y, int64_t outer,
                                int64_t C, int64_t inner, int threads) {
     if (outer <= 0 || C <= 0 || inner <= 0) return;
-    if (inner == 1) { /* channels last: vectors run across channels */
-        PARALLEL_FOR(threads > 1 && outer * C >= PARALLEL_MIN, o, outer, {
-            const float *xo = x + o * C;
-            float *yo = y + o * C;
-            int64_t i = 0;
-            for (; i + VLEN <= C; i += VLEN) vf_store(yo + i, vf_fma(vf_load(xo + i), vf_load(scale + i), vf_load(shift + i)));
-            if (i < C) {
-                const int n = (int)(C - i);
-                vf_store_n(yo + i, vf_fma(vf_load_n(xo + i, n), vf_load_n(scale + i, n), vf_load_n(shift + i, n)), n);
-            }
-        });
-        return;
-    }
-    PARALLEL_FOR(threads > 1 && outer * C * inner >= PARALLEL_MIN, r, outer * C, {
-        const vf s = vf_set1(scale[r % C]), t = vf_set1(shift[r % C]);
-        const float *xr = x + r * inner;
-        float *yr = y + r * inner;
-        int64_t i = 0;
-        for (; i + VLEN <= inner; i += VLEN) vf_store(yr + i, vf_fma(vf_load(xr + i), s, t));
-        if (i < inner) vf_store_n(yr + i, vf_fma(vf_load_n(xr + i, (int)(inner - i)), s, t), (int)(inner - i));
-    });
+    FN(affine_job) J = {x, scale, shift, y, C, inner};
+    if (inner == 1) x86_parallel_ranges(threads, outer, FN(grain_for)(C), FN(affine_last_range), &J);
+    else x86_parallel_ranges(threads, outer * C, FN(grain_for)(inner), FN(affine_rows_range), &J);
 }
 
 static inline float FN(row_sum)(const float *x, int64_t n) {
@@ -130,10 +187,23 @@ static inline float FN(row_max)(const float *x, int64_t n) {
     return m;
 }
 
+typedef struct {
+    const float *x;
+    float *y;
+    int64_t n;
+    int kind;
+} FN(reduce_job);
+
+static void FN(reduce_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const FN(reduce_job) *J = (const FN(reduce_job) *)ctx;
+    (void)worker;
+    for (int64_t r = lo; r < hi; ++r)
+        J->y[r] = J->kind == 0 ? FN(row_max)(J->x + r * J->n, J->n) : FN(row_sum)(J->x + r * J->n, J->n) / (float)J->n;
+}
+
 static void FN(reduce_rows)(const float *x, float *y, int64_t rows, int64_t n, int kind, int threads) {
-    PARALLEL_FOR(threads > 1 && rows * n >= PARALLEL_MIN, r, rows, {
-        y[r] = kind == 0 ? FN(row_max)(x + r * n, n) : FN(row_sum)(x + r * n, n) / (float)n;
-    });
+    FN(reduce_job) J = {x, y, n, kind};
+    x86_parallel_ranges(threads, rows, FN(grain_for)(n), FN(reduce_range), &J);
 }
 
 /* y = x * s + t over n floats */

@@ -138,3 +138,29 @@ void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
         else sched_yield();
     pthread_mutex_unlock(&P.busy);
 }
+
+/* x86_parallel_ranges: the ranges as x86_parallel items */
+typedef struct {
+    x86_range_fn fn;
+    void *ctx;
+    int64_t n, per;
+} range_job;
+
+static void range_task(void *ctx, int64_t item, int worker) {
+    const range_job *r = (const range_job *)ctx;
+    const int64_t lo = item * r->per, hi = lo + r->per < r->n ? lo + r->per : r->n;
+    r->fn(r->ctx, lo, hi, worker);
+}
+
+void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn, void *ctx) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    int64_t items = n / grain;
+    if (items > 4 * (int64_t)threads) items = 4 * (int64_t)threads; /* a few each: claiming evens out preemption */
+    if (threads <= 1 || items < 2) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    range_job r = {fn, ctx, n, (n + items - 1) / items};
+    x86_parallel(threads, (n + r.per - 1) / r.per, range_task, &r);
+}

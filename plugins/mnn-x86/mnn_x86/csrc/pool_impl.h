@@ -49,27 +49,39 @@ static void FN(pool_plane)(const float *x, float *y, int64_t pi, const x86_pool_
     }
 }
 
-static void FN(pool)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, float *work, int threads) {
-    const int64_t per_thread = x86_pool_work_floats(g);
-    const float fill = g->kind == 0 ? -INFINITY : 0.0f;
-    if (threads > 1 && planes > 1) {
-#pragma omp parallel num_threads(threads)
-        {
-#ifdef _OPENMP
-            float *mine = work + omp_get_thread_num() * per_thread;
-#else
-            float *mine = work;
-#endif
-            const FN(scratch) sc = FN(scratch_init)(mine, per_thread, g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh,
-                                                    g->dw, fill);
-#pragma omp for schedule(static)
-            for (int64_t pi = 0; pi < planes; ++pi) FN(pool_plane)(x, y, pi, g, &sc);
-        }
-        return;
+/* inference (x86infer): planes as ranges on the thread pool; each worker sets
+ * up its scratch (padding fill, tap offsets) on its first range */
+typedef struct {
+    const float *x;
+    float *y;
+    float *work;
+    int64_t per_thread;
+    float fill;
+    const x86_pool_geom *g;
+    FN(scratch) sc[DW_MAX_WORKERS];
+    int ready[DW_MAX_WORKERS];
+} FN(pool_job);
+
+static void FN(pool_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    FN(pool_job) *J = (FN(pool_job) *)ctx;
+    const x86_pool_geom *g = J->g;
+    if (!J->ready[worker]) {
+        J->sc[worker] = FN(scratch_init)(J->work + worker * J->per_thread, J->per_thread, g->OH, g->OW, g->kh, g->kw,
+                                         g->sh, g->sw, g->dh, g->dw, J->fill);
+        J->ready[worker] = 1;
     }
-    const FN(scratch) sc = FN(scratch_init)(work, per_thread, g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw,
-                                            fill);
-    for (int64_t pi = 0; pi < planes; ++pi) FN(pool_plane)(x, y, pi, g, &sc);
+    for (int64_t pi = lo; pi < hi; ++pi) FN(pool_plane)(J->x, J->y, pi, g, &J->sc[worker]);
+}
+
+static void FN(pool)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, float *work, int threads) {
+    FN(pool_job) J;
+    J.x = x, J.y = y, J.work = work, J.per_thread = x86_pool_work_floats(g), J.g = g;
+    J.fill = g->kind == 0 ? -INFINITY : 0.0f;
+    memset(J.ready, 0, sizeof J.ready);
+    if (threads > DW_MAX_WORKERS) threads = DW_MAX_WORKERS;
+    const int64_t plane_floats = g->OH * g->OW * g->kh * g->kw;
+    x86_parallel_ranges(threads, planes, 1 + PARALLEL_MIN / 8 / (plane_floats > 0 ? plane_floats : 1), FN(pool_range),
+                        &J);
 }
 
 #endif

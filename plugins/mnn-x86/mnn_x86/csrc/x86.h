@@ -125,6 +125,12 @@ void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64
  * claimed one at a time, so a thread the OS does not schedule never holds the others up. */
 typedef void (*x86_task_fn)(void *ctx, int64_t item, int worker);
 void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx);
+/* The light loops (element-wise ops, pooling): fn(ctx, lo, hi, worker) over [0, n) cut into ranges of
+ * at least `grain` indices, a few per thread, through x86_parallel; one range on the caller when n is
+ * below two grains or threads is 1. The same pool as the heavy loops: a second pool of spinning
+ * OpenMP threads would compete with ours for the cores and stall every layer under load. */
+typedef void (*x86_range_fn)(void *ctx, int64_t lo, int64_t hi, int worker);
+void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn, void *ctx);
 
 /* dispatch.c */
 int x86_isa_compiled(const char *isa);  /* built into this binary */

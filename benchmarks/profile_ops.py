@@ -1,0 +1,71 @@
+"""Per-op time of a model on mnn-x86, from the core's step profiler (Session.run(profile=True)).
+
+    python benchmarks/profile_ops.py --model mobilenet_v2 --threads 2
+    python benchmarks/profile_ops.py --model resnet18 --threads 1 --convs   # every Conv, its shape, GFLOP/s
+
+Each step's minimum over --repeat runs is printed (on a shared machine a step
+is rarely preempted in every run, so the minima add up to the CPU time the
+model needs; the wall-clock median also counts the time it waited for a core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_models as bm  # noqa: E402
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="mobilenet_v2", help="mobilenet_v2, resnet18, squeezenet1_1")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=15)
+    p.add_argument("--convs", action="store_true", help="one line per Conv with its shapes and GFLOP/s")
+    args = p.parse_args(argv)
+    import mnn_core as mnn
+
+    x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
+    sess = mnn.Session(bm._graph(args.model, args.batch), backend="x86", threads=args.threads)
+    for _ in range(3):
+        sess.run({"input": x}, copy=False)
+    runs, walls = [], []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        sess.run({"input": x}, copy=False, profile=True)
+        walls.append((time.perf_counter() - t0) * 1e3)
+        runs.append(sess.profile())
+    names = [n for n, _ in runs[0]]
+    mins = [min(r[i][1] for r in runs) for i in range(len(names))]
+    nodes = {n.name: n for n in sess.graph.nodes}
+    infos = sess._need_plan().infos
+    by_kind: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])
+    for name, ms in zip(names, mins):
+        node = nodes.get(name)
+        kind = node.op if node is not None else name
+        if node is not None and node.op == "Conv":
+            w, y = infos[node.inputs[1]].shape, infos[node.outputs[0]].shape
+            kind = "Conv dw" if node.attrs.get("group", 1) > 1 else f"Conv {w[2]}x{w[3]}"
+            if args.convs:
+                gflop = 2 * np.prod(y) * w[1] * w[2] * w[3] / 1e9
+                print(f"  {name:10s} {kind:9s} w {tuple(w)} out {tuple(y)} {ms:7.3f} ms {gflop / ms * 1e3:6.1f} GF/s")
+        by_kind[kind][0] += ms
+        by_kind[kind][1] += 1
+    print(
+        f"{args.model} batch {args.batch}, {args.threads} thread(s): wall median {statistics.median(walls):.2f} ms, "
+        f"min {min(walls):.2f}; steps' minima add up to {sum(mins):.2f} ms"
+    )
+    for kind, (ms, count) in sorted(by_kind.items(), key=lambda t: -t[1][0]):
+        print(f"  {kind:18s} {count:3d} steps {ms:8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
