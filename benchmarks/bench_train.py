@@ -31,9 +31,19 @@ TORCH_VERSION = "2.13"
 def lenet(nn):
     """The same LeNet-5 in mnn.nn or torch.nn (they share the layer names)."""
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    )
 
 
 def load(limit):
@@ -48,7 +58,7 @@ def orders(n, epochs, batch):
     import numpy as np
 
     rng = np.random.default_rng(0)
-    return [[p[i:i + batch] for i in range(0, n, batch)] for p in (rng.permutation(n) for _ in range(epochs))]
+    return [[p[i : i + batch] for i in range(0, n, batch)] for p in (rng.permutation(n) for _ in range(epochs))]
 
 
 def initial_state():
@@ -79,19 +89,22 @@ def run_mnn(args, x, y, tx, ty, epochs):
         times.append(time.perf_counter() - t0)
     plan = step.session.plan.backends()
     runs = []  # where a step's time goes, op by op: the median of 20 profiled (extra) steps
-    for idx in orders(len(x), 1, args.batch_size)[0][:20 if args.profile else 0]:
+    for idx in orders(len(x), 1, args.batch_size)[0][: 20 if args.profile else 0]:
         step(x[idx], y[idx], profile=True)
         runs.append(step.profile())
     profile = []
     if runs:
         backend_of = {p.node: p.backend for p in step.session.plan}
         medians = np.median(np.array([[ms for _, ms in r] for r in runs]), axis=0)
-        profile = sorted(((float(ms), name, backend_of.get(name, "-")) for (name, _), ms in zip(runs[0], medians)),
-                         reverse=True)
+        profile = sorted(
+            ((float(ms), name, backend_of.get(name, "-")) for (name, _), ms in zip(runs[0], medians)), reverse=True
+        )
     model.eval()
     sess = mnn.Session(model.to_graph([(1, 1, 28, 28)]), backend=args.backend, threads=args.threads)
-    correct = sum(int((sess.run({"input": tx[i:i + 500]})["output"].argmax(1) == ty[i:i + 500]).sum())
-                  for i in range(0, len(tx), 500))
+    correct = sum(
+        int((sess.run({"input": tx[i : i + 500]})["output"].argmax(1) == ty[i : i + 500]).sum())
+        for i in range(0, len(tx), 500)
+    )
     return times, correct / len(tx), {"placement": plan, "profile": profile}
 
 
@@ -116,7 +129,7 @@ def run_torch(args, x, y, tx, ty, epochs):
         times.append(time.perf_counter() - t0)
     model.eval()
     with torch.no_grad():
-        pred = torch.cat([model(torch.from_numpy(tx[i:i + 500])).argmax(1) for i in range(0, len(tx), 500)])
+        pred = torch.cat([model(torch.from_numpy(tx[i : i + 500])).argmax(1) for i in range(0, len(tx), 500)])
     return times, float((pred.numpy() == ty).mean()), {"version": torch.__version__}
 
 
@@ -135,8 +148,22 @@ def spawn(args, framework, threads, epochs, profile=False):
     # and a second BLAS pool spinning beside the backend's OpenMP threads only steals their cores
     blas = threads if framework == "torch" else 1
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(blas), MKL_NUM_THREADS=str(blas))
-    cmd = [sys.executable, __file__, "--child", framework, "--threads", str(threads), "--epochs", str(epochs),
-           "--batch-size", str(args.batch_size), "--lr", str(args.lr), "--backend", args.backend]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        framework,
+        "--threads",
+        str(threads),
+        "--epochs",
+        str(epochs),
+        "--batch-size",
+        str(args.batch_size),
+        "--lr",
+        str(args.lr),
+        "--backend",
+        args.backend,
+    ]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
     if profile:
@@ -156,9 +183,13 @@ def main(argv=None):
     p.add_argument("--limit", type=int, default=0, help="use the first N training images only")
     p.add_argument("--accuracy-epochs", type=int, default=5, help="epochs for the accuracy run (0: skip)")
     p.add_argument("--accuracy-threads", type=int, default=1, help="threads for the accuracy run")
-    p.add_argument("--repeat", type=int, default=1,
-                   help="time each (framework, threads) epoch this many times, mnn and PyTorch alternating, and "
-                        "report the medians (the machine may be shared: the load changes between runs)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="time each (framework, threads) epoch this many times, mnn and PyTorch alternating, and "
+        "report the medians (the machine may be shared: the load changes between runs)",
+    )
     p.add_argument("--results", default=str(HERE / "RESULTS_TRAIN.md"), help="where to write the table ('' = nowhere)")
     p.add_argument("--child", choices=["mnn", "torch"], help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
@@ -177,15 +208,20 @@ def main(argv=None):
             pts.append(spawn(args, "torch", t, 1))
         m, pt = _median_run(ms), _median_run(pts)
         rows.append((t, m, pt))
-        print(f"threads {t}: mnn {m['times'][0]:.2f} s/epoch, PyTorch {pt['version']} {pt['times'][0]:.2f} s/epoch, "
-              f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']}; "
-              f"runs mnn {_times(ms)}, PyTorch {_times(pts)})", flush=True)
+        print(
+            f"threads {t}: mnn {m['times'][0]:.2f} s/epoch, PyTorch {pt['version']} {pt['times'][0]:.2f} s/epoch, "
+            f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']}; "
+            f"runs mnn {_times(ms)}, PyTorch {_times(pts)}; back-to-back pairs {_pair_ratios(m, pt)})",
+            flush=True,
+        )
     acc = None
     if args.accuracy_epochs:
         t = args.accuracy_threads
         acc = (t, spawn(args, "mnn", t, args.accuracy_epochs), spawn(args, "torch", t, args.accuracy_epochs))
-        print(f"test accuracy after {args.accuracy_epochs} epochs: mnn {acc[1]['accuracy']:.4f}, "
-              f"PyTorch {acc[2]['accuracy']:.4f}")
+        print(
+            f"test accuracy after {args.accuracy_epochs} epochs: mnn {acc[1]['accuracy']:.4f}, "
+            f"PyTorch {acc[2]['accuracy']:.4f}"
+        )
     if args.results:
         write_results(Path(args.results), args, rows, acc, argv)
 
@@ -195,6 +231,12 @@ def _median_run(runs: list) -> dict:
     times = sorted(r["times"][0] for r in runs)
     mid = times[len(times) // 2] if len(times) % 2 else 0.5 * (times[len(times) // 2 - 1] + times[len(times) // 2])
     return {**runs[0], "times": [mid], "runs": [r["times"][0] for r in runs]}
+
+
+def _pair_ratios(m: dict, pt: dict) -> str:
+    """PyTorch's time over mnn's for each mnn run and the PyTorch run right after it: the load changes
+    between pairs far more than within one, so these ratios are steadier than the epoch times"""
+    return ", ".join(f"{t / s:.2f}x" for s, t in zip(m["runs"], pt["runs"]))
 
 
 def _times(runs: list) -> str:
@@ -215,38 +257,54 @@ def write_results(path, args, rows, acc, argv):
     cmd = "python benchmarks/bench_train.py " + " ".join(argv if argv is not None else sys.argv[1:])
     n = args.limit or 60000
     lines = [
-        "# Training benchmark: LeNet-5 on Fashion-MNIST", "",
+        "# Training benchmark: LeNet-5 on Fashion-MNIST",
+        "",
         f"Command: `{cmd.strip()}`  ",
         f"Date: {time.strftime('%Y-%m-%d')}, {cpu_name()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, load average at the end {os.getloadavg()[0]:.1f} "
-        "(the machine is shared: other work ran beside this)", "",
+        "(the machine is shared: other work ran beside this)",
+        "",
         f"LeNet-5 (6/16 channels, ReLU, max pooling, 120-84-10), {n} training images in memory, batch "
         f"{args.batch_size}, SGD lr {args.lr} momentum 0.9, same initial weights and batch order for both. "
-        f"mnn: `mnn_core.train.compile(...)` on backend `{args.backend}`. One child process per configuration.", "",
+        f"mnn: `mnn_core.train.compile(...)` on backend `{args.backend}`. One child process per configuration.",
+        "",
         f"Epoch times are the median of {max(args.repeat, 1)} run(s) per configuration, mnn and PyTorch alternating "
-        "(every run in the last two columns).", "",
-        "| threads | mnn s/epoch | PyTorch s/epoch | mnn speed / PyTorch | mnn placement | mnn runs | PyTorch runs |",
-        "|---:|---:|---:|---:|---|---|---|",
+        "(every run in the last two columns).",
+        "",
+        "| threads | mnn s/epoch | PyTorch s/epoch | mnn speed / PyTorch | mnn placement | mnn runs | PyTorch runs "
+        "| pairs (PyTorch / mnn, back to back) |",
+        "|---:|---:|---:|---:|---|---|---|---|",
     ]
     for t, m, pt in rows:
-        lines.append(f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {pt['times'][0] / m['times'][0]:.2f}x | "
-                     f"{m['placement']} | {', '.join(f'{v:.1f}' for v in m['runs'])} | "
-                     f"{', '.join(f'{v:.1f}' for v in pt['runs'])} |")
+        lines.append(
+            f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {pt['times'][0] / m['times'][0]:.2f}x | "
+            f"{m['placement']} | {', '.join(f'{v:.1f}' for v in m['runs'])} | "
+            f"{', '.join(f'{v:.1f}' for v in pt['runs'])} | {_pair_ratios(m, pt)} |"
+        )
     if acc:
         t, m, pt = acc
-        lines += ["", f"Test accuracy (10k test images) after {len(m['times'])} epochs at {t} thread(s): "
-                      f"mnn {m['accuracy']:.4f}, PyTorch {pt['accuracy']:.4f} "
-                      f"(difference {100 * (m['accuracy'] - pt['accuracy']):+.2f} points); "
-                      f"epoch times mnn {', '.join(f'{v:.1f}' for v in m['times'])} s, "
-                      f"PyTorch {', '.join(f'{v:.1f}' for v in pt['times'])} s."]
+        lines += [
+            "",
+            f"Test accuracy (10k test images) after {len(m['times'])} epochs at {t} thread(s): "
+            f"mnn {m['accuracy']:.4f}, PyTorch {pt['accuracy']:.4f} "
+            f"(difference {100 * (m['accuracy'] - pt['accuracy']):+.2f} points); "
+            f"epoch times mnn {', '.join(f'{v:.1f}' for v in m['times'])} s, "
+            f"PyTorch {', '.join(f'{v:.1f}' for v in pt['times'])} s.",
+        ]
     t, m, _ = rows[0]
     total = sum(ms for ms, _, _ in m["profile"])
     by_backend: dict = {}
     for ms, _, b in m["profile"]:
         by_backend[b] = by_backend.get(b, 0.0) + ms
-    lines += ["", f"Where an mnn step goes ({t} thread(s), median of 20 profiled steps, {total:.1f} ms in the program; "
-                  + ", ".join(f"{b} {ms:.1f} ms" for b, ms in sorted(by_backend.items(), key=lambda kv: -kv[1]))
-                  + "):", "", "| op (node) | backend | ms |", "|---|---|---:|"]
+    lines += [
+        "",
+        f"Where an mnn step goes ({t} thread(s), median of 20 profiled steps, {total:.1f} ms in the program; "
+        + ", ".join(f"{b} {ms:.1f} ms" for b, ms in sorted(by_backend.items(), key=lambda kv: -kv[1]))
+        + "):",
+        "",
+        "| op (node) | backend | ms |",
+        "|---|---|---:|",
+    ]
     lines += [f"| {name} | {b} | {ms:.2f} |" for ms, name, b in m["profile"][:10]]
     path.write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")

@@ -53,6 +53,10 @@ CONVS = [
     ((2, 4, 13, 12), (6, 2, 3, 2), {"group": 2, "strides": [2, 3], "pads": [1, 1, 1, 1]}),
     ((1, 3, 17, 15), (5, 3, 3, 3), {"dilations": [2, 3], "pads": [2, 1, 0, 3]}),
     ((5, 2, 7, 7), (3, 2, 1, 1), {}),
+    # the register tiles' edges: weight-gradient tiles of 4 (or 3) output channels x 5 (or 4) im2col rows
+    # leave 1 and 1 / 4 and 2 over; GEMM column tails of 17 and 12 positions (P = 49, 108)
+    ((2, 1, 8, 8), (9, 1, 2, 2), {}),
+    ((3, 2, 9, 12), (4, 2, 1, 3), {"pads": [0, 1, 0, 1]}),
 ]
 
 
