@@ -133,7 +133,54 @@ def run_torch(args, x, y, tx, ty, epochs):
     return times, float((pred.numpy() == ty).mean()), {"version": torch.__version__}
 
 
+def run_interleaved(args, x, y, tx, ty, epochs):
+    """Both frameworks in one process, batch by batch: mnn's step, then PyTorch's on the same batch, each timed
+    alone. On a shared machine the load changes over seconds, so epochs timed one after another see different
+    loads; here every mnn batch has a PyTorch batch beside it under the same load, and the ratio of the sums is a
+    same-load ratio. (Each framework's caches are cooled by the other's step in between: both pay that.)"""
+    import numpy as np
+    import torch
+
+    from mnn_core import nn, optim, train
+
+    torch.set_num_threads(args.threads)
+    model = lenet(nn)
+    model.load_state_dict(initial_state())
+    opt = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    step = train.compile(model, nn.CrossEntropyLoss(), opt, backend=args.backend, threads=args.threads)
+    tmodel = lenet(torch.nn)
+    tmodel.load_state_dict({k: torch.from_numpy(v) for k, v in initial_state().items()})
+    topt = torch.optim.SGD(tmodel.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    m_times, t_times, ratios = [], [], []
+    for batches in orders(len(x), epochs, args.batch_size):
+        ms = np.zeros(len(batches))
+        ts = np.zeros(len(batches))
+        for b, idx in enumerate(batches):
+            t0 = time.perf_counter()
+            step(x[idx], y[idx])
+            t1 = time.perf_counter()
+            i = torch.from_numpy(idx)
+            loss = loss_fn(tmodel(xt[i]), yt[i])
+            topt.zero_grad()
+            loss.backward()
+            topt.step()
+            t2 = time.perf_counter()
+            ms[b], ts[b] = t1 - t0, t2 - t1
+        m_times.append(float(ms.sum()))
+        t_times.append(float(ts.sum()))
+        # per block of 50 batch pairs: how the ratio moves with the load within the epoch
+        ratios += [float(ts[k : k + 50].sum() / ms[k : k + 50].sum()) for k in range(0, len(batches), 50)]
+    return m_times, 0.0, {"torch_times": t_times, "block_ratios": ratios, "placement": step.session.plan.backends()}
+
+
 def child(args):
+    if args.framework == "both":
+        x, y, tx, ty = load(args.limit or None)
+        times, acc, extra = run_interleaved(args, x, y, tx, ty, args.epochs)
+        print(json.dumps({"times": times, "accuracy": acc, **extra}))
+        return
     x, y, tx, ty = load(args.limit or None)
     fn = run_mnn if args.framework == "mnn" else run_torch
     times, acc, extra = fn(args, x, y, tx, ty, args.epochs)
@@ -146,7 +193,7 @@ def child(args):
 def spawn(args, framework, threads, epochs, profile=False):
     # mnn's threads are its backends' (Session(threads=...)); its numpy reference backend is one core by design,
     # and a second BLAS pool spinning beside the backend's OpenMP threads only steals their cores
-    blas = threads if framework == "torch" else 1
+    blas = 1 if framework == "mnn" else threads
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(blas), MKL_NUM_THREADS=str(blas))
     cmd = [
         sys.executable,
@@ -191,7 +238,13 @@ def main(argv=None):
         "report the medians (the machine may be shared: the load changes between runs)",
     )
     p.add_argument("--results", default=str(HERE / "RESULTS_TRAIN.md"), help="where to write the table ('' = nowhere)")
-    p.add_argument("--child", choices=["mnn", "torch"], help=argparse.SUPPRESS)
+    p.add_argument(
+        "--interleave",
+        action="store_true",
+        help="instead: both frameworks in one process per thread count, batch by batch (mnn step, PyTorch step, "
+        "each timed): a same-load ratio on a shared machine; prints and writes nothing else",
+    )
+    p.add_argument("--child", choices=["mnn", "torch", "both"], help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -200,6 +253,8 @@ def main(argv=None):
         return child(args)
     if not Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").exists():
         raise SystemExit("Fashion-MNIST is missing: apt-get install -y dataset-fashion-mnist")
+    if args.interleave:
+        return interleaved(args, argv)
     rows = []
     for t in [int(v) for v in args.threads.split(",")]:
         ms, pts = [], []
@@ -231,6 +286,34 @@ def _median_run(runs: list) -> dict:
     times = sorted(r["times"][0] for r in runs)
     mid = times[len(times) // 2] if len(times) % 2 else 0.5 * (times[len(times) // 2 - 1] + times[len(times) // 2])
     return {**runs[0], "times": [mid], "runs": [r["times"][0] for r in runs]}
+
+
+def interleaved(args, argv):
+    lines = []
+    for t in [int(v) for v in args.threads.split(",")]:
+        for r in range(max(args.repeat, 1)):
+            res = spawn(args, "both", t, 1)
+            m, pt, br = res["times"][0], res["torch_times"][0], res["block_ratios"]
+            line = (
+                f"| {t} | {r + 1} | {m:.2f} | {pt:.2f} | {pt / m:.2f}x | {min(br):.2f}x - {max(br):.2f}x "
+                f"(median {sorted(br)[len(br) // 2]:.2f}x) | {os.getloadavg()[0]:.1f} |"
+            )
+            print(line, flush=True)
+            lines.append(line)
+    if args.results:
+        cmd = "python benchmarks/bench_train.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        head = [
+            "",
+            f"Interleaved, same load: `{cmd.strip()}` ({time.strftime('%Y-%m-%d %H:%M')}). One process per row, "
+            "an mnn step and a PyTorch step on each batch in turn, each timed; the epoch is the sum of its batch "
+            "times. Blocks: PyTorch / mnn over each 50 batch pairs.",
+            "",
+            "| threads | run | mnn s | PyTorch s | PyTorch / mnn | over blocks of 50 batches | load average after |",
+            "|---:|---:|---:|---:|---:|---|---:|",
+        ]
+        with open(args.results, "a") as f:
+            f.write("\n".join(head + lines) + "\n")
+        print(f"appended to {args.results}")
 
 
 def _pair_ratios(m: dict, pt: dict) -> str:
