@@ -462,41 +462,6 @@ static void FN(max_pool_grad_plane)(const float *dy, const float *x, float *dx, 
     }
 }
 
-/* The 2x2, stride 2 window without padding or dilation (LeNet's pools): every input position belongs to at most
- * one window, so each window writes its four dx values outright (dy at its first maximum, 0 elsewhere) instead of
- * clearing the plane and adding; only a last odd row or column, in no window, is cleared. Same first-maximum rule
- * as max_pool_grad_plane: a strict > from -inf, tap 0 when nothing beats it. */
-static void FN(max_pool_grad_plane_2x2)(const float *dy, const float *x, float *dx, const x86_pool_geom *g) {
-    const int64_t W = g->W;
-    for (int64_t oh = 0; oh < g->OH; ++oh) {
-        const float *x0 = x + 2 * oh * W, *x1 = x0 + W, *dyr = dy + oh * g->OW;
-        float *d0 = dx + 2 * oh * W, *d1 = d0 + W;
-        for (int64_t ow = 0; ow < g->OW; ++ow) {
-            const float v[4] = {x0[2 * ow], x0[2 * ow + 1], x1[2 * ow], x1[2 * ow + 1]};
-            float best = -INFINITY;
-            int at = 0;
-            for (int t = 0; t < 4; ++t) {
-                const int gt = v[t] > best;
-                at = gt ? t : at;
-                best = gt ? v[t] : best;
-            }
-            const float d = dyr[ow];
-            d0[2 * ow] = at == 0 ? d : 0.0f;
-            d0[2 * ow + 1] = at == 1 ? d : 0.0f;
-            d1[2 * ow] = at == 2 ? d : 0.0f;
-            d1[2 * ow + 1] = at == 3 ? d : 0.0f;
-        }
-        for (int64_t w = 2 * g->OW; w < W; ++w) d0[w] = d1[w] = 0.0f; /* an odd last column */
-    }
-    for (int64_t h = 2 * g->OH; h < g->H; ++h) /* an odd last row */
-        for (int64_t w = 0; w < W; ++w) dx[h * W + w] = 0.0f;
-}
-
-static int FN(is_pool_2x2)(const x86_pool_geom *g) {
-    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->pt == 0 &&
-           g->pl == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
-}
-
 static void FN(max_pool_grad_plane_any)(const float *dy, const float *x, float *dx, const x86_pool_geom *g) {
     memset(dx, 0, (size_t)(g->H * g->W) * sizeof(float));
     for (int64_t oh = 0; oh < g->OH; ++oh)
@@ -511,10 +476,9 @@ static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_
     const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW, taps = g->kh * g->kw;
     int64_t off[POOL_MAX_TAPS];
     for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
-    const int fast = taps <= POOL_MAX_TAPS, two = FN(is_pool_2x2)(g);
+    const int fast = taps <= POOL_MAX_TAPS;
     PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
-        if (two) FN(max_pool_grad_plane_2x2)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
-        else if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
+        if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
         else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
     });
 }
