@@ -3,6 +3,7 @@
     python benchmarks/bench_train.py                       # 1 and 2 threads, accuracy after 5 epochs
     python benchmarks/bench_train.py --threads 1 --accuracy-epochs 0 --limit 6400   # a quick look
     python benchmarks/bench_train.py --repeat 3            # each epoch timing 3 times, alternating: medians
+    python benchmarks/bench_train.py --interleave          # mnn and PyTorch batch by batch: a same-load ratio
 
 The model is the classic LeNet-5 (6 and 16 channels, 5x5 convolutions, max
 pooling, ReLU, 120-84-10), batch 64, SGD lr 0.01 momentum 0.9, the 60k
