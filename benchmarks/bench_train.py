@@ -3,6 +3,7 @@
     python benchmarks/bench_train.py                       # 1 and 2 threads, accuracy after 5 epochs
     python benchmarks/bench_train.py --threads 1 --accuracy-epochs 0 --limit 6400   # a quick look
     python benchmarks/bench_train.py --repeat 3            # each epoch timing 3 times, alternating: medians
+    python benchmarks/bench_train.py --interleave          # mnn and PyTorch batch by batch: a same-load ratio
 
 The model is the classic LeNet-5 (6 and 16 channels, 5x5 convolutions, max
 pooling, ReLU, 120-84-10), batch 64, SGD lr 0.01 momentum 0.9, the 60k
@@ -31,9 +32,19 @@ TORCH_VERSION = "2.13"
 def lenet(nn):
     """The same LeNet-5 in mnn.nn or torch.nn (they share the layer names)."""
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    )
 
 
 def load(limit):
@@ -48,7 +59,7 @@ def orders(n, epochs, batch):
     import numpy as np
 
     rng = np.random.default_rng(0)
-    return [[p[i:i + batch] for i in range(0, n, batch)] for p in (rng.permutation(n) for _ in range(epochs))]
+    return [[p[i : i + batch] for i in range(0, n, batch)] for p in (rng.permutation(n) for _ in range(epochs))]
 
 
 def initial_state():
@@ -79,19 +90,22 @@ def run_mnn(args, x, y, tx, ty, epochs):
         times.append(time.perf_counter() - t0)
     plan = step.session.plan.backends()
     runs = []  # where a step's time goes, op by op: the median of 20 profiled (extra) steps
-    for idx in orders(len(x), 1, args.batch_size)[0][:20 if args.profile else 0]:
+    for idx in orders(len(x), 1, args.batch_size)[0][: 20 if args.profile else 0]:
         step(x[idx], y[idx], profile=True)
         runs.append(step.profile())
     profile = []
     if runs:
         backend_of = {p.node: p.backend for p in step.session.plan}
         medians = np.median(np.array([[ms for _, ms in r] for r in runs]), axis=0)
-        profile = sorted(((float(ms), name, backend_of.get(name, "-")) for (name, _), ms in zip(runs[0], medians)),
-                         reverse=True)
+        profile = sorted(
+            ((float(ms), name, backend_of.get(name, "-")) for (name, _), ms in zip(runs[0], medians)), reverse=True
+        )
     model.eval()
     sess = mnn.Session(model.to_graph([(1, 1, 28, 28)]), backend=args.backend, threads=args.threads)
-    correct = sum(int((sess.run({"input": tx[i:i + 500]})["output"].argmax(1) == ty[i:i + 500]).sum())
-                  for i in range(0, len(tx), 500))
+    correct = sum(
+        int((sess.run({"input": tx[i : i + 500]})["output"].argmax(1) == ty[i : i + 500]).sum())
+        for i in range(0, len(tx), 500)
+    )
     return times, correct / len(tx), {"placement": plan, "profile": profile}
 
 
@@ -116,11 +130,58 @@ def run_torch(args, x, y, tx, ty, epochs):
         times.append(time.perf_counter() - t0)
     model.eval()
     with torch.no_grad():
-        pred = torch.cat([model(torch.from_numpy(tx[i:i + 500])).argmax(1) for i in range(0, len(tx), 500)])
+        pred = torch.cat([model(torch.from_numpy(tx[i : i + 500])).argmax(1) for i in range(0, len(tx), 500)])
     return times, float((pred.numpy() == ty).mean()), {"version": torch.__version__}
 
 
+def run_interleaved(args, x, y, tx, ty, epochs):
+    """Both frameworks in one process, batch by batch: mnn's step, then PyTorch's on the same batch, each timed
+    alone. On a shared machine the load changes over seconds, so epochs timed one after another see different
+    loads; here every mnn batch has a PyTorch batch beside it under the same load, and the ratio of the sums is a
+    same-load ratio. (Each framework's caches are cooled by the other's step in between: both pay that.)"""
+    import numpy as np
+    import torch
+
+    from mnn_core import nn, optim, train
+
+    torch.set_num_threads(args.threads)
+    model = lenet(nn)
+    model.load_state_dict(initial_state())
+    opt = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    step = train.compile(model, nn.CrossEntropyLoss(), opt, backend=args.backend, threads=args.threads)
+    tmodel = lenet(torch.nn)
+    tmodel.load_state_dict({k: torch.from_numpy(v) for k, v in initial_state().items()})
+    topt = torch.optim.SGD(tmodel.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    m_times, t_times, ratios = [], [], []
+    for batches in orders(len(x), epochs, args.batch_size):
+        ms = np.zeros(len(batches))
+        ts = np.zeros(len(batches))
+        for b, idx in enumerate(batches):
+            t0 = time.perf_counter()
+            step(x[idx], y[idx])
+            t1 = time.perf_counter()
+            i = torch.from_numpy(idx)
+            loss = loss_fn(tmodel(xt[i]), yt[i])
+            topt.zero_grad()
+            loss.backward()
+            topt.step()
+            t2 = time.perf_counter()
+            ms[b], ts[b] = t1 - t0, t2 - t1
+        m_times.append(float(ms.sum()))
+        t_times.append(float(ts.sum()))
+        # per block of 50 batch pairs: how the ratio moves with the load within the epoch
+        ratios += [float(ts[k : k + 50].sum() / ms[k : k + 50].sum()) for k in range(0, len(batches), 50)]
+    return m_times, 0.0, {"torch_times": t_times, "block_ratios": ratios, "placement": step.session.plan.backends()}
+
+
 def child(args):
+    if args.framework == "both":
+        x, y, tx, ty = load(args.limit or None)
+        times, acc, extra = run_interleaved(args, x, y, tx, ty, args.epochs)
+        print(json.dumps({"times": times, "accuracy": acc, **extra}))
+        return
     x, y, tx, ty = load(args.limit or None)
     fn = run_mnn if args.framework == "mnn" else run_torch
     times, acc, extra = fn(args, x, y, tx, ty, args.epochs)
@@ -133,10 +194,24 @@ def child(args):
 def spawn(args, framework, threads, epochs, profile=False):
     # mnn's threads are its backends' (Session(threads=...)); its numpy reference backend is one core by design,
     # and a second BLAS pool spinning beside the backend's OpenMP threads only steals their cores
-    blas = threads if framework == "torch" else 1
+    blas = 1 if framework == "mnn" else threads
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(blas), MKL_NUM_THREADS=str(blas))
-    cmd = [sys.executable, __file__, "--child", framework, "--threads", str(threads), "--epochs", str(epochs),
-           "--batch-size", str(args.batch_size), "--lr", str(args.lr), "--backend", args.backend]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        framework,
+        "--threads",
+        str(threads),
+        "--epochs",
+        str(epochs),
+        "--batch-size",
+        str(args.batch_size),
+        "--lr",
+        str(args.lr),
+        "--backend",
+        args.backend,
+    ]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
     if profile:
@@ -156,11 +231,21 @@ def main(argv=None):
     p.add_argument("--limit", type=int, default=0, help="use the first N training images only")
     p.add_argument("--accuracy-epochs", type=int, default=5, help="epochs for the accuracy run (0: skip)")
     p.add_argument("--accuracy-threads", type=int, default=1, help="threads for the accuracy run")
-    p.add_argument("--repeat", type=int, default=1,
-                   help="time each (framework, threads) epoch this many times, mnn and PyTorch alternating, and "
-                        "report the medians (the machine may be shared: the load changes between runs)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="time each (framework, threads) epoch this many times, mnn and PyTorch alternating, and "
+        "report the medians (the machine may be shared: the load changes between runs)",
+    )
     p.add_argument("--results", default=str(HERE / "RESULTS_TRAIN.md"), help="where to write the table ('' = nowhere)")
-    p.add_argument("--child", choices=["mnn", "torch"], help=argparse.SUPPRESS)
+    p.add_argument(
+        "--interleave",
+        action="store_true",
+        help="instead: both frameworks in one process per thread count, batch by batch (mnn step, PyTorch step, "
+        "each timed): a same-load ratio on a shared machine; prints and writes nothing else",
+    )
+    p.add_argument("--child", choices=["mnn", "torch", "both"], help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -169,6 +254,8 @@ def main(argv=None):
         return child(args)
     if not Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").exists():
         raise SystemExit("Fashion-MNIST is missing: apt-get install -y dataset-fashion-mnist")
+    if args.interleave:
+        return interleaved(args, argv)
     rows = []
     for t in [int(v) for v in args.threads.split(",")]:
         ms, pts = [], []
@@ -177,15 +264,20 @@ def main(argv=None):
             pts.append(spawn(args, "torch", t, 1))
         m, pt = _median_run(ms), _median_run(pts)
         rows.append((t, m, pt))
-        print(f"threads {t}: mnn {m['times'][0]:.2f} s/epoch, PyTorch {pt['version']} {pt['times'][0]:.2f} s/epoch, "
-              f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']}; "
-              f"runs mnn {_times(ms)}, PyTorch {_times(pts)})", flush=True)
+        print(
+            f"threads {t}: mnn {m['times'][0]:.2f} s/epoch, PyTorch {pt['version']} {pt['times'][0]:.2f} s/epoch, "
+            f"mnn is {pt['times'][0] / m['times'][0]:.2f}x PyTorch's speed   (mnn placement {m['placement']}; "
+            f"runs mnn {_times(ms)}, PyTorch {_times(pts)}; back-to-back pairs {_pair_ratios(m, pt)})",
+            flush=True,
+        )
     acc = None
     if args.accuracy_epochs:
         t = args.accuracy_threads
         acc = (t, spawn(args, "mnn", t, args.accuracy_epochs), spawn(args, "torch", t, args.accuracy_epochs))
-        print(f"test accuracy after {args.accuracy_epochs} epochs: mnn {acc[1]['accuracy']:.4f}, "
-              f"PyTorch {acc[2]['accuracy']:.4f}")
+        print(
+            f"test accuracy after {args.accuracy_epochs} epochs: mnn {acc[1]['accuracy']:.4f}, "
+            f"PyTorch {acc[2]['accuracy']:.4f}"
+        )
     if args.results:
         write_results(Path(args.results), args, rows, acc, argv)
 
@@ -195,6 +287,40 @@ def _median_run(runs: list) -> dict:
     times = sorted(r["times"][0] for r in runs)
     mid = times[len(times) // 2] if len(times) % 2 else 0.5 * (times[len(times) // 2 - 1] + times[len(times) // 2])
     return {**runs[0], "times": [mid], "runs": [r["times"][0] for r in runs]}
+
+
+def interleaved(args, argv):
+    lines = []
+    for t in [int(v) for v in args.threads.split(",")]:
+        for r in range(max(args.repeat, 1)):
+            res = spawn(args, "both", t, 1)
+            m, pt, br = res["times"][0], res["torch_times"][0], res["block_ratios"]
+            line = (
+                f"| {t} | {r + 1} | {m:.2f} | {pt:.2f} | {pt / m:.2f}x | {min(br):.2f}x - {max(br):.2f}x "
+                f"(median {sorted(br)[len(br) // 2]:.2f}x) | {os.getloadavg()[0]:.1f} |"
+            )
+            print(line, flush=True)
+            lines.append(line)
+    if args.results:
+        cmd = "python benchmarks/bench_train.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        head = [
+            "",
+            f"Interleaved, same load: `{cmd.strip()}` ({time.strftime('%Y-%m-%d %H:%M')}). One process per row, "
+            "an mnn step and a PyTorch step on each batch in turn, each timed; the epoch is the sum of its batch "
+            "times. Blocks: PyTorch / mnn over each 50 batch pairs.",
+            "",
+            "| threads | run | mnn s | PyTorch s | PyTorch / mnn | over blocks of 50 batches | load average after |",
+            "|---:|---:|---:|---:|---:|---|---:|",
+        ]
+        with open(args.results, "a") as f:
+            f.write("\n".join(head + lines) + "\n")
+        print(f"appended to {args.results}")
+
+
+def _pair_ratios(m: dict, pt: dict) -> str:
+    """PyTorch's time over mnn's for each mnn run and the PyTorch run right after it: the load changes
+    between pairs far more than within one, so these ratios are steadier than the epoch times"""
+    return ", ".join(f"{t / s:.2f}x" for s, t in zip(m["runs"], pt["runs"]))
 
 
 def _times(runs: list) -> str:
@@ -215,38 +341,54 @@ def write_results(path, args, rows, acc, argv):
     cmd = "python benchmarks/bench_train.py " + " ".join(argv if argv is not None else sys.argv[1:])
     n = args.limit or 60000
     lines = [
-        "# Training benchmark: LeNet-5 on Fashion-MNIST", "",
+        "# Training benchmark: LeNet-5 on Fashion-MNIST",
+        "",
         f"Command: `{cmd.strip()}`  ",
         f"Date: {time.strftime('%Y-%m-%d')}, {cpu_name()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, load average at the end {os.getloadavg()[0]:.1f} "
-        "(the machine is shared: other work ran beside this)", "",
+        "(the machine is shared: other work ran beside this)",
+        "",
         f"LeNet-5 (6/16 channels, ReLU, max pooling, 120-84-10), {n} training images in memory, batch "
         f"{args.batch_size}, SGD lr {args.lr} momentum 0.9, same initial weights and batch order for both. "
-        f"mnn: `mnn_core.train.compile(...)` on backend `{args.backend}`. One child process per configuration.", "",
+        f"mnn: `mnn_core.train.compile(...)` on backend `{args.backend}`. One child process per configuration.",
+        "",
         f"Epoch times are the median of {max(args.repeat, 1)} run(s) per configuration, mnn and PyTorch alternating "
-        "(every run in the last two columns).", "",
-        "| threads | mnn s/epoch | PyTorch s/epoch | mnn speed / PyTorch | mnn placement | mnn runs | PyTorch runs |",
-        "|---:|---:|---:|---:|---|---|---|",
+        "(every run in the last two columns).",
+        "",
+        "| threads | mnn s/epoch | PyTorch s/epoch | mnn speed / PyTorch | mnn placement | mnn runs | PyTorch runs "
+        "| pairs (PyTorch / mnn, back to back) |",
+        "|---:|---:|---:|---:|---|---|---|---|",
     ]
     for t, m, pt in rows:
-        lines.append(f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {pt['times'][0] / m['times'][0]:.2f}x | "
-                     f"{m['placement']} | {', '.join(f'{v:.1f}' for v in m['runs'])} | "
-                     f"{', '.join(f'{v:.1f}' for v in pt['runs'])} |")
+        lines.append(
+            f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {pt['times'][0] / m['times'][0]:.2f}x | "
+            f"{m['placement']} | {', '.join(f'{v:.1f}' for v in m['runs'])} | "
+            f"{', '.join(f'{v:.1f}' for v in pt['runs'])} | {_pair_ratios(m, pt)} |"
+        )
     if acc:
         t, m, pt = acc
-        lines += ["", f"Test accuracy (10k test images) after {len(m['times'])} epochs at {t} thread(s): "
-                      f"mnn {m['accuracy']:.4f}, PyTorch {pt['accuracy']:.4f} "
-                      f"(difference {100 * (m['accuracy'] - pt['accuracy']):+.2f} points); "
-                      f"epoch times mnn {', '.join(f'{v:.1f}' for v in m['times'])} s, "
-                      f"PyTorch {', '.join(f'{v:.1f}' for v in pt['times'])} s."]
+        lines += [
+            "",
+            f"Test accuracy (10k test images) after {len(m['times'])} epochs at {t} thread(s): "
+            f"mnn {m['accuracy']:.4f}, PyTorch {pt['accuracy']:.4f} "
+            f"(difference {100 * (m['accuracy'] - pt['accuracy']):+.2f} points); "
+            f"epoch times mnn {', '.join(f'{v:.1f}' for v in m['times'])} s, "
+            f"PyTorch {', '.join(f'{v:.1f}' for v in pt['times'])} s.",
+        ]
     t, m, _ = rows[0]
     total = sum(ms for ms, _, _ in m["profile"])
     by_backend: dict = {}
     for ms, _, b in m["profile"]:
         by_backend[b] = by_backend.get(b, 0.0) + ms
-    lines += ["", f"Where an mnn step goes ({t} thread(s), median of 20 profiled steps, {total:.1f} ms in the program; "
-                  + ", ".join(f"{b} {ms:.1f} ms" for b, ms in sorted(by_backend.items(), key=lambda kv: -kv[1]))
-                  + "):", "", "| op (node) | backend | ms |", "|---|---|---:|"]
+    lines += [
+        "",
+        f"Where an mnn step goes ({t} thread(s), median of 20 profiled steps, {total:.1f} ms in the program; "
+        + ", ".join(f"{b} {ms:.1f} ms" for b, ms in sorted(by_backend.items(), key=lambda kv: -kv[1]))
+        + "):",
+        "",
+        "| op (node) | backend | ms |",
+        "|---|---|---:|",
+    ]
     lines += [f"| {name} | {b} | {ms:.2f} |" for ms, name, b in m["profile"][:10]]
     path.write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")

@@ -53,12 +53,22 @@ CONVS = [
     ((2, 4, 13, 12), (6, 2, 3, 2), {"group": 2, "strides": [2, 3], "pads": [1, 1, 1, 1]}),
     ((1, 3, 17, 15), (5, 3, 3, 3), {"dilations": [2, 3], "pads": [2, 1, 0, 3]}),
     ((5, 2, 7, 7), (3, 2, 1, 1), {}),
+    # the register tiles' edges: weight-gradient tiles of 4 (or 3) output channels x 5 (or 4) im2col rows
+    # leave 1 and 1 / 4 and 2 over; GEMM column tails of 17 and 12 positions (P = 49, 108)
+    ((2, 1, 8, 8), (9, 1, 2, 2), {}),
+    ((3, 2, 9, 12), (4, 2, 1, 3), {"pads": [0, 1, 0, 1]}),
 ]
 
 
 def _conv_attrs(w, attrs):
-    return {"kernel_shape": list(w[2:]), "strides": [1, 1], "pads": [0, 0, 0, 0], "dilations": [1, 1], "group": 1,
-            **attrs}
+    return {
+        "kernel_shape": list(w[2:]),
+        "strides": [1, 1],
+        "pads": [0, 0, 0, 0],
+        "dilations": [1, 1],
+        "group": 1,
+        **attrs,
+    }
 
 
 @pytest.mark.parametrize("isa", ISAS)
@@ -132,19 +142,39 @@ def test_lenet_step_ops(isa, threads, rng):
     logits, target = f32(rng, 64, 10), rng.integers(0, 10, 64)
     check("SoftmaxCrossEntropy", [logits, target], {}, isa, threads)
     check("SoftmaxCrossEntropyGrad", [np.float32(1.0).reshape(()), logits, target], {}, isa, threads)
-    check("SoftmaxCrossEntropyGrad", [np.float32(0.5).reshape(()), logits, target.astype(np.int32)],
-          {"label_smoothing": 0.1, "ignore_index": 3}, isa, threads)
+    check(
+        "SoftmaxCrossEntropyGrad",
+        [np.float32(0.5).reshape(()), logits, target.astype(np.int32)],
+        {"label_smoothing": 0.1, "ignore_index": 3},
+        isa,
+        threads,
+    )
     for n in (6 * 25, 6, 16 * 150, 16, 120 * 400, 120, 10, 64 * 1024 + 3):
         p, g, buf = f32(rng, n), f32(rng, n), f32(rng, n)
         lr = np.float32(0.01).reshape(())
         check("SGDMomentumUpdate", [p, g, buf, lr], {"momentum": 0.9}, isa, threads, n_out=2, rtol=1e-5, atol=1e-6)
-        check("SGDMomentumUpdate", [p, g, buf, lr, np.float32(1).reshape(())],
-              {"momentum": 0.9, "dampening": 0.1, "nesterov": 1, "weight_decay": 1e-3}, isa, threads, n_out=2,
-              rtol=1e-5, atol=1e-6)
+        check(
+            "SGDMomentumUpdate",
+            [p, g, buf, lr, np.float32(1).reshape(())],
+            {"momentum": 0.9, "dampening": 0.1, "nesterov": 1, "weight_decay": 1e-3},
+            isa,
+            threads,
+            n_out=2,
+            rtol=1e-5,
+            atol=1e-6,
+        )
         check("SGDUpdate", [p, g, lr], {"weight_decay": 1e-4}, isa, threads, rtol=1e-5, atol=1e-6)
         m, v = f32(rng, n), np.abs(f32(rng, n))
-        check("AdamUpdate", [p, g, m, v, lr, np.float32(7).reshape(())], {"weight_decay": 0.01, "decoupled": 1},
-              isa, threads, n_out=3, rtol=1e-4, atol=1e-5)
+        check(
+            "AdamUpdate",
+            [p, g, m, v, lr, np.float32(7).reshape(())],
+            {"weight_decay": 0.01, "decoupled": 1},
+            isa,
+            threads,
+            n_out=3,
+            rtol=1e-4,
+            atol=1e-5,
+        )
 
 
 def test_cross_entropy_bad_class_is_a_clear_error(rng):
@@ -158,9 +188,20 @@ def _lenet_losses(backend, threads, steps=12):
     from mnn_core import express, nn, optim, train
 
     express.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-                          nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    model = nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    )
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     step = train.compile(model, nn.CrossEntropyLoss(), opt, backend=backend, threads=threads)
     rng = np.random.default_rng(0)

@@ -28,8 +28,13 @@
 #include <omp.h>
 #endif
 
+#if VLEN >= 16 /* AVX-512: 32 registers, 20 accumulators + 4 + 1 loads; LeNet's O = 16 and R = 150 tile exactly */
+#define GW_TO 4 /* dy rows per dot tile */
+#define GW_TR 5 /* im2col rows per dot tile */
+#else
 #define GW_TO 3 /* dy rows per dot tile */
 #define GW_TR 4 /* im2col rows per dot tile: 12 accumulators + 4 loads in 16 registers */
+#endif
 #define GRAD_PARALLEL_MIN 65536
 
 /* PARALLEL_FOR with dynamic scheduling, for loops over images or planes: on a
@@ -171,47 +176,69 @@ static inline float FN(sum_n)(const float *x, int64_t n) {
 
 /* -- rowgemm: C = act(A @ B + bias), B row-major and unpacked ------------------------------------ */
 
-#define RG_MR 6  /* rows of C per register tile */
-#define RG_NV 2  /* vectors of C per row: 12 accumulators + 2 B vectors + 1 broadcast */
+#if VLEN >= 16 /* AVX-512: 32 registers; LeNet's 16 output channels are two full tiles */
+#define RG_MR 8 /* rows of C per register tile */
+#else
+#define RG_MR 6 /* rows of C per register tile: 12 accumulators + 2 B vectors + 1 broadcast */
+#endif
+#define RG_NV 2 /* vectors of C per row */
 #define RG_NR (RG_NV * VLEN)
 
-/* one tile: `rows` (<= RG_MR) rows, `cols` (<= RG_NR) columns; A(m, k) = a[m*ars + k*acs], B(k, n) = b[k*ldb + n] */
-static inline __attribute__((always_inline)) void FN(rg_tile)(const int rows, const float *a, int64_t ars, int64_t acs,
-                                                              const float *b, int64_t ldb, int64_t K, float *c,
-                                                              int64_t ldc, int cols, const float *bias, int relu) {
+/* one tile: `rows` (<= RG_MR) rows, `cols` (<= nv * VLEN) columns, nv <= RG_NV vectors per row (a narrow
+ * tail takes nv = 1, so it costs half a tile);
+ * A(m, k) = a[m*ars + k*acs], B(k, n) = b[k*ldb + n] */
+static inline __attribute__((always_inline)) void FN(rg_tile)(const int rows, const int nv, const float *a,
+                                                              int64_t ars, int64_t acs, const float *b, int64_t ldb,
+                                                              int64_t K, float *c, int64_t ldc, int cols,
+                                                              const float *bias, int relu) {
     vf acc[RG_MR][RG_NV];
     for (int r = 0; r < RG_MR; ++r)
         for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_zero();
-    if (cols >= RG_NR) {
+    if (cols >= nv * VLEN) {
         for (int64_t k = 0; k < K; ++k) {
             vf bv[RG_NV];
-            for (int v = 0; v < RG_NV; ++v) bv[v] = vf_load(b + k * ldb + v * VLEN);
+            for (int v = 0; v < nv; ++v) bv[v] = vf_load(b + k * ldb + v * VLEN);
             for (int r = 0; r < rows; ++r) {
                 const vf av = vf_set1(a[r * ars + k * acs]);
-                for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
             }
         }
     } else {
         for (int64_t k = 0; k < K; ++k) {
             vf bv[RG_NV];
-            for (int v = 0; v < RG_NV; ++v) bv[v] = v * VLEN < cols ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN)
-                                                                      : vf_zero();
+            for (int v = 0; v < nv; ++v) bv[v] = v * VLEN < cols ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN)
+                                                                 : vf_zero();
             for (int r = 0; r < rows; ++r) {
                 const vf av = vf_set1(a[r * ars + k * acs]);
-                for (int v = 0; v < RG_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
             }
         }
     }
     for (int r = 0; r < rows; ++r) {
         const vf bb = bias ? vf_set1(bias[r]) : vf_zero();
-        for (int v = 0; v < RG_NV && v * VLEN < cols; ++v) {
+        for (int v = 0; v < nv && v * VLEN < cols; ++v) {
             vf o = vf_add(acc[r][v], bb);
             if (relu) o = vf_max(o, vf_zero());
-            if (cols >= RG_NR) vf_store(c + r * ldc + v * VLEN, o);
+            if (cols >= (v + 1) * VLEN) vf_store(c + r * ldc + v * VLEN, o);
             else vf_store_n(c + r * ldc + v * VLEN, o, cols - v * VLEN);
         }
     }
 }
+
+/* a constant row count and vector count per call, so the tile's loops unroll */
+#define RG_ROWS(NV)                                                                                              \
+    switch (rows) {                                                                                              \
+    RG_CASES(NV)                                                                                                 \
+    default: FN(rg_tile)(1, NV, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;                    \
+    }
+#define RG_CASE(R, NV) \
+    case R: FN(rg_tile)(R, NV, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+#if RG_MR == 8
+#define RG_CASES(NV) \
+    RG_CASE(8, NV) RG_CASE(7, NV) RG_CASE(6, NV) RG_CASE(5, NV) RG_CASE(4, NV) RG_CASE(3, NV) RG_CASE(2, NV)
+#else
+#define RG_CASES(NV) RG_CASE(6, NV) RG_CASE(5, NV) RG_CASE(4, NV) RG_CASE(3, NV) RG_CASE(2, NV)
+#endif
 
 static void FN(rowgemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
                         int64_t ldb, float *c, int64_t ldc, const float *bias, int relu) {
@@ -221,17 +248,17 @@ static void FN(rowgemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t
         for (int64_t n0 = 0; n0 < N; n0 += RG_NR) {
             const int cols = (int)(N - n0 < RG_NR ? N - n0 : RG_NR);
             float *cm = c + m0 * ldc + n0;
-            switch (rows) { /* a constant row count per call, so the tile's loops unroll */
-            case RG_MR: FN(rg_tile)(RG_MR, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
-            case 5: FN(rg_tile)(5, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
-            case 4: FN(rg_tile)(4, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
-            case 3: FN(rg_tile)(3, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
-            case 2: FN(rg_tile)(2, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
-            default: FN(rg_tile)(1, am, ars, acs, b + n0, ldb, K, cm, ldc, cols, bm, relu); break;
+            if (cols > VLEN) {
+                RG_ROWS(RG_NV)
+            } else {
+                RG_ROWS(1)
             }
         }
     }
 }
+#undef RG_ROWS
+#undef RG_CASE
+#undef RG_CASES
 
 /* forward convolution of a training step: per image, cols = im2col(x), y_g = act(W_g @ cols_g + b_g) */
 static void FN(conv_forward)(const float *x, const float *w, const float *bias, float *y, const x86_convgrad_geom *cg,
@@ -260,12 +287,15 @@ static void FN(conv_grad_weight_block)(const float *dy, const float *x, int64_t 
     for (int64_t m = 0; m < nimg; ++m) FN(im2col_image)(x + m * x_image, g, g->C * cg->group, cols + m * col_image);
     for (int64_t gi = 0; gi < cg->group; ++gi) {
         const float *dyg = dy + gi * og * P, *colg = cols + gi * R * P;
-        for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
-            const float *a[GW_TO];
-            for (int i = 0; i < GW_TO; ++i) a[i] = dyg + (o0 + i < og ? o0 + i : og - 1) * P;
-            for (int64_t r0 = 0; r0 < R; r0 += GW_TR) {
-                const float *b[GW_TR];
-                for (int j = 0; j < GW_TR; ++j) b[j] = colg + (r0 + j < R ? r0 + j : R - 1) * P;
+        /* im2col rows outside, dy rows inside: a tile's GW_TR im2col rows (of every image in the block) stay in
+         * L1 while all of dy's rows pass over them, and dy (O rows of the block's images) is small enough to stay
+         * there too; the other order streamed the whole im2col block from L2 once per dy tile */
+        for (int64_t r0 = 0; r0 < R; r0 += GW_TR) {
+            const float *b[GW_TR];
+            for (int j = 0; j < GW_TR; ++j) b[j] = colg + (r0 + j < R ? r0 + j : R - 1) * P;
+            for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
+                const float *a[GW_TO];
+                for (int i = 0; i < GW_TO; ++i) a[i] = dyg + (o0 + i < og ? o0 + i : og - 1) * P;
                 float out[GW_TO][GW_TR];
                 FN(dot_tile)(a, b, P, nimg, dy_image, col_image, out);
                 for (int i = 0; i < GW_TO && o0 + i < og; ++i)
