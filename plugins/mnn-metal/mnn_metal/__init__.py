@@ -30,7 +30,9 @@ __version__ = "0.1.0"
 
 def plan_segment(ops, ctx) -> SegmentPlan:
     """The dispatches a segment of ops becomes (pure Python: runs on any OS)."""
-    rec = Recorder(options=ctx.options or {}, fp16=ctx.precision == "low")
+    # mnn-vulkan's *_h kernels now take fp16 activations as well as fp16 weights; this planner still
+    # binds fp32 activations, so precision="low" runs the fp32 kernels until it follows them.
+    rec = Recorder(options=ctx.options or {}, fp16=False)
     record_segment(ops, rec)
     return rec.finish()
 
