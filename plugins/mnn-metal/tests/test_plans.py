@@ -88,7 +88,7 @@ def test_every_sample_of_every_claimed_op_plans_consistently(precision):
 def test_every_sample_runs_with_the_kernels_spirv_and_matches_the_reference(precision):
     """precision="low" (fp16 weights, the *_h kernels) needs 16-bit storage on the Vulkan device."""
     if precision == "low":
-        pytest.skip("precision='low' plans fp32 kernels until the planner follows mnn-vulkan's fp16-activation *_h kernels")
+        pytest.skip("precision='low' plans fp32 kernels until the planner follows the fp16-activation *_h kernels")
     failures, ran, half = [], 0, 0
     rtol = 1e-4 if precision == "normal" else 2e-2
     for case in CASES:
