@@ -5,7 +5,7 @@ the parameter bytes, bindings and grids must be exactly what those shaders
 read), for the op families a CNN needs: broadcasting binary arithmetic with a
 fused activation, unary math and activations, Conv (depthwise, 1x1 as a GEMM,
 the rest as an implicit GEMM), pooling, reductions and global pools, Gemm and
-MatMul, Concat and the reshapes. Ops outside this list fall back to another
+MatMul, Concat, Pad and the reshapes. Ops outside this list fall back to another
 backend (the reason shows in `session.plan`). Split-K and gemv, which
 mnn-vulkan tuned on NVIDIA, are left out until they can be measured on a Mac.
 """
@@ -523,6 +523,27 @@ def _rank6(node, ins):
     return True if len(ins[0].shape) <= 6 else f"rank {len(ins[0].shape)} above 6"
 
 
+PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
+
+
+def _record_pad(op, rec):
+    """Pad (or crop: negative pads) in four modes. pad has no float16 variant: under float16
+    storage it runs on float32 copies (widen before, narrow after), as in mnn-vulkan."""
+    x, y = op.inputs[0], op.outputs[0]
+    rank = len(x.info.shape)
+    begin = op.node.attrs["pads"][:rank]
+    params = pack(
+        y.info.size,
+        rank,
+        PAD_MODES[op.node.attrs["mode"]],
+        float(op.node.attrs["value"]),
+        pad6(x.info.shape, 1),
+        pad6(y.info.shape, 1),
+        pad6(begin),
+    )
+    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], params, y.info.size)
+
+
 # -- registration -------------------------------------------------------------------------------
 
 for _op in BINARY:
@@ -541,6 +562,7 @@ for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
     register(_op, _record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
 register("Identity", _record_view, dtypes=WORDS, efficiency=1.0)
 register("Concat", _record_concat, _rank6, dtypes=WORDS, efficiency=0.8)
+register("Pad", _record_pad, _rank6, efficiency=0.8)  # not in HALF_OPS: widened under float16
 
 
 def record_segment(ops, rec) -> None:

@@ -12,7 +12,7 @@ from mnn_metal.signature import signature
 #: the first parameter word is that element count
 FLAT = {
     k + v
-    for k in ("binary", "unary", "conv_dw", "pool2d", "copy", "widen", "narrow")
+    for k in ("binary", "unary", "conv_dw", "pool2d", "copy", "pad", "widen", "narrow")
     for v in ("", "_h", "_hf")
     if k + v in msl.names()
 }

@@ -122,9 +122,10 @@ def test_every_sample_runs_with_the_kernels_spirv_and_matches_the_reference(prec
     assert ran >= 100, f"only {ran} samples ran"
     assert not failures, "\n".join(failures)
     half = {k for k in kernels if k.endswith("_h")}
-    if precision == "low":  # every float kernel the samples use is a float16 one
+    if precision == "low":  # every float kernel with a float16 variant ran as that; Pad on float32 copies
         assert {"binary_h", "unary_h", "conv2d_h", "conv_dw_h", "gemm_h", "pool2d_h", "reduce_h", "copy_h"} <= half
         assert not {"binary", "unary", "conv2d", "conv_dw", "gemm", "pool2d", "reduce"} & set(kernels), kernels
+        assert kernels["widen"] >= kernels["narrow"] == kernels["pad"] > 0, kernels  # (a crop to nothing: no pad)
     else:
         assert not half, half
 
