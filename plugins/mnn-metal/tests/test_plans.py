@@ -259,4 +259,9 @@ def test_planning_tool_prints_a_saved_models_dispatches(tmp_path, capsys):
     assert main([str(path), "--batch", "1"]) == 0
     out = capsys.readouterr().out
     assert "segment conv..globalaveragepool: 46 dispatches" in out, out[-2000:]
+    assert "float32 tensors" in out
     assert out.count(" pool2d ") == 3 and out.count(" conv2d ") == 9  # the stem and 8 fire modules' 3x3 expands
+    assert main([str(path), "--batch", "1", "--precision", "low"]) == 0
+    out = capsys.readouterr().out
+    assert "segment conv..globalaveragepool: 46 dispatches" in out and "float16 tensors" in out, out[-2000:]
+    assert out.count(" pool2d_h ") == 3 and out.count(" conv2d_h ") == 9 and " conv2d " not in out
