@@ -40,6 +40,14 @@ def use_fp16(ctx) -> bool:
     return ctx is not None and ctx.precision == "low" and os.environ.get("MNN_METAL_FP16", "") != "0"
 
 
+def precision_low() -> dict:
+    """DeviceInfo.extra: what precision="low" means on a Metal device (as mnn-vulkan says it)."""
+    import os
+
+    off = os.environ.get("MNN_METAL_FP16", "") == "0"
+    return {"fp16": True, "precision_low": "float32 (MNN_METAL_FP16=0)" if off else "float16 storage and arithmetic"}
+
+
 def plan_segment(ops, ctx, half: bool | None = None) -> SegmentPlan:
     """The dispatches a segment of ops becomes (pure Python: runs on any OS). `half`: the
     arena's float tensors are float16 (pass the arena's own flag: its tensors were sized
@@ -62,7 +70,14 @@ class MetalBackend(Backend):
         if self.availability():
             # Apple M1-class numbers until calibrated; the scheduler only compares them
             return [
-                DeviceInfo(_device.device_name(), kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0, launch_us=10.0)
+                DeviceInfo(
+                    _device.device_name(),
+                    kind="gpu",
+                    peak_gflops=2600.0,
+                    bandwidth_gbs=68.0,
+                    launch_us=10.0,
+                    extra=precision_low(),
+                )
             ]
         return [DeviceInfo("metal (unavailable)", kind="gpu")]
 

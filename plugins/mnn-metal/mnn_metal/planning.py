@@ -18,7 +18,7 @@ import numpy as np
 from mnn_core.backend import Arena, Availability, DeviceInfo, PyExecution
 from mnn_core.errors import BackendError
 
-from . import MetalBackend, plan_segment, use_fp16
+from . import MetalBackend, plan_segment, precision_low, use_fp16
 
 NAME = "metal-plan"
 
@@ -59,7 +59,14 @@ class PlanningBackend(MetalBackend):
 
     def devices(self) -> list[DeviceInfo]:
         return [
-            DeviceInfo("metal plan (no device)", kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0, launch_us=10.0)
+            DeviceInfo(
+                "metal plan (no device)",
+                kind="gpu",
+                peak_gflops=2600.0,
+                bandwidth_gbs=68.0,
+                launch_us=10.0,
+                extra=precision_low(),
+            )
         ]
 
     def allocate_arena(self, nbytes: int, ctx=None):

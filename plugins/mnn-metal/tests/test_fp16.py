@@ -96,8 +96,12 @@ def test_float_tensors_take_two_bytes_an_element_under_low_precision(monkeypatch
     assert metal.tensor_nbytes(i64, low) == 32 == metal.tensor_nbytes(i64, normal)
     assert metal.tensor_nbytes(f) == 120  # a core that passes no context: float32
     assert use_fp16(low) and not use_fp16(normal) and not use_fp16(PrepareContext(precision="high"))
+    with planning_backend() as plan:
+        assert plan.devices()[0].extra["precision_low"] == "float16 storage and arithmetic"
     monkeypatch.setenv("MNN_METAL_FP16", "0")
     assert not use_fp16(low) and metal.tensor_nbytes(f, low) == 120
+    with planning_backend() as plan:
+        assert plan.devices()[0].extra["precision_low"].startswith("float32")
 
 
 def _conv_relu_pad_graph(rng):
