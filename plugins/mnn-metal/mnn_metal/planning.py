@@ -36,7 +36,8 @@ class PlanArena(Arena):
         return np.dtype(np.float16) if self.half and np.dtype(dtype) == np.float32 else np.dtype(dtype)
 
     def write(self, offset: int, array: np.ndarray) -> None:
-        array = np.ascontiguousarray(array, dtype=self._stored(array.dtype))
+        with np.errstate(over="ignore"):  # beyond float16's range: inf, as the C narrowing gives
+            array = np.ascontiguousarray(array, dtype=self._stored(array.dtype))
         raw = array.view(np.uint8).reshape(-1)
         self.data[offset : offset + raw.size] = raw
 
