@@ -11,8 +11,11 @@ unavailable with the reason.
 
     sess = mnn_core.Session(model, backend="metal")
 
-Session options: "metal.tiles" ("wide", "mid", "one": force a GEMM tiling).
-precision="low" stores convolution weights as float16 (the *_h kernels).
+Session options: "metal.tiles" ("wide", "mid", "one": force a GEMM tiling),
+"metal.fp16_fma" (True: float16 FMAs in the GEMM tiles and depthwise windows,
+the *_hf kernels). precision="low" stores every float tensor of the arena as
+float16 and runs the *_h kernels on it, as mnn-vulkan does (`use_fp16`);
+MNN_METAL_FP16=0 keeps float32.
 """
 
 from __future__ import annotations
@@ -23,16 +26,33 @@ from mnn_core.errors import BackendError
 
 from . import device as _device
 from .kernels import KERNELS, record_segment
-from .recorder import Recorder, SegmentPlan
+from .recorder import Recorder, SegmentPlan, tensor_bytes
 
 __version__ = "0.1.0"
 
 
-def plan_segment(ops, ctx) -> SegmentPlan:
-    """The dispatches a segment of ops becomes (pure Python: runs on any OS)."""
-    # mnn-vulkan's *_h kernels now take fp16 activations as well as fp16 weights; this planner still
-    # binds fp32 activations, so precision="low" runs the fp32 kernels until it follows them.
-    rec = Recorder(options=ctx.options or {}, fp16=False)
+def use_fp16(ctx) -> bool:
+    """float16 storage and arithmetic: precision="low" (every Metal GPU stores and computes
+    half; mnn-vulkan asks its device for shaderFloat16 and 16-bit storage). MNN_METAL_FP16=0
+    keeps float32."""
+    import os
+
+    return ctx is not None and ctx.precision == "low" and os.environ.get("MNN_METAL_FP16", "") != "0"
+
+
+def precision_low() -> dict:
+    """DeviceInfo.extra: what precision="low" means on a Metal device (as mnn-vulkan says it)."""
+    import os
+
+    off = os.environ.get("MNN_METAL_FP16", "") == "0"
+    return {"fp16": True, "precision_low": "float32 (MNN_METAL_FP16=0)" if off else "float16 storage and arithmetic"}
+
+
+def plan_segment(ops, ctx, half: bool | None = None) -> SegmentPlan:
+    """The dispatches a segment of ops becomes (pure Python: runs on any OS). `half`: the
+    arena's float tensors are float16 (pass the arena's own flag: its tensors were sized
+    by it); by default what `use_fp16` says for the session."""
+    rec = Recorder(options=ctx.options or {}, half=use_fp16(ctx) if half is None else half)
     record_segment(ops, rec)
     return rec.finish()
 
@@ -50,7 +70,14 @@ class MetalBackend(Backend):
         if self.availability():
             # Apple M1-class numbers until calibrated; the scheduler only compares them
             return [
-                DeviceInfo(_device.device_name(), kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0, launch_us=10.0)
+                DeviceInfo(
+                    _device.device_name(),
+                    kind="gpu",
+                    peak_gflops=2600.0,
+                    bandwidth_gbs=68.0,
+                    launch_us=10.0,
+                    extra=precision_low(),
+                )
             ]
         return [DeviceInfo("metal (unavailable)", kind="gpu")]
 
@@ -61,13 +88,14 @@ class MetalBackend(Backend):
         return {op: k.spec for op, k in KERNELS.items() if op in known}
 
     def tensor_nbytes(self, info, ctx=None) -> int:
-        """Whole 32-bit words, as the kernels (Vulkan's shaders) read and write them."""
-        return -(-info.nbytes // 4) * 4
+        """Whole 32-bit words, as the kernels (Vulkan's shaders) read and write them; float32
+        tensors take 2 bytes an element where they are stored as float16 (`use_fp16`)."""
+        return tensor_bytes(info, use_fp16(ctx))
 
     def allocate_arena(self, nbytes: int, ctx=None):
         from .runtime import MetalArena
 
-        return MetalArena(nbytes)
+        return MetalArena(nbytes, half=use_fp16(ctx))
 
     def prepare(self, node, ins, outs, constants, ctx):
         raise BackendError("the metal backend prepares whole segments (prepare_segment), not single ops")
@@ -75,7 +103,7 @@ class MetalBackend(Backend):
     def prepare_segment(self, ops, arena, ctx):
         from .runtime import build_program
 
-        plan = plan_segment(ops, ctx)
+        plan = plan_segment(ops, ctx, half=arena.half)  # the arena's tensors were sized by it
         name = f"metal:{ops[0].node.name}..{ops[-1].node.name}" if ops else "metal:empty"
         program = build_program(plan, arena)
         return CExecution(program.capsule(), owner=program, name=name)

@@ -5,7 +5,7 @@ the parameter bytes, bindings and grids must be exactly what those shaders
 read), for the op families a CNN needs: broadcasting binary arithmetic with a
 fused activation, unary math and activations, Conv (depthwise, 1x1 as a GEMM,
 the rest as an implicit GEMM), pooling, reductions and global pools, Gemm and
-MatMul, Concat and the reshapes. Ops outside this list fall back to another
+MatMul, Concat, Pad and the reshapes. Ops outside this list fall back to another
 backend (the reason shows in `session.plan`). Split-K and gemv, which
 mnn-vulkan tuned on NVIDIA, are left out until they can be measured on a Mac.
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from mnn_core.backend import KernelSpec
 
-from .recorder import MAX_ELEMENTS, MAX_GROUPS, pack, row_groups
+from .recorder import HALF_OPS, MAX_ELEMENTS, MAX_GROUPS, pack, row_groups
 
 F32 = ("float32",)
 WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
@@ -318,32 +318,27 @@ def _record_conv(op, rec):
     g = geo["group"]
     act, a, b = activation_code(op.node.attrs)
     has_bias = int(bias is not None)
+    # under float16 storage the weights and bias are float16 in the arena too (the core uploads
+    # them through MetalArena.write, which narrows), and dispatch() picks the *_h kernels
     bindings = [rec.tensor(x), rec.tensor(w), rec.tensor(bias if bias is not None else w), rec.output(y)]
-    h16 = ""
-    if rec.fp16 and w.name in op.constants:  # half-precision weights: the *_h kernels read them
-        bindings[1] = rec.constant(np.asarray(op.constants[w.name], dtype=np.float16))
-        h16 = "_h"
-        if bias is None:
-            bindings[2] = bindings[0]  # any float32 binding: has_bias is 0
     if g == c and c > 1:
         params = pack(y.info.size, c, h, wd, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b)
-        rec.elementwise("conv_dw" + h16, bindings, params, y.info.size)
+        rec.elementwise("conv_dw", bindings, params, y.info.size)
         return
     og, k, cols = o // g, cg * kh * kw, n * oh * ow
     pointwise = (kh, kw, sh, sw) == (1, 1, 1, 1) and list(geo["pads"]) == [0, 0, 0, 0]
     if pointwise and n * g <= MAX_GROUPS:
-        _pointwise(rec, bindings, n, c, h * wd, o, g, has_bias, act, a, b, h16)
+        _pointwise(rec, bindings, n, c, h * wd, o, g, has_bias, act, a, b)
         return
     local, spec, (bm, bn) = gemm_tiles(og, cols, g, rec.options)
     chunk = cdiv(k, 16) * 16  # one K slice (no split-K), in whole BK steps
     params = pack(n, c, h, wd, o, oh, ow, g, kh, kw, sh, sw, pt, pl, dh, dw, act, has_bias, a, b, 1, chunk)
     table = rec.constant(k_table(cg, kh, kw, dh, dw, h, wd))
-    rec.dispatch(
-        "conv2d" + h16, bindings + [bindings[3], table], params, (cdiv(cols, bn), cdiv(og, bm), g), local, spec
-    )
+    # binding 4 is split-K's partial sums (float32 even in conv2d_h); one K slice writes binding 3 only
+    rec.dispatch("conv2d", bindings + [bindings[3], table], params, (cdiv(cols, bn), cdiv(og, bm), g), local, spec)
 
 
-def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b, h16=""):
+def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
     og, cg = o // g, c // g
     x, w, bias, y = bindings
@@ -374,7 +369,7 @@ def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b, h16=""):
         a,
         b,
     )
-    rec.dispatch("gemm" + h16, [w, x, bias, y], params, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
+    rec.dispatch("gemm", [w, x, bias, y], params, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
 
 
 # -- pooling and reductions -------------------------------------------------------------------
@@ -468,13 +463,22 @@ def _record_reduce(op, rec):
 # -- data movement (copy.comp) ------------------------------------------------------------------
 
 
-def _words(ref) -> int:
+#: _words() of a float tensor stored as float16: copy() moves 16-bit elements (copy_h)
+HALF = 0
+
+
+def _words(ref, rec=None) -> int:
+    if rec is not None and rec.native and rec.is_half(ref):
+        return HALF
     return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
 
 
 def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
     """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of shape,
-    in elements of `words` 32-bit words (2 for int64)."""
+    in elements of `words` 32-bit words (2 for int64; HALF: one float16, copy_h)."""
+    kernel = "copy"
+    if words == HALF:
+        kernel, words = "copy_h", 1
     if words > 1:
         shape = list(shape) + [words]
         src_strides = [s * words for s in src_strides] + [1]
@@ -485,13 +489,13 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
     if len(dims) > 6:
         raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
     params = pack(total, len(dims), src_off, dst_off, pad6(dims, 1), pad6(ss), pad6(ds))
-    rec.elementwise("copy", [src, dst], params, total)
+    rec.elementwise(kernel, [src, dst], params, total)
 
 
 def _record_view(op, rec):
     """A reshape the core did not alias (it aliases most): one flat copy."""
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=_words(x))
+    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=_words(x, rec))
 
 
 def _record_concat(op, rec):
@@ -510,7 +514,7 @@ def _record_concat(op, rec):
             ost,
             0,
             start * ost[axis],
-            _words(x),
+            _words(x, rec),
         )
         start += x.info.shape[axis]
 
@@ -519,12 +523,34 @@ def _rank6(node, ins):
     return True if len(ins[0].shape) <= 6 else f"rank {len(ins[0].shape)} above 6"
 
 
+PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
+
+
+def _record_pad(op, rec):
+    """Pad (or crop: negative pads) in four modes. pad has no float16 variant: under float16
+    storage it runs on float32 copies (widen before, narrow after), as in mnn-vulkan."""
+    x, y = op.inputs[0], op.outputs[0]
+    rank = len(x.info.shape)
+    begin = op.node.attrs["pads"][:rank]
+    params = pack(
+        y.info.size,
+        rank,
+        PAD_MODES[op.node.attrs["mode"]],
+        float(op.node.attrs["value"]),
+        pad6(x.info.shape, 1),
+        pad6(y.info.shape, 1),
+        pad6(begin),
+    )
+    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], params, y.info.size)
+
+
 # -- registration -------------------------------------------------------------------------------
 
 for _op in BINARY:
     register(_op, _record_binary, _binary_supports, inplace=_op == "PRelu", efficiency=0.8)
 for _op in UNARY:
     register(_op, _record_unary, inplace=True, efficiency=0.8)
+HALF_OPS.update(UNARY)  # unary has a float16 variant
 register("Conv", _record_conv, _conv_supports, efficiency=0.3)
 register("Gemm", _record_gemm, efficiency=0.3)
 register("MatMul", _record_matmul, _matmul_supports, efficiency=0.3)
@@ -536,6 +562,7 @@ for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
     register(_op, _record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
 register("Identity", _record_view, dtypes=WORDS, efficiency=1.0)
 register("Concat", _record_concat, _rank6, dtypes=WORDS, efficiency=0.8)
+register("Pad", _record_pad, _rank6, efficiency=0.8)  # not in HALF_OPS: widened under float16
 
 
 def record_segment(ops, rec) -> None:
@@ -546,9 +573,11 @@ def record_segment(ops, rec) -> None:
             skip = False
             continue
         rec.op_name = op.node.name
+        rec.begin_op(op.node.op)
         act = fused_activation(op, nxt)
         if act is not None:
             record_fused(op, act, rec)
             skip = True
         else:
             KERNELS[op.node.op].record(op, rec)
+        rec.end_op()

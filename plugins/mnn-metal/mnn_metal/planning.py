@@ -18,24 +18,32 @@ import numpy as np
 from mnn_core.backend import Arena, Availability, DeviceInfo, PyExecution
 from mnn_core.errors import BackendError
 
-from . import MetalBackend, plan_segment
+from . import MetalBackend, plan_segment, precision_low, use_fp16
 
 NAME = "metal-plan"
 
 
 class PlanArena(Arena):
-    """Host bytes standing in for the device arena (the core uploads weights into it)."""
+    """Host bytes standing in for the device arena (the core uploads weights into it). With
+    `half`, float32 arrays are stored as float16, as MetalArena's host copies do."""
 
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int, half: bool = False):
         super().__init__(nbytes)
+        self.half = half
         self.data = np.zeros(nbytes, dtype=np.uint8)
 
+    def _stored(self, dtype) -> np.dtype:
+        return np.dtype(np.float16) if self.half and np.dtype(dtype) == np.float32 else np.dtype(dtype)
+
     def write(self, offset: int, array: np.ndarray) -> None:
-        raw = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        with np.errstate(over="ignore"):  # beyond float16's range: inf, as the C narrowing gives
+            array = np.ascontiguousarray(array, dtype=self._stored(array.dtype))
+        raw = array.view(np.uint8).reshape(-1)
         self.data[offset : offset + raw.size] = raw
 
     def read(self, offset: int, out: np.ndarray) -> None:
-        out.reshape(-1).view(np.uint8)[...] = self.data[offset : offset + out.nbytes]
+        stored = self._stored(out.dtype)
+        out[...] = self.data[offset : offset + out.size * stored.itemsize].view(stored).reshape(out.shape)
 
 
 class PlanningBackend(MetalBackend):
@@ -52,16 +60,23 @@ class PlanningBackend(MetalBackend):
 
     def devices(self) -> list[DeviceInfo]:
         return [
-            DeviceInfo("metal plan (no device)", kind="gpu", peak_gflops=2600.0, bandwidth_gbs=68.0, launch_us=10.0)
+            DeviceInfo(
+                "metal plan (no device)",
+                kind="gpu",
+                peak_gflops=2600.0,
+                bandwidth_gbs=68.0,
+                launch_us=10.0,
+                extra=precision_low(),
+            )
         ]
 
     def allocate_arena(self, nbytes: int, ctx=None):
-        arena = PlanArena(nbytes)
+        arena = PlanArena(nbytes, half=use_fp16(ctx))
         self.arenas.append(arena)
         return arena
 
     def prepare_segment(self, ops, arena, ctx):
-        plan = plan_segment(ops, ctx)
+        plan = plan_segment(ops, ctx, half=arena.half)
         self.segments.append((ops, plan))
 
         def refuse():
@@ -121,7 +136,9 @@ def main(argv=None) -> int:
         for ops, plan in backend.segments:
             print(
                 f"segment {ops[0].node.name}..{ops[-1].node.name}: {len(plan.dispatches)} dispatches, "
-                f"{len(plan.constants)} constant bytes, {plan.scratch_bytes} scratch bytes"
+                f"{len(plan.constants)} constant bytes, {plan.scratch_bytes} scratch bytes, "
+                f"{plan.precision} tensors"
+                + (f", {plan.wide_bytes} bytes of float32 copies for {', '.join(plan.widened)}" if plan.widened else "")
             )
             print(describe(plan))
     return 0

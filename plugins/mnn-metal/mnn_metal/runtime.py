@@ -16,7 +16,7 @@ from mnn_core.backend import Arena
 from mnn_core.errors import BackendError
 
 from . import msl
-from .recorder import ARENA, CONSTANTS, SCRATCH, SegmentPlan
+from .recorder import ARENA, CONSTANTS, SCRATCH, WIDE, SegmentPlan
 
 #: bytes past the last tensor, so a binding of an empty tensor stays in bounds
 PAD = 256
@@ -41,30 +41,39 @@ def context():
 
 class MetalArena(Arena):
     """The plan's tensors in one shared-storage MTLBuffer (unified memory on Apple GPUs,
-    so host copies are memcpy through its contents pointer)."""
+    so host copies are memcpy through its contents pointer). With `half` (precision="low",
+    see recorder.py) float32 tensors are stored as float16: host copies of float32 arrays
+    narrow and widen while copying, in C, so users still see float32."""
 
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int, half: bool = False):
         ctx = context()  # first: it says why when Metal is unavailable
         from . import _metal
 
         super().__init__(nbytes)
+        self.half = half
         self.handle = next(_handles)  # what mnn_tensor.data carries; the programs know the buffer
         self.buffer = _metal.Buffer(ctx, nbytes + PAD)
 
+    def _halved(self, array: np.ndarray) -> bool:
+        return self.half and array.dtype == np.float32
+
     def write(self, offset: int, array: np.ndarray) -> None:
-        self.buffer.write(offset, np.ascontiguousarray(array))
+        array = np.ascontiguousarray(array)
+        self.buffer.write(offset, array, self._halved(array))
 
     def read(self, offset: int, out: np.ndarray) -> None:
         if out.flags.c_contiguous:
-            self.buffer.read(offset, out)
+            self.buffer.read(offset, out, self._halved(out))
         else:
             tmp = np.empty_like(out, order="C")
-            self.buffer.read(offset, tmp)
+            self.buffer.read(offset, tmp, self._halved(out))
             out[...] = tmp
 
     def view(self, offset: int, info) -> np.ndarray:
         """A numpy view of a tensor (shared storage is host-visible), for Python executions
         on this domain; valid only between runs, while no command buffer is in flight."""
+        if self.half and np.dtype(info.dtype) == np.float32:
+            raise NotImplementedError('float tensors are stored as float16 here (precision="low")')
         if offset < 0 or offset + info.nbytes > self.buffer.nbytes:
             raise BackendError(f"metal arena: bytes [{offset}, {offset + info.nbytes}) outside {self.buffer.nbytes}")
         raw = (ctypes.c_char * info.nbytes).from_address(self.buffer.address + offset)
@@ -91,15 +100,22 @@ def build_program(plan: SegmentPlan, arena: MetalArena):
     ctx = context()  # first: it says why when Metal is unavailable
     from . import _metal
 
-    buffers = {ARENA: arena.buffer, CONSTANTS: None, SCRATCH: None}
+    if plan.half != arena.half:
+        raise BackendError(
+            f"metal: a plan for {plan.precision} tensors on an arena of "
+            f"{'float16' if arena.half else 'float32'} ones; plan with plan_segment(..., half=arena.half)"
+        )
+    buffers = {ARENA: arena.buffer, CONSTANTS: None, SCRATCH: None, WIDE: None}
     if plan.constants:
         buffers[CONSTANTS] = _metal.Buffer(ctx, len(plan.constants))
         buffers[CONSTANTS].write(0, np.frombuffer(plan.constants, dtype=np.uint8))
     if plan.scratch_bytes:
         buffers[SCRATCH] = _metal.Buffer(ctx, plan.scratch_bytes)
+    if plan.wide_bytes:
+        buffers[WIDE] = _metal.Buffer(ctx, plan.wide_bytes)
     program = _metal.Program(ctx)
     for d in plan.dispatches:
         bindings = [(buffers[b.buffer], b.offset) for b in d.bindings]
         program.dispatch(pipeline(d), bindings, d.params, d.grid, d.threadgroup, d.op)
-    program.keep(buffers)  # the constant and scratch buffers live as long as the program
+    program.keep(buffers)  # the constant, scratch and wide buffers live as long as the program
     return program

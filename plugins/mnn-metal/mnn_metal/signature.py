@@ -48,6 +48,7 @@ class BufferArg:
     index: int
     space: str  # "const device" (read), "device" (written), "constant" (parameters)
     type: str
+    element: str = ""  # a tensor's element type: the runtime array's ("half", "float", "uint", ...)
 
     @property
     def writable(self) -> bool:
@@ -87,17 +88,25 @@ def struct_size(fields: str, structs: dict) -> tuple[int, int]:
     return -(-offset // align) * align, align
 
 
+def _element(fields: str) -> str:
+    """The element type of a tensor's struct: spirv-cross writes a storage buffer of a
+    runtime array as `struct _N { half _m0[1]; };`."""
+    lines = fields.splitlines()
+    m = _FIELD.match(lines[0]) if len(lines) == 1 else None
+    return m.group(1) if m and m.group(3) == "1" else ""
+
+
 def parse(name: str, text: str) -> KernelSignature:
     kernels = _KERNEL.findall(text)
     if len(kernels) != 1:
         raise ValueError(f"{name}.metal: expected one kernel function, found {len(kernels)}")
     function, args = kernels[0]
+    structs = dict(_STRUCT.findall(text))
     buffers = {}
     for space, type_, _, index in _BUFFER.findall(args):
         if int(index) in buffers:
             raise ValueError(f"{name}.metal: two arguments at buffer({index})")
-        buffers[int(index)] = BufferArg(int(index), space, type_)
-    structs = dict(_STRUCT.findall(text))
+        buffers[int(index)] = BufferArg(int(index), space, type_, _element(structs.get(type_, "")))
     params = [b for b in buffers.values() if b.space == "constant"]
     if len(params) > 1:
         raise ValueError(f"{name}.metal: {len(params)} constant buffers; the parameters are one")

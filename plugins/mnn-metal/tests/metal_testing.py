@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import struct
 
-from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH
+from mnn_metal import msl
+from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH, WIDE, tensor_bytes
 from mnn_metal.signature import signature
 
 #: kernels that run one thread per output element on a 2-D grid (common.glsl's flat_index());
 #: the first parameter word is that element count
-FLAT = {"binary", "unary", "conv_dw", "conv_dw_h", "pool2d", "copy"}
+FLAT = {
+    k + v
+    for k in ("binary", "unary", "conv_dw", "pool2d", "copy", "pad", "widen", "narrow")
+    for v in ("", "_h", "_hf")
+    if k + v in msl.names()
+}
 #: tiled GEMM kernels: grid (N / BN, M / BM, batch), BM = TY * TM, BN = TX * TN
-GEMM = {"gemm", "gemm_h"}
+GEMM = {"gemm", "gemm_h", "gemm_hf"}
+#: the element types a kernel's buffer may have in MSL for a tensor stored as each dtype
+#: (copy moves 32-bit words as uint, copy_h 16-bit ones as half)
+ELEMENT = {"float32": ("float", "uint"), "int32": ("int", "uint"), "int64": ("uint",), "float16": ("half",)}
 
 
 def check_dispatch(d, plan, arena_nbytes: int) -> None:
@@ -22,12 +31,13 @@ def check_dispatch(d, plan, arena_nbytes: int) -> None:
     assert list(range(len(d.bindings))) == sig.tensor_indices, (
         f"{where}: host binds buffers 0..{len(d.bindings) - 1}, the kernel takes {sig.tensor_indices}"
     )
+    limits = {ARENA: arena_nbytes, CONSTANTS: len(plan.constants), SCRATCH: plan.scratch_bytes, WIDE: plan.wide_bytes}
     for i, b in enumerate(d.bindings):
         assert b.written == sig.buffers[i].writable, (
             f"{where}: buffer({i}) is {'written' if b.written else 'read'} by the plan, {sig.buffers[i].space} in MSL"
         )
         assert b.offset % 4 == 0, f"{where}: buffer({i}) at an offset of {b.offset} bytes (not 4-aligned)"
-        limit = {ARENA: arena_nbytes, CONSTANTS: len(plan.constants), SCRATCH: plan.scratch_bytes}[b.buffer]
+        limit = limits[b.buffer]
         assert 0 <= b.offset and b.offset + b.nbytes <= limit, (
             f"{where}: buffer({i}) bytes [{b.offset}, {b.offset + b.nbytes}) outside its {b.buffer} of {limit}"
         )
@@ -54,9 +64,41 @@ def check_dispatch(d, plan, arena_nbytes: int) -> None:
         )
 
 
-def check_plan(plan, arena_nbytes: int) -> None:
+def _split_k_partial(d, i: int) -> bool:
+    """conv2d's buffer(4) holds split-K's float32 partial sums; with one K slice (all the
+    Metal planner records) it aliases the output and the kernel never touches it."""
+    return d.kernel.startswith("conv2d") and i == 4 and d.bindings[4] == d.bindings[3]
+
+
+def check_element_types(plan, refs) -> None:
+    """Every arena binding is exactly one of the segment's tensors (`refs`: TensorRefs), in
+    the bytes the arena gives it, and the kernel's buffer has that tensor's stored element
+    type: half for a float tensor of a float16 plan, float otherwise (and words for ints);
+    the float32 copies of float16 tensors (WIDE) are bound as float."""
+    for d in plan.dispatches:
+        sig = signature(d.kernel)
+        for i, b in enumerate(d.bindings):
+            where = f"{d.op}: {d.kernel} buffer({i})"
+            element = sig.buffers[i].element
+            if b.buffer == WIDE:
+                assert element == "float", f"{where}: a float32 copy bound as {element}"
+                continue
+            if b.buffer != ARENA or _split_k_partial(d, i):
+                continue
+            here = [r for r in refs if r.offset == b.offset and tensor_bytes(r.info, plan.half) == b.nbytes]
+            assert here, f"{where}: bytes [{b.offset}, {b.offset + b.nbytes}) are no tensor of the segment"
+            for r in here:
+                stored = "float16" if plan.half and str(r.info.dtype) == "float32" else str(r.info.dtype)
+                assert element in ELEMENT[stored], (
+                    f"{where}: {r.name} is stored as {stored} ({plan.precision} plan), the kernel reads {element}"
+                )
+
+
+def check_plan(plan, arena_nbytes: int, refs=None) -> None:
     for d in plan.dispatches:
         check_dispatch(d, plan, arena_nbytes)
+    if refs is not None:
+        check_element_types(plan, refs)
 
 
 # -- running a Metal plan with the same kernels' SPIR-V on a Vulkan device ---------------------
@@ -77,21 +119,27 @@ def vulkan_device():
 def run_plan_on_vulkan(dev, plan, arena, feeds: dict, inputs: dict, outputs: dict) -> dict:
     """Execute a Metal SegmentPlan with mnn-vulkan's runtime: the Metal kernels are these
     shaders translated, so the plan's bindings, parameter bytes and grids drive them
-    unchanged. `inputs` / `outputs`: value name -> TensorRef in the arena."""
+    unchanged; a float16 plan's float inputs and outputs are narrowed and widened on the way,
+    as MetalArena's host copies do. `inputs` / `outputs`: value name -> TensorRef in the arena."""
     import numpy as np
-    from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH
     from mnn_vulkan import _vulkan
 
+    def halved(array) -> bool:  # float32 tensors are float16 in the arena of a float16 plan
+        return plan.half and array.dtype == np.float32
+
     buf = _vulkan.Buffer(dev.context, arena.nbytes + 256, dev.host_shared)
-    buf.write(0, arena.data)  # the weights the core uploaded
+    buf.write(0, arena.data)  # the weights the core uploaded (PlanArena narrowed them for a float16 plan)
     for name, value in feeds.items():
-        buf.write(inputs[name].offset, np.ascontiguousarray(value))
-    extra = {ARENA: buf, CONSTANTS: None, SCRATCH: None}
+        value = np.ascontiguousarray(value)
+        buf.write(inputs[name].offset, value, halved(value))
+    extra = {ARENA: buf, CONSTANTS: None, SCRATCH: None, WIDE: None}
     if plan.constants:
         extra[CONSTANTS] = _vulkan.Buffer(dev.context, len(plan.constants), dev.host_shared)
         extra[CONSTANTS].write(0, np.frombuffer(plan.constants, dtype=np.uint8))
     if plan.scratch_bytes:
         extra[SCRATCH] = _vulkan.Buffer(dev.context, plan.scratch_bytes, False)
+    if plan.wide_bytes:
+        extra[WIDE] = _vulkan.Buffer(dev.context, plan.wide_bytes, False)
     program = _vulkan.Program(dev.context)
     for d in plan.dispatches:
         pipe = dev.pipeline(d.kernel, len(d.bindings), tuple(d.threadgroup) + tuple(d.spec))
@@ -104,6 +152,6 @@ def run_plan_on_vulkan(dev, plan, arena, feeds: dict, inputs: dict, outputs: dic
     result = {}
     for name, ref in outputs.items():
         out = np.empty(ref.info.shape, dtype=ref.info.dtype)
-        buf.read(ref.offset, out)
+        buf.read(ref.offset, out, halved(out))
         result[name] = out
     return result

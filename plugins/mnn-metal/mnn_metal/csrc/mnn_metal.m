@@ -8,8 +8,10 @@
  *   Context.pipeline(msl, function, constants, macros) -> Pipeline
  *                                 compiles one kernel's MSL (macros: SPIRV_CROSS_CONSTANT_ID_n),
  *                                 specialises it (constants: function constant id -> uint)
- *   Buffer(ctx, nbytes)           shared-storage MTLBuffer; write(offset, array), read(offset, out),
- *                                 address (of its contents), nbytes
+ *   Buffer(ctx, nbytes)           shared-storage MTLBuffer; write(offset, array, half=False),
+ *                                 read(offset, out, half=False), address (of its contents), nbytes;
+ *                                 half: the array is float32 and the buffer holds it as float16
+ *                                 (precision="low": the plan's float tensors are float16)
  *   Program(ctx)                  dispatch(pipeline, [(buffer|None, offset)], params, grid, tg, name),
  *                                 keep(obj), capsule(): an mnn_execution for the core's run loop
  *
@@ -218,16 +220,33 @@ static int in_bounds(BufferObject *self, Py_ssize_t offset, Py_ssize_t len) {
     return 1;
 }
 
+/* float32 <-> float16 while copying (precision="low"), round to nearest even as numpy's cast;
+ * (__fp16 is clang's storage-only half: one fcvt each on Apple silicon) */
+static void narrow_f32(__fp16 *dst, const float *src, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = (__fp16)src[i];
+}
+
+static void widen_f16(float *dst, const __fp16 *src, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = (float)src[i];
+}
+
 static PyObject *Buffer_write(BufferObject *self, PyObject *args) {
     Py_ssize_t offset;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "ny*:write", &offset, &view)) return NULL;
-    if (!in_bounds(self, offset, view.len) || !PyBuffer_IsContiguous(&view, 'C')) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Buffer.write needs a C-contiguous array");
+    int half = 0;
+    if (!PyArg_ParseTuple(args, "ny*|p:write", &offset, &view, &half)) return NULL;
+    if ((half && view.len % 4) || !in_bounds(self, offset, half ? view.len / 2 : view.len) ||
+        !PyBuffer_IsContiguous(&view, 'C')) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "Buffer.write needs a C-contiguous array (float32 when half)");
         PyBuffer_Release(&view);
         return NULL;
     }
-    memcpy((char *)MTLBUF(self->buffer).contents + offset, view.buf, (size_t)view.len);
+    char *dst = (char *)MTLBUF(self->buffer).contents + offset;
+    if (half)
+        narrow_f32((__fp16 *)dst, (const float *)view.buf, (size_t)view.len / 4);
+    else
+        memcpy(dst, view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 }
@@ -235,13 +254,20 @@ static PyObject *Buffer_write(BufferObject *self, PyObject *args) {
 static PyObject *Buffer_read(BufferObject *self, PyObject *args) {
     Py_ssize_t offset;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "nw*:read", &offset, &view)) return NULL;
-    if (!in_bounds(self, offset, view.len) || !PyBuffer_IsContiguous(&view, 'C')) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Buffer.read needs a C-contiguous array");
+    int half = 0;
+    if (!PyArg_ParseTuple(args, "nw*|p:read", &offset, &view, &half)) return NULL;
+    if ((half && view.len % 4) || !in_bounds(self, offset, half ? view.len / 2 : view.len) ||
+        !PyBuffer_IsContiguous(&view, 'C')) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "Buffer.read needs a C-contiguous array (float32 when half)");
         PyBuffer_Release(&view);
         return NULL;
     }
-    memcpy(view.buf, (const char *)MTLBUF(self->buffer).contents + offset, (size_t)view.len);
+    const char *src = (const char *)MTLBUF(self->buffer).contents + offset;
+    if (half)
+        widen_f16((float *)view.buf, (const __fp16 *)src, (size_t)view.len / 4);
+    else
+        memcpy(view.buf, src, (size_t)view.len);
     PyBuffer_Release(&view);
     Py_RETURN_NONE;
 }
@@ -259,8 +285,8 @@ static PyGetSetDef Buffer_getset[] = {
     {NULL}};
 
 static PyMethodDef Buffer_methods[] = {
-    {"write", (PyCFunction)Buffer_write, METH_VARARGS, "write(offset, array)"},
-    {"read", (PyCFunction)Buffer_read, METH_VARARGS, "read(offset, out)"},
+    {"write", (PyCFunction)Buffer_write, METH_VARARGS, "write(offset, array, half=False)"},
+    {"read", (PyCFunction)Buffer_read, METH_VARARGS, "read(offset, out, half=False)"},
     {NULL}};
 
 /* -- Program ------------------------------------------------------------------------- */
