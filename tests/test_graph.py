@@ -28,8 +28,12 @@ def test_unknown_op_lists_known_ones():
     ],
 )
 def test_validation_names_the_problem(node, message):
-    g = Graph(inputs={"x": TensorInfo((1, 3, 4, 4))}, outputs=[node.outputs[0]], nodes=[node],
-              initializers={"w": np.zeros((2, 3, 3, 3), "float32")})
+    g = Graph(
+        inputs={"x": TensorInfo((1, 3, 4, 4))},
+        outputs=[node.outputs[0]],
+        nodes=[node],
+        initializers={"w": np.zeros((2, 3, 3, 3), "float32")},
+    )
     with pytest.raises(mnn.GraphError, match=message):
         g.validate()
 
@@ -127,3 +131,13 @@ def test_fold_batchnorm_needs_constant_statistics(rng):
     b.output(b.BatchNormalization(y, s, *c), "y")
     g = fold_batchnorm(b.build().copy())
     assert [n.op for n in g.nodes] == ["Conv", "BatchNormalization"]
+
+
+def test_builder_rejects_inputs_that_are_not_value_names():
+    b = mnn.GraphBuilder()
+    x = b.input("x", (1, 2), "float32")
+    with pytest.raises(mnn.GraphError, match=r"Concat: input 0 is a list.*b\.Concat\(x, y, \.\.\.\)"):
+        b.Concat([x, x], axis=0)
+    with pytest.raises(mnn.GraphError, match=r"Relu: input 0 is a ndarray, not a value name"):
+        b.Relu(np.zeros(2, np.float32))
+    assert b.Concat(x, x, axis=0)  # the right call still works

@@ -46,6 +46,14 @@ class GraphBuilder:
 
     def op(self, op: str, *inputs: str | None, n_outputs: int = 1, name: str | None = None, **attrs):
         """Add a node; return its output name (a tuple when n_outputs > 1)."""
+        for i, value in enumerate(inputs):
+            if value is not None and not isinstance(value, str):
+                fix = (
+                    f"pass the inputs as separate arguments: b.{op}(x, y, ...)"
+                    if isinstance(value, (list, tuple))
+                    else "pass the name a builder call returned (or None for an absent optional input)"
+                )
+                raise GraphError(f"{op}: input {i} is a {type(value).__name__}, not a value name; {fix}")
         node_name = self._fresh(name or op.lower())
         # the output takes the node's name (value and node names are separate namespaces)
         outs = [node_name] if n_outputs == 1 else [self._fresh(f"{node_name}:{i}") for i in range(n_outputs)]
