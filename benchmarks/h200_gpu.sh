@@ -59,7 +59,7 @@ fi
 if wants tests; then
     t0=$SECONDS
     for s in $TESTS; do
-        (cd /tmp && timeout 480 $PY -m pytest -q -rfs -p no:cacheprovider --tb=short ${PYTEST_JOBS:+-n $PYTEST_JOBS} \
+        (cd /tmp && timeout ${TEST_LIMIT:-480} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short ${PYTEST_JOBS:+-n $PYTEST_JOBS} \
             "$ROOT/plugins/mnn-$s/tests" \
             >"$OUT/pytest_$s.log" 2>&1) &
     done
@@ -95,7 +95,7 @@ if wants startup; then
 fi
 if wants opengl; then
     for bs in 1 8; do
-        (cd /tmp && timeout 240 $PY "$ROOT/plugins/mnn-opengl/tools/check_models.py" 224 $bs 10) 2>&1 \
+        (cd /tmp && timeout ${OPENGL_LIMIT:-240} $PY "$ROOT/plugins/mnn-opengl/tools/check_models.py" 224 $bs 10) 2>&1 \
             | tee -a "$OUT/opengl_models.log" | tee -a "$OUT/summary.txt"
     done
 fi
