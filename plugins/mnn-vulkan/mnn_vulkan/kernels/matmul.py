@@ -73,16 +73,31 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, 
         return SMALL[0], SMALL[1], _blocks(*SMALL)
     # No HUGE or BIG on a GPU: on the H200 they ran ResNet-18 at batch 16 in 43 and 35 ms
     # against 8.8 ms with WIDE (many accumulators per invocation, few warps per SM).
+    order, wave, enough = _gpu_knobs(options)
     best = None
-    for local, spec in (WIDE, MID, ONE):
+    for local, spec in order:
         bm, bn = _blocks(local, spec)
         groups = cdiv(m, bm) * cdiv(n, bn) * batch
         groups *= split_k(device, groups, k, options or {}) if k else 1
-        if groups >= GPU_ENOUGH:
+        if groups >= enough:
             return local, spec, (bm, bn)
         if best is None or groups > best[0]:
             best = (groups, local, spec, (bm, bn))
     return best[1:]
+
+
+def _gpu_knobs(options: dict | None):
+    """A GPU's tilings in order of preference, its work-group wave (split-K below half of
+    it) and the work groups a tiling must give. Session options override them, for tuning
+    sweeps on a device (tools/profile_vulkan.py --option): "vulkan.gpu_tilings" (names of
+    TILES or TXxTYxTMxTNxBK, comma-separated), "vulkan.gpu_wave", "vulkan.gpu_enough"."""
+    o = options or {}
+    names = o.get("vulkan.gpu_tilings")
+    if names:
+        order = [TILES[t] if t in TILES else _custom_tiles(t) for t in str(names).split(",") if t]
+    else:
+        order = [WIDE, MID, ONE]
+    return order, int(o.get("vulkan.gpu_wave", GPU_WAVE)), int(o.get("vulkan.gpu_enough", GPU_ENOUGH))
 
 
 def split_k(device, groups: int, k: int, options: dict) -> int:
@@ -91,9 +106,10 @@ def split_k(device, groups: int, k: int, options: dict) -> int:
     forced = options.get("vulkan.splitk")
     if forced:
         return max(1, min(int(forced), cdiv(k, 16)))
-    if not is_gpu(device, options) or groups == 0 or groups * 2 >= GPU_WAVE:
+    _, wave, _ = _gpu_knobs(options)
+    if not is_gpu(device, options) or groups == 0 or groups * 2 >= wave:
         return 1  # groups == 0: an empty output (a zero batch) has nothing to split
-    return max(1, min(cdiv(GPU_WAVE, groups), k // 256, 16))  # each slice keeps >= 256 of K
+    return max(1, min(cdiv(wave, groups), k // 256, 16))  # each slice keeps >= 256 of K
 
 
 def _matmul_plan(a_shape, b_shape):
