@@ -101,12 +101,16 @@ if wants opengl; then
 fi
 
 if wants onnx; then
+    # run where ./docs/CONFORMANCE.md is a copy of the report (so the command it records is the
+    # one to type) and no ./mnn_core shadows the installed package
     t0=$SECONDS
-    cp docs/CONFORMANCE.md "$OUT/CONFORMANCE.md"  # the report keeps the backends not measured here
-    (cd /tmp && timeout ${ONNX_LIMIT:-500} $PY -m mnn_core.conformance $(for b in ${ONNX_BACKENDS:-vulkan opencl}; do echo --backend $b; done) \
-        --jobs ${ONNX_JOBS:-14} --timeout 60 --quiet --output "$OUT/CONFORMANCE.md" \
+    rm -rf /tmp/mnn-onnx && mkdir -p /tmp/mnn-onnx/docs && cp docs/CONFORMANCE.md /tmp/mnn-onnx/docs/
+    (cd /tmp/mnn-onnx && timeout ${ONNX_LIMIT:-500} $PY -m mnn_core.conformance \
+        $(for b in ${ONNX_BACKENDS:-vulkan opencl}; do echo --backend $b; done) \
+        --jobs ${ONNX_JOBS:-14} --timeout 60 --quiet --output docs/CONFORMANCE.md \
         --json "$OUT/conformance_gpu.json") >"$OUT/onnx.log" 2>&1
     say "onnx: exit $? in $((SECONDS - t0)) s"
+    cp /tmp/mnn-onnx/docs/CONFORMANCE.md "$OUT/CONFORMANCE.md"  # the other backends' sections kept
     sed -n '/| backend | passed/,/^$/p' "$OUT/CONFORMANCE.md" 2>/dev/null | tee -a "$OUT/summary.txt"
     tail -n 5 "$OUT/onnx.log"
 fi

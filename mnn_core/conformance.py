@@ -391,7 +391,7 @@ def render(runs: dict[str, list[Result]], meta: dict, keep: dict | None = None) 
             f"{meta['date']}, {_cell(where)}, onnx {meta['onnx']} |"
         )
         sections[backend] = _backend_section(backend, results, meta)
-    order = list(kept) + [b for b in runs if b not in kept]  # earlier report's order, new backends last
+    order = list(keep or {}) + [b for b in runs if b not in (keep or {})]  # the earlier order, new ones last
     lines = [
         "# ONNX conformance",
         "",

@@ -34,6 +34,27 @@ class TestOpenGLConformanceConvTiles(BackendConformance):
     ops = ("Conv",)
 
 
+class TestOpenGLConformanceConvGpuTiles(BackendConformance):
+    """The register tiles a GPU picks (4x4, 2x2 or 1x1 by the invocations they give), here."""
+
+    backend = "opengl"
+    options = {"opengl.gpu_tiling": True}
+    ops = ("Conv",)
+
+
+def test_gpu_tile_shrinks_until_the_gpu_is_filled():
+    from mnn_opengl.kernels.conv import GPU_INVOCATIONS, tile
+
+    def work(total_at_1x1):
+        return lambda c, x: total_at_1x1 // (c * x)
+
+    assert tile(64, 56, gpu_work=work(64 * GPU_INVOCATIONS)) == (4, 4)
+    assert tile(64, 56, gpu_work=work(4 * GPU_INVOCATIONS)) == (2, 2)
+    assert tile(64, 56, gpu_work=work(GPU_INVOCATIONS)) == (1, 1)
+    assert tile(3, 2, gpu_work=work(64 * GPU_INVOCATIONS)) == (3, 2)  # no wider than the layer
+    assert tile(64, 56) == (8, 4) and tile(64, 56, forced=(3, 3)) == (3, 3)  # CPU devices, forced
+
+
 class TestOpenGLConformanceConvNoTile(BackendConformance):
     """One output per invocation (the plainest form of the shader)."""
 

@@ -83,11 +83,16 @@ def main(argv=None):
                 base = out if base is None else base
                 err = float(np.abs(out - base).max() / np.abs(base).max())
                 rows.append((model, batch, name, wall, gpu, err))
-                print(f"{model} b{batch} {name}: wall {wall:.3f} ms, GPU {gpu:.3f} ms, diff to first {err:.1e}",
-                      flush=True)
+                print(
+                    f"{model} b{batch} {name}: wall {wall:.3f} ms, GPU {gpu:.3f} ms, diff to first {err:.1e}",
+                    flush=True,
+                )
                 if args.per_op:
-                    convs = [(n.split(":")[0], ms) for n, ms in times if "conv" in n.split(":")[-1]
-                             or n.split(":")[-1].startswith(("gemm", "splitk"))]
+                    convs = [
+                        (n.split(":")[0], ms)
+                        for n, ms in times
+                        if "conv" in n.split(":")[-1] or n.split(":")[-1].startswith(("gemm", "splitk"))
+                    ]
                     print("  per op us: " + " ".join(f"{n}={ms * 1e3:.0f}" for n, ms in convs), flush=True)
     print("\n| model | batch | config | wall ms | GPU ms | diff |\n|---|---|---|---|---|---|")
     for model, batch, name, wall, gpu, err in rows:
