@@ -6,9 +6,9 @@
 // invocations read neighbouring shared-memory words: no bank conflicts).
 // Tile sizes are specialization constants, chosen per device and problem. The loops over
 // them carry [[unroll]]: specialized, their trip counts are constants, and unrolled, acc[]
-// is indexed by constants and lives in registers. Without the hint NVIDIA's compiler kept
-// the 4x4 and 8x8 tiles' accumulators in local memory (those tilings ran 4-6x slower than
-// 2x4 on the H200).
+// is indexed by constants and can live in registers. Without the hint 4x4 tiles ran 6x
+// slower on the H200 (ResNet-18 batch 16 with every layer 4x4: GPU 31.7 ms, with it 4.9),
+// which points at acc[] kept in memory by NVIDIA's compiler.
 #extension GL_EXT_control_flow_attributes : require
 layout(constant_id = 3) const uint TM = 4;
 layout(constant_id = 4) const uint TN = 4;
