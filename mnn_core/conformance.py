@@ -527,9 +527,9 @@ def device_description(backend) -> str:
     except Exception:  # noqa: BLE001  an unavailable backend still gets its row
         return cpu
     name = device.name
-    if getattr(device, "kind", "cpu") == "cpu" and name == getattr(backend, "name", None):
-        return cpu
-    return name
+    if getattr(device, "kind", "cpu") != "cpu":
+        return name
+    return cpu if name == getattr(backend, "name", None) else f"{name}, {cpu}"
 
 
 # -- command line ---------------------------------------------------------------------------------------
