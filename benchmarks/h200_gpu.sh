@@ -5,10 +5,14 @@
 #
 #   bash benchmarks/h200_gpu.sh setup tests profile bench startup    # ~6 min
 #   bash benchmarks/h200_gpu.sh setup onnx                           # the ONNX node suite, fallback off
+#   PLUGINS="vulkan opencl opengl x86" TESTS="vulkan opencl opengl" \
+#     bash benchmarks/h200_gpu.sh setup tests opengl                 # mnn-opengl too (NVIDIA EGL)
 #
 # SWEEP="wide 16x16x1x1x16 ..." adds forced tilings to the profile; PROFILE_BATCHES (default 1).
 # PLUGINS (default: vulkan opencl x86) picks what setup installs, PYTEST_JOBS runs the suites
-# with pytest-xdist, ENGINES (default: all of bench_gpu.py's) what bench times.
+# with pytest-xdist, ENGINES (default: all of bench_gpu.py's) what bench times, ONNX_BACKENDS
+# (default: vulkan opencl) what the onnx stage measures. The opengl stage runs mnn-opengl's three
+# CNNs at 224x224 (plugins/mnn-opengl/tools/check_models.py, batch 1 and 8).
 # The Vulkan loader comes as Debian packages in .gl/ (ignored by git; fetch them on an amd64
 # Debian machine with `apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
 # libgles2`: NVIDIA's ICD needs libglvnd, libvulkan1 alone finds no driver). The SPIR-V is the
@@ -38,13 +42,24 @@ if [ -f "$NVIDIA_ICD" ] && ! (cd /tmp && $PY -c "
 from mnn_vulkan import device; import sys; sys.exit(0 if device.choose(None).type == 'discrete' else 1)") 2>/dev/null; then
     export VK_DRIVER_FILES=$NVIDIA_ICD VK_ICD_FILENAMES=$NVIDIA_ICD
 fi
+# glvnd's libEGL looks for vendor files under /usr/share and /etc; NVIDIA's is elsewhere here
+NVIDIA_EGL=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+if [ -f "$NVIDIA_EGL" ] && [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] \
+    && ! ls /usr/share/glvnd/egl_vendor.d/*nvidia* /etc/glvnd/egl_vendor.d/*nvidia* >/dev/null 2>&1; then
+    export __EGL_VENDOR_LIBRARY_FILENAMES=$NVIDIA_EGL
+fi
 ls -la $NVIDIA_ICD /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>&1 | head -n 8 >>"$OUT/summary.txt"
 say "vulkan: $(cd /tmp && $PY -c 'from mnn_vulkan import device; print(device.choose(None).name)' 2>&1 | tail -n 1)"
+
+if [[ "$TESTS $STAGES" == *opengl* ]]; then
+    say "opengl: $(cd /tmp && $PY -c 'from mnn_opengl import device
+r = device.unavailable_reason(); print(r or device.open_device().name)' 2>&1 | tail -n 1)"
+fi
 
 if wants tests; then
     t0=$SECONDS
     for s in $TESTS; do
-        (cd /tmp && timeout 480 $PY -m pytest -q -rfs -p no:cacheprovider --tb=short ${PYTEST_JOBS:+-n $PYTEST_JOBS} \
+        (cd /tmp && timeout ${TEST_LIMIT:-480} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short ${PYTEST_JOBS:+-n $PYTEST_JOBS} \
             "$ROOT/plugins/mnn-$s/tests" \
             >"$OUT/pytest_$s.log" 2>&1) &
     done
@@ -78,13 +93,25 @@ if wants startup; then
     (cd /tmp && timeout 300 $PY "$ROOT/benchmarks/bench_gpu.py" --startup --markdown "$OUT/bench_gpu.md") 2>&1 \
         | tee "$OUT/startup.log"
 fi
+if wants opengl; then
+    for bs in 1 8; do
+        (cd /tmp && timeout ${OPENGL_LIMIT:-240} $PY "$ROOT/plugins/mnn-opengl/tools/check_models.py" 224 $bs 10) 2>&1 \
+            | tee -a "$OUT/opengl_models.log" | tee -a "$OUT/summary.txt"
+    done
+fi
+
 if wants onnx; then
+    # run where ./docs/CONFORMANCE.md is a copy of the report (so the command it records is the
+    # one to type) and no ./mnn_core shadows the installed package
     t0=$SECONDS
-    (cd /tmp && timeout ${ONNX_LIMIT:-500} $PY -m mnn_core.conformance --backend vulkan --backend opencl \
-        --jobs ${ONNX_JOBS:-14} --timeout 60 --quiet --output "$OUT/CONFORMANCE_gpu.md" \
+    rm -rf /tmp/mnn-onnx && mkdir -p /tmp/mnn-onnx/docs && cp docs/CONFORMANCE.md /tmp/mnn-onnx/docs/
+    (cd /tmp/mnn-onnx && timeout ${ONNX_LIMIT:-500} $PY -m mnn_core.conformance \
+        $(for b in ${ONNX_BACKENDS:-vulkan opencl}; do echo --backend $b; done) \
+        --jobs ${ONNX_JOBS:-14} --timeout 60 --quiet --output docs/CONFORMANCE.md \
         --json "$OUT/conformance_gpu.json") >"$OUT/onnx.log" 2>&1
     say "onnx: exit $? in $((SECONDS - t0)) s"
-    sed -n '/| backend | passed/,/^$/p' "$OUT/CONFORMANCE_gpu.md" 2>/dev/null | tee -a "$OUT/summary.txt"
+    cp /tmp/mnn-onnx/docs/CONFORMANCE.md "$OUT/CONFORMANCE.md"  # the other backends' sections kept
+    sed -n '/| backend | passed/,/^$/p' "$OUT/CONFORMANCE.md" 2>/dev/null | tee -a "$OUT/summary.txt"
     tail -n 5 "$OUT/onnx.log"
 fi
 say "done"

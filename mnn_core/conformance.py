@@ -15,6 +15,12 @@ the worker is replaced: no case can stop the run. Outcomes:
 - unsupported: the importer or the backend declines the model (an op, dtype or
   dynamic input mnn does not take), before running anything;
 - failed: anything else (wrong values, an error while running, a crash, a timeout).
+
+The report has one row and one section per backend, each saying when, on which device and by
+which command it was measured. Writing to an existing report (--output) replaces the rows and
+sections of the backends measured now and keeps every other backend's, so backends measured on
+different machines (the GPU ones on the lent H200, the CPU ones here) share one report;
+--replace writes only this run's backends.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import platform
 import re
 import sys
 import time
@@ -62,6 +69,7 @@ class Result:
 
 
 # -- cases ---------------------------------------------------------------------------------------
+
 
 def load_cases(pattern: str | None = None, data_dir: str | None = None) -> list[Case]:
     """Every onnx node test case (optionally only names matching `pattern`)."""
@@ -140,6 +148,7 @@ def _case_ops(tests) -> dict[str, str]:
 
 # -- one case (in a worker) ---------------------------------------------------------------------------
 
+
 def run_case(case: Case, backend: str) -> Result:
     import onnx
 
@@ -190,8 +199,11 @@ def compare(expected: list, got: list, rtol: float, atol: float) -> str:
 def _compare_value(where: str, want, have, rtol: float, atol: float) -> str:
     """Tensors by shape, dtype and values; sequences element by element; an empty optional is None."""
     if want is None or have is None:
-        return "" if want is None and have is None else f"{where}: {'empty' if have is None else 'a value'}, " \
-            f"expected {'empty' if want is None else 'a value'}"
+        return (
+            ""
+            if want is None and have is None
+            else f"{where}: {'empty' if have is None else 'a value'}, expected {'empty' if want is None else 'a value'}"
+        )
     if isinstance(want, (list, tuple)):
         if not isinstance(have, (list, tuple)):
             return f"{where}: a {type(have).__name__}, expected a sequence"
@@ -309,8 +321,9 @@ def run_all(cases: list[Case], backend: str, jobs: int, timeout: float, progress
 
     def replace(w, status_detail):
         index = w.task
-        results[index] = Result(cases[index].name, cases[index].op, "failed", status_detail,
-                                time.monotonic() - w.started)
+        results[index] = Result(
+            cases[index].name, cases[index].op, "failed", status_detail, time.monotonic() - w.started
+        )
         w.stop(kill=True)
         workers[workers.index(w)] = _Worker(ctx, backend)
 
@@ -342,38 +355,109 @@ def run_all(cases: list[Case], backend: str, jobs: int, timeout: float, progress
 
 # -- the report -----------------------------------------------------------------------------------
 
+
 def summarize(results: list[Result]) -> dict:
     counts = Counter(r.status for r in results)
-    return {"passed": counts["passed"], "failed": counts["failed"], "unsupported": counts["unsupported"],
-            "total": len(results)}
+    return {
+        "passed": counts["passed"],
+        "failed": counts["failed"],
+        "unsupported": counts["unsupported"],
+        "total": len(results),
+    }
 
 
-def render(runs: dict[str, list[Result]], meta: dict) -> str:
-    lines = ["# ONNX conformance", "",
-             f"Produced by `{meta['command']}` on {meta['date']} ({meta['seconds']:.0f} s, {meta['jobs']} "
-             f"worker processes, {meta['timeout']:g} s per case): onnx {meta['onnx']}, numpy {meta['numpy']}, "
-             f"{meta['cases']} node cases of `onnx.backend.test` (kind=\"node\"), run through "
-             "`mnn_core.onnx_backend` with fallback off.", "",
-             "| backend | passed | failed | unsupported | total |", "|---|---:|---:|---:|---:|"]
+INTRO = (
+    "*unsupported*: the importer or the backend declined the model before running it (an op, a "
+    "dtype, a mode or a dynamic input mnn does not take). *failed*: it ran and gave wrong results, "
+    "raised, crashed or timed out. Graphs with sequence/optional values, control flow or "
+    "value-sized outputs run eagerly on the reference kernels (`Graph.is_dynamic`), so a named "
+    "backend other than reference declines them with fallback off."
+)
+TABLE_HEAD = ["| backend | passed | failed | unsupported | total | measured |", "|---|---:|---:|---:|---:|---|"]
+
+
+def render(runs: dict[str, list[Result]], meta: dict, keep: dict | None = None) -> str:
+    """The markdown report of `runs` (backend -> results) measured as `meta` says; `keep`
+    (from `parse_report` of an earlier report) adds the rows and sections of other backends."""
+    kept = {b: v for b, v in (keep or {}).items() if b not in runs}
+    rows, sections = {}, {}
+    for backend, (row, section) in kept.items():
+        rows[backend], sections[backend] = row, section
     for backend, results in runs.items():
         s = summarize(results)
-        lines.append(f"| {backend} | {s['passed']} | {s['failed']} | {s['unsupported']} | {s['total']} |")
-    lines += ["", "For comparison, measured on 2026-12-02 with the same 1884 cases: "
-              + ", ".join(f"{k} passes {v}" for k, v in OTHERS.items()) + ".", "",
-              "*unsupported*: the importer or the backend declined the model before running it (an op, a "
-              "dtype, a mode or a dynamic input mnn does not take). *failed*: it ran and gave wrong results, "
-              "raised, crashed or timed out. Graphs with sequence/optional values, control flow or "
-              "value-sized outputs run eagerly on the reference kernels (`Graph.is_dynamic`), so a named "
-              "backend other than reference declines them with fallback off.", ""]
-    for backend, results in runs.items():
-        lines += _backend_section(backend, results)
+        where = (meta.get("where") or {}).get(backend, "")
+        rows[backend] = (
+            f"| {backend} | {s['passed']} | {s['failed']} | {s['unsupported']} | {s['total']} | "
+            f"{meta['date']}, {_cell(where)}, onnx {meta['onnx']} |"
+        )
+        sections[backend] = _backend_section(backend, results, meta)
+    order = list(keep or {}) + [b for b in runs if b not in (keep or {})]  # the earlier order, new ones last
+    lines = [
+        "# ONNX conformance",
+        "",
+        f'onnx\'s node test cases (`onnx.backend.test`, kind="node"; {meta["cases"]} with onnx '
+        f"{meta['onnx']}) run through `mnn_core.onnx_backend` with fallback off, one row and one section "
+        "per backend, each measured where its section says: `python -m mnn_core.conformance --backend "
+        "NAME --output docs/CONFORMANCE.md` re-measures NAME and keeps the other backends' rows and "
+        "sections.",
+        "",
+        *TABLE_HEAD,
+    ]
+    lines += [rows[b] for b in order]
+    lines += [
+        "",
+        "For comparison, measured on 2026-12-02 with the same 1884 cases: "
+        + ", ".join(f"{k} passes {v}" for k, v in OTHERS.items())
+        + ".",
+        "",
+        INTRO,
+        "",
+    ]
+    for backend in order:
+        lines += sections[backend]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _backend_section(backend: str, results: list[Result]) -> list[str]:
+def parse_report(text: str) -> dict[str, tuple[str, list[str]]]:
+    """backend -> (its summary-table row, its section's lines) of a report render() wrote."""
+    lines = text.splitlines()
+    rows, sections, current = {}, {}, None
+    in_table = False
+    for line in lines:
+        if line.startswith("| backend |"):
+            in_table = True
+            continue
+        if in_table:
+            if not line.startswith("|"):
+                in_table = False
+            elif not line.startswith("|---"):
+                rows[line.split("|")[1].strip()] = line
+                continue
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = []
+        if current is not None:
+            sections[current].append(line)
+    for section in sections.values():
+        while section and not section[-1].strip():
+            section.pop()
+        section.append("")
+    return {b: (rows[b], sections[b]) for b in sections if b in rows}
+
+
+def _backend_section(backend: str, results: list[Result], meta: dict) -> list[str]:
     s = summarize(results)
-    lines = [f"## {backend}", "", f"{s['passed']} passed, {s['failed']} failed, {s['unsupported']} unsupported "
-             f"of {s['total']}.", ""]
+    where = (meta.get("where") or {}).get(backend, "")
+    lines = [
+        f"## {backend}",
+        "",
+        f"Measured on {meta['date']}{f' on {where}' if where else ''} by `{meta['command']}` "
+        f"({meta['seconds']:.0f} s, {meta['jobs']} worker processes, {meta['timeout']:g} s per case; "
+        f"onnx {meta['onnx']}, numpy {meta['numpy']}).",
+        "",
+        f"{s['passed']} passed, {s['failed']} failed, {s['unsupported']} unsupported of {s['total']}.",
+        "",
+    ]
     failed = defaultdict(list)
     for r in results:
         if r.status == "failed":
@@ -395,8 +479,12 @@ def _backend_section(backend: str, results: list[Result]) -> list[str]:
         lines += [f"| {cause} | {n} |" for cause, n in causes.most_common()]
         lines.append("")
     if unsup:
-        lines += ["### Unsupported, by the op the case tests", "", "| op | cases | reason (first case) |",
-                  "|---|---:|---|"]
+        lines += [
+            "### Unsupported, by the op the case tests",
+            "",
+            "| op | cases | reason (first case) |",
+            "|---|---:|---|",
+        ]
         for op, rs in sorted(unsup.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             lines.append(f"| {op} | {len(rs)} | {_cell(rs[0].detail)} |")
         lines.append("")
@@ -407,8 +495,10 @@ def _backend_section(backend: str, results: list[Result]) -> list[str]:
 CAUSES = [
     (("Scan before opset 9",), "control flow: Scan of opset 8 (batched, sequence_lens)"),
     (("has dtype", "Cast to", "attribute 'to' is", "'dtype' is", "holds dtype"), "a dtype the IR lacks"),
-    (("random", "RandomUniform", "RandomNormal", "Bernoulli", "Multinomial"),
-     "random values (no fixed expected output)"),
+    (
+        ("random", "RandomUniform", "RandomNormal", "Bernoulli", "Multinomial"),
+        "random values (no fixed expected output)",
+    ),
     (("dynamic",), "a value-dependent shape or attribute"),
     (("no mnn op",), "no mnn op for it"),
     (("not installed",), "backend not installed"),
@@ -426,11 +516,31 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def device_description(backend) -> str:
+    """What a backend ran on, for the report: its device's name, and the machine's processor
+    for CPU backends (asked after the run: the workers fork before any device is opened)."""
+    cpu = f"{platform.machine()}, {os.cpu_count()} cores"
+    if backend is None:
+        return cpu
+    try:
+        device = backend.devices()[0]
+    except Exception:  # noqa: BLE001  an unavailable backend still gets its row
+        return cpu
+    name = device.name
+    if getattr(device, "kind", "cpu") != "cpu":
+        return name
+    return cpu if name == getattr(backend, "name", None) else f"{name}, {cpu}"
+
+
 # -- command line ---------------------------------------------------------------------------------------
 
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mnn_core.conformance", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m mnn_core.conformance",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--backend", action="append", help="mnn backend to measure (repeat; default reference)")
     p.add_argument("--output", metavar="FILE.md", help="write the markdown report here")
     p.add_argument("--json", metavar="FILE.json", help="write every case's outcome here")
@@ -438,6 +548,11 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", metavar="DIR", help="read cases from generated data instead of memory")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="worker processes (default: cores)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default 30)")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="write only this run's backends (default: keep the other backends of an existing --output)",
+    )
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     backends = args.backend or ["reference"]
@@ -454,29 +569,46 @@ def main(argv=None) -> int:
     for backend in backends:
         if backend not in known:
             log(f"backend {backend!r} is not installed; installed: {', '.join(sorted(known))}")
-            runs[backend] = [Result(c.name, c.op, "unsupported", f"backend {backend} is not installed")
-                             for c in cases]
+            runs[backend] = [Result(c.name, c.op, "unsupported", f"backend {backend} is not installed") for c in cases]
             continue
         t0 = time.time()
-        runs[backend] = run_all(cases, backend, args.jobs, args.timeout,
-                                progress=lambda done, total: log(f"  {backend}: {done}/{total}"))
+        runs[backend] = run_all(
+            cases, backend, args.jobs, args.timeout, progress=lambda done, total: log(f"  {backend}: {done}/{total}")
+        )
         s = summarize(runs[backend])
-        log(f"{backend}: {s['passed']} passed, {s['failed']} failed, {s['unsupported']} unsupported "
-            f"of {s['total']} in {time.time() - t0:.0f} s")
+        log(
+            f"{backend}: {s['passed']} passed, {s['failed']} failed, {s['unsupported']} unsupported "
+            f"of {s['total']} in {time.time() - t0:.0f} s"
+        )
     cmd = "python -m mnn_core.conformance " + " ".join(f"--backend {b}" for b in backends)
     if args.output:
         cmd += f" --output {args.output}"
-    meta = {"command": cmd, "date": time.strftime("%Y-%m-%d"), "seconds": time.time() - start,
-            "jobs": args.jobs, "timeout": args.timeout, "onnx": onnx.__version__, "numpy": np.__version__,
-            "cases": len(cases)}
-    report = render(runs, meta)
+    meta = {
+        "command": cmd,
+        "date": time.strftime("%Y-%m-%d"),
+        "seconds": time.time() - start,
+        "jobs": args.jobs,
+        "timeout": args.timeout,
+        "onnx": onnx.__version__,
+        "numpy": np.__version__,
+        "cases": len(cases),
+        "where": {b: device_description(known.get(b)) for b in backends},
+    }
+    keep = None
+    if args.output and not args.replace and Path(args.output).is_file():
+        keep = parse_report(Path(args.output).read_text())
+        if keep:
+            log(f"keeping {', '.join(b for b in keep if b not in runs) or 'no other backends'} from {args.output}")
+    report = render(runs, meta, keep)
     if args.output:
         Path(args.output).write_text(report)
         log(f"wrote {args.output}")
     else:
         print(report)
     if args.json:
-        Path(args.json).write_text(json.dumps({b: [asdict(r) for r in rs] for b, rs in runs.items()}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({b: [asdict(r) for r in rs] for b, rs in runs.items()} | {"_meta": meta}, indent=1)
+        )
     return 0
 
 

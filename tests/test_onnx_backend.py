@@ -28,8 +28,11 @@ def vi(name, shape, dtype=F):
 
 
 def add_relu():
-    return model([helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["r"])],
-                 [vi("a", [2, 3]), vi("b", [3])], [vi("r", None), vi("s", None)])
+    return model(
+        [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["r"])],
+        [vi("a", [2, 3]), vi("b", [3])],
+        [vi("r", None), vi("s", None)],
+    )
 
 
 @pytest.mark.parametrize("device,kwargs", [("CPU", {}), ("CPU:reference", {}), ("CPU", {"backend": "reference"})])
@@ -61,10 +64,16 @@ def test_run_node_and_run_model(rng):
 
 
 def test_value_dependent_inputs_are_bound_at_run_time(rng):
-    m = model([helper.make_node("Reshape", ["x", "shape"], ["y"]),
-               helper.make_node("Slice", ["y", "starts", "ends"], ["z"])],
-              [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64), vi("starts", [1], TensorProto.INT64),
-               vi("ends", [1], TensorProto.INT64)], [vi("z", None)])
+    m = model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"]), helper.make_node("Slice", ["y", "starts", "ends"], ["z"])],
+        [
+            vi("x", [2, 6]),
+            vi("shape", [2], TensorProto.INT64),
+            vi("starts", [1], TensorProto.INT64),
+            vi("ends", [1], TensorProto.INT64),
+        ],
+        [vi("z", None)],
+    )
     rep = backend.prepare(m, "CPU:reference")
     x = rng.standard_normal((2, 6)).astype(np.float32)
     (z,) = rep.run([x, np.array([3, 4]), np.array([1]), np.array([3])])
@@ -81,6 +90,7 @@ def test_unsupported_model_raises_at_prepare():
 
 
 # -- the conformance runner --------------------------------------------------------------------------
+
 
 def _case(name, m, inputs, outputs):
     return conformance.Case(name, name, m.SerializeToString(), [(inputs, outputs)], 1e-3, 1e-7)
@@ -100,11 +110,52 @@ def test_runner_outcomes(rng):
     assert [r.status for r in results] == ["passed", "failed", "unsupported"]
     assert "values differ" in results[1].detail
     assert results[2].reasons == ["RandomUniformLike"]
-    report = conformance.render({"reference": results}, {
-        "command": "test", "date": "today", "seconds": 1.0, "jobs": 2, "timeout": 60, "onnx": onnx.__version__,
-        "numpy": np.__version__, "cases": 3})
-    assert "| reference | 1 | 1 | 1 | 3 |" in report
+    report = conformance.render({"reference": results}, _meta("reference", "a CPU"))
+    assert "| reference | 1 | 1 | 1 | 3 | today, a CPU, onnx" in report
     assert "### Failures by op" in report
+    assert "Measured on today on a CPU by `test`" in report
+
+
+def _meta(backend, where, date="today"):
+    return {
+        "command": "test",
+        "date": date,
+        "seconds": 1.0,
+        "jobs": 2,
+        "timeout": 60,
+        "onnx": onnx.__version__,
+        "numpy": np.__version__,
+        "cases": 3,
+        "where": {backend: where},
+    }
+
+
+def test_report_keeps_the_backends_not_measured_again():
+    """A GPU backend measured on another machine stays in the report when the CPU ones are redone."""
+
+    def results(statuses):
+        return [
+            conformance.Result(f"case{i}", "Add", s, "values differ" if s == "failed" else "")
+            for i, s in enumerate(statuses)
+        ]
+
+    first = conformance.render({"reference": results(["passed", "failed", "passed"])}, _meta("reference", "cpu"))
+    both = conformance.render(
+        {"vulkan": results(["passed", "unsupported", "passed"])},
+        _meta("vulkan", "NVIDIA H200", date="day 2"),
+        conformance.parse_report(first),
+    )
+    again = conformance.render(
+        {"reference": results(["passed", "passed", "passed"])},
+        _meta("reference", "cpu", date="day 3"),
+        conformance.parse_report(both),
+    )
+    assert "| vulkan | 2 | 0 | 1 | 3 | day 2, NVIDIA H200" in again
+    assert "| reference | 3 | 0 | 0 | 3 | day 3, cpu" in again
+    assert "| reference | 2 | 1 |" not in again
+    assert again.count("## vulkan") == 1 and again.count("## reference") == 1
+    assert "Measured on day 2 on NVIDIA H200" in again and "### Failures by op" not in again
+    assert conformance.parse_report(again).keys() == {"reference", "vulkan"}
 
 
 def _misbehave(case, backend_name):
@@ -119,8 +170,9 @@ def _misbehave(case, backend_name):
 def test_a_crash_or_hang_never_stops_the_run(rng, monkeypatch):
     monkeypatch.setattr(conformance, "run_case", _misbehave)  # workers fork after this: they inherit it
     good = _cases(rng)[0]
-    cases = [conformance.Case(n, "Op", good.model, good.data_sets, 1e-3, 1e-7)
-             for n in ("a", "hangs", "b", "crashes", "c")]
+    cases = [
+        conformance.Case(n, "Op", good.model, good.data_sets, 1e-3, 1e-7) for n in ("a", "hangs", "b", "crashes", "c")
+    ]
     start = time.monotonic()
     results = conformance.run_all(cases, "reference", jobs=2, timeout=2)
     assert time.monotonic() - start < 30
@@ -138,8 +190,10 @@ def test_onnx_backend_test_runs_on_mnn():
     import onnx.backend.test
 
     bt = onnx.backend.test.BackendTest(backend, __name__)
-    bt.include(r"^test_(abs|relu|add_bcast|softmax_axis_0|conv_with_strides_padding|reshape_negative_dim|"
-               r"slice_neg|lstm_defaults|gather_0|reduce_mean_default_axes_keepdims_example)_cpu$")
+    bt.include(
+        r"^test_(abs|relu|add_bcast|softmax_axis_0|conv_with_strides_padding|reshape_negative_dim|"
+        r"slice_neg|lstm_defaults|gather_0|reduce_mean_default_axes_keepdims_example)_cpu$"
+    )
     suite = unittest.TestSuite()
     for case in bt.test_cases.values():
         suite.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(case))

@@ -17,12 +17,26 @@ def _supports(node, ins):
     return True
 
 
-def tile(per_group: int, ow: int, forced=None) -> tuple[int, int]:
+#: invocations a GPU's convolution should have at least: with fewer, the register tile shrinks
+GPU_INVOCATIONS = 1 << 17
+
+
+def tile(per_group: int, ow: int, forced=None, gpu_work=None) -> tuple[int, int]:
     """(OUT_C, OUT_X): 8 channels where a group has 8, 4 where it has 4, else 1 (depthwise),
     by 4 columns where the output is 4 wide (8x4 ran a 3x3 64->64 convolution 1.3x faster than
-    4x4 on llvmpipe). The session option "opengl.conv_tile" = (c, x) forces them."""
+    4x4 on llvmpipe). On a GPU (`gpu_work(out_c, out_x)`: the invocations a tile gives) the
+    largest of 4x4, 2x2 that still gives GPU_INVOCATIONS, else 1x1: on the H200 every layer at
+    1x1 ran ResNet-18 at batch 1 in 10.8 ms against 26.9 with 8x4 (too few invocations to
+    fill the GPU), and 4x4 was best at batch 16 (benchmarks/h200_sweep.sh). The session
+    option "opengl.conv_tile" = (c, x) forces them."""
     if forced:
         return int(forced[0]), int(forced[1])
+    if gpu_work is not None:
+        for c, x in ((4, 4), (2, 2)):
+            c, x = min(c, per_group), min(x, ow)
+            if gpu_work(c, x) >= GPU_INVOCATIONS:
+                return c, x
+        return 1, 1
     return (8 if per_group >= 8 else 4 if per_group >= 4 else 1), (4 if ow >= 4 else 1)
 
 
@@ -34,9 +48,13 @@ def _record(op, rec):
     n, c, h, wd = x.info.shape
     _, o, oh, ow = geo["out"]
     g = geo["group"]
-    out_c, out_x = tile(o // g, ow, rec.options.get("opengl.conv_tile"))
-    blocks = -(-(o // g) // out_c)
-    total = n * g * blocks * oh * -(-ow // out_x)
+
+    def invocations(out_c, out_x):
+        return n * g * -(-(o // g) // out_c) * oh * -(-ow // out_x)
+
+    gpu = rec.device.info().kind == "gpu" or bool(rec.options.get("opengl.gpu_tiling"))  # (option: tests)
+    out_c, out_x = tile(o // g, ow, rec.options.get("opengl.conv_tile"), invocations if gpu else None)
+    total = invocations(out_c, out_x)
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
     params = [
         n,

@@ -44,6 +44,28 @@ float mnn_tanh(float x) {
     return sign(x) * (1.0 - t) / (1.0 + t);
 }
 
+float mnn_softplus(float x) {
+    // log(1 + t), t = exp(-|x|): below 1/64 a series, since 1 + t rounds away most of a small t
+    // and a GPU's log is accurate only in absolute terms near 1 (NVIDIA lost Mish's relative
+    // precision for x << 0 with log(1 + exp(x)))
+    float t = exp(-abs(x));
+    float l = t < 0.015625 ? t * (1.0 - t * (0.5 - t * (0.33333333333 - t * 0.25))) : log(1.0 + t);
+    return max(x, 0.0) + l;
+}
+
+float mnn_pow(float x, float e) {
+    // GLSL's pow is undefined for x < 0 (NVIDIA returns NaN): the sign comes from an integer
+    // exponent's parity, as in C's powf (GELU's tanh form cubes negative inputs)
+    if (e == 0.0) return 1.0;
+    if (x == 0.0) return e > 0.0 ? 0.0 : 1.0 / 0.0;
+    float r = pow(abs(x), e);
+    if (x < 0.0) {
+        if (e != floor(e)) return 0.0 / 0.0;
+        if (mod(e, 2.0) == 1.0) r = -r;
+    }
+    return r;
+}
+
 float activate(float x, int code, float alpha, float beta) {
     switch (code) {
     case ACT_NONE: return x;
@@ -65,7 +87,7 @@ float activate(float x, int code, float alpha, float beta) {
     case OP_ERF: return mnn_erf(x);
     case OP_FLOOR: return floor(x);
     case OP_CEIL: return ceil(x);
-    case OP_SOFTPLUS: return x > 20.0 ? x : log(1.0 + exp(x));
+    case OP_SOFTPLUS: return mnn_softplus(x);
     case OP_SIGN: return sign(x);
     case OP_ELU: return x >= 0.0 ? x : alpha * (exp(x) - 1.0);
     }

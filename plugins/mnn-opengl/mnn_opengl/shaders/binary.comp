@@ -9,7 +9,7 @@ float apply_op(int op, float a, float b) {
     case 1: return a - b;
     case 2: return a * b;
     case 3: return a / b;
-    case 4: return pow(a, b);
+    case 4: return mnn_pow(a, b);
     case 5: return max(a, b);
     case 6: return min(a, b);
     case 7: return a >= 0.0 ? a : a * b;  // PRelu

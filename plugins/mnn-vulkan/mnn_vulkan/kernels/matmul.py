@@ -22,8 +22,12 @@ SMALL = ((8, 8, 1), (4, 4, 16))
 WIDE = ((16, 16, 1), (2, 4, 16))
 MID = ((16, 16, 1), (2, 2, 16))
 ONE = ((16, 16, 1), (1, 1, 16))
-#: work groups that keep a discrete GPU busy (an H200 has 132 SMs)
-GPU_WAVE = 264
+#: work groups that keep a discrete GPU busy (an H200 has 132 SMs): split-K cuts an
+#: implicit-GEMM convolution's K until it gives about this many (see split_k). 1056 (8 per
+#: SM) rather than 264: at batch 16 ResNet-18's 7x7x512 layers (K = 4608, 104 blocks of
+#: 64x64) then run in 0.23 ms instead of 0.34 (H200, benchmarks/h200_sweep.sh); batch 1
+#: is unchanged.
+GPU_WAVE = 1056
 #: work groups (after split-K) below which a smaller tile is taken
 GPU_ENOUGH = 180
 
@@ -32,7 +36,7 @@ TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "wide": WIDE, "mid": MID, "on
 
 
 def _custom_tiles(text: str):
-    """"TXxTYxTMxTNxBK" (e.g. "16x16x2x2x16"): any tiling, for tuning sweeps."""
+    """ "TXxTYxTMxTNxBK" (e.g. "16x16x2x2x16"): any tiling, for tuning sweeps."""
     try:
         tx, ty, tm, tn, bk = (int(v) for v in str(text).split("x"))
     except ValueError:
@@ -71,18 +75,37 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, 
         if bm <= m and bn <= max(n, 64) and cdiv(m, bm) * cdiv(n, bn) * batch >= 8:
             return BIG[0], BIG[1], (bm, bn)
         return SMALL[0], SMALL[1], _blocks(*SMALL)
-    # No HUGE or BIG on a GPU: on the H200 they ran ResNet-18 at batch 16 in 43 and 35 ms
-    # against 8.8 ms with WIDE (many accumulators per invocation, few warps per SM).
+    # On a GPU: for a convolution (k given: conv2d.comp) 64x64 blocks of 4x4 outputs first,
+    # then 32x64 (2x4), 32x32, 16x16, the first that gives enough work groups with split-K;
+    # for a GEMM (and 1x1 convolutions, which run one) 32x64 first. H200, every layer
+    # forced to each tiling (benchmarks/h200_sweep.sh): BIG ran ResNet-18's 3x3 layers at
+    # batch 16 in 4.8 ms against 6.5 with WIDE, and MobileNetV2's 1x1 GEMMs 10-30% slower
+    # than WIDE; 8x8 outputs per invocation (HUGE) were 6-8x slower than BIG at any batch.
+    order, wave, enough = _gpu_knobs(options, conv=bool(k))
     best = None
-    for local, spec in (WIDE, MID, ONE):
+    for local, spec in order:
         bm, bn = _blocks(local, spec)
         groups = cdiv(m, bm) * cdiv(n, bn) * batch
         groups *= split_k(device, groups, k, options or {}) if k else 1
-        if groups >= GPU_ENOUGH:
+        if groups >= enough:
             return local, spec, (bm, bn)
         if best is None or groups > best[0]:
             best = (groups, local, spec, (bm, bn))
     return best[1:]
+
+
+def _gpu_knobs(options: dict | None, conv: bool = False):
+    """A GPU's tilings in order of preference, its work-group wave (split-K below half of
+    it) and the work groups a tiling must give. Session options override them, for tuning
+    sweeps on a device (tools/profile_vulkan.py --option): "vulkan.gpu_tilings" (names of
+    TILES or TXxTYxTMxTNxBK, comma-separated), "vulkan.gpu_wave", "vulkan.gpu_enough"."""
+    o = options or {}
+    names = o.get("vulkan.gpu_tilings")
+    if names:
+        order = [TILES[t] if t in TILES else _custom_tiles(t) for t in str(names).split(",") if t]
+    else:
+        order = [BIG, WIDE, MID, ONE] if conv else [WIDE, MID, ONE]
+    return order, int(o.get("vulkan.gpu_wave", GPU_WAVE)), int(o.get("vulkan.gpu_enough", GPU_ENOUGH))
 
 
 def split_k(device, groups: int, k: int, options: dict) -> int:
@@ -91,9 +114,10 @@ def split_k(device, groups: int, k: int, options: dict) -> int:
     forced = options.get("vulkan.splitk")
     if forced:
         return max(1, min(int(forced), cdiv(k, 16)))
-    if not is_gpu(device, options) or groups == 0 or groups * 2 >= GPU_WAVE:
+    _, wave, _ = _gpu_knobs(options)
+    if not is_gpu(device, options) or groups == 0 or groups * 2 >= wave:
         return 1  # groups == 0: an empty output (a zero batch) has nothing to split
-    return max(1, min(cdiv(GPU_WAVE, groups), k // 256, 16))  # each slice keeps >= 256 of K
+    return max(1, min(cdiv(wave, groups), k // 256, 16))  # each slice keeps >= 256 of K
 
 
 def _matmul_plan(a_shape, b_shape):
@@ -134,8 +158,24 @@ def _record_matmul(op, rec):
     m, n, k, dims, sa, sb, sc = _matmul_plan(a.info.shape, b.info.shape)
     (nb1, nb2), (sa, sb, sc) = _batch2(dims, sa, sb, sc)
     act, aa, ab = activation_code(op.node.attrs)
-    _gemm(rec, [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(y)], m, n, k, nb1, nb2,
-          (k, 1, sa[0], sa[1]), (n, 1, sb[0], sb[1]), (sc[0], sc[1]), None, 1.0, 0.0, act, aa, ab)
+    _gemm(
+        rec,
+        [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(y)],
+        m,
+        n,
+        k,
+        nb1,
+        nb2,
+        (k, 1, sa[0], sa[1]),
+        (n, 1, sb[0], sb[1]),
+        (sc[0], sc[1]),
+        None,
+        1.0,
+        0.0,
+        act,
+        aa,
+        ab,
+    )
 
 
 #: gemv.comp: rows of A it takes (its shared memory holds this many partial sums per invocation)
@@ -150,14 +190,16 @@ def use_gemv(device, m: int, k: int, b_sk: int, options: dict | None = None) -> 
     forced = (options or {}).get("vulkan.gemv")
     if forced is not None:
         return bool(forced) and m <= GEMV_ROWS
-    return m <= GEMV_ROWS and b_sk == 1 and k >= 64 and is_gpu(device, options) and not (options or {}).get(
-        "vulkan.tiles")
+    return (
+        m <= GEMV_ROWS and b_sk == 1 and k >= 64 and is_gpu(device, options) and not (options or {}).get("vulkan.tiles")
+    )
 
 
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
     has_bias = int(bias_st is not None)
-    push = pack(m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)),
-                float(alpha), float(beta), aa, ab)
+    push = pack(
+        m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)), float(alpha), float(beta), aa, ab
+    )
     if use_gemv(rec.device, m, k, b_st[0], rec.options):
         gx = min(n, MAX_GROUPS)
         rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))

@@ -55,7 +55,7 @@ void main() {
     uint wbase = g * og * K;
 
     float acc[TM * TN];
-    for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+    [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
 
     uint k_end = min(K, (split + 1) * p.kchunk);
     for (uint k0 = split * p.kchunk; k0 < k_end; k0 += BK) {
@@ -79,12 +79,12 @@ void main() {
     }
 
     uint total = p.N * p.O * OHW;
-    for (uint i = 0; i < TM; ++i) {
+    [[unroll]] for (uint i = 0; i < TM; ++i) {
         uint gm = m0 + ty + i * TY;
         if (gm >= og) continue;
         uint oc = g * og + gm;
         float b = p.has_bias != 0 ? float(bias[oc]) : 0.0;
-        for (uint j = 0; j < TN; ++j) {
+        [[unroll]] for (uint j = 0; j < TN; ++j) {
             uint c = n0 + tx + j * TX;
             if (c >= NCOL) continue;
             uint at = ((c / OHW) * p.O + oc) * OHW + c % OHW;

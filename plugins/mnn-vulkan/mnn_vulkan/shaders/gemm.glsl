@@ -34,7 +34,7 @@ void main() {
     uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
 
     float acc[TM * TN];
-    for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+    [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
 
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
         // stage A: walk along whichever of m or k is contiguous in memory
@@ -57,10 +57,10 @@ void main() {
 
     uint c0 = z1 * p.c_s1 + z2 * p.c_s2;
     uint bias0 = z1 * p.bias_s1 + z2 * p.bias_s2;
-    for (uint i = 0; i < TM; ++i) {
+    [[unroll]] for (uint i = 0; i < TM; ++i) {
         uint gm = m0 + ty + i * TY;
         if (gm >= p.M) continue;
-        for (uint j = 0; j < TN; ++j) {
+        [[unroll]] for (uint j = 0; j < TN; ++j) {
             uint gn = n0 + tx + j * TX;
             if (gn >= p.N) continue;
             float v = p.alpha * acc[i * TN + j];
