@@ -9,7 +9,7 @@ import numpy as np
 
 from mnn_core.ops.conv import conv_geometry
 
-from . import _arm, paths
+from . import _arm, half, paths
 from ._common import fused_activation, kernel, static_shape
 
 
@@ -30,7 +30,7 @@ def _conv_supports(node, ins):
     return True
 
 
-@kernel("Conv", supports=_conv_supports, efficiency=0.6)
+@kernel("Conv", half_native=True, supports=_conv_supports, efficiency=0.6)
 def prepare_conv(node, ins, outs, constants, ctx):
     weight = constants.get(node.inputs[1])
     if weight is None:
@@ -41,7 +41,12 @@ def prepare_conv(node, ins, outs, constants, ctx):
     p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     bias = constants.get(node.inputs[2]) if has_bias else None
-    return _arm.conv(paths.float_path(ctx.precision, ctx.options), p, weight, bias, 2 if has_bias else -1)
+    path = paths.float_path(ctx.precision, ctx.options)
+    if not half.half_activations(ctx):
+        return _arm.conv(path, p, weight, bias, 2 if has_bias else -1)
+    if bias is None and has_bias:  # a bias arriving at run would be fp16: the fp32-io kernel, widened
+        return half.widen(_arm.conv(path, p, weight, None, 2), ins, outs)
+    return _arm.conv("fp16h", p, weight, bias, -1)
 
 
 
@@ -67,7 +72,7 @@ def _scalar(constants, name, what):
     return np.asarray(value)
 
 
-@kernel("QLinearConv", dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports, efficiency=0.8)
+@kernel("QLinearConv", half_native=True, dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports, efficiency=0.8)
 def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     names = node.inputs
     x_dtype, w_dtype = ins[0].dtype, ins[3].dtype
@@ -96,7 +101,7 @@ def _conv_integer_supports(node, ins):
     return True
 
 
-@kernel("ConvInteger", dtypes=("uint8", "int8"), supports=_conv_integer_supports, efficiency=0.8)
+@kernel("ConvInteger", half_native=True, dtypes=("uint8", "int8"), supports=_conv_integer_supports, efficiency=0.8)
 def prepare_conv_integer(node, ins, outs, constants, ctx):
     names = node.inputs
     w = _scalar(constants, names[1], "weight")

@@ -3,7 +3,7 @@ broadcast C) on a float path's packed GEMM; constant B is packed at prepare."""
 
 from __future__ import annotations
 
-from . import _arm, paths
+from . import _arm, half, paths
 from ._common import fused_activation, kernel, prod, static_shape
 
 
@@ -13,7 +13,18 @@ def _matmul_supports(node, ins):
     return True
 
 
-@kernel("MatMul", supports=_matmul_supports, efficiency=0.7)
+def _float_path(ctx, runtime_bias: bool) -> str:
+    """fp16h when the tensors are fp16 (a runtime bias is not: such an op is widened instead)."""
+    if half.half_activations(ctx) and not runtime_bias:
+        return "fp16h"
+    return paths.float_path(ctx.precision, ctx.options)
+
+
+def _finish(execution, path, ins, outs, ctx):
+    return half.widen(execution, ins, outs) if half.half_activations(ctx) and path != "fp16h" else execution
+
+
+@kernel("MatMul", half_native=True, supports=_matmul_supports, efficiency=0.7)
 def prepare_matmul(node, ins, outs, constants, ctx):
     a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
     k, n = b_shape
@@ -21,8 +32,8 @@ def prepare_matmul(node, ins, outs, constants, ctx):
     act, act_alpha, act_beta = fused_activation(node.attrs)
     p = dict(M=m, N=n, K=k, batch=1, a_rs=k, a_cs=1, b_rs=n, b_cs=1, bias_rs=0, bias_cs=0, alpha=1.0, beta=1.0,
              act=act, act_alpha=act_alpha, act_beta=act_beta)
-    return _arm.matmul(paths.float_path(ctx.precision, ctx.options), "arm.MatMul", p,
-                       constants.get(node.inputs[1]), None, -1)
+    path = _float_path(ctx, False)
+    return _arm.matmul(path, "arm.MatMul", p, constants.get(node.inputs[1]), None, -1)
 
 
 def _bias_strides(shape: tuple) -> tuple[int, int]:
@@ -30,7 +41,7 @@ def _bias_strides(shape: tuple) -> tuple[int, int]:
     return (0 if r == 1 else c), (0 if c == 1 else 1)
 
 
-@kernel("Gemm", efficiency=0.7)
+@kernel("Gemm", half_native=True, efficiency=0.7)
 def prepare_gemm(node, ins, outs, constants, ctx):
     attrs = node.attrs
     a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
@@ -44,5 +55,6 @@ def prepare_gemm(node, ins, outs, constants, ctx):
     p = dict(M=m, N=n, K=k, batch=1, a_rs=a_rs, a_cs=a_cs, b_rs=b_rs, b_cs=b_cs, bias_rs=bias_rs, bias_cs=bias_cs,
              alpha=attrs["alpha"], beta=attrs["beta"], act=act, act_alpha=act_alpha, act_beta=act_beta)
     bias = constants.get(node.inputs[2]) if has_c else None
-    return _arm.matmul(paths.float_path(ctx.precision, ctx.options), "arm.Gemm", p, constants.get(node.inputs[1]),
-                       bias, 2 if has_c and bias is None else -1)
+    path = _float_path(ctx, has_c and bias is None)
+    execution = _arm.matmul(path, "arm.Gemm", p, constants.get(node.inputs[1]), bias, 2 if has_c and bias is None else -1)
+    return _finish(execution, path, ins, outs, ctx)

@@ -14,7 +14,8 @@
 #define LANES 4
 #define NV 3
 
-static inline void store4(float *d, float32x4_t v) { vst1q_f32(d, v); }
+#define XV 4
+#define COPY_X(d, s) vst1q_f32(d, vld1q_f32(s))
 
 #include "fgemm_body.h"
 
@@ -227,8 +228,10 @@ static void depthwise3x3_f32(const float *x, const float *w, const float *bias, 
     }
 }
 
-static void depthwise_fp32(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+static void depthwise_fp32(const void *xv, const float *w, const float *bias, void *yv, int64_t planes,
                            const arm_conv_geom *g, const arm_epilogue *e, void *work) {
+    const float *x = (const float *)xv;
+    float *y = (float *)yv;
     const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     const int64_t taps = g->kh * g->kw;
@@ -274,5 +277,5 @@ static void depthwise_fp32(const float *x, const float *w, const float *bias, fl
     if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
 }
 
-const arm_fkernels arm_fkernels_fp32 = {"fp32", MR, NR, 4, pack_a_impl, pack_b_impl, im2col_b_impl,
+const arm_fkernels arm_fkernels_fp32 = {"fp32", MR, NR, 4, 4, pack_a_impl, pack_b_impl, im2col_b_impl,
                                         gemm_driver, depthwise_fp32};
