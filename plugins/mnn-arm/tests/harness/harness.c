@@ -74,6 +74,18 @@ static double act_ref(int act, double v, double a, double b) {
 
 /* -- float paths ------------------------------------------------------------------------ */
 
+/* Activations in the path's own type: fp32 buffers as they are, or (fp16h: io_bytes 2) a fp16 copy. */
+static void *to_io(const arm_fkernels *k, const float *x, int64_t n) {
+    void *p = xalloc(n * k->io_bytes);
+    if (k->io_bytes == 2) arm_f32_to_f16(x, p, n);
+    else memcpy(p, x, n * 4);
+    return p;
+}
+static void from_io(const arm_fkernels *k, const void *p, float *y, int64_t n) {
+    if (k->io_bytes == 2) arm_f16_to_f32(p, y, n);
+    else memcpy(y, p, n * 4);
+}
+
 static void test_gemm(const arm_fkernels *k, double rtol, int64_t M, int64_t N, int64_t K, int col_bias) {
     float *a = xalloc(M * K * 4), *b = xalloc(K * N * 4), *bias = xalloc((M > N ? M : N) * 4), *c = xalloc(M * N * 4);
     double *want = xalloc(M * N * 8), *mag = xalloc(M * N * 8);
@@ -82,12 +94,15 @@ static void test_gemm(const arm_fkernels *k, double rtol, int64_t M, int64_t N, 
     for (int64_t i = 0; i < (M > N ? M : N); ++i) bias[i] = frand();
     void *ap = xalloc(arm_packed_a_elems(k->mr, M, K) * k->elem_bytes);
     void *bp = xalloc(arm_packed_a_elems(k->nr, N, K) * k->elem_bytes);
-    k->pack_a(a, K, 1, M, K, ap);
-    k->pack_b(b, N, 1, K, N, bp);
+    void *aio = to_io(k, a, M * K), *bio = to_io(k, b, K * N), *cio = xalloc(M * N * k->io_bytes);
+    k->pack_a(aio, K, 1, M, K, ap);
+    k->pack_b(bio, N, 1, K, N, bp);
     arm_epilogue e = {1.0f, 1.0f, bias, col_bias ? 0 : 1, col_bias ? 1 : 0, col_bias ? ARM_ACT_SIGMOID : ARM_ACT_RELU,
                       0, 0};
     if (col_bias) e.alpha = 2.0f, e.beta = 0.5f;
-    k->gemm(M, N, K, ap, bp, c, N, &e);
+    k->gemm(M, N, K, ap, bp, cio, N, &e);
+    from_io(k, cio, c, M * N);
+    free(aio), free(bio), free(cio);
     for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) {
             double s = 0, sa = 0;
@@ -146,25 +161,30 @@ static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, 
     for (int64_t i = 0; i < O; ++i) bias[i] = frand();
     arm_epilogue e = {1.0f, 1.0f, NULL, 1, 0, ARM_ACT_CLIP, 0.0f, 6.0f};
     const int depthwise = group == C && O == C;
+    const int64_t eb = k->io_bytes;
+    char *xio = to_io(k, x, N * C * H * W), *yio = xalloc(out * eb);
     if (depthwise) {
         g.C = C;
         void *work = xalloc(arm_depthwise_work_bytes(&g));
-        k->depthwise(x, w, bias, y, N * C, &g, &e, work);
+        k->depthwise(xio, w, bias, yio, N * C, &g, &e, work); /* depthwise weights stay fp32 */
         free(work);
     } else {
         const int64_t stride = arm_packed_a_elems(k->mr, og, Kg);
-        char *wp = xalloc(group * stride * k->elem_bytes);
-        for (int64_t gi = 0; gi < group; ++gi) k->pack_a(w + gi * og * Kg, Kg, 1, og, Kg, wp + gi * stride * k->elem_bytes);
+        char *wp = xalloc(group * stride * k->elem_bytes), *wio = to_io(k, w, O * Kg);
+        for (int64_t gi = 0; gi < group; ++gi)
+            k->pack_a(wio + gi * og * Kg * eb, Kg, 1, og, Kg, wp + gi * stride * k->elem_bytes);
         const int64_t cols = arm_conv_chunk_cols(k, &g);
         void *work = xalloc(cols * Kg * k->elem_bytes + 64);
         for (int64_t n = 0; n < N; ++n)
             for (int64_t gi = 0; gi < group; ++gi) {
                 e.bias = bias + gi * og;
-                arm_conv_gemm(k, &g, og, wp + gi * stride * k->elem_bytes, x + (n * C + gi * cg) * H * W,
-                              y + (n * O + gi * og) * g.OH * g.OW, &e, cols, work);
+                arm_conv_gemm(k, &g, og, wp + gi * stride * k->elem_bytes, xio + (n * C + gi * cg) * H * W * eb,
+                              yio + (n * O + gi * og) * g.OH * g.OW * eb, &e, cols, work);
             }
-        free(wp), free(work);
+        free(wp), free(wio), free(work);
     }
+    from_io(k, yio, y, out);
+    free(xio), free(yio);
     conv_ref(x, w, bias, N, C, H, W, O, group, &g, ARM_ACT_CLIP, want, mag);
     char what[96];
     snprintf(what, sizeof what, "%s %s conv N=%ld C=%ld H=%ld O=%ld k=%ld s=%ld d=%ld p=%ld g=%ld", k->name,
@@ -197,6 +217,73 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     test_conv(k, rtol, 1, 5, 23, 5, 3, 2, 1, 1, 5);
     test_conv(k, rtol, 1, 6, 2, 6, 3, 2, 1, 1, 6);
     test_conv(k, rtol, 1, 2, 3, 2, 3, 1, 1, 0, 2);
+}
+
+/* -- fp16h element-wise (fp16 tensors) and the fp32 <-> fp16 conversions ----------------- */
+
+static void test_conversions(void) {
+    const int64_t n = 37;
+    float x[37], back[37];
+    __fp16 h[37];
+    int ok = 1;
+    for (int64_t i = 0; i < n; ++i) x[i] = frand() * 1000.0f;
+    x[3] = 65504.0f, x[4] = 1e-7f, x[5] = -0.0f, x[6] = 70000.0f; /* largest half, subnormal, -0, overflow */
+    arm_f32_to_f16(x, h, n);
+    arm_f16_to_f32(h, back, n);
+    for (int64_t i = 0; i < n; ++i) ok &= memcmp(&back[i], &(float){(float)(__fp16)x[i]}, 4) == 0;
+    report("conversions: fp32 -> fp16 -> fp32 as C's (__fp16) casts (37 values)", 0, ok);
+}
+
+static double binop_ref(int op, double a, double b) {
+    switch (op) {
+    case ARM_ADD: return a + b;
+    case ARM_SUB: return a - b;
+    case ARM_MUL: return a * b;
+    case ARM_DIV: return a / b;
+    case ARM_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+    }
+}
+
+static void test_half_eltwise(void) {
+    /* a [3][5][17] with b broadcast over the middle axis ([3][1][17]) and, second, b one value */
+    const int64_t dims[3] = {3, 5, 17}, sa[3] = {85, 17, 1}, n = 3 * 5 * 17;
+    const int64_t sbs[2][3] = {{17, 0, 1}, {0, 0, 0}};
+    float a[255], b[51], y[255];
+    double want[255], mag[255];
+    __fp16 ah[255], bh[51], yh[255];
+    for (int64_t i = 0; i < n; ++i) a[i] = frand() * 4.0f;
+    for (int64_t i = 0; i < 51; ++i) b[i] = 0.5f + (float)urand(); /* away from 0 for Div */
+    arm_f32_to_f16(a, ah, n);
+    arm_f32_to_f16(b, bh, 51);
+    static const char *names[] = {"add", "sub", "mul", "div", "max", "min"};
+    for (int bc = 0; bc < 2; ++bc)
+        for (int op = ARM_ADD; op <= ARM_MIN; ++op) {
+            arm_binary_h(op, ah, bh, yh, 3, dims, sa, sbs[bc]);
+            arm_f16_to_f32(yh, y, n);
+            for (int64_t i0 = 0; i0 < 3; ++i0)
+                for (int64_t i1 = 0; i1 < 5; ++i1)
+                    for (int64_t i2 = 0; i2 < 17; ++i2) {
+                        const int64_t i = i0 * 85 + i1 * 17 + i2;
+                        const double av = a[i], bv = b[i0 * sbs[bc][0] + i2 * sbs[bc][2]];
+                        want[i] = binop_ref(op, av, bv);
+                        mag[i] = op == ARM_MUL || op == ARM_DIV ? fabs(want[i]) : fabs(av) + fabs(bv);
+                    }
+            char what[96];
+            snprintf(what, sizeof what, "fp16h %s [3][5][17] with %s", names[op], bc ? "one value" : "[3][1][17]");
+            compare(what, y, want, mag, n, 1e-2);
+        }
+    const int acts[] = {ARM_ACT_RELU, ARM_ACT_CLIP, ARM_ACT_SIGMOID, ARM_ACT_HARD_SWISH};
+    static const char *act_names[] = {"relu", "clip(0, 6)", "sigmoid", "hard_swish"};
+    for (int i = 0; i < 4; ++i) {
+        arm_epilogue e = {1.0f, 1.0f, NULL, 0, 0, acts[i], 0.0f, 6.0f};
+        arm_activation_h(&e, ah, yh, 37);
+        arm_f16_to_f32(yh, y, 37);
+        for (int64_t j = 0; j < 37; ++j) want[j] = act_ref(acts[i], a[j], 0.0, 6.0), mag[j] = fabs(a[j]) + 1e-3;
+        char what[96];
+        snprintf(what, sizeof what, "fp16h activation %s (37 values)", act_names[i]);
+        compare(what, y, want, mag, 37, 1e-2);
+    }
 }
 
 /* -- fp32-only kernels: pooling, element-wise, softmax, norms --------------------------- */
@@ -521,13 +608,20 @@ int main(int argc, char **argv) {
     if (expect_dot >= 0) report("dispatch: offers int8_dot exactly when the CPU has asimddp", 0, dot == expect_dot);
     report("dispatch: fp16 table withheld unless runnable", 0, (arm_fkernels_for(ARM_PATH_FP16) != NULL) == fp16);
     report("dispatch: int8_dot table withheld unless runnable", 0, (arm_qkernels_for(ARM_PATH_INT8_DOT) != NULL) == dot);
+    report("dispatch: fp16h table withheld unless runnable", 0, (arm_fkernels_for(ARM_PATH_FP16H) != NULL) == fp16);
+    test_conversions();
 
     test_float_path(arm_fkernels_for(ARM_PATH_FP32), 1e-4);
     test_fp32_misc();
     test_fixed_requant();
     test_int8_path(arm_qkernels_for(ARM_PATH_INT8));
-    if (fp16) test_float_path(arm_fkernels_for(ARM_PATH_FP16), 1e-2);
-    else printf("skip fp16 path: this CPU lacks asimdhp (never called)\n");
+    if (fp16) {
+        test_float_path(arm_fkernels_for(ARM_PATH_FP16), 1e-2);
+        test_float_path(arm_fkernels_for(ARM_PATH_FP16H), 1e-2);
+        test_half_eltwise();
+    } else {
+        printf("skip fp16 and fp16h paths: this CPU lacks asimdhp (never called)\n");
+    }
     if (dot) test_int8_path(arm_qkernels_for(ARM_PATH_INT8_DOT));
     else printf("skip int8_dot path: this CPU lacks asimddp (never called)\n");
     printf("harness: %d checks, %d failed\n", checks, failures);
