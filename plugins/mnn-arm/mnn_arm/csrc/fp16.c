@@ -2,8 +2,8 @@
  * reports asimdhp): operands are packed to half precision, the 8x24 register
  * tile multiplies-accumulates 8 halves per instruction (vfmaq_laneq_f16), so
  * one k-step of a tile twice the fp32 tile's width costs the same number of
- * instructions. Partial sums are carried in fp16 for KC = 256 steps at most,
- * then added into the fp32 output; results are stored as fp32. */
+ * instructions. Partial sums are carried in fp16 for 256 steps at most, then
+ * in fp32 (fp16_body.h); results are stored as fp32. */
 #include <arm_neon.h>
 #include <math.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #define NR 24
 #define LANES 8
 #define NV 3
-#define KC 256
+#define KC 512
 
 static inline void store4(__fp16 *d, float32x4_t v) { vst1_f16(d, vcvt_f16_f32(v)); }
 #define XV 4

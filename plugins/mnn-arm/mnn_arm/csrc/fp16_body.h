@@ -96,27 +96,75 @@ static void activation_x(const arm_epilogue *e, xelem *y, int64_t n) {
     }
 #define ROW_TMP(r) TMP8(r, 0, c##r##0) if (nvc > 1) { TMP8(r, 1, c##r##1) } if (nvc > 2) { TMP8(r, 2, c##r##2) }
 
+/* fp16 partial sums are carried into fp32 every SPAN k-steps (their rounding error grows with the
+ * run of steps), so the K blocks can be KC = 512 long like fp32's: the same bytes of B in L1 */
+#define SPAN 256
+#define ADD8(r, v, acc)                                                                          \
+    vst1q_f32(tmp + r * NR + 8 * v, vaddq_f32(vld1q_f32(tmp + r * NR + 8 * v), vcvt_f32_f16(vget_low_f16(acc)))); \
+    vst1q_f32(tmp + r * NR + 8 * v + 4, vaddq_f32(vld1q_f32(tmp + r * NR + 8 * v + 4), vcvt_high_f32_f16(acc)));
+#define ROW_ADD(r) ADD8(r, 0, c##r##0) if (nvc > 1) { ADD8(r, 1, c##r##1) } if (nvc > 2) { ADD8(r, 2, c##r##2) }
+#define ROW_ZERO(r) c##r##0 = vdupq_n_f16(0), c##r##1 = c##r##0, c##r##2 = c##r##0;
+
+/* a tile whose sums were carried in fp32 (tmp[MR][NR]): rows of whole vectors stored 4 at a time */
+static void put_carried(const tile_args *t, const float *tmp) {
+    if (t->mr != MR || t->nc % 4) {
+        put_partial(t, tmp);
+        return;
+    }
+    tile_epi q;
+    tile_epi_init(t, &q);
+    for (int r = 0; r < MR; ++r) {
+        xelem *p = t->c + r * t->ldc;
+        for (int j = 0; j < t->nc; j += 4) {
+            float32x4_t v = vld1q_f32(tmp + r * NR + j);
+            if (t->accumulate) v = vaddq_f32(v, load_c4(p + j));
+            if (t->epi) {
+                v = vaddq_f32(v, vdupq_n_f32(q.bias[r]));
+                if (q.clamp) v = vminq_f32(vmaxq_f32(v, vdupq_n_f32(q.lo)), vdupq_n_f32(q.hi));
+            }
+            store_c4(p + j, v);
+        }
+    }
+}
+
 #define DEFINE_TILE(NAME, NVC)                                                      \
     static void NAME(const tile_args *t) {                                          \
         const int nvc = NVC;                                                        \
         ROW_ACC(0) ROW_ACC(1) ROW_ACC(2) ROW_ACC(3) ROW_ACC(4) ROW_ACC(5) ROW_ACC(6) ROW_ACC(7) \
         const __fp16 *a = t->a, *b = t->b;                                          \
-        for (int64_t k = 0; k < t->kc; ++k) {                                       \
-            if ((k & 3) == 0) { /* 4 k-steps = 1 line of A, 3 of B: 16 steps ahead */ \
-                __builtin_prefetch(a + 16 * MR);                                    \
-                __builtin_prefetch(b + 16 * NR);                                    \
-                __builtin_prefetch(b + 16 * NR + 32);                               \
-                __builtin_prefetch(b + 16 * NR + 64);                               \
+        float tmp[MR * NR];                                                         \
+        int carried = 0;                                                            \
+        int64_t k = 0;                                                              \
+        for (;;) {                                                                  \
+            const int64_t kend = t->kc - k > SPAN ? k + SPAN : t->kc;               \
+            for (; k < kend; ++k) {                                                 \
+                if ((k & 3) == 0) { /* 4 k-steps = 1 line of A, 3 of B: 16 steps ahead */ \
+                    __builtin_prefetch(a + 16 * MR);                                \
+                    __builtin_prefetch(b + 16 * NR);                                \
+                    __builtin_prefetch(b + 16 * NR + 32);                           \
+                    __builtin_prefetch(b + 16 * NR + 64);                           \
+                }                                                                   \
+                const float16x8_t av = vld1q_f16(a);                                \
+                const float16x8_t b0 = vld1q_f16(b);                                \
+                const float16x8_t b1 = nvc > 1 ? vld1q_f16(b + 8) : b0;             \
+                const float16x8_t b2 = nvc > 2 ? vld1q_f16(b + 16) : b0;            \
+                ROW_FMA(0) ROW_FMA(1) ROW_FMA(2) ROW_FMA(3) ROW_FMA(4) ROW_FMA(5) ROW_FMA(6) ROW_FMA(7) \
+                a += MR;                                                            \
+                b += NR;                                                            \
             }                                                                       \
-            const float16x8_t av = vld1q_f16(a);                                    \
-            const float16x8_t b0 = vld1q_f16(b);                                    \
-            const float16x8_t b1 = nvc > 1 ? vld1q_f16(b + 8) : b0;                 \
-            const float16x8_t b2 = nvc > 2 ? vld1q_f16(b + 16) : b0;                \
-            ROW_FMA(0) ROW_FMA(1) ROW_FMA(2) ROW_FMA(3) ROW_FMA(4) ROW_FMA(5) ROW_FMA(6) ROW_FMA(7) \
-            a += MR;                                                                \
-            b += NR;                                                                \
+            if (k == t->kc) break;                                                  \
+            if (carried) {                                                          \
+                ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5) ROW_ADD(6) ROW_ADD(7) \
+            } else {                                                                \
+                ROW_TMP(0) ROW_TMP(1) ROW_TMP(2) ROW_TMP(3) ROW_TMP(4) ROW_TMP(5) ROW_TMP(6) ROW_TMP(7) \
+            }                                                                       \
+            ROW_ZERO(0) ROW_ZERO(1) ROW_ZERO(2) ROW_ZERO(3) ROW_ZERO(4) ROW_ZERO(5) ROW_ZERO(6) ROW_ZERO(7) \
+            carried = 1;                                                            \
         }                                                                           \
-        if (t->mr == MR && t->nc == 8 * nvc && t->epi && !t->accumulate) {          \
+        if (carried) {                                                              \
+            ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5) ROW_ADD(6) ROW_ADD(7) \
+            put_carried(t, tmp);                                                    \
+        } else if (t->mr == MR && t->nc == 8 * nvc && t->epi && !t->accumulate) {   \
             tile_epi q;                                                             \
             tile_epi_init(t, &q);                                                   \
             const float16x8_t lo = vdupq_n_f16((__fp16)q.lo), hi = vdupq_n_f16((__fp16)q.hi); \
@@ -124,7 +172,6 @@ static void activation_x(const arm_epilogue *e, xelem *y, int64_t n) {
         } else if (t->mr == MR && t->nc == 8 * nvc) {                               \
             ROW_PUT(0) ROW_PUT(1) ROW_PUT(2) ROW_PUT(3) ROW_PUT(4) ROW_PUT(5) ROW_PUT(6) ROW_PUT(7) \
         } else {                                                                    \
-            float tmp[MR * NR];                                                     \
             ROW_TMP(0) ROW_TMP(1) ROW_TMP(2) ROW_TMP(3) ROW_TMP(4) ROW_TMP(5) ROW_TMP(6) ROW_TMP(7) \
             put_partial(t, tmp);                                                    \
         }                                                                           \

@@ -18,7 +18,7 @@
 #define NR 24
 #define LANES 8
 #define NV 3
-#define KC 256
+#define KC 512
 #define XHALF 1
 #define XV 8
 #define COPY_X(d, s) vst1q_f16(d, vld1q_f16(s))

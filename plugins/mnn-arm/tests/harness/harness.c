@@ -195,7 +195,9 @@ static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, 
 }
 
 static void test_float_path(const arm_fkernels *k, double rtol) {
-    const int64_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {8, 12, 64}, {8, 24, 17}, {33, 50, 700}, {20, 7, 300}};
+    /* K 700 / 1100: K blocks of 512 (the fp16 paths carry their sums into fp32 every 256 steps inside one) */
+    const int64_t shapes[][3] = {{1, 1, 1},     {7, 13, 5},    {8, 12, 64}, {8, 24, 17},
+                                 {33, 50, 700}, {20, 7, 300}, {9, 30, 1100}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
         test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 0);
         test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 1);
@@ -203,6 +205,7 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     test_conv(k, rtol, 1, 16, 9, 24, 1, 1, 1, 0, 1);  /* pointwise */
     test_conv(k, rtol, 2, 3, 13, 10, 3, 1, 1, 1, 1);  /* 3x3, batch 2 */
     test_conv(k, rtol, 1, 8, 15, 16, 3, 2, 1, 1, 1);  /* 3x3 stride 2 */
+    test_conv(k, rtol, 1, 40, 6, 24, 3, 1, 1, 1, 1);  /* 3x3, K = 360: sums carried in fp32 on the fp16 paths */
     test_conv(k, rtol, 1, 4, 11, 5, 5, 1, 2, 2, 1);   /* 5x5 dilation 2 */
     test_conv(k, rtol, 1, 6, 9, 4, 3, 1, 1, 1, 2);    /* grouped */
     test_conv(k, rtol, 1, 7, 13, 7, 3, 1, 1, 1, 7);   /* depthwise */
