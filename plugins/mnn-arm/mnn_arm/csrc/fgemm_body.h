@@ -2,8 +2,9 @@
  * (each compiled with its own flags). Before including, define ELEM (the
  * packed element type), MR x NR (the register tile), LANES (elements per B
  * vector) and NV = NR / LANES; XHALF (1: activations are fp16 in memory, the
- * "fp16h" path; default 0: fp32), XV and COPY_X(d, s) (XV activation elements
- * packed at once); after it, define tile_full and tile_part.
+ * "fp16h" path; default 0: fp32), XV, COPY_X(d, s) (XV activation elements
+ * packed at once) and COPY_X2 (XV of every other element); after it, define
+ * tile_full and tile_part.
  *
  * Activation pointers (what pack_a / pack_b / im2col_b read, what the GEMM
  * writes) are `xelem`: float, or __fp16 under XHALF. Weights are packed with
@@ -221,14 +222,18 @@ static void im2col_b_impl(const void *xv, const arm_conv_geom *g, int64_t n0, in
                     for (int r = 0; r < run; ++r) d[col + r] = (ELEM)0;
                 } else {
                     const xelem *row = plane + ih * g->W;
-                    const int64_t iw0 = ow * g->sw + j * g->dw - g->pl;
+                    const int64_t iw0 = ow * g->sw + j * g->dw - g->pl, sw = g->sw;
                     int r = 0;
-                    if (g->sw == 1 && iw0 >= 0 && iw0 + run <= g->W) {
-                        for (; r + XV <= run; r += XV) COPY_X(d + col + r, row + iw0 + r);
-                    }
+                    for (; r < run && iw0 + r * sw < 0; ++r) d[col + r] = (ELEM)0; /* left padding */
+                    /* the columns inside the row, XV at a time (stride 2: every other element) */
+                    if (sw == 1)
+                        for (; r + XV <= run && iw0 + r + XV <= g->W; r += XV) COPY_X(d + col + r, row + iw0 + r);
+                    else if (sw == 2)
+                        for (; r + XV <= run && iw0 + 2 * (r + XV) <= g->W; r += XV)
+                            COPY_X2(d + col + r, row + iw0 + 2 * r);
                     for (; r < run; ++r) {
-                        const int64_t iw = iw0 + r * g->sw;
-                        d[col + r] = iw >= 0 && iw < g->W ? (ELEM)row[iw] : (ELEM)0;
+                        const int64_t iw = iw0 + r * sw;
+                        d[col + r] = iw < g->W ? (ELEM)row[iw] : (ELEM)0;
                     }
                 }
                 col += run;

@@ -20,6 +20,7 @@
 static inline void store4(__fp16 *d, float32x4_t v) { vst1_f16(d, vcvt_f16_f32(v)); }
 #define XV 4
 #define COPY_X(d, s) store4(d, vld1q_f32(s))
+#define COPY_X2(d, s) store4(d, vld2q_f32(s).val[0]) /* every other element */
 
 #include "fgemm_body.h"
 #include "fp16_body.h"

@@ -231,7 +231,7 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f16(const __fp16 *p
                                                                  const arm_conv_geom *g, const float16x8_t w0,
                                                                  const float16x8_t w1, float16x8_t vb,
                                                                  const int clamp, float16x8_t lo, float16x8_t hi,
-                                                                 const int s) {
+                                                                 const int s, const int64_t room) {
     const int64_t OH = g->OH, OW = g->OW;
     for (int64_t oh = 0; oh < OH; ++oh) {
         const __fp16 *r0 = pad + oh * s * R, *r1 = r0 + R, *r2 = r1 + R;
@@ -261,7 +261,8 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f16(const __fp16 *p
                 FMA16(acc, vld2q_f16(r2 + 2 * ow + 2).val[0], w1, 0);
             }
             if (clamp) acc = vminq_f16(vmaxq_f16(acc, lo), hi);
-            if (ow + 8 <= OW) store8(yo + ow, acc);
+            /* as in fp32.c: whole vectors spill into the next rows where that stays inside y */
+            if (ow + 8 <= OW || oh * OW + ow + 8 <= room) store8(yo + ow, acc);
             else store_part8(yo + ow, acc, OW - ow);
         }
     }
@@ -281,10 +282,11 @@ static void depthwise3x3_f16(const xelem *x, const float *w, const float *bias, 
         const float16x8_t vb = vdupq_n_f16((__fp16)(bias ? bias[c] : 0.0f));
         pad_plane3_f16(x + p * g->H * g->W, g, pad, PH, R);
         xelem *yp = y + p * g->OH * g->OW;
-        if (g->sh == 1 && clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 1);
-        else if (g->sh == 1) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 1);
-        else if (clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 2);
-        else dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 2);
+        const int64_t room = (planes - p) * g->OH * g->OW; /* elements from yp to the end of y */
+        if (g->sh == 1 && clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 1, room);
+        else if (g->sh == 1) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 1, room);
+        else if (clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 2, room);
+        else dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 2, room);
     }
 }
 

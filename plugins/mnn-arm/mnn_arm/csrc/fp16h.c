@@ -22,6 +22,7 @@
 #define XHALF 1
 #define XV 8
 #define COPY_X(d, s) vst1q_f16(d, vld1q_f16(s))
+#define COPY_X2(d, s) vst1q_f16(d, vld2q_f16(s).val[0]) /* every other element */
 
 #include "fgemm_body.h"
 #include "fp16_body.h"

@@ -16,6 +16,7 @@
 
 #define XV 4
 #define COPY_X(d, s) vst1q_f32(d, vld1q_f32(s))
+#define COPY_X2(d, s) vst1q_f32(d, vld2q_f32(s).val[0]) /* every other element */
 
 #include "fgemm_body.h"
 
@@ -173,7 +174,7 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f32(const float *pa
                                                                  const arm_conv_geom *g, const float32x4_t w0,
                                                                  const float32x4_t w1, const float32x4_t w2,
                                                                  float32x4_t vb, const int clamp, float32x4_t lo,
-                                                                 float32x4_t hi, const int s) {
+                                                                 float32x4_t hi, const int s, const int64_t room) {
     const int64_t OH = g->OH, OW = g->OW;
     for (int64_t oh = 0; oh < OH; ++oh) {
         const float *r0 = pad + oh * s * R, *r1 = r0 + R, *r2 = r1 + R;
@@ -203,7 +204,9 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f32(const float *pa
                 acc = vfmaq_laneq_f32(acc, vld2q_f32(r2 + 2 * ow + 2).val[0], w2, 0);
             }
             if (clamp) acc = vminq_f32(vmaxq_f32(acc, lo), hi);
-            if (ow + 4 <= OW) vst1q_f32(yo + ow, acc);
+            /* a whole vector, spilling past the row into the next rows (written after this one) where
+             * that stays inside y */
+            if (ow + 4 <= OW || oh * OW + ow + 4 <= room) vst1q_f32(yo + ow, acc);
             else store_part_f32(yo + ow, acc, OW - ow);
         }
     }
@@ -220,11 +223,12 @@ static void depthwise3x3_f32(const float *x, const float *w, const float *bias, 
         const float32x4_t vb = vdupq_n_f32(bias ? bias[c] : 0.0f);
         pad_plane3_f32(x + p * g->H * g->W, g, pad, PH, R);
         float *yp = y + p * g->OH * g->OW;
+        const int64_t room = (planes - p) * g->OH * g->OW; /* elements from yp to the end of y */
         /* stride and clamp as constants: four specialised loops */
-        if (g->sh == 1 && clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 1);
-        else if (g->sh == 1) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 1);
-        else if (clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 2);
-        else dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 2);
+        if (g->sh == 1 && clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 1, room);
+        else if (g->sh == 1) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 1, room);
+        else if (clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 2, room);
+        else dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 2, room);
     }
 }
 
