@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.ops.conv import conv_geometry
+from mnn_core.ops.quant import requant_multiplier
 
 from . import _arm, half, paths
 from ._common import fused_activation, kernel, static_shape
@@ -84,9 +85,8 @@ def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     bias = constants.get(names[8]) if has_bias else None
     p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
     o = w.shape[0]
-    # the reference's order of float64 operations: (sx * sw) / sy, then acc * that
-    scale = sx.astype(np.float64).reshape(()) * np.broadcast_to(sw.astype(np.float64).ravel(), (o,))
-    mult = scale / sy.astype(np.float64).reshape(())
+    # the reference's multiplier (float32(float32(sx * sw) / sy), mnn_core/ops/quant.py), exact in float64
+    mult = np.broadcast_to(requant_multiplier(sx.reshape(()), sw.ravel(), sy.reshape(())), (o,)).astype(np.float64)
     out_kind = 1 if outs[0].dtype == "uint8" else 2
     return _arm.qconv(paths.int8_path(), p, w, int(x_dtype == "uint8"), int(w_dtype == "uint8"),
                       int(zx.reshape(())), np.broadcast_to(zw.astype(np.int64).ravel(), (o,)), mult,

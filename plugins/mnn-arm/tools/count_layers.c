@@ -118,9 +118,9 @@ static void int8_layer(int path, long C, long H, long W, long O, long k, long s,
     for (long i = 0; i < O; ++i) {
         da[i] = 0; /* symmetric int8 weights: zw = 0 */
         bias[i] = (int32_t)(next_u32() % 2001) - 1000;
-        /* (sx * sw) / sy in float64 from float32 scales, as mnn_core/ops/quant.py forms it */
+        /* float32(float32(sx * sw) / sy), as mnn_core/ops/quant.py forms it */
         const float sx = 0.02f, sw = 0.001f * (float)(5 + next_u32() % 26), sy = 0.4f;
-        mult[i] = ((double)sx * (double)sw) / (double)sy;
+        mult[i] = (double)((float)(sx * sw) / sy);
     }
     st.epi.K = Kg, st.epi.da = da, st.epi.da_rs = 1, st.epi.db = &db, st.epi.db_cs = 0;
     st.epi.out_kind = 1, st.epi.mult = mult, st.epi.mult_rs = 1, st.epi.zy = 3.0, st.epi.bias = bias;

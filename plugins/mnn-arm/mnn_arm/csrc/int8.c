@@ -149,8 +149,12 @@ static inline int32_t store_q(double v, int kind) {
 
 static const int32_t zeros4[4] = {0, 0, 0, 0};
 
+/* the rounding rule of mnn_core/ops/quant.py (docs/QUANT.md): rint(float32(acc) * M) in float32, M a float32
+ * held in a double (exact), halves to even */
+static inline double requant1(int64_t acc, double mult) { return (double)rintf((float)acc * (float)mult); }
+
 static int32_t ref_level(int64_t acc, double mult, double zy, int kind) {
-    return store_q(rint((double)acc * mult) + zy, kind);
+    return store_q(requant1(acc, mult) + zy, kind);
 }
 static int32_t fixed_level(int64_t acc, int64_t fm, int sh, double zy, int kind) {
     const int64_t r = (acc * fm + ((int64_t)1 << (sh - 1))) >> sh; /* what srshl by -sh computes */
@@ -169,7 +173,9 @@ void arm_q_fixed_mults(const double *mult, int64_t n, double zy, int out_kind, i
         const int64_t fm = (int64_t)llrint(ldexp(m, sh));
         if (fm >= ((int64_t)1 << 31) || sh < 32 || sh > 61) continue;
         int ok = 1;
-        /* level L starts at the smallest acc with rint(acc * m) + zy >= L: near (L - zy - 0.5) / m */
+        /* level L starts at the smallest acc with rint(acc * m) + zy >= L: near (L - zy - 0.5) / m (float32
+         * rounding moves it by less than the window below while sums fit float32 exactly; where it does
+         * not, the search fails and the channel keeps the float path) */
         for (int32_t L = lo + 1; L <= hi && ok; ++L) {
             const double a0 = ceil(((double)L - zy - 0.5) / m);
             if (a0 < -2147483000.0 || a0 > 2147483000.0) continue; /* beyond int32 sums */
@@ -242,24 +248,23 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
                 else vst1_lane_u32((uint32_t *)(o + c), vreinterpret_u32_s8(vqmovn_s16(h)), 0);
             }
             for (; c < N; ++c) {
-                const int32_t q = store_q(rint((double)(a[c] + row_base + (cs ? da * colsum[c] : 0)) * e->mult[m * e->mult_rs]) + e->zy,
+                const int32_t q = store_q(requant1(a[c] + row_base + (cs ? da * colsum[c] : 0), e->mult[m * e->mult_rs]) + e->zy,
                                           e->out_kind);
                 o[c] = (int8_t)q;
             }
             continue;
         }
-        if (!e->db_cs && e->mult_cs == 0) { /* QLinearConv: one multiplier per row, 2 lanes of float64 */
-            /* rint(v * mult) + zy clamped: fcvtns rounds half to even like rint; zy is added and the
+        if (!e->db_cs && e->mult_cs == 0) { /* QLinearConv: one multiplier per row, 4 lanes of float32 */
+            /* rint(float32(v) * M) + zy clamped: scvtf and fmul round to nearest even like the reference's
+             * float32 conversion and product, fcvtns rounds half to even like rint; zy is added and the
              * result clamped by saturating narrows (exact: every value is an integer by then) */
-            const float64x2_t mult = vdupq_n_f64(e->mult[m * e->mult_rs]);
+            const float32x4_t mult = vdupq_n_f32((float)e->mult[m * e->mult_rs]);
             const int32x4_t zy = vdupq_n_s32((int32_t)e->zy);
             int64_t c = 0;
             for (; c + 4 <= N; c += 4) {
                 const int32x4_t v = vmlaq_n_s32(vaddq_s32(vld1q_s32(a + c), vdupq_n_s32(row_base)),
                                                 vld1q_s32(colsum + (e->colsum ? c : 0)), da);
-                const int64x2_t q0 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(v))), mult));
-                const int64x2_t q1 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(v)), mult));
-                const int32x4_t q = vqaddq_s32(vcombine_s32(vqmovn_s64(q0), vqmovn_s64(q1)), zy);
+                const int32x4_t q = vqaddq_s32(vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(v), mult)), zy);
                 if (e->out_kind == 1) {
                     const uint8x8_t b8 = vqmovn_u16(vcombine_u16(vqmovun_s32(q), vdup_n_u16(0)));
                     vst1_lane_u32((uint32_t *)((uint8_t *)out + r * ldo + c), vreinterpret_u32_u8(b8), 0);
@@ -270,7 +275,7 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
             }
             for (; c < N; ++c) {
                 const int32_t v = a[c] + row_base + da * colsum[e->colsum ? c : 0];
-                const int32_t q = store_q(rint((double)v * e->mult[m * e->mult_rs]) + e->zy, e->out_kind);
+                const int32_t q = store_q(requant1(v, e->mult[m * e->mult_rs]) + e->zy, e->out_kind);
                 if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
                 else ((int8_t *)out)[r * ldo + c] = (int8_t)q;
             }
@@ -284,7 +289,7 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
             if (e->out_kind == 0) {
                 ((int32_t *)out)[r * ldo + c] = v;
             } else {
-                const int32_t q = store_q(rint((double)v * e->mult[m * e->mult_rs + n * e->mult_cs]) + e->zy,
+                const int32_t q = store_q(requant1(v, e->mult[m * e->mult_rs + n * e->mult_cs]) + e->zy,
                                           e->out_kind);
                 if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
                 else ((int8_t *)out)[r * ldo + c] = (int8_t)q;

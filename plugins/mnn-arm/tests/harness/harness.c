@@ -10,7 +10,8 @@
  *   fp32 within 1e-4 relative, fp16 within 1e-2 relative (relative to the
  *   magnitude of the summed terms, so a result that cancels to ~0 is judged
  *   by the size of what was summed), int8 bit-exact (ONNX QLinearConv /
- *   ConvInteger / QLinearMatMul semantics: float64, round half to even).
+ *   ConvInteger / QLinearMatMul semantics as mnn_core/ops/quant.py: exact sums, multiplier
+ *   float32(float32(sx * sw) / sy), y = rint(float32(acc) * multiplier) in float32, halves to even).
  * A path the CPU lacks is never called: calling it would die with SIGILL.
  * Prints one line per check and "harness: N checks, F failed"; exits 1 on failure. */
 #include <math.h>
@@ -409,8 +410,11 @@ static void test_fp32_misc(void) {
 
 /* -- int8 ------------------------------------------------------------------------------- */
 
+/* the reference's multiplier: float32(float32(sx * sw) / sy), held in a double */
+static double qmult(float sx, float sw, float sy) { return (double)((float)(sx * sw) / sy); }
+
 static int32_t requant_ref(double acc, double mult, double zy, int kind) {
-    double v = rint(acc * mult) + zy;
+    double v = (double)rintf((float)acc * (float)mult) + zy;
     const double lo = kind == 1 ? 0 : -128, hi = kind == 1 ? 255 : 127;
     return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
 }
@@ -436,7 +440,7 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
         zw[o] = per_channel ? (is_u8 ? irand(100, 150) : irand(-10, 10)) : (is_u8 ? 128 : 0);
         bias[o] = out_kind ? irand(-2000, 2000) : 0;
         const float sw = per_channel ? 0.001f * (float)irand(5, 30) : 0.01f;
-        mult[o] = ((double)sx * (double)sw) / (double)sy; /* the reference's order: (sx * sw) / sy */
+        mult[o] = qmult(sx, sw, sy);
         da[o] = (is_u8 ? 128 : 0) - zw[o];
     }
     const int32_t db = (is_u8 ? 128 : 0) - zx;
@@ -521,7 +525,7 @@ static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N)
     double *mult = xalloc(N * 8);
     for (int64_t n = 0; n < N; ++n) {
         zb[n] = irand(100, 130), db[n] = 128 - zb[n];
-        mult[n] = ((double)0.02f * (double)(0.001f * irand(5, 20))) / (double)0.05f;
+        mult[n] = qmult(0.02f, 0.001f * irand(5, 20), 0.05f);
     }
     const int32_t da = 128 - za;
     const int64_t K4 = arm_k4(K);
@@ -547,7 +551,7 @@ static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N)
         free(acc);
 }
 
-/* the fixed-point requantization against float64 rint on every sum of a band wider than the outputs
+/* the fixed-point requantization against the float32 rule on every sum of a band wider than the outputs
  * (exact ties included: power-of-two multipliers), for multipliers it is proven for */
 static void test_fixed_requant(void) {
     const double mults[] = {0.25, 0.125, 1.0 / 3.0, 0.0009765625, 0.00123456789, 0.0371, 0.4999, 0.000013};
@@ -555,25 +559,26 @@ static void test_fixed_requant(void) {
     for (size_t i = 0; i < sizeof mults / sizeof mults[0]; ++i)
         for (size_t kk = 0; kk < 2; ++kk) {
             const int kind = kinds[kk];
+            const double m = (double)(float)mults[i]; /* multipliers are float32 values */
             const double zy = kind == 1 ? 117.0 : -3.0;
             int32_t fix[2];
-            arm_q_fixed_mults(&mults[i], 1, zy, kind, fix);
-            const int64_t span = (int64_t)(300.0 / mults[i]), n = 2 * span + 17 < 400000 ? 2 * span + 17 : 400001;
+            arm_q_fixed_mults(&m, 1, zy, kind, fix);
+            const int64_t span = (int64_t)(300.0 / m), n = 2 * span + 17 < 400000 ? 2 * span + 17 : 400001;
             const int64_t step = (2 * span + 17) / n + 1;
             int32_t *acc = xalloc(n * 4);
             uint8_t *y = xalloc(n);
             for (int64_t j = 0; j < n; ++j) acc[j] = (int32_t)(-span + j * step);
             const int32_t zero = 0;
-            arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, kind, &mults[i], 0, 0, zy, fix};
+            arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, kind, &m, 0, 0, zy, fix};
             arm_q_finish(acc, n, y, n, 0, 0, 1, n, &e);
             int64_t bad = 0;
             for (int64_t j = 0; j < n; ++j) {
-                const int32_t want = requant_ref((double)acc[j], mults[i], (int32_t)zy, kind);
+                const int32_t want = requant_ref((double)acc[j], m, (int32_t)zy, kind);
                 bad += (kind == 1 ? (int32_t)y[j] : (int32_t)(int8_t)y[j]) != want;
             }
             char what[96];
-            snprintf(what, sizeof what, "requant %s mult=%.9g zy=%g %s", kind == 1 ? "u8" : "s8", mults[i], zy,
-                     fix[0] ? "fixed-point" : "float64 (not proven)");
+            snprintf(what, sizeof what, "requant %s mult=%.9g zy=%g %s", kind == 1 ? "u8" : "s8", m, zy,
+                     fix[0] ? "fixed-point" : "float32 (not proven)");
             report(what, (double)bad, bad == 0);
             free(acc), free(y);
         }
