@@ -64,6 +64,8 @@ cdef extern from "arm.h" nogil:
     void arm_f32_to_f16(const float* x, void* y, int64_t n)
     void arm_q_pack_a(const void* a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t* ap,
                       int32_t* rowsum)
+    void arm_q_pack_b(const void* b, int is_uint8, int64_t rs, int64_t cs, int64_t K, int64_t N, int8_t* bp,
+                      int32_t* colsum)
     void arm_q_fixed_mults(const double* mult, int64_t n, double zy, int out_kind, int32_t* fix)
     int64_t arm_qconv_chunk_cols(const arm_conv_geom* g)
     int64_t arm_q_depthwise_work_elems(const arm_conv_geom* g)
@@ -157,6 +159,17 @@ cdef extern from "ops.h" nogil:
         int32_t n_in, n_out
         float* in_buf[16]
         float* out_buf[4]
+    ctypedef struct arm_qmatmul_state:
+        arm_op op
+        const arm_qkernels* k
+        int32_t a_uint8, out_bytes
+        int64_t M, K, N
+        const int8_t* bp
+        arm_qepilogue epi
+        int8_t* ap
+        int32_t* rowsum
+        int32_t* acc
+    int arm_qmatmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_widen_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -486,4 +499,38 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.bwork = <int8_t*>ex.hold(Buffer(s.chunk_cols * K4))
     s.colsum = <int32_t*>ex.hold(Buffer(s.chunk_cols * 4))
     s.acc = <int32_t*>ex.hold(Buffer(s.og * s.chunk_cols * 4))
+    return ex
+
+
+def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, int b_uint8, zb, mult, int zy,
+            int out_kind):
+    """QLinearMatMul with a constant B [K][N]: zb and mult per column (float32 multipliers held in float64),
+    A's batch (its leading dims) folded into repeated M x K products."""
+    cdef Execution ex = _execution(f"arm.QLinearMatMul [{path}]", sizeof(arm_qmatmul_state), arm_qmatmul_run)
+    cdef arm_qmatmul_state* s = <arm_qmatmul_state*>ex.state
+    s.k = arm_qkernels_for(PATHS[path])
+    if s.k == NULL:
+        raise RuntimeError(f"arm: the {path} path is not runnable on this CPU")
+    s.M, s.K, s.N, s.a_uint8, s.out_bytes = M, K, N, a_uint8, 1
+    cdef int64_t K4 = arm_k4(K)
+    bc = np.ascontiguousarray(b)
+    bp = Buffer((N + ARM_Q_NR - 1) // ARM_Q_NR * ARM_Q_NR * K4)
+    colsum = Buffer(N * 4)
+    if bc.size:
+        arm_q_pack_b(<const void*><size_t>bc.ctypes.data, b_uint8, N, 1, K, N, <int8_t*>bp.ptr, <int32_t*>colsum.ptr)
+    s.bp = <const int8_t*>ex.hold(bp)
+    s.epi.K = K
+    s.epi.da = <const int32_t*>ex.hold(_copy(np.array([(128 if a_uint8 else 0) - za]), np.int32))
+    s.epi.da_rs = 0
+    zb = np.broadcast_to(np.asarray(zb, np.int64), (N,))
+    s.epi.db = <const int32_t*>ex.hold(_copy((128 if b_uint8 else 0) - zb, np.int32))
+    s.epi.db_cs = 1
+    s.epi.colsum = <const int32_t*>ex.hold(colsum)
+    s.epi.out_kind = out_kind
+    s.epi.mult = <const double*>ex.hold(_copy(np.broadcast_to(np.asarray(mult, np.float64), (N,)), np.float64))
+    s.epi.mult_rs, s.epi.mult_cs = 0, 1
+    s.epi.zy = zy
+    s.ap = <int8_t*>ex.hold(Buffer((M + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * K4))
+    s.rowsum = <int32_t*>ex.hold(Buffer(max(M, 1) * 4))
+    s.acc = <int32_t*>ex.hold(Buffer(max(M * N, 1) * 4))
     return ex

@@ -164,6 +164,22 @@ int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     return 0;
 }
 
+int arm_qmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_qmatmul_state *s = (arm_qmatmul_state *)state;
+    (void)n_in, (void)n_out;
+    const char *a = (const char *)arm_data(&ins[0]);
+    char *y = (char *)arm_data(&outs[0]);
+    arm_qepilogue e = s->epi;
+    e.rowsum = s->rowsum;
+    const int64_t batch = s->M ? mnn_tensor_numel(&ins[0]) / (s->M * s->K > 0 ? s->M * s->K : 1) : 0;
+    for (int64_t t = 0; t < batch; ++t) {
+        arm_q_pack_a(a + t * s->M * s->K, s->a_uint8, s->K, 1, s->M, s->K, s->ap, s->rowsum);
+        s->k->gemm(s->M, s->N, arm_k4(s->K), s->ap, s->bp, s->acc, s->N);
+        arm_q_finish(s->acc, s->N, y + t * s->M * s->N * s->out_bytes, s->N, 0, 0, s->M, s->N, &e);
+    }
+    return 0;
+}
+
 /* An fp32 op in the fp16 domain: its fp16 tensors widened into fp32 buffers, the op run, its fp16
  * outputs narrowed back. For the ops with no fp16 kernel (norms, softmax, pooling); the hot ones
  * (convolution, GEMM, element-wise) read and write fp16 themselves. */

@@ -122,6 +122,19 @@ typedef struct arm_qconv_state {
 } arm_qconv_state;
 int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* QLinearMatMul: A [M][K] (uint8/int8) at run, B [K][N] constant, packed at prepare */
+typedef struct arm_qmatmul_state {
+    arm_op op;
+    const arm_qkernels *k;
+    int32_t a_uint8, out_bytes;
+    int64_t M, K, N;
+    const int8_t *bp;
+    arm_qepilogue epi; /* da, db per column, colsum of B, mult per column, zy; rowsum filled at run */
+    int8_t *ap;
+    int32_t *rowsum, *acc;
+} arm_qmatmul_state;
+int arm_qmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 /* an fp32 execution run on fp16-domain tensors (ops.c); buffers NULL for tensors that are not fp16 */
 #define ARM_WIDEN_MAX_IN 16
 #define ARM_WIDEN_MAX_OUT 4
