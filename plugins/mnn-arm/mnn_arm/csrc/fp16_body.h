@@ -201,19 +201,23 @@ static inline float16x8_t load_strided16(const __fp16 *p, int64_t s) {
  * vector. Taps 0-7 in one register and tap 8 in another (fmla by element);
  * bias, clamp and the accumulation in fp16, widened to fp32 for the store. */
 /* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f16(const xelem *x, const arm_conv_geom *g, __fp16 *pad, int64_t PH, int64_t R) {
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f16(const xelem *x, const arm_conv_geom *g, __fp16 *pad, int64_t PH, int64_t R, int fresh) {
     const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
     const float16x8_t z = vdupq_n_f16((__fp16)0);
-    for (int64_t ph = 0; ph < PH; ++ph) {
+    /* the zeros are the same for every plane: stored for the first (fresh) only, later planes copy their rows */
+    const int64_t ph0 = fresh ? 0 : g->pt, ph1 = fresh || g->pt + g->H > PH ? PH : g->pt + g->H;
+    for (int64_t ph = ph0; ph < ph1; ++ph) {
         const int64_t ih = ph - g->pt;
         __fp16 *d = pad + ph * R;
         if (ih < 0 || ih >= g->H) {
-            for (int64_t pw = 0; pw < need; pw += 8) vst1q_f16(d + pw, z);
+            if (fresh)
+                for (int64_t pw = 0; pw < need; pw += 8) vst1q_f16(d + pw, z);
             continue;
         }
         /* as in fp32.c, 8 values per store (converted from fp32 unless XHALF) */
         const xelem *row = x + ih * W;
-        for (int64_t pw = 0; pw < pl; pw += 8) vst1q_f16(d + pw, z);
+        if (fresh)
+            for (int64_t pw = 0; pw < pl; pw += 8) vst1q_f16(d + pw, z);
         if (W >= 8) {
             for (int64_t iw = 0; iw + 8 < W; iw += 8) vst1q_f16(d + pl + iw, load8h(row + iw));
             vst1q_f16(d + pl + W - 8, load8h(row + W - 8));
@@ -223,7 +227,8 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_pl
         } else {
             for (int64_t iw = 0; iw < W; ++iw) d[pl + iw] = (__fp16)row[iw];
         }
-        for (int64_t pw = pl + W; pw < need; pw += 8) vst1q_f16(d + pw, z);
+        if (fresh)
+            for (int64_t pw = pl + W; pw < need; pw += 8) vst1q_f16(d + pw, z);
     }
 }
 
@@ -280,7 +285,7 @@ static void depthwise3x3_f16(const xelem *x, const float *w, const float *bias, 
         const float16x8_t w0 = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(wk)), vld1q_f32(wk + 4));
         const float16x8_t w1 = vdupq_n_f16((__fp16)wk[8]);
         const float16x8_t vb = vdupq_n_f16((__fp16)(bias ? bias[c] : 0.0f));
-        pad_plane3_f16(x + p * g->H * g->W, g, pad, PH, R);
+        pad_plane3_f16(x + p * g->H * g->W, g, pad, PH, R, p == 0);
         xelem *yp = y + p * g->OH * g->OW;
         const int64_t room = (planes - p) * g->OH * g->OW; /* elements from yp to the end of y */
         if (g->sh == 1 && clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 1, room);

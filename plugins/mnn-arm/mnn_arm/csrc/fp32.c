@@ -139,27 +139,32 @@ static inline float32x4_t load_strided(const float *p, int64_t s) {
  * padded scratch with vector moves, one output row of 4-lane vectors at a time
  * (the last vector of a row computed whole and stored lane by lane). */
 /* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R) {
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R, int fresh) {
     const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3; /* columns a stored output reads */
     const float32x4_t z = vdupq_n_f32(0.0f);
-    for (int64_t ph = 0; ph < PH; ++ph) {
+    /* the zeros are the same for every plane: stored for the first (fresh) only, later planes copy their rows */
+    const int64_t ph0 = fresh ? 0 : g->pt, ph1 = fresh || g->pt + g->H > PH ? PH : g->pt + g->H;
+    for (int64_t ph = ph0; ph < ph1; ++ph) {
         const int64_t ih = ph - g->pt;
         float *d = pad + ph * R;
         if (ih < 0 || ih >= g->H) {
-            for (int64_t pw = 0; pw < need; pw += 4) vst1q_f32(d + pw, z);
+            if (fresh)
+                for (int64_t pw = 0; pw < need; pw += 4) vst1q_f32(d + pw, z);
             continue;
         }
         /* whole vectors: the left zeros first (the copy overwrites what lies past pl), the row's last
          * vector overlapping the one before it, then zeros from the row's end (R has room) */
         const float *row = x + ih * W;
-        for (int64_t pw = 0; pw < pl; pw += 4) vst1q_f32(d + pw, z);
+        if (fresh)
+            for (int64_t pw = 0; pw < pl; pw += 4) vst1q_f32(d + pw, z);
         if (W >= 4) {
             for (int64_t iw = 0; iw + 4 < W; iw += 4) vst1q_f32(d + pl + iw, vld1q_f32(row + iw));
             vst1q_f32(d + pl + W - 4, vld1q_f32(row + W - 4));
         } else {
             for (int64_t iw = 0; iw < W; ++iw) vst1q_lane_f32(d + pl + iw, vld1q_dup_f32(row + iw), 0);
         }
-        for (int64_t pw = pl + W; pw < need; pw += 4) vst1q_f32(d + pw, z);
+        if (fresh)
+            for (int64_t pw = pl + W; pw < need; pw += 4) vst1q_f32(d + pw, z);
     }
 }
 
@@ -221,7 +226,7 @@ static void depthwise3x3_f32(const float *x, const float *w, const float *bias, 
         const float *wk = w + c * 9;
         const float32x4_t w0 = vld1q_f32(wk), w1 = vld1q_f32(wk + 4), w2 = vdupq_n_f32(wk[8]);
         const float32x4_t vb = vdupq_n_f32(bias ? bias[c] : 0.0f);
-        pad_plane3_f32(x + p * g->H * g->W, g, pad, PH, R);
+        pad_plane3_f32(x + p * g->H * g->W, g, pad, PH, R, p == 0);
         float *yp = y + p * g->OH * g->OW;
         const int64_t room = (planes - p) * g->OH * g->OW; /* elements from yp to the end of y */
         /* stride and clamp as constants: four specialised loops */
