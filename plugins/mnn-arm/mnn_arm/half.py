@@ -59,7 +59,7 @@ class HalfArena(Arena):
         super().__init__(nbytes)
         raw = np.zeros(nbytes + ALIGN, dtype=np.uint8)
         start = (-raw.ctypes.data) % ALIGN
-        self.buf = raw[start:start + nbytes]
+        self.buf = raw[start : start + nbytes]
         self.handle = int(self.buf.ctypes.data)
 
     def write(self, offset: int, array: np.ndarray) -> None:
@@ -71,7 +71,7 @@ class HalfArena(Arena):
             _arm.f32_to_f16(a.ctypes.data, self.handle + offset, a.size)
         else:
             self._check(offset, a.nbytes)
-            self.buf[offset:offset + a.nbytes] = a.reshape(-1).view(np.uint8)
+            self.buf[offset : offset + a.nbytes] = a.reshape(-1).view(np.uint8)
 
     def read(self, offset: int, out: np.ndarray) -> None:
         from . import _arm

@@ -73,7 +73,8 @@ def _scalar(constants, name, what):
     return np.asarray(value)
 
 
-@kernel("QLinearConv", half_native=True, dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports, efficiency=0.8)
+@kernel("QLinearConv", half_native=True, dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports,
+        efficiency=0.8)
 def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     names = node.inputs
     x_dtype, w_dtype = ins[0].dtype, ins[3].dtype

@@ -62,7 +62,8 @@ def prepare_gemm(node, ins, outs, constants, ctx):
              alpha=attrs["alpha"], beta=attrs["beta"], act=act, act_alpha=act_alpha, act_beta=act_beta)
     bias = constants.get(node.inputs[2]) if has_c else None
     path = _float_path(ctx, has_c and bias is None)
-    execution = _arm.matmul(path, "arm.Gemm", p, constants.get(node.inputs[1]), bias, 2 if has_c and bias is None else -1)
+    execution = _arm.matmul(path, "arm.Gemm", p, constants.get(node.inputs[1]), bias,
+                            2 if has_c and bias is None else -1)
     return _finish(execution, path, ins, outs, ctx)
 
 

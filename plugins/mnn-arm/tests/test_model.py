@@ -177,8 +177,9 @@ def test_qlinear_matmul_bit_exact(a_dtype, per_column):
 def test_fp16_domain_boundaries():
     """An op mnn-arm declines falls back to the reference in host memory: the fp16 domain's tensors are
     converted on the way out and back in; the memory report shows fp16 tensors at half the bytes."""
-    from mnn_core import GraphBuilder
     from mnn_arm import half, paths
+
+    from mnn_core import GraphBuilder
 
     if not paths.runnable("fp16"):
         pytest.skip("this CPU lacks asimdhp (no fp16 path)")
