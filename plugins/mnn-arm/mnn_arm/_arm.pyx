@@ -48,7 +48,6 @@ cdef extern from "arm.h" nogil:
         const double* mult
         int64_t mult_rs, mult_cs
         double zy
-        const int32_t* fixmult
     enum: ARM_Q_MR
     enum: ARM_Q_NR
     uint64_t arm_hwcap()
@@ -66,7 +65,6 @@ cdef extern from "arm.h" nogil:
                       int32_t* rowsum)
     void arm_q_pack_b(const void* b, int is_uint8, int64_t rs, int64_t cs, int64_t K, int64_t N, int8_t* bp,
                       int32_t* colsum)
-    void arm_q_fixed_mults(const double* mult, int64_t n, double zy, int out_kind, int32_t* fix)
     int64_t arm_qconv_chunk_cols(const arm_conv_geom* g)
     int64_t arm_q_depthwise_work_elems(const arm_conv_geom* g)
 
@@ -473,10 +471,6 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.epi.mult = <const double*>ex.hold(_copy(np.broadcast_to(np.asarray(mult, np.float64), (s.O,)), np.float64))
     s.epi.mult_rs, s.epi.mult_cs = 1, 0
     s.epi.zy = zy
-    if out_kind:  # the 32.32 fixed-point multipliers proven exact (0 where not: float64 for that channel)
-        fix = Buffer(s.O * 8)
-        arm_q_fixed_mults(s.epi.mult, s.O, zy, out_kind, <int32_t*>fix.ptr)
-        s.epi.fixmult = <const int32_t*>ex.hold(fix)
     if bias is not None:
         s.epi.bias = <const int32_t*>ex.hold(_copy(bias, np.int32))
     wc = np.ascontiguousarray(weight)

@@ -124,9 +124,6 @@ static void int8_layer(int path, long C, long H, long W, long O, long k, long s,
     }
     st.epi.K = Kg, st.epi.da = da, st.epi.da_rs = 1, st.epi.db = &db, st.epi.db_cs = 0;
     st.epi.out_kind = 1, st.epi.mult = mult, st.epi.mult_rs = 1, st.epi.zy = 3.0, st.epi.bias = bias;
-    int32_t *fix = malloc(O * 8);
-    arm_q_fixed_mults(mult, O, st.epi.zy, st.epi.out_kind, fix);
-    st.epi.fixmult = fix;
     int16_t *w16 = NULL;
     int32_t *rowsum = NULL;
     if (st.depthwise) {
@@ -154,7 +151,7 @@ static void int8_layer(int path, long C, long H, long W, long O, long k, long s,
     count_begin();
     arm_qconv_run(&st, &in, 1, &out, 1);
     count_end();
-    free(x), free(y), free(w), free(da), free(bias), free(mult), free(fix), free(w16), free(rowsum), free((void *)st.w);
+    free(x), free(y), free(w), free(da), free(bias), free(mult), free(w16), free(rowsum), free((void *)st.w);
     free(st.dwork), free(st.acc), free(st.bwork), free(st.colsum);
 }
 

@@ -151,17 +151,8 @@ typedef struct arm_qepilogue {
     const double *mult;    /* per row (mult_rs 1, mult_cs 0), per col (0, 1) or one (0, 0) */
     int64_t mult_rs, mult_cs;
     double zy;
-    /* NULL, or per row (pairs at 2 * row * mult_rs; used only when mult_cs is 0): the fixed-point multiplier
-     * (fm, -shift) that arm_q_fixed_mults proved gives the float64 rounding's outputs; fm 0: not proven */
-    const int32_t *fixmult;
 } arm_qepilogue;
 int64_t arm_k4(int64_t K);
-/* fix[2i], fix[2i+1] = fm, -sh with fm = round(mult[i] * 2^sh) in [2^30, 2^31) when
- * clamp(((acc * fm + 2^(sh-1)) >> sh) + zy) equals the float32 rule's clamp(rint(float32(acc) * mult) + zy)
- * for every int32 acc,
- * else 0, 0. Both are nondecreasing step functions of acc, so agreeing on both sides of every step
- * of the float32 one proves it (exact ties, e.g. power-of-two multipliers, fail and keep float64). */
-void arm_q_fixed_mults(const double *mult, int64_t n, double zy, int out_kind, int32_t *fix);
 /* pack rows of a [M][K] int8/uint8 matrix (strides rs, cs), shifted by -offset; rowsum per row */
 void arm_q_pack_a(const void *a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t *ap,
                   int32_t *rowsum);

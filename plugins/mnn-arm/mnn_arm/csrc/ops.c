@@ -141,7 +141,6 @@ int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
                 ec.rowsum = ec.colsum = NULL;
                 ec.bias = NULL;
                 ec.mult = e.mult + c * e.mult_rs;
-                ec.fixmult = e.fixmult ? e.fixmult + 2 * c * e.mult_rs : NULL;
                 ec.mult_rs = 0;
                 arm_q_finish(s->acc + c * npix, npix, y + (n * g->C + c) * npix * s->out_bytes, npix, 0, 0, 1, npix,
                              &ec);
@@ -156,7 +155,6 @@ int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
             eg.rowsum = e.rowsum + gi * s->og;
             eg.bias = e.bias ? e.bias + gi * s->og : NULL;
             eg.mult = e.mult + gi * s->og * e.mult_rs;
-            eg.fixmult = e.fixmult ? e.fixmult + 2 * gi * s->og * e.mult_rs : NULL;
             arm_qconv_gemm(s->k, g, s->og, s->w + gi * s->w_group_bytes, x + (n * s->group + gi) * g->C * in_plane,
                            s->is_uint8, s->zx, y + (n * s->O + gi * s->og) * npix * s->out_bytes, s->out_bytes, &eg,
                            s->chunk_cols, s->bwork, s->colsum, s->acc);
