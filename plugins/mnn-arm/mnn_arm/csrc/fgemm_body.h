@@ -174,6 +174,15 @@ static void pack_a_impl(const void *av, int64_t rs, int64_t cs, int64_t M, int64
     }
 }
 
+/* NR zeros (no memset call: it would run outside the counted code) */
+static inline void zero_panel_row(ELEM *d) {
+#if LANES == 8
+    for (int j = 0; j < NR; j += 8) vst1q_f16(d + j, vdupq_n_f16(0));
+#else
+    for (int j = 0; j < NR; j += 4) vst1q_f32(d + j, vdupq_n_f32(0.0f));
+#endif
+}
+
 /* Pack columns of B (strides rs, cs) as bp[q][k][NR]; the contiguous-row case copies vectors. */
 static void pack_b_impl(const void *bv, int64_t rs, int64_t cs, int64_t K, int64_t N, void *bpv) {
     const xelem *b = (const xelem *)bv;
@@ -186,8 +195,12 @@ static void pack_b_impl(const void *bv, int64_t rs, int64_t cs, int64_t K, int64
             ELEM *d = dst + k * NR;
             if (cs == 1 && nc == NR) {
                 for (int j = 0; j < NR; j += XV) COPY_X(d + j, src + j);
-            } else {
-                for (int j = 0; j < NR; ++j) d[j] = j < nc ? (ELEM)src[j * cs] : (ELEM)0;
+            } else { /* a partial panel (or strided columns): zeros in whole vectors, then the columns there are */
+                zero_panel_row(d);
+                int j = 0;
+                if (cs == 1)
+                    for (; j + XV <= nc; j += XV) COPY_X(d + j, src + j);
+                for (; j < nc; ++j) d[j] = (ELEM)src[j * cs];
             }
         }
     }
