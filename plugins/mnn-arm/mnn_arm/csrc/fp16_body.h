@@ -105,27 +105,10 @@ static void activation_x(const arm_epilogue *e, xelem *y, int64_t n) {
 #define ROW_ADD(r) ADD8(r, 0, c##r##0) if (nvc > 1) { ADD8(r, 1, c##r##1) } if (nvc > 2) { ADD8(r, 2, c##r##2) }
 #define ROW_ZERO(r) c##r##0 = vdupq_n_f16(0), c##r##1 = c##r##0, c##r##2 = c##r##0;
 
-/* a tile whose sums were carried in fp32 (tmp[MR][NR]): rows of whole vectors stored 4 at a time */
-static void put_carried(const tile_args *t, const float *tmp) {
-    if (t->mr != MR || t->nc % 4) {
-        put_partial(t, tmp);
-        return;
-    }
-    tile_epi q;
-    tile_epi_init(t, &q);
-    for (int r = 0; r < MR; ++r) {
-        xelem *p = t->c + r * t->ldc;
-        for (int j = 0; j < t->nc; j += 4) {
-            float32x4_t v = vld1q_f32(tmp + r * NR + j);
-            if (t->accumulate) v = vaddq_f32(v, load_c4(p + j));
-            if (t->epi) {
-                v = vaddq_f32(v, vdupq_n_f32(q.bias[r]));
-                if (q.clamp) v = vminq_f32(vmaxq_f32(v, vdupq_n_f32(q.lo)), vdupq_n_f32(q.hi));
-            }
-            store_c4(p + j, v);
-        }
-    }
-}
+/* the carried fp32 sums folded back into the last span's fp16 ones: the result is fp16-rounded either way */
+#define FOLD8(r, v, acc) \
+    acc = vaddq_f16(acc, vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(tmp + r * NR + 8 * v)), vld1q_f32(tmp + r * NR + 8 * v + 4)));
+#define ROW_FOLD(r) FOLD8(r, 0, c##r##0) if (nvc > 1) { FOLD8(r, 1, c##r##1) } if (nvc > 2) { FOLD8(r, 2, c##r##2) }
 
 #define DEFINE_TILE(NAME, NVC)                                                      \
     static void NAME(const tile_args *t) {                                          \
@@ -162,9 +145,9 @@ static void put_carried(const tile_args *t, const float *tmp) {
             carried = 1;                                                            \
         }                                                                           \
         if (carried) {                                                              \
-            ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5) ROW_ADD(6) ROW_ADD(7) \
-            put_carried(t, tmp);                                                    \
-        } else if (t->mr == MR && t->nc == 8 * nvc && t->epi && !t->accumulate) {   \
+            ROW_FOLD(0) ROW_FOLD(1) ROW_FOLD(2) ROW_FOLD(3) ROW_FOLD(4) ROW_FOLD(5) ROW_FOLD(6) ROW_FOLD(7) \
+        }                                                                           \
+        if (t->mr == MR && t->nc == 8 * nvc && t->epi && !t->accumulate) {   \
             tile_epi q;                                                             \
             tile_epi_init(t, &q);                                                   \
             const float16x8_t lo = vdupq_n_f16((__fp16)q.lo), hi = vdupq_n_f16((__fp16)q.hi); \
