@@ -199,6 +199,12 @@ class Backend:
         its precision); a backend whose method takes only `nbytes` is called without it."""
         raise NotImplementedError(f"backend {self.name} keeps tensors outside host memory but has no allocator")
 
+    def memory_domain_for(self, ctx: PrepareContext) -> str:
+        """The memory domain of this backend's tensors in a session with this context: `memory_domain`,
+        unless the backend keeps them elsewhere in some sessions (mnn-arm keeps float activations in
+        half precision, in its own domain, under precision="low"; in host memory otherwise)."""
+        return self.memory_domain
+
     def tensor_nbytes(self, info: TensorInfo, ctx: PrepareContext | None = None) -> int:
         """Bytes one tensor takes in this backend's memory (padded layouts may take more;
         half-precision storage under `ctx.precision == "low"` less). As with allocate_arena,

@@ -46,6 +46,7 @@ class Candidate:
     backend: Backend
     device: DeviceInfo
     kernels: dict[str, KernelSpec]
+    domain: str = "host"  # where its tensors live in this session (Backend.memory_domain_for)
 
 
 def roofline_ms(node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorInfo], device: DeviceInfo,
@@ -131,8 +132,8 @@ def place_auto(graph: Graph, infos: dict[str, TensorInfo], cands: list[Candidate
                 copies = 0.0
                 for name in filter(None, node.inputs):  # "" is an absent optional input
                     src = where.get(name)  # None: graph input or constant, in host memory
-                    src_domain = by_name[src].backend.memory_domain if src else "host"
-                    if src_domain != cand.backend.memory_domain:
+                    src_domain = by_name[src].domain if src else "host"
+                    if src_domain != cand.domain:
                         src_dev = by_name[src].device if src else cand.device
                         copies += copy_ms(infos[name].nbytes, src_dev, cand.device)
                 cost = total + run + copies
@@ -155,9 +156,11 @@ def _priority_sum(placed: list[Placement], by_name: dict[str, Candidate]) -> int
     return sum(by_name[p.backend].backend.priority for p in placed)
 
 
-def make_candidate(backend: Backend) -> Candidate:
+def make_candidate(backend: Backend, ctx=None) -> Candidate:
     avail = backend.availability()
     if not avail:
         raise BackendError(f"backend {backend.name!r} is not available here: {avail.reason}")
     devices = backend.devices()
-    return Candidate(backend, devices[0] if devices else DeviceInfo(backend.name), backend.kernels())
+    domain_for = getattr(backend, "memory_domain_for", None)  # backends not derived from Backend lack it
+    domain = domain_for(ctx) if ctx is not None and callable(domain_for) else backend.memory_domain
+    return Candidate(backend, devices[0] if devices else DeviceInfo(backend.name), backend.kernels(), domain)

@@ -117,9 +117,9 @@ class Session:
         plugins = get_plugins()
         self._auto = backend == "auto"
         names = self._backend_names(backend, plugins)
-        self._candidates = [make_candidate(plugins.backends[n]) for n in names]
+        self._candidates = [make_candidate(plugins.backends[n], self.ctx) for n in names]
         self._by_name = {c.backend.name: c for c in self._candidates}
-        self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE])
+        self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE], self.ctx)
         self._by_name.setdefault(REFERENCE, self._reference)
         self.graph = run_passes(graph, extra=plugins.passes) if optimize else graph
         self.input_names = list(self.graph.inputs)
@@ -297,11 +297,11 @@ class _ProgramBuilder:
         self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
 
     def domain_of(self, backend: str) -> str:
-        return self.s._by_name[backend].backend.memory_domain
+        return self.s._by_name[backend].domain
 
     def backend_of_domain(self, domain: str):
         for c in self.s._by_name.values():
-            if c.backend.memory_domain == domain:
+            if c.domain == domain:
                 return c.backend
         raise BackendError(f"no backend owns memory domain {domain!r}")
 
@@ -444,7 +444,7 @@ class _ProgramBuilder:
     def _segment_step(self, group, arenas) -> tuple:
         backend_name = group[0][1]
         backend = self.s._by_name[backend_name].backend
-        domain = backend.memory_domain
+        domain = self.s._by_name[backend_name].domain
 
         def ref(value):
             slot = self.slots[(value, domain)]
@@ -510,7 +510,7 @@ class _ProgramBuilder:
     def _op_step(self, payload, arenas) -> tuple:
         node, backend_name = payload
         cand: Candidate = self.s._by_name[backend_name]
-        domain = cand.backend.memory_domain
+        domain = cand.domain
         ins = [self.slots[(n, domain)] if n else None for n in node.inputs]
         outs = [self.slots[(n, domain)] for n in node.outputs]
         constants = {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers}

@@ -58,3 +58,26 @@ def test_one_argument_methods_still_work(register_backend):
     assert not takes_context(dev.allocate_arena) and takes_context(HalfStorageBackend().allocate_arena)
     x = np.ones((4, 8), "float32")
     np.testing.assert_allclose(mnn.Session(_graph(), backend="dev", precision="low").run({"x": x})["y"], 3.0)
+
+
+class SessionDomainBackend(DeviceBackend):
+    """A host-memory backend that keeps its tensors in a domain of its own under precision="low"
+    (as mnn-arm does with fp16 activations): Backend.memory_domain_for(ctx)."""
+
+    name = "lowdom"
+    memory_domain = "host"
+
+    def memory_domain_for(self, ctx):
+        return "lowdom" if ctx.precision == "low" else "host"
+
+
+def test_memory_domain_may_depend_on_the_session(register_backend):
+    register_backend(SessionDomainBackend())
+    x = np.random.default_rng(1).standard_normal((4, 8)).astype("float32")
+    normal = mnn.Session(_graph(), backend="lowdom", fallback=False)
+    assert set(normal.memory) == {"host"} and not normal.plan.copies
+    low = mnn.Session(_graph(), backend="lowdom", fallback=False, precision="low")
+    assert set(low.memory) == {"host", "lowdom"}
+    assert sorted(low.plan.copies) == ["x host->lowdom", "y lowdom->host"]
+    for sess in (normal, low):
+        np.testing.assert_allclose(sess.run({"x": x})["y"], np.maximum(x, 0) * 3, rtol=1e-6)

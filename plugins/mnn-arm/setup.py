@@ -5,7 +5,7 @@ own flags (never -march=native); caps.c picks one at run time from
 getauxval(AT_HWCAP):
 
     csrc/fp32.c, eltwise.c, conv.c, int8.c, caps.c, ops.c   -O3 -march=armv8-a
-    csrc/fp16.c                                            -O3 -march=armv8.2-a+fp16
+    csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
 
 On any other machine nothing native is built: the package installs as pure
@@ -30,6 +30,7 @@ BASE = ["-O3", "-march=armv8-a"]
 PATH_UNITS = {
     "fp32.c": BASE, "eltwise.c": BASE, "conv.c": BASE, "int8.c": BASE,
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
+    "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],
 }
 DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "language_level": 3}

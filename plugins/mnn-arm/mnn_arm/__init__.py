@@ -9,6 +9,10 @@ On other machines the package installs without compiling anything and the
 backend reports itself unavailable: "needs an Arm (aarch64) CPU".
 
     sess = mnn_core.Session(model, backend="arm", precision="low")
+
+With precision="low" on the fp16 path, float activations stay in fp16 between
+mnn-arm's ops, in its own memory domain (half.py); converted only where the
+graph enters or leaves it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import platform
 from mnn_core import hookimpl
 from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
 
-from . import paths
+from . import half, paths
 
 __version__ = "0.1.0"
 
@@ -63,8 +67,22 @@ class ArmBackend(Backend):
         known = all_schemas()
         return {op: k.spec for op, k in KERNELS.items() if op in known}
 
+    def memory_domain_for(self, ctx) -> str:
+        """host memory, or under precision="low" on the fp16 path the fp16 domain (half.py)."""
+        return half.DOMAIN if half.half_activations(ctx) else self.memory_domain
+
+    def tensor_nbytes(self, info, ctx=None) -> int:
+        """Called for the fp16 domain only (host tensors are the core's): float32 at 2 bytes an element."""
+        return half.nbytes(info)
+
+    def allocate_arena(self, nbytes: int, ctx=None):
+        return half.HalfArena(nbytes)
+
     def prepare(self, node, ins, outs, constants, ctx):
-        execution = KERNELS[node.op].prepare(node, ins, outs, constants, ctx)
+        kernel = KERNELS[node.op]
+        execution = kernel.prepare(node, ins, outs, constants, ctx)
+        if not kernel.half_native and half.half_activations(ctx):
+            execution = half.widen(execution, ins, outs)
         return CExecution(execution.capsule(), owner=execution, name=execution.name)
 
 

@@ -30,9 +30,9 @@ cdef extern from "arm.h" nogil:
         const float* inv_cols
     ctypedef struct arm_fkernels:
         const char* name
-        int32_t mr, nr, elem_bytes
-        void (*pack_a)(const float* a, int64_t rs, int64_t cs, int64_t M, int64_t K, void* ap) noexcept nogil
-        void (*pack_b)(const float* b, int64_t rs, int64_t cs, int64_t K, int64_t N, void* bp) noexcept nogil
+        int32_t mr, nr, elem_bytes, io_bytes
+        void (*pack_a)(const void* a, int64_t rs, int64_t cs, int64_t M, int64_t K, void* ap) noexcept nogil
+        void (*pack_b)(const void* b, int64_t rs, int64_t cs, int64_t K, int64_t N, void* bp) noexcept nogil
     ctypedef struct arm_qkernels:
         const char* name
         int32_t mr, nr
@@ -48,7 +48,6 @@ cdef extern from "arm.h" nogil:
         const double* mult
         int64_t mult_rs, mult_cs
         double zy
-        const int32_t* fixmult
     enum: ARM_Q_MR
     enum: ARM_Q_NR
     uint64_t arm_hwcap()
@@ -60,9 +59,12 @@ cdef extern from "arm.h" nogil:
     int64_t arm_packed_a_elems(int64_t mr, int64_t M, int64_t K)
     int64_t arm_pool_work_floats(const arm_pool_geom* g)
     int64_t arm_k4(int64_t K)
+    void arm_f16_to_f32(const void* x, float* y, int64_t n)
+    void arm_f32_to_f16(const float* x, void* y, int64_t n)
     void arm_q_pack_a(const void* a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t* ap,
                       int32_t* rowsum)
-    void arm_q_fixed_mults(const double* mult, int64_t n, double zy, int out_kind, int32_t* fix)
+    void arm_q_pack_b(const void* b, int is_uint8, int64_t rs, int64_t cs, int64_t K, int64_t N, int8_t* bp,
+                      int32_t* colsum)
     int64_t arm_qconv_chunk_cols(const arm_conv_geom* g)
     int64_t arm_q_depthwise_work_elems(const arm_conv_geom* g)
 
@@ -93,13 +95,14 @@ cdef extern from "ops.h" nogil:
         arm_epilogue epi
     ctypedef struct arm_binary_state:
         arm_op op
-        int32_t binop, ndim
+        int32_t binop, ndim, half
         int64_t dims[8]
         int64_t sa[8]
         int64_t sb[8]
     ctypedef struct arm_unary_state:
         arm_op op
         arm_epilogue epi
+        int32_t half
     ctypedef struct arm_affine_state:
         arm_op op
         int64_t outer, C, inner
@@ -145,6 +148,27 @@ cdef extern from "ops.h" nogil:
         int32_t* acc
         int16_t* dwork
         int64_t chunk_cols
+    enum: ARM_WIDEN_MAX_IN
+    enum: ARM_WIDEN_MAX_OUT
+    ctypedef struct arm_widen_state:
+        arm_op op
+        mnn_run_fn run
+        void* inner
+        int32_t n_in, n_out
+        float* in_buf[16]
+        float* out_buf[4]
+    ctypedef struct arm_qmatmul_state:
+        arm_op op
+        const arm_qkernels* k
+        int32_t a_uint8, out_bytes
+        int64_t M, K, N
+        const int8_t* bp
+        arm_qepilogue epi
+        int8_t* ap
+        int32_t* rowsum
+        int32_t* acc
+    int arm_qmatmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_widen_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -158,7 +182,7 @@ cdef extern from "ops.h" nogil:
     int arm_qconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 #: path ids of csrc/arm.h (enum arm_path)
-PATHS = {"fp32": 0, "fp16": 1, "int8": 2, "int8_dot": 3}
+PATHS = {"fp32": 0, "fp16": 1, "int8": 2, "int8_dot": 3, "fp16h": 4}
 
 
 def hwcap() -> int:
@@ -268,7 +292,7 @@ def conv(str path, dict p, weight, bias, int bias_input):
     if bias is not None:
         s.bias = <const float*>ex.hold(_copy(bias, np.float32))
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, gi, stride
-    cdef const float* src
+    cdef const char* src
     if s.depthwise:
         s.w = ex.hold(_copy(weight, np.float32))
         s.work = ex.hold(Buffer(arm_depthwise_work_bytes(&s.g)))
@@ -276,11 +300,12 @@ def conv(str path, dict p, weight, bias, int bias_input):
         stride = arm_packed_a_elems(s.k.mr, s.og, Kg) * s.k.elem_bytes
         s.w_group_bytes = stride
         s.w = ex.hold(Buffer(stride * s.group))
-        wc = np.ascontiguousarray(weight, dtype=np.float32)
-        src = <const float*><size_t>wc.ctypes.data
+        # packed from the path's activation type: fp16 for fp16h (rounded to nearest, as the fp16 path's packing)
+        wc = np.ascontiguousarray(weight, dtype=np.float16 if s.k.io_bytes == 2 else np.float32)
+        src = <const char*><size_t>wc.ctypes.data
         if wc.size:
             for gi in range(s.group):
-                s.k.pack_a(src + gi * s.og * Kg, Kg, 1, s.og, Kg, <char*>s.w + gi * stride)
+                s.k.pack_a(src + gi * s.og * Kg * s.k.io_bytes, Kg, 1, s.og, Kg, <char*>s.w + gi * stride)
         s.chunk_cols = arm_conv_chunk_cols(s.k, &s.g)
         s.work = ex.hold(Buffer(s.chunk_cols * max(Kg, 1) * s.k.elem_bytes))
     return ex
@@ -303,30 +328,61 @@ def matmul(str path, str name, dict p, b_const, bias, int bias_input):
     s.a_work = ex.hold(Buffer(arm_packed_a_elems(s.k.mr, s.M, s.K) * s.k.elem_bytes))
     cdef int64_t bbytes = arm_packed_a_elems(s.k.nr, s.N, s.K) * s.k.elem_bytes
     if b_const is not None:
-        bc = np.ascontiguousarray(b_const, dtype=np.float32)
+        bc = np.ascontiguousarray(b_const, dtype=np.float16 if s.k.io_bytes == 2 else np.float32)
         s.b_packed = ex.hold(Buffer(bbytes))
         if bc.size:
-            s.k.pack_b(<const float*><size_t>bc.ctypes.data, s.b_rs, s.b_cs, s.K, s.N, <void*>s.b_packed)
+            s.k.pack_b(<const void*><size_t>bc.ctypes.data, s.b_rs, s.b_cs, s.K, s.N, <void*>s.b_packed)
     else:
         s.b_work = ex.hold(Buffer(bbytes))
     return ex
 
 
-def binary(str name, int op, dims, sa, sb):
+def binary(str name, int op, dims, sa, sb, bint half=False):
     if not 1 <= len(dims) <= 8:
         raise ValueError(f"arm binary ops take 1 to 8 collapsed dims, got {len(dims)}")
     cdef Execution ex = _execution(name, sizeof(arm_binary_state), arm_binary_run)
     cdef arm_binary_state* s = <arm_binary_state*>ex.state
-    s.binop, s.ndim = op, len(dims)
+    s.binop, s.ndim, s.half = op, len(dims), half
     for i in range(s.ndim):
         s.dims[i], s.sa[i], s.sb[i] = dims[i], sa[i], sb[i]
     return ex
 
 
-def unary(str name, int act, float a, float b):
+def unary(str name, int act, float a, float b, bint half=False):
     cdef Execution ex = _execution(name, sizeof(arm_unary_state), arm_unary_run)
     _epilogue(&(<arm_unary_state*>ex.state).epi, act, a, b)
+    (<arm_unary_state*>ex.state).half = half
     return ex
+
+
+def widened(Execution inner, list in_numel, list out_numel):
+    """`inner` (an fp32 execution) on fp16-domain tensors: in_numel / out_numel give, per tensor the core
+    passes (present inputs, outputs), its element count when it is stored as fp16, else -1."""
+    if len(in_numel) > ARM_WIDEN_MAX_IN or len(out_numel) > ARM_WIDEN_MAX_OUT:
+        raise ValueError(f"arm: {inner.name} has more tensors than the fp16-domain wrapper takes "
+                         f"({ARM_WIDEN_MAX_IN} inputs, {ARM_WIDEN_MAX_OUT} outputs)")
+    cdef Execution ex = _execution(f"{inner.name} (widened from fp16)", sizeof(arm_widen_state), arm_widen_run)
+    cdef arm_widen_state* s = <arm_widen_state*>ex.state
+    ex.keep.append(inner)
+    s.run, s.inner = inner.exe.run, inner.state
+    s.n_in, s.n_out = len(in_numel), len(out_numel)
+    for i, n in enumerate(in_numel):
+        s.in_buf[i] = <float*>ex.hold(Buffer(n * 4)) if n >= 0 else NULL
+    for i, n in enumerate(out_numel):
+        s.out_buf[i] = <float*>ex.hold(Buffer(n * 4)) if n >= 0 else NULL
+    return ex
+
+
+def f32_to_f16(size_t src, size_t dst, int64_t n):
+    """n fp32 values at address src, rounded to fp16 at dst (the fp16 domain's way in)."""
+    with nogil:
+        arm_f32_to_f16(<const float*>src, <void*>dst, n)
+
+
+def f16_to_f32(size_t src, size_t dst, int64_t n):
+    """n fp16 values at address src, widened to fp32 at dst (the fp16 domain's way out)."""
+    with nogil:
+        arm_f16_to_f32(<const void*>src, <float*>dst, n)
 
 
 def affine(str name, int64_t outer, int64_t C, int64_t inner, scale, shift):
@@ -415,10 +471,6 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.epi.mult = <const double*>ex.hold(_copy(np.broadcast_to(np.asarray(mult, np.float64), (s.O,)), np.float64))
     s.epi.mult_rs, s.epi.mult_cs = 1, 0
     s.epi.zy = zy
-    if out_kind:  # the 32.32 fixed-point multipliers proven exact (0 where not: float64 for that channel)
-        fix = Buffer(s.O * 8)
-        arm_q_fixed_mults(s.epi.mult, s.O, zy, out_kind, <int32_t*>fix.ptr)
-        s.epi.fixmult = <const int32_t*>ex.hold(fix)
     if bias is not None:
         s.epi.bias = <const int32_t*>ex.hold(_copy(bias, np.int32))
     wc = np.ascontiguousarray(weight)
@@ -441,4 +493,38 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.bwork = <int8_t*>ex.hold(Buffer(s.chunk_cols * K4))
     s.colsum = <int32_t*>ex.hold(Buffer(s.chunk_cols * 4))
     s.acc = <int32_t*>ex.hold(Buffer(s.og * s.chunk_cols * 4))
+    return ex
+
+
+def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, int b_uint8, zb, mult, int zy,
+            int out_kind):
+    """QLinearMatMul with a constant B [K][N]: zb and mult per column (float32 multipliers held in float64),
+    A's batch (its leading dims) folded into repeated M x K products."""
+    cdef Execution ex = _execution(f"arm.QLinearMatMul [{path}]", sizeof(arm_qmatmul_state), arm_qmatmul_run)
+    cdef arm_qmatmul_state* s = <arm_qmatmul_state*>ex.state
+    s.k = arm_qkernels_for(PATHS[path])
+    if s.k == NULL:
+        raise RuntimeError(f"arm: the {path} path is not runnable on this CPU")
+    s.M, s.K, s.N, s.a_uint8, s.out_bytes = M, K, N, a_uint8, 1
+    cdef int64_t K4 = arm_k4(K)
+    bc = np.ascontiguousarray(b)
+    bp = Buffer((N + ARM_Q_NR - 1) // ARM_Q_NR * ARM_Q_NR * K4)
+    colsum = Buffer(N * 4)
+    if bc.size:
+        arm_q_pack_b(<const void*><size_t>bc.ctypes.data, b_uint8, N, 1, K, N, <int8_t*>bp.ptr, <int32_t*>colsum.ptr)
+    s.bp = <const int8_t*>ex.hold(bp)
+    s.epi.K = K
+    s.epi.da = <const int32_t*>ex.hold(_copy(np.array([(128 if a_uint8 else 0) - za]), np.int32))
+    s.epi.da_rs = 0
+    zb = np.broadcast_to(np.asarray(zb, np.int64), (N,))
+    s.epi.db = <const int32_t*>ex.hold(_copy((128 if b_uint8 else 0) - zb, np.int32))
+    s.epi.db_cs = 1
+    s.epi.colsum = <const int32_t*>ex.hold(colsum)
+    s.epi.out_kind = out_kind
+    s.epi.mult = <const double*>ex.hold(_copy(np.broadcast_to(np.asarray(mult, np.float64), (N,)), np.float64))
+    s.epi.mult_rs, s.epi.mult_cs = 0, 1
+    s.epi.zy = zy
+    s.ap = <int8_t*>ex.hold(Buffer((M + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * K4))
+    s.rowsum = <int32_t*>ex.hold(Buffer(max(M, 1) * 4))
+    s.acc = <int32_t*>ex.hold(Buffer(max(M * N, 1) * 4))
     return ex

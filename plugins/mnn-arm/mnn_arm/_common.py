@@ -20,18 +20,20 @@ PrepareFn = Callable[..., object]
 class Kernel:
     spec: KernelSpec
     prepare: PrepareFn
+    #: its prepare handles fp16-domain tensors itself (half.py); else the backend widens it
+    half_native: bool = False
 
 
 KERNELS: dict[str, Kernel] = {}
 
 
-def register(spec: KernelSpec, prepare: PrepareFn) -> None:
-    KERNELS[spec.op] = Kernel(spec, prepare)
+def register(spec: KernelSpec, prepare: PrepareFn, half_native: bool = False) -> None:
+    KERNELS[spec.op] = Kernel(spec, prepare, half_native)
 
 
-def kernel(op: str, **spec_fields):
+def kernel(op: str, half_native: bool = False, **spec_fields):
     def wrap(fn: PrepareFn) -> PrepareFn:
-        register(KernelSpec(op, **spec_fields), fn)
+        register(KernelSpec(op, **spec_fields), fn, half_native)
         return fn
 
     return wrap

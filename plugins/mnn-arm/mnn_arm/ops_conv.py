@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.ops.conv import conv_geometry
+from mnn_core.ops.quant import requant_multiplier
 
-from . import _arm, paths
+from . import _arm, half, paths
 from ._common import fused_activation, kernel, static_shape
 
 
@@ -30,7 +31,7 @@ def _conv_supports(node, ins):
     return True
 
 
-@kernel("Conv", supports=_conv_supports, efficiency=0.6)
+@kernel("Conv", half_native=True, supports=_conv_supports, efficiency=0.6)
 def prepare_conv(node, ins, outs, constants, ctx):
     weight = constants.get(node.inputs[1])
     if weight is None:
@@ -41,7 +42,12 @@ def prepare_conv(node, ins, outs, constants, ctx):
     p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     bias = constants.get(node.inputs[2]) if has_bias else None
-    return _arm.conv(paths.float_path(ctx.precision, ctx.options), p, weight, bias, 2 if has_bias else -1)
+    path = paths.float_path(ctx.precision, ctx.options)
+    if not half.half_activations(ctx):
+        return _arm.conv(path, p, weight, bias, 2 if has_bias else -1)
+    if bias is None and has_bias:  # a bias arriving at run would be fp16: the fp32-io kernel, widened
+        return half.widen(_arm.conv(path, p, weight, None, 2), ins, outs)
+    return _arm.conv("fp16h", p, weight, bias, -1)
 
 
 
@@ -67,7 +73,8 @@ def _scalar(constants, name, what):
     return np.asarray(value)
 
 
-@kernel("QLinearConv", dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports, efficiency=0.8)
+@kernel("QLinearConv", half_native=True, dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports,
+        efficiency=0.8)
 def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     names = node.inputs
     x_dtype, w_dtype = ins[0].dtype, ins[3].dtype
@@ -79,9 +86,8 @@ def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     bias = constants.get(names[8]) if has_bias else None
     p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
     o = w.shape[0]
-    # the reference's order of float64 operations: (sx * sw) / sy, then acc * that
-    scale = sx.astype(np.float64).reshape(()) * np.broadcast_to(sw.astype(np.float64).ravel(), (o,))
-    mult = scale / sy.astype(np.float64).reshape(())
+    # the reference's multiplier (float32(float32(sx * sw) / sy), mnn_core/ops/quant.py), exact in float64
+    mult = np.broadcast_to(requant_multiplier(sx.reshape(()), sw.ravel(), sy.reshape(())), (o,)).astype(np.float64)
     out_kind = 1 if outs[0].dtype == "uint8" else 2
     return _arm.qconv(paths.int8_path(), p, w, int(x_dtype == "uint8"), int(w_dtype == "uint8"),
                       int(zx.reshape(())), np.broadcast_to(zw.astype(np.int64).ravel(), (o,)), mult,
@@ -96,7 +102,7 @@ def _conv_integer_supports(node, ins):
     return True
 
 
-@kernel("ConvInteger", dtypes=("uint8", "int8"), supports=_conv_integer_supports, efficiency=0.8)
+@kernel("ConvInteger", half_native=True, dtypes=("uint8", "int8"), supports=_conv_integer_supports, efficiency=0.8)
 def prepare_conv_integer(node, ins, outs, constants, ctx):
     names = node.inputs
     w = _scalar(constants, names[1], "weight")

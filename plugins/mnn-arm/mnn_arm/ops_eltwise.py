@@ -8,7 +8,7 @@ import numpy as np
 from mnn_core.backend import KernelSpec
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
-from . import _arm
+from . import _arm, half
 from ._common import ACT_CODES, register, static_shape
 
 #: enum arm_binop in csrc/arm.h
@@ -54,18 +54,19 @@ def _binary_supports(node, ins):
 def _prepare_binary(node, ins, outs, constants, ctx):
     a, b = static_shape(ins[0]), static_shape(ins[1])
     dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b)
-    return _arm.binary(f"arm.{node.op}", BINARY_CODES[node.op], dims, sa, sb)
+    return _arm.binary(f"arm.{node.op}", BINARY_CODES[node.op], dims, sa, sb, half.half_activations(ctx))
 
 
 for _op in BINARY_CODES:
-    register(KernelSpec(_op, supports=_binary_supports, efficiency=0.5), _prepare_binary)
+    register(KernelSpec(_op, supports=_binary_supports, efficiency=0.5), _prepare_binary, half_native=True)
 
 
 def _prepare_activation(node, ins, outs, constants, ctx):
     kind, params = ACTIVATION_OPS[node.op]
     values = {k: float(node.attrs[v]) for k, v in params.items()}
-    return _arm.unary(f"arm.{node.op}", ACT_CODES[kind], values.get("alpha", 0.0), values.get("beta", 0.0))
+    return _arm.unary(f"arm.{node.op}", ACT_CODES[kind], values.get("alpha", 0.0), values.get("beta", 0.0),
+                      half.half_activations(ctx))
 
 
 for _op in ACTIVATION_OPS:
-    register(KernelSpec(_op, inplace=True, efficiency=0.5), _prepare_activation)
+    register(KernelSpec(_op, inplace=True, efficiency=0.5), _prepare_activation, half_native=True)

@@ -1,9 +1,15 @@
 """MatMul (B 2-D: A's batch folds into M) and Gemm (transposes, alpha, beta,
-broadcast C) on a float path's packed GEMM; constant B is packed at prepare."""
+broadcast C) on a float path's packed GEMM; constant B is packed at prepare.
+QLinearMatMul (uint8/int8, constant B with per-tensor or per-column parameters)
+on the int8 GEMM (sdot where the CPU has it), bit-exact with the reference."""
 
 from __future__ import annotations
 
-from . import _arm, paths
+import numpy as np
+
+from mnn_core.ops.quant import requant_multiplier
+
+from . import _arm, half, paths
 from ._common import fused_activation, kernel, prod, static_shape
 
 
@@ -13,7 +19,18 @@ def _matmul_supports(node, ins):
     return True
 
 
-@kernel("MatMul", supports=_matmul_supports, efficiency=0.7)
+def _float_path(ctx, runtime_bias: bool) -> str:
+    """fp16h when the tensors are fp16 (a runtime bias is not: such an op is widened instead)."""
+    if half.half_activations(ctx) and not runtime_bias:
+        return "fp16h"
+    return paths.float_path(ctx.precision, ctx.options)
+
+
+def _finish(execution, path, ins, outs, ctx):
+    return half.widen(execution, ins, outs) if half.half_activations(ctx) and path != "fp16h" else execution
+
+
+@kernel("MatMul", half_native=True, supports=_matmul_supports, efficiency=0.7)
 def prepare_matmul(node, ins, outs, constants, ctx):
     a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
     k, n = b_shape
@@ -21,8 +38,8 @@ def prepare_matmul(node, ins, outs, constants, ctx):
     act, act_alpha, act_beta = fused_activation(node.attrs)
     p = dict(M=m, N=n, K=k, batch=1, a_rs=k, a_cs=1, b_rs=n, b_cs=1, bias_rs=0, bias_cs=0, alpha=1.0, beta=1.0,
              act=act, act_alpha=act_alpha, act_beta=act_beta)
-    return _arm.matmul(paths.float_path(ctx.precision, ctx.options), "arm.MatMul", p,
-                       constants.get(node.inputs[1]), None, -1)
+    path = _float_path(ctx, False)
+    return _arm.matmul(path, "arm.MatMul", p, constants.get(node.inputs[1]), None, -1)
 
 
 def _bias_strides(shape: tuple) -> tuple[int, int]:
@@ -30,7 +47,7 @@ def _bias_strides(shape: tuple) -> tuple[int, int]:
     return (0 if r == 1 else c), (0 if c == 1 else 1)
 
 
-@kernel("Gemm", efficiency=0.7)
+@kernel("Gemm", half_native=True, efficiency=0.7)
 def prepare_gemm(node, ins, outs, constants, ctx):
     attrs = node.attrs
     a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
@@ -44,5 +61,47 @@ def prepare_gemm(node, ins, outs, constants, ctx):
     p = dict(M=m, N=n, K=k, batch=1, a_rs=a_rs, a_cs=a_cs, b_rs=b_rs, b_cs=b_cs, bias_rs=bias_rs, bias_cs=bias_cs,
              alpha=attrs["alpha"], beta=attrs["beta"], act=act, act_alpha=act_alpha, act_beta=act_beta)
     bias = constants.get(node.inputs[2]) if has_c else None
-    return _arm.matmul(paths.float_path(ctx.precision, ctx.options), "arm.Gemm", p, constants.get(node.inputs[1]),
-                       bias, 2 if has_c and bias is None else -1)
+    path = _float_path(ctx, has_c and bias is None)
+    execution = _arm.matmul(path, "arm.Gemm", p, constants.get(node.inputs[1]), bias,
+                            2 if has_c and bias is None else -1)
+    return _finish(execution, path, ins, outs, ctx)
+
+
+def _qmatmul_supports(node, ins):
+    if len(ins[3].shape) != 2 or len(ins[0].shape) < 2:
+        return "only A with 2 or more dims and a 2-D B"
+    if ins[2].dtype != ins[0].dtype or ins[5].dtype != ins[3].dtype:
+        return "zero points must have the dtype of their data"
+    n = int(ins[3].shape[1])
+    for i, what in ((1, "a_scale"), (2, "a_zero_point"), (6, "y_scale"), (7, "y_zero_point")):
+        if int(np.prod(ins[i].shape)) != 1:
+            return f"{what} must be one value"
+    for i, what in ((4, "b_scale"), (5, "b_zero_point")):
+        if int(np.prod(ins[i].shape)) not in (1, n):
+            return f"{what} must be one value or one per column of B"
+    return True
+
+
+def _constant(constants, name, what):
+    value = constants.get(name)
+    if value is None:
+        from mnn_core.errors import UnsupportedOpError
+
+        raise UnsupportedOpError(f"arm QLinearMatMul needs a constant {what} (packed once, at prepare)")
+    return np.asarray(value)
+
+
+@kernel("QLinearMatMul", half_native=True, dtypes=("uint8", "int8", "float32"), supports=_qmatmul_supports,
+        efficiency=0.8)
+def prepare_qlinear_matmul(node, ins, outs, constants, ctx):
+    names = node.inputs
+    sa, za = _constant(constants, names[1], "a_scale"), _constant(constants, names[2], "a_zero_point")
+    b = _constant(constants, names[3], "B")
+    sb, zb = _constant(constants, names[4], "b_scale"), _constant(constants, names[5], "b_zero_point")
+    sy, zy = _constant(constants, names[6], "y_scale"), _constant(constants, names[7], "y_zero_point")
+    a_shape = static_shape(ins[0])
+    k, n = b.shape
+    mult = np.broadcast_to(requant_multiplier(sa.reshape(()), sb.ravel(), sy.reshape(())), (n,)).astype(np.float64)
+    return _arm.qmatmul(paths.int8_path(), a_shape[-2], k, n, int(ins[0].dtype == "uint8"), int(za.reshape(())), b,
+                        int(b.dtype == np.uint8), np.broadcast_to(zb.astype(np.int64).ravel(), (n,)), mult,
+                        int(zy.reshape(())), 1 if outs[0].dtype == "uint8" else 2)

@@ -1,7 +1,9 @@
 """Every op mnn-arm claims, on every sample its schema provides, against the
-reference backend: the fp32 path, the fp16 path (precision="low", when the CPU
-has asimdhp; 1e-2 relative) and the int8 ops (bit-exact, sdot path when the
-CPU has asimddp)."""
+reference backend: the fp32 path, the fp16 path with fp16 activations
+(precision="low", when the CPU has asimdhp: every float tensor stored as fp16;
+1e-2 relative), the fp16 arithmetic on fp32 tensors (option
+arm.fp16_activations=False) and the int8 ops (bit-exact, sdot path when the CPU
+has asimddp)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,16 @@ class TestFP32(BackendConformance):
 class TestFP16(BackendConformance):
     backend = "arm"
     precision = "low"
+    rtol = 1e-2
+    atol = 1e-2
+
+
+@needs_arm
+@pytest.mark.skipif(not _fp16_runnable(), reason="this CPU lacks asimdhp (no fp16 path)")
+class TestFP16OnFP32Tensors(BackendConformance):
+    backend = "arm"
+    precision = "low"
+    options = {"arm.fp16_activations": False}
     rtol = 1e-2
     atol = 1e-2
     ops = ("Conv", "Gemm", "MatMul")

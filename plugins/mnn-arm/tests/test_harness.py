@@ -1,6 +1,6 @@
 """The C kernel harness, cross-compiled for aarch64 and run under qemu-user on
-three CPU models: cortex-a53 (ARMv8.0: fp32 and plain int8 only; the fp16 and
-sdot paths must not be offered, and are never called), cortex-a76 (ARMv8.2
+three CPU models: cortex-a53 (ARMv8.0: fp32 and plain int8 only; the fp16 (and
+fp16h: fp16 activations) and sdot paths must not be offered, and are never called), cortex-a76 (ARMv8.2
 with asimdhp and asimddp: every path) and max (everything qemu emulates).
 
 Runs on any Linux machine with gcc-aarch64-linux-gnu and qemu-user-static;
@@ -46,8 +46,8 @@ def test_kernels_on_emulated_cpu(harness, cpu):
     assert proc.returncode == 0, f"harness failed on -cpu {cpu} (rc {proc.returncode}):\n{out}"
     summary = re.search(r"harness: (\d+) checks, 0 failed", out)
     assert summary, out
-    ran = {p for p in ("fp32", "fp16", "int8", "int8_dot") if re.search(rf"^ok\s+{p} ", out, re.M)}
-    want = {"fp32", "int8"} | ({"fp16"} if fp16 else set()) | ({"int8_dot"} if dot else set())
+    ran = {p for p in ("fp32", "fp16", "fp16h", "int8", "int8_dot") if re.search(rf"^ok\s+{p} ", out, re.M)}
+    want = {"fp32", "int8"} | ({"fp16", "fp16h"} if fp16 else set()) | ({"int8_dot"} if dot else set())
     assert ran == want, f"-cpu {cpu}: paths run {sorted(ran)}, expected {sorted(want)}\n{out}"
 
 

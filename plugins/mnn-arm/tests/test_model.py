@@ -1,6 +1,8 @@
 """MobileNetV2, ResNet-18 and SqueezeNet 1.1 (examples/build_models.py) run
 entirely on mnn-arm (fallback=False) and match the reference backend; with
-precision="low" MobileNetV2 runs the fp16 path where the CPU has asimdhp."""
+precision="low" (where the CPU has asimdhp) they run the fp16 path with fp16
+activations, converted only at the graph's input and output. Quantized ops
+(QLinearConv, QLinearMatMul) are bit-exact with the reference."""
 
 from __future__ import annotations
 
@@ -40,6 +42,22 @@ def test_model_runs_on_arm_alone(name):
     assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
     got = sess.run({"input": image})["logits"]
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
+    _check_fp16_activations(graph, {"input": image}, want)
+
+
+def _check_fp16_activations(graph, feeds, want):
+    """precision="low": every op on mnn-arm in its fp16 domain, copies only at the graph's edges."""
+    from mnn_arm import half, paths
+
+    if not paths.runnable("fp16"):
+        return
+    sess = Session(graph, backend="arm", fallback=False, precision="low")
+    assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+    edges = {f"{n} host->{half.DOMAIN}" for n in graph.inputs} | {f"{n} {half.DOMAIN}->host" for n in graph.outputs}
+    assert set(sess.plan.copies) == edges, sess.plan.copies
+    low = sess.run(feeds)["logits"]
+    err = np.abs(low - want).max() / np.abs(want).max()
+    assert err < 5e-2, f"fp16 {graph.name} differs from the reference by {err:.3g} of its largest logit"
 
 
 @needs_arm
@@ -51,12 +69,7 @@ def test_mobilenet_v2_runs_on_arm_alone():
     assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
     got = sess.run({"input": image})["logits"]
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
-    from mnn_arm import paths
-
-    if paths.runnable("fp16"):
-        low = Session(graph, backend="arm", fallback=False, precision="low").run({"input": image})["logits"]
-        err = np.abs(low - want).max() / np.abs(want).max()
-        assert err < 5e-2, f"fp16 MobileNetV2 differs from the reference by {err:.3g} of its largest logit"
+    _check_fp16_activations(graph, {"input": image}, want)
 
 
 @needs_arm
@@ -126,3 +139,65 @@ def test_qlinear_conv_depthwise_bit_exact(dtype, stride):
     assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
     want = run_reference("QLinearConv", [x] + params, attrs)[0]
     np.testing.assert_array_equal(sess.run({"x": x})["y"], want)
+
+
+@needs_arm
+@pytest.mark.parametrize("a_dtype", ["uint8", "int8"])
+@pytest.mark.parametrize("per_column", [False, True])
+def test_qlinear_matmul_bit_exact(a_dtype, per_column):
+    """QLinearMatMul with a constant B (uint8 or int8, per-tensor or per-column scale and zero point) and
+    A with a batch dimension: bit-exact with the reference (the sdot path where the CPU has it)."""
+    from mnn_core import GraphBuilder
+    from mnn_core.ops import run_reference
+
+    rng = np.random.default_rng(7)
+    lo, hi = (0, 255) if a_dtype == "uint8" else (-128, 127)
+    b_dtype = "int8" if per_column else "uint8"
+    blo, bhi = (-128, 127) if b_dtype == "int8" else (0, 255)
+    a = rng.integers(lo, hi, (3, 5, 37)).astype(a_dtype)
+    b = rng.integers(blo, bhi, (37, 29)).astype(b_dtype)
+    n = 29 if per_column else 1
+    params = [
+        np.float32(0.02), np.array(rng.integers(lo + 100, lo + 150), a_dtype),
+        b,
+        rng.uniform(0.002, 0.02, n).astype(np.float32) if per_column else np.float32(0.01),
+        rng.integers(blo + 110, blo + 140, n).astype(b_dtype) if per_column else np.array(blo + 125, b_dtype),
+        np.float32(0.3), np.array(lo + 120, a_dtype),
+    ]
+    g = GraphBuilder("qmm")
+    y = g.QLinearMatMul(g.input("a", a.shape, a_dtype), *[g.const(p) for p in params])
+    g.output(y, "y")
+    sess = Session(g.build(), backend="arm", fallback=False)
+    assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+    want = run_reference("QLinearMatMul", [a] + params, {})[0]
+    np.testing.assert_array_equal(sess.run({"a": a})["y"], want)
+
+
+@needs_arm
+def test_fp16_domain_boundaries():
+    """An op mnn-arm declines falls back to the reference in host memory: the fp16 domain's tensors are
+    converted on the way out and back in; the memory report shows fp16 tensors at half the bytes."""
+    from mnn_arm import half, paths
+
+    from mnn_core import GraphBuilder
+
+    if not paths.runnable("fp16"):
+        pytest.skip("this CPU lacks asimdhp (no fp16 path)")
+    rng = np.random.default_rng(2)
+    g = GraphBuilder("edges")
+    x = g.input("x", (1, 4, 9, 10), "float32")
+    y = g.Conv(x, g.const(rng.standard_normal((8, 4, 3, 3)).astype(np.float32) * 0.3), pads=[1, 1, 1, 1])
+    z = g.Erf(y)  # not claimed by mnn-arm: runs on the reference, in host memory
+    w = g.Add(z, y)
+    g.output(w, "w")
+    graph = g.build()
+    feed = {"x": rng.standard_normal((1, 4, 9, 10)).astype(np.float32)}
+    want = Session(graph, backend="reference").run(feed)["w"]
+    sess = Session(graph, backend="arm", precision="low")
+    assert [p.backend for p in sess.plan] == ["arm", "reference", "arm"], str(sess.plan)
+    assert len(sess.plan.copies) == 4, sess.plan.copies  # x in, y out and in again, Erf's result in, w out
+    got = sess.run(feed)["w"]
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2 * np.abs(want).max())
+    kept = Session(graph, backend="arm", precision="low", options={half.OPTION: False})
+    assert not kept.plan.copies
+    np.testing.assert_allclose(kept.run(feed)["w"], want, rtol=1e-2, atol=1e-2 * np.abs(want).max())

@@ -63,7 +63,7 @@ cyth "$REPO/mnn_core/memory/_planner.pyx" mnn_core.memory._planner
 cyth "$REPO/mnn_core/runtime/_runloop.pyx" mnn_core.runtime._runloop
 objs=()
 for unit in caps:armv8-a ops:armv8-a fp32:armv8-a eltwise:armv8-a conv:armv8-a int8:armv8-a \
-            fp16:armv8.2-a+fp16 int8_dot:armv8.2-a+dotprod; do
+            fp16:armv8.2-a+fp16 fp16h:armv8.2-a+fp16 int8_dot:armv8.2-a+dotprod; do
     name="${unit%%:*}" march="${unit#*:}"
     timeout 300 $CC "${CFLAGS[@]}" -O3 -march="$march" -c "$PLUGIN/mnn_arm/csrc/$name.c" -o "$BUILD/obj/$name.o"
     objs+=("$BUILD/obj/$name.o")

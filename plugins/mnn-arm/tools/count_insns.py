@@ -1,7 +1,11 @@
 """Executed aarch64 instructions per MobileNetV2 convolution layer, per kernel
 path, counted under qemu-user (no timing: emulation says nothing about time).
 
-    python plugins/mnn-arm/tools/count_insns.py [--cpu max] [--size 224]
+    python plugins/mnn-arm/tools/count_insns.py [--cpu max] [--size 224] [--paths fp32,fp16h,int8_dot]
+
+Paths: fp32, fp16 (fp16 arithmetic on fp32 tensors: converting in, widening
+out), fp16h (what precision="low" runs: fp16 arithmetic on fp16 activations,
+the network's input converted at the stem), int8 (no sdot), int8_dot.
 
 Cross-compiles tools/count_layers.c with the kernel objects (each path with its
 own flags), runs it under `qemu-aarch64-static -d in_asm,exec,nochain` (Debian's
@@ -143,7 +147,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cpu", default="max")
     ap.add_argument("--size", type=int, default=224)
-    ap.add_argument("--paths", default="fp32,fp16,int8_dot,int8")
+    ap.add_argument("--paths", default="fp32,fp16h,int8_dot,fp16,int8")
     args = ap.parse_args()
     layers = mobilenet_v2_convs(args.size)
     unique = sorted(set(layers), key=layers.index)

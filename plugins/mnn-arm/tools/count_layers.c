@@ -2,7 +2,7 @@
  * through the op layer's run functions (csrc/ops.c), with states filled the
  * way mnn_arm/_arm.pyx fills them at prepare, one path at a time.
  *
- *   count_layers PATH < layers     (PATH: fp32 | fp16 | int8 | int8_dot)
+ *   count_layers PATH < layers     (PATH: fp32 | fp16 | fp16h | int8 | int8_dot)
  *   each stdin line: C H W O k stride pad group
  *
  * Only what one inference executes lies between count_begin() and
@@ -11,7 +11,10 @@
  * the fused activations of MobileNetV2 (ReLU6 = Clip(0, 6) after the stem,
  * the expansions and the depthwise layers, none after the projections);
  * int8 layers are QLinearConv uint8 -> uint8 with int8 weights and one
- * multiplier per output channel. */
+ * multiplier per output channel. fp16h: the fp16 kernels on fp16 activations
+ * (precision="low": tensors stay fp16 between ops); the network's input
+ * enters the fp16 domain at the stem (C == 3), so its conversion from fp32 is
+ * counted with that layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,21 +72,32 @@ static void float_layer(int path, long C, long H, long W, long O, long k, long s
         st.w = w; /* depthwise weights stay [C][kh*kw] fp32, as _arm.pyx hands them over */
         st.work = malloc(arm_depthwise_work_bytes(g));
     } else {
-        const int64_t stride = arm_packed_a_elems(st.k->mr, st.og, Kg) * st.k->elem_bytes;
+        const int64_t stride = arm_packed_a_elems(st.k->mr, st.og, Kg) * st.k->elem_bytes, eb = st.k->io_bytes;
         st.w_group_bytes = stride;
         st.w = malloc(stride * group);
+        void *wio = w;
+        if (eb == 2) { /* fp16h packs weights from fp16 (_arm.pyx converts them first) */
+            wio = malloc(O * Kg * 2);
+            arm_f32_to_f16(w, wio, O * Kg);
+        }
         for (long gi = 0; gi < group; ++gi)
-            st.k->pack_a(w + gi * st.og * Kg, Kg, 1, st.og, Kg, (char *)st.w + gi * stride);
+            st.k->pack_a((char *)wio + gi * st.og * Kg * eb, Kg, 1, st.og, Kg, (char *)st.w + gi * stride);
+        if (wio != w) free(wio);
         st.chunk_cols = arm_conv_chunk_cols(st.k, g);
         st.work = malloc(st.chunk_cols * (Kg > 1 ? Kg : 1) * st.k->elem_bytes);
     }
-    float *x = malloc(C * H * W * sizeof(float)), *y = malloc(O * g->OH * g->OW * sizeof(float));
-    for (long i = 0; i < C * H * W; ++i) x[i] = next_float();
+    const int half = st.k->io_bytes == 2, enters = half && C == 3;
+    float *x32 = malloc(C * H * W * sizeof(float));
+    void *x = malloc(C * H * W * st.k->io_bytes), *y = malloc(O * g->OH * g->OW * st.k->io_bytes);
+    for (long i = 0; i < C * H * W; ++i) x32[i] = next_float();
+    if (half) arm_f32_to_f16(x32, x, C * H * W);
+    else memcpy(x, x32, C * H * W * sizeof(float));
     mnn_tensor in = tensor(x), out = tensor(y);
     count_begin();
+    if (enters) arm_f32_to_f16(x32, x, C * H * W);
     arm_conv_run(&st, &in, 1, &out, 1);
     count_end();
-    free(x), free(y), free(w), free(bias), free(st.work);
+    free(x32), free(x), free(y), free(w), free(bias), free(st.work);
     if (!st.depthwise) free((void *)st.w);
 }
 
@@ -104,15 +118,12 @@ static void int8_layer(int path, long C, long H, long W, long O, long k, long s,
     for (long i = 0; i < O; ++i) {
         da[i] = 0; /* symmetric int8 weights: zw = 0 */
         bias[i] = (int32_t)(next_u32() % 2001) - 1000;
-        /* (sx * sw) / sy in float64 from float32 scales, as mnn_core/ops/quant.py forms it */
+        /* float32(float32(sx * sw) / sy), as mnn_core/ops/quant.py forms it */
         const float sx = 0.02f, sw = 0.001f * (float)(5 + next_u32() % 26), sy = 0.4f;
-        mult[i] = ((double)sx * (double)sw) / (double)sy;
+        mult[i] = (double)((float)(sx * sw) / sy);
     }
     st.epi.K = Kg, st.epi.da = da, st.epi.da_rs = 1, st.epi.db = &db, st.epi.db_cs = 0;
     st.epi.out_kind = 1, st.epi.mult = mult, st.epi.mult_rs = 1, st.epi.zy = 3.0, st.epi.bias = bias;
-    int32_t *fix = malloc(O * 8);
-    arm_q_fixed_mults(mult, O, st.epi.zy, st.epi.out_kind, fix);
-    st.epi.fixmult = fix;
     int16_t *w16 = NULL;
     int32_t *rowsum = NULL;
     if (st.depthwise) {
@@ -140,14 +151,14 @@ static void int8_layer(int path, long C, long H, long W, long O, long k, long s,
     count_begin();
     arm_qconv_run(&st, &in, 1, &out, 1);
     count_end();
-    free(x), free(y), free(w), free(da), free(bias), free(mult), free(fix), free(w16), free(rowsum), free((void *)st.w);
+    free(x), free(y), free(w), free(da), free(bias), free(mult), free(w16), free(rowsum), free((void *)st.w);
     free(st.dwork), free(st.acc), free(st.bwork), free(st.colsum);
 }
 
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "fp32";
     int path = -1;
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i <= ARM_PATH_FP16H; ++i)
         if (strcmp(name, arm_path_name(i)) == 0) path = i;
     if (path < 0 || !arm_path_runnable(path)) {
         fprintf(stderr, "count_layers: path %s unknown or not runnable on this CPU\n", name);
@@ -155,7 +166,7 @@ int main(int argc, char **argv) {
     }
     long C, H, W, O, k, s, p, group;
     while (scanf("%ld %ld %ld %ld %ld %ld %ld %ld", &C, &H, &W, &O, &k, &s, &p, &group) == 8) {
-        if (path == ARM_PATH_FP32 || path == ARM_PATH_FP16) float_layer(path, C, H, W, O, k, s, p, group);
+        if (path == ARM_PATH_FP32 || path == ARM_PATH_FP16 || path == ARM_PATH_FP16H) float_layer(path, C, H, W, O, k, s, p, group);
         else int8_layer(path, C, H, W, O, k, s, p, group);
     }
     return 0;

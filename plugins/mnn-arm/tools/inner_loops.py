@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-OBJECTS = (("fp32.o", "fmla"), ("fp16.o", "fmla"), ("int8_dot.o", "sdot"))
+OBJECTS = (("fp32.o", "fmla"), ("fp16.o", "fmla"), ("fp16h.o", "fmla"), ("int8_dot.o", "sdot"))
 
 
 def instructions(obj: Path) -> list[tuple[int, str, str]]:

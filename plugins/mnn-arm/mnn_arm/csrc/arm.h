@@ -55,19 +55,23 @@ typedef struct arm_pool_geom {
     const float *inv_rows, *inv_cols;
 } arm_pool_geom;
 
-/* A floating-point path (fp32 or fp16): packing converts from fp32, results are fp32. */
+/* A floating-point path. Activation pointers (x, a and b of the packing functions, the GEMM's c,
+ * the depthwise y) are void *: their elements are io_bytes wide — fp32 for "fp32" and "fp16" (the
+ * fp16 path converts while packing and widens its results), fp16 for "fp16h" (the fp16 path on
+ * activations kept in half precision between ops: nothing converted). Weights are packed with
+ * pack_a, so for "fp16h" they are handed over as fp16; depthwise weights and biases are fp32. */
 typedef struct arm_fkernels {
     const char *name;
-    int32_t mr, nr, elem_bytes;
-    void (*pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, void *ap);
-    void (*pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_t N, void *bp);
+    int32_t mr, nr, elem_bytes, io_bytes;
+    void (*pack_a)(const void *a, int64_t rs, int64_t cs, int64_t M, int64_t K, void *ap);
+    void (*pack_b)(const void *b, int64_t rs, int64_t cs, int64_t K, int64_t N, void *bp);
     /* B = im2col of one group's input (C*kh*kw rows), output columns [n0, n0 + ncols), packed */
-    void (*im2col_b)(const float *x, const arm_conv_geom *g, int64_t n0, int64_t ncols, void *bp);
+    void (*im2col_b)(const void *x, const arm_conv_geom *g, int64_t n0, int64_t ncols, void *bp);
     /* C[M][N] (row stride ldc) = epilogue(A @ B) */
-    void (*gemm)(int64_t M, int64_t N, int64_t K, const void *ap, const void *bp, float *c, int64_t ldc,
+    void (*gemm)(int64_t M, int64_t N, int64_t K, const void *ap, const void *bp, void *c, int64_t ldc,
                  const arm_epilogue *e);
     /* planes = N*C; w: [C][kh*kw] fp32; bias: C floats or NULL; work: arm_depthwise_work_bytes */
-    void (*depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+    void (*depthwise)(const void *x, const float *w, const float *bias, void *y, int64_t planes,
                       const arm_conv_geom *g, const arm_epilogue *e, void *work);
 } arm_fkernels;
 
@@ -85,7 +89,8 @@ typedef struct arm_qkernels {
 #define ARM_Q_NR 12
 
 /* -- caps.c: what this CPU runs --------------------------------------------------------- */
-enum arm_path { ARM_PATH_FP32 = 0, ARM_PATH_FP16 = 1, ARM_PATH_INT8 = 2, ARM_PATH_INT8_DOT = 3 };
+/* FP16H: the fp16 path's kernels reading and writing fp16 activations (needs asimdhp, like FP16) */
+enum arm_path { ARM_PATH_FP32 = 0, ARM_PATH_FP16 = 1, ARM_PATH_INT8 = 2, ARM_PATH_INT8_DOT = 3, ARM_PATH_FP16H = 4 };
 uint64_t arm_hwcap(void);               /* getauxval(AT_HWCAP) (0 off aarch64 Linux) */
 int arm_path_runnable(int path);        /* the CPU has every instruction the path uses */
 const char *arm_path_name(int path);
@@ -113,12 +118,21 @@ int64_t arm_depthwise_work_bytes(const arm_conv_geom *g);
 int arm_dw3x3(const arm_conv_geom *g);
 int64_t arm_dw_row(const arm_conv_geom *g);
 
+/* fp32 <-> fp16 (fcvtl / fcvtn: base ARMv8, every aarch64 CPU), for the fp16 domain's boundaries */
+void arm_f16_to_f32(const void *x, float *y, int64_t n);
+void arm_f32_to_f16(const float *x, void *y, int64_t n);
+
+/* -- fp16h.c: element-wise on fp16 activations (asimdhp; reached only through the fp16h path) -- */
+void arm_binary_h(int op, const void *a, const void *b, void *y, int ndim, const int64_t *dims,
+                  const int64_t *sa, const int64_t *sb);
+void arm_activation_h(const arm_epilogue *e, const void *x, void *y, int64_t n);
+
 /* -- conv.c: drivers over a path's kernels ----------------------------------------------- */
 /* Floats of B scratch a GEMM conv needs for `cols` output columns. */
 int64_t arm_conv_chunk_cols(const arm_fkernels *k, const arm_conv_geom *g);
 /* one image, one group: y[og][OH*OW] = epilogue(wpacked @ im2col(x)); work: chunk * K elements */
 void arm_conv_gemm(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked,
-                   const float *x, float *y, const arm_epilogue *e, int64_t chunk_cols, void *work);
+                   const void *x, void *y, const arm_epilogue *e, int64_t chunk_cols, void *work);
 int64_t arm_packed_a_elems(int64_t mr, int64_t M, int64_t K);
 
 /* -- int8.c --------------------------------------------------------------------------------- */
@@ -131,21 +145,14 @@ typedef struct arm_qepilogue {
     const int32_t *rowsum; /* sum over k of as, per row */
     const int32_t *colsum; /* sum over k of bs, per col */
     const int32_t *bias;   /* per row or NULL */
-    /* output: out_kind 0 int32; 1 uint8; 2 int8 = clamp(rint(acc * mult) + zy) */
+    /* output: out_kind 0 int32; 1 uint8; 2 int8 = clamp(rint(float32(acc) * mult) + zy), the product in float32
+     * (mnn_core/ops/quant.py's rule); mult holds float32 values */
     int32_t out_kind;
     const double *mult;    /* per row (mult_rs 1, mult_cs 0), per col (0, 1) or one (0, 0) */
     int64_t mult_rs, mult_cs;
     double zy;
-    /* NULL, or per row (pairs at 2 * row * mult_rs; used only when mult_cs is 0): the fixed-point multiplier
-     * (fm, -shift) that arm_q_fixed_mults proved gives the float64 rounding's outputs; fm 0: not proven */
-    const int32_t *fixmult;
 } arm_qepilogue;
 int64_t arm_k4(int64_t K);
-/* fix[2i], fix[2i+1] = fm, -sh with fm = round(mult[i] * 2^sh) in [2^30, 2^31) when
- * clamp(((acc * fm + 2^(sh-1)) >> sh) + zy) equals clamp(rint(acc * mult) + zy) for every int32 acc,
- * else 0, 0. Both are nondecreasing step functions of acc, so agreeing on both sides of every step
- * of the float64 one proves it (exact ties, e.g. power-of-two multipliers, fail and keep float64). */
-void arm_q_fixed_mults(const double *mult, int64_t n, double zy, int out_kind, int32_t *fix);
 /* pack rows of a [M][K] int8/uint8 matrix (strides rs, cs), shifted by -offset; rowsum per row */
 void arm_q_pack_a(const void *a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t *ap,
                   int32_t *rowsum);

@@ -17,6 +17,7 @@
 
 extern const arm_fkernels arm_fkernels_fp32;
 extern const arm_fkernels arm_fkernels_fp16;
+extern const arm_fkernels arm_fkernels_fp16h;
 extern const arm_qkernels arm_qkernels_int8;
 extern const arm_qkernels arm_qkernels_int8_dot;
 
@@ -36,6 +37,7 @@ int arm_path_runnable(int path) {
     case ARM_PATH_INT8:
         return 1; /* Advanced SIMD is mandatory on aarch64 */
     case ARM_PATH_FP16:
+    case ARM_PATH_FP16H:
         return (hw & ARM_HWCAP_ASIMDHP) && (hw & ARM_HWCAP_FPHP);
     case ARM_PATH_INT8_DOT:
         return (hw & ARM_HWCAP_ASIMDDP) != 0;
@@ -47,14 +49,15 @@ int arm_path_runnable(int path) {
 }
 
 const char *arm_path_name(int path) {
-    static const char *names[] = {"fp32", "fp16", "int8", "int8_dot"};
-    return path >= 0 && path <= 3 ? names[path] : "unknown";
+    static const char *names[] = {"fp32", "fp16", "int8", "int8_dot", "fp16h"};
+    return path >= 0 && path <= 4 ? names[path] : "unknown";
 }
 
 const arm_fkernels *arm_fkernels_for(int path) {
     if (!arm_path_runnable(path)) return NULL;
     if (path == ARM_PATH_FP32) return &arm_fkernels_fp32;
     if (path == ARM_PATH_FP16) return &arm_fkernels_fp16;
+    if (path == ARM_PATH_FP16H) return &arm_fkernels_fp16h;
     return NULL;
 }
 

@@ -22,14 +22,14 @@ static int plain_1x1(const arm_conv_geom *g) {
            g->OW == g->W;
 }
 
-void arm_conv_gemm(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked, const float *x,
-                   float *y, const arm_epilogue *e, int64_t chunk_cols, void *work) {
-    const int64_t K = g->C * g->kh * g->kw, N = g->OH * g->OW;
+void arm_conv_gemm(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked, const void *x,
+                   void *y, const arm_epilogue *e, int64_t chunk_cols, void *work) {
+    const int64_t K = g->C * g->kh * g->kw, N = g->OH * g->OW, eb = k->io_bytes;
     for (int64_t n0 = 0; n0 < N; n0 += chunk_cols) {
         const int64_t nc = N - n0 < chunk_cols ? N - n0 : chunk_cols;
-        if (plain_1x1(g)) k->pack_b(x + n0, N, 1, K, nc, work);
+        if (plain_1x1(g)) k->pack_b((const char *)x + n0 * eb, N, 1, K, nc, work);
         else k->im2col_b(x, g, n0, nc, work);
-        k->gemm(og, nc, K, wpacked, work, y + n0, N, e);
+        k->gemm(og, nc, K, wpacked, work, (char *)y + n0 * eb, N, e);
     }
 }
 

@@ -238,3 +238,22 @@ void arm_normalize_rows(const float *x, float *y, int64_t rows, int64_t n, float
         }
     }
 }
+
+void arm_f16_to_f32(const void *xv, float *y, int64_t n) {
+    const __fp16 *x = (const __fp16 *)xv;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const float16x8_t v = vld1q_f16(x + i);
+        vst1q_f32(y + i, vcvt_f32_f16(vget_low_f16(v)));
+        vst1q_f32(y + i + 4, vcvt_high_f32_f16(v));
+    }
+    for (; i < n; ++i) y[i] = (float)x[i];
+}
+
+void arm_f32_to_f16(const float *x, void *yv, int64_t n) {
+    __fp16 *y = (__fp16 *)yv;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        vst1q_f16(y + i, vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(x + i)), vld1q_f32(x + i + 4)));
+    for (; i < n; ++i) y[i] = (__fp16)x[i];
+}

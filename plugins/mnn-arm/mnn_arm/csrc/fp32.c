@@ -14,7 +14,9 @@
 #define LANES 4
 #define NV 3
 
-static inline void store4(float *d, float32x4_t v) { vst1q_f32(d, v); }
+#define XV 4
+#define COPY_X(d, s) vst1q_f32(d, vld1q_f32(s))
+#define COPY_X2(d, s) vst1q_f32(d, vld2q_f32(s).val[0]) /* every other element */
 
 #include "fgemm_body.h"
 
@@ -137,27 +139,32 @@ static inline float32x4_t load_strided(const float *p, int64_t s) {
  * padded scratch with vector moves, one output row of 4-lane vectors at a time
  * (the last vector of a row computed whole and stored lane by lane). */
 /* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R) {
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R, int fresh) {
     const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3; /* columns a stored output reads */
     const float32x4_t z = vdupq_n_f32(0.0f);
-    for (int64_t ph = 0; ph < PH; ++ph) {
+    /* the zeros are the same for every plane: stored for the first (fresh) only, later planes copy their rows */
+    const int64_t ph0 = fresh ? 0 : g->pt, ph1 = fresh || g->pt + g->H > PH ? PH : g->pt + g->H;
+    for (int64_t ph = ph0; ph < ph1; ++ph) {
         const int64_t ih = ph - g->pt;
         float *d = pad + ph * R;
         if (ih < 0 || ih >= g->H) {
-            for (int64_t pw = 0; pw < need; pw += 4) vst1q_f32(d + pw, z);
+            if (fresh)
+                for (int64_t pw = 0; pw < need; pw += 4) vst1q_f32(d + pw, z);
             continue;
         }
         /* whole vectors: the left zeros first (the copy overwrites what lies past pl), the row's last
          * vector overlapping the one before it, then zeros from the row's end (R has room) */
         const float *row = x + ih * W;
-        for (int64_t pw = 0; pw < pl; pw += 4) vst1q_f32(d + pw, z);
+        if (fresh)
+            for (int64_t pw = 0; pw < pl; pw += 4) vst1q_f32(d + pw, z);
         if (W >= 4) {
             for (int64_t iw = 0; iw + 4 < W; iw += 4) vst1q_f32(d + pl + iw, vld1q_f32(row + iw));
             vst1q_f32(d + pl + W - 4, vld1q_f32(row + W - 4));
         } else {
             for (int64_t iw = 0; iw < W; ++iw) vst1q_lane_f32(d + pl + iw, vld1q_dup_f32(row + iw), 0);
         }
-        for (int64_t pw = pl + W; pw < need; pw += 4) vst1q_f32(d + pw, z);
+        if (fresh)
+            for (int64_t pw = pl + W; pw < need; pw += 4) vst1q_f32(d + pw, z);
     }
 }
 
@@ -172,7 +179,7 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f32(const float *pa
                                                                  const arm_conv_geom *g, const float32x4_t w0,
                                                                  const float32x4_t w1, const float32x4_t w2,
                                                                  float32x4_t vb, const int clamp, float32x4_t lo,
-                                                                 float32x4_t hi, const int s) {
+                                                                 float32x4_t hi, const int s, const int64_t room) {
     const int64_t OH = g->OH, OW = g->OW;
     for (int64_t oh = 0; oh < OH; ++oh) {
         const float *r0 = pad + oh * s * R, *r1 = r0 + R, *r2 = r1 + R;
@@ -202,7 +209,9 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f32(const float *pa
                 acc = vfmaq_laneq_f32(acc, vld2q_f32(r2 + 2 * ow + 2).val[0], w2, 0);
             }
             if (clamp) acc = vminq_f32(vmaxq_f32(acc, lo), hi);
-            if (ow + 4 <= OW) vst1q_f32(yo + ow, acc);
+            /* a whole vector, spilling past the row into the next rows (written after this one) where
+             * that stays inside y */
+            if (ow + 4 <= OW || oh * OW + ow + 4 <= room) vst1q_f32(yo + ow, acc);
             else store_part_f32(yo + ow, acc, OW - ow);
         }
     }
@@ -217,18 +226,21 @@ static void depthwise3x3_f32(const float *x, const float *w, const float *bias, 
         const float *wk = w + c * 9;
         const float32x4_t w0 = vld1q_f32(wk), w1 = vld1q_f32(wk + 4), w2 = vdupq_n_f32(wk[8]);
         const float32x4_t vb = vdupq_n_f32(bias ? bias[c] : 0.0f);
-        pad_plane3_f32(x + p * g->H * g->W, g, pad, PH, R);
+        pad_plane3_f32(x + p * g->H * g->W, g, pad, PH, R, p == 0);
         float *yp = y + p * g->OH * g->OW;
+        const int64_t room = (planes - p) * g->OH * g->OW; /* elements from yp to the end of y */
         /* stride and clamp as constants: four specialised loops */
-        if (g->sh == 1 && clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 1);
-        else if (g->sh == 1) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 1);
-        else if (clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 2);
-        else dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 2);
+        if (g->sh == 1 && clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 1, room);
+        else if (g->sh == 1) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 1, room);
+        else if (clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 2, room);
+        else dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 2, room);
     }
 }
 
-static void depthwise_fp32(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+static void depthwise_fp32(const void *xv, const float *w, const float *bias, void *yv, int64_t planes,
                            const arm_conv_geom *g, const arm_epilogue *e, void *work) {
+    const float *x = (const float *)xv;
+    float *y = (float *)yv;
     const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     const int64_t taps = g->kh * g->kw;
@@ -274,5 +286,5 @@ static void depthwise_fp32(const float *x, const float *w, const float *bias, fl
     if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
 }
 
-const arm_fkernels arm_fkernels_fp32 = {"fp32", MR, NR, 4, pack_a_impl, pack_b_impl, im2col_b_impl,
+const arm_fkernels arm_fkernels_fp32 = {"fp32", MR, NR, 4, 4, pack_a_impl, pack_b_impl, im2col_b_impl,
                                         gemm_driver, depthwise_fp32};

@@ -149,48 +149,9 @@ static inline int32_t store_q(double v, int kind) {
 
 static const int32_t zeros4[4] = {0, 0, 0, 0};
 
-static int32_t ref_level(int64_t acc, double mult, double zy, int kind) {
-    return store_q(rint((double)acc * mult) + zy, kind);
-}
-static int32_t fixed_level(int64_t acc, int64_t fm, int sh, double zy, int kind) {
-    const int64_t r = (acc * fm + ((int64_t)1 << (sh - 1))) >> sh; /* what srshl by -sh computes */
-    return store_q((double)r + zy, kind);
-}
-
-void arm_q_fixed_mults(const double *mult, int64_t n, double zy, int out_kind, int32_t *fix) {
-    const int32_t lo = out_kind == 1 ? 0 : -128, hi = out_kind == 1 ? 255 : 127;
-    for (int64_t i = 0; i < n; ++i) {
-        fix[2 * i] = fix[2 * i + 1] = 0;
-        const double m = mult[i];
-        if (!(m > 0x1p-24 && m < 0.5) || zy != rint(zy) || fabs(zy) > 1e6) continue;
-        int e2;
-        frexp(m, &e2);                    /* m = f * 2^e2, f in [0.5, 1) */
-        const int sh = 31 - e2;           /* fm = m * 2^sh in [2^30, 2^31) */
-        const int64_t fm = (int64_t)llrint(ldexp(m, sh));
-        if (fm >= ((int64_t)1 << 31) || sh < 32 || sh > 61) continue;
-        int ok = 1;
-        /* level L starts at the smallest acc with rint(acc * m) + zy >= L: near (L - zy - 0.5) / m */
-        for (int32_t L = lo + 1; L <= hi && ok; ++L) {
-            const double a0 = ceil(((double)L - zy - 0.5) / m);
-            if (a0 < -2147483000.0 || a0 > 2147483000.0) continue; /* beyond int32 sums */
-            int64_t a = (int64_t)a0 - 3;
-            while (a < (int64_t)a0 + 3 && ref_level(a, m, zy, out_kind) < L) ++a;
-            ok = ref_level(a, m, zy, out_kind) >= L && ref_level(a - 1, m, zy, out_kind) < L &&
-                 fixed_level(a, fm, sh, zy, out_kind) == ref_level(a, m, zy, out_kind) &&
-                 fixed_level(a - 1, fm, sh, zy, out_kind) == ref_level(a - 1, m, zy, out_kind);
-        }
-        if (ok) fix[2 * i] = (int32_t)fm, fix[2 * i + 1] = -sh;
-    }
-}
-
-/* 4 sums to 4 scaled values with the proven fixed-point multiplier: 64-bit products, rounding shift
- * right (the zero point is added after the saturating narrow to int16: a sum beyond int16 saturates
- * beyond every output either way) */
-static inline int32x4_t fixed_requant(int32x4_t v, int32x4_t fm, int64x2_t nsh) {
-    const int64x2_t p0 = vrshlq_s64(vmull_s32(vget_low_s32(v), vget_low_s32(fm)), nsh);
-    const int64x2_t p1 = vrshlq_s64(vmull_high_s32(v, fm), nsh);
-    return vmovn_high_s64(vmovn_s64(p0), p1);
-}
+/* the rounding rule of mnn_core/ops/quant.py (docs/QUANT.md): rint(float32(acc) * M) in float32, M a float32
+ * held in a double (exact), halves to even */
+static inline double requant1(int64_t acc, double mult) { return (double)rintf((float)acc * (float)mult); }
 
 void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int64_t m0, int64_t n0, int64_t M,
                   int64_t N, const arm_qepilogue *e) {
@@ -212,13 +173,16 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
             for (; c < N; ++c) o[c] = a[c] + row_base + da * colsum[e->colsum ? c : 0];
             continue;
         }
-        const int32_t *fix = e->fixmult && e->mult_cs == 0 ? e->fixmult + 2 * m * e->mult_rs : zeros4;
-        if (!e->db_cs && fix[0] && e->out_kind) { /* QLinearConv, fixed-point multiplier proven exact */
-            const int32x4_t vfix = vdupq_n_s32(fix[0]), vrb = vdupq_n_s32(row_base);
+        if (!e->db_cs && e->mult_cs == 0) { /* QLinearConv: one multiplier per row, 16 outputs at a time */
+            /* rint(float32(v) * M) + zy clamped, exactly the reference's float32 rule: scvtf and fmul round
+             * to nearest even like its float32 conversion and product, fcvtns rounds half to even like rint
+             * (saturating: a product beyond int32 is beyond every output anyway); zy is added after the
+             * saturating narrow to int16 and the result clamped by the final saturating narrow */
+            const float32x4_t mult = vdupq_n_f32((float)e->mult[m * e->mult_rs]);
+            const int32x4_t vrb = vdupq_n_s32(row_base);
             const int16x8_t zy = vdupq_n_s16((int16_t)e->zy);
-            const int64x2_t nsh = vdupq_n_s64(fix[1]);
             /* NULL: nothing per column (depthwise sums are exact; symmetric weights have da 0) */
-            const int32_t *cs = da ? e->colsum : NULL;
+            const int32_t *cs = da && e->colsum ? colsum : NULL;
             const int u8 = e->out_kind == 1;
             int8_t *o = (int8_t *)out + r * ldo;
             int64_t c = 0;
@@ -226,8 +190,8 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
                 int32x4_t v[4];
                 for (int j = 0; j < 4; ++j) {
                     v[j] = vaddq_s32(vld1q_s32(a + c + 4 * j), vrb);
-                    if (cs) v[j] = vmlaq_n_s32(v[j], vld1q_s32(colsum + c + 4 * j), da);
-                    v[j] = fixed_requant(v[j], vfix, nsh);
+                    if (cs) v[j] = vmlaq_n_s32(v[j], vld1q_s32(cs + c + 4 * j), da);
+                    v[j] = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(v[j]), mult));
                 }
                 const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), zy);
                 const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[2]), v[3]), zy);
@@ -236,43 +200,16 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
             }
             for (; c + 4 <= N; c += 4) {
                 int32x4_t v = vaddq_s32(vld1q_s32(a + c), vrb);
-                if (cs) v = vmlaq_n_s32(v, vld1q_s32(colsum + c), da);
-                const int16x8_t h = vqaddq_s16(vcombine_s16(vqmovn_s32(fixed_requant(v, vfix, nsh)), vdup_n_s16(0)), zy);
+                if (cs) v = vmlaq_n_s32(v, vld1q_s32(cs + c), da);
+                v = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(v), mult));
+                const int16x8_t h = vqaddq_s16(vcombine_s16(vqmovn_s32(v), vdup_n_s16(0)), zy);
                 if (u8) vst1_lane_u32((uint32_t *)(o + c), vreinterpret_u32_u8(vqmovun_s16(h)), 0);
                 else vst1_lane_u32((uint32_t *)(o + c), vreinterpret_u32_s8(vqmovn_s16(h)), 0);
             }
             for (; c < N; ++c) {
-                const int32_t q = store_q(rint((double)(a[c] + row_base + (cs ? da * colsum[c] : 0)) * e->mult[m * e->mult_rs]) + e->zy,
+                const int32_t q = store_q(requant1(a[c] + row_base + (cs ? da * cs[c] : 0), e->mult[m * e->mult_rs]) + e->zy,
                                           e->out_kind);
                 o[c] = (int8_t)q;
-            }
-            continue;
-        }
-        if (!e->db_cs && e->mult_cs == 0) { /* QLinearConv: one multiplier per row, 2 lanes of float64 */
-            /* rint(v * mult) + zy clamped: fcvtns rounds half to even like rint; zy is added and the
-             * result clamped by saturating narrows (exact: every value is an integer by then) */
-            const float64x2_t mult = vdupq_n_f64(e->mult[m * e->mult_rs]);
-            const int32x4_t zy = vdupq_n_s32((int32_t)e->zy);
-            int64_t c = 0;
-            for (; c + 4 <= N; c += 4) {
-                const int32x4_t v = vmlaq_n_s32(vaddq_s32(vld1q_s32(a + c), vdupq_n_s32(row_base)),
-                                                vld1q_s32(colsum + (e->colsum ? c : 0)), da);
-                const int64x2_t q0 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_s32(vget_low_s32(v))), mult));
-                const int64x2_t q1 = vcvtnq_s64_f64(vmulq_f64(vcvtq_f64_s64(vmovl_high_s32(v)), mult));
-                const int32x4_t q = vqaddq_s32(vcombine_s32(vqmovn_s64(q0), vqmovn_s64(q1)), zy);
-                if (e->out_kind == 1) {
-                    const uint8x8_t b8 = vqmovn_u16(vcombine_u16(vqmovun_s32(q), vdup_n_u16(0)));
-                    vst1_lane_u32((uint32_t *)((uint8_t *)out + r * ldo + c), vreinterpret_u32_u8(b8), 0);
-                } else {
-                    const int8x8_t b8 = vqmovn_s16(vcombine_s16(vqmovn_s32(q), vdup_n_s16(0)));
-                    vst1_lane_u32((uint32_t *)((int8_t *)out + r * ldo + c), vreinterpret_u32_s8(b8), 0);
-                }
-            }
-            for (; c < N; ++c) {
-                const int32_t v = a[c] + row_base + da * colsum[e->colsum ? c : 0];
-                const int32_t q = store_q(rint((double)v * e->mult[m * e->mult_rs]) + e->zy, e->out_kind);
-                if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
-                else ((int8_t *)out)[r * ldo + c] = (int8_t)q;
             }
             continue;
         }
@@ -284,7 +221,7 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
             if (e->out_kind == 0) {
                 ((int32_t *)out)[r * ldo + c] = v;
             } else {
-                const int32_t q = store_q(rint((double)v * e->mult[m * e->mult_rs + n * e->mult_cs]) + e->zy,
+                const int32_t q = store_q(requant1(v, e->mult[m * e->mult_rs + n * e->mult_cs]) + e->zy,
                                           e->out_kind);
                 if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
                 else ((int8_t *)out)[r * ldo + c] = (int8_t)q;

@@ -113,20 +113,24 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
 
 /* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_s8(const uint8_t *x, int is_uint8, int8_t zs, const arm_conv_geom *g, int8_t *pad,
-                          int64_t PH, int64_t R) {
+                          int64_t PH, int64_t R, int fresh) {
     const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
     const uint8x16_t flip = vdupq_n_u8(is_uint8 ? 0x80 : 0);
     const int8x16_t vz = vdupq_n_s8(zs);
-    for (int64_t ph = 0; ph < PH; ++ph) {
+    /* as in fp32.c: the padding (the zero point) is stored for a fresh plane only, later planes copy their rows */
+    const int64_t ph0 = fresh ? 0 : g->pt, ph1 = fresh || g->pt + g->H > PH ? PH : g->pt + g->H;
+    for (int64_t ph = ph0; ph < ph1; ++ph) {
         const int64_t ih = ph - g->pt;
         int8_t *d = pad + ph * R;
         if (ih < 0 || ih >= g->H) {
-            for (int64_t pw = 0; pw < need; pw += 16) vst1q_s8(d + pw, vz); /* R leaves room for the last vector */
+            if (fresh)
+                for (int64_t pw = 0; pw < need; pw += 16) vst1q_s8(d + pw, vz); /* R leaves room for the last vector */
             continue;
         }
         /* as in fp32.c: zero point vectors around the row, its last vector overlapping the one before */
         const uint8_t *row = x + ih * W;
-        for (int64_t pw = 0; pw < pl; pw += 16) vst1q_s8(d + pw, vz);
+        if (fresh)
+            for (int64_t pw = 0; pw < pl; pw += 16) vst1q_s8(d + pw, vz);
         if (W >= 16) {
             for (int64_t iw = 0; iw + 16 < W; iw += 16)
                 vst1q_s8(d + pl + iw, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(row + iw), flip)));
@@ -137,7 +141,8 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_pl
         } else {
             for (int64_t iw = 0; iw < W; ++iw) d[pl + iw] = (int8_t)(row[iw] ^ (is_uint8 ? 0x80 : 0));
         }
-        for (int64_t pw = pl + W; pw < need; pw += 16) vst1q_s8(d + pw, vz);
+        if (fresh)
+            for (int64_t pw = pl + W; pw < need; pw += 16) vst1q_s8(d + pw, vz);
     }
 }
 
@@ -146,7 +151,7 @@ static const uint8_t win_s2[16] = {0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 
 
 static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *pad, int64_t R, int32_t *yp,
                                                                  const arm_conv_geom *g, const int8x16_t wr[3],
-                                                                 int32x4_t vb, const int s) {
+                                                                 int32x4_t vb, const int s, const int64_t room) {
     /* single-register lookups: a pair of table registers makes GCC shuffle them with moves */
     const uint8x16_t idx = vld1q_u8(s == 1 ? win_s1 : win_s2);
     const int64_t OH = g->OH, OW = g->OW;
@@ -172,7 +177,7 @@ static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *p
             int32x4_t a = vb;
             for (int i = 0; i < 3; ++i)
                 a = vdotq_s32(a, vqtbl1q_s8(vld1q_s8(rows[i] + ow * s), idx), wr[i]);
-            if (ow + 4 <= OW) {
+            if (ow + 4 <= OW || oh * OW + ow + 4 <= room) { /* as in fp32.c: spilling into the next rows */
                 vst1q_s32(yo + ow, a);
             } else { /* lane stores: a loop would become a call to memcpy */
                 vst1q_lane_s32(yo + ow, a, 0);
@@ -192,6 +197,7 @@ static void depthwise_dot(const void *xv, int is_uint8, int32_t zx, const int16_
     const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
     const int8_t zs = (int8_t)(is_uint8 ? zx - 128 : zx);
     int8_t *pad = (int8_t *)work;
+    int fresh = 1; /* the padding in work is not (or no longer) there */
     for (int64_t p = 0; p < planes; ++p) {
         const int64_t c = p % g->C;
         const int16_t *wk = w + c * 9;
@@ -207,6 +213,7 @@ static void depthwise_dot(const void *xv, int is_uint8, int32_t zx, const int16_
             arm_conv_geom one = *g;
             one.C = 1;
             arm_q_depthwise(xp, is_uint8, zx, wk, bias ? bias + c : NULL, yp, 1, &one, work);
+            fresh = 1; /* it used work for its own plane */
             continue;
         }
         int8x16_t wr[3];
@@ -216,9 +223,11 @@ static void depthwise_dot(const void *xv, int is_uint8, int32_t zx, const int16_
             wr[i] = vreinterpretq_s8_u32(vdupq_n_u32(word));
         }
         const int32x4_t vb = vdupq_n_s32((bias ? bias[c] : 0) - (int32_t)zs * wsum);
-        pad_plane3_s8(xp, is_uint8, zs, g, pad, PH, R);
-        if (g->sh == 1) dw3x3_rows_dot(pad, R, yp, g, wr, vb, 1);
-        else dw3x3_rows_dot(pad, R, yp, g, wr, vb, 2);
+        pad_plane3_s8(xp, is_uint8, zs, g, pad, PH, R, fresh);
+        fresh = 0;
+        const int64_t room = (planes - p) * g->OH * g->OW; /* int32 sums from yp to the end of acc */
+        if (g->sh == 1) dw3x3_rows_dot(pad, R, yp, g, wr, vb, 1, room);
+        else dw3x3_rows_dot(pad, R, yp, g, wr, vb, 2, room);
     }
 }
 

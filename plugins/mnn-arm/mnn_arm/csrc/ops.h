@@ -13,6 +13,10 @@ typedef struct arm_op {
 } arm_op;
 const char *arm_op_error(void *state);
 
+/* a tensor's first element: the core hands host tensors as data (byte_offset 0) and tensors of
+ * mnn-arm's fp16 domain as the arena's address plus byte_offset */
+static inline void *arm_data(const mnn_tensor *t) { return (char *)t->data + t->byte_offset; }
+
 typedef struct arm_conv_state {
     arm_op op;
     const arm_fkernels *k;
@@ -42,7 +46,7 @@ int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
 
 typedef struct arm_binary_state {
     arm_op op;
-    int32_t binop, ndim;
+    int32_t binop, ndim, half; /* half: fp16 tensors (the fp16 domain) */
     int64_t dims[MNN_MAX_DIMS], sa[MNN_MAX_DIMS], sb[MNN_MAX_DIMS];
 } arm_binary_state;
 int arm_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
@@ -50,6 +54,7 @@ int arm_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
 typedef struct arm_unary_state {
     arm_op op;
     arm_epilogue epi;
+    int32_t half;
 } arm_unary_state;
 int arm_unary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
@@ -116,5 +121,30 @@ typedef struct arm_qconv_state {
     int64_t chunk_cols;
 } arm_qconv_state;
 int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* QLinearMatMul: A [M][K] (uint8/int8) at run, B [K][N] constant, packed at prepare */
+typedef struct arm_qmatmul_state {
+    arm_op op;
+    const arm_qkernels *k;
+    int32_t a_uint8, out_bytes;
+    int64_t M, K, N;
+    const int8_t *bp;
+    arm_qepilogue epi; /* da, db per column, colsum of B, mult per column, zy; rowsum filled at run */
+    int8_t *ap;
+    int32_t *rowsum, *acc;
+} arm_qmatmul_state;
+int arm_qmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* an fp32 execution run on fp16-domain tensors (ops.c); buffers NULL for tensors that are not fp16 */
+#define ARM_WIDEN_MAX_IN 16
+#define ARM_WIDEN_MAX_OUT 4
+typedef struct arm_widen_state {
+    arm_op op;
+    mnn_run_fn run;
+    void *inner;
+    int32_t n_in, n_out;
+    float *in_buf[ARM_WIDEN_MAX_IN], *out_buf[ARM_WIDEN_MAX_OUT];
+} arm_widen_state;
+int arm_widen_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 #endif

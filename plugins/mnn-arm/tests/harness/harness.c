@@ -10,7 +10,8 @@
  *   fp32 within 1e-4 relative, fp16 within 1e-2 relative (relative to the
  *   magnitude of the summed terms, so a result that cancels to ~0 is judged
  *   by the size of what was summed), int8 bit-exact (ONNX QLinearConv /
- *   ConvInteger / QLinearMatMul semantics: float64, round half to even).
+ *   ConvInteger / QLinearMatMul semantics as mnn_core/ops/quant.py: exact sums, multiplier
+ *   float32(float32(sx * sw) / sy), y = rint(float32(acc) * multiplier) in float32, halves to even).
  * A path the CPU lacks is never called: calling it would die with SIGILL.
  * Prints one line per check and "harness: N checks, F failed"; exits 1 on failure. */
 #include <math.h>
@@ -74,6 +75,18 @@ static double act_ref(int act, double v, double a, double b) {
 
 /* -- float paths ------------------------------------------------------------------------ */
 
+/* Activations in the path's own type: fp32 buffers as they are, or (fp16h: io_bytes 2) a fp16 copy. */
+static void *to_io(const arm_fkernels *k, const float *x, int64_t n) {
+    void *p = xalloc(n * k->io_bytes);
+    if (k->io_bytes == 2) arm_f32_to_f16(x, p, n);
+    else memcpy(p, x, n * 4);
+    return p;
+}
+static void from_io(const arm_fkernels *k, const void *p, float *y, int64_t n) {
+    if (k->io_bytes == 2) arm_f16_to_f32(p, y, n);
+    else memcpy(y, p, n * 4);
+}
+
 static void test_gemm(const arm_fkernels *k, double rtol, int64_t M, int64_t N, int64_t K, int col_bias) {
     float *a = xalloc(M * K * 4), *b = xalloc(K * N * 4), *bias = xalloc((M > N ? M : N) * 4), *c = xalloc(M * N * 4);
     double *want = xalloc(M * N * 8), *mag = xalloc(M * N * 8);
@@ -82,12 +95,15 @@ static void test_gemm(const arm_fkernels *k, double rtol, int64_t M, int64_t N, 
     for (int64_t i = 0; i < (M > N ? M : N); ++i) bias[i] = frand();
     void *ap = xalloc(arm_packed_a_elems(k->mr, M, K) * k->elem_bytes);
     void *bp = xalloc(arm_packed_a_elems(k->nr, N, K) * k->elem_bytes);
-    k->pack_a(a, K, 1, M, K, ap);
-    k->pack_b(b, N, 1, K, N, bp);
+    void *aio = to_io(k, a, M * K), *bio = to_io(k, b, K * N), *cio = xalloc(M * N * k->io_bytes);
+    k->pack_a(aio, K, 1, M, K, ap);
+    k->pack_b(bio, N, 1, K, N, bp);
     arm_epilogue e = {1.0f, 1.0f, bias, col_bias ? 0 : 1, col_bias ? 1 : 0, col_bias ? ARM_ACT_SIGMOID : ARM_ACT_RELU,
                       0, 0};
     if (col_bias) e.alpha = 2.0f, e.beta = 0.5f;
-    k->gemm(M, N, K, ap, bp, c, N, &e);
+    k->gemm(M, N, K, ap, bp, cio, N, &e);
+    from_io(k, cio, c, M * N);
+    free(aio), free(bio), free(cio);
     for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) {
             double s = 0, sa = 0;
@@ -146,25 +162,30 @@ static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, 
     for (int64_t i = 0; i < O; ++i) bias[i] = frand();
     arm_epilogue e = {1.0f, 1.0f, NULL, 1, 0, ARM_ACT_CLIP, 0.0f, 6.0f};
     const int depthwise = group == C && O == C;
+    const int64_t eb = k->io_bytes;
+    char *xio = to_io(k, x, N * C * H * W), *yio = xalloc(out * eb);
     if (depthwise) {
         g.C = C;
         void *work = xalloc(arm_depthwise_work_bytes(&g));
-        k->depthwise(x, w, bias, y, N * C, &g, &e, work);
+        k->depthwise(xio, w, bias, yio, N * C, &g, &e, work); /* depthwise weights stay fp32 */
         free(work);
     } else {
         const int64_t stride = arm_packed_a_elems(k->mr, og, Kg);
-        char *wp = xalloc(group * stride * k->elem_bytes);
-        for (int64_t gi = 0; gi < group; ++gi) k->pack_a(w + gi * og * Kg, Kg, 1, og, Kg, wp + gi * stride * k->elem_bytes);
+        char *wp = xalloc(group * stride * k->elem_bytes), *wio = to_io(k, w, O * Kg);
+        for (int64_t gi = 0; gi < group; ++gi)
+            k->pack_a(wio + gi * og * Kg * eb, Kg, 1, og, Kg, wp + gi * stride * k->elem_bytes);
         const int64_t cols = arm_conv_chunk_cols(k, &g);
         void *work = xalloc(cols * Kg * k->elem_bytes + 64);
         for (int64_t n = 0; n < N; ++n)
             for (int64_t gi = 0; gi < group; ++gi) {
                 e.bias = bias + gi * og;
-                arm_conv_gemm(k, &g, og, wp + gi * stride * k->elem_bytes, x + (n * C + gi * cg) * H * W,
-                              y + (n * O + gi * og) * g.OH * g.OW, &e, cols, work);
+                arm_conv_gemm(k, &g, og, wp + gi * stride * k->elem_bytes, xio + (n * C + gi * cg) * H * W * eb,
+                              yio + (n * O + gi * og) * g.OH * g.OW * eb, &e, cols, work);
             }
-        free(wp), free(work);
+        free(wp), free(wio), free(work);
     }
+    from_io(k, yio, y, out);
+    free(xio), free(yio);
     conv_ref(x, w, bias, N, C, H, W, O, group, &g, ARM_ACT_CLIP, want, mag);
     char what[96];
     snprintf(what, sizeof what, "%s %s conv N=%ld C=%ld H=%ld O=%ld k=%ld s=%ld d=%ld p=%ld g=%ld", k->name,
@@ -175,7 +196,9 @@ static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, 
 }
 
 static void test_float_path(const arm_fkernels *k, double rtol) {
-    const int64_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {8, 12, 64}, {8, 24, 17}, {33, 50, 700}, {20, 7, 300}};
+    /* K 700 / 1100: K blocks of 512 (the fp16 paths carry their sums into fp32 every 256 steps inside one) */
+    const int64_t shapes[][3] = {{1, 1, 1},     {7, 13, 5},    {8, 12, 64}, {8, 24, 17},
+                                 {33, 50, 700}, {20, 7, 300}, {9, 30, 1100}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
         test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 0);
         test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 1);
@@ -183,6 +206,7 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     test_conv(k, rtol, 1, 16, 9, 24, 1, 1, 1, 0, 1);  /* pointwise */
     test_conv(k, rtol, 2, 3, 13, 10, 3, 1, 1, 1, 1);  /* 3x3, batch 2 */
     test_conv(k, rtol, 1, 8, 15, 16, 3, 2, 1, 1, 1);  /* 3x3 stride 2 */
+    test_conv(k, rtol, 1, 40, 6, 24, 3, 1, 1, 1, 1);  /* 3x3, K = 360: sums carried in fp32 on the fp16 paths */
     test_conv(k, rtol, 1, 4, 11, 5, 5, 1, 2, 2, 1);   /* 5x5 dilation 2 */
     test_conv(k, rtol, 1, 6, 9, 4, 3, 1, 1, 1, 2);    /* grouped */
     test_conv(k, rtol, 1, 7, 13, 7, 3, 1, 1, 1, 7);   /* depthwise */
@@ -197,6 +221,73 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     test_conv(k, rtol, 1, 5, 23, 5, 3, 2, 1, 1, 5);
     test_conv(k, rtol, 1, 6, 2, 6, 3, 2, 1, 1, 6);
     test_conv(k, rtol, 1, 2, 3, 2, 3, 1, 1, 0, 2);
+}
+
+/* -- fp16h element-wise (fp16 tensors) and the fp32 <-> fp16 conversions ----------------- */
+
+static void test_conversions(void) {
+    const int64_t n = 37;
+    float x[37], back[37];
+    __fp16 h[37];
+    int ok = 1;
+    for (int64_t i = 0; i < n; ++i) x[i] = frand() * 1000.0f;
+    x[3] = 65504.0f, x[4] = 1e-7f, x[5] = -0.0f, x[6] = 70000.0f; /* largest half, subnormal, -0, overflow */
+    arm_f32_to_f16(x, h, n);
+    arm_f16_to_f32(h, back, n);
+    for (int64_t i = 0; i < n; ++i) ok &= memcmp(&back[i], &(float){(float)(__fp16)x[i]}, 4) == 0;
+    report("conversions: fp32 -> fp16 -> fp32 as C's (__fp16) casts (37 values)", 0, ok);
+}
+
+static double binop_ref(int op, double a, double b) {
+    switch (op) {
+    case ARM_ADD: return a + b;
+    case ARM_SUB: return a - b;
+    case ARM_MUL: return a * b;
+    case ARM_DIV: return a / b;
+    case ARM_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+    }
+}
+
+static void test_half_eltwise(void) {
+    /* a [3][5][17] with b broadcast over the middle axis ([3][1][17]) and, second, b one value */
+    const int64_t dims[3] = {3, 5, 17}, sa[3] = {85, 17, 1}, n = 3 * 5 * 17;
+    const int64_t sbs[2][3] = {{17, 0, 1}, {0, 0, 0}};
+    float a[255], b[51], y[255];
+    double want[255], mag[255];
+    __fp16 ah[255], bh[51], yh[255];
+    for (int64_t i = 0; i < n; ++i) a[i] = frand() * 4.0f;
+    for (int64_t i = 0; i < 51; ++i) b[i] = 0.5f + (float)urand(); /* away from 0 for Div */
+    arm_f32_to_f16(a, ah, n);
+    arm_f32_to_f16(b, bh, 51);
+    static const char *names[] = {"add", "sub", "mul", "div", "max", "min"};
+    for (int bc = 0; bc < 2; ++bc)
+        for (int op = ARM_ADD; op <= ARM_MIN; ++op) {
+            arm_binary_h(op, ah, bh, yh, 3, dims, sa, sbs[bc]);
+            arm_f16_to_f32(yh, y, n);
+            for (int64_t i0 = 0; i0 < 3; ++i0)
+                for (int64_t i1 = 0; i1 < 5; ++i1)
+                    for (int64_t i2 = 0; i2 < 17; ++i2) {
+                        const int64_t i = i0 * 85 + i1 * 17 + i2;
+                        const double av = a[i], bv = b[i0 * sbs[bc][0] + i2 * sbs[bc][2]];
+                        want[i] = binop_ref(op, av, bv);
+                        mag[i] = op == ARM_MUL || op == ARM_DIV ? fabs(want[i]) : fabs(av) + fabs(bv);
+                    }
+            char what[96];
+            snprintf(what, sizeof what, "fp16h %s [3][5][17] with %s", names[op], bc ? "one value" : "[3][1][17]");
+            compare(what, y, want, mag, n, 1e-2);
+        }
+    const int acts[] = {ARM_ACT_RELU, ARM_ACT_CLIP, ARM_ACT_SIGMOID, ARM_ACT_HARD_SWISH};
+    static const char *act_names[] = {"relu", "clip(0, 6)", "sigmoid", "hard_swish"};
+    for (int i = 0; i < 4; ++i) {
+        arm_epilogue e = {1.0f, 1.0f, NULL, 0, 0, acts[i], 0.0f, 6.0f};
+        arm_activation_h(&e, ah, yh, 37);
+        arm_f16_to_f32(yh, y, 37);
+        for (int64_t j = 0; j < 37; ++j) want[j] = act_ref(acts[i], a[j], 0.0, 6.0), mag[j] = fabs(a[j]) + 1e-3;
+        char what[96];
+        snprintf(what, sizeof what, "fp16h activation %s (37 values)", act_names[i]);
+        compare(what, y, want, mag, 37, 1e-2);
+    }
 }
 
 /* -- fp32-only kernels: pooling, element-wise, softmax, norms --------------------------- */
@@ -319,8 +410,11 @@ static void test_fp32_misc(void) {
 
 /* -- int8 ------------------------------------------------------------------------------- */
 
+/* the reference's multiplier: float32(float32(sx * sw) / sy), held in a double */
+static double qmult(float sx, float sw, float sy) { return (double)((float)(sx * sw) / sy); }
+
 static int32_t requant_ref(double acc, double mult, double zy, int kind) {
-    double v = rint(acc * mult) + zy;
+    double v = (double)rintf((float)acc * (float)mult) + zy;
     const double lo = kind == 1 ? 0 : -128, hi = kind == 1 ? 255 : 127;
     return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
 }
@@ -346,13 +440,10 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
         zw[o] = per_channel ? (is_u8 ? irand(100, 150) : irand(-10, 10)) : (is_u8 ? 128 : 0);
         bias[o] = out_kind ? irand(-2000, 2000) : 0;
         const float sw = per_channel ? 0.001f * (float)irand(5, 30) : 0.01f;
-        mult[o] = ((double)sx * (double)sw) / (double)sy; /* the reference's order: (sx * sw) / sy */
+        mult[o] = qmult(sx, sw, sy);
         da[o] = (is_u8 ? 128 : 0) - zw[o];
     }
     const int32_t db = (is_u8 ? 128 : 0) - zx;
-    /* the fixed-point multipliers where proven (the float64 path for the rest); per-tensor cases keep float64 */
-    int32_t *fix = xalloc(O * 8);
-    if (out_kind) arm_q_fixed_mults(mult, O, out_kind == 1 ? 117 : -3, out_kind, fix);
     const int out_bytes = out_kind == 0 ? 4 : 1;
     void *y = xalloc(O * npix * out_bytes);
     const int64_t K4 = arm_k4(Kg), astride = (og + ARM_Q_MR - 1) / ARM_Q_MR * ARM_Q_MR * K4;
@@ -364,13 +455,12 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
             for (int64_t t = 0; t < Kg; ++t) w16[o * Kg + t] = (int16_t)(qget(w, is_u8, o * Kg + t) - zw[o]);
         k->depthwise(x, is_u8, zx, w16, out_kind ? bias : NULL, acc, C, &g, work);
         const int32_t zero = 0;
-        arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, out_kind, mult, 1, 0, 0.0, NULL};
+        arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, out_kind, mult, 1, 0, 0.0};
         e.zy = out_kind == 1 ? 117 : -3;
         for (int64_t o = 0; o < O; ++o) {
             arm_qepilogue eo = e;
             eo.mult = mult + o;
             eo.mult_rs = 0;
-            eo.fixmult = per_channel && out_kind ? fix + 2 * o : NULL;
             arm_q_finish(acc + o * npix, npix, (char *)y + o * npix * out_bytes, npix, 0, 0, 1, npix, &eo);
         }
         free(w16), free(work), free(acc);
@@ -383,8 +473,7 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
         int32_t *colsum = xalloc(cols * 4), *acc = xalloc(og * cols * 4);
         for (int64_t gi = 0; gi < group; ++gi) {
             arm_qepilogue e = {Kg, da + gi * og, &db, 1, 0, rowsum + gi * og, NULL, out_kind ? bias + gi * og : NULL,
-                               out_kind, mult + gi * og, 1, 0, out_kind == 1 ? 117.0 : -3.0,
-                               per_channel && out_kind ? fix + 2 * gi * og : NULL};
+                               out_kind, mult + gi * og, 1, 0, out_kind == 1 ? 117.0 : -3.0};
             arm_qconv_gemm(k, &g, og, wp + gi * astride, x + gi * cg * H * W, is_u8, zx,
                            (char *)y + gi * og * npix * out_bytes, out_bytes, &e, cols, bwork, colsum, acc);
         }
@@ -417,7 +506,7 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
              out_kind == 0 ? "s32" : out_kind == 1 ? "u8" : "s8", (long)C, (long)H, (long)O, (long)ks, (long)s,
              (long)p, (long)group, per_channel ? " per-channel" : "");
     report(what, (double)bad, bad == 0);
-    free(x), free(w), free(zw), free(bias), free(da), free(rowsum), free(mult), free(y), free(fix);
+    free(x), free(w), free(zw), free(bias), free(da), free(rowsum), free(mult), free(y);
     (void)0;
 }
 
@@ -431,7 +520,7 @@ static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N)
     double *mult = xalloc(N * 8);
     for (int64_t n = 0; n < N; ++n) {
         zb[n] = irand(100, 130), db[n] = 128 - zb[n];
-        mult[n] = ((double)0.02f * (double)(0.001f * irand(5, 20))) / (double)0.05f;
+        mult[n] = qmult(0.02f, 0.001f * irand(5, 20), 0.05f);
     }
     const int32_t da = 128 - za;
     const int64_t K4 = arm_k4(K);
@@ -440,7 +529,7 @@ static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N)
     arm_q_pack_a(a, 1, K, 1, M, K, ap, rowsum);
     arm_q_pack_b(b, 1, N, 1, K, N, bp, colsum);
     k->gemm(M, N, K4, ap, bp, acc, N);
-    arm_qepilogue e = {K, &da, db, 0, 1, rowsum, colsum, NULL, 1, mult, 0, 1, (double)zy, NULL};
+    arm_qepilogue e = {K, &da, db, 0, 1, rowsum, colsum, NULL, 1, mult, 0, 1, (double)zy};
     arm_q_finish(acc, N, y, N, 0, 0, M, N, &e);
     int64_t bad = 0;
     for (int64_t m = 0; m < M; ++m)
@@ -457,33 +546,31 @@ static void test_qmatmul(const arm_qkernels *k, int64_t M, int64_t K, int64_t N)
         free(acc);
 }
 
-/* the fixed-point requantization against float64 rint on every sum of a band wider than the outputs
- * (exact ties included: power-of-two multipliers), for multipliers it is proven for */
-static void test_fixed_requant(void) {
+/* the vector requantization against the float32 rule on sums in a band wider than the outputs (exact ties
+ * included: power-of-two multipliers; sums beyond 2^24, where float32(acc) rounds: 1.3e-5) */
+static void test_requant(void) {
     const double mults[] = {0.25, 0.125, 1.0 / 3.0, 0.0009765625, 0.00123456789, 0.0371, 0.4999, 0.000013};
     const int kinds[] = {1, 2};
     for (size_t i = 0; i < sizeof mults / sizeof mults[0]; ++i)
         for (size_t kk = 0; kk < 2; ++kk) {
             const int kind = kinds[kk];
+            const double m = (double)(float)mults[i]; /* multipliers are float32 values */
             const double zy = kind == 1 ? 117.0 : -3.0;
-            int32_t fix[2];
-            arm_q_fixed_mults(&mults[i], 1, zy, kind, fix);
-            const int64_t span = (int64_t)(300.0 / mults[i]), n = 2 * span + 17 < 400000 ? 2 * span + 17 : 400001;
+            const int64_t span = (int64_t)(300.0 / m), n = 2 * span + 17 < 400000 ? 2 * span + 17 : 400001;
             const int64_t step = (2 * span + 17) / n + 1;
             int32_t *acc = xalloc(n * 4);
             uint8_t *y = xalloc(n);
             for (int64_t j = 0; j < n; ++j) acc[j] = (int32_t)(-span + j * step);
             const int32_t zero = 0;
-            arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, kind, &mults[i], 0, 0, zy, fix};
+            arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, kind, &m, 0, 0, zy};
             arm_q_finish(acc, n, y, n, 0, 0, 1, n, &e);
             int64_t bad = 0;
             for (int64_t j = 0; j < n; ++j) {
-                const int32_t want = requant_ref((double)acc[j], mults[i], (int32_t)zy, kind);
+                const int32_t want = requant_ref((double)acc[j], m, (int32_t)zy, kind);
                 bad += (kind == 1 ? (int32_t)y[j] : (int32_t)(int8_t)y[j]) != want;
             }
             char what[96];
-            snprintf(what, sizeof what, "requant %s mult=%.9g zy=%g %s", kind == 1 ? "u8" : "s8", mults[i], zy,
-                     fix[0] ? "fixed-point" : "float64 (not proven)");
+            snprintf(what, sizeof what, "requant %s mult=%.9g zy=%g", kind == 1 ? "u8" : "s8", m, zy);
             report(what, (double)bad, bad == 0);
             free(acc), free(y);
         }
@@ -521,13 +608,20 @@ int main(int argc, char **argv) {
     if (expect_dot >= 0) report("dispatch: offers int8_dot exactly when the CPU has asimddp", 0, dot == expect_dot);
     report("dispatch: fp16 table withheld unless runnable", 0, (arm_fkernels_for(ARM_PATH_FP16) != NULL) == fp16);
     report("dispatch: int8_dot table withheld unless runnable", 0, (arm_qkernels_for(ARM_PATH_INT8_DOT) != NULL) == dot);
+    report("dispatch: fp16h table withheld unless runnable", 0, (arm_fkernels_for(ARM_PATH_FP16H) != NULL) == fp16);
+    test_conversions();
 
     test_float_path(arm_fkernels_for(ARM_PATH_FP32), 1e-4);
     test_fp32_misc();
-    test_fixed_requant();
+    test_requant();
     test_int8_path(arm_qkernels_for(ARM_PATH_INT8));
-    if (fp16) test_float_path(arm_fkernels_for(ARM_PATH_FP16), 1e-2);
-    else printf("skip fp16 path: this CPU lacks asimdhp (never called)\n");
+    if (fp16) {
+        test_float_path(arm_fkernels_for(ARM_PATH_FP16), 1e-2);
+        test_float_path(arm_fkernels_for(ARM_PATH_FP16H), 1e-2);
+        test_half_eltwise();
+    } else {
+        printf("skip fp16 and fp16h paths: this CPU lacks asimdhp (never called)\n");
+    }
     if (dot) test_int8_path(arm_qkernels_for(ARM_PATH_INT8_DOT));
     else printf("skip int8_dot path: this CPU lacks asimddp (never called)\n");
     printf("harness: %d checks, %d failed\n", checks, failures);
