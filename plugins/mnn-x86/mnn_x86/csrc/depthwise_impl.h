@@ -15,6 +15,12 @@
 #endif
 
 #define DW_NV 4
+/* rows of a 3x3 tile (dw_tile9): DW_TILE_ROWS x 2 accumulators beside the 9 weights */
+#if VLEN >= 16
+#define DW_TILE_ROWS 4
+#else
+#define DW_TILE_ROWS 2
+#endif
 
 /* How a scratch plane is laid out: element (py, px) of the padded plane is at
  * row py * rowlen, and output column ow of tap column j reads
@@ -96,6 +102,45 @@ static inline __attribute__((always_inline)) void FN(dw_row)(const int taps9, co
                        (int)(OW - ow < VLEN ? OW - ow : VLEN));
 }
 
+/* A tile of nr output rows x nv vectors of a 3x3 filter, weights in registers.
+ * One row of a small plane (OW of 7..56) is only one to four vectors, so a
+ * row at a time leaves one chain of 9 dependent FMAs per vector: the loop
+ * then waits on FMA latency, not throughput. Rows side by side give nr*nv
+ * independent chains. `rstep` is the scratch distance between output rows. */
+static inline __attribute__((always_inline)) void FN(dw_tile9)(const int nr, const int nv, const float *base,
+                                                               int64_t rstep, const int64_t *off, const vf *wv,
+                                                               int64_t s, vf b0, const x86_epilogue *e, float *dst,
+                                                               int64_t OW, int last_n) {
+    vf acc[DW_TILE_ROWS * 2];
+    for (int a = 0; a < nr * nv; ++a) acc[a] = b0;
+    for (int t = 0; t < 9; ++t) {
+        for (int r = 0; r < nr; ++r) {
+            const float *p = base + r * rstep + off[t];
+            for (int v = 0; v < nv; ++v) acc[r * nv + v] = vf_fma(wv[t], vf_load_stride(p + v * VLEN * s, s), acc[r * nv + v]);
+        }
+    }
+    if (e->act == X86_ACT_RELU)
+        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_max(acc[a], vf_zero());
+    else if (e->act == X86_ACT_CLIP)
+        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_min(vf_max(acc[a], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+    for (int r = 0; r < nr; ++r) {
+        for (int v = 0; v < nv - 1; ++v) vf_store(dst + r * OW + v * VLEN, acc[r * nv + v]);
+        vf_store_n(dst + r * OW + (nv - 1) * VLEN, acc[r * nv + nv - 1], last_n);
+    }
+}
+
+/* nr output rows of a 3x3 filter: tiles of nr x 2 full vectors, then one vector (maybe partial) */
+static inline __attribute__((always_inline)) void FN(dw_rows9)(const int nr, const float *base, int64_t rstep,
+                                                               const int64_t *off, const vf *wv, int64_t s, vf b0,
+                                                               const x86_epilogue *e, float *dst, int64_t OW) {
+    int64_t ow = 0;
+    for (; ow + 2 * VLEN <= OW; ow += 2 * VLEN)
+        FN(dw_tile9)(nr, 2, base + ow * s, rstep, off, wv, s, b0, e, dst + ow, OW, VLEN);
+    for (; ow < OW; ow += VLEN)
+        FN(dw_tile9)(nr, 1, base + ow * s, rstep, off, wv, s, b0, e, dst + ow, OW,
+                     (int)(OW - ow < VLEN ? OW - ow : VLEN));
+}
+
 /* what a thread's scratch holds: the padded plane (its padding filled once
  * per run) and, after it, the tap offsets */
 typedef struct {
@@ -130,14 +175,25 @@ static void FN(depthwise_plane)(const float *x, const float *w, const float *bia
     vf wv[9];
     if (taps == 9)
         for (int t = 0; t < 9; ++t) wv[t] = vf_set1(wc[t]);
-    for (int64_t oh = 0; oh < g->OH; ++oh) {
-        const float *base = sc->pad + oh * g->sh * sc->L.rowlen;
+    const int64_t rstep = g->sh * sc->L.rowlen;
+    int64_t oh = 0;
+    if (taps == 9 && VLEN > 1) { /* row tiles; the rows left over below */
+        for (; oh + DW_TILE_ROWS <= g->OH; oh += DW_TILE_ROWS) {
+            const float *base = sc->pad + oh * rstep;
+            if (s == 1) FN(dw_rows9)(DW_TILE_ROWS, base, rstep, sc->off, wv, 1, b0, e, dst + oh * OW, OW);
+            else FN(dw_rows9)(DW_TILE_ROWS, base, rstep, sc->off, wv, s, b0, e, dst + oh * OW, OW);
+        }
+        for (; oh + 2 <= g->OH; oh += 2)
+            FN(dw_rows9)(2, sc->pad + oh * rstep, rstep, sc->off, wv, s, b0, e, dst + oh * OW, OW);
+    }
+    for (; oh < g->OH; ++oh) {
+        const float *base = sc->pad + oh * rstep;
         float *row = dst + oh * OW;
         if (taps == 9 && s == 1) FN(dw_row)(1, base, sc->off, 9, wc, wv, 1, b0, e, row, OW);
         else if (taps == 9) FN(dw_row)(1, base, sc->off, 9, wc, wv, s, b0, e, row, OW);
         else FN(dw_row)(0, base, sc->off, (int)taps, wc, NULL, s, b0, e, row, OW);
-        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, row, row, OW);
     }
+    if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
 }
 
 /* inference (x86infer): planes in items of DW_PLANES for x86_parallel; each
