@@ -282,7 +282,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     None when they arrive at run (weight_input/bias_input then name the input)."""
     cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
     transposed = (not p["depthwise"] and weight is not None and p["group"] == 1 and not p.get("winograd")
-                  and kt != NULL and _transposed_pays(p["OH"] * p["OW"], kt.mr, kt.nr))
+                  and kt != NULL and _transposed_pays(p["OH"] * p["OW"], kt.mr, kt.nr, kt.vlen))
     kind = ("depthwise" if p["depthwise"] else
             "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else
             "gemm_t" if transposed else "gemm")
@@ -334,14 +334,19 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 
 # -- inference (x86infer) ----------------------------------------------------------------
 
-def _transposed_pays(int64_t pixels, int mr, int nr):
+def _transposed_pays(int64_t pixels, int mr, int nr, int vlen=0):
     """Whether a convolution with this many output pixels per image wastes clearly less of the
     register tile with the pixels along its MR rows than along its NR columns (op_conv.c:
-    conv_transposed). 7x7 on AVX2: 49 of 64 columns used, against 49 of 54 rows."""
+    conv_transposed). With `vlen` given, a last column panel of at most vlen pixels costs one
+    vector, not the whole panel (gemm_impl.h: tile_b with nv = 1). 7x7 on AVX-512: 64 columns
+    for 49 pixels (17 past the first panel), against 56 rows. 14x14 there computes 208 columns
+    for 196, and the transposes around a transposed GEMM cost more than the 6 % it would save."""
     if pixels <= 0 or pixels > 4096:
         return False
+    cdef int64_t tail = pixels % nr
+    cdef int64_t cols = pixels - tail + (0 if tail == 0 else (vlen if 0 < vlen < nr and tail <= vlen else nr))
     cdef double used_rows = <double>pixels / ((pixels + mr - 1) // mr * mr)  # floats: cdivision is on
-    cdef double used_cols = <double>pixels / ((pixels + nr - 1) // nr * nr)
+    cdef double used_cols = <double>pixels / cols
     return used_rows > 1.1 * used_cols
 
 
