@@ -1,6 +1,8 @@
-"""Register tiles the conformance samples rarely reach: depthwise 3x3 rows computed side by side
-(depthwise_impl.h: dw_tile9; 4 or 2 rows, then single rows) and a GEMM's narrow last column panel
-computed as one vector (gemm_impl.h: tile_b with nv = 1), on every ISA, against the reference."""
+"""Register tiles the conformance samples rarely reach, on every ISA, against the reference:
+depthwise 3x3 rows computed side by side (depthwise_impl.h: dw_tile9; 4 or 2 rows, then single
+rows), small planes computed along their flattened rows (dw_flat9: 7x7 on AVX-512), stride-2 rows
+split by masked loads, and a GEMM's narrow last column panel computed as one vector (gemm_impl.h:
+tile_b with nv = 1)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ def _r(rng, *shape):
         (5, 13, 29, 2, 1, "clip"),  # stride 2: even/odd split scratch, odd sizes
         (3, 12, 70, 2, 1, "none"),  # stride 2, 35 output columns
         (4, 11, 23, 1, 2, "relu"),  # dilation 2: strided tap offsets
+        (3, 6, 5, 1, 2, "clip"),  # dilation 2 on a plane small enough to run flat
         (3, 10, 21, 2, 2, "none"),  # stride and dilation
     ],
 )

@@ -40,6 +40,13 @@ static FN(plane_layout) FN(layout_for)(int64_t PW, int64_t sw, int64_t dw) {
     return L;
 }
 
+/* Every other float of the last avail (< 2 * VLEN) of a row, by masked loads that never read
+ * past the row (one element at a time, the tails of a 56-wide row cost as much as the rest of
+ * the stride-2 convolution; through a stack buffer, the load waits for the buffer's stores). */
+static inline void FN(split_tail)(float *dst, const float *src, int64_t avail) {
+    vf_store_n(dst, vf_load_even_n(src, (int)avail), (int)((avail + 1) / 2));
+}
+
 /* The input rows of one plane into the scratch plane. Padding positions are
  * never written here: they keep the fill the thread wrote once per run. */
 static void FN(copy_plane)(const float *src, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t PH, int64_t PW,
@@ -57,10 +64,10 @@ static void FN(copy_plane)(const float *src, int64_t H, int64_t W, int64_t pt, i
         float *even = row, *odd = row + L->half;
         int64_t k = (pl + 1) / 2; /* first even column that holds input */
         for (; 2 * (k + VLEN) <= x1; k += VLEN) vf_store(even + k, vf_load_stride(in + 2 * k, 2));
-        for (; 2 * k < x1; ++k) even[k] = in[2 * k];
+        if (2 * k < x1) FN(split_tail)(even + k, in + 2 * k, x1 - 2 * k);
         k = pl / 2; /* first odd one */
         for (; 2 * (k + VLEN) + 1 <= x1; k += VLEN) vf_store(odd + k, vf_load_stride(in + 2 * k + 1, 2));
-        for (; 2 * k + 1 < x1; ++k) odd[k] = in[2 * k + 1];
+        if (2 * k + 1 < x1) FN(split_tail)(odd + k, in + 2 * k + 1, x1 - 2 * k - 1);
     }
 }
 
@@ -141,13 +148,32 @@ static inline __attribute__((always_inline)) void FN(dw_rows9)(const int nr, con
                      (int)(OW - ow < VLEN ? OW - ow : VLEN));
 }
 
+/* nv vectors of a small plane's outputs taken along the flattened scratch rows (stride 1):
+ * flat position q = oh * rowlen + ow reads pad[q + off[t]], so a vector spans rows and a 7x7
+ * plane is 4 vectors (61 positions, 12 of them junk past a row's end) instead of 7 vectors of
+ * 7 live lanes each; the results go to `tmp`, whose rows dw_flat_plane compacts into y. */
+static inline __attribute__((always_inline)) void FN(dw_flat9)(const int nv, const float *base, const int64_t *off,
+                                                               const vf *wv, vf b0, const x86_epilogue *e,
+                                                               float *tmp) {
+    vf acc[8];
+    for (int v = 0; v < nv; ++v) acc[v] = b0;
+    for (int t = 0; t < 9; ++t)
+        for (int v = 0; v < nv; ++v) acc[v] = vf_fma(wv[t], vf_load(base + off[t] + v * VLEN), acc[v]);
+    if (e->act == X86_ACT_RELU)
+        for (int v = 0; v < nv; ++v) acc[v] = vf_max(acc[v], vf_zero());
+    else if (e->act == X86_ACT_CLIP)
+        for (int v = 0; v < nv; ++v) acc[v] = vf_min(vf_max(acc[v], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+    for (int v = 0; v < nv; ++v) vf_store(tmp + v * VLEN, acc[v]);
+}
+
 /* what a thread's scratch holds: the padded plane (its padding filled once
  * per run) and, after it, the tap offsets */
 typedef struct {
-    float *pad;
+    float *pad, *tmp; /* tmp: dw_flat9's rows, when flat */
     int64_t *off;
     FN(plane_layout) L;
     int64_t PH, PW;
+    int flat;
 } FN(scratch);
 
 static FN(scratch) FN(scratch_init)(float *work, int64_t per_thread, int64_t OH, int64_t OW, int64_t kh, int64_t kw,
@@ -159,6 +185,11 @@ static FN(scratch) FN(scratch_init)(float *work, int64_t per_thread, int64_t OH,
     sc.PH = (OH - 1) * sh + (kh - 1) * dh + 1;
     sc.PW = (OW - 1) * sw + (kw - 1) * dw + 1;
     sc.L = FN(layout_for)(sc.PW, sw, dw);
+    /* flat when a row's vectors would leave over a quarter of their lanes idle; the scratch of
+     * x86_depthwise_work_floats ends with room for the flat rows (x86_dw_flat_floats) */
+    sc.flat = VLEN > 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 &&
+              4 * sc.PW <= 3 * VLEN * ((OW + VLEN - 1) / VLEN);
+    sc.tmp = work + plane_floats - x86_dw_flat_floats(OH, sc.PW);
     for (int64_t i = 0; i < plane_floats; ++i) work[i] = fill;
     FN(tap_offsets)(&sc.L, kh, kw, dh, dw, sc.off);
     return sc;
@@ -176,6 +207,19 @@ static void FN(depthwise_plane)(const float *x, const float *w, const float *bia
     if (taps == 9)
         for (int t = 0; t < 9; ++t) wv[t] = vf_set1(wc[t]);
     const int64_t rstep = g->sh * sc->L.rowlen;
+    if (sc->flat) {
+        const int64_t n = (g->OH - 1) * sc->L.rowlen + OW; /* flat positions up to the last output */
+        for (int64_t q = 0; q < n;) { /* the vectors left, in blocks of 8, 4, 2, 1 */
+            const int64_t left = (n - q + VLEN - 1) / VLEN;
+            if (left >= 8) FN(dw_flat9)(8, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += 8 * VLEN;
+            else if (left >= 4) FN(dw_flat9)(4, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += 4 * VLEN;
+            else if (left >= 2) FN(dw_flat9)(2, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += 2 * VLEN;
+            else FN(dw_flat9)(1, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += VLEN;
+        }
+        for (int64_t oh = 0; oh < g->OH; ++oh) FN(copy_n)(dst + oh * OW, sc->tmp + oh * sc->L.rowlen, OW);
+        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
+        return;
+    }
     int64_t oh = 0;
     if (taps == 9 && VLEN > 1) { /* row tiles; the rows left over below */
         for (; oh + DW_TILE_ROWS <= g->OH; oh += DW_TILE_ROWS) {

@@ -105,6 +105,9 @@ typedef struct x86_kernels {
 
 /* scratch each thread needs (floats) */
 int64_t x86_depthwise_work_floats(const x86_conv_geom *g);
+/* the part of it that holds a small plane's flat output rows (depthwise_impl.h: dw_flat9): OH rows
+ * of the padded width PW, and a vector's slack; even, to keep what follows aligned */
+static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * PW + 64 + 1) / 2 * 2; }
 /* How a GEMM convolution is cut into work items (image x group x chunk of
  * output columns): the columns per chunk, and whether each thread takes whole
  * items (per_item, one scratch chunk per thread) or all threads share each one */
