@@ -233,7 +233,9 @@ def test_transposed_conv_choice(rng, conv_kinds):
     assert _x86._transposed_pays(196, 14, 32) and not _x86._transposed_pays(196, 14, 32, 16)
     assert not _x86._transposed_pays(169, 14, 32, 16) and not _x86._transposed_pays(9, 4, 8, 1)
     x, wt = _r(rng, 1, 16, 3, 3), _r(rng, 16, 16, 3, 3)
-    _run_conv([np.ascontiguousarray(x[:, :, :1, :2]), wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,))  # 1x2 output: gemm_t
+    _run_conv(
+        [np.ascontiguousarray(x[:, :, :1, :2]), wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,)
+    )  # 1x2 output: gemm_t
     _run_conv([x, wt[:, :8]], {"pads": [1, 1, 1, 1], "group": 2}, "scalar", 1, {}, constant=(1,))  # grouped: no
     _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {"x86.winograd": "on"}, constant=(1,))
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm_t", "gemm", "winograd"]

@@ -37,8 +37,15 @@ def _r(rng, *shape):
 def test_depthwise_row_tiles(rng, isa, threads, c, h, w, stride, dil, act):
     x, wt, b = _r(rng, 2, c, h, w), _r(rng, c, 1, 3, 3), _r(rng, c)
     pad = dil
-    attrs = {"group": c, "strides": [stride, stride], "dilations": [dil, dil], "pads": [pad, pad, pad, pad],
-             "activation": act, "act_alpha": -0.5, "act_beta": 0.7}
+    attrs = {
+        "group": c,
+        "strides": [stride, stride],
+        "dilations": [dil, dil],
+        "pads": [pad, pad, pad, pad],
+        "activation": act,
+        "act_alpha": -0.5,
+        "act_beta": 0.7,
+    }
     check_op("Conv", [x, wt, b], attrs, isa, threads)
     check_op("Conv", [x, wt], attrs, isa, threads, constant=(1,))  # no bias
 
@@ -57,8 +64,15 @@ def test_depthwise_row_tiles(rng, isa, threads, c, h, w, stride, dil, act):
 )
 def test_pointwise_narrow_last_panel(rng, isa, threads, c, o, h, w):
     x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, 1, 1), _r(rng, o)
-    check_op("Conv", [x, wt, b], {"activation": "clip", "act_alpha": -1.0, "act_beta": 1.5}, isa, threads,
-             rtol=1e-4, atol=1e-4)
+    check_op(
+        "Conv",
+        [x, wt, b],
+        {"activation": "clip", "act_alpha": -1.0, "act_beta": 1.5},
+        isa,
+        threads,
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 @pytest.mark.parametrize("isa", ISAS)
