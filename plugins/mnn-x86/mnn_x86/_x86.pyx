@@ -49,7 +49,7 @@ cdef extern from "x86.h" nogil:
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
     void x86_wino_plan(const x86_kernels* k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads,
-                       int64_t* tc, int32_t* per_chunk, int64_t* work_floats)
+                       int64_t* tc, int32_t* per_chunk, int32_t* gemm_t, int64_t* work_floats)
     int x86_isa_compiled(const char* isa)
     int x86_cpu_supports(const char* isa)
     const x86_kernels* x86_kernels_for(const char* isa)
@@ -75,6 +75,7 @@ cdef extern from "ops.h" nogil:
         int64_t chunk_cols, chunk_floats
         int32_t per_item
         int32_t winograd
+        int32_t wino_gemm_t
         int32_t transposed
         float* t_work
 
@@ -384,15 +385,21 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
                              dtype=np.float32)
     s.winograd = 1
-    s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
+    x86_wino_plan(k, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
+    if s.wino_gemm_t:  # U^T as the GEMM's B: B[c][o] = U[o][c]
+        s.w_group_stride = (O + k.nr - 1) // k.nr * k.nr * C
+    else:
+        s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
     cdef Buffer buf = _floats(36 * s.w_group_stride)
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
     cdef const float* src = <const float*><size_t>u.ctypes.data
     if u.size:
         for xi in range(36):
-            k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
-    x86_wino_plan(k, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &work_floats)
+            if s.wino_gemm_t:
+                k.pack_b(src + xi * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
+            else:
+                k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
     s.chunk_floats = work_floats
     buf = _floats(work_floats)
     ex.keep.append(buf)

@@ -2,13 +2,16 @@
 depthwise 3x3 rows computed side by side (depthwise_impl.h: dw_tile9; 4 or 2 rows, then single
 rows), small planes computed along their flattened rows (dw_flat9: 7x7 on AVX-512), stride-2 rows
 split by masked loads, and a GEMM's narrow last column panel computed as one vector (gemm_impl.h:
-tile_b with nv = 1)."""
+tile_b with nv = 1), Winograd with few tiles as a transposed GEMM."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ISAS, check_op
+from conftest import ISAS, check_op, one_op_graph
+
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
 
 
 def _r(rng, *shape):
@@ -80,3 +83,33 @@ def test_pointwise_narrow_last_panel(rng, isa, threads, c, o, h, w):
 def test_matmul_narrow_last_panel(rng, isa, m, k, n):
     check_op("MatMul", [_r(rng, m, k), _r(rng, k, n)], {}, isa, constant=(), rtol=1e-4, atol=1e-4)
     check_op("MatMul", [_r(rng, m, k), _r(rng, k, n)], {}, isa, constant=(1,), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "c,o,h,w,act,bias",
+    [
+        (19, 40, 13, 13, "relu", True),  # 16 tiles: one AVX-512 vector; 40 outputs = 16 + 16 + 8 lanes
+        (33, 70, 14, 14, "sigmoid", False),  # 16 tiles, the last ones clipped to 14; no bias
+        (8, 17, 8, 9, "clip", True),  # 6 tiles: one AVX2 vector as well
+    ],
+)
+def test_winograd_few_tiles_transposed(rng, isa, threads, c, o, h, w, act, bias):
+    """Winograd with all tiles in one vector runs its GEMMs transposed (winograd_impl.h: wino_gemm
+    with gemm_t, wino_output_t along output channels)."""
+    x, wt = _r(rng, 1, c, h, w), 0.3 * _r(rng, o, c, 3, 3)
+    inputs = [x, wt, _r(rng, o)] if bias else [x, wt]
+    attrs = {"pads": [1, 1, 1, 1], "activation": act, "act_alpha": 0.0, "act_beta": 1.0}
+    graph, feeds = one_op_graph("Conv", inputs, attrs, (1, 2))
+    sess = Session(
+        graph,
+        backend="x86",
+        fallback=False,
+        optimize=False,
+        threads=threads,
+        options={"x86.isa": isa, "x86.winograd": "on"},
+    )
+    want = run_reference("Conv", inputs, attrs)[0]
+    for _ in range(2):
+        np.testing.assert_allclose(sess.run(feeds)["out"], want, rtol=1e-4, atol=2e-5 * max(1.0, np.abs(want).max()))
