@@ -153,10 +153,12 @@ def test_pointwise_conv_direct(rng, isa, threads, n, c, o, h, w, group, act):
         (3, 16, 45, 47, 7, [3, 3, 3, 3]),  # a stem: long rows, odd widths, the left taps start inside the padding
         (5, 7, 20, 37, 3, [1, 0, 1, 2]),  # asymmetric padding
         (4, 6, 9, 33, 1, [0, 0, 0, 0]),  # 1x1 stride 2: only even columns
+        (2, 5, 7, 9, 3, [1, 1, 1, 1]),  # rows shorter than a vector: masked loads only
     ],
 )
 def test_stride2_im2col(rng, isa, threads, c, o, h, w, k, pads):
-    """Stride-2 im2col copies rows with deinterleaving vector loads where they stay inside the row."""
+    """Stride-2 im2col copies rows with deinterleaving vector loads where they stay inside the row,
+    and the rest of each row segment with masked ones (vf_load_even_n)."""
     x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, k, k, scale=0.3), _r(rng, o)
     _run_conv([x, wt, b], {"pads": pads, "strides": [2, 2], "activation": "relu"}, isa, threads, {})
 

@@ -126,9 +126,14 @@ static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t n0, 
                     FN(copy_n)(dst + (a - ow), row + a, b - a);
                 } else {
                     int64_t o = a;
-                    if (g->sw == 2) /* deinterleaving loads while 2*VLEN reads stay in the row */
+                    if (g->sw == 2) { /* deinterleaving loads while 2*VLEN reads stay in the row */
                         for (; o + VLEN <= b && (o + VLEN) * 2 + xoff <= g->W; o += VLEN)
                             vf_store(dst + (o - ow), vf_load_stride(row + 2 * o, 2));
+                        for (; o < b; o += VLEN) { /* the rest by masked loads, never past x[.., ix = 2(b-1)] */
+                            const int n = (int)(b - o < VLEN ? b - o : VLEN);
+                            vf_store_n(dst + (o - ow), vf_load_even_n(row + 2 * o, 2 * n - 1), n);
+                        }
+                    }
                     for (; o < b; ++o) dst[o - ow] = row[o * g->sw];
                 }
                 if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
