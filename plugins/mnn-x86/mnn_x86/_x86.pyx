@@ -49,7 +49,7 @@ cdef extern from "x86.h" nogil:
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
     void x86_wino_plan(const x86_kernels* k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads,
-                       int64_t* tc, int32_t* per_chunk, int64_t* work_floats)
+                       int64_t* tc, int32_t* per_chunk, int32_t* gemm_t, int64_t* work_floats)
     int x86_isa_compiled(const char* isa)
     int x86_cpu_supports(const char* isa)
     const x86_kernels* x86_kernels_for(const char* isa)
@@ -75,6 +75,7 @@ cdef extern from "ops.h" nogil:
         int64_t chunk_cols, chunk_floats
         int32_t per_item
         int32_t winograd
+        int32_t wino_gemm_t
         int32_t transposed
         float* t_work
 
@@ -282,7 +283,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     None when they arrive at run (weight_input/bias_input then name the input)."""
     cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
     transposed = (not p["depthwise"] and weight is not None and p["group"] == 1 and not p.get("winograd")
-                  and kt != NULL and _transposed_pays(p["OH"] * p["OW"], kt.mr, kt.nr))
+                  and kt != NULL and _transposed_pays(p["OH"] * p["OW"], kt.mr, kt.nr, kt.vlen))
     kind = ("depthwise" if p["depthwise"] else
             "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else
             "gemm_t" if transposed else "gemm")
@@ -334,14 +335,19 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 
 # -- inference (x86infer) ----------------------------------------------------------------
 
-def _transposed_pays(int64_t pixels, int mr, int nr):
+def _transposed_pays(int64_t pixels, int mr, int nr, int vlen=0):
     """Whether a convolution with this many output pixels per image wastes clearly less of the
     register tile with the pixels along its MR rows than along its NR columns (op_conv.c:
-    conv_transposed). 7x7 on AVX2: 49 of 64 columns used, against 49 of 54 rows."""
+    conv_transposed). With `vlen` given, a last column panel of at most vlen pixels costs one
+    vector, not the whole panel (gemm_impl.h: tile_b with nv = 1). 7x7 on AVX-512: 64 columns
+    for 49 pixels (17 past the first panel), against 56 rows. 14x14 there computes 208 columns
+    for 196, and the transposes around a transposed GEMM cost more than the 6 % it would save."""
     if pixels <= 0 or pixels > 4096:
         return False
+    cdef int64_t tail = pixels % nr
+    cdef int64_t cols = pixels - tail + (0 if tail == 0 else (vlen if 0 < vlen < nr and tail <= vlen else nr))
     cdef double used_rows = <double>pixels / ((pixels + mr - 1) // mr * mr)  # floats: cdivision is on
-    cdef double used_cols = <double>pixels / ((pixels + nr - 1) // nr * nr)
+    cdef double used_cols = <double>pixels / cols
     return used_rows > 1.1 * used_cols
 
 
@@ -379,15 +385,21 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
                              dtype=np.float32)
     s.winograd = 1
-    s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
+    x86_wino_plan(k, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
+    if s.wino_gemm_t:  # U^T as the GEMM's B: B[c][o] = U[o][c]
+        s.w_group_stride = (O + k.nr - 1) // k.nr * k.nr * C
+    else:
+        s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
     cdef Buffer buf = _floats(36 * s.w_group_stride)
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
     cdef const float* src = <const float*><size_t>u.ctypes.data
     if u.size:
         for xi in range(36):
-            k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
-    x86_wino_plan(k, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &work_floats)
+            if s.wino_gemm_t:
+                k.pack_b(src + xi * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
+            else:
+                k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
     s.chunk_floats = work_floats
     buf = _floats(work_floats)
     ex.keep.append(buf)

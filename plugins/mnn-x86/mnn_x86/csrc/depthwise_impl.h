@@ -15,6 +15,12 @@
 #endif
 
 #define DW_NV 4
+/* rows of a 3x3 tile (dw_tile9): DW_TILE_ROWS x 2 accumulators beside the 9 weights */
+#if VLEN >= 16
+#define DW_TILE_ROWS 4
+#else
+#define DW_TILE_ROWS 2
+#endif
 
 /* How a scratch plane is laid out: element (py, px) of the padded plane is at
  * row py * rowlen, and output column ow of tap column j reads
@@ -34,6 +40,13 @@ static FN(plane_layout) FN(layout_for)(int64_t PW, int64_t sw, int64_t dw) {
     return L;
 }
 
+/* Every other float of the last avail (< 2 * VLEN) of a row, by masked loads that never read
+ * past the row (one element at a time, the tails of a 56-wide row cost as much as the rest of
+ * the stride-2 convolution; through a stack buffer, the load waits for the buffer's stores). */
+static inline void FN(split_tail)(float *dst, const float *src, int64_t avail) {
+    vf_store_n(dst, vf_load_even_n(src, (int)avail), (int)((avail + 1) / 2));
+}
+
 /* The input rows of one plane into the scratch plane. Padding positions are
  * never written here: they keep the fill the thread wrote once per run. */
 static void FN(copy_plane)(const float *src, int64_t H, int64_t W, int64_t pt, int64_t pl, int64_t PH, int64_t PW,
@@ -51,10 +64,10 @@ static void FN(copy_plane)(const float *src, int64_t H, int64_t W, int64_t pt, i
         float *even = row, *odd = row + L->half;
         int64_t k = (pl + 1) / 2; /* first even column that holds input */
         for (; 2 * (k + VLEN) <= x1; k += VLEN) vf_store(even + k, vf_load_stride(in + 2 * k, 2));
-        for (; 2 * k < x1; ++k) even[k] = in[2 * k];
+        if (2 * k < x1) FN(split_tail)(even + k, in + 2 * k, x1 - 2 * k);
         k = pl / 2; /* first odd one */
         for (; 2 * (k + VLEN) + 1 <= x1; k += VLEN) vf_store(odd + k, vf_load_stride(in + 2 * k + 1, 2));
-        for (; 2 * k + 1 < x1; ++k) odd[k] = in[2 * k + 1];
+        if (2 * k + 1 < x1) FN(split_tail)(odd + k, in + 2 * k + 1, x1 - 2 * k - 1);
     }
 }
 
@@ -96,13 +109,71 @@ static inline __attribute__((always_inline)) void FN(dw_row)(const int taps9, co
                        (int)(OW - ow < VLEN ? OW - ow : VLEN));
 }
 
+/* A tile of nr output rows x nv vectors of a 3x3 filter, weights in registers.
+ * One row of a small plane (OW of 7..56) is only one to four vectors, so a
+ * row at a time leaves one chain of 9 dependent FMAs per vector: the loop
+ * then waits on FMA latency, not throughput. Rows side by side give nr*nv
+ * independent chains. `rstep` is the scratch distance between output rows. */
+static inline __attribute__((always_inline)) void FN(dw_tile9)(const int nr, const int nv, const float *base,
+                                                               int64_t rstep, const int64_t *off, const vf *wv,
+                                                               int64_t s, vf b0, const x86_epilogue *e, float *dst,
+                                                               int64_t OW, int last_n) {
+    vf acc[DW_TILE_ROWS * 2];
+    for (int a = 0; a < nr * nv; ++a) acc[a] = b0;
+    for (int t = 0; t < 9; ++t) {
+        for (int r = 0; r < nr; ++r) {
+            const float *p = base + r * rstep + off[t];
+            for (int v = 0; v < nv; ++v) acc[r * nv + v] = vf_fma(wv[t], vf_load_stride(p + v * VLEN * s, s), acc[r * nv + v]);
+        }
+    }
+    if (e->act == X86_ACT_RELU)
+        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_max(acc[a], vf_zero());
+    else if (e->act == X86_ACT_CLIP)
+        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_min(vf_max(acc[a], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+    for (int r = 0; r < nr; ++r) {
+        for (int v = 0; v < nv - 1; ++v) vf_store(dst + r * OW + v * VLEN, acc[r * nv + v]);
+        vf_store_n(dst + r * OW + (nv - 1) * VLEN, acc[r * nv + nv - 1], last_n);
+    }
+}
+
+/* nr output rows of a 3x3 filter: tiles of nr x 2 full vectors, then one vector (maybe partial) */
+static inline __attribute__((always_inline)) void FN(dw_rows9)(const int nr, const float *base, int64_t rstep,
+                                                               const int64_t *off, const vf *wv, int64_t s, vf b0,
+                                                               const x86_epilogue *e, float *dst, int64_t OW) {
+    int64_t ow = 0;
+    for (; ow + 2 * VLEN <= OW; ow += 2 * VLEN)
+        FN(dw_tile9)(nr, 2, base + ow * s, rstep, off, wv, s, b0, e, dst + ow, OW, VLEN);
+    for (; ow < OW; ow += VLEN)
+        FN(dw_tile9)(nr, 1, base + ow * s, rstep, off, wv, s, b0, e, dst + ow, OW,
+                     (int)(OW - ow < VLEN ? OW - ow : VLEN));
+}
+
+/* nv vectors of a small plane's outputs taken along the flattened scratch rows (stride 1):
+ * flat position q = oh * rowlen + ow reads pad[q + off[t]], so a vector spans rows and a 7x7
+ * plane is 4 vectors (61 positions, 12 of them junk past a row's end) instead of 7 vectors of
+ * 7 live lanes each; the results go to `tmp`, whose rows dw_flat_plane compacts into y. */
+static inline __attribute__((always_inline)) void FN(dw_flat9)(const int nv, const float *base, const int64_t *off,
+                                                               const vf *wv, vf b0, const x86_epilogue *e,
+                                                               float *tmp) {
+    vf acc[8];
+    for (int v = 0; v < nv; ++v) acc[v] = b0;
+    for (int t = 0; t < 9; ++t)
+        for (int v = 0; v < nv; ++v) acc[v] = vf_fma(wv[t], vf_load(base + off[t] + v * VLEN), acc[v]);
+    if (e->act == X86_ACT_RELU)
+        for (int v = 0; v < nv; ++v) acc[v] = vf_max(acc[v], vf_zero());
+    else if (e->act == X86_ACT_CLIP)
+        for (int v = 0; v < nv; ++v) acc[v] = vf_min(vf_max(acc[v], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+    for (int v = 0; v < nv; ++v) vf_store(tmp + v * VLEN, acc[v]);
+}
+
 /* what a thread's scratch holds: the padded plane (its padding filled once
  * per run) and, after it, the tap offsets */
 typedef struct {
-    float *pad;
+    float *pad, *tmp; /* tmp: dw_flat9's rows, when flat */
     int64_t *off;
     FN(plane_layout) L;
     int64_t PH, PW;
+    int flat;
 } FN(scratch);
 
 static FN(scratch) FN(scratch_init)(float *work, int64_t per_thread, int64_t OH, int64_t OW, int64_t kh, int64_t kw,
@@ -114,6 +185,11 @@ static FN(scratch) FN(scratch_init)(float *work, int64_t per_thread, int64_t OH,
     sc.PH = (OH - 1) * sh + (kh - 1) * dh + 1;
     sc.PW = (OW - 1) * sw + (kw - 1) * dw + 1;
     sc.L = FN(layout_for)(sc.PW, sw, dw);
+    /* flat when a row's vectors would leave over a quarter of their lanes idle; the scratch of
+     * x86_depthwise_work_floats ends with room for the flat rows (x86_dw_flat_floats) */
+    sc.flat = VLEN > 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 &&
+              4 * sc.PW <= 3 * VLEN * ((OW + VLEN - 1) / VLEN);
+    sc.tmp = work + plane_floats - x86_dw_flat_floats(OH, sc.PW);
     for (int64_t i = 0; i < plane_floats; ++i) work[i] = fill;
     FN(tap_offsets)(&sc.L, kh, kw, dh, dw, sc.off);
     return sc;
@@ -130,14 +206,38 @@ static void FN(depthwise_plane)(const float *x, const float *w, const float *bia
     vf wv[9];
     if (taps == 9)
         for (int t = 0; t < 9; ++t) wv[t] = vf_set1(wc[t]);
-    for (int64_t oh = 0; oh < g->OH; ++oh) {
-        const float *base = sc->pad + oh * g->sh * sc->L.rowlen;
+    const int64_t rstep = g->sh * sc->L.rowlen;
+    if (sc->flat) {
+        const int64_t n = (g->OH - 1) * sc->L.rowlen + OW; /* flat positions up to the last output */
+        for (int64_t q = 0; q < n;) { /* the vectors left, in blocks of 8, 4, 2, 1 */
+            const int64_t left = (n - q + VLEN - 1) / VLEN;
+            if (left >= 8) FN(dw_flat9)(8, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += 8 * VLEN;
+            else if (left >= 4) FN(dw_flat9)(4, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += 4 * VLEN;
+            else if (left >= 2) FN(dw_flat9)(2, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += 2 * VLEN;
+            else FN(dw_flat9)(1, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += VLEN;
+        }
+        for (int64_t oh = 0; oh < g->OH; ++oh) FN(copy_n)(dst + oh * OW, sc->tmp + oh * sc->L.rowlen, OW);
+        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
+        return;
+    }
+    int64_t oh = 0;
+    if (taps == 9 && VLEN > 1) { /* row tiles; the rows left over below */
+        for (; oh + DW_TILE_ROWS <= g->OH; oh += DW_TILE_ROWS) {
+            const float *base = sc->pad + oh * rstep;
+            if (s == 1) FN(dw_rows9)(DW_TILE_ROWS, base, rstep, sc->off, wv, 1, b0, e, dst + oh * OW, OW);
+            else FN(dw_rows9)(DW_TILE_ROWS, base, rstep, sc->off, wv, s, b0, e, dst + oh * OW, OW);
+        }
+        for (; oh + 2 <= g->OH; oh += 2)
+            FN(dw_rows9)(2, sc->pad + oh * rstep, rstep, sc->off, wv, s, b0, e, dst + oh * OW, OW);
+    }
+    for (; oh < g->OH; ++oh) {
+        const float *base = sc->pad + oh * rstep;
         float *row = dst + oh * OW;
         if (taps == 9 && s == 1) FN(dw_row)(1, base, sc->off, 9, wc, wv, 1, b0, e, row, OW);
         else if (taps == 9) FN(dw_row)(1, base, sc->off, 9, wc, wv, s, b0, e, row, OW);
         else FN(dw_row)(0, base, sc->off, (int)taps, wc, NULL, s, b0, e, row, OW);
-        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, row, row, OW);
     }
+    if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
 }
 
 /* inference (x86infer): planes in items of DW_PLANES for x86_parallel; each

@@ -59,7 +59,8 @@ static int64_t scratch_plane_floats(int64_t OH, int64_t OW, int64_t kh, int64_t 
 int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw) { return per_thread - 2 * kh * kw; }
 
 int64_t x86_depthwise_work_floats(const x86_conv_geom *g) {
-    return scratch_plane_floats(g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    return scratch_plane_floats(g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw) + x86_dw_flat_floats(g->OH, PW);
 }
 
 int64_t x86_pool_work_floats(const x86_pool_geom *g) {
@@ -101,7 +102,7 @@ void x86_conv_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t images,
 #define WINO_CHUNK_BYTES (512 * 1024)
 
 void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
-                   int32_t *per_chunk, int64_t *work_floats) {
+                   int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats) {
     const int64_t nr = k->nr, T = ((OH + 3) / 4) * ((OW + 3) / 4), t_round = (T + nr - 1) / nr * nr;
     int64_t t = WINO_CHUNK_BYTES / (36 * (C + O) * (int64_t)sizeof(float)) / nr * nr;
     if (t < nr) t = nr;
@@ -111,4 +112,10 @@ void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64
     *tc = t;
     *per_chunk = threads > 1 && chunks >= 2 * threads;
     *work_floats = (threads > 1 ? threads : 1) * per;
+    /* All tiles in one vector (13x13 and 14x14 outputs: 16 tiles on AVX-512): with the tiles as
+     * the GEMM's columns a tile of the micro-kernel is one vector wide and does one broadcast
+     * per FMA, half its speed (gemm_impl.h); as its rows (M^T = V^T U^T) it does two FMAs per
+     * broadcast. Each thread then packs V^T into its own A operand: wino_gemm_t. */
+    *gemm_t = k->vlen > 1 && T <= k->vlen;
+    if (*gemm_t) *work_floats += (threads > 1 ? threads : 1) * ((t + k->mr - 1) / k->mr * k->mr) * C; /* wino vt_floats */
 }

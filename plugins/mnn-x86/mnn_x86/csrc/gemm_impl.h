@@ -126,9 +126,14 @@ static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t n0, 
                     FN(copy_n)(dst + (a - ow), row + a, b - a);
                 } else {
                     int64_t o = a;
-                    if (g->sw == 2) /* deinterleaving loads while 2*VLEN reads stay in the row */
+                    if (g->sw == 2) { /* deinterleaving loads while 2*VLEN reads stay in the row */
                         for (; o + VLEN <= b && (o + VLEN) * 2 + xoff <= g->W; o += VLEN)
                             vf_store(dst + (o - ow), vf_load_stride(row + 2 * o, 2));
+                        for (; o < b; o += VLEN) { /* the rest by masked loads, never past x[.., ix = 2(b-1)] */
+                            const int n = (int)(b - o < VLEN ? b - o : VLEN);
+                            vf_store_n(dst + (o - ow), vf_load_even_n(row + 2 * o, 2 * n - 1), n);
+                        }
+                    }
                     for (; o < b; ++o) dst[o - ow] = row[o * g->sw];
                 }
                 if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
@@ -191,24 +196,28 @@ static void FN(act_row)(int act, float a, float b, const float *x, float *y, int
 }
 #undef ACT_LOOP
 
-/* One MR x NR tile (rows x cols valid) over one KC slice. `rows` is a
- * compile-time constant at every call site, so the accumulators stay in
- * registers and the loops unroll. */
-static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, const int b_masked, int64_t kc,
+/* One MR x NR tile (rows x cols valid) over one KC slice, of which the
+ * first nv vectors of columns are computed (nv < GEMM_NV: a last panel of at
+ * most nv * VLEN columns, e.g. 13x13 or 14x14 planes, 16 Winograd tiles, so
+ * it does not pay for the whole panel). `rows` and `nv` are compile-time
+ * constants at every call site, so the accumulators stay in registers and
+ * the loops unroll. */
+static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, const int b_masked, const int nv,
+                                                             int64_t kc,
                                                              const float *a, const float *b, int64_t ldb, float *c,
                                                              int64_t ldc, int cols, const x86_epilogue *e,
                                                              int64_t row0, int64_t col0, int first, int last) {
     vf acc[MR][GEMM_NV];
     for (int r = 0; r < rows; ++r)
-        for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
+        for (int v = 0; v < nv; ++v) acc[r][v] = vf_zero();
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k) {
         vf bv[GEMM_NV];
-        for (int v = 0; v < GEMM_NV; ++v) /* b_masked: an unpacked B's last columns, never read past them */
+        for (int v = 0; v < nv; ++v) /* b_masked: an unpacked B's last columns, never read past them */
             bv[v] = b_masked ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN) : vf_load(b + k * ldb + v * VLEN);
         for (int r = 0; r < rows; ++r) {
             const vf av = vf_set1(a[k * MR + r]);
-            for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
         }
     }
     /* The epilogue, each step decided once per tile (with K small it costs as
@@ -217,43 +226,43 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
     const int full = cols == NR;
     if (!first)
         for (int r = 0; r < rows; ++r)
-            for (int v = 0; v < GEMM_NV; ++v)
+            for (int v = 0; v < nv; ++v)
                 acc[r][v] = vf_add(acc[r][v], full ? vf_load(c + r * ldc + v * VLEN)
                                                    : vf_load_n(c + r * ldc + v * VLEN, cols - v * VLEN));
     if (last) {
         if (e->alpha != 1.0f) {
             const vf alpha = vf_set1(e->alpha);
             for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_mul(acc[r][v], alpha);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_mul(acc[r][v], alpha);
         }
         if (e->bias && e->bias_cs == 0) { /* one value per row */
             for (int r = 0; r < rows; ++r) {
                 const vf b = vf_set1(e->beta * e->bias[(row0 + r) * e->bias_rs]);
-                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_add(acc[r][v], b);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_add(acc[r][v], b);
             }
         } else if (e->bias) { /* a row of values (per column), maybe different per row */
             const vf beta = vf_set1(e->beta);
             for (int r = 0; r < rows; ++r) {
                 const float *br = e->bias + (row0 + r) * e->bias_rs + col0;
-                for (int v = 0; v < GEMM_NV; ++v)
+                for (int v = 0; v < nv; ++v)
                     acc[r][v] = vf_fma(beta, vf_load_n(br + v * VLEN, cols - v * VLEN), acc[r][v]);
             }
         }
         if (e->act == X86_ACT_RELU) {
             for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_max(acc[r][v], vf_zero());
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_max(acc[r][v], vf_zero());
         } else if (e->act == X86_ACT_CLIP) {
             const vf lo = vf_set1(e->act_alpha), hi = vf_set1(e->act_beta);
             for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_min(vf_max(acc[r][v], lo), hi);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_min(vf_max(acc[r][v], lo), hi);
         }
     }
     if (full) {
         for (int r = 0; r < rows; ++r)
-            for (int v = 0; v < GEMM_NV; ++v) vf_store(c + r * ldc + v * VLEN, acc[r][v]);
+            for (int v = 0; v < nv; ++v) vf_store(c + r * ldc + v * VLEN, acc[r][v]);
     } else {
         for (int r = 0; r < rows; ++r)
-            for (int v = 0; v < GEMM_NV && v * VLEN < cols; ++v)
+            for (int v = 0; v < nv && v * VLEN < cols; ++v)
                 vf_store_n(c + r * ldc + v * VLEN, acc[r][v], cols - v * VLEN);
     }
     if (last && e->act > X86_ACT_CLIP)
@@ -268,9 +277,9 @@ static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, con
 #define ROWS_CASE(R)                                                                          \
     case R:                                                                                   \
         if (b_masked)                                                                         \
-            FN(tile_b)(R, 1, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+            FN(tile_b)(R, 1, GEMM_NV, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
         else                                                                                  \
-            FN(tile_b)(R, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+            FN(tile_b)(R, 0, GEMM_NV, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
         break;
     ROWS_CASE(1)
 #if MR > 1
@@ -346,7 +355,11 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
                 const int b_masked = G->unpacked && cols < NR;
                 float *cp = G->c + p * MR * ldc + q * NR;
                 if (rows == MR && !b_masked)
-                    FN(tile_b)(MR, 0, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_b)(MR, 0, GEMM_NV, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+#if GEMM_NV > 1
+                else if (rows == MR && cols <= VLEN)
+                    FN(tile_b)(MR, b_masked, 1, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+#endif
                 else
                     FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
             }

@@ -37,6 +37,7 @@ typedef struct x86_conv_state {
     /* -- inference (x86infer) -- */
     int32_t winograd; /* 1: F(4x4, 3x3); w holds 36 packed operands w_group_stride apart, chunk_cols is
                        * the tiles per chunk, per_item whether threads take whole chunks */
+    int32_t wino_gemm_t; /* winograd with its GEMMs transposed: w holds 36 packed B operands (U^T) */
     int32_t transposed; /* 1: few output pixels, computed as C^T = X^T W^T (pixels as the GEMM's rows,
                          * see conv_transposed in op_conv.c); w then holds W^T packed as B */
     float *t_work;      /* transposed: im2col rows (C*kh*kw x OH*OW; not for a plain 1x1), X^T packed, C^T */

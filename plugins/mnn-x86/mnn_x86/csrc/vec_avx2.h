@@ -82,4 +82,11 @@ static inline vf vf_load_stride(const float *p, int64_t s) {
     return _mm256_i32gather_ps(p, idx, 4);
 }
 
+/* p[0], p[2], ..., p[2k] for the first `avail` floats (k = (avail - 1) / 2), nothing read past them */
+static inline vf vf_load_even_n(const float *p, int avail) {
+    __m256 a = vf_load_n(p, avail), b = vf_load_n(p + 8, avail - 8);
+    __m256 even = _mm256_shuffle_ps(a, b, 0x88);
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8));
+}
+
 #endif

@@ -69,4 +69,11 @@ static inline vf vf_load_stride(const float *p, int64_t s) {
     return _mm512_i32gather_ps(idx, p, 4);
 }
 
+/* p[0], p[2], ..., p[2k] for the first `avail` floats (k = (avail - 1) / 2), nothing read past them */
+static inline vf vf_load_even_n(const float *p, int avail) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(vf_mask_n_(avail), p), even,
+                                  _mm512_maskz_loadu_ps(vf_mask_n_(avail - 16), p + 16));
+}
+
 #endif

@@ -51,4 +51,7 @@ static inline vf vf_pow2n(vf n) { /* 2^n for integral n in [-126, 127] */
     return out;
 }
 
+/* p[0] if avail > 0 (the vector of one lane) */
+static inline vf vf_load_even_n(const float *p, int avail) { return avail > 0 ? *p : 0.0f; }
+
 #endif

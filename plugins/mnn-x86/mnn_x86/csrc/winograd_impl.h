@@ -43,8 +43,11 @@
 typedef struct {
     const x86_conv_geom *g;
     int64_t O, TW, T, tc, tcp; /* tiles per row, tiles, tiles per chunk, rounded up to NR */
-    const float *u;            /* 36 packed A operands, u_stride floats apart */
+    const float *u;            /* 36 packed A operands, u_stride floats apart (gemm_t: packed B of U^T) */
     int64_t u_stride;
+    int gemm_t;       /* M^T = V^T U^T: the tiles as the GEMM's rows (x86_wino_plan says when) */
+    float *vt;        /* gemm_t: each worker's packed V^T, vt_floats apart */
+    int64_t vt_floats;
 } FN(wino_plan);
 
 /* step 1 + 2 for channels [c0, c1) of the chunk starting at tile t0 (nt tiles) */
@@ -97,13 +100,56 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
     }
 }
 
-/* step 3 for positions [x0, x1) */
-static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, const float *v, float *m) {
+/* step 3 for positions [x0, x1). gemm_t (all tiles in one panel of V, so V[xi] is C x NR,
+ * row-major): M^T[xi] (nt x O, row-major) = V^T U^T, V^T packed on the worker's buffer */
+static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, const float *v, float *m, int worker) {
     x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
     const int64_t C = P->g->C;
-    for (int xi = x0; xi < x1; ++xi)
-        FN(gemm)(P->O, nt, C, P->u + xi * P->u_stride, v + xi * P->tcp * C, m + xi * P->O * P->tcp, P->tcp,
-                 &plain, 1);
+    for (int xi = x0; xi < x1; ++xi) {
+        if (P->gemm_t) {
+            float *vt = P->vt + worker * P->vt_floats;
+            FN(pack_a)(v + xi * P->tcp * C, 1, NR, nt, C, vt, 1);
+            FN(gemm)(nt, P->O, C, vt, P->u + xi * P->u_stride, m + xi * P->O * P->tcp, P->O, &plain, 1);
+        } else {
+            FN(gemm)(P->O, nt, C, P->u + xi * P->u_stride, v + xi * P->tcp * C, m + xi * P->O * P->tcp, P->tcp,
+                     &plain, 1);
+        }
+    }
+}
+
+/* step 4 after gemm_t, for output channels [o0, o1): M^T[xi][tile][o], vectors along o */
+static void FN(wino_output_t)(const FN(wino_plan) *P, const float *m, int64_t t0, int64_t nt, int64_t o0, int64_t o1,
+                              const float *bias, const x86_epilogue *e, float *y) {
+    const x86_conv_geom *g = P->g;
+    const int64_t O = P->O, m_stride = O * P->tcp, out_plane = g->OH * g->OW;
+    float out[16 * VLEN];
+    for (int64_t l = 0; l < nt; ++l) {
+        const int64_t t = t0 + l, oy0 = (t / P->TW) * 4, ox0 = (t % P->TW) * 4;
+        const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
+        for (int64_t o = o0; o < o1; o += VLEN) {
+            const int n = (int)(o1 - o < VLEN ? o1 - o : VLEN);
+            const float *s = m + l * O + o;
+            const vf b0 = bias ? vf_load_n(bias + o, n) : vf_zero();
+            vf tv[24];
+            for (int j = 0; j < 6; ++j) /* columns: A^T M */
+                WINO_AT(vf_load_n(s + j * m_stride, n), vf_load_n(s + (6 + j) * m_stride, n),
+                        vf_load_n(s + (12 + j) * m_stride, n), vf_load_n(s + (18 + j) * m_stride, n),
+                        vf_load_n(s + (24 + j) * m_stride, n), vf_load_n(s + (30 + j) * m_stride, n), tv[j],
+                        tv[6 + j], tv[12 + j], tv[18 + j]);
+            for (int i = 0; i < 4; ++i) { /* rows: (A^T M) A, then bias and activation */
+                vf r[4];
+                WINO_AT(tv[i * 6], tv[i * 6 + 1], tv[i * 6 + 2], tv[i * 6 + 3], tv[i * 6 + 4], tv[i * 6 + 5], r[0],
+                        r[1], r[2], r[3]);
+                for (int j = 0; j < 4; ++j)
+                    vf_store(out + (i * 4 + j) * VLEN, vf_activate(vf_add(r[j], b0), e->act, e->act_alpha, e->act_beta));
+            }
+            for (int q = 0; q < n; ++q) { /* the 4x4 tile of each output channel (lane) */
+                float *dst = y + (o + q) * out_plane + oy0 * g->OW + ox0;
+                for (int64_t i = 0; i < rows; ++i)
+                    for (int64_t j = 0; j < cols; ++j) dst[i * g->OW + j] = out[(i * 4 + j) * VLEN + q];
+            }
+        }
+    }
 }
 
 /* step 4 for output channels [o0, o1) */
@@ -157,7 +203,7 @@ static void FN(wino_task)(void *ctx, int64_t ch, int worker) {
     float *gather = J->work + worker * J->per, *v = gather + 36 * P->tcp, *m = v + 36 * P->tcp * P->g->C;
     const int64_t t0 = ch * P->tc, nt = P->T - t0 < P->tc ? P->T - t0 : P->tc;
     FN(wino_input)(P, J->x, t0, nt, 0, P->g->C, gather, v);
-    FN(wino_gemm)(P, nt, 0, 36, v, m);
+    FN(wino_gemm)(P, nt, 0, 36, v, m, worker);
     FN(wino_output)(P, m, t0, nt, 0, P->O, J->bias, J->e, J->y);
 }
 
@@ -179,15 +225,19 @@ static void FN(wino_in_task)(void *ctx, int64_t i, int worker) {
 
 static void FN(wino_gemm_task)(void *ctx, int64_t xi, int worker) {
     const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
-    (void)worker;
-    FN(wino_gemm)(S->P, S->nt, (int)xi, (int)xi + 1, S->v, S->m);
+    FN(wino_gemm)(S->P, S->nt, (int)xi, (int)xi + 1, S->v, S->m, worker);
 }
+
+/* gemm_t's output runs along output channels: whole vectors of them per item */
+#define WINO_SPLIT_T (2 * VLEN)
 
 static void FN(wino_out_task)(void *ctx, int64_t i, int worker) {
     const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
-    const int64_t o0 = i * WINO_SPLIT, o1 = o0 + WINO_SPLIT < S->P->O ? o0 + WINO_SPLIT : S->P->O;
+    const int64_t split = S->P->gemm_t ? WINO_SPLIT_T : WINO_SPLIT;
+    const int64_t o0 = i * split, o1 = o0 + split < S->P->O ? o0 + split : S->P->O;
     (void)worker;
-    FN(wino_output)(S->P, S->m, S->t0, S->nt, o0, o1, S->bias, S->e, S->y);
+    if (S->P->gemm_t) FN(wino_output_t)(S->P, S->m, S->t0, S->nt, o0, o1, S->bias, S->e, S->y);
+    else FN(wino_output)(S->P, S->m, S->t0, S->nt, o0, o1, S->bias, S->e, S->y);
 }
 
 /* floats of scratch one chunk needs: the gather, the 36 packed B and the 36 results */
@@ -199,8 +249,8 @@ static inline int64_t FN(wino_chunk_floats)(int64_t C, int64_t O, int64_t tcp) {
  * chunk (a multiple of NR); work: `threads` chunk scratches when per_chunk,
  * else one shared chunk scratch plus a gather per thread. */
 static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
-                         const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, float *work,
-                         int threads) {
+                         const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
+                         float *work, int threads) {
     FN(wino_plan) P;
     P.g = g;
     P.O = O;
@@ -211,13 +261,18 @@ static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64
     P.u = u;
     P.u_stride = u_stride;
     const int64_t chunks = (P.T + tc - 1) / tc, per = FN(wino_chunk_floats)(g->C, O, P.tcp);
+    /* gemm_t: one chunk (x86_wino_plan), each worker's V^T after the chunk scratch */
+    P.gemm_t = gemm_t;
+    P.vt_floats = (P.tcp + MR - 1) / MR * MR * g->C;
+    P.vt = work + (threads > 1 ? threads : 1) * per;
     if (threads <= 1 || (per_chunk && chunks < 2)) {
         float *gather = work, *v = gather + 36 * P.tcp, *m = v + 36 * P.tcp * g->C;
         for (int64_t ch = 0; ch < chunks; ++ch) {
             const int64_t t0 = ch * tc, nt = P.T - t0 < tc ? P.T - t0 : tc;
             FN(wino_input)(&P, x, t0, nt, 0, g->C, gather, v);
-            FN(wino_gemm)(&P, nt, 0, 36, v, m);
-            FN(wino_output)(&P, m, t0, nt, 0, O, bias, e, y);
+            FN(wino_gemm)(&P, nt, 0, 36, v, m, 0);
+            if (gemm_t) FN(wino_output_t)(&P, m, t0, nt, 0, O, bias, e, y);
+            else FN(wino_output)(&P, m, t0, nt, 0, O, bias, e, y);
         }
         return;
     }
@@ -234,7 +289,8 @@ static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64
         S.nt = P.T - S.t0 < tc ? P.T - S.t0 : tc;
         x86_parallel(threads, (g->C + WINO_SPLIT - 1) / WINO_SPLIT, FN(wino_in_task), &S);
         x86_parallel(threads, 36, FN(wino_gemm_task), &S);
-        x86_parallel(threads, (O + WINO_SPLIT - 1) / WINO_SPLIT, FN(wino_out_task), &S);
+        const int64_t split = gemm_t ? WINO_SPLIT_T : WINO_SPLIT;
+        x86_parallel(threads, (O + split - 1) / split, FN(wino_out_task), &S);
     }
 }
 

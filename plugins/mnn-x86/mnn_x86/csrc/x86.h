@@ -94,10 +94,11 @@ typedef struct x86_kernels {
                            const float *shift, int64_t per_row, int threads);
     /* -- inference (x86infer) -- */
     /* Winograd F(4x4, 3x3), stride 1, one group, one image (winograd_impl.h). u: 36 packed A
-     * operands of the transformed weights, u_stride floats apart; tc, per_chunk, work: x86_wino_plan */
+     * operands of the transformed weights, u_stride floats apart (gemm_t: 36 packed B operands of
+     * their transposes); tc, per_chunk, gemm_t, work: x86_wino_plan */
     void (*winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
-                     const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, float *work,
-                     int threads);
+                     const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
+                     float *work, int threads);
     /* the packed GEMM with B unpacked: row k of the K x N matrix at b + k*ldb (1x1 convolutions on NCHW) */
     void (*gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
                       int64_t ldc, const x86_epilogue *e, int threads);
@@ -105,6 +106,9 @@ typedef struct x86_kernels {
 
 /* scratch each thread needs (floats) */
 int64_t x86_depthwise_work_floats(const x86_conv_geom *g);
+/* the part of it that holds a small plane's flat output rows (depthwise_impl.h: dw_flat9): OH rows
+ * of the padded width PW, and a vector's slack; even, to keep what follows aligned */
+static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * PW + 64 + 1) / 2 * 2; }
 /* How a GEMM convolution is cut into work items (image x group x chunk of
  * output columns): the columns per chunk, and whether each thread takes whole
  * items (per_item, one scratch chunk per thread) or all threads share each one */
@@ -115,10 +119,11 @@ int64_t x86_pool_work_floats(const x86_pool_geom *g);
 int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw);
 
 /* inference (x86infer): how a Winograd convolution is cut into chunks of
- * tiles (tc, a multiple of NR), whether each thread takes whole chunks, and
+ * tiles (tc, a multiple of NR), whether each thread takes whole chunks,
+ * whether its GEMMs run transposed (gemm_t: all tiles fit one vector) and
  * the scratch it needs (floats, all threads) */
 void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
-                   int32_t *per_chunk, int64_t *work_floats);
+                   int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats);
 
 /* inference (x86infer), op_threadpool.c: run fn(ctx, i, worker) for i in [0, n) on up to `threads`
  * threads (the caller is worker 0; worker ids stay below threads, for per-thread scratch). Items are

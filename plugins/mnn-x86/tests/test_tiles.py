@@ -1,0 +1,115 @@
+"""Register tiles the conformance samples rarely reach, on every ISA, against the reference:
+depthwise 3x3 rows computed side by side (depthwise_impl.h: dw_tile9; 4 or 2 rows, then single
+rows), small planes computed along their flattened rows (dw_flat9: 7x7 on AVX-512), stride-2 rows
+split by masked loads, and a GEMM's narrow last column panel computed as one vector (gemm_impl.h:
+tile_b with nv = 1), Winograd with few tiles as a transposed GEMM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ISAS, check_op, one_op_graph
+
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+
+def _r(rng, *shape):
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "c,h,w,stride,dil,act",
+    [
+        (3, 1, 5, 1, 1, "none"),  # one row: no tile
+        (5, 2, 9, 1, 1, "relu"),  # one 2-row tile
+        (7, 3, 7, 1, 1, "clip"),  # 2-row tile + a single row; 7 < one vector
+        (4, 5, 16, 1, 1, "clip"),  # 4-row tile + single; exactly one AVX-512 vector
+        (6, 7, 17, 1, 1, "none"),  # 4 + 2 + 1 rows; one full vector + 1 column
+        (3, 9, 33, 1, 1, "relu"),  # two full AVX-512 vectors + 1 column
+        (2, 14, 40, 1, 1, "sigmoid"),  # activation after the plane (not in registers)
+        (5, 13, 29, 2, 1, "clip"),  # stride 2: even/odd split scratch, odd sizes
+        (3, 12, 70, 2, 1, "none"),  # stride 2, 35 output columns
+        (4, 11, 23, 1, 2, "relu"),  # dilation 2: strided tap offsets
+        (3, 6, 5, 1, 2, "clip"),  # dilation 2 on a plane small enough to run flat
+        (3, 10, 21, 2, 2, "none"),  # stride and dilation
+    ],
+)
+def test_depthwise_row_tiles(rng, isa, threads, c, h, w, stride, dil, act):
+    x, wt, b = _r(rng, 2, c, h, w), _r(rng, c, 1, 3, 3), _r(rng, c)
+    pad = dil
+    attrs = {
+        "group": c,
+        "strides": [stride, stride],
+        "dilations": [dil, dil],
+        "pads": [pad, pad, pad, pad],
+        "activation": act,
+        "act_alpha": -0.5,
+        "act_beta": 0.7,
+    }
+    check_op("Conv", [x, wt, b], attrs, isa, threads)
+    check_op("Conv", [x, wt], attrs, isa, threads, constant=(1,))  # no bias
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "c,o,h,w",
+    [
+        (64, 30, 13, 13),  # 169 pixels: 9 past the last full AVX-512 panel
+        (24, 15, 14, 14),  # 196: 4 past it; AVX2 (16 columns): 4 past
+        (300, 29, 3, 7),  # 21 pixels, K over one 256 slice (partial sums in C)
+        (16, 14, 1, 40),  # 40: AVX-512 8 past, AVX2 8 past (exactly one vector)
+        (8, 5, 1, 1),  # one pixel
+    ],
+)
+def test_pointwise_narrow_last_panel(rng, isa, threads, c, o, h, w):
+    x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, 1, 1), _r(rng, o)
+    check_op(
+        "Conv",
+        [x, wt, b],
+        {"activation": "clip", "act_alpha": -1.0, "act_beta": 1.5},
+        isa,
+        threads,
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("m,k,n", [(29, 70, 9), (15, 300, 36), (3, 5, 16), (28, 7, 8)])
+def test_matmul_narrow_last_panel(rng, isa, m, k, n):
+    check_op("MatMul", [_r(rng, m, k), _r(rng, k, n)], {}, isa, constant=(), rtol=1e-4, atol=1e-4)
+    check_op("MatMul", [_r(rng, m, k), _r(rng, k, n)], {}, isa, constant=(1,), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "c,o,h,w,act,bias",
+    [
+        (19, 40, 13, 13, "relu", True),  # 16 tiles: one AVX-512 vector; 40 outputs = 16 + 16 + 8 lanes
+        (33, 70, 14, 14, "sigmoid", False),  # 16 tiles, the last ones clipped to 14; no bias
+        (8, 17, 8, 9, "clip", True),  # 6 tiles: one AVX2 vector as well
+    ],
+)
+def test_winograd_few_tiles_transposed(rng, isa, threads, c, o, h, w, act, bias):
+    """Winograd with all tiles in one vector runs its GEMMs transposed (winograd_impl.h: wino_gemm
+    with gemm_t, wino_output_t along output channels)."""
+    x, wt = _r(rng, 1, c, h, w), 0.3 * _r(rng, o, c, 3, 3)
+    inputs = [x, wt, _r(rng, o)] if bias else [x, wt]
+    attrs = {"pads": [1, 1, 1, 1], "activation": act, "act_alpha": 0.0, "act_beta": 1.0}
+    graph, feeds = one_op_graph("Conv", inputs, attrs, (1, 2))
+    sess = Session(
+        graph,
+        backend="x86",
+        fallback=False,
+        optimize=False,
+        threads=threads,
+        options={"x86.isa": isa, "x86.winograd": "on"},
+    )
+    want = run_reference("Conv", inputs, attrs)[0]
+    for _ in range(2):
+        np.testing.assert_allclose(sess.run(feeds)["out"], want, rtol=1e-4, atol=2e-5 * max(1.0, np.abs(want).max()))
