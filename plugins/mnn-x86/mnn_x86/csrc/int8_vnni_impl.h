@@ -1,0 +1,298 @@
+/* AVX-512 VNNI int8 convolution without im2col (included from int8_impl.h in the AVX-512 unit only).
+ *
+ * Both kernels read the input from "phase planes" (int8.h, x86_qphase): the padded input (padding = zx)
+ * split into sh x sw planes of QH x QW pixels, Q[a][b][r][c] = P[r * sh + a][c * sw + b], so that tap
+ * (i, j) of output (oh, ow) sits at pixel (oh + i*dh / sh) * QW + ow + j*dw / sw of phase plane
+ * (i*dh % sh, j*dw % sw): a fixed offset from the flattened output index n = oh * QW + ow. The kernels
+ * compute every flattened n < Nf = (OH - 1) * QW + OW (the columns ow >= OW of each row are computed and
+ * thrown away: 2 of 16..58 for 3x3, none for 1x1) and store the rows' valid parts with masked stores.
+ *
+ * The zero point is out of the sums (the padding holds zx, not 0): acc = sum w * x + bias_eff with
+ * bias_eff = bias - zx * sum w, exact in int32 as int8.h says. The requantization is int8.h's rule,
+ * with the clamp moved before the rounding: rint is monotone and the bounds qmin - zy, qmax - zy are
+ * integers, so rint(min(max(f, lo), hi)) + zy == clamp(rint(f) + zy, qmin, qmax) exactly. */
+
+/* bits [lo, hi) of a 64-bit mask (0 <= lo, hi <= 64 after clipping) */
+static inline __mmask64 FN(q_bits)(int64_t lo, int64_t hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 64 ? 64 : hi;
+    if (hi <= lo) return 0;
+    const uint64_t top = hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
+    return (__mmask64)(top & ~(((uint64_t)1 << lo) - 1));
+}
+
+/* dst[c] = src[c * sw + off] for 0 <= c * sw + off < W, zx elsewhere (c < QW): one row of a phase plane.
+ * Writes whole 64-byte vectors: up to 63 bytes past QW may change (the next row, written after this one,
+ * or the slack). Masked loads read only the row's own bytes. */
+VNNI_TARGET static inline void FN(q_phase_row)(const uint8_t *src, int64_t W, int64_t off, int64_t sw, int32_t zx,
+                                        uint8_t *dst, int64_t QW) {
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
+    if (hi > QW) hi = QW;
+    if (lo > hi) lo = hi;
+    const uint8_t *s = src + off;
+    const __m512i zv = _mm512_set1_epi8((char)zx);
+    if (sw == 1) {
+        for (int64_t c0 = 0; c0 < QW; c0 += 64)
+            _mm512_storeu_si512(dst + c0, _mm512_mask_loadu_epi8(zv, FN(q_bits)(lo - c0, hi - c0), s + c0));
+        return;
+    }
+    if (sw == 2) { /* 128 bytes hold 64 even columns; the odd byte after the last valid one is not read */
+        const __m512i lowb = _mm512_set1_epi16(0xff);
+        for (int64_t c0 = 0; c0 < QW; c0 += 64) {
+            const int64_t b0 = 2 * (lo - c0), b1 = 2 * (hi - c0) - 1;
+            const __m512i v0 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(b0, b1), s + 2 * c0);
+            const __m512i v1 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(b0 - 64, b1 - 64), s + 2 * c0 + 64);
+            const __m256i e0 = _mm512_cvtepi16_epi8(_mm512_and_si512(v0, lowb));
+            const __m256i e1 = _mm512_cvtepi16_epi8(_mm512_and_si512(v1, lowb));
+            _mm512_storeu_si512(dst + c0, _mm512_inserti64x4(_mm512_castsi256_si512(e0), e1, 1));
+        }
+        return;
+    }
+    for (int64_t c = 0; c < lo; ++c) dst[c] = (uint8_t)zx;
+    for (int64_t c = lo; c < hi; ++c) dst[c] = s[c * sw];
+    for (int64_t c = hi; c < QW; ++c) dst[c] = (uint8_t)zx;
+}
+
+/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words */
+static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3,
+                                int64_t N, uint8_t *d) {
+    int64_t n = 0;
+    for (; n + 16 <= N; n += 16) {
+        const __m128i v0 = _mm_loadu_si128((const __m128i *)(r0 + n)), v1 = _mm_loadu_si128((const __m128i *)(r1 + n));
+        const __m128i v2 = _mm_loadu_si128((const __m128i *)(r2 + n)), v3 = _mm_loadu_si128((const __m128i *)(r3 + n));
+        const __m128i lo01 = _mm_unpacklo_epi8(v0, v1), hi01 = _mm_unpackhi_epi8(v0, v1);
+        const __m128i lo23 = _mm_unpacklo_epi8(v2, v3), hi23 = _mm_unpackhi_epi8(v2, v3);
+        __m128i *o = (__m128i *)(d + n * 4);
+        _mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
+    }
+    for (; n < N; ++n) {
+        d[n * 4] = r0[n];
+        d[n * 4 + 1] = r1[n];
+        d[n * 4 + 2] = r2[n];
+        d[n * 4 + 3] = r3[n];
+    }
+}
+
+/* The phase planes of channel quads [c4_0, c4_1) of one (image, group): xq[phase][c4][pstride] C4 words.
+ * Channels past C repeat channel C - 1 (their weights are 0). tmp: 4 * (QW + 64) bytes. */
+VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q, int64_t c4_0,
+                          int64_t c4_1, uint8_t *xq, uint8_t *tmp) {
+    const int64_t plane = g->H * g->W, QW = q->QW, tw = QW + 64;
+    const int direct = q->direct; /* 1x1, stride 1, no padding: a phase plane is the input plane */
+    for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
+        const uint8_t *xc[4];
+        for (int k = 0; k < 4; ++k) xc[k] = x + (c4 * 4 + k < g->C ? c4 * 4 + k : g->C - 1) * plane;
+        for (int64_t a = 0; a < g->sh; ++a)
+            for (int64_t b = 0; b < g->sw; ++b) {
+                const int64_t ph = a * g->sw + b;
+                if (!((q->phase_mask >> ph) & 1)) continue;
+                uint8_t *dst = xq + (ph * q->C4 + c4) * q->pstride * 4;
+                if (direct) {
+                    FN(q_interleave_c4)(xc[0], xc[1], xc[2], xc[3], plane, dst);
+                    continue;
+                }
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    uint8_t *d = dst + r * QW * 4;
+                    if (ih < 0 || ih >= g->H) {
+                        memset(d, zx, (size_t)QW * 4);
+                        continue;
+                    }
+                    for (int k = 0; k < 4; ++k) FN(q_phase_row)(xc[k] + ih * g->W, g->W, b - g->pl, g->sw, zx, tmp + k * tw, QW);
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, d);
+                }
+            }
+    }
+}
+
+/* the parts of flattened outputs [n0, n0 + len) that are real outputs: (start in the tile, length, index
+ * into the output plane); returns how many */
+static int FN(q_segments)(const x86_qphase *q, int64_t OW, int64_t n0, int64_t len, int64_t seg[][3]) {
+    int count = 0;
+    const int64_t end = n0 + len < q->Nf ? n0 + len : q->Nf;
+    for (int64_t n = n0; n < end;) {
+        const int64_t oh = n / q->QW, ow = n % q->QW, row_end = (oh + 1) * q->QW;
+        const int64_t e = end < row_end ? end : row_end;
+        if (ow < OW) {
+            seg[count][0] = n - n0;
+            seg[count][1] = (e - n < OW - ow) ? e - n : OW - ow;
+            seg[count][2] = oh * OW + ow;
+            ++count;
+        }
+        n = e;
+    }
+    return count;
+}
+
+
+#define QC_ROW(r)                                                                  \
+    {                                                                              \
+        const __m512i wv = _mm512_set1_epi32(ak[r]);                               \
+        c##r##0 = _mm512_dpbusd_epi32(c##r##0, b0, wv);                            \
+        c##r##1 = _mm512_dpbusd_epi32(c##r##1, b1, wv);                            \
+    }
+
+/* y[m][plane] (m < M) for the tiles [p0, p1) of QC_NB flattened outputs. a: [M / QC_MR][taps * C4][QC_MR]
+ * C4 words of weights (4 channels of one tap, int8); tap_off: per tap, the C4-word offset of its pixel for
+ * n = 0 (phase plane included); channel quad c4 is c4 * pstride words further. */
+VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, int64_t M, int64_t p0, int64_t p1,
+                                      const int32_t *a, const int32_t *bias_eff, const float *mult, int32_t zy,
+                                      int32_t qmin, int32_t qmax, uint8_t *y, int64_t OW, int64_t plane) {
+    const int64_t K4 = q->taps * q->C4, C4 = q->C4, cstride = q->pstride * 4;
+    const __m512i zv = _mm512_set1_epi32(zy);
+    const __m512 lo = _mm512_set1_ps((float)(qmin - zy)), hi = _mm512_set1_ps((float)(qmax - zy));
+    for (int64_t p = p0; p < p1; ++p) {
+        const int64_t n0 = p * QC_NB;
+        int64_t seg[QC_NB + 1][3];
+        const int nseg = FN(q_segments)(q, OW, n0, QC_NB, seg);
+        for (int64_t m0 = 0; m0 < M; m0 += QC_MR) {
+            const int32_t *ak = a + m0 * K4;
+            __m512i c00 = _mm512_set1_epi32(bias_eff[m0]), c01 = c00;
+            __m512i c10 = _mm512_set1_epi32(bias_eff[m0 + 1]), c11 = c10;
+            __m512i c20 = _mm512_set1_epi32(bias_eff[m0 + 2]), c21 = c20;
+            __m512i c30 = _mm512_set1_epi32(bias_eff[m0 + 3]), c31 = c30;
+            __m512i c40 = _mm512_set1_epi32(bias_eff[m0 + 4]), c41 = c40;
+            __m512i c50 = _mm512_set1_epi32(bias_eff[m0 + 5]), c51 = c50;
+            __m512i c60 = _mm512_set1_epi32(bias_eff[m0 + 6]), c61 = c60;
+            __m512i c70 = _mm512_set1_epi32(bias_eff[m0 + 7]), c71 = c70;
+            for (int64_t t = 0; t < q->taps; ++t) {
+                const uint8_t *bt = xq + (q->tap_off[t] + n0) * 4;
+                for (int64_t c4 = 0; c4 < C4; ++c4, ak += QC_MR, bt += cstride) {
+                    const __m512i b0 = _mm512_loadu_si512(bt), b1 = _mm512_loadu_si512(bt + 64);
+                    QC_ROW(0) QC_ROW(1) QC_ROW(2) QC_ROW(3) QC_ROW(4) QC_ROW(5) QC_ROW(6) QC_ROW(7)
+                }
+            }
+            const __m512i acc[QC_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                           {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+            for (int r = 0; r < QC_MR && m0 + r < M; ++r) {
+                const __m512 mv = _mm512_set1_ps(mult[m0 + r]);
+                __m128i h[2];
+                for (int k = 0; k < 2; ++k) {
+                    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][k]), mv);
+                    f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+                    h[k] = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zv));
+                }
+                const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(h[0]), h[1], 1);
+                uint8_t *ym = y + (m0 + r) * plane;
+                for (int s = 0; s < nseg; ++s) /* masked: the bytes before the segment are not touched */
+                    _mm256_mask_storeu_epi8(ym + seg[s][2] - seg[s][0],
+                                            (__mmask32)((((uint64_t)1 << seg[s][1]) - 1) << seg[s][0]), v);
+            }
+        }
+    }
+}
+#undef QC_ROW
+
+/* Depthwise QLinearConv of one channel on AVX-512 VNNI: the phase planes of the channel (bytes, in xd:
+ * [phase][pstride]), then 64 flattened outputs at a time: the bytes of 4 taps interleaved into words
+ * (unpack 8 then 16: lane L of quad vector v holds outputs 16L + 4v .. 16L + 4v + 3) and one dpbusd with
+ * the 4 weights; the two packs after the requantization undo that order. wq: ceil(taps / 4) words of
+ * 4 int8 weights (0 past the last tap); tap_off: byte offset of each tap (ceil(taps / 4) * 4, 0 past). */
+VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
+                                             const x86_qphase *q, const int32_t *wq, int32_t bias_eff, float mult,
+                                             int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xd) {
+    const int64_t QW = q->QW;
+    for (int64_t a = 0; a < g->sh; ++a)
+        for (int64_t b = 0; b < g->sw; ++b) {
+            const int64_t ph = a * g->sw + b;
+            if (!((q->phase_mask >> ph) & 1)) continue;
+            uint8_t *dst = xd + ph * q->pstride;
+            if (q->direct) {
+                memcpy(dst, x, (size_t)(g->H * g->W));
+                continue;
+            }
+            for (int64_t r = 0; r < q->QH; ++r) {
+                const int64_t ih = r * g->sh + a - g->pt;
+                if (ih < 0 || ih >= g->H)
+                    memset(dst + r * QW, zx, (size_t)QW);
+                else
+                    FN(q_phase_row)(x + ih * g->W, g->W, b - g->pl, g->sw, zx, dst + r * QW, QW);
+            }
+        }
+    const int64_t groups = (q->taps + 3) / 4, plane = g->OH * g->OW;
+    const __m512i zv = _mm512_set1_epi32(zy), bv = _mm512_set1_epi32(bias_eff);
+    const __m512 mv = _mm512_set1_ps(mult);
+    const __m512 lo = _mm512_set1_ps((float)(qmin - zy)), hi = _mm512_set1_ps((float)(qmax - zy));
+    for (int64_t n0 = 0; n0 < q->Nf; n0 += 64) {
+        __m512i acc[4] = {bv, bv, bv, bv};
+        for (int64_t t = 0; t < groups; ++t) {
+            const int64_t *o = q->tap_off + 4 * t;
+            const __m512i v0 = _mm512_loadu_si512(xd + o[0] + n0), v1 = _mm512_loadu_si512(xd + o[1] + n0);
+            const __m512i v2 = _mm512_loadu_si512(xd + o[2] + n0), v3 = _mm512_loadu_si512(xd + o[3] + n0);
+            const __m512i lo01 = _mm512_unpacklo_epi8(v0, v1), hi01 = _mm512_unpackhi_epi8(v0, v1);
+            const __m512i lo23 = _mm512_unpacklo_epi8(v2, v3), hi23 = _mm512_unpackhi_epi8(v2, v3);
+            const __m512i wv = _mm512_set1_epi32(wq[t]);
+            acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_unpacklo_epi16(lo01, lo23), wv);
+            acc[1] = _mm512_dpbusd_epi32(acc[1], _mm512_unpackhi_epi16(lo01, lo23), wv);
+            acc[2] = _mm512_dpbusd_epi32(acc[2], _mm512_unpacklo_epi16(hi01, hi23), wv);
+            acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_unpackhi_epi16(hi01, hi23), wv);
+        }
+        __m512i qv[4];
+        for (int k = 0; k < 4; ++k) {
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[k]), mv);
+            f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+            qv[k] = _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
+        }
+        const __m512i v = _mm512_packus_epi16(_mm512_packs_epi32(qv[0], qv[1]), _mm512_packs_epi32(qv[2], qv[3]));
+        if (q->QW == g->OW) { /* no thrown-away columns: the tile is the plane's n0.. */
+            const int64_t left = plane - n0;
+            _mm512_mask_storeu_epi8(y + n0, left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1), v);
+            continue;
+        }
+        int64_t seg[66][3];
+        const int nseg = FN(q_segments)(q, g->OW, n0, 64, seg);
+        for (int s = 0; s < nseg; ++s) {
+            const __mmask64 m = seg[s][1] >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << seg[s][1]) - 1) << seg[s][0];
+            _mm512_mask_storeu_epi8(y + seg[s][2] - seg[s][0], m, v);
+        }
+    }
+}
+
+/* Fully connected (the images are rows of x, K bytes each): y[n * O + m], 64 rows of W per pass.
+ * wp: [ceil(O / 16)][K4][16] words of 4 int8 weights; xrow: scratch of K4 * 4 bytes. */
+VNNI_TARGET static void FN(q_fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp,
+                                      const int32_t *bias_eff, const float *mult, int32_t zy, int32_t qmin,
+                                      int32_t qmax, uint8_t *y, uint8_t *xrow) {
+    const int64_t K4 = (K + 3) / 4, OB = (O + 15) / 16;
+    const __m512i zv = _mm512_set1_epi32(zy);
+    const __m512 lo = _mm512_set1_ps((float)(qmin - zy)), hi = _mm512_set1_ps((float)(qmax - zy));
+    for (int64_t n = 0; n < N; ++n) {
+        memcpy(xrow, x + n * K, (size_t)K); /* the words past K meet weight 0 */
+        const int32_t *xw = (const int32_t *)xrow;
+        for (int64_t ob = 0; ob < OB; ob += 4) {
+            const int nb = OB - ob < 4 ? (int)(OB - ob) : 4;
+            __m512i acc[4];
+            for (int j = 0; j < nb; ++j) {
+                const int64_t m = (ob + j) * 16, left = O - m;
+                acc[j] = _mm512_maskz_loadu_epi32(left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1), bias_eff + m);
+            }
+            const int32_t *w0 = wp + ob * K4 * 16;
+            if (nb == 4) {
+                for (int64_t k4 = 0; k4 < K4; ++k4) {
+                    const __m512i xv = _mm512_set1_epi32(xw[k4]);
+                    acc[0] = _mm512_dpbusd_epi32(acc[0], xv, _mm512_loadu_si512(w0 + k4 * 16));
+                    acc[1] = _mm512_dpbusd_epi32(acc[1], xv, _mm512_loadu_si512(w0 + (K4 + k4) * 16));
+                    acc[2] = _mm512_dpbusd_epi32(acc[2], xv, _mm512_loadu_si512(w0 + (2 * K4 + k4) * 16));
+                    acc[3] = _mm512_dpbusd_epi32(acc[3], xv, _mm512_loadu_si512(w0 + (3 * K4 + k4) * 16));
+                }
+            } else {
+                for (int64_t k4 = 0; k4 < K4; ++k4) {
+                    const __m512i xv = _mm512_set1_epi32(xw[k4]);
+                    for (int j = 0; j < nb; ++j)
+                        acc[j] = _mm512_dpbusd_epi32(acc[j], xv, _mm512_loadu_si512(w0 + (j * K4 + k4) * 16));
+                }
+            }
+            for (int j = 0; j < nb; ++j) {
+                const int64_t m = (ob + j) * 16, left = O - m;
+                const __mmask16 mk = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+                __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[j]), _mm512_maskz_loadu_ps(mk, mult + m));
+                f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+                _mm_mask_storeu_epi8(y + n * O + m, mk, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zv)));
+            }
+        }
+    }
+}
