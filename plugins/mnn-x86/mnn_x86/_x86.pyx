@@ -608,6 +608,8 @@ cdef extern from "int8.h" nogil:
 
     ctypedef struct x86_qphase:
         int64_t QH, QW, pstride, C4, taps, Nf
+        int32_t window
+        int64_t groups
 
     ctypedef struct x86_qconv_state:
         x86_op op
@@ -782,13 +784,17 @@ cdef _qconv_dw_vnni(Execution ex, x86_qconv_state* s, int threads, dict p, weigh
     s.N, s.O, s.group, s.og = p["N"], p["O"], p["group"], 1
     if s.g.sh * s.g.sw > 64:
         raise RuntimeError("the int8 VNNI depthwise convolution takes strides with sh * sw <= 64")
-    cdef int64_t taps = s.g.kh * s.g.kw, G = (taps + 3) // 4
-    cdef Buffer tap_off = Buffer(G * 4 * 8)
+    cdef int64_t taps = s.g.kh * s.g.kw
+    cdef Buffer tap_off = Buffer((taps + 3) // 4 * 4 * 8)
     s.xq_stride = (x86_qphase_init(&s.q, &s.g, 1, 1, <int64_t*>tap_off.ptr) + 63) // 64 * 64
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
     w = np.asarray(weight, np.int8).reshape(s.O, taps)
-    wq = np.zeros((s.O, G * 4), np.int8)
-    wq[:, :taps] = w
+    if s.q.window:  # one word per kernel row: its kw (<= 4) weights, then 0
+        wq = np.zeros((s.O, s.g.kh, 4), np.int8)
+        wq[:, :, :s.g.kw] = w.reshape(s.O, s.g.kh, s.g.kw)
+    else:  # one word per 4 taps in order, 0 past the last
+        wq = np.zeros((s.O, s.q.groups * 4), np.int8)
+        wq[:, :taps] = w
     cdef Buffer wb = _copy_array(wq.view(np.int32), np.int32)
     cdef Buffer bb = _copy_array(_bias_eff(bias, w, s.O, zx), np.int32)
     cdef Buffer mb = _copy_array(mult, np.float32)

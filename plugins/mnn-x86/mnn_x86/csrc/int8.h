@@ -33,7 +33,9 @@ typedef struct x86_qphase {
     int64_t C4, taps, Nf;
     uint64_t phase_mask; /* the phase planes (a * sw + b) some tap reads */
     int32_t direct;      /* 1x1, stride 1, no padding: the phase plane is the input plane */
-    int32_t reserved;
+    int32_t window;      /* depthwise, column stride and dilation 1, kw <= 4: a kernel row's taps are 4 adjacent
+                          * bytes, one weight word per kernel row (else one per 4 taps in order) */
+    int64_t groups;      /* depthwise: weight words per channel (kh with window, else ceil(taps / 4)) */
     const int64_t *tap_off; /* taps (rounded up to 4 for depthwise: the extra ones 0) */
 } x86_qphase;
 

@@ -21,15 +21,20 @@ static inline __mmask64 FN(q_bits)(int64_t lo, int64_t hi) {
     return (__mmask64)(top & ~(((uint64_t)1 << lo) - 1));
 }
 
-/* dst[c] = src[c * sw + off] for 0 <= c * sw + off < W, zx elsewhere (c < QW): one row of a phase plane.
- * Writes whole 64-byte vectors: up to 63 bytes past QW may change (the next row, written after this one,
- * or the slack). Masked loads read only the row's own bytes. */
-VNNI_TARGET static inline void FN(q_phase_row)(const uint8_t *src, int64_t W, int64_t off, int64_t sw, int32_t zx,
-                                        uint8_t *dst, int64_t QW) {
-    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-    int64_t hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
-    if (hi > QW) hi = QW;
-    if (lo > hi) lo = hi;
+/* the columns c < QW of phase b whose pixel c * sw + b - pl lies in the row: [lo, hi) */
+static inline void FN(q_phase_cols)(const x86_conv_geom *g, int64_t b, int64_t QW, int64_t *lo, int64_t *hi) {
+    const int64_t off = b - g->pl, sw = g->sw;
+    int64_t l = off >= 0 ? 0 : (-off + sw - 1) / sw, h = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / sw + 1;
+    h = h > QW ? QW : h;
+    *lo = l > h ? h : l;
+    *hi = h;
+}
+
+/* dst[c] = src[c * sw + off] for lo <= c < hi (the pixels in the row, q_phase_cols), zx elsewhere (c < QW):
+ * one row of a phase plane. Writes whole 64-byte vectors: up to 63 bytes past QW may change (the next
+ * row, written after this one, or the slack). Masked loads read only the row's own bytes. */
+VNNI_TARGET static inline void FN(q_phase_row)(const uint8_t *src, int64_t off, int64_t sw, int64_t lo, int64_t hi,
+                                               int32_t zx, uint8_t *dst, int64_t QW) {
     const uint8_t *s = src + off;
     const __m512i zv = _mm512_set1_epi8((char)zx);
     if (sw == 1) {
@@ -52,6 +57,24 @@ VNNI_TARGET static inline void FN(q_phase_row)(const uint8_t *src, int64_t W, in
     for (int64_t c = 0; c < lo; ++c) dst[c] = (uint8_t)zx;
     for (int64_t c = lo; c < hi; ++c) dst[c] = s[c * sw];
     for (int64_t c = hi; c < QW; ++c) dst[c] = (uint8_t)zx;
+}
+
+/* stride 2, both column phases of one row at once: d_b[c] = P[2c + b] for c < QW, where the padded row
+ * P[p] = src[p - pl] for 0 <= p - pl < W and zx elsewhere. Whole 64-byte stores, as q_phase_row. */
+VNNI_TARGET static inline void FN(q_phase_row2)(const uint8_t *src, int64_t W, int64_t pl, int32_t zx, uint8_t *d0,
+                                                uint8_t *d1, int64_t QW) {
+    const __m512i zv = _mm512_set1_epi8((char)zx), lowb = _mm512_set1_epi16(0xff);
+    for (int64_t c0 = 0; c0 < QW; c0 += 64) {
+        const int64_t p0 = 2 * c0, lo = pl - p0, hi = pl + W - p0; /* valid bytes of the 128 from p0 */
+        const __m512i v0 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(lo, hi), src + p0 - pl);
+        const __m512i v1 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(lo - 64, hi - 64), src + p0 - pl + 64);
+        const __m256i e0 = _mm512_cvtepi16_epi8(_mm512_and_si512(v0, lowb));
+        const __m256i e1 = _mm512_cvtepi16_epi8(_mm512_and_si512(v1, lowb));
+        const __m256i o0 = _mm512_cvtepi16_epi8(_mm512_srli_epi16(v0, 8));
+        const __m256i o1 = _mm512_cvtepi16_epi8(_mm512_srli_epi16(v1, 8));
+        _mm512_storeu_si512(d0 + c0, _mm512_inserti64x4(_mm512_castsi256_si512(e0), e1, 1));
+        _mm512_storeu_si512(d1 + c0, _mm512_inserti64x4(_mm512_castsi256_si512(o0), o1, 1));
+    }
 }
 
 /* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words */
@@ -95,6 +118,8 @@ VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_co
                     FN(q_interleave_c4)(xc[0], xc[1], xc[2], xc[3], plane, dst);
                     continue;
                 }
+                int64_t lo, hi;
+                FN(q_phase_cols)(g, b, QW, &lo, &hi);
                 for (int64_t r = 0; r < q->QH; ++r) {
                     const int64_t ih = r * g->sh + a - g->pt;
                     uint8_t *d = dst + r * QW * 4;
@@ -102,7 +127,8 @@ VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_co
                         memset(d, zx, (size_t)QW * 4);
                         continue;
                     }
-                    for (int k = 0; k < 4; ++k) FN(q_phase_row)(xc[k] + ih * g->W, g->W, b - g->pl, g->sw, zx, tmp + k * tw, QW);
+                    for (int k = 0; k < 4; ++k)
+                        FN(q_phase_row)(xc[k] + ih * g->W, b - g->pl, g->sw, lo, hi, zx, tmp + k * tw, QW);
                     FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, d);
                 }
             }
@@ -190,14 +216,32 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
 /* Depthwise QLinearConv of one channel on AVX-512 VNNI: the phase planes of the channel (bytes, in xd:
  * [phase][pstride]), then 64 flattened outputs at a time: the bytes of 4 taps interleaved into words
  * (unpack 8 then 16: lane L of quad vector v holds outputs 16L + 4v .. 16L + 4v + 3) and one dpbusd with
- * the 4 weights; the two packs after the requantization undo that order. wq: ceil(taps / 4) words of
+ * the 4 weights; the two packs after the requantization undo that order. The tiles go to a flattened row
+ * after the planes in xd (x86_qphase_init counts it), then the rows' valid parts to y. With q->window (stride
+ * and dilation 1 along rows, kw <= 4) a kernel row's taps are adjacent bytes: one load and a pshufb give
+ * the 4 bytes of each output, no unpacks (wq: one word per kernel row, 0 past kw). Else wq: ceil(taps / 4) words of
  * 4 int8 weights (0 past the last tap); tap_off: byte offset of each tap (ceil(taps / 4) * 4, 0 past). */
 VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
                                              const x86_qphase *q, const int32_t *wq, int32_t bias_eff, float mult,
                                              int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xd) {
     const int64_t QW = q->QW;
+    const int both = g->sw == 2 && !q->direct; /* stride-2 columns: both phases of a row in one pass */
     for (int64_t a = 0; a < g->sh; ++a)
         for (int64_t b = 0; b < g->sw; ++b) {
+            if (both) {
+                if (b == 1) continue;
+                uint8_t *d0 = xd + (a * 2) * q->pstride, *d1 = d0 + q->pstride;
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    if (ih < 0 || ih >= g->H) {
+                        memset(d0 + r * QW, zx, (size_t)QW);
+                        memset(d1 + r * QW, zx, (size_t)QW);
+                    } else {
+                        FN(q_phase_row2)(x + ih * g->W, g->W, g->pl, zx, d0 + r * QW, d1 + r * QW, QW);
+                    }
+                }
+                continue;
+            }
             const int64_t ph = a * g->sw + b;
             if (!((q->phase_mask >> ph) & 1)) continue;
             uint8_t *dst = xd + ph * q->pstride;
@@ -205,21 +249,41 @@ VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const
                 memcpy(dst, x, (size_t)(g->H * g->W));
                 continue;
             }
+            int64_t lo, hi;
+            FN(q_phase_cols)(g, b, QW, &lo, &hi);
             for (int64_t r = 0; r < q->QH; ++r) {
                 const int64_t ih = r * g->sh + a - g->pt;
                 if (ih < 0 || ih >= g->H)
                     memset(dst + r * QW, zx, (size_t)QW);
                 else
-                    FN(q_phase_row)(x + ih * g->W, g->W, b - g->pl, g->sw, zx, dst + r * QW, QW);
+                    FN(q_phase_row)(x + ih * g->W, b - g->pl, g->sw, lo, hi, zx, dst + r * QW, QW);
             }
         }
     const int64_t groups = (q->taps + 3) / 4, plane = g->OH * g->OW;
     const __m512i zv = _mm512_set1_epi32(zy), bv = _mm512_set1_epi32(bias_eff);
     const __m512 mv = _mm512_set1_ps(mult);
     const __m512 lo = _mm512_set1_ps((float)(qmin - zy)), hi = _mm512_set1_ps((float)(qmax - zy));
+    uint8_t *yf = xd + q->pstride * g->sh * g->sw; /* the flattened outputs, whole tiles */
+    /* window mode: word e of lane L of vector k holds bytes 16L + 4k + e .. + 3 (k < 3 from the load at n0,
+     * k = 3 from the load at n0 + 12): the same output order as the unpacks below */
+    const __m512i win[3] = {
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6)),
+        _mm512_broadcast_i32x4(_mm_setr_epi8(4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10)),
+        _mm512_broadcast_i32x4(_mm_setr_epi8(8, 9, 10, 11, 9, 10, 11, 12, 10, 11, 12, 13, 11, 12, 13, 14))};
     for (int64_t n0 = 0; n0 < q->Nf; n0 += 64) {
         __m512i acc[4] = {bv, bv, bv, bv};
-        for (int64_t t = 0; t < groups; ++t) {
+        if (q->window) { /* kernel row t: bytes n .. n + 3 from its first tap, by pshufb within 16-byte lanes */
+            for (int64_t t = 0; t < q->groups; ++t) {
+                const uint8_t *src = xd + q->tap_off[t * g->kw] + n0;
+                const __m512i v = _mm512_loadu_si512(src), u = _mm512_loadu_si512(src + 12);
+                const __m512i wv = _mm512_set1_epi32(wq[t]);
+                acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_shuffle_epi8(v, win[0]), wv);
+                acc[1] = _mm512_dpbusd_epi32(acc[1], _mm512_shuffle_epi8(v, win[1]), wv);
+                acc[2] = _mm512_dpbusd_epi32(acc[2], _mm512_shuffle_epi8(v, win[2]), wv);
+                acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_shuffle_epi8(u, win[0]), wv);
+            }
+        }
+        for (int64_t t = 0; t < (q->window ? 0 : groups); ++t) {
             const int64_t *o = q->tap_off + 4 * t;
             const __m512i v0 = _mm512_loadu_si512(xd + o[0] + n0), v1 = _mm512_loadu_si512(xd + o[1] + n0);
             const __m512i v2 = _mm512_loadu_si512(xd + o[2] + n0), v3 = _mm512_loadu_si512(xd + o[3] + n0);
@@ -238,16 +302,20 @@ VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const
             qv[k] = _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
         }
         const __m512i v = _mm512_packus_epi16(_mm512_packs_epi32(qv[0], qv[1]), _mm512_packs_epi32(qv[2], qv[3]));
-        if (q->QW == g->OW) { /* no thrown-away columns: the tile is the plane's n0.. */
-            const int64_t left = plane - n0;
-            _mm512_mask_storeu_epi8(y + n0, left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1), v);
-            continue;
-        }
-        int64_t seg[66][3];
-        const int nseg = FN(q_segments)(q, g->OW, n0, 64, seg);
-        for (int s = 0; s < nseg; ++s) {
-            const __mmask64 m = seg[s][1] >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << seg[s][1]) - 1) << seg[s][0];
-            _mm512_mask_storeu_epi8(y + seg[s][2] - seg[s][0], m, v);
+        _mm512_storeu_si512(yf + n0, v);
+    }
+    if (q->QW == g->OW) { /* no thrown-away columns: the flattened outputs are the plane */
+        memcpy(y, yf, (size_t)plane);
+        return;
+    }
+    for (int64_t oh = 0; oh < g->OH; ++oh) { /* the valid OW of each QW */
+        const uint8_t *src = yf + oh * QW;
+        uint8_t *d = y + oh * g->OW;
+        int64_t c = 0;
+        for (; c + 64 <= g->OW; c += 64) _mm512_storeu_si512(d + c, _mm512_loadu_si512(src + c));
+        if (c < g->OW) {
+            const __mmask64 m = FN(q_bits)(0, g->OW - c);
+            _mm512_mask_storeu_epi8(d + c, m, _mm512_maskz_loadu_epi8(m, src + c));
         }
     }
 }

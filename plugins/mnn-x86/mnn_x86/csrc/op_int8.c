@@ -55,7 +55,7 @@ int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int d
     q->QW = (PW + g->sw - 1) / g->sw;
     q->direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
                 g->OH == g->H && g->OW == g->W;
-    q->pstride = (q->QH * q->QW + 64 + 63) / 64 * 64; /* the last 64-wide tile reads up to 63 past the plane */
+    q->pstride = (q->QH * q->QW + 128 + 63) / 64 * 64; /* the last 64-wide tile reads up to 63 + 12 past */
     q->C4 = depthwise ? 1 : C4;
     q->taps = g->kh * g->kw;
     q->Nf = (g->OH - 1) * q->QW + g->OW;
@@ -67,8 +67,11 @@ int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int d
         }
     if (depthwise)
         for (int64_t t = q->taps; t < (q->taps + 3) / 4 * 4; ++t) tap_off[t] = 0;
+    q->window = depthwise && g->sw == 1 && g->dw == 1 && g->kw <= 4;
+    q->groups = q->window ? g->kh : (q->taps + 3) / 4;
     q->tap_off = tap_off;
-    return g->sh * g->sw * q->C4 * q->pstride * (depthwise ? 1 : 4);
+    /* depthwise: the flattened outputs follow the planes, in whole 64-byte tiles */
+    return g->sh * g->sw * q->C4 * q->pstride * (depthwise ? 1 : 4) + (depthwise ? (q->Nf + 63) / 64 * 64 : 0);
 }
 
 static int qconv_depthwise(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
@@ -118,7 +121,7 @@ static int qconv_c4(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
 /* VNNI depthwise: one channel plane per item, each thread with its own phase planes */
 static int qconv_depthwise_vnni(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
     const x86_conv_geom *g = &s->g;
-    const int64_t plane = g->OH * g->OW, in_plane = g->H * g->W, items = s->N * s->O, G = (s->q.taps + 3) / 4;
+    const int64_t plane = g->OH * g->OW, in_plane = g->H * g->W, items = s->N * s->O, G = s->q.groups;
     const int threads = s->op.threads;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
     for (int64_t t = 0; t < items; ++t) {
