@@ -8,9 +8,9 @@
  * thrown away: 2 of 16..58 for 3x3, none for 1x1) and store the rows' valid parts with masked stores.
  *
  * The zero point is out of the sums (the padding holds zx, not 0): acc = sum w * x + bias_eff with
- * bias_eff = bias - zx * sum w, exact in int32 as int8.h says. The requantization is int8.h's rule,
- * with the clamp moved before the rounding: rint is monotone and the bounds qmin - zy, qmax - zy are
- * integers, so rint(min(max(f, lo), hi)) + zy == clamp(rint(f) + zy, qmin, qmax) exactly. */
+ * bias_eff = bias - zx * sum w, exact in int32 as int8.h says. The requantization is int8.h's rule
+ * (q_round: the clamp done by saturating packs; fc_vnni: the clamp moved before the rounding, exact as rint
+ * is monotone and the bounds qmin - zy, qmax - zy are integers). */
 
 /* bits [lo, hi) of a 64-bit mask (0 <= lo, hi <= 64 after clipping) */
 static inline __mmask64 FN(q_bits)(int64_t lo, int64_t hi) {
@@ -155,6 +155,15 @@ static int FN(q_segments)(const x86_qphase *q, int64_t OW, int64_t n0, int64_t l
 }
 
 
+/* rint(min(float(acc) * mult, 2^30)) + zy in int32: the requantization before its clamp, which the
+ * saturating packs after it do (to [0, 255]; qmin/qmax inside that by an 8-bit min/max). Exact against the
+ * rule: below -2^31 the conversion gives INT_MIN, which saturates to 0 like any negative value, and the cap
+ * keeps large positives from converting to INT_MIN too (anything past 2^30 saturates to 255 either way). */
+VNNI_TARGET static inline __m512i FN(q_round)(__m512i acc, __m512 mv, __m512i zv) {
+    const __m512 f = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc), mv), _mm512_set1_ps(1073741824.0f));
+    return _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
+}
+
 #define QC_ROW(r)                                                                  \
     {                                                                              \
         const __m512i wv = _mm512_set1_epi32(ak[r]);                               \
@@ -170,7 +179,9 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
                                       int32_t qmin, int32_t qmax, uint8_t *y, int64_t OW, int64_t plane) {
     const int64_t K4 = q->taps * q->C4, C4 = q->C4, cstride = q->pstride * 4;
     const __m512i zv = _mm512_set1_epi32(zy);
-    const __m512 lo = _mm512_set1_ps((float)(qmin - zy)), hi = _mm512_set1_ps((float)(qmax - zy));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const int narrow = qmin > 0 || qmax < 255;
+    const __m256i qlo = _mm256_set1_epi8((char)qmin), qhi = _mm256_set1_epi8((char)qmax);
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * QC_NB;
         int64_t seg[QC_NB + 1][3];
@@ -196,14 +207,16 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
                                            {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
             for (int r = 0; r < QC_MR && m0 + r < M; ++r) {
                 const __m512 mv = _mm512_set1_ps(mult[m0 + r]);
-                __m128i h[2];
-                for (int k = 0; k < 2; ++k) {
-                    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][k]), mv);
-                    f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
-                    h[k] = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zv));
-                }
-                const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(h[0]), h[1], 1);
+                const __m512i q0 = FN(q_round)(acc[r][0], mv, zv), q1 = FN(q_round)(acc[r][1], mv, zv);
+                /* saturating packs (lane-wise) clamp to [0, 255]; the dword permute puts the bytes in order */
+                const __m512i p = _mm512_packus_epi16(_mm512_packs_epi32(q0, q1), _mm512_setzero_si512());
+                __m256i v = _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, p));
+                if (narrow) v = _mm256_min_epu8(_mm256_max_epu8(v, qlo), qhi);
                 uint8_t *ym = y + (m0 + r) * plane;
+                if (nseg == 1 && seg[0][1] == QC_NB) { /* the common case: one whole row piece */
+                    _mm256_storeu_si256((__m256i *)(ym + seg[0][2]), v);
+                    continue;
+                }
                 for (int s = 0; s < nseg; ++s) /* masked: the bytes before the segment are not touched */
                     _mm256_mask_storeu_epi8(ym + seg[s][2] - seg[s][0],
                                             (__mmask32)((((uint64_t)1 << seg[s][1]) - 1) << seg[s][0]), v);
@@ -262,7 +275,8 @@ VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const
     const int64_t groups = (q->taps + 3) / 4, plane = g->OH * g->OW;
     const __m512i zv = _mm512_set1_epi32(zy), bv = _mm512_set1_epi32(bias_eff);
     const __m512 mv = _mm512_set1_ps(mult);
-    const __m512 lo = _mm512_set1_ps((float)(qmin - zy)), hi = _mm512_set1_ps((float)(qmax - zy));
+    const int narrow = qmin > 0 || qmax < 255;
+    const __m512i qlo = _mm512_set1_epi8((char)qmin), qhi = _mm512_set1_epi8((char)qmax);
     uint8_t *yf = xd + q->pstride * g->sh * g->sw; /* the flattened outputs, whole tiles */
     /* window mode: word e of lane L of vector k holds bytes 16L + 4k + e .. + 3 (k < 3 from the load at n0,
      * k = 3 from the load at n0 + 12): the same output order as the unpacks below */
@@ -296,12 +310,9 @@ VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const
             acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_unpackhi_epi16(hi01, hi23), wv);
         }
         __m512i qv[4];
-        for (int k = 0; k < 4; ++k) {
-            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[k]), mv);
-            f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
-            qv[k] = _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
-        }
-        const __m512i v = _mm512_packus_epi16(_mm512_packs_epi32(qv[0], qv[1]), _mm512_packs_epi32(qv[2], qv[3]));
+        for (int k = 0; k < 4; ++k) qv[k] = FN(q_round)(acc[k], mv, zv);
+        __m512i v = _mm512_packus_epi16(_mm512_packs_epi32(qv[0], qv[1]), _mm512_packs_epi32(qv[2], qv[3]));
+        if (narrow) v = _mm512_min_epu8(_mm512_max_epu8(v, qlo), qhi);
         _mm512_storeu_si512(yf + n0, v);
     }
     if (q->QW == g->OW) { /* no thrown-away columns: the flattened outputs are the plane */
