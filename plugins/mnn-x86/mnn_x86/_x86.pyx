@@ -640,6 +640,10 @@ cdef extern from "int8.h" nogil:
         float scale
         int64_t planes
         x86_pool_geom pg
+        x86_conv_geom cg
+        x86_qphase q
+        uint8_t* xq
+        int64_t xq_stride
 
     int x86_qconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_qelt_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -671,8 +675,9 @@ def qelt(str isa, int threads, str op, float scale, int zp):
     return ex
 
 
-def qmaxpool(str isa, int threads, int64_t planes, dict p):
-    """MaxPool of uint8 planes (padding never wins a max of uint8)."""
+def qmaxpool(str isa, int threads, int64_t planes, dict p, bint vnni=True):
+    """MaxPool of uint8 planes (padding never wins a max of uint8); vnni: on phase planes where the CPU has
+    AVX-512 VNNI (the int8 convolutions' machinery), else plain loops."""
     cdef Execution ex = _execution("x86.MaxPool.uint8", sizeof(x86_qelt_state), x86_qelt_run, isa, threads)
     cdef x86_qelt_state* s = <x86_qelt_state*>ex.state
     s.k8 = _int8_table(isa)
@@ -681,6 +686,16 @@ def qmaxpool(str isa, int threads, int64_t planes, dict p):
     s.pg.H, s.pg.W, s.pg.OH, s.pg.OW = p["H"], p["W"], p["OH"], p["OW"]
     s.pg.kh, s.pg.kw, s.pg.sh, s.pg.sw = p["kh"], p["kw"], p["sh"], p["sw"]
     s.pg.dh, s.pg.dw, s.pg.pt, s.pg.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    if not vnni or not x86_int8_vnni(isa.encode()) or s.pg.sh * s.pg.sw > 64:
+        return ex
+    # AVX-512 VNNI CPUs: the window over phase planes (the depthwise kernel's), 64 outputs per max
+    _conv_geom(&s.cg, dict(p, C=1))
+    cdef int64_t taps = s.pg.kh * s.pg.kw
+    cdef Buffer tap_off = Buffer((taps + 3) // 4 * 4 * 8)
+    s.xq_stride = (x86_qphase_init(&s.q, &s.cg, 1, 1, <int64_t*>tap_off.ptr) + 63) // 64 * 64
+    cdef Buffer xq = Buffer(max(threads, 1) * s.xq_stride)  # zeroed: the slack past the planes is read, never written
+    ex.keep.extend([tap_off, xq])
+    s.xq = <uint8_t*>xq.ptr
     return ex
 
 

@@ -163,7 +163,7 @@ def _wrap_maxpool():
             pt=geo["pads"][0],
             pl=geo["pads"][1],
         )
-        return _x86.qmaxpool(isa, ctx.threads, n * c, p)
+        return _x86.qmaxpool(isa, ctx.threads, n * c, p, USE_VNNI)
 
     spec = float_kernel.spec
     register(

@@ -66,6 +66,7 @@ typedef struct x86_int8_kernels {
     void (*depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
                            const int32_t *wq, int32_t bias_eff, float mult, int32_t zy, int32_t qmin, int32_t qmax,
                            uint8_t *y, uint8_t *xd);
+    void (*maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q, uint8_t *y, uint8_t *xd);
     void (*fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp, const int32_t *bias_eff,
                     const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xrow);
 } x86_int8_kernels;
@@ -105,6 +106,12 @@ typedef struct x86_qelt_state {
     float scale;
     int64_t planes;
     x86_pool_geom pg;
+    /* max pool on AVX-512 VNNI CPUs (maxpool_vnni), else NULL xq: the window as a conv geometry, its phase
+     * planes, per-thread scratch */
+    x86_conv_geom cg;
+    x86_qphase q;
+    uint8_t *xq;
+    int64_t xq_stride;
 } x86_qelt_state;
 
 int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);

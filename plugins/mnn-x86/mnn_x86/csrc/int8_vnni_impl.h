@@ -234,9 +234,9 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
  * and dilation 1 along rows, kw <= 4) a kernel row's taps are adjacent bytes: one load and a pshufb give
  * the 4 bytes of each output, no unpacks (wq: one word per kernel row, 0 past kw). Else wq: ceil(taps / 4) words of
  * 4 int8 weights (0 past the last tap); tap_off: byte offset of each tap (ceil(taps / 4) * 4, 0 past). */
-VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
-                                             const x86_qphase *q, const int32_t *wq, int32_t bias_eff, float mult,
-                                             int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xd) {
+/* the phase planes of one channel plane into xd ([phase][pstride] bytes), padding zx */
+VNNI_TARGET static void FN(q_fill_phases)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
+                                          uint8_t *xd) {
     const int64_t QW = q->QW;
     const int both = g->sw == 2 && !q->direct; /* stride-2 columns: both phases of a row in one pass */
     for (int64_t a = 0; a < g->sh; ++a)
@@ -272,7 +272,45 @@ VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const
                     FN(q_phase_row)(x + ih * g->W, b - g->pl, g->sw, lo, hi, zx, dst + r * QW, QW);
             }
         }
-    const int64_t groups = (q->taps + 3) / 4, plane = g->OH * g->OW;
+}
+
+/* the valid OW of each QW-wide row of flattened outputs yf into the plane y */
+VNNI_TARGET static void FN(q_flat_to_plane)(const uint8_t *yf, const x86_conv_geom *g, const x86_qphase *q,
+                                            uint8_t *y) {
+    if (q->QW == g->OW) { /* no thrown-away columns: the flattened outputs are the plane */
+        memcpy(y, yf, (size_t)(g->OH * g->OW));
+        return;
+    }
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const uint8_t *src = yf + oh * q->QW;
+        uint8_t *d = y + oh * g->OW;
+        int64_t c = 0;
+        for (; c + 64 <= g->OW; c += 64) _mm512_storeu_si512(d + c, _mm512_loadu_si512(src + c));
+        if (c < g->OW) {
+            const __mmask64 m = FN(q_bits)(0, g->OW - c);
+            _mm512_mask_storeu_epi8(d + c, m, _mm512_maskz_loadu_epi8(m, src + c));
+        }
+    }
+}
+
+/* MaxPool of one uint8 plane on the phase planes (padding 0 never wins: every window holds a pixel) */
+VNNI_TARGET static void FN(q_maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q,
+                                           uint8_t *y, uint8_t *xd) {
+    FN(q_fill_phases)(x, 0, g, q, xd);
+    uint8_t *yf = xd + q->pstride * g->sh * g->sw;
+    for (int64_t n0 = 0; n0 < q->Nf; n0 += 64) {
+        __m512i v = _mm512_loadu_si512(xd + q->tap_off[0] + n0);
+        for (int64_t t = 1; t < q->taps; ++t) v = _mm512_max_epu8(v, _mm512_loadu_si512(xd + q->tap_off[t] + n0));
+        _mm512_storeu_si512(yf + n0, v);
+    }
+    FN(q_flat_to_plane)(yf, g, q, y);
+}
+
+VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
+                                             const x86_qphase *q, const int32_t *wq, int32_t bias_eff, float mult,
+                                             int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xd) {
+    FN(q_fill_phases)(x, zx, g, q, xd);
+    const int64_t groups = (q->taps + 3) / 4;
     const __m512i zv = _mm512_set1_epi32(zy), bv = _mm512_set1_epi32(bias_eff);
     const __m512 mv = _mm512_set1_ps(mult);
     const int narrow = qmin > 0 || qmax < 255;
@@ -315,20 +353,7 @@ VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const
         if (narrow) v = _mm512_min_epu8(_mm512_max_epu8(v, qlo), qhi);
         _mm512_storeu_si512(yf + n0, v);
     }
-    if (q->QW == g->OW) { /* no thrown-away columns: the flattened outputs are the plane */
-        memcpy(y, yf, (size_t)plane);
-        return;
-    }
-    for (int64_t oh = 0; oh < g->OH; ++oh) { /* the valid OW of each QW */
-        const uint8_t *src = yf + oh * QW;
-        uint8_t *d = y + oh * g->OW;
-        int64_t c = 0;
-        for (; c + 64 <= g->OW; c += 64) _mm512_storeu_si512(d + c, _mm512_loadu_si512(src + c));
-        if (c < g->OW) {
-            const __mmask64 m = FN(q_bits)(0, g->OW - c);
-            _mm512_mask_storeu_epi8(d + c, m, _mm512_maskz_loadu_epi8(m, src + c));
-        }
-    }
+    FN(q_flat_to_plane)(yf, g, q, y);
 }
 
 /* Fully connected (the images are rows of x, K bytes each): y[n * O + m], 64 rows of W per pass.

@@ -201,6 +201,18 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         const int64_t in_plane = s->pg.H * s->pg.W, plane = s->pg.OH * s->pg.OW;
         const uint8_t *x = (const uint8_t *)ins[0].data;
         uint8_t *y = (uint8_t *)outs[0].data;
+        if (s->xq != NULL) {
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
+            for (int64_t p = 0; p < s->planes; ++p) {
+#ifdef _OPENMP
+                uint8_t *xd = s->xq + (threads > 1 && s->planes > 1 ? omp_get_thread_num() : 0) * s->xq_stride;
+#else
+                uint8_t *xd = s->xq;
+#endif
+                s->k8->maxpool_vnni(x + p * in_plane, &s->cg, &s->q, y + p * plane, xd);
+            }
+            return 0;
+        }
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
         for (int64_t p = 0; p < s->planes; ++p) s->k8->maxpool(&s->pg, x + p * in_plane, y + p * plane);
         return 0;
