@@ -632,6 +632,8 @@ cdef extern from "int8.h" nogil:
         uint8_t* tmp
         int64_t xq_stride
         x86_qphase q
+        int32_t* accs
+        uint8_t* ypx
 
     ctypedef struct x86_qelt_state:
         x86_op op
@@ -771,13 +773,23 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], 0
     s.og = s.O // s.group
     s.ogp = (s.og + 7) // 8 * 8  # QC_MR
-    cdef int64_t C = s.g.C, taps = s.g.kh * s.g.kw, C4 = (C + 3) // 4
+    cdef int64_t C = s.g.C, taps = s.g.kh * s.g.kw, C4 = (C + 3) // 4, P = s.g.OH * s.g.OW
     if s.g.sh * s.g.sw > 64:
         raise RuntimeError("the int8 VNNI convolution takes strides with sh * sw <= 64")
     cdef Buffer tap_off = Buffer(max(taps, 4) * 8)
     cdef int64_t xq_bytes = x86_qphase_init(&s.q, &s.g, C4, 0, <int64_t*>tap_off.ptr)
     s.K4 = taps * C4
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
+    cdef Buffer tmp = Buffer(max(threads, 1) * 4 * (s.q.QW + 64))
+    cdef Buffer xq = Buffer(xq_bytes)
+    ex.keep.extend([tap_off, xq, tmp])
+    s.xq, s.tmp = <uint8_t*>xq.ptr, <uint8_t*>tmp.ptr
+    # conv_px where conv_c4's 32-wide tiles of flattened outputs (8 channels a row block) would compute at least
+    # 15% more than conv_px's 6-pixel x 64-channel tiles (its partial sums and transpose cost a few percent)
+    cdef int64_t c4_work = (s.q.Nf + 31) // 32 * 32 * s.ogp
+    cdef int64_t px_work = (P + 5) // 6 * 6 * ((s.og + 63) // 64 * 64)
+    if s.group == 1 and px_work < 0.87 * c4_work:
+        return _qconv_px(ex, s, threads, weight, bias, mult, zx)
     # weights [group][ogp / 8][tap][C4][8 rows] words of 4 channels' int8 (channels past C and rows past og: 0)
     w = np.asarray(weight, np.int8).reshape(s.group, s.og, C, taps)
     w8 = np.zeros((s.group, s.ogp, taps, C4 * 4), np.int8)
@@ -786,11 +798,32 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     cdef Buffer wb = _copy_array(blocks, np.int32)
     cdef Buffer bb = _copy_array(_bias_eff(bias, w, s.O, zx), np.int32)
     cdef Buffer mb = _copy_array(mult, np.float32)
-    cdef Buffer xq = Buffer(xq_bytes)
-    cdef Buffer tmp = Buffer(max(threads, 1) * 4 * (s.q.QW + 64))
-    ex.keep.extend([tap_off, wb, bb, mb, xq, tmp])
+    ex.keep.extend([wb, bb, mb])
     s.w, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
-    s.xq, s.tmp = <uint8_t*>xq.ptr, <uint8_t*>tmp.ptr
+    return ex
+
+
+cdef _qconv_px(Execution ex, x86_qconv_state* s, int threads, weight, bias, mult, int zx):
+    """conv_px (int8_vnni_impl.h): weights [Mp / 16][tap][C4][16 channels] words; bias and mult padded to Mp."""
+    s.kind = 5
+    cdef int64_t C = s.g.C, taps = s.g.kh * s.g.kw, C4 = (C + 3) // 4, P = s.g.OH * s.g.OW
+    cdef int64_t Mp = (s.O + 63) // 64 * 64
+    s.ogp = Mp
+    w = np.asarray(weight, np.int8).reshape(s.O, C, taps)
+    w8 = np.zeros((Mp, taps, C4 * 4), np.int8)
+    w8[:s.O, :, :C] = w.transpose(0, 2, 1)
+    cdef Buffer wb = _copy_array(w8.view(np.int32).reshape(Mp // 16, 16, taps * C4).transpose(0, 2, 1), np.int32)
+    beff = np.zeros(Mp, np.int32)
+    beff[:s.O] = _bias_eff(bias, w, s.O, zx)
+    mpad = np.zeros(Mp, np.float32)
+    mpad[:s.O] = np.asarray(mult, np.float32).reshape(-1)
+    cdef Buffer bb = _copy_array(beff, np.int32)
+    cdef Buffer mb = _copy_array(mpad, np.float32)
+    cdef Buffer accs = Buffer(P * Mp * 4)
+    cdef Buffer ypx = Buffer(P * Mp)
+    ex.keep.extend([wb, bb, mb, accs, ypx])
+    s.wq, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
+    s.accs, s.ypx = <int32_t*>accs.ptr, <uint8_t*>ypx.ptr
     return ex
 
 

@@ -129,7 +129,13 @@ def test_qlinearconv_paths_bit_exact(isa, case, vnni, monkeypatch):
         _check(_graph(rng, *case, mult_half=ties), rng.integers(0, 256, case[:4]).astype(np.uint8), isa)
 
 
-WIDE_CASES = [  # planes wider than a 64-byte vector, stride 2 with 4 phase planes, 5 taps per kernel row
+PX_CASES = [  # small planes, many channels: conv_px (output channels in the lanes) on VNNI CPUs
+    (1, 20, 5, 5, 70, 3, 1, 1, 1, 1, True, True),
+    (1, 16, 4, 4, 64, 3, 1, 1, 1, 1, True, False),
+    (2, 12, 7, 7, 64, 3, 1, 2, 1, 1, True, True),
+    (1, 7, 3, 5, 64, 1, 1, 1, 0, 1, False, True),
+]
+WIDE_CASES = PX_CASES + [  # planes wider than a 64-byte vector, stride 2 with 4 phase planes, 5 taps per kernel row
     (1, 6, 9, 70, 10, 3, 1, 1, 1, 1, True, True),
     (1, 5, 10, 131, 5, 5, 5, 2, 2, 1, True, True),
     (1, 4, 66, 67, 4, 3, 4, 1, 1, 1, True, True),

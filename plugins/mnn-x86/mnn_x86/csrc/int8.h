@@ -66,6 +66,9 @@ typedef struct x86_int8_kernels {
     void (*depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
                            const int32_t *wq, int32_t bias_eff, float mult, int32_t zy, int32_t qmin, int32_t qmax,
                            uint8_t *y, uint8_t *xd);
+    void (*conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0, int64_t mb1,
+                    int64_t Mp, const int32_t *wt, const int32_t *bias_eff, const float *mult, int32_t zy,
+                    int32_t qmin, int32_t qmax, int32_t *accs, uint8_t *ypx);
     void (*maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q, uint8_t *y, uint8_t *xd);
     void (*fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp, const int32_t *bias_eff,
                     const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xrow);
@@ -87,7 +90,8 @@ typedef struct x86_qconv_state {
     int16_t *work;       /* per thread: K2 * np * 2 int16 */
     int64_t work_stride;
     /* kind: 0 the int16-pair GEMM above, 1 the VNNI convolution on phase planes (conv_c4), 2 depthwise,
-     * 3 depthwise on AVX-512 VNNI (depthwise_vnni), 4 fully connected on AVX-512 VNNI (fc_vnni) */
+     * 3 depthwise on AVX-512 VNNI (depthwise_vnni), 4 fully connected on AVX-512 VNNI (fc_vnni), 5 the VNNI
+     * convolution with output channels in the lanes (conv_px: small planes, group 1; wq holds its weights) */
     int32_t kind, reserved;
     int64_t K4;              /* kind 1: taps * C4 weight words per output channel */
     const int32_t *bias_eff; /* kinds 1, 3, 4: bias - zx * sum w */
@@ -95,7 +99,9 @@ typedef struct x86_qconv_state {
     const int32_t *wq;       /* kind 3: [O][ceil(taps / 4)] words of 4 weights; kind 4: [ceil(O / 16)][K4][16] */
     uint8_t *xq, *tmp;       /* kind 1: phase planes of all channel quads, row scratch; kinds 3, 4: per thread */
     int64_t xq_stride;       /* kinds 3, 4: bytes of one thread's scratch */
-    x86_qphase q;            /* kinds 1, 3 */
+    x86_qphase q;            /* kinds 1, 3, 5 */
+    int32_t *accs;           /* kind 5 (conv_px, group 1): partial sums [P][Mp]; the output bytes [P][Mp] */
+    uint8_t *ypx;
 } x86_qconv_state;
 
 /* uint8 elementwise ops (QuantizeLinear, DequantizeLinear) and uint8 MaxPool */

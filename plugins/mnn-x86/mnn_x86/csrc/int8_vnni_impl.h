@@ -226,6 +226,80 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
 }
 #undef QC_ROW
 
+/* -- conv_px: output channels in the vector lanes, pixels broadcast (for small planes, where conv_c4's
+ * computed-and-dropped columns and 32-wide tiles waste a quarter of the work, e.g. 7x7) --
+ * wt: [Mp / 16][taps * C4][16] words (4 input channels of one output channel), Mp = M rounded up to 64.
+ * The taps are the outer loop (one tap's weights for 64 channels stay in L1 across all pixels); partial
+ * sums wait in accs [P][Mp] between taps; after the last tap the bytes go to ypx [P][Mp], which the caller
+ * transposes to the NCHW plane. PX pixels x 4 zmm (64 channels) of accumulators per register tile. */
+#define QPX_MAX 6
+
+__attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
+    const int PX, const x86_qphase *q, const uint8_t *xq, const int64_t *pos, int64_t t, const int32_t *wt,
+    int64_t mb, int64_t Mp, int32_t *accs, const int32_t *bias_eff, const float *mult, __m512i zv, __m256i qlo,
+    __m256i qhi, uint8_t *ypx, int64_t p0) {
+    const int64_t K4 = q->taps * q->C4, C4 = q->C4, cs = q->pstride;
+    const int32_t *xw = (const int32_t *)xq;
+    __m512i acc[QPX_MAX][4];
+    for (int i = 0; i < PX; ++i)
+        for (int j = 0; j < 4; ++j)
+            acc[i][j] = t == 0 ? _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j)
+                               : _mm512_loadu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j);
+    const int32_t *w = wt + (mb * 4 * K4 + t * C4) * 16;
+    const int32_t *xp[QPX_MAX];
+    for (int i = 0; i < PX; ++i) xp[i] = xw + pos[i] + q->tap_off[t];
+    for (int64_t c4 = 0; c4 < C4; ++c4, w += 16) {
+        const __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + K4 * 16);
+        const __m512i w2 = _mm512_loadu_si512(w + 2 * K4 * 16), w3 = _mm512_loadu_si512(w + 3 * K4 * 16);
+        for (int i = 0; i < PX; ++i) {
+            const __m512i b = _mm512_set1_epi32(xp[i][c4 * cs]);
+            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b, w0);
+            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b, w1);
+            acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], b, w2);
+            acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], b, w3);
+        }
+    }
+    if (t + 1 < q->taps) {
+        for (int i = 0; i < PX; ++i)
+            for (int j = 0; j < 4; ++j) _mm512_storeu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j, acc[i][j]);
+        return;
+    }
+    for (int j = 0; j < 4; ++j) {
+        const __m512 mv = _mm512_loadu_ps(mult + mb * 64 + 16 * j);
+        for (int i = 0; i < PX; ++i) {
+            const __m512i qv = FN(q_round)(acc[i][j], mv, zv);
+            /* int32 -> int16 with signed saturation, then the clamp to [qmin, qmax] (inside [0, 255]) */
+            const __m256i h = _mm256_max_epi16(_mm256_min_epi16(_mm512_cvtsepi32_epi16(qv), qhi), qlo);
+            _mm_storeu_si128((__m128i *)(ypx + (p0 + i) * Mp + mb * 64 + 16 * j), _mm256_cvtepi16_epi8(h));
+        }
+    }
+}
+
+/* output channel blocks [mb0, mb1) of 64 for all OH * OW pixels (bytes into ypx [P][Mp]) */
+VNNI_TARGET static void FN(q_conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0,
+                                      int64_t mb1, int64_t Mp, const int32_t *wt, const int32_t *bias_eff,
+                                      const float *mult, int32_t zy, int32_t qmin, int32_t qmax, int32_t *accs,
+                                      uint8_t *ypx) {
+    const int64_t P = OH * OW;
+    const __m512i zv = _mm512_set1_epi32(zy);
+    const __m256i qlo = _mm256_set1_epi16((short)qmin), qhi = _mm256_set1_epi16((short)qmax);
+    for (int64_t t = 0; t < q->taps; ++t)
+        for (int64_t mb = mb0; mb < mb1; ++mb)
+            for (int64_t p0 = 0; p0 < P; p0 += QPX_MAX) {
+                const int PX = P - p0 < QPX_MAX ? (int)(P - p0) : QPX_MAX;
+                int64_t pos[QPX_MAX];
+                for (int i = 0; i < PX; ++i) pos[i] = ((p0 + i) / OW) * q->QW + (p0 + i) % OW;
+                switch (PX) {
+                case 6: FN(q_px_tile)(6, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 5: FN(q_px_tile)(5, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 4: FN(q_px_tile)(4, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 3: FN(q_px_tile)(3, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 2: FN(q_px_tile)(2, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                default: FN(q_px_tile)(1, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                }
+            }
+}
+
 /* Depthwise QLinearConv of one channel on AVX-512 VNNI: the phase planes of the channel (bytes, in xd:
  * [phase][pstride]), then 64 flattened outputs at a time: the bytes of 4 taps interleaved into words
  * (unpack 8 then 16: lane L of quad vector v holds outputs 16L + 4v .. 16L + 4v + 3) and one dpbusd with

@@ -118,6 +118,31 @@ static int qconv_c4(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
     return 0;
 }
 
+/* conv_px (group 1): the phase planes as qconv_c4, then the 64-channel blocks over the threads, then the
+ * [pixel][channel] bytes transposed into the NCHW plane */
+static int qconv_px(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
+    const x86_conv_geom *g = &s->g;
+    const int64_t P = g->OH * g->OW, in_img = g->C * g->H * g->W, C4 = s->q.C4, Mp = s->ogp, mbs = Mp / 64;
+    const int threads = s->op.threads;
+    for (int64_t n = 0; n < s->N; ++n) {
+        const int64_t pparts = threads > 1 ? (C4 < threads ? C4 : threads) : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
+        for (int64_t pi = 0; pi < pparts; ++pi)
+            s->k8->pack_c4(x + n * in_img, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
+                           s->tmp + pi * 4 * (s->q.QW + 64));
+        const int64_t parts = threads > 1 ? (mbs < threads ? mbs : threads) : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+        for (int64_t pi = 0; pi < parts; ++pi)
+            s->k8->conv_px(&s->q, s->xq, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
+                           s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->accs, s->ypx);
+        uint8_t *yn = y + n * s->O * P;
+        for (int64_t p0 = 0; p0 < P; p0 += 8) /* 8 pixels x every channel: rows of ypx read once */
+            for (int64_t m = 0; m < s->O; ++m)
+                for (int64_t p = p0; p < P && p < p0 + 8; ++p) yn[m * P + p] = s->ypx[p * Mp + m];
+    }
+    return 0;
+}
+
 /* VNNI depthwise: one channel plane per item, each thread with its own phase planes */
 static int qconv_depthwise_vnni(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
     const x86_conv_geom *g = &s->g;
@@ -152,6 +177,7 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     if (s->kind == 2) return qconv_depthwise(s, x, y);
     if (s->kind == 1) return qconv_c4(s, x, y);
     if (s->kind == 3) return qconv_depthwise_vnni(s, x, y);
+    if (s->kind == 5) return qconv_px(s, x, y);
     if (s->kind == 4) { /* the images split over the threads, each with its own padded row */
         const int64_t K = g->C, N = s->N;
         const int64_t parts = s->op.threads > 1 ? (N < s->op.threads ? N : s->op.threads) : 1;
