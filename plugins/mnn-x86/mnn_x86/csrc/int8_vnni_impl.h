@@ -129,7 +129,9 @@ VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_co
                     }
                     for (int k = 0; k < 4; ++k)
                         FN(q_phase_row)(xc[k] + ih * g->W, b - g->pl, g->sw, lo, hi, zx, tmp + k * tw, QW);
-                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, d);
+                    /* whole 16-pixel groups: the tmp rows have 64 bytes of slack, and what lands past QW
+                     * is the next row's start (written after this one) or the plane's slack */
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, (QW + 15) / 16 * 16, d);
                 }
             }
     }
