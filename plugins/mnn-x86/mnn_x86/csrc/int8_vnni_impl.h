@@ -66,8 +66,9 @@ VNNI_TARGET static inline void FN(q_phase_row2)(const uint8_t *src, int64_t W, i
     const __m512i zv = _mm512_set1_epi8((char)zx), lowb = _mm512_set1_epi16(0xff);
     for (int64_t c0 = 0; c0 < QW; c0 += 64) {
         const int64_t p0 = 2 * c0, lo = pl - p0, hi = pl + W - p0; /* valid bytes of the 128 from p0 */
-        const __m512i v0 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(lo, hi), src + p0 - pl);
-        const __m512i v1 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(lo - 64, hi - 64), src + p0 - pl + 64);
+        const __mmask64 m0 = FN(q_bits)(lo, hi), m1 = FN(q_bits)(lo - 64, hi - 64);
+        const __m512i v0 = _mm512_mask_loadu_epi8(zv, m0, src + p0 - pl);
+        const __m512i v1 = m1 ? _mm512_mask_loadu_epi8(zv, m1, src + p0 - pl + 64) : zv;
         const __m256i e0 = _mm512_cvtepi16_epi8(_mm512_and_si512(v0, lowb));
         const __m256i e1 = _mm512_cvtepi16_epi8(_mm512_and_si512(v1, lowb));
         const __m256i o0 = _mm512_cvtepi16_epi8(_mm512_srli_epi16(v0, 8));
@@ -320,11 +321,31 @@ VNNI_TARGET static void FN(q_fill_phases)(const uint8_t *x, int32_t zx, const x8
             if (both) {
                 if (b == 1) continue;
                 uint8_t *d0 = xd + (a * 2) * q->pstride, *d1 = d0 + q->pstride;
+                if (QW <= 32) { /* the padded row in one vector: pshufb evens | odds per lane, then the qwords */
+                    const __m512i zv = _mm512_set1_epi8((char)zx);
+                    const __m512i split = _mm512_broadcast_i32x4(
+                        _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+                    const __m512i gather = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+                    const __mmask64 m = FN(q_bits)(g->pl, g->pl + g->W);
+                    for (int64_t r = 0; r < q->QH; ++r) {
+                        const int64_t ih = r * g->sh + a - g->pt;
+                        __m512i v = zv;
+                        if (ih >= 0 && ih < g->H) {
+                            v = _mm512_mask_loadu_epi8(zv, m, x + ih * g->W - g->pl);
+                            v = _mm512_permutexvar_epi64(gather, _mm512_shuffle_epi8(v, split));
+                        }
+                        _mm256_storeu_si256((__m256i *)(d0 + r * QW), _mm512_castsi512_si256(v));
+                        _mm256_storeu_si256((__m256i *)(d1 + r * QW), _mm512_extracti64x4_epi64(v, 1));
+                    }
+                    continue;
+                }
                 for (int64_t r = 0; r < q->QH; ++r) {
                     const int64_t ih = r * g->sh + a - g->pt;
                     if (ih < 0 || ih >= g->H) {
-                        memset(d0 + r * QW, zx, (size_t)QW);
-                        memset(d1 + r * QW, zx, (size_t)QW);
+                        for (int64_t c0 = 0; c0 < QW; c0 += 64) { /* whole vectors, as q_phase_row2 */
+                            _mm512_storeu_si512(d0 + r * QW + c0, _mm512_set1_epi8((char)zx));
+                            _mm512_storeu_si512(d1 + r * QW + c0, _mm512_set1_epi8((char)zx));
+                        }
                     } else {
                         FN(q_phase_row2)(x + ih * g->W, g->W, g->pl, zx, d0 + r * QW, d1 + r * QW, QW);
                     }
@@ -340,6 +361,18 @@ VNNI_TARGET static void FN(q_fill_phases)(const uint8_t *x, int32_t zx, const x8
             }
             int64_t lo, hi;
             FN(q_phase_cols)(g, b, QW, &lo, &hi);
+            if (g->sw == 1 && QW <= 64) { /* a row in one vector: one mask for every row (small planes) */
+                const __m512i zv = _mm512_set1_epi8((char)zx);
+                const __mmask64 m = FN(q_bits)(lo, hi);
+                const int64_t off = b - g->pl;
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    _mm512_storeu_si512(dst + r * QW, ih < 0 || ih >= g->H
+                                                          ? zv
+                                                          : _mm512_mask_loadu_epi8(zv, m, x + ih * g->W + off));
+                }
+                continue;
+            }
             for (int64_t r = 0; r < q->QH; ++r) {
                 const int64_t ih = r * g->sh + a - g->pt;
                 if (ih < 0 || ih >= g->H)
@@ -355,6 +388,12 @@ VNNI_TARGET static void FN(q_flat_to_plane)(const uint8_t *yf, const x86_conv_ge
                                             uint8_t *y) {
     if (q->QW == g->OW) { /* no thrown-away columns: the flattened outputs are the plane */
         memcpy(y, yf, (size_t)(g->OH * g->OW));
+        return;
+    }
+    if (g->OW <= 64) { /* a row in one vector: one mask */
+        const __mmask64 m = FN(q_bits)(0, g->OW);
+        for (int64_t oh = 0; oh < g->OH; ++oh)
+            _mm512_mask_storeu_epi8(y + oh * g->OW, m, _mm512_maskz_loadu_epi8(m, yf + oh * q->QW));
         return;
     }
     for (int64_t oh = 0; oh < g->OH; ++oh) {
