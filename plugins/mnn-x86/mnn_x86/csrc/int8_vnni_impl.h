@@ -78,26 +78,35 @@ VNNI_TARGET static inline void FN(q_phase_row2)(const uint8_t *src, int64_t W, i
     }
 }
 
-/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words */
-static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3,
-                                int64_t N, uint8_t *d) {
-    int64_t n = 0;
-    for (; n + 16 <= N; n += 16) {
-        const __m128i v0 = _mm_loadu_si128((const __m128i *)(r0 + n)), v1 = _mm_loadu_si128((const __m128i *)(r1 + n));
-        const __m128i v2 = _mm_loadu_si128((const __m128i *)(r2 + n)), v3 = _mm_loadu_si128((const __m128i *)(r3 + n));
-        const __m128i lo01 = _mm_unpacklo_epi8(v0, v1), hi01 = _mm_unpackhi_epi8(v0, v1);
-        const __m128i lo23 = _mm_unpacklo_epi8(v2, v3), hi23 = _mm_unpackhi_epi8(v2, v3);
-        __m128i *o = (__m128i *)(d + n * 4);
-        _mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
-    }
-    for (; n < N; ++n) {
-        d[n * 4] = r0[n];
-        d[n * 4 + 1] = r1[n];
-        d[n * 4 + 2] = r2[n];
-        d[n * 4 + 3] = r3[n];
+/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words, 64 pixels at a time. The
+ * unpacks work within 128-bit lanes (lane L of R_k: pixels 16L + 4k .. + 3); two rounds of 128-bit lane
+ * shuffles gather each 16-pixel block. The tail reads and writes only its own bytes (masked). */
+VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                                            const uint8_t *r3, int64_t N, uint8_t *d) {
+    for (int64_t n = 0; n < N; n += 64) {
+        const int64_t left = N - n;
+        const __mmask64 m = left >= 64 ? ~(__mmask64)0 : FN(q_bits)(0, left);
+        const __m512i v0 = _mm512_maskz_loadu_epi8(m, r0 + n), v1 = _mm512_maskz_loadu_epi8(m, r1 + n);
+        const __m512i v2 = _mm512_maskz_loadu_epi8(m, r2 + n), v3 = _mm512_maskz_loadu_epi8(m, r3 + n);
+        const __m512i a = _mm512_unpacklo_epi8(v0, v1), b = _mm512_unpackhi_epi8(v0, v1);
+        const __m512i c = _mm512_unpacklo_epi8(v2, v3), e = _mm512_unpackhi_epi8(v2, v3);
+        const __m512i R0 = _mm512_unpacklo_epi16(a, c), R1 = _mm512_unpackhi_epi16(a, c);
+        const __m512i R2 = _mm512_unpacklo_epi16(b, e), R3 = _mm512_unpackhi_epi16(b, e);
+        const __m512i X = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512i Y = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512i X2 = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(3, 2, 3, 2));
+        const __m512i Y2 = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(3, 2, 3, 2));
+        const __m512i blk[4] = {_mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(3, 1, 3, 1)),
+                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(3, 1, 3, 1))};
+        uint8_t *o = d + n * 4;
+        if (left >= 64) {
+            for (int k = 0; k < 4; ++k) _mm512_storeu_si512(o + 64 * k, blk[k]);
+        } else {
+            for (int k = 0; k < 4 && 16 * k < left; ++k)
+                _mm512_mask_storeu_epi8(o + 64 * k, FN(q_bits)(0, 4 * (left - 16 * k)), blk[k]);
+        }
     }
 }
 
@@ -130,9 +139,7 @@ VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_co
                     }
                     for (int k = 0; k < 4; ++k)
                         FN(q_phase_row)(xc[k] + ih * g->W, b - g->pl, g->sw, lo, hi, zx, tmp + k * tw, QW);
-                    /* whole 16-pixel groups: the tmp rows have 64 bytes of slack, and what lands past QW
-                     * is the next row's start (written after this one) or the plane's slack */
-                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, (QW + 15) / 16 * 16, d);
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, d);
                 }
             }
     }
@@ -208,7 +215,9 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
             }
             const __m512i acc[QC_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
                                            {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-            for (int r = 0; r < QC_MR && m0 + r < M; ++r) {
+#pragma GCC unroll 8
+            for (int r = 0; r < QC_MR; ++r) { /* unrolled: the accumulators stay in registers */
+                if (m0 + r >= M) break;
                 const __m512 mv = _mm512_set1_ps(mult[m0 + r]);
                 const __m512i q0 = FN(q_round)(acc[r][0], mv, zv), q1 = FN(q_round)(acc[r][1], mv, zv);
                 /* saturating packs (lane-wise) clamp to [0, 255]; the dword permute puts the bytes in order */
