@@ -780,7 +780,7 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     cdef int64_t xq_bytes = x86_qphase_init(&s.q, &s.g, C4, 0, <int64_t*>tap_off.ptr)
     s.K4 = taps * C4
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
-    cdef Buffer tmp = Buffer(max(threads, 1) * 4 * (s.q.QW + 64))
+    cdef Buffer tmp = Buffer(max(threads, 1) * 8 * (s.q.QW + 64))
     cdef Buffer xq = Buffer(xq_bytes)
     ex.keep.extend([tap_off, xq, tmp])
     s.xq, s.tmp = <uint8_t*>xq.ptr, <uint8_t*>tmp.ptr

@@ -111,7 +111,7 @@ VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1
 }
 
 /* The phase planes of channel quads [c4_0, c4_1) of one (image, group): xq[phase][c4][pstride] C4 words.
- * Channels past C repeat channel C - 1 (their weights are 0). tmp: 4 * (QW + 64) bytes. */
+ * Channels past C repeat channel C - 1 (their weights are 0). tmp: 8 * (QW + 64) bytes. */
 VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q, int64_t c4_0,
                           int64_t c4_1, uint8_t *xq, uint8_t *tmp) {
     const int64_t plane = g->H * g->W, QW = q->QW, tw = QW + 64;
@@ -119,7 +119,25 @@ VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_co
     for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
         const uint8_t *xc[4];
         for (int k = 0; k < 4; ++k) xc[k] = x + (c4 * 4 + k < g->C ? c4 * 4 + k : g->C - 1) * plane;
-        for (int64_t a = 0; a < g->sh; ++a)
+        for (int64_t a = 0; a < g->sh; ++a) {
+            if (g->sw == 2 && !direct && ((q->phase_mask >> (a * 2)) & 3) == 3) {
+                /* stride-2 columns, both phases read: each row split once (q_phase_row2) */
+                uint8_t *dst0 = xq + (a * 2 * q->C4 + c4) * q->pstride * 4;
+                uint8_t *dst1 = xq + ((a * 2 + 1) * q->C4 + c4) * q->pstride * 4, *t1 = tmp + 4 * tw;
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    if (ih < 0 || ih >= g->H) {
+                        memset(dst0 + r * QW * 4, zx, (size_t)QW * 4);
+                        memset(dst1 + r * QW * 4, zx, (size_t)QW * 4);
+                        continue;
+                    }
+                    for (int k = 0; k < 4; ++k)
+                        FN(q_phase_row2)(xc[k] + ih * g->W, g->W, g->pl, zx, tmp + k * tw, t1 + k * tw, QW);
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, dst0 + r * QW * 4);
+                    FN(q_interleave_c4)(t1, t1 + tw, t1 + 2 * tw, t1 + 3 * tw, QW, dst1 + r * QW * 4);
+                }
+                continue;
+            }
             for (int64_t b = 0; b < g->sw; ++b) {
                 const int64_t ph = a * g->sw + b;
                 if (!((q->phase_mask >> ph) & 1)) continue;
@@ -142,6 +160,7 @@ VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_co
                     FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, d);
                 }
             }
+        }
     }
 }
 

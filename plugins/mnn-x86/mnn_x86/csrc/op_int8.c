@@ -106,7 +106,7 @@ static int qconv_c4(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
         for (int64_t pi = 0; pi < pparts; ++pi)
             s->k8->pack_c4(xg, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
-                           s->tmp + pi * 4 * (s->q.QW + 64));
+                           s->tmp + pi * 8 * (s->q.QW + 64));
         const int32_t *a = s->w + gi * s->ogp * s->K4;
         uint8_t *yg = y + (n * s->O + gi * s->og) * plane;
         const int64_t parts = threads > 1 ? (tiles < threads ? tiles : threads) : 1;
@@ -129,7 +129,7 @@ static int qconv_px(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
         for (int64_t pi = 0; pi < pparts; ++pi)
             s->k8->pack_c4(x + n * in_img, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
-                           s->tmp + pi * 4 * (s->q.QW + 64));
+                           s->tmp + pi * 8 * (s->q.QW + 64));
         const int64_t parts = threads > 1 ? (mbs < threads ? mbs : threads) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
         for (int64_t pi = 0; pi < parts; ++pi)
