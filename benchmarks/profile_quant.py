@@ -29,17 +29,18 @@ def main(argv=None) -> None:
     p.add_argument("--fp32", action="store_true", help="profile the float graph instead")
     p.add_argument("--convs", action="store_true", help="one line per (QLinear)Conv with its shapes")
     args = p.parse_args(argv)
+    import bench_quant as bq
+
     import mnn_core as mnn
     from mnn_core import express, quant
-
-    import bench_quant as bq
 
     express.manual_seed(0)
     model, shape = bq.MODELS[args.model][1]()
     graph = model if isinstance(model, mnn.Graph) else model.to_graph([(1,) + shape])
     rng = np.random.default_rng(0)
     if not args.fp32:
-        graph = quant.quantize(graph, {"input": rng.random((args.calib,) + shape).astype(np.float32)}, progress=False).graph
+        calib = {"input": rng.random((args.calib,) + shape).astype(np.float32)}
+        graph = quant.quantize(graph, calib, progress=False).graph
     x = rng.random((1,) + shape).astype(np.float32)
     sess = mnn.Session(graph, backend="x86", threads=args.threads)
     for _ in range(3):
@@ -66,8 +67,10 @@ def main(argv=None) -> None:
             if args.convs:
                 gop = 2 * np.prod(y) * w[1] * w[2] * w[3] / 1e9
                 x_shape = infos[node.inputs[0]].shape
-                print(f"  {name:12s} {kind:16s} x {tuple(x_shape)} w {tuple(w)} s{node.attrs.get('strides')} "
-                      f"{ms:7.3f} ms {gop / ms * 1e3:6.1f} GOP/s")
+                print(
+                    f"  {name:12s} {kind:16s} x {tuple(x_shape)} w {tuple(w)} s{node.attrs.get('strides')} "
+                    f"{ms:7.3f} ms {gop / ms * 1e3:6.1f} GOP/s"
+                )
         by_kind[kind][0] += ms
         by_kind[kind][1] += 1
     print(

@@ -6,8 +6,9 @@ runs as one GEMM over the batch.
 Paths (csrc/int8.h): where the CPU has AVX-512 VNNI, uint8 x int8 `_mm512_dpbusd_epi32` on the raw
 activations with the zero point taken out of the bias once at prepare time, reading the padded input's
 phase planes directly (no im2col; "u8", "dw_vnni" for depthwise, "fc_vnni" for the fully connected form);
-elsewhere the exact int16-pair `madd` GEMM ("pairs") and an int32 depthwise kernel ("depthwise"). QuantizeLinear / DequantizeLinear (per tensor, float32 <-> uint8) and MaxPool on uint8 run
-here too, so that an int8 graph does not fall back to the reference backend between its layers."""
+elsewhere the exact int16-pair `madd` GEMM ("pairs") and an int32 depthwise kernel ("depthwise").
+QuantizeLinear / DequantizeLinear (per tensor, float32 <-> uint8) and MaxPool on uint8 run here too, so
+that an int8 graph does not fall back to the reference backend between its layers."""
 
 from __future__ import annotations
 
