@@ -316,7 +316,8 @@ static void FN(q_maxpool)(const x86_pool_geom *g, const uint8_t *x, uint8_t *y) 
 }
 
 const x86_int8_kernels FN(x86_int8_kernels) = {
-    STR(ISA), INT8_NB, FN(q_im2col), FN(q_pack_rows), FN(q_gemm_requant), FN(q_depthwise), FN(q_quantize), FN(q_dequantize), FN(q_maxpool),
+    STR(ISA), INT8_NB, FN(q_im2col), FN(q_pack_rows), FN(q_gemm_requant), FN(q_depthwise), FN(q_quantize),
+    FN(q_dequantize), FN(q_maxpool),
 #if defined(INT8_VNNI)
     FN(q_pack_c4), FN(q_conv_c4), FN(q_depthwise_vnni), FN(q_conv_px), FN(q_maxpool_vnni), FN(q_fc_vnni),
 #else

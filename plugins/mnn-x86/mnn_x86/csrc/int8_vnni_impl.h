@@ -112,8 +112,8 @@ VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1
 
 /* The phase planes of channel quads [c4_0, c4_1) of one (image, group): xq[phase][c4][pstride] C4 words.
  * Channels past C repeat channel C - 1 (their weights are 0). tmp: 8 * (QW + 64) bytes. */
-VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q, int64_t c4_0,
-                          int64_t c4_1, uint8_t *xq, uint8_t *tmp) {
+VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
+                                      int64_t c4_0, int64_t c4_1, uint8_t *xq, uint8_t *tmp) {
     const int64_t plane = g->H * g->W, QW = q->QW, tw = QW + 64;
     const int direct = q->direct; /* 1x1, stride 1, no padding: a phase plane is the input plane */
     for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
@@ -326,7 +326,9 @@ VNNI_TARGET static void FN(q_conv_px)(const x86_qphase *q, const uint8_t *xq, in
                 case 4: FN(q_px_tile)(4, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
                 case 3: FN(q_px_tile)(3, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
                 case 2: FN(q_px_tile)(2, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                default: FN(q_px_tile)(1, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                default:
+                    FN(q_px_tile)(1, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0);
+                    break;
                 }
             }
 }
@@ -538,7 +540,8 @@ VNNI_TARGET static void FN(q_fc_vnni)(const uint8_t *x, int64_t N, int64_t K, in
                 const __mmask16 mk = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
                 __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[j]), _mm512_maskz_loadu_ps(mk, mult + m));
                 f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
-                _mm_mask_storeu_epi8(y + n * O + m, mk, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zv)));
+                const __m512i qv = _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
+                _mm_mask_storeu_epi8(y + n * O + m, mk, _mm512_cvtepi32_epi8(qv));
             }
         }
     }
