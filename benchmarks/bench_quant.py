@@ -103,7 +103,7 @@ def ort_int8(fp32_path, int8_path, calib):
     )
 
 
-def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
+def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1, clock=time.perf_counter):
     from mnn_core.convert import save_onnx
     from mnn_core.graph.passes import optimize
 
@@ -139,9 +139,9 @@ def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1):
         times = {k: [] for k in runs}
         for _ in range(repeat):
             for k, fn in runs.items():
-                t0 = time.perf_counter()
+                t0 = clock()
                 fn()
-                times[k].append(time.perf_counter() - t0)
+                times[k].append(clock() - t0)
         for k, v in times.items():
             meds[k].append(statistics.median(v) * 1e3)
     med = {k: statistics.median(v) for k, v in meds.items()}
@@ -162,13 +162,21 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=1, help="interleaved rounds; the median of their medians is shown")
     p.add_argument("--model", action="append", choices=sorted(MODELS), help="default: all")
     p.add_argument("--calib", type=int, default=16, help="calibration inputs (random)")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: perf_counter; cpu: this thread's CPU time (both engines run on the calling thread at 1 thread), "
+        "which leaves out the time spent waiting for a core on a loaded machine",
+    )
     args = p.parse_args(argv)
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
     builders = {"lenet": lenet, "conv_stack": conv_stack}
     with tempfile.TemporaryDirectory() as tmp:
         for key in args.model or list(MODELS):
             title, fn, batches = MODELS[key]
             for batch in batches:
-                bench(title, fn or builders[key], batch, args.repeat, tmp, args.calib, args.rounds)
+                bench(title, fn or builders[key], batch, args.repeat, tmp, args.calib, args.rounds, clock)
 
 
 if __name__ == "__main__":

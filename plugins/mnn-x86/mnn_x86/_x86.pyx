@@ -618,6 +618,11 @@ cdef extern from "int8.h" nogil:
         const char* name
         int32_t nb
 
+    ctypedef struct x86_qphase:
+        int64_t QH, QW, pstride, C4, taps, Nf
+        int32_t window
+        int64_t groups
+
     ctypedef struct x86_qconv_state:
         x86_op op
         const x86_int8_kernels* k8
@@ -634,8 +639,13 @@ cdef extern from "int8.h" nogil:
         int64_t K4
         const int32_t* bias_eff
         const int8_t* wdw
-        uint8_t* bu
-        uint8_t* rows
+        const int32_t* wq
+        uint8_t* xq
+        uint8_t* tmp
+        int64_t xq_stride
+        x86_qphase q
+        int32_t* accs
+        uint8_t* ypx
 
     ctypedef struct x86_qelt_state:
         x86_op op
@@ -644,16 +654,21 @@ cdef extern from "int8.h" nogil:
         float scale
         int64_t planes
         x86_pool_geom pg
+        x86_conv_geom cg
+        x86_qphase q
+        uint8_t* xq
+        int64_t xq_stride
 
     int x86_qconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_qelt_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     const x86_int8_kernels* x86_int8_kernels_for(const char* isa)
     int x86_int8_vnni(const char* isa)
     int64_t x86_int8_dw_work_bytes(const x86_conv_geom* g)
+    int64_t x86_qphase_init(x86_qphase* q, const x86_conv_geom* g, int64_t C4, int depthwise, int64_t* tap_off)
 
 
 def int8_vnni(str isa):
-    """Whether QLinearConv on `isa` can take the u8 x s8 AVX-512 VNNI GEMM (compiled in and in cpuid)."""
+    """Whether QLinearConv on `isa` can take the AVX-512 VNNI kernels (compiled in and in cpuid)."""
     return bool(x86_int8_vnni(isa.encode()))
 
 
@@ -674,8 +689,9 @@ def qelt(str isa, int threads, str op, float scale, int zp):
     return ex
 
 
-def qmaxpool(str isa, int threads, int64_t planes, dict p):
-    """MaxPool of uint8 planes (padding never wins a max of uint8)."""
+def qmaxpool(str isa, int threads, int64_t planes, dict p, bint vnni=True):
+    """MaxPool of uint8 planes (padding never wins a max of uint8); vnni: on phase planes where the CPU has
+    AVX-512 VNNI (the int8 convolutions' machinery), else plain loops."""
     cdef Execution ex = _execution("x86.MaxPool.uint8", sizeof(x86_qelt_state), x86_qelt_run, isa, threads)
     cdef x86_qelt_state* s = <x86_qelt_state*>ex.state
     s.k8 = _int8_table(isa)
@@ -684,23 +700,39 @@ def qmaxpool(str isa, int threads, int64_t planes, dict p):
     s.pg.H, s.pg.W, s.pg.OH, s.pg.OW = p["H"], p["W"], p["OH"], p["OW"]
     s.pg.kh, s.pg.kw, s.pg.sh, s.pg.sw = p["kh"], p["kw"], p["sh"], p["sw"]
     s.pg.dh, s.pg.dw, s.pg.pt, s.pg.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    if not vnni or not x86_int8_vnni(isa.encode()) or s.pg.sh * s.pg.sw > 64:
+        return ex
+    # AVX-512 VNNI CPUs: the window over phase planes (the depthwise kernel's), 64 outputs per max
+    _conv_geom(&s.cg, dict(p, C=1))
+    cdef int64_t taps = s.pg.kh * s.pg.kw
+    cdef Buffer tap_off = Buffer((taps + 3) // 4 * 4 * 8)
+    s.xq_stride = (x86_qphase_init(&s.q, &s.cg, 1, 1, <int64_t*>tap_off.ptr) + 63) // 64 * 64
+    cdef Buffer xq = Buffer(max(threads, 1) * s.xq_stride)  # zeroed: the slack past the planes is read, never written
+    ex.keep.extend([tap_off, xq])
+    s.xq = <uint8_t*>xq.ptr
     return ex
 
 
 def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str path="pairs"):
     """QLinearConv, uint8 -> uint8. p: N, O, group, fc and the geometry of one group (as conv).
     weight: int8 [O, C/group, kh, kw]; bias: int32 [O]; mult: float32 [O] requantization multipliers.
-    path: "pairs" (int16-pair GEMM, every ISA), "u8" (u8 x s8 VNNI GEMM, see int8_vnni) or "depthwise"
-    (group == C == O)."""
+    path: "pairs" (int16-pair GEMM, every ISA), "depthwise" (group == C == O, every ISA), or with AVX-512 VNNI
+    (see int8_vnni) "u8" (u8 x s8 on phase planes, no im2col), "dw_vnni" and "fc_vnni" (the fc form)."""
     cdef Execution ex = _execution(f"x86.QLinearConv.int8.{path}", sizeof(x86_qconv_state), x86_qconv_run, isa,
                                    threads)
     cdef x86_qconv_state* s = <x86_qconv_state*>ex.state
     s.k8 = _int8_table(isa)
     _conv_geom(&s.g, p)
+    if path in ("u8", "dw_vnni", "fc_vnni") and not x86_int8_vnni(isa.encode()):
+        raise RuntimeError(f"the {path} int8 path needs AVX-512 VNNI, which ISA {isa!r} here has not")
     if path == "depthwise":
         return _qconv_depthwise(ex, s, threads, p, weight, bias, mult, zx, zy)
+    if path == "dw_vnni":
+        return _qconv_dw_vnni(ex, s, threads, p, weight, bias, mult, zx, zy)
     if path == "u8":
-        return _qconv_u8(ex, s, isa, p, weight, bias, mult, zx, zy)
+        return _qconv_u8(ex, s, threads, p, weight, bias, mult, zx, zy)
+    if path == "fc_vnni":
+        return _qconv_fc_vnni(ex, s, threads, p, weight, bias, mult, zx, zy)
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], p["fc"]
     s.og = s.O // s.group
     s.ogp = (s.og + 3) // 4 * 4
@@ -741,33 +773,115 @@ cdef _qconv_depthwise(Execution ex, x86_qconv_state* s, int threads, dict p, wei
     return ex
 
 
-cdef _qconv_u8(Execution ex, x86_qconv_state* s, str isa, dict p, weight, bias, mult, int zx, int zy):
-    if not x86_int8_vnni(isa.encode()):
-        raise RuntimeError(f"the u8 x s8 int8 GEMM needs AVX-512 VNNI, which ISA {isa!r} here has not")
+def _bias_eff(bias, w8, int o, int zx):
+    """bias - zx * sum(w) per output channel, int32 (wrapping like C): the zero point out of the sums."""
+    b64 = np.zeros(o, np.int64) if bias is None else np.asarray(bias, np.int64).reshape(o)
+    b64 = b64 - zx * np.asarray(w8, np.int64).reshape(o, -1).sum(axis=1)
+    return ((b64 + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bias, mult, int zx, int zy):
     s.kind = 1
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], 0
     s.og = s.O // s.group
-    s.ogp = (s.og + 7) // 8 * 8  # U8_MR
-    cdef int64_t K = s.g.C * s.g.kh * s.g.kw
-    cdef int64_t plane = s.g.OH * s.g.OW
-    s.K4 = (K + 3) // 4
+    s.ogp = (s.og + 7) // 8 * 8  # QC_MR
+    cdef int64_t C = s.g.C, taps = s.g.kh * s.g.kw, C4 = (C + 3) // 4, P = s.g.OH * s.g.OW
+    if s.g.sh * s.g.sw > 64:
+        raise RuntimeError("the int8 VNNI convolution takes strides with sh * sw <= 64")
+    cdef Buffer tap_off = Buffer(max(taps, 4) * 8)
+    cdef int64_t xq_bytes = x86_qphase_init(&s.q, &s.g, C4, 0, <int64_t*>tap_off.ptr)
+    s.K4 = taps * C4
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
-    w8 = np.zeros((s.group, s.ogp, s.K4 * 4), np.int8)
-    w8[:, :s.og, :K] = np.asarray(weight, np.int8).reshape(s.group, s.og, K)
-    b64 = np.zeros(s.O, np.int64) if bias is None else np.asarray(bias, np.int64).reshape(s.O)
-    # the zero point taken out once: sum_k w * (x - zx) = sum_k w * x - zx * sum_k w (int32, wrapping like C)
-    b64 = b64 - zx * w8[:, :s.og, :].astype(np.int64).sum(axis=2).reshape(s.O)
-    beff = ((b64 + 2**31) % 2**32 - 2**31).astype(np.int32)
-    cdef Buffer wb = _copy_array(w8.view(np.int32), np.int32)
-    cdef Buffer bb = _copy_array(beff, np.int32)
+    cdef Buffer tmp = Buffer(max(threads, 1) * 8 * (s.q.QW + 64))
+    cdef Buffer xq = Buffer(xq_bytes)
+    ex.keep.extend([tap_off, xq, tmp])
+    s.xq, s.tmp = <uint8_t*>xq.ptr, <uint8_t*>tmp.ptr
+    # conv_px where conv_c4's 32-wide tiles of flattened outputs (8 channels a row block) would compute at least
+    # 15% more than conv_px's 6-pixel x 64-channel tiles (its partial sums and transpose cost a few percent)
+    cdef int64_t c4_work = (s.q.Nf + 31) // 32 * 32 * s.ogp
+    cdef int64_t px_work = (P + 5) // 6 * 6 * ((s.og + 63) // 64 * 64)
+    if s.group == 1 and px_work < 0.87 * c4_work:
+        return _qconv_px(ex, s, threads, weight, bias, mult, zx)
+    # weights [group][ogp / 8][tap][C4][8 rows] words of 4 channels' int8 (channels past C and rows past og: 0)
+    w = np.asarray(weight, np.int8).reshape(s.group, s.og, C, taps)
+    w8 = np.zeros((s.group, s.ogp, taps, C4 * 4), np.int8)
+    w8[:, :s.og, :, :C] = w.transpose(0, 1, 3, 2)
+    blocks = w8.view(np.int32).reshape(s.group, s.ogp // 8, 8, taps * C4).transpose(0, 1, 3, 2)
+    cdef Buffer wb = _copy_array(blocks, np.int32)
+    cdef Buffer bb = _copy_array(_bias_eff(bias, w, s.O, zx), np.int32)
     cdef Buffer mb = _copy_array(mult, np.float32)
     ex.keep.extend([wb, bb, mb])
     s.w, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
-    cdef int64_t panels = (plane + 31) // 32
-    cdef Buffer bu = Buffer(panels * s.K4 * 128 + 64)
-    cdef Buffer rows = Buffer(4 * plane + 64)
-    ex.keep.extend([bu, rows])
-    s.bu, s.rows = <uint8_t*>bu.ptr, <uint8_t*>rows.ptr
+    return ex
+
+
+cdef _qconv_px(Execution ex, x86_qconv_state* s, int threads, weight, bias, mult, int zx):
+    """conv_px (int8_vnni_impl.h): weights [Mp / 16][tap][C4][16 channels] words; bias and mult padded to Mp."""
+    s.kind = 5
+    cdef int64_t C = s.g.C, taps = s.g.kh * s.g.kw, C4 = (C + 3) // 4, P = s.g.OH * s.g.OW
+    cdef int64_t Mp = (s.O + 63) // 64 * 64
+    s.ogp = Mp
+    w = np.asarray(weight, np.int8).reshape(s.O, C, taps)
+    w8 = np.zeros((Mp, taps, C4 * 4), np.int8)
+    w8[:s.O, :, :C] = w.transpose(0, 2, 1)
+    cdef Buffer wb = _copy_array(w8.view(np.int32).reshape(Mp // 16, 16, taps * C4).transpose(0, 2, 1), np.int32)
+    beff = np.zeros(Mp, np.int32)
+    beff[:s.O] = _bias_eff(bias, w, s.O, zx)
+    mpad = np.zeros(Mp, np.float32)
+    mpad[:s.O] = np.asarray(mult, np.float32).reshape(-1)
+    cdef Buffer bb = _copy_array(beff, np.int32)
+    cdef Buffer mb = _copy_array(mpad, np.float32)
+    cdef Buffer accs = Buffer(P * Mp * 4)
+    cdef Buffer ypx = Buffer(P * Mp)
+    ex.keep.extend([wb, bb, mb, accs, ypx])
+    s.wq, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
+    s.accs, s.ypx = <int32_t*>accs.ptr, <uint8_t*>ypx.ptr
+    return ex
+
+
+cdef _qconv_dw_vnni(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bias, mult, int zx, int zy):
+    s.kind = 3
+    s.N, s.O, s.group, s.og = p["N"], p["O"], p["group"], 1
+    if s.g.sh * s.g.sw > 64:
+        raise RuntimeError("the int8 VNNI depthwise convolution takes strides with sh * sw <= 64")
+    cdef int64_t taps = s.g.kh * s.g.kw
+    cdef Buffer tap_off = Buffer((taps + 3) // 4 * 4 * 8)
+    s.xq_stride = (x86_qphase_init(&s.q, &s.g, 1, 1, <int64_t*>tap_off.ptr) + 63) // 64 * 64
+    s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
+    w = np.asarray(weight, np.int8).reshape(s.O, taps)
+    if s.q.window:  # one word per kernel row: its kw (<= 4) weights, then 0
+        wq = np.zeros((s.O, s.g.kh, 4), np.int8)
+        wq[:, :, :s.g.kw] = w.reshape(s.O, s.g.kh, s.g.kw)
+    else:  # one word per 4 taps in order, 0 past the last
+        wq = np.zeros((s.O, s.q.groups * 4), np.int8)
+        wq[:, :taps] = w
+    cdef Buffer wb = _copy_array(wq.view(np.int32), np.int32)
+    cdef Buffer bb = _copy_array(_bias_eff(bias, w, s.O, zx), np.int32)
+    cdef Buffer mb = _copy_array(mult, np.float32)
+    cdef Buffer xq = Buffer(max(threads, 1) * s.xq_stride)  # zeroed: the slack past the planes is read, never written
+    ex.keep.extend([tap_off, wb, bb, mb, xq])
+    s.wq, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
+    s.xq = <uint8_t*>xq.ptr
+    return ex
+
+
+cdef _qconv_fc_vnni(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bias, mult, int zx, int zy):
+    s.kind = 4
+    s.N, s.O, s.group, s.fc, s.og = p["N"], p["O"], 1, 1, p["O"]
+    cdef int64_t K = s.g.C, K4 = (K + 3) // 4, OB = (s.O + 15) // 16
+    s.K4 = K4
+    s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
+    w = np.asarray(weight, np.int8).reshape(s.O, K)
+    w8 = np.zeros((OB * 16, K4 * 4), np.int8)
+    w8[:s.O, :K] = w
+    cdef Buffer wb = _copy_array(w8.view(np.int32).reshape(OB, 16, K4).transpose(0, 2, 1), np.int32)
+    cdef Buffer bb = _copy_array(_bias_eff(bias, w, s.O, zx), np.int32)
+    cdef Buffer mb = _copy_array(mult, np.float32)
+    s.xq_stride = (K4 * 4 + 63) // 64 * 64
+    cdef Buffer xq = Buffer(max(threads, 1) * s.xq_stride)  # a padded image row per thread
+    ex.keep.extend([wb, bb, mb, xq])
+    s.wq, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
+    s.xq = <uint8_t*>xq.ptr
     return ex
 
 

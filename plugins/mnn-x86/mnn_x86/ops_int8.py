@@ -4,10 +4,11 @@ or per-tensor scales and zero point 0, int32 bias, uint8 output; bit-exact to th
 runs as one GEMM over the batch.
 
 Paths (csrc/int8.h): where the CPU has AVX-512 VNNI, uint8 x int8 `_mm512_dpbusd_epi32` on the raw
-activations with the zero point taken out of the bias once at prepare time ("u8"); elsewhere the exact
-int16-pair `madd` GEMM ("pairs"); a depthwise convolution (group == C == O) has its own int32 kernel on
-every ISA. QuantizeLinear / DequantizeLinear (per tensor, float32 <-> uint8) and MaxPool on uint8 run
-here too, so that an int8 graph does not fall back to the reference backend between its layers."""
+activations with the zero point taken out of the bias once at prepare time, reading the padded input's
+phase planes directly (no im2col; "u8", "dw_vnni" for depthwise, "fc_vnni" for the fully connected form);
+elsewhere the exact int16-pair `madd` GEMM ("pairs") and an int32 depthwise kernel ("depthwise").
+QuantizeLinear / DequantizeLinear (per tensor, float32 <-> uint8) and MaxPool on uint8 run here too, so
+that an int8 graph does not fall back to the reference backend between its layers."""
 
 from __future__ import annotations
 
@@ -81,7 +82,11 @@ def prepare_qconv(node, ins, outs, constants, ctx, isa):
         pl=geo["pads"][1],
     )
     depthwise = geo["group"] == c == o and w.shape[1] == 1 and not fc
-    path = "depthwise" if depthwise else "u8" if not fc and USE_VNNI and _x86.int8_vnni(isa) else "pairs"
+    vnni = USE_VNNI and _x86.int8_vnni(isa) and geo["strides"][0] * geo["strides"][1] <= 64
+    if depthwise:
+        path = "dw_vnni" if vnni else "depthwise"
+    else:
+        path = ("fc_vnni" if fc else "u8") if vnni else "pairs"
     return _x86.qconv(
         isa,
         ctx.threads,
@@ -159,7 +164,7 @@ def _wrap_maxpool():
             pt=geo["pads"][0],
             pl=geo["pads"][1],
         )
-        return _x86.qmaxpool(isa, ctx.threads, n * c, p)
+        return _x86.qmaxpool(isa, ctx.threads, n * c, p, USE_VNNI)
 
     spec = float_kernel.spec
     register(

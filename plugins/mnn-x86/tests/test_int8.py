@@ -129,6 +129,32 @@ def test_qlinearconv_paths_bit_exact(isa, case, vnni, monkeypatch):
         _check(_graph(rng, *case, mult_half=ties), rng.integers(0, 256, case[:4]).astype(np.uint8), isa)
 
 
+PX_CASES = [  # small planes, many channels: conv_px (output channels in the lanes) on VNNI CPUs
+    (1, 20, 5, 5, 70, 3, 1, 1, 1, 1, True, True),
+    (1, 16, 4, 4, 64, 3, 1, 1, 1, 1, True, False),
+    (2, 12, 7, 7, 64, 3, 1, 2, 1, 1, True, True),
+    (1, 7, 3, 5, 64, 1, 1, 1, 0, 1, False, True),
+]
+WIDE_CASES = PX_CASES + [  # planes wider than a 64-byte vector, stride 2 with 4 phase planes, 5 taps per kernel row
+    (1, 6, 9, 70, 10, 3, 1, 1, 1, 1, True, True),
+    (1, 5, 10, 131, 5, 5, 5, 2, 2, 1, True, True),
+    (1, 4, 66, 67, 4, 3, 4, 1, 1, 1, True, True),
+    (1, 300, 1, 1, 70, 1, 1, 1, 0, 1, True, True),  # fully connected: a row block past 64 outputs
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", WIDE_CASES + MORE_CASES[:2] + DW_CASES[:2], ids=lambda c: str(c[:10]))
+def test_qlinearconv_wide_planes_and_threads(case, threads):
+    isa = "avx512" if "avx512" in ISAS else ISAS[0]
+    rng = np.random.default_rng(sum(case[:7]) + threads)
+    graph = _graph(rng, *case)
+    x = rng.integers(0, 256, case[:4]).astype(np.uint8)
+    want = mnn.Session(graph, backend="reference").run({"x": x})["y"]
+    session = mnn.Session(graph, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa})
+    np.testing.assert_array_equal(session.run({"x": x})["y"], want)
+
+
 def test_vnni_path_is_taken_where_the_cpu_has_it():
     """The u8 x s8 GEMM exactly where cpuid has AVX-512 VNNI, and never on the avx2/scalar tables."""
     from mnn_x86 import _x86
@@ -159,9 +185,13 @@ def test_quantize_dequantize_bit_exact(isa):
         _check(_qdq_graph("DequantizeLinear", shape, scale, zp), rng.integers(0, 256, shape).astype(np.uint8), isa)
 
 
+@pytest.mark.parametrize("vnni", [True, False], ids=["vnni", "plain"])
 @pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("k, s, p, ceil", [(3, 2, 1, 0), (2, 2, 0, 0), (3, 1, 1, 0), (3, 2, 0, 1)])
-def test_maxpool_uint8_bit_exact(isa, k, s, p, ceil):
+@pytest.mark.parametrize("k, s, p, ceil", [(3, 2, 1, 0), (2, 2, 0, 0), (3, 1, 1, 0), (3, 2, 0, 1), (5, 3, 2, 1)])
+def test_maxpool_uint8_bit_exact(isa, k, s, p, ceil, vnni, monkeypatch):
+    from mnn_x86 import ops_int8
+
+    monkeypatch.setattr(ops_int8, "USE_VNNI", vnni)
     rng = np.random.default_rng(k + s + p)
     b = GraphBuilder("pool")
     x = b.input("x", (2, 3, 13, 11), "uint8")

@@ -23,6 +23,22 @@
 
 #include "ops.h"
 
+/* The VNNI convolutions' view of one (image, group) input, without im2col (int8_vnni_impl.h): the padded
+ * input (padding zx) split into sh x sw phase planes of QH x QW pixels, each pstride pixels apart (the slack
+ * past QH * QW is read by the last tile, never written); conv: 4 channels per pixel (C4 words),
+ * [phase][C4][pstride] words; depthwise: one channel, [phase][pstride] bytes. Output (oh, ow) is the
+ * flattened n = oh * QW + ow (n < Nf); tap t reads pixel n + tap_off[t]. Filled by x86_qphase_init. */
+typedef struct x86_qphase {
+    int64_t QH, QW, pstride;
+    int64_t C4, taps, Nf;
+    uint64_t phase_mask; /* the phase planes (a * sw + b) some tap reads */
+    int32_t direct;      /* 1x1, stride 1, no padding: the phase plane is the input plane */
+    int32_t window;      /* depthwise, column stride and dilation 1, kw <= 4: a kernel row's taps are 4 adjacent
+                          * bytes, one weight word per kernel row (else one per 4 taps in order) */
+    int64_t groups;      /* depthwise: weight words per channel (kh with window, else ceil(taps / 4)) */
+    const int64_t *tap_off; /* taps (rounded up to 4 for depthwise: the extra ones 0) */
+} x86_qphase;
+
 typedef struct x86_int8_kernels {
     const char *name;
     int32_t nb; /* B columns are padded to a multiple of nb */
@@ -34,16 +50,6 @@ typedef struct x86_int8_kernels {
     void (*gemm_requant)(int64_t M, int64_t N, int64_t K2, int64_t np, const int32_t *a, const int16_t *bp,
                          const int32_t *bias, const float *mult, int32_t zy, int32_t qmin, int32_t qmax,
                          uint8_t *y, int64_t ys_m, int64_t ys_n);
-    /* -- u8 x s8 path (AVX-512 VNNI: _mm512_dpbusd_epi32; NULL where the CPU lacks it) --
-     * B is the raw uint8 im2col (padding = zx) in panels of U8_NB columns, 4 k per int32 word:
-     *   bu[((n / U8_NB) * K4 + k / 4) * U8_NB * 4 + (n % U8_NB) * 4 + k % 4] = x[k][n]   (k >= K: 0)
-     * the weights a[m * K4 + k / 4] hold w[m][k..k+3] as 4 int8 bytes, rows padded to U8_MR; the zero
-     * point is taken out once at prepare time: bias_eff[m] = bias[m] - zx * sum_k w[m][k], so
-     * acc = sum_k w * x + bias_eff is the exact int32 sum of int8.h (all in int32, wrapping is harmless). */
-    void (*im2col_u8)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, uint8_t *bu, uint8_t *rows);
-    void (*gemm_u8)(int64_t M, int64_t N, int64_t K4, int64_t p0, int64_t p1, const int32_t *a, const uint8_t *bu,
-                    const int32_t *bias_eff, const float *mult, int32_t zy, int32_t qmin, int32_t qmax,
-                    uint8_t *y);
     /* depthwise, one channel: y plane from x plane, weights w[kh*kw], exact int32 then requant */
     void (*depthwise)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const int8_t *w, int32_t bias,
                       float mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, int16_t *work);
@@ -51,10 +57,25 @@ typedef struct x86_int8_kernels {
     void (*quantize)(const float *x, int64_t n, float scale, int32_t zp, uint8_t *y);
     void (*dequantize)(const uint8_t *x, int64_t n, float scale, int32_t zp, float *y);
     void (*maxpool)(const x86_pool_geom *g, const uint8_t *x, uint8_t *y); /* one uint8 plane */
+    /* -- AVX-512 VNNI without im2col (int8_vnni_impl.h; NULL where not compiled in) -- */
+    void (*pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q, int64_t c4_0,
+                    int64_t c4_1, uint8_t *xq, uint8_t *tmp);
+    void (*conv_c4)(const x86_qphase *q, const uint8_t *xq, int64_t M, int64_t p0, int64_t p1, const int32_t *a,
+                    const int32_t *bias_eff, const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y,
+                    int64_t OW, int64_t plane);
+    void (*depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
+                           const int32_t *wq, int32_t bias_eff, float mult, int32_t zy, int32_t qmin, int32_t qmax,
+                           uint8_t *y, uint8_t *xd);
+    void (*conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0, int64_t mb1,
+                    int64_t Mp, const int32_t *wt, const int32_t *bias_eff, const float *mult, int32_t zy,
+                    int32_t qmin, int32_t qmax, int32_t *accs, uint8_t *ypx);
+    void (*maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q, uint8_t *y, uint8_t *xd);
+    void (*fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp, const int32_t *bias_eff,
+                    const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xrow);
 } x86_int8_kernels;
 
-#define U8_NB 32 /* columns per u8 panel: two zmm of 16 int32 */
-#define U8_MR 8  /* weight rows per register tile */
+#define QC_MR 8  /* weight rows per register tile of conv_c4 (the packed weights' row block) */
+#define QC_NB 32 /* flattened outputs per tile of conv_c4: two zmm of int32 */
 
 typedef struct x86_qconv_state {
     x86_op op;
@@ -68,12 +89,19 @@ typedef struct x86_qconv_state {
     int32_t zx, zy, qmin, qmax;
     int16_t *work;       /* per thread: K2 * np * 2 int16 */
     int64_t work_stride;
-    /* kind: 0 the int16-pair GEMM above, 1 the u8 x s8 GEMM (gemm_u8), 2 depthwise */
+    /* kind: 0 the int16-pair GEMM above, 1 the VNNI convolution on phase planes (conv_c4), 2 depthwise,
+     * 3 depthwise on AVX-512 VNNI (depthwise_vnni), 4 fully connected on AVX-512 VNNI (fc_vnni), 5 the VNNI
+     * convolution with output channels in the lanes (conv_px: small planes, group 1; wq holds its weights) */
     int32_t kind, reserved;
-    int64_t K4;               /* kind 1: ceil(K / 4) */
-    const int32_t *bias_eff;  /* kind 1: [O] */
-    const int8_t *wdw;        /* kind 2: [O][kh * kw] */
-    uint8_t *bu, *rows;       /* kind 1: the packed panels; K4 * 4 rows of OH * OW im2col bytes */
+    int64_t K4;              /* kind 1: taps * C4 weight words per output channel */
+    const int32_t *bias_eff; /* kinds 1, 3, 4: bias - zx * sum w */
+    const int8_t *wdw;       /* kind 2: [O][kh * kw] */
+    const int32_t *wq;       /* kind 3: [O][ceil(taps / 4)] words of 4 weights; kind 4: [ceil(O / 16)][K4][16] */
+    uint8_t *xq, *tmp;       /* kind 1: phase planes of all channel quads, row scratch; kinds 3, 4: per thread */
+    int64_t xq_stride;       /* kinds 3, 4: bytes of one thread's scratch */
+    x86_qphase q;            /* kinds 1, 3, 5 */
+    int32_t *accs;           /* kind 5 (conv_px, group 1): partial sums [P][Mp]; the output bytes [P][Mp] */
+    uint8_t *ypx;
 } x86_qconv_state;
 
 /* uint8 elementwise ops (QuantizeLinear, DequantizeLinear) and uint8 MaxPool */
@@ -84,6 +112,12 @@ typedef struct x86_qelt_state {
     float scale;
     int64_t planes;
     x86_pool_geom pg;
+    /* max pool on AVX-512 VNNI CPUs (maxpool_vnni), else NULL xq: the window as a conv geometry, its phase
+     * planes, per-thread scratch */
+    x86_conv_geom cg;
+    x86_qphase q;
+    uint8_t *xq;
+    int64_t xq_stride;
 } x86_qelt_state;
 
 int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
@@ -92,5 +126,6 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
 const x86_int8_kernels *x86_int8_kernels_for(const char *isa);
 int x86_int8_vnni(const char *isa);
 int64_t x86_int8_dw_work_bytes(const x86_conv_geom *g);
+int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int64_t *tap_off);
 
 #endif

@@ -275,138 +275,13 @@ static void FN(q_dequantize)(const uint8_t *x, int64_t n, float scale, int32_t z
     for (int64_t i = 0; i < n; ++i) y[i] = (float)((int32_t)x[i] - zp) * scale;
 }
 
-/* -- u8 x s8 with AVX-512 VNNI (int8.h, gemm_u8): only in the AVX-512 unit, chosen when cpuid has VNNI -- */
+/* -- AVX-512 VNNI (int8.h, conv_c4 / depthwise_vnni / fc_vnni): only in the AVX-512 unit, chosen when cpuid
+ * has VNNI -- */
 #if defined(__AVX512F__)
 #define INT8_VNNI 1
 #define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 
-/* 4 rows of the im2col (each N bytes, any values where the weight is 0) interleaved into the panels */
-static void FN(q_interleave4)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, int64_t N,
-                              int64_t K4, int64_t k4, uint8_t *bu) {
-    for (int64_t n0 = 0; n0 < N; n0 += 16) {
-        __m128i v0, v1, v2, v3;
-        if (n0 + 16 <= N) {
-            v0 = _mm_loadu_si128((const __m128i *)(r0 + n0));
-            v1 = _mm_loadu_si128((const __m128i *)(r1 + n0));
-            v2 = _mm_loadu_si128((const __m128i *)(r2 + n0));
-            v3 = _mm_loadu_si128((const __m128i *)(r3 + n0));
-        } else {
-            uint8_t t[4][16] = {{0}};
-            memcpy(t[0], r0 + n0, (size_t)(N - n0));
-            memcpy(t[1], r1 + n0, (size_t)(N - n0));
-            memcpy(t[2], r2 + n0, (size_t)(N - n0));
-            memcpy(t[3], r3 + n0, (size_t)(N - n0));
-            v0 = _mm_loadu_si128((const __m128i *)t[0]);
-            v1 = _mm_loadu_si128((const __m128i *)t[1]);
-            v2 = _mm_loadu_si128((const __m128i *)t[2]);
-            v3 = _mm_loadu_si128((const __m128i *)t[3]);
-        }
-        const __m128i lo01 = _mm_unpacklo_epi8(v0, v1), hi01 = _mm_unpackhi_epi8(v0, v1);
-        const __m128i lo23 = _mm_unpacklo_epi8(v2, v3), hi23 = _mm_unpackhi_epi8(v2, v3);
-        __m128i *d = (__m128i *)(bu + ((n0 / U8_NB) * K4 + k4) * U8_NB * 4 + (n0 % U8_NB) * 4);
-        _mm_storeu_si128(d, _mm_unpacklo_epi16(lo01, lo23));
-        _mm_storeu_si128(d + 1, _mm_unpackhi_epi16(lo01, lo23));
-        _mm_storeu_si128(d + 2, _mm_unpacklo_epi16(hi01, hi23));
-        _mm_storeu_si128(d + 3, _mm_unpackhi_epi16(hi01, hi23));
-    }
-}
-
-/* one im2col row k = (c, i, j) of OH * OW bytes, padding = zx (so that it adds zx * w, taken out by bias_eff) */
-static void FN(q_im2col_row)(const uint8_t *xc, int32_t zx, const x86_conv_geom *g, int64_t i, int64_t j,
-                             uint8_t *row) {
-    const int64_t shift = j * g->dw - g->pl; /* iw = ow * sw + shift */
-    int64_t lo = 0, hi = g->OW;              /* ow with 0 <= iw < W */
-    while (lo < g->OW && lo * g->sw + shift < 0) ++lo;
-    while (hi > lo && (hi - 1) * g->sw + shift >= g->W) --hi;
-    for (int64_t oh = 0; oh < g->OH; ++oh) {
-        const int64_t ih = oh * g->sh - g->pt + i * g->dh;
-        uint8_t *d = row + oh * g->OW;
-        if (ih < 0 || ih >= g->H) {
-            memset(d, zx, (size_t)g->OW);
-            continue;
-        }
-        const uint8_t *s = xc + ih * g->W + shift;
-        for (int64_t ow = 0; ow < lo; ++ow) d[ow] = (uint8_t)zx; /* a few pixels of padding: no call */
-        if (g->sw == 1) {
-            /* 16 bytes at a time while they lie in the plane (c * H * W bytes from xc); what lands past hi is
-             * padding, written below, or the next row's start, filled after this one (past the end: slack) */
-            const int64_t readable = (g->H - ih) * g->W - shift;
-            int64_t ow = lo;
-            for (; ow < hi && ow + 16 <= readable; ow += 16)
-                _mm_storeu_si128((__m128i *)(d + ow), _mm_loadu_si128((const __m128i *)(s + ow)));
-            for (; ow < hi; ++ow) d[ow] = s[ow];
-        } else {
-            for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow * g->sw];
-        }
-        for (int64_t ow = hi; ow < g->OW; ++ow) d[ow] = (uint8_t)zx;
-    }
-}
-
-/* the whole im2col of one group into the panels; rows: scratch of 4 * OH * OW bytes */
-static void FN(q_im2col_u8)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, uint8_t *bu, uint8_t *rows) {
-    const int64_t K = g->C * g->kh * g->kw, K4 = (K + 3) / 4, N = g->OH * g->OW;
-    const int direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
-                       g->OH == g->H && g->OW == g->W; /* 1x1: the rows are the input planes */
-    for (int64_t k4 = 0; k4 < K4; ++k4) {
-        const uint8_t *r[4];
-        for (int kk = 0; kk < 4; ++kk) {
-            const int64_t k = k4 * 4 + kk < K ? k4 * 4 + kk : K - 1; /* past K the weight is 0: any row */
-            const int64_t c = k / (g->kh * g->kw), i = (k / g->kw) % g->kh, j = k % g->kw;
-            if (direct) {
-                r[kk] = x + c * N;
-            } else {
-                FN(q_im2col_row)(x + c * g->H * g->W, zx, g, i, j, rows + kk * N);
-                r[kk] = rows + kk * N;
-            }
-        }
-        FN(q_interleave4)(r[0], r[1], r[2], r[3], N, K4, k4, bu);
-    }
-}
-
-#define DP_ROW(r)                                                                  \
-    {                                                                              \
-        const __m512i wv = _mm512_set1_epi32(ar[(r) * K4 + k4]);                   \
-        c##r##0 = _mm512_dpbusd_epi32(c##r##0, b0, wv);                            \
-        c##r##1 = _mm512_dpbusd_epi32(c##r##1, b1, wv);                            \
-    }
-
-/* y[m * N + n] for m < M, n in panels [p0, p1): 8 weight rows x 32 columns per register tile */
-VNNI_TARGET static void FN(q_gemm_u8)(int64_t M, int64_t N, int64_t K4, int64_t p0, int64_t p1, const int32_t *a,
-                                      const uint8_t *bu, const int32_t *bias_eff, const float *mult, int32_t zy,
-                                      int32_t qmin, int32_t qmax, uint8_t *y) {
-    const __m512 lim = _mm512_set1_ps(1.0e9f), nlim = _mm512_set1_ps(-1.0e9f);
-    const __m512i zv = _mm512_set1_epi32(zy), lo = _mm512_set1_epi32(qmin), hi = _mm512_set1_epi32(qmax);
-    for (int64_t p = p0; p < p1; ++p) {
-        const int64_t n0 = p * U8_NB, nn = N - n0 < U8_NB ? N - n0 : U8_NB;
-        const __mmask16 mk[2] = {(__mmask16)(nn >= 16 ? 0xffff : (1u << nn) - 1),
-                                 (__mmask16)(nn >= 32 ? 0xffff : nn > 16 ? (1u << (nn - 16)) - 1 : 0)};
-        const uint8_t *bp = bu + p * K4 * U8_NB * 4;
-        for (int64_t m0 = 0; m0 < M; m0 += U8_MR) {
-            const int32_t *ar = a + m0 * K4;
-            __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-            __m512i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00;
-            __m512i c70 = c00, c71 = c00;
-            for (int64_t k4 = 0; k4 < K4; ++k4) {
-                const __m512i b0 = _mm512_loadu_si512(bp + k4 * 128), b1 = _mm512_loadu_si512(bp + k4 * 128 + 64);
-                DP_ROW(0) DP_ROW(1) DP_ROW(2) DP_ROW(3) DP_ROW(4) DP_ROW(5) DP_ROW(6) DP_ROW(7)
-            }
-            const __m512i acc[8][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
-                                       {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-            for (int r = 0; r < U8_MR && m0 + r < M; ++r) {
-                const int64_t m = m0 + r;
-                for (int h = 0; h < 2; ++h) {
-                    if (!mk[h]) continue;
-                    __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][h], _mm512_set1_epi32(bias_eff[m])));
-                    f = _mm512_max_ps(_mm512_min_ps(_mm512_mul_ps(f, _mm512_set1_ps(mult[m])), lim), nlim);
-                    __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
-                    q = _mm512_max_epi32(_mm512_min_epi32(q, hi), lo);
-                    _mm_mask_storeu_epi8(y + m * N + n0 + 16 * h, mk[h], _mm512_cvtusepi32_epi8(q));
-                }
-            }
-        }
-    }
-}
-#undef DP_ROW
+#include "int8_vnni_impl.h"
 #endif
 
 /* MaxPool of one uint8 plane */
@@ -441,13 +316,13 @@ static void FN(q_maxpool)(const x86_pool_geom *g, const uint8_t *x, uint8_t *y) 
 }
 
 const x86_int8_kernels FN(x86_int8_kernels) = {
-    STR(ISA), INT8_NB, FN(q_im2col), FN(q_pack_rows), FN(q_gemm_requant),
+    STR(ISA), INT8_NB, FN(q_im2col), FN(q_pack_rows), FN(q_gemm_requant), FN(q_depthwise), FN(q_quantize),
+    FN(q_dequantize), FN(q_maxpool),
 #if defined(INT8_VNNI)
-    FN(q_im2col_u8), FN(q_gemm_u8),
+    FN(q_pack_c4), FN(q_conv_c4), FN(q_depthwise_vnni), FN(q_conv_px), FN(q_maxpool_vnni), FN(q_fc_vnni),
 #else
-    NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
 #endif
-    FN(q_depthwise), FN(q_quantize), FN(q_dequantize), FN(q_maxpool),
 };
 #undef INT8_VNNI
 

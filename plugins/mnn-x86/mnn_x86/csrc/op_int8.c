@@ -24,10 +24,10 @@ const x86_int8_kernels *x86_int8_kernels_for(const char *isa) {
     return NULL;
 }
 
-/* the u8 x s8 GEMM runs where it is compiled in (AVX-512 unit) and cpuid has VNNI */
+/* the VNNI kernels run where they are compiled in (AVX-512 unit) and cpuid has VNNI */
 int x86_int8_vnni(const char *isa) {
     const x86_int8_kernels *k = x86_int8_kernels_for(isa);
-    if (k == NULL || k->gemm_u8 == NULL) return 0;
+    if (k == NULL || k->conv_c4 == NULL) return 0;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512vnni");
@@ -42,6 +42,36 @@ int64_t x86_int8_dw_work_bytes(const x86_conv_geom *g) {
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1, PWs = (PW + g->sw - 1) / g->sw;
     /* slack: the vector loop reads up to 8 int16 past a row and stores acc in whole vectors */
     return ((g->sw * PH * PWs + 16 + 15) / 16 * 16) * 2 + (g->OW + 8) * 4 + 64;
+}
+
+/* the phase-plane geometry of int8.h's x86_qphase; returns the bytes of one input's phase planes
+ * (conv: every channel quad; depthwise: one channel). tap_off: kh * kw int64 (rounded up to 4 for
+ * depthwise). Needs sh * sw <= 64 (the phase mask). */
+int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int64_t *tap_off) {
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    memset(q, 0, sizeof(*q));
+    q->QH = (PH + g->sh - 1) / g->sh;
+    q->QW = (PW + g->sw - 1) / g->sw;
+    q->direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
+                g->OH == g->H && g->OW == g->W;
+    q->pstride = (q->QH * q->QW + 128 + 63) / 64 * 64; /* the last 64-wide tile reads up to 63 + 12 past */
+    q->C4 = depthwise ? 1 : C4;
+    q->taps = g->kh * g->kw;
+    q->Nf = (g->OH - 1) * q->QW + g->OW;
+    for (int64_t i = 0; i < g->kh; ++i)
+        for (int64_t j = 0; j < g->kw; ++j) {
+            const int64_t ri = i * g->dh, cj = j * g->dw, ph = (ri % g->sh) * g->sw + cj % g->sw;
+            q->phase_mask |= (uint64_t)1 << ph;
+            tap_off[i * g->kw + j] = ph * q->C4 * q->pstride + (ri / g->sh) * q->QW + cj / g->sw;
+        }
+    if (depthwise)
+        for (int64_t t = q->taps; t < (q->taps + 3) / 4 * 4; ++t) tap_off[t] = 0;
+    q->window = depthwise && g->sw == 1 && g->dw == 1 && g->kw <= 4;
+    q->groups = q->window ? g->kh : (q->taps + 3) / 4;
+    q->tap_off = tap_off;
+    /* depthwise: the flattened outputs follow the planes, in whole 64-byte tiles */
+    return g->sh * g->sw * q->C4 * q->pstride * (depthwise ? 1 : 4) + (depthwise ? (q->Nf + 63) / 64 * 64 : 0);
 }
 
 static int qconv_depthwise(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
@@ -62,24 +92,72 @@ static int qconv_depthwise(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
     return 0;
 }
 
-/* u8 x s8: im2col of each (image, group) into panels once, then the panels split over the threads */
-static int qconv_u8(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
+/* VNNI convolution: the phase planes of each (image, group) once (channel quads over the threads), then
+ * the tiles of flattened outputs over the threads (int8_vnni_impl.h) */
+static int qconv_c4(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
     const x86_conv_geom *g = &s->g;
     const int64_t plane = g->OH * g->OW, in_group = g->C * g->H * g->W;
-    const int64_t panels = (plane + U8_NB - 1) / U8_NB;
+    const int64_t tiles = (s->q.Nf + QC_NB - 1) / QC_NB, C4 = s->q.C4;
     const int threads = s->op.threads;
     for (int64_t t = 0; t < s->N * s->group; ++t) {
         const int64_t n = t / s->group, gi = t % s->group;
-        s->k8->im2col_u8(x + (n * s->group + gi) * in_group, s->zx, g, s->bu, s->rows);
+        const uint8_t *xg = x + (n * s->group + gi) * in_group;
+        const int64_t pparts = threads > 1 ? (C4 < threads ? C4 : threads) : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
+        for (int64_t pi = 0; pi < pparts; ++pi)
+            s->k8->pack_c4(xg, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
+                           s->tmp + pi * 8 * (s->q.QW + 64));
         const int32_t *a = s->w + gi * s->ogp * s->K4;
         uint8_t *yg = y + (n * s->O + gi * s->og) * plane;
-        const int64_t parts = threads > 1 ? (panels < threads ? panels : threads) : 1;
+        const int64_t parts = threads > 1 ? (tiles < threads ? tiles : threads) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
-        for (int64_t pi = 0; pi < parts; ++pi) {
-            const int64_t p0 = panels * pi / parts, p1 = panels * (pi + 1) / parts;
-            s->k8->gemm_u8(s->og, plane, s->K4, p0, p1, a, s->bu, s->bias_eff + gi * s->og, s->mult + gi * s->og,
-                           s->zy, s->qmin, s->qmax, yg);
-        }
+        for (int64_t pi = 0; pi < parts; ++pi)
+            s->k8->conv_c4(&s->q, s->xq, s->og, tiles * pi / parts, tiles * (pi + 1) / parts, a,
+                           s->bias_eff + gi * s->og, s->mult + gi * s->og, s->zy, s->qmin, s->qmax, yg, g->OW, plane);
+    }
+    return 0;
+}
+
+/* conv_px (group 1): the phase planes as qconv_c4, then the 64-channel blocks over the threads, then the
+ * [pixel][channel] bytes transposed into the NCHW plane */
+static int qconv_px(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
+    const x86_conv_geom *g = &s->g;
+    const int64_t P = g->OH * g->OW, in_img = g->C * g->H * g->W, C4 = s->q.C4, Mp = s->ogp, mbs = Mp / 64;
+    const int threads = s->op.threads;
+    for (int64_t n = 0; n < s->N; ++n) {
+        const int64_t pparts = threads > 1 ? (C4 < threads ? C4 : threads) : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
+        for (int64_t pi = 0; pi < pparts; ++pi)
+            s->k8->pack_c4(x + n * in_img, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
+                           s->tmp + pi * 8 * (s->q.QW + 64));
+        const int64_t parts = threads > 1 ? (mbs < threads ? mbs : threads) : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+        for (int64_t pi = 0; pi < parts; ++pi)
+            s->k8->conv_px(&s->q, s->xq, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
+                           s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->accs, s->ypx);
+        uint8_t *yn = y + n * s->O * P;
+        for (int64_t p0 = 0; p0 < P; p0 += 8) /* 8 pixels x every channel: rows of ypx read once */
+            for (int64_t m = 0; m < s->O; ++m)
+                for (int64_t p = p0; p < P && p < p0 + 8; ++p) yn[m * P + p] = s->ypx[p * Mp + m];
+    }
+    return 0;
+}
+
+/* VNNI depthwise: one channel plane per item, each thread with its own phase planes */
+static int qconv_depthwise_vnni(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
+    const x86_conv_geom *g = &s->g;
+    const int64_t plane = g->OH * g->OW, in_plane = g->H * g->W, items = s->N * s->O, G = s->q.groups;
+    const int threads = s->op.threads;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+    for (int64_t t = 0; t < items; ++t) {
+#ifdef _OPENMP
+        uint8_t *xd = s->xq + (threads > 1 && items > 1 ? omp_get_thread_num() : 0) * s->xq_stride;
+#else
+        uint8_t *xd = s->xq;
+#endif
+        const int64_t c = t % s->O;
+        s->k8->depthwise_vnni(x + t * in_plane, s->zx, g, &s->q, s->wq + c * G, s->bias_eff[c], s->mult[c], s->zy,
+                              s->qmin, s->qmax, y + t * plane, xd);
     }
     return 0;
 }
@@ -97,7 +175,20 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     const uint8_t *x = (const uint8_t *)ins[0].data;
     uint8_t *y = (uint8_t *)outs[0].data;
     if (s->kind == 2) return qconv_depthwise(s, x, y);
-    if (s->kind == 1) return qconv_u8(s, x, y);
+    if (s->kind == 1) return qconv_c4(s, x, y);
+    if (s->kind == 3) return qconv_depthwise_vnni(s, x, y);
+    if (s->kind == 5) return qconv_px(s, x, y);
+    if (s->kind == 4) { /* the images split over the threads, each with its own padded row */
+        const int64_t K = g->C, N = s->N;
+        const int64_t parts = s->op.threads > 1 ? (N < s->op.threads ? N : s->op.threads) : 1;
+#pragma omp parallel for num_threads(s->op.threads) schedule(static) if (parts > 1)
+        for (int64_t pi = 0; pi < parts; ++pi) {
+            const int64_t n0 = N * pi / parts, n1 = N * (pi + 1) / parts;
+            k->fc_vnni(x + n0 * K, n1 - n0, K, s->O, s->wq, s->bias_eff, s->mult, s->zy, s->qmin, s->qmax,
+                       y + n0 * s->O, s->xq + pi * s->xq_stride);
+        }
+        return 0;
+    }
     if (s->fc) { /* y[n][m] = W[m] . (x[n] - zx): the images are the columns */
         const int64_t K = g->C;
         for (int64_t n0 = 0; n0 < s->N; n0 += s->np) {
@@ -136,6 +227,18 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         const int64_t in_plane = s->pg.H * s->pg.W, plane = s->pg.OH * s->pg.OW;
         const uint8_t *x = (const uint8_t *)ins[0].data;
         uint8_t *y = (uint8_t *)outs[0].data;
+        if (s->xq != NULL) {
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
+            for (int64_t p = 0; p < s->planes; ++p) {
+#ifdef _OPENMP
+                uint8_t *xd = s->xq + (threads > 1 && s->planes > 1 ? omp_get_thread_num() : 0) * s->xq_stride;
+#else
+                uint8_t *xd = s->xq;
+#endif
+                s->k8->maxpool_vnni(x + p * in_plane, &s->cg, &s->q, y + p * plane, xd);
+            }
+            return 0;
+        }
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
         for (int64_t p = 0; p < s->planes; ++p) s->k8->maxpool(&s->pg, x + p * in_plane, y + p * plane);
         return 0;

@@ -1,0 +1,548 @@
+/* AVX-512 VNNI int8 convolution without im2col (included from int8_impl.h in the AVX-512 unit only).
+ *
+ * Both kernels read the input from "phase planes" (int8.h, x86_qphase): the padded input (padding = zx)
+ * split into sh x sw planes of QH x QW pixels, Q[a][b][r][c] = P[r * sh + a][c * sw + b], so that tap
+ * (i, j) of output (oh, ow) sits at pixel (oh + i*dh / sh) * QW + ow + j*dw / sw of phase plane
+ * (i*dh % sh, j*dw % sw): a fixed offset from the flattened output index n = oh * QW + ow. The kernels
+ * compute every flattened n < Nf = (OH - 1) * QW + OW (the columns ow >= OW of each row are computed and
+ * thrown away: 2 of 16..58 for 3x3, none for 1x1) and store the rows' valid parts with masked stores.
+ *
+ * The zero point is out of the sums (the padding holds zx, not 0): acc = sum w * x + bias_eff with
+ * bias_eff = bias - zx * sum w, exact in int32 as int8.h says. The requantization is int8.h's rule
+ * (q_round: the clamp done by saturating packs; fc_vnni: the clamp moved before the rounding, exact as rint
+ * is monotone and the bounds qmin - zy, qmax - zy are integers). */
+
+/* bits [lo, hi) of a 64-bit mask (0 <= lo, hi <= 64 after clipping) */
+static inline __mmask64 FN(q_bits)(int64_t lo, int64_t hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 64 ? 64 : hi;
+    if (hi <= lo) return 0;
+    const uint64_t top = hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
+    return (__mmask64)(top & ~(((uint64_t)1 << lo) - 1));
+}
+
+/* the columns c < QW of phase b whose pixel c * sw + b - pl lies in the row: [lo, hi) */
+static inline void FN(q_phase_cols)(const x86_conv_geom *g, int64_t b, int64_t QW, int64_t *lo, int64_t *hi) {
+    const int64_t off = b - g->pl, sw = g->sw;
+    int64_t l = off >= 0 ? 0 : (-off + sw - 1) / sw, h = g->W - 1 - off < 0 ? 0 : (g->W - 1 - off) / sw + 1;
+    h = h > QW ? QW : h;
+    *lo = l > h ? h : l;
+    *hi = h;
+}
+
+/* dst[c] = src[c * sw + off] for lo <= c < hi (the pixels in the row, q_phase_cols), zx elsewhere (c < QW):
+ * one row of a phase plane. Writes whole 64-byte vectors: up to 63 bytes past QW may change (the next
+ * row, written after this one, or the slack). Masked loads read only the row's own bytes. */
+VNNI_TARGET static inline void FN(q_phase_row)(const uint8_t *src, int64_t off, int64_t sw, int64_t lo, int64_t hi,
+                                               int32_t zx, uint8_t *dst, int64_t QW) {
+    const uint8_t *s = src + off;
+    const __m512i zv = _mm512_set1_epi8((char)zx);
+    if (sw == 1) {
+        for (int64_t c0 = 0; c0 < QW; c0 += 64)
+            _mm512_storeu_si512(dst + c0, _mm512_mask_loadu_epi8(zv, FN(q_bits)(lo - c0, hi - c0), s + c0));
+        return;
+    }
+    if (sw == 2) { /* 128 bytes hold 64 even columns; the odd byte after the last valid one is not read */
+        const __m512i lowb = _mm512_set1_epi16(0xff);
+        for (int64_t c0 = 0; c0 < QW; c0 += 64) {
+            const int64_t b0 = 2 * (lo - c0), b1 = 2 * (hi - c0) - 1;
+            const __m512i v0 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(b0, b1), s + 2 * c0);
+            const __m512i v1 = _mm512_mask_loadu_epi8(zv, FN(q_bits)(b0 - 64, b1 - 64), s + 2 * c0 + 64);
+            const __m256i e0 = _mm512_cvtepi16_epi8(_mm512_and_si512(v0, lowb));
+            const __m256i e1 = _mm512_cvtepi16_epi8(_mm512_and_si512(v1, lowb));
+            _mm512_storeu_si512(dst + c0, _mm512_inserti64x4(_mm512_castsi256_si512(e0), e1, 1));
+        }
+        return;
+    }
+    for (int64_t c = 0; c < lo; ++c) dst[c] = (uint8_t)zx;
+    for (int64_t c = lo; c < hi; ++c) dst[c] = s[c * sw];
+    for (int64_t c = hi; c < QW; ++c) dst[c] = (uint8_t)zx;
+}
+
+/* stride 2, both column phases of one row at once: d_b[c] = P[2c + b] for c < QW, where the padded row
+ * P[p] = src[p - pl] for 0 <= p - pl < W and zx elsewhere. Whole 64-byte stores, as q_phase_row. */
+VNNI_TARGET static inline void FN(q_phase_row2)(const uint8_t *src, int64_t W, int64_t pl, int32_t zx, uint8_t *d0,
+                                                uint8_t *d1, int64_t QW) {
+    const __m512i zv = _mm512_set1_epi8((char)zx), lowb = _mm512_set1_epi16(0xff);
+    for (int64_t c0 = 0; c0 < QW; c0 += 64) {
+        const int64_t p0 = 2 * c0, lo = pl - p0, hi = pl + W - p0; /* valid bytes of the 128 from p0 */
+        const __mmask64 m0 = FN(q_bits)(lo, hi), m1 = FN(q_bits)(lo - 64, hi - 64);
+        const __m512i v0 = _mm512_mask_loadu_epi8(zv, m0, src + p0 - pl);
+        const __m512i v1 = m1 ? _mm512_mask_loadu_epi8(zv, m1, src + p0 - pl + 64) : zv;
+        const __m256i e0 = _mm512_cvtepi16_epi8(_mm512_and_si512(v0, lowb));
+        const __m256i e1 = _mm512_cvtepi16_epi8(_mm512_and_si512(v1, lowb));
+        const __m256i o0 = _mm512_cvtepi16_epi8(_mm512_srli_epi16(v0, 8));
+        const __m256i o1 = _mm512_cvtepi16_epi8(_mm512_srli_epi16(v1, 8));
+        _mm512_storeu_si512(d0 + c0, _mm512_inserti64x4(_mm512_castsi256_si512(e0), e1, 1));
+        _mm512_storeu_si512(d1 + c0, _mm512_inserti64x4(_mm512_castsi256_si512(o0), o1, 1));
+    }
+}
+
+/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words, 64 pixels at a time. The
+ * unpacks work within 128-bit lanes (lane L of R_k: pixels 16L + 4k .. + 3); two rounds of 128-bit lane
+ * shuffles gather each 16-pixel block. The tail reads and writes only its own bytes (masked). */
+VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                                            const uint8_t *r3, int64_t N, uint8_t *d) {
+    for (int64_t n = 0; n < N; n += 64) {
+        const int64_t left = N - n;
+        const __mmask64 m = left >= 64 ? ~(__mmask64)0 : FN(q_bits)(0, left);
+        const __m512i v0 = _mm512_maskz_loadu_epi8(m, r0 + n), v1 = _mm512_maskz_loadu_epi8(m, r1 + n);
+        const __m512i v2 = _mm512_maskz_loadu_epi8(m, r2 + n), v3 = _mm512_maskz_loadu_epi8(m, r3 + n);
+        const __m512i a = _mm512_unpacklo_epi8(v0, v1), b = _mm512_unpackhi_epi8(v0, v1);
+        const __m512i c = _mm512_unpacklo_epi8(v2, v3), e = _mm512_unpackhi_epi8(v2, v3);
+        const __m512i R0 = _mm512_unpacklo_epi16(a, c), R1 = _mm512_unpackhi_epi16(a, c);
+        const __m512i R2 = _mm512_unpacklo_epi16(b, e), R3 = _mm512_unpackhi_epi16(b, e);
+        const __m512i X = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512i Y = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512i X2 = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(3, 2, 3, 2));
+        const __m512i Y2 = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(3, 2, 3, 2));
+        const __m512i blk[4] = {_mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(3, 1, 3, 1)),
+                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(2, 0, 2, 0)),
+                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(3, 1, 3, 1))};
+        uint8_t *o = d + n * 4;
+        if (left >= 64) {
+            for (int k = 0; k < 4; ++k) _mm512_storeu_si512(o + 64 * k, blk[k]);
+        } else {
+            for (int k = 0; k < 4 && 16 * k < left; ++k)
+                _mm512_mask_storeu_epi8(o + 64 * k, FN(q_bits)(0, 4 * (left - 16 * k)), blk[k]);
+        }
+    }
+}
+
+/* The phase planes of channel quads [c4_0, c4_1) of one (image, group): xq[phase][c4][pstride] C4 words.
+ * Channels past C repeat channel C - 1 (their weights are 0). tmp: 8 * (QW + 64) bytes. */
+VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
+                                      int64_t c4_0, int64_t c4_1, uint8_t *xq, uint8_t *tmp) {
+    const int64_t plane = g->H * g->W, QW = q->QW, tw = QW + 64;
+    const int direct = q->direct; /* 1x1, stride 1, no padding: a phase plane is the input plane */
+    for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
+        const uint8_t *xc[4];
+        for (int k = 0; k < 4; ++k) xc[k] = x + (c4 * 4 + k < g->C ? c4 * 4 + k : g->C - 1) * plane;
+        for (int64_t a = 0; a < g->sh; ++a) {
+            if (g->sw == 2 && !direct && ((q->phase_mask >> (a * 2)) & 3) == 3) {
+                /* stride-2 columns, both phases read: each row split once (q_phase_row2) */
+                uint8_t *dst0 = xq + (a * 2 * q->C4 + c4) * q->pstride * 4;
+                uint8_t *dst1 = xq + ((a * 2 + 1) * q->C4 + c4) * q->pstride * 4, *t1 = tmp + 4 * tw;
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    if (ih < 0 || ih >= g->H) {
+                        memset(dst0 + r * QW * 4, zx, (size_t)QW * 4);
+                        memset(dst1 + r * QW * 4, zx, (size_t)QW * 4);
+                        continue;
+                    }
+                    for (int k = 0; k < 4; ++k)
+                        FN(q_phase_row2)(xc[k] + ih * g->W, g->W, g->pl, zx, tmp + k * tw, t1 + k * tw, QW);
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, dst0 + r * QW * 4);
+                    FN(q_interleave_c4)(t1, t1 + tw, t1 + 2 * tw, t1 + 3 * tw, QW, dst1 + r * QW * 4);
+                }
+                continue;
+            }
+            for (int64_t b = 0; b < g->sw; ++b) {
+                const int64_t ph = a * g->sw + b;
+                if (!((q->phase_mask >> ph) & 1)) continue;
+                uint8_t *dst = xq + (ph * q->C4 + c4) * q->pstride * 4;
+                if (direct) {
+                    FN(q_interleave_c4)(xc[0], xc[1], xc[2], xc[3], plane, dst);
+                    continue;
+                }
+                int64_t lo, hi;
+                FN(q_phase_cols)(g, b, QW, &lo, &hi);
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    uint8_t *d = dst + r * QW * 4;
+                    if (ih < 0 || ih >= g->H) {
+                        memset(d, zx, (size_t)QW * 4);
+                        continue;
+                    }
+                    for (int k = 0; k < 4; ++k)
+                        FN(q_phase_row)(xc[k] + ih * g->W, b - g->pl, g->sw, lo, hi, zx, tmp + k * tw, QW);
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QW, d);
+                }
+            }
+        }
+    }
+}
+
+/* the parts of flattened outputs [n0, n0 + len) that are real outputs: (start in the tile, length, index
+ * into the output plane); returns how many */
+static int FN(q_segments)(const x86_qphase *q, int64_t OW, int64_t n0, int64_t len, int64_t seg[][3]) {
+    int count = 0;
+    const int64_t end = n0 + len < q->Nf ? n0 + len : q->Nf;
+    for (int64_t n = n0; n < end;) {
+        const int64_t oh = n / q->QW, ow = n % q->QW, row_end = (oh + 1) * q->QW;
+        const int64_t e = end < row_end ? end : row_end;
+        if (ow < OW) {
+            seg[count][0] = n - n0;
+            seg[count][1] = (e - n < OW - ow) ? e - n : OW - ow;
+            seg[count][2] = oh * OW + ow;
+            ++count;
+        }
+        n = e;
+    }
+    return count;
+}
+
+
+/* rint(min(float(acc) * mult, 2^30)) + zy in int32: the requantization before its clamp, which the
+ * saturating packs after it do (to [0, 255]; qmin/qmax inside that by an 8-bit min/max). Exact against the
+ * rule: below -2^31 the conversion gives INT_MIN, which saturates to 0 like any negative value, and the cap
+ * keeps large positives from converting to INT_MIN too (anything past 2^30 saturates to 255 either way). */
+VNNI_TARGET static inline __m512i FN(q_round)(__m512i acc, __m512 mv, __m512i zv) {
+    const __m512 f = _mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc), mv), _mm512_set1_ps(1073741824.0f));
+    return _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
+}
+
+#define QC_ROW(r)                                                                  \
+    {                                                                              \
+        const __m512i wv = _mm512_set1_epi32(ak[r]);                               \
+        c##r##0 = _mm512_dpbusd_epi32(c##r##0, b0, wv);                            \
+        c##r##1 = _mm512_dpbusd_epi32(c##r##1, b1, wv);                            \
+    }
+
+/* y[m][plane] (m < M) for the tiles [p0, p1) of QC_NB flattened outputs. a: [M / QC_MR][taps * C4][QC_MR]
+ * C4 words of weights (4 channels of one tap, int8); tap_off: per tap, the C4-word offset of its pixel for
+ * n = 0 (phase plane included); channel quad c4 is c4 * pstride words further. */
+VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, int64_t M, int64_t p0, int64_t p1,
+                                      const int32_t *a, const int32_t *bias_eff, const float *mult, int32_t zy,
+                                      int32_t qmin, int32_t qmax, uint8_t *y, int64_t OW, int64_t plane) {
+    const int64_t K4 = q->taps * q->C4, C4 = q->C4, cstride = q->pstride * 4;
+    const __m512i zv = _mm512_set1_epi32(zy);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const int narrow = qmin > 0 || qmax < 255;
+    const __m256i qlo = _mm256_set1_epi8((char)qmin), qhi = _mm256_set1_epi8((char)qmax);
+    for (int64_t p = p0; p < p1; ++p) {
+        const int64_t n0 = p * QC_NB;
+        int64_t seg[QC_NB + 1][3];
+        const int nseg = FN(q_segments)(q, OW, n0, QC_NB, seg);
+        for (int64_t m0 = 0; m0 < M; m0 += QC_MR) {
+            const int32_t *ak = a + m0 * K4;
+            __m512i c00 = _mm512_set1_epi32(bias_eff[m0]), c01 = c00;
+            __m512i c10 = _mm512_set1_epi32(bias_eff[m0 + 1]), c11 = c10;
+            __m512i c20 = _mm512_set1_epi32(bias_eff[m0 + 2]), c21 = c20;
+            __m512i c30 = _mm512_set1_epi32(bias_eff[m0 + 3]), c31 = c30;
+            __m512i c40 = _mm512_set1_epi32(bias_eff[m0 + 4]), c41 = c40;
+            __m512i c50 = _mm512_set1_epi32(bias_eff[m0 + 5]), c51 = c50;
+            __m512i c60 = _mm512_set1_epi32(bias_eff[m0 + 6]), c61 = c60;
+            __m512i c70 = _mm512_set1_epi32(bias_eff[m0 + 7]), c71 = c70;
+            for (int64_t t = 0; t < q->taps; ++t) {
+                const uint8_t *bt = xq + (q->tap_off[t] + n0) * 4;
+                for (int64_t c4 = 0; c4 < C4; ++c4, ak += QC_MR, bt += cstride) {
+                    const __m512i b0 = _mm512_loadu_si512(bt), b1 = _mm512_loadu_si512(bt + 64);
+                    QC_ROW(0) QC_ROW(1) QC_ROW(2) QC_ROW(3) QC_ROW(4) QC_ROW(5) QC_ROW(6) QC_ROW(7)
+                }
+            }
+            const __m512i acc[QC_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                           {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+#pragma GCC unroll 8
+            for (int r = 0; r < QC_MR; ++r) { /* unrolled: the accumulators stay in registers */
+                if (m0 + r >= M) break;
+                const __m512 mv = _mm512_set1_ps(mult[m0 + r]);
+                const __m512i q0 = FN(q_round)(acc[r][0], mv, zv), q1 = FN(q_round)(acc[r][1], mv, zv);
+                /* saturating packs (lane-wise) clamp to [0, 255]; the dword permute puts the bytes in order */
+                const __m512i p = _mm512_packus_epi16(_mm512_packs_epi32(q0, q1), _mm512_setzero_si512());
+                __m256i v = _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, p));
+                if (narrow) v = _mm256_min_epu8(_mm256_max_epu8(v, qlo), qhi);
+                uint8_t *ym = y + (m0 + r) * plane;
+                if (nseg == 1 && seg[0][1] == QC_NB) { /* the common case: one whole row piece */
+                    _mm256_storeu_si256((__m256i *)(ym + seg[0][2]), v);
+                    continue;
+                }
+                for (int s = 0; s < nseg; ++s) /* masked: the bytes before the segment are not touched */
+                    _mm256_mask_storeu_epi8(ym + seg[s][2] - seg[s][0],
+                                            (__mmask32)((((uint64_t)1 << seg[s][1]) - 1) << seg[s][0]), v);
+            }
+        }
+    }
+}
+#undef QC_ROW
+
+/* -- conv_px: output channels in the vector lanes, pixels broadcast (for small planes, where conv_c4's
+ * computed-and-dropped columns and 32-wide tiles waste a quarter of the work, e.g. 7x7) --
+ * wt: [Mp / 16][taps * C4][16] words (4 input channels of one output channel), Mp = M rounded up to 64.
+ * The taps are the outer loop (one tap's weights for 64 channels stay in L1 across all pixels); partial
+ * sums wait in accs [P][Mp] between taps; after the last tap the bytes go to ypx [P][Mp], which the caller
+ * transposes to the NCHW plane. PX pixels x 4 zmm (64 channels) of accumulators per register tile. */
+#define QPX_MAX 6
+
+__attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
+    const int PX, const x86_qphase *q, const uint8_t *xq, const int64_t *pos, int64_t t, const int32_t *wt,
+    int64_t mb, int64_t Mp, int32_t *accs, const int32_t *bias_eff, const float *mult, __m512i zv, __m256i qlo,
+    __m256i qhi, uint8_t *ypx, int64_t p0) {
+    const int64_t K4 = q->taps * q->C4, C4 = q->C4, cs = q->pstride;
+    const int32_t *xw = (const int32_t *)xq;
+    __m512i acc[QPX_MAX][4];
+    for (int i = 0; i < PX; ++i)
+        for (int j = 0; j < 4; ++j)
+            acc[i][j] = t == 0 ? _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j)
+                               : _mm512_loadu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j);
+    const int32_t *w = wt + (mb * 4 * K4 + t * C4) * 16;
+    const int32_t *xp[QPX_MAX];
+    for (int i = 0; i < PX; ++i) xp[i] = xw + pos[i] + q->tap_off[t];
+    for (int64_t c4 = 0; c4 < C4; ++c4, w += 16) {
+        const __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + K4 * 16);
+        const __m512i w2 = _mm512_loadu_si512(w + 2 * K4 * 16), w3 = _mm512_loadu_si512(w + 3 * K4 * 16);
+        for (int i = 0; i < PX; ++i) {
+            const __m512i b = _mm512_set1_epi32(xp[i][c4 * cs]);
+            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b, w0);
+            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b, w1);
+            acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], b, w2);
+            acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], b, w3);
+        }
+    }
+    if (t + 1 < q->taps) {
+        for (int i = 0; i < PX; ++i)
+            for (int j = 0; j < 4; ++j) _mm512_storeu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j, acc[i][j]);
+        return;
+    }
+    for (int j = 0; j < 4; ++j) {
+        const __m512 mv = _mm512_loadu_ps(mult + mb * 64 + 16 * j);
+        for (int i = 0; i < PX; ++i) {
+            const __m512i qv = FN(q_round)(acc[i][j], mv, zv);
+            /* int32 -> int16 with signed saturation, then the clamp to [qmin, qmax] (inside [0, 255]) */
+            const __m256i h = _mm256_max_epi16(_mm256_min_epi16(_mm512_cvtsepi32_epi16(qv), qhi), qlo);
+            _mm_storeu_si128((__m128i *)(ypx + (p0 + i) * Mp + mb * 64 + 16 * j), _mm256_cvtepi16_epi8(h));
+        }
+    }
+}
+
+/* output channel blocks [mb0, mb1) of 64 for all OH * OW pixels (bytes into ypx [P][Mp]) */
+VNNI_TARGET static void FN(q_conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0,
+                                      int64_t mb1, int64_t Mp, const int32_t *wt, const int32_t *bias_eff,
+                                      const float *mult, int32_t zy, int32_t qmin, int32_t qmax, int32_t *accs,
+                                      uint8_t *ypx) {
+    const int64_t P = OH * OW;
+    const __m512i zv = _mm512_set1_epi32(zy);
+    const __m256i qlo = _mm256_set1_epi16((short)qmin), qhi = _mm256_set1_epi16((short)qmax);
+    for (int64_t t = 0; t < q->taps; ++t)
+        for (int64_t mb = mb0; mb < mb1; ++mb)
+            for (int64_t p0 = 0; p0 < P; p0 += QPX_MAX) {
+                const int PX = P - p0 < QPX_MAX ? (int)(P - p0) : QPX_MAX;
+                int64_t pos[QPX_MAX];
+                for (int i = 0; i < PX; ++i) pos[i] = ((p0 + i) / OW) * q->QW + (p0 + i) % OW;
+                switch (PX) {
+                case 6: FN(q_px_tile)(6, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 5: FN(q_px_tile)(5, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 4: FN(q_px_tile)(4, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 3: FN(q_px_tile)(3, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                case 2: FN(q_px_tile)(2, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
+                default:
+                    FN(q_px_tile)(1, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0);
+                    break;
+                }
+            }
+}
+
+/* Depthwise QLinearConv of one channel on AVX-512 VNNI: the phase planes of the channel (bytes, in xd:
+ * [phase][pstride]), then 64 flattened outputs at a time: the bytes of 4 taps interleaved into words
+ * (unpack 8 then 16: lane L of quad vector v holds outputs 16L + 4v .. 16L + 4v + 3) and one dpbusd with
+ * the 4 weights; the two packs after the requantization undo that order. The tiles go to a flattened row
+ * after the planes in xd (x86_qphase_init counts it), then the rows' valid parts to y. With q->window (stride
+ * and dilation 1 along rows, kw <= 4) a kernel row's taps are adjacent bytes: one load and a pshufb give
+ * the 4 bytes of each output, no unpacks (wq: one word per kernel row, 0 past kw). Else wq: ceil(taps / 4) words of
+ * 4 int8 weights (0 past the last tap); tap_off: byte offset of each tap (ceil(taps / 4) * 4, 0 past). */
+/* the phase planes of one channel plane into xd ([phase][pstride] bytes), padding zx */
+VNNI_TARGET static void FN(q_fill_phases)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
+                                          uint8_t *xd) {
+    const int64_t QW = q->QW;
+    const int both = g->sw == 2 && !q->direct; /* stride-2 columns: both phases of a row in one pass */
+    for (int64_t a = 0; a < g->sh; ++a)
+        for (int64_t b = 0; b < g->sw; ++b) {
+            if (both) {
+                if (b == 1) continue;
+                uint8_t *d0 = xd + (a * 2) * q->pstride, *d1 = d0 + q->pstride;
+                if (QW <= 32) { /* the padded row in one vector: pshufb evens | odds per lane, then the qwords */
+                    const __m512i zv = _mm512_set1_epi8((char)zx);
+                    const __m512i split = _mm512_broadcast_i32x4(
+                        _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+                    const __m512i gather = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+                    const __mmask64 m = FN(q_bits)(g->pl, g->pl + g->W);
+                    for (int64_t r = 0; r < q->QH; ++r) {
+                        const int64_t ih = r * g->sh + a - g->pt;
+                        __m512i v = zv;
+                        if (ih >= 0 && ih < g->H) {
+                            v = _mm512_mask_loadu_epi8(zv, m, x + ih * g->W - g->pl);
+                            v = _mm512_permutexvar_epi64(gather, _mm512_shuffle_epi8(v, split));
+                        }
+                        _mm256_storeu_si256((__m256i *)(d0 + r * QW), _mm512_castsi512_si256(v));
+                        _mm256_storeu_si256((__m256i *)(d1 + r * QW), _mm512_extracti64x4_epi64(v, 1));
+                    }
+                    continue;
+                }
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    if (ih < 0 || ih >= g->H) {
+                        for (int64_t c0 = 0; c0 < QW; c0 += 64) { /* whole vectors, as q_phase_row2 */
+                            _mm512_storeu_si512(d0 + r * QW + c0, _mm512_set1_epi8((char)zx));
+                            _mm512_storeu_si512(d1 + r * QW + c0, _mm512_set1_epi8((char)zx));
+                        }
+                    } else {
+                        FN(q_phase_row2)(x + ih * g->W, g->W, g->pl, zx, d0 + r * QW, d1 + r * QW, QW);
+                    }
+                }
+                continue;
+            }
+            const int64_t ph = a * g->sw + b;
+            if (!((q->phase_mask >> ph) & 1)) continue;
+            uint8_t *dst = xd + ph * q->pstride;
+            if (q->direct) {
+                memcpy(dst, x, (size_t)(g->H * g->W));
+                continue;
+            }
+            int64_t lo, hi;
+            FN(q_phase_cols)(g, b, QW, &lo, &hi);
+            if (g->sw == 1 && QW <= 64) { /* a row in one vector: one mask for every row (small planes) */
+                const __m512i zv = _mm512_set1_epi8((char)zx);
+                const __mmask64 m = FN(q_bits)(lo, hi);
+                const int64_t off = b - g->pl;
+                for (int64_t r = 0; r < q->QH; ++r) {
+                    const int64_t ih = r * g->sh + a - g->pt;
+                    _mm512_storeu_si512(dst + r * QW, ih < 0 || ih >= g->H
+                                                          ? zv
+                                                          : _mm512_mask_loadu_epi8(zv, m, x + ih * g->W + off));
+                }
+                continue;
+            }
+            for (int64_t r = 0; r < q->QH; ++r) {
+                const int64_t ih = r * g->sh + a - g->pt;
+                if (ih < 0 || ih >= g->H)
+                    memset(dst + r * QW, zx, (size_t)QW);
+                else
+                    FN(q_phase_row)(x + ih * g->W, b - g->pl, g->sw, lo, hi, zx, dst + r * QW, QW);
+            }
+        }
+}
+
+/* the valid OW of each QW-wide row of flattened outputs yf into the plane y */
+VNNI_TARGET static void FN(q_flat_to_plane)(const uint8_t *yf, const x86_conv_geom *g, const x86_qphase *q,
+                                            uint8_t *y) {
+    if (q->QW == g->OW) { /* no thrown-away columns: the flattened outputs are the plane */
+        memcpy(y, yf, (size_t)(g->OH * g->OW));
+        return;
+    }
+    if (g->OW <= 64) { /* a row in one vector: one mask */
+        const __mmask64 m = FN(q_bits)(0, g->OW);
+        for (int64_t oh = 0; oh < g->OH; ++oh)
+            _mm512_mask_storeu_epi8(y + oh * g->OW, m, _mm512_maskz_loadu_epi8(m, yf + oh * q->QW));
+        return;
+    }
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const uint8_t *src = yf + oh * q->QW;
+        uint8_t *d = y + oh * g->OW;
+        int64_t c = 0;
+        for (; c + 64 <= g->OW; c += 64) _mm512_storeu_si512(d + c, _mm512_loadu_si512(src + c));
+        if (c < g->OW) {
+            const __mmask64 m = FN(q_bits)(0, g->OW - c);
+            _mm512_mask_storeu_epi8(d + c, m, _mm512_maskz_loadu_epi8(m, src + c));
+        }
+    }
+}
+
+/* MaxPool of one uint8 plane on the phase planes (padding 0 never wins: every window holds a pixel) */
+VNNI_TARGET static void FN(q_maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q,
+                                           uint8_t *y, uint8_t *xd) {
+    FN(q_fill_phases)(x, 0, g, q, xd);
+    uint8_t *yf = xd + q->pstride * g->sh * g->sw;
+    for (int64_t n0 = 0; n0 < q->Nf; n0 += 64) {
+        __m512i v = _mm512_loadu_si512(xd + q->tap_off[0] + n0);
+        for (int64_t t = 1; t < q->taps; ++t) v = _mm512_max_epu8(v, _mm512_loadu_si512(xd + q->tap_off[t] + n0));
+        _mm512_storeu_si512(yf + n0, v);
+    }
+    FN(q_flat_to_plane)(yf, g, q, y);
+}
+
+VNNI_TARGET static void FN(q_depthwise_vnni)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
+                                             const x86_qphase *q, const int32_t *wq, int32_t bias_eff, float mult,
+                                             int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xd) {
+    FN(q_fill_phases)(x, zx, g, q, xd);
+    const int64_t groups = (q->taps + 3) / 4;
+    const __m512i zv = _mm512_set1_epi32(zy), bv = _mm512_set1_epi32(bias_eff);
+    const __m512 mv = _mm512_set1_ps(mult);
+    const int narrow = qmin > 0 || qmax < 255;
+    const __m512i qlo = _mm512_set1_epi8((char)qmin), qhi = _mm512_set1_epi8((char)qmax);
+    uint8_t *yf = xd + q->pstride * g->sh * g->sw; /* the flattened outputs, whole tiles */
+    /* window mode: word e of lane L of vector k holds bytes 16L + 4k + e .. + 3 (k < 3 from the load at n0,
+     * k = 3 from the load at n0 + 12): the same output order as the unpacks below */
+    const __m512i win[3] = {
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6)),
+        _mm512_broadcast_i32x4(_mm_setr_epi8(4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10)),
+        _mm512_broadcast_i32x4(_mm_setr_epi8(8, 9, 10, 11, 9, 10, 11, 12, 10, 11, 12, 13, 11, 12, 13, 14))};
+    for (int64_t n0 = 0; n0 < q->Nf; n0 += 64) {
+        __m512i acc[4] = {bv, bv, bv, bv};
+        if (q->window) { /* kernel row t: bytes n .. n + 3 from its first tap, by pshufb within 16-byte lanes */
+            for (int64_t t = 0; t < q->groups; ++t) {
+                const uint8_t *src = xd + q->tap_off[t * g->kw] + n0;
+                const __m512i v = _mm512_loadu_si512(src), u = _mm512_loadu_si512(src + 12);
+                const __m512i wv = _mm512_set1_epi32(wq[t]);
+                acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_shuffle_epi8(v, win[0]), wv);
+                acc[1] = _mm512_dpbusd_epi32(acc[1], _mm512_shuffle_epi8(v, win[1]), wv);
+                acc[2] = _mm512_dpbusd_epi32(acc[2], _mm512_shuffle_epi8(v, win[2]), wv);
+                acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_shuffle_epi8(u, win[0]), wv);
+            }
+        }
+        for (int64_t t = 0; t < (q->window ? 0 : groups); ++t) {
+            const int64_t *o = q->tap_off + 4 * t;
+            const __m512i v0 = _mm512_loadu_si512(xd + o[0] + n0), v1 = _mm512_loadu_si512(xd + o[1] + n0);
+            const __m512i v2 = _mm512_loadu_si512(xd + o[2] + n0), v3 = _mm512_loadu_si512(xd + o[3] + n0);
+            const __m512i lo01 = _mm512_unpacklo_epi8(v0, v1), hi01 = _mm512_unpackhi_epi8(v0, v1);
+            const __m512i lo23 = _mm512_unpacklo_epi8(v2, v3), hi23 = _mm512_unpackhi_epi8(v2, v3);
+            const __m512i wv = _mm512_set1_epi32(wq[t]);
+            acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_unpacklo_epi16(lo01, lo23), wv);
+            acc[1] = _mm512_dpbusd_epi32(acc[1], _mm512_unpackhi_epi16(lo01, lo23), wv);
+            acc[2] = _mm512_dpbusd_epi32(acc[2], _mm512_unpacklo_epi16(hi01, hi23), wv);
+            acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_unpackhi_epi16(hi01, hi23), wv);
+        }
+        __m512i qv[4];
+        for (int k = 0; k < 4; ++k) qv[k] = FN(q_round)(acc[k], mv, zv);
+        __m512i v = _mm512_packus_epi16(_mm512_packs_epi32(qv[0], qv[1]), _mm512_packs_epi32(qv[2], qv[3]));
+        if (narrow) v = _mm512_min_epu8(_mm512_max_epu8(v, qlo), qhi);
+        _mm512_storeu_si512(yf + n0, v);
+    }
+    FN(q_flat_to_plane)(yf, g, q, y);
+}
+
+/* Fully connected (the images are rows of x, K bytes each): y[n * O + m], 64 rows of W per pass.
+ * wp: [ceil(O / 16)][K4][16] words of 4 int8 weights; xrow: scratch of K4 * 4 bytes. */
+VNNI_TARGET static void FN(q_fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp,
+                                      const int32_t *bias_eff, const float *mult, int32_t zy, int32_t qmin,
+                                      int32_t qmax, uint8_t *y, uint8_t *xrow) {
+    const int64_t K4 = (K + 3) / 4, OB = (O + 15) / 16;
+    const __m512i zv = _mm512_set1_epi32(zy);
+    const __m512 lo = _mm512_set1_ps((float)(qmin - zy)), hi = _mm512_set1_ps((float)(qmax - zy));
+    for (int64_t n = 0; n < N; ++n) {
+        memcpy(xrow, x + n * K, (size_t)K); /* the words past K meet weight 0 */
+        const int32_t *xw = (const int32_t *)xrow;
+        for (int64_t ob = 0; ob < OB; ob += 4) {
+            const int nb = OB - ob < 4 ? (int)(OB - ob) : 4;
+            __m512i acc[4];
+            for (int j = 0; j < nb; ++j) {
+                const int64_t m = (ob + j) * 16, left = O - m;
+                acc[j] = _mm512_maskz_loadu_epi32(left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1), bias_eff + m);
+            }
+            const int32_t *w0 = wp + ob * K4 * 16;
+            if (nb == 4) {
+                for (int64_t k4 = 0; k4 < K4; ++k4) {
+                    const __m512i xv = _mm512_set1_epi32(xw[k4]);
+                    acc[0] = _mm512_dpbusd_epi32(acc[0], xv, _mm512_loadu_si512(w0 + k4 * 16));
+                    acc[1] = _mm512_dpbusd_epi32(acc[1], xv, _mm512_loadu_si512(w0 + (K4 + k4) * 16));
+                    acc[2] = _mm512_dpbusd_epi32(acc[2], xv, _mm512_loadu_si512(w0 + (2 * K4 + k4) * 16));
+                    acc[3] = _mm512_dpbusd_epi32(acc[3], xv, _mm512_loadu_si512(w0 + (3 * K4 + k4) * 16));
+                }
+            } else {
+                for (int64_t k4 = 0; k4 < K4; ++k4) {
+                    const __m512i xv = _mm512_set1_epi32(xw[k4]);
+                    for (int j = 0; j < nb; ++j)
+                        acc[j] = _mm512_dpbusd_epi32(acc[j], xv, _mm512_loadu_si512(w0 + (j * K4 + k4) * 16));
+                }
+            }
+            for (int j = 0; j < nb; ++j) {
+                const int64_t m = (ob + j) * 16, left = O - m;
+                const __mmask16 mk = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
+                __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[j]), _mm512_maskz_loadu_ps(mk, mult + m));
+                f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+                const __m512i qv = _mm512_add_epi32(_mm512_cvtps_epi32(f), zv);
+                _mm_mask_storeu_epi8(y + n * O + m, mk, _mm512_cvtepi32_epi8(qv));
+            }
+        }
+    }
+}
