@@ -260,6 +260,230 @@ static void FN(rowgemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t
 #undef RG_CASE
 #undef RG_CASES
 
+/* -- the direct path of stride-1 convolutions (x86_grad.h: x86_direct_geom) ----------------------- */
+
+#if VLEN >= 16 /* AVX-512, 32 registers: 8 rows x 3 vectors or up to 6 rows x 4 vectors (24 accumulators) */
+#define DC_MR 8
+#define DC_NV 3
+#define DC_NV_SHORT 4 /* vectors per row when M <= DC_MR_SHORT */
+#define DC_MR_SHORT 6
+#else /* AVX2 (16 registers) and scalar: 6 rows x 2 vectors */
+#define DC_MR 6
+#define DC_NV 2
+#define DC_NV_SHORT 2
+#define DC_MR_SHORT 6
+#endif
+
+/* C(r, n) (+)= sum_k A(r, k) * B_k[n] for `rows` rows and `cols` (<= nv*VLEN) columns, where
+ * A(r, k) = a[r*ars + k*acs] and B_k = b + boff[k]: the B rows are runs at any offsets (the taps
+ * of a padded input, or the rows of a wide dy). accum: start from C instead of zero. */
+static inline __attribute__((always_inline)) void FN(dc_tile)(const int rows, const int nv, const float *a,
+                                                              int64_t ars, int64_t acs, const float *b,
+                                                              const int64_t *boff, int64_t K, float *c, int64_t ldc,
+                                                              int cols, const float *bias, int relu, int accum) {
+    vf acc[DC_MR][DC_NV_SHORT > DC_NV ? DC_NV_SHORT : DC_NV];
+    const int full = cols >= nv * VLEN, last = cols - (nv - 1) * VLEN; /* floats in the last vector */
+    for (int r = 0; r < rows; ++r)
+        for (int v = 0; v < nv; ++v)
+            acc[r][v] = !accum ? vf_zero()
+                        : v < nv - 1 || full ? vf_load(c + r * ldc + v * VLEN)
+                                             : vf_load_n(c + r * ldc + v * VLEN, last);
+    if (full) {
+        for (int64_t k = 0; k < K; ++k) {
+            const float *bk = b + boff[k];
+            vf bv[DC_NV_SHORT > DC_NV ? DC_NV_SHORT : DC_NV];
+            for (int v = 0; v < nv; ++v) bv[v] = vf_load(bk + v * VLEN);
+            for (int r = 0; r < rows; ++r) {
+                const vf av = vf_set1(a[r * ars + k * acs]);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            }
+        }
+    } else {
+        for (int64_t k = 0; k < K; ++k) {
+            const float *bk = b + boff[k];
+            vf bv[DC_NV_SHORT > DC_NV ? DC_NV_SHORT : DC_NV];
+            for (int v = 0; v < nv - 1; ++v) bv[v] = vf_load(bk + v * VLEN);
+            bv[nv - 1] = vf_load_n(bk + (nv - 1) * VLEN, last);
+            for (int r = 0; r < rows; ++r) {
+                const vf av = vf_set1(a[r * ars + k * acs]);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            }
+        }
+    }
+    for (int r = 0; r < rows; ++r) {
+        const vf bb = bias ? vf_set1(bias[r]) : vf_zero();
+        for (int v = 0; v < nv; ++v) {
+            vf o = vf_add(acc[r][v], bb);
+            if (relu) o = vf_max(o, vf_zero());
+            if (v < nv - 1 || full) vf_store(c + r * ldc + v * VLEN, o);
+            else vf_store_n(c + r * ldc + v * VLEN, o, last);
+        }
+    }
+}
+
+#define DC_CALL(R, NV) FN(dc_tile)(R, NV, am, ars, acs, b + n0, boff, K, cm, ldc, cols, bm, relu, accum)
+#define DC_NVS(R)                                                                                               \
+    switch (nvt) {                                                                                              \
+    case 1: DC_CALL(R, 1); break;                                                                               \
+    case 2: DC_CALL(R, 2); break;                                                                               \
+    case 3: DC_CALL(R, 3); break;                                                                               \
+    default: DC_CALL(R, 4); break;                                                                              \
+    }
+
+/* C = act(A @ B + bias) (accum: C += A @ B) over M rows and N columns, B_k = b + boff[k] */
+static void FN(dc_gemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                        const int64_t *boff, float *c, int64_t ldc, const float *bias, int relu, int accum) {
+    const int64_t mr = M <= DC_MR_SHORT ? M : DC_MR, nvmax = M <= DC_MR_SHORT ? DC_NV_SHORT : DC_NV;
+    for (int64_t m0 = 0; m0 < M; m0 += mr) {
+        const int rows = (int)(M - m0 < mr ? M - m0 : mr);
+        const float *am = a + m0 * ars, *bm = bias ? bias + m0 : NULL;
+        float *crow = c + m0 * ldc;
+        for (int64_t n0 = 0; n0 < N; n0 += nvmax * VLEN) {
+            const int cols = (int)(N - n0 < nvmax * VLEN ? N - n0 : nvmax * VLEN);
+            const int nvt = (cols + VLEN - 1) / VLEN; /* a narrow tail runs a narrower tile */
+            float *cm = crow + n0;
+            switch (rows) {
+            case 1: DC_NVS(1) break;
+            case 2: DC_NVS(2) break;
+            case 3: DC_NVS(3) break;
+            case 4: DC_NVS(4) break;
+            case 5: DC_NVS(5) break;
+            case 6: DC_NVS(6) break;
+#if DC_MR > 6
+            case 7: DC_NVS(7) break;
+            default: DC_NVS(8) break;
+#else
+            default: DC_NVS(6) break;
+#endif
+            }
+        }
+    }
+}
+#undef DC_NVS
+#undef DC_CALL
+
+/* the padded input planes of one image (C channels) and the zeroed slack after them */
+static void FN(pad_image)(const float *x, const x86_conv_geom *g, const x86_direct_geom *d, int64_t C, float *xp) {
+    const int64_t cw = g->W < d->Wp - g->pl ? g->W : d->Wp - g->pl; /* input columns inside the plane */
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < d->Hp; ++r) {
+            float *dst = xp + c * d->plane + r * d->Wp;
+            const int64_t ih = r - g->pt;
+            if (ih < 0 || ih >= g->H || cw <= 0) {
+                memset(dst, 0, (size_t)d->Wp * sizeof(float));
+                continue;
+            }
+            for (int64_t k = 0; k < g->pl; ++k) dst[k] = 0.0f;
+            FN(copy_n)(dst + g->pl, x + (c * g->H + ih) * g->W, cw);
+            for (int64_t k = g->pl + cw; k < d->Wp; ++k) dst[k] = 0.0f;
+        }
+    memset(xp + C * d->plane, 0, (size_t)d->slack * sizeof(float));
+}
+
+/* rows [n][OH][OW] -> wide rows [n][OH*Wp], the junk columns zero */
+static void FN(widen_rows)(const float *y, int64_t n, const x86_conv_geom *g, const x86_direct_geom *d, float *yw) {
+    for (int64_t o = 0; o < n; ++o)
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            float *dst = yw + o * d->Pw + oh * d->Wp;
+            FN(copy_n)(dst, y + (o * g->OH + oh) * g->OW, g->OW);
+            for (int64_t k = g->OW; k < d->Wp; ++k) dst[k] = 0.0f;
+        }
+}
+
+/* boff[(c*kh + i)*kw + j] = c*plane + i*dh*Wp + j*dw: where tap (i, j) of channel c starts */
+static void FN(conv_tap_offsets)(const x86_conv_geom *g, const x86_direct_geom *d, int64_t C, int64_t *boff) {
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < g->kh; ++i)
+            for (int64_t j = 0; j < g->kw; ++j) boff[(c * g->kh + i) * g->kw + j] = c * d->plane + i * g->dh * d->Wp + j * g->dw;
+}
+
+/* forward, one image: y_g = act(W_g @ taps(xpad_g) + b_g) in wide positions, then the OW real columns of each row */
+static void FN(conv_forward_direct_image)(const float *x, const float *w, const float *bias, float *y,
+                                          const x86_convgrad_geom *cg, int relu, float *work) {
+    const x86_conv_geom *g = &cg->g;
+    const x86_direct_geom d = x86_direct_geometry(cg);
+    const int64_t R = g->C * g->kh * g->kw, og = cg->O / cg->group, P = g->OH * g->OW;
+    int64_t *boff = (int64_t *)work;
+    float *xp = work + x86_direct_offsets_floats(cg), *yw = xp + x86_direct_padded_floats(cg);
+    FN(conv_tap_offsets)(g, &d, g->C, boff);
+    FN(pad_image)(x, g, &d, g->C * cg->group, xp);
+    for (int64_t gi = 0; gi < cg->group; ++gi) {
+        FN(dc_gemm)(og, d.Pw, R, w + gi * og * R, R, 1, xp + gi * g->C * d.plane, boff, yw, d.Pw,
+                    bias ? bias + gi * og : NULL, relu, 0);
+        for (int64_t o = 0; o < og; ++o)
+            for (int64_t oh = 0; oh < g->OH; ++oh)
+                FN(copy_n)(y + (gi * og + o) * P + oh * g->OW, yw + o * d.Pw + oh * d.Wp, g->OW);
+    }
+}
+
+/* dx of one image: per group and tap t, dxpad_g[p + toff[t]] += W_g[:, :, t]^T @ dywide_g[p] (K = the
+ * group's output channels), then the real part of the padded planes. Whole passes over p per tap, so a tap's
+ * read-modify-write never directly follows the previous tap's store to the overlapping floats. */
+static void FN(conv_grad_input_direct_image)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg,
+                                             float *work) {
+    const x86_conv_geom *g = &cg->g;
+    const x86_direct_geom d = x86_direct_geometry(cg);
+    const int64_t R = g->C * g->kh * g->kw, og = cg->O / cg->group, taps = g->kh * g->kw, C = g->C * cg->group;
+    int64_t *ooff = (int64_t *)work, *toff = ooff + og;
+    float *dxp = work + x86_direct_offsets_floats(cg), *dyw = dxp + x86_direct_padded_floats(cg);
+    for (int64_t o = 0; o < og; ++o) ooff[o] = o * d.Pw;
+    for (int64_t t = 0; t < taps; ++t) toff[t] = (t / g->kw) * g->dh * d.Wp + (t % g->kw) * g->dw;
+    memset(dxp, 0, (size_t)x86_direct_padded_floats(cg) * sizeof(float));
+    FN(widen_rows)(dy, cg->O, g, &d, dyw);
+    for (int64_t gi = 0; gi < cg->group; ++gi)
+        for (int64_t t = 0; t < taps; ++t) /* A(c, o) = w[gi*og + o][c][t] */
+            FN(dc_gemm)(g->C, d.Pw, og, w + gi * og * R + t, taps, R, dyw + gi * og * d.Pw, ooff,
+                        dxp + gi * g->C * d.plane + toff[t], d.plane, NULL, 0, 1);
+    const int64_t rows = g->H < d.Hp - g->pt ? g->H : d.Hp - g->pt, cw = g->W < d.Wp - g->pl ? g->W : d.Wp - g->pl;
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t ih = 0; ih < g->H; ++ih) {
+            float *dst = dx + (c * g->H + ih) * g->W;
+            int64_t iw = 0;
+            if (ih < rows && cw > 0) {
+                FN(copy_n)(dst, dxp + c * d.plane + (ih + g->pt) * d.Wp + g->pl, cw);
+                iw = cw;
+            }
+            for (; iw < g->W; ++iw) dst[iw] = 0.0f; /* inputs no window reads */
+        }
+}
+
+/* dw and db of nimg consecutive images (direct): per image its padded input and its wide dy (junk columns zero,
+ * so they add nothing), then dw[o][c,i,j] = sum over images and wide positions of dyw[o][p] * xpad[c][p + off] */
+static void FN(conv_grad_weight_direct_block)(const float *dy, const float *x, int64_t nimg,
+                                              const x86_convgrad_geom *cg, float *work, float *dw_acc,
+                                              float *db_acc) {
+    const x86_conv_geom *g = &cg->g;
+    const x86_direct_geom d = x86_direct_geometry(cg);
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group, C = g->C * cg->group;
+    const int64_t pad_floats = x86_direct_padded_floats(cg), img = pad_floats + x86_direct_wide_floats(cg);
+    const int64_t x_image = C * g->H * g->W, dy_image = cg->O * P;
+    int64_t *boff = (int64_t *)work;
+    float *base = work + x86_direct_offsets_floats(cg);
+    FN(conv_tap_offsets)(g, &d, g->C, boff);
+    for (int64_t m = 0; m < nimg; ++m) {
+        FN(pad_image)(x + m * x_image, g, &d, C, base + m * img);
+        FN(widen_rows)(dy + m * dy_image, cg->O, g, &d, base + m * img + pad_floats);
+    }
+    for (int64_t gi = 0; gi < cg->group; ++gi) {
+        const float *xg = base + gi * g->C * d.plane, *dyg = base + pad_floats + gi * og * d.Pw;
+        for (int64_t r0 = 0; r0 < R; r0 += GW_TR) {
+            const float *b[GW_TR];
+            for (int j = 0; j < GW_TR; ++j) b[j] = xg + boff[r0 + j < R ? r0 + j : R - 1];
+            for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
+                const float *a[GW_TO];
+                for (int i = 0; i < GW_TO; ++i) a[i] = dyg + (o0 + i < og ? o0 + i : og - 1) * d.Pw;
+                float out[GW_TO][GW_TR];
+                FN(dot_tile)(a, b, d.Pw, nimg, img, img, out);
+                for (int i = 0; i < GW_TO && o0 + i < og; ++i)
+                    for (int j = 0; j < GW_TR && r0 + j < R; ++j) dw_acc[(gi * og + o0 + i) * R + r0 + j] += out[i][j];
+            }
+        }
+    }
+    if (db_acc)
+        for (int64_t m = 0; m < nimg; ++m)
+            for (int64_t o = 0; o < cg->O; ++o) db_acc[o] += FN(sum_n)(dy + m * dy_image + o * P, P);
+}
+
 /* forward convolution of a training step: per image, cols = im2col(x), y_g = act(W_g @ cols_g + b_g) */
 static void FN(conv_forward)(const float *x, const float *w, const float *bias, float *y, const x86_convgrad_geom *cg,
                              int relu, float *work, int threads) {
@@ -268,6 +492,13 @@ static void FN(conv_forward)(const float *x, const float *w, const float *bias, 
     const int64_t per_thread = x86_conv_forward_work_floats(cg);
     const int64_t x_image = g->C * cg->group * g->H * g->W, y_image = cg->O * P;
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    if (x86_conv_direct(cg)) {
+        PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
+            FN(conv_forward_direct_image)(x + n * x_image, w, bias, y + n * y_image, cg, relu,
+                                          work + FN(grad_thread)() * per_thread);
+        });
+        return;
+    }
     PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
         float *cols = work + FN(grad_thread)() * per_thread;
         FN(im2col_image)(x + n * x_image, g, g->C * cg->group, cols);
@@ -313,15 +544,16 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
     const x86_conv_geom *g = &cg->g;
     const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, C = g->C * cg->group, O = cg->O;
     const int64_t per_thread = x86_conv_grad_weight_work_floats(cg), block = x86_conv_grad_weight_block(cg);
-    const int64_t cols_floats = x86_grad_round16(block * C * g->kh * g->kw * P + GRAD_SLACK);
+    const int64_t cols_floats = x86_conv_grad_weight_cols_floats(cg);
+    void (*block_fn)(const float *, const float *, int64_t, const x86_convgrad_geom *, float *, float *, float *) =
+        x86_conv_direct(cg) ? FN(conv_grad_weight_direct_block) : FN(conv_grad_weight_block);
     const int64_t x_image = C * g->H * g->W, dy_image = O * P, blocks = (cg->N + block - 1) / block;
     if (threads > blocks) threads = (int)(blocks > 0 ? blocks : 1);
     if (threads <= 1) {
         memset(dw, 0, (size_t)(O * R) * sizeof(float));
         if (db) memset(db, 0, (size_t)O * sizeof(float));
         for (int64_t n = 0; n < cg->N; n += block)
-            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
-                                       work, dw, db);
+            block_fn(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg, work, dw, db);
         return;
     }
     int team = 1;
@@ -339,8 +571,8 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
 #pragma omp for schedule(static) /* static: each thread's sum covers the same images every run */
         for (int64_t bi = 0; bi < blocks; ++bi) {
             const int64_t n = bi * block;
-            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
-                                       mine, acc, db ? dbacc : NULL);
+            block_fn(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg, mine, acc,
+                     db ? dbacc : NULL);
         }
     }
     for (int64_t e = 0; e < O * R + O; ++e) { /* the threads' accumulators, summed */
@@ -369,8 +601,10 @@ static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, cons
     const int64_t per_thread = x86_conv_grad_input_work_floats(cg);
     const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * g->OH * g->OW;
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    void (*image_fn)(const float *, const float *, float *, const x86_convgrad_geom *, float *) =
+        x86_conv_direct(cg) ? FN(conv_grad_input_direct_image) : FN(conv_grad_input_image);
     PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
-        FN(conv_grad_input_image)(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
+        image_fn(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
     });
 }
 
