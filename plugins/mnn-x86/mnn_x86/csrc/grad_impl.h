@@ -274,93 +274,118 @@ static void FN(rowgemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t
 #define DC_MR_SHORT 6
 #endif
 
-/* C(r, n) (+)= sum_k A(r, k) * B_k[n] for `rows` rows and `cols` (<= nv*VLEN) columns, where
+/* C(r, n) (+)= sum_k A(r, k) * B_k[n] for `rows` rows and nv whole vectors of columns, where
  * A(r, k) = a[r*ars + k*acs] and B_k = b + boff[k]: the B rows are runs at any offsets (the taps
- * of a padded input, or the rows of a wide dy). accum: start from C instead of zero. */
-static inline __attribute__((always_inline)) void FN(dc_tile)(const int rows, const int nv, const float *a,
-                                                              int64_t ars, int64_t acs, const float *b,
-                                                              const int64_t *boff, int64_t K, float *c, int64_t ldc,
-                                                              int cols, const float *bias, int relu, int accum) {
-    vf acc[DC_MR][DC_NV_SHORT > DC_NV ? DC_NV_SHORT : DC_NV];
-    const int full = cols >= nv * VLEN, last = cols - (nv - 1) * VLEN; /* floats in the last vector */
-    for (int r = 0; r < rows; ++r)
-        for (int v = 0; v < nv; ++v)
-            acc[r][v] = !accum ? vf_zero()
-                        : v < nv - 1 || full ? vf_load(c + r * ldc + v * VLEN)
-                                             : vf_load_n(c + r * ldc + v * VLEN, last);
-    if (full) {
-        for (int64_t k = 0; k < K; ++k) {
-            const float *bk = b + boff[k];
-            vf bv[DC_NV_SHORT > DC_NV ? DC_NV_SHORT : DC_NV];
-            for (int v = 0; v < nv; ++v) bv[v] = vf_load(bk + v * VLEN);
-            for (int r = 0; r < rows; ++r) {
-                const vf av = vf_set1(a[r * ars + k * acs]);
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
-            }
-        }
-    } else {
-        for (int64_t k = 0; k < K; ++k) {
-            const float *bk = b + boff[k];
-            vf bv[DC_NV_SHORT > DC_NV ? DC_NV_SHORT : DC_NV];
-            for (int v = 0; v < nv - 1; ++v) bv[v] = vf_load(bk + v * VLEN);
-            bv[nv - 1] = vf_load_n(bk + (nv - 1) * VLEN, last);
-            for (int r = 0; r < rows; ++r) {
-                const vf av = vf_set1(a[r * ars + k * acs]);
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
-            }
-        }
-    }
-    for (int r = 0; r < rows; ++r) {
-        const vf bb = bias ? vf_set1(bias[r]) : vf_zero();
-        for (int v = 0; v < nv; ++v) {
-            vf o = vf_add(acc[r][v], bb);
-            if (relu) o = vf_max(o, vf_zero());
-            if (v < nv - 1 || full) vf_store(c + r * ldc + v * VLEN, o);
-            else vf_store_n(c + r * ldc + v * VLEN, o, last);
-        }
-    }
+ * of a padded input, or the rows of a wide dy). accum: start from C instead of zero.
+ * Two instances, each with its accumulator array exactly as large as its tile: a larger array
+ * (one for both shapes) is more than GCC scalarizes, and it then stores the accumulators to
+ * the stack at every k. */
+#define DC_TILE(NAME, MRMAX, NVMAX)                                                                               \
+static inline __attribute__((always_inline)) void FN(NAME)(const int rows, const int nv, const float *a,          \
+                                                          int64_t ars, int64_t acs, const float *b,               \
+                                                          const int64_t *boff, int64_t K, float *c, int64_t ldc,  \
+                                                          const float *bias, int relu, int accum) {               \
+    vf acc[MRMAX][NVMAX];                                                                                         \
+    for (int r = 0; r < rows; ++r)                                                                                \
+        for (int v = 0; v < nv; ++v) acc[r][v] = accum ? vf_load(c + r * ldc + v * VLEN) : vf_zero();             \
+    for (int64_t k = 0; k < K; ++k) {                                                                             \
+        const float *bk = b + boff[k];                                                                            \
+        vf bv[NVMAX];                                                                                             \
+        for (int v = 0; v < nv; ++v) bv[v] = vf_load(bk + v * VLEN);                                              \
+        for (int r = 0; r < rows; ++r) {                                                                          \
+            const vf av = vf_set1(a[r * ars + k * acs]);                                                          \
+            for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);                                \
+        }                                                                                                         \
+    }                                                                                                             \
+    for (int r = 0; r < rows; ++r) {                                                                              \
+        const vf bb = bias ? vf_set1(bias[r]) : vf_zero();                                                        \
+        for (int v = 0; v < nv; ++v) {                                                                            \
+            vf o = vf_add(acc[r][v], bb);                                                                         \
+            if (relu) o = vf_max(o, vf_zero());                                                                   \
+            vf_store(c + r * ldc + v * VLEN, o);                                                                  \
+        }                                                                                                         \
+    }                                                                                                             \
 }
+DC_TILE(dc_tile_wide, DC_MR, DC_NV)
+DC_TILE(dc_tile_short, DC_MR_SHORT, DC_NV_SHORT)
+#undef DC_TILE
 
-#define DC_CALL(R, NV) FN(dc_tile)(R, NV, am, ars, acs, b + n0, boff, K, cm, ldc, cols, bm, relu, accum)
-#define DC_NVS(R)                                                                                               \
+#define DC_CALL(T, R, NV) FN(T)(R, NV, am, ars, acs, b + n0, boff, K, cm, ldc, bm, relu, accum)
+#define DC_NV3(T, R)                                                                                            \
     switch (nvt) {                                                                                              \
-    case 1: DC_CALL(R, 1); break;                                                                               \
-    case 2: DC_CALL(R, 2); break;                                                                               \
-    case 3: DC_CALL(R, 3); break;                                                                               \
-    default: DC_CALL(R, 4); break;                                                                              \
+    case 1: DC_CALL(T, R, 1); break;                                                                            \
+    case 2: DC_CALL(T, R, 2); break;                                                                            \
+    default: DC_CALL(T, R, 3); break;                                                                           \
+    }
+#define DC_NV4(T, R)                                                                                            \
+    switch (nvt) {                                                                                              \
+    case 1: DC_CALL(T, R, 1); break;                                                                            \
+    case 2: DC_CALL(T, R, 2); break;                                                                            \
+    case 3: DC_CALL(T, R, 3); break;                                                                            \
+    default: DC_CALL(T, R, 4); break;                                                                           \
+    }
+#if DC_NV_SHORT == 4
+#define DC_SHORT(R) DC_NV4(dc_tile_short, R)
+#else
+#define DC_SHORT(R) DC_NV2(dc_tile_short, R)
+#endif
+#if DC_NV == 3
+#define DC_WIDE(R) DC_NV3(dc_tile_wide, R)
+#else
+#define DC_WIDE(R) DC_NV2(dc_tile_wide, R)
+#endif
+#define DC_NV2(T, R)                                                                                            \
+    switch (nvt) {                                                                                              \
+    case 1: DC_CALL(T, R, 1); break;                                                                            \
+    default: DC_CALL(T, R, 2); break;                                                                           \
     }
 
-/* C = act(A @ B + bias) (accum: C += A @ B) over M rows and N columns, B_k = b + boff[k] */
+/* C = act(A @ B + bias) (accum: C += A @ B) over M rows and N columns (a multiple of VLEN: the wide
+ * rows are padded to x86_direct_geom.Pr), B_k = b + boff[k]: up to
+ * DC_MR_SHORT rows as one block of short, broad tiles, more in blocks of DC_MR rows */
 static void FN(dc_gemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
                         const int64_t *boff, float *c, int64_t ldc, const float *bias, int relu, int accum) {
-    const int64_t mr = M <= DC_MR_SHORT ? M : DC_MR, nvmax = M <= DC_MR_SHORT ? DC_NV_SHORT : DC_NV;
+    const int is_short = M <= DC_MR_SHORT;
+    const int64_t mr = is_short ? M : DC_MR, width = (is_short ? DC_NV_SHORT : DC_NV) * VLEN;
     for (int64_t m0 = 0; m0 < M; m0 += mr) {
         const int rows = (int)(M - m0 < mr ? M - m0 : mr);
         const float *am = a + m0 * ars, *bm = bias ? bias + m0 : NULL;
         float *crow = c + m0 * ldc;
-        for (int64_t n0 = 0; n0 < N; n0 += nvmax * VLEN) {
-            const int cols = (int)(N - n0 < nvmax * VLEN ? N - n0 : nvmax * VLEN);
-            const int nvt = (cols + VLEN - 1) / VLEN; /* a narrow tail runs a narrower tile */
+        for (int64_t n0 = 0; n0 < N; n0 += width) {
+            const int nvt = (int)((N - n0 < width ? N - n0 : width) / VLEN); /* a narrow tail: a narrower tile */
             float *cm = crow + n0;
-            switch (rows) {
-            case 1: DC_NVS(1) break;
-            case 2: DC_NVS(2) break;
-            case 3: DC_NVS(3) break;
-            case 4: DC_NVS(4) break;
-            case 5: DC_NVS(5) break;
-            case 6: DC_NVS(6) break;
+            if (is_short) {
+                switch (rows) {
+                case 1: DC_SHORT(1) break;
+                case 2: DC_SHORT(2) break;
+                case 3: DC_SHORT(3) break;
+                case 4: DC_SHORT(4) break;
+                case 5: DC_SHORT(5) break;
+                default: DC_SHORT(DC_MR_SHORT) break;
+                }
+            } else {
+                switch (rows) {
+                case 1: DC_WIDE(1) break;
+                case 2: DC_WIDE(2) break;
+                case 3: DC_WIDE(3) break;
+                case 4: DC_WIDE(4) break;
+                case 5: DC_WIDE(5) break;
 #if DC_MR > 6
-            case 7: DC_NVS(7) break;
-            default: DC_NVS(8) break;
-#else
-            default: DC_NVS(6) break;
+                case 6: DC_WIDE(6) break;
+                case 7: DC_WIDE(7) break;
 #endif
+                default: DC_WIDE(DC_MR) break;
+                }
             }
         }
     }
 }
-#undef DC_NVS
 #undef DC_CALL
+#undef DC_NV2
+#undef DC_NV3
+#undef DC_NV4
+#undef DC_SHORT
+#undef DC_WIDE
 
 /* the padded input planes of one image (C channels) and the zeroed slack after them */
 static void FN(pad_image)(const float *x, const x86_conv_geom *g, const x86_direct_geom *d, int64_t C, float *xp) {
@@ -380,14 +405,16 @@ static void FN(pad_image)(const float *x, const x86_conv_geom *g, const x86_dire
     memset(xp + C * d->plane, 0, (size_t)d->slack * sizeof(float));
 }
 
-/* rows [n][OH][OW] -> wide rows [n][OH*Wp], the junk columns zero */
+/* rows [n][OH][OW] -> wide rows [n][Pr], the junk columns (and the row's end past OH*Wp) zero */
 static void FN(widen_rows)(const float *y, int64_t n, const x86_conv_geom *g, const x86_direct_geom *d, float *yw) {
-    for (int64_t o = 0; o < n; ++o)
+    for (int64_t o = 0; o < n; ++o) {
         for (int64_t oh = 0; oh < g->OH; ++oh) {
-            float *dst = yw + o * d->Pw + oh * d->Wp;
+            float *dst = yw + o * d->Pr + oh * d->Wp;
             FN(copy_n)(dst, y + (o * g->OH + oh) * g->OW, g->OW);
             for (int64_t k = g->OW; k < d->Wp; ++k) dst[k] = 0.0f;
         }
+        for (int64_t k = d->Pw; k < d->Pr; ++k) yw[o * d->Pr + k] = 0.0f;
+    }
 }
 
 /* boff[(c*kh + i)*kw + j] = c*plane + i*dh*Wp + j*dw: where tap (i, j) of channel c starts */
@@ -408,11 +435,11 @@ static void FN(conv_forward_direct_image)(const float *x, const float *w, const 
     FN(conv_tap_offsets)(g, &d, g->C, boff);
     FN(pad_image)(x, g, &d, g->C * cg->group, xp);
     for (int64_t gi = 0; gi < cg->group; ++gi) {
-        FN(dc_gemm)(og, d.Pw, R, w + gi * og * R, R, 1, xp + gi * g->C * d.plane, boff, yw, d.Pw,
+        FN(dc_gemm)(og, d.Pr, R, w + gi * og * R, R, 1, xp + gi * g->C * d.plane, boff, yw, d.Pr,
                     bias ? bias + gi * og : NULL, relu, 0);
         for (int64_t o = 0; o < og; ++o)
             for (int64_t oh = 0; oh < g->OH; ++oh)
-                FN(copy_n)(y + (gi * og + o) * P + oh * g->OW, yw + o * d.Pw + oh * d.Wp, g->OW);
+                FN(copy_n)(y + (gi * og + o) * P + oh * g->OW, yw + o * d.Pr + oh * d.Wp, g->OW);
     }
 }
 
@@ -426,13 +453,13 @@ static void FN(conv_grad_input_direct_image)(const float *dy, const float *w, fl
     const int64_t R = g->C * g->kh * g->kw, og = cg->O / cg->group, taps = g->kh * g->kw, C = g->C * cg->group;
     int64_t *ooff = (int64_t *)work, *toff = ooff + og;
     float *dxp = work + x86_direct_offsets_floats(cg), *dyw = dxp + x86_direct_padded_floats(cg);
-    for (int64_t o = 0; o < og; ++o) ooff[o] = o * d.Pw;
+    for (int64_t o = 0; o < og; ++o) ooff[o] = o * d.Pr;
     for (int64_t t = 0; t < taps; ++t) toff[t] = (t / g->kw) * g->dh * d.Wp + (t % g->kw) * g->dw;
     memset(dxp, 0, (size_t)x86_direct_padded_floats(cg) * sizeof(float));
     FN(widen_rows)(dy, cg->O, g, &d, dyw);
     for (int64_t gi = 0; gi < cg->group; ++gi)
         for (int64_t t = 0; t < taps; ++t) /* A(c, o) = w[gi*og + o][c][t] */
-            FN(dc_gemm)(g->C, d.Pw, og, w + gi * og * R + t, taps, R, dyw + gi * og * d.Pw, ooff,
+            FN(dc_gemm)(g->C, d.Pr, og, w + gi * og * R + t, taps, R, dyw + gi * og * d.Pr, ooff,
                         dxp + gi * g->C * d.plane + toff[t], d.plane, NULL, 0, 1);
     const int64_t rows = g->H < d.Hp - g->pt ? g->H : d.Hp - g->pt, cw = g->W < d.Wp - g->pl ? g->W : d.Wp - g->pl;
     for (int64_t c = 0; c < C; ++c)
@@ -465,15 +492,15 @@ static void FN(conv_grad_weight_direct_block)(const float *dy, const float *x, i
         FN(widen_rows)(dy + m * dy_image, cg->O, g, &d, base + m * img + pad_floats);
     }
     for (int64_t gi = 0; gi < cg->group; ++gi) {
-        const float *xg = base + gi * g->C * d.plane, *dyg = base + pad_floats + gi * og * d.Pw;
+        const float *xg = base + gi * g->C * d.plane, *dyg = base + pad_floats + gi * og * d.Pr;
         for (int64_t r0 = 0; r0 < R; r0 += GW_TR) {
             const float *b[GW_TR];
             for (int j = 0; j < GW_TR; ++j) b[j] = xg + boff[r0 + j < R ? r0 + j : R - 1];
             for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
                 const float *a[GW_TO];
-                for (int i = 0; i < GW_TO; ++i) a[i] = dyg + (o0 + i < og ? o0 + i : og - 1) * d.Pw;
+                for (int i = 0; i < GW_TO; ++i) a[i] = dyg + (o0 + i < og ? o0 + i : og - 1) * d.Pr;
                 float out[GW_TO][GW_TR];
-                FN(dot_tile)(a, b, d.Pw, nimg, img, img, out);
+                FN(dot_tile)(a, b, d.Pr, nimg, img, img, out);
                 for (int i = 0; i < GW_TO && o0 + i < og; ++i)
                     for (int j = 0; j < GW_TR && r0 + j < R; ++j) dw_acc[(gi * og + o0 + i) * R + r0 + j] += out[i][j];
             }

@@ -90,9 +90,11 @@ static inline int64_t x86_grad_round16(int64_t n) { return (n + 15) / 16 * 16; }
  * Then tap (i, j) of channel c is one contiguous run of the padded input,
  * starting at c*plane + i*dh*Wp + j*dw, for every p at once: the convolution is
  * a GEMM whose B rows are offsets into the padded input instead of im2col rows.
- * A run past the last plane reaches at most (kw-1)*dw floats further: `slack`. */
+ * Wide rows are Pr = Pw rounded up to 16 floats long (whole vectors on every ISA; the
+ * positions past Pw junk too), so a run past the last plane reaches at most
+ * (kw-1)*dw + 15 floats further: `slack`. */
 typedef struct x86_direct_geom {
-    int64_t Hp, Wp, plane, Pw, slack;
+    int64_t Hp, Wp, plane, Pw, Pr, slack;
 } x86_direct_geom;
 static inline int x86_conv_direct(const x86_convgrad_geom *g) { return g->g.sh == 1 && g->g.sw == 1; }
 static inline x86_direct_geom x86_direct_geometry(const x86_convgrad_geom *g) {
@@ -101,6 +103,7 @@ static inline x86_direct_geom x86_direct_geometry(const x86_convgrad_geom *g) {
     d.Wp = g->g.OW + (g->g.kw - 1) * g->g.dw;
     d.plane = d.Hp * d.Wp;
     d.Pw = g->g.OH * d.Wp;
+    d.Pr = x86_grad_round16(d.Pw);
     d.slack = x86_grad_round16((g->g.kw - 1) * g->g.dw + 16);
     return d;
 }
@@ -114,7 +117,7 @@ static inline int64_t x86_direct_padded_floats(const x86_convgrad_geom *g) {
 }
 /* per thread, direct path: one image's O output (or dy) rows in wide positions */
 static inline int64_t x86_direct_wide_floats(const x86_convgrad_geom *g) {
-    return x86_grad_round16(g->O * x86_direct_geometry(g).Pw);
+    return g->O * x86_direct_geometry(g).Pr;
 }
 /* images whose im2col (or, direct, padded input and wide dy) a thread holds at once for the
  * weight gradient: about 256 KB (L2), at most 8 */
