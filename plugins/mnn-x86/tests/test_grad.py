@@ -131,6 +131,20 @@ def test_max_pool_grad_ties_go_to_the_first(isa, rng):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("shape", [(2, 3, 28, 28), (1, 2, 9, 37), (1, 1, 2, 66)])
+def test_max_pool_grad_2x2_special_values(isa, shape, rng):
+    """The 2x2 stride-2 path: windows of -inf, NaN and ties pick the reference's tap (odd edges left out)."""
+    x = np.round(f32(rng, *shape))
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, flat.size // 5, replace=False)] = -np.inf
+    flat[rng.choice(flat.size, flat.size // 10, replace=False)] = np.nan
+    x[..., :2, :4] = -np.inf  # two whole windows of -inf: dy to tap 0
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    dy = f32(rng, shape[0], shape[1], shape[2] // 2, shape[3] // 2)
+    check("MaxPoolGrad", [dy, x], attrs, isa, 1, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_lenet_step_ops(isa, threads, rng):
     """The element-wise, reduction, loss and update ops at the benchmark's shapes."""

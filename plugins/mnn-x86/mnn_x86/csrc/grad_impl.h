@@ -732,14 +732,104 @@ static void FN(max_pool_grad_plane_any)(const float *dy, const float *x, float *
         }
 }
 
+/* 2x2 windows at stride 2 (no padding, no dilation; LeNet's pools): VLEN windows at a time, whole vectors
+ * throughout. The even and odd columns of a row pair are split into the four taps of VLEN windows, the first
+ * maximum picked with the same strict > from -inf as the reference, dy handed to the winning tap by selects,
+ * and the four results interleaved back and stored: every input of a whole window is written once, so the
+ * plane needs no clearing first (only when odd edges or ceil_mode windows leave inputs outside them). */
+#if VLEN == 16
+/* row[0, 2n) (n <= 16 windows) -> its even and odd columns */
+static inline void FN(pool2_split)(const float *row, int n, vf *even, vf *odd) {
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const vf a = vf_load_n(row, 2 * n), b = vf_load_n(row + 16, 2 * n - 16);
+    *even = _mm512_permutex2var_ps(a, ie, b);
+    *odd = _mm512_permutex2var_ps(a, io, b);
+}
+static inline void FN(pool2_merge)(float *row, int n, vf even, vf odd) {
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    vf_store_n(row, _mm512_permutex2var_ps(even, lo, odd), 2 * n);
+    if (n > 8) vf_store_n(row + 16, _mm512_permutex2var_ps(even, hi, odd), 2 * n - 16);
+}
+#elif VLEN == 8
+static inline void FN(pool2_split)(const float *row, int n, vf *even, vf *odd) {
+    const vf a = vf_load_n(row, 2 * n), b = vf_load_n(row + 8, 2 * n - 8);
+    /* shuffle: a0 a2 b0 b2 | a4 a6 b4 b6; the 64-bit permute puts the halves in order */
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+static inline void FN(pool2_merge)(float *row, int n, vf even, vf odd) {
+    const vf lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd); /* e0 o0 e1 o1 | e4 o4 e5 o5 */
+    vf_store_n(row, _mm256_permute2f128_ps(lo, hi, 0x20), 2 * n);
+    if (n > 4) vf_store_n(row + 8, _mm256_permute2f128_ps(lo, hi, 0x31), 2 * n - 8);
+}
+#else
+static inline void FN(pool2_split)(const float *row, int n, vf *even, vf *odd) {
+    (void)n;
+    *even = row[0];
+    *odd = row[1];
+}
+static inline void FN(pool2_merge)(float *row, int n, vf even, vf odd) {
+    (void)n;
+    row[0] = even;
+    row[1] = odd;
+}
+#endif
+
+static inline int FN(pool2_fast)(const x86_pool_geom *g) {
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->pt == 0 &&
+           g->pl == 0;
+}
+
+static void FN(max_pool_grad_plane_2x2)(const float *dy, const float *x, float *dx, const x86_pool_geom *g) {
+    const int64_t W = g->W, rows = g->OH < g->H / 2 ? g->OH : g->H / 2, cols = g->OW < W / 2 ? g->OW : W / 2;
+    const int edges = rows * 2 != g->H || cols * 2 != W || rows != g->OH || cols != g->OW;
+    if (edges) memset(dx, 0, (size_t)(g->H * W) * sizeof(float));
+    const vf ninf = vf_set1(-INFINITY), zero = vf_zero();
+    for (int64_t oh = 0; oh < rows; ++oh) {
+        const float *x0 = x + 2 * oh * W, *x1 = x0 + W;
+        float *d0 = dx + 2 * oh * W, *d1 = d0 + W;
+        for (int64_t ow = 0; ow < cols; ow += VLEN) {
+            const int n = (int)(cols - ow < VLEN ? cols - ow : VLEN);
+            vf a, b, c, d;
+            FN(pool2_split)(x0 + 2 * ow, n, &a, &b);
+            FN(pool2_split)(x1 + 2 * ow, n, &c, &d);
+            /* taps in the reference's order a, b, c, d; the last tap that beats the running best wins */
+            vf best = vf_select(vf_lt(ninf, a), a, ninf);
+            const vmask gb = vf_lt(best, b);
+            best = vf_select(gb, b, best);
+            const vmask gc = vf_lt(best, c);
+            best = vf_select(gc, c, best);
+            const vmask gd = vf_lt(best, d);
+            vf rest = vf_load_n(dy + oh * g->OW + ow, n);
+            const vf td = vf_select(gd, rest, zero);
+            rest = vf_select(gd, zero, rest);
+            const vf tc = vf_select(gc, rest, zero);
+            rest = vf_select(gc, zero, rest);
+            const vf tb = vf_select(gb, rest, zero);
+            rest = vf_select(gb, zero, rest); /* a: it won, or nothing beat -inf (tap 0, as the reference) */
+            FN(pool2_merge)(d0 + 2 * ow, n, rest, tb);
+            FN(pool2_merge)(d1 + 2 * ow, n, tc, td);
+        }
+    }
+    if (!edges) return;
+    for (int64_t oh = 0; oh < g->OH; ++oh) /* ceil_mode windows past the whole ones */
+        for (int64_t ow = oh < rows ? cols : 0; ow < g->OW; ++ow) {
+            const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+            if (at >= 0) dx[at] += dy[oh * g->OW + ow];
+        }
+}
+
 static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                               int threads) {
     const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW, taps = g->kh * g->kw;
     int64_t off[POOL_MAX_TAPS];
     for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
-    const int fast = taps <= POOL_MAX_TAPS;
+    const int fast = taps <= POOL_MAX_TAPS, two = FN(pool2_fast)(g);
     PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
-        if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
+        if (two) FN(max_pool_grad_plane_2x2)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
+        else if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
         else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
     });
 }
