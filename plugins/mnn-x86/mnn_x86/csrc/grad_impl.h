@@ -387,9 +387,11 @@ static void FN(dc_gemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t
 #undef DC_SHORT
 #undef DC_WIDE
 
-/* the padded input planes of one image (C channels) and the zeroed slack after them */
+/* the padded input planes of one image (C channels) and the zeroed slack after them. A row is
+ * written as whole (masked) vectors: lanes past the input's cw columns load as zeros. */
 static void FN(pad_image)(const float *x, const x86_conv_geom *g, const x86_direct_geom *d, int64_t C, float *xp) {
     const int64_t cw = g->W < d->Wp - g->pl ? g->W : d->Wp - g->pl; /* input columns inside the plane */
+    const int64_t right = d->Wp - g->pl;                            /* floats from the first input column on */
     for (int64_t c = 0; c < C; ++c)
         for (int64_t r = 0; r < d->Hp; ++r) {
             float *dst = xp + c * d->plane + r * d->Wp;
@@ -398,20 +400,29 @@ static void FN(pad_image)(const float *x, const x86_conv_geom *g, const x86_dire
                 memset(dst, 0, (size_t)d->Wp * sizeof(float));
                 continue;
             }
+            const float *src = x + (c * g->H + ih) * g->W;
             for (int64_t k = 0; k < g->pl; ++k) dst[k] = 0.0f;
-            FN(copy_n)(dst + g->pl, x + (c * g->H + ih) * g->W, cw);
-            for (int64_t k = g->pl + cw; k < d->Wp; ++k) dst[k] = 0.0f;
+            for (int64_t k = 0; k < right; k += VLEN) {
+                const int64_t left = cw - k;
+                vf_store_n(dst + g->pl + k, vf_load_n(src + k, left < 0 ? 0 : left > VLEN ? VLEN : (int)left),
+                           right - k < VLEN ? (int)(right - k) : VLEN);
+            }
         }
     memset(xp + C * d->plane, 0, (size_t)d->slack * sizeof(float));
 }
 
-/* rows [n][OH][OW] -> wide rows [n][Pr], the junk columns (and the row's end past OH*Wp) zero */
+/* rows [n][OH][OW] -> wide rows [n][Pr], the junk columns (and the row's end past OH*Wp) zero; whole
+ * (masked) vectors, lanes past OW loading as zeros */
 static void FN(widen_rows)(const float *y, int64_t n, const x86_conv_geom *g, const x86_direct_geom *d, float *yw) {
     for (int64_t o = 0; o < n; ++o) {
         for (int64_t oh = 0; oh < g->OH; ++oh) {
             float *dst = yw + o * d->Pr + oh * d->Wp;
-            FN(copy_n)(dst, y + (o * g->OH + oh) * g->OW, g->OW);
-            for (int64_t k = g->OW; k < d->Wp; ++k) dst[k] = 0.0f;
+            const float *src = y + (o * g->OH + oh) * g->OW;
+            for (int64_t k = 0; k < d->Wp; k += VLEN) {
+                const int64_t left = g->OW - k;
+                vf_store_n(dst + k, vf_load_n(src + k, left < 0 ? 0 : left > VLEN ? VLEN : (int)left),
+                           d->Wp - k < VLEN ? (int)(d->Wp - k) : VLEN);
+            }
         }
         for (int64_t k = d->Pw; k < d->Pr; ++k) yw[o * d->Pr + k] = 0.0f;
     }
