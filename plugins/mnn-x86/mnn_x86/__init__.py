@@ -23,7 +23,7 @@ from . import isa as _isa
 __version__ = "0.1.0"
 
 try:  # the compiled kernels; a failure is reported by availability(), not raised here
-    from . import (  # noqa: F401  (each registers; ops_grad and ops_conv_train: training)
+    from . import (  # noqa: F401  (each registers; ops_grad, ops_conv_train, ops_pool_train: training)
         _x86,
         ops_conv,
         ops_conv_train,
@@ -33,6 +33,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_matmul,
         ops_norm,
         ops_pool,
+        ops_pool_train,
     )
     from ._common import KERNELS
 

@@ -36,6 +36,7 @@ cdef extern from "ops_grad.h" nogil:
     ctypedef struct x86_poolgrad_state:
         x86_op op
         const x86_grad_kernels* gk
+        int32_t forward
         int64_t planes
         x86_pool_geom g
 
@@ -101,11 +102,13 @@ def conv_grad(str isa, int threads, str name, int which, dict p, bint relu=False
     return ex
 
 
-def max_pool_grad(str isa, int threads, str name, int64_t planes, dict p):
-    """MaxPoolGrad over planes; p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl."""
+def max_pool_grad(str isa, int threads, str name, int64_t planes, dict p, bint forward=False):
+    """MaxPoolGrad over planes; p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl. forward: MaxPool
+    itself instead (2x2 windows at stride 2, no padding, OH = H // 2, OW = W // 2 only)."""
     cdef Execution ex = _execution(name, sizeof(x86_poolgrad_state), x86_poolgrad_run, isa, threads)
     cdef x86_poolgrad_state* s = <x86_poolgrad_state*>ex.state
     s.gk = _grad_table(isa)
+    s.forward = forward
     s.planes = planes
     s.g.H, s.g.W, s.g.OH, s.g.OW = p["H"], p["W"], p["OH"], p["OW"]
     s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]

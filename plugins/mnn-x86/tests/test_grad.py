@@ -146,6 +146,38 @@ def test_max_pool_grad_2x2_special_values(isa, shape, rng):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "xs,attrs",
+    [
+        ((64, 6, 28, 28), {}),
+        ((3, 2, 9, 37), {}),
+        ((2, 3, 20, 66), {}),
+        ((1, 1, 2, 2), {}),
+        ((2, 2, 7, 9), {"ceil_mode": 1}),  # partial windows: the general kernel
+        ((2, 2, 8, 8), {"pads": [1, 1, 1, 1]}),  # padded: the general kernel
+    ],
+)
+def test_max_pool_2x2_forward(isa, threads, xs, attrs, rng):
+    """MaxPool 2x2 / stride 2 (its own path): odd edges, -inf and NaN windows, as the reference."""
+    x = np.round(f32(rng, *xs))
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, flat.size // 5, replace=False)] = -np.inf
+    if not attrs:  # (the general kernel's max drops NaNs: not this path's business)
+        flat[rng.choice(flat.size, max(flat.size // 20, 1), replace=False)] = np.nan
+    full = {
+        "kernel_shape": [2, 2],
+        "strides": [2, 2],
+        "pads": [0, 0, 0, 0],
+        "dilations": [1, 1],
+        "ceil_mode": 0,
+        "auto_pad": "NOTSET",
+        **attrs,
+    }
+    check("MaxPool", [x], full, isa, threads, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
 def test_lenet_step_ops(isa, threads, rng):
     """The element-wise, reduction, loss and update ops at the benchmark's shapes."""
     y = np.maximum(f32(rng, 64, 6, 28, 28), 0)

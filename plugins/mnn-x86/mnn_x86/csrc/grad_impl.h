@@ -832,6 +832,32 @@ static void FN(max_pool_grad_plane_2x2)(const float *dy, const float *x, float *
         }
 }
 
+/* MaxPool forward, 2x2 windows at stride 2 with OH = H/2, OW = W/2 (a trailing odd row or column unread):
+ * VLEN windows per step from the split row pair; a NaN anywhere in a window makes it NaN, as the reference's max */
+static void FN(max_pool_2x2_plane)(const float *x, float *y, const x86_pool_geom *g) {
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const float *x0 = x + 2 * oh * g->W, *x1 = x0 + g->W;
+        for (int64_t ow = 0; ow < g->OW; ow += VLEN) {
+            const int n = (int)(g->OW - ow < VLEN ? g->OW - ow : VLEN);
+            vf a, b, c, d;
+            FN(pool2_split)(x0 + 2 * ow, n, &a, &b);
+            FN(pool2_split)(x1 + 2 * ow, n, &c, &d);
+            vf m = vf_max(vf_max(a, b), vf_max(c, d));
+            m = vf_select(vf_isnan(a), a, m);
+            m = vf_select(vf_isnan(b), b, m);
+            m = vf_select(vf_isnan(c), c, m);
+            m = vf_select(vf_isnan(d), d, m);
+            vf_store_n(y + oh * g->OW + ow, m, n);
+        }
+    }
+}
+
+static void FN(max_pool_2x2)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, int threads) {
+    const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW;
+    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes,
+                         { FN(max_pool_2x2_plane)(x + pi * in_plane, y + pi * out_plane, g); });
+}
+
 static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                               int threads) {
     const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW, taps = g->kh * g->kw;
@@ -1058,6 +1084,7 @@ const x86_grad_kernels FN(x86_grad_kernels) = {
     FN(conv_grad_weight),
     FN(conv_grad_input),
     FN(max_pool_grad),
+    FN(max_pool_2x2),
     FN(relu_grad),
     FN(sum_to),
     FN(softmax_ce),

@@ -52,7 +52,11 @@ int x86_convgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tenso
 int x86_poolgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_poolgrad_state *s = (x86_poolgrad_state *)state;
     (void)n_out;
-    if (!all_f32(&s->op, ins, n_in, "x86 MaxPoolGrad takes float32 tensors")) return 1;
+    if (!all_f32(&s->op, ins, n_in, "x86 MaxPool/MaxPoolGrad take float32 tensors")) return 1;
+    if (s->forward) {
+        s->gk->max_pool_2x2((const float *)ins[0].data, (float *)outs[0].data, s->planes, &s->g, s->op.threads);
+        return 0;
+    }
     s->gk->max_pool_grad((const float *)ins[0].data, (const float *)ins[1].data, (float *)outs[0].data, s->planes,
                          &s->g, s->op.threads);
     return 0;

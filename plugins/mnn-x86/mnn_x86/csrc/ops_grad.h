@@ -22,10 +22,11 @@ typedef struct x86_convgrad_state {
 } x86_convgrad_state;
 int x86_convgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
-/* MaxPoolGrad: (dy, x) -> dx over N*C planes */
+/* MaxPoolGrad: (dy, x) -> dx over N*C planes; forward 1: MaxPool x -> y (2x2 windows at stride 2 only) */
 typedef struct x86_poolgrad_state {
     x86_op op;
     const x86_grad_kernels *gk;
+    int32_t forward;
     int64_t planes;
     x86_pool_geom g;
 } x86_poolgrad_state;

@@ -60,6 +60,8 @@ typedef struct x86_grad_kernels {
     /* dx of max pooling over `planes` planes: each dy to its window's first maximum */
     void (*max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                           int threads);
+    /* MaxPool forward of 2x2 windows at stride 2, no padding, OH = H/2, OW = W/2 (NaN propagates) */
+    void (*max_pool_2x2)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, int threads);
     /* dx = dy * (y > 0) */
     void (*relu_grad)(const float *dy, const float *y, float *dx, int64_t n, int threads);
     /* y = x summed over the reduced axes of ndim collapsed dims (reduced: ystride 0) */
