@@ -346,13 +346,16 @@ DC_TILE(dc_tile_short, DC_MR_SHORT, DC_NV_SHORT)
 static void FN(dc_gemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
                         const int64_t *boff, float *c, int64_t ldc, const float *bias, int relu, int accum) {
     const int is_short = M <= DC_MR_SHORT;
-    const int64_t mr = is_short ? M : DC_MR, width = (is_short ? DC_NV_SHORT : DC_NV) * VLEN;
+    const int64_t mr = is_short ? M : DC_MR, nvmax = is_short ? DC_NV_SHORT : DC_NV;
+    /* the row's vectors spread evenly over the fewest tiles (9 vectors: 3+3+3, not 4+4+1, whose last
+     * tile would load a broadcast per FMA) */
+    const int64_t nvec = N / VLEN, tiles = (nvec + nvmax - 1) / nvmax;
     for (int64_t m0 = 0; m0 < M; m0 += mr) {
         const int rows = (int)(M - m0 < mr ? M - m0 : mr);
         const float *am = a + m0 * ars, *bm = bias ? bias + m0 : NULL;
         float *crow = c + m0 * ldc;
-        for (int64_t n0 = 0; n0 < N; n0 += width) {
-            const int nvt = (int)((N - n0 < width ? N - n0 : width) / VLEN); /* a narrow tail: a narrower tile */
+        for (int64_t t = 0, n0 = 0; t < tiles; ++t) {
+            const int nvt = (int)(nvec / tiles + (t < nvec % tiles ? 1 : 0));
             float *cm = crow + n0;
             if (is_short) {
                 switch (rows) {
@@ -377,6 +380,7 @@ static void FN(dc_gemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t
                 default: DC_WIDE(DC_MR) break;
                 }
             }
+            n0 += nvt * VLEN;
         }
     }
 }
