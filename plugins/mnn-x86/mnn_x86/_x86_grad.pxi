@@ -64,6 +64,13 @@ cdef extern from "ops_grad.h" nogil:
         int32_t kind
         x86_optim_params p
 
+    ctypedef struct x86_gemmrt_state:
+        x86_op op
+        const x86_grad_kernels* gk
+        int64_t M, N, K, ars, acs
+        int32_t transB, relu
+
+    int x86_gemmrt_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_convgrad_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_poolgrad_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_relugrad_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -162,4 +169,17 @@ def optim_update(str isa, int threads, str name, int kind, dict a):
     s.p.beta1 = a.get("beta1", 0.9)
     s.p.beta2 = a.get("beta2", 0.999)
     s.p.eps = a.get("eps", 1e-8)
+    return ex
+
+
+def gemm_rt(str isa, int threads, str name, int64_t M, int64_t N, int64_t K, int64_t ars, int64_t acs,
+            bint transB, bint relu):
+    """Gemm of runtime operands, nothing packed (see x86_grad.h gemm_rt)."""
+    if transB and acs != 1:
+        raise ValueError("x86 gemm_rt with transB needs A's rows contiguous (acs == 1)")
+    cdef Execution ex = _execution(name, sizeof(x86_gemmrt_state), x86_gemmrt_run, isa, threads)
+    cdef x86_gemmrt_state* s = <x86_gemmrt_state*>ex.state
+    s.gk = _grad_table(isa)
+    s.M, s.N, s.K, s.ars, s.acs = M, N, K, ars, acs
+    s.transB, s.relu = transB, relu
     return ex

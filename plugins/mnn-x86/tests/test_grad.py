@@ -178,6 +178,29 @@ def test_max_pool_2x2_forward(isa, threads, xs, attrs, rng):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "m,n,k,attrs,bias",
+    [
+        (64, 120, 400, {"transB": 1, "activation": "relu"}, True),  # LeNet's fc1 forward
+        (64, 400, 120, {}, False),  # its dx
+        (120, 400, 64, {"transA": 1}, False),  # its dw
+        (7, 13, 9, {"transB": 1}, True),  # tile edges: 7 = 4 + 3 rows, 13 = 5 + 5 + 3 columns
+        (5, 33, 17, {"transA": 1, "activation": "relu"}, True),
+        (1, 1, 1, {}, False),
+        (9, 10, 31, {"transA": 1, "transB": 1}, False),  # both transposed: the inference kernel
+    ],
+)
+def test_gemm_runtime_operands(isa, threads, m, n, k, attrs, bias, rng):
+    """Gemm with B a graph input (a training step's): the unpacked path against the reference."""
+    a = f32(rng, *((k, m) if attrs.get("transA") else (m, k)))
+    b = f32(rng, *((n, k) if attrs.get("transB") else (k, n)))
+    full = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, **attrs}
+    ins = [a, b, f32(rng, n)] if bias else [a, b]
+    check("Gemm", ins, full, isa, threads)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
 def test_lenet_step_ops(isa, threads, rng):
     """The element-wise, reduction, loss and update ops at the benchmark's shapes."""
     y = np.maximum(f32(rng, 64, 6, 28, 28), 0)

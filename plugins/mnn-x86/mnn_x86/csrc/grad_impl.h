@@ -650,6 +650,43 @@ static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, cons
     });
 }
 
+/* -- Gemm with runtime operands (a training step's fully connected layers) -------------------------- */
+
+/* C [M][N] = act(A @ op(B) + bias[n]), A(m, k) = a[m*ars + k*acs], B [K][N] row-major or, transB, [N][K].
+ * Nothing is packed: B's rows are read where they lie. transB: every C(m, n) is a dot product of two
+ * contiguous rows (dot_tile, GW_TO rows of A x GW_TR rows of B); else rowgemm broadcasts A and streams
+ * B's rows. Threads take blocks of rows of C. */
+static void FN(gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                        int transB, const float *bias, int relu, float *c, int threads) {
+    const int64_t blocks = (M + GW_TO - 1) / GW_TO;
+    PARALLEL_FOR(threads > 1 && blocks > 1 && M * N * K >= 8 * GRAD_PARALLEL_MIN, bi, blocks, {
+        const int64_t m0 = bi * GW_TO, rows = M - m0 < GW_TO ? M - m0 : GW_TO;
+        if (transB) { /* a's rows contiguous along K (acs == 1): checked by the caller */
+            const float *ap[GW_TO];
+            for (int i = 0; i < GW_TO; ++i) ap[i] = a + (m0 + (i < rows ? i : rows - 1)) * ars;
+            for (int64_t n0 = 0; n0 < N; n0 += GW_TR) {
+                const float *bp[GW_TR];
+                for (int j = 0; j < GW_TR; ++j) bp[j] = b + (n0 + j < N ? n0 + j : N - 1) * K;
+                float out[GW_TO][GW_TR];
+                FN(dot_tile)(ap, bp, K, 1, 0, 0, out);
+                for (int i = 0; i < rows; ++i)
+                    for (int j = 0; j < GW_TR && n0 + j < N; ++j) {
+                        const float v = out[i][j] + (bias ? bias[n0 + j] : 0.0f);
+                        c[(m0 + i) * N + n0 + j] = relu && v < 0.0f ? 0.0f : v; /* NaN stays */
+                    }
+            }
+        } else {
+            FN(rowgemm)(rows, N, K, a + m0 * ars, ars, acs, b, N, c + m0 * N, N, NULL, 0);
+            if (bias || relu)
+                for (int64_t i = m0; i < m0 + rows; ++i)
+                    for (int64_t n = 0; n < N; ++n) {
+                        const float v = c[i * N + n] + (bias ? bias[n] : 0.0f);
+                        c[i * N + n] = relu && v < 0.0f ? 0.0f : v;
+                    }
+        }
+    });
+}
+
 /* -- pooling ------------------------------------------------------------------------------ */
 
 /* window (oh, ow) of a plane: its first maximum's position in the plane, or -1 (tap 0 in the padding) */
@@ -1089,6 +1126,7 @@ const x86_grad_kernels FN(x86_grad_kernels) = {
     FN(conv_grad_input),
     FN(max_pool_grad),
     FN(max_pool_2x2),
+    FN(gemm_rt),
     FN(relu_grad),
     FN(sum_to),
     FN(softmax_ce),

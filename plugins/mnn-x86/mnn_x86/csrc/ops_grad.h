@@ -68,4 +68,14 @@ typedef struct x86_optim_state {
 } x86_optim_state;
 int x86_optim_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* Gemm of a training step (runtime B, alpha = beta = 1, C absent or a bias over N, act none or relu):
+ * (a, b [, bias]) -> c */
+typedef struct x86_gemmrt_state {
+    x86_op op;
+    const x86_grad_kernels *gk;
+    int64_t M, N, K, ars, acs;
+    int32_t transB, relu;
+} x86_gemmrt_state;
+int x86_gemmrt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif

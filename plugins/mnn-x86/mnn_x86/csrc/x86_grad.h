@@ -62,6 +62,10 @@ typedef struct x86_grad_kernels {
                           int threads);
     /* MaxPool forward of 2x2 windows at stride 2, no padding, OH = H/2, OW = W/2 (NaN propagates) */
     void (*max_pool_2x2)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, int threads);
+    /* C [M][N] = act(A @ B + bias) for runtime operands, nothing packed: A(m, k) = a[m*ars + k*acs] (acs == 1
+     * when transB), B [K][N] or (transB) [N][K] contiguous, bias N floats or NULL, act relu or none */
+    void (*gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                    int transB, const float *bias, int relu, float *c, int threads);
     /* dx = dy * (y > 0) */
     void (*relu_grad)(const float *dy, const float *y, float *dx, int64_t n, int threads);
     /* y = x summed over the reduced axes of ndim collapsed dims (reduced: ystride 0) */
