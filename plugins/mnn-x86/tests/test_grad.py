@@ -105,6 +105,7 @@ POOLS = [
     ((1, 2, 11, 40), {"kernel_shape": [3, 2], "strides": [3, 3], "dilations": [1, 2]}),
     ((1, 3, 7, 9), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ((2, 2, 7, 7), {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}),
+    ((64, 16, 32, 32), {"kernel_shape": [2, 2], "strides": [2, 2]}),  # 2x2 past the threads' threshold (1M)
 ]
 
 
@@ -153,6 +154,7 @@ def test_max_pool_grad_2x2_special_values(isa, shape, rng):
         ((3, 2, 9, 37), {}),
         ((2, 3, 20, 66), {}),
         ((1, 1, 2, 2), {}),
+        ((64, 16, 32, 32), {}),  # past the threads' threshold (1M inputs)
         ((2, 2, 7, 9), {"ceil_mode": 1}),  # partial windows: the general kernel
         ((2, 2, 8, 8), {"pads": [1, 1, 1, 1]}),  # padded: the general kernel
     ],
@@ -187,6 +189,8 @@ def test_max_pool_2x2_forward(isa, threads, xs, attrs, rng):
         (7, 13, 9, {"transB": 1}, True),  # tile edges: 7 = 4 + 3 rows, 13 = 5 + 5 + 3 columns
         (5, 33, 17, {"transA": 1, "activation": "relu"}, True),
         (1, 1, 1, {}, False),
+        (256, 255, 257, {"transB": 1}, True),  # past the threads' threshold (16M products)
+        (257, 256, 255, {"activation": "relu"}, True),
         (9, 10, 31, {"transA": 1, "transB": 1}, False),  # both transposed: the inference kernel
     ],
 )
@@ -206,6 +210,8 @@ def test_lenet_step_ops(isa, threads, rng):
     y = np.maximum(f32(rng, 64, 6, 28, 28), 0)
     check("ReluGrad", [f32(rng, 64, 6, 28, 28), y], {}, isa, threads, rtol=0, atol=0)
     check("ReluGrad", [f32(rng, 64, 83), np.maximum(f32(rng, 64, 83), 0)], {}, isa, threads, rtol=0, atol=0)
+    big = f32(rng, 64, 16, 32, 33)  # past the threads' threshold (1M elements)
+    check("ReluGrad", [f32(rng, *big.shape), big], {}, isa, threads, rtol=0, atol=0)
     for src, dst in [((64, 10), (10,)), ((64, 120), (120,)), ((5, 7, 3), (7, 1)), ((3, 1, 5), (1,))]:
         check("SumToShape", [f32(rng, *src)], {"shape": list(dst)}, isa, threads)
     logits, target = f32(rng, 64, 10), rng.integers(0, 10, 64)

@@ -36,6 +36,10 @@
 #define GW_TR 4 /* im2col rows per dot tile: 12 accumulators + 4 loads in 16 registers */
 #endif
 #define GRAD_PARALLEL_MIN 65536
+/* element-wise and 2x2-pooling passes run a few float per ns on one core: below this many elements
+ * (about 50 us of work) a parallel region does not pay for itself where it counts, on a machine whose
+ * cores are shared: every region ends in a barrier that waits for a thread that may have no core */
+#define GRAD_PARALLEL_MIN_STREAM (1 << 20)
 
 /* PARALLEL_FOR with dynamic scheduling, for loops over images or planes: on a
  * busy machine a thread that loses its core for a while then holds up only the
@@ -659,7 +663,7 @@ static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, cons
 static void FN(gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
                         int transB, const float *bias, int relu, float *c, int threads) {
     const int64_t blocks = (M + GW_TO - 1) / GW_TO;
-    PARALLEL_FOR(threads > 1 && blocks > 1 && M * N * K >= 8 * GRAD_PARALLEL_MIN, bi, blocks, {
+    PARALLEL_FOR(threads > 1 && blocks > 1 && M * N * K >= 16 * GRAD_PARALLEL_MIN_STREAM, bi, blocks, {
         const int64_t m0 = bi * GW_TO, rows = M - m0 < GW_TO ? M - m0 : GW_TO;
         if (transB) { /* a's rows contiguous along K (acs == 1): checked by the caller */
             const float *ap[GW_TO];
@@ -895,7 +899,7 @@ static void FN(max_pool_2x2_plane)(const float *x, float *y, const x86_pool_geom
 
 static void FN(max_pool_2x2)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, int threads) {
     const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW;
-    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes,
+    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN_STREAM, pi, planes,
                          { FN(max_pool_2x2_plane)(x + pi * in_plane, y + pi * out_plane, g); });
 }
 
@@ -905,7 +909,8 @@ static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_
     int64_t off[POOL_MAX_TAPS];
     for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
     const int fast = taps <= POOL_MAX_TAPS, two = FN(pool2_fast)(g);
-    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
+    const int64_t min_work = two ? GRAD_PARALLEL_MIN_STREAM : GRAD_PARALLEL_MIN;
+    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= min_work, pi, planes, {
         if (two) FN(max_pool_grad_plane_2x2)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
         else if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
         else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
@@ -928,7 +933,7 @@ static void FN(relu_grad_range)(const float *dy, const float *y, float *dx, int6
 #define GRAD_CHUNK 16384
 static void FN(relu_grad)(const float *dy, const float *y, float *dx, int64_t n, int threads) {
     const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
-    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
+    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN_STREAM, c, chunks, {
         const int64_t i0 = c * GRAD_CHUNK, m = n - i0 < GRAD_CHUNK ? n - i0 : GRAD_CHUNK;
         FN(relu_grad_range)(dy + i0, y + i0, dx + i0, m);
     });
