@@ -4,6 +4,13 @@
  * GEMM the input gradient of a convolution uses. Fills this ISA's
  * x86_grad_kernels table (x86_grad.h).
  *
+ * Stride-1 convolutions (LeNet's, most 3x3/5x5 ones) take the direct path
+ * (x86_grad.h x86_direct_geom; "the direct path" below): no im2col, no col2im.
+ * The forward is W @ taps(padded x), each tap a contiguous run of the padded
+ * input at wide output positions; dw is dot products of wide dy rows with those
+ * runs; dx accumulates W_t^T @ wide dy per tap t into padded dx planes. Other
+ * strides take the im2col path described next.
+ *
  * Convolution backward, per image (the threads take whole images, so no two
  * threads ever write the same dx, and each adds its images' dw into its own
  * accumulator, summed at the end):
