@@ -57,6 +57,10 @@ CONVS = [
     # leave 1 and 1 / 4 and 2 over; GEMM column tails of 17 and 12 positions (P = 49, 108)
     ((2, 1, 8, 8), (9, 1, 2, 2), {}),
     ((3, 2, 9, 12), (4, 2, 1, 3), {"pads": [0, 1, 0, 1]}),
+    # stride 1 (the direct path) with groups, depthwise, asymmetric pads and a dilation
+    ((2, 4, 9, 8), (6, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
+    ((2, 3, 7, 7), (3, 1, 3, 3), {"group": 3, "pads": [0, 2, 1, 0]}),
+    ((3, 5, 12, 11), (10, 1, 3, 2), {"group": 5, "dilations": [1, 2], "pads": [2, 0, 0, 1]}),
 ]
 
 
