@@ -23,16 +23,18 @@ from . import isa as _isa
 __version__ = "0.1.0"
 
 try:  # the compiled kernels; a failure is reported by availability(), not raised here
-    from . import (  # noqa: F401  (each registers; ops_grad and ops_conv_train: training)
+    from . import (  # noqa: F401  (each registers; ops_*_train, ops_grad: training)
         _x86,
         ops_conv,
         ops_conv_train,
         ops_eltwise,
+        ops_gemm_train,
         ops_grad,
         ops_layout,
         ops_matmul,
         ops_norm,
         ops_pool,
+        ops_pool_train,
     )
     from ._common import KERNELS
 

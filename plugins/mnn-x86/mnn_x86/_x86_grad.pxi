@@ -36,6 +36,7 @@ cdef extern from "ops_grad.h" nogil:
     ctypedef struct x86_poolgrad_state:
         x86_op op
         const x86_grad_kernels* gk
+        int32_t forward
         int64_t planes
         x86_pool_geom g
 
@@ -63,6 +64,13 @@ cdef extern from "ops_grad.h" nogil:
         int32_t kind
         x86_optim_params p
 
+    ctypedef struct x86_gemmrt_state:
+        x86_op op
+        const x86_grad_kernels* gk
+        int64_t M, N, K, ars, acs
+        int32_t transB, relu
+
+    int x86_gemmrt_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_convgrad_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_poolgrad_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_relugrad_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -101,11 +109,13 @@ def conv_grad(str isa, int threads, str name, int which, dict p, bint relu=False
     return ex
 
 
-def max_pool_grad(str isa, int threads, str name, int64_t planes, dict p):
-    """MaxPoolGrad over planes; p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl."""
+def max_pool_grad(str isa, int threads, str name, int64_t planes, dict p, bint forward=False):
+    """MaxPoolGrad over planes; p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl. forward: MaxPool
+    itself instead (2x2 windows at stride 2, no padding, OH = H // 2, OW = W // 2 only)."""
     cdef Execution ex = _execution(name, sizeof(x86_poolgrad_state), x86_poolgrad_run, isa, threads)
     cdef x86_poolgrad_state* s = <x86_poolgrad_state*>ex.state
     s.gk = _grad_table(isa)
+    s.forward = forward
     s.planes = planes
     s.g.H, s.g.W, s.g.OH, s.g.OW = p["H"], p["W"], p["OH"], p["OW"]
     s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
@@ -159,4 +169,17 @@ def optim_update(str isa, int threads, str name, int kind, dict a):
     s.p.beta1 = a.get("beta1", 0.9)
     s.p.beta2 = a.get("beta2", 0.999)
     s.p.eps = a.get("eps", 1e-8)
+    return ex
+
+
+def gemm_rt(str isa, int threads, str name, int64_t M, int64_t N, int64_t K, int64_t ars, int64_t acs,
+            bint transB, bint relu):
+    """Gemm of runtime operands, nothing packed (see x86_grad.h gemm_rt)."""
+    if transB and acs != 1:
+        raise ValueError("x86 gemm_rt with transB needs A's rows contiguous (acs == 1)")
+    cdef Execution ex = _execution(name, sizeof(x86_gemmrt_state), x86_gemmrt_run, isa, threads)
+    cdef x86_gemmrt_state* s = <x86_gemmrt_state*>ex.state
+    s.gk = _grad_table(isa)
+    s.M, s.N, s.K, s.ars, s.acs = M, N, K, ars, acs
+    s.transB, s.relu = transB, relu
     return ex

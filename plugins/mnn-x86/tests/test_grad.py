@@ -57,6 +57,10 @@ CONVS = [
     # leave 1 and 1 / 4 and 2 over; GEMM column tails of 17 and 12 positions (P = 49, 108)
     ((2, 1, 8, 8), (9, 1, 2, 2), {}),
     ((3, 2, 9, 12), (4, 2, 1, 3), {"pads": [0, 1, 0, 1]}),
+    # stride 1 (the direct path) with groups, depthwise, asymmetric pads and a dilation
+    ((2, 4, 9, 8), (6, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
+    ((2, 3, 7, 7), (3, 1, 3, 3), {"group": 3, "pads": [0, 2, 1, 0]}),
+    ((3, 5, 12, 11), (10, 1, 3, 2), {"group": 5, "dilations": [1, 2], "pads": [2, 0, 0, 1]}),
 ]
 
 
@@ -105,6 +109,7 @@ POOLS = [
     ((1, 2, 11, 40), {"kernel_shape": [3, 2], "strides": [3, 3], "dilations": [1, 2]}),
     ((1, 3, 7, 9), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ((2, 2, 7, 7), {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}),
+    ((64, 16, 32, 32), {"kernel_shape": [2, 2], "strides": [2, 2]}),  # 2x2 past the threads' threshold (1M)
 ]
 
 
@@ -131,12 +136,86 @@ def test_max_pool_grad_ties_go_to_the_first(isa, rng):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("shape", [(2, 3, 28, 28), (1, 2, 9, 37), (1, 1, 2, 66)])
+def test_max_pool_grad_2x2_special_values(isa, shape, rng):
+    """The 2x2 stride-2 path: windows of -inf, NaN and ties pick the reference's tap (odd edges left out)."""
+    x = np.round(f32(rng, *shape))
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, flat.size // 5, replace=False)] = -np.inf
+    flat[rng.choice(flat.size, flat.size // 10, replace=False)] = np.nan
+    x[..., :2, :4] = -np.inf  # two whole windows of -inf: dy to tap 0
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    dy = f32(rng, shape[0], shape[1], shape[2] // 2, shape[3] // 2)
+    check("MaxPoolGrad", [dy, x], attrs, isa, 1, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "xs,attrs",
+    [
+        ((64, 6, 28, 28), {}),
+        ((3, 2, 9, 37), {}),
+        ((2, 3, 20, 66), {}),
+        ((1, 1, 2, 2), {}),
+        ((64, 16, 32, 32), {}),  # past the threads' threshold (1M inputs)
+        ((2, 2, 7, 9), {"ceil_mode": 1}),  # partial windows: the general kernel
+        ((2, 2, 8, 8), {"pads": [1, 1, 1, 1]}),  # padded: the general kernel
+    ],
+)
+def test_max_pool_2x2_forward(isa, threads, xs, attrs, rng):
+    """MaxPool 2x2 / stride 2 (its own path): odd edges, -inf and NaN windows, as the reference."""
+    x = np.round(f32(rng, *xs))
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, flat.size // 5, replace=False)] = -np.inf
+    if not attrs:  # (the general kernel's max drops NaNs: not this path's business)
+        flat[rng.choice(flat.size, max(flat.size // 20, 1), replace=False)] = np.nan
+    full = {
+        "kernel_shape": [2, 2],
+        "strides": [2, 2],
+        "pads": [0, 0, 0, 0],
+        "dilations": [1, 1],
+        "ceil_mode": 0,
+        "auto_pad": "NOTSET",
+        **attrs,
+    }
+    check("MaxPool", [x], full, isa, threads, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "m,n,k,attrs,bias",
+    [
+        (64, 120, 400, {"transB": 1, "activation": "relu"}, True),  # LeNet's fc1 forward
+        (64, 400, 120, {}, False),  # its dx
+        (120, 400, 64, {"transA": 1}, False),  # its dw
+        (7, 13, 9, {"transB": 1}, True),  # tile edges: 7 = 4 + 3 rows, 13 = 5 + 5 + 3 columns
+        (5, 33, 17, {"transA": 1, "activation": "relu"}, True),
+        (1, 1, 1, {}, False),
+        (256, 255, 257, {"transB": 1}, True),  # past the threads' threshold (16M products)
+        (257, 256, 255, {"activation": "relu"}, True),
+        (9, 10, 31, {"transA": 1, "transB": 1}, False),  # both transposed: the inference kernel
+    ],
+)
+def test_gemm_runtime_operands(isa, threads, m, n, k, attrs, bias, rng):
+    """Gemm with B a graph input (a training step's): the unpacked path against the reference."""
+    a = f32(rng, *((k, m) if attrs.get("transA") else (m, k)))
+    b = f32(rng, *((n, k) if attrs.get("transB") else (k, n)))
+    full = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, **attrs}
+    ins = [a, b, f32(rng, n)] if bias else [a, b]
+    check("Gemm", ins, full, isa, threads)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_lenet_step_ops(isa, threads, rng):
     """The element-wise, reduction, loss and update ops at the benchmark's shapes."""
     y = np.maximum(f32(rng, 64, 6, 28, 28), 0)
     check("ReluGrad", [f32(rng, 64, 6, 28, 28), y], {}, isa, threads, rtol=0, atol=0)
     check("ReluGrad", [f32(rng, 64, 83), np.maximum(f32(rng, 64, 83), 0)], {}, isa, threads, rtol=0, atol=0)
+    big = f32(rng, 64, 16, 32, 33)  # past the threads' threshold (1M elements)
+    check("ReluGrad", [f32(rng, *big.shape), big], {}, isa, threads, rtol=0, atol=0)
     for src, dst in [((64, 10), (10,)), ((64, 120), (120,)), ((5, 7, 3), (7, 1)), ((3, 1, 5), (1,))]:
         check("SumToShape", [f32(rng, *src)], {"shape": list(dst)}, isa, threads)
     logits, target = f32(rng, 64, 10), rng.integers(0, 10, 64)

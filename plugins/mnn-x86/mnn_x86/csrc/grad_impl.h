@@ -4,6 +4,13 @@
  * GEMM the input gradient of a convolution uses. Fills this ISA's
  * x86_grad_kernels table (x86_grad.h).
  *
+ * Stride-1 convolutions (LeNet's, most 3x3/5x5 ones) take the direct path
+ * (x86_grad.h x86_direct_geom; "the direct path" below): no im2col, no col2im.
+ * The forward is W @ taps(padded x), each tap a contiguous run of the padded
+ * input at wide output positions; dw is dot products of wide dy rows with those
+ * runs; dx accumulates W_t^T @ wide dy per tap t into padded dx planes. Other
+ * strides take the im2col path described next.
+ *
  * Convolution backward, per image (the threads take whole images, so no two
  * threads ever write the same dx, and each adds its images' dw into its own
  * accumulator, summed at the end):
@@ -36,6 +43,10 @@
 #define GW_TR 4 /* im2col rows per dot tile: 12 accumulators + 4 loads in 16 registers */
 #endif
 #define GRAD_PARALLEL_MIN 65536
+/* element-wise and 2x2-pooling passes run a few float per ns on one core: below this many elements
+ * (about 50 us of work) a parallel region does not pay for itself where it counts, on a machine whose
+ * cores are shared: every region ends in a barrier that waits for a thread that may have no core */
+#define GRAD_PARALLEL_MIN_STREAM (1 << 20)
 
 /* PARALLEL_FOR with dynamic scheduling, for loops over images or planes: on a
  * busy machine a thread that loses its core for a while then holds up only the
@@ -260,6 +271,272 @@ static void FN(rowgemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t
 #undef RG_CASE
 #undef RG_CASES
 
+/* -- the direct path of stride-1 convolutions (x86_grad.h: x86_direct_geom) ----------------------- */
+
+#if VLEN >= 16 /* AVX-512, 32 registers: 8 rows x 3 vectors or up to 6 rows x 4 vectors (24 accumulators) */
+#define DC_MR 8
+#define DC_NV 3
+#define DC_NV_SHORT 4 /* vectors per row when M <= DC_MR_SHORT */
+#define DC_MR_SHORT 6
+#else /* AVX2 (16 registers) and scalar: 6 rows x 2 vectors */
+#define DC_MR 6
+#define DC_NV 2
+#define DC_NV_SHORT 2
+#define DC_MR_SHORT 6
+#endif
+
+/* C(r, n) (+)= sum_k A(r, k) * B_k[n] for `rows` rows and nv whole vectors of columns, where
+ * A(r, k) = a[r*ars + k*acs] and B_k = b + boff[k]: the B rows are runs at any offsets (the taps
+ * of a padded input, or the rows of a wide dy). accum: start from C instead of zero.
+ * Two instances, each with its accumulator array exactly as large as its tile: a larger array
+ * (one for both shapes) is more than GCC scalarizes, and it then stores the accumulators to
+ * the stack at every k. */
+#define DC_TILE(NAME, MRMAX, NVMAX)                                                                               \
+static inline __attribute__((always_inline)) void FN(NAME)(const int rows, const int nv, const float *a,          \
+                                                          int64_t ars, int64_t acs, const float *b,               \
+                                                          const int64_t *boff, int64_t K, float *c, int64_t ldc,  \
+                                                          const float *bias, int relu, int accum) {               \
+    vf acc[MRMAX][NVMAX];                                                                                         \
+    for (int r = 0; r < rows; ++r)                                                                                \
+        for (int v = 0; v < nv; ++v) acc[r][v] = accum ? vf_load(c + r * ldc + v * VLEN) : vf_zero();             \
+    for (int64_t k = 0; k < K; ++k) {                                                                             \
+        const float *bk = b + boff[k];                                                                            \
+        vf bv[NVMAX];                                                                                             \
+        for (int v = 0; v < nv; ++v) bv[v] = vf_load(bk + v * VLEN);                                              \
+        for (int r = 0; r < rows; ++r) {                                                                          \
+            const vf av = vf_set1(a[r * ars + k * acs]);                                                          \
+            for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);                                \
+        }                                                                                                         \
+    }                                                                                                             \
+    for (int r = 0; r < rows; ++r) {                                                                              \
+        const vf bb = bias ? vf_set1(bias[r]) : vf_zero();                                                        \
+        for (int v = 0; v < nv; ++v) {                                                                            \
+            vf o = vf_add(acc[r][v], bb);                                                                         \
+            if (relu) o = vf_max(o, vf_zero());                                                                   \
+            vf_store(c + r * ldc + v * VLEN, o);                                                                  \
+        }                                                                                                         \
+    }                                                                                                             \
+}
+DC_TILE(dc_tile_wide, DC_MR, DC_NV)
+DC_TILE(dc_tile_short, DC_MR_SHORT, DC_NV_SHORT)
+#undef DC_TILE
+
+#define DC_CALL(T, R, NV) FN(T)(R, NV, am, ars, acs, b + n0, boff, K, cm, ldc, bm, relu, accum)
+#define DC_NV3(T, R)                                                                                            \
+    switch (nvt) {                                                                                              \
+    case 1: DC_CALL(T, R, 1); break;                                                                            \
+    case 2: DC_CALL(T, R, 2); break;                                                                            \
+    default: DC_CALL(T, R, 3); break;                                                                           \
+    }
+#define DC_NV4(T, R)                                                                                            \
+    switch (nvt) {                                                                                              \
+    case 1: DC_CALL(T, R, 1); break;                                                                            \
+    case 2: DC_CALL(T, R, 2); break;                                                                            \
+    case 3: DC_CALL(T, R, 3); break;                                                                            \
+    default: DC_CALL(T, R, 4); break;                                                                           \
+    }
+#if DC_NV_SHORT == 4
+#define DC_SHORT(R) DC_NV4(dc_tile_short, R)
+#else
+#define DC_SHORT(R) DC_NV2(dc_tile_short, R)
+#endif
+#if DC_NV == 3
+#define DC_WIDE(R) DC_NV3(dc_tile_wide, R)
+#else
+#define DC_WIDE(R) DC_NV2(dc_tile_wide, R)
+#endif
+#define DC_NV2(T, R)                                                                                            \
+    switch (nvt) {                                                                                              \
+    case 1: DC_CALL(T, R, 1); break;                                                                            \
+    default: DC_CALL(T, R, 2); break;                                                                           \
+    }
+
+/* C = act(A @ B + bias) (accum: C += A @ B) over M rows and N columns (a multiple of VLEN: the wide
+ * rows are padded to x86_direct_geom.Pr), B_k = b + boff[k]: up to
+ * DC_MR_SHORT rows as one block of short, broad tiles, more in blocks of DC_MR rows */
+static void FN(dc_gemm)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                        const int64_t *boff, float *c, int64_t ldc, const float *bias, int relu, int accum) {
+    const int is_short = M <= DC_MR_SHORT;
+    const int64_t mr = is_short ? M : DC_MR, nvmax = is_short ? DC_NV_SHORT : DC_NV;
+    /* the row's vectors spread evenly over the fewest tiles (9 vectors: 3+3+3, not 4+4+1, whose last
+     * tile would load a broadcast per FMA) */
+    const int64_t nvec = N / VLEN, tiles = (nvec + nvmax - 1) / nvmax;
+    for (int64_t m0 = 0; m0 < M; m0 += mr) {
+        const int rows = (int)(M - m0 < mr ? M - m0 : mr);
+        const float *am = a + m0 * ars, *bm = bias ? bias + m0 : NULL;
+        float *crow = c + m0 * ldc;
+        for (int64_t t = 0, n0 = 0; t < tiles; ++t) {
+            const int nvt = (int)(nvec / tiles + (t < nvec % tiles ? 1 : 0));
+            float *cm = crow + n0;
+            if (is_short) {
+                switch (rows) {
+                case 1: DC_SHORT(1) break;
+                case 2: DC_SHORT(2) break;
+                case 3: DC_SHORT(3) break;
+                case 4: DC_SHORT(4) break;
+                case 5: DC_SHORT(5) break;
+                default: DC_SHORT(DC_MR_SHORT) break;
+                }
+            } else {
+                switch (rows) {
+                case 1: DC_WIDE(1) break;
+                case 2: DC_WIDE(2) break;
+                case 3: DC_WIDE(3) break;
+                case 4: DC_WIDE(4) break;
+                case 5: DC_WIDE(5) break;
+#if DC_MR > 6
+                case 6: DC_WIDE(6) break;
+                case 7: DC_WIDE(7) break;
+#endif
+                default: DC_WIDE(DC_MR) break;
+                }
+            }
+            n0 += nvt * VLEN;
+        }
+    }
+}
+#undef DC_CALL
+#undef DC_NV2
+#undef DC_NV3
+#undef DC_NV4
+#undef DC_SHORT
+#undef DC_WIDE
+
+/* the padded input planes of one image (C channels) and the zeroed slack after them. A row is
+ * written as whole (masked) vectors: lanes past the input's cw columns load as zeros. */
+static void FN(pad_image)(const float *x, const x86_conv_geom *g, const x86_direct_geom *d, int64_t C, float *xp) {
+    const int64_t cw = g->W < d->Wp - g->pl ? g->W : d->Wp - g->pl; /* input columns inside the plane */
+    const int64_t right = d->Wp - g->pl;                            /* floats from the first input column on */
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < d->Hp; ++r) {
+            float *dst = xp + c * d->plane + r * d->Wp;
+            const int64_t ih = r - g->pt;
+            if (ih < 0 || ih >= g->H || cw <= 0) {
+                memset(dst, 0, (size_t)d->Wp * sizeof(float));
+                continue;
+            }
+            const float *src = x + (c * g->H + ih) * g->W;
+            for (int64_t k = 0; k < g->pl; ++k) dst[k] = 0.0f;
+            for (int64_t k = 0; k < right; k += VLEN) {
+                const int64_t left = cw - k;
+                vf_store_n(dst + g->pl + k, vf_load_n(src + k, left < 0 ? 0 : left > VLEN ? VLEN : (int)left),
+                           right - k < VLEN ? (int)(right - k) : VLEN);
+            }
+        }
+    memset(xp + C * d->plane, 0, (size_t)d->slack * sizeof(float));
+}
+
+/* rows [n][OH][OW] -> wide rows [n][Pr], the junk columns (and the row's end past OH*Wp) zero; whole
+ * (masked) vectors, lanes past OW loading as zeros */
+static void FN(widen_rows)(const float *y, int64_t n, const x86_conv_geom *g, const x86_direct_geom *d, float *yw) {
+    for (int64_t o = 0; o < n; ++o) {
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            float *dst = yw + o * d->Pr + oh * d->Wp;
+            const float *src = y + (o * g->OH + oh) * g->OW;
+            for (int64_t k = 0; k < d->Wp; k += VLEN) {
+                const int64_t left = g->OW - k;
+                vf_store_n(dst + k, vf_load_n(src + k, left < 0 ? 0 : left > VLEN ? VLEN : (int)left),
+                           d->Wp - k < VLEN ? (int)(d->Wp - k) : VLEN);
+            }
+        }
+        for (int64_t k = d->Pw; k < d->Pr; ++k) yw[o * d->Pr + k] = 0.0f;
+    }
+}
+
+/* boff[(c*kh + i)*kw + j] = c*plane + i*dh*Wp + j*dw: where tap (i, j) of channel c starts */
+static void FN(conv_tap_offsets)(const x86_conv_geom *g, const x86_direct_geom *d, int64_t C, int64_t *boff) {
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < g->kh; ++i)
+            for (int64_t j = 0; j < g->kw; ++j) boff[(c * g->kh + i) * g->kw + j] = c * d->plane + i * g->dh * d->Wp + j * g->dw;
+}
+
+/* forward, one image: y_g = act(W_g @ taps(xpad_g) + b_g) in wide positions, then the OW real columns of each row */
+static void FN(conv_forward_direct_image)(const float *x, const float *w, const float *bias, float *y,
+                                          const x86_convgrad_geom *cg, int relu, float *work) {
+    const x86_conv_geom *g = &cg->g;
+    const x86_direct_geom d = x86_direct_geometry(cg);
+    const int64_t R = g->C * g->kh * g->kw, og = cg->O / cg->group, P = g->OH * g->OW;
+    int64_t *boff = (int64_t *)work;
+    float *xp = work + x86_direct_offsets_floats(cg), *yw = xp + x86_direct_padded_floats(cg);
+    FN(conv_tap_offsets)(g, &d, g->C, boff);
+    FN(pad_image)(x, g, &d, g->C * cg->group, xp);
+    for (int64_t gi = 0; gi < cg->group; ++gi) {
+        FN(dc_gemm)(og, d.Pr, R, w + gi * og * R, R, 1, xp + gi * g->C * d.plane, boff, yw, d.Pr,
+                    bias ? bias + gi * og : NULL, relu, 0);
+        for (int64_t o = 0; o < og; ++o)
+            for (int64_t oh = 0; oh < g->OH; ++oh)
+                FN(copy_n)(y + (gi * og + o) * P + oh * g->OW, yw + o * d.Pr + oh * d.Wp, g->OW);
+    }
+}
+
+/* dx of one image: per group and tap t, dxpad_g[p + toff[t]] += W_g[:, :, t]^T @ dywide_g[p] (K = the
+ * group's output channels), then the real part of the padded planes. Whole passes over p per tap, so a tap's
+ * read-modify-write never directly follows the previous tap's store to the overlapping floats. */
+static void FN(conv_grad_input_direct_image)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg,
+                                             float *work) {
+    const x86_conv_geom *g = &cg->g;
+    const x86_direct_geom d = x86_direct_geometry(cg);
+    const int64_t R = g->C * g->kh * g->kw, og = cg->O / cg->group, taps = g->kh * g->kw, C = g->C * cg->group;
+    int64_t *ooff = (int64_t *)work, *toff = ooff + og;
+    float *dxp = work + x86_direct_offsets_floats(cg), *dyw = dxp + x86_direct_padded_floats(cg);
+    for (int64_t o = 0; o < og; ++o) ooff[o] = o * d.Pr;
+    for (int64_t t = 0; t < taps; ++t) toff[t] = (t / g->kw) * g->dh * d.Wp + (t % g->kw) * g->dw;
+    memset(dxp, 0, (size_t)x86_direct_padded_floats(cg) * sizeof(float));
+    FN(widen_rows)(dy, cg->O, g, &d, dyw);
+    for (int64_t gi = 0; gi < cg->group; ++gi)
+        for (int64_t t = 0; t < taps; ++t) /* A(c, o) = w[gi*og + o][c][t] */
+            FN(dc_gemm)(g->C, d.Pr, og, w + gi * og * R + t, taps, R, dyw + gi * og * d.Pr, ooff,
+                        dxp + gi * g->C * d.plane + toff[t], d.plane, NULL, 0, 1);
+    const int64_t rows = g->H < d.Hp - g->pt ? g->H : d.Hp - g->pt, cw = g->W < d.Wp - g->pl ? g->W : d.Wp - g->pl;
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t ih = 0; ih < g->H; ++ih) {
+            float *dst = dx + (c * g->H + ih) * g->W;
+            int64_t iw = 0;
+            if (ih < rows && cw > 0) {
+                FN(copy_n)(dst, dxp + c * d.plane + (ih + g->pt) * d.Wp + g->pl, cw);
+                iw = cw;
+            }
+            for (; iw < g->W; ++iw) dst[iw] = 0.0f; /* inputs no window reads */
+        }
+}
+
+/* dw and db of nimg consecutive images (direct): per image its padded input and its wide dy (junk columns zero,
+ * so they add nothing), then dw[o][c,i,j] = sum over images and wide positions of dyw[o][p] * xpad[c][p + off] */
+static void FN(conv_grad_weight_direct_block)(const float *dy, const float *x, int64_t nimg,
+                                              const x86_convgrad_geom *cg, float *work, float *dw_acc,
+                                              float *db_acc) {
+    const x86_conv_geom *g = &cg->g;
+    const x86_direct_geom d = x86_direct_geometry(cg);
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group, C = g->C * cg->group;
+    const int64_t pad_floats = x86_direct_padded_floats(cg), img = pad_floats + x86_direct_wide_floats(cg);
+    const int64_t x_image = C * g->H * g->W, dy_image = cg->O * P;
+    int64_t *boff = (int64_t *)work;
+    float *base = work + x86_direct_offsets_floats(cg);
+    FN(conv_tap_offsets)(g, &d, g->C, boff);
+    for (int64_t m = 0; m < nimg; ++m) {
+        FN(pad_image)(x + m * x_image, g, &d, C, base + m * img);
+        FN(widen_rows)(dy + m * dy_image, cg->O, g, &d, base + m * img + pad_floats);
+    }
+    for (int64_t gi = 0; gi < cg->group; ++gi) {
+        const float *xg = base + gi * g->C * d.plane, *dyg = base + pad_floats + gi * og * d.Pr;
+        for (int64_t r0 = 0; r0 < R; r0 += GW_TR) {
+            const float *b[GW_TR];
+            for (int j = 0; j < GW_TR; ++j) b[j] = xg + boff[r0 + j < R ? r0 + j : R - 1];
+            for (int64_t o0 = 0; o0 < og; o0 += GW_TO) {
+                const float *a[GW_TO];
+                for (int i = 0; i < GW_TO; ++i) a[i] = dyg + (o0 + i < og ? o0 + i : og - 1) * d.Pr;
+                float out[GW_TO][GW_TR];
+                FN(dot_tile)(a, b, d.Pr, nimg, img, img, out);
+                for (int i = 0; i < GW_TO && o0 + i < og; ++i)
+                    for (int j = 0; j < GW_TR && r0 + j < R; ++j) dw_acc[(gi * og + o0 + i) * R + r0 + j] += out[i][j];
+            }
+        }
+    }
+    if (db_acc)
+        for (int64_t m = 0; m < nimg; ++m)
+            for (int64_t o = 0; o < cg->O; ++o) db_acc[o] += FN(sum_n)(dy + m * dy_image + o * P, P);
+}
+
 /* forward convolution of a training step: per image, cols = im2col(x), y_g = act(W_g @ cols_g + b_g) */
 static void FN(conv_forward)(const float *x, const float *w, const float *bias, float *y, const x86_convgrad_geom *cg,
                              int relu, float *work, int threads) {
@@ -268,6 +545,13 @@ static void FN(conv_forward)(const float *x, const float *w, const float *bias, 
     const int64_t per_thread = x86_conv_forward_work_floats(cg);
     const int64_t x_image = g->C * cg->group * g->H * g->W, y_image = cg->O * P;
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    if (x86_conv_direct(cg)) {
+        PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
+            FN(conv_forward_direct_image)(x + n * x_image, w, bias, y + n * y_image, cg, relu,
+                                          work + FN(grad_thread)() * per_thread);
+        });
+        return;
+    }
     PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
         float *cols = work + FN(grad_thread)() * per_thread;
         FN(im2col_image)(x + n * x_image, g, g->C * cg->group, cols);
@@ -313,15 +597,16 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
     const x86_conv_geom *g = &cg->g;
     const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, C = g->C * cg->group, O = cg->O;
     const int64_t per_thread = x86_conv_grad_weight_work_floats(cg), block = x86_conv_grad_weight_block(cg);
-    const int64_t cols_floats = x86_grad_round16(block * C * g->kh * g->kw * P + GRAD_SLACK);
+    const int64_t cols_floats = x86_conv_grad_weight_cols_floats(cg);
+    void (*block_fn)(const float *, const float *, int64_t, const x86_convgrad_geom *, float *, float *, float *) =
+        x86_conv_direct(cg) ? FN(conv_grad_weight_direct_block) : FN(conv_grad_weight_block);
     const int64_t x_image = C * g->H * g->W, dy_image = O * P, blocks = (cg->N + block - 1) / block;
     if (threads > blocks) threads = (int)(blocks > 0 ? blocks : 1);
     if (threads <= 1) {
         memset(dw, 0, (size_t)(O * R) * sizeof(float));
         if (db) memset(db, 0, (size_t)O * sizeof(float));
         for (int64_t n = 0; n < cg->N; n += block)
-            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
-                                       work, dw, db);
+            block_fn(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg, work, dw, db);
         return;
     }
     int team = 1;
@@ -339,8 +624,8 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
 #pragma omp for schedule(static) /* static: each thread's sum covers the same images every run */
         for (int64_t bi = 0; bi < blocks; ++bi) {
             const int64_t n = bi * block;
-            FN(conv_grad_weight_block)(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg,
-                                       mine, acc, db ? dbacc : NULL);
+            block_fn(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg, mine, acc,
+                     db ? dbacc : NULL);
         }
     }
     for (int64_t e = 0; e < O * R + O; ++e) { /* the threads' accumulators, summed */
@@ -369,8 +654,47 @@ static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, cons
     const int64_t per_thread = x86_conv_grad_input_work_floats(cg);
     const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * g->OH * g->OW;
     if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
+    void (*image_fn)(const float *, const float *, float *, const x86_convgrad_geom *, float *) =
+        x86_conv_direct(cg) ? FN(conv_grad_input_direct_image) : FN(conv_grad_input_image);
     PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
-        FN(conv_grad_input_image)(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
+        image_fn(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
+    });
+}
+
+/* -- Gemm with runtime operands (a training step's fully connected layers) -------------------------- */
+
+/* C [M][N] = act(A @ op(B) + bias[n]), A(m, k) = a[m*ars + k*acs], B [K][N] row-major or, transB, [N][K].
+ * Nothing is packed: B's rows are read where they lie. transB: every C(m, n) is a dot product of two
+ * contiguous rows (dot_tile, GW_TO rows of A x GW_TR rows of B); else rowgemm broadcasts A and streams
+ * B's rows. Threads take blocks of rows of C. */
+static void FN(gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                        int transB, const float *bias, int relu, float *c, int threads) {
+    const int64_t blocks = (M + GW_TO - 1) / GW_TO;
+    PARALLEL_FOR(threads > 1 && blocks > 1 && M * N * K >= 16 * GRAD_PARALLEL_MIN_STREAM, bi, blocks, {
+        const int64_t m0 = bi * GW_TO, rows = M - m0 < GW_TO ? M - m0 : GW_TO;
+        if (transB) { /* a's rows contiguous along K (acs == 1): checked by the caller */
+            const float *ap[GW_TO];
+            for (int i = 0; i < GW_TO; ++i) ap[i] = a + (m0 + (i < rows ? i : rows - 1)) * ars;
+            for (int64_t n0 = 0; n0 < N; n0 += GW_TR) {
+                const float *bp[GW_TR];
+                for (int j = 0; j < GW_TR; ++j) bp[j] = b + (n0 + j < N ? n0 + j : N - 1) * K;
+                float out[GW_TO][GW_TR];
+                FN(dot_tile)(ap, bp, K, 1, 0, 0, out);
+                for (int i = 0; i < rows; ++i)
+                    for (int j = 0; j < GW_TR && n0 + j < N; ++j) {
+                        const float v = out[i][j] + (bias ? bias[n0 + j] : 0.0f);
+                        c[(m0 + i) * N + n0 + j] = relu && v < 0.0f ? 0.0f : v; /* NaN stays */
+                    }
+            }
+        } else {
+            FN(rowgemm)(rows, N, K, a + m0 * ars, ars, acs, b, N, c + m0 * N, N, NULL, 0);
+            if (bias || relu)
+                for (int64_t i = m0; i < m0 + rows; ++i)
+                    for (int64_t n = 0; n < N; ++n) {
+                        const float v = c[i * N + n] + (bias ? bias[n] : 0.0f);
+                        c[i * N + n] = relu && v < 0.0f ? 0.0f : v;
+                    }
+        }
     });
 }
 
@@ -471,14 +795,131 @@ static void FN(max_pool_grad_plane_any)(const float *dy, const float *x, float *
         }
 }
 
+/* 2x2 windows at stride 2 (no padding, no dilation; LeNet's pools): VLEN windows at a time, whole vectors
+ * throughout. The even and odd columns of a row pair are split into the four taps of VLEN windows, the first
+ * maximum picked with the same strict > from -inf as the reference, dy handed to the winning tap by selects,
+ * and the four results interleaved back and stored: every input of a whole window is written once, so the
+ * plane needs no clearing first (only when odd edges or ceil_mode windows leave inputs outside them). */
+#if VLEN == 16
+/* row[0, 2n) (n <= 16 windows) -> its even and odd columns */
+static inline void FN(pool2_split)(const float *row, int n, vf *even, vf *odd) {
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const vf a = vf_load_n(row, 2 * n), b = vf_load_n(row + 16, 2 * n - 16);
+    *even = _mm512_permutex2var_ps(a, ie, b);
+    *odd = _mm512_permutex2var_ps(a, io, b);
+}
+static inline void FN(pool2_merge)(float *row, int n, vf even, vf odd) {
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    vf_store_n(row, _mm512_permutex2var_ps(even, lo, odd), 2 * n);
+    if (n > 8) vf_store_n(row + 16, _mm512_permutex2var_ps(even, hi, odd), 2 * n - 16);
+}
+#elif VLEN == 8
+static inline void FN(pool2_split)(const float *row, int n, vf *even, vf *odd) {
+    const vf a = vf_load_n(row, 2 * n), b = vf_load_n(row + 8, 2 * n - 8);
+    /* shuffle: a0 a2 b0 b2 | a4 a6 b4 b6; the 64-bit permute puts the halves in order */
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+static inline void FN(pool2_merge)(float *row, int n, vf even, vf odd) {
+    const vf lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd); /* e0 o0 e1 o1 | e4 o4 e5 o5 */
+    vf_store_n(row, _mm256_permute2f128_ps(lo, hi, 0x20), 2 * n);
+    if (n > 4) vf_store_n(row + 8, _mm256_permute2f128_ps(lo, hi, 0x31), 2 * n - 8);
+}
+#else
+static inline void FN(pool2_split)(const float *row, int n, vf *even, vf *odd) {
+    (void)n;
+    *even = row[0];
+    *odd = row[1];
+}
+static inline void FN(pool2_merge)(float *row, int n, vf even, vf odd) {
+    (void)n;
+    row[0] = even;
+    row[1] = odd;
+}
+#endif
+
+static inline int FN(pool2_fast)(const x86_pool_geom *g) {
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->pt == 0 &&
+           g->pl == 0;
+}
+
+static void FN(max_pool_grad_plane_2x2)(const float *dy, const float *x, float *dx, const x86_pool_geom *g) {
+    const int64_t W = g->W, rows = g->OH < g->H / 2 ? g->OH : g->H / 2, cols = g->OW < W / 2 ? g->OW : W / 2;
+    const int edges = rows * 2 != g->H || cols * 2 != W || rows != g->OH || cols != g->OW;
+    if (edges) memset(dx, 0, (size_t)(g->H * W) * sizeof(float));
+    const vf ninf = vf_set1(-INFINITY), zero = vf_zero();
+    for (int64_t oh = 0; oh < rows; ++oh) {
+        const float *x0 = x + 2 * oh * W, *x1 = x0 + W;
+        float *d0 = dx + 2 * oh * W, *d1 = d0 + W;
+        for (int64_t ow = 0; ow < cols; ow += VLEN) {
+            const int n = (int)(cols - ow < VLEN ? cols - ow : VLEN);
+            vf a, b, c, d;
+            FN(pool2_split)(x0 + 2 * ow, n, &a, &b);
+            FN(pool2_split)(x1 + 2 * ow, n, &c, &d);
+            /* taps in the reference's order a, b, c, d; the last tap that beats the running best wins */
+            vf best = vf_select(vf_lt(ninf, a), a, ninf);
+            const vmask gb = vf_lt(best, b);
+            best = vf_select(gb, b, best);
+            const vmask gc = vf_lt(best, c);
+            best = vf_select(gc, c, best);
+            const vmask gd = vf_lt(best, d);
+            vf rest = vf_load_n(dy + oh * g->OW + ow, n);
+            const vf td = vf_select(gd, rest, zero);
+            rest = vf_select(gd, zero, rest);
+            const vf tc = vf_select(gc, rest, zero);
+            rest = vf_select(gc, zero, rest);
+            const vf tb = vf_select(gb, rest, zero);
+            rest = vf_select(gb, zero, rest); /* a: it won, or nothing beat -inf (tap 0, as the reference) */
+            FN(pool2_merge)(d0 + 2 * ow, n, rest, tb);
+            FN(pool2_merge)(d1 + 2 * ow, n, tc, td);
+        }
+    }
+    if (!edges) return;
+    for (int64_t oh = 0; oh < g->OH; ++oh) /* ceil_mode windows past the whole ones */
+        for (int64_t ow = oh < rows ? cols : 0; ow < g->OW; ++ow) {
+            const int64_t at = FN(max_pool_arg)(x, g, oh, ow);
+            if (at >= 0) dx[at] += dy[oh * g->OW + ow];
+        }
+}
+
+/* MaxPool forward, 2x2 windows at stride 2 with OH = H/2, OW = W/2 (a trailing odd row or column unread):
+ * VLEN windows per step from the split row pair; a NaN anywhere in a window makes it NaN, as the reference's max */
+static void FN(max_pool_2x2_plane)(const float *x, float *y, const x86_pool_geom *g) {
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const float *x0 = x + 2 * oh * g->W, *x1 = x0 + g->W;
+        for (int64_t ow = 0; ow < g->OW; ow += VLEN) {
+            const int n = (int)(g->OW - ow < VLEN ? g->OW - ow : VLEN);
+            vf a, b, c, d;
+            FN(pool2_split)(x0 + 2 * ow, n, &a, &b);
+            FN(pool2_split)(x1 + 2 * ow, n, &c, &d);
+            vf m = vf_max(vf_max(a, b), vf_max(c, d));
+            m = vf_select(vf_isnan(a), a, m);
+            m = vf_select(vf_isnan(b), b, m);
+            m = vf_select(vf_isnan(c), c, m);
+            m = vf_select(vf_isnan(d), d, m);
+            vf_store_n(y + oh * g->OW + ow, m, n);
+        }
+    }
+}
+
+static void FN(max_pool_2x2)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, int threads) {
+    const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW;
+    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN_STREAM, pi, planes,
+                         { FN(max_pool_2x2_plane)(x + pi * in_plane, y + pi * out_plane, g); });
+}
+
 static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                               int threads) {
     const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW, taps = g->kh * g->kw;
     int64_t off[POOL_MAX_TAPS];
     for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
-    const int fast = taps <= POOL_MAX_TAPS;
-    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN, pi, planes, {
-        if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
+    const int fast = taps <= POOL_MAX_TAPS, two = FN(pool2_fast)(g);
+    const int64_t min_work = two ? GRAD_PARALLEL_MIN_STREAM : GRAD_PARALLEL_MIN;
+    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= min_work, pi, planes, {
+        if (two) FN(max_pool_grad_plane_2x2)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
+        else if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
         else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
     });
 }
@@ -499,7 +940,7 @@ static void FN(relu_grad_range)(const float *dy, const float *y, float *dx, int6
 #define GRAD_CHUNK 16384
 static void FN(relu_grad)(const float *dy, const float *y, float *dx, int64_t n, int threads) {
     const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
-    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
+    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN_STREAM, c, chunks, {
         const int64_t i0 = c * GRAD_CHUNK, m = n - i0 < GRAD_CHUNK ? n - i0 : GRAD_CHUNK;
         FN(relu_grad_range)(dy + i0, y + i0, dx + i0, m);
     });
@@ -696,6 +1137,8 @@ const x86_grad_kernels FN(x86_grad_kernels) = {
     FN(conv_grad_weight),
     FN(conv_grad_input),
     FN(max_pool_grad),
+    FN(max_pool_2x2),
+    FN(gemm_rt),
     FN(relu_grad),
     FN(sum_to),
     FN(softmax_ce),

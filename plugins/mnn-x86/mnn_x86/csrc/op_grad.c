@@ -52,7 +52,11 @@ int x86_convgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tenso
 int x86_poolgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_poolgrad_state *s = (x86_poolgrad_state *)state;
     (void)n_out;
-    if (!all_f32(&s->op, ins, n_in, "x86 MaxPoolGrad takes float32 tensors")) return 1;
+    if (!all_f32(&s->op, ins, n_in, "x86 MaxPool/MaxPoolGrad take float32 tensors")) return 1;
+    if (s->forward) {
+        s->gk->max_pool_2x2((const float *)ins[0].data, (float *)outs[0].data, s->planes, &s->g, s->op.threads);
+        return 0;
+    }
     s->gk->max_pool_grad((const float *)ins[0].data, (const float *)ins[1].data, (float *)outs[0].data, s->planes,
                          &s->g, s->op.threads);
     return 0;
@@ -127,5 +131,15 @@ int x86_optim_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
                     (float *)outs[1].data, (float *)outs[2].data, n, &o, s->op.threads);
         break;
     }
+    return 0;
+}
+
+int x86_gemmrt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    x86_gemmrt_state *s = (x86_gemmrt_state *)state;
+    (void)n_out;
+    if (!all_f32(&s->op, ins, n_in, "x86 Gemm takes float32 tensors")) return 1;
+    const float *bias = n_in > 2 && ins[2].data ? (const float *)ins[2].data : NULL;
+    s->gk->gemm_rt(s->M, s->N, s->K, (const float *)ins[0].data, s->ars, s->acs, (const float *)ins[1].data,
+                   s->transB, bias, s->relu, (float *)outs[0].data, s->op.threads);
     return 0;
 }

@@ -22,10 +22,11 @@ typedef struct x86_convgrad_state {
 } x86_convgrad_state;
 int x86_convgrad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
-/* MaxPoolGrad: (dy, x) -> dx over N*C planes */
+/* MaxPoolGrad: (dy, x) -> dx over N*C planes; forward 1: MaxPool x -> y (2x2 windows at stride 2 only) */
 typedef struct x86_poolgrad_state {
     x86_op op;
     const x86_grad_kernels *gk;
+    int32_t forward;
     int64_t planes;
     x86_pool_geom g;
 } x86_poolgrad_state;
@@ -66,5 +67,15 @@ typedef struct x86_optim_state {
     x86_optim_params p; /* lr and step filled at each run */
 } x86_optim_state;
 int x86_optim_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* Gemm of a training step (runtime B, alpha = beta = 1, C absent or a bias over N, act none or relu):
+ * (a, b [, bias]) -> c */
+typedef struct x86_gemmrt_state {
+    x86_op op;
+    const x86_grad_kernels *gk;
+    int64_t M, N, K, ars, acs;
+    int32_t transB, relu;
+} x86_gemmrt_state;
+int x86_gemmrt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 #endif

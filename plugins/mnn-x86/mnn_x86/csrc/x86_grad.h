@@ -60,6 +60,12 @@ typedef struct x86_grad_kernels {
     /* dx of max pooling over `planes` planes: each dy to its window's first maximum */
     void (*max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                           int threads);
+    /* MaxPool forward of 2x2 windows at stride 2, no padding, OH = H/2, OW = W/2 (NaN propagates) */
+    void (*max_pool_2x2)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, int threads);
+    /* C [M][N] = act(A @ B + bias) for runtime operands, nothing packed: A(m, k) = a[m*ars + k*acs] (acs == 1
+     * when transB), B [K][N] or (transB) [N][K] contiguous, bias N floats or NULL, act relu or none */
+    void (*gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                    int transB, const float *bias, int relu, float *c, int threads);
     /* dx = dy * (y > 0) */
     void (*relu_grad)(const float *dy, const float *y, float *dx, int64_t n, int threads);
     /* y = x summed over the reduced axes of ndim collapsed dims (reduced: ystride 0) */
@@ -82,26 +88,76 @@ typedef struct x86_grad_kernels {
  * An im2col buffer has GRAD_SLACK floats after it: its rows are written by whole vectors. */
 #define GRAD_SLACK 16
 static inline int64_t x86_grad_round16(int64_t n) { return (n + 15) / 16 * 16; }
-/* images whose im2col a thread holds at once for the weight gradient: about 256 KB (L2), at most 8 */
+
+/* The direct path of stride-1 convolutions (no im2col, no col2im). The input of one
+ * image is copied into zero-padded planes of Hp x Wp (Hp = OH + (kh-1)*dh,
+ * Wp = OW + (kw-1)*dw), and output positions are numbered "wide", p = oh*Wp + ow
+ * for ow < Wp (the Wp - OW extra columns per row are junk, thrown away or zero).
+ * Then tap (i, j) of channel c is one contiguous run of the padded input,
+ * starting at c*plane + i*dh*Wp + j*dw, for every p at once: the convolution is
+ * a GEMM whose B rows are offsets into the padded input instead of im2col rows.
+ * Wide rows are Pr = Pw rounded up to 16 floats long (whole vectors on every ISA; the
+ * positions past Pw junk too), so a run past the last plane reaches at most
+ * (kw-1)*dw + 15 floats further: `slack`. */
+typedef struct x86_direct_geom {
+    int64_t Hp, Wp, plane, Pw, Pr, slack;
+} x86_direct_geom;
+static inline int x86_conv_direct(const x86_convgrad_geom *g) { return g->g.sh == 1 && g->g.sw == 1; }
+static inline x86_direct_geom x86_direct_geometry(const x86_convgrad_geom *g) {
+    x86_direct_geom d;
+    d.Hp = g->g.OH + (g->g.kh - 1) * g->g.dh;
+    d.Wp = g->g.OW + (g->g.kw - 1) * g->g.dw;
+    d.plane = d.Hp * d.Wp;
+    d.Pw = g->g.OH * d.Wp;
+    d.Pr = x86_grad_round16(d.Pw);
+    d.slack = x86_grad_round16((g->g.kw - 1) * g->g.dw + 16);
+    return d;
+}
+/* per thread, direct path: the tap offsets (int64), then the padded planes of all C*group input channels */
+static inline int64_t x86_direct_offsets_floats(const x86_convgrad_geom *g) {
+    return x86_grad_round16(2 * (g->g.C * g->g.kh * g->g.kw + g->O + g->g.kh * g->g.kw));
+}
+static inline int64_t x86_direct_padded_floats(const x86_convgrad_geom *g) {
+    const x86_direct_geom d = x86_direct_geometry(g);
+    return x86_grad_round16(g->g.C * g->group * d.plane + d.slack);
+}
+/* per thread, direct path: one image's O output (or dy) rows in wide positions */
+static inline int64_t x86_direct_wide_floats(const x86_convgrad_geom *g) {
+    return g->O * x86_direct_geometry(g).Pr;
+}
+/* images whose im2col (or, direct, padded input and wide dy) a thread holds at once for the
+ * weight gradient: about 256 KB (L2), at most 8 */
 static inline int64_t x86_conv_grad_weight_block(const x86_convgrad_geom *g) {
-    const int64_t per_image = g->g.OH * g->g.OW * g->g.C * g->g.kh * g->g.kw * g->group * 4;
+    const int64_t per_image = x86_conv_direct(g)
+                                  ? (x86_direct_padded_floats(g) + x86_direct_wide_floats(g)) * 4
+                                  : g->g.OH * g->g.OW * g->g.C * g->g.kh * g->g.kw * g->group * 4;
     int64_t b = per_image > 0 ? (256 * 1024) / per_image : 8;
     return b < 1 ? 1 : b > 8 ? 8 : b;
 }
-/* per thread: the im2col of a block of images, then the dw [O][R] and db [O] accumulators */
-static inline int64_t x86_conv_grad_weight_work_floats(const x86_convgrad_geom *g) {
-    const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
-    return x86_grad_round16(x86_conv_grad_weight_block(g) * R * g->group * P + GRAD_SLACK) +
-           x86_grad_round16(g->O * R + g->O);
+/* per thread: the im2col of a block of images (direct: the offsets, then per image its padded input and
+ * wide dy), then the dw [O][R] and db [O] accumulators */
+static inline int64_t x86_conv_grad_weight_cols_floats(const x86_convgrad_geom *g) {
+    const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw, block = x86_conv_grad_weight_block(g);
+    if (x86_conv_direct(g))
+        return x86_direct_offsets_floats(g) + block * (x86_direct_padded_floats(g) + x86_direct_wide_floats(g));
+    return x86_grad_round16(block * R * g->group * P + GRAD_SLACK);
 }
-/* per thread: one group's cols [R][P] */
+static inline int64_t x86_conv_grad_weight_work_floats(const x86_convgrad_geom *g) {
+    const int64_t R = g->g.C * g->g.kh * g->g.kw;
+    return x86_conv_grad_weight_cols_floats(g) + x86_grad_round16(g->O * R + g->O);
+}
+/* per thread: one group's cols [R][P]; direct: the offsets, the padded dx planes and the wide dy */
 static inline int64_t x86_conv_grad_input_work_floats(const x86_convgrad_geom *g) {
     const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
+    if (x86_conv_direct(g))
+        return x86_direct_offsets_floats(g) + x86_direct_padded_floats(g) + x86_direct_wide_floats(g);
     return x86_grad_round16(R * P);
 }
-/* per thread: the im2col of one image */
+/* per thread: the im2col of one image; direct: the offsets, the padded input and one image's wide output */
 static inline int64_t x86_conv_forward_work_floats(const x86_convgrad_geom *g) {
     const int64_t P = g->g.OH * g->g.OW, R = g->g.C * g->g.kh * g->g.kw;
+    if (x86_conv_direct(g))
+        return x86_direct_offsets_floats(g) + x86_direct_padded_floats(g) + x86_direct_wide_floats(g);
     return x86_grad_round16(R * g->group * P + GRAD_SLACK);
 }
 
