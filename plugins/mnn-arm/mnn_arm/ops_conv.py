@@ -49,10 +49,13 @@ def _conv_supports(node, ins):
     return True
 
 
-#: auto: Winograd from this many input and output channels and output pixels on (instruction counts of
-#: tools/count_insns.py --net resnet18: below them the transforms cost more than the 2.25x fewer multiplies save)
-WINO_MIN_CHANNELS = 8
-WINO_MIN_PIXELS = 16
+#: auto: Winograd from this many input and output channels and output rows and columns on. Instruction
+#: counts (tools/count_insns.py, paths fp32_im2col / fp32_winograd) put it ahead from 3x3 outputs and any
+#: channel count (3x3 planes 0.78-0.86x, 4x4 0.62x, 56x56 0.38x; 2x2 and 1x1 planes 1.4-1.8x: one tile
+#: of 16 one-column GEMMs). Three-channel inputs are left to im2col: their K = 3 GEMMs would be all loads
+#: and no reuse on a real core, which the counts cannot show.
+WINO_MIN_CHANNELS = 4
+WINO_MIN_SIDE = 3
 
 
 def _winograd(p: dict, path: str, options) -> bool:
@@ -69,7 +72,7 @@ def _winograd(p: dict, path: str, options) -> bool:
         return False
     if setting == "on":
         return True
-    return min(p["C"], p["O"]) >= WINO_MIN_CHANNELS and p["OH"] * p["OW"] >= WINO_MIN_PIXELS
+    return min(p["C"], p["O"]) >= WINO_MIN_CHANNELS and min(p["OH"], p["OW"]) >= WINO_MIN_SIDE
 
 
 @kernel("Conv", half_native=True, supports=_conv_supports, efficiency=0.6)

@@ -5,7 +5,8 @@ path, counted under qemu-user (no timing: emulation says nothing about time).
     python plugins/mnn-arm/tools/count_insns.py --net resnet18 --paths fp32_im2col,fp32
 
 Paths: fp32 (Winograd F(2x2, 3x3) where Session's auto rule takes it), fp32_im2col (the fp32 path with
-option arm.winograd off: 3x3 convolutions as im2col + GEMM), fp16 (fp16 arithmetic on fp32 tensors:
+option arm.winograd off: 3x3 convolutions as im2col + GEMM), fp32_winograd (arm.winograd on: wherever it
+applies), fp16 (fp16 arithmetic on fp32 tensors:
 converting in, widening out), fp16h (what precision="low" runs: fp16 arithmetic on fp16 activations,
 the network's input converted at the stem), int8 (no sdot), int8_dot.
 
