@@ -6,8 +6,9 @@
  *   each stdin line: C H W O k stride pad group
  *
  * fp32 takes Winograd F(2x2, 3x3) where Session's "auto" rule does (ops_conv.py: 3x3 stride 1, one
- * group, at least WINO_MIN_CHANNELS in and out, WINO_MIN_SIDE output rows and columns); fp32_im2col never does
- * (option arm.winograd off: im2col + GEMM, as before); fp32_winograd takes it wherever it applies (on).
+ * group, at least WINO_MIN_CHANNELS in and out, WINO_MIN_SIDE output rows and columns); fp32_im2col
+ * never does (option arm.winograd off: im2col + GEMM, as before); fp32_winograd takes it wherever it
+ * applies (on).
  *
  * Only what one inference executes lies between count_begin() and
  * count_end() (the counter adds up the translation blocks qemu logs between
@@ -79,7 +80,8 @@ static void float_layer(int path, int wino_mode, long C, long H, long W, long O,
     /* wino_mode 0 off, 1 auto, 2 on */
     st.winograd = wino_mode && path == ARM_PATH_FP32 && group == 1 && !st.depthwise && arm_wino_applies(g) &&
                   (wino_mode == 2 ||
-                   (C >= WINO_MIN_CHANNELS && O >= WINO_MIN_CHANNELS && g->OH >= WINO_MIN_SIDE && g->OW >= WINO_MIN_SIDE));
+                   (C >= WINO_MIN_CHANNELS && O >= WINO_MIN_CHANNELS && g->OH >= WINO_MIN_SIDE &&
+                    g->OW >= WINO_MIN_SIDE));
     if (st.winograd) { /* as _arm.pyx: transformed and packed once (not counted) */
         float *tmp = malloc(16 * O * C * sizeof(float));
         st.w = malloc(arm_wino_weight_elems(st.k, O, C) * sizeof(float));
