@@ -189,7 +189,8 @@ int main(int argc, char **argv) {
     }
     long C, H, W, O, k, s, p, group;
     while (scanf("%ld %ld %ld %ld %ld %ld %ld %ld", &C, &H, &W, &O, &k, &s, &p, &group) == 8) {
-        if (path == ARM_PATH_FP32 || path == ARM_PATH_FP16 || path == ARM_PATH_FP16H) float_layer(path, wino_mode, C, H, W, O, k, s, p, group);
+        if (path == ARM_PATH_FP32 || path == ARM_PATH_FP16 || path == ARM_PATH_FP16H)
+            float_layer(path, wino_mode, C, H, W, O, k, s, p, group);
         else int8_layer(path, C, H, W, O, k, s, p, group);
     }
     return 0;
