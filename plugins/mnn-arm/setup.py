@@ -4,7 +4,8 @@ On an aarch64 machine each kernel path is its own translation unit with its
 own flags (never -march=native); caps.c picks one at run time from
 getauxval(AT_HWCAP):
 
-    csrc/fp32.c, eltwise.c, conv.c, int8.c, caps.c, ops.c   -O3 -march=armv8-a
+    csrc/fp32.c, eltwise.c, conv.c, int8.c, winograd.c,
+         caps.c, ops.c                                      -O3 -march=armv8-a
     csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
 
@@ -28,7 +29,11 @@ IS_ARM = platform.machine().lower() in ("aarch64", "arm64")
 BASE = ["-O3", "-march=armv8-a"]
 #: translation unit -> its flags
 PATH_UNITS = {
-    "fp32.c": BASE, "eltwise.c": BASE, "conv.c": BASE, "int8.c": BASE,
+    "fp32.c": BASE,
+    "eltwise.c": BASE,
+    "conv.c": BASE,
+    "int8.c": BASE,
+    "winograd.c": BASE,
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],
@@ -45,14 +50,18 @@ def mnn_core_root() -> str:
     for root in candidates:
         if os.path.isfile(os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h")):
             return root
-    raise SystemExit("mnn-arm build: cannot find the mnn C ABI header (mnn_core/include/mnn_core/abi.h). "
-                     f"Looked in: {', '.join(candidates)}. Install mnn-core first or set MNN_CORE_ROOT.")
+    raise SystemExit(
+        "mnn-arm build: cannot find the mnn C ABI header (mnn_core/include/mnn_core/abi.h). "
+        f"Looked in: {', '.join(candidates)}. Install mnn-core first or set MNN_CORE_ROOT."
+    )
 
 
 def extensions():
     if not IS_ARM:
-        print(f"mnn-arm: this machine is {platform.machine()}, not aarch64: building no native code "
-              "(the backend will report 'needs an Arm (aarch64) CPU')")
+        print(
+            f"mnn-arm: this machine is {platform.machine()}, not aarch64: building no native code "
+            "(the backend will report 'needs an Arm (aarch64) CPU')"
+        )
         return [], {}
     from Cython.Build import cythonize
     from setuptools import Extension
@@ -64,17 +73,25 @@ def extensions():
         def build_extension(self, ext):
             objects = []
             for unit, flags in PATH_UNITS.items():
-                objects += self.compiler.compile([f"{CSRC}/{unit}"], output_dir=self.build_temp,
-                                                 include_dirs=ext.include_dirs, extra_postargs=flags + ["-fPIC"],
-                                                 depends=ext.depends)
+                objects += self.compiler.compile(
+                    [f"{CSRC}/{unit}"],
+                    output_dir=self.build_temp,
+                    include_dirs=ext.include_dirs,
+                    extra_postargs=flags + ["-fPIC"],
+                    depends=ext.depends,
+                )
             ext.extra_objects = list(ext.extra_objects or []) + objects
             super().build_extension(ext)
 
     root = mnn_core_root()
-    ext = Extension("mnn_arm._arm", ["mnn_arm/_arm.pyx", f"{CSRC}/caps.c", f"{CSRC}/ops.c"],
-                    include_dirs=[CSRC, os.path.join(root, "mnn_core", "include")],
-                    depends=sorted(os.path.join(CSRC, f) for f in os.listdir(os.path.join(HERE, CSRC))),
-                    extra_compile_args=BASE, libraries=["m"])
+    ext = Extension(
+        "mnn_arm._arm",
+        ["mnn_arm/_arm.pyx", f"{CSRC}/caps.c", f"{CSRC}/ops.c"],
+        include_dirs=[CSRC, os.path.join(root, "mnn_core", "include")],
+        depends=sorted(os.path.join(CSRC, f) for f in os.listdir(os.path.join(HERE, CSRC))),
+        extra_compile_args=BASE,
+        libraries=["m"],
+    )
     return cythonize([ext], include_path=[root], compiler_directives=DIRECTIVES), {"build_ext": BuildExt}
 
 

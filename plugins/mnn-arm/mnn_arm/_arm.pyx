@@ -67,6 +67,11 @@ cdef extern from "arm.h" nogil:
                       int32_t* colsum)
     int64_t arm_qconv_chunk_cols(const arm_conv_geom* g)
     int64_t arm_q_depthwise_work_elems(const arm_conv_geom* g)
+    int arm_wino_applies(const arm_conv_geom* g)
+    int64_t arm_wino_weight_elems(const arm_fkernels* k, int64_t O, int64_t C)
+    void arm_wino_pack_weights(const arm_fkernels* k, const float* w, int64_t O, int64_t C, float* packed, float* tmp)
+    int64_t arm_wino_chunk_tiles(const arm_fkernels* k, const arm_conv_geom* g)
+    int64_t arm_wino_work_bytes(const arm_fkernels* k, const arm_conv_geom* g, int64_t O, int64_t chunk)
 
 cdef extern from "ops.h" nogil:
     ctypedef struct arm_op:
@@ -76,6 +81,7 @@ cdef extern from "ops.h" nogil:
         arm_op op
         const arm_fkernels* k
         int32_t depthwise, bias_input
+        int32_t winograd
         int64_t N, O, group, og
         arm_conv_geom g
         void* w
@@ -278,9 +284,10 @@ cdef void _geom(arm_conv_geom* g, dict p):
 
 
 def conv(str path, dict p, weight, bias, int bias_input):
-    """Float Conv; p: N, O, group, depthwise, act, act_alpha, act_beta and one group's geometry."""
-    cdef Execution ex = _execution(f"arm.Conv.{'depthwise' if p['depthwise'] else 'gemm'} [{path}]",
-                                   sizeof(arm_conv_state), arm_conv_run)
+    """Float Conv; p: N, O, group, depthwise, winograd, act, act_alpha, act_beta and one group's geometry.
+    winograd (fp32 path, 3x3 stride 1 dilation 1, one group): F(2x2, 3x3) with weights transformed here."""
+    kind = "depthwise" if p["depthwise"] else ("winograd" if p.get("winograd") else "gemm")
+    cdef Execution ex = _execution(f"arm.Conv.{kind} [{path}]", sizeof(arm_conv_state), arm_conv_run)
     cdef arm_conv_state* s = <arm_conv_state*>ex.state
     s.k = _ftable(path)
     _geom(&s.g, p)
@@ -293,9 +300,22 @@ def conv(str path, dict p, weight, bias, int bias_input):
         s.bias = <const float*>ex.hold(_copy(bias, np.float32))
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, gi, stride
     cdef const char* src
+    cdef Buffer tmp
     if s.depthwise:
         s.w = ex.hold(_copy(weight, np.float32))
         s.work = ex.hold(Buffer(arm_depthwise_work_bytes(&s.g)))
+    elif p.get("winograd"):
+        if path != "fp32" or s.group != 1 or not arm_wino_applies(&s.g):
+            raise ValueError(f"arm: Winograd needs the fp32 path and a 3x3 stride-1 dilation-1 ungrouped conv ({p})")
+        s.winograd = 1
+        s.w = ex.hold(Buffer(arm_wino_weight_elems(s.k, s.O, s.g.C) * 4))
+        wc = np.ascontiguousarray(weight, dtype=np.float32)
+        tmp = Buffer(16 * s.O * s.g.C * 4)
+        if wc.size:
+            arm_wino_pack_weights(s.k, <const float*><size_t>wc.ctypes.data, s.O, s.g.C, <float*>s.w,
+                                  <float*>tmp.ptr)
+        s.chunk_cols = arm_wino_chunk_tiles(s.k, &s.g)
+        s.work = ex.hold(Buffer(arm_wino_work_bytes(s.k, &s.g, s.O, s.chunk_cols)))
     else:
         stride = arm_packed_a_elems(s.k.mr, s.og, Kg) * s.k.elem_bytes
         s.w_group_bytes = stride

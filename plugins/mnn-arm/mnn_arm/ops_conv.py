@@ -1,7 +1,9 @@
 """Conv (fp32 or fp16 path: depthwise kernel, or im2col / 1x1 into packed
 panels + packed GEMM with bias and activation in its epilogue) and the int8
 convolutions QLinearConv and ConvInteger (int8 or sdot path, bit-exact with
-the reference's ONNX semantics)."""
+the reference's ONNX semantics). 3x3 stride-1 convolutions on the fp32 path
+use Winograd F(2x2, 3x3) where it is cheaper (csrc/winograd.c; option
+"arm.winograd" / MNN_ARM_WINOGRAD: auto, on, off)."""
 
 from __future__ import annotations
 
@@ -20,15 +22,57 @@ def _geometry(x_shape, w_shape, attrs) -> dict:
     o, cg, kh, kw = w_shape
     group = geo["group"]
     depthwise = group == c and o == c
-    return dict(N=n, O=o, group=group, depthwise=int(depthwise), C=c if depthwise else cg, H=h, W=w,
-                OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw, sh=geo["strides"][0], sw=geo["strides"][1],
-                dh=geo["dilations"][0], dw=geo["dilations"][1], pt=geo["pads"][0], pl=geo["pads"][1])
+    return dict(
+        N=n,
+        O=o,
+        group=group,
+        depthwise=int(depthwise),
+        C=c if depthwise else cg,
+        H=h,
+        W=w,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=geo["strides"][0],
+        sw=geo["strides"][1],
+        dh=geo["dilations"][0],
+        dw=geo["dilations"][1],
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )
 
 
 def _conv_supports(node, ins):
     if len(ins[0].shape) != 4 or len(ins[1].shape) != 4:
         return "only 2-D convolution (NCHW input, OIHW weight)"
     return True
+
+
+#: auto: Winograd from this many input and output channels and output rows and columns on. Instruction
+#: counts (tools/count_insns.py, paths fp32_im2col / fp32_winograd) put it ahead from 3x3 outputs and any
+#: channel count (3x3 planes 0.78-0.86x, 4x4 0.62x, 56x56 0.38x; 2x2 and 1x1 planes 1.4-1.8x: one tile
+#: of 16 one-column GEMMs). Three-channel inputs are left to im2col: their K = 3 GEMMs would be all loads
+#: and no reuse on a real core, which the counts cannot show.
+WINO_MIN_CHANNELS = 4
+WINO_MIN_SIDE = 3
+
+
+def _winograd(p: dict, path: str, options) -> bool:
+    """F(2x2, 3x3) on the fp32 path for 3x3 stride-1 dilation-1 ungrouped convolutions (not depthwise)."""
+    applies = (
+        path == "fp32"
+        and p["group"] == 1
+        and not p["depthwise"]
+        and (p["kh"], p["kw"]) == (3, 3)
+        and (p["sh"], p["sw"], p["dh"], p["dw"]) == (1, 1, 1, 1)
+    )
+    setting = paths.winograd_setting(options)
+    if not applies or setting == "off":
+        return False
+    if setting == "on":
+        return True
+    return min(p["C"], p["O"]) >= WINO_MIN_CHANNELS and min(p["OH"], p["OW"]) >= WINO_MIN_SIDE
 
 
 @kernel("Conv", half_native=True, supports=_conv_supports, efficiency=0.6)
@@ -44,12 +88,11 @@ def prepare_conv(node, ins, outs, constants, ctx):
     bias = constants.get(node.inputs[2]) if has_bias else None
     path = paths.float_path(ctx.precision, ctx.options)
     if not half.half_activations(ctx):
+        p["winograd"] = int(_winograd(p, path, ctx.options))
         return _arm.conv(path, p, weight, bias, 2 if has_bias else -1)
     if bias is None and has_bias:  # a bias arriving at run would be fp16: the fp32-io kernel, widened
         return half.widen(_arm.conv(path, p, weight, None, 2), ins, outs)
     return _arm.conv("fp16h", p, weight, bias, -1)
-
-
 
 
 def _qconv_supports(node, ins):
@@ -73,8 +116,13 @@ def _scalar(constants, name, what):
     return np.asarray(value)
 
 
-@kernel("QLinearConv", half_native=True, dtypes=("uint8", "int8", "float32", "int32"), supports=_qconv_supports,
-        efficiency=0.8)
+@kernel(
+    "QLinearConv",
+    half_native=True,
+    dtypes=("uint8", "int8", "float32", "int32"),
+    supports=_qconv_supports,
+    efficiency=0.8,
+)
 def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     names = node.inputs
     x_dtype, w_dtype = ins[0].dtype, ins[3].dtype
@@ -89,9 +137,20 @@ def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     # the reference's multiplier (float32(float32(sx * sw) / sy), mnn_core/ops/quant.py), exact in float64
     mult = np.broadcast_to(requant_multiplier(sx.reshape(()), sw.ravel(), sy.reshape(())), (o,)).astype(np.float64)
     out_kind = 1 if outs[0].dtype == "uint8" else 2
-    return _arm.qconv(paths.int8_path(), p, w, int(x_dtype == "uint8"), int(w_dtype == "uint8"),
-                      int(zx.reshape(())), np.broadcast_to(zw.astype(np.int64).ravel(), (o,)), mult,
-                      float(zy.astype(np.float64).reshape(())), out_kind, bias, 8 if has_bias else -1)
+    return _arm.qconv(
+        paths.int8_path(),
+        p,
+        w,
+        int(x_dtype == "uint8"),
+        int(w_dtype == "uint8"),
+        int(zx.reshape(())),
+        np.broadcast_to(zw.astype(np.int64).ravel(), (o,)),
+        mult,
+        float(zy.astype(np.float64).reshape(())),
+        out_kind,
+        bias,
+        8 if has_bias else -1,
+    )
 
 
 def _conv_integer_supports(node, ins):
@@ -110,6 +169,17 @@ def prepare_conv_integer(node, ins, outs, constants, ctx):
     zx = _scalar(constants, names[2], "x_zero_point") if len(names) > 2 and names[2] else np.int64(0)
     zw = _scalar(constants, names[3], "w_zero_point") if len(names) > 3 and names[3] else np.int64(0)
     p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
-    return _arm.qconv(paths.int8_path(), p, w, int(ins[0].dtype == "uint8"), int(w.dtype == np.uint8),
-                      int(np.asarray(zx).reshape(())), np.broadcast_to(np.asarray(zw, np.int64).ravel(), (o,)),
-                      np.ones(o), 0.0, 0, None, -1)
+    return _arm.qconv(
+        paths.int8_path(),
+        p,
+        w,
+        int(ins[0].dtype == "uint8"),
+        int(w.dtype == np.uint8),
+        int(np.asarray(zx).reshape(())),
+        np.broadcast_to(np.asarray(zw, np.int64).ravel(), (o,)),
+        np.ones(o),
+        0.0,
+        0,
+        None,
+        -1,
+    )

@@ -46,5 +46,26 @@ def float_path(precision: str = "normal", options: dict | None = None) -> str:
     return "fp16" if precision == "low" and runnable("fp16") else "fp32"
 
 
+WINOGRAD_OPTION = "arm.winograd"
+WINOGRAD_ENV_VAR = "MNN_ARM_WINOGRAD"
+_ON, _OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
+
+
+def winograd_setting(options: dict | None = None) -> str:
+    """The Winograd setting from option "arm.winograd" or MNN_ARM_WINOGRAD: "auto" (default: F(2x2, 3x3)
+    where it is cheaper), "on" (wherever it applies) or "off"."""
+    value = (options or {}).get(WINOGRAD_OPTION)
+    if value is None:
+        value = os.environ.get(WINOGRAD_ENV_VAR, "")
+    value = str(value).strip().lower()
+    if value in ("", "auto"):
+        return "auto"
+    if value in _ON:
+        return "on"
+    if value in _OFF:
+        return "off"
+    raise BackendError(f"arm: {WINOGRAD_OPTION}={value!r}; expected auto, on or off")
+
+
 def int8_path() -> str:
     return "int8_dot" if runnable("int8_dot") else "int8"

@@ -1,10 +1,13 @@
-"""Executed aarch64 instructions per MobileNetV2 convolution layer, per kernel
+"""Executed aarch64 instructions per MobileNetV2 (or ResNet-18) convolution layer, per kernel
 path, counted under qemu-user (no timing: emulation says nothing about time).
 
     python plugins/mnn-arm/tools/count_insns.py [--cpu max] [--size 224] [--paths fp32,fp16h,int8_dot]
+    python plugins/mnn-arm/tools/count_insns.py --net resnet18 --paths fp32_im2col,fp32
 
-Paths: fp32, fp16 (fp16 arithmetic on fp32 tensors: converting in, widening
-out), fp16h (what precision="low" runs: fp16 arithmetic on fp16 activations,
+Paths: fp32 (Winograd F(2x2, 3x3) where Session's auto rule takes it), fp32_im2col (the fp32 path with
+option arm.winograd off: 3x3 convolutions as im2col + GEMM), fp32_winograd (arm.winograd on: wherever it
+applies), fp16 (fp16 arithmetic on fp32 tensors:
+converting in, widening out), fp16h (what precision="low" runs: fp16 arithmetic on fp16 activations,
 the network's input converted at the stem), int8 (no sdot), int8_dot.
 
 Cross-compiles tools/count_layers.c with the kernel objects (each path with its
@@ -53,6 +56,23 @@ def mobilenet_v2_convs(size: int = 224) -> list[tuple[int, ...]]:
             cin = c
     layers.append((cin, h, h, 1280, 1, 1, 0, 1))
     return layers
+
+
+def resnet18_convs(size: int = 224) -> list[tuple[int, ...]]:
+    """(C, H, W, O, k, stride, pad, group) of the 3x3 convolutions of examples/build_models.py's ResNet-18
+    (the 7x7 stem and the 1x1 shortcuts left out: Winograd does not touch them)."""
+    layers, h, cin = [], (size - 1) // 4 + 1, 64  # after the stride-2 stem and the stride-2 max pool
+    for c, s in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+        for i in range(2):
+            stride = s if i == 0 else 1
+            layers.append((cin, h, h, c, 3, stride, 1, 1))
+            h = (h - 1) // stride + 1
+            layers.append((c, h, h, c, 3, 1, 1, 1))
+            cin = c
+    return layers
+
+
+NETS = {"mobilenet_v2": ("MobileNetV2", mobilenet_v2_convs), "resnet18": ("ResNet-18 (3x3 layers)", resnet18_convs)}
 
 
 def build(out: Path) -> tuple[Path, str]:
@@ -148,8 +168,10 @@ def main() -> None:
     ap.add_argument("--cpu", default="max")
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--paths", default="fp32,fp16h,int8_dot,fp16,int8")
+    ap.add_argument("--net", default="mobilenet_v2", choices=sorted(NETS))
     args = ap.parse_args()
-    layers = mobilenet_v2_convs(args.size)
+    title, convs = NETS[args.net]
+    layers = convs(args.size)
     unique = sorted(set(layers), key=layers.index)
     with tempfile.TemporaryDirectory() as tmp:
         exe, dfilter = build(Path(tmp))
@@ -160,14 +182,14 @@ def main() -> None:
             print(f"{p}: {sum(results[p]):,} instructions", file=sys.stderr, flush=True)
     paths = list(results)
     print(
-        f"MobileNetV2 ({args.size}x{args.size}, batch 1) convolution layers, executed instructions "
-        f"(qemu -cpu {args.cpu}), ratio to fp32"
+        f"{title} ({args.size}x{args.size}, batch 1) convolution layers, executed instructions "
+        f"(qemu -cpu {args.cpu}), ratio to {paths[0]}"
     )
     print(
         "| # | layer (C,H,W -> O, k, s, group) | MMACs | "
         + " | ".join(paths)
         + " | "
-        + " | ".join(f"{p}/fp32" for p in paths[1:])
+        + " | ".join(f"{p}/{paths[0]}" for p in paths[1:])
         + " |"
     )
     print("|---" * (3 + 2 * len(paths) - 1) + "|")
@@ -194,11 +216,11 @@ def main() -> None:
         + " |"
     )
     print()
-    print("| layers | " + " | ".join(paths) + " | " + " | ".join(f"{p}/fp32" for p in paths[1:]) + " |")
+    print("| layers | " + " | ".join(paths) + " | " + " | ".join(f"{p}/{paths[0]}" for p in paths[1:]) + " |")
     print("|---" * (2 * len(paths)) + "|")
     kinds = {}
     for i, (c, _, _, _, k, _, _, g) in enumerate(layers):
-        gemm = "pointwise 1x1 (GEMM)" if k == 1 else f"{k}x{k} (im2col + GEMM)"
+        gemm = "pointwise 1x1 (GEMM)" if k == 1 else f"{k}x{k} s{layers[i][5]}"
         kind = "depthwise 3x3" if g == c and g > 1 else gemm
         kinds.setdefault(kind, []).append(i)
     for kind, idx in kinds.items():

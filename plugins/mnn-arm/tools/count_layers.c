@@ -2,8 +2,13 @@
  * through the op layer's run functions (csrc/ops.c), with states filled the
  * way mnn_arm/_arm.pyx fills them at prepare, one path at a time.
  *
- *   count_layers PATH < layers     (PATH: fp32 | fp16 | fp16h | int8 | int8_dot)
+ *   count_layers PATH < layers     (PATH: fp32 | fp32_im2col | fp32_winograd | fp16 | fp16h | int8 | int8_dot)
  *   each stdin line: C H W O k stride pad group
+ *
+ * fp32 takes Winograd F(2x2, 3x3) where Session's "auto" rule does (ops_conv.py: 3x3 stride 1, one
+ * group, at least WINO_MIN_CHANNELS in and out, WINO_MIN_SIDE output rows and columns); fp32_im2col
+ * never does (option arm.winograd off: im2col + GEMM, as before); fp32_winograd takes it wherever it
+ * applies (on).
  *
  * Only what one inference executes lies between count_begin() and
  * count_end() (the counter adds up the translation blocks qemu logs between
@@ -49,7 +54,11 @@ static mnn_tensor tensor(void *data) {
     return t;
 }
 
-static void float_layer(int path, long C, long H, long W, long O, long k, long s, long p, long group) {
+/* ops_conv.py's WINO_MIN_CHANNELS and WINO_MIN_SIDE */
+#define WINO_MIN_CHANNELS 4
+#define WINO_MIN_SIDE 3
+
+static void float_layer(int path, int wino_mode, long C, long H, long W, long O, long k, long s, long p, long group) {
     arm_conv_state st;
     memset(&st, 0, sizeof st);
     st.k = arm_fkernels_for(path);
@@ -68,7 +77,19 @@ static void float_layer(int path, long C, long H, long W, long O, long k, long s
     const long Kg = g->C * k * k;
     float *w = malloc(O * Kg * sizeof(float));
     for (long i = 0; i < O * Kg; ++i) w[i] = next_float() * 0.5f;
-    if (st.depthwise) {
+    /* wino_mode 0 off, 1 auto, 2 on */
+    st.winograd = wino_mode && path == ARM_PATH_FP32 && group == 1 && !st.depthwise && arm_wino_applies(g) &&
+                  (wino_mode == 2 ||
+                   (C >= WINO_MIN_CHANNELS && O >= WINO_MIN_CHANNELS && g->OH >= WINO_MIN_SIDE &&
+                    g->OW >= WINO_MIN_SIDE));
+    if (st.winograd) { /* as _arm.pyx: transformed and packed once (not counted) */
+        float *tmp = malloc(16 * O * C * sizeof(float));
+        st.w = malloc(arm_wino_weight_elems(st.k, O, C) * sizeof(float));
+        arm_wino_pack_weights(st.k, w, O, C, (float *)st.w, tmp);
+        free(tmp);
+        st.chunk_cols = arm_wino_chunk_tiles(st.k, g);
+        st.work = malloc(arm_wino_work_bytes(st.k, g, O, st.chunk_cols));
+    } else if (st.depthwise) {
         st.w = w; /* depthwise weights stay [C][kh*kw] fp32, as _arm.pyx hands them over */
         st.work = malloc(arm_depthwise_work_bytes(g));
     } else {
@@ -157,6 +178,8 @@ static void int8_layer(int path, long C, long H, long W, long O, long k, long s,
 
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "fp32";
+    const int wino_mode = !strcmp(name, "fp32_im2col") ? 0 : (!strcmp(name, "fp32_winograd") ? 2 : 1);
+    if (wino_mode != 1) name = "fp32";
     int path = -1;
     for (int i = 0; i <= ARM_PATH_FP16H; ++i)
         if (strcmp(name, arm_path_name(i)) == 0) path = i;
@@ -166,7 +189,8 @@ int main(int argc, char **argv) {
     }
     long C, H, W, O, k, s, p, group;
     while (scanf("%ld %ld %ld %ld %ld %ld %ld %ld", &C, &H, &W, &O, &k, &s, &p, &group) == 8) {
-        if (path == ARM_PATH_FP32 || path == ARM_PATH_FP16 || path == ARM_PATH_FP16H) float_layer(path, C, H, W, O, k, s, p, group);
+        if (path == ARM_PATH_FP32 || path == ARM_PATH_FP16 || path == ARM_PATH_FP16H)
+            float_layer(path, wino_mode, C, H, W, O, k, s, p, group);
         else int8_layer(path, C, H, W, O, k, s, p, group);
     }
     return 0;

@@ -4,7 +4,8 @@
  *   fp32.c      -march=armv8-a            NEON fp32 (every aarch64 CPU)
  *   fp16.c      -march=armv8.2-a+fp16     vfmaq_f16, used when the CPU has asimdhp
  *   int8_dot.c  -march=armv8.2-a+dotprod  vdotq_s32 (sdot), used when the CPU has asimddp
- * plus int8.c (armv8-a: int8 packing, requantization, the GEMM without sdot).
+ * plus int8.c (armv8-a: int8 packing, requantization, the GEMM without sdot) and
+ * winograd.c (armv8-a: the fp32 path's Winograd F(2x2, 3x3) convolution).
  * caps.c reads getauxval(AT_HWCAP) and hands out a path's table only when
  * the CPU reports the instructions it needs, so no path ever runs where it
  * would raise SIGILL.
@@ -134,6 +135,18 @@ int64_t arm_conv_chunk_cols(const arm_fkernels *k, const arm_conv_geom *g);
 void arm_conv_gemm(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked,
                    const void *x, void *y, const arm_epilogue *e, int64_t chunk_cols, void *work);
 int64_t arm_packed_a_elems(int64_t mr, int64_t M, int64_t K);
+
+/* -- winograd.c: F(2x2, 3x3) on the fp32 path (3x3, stride 1, dilation 1, one group) ---------- */
+int arm_wino_applies(const arm_conv_geom *g);
+/* floats of the transformed, packed weights: 16 A operands of O x C */
+int64_t arm_wino_weight_elems(const arm_fkernels *k, int64_t O, int64_t C);
+/* w: [O][C][3][3]; tmp: 16 * O * C floats of scratch */
+void arm_wino_pack_weights(const arm_fkernels *k, const float *w, int64_t O, int64_t C, float *packed, float *tmp);
+int64_t arm_wino_chunk_tiles(const arm_fkernels *k, const arm_conv_geom *g);
+int64_t arm_wino_work_bytes(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, int64_t chunk);
+/* one image: y[O][OH*OW] = epilogue(conv3x3(x)); e: bias per output channel (bias_rs), any activation */
+void arm_wino_conv(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, const float *wpacked, const float *x,
+                   float *y, const arm_epilogue *e, int64_t chunk, void *work);
 
 /* -- int8.c --------------------------------------------------------------------------------- */
 /* The true operands are a = as + da[row], b = bs + db[col] with as/bs the packed int8 values. */

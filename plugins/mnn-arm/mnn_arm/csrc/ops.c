@@ -18,6 +18,15 @@ int arm_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         return 0;
     }
     arm_epilogue e = s->epi;
+    if (s->winograd) {
+        e.bias = bias;
+        e.bias_rs = 1;
+        e.bias_cs = 0;
+        for (int64_t n = 0; n < s->N; ++n)
+            arm_wino_conv(s->k, g, s->O, (const float *)s->w, (const float *)(x + n * g->C * g->H * g->W * eb),
+                          (float *)(y + n * s->O * g->OH * g->OW * eb), &e, s->chunk_cols, s->work);
+        return 0;
+    }
     for (int64_t n = 0; n < s->N; ++n)
         for (int64_t gi = 0; gi < s->group; ++gi) {
             e.bias = bias ? bias + gi * s->og : NULL;

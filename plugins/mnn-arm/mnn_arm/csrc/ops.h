@@ -21,6 +21,7 @@ typedef struct arm_conv_state {
     arm_op op;
     const arm_fkernels *k;
     int32_t depthwise, bias_input; /* bias_input >= 0: the bias arrives at run */
+    int32_t winograd;              /* fp32 Winograd F(2x2, 3x3): w holds the 16 transformed, packed points */
     int64_t N, O, group, og;
     arm_conv_geom g;
     void *w;              /* gemm: packed A per group; depthwise: [C][kh*kw] fp32 */
@@ -28,7 +29,7 @@ typedef struct arm_conv_state {
     const float *bias;
     arm_epilogue epi;
     void *work;
-    int64_t chunk_cols;
+    int64_t chunk_cols;            /* winograd: tiles per chunk */
 } arm_conv_state;
 int arm_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 

@@ -223,6 +223,51 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     test_conv(k, rtol, 1, 2, 3, 2, 3, 1, 1, 0, 2);
 }
 
+/* Winograd F(2x2, 3x3) (fp32 path): 3x3 stride 1 against the double reference, through the weight
+ * transform and packing of prepare; bias per channel and an activation (clip fused, sigmoid after) */
+static void test_winograd(const arm_fkernels *k, double rtol, int64_t N, int64_t C, int64_t H, int64_t W, int64_t O,
+                          int64_t p, int act) {
+    arm_conv_geom g = {C, H, W, H + 2 * p - 2, W + 2 * p - 2, 3, 3, 1, 1, 1, 1, p, p};
+    const int64_t out = N * O * g.OH * g.OW, in = N * C * H * W;
+    float *x = xalloc(in * 4), *w = xalloc(O * C * 9 * 4), *bias = xalloc(O * 4), *y = xalloc(out * 4);
+    double *want = xalloc(out * 8), *mag = xalloc(out * 8);
+    for (int64_t i = 0; i < in; ++i) x[i] = frand();
+    for (int64_t i = 0; i < O * C * 9; ++i) w[i] = frand();
+    for (int64_t i = 0; i < O; ++i) bias[i] = frand();
+    float *wp = xalloc(arm_wino_weight_elems(k, O, C) * 4), *tmp = xalloc(16 * O * C * 4);
+    arm_wino_pack_weights(k, w, O, C, wp, tmp);
+    const int64_t chunk = arm_wino_chunk_tiles(k, &g);
+    void *work = xalloc(arm_wino_work_bytes(k, &g, O, chunk));
+    arm_epilogue e = {1.0f, 1.0f, bias, 1, 0, act, 0.0f, 6.0f};
+    for (int64_t n = 0; n < N; ++n)
+        arm_wino_conv(k, &g, O, wp, x + n * C * H * W, y + n * O * g.OH * g.OW, &e, chunk, work);
+    conv_ref(x, w, bias, N, C, H, W, O, 1, &g, act, want, mag);
+    if (act == ARM_ACT_SIGMOID)
+        for (int64_t i = 0; i < out; ++i) mag[i] *= 0.25; /* sigmoid' <= 1/4 */
+    char what[96];
+    snprintf(what, sizeof what, "%s winograd conv N=%ld C=%ld %ldx%ld O=%ld p=%ld %s", k->name, (long)N, (long)C,
+             (long)H, (long)W, (long)O, (long)p, act == ARM_ACT_CLIP ? "clip" : "sigmoid");
+    compare(what, y, want, mag, out, rtol);
+    free(x), free(w), free(bias), free(y), free(want), free(mag), free(wp), free(tmp), free(work);
+}
+
+static void test_winograd_fp32(const arm_fkernels *k) {
+    /* N, C, H, W, O, pad: odd planes (5x7, 13x13), 1x1 and 2x2 outputs, channels not multiples of 4,
+     * more tiles than one chunk (C=64: 192 tiles; 45x47: 552 tiles), K beyond one GEMM K block (C=600) */
+    const int64_t cases[][6] = {{1, 8, 5, 7, 8, 1},    {1, 8, 5, 7, 8, 0},   {2, 5, 13, 13, 7, 1},
+                                {1, 3, 13, 13, 9, 0},  {1, 9, 1, 1, 5, 1},   {1, 6, 3, 3, 10, 0},
+                                {1, 7, 4, 4, 3, 0},    {1, 64, 24, 32, 17, 1}, {1, 16, 45, 47, 12, 1},
+                                {1, 600, 6, 5, 9, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        test_winograd(k, 1e-4, cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], cases[i][5],
+                      i % 3 == 2 ? ARM_ACT_SIGMOID : ARM_ACT_CLIP);
+    report("winograd applies to 3x3 stride 1 dilation 1 only", 0,
+           arm_wino_applies(&(arm_conv_geom){4, 8, 8, 6, 6, 3, 3, 1, 1, 1, 1, 0, 0}) &&
+               !arm_wino_applies(&(arm_conv_geom){4, 8, 8, 3, 3, 3, 3, 2, 2, 1, 1, 0, 0}) &&
+               !arm_wino_applies(&(arm_conv_geom){4, 8, 8, 4, 4, 3, 3, 1, 1, 2, 2, 0, 0}) &&
+               !arm_wino_applies(&(arm_conv_geom){4, 8, 8, 8, 8, 1, 1, 1, 1, 1, 1, 0, 0}));
+}
+
 /* -- fp16h element-wise (fp16 tensors) and the fp32 <-> fp16 conversions ----------------- */
 
 static void test_conversions(void) {
@@ -612,6 +657,7 @@ int main(int argc, char **argv) {
     test_conversions();
 
     test_float_path(arm_fkernels_for(ARM_PATH_FP32), 1e-4);
+    test_winograd_fp32(arm_fkernels_for(ARM_PATH_FP32));
     test_fp32_misc();
     test_requant();
     test_int8_path(arm_qkernels_for(ARM_PATH_INT8));

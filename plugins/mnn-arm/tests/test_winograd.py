@@ -1,0 +1,111 @@
+"""Winograd F(2x2, 3x3) on the fp32 path (csrc/winograd.c): Session(backend="arm") runs 3x3 stride-1
+convolutions through it (by the auto rule, or forced with option "arm.winograd") and matches the
+reference backend within 1e-4 relative; the option's off setting and the cases it does not apply to
+(stride 2, grouped, fp16) keep im2col + GEMM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import needs_arm
+
+from mnn_core import GraphBuilder, Session
+from mnn_core.backend import PrepareContext
+
+RTOL = 1e-4
+
+
+def _conv_graph(c, h, w, o, pad, stride=1, group=1, relu=True, seed=0):
+    rng = np.random.default_rng(seed)
+    weight = rng.standard_normal((o, c // group, 3, 3)).astype(np.float32) * 0.3
+    bias = rng.standard_normal(o).astype(np.float32)
+    g = GraphBuilder("conv3x3")
+    y = g.Conv(
+        g.input("x", (1, c, h, w), "float32"),
+        g.const(weight),
+        g.const(bias),
+        pads=[pad] * 4,
+        strides=[stride, stride],
+        group=group,
+    )
+    if relu:
+        y = g.Relu(y)
+    g.output(y, "y")
+    return g.build(), rng.standard_normal((1, c, h, w)).astype(np.float32)
+
+
+def _execution_name(graph, options=None, precision="normal") -> str:
+    """The name of the execution mnn-arm prepares for the graph's Conv (it says which kernel)."""
+    from mnn_arm._common import KERNELS
+
+    infos = graph.infer()
+    node = next(n for n in graph.nodes if n.op == "Conv")
+    ins = [infos[name] for name in node.inputs]
+    outs = [infos[name] for name in node.outputs]
+    ctx = PrepareContext(precision=precision, options=dict(options or {}))
+    return KERNELS["Conv"].prepare(node, ins, outs, graph.initializers, ctx).name
+
+
+def _check(graph, x, options=None):
+    want = Session(graph, backend="reference").run({"x": x})["y"]
+    sess = Session(graph, backend="arm", fallback=False, options=options or {})
+    assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+    got = sess.run({"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=RTOL * np.abs(want).max())
+    return got
+
+
+@needs_arm
+@pytest.mark.parametrize(
+    "c,h,w,o,pad",
+    [(16, 13, 13, 24, 1), (8, 5, 7, 9, 1), (5, 5, 7, 6, 0), (12, 14, 14, 7, 1), (9, 3, 3, 4, 1)],
+)
+def test_auto_takes_winograd_and_matches_reference(c, h, w, o, pad):
+    graph, x = _conv_graph(c, h, w, o, pad)
+    assert _execution_name(graph) == "arm.Conv.winograd [fp32]"
+    on = _check(graph, x)
+    off = _check(graph, x, {"arm.winograd": "off"})
+    # the two kernels round differently: equal bits would mean the option changed nothing
+    assert not np.array_equal(on, off)
+
+
+@needs_arm
+@pytest.mark.parametrize("c,h,w,o,pad", [(3, 1, 1, 5, 1), (2, 4, 6, 3, 0), (7, 2, 2, 7, 1)])
+def test_forced_on_below_the_auto_rule(c, h, w, o, pad):
+    """1x1 and 2x2 output planes, 2-3 channels: auto keeps im2col, "on" takes Winograd, both correct."""
+    graph, x = _conv_graph(c, h, w, o, pad, relu=False)
+    assert _execution_name(graph) == "arm.Conv.gemm [fp32]"
+    assert _execution_name(graph, {"arm.winograd": "on"}) == "arm.Conv.winograd [fp32]"
+    _check(graph, x, {"arm.winograd": "on"})
+
+
+@needs_arm
+def test_environment_variable_and_bad_value(monkeypatch):
+    from mnn_core.errors import BackendError
+
+    graph, _ = _conv_graph(8, 9, 9, 8, 1)
+    monkeypatch.setenv("MNN_ARM_WINOGRAD", "0")
+    assert _execution_name(graph) == "arm.Conv.gemm [fp32]"
+    assert _execution_name(graph, {"arm.winograd": "auto"}) == "arm.Conv.winograd [fp32]"  # the option wins
+    monkeypatch.setenv("MNN_ARM_WINOGRAD", "sometimes")
+    with pytest.raises(BackendError, match="arm.winograd='sometimes'; expected auto, on or off"):
+        _execution_name(graph)
+
+
+@needs_arm
+@pytest.mark.parametrize("stride,group", [(2, 1), (1, 2)])
+def test_not_applied_to_strided_or_grouped(stride, group):
+    graph, x = _conv_graph(8, 11, 11, 8, 1, stride=stride, group=group)
+    assert _execution_name(graph, {"arm.winograd": "on"}) == "arm.Conv.gemm [fp32]"
+    _check(graph, x, {"arm.winograd": "on"})
+
+
+@needs_arm
+def test_fp16_path_keeps_its_gemm():
+    from mnn_arm import paths
+
+    if not paths.runnable("fp16"):
+        pytest.skip("this CPU lacks asimdhp (no fp16 path)")
+    graph, _ = _conv_graph(16, 13, 13, 16, 1)
+    name = _execution_name(graph, {"arm.winograd": "on"}, precision="low")
+    assert "winograd" not in name, name
