@@ -25,16 +25,16 @@ buffer first (widen.metal), `output()` hands it a float32 range there, and
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from mnn_core.gpu.params import pack
+from mnn_core.gpu.recorder import MAX_ELEMENTS, MAX_GROUPS, linear_groups, row_groups  # noqa: F401  (re-exported)
+
 from .signature import signature
 
 CONST_ALIGN = 256  # Metal wants buffer offsets for constant/device arguments 256-byte aligned on macOS (Intel)
-MAX_GROUPS = 65535  # the Vulkan shaders' flat_index() assumes the grid's x stays below this
-MAX_ELEMENTS = (1 << 31) - 1  # the shaders index with 32-bit integers
 
 ARENA = "arena"  # Binding.buffer of the plan's arena
 CONSTANTS = "constants"  # ... of the segment's constant buffer (host-computed tables)
@@ -110,28 +110,6 @@ class SegmentPlan:
     def precision(self) -> str:
         """Of the arena's float tensors: "float16" or "float32"."""
         return "float16" if self.half else "float32"
-
-
-def pack(*values) -> bytes:
-    """Parameters: ints as 32-bit (signed when negative), floats as fp32, lists flattened."""
-    flat = []
-    for v in values:
-        flat.extend(v) if isinstance(v, (list, tuple)) else flat.append(v)
-    fmt = "".join("f" if isinstance(v, float) else ("i" if v < 0 else "I") for v in flat)
-    return struct.pack("<" + fmt, *flat)
-
-
-def linear_groups(total: int, local: int) -> tuple[int, int, int]:
-    """A 2-D grid of 1-D threadgroups covering `total` threads (the shaders' flat_index())."""
-    n = -(-total // local)
-    gx = min(n, MAX_GROUPS)
-    return (gx, -(-n // gx) if n else 0, 1)
-
-
-def row_groups(rows: int) -> tuple[int, int, int]:
-    """One threadgroup per row, on a 2-D grid."""
-    gx = min(rows, MAX_GROUPS)
-    return (gx, -(-rows // gx) if rows else 0, 1)
 
 
 def tensor_bytes(info, half: bool) -> int:

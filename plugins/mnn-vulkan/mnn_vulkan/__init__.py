@@ -34,9 +34,11 @@ from . import device as _device
 __version__ = "0.1.0"
 
 try:
+    from mnn_core.gpu.codes import fused_activation
+
     from .arena import VulkanArena
     from .kernels import KERNELS
-    from .kernels.eltwise import fused_activation, record_fused
+    from .kernels.eltwise import record_fused
     from .recorder import Recorder
 except ImportError:  # the compiled runtime is missing: availability() says so
     KERNELS = {}

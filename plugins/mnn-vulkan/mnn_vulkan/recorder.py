@@ -21,16 +21,16 @@ segment's WIDE buffer first, `output()` hands it a float32 range there, and
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 
 import numpy as np
 
+from mnn_core.gpu.params import pack
+from mnn_core.gpu.recorder import MAX_ELEMENTS, MAX_GROUPS, linear_groups, row_groups  # noqa: F401  (re-exported)
+
 from . import _vulkan
 
 CONST_ALIGN = 256  # >= minStorageBufferOffsetAlignment everywhere
-MAX_GROUPS = 65535  # the minimum maxComputeWorkGroupCount Vulkan guarantees
-MAX_ELEMENTS = (1 << 31) - 1  # shaders index with 32-bit integers
 
 
 CONSTANTS = "constants"  # Binding.buffer of the segment's constant buffer
@@ -39,13 +39,52 @@ WIDE = "wide"  # ... and of the float32 copies of float16 tensors (ops with no f
 
 #: ops whose kernels run on float16 tensors directly (every float shader they use has a _h variant)
 HALF_OPS = set(  # the unary activations are added by kernels/eltwise.py
-    ["Conv", "MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu",
-     "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceSum", "ReduceMean", "ReduceMax",
-     "ReduceMin", "ReduceProd", "ReduceL2", "BatchNormalization", "LayerNormalization", "InstanceNormalization",
-     "Softmax", "LogSoftmax"])
+    [
+        "Conv",
+        "MatMul",
+        "Gemm",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Max",
+        "Min",
+        "PRelu",
+        "MaxPool",
+        "AveragePool",
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "ReduceSum",
+        "ReduceMean",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL2",
+        "BatchNormalization",
+        "LayerNormalization",
+        "InstanceNormalization",
+        "Softmax",
+        "LogSoftmax",
+    ]
+)
 #: shaders with a float16 variant <name>_h (float tensors float16; see common.glsl)
-HALF_SHADERS = frozenset(["conv2d", "conv_dw", "gemm", "gemv", "splitk_reduce", "binary", "unary", "pool2d",
-                          "reduce", "batchnorm", "norm_rows", "softmax"])
+HALF_SHADERS = frozenset(
+    [
+        "conv2d",
+        "conv_dw",
+        "gemm",
+        "gemv",
+        "splitk_reduce",
+        "binary",
+        "unary",
+        "pool2d",
+        "reduce",
+        "batchnorm",
+        "norm_rows",
+        "softmax",
+    ]
+)
 #: ... and those with a <name>_hf variant that also multiplies and adds in float16
 #: (options={"vulkan.fp16_fma": True} or MNN_VULKAN_FP16_FMA=1; see tile.glsl)
 HALF_FMA_SHADERS = frozenset(["conv2d", "conv_dw", "gemm"])
@@ -60,28 +99,6 @@ class Binding:
     offset: int
     nbytes: int
     written: bool = False
-
-
-def pack(*values) -> bytes:
-    """Push constants: ints as 32-bit (signed when negative), floats as fp32, lists flattened."""
-    flat = []
-    for v in values:
-        flat.extend(v) if isinstance(v, (list, tuple)) else flat.append(v)
-    fmt = "".join("f" if isinstance(v, float) else ("i" if v < 0 else "I") for v in flat)
-    return struct.pack("<" + fmt, *flat)
-
-
-def linear_groups(total: int, local: int) -> tuple[int, int, int]:
-    """A 2-D grid of 1-D work groups covering `total` invocations (see flat_index())."""
-    n = -(-total // local)
-    gx = min(n, MAX_GROUPS)
-    return (gx, -(-n // gx) if n else 0, 1)
-
-
-def row_groups(rows: int) -> tuple[int, int, int]:
-    """One work group per row, on a 2-D grid."""
-    gx = min(rows, MAX_GROUPS)
-    return (gx, -(-rows // gx) if rows else 0, 1)
 
 
 def _overlaps(a: tuple, ranges: list) -> bool:
@@ -131,8 +148,12 @@ class Recorder:
         key = (ref.offset, ref.info.size)
         if key not in self._widened:
             wide = self._wide(ref.info.size * 4)
-            self.elementwise("widen", [arena, Binding(WIDE, wide.offset, wide.nbytes, written=True)],
-                             pack(ref.info.size), ref.info.size)
+            self.elementwise(
+                "widen",
+                [arena, Binding(WIDE, wide.offset, wide.nbytes, written=True)],
+                pack(ref.info.size),
+                ref.info.size,
+            )
             self._widened[key] = wide
         return self._widened[key]
 
@@ -177,15 +198,19 @@ class Recorder:
 
     # -- dispatches -------------------------------------------------------------------
 
-    def dispatch(self, shader: str, bindings: list, push: bytes, groups: tuple, local: tuple = (256, 1, 1),
-                 spec: tuple = ()) -> None:
+    def dispatch(
+        self, shader: str, bindings: list, push: bytes, groups: tuple, local: tuple = (256, 1, 1), spec: tuple = ()
+    ) -> None:
         """Record one dispatch; skipped when it would do nothing (an empty output)."""
         if 0 in groups or any(b.written and b.nbytes == 0 for b in bindings):
             return
         if self.half and self.native and shader in HALF_SHADERS:
             shader += "_hf" if self.half_fma and shader in HALF_FMA_SHADERS else "_h"
-        spans = [(b.buffer if isinstance(b.buffer, str) else "arena", b.offset, b.offset + max(b.nbytes, 4), b.written)
-                 for b in bindings if b.buffer is not CONSTANTS]
+        spans = [
+            (b.buffer if isinstance(b.buffer, str) else "arena", b.offset, b.offset + max(b.nbytes, 4), b.written)
+            for b in bindings
+            if b.buffer is not CONSTANTS
+        ]
         barrier = any(_overlaps(s[:3], self._written) or (s[3] and _overlaps(s[:3], self._read)) for s in spans)
         if barrier:
             self.barriers += 1
@@ -211,8 +236,10 @@ class Recorder:
             extra[WIDE] = _vulkan.Buffer(self.device.context, self.wide_bytes, False)
         program = _vulkan.Program(self.device.context)
         for pipeline, bindings, push, groups, barrier, name in self.dispatches:
-            resolved = [(extra[b.buffer] if isinstance(b.buffer, str) else b.buffer, b.offset,
-                         max(b.nbytes, 4)) for b in bindings]
+            resolved = [
+                (extra[b.buffer] if isinstance(b.buffer, str) else b.buffer, b.offset, max(b.nbytes, 4))
+                for b in bindings
+            ]
             program.dispatch(pipeline, resolved, push, tuple(groups), barrier, name)
         program.finish(self.timestamps)
         return program

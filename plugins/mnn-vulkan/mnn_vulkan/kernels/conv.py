@@ -6,10 +6,11 @@ products summed in float32 every BK steps (see tile.glsl)."""
 
 from __future__ import annotations
 
-import numpy as np
+from mnn_core.gpu.codes import activation_code
+from mnn_core.gpu.layout import cdiv
+from mnn_core.gpu.params import conv_dw_params, k_table, pack, pointwise_params
 
-from ..recorder import pack
-from . import activation_code, cdiv, register
+from . import register
 from .matmul import gemm_tiles, split_k
 
 
@@ -42,7 +43,7 @@ def _record(op, rec):
     has_bias = int(bias is not None)
     bindings = [rec.tensor(x), rec.tensor(w), rec.tensor(bias if bias is not None else w), rec.output(y)]
     if g == c and c > 1:
-        push = pack(y.info.size, c, h, wd, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b)
+        push = conv_dw_params(y.info.size, c, h, wd, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b)
         rec.elementwise("conv_dw", bindings, push, y.info.size)
     else:
         og, k, cols = o // g, cg * kh * kw, n * oh * ow
@@ -61,28 +62,20 @@ def _record(op, rec):
         rec.dispatch("conv2d", bindings + [partial, table], push, (grid[0], grid[1], g * splits), local, spec)
         if splits > 1:
             push = pack(y.info.size, splits, oh * ow, o, has_bias, act, a, b)
-            rec.elementwise("splitk_reduce", [rec.scratch(splits * y.info.nbytes, written=False), bindings[2],
-                                              bindings[3]], push, y.info.size)
-
-
-def k_table(cg, kh, kw, dh, dw, h, w) -> np.ndarray:
-    """Per k = (ci, ky, kx) of a group: the input offset ci*H*W + dy*W + dx and the tap's (dy, dx)."""
-    ci, ky, kx = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
-    dy, dx = ky * dh, kx * dw
-    return np.stack([ci * h * w + dy * w + dx, dy, dx], axis=-1).reshape(-1).astype(np.int32)
+            rec.elementwise(
+                "splitk_reduce",
+                [rec.scratch(splits * y.info.nbytes, written=False), bindings[2], bindings[3]],
+                push,
+                y.info.size,
+            )
 
 
 def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
-    og, cg = o // g, c // g
+    og = o // g
     x, w, bias, y = bindings
     local, spec, (bm, bn) = gemm_tiles(rec.device, og, hw, n * g, rec.options)
-    push = pack(og, hw, cg, g,
-                cg, 1, 0, og * cg,             # A = W: rows m, columns k; batch (image, group)
-                hw, 1, c * hw, cg * hw,        # B = X
-                o * hw, og * hw, has_bias, act,  # C = Y
-                1, 0, 0, og,                   # bias per output channel
-                1.0, 1.0, a, b)
+    push = pointwise_params(n, c, hw, o, g, has_bias, act, a, b)
     rec.dispatch("gemm", [w, x, bias, y], push, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
 
 

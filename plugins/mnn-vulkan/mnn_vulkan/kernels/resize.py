@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..recorder import pack
+from mnn_core.gpu.params import pack
+
 from . import register
 
 
@@ -48,8 +49,7 @@ def _record(op, rec):
         return
     table = np.concatenate([axis_table(oh, h, sh, op.node.attrs), axis_table(ow, w, sw, op.node.attrs)])
     push = pack(y.info.size, h, w, oh, ow)
-    rec.elementwise("resize", [rec.tensor(x), rec.constant(table.astype(np.float32)), rec.output(y)], push,
-                    y.info.size)
+    rec.elementwise("resize", [rec.tensor(x), rec.constant(table.astype(np.float32)), rec.output(y)], push, y.info.size)
 
 
 register("Resize", _record, efficiency=0.5)

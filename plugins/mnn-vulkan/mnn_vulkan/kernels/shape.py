@@ -5,8 +5,11 @@ Pad (pad.comp), Gather (gather.comp) and GatherElements have their own. The copi
 
 from __future__ import annotations
 
-from ..recorder import HALF_OPS, pack
-from . import collapse, contiguous_strides, pad6, register
+from mnn_core.gpu.layout import broadcast_strides, collapse, contiguous_strides, pad6
+from mnn_core.gpu.params import copy_params, pack, pad_params
+
+from ..recorder import HALF_OPS
+from . import register
 
 WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
 
@@ -17,17 +20,7 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
     shader = "copy"
     if words == HALF:
         shader, words = "copy_h", 1
-    if words > 1:  # one more, innermost dim: the words of an element
-        shape, src_strides, dst_strides = list(shape) + [words], [s * words for s in src_strides] + [1], \
-            [s * words for s in dst_strides] + [1]
-        src_off, dst_off = src_off * words, dst_off * words
-    total = 1
-    for d in shape:
-        total *= d
-    dims, (ss, ds) = collapse(shape, src_strides, dst_strides)
-    if len(dims) > 6:
-        raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
-    push = pack(total, len(dims), src_off, dst_off, pad6(dims, 1), pad6(ss), pad6(ds))
+    push, total = copy_params(shape, src_strides, dst_strides, src_off, dst_off, words)
     rec.elementwise(shader, [src, dst], push, total)
 
 
@@ -74,8 +67,15 @@ def _record_transpose(op, rec):
     shape = x.info.shape
     perm = _perm(op.node, len(shape))
     st = contiguous_strides(shape)
-    copy(rec, rec.tensor(x), rec.output(y), y.info.shape, [st[p] for p in perm], contiguous_strides(y.info.shape),
-         words=words(x, rec))
+    copy(
+        rec,
+        rec.tensor(x),
+        rec.output(y),
+        y.info.shape,
+        [st[p] for p in perm],
+        contiguous_strides(y.info.shape),
+        words=words(x, rec),
+    )
 
 
 # -- Concat / Split / Slice -------------------------------------------------------------------
@@ -88,8 +88,17 @@ def _record_concat(op, rec):
     start = 0
     out = rec.output(y)
     for x in op.inputs:
-        copy(rec, rec.tensor(x), out, x.info.shape, contiguous_strides(x.info.shape), ost, 0, start * ost[axis],
-             words(x, rec))
+        copy(
+            rec,
+            rec.tensor(x),
+            out,
+            x.info.shape,
+            contiguous_strides(x.info.shape),
+            ost,
+            0,
+            start * ost[axis],
+            words(x, rec),
+        )
         start += x.info.shape[axis]
 
 
@@ -100,8 +109,16 @@ def _record_split(op, rec):
     start = 0
     src = rec.tensor(x)
     for y in op.outputs:
-        copy(rec, src, rec.output(y), y.info.shape, ist, contiguous_strides(y.info.shape), start * ist[axis],
-             words=words(x, rec))
+        copy(
+            rec,
+            src,
+            rec.output(y),
+            y.info.shape,
+            ist,
+            contiguous_strides(y.info.shape),
+            start * ist[axis],
+            words=words(x, rec),
+        )
         start += y.info.shape[axis]
 
 
@@ -116,17 +133,19 @@ def _record_slice(op, rec):
         begin, _, step = sl.indices(dim)
         offset += begin * st if dim else 0
         strides.append(st * step)
-    copy(rec, rec.tensor(x), rec.output(y), out_shape, strides, contiguous_strides(out_shape), offset,
-         words=words(x, rec))
+    copy(
+        rec,
+        rec.tensor(x),
+        rec.output(y),
+        out_shape,
+        strides,
+        contiguous_strides(out_shape),
+        offset,
+        words=words(x, rec),
+    )
 
 
 # -- Expand / Tile ------------------------------------------------------------------------------
-
-
-def _expand_plan(in_shape, out_shape):
-    padded = (1,) * (len(out_shape) - len(in_shape)) + tuple(in_shape)
-    st = contiguous_strides(padded)
-    return [0 if d == 1 and o != 1 else s for d, o, s in zip(padded, out_shape, st)]
 
 
 def _expand_out(node, ins):
@@ -137,8 +156,15 @@ def _expand_out(node, ins):
 
 def _record_expand(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), y.info.shape, _expand_plan(x.info.shape, y.info.shape),
-         contiguous_strides(y.info.shape), words=words(x, rec))
+    copy(
+        rec,
+        rec.tensor(x),
+        rec.output(y),
+        y.info.shape,
+        broadcast_strides(x.info.shape, y.info.shape),
+        contiguous_strides(y.info.shape),
+        words=words(x, rec),
+    )
 
 
 def _tile_plan(shape, reps):
@@ -158,16 +184,10 @@ def _record_tile(op, rec):
 
 # -- Pad / Gather ----------------------------------------------------------------------------------
 
-PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
-
 
 def _record_pad(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    rank = len(x.info.shape)
-    begin = op.node.attrs["pads"][:rank]
-    push = pack(y.info.size, rank, PAD_MODES[op.node.attrs["mode"]], float(op.node.attrs["value"]),
-                pad6(x.info.shape, 1), pad6(y.info.shape, 1), pad6(begin))
-    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], push, y.info.size)
+    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], pad_params(op), y.info.size)
 
 
 def _gather_supports(node, ins):
@@ -182,7 +202,7 @@ def _record_gather(op, rec):
     shape = data.info.shape
     axis = op.node.attrs["axis"] % len(shape)
     inner = 1
-    for d in shape[axis + 1:]:
+    for d in shape[axis + 1 :]:
         inner *= d
     inner *= words(data)  # gather.comp moves 32-bit words
     total = y.info.size * words(data)
@@ -195,8 +215,18 @@ def _record_gather_elements(op, rec):
     y = op.outputs[0]
     rank = len(data.info.shape)
     axis = op.node.attrs["axis"] % rank
-    push = pack(y.info.size, rank, axis, words(data), data.info.shape[axis], int(idx.info.dtype == "int64"), 0, 0,
-                pad6(idx.info.shape, 1), pad6(contiguous_strides(data.info.shape)))
+    push = pack(
+        y.info.size,
+        rank,
+        axis,
+        words(data),
+        data.info.shape[axis],
+        int(idx.info.dtype == "int64"),
+        0,
+        0,
+        pad6(idx.info.shape, 1),
+        pad6(contiguous_strides(data.info.shape)),
+    )
     rec.elementwise("gather_elements", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, y.info.size)
 
 
@@ -211,7 +241,7 @@ def _rank6(node, ins):
 
 def _expand_supports(node, ins):
     out = _expand_out(node, ins)
-    return _dims_fit([(out, (_expand_plan(ins[0].shape, out), contiguous_strides(out)))])
+    return _dims_fit([(out, (broadcast_strides(ins[0].shape, out), contiguous_strides(out)))])
 
 
 def _tile_supports(node, ins):
@@ -232,5 +262,18 @@ register("Pad", _record_pad, _rank6, efficiency=0.8)
 register("Gather", _record_gather, _gather_supports, dtypes=WORDS, efficiency=0.8)
 register("GatherElements", _record_gather_elements, _gather_elements_supports, dtypes=WORDS, efficiency=0.8)
 # these move float16 tensors as 16-bit elements (copy_h.comp) instead of widening them
-HALF_OPS.update(["Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Concat", "Split", "Slice",
-                 "Expand", "Tile"])
+HALF_OPS.update(
+    [
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Identity",
+        "Transpose",
+        "Concat",
+        "Split",
+        "Slice",
+        "Expand",
+        "Tile",
+    ]
+)
