@@ -5,8 +5,10 @@ tensors move too."""
 
 from __future__ import annotations
 
+from mnn_core.gpu.layout import collapse, contiguous_strides, numel, pad_to
+
 from ..recorder import element
-from . import collapse, contiguous_strides, pad_to, register
+from . import register
 
 WORDS = ("float32", "int32", "int64")
 RAW = (("ARENA_UINT", 1),)
@@ -22,9 +24,7 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
             [s * words for s in dst_strides] + [1],
         )
         src_off, dst_off = src_off * words, dst_off * words
-    total = 1
-    for d in shape:
-        total *= d
+    total = numel(shape)
     dims, (ss, ds) = collapse(shape, src_strides, dst_strides)
     if len(dims) > 6:
         raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
