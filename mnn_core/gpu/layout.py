@@ -13,7 +13,7 @@ def cdiv(a: int, b: int) -> int:
 def numel(dims: Iterable[int]) -> int:
     n = 1
     for d in dims:
-        n *= d
+        n *= int(d)
     return n
 
 

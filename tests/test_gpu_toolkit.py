@@ -1,0 +1,118 @@
+"""mnn_core.gpu, the API-free toolkit the GPU backends share: strides and collapsing
+checked by walking real numpy arrays with them, parameter blocks by their bytes."""
+
+from __future__ import annotations
+
+import struct
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mnn_core.gpu import codes, layout, params, recorder, registry, tiling
+
+
+def _walk(dims, strides):
+    """Every flat offset a kernel visits for (collapsed) dims and element strides, in order."""
+    offsets = np.zeros([1], dtype=np.int64)
+    for d, s in zip(dims, strides):
+        offsets = (offsets[:, None] + np.arange(d) * s).reshape(-1)
+    return offsets
+
+
+@pytest.mark.parametrize(
+    "out,a,b",
+    [
+        ((2, 3, 4), (2, 3, 4), (4,)),
+        ((5, 1, 7), (5, 1, 7), (1, 1, 1)),
+        ((3, 4, 5, 6), (3, 1, 5, 1), (4, 1, 6)),
+        ((1,), (1,), (1,)),
+    ],
+)
+def test_broadcast_plan_visits_the_numpy_broadcast(out, a, b):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(a), rng.standard_normal(b)
+    dims, (sa, sb) = layout.broadcast_plan(out, a, b)
+    assert len(dims) <= len(out)
+    got = x.reshape(-1)[_walk(dims, sa)] + y.reshape(-1)[_walk(dims, sb)]
+    np.testing.assert_array_equal(got, (x + y).reshape(-1))
+
+
+def test_collapse_merges_contiguous_dims_only():
+    assert layout.collapse([2, 3, 4], [12, 4, 1]) == ([24], [[1]])
+    assert layout.collapse([2, 1, 3], [3, 3, 1], [1, 1, 2]) == ([2, 3], [[3, 1], [1, 2]])
+    assert layout.collapse([1, 1], [1, 1]) == ([], [[]])
+    assert layout.contiguous_strides((2, 3, 5)) == [15, 5, 1]
+    assert layout.cdiv(7, 2) == 4 and layout.numel(()) == 1 and layout.pad6([1, 2], 9) == [1, 2, 9, 9, 9, 9]
+
+
+@pytest.mark.parametrize("shape,axes", [((2, 3, 4), [1]), ((2, 3, 4, 5), [0, 2]), ((6, 7), [])])
+def test_reduce_plan_visits_each_row(shape, axes):
+    x = np.random.default_rng(1).standard_normal(shape)
+    (kd, ks), (rd, rs) = layout.reduce_plan("ReduceSum", shape, {"axes": axes, "noop_with_empty_axes": 0})
+    rows = x.reshape(-1)[_walk(kd, ks)[:, None] + _walk(rd, rs)[None, :]].sum(axis=1)
+    np.testing.assert_allclose(rows, x.sum(axis=tuple(axes) or None).reshape(-1))
+
+
+def test_copy_params_moves_int64_as_two_words_and_refuses_too_many_dims():
+    blob, total = params.copy_params((3, 4), [1, 3], [4, 1], words=2)  # a transpose of int64
+    assert total == 24
+    words = struct.unpack("<22I", blob)
+    assert words[:2] == (24, 3) and words[4:7] == (3, 4, 2)
+    with pytest.raises(ValueError, match="max 6"):
+        params.copy_params((2,) * 7, [64, 1, 2, 4, 8, 16, 32], layout.contiguous_strides((2,) * 7))
+
+
+def test_pack_signs_and_floats():
+    assert params.pack(1, -1, [2, 3], 0.5) == struct.pack("<IiIIf", 1, -1, 2, 3, 0.5)
+
+
+def test_gemm_operands_of_transposed_gemm_with_row_bias():
+    m, n, k, a_st, b_st, bias_st = params.gemm_operands({"transA": 1, "transB": 0}, (5, 3), (1, 4), (3, 4))
+    assert (m, n, k) == (3, 4, 5) and a_st == (1, 3, 0, 0) and b_st == (4, 1, 0, 0) and bias_st == (0, 1, 0, 0)
+
+
+def test_k_table_offsets():
+    table = params.k_table(2, 2, 2, 1, 1, 5, 5).reshape(-1, 3)
+    assert table.shape == (8, 3)
+    assert table[-1].tolist() == [1 * 25 + 1 * 5 + 1, 1, 1]
+
+
+def test_busiest_tile_takes_the_first_that_fills_else_the_most():
+    big, small = ((16, 16, 1), (4, 4, 16)), ((8, 8, 1), (1, 1, 16))
+    assert tiling.blocks(*big) == (64, 64)
+    assert tiling.busiest_tile(1024, 1024, 1, (big, small), enough=300) == (small[0], small[1], (8, 8))
+    assert tiling.busiest_tile(1024, 1024, 1, (big, small), enough=100) == (big[0], big[1], (64, 64))
+    assert tiling.busiest_tile(64, 64, 1, (big, small), enough=10**6, more=lambda g: 2)[2] == (8, 8)
+
+
+def test_grids_cover_every_invocation():
+    gx, gy, _ = recorder.linear_groups(recorder.MAX_GROUPS * 256 + 1, 256)
+    assert gx == recorder.MAX_GROUPS and gx * gy * 256 >= recorder.MAX_GROUPS * 256 + 1
+    assert recorder.linear_groups(0, 64) == (0, 0, 1) and recorder.row_groups(3) == (3, 1, 1)
+
+
+def _ref(name, dtype="float32", shape=(4,), offset=0):
+    return SimpleNamespace(name=name, offset=offset, info=SimpleNamespace(dtype=dtype, shape=shape))
+
+
+def _op(op, ins, outs, **attrs):
+    return SimpleNamespace(node=SimpleNamespace(op=op, attrs=attrs), inputs=ins, outputs=outs)
+
+
+def test_fused_activation_only_in_place_on_the_binary_result():
+    add = _op("Add", [_ref("a"), _ref("b")], [_ref("s")])
+    assert codes.fused_activation(add, _op("LeakyRelu", [_ref("s")], [_ref("t")], alpha=0.1)) == (3, 0.1, 0.0)
+    assert codes.fused_activation(add, _op("Exp", [_ref("s")], [_ref("t")])) is None  # not fusable
+    assert codes.fused_activation(add, _op("Relu", [_ref("s")], [_ref("t", offset=64)])) is None  # not in place
+    assert codes.fused_activation(add, None) is None
+    assert codes.unary_code("Clip", {"min": -1.0, "max": 6.0}) == (2, -1.0, 6.0)
+
+
+def test_kernel_table_declines_what_the_shaders_cannot_address():
+    table = registry.KernelTable(100, lambda info: "too wide" if info.nbytes > 200 else None)
+    table.register("Relu", lambda op, rec: None, supports=lambda node, ins: "only on Tuesdays")
+    check = table["Relu"].spec.supports
+    assert "exceeds the 32-bit indexing of the shaders" in check(None, [SimpleNamespace(size=101, nbytes=4)])
+    assert check(None, [SimpleNamespace(size=60, nbytes=240)]) == "too wide"
+    assert check(None, [None, SimpleNamespace(size=10, nbytes=40)]) == "only on Tuesdays"
