@@ -116,3 +116,40 @@ def test_kernel_table_declines_what_the_shaders_cannot_address():
     assert "exceeds the 32-bit indexing of the shaders" in check(None, [SimpleNamespace(size=101, nbytes=4)])
     assert check(None, [SimpleNamespace(size=60, nbytes=240)]) == "too wide"
     assert check(None, [None, SimpleNamespace(size=10, nbytes=40)]) == "only on Tuesdays"
+
+
+class _ListRecorder(recorder.SegmentRecorder):
+    def __init__(self, half):
+        super().__init__({}, half, {"Conv"}, "test.fp16_fma", "MNN_TEST_FP16_FMA")
+        self.dispatches = []
+
+    def dispatch(self, shader, bindings, params, groups, local=(256, 1, 1), spec=()):
+        self.dispatches.append((self.variant(shader, {"conv2d"}, set()), bindings))
+
+
+def _tensor(offset, size):
+    return SimpleNamespace(offset=offset, info=SimpleNamespace(dtype="float32", size=size, nbytes=4 * size))
+
+
+def test_segment_recorder_widens_and_narrows_around_ops_without_float16_shaders():
+    rec = _ListRecorder(half=True)
+    x, y = _tensor(0, 10), _tensor(64, 10)
+    rec.begin_op("Softmax")  # no float16 shaders: float32 copies in WIDE
+    ins, out = rec.tensor(x), rec.output(y)
+    assert rec.tensor(x) is ins and ins.buffer == out.buffer == recorder.WIDE and ins.nbytes == 40
+    rec.dispatch("softmax", [ins, out], b"", (1, 1, 1))
+    rec.end_op()
+    assert [d[0] for d in rec.dispatches] == ["widen", "softmax", "narrow"]
+    assert rec.dispatches[0][1][0].nbytes == 20  # 10 float16 values, in whole words
+    assert rec.widened_ops == [""] and rec.wide_bytes == 2 * recorder.ALIGN
+    rec.begin_op("Conv")  # float16 shaders: the arena directly, the _h variant
+    assert rec.tensor(x).buffer == "arena"
+    rec.dispatch("conv2d", [rec.tensor(x)], b"", (1, 1, 1))
+    assert rec.dispatches[-1][0] == "conv2d_h"
+
+
+def test_segment_recorder_constants_are_aligned():
+    rec = _ListRecorder(half=False)
+    a, b = rec.constant(np.arange(3, dtype=np.int32)), rec.constant(np.ones(2, np.float32))
+    assert (a.offset, a.nbytes, b.offset) == (0, 12, recorder.ALIGN) and rec.const_bytes == 2 * recorder.ALIGN
+    assert rec.scratch(100, True).nbytes == 100 and rec.scratch(50, False).offset == 0 and rec.scratch_bytes == 100
