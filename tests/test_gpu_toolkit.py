@@ -153,3 +153,40 @@ def test_segment_recorder_constants_are_aligned():
     a, b = rec.constant(np.arange(3, dtype=np.int32)), rec.constant(np.ones(2, np.float32))
     assert (a.offset, a.nbytes, b.offset) == (0, 12, recorder.ALIGN) and rec.const_bytes == 2 * recorder.ALIGN
     assert rec.scratch(100, True).nbytes == 100 and rec.scratch(50, False).offset == 0 and rec.scratch_bytes == 100
+
+
+def _run_copy(src, dst, shape, src_strides, dst_strides, src_off, dst_off):
+    """What copy.comp does with one (shape, strides, offsets) copy, on flat numpy arrays."""
+    dst[dst_off + _walk(shape, dst_strides)] = src[src_off + _walk(shape, src_strides)]
+
+
+def test_movement_copies_match_numpy():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4, 5))
+    out = np.zeros(60)
+    _run_copy(x.reshape(-1), out, *layout.transpose_copy(x.shape, (2, 0, 1)))
+    np.testing.assert_array_equal(out, x.transpose(2, 0, 1).reshape(-1))
+    parts = [rng.standard_normal((3, n, 5)) for n in (1, 4, 2)]
+    out = np.zeros(3 * 7 * 5)
+    for part, plan in zip(parts, layout.concat_copies((3, 7, 5), [p.shape for p in parts], 1)):
+        _run_copy(part.reshape(-1), out, *plan)
+    np.testing.assert_array_equal(out, np.concatenate(parts, axis=1).reshape(-1))
+    for piece, plan in zip(np.split(x, [2], axis=2), layout.split_copies(x.shape, [(3, 4, 2), (3, 4, 3)], 2)):
+        got = np.zeros(piece.size)
+        _run_copy(x.reshape(-1), got, *plan)
+        np.testing.assert_array_equal(got, piece.reshape(-1))
+    attrs = {"starts": [3, 0], "ends": [0, 5], "axes": [1, 2], "steps": [-2, 2]}
+    out_shape = layout.slice_copy(x.shape, attrs)[0]
+    got = np.zeros(int(np.prod(out_shape)))
+    _run_copy(x.reshape(-1), got, *layout.slice_copy(x.shape, attrs))
+    np.testing.assert_array_equal(got, x[:, 3:0:-2, 0:5:2].reshape(-1))
+
+
+def test_fuse_activations_leaves_out_the_fused_op():
+    add = _op("Add", [_ref("a"), _ref("b")], [_ref("s")])
+    relu = _op("Relu", [_ref("s")], [_ref("t")])
+    exp = _op("Exp", [_ref("t")], [_ref("u")])
+    assert [(op.node.op, act) for op, act in codes.fuse_activations([add, relu, exp])] == [
+        ("Add", (1, 0.0, 0.0)),
+        ("Exp", None),
+    ]

@@ -94,3 +94,16 @@ def fused_activation(op, nxt):
     if dst.info != src.info:
         return None
     return unary_code(nxt.node.op, nxt.node.attrs)
+
+
+def fuse_activations(ops):
+    """(op, fused activation or None) for the ops of a segment, in order, leaving out each
+    activation that `fused_activation` folds into the binary op before it."""
+    skip = False
+    for op, nxt in zip(ops, list(ops[1:]) + [None]):
+        if skip:  # the activation was fused into the op before it
+            skip = False
+            continue
+        act = fused_activation(op, nxt)
+        skip = act is not None
+        yield op, act

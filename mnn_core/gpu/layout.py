@@ -80,3 +80,46 @@ def reduce_plan(op: str, shape: Sequence[int], attrs: dict):
     )
     red = collapse([d for i, d in enumerate(shape) if i in axes], [s for i, s in enumerate(strides) if i in axes])
     return (kept[0], kept[1][0]), (red[0], red[1][0])
+
+
+# -- data movement as strided copies: (shape, src strides, dst strides, src offset, dst offset) ----
+
+
+def transpose_copy(shape: Sequence[int], perm: Sequence[int]) -> tuple:
+    """Transpose as one copy over the output's shape."""
+    st = contiguous_strides(shape)
+    out = [shape[p] for p in perm]
+    return out, [st[p] for p in perm], contiguous_strides(out), 0, 0
+
+
+def concat_copies(out_shape: Sequence[int], in_shapes, axis: int) -> list[tuple]:
+    """Concat as one copy per input, each into its place along `axis` of the output."""
+    ost = contiguous_strides(out_shape)
+    copies, start = [], 0
+    for shape in in_shapes:
+        copies.append((shape, contiguous_strides(shape), ost, 0, start * ost[axis]))
+        start += shape[axis]
+    return copies
+
+
+def split_copies(in_shape: Sequence[int], out_shapes, axis: int) -> list[tuple]:
+    """Split as one copy per output, each from its place along `axis` of the input."""
+    ist = contiguous_strides(in_shape)
+    copies, start = [], 0
+    for shape in out_shapes:
+        copies.append((shape, ist, contiguous_strides(shape), start * ist[axis], 0))
+        start += shape[axis]
+    return copies
+
+
+def slice_copy(in_shape: Sequence[int], attrs: dict) -> tuple:
+    """Slice (steps, negative ones included) as one copy over the output's shape."""
+    from mnn_core.ops.shape import slice_plan
+
+    slices, out_shape = slice_plan(in_shape, attrs)
+    offset, strides = 0, []
+    for sl, dim, st in zip(slices, in_shape, contiguous_strides(in_shape)):
+        begin, _, step = sl.indices(dim)
+        offset += begin * st if dim else 0
+        strides.append(st * step)
+    return out_shape, strides, contiguous_strides(out_shape), offset, 0

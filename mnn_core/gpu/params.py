@@ -5,11 +5,12 @@ shapes and attributes. The layouts are the shaders' own: change both together.""
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 
-from .codes import PAD_MODES, REDUCE
-from .layout import collapse, numel, pad6, pad_to, reduce_plan
+from .codes import PAD_MODES, REDUCE, activation_code
+from .layout import broadcast_plan, collapse, numel, pad6, pad_to, reduce_plan
 
 
 def pack(*values) -> bytes:
@@ -19,6 +20,13 @@ def pack(*values) -> bytes:
         flat.extend(v) if isinstance(v, (list, tuple)) else flat.append(v)
     fmt = "".join("f" if isinstance(v, float) else ("i" if v < 0 else "I") for v in flat)
     return struct.pack("<" + fmt, *flat)
+
+
+def binary_params(code: int, out_shape, a_shape, b_shape, act=(0, 0.0, 0.0)) -> bytes:
+    """binary.comp's parameters: operation `code` (codes.BINARY) of broadcast float
+    operands, with the fused activation `act` (code, alpha, beta) applied to the result."""
+    dims, (sa, sb) = broadcast_plan(out_shape, a_shape, b_shape)
+    return pack(numel(out_shape), len(dims), code, act[0], pad6(dims, 1), pad6(sa), pad6(sb), *act[1:])
 
 
 # -- GEMM (gemm.comp) -----------------------------------------------------------------------
@@ -64,8 +72,104 @@ def pointwise_params(n, c, hw, o, g, has_bias, act, a, b) -> bytes:
 # -- convolution (conv_dw.comp, conv2d.comp) ---------------------------------------------------
 
 
-def conv_dw_params(total, c, h, w, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b) -> bytes:
-    return pack(total, c, h, w, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b)
+@dataclass(frozen=True)
+class ConvPlan:
+    """A 2-D Conv SegmentOp's sizes, geometry and fused activation, as the conv shaders take them."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    o: int
+    cg: int
+    kh: int
+    kw: int
+    oh: int
+    ow: int
+    g: int
+    pads: tuple
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    act: int
+    alpha: float
+    beta: float
+    has_bias: int
+    total: int  # output elements
+
+    @property
+    def depthwise(self) -> bool:
+        return self.g == self.c and self.c > 1
+
+    @property
+    def pointwise(self) -> bool:
+        """A 1x1 convolution with stride 1 and no padding: a GEMM per (image, group)."""
+        return (self.kh, self.kw, self.sh, self.sw) == (1, 1, 1, 1) and list(self.pads) == [0, 0, 0, 0]
+
+    @property
+    def gemm(self) -> tuple[int, int, int]:
+        """The implicit GEMM per group: (output channels, K = cg*kh*kw, columns = n*oh*ow)."""
+        return self.o // self.g, self.cg * self.kh * self.kw, self.n * self.oh * self.ow
+
+    def dw_params(self) -> bytes:
+        """conv_dw.comp's parameters."""
+        p = self
+        pt, pl = p.pads[0], p.pads[1]
+        geometry = (p.kh, p.kw, p.sh, p.sw, pt, pl, p.dh, p.dw)
+        return pack(p.total, p.c, p.h, p.w, p.o, p.oh, p.ow, *geometry, p.has_bias, p.act, p.alpha, p.beta)
+
+    def conv2d_params(self, splits: int, chunk: int) -> bytes:
+        """conv2d.comp's parameters, K cut into `splits` slices of `chunk`."""
+        p = self
+        pt, pl = p.pads[0], p.pads[1]
+        geometry = (p.g, p.kh, p.kw, p.sh, p.sw, pt, pl, p.dh, p.dw)
+        return pack(p.n, p.c, p.h, p.w, p.o, p.oh, p.ow, *geometry, p.act, p.has_bias, p.alpha, p.beta, splits, chunk)
+
+    def pointwise_params(self) -> bytes:
+        return pointwise_params(
+            self.n, self.c, self.h * self.w, self.o, self.g, self.has_bias, self.act, self.alpha, self.beta
+        )
+
+    def k_table(self) -> np.ndarray:
+        return k_table(self.cg, self.kh, self.kw, self.dh, self.dw, self.h, self.w)
+
+
+def conv_plan(op) -> ConvPlan:
+    """The ConvPlan of a Conv SegmentOp (NCHW input, OIHW weight, optional bias)."""
+    from mnn_core.ops.conv import conv_geometry
+
+    x, w = op.inputs[0], op.inputs[1]
+    n, c, h, wd = x.info.shape
+    o, cg, kh, kw = w.info.shape
+    geo = conv_geometry(x.info.shape, w.info.shape, op.node.attrs)
+    (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
+    _, _, oh, ow = geo["out"]
+    act, alpha, beta = activation_code(op.node.attrs)
+    has_bias = int(len(op.inputs) > 2 and op.inputs[2] is not None)
+    return ConvPlan(
+        n,
+        c,
+        h,
+        wd,
+        o,
+        cg,
+        kh,
+        kw,
+        oh,
+        ow,
+        geo["group"],
+        tuple(geo["pads"]),
+        sh,
+        sw,
+        dh,
+        dw,
+        act,
+        alpha,
+        beta,
+        has_bias,
+        op.outputs[0].info.size,
+    )
 
 
 def k_table(cg, kh, kw, dh, dw, h, w) -> np.ndarray:
@@ -147,3 +251,36 @@ def copy_params(shape, src_strides, dst_strides, src_off: int = 0, dst_off: int 
     if len(dims) > 6:
         raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
     return pack(total, len(dims), src_off, dst_off, pad6(dims, 1), pad6(ss), pad6(ds)), total
+
+
+# -- Resize (resize.comp) ----------------------------------------------------------------------
+
+
+def _nearest(coord, size, mode):
+    if mode == "floor":
+        idx = np.floor(coord)
+    elif mode == "ceil":
+        idx = np.ceil(coord)
+    else:  # round to nearest; an exact half goes the way the mode prefers
+        half = coord - np.floor(coord) == 0.5
+        idx = np.where(half, np.floor(coord) if mode == "round_prefer_floor" else np.ceil(coord), np.round(coord))
+    return np.clip(idx, 0, size - 1)
+
+
+def resize_axis_table(out_size: int, in_size: int, scale: float, attrs: dict) -> np.ndarray:
+    """Per output position of one axis of a Resize: (lo, hi, w_lo, w_hi), the two source
+    indices and their weights, in float64 with the core's own coordinate transform."""
+    from mnn_core.ops.resize import source_coordinate
+
+    if out_size == in_size and scale == 1.0:  # an unscaled axis samples itself in every mode
+        i = np.arange(out_size, dtype=np.float64)
+        return np.stack([i, i, np.ones_like(i), np.zeros_like(i)], axis=1)
+    coord = source_coordinate(out_size, in_size, scale, attrs["coordinate_transformation_mode"])
+    if attrs["mode"] == "nearest":
+        idx = _nearest(coord, in_size, attrs["nearest_mode"])
+        return np.stack([idx, idx, np.ones_like(idx), np.zeros_like(idx)], axis=1)
+    coord = np.clip(coord, 0, in_size - 1)
+    lo = np.floor(coord)
+    hi = np.minimum(lo + 1, in_size - 1)
+    frac = coord - lo
+    return np.stack([lo, hi, 1.0 - frac, frac], axis=1)

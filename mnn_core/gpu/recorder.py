@@ -87,6 +87,17 @@ class SegmentRecorder:
     def dispatch(self, shader, bindings, params, groups, local=(256, 1, 1), spec=()) -> None:
         raise NotImplementedError
 
+    def record_op(self, op, act, kernels, record_fused) -> None:
+        """One op (SegmentOp) of the segment: `record_fused(op, act, self)` when an
+        activation was fused into it (codes.fuse_activations), else its kernel's record."""
+        self.op_name = op.node.name
+        self.begin_op(op.node.op)
+        if act is not None:
+            record_fused(op, act, self)
+        else:
+            kernels[op.node.op].record(op, self)
+        self.end_op()
+
     def elementwise(self, shader: str, bindings: list, params: bytes, total: int, local: int = 256) -> None:
         self.dispatch(shader, bindings, params, linear_groups(total, local), (local, 1, 1))
 

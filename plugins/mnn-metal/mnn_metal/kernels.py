@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.codes import BINARY, REDUCE, UNARY, activation_code, fused_activation, unary_code
-from mnn_core.gpu.layout import broadcast_plan, cdiv, contiguous_strides, pad6
+from mnn_core.gpu.codes import BINARY, REDUCE, UNARY, activation_code, fuse_activations, unary_code
+from mnn_core.gpu.layout import broadcast_plan, cdiv, concat_copies
 from mnn_core.gpu.params import (
-    conv_dw_params,
+    binary_params,
+    conv_plan,
     copy_params,
     gemm_operands,
     gemm_params,
-    k_table,
     pack,
     pad_params,
-    pointwise_params,
     pool_params,
     reduce_params,
     reduce_supports,
@@ -53,8 +52,7 @@ def _binary_supports(node, ins):
 def _record_binary(op, rec, act=(0, 0.0, 0.0)):
     a, b = op.inputs
     y = op.outputs[0]
-    dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
-    params = pack(y.info.size, len(dims), BINARY[op.node.op], act[0], pad6(dims, 1), pad6(sa), pad6(sb), *act[1:])
+    params = binary_params(BINARY[op.node.op], y.info.shape, a.info.shape, b.info.shape, act)
     rec.elementwise("binary", [rec.tensor(a), rec.tensor(b), rec.output(y)], params, y.info.size)
 
 
@@ -154,46 +152,34 @@ def _conv_supports(node, ins):
 
 
 def _record_conv(op, rec):
-    from mnn_core.ops.conv import conv_geometry
-
     x, w = op.inputs[0], op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
-    n, c, h, wd = x.info.shape
-    o, cg, kh, kw = w.info.shape
-    geo = conv_geometry(x.info.shape, w.info.shape, op.node.attrs)
-    (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
-    _, _, oh, ow = geo["out"]
-    g = geo["group"]
-    act, a, b = activation_code(op.node.attrs)
-    has_bias = int(bias is not None)
+    p = conv_plan(op)
     # under float16 storage the weights and bias are float16 in the arena too (the core uploads
     # them through MetalArena.write, which narrows), and dispatch() picks the *_h kernels
     bindings = [rec.tensor(x), rec.tensor(w), rec.tensor(bias if bias is not None else w), rec.output(y)]
-    if g == c and c > 1:
-        params = conv_dw_params(y.info.size, c, h, wd, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b)
-        rec.elementwise("conv_dw", bindings, params, y.info.size)
+    if p.depthwise:
+        rec.elementwise("conv_dw", bindings, p.dw_params(), y.info.size)
         return
-    og, k, cols = o // g, cg * kh * kw, n * oh * ow
-    pointwise = (kh, kw, sh, sw) == (1, 1, 1, 1) and list(geo["pads"]) == [0, 0, 0, 0]
-    if pointwise and n * g <= MAX_GROUPS:
-        _pointwise(rec, bindings, n, c, h * wd, o, g, has_bias, act, a, b)
+    og, k, cols = p.gemm
+    if p.pointwise and p.n * p.g <= MAX_GROUPS:
+        _pointwise(rec, bindings, p)
         return
-    local, spec, (bm, bn) = gemm_tiles(og, cols, g, rec.options)
+    local, spec, (bm, bn) = gemm_tiles(og, cols, p.g, rec.options)
     chunk = cdiv(k, 16) * 16  # one K slice (no split-K), in whole BK steps
-    params = pack(n, c, h, wd, o, oh, ow, g, kh, kw, sh, sw, pt, pl, dh, dw, act, has_bias, a, b, 1, chunk)
-    table = rec.constant(k_table(cg, kh, kw, dh, dw, h, wd))
+    table = rec.constant(p.k_table())
     # binding 4 is split-K's partial sums (float32 even in conv2d_h); one K slice writes binding 3 only
-    rec.dispatch("conv2d", bindings + [bindings[3], table], params, (cdiv(cols, bn), cdiv(og, bm), g), local, spec)
+    grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
+    rec.dispatch("conv2d", bindings + [bindings[3], table], p.conv2d_params(1, chunk), grid, local, spec)
 
 
-def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b):
+def _pointwise(rec, bindings, p):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
-    og = o // g
     x, w, bias, y = bindings
-    local, spec, (bm, bn) = gemm_tiles(og, hw, n * g, rec.options)
-    params = pointwise_params(n, c, hw, o, g, has_bias, act, a, b)
-    rec.dispatch("gemm", [w, x, bias, y], params, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
+    og, hw = p.o // p.g, p.h * p.w
+    local, spec, (bm, bn) = gemm_tiles(og, hw, p.n * p.g, rec.options)
+    rec.dispatch("gemm", [w, x, bias, y], p.pointwise_params(), (cdiv(hw, bn), cdiv(og, bm), p.n * p.g), local, spec)
 
 
 # -- pooling and reductions -------------------------------------------------------------------
@@ -247,22 +233,9 @@ def _record_view(op, rec):
 def _record_concat(op, rec):
     y = op.outputs[0]
     axis = op.node.attrs["axis"] % len(y.info.shape)
-    ost = contiguous_strides(y.info.shape)
-    start = 0
     out = rec.output(y)
-    for x in op.inputs:
-        copy(
-            rec,
-            rec.tensor(x),
-            out,
-            x.info.shape,
-            contiguous_strides(x.info.shape),
-            ost,
-            0,
-            start * ost[axis],
-            _words(x, rec),
-        )
-        start += x.info.shape[axis]
+    for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
+        copy(rec, rec.tensor(x), out, *plan, _words(x, rec))
 
 
 def _rank6(node, ins):
@@ -299,17 +272,5 @@ register("Pad", _record_pad, _rank6, efficiency=0.8)  # not in HALF_OPS: widened
 
 def record_segment(ops, rec) -> None:
     """Every op of a segment onto `rec`, an activation fused into the binary op before it."""
-    skip = False
-    for op, nxt in zip(ops, list(ops[1:]) + [None]):
-        if skip:
-            skip = False
-            continue
-        rec.op_name = op.node.name
-        rec.begin_op(op.node.op)
-        act = fused_activation(op, nxt)
-        if act is not None:
-            record_fused(op, act, rec)
-            skip = True
-        else:
-            KERNELS[op.node.op].record(op, rec)
-        rec.end_op()
+    for op, act in fuse_activations(ops):
+        rec.record_op(op, act, KERNELS, record_fused)

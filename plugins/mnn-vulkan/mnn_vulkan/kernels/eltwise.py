@@ -8,7 +8,7 @@ import numpy as np
 
 from mnn_core.gpu.codes import BINARY, UNARY, unary_code
 from mnn_core.gpu.layout import broadcast_plan, pad6
-from mnn_core.gpu.params import pack
+from mnn_core.gpu.params import binary_params, pack
 
 from ..recorder import HALF_OPS
 from . import register
@@ -29,11 +29,11 @@ def _binary_supports(node, ins):
 def _record_binary(op, rec, act=(0, 0.0, 0.0)):
     a, b = op.inputs
     y = op.outputs[0]
-    dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
     if a.info.dtype == "float32":
-        push = pack(y.info.size, len(dims), BINARY[op.node.op], act[0], pad6(dims, 1), pad6(sa), pad6(sb), *act[1:])
+        push = binary_params(BINARY[op.node.op], y.info.shape, a.info.shape, b.info.shape, act)
         rec.elementwise("binary", [rec.tensor(a), rec.tensor(b), rec.output(y)], push, y.info.size)
         return
+    dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
     push = pack(
         y.info.size, len(dims), BINARY[op.node.op], int(a.info.dtype == "int64"), pad6(dims, 1), pad6(sa), pad6(sb)
     )

@@ -5,7 +5,16 @@ Pad (pad.comp), Gather (gather.comp) and GatherElements have their own. The copi
 
 from __future__ import annotations
 
-from mnn_core.gpu.layout import broadcast_strides, collapse, contiguous_strides, pad6
+from mnn_core.gpu.layout import (
+    broadcast_strides,
+    collapse,
+    concat_copies,
+    contiguous_strides,
+    pad6,
+    slice_copy,
+    split_copies,
+    transpose_copy,
+)
 from mnn_core.gpu.params import copy_params, pack, pad_params
 
 from ..recorder import HALF_OPS
@@ -55,27 +64,14 @@ def _perm(node, rank):
 
 
 def _transpose_supports(node, ins):
-    shape = ins[0].shape
-    perm = _perm(node, len(shape))
-    st = contiguous_strides(shape)
-    out = [shape[p] for p in perm]
-    return _dims_fit([(out, ([st[p] for p in perm], contiguous_strides(out)))])
+    out, src, dst, _, _ = transpose_copy(ins[0].shape, _perm(node, len(ins[0].shape)))
+    return _dims_fit([(out, (src, dst))])
 
 
 def _record_transpose(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    shape = x.info.shape
-    perm = _perm(op.node, len(shape))
-    st = contiguous_strides(shape)
-    copy(
-        rec,
-        rec.tensor(x),
-        rec.output(y),
-        y.info.shape,
-        [st[p] for p in perm],
-        contiguous_strides(y.info.shape),
-        words=words(x, rec),
-    )
+    shape, src, dst, _, _ = transpose_copy(x.info.shape, _perm(op.node, len(x.info.shape)))
+    copy(rec, rec.tensor(x), rec.output(y), shape, src, dst, words=words(x, rec))
 
 
 # -- Concat / Split / Slice -------------------------------------------------------------------
@@ -84,65 +80,22 @@ def _record_transpose(op, rec):
 def _record_concat(op, rec):
     y = op.outputs[0]
     axis = op.node.attrs["axis"] % len(y.info.shape)
-    ost = contiguous_strides(y.info.shape)
-    start = 0
     out = rec.output(y)
-    for x in op.inputs:
-        copy(
-            rec,
-            rec.tensor(x),
-            out,
-            x.info.shape,
-            contiguous_strides(x.info.shape),
-            ost,
-            0,
-            start * ost[axis],
-            words(x, rec),
-        )
-        start += x.info.shape[axis]
+    for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
+        copy(rec, rec.tensor(x), out, *plan, words(x, rec))
 
 
 def _record_split(op, rec):
     x = op.inputs[0]
     axis = op.node.attrs["axis"] % len(x.info.shape)
-    ist = contiguous_strides(x.info.shape)
-    start = 0
     src = rec.tensor(x)
-    for y in op.outputs:
-        copy(
-            rec,
-            src,
-            rec.output(y),
-            y.info.shape,
-            ist,
-            contiguous_strides(y.info.shape),
-            start * ist[axis],
-            words=words(x, rec),
-        )
-        start += y.info.shape[axis]
+    for y, plan in zip(op.outputs, split_copies(x.info.shape, [y.info.shape for y in op.outputs], axis)):
+        copy(rec, src, rec.output(y), *plan, words=words(x, rec))
 
 
 def _record_slice(op, rec):
-    from mnn_core.ops.shape import slice_plan
-
     x, y = op.inputs[0], op.outputs[0]
-    slices, out_shape = slice_plan(x.info.shape, op.node.attrs)
-    ist = contiguous_strides(x.info.shape)
-    offset, strides = 0, []
-    for sl, dim, st in zip(slices, x.info.shape, ist):
-        begin, _, step = sl.indices(dim)
-        offset += begin * st if dim else 0
-        strides.append(st * step)
-    copy(
-        rec,
-        rec.tensor(x),
-        rec.output(y),
-        out_shape,
-        strides,
-        contiguous_strides(out_shape),
-        offset,
-        words=words(x, rec),
-    )
+    copy(rec, rec.tensor(x), rec.output(y), *slice_copy(x.info.shape, op.node.attrs), words=words(x, rec))
 
 
 # -- Expand / Tile ------------------------------------------------------------------------------
