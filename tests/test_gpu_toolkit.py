@@ -190,3 +190,13 @@ def test_fuse_activations_leaves_out_the_fused_op():
         ("Add", (1, 0.0, 0.0)),
         ("Exp", None),
     ]
+
+
+def test_copy_words_and_record_copy_pick_the_half_copy_for_float16_tensors():
+    long = SimpleNamespace(offset=0, info=SimpleNamespace(dtype="int64", size=3, nbytes=24))
+    assert recorder.copy_words(long) == 2 and recorder.copy_words(_tensor(0, 5)) == 1
+    rec = _ListRecorder(half=True)
+    rec.begin_op("Conv")  # native: the float16 tensor moves as 16-bit elements
+    assert recorder.copy_words(_tensor(0, 5), rec) == recorder.HALF
+    recorder.record_copy(rec, "src", "dst", (5,), [1], [1], words=recorder.HALF)
+    assert rec.dispatches[-1][0] == "copy_h"

@@ -55,6 +55,18 @@ def gemm_operands(attrs: dict, a_shape, c_shape, out_shape):
     return m, n, k, a_st, b_st, bias_st
 
 
+def gemm_args(op) -> tuple:
+    """A Gemm SegmentOp as gemm.comp's (m, n, k, nb1, nb2, A strides, B strides, C batch
+    strides, bias strides or None, alpha, beta, act, act_alpha, act_beta): see gemm_params."""
+    attrs = op.node.attrs
+    a, y = op.inputs[0], op.outputs[0]
+    c = op.inputs[2] if len(op.inputs) > 2 else None
+    c_shape = c.info.shape if c is not None else None
+    m, n, k, a_st, b_st, bias_st = gemm_operands(attrs, a.info.shape, c_shape, y.info.shape)
+    act, aa, ab = activation_code(attrs)
+    return m, n, k, 1, 1, a_st, b_st, (0, 0), bias_st, attrs["alpha"], attrs["beta"], act, aa, ab
+
+
 def pointwise_params(n, c, hw, o, g, has_bias, act, a, b) -> bytes:
     """A 1x1 convolution as gemm.comp: Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g]
     (cg x HW), one GEMM per (image, group), bias per output channel."""
@@ -284,3 +296,14 @@ def resize_axis_table(out_size: int, in_size: int, scale: float, attrs: dict) ->
     hi = np.minimum(lo + 1, in_size - 1)
     frac = coord - lo
     return np.stack([lo, hi, 1.0 - frac, frac], axis=1)
+
+
+def resize_tables(x_shape, attrs: dict):
+    """A 2-D Resize of an NCHW tensor: ((h, w, oh, ow), its rows' then its columns'
+    resize_axis_table, stacked)."""
+    from mnn_core.ops.resize import resize_plan
+
+    _, _, h, w = x_shape
+    (oh, ow), (sh, sw) = resize_plan(x_shape, attrs)
+    table = np.concatenate([resize_axis_table(oh, h, sh, attrs), resize_axis_table(ow, w, sw, attrs)])
+    return (h, w, oh, ow), table

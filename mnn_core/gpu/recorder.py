@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import pack
+from .params import copy_params, pack
 
 MAX_GROUPS = 65535  # the minimum maxComputeWorkGroupCount Vulkan guarantees; flat_index() keeps x below it
 MAX_ELEMENTS = (1 << 31) - 1  # shaders index with 32-bit integers
@@ -167,3 +167,25 @@ class SegmentRecorder:
         """The segment's scratch memory from byte 0 (sized for its largest user)."""
         self.scratch_bytes = max(self.scratch_bytes, nbytes)
         return Binding(SCRATCH, 0, nbytes, written)
+
+
+#: copy_words() of a float tensor stored as float16: record_copy() moves 16-bit elements (copy_h)
+HALF = 0
+
+
+def copy_words(ref, rec: SegmentRecorder | None = None) -> int:
+    """The 32-bit words of one element of a tensor (2 for int64), or HALF for a float16
+    tensor that `rec`'s current op reads directly."""
+    if rec is not None and rec.native and rec.is_half(ref):
+        return HALF
+    return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
+
+
+def record_copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
+    """copy.comp (copy_h for HALF): dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides]
+    for every idx of shape, in elements of `words` 32-bit words (see copy_words)."""
+    shader = "copy"
+    if words == HALF:
+        shader, words = "copy_h", 1
+    params, total = copy_params(shape, src_strides, dst_strides, src_off, dst_off, words)
+    rec.elementwise(shader, [src, dst], params, total)

@@ -19,8 +19,7 @@ from mnn_core.gpu.layout import broadcast_plan, cdiv, concat_copies
 from mnn_core.gpu.params import (
     binary_params,
     conv_plan,
-    copy_params,
-    gemm_operands,
+    gemm_args,
     gemm_params,
     pack,
     pad_params,
@@ -28,6 +27,7 @@ from mnn_core.gpu.params import (
     reduce_params,
     reduce_supports,
 )
+from mnn_core.gpu.recorder import copy_words, record_copy
 from mnn_core.gpu.registry import KernelTable
 from mnn_core.gpu.tiling import blocks, busiest_tile
 
@@ -96,15 +96,11 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
 
 
 def _record_gemm(op, rec):
-    attrs = op.node.attrs
     a, b = op.inputs[0], op.inputs[1]
     c = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
-    c_shape = c.info.shape if c is not None else None
-    m, n, k, a_st, b_st, bias_st = gemm_operands(attrs, a.info.shape, c_shape, y.info.shape)
-    act, aa, ab = activation_code(attrs)
     bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(c if c is not None else a), rec.output(y)]
-    _gemm(rec, bindings, m, n, k, 1, 1, a_st, b_st, (0, 0), bias_st, attrs["alpha"], attrs["beta"], act, aa, ab)
+    _gemm(rec, bindings, *gemm_args(op))
 
 
 def _matmul_supports(node, ins):
@@ -204,30 +200,10 @@ def _record_reduce(op, rec):
 # -- data movement (copy.comp) ------------------------------------------------------------------
 
 
-#: _words() of a float tensor stored as float16: copy() moves 16-bit elements (copy_h)
-HALF = 0
-
-
-def _words(ref, rec=None) -> int:
-    if rec is not None and rec.native and rec.is_half(ref):
-        return HALF
-    return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
-
-
-def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
-    """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of shape,
-    in elements of `words` 32-bit words (2 for int64; HALF: one float16, copy_h)."""
-    kernel = "copy"
-    if words == HALF:
-        kernel, words = "copy_h", 1
-    params, total = copy_params(shape, src_strides, dst_strides, src_off, dst_off, words)
-    rec.elementwise(kernel, [src, dst], params, total)
-
-
 def _record_view(op, rec):
     """A reshape the core did not alias (it aliases most): one flat copy."""
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=_words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=copy_words(x, rec))
 
 
 def _record_concat(op, rec):
@@ -235,7 +211,7 @@ def _record_concat(op, rec):
     axis = op.node.attrs["axis"] % len(y.info.shape)
     out = rec.output(y)
     for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
-        copy(rec, rec.tensor(x), out, *plan, _words(x, rec))
+        record_copy(rec, rec.tensor(x), out, *plan, copy_words(x, rec))
 
 
 def _rank6(node, ins):

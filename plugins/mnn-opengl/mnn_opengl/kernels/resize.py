@@ -5,30 +5,21 @@ parameters (uploaded once)."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.params import resize_axis_table
+from mnn_core.gpu.params import resize_tables
 
 from ..recorder import element, words
 from . import register
 
 
-def axis_table(out_size: int, in_size: int, scale: float, attrs) -> list:
-    """[lo, hi, w_lo, w_hi] per output position of one axis, flattened (indices int, weights float)."""
-    out = []
-    for lo, hi, wlo, whi in resize_axis_table(out_size, in_size, scale, attrs):
-        out += [int(lo), int(hi), float(wlo), float(whi)]
-    return out
-
-
 def _record(op, rec):
-    from mnn_core.ops.resize import resize_plan
-
     x, y = op.inputs[0], op.outputs[0]
-    _, _, h, w = x.info.shape
-    (oh, ow), (sh, sw) = resize_plan(x.info.shape, op.node.attrs)
     if y.info.size == 0:
         return
-    table = axis_table(oh, h, sh, op.node.attrs) + axis_table(ow, w, sw, op.node.attrs)
-    params = [y.info.size, h, w, oh, ow, element(x), element(y)] + words(*table)
+    (h, w, oh, ow), table = resize_tables(x.info.shape, op.node.attrs)
+    flat = []  # [lo, hi, w_lo, w_hi] per output row, then per output column: indices int, weights float
+    for lo, hi, wlo, whi in table:
+        flat += [int(lo), int(hi), float(wlo), float(whi)]
+    params = [y.info.size, h, w, oh, ow, element(x), element(y)] + words(*flat)
     rec.elementwise("resize", params, [x], [y], y.info.size)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from mnn_core.gpu.codes import activation_code
 from mnn_core.gpu.layout import cdiv, collapse, contiguous_strides
-from mnn_core.gpu.params import gemm_operands, gemm_params
+from mnn_core.gpu.params import gemm_args, gemm_params
 from mnn_core.gpu.tiling import blocks, busiest_tile
 
 from ..recorder import MAX_GROUPS
@@ -199,15 +199,11 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
 
 
 def _record_gemm(op, rec):
-    attrs = op.node.attrs
     a, b = op.inputs[0], op.inputs[1]
     c = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
-    c_shape = c.info.shape if c is not None else None
-    m, n, k, a_st, b_st, bias_st = gemm_operands(attrs, a.info.shape, c_shape, y.info.shape)
-    act, aa, ab = activation_code(attrs)
     bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(c if c is not None else a), rec.output(y)]
-    _gemm(rec, bindings, m, n, k, 1, 1, a_st, b_st, (0, 0), bias_st, attrs["alpha"], attrs["beta"], act, aa, ab)
+    _gemm(rec, bindings, *gemm_args(op))
 
 
 register("MatMul", _record_matmul, _matmul_supports, efficiency=0.3)

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.params import pack, resize_axis_table
+from mnn_core.gpu.params import pack, resize_tables
 
 from . import register
 
 
 def _record(op, rec):
-    from mnn_core.ops.resize import resize_plan
-
     x, y = op.inputs[0], op.outputs[0]
-    _, _, h, w = x.info.shape
-    (oh, ow), (sh, sw) = resize_plan(x.info.shape, op.node.attrs)
     if y.info.size == 0:
         return
-    table = np.concatenate([resize_axis_table(oh, h, sh, op.node.attrs), resize_axis_table(ow, w, sw, op.node.attrs)])
+    (h, w, oh, ow), table = resize_tables(x.info.shape, op.node.attrs)
     push = pack(y.info.size, h, w, oh, ow)
     rec.elementwise("resize", [rec.tensor(x), rec.constant(table.astype(np.float32)), rec.output(y)], push, y.info.size)
 

@@ -15,32 +15,13 @@ from mnn_core.gpu.layout import (
     split_copies,
     transpose_copy,
 )
-from mnn_core.gpu.params import copy_params, pack, pad_params
+from mnn_core.gpu.params import pack, pad_params
+from mnn_core.gpu.recorder import copy_words, record_copy
 
 from ..recorder import HALF_OPS
 from . import register
 
 WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
-
-
-def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
-    """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of
-    shape, in elements of `words` 32-bit words (2 for int64; HALF: one float16, copy_h.comp)."""
-    shader = "copy"
-    if words == HALF:
-        shader, words = "copy_h", 1
-    push, total = copy_params(shape, src_strides, dst_strides, src_off, dst_off, words)
-    rec.elementwise(shader, [src, dst], push, total)
-
-
-#: words() of a float tensor stored as float16: copy() moves 16-bit elements
-HALF = 0
-
-
-def words(ref, rec=None) -> int:
-    if rec is not None and rec.half and rec.native and str(ref.info.dtype) == "float32":
-        return HALF
-    return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
 
 
 def _dims_fit(shape_pairs) -> bool | str:
@@ -56,7 +37,7 @@ def _dims_fit(shape_pairs) -> bool | str:
 
 def _record_view(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=copy_words(x, rec))
 
 
 def _perm(node, rank):
@@ -71,7 +52,7 @@ def _transpose_supports(node, ins):
 def _record_transpose(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     shape, src, dst, _, _ = transpose_copy(x.info.shape, _perm(op.node, len(x.info.shape)))
-    copy(rec, rec.tensor(x), rec.output(y), shape, src, dst, words=words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), shape, src, dst, words=copy_words(x, rec))
 
 
 # -- Concat / Split / Slice -------------------------------------------------------------------
@@ -82,7 +63,7 @@ def _record_concat(op, rec):
     axis = op.node.attrs["axis"] % len(y.info.shape)
     out = rec.output(y)
     for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
-        copy(rec, rec.tensor(x), out, *plan, words(x, rec))
+        record_copy(rec, rec.tensor(x), out, *plan, copy_words(x, rec))
 
 
 def _record_split(op, rec):
@@ -90,12 +71,12 @@ def _record_split(op, rec):
     axis = op.node.attrs["axis"] % len(x.info.shape)
     src = rec.tensor(x)
     for y, plan in zip(op.outputs, split_copies(x.info.shape, [y.info.shape for y in op.outputs], axis)):
-        copy(rec, src, rec.output(y), *plan, words=words(x, rec))
+        record_copy(rec, src, rec.output(y), *plan, words=copy_words(x, rec))
 
 
 def _record_slice(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), *slice_copy(x.info.shape, op.node.attrs), words=words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), *slice_copy(x.info.shape, op.node.attrs), words=copy_words(x, rec))
 
 
 # -- Expand / Tile ------------------------------------------------------------------------------
@@ -109,14 +90,14 @@ def _expand_out(node, ins):
 
 def _record_expand(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(
+    record_copy(
         rec,
         rec.tensor(x),
         rec.output(y),
         y.info.shape,
         broadcast_strides(x.info.shape, y.info.shape),
         contiguous_strides(y.info.shape),
-        words=words(x, rec),
+        words=copy_words(x, rec),
     )
 
 
@@ -132,7 +113,7 @@ def _tile_plan(shape, reps):
 def _record_tile(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     view, src, dst = _tile_plan(x.info.shape, op.node.attrs["repeats"])
-    copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=copy_words(x, rec))
 
 
 # -- Pad / Gather ----------------------------------------------------------------------------------
@@ -157,8 +138,8 @@ def _record_gather(op, rec):
     inner = 1
     for d in shape[axis + 1 :]:
         inner *= d
-    inner *= words(data)  # gather.comp moves 32-bit words
-    total = y.info.size * words(data)
+    inner *= copy_words(data)  # gather.comp moves 32-bit words
+    total = y.info.size * copy_words(data)
     push = pack(total, inner, shape[axis], idx.info.size, int(idx.info.dtype == "int64"))
     rec.elementwise("gather", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, total)
 
@@ -172,7 +153,7 @@ def _record_gather_elements(op, rec):
         y.info.size,
         rank,
         axis,
-        words(data),
+        copy_words(data),
         data.info.shape[axis],
         int(idx.info.dtype == "int64"),
         0,
