@@ -24,22 +24,23 @@ buffer first (widen.metal), `output()` hands it a float32 range there, and
 
 from __future__ import annotations
 
-import os
-import struct
 from dataclasses import dataclass, field
 
-import numpy as np
+from mnn_core.gpu.recorder import (  # noqa: F401  (re-exported for the kernels and tests)
+    CONSTANTS,
+    MAX_ELEMENTS,
+    MAX_GROUPS,
+    SCRATCH,
+    WIDE,
+    Binding,
+    SegmentRecorder,
+    row_groups,
+    tensor_bytes,
+)
 
 from .signature import signature
 
-CONST_ALIGN = 256  # Metal wants buffer offsets for constant/device arguments 256-byte aligned on macOS (Intel)
-MAX_GROUPS = 65535  # the Vulkan shaders' flat_index() assumes the grid's x stays below this
-MAX_ELEMENTS = (1 << 31) - 1  # the shaders index with 32-bit integers
-
-ARENA = "arena"  # Binding.buffer of the plan's arena
-CONSTANTS = "constants"  # ... of the segment's constant buffer (host-computed tables)
-SCRATCH = "scratch"  # ... and of its scratch buffer
-WIDE = "wide"  # ... and of the float32 copies of float16 tensors (ops with no float16 kernels)
+ARENA = "arena"  # Binding.buffer of the plan's arena (CONSTANTS, SCRATCH, WIDE: the segment's own buffers)
 
 #: ops whose kernels run on float16 tensors directly (every float kernel they use has a _h
 #: variant, or is a copy: copy_h); mnn-vulkan's HALF_OPS restricted to the ops mapped here
@@ -58,16 +59,6 @@ HALF_KERNELS = frozenset(
 #: (options={"metal.fp16_fma": True} or MNN_METAL_FP16_FMA=1)
 HALF_FMA_KERNELS = frozenset(["conv2d", "conv_dw", "gemm"])
 FP16_FMA_OPTION = "metal.fp16_fma"
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A byte range one kernel argument sees, in ARENA, CONSTANTS or SCRATCH."""
-
-    buffer: str
-    offset: int
-    nbytes: int
-    written: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,110 +103,15 @@ class SegmentPlan:
         return "float16" if self.half else "float32"
 
 
-def pack(*values) -> bytes:
-    """Parameters: ints as 32-bit (signed when negative), floats as fp32, lists flattened."""
-    flat = []
-    for v in values:
-        flat.extend(v) if isinstance(v, (list, tuple)) else flat.append(v)
-    fmt = "".join("f" if isinstance(v, float) else ("i" if v < 0 else "I") for v in flat)
-    return struct.pack("<" + fmt, *flat)
+class Recorder(SegmentRecorder):
+    """Records a segment's dispatches as data; the bindings and float16 bookkeeping are
+    mnn_core.gpu's SegmentRecorder."""
 
+    arena_buffer = ARENA
 
-def linear_groups(total: int, local: int) -> tuple[int, int, int]:
-    """A 2-D grid of 1-D threadgroups covering `total` threads (the shaders' flat_index())."""
-    n = -(-total // local)
-    gx = min(n, MAX_GROUPS)
-    return (gx, -(-n // gx) if n else 0, 1)
-
-
-def row_groups(rows: int) -> tuple[int, int, int]:
-    """One threadgroup per row, on a 2-D grid."""
-    gx = min(rows, MAX_GROUPS)
-    return (gx, -(-rows // gx) if rows else 0, 1)
-
-
-def tensor_bytes(info, half: bool) -> int:
-    """A tensor's bytes in the arena, in whole 32-bit words (the kernels, Vulkan's shaders,
-    read and write words); float32 tensors take 2 bytes an element under float16 storage."""
-    nbytes = info.size * 2 if half and str(info.dtype) == "float32" else info.nbytes
-    return -(-nbytes // 4) * 4
-
-
-class Recorder:
     def __init__(self, options: dict | None = None, half: bool = False):
-        self.options = options or {}
-        self.half = half  # float tensors are float16 in the arena (MetalArena.half)
-        self.half_fma = half and bool(self.options.get(FP16_FMA_OPTION, os.environ.get("MNN_METAL_FP16_FMA") == "1"))
-        self.native = True  # the op being recorded has float16 kernels (set per op by begin_op)
+        super().__init__(options, half, HALF_OPS, FP16_FMA_OPTION, "MNN_METAL_FP16_FMA")
         self.dispatches: list[Dispatch] = []
-        self._constants: list[tuple[int, np.ndarray]] = []
-        self._const_bytes = 0
-        self.scratch_bytes = 0
-        self.wide_bytes = 0
-        self._wide_used = 0
-        self._widened: dict = {}
-        self._narrow: list = []
-        self.widened_ops: list[str] = []
-        self.op_name = ""
-
-    # -- bindings -----------------------------------------------------------------------
-
-    def is_half(self, ref) -> bool:
-        """Whether a tensor of the segment is stored as float16."""
-        return self.half and str(ref.info.dtype) == "float32"
-
-    def tensor(self, ref) -> Binding:
-        """A tensor of the arena read by the dispatch: a float32 copy of a float16 tensor
-        for an op with no float16 kernels."""
-        arena = Binding(ARENA, ref.offset, tensor_bytes(ref.info, self.half))
-        if self.native or not self.is_half(ref):
-            return arena
-        key = (ref.offset, ref.info.size)
-        if key not in self._widened:
-            wide = self._wide(ref.info.size * 4)
-            copy = Binding(WIDE, wide.offset, wide.nbytes, written=True)
-            self.elementwise("widen", [arena, copy], pack(ref.info.size), ref.info.size)
-            self._widened[key] = wide
-        return self._widened[key]
-
-    def output(self, ref) -> Binding:
-        arena = Binding(ARENA, ref.offset, tensor_bytes(ref.info, self.half), written=True)
-        if self.native or not self.is_half(ref):
-            return arena
-        wide = self._wide(ref.info.size * 4)
-        self._narrow.append((wide, arena, ref.info.size))
-        return Binding(WIDE, wide.offset, wide.nbytes, written=True)
-
-    def _wide(self, nbytes: int) -> Binding:
-        offset = self._wide_used
-        self._wide_used += -(-max(nbytes, 4) // CONST_ALIGN) * CONST_ALIGN
-        self.wide_bytes = max(self.wide_bytes, self._wide_used)
-        return Binding(WIDE, offset, nbytes)
-
-    def begin_op(self, op_type: str) -> None:
-        self.native = not self.half or op_type in HALF_OPS
-
-    def end_op(self) -> None:
-        """Narrow the float32 outputs of an op with no float16 kernels into the arena."""
-        narrow, self._narrow = self._narrow, []
-        if self._widened or narrow:
-            self.widened_ops.append(self.op_name)
-        self.native = True
-        for wide, arena, size in narrow:
-            self.elementwise("narrow", [wide, arena], pack(size), size)
-        self._wide_used = 0
-        self._widened.clear()
-
-    def constant(self, array: np.ndarray) -> Binding:
-        data = np.ascontiguousarray(array)
-        offset = self._const_bytes
-        self._constants.append((offset, data))
-        self._const_bytes += -(-max(data.nbytes, 4) // CONST_ALIGN) * CONST_ALIGN
-        return Binding(CONSTANTS, offset, data.nbytes)
-
-    def scratch(self, nbytes: int, written: bool) -> Binding:
-        self.scratch_bytes = max(self.scratch_bytes, nbytes)
-        return Binding(SCRATCH, 0, nbytes, written)
 
     def dispatch(
         self, kernel: str, bindings: list, params: bytes, groups: tuple, local: tuple = (256, 1, 1), spec: tuple = ()
@@ -223,8 +119,7 @@ class Recorder:
         """Record one dispatch; skipped when it would do nothing (an empty output)."""
         if 0 in groups or any(b.written and b.nbytes == 0 for b in bindings):
             return
-        if self.half and self.native and kernel in HALF_KERNELS:
-            kernel += "_hf" if self.half_fma and kernel in HALF_FMA_KERNELS else "_h"
+        kernel = self.variant(kernel, HALF_KERNELS, HALF_FMA_KERNELS)
         threads = local[0] * local[1] * local[2]
         if threads > 1024:
             raise ValueError(f"{kernel}: {threads} threads per threadgroup exceed Metal's 1024")
@@ -232,12 +127,9 @@ class Recorder:
             Dispatch(kernel, tuple(bindings), params, tuple(groups), tuple(local), tuple(spec), self.op_name)
         )
 
-    def elementwise(self, kernel: str, bindings: list, params: bytes, total: int, local: int = 256) -> None:
-        self.dispatch(kernel, bindings, params, linear_groups(total, local), (local, 1, 1))
-
     def finish(self) -> SegmentPlan:
-        blob = bytearray(self._const_bytes)
-        for offset, data in self._constants:
+        blob = bytearray(self.const_bytes)
+        for offset, data in self.constants:
             blob[offset : offset + data.nbytes] = data.tobytes()
         return SegmentPlan(
             self.dispatches, bytes(blob), self.scratch_bytes, self.wide_bytes, self.half, tuple(self.widened_ops)

@@ -12,12 +12,37 @@ from typing import Callable
 import numpy as np
 
 from mnn_core.backend import KernelSpec, SegmentOp
+from mnn_core.gpu import layout as gpu_layout
+from mnn_core.gpu.layout import contiguous_strides, numel  # noqa: F401  (for the op modules)
 
 #: the fused-activation vocabulary and unary math ops, as in kernels/common.cl `activate`
-ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "silu": 5, "gelu": 6, "tanh": 7,
-             "hard_sigmoid": 8, "hard_swish": 9}
-MATH_CODES = {"Exp": 20, "Log": 21, "Sqrt": 22, "Neg": 23, "Abs": 24, "Reciprocal": 25, "Erf": 26, "Floor": 27,
-              "Ceil": 28, "Sin": 29, "Cos": 30, "Softplus": 31, "Identity": 0}
+ACT_CODES = {
+    "none": 0,
+    "relu": 1,
+    "clip": 2,
+    "leaky_relu": 3,
+    "sigmoid": 4,
+    "silu": 5,
+    "gelu": 6,
+    "tanh": 7,
+    "hard_sigmoid": 8,
+    "hard_swish": 9,
+}
+MATH_CODES = {
+    "Exp": 20,
+    "Log": 21,
+    "Sqrt": 22,
+    "Neg": 23,
+    "Abs": 24,
+    "Reciprocal": 25,
+    "Erf": 26,
+    "Floor": 27,
+    "Ceil": 28,
+    "Sin": 29,
+    "Cos": 30,
+    "Softplus": 31,
+    "Identity": 0,
+}
 
 MAX_DIMS = 8  # the int8 shape/stride arguments of the strided kernels
 INT_MAX = 2**31 - 1
@@ -47,26 +72,17 @@ def kernel(op: str, **spec_fields):
 
 
 def fused_activation(attrs: dict) -> tuple[int, float, float]:
-    return (ACT_CODES[attrs.get("activation", "none")], float(attrs.get("act_alpha", 0.0)),
-            float(attrs.get("act_beta", 0.0)))
+    return (
+        ACT_CODES[attrs.get("activation", "none")],
+        float(attrs.get("act_alpha", 0.0)),
+        float(attrs.get("act_beta", 0.0)),
+    )
 
 
 def full_attrs(node) -> dict:
     from mnn_core.ops import get_schema
 
     return get_schema(node.op).check_attrs(node.attrs, node.name)
-
-
-def numel(shape: Sequence[int]) -> int:
-    return int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
-
-
-def contiguous_strides(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= int(d)
-    return strides[::-1]
 
 
 def broadcast_strides(shape: Sequence[int], out_shape: Sequence[int]) -> list[int]:
@@ -77,18 +93,9 @@ def broadcast_strides(shape: Sequence[int], out_shape: Sequence[int]) -> list[in
 
 
 def collapse(shape: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], list[list[int]]]:
-    """Drop size-1 dims and merge neighbours that every stride list walks contiguously."""
-    dims = [(int(s), [int(st[i]) for st in strides]) for i, s in enumerate(shape) if s != 1]
-    if not dims:
-        return [1], [[0] for _ in strides]
-    merged = [dims[0]]
-    for size, st in dims[1:]:
-        psize, pst = merged[-1]
-        if all(p == s * size for p, s in zip(pst, st)):
-            merged[-1] = (psize * size, st)
-        else:
-            merged.append((size, st))
-    return [m[0] for m in merged], [[m[1][k] for m in merged] for k in range(len(strides))]
+    """mnn_core.gpu.layout.collapse, but a shape of all ones stays one dim (the kernels take >= 1)."""
+    dims, merged = gpu_layout.collapse([int(d) for d in shape], *([int(v) for v in st] for st in strides))
+    return (dims, merged) if dims else ([1], [[0] for _ in strides])
 
 
 def int8(values: Sequence[int]) -> tuple:
@@ -155,8 +162,15 @@ class Builder:
         self.keep.append(buf)
         return T(buf, 0)
 
-    def launch(self, name: str, args: Sequence, gws: Sequence[int], lws: Sequence[int] | None = None,
-               once: bool = False, tunable: bool = True) -> None:
+    def launch(
+        self,
+        name: str,
+        args: Sequence,
+        gws: Sequence[int],
+        lws: Sequence[int] | None = None,
+        once: bool = False,
+        tunable: bool = True,
+    ) -> None:
         """Record kernel `name` with `args` (T expands to buffer + offset) over `gws`.
         `once`: run at resize only (e.g. packing constant weights)."""
         gws = tuple(int(g) for g in gws)

@@ -3,18 +3,33 @@ unary math and activations (kernels/eltwise.cl)."""
 
 from __future__ import annotations
 
+from mnn_core.gpu.codes import BINARY as BINARY_CODES
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from ._common import ACT_CODES, MATH_CODES, broadcast_strides, collapse, full_attrs, int8, kernel, numel
 
-BINARY_CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
 COMPARE_CODES = {"Equal": 0, "Less": 1, "Greater": 2, "LessOrEqual": 3, "GreaterOrEqual": 4}
 #: unary ops beyond the activations: code in kernels/common.cl, attributes passed as (alpha, beta)
-EXTRA_UNARY = {"Tan": (33, ()), "Asin": (34, ()), "Acos": (35, ()), "Atan": (36, ()), "Sinh": (37, ()),
-               "Cosh": (38, ()), "Asinh": (39, ()), "Acosh": (40, ()), "Atanh": (41, ()), "Round": (42, ()),
-               "Sign": (43, ()), "Softsign": (44, ()), "Mish": (45, ()), "Elu": (46, ("alpha",)),
-               "Celu": (47, ("alpha",)), "Selu": (48, ("alpha", "gamma")), "ThresholdedRelu": (49, ("alpha",)),
-               "Shrink": (50, ("lambd", "bias"))}
+EXTRA_UNARY = {
+    "Tan": (33, ()),
+    "Asin": (34, ()),
+    "Acos": (35, ()),
+    "Atan": (36, ()),
+    "Sinh": (37, ()),
+    "Cosh": (38, ()),
+    "Asinh": (39, ()),
+    "Acosh": (40, ()),
+    "Atanh": (41, ()),
+    "Round": (42, ()),
+    "Sign": (43, ()),
+    "Softsign": (44, ()),
+    "Mish": (45, ()),
+    "Elu": (46, ("alpha",)),
+    "Celu": (47, ("alpha",)),
+    "Selu": (48, ("alpha", "gamma")),
+    "ThresholdedRelu": (49, ("alpha",)),
+    "Shrink": (50, ("lambd", "bias")),
+}
 
 
 def _iteration(out_shape, *in_shapes):
@@ -31,8 +46,21 @@ def _build_binary(op, b):
         b.launch("binary_same", [b.tensor(x), b.tensor(z), b.tensor(y), n, BINARY_CODES[op.node.op]], (n,))
         return
     shape, (sx, sz) = _iteration(y.info.shape, x.info.shape, z.info.shape)
-    b.launch("binary_bcast", [b.tensor(x), b.tensor(z), b.tensor(y), n, BINARY_CODES[op.node.op], len(shape),
-                              int8(shape), int8(sx), int8(sz)], (n,))
+    b.launch(
+        "binary_bcast",
+        [
+            b.tensor(x),
+            b.tensor(z),
+            b.tensor(y),
+            n,
+            BINARY_CODES[op.node.op],
+            len(shape),
+            int8(shape),
+            int8(sx),
+            int8(sz),
+        ],
+        (n,),
+    )
 
 
 def _build_compare(op, b):
@@ -40,8 +68,21 @@ def _build_compare(op, b):
     y = op.outputs[0]
     n = numel(y.info.shape)
     shape, (sx, sz) = _iteration(y.info.shape, x.info.shape, z.info.shape)
-    b.launch("compare_bcast", [b.tensor(x), b.tensor(z), b.tensor(y), n, COMPARE_CODES[op.node.op], len(shape),
-                               int8(shape), int8(sx), int8(sz)], (n,))
+    b.launch(
+        "compare_bcast",
+        [
+            b.tensor(x),
+            b.tensor(z),
+            b.tensor(y),
+            n,
+            COMPARE_CODES[op.node.op],
+            len(shape),
+            int8(shape),
+            int8(sx),
+            int8(sz),
+        ],
+        (n,),
+    )
 
 
 def _where_supports(node, ins):
@@ -56,8 +97,11 @@ def _build_where(op, b):
     y = op.outputs[0]
     n = numel(y.info.shape)
     shape, (sc, sx, sz) = _iteration(y.info.shape, c.info.shape, x.info.shape, z.info.shape)
-    b.launch("where_bcast", [b.tensor(c), b.tensor(x), b.tensor(z), b.tensor(y), n, len(shape), int8(shape),
-                             int8(sc), int8(sx), int8(sz)], (n,))
+    b.launch(
+        "where_bcast",
+        [b.tensor(c), b.tensor(x), b.tensor(z), b.tensor(y), n, len(shape), int8(shape), int8(sc), int8(sx), int8(sz)],
+        (n,),
+    )
 
 
 def _build_unary(op, b):

@@ -19,6 +19,8 @@ import struct
 
 import numpy as np
 
+from mnn_core.gpu.recorder import linear_groups
+
 from . import _gl
 
 MAX_GROUPS = 65535  # the minimum GL_MAX_COMPUTE_WORK_GROUP_COUNT that GL 4.3 / GLES 3.1 guarantee
@@ -35,13 +37,6 @@ def words(*values) -> list[int]:
             else:
                 out.append(int(x) & 0xFFFFFFFF)
     return out
-
-
-def linear_groups(total: int, local: int) -> tuple[int, int, int]:
-    """A 2-D grid of 1-D work groups covering `total` invocations (flat_index() in common.glsl)."""
-    n = -(-total // local)
-    gx = min(n, MAX_GROUPS)
-    return (gx, -(-n // gx) if n else 0, 1)
 
 
 def element(ref) -> int:

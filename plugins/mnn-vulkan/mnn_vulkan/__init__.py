@@ -34,9 +34,11 @@ from . import device as _device
 __version__ = "0.1.0"
 
 try:
+    from mnn_core.gpu.codes import fuse_activations
+
     from .arena import VulkanArena
     from .kernels import KERNELS
-    from .kernels.eltwise import fused_activation, record_fused
+    from .kernels.eltwise import record_fused
     from .recorder import Recorder
 except ImportError:  # the compiled runtime is missing: availability() says so
     KERNELS = {}
@@ -107,21 +109,9 @@ class VulkanBackend(Backend):
         fp16 = arena.half  # decided with the arena's sizing: the tensors' bytes depend on it
         rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options, half=fp16)
         widened = []
-        skip = False
-        for op, nxt in zip(ops, list(ops[1:]) + [None]):
-            if skip:  # the activation was fused into the op before it
-                skip = False
-                continue
-            rec.op_name = op.node.name
-            rec.begin_op(op.node.op)
+        for op, act in fuse_activations(ops):
             first = len(rec.dispatches)
-            act = fused_activation(op, nxt)
-            if act is not None:
-                record_fused(op, act, rec)
-                skip = True
-            else:
-                KERNELS[op.node.op].record(op, rec)
-            rec.end_op()
+            rec.record_op(op, act, KERNELS, record_fused)
             if any(d[5].endswith((":widen", ":narrow")) for d in rec.dispatches[first:]):
                 widened.append(op.node.name)
         program = rec.finish()

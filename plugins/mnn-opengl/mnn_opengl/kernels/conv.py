@@ -5,10 +5,11 @@ by OUT_X output columns (see tile())."""
 
 from __future__ import annotations
 
+from mnn_core.gpu.codes import activation_code
 from mnn_core.ops.conv import conv_geometry
 
 from ..recorder import element
-from . import activation, register
+from . import register
 
 
 def _supports(node, ins):
@@ -77,7 +78,7 @@ def _record(op, rec):
         element(w),
         element(bias) if bias is not None else -1,
         element(y),
-        activation(op.node.attrs),
+        activation_code(op.node.attrs),
     ]
     rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c), ("OUT_X", out_x)))
 

@@ -5,46 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.gpu.codes import BINARY, unary_code
+from mnn_core.gpu.codes import UNARY as _ALL_UNARY
+from mnn_core.gpu.layout import broadcast_plan, pad_to
+
 from ..recorder import element
-from . import collapse, contiguous_strides, pad_to, register
+from . import register
 
-BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
-
-# op -> (code in act.glsl, attribute giving alpha, attribute giving beta)
+#: the unary ops (act.glsl codes) this backend's act.glsl implements
 UNARY = {
-    "Relu": (1, None, None),
-    "Clip": (2, "min", "max"),
-    "LeakyRelu": (3, "alpha", None),
-    "Sigmoid": (4, None, None),
-    "Silu": (5, None, None),
-    "Gelu": (6, None, None),
-    "Tanh": (7, None, None),
-    "HardSigmoid": (8, "alpha", "beta"),
-    "HardSwish": (9, None, None),
-    "Exp": (16, None, None),
-    "Log": (17, None, None),
-    "Sqrt": (18, None, None),
-    "Neg": (19, None, None),
-    "Abs": (20, None, None),
-    "Reciprocal": (21, None, None),
-    "Erf": (22, None, None),
-    "Floor": (23, None, None),
-    "Ceil": (24, None, None),
-    "Softplus": (27, None, None),
-    "Sign": (30, None, None),
-    "Elu": (33, "alpha", None),
+    op: _ALL_UNARY[op]
+    for op in ("Relu", "Clip", "LeakyRelu", "Sigmoid", "Silu", "Gelu", "Tanh", "HardSigmoid", "HardSwish")
+    + ("Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Erf", "Floor", "Ceil", "Softplus", "Sign", "Elu")
 }
-
-
-def broadcast_plan(out_shape, *in_shapes):
-    """Collapsed output dims and each input's element strides (0 where it broadcasts)."""
-    rank = len(out_shape)
-    strides = []
-    for shape in in_shapes:
-        padded = (1,) * (rank - len(shape)) + tuple(shape)
-        cs = contiguous_strides(padded)
-        strides.append([0 if d == 1 and o != 1 else s for d, o, s in zip(padded, out_shape, cs)])
-    return collapse(out_shape, *strides)
 
 
 def _binary_supports(node, ins):
@@ -75,14 +48,9 @@ def _record_binary(op, rec):
     rec.elementwise("binary", params, [a, b], [y], y.info.size)
 
 
-def _param(attrs, name):
-    return 0.0 if name is None else float(attrs[name])
-
-
 def _record_unary(op, rec):
-    code, alpha, beta = UNARY[op.node.op]
     x, y = op.inputs[0], op.outputs[0]
-    params = [y.info.size, code, _param(op.node.attrs, alpha), _param(op.node.attrs, beta), element(x), element(y)]
+    params = [y.info.size, *unary_code(op.node.op, op.node.attrs), element(x), element(y)]
     rec.elementwise("unary", params, [x], [y], y.info.size)
 
 

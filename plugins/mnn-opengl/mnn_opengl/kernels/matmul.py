@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.gpu.codes import activation_code
+from mnn_core.gpu.layout import broadcast_plan, collapse, contiguous_strides, pad_to
+
 from ..recorder import element
-from . import activation, contiguous_strides, pad_to, register
-from .eltwise import broadcast_plan
+from . import register
 
 
 def _matmul_plan(a_shape, b_shape):
@@ -26,8 +28,6 @@ def _matmul_plan(a_shape, b_shape):
     sb = [0] * (len(batch) - len(sb)) + sb
     sa = [0 if d == 1 else s for d, s in zip(a_batch, sa)]
     sb = [0 if d == 1 else s for d, s in zip(b_batch, sb)]
-    from . import collapse
-
     dims, (sa, sb) = collapse(batch, sa, sb)
     return dims, sa, sb, m, n, k, sa_full[-2], sa_full[-1], sb_full[-2], sb_full[-1]
 
@@ -62,7 +62,7 @@ def _record_matmul(op, rec):
         1.0,
         0.0,
         element(y),
-        activation(op.node.attrs),
+        activation_code(op.node.attrs),
     ]
     rec.elementwise("matmul", params, [a, b], [y], y.info.size)
 
@@ -106,7 +106,7 @@ def _record_gemm(op, rec):
         float(attrs.get("alpha", 1.0)),
         float(attrs.get("beta", 1.0)),
         element(y),
-        activation(attrs),
+        activation_code(attrs),
     ]
     rec.elementwise("matmul", params, [a, b, c], [y], y.info.size)
 

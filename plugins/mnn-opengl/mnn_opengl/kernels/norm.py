@@ -4,10 +4,11 @@ the convolution before it)."""
 
 from __future__ import annotations
 
+from mnn_core.gpu.layout import numel
 from mnn_core.ops._util import normalize_axis
 
 from ..recorder import element
-from . import numel, register
+from . import register
 
 
 def _record_softmax(op, rec):

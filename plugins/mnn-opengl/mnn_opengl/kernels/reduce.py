@@ -4,10 +4,11 @@ strides in the input."""
 
 from __future__ import annotations
 
+from mnn_core.gpu.layout import collapse, contiguous_strides, numel, pad_to
 from mnn_core.ops.reduce import reduce_axes
 
 from ..recorder import element
-from . import collapse, contiguous_strides, numel, pad_to, register
+from . import register
 
 REDUCE = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5}
 

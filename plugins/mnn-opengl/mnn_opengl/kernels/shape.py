@@ -5,8 +5,10 @@ tensors move too."""
 
 from __future__ import annotations
 
+from mnn_core.gpu.layout import collapse, concat_copies, numel, pad_to, slice_copy, split_copies, transpose_copy
+
 from ..recorder import element
-from . import collapse, contiguous_strides, pad_to, register
+from . import register
 
 WORDS = ("float32", "int32", "int64")
 RAW = (("ARENA_UINT", 1),)
@@ -22,9 +24,7 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
             [s * words for s in dst_strides] + [1],
         )
         src_off, dst_off = src_off * words, dst_off * words
-    total = 1
-    for d in shape:
-        total *= d
+    total = numel(shape)
     dims, (ss, ds) = collapse(shape, src_strides, dst_strides)
     if len(dims) > 6:
         raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
@@ -61,19 +61,14 @@ def _perm(node, rank):
 
 
 def _transpose_supports(node, ins):
-    shape = ins[0].shape
-    perm = _perm(node, len(shape))
-    st = contiguous_strides(shape)
-    out = [shape[p] for p in perm]
-    return _fits(out, [st[p] for p in perm], contiguous_strides(out))
+    out, src, dst, _, _ = transpose_copy(ins[0].shape, _perm(node, len(ins[0].shape)))
+    return _fits(out, src, dst)
 
 
 def _record_transpose(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    shape = x.info.shape
-    perm = _perm(op.node, len(shape))
-    st = contiguous_strides(shape)
-    copy(rec, x, y, y.info.shape, [st[p] for p in perm], contiguous_strides(y.info.shape), words=words(x))
+    shape, src, dst, _, _ = transpose_copy(x.info.shape, _perm(op.node, len(x.info.shape)))
+    copy(rec, x, y, shape, src, dst, words=words(x))
 
 
 def _rank5(node, ins):
@@ -83,35 +78,20 @@ def _rank5(node, ins):
 def _record_concat(op, rec):
     y = op.outputs[0]
     axis = op.node.attrs["axis"] % len(y.info.shape)
-    ost = contiguous_strides(y.info.shape)
-    start = 0
-    for x in op.inputs:
-        copy(rec, x, y, x.info.shape, contiguous_strides(x.info.shape), ost, 0, start * ost[axis], words(x))
-        start += x.info.shape[axis]
+    for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
+        copy(rec, x, y, *plan, words(x))
 
 
 def _record_split(op, rec):
     x = op.inputs[0]
     axis = op.node.attrs["axis"] % len(x.info.shape)
-    ist = contiguous_strides(x.info.shape)
-    start = 0
-    for y in op.outputs:
-        copy(rec, x, y, y.info.shape, ist, contiguous_strides(y.info.shape), start * ist[axis], words=words(x))
-        start += y.info.shape[axis]
+    for y, plan in zip(op.outputs, split_copies(x.info.shape, [y.info.shape for y in op.outputs], axis)):
+        copy(rec, x, y, *plan, words=words(x))
 
 
 def _record_slice(op, rec):
-    from mnn_core.ops.shape import slice_plan
-
     x, y = op.inputs[0], op.outputs[0]
-    slices, out_shape = slice_plan(x.info.shape, op.node.attrs)
-    ist = contiguous_strides(x.info.shape)
-    offset, strides = 0, []
-    for sl, dim, st in zip(slices, x.info.shape, ist):
-        begin, _, step = sl.indices(dim)
-        offset += begin * st if dim else 0
-        strides.append(st * step)
-    copy(rec, x, y, out_shape, strides, contiguous_strides(out_shape), offset, words=words(x))
+    copy(rec, x, y, *slice_copy(x.info.shape, op.node.attrs), words=words(x))
 
 
 PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2}

@@ -2,28 +2,16 @@
 
 A kernel is a KernelSpec (what it takes, as data, with a `supports` check
 that names what it declines) and a `record(op, rec)` function that turns one
-SegmentOp into dispatches on a Recorder.
+SegmentOp into dispatches on a Recorder. The API-free arithmetic (strides,
+codes, parameter blocks, tiling) is mnn_core.gpu's, shared with mnn-metal and
+mnn-opengl.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
-from mnn_core.backend import KernelSpec
+from mnn_core.gpu.registry import KernelTable
 
 from ..recorder import MAX_ELEMENTS
-
-F32 = ("float32",)
-
-
-@dataclass(frozen=True)
-class VulkanKernel:
-    spec: KernelSpec
-    record: Callable
-
-
-KERNELS: dict[str, VulkanKernel] = {}
 
 
 def _storage_limit() -> int:
@@ -36,61 +24,15 @@ def _storage_limit() -> int:
         return 1 << 32
 
 
-def _guarded(supports):
-    """Decline tensors the shaders cannot address (32-bit indices) or the device cannot bind."""
-
-    def check(node, ins):
-        limit = _storage_limit()
-        for info in ins:
-            if info is not None and info.size > MAX_ELEMENTS:
-                return f"a tensor of {info.size} elements exceeds the 32-bit indexing of the shaders"
-            if info is not None and info.nbytes > limit:
-                return f"a tensor of {info.nbytes} bytes exceeds the device's {limit}-byte storage buffer range"
-        return True if supports is None else supports(node, ins)
-
-    return check
+def _bindable(info) -> str | None:
+    limit = _storage_limit()
+    if info.nbytes > limit:
+        return f"a tensor of {info.nbytes} bytes exceeds the device's {limit}-byte storage buffer range"
+    return None
 
 
-def register(op: str, record: Callable, supports=None, dtypes=F32, inplace: bool = False,
-             efficiency: float = 0.5) -> None:
-    KERNELS[op] = VulkanKernel(KernelSpec(op, dtypes, inplace=inplace, supports=_guarded(supports),
-                                          efficiency=efficiency), record)
-
-
-def activation_code(attrs: dict) -> tuple[int, float, float]:
-    """The fused activation as the shaders' code (act.glsl) and its two parameters."""
-    from mnn_core.ops.elementwise import ACTIVATIONS
-
-    return ACTIVATIONS.index(attrs.get("activation", "none")), float(attrs.get("act_alpha", 0.0)), \
-        float(attrs.get("act_beta", 0.0))
-
-
-def contiguous_strides(dims) -> list[int]:
-    strides, acc = [], 1
-    for d in reversed(dims):
-        strides.append(acc)
-        acc *= d
-    return strides[::-1]
-
-
-def collapse(dims, *strides):
-    """Drop size-1 dims and merge neighbours that are contiguous in every stride list."""
-    kept = [(d, [s[i] for s in strides]) for i, d in enumerate(dims) if d != 1]
-    out: list = []
-    for d, st in kept:
-        if out and all(prev == cur * d for prev, cur in zip(out[-1][1], st)):
-            out[-1] = (out[-1][0] * d, st)
-        else:
-            out.append((d, st))
-    return [d for d, _ in out], [[st[k] for _, st in out] for k in range(len(strides))]
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def pad6(values, fill=0) -> list:
-    return list(values) + [fill] * (6 - len(values))
+KERNELS = KernelTable(MAX_ELEMENTS, _bindable)
+register = KERNELS.register
 
 
 from . import conv, eltwise, logic, matmul, norm, pool, reduce, resize, shape  # noqa: E402,F401  (registration)

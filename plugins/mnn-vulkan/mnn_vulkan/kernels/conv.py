@@ -6,17 +6,11 @@ products summed in float32 every BK steps (see tile.glsl)."""
 
 from __future__ import annotations
 
-import numpy as np
+from mnn_core.gpu.layout import cdiv
+from mnn_core.gpu.params import conv_plan, pack
 
-from ..recorder import pack
-from . import activation_code, cdiv, register
+from . import register
 from .matmul import gemm_tiles, split_k
-
-
-def _geometry(x_shape, w_shape, attrs):
-    from mnn_core.ops.conv import conv_geometry
-
-    return conv_geometry(x_shape, w_shape, attrs)
 
 
 def _supports(node, ins):
@@ -32,58 +26,36 @@ def _record(op, rec):
     x, w = op.inputs[0], op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
-    n, c, h, wd = x.info.shape
-    o, cg, kh, kw = w.info.shape
-    geo = _geometry(x.info.shape, w.info.shape, op.node.attrs)
-    (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
-    _, _, oh, ow = geo["out"]
-    g = geo["group"]
-    act, a, b = activation_code(op.node.attrs)
-    has_bias = int(bias is not None)
+    p = conv_plan(op)
     bindings = [rec.tensor(x), rec.tensor(w), rec.tensor(bias if bias is not None else w), rec.output(y)]
-    if g == c and c > 1:
-        push = pack(y.info.size, c, h, wd, o, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, has_bias, act, a, b)
-        rec.elementwise("conv_dw", bindings, push, y.info.size)
-    else:
-        og, k, cols = o // g, cg * kh * kw, n * oh * ow
-        local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, g, rec.options, k=k)
-        grid = (cdiv(cols, bn), cdiv(og, bm), g)
-        splits = split_k(rec.device, grid[0] * grid[1] * g, k, rec.options) if g <= 4096 else 1
-        pointwise = (kh, kw, sh, sw) == (1, 1, 1, 1) and geo["pads"] == [0, 0, 0, 0]
-        if pointwise and splits == 1 and n * g <= 65535:
-            _pointwise(rec, bindings, n, c, h * wd, o, g, has_bias, act, a, b)
-            return
-        chunk = cdiv(cdiv(k, splits), 16) * 16  # K per slice, in whole BK steps
-        splits = cdiv(k, chunk)
-        partial = rec.scratch(splits * y.info.nbytes, written=True) if splits > 1 else bindings[3]
-        push = pack(n, c, h, wd, o, oh, ow, g, kh, kw, sh, sw, pt, pl, dh, dw, act, has_bias, a, b, splits, chunk)
-        table = rec.constant(k_table(cg, kh, kw, dh, dw, h, wd))
-        rec.dispatch("conv2d", bindings + [partial, table], push, (grid[0], grid[1], g * splits), local, spec)
-        if splits > 1:
-            push = pack(y.info.size, splits, oh * ow, o, has_bias, act, a, b)
-            rec.elementwise("splitk_reduce", [rec.scratch(splits * y.info.nbytes, written=False), bindings[2],
-                                              bindings[3]], push, y.info.size)
+    if p.depthwise:
+        rec.elementwise("conv_dw", bindings, p.dw_params(), y.info.size)
+        return
+    og, k, cols = p.gemm
+    local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, p.g, rec.options, k=k)
+    grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
+    splits = split_k(rec.device, grid[0] * grid[1] * p.g, k, rec.options) if p.g <= 4096 else 1
+    if p.pointwise and splits == 1 and p.n * p.g <= 65535:
+        _pointwise(rec, bindings, p)
+        return
+    chunk = cdiv(cdiv(k, splits), 16) * 16  # K per slice, in whole BK steps
+    splits = cdiv(k, chunk)
+    partial = rec.scratch(splits * y.info.nbytes, written=True) if splits > 1 else bindings[3]
+    table = rec.constant(p.k_table())
+    push = p.conv2d_params(splits, chunk)
+    rec.dispatch("conv2d", bindings + [partial, table], push, (grid[0], grid[1], p.g * splits), local, spec)
+    if splits > 1:
+        push = pack(y.info.size, splits, p.oh * p.ow, p.o, p.has_bias, p.act, p.alpha, p.beta)
+        partials = rec.scratch(splits * y.info.nbytes, written=False)
+        rec.elementwise("splitk_reduce", [partials, bindings[2], bindings[3]], push, y.info.size)
 
 
-def k_table(cg, kh, kw, dh, dw, h, w) -> np.ndarray:
-    """Per k = (ci, ky, kx) of a group: the input offset ci*H*W + dy*W + dx and the tap's (dy, dx)."""
-    ci, ky, kx = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
-    dy, dx = ky * dh, kx * dw
-    return np.stack([ci * h * w + dy * w + dx, dy, dx], axis=-1).reshape(-1).astype(np.int32)
-
-
-def _pointwise(rec, bindings, n, c, hw, o, g, has_bias, act, a, b):
+def _pointwise(rec, bindings, p):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
-    og, cg = o // g, c // g
     x, w, bias, y = bindings
-    local, spec, (bm, bn) = gemm_tiles(rec.device, og, hw, n * g, rec.options)
-    push = pack(og, hw, cg, g,
-                cg, 1, 0, og * cg,             # A = W: rows m, columns k; batch (image, group)
-                hw, 1, c * hw, cg * hw,        # B = X
-                o * hw, og * hw, has_bias, act,  # C = Y
-                1, 0, 0, og,                   # bias per output channel
-                1.0, 1.0, a, b)
-    rec.dispatch("gemm", [w, x, bias, y], push, (cdiv(hw, bn), cdiv(og, bm), n * g), local, spec)
+    og, hw = p.o // p.g, p.h * p.w
+    local, spec, (bm, bn) = gemm_tiles(rec.device, og, hw, p.n * p.g, rec.options)
+    rec.dispatch("gemm", [w, x, bias, y], p.pointwise_params(), (cdiv(hw, bn), cdiv(og, bm), p.n * p.g), local, spec)
 
 
 register("Conv", _record, _supports, efficiency=0.3)

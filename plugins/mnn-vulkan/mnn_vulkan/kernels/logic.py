@@ -5,12 +5,23 @@ between two tensors by a bool condition; and Cast among those dtypes (cast.comp)
 
 from __future__ import annotations
 
-from ..recorder import pack
-from . import pad6, register
-from .eltwise import broadcast_plan
+from mnn_core.gpu.layout import broadcast_plan, pad6
+from mnn_core.gpu.params import pack
 
-COMPARE = {"Equal": 0, "Less": 1, "Greater": 2, "LessOrEqual": 3, "GreaterOrEqual": 4,
-           "And": 5, "Or": 6, "Xor": 7, "Not": 8, "IsNaN": 9}
+from . import register
+
+COMPARE = {
+    "Equal": 0,
+    "Less": 1,
+    "Greater": 2,
+    "LessOrEqual": 3,
+    "GreaterOrEqual": 4,
+    "And": 5,
+    "Or": 6,
+    "Xor": 7,
+    "Not": 8,
+    "IsNaN": 9,
+}
 KINDS = {"float32": 0, "int32": 1, "int64": 2, "bool": 3}
 ANY = tuple(KINDS)
 WORDS = {"float32": 1, "int32": 1, "int64": 2}

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..recorder import MAX_GROUPS, pack
-from . import activation_code, cdiv, collapse, contiguous_strides, register
+from mnn_core.gpu.codes import activation_code
+from mnn_core.gpu.layout import cdiv, collapse, contiguous_strides
+from mnn_core.gpu.params import gemm_args, gemm_params
+from mnn_core.gpu.tiling import blocks, busiest_tile
+
+from ..recorder import MAX_GROUPS
+from . import register
 
 #: (local size, (TM, TN, BK)): blocks of 128x128, 64x64 and 32x32 outputs
 HUGE = ((16, 16, 1), (8, 8, 16))
@@ -52,10 +57,6 @@ def is_gpu(device, options: dict | None = None) -> bool:
     return bool((options or {}).get("vulkan.gpu_tiling")) or device.type in ("discrete", "integrated")
 
 
-def _blocks(local, spec):
-    return local[1] * spec[0], local[0] * spec[1]
-
-
 def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, k: int = 0):
     """(local size, spec constants, (BM, BN)) for an M x N output, `batch` times:
     the largest tile that still gives every compute unit work. On a GPU with `k`
@@ -65,16 +66,16 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, 
     forced = (options or {}).get("vulkan.tiles")
     if forced:
         local, spec = TILES[forced] if forced in TILES else _custom_tiles(forced)
-        return local, spec, _blocks(local, spec)
+        return local, spec, blocks(local, spec)
     gpu = is_gpu(device, options)
     if m <= 8 and not gpu:
         tm = 1 if m == 1 else 4
         return (64, 1, 1), (tm, 1, 16), (tm, 64)
     if not gpu:  # a CPU device (lavapipe) has a few cores to fill
-        bm, bn = _blocks(*BIG)
+        bm, bn = blocks(*BIG)
         if bm <= m and bn <= max(n, 64) and cdiv(m, bm) * cdiv(n, bn) * batch >= 8:
             return BIG[0], BIG[1], (bm, bn)
-        return SMALL[0], SMALL[1], _blocks(*SMALL)
+        return SMALL[0], SMALL[1], blocks(*SMALL)
     # On a GPU: for a convolution (k given: conv2d.comp) 64x64 blocks of 4x4 outputs first,
     # then 32x64 (2x4), 32x32, 16x16, the first that gives enough work groups with split-K;
     # for a GEMM (and 1x1 convolutions, which run one) 32x64 first. H200, every layer
@@ -82,16 +83,8 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, 
     # batch 16 in 4.8 ms against 6.5 with WIDE, and MobileNetV2's 1x1 GEMMs 10-30% slower
     # than WIDE; 8x8 outputs per invocation (HUGE) were 6-8x slower than BIG at any batch.
     order, wave, enough = _gpu_knobs(options, conv=bool(k))
-    best = None
-    for local, spec in order:
-        bm, bn = _blocks(local, spec)
-        groups = cdiv(m, bm) * cdiv(n, bn) * batch
-        groups *= split_k(device, groups, k, options or {}) if k else 1
-        if groups >= enough:
-            return local, spec, (bm, bn)
-        if best is None or groups > best[0]:
-            best = (groups, local, spec, (bm, bn))
-    return best[1:]
+    more = (lambda groups: split_k(device, groups, k, options or {})) if k else None
+    return busiest_tile(m, n, batch, order, enough, more)
 
 
 def _gpu_knobs(options: dict | None, conv: bool = False):
@@ -196,10 +189,7 @@ def use_gemv(device, m: int, k: int, b_sk: int, options: dict | None = None) -> 
 
 
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
-    has_bias = int(bias_st is not None)
-    push = pack(
-        m, n, k, nb2, *a_st, *b_st, *c_st, has_bias, act, *(bias_st or (0, 0, 0, 0)), float(alpha), float(beta), aa, ab
-    )
+    push = gemm_params(m, n, k, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab)
     if use_gemv(rec.device, m, k, b_st[0], rec.options):
         gx = min(n, MAX_GROUPS)
         rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
@@ -209,21 +199,11 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
 
 
 def _record_gemm(op, rec):
-    attrs = op.node.attrs
     a, b = op.inputs[0], op.inputs[1]
     c = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
-    m, n = y.info.shape
-    k = a.info.shape[0] if attrs["transA"] else a.info.shape[1]
-    a_st = (1, m, 0, 0) if attrs["transA"] else (k, 1, 0, 0)
-    b_st = (1, k, 0, 0) if attrs["transB"] else (n, 1, 0, 0)
-    bias_st = None
-    if c is not None:
-        cm, cn = ((1, 1) + tuple(c.info.shape))[-2:]
-        bias_st = (cn if cm != 1 else 0, 1 if cn != 1 else 0, 0, 0)
-    act, aa, ab = activation_code(attrs)
     bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(c if c is not None else a), rec.output(y)]
-    _gemm(rec, bindings, m, n, k, 1, 1, a_st, b_st, (0, 0), bias_st, attrs["alpha"], attrs["beta"], act, aa, ab)
+    _gemm(rec, bindings, *gemm_args(op))
 
 
 register("MatMul", _record_matmul, _matmul_supports, efficiency=0.3)

@@ -3,7 +3,9 @@ InstanceNormalization (norm_rows.comp), Softmax and LogSoftmax (softmax.comp).""
 
 from __future__ import annotations
 
-from ..recorder import pack, row_groups
+from mnn_core.gpu.params import pack
+from mnn_core.gpu.recorder import row_groups
+
 from . import register
 
 
@@ -19,8 +21,12 @@ def _record_batchnorm(op, rec):
     for d in shape[2:]:
         inner *= d
     push = pack(y.info.size, inner, shape[1], float(op.node.attrs["epsilon"]))
-    rec.elementwise("batchnorm", [rec.tensor(x), rec.tensor(scale), rec.tensor(bias), rec.tensor(mean),
-                                  rec.tensor(var), rec.output(y)], push, y.info.size)
+    rec.elementwise(
+        "batchnorm",
+        [rec.tensor(x), rec.tensor(scale), rec.tensor(bias), rec.tensor(mean), rec.tensor(var), rec.output(y)],
+        push,
+        y.info.size,
+    )
 
 
 def _ln_supports(node, ins):
@@ -34,7 +40,7 @@ def _ln_supports(node, ins):
         shape = tuple(p.shape)
         while shape and shape[0] == 1:
             shape = shape[1:]
-        if shape != normalized[len(normalized) - len(shape):]:
+        if shape != normalized[len(normalized) - len(shape) :]:
             return f"scale/bias of shape {p.shape} broadcast inside the normalized shape {normalized}"
         seen.add(shape)
     return True if len(seen) <= 1 else "scale and bias of different shapes"
@@ -45,8 +51,12 @@ def _norm_rows(rec, x, scale, bias, y, rows, length, mode, eps):
     present = [p for p in (scale, bias) if p is not None]
     s = present[0].info.size if present else 1
     push = pack(rows, length, mode, s, float(eps), int(scale is not None), int(bias is not None))
-    bindings = [rec.tensor(x), rec.tensor(scale if scale is not None else x),
-                rec.tensor(bias if bias is not None else x), rec.output(y)]
+    bindings = [
+        rec.tensor(x),
+        rec.tensor(scale if scale is not None else x),
+        rec.tensor(bias if bias is not None else x),
+        rec.output(y),
+    ]
     rec.dispatch("norm_rows", bindings, push, row_groups(rows), (_local(length), 1, 1))
 
 
@@ -76,7 +86,7 @@ def _record_softmax(op, rec):
     shape = x.info.shape
     axis = op.node.attrs["axis"] % len(shape)
     inner = 1
-    for d in shape[axis + 1:]:
+    for d in shape[axis + 1 :]:
         inner *= d
     length = shape[axis]
     rows = x.info.size // length if length else 0

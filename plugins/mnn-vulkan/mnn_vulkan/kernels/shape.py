@@ -5,40 +5,23 @@ Pad (pad.comp), Gather (gather.comp) and GatherElements have their own. The copi
 
 from __future__ import annotations
 
-from ..recorder import HALF_OPS, pack
-from . import collapse, contiguous_strides, pad6, register
+from mnn_core.gpu.layout import (
+    broadcast_strides,
+    collapse,
+    concat_copies,
+    contiguous_strides,
+    pad6,
+    slice_copy,
+    split_copies,
+    transpose_copy,
+)
+from mnn_core.gpu.params import pack, pad_params
+from mnn_core.gpu.recorder import copy_words, record_copy
+
+from ..recorder import HALF_OPS
+from . import register
 
 WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
-
-
-def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
-    """dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides] for every idx of
-    shape, in elements of `words` 32-bit words (2 for int64; HALF: one float16, copy_h.comp)."""
-    shader = "copy"
-    if words == HALF:
-        shader, words = "copy_h", 1
-    if words > 1:  # one more, innermost dim: the words of an element
-        shape, src_strides, dst_strides = list(shape) + [words], [s * words for s in src_strides] + [1], \
-            [s * words for s in dst_strides] + [1]
-        src_off, dst_off = src_off * words, dst_off * words
-    total = 1
-    for d in shape:
-        total *= d
-    dims, (ss, ds) = collapse(shape, src_strides, dst_strides)
-    if len(dims) > 6:
-        raise ValueError(f"a copy of {len(dims)} dims after collapsing (max 6)")
-    push = pack(total, len(dims), src_off, dst_off, pad6(dims, 1), pad6(ss), pad6(ds))
-    rec.elementwise(shader, [src, dst], push, total)
-
-
-#: words() of a float tensor stored as float16: copy() moves 16-bit elements
-HALF = 0
-
-
-def words(ref, rec=None) -> int:
-    if rec is not None and rec.half and rec.native and str(ref.info.dtype) == "float32":
-        return HALF
-    return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
 
 
 def _dims_fit(shape_pairs) -> bool | str:
@@ -54,7 +37,7 @@ def _dims_fit(shape_pairs) -> bool | str:
 
 def _record_view(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=copy_words(x, rec))
 
 
 def _perm(node, rank):
@@ -62,20 +45,14 @@ def _perm(node, rank):
 
 
 def _transpose_supports(node, ins):
-    shape = ins[0].shape
-    perm = _perm(node, len(shape))
-    st = contiguous_strides(shape)
-    out = [shape[p] for p in perm]
-    return _dims_fit([(out, ([st[p] for p in perm], contiguous_strides(out)))])
+    out, src, dst, _, _ = transpose_copy(ins[0].shape, _perm(node, len(ins[0].shape)))
+    return _dims_fit([(out, (src, dst))])
 
 
 def _record_transpose(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    shape = x.info.shape
-    perm = _perm(op.node, len(shape))
-    st = contiguous_strides(shape)
-    copy(rec, rec.tensor(x), rec.output(y), y.info.shape, [st[p] for p in perm], contiguous_strides(y.info.shape),
-         words=words(x, rec))
+    shape, src, dst, _, _ = transpose_copy(x.info.shape, _perm(op.node, len(x.info.shape)))
+    record_copy(rec, rec.tensor(x), rec.output(y), shape, src, dst, words=copy_words(x, rec))
 
 
 # -- Concat / Split / Slice -------------------------------------------------------------------
@@ -84,49 +61,25 @@ def _record_transpose(op, rec):
 def _record_concat(op, rec):
     y = op.outputs[0]
     axis = op.node.attrs["axis"] % len(y.info.shape)
-    ost = contiguous_strides(y.info.shape)
-    start = 0
     out = rec.output(y)
-    for x in op.inputs:
-        copy(rec, rec.tensor(x), out, x.info.shape, contiguous_strides(x.info.shape), ost, 0, start * ost[axis],
-             words(x, rec))
-        start += x.info.shape[axis]
+    for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
+        record_copy(rec, rec.tensor(x), out, *plan, copy_words(x, rec))
 
 
 def _record_split(op, rec):
     x = op.inputs[0]
     axis = op.node.attrs["axis"] % len(x.info.shape)
-    ist = contiguous_strides(x.info.shape)
-    start = 0
     src = rec.tensor(x)
-    for y in op.outputs:
-        copy(rec, src, rec.output(y), y.info.shape, ist, contiguous_strides(y.info.shape), start * ist[axis],
-             words=words(x, rec))
-        start += y.info.shape[axis]
+    for y, plan in zip(op.outputs, split_copies(x.info.shape, [y.info.shape for y in op.outputs], axis)):
+        record_copy(rec, src, rec.output(y), *plan, words=copy_words(x, rec))
 
 
 def _record_slice(op, rec):
-    from mnn_core.ops.shape import slice_plan
-
     x, y = op.inputs[0], op.outputs[0]
-    slices, out_shape = slice_plan(x.info.shape, op.node.attrs)
-    ist = contiguous_strides(x.info.shape)
-    offset, strides = 0, []
-    for sl, dim, st in zip(slices, x.info.shape, ist):
-        begin, _, step = sl.indices(dim)
-        offset += begin * st if dim else 0
-        strides.append(st * step)
-    copy(rec, rec.tensor(x), rec.output(y), out_shape, strides, contiguous_strides(out_shape), offset,
-         words=words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), *slice_copy(x.info.shape, op.node.attrs), words=copy_words(x, rec))
 
 
 # -- Expand / Tile ------------------------------------------------------------------------------
-
-
-def _expand_plan(in_shape, out_shape):
-    padded = (1,) * (len(out_shape) - len(in_shape)) + tuple(in_shape)
-    st = contiguous_strides(padded)
-    return [0 if d == 1 and o != 1 else s for d, o, s in zip(padded, out_shape, st)]
 
 
 def _expand_out(node, ins):
@@ -137,8 +90,15 @@ def _expand_out(node, ins):
 
 def _record_expand(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, rec.tensor(x), rec.output(y), y.info.shape, _expand_plan(x.info.shape, y.info.shape),
-         contiguous_strides(y.info.shape), words=words(x, rec))
+    record_copy(
+        rec,
+        rec.tensor(x),
+        rec.output(y),
+        y.info.shape,
+        broadcast_strides(x.info.shape, y.info.shape),
+        contiguous_strides(y.info.shape),
+        words=copy_words(x, rec),
+    )
 
 
 def _tile_plan(shape, reps):
@@ -153,21 +113,15 @@ def _tile_plan(shape, reps):
 def _record_tile(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     view, src, dst = _tile_plan(x.info.shape, op.node.attrs["repeats"])
-    copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=words(x, rec))
+    record_copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=copy_words(x, rec))
 
 
 # -- Pad / Gather ----------------------------------------------------------------------------------
 
-PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
-
 
 def _record_pad(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    rank = len(x.info.shape)
-    begin = op.node.attrs["pads"][:rank]
-    push = pack(y.info.size, rank, PAD_MODES[op.node.attrs["mode"]], float(op.node.attrs["value"]),
-                pad6(x.info.shape, 1), pad6(y.info.shape, 1), pad6(begin))
-    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], push, y.info.size)
+    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], pad_params(op), y.info.size)
 
 
 def _gather_supports(node, ins):
@@ -182,10 +136,10 @@ def _record_gather(op, rec):
     shape = data.info.shape
     axis = op.node.attrs["axis"] % len(shape)
     inner = 1
-    for d in shape[axis + 1:]:
+    for d in shape[axis + 1 :]:
         inner *= d
-    inner *= words(data)  # gather.comp moves 32-bit words
-    total = y.info.size * words(data)
+    inner *= copy_words(data)  # gather.comp moves 32-bit words
+    total = y.info.size * copy_words(data)
     push = pack(total, inner, shape[axis], idx.info.size, int(idx.info.dtype == "int64"))
     rec.elementwise("gather", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, total)
 
@@ -195,8 +149,18 @@ def _record_gather_elements(op, rec):
     y = op.outputs[0]
     rank = len(data.info.shape)
     axis = op.node.attrs["axis"] % rank
-    push = pack(y.info.size, rank, axis, words(data), data.info.shape[axis], int(idx.info.dtype == "int64"), 0, 0,
-                pad6(idx.info.shape, 1), pad6(contiguous_strides(data.info.shape)))
+    push = pack(
+        y.info.size,
+        rank,
+        axis,
+        copy_words(data),
+        data.info.shape[axis],
+        int(idx.info.dtype == "int64"),
+        0,
+        0,
+        pad6(idx.info.shape, 1),
+        pad6(contiguous_strides(data.info.shape)),
+    )
     rec.elementwise("gather_elements", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, y.info.size)
 
 
@@ -211,7 +175,7 @@ def _rank6(node, ins):
 
 def _expand_supports(node, ins):
     out = _expand_out(node, ins)
-    return _dims_fit([(out, (_expand_plan(ins[0].shape, out), contiguous_strides(out)))])
+    return _dims_fit([(out, (broadcast_strides(ins[0].shape, out), contiguous_strides(out)))])
 
 
 def _tile_supports(node, ins):
@@ -232,5 +196,18 @@ register("Pad", _record_pad, _rank6, efficiency=0.8)
 register("Gather", _record_gather, _gather_supports, dtypes=WORDS, efficiency=0.8)
 register("GatherElements", _record_gather_elements, _gather_elements_supports, dtypes=WORDS, efficiency=0.8)
 # these move float16 tensors as 16-bit elements (copy_h.comp) instead of widening them
-HALF_OPS.update(["Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Concat", "Split", "Slice",
-                 "Expand", "Tile"])
+HALF_OPS.update(
+    [
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Identity",
+        "Transpose",
+        "Concat",
+        "Split",
+        "Slice",
+        "Expand",
+        "Tile",
+    ]
+)
