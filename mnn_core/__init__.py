@@ -16,7 +16,7 @@ from .hookspecs import hookimpl
 from .loader import load, save
 from .session import Session
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def get_include() -> str:
