@@ -47,7 +47,8 @@ def to_onnx(graph: Graph, opset: int = DEFAULT_OPSET, producer: str = "mnn") -> 
     initializers = [numpy_helper.from_array(np.asarray(a), n) for n, a in graph.initializers.items()]
     initializers += [numpy_helper.from_array(np.asarray(a), n) for n, a in writer.constants.items()]
     g = helper.make_graph(writer.nodes, graph.name or "mnn_graph", inputs, outputs, initializers)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name=producer,
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in sorted(writer.domains)]
+    model = helper.make_model(g, opset_imports=opsets, producer_name=producer,
                               ir_version=min(helper.VERSION_TABLE[-1][1], _ir_version(helper, opset)))
     for key, value in graph.metadata.items():
         entry = model.metadata_props.add()
@@ -104,6 +105,7 @@ class _Writer:
         self.opset = opset
         self.nodes: list = []
         self.constants: dict[str, np.ndarray] = {}
+        self.domains: set[str] = set()  # non-default domains used (com.microsoft for QLinearAdd)
         self.taken = set(graph.inputs) | set(graph.initializers) | {o for n in graph.nodes for o in n.outputs}
 
     def fresh(self, base: str) -> str:
@@ -208,6 +210,16 @@ def _is_empty(v) -> bool:
 
 def _attrs(node: Node, drop=()) -> dict:
     return {k: v for k, v in node.attrs.items() if k not in drop and k not in FUSED}
+
+
+def _microsoft(w: _Writer, node: Node, outputs) -> None:
+    """An ONNX Runtime contrib op (domain com.microsoft, version 1): runs in ONNX Runtime only."""
+    w.domains.add(MICROSOFT_DOMAIN)
+    w.nodes.append(w.helper.make_node(node.op, list(node.inputs), list(outputs), name=node.name or None,
+                                      domain=MICROSOFT_DOMAIN))
+
+
+MICROSOFT_DOMAIN = "com.microsoft"
 
 
 def _plain(w: _Writer, node: Node, outputs) -> None:
@@ -486,5 +498,6 @@ def _slice_dynamic(w: _Writer, node: Node, outputs) -> None:
     w.emit("Slice", ins, outputs, node.name)
 
 
+WRITERS["QLinearAdd"] = _microsoft
 WRITERS.update({"SliceDynamic": _slice_dynamic, "Loop": _loop, "Scan": _scan, "If": _if, "SequenceMap": _sequence_map,
                 "SequenceEmpty": _dtype_attr("dtype")})

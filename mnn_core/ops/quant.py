@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
-from ._util import normalize_axis, rand
+from ._util import broadcast_shape, normalize_axis, rand
 from .conv import CONV_ATTRS, conv2d_reference, conv_geometry
 from .schema import Attr, OpSchema, Sample, register
 
@@ -236,3 +236,52 @@ register(OpSchema(
         rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8), np.array([0.01, 0.02, 0.015], np.float32),
         np.array([110, 120, 130], np.uint8), np.float32(0.1), np.uint8(90),
         rng.integers(-50, 50, (3,)).astype(np.int32)], {"pads": [1, 1, 1, 1]})])))
+
+
+# -- QLinearAdd (ONNX Runtime's com.microsoft contrib op) --------------------------------------------
+
+
+def _qlinear_add_infer(ins, attrs):
+    a, b, zc = ins[0], ins[3], ins[7]
+    for i, what in ((1, "A_scale"), (2, "A_zero_point"), (4, "B_scale"), (5, "B_zero_point"),
+                    (6, "C_scale"), (7, "C_zero_point")):
+        if ins[i].shape not in ((), (1,)):
+            raise GraphError(f"QLinearAdd: {what} must be a scalar (per-tensor quantization), got shape "
+                             f"{ins[i].shape}; per-channel adds stay DequantizeLinear + Add + QuantizeLinear")
+    if a.dtype not in ("uint8", "int8") or b.dtype != a.dtype or zc.dtype != a.dtype:
+        raise GraphError(f"QLinearAdd: A, B and C_zero_point must share one of uint8/int8, got "
+                         f"{a.dtype}, {b.dtype}, {zc.dtype}")
+    return [TensorInfo(broadcast_shape(a.shape, b.shape), a.dtype)]
+
+
+def add_multipliers(a_scale, b_scale, c_scale) -> tuple[np.float32, np.float32]:
+    """float32(A_scale / C_scale) and float32(B_scale / C_scale): one float32 division each."""
+    sc = np.float32(np.asarray(c_scale).reshape(()))
+    return (np.float32(np.float32(np.asarray(a_scale).reshape(())) / sc),
+            np.float32(np.float32(np.asarray(b_scale).reshape(())) / sc))
+
+
+def _qlinear_add(ins, attrs):
+    a, sa, za, b, sb, zb, sc, zc = ins
+    ma, mb = add_multipliers(sa, sb, sc)
+    # a - za has at most 9 bits, exact in float32; each product and the sum are one float32 rounding
+    va = (a.astype(np.int32) - np.int32(za.reshape(()))).astype(np.float32) * ma
+    vb = (b.astype(np.int32) - np.int32(zb.reshape(()))).astype(np.float32) * mb
+    y = np.rint(va + vb).astype(np.float64) + float(zc.reshape(()))  # rint: halves to even
+    lo, hi = _RANGE[zc.dtype.name]
+    return [np.clip(y, lo, hi).astype(zc.dtype)]
+
+
+def _qlinear_add_samples(rng):
+    yield Sample([rng.integers(0, 255, (2, 3, 5)).astype(np.uint8), np.float32(0.02), np.uint8(120),
+                  rng.integers(0, 255, (2, 3, 5)).astype(np.uint8), np.float32(0.035), np.uint8(97),
+                  np.float32(0.05), np.uint8(128)])
+    yield Sample([rng.integers(0, 255, (1, 4, 3, 3)).astype(np.uint8), np.float32(0.1), np.uint8(0),
+                  rng.integers(0, 255, (4, 1, 1)).astype(np.uint8), np.float32(0.07), np.uint8(10),
+                  np.float32(0.12), np.uint8(0)])
+
+
+register(OpSchema(
+    "QLinearAdd", infer=_qlinear_add_infer, reference=_qlinear_add, n_inputs=(8, 8), samples=_qlinear_add_samples,
+    doc="Quantized add (ONNX Runtime's com.microsoft QLinearAdd): A and B dequantized, added and requantized "
+        "to C_scale/C_zero_point with numpy broadcasting; a folded Relu is C_zero_point = 0 (saturation)."))

@@ -112,6 +112,14 @@ def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: b
                     skip.add(id(act))
                 out.layers.append(b.layer(node, act, upper, ranges, per_channel))
                 continue
+        if node.op == "Add" and node.name not in exclude and b.can_add(node, ranges, consumers):
+            act, _ = folded_activation(graph, node, consumers)
+            if act is not None and act.op != "Relu":
+                act = None  # a Clip's upper bound is not a saturation point of the output's scale
+            if act is not None:
+                skip.add(id(act))
+            b.add(node, act, ranges)
+            continue
         if node.op in PASSTHROUGH and node.inputs[0] in b.q and node.inputs[0] not in b.f and len(node.outputs) == 1:
             b.passthrough(node)
             continue
@@ -187,6 +195,29 @@ class _Builder:
         ins = [qv] + [self.need_float(n) if n else "" for n in node.inputs[1:]]
         self.g.nodes.append(Node(node.op, ins, [out], dict(node.attrs), node.name))
         self.q[node.outputs[0]] = (out, s, z)
+
+    def can_add(self, node: Node, ranges, consumers) -> bool:
+        """An Add of two int8 values whose output (after a Relu reading it alone) has a range."""
+        if len(node.inputs) != 2 or node.attrs.get("activation", "none") != "none":
+            return False
+        if not all(v in self.q for v in node.inputs):
+            return False
+        act, _ = folded_activation(self.src, node, consumers)
+        y = act.outputs[0] if act is not None and act.op == "Relu" else node.outputs[0]
+        return y in ranges
+
+    def add(self, node: Node, act: Node | None, ranges) -> None:
+        """DequantizeLinear x2 -> Add [-> Relu] -> QuantizeLinear as one QLinearAdd (a Relu is C_zero_point 0)."""
+        y = act.outputs[0] if act is not None else node.outputs[0]
+        lo, hi = ranges[y]
+        if act is not None:
+            lo, hi = 0.0, max(hi, 0.0)
+        scale, zp = activation_params(lo, hi)
+        (qa, sa, za), (qb, sb, zb) = self.q[node.inputs[0]], self.q[node.inputs[1]]
+        s, z = self.const(f"{y}.scale", scale), self.const(f"{y}.zero_point", zp)
+        qy = self.fresh(f"{y}.q")
+        self.g.nodes.append(Node("QLinearAdd", [qa, sa, za, qb, sb, zb, s, z], [qy], {}, node.name))
+        self.q[y] = (qy, s, z)
 
     def layer(self, node: Node, act: Node | None, upper: float, ranges, per_channel: bool) -> QuantLayer:
         init = self.src.initializers
