@@ -102,6 +102,12 @@ def generic(ctx, node):
     direct(ctx, node)
 
 
+@handles("QLinearAdd", domain="com.microsoft")
+def _qlinear_add(ctx, node):
+    """ONNX Runtime's contrib quantized add (QOperator models, and mnn's own exports)."""
+    direct(ctx, node)
+
+
 def static(since: int, **positions: tuple[int, Callable] | int):
     """A handler folding constant inputs (from opset `since`) into attributes: attr=(index, convert)."""
 

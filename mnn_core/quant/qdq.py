@@ -8,6 +8,8 @@ rewrites, on the ONNX graph itself (where the int8 weights are still int8):
   into one QLinearConv;
 - the same around MatMul (2-D constant weight) into QLinearMatMul, and around Gemm into a 1x1
   QLinearConv between two Reshapes (mnn's int8 fully connected layer, docs/QUANT.md);
+- DequantizeLinear x2 -> Add [-> Relu] -> QuantizeLinear (per tensor) into one QLinearAdd (ONNX
+  Runtime's com.microsoft op, which mnn imports);
 - DequantizeLinear -> MaxPool/Flatten/Reshape/... -> QuantizeLinear with the same scale and zero
   point into the op on the int8 tensor;
 - QuantizeLinear(DequantizeLinear(q)) with the same parameters into q.
@@ -34,6 +36,10 @@ def fuse_qdq(proto):
     out = onnx.ModelProto()
     out.CopyFrom(proto)
     _Fuser(out.graph).run()
+    if any(n.domain == "com.microsoft" for n in out.graph.node) and not any(
+        o.domain == "com.microsoft" for o in out.opset_import
+    ):
+        out.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))
     return out
 
 
@@ -108,6 +114,9 @@ class _Fuser:
             prod, users = self.maps()
             for node in list(self.g.node):
                 if node.op_type in ("Conv", "Gemm", "MatMul") and self.layer(node, prod, users):
+                    changed = True
+                    break
+                if node.op_type == "Add" and self.add(node, prod, users):
                     changed = True
                     break
                 if node.op_type in PASSTHROUGH and self.passthrough(node, prod, users):
@@ -200,6 +209,23 @@ class _Fuser:
                  self._node("QLinearConv", [t1] + ins[1:], [t2], node.name),
                  self._node("Reshape", [t2, r2], [q.output[0]], f"{node.name}_to_nm")]
         self._replace(node, q, relu, nodes)
+        return True
+
+    def add(self, node, prod, users) -> bool:
+        """DequantizeLinear x2 -> Add [-> Relu] -> QuantizeLinear, all per tensor, into one QLinearAdd."""
+        a, b = (self.dq(i, prod) for i in node.input)
+        if a is None or b is None or not a[2] or not b[2]:
+            return False
+        q, relu = self._out_q(node, users)
+        if q is None or (relu is not None and relu.op_type != "Relu"):
+            return False
+        types = {self.arr(z).dtype for z in (a[2], b[2], q.input[2])}
+        if len(types) != 1 or types.pop() not in _QMIN:
+            return False
+        new = self._node("QLinearAdd", [a[0], a[1], a[2], b[0], b[1], b[2], q.input[1], q.input[2]], [q.output[0]],
+                         node.name)
+        new.domain = "com.microsoft"
+        self._replace(node, q, relu, [new])
         return True
 
     def _bias(self, node, prod, sx, sw, m):
