@@ -7,7 +7,8 @@ Paths (csrc/int8.h): where the CPU has AVX-512 VNNI, uint8 x int8 `_mm512_dpbusd
 activations with the zero point taken out of the bias once at prepare time, reading the padded input's
 phase planes directly (no im2col; "u8", "dw_vnni" for depthwise, "fc_vnni" for the fully connected form);
 elsewhere the exact int16-pair `madd` GEMM ("pairs") and an int32 depthwise kernel ("depthwise").
-QuantizeLinear / DequantizeLinear (per tensor, float32 <-> uint8) and MaxPool on uint8 run here too, so
+QuantizeLinear / DequantizeLinear (per tensor, float32 <-> uint8), QLinearAdd (equal shapes) and MaxPool on
+uint8 run here too, so
 that an int8 graph does not fall back to the reference backend between its layers."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.ops.conv import conv_geometry
-from mnn_core.ops.quant import requant_multiplier
+from mnn_core.ops.quant import add_multipliers, requant_multiplier
 
 from . import _x86
 from ._common import KERNELS, KernelSpec, kernel, register, static_shape
@@ -129,6 +130,32 @@ register(
 register(
     KernelSpec("DequantizeLinear", dtypes=("float32", "uint8"), supports=_qdq_supports, efficiency=0.3), _prepare_qdq
 )
+
+
+def _qadd_supports(node, ins):
+    a, b = ins[0], ins[3]
+    if a.dtype != "uint8" or b.dtype != "uint8" or ins[7].dtype != "uint8":
+        return "QLinearAdd: uint8 only"
+    if tuple(a.shape) != tuple(b.shape):
+        return "QLinearAdd: A and B of one shape (broadcasting runs on the reference backend)"
+    if any(ins[i].dtype != "float32" for i in (1, 4, 6)):
+        return "QLinearAdd: float32 scales"
+    return True
+
+
+def _prepare_qadd(node, ins, outs, constants, ctx, isa):
+    names = node.inputs
+    missing = [names[i] for i in (1, 2, 4, 5, 6, 7) if names[i] not in constants]
+    if missing:
+        raise ValueError(f"x86 QLinearAdd needs constant scales and zero points; {missing} are computed")
+    sa, za, sb, zb, sc, zc = (constants[names[i]] for i in (1, 2, 4, 5, 6, 7))
+    ma, mb = add_multipliers(sa, sb, sc)
+    return _x86.qadd(isa, ctx.threads, float(ma), float(mb), int(za.reshape(())), int(zb.reshape(())),
+                     int(zc.reshape(())))
+
+
+register(KernelSpec("QLinearAdd", dtypes=("float32", "uint8"), supports=_qadd_supports, efficiency=0.5),
+         _prepare_qadd)
 
 
 def _wrap_maxpool():

@@ -72,6 +72,9 @@ typedef struct x86_int8_kernels {
     void (*maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q, uint8_t *y, uint8_t *xd);
     void (*fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp, const int32_t *bias_eff,
                     const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xrow);
+    /* QLinearAdd, equal shapes: y = sat(rint(float32((a - za) * ma) + float32((b - zb) * mb)) + zc), no FMA */
+    void (*add)(const uint8_t *a, const uint8_t *b, int64_t n, float ma, float mb, int32_t za, int32_t zb,
+                int32_t zc, uint8_t *y);
 } x86_int8_kernels;
 
 #define QC_MR 8  /* weight rows per register tile of conv_c4 (the packed weights' row block) */
@@ -104,11 +107,11 @@ typedef struct x86_qconv_state {
     uint8_t *ypx;
 } x86_qconv_state;
 
-/* uint8 elementwise ops (QuantizeLinear, DequantizeLinear) and uint8 MaxPool */
+/* uint8 elementwise ops (QuantizeLinear, DequantizeLinear, QLinearAdd) and uint8 MaxPool */
 typedef struct x86_qelt_state {
     x86_op op;
     const x86_int8_kernels *k8;
-    int32_t kind, zp; /* kind 0 quantize, 1 dequantize, 2 max pool */
+    int32_t kind, zp; /* kind 0 quantize, 1 dequantize, 2 max pool, 3 QLinearAdd */
     float scale;
     int64_t planes;
     x86_pool_geom pg;
@@ -118,6 +121,10 @@ typedef struct x86_qelt_state {
     x86_qphase q;
     uint8_t *xq;
     int64_t xq_stride;
+    /* kind 3, QLinearAdd: the two float32 multipliers A_scale / C_scale, B_scale / C_scale and the zero
+     * points (zp is C's) */
+    float ma, mb;
+    int32_t za, zb;
 } x86_qelt_state;
 
 int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);

@@ -275,6 +275,53 @@ static void FN(q_dequantize)(const uint8_t *x, int64_t n, float scale, int32_t z
     for (int64_t i = 0; i < n; ++i) y[i] = (float)((int32_t)x[i] - zp) * scale;
 }
 
+/* QLinearAdd (docs/QUANT.md rule 5): two float32 products, one float32 sum, rint halves to even (the default
+ * MXCSR rounding of cvtps_epi32 and nearbyintf), add zc, saturate. fp-contract is off here: an FMA would
+ * round the product and the sum once, not twice, and differ from the reference near a tie. */
+__attribute__((optimize("fp-contract=off"))) static void FN(q_add)(const uint8_t *a, const uint8_t *b, int64_t n,
+                                                                   float ma, float mb, int32_t za, int32_t zb,
+                                                                   int32_t zc, uint8_t *y) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    {
+        const __m512 mav = _mm512_set1_ps(ma), mbv = _mm512_set1_ps(mb);
+        const __m512i zav = _mm512_set1_epi32(za), zbv = _mm512_set1_epi32(zb), zcv = _mm512_set1_epi32(zc);
+        const __m512i lo = _mm512_setzero_si512(), hi = _mm512_set1_epi32(255);
+        for (; i + 16 <= n; i += 16) {
+            const __m512i av = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(a + i))), zav);
+            const __m512i bv = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + i))), zbv);
+            const __m512 pa = _mm512_mul_ps(_mm512_cvtepi32_ps(av), mav);
+            const __m512 pb = _mm512_mul_ps(_mm512_cvtepi32_ps(bv), mbv);
+            __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_add_ps(pa, pb)), zcv);
+            q = _mm512_max_epi32(_mm512_min_epi32(q, hi), lo);
+            _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtepi32_epi8(q));
+        }
+    }
+#endif
+#if defined(__AVX2__)
+    {
+        const __m256 mav = _mm256_set1_ps(ma), mbv = _mm256_set1_ps(mb);
+        const __m256i zav = _mm256_set1_epi32(za), zbv = _mm256_set1_epi32(zb), zcv = _mm256_set1_epi32(zc);
+        for (; i + 8 <= n; i += 8) {
+            const __m256i av = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(a + i))), zav);
+            const __m256i bv = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + i))), zbv);
+            const __m256 pa = _mm256_mul_ps(_mm256_cvtepi32_ps(av), mav);
+            const __m256 pb = _mm256_mul_ps(_mm256_cvtepi32_ps(bv), mbv);
+            const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_add_ps(pa, pb)), zcv);
+            /* packs saturate: int32 -> int16 (signed), int16 -> uint8 (0..255) */
+            const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+            _mm_storel_epi64((__m128i *)(y + i), _mm_packus_epi16(p16, p16));
+        }
+    }
+#endif
+    for (; i < n; ++i) {
+        const float pa = (float)((int32_t)a[i] - za) * ma;
+        const float pb = (float)((int32_t)b[i] - zb) * mb;
+        const int32_t q = (int32_t)nearbyintf(pa + pb) + zc;
+        y[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+    }
+}
+
 /* -- AVX-512 VNNI (int8.h, conv_c4 / depthwise_vnni / fc_vnni): only in the AVX-512 unit, chosen when cpuid
  * has VNNI -- */
 #if defined(__AVX512F__)
@@ -323,6 +370,7 @@ const x86_int8_kernels FN(x86_int8_kernels) = {
 #else
     NULL, NULL, NULL, NULL, NULL, NULL,
 #endif
+    FN(q_add),
 };
 #undef INT8_VNNI
 

@@ -218,7 +218,7 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     return 0;
 }
 
-/* QuantizeLinear / DequantizeLinear (per tensor) and uint8 MaxPool */
+/* QuantizeLinear / DequantizeLinear (per tensor), QLinearAdd and uint8 MaxPool */
 int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_qelt_state *s = (x86_qelt_state *)state;
     (void)n_out;
@@ -241,6 +241,19 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         }
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
         for (int64_t p = 0; p < s->planes; ++p) s->k8->maxpool(&s->pg, x + p * in_plane, y + p * plane);
+        return 0;
+    }
+    if (s->kind == 3) { /* QLinearAdd of equal shapes; scales and zero points fixed at prepare */
+        int64_t n = 1;
+        for (int32_t d = 0; d < ins[0].ndim; ++d) n *= ins[0].shape[d];
+        const uint8_t *a = (const uint8_t *)ins[0].data, *b = (const uint8_t *)ins[3].data;
+        uint8_t *y = (uint8_t *)outs[0].data;
+        const int64_t chunk = 16384, chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
+        for (int64_t c = 0; c < chunks; ++c) {
+            const int64_t i0 = c * chunk, m = n - i0 < chunk ? n - i0 : chunk;
+            s->k8->add(a + i0, b + i0, m, s->ma, s->mb, s->za, s->zb, s->zp, y + i0);
+        }
         return 0;
     }
     /* the scale and zero point are read at run time: constants or computed, per tensor (checked at prepare) */
