@@ -25,11 +25,22 @@ def _graph(shape_a, shape_b, params):
 
 def _params(rng, ties):
     if ties:  # multipliers 0.5 and 0.25: many sums end in .5 exactly, rounding ties to even
-        return np.float32(0.5), np.uint8(rng.integers(0, 256)), np.float32(0.25), np.uint8(rng.integers(0, 256)), \
-            np.float32(1.0), np.uint8(rng.integers(0, 256))
-    return (np.float32(rng.uniform(0.005, 0.1)), np.uint8(rng.integers(0, 256)),
-            np.float32(rng.uniform(0.005, 0.1)), np.uint8(rng.integers(0, 256)),
-            np.float32(rng.uniform(0.01, 0.2)), np.uint8(rng.integers(0, 256)))
+        return (
+            np.float32(0.5),
+            np.uint8(rng.integers(0, 256)),
+            np.float32(0.25),
+            np.uint8(rng.integers(0, 256)),
+            np.float32(1.0),
+            np.uint8(rng.integers(0, 256)),
+        )
+    return (
+        np.float32(rng.uniform(0.005, 0.1)),
+        np.uint8(rng.integers(0, 256)),
+        np.float32(rng.uniform(0.005, 0.1)),
+        np.uint8(rng.integers(0, 256)),
+        np.float32(rng.uniform(0.01, 0.2)),
+        np.uint8(rng.integers(0, 256)),
+    )
 
 
 @pytest.mark.parametrize("isa", ISAS)
@@ -55,7 +66,10 @@ def test_qlinear_add_many_random_scales_are_bit_exact_where_an_fma_would_not_be(
         for _ in range(4):
             shape = (1 << 16,)
             graph = _graph(shape, shape, _params(rng, False))
-            feed = {"a": rng.integers(0, 256, shape).astype(np.uint8), "b": rng.integers(0, 256, shape).astype(np.uint8)}
+            feed = {
+                "a": rng.integers(0, 256, shape).astype(np.uint8),
+                "b": rng.integers(0, 256, shape).astype(np.uint8),
+            }
             want = mnn.Session(graph, backend="reference").run(feed)["y"]
             got = mnn.Session(graph, backend="x86", fallback=False, options={"x86.isa": isa}).run(feed)["y"]
             np.testing.assert_array_equal(got, want)
@@ -66,9 +80,10 @@ def test_qlinear_add_broadcast_falls_back_to_the_reference():
     graph = _graph((2, 4, 3, 3), (4, 1, 1), _params(rng, False))
     with pytest.raises(Exception, match="QLinearAdd"):
         mnn.Session(graph, backend="x86", fallback=False)
-    feed = {"a": rng.integers(0, 256, (2, 4, 3, 3)).astype(np.uint8),
-            "b": rng.integers(0, 256, (4, 1, 1)).astype(np.uint8)}
+    feed = {
+        "a": rng.integers(0, 256, (2, 4, 3, 3)).astype(np.uint8),
+        "b": rng.integers(0, 256, (4, 1, 1)).astype(np.uint8),
+    }
     session = mnn.Session(graph, backend="x86")
     assert session.plan.backends() == {"reference": 1}
-    np.testing.assert_array_equal(session.run(feed)["y"],
-                                  mnn.Session(graph, backend="reference").run(feed)["y"])
+    np.testing.assert_array_equal(session.run(feed)["y"], mnn.Session(graph, backend="reference").run(feed)["y"])
