@@ -113,6 +113,8 @@ def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1, clock=time.p
     rng = np.random.default_rng(0)
     calib = rng.random((calib_n,) + shape).astype(np.float32)
     res = quant.quantize(graph, {"input": calib}, progress=False)
+    # the same int8 model with residual adds in float between DequantizeLinear and QuantizeLinear (before QLinearAdd)
+    unfused = quant.quantize(graph, {"input": calib}, progress=False, fuse_add=False)
     fp32, int8 = os.path.join(tmp, f"{name}.onnx"), os.path.join(tmp, f"{name}.int8.onnx")
     # batch norms folded first, as torch.onnx.export writes eval-mode models (and as mnn's quantize does): otherwise
     # ORT's quantize_static leaves them as float ops between DequantizeLinear/QuantizeLinear pairs
@@ -125,6 +127,9 @@ def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1, clock=time.p
         ),
         "mnn int8 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
             mnn.Session(res.graph, backend="x86", threads=1)
+        ),
+        "mnn int8, no QLinearAdd (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(
+            mnn.Session(unfused.graph, backend="x86", threads=1)
         ),
         "ORT fp32": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(fp32)),
         "ORT int8 (QDQ)": (lambda s: lambda: s.run(None, {"input": x}))(ort_session(int8)),

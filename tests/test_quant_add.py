@@ -107,6 +107,8 @@ def test_add_without_a_range_or_excluded_stays_float(rng):
     res = quant.quantize(g, {"x": x}, exclude=["add"])
     ops = [n.op for n in res.graph.nodes]
     assert "QLinearAdd" not in ops and "Add" in ops
+    ops = [n.op for n in quant.quantize(g, {"x": x}, fuse_add=False).graph.nodes]
+    assert "QLinearAdd" not in ops and "Add" in ops and "Relu" in ops
 
 
 def test_export_qlinear_add_to_onnx_runtime_agrees_within_one_step(rng):

@@ -37,7 +37,8 @@ def prepare_float(graph: Graph) -> Graph:
 
 def quantize(model, calibration=None, method: str = "minmax", per_channel: bool = True, exclude=(),
              weight_only: bool = False, percentile: float = 99.99, batch_size: int = 32,
-             report_batches: int = 4, progress: bool | None = None, ranges: dict | None = None) -> QuantResult:
+             report_batches: int = 4, progress: bool | None = None, ranges: dict | None = None,
+             fuse_add: bool = True) -> QuantResult:
     """Quantize a float model to int8.
 
     model: a Graph or a path to a model file. calibration: an .npz keyed by input name, a folder of
@@ -45,6 +46,7 @@ def quantize(model, calibration=None, method: str = "minmax", per_channel: bool 
     per_channel: one weight scale per output channel (else one per tensor). exclude: node names that
     stay float. weight_only: int8 weights, float compute (no calibration needed). ranges: activation
     ranges {value: (lo, hi)} to use instead of calibrating (quantization-aware training supplies them).
+    fuse_add: residual adds of two int8 values become QLinearAdd (False keeps them float; for comparisons).
     """
     from .. import load
 
@@ -65,7 +67,7 @@ def quantize(model, calibration=None, method: str = "minmax", per_channel: bool 
     feeds = batches(samples, fgraph, batch_size) if samples is not None else []
     if ranges is None:
         ranges = calibrate(fgraph, feeds, method, percentile, progress)
-    rw = to_int8(fgraph, ranges, per_channel, exclude)
+    rw = to_int8(fgraph, ranges, per_channel, exclude, fuse_add)
     res = QuantResult(rw.graph, fgraph, ranges, rewrite=rw)
     if feeds:
         res.errors = layer_errors(fgraph, rw, feeds[:report_batches])

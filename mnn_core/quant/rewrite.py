@@ -88,8 +88,11 @@ def folded_activation(graph: Graph, node: Node, consumers) -> tuple[Node | None,
 
 
 def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: bool = True,
-            exclude=()) -> Rewrite:
-    """The int8 graph, given a float range for every value that has to be quantized."""
+            exclude=(), fuse_add: bool = True) -> Rewrite:
+    """The int8 graph, given a float range for every value that has to be quantized.
+
+    fuse_add: an Add of two int8 values [and its Relu] becomes one QLinearAdd (False: float, between
+    DequantizeLinear and QuantizeLinear, as before QLinearAdd existed; for comparisons)."""
     exclude = set(exclude)
     unknown = exclude - {n.name for n in graph.nodes}
     if unknown:
@@ -112,7 +115,7 @@ def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: b
                     skip.add(id(act))
                 out.layers.append(b.layer(node, act, upper, ranges, per_channel))
                 continue
-        if node.op == "Add" and node.name not in exclude and b.can_add(node, ranges, consumers):
+        if fuse_add and node.op == "Add" and node.name not in exclude and b.can_add(node, ranges, consumers):
             act, _ = folded_activation(graph, node, consumers)
             if act is not None and act.op != "Relu":
                 act = None  # a Clip's upper bound is not a saturation point of the output's scale
