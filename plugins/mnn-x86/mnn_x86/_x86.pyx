@@ -658,8 +658,6 @@ cdef extern from "int8.h" nogil:
         x86_qphase q
         uint8_t* xq
         int64_t xq_stride
-        float ma, mb
-        int32_t za, zb
 
     int x86_qconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_qelt_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -691,13 +689,13 @@ def qelt(str isa, int threads, str op, float scale, int zp):
     return ex
 
 
-def qadd(str isa, int threads, float ma, float mb, int za, int zb, int zc):
-    """QLinearAdd of two uint8 tensors of one shape: ma = A_scale / C_scale, mb = B_scale / C_scale (float32)."""
+def qadd(str isa, int threads):
+    """QLinearAdd of two uint8 tensors of one shape; the per-tensor scales and zero points are read at run time
+    (the multipliers A_scale / C_scale and B_scale / C_scale are one float32 division each, docs/QUANT.md)."""
     cdef Execution ex = _execution("x86.QLinearAdd.uint8", sizeof(x86_qelt_state), x86_qelt_run, isa, threads)
     cdef x86_qelt_state* s = <x86_qelt_state*>ex.state
     s.k8 = _int8_table(isa)
     s.kind = 3
-    s.ma, s.mb, s.za, s.zb, s.zp = ma, mb, za, zb, zc
     return ex
 
 

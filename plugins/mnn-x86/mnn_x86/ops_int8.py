@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.ops.conv import conv_geometry
-from mnn_core.ops.quant import add_multipliers, requant_multiplier
+from mnn_core.ops.quant import requant_multiplier
 
 from . import _x86
 from ._common import KERNELS, KernelSpec, kernel, register, static_shape
@@ -138,20 +138,16 @@ def _qadd_supports(node, ins):
         return "QLinearAdd: uint8 only"
     if tuple(a.shape) != tuple(b.shape):
         return "QLinearAdd: A and B of one shape (broadcasting runs on the reference backend)"
-    if any(ins[i].dtype != "float32" for i in (1, 4, 6)):
-        return "QLinearAdd: float32 scales"
+    if any(ins[i].dtype != "float32" for i in (1, 4, 6)) or any(ins[i].dtype != "uint8" for i in (2, 5)):
+        return "QLinearAdd: float32 scales and uint8 zero points"
+    if any(int(np.prod(ins[i].shape)) != 1 for i in (1, 2, 4, 5, 6, 7)):
+        return "QLinearAdd: per-tensor scales and zero points"
     return True
 
 
 def _prepare_qadd(node, ins, outs, constants, ctx, isa):
-    names = node.inputs
-    missing = [names[i] for i in (1, 2, 4, 5, 6, 7) if names[i] not in constants]
-    if missing:
-        raise ValueError(f"x86 QLinearAdd needs constant scales and zero points; {missing} are computed")
-    sa, za, sb, zb, sc, zc = (constants[names[i]] for i in (1, 2, 4, 5, 6, 7))
-    ma, mb = add_multipliers(sa, sb, sc)
-    return _x86.qadd(isa, ctx.threads, float(ma), float(mb), int(za.reshape(())), int(zb.reshape(())),
-                     int(zc.reshape(())))
+    # scales and zero points are read at run time (constant or computed); _qadd_supports checked their shapes
+    return _x86.qadd(isa, ctx.threads)
 
 
 register(KernelSpec("QLinearAdd", dtypes=("float32", "uint8"), supports=_qadd_supports, efficiency=0.5),

@@ -121,10 +121,6 @@ typedef struct x86_qelt_state {
     x86_qphase q;
     uint8_t *xq;
     int64_t xq_stride;
-    /* kind 3, QLinearAdd: the two float32 multipliers A_scale / C_scale, B_scale / C_scale and the zero
-     * points (zp is C's) */
-    float ma, mb;
-    int32_t za, zb;
 } x86_qelt_state;
 
 int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);

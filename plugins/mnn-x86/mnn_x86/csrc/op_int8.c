@@ -243,7 +243,11 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         for (int64_t p = 0; p < s->planes; ++p) s->k8->maxpool(&s->pg, x + p * in_plane, y + p * plane);
         return 0;
     }
-    if (s->kind == 3) { /* QLinearAdd of equal shapes; scales and zero points fixed at prepare */
+    if (s->kind == 3) { /* QLinearAdd of equal shapes; per-tensor scales and zero points read at run time */
+        const float sc = *(const float *)ins[6].data;
+        const float ma = *(const float *)ins[1].data / sc, mb = *(const float *)ins[4].data / sc; /* float32 */
+        const int32_t za = *(const uint8_t *)ins[2].data, zb = *(const uint8_t *)ins[5].data;
+        const int32_t zc = *(const uint8_t *)ins[7].data;
         int64_t n = 1;
         for (int32_t d = 0; d < ins[0].ndim; ++d) n *= ins[0].shape[d];
         const uint8_t *a = (const uint8_t *)ins[0].data, *b = (const uint8_t *)ins[3].data;
@@ -252,7 +256,7 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
         for (int64_t c = 0; c < chunks; ++c) {
             const int64_t i0 = c * chunk, m = n - i0 < chunk ? n - i0 : chunk;
-            s->k8->add(a + i0, b + i0, m, s->ma, s->mb, s->za, s->zb, s->zp, y + i0);
+            s->k8->add(a + i0, b + i0, m, ma, mb, za, zb, zc, y + i0);
         }
         return 0;
     }
