@@ -23,6 +23,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_models as bm  # noqa: E402
 
 
+def step_minima(sess, feeds: dict, repeat: int) -> tuple[list[str], list[float], list[float]]:
+    """Each profiled step's name and its minimum ms over `repeat` runs (after 3 warm-up runs),
+    and every run's wall-clock ms."""
+    for _ in range(3):
+        sess.run(feeds, copy=False)
+    runs, walls = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        sess.run(feeds, copy=False, profile=True)
+        walls.append((time.perf_counter() - t0) * 1e3)
+        runs.append(sess.profile())
+    names = [n for n, _ in runs[0]]
+    return names, [min(r[i][1] for r in runs) for i in range(len(names))], walls
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="mobilenet_v2", help="mobilenet_v2, resnet18, squeezenet1_1")
@@ -35,16 +50,7 @@ def main(argv=None) -> None:
 
     x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
     sess = mnn.Session(bm._graph(args.model, args.batch), backend="x86", threads=args.threads)
-    for _ in range(3):
-        sess.run({"input": x}, copy=False)
-    runs, walls = [], []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        sess.run({"input": x}, copy=False, profile=True)
-        walls.append((time.perf_counter() - t0) * 1e3)
-        runs.append(sess.profile())
-    names = [n for n, _ in runs[0]]
-    mins = [min(r[i][1] for r in runs) for i in range(len(names))]
+    names, mins, walls = step_minima(sess, {"input": x}, args.repeat)
     nodes = {n.name: n for n in sess.graph.nodes}
     infos = sess._need_plan().infos
     by_kind: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])

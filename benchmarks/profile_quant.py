@@ -12,12 +12,12 @@ import argparse
 import collections
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from profile_ops import step_minima  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -43,16 +43,7 @@ def main(argv=None) -> None:
         graph = quant.quantize(graph, calib, progress=False).graph
     x = rng.random((1,) + shape).astype(np.float32)
     sess = mnn.Session(graph, backend="x86", threads=args.threads)
-    for _ in range(3):
-        sess.run({"input": x}, copy=False)
-    runs, walls = [], []
-    for _ in range(args.repeat):
-        t0 = time.perf_counter()
-        sess.run({"input": x}, copy=False, profile=True)
-        walls.append((time.perf_counter() - t0) * 1e3)
-        runs.append(sess.profile())
-    names = [n for n, _ in runs[0]]
-    mins = [min(r[i][1] for r in runs) for i in range(len(names))]
+    names, mins, walls = step_minima(sess, {"input": x}, args.repeat)
     nodes = {n.name: n for n in sess.graph.nodes}
     infos = sess._need_plan().infos
     by_kind: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])
