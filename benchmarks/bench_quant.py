@@ -26,20 +26,9 @@ from mnn_core import express, nn, quant
 
 
 def lenet():
-    return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    ), (1, 28, 28)
+    from bench_train import lenet as lenet_in  # the LeNet-5 the training benchmark times
+
+    return lenet_in(nn), (1, 28, 28)
 
 
 def conv_stack():

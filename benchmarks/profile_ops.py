@@ -38,6 +38,41 @@ def step_minima(sess, feeds: dict, repeat: int) -> tuple[list[str], list[float],
     return names, [min(r[i][1] for r in runs) for i in range(len(names))], walls
 
 
+def time_by_kind(sess, names: list[str], mins: list[float], convs: bool, rate: str) -> dict[str, list]:
+    """Steps' minimum ms summed per op kind ("Conv 3x3", "QLinearConv dw", "Add", ...) as kind ->
+    [ms, steps]; with `convs`, one line per (QLinear)Conv with its shapes and its rate (`rate` names
+    the unit: GF/s for float, GOP/s for int8)."""
+    nodes = {n.name: n for n in sess.graph.nodes}
+    infos = sess._need_plan().infos
+    by_kind: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])
+    for name, ms in zip(names, mins):
+        node = nodes.get(name)
+        kind = node.op if node is not None else name
+        if node is not None and node.op in ("Conv", "QLinearConv"):
+            w = infos[node.inputs[1 if node.op == "Conv" else 3]].shape
+            y = infos[node.outputs[0]].shape
+            kind = f"{node.op} " + ("dw" if node.attrs.get("group", 1) > 1 else f"{w[2]}x{w[3]}")
+            if convs:
+                ops = 2 * np.prod(y) * w[1] * w[2] * w[3] / 1e9
+                x_shape = infos[node.inputs[0]].shape
+                print(
+                    f"  {name:12s} {kind:16s} x {tuple(x_shape)} w {tuple(w)} s{node.attrs.get('strides')} "
+                    f"{ms:7.3f} ms {ops / ms * 1e3:6.1f} {rate}"
+                )
+        by_kind[kind][0] += ms
+        by_kind[kind][1] += 1
+    return by_kind
+
+
+def print_summary(title: str, walls: list[float], mins: list[float], by_kind: dict[str, list]) -> None:
+    print(
+        f"{title}: wall median {statistics.median(walls):.2f} ms, min {min(walls):.2f}; "
+        f"steps' minima add up to {sum(mins):.2f} ms"
+    )
+    for kind, (ms, count) in sorted(by_kind.items(), key=lambda t: -t[1][0]):
+        print(f"  {kind:22s} {count:3d} steps {ms:8.2f} ms")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="mobilenet_v2", help="mobilenet_v2, resnet18, squeezenet1_1")
@@ -51,26 +86,9 @@ def main(argv=None) -> None:
     x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
     sess = mnn.Session(bm._graph(args.model, args.batch), backend="x86", threads=args.threads)
     names, mins, walls = step_minima(sess, {"input": x}, args.repeat)
-    nodes = {n.name: n for n in sess.graph.nodes}
-    infos = sess._need_plan().infos
-    by_kind: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])
-    for name, ms in zip(names, mins):
-        node = nodes.get(name)
-        kind = node.op if node is not None else name
-        if node is not None and node.op == "Conv":
-            w, y = infos[node.inputs[1]].shape, infos[node.outputs[0]].shape
-            kind = "Conv dw" if node.attrs.get("group", 1) > 1 else f"Conv {w[2]}x{w[3]}"
-            if args.convs:
-                gflop = 2 * np.prod(y) * w[1] * w[2] * w[3] / 1e9
-                print(f"  {name:10s} {kind:9s} w {tuple(w)} out {tuple(y)} {ms:7.3f} ms {gflop / ms * 1e3:6.1f} GF/s")
-        by_kind[kind][0] += ms
-        by_kind[kind][1] += 1
-    print(
-        f"{args.model} batch {args.batch}, {args.threads} thread(s): wall median {statistics.median(walls):.2f} ms, "
-        f"min {min(walls):.2f}; steps' minima add up to {sum(mins):.2f} ms"
-    )
-    for kind, (ms, count) in sorted(by_kind.items(), key=lambda t: -t[1][0]):
-        print(f"  {kind:18s} {count:3d} steps {ms:8.2f} ms")
+    by_kind = time_by_kind(sess, names, mins, convs=args.convs, rate="GF/s")
+    title = f"{args.model} batch {args.batch}, {args.threads} thread(s)"
+    print_summary(title, walls, mins, by_kind)
 
 
 if __name__ == "__main__":
