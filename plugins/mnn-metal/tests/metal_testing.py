@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import struct
 
+import pytest
 from mnn_metal import msl
 from mnn_metal.recorder import ARENA, CONSTANTS, SCRATCH, WIDE, tensor_bytes
 from mnn_metal.signature import signature
+
+#: the repository's examples/ (build_models.py makes the CNNs the plan tests run)
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples")
+have_examples = pytest.mark.skipif(
+    not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
+    reason="examples/build_models.py is not here (not a source checkout)",
+)
 
 #: kernels that run one thread per output element on a 2-D grid (common.glsl's flat_index());
 #: the first parameter word is that element count

@@ -14,12 +14,11 @@ lavapipe and match the reference, and mnn-vulkan's float16 results).
 from __future__ import annotations
 
 import collections
-import os
 import sys
 
 import numpy as np
 import pytest
-from metal_testing import check_plan, run_plan_on_vulkan, vulkan_device
+from metal_testing import EXAMPLES, check_plan, have_examples, run_plan_on_vulkan, vulkan_device
 from mnn_metal import msl, use_fp16
 from mnn_metal.kernels import KERNELS
 from mnn_metal.planning import NAME, planning_backend
@@ -31,11 +30,6 @@ from mnn_core.graph import TensorInfo
 from mnn_core.plugins import get_plugins
 from mnn_core.testing.conformance import conformance_cases
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples")
-have_examples = pytest.mark.skipif(
-    not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
-    reason="examples/build_models.py is not here (not a source checkout)",
-)
 _VK = vulkan_device()
 needs_vulkan = pytest.mark.skipif(_VK is None, reason="mnn-vulkan with a Vulkan device is needed to run the plans")
 #: on a GPU mnn-vulkan records gemv and split-K, which the Metal planner leaves out

@@ -14,23 +14,17 @@ only its shape.
 from __future__ import annotations
 
 import collections
-import os
 import sys
 
 import numpy as np
 import pytest
-from metal_testing import check_plan, run_plan_on_vulkan, vulkan_device
+from metal_testing import EXAMPLES, check_plan, have_examples, run_plan_on_vulkan, vulkan_device
 from mnn_metal.planning import NAME, planning_backend
 
 import mnn_core as mnn
 from mnn_core.plugins import get_plugins
 from mnn_core.testing.conformance import conformance_cases
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples")
-have_examples = pytest.mark.skipif(
-    not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
-    reason="examples/build_models.py is not here (not a source checkout)",
-)
 _VK = vulkan_device()
 needs_vulkan = pytest.mark.skipif(_VK is None, reason="mnn-vulkan with a Vulkan device is needed to run the plans")
 
