@@ -267,9 +267,23 @@ static void FN(dw_task)(void *ctx, int64_t item, int worker) {
                                                                           &J->sc[worker]);
 }
 
+#include <stdlib.h> /* TEMP getenv */
+#include "depthwise_cl_impl.h"
+
+/* Which path a depthwise convolution takes: the channels-last blocks (depthwise_cl_impl.h) or the
+ * planes above. RULE PENDING MEASUREMENT. */
+static int FN(dw_channels_last)(const x86_conv_geom *g) {
+    (void)g;
+    return getenv("MNN_DW_PLANE") == NULL;
+}
+
 static void FN(depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
                           const x86_conv_geom *g, const x86_epilogue *e, float *work, int threads) {
     const int64_t per_thread = x86_depthwise_work_floats(g);
+    if (planes > 0 && FN(dw_channels_last)(g)) {
+        FN(depthwise_cl)(x, w, bias, y, planes / g->C, g, e, work, per_thread, threads);
+        return;
+    }
     if (threads > 1 && planes > 1) {
         FN(dw_job) J;
         J.x = x, J.w = w, J.bias = bias, J.y = y, J.work = work, J.planes = planes, J.per_thread = per_thread;

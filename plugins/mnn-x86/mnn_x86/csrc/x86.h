@@ -109,6 +109,26 @@ int64_t x86_depthwise_work_floats(const x86_conv_geom *g);
 /* the part of it that holds a small plane's flat output rows (depthwise_impl.h: dw_flat9): OH rows
  * of the padded width PW, and a vector's slack; even, to keep what follows aligned */
 static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * PW + 64 + 1) / 2 * 2; }
+/* The channels-last depthwise path (depthwise_cl_impl.h) works on blocks of up to 16 channels
+ * (one AVX-512 vector; fewer lanes on narrower ISAs fit the same scratch) and strips of output rows
+ * whose padded input rows and output pixels, 16 floats each, fit about X86_DW_CL_BUDGET floats
+ * (L2, beside the planes streaming through). */
+#define X86_DW_CL_LANES 16
+#define X86_DW_CL_BUDGET (262144)
+static inline int64_t x86_dw_cl_rows(const x86_conv_geom *g) {
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    const int64_t per_row = (g->sh * PW + g->OW) * X86_DW_CL_LANES, fixed = (g->kh - 1) * g->dh * PW * X86_DW_CL_LANES;
+    int64_t rows = (X86_DW_CL_BUDGET - fixed) / (per_row > 0 ? per_row : 1);
+    if (rows > g->OH) rows = g->OH;
+    return rows > 1 ? rows : 1;
+}
+/* its scratch per thread: the strip's padded input rows, its output pixels (and a vector's
+ * slack), the tap vectors */
+static inline int64_t x86_dw_cl_floats(const x86_conv_geom *g) {
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1, SR = x86_dw_cl_rows(g);
+    const int64_t RIN = (SR - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    return (RIN * PW + SR * g->OW + X86_DW_CL_LANES + (g->kh * g->kw + X86_DW_CL_LANES)) * X86_DW_CL_LANES;
+}
 /* How a GEMM convolution is cut into work items (image x group x chunk of
  * output columns): the columns per chunk, and whether each thread takes whole
  * items (per_item, one scratch chunk per thread) or all threads share each one */
