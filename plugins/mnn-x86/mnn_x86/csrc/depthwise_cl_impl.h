@@ -140,33 +140,56 @@ static void FN(cl_transpose_out)(const float *out, int64_t np, int nc, float *y,
             FN(act_row)(e->act, e->act_alpha, e->act_beta, y + l * plane + p0, y + l * plane + p0, np);
 }
 
-/* one item: channels [c0, c0 + nc) of one image (x, y at their first plane), output rows [oh0, oh1) */
-static void FN(cl_item)(const float *x, const float *w, const float *bias, float *y, int64_t c0, int nc,
-                        int64_t oh0, int64_t oh1, const x86_conv_geom *g, const x86_epilogue *e,
-                        const FN(cl_scratch) *sc) {
-    const int64_t taps = g->kh * g->kw, OW = g->OW, PW = sc->PW;
+/* One strip: output rows [oh0, oh1) of the block; `carried` of its first padded rows are already
+ * in the scratch (the previous strip's last ones) */
+static void FN(cl_strip)(const float *x, float *y, int nc, int64_t oh0, int64_t oh1, int64_t carried,
+                         const x86_conv_geom *g, const x86_epilogue *e, const FN(cl_scratch) *sc, vf b0) {
+    const int64_t OW = g->OW, PW = sc->PW;
     const int64_t py0 = oh0 * g->sh, py1 = (oh1 - 1) * g->sh + (g->kh - 1) * g->dh + 1; /* padded rows read */
-    const int64_t sy0 = py0 - g->pt > 0 ? py0 - g->pt : 0, sy1 = py1 - g->pt < g->H ? py1 - g->pt : g->H;
-    for (int64_t py = py0; py < py1; ++py) /* padding rows; a strip of the plane's middle has none */
+    const int64_t pn = py0 + carried; /* the first row to fill */
+    const int64_t sy0 = pn - g->pt > 0 ? pn - g->pt : 0, sy1 = py1 - g->pt < g->H ? py1 - g->pt : g->H;
+    for (int64_t py = pn; py < py1; ++py) /* padding rows; a strip of the plane's middle has none */
         if (py < g->pt || py - g->pt >= g->H) memset(sc->in + (py - py0) * PW * VLEN, 0, (size_t)(PW * VLEN) * sizeof(float));
-    if (sy0 < sy1) FN(cl_transpose_in)(x + c0 * g->H * g->W, nc, g, sc, py0, sy0, sy1);
-    FN(cl_weights)(w, taps, c0, nc, sc->wv);
-    vf b0 = vf_zero();
-    if (bias) b0 = vf_load_n(bias + c0, nc);
+    if (sy0 < sy1) FN(cl_transpose_in)(x, nc, g, sc, py0, sy0, sy1);
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float *in = sc->in + (oh - oh0) * g->sh * PW * VLEN;
         float *out = sc->out + (oh - oh0) * OW * VLEN;
         if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, OW);
         else FN(cl_row)(g->kh, g->kw, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, OW);
     }
-    FN(cl_transpose_out)(sc->out, (oh1 - oh0) * OW, nc, y + c0 * g->OH * OW, g->OH * OW, oh0 * OW, e);
+    FN(cl_transpose_out)(sc->out, (oh1 - oh0) * OW, nc, y, g->OH * OW, oh0 * OW, e);
 }
 
-/* items (image, channel block, strip) for x86_parallel; each worker sets up its scratch on its first */
+/* One item: channels [c0, c0 + nc) of one image (x, y at their first plane), output rows [oh0, oh1),
+ * strip after strip. The input rows two strips share (kernel height - stride) move to the top of the
+ * scratch rather than being transposed again: with strips of a few rows that would be most of the
+ * transposing. */
+static void FN(cl_item)(const float *x, const float *w, const float *bias, float *y, int64_t c0, int nc,
+                        int64_t oh0, int64_t oh1, const x86_conv_geom *g, const x86_epilogue *e,
+                        const FN(cl_scratch) *sc) {
+    FN(cl_weights)(w, g->kh * g->kw, c0, nc, sc->wv);
+    vf b0 = vf_zero();
+    if (bias) b0 = vf_load_n(bias + c0, nc);
+    const int64_t shared = (g->kh - 1) * g->dh + 1 - g->sh, row = sc->PW * VLEN;
+    x += c0 * g->H * g->W;
+    y += c0 * g->OH * g->OW;
+    for (int64_t r0 = oh0; r0 < oh1; r0 += sc->SR) {
+        const int64_t r1 = r0 + sc->SR < oh1 ? r0 + sc->SR : oh1;
+        int64_t carried = 0;
+        if (r0 > oh0 && shared > 0) { /* the previous strip read padded rows up to r0*sh + shared */
+            memmove(sc->in, sc->in + sc->SR * g->sh * row, (size_t)(shared * row) * sizeof(float));
+            carried = shared;
+        }
+        FN(cl_strip)(x, y, nc, r0, r1, carried, g, e, sc, b0);
+    }
+}
+
+/* items (image, channel block, range of output rows) for x86_parallel; each worker sets up its
+ * scratch on its first */
 typedef struct {
     const float *x, *w, *bias;
     float *y, *work;
-    int64_t per_thread, blocks, strips;
+    int64_t per_thread, blocks, ranges, range_rows;
     const x86_conv_geom *g;
     const x86_epilogue *e;
     FN(cl_scratch) sc[DW_MAX_WORKERS];
@@ -180,24 +203,29 @@ static void FN(cl_task)(void *ctx, int64_t item, int worker) {
         J->sc[worker] = FN(cl_scratch_init)(J->work + worker * J->per_thread, g);
         J->ready[worker] = 1;
     }
-    const FN(cl_scratch) *sc = &J->sc[worker];
-    const int64_t strip = item % J->strips, cb = item / J->strips % J->blocks, n = item / (J->strips * J->blocks);
-    const int64_t c0 = cb * VLEN, oh0 = strip * sc->SR, oh1 = oh0 + sc->SR < g->OH ? oh0 + sc->SR : g->OH;
+    const int64_t part = item % J->ranges, cb = item / J->ranges % J->blocks, n = item / (J->ranges * J->blocks);
+    const int64_t c0 = cb * VLEN, oh0 = part * J->range_rows;
+    const int64_t oh1 = oh0 + J->range_rows < g->OH ? oh0 + J->range_rows : g->OH;
     const int nc = (int)(g->C - c0 < VLEN ? g->C - c0 : VLEN);
     FN(cl_item)(J->x + n * g->C * g->H * g->W, J->w, J->bias, J->y + n * g->C * g->OH * g->OW, c0, nc, oh0, oh1, g,
-                J->e, sc);
+                J->e, &J->sc[worker]);
 }
 
-/* images = planes / C; work: x86_depthwise_work_floats per thread */
+/* images = planes / C; work: x86_depthwise_work_floats per thread. A thread takes whole blocks when
+ * there are a few per thread; else the blocks' rows are cut into ranges (in whole strips) to share. */
 static void FN(depthwise_cl)(const float *x, const float *w, const float *bias, float *y, int64_t images,
                              const x86_conv_geom *g, const x86_epilogue *e, float *work, int64_t per_thread,
                              int threads) {
     FN(cl_job) J;
     J.x = x, J.w = w, J.bias = bias, J.y = y, J.work = work, J.per_thread = per_thread, J.g = g, J.e = e;
     J.blocks = (g->C + VLEN - 1) / VLEN;
-    J.strips = (g->OH + x86_dw_cl_rows(g) - 1) / x86_dw_cl_rows(g);
+    const int64_t SR = x86_dw_cl_rows(g), strips = (g->OH + SR - 1) / SR, want = 4 * (int64_t)threads;
+    int64_t ranges = threads > 1 && images * J.blocks < want ? (want + images * J.blocks - 1) / (images * J.blocks) : 1;
+    if (ranges > strips) ranges = strips;
+    J.range_rows = (strips + ranges - 1) / ranges * SR;
+    J.ranges = (g->OH + J.range_rows - 1) / J.range_rows;
     memset(J.ready, 0, sizeof J.ready);
-    x86_parallel(threads < DW_MAX_WORKERS ? threads : DW_MAX_WORKERS, images * J.blocks * J.strips, FN(cl_task), &J);
+    x86_parallel(threads < DW_MAX_WORKERS ? threads : DW_MAX_WORKERS, images * J.blocks * J.ranges, FN(cl_task), &J);
 }
 
 #endif

@@ -114,7 +114,7 @@ static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * 
  * whose padded input rows and output pixels, 16 floats each, fit about X86_DW_CL_BUDGET floats
  * (L2, beside the planes streaming through). */
 #define X86_DW_CL_LANES 16
-#define X86_DW_CL_BUDGET (262144)
+#define X86_DW_CL_BUDGET (64 * 1024) /* 256 KB */
 static inline int64_t x86_dw_cl_rows(const x86_conv_geom *g) {
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     const int64_t per_row = (g->sh * PW + g->OW) * X86_DW_CL_LANES, fixed = (g->kh - 1) * g->dh * PW * X86_DW_CL_LANES;
