@@ -112,7 +112,8 @@ static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * 
 /* The channels-last depthwise path (depthwise_cl_impl.h) works on blocks of up to 16 channels
  * (one AVX-512 vector; fewer lanes on narrower ISAs fit the same scratch) and strips of output rows
  * whose padded input rows and output pixels, 16 floats each, fit about X86_DW_CL_BUDGET floats
- * (L2, beside the planes streaming through). */
+ * (a quarter of a Zen 4 core's L2, beside the planes streaming through). Measured on MobileNetV2's
+ * 112x112 and 56x56 layers: 64 KB (strips of 2-7 rows) was 10-30% slower, 1 MB no faster. */
 #define X86_DW_CL_LANES 16
 #define X86_DW_CL_BUDGET (64 * 1024) /* 256 KB */
 static inline int64_t x86_dw_cl_rows(const x86_conv_geom *g) {
