@@ -118,7 +118,8 @@ static inline __attribute__((always_inline)) void FN(cl_row)(const int64_t kh, c
         FN(cl_tile)(DWC_TILE, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN);
     if (DWC_TILE > 4 && ow + 4 <= OW)
         FN(cl_tile)(4, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN), ow += 4;
-    if (ow + 2 <= OW) FN(cl_tile)(2, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN), ow += 2;
+    if (ow + 2 <= OW)
+        FN(cl_tile)(2, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN), ow += 2;
     if (ow < OW) FN(cl_tile)(1, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN);
 }
 
@@ -149,7 +150,8 @@ static void FN(cl_strip)(const float *x, float *y, int nc, int64_t oh0, int64_t 
     const int64_t pn = py0 + carried; /* the first row to fill */
     const int64_t sy0 = pn - g->pt > 0 ? pn - g->pt : 0, sy1 = py1 - g->pt < g->H ? py1 - g->pt : g->H;
     for (int64_t py = pn; py < py1; ++py) /* padding rows; a strip of the plane's middle has none */
-        if (py < g->pt || py - g->pt >= g->H) memset(sc->in + (py - py0) * PW * VLEN, 0, (size_t)(PW * VLEN) * sizeof(float));
+        if (py < g->pt || py - g->pt >= g->H)
+            memset(sc->in + (py - py0) * PW * VLEN, 0, (size_t)(PW * VLEN) * sizeof(float));
     if (sy0 < sy1) FN(cl_transpose_in)(x, nc, g, sc, py0, sy0, sy1);
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float *in = sc->in + (oh - oh0) * g->sh * PW * VLEN;

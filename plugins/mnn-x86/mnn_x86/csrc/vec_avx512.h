@@ -92,8 +92,10 @@ static inline void vf_transpose(vf r[16]) {
         u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
     }
     for (int k = 0; k < 4; ++k) { /* gather the 128-bit lanes of column k (and k+4, k+8, k+12) */
-        const __m512 e0 = _mm512_shuffle_f32x4(u[k], u[k + 4], 0x88), e1 = _mm512_shuffle_f32x4(u[k + 8], u[k + 12], 0x88);
-        const __m512 o0 = _mm512_shuffle_f32x4(u[k], u[k + 4], 0xDD), o1 = _mm512_shuffle_f32x4(u[k + 8], u[k + 12], 0xDD);
+        const __m512 e0 = _mm512_shuffle_f32x4(u[k], u[k + 4], 0x88);
+        const __m512 e1 = _mm512_shuffle_f32x4(u[k + 8], u[k + 12], 0x88);
+        const __m512 o0 = _mm512_shuffle_f32x4(u[k], u[k + 4], 0xDD);
+        const __m512 o1 = _mm512_shuffle_f32x4(u[k + 8], u[k + 12], 0xDD);
         r[k] = _mm512_shuffle_f32x4(e0, e1, 0x88);
         r[k + 8] = _mm512_shuffle_f32x4(e0, e1, 0xDD);
         r[k + 4] = _mm512_shuffle_f32x4(o0, o1, 0x88);
