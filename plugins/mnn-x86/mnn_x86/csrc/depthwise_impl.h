@@ -273,15 +273,20 @@ static void FN(dw_task)(void *ctx, int64_t item, int worker) {
 
 #include "depthwise_cl_impl.h"
 
-/* Which path a depthwise convolution takes: the channels-last blocks of depthwise_cl_impl.h when
- * at least 3/4 of their lanes hold channels, else the planes above. Measured on Zen 4, one thread,
- * MobileNetV2's layers (AVX-512): channels-last is 1.5-5x faster on 7x7 and 14x14 planes and on
- * stride 2 (no even/odd split), ties on 112x112 and 28x28 stride 1, and is 2-3x faster on 5x5 and
- * 7x7 kernels. With few channels its vectors are mostly empty (4 channels of 16 lanes: 2.6x slower
- * than the planes), and the scalar build has no lanes to gain (the transposes make it 2x slower). */
+/* Which path a depthwise convolution takes: the channels-last blocks of depthwise_cl_impl.h, unless
+ * their lanes are mostly empty or the plane path is at its best. Measured on Zen 4, one thread,
+ * MobileNetV2's layers in the model (AVX-512; AVX2 alike): channels-last is 2x faster on 7x7 planes,
+ * 1.2x on 14x14, 1.3-3.4x with stride 2 (no even/odd split), 2-3x with 5x5 and 7x7 kernels. The
+ * plane path keeps
+ *   - few channels: 4 channels fill a quarter of a 16-lane block (2.6x slower than the planes);
+ *   - 3x3 stride 1 on wide rows (6 vectors or more: every plane-path vector full, no split), where
+ *     the transposes cost more than they save: 112x112 on AVX-512 1.06x slower, 56x56 and 112x112
+ *     on AVX2 1.2x slower;
+ *   - the scalar build: one lane has nothing to gain and the transposes make it 2x slower. */
 static int FN(dw_channels_last)(const x86_conv_geom *g) {
     const int64_t lanes = (g->C + VLEN - 1) / VLEN * VLEN;
-    return VLEN > 1 && 4 * g->C >= 3 * lanes;
+    const int wide_3x3 = g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->OW >= 6 * VLEN;
+    return VLEN > 1 && 4 * g->C >= 3 * lanes && !wide_3x3;
 }
 
 static void FN(depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
