@@ -44,7 +44,7 @@ cdef extern from "x86.h" nogil:
         void (*gemm)(int64_t M, int64_t N, int64_t K, const float* ap, const float* bp, float* c, int64_t ldc,
                      const x86_epilogue* e, int threads) noexcept nogil
 
-    int64_t x86_depthwise_work_floats(const x86_conv_geom* g)
+    int64_t x86_depthwise_work_floats(const x86_conv_geom* g, int vlen)
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
@@ -315,7 +315,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
             w = _copy_array(weight, np.float32)  # [C][1][kh][kw] is already [C][kh*kw]
             ex.keep.append(w)
             s.w = <float*>w.ptr
-        work = _floats(max(threads, 1) * x86_depthwise_work_floats(&s.g))
+        work = _floats(max(threads, 1) * x86_depthwise_work_floats(&s.g, k.vlen))
     else:
         panels = (s.og + k.mr - 1) // k.mr
         s.w_group_stride = panels * k.mr * Kg

@@ -190,11 +190,7 @@ static FN(scratch) FN(scratch_init)(float *work, int64_t per_thread, int64_t OH,
     sc.flat = VLEN > 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 &&
               4 * sc.PW <= 3 * VLEN * ((OW + VLEN - 1) / VLEN);
     sc.tmp = work + plane_floats - x86_dw_flat_floats(OH, sc.PW);
-    /* the padded plane and its slack (dispatch.c: scratch_plane_floats): the thread's scratch may be
-     * larger (the channels-last path's), and nothing past the plane is read before it is written */
-    int64_t fill_n = sc.PH * (sc.PW + 1) + 16 * (sw > 2 ? sw : 2) + 64;
-    if (fill_n > plane_floats) fill_n = plane_floats;
-    for (int64_t i = 0; i < fill_n; ++i) work[i] = fill;
+    for (int64_t i = 0; i < plane_floats; ++i) work[i] = fill;
     FN(tap_offsets)(&sc.L, kh, kw, dh, dw, sc.off);
     return sc;
 }
@@ -273,26 +269,10 @@ static void FN(dw_task)(void *ctx, int64_t item, int worker) {
 
 #include "depthwise_cl_impl.h"
 
-/* Which path a depthwise convolution takes: the channels-last blocks of depthwise_cl_impl.h, unless
- * their lanes are mostly empty or the plane path is at its best. Measured on Zen 4, one thread,
- * MobileNetV2's layers in the model (AVX-512; AVX2 alike): channels-last is 2x faster on 7x7 planes,
- * 1.2x on 14x14, 1.3-3.4x with stride 2 (no even/odd split), 2-3x with 5x5 and 7x7 kernels. The
- * plane path keeps
- *   - few channels: 4 channels fill a quarter of a 16-lane block (2.6x slower than the planes);
- *   - 3x3 stride 1 on wide rows (6 vectors or more: every plane-path vector full, no split), where
- *     the transposes cost more than they save: 112x112 on AVX-512 1.06x slower, 56x56 and 112x112
- *     on AVX2 1.2x slower;
- *   - the scalar build: one lane has nothing to gain and the transposes make it 2x slower. */
-static int FN(dw_channels_last)(const x86_conv_geom *g) {
-    const int64_t lanes = (g->C + VLEN - 1) / VLEN * VLEN;
-    const int wide_3x3 = g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->OW >= 6 * VLEN;
-    return VLEN > 1 && 4 * g->C >= 3 * lanes && !wide_3x3;
-}
-
 static void FN(depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
                           const x86_conv_geom *g, const x86_epilogue *e, float *work, int threads) {
-    const int64_t per_thread = x86_depthwise_work_floats(g);
-    if (planes > 0 && FN(dw_channels_last)(g)) {
+    const int64_t per_thread = x86_depthwise_work_floats(g, VLEN);
+    if (planes > 0 && x86_dw_channels_last(g, VLEN)) {
         FN(depthwise_cl)(x, w, bias, y, planes / g->C, g, e, work, per_thread, threads);
         return;
     }

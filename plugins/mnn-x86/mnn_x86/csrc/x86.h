@@ -104,8 +104,8 @@ typedef struct x86_kernels {
                       int64_t ldc, const x86_epilogue *e, int threads);
 } x86_kernels;
 
-/* scratch each thread needs (floats) */
-int64_t x86_depthwise_work_floats(const x86_conv_geom *g);
+/* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
+int64_t x86_depthwise_work_floats(const x86_conv_geom *g, int vlen);
 /* the part of it that holds a small plane's flat output rows (depthwise_impl.h: dw_flat9): OH rows
  * of the padded width PW, and a vector's slack; even, to keep what follows aligned */
 static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * PW + 64 + 1) / 2 * 2; }
@@ -129,6 +129,22 @@ static inline int64_t x86_dw_cl_floats(const x86_conv_geom *g) {
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1, SR = x86_dw_cl_rows(g);
     const int64_t RIN = (SR - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     return (RIN * PW + SR * g->OW + X86_DW_CL_LANES + (g->kh * g->kw + X86_DW_CL_LANES)) * X86_DW_CL_LANES;
+}
+/* Which path a depthwise convolution takes (one place: the kernels and their scratch sizes ask it):
+ * the channels-last blocks of depthwise_cl_impl.h (vlen lanes), unless their lanes are mostly empty
+ * or the plane path (depthwise_impl.h) is at its best. Measured on Zen 4, one thread, MobileNetV2's
+ * layers in the model (AVX-512; AVX2 alike): channels-last is 2x faster on 7x7 planes, 1.2x on
+ * 14x14, 1.3-3.4x with stride 2 (no even/odd split), 2-3x with 5x5 and 7x7 kernels. The plane path
+ * keeps
+ *   - few channels: 4 channels fill a quarter of a 16-lane block (2.6x slower than the planes);
+ *   - 3x3 stride 1 on wide rows (6 vectors or more: every plane-path vector full, no split), where
+ *     the transposes cost more than they save: 112x112 on AVX-512 1.06x slower, 56x56 and 112x112
+ *     on AVX2 1.2x slower;
+ *   - the scalar build: one lane has nothing to gain and the transposes make it 2x slower. */
+static inline int x86_dw_channels_last(const x86_conv_geom *g, int vlen) {
+    const int64_t lanes = (g->C + vlen - 1) / vlen * vlen;
+    const int wide_3x3 = g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->OW >= 6 * vlen;
+    return vlen > 1 && 4 * g->C >= 3 * lanes && !wide_3x3;
 }
 /* How a GEMM convolution is cut into work items (image x group x chunk of
  * output columns): the columns per chunk, and whether each thread takes whole
