@@ -127,6 +127,18 @@ class TensorRef:
     constant: np.ndarray | None = None
 
 
+@dataclass(frozen=True)
+class LayoutCandidate:
+    """A tensor that never leaves one backend in a plan, offered to `Backend.tensor_layouts`:
+    its producer and every consumer (node, input index) run there, and it is not a graph
+    output, a graph input, a constant or the input of a view op the core elides."""
+
+    value: str
+    info: TensorInfo
+    producer: Node
+    consumers: tuple  # (Node, input index) pairs
+
+
 @dataclass
 class SegmentOp:
     """One op of a segment handed to `Backend.prepare_segment`."""
@@ -204,6 +216,15 @@ class Backend:
         unless the backend keeps them elsewhere in some sessions (mnn-arm keeps float activations in
         half precision, in its own domain, under precision="low"; in host memory otherwise)."""
         return self.memory_domain
+
+    def tensor_layouts(self, candidates: Sequence[LayoutCandidate], ctx: PrepareContext) -> dict[str, int]:
+        """Layouts for tensors that stay inside this backend: {value: code}, code > 0 and private to
+        this backend (a channel-blocked NC16HW16, say). The core then sizes each such tensor with
+        `tensor_nbytes(info)`, hands its producer and consumers TensorInfos carrying the code (and the
+        C ABI descriptors `mnn_tensor.layout`), and never aliases it with a tensor of another layout.
+        Everything that enters or leaves the backend stays dense (code 0), so conversions happen inside
+        the kernels at the backend's edges, where they are cheapest. Default: none."""
+        return {}
 
     def tensor_nbytes(self, info: TensorInfo, ctx: PrepareContext | None = None) -> int:
         """Bytes one tensor takes in this backend's memory (padded layouts may take more;

@@ -20,7 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from .backend import HOST, Arena, CExecution, PrepareContext, PyExecution, SegmentOp, TensorRef, takes_context
+from .backend import (
+    HOST,
+    Arena,
+    CExecution,
+    LayoutCandidate,
+    PrepareContext,
+    PyExecution,
+    SegmentOp,
+    TensorRef,
+    takes_context,
+)
 from .errors import BackendError, InputError, MnnError, UnsupportedOpError
 from .graph.ir import Graph, Node, TensorInfo
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
@@ -40,6 +50,7 @@ class Plan:
     placements: list[Placement]
     copies: list[str] = field(default_factory=list)
     elided: list[str] = field(default_factory=list)
+    layouts: dict[str, int] = field(default_factory=dict)  # value -> layout code its backend chose
 
     def __iter__(self):
         return iter(self.placements)
@@ -58,6 +69,7 @@ class Plan:
             "placements": [p.__dict__ for p in self.placements],
             "copies": list(self.copies),
             "elided": list(self.elided),
+            "layouts": dict(self.layouts),
         }
 
     def __str__(self) -> str:
@@ -69,6 +81,8 @@ class Plan:
             lines.append(f"copies between memory domains: {', '.join(self.copies)}")
         if self.elided:
             lines.append(f"views (no step, output aliases input): {', '.join(self.elided)}")
+        if self.layouts:
+            lines.append("backend-private layouts: " + ", ".join(f"{v} ({c})" for v, c in self.layouts.items()))
         return "\n".join(lines)
 
 
@@ -80,6 +94,7 @@ class _Slot:
     info: TensorInfo
     offset: int = -1  # in the domain's arena; -1: outside (a constant)
     constant: np.ndarray | None = None
+    nbytes: int = 0  # its size in the arena
 
 
 class _PreparedPlan:
@@ -288,13 +303,14 @@ class _ProgramBuilder:
     def __init__(self, session: Session, infos: dict[str, TensorInfo], placements: list[Placement]):
         self.s = session
         self.graph = session.graph
-        self.infos = infos
+        self.infos = dict(infos)  # values given a backend-private layout get their own TensorInfo
         self.placements = {p.node: p for p in placements}
         self.plan = Plan(placements)
         self.slots: dict[tuple[str, str], _Slot] = {}  # (value, domain) -> slot
         self.uses: dict[str, dict[str, TensorUse]] = {}  # domain -> value -> its use
         self.steps: list[tuple] = []  # (name, kind, payload) before compiling
         self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
+        self.layout_owner: dict[str, Any] = {}  # value in a backend-private layout -> that backend
 
     def domain_of(self, backend: str) -> str:
         return self.s._by_name[backend].domain
@@ -314,9 +330,14 @@ class _ProgramBuilder:
 
     def _define(self, value: str, domain: str, step: int, alias: str | None = None) -> _Slot:
         info = self.infos[value]
-        slot = _Slot(domain, info)
+        if info.layout:  # sized by the backend whose private layout it is
+            nbytes = self._with_ctx(self.layout_owner[value].tensor_nbytes, info)
+        elif domain == HOST:
+            nbytes = info.nbytes
+        else:
+            nbytes = self._with_ctx(self.backend_of_domain(domain).tensor_nbytes, info)
+        slot = _Slot(domain, info, nbytes=nbytes)
         self.slots[(value, domain)] = slot
-        nbytes = info.nbytes if domain == HOST else self._with_ctx(self.backend_of_domain(domain).tensor_nbytes, info)
         self.uses.setdefault(domain, {})[value] = TensorUse(value, nbytes, step, step, alias)
         return slot
 
@@ -350,6 +371,7 @@ class _ProgramBuilder:
         for name in graph.inputs:
             self._define(name, HOST, -1)
         consumers = graph.consumers()
+        self._assign_layouts(consumers)
         for node in graph.nodes:
             backend = self.placements[node.name].backend
             domain = self.domain_of(backend)
@@ -372,6 +394,40 @@ class _ProgramBuilder:
             self._use(name, HOST, FOREVER)  # outputs are read after the run
         return self._compile()
 
+    def _assign_layouts(self, consumers: dict[str, list[Node]]) -> None:
+        """Ask each backend with `tensor_layouts` which of its inside tensors it keeps in a layout of its own."""
+        offers: dict[str, list[LayoutCandidate]] = {}
+        graph = self.graph
+        for node in graph.nodes:
+            backend = self.placements[node.name].backend
+            for value in node.outputs:
+                users = consumers.get(value, [])
+                if not users or value in graph.outputs or not self.infos[value].is_static:
+                    continue
+                if any(self.placements[u.name].backend != backend or u.op in VIEW_OPS for u in users):
+                    continue
+                readers = {id(u): u for u in users}.values()  # a node reading the value twice is listed twice
+                uses = tuple((u, i) for u in readers for i, n in enumerate(u.inputs) if n == value)
+                offers.setdefault(backend, []).append(LayoutCandidate(value, self.infos[value], node, uses))
+        for backend_name, cands in offers.items():
+            backend = self.s._by_name[backend_name].backend
+            choose = getattr(backend, "tensor_layouts", None)  # backends not derived from Backend lack it
+            if not callable(choose):
+                continue
+            chosen = choose(cands, self.s.ctx) or {}
+            offered = {c.value for c in cands}
+            for value, code in chosen.items():
+                if value not in offered:
+                    raise BackendError(f"backend {backend_name} chose a layout for {value!r}, which is not one of "
+                                       "the tensors it was offered (they must stay inside the backend)")
+                if not isinstance(code, (int, np.integer)) or not 0 <= code < 2**31:
+                    raise BackendError(f"backend {backend_name} chose layout {code!r} for {value!r}; a layout is "
+                                       "an int code, 0 for dense row-major, others private to the backend")
+                if code:
+                    self.infos[value] = TensorInfo(self.infos[value].shape, self.infos[value].dtype, int(code))
+                    self.layout_owner[value] = backend
+                    self.plan.layouts[value] = int(code)
+
     def _alias_target(self, node: Node, domain: str, backend: str, consumers) -> str | None:
         """The input whose memory the output may reuse (in-place op), or None."""
         if not node.inputs or not node.inputs[0] or len(node.outputs) != 1:
@@ -383,7 +439,8 @@ class _ProgramBuilder:
             return None
         if src in self.graph.initializers or src in self.graph.outputs or (src, domain) not in self.slots:
             return None
-        if self.infos[src].nbytes != self.infos[node.outputs[0]].nbytes:
+        src_info, out_info = self.infos[src], self.infos[node.outputs[0]]
+        if src_info.nbytes != out_info.nbytes or src_info.layout != out_info.layout:
             return None
         if len(consumers.get(src, [])) != 1:  # someone else still reads the input
             return None
@@ -491,6 +548,8 @@ class _ProgramBuilder:
         if slot.constant is not None:
             return slot.constant
         info = slot.info
+        if info.layout:  # bytes only its backend can read
+            return np.ndarray((slot.nbytes,), dtype=np.uint8, buffer=host, offset=slot.offset)
         return np.ndarray(info.shape, dtype=info.dtype, buffer=host, offset=slot.offset)
 
     def _view(self, arenas, slot: _Slot) -> np.ndarray:
@@ -504,8 +563,8 @@ class _ProgramBuilder:
     def _desc(self, arenas, slot: _Slot) -> tuple:
         if slot.domain == HOST:
             view = self._host_view(arenas.get(HOST), slot)
-            return (view.ctypes.data, 0, slot.info.shape, slot.info.dtype, 0)
-        return (arenas[slot.domain].handle, slot.offset, slot.info.shape, slot.info.dtype, 0)
+            return (view.ctypes.data, 0, slot.info.shape, slot.info.dtype, slot.info.layout)
+        return (arenas[slot.domain].handle, slot.offset, slot.info.shape, slot.info.dtype, slot.info.layout)
 
     def _op_step(self, payload, arenas) -> tuple:
         node, backend_name = payload

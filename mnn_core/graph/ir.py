@@ -40,10 +40,15 @@ Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic)
 
 @dataclass(frozen=True)
 class TensorInfo:
-    """Shape and dtype of a value. A dimension may be a symbol (dynamic)."""
+    """Shape and dtype of a value. A dimension may be a symbol (dynamic).
+
+    `layout` is how a backend keeps the tensor in memory during a run: 0 is dense
+    row-major, as everywhere outside a plan; other codes are private to the backend
+    that chose them (`Backend.tensor_layouts`), as `mnn_tensor.layout` in the C ABI."""
 
     shape: tuple
     dtype: str = "float32"
+    layout: int = 0
 
     def __post_init__(self):
         if self.dtype not in DTYPES and self.dtype not in HOST_DTYPES:
@@ -65,7 +70,8 @@ class TensorInfo:
         return self.size * np.dtype(self.dtype).itemsize
 
     def __str__(self) -> str:
-        return f"{self.dtype}[{', '.join(str(d) for d in self.shape)}]"
+        text = f"{self.dtype}[{', '.join(str(d) for d in self.shape)}]"
+        return text + (f" layout {self.layout}" if self.layout else "")
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,34 @@ def test_max_min_propagate_nan(isa, op):
     a = np.array([np.nan, 1.0, 2.0, np.nan] * 5, np.float32)
     b = np.array([0.0, np.nan, 3.0, np.nan] * 5, np.float32)
     check_op(op, [a, b], {}, isa, constant=())
+
+
+POOLS = [
+    # (N, C, H, W), attrs: the row-then-column max path (dilation 1, stride 1 or 2) and its edges
+    ((1, 3, 111, 111), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),  # SqueezeNet's
+    ((2, 5, 112, 112), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),  # ResNet's
+    ((1, 4, 9, 7), {"kernel_shape": [2, 3], "strides": [1, 2], "pads": [1, 0, 0, 2]}),  # W < a vector
+    ((1, 3, 8, 37), {"kernel_shape": [3, 5], "strides": [2, 1], "pads": [2, 2, 2, 2]}),
+    ((1, 2, 10, 35), {"kernel_shape": [2, 2], "strides": [2, 2]}),  # floor: the last column is read by no window
+    ((1, 2, 11, 34), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1, "pads": [0, 1, 0, 1]}),
+    ((1, 6, 17, 33), {"kernel_shape": [3, 3], "strides": [3, 3]}),  # stride 3: the padded-plane path
+    ((1, 6, 17, 33), {"kernel_shape": [3, 3], "dilations": [2, 2], "pads": [1, 1, 1, 1]}),  # dilated: same
+]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_shape,attrs", POOLS, ids=[str(i) for i in range(len(POOLS))])
+def test_maxpool_cases(rng, isa, threads, x_shape, attrs):
+    check_op("MaxPool", [_r(rng, *x_shape)], attrs, isa, threads, constant=(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_maxpool_propagates_nan(rng, isa):
+    """A NaN in a window makes that output NaN, wherever in the window it sits (first, middle, last
+    row and column), as numpy's max does in the reference."""
+    x = _r(rng, 1, 2, 23, 41)
+    x[0, 0, 0, 0] = x[0, 0, 5, 7] = x[0, 1, 22, 40] = x[0, 1, 10, 20] = np.nan
+    for attrs in ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+                  {"kernel_shape": [3, 3], "strides": [1, 1]}):
+        check_op("MaxPool", [x], attrs, isa, constant=(), rtol=0, atol=0)
