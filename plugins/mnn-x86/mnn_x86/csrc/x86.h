@@ -113,7 +113,8 @@ static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * 
  * (one AVX-512 vector; fewer lanes on narrower ISAs fit the same scratch) and strips of output rows
  * whose padded input rows and output pixels, 16 floats each, fit about X86_DW_CL_BUDGET floats
  * (a quarter of a Zen 4 core's L2, beside the planes streaming through). Measured on MobileNetV2's
- * 112x112 and 56x56 layers: 64 KB (strips of 2-7 rows) was 10-30% slower, 1 MB no faster. */
+ * 112x112 and 56x56 layers, kernel alone: 64 KB (strips of 2-7 rows) was 10-30% slower, 1 MB no
+ * faster. */
 #define X86_DW_CL_LANES 16
 #define X86_DW_CL_BUDGET (64 * 1024) /* 256 KB */
 static inline int64_t x86_dw_cl_rows(const x86_conv_geom *g) {
@@ -133,8 +134,8 @@ static inline int64_t x86_dw_cl_floats(const x86_conv_geom *g) {
 /* Which path a depthwise convolution takes (one place: the kernels and their scratch sizes ask it):
  * the channels-last blocks of depthwise_cl_impl.h (vlen lanes), unless their lanes are mostly empty
  * or the plane path (depthwise_impl.h) is at its best. Measured on Zen 4, one thread, MobileNetV2's
- * layers in the model (AVX-512; AVX2 alike): channels-last is 2x faster on 7x7 planes, 1.2x on
- * 14x14, 1.3-3.4x with stride 2 (no even/odd split), 2-3x with 5x5 and 7x7 kernels. The plane path
+ * layers in the model (AVX-512; AVX2 alike): channels-last is 2x faster on 7x7 planes, 1.25x on
+ * 14x14, 1.3-3.5x with stride 2 (no even/odd split), 2-3x with 5x5 and 7x7 kernels. The plane path
  * keeps
  *   - few channels: 4 channels fill a quarter of a 16-lane block (2.6x slower than the planes);
  *   - 3x3 stride 1 on wide rows (6 vectors or more: every plane-path vector full, no split), where
