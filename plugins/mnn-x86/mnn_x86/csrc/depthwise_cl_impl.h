@@ -102,9 +102,9 @@ static inline __attribute__((always_inline)) void FN(cl_tile)(const int nt, cons
             for (int p = 0; p < nt; ++p) acc[p] = vf_fma(wt, vf_load(src + p * px_step * VLEN), acc[p]);
         }
     if (e->act == X86_ACT_RELU)
-        for (int p = 0; p < nt; ++p) acc[p] = vf_max(acc[p], vf_zero());
+        for (int p = 0; p < nt; ++p) acc[p] = vf_relu(acc[p]);
     else if (e->act == X86_ACT_CLIP)
-        for (int p = 0; p < nt; ++p) acc[p] = vf_min(vf_max(acc[p], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+        for (int p = 0; p < nt; ++p) acc[p] = vf_clamp(acc[p], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int p = 0; p < nt; ++p) vf_store(out + p * VLEN, acc[p]);
 }
 

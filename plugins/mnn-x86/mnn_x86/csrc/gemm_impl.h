@@ -250,11 +250,11 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
         }
         if (e->act == X86_ACT_RELU) {
             for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_max(acc[r][v], vf_zero());
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_relu(acc[r][v]);
         } else if (e->act == X86_ACT_CLIP) {
             const vf lo = vf_set1(e->act_alpha), hi = vf_set1(e->act_beta);
             for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_min(vf_max(acc[r][v], lo), hi);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_clamp(acc[r][v], lo, hi);
         }
     }
     if (full) {
