@@ -89,4 +89,24 @@ static inline vf vf_load_even_n(const float *p, int avail) {
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8));
 }
 
+/* dst[c * ld_dst + r] = src[r * ld_src + c] for an 8 x 8 block (unpacks, shuffles, lane swaps) */
+static inline void vf_transpose_block(const float *src, int64_t ld_src, float *dst, int64_t ld_dst) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld_src);
+    for (int i = 0; i < 8; i += 2) { /* [a0 b0 a1 b1 | a4 b4 a5 b5], [a2 b2 a3 b3 | a6 b6 a7 b7] */
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 8; g += 4) { /* r[g + m]: columns m and 4 + m of rows g .. g + 3 */
+        r[g] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
+        r[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], 0xEE);
+        r[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+        r[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
+    }
+    for (int m = 0; m < 4; ++m) {
+        _mm256_storeu_ps(dst + m * ld_dst, _mm256_permute2f128_ps(r[m], r[4 + m], 0x20));
+        _mm256_storeu_ps(dst + (4 + m) * ld_dst, _mm256_permute2f128_ps(r[m], r[4 + m], 0x31));
+    }
+}
+
 #endif

@@ -76,4 +76,30 @@ static inline vf vf_load_even_n(const float *p, int avail) {
                                   _mm512_maskz_loadu_ps(vf_mask_n_(avail - 16), p + 16));
 }
 
+/* dst[c * ld_dst + r] = src[r * ld_src + c] for a 16 x 16 block: unpacks within 128-bit lanes, then
+ * lane shuffles (64 shuffles for 256 floats; gathers or scalar copies cost several times that) */
+static inline void vf_transpose_block(const float *src, int64_t ld_src, float *dst, int64_t ld_dst) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ld_src);
+    for (int i = 0; i < 16; i += 2) { /* [a0 b0 a1 b1 | a4 b4 a5 b5 | ...], [a2 b2 a3 b3 | ...] */
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int g = 0; g < 16; g += 4) { /* r[g + m]: in lane L, column 4L + m of rows g .. g + 3 */
+        r[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
+        r[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g]), _mm512_castps_pd(t[g + 2])));
+        r[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
+        r[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[g + 1]), _mm512_castps_pd(t[g + 3])));
+    }
+    for (int m = 0; m < 4; ++m) { /* gather lane L of r[m], r[4 + m], r[8 + m], r[12 + m]: column 4L + m */
+        const __m512 v0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x44), v1 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xEE);
+        const __m512 w0 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x44);
+        const __m512 w1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xEE);
+        _mm512_storeu_ps(dst + m * ld_dst, _mm512_shuffle_f32x4(v0, w0, 0x88));
+        _mm512_storeu_ps(dst + (4 + m) * ld_dst, _mm512_shuffle_f32x4(v0, w0, 0xDD));
+        _mm512_storeu_ps(dst + (8 + m) * ld_dst, _mm512_shuffle_f32x4(v1, w1, 0x88));
+        _mm512_storeu_ps(dst + (12 + m) * ld_dst, _mm512_shuffle_f32x4(v1, w1, 0xDD));
+    }
+}
+
 #endif

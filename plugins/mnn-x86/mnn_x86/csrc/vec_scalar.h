@@ -54,4 +54,10 @@ static inline vf vf_pow2n(vf n) { /* 2^n for integral n in [-126, 127] */
 /* p[0] if avail > 0 (the vector of one lane) */
 static inline vf vf_load_even_n(const float *p, int avail) { return avail > 0 ? *p : 0.0f; }
 
+/* a 1 x 1 block: one copy */
+static inline void vf_transpose_block(const float *src, int64_t ld_src, float *dst, int64_t ld_dst) {
+    (void)ld_src, (void)ld_dst;
+    *dst = *src;
+}
+
 #endif
