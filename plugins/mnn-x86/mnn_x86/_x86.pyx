@@ -343,9 +343,11 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 #: one's, measured on Zen 4 (RESULTS.md, "small planes"): a plain 1x1 reads its input in place in
 #: the usual orientation, so the transposed one must use clearly more of the tiles (7x7 planes: 49 of
 #: 56 rows against 49 of 64 columns) and stay within L2 (up to 16x16 planes); an im2col convolution
-#: copies its input either way, and the transposed copy is the cheaper one, so even lanes suffice
-#: while the output is small or the GEMM long enough (K >= 256) to hide the transpose.
+#: copies its input either way, and the transposed copy is the cheaper one, so a few percent more
+#: lanes suffice (AVX2's 14x14 and 28x28 gain 2-3 %: not enough) while the output is small or the
+#: GEMM long enough (K >= 256) to hide the transpose.
 TRANSPOSED_1X1_MIN_GAIN = 1.10
+TRANSPOSED_IM2COL_MIN_GAIN = 1.04
 TRANSPOSED_1X1_MAX_PIXELS = 256
 TRANSPOSED_MAX_PIXELS = 1024
 TRANSPOSED_SMALL_PIXELS = 256
@@ -384,7 +386,8 @@ def _transposed_pays(int64_t pixels, int64_t out_channels, int64_t taps, bint pl
     swapped = _lanes_used(pixels, mr) * _lanes_used(out_channels, nr, vlen)
     if plain_1x1:
         return pixels <= TRANSPOSED_1X1_MAX_PIXELS and swapped > TRANSPOSED_1X1_MIN_GAIN * usual
-    return swapped > usual and (pixels <= TRANSPOSED_SMALL_PIXELS or taps >= TRANSPOSED_LONG_K)
+    return swapped > TRANSPOSED_IM2COL_MIN_GAIN * usual and (
+        pixels <= TRANSPOSED_SMALL_PIXELS or taps >= TRANSPOSED_LONG_K)
 
 
 cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:

@@ -272,6 +272,8 @@ def test_transposed_conv_choice(rng, conv_kinds):
     assert pays(784, 128, 576, False) and not pays(784, 128, 64, False)  # 28x28: only a long K
     assert not pays(12544, 64, 147, False) and not pays(3136, 24, 96, True)
     assert not pays(49, 512, 4608, True, 6, 16, 8)  # AVX2, 1x1: 56 columns for 49 pixels, 54 rows
+    assert pays(49, 512, 2304, False, 6, 16, 8)  # AVX2, im2col: 4.5 % more lanes
+    assert not pays(196, 256, 1152, False, 6, 16, 8) and not pays(784, 128, 576, False, 6, 16, 8)  # 2-3 %
     assert pays(9, 64, 64, True, 6, 16, 8) and pays(2, 16, 144, False, 4, 8, 1)  # 16 columns for 9 pixels
     assert not pays(49, 20, 200, False)  # 20 outputs fill 32 columns worse than 49 pixels fill 64
     assert not pays(0, 64, 9, False) and not pays(49, 0, 9, False)
