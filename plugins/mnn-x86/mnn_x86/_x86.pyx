@@ -342,13 +342,14 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 #: The transposed orientation's own passes (X^T into A panels, C^T into NCHW) against the usual
 #: one's, measured on Zen 4 (RESULTS.md, "small planes"): a plain 1x1 reads its input in place in
 #: the usual orientation, so the transposed one must use clearly more of the tiles (7x7 planes: 49 of
-#: 56 rows against 49 of 64 columns) and stay within L2 (up to 16x16 planes); an im2col convolution
+#: 56 rows against 49 of 64 columns) on at most 8x8 planes (MobileNetV2's 14x14 ones with 64 outputs,
+#: 16 % more lanes, ran 25 % slower: packing X^T and transposing C^T cost more there); an im2col convolution
 #: copies its input either way, and the transposed copy is the cheaper one, so a few percent more
 #: lanes suffice (AVX2's 14x14 and 28x28 gain 2-3 %: not enough) while the output is small or the
 #: GEMM long enough (K >= 256) to hide the transpose.
 TRANSPOSED_1X1_MIN_GAIN = 1.10
 TRANSPOSED_IM2COL_MIN_GAIN = 1.04
-TRANSPOSED_1X1_MAX_PIXELS = 256
+TRANSPOSED_1X1_MAX_PIXELS = 64
 TRANSPOSED_MAX_PIXELS = 1024
 TRANSPOSED_SMALL_PIXELS = 256
 TRANSPOSED_LONG_K = 256
