@@ -102,6 +102,13 @@ typedef struct x86_kernels {
     /* the packed GEMM with B unpacked: row k of the K x N matrix at b + k*ldb (1x1 convolutions on NCHW) */
     void (*gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
                       int64_t ldc, const x86_epilogue *e, int threads);
+    /* y[o*ldy + p] = ct[p*O + o] for o in [o0, o1), p < P: a transposed convolution's C^T (P x O)
+     * into NCHW */
+    void (*transpose_out)(const float *ct, int64_t P, int64_t O, float *y, int64_t ldy, int64_t o0, int64_t o1);
+    /* rows [kk0, kk1) of a transposed convolution's X^T for pixels [p0, p0 + P) into packed A panels,
+     * from the padded input xp (C planes of PH x PW: every tap inside) */
+    void (*im2col_a)(const float *xp, const x86_conv_geom *g, int64_t PH, int64_t PW, float *ap, int64_t kk0,
+                     int64_t kk1, int64_t p0, int64_t P);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
