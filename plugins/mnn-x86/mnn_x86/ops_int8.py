@@ -23,6 +23,9 @@ from ._common import KERNELS, KernelSpec, kernel, register, static_shape
 
 #: take the VNNI GEMM where the ISA has it (tests turn it off to check the int16-pair path on avx512)
 USE_VNNI = True
+#: the VNNI convolution's planes: -1 as _x86.qconv estimates cheaper, 1 one per kernel column (no thrown-away
+#: columns), 0 the stride's column phases (tests force each)
+SHIFTED = -1
 
 _PARAMS = (1, 2, 4, 5, 6, 7, 8)  # every input but x and w: constants
 
@@ -98,6 +101,7 @@ def prepare_qconv(node, ins, outs, constants, ctx, isa):
         int(zx.reshape(())),
         int(zy.reshape(())),
         path,
+        SHIFTED,
     )
 
 

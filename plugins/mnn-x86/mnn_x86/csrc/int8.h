@@ -30,6 +30,10 @@
  * flattened n = oh * QW + ow (n < Nf); tap t reads pixel n + tap_off[t]. Filled by x86_qphase_init. */
 typedef struct x86_qphase {
     int64_t QH, QW, pstride;
+    int64_t QP;          /* the sw column phases' width; QW too unless shifted */
+    int32_t shifted;     /* conv: a plane per (row phase a, kernel column j), X[r][c] = P[r * sh + a][c * sw + j * dw]
+                          * for c < QW = OW: the flattened outputs are the output plane, no thrown-away columns */
+    int32_t reserved_;
     int64_t C4, taps, Nf;
     uint64_t phase_mask; /* the phase planes (a * sw + b) some tap reads */
     int32_t direct;      /* 1x1, stride 1, no padding: the phase plane is the input plane */
@@ -102,6 +106,7 @@ typedef struct x86_qconv_state {
     const int32_t *wq;       /* kind 3: [O][ceil(taps / 4)] words of 4 weights; kind 4: [ceil(O / 16)][K4][16] */
     uint8_t *xq, *tmp;       /* kind 1: phase planes of all channel quads, row scratch; kinds 3, 4: per thread */
     int64_t xq_stride;       /* kinds 3, 4: bytes of one thread's scratch */
+    int64_t tmp_stride;      /* kinds 1, 5: bytes of one thread's row scratch (x86_qphase_tmp_bytes) */
     x86_qphase q;            /* kinds 1, 3, 5 */
     int32_t *accs;           /* kind 5 (conv_px, group 1): partial sums [P][Mp]; the output bytes [P][Mp] */
     uint8_t *ypx;
@@ -129,6 +134,8 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
 const x86_int8_kernels *x86_int8_kernels_for(const char *isa);
 int x86_int8_vnni(const char *isa);
 int64_t x86_int8_dw_work_bytes(const x86_conv_geom *g);
-int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int64_t *tap_off);
+int64_t x86_qphase_tmp_bytes(const x86_qphase *q, const x86_conv_geom *g);
+int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int shifted,
+                        int64_t *tap_off);
 
 #endif

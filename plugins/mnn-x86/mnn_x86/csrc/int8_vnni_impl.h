@@ -78,28 +78,34 @@ VNNI_TARGET static inline void FN(q_phase_row2)(const uint8_t *src, int64_t W, i
     }
 }
 
-/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words, 64 pixels at a time. The
- * unpacks work within 128-bit lanes (lane L of R_k: pixels 16L + 4k .. + 3); two rounds of 128-bit lane
- * shuffles gather each 16-pixel block. The tail reads and writes only its own bytes (masked). */
+/* blk[k] (k < 4): pixels 16k .. 16k + 15 of the four channel vectors v0..v3 as C4 words (byte e of word n is
+ * v_e[n]). The unpacks work within 128-bit lanes (lane L of R_k: pixels 16L + 4k .. + 3); two rounds of 128-bit
+ * lane shuffles gather each 16-pixel block. */
+VNNI_TARGET static inline void FN(q_quad_words)(__m512i v0, __m512i v1, __m512i v2, __m512i v3, __m512i blk[4]) {
+    const __m512i a = _mm512_unpacklo_epi8(v0, v1), b = _mm512_unpackhi_epi8(v0, v1);
+    const __m512i c = _mm512_unpacklo_epi8(v2, v3), e = _mm512_unpackhi_epi8(v2, v3);
+    const __m512i R0 = _mm512_unpacklo_epi16(a, c), R1 = _mm512_unpackhi_epi16(a, c);
+    const __m512i R2 = _mm512_unpacklo_epi16(b, e), R3 = _mm512_unpackhi_epi16(b, e);
+    const __m512i X = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i Y = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i X2 = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512i Y2 = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(3, 2, 3, 2));
+    blk[0] = _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(2, 0, 2, 0));
+    blk[1] = _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(3, 1, 3, 1));
+    blk[2] = _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(2, 0, 2, 0));
+    blk[3] = _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words, 64 pixels at a time (q_quad_words).
+ * The tail reads and writes only its own bytes (masked). */
 VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
                                             const uint8_t *r3, int64_t N, uint8_t *d) {
     for (int64_t n = 0; n < N; n += 64) {
         const int64_t left = N - n;
         const __mmask64 m = left >= 64 ? ~(__mmask64)0 : FN(q_bits)(0, left);
-        const __m512i v0 = _mm512_maskz_loadu_epi8(m, r0 + n), v1 = _mm512_maskz_loadu_epi8(m, r1 + n);
-        const __m512i v2 = _mm512_maskz_loadu_epi8(m, r2 + n), v3 = _mm512_maskz_loadu_epi8(m, r3 + n);
-        const __m512i a = _mm512_unpacklo_epi8(v0, v1), b = _mm512_unpackhi_epi8(v0, v1);
-        const __m512i c = _mm512_unpacklo_epi8(v2, v3), e = _mm512_unpackhi_epi8(v2, v3);
-        const __m512i R0 = _mm512_unpacklo_epi16(a, c), R1 = _mm512_unpackhi_epi16(a, c);
-        const __m512i R2 = _mm512_unpacklo_epi16(b, e), R3 = _mm512_unpackhi_epi16(b, e);
-        const __m512i X = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m512i Y = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m512i X2 = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(3, 2, 3, 2));
-        const __m512i Y2 = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(3, 2, 3, 2));
-        const __m512i blk[4] = {_mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(3, 1, 3, 1)),
-                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(3, 1, 3, 1))};
+        __m512i blk[4];
+        FN(q_quad_words)(_mm512_maskz_loadu_epi8(m, r0 + n), _mm512_maskz_loadu_epi8(m, r1 + n),
+                         _mm512_maskz_loadu_epi8(m, r2 + n), _mm512_maskz_loadu_epi8(m, r3 + n), blk);
         uint8_t *o = d + n * 4;
         if (left >= 64) {
             for (int k = 0; k < 4; ++k) _mm512_storeu_si512(o + 64 * k, blk[k]);
@@ -110,10 +116,110 @@ VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1
     }
 }
 
+/* pack_c4 of shifted planes where a padded input row fits one vector (sw 1: PW <= 64; sw 2: PW <= 64, both phases
+ * of QP <= 32): the 4 channel rows by masked loads (padding zx), stride-2 rows split into evens | odds (pshufb
+ * within 128-bit lanes, then the qwords: the low 256 bits the even phase, the high the odd), interleaved in
+ * registers into a row of C4 words on the stack (phase b at word 32 * b), then each kernel column's OW words
+ * copied out in whole vectors (up to 63 bytes past the row: the next row, written after, or the slack). */
+VNNI_TARGET static void FN(q_pack_c4_small)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
+                                            const x86_qphase *q, int64_t c4_0, int64_t c4_1, uint8_t *xq) {
+    const int64_t plane = g->H * g->W, QW = q->QW, kw = g->kw, sw = g->sw, pj = q->C4 * q->pstride * 4;
+    const __m512i zv = _mm512_set1_epi8((char)zx);
+    const __mmask64 m = FN(q_bits)(g->pl, g->pl + g->W); /* the padded row's input bytes, from column -pl */
+    const __m512i split = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    const __m512i gather = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    __attribute__((aligned(64))) uint8_t row[256 + 128];
+    int64_t src_off[64];
+    for (int64_t j = 0; j < kw; ++j) src_off[j] = ((j * g->dw) % sw) * 128 + ((j * g->dw) / sw) * 4;
+    for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
+        const uint8_t *xc[4];
+        for (int k = 0; k < 4; ++k) xc[k] = x + (c4 * 4 + k < g->C ? c4 * 4 + k : g->C - 1) * plane - g->pl;
+        for (int64_t a = 0; a < g->sh; ++a) {
+            if (!((q->phase_mask >> (a * kw)) & ((kw >= 64 ? 0 : (uint64_t)1 << kw) - 1))) continue;
+            uint8_t *base = xq + (a * kw * q->C4 + c4) * q->pstride * 4;
+            for (int64_t r = 0; r < q->QH; ++r) {
+                const int64_t ih = r * g->sh + a - g->pt;
+                uint8_t *d = base + r * QW * 4;
+                if (ih < 0 || ih >= g->H) {
+                    for (int64_t j = 0; j < kw; ++j)
+                        for (int64_t o = 0; o < QW * 4; o += 64) _mm512_storeu_si512(d + j * pj + o, zv);
+                    continue;
+                }
+                __m512i v[4];
+                for (int k = 0; k < 4; ++k) {
+                    v[k] = _mm512_mask_loadu_epi8(zv, m, xc[k] + ih * g->W);
+                    if (sw == 2) v[k] = _mm512_permutexvar_epi64(gather, _mm512_shuffle_epi8(v[k], split));
+                }
+                __m512i blk[4];
+                FN(q_quad_words)(v[0], v[1], v[2], v[3], blk);
+                for (int k = 0; k < 4; ++k) _mm512_store_si512(row + 64 * k, blk[k]);
+                for (int64_t j = 0; j < kw; ++j)
+                    for (int64_t o = 0; o < QW * 4; o += 64)
+                        _mm512_storeu_si512(d + j * pj + o, _mm512_loadu_si512(row + src_off[j] + o));
+            }
+        }
+    }
+}
+
+/* q->shifted: the planes (a, j) of channel quads [c4_0, c4_1): xq[a * kw + j][c4][pstride] C4 words,
+ * X[r][c] = P[r * sh + a][c * sw + j * dw] for c < QW = OW. Each input row is split into its sw column phases
+ * and interleaved once (QP words each, in tmp after the 8 channel rows), then every kernel column copies its
+ * OW words from phase (j * dw) % sw at column (j * dw) / sw. Channels past C repeat channel C - 1. */
+VNNI_TARGET static void FN(q_pack_c4_shifted)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
+                                              const x86_qphase *q, int64_t c4_0, int64_t c4_1, uint8_t *xq,
+                                              uint8_t *tmp) {
+    const int64_t plane = g->H * g->W, QP = q->QP, QW = q->QW, tw = QP + 64, kw = g->kw, sw = g->sw;
+    uint8_t *rows = tmp + 8 * tw; /* rows + b * tw * 4: column phase b, interleaved */
+    int64_t lo[64], hi[64];
+    for (int64_t b = 0; b < sw && b < 64; ++b) FN(q_phase_cols)(g, b, QP, &lo[b], &hi[b]);
+    for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
+        const uint8_t *xc[4];
+        for (int k = 0; k < 4; ++k) xc[k] = x + (c4 * 4 + k < g->C ? c4 * 4 + k : g->C - 1) * plane;
+        for (int64_t a = 0; a < g->sh; ++a) {
+            const uint64_t amask = (q->phase_mask >> (a * kw)) & ((kw >= 64 ? 0 : (uint64_t)1 << kw) - 1);
+            if (!amask) continue; /* no tap reads this row phase */
+            uint8_t *base = xq + (a * kw * q->C4 + c4) * q->pstride * 4; /* plane (a, j): + j * C4 * pstride * 4 */
+            const int64_t pj = q->C4 * q->pstride * 4;
+            for (int64_t r = 0; r < q->QH; ++r) {
+                const int64_t ih = r * g->sh + a - g->pt;
+                if (ih < 0 || ih >= g->H) {
+                    for (int64_t j = 0; j < kw; ++j) memset(base + j * pj + r * QW * 4, zx, (size_t)QW * 4);
+                    continue;
+                }
+                if (sw == 2) { /* both column phases of the row at once */
+                    uint8_t *t1 = tmp + 4 * tw;
+                    for (int k = 0; k < 4; ++k)
+                        FN(q_phase_row2)(xc[k] + ih * g->W, g->W, g->pl, zx, tmp + k * tw, t1 + k * tw, QP);
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QP, rows);
+                    if (kw > 1 && g->dw % 2) /* some kernel column reads the odd phase */
+                        FN(q_interleave_c4)(t1, t1 + tw, t1 + 2 * tw, t1 + 3 * tw, QP, rows + tw * 4);
+                } else {
+                    for (int64_t b = 0; b < sw; ++b) {
+                        for (int k = 0; k < 4; ++k)
+                            FN(q_phase_row)(xc[k] + ih * g->W, b - g->pl, sw, lo[b], hi[b], zx, tmp + k * tw, QP);
+                        FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QP, rows + b * tw * 4);
+                    }
+                }
+                for (int64_t j = 0; j < kw; ++j) {
+                    const int64_t cj = j * g->dw;
+                    memcpy(base + j * pj + r * QW * 4, rows + (cj % sw) * tw * 4 + (cj / sw) * 4, (size_t)QW * 4);
+                }
+            }
+        }
+    }
+}
+
 /* The phase planes of channel quads [c4_0, c4_1) of one (image, group): xq[phase][c4][pstride] C4 words.
  * Channels past C repeat channel C - 1 (their weights are 0). tmp: 8 * (QW + 64) bytes. */
 VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
                                       int64_t c4_0, int64_t c4_1, uint8_t *xq, uint8_t *tmp) {
+    if (q->shifted) {
+        if ((g->sw == 1 && g->pl + g->W <= 64 && q->QP <= 64) || (g->sw == 2 && q->QP <= 32 && g->pl + g->W <= 64))
+            FN(q_pack_c4_small)(x, zx, g, q, c4_0, c4_1, xq);
+        else
+            FN(q_pack_c4_shifted)(x, zx, g, q, c4_0, c4_1, xq, tmp);
+        return;
+    }
     const int64_t plane = g->H * g->W, QW = q->QW, tw = QW + 64;
     const int direct = q->direct; /* 1x1, stride 1, no padding: a phase plane is the input plane */
     for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
@@ -200,6 +306,8 @@ VNNI_TARGET static inline __m512i FN(q_round)(__m512i acc, __m512 mv, __m512i zv
         c##r##1 = _mm512_dpbusd_epi32(c##r##1, b1, wv);                            \
     }
 
+#define QC_HALF(r) c##r##0 = _mm512_dpbusd_epi32(c##r##0, b0, _mm512_set1_epi32(ak[r]));
+
 /* y[m][plane] (m < M) for the tiles [p0, p1) of QC_NB flattened outputs. a: [M / QC_MR][taps * C4][QC_MR]
  * C4 words of weights (4 channels of one tap, int8); tap_off: per tap, the C4-word offset of its pixel for
  * n = 0 (phase plane included); channel quad c4 is c4 * pstride words further. */
@@ -214,7 +322,15 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * QC_NB;
         int64_t seg[QC_NB + 1][3];
-        const int nseg = FN(q_segments)(q, OW, n0, QC_NB, seg);
+        int nseg = 1;
+        if (q->QW == OW) { /* every flattened output is a real one, in plane order */
+            seg[0][0] = 0;
+            seg[0][1] = q->Nf - n0 < QC_NB ? q->Nf - n0 : QC_NB;
+            seg[0][2] = n0;
+        } else {
+            nseg = FN(q_segments)(q, OW, n0, QC_NB, seg);
+        }
+        const int half = q->Nf - n0 <= QC_NB / 2; /* the last tile, 16 outputs or fewer: one zmm of them */
         for (int64_t m0 = 0; m0 < M; m0 += QC_MR) {
             const int32_t *ak = a + m0 * K4;
             __m512i c00 = _mm512_set1_epi32(bias_eff[m0]), c01 = c00;
@@ -225,11 +341,18 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
             __m512i c50 = _mm512_set1_epi32(bias_eff[m0 + 5]), c51 = c50;
             __m512i c60 = _mm512_set1_epi32(bias_eff[m0 + 6]), c61 = c60;
             __m512i c70 = _mm512_set1_epi32(bias_eff[m0 + 7]), c71 = c70;
-            for (int64_t t = 0; t < q->taps; ++t) {
+            for (int64_t t = 0; t < (half ? 0 : q->taps); ++t) {
                 const uint8_t *bt = xq + (q->tap_off[t] + n0) * 4;
                 for (int64_t c4 = 0; c4 < C4; ++c4, ak += QC_MR, bt += cstride) {
                     const __m512i b0 = _mm512_loadu_si512(bt), b1 = _mm512_loadu_si512(bt + 64);
                     QC_ROW(0) QC_ROW(1) QC_ROW(2) QC_ROW(3) QC_ROW(4) QC_ROW(5) QC_ROW(6) QC_ROW(7)
+                }
+            }
+            for (int64_t t = 0; t < (half ? q->taps : 0); ++t) { /* the second zmm's sums stay bias_eff, unstored */
+                const uint8_t *bt = xq + (q->tap_off[t] + n0) * 4;
+                for (int64_t c4 = 0; c4 < C4; ++c4, ak += QC_MR, bt += cstride) {
+                    const __m512i b0 = _mm512_loadu_si512(bt);
+                    QC_HALF(0) QC_HALF(1) QC_HALF(2) QC_HALF(3) QC_HALF(4) QC_HALF(5) QC_HALF(6) QC_HALF(7)
                 }
             }
             const __m512i acc[QC_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
@@ -256,6 +379,7 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
     }
 }
 #undef QC_ROW
+#undef QC_HALF
 
 /* -- conv_px: output channels in the vector lanes, pixels broadcast (for small planes, where conv_c4's
  * computed-and-dropped columns and 32-wide tiles waste a quarter of the work, e.g. 7x7) --
