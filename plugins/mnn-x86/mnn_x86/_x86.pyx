@@ -825,7 +825,8 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
     s.tmp_stride = (x86_qphase_tmp_bytes(&s.q, &s.g) + 63) // 64 * 64
     cdef Buffer tmp = Buffer(max(threads, 1) * s.tmp_stride)
-    cdef Buffer xq = Buffer(xq_bytes)
+    s.xq_stride = (xq_bytes + 63) // 64 * 64
+    cdef Buffer xq = Buffer(s.xq_stride * (2 if px else 1))  # conv_px: then the planes pixel-major (px_pack)
     ex.keep.extend([tap_off, xq, tmp])
     s.xq, s.tmp = <uint8_t*>xq.ptr, <uint8_t*>tmp.ptr
     if px:

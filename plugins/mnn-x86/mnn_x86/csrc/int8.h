@@ -79,6 +79,10 @@ typedef struct x86_int8_kernels {
     /* QLinearAdd, equal shapes: y = sat(rint(float32((a - za) * ma) + float32((b - zb) * mb)) + zc), no FMA */
     void (*add)(const uint8_t *a, const uint8_t *b, int64_t n, float ma, float mb, int32_t za, int32_t zb,
                 int32_t zc, uint8_t *y);
+    /* conv_px's [P][Mp] bytes into the NCHW plane [O][P] (VNNI only) */
+    void (*px_to_nchw)(const uint8_t *ypx, int64_t P, int64_t Mp, int64_t O, uint8_t *y);
+    /* pack_c4's planes [plane][c4][pstride] words -> [plane][pstride][C4] (conv_px's input; VNNI only) */
+    void (*px_pack)(const uint8_t *xq, const x86_qphase *q, uint8_t *xpm);
 } x86_int8_kernels;
 
 #define QC_MR 8  /* weight rows per register tile of conv_c4 (the packed weights' row block) */
@@ -105,7 +109,8 @@ typedef struct x86_qconv_state {
     const int8_t *wdw;       /* kind 2: [O][kh * kw] */
     const int32_t *wq;       /* kind 3: [O][ceil(taps / 4)] words of 4 weights; kind 4: [ceil(O / 16)][K4][16] */
     uint8_t *xq, *tmp;       /* kind 1: phase planes of all channel quads, row scratch; kinds 3, 4: per thread */
-    int64_t xq_stride;       /* kinds 3, 4: bytes of one thread's scratch */
+    int64_t xq_stride;       /* kinds 3, 4: bytes of one thread's scratch; kind 5: of the planes (the pixel-major
+                              * copy follows them) */
     int64_t tmp_stride;      /* kinds 1, 5: bytes of one thread's row scratch (x86_qphase_tmp_bytes) */
     x86_qphase q;            /* kinds 1, 3, 5 */
     int32_t *accs;           /* kind 5 (conv_px, group 1): partial sums [P][Mp]; the output bytes [P][Mp] */

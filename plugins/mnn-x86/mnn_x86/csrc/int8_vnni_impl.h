@@ -393,27 +393,46 @@ __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
     const int PX, const x86_qphase *q, const uint8_t *xq, const int64_t *pos, int64_t t, const int32_t *wt,
     int64_t mb, int64_t Mp, int32_t *accs, const int32_t *bias_eff, const float *mult, __m512i zv, __m256i qlo,
     __m256i qhi, uint8_t *ypx, int64_t p0) {
-    const int64_t K4 = q->taps * q->C4, C4 = q->C4, cs = q->pstride;
-    const int32_t *xw = (const int32_t *)xq;
+    const int64_t K4 = q->taps * q->C4, C4 = q->C4, ps = q->pstride;
+    const int32_t *xw = (const int32_t *)xq; /* pixel-major: (plane * pstride + pixel) * C4 + c4 (q_px_pack) */
+    const int64_t tp = q->tap_off[t] / (C4 * ps) * ps + q->tap_off[t] % (C4 * ps); /* the tap's pixel */
     __m512i acc[QPX_MAX][4];
-    for (int i = 0; i < PX; ++i)
+    for (int i = 0; i < QPX_MAX; ++i)
         for (int j = 0; j < 4; ++j)
-            acc[i][j] = t == 0 ? _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j)
-                               : _mm512_loadu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j);
+            acc[i][j] = i >= PX ? _mm512_setzero_si512()
+                        : t == 0 ? _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j)
+                                 : _mm512_loadu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j);
     const int32_t *w = wt + (mb * 4 * K4 + t * C4) * 16;
-    const int32_t *xp[QPX_MAX];
-    for (int i = 0; i < PX; ++i) xp[i] = xw + pos[i] + q->tap_off[t];
+    /* named accumulators and pixel pointers (not arrays indexed in the loop): gcc keeps them in registers */
+    __m512i a00 = acc[0][0], a01 = acc[0][1], a02 = acc[0][2], a03 = acc[0][3];
+    __m512i a10 = acc[1][0], a11 = acc[1][1], a12 = acc[1][2], a13 = acc[1][3];
+    __m512i a20 = acc[2][0], a21 = acc[2][1], a22 = acc[2][2], a23 = acc[2][3];
+    __m512i a30 = acc[3][0], a31 = acc[3][1], a32 = acc[3][2], a33 = acc[3][3];
+    __m512i a40 = acc[4][0], a41 = acc[4][1], a42 = acc[4][2], a43 = acc[4][3];
+    __m512i a50 = acc[5][0], a51 = acc[5][1], a52 = acc[5][2], a53 = acc[5][3];
+    const int32_t *x0 = xw + (pos[0] + tp) * C4, *x1 = PX > 1 ? xw + (pos[1] + tp) * C4 : x0;
+    const int32_t *x2 = PX > 2 ? xw + (pos[2] + tp) * C4 : x0, *x3 = PX > 3 ? xw + (pos[3] + tp) * C4 : x0;
+    const int32_t *x4 = PX > 4 ? xw + (pos[4] + tp) * C4 : x0, *x5 = PX > 5 ? xw + (pos[5] + tp) * C4 : x0;
+#define QPX_STEP(i)                                                                                     \
+    if (PX > i) {                                                                                       \
+        const __m512i b = _mm512_set1_epi32(x##i[c4]);                                                  \
+        a##i##0 = _mm512_dpbusd_epi32(a##i##0, b, w0);                                                  \
+        a##i##1 = _mm512_dpbusd_epi32(a##i##1, b, w1);                                                  \
+        a##i##2 = _mm512_dpbusd_epi32(a##i##2, b, w2);                                                  \
+        a##i##3 = _mm512_dpbusd_epi32(a##i##3, b, w3);                                                  \
+    }
     for (int64_t c4 = 0; c4 < C4; ++c4, w += 16) {
         const __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + K4 * 16);
         const __m512i w2 = _mm512_loadu_si512(w + 2 * K4 * 16), w3 = _mm512_loadu_si512(w + 3 * K4 * 16);
-        for (int i = 0; i < PX; ++i) {
-            const __m512i b = _mm512_set1_epi32(xp[i][c4 * cs]);
-            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b, w0);
-            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b, w1);
-            acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], b, w2);
-            acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], b, w3);
-        }
+        QPX_STEP(0) QPX_STEP(1) QPX_STEP(2) QPX_STEP(3) QPX_STEP(4) QPX_STEP(5)
     }
+#undef QPX_STEP
+    acc[0][0] = a00, acc[0][1] = a01, acc[0][2] = a02, acc[0][3] = a03;
+    acc[1][0] = a10, acc[1][1] = a11, acc[1][2] = a12, acc[1][3] = a13;
+    acc[2][0] = a20, acc[2][1] = a21, acc[2][2] = a22, acc[2][3] = a23;
+    acc[3][0] = a30, acc[3][1] = a31, acc[3][2] = a32, acc[3][3] = a33;
+    acc[4][0] = a40, acc[4][1] = a41, acc[4][2] = a42, acc[4][3] = a43;
+    acc[5][0] = a50, acc[5][1] = a51, acc[5][2] = a52, acc[5][3] = a53;
     if (t + 1 < q->taps) {
         for (int i = 0; i < PX; ++i)
             for (int j = 0; j < 4; ++j) _mm512_storeu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j, acc[i][j]);
@@ -426,6 +445,36 @@ __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
             /* int32 -> int16 with signed saturation, then the clamp to [qmin, qmax] (inside [0, 255]) */
             const __m256i h = _mm256_max_epi16(_mm256_min_epi16(_mm512_cvtsepi32_epi16(qv), qhi), qlo);
             _mm_storeu_si128((__m128i *)(ypx + (p0 + i) * Mp + mb * 64 + 16 * j), _mm256_cvtepi16_epi8(h));
+        }
+    }
+}
+
+/* conv_px's input: pack_c4's planes xq[plane][c4][pstride] words made pixel-major, xpm[plane][pstride][C4],
+ * so that the pixels a tile broadcasts read their channel quads in order from a few lines (not one line per
+ * quad, pstride apart). 4 x 4 word blocks transposed by unpacks; the pixels up to a multiple of 4 past
+ * QH * QW come from the planes' slack (pstride >= QH * QW + 32). */
+VNNI_TARGET static void FN(q_px_pack)(const uint8_t *xq, const x86_qphase *q, uint8_t *xpm) {
+    const int64_t C4 = q->C4, ps = q->pstride, n = q->QH * q->QW;
+    for (int64_t ph = 0; ph < 64; ++ph) {
+        if (!((q->phase_mask >> ph) & 1)) continue;
+        const int32_t *s0 = (const int32_t *)xq + ph * C4 * ps;
+        int32_t *d0 = (int32_t *)xpm + ph * ps * C4;
+        for (int64_t p = 0; p < n; p += 4) {
+            int64_t c4 = 0;
+            for (; c4 + 4 <= C4; c4 += 4) {
+                const __m128i r0 = _mm_loadu_si128((const __m128i *)(s0 + c4 * ps + p));
+                const __m128i r1 = _mm_loadu_si128((const __m128i *)(s0 + (c4 + 1) * ps + p));
+                const __m128i r2 = _mm_loadu_si128((const __m128i *)(s0 + (c4 + 2) * ps + p));
+                const __m128i r3 = _mm_loadu_si128((const __m128i *)(s0 + (c4 + 3) * ps + p));
+                const __m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpackhi_epi32(r0, r1);
+                const __m128i t2 = _mm_unpacklo_epi32(r2, r3), t3 = _mm_unpackhi_epi32(r2, r3);
+                _mm_storeu_si128((__m128i *)(d0 + p * C4 + c4), _mm_unpacklo_epi64(t0, t2));
+                _mm_storeu_si128((__m128i *)(d0 + (p + 1) * C4 + c4), _mm_unpackhi_epi64(t0, t2));
+                _mm_storeu_si128((__m128i *)(d0 + (p + 2) * C4 + c4), _mm_unpacklo_epi64(t1, t3));
+                _mm_storeu_si128((__m128i *)(d0 + (p + 3) * C4 + c4), _mm_unpackhi_epi64(t1, t3));
+            }
+            for (; c4 < C4; ++c4)
+                for (int64_t k = 0; k < 4; ++k) d0[(p + k) * C4 + c4] = s0[c4 * ps + p + k];
         }
     }
 }
@@ -455,6 +504,40 @@ VNNI_TARGET static void FN(q_conv_px)(const x86_qphase *q, const uint8_t *xq, in
                     break;
                 }
             }
+}
+
+/* conv_px's bytes [P][Mp] into the NCHW plane y[m * P + p] (m < O): 16 x 16 blocks transposed in registers
+ * (four rounds of unpacks: bytes, words, dwords, qwords), the rows past P and the channels past O left out */
+VNNI_TARGET static void FN(q_px_to_nchw)(const uint8_t *ypx, int64_t P, int64_t Mp, int64_t O, uint8_t *y) {
+    for (int64_t p0 = 0; p0 < P; p0 += 16) {
+        const int64_t np = P - p0 < 16 ? P - p0 : 16;
+        const __mmask16 mk = np == 16 ? (__mmask16)0xffff : (__mmask16)((1u << np) - 1);
+        for (int64_t m0 = 0; m0 < O; m0 += 16) { /* m0 + 16 <= Mp: the padded channels are readable */
+            __m128i r[16], a[16], b[16];
+            for (int i = 0; i < 16; ++i)
+                r[i] = i < np ? _mm_loadu_si128((const __m128i *)(ypx + (p0 + i) * Mp + m0)) : _mm_setzero_si128();
+            for (int i = 0; i < 8; ++i) { /* a[h * 8 + i]: 16-bit element j = column h * 8 + j, rows 2i, 2i + 1 */
+                a[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+                a[8 + i] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+            }
+            for (int h = 0; h < 2; ++h) /* b[q * 4 + i]: 32-bit element j = column q * 4 + j, rows 4i .. 4i + 3 */
+                for (int i = 0; i < 4; ++i) {
+                    b[h * 8 + i] = _mm_unpacklo_epi16(a[h * 8 + 2 * i], a[h * 8 + 2 * i + 1]);
+                    b[h * 8 + 4 + i] = _mm_unpackhi_epi16(a[h * 8 + 2 * i], a[h * 8 + 2 * i + 1]);
+                }
+            for (int q = 0; q < 4; ++q) /* a[e * 2 + i]: 64-bit element j = column 2e + j, rows 8i .. 8i + 7 */
+                for (int i = 0; i < 2; ++i) {
+                    a[q * 4 + i] = _mm_unpacklo_epi32(b[q * 4 + 2 * i], b[q * 4 + 2 * i + 1]);
+                    a[q * 4 + 2 + i] = _mm_unpackhi_epi32(b[q * 4 + 2 * i], b[q * 4 + 2 * i + 1]);
+                }
+            for (int e = 0; e < 8; ++e) { /* r[c]: column c, rows 0 .. 15 */
+                r[2 * e] = _mm_unpacklo_epi64(a[2 * e], a[2 * e + 1]);
+                r[2 * e + 1] = _mm_unpackhi_epi64(a[2 * e], a[2 * e + 1]);
+            }
+            const int nm = O - m0 < 16 ? (int)(O - m0) : 16;
+            for (int c = 0; c < nm; ++c) _mm_mask_storeu_epi8(y + (m0 + c) * P + p0, mk, r[c]);
+        }
+    }
 }
 
 /* Depthwise QLinearConv of one channel on AVX-512 VNNI: the phase planes of the channel (bytes, in xd:

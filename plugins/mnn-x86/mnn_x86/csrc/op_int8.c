@@ -63,7 +63,8 @@ int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int d
     if (!depthwise && !(getenv("MNN_I8_EXP") && (atoi(getenv("MNN_I8_EXP")) & 1))) { /* C4 words: an odd number of cache lines from one channel quad to the next, so that the
                        * kernels' reads of one pixel in every quad spread over all L1 sets (a multiple of 1 KiB
                        * would put them in 4 of 64) */
-        q->pstride = (q->QH * q->QW + 128 + 15) / 16;
+        /* slack: conv_c4's last 32-word tile, the one-vector row packing's 63 bytes, px_pack's 3 words */
+        q->pstride = (q->QH * q->QW + 32 + 15) / 16;
         q->pstride = (q->pstride | 1) * 16;
     }
     q->C4 = depthwise ? 1 : C4;
@@ -149,15 +150,13 @@ static int qconv_px(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
         for (int64_t pi = 0; pi < pparts; ++pi)
             s->k8->pack_c4(x + n * in_img, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
                            s->tmp + pi * s->tmp_stride);
+        s->k8->px_pack(s->xq, &s->q, s->xq + s->xq_stride);
         const int64_t parts = threads > 1 ? (mbs < threads ? mbs : threads) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
         for (int64_t pi = 0; pi < parts; ++pi)
-            s->k8->conv_px(&s->q, s->xq, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
+            s->k8->conv_px(&s->q, s->xq + s->xq_stride, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
                            s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->accs, s->ypx);
-        uint8_t *yn = y + n * s->O * P;
-        for (int64_t p0 = 0; p0 < P; p0 += 8) /* 8 pixels x every channel: rows of ypx read once */
-            for (int64_t m = 0; m < s->O; ++m)
-                for (int64_t p = p0; p < P && p < p0 + 8; ++p) yn[m * P + p] = s->ypx[p * Mp + m];
+        s->k8->px_to_nchw(s->ypx, P, Mp, s->O, y + n * s->O * P);
     }
     return 0;
 }
