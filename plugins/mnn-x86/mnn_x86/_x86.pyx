@@ -646,7 +646,6 @@ cdef extern from "int8.h" nogil:
         int64_t xq_stride
         int64_t tmp_stride
         x86_qphase q
-        int32_t* accs
         uint8_t* ypx
 
     ctypedef struct x86_qelt_state:
@@ -809,17 +808,15 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     if shifted < 0:
         shifted = _shifted_pays(s, C4)
     # conv_px where conv_c4's tiles of flattened outputs (8 channels a row block; 32 wide, the last one 16) would
-    # compute at least 15% more than conv_px's 6-pixel x 64-channel tiles (its partial sums and transpose cost a
-    # few percent); conv_px reads the column phases' planes
+    # compute at least 15% more than conv_px's 6-pixel x 64-channel tiles (its pixel-major copy of the planes and
+    # transpose cost a few percent; measured equal at 14x14, 256 channels, where the ratio is 0.95)
     cdef int64_t PW = (s.g.OW - 1) * s.g.sw + (s.g.kw - 1) * s.g.dw + 1
     cdef int64_t nf = P if shifted else (s.g.OH - 1) * ((PW + s.g.sw - 1) // s.g.sw) + s.g.OW
     cdef int64_t c4_work = (nf + 15) // 16 * 16 * s.ogp
     cdef int64_t px_work = (P + 5) // 6 * 6 * ((s.og + 63) // 64 * 64)
-    import os
-    cdef int exp = int(os.environ.get("MNN_I8_EXP", "0"))
-    cdef bint px = s.group == 1 and (px_work < 0.87 * c4_work or (exp & 4) != 0)
+    cdef bint px = s.group == 1 and px_work < 0.87 * c4_work
     if px:  # no thrown-away columns either way: the planes whose packing is cheaper (one vector a row)
-        shifted = 0 if exp & 2 else int(s.g.pl + s.g.W <= 64 and (s.g.sw == 1 and PW <= 64 or s.g.sw == 2 and PW <= 64))
+        shifted = int(s.g.pl + s.g.W <= 64 and PW <= 64 and s.g.sw <= 2)
     cdef int64_t xq_bytes = x86_qphase_init(&s.q, &s.g, C4, 0, shifted, <int64_t*>tap_off.ptr)
     s.K4 = taps * C4
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
@@ -874,11 +871,10 @@ cdef _qconv_px(Execution ex, x86_qconv_state* s, int threads, weight, bias, mult
     mpad[:s.O] = np.asarray(mult, np.float32).reshape(-1)
     cdef Buffer bb = _copy_array(beff, np.int32)
     cdef Buffer mb = _copy_array(mpad, np.float32)
-    cdef Buffer accs = Buffer(P * Mp * 4)
     cdef Buffer ypx = Buffer(P * Mp)
-    ex.keep.extend([wb, bb, mb, accs, ypx])
+    ex.keep.extend([wb, bb, mb, ypx])
     s.wq, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
-    s.accs, s.ypx = <int32_t*>accs.ptr, <uint8_t*>ypx.ptr
+    s.ypx = <uint8_t*>ypx.ptr
     return ex
 
 

@@ -33,7 +33,7 @@ typedef struct x86_qphase {
     int64_t QP;          /* the sw column phases' width; QW too unless shifted */
     int32_t shifted;     /* conv: a plane per (row phase a, kernel column j), X[r][c] = P[r * sh + a][c * sw + j * dw]
                           * for c < QW = OW: the flattened outputs are the output plane, no thrown-away columns */
-    int32_t reserved_;
+    int32_t reserved;
     int64_t C4, taps, Nf;
     uint64_t phase_mask; /* the phase planes (a * sw + b) some tap reads */
     int32_t direct;      /* 1x1, stride 1, no padding: the phase plane is the input plane */
@@ -72,7 +72,7 @@ typedef struct x86_int8_kernels {
                            uint8_t *y, uint8_t *xd);
     void (*conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0, int64_t mb1,
                     int64_t Mp, const int32_t *wt, const int32_t *bias_eff, const float *mult, int32_t zy,
-                    int32_t qmin, int32_t qmax, int32_t *accs, uint8_t *ypx);
+                    int32_t qmin, int32_t qmax, uint8_t *ypx);
     void (*maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q, uint8_t *y, uint8_t *xd);
     void (*fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp, const int32_t *bias_eff,
                     const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xrow);
@@ -113,8 +113,7 @@ typedef struct x86_qconv_state {
                               * copy follows them) */
     int64_t tmp_stride;      /* kinds 1, 5: bytes of one thread's row scratch (x86_qphase_tmp_bytes) */
     x86_qphase q;            /* kinds 1, 3, 5 */
-    int32_t *accs;           /* kind 5 (conv_px, group 1): partial sums [P][Mp]; the output bytes [P][Mp] */
-    uint8_t *ypx;
+    uint8_t *ypx;            /* kind 5 (conv_px, group 1): the output bytes [P][Mp] */
 } x86_qconv_state;
 
 /* uint8 elementwise ops (QuantizeLinear, DequantizeLinear, QLinearAdd) and uint8 MaxPool */

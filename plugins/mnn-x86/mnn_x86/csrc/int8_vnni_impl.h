@@ -382,27 +382,24 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
 #undef QC_HALF
 
 /* -- conv_px: output channels in the vector lanes, pixels broadcast (for small planes, where conv_c4's
- * computed-and-dropped columns and 32-wide tiles waste a quarter of the work, e.g. 7x7) --
- * wt: [Mp / 16][taps * C4][16] words (4 input channels of one output channel), Mp = M rounded up to 64.
- * The taps are the outer loop (one tap's weights for 64 channels stay in L1 across all pixels); partial
- * sums wait in accs [P][Mp] between taps; after the last tap the bytes go to ypx [P][Mp], which the caller
- * transposes to the NCHW plane. PX pixels x 4 zmm (64 channels) of accumulators per register tile. */
+ * 16-wide pixel vectors would waste a quarter of the work, e.g. 7x7) --
+ * wt: [Mp / 16][taps * C4][16] words (4 input channels of one output channel), Mp = M rounded up to 64;
+ * the input pixel-major (q_px_pack). A register tile of PX pixels x 4 zmm (64 channels) runs through every
+ * tap and channel quad (the sums never leave the registers; a 64-channel block's weights, taps * C4 * 256
+ * bytes, stream from L2 once per tile), then its bytes go to ypx [P][Mp], which the caller transposes to
+ * the NCHW plane (q_px_to_nchw). */
 #define QPX_MAX 6
 
 __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
-    const int PX, const x86_qphase *q, const uint8_t *xq, const int64_t *pos, int64_t t, const int32_t *wt,
-    int64_t mb, int64_t Mp, int32_t *accs, const int32_t *bias_eff, const float *mult, __m512i zv, __m256i qlo,
-    __m256i qhi, uint8_t *ypx, int64_t p0) {
+    const int PX, const x86_qphase *q, const uint8_t *xq, const int64_t *pos, const int32_t *wt, int64_t mb,
+    int64_t Mp, const int32_t *bias_eff, const float *mult, __m512i zv, __m256i qlo, __m256i qhi, uint8_t *ypx,
+    int64_t p0) {
     const int64_t K4 = q->taps * q->C4, C4 = q->C4, ps = q->pstride;
     const int32_t *xw = (const int32_t *)xq; /* pixel-major: (plane * pstride + pixel) * C4 + c4 (q_px_pack) */
-    const int64_t tp = q->tap_off[t] / (C4 * ps) * ps + q->tap_off[t] % (C4 * ps); /* the tap's pixel */
     __m512i acc[QPX_MAX][4];
     for (int i = 0; i < QPX_MAX; ++i)
         for (int j = 0; j < 4; ++j)
-            acc[i][j] = i >= PX ? _mm512_setzero_si512()
-                        : t == 0 ? _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j)
-                                 : _mm512_loadu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j);
-    const int32_t *w = wt + (mb * 4 * K4 + t * C4) * 16;
+            acc[i][j] = i >= PX ? _mm512_setzero_si512() : _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j);
     /* named accumulators and pixel pointers (not arrays indexed in the loop): gcc keeps them in registers */
     __m512i a00 = acc[0][0], a01 = acc[0][1], a02 = acc[0][2], a03 = acc[0][3];
     __m512i a10 = acc[1][0], a11 = acc[1][1], a12 = acc[1][2], a13 = acc[1][3];
@@ -410,6 +407,9 @@ __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
     __m512i a30 = acc[3][0], a31 = acc[3][1], a32 = acc[3][2], a33 = acc[3][3];
     __m512i a40 = acc[4][0], a41 = acc[4][1], a42 = acc[4][2], a43 = acc[4][3];
     __m512i a50 = acc[5][0], a51 = acc[5][1], a52 = acc[5][2], a53 = acc[5][3];
+    for (int64_t tt = 0; tt < q->taps; ++tt) {
+    const int64_t tp = q->tap_off[tt] / (C4 * ps) * ps + q->tap_off[tt] % (C4 * ps); /* the tap's pixel */
+    const int32_t *w = wt + (mb * 4 * K4 + tt * C4) * 16;
     const int32_t *x0 = xw + (pos[0] + tp) * C4, *x1 = PX > 1 ? xw + (pos[1] + tp) * C4 : x0;
     const int32_t *x2 = PX > 2 ? xw + (pos[2] + tp) * C4 : x0, *x3 = PX > 3 ? xw + (pos[3] + tp) * C4 : x0;
     const int32_t *x4 = PX > 4 ? xw + (pos[4] + tp) * C4 : x0, *x5 = PX > 5 ? xw + (pos[5] + tp) * C4 : x0;
@@ -426,6 +426,7 @@ __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
         const __m512i w2 = _mm512_loadu_si512(w + 2 * K4 * 16), w3 = _mm512_loadu_si512(w + 3 * K4 * 16);
         QPX_STEP(0) QPX_STEP(1) QPX_STEP(2) QPX_STEP(3) QPX_STEP(4) QPX_STEP(5)
     }
+    }
 #undef QPX_STEP
     acc[0][0] = a00, acc[0][1] = a01, acc[0][2] = a02, acc[0][3] = a03;
     acc[1][0] = a10, acc[1][1] = a11, acc[1][2] = a12, acc[1][3] = a13;
@@ -433,11 +434,6 @@ __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
     acc[3][0] = a30, acc[3][1] = a31, acc[3][2] = a32, acc[3][3] = a33;
     acc[4][0] = a40, acc[4][1] = a41, acc[4][2] = a42, acc[4][3] = a43;
     acc[5][0] = a50, acc[5][1] = a51, acc[5][2] = a52, acc[5][3] = a53;
-    if (t + 1 < q->taps) {
-        for (int i = 0; i < PX; ++i)
-            for (int j = 0; j < 4; ++j) _mm512_storeu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j, acc[i][j]);
-        return;
-    }
     for (int j = 0; j < 4; ++j) {
         const __m512 mv = _mm512_loadu_ps(mult + mb * 64 + 16 * j);
         for (int i = 0; i < PX; ++i) {
@@ -482,26 +478,24 @@ VNNI_TARGET static void FN(q_px_pack)(const uint8_t *xq, const x86_qphase *q, ui
 /* output channel blocks [mb0, mb1) of 64 for all OH * OW pixels (bytes into ypx [P][Mp]) */
 VNNI_TARGET static void FN(q_conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0,
                                       int64_t mb1, int64_t Mp, const int32_t *wt, const int32_t *bias_eff,
-                                      const float *mult, int32_t zy, int32_t qmin, int32_t qmax, int32_t *accs,
-                                      uint8_t *ypx) {
+                                      const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *ypx) {
     const int64_t P = OH * OW;
     const __m512i zv = _mm512_set1_epi32(zy);
     const __m256i qlo = _mm256_set1_epi16((short)qmin), qhi = _mm256_set1_epi16((short)qmax);
-    for (int64_t t = 0; t < q->taps; ++t)
-        for (int64_t mb = mb0; mb < mb1; ++mb)
+    for (int64_t mb = mb0; mb < mb1; ++mb)
             for (int64_t p0 = 0; p0 < P; p0 += QPX_MAX) {
                 const int PX = P - p0 < QPX_MAX ? (int)(P - p0) : QPX_MAX;
                 int64_t pos[QPX_MAX];
                 for (int i = 0; i < PX; ++i) pos[i] = ((p0 + i) / OW) * q->QW + (p0 + i) % OW;
                 switch (PX) {
-                case 6: FN(q_px_tile)(6, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 5: FN(q_px_tile)(5, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 4: FN(q_px_tile)(4, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 3: FN(q_px_tile)(3, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 2: FN(q_px_tile)(2, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                default:
-                    FN(q_px_tile)(1, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0);
-                    break;
+#define QPX_CALL(n) FN(q_px_tile)(n, q, xq, pos, wt, mb, Mp, bias_eff, mult, zv, qlo, qhi, ypx, p0)
+                case 6: QPX_CALL(6); break;
+                case 5: QPX_CALL(5); break;
+                case 4: QPX_CALL(4); break;
+                case 3: QPX_CALL(3); break;
+                case 2: QPX_CALL(2); break;
+                default: QPX_CALL(1); break;
+#undef QPX_CALL
                 }
             }
 }

@@ -1,7 +1,6 @@
 /* QLinearConv run (int8.h): per (image, group) im2col of the uint8 input minus
  * its zero point, then the int16-pair GEMM with the requantizing epilogue; the
  * fully connected form packs all images as the GEMM's columns at once. */
-#include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -60,7 +59,7 @@ int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int d
     q->shifted = shifted && !depthwise && !q->direct && g->sh * g->kw <= 64;
     q->QW = q->shifted ? g->OW : q->QP;
     q->pstride = (q->QH * q->QW + 128 + 63) / 64 * 64; /* the last 64-wide tile reads up to 63 + 12 past */
-    if (!depthwise && !(getenv("MNN_I8_EXP") && (atoi(getenv("MNN_I8_EXP")) & 1))) { /* C4 words: an odd number of cache lines from one channel quad to the next, so that the
+    if (!depthwise) { /* C4 words: an odd number of cache lines from one channel quad to the next, so that the
                        * kernels' reads of one pixel in every quad spread over all L1 sets (a multiple of 1 KiB
                        * would put them in 4 of 64) */
         /* slack: conv_c4's last 32-word tile, the one-vector row packing's 63 bytes, px_pack's 3 words */
@@ -155,7 +154,7 @@ static int qconv_px(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
         for (int64_t pi = 0; pi < parts; ++pi)
             s->k8->conv_px(&s->q, s->xq + s->xq_stride, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
-                           s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->accs, s->ypx);
+                           s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->ypx);
         s->k8->px_to_nchw(s->ypx, P, Mp, s->O, y + n * s->O * P);
     }
     return 0;
