@@ -726,13 +726,15 @@ def qmaxpool(str isa, int threads, int64_t planes, dict p, bint vnni=True):
     return ex
 
 
-def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str path="pairs", int shifted=-1):
+def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str path="pairs", int shifted=-1,
+          int px=-1):
     """QLinearConv, uint8 -> uint8. p: N, O, group, fc and the geometry of one group (as conv).
     weight: int8 [O, C/group, kh, kw]; bias: int32 [O]; mult: float32 [O] requantization multipliers.
     path: "pairs" (int16-pair GEMM, every ISA), "depthwise" (group == C == O, every ISA), or with AVX-512 VNNI
     (see int8_vnni) "u8" (u8 x s8 on phase planes, no im2col), "dw_vnni" and "fc_vnni" (the fc form).
     shifted ("u8"): 1 planes per kernel column (int8.h x86_qphase.shifted), 0 the sw column phases, -1 the one
-    _qconv_u8 estimates cheaper."""
+    _qconv_u8 estimates cheaper; px ("u8", group 1): 1 conv_px (output channels in the lanes), 0 conv_c4, -1 the
+    one estimated cheaper."""
     cdef Execution ex = _execution(f"x86.QLinearConv.int8.{path}", sizeof(x86_qconv_state), x86_qconv_run, isa,
                                    threads)
     cdef x86_qconv_state* s = <x86_qconv_state*>ex.state
@@ -745,7 +747,7 @@ def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str 
     if path == "dw_vnni":
         return _qconv_dw_vnni(ex, s, threads, p, weight, bias, mult, zx, zy)
     if path == "u8":
-        return _qconv_u8(ex, s, threads, p, weight, bias, mult, zx, zy, shifted)
+        return _qconv_u8(ex, s, threads, p, weight, bias, mult, zx, zy, shifted, px)
     if path == "fc_vnni":
         return _qconv_fc_vnni(ex, s, threads, p, weight, bias, mult, zx, zy)
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], p["fc"]
@@ -796,7 +798,7 @@ def _bias_eff(bias, w8, int o, int zx):
 
 
 cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bias, mult, int zx, int zy,
-               int shifted):
+               int shifted, int use_px):
     s.kind = 1
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], 0
     s.og = s.O // s.group
@@ -814,7 +816,7 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     cdef int64_t nf = P if shifted else (s.g.OH - 1) * ((PW + s.g.sw - 1) // s.g.sw) + s.g.OW
     cdef int64_t c4_work = (nf + 15) // 16 * 16 * s.ogp
     cdef int64_t px_work = (P + 5) // 6 * 6 * ((s.og + 63) // 64 * 64)
-    cdef bint px = s.group == 1 and px_work < 0.87 * c4_work
+    cdef bint px = s.group == 1 and (px_work < 0.87 * c4_work if use_px < 0 else use_px > 0)
     if px:  # no thrown-away columns either way: the planes whose packing is cheaper (one vector a row)
         shifted = int(s.g.pl + s.g.W <= 64 and PW <= 64 and s.g.sw <= 2)
     cdef int64_t xq_bytes = x86_qphase_init(&s.q, &s.g, C4, 0, shifted, <int64_t*>tap_off.ptr)
