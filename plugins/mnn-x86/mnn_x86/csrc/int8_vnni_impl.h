@@ -6,6 +6,9 @@
  * (i*dh % sh, j*dw % sw): a fixed offset from the flattened output index n = oh * QW + ow. The kernels
  * compute every flattened n < Nf = (OH - 1) * QW + OW (the columns ow >= OW of each row are computed and
  * thrown away: 2 of 16..58 for 3x3, none for 1x1) and store the rows' valid parts with masked stores.
+ * The convolutions can instead read one plane per (row phase a, kernel column j), X[r][c] =
+ * P[r * sh + a][c * sw + j * dw] for c < QW = OW (x86_qphase.shifted): tap (i, j) is plane (i*dh % sh, j)
+ * at row offset i*dh / sh, nothing is thrown away, and Nf = OH * OW.
  *
  * The zero point is out of the sums (the padding holds zx, not 0): acc = sum w * x + bias_eff with
  * bias_eff = bias - zx * sum w, exact in int32 as int8.h says. The requantization is int8.h's rule
