@@ -661,7 +661,8 @@ cdef extern from "int8.h" nogil:
         int32_t nb
 
     ctypedef struct x86_qphase:
-        int64_t QH, QW, pstride, C4, taps, Nf
+        int64_t QH, QW, pstride, QP, C4, taps, Nf
+        int32_t shifted
         int32_t window
         int64_t groups
 
@@ -685,8 +686,8 @@ cdef extern from "int8.h" nogil:
         uint8_t* xq
         uint8_t* tmp
         int64_t xq_stride
+        int64_t tmp_stride
         x86_qphase q
-        int32_t* accs
         uint8_t* ypx
 
     ctypedef struct x86_qelt_state:
@@ -706,7 +707,9 @@ cdef extern from "int8.h" nogil:
     const x86_int8_kernels* x86_int8_kernels_for(const char* isa)
     int x86_int8_vnni(const char* isa)
     int64_t x86_int8_dw_work_bytes(const x86_conv_geom* g)
-    int64_t x86_qphase_init(x86_qphase* q, const x86_conv_geom* g, int64_t C4, int depthwise, int64_t* tap_off)
+    int64_t x86_qphase_init(x86_qphase* q, const x86_conv_geom* g, int64_t C4, int depthwise, int shifted,
+                            int64_t* tap_off)
+    int64_t x86_qphase_tmp_bytes(const x86_qphase* q, const x86_conv_geom* g)
 
 
 def int8_vnni(str isa):
@@ -758,18 +761,22 @@ def qmaxpool(str isa, int threads, int64_t planes, dict p, bint vnni=True):
     _conv_geom(&s.cg, dict(p, C=1))
     cdef int64_t taps = s.pg.kh * s.pg.kw
     cdef Buffer tap_off = Buffer((taps + 3) // 4 * 4 * 8)
-    s.xq_stride = (x86_qphase_init(&s.q, &s.cg, 1, 1, <int64_t*>tap_off.ptr) + 63) // 64 * 64
+    s.xq_stride = (x86_qphase_init(&s.q, &s.cg, 1, 1, 0, <int64_t*>tap_off.ptr) + 63) // 64 * 64
     cdef Buffer xq = Buffer(max(threads, 1) * s.xq_stride)  # zeroed: the slack past the planes is read, never written
     ex.keep.extend([tap_off, xq])
     s.xq = <uint8_t*>xq.ptr
     return ex
 
 
-def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str path="pairs"):
+def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str path="pairs", int shifted=-1,
+          int px=-1):
     """QLinearConv, uint8 -> uint8. p: N, O, group, fc and the geometry of one group (as conv).
     weight: int8 [O, C/group, kh, kw]; bias: int32 [O]; mult: float32 [O] requantization multipliers.
     path: "pairs" (int16-pair GEMM, every ISA), "depthwise" (group == C == O, every ISA), or with AVX-512 VNNI
-    (see int8_vnni) "u8" (u8 x s8 on phase planes, no im2col), "dw_vnni" and "fc_vnni" (the fc form)."""
+    (see int8_vnni) "u8" (u8 x s8 on phase planes, no im2col), "dw_vnni" and "fc_vnni" (the fc form).
+    shifted ("u8"): 1 planes per kernel column (int8.h x86_qphase.shifted), 0 the sw column phases, -1 the one
+    _qconv_u8 estimates cheaper; px ("u8", group 1): 1 conv_px (output channels in the lanes), 0 conv_c4, -1 the
+    one estimated cheaper."""
     cdef Execution ex = _execution(f"x86.QLinearConv.int8.{path}", sizeof(x86_qconv_state), x86_qconv_run, isa,
                                    threads)
     cdef x86_qconv_state* s = <x86_qconv_state*>ex.state
@@ -782,7 +789,7 @@ def qconv(str isa, int threads, dict p, weight, bias, mult, int zx, int zy, str 
     if path == "dw_vnni":
         return _qconv_dw_vnni(ex, s, threads, p, weight, bias, mult, zx, zy)
     if path == "u8":
-        return _qconv_u8(ex, s, threads, p, weight, bias, mult, zx, zy)
+        return _qconv_u8(ex, s, threads, p, weight, bias, mult, zx, zy, shifted, px)
     if path == "fc_vnni":
         return _qconv_fc_vnni(ex, s, threads, p, weight, bias, mult, zx, zy)
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], p["fc"]
@@ -832,7 +839,8 @@ def _bias_eff(bias, w8, int o, int zx):
     return ((b64 + 2**31) % 2**32 - 2**31).astype(np.int32)
 
 
-cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bias, mult, int zx, int zy):
+cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bias, mult, int zx, int zy,
+               int shifted, int use_px):
     s.kind = 1
     s.N, s.O, s.group, s.fc = p["N"], p["O"], p["group"], 0
     s.og = s.O // s.group
@@ -841,18 +849,28 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     if s.g.sh * s.g.sw > 64:
         raise RuntimeError("the int8 VNNI convolution takes strides with sh * sw <= 64")
     cdef Buffer tap_off = Buffer(max(taps, 4) * 8)
-    cdef int64_t xq_bytes = x86_qphase_init(&s.q, &s.g, C4, 0, <int64_t*>tap_off.ptr)
+    if shifted < 0:
+        shifted = _shifted_pays(s, C4)
+    # conv_px where conv_c4's tiles of flattened outputs (8 channels a row block; 32 wide, the last one 16) would
+    # compute at least 15% more than conv_px's 6-pixel x 64-channel tiles (its pixel-major copy of the planes and
+    # transpose cost a few percent; measured equal at 14x14, 256 channels, where the ratio is 0.95)
+    cdef int64_t PW = (s.g.OW - 1) * s.g.sw + (s.g.kw - 1) * s.g.dw + 1
+    cdef int64_t nf = P if shifted else (s.g.OH - 1) * ((PW + s.g.sw - 1) // s.g.sw) + s.g.OW
+    cdef int64_t c4_work = (nf + 15) // 16 * 16 * s.ogp
+    cdef int64_t px_work = (P + 5) // 6 * 6 * ((s.og + 63) // 64 * 64)
+    cdef bint px = s.group == 1 and (px_work < 0.87 * c4_work if use_px < 0 else use_px > 0)
+    if px:  # no thrown-away columns either way: the planes whose packing is cheaper (one vector a row)
+        shifted = int(s.g.pl + s.g.W <= 64 and PW <= 64 and s.g.sw <= 2)
+    cdef int64_t xq_bytes = x86_qphase_init(&s.q, &s.g, C4, 0, shifted, <int64_t*>tap_off.ptr)
     s.K4 = taps * C4
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
-    cdef Buffer tmp = Buffer(max(threads, 1) * 8 * (s.q.QW + 64))
-    cdef Buffer xq = Buffer(xq_bytes)
+    s.tmp_stride = (x86_qphase_tmp_bytes(&s.q, &s.g) + 63) // 64 * 64
+    cdef Buffer tmp = Buffer(max(threads, 1) * s.tmp_stride)
+    s.xq_stride = (xq_bytes + 63) // 64 * 64
+    cdef Buffer xq = Buffer(s.xq_stride * (2 if px else 1))  # conv_px: then the planes pixel-major (px_pack)
     ex.keep.extend([tap_off, xq, tmp])
     s.xq, s.tmp = <uint8_t*>xq.ptr, <uint8_t*>tmp.ptr
-    # conv_px where conv_c4's 32-wide tiles of flattened outputs (8 channels a row block) would compute at least
-    # 15% more than conv_px's 6-pixel x 64-channel tiles (its partial sums and transpose cost a few percent)
-    cdef int64_t c4_work = (s.q.Nf + 31) // 32 * 32 * s.ogp
-    cdef int64_t px_work = (P + 5) // 6 * 6 * ((s.og + 63) // 64 * 64)
-    if s.group == 1 and px_work < 0.87 * c4_work:
+    if px:
         return _qconv_px(ex, s, threads, weight, bias, mult, zx)
     # weights [group][ogp / 8][tap][C4][8 rows] words of 4 channels' int8 (channels past C and rows past og: 0)
     w = np.asarray(weight, np.int8).reshape(s.group, s.og, C, taps)
@@ -865,6 +883,20 @@ cdef _qconv_u8(Execution ex, x86_qconv_state* s, int threads, dict p, weight, bi
     ex.keep.extend([wb, bb, mb])
     s.w, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
     return ex
+
+
+cdef int _shifted_pays(x86_qconv_state* s, int64_t C4):
+    """1 where the planes per kernel column (no thrown-away columns, one 16-wide last tile) save more dpbusd work
+    than their extra packing costs (kw copies of each row instead of the sw phases: ~1 dpbusd per 16 bytes)."""
+    cdef x86_conv_geom* g = &s.g
+    cdef int64_t PH = (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1, PW = (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1
+    cdef int64_t QH = (PH + g.sh - 1) // g.sh, QP = (PW + g.sw - 1) // g.sw
+    cdef int64_t nf_old = (g.OH - 1) * QP + g.OW, nf_new = g.OH * g.OW
+    if g.kw == 1 and g.sw == 1 or g.sh * g.kw > 64:
+        return 0
+    cdef int64_t saved = ((nf_old + 15) // 16 - (nf_new + 15) // 16) * s.ogp * g.kh * g.kw * C4
+    cdef int64_t extra = (g.sh * g.kw * QH * g.OW - g.sh * min(g.sw, g.kw) * QH * QP) * C4 * 4 // 16
+    return 1 if saved > extra else 0
 
 
 cdef _qconv_px(Execution ex, x86_qconv_state* s, int threads, weight, bias, mult, int zx):
@@ -883,11 +915,10 @@ cdef _qconv_px(Execution ex, x86_qconv_state* s, int threads, weight, bias, mult
     mpad[:s.O] = np.asarray(mult, np.float32).reshape(-1)
     cdef Buffer bb = _copy_array(beff, np.int32)
     cdef Buffer mb = _copy_array(mpad, np.float32)
-    cdef Buffer accs = Buffer(P * Mp * 4)
     cdef Buffer ypx = Buffer(P * Mp)
-    ex.keep.extend([wb, bb, mb, accs, ypx])
+    ex.keep.extend([wb, bb, mb, ypx])
     s.wq, s.bias_eff, s.mult = <const int32_t*>wb.ptr, <const int32_t*>bb.ptr, <const float*>mb.ptr
-    s.accs, s.ypx = <int32_t*>accs.ptr, <uint8_t*>ypx.ptr
+    s.ypx = <uint8_t*>ypx.ptr
     return ex
 
 
@@ -898,7 +929,7 @@ cdef _qconv_dw_vnni(Execution ex, x86_qconv_state* s, int threads, dict p, weigh
         raise RuntimeError("the int8 VNNI depthwise convolution takes strides with sh * sw <= 64")
     cdef int64_t taps = s.g.kh * s.g.kw
     cdef Buffer tap_off = Buffer((taps + 3) // 4 * 4 * 8)
-    s.xq_stride = (x86_qphase_init(&s.q, &s.g, 1, 1, <int64_t*>tap_off.ptr) + 63) // 64 * 64
+    s.xq_stride = (x86_qphase_init(&s.q, &s.g, 1, 1, 0, <int64_t*>tap_off.ptr) + 63) // 64 * 64
     s.zx, s.zy, s.qmin, s.qmax = zx, zy, 0, 255
     w = np.asarray(weight, np.int8).reshape(s.O, taps)
     if s.q.window:  # one word per kernel row: its kw (<= 4) weights, then 0

@@ -23,6 +23,11 @@ from ._common import KERNELS, KernelSpec, kernel, register, static_shape
 
 #: take the VNNI GEMM where the ISA has it (tests turn it off to check the int16-pair path on avx512)
 USE_VNNI = True
+#: the VNNI convolution's planes: -1 as _x86.qconv estimates cheaper, 1 one per kernel column (no thrown-away
+#: columns), 0 the stride's column phases (tests force each)
+SHIFTED = -1
+#: group-1 VNNI convolutions: -1 conv_px or conv_c4 as _x86.qconv estimates cheaper, 1 always conv_px, 0 never
+PX = -1
 
 _PARAMS = (1, 2, 4, 5, 6, 7, 8)  # every input but x and w: constants
 
@@ -98,6 +103,8 @@ def prepare_qconv(node, ins, outs, constants, ctx, isa):
         int(zx.reshape(())),
         int(zy.reshape(())),
         path,
+        SHIFTED,
+        PX,
     )
 
 
@@ -150,8 +157,7 @@ def _prepare_qadd(node, ins, outs, constants, ctx, isa):
     return _x86.qadd(isa, ctx.threads)
 
 
-register(KernelSpec("QLinearAdd", dtypes=("float32", "uint8"), supports=_qadd_supports, efficiency=0.5),
-         _prepare_qadd)
+register(KernelSpec("QLinearAdd", dtypes=("float32", "uint8"), supports=_qadd_supports, efficiency=0.5), _prepare_qadd)
 
 
 def _wrap_maxpool():

@@ -155,6 +155,46 @@ def test_qlinearconv_wide_planes_and_threads(case, threads):
     np.testing.assert_array_equal(session.run({"x": x})["y"], want)
 
 
+PLANE_CASES = [  # the VNNI convolution's planes: one per kernel column (shifted) or the stride's column phases
+    (1, 13, 15, 17, 24, 3, 1, 1, 1, 1, True, True),  # rows in one vector (stride 1), channels not a multiple of 4
+    (1, 13, 15, 17, 24, 3, 1, 2, 1, 1, True, True),  # rows in one vector, stride 2 (even | odd split)
+    (1, 6, 9, 70, 10, 3, 1, 1, 1, 1, True, True),  # rows wider than a vector, stride 1
+    (1, 6, 9, 70, 10, 3, 1, 2, 1, 1, True, False),  # rows wider than a vector, stride 2 (both phases per pass)
+    (1, 6, 19, 23, 17, 3, 1, 3, 1, 1, True, True),  # stride 3
+    (1, 5, 11, 9, 9, 5, 1, 1, 2, 2, False, True),  # dilation 2
+    (1, 3, 31, 29, 16, 7, 1, 2, 3, 1, True, True),  # a stem: 3 channels, 7x7, stride 2
+    (1, 20, 14, 14, 12, 3, 1, 1, 1, 1, True, True),  # 196 outputs: the last tile 4 wide (16-wide pass)
+    (2, 9, 9, 9, 11, 3, 1, 1, 0, 1, True, True),  # 49 outputs: the last tile 17 wide (32-wide pass), batch 2
+    (1, 8, 9, 9, 40, 3, 2, 1, 1, 1, True, True),  # groups
+    (2, 7, 12, 13, 11, 1, 1, 2, 0, 1, True, True),  # 1x1, stride 2
+    (1, 36, 7, 7, 130, 3, 1, 1, 1, 1, True, True),  # 49 pixels, 130 channels, 9 channel quads
+    (1, 6, 8, 8, 70, 3, 1, 2, 1, 1, True, False),  # 16 outputs
+    (1, 20, 5, 5, 70, 3, 1, 1, 1, 1, True, True),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("px", [0, 1], ids=["conv_c4", "conv_px"])
+@pytest.mark.parametrize("shifted", [1, 0], ids=["per_column", "phases"])
+@pytest.mark.parametrize("case", PLANE_CASES, ids=lambda c: str(c[:10]))
+def test_vnni_conv_planes_bit_exact(case, shifted, px, threads, monkeypatch):
+    """conv_c4 and conv_px (pixels or output channels in the lanes; group 1) on either plane layout
+    (ops_int8.SHIFTED / PX force them), bit-exact to the reference."""
+    from mnn_x86 import _x86, ops_int8
+
+    if "avx512" not in ISAS or not _x86.int8_vnni("avx512"):
+        pytest.skip("no AVX-512 VNNI here")
+    monkeypatch.setattr(ops_int8, "SHIFTED", shifted)
+    monkeypatch.setattr(ops_int8, "PX", px)
+    rng = np.random.default_rng(sum(case[:8]) + shifted)
+    for ties in (False, True):
+        graph = _graph(rng, *case, mult_half=ties)
+        x = rng.integers(0, 256, case[:4]).astype(np.uint8)
+        want = mnn.Session(graph, backend="reference").run({"x": x})["y"]
+        session = mnn.Session(graph, backend="x86", fallback=False, threads=threads, options={"x86.isa": "avx512"})
+        np.testing.assert_array_equal(session.run({"x": x})["y"], want)
+
+
 def test_vnni_path_is_taken_where_the_cpu_has_it():
     """The u8 x s8 GEMM exactly where cpuid has AVX-512 VNNI, and never on the avx2/scalar tables."""
     from mnn_x86 import _x86

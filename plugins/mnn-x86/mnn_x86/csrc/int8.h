@@ -30,6 +30,10 @@
  * flattened n = oh * QW + ow (n < Nf); tap t reads pixel n + tap_off[t]. Filled by x86_qphase_init. */
 typedef struct x86_qphase {
     int64_t QH, QW, pstride;
+    int64_t QP;          /* the sw column phases' width; QW too unless shifted */
+    int32_t shifted;     /* conv: a plane per (row phase a, kernel column j), X[r][c] = P[r * sh + a][c * sw + j * dw]
+                          * for c < QW = OW: the flattened outputs are the output plane, no thrown-away columns */
+    int32_t reserved;
     int64_t C4, taps, Nf;
     uint64_t phase_mask; /* the phase planes (a * sw + b) some tap reads */
     int32_t direct;      /* 1x1, stride 1, no padding: the phase plane is the input plane */
@@ -68,13 +72,17 @@ typedef struct x86_int8_kernels {
                            uint8_t *y, uint8_t *xd);
     void (*conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0, int64_t mb1,
                     int64_t Mp, const int32_t *wt, const int32_t *bias_eff, const float *mult, int32_t zy,
-                    int32_t qmin, int32_t qmax, int32_t *accs, uint8_t *ypx);
+                    int32_t qmin, int32_t qmax, uint8_t *ypx);
     void (*maxpool_vnni)(const uint8_t *x, const x86_conv_geom *g, const x86_qphase *q, uint8_t *y, uint8_t *xd);
     void (*fc_vnni)(const uint8_t *x, int64_t N, int64_t K, int64_t O, const int32_t *wp, const int32_t *bias_eff,
                     const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *y, uint8_t *xrow);
     /* QLinearAdd, equal shapes: y = sat(rint(float32((a - za) * ma) + float32((b - zb) * mb)) + zc), no FMA */
     void (*add)(const uint8_t *a, const uint8_t *b, int64_t n, float ma, float mb, int32_t za, int32_t zb,
                 int32_t zc, uint8_t *y);
+    /* conv_px's [P][Mp] bytes into the NCHW plane [O][P] (VNNI only) */
+    void (*px_to_nchw)(const uint8_t *ypx, int64_t P, int64_t Mp, int64_t O, uint8_t *y);
+    /* pack_c4's planes [plane][c4][pstride] words -> [plane][pstride][C4] (conv_px's input; VNNI only) */
+    void (*px_pack)(const uint8_t *xq, const x86_qphase *q, uint8_t *xpm);
 } x86_int8_kernels;
 
 #define QC_MR 8  /* weight rows per register tile of conv_c4 (the packed weights' row block) */
@@ -101,10 +109,11 @@ typedef struct x86_qconv_state {
     const int8_t *wdw;       /* kind 2: [O][kh * kw] */
     const int32_t *wq;       /* kind 3: [O][ceil(taps / 4)] words of 4 weights; kind 4: [ceil(O / 16)][K4][16] */
     uint8_t *xq, *tmp;       /* kind 1: phase planes of all channel quads, row scratch; kinds 3, 4: per thread */
-    int64_t xq_stride;       /* kinds 3, 4: bytes of one thread's scratch */
+    int64_t xq_stride;       /* kinds 3, 4: bytes of one thread's scratch; kind 5: of the planes (the pixel-major
+                              * copy follows them) */
+    int64_t tmp_stride;      /* kinds 1, 5: bytes of one thread's row scratch (x86_qphase_tmp_bytes) */
     x86_qphase q;            /* kinds 1, 3, 5 */
-    int32_t *accs;           /* kind 5 (conv_px, group 1): partial sums [P][Mp]; the output bytes [P][Mp] */
-    uint8_t *ypx;
+    uint8_t *ypx;            /* kind 5 (conv_px, group 1): the output bytes [P][Mp] */
 } x86_qconv_state;
 
 /* uint8 elementwise ops (QuantizeLinear, DequantizeLinear, QLinearAdd) and uint8 MaxPool */
@@ -129,6 +138,8 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
 const x86_int8_kernels *x86_int8_kernels_for(const char *isa);
 int x86_int8_vnni(const char *isa);
 int64_t x86_int8_dw_work_bytes(const x86_conv_geom *g);
-int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int64_t *tap_off);
+int64_t x86_qphase_tmp_bytes(const x86_qphase *q, const x86_conv_geom *g);
+int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int shifted,
+                        int64_t *tap_off);
 
 #endif

@@ -371,6 +371,11 @@ const x86_int8_kernels FN(x86_int8_kernels) = {
     NULL, NULL, NULL, NULL, NULL, NULL,
 #endif
     FN(q_add),
+#if defined(INT8_VNNI)
+    FN(q_px_to_nchw), FN(q_px_pack),
+#else
+    NULL, NULL,
+#endif
 };
 #undef INT8_VNNI
 

@@ -6,6 +6,9 @@
  * (i*dh % sh, j*dw % sw): a fixed offset from the flattened output index n = oh * QW + ow. The kernels
  * compute every flattened n < Nf = (OH - 1) * QW + OW (the columns ow >= OW of each row are computed and
  * thrown away: 2 of 16..58 for 3x3, none for 1x1) and store the rows' valid parts with masked stores.
+ * The convolutions can instead read one plane per (row phase a, kernel column j), X[r][c] =
+ * P[r * sh + a][c * sw + j * dw] for c < QW = OW (x86_qphase.shifted): tap (i, j) is plane (i*dh % sh, j)
+ * at row offset i*dh / sh, nothing is thrown away, and Nf = OH * OW.
  *
  * The zero point is out of the sums (the padding holds zx, not 0): acc = sum w * x + bias_eff with
  * bias_eff = bias - zx * sum w, exact in int32 as int8.h says. The requantization is int8.h's rule
@@ -78,28 +81,34 @@ VNNI_TARGET static inline void FN(q_phase_row2)(const uint8_t *src, int64_t W, i
     }
 }
 
-/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words, 64 pixels at a time. The
- * unpacks work within 128-bit lanes (lane L of R_k: pixels 16L + 4k .. + 3); two rounds of 128-bit lane
- * shuffles gather each 16-pixel block. The tail reads and writes only its own bytes (masked). */
+/* blk[k] (k < 4): pixels 16k .. 16k + 15 of the four channel vectors v0..v3 as C4 words (byte e of word n is
+ * v_e[n]). The unpacks work within 128-bit lanes (lane L of R_k: pixels 16L + 4k .. + 3); two rounds of 128-bit
+ * lane shuffles gather each 16-pixel block. */
+VNNI_TARGET static inline void FN(q_quad_words)(__m512i v0, __m512i v1, __m512i v2, __m512i v3, __m512i blk[4]) {
+    const __m512i a = _mm512_unpacklo_epi8(v0, v1), b = _mm512_unpackhi_epi8(v0, v1);
+    const __m512i c = _mm512_unpacklo_epi8(v2, v3), e = _mm512_unpackhi_epi8(v2, v3);
+    const __m512i R0 = _mm512_unpacklo_epi16(a, c), R1 = _mm512_unpackhi_epi16(a, c);
+    const __m512i R2 = _mm512_unpacklo_epi16(b, e), R3 = _mm512_unpackhi_epi16(b, e);
+    const __m512i X = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i Y = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512i X2 = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512i Y2 = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(3, 2, 3, 2));
+    blk[0] = _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(2, 0, 2, 0));
+    blk[1] = _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(3, 1, 3, 1));
+    blk[2] = _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(2, 0, 2, 0));
+    blk[3] = _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+/* d[n * 4 + k] = r_k[n] for n < N: four channel rows into one row of C4 words, 64 pixels at a time (q_quad_words).
+ * The tail reads and writes only its own bytes (masked). */
 VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
                                             const uint8_t *r3, int64_t N, uint8_t *d) {
     for (int64_t n = 0; n < N; n += 64) {
         const int64_t left = N - n;
         const __mmask64 m = left >= 64 ? ~(__mmask64)0 : FN(q_bits)(0, left);
-        const __m512i v0 = _mm512_maskz_loadu_epi8(m, r0 + n), v1 = _mm512_maskz_loadu_epi8(m, r1 + n);
-        const __m512i v2 = _mm512_maskz_loadu_epi8(m, r2 + n), v3 = _mm512_maskz_loadu_epi8(m, r3 + n);
-        const __m512i a = _mm512_unpacklo_epi8(v0, v1), b = _mm512_unpackhi_epi8(v0, v1);
-        const __m512i c = _mm512_unpacklo_epi8(v2, v3), e = _mm512_unpackhi_epi8(v2, v3);
-        const __m512i R0 = _mm512_unpacklo_epi16(a, c), R1 = _mm512_unpackhi_epi16(a, c);
-        const __m512i R2 = _mm512_unpacklo_epi16(b, e), R3 = _mm512_unpackhi_epi16(b, e);
-        const __m512i X = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m512i Y = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(1, 0, 1, 0));
-        const __m512i X2 = _mm512_shuffle_i64x2(R0, R1, _MM_SHUFFLE(3, 2, 3, 2));
-        const __m512i Y2 = _mm512_shuffle_i64x2(R2, R3, _MM_SHUFFLE(3, 2, 3, 2));
-        const __m512i blk[4] = {_mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_i64x2(X, Y, _MM_SHUFFLE(3, 1, 3, 1)),
-                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(2, 0, 2, 0)),
-                                _mm512_shuffle_i64x2(X2, Y2, _MM_SHUFFLE(3, 1, 3, 1))};
+        __m512i blk[4];
+        FN(q_quad_words)(_mm512_maskz_loadu_epi8(m, r0 + n), _mm512_maskz_loadu_epi8(m, r1 + n),
+                         _mm512_maskz_loadu_epi8(m, r2 + n), _mm512_maskz_loadu_epi8(m, r3 + n), blk);
         uint8_t *o = d + n * 4;
         if (left >= 64) {
             for (int k = 0; k < 4; ++k) _mm512_storeu_si512(o + 64 * k, blk[k]);
@@ -110,10 +119,110 @@ VNNI_TARGET static void FN(q_interleave_c4)(const uint8_t *r0, const uint8_t *r1
     }
 }
 
+/* pack_c4 of shifted planes where a padded input row fits one vector (sw 1: PW <= 64; sw 2: PW <= 64, both phases
+ * of QP <= 32): the 4 channel rows by masked loads (padding zx), stride-2 rows split into evens | odds (pshufb
+ * within 128-bit lanes, then the qwords: the low 256 bits the even phase, the high the odd), interleaved in
+ * registers into a row of C4 words on the stack (phase b at word 32 * b), then each kernel column's OW words
+ * copied out in whole vectors (up to 63 bytes past the row: the next row, written after, or the slack). */
+VNNI_TARGET static void FN(q_pack_c4_small)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
+                                            const x86_qphase *q, int64_t c4_0, int64_t c4_1, uint8_t *xq) {
+    const int64_t plane = g->H * g->W, QW = q->QW, kw = g->kw, sw = g->sw, pj = q->C4 * q->pstride * 4;
+    const __m512i zv = _mm512_set1_epi8((char)zx);
+    const __mmask64 m = FN(q_bits)(g->pl, g->pl + g->W); /* the padded row's input bytes, from column -pl */
+    const __m512i split = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    const __m512i gather = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    __attribute__((aligned(64))) uint8_t row[256 + 128];
+    int64_t src_off[64];
+    for (int64_t j = 0; j < kw; ++j) src_off[j] = ((j * g->dw) % sw) * 128 + ((j * g->dw) / sw) * 4;
+    for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
+        const uint8_t *xc[4];
+        for (int k = 0; k < 4; ++k) xc[k] = x + (c4 * 4 + k < g->C ? c4 * 4 + k : g->C - 1) * plane - g->pl;
+        for (int64_t a = 0; a < g->sh; ++a) {
+            if (!((q->phase_mask >> (a * kw)) & ((kw >= 64 ? 0 : (uint64_t)1 << kw) - 1))) continue;
+            uint8_t *base = xq + (a * kw * q->C4 + c4) * q->pstride * 4;
+            for (int64_t r = 0; r < q->QH; ++r) {
+                const int64_t ih = r * g->sh + a - g->pt;
+                uint8_t *d = base + r * QW * 4;
+                if (ih < 0 || ih >= g->H) {
+                    for (int64_t j = 0; j < kw; ++j)
+                        for (int64_t o = 0; o < QW * 4; o += 64) _mm512_storeu_si512(d + j * pj + o, zv);
+                    continue;
+                }
+                __m512i v[4];
+                for (int k = 0; k < 4; ++k) {
+                    v[k] = _mm512_mask_loadu_epi8(zv, m, xc[k] + ih * g->W);
+                    if (sw == 2) v[k] = _mm512_permutexvar_epi64(gather, _mm512_shuffle_epi8(v[k], split));
+                }
+                __m512i blk[4];
+                FN(q_quad_words)(v[0], v[1], v[2], v[3], blk);
+                for (int k = 0; k < 4; ++k) _mm512_store_si512(row + 64 * k, blk[k]);
+                for (int64_t j = 0; j < kw; ++j)
+                    for (int64_t o = 0; o < QW * 4; o += 64)
+                        _mm512_storeu_si512(d + j * pj + o, _mm512_loadu_si512(row + src_off[j] + o));
+            }
+        }
+    }
+}
+
+/* q->shifted: the planes (a, j) of channel quads [c4_0, c4_1): xq[a * kw + j][c4][pstride] C4 words,
+ * X[r][c] = P[r * sh + a][c * sw + j * dw] for c < QW = OW. Each input row is split into its sw column phases
+ * and interleaved once (QP words each, in tmp after the 8 channel rows), then every kernel column copies its
+ * OW words from phase (j * dw) % sw at column (j * dw) / sw. Channels past C repeat channel C - 1. */
+VNNI_TARGET static void FN(q_pack_c4_shifted)(const uint8_t *x, int32_t zx, const x86_conv_geom *g,
+                                              const x86_qphase *q, int64_t c4_0, int64_t c4_1, uint8_t *xq,
+                                              uint8_t *tmp) {
+    const int64_t plane = g->H * g->W, QP = q->QP, QW = q->QW, tw = QP + 64, kw = g->kw, sw = g->sw;
+    uint8_t *rows = tmp + 8 * tw; /* rows + b * tw * 4: column phase b, interleaved */
+    int64_t lo[64], hi[64];
+    for (int64_t b = 0; b < sw && b < 64; ++b) FN(q_phase_cols)(g, b, QP, &lo[b], &hi[b]);
+    for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
+        const uint8_t *xc[4];
+        for (int k = 0; k < 4; ++k) xc[k] = x + (c4 * 4 + k < g->C ? c4 * 4 + k : g->C - 1) * plane;
+        for (int64_t a = 0; a < g->sh; ++a) {
+            const uint64_t amask = (q->phase_mask >> (a * kw)) & ((kw >= 64 ? 0 : (uint64_t)1 << kw) - 1);
+            if (!amask) continue; /* no tap reads this row phase */
+            uint8_t *base = xq + (a * kw * q->C4 + c4) * q->pstride * 4; /* plane (a, j): + j * C4 * pstride * 4 */
+            const int64_t pj = q->C4 * q->pstride * 4;
+            for (int64_t r = 0; r < q->QH; ++r) {
+                const int64_t ih = r * g->sh + a - g->pt;
+                if (ih < 0 || ih >= g->H) {
+                    for (int64_t j = 0; j < kw; ++j) memset(base + j * pj + r * QW * 4, zx, (size_t)QW * 4);
+                    continue;
+                }
+                if (sw == 2) { /* both column phases of the row at once */
+                    uint8_t *t1 = tmp + 4 * tw;
+                    for (int k = 0; k < 4; ++k)
+                        FN(q_phase_row2)(xc[k] + ih * g->W, g->W, g->pl, zx, tmp + k * tw, t1 + k * tw, QP);
+                    FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QP, rows);
+                    if (kw > 1 && g->dw % 2) /* some kernel column reads the odd phase */
+                        FN(q_interleave_c4)(t1, t1 + tw, t1 + 2 * tw, t1 + 3 * tw, QP, rows + tw * 4);
+                } else {
+                    for (int64_t b = 0; b < sw; ++b) {
+                        for (int k = 0; k < 4; ++k)
+                            FN(q_phase_row)(xc[k] + ih * g->W, b - g->pl, sw, lo[b], hi[b], zx, tmp + k * tw, QP);
+                        FN(q_interleave_c4)(tmp, tmp + tw, tmp + 2 * tw, tmp + 3 * tw, QP, rows + b * tw * 4);
+                    }
+                }
+                for (int64_t j = 0; j < kw; ++j) {
+                    const int64_t cj = j * g->dw;
+                    memcpy(base + j * pj + r * QW * 4, rows + (cj % sw) * tw * 4 + (cj / sw) * 4, (size_t)QW * 4);
+                }
+            }
+        }
+    }
+}
+
 /* The phase planes of channel quads [c4_0, c4_1) of one (image, group): xq[phase][c4][pstride] C4 words.
  * Channels past C repeat channel C - 1 (their weights are 0). tmp: 8 * (QW + 64) bytes. */
 VNNI_TARGET static void FN(q_pack_c4)(const uint8_t *x, int32_t zx, const x86_conv_geom *g, const x86_qphase *q,
                                       int64_t c4_0, int64_t c4_1, uint8_t *xq, uint8_t *tmp) {
+    if (q->shifted) {
+        if ((g->sw == 1 && g->pl + g->W <= 64 && q->QP <= 64) || (g->sw == 2 && q->QP <= 32 && g->pl + g->W <= 64))
+            FN(q_pack_c4_small)(x, zx, g, q, c4_0, c4_1, xq);
+        else
+            FN(q_pack_c4_shifted)(x, zx, g, q, c4_0, c4_1, xq, tmp);
+        return;
+    }
     const int64_t plane = g->H * g->W, QW = q->QW, tw = QW + 64;
     const int direct = q->direct; /* 1x1, stride 1, no padding: a phase plane is the input plane */
     for (int64_t c4 = c4_0; c4 < c4_1; ++c4) {
@@ -200,6 +309,8 @@ VNNI_TARGET static inline __m512i FN(q_round)(__m512i acc, __m512 mv, __m512i zv
         c##r##1 = _mm512_dpbusd_epi32(c##r##1, b1, wv);                            \
     }
 
+#define QC_HALF(r) c##r##0 = _mm512_dpbusd_epi32(c##r##0, b0, _mm512_set1_epi32(ak[r]));
+
 /* y[m][plane] (m < M) for the tiles [p0, p1) of QC_NB flattened outputs. a: [M / QC_MR][taps * C4][QC_MR]
  * C4 words of weights (4 channels of one tap, int8); tap_off: per tap, the C4-word offset of its pixel for
  * n = 0 (phase plane included); channel quad c4 is c4 * pstride words further. */
@@ -214,7 +325,15 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t n0 = p * QC_NB;
         int64_t seg[QC_NB + 1][3];
-        const int nseg = FN(q_segments)(q, OW, n0, QC_NB, seg);
+        int nseg = 1;
+        if (q->QW == OW) { /* every flattened output is a real one, in plane order */
+            seg[0][0] = 0;
+            seg[0][1] = q->Nf - n0 < QC_NB ? q->Nf - n0 : QC_NB;
+            seg[0][2] = n0;
+        } else {
+            nseg = FN(q_segments)(q, OW, n0, QC_NB, seg);
+        }
+        const int half = q->Nf - n0 <= QC_NB / 2; /* the last tile, 16 outputs or fewer: one zmm of them */
         for (int64_t m0 = 0; m0 < M; m0 += QC_MR) {
             const int32_t *ak = a + m0 * K4;
             __m512i c00 = _mm512_set1_epi32(bias_eff[m0]), c01 = c00;
@@ -225,11 +344,18 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
             __m512i c50 = _mm512_set1_epi32(bias_eff[m0 + 5]), c51 = c50;
             __m512i c60 = _mm512_set1_epi32(bias_eff[m0 + 6]), c61 = c60;
             __m512i c70 = _mm512_set1_epi32(bias_eff[m0 + 7]), c71 = c70;
-            for (int64_t t = 0; t < q->taps; ++t) {
+            for (int64_t t = 0; t < (half ? 0 : q->taps); ++t) {
                 const uint8_t *bt = xq + (q->tap_off[t] + n0) * 4;
                 for (int64_t c4 = 0; c4 < C4; ++c4, ak += QC_MR, bt += cstride) {
                     const __m512i b0 = _mm512_loadu_si512(bt), b1 = _mm512_loadu_si512(bt + 64);
                     QC_ROW(0) QC_ROW(1) QC_ROW(2) QC_ROW(3) QC_ROW(4) QC_ROW(5) QC_ROW(6) QC_ROW(7)
+                }
+            }
+            for (int64_t t = 0; t < (half ? q->taps : 0); ++t) { /* the second zmm's sums stay bias_eff, unstored */
+                const uint8_t *bt = xq + (q->tap_off[t] + n0) * 4;
+                for (int64_t c4 = 0; c4 < C4; ++c4, ak += QC_MR, bt += cstride) {
+                    const __m512i b0 = _mm512_loadu_si512(bt);
+                    QC_HALF(0) QC_HALF(1) QC_HALF(2) QC_HALF(3) QC_HALF(4) QC_HALF(5) QC_HALF(6) QC_HALF(7)
                 }
             }
             const __m512i acc[QC_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
@@ -256,45 +382,61 @@ VNNI_TARGET static void FN(q_conv_c4)(const x86_qphase *q, const uint8_t *xq, in
     }
 }
 #undef QC_ROW
+#undef QC_HALF
 
 /* -- conv_px: output channels in the vector lanes, pixels broadcast (for small planes, where conv_c4's
- * computed-and-dropped columns and 32-wide tiles waste a quarter of the work, e.g. 7x7) --
- * wt: [Mp / 16][taps * C4][16] words (4 input channels of one output channel), Mp = M rounded up to 64.
- * The taps are the outer loop (one tap's weights for 64 channels stay in L1 across all pixels); partial
- * sums wait in accs [P][Mp] between taps; after the last tap the bytes go to ypx [P][Mp], which the caller
- * transposes to the NCHW plane. PX pixels x 4 zmm (64 channels) of accumulators per register tile. */
+ * 16-wide pixel vectors would waste a quarter of the work, e.g. 7x7) --
+ * wt: [Mp / 16][taps * C4][16] words (4 input channels of one output channel), Mp = M rounded up to 64;
+ * the input pixel-major (q_px_pack). A register tile of PX pixels x 4 zmm (64 channels) runs through every
+ * tap and channel quad (the sums never leave the registers; a 64-channel block's weights, taps * C4 * 256
+ * bytes, stream from L2 once per tile), then its bytes go to ypx [P][Mp], which the caller transposes to
+ * the NCHW plane (q_px_to_nchw). */
 #define QPX_MAX 6
 
 __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
-    const int PX, const x86_qphase *q, const uint8_t *xq, const int64_t *pos, int64_t t, const int32_t *wt,
-    int64_t mb, int64_t Mp, int32_t *accs, const int32_t *bias_eff, const float *mult, __m512i zv, __m256i qlo,
-    __m256i qhi, uint8_t *ypx, int64_t p0) {
-    const int64_t K4 = q->taps * q->C4, C4 = q->C4, cs = q->pstride;
-    const int32_t *xw = (const int32_t *)xq;
+    const int PX, const x86_qphase *q, const uint8_t *xq, const int64_t *pos, const int32_t *wt, int64_t mb,
+    int64_t Mp, const int32_t *bias_eff, const float *mult, __m512i zv, __m256i qlo, __m256i qhi, uint8_t *ypx,
+    int64_t p0) {
+    const int64_t K4 = q->taps * q->C4, C4 = q->C4, ps = q->pstride;
+    const int32_t *xw = (const int32_t *)xq; /* pixel-major: (plane * pstride + pixel) * C4 + c4 (q_px_pack) */
     __m512i acc[QPX_MAX][4];
-    for (int i = 0; i < PX; ++i)
+    for (int i = 0; i < QPX_MAX; ++i)
         for (int j = 0; j < 4; ++j)
-            acc[i][j] = t == 0 ? _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j)
-                               : _mm512_loadu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j);
-    const int32_t *w = wt + (mb * 4 * K4 + t * C4) * 16;
-    const int32_t *xp[QPX_MAX];
-    for (int i = 0; i < PX; ++i) xp[i] = xw + pos[i] + q->tap_off[t];
+            acc[i][j] = i >= PX ? _mm512_setzero_si512() : _mm512_loadu_si512(bias_eff + mb * 64 + 16 * j);
+    /* named accumulators and pixel pointers (not arrays indexed in the loop): gcc keeps them in registers */
+    __m512i a00 = acc[0][0], a01 = acc[0][1], a02 = acc[0][2], a03 = acc[0][3];
+    __m512i a10 = acc[1][0], a11 = acc[1][1], a12 = acc[1][2], a13 = acc[1][3];
+    __m512i a20 = acc[2][0], a21 = acc[2][1], a22 = acc[2][2], a23 = acc[2][3];
+    __m512i a30 = acc[3][0], a31 = acc[3][1], a32 = acc[3][2], a33 = acc[3][3];
+    __m512i a40 = acc[4][0], a41 = acc[4][1], a42 = acc[4][2], a43 = acc[4][3];
+    __m512i a50 = acc[5][0], a51 = acc[5][1], a52 = acc[5][2], a53 = acc[5][3];
+    for (int64_t tt = 0; tt < q->taps; ++tt) {
+    const int64_t tp = q->tap_off[tt] / (C4 * ps) * ps + q->tap_off[tt] % (C4 * ps); /* the tap's pixel */
+    const int32_t *w = wt + (mb * 4 * K4 + tt * C4) * 16;
+    const int32_t *x0 = xw + (pos[0] + tp) * C4, *x1 = PX > 1 ? xw + (pos[1] + tp) * C4 : x0;
+    const int32_t *x2 = PX > 2 ? xw + (pos[2] + tp) * C4 : x0, *x3 = PX > 3 ? xw + (pos[3] + tp) * C4 : x0;
+    const int32_t *x4 = PX > 4 ? xw + (pos[4] + tp) * C4 : x0, *x5 = PX > 5 ? xw + (pos[5] + tp) * C4 : x0;
+#define QPX_STEP(i)                                                                                     \
+    if (PX > i) {                                                                                       \
+        const __m512i b = _mm512_set1_epi32(x##i[c4]);                                                  \
+        a##i##0 = _mm512_dpbusd_epi32(a##i##0, b, w0);                                                  \
+        a##i##1 = _mm512_dpbusd_epi32(a##i##1, b, w1);                                                  \
+        a##i##2 = _mm512_dpbusd_epi32(a##i##2, b, w2);                                                  \
+        a##i##3 = _mm512_dpbusd_epi32(a##i##3, b, w3);                                                  \
+    }
     for (int64_t c4 = 0; c4 < C4; ++c4, w += 16) {
         const __m512i w0 = _mm512_loadu_si512(w), w1 = _mm512_loadu_si512(w + K4 * 16);
         const __m512i w2 = _mm512_loadu_si512(w + 2 * K4 * 16), w3 = _mm512_loadu_si512(w + 3 * K4 * 16);
-        for (int i = 0; i < PX; ++i) {
-            const __m512i b = _mm512_set1_epi32(xp[i][c4 * cs]);
-            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b, w0);
-            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b, w1);
-            acc[i][2] = _mm512_dpbusd_epi32(acc[i][2], b, w2);
-            acc[i][3] = _mm512_dpbusd_epi32(acc[i][3], b, w3);
-        }
+        QPX_STEP(0) QPX_STEP(1) QPX_STEP(2) QPX_STEP(3) QPX_STEP(4) QPX_STEP(5)
     }
-    if (t + 1 < q->taps) {
-        for (int i = 0; i < PX; ++i)
-            for (int j = 0; j < 4; ++j) _mm512_storeu_si512(accs + (p0 + i) * Mp + mb * 64 + 16 * j, acc[i][j]);
-        return;
     }
+#undef QPX_STEP
+    acc[0][0] = a00, acc[0][1] = a01, acc[0][2] = a02, acc[0][3] = a03;
+    acc[1][0] = a10, acc[1][1] = a11, acc[1][2] = a12, acc[1][3] = a13;
+    acc[2][0] = a20, acc[2][1] = a21, acc[2][2] = a22, acc[2][3] = a23;
+    acc[3][0] = a30, acc[3][1] = a31, acc[3][2] = a32, acc[3][3] = a33;
+    acc[4][0] = a40, acc[4][1] = a41, acc[4][2] = a42, acc[4][3] = a43;
+    acc[5][0] = a50, acc[5][1] = a51, acc[5][2] = a52, acc[5][3] = a53;
     for (int j = 0; j < 4; ++j) {
         const __m512 mv = _mm512_loadu_ps(mult + mb * 64 + 16 * j);
         for (int i = 0; i < PX; ++i) {
@@ -306,31 +448,93 @@ __attribute__((always_inline)) VNNI_TARGET static inline void FN(q_px_tile)(
     }
 }
 
+/* conv_px's input: pack_c4's planes xq[plane][c4][pstride] words made pixel-major, xpm[plane][pstride][C4],
+ * so that the pixels a tile broadcasts read their channel quads in order from a few lines (not one line per
+ * quad, pstride apart). 4 x 4 word blocks transposed by unpacks; the pixels up to a multiple of 4 past
+ * QH * QW come from the planes' slack (pstride >= QH * QW + 32). */
+VNNI_TARGET static void FN(q_px_pack)(const uint8_t *xq, const x86_qphase *q, uint8_t *xpm) {
+    const int64_t C4 = q->C4, ps = q->pstride, n = q->QH * q->QW;
+    for (int64_t ph = 0; ph < 64; ++ph) {
+        if (!((q->phase_mask >> ph) & 1)) continue;
+        const int32_t *s0 = (const int32_t *)xq + ph * C4 * ps;
+        int32_t *d0 = (int32_t *)xpm + ph * ps * C4;
+        for (int64_t p = 0; p < n; p += 4) {
+            int64_t c4 = 0;
+            for (; c4 + 4 <= C4; c4 += 4) {
+                const __m128i r0 = _mm_loadu_si128((const __m128i *)(s0 + c4 * ps + p));
+                const __m128i r1 = _mm_loadu_si128((const __m128i *)(s0 + (c4 + 1) * ps + p));
+                const __m128i r2 = _mm_loadu_si128((const __m128i *)(s0 + (c4 + 2) * ps + p));
+                const __m128i r3 = _mm_loadu_si128((const __m128i *)(s0 + (c4 + 3) * ps + p));
+                const __m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpackhi_epi32(r0, r1);
+                const __m128i t2 = _mm_unpacklo_epi32(r2, r3), t3 = _mm_unpackhi_epi32(r2, r3);
+                _mm_storeu_si128((__m128i *)(d0 + p * C4 + c4), _mm_unpacklo_epi64(t0, t2));
+                _mm_storeu_si128((__m128i *)(d0 + (p + 1) * C4 + c4), _mm_unpackhi_epi64(t0, t2));
+                _mm_storeu_si128((__m128i *)(d0 + (p + 2) * C4 + c4), _mm_unpacklo_epi64(t1, t3));
+                _mm_storeu_si128((__m128i *)(d0 + (p + 3) * C4 + c4), _mm_unpackhi_epi64(t1, t3));
+            }
+            for (; c4 < C4; ++c4)
+                for (int64_t k = 0; k < 4; ++k) d0[(p + k) * C4 + c4] = s0[c4 * ps + p + k];
+        }
+    }
+}
+
 /* output channel blocks [mb0, mb1) of 64 for all OH * OW pixels (bytes into ypx [P][Mp]) */
 VNNI_TARGET static void FN(q_conv_px)(const x86_qphase *q, const uint8_t *xq, int64_t OH, int64_t OW, int64_t mb0,
                                       int64_t mb1, int64_t Mp, const int32_t *wt, const int32_t *bias_eff,
-                                      const float *mult, int32_t zy, int32_t qmin, int32_t qmax, int32_t *accs,
-                                      uint8_t *ypx) {
+                                      const float *mult, int32_t zy, int32_t qmin, int32_t qmax, uint8_t *ypx) {
     const int64_t P = OH * OW;
     const __m512i zv = _mm512_set1_epi32(zy);
     const __m256i qlo = _mm256_set1_epi16((short)qmin), qhi = _mm256_set1_epi16((short)qmax);
-    for (int64_t t = 0; t < q->taps; ++t)
-        for (int64_t mb = mb0; mb < mb1; ++mb)
+    for (int64_t mb = mb0; mb < mb1; ++mb)
             for (int64_t p0 = 0; p0 < P; p0 += QPX_MAX) {
                 const int PX = P - p0 < QPX_MAX ? (int)(P - p0) : QPX_MAX;
                 int64_t pos[QPX_MAX];
                 for (int i = 0; i < PX; ++i) pos[i] = ((p0 + i) / OW) * q->QW + (p0 + i) % OW;
                 switch (PX) {
-                case 6: FN(q_px_tile)(6, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 5: FN(q_px_tile)(5, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 4: FN(q_px_tile)(4, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 3: FN(q_px_tile)(3, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                case 2: FN(q_px_tile)(2, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0); break;
-                default:
-                    FN(q_px_tile)(1, q, xq, pos, t, wt, mb, Mp, accs, bias_eff, mult, zv, qlo, qhi, ypx, p0);
-                    break;
+#define QPX_CALL(n) FN(q_px_tile)(n, q, xq, pos, wt, mb, Mp, bias_eff, mult, zv, qlo, qhi, ypx, p0)
+                case 6: QPX_CALL(6); break;
+                case 5: QPX_CALL(5); break;
+                case 4: QPX_CALL(4); break;
+                case 3: QPX_CALL(3); break;
+                case 2: QPX_CALL(2); break;
+                default: QPX_CALL(1); break;
+#undef QPX_CALL
                 }
             }
+}
+
+/* conv_px's bytes [P][Mp] into the NCHW plane y[m * P + p] (m < O): 16 x 16 blocks transposed in registers
+ * (four rounds of unpacks: bytes, words, dwords, qwords), the rows past P and the channels past O left out */
+VNNI_TARGET static void FN(q_px_to_nchw)(const uint8_t *ypx, int64_t P, int64_t Mp, int64_t O, uint8_t *y) {
+    for (int64_t p0 = 0; p0 < P; p0 += 16) {
+        const int64_t np = P - p0 < 16 ? P - p0 : 16;
+        const __mmask16 mk = np == 16 ? (__mmask16)0xffff : (__mmask16)((1u << np) - 1);
+        for (int64_t m0 = 0; m0 < O; m0 += 16) { /* m0 + 16 <= Mp: the padded channels are readable */
+            __m128i r[16], a[16], b[16];
+            for (int i = 0; i < 16; ++i)
+                r[i] = i < np ? _mm_loadu_si128((const __m128i *)(ypx + (p0 + i) * Mp + m0)) : _mm_setzero_si128();
+            for (int i = 0; i < 8; ++i) { /* a[h * 8 + i]: 16-bit element j = column h * 8 + j, rows 2i, 2i + 1 */
+                a[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+                a[8 + i] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+            }
+            for (int h = 0; h < 2; ++h) /* b[q * 4 + i]: 32-bit element j = column q * 4 + j, rows 4i .. 4i + 3 */
+                for (int i = 0; i < 4; ++i) {
+                    b[h * 8 + i] = _mm_unpacklo_epi16(a[h * 8 + 2 * i], a[h * 8 + 2 * i + 1]);
+                    b[h * 8 + 4 + i] = _mm_unpackhi_epi16(a[h * 8 + 2 * i], a[h * 8 + 2 * i + 1]);
+                }
+            for (int q = 0; q < 4; ++q) /* a[e * 2 + i]: 64-bit element j = column 2e + j, rows 8i .. 8i + 7 */
+                for (int i = 0; i < 2; ++i) {
+                    a[q * 4 + i] = _mm_unpacklo_epi32(b[q * 4 + 2 * i], b[q * 4 + 2 * i + 1]);
+                    a[q * 4 + 2 + i] = _mm_unpackhi_epi32(b[q * 4 + 2 * i], b[q * 4 + 2 * i + 1]);
+                }
+            for (int e = 0; e < 8; ++e) { /* r[c]: column c, rows 0 .. 15 */
+                r[2 * e] = _mm_unpacklo_epi64(a[2 * e], a[2 * e + 1]);
+                r[2 * e + 1] = _mm_unpackhi_epi64(a[2 * e], a[2 * e + 1]);
+            }
+            const int nm = O - m0 < 16 ? (int)(O - m0) : 16;
+            for (int c = 0; c < nm; ++c) _mm_mask_storeu_epi8(y + (m0 + c) * P + p0, mk, r[c]);
+        }
+    }
 }
 
 /* Depthwise QLinearConv of one channel on AVX-512 VNNI: the phase planes of the channel (bytes, in xd:

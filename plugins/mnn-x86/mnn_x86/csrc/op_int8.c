@@ -46,32 +46,51 @@ int64_t x86_int8_dw_work_bytes(const x86_conv_geom *g) {
 
 /* the phase-plane geometry of int8.h's x86_qphase; returns the bytes of one input's phase planes
  * (conv: every channel quad; depthwise: one channel). tap_off: kh * kw int64 (rounded up to 4 for
- * depthwise). Needs sh * sw <= 64 (the phase mask). */
-int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int64_t *tap_off) {
+ * depthwise). Needs sh * sw <= 64 (the phase mask); shifted (conv only) sh * kw <= 64 too, else it is off. */
+int64_t x86_qphase_init(x86_qphase *q, const x86_conv_geom *g, int64_t C4, int depthwise, int shifted,
+                        int64_t *tap_off) {
     const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     memset(q, 0, sizeof(*q));
     q->QH = (PH + g->sh - 1) / g->sh;
-    q->QW = (PW + g->sw - 1) / g->sw;
+    q->QP = (PW + g->sw - 1) / g->sw;
     q->direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
                 g->OH == g->H && g->OW == g->W;
+    q->shifted = shifted && !depthwise && !q->direct && g->sh * g->kw <= 64;
+    q->QW = q->shifted ? g->OW : q->QP;
     q->pstride = (q->QH * q->QW + 128 + 63) / 64 * 64; /* the last 64-wide tile reads up to 63 + 12 past */
+    if (!depthwise) { /* C4 words: an odd number of cache lines from one channel quad to the next, so that the
+                       * kernels' reads of one pixel in every quad spread over all L1 sets (a multiple of 1 KiB
+                       * would put them in 4 of 64) */
+        /* slack: conv_c4's last 32-word tile, the one-vector row packing's 63 bytes, px_pack's 3 words */
+        q->pstride = (q->QH * q->QW + 32 + 15) / 16;
+        q->pstride = (q->pstride | 1) * 16;
+    }
     q->C4 = depthwise ? 1 : C4;
     q->taps = g->kh * g->kw;
     q->Nf = (g->OH - 1) * q->QW + g->OW;
     for (int64_t i = 0; i < g->kh; ++i)
         for (int64_t j = 0; j < g->kw; ++j) {
-            const int64_t ri = i * g->dh, cj = j * g->dw, ph = (ri % g->sh) * g->sw + cj % g->sw;
+            const int64_t ri = i * g->dh, cj = j * g->dw;
+            /* shifted: plane (ri % sh, j) holds column cj at c = 0; else phase (ri % sh, cj % sw), column cj / sw */
+            const int64_t ph = q->shifted ? (ri % g->sh) * g->kw + j : (ri % g->sh) * g->sw + cj % g->sw;
             q->phase_mask |= (uint64_t)1 << ph;
-            tap_off[i * g->kw + j] = ph * q->C4 * q->pstride + (ri / g->sh) * q->QW + cj / g->sw;
+            tap_off[i * g->kw + j] = ph * q->C4 * q->pstride + (ri / g->sh) * q->QW + (q->shifted ? 0 : cj / g->sw);
         }
     if (depthwise)
         for (int64_t t = q->taps; t < (q->taps + 3) / 4 * 4; ++t) tap_off[t] = 0;
     q->window = depthwise && g->sw == 1 && g->dw == 1 && g->kw <= 4;
     q->groups = q->window ? g->kh : (q->taps + 3) / 4;
     q->tap_off = tap_off;
+    const int64_t planes = g->sh * (q->shifted ? g->kw : g->sw);
     /* depthwise: the flattened outputs follow the planes, in whole 64-byte tiles */
-    return g->sh * g->sw * q->C4 * q->pstride * (depthwise ? 1 : 4) + (depthwise ? (q->Nf + 63) / 64 * 64 : 0);
+    return planes * q->C4 * q->pstride * (depthwise ? 1 : 4) + (depthwise ? (q->Nf + 63) / 64 * 64 : 0);
+}
+
+/* pack_c4's row scratch per thread: 8 channel rows of QP (+ a vector) bytes; shifted: then the sw interleaved
+ * column-phase rows of QP words */
+int64_t x86_qphase_tmp_bytes(const x86_qphase *q, const x86_conv_geom *g) {
+    return (8 + (q->shifted ? 4 * g->sw : 0)) * (q->QP + 64);
 }
 
 static int qconv_depthwise(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
@@ -106,7 +125,7 @@ static int qconv_c4(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
         for (int64_t pi = 0; pi < pparts; ++pi)
             s->k8->pack_c4(xg, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
-                           s->tmp + pi * 8 * (s->q.QW + 64));
+                           s->tmp + pi * s->tmp_stride);
         const int32_t *a = s->w + gi * s->ogp * s->K4;
         uint8_t *yg = y + (n * s->O + gi * s->og) * plane;
         const int64_t parts = threads > 1 ? (tiles < threads ? tiles : threads) : 1;
@@ -129,16 +148,14 @@ static int qconv_px(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
 #pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
         for (int64_t pi = 0; pi < pparts; ++pi)
             s->k8->pack_c4(x + n * in_img, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
-                           s->tmp + pi * 8 * (s->q.QW + 64));
+                           s->tmp + pi * s->tmp_stride);
+        s->k8->px_pack(s->xq, &s->q, s->xq + s->xq_stride);
         const int64_t parts = threads > 1 ? (mbs < threads ? mbs : threads) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
         for (int64_t pi = 0; pi < parts; ++pi)
-            s->k8->conv_px(&s->q, s->xq, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
-                           s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->accs, s->ypx);
-        uint8_t *yn = y + n * s->O * P;
-        for (int64_t p0 = 0; p0 < P; p0 += 8) /* 8 pixels x every channel: rows of ypx read once */
-            for (int64_t m = 0; m < s->O; ++m)
-                for (int64_t p = p0; p < P && p < p0 + 8; ++p) yn[m * P + p] = s->ypx[p * Mp + m];
+            s->k8->conv_px(&s->q, s->xq + s->xq_stride, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
+                           s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->ypx);
+        s->k8->px_to_nchw(s->ypx, P, Mp, s->O, y + n * s->O * P);
     }
     return 0;
 }
