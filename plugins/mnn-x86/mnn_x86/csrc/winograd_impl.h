@@ -233,16 +233,21 @@ static void FN(wino_output_t)(const FN(wino_plan) *P, const float *m, int64_t t0
                         vf_load_n(s + (24 + j) * m_stride, n), vf_load_n(s + (30 + j) * m_stride, n), tv[j],
                         tv[6 + j], tv[12 + j], tv[18 + j]);
             for (int i = 0; i < 4; ++i) { /* rows: (A^T M) A, then bias and activation */
-                vf r[4];
+                vf r[4], rows4[4];
                 WINO_AT(tv[i * 6], tv[i * 6 + 1], tv[i * 6 + 2], tv[i * 6 + 3], tv[i * 6 + 4], tv[i * 6 + 5], r[0],
                         r[1], r[2], r[3]);
-                for (int j = 0; j < 4; ++j)
-                    vf_store(out + (i * 4 + j) * VLEN, vf_activate(vf_add(r[j], b0), e->act, e->act_alpha, e->act_beta));
+                for (int j = 0; j < 4; ++j) r[j] = vf_activate(vf_add(r[j], b0), e->act, e->act_alpha, e->act_beta);
+                /* interleaved, row i of the tile of output channel o + q is floats [4q, 4q + 4) */
+                FN(wino_interleave4)(r[0], r[1], r[2], r[3], rows4);
+                for (int k = 0; k < 4; ++k) vf_store(out + (i * 4 + k) * VLEN, rows4[k]);
             }
-            for (int q = 0; q < n; ++q) { /* the 4x4 tile of each output channel (lane) */
+            for (int q = 0; q < n; ++q) { /* the 4x4 tile of each output channel: 4 rows of 4 floats */
                 float *dst = y + (o + q) * out_plane + oy0 * g->OW + ox0;
-                for (int64_t i = 0; i < rows; ++i)
-                    for (int64_t j = 0; j < cols; ++j) dst[i * g->OW + j] = out[(i * 4 + j) * VLEN + q];
+                for (int64_t i = 0; i < rows; ++i) {
+                    if (cols == 4) memcpy(dst + i * g->OW, out + i * 4 * VLEN + 4 * q, 4 * sizeof(float));
+                    else
+                        for (int64_t j = 0; j < cols; ++j) dst[i * g->OW + j] = out[i * 4 * VLEN + 4 * q + j];
+                }
             }
         }
     }
