@@ -60,6 +60,12 @@ static inline vf FN(wino_load_range)(const float *p, int64_t lo, int64_t hi) {
                                     ~vf_mask_n_((int)(lo < 0 ? 0 : lo > 16 ? 16 : lo)));
     return _mm512_maskz_loadu_ps(m, p);
 }
+/* lanes [lo, hi) of v to p; memory outside them is never touched */
+static inline void FN(wino_store_range)(float *p, vf v, int64_t lo, int64_t hi) {
+    const __mmask16 m = (__mmask16)(vf_mask_n_((int)(hi < 0 ? 0 : hi > 16 ? 16 : hi)) &
+                                    ~vf_mask_n_((int)(lo < 0 ? 0 : lo > 16 ? 16 : lo)));
+    _mm512_mask_storeu_ps(p, m, v);
+}
 static inline void FN(wino_deinterleave4)(vf x0, vf x1, vf x2, vf x3, vf *d0, vf *d1, vf *d2, vf *d3) {
     /* x_k holds the quads of tiles 4k..4k+3; gather quads q, q+4, q+8, q+12 into lane set q */
     const vf v0 = _mm512_shuffle_f32x4(x0, x1, 0x88), v1 = _mm512_shuffle_f32x4(x0, x1, 0xDD);
@@ -93,6 +99,11 @@ static inline vf FN(wino_load_range)(const float *p, int64_t lo, int64_t hi) {
                                           vf_mask_n_((int)(hi < 0 ? 0 : hi > 8 ? 8 : hi)));
     return _mm256_maskload_ps(p, m);
 }
+static inline void FN(wino_store_range)(float *p, vf v, int64_t lo, int64_t hi) {
+    const __m256i m = _mm256_andnot_si256(vf_mask_n_((int)(lo < 0 ? 0 : lo > 8 ? 8 : lo)),
+                                          vf_mask_n_((int)(hi < 0 ? 0 : hi > 8 ? 8 : hi)));
+    _mm256_maskstore_ps(p, m, v);
+}
 static inline void FN(wino_deinterleave4)(vf x0, vf x1, vf x2, vf x3, vf *d0, vf *d1, vf *d2, vf *d3) {
     *d0 = _mm256_permute2f128_ps(x0, x2, 0x20);
     *d1 = _mm256_permute2f128_ps(x0, x2, 0x31);
@@ -109,6 +120,9 @@ static inline void FN(wino_interleave4)(vf s0, vf s1, vf s2, vf s3, vf *p) {
 }
 #elif VLEN == 1
 static inline vf FN(wino_load_range)(const float *p, int64_t lo, int64_t hi) { return lo <= 0 && hi > 0 ? *p : 0.0f; }
+static inline void FN(wino_store_range)(float *p, vf v, int64_t lo, int64_t hi) {
+    if (lo <= 0 && hi > 0) *p = v;
+}
 static inline void FN(wino_deinterleave4)(vf x0, vf x1, vf x2, vf x3, vf *d0, vf *d1, vf *d2, vf *d3) {
     *d0 = x0, *d1 = x1, *d2 = x2, *d3 = x3;
 }
@@ -258,7 +272,6 @@ static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, 
                             const float *bias, const x86_epilogue *e, float *y) {
     const x86_conv_geom *g = P->g;
     const int64_t tcp = P->tcp, m_stride = P->O * tcp, out_plane = g->OH * g->OW;
-    float out[16 * VLEN];
     for (int64_t o = o0; o < o1; ++o) {
         const vf b0 = vf_set1(bias ? bias[o] : 0.0f);
         float *yo = y + o * out_plane;
@@ -279,21 +292,18 @@ static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, 
             }
             /* runs of tiles in one tile row: 4 consecutive output columns per tile in each row */
             const int64_t lanes = nt - l < VLEN ? nt - l : VLEN;
-            if (P->TW - (t0 + l) % P->TW < lanes) /* more than one run: the later ones from memory */
-                for (int i = 0; i < 4; ++i)
-                    for (int k = 0; k < 4; ++k) vf_store(out + (i * 4 + k) * VLEN, rows4[i][k]);
             for (int64_t q = 0; q < lanes;) {
                 const int64_t t = t0 + l + q, tx = t % P->TW, oy0 = (t / P->TW) * 4, ox0 = tx * 4;
                 int64_t n = P->TW - tx;
                 if (n > lanes - q) n = lanes - q;
                 const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 * n ? g->OW - ox0 : 4 * n;
+                /* floats [4q, 4q + cols) of the interleaved rows, by masked stores of whole vectors
+                 * placed so that float 4q lands on the run's first output column */
                 for (int64_t i = 0; i < rows; ++i) {
-                    float *dst = yo + (oy0 + i) * g->OW + ox0;
-                    if (q == 0) /* the run starts the vector: its interleaved rows, straight from registers */
-                        for (int k = 0; k < 4 && k * VLEN < cols; ++k)
-                            vf_store_n(dst + k * VLEN, rows4[i][k], (int)(cols - k * VLEN));
-                    else
-                        FN(copy_n)(dst, out + i * 4 * VLEN + 4 * q, cols);
+                    float *dst = yo + (oy0 + i) * g->OW + ox0 - 4 * q;
+                    for (int k = 0; k < 4; ++k)
+                        if (4 * q + cols > k * VLEN && 4 * q < (k + 1) * VLEN)
+                            FN(wino_store_range)(dst + k * VLEN, rows4[i][k], 4 * q - k * VLEN, 4 * q + cols - k * VLEN);
                 }
                 q += n;
             }
