@@ -8,6 +8,8 @@
 #   PLUGINS="vulkan opencl opengl x86" TESTS="vulkan opencl opengl" \
 #     bash benchmarks/h200_gpu.sh setup tests opengl                 # mnn-opengl too (NVIDIA EGL)
 #
+#   PLUGINS=x86 bash benchmarks/h200_gpu.sh setup cpu                  # mnn-x86 vs its CPU peers on the Xeon
+#
 # SWEEP="wide 16x16x1x1x16 ..." adds forced tilings to the profile; PROFILE_BATCHES (default 1).
 # PLUGINS (default: vulkan opencl x86) picks what setup installs, PYTEST_JOBS runs the suites
 # with pytest-xdist, ENGINES (default: all of bench_gpu.py's) what bench times, ONNX_BACKENDS
@@ -98,6 +100,17 @@ if wants opengl; then
         (cd /tmp && timeout ${OPENGL_LIMIT:-240} $PY "$ROOT/plugins/mnn-opengl/tools/check_models.py" 224 $bs 10) 2>&1 \
             | tee -a "$OUT/opengl_models.log" | tee -a "$OUT/summary.txt"
     done
+fi
+
+if wants cpu; then
+    # mnn-x86 against its CPU peers on the host's quiet Xeon (the project machine is shared): the
+    # MNN wheel comes from .gpucarry/wheels (pip download MNN==3.6.1 --no-deps --python-version 3.12
+    # --only-binary=:all:), ONNX Runtime and PyTorch are there already
+    for w in .gpucarry/wheels/*.whl; do [ -f "$w" ] && $PY -m pip install -q --no-deps "$w" >>"$OUT/pip.log" 2>&1; done
+    say "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+    (cd /tmp && timeout ${CPU_LIMIT:-420} $PY "$ROOT/benchmarks/bench_models.py" --batch 1 \
+        $(for t in ${CPU_THREADS:-1 2 4}; do echo --threads $t; done) --repeat 20 --warmup 5 \
+        --markdown "$OUT/bench_cpu.md") 2>&1 | tee "$OUT/bench_cpu.log" | grep "vs best" | tee -a "$OUT/summary.txt"
 fi
 
 if wants onnx; then

@@ -44,7 +44,7 @@ cdef extern from "x86.h" nogil:
         void (*gemm)(int64_t M, int64_t N, int64_t K, const float* ap, const float* bp, float* c, int64_t ldc,
                      const x86_epilogue* e, int threads) noexcept nogil
 
-    int64_t x86_depthwise_work_floats(const x86_conv_geom* g)
+    int64_t x86_depthwise_work_floats(const x86_conv_geom* g, int vlen)
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
@@ -148,7 +148,8 @@ cdef extern from "ops.h" nogil:
         int64_t strides[8]
 
     int x86_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
-    int64_t x86_conv_transposed_work_floats(const x86_kernels* k, const x86_conv_geom* g, int64_t O)
+    void x86_conv_transposed_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t O, int64_t* chunk,
+                                  int64_t* work_floats)
     int x86_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_unary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -282,8 +283,11 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     of one group (C = channels per group, ...). weight/bias: constant arrays or
     None when they arrive at run (weight_input/bias_input then name the input)."""
     cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
+    # p["transposed"]: None lets the lane rule choose, True/False force it (option x86.conv_t)
     transposed = (not p["depthwise"] and weight is not None and p["group"] == 1 and not p.get("winograd")
-                  and kt != NULL and _transposed_pays(p["OH"] * p["OW"], kt.mr, kt.nr, kt.vlen))
+                  and kt != NULL and (_transposed_pays(p["OH"] * p["OW"], p["O"], p["C"] * p["kh"] * p["kw"],
+                                                       _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
+                                      if p.get("transposed") is None else bool(p["transposed"])))
     kind = ("depthwise" if p["depthwise"] else
             "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else
             "gemm_t" if transposed else "gemm")
@@ -315,7 +319,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
             w = _copy_array(weight, np.float32)  # [C][1][kh][kw] is already [C][kh*kw]
             ex.keep.append(w)
             s.w = <float*>w.ptr
-        work = _floats(max(threads, 1) * x86_depthwise_work_floats(&s.g))
+        work = _floats(max(threads, 1) * x86_depthwise_work_floats(&s.g, k.vlen))
     else:
         panels = (s.og + k.mr - 1) // k.mr
         s.w_group_stride = panels * k.mr * Kg
@@ -335,25 +339,61 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 
 # -- inference (x86infer) ----------------------------------------------------------------
 
-def _transposed_pays(int64_t pixels, int mr, int nr, int vlen=0):
-    """Whether a convolution with this many output pixels per image wastes clearly less of the
-    register tile with the pixels along its MR rows than along its NR columns (op_conv.c:
-    conv_transposed). With `vlen` given, a last column panel of at most vlen pixels costs one
-    vector, not the whole panel (gemm_impl.h: tile_b with nv = 1). 7x7 on AVX-512: 64 columns
-    for 49 pixels (17 past the first panel), against 56 rows. 14x14 there computes 208 columns
-    for 196, and the transposes around a transposed GEMM cost more than the 6 % it would save."""
-    if pixels <= 0 or pixels > 4096:
+#: The transposed orientation's own passes (X^T into A panels, C^T into NCHW) against the usual
+#: one's, measured on Zen 4 (RESULTS.md, "small planes"): a plain 1x1 reads its input in place in
+#: the usual orientation, so the transposed one must use clearly more of the tiles (7x7 planes: 49 of
+#: 56 rows against 49 of 64 columns) on at most 8x8 planes (MobileNetV2's 14x14 ones with 64 outputs,
+#: 16 % more lanes, ran 25 % slower: packing X^T and transposing C^T cost more there); an im2col convolution
+#: copies its input either way, and the transposed copy is the cheaper one, so a few percent more
+#: lanes suffice (AVX2's 14x14 and 28x28 gain 2-3 %: not enough) while the output is small or the
+#: GEMM long enough (K >= 256) to hide the transpose.
+TRANSPOSED_1X1_MIN_GAIN = 1.10
+TRANSPOSED_IM2COL_MIN_GAIN = 1.04
+TRANSPOSED_1X1_MAX_PIXELS = 64
+TRANSPOSED_MAX_PIXELS = 1024
+TRANSPOSED_SMALL_PIXELS = 256
+TRANSPOSED_LONG_K = 256
+
+
+def _plain_1x1(dict p):
+    """A 1x1 convolution of stride 1 without padding: its GEMM reads the NCHW input as it is."""
+    return (p["kh"], p["kw"], p["sh"], p["sw"], p["pt"], p["pl"], p["OH"], p["OW"]) == (
+        1, 1, 1, 1, 0, 0, p["H"], p["W"])
+
+
+def _lanes_used(int64_t n, int64_t tile, int64_t vlen=0):
+    """The part of the computed rows (or columns) that is real work when n of them are cut into tiles
+    of `tile`. With `vlen` given (columns), a last panel of at most vlen costs one vector, not the
+    whole panel (gemm_impl.h: tile_b with nv = 1)."""
+    if n <= 0:
+        return 0.0
+    cdef int64_t tail = n % tile
+    cdef int64_t done = n - tail + (0 if tail == 0 else (vlen if 0 < vlen < tile and tail <= vlen else tile))
+    return <double>n / done
+
+
+def _transposed_pays(int64_t pixels, int64_t out_channels, int64_t taps, bint plain_1x1, int mr, int nr,
+                     int vlen=0):
+    """The one rule for a convolution's GEMM orientation (op_conv.c: conv_transposed), by lane use.
+    The usual orientation runs the output channels along the register tile's MR rows and the pixels
+    along its NR columns (vectors); the transposed one swaps them. Each wastes the padding of its
+    last row panel and of its last column panel: 49 pixels fill 64 columns on AVX-512 (14x32 tiles)
+    but 56 rows; 196 fill 208 columns but exactly 14 row panels; 128 output channels fill 140 rows
+    but 4 column panels. `taps` is K = C * kh * kw; `plain_1x1`: stride 1, no padding (the usual
+    orientation reads the input in place). The thresholds above say why each is where it is."""
+    if pixels <= 0 or out_channels <= 0 or pixels > TRANSPOSED_MAX_PIXELS:
         return False
-    cdef int64_t tail = pixels % nr
-    cdef int64_t cols = pixels - tail + (0 if tail == 0 else (vlen if 0 < vlen < nr and tail <= vlen else nr))
-    cdef double used_rows = <double>pixels / ((pixels + mr - 1) // mr * mr)  # floats: cdivision is on
-    cdef double used_cols = <double>pixels / cols
-    return used_rows > 1.1 * used_cols
+    usual = _lanes_used(out_channels, mr) * _lanes_used(pixels, nr, vlen)
+    swapped = _lanes_used(pixels, mr) * _lanes_used(out_channels, nr, vlen)
+    if plain_1x1:
+        return pixels <= TRANSPOSED_1X1_MAX_PIXELS and swapped > TRANSPOSED_1X1_MIN_GAIN * usual
+    return swapped > TRANSPOSED_IM2COL_MIN_GAIN * usual and (
+        pixels <= TRANSPOSED_SMALL_PIXELS or taps >= TRANSPOSED_LONG_K)
 
 
 cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
     """State of a transposed convolution: W^T packed as the GEMM's B (B[k][o] = W[o][k]) and the
-    per-image scratch (im2col rows, X^T packed, C^T)."""
+    scratch (the padded input, X^T of a chunk of pixels packed, its C^T)."""
     cdef const x86_kernels* k = s.op.k
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw
     s.transposed = 1
@@ -364,7 +404,9 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     cdef const float* src = <const float*><size_t>wc.ctypes.data
     if wc.size:
         k.pack_b(src, 1, Kg, Kg, s.O, s.w, 1)
-    cdef Buffer work = _floats(max(x86_conv_transposed_work_floats(k, &s.g, s.O), 1))
+    cdef int64_t work_floats
+    x86_conv_transposed_plan(k, &s.g, s.O, &s.chunk_cols, &work_floats)
+    cdef Buffer work = _floats(max(work_floats, 1))
     ex.keep.append(work)
     s.t_work = <float*>work.ptr
     s.work = s.t_work

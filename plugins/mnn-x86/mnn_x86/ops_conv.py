@@ -6,7 +6,10 @@ Constant weights are packed once at prepare into the ISA's MR-row panels;
 weights computed by the graph are packed at each run. Stride-1 3x3
 convolutions with constant weights run as Winograd F(4x4, 3x3) (weights
 transformed once at prepare) where that pays; the session option
-``x86.winograd`` ("auto", "on", "off") overrides the choice.
+``x86.winograd`` ("auto", "on", "off") overrides the choice. Small output planes
+(7x7, 14x14) run the GEMM transposed, pixels along the register tile's rows and
+output channels along its vectors, where that uses more of the tiles
+(``x86.conv_t``: "auto", "on", "off").
 """
 
 from __future__ import annotations
@@ -36,13 +39,28 @@ def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
         raise BackendError(f"x86: option x86.winograd={choice!r}; use 'auto', 'on' or 'off'")
     o, cg, kh, kw = w_shape
     depthwise = cg == 1 and o == 1  # one channel in, one out: the depthwise kernel's case
-    eligible = (weight is not None and geo["group"] == 1 and not depthwise and (kh, kw) == (3, 3)
-                and tuple(geo["strides"]) == (1, 1) and tuple(geo["dilations"]) == (1, 1))
+    eligible = (
+        weight is not None
+        and geo["group"] == 1
+        and not depthwise
+        and (kh, kw) == (3, 3)
+        and tuple(geo["strides"]) == (1, 1)
+        and tuple(geo["dilations"]) == (1, 1)
+    )
     if not eligible or choice == "off":
         return False
     if choice == "on":
         return True
     return min(cg, o) >= WINO_MIN_CHANNELS and min(geo["out"][2], geo["out"][3]) >= WINO_MIN_OUT
+
+
+def _transposed_choice(options):
+    """The option x86.conv_t: "auto" (None: the lane rule in _x86.pyx decides), "on" or "off" (for
+    a constant-weight, one-group, non-depthwise, non-Winograd convolution)."""
+    choice = str((options or {}).get("x86.conv_t", "auto")).lower()
+    if choice not in ("auto", "on", "off"):
+        raise BackendError(f"x86: option x86.conv_t={choice!r}; use 'auto', 'on' or 'off'")
+    return None if choice == "auto" else choice == "on"
 
 
 @kernel("Conv", supports=_supports, efficiency=0.6)
@@ -54,12 +72,32 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     group = geo["group"]
     act, act_alpha, act_beta = fused_activation(node.attrs)
     depthwise = group == c and o == c  # one filter per channel
-    p = dict(N=n, O=o, group=group, depthwise=int(depthwise), C=c if depthwise else cg, H=h, W=w,
-             OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw, sh=geo["strides"][0], sw=geo["strides"][1],
-             dh=geo["dilations"][0], dw=geo["dilations"][1], pt=geo["pads"][0], pl=geo["pads"][1],
-             act=act, act_alpha=act_alpha, act_beta=act_beta)
+    p = dict(
+        N=n,
+        O=o,
+        group=group,
+        depthwise=int(depthwise),
+        C=c if depthwise else cg,
+        H=h,
+        W=w,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=geo["strides"][0],
+        sw=geo["strides"][1],
+        dh=geo["dilations"][0],
+        dw=geo["dilations"][1],
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     weight = constants.get(node.inputs[1])
     bias = constants.get(node.inputs[2]) if has_bias else None
-    p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, getattr(ctx, "options", None))
+    options = getattr(ctx, "options", None)
+    p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
+    p["transposed"] = _transposed_choice(options)
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

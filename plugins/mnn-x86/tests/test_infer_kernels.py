@@ -228,39 +228,83 @@ def test_pool_shared_by_concurrent_sessions(rng):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
-    "n,c,o,h,w,k,stride,pads,act",
+    "n,c,o,h,w,k,stride,dil,pads,act",
     [
-        (1, 37, 45, 3, 3, 1, 1, [0, 0, 0, 0], "relu"),  # 1x1 on 3x3 planes: the input read in place
-        (2, 19, 70, 7, 7, 1, 1, [0, 0, 0, 0], "clip"),  # batch 2, O not a multiple of NR
-        (1, 23, 33, 7, 7, 3, 1, [1, 1, 1, 1], "none"),  # 3x3 through the plain im2col, padding
-        (1, 13, 17, 6, 5, 3, 2, [1, 0, 1, 1], "sigmoid"),  # stride 2, asymmetric pads, 3x3 output
-        (1, 300, 9, 1, 1, 1, 1, [0, 0, 0, 0], "none"),  # one pixel, K over several slices
-        (1, 8, 5, 13, 13, 3, 4, [0, 0, 0, 0], "relu"),  # 3x3 output of a strided 3x3
+        (1, 37, 45, 3, 3, 1, 1, 1, [0, 0, 0, 0], "relu"),  # 1x1 on 3x3 planes: the input packed in place
+        (2, 19, 70, 7, 7, 1, 1, 1, [0, 0, 0, 0], "clip"),  # batch 2, O not a multiple of NR
+        (1, 23, 33, 7, 7, 3, 1, 1, [1, 1, 1, 1], "none"),  # 3x3 with padding: the padded copy
+        (1, 13, 17, 6, 5, 3, 2, 1, [1, 0, 1, 1], "sigmoid"),  # stride 2, asymmetric pads, 3x3 output
+        (1, 300, 9, 1, 1, 1, 1, 1, [0, 0, 0, 0], "none"),  # one pixel, K over several slices
+        (1, 8, 5, 13, 13, 3, 4, 1, [0, 0, 0, 0], "relu"),  # stride 4, no padding: taps read in place
+        (1, 40, 24, 5, 5, 3, 1, 1, [1, 1, 1, 1], "relu"),  # 5x5: 25 pixels, 24 outputs (1.5 AVX-512 vectors)
+        (1, 21, 50, 9, 9, 3, 1, 1, [1, 1, 1, 1], "hard_swish"),  # 9x9: 81 pixels, activation after the store
+        (2, 16, 33, 14, 14, 3, 2, 1, [1, 1, 1, 1], "clip"),  # stride 2 to 7x7, O = 2 * 16 + 1
+        (1, 24, 40, 14, 14, 1, 2, 1, [0, 0, 0, 0], "relu"),  # 1x1 stride 2 unpadded: in place, every other column
+        (1, 12, 20, 7, 7, 1, 1, 1, [1, 1, 1, 1], "none"),  # 1x1 with padding: zero border pixels
+        (1, 17, 31, 11, 11, 3, 1, 2, [2, 2, 2, 2], "leaky_relu"),  # dilation 2: 11x11 = 121 pixels
+        (1, 9, 35, 16, 16, 3, 1, 1, [1, 1, 1, 1], "relu"),  # 16x16: 256 pixels, whole vectors of them
+        (1, 50, 64, 14, 14, 3, 3, 1, [1, 1, 1, 1], "none"),  # stride 3: strided copies, 5x5 output
+        (1, 6, 19, 28, 28, 5, 2, 1, [2, 2, 2, 2], "tanh"),  # 5x5 kernel, stride 2, 14x14 output
     ],
 )
-def test_transposed_conv_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, k, stride, pads, act):
-    """Few output pixels: C^T = X^T W^T with the pixels along the tile's rows (op_conv.c)."""
+def test_transposed_conv_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, k, stride, dil, pads, act):
+    """C^T = X^T W^T with the pixels along the tile's rows (op_conv.c: conv_transposed), forced on
+    for every shape (x86.conv_t=on): X^T packed straight into the GEMM's A panels (im2col_a), the
+    bias and the activation in the GEMM epilogue, the transpose into NCHW in register blocks."""
     x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, k, k, scale=0.2), _r(rng, o)
-    attrs = {"pads": pads, "strides": [stride, stride], "activation": act, "act_alpha": 0.0, "act_beta": 6.0}
-    _run_conv([x, wt, b], attrs, isa, threads, {"x86.winograd": "off"})
-    _run_conv([x, wt], attrs, isa, threads, {"x86.winograd": "off"}, constant=(1,))
-    oh, ow = (h + pads[0] + pads[2] - k) // stride + 1, (w + pads[1] + pads[3] - k) // stride + 1
-    if oh * ow in (1, 9) and isa != "scalar":  # pays with the 6x16 and 14x32 tiles (a scalar column is one pixel)
-        assert {c.split(" ")[0] for c in conv_kinds} == {"x86.Conv.gemm_t"}
+    attrs = {
+        "pads": pads,
+        "strides": [stride, stride],
+        "dilations": [dil, dil],
+        "activation": act,
+        "act_alpha": 0.1 if act == "leaky_relu" else 0.0,
+        "act_beta": 6.0,
+    }
+    options = {"x86.winograd": "off", "x86.conv_t": "on"}
+    _run_conv([x, wt, b], attrs, isa, threads, options)
+    _run_conv([x, wt], attrs, isa, threads, options, constant=(1,))
+    assert {c.split(" ")[0] for c in conv_kinds} == {"x86.Conv.gemm_t"}
+
+
+def test_transposed_conv_option(rng, conv_kinds):
+    """x86.conv_t=off keeps a 7x7 plane on the usual GEMM; a bad value names the choices."""
+    from mnn_core.errors import BackendError
+
+    x, wt = _r(rng, 1, 16, 7, 7), _r(rng, 32, 16, 1, 1)
+    _run_conv([x, wt], {}, "avx2" if "avx2" in _supported() else "scalar", 1, {"x86.conv_t": "off"}, constant=(1,))
+    assert {c.split(" ")[0] for c in conv_kinds} == {"x86.Conv.gemm"}
+    with pytest.raises(BackendError, match="x86.conv_t"):
+        _run_conv([x, wt], {}, "scalar", 1, {"x86.conv_t": "sometimes"}, constant=(1,))
+
+
+def _supported():
+    from mnn_x86 import isa as x86_isa
+
+    return x86_isa.supported()
 
 
 def test_transposed_conv_choice(rng, conv_kinds):
-    """Taken where the rows waste clearly less than the columns: 7x7 on AVX-512, not 14x14 or 13x13
-    (a last column panel of at most one vector costs that vector, not the whole panel)."""
+    """The lane rule (_x86._transposed_pays) on AVX-512's 14x32 tiles and AVX2's 6x16: plain 1x1 on
+    7x7 planes (the usual orientation fills 49 of 64 columns), not on 14x14 or 13x13; im2col
+    convolutions where the swapped tiles use at least 4 % more lanes, up to 28x28 when K is long
+    enough to hide the transpose; never the stem's 112x112."""
     from mnn_x86 import _x86
 
-    assert _x86._transposed_pays(49, 6, 16) and _x86._transposed_pays(9, 4, 8)
-    assert not _x86._transposed_pays(196, 6, 16) and not _x86._transposed_pays(169, 6, 16)
-    assert not _x86._transposed_pays(0, 6, 16) and not _x86._transposed_pays(49, 4, 8)
-    # 7x7 on AVX-512: 49 of 64 columns against 49 of 56 rows; on AVX2 the columns now cost 56
-    assert _x86._transposed_pays(49, 14, 32, 16) and not _x86._transposed_pays(49, 6, 16, 8)
-    assert _x86._transposed_pays(196, 14, 32) and not _x86._transposed_pays(196, 14, 32, 16)
-    assert not _x86._transposed_pays(169, 14, 32, 16) and not _x86._transposed_pays(9, 4, 8, 1)
+    def pays(pixels, o, taps, plain, mr=14, nr=32, vlen=16):
+        return _x86._transposed_pays(pixels, o, taps, plain, mr, nr, vlen)
+
+    assert pays(49, 512, 256, True) and pays(49, 960, 160, True) and pays(49, 160, 960, True)
+    assert not pays(196, 576, 96, True) and not pays(196, 64, 384, True) and not pays(169, 64, 512, True)
+    assert not pays(784, 32, 144, True)
+    assert pays(49, 512, 4608, False) and pays(196, 256, 1152, False) and pays(196, 256, 128, False)
+    assert pays(784, 128, 576, False) and not pays(784, 128, 64, False)  # 28x28: only a long K
+    assert not pays(12544, 64, 147, False) and not pays(3136, 24, 96, True)
+    assert not pays(49, 512, 4608, True, 6, 16, 8)  # AVX2, 1x1: 56 columns for 49 pixels, 54 rows
+    assert pays(49, 512, 2304, False, 6, 16, 8)  # AVX2, im2col: 4.5 % more lanes
+    assert not pays(196, 256, 1152, False, 6, 16, 8) and not pays(784, 128, 576, False, 6, 16, 8)  # 2-3 %
+    assert pays(9, 64, 64, True, 6, 16, 8) and pays(2, 16, 144, False, 4, 8, 1)  # 16 columns for 9 pixels
+    assert not pays(49, 20, 200, False)  # 20 outputs fill 32 columns worse than 49 pixels fill 64
+    assert not pays(0, 64, 9, False) and not pays(49, 0, 9, False)
     x, wt = _r(rng, 1, 16, 3, 3), _r(rng, 16, 16, 3, 3)
     _run_conv(
         [np.ascontiguousarray(x[:, :, :1, :2]), wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,)

@@ -160,3 +160,37 @@ def test_maxpool_propagates_nan(rng, isa):
     for attrs in ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
                   {"kernel_shape": [3, 3], "strides": [1, 1]}):
         check_op("MaxPool", [x], attrs, isa, constant=(), rtol=0, atol=0)
+
+
+NAN_ACTS = [("Relu", {}), ("Clip", {"min": -1.0, "max": 2.0}), ("Sigmoid", {}), ("Tanh", {}), ("Silu", {}),
+            ("Gelu", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("HardSwish", {}),
+            ("LeakyRelu", {"alpha": 0.2})]
+
+
+def _with_nans(x):
+    x.reshape(-1)[::7] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("op,attrs", NAN_ACTS, ids=[a[0] for a in NAN_ACTS])
+def test_activations_propagate_nan(rng, isa, op, attrs):
+    """NaN in, NaN out, as in the reference (numpy): the max/min instructions return their second
+    operand when either is NaN, so a clamp written max(x, lo) would turn NaN into lo."""
+    check_op(op, [_with_nans(_r(rng, 3, 37))], attrs, isa, constant=())
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("act", [{"activation": "relu"},
+                                 {"activation": "clip", "act_alpha": 0.0, "act_beta": 6.0}])
+@pytest.mark.parametrize("x_shape,wk,group", [((1, 8, 9, 9), (16, 1), 1), ((1, 4, 12, 12), (16, 3), 1),
+                                              ((1, 5, 9, 9), (5, 3), 5), ((1, 32, 7, 7), (32, 3), 32)])
+def test_fused_activations_propagate_nan(rng, isa, act, x_shape, wk, group):
+    """A NaN input pixel makes exactly the reference's NaN outputs through the GEMM (1x1 and
+    im2col) and depthwise (plane and channels-last) epilogues. Not Winograd: its input transform
+    mixes a whole 6x6 tile, so a NaN there reaches all 16 outputs of the tile (README)."""
+    o, k = wk
+    x = _r(rng, *x_shape)
+    x[0, :, 2, 3] = np.nan
+    w, b = _r(rng, o, x_shape[1] // group, k, k), _r(rng, o)
+    check_op("Conv", [x, w, b], {"group": group, "pads": [k // 2] * 4, **act}, isa, rtol=1e-4, atol=1e-4)

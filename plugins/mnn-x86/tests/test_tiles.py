@@ -1,8 +1,10 @@
 """Register tiles the conformance samples rarely reach, on every ISA, against the reference:
 depthwise 3x3 rows computed side by side (depthwise_impl.h: dw_tile9; 4 or 2 rows, then single
 rows), small planes computed along their flattened rows (dw_flat9: 7x7 on AVX-512), stride-2 rows
-split by masked loads, and a GEMM's narrow last column panel computed as one vector (gemm_impl.h:
-tile_b with nv = 1), Winograd with few tiles as a transposed GEMM."""
+split by masked loads (the plane path: these cases have too few channels for AVX-512's channels-last
+blocks), depthwise on channels-last blocks (depthwise_cl_impl.h), a GEMM's narrow last column panel
+computed as one vector (gemm_impl.h: tile_b with nv = 1), Winograd with few tiles as a transposed
+GEMM."""
 
 from __future__ import annotations
 
@@ -51,6 +53,44 @@ def test_depthwise_row_tiles(rng, isa, threads, c, h, w, stride, dil, act):
     }
     check_op("Conv", [x, wt, b], attrs, isa, threads)
     check_op("Conv", [x, wt], attrs, isa, threads, constant=(1,))  # no bias
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "n,c,h,w,k,stride,pad,dil,act",
+    [
+        (1, 16, 7, 7, 3, 1, 1, 1, "relu"),  # one AVX-512 block, two AVX2 blocks
+        (2, 13, 13, 13, 3, 1, 1, 1, "clip"),  # 13 of 16 lanes: a masked channel tail
+        (1, 29, 5, 5, 3, 2, 1, 1, "none"),  # 16 + 13 channels, stride 2
+        (1, 47, 1, 1, 3, 1, 1, 1, "relu"),  # 1x1 plane: every tap but the centre in padding
+        (1, 23, 3, 3, 3, 2, 0, 1, "sigmoid"),  # AVX2: 8 + 8 + 7; one output pixel; act after the strip
+        (2, 15, 7, 9, 3, 2, 1, 2, "clip"),  # stride and dilation, odd width
+        (1, 24, 14, 14, 5, 1, 2, 1, "hard_swish"),  # 5x5 kernel: taps through the scratch
+        (1, 31, 13, 11, 3, 2, 0, 1, "none"),  # no padding: input columns past the padded width
+        (1, 16, 72, 45, 3, 1, 1, 1, "relu"),  # several strips: shared input rows carried down
+        (1, 13, 101, 67, 3, 2, 1, 1, "clip"),  # several strips, stride 2, odd sizes
+        (1, 30, 40, 33, 3, 1, 2, 2, "none"),  # strips with dilation 2
+        (3, 7, 9, 17, 3, 1, 1, 1, "relu"),  # AVX2: 7 of 8 lanes; AVX-512: too few, the plane path
+    ],
+)
+def test_depthwise_channels_last(rng, isa, threads, n, c, h, w, k, stride, pad, dil, act):
+    """Depthwise convolutions the channels-last block path takes (depthwise_impl.h: dw_channels_last)
+    on AVX-512 and AVX2: channel tails, small and odd planes, strips, every epilogue kind."""
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, c, 1, k, k), _r(rng, c)
+    attrs = {
+        "group": c,
+        "kernel_shape": [k, k],
+        "strides": [stride, stride],
+        "dilations": [dil, dil],
+        "pads": [pad, pad, pad, pad],
+        "activation": act,
+        "act_alpha": -0.5,
+        "act_beta": 0.7,
+    }
+    check_op("Conv", [x, wt, b], attrs, isa, threads)
+    check_op("Conv", [x, wt], attrs, isa, threads, constant=(1,))  # no bias
+    check_op("Conv", [x, wt, b], attrs, isa, threads, constant=())  # weights computed at run time
 
 
 @pytest.mark.parametrize("isa", ISAS)

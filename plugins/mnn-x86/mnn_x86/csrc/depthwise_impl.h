@@ -90,9 +90,9 @@ static inline __attribute__((always_inline)) void FN(dw_vectors)(const int nv, c
         for (int v = 0; v < nv; ++v) acc[v] = vf_fma(wt, vf_load_stride(p + v * VLEN * s, s), acc[v]);
     }
     if (e->act == X86_ACT_RELU) /* relu and clip in registers; others by act_row after the row */
-        for (int v = 0; v < nv; ++v) acc[v] = vf_max(acc[v], vf_zero());
+        for (int v = 0; v < nv; ++v) acc[v] = vf_relu(acc[v]);
     else if (e->act == X86_ACT_CLIP)
-        for (int v = 0; v < nv; ++v) acc[v] = vf_min(vf_max(acc[v], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+        for (int v = 0; v < nv; ++v) acc[v] = vf_clamp(acc[v], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int v = 0; v < nv - 1; ++v) vf_store(dst + v * VLEN, acc[v]);
     vf_store_n(dst + (nv - 1) * VLEN, acc[nv - 1], last_n);
 }
@@ -127,9 +127,9 @@ static inline __attribute__((always_inline)) void FN(dw_tile9)(const int nr, con
         }
     }
     if (e->act == X86_ACT_RELU)
-        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_max(acc[a], vf_zero());
+        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_relu(acc[a]);
     else if (e->act == X86_ACT_CLIP)
-        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_min(vf_max(acc[a], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+        for (int a = 0; a < nr * nv; ++a) acc[a] = vf_clamp(acc[a], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int r = 0; r < nr; ++r) {
         for (int v = 0; v < nv - 1; ++v) vf_store(dst + r * OW + v * VLEN, acc[r * nv + v]);
         vf_store_n(dst + r * OW + (nv - 1) * VLEN, acc[r * nv + nv - 1], last_n);
@@ -160,9 +160,9 @@ static inline __attribute__((always_inline)) void FN(dw_flat9)(const int nv, con
     for (int t = 0; t < 9; ++t)
         for (int v = 0; v < nv; ++v) acc[v] = vf_fma(wv[t], vf_load(base + off[t] + v * VLEN), acc[v]);
     if (e->act == X86_ACT_RELU)
-        for (int v = 0; v < nv; ++v) acc[v] = vf_max(acc[v], vf_zero());
+        for (int v = 0; v < nv; ++v) acc[v] = vf_relu(acc[v]);
     else if (e->act == X86_ACT_CLIP)
-        for (int v = 0; v < nv; ++v) acc[v] = vf_min(vf_max(acc[v], vf_set1(e->act_alpha)), vf_set1(e->act_beta));
+        for (int v = 0; v < nv; ++v) acc[v] = vf_clamp(acc[v], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int v = 0; v < nv; ++v) vf_store(tmp + v * VLEN, acc[v]);
 }
 
@@ -267,9 +267,15 @@ static void FN(dw_task)(void *ctx, int64_t item, int worker) {
                                                                           &J->sc[worker]);
 }
 
+#include "depthwise_cl_impl.h"
+
 static void FN(depthwise)(const float *x, const float *w, const float *bias, float *y, int64_t planes,
                           const x86_conv_geom *g, const x86_epilogue *e, float *work, int threads) {
-    const int64_t per_thread = x86_depthwise_work_floats(g);
+    const int64_t per_thread = x86_depthwise_work_floats(g, VLEN);
+    if (planes > 0 && x86_dw_channels_last(g, VLEN)) {
+        FN(depthwise_cl)(x, w, bias, y, planes / g->C, g, e, work, per_thread, threads);
+        return;
+    }
     if (threads > 1 && planes > 1) {
         FN(dw_job) J;
         J.x = x, J.w = w, J.bias = bias, J.y = y, J.work = work, J.planes = planes, J.per_thread = per_thread;

@@ -58,7 +58,8 @@ static int64_t scratch_plane_floats(int64_t OH, int64_t OW, int64_t kh, int64_t 
 
 int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw) { return per_thread - 2 * kh * kw; }
 
-int64_t x86_depthwise_work_floats(const x86_conv_geom *g) {
+int64_t x86_depthwise_work_floats(const x86_conv_geom *g, int vlen) {
+    if (x86_dw_channels_last(g, vlen)) return (x86_dw_cl_floats(g) + 15) / 16 * 16; /* cache-line parts */
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     return scratch_plane_floats(g->OH, g->OW, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw) + x86_dw_flat_floats(g->OH, PW);
 }

@@ -39,6 +39,13 @@ static inline void FN(copy_n)(float *dst, const float *src, int64_t n) {
 
 static inline void FN(zero_n)(float *dst, int64_t n) { memset(dst, 0, (size_t)n * sizeof(float)); }
 
+/* n floats (a segment of a panel row: at most NR) by vector stores, no call */
+static inline void FN(zero_short)(float *dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) vf_store(dst + i, vf_zero());
+    if (i < n) vf_store_n(dst + i, vf_zero(), (int)(n - i));
+}
+
 /* A[i][k] = a[i*rs + k*cs] into MR-row panels */
 static void FN(pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, float *ap, int threads) {
     const int64_t panels = FN(ceil_div)(M, MR);
@@ -108,20 +115,22 @@ static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t n0, 
         int64_t hi = g->W - 1 - xoff < 0 ? 0 : (g->W - 1 - xoff) / g->sw + 1;
         if (hi > g->OW) hi = g->OW;
         if (lo > hi) lo = hi;
-        int64_t n = n0;
-        while (n < n1) { /* one segment: up to the end of a panel, of an output row or of the range */
-            const int64_t oh = n / g->OW, ow = n % g->OW, col = (n - n0) % NR;
+        /* one segment at a time: up to the end of a panel, of an output row or of the range; the
+         * position (oh, ow) and the panel column advance with it (no division per segment) */
+        int64_t n = n0, oh = n0 / g->OW, ow = n0 % g->OW, col = 0;
+        float *panel = bp + kk * NR;
+        while (n < n1) {
             int64_t len = NR - col;
             if (len > g->OW - ow) len = g->OW - ow;
             if (len > n1 - n) len = n1 - n;
-            float *dst = bp + ((n - n0) / NR) * NR * K + kk * NR + col;
+            float *dst = panel + col;
             const int64_t iy = oh * g->sh - g->pt + i * g->dh;
             const int64_t a = ow < lo ? lo : ow, b = ow + len < hi ? ow + len : hi;
             if (iy < 0 || iy >= g->H || a >= b) {
-                FN(zero_n)(dst, len);
+                FN(zero_short)(dst, len);
             } else {
                 const float *row = plane + iy * g->W + xoff;
-                if (a > ow) FN(zero_n)(dst, a - ow);
+                if (a > ow) FN(zero_short)(dst, a - ow);
                 if (g->sw == 1) {
                     FN(copy_n)(dst + (a - ow), row + a, b - a);
                 } else {
@@ -136,9 +145,11 @@ static void FN(im2col_rows)(const float *x, const x86_conv_geom *g, int64_t n0, 
                     }
                     for (; o < b; ++o) dst[o - ow] = row[o * g->sw];
                 }
-                if (ow + len > b) FN(zero_n)(dst + (b - ow), ow + len - b);
+                if (ow + len > b) FN(zero_short)(dst + (b - ow), ow + len - b);
             }
-            n += len;
+            n += len, ow += len, col += len;
+            if (ow == g->OW) ow = 0, ++oh;
+            if (col == NR) col = 0, panel += NR * K;
         }
         if (tail) FN(zero_n)(bp + (panels - 1) * NR * K + kk * NR + (NR - tail), tail);
     }
@@ -171,6 +182,65 @@ static void FN(im2col_b)(const float *x, const x86_conv_geom *g, int64_t n0, int
     } else {
         FN(im2col_rows)(x, g, n0, ncols, bp, 0, K);
     }
+}
+
+/* inference (x86infer): rows [kk0, kk1) of a transposed convolution's X^T for the np pixels from
+ * p0 (np x K taps), written straight into the MR-row panels of the GEMM's packed A:
+ * ap[(p/MR)*MR*K + kk*MR + p%MR] is tap kk = (c, i, j) of pixel p0 + p. xp is the input with its padding written out (C planes of PH x PW,
+ * op_conv.c), so every tap is inside it. Copied in segments (an output row's run of pixels, cut
+ * where a panel ends) by vector loads; at most MR pixels each (padding rows of a last panel: 0). */
+static void FN(im2col_a)(const float *xp, const x86_conv_geom *g, int64_t PH, int64_t PW, float *ap, int64_t kk0,
+                         int64_t kk1, int64_t p0, int64_t P) {
+    const int64_t K = g->C * g->kh * g->kw, khw = g->kh * g->kw;
+    const int64_t tail = (P + MR - 1) / MR * MR - P;
+    for (int64_t kk = kk0; kk < kk1; ++kk) {
+        const int64_t c = kk / khw, i = (kk / g->kw) % g->kh, j = kk % g->kw;
+        const float *base = xp + c * PH * PW + i * g->dh * PW + j * g->dw;
+        int64_t oh = p0 / g->OW, ow = p0 % g->OW, col = 0; /* pixel p0 + n = oh*OW + ow, column col of panel n / MR */
+        float *panel = ap + kk * MR;
+        for (int64_t n = 0; n < P;) {
+            int64_t len = MR - col;
+            if (len > g->OW - ow) len = g->OW - ow;
+            const float *src = base + oh * g->sh * PW + ow * g->sw;
+            float *dst = panel + col;
+            if (g->sw == 1) {
+                FN(copy_n)(dst, src, len);
+            } else if (g->sw == 2) { /* never reads past src[2 * (len - 1)]: the row's last tap */
+                for (int64_t o = 0; o < len; o += VLEN) {
+                    const int m = (int)(len - o < VLEN ? len - o : VLEN);
+                    vf_store_n(dst + o, vf_load_even_n(src + 2 * o, 2 * m - 1), m);
+                }
+            } else {
+                for (int64_t o = 0; o < len; ++o) dst[o] = src[o * g->sw];
+            }
+            n += len, ow += len, col += len;
+            if (ow == g->OW) ow = 0, ++oh;
+            if (col == MR) col = 0, panel += MR * K;
+        }
+        if (tail) FN(zero_n)(ap + (P / MR) * MR * K + kk * MR + (MR - tail), tail);
+    }
+}
+
+/* dst[c * ld_dst + r] = src[r * ld_src + c] for a VLEN x VLEN block, transposed in registers */
+static inline void FN(transpose_block)(const float *src, int64_t ld_src, float *dst, int64_t ld_dst) {
+    vf r[VLEN];
+    for (int i = 0; i < VLEN; ++i) r[i] = vf_load(src + i * ld_src);
+    vf_transpose(r);
+    for (int i = 0; i < VLEN; ++i) vf_store(dst + i * ld_dst, r[i]);
+}
+
+/* inference (x86infer): y[o * ldy + p] = ct[p*O + o] for output channels [o0, o1) and pixels
+ * p < P: the NCHW output of a transposed convolution from its C^T (P x O, bias and activation
+ * already applied), in VLEN x VLEN blocks transposed in registers (transpose_block); the edges
+ * of fewer than VLEN one by one. */
+static void FN(transpose_out)(const float *ct, int64_t P, int64_t O, float *y, int64_t ldy, int64_t o0, int64_t o1) {
+    const int64_t pv = P / VLEN * VLEN, ov = o0 + (o1 - o0) / VLEN * VLEN;
+    for (int64_t o = o0; o < ov; o += VLEN)
+        for (int64_t p = 0; p < pv; p += VLEN) FN(transpose_block)(ct + p * O + o, O, y + o * ldy + p, ldy);
+    for (int64_t p = pv; p < P; ++p)
+        for (int64_t o = o0; o < o1; ++o) y[o * ldy + p] = ct[p * O + o];
+    for (int64_t o = ov; o < o1; ++o)
+        for (int64_t p = 0; p < pv; ++p) y[o * ldy + p] = ct[p * O + o];
 }
 
 /* activation over a row of stored results, one loop per activation */
@@ -250,11 +320,11 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
         }
         if (e->act == X86_ACT_RELU) {
             for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_max(acc[r][v], vf_zero());
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_relu(acc[r][v]);
         } else if (e->act == X86_ACT_CLIP) {
             const vf lo = vf_set1(e->act_alpha), hi = vf_set1(e->act_beta);
             for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_min(vf_max(acc[r][v], lo), hi);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_clamp(acc[r][v], lo, hi);
         }
     }
     if (full) {

@@ -229,7 +229,7 @@ static inline __attribute__((always_inline)) void FN(rg_tile)(const int rows, co
         const vf bb = bias ? vf_set1(bias[r]) : vf_zero();
         for (int v = 0; v < nv && v * VLEN < cols; ++v) {
             vf o = vf_add(acc[r][v], bb);
-            if (relu) o = vf_max(o, vf_zero());
+            if (relu) o = vf_relu(o);
             if (cols >= (v + 1) * VLEN) vf_store(c + r * ldc + v * VLEN, o);
             else vf_store_n(c + r * ldc + v * VLEN, o, cols - v * VLEN);
         }
@@ -312,7 +312,7 @@ static inline __attribute__((always_inline)) void FN(NAME)(const int rows, const
         const vf bb = bias ? vf_set1(bias[r]) : vf_zero();                                                        \
         for (int v = 0; v < nv; ++v) {                                                                            \
             vf o = vf_add(acc[r][v], bb);                                                                         \
-            if (relu) o = vf_max(o, vf_zero());                                                                   \
+            if (relu) o = vf_relu(o);                                                                   \
             vf_store(c + r * ldc + v * VLEN, o);                                                                  \
         }                                                                                                         \
     }                                                                                                             \

@@ -51,6 +51,8 @@ const x86_kernels FN(x86_kernels) = {
     /* -- inference (x86infer) -- */
     FN(winograd),
     FN(gemm_rows),
+    FN(transpose_out),
+    FN(im2col_a),
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */

@@ -37,71 +37,152 @@ static void conv_task(void *ctx, int64_t t, int worker) {
     conv_item(j->s, j->x, j->bias, j->y, t, j->s->work + worker * j->s->chunk_floats, 1);
 }
 
-/* inference (x86infer): few output pixels (7x7, 3x3 planes). The usual GEMM puts the P pixels along
- * the register tile's NR columns, so P = 49 fills 4 panels of 16 for 3.06 worth of work; with the
- * roles swapped (C^T = X^T W^T: pixels along the MR rows, output channels along NR) the padding
- * shrinks to under one MR. X^T is packed per image (the im2col rows first unless a plain 1x1), C^T
- * lands in scratch with the bias added per column, and one transpose writes the NCHW output. */
+/* inference (x86infer): few output pixels (7x7, 14x14 planes). The usual GEMM puts the P pixels
+ * along the register tile's NR columns, so P = 49 fills 4 panels of 16 for 3.06 worth of work; with
+ * the roles swapped (C^T = X^T W^T: pixels along the MR rows, output channels along NR) the padding
+ * shrinks to under one MR (_transposed_pays in _x86.pyx says when). Per image: X^T goes straight
+ * into the GEMM's packed A panels (from the input with its padding written out, unless a plain 1x1,
+ * packed from the NCHW input as it is), the GEMM writes C^T with the bias and the activation, and
+ * one vectorized transpose writes the NCHW output. */
 static int conv_is_plain_1x1(const x86_conv_geom *g) {
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H &&
            g->OW == g->W;
 }
 
-/* rows[(c*kh + i)*kw + j][p] = the input tap (i, j) of channel c seen by output pixel p (0 in padding) */
-static void im2col_plain(const float *x, const x86_conv_geom *g, float *rows) {
-    const int64_t P = g->OH * g->OW;
-    for (int64_t c = 0; c < g->C; ++c)
-        for (int64_t i = 0; i < g->kh; ++i)
-            for (int64_t j = 0; j < g->kw; ++j) {
-                float *dst = rows + ((c * g->kh + i) * g->kw + j) * P;
-                const float *plane = x + c * g->H * g->W;
-                for (int64_t oh = 0; oh < g->OH; ++oh) {
-                    const int64_t ih = oh * g->sh - g->pt + i * g->dh;
-                    float *d = dst + oh * g->OW;
-                    if (ih < 0 || ih >= g->H) {
-                        memset(d, 0, (size_t)g->OW * sizeof(float));
-                        continue;
-                    }
-                    for (int64_t ow = 0; ow < g->OW; ++ow) {
-                        const int64_t iw = ow * g->sw - g->pl + j * g->dw;
-                        d[ow] = iw >= 0 && iw < g->W ? plane[ih * g->W + iw] : 0.0f;
-                    }
-                }
-            }
+/* the padded input's rows and columns: what the taps reach, padding included */
+static int64_t conv_t_ph(const x86_conv_geom *g) { return (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1; }
+static int64_t conv_t_pw(const x86_conv_geom *g) { return (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1; }
+
+/* taps all inside the input (no padding reached): im2col_a reads the input in place */
+static int conv_t_unpadded(const x86_conv_geom *g) {
+    return g->pt == 0 && g->pl == 0 && conv_t_ph(g) <= g->H && conv_t_pw(g) <= g->W;
 }
 
-/* y[o][p] = ct[p][o], in 8 x 8 blocks so both sides stay in cache lines */
-static void transpose_out(const float *ct, int64_t P, int64_t O, float *y) {
-    for (int64_t p0 = 0; p0 < P; p0 += 8)
-        for (int64_t o0 = 0; o0 < O; o0 += 8) {
-            const int64_t p1 = p0 + 8 < P ? p0 + 8 : P, o1 = o0 + 8 < O ? o0 + 8 : O;
-            for (int64_t o = o0; o < o1; ++o)
-                for (int64_t p = p0; p < p1; ++p) y[o * P + p] = ct[p * O + o];
+/* Pixels per chunk: X^T and C^T of a chunk ((K + O) floats a pixel) sized to about half of L2,
+ * but at least 256 pixels (fewer would stream W^T from memory again for too little work; planes of
+ * up to 16x16 stay one chunk), a multiple of MR. */
+#define CONV_T_CHUNK_BYTES (512 * 1024)
+#define CONV_T_MIN_CHUNK 256
+
+static int64_t conv_t_chunk(const x86_kernels *k, const x86_conv_geom *g, int64_t O) {
+    const int64_t P = g->OH * g->OW, Kg = g->C * g->kh * g->kw;
+    int64_t chunk = CONV_T_CHUNK_BYTES / (int64_t)sizeof(float) / (Kg + O);
+    if (chunk < CONV_T_MIN_CHUNK) chunk = CONV_T_MIN_CHUNK;
+    chunk = (chunk + k->mr - 1) / k->mr * k->mr;
+    return chunk < P ? chunk : P;
+}
+
+/* The scratch, in this order: the padded input (C x PH x PW; none for a plain 1x1 or unpadded), X^T
+ * of a chunk packed (rounded up to MR rows x K) and its C^T (chunk x O). */
+typedef struct {
+    float *xp, *ap, *ct;
+} conv_t_scratch;
+
+/* floats of each part, rounded up to 16 so the next one stays 64-byte aligned */
+static void conv_t_sizes(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t chunk, int64_t *xp,
+                         int64_t *ap, int64_t *ct) {
+    const int64_t Kg = g->C * g->kh * g->kw;
+    *xp = conv_is_plain_1x1(g) || conv_t_unpadded(g) ? 0 : (g->C * conv_t_ph(g) * conv_t_pw(g) + 15) / 16 * 16;
+    *ap = ((chunk + k->mr - 1) / k->mr * k->mr * Kg + 15) / 16 * 16;
+    *ct = (chunk * O + 15) / 16 * 16;
+}
+
+static conv_t_scratch conv_t_layout(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t chunk,
+                                    float *work) {
+    int64_t xp, ap, ct;
+    conv_t_sizes(k, g, O, chunk, &xp, &ap, &ct);
+    conv_t_scratch t = {work, work + xp, work + xp + ap};
+    return t;
+}
+
+void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t *chunk,
+                              int64_t *work_floats) {
+    int64_t xp, ap, ct;
+    *chunk = conv_t_chunk(k, g, O);
+    conv_t_sizes(k, g, O, *chunk, &xp, &ap, &ct);
+    *work_floats = xp + ap + ct;
+}
+
+/* channels [c0, c1) of one image, padding written out as zeros */
+static void conv_t_pad(const float *x, const x86_conv_geom *g, float *xp, int64_t c0, int64_t c1) {
+    const int64_t PH = conv_t_ph(g), PW = conv_t_pw(g);
+    const int64_t lo = g->pl < PW ? g->pl : PW; /* columns [lo, hi) come from the input */
+    int64_t hi = g->pl + g->W < PW ? g->pl + g->W : PW;
+    if (hi < lo) hi = lo;
+    for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = 0; r < PH; ++r) {
+            float *d = xp + (c * PH + r) * PW;
+            const int64_t iy = r - g->pt;
+            if (iy < 0 || iy >= g->H) {
+                memset(d, 0, (size_t)PW * sizeof(float));
+                continue;
+            }
+            memset(d, 0, (size_t)lo * sizeof(float));
+            memcpy(d + lo, x + (c * g->H + iy) * g->W + (lo - g->pl), (size_t)(hi - lo) * sizeof(float));
+            memset(d + hi, 0, (size_t)(PW - hi) * sizeof(float));
         }
 }
 
-int64_t x86_conv_transposed_work_floats(const x86_kernels *k, const x86_conv_geom *g, int64_t O) {
-    const int64_t P = g->OH * g->OW, Kg = g->C * g->kh * g->kw;
-    return (conv_is_plain_1x1(g) ? 0 : Kg * P) + (P + k->mr - 1) / k->mr * k->mr * Kg + P * O;
+/* the per-image phases around the GEMM, cut into items for x86_parallel */
+#define CONV_T_CHANNELS 16 /* channels per padding item, rows of X^T per im2col item: 16 * kh * kw */
+#define CONV_T_OUT 32      /* output channels per transpose item */
+typedef struct {
+    const x86_conv_state *s;
+    const float *xn;
+    float *yn;
+    conv_t_scratch t;
+    int64_t p0, np; /* the chunk: pixels [p0, p0 + np) */
+} conv_t_job;
+
+static void conv_t_pad_task(void *ctx, int64_t item, int worker) {
+    const conv_t_job *J = (const conv_t_job *)ctx;
+    const int64_t c0 = item * CONV_T_CHANNELS, C = J->s->g.C;
+    (void)worker;
+    conv_t_pad(J->xn, &J->s->g, J->t.xp, c0, c0 + CONV_T_CHANNELS < C ? c0 + CONV_T_CHANNELS : C);
+}
+
+static void conv_t_im2col_task(void *ctx, int64_t item, int worker) {
+    const conv_t_job *J = (const conv_t_job *)ctx;
+    const x86_conv_geom *g = &J->s->g;
+    const int64_t rows = CONV_T_CHANNELS * g->kh * g->kw, K = g->C * g->kh * g->kw, kk0 = item * rows;
+    const int in_place = conv_t_unpadded(g);
+    (void)worker;
+    J->s->op.k->im2col_a(in_place ? J->xn : J->t.xp, g, in_place ? g->H : conv_t_ph(g), in_place ? g->W : conv_t_pw(g),
+                         J->t.ap, kk0, kk0 + rows < K ? kk0 + rows : K, J->p0, J->np);
+}
+
+static void conv_t_out_task(void *ctx, int64_t item, int worker) {
+    const conv_t_job *J = (const conv_t_job *)ctx;
+    const int64_t O = J->s->O, o0 = item * CONV_T_OUT;
+    (void)worker;
+    J->s->op.k->transpose_out(J->t.ct, J->np, O, J->yn + J->p0, J->s->g.OH * J->s->g.OW, o0,
+                              o0 + CONV_T_OUT < O ? o0 + CONV_T_OUT : O);
 }
 
 static void conv_transposed(const x86_conv_state *s, const float *x, const float *bias, float *y) {
     const x86_kernels *k = s->op.k;
     const x86_conv_geom *g = &s->g;
     const int64_t P = g->OH * g->OW, Kg = g->C * g->kh * g->kw, O = s->O;
-    const int direct = conv_is_plain_1x1(g);
-    float *rows = s->t_work, *ap = rows + (direct ? 0 : Kg * P), *ct = ap + (P + k->mr - 1) / k->mr * k->mr * Kg;
+    const int direct = conv_is_plain_1x1(g), threads = s->op.threads;
+    conv_t_job J = {s, NULL, NULL, conv_t_layout(k, g, O, s->chunk_cols, s->t_work), 0, 0};
     x86_epilogue e = s->epi;
     e.bias = bias;
     e.bias_rs = 0; /* C^T: the bias runs along the columns */
     e.bias_cs = 1;
     for (int64_t n = 0; n < s->N; ++n) {
-        const float *xn = x + n * g->C * g->H * g->W;
-        if (!direct) im2col_plain(xn, g, rows);
-        /* the packing and the transpose are a few percent of the GEMM: on the caller (1 thread) */
-        k->pack_a(direct ? xn : rows, 1, P, P, Kg, ap, 1);
-        k->gemm(P, O, Kg, ap, s->w, ct, O, &e, s->op.threads);
-        transpose_out(ct, P, O, y + n * O * P);
+        J.xn = x + n * g->C * g->H * g->W;
+        J.yn = y + n * O * P;
+        if (!direct && !conv_t_unpadded(g))
+            x86_parallel(threads, (g->C + CONV_T_CHANNELS - 1) / CONV_T_CHANNELS, conv_t_pad_task, &J);
+        for (J.p0 = 0; J.p0 < P; J.p0 += s->chunk_cols) {
+            J.np = P - J.p0 < s->chunk_cols ? P - J.p0 : s->chunk_cols;
+            if (direct) /* vector copies of MR pixels: a few percent of the GEMM */
+                k->pack_a(J.xn + J.p0, 1, P, J.np, Kg, J.t.ap, 1);
+            else
+                x86_parallel(threads, (g->C + CONV_T_CHANNELS - 1) / CONV_T_CHANNELS, conv_t_im2col_task, &J);
+            k->gemm(J.np, O, Kg, J.t.ap, s->w, J.t.ct, O, &e, threads);
+            x86_parallel(threads, (O + CONV_T_OUT - 1) / CONV_T_OUT, conv_t_out_task, &J);
+        }
     }
 }
 

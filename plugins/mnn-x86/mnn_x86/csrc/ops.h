@@ -38,13 +38,14 @@ typedef struct x86_conv_state {
     int32_t winograd; /* 1: F(4x4, 3x3); w holds 36 packed operands w_group_stride apart, chunk_cols is
                        * the tiles per chunk, per_item whether threads take whole chunks */
     int32_t wino_gemm_t; /* winograd with its GEMMs transposed: w holds 36 packed B operands (U^T) */
-    int32_t transposed; /* 1: few output pixels, computed as C^T = X^T W^T (pixels as the GEMM's rows,
+    int32_t transposed; /* 1: small planes, computed as C^T = X^T W^T (pixels as the GEMM's rows,
                          * see conv_transposed in op_conv.c); w then holds W^T packed as B */
-    float *t_work;      /* transposed: im2col rows (C*kh*kw x OH*OW; not for a plain 1x1), X^T packed, C^T */
+    float *t_work;      /* transposed: the padded input, X^T of a chunk of chunk_cols pixels packed, its C^T */
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
-/* scratch of a transposed convolution (floats, one image at a time) */
-int64_t x86_conv_transposed_work_floats(const x86_kernels *k, const x86_conv_geom *g, int64_t O);
+/* a transposed convolution's pixels per chunk (a multiple of MR, or all of them) and scratch (floats) */
+void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t *chunk,
+                              int64_t *work_floats);
 
 /* MatMul / Gemm: batch of C[t] = epilogue(A[t] @ B[t]) */
 typedef struct x86_matmul_state {

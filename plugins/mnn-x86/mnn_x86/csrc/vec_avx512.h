@@ -76,4 +76,31 @@ static inline vf vf_load_even_n(const float *p, int avail) {
                                   _mm512_maskz_loadu_ps(vf_mask_n_(avail - 16), p + 16));
 }
 
+/* r[0..15] := its transpose: lane j of r[i] moves to lane i of r[j] (channels-last depthwise) */
+static inline void vf_transpose(vf r[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) { /* pairs of rows interleaved within 128-bit lanes */
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* u[i + k]: columns k, k+4, k+8, k+12 of rows i..i+3, one per lane */
+        const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 2]);
+        const __m512d c = _mm512_castps_pd(t[i + 1]), d = _mm512_castps_pd(t[i + 3]);
+        u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+        u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+    }
+    for (int k = 0; k < 4; ++k) { /* gather the 128-bit lanes of column k (and k+4, k+8, k+12) */
+        const __m512 e0 = _mm512_shuffle_f32x4(u[k], u[k + 4], 0x88);
+        const __m512 e1 = _mm512_shuffle_f32x4(u[k + 8], u[k + 12], 0x88);
+        const __m512 o0 = _mm512_shuffle_f32x4(u[k], u[k + 4], 0xDD);
+        const __m512 o1 = _mm512_shuffle_f32x4(u[k + 8], u[k + 12], 0xDD);
+        r[k] = _mm512_shuffle_f32x4(e0, e1, 0x88);
+        r[k + 8] = _mm512_shuffle_f32x4(e0, e1, 0xDD);
+        r[k + 4] = _mm512_shuffle_f32x4(o0, o1, 0x88);
+        r[k + 12] = _mm512_shuffle_f32x4(o0, o1, 0xDD);
+    }
+}
+
 #endif

@@ -54,4 +54,7 @@ static inline vf vf_pow2n(vf n) { /* 2^n for integral n in [-126, 127] */
 /* p[0] if avail > 0 (the vector of one lane) */
 static inline vf vf_load_even_n(const float *p, int avail) { return avail > 0 ? *p : 0.0f; }
 
+/* a 1 x 1 block is its own transpose */
+static inline void vf_transpose(vf r[1]) { (void)r; }
+
 #endif

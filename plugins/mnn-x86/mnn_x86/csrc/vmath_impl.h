@@ -4,9 +4,15 @@
 #ifndef MNN_X86_VMATH_IMPL_H
 #define MNN_X86_VMATH_IMPL_H
 
+/* Clamps that keep a NaN: the max/min instructions (and the scalar a > b ? a : b) return their
+ * second operand when either is NaN, so x goes second and NaN in stays NaN out, as in the
+ * reference (numpy's maximum, minimum and clip). */
+static inline vf vf_relu(vf x) { return vf_max(vf_zero(), x); }
+static inline vf vf_clamp(vf x, vf lo, vf hi) { return vf_min(hi, vf_max(lo, x)); }
+
 /* exp: Cody-Waite range reduction and the Cephes expf polynomial (~1 ulp). */
 static inline vf vf_exp(vf x) {
-    x = vf_min(vf_max(x, vf_set1(-87.33654f)), vf_set1(88.0f));
+    x = vf_clamp(x, vf_set1(-87.33654f), vf_set1(88.0f));
     vf n = vf_round(vf_mul(x, vf_set1(1.44269504088896341f)));
     vf r = vf_fnma(n, vf_set1(0.693359375f), x);
     r = vf_fnma(n, vf_set1(-2.12194440e-4f), r);
@@ -25,7 +31,7 @@ static inline vf vf_sigmoid(vf x) { return vf_div(vf_set1(1.0f), vf_add(vf_set1(
 /* tanh: Cephes tanhf polynomial below |x| 0.625, 1 - 2/(e^2|x| + 1) above. */
 static inline vf vf_tanh(vf x) {
     vf ax = vf_abs(x);
-    vf e = vf_exp(vf_min(vf_add(ax, ax), vf_set1(88.0f)));
+    vf e = vf_exp(vf_min(vf_set1(88.0f), vf_add(ax, ax)));
     vf big = vf_sub(vf_set1(1.0f), vf_div(vf_set1(2.0f), vf_add(e, vf_set1(1.0f))));
     vf z = vf_mul(x, x);
     vf p = vf_set1(-5.70498872745e-3f);
@@ -68,16 +74,16 @@ static inline vf vf_gelu(vf x) {
  * loop specialised per activation, so the switch folds away. */
 static inline __attribute__((always_inline)) vf vf_activate(vf x, int act, float a, float b) {
     switch (act) {
-    case X86_ACT_RELU: return vf_max(x, vf_zero());
-    case X86_ACT_CLIP: return vf_min(vf_max(x, vf_set1(a)), vf_set1(b));
+    case X86_ACT_RELU: return vf_relu(x);
+    case X86_ACT_CLIP: return vf_clamp(x, vf_set1(a), vf_set1(b));
     case X86_ACT_LEAKY_RELU: return vf_select(vf_ge(x, vf_zero()), x, vf_mul(x, vf_set1(a)));
     case X86_ACT_SIGMOID: return vf_sigmoid(x);
     case X86_ACT_SILU: return vf_mul(x, vf_sigmoid(x));
     case X86_ACT_GELU: return vf_gelu(x);
     case X86_ACT_TANH: return vf_tanh(x);
-    case X86_ACT_HARD_SIGMOID: return vf_min(vf_max(vf_fma(x, vf_set1(a), vf_set1(b)), vf_zero()), vf_set1(1.0f));
+    case X86_ACT_HARD_SIGMOID: return vf_clamp(vf_fma(x, vf_set1(a), vf_set1(b)), vf_zero(), vf_set1(1.0f));
     case X86_ACT_HARD_SWISH:
-        return vf_mul(x, vf_min(vf_max(vf_fma(x, vf_set1(1.0f / 6.0f), vf_set1(0.5f)), vf_zero()), vf_set1(1.0f)));
+        return vf_mul(x, vf_clamp(vf_fma(x, vf_set1(1.0f / 6.0f), vf_set1(0.5f)), vf_zero(), vf_set1(1.0f)));
     default: return x;
     }
 }

@@ -102,13 +102,58 @@ typedef struct x86_kernels {
     /* the packed GEMM with B unpacked: row k of the K x N matrix at b + k*ldb (1x1 convolutions on NCHW) */
     void (*gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
                       int64_t ldc, const x86_epilogue *e, int threads);
+    /* y[o*ldy + p] = ct[p*O + o] for o in [o0, o1), p < P: a transposed convolution's C^T (P x O)
+     * into NCHW */
+    void (*transpose_out)(const float *ct, int64_t P, int64_t O, float *y, int64_t ldy, int64_t o0, int64_t o1);
+    /* rows [kk0, kk1) of a transposed convolution's X^T for pixels [p0, p0 + P) into packed A panels,
+     * from the padded input xp (C planes of PH x PW: every tap inside) */
+    void (*im2col_a)(const float *xp, const x86_conv_geom *g, int64_t PH, int64_t PW, float *ap, int64_t kk0,
+                     int64_t kk1, int64_t p0, int64_t P);
 } x86_kernels;
 
-/* scratch each thread needs (floats) */
-int64_t x86_depthwise_work_floats(const x86_conv_geom *g);
+/* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
+int64_t x86_depthwise_work_floats(const x86_conv_geom *g, int vlen);
 /* the part of it that holds a small plane's flat output rows (depthwise_impl.h: dw_flat9): OH rows
  * of the padded width PW, and a vector's slack; even, to keep what follows aligned */
 static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * PW + 64 + 1) / 2 * 2; }
+/* The channels-last depthwise path (depthwise_cl_impl.h) works on blocks of up to 16 channels
+ * (one AVX-512 vector; fewer lanes on narrower ISAs fit the same scratch) and strips of output rows
+ * whose padded input rows and output pixels, 16 floats each, fit about X86_DW_CL_BUDGET floats
+ * (a quarter of a Zen 4 core's L2, beside the planes streaming through). Measured on MobileNetV2's
+ * 112x112 and 56x56 layers, kernel alone: 64 KB (strips of 2-7 rows) was 10-30% slower, 1 MB no
+ * faster. */
+#define X86_DW_CL_LANES 16
+#define X86_DW_CL_BUDGET (64 * 1024) /* 256 KB */
+static inline int64_t x86_dw_cl_rows(const x86_conv_geom *g) {
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    const int64_t per_row = (g->sh * PW + g->OW) * X86_DW_CL_LANES, fixed = (g->kh - 1) * g->dh * PW * X86_DW_CL_LANES;
+    int64_t rows = (X86_DW_CL_BUDGET - fixed) / (per_row > 0 ? per_row : 1);
+    if (rows > g->OH) rows = g->OH;
+    return rows > 1 ? rows : 1;
+}
+/* its scratch per thread: the strip's padded input rows, its output pixels (and a vector's
+ * slack), the tap vectors */
+static inline int64_t x86_dw_cl_floats(const x86_conv_geom *g) {
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1, SR = x86_dw_cl_rows(g);
+    const int64_t RIN = (SR - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    return (RIN * PW + SR * g->OW + X86_DW_CL_LANES + (g->kh * g->kw + X86_DW_CL_LANES)) * X86_DW_CL_LANES;
+}
+/* Which path a depthwise convolution takes (one place: the kernels and their scratch sizes ask it):
+ * the channels-last blocks of depthwise_cl_impl.h (vlen lanes), unless their lanes are mostly empty
+ * or the plane path (depthwise_impl.h) is at its best. Measured on Zen 4, one thread, MobileNetV2's
+ * layers in the model (AVX-512; AVX2 alike): channels-last is 2x faster on 7x7 planes, 1.25x on
+ * 14x14, 1.3-3.5x with stride 2 (no even/odd split), 2-3x with 5x5 and 7x7 kernels. The plane path
+ * keeps
+ *   - few channels: 4 channels fill a quarter of a 16-lane block (2.6x slower than the planes);
+ *   - 3x3 stride 1 on wide rows (6 vectors or more: every plane-path vector full, no split), where
+ *     the transposes cost more than they save: 112x112 on AVX-512 1.06x slower, 56x56 and 112x112
+ *     on AVX2 1.2x slower;
+ *   - the scalar build: one lane has nothing to gain and the transposes make it 2x slower. */
+static inline int x86_dw_channels_last(const x86_conv_geom *g, int vlen) {
+    const int64_t lanes = (g->C + vlen - 1) / vlen * vlen;
+    const int wide_3x3 = g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->OW >= 6 * vlen;
+    return vlen > 1 && 4 * g->C >= 3 * lanes && !wide_3x3;
+}
 /* How a GEMM convolution is cut into work items (image x group x chunk of
  * output columns): the columns per chunk, and whether each thread takes whole
  * items (per_item, one scratch chunk per thread) or all threads share each one */

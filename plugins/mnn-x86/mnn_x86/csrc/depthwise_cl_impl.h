@@ -1,0 +1,233 @@
+/* Depthwise convolution on channels-last blocks: VLEN channels at a time, vectors along channels.
+ * Generic over `vf`; included by depthwise_impl.h, which chooses between this and the plane path.
+ *
+ * Why: the plane path (depthwise_impl.h) puts a vector along an output row. A 7x7 or 14x14 plane
+ * leaves most lanes idle and pays a per-plane setup, and stride 2 needs its rows split into even and
+ * odd columns first. Here an item is a block of VLEN channels of one image and a strip of output
+ * rows: the strip's input rows are transposed into a zero-padded scratch [row][col][VLEN] (a 16 x 16
+ * register transpose per 16 pixels, taken along the flattened rows, so a 7-wide row does not cost a
+ * whole transpose), every output pixel is then one vector (all lanes live, whatever the plane's
+ * width; a stride is a pixel step, a dilation a tap step) and the results are transposed back to
+ * NCHW. Weights are transposed per block to one vector per tap.
+ *
+ * Scratch per thread (x86_dw_cl_floats): the strip's padded input rows, its output pixels, the tap
+ * vectors. The padding columns are zeroed once per thread (never written after); padding rows are
+ * zeroed by each strip that has them. */
+#ifndef MNN_X86_DEPTHWISE_CL_IMPL_H
+#define MNN_X86_DEPTHWISE_CL_IMPL_H
+
+/* output pixels side by side in a register tile: independent FMA chains, and each tap's weight
+ * vector loaded once per tile (AVX2 has 16 registers: 4 accumulators + weight + input) */
+#if VLEN >= 16
+#define DWC_TILE 8
+#else
+#define DWC_TILE 4
+#endif
+
+typedef struct {
+    float *in, *out, *wv; /* padded input rows x PW x VLEN; strip pixels x VLEN; taps x VLEN */
+    int64_t PW, SR, RIN;  /* padded width, output rows per strip, input rows per strip */
+} FN(cl_scratch);
+
+static FN(cl_scratch) FN(cl_scratch_init)(float *work, const x86_conv_geom *g) {
+    FN(cl_scratch) sc;
+    sc.PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    sc.SR = x86_dw_cl_rows(g);
+    sc.RIN = (sc.SR - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    sc.in = work;
+    sc.out = sc.in + sc.RIN * sc.PW * X86_DW_CL_LANES;
+    sc.wv = sc.out + (sc.SR * g->OW + X86_DW_CL_LANES) * X86_DW_CL_LANES;
+    memset(sc.in, 0, (size_t)(sc.RIN * sc.PW * VLEN) * sizeof(float)); /* the padding columns */
+    return sc;
+}
+
+/* the kh*kw tap vectors of channels [c0, c0 + nc): wv[t][lane] = w[c0 + lane][t] (0 past nc) */
+static void FN(cl_weights)(const float *w, int64_t taps, int64_t c0, int nc, float *wv) {
+    for (int64_t t0 = 0; t0 < taps; t0 += VLEN) {
+        const int nt = (int)(taps - t0 < VLEN ? taps - t0 : VLEN);
+        vf r[VLEN];
+#pragma GCC unroll 16
+        for (int l = 0; l < VLEN; ++l) r[l] = l < nc ? vf_load_n(w + (c0 + l) * taps + t0, nt) : vf_zero();
+        vf_transpose(r);
+#pragma GCC unroll 16
+        for (int t = 0; t < VLEN; ++t)
+            if (t < nt) vf_store(wv + (t0 + t) * VLEN, r[t]);
+    }
+}
+
+/* Input rows [sy0, sy1) of channels x[0..nc) (planes H*W apart) into the scratch, whose row 0 is
+ * padded row py0. Pixels are taken VLEN at a time along the flattened rows; columns the output
+ * never reads (past the padded width) are skipped. The loops over lanes are unrolled so that the
+ * transposed vectors stay in registers. */
+static void FN(cl_transpose_in)(const float *x, int nc, const x86_conv_geom *g, const FN(cl_scratch) *sc,
+                                int64_t py0, int64_t sy0, int64_t sy1) {
+    const int64_t HW = g->H * g->W, W = g->W, q1 = sy1 * W, PW = sc->PW, pl = g->pl;
+    const int64_t wv = W < PW - pl ? W : PW - pl; /* input columns that land in the scratch */
+    float *const in = sc->in;
+    int64_t sx = 0, at = ((sy0 + g->pt - py0) * PW + pl) * VLEN; /* where pixel (sy, sx) goes */
+    for (int64_t q = sy0 * W; q < q1; q += VLEN) {
+        const int n = (int)(q1 - q < VLEN ? q1 - q : VLEN);
+        vf r[VLEN];
+#pragma GCC unroll 16
+        for (int l = 0; l < VLEN; ++l) r[l] = l < nc ? vf_load_n(x + l * HW + q, n) : vf_zero();
+        vf_transpose(r);
+        if (n == VLEN && sx + VLEN <= wv) { /* the common case: VLEN pixels of one row */
+#pragma GCC unroll 16
+            for (int k = 0; k < VLEN; ++k) vf_store(in + at + k * VLEN, r[k]);
+            at += VLEN * VLEN;
+            if ((sx += VLEN) == W) sx = 0, at += (PW - W) * VLEN;
+            continue;
+        }
+#pragma GCC unroll 16
+        for (int k = 0; k < VLEN; ++k) {
+            if (k >= n) break;
+            if (sx < wv) vf_store(in + at, r[k]);
+            at += VLEN;
+            if (++sx == W) sx = 0, at += (PW - W) * VLEN;
+        }
+    }
+}
+
+/* nt output pixels of one row, DWC_TILE at most: in points at the first one's top-left tap */
+static inline __attribute__((always_inline)) void FN(cl_tile)(const int nt, const int64_t kh, const int64_t kw,
+                                                              const float *in, int64_t rowstep, int64_t px_step,
+                                                              int64_t dh, int64_t dw, const float *wv, vf b0,
+                                                              const x86_epilogue *e, float *out) {
+    vf acc[DWC_TILE];
+    for (int p = 0; p < nt; ++p) acc[p] = b0;
+    for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+            const vf wt = vf_load(wv + (i * kw + j) * VLEN);
+            const float *src = in + (i * dh * rowstep + j * dw) * VLEN;
+            for (int p = 0; p < nt; ++p) acc[p] = vf_fma(wt, vf_load(src + p * px_step * VLEN), acc[p]);
+        }
+    if (e->act == X86_ACT_RELU)
+        for (int p = 0; p < nt; ++p) acc[p] = vf_relu(acc[p]);
+    else if (e->act == X86_ACT_CLIP)
+        for (int p = 0; p < nt; ++p) acc[p] = vf_clamp(acc[p], vf_set1(e->act_alpha), vf_set1(e->act_beta));
+    for (int p = 0; p < nt; ++p) vf_store(out + p * VLEN, acc[p]);
+}
+
+/* one output row: tiles of DWC_TILE pixels, then halves of it for the rest */
+static inline __attribute__((always_inline)) void FN(cl_row)(const int64_t kh, const int64_t kw, const float *in,
+                                                             int64_t rowstep, int64_t sw, int64_t dh, int64_t dw,
+                                                             const float *wv, vf b0, const x86_epilogue *e,
+                                                             float *out, int64_t OW) {
+    int64_t ow = 0;
+    for (; ow + DWC_TILE <= OW; ow += DWC_TILE)
+        FN(cl_tile)(DWC_TILE, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN);
+    if (DWC_TILE > 4 && ow + 4 <= OW)
+        FN(cl_tile)(4, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN), ow += 4;
+    if (ow + 2 <= OW)
+        FN(cl_tile)(2, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN), ow += 2;
+    if (ow < OW) FN(cl_tile)(1, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN);
+}
+
+/* the strip's pixels (np of them, from output pixel p0 of each plane) back to NCHW, VLEN at a time */
+static void FN(cl_transpose_out)(const float *out, int64_t np, int nc, float *y, int64_t plane, int64_t p0,
+                                 const x86_epilogue *e) {
+    for (int64_t q = 0; q < np; q += VLEN) {
+        const int n = (int)(np - q < VLEN ? np - q : VLEN);
+        vf r[VLEN];
+#pragma GCC unroll 16
+        for (int k = 0; k < VLEN; ++k) r[k] = k < n ? vf_load(out + (q + k) * VLEN) : vf_zero();
+        vf_transpose(r);
+#pragma GCC unroll 16
+        for (int l = 0; l < VLEN; ++l)
+            if (l < nc) vf_store_n(y + l * plane + p0 + q, r[l], n);
+    }
+    if (e->act > X86_ACT_CLIP) /* the activations not applied in registers */
+        for (int l = 0; l < nc; ++l)
+            FN(act_row)(e->act, e->act_alpha, e->act_beta, y + l * plane + p0, y + l * plane + p0, np);
+}
+
+/* One strip: output rows [oh0, oh1) of the block; `carried` of its first padded rows are already
+ * in the scratch (the previous strip's last ones) */
+static void FN(cl_strip)(const float *x, float *y, int nc, int64_t oh0, int64_t oh1, int64_t carried,
+                         const x86_conv_geom *g, const x86_epilogue *e, const FN(cl_scratch) *sc, vf b0) {
+    const int64_t OW = g->OW, PW = sc->PW;
+    const int64_t py0 = oh0 * g->sh, py1 = (oh1 - 1) * g->sh + (g->kh - 1) * g->dh + 1; /* padded rows read */
+    const int64_t pn = py0 + carried; /* the first row to fill */
+    const int64_t sy0 = pn - g->pt > 0 ? pn - g->pt : 0, sy1 = py1 - g->pt < g->H ? py1 - g->pt : g->H;
+    for (int64_t py = pn; py < py1; ++py) /* padding rows; a strip of the plane's middle has none */
+        if (py < g->pt || py - g->pt >= g->H)
+            memset(sc->in + (py - py0) * PW * VLEN, 0, (size_t)(PW * VLEN) * sizeof(float));
+    if (sy0 < sy1) FN(cl_transpose_in)(x, nc, g, sc, py0, sy0, sy1);
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+        const float *in = sc->in + (oh - oh0) * g->sh * PW * VLEN;
+        float *out = sc->out + (oh - oh0) * OW * VLEN;
+        if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, OW);
+        else FN(cl_row)(g->kh, g->kw, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, OW);
+    }
+    FN(cl_transpose_out)(sc->out, (oh1 - oh0) * OW, nc, y, g->OH * OW, oh0 * OW, e);
+}
+
+/* One item: channels [c0, c0 + nc) of one image (x, y at their first plane), output rows [oh0, oh1),
+ * strip after strip. The input rows two strips share (kernel height - stride) move to the top of the
+ * scratch rather than being transposed again: with strips of a few rows that would be most of the
+ * transposing. */
+static void FN(cl_item)(const float *x, const float *w, const float *bias, float *y, int64_t c0, int nc,
+                        int64_t oh0, int64_t oh1, const x86_conv_geom *g, const x86_epilogue *e,
+                        const FN(cl_scratch) *sc) {
+    FN(cl_weights)(w, g->kh * g->kw, c0, nc, sc->wv);
+    vf b0 = vf_zero();
+    if (bias) b0 = vf_load_n(bias + c0, nc);
+    const int64_t shared = (g->kh - 1) * g->dh + 1 - g->sh, row = sc->PW * VLEN;
+    x += c0 * g->H * g->W;
+    y += c0 * g->OH * g->OW;
+    for (int64_t r0 = oh0; r0 < oh1; r0 += sc->SR) {
+        const int64_t r1 = r0 + sc->SR < oh1 ? r0 + sc->SR : oh1;
+        int64_t carried = 0;
+        if (r0 > oh0 && shared > 0) { /* the previous strip read padded rows up to r0*sh + shared */
+            memmove(sc->in, sc->in + sc->SR * g->sh * row, (size_t)(shared * row) * sizeof(float));
+            carried = shared;
+        }
+        FN(cl_strip)(x, y, nc, r0, r1, carried, g, e, sc, b0);
+    }
+}
+
+/* items (image, channel block, range of output rows) for x86_parallel; each worker sets up its
+ * scratch on its first */
+typedef struct {
+    const float *x, *w, *bias;
+    float *y, *work;
+    int64_t per_thread, blocks, ranges, range_rows;
+    const x86_conv_geom *g;
+    const x86_epilogue *e;
+    FN(cl_scratch) sc[DW_MAX_WORKERS];
+    int ready[DW_MAX_WORKERS];
+} FN(cl_job);
+
+static void FN(cl_task)(void *ctx, int64_t item, int worker) {
+    FN(cl_job) *J = (FN(cl_job) *)ctx;
+    const x86_conv_geom *g = J->g;
+    if (!J->ready[worker]) {
+        J->sc[worker] = FN(cl_scratch_init)(J->work + worker * J->per_thread, g);
+        J->ready[worker] = 1;
+    }
+    const int64_t part = item % J->ranges, cb = item / J->ranges % J->blocks, n = item / (J->ranges * J->blocks);
+    const int64_t c0 = cb * VLEN, oh0 = part * J->range_rows;
+    const int64_t oh1 = oh0 + J->range_rows < g->OH ? oh0 + J->range_rows : g->OH;
+    const int nc = (int)(g->C - c0 < VLEN ? g->C - c0 : VLEN);
+    FN(cl_item)(J->x + n * g->C * g->H * g->W, J->w, J->bias, J->y + n * g->C * g->OH * g->OW, c0, nc, oh0, oh1, g,
+                J->e, &J->sc[worker]);
+}
+
+/* images = planes / C; work: x86_depthwise_work_floats per thread. A thread takes whole blocks when
+ * there are a few per thread; else the blocks' rows are cut into ranges (in whole strips) to share. */
+static void FN(depthwise_cl)(const float *x, const float *w, const float *bias, float *y, int64_t images,
+                             const x86_conv_geom *g, const x86_epilogue *e, float *work, int64_t per_thread,
+                             int threads) {
+    FN(cl_job) J;
+    J.x = x, J.w = w, J.bias = bias, J.y = y, J.work = work, J.per_thread = per_thread, J.g = g, J.e = e;
+    J.blocks = (g->C + VLEN - 1) / VLEN;
+    const int64_t SR = x86_dw_cl_rows(g), strips = (g->OH + SR - 1) / SR, want = 4 * (int64_t)threads;
+    int64_t ranges = threads > 1 && images * J.blocks < want ? (want + images * J.blocks - 1) / (images * J.blocks) : 1;
+    if (ranges > strips) ranges = strips;
+    J.range_rows = (strips + ranges - 1) / ranges * SR;
+    J.ranges = (g->OH + J.range_rows - 1) / J.range_rows;
+    memset(J.ready, 0, sizeof J.ready);
+    x86_parallel(threads < DW_MAX_WORKERS ? threads : DW_MAX_WORKERS, images * J.blocks * J.ranges, FN(cl_task), &J);
+}
+
+#endif
