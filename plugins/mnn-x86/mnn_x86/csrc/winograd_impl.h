@@ -194,7 +194,8 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
                         t[24 + j], t[30 + j]);
             }
             /* rows: (B^T d) B, each result into its packed B panel: column l of row c */
-            float *dst = v + (l / NR) * NR * C + c * NR + l % NR;
+            /* gemm_t: V[xi] is one C x tcp row-major panel, packed as V^T by wino_gemm */
+            float *dst = P->gemm_t ? v + c * tcp + l : v + (l / NR) * NR * C + c * NR + l % NR;
             for (int i = 0; i < 6; ++i) {
                 vf r0, r1, r2, r3, r4, r5;
                 WINO_BT(t[i * 6], t[i * 6 + 1], t[i * 6 + 2], t[i * 6 + 3], t[i * 6 + 4], t[i * 6 + 5], r0, r1, r2, r3,
@@ -210,15 +211,15 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
     }
 }
 
-/* step 3 for positions [x0, x1). gemm_t (all tiles in one panel of V, so V[xi] is C x NR,
- * row-major): M^T[xi] (nt x O, row-major) = V^T U^T, V^T packed on the worker's buffer */
+/* step 3 for positions [x0, x1). gemm_t (V[xi] one C x tcp panel, row-major): M^T[xi] (nt x O,
+ * row-major) = V^T U^T, V^T packed on the worker's buffer */
 static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, const float *v, float *m, int worker) {
     x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
     const int64_t C = P->g->C;
     for (int xi = x0; xi < x1; ++xi) {
         if (P->gemm_t) {
             float *vt = P->vt + worker * P->vt_floats;
-            FN(pack_a)(v + xi * P->tcp * C, 1, NR, nt, C, vt, 1);
+            FN(pack_a)(v + xi * P->tcp * C, 1, P->tcp, nt, C, vt, 1);
             FN(gemm)(nt, P->O, C, vt, P->u + xi * P->u_stride, m + xi * P->O * P->tcp, P->O, &plain, 1);
         } else {
             FN(gemm)(P->O, nt, C, P->u + xi * P->u_stride, v + xi * P->tcp * C, m + xi * P->O * P->tcp, P->tcp,
