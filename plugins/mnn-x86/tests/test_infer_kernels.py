@@ -81,6 +81,8 @@ def test_winograd_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w
         (1, 9, 17, 5, 5, [1, 1, 1, 1], None),  # 5x5: two tiles per row, the second partial
         (1, 16, 64, 55, 55, [1, 1, 1, 1], "relu"),  # SqueezeNet's 55x55: 14 tiles a row, runs cross rows
         (1, 19, 33, 27, 27, [1, 1, 1, 1], "clip"),  # 27x27: 7 tiles a row, several rows a vector
+        (1, 64, 20, 27, 27, [1, 1, 1, 1], "relu"),  # 49 tiles, 64 channels: transposed GEMM, 4 MR panels
+        (2, 70, 12, 19, 30, [0, 0, 0, 0], None),  # 17x28 out, 35 tiles, batch 2: transposed, V over NR
         (1, 20, 21, 13, 13, [0, 0, 0, 0], None),  # 13x13 unpadded: 11x11 output, partial last tiles
         (2, 17, 30, 13, 13, [1, 1, 1, 1], "relu"),  # 13x13, batch 2
         (1, 3, 5, 6, 75, [1, 1, 1, 1], None),  # wide rows: 19 tiles a row, more than one vector
