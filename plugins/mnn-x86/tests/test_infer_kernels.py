@@ -73,6 +73,35 @@ def test_winograd_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "n,c,o,h,w,pads,act",
+    [
+        (1, 5, 6, 1, 1, [1, 1, 1, 1], "relu"),  # 1x1 plane: one tile, 8 of its 9 inputs padding
+        (1, 9, 17, 5, 5, [1, 1, 1, 1], None),  # 5x5: two tiles per row, the second partial
+        (1, 16, 64, 55, 55, [1, 1, 1, 1], "relu"),  # SqueezeNet's 55x55: 14 tiles a row, runs cross rows
+        (1, 19, 33, 27, 27, [1, 1, 1, 1], "clip"),  # 27x27: 7 tiles a row, several rows a vector
+        (1, 64, 20, 27, 27, [1, 1, 1, 1], "relu"),  # 49 tiles, 64 channels: transposed GEMM, 4 MR panels
+        (2, 70, 12, 19, 30, [0, 0, 0, 0], None),  # 17x28 out, 35 tiles, batch 2: transposed, V over NR
+        (1, 20, 21, 13, 13, [0, 0, 0, 0], None),  # 13x13 unpadded: 11x11 output, partial last tiles
+        (2, 17, 30, 13, 13, [1, 1, 1, 1], "relu"),  # 13x13, batch 2
+        (1, 3, 5, 6, 75, [1, 1, 1, 1], None),  # wide rows: 19 tiles a row, more than one vector
+        (1, 7, 9, 11, 37, [0, 1, 1, 0], "leaky_relu"),  # odd width, asymmetric pads
+    ],
+)
+def test_winograd_row_runs(rng, isa, threads, n, c, o, h, w, pads, act):
+    """The gather and scatter move runs of tiles of one tile row through (de)interleaved vectors:
+    runs that start mid-vector, cross tile rows, start at the left pad or end in a partial tile."""
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, 3, 3, scale=0.3), _r(rng, o)
+    attrs = {"pads": pads}
+    if act:
+        attrs.update(
+            activation=act, act_alpha=0.1 if act == "leaky_relu" else 0.0, act_beta=6.0 if act == "clip" else 0.0
+        )
+    _run_conv([x, wt, b], attrs, isa, threads, {"x86.winograd": "on"})
+
+
+@pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize(
     "act,alpha,beta", [("relu", 0, 0), ("clip", 0.0, 6.0), ("sigmoid", 0, 0), ("leaky_relu", 0.1, 0)]
 )

@@ -40,6 +40,99 @@
         o3 = vf_add(vf_fma(vf_set1(8.0f), d34, d12), m5);                                 \
     } while (0)
 
+/* Four-way (de)interleave of VLEN tiles' columns, so that the gather and the scatter of 4x4 tiles
+ * along an image row run on whole vectors instead of one float at a time:
+ *   wino_deinterleave4: p[4q + j] (q < VLEN, j < 4; p in four vectors x_0..x_3) -> lane q of d_j
+ *   wino_interleave4:   lane q of s_j -> p[4q + j] (p in four vectors)
+ * Both are a transpose of 4x4 blocks inside each 128-bit lane plus a shuffle of the lanes. */
+#if VLEN == 16
+static inline void FN(wino_transpose4_lanes)(vf *a, vf *b, vf *c, vf *d) {
+    const vf t0 = _mm512_unpacklo_ps(*a, *b), t1 = _mm512_unpacklo_ps(*c, *d);
+    const vf t2 = _mm512_unpackhi_ps(*a, *b), t3 = _mm512_unpackhi_ps(*c, *d);
+    *a = _mm512_shuffle_ps(t0, t1, 0x44);
+    *b = _mm512_shuffle_ps(t0, t1, 0xEE);
+    *c = _mm512_shuffle_ps(t2, t3, 0x44);
+    *d = _mm512_shuffle_ps(t2, t3, 0xEE);
+}
+/* lanes [lo, hi) of p, the others zero; memory outside them is never touched */
+static inline vf FN(wino_load_range)(const float *p, int64_t lo, int64_t hi) {
+    const __mmask16 m = (__mmask16)(vf_mask_n_((int)(hi < 0 ? 0 : hi > 16 ? 16 : hi)) &
+                                    ~vf_mask_n_((int)(lo < 0 ? 0 : lo > 16 ? 16 : lo)));
+    return _mm512_maskz_loadu_ps(m, p);
+}
+/* lanes [lo, hi) of v to p; memory outside them is never touched */
+static inline void FN(wino_store_range)(float *p, vf v, int64_t lo, int64_t hi) {
+    const __mmask16 m = (__mmask16)(vf_mask_n_((int)(hi < 0 ? 0 : hi > 16 ? 16 : hi)) &
+                                    ~vf_mask_n_((int)(lo < 0 ? 0 : lo > 16 ? 16 : lo)));
+    _mm512_mask_storeu_ps(p, m, v);
+}
+static inline void FN(wino_deinterleave4)(vf x0, vf x1, vf x2, vf x3, vf *d0, vf *d1, vf *d2, vf *d3) {
+    /* x_k holds the quads of tiles 4k..4k+3; gather quads q, q+4, q+8, q+12 into lane set q */
+    const vf v0 = _mm512_shuffle_f32x4(x0, x1, 0x88), v1 = _mm512_shuffle_f32x4(x0, x1, 0xDD);
+    const vf v2 = _mm512_shuffle_f32x4(x2, x3, 0x88), v3 = _mm512_shuffle_f32x4(x2, x3, 0xDD);
+    *d0 = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    *d1 = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    *d2 = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    *d3 = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+    FN(wino_transpose4_lanes)(d0, d1, d2, d3);
+}
+static inline void FN(wino_interleave4)(vf s0, vf s1, vf s2, vf s3, vf *p) {
+    FN(wino_transpose4_lanes)(&s0, &s1, &s2, &s3); /* lane k of s_m: the quad of tile 4k + m */
+    const vf v0 = _mm512_shuffle_f32x4(s0, s1, 0x44), v1 = _mm512_shuffle_f32x4(s2, s3, 0x44);
+    const vf v2 = _mm512_shuffle_f32x4(s0, s1, 0xEE), v3 = _mm512_shuffle_f32x4(s2, s3, 0xEE);
+    p[0] = _mm512_shuffle_f32x4(v0, v1, 0x88);
+    p[1] = _mm512_shuffle_f32x4(v0, v1, 0xDD);
+    p[2] = _mm512_shuffle_f32x4(v2, v3, 0x88);
+    p[3] = _mm512_shuffle_f32x4(v2, v3, 0xDD);
+}
+#elif VLEN == 8
+static inline void FN(wino_transpose4_lanes)(vf *a, vf *b, vf *c, vf *d) {
+    const vf t0 = _mm256_unpacklo_ps(*a, *b), t1 = _mm256_unpacklo_ps(*c, *d);
+    const vf t2 = _mm256_unpackhi_ps(*a, *b), t3 = _mm256_unpackhi_ps(*c, *d);
+    *a = _mm256_shuffle_ps(t0, t1, 0x44);
+    *b = _mm256_shuffle_ps(t0, t1, 0xEE);
+    *c = _mm256_shuffle_ps(t2, t3, 0x44);
+    *d = _mm256_shuffle_ps(t2, t3, 0xEE);
+}
+static inline vf FN(wino_load_range)(const float *p, int64_t lo, int64_t hi) {
+    const __m256i m = _mm256_andnot_si256(vf_mask_n_((int)(lo < 0 ? 0 : lo > 8 ? 8 : lo)),
+                                          vf_mask_n_((int)(hi < 0 ? 0 : hi > 8 ? 8 : hi)));
+    return _mm256_maskload_ps(p, m);
+}
+static inline void FN(wino_store_range)(float *p, vf v, int64_t lo, int64_t hi) {
+    const __m256i m = _mm256_andnot_si256(vf_mask_n_((int)(lo < 0 ? 0 : lo > 8 ? 8 : lo)),
+                                          vf_mask_n_((int)(hi < 0 ? 0 : hi > 8 ? 8 : hi)));
+    _mm256_maskstore_ps(p, m, v);
+}
+static inline void FN(wino_deinterleave4)(vf x0, vf x1, vf x2, vf x3, vf *d0, vf *d1, vf *d2, vf *d3) {
+    *d0 = _mm256_permute2f128_ps(x0, x2, 0x20);
+    *d1 = _mm256_permute2f128_ps(x0, x2, 0x31);
+    *d2 = _mm256_permute2f128_ps(x1, x3, 0x20);
+    *d3 = _mm256_permute2f128_ps(x1, x3, 0x31);
+    FN(wino_transpose4_lanes)(d0, d1, d2, d3);
+}
+static inline void FN(wino_interleave4)(vf s0, vf s1, vf s2, vf s3, vf *p) {
+    FN(wino_transpose4_lanes)(&s0, &s1, &s2, &s3);
+    p[0] = _mm256_permute2f128_ps(s0, s1, 0x20);
+    p[1] = _mm256_permute2f128_ps(s2, s3, 0x20);
+    p[2] = _mm256_permute2f128_ps(s0, s1, 0x31);
+    p[3] = _mm256_permute2f128_ps(s2, s3, 0x31);
+}
+#elif VLEN == 1
+static inline vf FN(wino_load_range)(const float *p, int64_t lo, int64_t hi) { return lo <= 0 && hi > 0 ? *p : 0.0f; }
+static inline void FN(wino_store_range)(float *p, vf v, int64_t lo, int64_t hi) {
+    if (lo <= 0 && hi > 0) *p = v;
+}
+static inline void FN(wino_deinterleave4)(vf x0, vf x1, vf x2, vf x3, vf *d0, vf *d1, vf *d2, vf *d3) {
+    *d0 = x0, *d1 = x1, *d2 = x2, *d3 = x3;
+}
+static inline void FN(wino_interleave4)(vf s0, vf s1, vf s2, vf s3, vf *p) {
+    p[0] = s0, p[1] = s1, p[2] = s2, p[3] = s3;
+}
+#else
+#error "winograd_impl.h: no four-way interleave for this VLEN"
+#endif
+
 typedef struct {
     const x86_conv_geom *g;
     int64_t O, TW, T, tc, tcp; /* tiles per row, tiles, tiles per chunk, rounded up to NR */
@@ -57,23 +150,40 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
     const int64_t tcp = P->tcp, C = g->C, v_stride = tcp * C;
     for (int64_t c = c0; c < c1; ++c) {
         const float *plane = x + c * g->H * g->W;
-        for (int64_t l = 0; l < nt; ++l) {
-            const int64_t t = t0 + l, iy0 = (t / P->TW) * 4 - g->pt, ix0 = (t % P->TW) * 4 - g->pl;
-            float *dst = gather + l;
-            if (iy0 >= 0 && iy0 + 6 <= g->H && ix0 >= 0 && ix0 + 6 <= g->W) {
-                const float *src = plane + iy0 * g->W + ix0;
-                for (int i = 0; i < 6; ++i)
-                    for (int j = 0; j < 6; ++j) dst[(i * 6 + j) * tcp] = src[i * g->W + j];
-            } else {
-                for (int i = 0; i < 6; ++i) {
-                    const int64_t iy = iy0 + i;
-                    for (int j = 0; j < 6; ++j) {
-                        const int64_t ix = ix0 + j;
-                        dst[(i * 6 + j) * tcp] =
-                            iy >= 0 && iy < g->H && ix >= 0 && ix < g->W ? plane[iy * g->W + ix] : 0.0f;
+        /* gather, one run of up to VLEN tiles of one tile row at a time: each of its 6 input rows
+         * (zero outside the image) loaded into 4 vectors, then split into the tiles' columns j = 0..5 */
+        for (int64_t l = 0; l < nt;) {
+            const int64_t t = t0 + l, tx = t % P->TW, iy0 = (t / P->TW) * 4 - g->pt, ix0 = tx * 4 - g->pl;
+            int64_t n = P->TW - tx;
+            if (n > nt - l) n = nt - l;
+            if (n > VLEN) n = VLEN;
+            /* columns [k0, k1) of the run's 4n + 2 lie inside the image */
+            const int64_t k0 = ix0 < 0 ? -ix0 : 0, k1 = g->W - ix0 < 4 * n + 2 ? g->W - ix0 : 4 * n + 2;
+            for (int i = 0; i < 6; ++i) {
+                const int64_t iy = iy0 + i;
+                vf d0 = vf_zero(), d1 = vf_zero(), d2 = vf_zero(), d3 = vf_zero(), d4 = vf_zero(), d5 = vf_zero();
+                if (iy >= 0 && iy < g->H && k1 > k0) {
+                    /* the run's row in registers (masked loads: never outside the image's row) */
+                    const float *src = plane + iy * g->W + ix0;
+                    vf x[4], xs[4], unused0, unused1;
+                    for (int k = 0; k < 4; ++k) {
+                        x[k] = FN(wino_load_range)(src + k * VLEN, k0 - k * VLEN, k1 - k * VLEN);
+                        xs[k] = FN(wino_load_range)(src + 4 + k * VLEN, k0 - 4 - k * VLEN, k1 - 4 - k * VLEN);
                     }
+                    FN(wino_deinterleave4)(x[0], x[1], x[2], x[3], &d0, &d1, &d2, &d3);
+                    /* j = 4, 5: the next tile's columns 0, 1 */
+                    FN(wino_deinterleave4)(xs[0], xs[1], xs[2], xs[3], &d4, &d5, &unused0, &unused1);
+                    (void)unused0, (void)unused1;
                 }
+                float *dst = gather + i * 6 * tcp + l;
+                vf_store_n(dst, d0, (int)n);
+                vf_store_n(dst + tcp, d1, (int)n);
+                vf_store_n(dst + 2 * tcp, d2, (int)n);
+                vf_store_n(dst + 3 * tcp, d3, (int)n);
+                vf_store_n(dst + 4 * tcp, d4, (int)n);
+                vf_store_n(dst + 5 * tcp, d5, (int)n);
             }
+            l += n;
         }
         for (int64_t l = 0; l < nt; l += VLEN) {
             vf t[36];
@@ -84,7 +194,8 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
                         t[24 + j], t[30 + j]);
             }
             /* rows: (B^T d) B, each result into its packed B panel: column l of row c */
-            float *dst = v + (l / NR) * NR * C + c * NR + l % NR;
+            /* gemm_t: V[xi] is one C x tcp row-major panel, packed as V^T by wino_gemm */
+            float *dst = P->gemm_t ? v + c * tcp + l : v + (l / NR) * NR * C + c * NR + l % NR;
             for (int i = 0; i < 6; ++i) {
                 vf r0, r1, r2, r3, r4, r5;
                 WINO_BT(t[i * 6], t[i * 6 + 1], t[i * 6 + 2], t[i * 6 + 3], t[i * 6 + 4], t[i * 6 + 5], r0, r1, r2, r3,
@@ -100,15 +211,15 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
     }
 }
 
-/* step 3 for positions [x0, x1). gemm_t (all tiles in one panel of V, so V[xi] is C x NR,
- * row-major): M^T[xi] (nt x O, row-major) = V^T U^T, V^T packed on the worker's buffer */
+/* step 3 for positions [x0, x1). gemm_t (V[xi] one C x tcp panel, row-major): M^T[xi] (nt x O,
+ * row-major) = V^T U^T, V^T packed on the worker's buffer */
 static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, const float *v, float *m, int worker) {
     x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
     const int64_t C = P->g->C;
     for (int xi = x0; xi < x1; ++xi) {
         if (P->gemm_t) {
             float *vt = P->vt + worker * P->vt_floats;
-            FN(pack_a)(v + xi * P->tcp * C, 1, NR, nt, C, vt, 1);
+            FN(pack_a)(v + xi * P->tcp * C, 1, P->tcp, nt, C, vt, 1);
             FN(gemm)(nt, P->O, C, vt, P->u + xi * P->u_stride, m + xi * P->O * P->tcp, P->O, &plain, 1);
         } else {
             FN(gemm)(P->O, nt, C, P->u + xi * P->u_stride, v + xi * P->tcp * C, m + xi * P->O * P->tcp, P->tcp,
@@ -137,16 +248,21 @@ static void FN(wino_output_t)(const FN(wino_plan) *P, const float *m, int64_t t0
                         vf_load_n(s + (24 + j) * m_stride, n), vf_load_n(s + (30 + j) * m_stride, n), tv[j],
                         tv[6 + j], tv[12 + j], tv[18 + j]);
             for (int i = 0; i < 4; ++i) { /* rows: (A^T M) A, then bias and activation */
-                vf r[4];
+                vf r[4], rows4[4];
                 WINO_AT(tv[i * 6], tv[i * 6 + 1], tv[i * 6 + 2], tv[i * 6 + 3], tv[i * 6 + 4], tv[i * 6 + 5], r[0],
                         r[1], r[2], r[3]);
-                for (int j = 0; j < 4; ++j)
-                    vf_store(out + (i * 4 + j) * VLEN, vf_activate(vf_add(r[j], b0), e->act, e->act_alpha, e->act_beta));
+                for (int j = 0; j < 4; ++j) r[j] = vf_activate(vf_add(r[j], b0), e->act, e->act_alpha, e->act_beta);
+                /* interleaved, row i of the tile of output channel o + q is floats [4q, 4q + 4) */
+                FN(wino_interleave4)(r[0], r[1], r[2], r[3], rows4);
+                for (int k = 0; k < 4; ++k) vf_store(out + (i * 4 + k) * VLEN, rows4[k]);
             }
-            for (int q = 0; q < n; ++q) { /* the 4x4 tile of each output channel (lane) */
+            for (int q = 0; q < n; ++q) { /* the 4x4 tile of each output channel: 4 rows of 4 floats */
                 float *dst = y + (o + q) * out_plane + oy0 * g->OW + ox0;
-                for (int64_t i = 0; i < rows; ++i)
-                    for (int64_t j = 0; j < cols; ++j) dst[i * g->OW + j] = out[(i * 4 + j) * VLEN + q];
+                for (int64_t i = 0; i < rows; ++i) {
+                    if (cols == 4) memcpy(dst + i * g->OW, out + i * 4 * VLEN + 4 * q, 4 * sizeof(float));
+                    else
+                        for (int64_t j = 0; j < cols; ++j) dst[i * g->OW + j] = out[i * 4 * VLEN + 4 * q + j];
+                }
             }
         }
     }
@@ -157,7 +273,6 @@ static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, 
                             const float *bias, const x86_epilogue *e, float *y) {
     const x86_conv_geom *g = P->g;
     const int64_t tcp = P->tcp, m_stride = P->O * tcp, out_plane = g->OH * g->OW;
-    float out[16 * VLEN];
     for (int64_t o = o0; o < o1; ++o) {
         const vf b0 = vf_set1(bias ? bias[o] : 0.0f);
         float *yo = y + o * out_plane;
@@ -168,21 +283,30 @@ static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, 
                 WINO_AT(vf_load(s + j * m_stride), vf_load(s + (6 + j) * m_stride), vf_load(s + (12 + j) * m_stride),
                         vf_load(s + (18 + j) * m_stride), vf_load(s + (24 + j) * m_stride),
                         vf_load(s + (30 + j) * m_stride), t[j], t[6 + j], t[12 + j], t[18 + j]);
+            vf rows4[4][4]; /* row i of every tile, interleaved: 4 output columns per tile */
             for (int i = 0; i < 4; ++i) { /* rows: (A^T M) A, then bias and activation */
                 vf r[4];
                 WINO_AT(t[i * 6], t[i * 6 + 1], t[i * 6 + 2], t[i * 6 + 3], t[i * 6 + 4], t[i * 6 + 5], r[0], r[1],
                         r[2], r[3]);
-                for (int j = 0; j < 4; ++j)
-                    vf_store(out + (i * 4 + j) * VLEN, vf_activate(vf_add(r[j], b0), e->act, e->act_alpha,
-                                                                   e->act_beta));
+                for (int j = 0; j < 4; ++j) r[j] = vf_activate(vf_add(r[j], b0), e->act, e->act_alpha, e->act_beta);
+                FN(wino_interleave4)(r[0], r[1], r[2], r[3], rows4[i]);
             }
+            /* runs of tiles in one tile row: 4 consecutive output columns per tile in each row */
             const int64_t lanes = nt - l < VLEN ? nt - l : VLEN;
-            for (int64_t q = 0; q < lanes; ++q) { /* scatter the 4x4 tile of each lane */
-                const int64_t t = t0 + l + q, oy0 = (t / P->TW) * 4, ox0 = (t % P->TW) * 4;
-                const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
-                float *dst = yo + oy0 * g->OW + ox0;
-                for (int64_t i = 0; i < rows; ++i)
-                    for (int64_t j = 0; j < cols; ++j) dst[i * g->OW + j] = out[(i * 4 + j) * VLEN + q];
+            for (int64_t q = 0; q < lanes;) {
+                const int64_t t = t0 + l + q, tx = t % P->TW, oy0 = (t / P->TW) * 4, ox0 = tx * 4;
+                int64_t n = P->TW - tx;
+                if (n > lanes - q) n = lanes - q;
+                const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 * n ? g->OW - ox0 : 4 * n;
+                /* floats [4q, 4q + cols) of the interleaved rows, by masked stores of whole vectors
+                 * placed so that float 4q lands on the run's first output column */
+                for (int64_t i = 0; i < rows; ++i) {
+                    float *dst = yo + (oy0 + i) * g->OW + ox0 - 4 * q;
+                    for (int k = 0; k < 4; ++k)
+                        if (4 * q + cols > k * VLEN && 4 * q < (k + 1) * VLEN)
+                            FN(wino_store_range)(dst + k * VLEN, rows4[i][k], 4 * q - k * VLEN, 4 * q + cols - k * VLEN);
+                }
+                q += n;
             }
         }
     }
