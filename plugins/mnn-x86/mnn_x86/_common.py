@@ -48,3 +48,14 @@ def fused_activation(attrs: dict) -> tuple[int, float, float]:
 
 def static_shape(info) -> tuple[int, ...]:
     return tuple(int(d) for d in info.shape)
+
+
+def conv_params(x_shape, w_shape, geo: dict) -> dict:
+    """The geometry fields _x86.conv and _x86.qconv share: batch, channels, planes, kernel, strides,
+    dilations and the top/left pads of a convolution (mnn_core.ops.conv.conv_geometry's `geo`).
+    C is the channels one group reads (the weight's second dimension)."""
+    n, _, h, w = x_shape
+    o, cg, kh, kw = w_shape
+    return dict(N=n, O=o, group=geo["group"], C=cg, H=h, W=w, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw,
+                sh=geo["strides"][0], sw=geo["strides"][1], dh=geo["dilations"][0], dw=geo["dilations"][1],
+                pt=geo["pads"][0], pl=geo["pads"][1])

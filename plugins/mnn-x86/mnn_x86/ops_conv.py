@@ -18,7 +18,7 @@ from mnn_core.errors import BackendError
 from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
-from ._common import fused_activation, kernel, static_shape
+from ._common import conv_params, fused_activation, kernel, static_shape
 
 
 def _supports(node, ins):
@@ -67,33 +67,13 @@ def _transposed_choice(options):
 def prepare_conv(node, ins, outs, constants, ctx, isa):
     x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
     geo = conv_geometry(x_shape, w_shape, node.attrs)
-    n, c, h, w = x_shape
-    o, cg, kh, kw = w_shape
-    group = geo["group"]
+    c, o = x_shape[1], w_shape[0]
     act, act_alpha, act_beta = fused_activation(node.attrs)
-    depthwise = group == c and o == c  # one filter per channel
-    p = dict(
-        N=n,
-        O=o,
-        group=group,
-        depthwise=int(depthwise),
-        C=c if depthwise else cg,
-        H=h,
-        W=w,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=geo["strides"][0],
-        sw=geo["strides"][1],
-        dh=geo["dilations"][0],
-        dw=geo["dilations"][1],
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-        act=act,
-        act_alpha=act_alpha,
-        act_beta=act_beta,
-    )
+    depthwise = geo["group"] == c and o == c  # one filter per channel
+    p = dict(conv_params(x_shape, w_shape, geo), depthwise=int(depthwise), act=act, act_alpha=act_alpha,
+             act_beta=act_beta)
+    if depthwise:
+        p["C"] = c  # the depthwise kernel walks all C planes
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     weight = constants.get(node.inputs[1])
     bias = constants.get(node.inputs[2]) if has_bias else None

@@ -19,7 +19,7 @@ from mnn_core.ops.conv import conv_geometry
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _x86
-from ._common import KERNELS, KernelSpec, kernel, register, static_shape
+from ._common import KERNELS, KernelSpec, conv_params, kernel, register, static_shape
 
 #: take the VNNI GEMM where the ISA has it (tests turn it off to check the int16-pair path on avx512)
 USE_VNNI = True
@@ -68,25 +68,7 @@ def prepare_qconv(node, ins, outs, constants, ctx, isa):
     n, c, h, wd = x_shape
     kh, kw = w.shape[2:]
     fc = int(h == 1 and wd == 1 and kh == 1 and kw == 1 and geo["group"] == 1 and tuple(geo["out"][2:]) == (1, 1))
-    p = dict(
-        N=n,
-        O=o,
-        group=geo["group"],
-        fc=fc,
-        C=w.shape[1],
-        H=h,
-        W=wd,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=geo["strides"][0],
-        sw=geo["strides"][1],
-        dh=geo["dilations"][0],
-        dw=geo["dilations"][1],
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-    )
+    p = dict(conv_params(x_shape, w.shape, geo), fc=fc)
     depthwise = geo["group"] == c == o and w.shape[1] == 1 and not fc
     vnni = USE_VNNI and _x86.int8_vnni(isa) and geo["strides"][0] * geo["strides"][1] <= 64
     if depthwise:
