@@ -12,9 +12,8 @@ static inline __attribute__((always_inline)) vf vf_binop(const int op, vf a, vf 
     case X86_SUB: return vf_sub(a, b);
     case X86_MUL: return vf_mul(a, b);
     case X86_DIV: return vf_div(a, b);
-    /* max/min propagate NaN like numpy: the instructions return b when either is NaN */
-    case X86_MAX: return vf_select(vf_isnan(a), a, vf_max(a, b));
-    default: return vf_select(vf_isnan(a), a, vf_min(a, b));
+    case X86_MAX: return vf_max_nan(a, b); /* NaN propagates, as in numpy (vmath_impl.h) */
+    default: return vf_min_nan(a, b);
     }
 }
 

@@ -1,13 +1,9 @@
 /* Max and average pooling, NCHW, over the padded scratch planes of
  * depthwise_impl.h: -inf padding for max, zero padding for average; DW_NV
- * vectors per step. Generic over `vf`. */
+ * vectors per step. Generic over `vf`. A NaN anywhere in a max window makes the
+ * output NaN, as in the reference (vf_max_nan). */
 #ifndef MNN_X86_POOL_IMPL_H
 #define MNN_X86_POOL_IMPL_H
-
-/* max(a, b) that keeps a NaN in either: a NaN anywhere in a window makes the
- * output NaN, as numpy's max does in the reference (the max instruction alone
- * returns its second operand when either is NaN) */
-static inline vf FN(max_nan)(vf a, vf b) { return vf_select(vf_isnan(a), a, vf_max(a, b)); }
 
 static inline __attribute__((always_inline)) void FN(pool_vectors)(const int nv, const int is_max, int taps,
                                                                    const float *base, const int64_t *off, int64_t s,
@@ -19,7 +15,7 @@ static inline __attribute__((always_inline)) void FN(pool_vectors)(const int nv,
         const float *p = base + off[t];
         for (int v = 0; v < nv; ++v) {
             const vf x = vf_load_stride(p + v * VLEN * s, s);
-            acc[v] = is_max ? FN(max_nan)(acc[v], x) : vf_add(acc[v], x);
+            acc[v] = is_max ? vf_max_nan(acc[v], x) : vf_add(acc[v], x);
         }
     }
     for (int v = 0; v < nv; ++v) {
@@ -77,14 +73,14 @@ static void FN(maxpool_plane_rows)(const float *x, float *y, const x86_pool_geom
         for (int64_t c = 0; c < cols; c += VLEN) {
             const int n = cols - c < VLEN ? (int)(cols - c) : VLEN;
             vf m = vf_set1(-INFINITY);
-            for (int64_t r = 0; r < r1 - r0; ++r) m = FN(max_nan)(m, vf_load_n(src + r * W + c, n));
+            for (int64_t r = 0; r < r1 - r0; ++r) m = vf_max_nan(m, vf_load_n(src + r * W + c, n));
             vf_store_n(row + c, m, n);
         }
         float *out = y + oh * OW;
         for (int64_t ow = 0; ow < OW; ow += VLEN) {
             const float *p = buf + ow * g->sw;
             vf m = vf_load_stride(p, g->sw);
-            for (int64_t j = 1; j < g->kw; ++j) m = FN(max_nan)(m, vf_load_stride(p + j, g->sw));
+            for (int64_t j = 1; j < g->kw; ++j) m = vf_max_nan(m, vf_load_stride(p + j, g->sw));
             vf_store_n(out + ow, m, OW - ow < VLEN ? (int)(OW - ow) : VLEN);
         }
     }

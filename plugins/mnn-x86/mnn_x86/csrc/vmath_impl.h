@@ -4,11 +4,14 @@
 #ifndef MNN_X86_VMATH_IMPL_H
 #define MNN_X86_VMATH_IMPL_H
 
-/* Clamps that keep a NaN: the max/min instructions (and the scalar a > b ? a : b) return their
- * second operand when either is NaN, so x goes second and NaN in stays NaN out, as in the
- * reference (numpy's maximum, minimum and clip). */
+/* Max, min and clamps that keep a NaN, as the reference does (numpy's maximum, minimum, max and
+ * clip): the max/min instructions (and the scalar a > b ? a : b) return their second operand when
+ * either is NaN. With a constant bound, x goes second; with two data operands, a NaN first one is
+ * selected back. */
 static inline vf vf_relu(vf x) { return vf_max(vf_zero(), x); }
 static inline vf vf_clamp(vf x, vf lo, vf hi) { return vf_min(hi, vf_max(lo, x)); }
+static inline vf vf_max_nan(vf a, vf b) { return vf_select(vf_isnan(a), a, vf_max(a, b)); }
+static inline vf vf_min_nan(vf a, vf b) { return vf_select(vf_isnan(a), a, vf_min(a, b)); }
 
 /* exp: Cody-Waite range reduction and the Cephes expf polynomial (~1 ulp). */
 static inline vf vf_exp(vf x) {
