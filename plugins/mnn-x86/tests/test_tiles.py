@@ -20,6 +20,20 @@ def _r(rng, *shape):
     return rng.standard_normal(shape, dtype=np.float32)
 
 
+def _depthwise_attrs(c, k, stride, pad, dil, act):
+    """A depthwise k x k Conv's attributes, square strides, pads and dilations; clip bounds for act."""
+    return {
+        "group": c,
+        "kernel_shape": [k, k],
+        "strides": [stride, stride],
+        "dilations": [dil, dil],
+        "pads": [pad] * 4,
+        "activation": act,
+        "act_alpha": -0.5,
+        "act_beta": 0.7,
+    }
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
@@ -41,16 +55,7 @@ def _r(rng, *shape):
 )
 def test_depthwise_row_tiles(rng, isa, threads, c, h, w, stride, dil, act):
     x, wt, b = _r(rng, 2, c, h, w), _r(rng, c, 1, 3, 3), _r(rng, c)
-    pad = dil
-    attrs = {
-        "group": c,
-        "strides": [stride, stride],
-        "dilations": [dil, dil],
-        "pads": [pad, pad, pad, pad],
-        "activation": act,
-        "act_alpha": -0.5,
-        "act_beta": 0.7,
-    }
+    attrs = _depthwise_attrs(c, 3, stride, dil, dil, act)
     check_op("Conv", [x, wt, b], attrs, isa, threads)
     check_op("Conv", [x, wt], attrs, isa, threads, constant=(1,))  # no bias
 
@@ -78,16 +83,7 @@ def test_depthwise_channels_last(rng, isa, threads, n, c, h, w, k, stride, pad, 
     """Depthwise convolutions the channels-last block path takes (depthwise_impl.h: dw_channels_last)
     on AVX-512 and AVX2: channel tails, small and odd planes, strips, every epilogue kind."""
     x, wt, b = _r(rng, n, c, h, w), _r(rng, c, 1, k, k), _r(rng, c)
-    attrs = {
-        "group": c,
-        "kernel_shape": [k, k],
-        "strides": [stride, stride],
-        "dilations": [dil, dil],
-        "pads": [pad, pad, pad, pad],
-        "activation": act,
-        "act_alpha": -0.5,
-        "act_beta": 0.7,
-    }
+    attrs = _depthwise_attrs(c, k, stride, pad, dil, act)
     check_op("Conv", [x, wt, b], attrs, isa, threads)
     check_op("Conv", [x, wt], attrs, isa, threads, constant=(1,))  # no bias
     check_op("Conv", [x, wt, b], attrs, isa, threads, constant=())  # weights computed at run time
