@@ -20,7 +20,7 @@ scheduler inserts copies where a tensor crosses domains.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -137,6 +137,11 @@ class LayoutCandidate:
     info: TensorInfo
     producer: Node
     consumers: tuple  # (Node, input index) pairs
+    # what a backend needs to judge the producer's and consumers' other operands (a convolution's
+    # weight: its kernel size, whether it is known at prepare): every value's TensorInfo in the
+    # plan, and the names of the graph's constants. Shared by all candidates of one plan.
+    infos: Mapping[str, TensorInfo] = field(default_factory=dict, hash=False, compare=False)
+    constants: frozenset = field(default=frozenset(), hash=False, compare=False)
 
 
 @dataclass

@@ -398,6 +398,7 @@ class _ProgramBuilder:
         """Ask each backend with `tensor_layouts` which of its inside tensors it keeps in a layout of its own."""
         offers: dict[str, list[LayoutCandidate]] = {}
         graph = self.graph
+        constants = frozenset(graph.initializers)
         for node in graph.nodes:
             backend = self.placements[node.name].backend
             for value in node.outputs:
@@ -408,7 +409,8 @@ class _ProgramBuilder:
                     continue
                 readers = {id(u): u for u in users}.values()  # a node reading the value twice is listed twice
                 uses = tuple((u, i) for u in readers for i, n in enumerate(u.inputs) if n == value)
-                offers.setdefault(backend, []).append(LayoutCandidate(value, self.infos[value], node, uses))
+                offers.setdefault(backend, []).append(
+                    LayoutCandidate(value, self.infos[value], node, uses, self.infos, constants))
         for backend_name, cands in offers.items():
             backend = self.s._by_name[backend_name].backend
             choose = getattr(backend, "tensor_layouts", None)  # backends not derived from Backend lack it

@@ -8,6 +8,9 @@ capabilities as KernelSpecs (data, read once) and `prepare`, which turns each
 placed op into a C execution with weights packed for the chosen ISA.
 
     sess = mnn_core.Session(model, backend="x86", threads=2, options={"x86.isa": "avx2"})
+
+Tensors that stay between its depthwise and 1x1 convolutions are kept channel-blocked (NC16,
+layouts.py) under AVX-512; ``options={"x86.layouts": "off"}`` keeps every tensor dense.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
 from mnn_core.errors import MnnError
 
 from . import isa as _isa
+from . import layouts as _layouts
 
 __version__ = "0.1.0"
 
@@ -84,8 +88,16 @@ class X86Backend(Backend):
         known = all_schemas()
         return {op: k.spec for op, k in KERNELS.items() if op in known}
 
+    def tensor_layouts(self, candidates, ctx):
+        """NC16 for the tensors between the kernels that take it (layouts.py; option x86.layouts)."""
+        return _layouts.choose(candidates, ctx.options, _isa.choose(ctx.options))
+
+    def tensor_nbytes(self, info, ctx=None):
+        return _layouts.nbytes(info) if info.layout == _layouts.NC16 else info.nbytes
+
     def prepare(self, node, ins, outs, constants, ctx):
         isa = _isa.choose(ctx.options)
+        _layouts.enabled(ctx.options, isa)  # a bad x86.layouts fails here even with nothing to offer
         execution = KERNELS[node.op].prepare(node, ins, outs, constants, ctx, isa)
         return CExecution(execution.capsule(), owner=execution, name=execution.name)
 

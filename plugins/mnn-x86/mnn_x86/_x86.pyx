@@ -27,6 +27,7 @@ cdef extern from "x86.h" nogil:
     ctypedef struct x86_conv_geom:
         int64_t C, H, W, OH, OW
         int64_t kh, kw, sh, sw, dh, dw, pt, pl
+        int32_t in_nc16, out_nc16
 
     ctypedef struct x86_pool_geom:
         int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl
@@ -78,6 +79,7 @@ cdef extern from "ops.h" nogil:
         int32_t wino_gemm_t
         int32_t transposed
         float* t_work
+        int32_t pointwise
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -274,6 +276,7 @@ cdef void _conv_geom(x86_conv_geom* g, dict p):
     g.C, g.H, g.W, g.OH, g.OW = p["C"], p["H"], p["W"], p["OH"], p["OW"]
     g.kh, g.kw, g.sh, g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
     g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    g.in_nc16, g.out_nc16 = p.get("in_nc16", 0), p.get("out_nc16", 0)
 
 
 # -- one factory per op family ---------------------------------------------------------
@@ -283,12 +286,17 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     of one group (C = channels per group, ...). weight/bias: constant arrays or
     None when they arrive at run (weight_input/bias_input then name the input)."""
     cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
+    # an NC16 side (layouts.py chose it): the depthwise kernel, or a plain 1x1 by the pointwise kernel
+    pointwise = not p["depthwise"] and bool(p.get("in_nc16") or p.get("out_nc16"))
+    if pointwise and not (_plain_1x1(p) and p["group"] == 1 and weight is not None):
+        raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise nor a plain 1x1 with "
+                         "constant weights (mnn_x86/layouts.py should not have chosen it)")
     # p["transposed"]: None lets the lane rule choose, True/False force it (option x86.conv_t)
-    transposed = (not p["depthwise"] and weight is not None and p["group"] == 1 and not p.get("winograd")
+    transposed = (not p["depthwise"] and not pointwise and weight is not None and p["group"] == 1 and not p.get("winograd")
                   and kt != NULL and (_transposed_pays(p["OH"] * p["OW"], p["O"], p["C"] * p["kh"] * p["kw"],
                                                        _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
                                       if p.get("transposed") is None else bool(p["transposed"])))
-    kind = ("depthwise" if p["depthwise"] else
+    kind = ("depthwise" if p["depthwise"] else "pointwise" if pointwise else
             "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else
             "gemm_t" if transposed else "gemm")
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads)
@@ -311,8 +319,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     if p.get("winograd") and weight is not None and s.group == 1:
         _winograd_weights(ex, s, weight, threads)
         return ex
-    if transposed:
+    if transposed or pointwise:
         _transposed_weights(ex, s, weight, threads)
+        s.transposed, s.pointwise = not pointwise, pointwise
         return ex
     if s.depthwise:
         if weight is not None:

@@ -19,6 +19,7 @@ from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
 from ._common import conv_params, fused_activation, kernel, static_shape
+from .layouts import NC16
 
 
 def _supports(node, ins):
@@ -80,4 +81,6 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     options = getattr(ctx, "options", None)
     p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
+    # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
+    p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

@@ -16,6 +16,7 @@ from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from . import _x86
 from ._common import ACT_CODES, register, static_shape
+from .layouts import NC16, nbytes
 
 #: enum x86_binop in csrc/x86.h
 BINARY_CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5}
@@ -62,6 +63,9 @@ def _binary_supports(node, ins):
 
 
 def _prepare_binary(node, ins, outs, constants, ctx, isa):
+    if outs[0].layout == NC16:  # same-shape NC16 tensors (layouts.py): one run over the blocks, padding too
+        n = nbytes(outs[0]) // 4
+        return _x86.binary(isa, ctx.threads, f"x86.{node.op}", BINARY_CODES[node.op], [n], [1], [1])
     a, b = static_shape(ins[0]), static_shape(ins[1])
     dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b)
     return _x86.binary(isa, ctx.threads, f"x86.{node.op}", BINARY_CODES[node.op], dims, sa, sb)

@@ -10,6 +10,10 @@
  * width; a stride is a pixel step, a dilation a tap step) and the results are transposed back to
  * NCHW. Weights are transposed per block to one vector per tap.
  *
+ * An NC16 side (x86.h) needs no transpose: an NC16 input's rows are copied into the padded scratch
+ * as they are (VLEN lanes of each 16-channel pixel), and an NC16 output is written by the tiles
+ * straight into its blocks (a pixel 16 floats on from the last instead of VLEN).
+ *
  * Scratch per thread (x86_dw_cl_floats): the strip's padded input rows, its output pixels, the tap
  * vectors. The padding columns are zeroed once per thread (never written after); padding rows are
  * zeroed by each strip that has them. */
@@ -88,11 +92,29 @@ static void FN(cl_transpose_in)(const float *x, int nc, const x86_conv_geom *g, 
     }
 }
 
-/* nt output pixels of one row, DWC_TILE at most: in points at the first one's top-left tap */
+/* Input rows [sy0, sy1) of an NC16 input (x at the item's first lane, pixels 16 floats apart) into
+ * the scratch, whose row 0 is padded row py0: a copy, the lanes are already side by side. */
+static void FN(cl_copy_in)(const float *x, const x86_conv_geom *g, const FN(cl_scratch) *sc, int64_t py0,
+                           int64_t sy0, int64_t sy1) {
+    const int64_t W = g->W, PW = sc->PW, pl = g->pl;
+    const int64_t wv = W < PW - pl ? W : PW - pl; /* input columns that land in the scratch */
+    for (int64_t sy = sy0; sy < sy1 && wv > 0; ++sy) {
+        float *dst = sc->in + ((sy + g->pt - py0) * PW + pl) * VLEN;
+        const float *src = x + sy * W * X86_NC16;
+        if (VLEN == X86_NC16) {
+            memcpy(dst, src, (size_t)(wv * X86_NC16) * sizeof(float));
+        } else {
+            for (int64_t sx = 0; sx < wv; ++sx) vf_store(dst + sx * VLEN, vf_load(src + sx * X86_NC16));
+        }
+    }
+}
+
+/* nt output pixels of one row, DWC_TILE at most: in points at the first one's top-left tap; out
+ * at the first output pixel, the next ostep floats on (VLEN in the scratch, 16 in an NC16 output) */
 static inline __attribute__((always_inline)) void FN(cl_tile)(const int nt, const int64_t kh, const int64_t kw,
                                                               const float *in, int64_t rowstep, int64_t px_step,
                                                               int64_t dh, int64_t dw, const float *wv, vf b0,
-                                                              const x86_epilogue *e, float *out) {
+                                                              const x86_epilogue *e, float *out, int64_t ostep) {
     vf acc[DWC_TILE];
     for (int p = 0; p < nt; ++p) acc[p] = b0;
     for (int64_t i = 0; i < kh; ++i)
@@ -105,22 +127,22 @@ static inline __attribute__((always_inline)) void FN(cl_tile)(const int nt, cons
         for (int p = 0; p < nt; ++p) acc[p] = vf_relu(acc[p]);
     else if (e->act == X86_ACT_CLIP)
         for (int p = 0; p < nt; ++p) acc[p] = vf_clamp(acc[p], vf_set1(e->act_alpha), vf_set1(e->act_beta));
-    for (int p = 0; p < nt; ++p) vf_store(out + p * VLEN, acc[p]);
+    for (int p = 0; p < nt; ++p) vf_store(out + p * ostep, acc[p]);
 }
 
 /* one output row: tiles of DWC_TILE pixels, then halves of it for the rest */
 static inline __attribute__((always_inline)) void FN(cl_row)(const int64_t kh, const int64_t kw, const float *in,
                                                              int64_t rowstep, int64_t sw, int64_t dh, int64_t dw,
                                                              const float *wv, vf b0, const x86_epilogue *e,
-                                                             float *out, int64_t OW) {
+                                                             float *out, int64_t ostep, int64_t OW) {
     int64_t ow = 0;
     for (; ow + DWC_TILE <= OW; ow += DWC_TILE)
-        FN(cl_tile)(DWC_TILE, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN);
+        FN(cl_tile)(DWC_TILE, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep);
     if (DWC_TILE > 4 && ow + 4 <= OW)
-        FN(cl_tile)(4, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN), ow += 4;
+        FN(cl_tile)(4, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep), ow += 4;
     if (ow + 2 <= OW)
-        FN(cl_tile)(2, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN), ow += 2;
-    if (ow < OW) FN(cl_tile)(1, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * VLEN);
+        FN(cl_tile)(2, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep), ow += 2;
+    if (ow < OW) FN(cl_tile)(1, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep);
 }
 
 /* the strip's pixels (np of them, from output pixel p0 of each plane) back to NCHW, VLEN at a time */
@@ -152,14 +174,26 @@ static void FN(cl_strip)(const float *x, float *y, int nc, int64_t oh0, int64_t 
     for (int64_t py = pn; py < py1; ++py) /* padding rows; a strip of the plane's middle has none */
         if (py < g->pt || py - g->pt >= g->H)
             memset(sc->in + (py - py0) * PW * VLEN, 0, (size_t)(PW * VLEN) * sizeof(float));
-    if (sy0 < sy1) FN(cl_transpose_in)(x, nc, g, sc, py0, sy0, sy1);
+    if (sy0 < sy1 && g->in_nc16) FN(cl_copy_in)(x, g, sc, py0, sy0, sy1);
+    else if (sy0 < sy1) FN(cl_transpose_in)(x, nc, g, sc, py0, sy0, sy1);
+    /* an NC16 output takes the pixels where they belong; a dense one goes through the scratch */
+    const int64_t ostep = g->out_nc16 ? X86_NC16 : VLEN;
+    float *const out0 = g->out_nc16 ? y + oh0 * OW * X86_NC16 : sc->out;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float *in = sc->in + (oh - oh0) * g->sh * PW * VLEN;
-        float *out = sc->out + (oh - oh0) * OW * VLEN;
-        if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, OW);
-        else FN(cl_row)(g->kh, g->kw, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, OW);
+        float *out = out0 + (oh - oh0) * OW * ostep;
+        if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, ostep, OW);
+        else FN(cl_row)(g->kh, g->kw, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, ostep, OW);
     }
-    FN(cl_transpose_out)(sc->out, (oh1 - oh0) * OW, nc, y, g->OH * OW, oh0 * OW, e);
+    const int64_t np = (oh1 - oh0) * OW;
+    if (!g->out_nc16) {
+        FN(cl_transpose_out)(sc->out, np, nc, y, g->OH * OW, oh0 * OW, e);
+    } else if (e->act > X86_ACT_CLIP) { /* the activations not applied in registers; only this item's lanes */
+        if (VLEN == X86_NC16) FN(act_row)(e->act, e->act_alpha, e->act_beta, out0, out0, np * X86_NC16);
+        else
+            for (int64_t p = 0; p < np; ++p)
+                FN(act_row)(e->act, e->act_alpha, e->act_beta, out0 + p * X86_NC16, out0 + p * X86_NC16, VLEN);
+    }
 }
 
 /* One item: channels [c0, c0 + nc) of one image (x, y at their first plane), output rows [oh0, oh1),
@@ -173,8 +207,9 @@ static void FN(cl_item)(const float *x, const float *w, const float *bias, float
     vf b0 = vf_zero();
     if (bias) b0 = vf_load_n(bias + c0, nc);
     const int64_t shared = (g->kh - 1) * g->dh + 1 - g->sh, row = sc->PW * VLEN;
-    x += c0 * g->H * g->W;
-    y += c0 * g->OH * g->OW;
+    /* an NC16 side: the block's first pixel, at this item's lane in it */
+    x += g->in_nc16 ? c0 / X86_NC16 * g->H * g->W * X86_NC16 + c0 % X86_NC16 : c0 * g->H * g->W;
+    y += g->out_nc16 ? c0 / X86_NC16 * g->OH * g->OW * X86_NC16 + c0 % X86_NC16 : c0 * g->OH * g->OW;
     for (int64_t r0 = oh0; r0 < oh1; r0 += sc->SR) {
         const int64_t r1 = r0 + sc->SR < oh1 ? r0 + sc->SR : oh1;
         int64_t carried = 0;
@@ -209,8 +244,9 @@ static void FN(cl_task)(void *ctx, int64_t item, int worker) {
     const int64_t c0 = cb * VLEN, oh0 = part * J->range_rows;
     const int64_t oh1 = oh0 + J->range_rows < g->OH ? oh0 + J->range_rows : g->OH;
     const int nc = (int)(g->C - c0 < VLEN ? g->C - c0 : VLEN);
-    FN(cl_item)(J->x + n * g->C * g->H * g->W, J->w, J->bias, J->y + n * g->C * g->OH * g->OW, c0, nc, oh0, oh1, g,
-                J->e, &J->sc[worker]);
+    const int64_t cx = g->in_nc16 ? x86_nc16_channels(g->C) : g->C, cy = g->out_nc16 ? x86_nc16_channels(g->C) : g->C;
+    FN(cl_item)(J->x + n * cx * g->H * g->W, J->w, J->bias, J->y + n * cy * g->OH * g->OW, c0, nc, oh0, oh1, g, J->e,
+                &J->sc[worker]);
 }
 
 /* images = planes / C; work: x86_depthwise_work_floats per thread. A thread takes whole blocks when

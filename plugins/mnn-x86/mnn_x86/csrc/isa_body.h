@@ -28,6 +28,7 @@
 #include "eltwise_impl.h"
 #include "pool_impl.h"
 #include "winograd_impl.h" /* inference (x86infer) */
+#include "pointwise_impl.h"
 /* training: backward ops and optimizer updates, in their own table (x86_grad.h) */
 #include "grad_impl.h"
 
@@ -53,6 +54,7 @@ const x86_kernels FN(x86_kernels) = {
     FN(gemm_rows),
     FN(transpose_out),
     FN(im2col_a),
+    FN(pointwise),
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */

@@ -195,6 +195,10 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         s->op.error = "x86 Conv takes float32 tensors";
         return 1;
     }
+    if (ins[0].layout != (g->in_nc16 ? X86_LAYOUT_NC16 : 0) || outs[0].layout != (g->out_nc16 ? X86_LAYOUT_NC16 : 0)) {
+        s->op.error = "x86 Conv was prepared for other tensor layouts than it was given";
+        return 1;
+    }
     const float *x = (const float *)ins[0].data;
     float *y = (float *)outs[0].data;
     const float *bias = s->bias_input >= 0 && s->bias_input < n_in ? (const float *)ins[s->bias_input].data : s->bias;
@@ -202,6 +206,13 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     if (s->depthwise) {
         const float *w = s->weight_input >= 0 ? (const float *)ins[s->weight_input].data : s->w;
         k->depthwise(x, w, bias, y, s->N * g->C, g, &s->epi, s->work, s->op.threads);
+        return 0;
+    }
+    if (s->pointwise) { /* inference (x86infer): per image; an NC16 image holds its channels rounded up */
+        const int64_t cx = g->in_nc16 ? x86_nc16_channels(g->C) : g->C, cy = g->out_nc16 ? x86_nc16_channels(s->O) : s->O;
+        for (int64_t n = 0; n < s->N; ++n)
+            k->pointwise(x + n * cx * out_plane, s->w, bias, y + n * cy * out_plane, g->C, s->O, out_plane, g, &s->epi,
+                         s->op.threads);
         return 0;
     }
     if (s->transposed) {

@@ -17,6 +17,10 @@ int x86_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
     x86_binary_state *s = (x86_binary_state *)state;
     (void)n_out;
     if (check_f32(&s->op, ins, n_in)) return 1;
+    if (ins[0].layout != outs[0].layout || ins[1].layout != outs[0].layout) {
+        s->op.error = "x86 binary ops take their inputs and output in one layout";
+        return 1;
+    }
     s->op.k->binary(s->binop, (const float *)ins[0].data, (const float *)ins[1].data, (float *)outs[0].data, s->ndim, s->dims,
                     s->sa, s->sb, s->op.threads);
     return 0;
@@ -26,7 +30,11 @@ int x86_unary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     x86_unary_state *s = (x86_unary_state *)state;
     (void)n_out;
     if (check_f32(&s->op, ins, n_in)) return 1;
-    s->op.k->activation(&s->epi, (const float *)ins[0].data, (float *)outs[0].data, mnn_tensor_numel(&outs[0]),
+    if (ins[0].layout != outs[0].layout) {
+        s->op.error = "x86 activations take their input and output in one layout";
+        return 1;
+    }
+    s->op.k->activation(&s->epi, (const float *)ins[0].data, (float *)outs[0].data, x86_tensor_floats(&outs[0]),
                         s->op.threads);
     return 0;
 }

@@ -19,6 +19,13 @@ typedef struct x86_op {
 
 const char *x86_op_error(void *state);
 
+/* floats a tensor takes: its elements, or an NC16 tensor's channels rounded up to blocks of 16
+ * (what the element-wise ops walk over: the padding lanes go along, they are don't-care) */
+static inline int64_t x86_tensor_floats(const mnn_tensor *t) {
+    if (t->layout != X86_LAYOUT_NC16 || t->ndim != 4) return mnn_tensor_numel(t);
+    return t->shape[0] * x86_nc16_channels(t->shape[1]) * t->shape[2] * t->shape[3];
+}
+
 /* Conv: im2col (or plain 1x1) + packed GEMM per (image, group), or depthwise */
 typedef struct x86_conv_state {
     x86_op op;
@@ -41,6 +48,8 @@ typedef struct x86_conv_state {
     int32_t transposed; /* 1: small planes, computed as C^T = X^T W^T (pixels as the GEMM's rows,
                          * see conv_transposed in op_conv.c); w then holds W^T packed as B */
     float *t_work;      /* transposed: the padded input, X^T of a chunk of chunk_cols pixels packed, its C^T */
+    int32_t pointwise;  /* 1: a 1x1 with an NC16 side (g.in_nc16 / g.out_nc16), by the kernels' pointwise;
+                         * w then holds W^T packed as B, as for transposed */
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* a transposed convolution's pixels per chunk (a multiple of MR, or all of them) and scratch (floats) */

@@ -47,10 +47,22 @@ typedef struct x86_epilogue {
     float act_alpha, act_beta;
 } x86_epilogue;
 
-/* One group of a convolution: C input channels of H x W to OH x OW. */
+/* The one backend-private layout (mnn_tensor.layout == X86_LAYOUT_NC16): channel blocks of 16,
+ * [N][ceil(C/16)][H][W][16]. Channel c of pixel (h, w) is at ((n*CB + c/16)*H + h)*W*16 + w*16 + c%16.
+ * The padding lanes of a last partial block are don't-care: a writer may leave anything there
+ * (depthwise and 1x1 write what their zero-padded weights give), a reader never lets them reach a
+ * real channel. 16 lanes: one AVX-512 vector, two AVX2 halves, sixteen scalar lanes (layouts.py
+ * says which ISAs choose it). */
+#define X86_LAYOUT_NC16 1
+#define X86_NC16 16
+static inline int64_t x86_nc16_channels(int64_t C) { return (C + X86_NC16 - 1) / X86_NC16 * X86_NC16; }
+
+/* One group of a convolution: C input channels of H x W to OH x OW. in_nc16 / out_nc16: the input
+ * / output is kept in NC16 (only the depthwise and the 1x1 kernels take it; 0 everywhere else). */
 typedef struct x86_conv_geom {
     int64_t C, H, W, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, pt, pl;
+    int32_t in_nc16, out_nc16;
 } x86_conv_geom;
 
 /* Pooling of planes; kind 0 max, 1 average. An average is the window's sum
@@ -109,6 +121,11 @@ typedef struct x86_kernels {
      * from the padded input xp (C planes of PH x PW: every tap inside) */
     void (*im2col_a)(const float *xp, const x86_conv_geom *g, int64_t PH, int64_t PW, float *ap, int64_t kk0,
                      int64_t kk1, int64_t p0, int64_t P);
+    /* a 1x1 convolution (stride 1, no padding, one group) of one image with an NC16 input or
+     * output (pointwise_impl.h): x of K channels x P pixels (g->in_nc16: blocked, else NCHW), wt:
+     * W^T packed as the GEMM's B (pack_b), y of O channels (g->out_nc16: blocked, else NCHW) */
+    void (*pointwise)(const float *x, const float *wt, const float *bias, float *y, int64_t K, int64_t O,
+                      int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
@@ -148,8 +165,10 @@ static inline int64_t x86_dw_cl_floats(const x86_conv_geom *g) {
  *   - 3x3 stride 1 on wide rows (6 vectors or more: every plane-path vector full, no split), where
  *     the transposes cost more than they save: 112x112 on AVX-512 1.06x slower, 56x56 and 112x112
  *     on AVX2 1.2x slower;
- *   - the scalar build: one lane has nothing to gain and the transposes make it 2x slower. */
+ *   - the scalar build: one lane has nothing to gain and the transposes make it 2x slower.
+ * An NC16 input or output always takes this path: its blocks are already channels-last. */
 static inline int x86_dw_channels_last(const x86_conv_geom *g, int vlen) {
+    if (g->in_nc16 || g->out_nc16) return 1; /* blocked on either side: only this path reads/writes it */
     const int64_t lanes = (g->C + vlen - 1) / vlen * vlen;
     const int wide_3x3 = g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->OW >= 6 * vlen;
     return vlen > 1 && 4 * g->C >= 3 * lanes && !wide_3x3;

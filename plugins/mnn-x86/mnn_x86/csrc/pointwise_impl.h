@@ -1,0 +1,180 @@
+/* inference (x86infer): a 1x1 convolution with an NC16 input or output, as C^T = X^T W^T: the
+ * register tile's MR rows are pixels, its NR columns output channels. Generic over `vf`; included
+ * by isa_body.h after gemm_impl.h (MR, NR, act_row).
+ *
+ * Why this orientation: a pixel's 16 channels sit side by side in an NC16 tensor, so an output
+ * tile's vectors are the output's own blocks (stored where they belong, no transpose), and X^T's
+ * elements are read where they are, one broadcast load each (pixel r of k's block at r*16 + k%16):
+ * nothing is packed at run. A dense NCHW input is read in place the same way (pixel r of channel k
+ * at k*P + r). A dense output (the last 1x1 before a pooling, say) takes each tile through a small
+ * buffer and writes its columns as NCHW rows. W^T comes packed at prepare (pack_b's NR panels). The
+ * whole K runs in registers per tile: the B panel (K x NR) stays in L2 while an item's pixel tiles
+ * walk along it. */
+#ifndef MNN_X86_POINTWISE_IMPL_H
+#define MNN_X86_POINTWISE_IMPL_H
+
+#define PW_TILES 4 /* pixel tiles (of MR) per work item */
+
+typedef struct {
+    const float *x, *wt, *bias;
+    float *y;
+    int64_t K, O, P, Op; /* Op: the output's channels as stored (rounded up to 16 when NC16) */
+    int64_t a_ps, a_ks;  /* element (pixel r, channel k) of X at x + (k/16)*16*P + (k%16)*a_ks + r*a_ps */
+    int64_t panels, panel_items, px_items, tiles_per_item, panels_per_item;
+    const x86_conv_geom *g;
+    const x86_epilogue *e;
+} FN(pw_job);
+
+/* One tile: pixels [p0, p0 + rows) x output channels [o0, o0 + NR) over all of K. `rows` is a
+ * compile-time constant at each call site (pw_tile_any), so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, const FN(pw_job) *J, int64_t p0,
+                                                              int64_t q) {
+    const int64_t K = J->K, P = J->P, o0 = q * NR, a_ps = J->a_ps, a_ks = J->a_ks;
+    const int cols = (int)(J->O - o0 < NR ? J->O - o0 : NR);
+    const float *b = J->wt + q * NR * K;
+    const x86_epilogue *e = J->e;
+    vf acc[MR][GEMM_NV];
+    for (int r = 0; r < rows; ++r)
+        for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
+    for (int64_t k0 = 0; k0 < K; k0 += X86_NC16) {
+        const int64_t kn = K - k0 < X86_NC16 ? K - k0 : X86_NC16;
+        const float *a = J->x + k0 * P + p0 * a_ps; /* block k0/16 (or channel k0) at pixel p0 */
+        for (int64_t kk = 0; kk < kn; ++kk, b += NR) {
+            vf bv[GEMM_NV];
+            for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(b + v * VLEN);
+            const float *ak = a + kk * a_ks;
+            for (int r = 0; r < rows; ++r) {
+                const vf av = vf_set1(ak[r * a_ps]);
+                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            }
+        }
+    }
+    for (int v = 0; v < GEMM_NV; ++v) { /* bias, then the activation, in registers */
+        const int n = cols - v * VLEN;
+        const vf bias = e->bias && n > 0 ? vf_mul(vf_set1(e->beta), vf_load_n(e->bias + o0 + v * VLEN, n)) : vf_zero();
+        for (int r = 0; r < rows; ++r) {
+            vf t = vf_add(e->alpha != 1.0f ? vf_mul(acc[r][v], vf_set1(e->alpha)) : acc[r][v], bias);
+            if (e->act == X86_ACT_RELU) t = vf_relu(t);
+            else if (e->act == X86_ACT_CLIP) t = vf_clamp(t, vf_set1(e->act_alpha), vf_set1(e->act_beta));
+            acc[r][v] = t;
+        }
+    }
+    if (J->g->out_nc16) { /* a vector is VLEN lanes of one block: stored whole, padding lanes included */
+        for (int v = 0; v < GEMM_NV; ++v) {
+            const int64_t o = o0 + v * VLEN;
+            if (o >= J->Op) break;
+            float *yv = J->y + o / X86_NC16 * P * X86_NC16 + o % X86_NC16 + p0 * X86_NC16;
+            for (int r = 0; r < rows; ++r) {
+                vf t = acc[r][v];
+                if (e->act > X86_ACT_CLIP) t = vf_activate(t, e->act, e->act_alpha, e->act_beta);
+                vf_store(yv + r * X86_NC16, t);
+            }
+        }
+        return;
+    }
+    /* dense output: the tile through a buffer, each column an NCHW row segment of `rows` pixels */
+    float buf[MR * NR];
+    for (int r = 0; r < rows; ++r)
+        for (int v = 0; v < GEMM_NV; ++v) vf_store(buf + r * NR + v * VLEN, acc[r][v]);
+    for (int c = 0; c < cols; ++c) {
+        float *yc = J->y + (o0 + c) * P + p0;
+        for (int r = 0; r < rows; ++r) yc[r] = buf[r * NR + c];
+        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, yc, yc, rows);
+    }
+}
+
+static void FN(pw_tile_any)(int rows, const FN(pw_job) *J, int64_t p0, int64_t q) {
+    switch (rows) { /* each case inlines pw_tile with constant rows */
+#define PW_CASE(R)                   \
+    case R: FN(pw_tile)(R, J, p0, q); break;
+    PW_CASE(1)
+#if MR > 1
+    PW_CASE(2)
+#endif
+#if MR > 2
+    PW_CASE(3)
+#endif
+#if MR > 3
+    PW_CASE(4)
+#endif
+#if MR > 4
+    PW_CASE(5)
+#endif
+#if MR > 5
+    PW_CASE(6)
+#endif
+#if MR > 6
+    PW_CASE(7)
+#endif
+#if MR > 7
+    PW_CASE(8)
+#endif
+#if MR > 8
+    PW_CASE(9)
+#endif
+#if MR > 9
+    PW_CASE(10)
+#endif
+#if MR > 10
+    PW_CASE(11)
+#endif
+#if MR > 11
+    PW_CASE(12)
+#endif
+#if MR > 12
+    PW_CASE(13)
+#endif
+#if MR > 13
+    PW_CASE(14)
+#endif
+#undef PW_CASE
+    default: break;
+    }
+}
+
+/* item = (pixel range of tiles_per_item tiles, range of panels_per_item column panels): the
+ * panels outer, so one B panel stays in L1/L2 while the item's pixel tiles use it */
+static void FN(pw_item)(void *ctx, int64_t item, int worker) {
+    const FN(pw_job) *J = (const FN(pw_job) *)ctx;
+    const int64_t pi = item % J->px_items, qi = item / J->px_items;
+    const int64_t q1 = (qi + 1) * J->panels_per_item < J->panels ? (qi + 1) * J->panels_per_item : J->panels;
+    const int64_t p_end0 = (pi + 1) * J->tiles_per_item * MR, p_end = p_end0 < J->P ? p_end0 : J->P;
+    (void)worker;
+    for (int64_t q = qi * J->panels_per_item; q < q1; ++q)
+        for (int64_t p0 = pi * J->tiles_per_item * MR; p0 < p_end; p0 += MR) {
+            const int rows = (int)(p_end - p0 < MR ? p_end - p0 : MR);
+            if (rows == MR) FN(pw_tile)(MR, J, p0, q);
+            else FN(pw_tile_any)(rows, J, p0, q);
+        }
+}
+
+static void FN(pointwise)(const float *x, const float *wt, const float *bias, float *y, int64_t K, int64_t O,
+                          int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads) {
+    FN(pw_job) J;
+    x86_epilogue eb = *e;
+    eb.bias = bias;
+    J.x = x, J.wt = wt, J.bias = bias, J.y = y, J.K = K, J.O = O, J.P = P, J.g = g, J.e = &eb;
+    J.Op = g->out_nc16 ? x86_nc16_channels(O) : O;
+    J.a_ps = g->in_nc16 ? X86_NC16 : 1;
+    J.a_ks = g->in_nc16 ? 1 : P;
+    J.panels = (O + NR - 1) / NR;
+    const int64_t tiles = (P + MR - 1) / MR;
+    J.tiles_per_item = tiles < PW_TILES ? tiles : PW_TILES;
+    J.panels_per_item = J.panels;
+    /* enough items for every thread (4 each, claimed one at a time): fewer panels per item first,
+     * then fewer pixel tiles */
+    for (;;) {
+        J.px_items = (tiles + J.tiles_per_item - 1) / J.tiles_per_item;
+        J.panel_items = (J.panels + J.panels_per_item - 1) / J.panels_per_item;
+        if (threads <= 1 || J.px_items * J.panel_items >= 4 * threads) break;
+        if (J.panels_per_item > 1) J.panels_per_item = (J.panels_per_item + 1) / 2;
+        else if (J.tiles_per_item > 1) J.tiles_per_item = (J.tiles_per_item + 1) / 2;
+        else break;
+    }
+    const int64_t items = J.px_items * J.panel_items;
+    if (threads > 1 && items > 1) x86_parallel(threads, items, FN(pw_item), &J);
+    else
+        for (int64_t i = 0; i < items; ++i) FN(pw_item)(&J, i, 0);
+}
+
+#endif

@@ -1,0 +1,126 @@
+"""The NC16 layout: which tensors mnn-x86 keeps channel-blocked between its own kernels.
+
+NC16 (csrc/x86.h, X86_LAYOUT_NC16) stores a 4-D float32 tensor as [N][ceil(C/16)][H][W][16]: a
+pixel's 16 channels of a block side by side, one AVX-512 vector. The padding lanes of a last
+partial block are don't-care. Between a depthwise convolution and a 1x1 one (MobileNetV2's
+inverted residual blocks) this spares the depthwise kernel its transposes into and out of its
+channels-last scratch and the 1x1 its packing of X^T: each reads and writes the blocks as they are.
+
+The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in
+NC16 when its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1
+convolution with constant weights; Add of two same-shape tensors; an activation), and when the
+element-wise ops' inputs and output all agree (they walk the blocks as flat arrays, so they cannot
+mix layouts). Everything else stays dense NCHW; a convolution with one NC16 side converts on the
+other as it reads or writes.
+
+The session option ``x86.layouts`` ("auto", "on", "off") decides whether any tensor is offered NC16:
+"auto" chooses it under the AVX-512 kernels only, where a block is one vector and it was measured to
+pay (benchmarks/RESULTS.md); the AVX2 and scalar kernels read and write it correctly (two 8-lane
+halves, sixteen single lanes of a block) and "on" turns it on there, for tests and measurements.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mnn_core.errors import BackendError
+from mnn_core.ops.conv import conv_geometry
+
+#: the layout code, as X86_LAYOUT_NC16 in csrc/x86.h
+NC16 = 1
+BLOCK = 16
+OPTION = "x86.layouts"
+#: ISA levels "auto" chooses NC16 under
+AUTO_ISAS = ("avx512",)
+_ELEMENTWISE = ("Add", "Relu", "Clip")
+
+
+def enabled(options, isa: str) -> bool:
+    """Whether this session keeps any tensor in NC16 (the option x86.layouts)."""
+    choice = str((options or {}).get(OPTION, "auto")).lower()
+    if choice not in ("auto", "on", "off"):
+        raise BackendError(f"x86: option {OPTION}={choice!r}; use 'auto', 'on' or 'off'")
+    return choice == "on" or (choice == "auto" and isa in AUTO_ISAS)
+
+
+def nbytes(info) -> int:
+    """Bytes of a tensor in NC16: its channels rounded up to whole blocks."""
+    n, c, h, w = (int(d) for d in info.shape)
+    return n * math.ceil(c / BLOCK) * BLOCK * h * w * np.dtype(info.dtype).itemsize
+
+
+def _is_4d_float(info) -> bool:
+    return info is not None and len(info.shape) == 4 and info.dtype == "float32" and info.is_static
+
+
+def _conv_kind(node, infos, constants) -> str | None:
+    """The kernel that takes this Conv's NC16 sides: "depthwise" (x86.h: x86_dw_channels_last) or
+    "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant weights); None if neither."""
+    if node.op != "Conv" or len(node.inputs) < 2:
+        return None
+    x, w = infos.get(node.inputs[0]), infos.get(node.inputs[1])
+    if not _is_4d_float(x) or w is None or len(w.shape) != 4:
+        return None
+    x_shape, w_shape = tuple(int(d) for d in x.shape), tuple(int(d) for d in w.shape)
+    try:
+        geo = conv_geometry(x_shape, w_shape, node.attrs)
+    except Exception:  # noqa: BLE001 - a malformed Conv is the schema's to report, at prepare; not ours
+        return None
+    o, cg, kh, kw = w_shape
+    if geo["group"] == x_shape[1] == o and cg == 1:
+        return "depthwise"
+    plain = (kh, kw) == (1, 1) and tuple(geo["strides"]) == (1, 1) and not any(geo["pads"])
+    if plain and geo["group"] == 1 and node.inputs[1] in constants:
+        bias = node.inputs[2] if len(node.inputs) > 2 else ""
+        return "1x1" if not bias or bias in constants else None
+    return None
+
+
+def _elementwise(node, infos) -> bool:
+    """An element-wise op that can walk NC16 blocks: its float inputs all of the output's shape."""
+    if node.op not in _ELEMENTWISE:
+        return False
+    out = infos.get(node.outputs[0])
+    if not _is_4d_float(out):
+        return False
+    data = node.inputs[:2] if node.op == "Add" else node.inputs[:1]
+    return all(infos.get(v) is not None and tuple(infos[v].shape) == tuple(out.shape) for v in data)
+
+
+def _writes(node, infos, constants) -> bool:
+    return _conv_kind(node, infos, constants) is not None or _elementwise(node, infos)
+
+
+def _reads(node, index, infos, constants) -> bool:
+    if _conv_kind(node, infos, constants) is not None:
+        return index == 0
+    return _elementwise(node, infos) and index < (2 if node.op == "Add" else 1)
+
+
+def choose(candidates, options, isa: str) -> dict[str, int]:
+    """{value: NC16} for the candidates whose producer and consumers all take NC16, with every
+    element-wise op's data inputs and output in one layout."""
+    if not enabled(options, isa) or not candidates:
+        return {}
+    infos, constants = candidates[0].infos, candidates[0].constants
+    chosen = {
+        c.value
+        for c in candidates
+        if _is_4d_float(c.info)
+        and _writes(c.producer, infos, constants)
+        and all(_reads(node, i, infos, constants) for node, i in c.consumers)
+    }
+    ops = {id(c.producer): c.producer for c in candidates}
+    ops.update({id(node): node for c in candidates for node, _ in c.consumers})
+    eltwise = [node for node in ops.values() if _elementwise(node, infos)]
+    changed = True
+    while changed:  # an element-wise op with a dense side makes all its sides dense
+        changed = False
+        for node in eltwise:
+            sides = [v for v in (*node.inputs[: 2 if node.op == "Add" else 1], node.outputs[0])]
+            if any(v in chosen for v in sides) and not all(v in chosen for v in sides):
+                chosen.difference_update(sides)
+                changed = True
+    return {v: NC16 for v in chosen}

@@ -1,0 +1,231 @@
+"""The NC16 layout (mnn_x86/layouts.py): tensors kept channel-blocked between the depthwise and the
+1x1 convolutions, the element-wise ops between them, and the conversions at the backend's edges.
+
+Each kernel's NC16 side is reached through real graphs: a depthwise or a 1x1 convolution before the
+op under test gives it an NC16 input, one after it an NC16 output, and the plan's layouts are
+checked to be the ones meant, so a test cannot pass on dense tensors. Results are compared with the
+reference backend on every ISA this CPU runs ("on" forces the layout where "auto" would not)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ISAS
+from mnn_x86 import isa as x86_isa
+from mnn_x86 import layouts
+
+import mnn_core
+from mnn_core import GraphBuilder, Session
+from mnn_core.errors import BackendError
+
+ON = {"x86.layouts": "on"}
+SIDES = [(True, True), (False, True), (True, False)]  # (NC16 input, NC16 output)
+
+
+def _w(rng, *shape):
+    fan_in = int(np.prod(shape[1:]))
+    return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+
+
+def _dw(g, rng, x, c, k=3, stride=1, act=None, dilation=1):
+    attrs = dict(group=c, pads=[k // 2 * dilation] * 4, strides=[stride, stride], dilations=[dilation, dilation])
+    y = g.Conv(x, g.const(_w(rng, c, 1, k, k)), g.const(_w(rng, c)), **attrs)
+    return g.Clip(y, min=0.0, max=6.0) if act == "relu6" else y
+
+
+def _pw(g, rng, x, cin, cout, act=None, bias=True):
+    y = g.Conv(x, g.const(_w(rng, cout, cin, 1, 1)), g.const(_w(rng, cout)) if bias else None)
+    if act == "relu6":
+        return g.Clip(y, min=0.0, max=6.0)
+    return g.HardSwish(y) if act == "hard_swish" else (g.Relu(y) if act == "relu" else y)
+
+
+def _check(graph, feeds, isa, threads, options=ON, expect=None, rtol=1e-4, atol=1e-5):
+    """Run on x86 and on the reference backend; `expect`: how many tensors must be NC16."""
+    want = Session(graph, backend="reference").run(feeds)
+    sess = Session(graph, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa, **options})
+    if expect is not None:
+        assert len(sess.plan.layouts) == expect, str(sess.plan)
+        assert set(sess.plan.layouts.values()) <= {layouts.NC16}
+    for _ in range(2):  # the second run finds the scratch and the padding lanes dirtied by the first
+        got = sess.run(feeds)
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, rtol=rtol, atol=atol, err_msg=f"{name} {isa} {options}")
+    return sess
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("sides", SIDES)
+@pytest.mark.parametrize(
+    "c,h,w,k,stride", [(3, 9, 7, 3, 1), (17, 13, 13, 3, 2), (33, 7, 11, 5, 1), (16, 15, 6, 3, 2), (40, 5, 5, 3, 1)]
+)
+def test_depthwise_reads_and_writes_nc16(isa, threads, sides, c, h, w, k, stride):
+    rng = np.random.default_rng(c * 100 + h)
+    g = GraphBuilder("dw")
+    x = g.input("x", (2, c, h, w))
+    y = _pw(g, rng, x, c, c) if sides[0] else x
+    y = _dw(g, rng, y, c, k, stride, act="relu6")  # Clip fused into the depthwise kernel
+    y = _pw(g, rng, y, c, c) if sides[1] else y
+    g.output(y, "y")
+    feeds = {"x": rng.standard_normal((2, c, h, w)).astype(np.float32)}
+    _check(g.build(), feeds, isa, threads, expect=sum(sides))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_depthwise_nc16_dilated_and_unfused_activation(isa):
+    """A dilated depthwise and a HardSwish the kernel applies after its stores, on NC16 both sides."""
+    rng = np.random.default_rng(5)
+    g = GraphBuilder("dw_dil")
+    x = g.input("x", (1, 21, 12, 10))
+    y = _pw(g, rng, x, 21, 21)
+    y = g.HardSwish(_dw(g, rng, y, 21, 3, 1, dilation=2))
+    g.output(_pw(g, rng, y, 21, 21), "y")
+    _check(g.build(), {"x": rng.standard_normal((1, 21, 12, 10)).astype(np.float32)}, isa, 2, expect=2)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("sides", SIDES)
+@pytest.mark.parametrize(
+    "cin,cout,h,w,act",
+    [
+        (3, 17, 7, 7, "relu6"),
+        (17, 33, 5, 11, None),
+        (33, 5, 9, 9, "hard_swish"),
+        (40, 48, 14, 14, "relu"),
+        (64, 100, 3, 3, "relu6"),
+        (16, 16, 1, 1, None),
+    ],
+)
+def test_pointwise_reads_and_writes_nc16(isa, threads, sides, cin, cout, h, w, act):
+    rng = np.random.default_rng(cin * 1000 + cout)
+    g = GraphBuilder("pw")
+    x = g.input("x", (2, cin, h, w))
+    y = _dw(g, rng, x, cin) if sides[0] else x
+    y = _pw(g, rng, y, cin, cout, act=act, bias=cout % 2 == 1)
+    y = _dw(g, rng, y, cout) if sides[1] else y
+    g.output(y, "y")
+    feeds = {"x": rng.standard_normal((2, cin, h, w)).astype(np.float32)}
+    _check(g.build(), feeds, isa, threads, expect=sum(sides), atol=3e-5)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_elementwise_ops_between_nc16_tensors(isa, threads):
+    """A residual Add of two NC16 tensors and a stand-alone Relu keep the blocks; the Add whose other
+    input is a graph input stays dense, and so do the tensors it reads."""
+    rng = np.random.default_rng(9)
+    c = 19
+    g = GraphBuilder("add")
+    x = g.input("x", (1, c, 9, 9))
+    a = _pw(g, rng, _dw(g, rng, x, c), c, c)  # a: NC16 candidates dw -> pw
+    b = _dw(g, rng, a, c)
+    s = g.Relu(g.Add(a, b))  # the Add's and Relu's tensors NC16
+    t = _pw(g, rng, s, c, c)
+    u = g.Add(t, x)  # x is a graph input: t stays dense
+    g.output(_dw(g, rng, u, c), "y")
+    # NC16: the first dw's and pw's outputs, b, the Add's and the Relu's outputs; not t nor u
+    _check(g.build(), {"x": rng.standard_normal((1, c, 9, 9)).astype(np.float32)}, isa, threads, expect=5)
+
+
+def _inverted_residual_net(rng, c=16, size=24):
+    """MobileNetV2's pattern at a small size: stem conv, blocks of expand 1x1 / depthwise / project
+    1x1 with residual Adds, a last 1x1 and a pooled classifier."""
+    g = GraphBuilder("ir")
+    x = g.input("x", (1, 3, size, size))
+    y = g.Clip(
+        g.Conv(x, g.const(_w(rng, c, 3, 3, 3)), g.const(_w(rng, c)), pads=[1] * 4, strides=[2, 2]), min=0.0, max=6.0
+    )
+    y = _pw(g, rng, _dw(g, rng, y, c, act="relu6"), c, 24)
+    cin = 24
+    for cout, stride in [(24, 1), (40, 2), (40, 1)]:
+        hidden = cin * 6
+        z = _pw(g, rng, y, cin, hidden, act="relu6")
+        z = _dw(g, rng, z, hidden, stride=stride, act="relu6")
+        z = _pw(g, rng, z, hidden, cout)
+        y = g.Add(z, y) if stride == 1 and cin == cout else z
+        cin = cout
+    y = _pw(g, rng, y, cin, 96, act="relu6")
+    y = g.Flatten(g.GlobalAveragePool(y), axis=1)
+    g.output(g.Gemm(y, g.const(_w(rng, 10, 96)), g.const(_w(rng, 10)), transB=1), "logits")
+    return g.build()
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_inverted_residual_net_layouts_on_off_and_reference(isa, threads):
+    rng = np.random.default_rng(11)
+    graph = _inverted_residual_net(rng)
+    feeds = {"x": rng.standard_normal((1, 3, 24, 24)).astype(np.float32)}
+    on = _check(graph, feeds, isa, threads)
+    off = _check(graph, feeds, isa, threads, options={"x86.layouts": "off"}, expect=0)
+    # NC16: the first block's depthwise output, then each block's expand, depthwise and project
+    # outputs (3 x 3; the Add's output too), not the stem's output (read by a depthwise but written by
+    # an im2col conv) nor the last 1x1's (read by the pooling)
+    assert len(on.plan.layouts) >= 10, str(on.plan)
+    np.testing.assert_allclose(on.run(feeds)["logits"], off.run(feeds)["logits"], rtol=1e-4, atol=1e-5)
+
+
+def _needs_auto_nc16():
+    if "avx512" not in x86_isa.supported():
+        pytest.skip("this CPU does not run AVX-512, the ISA under which auto chooses NC16")
+
+
+def test_auto_keeps_inverted_residual_blocks_in_nc16():
+    """The layout must not silently turn off: under auto, with no option, the blocks' tensors are NC16."""
+    _needs_auto_nc16()
+    graph = _inverted_residual_net(np.random.default_rng(3))
+    sess = Session(graph, backend="x86", fallback=False, options={"x86.isa": "avx512"})
+    assert len(sess.plan.layouts) >= 10, str(sess.plan)
+
+
+def _mobilenet_v2():
+    """examples/build_models.py's MobileNetV2, found beside the core when it is installed from its
+    checkout (editable, as .ci/run does)."""
+    examples = Path(mnn_core.__file__).resolve().parents[1] / "examples"
+    if not (examples / "build_models.py").exists():
+        pytest.skip(f"examples/build_models.py is not in {examples.parent} (mnn-core not installed from a checkout)")
+    sys.path.insert(0, str(examples))
+    try:
+        from build_models import mobilenet_v2
+    finally:
+        sys.path.pop(0)
+    return mobilenet_v2(batch=1)
+
+
+def test_mobilenet_v2_plan_keeps_its_blocks_in_nc16():
+    """MobileNetV2 under auto: the tensors between its depthwise and 1x1 convolutions (and its
+    residual Adds) are NC16, about two per convolution: all but the stem's output and the last
+    1x1's; the results match the dense plan's."""
+    _needs_auto_nc16()
+    graph = _mobilenet_v2()
+    sess = Session(graph, backend="x86", fallback=False, threads=1, options={"x86.isa": "avx512"})
+    writers = [p for p in sess.plan if p.op in ("Conv", "Add")]  # 52 + 10, activations and BN fused
+    assert len(sess.plan.layouts) == len(writers) - 2, str(sess.plan)
+    image = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    off = Session(graph, backend="x86", fallback=False, threads=1, options={"x86.isa": "avx512", "x86.layouts": "off"})
+    assert off.plan.layouts == {}
+    np.testing.assert_allclose(
+        sess.run({"input": image})["logits"], off.run({"input": image})["logits"], rtol=1e-3, atol=1e-4
+    )
+
+
+def test_layouts_option_is_checked():
+    g = GraphBuilder("bad")
+    x = g.input("x", (1, 4, 5, 5))
+    g.output(g.Relu(x), "y")
+    with pytest.raises(BackendError, match="x86.layouts"):
+        Session(g.build(), backend="x86", fallback=False, options={"x86.layouts": "maybe"}).run(
+            {"x": np.zeros((1, 4, 5, 5), np.float32)}
+        )
+
+
+def test_nc16_sizes_round_channels_up_to_blocks():
+    from mnn_core.graph.ir import TensorInfo
+
+    assert layouts.nbytes(TensorInfo((2, 17, 3, 5), "float32", layouts.NC16)) == 2 * 32 * 3 * 5 * 4
+    assert layouts.nbytes(TensorInfo((1, 32, 7, 7), "float32", layouts.NC16)) == 32 * 49 * 4
