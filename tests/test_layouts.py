@@ -184,3 +184,24 @@ def test_candidates_name_producer_and_consumers(register_backend):
     (cand,) = seen.values()
     assert cand.producer.op == "Neg" and cand.info.layout == 0
     assert [(node.op, i) for node, i in cand.consumers] == [("Add", 0), ("Add", 1)]
+
+
+def test_candidates_describe_their_nodes_other_operands(register_backend):
+    """A backend judging a consumer needs its other operands: every value's TensorInfo (a weight's
+    shape) and which values are constants (known at prepare)."""
+    seen = {}
+
+    def choose(cands):
+        (cand,) = cands  # Neg's output, read by the Add
+        (add, index), = cand.consumers
+        other = add.inputs[1 - index]
+        seen.update(shape=tuple(cand.infos[other].shape), constant=other in cand.constants,
+                    input_constant="x" in cand.constants)
+        return {}
+
+    register_backend(ReversedBackend(choose=choose))
+    b = mnn.GraphBuilder()
+    x = b.input("x", (3, 7))
+    b.output(b.Add(b.Neg(x), b.const(np.ones((3, 7), np.float32))), "out")
+    mnn.Session(b.build(), backend="reversed", fallback=False, optimize=False)
+    assert seen == {"shape": (3, 7), "constant": True, "input_constant": False}
