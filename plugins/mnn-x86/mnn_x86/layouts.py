@@ -13,7 +13,8 @@ element-wise ops' inputs and output all agree (they walk the blocks as flat arra
 mix layouts). Everything else stays dense NCHW; a convolution with one NC16 side converts on the
 other as it reads or writes.
 
-The session option ``x86.layouts`` ("auto", "on", "off") decides whether any tensor is offered NC16:
+The session option ``x86.layouts`` ("auto", "on", "off"; else the environment variable
+MNN_X86_LAYOUTS) decides whether any tensor is offered NC16:
 "auto" chooses it under the AVX-512 kernels only, where a block is one vector and it was measured to
 pay (benchmarks/RESULTS.md); the AVX2 and scalar kernels read and write it correctly (two 8-lane
 halves, sixteen single lanes of a block) and "on" turns it on there, for tests and measurements.
@@ -22,6 +23,7 @@ halves, sixteen single lanes of a block) and "on" turns it on there, for tests a
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -32,16 +34,22 @@ from mnn_core.ops.conv import conv_geometry
 NC16 = 1
 BLOCK = 16
 OPTION = "x86.layouts"
+ENV_VAR = "MNN_X86_LAYOUTS"
 #: ISA levels "auto" chooses NC16 under
 AUTO_ISAS = ("avx512",)
 _ELEMENTWISE = ("Add", "Relu", "Clip")
 
 
 def enabled(options, isa: str) -> bool:
-    """Whether this session keeps any tensor in NC16 (the option x86.layouts)."""
-    choice = str((options or {}).get(OPTION, "auto")).lower()
+    """Whether this session keeps any tensor in NC16: the option x86.layouts, else the environment
+    variable MNN_X86_LAYOUTS (for benchmark scripts that run sessions in subprocesses), else auto."""
+    value = (options or {}).get(OPTION)
+    source = f"option {OPTION}"
+    if value is None or not str(value).strip():
+        value, source = os.environ.get(ENV_VAR, "") or "auto", ENV_VAR
+    choice = str(value).strip().lower()
     if choice not in ("auto", "on", "off"):
-        raise BackendError(f"x86: option {OPTION}={choice!r}; use 'auto', 'on' or 'off'")
+        raise BackendError(f"x86: {source}={value!r}; use 'auto', 'on' or 'off'")
     return choice == "on" or (choice == "auto" and isa in AUTO_ISAS)
 
 
@@ -72,6 +80,10 @@ def _conv_kind(node, infos, constants) -> str | None:
     if geo["group"] == x_shape[1] == o and cg == 1:
         return "depthwise"
     plain = (kh, kw) == (1, 1) and tuple(geo["strides"]) == (1, 1) and not any(geo["pads"])
+    # Every plain 1x1 takes NC16, even where its last block is mostly padding: MobileNetV2's
+    # 24-channel projections (32 lanes for 24) run 1.2x slower than dense, but keeping them dense
+    # leaves the depthwise before them an NC16 input and a dense output, which costs more
+    # (benchmarks/RESULTS.md, x86nc16).
     if plain and geo["group"] == 1 and node.inputs[1] in constants:
         bias = node.inputs[2] if len(node.inputs) > 2 else ""
         return "1x1" if not bias or bias in constants else None

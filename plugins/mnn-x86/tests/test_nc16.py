@@ -224,6 +224,18 @@ def test_layouts_option_is_checked():
         )
 
 
+def test_layouts_env_var_applies_when_the_option_is_absent(monkeypatch):
+    _needs_auto_nc16()
+    graph = _inverted_residual_net(np.random.default_rng(3))
+    monkeypatch.setenv(layouts.ENV_VAR, "off")
+    assert Session(graph, backend="x86", options={"x86.isa": "avx512"}).plan.layouts == {}
+    on = Session(graph, backend="x86", options={"x86.isa": "avx512", "x86.layouts": "on"})
+    assert len(on.plan.layouts) >= 10  # the option wins over the environment
+    monkeypatch.setenv(layouts.ENV_VAR, "sometimes")
+    with pytest.raises(BackendError, match=layouts.ENV_VAR):
+        Session(graph, backend="x86", options={"x86.isa": "avx512"})
+
+
 def test_nc16_sizes_round_channels_up_to_blocks():
     from mnn_core.graph.ir import TensorInfo
 

@@ -101,10 +101,9 @@ static void FN(cl_copy_in)(const float *x, const x86_conv_geom *g, const FN(cl_s
     for (int64_t sy = sy0; sy < sy1 && wv > 0; ++sy) {
         float *dst = sc->in + ((sy + g->pt - py0) * PW + pl) * VLEN;
         const float *src = x + sy * W * X86_NC16;
-        if (VLEN == X86_NC16) {
-            memcpy(dst, src, (size_t)(wv * X86_NC16) * sizeof(float));
-        } else {
-            for (int64_t sx = 0; sx < wv; ++sx) vf_store(dst + sx * VLEN, vf_load(src + sx * X86_NC16));
+        for (int64_t sx = 0; sx < wv; ++sx) {
+            __builtin_prefetch(src + (W + sx) * X86_NC16); /* the next row's pixel: one row ahead */
+            vf_store(dst + sx * VLEN, vf_load(src + sx * X86_NC16));
         }
     }
 }

@@ -25,31 +25,32 @@ typedef struct {
     const x86_epilogue *e;
 } FN(pw_job);
 
-/* One tile: pixels [p0, p0 + rows) x output channels [o0, o0 + NR) over all of K. `rows` is a
- * compile-time constant at each call site (pw_tile_any), so the accumulators stay in registers. */
-static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, const FN(pw_job) *J, int64_t p0,
-                                                              int64_t q) {
+/* One tile: pixels [p0, p0 + rows) x output channels [o0, o0 + nv * VLEN) over all of K. `rows`
+ * and `nv` are compile-time constants at each call site (pw_tile_any), so the accumulators stay in
+ * registers; nv < GEMM_NV for a last panel of at most VLEN channels (O = 16, 144: half the FMAs). */
+static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, const int nv, const FN(pw_job) *J,
+                                                              int64_t p0, int64_t q) {
     const int64_t K = J->K, P = J->P, o0 = q * NR, a_ps = J->a_ps, a_ks = J->a_ks;
     const int cols = (int)(J->O - o0 < NR ? J->O - o0 : NR);
     const float *b = J->wt + q * NR * K;
     const x86_epilogue *e = J->e;
     vf acc[MR][GEMM_NV];
     for (int r = 0; r < rows; ++r)
-        for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
+        for (int v = 0; v < nv; ++v) acc[r][v] = vf_zero();
     for (int64_t k0 = 0; k0 < K; k0 += X86_NC16) {
         const int64_t kn = K - k0 < X86_NC16 ? K - k0 : X86_NC16;
         const float *a = J->x + k0 * P + p0 * a_ps; /* block k0/16 (or channel k0) at pixel p0 */
         for (int64_t kk = 0; kk < kn; ++kk, b += NR) {
             vf bv[GEMM_NV];
-            for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(b + v * VLEN);
+            for (int v = 0; v < nv; ++v) bv[v] = vf_load(b + v * VLEN);
             const float *ak = a + kk * a_ks;
             for (int r = 0; r < rows; ++r) {
                 const vf av = vf_set1(ak[r * a_ps]);
-                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
             }
         }
     }
-    for (int v = 0; v < GEMM_NV; ++v) { /* bias, then the activation, in registers */
+    for (int v = 0; v < nv; ++v) { /* bias, then the activation, in registers */
         const int n = cols - v * VLEN;
         const vf bias = e->bias && n > 0 ? vf_mul(vf_set1(e->beta), vf_load_n(e->bias + o0 + v * VLEN, n)) : vf_zero();
         for (int r = 0; r < rows; ++r) {
@@ -60,7 +61,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         }
     }
     if (J->g->out_nc16) { /* a vector is VLEN lanes of one block: stored whole, padding lanes included */
-        for (int v = 0; v < GEMM_NV; ++v) {
+        for (int v = 0; v < nv; ++v) {
             const int64_t o = o0 + v * VLEN;
             if (o >= J->Op) break;
             float *yv = J->y + o / X86_NC16 * P * X86_NC16 + o % X86_NC16 + p0 * X86_NC16;
@@ -75,7 +76,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
     /* dense output: the tile through a buffer, each column an NCHW row segment of `rows` pixels */
     float buf[MR * NR];
     for (int r = 0; r < rows; ++r)
-        for (int v = 0; v < GEMM_NV; ++v) vf_store(buf + r * NR + v * VLEN, acc[r][v]);
+        for (int v = 0; v < nv; ++v) vf_store(buf + r * NR + v * VLEN, acc[r][v]);
     for (int c = 0; c < cols; ++c) {
         float *yc = J->y + (o0 + c) * P + p0;
         for (int r = 0; r < rows; ++r) yc[r] = buf[r * NR + c];
@@ -83,10 +84,13 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
     }
 }
 
-static void FN(pw_tile_any)(int rows, const FN(pw_job) *J, int64_t p0, int64_t q) {
-    switch (rows) { /* each case inlines pw_tile with constant rows */
-#define PW_CASE(R)                   \
-    case R: FN(pw_tile)(R, J, p0, q); break;
+static void FN(pw_tile_any)(int rows, int nv, const FN(pw_job) *J, int64_t p0, int64_t q) {
+    switch (rows) { /* each case inlines pw_tile with constant rows and vectors */
+#define PW_CASE(R)                                                          \
+    case R:                                                                 \
+        if (nv < GEMM_NV) FN(pw_tile)(R, 1, J, p0, q);                      \
+        else FN(pw_tile)(R, GEMM_NV, J, p0, q);                             \
+        break;
     PW_CASE(1)
 #if MR > 1
     PW_CASE(2)
@@ -140,12 +144,14 @@ static void FN(pw_item)(void *ctx, int64_t item, int worker) {
     const int64_t q1 = (qi + 1) * J->panels_per_item < J->panels ? (qi + 1) * J->panels_per_item : J->panels;
     const int64_t p_end0 = (pi + 1) * J->tiles_per_item * MR, p_end = p_end0 < J->P ? p_end0 : J->P;
     (void)worker;
-    for (int64_t q = qi * J->panels_per_item; q < q1; ++q)
+    for (int64_t q = qi * J->panels_per_item; q < q1; ++q) {
+        const int nv = J->O - q * NR <= VLEN ? 1 : GEMM_NV; /* a last panel of one vector's channels */
         for (int64_t p0 = pi * J->tiles_per_item * MR; p0 < p_end; p0 += MR) {
             const int rows = (int)(p_end - p0 < MR ? p_end - p0 : MR);
-            if (rows == MR) FN(pw_tile)(MR, J, p0, q);
-            else FN(pw_tile_any)(rows, J, p0, q);
+            if (rows == MR && nv == GEMM_NV) FN(pw_tile)(MR, GEMM_NV, J, p0, q);
+            else FN(pw_tile_any)(rows, nv, J, p0, q);
         }
+    }
 }
 
 static void FN(pointwise)(const float *x, const float *wt, const float *bias, float *y, int64_t K, int64_t O,
