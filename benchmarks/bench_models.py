@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
 ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "torch")
+#: not in the default set: mnn-x86 with every tensor dense (option x86.layouts=off), to compare
+EXTRA_ENGINES = ("mnn-x86-dense",)
 
 
 # -- worker side: one engine, one configuration -----------------------------------------
@@ -75,10 +77,11 @@ def _onnx_file(graph, tmp: Path) -> str:
 
 def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path):
     """Return a no-argument callable that runs one inference."""
-    if engine == "mnn-x86":
+    if engine in ("mnn-x86", "mnn-x86-dense"):
         import mnn_core as mnn
 
-        sess = mnn.Session(graph, backend="x86", threads=threads)
+        options = {"x86.layouts": "off"} if engine == "mnn-x86-dense" else {}
+        sess = mnn.Session(graph, backend="x86", threads=threads, options=options)
         feeds = {"input": x}
         return lambda: sess.run(feeds, copy=False)
     if engine == "onnxruntime":
@@ -153,7 +156,8 @@ def run_config(engine, model, batch, threads, repeat, warmup) -> dict:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append", help="mobilenet_v2, resnet18, squeezenet1_1 (default: all)")
-    p.add_argument("--engine", action="append", help=f"subset of {', '.join(ENGINES)} (default: all)")
+    engines_help = f"subset of {', '.join(ENGINES + EXTRA_ENGINES)} (default: all but {EXTRA_ENGINES[0]})"
+    p.add_argument("--engine", action="append", help=engines_help)
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--threads", type=int, action="append")
     p.add_argument("--repeat", type=int, default=20)

@@ -319,8 +319,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     if p.get("winograd") and weight is not None and s.group == 1:
         _winograd_weights(ex, s, weight, threads)
         return ex
-    if transposed or pointwise:
-        _transposed_weights(ex, s, weight, threads)
+    if transposed or pointwise:  # the pointwise kernel reads X^T in place and needs no scratch
+        _transposed_weights(ex, s, weight, threads, scratch=not pointwise)
         s.transposed, s.pointwise = not pointwise, pointwise
         return ex
     if s.depthwise:
@@ -400,9 +400,9 @@ def _transposed_pays(int64_t pixels, int64_t out_channels, int64_t taps, bint pl
         pixels <= TRANSPOSED_SMALL_PIXELS or taps >= TRANSPOSED_LONG_K)
 
 
-cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
-    """State of a transposed convolution: W^T packed as the GEMM's B (B[k][o] = W[o][k]) and the
-    scratch (the padded input, X^T of a chunk of pixels packed, its C^T)."""
+cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threads, bint scratch=True) except *:
+    """State of a transposed convolution: W^T packed as the GEMM's B (B[k][o] = W[o][k]) and, with
+    `scratch`, the scratch (the padded input, X^T of a chunk of pixels packed, its C^T)."""
     cdef const x86_kernels* k = s.op.k
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw
     s.transposed = 1
@@ -413,6 +413,8 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     cdef const float* src = <const float*><size_t>wc.ctypes.data
     if wc.size:
         k.pack_b(src, 1, Kg, Kg, s.O, s.w, 1)
+    if not scratch:
+        return
     cdef int64_t work_floats
     x86_conv_transposed_plan(k, &s.g, s.O, &s.chunk_cols, &work_floats)
     cdef Buffer work = _floats(max(work_floats, 1))
