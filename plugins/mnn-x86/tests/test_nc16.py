@@ -99,6 +99,7 @@ def test_depthwise_nc16_dilated_and_unfused_activation(isa):
         (40, 48, 14, 14, "relu"),
         (64, 100, 3, 3, "relu6"),
         (16, 16, 1, 1, None),
+        (5, 40, 31, 33, "relu6"),  # 1023 pixels: at 2 threads the item plan's bigger items
     ],
 )
 def test_pointwise_reads_and_writes_nc16(isa, threads, sides, cin, cout, h, w, act):
