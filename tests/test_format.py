@@ -1,7 +1,9 @@
 """The .mnn container: round trips, zero-copy loading, atomic saves, and hostile files.
 
 The container is parsed here independently of mnn_core.format, from the layout
-in docs/FORMAT.md, so these tests also pin the documented byte layout.
+in docs/FORMAT.md, so these tests also pin the documented byte layout. Version 1
+files (plain JSON, every tensor 64-byte aligned) are the fixtures in tests/data,
+written by the last mnn that wrote version 1.
 """
 
 from __future__ import annotations
@@ -17,15 +19,19 @@ import random
 import struct
 import zlib
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from mnn_core import format as mnnfmt
 from mnn_core.errors import GraphError, MnnFormatError
 from mnn_core.format import load_mnn, save_mnn
-from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.graph.ir import DTYPES, Graph, Node, TensorInfo
 
 HEADER = struct.Struct("<8sIIQQQQII")  # docs/FORMAT.md: magic .. json_crc, header_crc
+DATA = Path(__file__).parent / "data"
+V1_FIXTURES = {w: DATA / f"tiny_v1_{w}.mnn" for w in ("fp32", "fp16", "int8")}
 
 
 def make_graph() -> Graph:
@@ -67,19 +73,25 @@ def make_graph() -> Graph:
 def parse(blob: bytes) -> tuple[tuple, dict, int]:
     """(header fields, JSON doc, data offset) read the way docs/FORMAT.md describes."""
     fields = HEADER.unpack_from(blob)
-    _, _, _, json_off, json_size, data_off, _, _, _ = fields
-    return fields, json.loads(blob[json_off : json_off + json_size]), data_off
+    _, version, _, json_off, json_size, data_off, _, _, _ = fields
+    stored = blob[json_off : json_off + json_size]
+    return fields, json.loads(zlib.decompress(stored) if version >= 2 else stored), data_off
 
 
-def pack(doc_bytes: bytes, data: bytes, *, version: int = 1, flags: int = 0) -> bytes:
-    """A container with correct checksums around arbitrary JSON bytes and data bytes."""
-    json_off = 64
-    data_off = -(-(json_off + len(doc_bytes)) // 64) * 64
+def pack(doc_bytes: bytes, data: bytes, *, version: int = 2, flags: int = 0, stored: bytes | None = None) -> bytes:
+    """A container with correct checksums around JSON text and data bytes.
+
+    Version 2 stores the text zlib-compressed (`stored`, if given, is put in as it is instead), version 1 plain.
+    """
+    if stored is None:
+        stored = zlib.compress(doc_bytes) if version >= 2 else doc_bytes
+    json_off = 56 if version >= 2 else 64
+    data_off = -(-(json_off + len(stored)) // 64) * 64
     head = struct.pack(
-        "<8sIIQQQQI", b"MNNMODEL", version, flags, json_off, len(doc_bytes), data_off, len(data), zlib.crc32(doc_bytes)
+        "<8sIIQQQQI", b"MNNMODEL", version, flags, json_off, len(stored), data_off, len(data), zlib.crc32(stored)
     )
     head += struct.pack("<I", zlib.crc32(head))
-    return head.ljust(json_off, b"\0") + doc_bytes.ljust(data_off - json_off, b"\0") + data
+    return head.ljust(json_off, b"\0") + stored.ljust(data_off - json_off, b"\0") + data
 
 
 def with_header_field(blob: bytes, index: int, value: int, fix_crc: bool = True) -> bytes:
@@ -305,8 +317,8 @@ def test_message_not_an_mnn_file(tmp_path, data):
 
 
 def test_message_newer_version(tmp_path, blob):
-    message = error_of(tmp_path, with_header_field(blob, 1, 2))
-    assert "file is version 2, this mnn reads up to 1; upgrade mnn" in message
+    message = error_of(tmp_path, with_header_field(blob, 1, 3))
+    assert "file is version 3, this mnn reads up to 2; upgrade mnn" in message
     assert "damaged" not in message
 
 
@@ -352,9 +364,10 @@ def _set(path: str, value):
 
 
 HOSTILE_EDITS = [
-    (_set("tensors/fc.b/offset", -64), "is not a 64-aligned range inside"),
-    (_set("tensors/fc.b/offset", 1), "is not a 64-aligned range inside"),
-    (_set("tensors/fc.b/offset", 2**62), "is not a 64-aligned range inside"),
+    (_set("tensors/fc.b/offset", -64), "must lie inside the"),
+    (_set("tensors/fc.b/offset", 1), "at a multiple of 64 (version 2 rule for 96 bytes)"),
+    (_set("tensors/fc.b/offset", 2**62), "must lie inside the"),
+    (_set("tensors/steps/offset", 2**62), "must lie inside the"),
     (_set("tensors/fc.b/offset", 0), "overlap in the data section"),
     (_set("tensors/fc.b/nbytes", 100), "has nbytes 100, but float32[24] needs 96"),
     (_set("tensors/fc.b/shape", [2**40, 2**40]), "more than 2**40 elements"),
@@ -501,8 +514,8 @@ def mutate_json(rng: random.Random, doc: dict) -> bytes:
 
 def mutate(rng: random.Random, blob: bytes) -> bytes:
     fields, doc, data_off = parse(blob)
-    json_off, json_end = fields[3], fields[3] + fields[4]
-    kind = rng.randrange(6)
+    version, json_off, json_end = fields[1], fields[3], fields[3] + fields[4]
+    kind = rng.randrange(7)
     if kind == 0:
         return blob[: rng.randrange(len(blob))]
     if kind in (1, 2):  # bit flips or overwritten bytes in the header, the JSON or the data
@@ -534,7 +547,13 @@ def mutate(rng: random.Random, blob: bytes) -> bytes:
         )
         index = rng.choice([1, 2, 3, 4, 5, 6, 7])
         return with_header_field(blob, index, value % 2**32 if index in (1, 2, 7) else value, rng.random() < 0.9)
-    return pack(mutate_json(rng, doc), blob[data_off:])
+    if kind == 6:  # a damaged JSON section under a matching checksum: in version 2, a damaged zlib stream
+        stored = bytearray(blob[json_off:json_end])
+        for _ in range(rng.randint(1, 4)):
+            stored[rng.randrange(len(stored))] = rng.randrange(256)
+        cut = rng.choice([len(stored), len(stored), rng.randrange(len(stored))])
+        return pack(b"", blob[data_off:], version=version, stored=bytes(stored[:cut]) + rng.choice([b"", b"\0", b"x" * 9]))
+    return pack(mutate_json(rng, doc), blob[data_off:], version=version)
 
 
 @pytest.mark.parametrize("use_mmap", [True, False], ids=["mmap", "read"])
@@ -543,10 +562,11 @@ def test_fuzz_mutated_files_load_or_raise_mnn_format_error(tmp_path, graph, use_
     for weights in ("fp32", "int8"):
         save_mnn(graph, tmp_path / "base.mnn", weights=weights)
         blobs.append((tmp_path / "base.mnn").read_bytes())
+    blobs.append(V1_FIXTURES["int8"].read_bytes())
     rng = random.Random(20240601 + use_mmap)
     outcomes = {"loaded": 0, "rejected": 0}
     for i in range(1500):
-        data = mutate(rng, blobs[i % 2])
+        data = mutate(rng, blobs[i % len(blobs)])
         try:
             result = load_bytes(tmp_path, data, use_mmap)
         except MnnFormatError as exc:
