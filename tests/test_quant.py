@@ -131,7 +131,7 @@ def test_ptq_session_matches_reference_and_saves(graph, calib, tmp_path):
         got = mnn.Session(back, backend=backend).run({"input": x})["output"]
         np.testing.assert_array_equal(got, want)
     ratio = (tmp_path / "q.mnn").stat().st_size / (tmp_path / "f.mnn").stat().st_size
-    assert ratio < 0.33
+    assert ratio < 0.27  # issue 6's target; this 22k-parameter LeNet is 0.267x in .mnn version 2 (0.320x in version 1)
 
 
 @pytest.mark.parametrize("method", ["percentile", "kl"])
