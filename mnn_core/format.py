@@ -42,8 +42,10 @@ from .graph.ir import DTYPES, Graph, Node, TensorInfo
 MAGIC = b"MNNMODEL"
 VERSION = 2  # the version save_mnn writes and the newest load_mnn reads (it reads 1 too)
 ALIGN = 64  # tensors of ALIGN bytes or more start at multiples of this, so mapped views suit SIMD loads
-SMALL_ALIGN = 8  # smaller tensors start at multiples of this: aligned for every dtype, 64-byte padding would
-# double the data of a model with many scalar scales and zero points (QLinearConv has six per layer)
+# Smaller tensors start at multiples of SMALL_ALIGN: aligned for every dtype (the widest is 8 bytes). An int8
+# model has up to five scalar scales and zero points per QLinearConv; padded to 64 bytes each, they cost more
+# than their layer's weights on small models.
+SMALL_ALIGN = 8
 _HEADER_FIELDS = struct.Struct("<8sIIQQQQI")  # magic, version, flags, json off/size, data off/size, json crc
 HEADER_SIZE = _HEADER_FIELDS.size + 4  # + CRC32 of the fields above
 
