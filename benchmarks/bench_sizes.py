@@ -106,7 +106,7 @@ def breakdown(path) -> dict:
         json_text=len(text),
         tensors=len(tensors),
         payload=payload,
-        padding=len(blob) - HEADER.size - 4 - json_size - payload,  # to the data section and between tensors
+        padding=len(blob) - HEADER.size - json_size - payload,  # before the data section and between tensors
     )
 
 
