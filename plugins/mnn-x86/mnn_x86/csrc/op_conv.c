@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "bf16.h"
 #include "ops.h"
 
 /* item t = (image n, group gi, chunk ch): im2col of the chunk, then its GEMM */
@@ -214,6 +215,7 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
                         &s->epi, s->chunk_cols, s->per_item, s->wino_gemm_t, s->work, s->op.threads);
         return 0;
     }
+    if (s->bf16) return x86_conv_bf16_run(s, x, bias, y); /* precision="low" (bf16.h) */
     const int64_t Kg = g->C * g->kh * g->kw;
     if (s->weight_input < 0 && g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
         g->OH == g->H && g->OW == g->W) {
