@@ -245,7 +245,6 @@ static void FN(transpose_out)(const float *ct, int64_t P, int64_t O, float *y, i
         for (int64_t p = 0; p < pv; ++p) y[o * ldy + p] = ct[p * O + o];
 }
 
-
 /* One MR x NR tile (rows x cols valid) over one KC slice, of which the
  * first nv vectors of columns are computed (nv < GEMM_NV: a last panel of at
  * most nv * VLEN columns, e.g. 13x13 or 14x14 planes, 16 Winograd tiles, so
