@@ -322,15 +322,16 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
                                                        _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
                                       if p.get("transposed") is None else bool(p["transposed"])))
     winograd = bool(p.get("winograd")) and weight is not None and p["group"] == 1
-    # p["bf16"]: precision="low" on a CPU with AVX-512 BF16 (precision.py); the GEMM path with
-    # constant weights then runs on bf16 operands, in the usual orientation (Winograd stays fp32)
-    bf16 = bool(p.get("bf16")) and weight is not None and not p["depthwise"] and not winograd
+    # p["bf16"]: precision="low" on a CPU with AVX-512 BF16 (precision.py); the GEMM path with constant
+    # weights then runs on bf16 operands, in the usual orientation, and so do Winograd's 36 GEMMs unless
+    # p["bf16_winograd"] is false (x86.bf16="direct")
+    bf16 = (bool(p.get("bf16")) and weight is not None and not p["depthwise"]
+            and (not winograd or bool(p.get("bf16_winograd"))))
     if bf16:
         transposed = False
     kind = ("depthwise" if p["depthwise"] else
             "winograd" if winograd else
-            "gemm_t" if transposed else
-            "gemm_bf16" if bf16 else "gemm")
+            "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "")
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads)
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
@@ -348,8 +349,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         ex.keep.append(b)
         s.bias = <const float*>b.ptr
     Kg = s.g.C * s.g.kh * s.g.kw
-    if p.get("winograd") and weight is not None and s.group == 1:
-        _winograd_weights(ex, s, weight, threads)
+    if winograd:
+        _winograd_weights(ex, s, weight, threads, isa if bf16 else None)
         return ex
     if transposed:
         _transposed_weights(ex, s, weight, threads)
@@ -461,21 +462,30 @@ _WINO_G = np.array([[1.0 / 4, 0.0, 0.0], [-1.0 / 6, -1.0 / 6, -1.0 / 6], [-1.0 /
                    dtype=np.float64)
 
 
-cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
+cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads, bf16_isa=None) except *:
     """Winograd F(4x4, 3x3) state: the 36 transformed weight matrices (O x C, in float64
-    then rounded) packed as GEMM A operands, the chunk plan and its scratch."""
+    then rounded) packed as GEMM A operands, the chunk plan and its scratch. bf16_isa: the 36
+    GEMMs run on bf16 (precision="low"; _bf16_winograd)."""
     cdef const x86_kernels* k = s.op.k
     cdef int64_t xi, O = s.O, C = s.g.C, work_floats
+    cdef Buffer buf
     w = np.asarray(weight, dtype=np.float64)
     u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
                              dtype=np.float32)
     s.winograd = 1
     x86_wino_plan(k, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
+    s.chunk_floats = work_floats
+    buf = _floats(work_floats)
+    ex.keep.append(buf)
+    s.work = <float*>buf.ptr
+    if bf16_isa is not None:
+        _bf16_winograd(ex, s, bf16_isa, u, threads)
+        return
     if s.wino_gemm_t:  # U^T as the GEMM's B: B[c][o] = U[o][c]
         s.w_group_stride = (O + k.nr - 1) // k.nr * k.nr * C
     else:
         s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
-    cdef Buffer buf = _floats(36 * s.w_group_stride)
+    buf = _floats(36 * s.w_group_stride)
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
     cdef const float* src = <const float*><size_t>u.ctypes.data
@@ -485,10 +495,31 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
                 k.pack_b(src + xi * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
             else:
                 k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
-    s.chunk_floats = work_floats
-    buf = _floats(work_floats)
-    ex.keep.append(buf)
-    s.work = <float*>buf.ptr
+
+
+cdef void _bf16_winograd(Execution ex, x86_conv_state* s, str isa, u, int threads) except *:
+    """Winograd's 36 GEMMs on bf16 (csrc/winograd_impl.h: wino_gemm_bf16): the transformed weights
+    u (36 x O x C, fp32) packed as bf16 pairs (A operands, or B of U^T for gemm_t), w_group_stride
+    words apart, and a bf16 scratch per thread for each position's V (B panels, or V^T as A)."""
+    cdef Buffer st = Buffer(sizeof(x86_bf16_conv))
+    ex.keep.append(st)
+    cdef x86_bf16_conv* b = <x86_bf16_conv*>st.ptr
+    cdef int64_t xi, O = s.O, C = s.g.C
+    b.kb = _bf16_table(isa)
+    s.w_group_stride = x86_bf16_words(O, b.kb.nr if s.wino_gemm_t else b.kb.mr, C)
+    cdef uint32_t* w = _words(ex, 36 * s.w_group_stride)
+    cdef const float* src = <const float*><size_t>u.ctypes.data
+    if u.size:
+        for xi in range(36):
+            if s.wino_gemm_t:  # B[c][o] = U[o][c]
+                b.kb.pack_b(src + xi * O * C, 1, C, C, O, w + xi * s.w_group_stride, threads)
+            else:
+                b.kb.pack_a(src + xi * O * C, C, 1, O, C, w + xi * s.w_group_stride, threads)
+    b.w = w
+    cdef int64_t tcp = (s.chunk_cols + b.kb.nr - 1) // b.kb.nr * b.kb.nr
+    b.bp_words = (max(x86_bf16_words(tcp, b.kb.mr, C), x86_bf16_words(tcp, b.kb.nr, C)) + 15) // 16 * 16
+    b.bp = _words(ex, max(threads, 1) * b.bp_words)
+    s.bf16 = b
 
 
 cdef const x86_bf16_kernels* _bf16_table(str isa) except NULL:

@@ -97,6 +97,14 @@ static void bf_convert_b(const float *bp32, int64_t K, int64_t N, uint32_t *bp, 
 static void bf_pack_a_panel(const float *a, int64_t rs, int64_t cs, int64_t K, int64_t r0, int rows, uint32_t *dst) {
     const int64_t KP = (K + 1) / 2;
     uint32_t w[16];
+    if (rs == 1) { /* a transposed source (Winograd's V^T): each k holds the panel's rows contiguous */
+        for (int64_t kp = 0; kp < KP; ++kp) {
+            const float *k0 = a + r0 + 2 * kp * cs;
+            const __m512 hi = 2 * kp + 1 < K ? vf_load_n(k0 + cs, rows) : _mm512_setzero_ps();
+            _mm512_mask_storeu_epi32(dst + kp * MR, (__mmask16)((1u << MR) - 1u), bf_pairs(vf_load_n(k0, rows), hi));
+        }
+        return;
+    }
     for (int r = 0; r < MR; ++r) {
         if (r >= rows) {
             for (int64_t kp = 0; kp < KP; ++kp) dst[kp * MR + r] = 0;
