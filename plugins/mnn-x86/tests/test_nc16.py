@@ -184,6 +184,24 @@ def test_auto_keeps_inverted_residual_blocks_in_nc16():
     assert len(sess.plan.layouts) >= 10, str(sess.plan)
 
 
+def test_no_nc16_under_bf16_gemms():
+    """precision="low" with AVX-512 BF16 runs the 1x1s as bf16 GEMMs on NCHW, faster than the fp32
+    pointwise kernel: auto keeps every tensor dense there, "on" still forces NC16 (fp32 1x1s)."""
+    _needs_auto_nc16()
+    from mnn_x86 import _x86
+
+    if not _x86.bf16_runs("avx512"):
+        pytest.skip("this CPU has no AVX-512 BF16")
+    graph = _inverted_residual_net(np.random.default_rng(3))
+    low = Session(graph, backend="x86", precision="low", options={"x86.isa": "avx512"})
+    assert low.plan.layouts == {}
+    forced = Session(graph, backend="x86", precision="low", options={"x86.isa": "avx512", "x86.layouts": "on"})
+    assert len(forced.plan.layouts) >= 10
+    feeds = {"x": np.random.default_rng(4).standard_normal((1, 3, 24, 24)).astype(np.float32)}
+    # the stem and the classifier run on bf16 in both: only the 1x1s' precision differs
+    np.testing.assert_allclose(forced.run(feeds)["logits"], low.run(feeds)["logits"], rtol=0.05, atol=0.05)
+
+
 def _mobilenet_v2():
     """examples/build_models.py's MobileNetV2, found beside the core when it is installed from its
     checkout (editable, as .ci/run does)."""
