@@ -75,6 +75,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
     }
     /* dense output: the tile through a buffer, each column an NCHW row segment of `rows` pixels */
     float buf[MR * NR];
+    memset(buf, 0, sizeof buf); /* the columns past nv vectors are never read; this tells the compiler */
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < nv; ++v) vf_store(buf + r * NR + v * VLEN, acc[r][v]);
     for (int c = 0; c < cols; ++c) {
