@@ -91,7 +91,10 @@ def torch_size(torch, m) -> int:
 
 def ort_quantize(fp32_path, int8_path, calib) -> None:
     """ONNX Runtime quantize_static: QDQ, per-channel int8 weights, uint8 activations, MinMax calibration."""
+    import onnxruntime as ort
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    ort.set_default_logger_severity(3)  # not one warning per unused initializer of a torch.onnx.export model
 
     class Reader(CalibrationDataReader):
         def __init__(self):
