@@ -142,6 +142,7 @@ def main(argv=None) -> None:
     p.add_argument("--calib", type=int, default=1000, help="calibration images (from the training set)")
     p.add_argument("--qat-steps", type=int, default=200, help="QAT fine-tuning batches of 64")
     p.add_argument("--qat-lr", type=float, default=0.001)
+    p.add_argument("--train-limit", type=int, default=None, help="train on the first N training images only")
     p.add_argument("--test-limit", type=int, default=None)
     p.add_argument("--data", default=data.FASHION_MNIST_DIR)
     p.add_argument("--no-peers", action="store_true")
@@ -151,6 +152,8 @@ def main(argv=None) -> None:
 
     torch.set_num_threads(1)
     xtr, ytr = data.load_mnist(args.data, train=True)
+    if args.train_limit:
+        xtr, ytr = xtr[: args.train_limit], ytr[: args.train_limit]
     xte, yte = data.load_mnist(args.data, train=False)
     if args.test_limit:
         xte, yte = xte[: args.test_limit], yte[: args.test_limit]
