@@ -3,6 +3,7 @@
     python benchmarks/bench_models.py                       # all models, batch 1 and 8, 1 and 2 threads
     python benchmarks/bench_models.py --model mobilenet_v2 --batch 1 --threads 1 --repeat 20
     python benchmarks/bench_models.py --markdown benchmarks/RESULTS.md
+    python benchmarks/bench_models.py --engine mnn-x86 --precision normal --precision low   # fp32 vs bf16
 
 Models come from examples/build_models.py (MobileNetV2, ResNet-18, SqueezeNet
 1.1 with seeded weights). Peers get the same graph: ONNX Runtime and the MNN
@@ -12,6 +13,8 @@ small interpreter calling torch.nn.functional per node. Each configuration runs
 in its own subprocess, so peak memory (ru_maxrss, minus the interpreter's own
 baseline) belongs to that engine alone. Latency: median and min of --repeat
 runs after --warmup runs. Engines that are not installed are skipped and said so.
+--precision (repeatable) runs mnn-x86 at each session precision ("low": bf16 GEMMs where the
+CPU has AVX-512 BF16), one row each; the peers always run fp32.
 
 Peers: pip install onnxruntime torch==2.13.0; pip install --no-deps MNN (its
 dependencies pin protobuf<6, which breaks onnx).
@@ -73,12 +76,12 @@ def _onnx_file(graph, tmp: Path) -> str:
     return str(path)
 
 
-def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path):
+def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precision: str = "normal"):
     """Return a no-argument callable that runs one inference."""
     if engine == "mnn-x86":
         import mnn_core as mnn
 
-        sess = mnn.Session(graph, backend="x86", threads=threads)
+        sess = mnn.Session(graph, backend="x86", threads=threads, precision=precision)
         feeds = {"input": x}
         return lambda: sess.run(feeds, copy=False)
     if engine == "onnxruntime":
@@ -129,7 +132,7 @@ def worker(args) -> None:
     graph = _graph(args.model, args.batch)
     x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
     with tempfile.TemporaryDirectory() as tmp:
-        fn = _runner(args.engine, graph, x, args.threads, Path(tmp))
+        fn = _runner(args.engine, graph, x, args.threads, Path(tmp), args.precision[0])
         times = _time(fn, args.repeat, args.warmup)
     print(json.dumps({"median_ms": statistics.median(times), "min_ms": min(times),
                       "peak_mb": _max_rss_mb() - baseline}))
@@ -137,9 +140,9 @@ def worker(args) -> None:
 
 # -- driver side ------------------------------------------------------------------------------
 
-def run_config(engine, model, batch, threads, repeat, warmup) -> dict:
+def run_config(engine, model, batch, threads, repeat, warmup, precision="normal") -> dict:
     cmd = [sys.executable, __file__, "--worker", "--engine", engine, "--model", model, "--batch", str(batch),
-           "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup)]
+           "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup), "--precision", precision]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)
@@ -159,19 +162,26 @@ def main(argv=None) -> None:
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--markdown", metavar="FILE", help="append a results table to this file")
+    p.add_argument("--precision", action="append", choices=["high", "normal", "low"],
+                   help="session precision of mnn-x86, repeatable (default: normal)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         args.model, args.batch, args.threads = args.model[0], args.batch[0], args.threads[0]
         args.engine = args.engine[0]
         return worker(args)
+    args.precision = args.precision or ["normal"]
     models = args.model or ["mobilenet_v2", "resnet18", "squeezenet1_1"]
     engines = args.engine or list(ENGINES)
     rows = []
     for model in models:
         for batch in args.batch or [1, 8]:
             for threads in args.threads or [1, 2]:
-                results = {e: run_config(e, model, batch, threads, args.repeat, args.warmup) for e in engines}
+                results = {}
+                for e in engines:  # mnn-x86 once per precision, labelled unless it is the default
+                    for prec in args.precision if e == "mnn-x86" else ["normal"]:
+                        label = e if prec == "normal" else f"{e} ({prec})"
+                        results[label] = run_config(e, model, batch, threads, args.repeat, args.warmup, prec)
                 peers = [r["median_ms"] for e, r in results.items()
                          if e in ("onnxruntime", "MNN-wheel") and "error" not in r]
                 best_peer = min(peers) if peers else None

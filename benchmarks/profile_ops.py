@@ -2,10 +2,14 @@
 
     python benchmarks/profile_ops.py --model mobilenet_v2 --threads 2
     python benchmarks/profile_ops.py --model resnet18 --threads 1 --convs   # every Conv, its shape, GFLOP/s
+    python benchmarks/profile_ops.py --precision normal --precision low --rounds 5   # fp32 vs bf16, interleaved
 
 Each step's minimum over --repeat runs is printed (on a shared machine a step
 is rarely preempted in every run, so the minima add up to the CPU time the
 model needs; the wall-clock median also counts the time it waited for a core).
+With several --precision values, one session per precision runs in turn, --rounds times, each
+step keeping its minimum over all rounds (so a busy spell hits both alike), then a per-kind
+comparison against the first precision.
 """
 
 from __future__ import annotations
@@ -80,15 +84,48 @@ def main(argv=None) -> None:
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--convs", action="store_true", help="one line per Conv with its shapes and GFLOP/s")
+    p.add_argument("--precision", action="append", choices=["high", "normal", "low"],
+                   help="session precision, repeatable (default: normal); 'low' on x86: bf16 GEMMs")
+    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --repeat runs per precision")
     args = p.parse_args(argv)
     import mnn_core as mnn
 
+    precisions = args.precision or ["normal"]
     x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
-    sess = mnn.Session(bm._graph(args.model, args.batch), backend="x86", threads=args.threads)
-    names, mins, walls = step_minima(sess, {"input": x}, args.repeat)
-    by_kind = time_by_kind(sess, names, mins, convs=args.convs, rate="GF/s")
-    title = f"{args.model} batch {args.batch}, {args.threads} thread(s)"
-    print_summary(title, walls, mins, by_kind)
+    graph = bm._graph(args.model, args.batch)
+    sessions = {pr: mnn.Session(graph, backend="x86", threads=args.threads, precision=pr) for pr in precisions}
+    mins: dict[str, list[float]] = {}
+    walls: dict[str, list[float]] = {pr: [] for pr in precisions}
+    names: dict[str, list[str]] = {}
+    for _ in range(max(args.rounds, 1)):
+        for pr, sess in sessions.items():
+            names[pr], m, w = step_minima(sess, {"input": x}, args.repeat)
+            mins[pr] = m if pr not in mins else [min(a, b) for a, b in zip(mins[pr], m)]
+            walls[pr] += w
+    kinds = {}
+    for pr, sess in sessions.items():
+        kinds[pr] = time_by_kind(sess, names[pr], mins[pr], convs=args.convs, rate="GF/s")
+        title = f"{args.model} batch {args.batch}, {args.threads} thread(s), precision {pr}"
+        print_summary(title, walls[pr], mins[pr], kinds[pr])
+    if len(precisions) > 1:
+        print_comparison(precisions, mins, walls, kinds)
+
+
+def print_comparison(precisions: list[str], mins: dict, walls: dict, kinds: dict) -> None:
+    """Per op kind and in total: each precision's summed step minima and its speed-up over the first."""
+    base = precisions[0]
+    print(f"per kind, ms (speed-up over {base}):")
+    rows = sorted(kinds[base].items(), key=lambda t: -t[1][0])
+    for kind, (ms, _) in rows:
+        cells = [f"{pr} {kinds[pr].get(kind, [0.0])[0]:7.2f}" for pr in precisions]
+        cells += [f"{kinds[pr].get(kind, [0.0])[0] and ms / kinds[pr][kind][0]:.2f}x" for pr in precisions[1:]]
+        print(f"  {kind:22s} " + "  ".join(cells))
+    totals = {pr: sum(mins[pr]) for pr in precisions}
+    medians = {pr: statistics.median(walls[pr]) for pr in precisions}
+    print("  total (step minima)    " + "  ".join(f"{pr} {totals[pr]:7.2f}" for pr in precisions)
+          + "  " + "  ".join(f"{totals[base] / totals[pr]:.2f}x" for pr in precisions[1:]))
+    print("  wall median            " + "  ".join(f"{pr} {medians[pr]:7.2f}" for pr in precisions)
+          + "  " + "  ".join(f"{medians[base] / medians[pr]:.2f}x" for pr in precisions[1:]))
 
 
 if __name__ == "__main__":

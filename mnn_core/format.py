@@ -3,9 +3,13 @@
 Layout (little-endian; docs/FORMAT.md is the reference):
 
     header  56 bytes: magic, version, flags, JSON offset+size, data offset+size,
-            CRC32 of the JSON, CRC32 of the header fields
-    JSON    UTF-8 graph description and tensor table
-    data    tensor bytes, every tensor at a 64-byte aligned file offset
+            CRC32 of the stored JSON, CRC32 of the header fields
+    JSON    the graph description and tensor table: UTF-8 JSON, zlib-compressed (version 1: plain)
+    data    tensor bytes, never compressed (they are memory-mapped): tensors of 64 bytes or more at
+            64-byte aligned file offsets, smaller ones (scalars, short vectors) at 8-byte aligned ones
+            (version 1: every tensor 64-byte aligned)
+
+save_mnn writes version 2; load_mnn reads versions 1 and 2.
 
 Loading trusts nothing: each header field and each JSON field is checked
 before use, and every failure is one `MnnFormatError` naming the file, what is
@@ -36,15 +40,20 @@ from .errors import GraphError, MnnFormatError
 from .graph.ir import DTYPES, Graph, Node, TensorInfo
 
 MAGIC = b"MNNMODEL"
-VERSION = 1
-ALIGN = 64  # tensors start at multiples of this in the file, so mapped views are aligned
+VERSION = 2  # the version save_mnn writes and the newest load_mnn reads (it reads 1 too)
+ALIGN = 64  # tensors of ALIGN bytes or more start at multiples of this, so mapped views suit SIMD loads
+# Smaller tensors start at multiples of SMALL_ALIGN: aligned for every dtype (the widest is 8 bytes). An int8
+# model has up to five scalar scales and zero points per QLinearConv; padded to 64 bytes each, they cost more
+# than their layer's weights on small models.
+SMALL_ALIGN = 8
 _HEADER_FIELDS = struct.Struct("<8sIIQQQQI")  # magic, version, flags, json off/size, data off/size, json crc
 HEADER_SIZE = _HEADER_FIELDS.size + 4  # + CRC32 of the fields above
 
 WEIGHT_MODES = ("fp32", "fp16", "int8")
 STORAGES = {"raw": None, "fp16": "float16", "int8": "int8"}  # storage -> stored dtype (None: as declared)
 INT8_MIN_ELEMENTS = 256  # smaller tensors (biases, norms) gain little and lose the most accuracy
-MAX_JSON_BYTES = 64 << 20
+MAX_JSON_BYTES = 64 << 20  # the JSON text (inflated, in version 2) and its stored bytes; read at call time
+ZLIB_LEVEL = 9  # the JSON is written once and read often: the smallest output is worth the time
 MAX_RANK = 8
 MAX_ELEMENTS = 1 << 40  # per tensor; keeps every size computation far from int64 overflow
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -73,8 +82,13 @@ def _clip(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _align(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
+def _align(n: int, to: int = ALIGN) -> int:
+    return -(-n // to) * to
+
+
+def _alignment(nbytes: int, version: int) -> int:
+    """The alignment a tensor of `nbytes` has in the data section of a file of `version`."""
+    return ALIGN if version == 1 or nbytes >= ALIGN else SMALL_ALIGN
 
 
 def _le(dtype: str) -> np.dtype:
@@ -95,23 +109,33 @@ def save_mnn(graph: Graph, path: PathLike, *, weights: str = "fp32") -> None:
         raise MnnFormatError(f"weights must be one of {', '.join(WEIGHT_MODES)}, got {weights!r}")
     g = graph.copy()
     g.validate()  # on a copy: validate names nodes and fills in default attributes
-    _check_format_1_holds(g)
+    _check_format_holds(g)
     table, chunks, data_size = _plan_tensors(g.initializers, weights)
     doc = _graph_doc(g, weights, table)
     text = json.dumps(doc, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
-    _write_atomic(os.fspath(path), text, chunks, data_size)
+    stored = zlib.compress(text, ZLIB_LEVEL)
+    if max(len(text), len(stored)) > MAX_JSON_BYTES:  # load_mnn would refuse it: do not write it
+        raise MnnFormatError(
+            f"the graph description is {len(text)} bytes of JSON; .mnn allows {MAX_JSON_BYTES}: store large "
+            "constants as initializers (graph.initializers), not as node attributes"
+        )
+    _write_atomic(os.fspath(path), stored, chunks, data_size)
 
 
-def _check_format_1_holds(g: Graph) -> None:
-    """Format version 1 holds tensor graphs: say so for sequence/optional inputs and control-flow bodies."""
+def _check_format_holds(g: Graph) -> None:
+    """The format holds tensor graphs: say so for sequence/optional inputs and control-flow bodies."""
     for name, info in g.inputs.items():
         if not isinstance(info, TensorInfo):
-            raise MnnFormatError(f"graph input {name!r} is {info}: .mnn format version {VERSION} stores tensor "
-                                 "inputs only; keep such a model as .onnx (mnn runs it from there)")
+            raise MnnFormatError(
+                f"graph input {name!r} is {info}: .mnn format version {VERSION} stores tensor "
+                "inputs only; keep such a model as .onnx (mnn runs it from there)"
+            )
     for node, key, _ in g.subgraphs():
-        raise MnnFormatError(f"node {node.name!r} ({node.op}) has a sub-graph attribute {key!r}: .mnn format version "
-                             f"{VERSION} does not store control flow; keep such a model as .onnx (mnn runs it "
-                             "from there)")
+        raise MnnFormatError(
+            f"node {node.name!r} ({node.op}) has a sub-graph attribute {key!r}: .mnn format version "
+            f"{VERSION} does not store control flow; keep such a model as .onnx (mnn runs it "
+            "from there)"
+        )
 
 
 def quantize_int8(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -146,26 +170,33 @@ def _encode_tensor(name: str, value: Any, weights: str) -> tuple[str, list[np.nd
 
 
 def _plan_tensors(initializers: dict, weights: str) -> tuple[dict, list[tuple[int, np.ndarray]], int]:
-    """The tensor table, the (data-section offset, array) pairs to write, and the data size."""
-    table: dict[str, dict] = {}
+    """The tensor table, the (data-section offset, array) pairs to write in file order, and the data size.
+
+    Arrays of ALIGN bytes or more come first, in initializer order, each at a multiple of ALIGN; the small
+    ones follow, packed at multiples of SMALL_ALIGN. Interleaved (a QLinearConv's scalars sit between its
+    weights and bias), each small one would cost up to ALIGN - 8 bytes of padding before the next large one.
+    """
+    encoded = {name: _encode_tensor(name, value, weights) for name, value in initializers.items()}
+    arrays = [(name, i, arr) for name, (_, arrs) in encoded.items() for i, arr in enumerate(arrs)]
+    offsets: dict[tuple[str, int], int] = {}
     chunks: list[tuple[int, np.ndarray]] = []
     end = 0
+    for name, i, arr in sorted(arrays, key=lambda item: item[2].nbytes < ALIGN):  # stable: large, then small
+        offsets[name, i] = _align(end, _alignment(arr.nbytes, VERSION))
+        chunks.append((offsets[name, i], arr))
+        end = offsets[name, i] + arr.nbytes
+    table: dict[str, dict] = {}
     for name, value in initializers.items():
-        storage, arrays = _encode_tensor(name, value, weights)
-        offsets = []
-        for arr in arrays:
-            offsets.append(_align(end))
-            chunks.append((offsets[-1], arr))
-            end = offsets[-1] + arr.nbytes
+        storage, arrs = encoded[name]
         entry = {
             "dtype": np.asarray(value).dtype.name,
             "shape": [int(d) for d in np.shape(value)],
             "storage": storage,
-            "offset": offsets[0],
-            "nbytes": arrays[0].nbytes,
+            "offset": offsets[name, 0],
+            "nbytes": arrs[0].nbytes,
         }
         if storage == "int8":
-            entry.update(scales_offset=offsets[1], scales_nbytes=arrays[1].nbytes)
+            entry.update(scales_offset=offsets[name, 1], scales_nbytes=arrs[1].nbytes)
         table[name] = entry
     return table, chunks, end
 
@@ -222,8 +253,9 @@ def _graph_doc(g: Graph, weights: str, table: dict) -> dict:
             "inputs": list(n.inputs),
             "outputs": list(n.outputs),
             # (None: an optional attribute left out, which loading fills in again as its default)
-            "attrs": {k: _encode_attr(f"node {n.name!r} attribute {k!r}", v) for k, v in n.attrs.items()
-                      if v is not None},
+            "attrs": {
+                k: _encode_attr(f"node {n.name!r} attribute {k!r}", v) for k, v in n.attrs.items() if v is not None
+            },
         }
         for n in g.nodes
     ]
@@ -251,18 +283,18 @@ def _write_array(f: BinaryIO, arr: np.ndarray) -> None:
     f.write(arr.reshape(-1).view(np.uint8))
 
 
-def _write_atomic(path: str | bytes, text: bytes, chunks: list[tuple[int, np.ndarray]], data_size: int) -> None:
+def _write_atomic(path: str | bytes, stored: bytes, chunks: list[tuple[int, np.ndarray]], data_size: int) -> None:
     """Write to a temp file beside `path`, fsync, then rename over it: readers see old or new, never half."""
-    json_offset = _align(HEADER_SIZE)
-    data_offset = _align(json_offset + len(text))
-    header = _pack_header(0, json_offset, len(text), data_offset, data_size, zlib.crc32(text))
+    json_offset = HEADER_SIZE  # the JSON is read, not mapped: no alignment needed
+    data_offset = _align(json_offset + len(stored))
+    header = _pack_header(0, json_offset, len(stored), data_offset, data_size, zlib.crc32(stored))
     path = os.fsdecode(path)
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)  # honours umask
     try:
         with os.fdopen(fd, "wb") as f:
-            for offset, data in [(0, header), (json_offset, text)]:
+            for offset, data in [(0, header), (json_offset, stored)]:
                 f.write(b"\0" * (offset - f.tell()) + data)
             f.write(b"\0" * (data_offset - f.tell()))
             for offset, arr in chunks:
@@ -387,7 +419,12 @@ def _read_header(f: BinaryIO, size: int) -> dict[str, int]:
     if not 0 < json_size <= MAX_JSON_BYTES:
         raise _Bad(f"has a {json_size}-byte graph description; the limit is {MAX_JSON_BYTES}")
     return dict(
-        json_offset=json_offset, json_size=json_size, json_crc=json_crc, data_offset=data_offset, data_size=data_size
+        version=version,
+        json_offset=json_offset,
+        json_size=json_size,
+        json_crc=json_crc,
+        data_offset=data_offset,
+        data_size=data_size,
     )
 
 
@@ -408,12 +445,34 @@ def _no_constants(name: str) -> None:
     raise ValueError(f"{name} is not JSON")  # json accepts NaN/Infinity by default; mnn never writes them
 
 
+def _inflate(stored: bytes) -> bytes:
+    """The JSON text of a version 2 file: one complete zlib stream, inflating to at most MAX_JSON_BYTES.
+
+    max_length bounds the output whatever the stream claims, so a decompression bomb stops at the limit
+    (+1 byte, which tells "exactly the limit" from "more") instead of filling memory.
+    """
+    limit = MAX_JSON_BYTES
+    inflater = zlib.decompressobj()
+    try:
+        text = inflater.decompress(stored, limit + 1)
+    except zlib.error as exc:
+        raise _Bad(f"graph description is not a valid zlib stream ({_clip(str(exc))})") from None
+    if len(text) > limit:
+        raise _Bad(f"graph description inflates to more than {limit} bytes, the limit")
+    if not inflater.eof:
+        raise _Bad("graph description's zlib stream is truncated (it ends before its last block)")
+    if inflater.unused_data:
+        raise _Bad(f"graph description has {len(inflater.unused_data)} unexpected bytes after its zlib stream")
+    return text
+
+
 def _read_json(f: BinaryIO, header: dict[str, int]) -> dict:
     raw = _read_exact(f, header["json_offset"], header["json_size"])
     if zlib.crc32(raw) != header["json_crc"]:
         raise _Bad("graph description checksum mismatch: the JSON section is damaged")
+    text = raw if header["version"] == 1 else _inflate(raw)
     try:
-        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constants)
+        doc = json.loads(text.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constants)
     except RecursionError:
         raise _Bad("graph description is nested too deeply") from None
     except ValueError as exc:  # bad JSON, bad UTF-8, integers of thousands of digits, duplicate keys
@@ -554,7 +613,7 @@ def _input(name: str, obj: Any) -> TensorInfo:
 # -- tensors ----------------------------------------------------------------------
 
 
-def _tensor_entry(name: str, obj: Any, data_size: int) -> dict:
+def _tensor_entry(name: str, obj: Any, data_size: int, version: int) -> dict:
     """A checked tensor-table entry, plus its extents in the data section."""
     where = _named(name, "tensors")
     _fields(obj, _TENSOR_FIELDS, where, optional=frozenset({"scales_offset", "scales_nbytes"}))
@@ -574,10 +633,11 @@ def _tensor_entry(name: str, obj: Any, data_size: int) -> dict:
     for label, offset, nbytes, expected in extents:
         if nbytes != expected:
             raise _Bad(f"{label} has nbytes {nbytes}, but {stored}{list(shape)} needs {expected}")
-        if offset < 0 or offset % ALIGN or offset + nbytes > data_size:
+        align = _alignment(nbytes, version)
+        if offset < 0 or offset % align or offset + nbytes > data_size:
             raise _Bad(
-                f"{label} at offset {offset} (+{nbytes}) is not a {ALIGN}-aligned range "
-                f"inside the {data_size}-byte data section"
+                f"{label} at offset {offset} (+{nbytes}) must lie inside the {data_size}-byte data section "
+                f"at a multiple of {align} (version {version} rule for {nbytes} bytes)"
             )
     return {"name": name, "dtype": dtype, "shape": shape, "storage": storage, "stored": stored, "extents": extents}
 
@@ -617,7 +677,7 @@ def _build_graph(doc: dict, source: Any, header: dict[str, int]) -> Graph:
     metadata = {k: v for k, v in doc["metadata"].items() if type(v) is str}
     if len(metadata) != len(doc["metadata"]):
         raise _Bad("graph.metadata values must be strings")
-    entries = [_tensor_entry(name, obj, header["data_size"]) for name, obj in doc["tensors"].items()]
+    entries = [_tensor_entry(name, obj, header["data_size"], header["version"]) for name, obj in doc["tensors"].items()]
     _check_no_overlap(entries)
     graph = Graph(
         inputs={name: _input(name, obj) for name, obj in doc["inputs"].items()},

@@ -80,7 +80,8 @@ class Plan:
         if self.copies:
             lines.append(f"copies between memory domains: {', '.join(self.copies)}")
         if self.elided:
-            lines.append(f"views (no step, output aliases input): {', '.join(self.elided)}")
+            lines.append(f"no step (views alias their input; concatenations are written in place): "
+                         f"{', '.join(self.elided)}")
         if self.layouts:
             lines.append("backend-private layouts: " + ", ".join(f"{v} ({c})" for v, c in self.layouts.items()))
         return "\n".join(lines)
@@ -381,6 +382,9 @@ class _ProgramBuilder:
             step = len(self.steps)
             for name in present:
                 self._use(name, domain, step)
+            if self._concat_in_place(node, domain, step, consumers):
+                self.plan.elided.append(node.name)
+                continue
             alias = self._alias_target(node, domain, backend, consumers)
             if alias is not None and node.op in VIEW_OPS:
                 self._define(node.outputs[0], domain, step, alias=alias)
@@ -447,6 +451,49 @@ class _ProgramBuilder:
         if src in self.graph.inputs and domain == HOST:
             return None  # keep input slots intact so a run can be repeated
         return src
+
+    def _concat_in_place(self, node: Node, domain: str, step: int, consumers) -> bool:
+        """Elide a Concat whose inputs can be written straight into its output: each input then
+        lives at its byte offset inside the output, so its producer writes it in place.
+
+        That needs each input to be one contiguous run of the output (every dim before the axis is
+        1, as at batch 1 along channels), dense host memory, offsets the kernels' alignment allows,
+        and inputs that nothing else reads (so none is overwritten by an in-place consumer of the
+        output while still wanted) and that are not graph inputs, outputs or constants."""
+        if node.op != "Concat" or domain != HOST or len(node.outputs) != 1:
+            return False
+        out = node.outputs[0]
+        out_info = self.infos[out]
+        axis = node.attrs.get("axis", 0)
+        axis = axis + len(out_info.shape) if axis < 0 else axis
+        if not out_info.is_static or out_info.layout or any(d != 1 for d in out_info.shape[:axis]):
+            return False
+        names = list(node.inputs)
+        uses = self.uses.get(HOST, {})
+        if len(set(names)) != len(names):  # concat(x, x): one buffer cannot sit at two offsets
+            return False
+        for name in names:
+            if (not name or name in self.graph.inputs or name in self.graph.outputs or name not in uses
+                    or self.infos[name].layout or len(consumers.get(name, [])) != 1):
+                return False
+        roots, offset = [], 0
+        for name in names:
+            root, at = name, 0
+            while uses[root].alias_of is not None:  # an in-place chain: move its first buffer
+                at += uses[root].at
+                root = uses[root].alias_of
+            if at or offset % ALIGNMENT or root in roots:
+                return False
+            roots.append(root)
+            offset += uses[name].nbytes
+        if offset != out_info.nbytes:
+            return False
+        self._define(out, domain, step)
+        offset = 0
+        for name, root in zip(names, roots):
+            uses[root].alias_of, uses[root].at = out, offset
+            offset += uses[name].nbytes
+        return True
 
     def _compile(self) -> _PreparedPlan:
         out = _PreparedPlan()

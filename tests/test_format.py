@@ -1,13 +1,16 @@
 """The .mnn container: round trips, zero-copy loading, atomic saves, and hostile files.
 
 The container is parsed here independently of mnn_core.format, from the layout
-in docs/FORMAT.md, so these tests also pin the documented byte layout.
+in docs/FORMAT.md, so these tests also pin the documented byte layout. Version 1
+files (plain JSON, every tensor 64-byte aligned) are the fixtures in tests/data,
+written by the last mnn that wrote version 1.
 """
 
 from __future__ import annotations
 
 import copy
 import gc
+import gzip
 import hashlib
 import json
 import math
@@ -15,7 +18,9 @@ import mmap
 import os
 import random
 import struct
+import tracemalloc
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,9 +28,11 @@ import pytest
 from mnn_core import format as mnnfmt
 from mnn_core.errors import GraphError, MnnFormatError
 from mnn_core.format import load_mnn, save_mnn
-from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.graph.ir import DTYPES, Graph, Node, TensorInfo
 
 HEADER = struct.Struct("<8sIIQQQQII")  # docs/FORMAT.md: magic .. json_crc, header_crc
+DATA = Path(__file__).parent / "data"
+V1_FIXTURES = {w: DATA / f"tiny_v1_{w}.mnn" for w in ("fp32", "fp16", "int8")}
 
 
 def make_graph() -> Graph:
@@ -67,19 +74,25 @@ def make_graph() -> Graph:
 def parse(blob: bytes) -> tuple[tuple, dict, int]:
     """(header fields, JSON doc, data offset) read the way docs/FORMAT.md describes."""
     fields = HEADER.unpack_from(blob)
-    _, _, _, json_off, json_size, data_off, _, _, _ = fields
-    return fields, json.loads(blob[json_off : json_off + json_size]), data_off
+    _, version, _, json_off, json_size, data_off, _, _, _ = fields
+    stored = blob[json_off : json_off + json_size]
+    return fields, json.loads(zlib.decompress(stored) if version >= 2 else stored), data_off
 
 
-def pack(doc_bytes: bytes, data: bytes, *, version: int = 1, flags: int = 0) -> bytes:
-    """A container with correct checksums around arbitrary JSON bytes and data bytes."""
-    json_off = 64
-    data_off = -(-(json_off + len(doc_bytes)) // 64) * 64
+def pack(doc_bytes: bytes, data: bytes, *, version: int = 2, flags: int = 0, stored: bytes | None = None) -> bytes:
+    """A container with correct checksums around JSON text and data bytes.
+
+    Version 2 stores the text zlib-compressed (`stored`, if given, is put in as it is instead), version 1 plain.
+    """
+    if stored is None:
+        stored = zlib.compress(doc_bytes) if version >= 2 else doc_bytes
+    json_off = 56 if version >= 2 else 64
+    data_off = -(-(json_off + len(stored)) // 64) * 64
     head = struct.pack(
-        "<8sIIQQQQI", b"MNNMODEL", version, flags, json_off, len(doc_bytes), data_off, len(data), zlib.crc32(doc_bytes)
+        "<8sIIQQQQI", b"MNNMODEL", version, flags, json_off, len(stored), data_off, len(data), zlib.crc32(stored)
     )
     head += struct.pack("<I", zlib.crc32(head))
-    return head.ljust(json_off, b"\0") + doc_bytes.ljust(data_off - json_off, b"\0") + data
+    return head.ljust(json_off, b"\0") + stored.ljust(data_off - json_off, b"\0") + data
 
 
 def with_header_field(blob: bytes, index: int, value: int, fix_crc: bool = True) -> bytes:
@@ -212,6 +225,115 @@ def test_save_rejects_what_it_cannot_store(tmp_path, graph):
     assert not os.listdir(tmp_path)
 
 
+# -- every dtype, version 1 files, the version 2 layout ----------------------------------
+
+
+def every_dtype_graph() -> Graph:
+    """A small (< 64 bytes) and a large initializer of every dtype .mnn stores, random bits, plus two
+    float32 weights that fp16/int8 storage converts (one with 8 output channels: int8 scales of 32 bytes)."""
+    rng = np.random.default_rng(3)
+    inits = {}
+    for dtype in DTYPES:
+        dt = np.dtype(dtype)
+        for label, count in (("small", 3), ("large", 67)):  # 67: large tensors that end off a 64-byte boundary
+            if dtype == "bool":
+                arr = rng.integers(0, 2, count).astype(bool)
+            else:
+                arr = rng.integers(0, 256, count * dt.itemsize, dtype=np.uint8).view(dt)
+            if dtype == "float32":
+                arr[0] = 1e30  # beyond fp16: stays raw in every mode, so its bits must come back exactly
+            inits[f"{dtype}.{label}"] = arr
+    inits["float32.w"] = rng.standard_normal((20, 16)).astype(np.float32)
+    inits["float32.w8"] = rng.standard_normal((8, 40)).astype(np.float32)
+    return Graph(
+        inputs={"x": TensorInfo(("N", 4))},
+        outputs=["y"],
+        nodes=[Node("Relu", ["x"], ["y"], {}, "relu")],
+        initializers=inits,
+    )
+
+
+def tensor_extents(doc: dict) -> list[tuple[str, int, int]]:
+    """(label, offset, nbytes) of every array stored in the data section."""
+    out = []
+    for name, t in doc["tensors"].items():
+        out.append((name, t["offset"], t["nbytes"]))
+        if "scales_offset" in t:
+            out.append((f"{name} scales", t["scales_offset"], t["scales_nbytes"]))
+    return out
+
+
+@pytest.mark.parametrize("use_mmap", [True, False], ids=["mmap", "read"])
+@pytest.mark.parametrize("weights", ["fp32", "fp16", "int8"])
+def test_every_dtype_round_trips(tmp_path, weights, use_mmap):
+    g = every_dtype_graph()
+    path = tmp_path / "m.mnn"
+    save_mnn(g, path, weights=weights)
+    storage = {k: v["storage"] for k, v in parse(path.read_bytes())[1]["tensors"].items()}
+    converted = set() if weights == "fp32" else {"float32.w", "float32.w8"}
+    assert {k for k, v in storage.items() if v != "raw"} == converted
+    back = load_mnn(path, mmap=use_mmap)
+    for name, want in g.initializers.items():
+        got = back.initializers[name]
+        assert (got.dtype, got.shape) == (want.dtype, want.shape), name
+        if storage[name] != "raw":
+            np.testing.assert_allclose(got, want, rtol=0, atol=np.abs(want).max() / 127 / 2 * 1.0001)
+            continue
+        assert got.tobytes() == want.tobytes(), name
+        assert mapped(got) == use_mmap and got.flags.aligned, name
+        if use_mmap:  # the view's alignment is the file's: large tensors 64, small ones 8
+            assert got.ctypes.data % (64 if got.nbytes >= 64 else 8) == 0, name
+
+
+@pytest.mark.parametrize("weights", ["fp32", "fp16", "int8"])
+def test_version_1_files_written_by_earlier_mnn_still_load(tmp_path, graph, weights):
+    blob = V1_FIXTURES[weights].read_bytes()
+    fields, doc, _ = parse(blob)
+    assert fields[1] == 1 and fields[3] == 64  # really the old layout: plain JSON at 64, every tensor 64-aligned
+    assert all(off % 64 == 0 for _, off, _ in tensor_extents(doc))
+    assert any(0 < n < 64 for _, _, n in tensor_extents(doc))
+    save_mnn(graph, tmp_path / "v2.mnn", weights=weights)
+    now = load_mnn(tmp_path / "v2.mnn")
+    for use_mmap in (True, False):
+        old = load_mnn(V1_FIXTURES[weights], mmap=use_mmap)
+        assert_same_structure(graph, old)
+        assert old.metadata == now.metadata
+        for name, want in now.initializers.items():  # the same values as today's writer and reader give
+            got = old.initializers[name]
+            assert (got.dtype, got.shape, got.tobytes()) == (want.dtype, want.shape, want.tobytes()), name
+
+
+def test_version_1_rules_stay_version_1_rules(tmp_path):
+    """A small tensor at an 8- but not 64-aligned offset is an error in a version 1 file, fine in version 2."""
+    blob = V1_FIXTURES["fp32"].read_bytes()
+    _, doc, data_off = parse(blob)
+    doc["tensors"]["huge"]["offset"] += 8  # into its own padding (8 bytes; the next tensor starts 64 on)
+    text = json.dumps(doc).encode()
+    message = error_of(tmp_path, pack(text, blob[data_off:], version=1))
+    assert "tensors['huge'] at offset" in message and "at a multiple of 64 (version 1 rule for 8 bytes)" in message
+    back = load_bytes(tmp_path, pack(text, blob[data_off:], version=2))
+    assert back.initializers["huge"].tobytes() == bytes(8)  # the zero padding it now points at
+
+
+def test_version_2_layout(tmp_path, graph):
+    """JSON compressed right after the header; large tensors 64-aligned first, then small ones packed at 8."""
+    path = tmp_path / "m.mnn"
+    save_mnn(graph, path, weights="int8")
+    blob = path.read_bytes()
+    fields, doc, data_off = parse(blob)
+    _, version, flags, json_off, json_size, _, data_size, json_crc, _ = fields
+    assert (version, flags, json_off, data_off % 64, data_off + data_size) == (2, 0, 56, 0, len(blob))
+    stored = blob[json_off : json_off + json_size]
+    assert zlib.crc32(stored) == json_crc and json_size < len(zlib.decompress(stored)) / 2
+    extents = tensor_extents(doc)
+    large = [(off, n) for _, off, n in extents if n >= 64]
+    small = [(off, n) for _, off, n in extents if n < 64]
+    assert all(off % 64 == 0 for off, _ in large) and all(off % 8 == 0 for off, _ in small)
+    assert any(off % 64 for off, _ in small)  # packed, not padded to 64
+    assert max(off + n for off, n in large) <= min(off for off, _ in small)
+    assert len(blob) < 0.7 * V1_FIXTURES["int8"].stat().st_size  # the same graph, the same int8 storage
+
+
 # -- zero copy and the memory map -------------------------------------------------------
 
 
@@ -230,6 +352,8 @@ def test_mmap_load_is_zero_copy_and_read_only(tmp_path, graph):
     w = back.initializers["conv.w"]
     assert not w.flags.owndata and not w.flags.writeable and mapped(w)
     assert w.ctypes.data % 64 == 0  # tensors are 64-byte aligned in the file, so in the map
+    steps = back.initializers["steps"]  # 24 bytes: packed at 8-byte alignment, still a view
+    assert mapped(steps) and steps.ctypes.data % 8 == 0 and steps.flags.aligned
     with pytest.raises(ValueError):
         w[0, 0, 0, 0] = 1.0
     del back
@@ -305,8 +429,8 @@ def test_message_not_an_mnn_file(tmp_path, data):
 
 
 def test_message_newer_version(tmp_path, blob):
-    message = error_of(tmp_path, with_header_field(blob, 1, 2))
-    assert "file is version 2, this mnn reads up to 1; upgrade mnn" in message
+    message = error_of(tmp_path, with_header_field(blob, 1, 3))
+    assert "file is version 3, this mnn reads up to 2; upgrade mnn" in message
     assert "damaged" not in message
 
 
@@ -352,9 +476,10 @@ def _set(path: str, value):
 
 
 HOSTILE_EDITS = [
-    (_set("tensors/fc.b/offset", -64), "is not a 64-aligned range inside"),
-    (_set("tensors/fc.b/offset", 1), "is not a 64-aligned range inside"),
-    (_set("tensors/fc.b/offset", 2**62), "is not a 64-aligned range inside"),
+    (_set("tensors/fc.b/offset", -64), "must lie inside the"),
+    (_set("tensors/fc.b/offset", 1), "at a multiple of 64 (version 2 rule for 96 bytes)"),
+    (_set("tensors/fc.b/offset", 2**62), "must lie inside the"),
+    (_set("tensors/steps/offset", 2**62), "must lie inside the"),
     (_set("tensors/fc.b/offset", 0), "overlap in the data section"),
     (_set("tensors/fc.b/nbytes", 100), "has nbytes 100, but float32[24] needs 96"),
     (_set("tensors/fc.b/shape", [2**40, 2**40]), "more than 2**40 elements"),
@@ -386,6 +511,84 @@ def test_message_hostile_json(tmp_path, blob, edit, expected):
     _, doc, data_off = parse(blob)
     text = edit(doc) or json.dumps(doc)
     assert expected in error_of(tmp_path, pack(text.encode(), blob[data_off:]))
+
+
+def v2_parts(blob: bytes) -> tuple[bytes, bytes, bytes]:
+    """(JSON text, its stored zlib stream, data section) of a version 2 file."""
+    fields, _, data_off = parse(blob)
+    stored = blob[fields[3] : fields[3] + fields[4]]
+    return zlib.decompress(stored), stored, blob[data_off:]
+
+
+BAD_STREAMS = [
+    (lambda text, stored: b"this is not zlib", "is not a valid zlib stream"),
+    (lambda text, stored: gzip.compress(text), "is not a valid zlib stream"),  # gzip framing: not what mnn writes
+    (lambda text, stored: stored[:-1] + bytes([stored[-1] ^ 1]), "is not a valid zlib stream"),  # Adler-32
+    (lambda text, stored: stored[:-4], "zlib stream is truncated"),
+    (lambda text, stored: stored[: len(stored) // 2], "zlib stream is truncated"),
+    (lambda text, stored: stored + b"\0", "has 1 unexpected bytes after its zlib stream"),
+    (lambda text, stored: stored + zlib.compress(b"{}"), "unexpected bytes after its zlib stream"),
+    (lambda text, stored: zlib.compress(text[:-1] + b"\xff}"), "not valid JSON"),  # inflates to bad UTF-8
+]
+
+
+@pytest.mark.parametrize("damage, expected", BAD_STREAMS, ids=[f"{i}-{e[1][:20]}" for i, e in enumerate(BAD_STREAMS)])
+def test_message_bad_zlib_stream(tmp_path, blob, damage, expected):
+    text, stored, data = v2_parts(blob)
+    assert expected in error_of(tmp_path, pack(b"", data, stored=damage(text, stored)))
+
+
+def test_decompression_bomb_stops_at_the_limit(tmp_path, blob, monkeypatch):
+    """A 16 KiB stream of valid JSON (the document, then 16 MiB of spaces) under a 256 KiB limit: rejected,
+    having inflated no more than the limit. (Peak memory is about twice the limit, not once: CPython's zlib
+    joins its output blocks into one bytes object at the end. Unbounded, this bomb would take 32 MiB.)"""
+    limit = 256 << 10
+    monkeypatch.setattr(mnnfmt, "MAX_JSON_BYTES", limit)
+    text, _, data = v2_parts(blob)
+    bomb = zlib.compress(text + b" " * (16 << 20), 9)
+    assert len(bomb) < limit // 8
+    path = tmp_path / "bomb.mnn"
+    path.write_bytes(pack(b"", data, stored=bomb))
+    tracemalloc.start()
+    try:
+        with pytest.raises(MnnFormatError, match=f"inflates to more than {limit} bytes, the limit"):
+            load_mnn(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * limit
+
+
+def test_json_of_exactly_the_limit_loads(tmp_path, blob, monkeypatch):
+    text, _, _ = v2_parts(blob)
+    monkeypatch.setattr(mnnfmt, "MAX_JSON_BYTES", len(text))
+    load_bytes(tmp_path, blob)
+    monkeypatch.setattr(mnnfmt, "MAX_JSON_BYTES", len(text) - 1)
+    assert f"inflates to more than {len(text) - 1} bytes" in error_of(tmp_path, blob)
+
+
+def test_save_refuses_a_graph_description_over_the_limit(tmp_path, graph, monkeypatch):
+    monkeypatch.setattr(mnnfmt, "MAX_JSON_BYTES", 1000)  # a file load_mnn would refuse is never written
+    with pytest.raises(MnnFormatError, match=r"graph description is \d+ bytes of JSON; .mnn allows 1000"):
+        save_mnn(graph, tmp_path / "m.mnn")
+    assert not os.listdir(tmp_path)
+
+
+def test_message_alignment_and_overlap_by_size(tmp_path, blob):
+    _, doc, data_off = parse(blob)
+    at = {name: t["offset"] for name, t in doc["tensors"].items()}
+    cases = [
+        ("steps", at["steps"] + 4, "tensors['steps'] at offset", "at a multiple of 8 (version 2 rule for 24 bytes)"),
+        ("conv.b", at["conv.b"] + 8, "tensors['conv.b'] at offset", "multiple of 64 (version 2 rule for 64 bytes)"),
+        ("fc.b", at["fc.b"] + 32, "tensors['fc.b'] at offset", "at a multiple of 64 (version 2 rule for 96 bytes)"),
+        ("mask", at["steps"] + 16, "tensors['mask']", "overlap in the data section"),  # inside the packed steps
+        ("huge", at["steps"] + 16, "tensors['huge']", "overlap in the data section"),  # over the end of steps
+    ]
+    for name, offset, *expected in cases:
+        edited = copy.deepcopy(doc)
+        edited["tensors"][name]["offset"] = offset
+        message = error_of(tmp_path, pack(json.dumps(edited).encode(), blob[data_off:]))
+        assert all(e in message for e in expected), (name, message)
 
 
 def test_message_bool_tensor_with_bad_bytes(tmp_path, blob):
@@ -501,8 +704,8 @@ def mutate_json(rng: random.Random, doc: dict) -> bytes:
 
 def mutate(rng: random.Random, blob: bytes) -> bytes:
     fields, doc, data_off = parse(blob)
-    json_off, json_end = fields[3], fields[3] + fields[4]
-    kind = rng.randrange(6)
+    version, json_off, json_end = fields[1], fields[3], fields[3] + fields[4]
+    kind = rng.randrange(7)
     if kind == 0:
         return blob[: rng.randrange(len(blob))]
     if kind in (1, 2):  # bit flips or overwritten bytes in the header, the JSON or the data
@@ -534,7 +737,14 @@ def mutate(rng: random.Random, blob: bytes) -> bytes:
         )
         index = rng.choice([1, 2, 3, 4, 5, 6, 7])
         return with_header_field(blob, index, value % 2**32 if index in (1, 2, 7) else value, rng.random() < 0.9)
-    return pack(mutate_json(rng, doc), blob[data_off:])
+    if kind == 6:  # a damaged JSON section under a matching checksum: in version 2, a damaged zlib stream
+        stored = bytearray(blob[json_off:json_end])
+        for _ in range(rng.randint(1, 4)):
+            stored[rng.randrange(len(stored))] = rng.randrange(256)
+        cut = rng.choice([len(stored), len(stored), rng.randrange(len(stored))])
+        stored = bytes(stored[:cut]) + rng.choice([b"", b"\0", b"x" * 9])
+        return pack(b"", blob[data_off:], version=version, stored=stored)
+    return pack(mutate_json(rng, doc), blob[data_off:], version=version)
 
 
 @pytest.mark.parametrize("use_mmap", [True, False], ids=["mmap", "read"])
@@ -543,10 +753,11 @@ def test_fuzz_mutated_files_load_or_raise_mnn_format_error(tmp_path, graph, use_
     for weights in ("fp32", "int8"):
         save_mnn(graph, tmp_path / "base.mnn", weights=weights)
         blobs.append((tmp_path / "base.mnn").read_bytes())
+    blobs.append(V1_FIXTURES["int8"].read_bytes())
     rng = random.Random(20240601 + use_mmap)
     outcomes = {"loaded": 0, "rejected": 0}
     for i in range(1500):
-        data = mutate(rng, blobs[i % 2])
+        data = mutate(rng, blobs[i % len(blobs)])
         try:
             result = load_bytes(tmp_path, data, use_mmap)
         except MnnFormatError as exc:

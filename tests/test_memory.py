@@ -73,3 +73,25 @@ def test_memory_report_mentions_sizes():
     b.output(b.Exp(b.Neg(x)), "y")
     text = str(mnn.Session(b.build()).memory["host"])
     assert "arena" in text and "lower bound" in text and "MiB" in text
+
+
+def test_members_at_offsets_extend_their_buffer():
+    uses = [TensorUse("a", 128, 0, 2, alias_of="y", at=0), TensorUse("b", 192, 1, 2, alias_of="y", at=128),
+            TensorUse("y", 320, 2, 3), TensorUse("t", 64, 0, 1), TensorUse("c", 64, 1, 2, alias_of="b", at=64)]
+    plan = plan_arena("host", uses)
+    y = plan.offsets["y"]
+    assert (plan.offsets["a"], plan.offsets["b"], plan.offsets["c"]) == (y, y + 128, y + 192)
+    assert not y <= plan.offsets["t"] < y + 320  # the merged buffer lives from step 0, t beside it
+
+
+def test_an_alias_cycle_is_an_error_not_a_hang():
+    uses = [TensorUse("a", 64, 0, 1, alias_of="b"), TensorUse("b", 64, 0, 1, alias_of="a")]
+    with pytest.raises(ValueError, match="aliases itself"):
+        plan_arena("host", uses)
+
+
+def test_a_long_in_place_chain_does_not_recurse():
+    chain = [TensorUse(f"v{i}", 64, i, i + 1, alias_of=f"v{i - 1}") for i in range(1, 5000)]
+    uses = [TensorUse("v0", 64, 0, 1), *chain]
+    plan = plan_arena("host", uses)
+    assert len(set(plan.offsets.values())) == 1 and plan.report.arena_bytes == 64

@@ -21,9 +21,19 @@ from mnn_core.quant.qat import QATLayer
 def lenet(bn: bool = False) -> nn.Module:
     express.manual_seed(0)
     extra = [nn.BatchNorm2d(6)] if bn else []
-    return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), *extra, nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Conv2d(6, 16, 5), nn.ReLU6(), nn.MaxPool2d(2), nn.Flatten(),
-                         nn.Linear(400, 48), nn.ReLU(), nn.Linear(48, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2),
+        *extra,
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU6(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 48),
+        nn.ReLU(),
+        nn.Linear(48, 10),
+    )
 
 
 @pytest.fixture
@@ -57,8 +67,10 @@ def test_requantize_is_one_float32_product_rounded_half_to_even():
     exact_half = requantize(np.array([1, 3, 5, -1, -3]), np.float32(0.5), np.int8(0))
     assert exact_half.tolist() == [0, 2, 2, 0, -2]
     m = requant_multiplier(np.float32(0.02), np.array([0.003, 0.5], np.float32), np.float32(0.07))
-    assert m.dtype == np.float32 and m.tolist() == ((np.float32(0.02) * np.array([0.003, 0.5], np.float32))
-                                                    / np.float32(0.07)).tolist()
+    assert (
+        m.dtype == np.float32
+        and m.tolist() == ((np.float32(0.02) * np.array([0.003, 0.5], np.float32)) / np.float32(0.07)).tolist()
+    )
 
 
 def test_qlinear_conv_matches_float_conv_of_dequantized_values(rng):
@@ -131,7 +143,7 @@ def test_ptq_session_matches_reference_and_saves(graph, calib, tmp_path):
         got = mnn.Session(back, backend=backend).run({"input": x})["output"]
         np.testing.assert_array_equal(got, want)
     ratio = (tmp_path / "q.mnn").stat().st_size / (tmp_path / "f.mnn").stat().st_size
-    assert ratio < 0.33
+    assert ratio < 0.27  # issue 6's target; this 22k-parameter LeNet is 0.267x in .mnn version 2 (0.320x in version 1)
 
 
 @pytest.mark.parametrize("method", ["percentile", "kl"])
@@ -164,8 +176,9 @@ def test_per_tensor_exclude_and_weight_only(graph, calib):
     assert sum(a.dtype == np.int8 for a in wo.graph.initializers.values()) == 4
     assert all(e.sqnr_db > 30 for e in wo.errors)
     x = calib["input"][:4]
-    np.testing.assert_allclose(mnn.Session(wo.graph).run({"input": x})["output"],
-                               run_values(graph, {"input": x})["output"], atol=0.02)
+    np.testing.assert_allclose(
+        mnn.Session(wo.graph).run({"input": x})["output"], run_values(graph, {"input": x})["output"], atol=0.02
+    )
     with pytest.raises(MnnError, match="does not have"):
         quant.quantize(graph, calib, exclude=["nope"])
 
@@ -212,8 +225,25 @@ def test_cli_quantize(graph, calib, tmp_path, capsys):
     src, out = tmp_path / "f.mnn", tmp_path / "q.mnn"
     mnn.save(graph, src)
     np.savez(tmp_path / "c.npz", **calib)
-    assert main(["quantize", str(src), "-o", str(out), "--calibration", str(tmp_path / "c.npz"), "--method", "kl",
-                 "--exclude", "gemm_1", "--json", str(tmp_path / "r.json")]) == 0
+    assert (
+        main(
+            [
+                "quantize",
+                str(src),
+                "-o",
+                str(out),
+                "--calibration",
+                str(tmp_path / "c.npz"),
+                "--method",
+                "kl",
+                "--exclude",
+                "gemm_1",
+                "--json",
+                str(tmp_path / "r.json"),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "4 layers quantized" not in text and "3 layers quantized, 1 kept float" in text
     assert "SQNR dB" in text and "conv_1" in text and (tmp_path / "r.json").exists()
@@ -260,6 +290,7 @@ def test_qat_gradients_are_straight_through(rng):
     (y * express.Var(g)).sum().backward()
     # by hand: the same layer on the fake-quantized input and weight, output mask applied
     from mnn_core.quant.params import fake_quant_activation, fake_quant_weight
+
     xq, xmask = fake_quant_activation(x.numpy(), *layer.in_range.range)
     wq = fake_quant_weight(layer.weight.numpy(), True)
     pre = np.maximum(xq @ wq.T + layer.bias.numpy(), 0)

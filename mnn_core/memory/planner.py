@@ -1,9 +1,11 @@
 """From tensor lifetimes to one arena per memory domain.
 
 The session describes every tensor it needs memory for as a `TensorUse`:
-its size and the steps that write and last read it. Tensors that an in-place
-op may overwrite are merged into one buffer first (`alias_of`); the buffers
-are then placed by the compiled greedy-by-size placer.
+its size and the steps that write and last read it. Tensors that share memory
+are merged into one buffer first: an in-place op's output shares its input's
+bytes (`alias_of`), and an input of a concatenation written in place sits at
+a byte offset inside the concatenation's output (`alias_of` plus `at`). The
+buffers are then placed by the compiled greedy-by-size placer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ class TensorUse:
     nbytes: int
     first: int  # step that writes it (-1: written before the run starts)
     last: int  # last step that reads it (n_steps: read after the run ends)
-    alias_of: str | None = None  # share this tensor's buffer (in-place op)
+    alias_of: str | None = None  # live inside this tensor's buffer (in-place op, concat written in place)
+    at: int = 0  # byte offset inside alias_of's bytes
 
 
 @dataclass(frozen=True)
@@ -49,17 +52,30 @@ class ArenaPlan:
 
 
 def plan_arena(domain: str, uses: list[TensorUse]) -> ArenaPlan:
-    # merge aliases into buffers: a buffer lives from its first writer to its last reader
-    root: dict[str, str] = {}
-    for u in uses:
-        r = u.alias_of
-        while r is not None and root.get(r, r) != r:
-            r = root[r]
-        root[u.key] = r if r is not None else u.key
+    # merge aliases into buffers: a buffer lives from its first writer to its last reader and
+    # is as large as its furthest-reaching member
+    by_key = {u.key: u for u in uses}
+    placed: dict[str, tuple[str, int]] = {}  # key -> (root buffer, byte offset inside it)
+
+    def locate(key: str) -> tuple[str, int]:
+        chain, seen = [], set()  # walked iteratively: a long run of in-place ops must not hit the recursion limit
+        while key not in placed and by_key[key].alias_of is not None:
+            if key in seen:
+                raise ValueError(f"memory plan: tensor {key!r} aliases itself through {chain}")
+            chain.append(key)
+            seen.add(key)
+            key = by_key[key].alias_of
+        root, at = placed.setdefault(key, (key, 0))
+        for k in reversed(chain):
+            at += by_key[k].at
+            placed[k] = (root, at)
+        return placed[chain[0]] if chain else (root, at)
+
     buffers: dict[str, list[int]] = {}
     for u in uses:
-        b = buffers.setdefault(root[u.key], [0, u.first, u.last])
-        b[0] = max(b[0], u.nbytes)
+        root, at = locate(u.key)
+        b = buffers.setdefault(root, [0, u.first, u.last])
+        b[0] = max(b[0], at + u.nbytes)
         b[1] = min(b[1], u.first)
         b[2] = max(b[2], u.last)
     names = list(buffers)
@@ -75,4 +91,4 @@ def plan_arena(domain: str, uses: list[TensorUse]) -> ArenaPlan:
         lower_bound_bytes=lower_bound(sizes, first, last, ALIGNMENT),
         tensors=len(uses),
     )
-    return ArenaPlan({u.key: by_buffer[root[u.key]] for u in uses}, report)
+    return ArenaPlan({u.key: by_buffer[placed[u.key][0]] + placed[u.key][1] for u in uses}, report)

@@ -6,6 +6,7 @@ Each ISA level is its own translation unit with its own flags (never
     csrc/isa_scalar.c   -O3
     csrc/isa_avx2.c     -O3 -mavx2 -mfma
     csrc/isa_avx512.c   -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma
+    csrc/isa_avx512_bf16.c   the same and -mavx512bf16 (bf16 GEMMs, precision="low")
 
 The C ABI header (mnn_core/abi.h) and its Cython mirror (mnn_core/abi.pxd)
 come from an importable mnn_core when there is one, else from this source
@@ -31,6 +32,7 @@ ISA_FLAGS = {
     "avx2": ["-O3", "-mavx2", "-mfma"] if IS_X86 else ["-O3"],
     "avx512": ["-O3", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mfma"] if IS_X86 else ["-O3"],
 }
+ISA_FLAGS["avx512_bf16"] = ISA_FLAGS["avx512"] + (["-mavx512bf16"] if IS_X86 else [])
 DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "language_level": 3}
 
 
@@ -75,7 +77,7 @@ os.chdir(HERE)  # sources are named relative to this file
 ROOT = mnn_core_root()
 ext = Extension(
     "mnn_x86._x86",
-    ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c"] + sorted(glob.glob(f"{CSRC}/op_*.c")),
+    ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c", f"{CSRC}/dispatch_bf16.c"] + sorted(glob.glob(f"{CSRC}/op_*.c")),
     include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
     depends=sorted(glob.glob(os.path.join(CSRC, "*"))),
     extra_compile_args=["-O2"] + OPENMP,

@@ -3,7 +3,8 @@
 Hand-written C kernels (packed GEMM with an AVX-512 14x32 / AVX2 6x16 register
 tile, im2col and depthwise convolution, broadcasting element-wise ops,
 vectorized activations) compiled once per ISA level and chosen at run time by
-cpuid; OpenMP threads per call. This module registers the "x86" backend: its
+cpuid; OpenMP threads per call. Under precision="low", on a CPU with AVX-512 BF16, the GEMMs
+multiply bf16 operands (precision.py); fp32 everywhere else. This module registers the "x86" backend: its
 capabilities as KernelSpecs (data, read once) and `prepare`, which turns each
 placed op into a C execution with weights packed for the chosen ISA.
 
@@ -47,6 +48,7 @@ except ImportError as exc:  # pragma: no cover - a broken install
 
 #: conservative single-thread fp32 GFLOP/s of the packed GEMM, per ISA level
 PEAK_GFLOPS = {"scalar": 15.0, "avx2": 60.0, "avx512": 120.0}
+_NO_BF16 = "fp32 (bf16 GEMMs need the avx512 level and AVX-512 BF16)"
 
 
 class X86Backend(Backend):
@@ -70,12 +72,15 @@ class X86Backend(Backend):
         except MnnError:
             isa = "scalar"
         info = _x86.table_info(isa) if _x86 is not None and _x86.cpu_supports(isa) else {}
+        bf16 = bool(info) and _x86.bf16_runs(isa)
         threads = _isa.max_threads()
         return [DeviceInfo(
             name=f"x86 {isa} ({threads} threads max)", kind="cpu", peak_gflops=PEAK_GFLOPS[isa],
             bandwidth_gbs=20.0, launch_us=1.0,
             extra={"isa": isa, "supported_isas": list(_isa.supported()) if _x86 else [], "max_threads": threads,
-                   "gemm_tile": f"{info.get('mr')}x{info.get('nr')}" if info else ""},
+                   "gemm_tile": f"{info.get('mr')}x{info.get('nr')}" if info else "",
+                   # what precision="low" does here (precision.py): bf16 GEMMs, or nothing (fp32)
+                   "low_precision": "bf16 GEMMs (VDPBF16PS)" if bf16 else _NO_BF16},
         )]
 
     def kernels(self):

@@ -3,7 +3,7 @@
 # with the chosen ISA's kernels, and hands each state to the core as an
 # mnn_execution in a PyCapsule. Nothing here runs per inference.
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
@@ -54,6 +54,32 @@ cdef extern from "x86.h" nogil:
     int x86_cpu_supports(const char* isa)
     const x86_kernels* x86_kernels_for(const char* isa)
 
+cdef extern from "bf16.h" nogil:
+    ctypedef struct x86_bf16_kernels:
+        const char* name
+        int32_t mr, nr
+        void (*pack_a)(const float* a, int64_t rs, int64_t cs, int64_t M, int64_t K, uint32_t* ap,
+                       int threads) noexcept nogil
+        void (*pack_b)(const float* b, int64_t rs, int64_t cs, int64_t K, int64_t N, uint32_t* bp,
+                       int threads) noexcept nogil
+
+    ctypedef struct x86_bf16_conv:
+        const x86_bf16_kernels* kb
+        const uint32_t* w
+        int64_t w_group_stride
+        uint32_t* bp
+        int64_t bp_words
+
+    ctypedef struct x86_bf16_matmul:
+        const x86_bf16_kernels* kb
+        const uint32_t* b
+        int64_t b_stride
+        uint32_t* a
+
+    int64_t x86_bf16_words(int64_t rows, int64_t tile, int64_t K)
+    int x86_cpu_supports_bf16()
+    const x86_bf16_kernels* x86_bf16_kernels_for(const char* isa)
+
 cdef extern from "ops.h" nogil:
     ctypedef struct x86_op:
         const x86_kernels* k
@@ -71,6 +97,7 @@ cdef extern from "ops.h" nogil:
         int64_t w_group_stride
         const float* bias
         x86_epilogue epi
+        const x86_bf16_conv* bf16
         float* work
         int64_t chunk_cols, chunk_floats
         int32_t per_item
@@ -91,6 +118,7 @@ cdef extern from "ops.h" nogil:
         float* b_work
         int32_t bias_input
         x86_epilogue epi
+        const x86_bf16_matmul* bf16
 
     ctypedef struct x86_binary_state:
         x86_op op
@@ -179,6 +207,11 @@ cdef const x86_kernels* _table(str isa) except NULL:
     if k == NULL:
         raise RuntimeError(f"x86 kernels for ISA {isa!r} are not runnable on this CPU")
     return k
+
+
+def bf16_runs(str isa) -> bool:
+    """Whether the bf16 GEMM (precision="low") runs under `isa` here: AVX-512 with BF16 (cpuid)."""
+    return x86_bf16_kernels_for(isa.encode()) != NULL
 
 
 def table_info(str isa) -> dict:
@@ -288,9 +321,17 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
                   and kt != NULL and (_transposed_pays(p["OH"] * p["OW"], p["O"], p["C"] * p["kh"] * p["kw"],
                                                        _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
                                       if p.get("transposed") is None else bool(p["transposed"])))
+    winograd = bool(p.get("winograd")) and weight is not None and p["group"] == 1
+    # p["bf16"]: precision="low" on a CPU with AVX-512 BF16 (precision.py); the GEMM path with constant
+    # weights then runs on bf16 operands, in the usual orientation, and so do Winograd's 36 GEMMs unless
+    # p["bf16_winograd"] is false (x86.bf16="direct")
+    bf16 = (bool(p.get("bf16")) and weight is not None and not p["depthwise"]
+            and (not winograd or bool(p.get("bf16_winograd"))))
+    if bf16:
+        transposed = False
     kind = ("depthwise" if p["depthwise"] else
-            "winograd" if p.get("winograd") and weight is not None and p["group"] == 1 else
-            "gemm_t" if transposed else "gemm")
+            "winograd" if winograd else
+            "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "")
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads)
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
@@ -308,8 +349,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         ex.keep.append(b)
         s.bias = <const float*>b.ptr
     Kg = s.g.C * s.g.kh * s.g.kw
-    if p.get("winograd") and weight is not None and s.group == 1:
-        _winograd_weights(ex, s, weight, threads)
+    if winograd:
+        _winograd_weights(ex, s, weight, threads, isa if bf16 else None)
         return ex
     if transposed:
         _transposed_weights(ex, s, weight, threads)
@@ -321,17 +362,20 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
             s.w = <float*>w.ptr
         work = _floats(max(threads, 1) * x86_depthwise_work_floats(&s.g, k.vlen))
     else:
-        panels = (s.og + k.mr - 1) // k.mr
-        s.w_group_stride = panels * k.mr * Kg
-        w = _floats(s.group * s.w_group_stride)
-        ex.keep.append(w)
-        s.w = <float*>w.ptr
-        if weight is not None:
-            wc = np.ascontiguousarray(weight, dtype=np.float32)
-            _pack_a_groups(k, wc, s.group, s.og, Kg, s.w, s.w_group_stride, threads)
+        if not bf16:
+            panels = (s.og + k.mr - 1) // k.mr
+            s.w_group_stride = panels * k.mr * Kg
+            w = _floats(s.group * s.w_group_stride)
+            ex.keep.append(w)
+            s.w = <float*>w.ptr
+            if weight is not None:
+                wc = np.ascontiguousarray(weight, dtype=np.float32)
+                _pack_a_groups(k, wc, s.group, s.og, Kg, s.w, s.w_group_stride, threads)
         x86_conv_plan(k, &s.g, s.N * s.group, s.og, threads, &s.chunk_cols, &s.per_item)
         s.chunk_floats = s.chunk_cols * Kg
         work = _floats((max(threads, 1) if s.per_item else 1) * s.chunk_floats)
+        if bf16:
+            _bf16_conv(ex, s, isa, weight, threads)
     ex.keep.append(work)
     s.work = <float*>work.ptr
     return ex
@@ -418,21 +462,30 @@ _WINO_G = np.array([[1.0 / 4, 0.0, 0.0], [-1.0 / 6, -1.0 / 6, -1.0 / 6], [-1.0 /
                    dtype=np.float64)
 
 
-cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
+cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads, bf16_isa=None) except *:
     """Winograd F(4x4, 3x3) state: the 36 transformed weight matrices (O x C, in float64
-    then rounded) packed as GEMM A operands, the chunk plan and its scratch."""
+    then rounded) packed as GEMM A operands, the chunk plan and its scratch. bf16_isa: the 36
+    GEMMs run on bf16 (precision="low"; _bf16_winograd)."""
     cdef const x86_kernels* k = s.op.k
     cdef int64_t xi, O = s.O, C = s.g.C, work_floats
+    cdef Buffer buf
     w = np.asarray(weight, dtype=np.float64)
     u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
                              dtype=np.float32)
     s.winograd = 1
     x86_wino_plan(k, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
+    s.chunk_floats = work_floats
+    buf = _floats(work_floats)
+    ex.keep.append(buf)
+    s.work = <float*>buf.ptr
+    if bf16_isa is not None:
+        _bf16_winograd(ex, s, bf16_isa, u, threads)
+        return
     if s.wino_gemm_t:  # U^T as the GEMM's B: B[c][o] = U[o][c]
         s.w_group_stride = (O + k.nr - 1) // k.nr * k.nr * C
     else:
         s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
-    cdef Buffer buf = _floats(36 * s.w_group_stride)
+    buf = _floats(36 * s.w_group_stride)
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
     cdef const float* src = <const float*><size_t>u.ctypes.data
@@ -442,10 +495,89 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
                 k.pack_b(src + xi * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
             else:
                 k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
-    s.chunk_floats = work_floats
-    buf = _floats(work_floats)
+
+
+cdef void _bf16_winograd(Execution ex, x86_conv_state* s, str isa, u, int threads) except *:
+    """Winograd's 36 GEMMs on bf16 (csrc/winograd_impl.h: wino_gemm_bf16): the transformed weights
+    u (36 x O x C, fp32) packed as bf16 pairs (A operands, or B of U^T for gemm_t), w_group_stride
+    words apart, and a bf16 scratch per thread for each position's V (B panels, or V^T as A)."""
+    cdef Buffer st = Buffer(sizeof(x86_bf16_conv))
+    ex.keep.append(st)
+    cdef x86_bf16_conv* b = <x86_bf16_conv*>st.ptr
+    cdef int64_t xi, O = s.O, C = s.g.C
+    b.kb = _bf16_table(isa)
+    s.w_group_stride = x86_bf16_words(O, b.kb.nr if s.wino_gemm_t else b.kb.mr, C)
+    cdef uint32_t* w = _words(ex, 36 * s.w_group_stride)
+    cdef const float* src = <const float*><size_t>u.ctypes.data
+    if u.size:
+        for xi in range(36):
+            if s.wino_gemm_t:  # B[c][o] = U[o][c]
+                b.kb.pack_b(src + xi * O * C, 1, C, C, O, w + xi * s.w_group_stride, threads)
+            else:
+                b.kb.pack_a(src + xi * O * C, C, 1, O, C, w + xi * s.w_group_stride, threads)
+    b.w = w
+    cdef int64_t tcp = (s.chunk_cols + b.kb.nr - 1) // b.kb.nr * b.kb.nr
+    b.bp_words = (max(x86_bf16_words(tcp, b.kb.mr, C), x86_bf16_words(tcp, b.kb.nr, C)) + 15) // 16 * 16
+    b.bp = _words(ex, max(threads, 1) * b.bp_words)
+    s.bf16 = b
+
+
+cdef const x86_bf16_kernels* _bf16_table(str isa) except NULL:
+    cdef const x86_bf16_kernels* kb = x86_bf16_kernels_for(isa.encode())
+    if kb == NULL:
+        raise RuntimeError(f"x86: no bf16 GEMM under ISA {isa!r} on this CPU (it needs AVX-512 BF16)")
+    return kb
+
+
+cdef uint32_t* _words(Execution ex, int64_t n) except NULL:
+    """n zeroed 32-bit words (bf16 pairs) that live as long as the execution."""
+    cdef Buffer buf = Buffer(max(n, 1) * 4)
     ex.keep.append(buf)
-    s.work = <float*>buf.ptr
+    return <uint32_t*>buf.ptr
+
+
+cdef void _bf16_conv(Execution ex, x86_conv_state* s, str isa, weight, int threads) except *:
+    """A GEMM convolution on bf16 (precision="low", csrc/bf16.h): every group's weights packed as bf16
+    pairs (rounded once, here) and a bf16 chunk of B per thread beside the fp32 one (s.work)."""
+    cdef Buffer st = Buffer(sizeof(x86_bf16_conv))
+    ex.keep.append(st)
+    cdef x86_bf16_conv* b = <x86_bf16_conv*>st.ptr
+    cdef int64_t gi, Kg = s.g.C * s.g.kh * s.g.kw
+    b.kb = _bf16_table(isa)
+    b.w_group_stride = x86_bf16_words(s.og, b.kb.mr, Kg)
+    cdef uint32_t* w = _words(ex, s.group * b.w_group_stride)
+    wc = np.ascontiguousarray(weight, dtype=np.float32)
+    cdef const float* src = <const float*><size_t>wc.ctypes.data
+    if wc.size:
+        for gi in range(s.group):
+            b.kb.pack_a(src + gi * s.og * Kg, Kg, 1, s.og, Kg, w + gi * b.w_group_stride, threads)
+    b.w = w
+    b.bp_words = (x86_bf16_words(s.chunk_cols, b.kb.nr, Kg) + 15) // 16 * 16  # 64-byte aligned parts
+    b.bp = _words(ex, (max(threads, 1) if s.per_item else 1) * b.bp_words)
+    s.bf16 = b
+
+
+cdef void _bf16_matmul(Execution ex, x86_matmul_state* s, str isa, b_const, int threads) except *:
+    """A MatMul / Gemm with a constant B on bf16 (precision="low", csrc/bf16.h): B packed as bf16
+    pairs here (every batch of it), A packed at each run."""
+    cdef Buffer st = Buffer(sizeof(x86_bf16_matmul))
+    ex.keep.append(st)
+    cdef x86_bf16_matmul* b = <x86_bf16_matmul*>st.ptr
+    cdef int64_t t, words
+    b.kb = _bf16_table(isa)
+    words = x86_bf16_words(s.N, b.kb.nr, s.K)
+    b.b_stride = words if s.b_off != NULL else 0
+    cdef int64_t copies = s.batch if s.b_off != NULL else 1
+    cdef uint32_t* bp = _words(ex, words * copies)
+    bc = np.ascontiguousarray(b_const, dtype=np.float32)
+    cdef const float* src = <const float*><size_t>bc.ctypes.data
+    if bc.size:
+        for t in range(copies):
+            b.kb.pack_b(src + (s.b_off[t] if s.b_off != NULL else 0), s.b_rs, s.b_cs, s.K, s.N, bp + t * words,
+                        threads)
+    b.b = bp
+    b.a = _words(ex, x86_bf16_words(s.M, b.kb.mr, s.K))
+    s.bf16 = b
 
 
 cdef void _pack_a_groups(const x86_kernels* k, wc, int64_t group, int64_t og, int64_t Kg, float* dst,
@@ -462,8 +594,11 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     """MatMul/Gemm. p: M, N, K, batch, a_rs, a_cs, b_rs, b_cs, bias_rs, bias_cs,
     alpha, beta, act, act_alpha, act_beta. b_const: the raw constant B (packed
     here) or None; a_off/b_off: per-batch element offsets (int64) or None;
-    bias: constant array (already broadcastable by bias_rs/bias_cs) or None."""
-    cdef Execution ex = _execution(name, sizeof(x86_matmul_state), x86_matmul_run, isa, threads)
+    bias: constant array (already broadcastable by bias_rs/bias_cs) or None. p["bf16"]: a constant B
+    runs on bf16 operands (precision="low", precision.py)."""
+    bf16 = bool(p.get("bf16")) and b_const is not None
+    cdef Execution ex = _execution(f"{name}.bf16" if bf16 else name, sizeof(x86_matmul_state), x86_matmul_run,
+                                   isa, threads)
     cdef x86_matmul_state* s = <x86_matmul_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer buf
@@ -489,6 +624,9 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
         buf = _copy_array(b_off, np.int64)
         ex.keep.append(buf)
         s.b_off = <const int64_t*>buf.ptr
+    if bf16:
+        _bf16_matmul(ex, s, isa, b_const, threads)
+        return ex
     a_panel = (s.M + k.mr - 1) // k.mr * k.mr * s.K
     b_panel = (s.N + k.nr - 1) // k.nr * k.nr * s.K
     buf = _floats(a_panel)

@@ -9,7 +9,8 @@ transformed once at prepare) where that pays; the session option
 ``x86.winograd`` ("auto", "on", "off") overrides the choice. Small output planes
 (7x7, 14x14) run the GEMM transposed, pixels along the register tile's rows and
 output channels along its vectors, where that uses more of the tiles
-(``x86.conv_t``: "auto", "on", "off").
+(``x86.conv_t``: "auto", "on", "off"). Under precision="low" on a CPU with AVX-512 BF16 the GEMM
+path with constant weights and Winograd's GEMMs run on bf16 operands instead (precision.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
 from ._common import conv_params, fused_activation, kernel, static_shape
+from .precision import use_bf16, winograd_bf16
 
 
 def _supports(node, ins):
@@ -80,4 +82,6 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     options = getattr(ctx, "options", None)
     p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
+    p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
+    p["bf16_winograd"] = p["bf16"] and winograd_bf16(ctx)
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

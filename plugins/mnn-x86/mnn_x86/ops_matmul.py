@@ -1,8 +1,9 @@
 """MatMul (numpy semantics, batch broadcast) and Gemm (transposes, alpha,
 beta, broadcast C) on the packed GEMM.
 
-A constant B (the weights) is packed once at prepare; a runtime B is packed at
-each run. MatMul with a 2-D B folds A's batch into M: one large GEMM. Bias and
+A constant B (the weights) is packed once at prepare (as bf16 under precision="low"
+on a CPU with AVX-512 BF16: precision.py); a runtime B is packed at each run.
+MatMul with a 2-D B folds A's batch into M: one large GEMM. Bias and
 activation are applied in the GEMM epilogue.
 """
 
@@ -14,6 +15,7 @@ from mnn_core.ops._util import broadcast_shape
 
 from . import _x86
 from ._common import fused_activation, kernel, static_shape
+from .precision import use_bf16
 
 
 def _batch_offsets(batch: tuple, out_batch: tuple, matrix: int) -> np.ndarray:
@@ -42,6 +44,7 @@ def prepare_matmul(node, ins, outs, constants, ctx, isa):
         a_off = _batch_offsets(a_batch, out_batch, m * k)
         b_off = _batch_offsets(b_batch, out_batch, k * n)
     b_const = constants.get(node.inputs[1])
+    p["bf16"] = use_bf16(ctx, isa)  # precision="low": a constant B on bf16 (precision.py)
     return _x86.matmul(isa, ctx.threads, "x86.MatMul", p, b_const, a_off, b_off, None, -1)
 
 
@@ -66,5 +69,6 @@ def prepare_gemm(node, ins, outs, constants, ctx, isa):
              bias_cs=bias_cs, alpha=attrs["alpha"], beta=attrs["beta"], act=act, act_alpha=act_alpha,
              act_beta=act_beta)
     bias = constants.get(node.inputs[2]) if has_c else None
+    p["bf16"] = use_bf16(ctx, isa)  # precision="low": a constant B on bf16 (precision.py)
     return _x86.matmul(isa, ctx.threads, "x86.Gemm", p, constants.get(node.inputs[1]), None, None, bias,
                        2 if has_c and bias is None else -1)

@@ -28,6 +28,8 @@
 #define GEMM_L2_B_BYTES (256 * 1024)
 #endif
 
+#include "gemm_epilogue_impl.h"
+
 static inline int64_t FN(ceil_div)(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Copy n floats (n may be 0); masked loads never touch memory past src + n. */
@@ -243,29 +245,6 @@ static void FN(transpose_out)(const float *ct, int64_t P, int64_t O, float *y, i
         for (int64_t p = 0; p < pv; ++p) y[o * ldy + p] = ct[p * O + o];
 }
 
-/* activation over a row of stored results, one loop per activation */
-#define ACT_LOOP(ACT)                                                                          \
-    for (i = 0; i + VLEN <= n; i += VLEN) vf_store(y + i, vf_activate(vf_load(x + i), ACT, a, b)); \
-    if (i < n) vf_store_n(y + i, vf_activate(vf_load_n(x + i, (int)(n - i)), ACT, a, b), (int)(n - i));
-
-static void FN(act_row)(int act, float a, float b, const float *x, float *y, int64_t n) {
-    int64_t i;
-    switch (act) {
-    case X86_ACT_RELU: ACT_LOOP(X86_ACT_RELU) break;
-    case X86_ACT_CLIP: ACT_LOOP(X86_ACT_CLIP) break;
-    case X86_ACT_LEAKY_RELU: ACT_LOOP(X86_ACT_LEAKY_RELU) break;
-    case X86_ACT_SIGMOID: ACT_LOOP(X86_ACT_SIGMOID) break;
-    case X86_ACT_SILU: ACT_LOOP(X86_ACT_SILU) break;
-    case X86_ACT_GELU: ACT_LOOP(X86_ACT_GELU) break;
-    case X86_ACT_TANH: ACT_LOOP(X86_ACT_TANH) break;
-    case X86_ACT_HARD_SIGMOID: ACT_LOOP(X86_ACT_HARD_SIGMOID) break;
-    case X86_ACT_HARD_SWISH: ACT_LOOP(X86_ACT_HARD_SWISH) break;
-    default:
-        if (x != y) memmove(y, x, (size_t)n * sizeof(float));
-    }
-}
-#undef ACT_LOOP
-
 /* One MR x NR tile (rows x cols valid) over one KC slice, of which the
  * first nv vectors of columns are computed (nv < GEMM_NV: a last panel of at
  * most nv * VLEN columns, e.g. 13x13 or 14x14 planes, 16 Winograd tiles, so
@@ -290,53 +269,7 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
             for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
         }
     }
-    /* The epilogue, each step decided once per tile (with K small it costs as
-     * much as the FMAs): earlier K slices, alpha, bias, relu/clip in registers;
-     * other activations in a pass over the stored rows while they are in L1. */
-    const int full = cols == NR;
-    if (!first)
-        for (int r = 0; r < rows; ++r)
-            for (int v = 0; v < nv; ++v)
-                acc[r][v] = vf_add(acc[r][v], full ? vf_load(c + r * ldc + v * VLEN)
-                                                   : vf_load_n(c + r * ldc + v * VLEN, cols - v * VLEN));
-    if (last) {
-        if (e->alpha != 1.0f) {
-            const vf alpha = vf_set1(e->alpha);
-            for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_mul(acc[r][v], alpha);
-        }
-        if (e->bias && e->bias_cs == 0) { /* one value per row */
-            for (int r = 0; r < rows; ++r) {
-                const vf b = vf_set1(e->beta * e->bias[(row0 + r) * e->bias_rs]);
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_add(acc[r][v], b);
-            }
-        } else if (e->bias) { /* a row of values (per column), maybe different per row */
-            const vf beta = vf_set1(e->beta);
-            for (int r = 0; r < rows; ++r) {
-                const float *br = e->bias + (row0 + r) * e->bias_rs + col0;
-                for (int v = 0; v < nv; ++v)
-                    acc[r][v] = vf_fma(beta, vf_load_n(br + v * VLEN, cols - v * VLEN), acc[r][v]);
-            }
-        }
-        if (e->act == X86_ACT_RELU) {
-            for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_relu(acc[r][v]);
-        } else if (e->act == X86_ACT_CLIP) {
-            const vf lo = vf_set1(e->act_alpha), hi = vf_set1(e->act_beta);
-            for (int r = 0; r < rows; ++r)
-                for (int v = 0; v < nv; ++v) acc[r][v] = vf_clamp(acc[r][v], lo, hi);
-        }
-    }
-    if (full) {
-        for (int r = 0; r < rows; ++r)
-            for (int v = 0; v < nv; ++v) vf_store(c + r * ldc + v * VLEN, acc[r][v]);
-    } else {
-        for (int r = 0; r < rows; ++r)
-            for (int v = 0; v < nv && v * VLEN < cols; ++v)
-                vf_store_n(c + r * ldc + v * VLEN, acc[r][v], cols - v * VLEN);
-    }
-    if (last && e->act > X86_ACT_CLIP)
-        for (int r = 0; r < rows; ++r) FN(act_row)(e->act, e->act_alpha, e->act_beta, c + r * ldc, c + r * ldc, cols);
+    FN(tile_epilogue)(acc, rows, nv, c, ldc, cols, e, row0, col0, first, last);
 }
 
 static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, const float *b, int64_t ldb, float *c,

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "bf16.h"
 #include "ops.h"
 
 /* item t = (image n, group gi, chunk ch): im2col of the chunk, then its GEMM */
@@ -211,9 +212,10 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     if (s->winograd) { /* inference (x86infer): weights transformed and packed at prepare */
         for (int64_t n = 0; n < s->N; ++n)
             k->winograd(x + n * g->C * g->H * g->W, s->w, s->w_group_stride, s->O, bias, y + n * s->O * out_plane, g,
-                        &s->epi, s->chunk_cols, s->per_item, s->wino_gemm_t, s->work, s->op.threads);
+                        &s->epi, s->chunk_cols, s->per_item, s->wino_gemm_t, s->work, s->op.threads, s->bf16);
         return 0;
     }
+    if (s->bf16) return x86_conv_bf16_run(s, x, bias, y); /* precision="low" (bf16.h) */
     const int64_t Kg = g->C * g->kh * g->kw;
     if (s->weight_input < 0 && g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
         g->OH == g->H && g->OW == g->W) {

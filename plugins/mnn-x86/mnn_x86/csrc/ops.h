@@ -19,6 +19,9 @@ typedef struct x86_op {
 
 const char *x86_op_error(void *state);
 
+struct x86_bf16_conv;   /* bf16.h */
+struct x86_bf16_matmul; /* bf16.h */
+
 /* Conv: im2col (or plain 1x1) + packed GEMM per (image, group), or depthwise */
 typedef struct x86_conv_state {
     x86_op op;
@@ -31,6 +34,7 @@ typedef struct x86_conv_state {
     int64_t w_group_stride;
     const float *bias;    /* O floats or NULL */
     x86_epilogue epi;
+    const struct x86_bf16_conv *bf16; /* non-NULL: the GEMM path on bf16 operands (precision="low", bf16.h) */
     float *work;          /* gemm: a packed im2col chunk per thread; depthwise: a padded plane per thread */
     int64_t chunk_cols, chunk_floats; /* gemm: output columns per chunk, floats per thread's chunk */
     int32_t per_item;                 /* gemm: one thread per work item (see x86_conv_plan) */
@@ -58,6 +62,7 @@ typedef struct x86_matmul_state {
     float *a_work, *b_work;
     int32_t bias_input;               /* >= 0: epi.bias is this input's data at run */
     x86_epilogue epi;
+    const struct x86_bf16_matmul *bf16; /* non-NULL: B packed as bf16 at prepare (precision="low", bf16.h) */
 } x86_matmul_state;
 int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 

@@ -15,6 +15,8 @@
 #ifndef MNN_X86_WINOGRAD_IMPL_H
 #define MNN_X86_WINOGRAD_IMPL_H
 
+#include "bf16.h" /* the 36 GEMMs on bf16 (precision="low"): wino_gemm_bf16 */
+
 /* B^T applied down six values (d0..d5 -> r0..r5) */
 #define WINO_BT(d0, d1, d2, d3, d4, d5, r0, r1, r2, r3, r4, r5)                              \
     do {                                                                                  \
@@ -141,6 +143,7 @@ typedef struct {
     int gemm_t;       /* M^T = V^T U^T: the tiles as the GEMM's rows (x86_wino_plan says when) */
     float *vt;        /* gemm_t: each worker's packed V^T, vt_floats apart */
     int64_t vt_floats;
+    const x86_bf16_conv *bf16; /* non-NULL: step 3 on bf16 (wino_gemm_bf16) */
 } FN(wino_plan);
 
 /* step 1 + 2 for channels [c0, c1) of the chunk starting at tile t0 (nt tiles) */
@@ -211,13 +214,33 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
     }
 }
 
+/* step 3 at position xi on bf16 operands: U[xi] was packed as bf16 at prepare (bf16->w, u_stride
+ * words apart); V[xi] is rounded into the worker's bf16 scratch (bf16->bp) as B panels (the fp32
+ * ones converted while in L2) or, for gemm_t, packed as A (V^T) */
+static void FN(wino_gemm_bf16)(const FN(wino_plan) *P, int64_t nt, int xi, const float *v, float *m, int worker) {
+    static const x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
+    const x86_bf16_conv *B = P->bf16;
+    const int64_t C = P->g->C;
+    uint32_t *vb = B->bp + worker * B->bp_words;
+    const uint32_t *u = B->w + xi * P->u_stride;
+    if (P->gemm_t) {
+        B->kb->pack_a(v + xi * P->tcp * C, 1, P->tcp, nt, C, vb, 1);
+        B->kb->gemm(nt, P->O, C, vb, u, m + xi * P->O * P->tcp, P->O, &plain, 1);
+    } else {
+        B->kb->convert_b(v + xi * P->tcp * C, C, nt, vb, 1);
+        B->kb->gemm(P->O, nt, C, u, vb, m + xi * P->O * P->tcp, P->tcp, &plain, 1);
+    }
+}
+
 /* step 3 for positions [x0, x1). gemm_t (V[xi] one C x tcp panel, row-major): M^T[xi] (nt x O,
  * row-major) = V^T U^T, V^T packed on the worker's buffer */
 static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, const float *v, float *m, int worker) {
     x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
     const int64_t C = P->g->C;
     for (int xi = x0; xi < x1; ++xi) {
-        if (P->gemm_t) {
+        if (P->bf16) {
+            FN(wino_gemm_bf16)(P, nt, xi, v, m, worker);
+        } else if (P->gemm_t) {
             float *vt = P->vt + worker * P->vt_floats;
             FN(pack_a)(v + xi * P->tcp * C, 1, P->tcp, nt, C, vt, 1);
             FN(gemm)(nt, P->O, C, vt, P->u + xi * P->u_stride, m + xi * P->O * P->tcp, P->O, &plain, 1);
@@ -374,8 +397,9 @@ static inline int64_t FN(wino_chunk_floats)(int64_t C, int64_t O, int64_t tcp) {
  * else one shared chunk scratch plus a gather per thread. */
 static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
                          const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
-                         float *work, int threads) {
+                         float *work, int threads, const x86_bf16_conv *bf16) {
     FN(wino_plan) P;
+    P.bf16 = bf16;
     P.g = g;
     P.O = O;
     P.TW = (g->OW + 3) / 4;

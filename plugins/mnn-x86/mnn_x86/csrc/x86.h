@@ -62,6 +62,8 @@ typedef struct x86_pool_geom {
     const float *inv_rows, *inv_cols;
 } x86_pool_geom;
 
+struct x86_bf16_conv; /* bf16.h */
+
 typedef struct x86_kernels {
     const char *name;
     int32_t mr, nr, vlen;
@@ -95,10 +97,11 @@ typedef struct x86_kernels {
     /* -- inference (x86infer) -- */
     /* Winograd F(4x4, 3x3), stride 1, one group, one image (winograd_impl.h). u: 36 packed A
      * operands of the transformed weights, u_stride floats apart (gemm_t: 36 packed B operands of
-     * their transposes); tc, per_chunk, gemm_t, work: x86_wino_plan */
+     * their transposes); tc, per_chunk, gemm_t, work: x86_wino_plan. bf16 (bf16.h): NULL, or the 36
+     * GEMMs on bf16 operands (precision="low"): its w holds them packed as bf16, in place of u */
     void (*winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
                      const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
-                     float *work, int threads);
+                     float *work, int threads, const struct x86_bf16_conv *bf16);
     /* the packed GEMM with B unpacked: row k of the K x N matrix at b + k*ldb (1x1 convolutions on NCHW) */
     void (*gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
                       int64_t ldc, const x86_epilogue *e, int threads);

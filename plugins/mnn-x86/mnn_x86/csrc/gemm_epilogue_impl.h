@@ -1,0 +1,87 @@
+/* The end of a GEMM register tile, shared by the fp32 micro-kernel (gemm_impl.h) and the bf16 one
+ * (gemm_bf16_impl.h): the partial sums of earlier K slices, alpha, bias and the fused activation,
+ * then the stores. Generic over `vf` (needs a vec_*.h, vmath_impl.h and GEMM_NV); with `rows` and
+ * `nv` compile-time constants at the (inlined) call, the accumulators never leave the registers. */
+#ifndef MNN_X86_GEMM_EPILOGUE_IMPL_H
+#define MNN_X86_GEMM_EPILOGUE_IMPL_H
+
+/* activation over a row of stored results, one loop per activation */
+#define ACT_LOOP(ACT)                                                                          \
+    for (i = 0; i + VLEN <= n; i += VLEN) vf_store(y + i, vf_activate(vf_load(x + i), ACT, a, b)); \
+    if (i < n) vf_store_n(y + i, vf_activate(vf_load_n(x + i, (int)(n - i)), ACT, a, b), (int)(n - i));
+
+static void FN(act_row)(int act, float a, float b, const float *x, float *y, int64_t n) {
+    int64_t i;
+    switch (act) {
+    case X86_ACT_RELU: ACT_LOOP(X86_ACT_RELU) break;
+    case X86_ACT_CLIP: ACT_LOOP(X86_ACT_CLIP) break;
+    case X86_ACT_LEAKY_RELU: ACT_LOOP(X86_ACT_LEAKY_RELU) break;
+    case X86_ACT_SIGMOID: ACT_LOOP(X86_ACT_SIGMOID) break;
+    case X86_ACT_SILU: ACT_LOOP(X86_ACT_SILU) break;
+    case X86_ACT_GELU: ACT_LOOP(X86_ACT_GELU) break;
+    case X86_ACT_TANH: ACT_LOOP(X86_ACT_TANH) break;
+    case X86_ACT_HARD_SIGMOID: ACT_LOOP(X86_ACT_HARD_SIGMOID) break;
+    case X86_ACT_HARD_SWISH: ACT_LOOP(X86_ACT_HARD_SWISH) break;
+    default:
+        if (x != y) memmove(y, x, (size_t)n * sizeof(float));
+    }
+}
+#undef ACT_LOOP
+
+/* C[row0 + r][col0 + j] (at c + r * ldc + j) := the epilogue of acc[r] (rows x cols valid; the first
+ * nv vectors of each row computed). first: no earlier K slice to add; last: the K slice that
+ * finishes the sums, so alpha, bias and activation apply. */
+static inline __attribute__((always_inline)) void FN(tile_epilogue)(vf acc[][GEMM_NV], const int rows, const int nv,
+                                                                    float *c, int64_t ldc, int cols,
+                                                                    const x86_epilogue *e, int64_t row0,
+                                                                    int64_t col0, int first, int last) {
+    /* The epilogue, each step decided once per tile (with K small it costs as
+     * much as the FMAs): earlier K slices, alpha, bias, relu/clip in registers;
+     * other activations in a pass over the stored rows while they are in L1. */
+    const int full = cols == NR;
+    if (!first)
+        for (int r = 0; r < rows; ++r)
+            for (int v = 0; v < nv; ++v)
+                acc[r][v] = vf_add(acc[r][v], full ? vf_load(c + r * ldc + v * VLEN)
+                                                   : vf_load_n(c + r * ldc + v * VLEN, cols - v * VLEN));
+    if (last) {
+        if (e->alpha != 1.0f) {
+            const vf alpha = vf_set1(e->alpha);
+            for (int r = 0; r < rows; ++r)
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_mul(acc[r][v], alpha);
+        }
+        if (e->bias && e->bias_cs == 0) { /* one value per row */
+            for (int r = 0; r < rows; ++r) {
+                const vf b = vf_set1(e->beta * e->bias[(row0 + r) * e->bias_rs]);
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_add(acc[r][v], b);
+            }
+        } else if (e->bias) { /* a row of values (per column), maybe different per row */
+            const vf beta = vf_set1(e->beta);
+            for (int r = 0; r < rows; ++r) {
+                const float *br = e->bias + (row0 + r) * e->bias_rs + col0;
+                for (int v = 0; v < nv; ++v)
+                    acc[r][v] = vf_fma(beta, vf_load_n(br + v * VLEN, cols - v * VLEN), acc[r][v]);
+            }
+        }
+        if (e->act == X86_ACT_RELU) {
+            for (int r = 0; r < rows; ++r)
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_relu(acc[r][v]);
+        } else if (e->act == X86_ACT_CLIP) {
+            const vf lo = vf_set1(e->act_alpha), hi = vf_set1(e->act_beta);
+            for (int r = 0; r < rows; ++r)
+                for (int v = 0; v < nv; ++v) acc[r][v] = vf_clamp(acc[r][v], lo, hi);
+        }
+    }
+    if (full) {
+        for (int r = 0; r < rows; ++r)
+            for (int v = 0; v < nv; ++v) vf_store(c + r * ldc + v * VLEN, acc[r][v]);
+    } else {
+        for (int r = 0; r < rows; ++r)
+            for (int v = 0; v < nv && v * VLEN < cols; ++v)
+                vf_store_n(c + r * ldc + v * VLEN, acc[r][v], cols - v * VLEN);
+    }
+    if (last && e->act > X86_ACT_CLIP)
+        for (int r = 0; r < rows; ++r) FN(act_row)(e->act, e->act_alpha, e->act_beta, c + r * ldc, c + r * ldc, cols);
+}
+
+#endif
