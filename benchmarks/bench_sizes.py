@@ -5,7 +5,7 @@
     git show 71de07a:mnn_core/format.py > /tmp/format_v1.py  # the last mnn writing format version 1
     python benchmarks/bench_sizes.py --writer /tmp/format_v1.py   # the same files written by it
 
-Models: LeNet-5 of examples/qat.py, the MobileNetV2-style net of examples/ptq_mobilenet.py (built with
+Models: LeNet-5 of examples/qat.py, the MobileNetV2-style net of examples/quant_mobilenet.py (built with
 PyTorch, exported to ONNX, imported), and MobileNetV2 / ResNet-18 of examples/build_models.py, all with
 seeded untrained weights (file sizes do not depend on training). int8 is `quant.quantize` (minmax, per
 channel) with random calibration inputs. The int8 payload is broken down by dtype: int8 weights, int32
@@ -43,10 +43,10 @@ def lenet():
 
 def mobilenet_small():
     import torch
-    from ptq_mobilenet import torch_mobilenet
+    from quant_mobilenet import mobilenet
 
     torch.manual_seed(0)
-    model = torch_mobilenet(torch).eval()
+    model = mobilenet(torch.nn, torch).eval()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "m.onnx")
         x = torch.zeros((1, 1, 28, 28))
@@ -73,7 +73,7 @@ def zoo(name):
 
 MODELS = {  # key: (title, builder, calibration samples)
     "lenet": ("LeNet-5", lenet, 64),
-    "mobilenet_small": ("MobileNetV2-style net (examples/ptq_mobilenet.py)", mobilenet_small, 64),
+    "mobilenet_small": ("MobileNetV2-style net (examples/quant_mobilenet.py)", mobilenet_small, 64),
     "mobilenet_v2": ("MobileNetV2", zoo("mobilenet_v2"), 8),
     "resnet18": ("ResNet-18", zoo("resnet18"), 8),
 }

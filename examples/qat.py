@@ -19,44 +19,59 @@ import tempfile
 import time
 
 import numpy as np
+from _quant_common import (
+    accuracy_mnn,
+    accuracy_ort,
+    accuracy_torch,
+    finetune_float,
+    ort_quantize,
+    print_table,
+    qat_mnn,
+    torch_size,
+    train_torch_steps,
+)
 
-import mnn_core as mnn
-from mnn_core import data, nn, optim, quant
-from mnn_core.express import functional as F
+from mnn_core import data, nn, quant
 from mnn_core.format import save_mnn
 
 
 def lenet() -> nn.Module:
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    )
 
 
 def torch_lenet(torch, quantizable: bool = False):
     tnn = torch.nn
-    layers = [tnn.Conv2d(1, 6, 5, padding=2), tnn.ReLU(), tnn.MaxPool2d(2), tnn.Conv2d(6, 16, 5), tnn.ReLU(),
-              tnn.MaxPool2d(2), tnn.Flatten(), tnn.Linear(400, 120), tnn.ReLU(), tnn.Linear(120, 84), tnn.ReLU(),
-              tnn.Linear(84, 10)]
+    layers = [
+        tnn.Conv2d(1, 6, 5, padding=2),
+        tnn.ReLU(),
+        tnn.MaxPool2d(2),
+        tnn.Conv2d(6, 16, 5),
+        tnn.ReLU(),
+        tnn.MaxPool2d(2),
+        tnn.Flatten(),
+        tnn.Linear(400, 120),
+        tnn.ReLU(),
+        tnn.Linear(120, 84),
+        tnn.ReLU(),
+        tnn.Linear(84, 10),
+    ]
     if not quantizable:
         return tnn.Sequential(*layers)
     aq = torch.ao.quantization
     return tnn.Sequential(aq.QuantStub(), *layers, aq.DeQuantStub())
-
-
-def accuracy_mnn(graph, x, y, batch=500) -> float:
-    s = mnn.Session(graph)
-    correct = 0
-    for i in range(0, len(x), batch):
-        correct += int((s.run({"input": x[i:i + batch]}, copy=False)["output"].argmax(1) == y[i:i + batch]).sum())
-    return correct / len(x)
-
-
-def accuracy_torch(torch, model, x, y, batch=500) -> float:
-    with torch.no_grad():
-        pred = np.concatenate([model(torch.from_numpy(x[i:i + batch])).argmax(1).numpy()
-                               for i in range(0, len(x), batch)])
-    return float((pred == y).mean())
 
 
 def train_float(torch, x, y, epochs, seed=0):
@@ -67,7 +82,7 @@ def train_float(torch, x, y, epochs, seed=0):
     for epoch in range(epochs):
         order = rng.permutation(len(x))
         for i in range(0, len(x), 64):
-            idx = order[i:i + 64]
+            idx = order[i : i + 64]
             loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(x[idx])), torch.from_numpy(y[idx]))
             opt.zero_grad()
             loss.backward()
@@ -85,8 +100,9 @@ def torch_peers(torch, float_model, xtr, ytr, xte, yte, calib, qat_steps, lr):
 
     def fresh():
         m = torch_lenet(torch, quantizable=True)
-        m.load_state_dict({str(int(k.split(".")[0]) + 1) + "." + k.split(".", 1)[1]: v
-                           for k, v in float_model.state_dict().items()})
+        m.load_state_dict(
+            {str(int(k.split(".")[0]) + 1) + "." + k.split(".", 1)[1]: v for k, v in float_model.state_dict().items()}
+        )
         return m
 
     m = fresh().eval()
@@ -95,92 +111,29 @@ def torch_peers(torch, float_model, xtr, ytr, xte, yte, calib, qat_steps, lr):
     aq.prepare(m, inplace=True)
     with torch.no_grad():
         for i in range(0, len(calib), 100):
-            m(torch.from_numpy(calib[i:i + 100]))
+            m(torch.from_numpy(calib[i : i + 100]))
     aq.convert(m, inplace=True)
-    out["ptq"] = (accuracy_torch(torch, m, xte, yte), _torch_size(torch, m))
+    out["ptq"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
 
     m = fresh().train()
     m.qconfig = aq.get_default_qat_qconfig(torch.backends.quantized.engine)
     m = aq.fuse_modules_qat(m, fuse)
     aq.prepare_qat(m, inplace=True)
-    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
-    rng = np.random.default_rng(1)
-    for _ in range(qat_steps):
-        idx = rng.integers(0, len(xtr), 64)
-        loss = torch.nn.functional.cross_entropy(m(torch.from_numpy(xtr[idx])), torch.from_numpy(ytr[idx]))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    train_torch_steps(torch, m, xtr, ytr, qat_steps, lr)
     m.eval()
     aq.convert(m, inplace=True)
-    out["qat"] = (accuracy_torch(torch, m, xte, yte), _torch_size(torch, m))
+    out["qat"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
     return out
-
-
-def finetune_float(torch, float_model, xtr, ytr, steps, lr):
-    """The float model trained as long as QAT trains (same batches, same optimizer): what QAT should match."""
-    import copy
-
-    m = copy.deepcopy(float_model).train()
-    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
-    rng = np.random.default_rng(1)
-    for _ in range(steps):
-        idx = rng.integers(0, len(xtr), 64)
-        loss = torch.nn.functional.cross_entropy(m(torch.from_numpy(xtr[idx])), torch.from_numpy(ytr[idx]))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return m.eval()
-
-
-def _torch_size(torch, m) -> int:
-    with tempfile.NamedTemporaryFile(suffix=".pt") as f:
-        torch.save(m.state_dict(), f.name)
-        return os.path.getsize(f.name)
 
 
 def ort_peer(float_graph, calib, xte, yte, tmp):
     """ONNX Runtime quantize_static (QDQ, per-channel, MinMax) of the same float model."""
-    import onnxruntime as ort
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     from mnn_core.convert import save_onnx
 
     fp32, int8 = os.path.join(tmp, "lenet.onnx"), os.path.join(tmp, "lenet.int8.onnx")
     save_onnx(float_graph, fp32)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter([{"input": calib[i:i + 1]} for i in range(len(calib))])
-
-        def get_next(self):
-            return next(self.it, None)
-
-    quantize_static(fp32, int8, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    sess = ort.InferenceSession(int8, opts, providers=["CPUExecutionProvider"])
-    pred = np.concatenate([sess.run(None, {"input": xte[i:i + 500]})[0].argmax(1) for i in range(0, len(xte), 500)])
-    return float((pred == yte).mean()), os.path.getsize(int8), os.path.getsize(fp32)
-
-
-def qat_mnn(model, xtr, ytr, steps, lr, seed=1):
-    q = quant.prepare_qat(model)
-    opt = optim.SGD(q.parameters(), lr=lr, momentum=0.9)
-    rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
-    for step in range(steps):
-        idx = rng.integers(0, len(xtr), 64)
-        loss = F.cross_entropy(q(xtr[idx]), ytr[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if (step + 1) % 50 == 0:
-            print(f"  mnn QAT step {step + 1}/{steps}: loss {loss.item():.4f} "
-                  f"({(time.perf_counter() - t0) / (step + 1):.2f} s/step)", flush=True)
-    q.eval()
-    return q
+    ort_quantize(fp32, int8, calib)
+    return accuracy_ort(int8, xte, yte), os.path.getsize(int8), os.path.getsize(fp32)
 
 
 def main(argv=None) -> None:
@@ -189,6 +142,7 @@ def main(argv=None) -> None:
     p.add_argument("--calib", type=int, default=1000, help="calibration images (from the training set)")
     p.add_argument("--qat-steps", type=int, default=200, help="QAT fine-tuning batches of 64")
     p.add_argument("--qat-lr", type=float, default=0.001)
+    p.add_argument("--train-limit", type=int, default=None, help="train on the first N training images only")
     p.add_argument("--test-limit", type=int, default=None)
     p.add_argument("--data", default=data.FASHION_MNIST_DIR)
     p.add_argument("--no-peers", action="store_true")
@@ -198,10 +152,12 @@ def main(argv=None) -> None:
 
     torch.set_num_threads(1)
     xtr, ytr = data.load_mnist(args.data, train=True)
+    if args.train_limit:
+        xtr, ytr = xtr[: args.train_limit], ytr[: args.train_limit]
     xte, yte = data.load_mnist(args.data, train=False)
     if args.test_limit:
-        xte, yte = xte[:args.test_limit], yte[:args.test_limit]
-    calib = xtr[:args.calib]
+        xte, yte = xte[: args.test_limit], yte[: args.test_limit]
+    calib = xtr[: args.calib]
     print(f"Fashion-MNIST: {len(xtr)} train, {len(xte)} test images; calibration {len(calib)}", flush=True)
 
     t0 = time.perf_counter()
@@ -212,6 +168,7 @@ def main(argv=None) -> None:
     fgraph = model.to_graph([(1, 1, 28, 28)])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+
         def size(graph, name):
             path = os.path.join(tmp, name)
             save_mnn(graph, path)
@@ -232,22 +189,24 @@ def main(argv=None) -> None:
         q = qat_mnn(model, xtr, ytr, args.qat_steps, args.qat_lr)
         res = quant.convert(q, [(1, 1, 28, 28)], calibration={"input": calib[:128]})
         print(f"  mnn QAT ({args.qat_steps} steps): {time.perf_counter() - t0:.0f} s\n{res.report()}", flush=True)
-        rows.append((f"mnn QAT int8 ({args.qat_steps} steps of 64)", accuracy_mnn(res.graph, xte, yte),
-                     size(res.graph, "qat")))
+        rows.append(
+            (f"mnn QAT int8 ({args.qat_steps} steps of 64)", accuracy_mnn(res.graph, xte, yte), size(res.graph, "qat"))
+        )
         ft = finetune_float(torch, tmodel, xtr, ytr, args.qat_steps, args.qat_lr)
-        rows.append((f"float32 fine-tuned for the same {args.qat_steps} steps (PyTorch): QAT's baseline",
-                     accuracy_torch(torch, ft, xte, yte), None))
+        rows.append(
+            (
+                f"float32 fine-tuned for the same {args.qat_steps} steps (PyTorch): QAT's baseline",
+                accuracy_torch(torch, ft, xte, yte),
+                None,
+            )
+        )
         if not args.no_peers:
             peers = torch_peers(torch, tmodel, xtr, ytr, xte, yte, calib, args.qat_steps, args.qat_lr)
             rows.append(("PyTorch eager PTQ int8 (x86, histogram)", *peers["ptq"]))
             rows.append((f"PyTorch eager QAT int8 ({args.qat_steps} steps)", *peers["qat"]))
             acc, isize, _ = ort_peer(fgraph, calib, xte, yte, tmp)
             rows.append(("ONNX Runtime quantize_static QDQ int8 (minmax)", acc, isize))
-    print("\n| model | test accuracy | vs float | size (bytes) | size vs mnn float |\n|---|---|---|---|---|")
-    for name, acc, nbytes in rows:
-        sz = "" if nbytes is None else f"{nbytes}"
-        ratio = "" if nbytes is None else f"{nbytes / fsize:.3f}x"
-        print(f"| {name} | {acc * 100:.2f}% | {(acc - facc) * 100:+.2f} | {sz} | {ratio} |")
+    print_table(rows, facc, fsize)
 
 
 if __name__ == "__main__":

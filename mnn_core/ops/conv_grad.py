@@ -33,8 +33,12 @@ def _tap(geo: dict, i: int, j: int, out_hw: tuple) -> tuple:
     """The slice of the padded input that kernel tap (i, j) reads, over every output position."""
     (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
     oh, ow = out_hw
-    return (slice(None), slice(None), slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
-            slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+    return (
+        slice(None),
+        slice(None),
+        slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+        slice(j * dw, j * dw + sw * (ow - 1) + 1, sw),
+    )
 
 
 def _taps(geo: dict):
@@ -75,7 +79,7 @@ def _channel_major(dy: np.ndarray) -> np.ndarray:
 
 def _unpad(xp: np.ndarray, pads: list, shape: tuple) -> np.ndarray:
     h, w = shape[2:]
-    return np.ascontiguousarray(xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + w])
+    return np.ascontiguousarray(xp[:, :, pads[0] : pads[0] + h, pads[1] : pads[1] + w])
 
 
 # -- convolution -------------------------------------------------------------------------
@@ -105,10 +109,10 @@ def _conv_grad_input(ins, attrs):
     o, cg, kh, kw = w.shape
     og = o // g
     d2 = _channel_major(dy)
-    cols = np.empty((c * kh * kw, d2.shape[1]), dtype=dy.dtype)
-    for gi in range(g):  # (cg * kh * kw, og) @ (og, N * OH * OW)
-        wg = w[gi * og:(gi + 1) * og].reshape(og, -1)
-        cols[gi * cg * kh * kw:(gi + 1) * cg * kh * kw] = wg.T @ d2[gi * og:(gi + 1) * og]
+    # per group (cg * kh * kw, og) @ (og, N * OH * OW), all groups in one stacked matmul (depthwise: 100+ groups)
+    wg, dg = w.reshape(g, og, cg * kh * kw).transpose(0, 2, 1), d2.reshape(g, og, -1)
+    # one output channel per group (depthwise): an outer product, which broadcasting does faster than GEMMs
+    cols = (wg * dg if og == 1 else np.matmul(wg, dg)).reshape(c * kh * kw, -1)
     padded = (n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3])
     return [_unpad(_col2im(cols, padded, geo, dy.shape[2:]), pads, shape)]
 
@@ -135,9 +139,8 @@ def _conv_grad_weight(ins, attrs):
     d2 = _channel_major(dy)
     g = geo["group"]
     og, rows = wshape[0] // g, cols.shape[0] // g
-    dw = np.empty((wshape[0], rows), dtype=dy.dtype)
-    for gi in range(g):  # (og, N * OH * OW) @ (N * OH * OW, cg * kh * kw)
-        dw[gi * og:(gi + 1) * og] = d2[gi * og:(gi + 1) * og] @ cols[gi * rows:(gi + 1) * rows].T
+    # per group (og, N * OH * OW) @ (N * OH * OW, cg * kh * kw), all groups in one stacked matmul
+    dw = np.matmul(d2.reshape(g, og, -1), cols.reshape(g, rows, -1).transpose(0, 2, 1))
     return [dw.reshape(wshape), d2.sum(axis=1).astype(dy.dtype)]
 
 
@@ -154,8 +157,11 @@ def _conv_grad_samples(which: str):
         for xs, (o, k), attrs in _CONV_CASES:
             g = attrs.get("group", 1)
             full = {"kernel_shape": [k, k], **attrs}
-            geo = conv_geometry(xs, (o, xs[1] // g, k, k), {"strides": [], "dilations": [], "pads": [],
-                                                            "auto_pad": "NOTSET", "group": 1, **full})
+            geo = conv_geometry(
+                xs,
+                (o, xs[1] // g, k, k),
+                {"strides": [], "dilations": [], "pads": [], "auto_pad": "NOTSET", "group": 1, **full},
+            )
             dy = rand(rng, *geo["out"])
             if which == "input":
                 yield Sample([dy, rand(rng, o, xs[1] // g, k, k)], {**full, "input_shape": list(xs)}, label=str(full))
@@ -252,9 +258,9 @@ def _avg_counts(x_shape, geo, pads, include_pad):
     inside = np.zeros((1, 1, h + pads[0] + pads[2], w + pads[1] + pads[3]))
     if include_pad:  # the declared pads count, the ceil-mode overhang does not
         p = geo["pads"]
-        inside[:, :, :h + p[0] + p[2], :w + p[1] + p[3]] = 1
+        inside[:, :, : h + p[0] + p[2], : w + p[1] + p[3]] = 1
     else:
-        inside[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + w] = 1
+        inside[:, :, pads[0] : pads[0] + h, pads[1] : pads[1] + w] = 1
     return sum(inside[_tap(geo, i, j, geo["out"][2:])] for i, j in _taps(geo))
 
 
@@ -302,8 +308,11 @@ def _pool_grad_samples(kind: str):
                 yield Sample([dy, rand(rng, *xs)], attrs, label=str(attrs))
             else:
                 for include in (0, 1):
-                    yield Sample([dy], {**attrs, "input_shape": list(xs), "count_include_pad": include},
-                                 label=f"{attrs} count_include_pad={include}")
+                    yield Sample(
+                        [dy],
+                        {**attrs, "input_shape": list(xs), "count_include_pad": include},
+                        label=f"{attrs} count_include_pad={include}",
+                    )
 
     return samples
 
@@ -327,8 +336,11 @@ register(
         "AveragePoolGrad",
         infer=_average_pool_grad_infer,
         reference=_average_pool_grad,
-        attrs={**_POOL_ATTRS, "count_include_pad": Attr("int", 0, (0, 1)),
-               "input_shape": Attr("ints", doc="NCHW shape of the forward input")},
+        attrs={
+            **_POOL_ATTRS,
+            "count_include_pad": Attr("int", 0, (0, 1)),
+            "input_shape": Attr("ints", doc="NCHW shape of the forward input"),
+        },
         samples=_pool_grad_samples("avg"),
         doc="Backward of AveragePool: (dy) -> dx, spreading each gradient evenly over its window.",
     )
@@ -354,8 +366,12 @@ register(
         infer=_global_pool_grad_infer,
         reference=_global_pool_grad,
         attrs={"input_shape": Attr("ints", doc="shape of the forward input")},
-        samples=lambda rng: iter([Sample([rand(rng, 2, 3, 1, 1)], {"input_shape": [2, 3, 5, 4]}),
-                                  Sample([rand(rng, 1, 8, 1, 1)], {"input_shape": [1, 8, 7, 7]})]),
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 2, 3, 1, 1)], {"input_shape": [2, 3, 5, 4]}),
+                Sample([rand(rng, 1, 8, 1, 1)], {"input_shape": [1, 8, 7, 7]}),
+            ]
+        ),
         doc="Backward of GlobalAveragePool: (dy) -> dx = dy / (H*W) broadcast over the window.",
     )
 )

@@ -1,0 +1,133 @@
+"""Pieces the quantization examples (qat.py, quant_mobilenet.py) share: accuracy through an mnn Session or a
+PyTorch model, the fine-tuning loop that mnn QAT, PyTorch QAT and the float baseline all run (the same random
+batches of 64 for each), ONNX Runtime's quantize_static as a peer, and the results table.
+
+Not a library: a sibling module the examples import (they run as scripts, so examples/ is on sys.path).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+import time
+
+import numpy as np
+
+import mnn_core as mnn
+from mnn_core import optim, quant
+from mnn_core.express import functional as F
+
+BATCH = 64
+FINETUNE_SEED = 1  # every fine-tuning run (mnn QAT, PyTorch QAT, the float baseline) draws the same batches
+
+
+def finetune_batches(n: int, steps: int, seed: int = FINETUNE_SEED):
+    """The index arrays of the fine-tuning batches: `steps` draws of BATCH random training images."""
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        yield rng.integers(0, n, BATCH)
+
+
+def accuracy_mnn(graph, x, y, batch=500) -> float:
+    s = mnn.Session(graph)
+    correct = 0
+    for i in range(0, len(x), batch):
+        correct += int((s.run({"input": x[i : i + batch]}, copy=False)["output"].argmax(1) == y[i : i + batch]).sum())
+    return correct / len(x)
+
+
+def accuracy_torch(torch, model, x, y, batch=500) -> float:
+    with torch.no_grad():
+        pred = np.concatenate(
+            [model(torch.from_numpy(x[i : i + batch])).argmax(1).numpy() for i in range(0, len(x), batch)]
+        )
+    return float((pred == y).mean())
+
+
+def train_torch_steps(torch, model, xtr, ytr, steps, lr):
+    """SGD (momentum 0.9) on the fine-tuning batches, in place; the model is left in train mode."""
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    for idx in finetune_batches(len(xtr), steps):
+        loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(xtr[idx])), torch.from_numpy(ytr[idx]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model
+
+
+def finetune_float(torch, float_model, xtr, ytr, steps, lr):
+    """The float model trained as long as QAT trains (same batches, same optimizer): what QAT should match."""
+    return train_torch_steps(torch, copy.deepcopy(float_model), xtr, ytr, steps, lr).eval()
+
+
+def qat_mnn(model, xtr, ytr, steps, lr, log_every=50):
+    """mnn quantization-aware training: prepare_qat (a copy of `model`), then the fine-tuning batches."""
+    q = quant.prepare_qat(model)
+    opt = optim.SGD(q.parameters(), lr=lr, momentum=0.9)
+    t0 = time.perf_counter()
+    for step, idx in enumerate(finetune_batches(len(xtr), steps)):
+        loss = F.cross_entropy(q(xtr[idx]), ytr[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if (step + 1) % log_every == 0:
+            print(
+                f"  mnn QAT step {step + 1}/{steps}: loss {loss.item():.4f} "
+                f"({(time.perf_counter() - t0) / (step + 1):.2f} s/step)",
+                flush=True,
+            )
+    q.eval()
+    return q
+
+
+def torch_size(torch, m) -> int:
+    """Bytes of torch.save(state_dict): PyTorch's own container for a quantized model."""
+    with tempfile.NamedTemporaryFile(suffix=".pt") as f:
+        torch.save(m.state_dict(), f.name)
+        return os.path.getsize(f.name)
+
+
+def ort_quantize(fp32_path, int8_path, calib) -> None:
+    """ONNX Runtime quantize_static: QDQ, per-channel int8 weights, uint8 activations, MinMax calibration."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    ort.set_default_logger_severity(3)  # not one warning per unused initializer of a torch.onnx.export model
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"input": calib[i : i + 1]} for i in range(len(calib))])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(
+        fp32_path,
+        int8_path,
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+    )
+
+
+def accuracy_ort(path, x, y, batch=500) -> float:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    pred = np.concatenate([sess.run(None, {"input": x[i : i + batch]})[0].argmax(1) for i in range(0, len(x), batch)])
+    return float((pred == y).mean())
+
+
+def print_table(rows, facc: float, fsize: int) -> None:
+    """rows: (name, accuracy, size in bytes or None); accuracy and size relative to the mnn float model."""
+    print("\n| model | test accuracy | vs float | size (bytes) | size vs mnn float |\n|---|---|---|---|---|")
+    for name, acc, nbytes in rows:
+        sz = "" if nbytes is None else f"{nbytes}"
+        ratio = "" if nbytes is None else f"{nbytes / fsize:.3f}x"
+        print(f"| {name} | {acc * 100:.2f}% | {(acc - facc) * 100:+.2f} | {sz} | {ratio} |")
