@@ -248,15 +248,16 @@ def main(argv=None):
             print(f"  mnn PTQ {method}:\n{res.report()}", flush=True)
             rows.append((f"mnn PTQ int8, {method}", accuracy_mnn(res.graph, xte, yte), size(res.graph, method)))
 
-        t0 = time.perf_counter()
-        q = qat_mnn(model, xtr, ytr, args.qat_steps, args.qat_lr)
-        res = quant.convert(q, [INPUT_SHAPE], calibration={"input": calib[:128]})
-        print(f"  mnn QAT ({args.qat_steps} steps): {time.perf_counter() - t0:.0f} s\n{res.report()}", flush=True)
-        qat_row = (f"mnn QAT int8 ({args.qat_steps} steps of 64)", accuracy_mnn(res.graph, xte, yte))
-        rows.append((*qat_row, size(res.graph, "qat")))
-        ft = finetune_float(torch, tmodel, xtr, ytr, args.qat_steps, args.qat_lr)
-        base = f"float32 fine-tuned for the same {args.qat_steps} steps (PyTorch): QAT's baseline"
-        rows.append((base, accuracy_torch(torch, ft, xte, yte), None))
+        if args.qat_steps > 0:  # 0: PTQ only (QAT needs training batches to learn its ranges)
+            t0 = time.perf_counter()
+            q = qat_mnn(model, xtr, ytr, args.qat_steps, args.qat_lr)
+            res = quant.convert(q, [INPUT_SHAPE], calibration={"input": calib[:128]})
+            print(f"  mnn QAT ({args.qat_steps} steps): {time.perf_counter() - t0:.0f} s\n{res.report()}", flush=True)
+            qat_row = (f"mnn QAT int8 ({args.qat_steps} steps of 64)", accuracy_mnn(res.graph, xte, yte))
+            rows.append((*qat_row, size(res.graph, "qat")))
+            ft = finetune_float(torch, tmodel, xtr, ytr, args.qat_steps, args.qat_lr)
+            base = f"float32 fine-tuned for the same {args.qat_steps} steps (PyTorch): QAT's baseline"
+            rows.append((base, accuracy_torch(torch, ft, xte, yte), None))
 
         if not args.no_peers:
             for relu in (False, True):
