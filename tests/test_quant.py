@@ -155,14 +155,39 @@ def test_clipping_methods_narrow_the_range(graph, calib, method):
         assert mm[k][0] <= other[k][0] <= other[k][1] <= mm[k][1]
 
 
-def test_kl_clips_outliers(rng):
-    x = np.concatenate([rng.standard_normal(200000), [60.0, -60.0]]).astype(np.float32)
+def _observed(x):
     obs = RangeObserver()
     obs.observe_minmax(x)
     obs.observe_hist(x)
+    return obs
+
+
+def _squared_error(x, lo, hi):  # uint8 over [lo, hi], as the int8 model quantizes an activation
+    step = (hi - lo) / 255
+    return float(np.sum((x - (np.clip(np.round((x - lo) / step), 0, 255) * step + lo)) ** 2))
+
+
+def test_kl_clips_a_heavy_tail(rng):
+    x = rng.laplace(size=200000).astype(np.float32)
+    obs = _observed(x)
     lo, hi = obs.range("kl")
-    assert 2.0 < hi < 20.0 and -20.0 < lo < -2.0
+    assert obs.lo < lo < -5.0 and 5.0 < hi < obs.hi  # narrower than min/max...
+    assert _squared_error(x, lo, hi) < _squared_error(x, obs.lo, obs.hi)  # ...and closer
     assert kl_threshold_bins(np.r_[np.ones(10), np.zeros(100)], 128) == 10  # fits: no clipping
+
+
+def test_kl_never_cuts_where_the_error_grows(rng):
+    # A first conv's ReLU6 output on Fashion-MNIST: the background pixels give one value per channel (spikes
+    # under 1), the rest a long tail to 4.9. KL fits the spikes and cuts the tail at 2.6; on the real layer it
+    # cut at 0.9 and the model lost 6 points. The cut is refused: it multiplies the squared error.
+    spikes = np.repeat(np.linspace(0.43, 0.75, 5), 28000)
+    tail = np.minimum(rng.lognormal(np.log(0.6), 0.6, 540000), 4.9)
+    x = rng.permutation(np.concatenate([spikes, tail, np.zeros(500000)])).astype(np.float32)
+    obs = _observed(x)
+    cut = kl_threshold_bins(obs.hist, 256) * obs.amax / len(obs.hist)
+    assert cut < 3.0  # what KL alone picks (so this test sees the guard work)
+    assert obs.range("kl") == (obs.lo, obs.hi)
+    assert _squared_error(x, obs.lo, obs.hi) < _squared_error(x, 0.0, cut) / 10
 
 
 def test_per_tensor_exclude_and_weight_only(graph, calib):

@@ -196,10 +196,26 @@ class RangeObserver:
             cdf = np.cumsum(self.hist) / self.hist.sum()
             t = (int(np.searchsorted(cdf, percentile / 100.0)) + 1) * width
         elif method == "kl":
-            t = (kl_threshold_bins(self.hist, 128 if signed else 256)) * width
+            levels = 128 if signed else 256
+            t = kl_threshold_bins(self.hist, levels) * width
+            # KL compares the shapes of two distributions, not the size of the errors: on a long, thin tail
+            # it can cut far into the values (a MobileNetV2-style net's first ReLU6 output, max 4.9, cut at
+            # 0.9: 6 points of accuracy lost). Its threshold stands only where it lowers the squared error
+            # against keeping the whole range.
+            if squared_error(self.hist, width, t, levels) > squared_error(self.hist, width, self.amax, levels):
+                t = self.amax
         else:
             raise MnnError(f"unknown calibration method {method!r}; choose one of {', '.join(METHODS)}")
         return max(self.lo, -t), min(self.hi, t)
+
+
+def squared_error(hist: np.ndarray, width: float, t: float, levels: int) -> float:
+    """The summed squared error of quantizing the |x| histogram (bins of `width`) to `levels` steps up to
+    `t`: a rounding error of step^2 / 12 per value inside, the distance to t for each value clipped."""
+    centers = (np.arange(len(hist)) + 0.5) * width
+    inside = centers < t
+    step = t / levels
+    return float(hist[inside].sum() * step * step / 12 + np.sum(hist[~inside] * (centers[~inside] - t) ** 2))
 
 
 def kl_threshold_bins(hist: np.ndarray, levels: int, stride: int = 8) -> int:
