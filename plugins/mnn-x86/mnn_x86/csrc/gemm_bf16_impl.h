@@ -163,7 +163,7 @@ static inline __attribute__((always_inline)) void bf_tile(const int rows, const 
             for (int v = 0; v < nv; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av, bv[v]);
         }
     }
-    FN(tile_epilogue)(acc, rows, nv, c, ldc, cols, e, row0, col0, first, last);
+    TILE_EPILOGUE(acc, rows, nv, c, ldc, cols, e, row0, col0, first, last);
 }
 
 /* a last row panel of fewer than MR rows: one specialized tile per row count */

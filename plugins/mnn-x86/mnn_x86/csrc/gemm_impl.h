@@ -269,7 +269,7 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
             for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
         }
     }
-    FN(tile_epilogue)(acc, rows, nv, c, ldc, cols, e, row0, col0, first, last);
+    TILE_EPILOGUE(acc, rows, nv, c, ldc, cols, e, row0, col0, first, last);
 }
 
 static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
