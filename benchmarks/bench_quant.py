@@ -42,11 +42,18 @@ def conv_stack():
     return nn.Sequential(*layers), (3, 56, 56)
 
 
+def _examples_on_path():
+    """examples/ on sys.path: the model zoo (build_models.py) and ONNX Runtime's quantizer (_quant_common.py)."""
+    examples = str(Path(__file__).resolve().parents[1] / "examples")
+    if examples not in sys.path:
+        sys.path.insert(0, examples)
+
+
 def _zoo(name):
     """MobileNetV2 / ResNet-18 of examples/build_models.py (seeded weights), as (graph, input shape)."""
 
     def build():
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+        _examples_on_path()
         from build_models import MODELS
 
         return MODELS[name](1), (3, 224, 224)
@@ -71,27 +78,6 @@ def ort_session(path, threads=1):
     return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
 
 
-def ort_int8(fp32_path, int8_path, calib):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.it = iter([{"input": calib[i : i + 1]} for i in range(len(calib))])
-
-        def get_next(self):
-            return next(self.it, None)
-
-    quantize_static(
-        fp32_path,
-        int8_path,
-        Reader(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=True,
-        activation_type=QuantType.QUInt8,
-        weight_type=QuantType.QInt8,
-    )
-
-
 def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1, clock=time.perf_counter):
     from mnn_core.convert import save_onnx
     from mnn_core.graph.passes import optimize
@@ -108,7 +94,10 @@ def bench(name, model_fn, batch, repeat, tmp, calib_n=16, rounds=1, clock=time.p
     # batch norms folded first, as torch.onnx.export writes eval-mode models (and as mnn's quantize does): otherwise
     # ORT's quantize_static leaves them as float ops between DequantizeLinear/QuantizeLinear pairs
     save_onnx(optimize(graph), fp32)
-    ort_int8(fp32, int8, calib)
+    _examples_on_path()
+    from _quant_common import ort_quantize  # the peer the quantization examples use too
+
+    ort_quantize(fp32, int8, calib)
     x = rng.random((batch,) + shape).astype(np.float32)
     runs = {
         "mnn fp32 (x86)": (lambda s: lambda: s.run({"input": x}, copy=False))(

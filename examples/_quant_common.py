@@ -15,11 +15,25 @@ import time
 import numpy as np
 
 import mnn_core as mnn
-from mnn_core import optim, quant
+from mnn_core import data, optim, quant
 from mnn_core.express import functional as F
 
 BATCH = 64
 FINETUNE_SEED = 1  # every fine-tuning run (mnn QAT, PyTorch QAT, the float baseline) draws the same batches
+
+
+def load_fashion_mnist(args):
+    """Fashion-MNIST as the examples' flags ask (--data, --train-limit, --test-limit, --calib): train and test
+    images and labels, and the calibration images (the first --calib training images)."""
+    xtr, ytr = data.load_mnist(args.data, train=True)
+    if args.train_limit:
+        xtr, ytr = xtr[: args.train_limit], ytr[: args.train_limit]
+    xte, yte = data.load_mnist(args.data, train=False)
+    if args.test_limit:
+        xte, yte = xte[: args.test_limit], yte[: args.test_limit]
+    calib = xtr[: args.calib]
+    print(f"Fashion-MNIST: {len(xtr)} train, {len(xte)} test images; calibration {len(calib)}", flush=True)
+    return xtr, ytr, xte, yte, calib
 
 
 def finetune_batches(n: int, steps: int, seed: int = FINETUNE_SEED):

@@ -24,6 +24,7 @@ from _quant_common import (
     accuracy_ort,
     accuracy_torch,
     finetune_float,
+    load_fashion_mnist,
     ort_quantize,
     print_table,
     qat_mnn,
@@ -35,43 +36,30 @@ from mnn_core import data, nn, quant
 from mnn_core.format import save_mnn
 
 
-def lenet() -> nn.Module:
-    return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
+def lenet(lib=nn):
+    """LeNet-5 in mnn_core.nn (default) or torch.nn: the same layers, names and state_dict keys."""
+    return lib.Sequential(
+        lib.Conv2d(1, 6, 5, padding=2),
+        lib.ReLU(),
+        lib.MaxPool2d(2),
+        lib.Conv2d(6, 16, 5),
+        lib.ReLU(),
+        lib.MaxPool2d(2),
+        lib.Flatten(),
+        lib.Linear(400, 120),
+        lib.ReLU(),
+        lib.Linear(120, 84),
+        lib.ReLU(),
+        lib.Linear(84, 10),
     )
 
 
 def torch_lenet(torch, quantizable: bool = False):
-    tnn = torch.nn
-    layers = [
-        tnn.Conv2d(1, 6, 5, padding=2),
-        tnn.ReLU(),
-        tnn.MaxPool2d(2),
-        tnn.Conv2d(6, 16, 5),
-        tnn.ReLU(),
-        tnn.MaxPool2d(2),
-        tnn.Flatten(),
-        tnn.Linear(400, 120),
-        tnn.ReLU(),
-        tnn.Linear(120, 84),
-        tnn.ReLU(),
-        tnn.Linear(84, 10),
-    ]
+    model = lenet(torch.nn)
     if not quantizable:
-        return tnn.Sequential(*layers)
+        return model
     aq = torch.ao.quantization
-    return tnn.Sequential(aq.QuantStub(), *layers, aq.DeQuantStub())
+    return torch.nn.Sequential(aq.QuantStub(), *model, aq.DeQuantStub())
 
 
 def train_float(torch, x, y, epochs, seed=0):
@@ -151,14 +139,7 @@ def main(argv=None) -> None:
     import torch
 
     torch.set_num_threads(1)
-    xtr, ytr = data.load_mnist(args.data, train=True)
-    if args.train_limit:
-        xtr, ytr = xtr[: args.train_limit], ytr[: args.train_limit]
-    xte, yte = data.load_mnist(args.data, train=False)
-    if args.test_limit:
-        xte, yte = xte[: args.test_limit], yte[: args.test_limit]
-    calib = xtr[: args.calib]
-    print(f"Fashion-MNIST: {len(xtr)} train, {len(xte)} test images; calibration {len(calib)}", flush=True)
+    xtr, ytr, xte, yte, calib = load_fashion_mnist(args)
 
     t0 = time.perf_counter()
     tmodel = train_float(torch, xtr, ytr, args.epochs)

@@ -30,6 +30,7 @@ from _quant_common import (
     accuracy_ort,
     accuracy_torch,
     finetune_float,
+    load_fashion_mnist,
     ort_quantize,
     print_table,
     qat_mnn,
@@ -217,14 +218,7 @@ def main(argv=None):
     import torch
 
     torch.set_num_threads(1)
-    xtr, ytr = data.load_mnist(args.data, train=True)
-    if args.train_limit:
-        xtr, ytr = xtr[: args.train_limit], ytr[: args.train_limit]
-    xte, yte = data.load_mnist(args.data, train=False)
-    if args.test_limit:
-        xte, yte = xte[: args.test_limit], yte[: args.test_limit]
-    calib = xtr[: args.calib]
-    print(f"Fashion-MNIST: {len(xtr)} train, {len(xte)} test images; calibration {len(calib)}", flush=True)
+    xtr, ytr, xte, yte, calib = load_fashion_mnist(args)
 
     tmodel = train_float(torch, xtr, ytr, args.epochs)
     model = mnn_from_torch(torch, tmodel, xte[:256])
