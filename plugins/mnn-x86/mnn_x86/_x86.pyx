@@ -431,9 +431,9 @@ def _transposed_pays(int64_t pixels, int64_t out_channels, int64_t taps, bint pl
     """The one rule for a convolution's GEMM orientation (op_conv.c: conv_transposed), by lane use.
     The usual orientation runs the output channels along the register tile's MR rows and the pixels
     along its NR columns (vectors); the transposed one swaps them. Each wastes the padding of its
-    last row panel and of its last column panel: 49 pixels fill 64 columns on AVX-512 (14x32 tiles)
-    but 56 rows; 196 fill 208 columns but exactly 14 row panels; 128 output channels fill 140 rows
-    but 4 column panels. `taps` is K = C * kh * kw; `plain_1x1`: stride 1, no padding (the usual
+    last row panel and of its last column panel: 49 pixels fill 64 columns on AVX-512 (6x32 tiles)
+    but 54 rows; 196 fill 208 columns but 198 rows; 128 output channels fill 132 rows but 4 column
+    panels. `taps` is K = C * kh * kw; `plain_1x1`: stride 1, no padding (the usual
     orientation reads the input in place). The thresholds above say why each is where it is."""
     if pixels <= 0 or out_channels <= 0 or pixels > TRANSPOSED_MAX_PIXELS:
         return False

@@ -286,20 +286,23 @@ def _supported():
 
 
 def test_transposed_conv_choice(rng, conv_kinds):
-    """The lane rule (_x86._transposed_pays) on AVX-512's 14x32 tiles and AVX2's 6x16: plain 1x1 on
+    """The lane rule (_x86._transposed_pays) on AVX-512's 6x32 tiles and AVX2's 6x16: plain 1x1 on
     7x7 planes (the usual orientation fills 49 of 64 columns), not on 14x14 or 13x13; im2col
     convolutions where the swapped tiles use at least 4 % more lanes, up to 28x28 when K is long
     enough to hide the transpose; never the stem's 112x112."""
     from mnn_x86 import _x86
 
-    def pays(pixels, o, taps, plain, mr=14, nr=32, vlen=16):
+    def pays(pixels, o, taps, plain, mr=6, nr=32, vlen=16):
         return _x86._transposed_pays(pixels, o, taps, plain, mr, nr, vlen)
 
     assert pays(49, 512, 256, True) and pays(49, 960, 160, True) and pays(49, 160, 960, True)
     assert not pays(196, 576, 96, True) and not pays(196, 64, 384, True) and not pays(169, 64, 512, True)
     assert not pays(784, 32, 144, True)
     assert pays(49, 512, 4608, False) and pays(196, 256, 1152, False) and pays(196, 256, 128, False)
-    assert pays(784, 128, 576, False) and not pays(784, 128, 64, False)  # 28x28: only a long K
+    # 28x28: only with a long K, and only while output channels pad the rows more than pixels pad
+    # the columns: 128 channels fill 140 rows of 14-row tiles (it pays), 132 of 6-row ones (not)
+    assert pays(784, 128, 576, False, 14) and not pays(784, 128, 64, False, 14)
+    assert not pays(784, 128, 576, False)
     assert not pays(12544, 64, 147, False) and not pays(3136, 24, 96, True)
     assert not pays(49, 512, 4608, True, 6, 16, 8)  # AVX2, 1x1: 56 columns for 49 pixels, 54 rows
     assert pays(49, 512, 2304, False, 6, 16, 8)  # AVX2, im2col: 4.5 % more lanes

@@ -1,5 +1,6 @@
 /* The bf16 GEMM (bf16.h): packing fp32 into bf16 pair panels and the VDPBF16PS micro-kernel, with
- * the fp32 GEMM's tile (14 x 32), blocking and epilogue. Included only by isa_avx512_bf16.c, after
+ * a 14 x 32 tile (the fp32 GEMM's until it moved to 6 x 32; not measured for bf16 yet), the fp32
+ * GEMM's blocking and epilogue. Included only by isa_avx512_bf16.c, after
  * vec_avx512.h, vmath_impl.h and gemm_epilogue_impl.h.
  *
  * Why the same tile works: a VDPBF16PS does what two FMAs do (a pair of products per lane) on the

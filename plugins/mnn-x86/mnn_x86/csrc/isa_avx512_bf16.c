@@ -3,6 +3,7 @@
  * (dispatch_bf16.c). Its own translation unit, so the fp32 kernels in isa_avx512.c never carry a
  * BF16 instruction onto a CPU without it. */
 #if defined(__x86_64__) || defined(__i386__)
+#define GEMM_MR 14 /* bf_tile_rows (gemm_bf16_impl.h) is written for 14 rows */
 #include "vec_avx512.h"
 #include "x86.h"
 
