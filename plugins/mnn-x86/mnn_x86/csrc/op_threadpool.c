@@ -4,9 +4,18 @@
  * Why not an OpenMP region: a region ends with a barrier that waits for
  * every thread of the team, so on a machine shared with other processes a
  * team thread that is not scheduled holds the caller up for a whole time
- * slice, once per layer. Here items are claimed one by one from a counter;
- * the caller claims too, and waits only for items a worker has actually
- * claimed. A worker that never wakes costs nothing: the caller does its share.
+ * slice, once per layer. Here items are claimed one by one; the caller
+ * claims too, and waits only for items a worker has actually claimed. A
+ * worker that never wakes costs nothing: the caller does its share.
+ *
+ * Each participant owns a contiguous part of the items and claims from it
+ * first, then from the others' parts. Owning a part keeps the same data on
+ * the same core: from one run to the next, and from one op to the next where
+ * both cut the pixels the same way (a 1x1 convolution's GEMM blocks, say).
+ * With one shared counter, items went to whichever thread came first, and
+ * a layer's output was often read by the other core: on the H200 host's Xeon
+ * a 16->64 1x1 convolution on 55x55 ran 0.86x the time at 2 threads and 0.53x
+ * at 4 with owned parts (benchmarks/RESULTS.md, "6x32 tile").
  *
  * One job at a time: a caller that finds the pool busy (another session on
  * another Python thread) runs its items itself. Workers spin briefly for the
@@ -22,11 +31,17 @@
 #define POOL_SPIN 20000 /* polls before a worker sleeps (tens of microseconds) */
 
 typedef struct {
+    _Alignas(64) _Atomic int64_t next; /* its next unclaimed item; a cache line each */
+    int64_t end;
+} pool_part;
+
+typedef struct {
     x86_task_fn fn;
     void *ctx;
     int64_t n;
-    int want; /* workers with id < want may join (the caller is id 0) */
-    _Atomic int64_t next, done;
+    int want; /* workers with id < want may join (the caller is id 0); also the number of parts */
+    _Atomic int64_t done;
+    pool_part part[POOL_MAX]; /* part r: items [n*r/want, n*(r+1)/want), owned by participant r */
 } pool_job;
 
 static struct {
@@ -45,12 +60,16 @@ static inline void pause_cpu(void) {
 #endif
 }
 
+/* its own part first, then what is left of the others' */
 static void run_items(pool_job *j, int worker) {
-    for (;;) {
-        const int64_t i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->n) return;
-        j->fn(j->ctx, i, worker);
-        atomic_fetch_add(&j->done, 1);
+    for (int r = 0; r < j->want; ++r) {
+        pool_part *p = &j->part[(worker + r) % j->want];
+        for (;;) {
+            const int64_t i = atomic_fetch_add(&p->next, 1);
+            if (i >= p->end) break;
+            j->fn(j->ctx, i, worker);
+            atomic_fetch_add(&j->done, 1);
+        }
     }
 }
 
@@ -122,8 +141,11 @@ void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
     j.ctx = ctx;
     j.n = n;
     j.want = threads < P.started + 1 ? threads : P.started + 1;
-    atomic_store(&j.next, 0);
     atomic_store(&j.done, 0);
+    for (int r = 0; r < j.want; ++r) {
+        atomic_store(&j.part[r].next, n * r / j.want);
+        j.part[r].end = n * (r + 1) / j.want;
+    }
     atomic_store(&P.job, &j);
     atomic_fetch_add(&P.gen, 1);
     if (atomic_load(&P.sleepers) > 0) {
