@@ -28,7 +28,7 @@
 #include "x86.h"
 
 #define POOL_MAX 64
-#define POOL_SPIN 20000 /* polls before a worker sleeps (tens of microseconds) */
+#define POOL_SPIN 20000 /* polls before a worker sleeps: 0.4-0.6 ms of PAUSEs on Zen 4 and on a Xeon */
 
 typedef struct {
     _Alignas(64) _Atomic int64_t next; /* its next unclaimed item; a cache line each */
