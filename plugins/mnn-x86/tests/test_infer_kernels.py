@@ -317,3 +317,14 @@ def test_transposed_conv_choice(rng, conv_kinds):
     _run_conv([x, wt[:, :8]], {"pads": [1, 1, 1, 1], "group": 2}, "scalar", 1, {}, constant=(1,))  # grouped: no
     _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {"x86.winograd": "on"}, constant=(1,))
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm_t", "gemm", "winograd"]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [2, 3, 5, 16])
+@pytest.mark.parametrize("shape", [(1, 600, 37, 41, 70), (1, 8, 3, 3, 5)])
+def test_pool_parts_run_every_item_once(rng, isa, threads, shape):
+    """The pool's owned parts (op_threadpool.c) with more threads than cores (parts left to
+    thieves while their owners wait for a core) and more than items (empty parts): every GEMM
+    block runs, so the output is whole (a skipped item would leave the caller waiting)."""
+    n, c, h, w, o = shape
+    _run_conv([_r(rng, n, c, h, w, scale=0.1), _r(rng, o, c, 1, 1, scale=0.1), _r(rng, o)], {}, isa, threads, {})
