@@ -86,6 +86,115 @@ static void FN(maxpool_plane_rows)(const float *x, float *y, const x86_pool_geom
     }
 }
 
+/* Max pooling with stride 2 across and a window 2 or 3 wide (SqueezeNet's and ResNet's 3x3/2, the
+ * 2x2/2 of VGG-like nets), all in registers: per output row, the column-wise max of the window's
+ * input rows is taken for two vectors of input columns, split into its even and odd columns (one
+ * permute each), and each output is max(even, odd) or max(even, odd, even shifted by one column).
+ * No row buffer: storing the row maxes and reading them back at odd offsets costs more than the
+ * maxes (the stores cannot forward to those loads).
+ *
+ * NaN: max(x, acc) returns acc when either is NaN, so a chain acc = max(x, acc) keeps a NaN of its
+ * first input and loses one of a later x; one unordered compare per two later inputs finds those,
+ * and their lanes are set to NaN at the end: 4 instructions for 3 inputs instead of 3 x 3. */
+#if VLEN == 16
+typedef __mmask16 FN(nan_lanes);
+static inline FN(nan_lanes) FN(nan_none)(void) { return 0; }
+static inline FN(nan_lanes) FN(nan_either)(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+static inline FN(nan_lanes) FN(nan_or)(FN(nan_lanes) a, FN(nan_lanes) b) { return a | b; }
+static inline vf FN(nan_apply)(vf v, FN(nan_lanes) m) { return _mm512_mask_mov_ps(v, m, _mm512_set1_ps(NAN)); }
+/* columns [lo, hi) of p[0, 16), -inf in the other lanes; lanes outside are not read */
+static inline vf FN(load_cols)(const float *p, int lo, int hi) {
+    const __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, p);
+}
+/* a = x[0, 16), b = x[16, 32), next = x[32, 48) -> x[0, 2, .., 30], x[1, 3, .., 31], x[2, 4, .., 32] */
+static inline void FN(split_cols)(vf a, vf b, vf next, vf *even, vf *odd, vf *even2) {
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512i i2 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+    *even = _mm512_permutex2var_ps(a, ie, b);
+    *odd = _mm512_permutex2var_ps(a, io, b);
+    *even2 = _mm512_permutex2var_ps(*even, i2, next);
+}
+#elif VLEN == 8
+typedef __m256 FN(nan_lanes);
+static inline FN(nan_lanes) FN(nan_none)(void) { return _mm256_setzero_ps(); }
+static inline FN(nan_lanes) FN(nan_either)(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+static inline FN(nan_lanes) FN(nan_or)(FN(nan_lanes) a, FN(nan_lanes) b) { return _mm256_or_ps(a, b); }
+/* an all-ones lane is a NaN */
+static inline vf FN(nan_apply)(vf v, FN(nan_lanes) m) { return _mm256_or_ps(v, m); }
+static inline vf FN(load_cols)(const float *p, int lo, int hi) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(hi), lane),
+                                        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(lo - 1)));
+    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(p, in), _mm256_castsi256_ps(in));
+}
+static inline void FN(split_cols)(vf a, vf b, vf next, vf *even, vf *odd, vf *even2) {
+    /* shuffle: a0 a2 b0 b2 | a4 a6 b4 b6; the 64-bit permute puts the halves in order */
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+    /* next[0] into lane 0, then rotated to the top */
+    *even2 = _mm256_permutevar8x32_ps(_mm256_blend_ps(*even, next, 1), _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0));
+}
+#endif
+
+#if VLEN > 1
+static inline int FN(maxpool_s2_cols)(const x86_pool_geom *g) {
+    return g->kind == 0 && g->dh == 1 && g->dw == 1 && g->sw == 2 && (g->kw == 2 || g->kw == 3);
+}
+
+/* the max over `rows` rows (stride W) of input columns [c, c + VLEN), -inf for columns outside [0, W) */
+static inline __attribute__((always_inline)) vf FN(col_max)(const float *src, int64_t W, int64_t rows, int64_t c) {
+    const int full = c >= 0 && c + VLEN <= W;
+    if (full && rows == 3) { /* the common window, unrolled */
+        const vf a = vf_load(src + c), b = vf_load(src + W + c), d = vf_load(src + 2 * W + c);
+        return FN(nan_apply)(vf_max(d, vf_max(b, a)), FN(nan_either)(b, d));
+    }
+    const int lo = c < 0 ? (int)-c : 0, hi = W - c < VLEN ? (int)(W - c) : VLEN;
+    if (hi <= lo || rows <= 0) return vf_set1(-INFINITY);
+    /* src + c may lie before the row when c < 0 (left padding): its lanes there are masked, never read */
+    const float *p = src + c;
+#define POOL_LOAD_COLS(q) (full ? vf_load(q) : FN(load_cols)(q, lo, hi))
+    vf acc = POOL_LOAD_COLS(p);
+    FN(nan_lanes) nan = FN(nan_none)();
+    int64_t r = 1;
+    for (; r + 1 < rows; r += 2) {
+        const vf a = POOL_LOAD_COLS(p + r * W), b = POOL_LOAD_COLS(p + (r + 1) * W);
+        acc = vf_max(b, vf_max(a, acc));
+        nan = FN(nan_or)(nan, FN(nan_either)(a, b));
+    }
+    if (r < rows) {
+        const vf a = POOL_LOAD_COLS(p + r * W);
+        acc = vf_max(a, acc);
+        nan = FN(nan_or)(nan, FN(nan_either)(a, a));
+    }
+#undef POOL_LOAD_COLS
+    return FN(nan_apply)(acc, nan);
+}
+
+static void FN(maxpool_plane_s2)(const float *x, float *y, const x86_pool_geom *g) {
+    const int64_t H = g->H, W = g->W, OW = g->OW;
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const int64_t r0 = oh * g->sh - g->pt > 0 ? oh * g->sh - g->pt : 0;
+        const int64_t r1 = oh * g->sh - g->pt + g->kh < H ? oh * g->sh - g->pt + g->kh : H;
+        const float *src = x + r0 * W;
+        float *out = y + oh * OW;
+        int64_t c = -g->pl; /* the first input column of the window of output column ow */
+        vf a = FN(col_max)(src, W, r1 - r0, c);
+        for (int64_t ow = 0; ow < OW; ow += VLEN, c += 2 * VLEN) {
+            const vf b = FN(col_max)(src, W, r1 - r0, c + VLEN);
+            const vf next = g->kw == 3 || ow + VLEN < OW ? FN(col_max)(src, W, r1 - r0, c + 2 * VLEN) : b;
+            vf even, odd, even2, m;
+            FN(split_cols)(a, b, next, &even, &odd, &even2);
+            if (g->kw == 3) m = FN(nan_apply)(vf_max(even2, vf_max(odd, even)), FN(nan_either)(odd, even2));
+            else m = FN(nan_apply)(vf_max(odd, even), FN(nan_either)(odd, odd));
+            vf_store_n(out + ow, m, OW - ow < VLEN ? (int)(OW - ow) : VLEN);
+            a = next;
+        }
+    }
+}
+#endif
+
 /* inference (x86infer): planes as ranges on the thread pool; each worker sets
  * up its scratch (padding fill, tap offsets) on its first range */
 typedef struct {
@@ -119,6 +228,12 @@ static void FN(maxpool_rows_range)(void *ctx, int64_t lo, int64_t hi, int worker
         for (int64_t i = 0; i < n; ++i) buf[i] = -INFINITY;
         J->ready[worker] = 1;
     }
+#if VLEN > 1
+    if (FN(maxpool_s2_cols)(g)) {
+        for (int64_t pi = lo; pi < hi; ++pi) FN(maxpool_plane_s2)(J->x + pi * g->H * g->W, J->y + pi * g->OH * g->OW, g);
+        return;
+    }
+#endif
     for (int64_t pi = lo; pi < hi; ++pi) FN(maxpool_plane_rows)(J->x + pi * g->H * g->W, J->y + pi * g->OH * g->OW, g, buf);
 }
 
