@@ -102,9 +102,15 @@ static inline FN(nan_lanes) FN(nan_none)(void) { return 0; }
 static inline FN(nan_lanes) FN(nan_either)(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
 static inline FN(nan_lanes) FN(nan_or)(FN(nan_lanes) a, FN(nan_lanes) b) { return a | b; }
 static inline vf FN(nan_apply)(vf v, FN(nan_lanes) m) { return _mm512_mask_mov_ps(v, m, _mm512_set1_ps(NAN)); }
-/* columns [lo, hi) of p[0, 16), -inf in the other lanes; lanes outside are not read */
-static inline vf FN(load_cols)(const float *p, int lo, int hi) {
-    const __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+/* the lanes of the input columns [c, c + 16) that lie in [0, W): a mask, so that every load is one
+ * masked load with -inf in the other lanes (their addresses are never read) */
+typedef __mmask16 FN(col_lanes);
+static inline FN(col_lanes) FN(col_lanes_at)(int64_t c, int64_t W) {
+    const int64_t lo = c < 0 ? -c : 0, hi = W - c < 16 ? W - c : 16;
+    if (hi <= lo) return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+static inline vf FN(load_lanes)(const float *p, FN(col_lanes) m) {
     return _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, p);
 }
 /* a = x[0, 16), b = x[16, 32), next = x[32, 48) -> x[0, 2, .., 30], x[1, 3, .., 31], x[2, 4, .., 32] */
@@ -123,10 +129,20 @@ static inline FN(nan_lanes) FN(nan_either)(vf a, vf b) { return _mm256_cmp_ps(a,
 static inline FN(nan_lanes) FN(nan_or)(FN(nan_lanes) a, FN(nan_lanes) b) { return _mm256_or_ps(a, b); }
 /* an all-ones lane is a NaN */
 static inline vf FN(nan_apply)(vf v, FN(nan_lanes) m) { return _mm256_or_ps(v, m); }
-static inline vf FN(load_cols)(const float *p, int lo, int hi) {
+/* AVX2 has no cheap masked load with a fill: [lo, hi) as numbers, a plain load when it is every lane */
+typedef struct {
+    int lo, hi;
+} FN(col_lanes);
+static inline FN(col_lanes) FN(col_lanes_at)(int64_t c, int64_t W) {
+    const int64_t lo = c < 0 ? -c : 0, hi = W - c < 8 ? W - c : 8;
+    FN(col_lanes) m = {(int)(lo < 8 ? lo : 8), (int)(hi > lo ? hi : lo < 8 ? lo : 8)};
+    return m;
+}
+static inline vf FN(load_lanes)(const float *p, FN(col_lanes) m) {
+    if (m.lo == 0 && m.hi == 8) return _mm256_loadu_ps(p);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(hi), lane),
-                                        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(lo - 1)));
+    const __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(m.hi), lane),
+                                        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(m.lo - 1)));
     return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(p, in), _mm256_castsi256_ps(in));
 }
 static inline void FN(split_cols)(vf a, vf b, vf next, vf *even, vf *odd, vf *even2) {
@@ -143,33 +159,73 @@ static inline int FN(maxpool_s2_cols)(const x86_pool_geom *g) {
     return g->kind == 0 && g->dh == 1 && g->dw == 1 && g->sw == 2 && (g->kw == 2 || g->kw == 3);
 }
 
-/* the max over `rows` rows (stride W) of input columns [c, c + VLEN), -inf for columns outside [0, W) */
-static inline __attribute__((always_inline)) vf FN(col_max)(const float *src, int64_t W, int64_t rows, int64_t c) {
-    const int full = c >= 0 && c + VLEN <= W;
-    if (full && rows == 3) { /* the common window, unrolled */
-        const vf a = vf_load(src + c), b = vf_load(src + W + c), d = vf_load(src + 2 * W + c);
-        return FN(nan_apply)(vf_max(d, vf_max(b, a)), FN(nan_either)(b, d));
-    }
-    const int lo = c < 0 ? (int)-c : 0, hi = W - c < VLEN ? (int)(W - c) : VLEN;
-    if (hi <= lo || rows <= 0) return vf_set1(-INFINITY);
-    /* src + c may lie before the row when c < 0 (left padding): its lanes there are masked, never read */
-    const float *p = src + c;
-#define POOL_LOAD_COLS(q) (full ? vf_load(q) : FN(load_cols)(q, lo, hi))
-    vf acc = POOL_LOAD_COLS(p);
+/* the max over `rows` (>= 1) rows, W apart, of the columns at p whose lanes are in m */
+static inline __attribute__((always_inline)) vf FN(col_max)(const float *p, int64_t W, int rows, FN(col_lanes) m) {
+    vf acc = FN(load_lanes)(p, m);
     FN(nan_lanes) nan = FN(nan_none)();
-    int64_t r = 1;
+    int r = 1;
     for (; r + 1 < rows; r += 2) {
-        const vf a = POOL_LOAD_COLS(p + r * W), b = POOL_LOAD_COLS(p + (r + 1) * W);
+        const vf a = FN(load_lanes)(p + r * W, m), b = FN(load_lanes)(p + (r + 1) * W, m);
         acc = vf_max(b, vf_max(a, acc));
         nan = FN(nan_or)(nan, FN(nan_either)(a, b));
     }
     if (r < rows) {
-        const vf a = POOL_LOAD_COLS(p + r * W);
+        const vf a = FN(load_lanes)(p + r * W, m);
         acc = vf_max(a, acc);
         nan = FN(nan_or)(nan, FN(nan_either)(a, a));
     }
-#undef POOL_LOAD_COLS
     return FN(nan_apply)(acc, nan);
+}
+
+/* one output row from `rows` input rows at src; c0: the first input column of the first window
+ * (-pl). src + c may point before the row (left padding): those lanes are masked, never read. */
+static inline __attribute__((always_inline)) void FN(maxpool_row_s2)(const float *src, float *out, int64_t W,
+                                                                     int64_t OW, int64_t c0, int rows, int kw) {
+    int64_t c = c0;
+    vf a = FN(col_max)(src + c, W, rows, FN(col_lanes_at)(c, W));
+    for (int64_t ow = 0; ow < OW; ow += VLEN, c += 2 * VLEN) {
+        const vf b = FN(col_max)(src + c + VLEN, W, rows, FN(col_lanes_at)(c + VLEN, W));
+        /* past the right edge (small planes, ceil_mode) nothing is loaded */
+        const vf next = c + 2 * VLEN < W ? FN(col_max)(src + c + 2 * VLEN, W, rows, FN(col_lanes_at)(c + 2 * VLEN, W))
+                                         : vf_set1(-INFINITY);
+        vf even, odd, even2, m;
+        FN(split_cols)(a, b, next, &even, &odd, &even2);
+        if (kw == 3) m = FN(nan_apply)(vf_max(even2, vf_max(odd, even)), FN(nan_either)(odd, even2));
+        else m = FN(nan_apply)(vf_max(odd, even), FN(nan_either)(odd, odd));
+        vf_store_n(out + ow, m, OW - ow < VLEN ? (int)(OW - ow) : VLEN);
+        a = next;
+    }
+}
+
+/* two output rows of 3x3 windows at stride 2 down: input rows 0-2 and 2-4 at src, the shared row
+ * loaded once, and twice the independent work per step */
+static inline __attribute__((always_inline)) void FN(col_max_3x2)(const float *p, int64_t W, FN(col_lanes) m,
+                                                                   vf *top, vf *bottom) {
+    const vf r0 = FN(load_lanes)(p, m), r1 = FN(load_lanes)(p + W, m), r2 = FN(load_lanes)(p + 2 * W, m);
+    const vf r3 = FN(load_lanes)(p + 3 * W, m), r4 = FN(load_lanes)(p + 4 * W, m);
+    *top = FN(nan_apply)(vf_max(r2, vf_max(r1, r0)), FN(nan_either)(r1, r2));
+    *bottom = FN(nan_apply)(vf_max(r4, vf_max(r3, r2)), FN(nan_either)(r3, r4));
+}
+
+static inline vf FN(max3_cols)(vf a, vf b, vf next) {
+    vf even, odd, even2;
+    FN(split_cols)(a, b, next, &even, &odd, &even2);
+    return FN(nan_apply)(vf_max(even2, vf_max(odd, even)), FN(nan_either)(odd, even2));
+}
+
+static void FN(maxpool_rows_3x3s2)(const float *src, float *out, int64_t W, int64_t OW, int64_t c0) {
+    int64_t c = c0;
+    vf a0, a1;
+    FN(col_max_3x2)(src + c, W, FN(col_lanes_at)(c, W), &a0, &a1);
+    for (int64_t ow = 0; ow < OW; ow += VLEN, c += 2 * VLEN) {
+        vf b0, b1, n0 = vf_set1(-INFINITY), n1 = n0;
+        FN(col_max_3x2)(src + c + VLEN, W, FN(col_lanes_at)(c + VLEN, W), &b0, &b1);
+        if (c + 2 * VLEN < W) FN(col_max_3x2)(src + c + 2 * VLEN, W, FN(col_lanes_at)(c + 2 * VLEN, W), &n0, &n1);
+        const int n = OW - ow < VLEN ? (int)(OW - ow) : VLEN;
+        vf_store_n(out + ow, FN(max3_cols)(a0, b0, n0), n);
+        vf_store_n(out + OW + ow, FN(max3_cols)(a1, b1, n1), n);
+        a0 = n0, a1 = n1;
+    }
 }
 
 static void FN(maxpool_plane_s2)(const float *x, float *y, const x86_pool_geom *g) {
@@ -179,18 +235,19 @@ static void FN(maxpool_plane_s2)(const float *x, float *y, const x86_pool_geom *
         const int64_t r1 = oh * g->sh - g->pt + g->kh < H ? oh * g->sh - g->pt + g->kh : H;
         const float *src = x + r0 * W;
         float *out = y + oh * OW;
-        int64_t c = -g->pl; /* the first input column of the window of output column ow */
-        vf a = FN(col_max)(src, W, r1 - r0, c);
-        for (int64_t ow = 0; ow < OW; ow += VLEN, c += 2 * VLEN) {
-            const vf b = FN(col_max)(src, W, r1 - r0, c + VLEN);
-            const vf next = g->kw == 3 || ow + VLEN < OW ? FN(col_max)(src, W, r1 - r0, c + 2 * VLEN) : b;
-            vf even, odd, even2, m;
-            FN(split_cols)(a, b, next, &even, &odd, &even2);
-            if (g->kw == 3) m = FN(nan_apply)(vf_max(even2, vf_max(odd, even)), FN(nan_either)(odd, even2));
-            else m = FN(nan_apply)(vf_max(odd, even), FN(nan_either)(odd, odd));
-            vf_store_n(out + ow, m, OW - ow < VLEN ? (int)(OW - ow) : VLEN);
-            a = next;
+        const int rows = (int)(r1 - r0);
+        if (rows == 3 && g->kw == 3 && g->sh == 2 && oh + 1 < g->OH && r1 + 2 <= H) { /* and the next row */
+            FN(maxpool_rows_3x3s2)(src, out, W, OW, -g->pl);
+            ++oh;
+            continue;
         }
+        /* constant row counts and widths, so that each call is unrolled for them */
+        if (rows == 3 && g->kw == 3) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, 3, 3);
+        else if (rows == 2 && g->kw == 3) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, 2, 3);
+        else if (rows == 2 && g->kw == 2) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, 2, 2);
+        else if (rows >= 1) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, rows, (int)g->kw);
+        else /* a window of padding rows only (pads as large as the kernel) */
+            for (int64_t ow = 0; ow < OW; ++ow) out[ow] = -INFINITY;
     }
 }
 #endif
