@@ -1,11 +1,17 @@
-"""MaxPool alone on mnn-x86 and ONNX Runtime: the pools of SqueezeNet 1.1 and ResNet-18, interleaved.
+"""MaxPool on mnn-x86 and ONNX Runtime: the pools of SqueezeNet 1.1 and ResNet-18, alone or in the models.
 
     python benchmarks/bench_pool.py --threads 1 --repeat 300
     python benchmarks/bench_pool.py --threads 2 --hot      # input rewritten before each run, as a conv would
+    python benchmarks/bench_pool.py --models --threads 1 --repeat 60   # the MaxPool steps inside the models
+
+--models: one mnn-x86 session and one ORT session (its node profiler on) per model, one run of each
+per round; printed is each MaxPool step's minimum over the rounds (mnn-x86: the core's step profiler;
+ORT: its per-node kernel time, NCHWc MaxPool after its layout transformer), so both see the same load.
 
 Each pool is a one-node graph. Per round every (pool, engine) pair runs once; printed is each pair's
 minimum over the rounds in ms (mnn-x86: the step profiler's time; ORT: the run's wall clock,
-a few microseconds of call overhead more than its node; a run is rarely preempted in every round on a shared machine). With
+a few microseconds of call overhead more than its node; a run is rarely preempted in every round on a
+shared machine). With
 --hot the input array is rewritten right before each run, so it sits in the cache the way a producing
 convolution leaves it; without it the input stays cached from the previous run.
 """
@@ -13,11 +19,14 @@ convolution leaves it; without it the input stays cached from the previous run.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 POOLS = {
     # name: (N, C, H, W), attrs
@@ -51,8 +60,12 @@ def _ort_runner(shape, attrs, threads, tmp: Path):
     from onnx import TensorProto, helper
 
     node = helper.make_node("MaxPool", ["x"], ["y"], **attrs)
-    g = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    g = helper.make_graph(
+        [node],
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     path = tmp / f"pool{len(list(tmp.iterdir()))}.onnx"
     onnx.save(model, str(path))
@@ -68,13 +81,60 @@ def _ort_runner(shape, attrs, threads, tmp: Path):
     return run
 
 
+def _models(threads: int, repeat: int) -> None:
+    import collections
+    import json
+    import os
+
+    import bench_models as bm
+    import onnxruntime as ort
+
+    import mnn_core as mnn
+
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    for model in ("squeezenet1_1", "resnet18"):
+        graph = bm._graph(model, 1)
+        sess = mnn.Session(graph, backend="x86", threads=threads)
+        tmp = Path(tempfile.mkdtemp())
+        o = ort.SessionOptions()
+        o.intra_op_num_threads, o.inter_op_num_threads = threads, 1
+        o.enable_profiling, o.profile_file_prefix = True, str(tmp / "ort")
+        osess = ort.InferenceSession(bm._onnx_file(graph, tmp), o, providers=["CPUExecutionProvider"])
+        pools = [n.name for n in sess.graph.nodes if n.op == "MaxPool"]
+        best = collections.defaultdict(lambda: float("inf"))
+        for r in range(repeat + 3):
+            sess.run({"input": x}, copy=False, profile=True)
+            osess.run(None, {"input": x})
+            if r >= 3:
+                for name, ms in sess.profile():
+                    if name in pools:
+                        best[name] = min(best[name], ms)
+        ort_best = collections.defaultdict(lambda: float("inf"))
+        path = osess.end_profiling()
+        for e in json.load(open(path)):
+            if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["args"]["op_name"] == "MaxPool":
+                ort_best[e["name"]] = min(ort_best[e["name"]], e["dur"] / 1e3)
+        os.remove(path)
+        steps = " ".join(f"{best[n]:.3f}" for n in pools)
+        ort_steps = " ".join(f"{v:.3f}" for v in ort_best.values())
+        print(
+            f"  {model:14s} {threads} thread(s): mnn-x86 MaxPool {sum(best[n] for n in pools):.3f} ms ({steps}); "
+            f"ORT {sum(ort_best.values()):.3f} ms ({ort_steps})"
+        )
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeat", type=int, default=300)
     p.add_argument("--hot", action="store_true", help="rewrite the input before each run")
     p.add_argument("--no-ort", action="store_true")
+    p.add_argument("--models", action="store_true", help="the MaxPool steps inside SqueezeNet 1.1 and ResNet-18")
     args = p.parse_args(argv)
+    if args.models:
+        print(f"MaxPool steps in the models, min over {args.repeat} interleaved rounds")
+        _models(args.threads, args.repeat)
+        return
     rng = np.random.default_rng(0)
     tmp = Path(tempfile.mkdtemp())
     runs = {}
