@@ -55,7 +55,8 @@ static void FN(pool_plane)(const float *x, float *y, int64_t pi, const x86_pool_
  * input are skipped; as padding they could never win), into a row buffer whose
  * padding columns hold -inf; each output is then the max of kw neighbours in
  * that buffer. The input is read in place, without the padded copy, and a 3x3
- * window costs 3 + 3 maxes instead of 9. */
+ * window costs 3 + 3 maxes instead of 9. Windows 2 or 3 wide at stride 2 across
+ * take the register path below (maxpool_plane_s2) instead. */
 
 static int FN(maxpool_by_rows)(const x86_pool_geom *g) {
     return VLEN > 1 && g->kind == 0 && g->dh == 1 && g->dw == 1 && g->sw <= 2;
@@ -279,18 +280,19 @@ static void FN(pool_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
 static void FN(maxpool_rows_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
     FN(pool_job) *J = (FN(pool_job) *)ctx;
     const x86_pool_geom *g = J->g;
+#if VLEN > 1
+    if (FN(maxpool_s2_cols)(g)) { /* no row buffer */
+        for (int64_t pi = lo; pi < hi; ++pi)
+            FN(maxpool_plane_s2)(J->x + pi * g->H * g->W, J->y + pi * g->OH * g->OW, g);
+        return;
+    }
+#endif
     float *buf = J->work + worker * J->per_thread;
     if (!J->ready[worker]) { /* the padding columns stay -inf: rows write only input columns */
         const int64_t n = (g->OW - 1) * g->sw + g->kw + 2 * VLEN;
         for (int64_t i = 0; i < n; ++i) buf[i] = -INFINITY;
         J->ready[worker] = 1;
     }
-#if VLEN > 1
-    if (FN(maxpool_s2_cols)(g)) {
-        for (int64_t pi = lo; pi < hi; ++pi) FN(maxpool_plane_s2)(J->x + pi * g->H * g->W, J->y + pi * g->OH * g->OW, g);
-        return;
-    }
-#endif
     for (int64_t pi = lo; pi < hi; ++pi) FN(maxpool_plane_rows)(J->x + pi * g->H * g->W, J->y + pi * g->OH * g->OW, g, buf);
 }
 
