@@ -91,8 +91,8 @@ static void FN(maxpool_plane_rows)(const float *x, float *y, const x86_pool_geom
  * 2x2/2 of VGG-like nets), all in registers: per output row, the column-wise max of the window's
  * input rows is taken for two vectors of input columns, split into its even and odd columns (one
  * permute each), and each output is max(even, odd) or max(even, odd, even shifted by one column).
- * No row buffer: storing the row maxes and reading them back at odd offsets costs more than the
- * maxes (the stores cannot forward to those loads).
+ * No row buffer: the column maxes are not stored and read back kw times at odd offsets, as in
+ * maxpool_plane_rows (two loads and a permute per strided tap); three permutes serve all taps.
  *
  * NaN: max(x, acc) returns acc when either is NaN, so a chain acc = max(x, acc) keeps a NaN of its
  * first input and loses one of a later x; one unordered compare per two later inputs finds those,
