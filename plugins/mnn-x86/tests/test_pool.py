@@ -44,6 +44,9 @@ S2_ATTRS = [
     {"kernel_shape": [2, 2], "strides": [2, 2]},
     {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1, "pads": [1, 1, 0, 0]},
     {"kernel_shape": [5, 3], "strides": [1, 2], "pads": [2, 1, 2, 1]},
+    # 3 wide but taller: the first windows clipped to 3 rows by the top padding look like 3x3 ones
+    {"kernel_shape": [5, 3], "strides": [2, 2], "pads": [2, 1, 2, 1]},
+    {"kernel_shape": [4, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
     {"kernel_shape": [2, 3], "strides": [3, 2], "ceil_mode": 1},
     {"kernel_shape": [5, 5], "strides": [2, 2], "pads": [2, 2, 2, 2]},
     {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]},

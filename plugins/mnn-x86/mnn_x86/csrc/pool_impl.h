@@ -237,7 +237,7 @@ static void FN(maxpool_plane_s2)(const float *x, float *y, const x86_pool_geom *
         const float *src = x + r0 * W;
         float *out = y + oh * OW;
         const int rows = (int)(r1 - r0);
-        if (rows == 3 && g->kw == 3 && g->sh == 2 && oh + 1 < g->OH && r1 + 2 <= H) { /* and the next row */
+        if (rows == 3 && g->kh == 3 && g->kw == 3 && g->sh == 2 && oh + 1 < g->OH && r1 + 2 <= H) { /* and the next row */
             FN(maxpool_rows_3x3s2)(src, out, W, OW, -g->pl);
             ++oh;
             continue;
