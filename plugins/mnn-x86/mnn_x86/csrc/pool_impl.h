@@ -55,7 +55,8 @@ static void FN(pool_plane)(const float *x, float *y, int64_t pi, const x86_pool_
  * input are skipped; as padding they could never win), into a row buffer whose
  * padding columns hold -inf; each output is then the max of kw neighbours in
  * that buffer. The input is read in place, without the padded copy, and a 3x3
- * window costs 3 + 3 maxes instead of 9. */
+ * window costs 3 + 3 maxes instead of 9. Windows 2 or 3 wide at stride 2 across
+ * take the register path below (maxpool_plane_s2) instead. */
 
 static int FN(maxpool_by_rows)(const x86_pool_geom *g) {
     return VLEN > 1 && g->kind == 0 && g->dh == 1 && g->dw == 1 && g->sw <= 2;
@@ -86,6 +87,172 @@ static void FN(maxpool_plane_rows)(const float *x, float *y, const x86_pool_geom
     }
 }
 
+/* Max pooling with stride 2 across and a window 2 or 3 wide (SqueezeNet's and ResNet's 3x3/2, the
+ * 2x2/2 of VGG-like nets), all in registers: per output row, the column-wise max of the window's
+ * input rows is taken for two vectors of input columns, split into its even and odd columns (one
+ * permute each), and each output is max(even, odd) or max(even, odd, even shifted by one column).
+ * No row buffer: the column maxes are not stored and read back kw times at odd offsets, as in
+ * maxpool_plane_rows (two loads and a permute per strided tap); three permutes serve all taps.
+ *
+ * NaN: max(x, acc) returns acc when either is NaN, so a chain acc = max(x, acc) keeps a NaN of its
+ * first input and loses one of a later x; one unordered compare per two later inputs finds those,
+ * and their lanes are set to NaN at the end: 4 instructions for 3 inputs instead of 3 x 3. */
+#if VLEN == 16
+typedef __mmask16 FN(nan_lanes);
+static inline FN(nan_lanes) FN(nan_none)(void) { return 0; }
+static inline FN(nan_lanes) FN(nan_either)(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+static inline FN(nan_lanes) FN(nan_or)(FN(nan_lanes) a, FN(nan_lanes) b) { return a | b; }
+static inline vf FN(nan_apply)(vf v, FN(nan_lanes) m) { return _mm512_mask_mov_ps(v, m, _mm512_set1_ps(NAN)); }
+/* the lanes of the input columns [c, c + 16) that lie in [0, W): a mask, so that every load is one
+ * masked load with -inf in the other lanes (their addresses are never read) */
+typedef __mmask16 FN(col_lanes);
+static inline FN(col_lanes) FN(col_lanes_at)(int64_t c, int64_t W) {
+    const int64_t lo = c < 0 ? -c : 0, hi = W - c < 16 ? W - c : 16;
+    if (hi <= lo) return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+static inline vf FN(load_lanes)(const float *p, FN(col_lanes) m) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), m, p);
+}
+/* a = x[0, 16), b = x[16, 32), next = x[32, 48) -> x[0, 2, .., 30], x[1, 3, .., 31], x[2, 4, .., 32] */
+static inline void FN(split_cols)(vf a, vf b, vf next, vf *even, vf *odd, vf *even2) {
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512i i2 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+    *even = _mm512_permutex2var_ps(a, ie, b);
+    *odd = _mm512_permutex2var_ps(a, io, b);
+    *even2 = _mm512_permutex2var_ps(*even, i2, next);
+}
+#elif VLEN == 8
+typedef __m256 FN(nan_lanes);
+static inline FN(nan_lanes) FN(nan_none)(void) { return _mm256_setzero_ps(); }
+static inline FN(nan_lanes) FN(nan_either)(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+static inline FN(nan_lanes) FN(nan_or)(FN(nan_lanes) a, FN(nan_lanes) b) { return _mm256_or_ps(a, b); }
+/* an all-ones lane is a NaN */
+static inline vf FN(nan_apply)(vf v, FN(nan_lanes) m) { return _mm256_or_ps(v, m); }
+/* AVX2 has no cheap masked load with a fill: [lo, hi) as numbers, a plain load when it is every lane */
+typedef struct {
+    int lo, hi;
+} FN(col_lanes);
+static inline FN(col_lanes) FN(col_lanes_at)(int64_t c, int64_t W) {
+    const int64_t lo = c < 0 ? -c : 0, hi = W - c < 8 ? W - c : 8;
+    FN(col_lanes) m = {(int)(lo < 8 ? lo : 8), (int)(hi > lo ? hi : lo < 8 ? lo : 8)};
+    return m;
+}
+static inline vf FN(load_lanes)(const float *p, FN(col_lanes) m) {
+    if (m.lo == 0 && m.hi == 8) return _mm256_loadu_ps(p);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(m.hi), lane),
+                                        _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(m.lo - 1)));
+    return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(p, in), _mm256_castsi256_ps(in));
+}
+static inline void FN(split_cols)(vf a, vf b, vf next, vf *even, vf *odd, vf *even2) {
+    /* shuffle: a0 a2 b0 b2 | a4 a6 b4 b6; the 64-bit permute puts the halves in order */
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+    /* next[0] into lane 0, then rotated to the top */
+    *even2 = _mm256_permutevar8x32_ps(_mm256_blend_ps(*even, next, 1), _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0));
+}
+#endif
+
+#if VLEN > 1
+static inline int FN(maxpool_s2_cols)(const x86_pool_geom *g) {
+    return g->kind == 0 && g->dh == 1 && g->dw == 1 && g->sw == 2 && (g->kw == 2 || g->kw == 3);
+}
+
+/* the max over `rows` (>= 1) rows, W apart, of the columns at p whose lanes are in m */
+static inline __attribute__((always_inline)) vf FN(col_max)(const float *p, int64_t W, int rows, FN(col_lanes) m) {
+    vf acc = FN(load_lanes)(p, m);
+    FN(nan_lanes) nan = FN(nan_none)();
+    int r = 1;
+    for (; r + 1 < rows; r += 2) {
+        const vf a = FN(load_lanes)(p + r * W, m), b = FN(load_lanes)(p + (r + 1) * W, m);
+        acc = vf_max(b, vf_max(a, acc));
+        nan = FN(nan_or)(nan, FN(nan_either)(a, b));
+    }
+    if (r < rows) {
+        const vf a = FN(load_lanes)(p + r * W, m);
+        acc = vf_max(a, acc);
+        nan = FN(nan_or)(nan, FN(nan_either)(a, a));
+    }
+    return FN(nan_apply)(acc, nan);
+}
+
+/* one output row from `rows` input rows at src; c0: the first input column of the first window
+ * (-pl). src + c may point before the row (left padding): those lanes are masked, never read. */
+static inline __attribute__((always_inline)) void FN(maxpool_row_s2)(const float *src, float *out, int64_t W,
+                                                                     int64_t OW, int64_t c0, int rows, int kw) {
+    int64_t c = c0;
+    vf a = FN(col_max)(src + c, W, rows, FN(col_lanes_at)(c, W));
+    for (int64_t ow = 0; ow < OW; ow += VLEN, c += 2 * VLEN) {
+        const vf b = FN(col_max)(src + c + VLEN, W, rows, FN(col_lanes_at)(c + VLEN, W));
+        /* past the right edge (small planes, ceil_mode) nothing is loaded */
+        const vf next = c + 2 * VLEN < W ? FN(col_max)(src + c + 2 * VLEN, W, rows, FN(col_lanes_at)(c + 2 * VLEN, W))
+                                         : vf_set1(-INFINITY);
+        vf even, odd, even2, m;
+        FN(split_cols)(a, b, next, &even, &odd, &even2);
+        if (kw == 3) m = FN(nan_apply)(vf_max(even2, vf_max(odd, even)), FN(nan_either)(odd, even2));
+        else m = FN(nan_apply)(vf_max(odd, even), FN(nan_either)(odd, odd));
+        vf_store_n(out + ow, m, OW - ow < VLEN ? (int)(OW - ow) : VLEN);
+        a = next;
+    }
+}
+
+/* two output rows of 3x3 windows at stride 2 down: input rows 0-2 and 2-4 at src, the shared row
+ * loaded once, and twice the independent work per step */
+static inline __attribute__((always_inline)) void FN(col_max_3x2)(const float *p, int64_t W, FN(col_lanes) m,
+                                                                   vf *top, vf *bottom) {
+    const vf r0 = FN(load_lanes)(p, m), r1 = FN(load_lanes)(p + W, m), r2 = FN(load_lanes)(p + 2 * W, m);
+    const vf r3 = FN(load_lanes)(p + 3 * W, m), r4 = FN(load_lanes)(p + 4 * W, m);
+    *top = FN(nan_apply)(vf_max(r2, vf_max(r1, r0)), FN(nan_either)(r1, r2));
+    *bottom = FN(nan_apply)(vf_max(r4, vf_max(r3, r2)), FN(nan_either)(r3, r4));
+}
+
+static inline vf FN(max3_cols)(vf a, vf b, vf next) {
+    vf even, odd, even2;
+    FN(split_cols)(a, b, next, &even, &odd, &even2);
+    return FN(nan_apply)(vf_max(even2, vf_max(odd, even)), FN(nan_either)(odd, even2));
+}
+
+static void FN(maxpool_rows_3x3s2)(const float *src, float *out, int64_t W, int64_t OW, int64_t c0) {
+    int64_t c = c0;
+    vf a0, a1;
+    FN(col_max_3x2)(src + c, W, FN(col_lanes_at)(c, W), &a0, &a1);
+    for (int64_t ow = 0; ow < OW; ow += VLEN, c += 2 * VLEN) {
+        vf b0, b1, n0 = vf_set1(-INFINITY), n1 = n0;
+        FN(col_max_3x2)(src + c + VLEN, W, FN(col_lanes_at)(c + VLEN, W), &b0, &b1);
+        if (c + 2 * VLEN < W) FN(col_max_3x2)(src + c + 2 * VLEN, W, FN(col_lanes_at)(c + 2 * VLEN, W), &n0, &n1);
+        const int n = OW - ow < VLEN ? (int)(OW - ow) : VLEN;
+        vf_store_n(out + ow, FN(max3_cols)(a0, b0, n0), n);
+        vf_store_n(out + OW + ow, FN(max3_cols)(a1, b1, n1), n);
+        a0 = n0, a1 = n1;
+    }
+}
+
+static void FN(maxpool_plane_s2)(const float *x, float *y, const x86_pool_geom *g) {
+    const int64_t H = g->H, W = g->W, OW = g->OW;
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        const int64_t r0 = oh * g->sh - g->pt > 0 ? oh * g->sh - g->pt : 0;
+        const int64_t r1 = oh * g->sh - g->pt + g->kh < H ? oh * g->sh - g->pt + g->kh : H;
+        const float *src = x + r0 * W;
+        float *out = y + oh * OW;
+        const int rows = (int)(r1 - r0);
+        if (rows == 3 && g->kh == 3 && g->kw == 3 && g->sh == 2 && oh + 1 < g->OH && r1 + 2 <= H) { /* and the next row */
+            FN(maxpool_rows_3x3s2)(src, out, W, OW, -g->pl);
+            ++oh;
+            continue;
+        }
+        /* constant row counts and widths, so that each call is unrolled for them */
+        if (rows == 3 && g->kw == 3) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, 3, 3);
+        else if (rows == 2 && g->kw == 3) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, 2, 3);
+        else if (rows == 2 && g->kw == 2) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, 2, 2);
+        else if (rows >= 1) FN(maxpool_row_s2)(src, out, W, OW, -g->pl, rows, (int)g->kw);
+        else /* a window of padding rows only (pads as large as the kernel) */
+            for (int64_t ow = 0; ow < OW; ++ow) out[ow] = -INFINITY;
+    }
+}
+#endif
+
 /* inference (x86infer): planes as ranges on the thread pool; each worker sets
  * up its scratch (padding fill, tap offsets) on its first range */
 typedef struct {
@@ -113,6 +280,13 @@ static void FN(pool_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
 static void FN(maxpool_rows_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
     FN(pool_job) *J = (FN(pool_job) *)ctx;
     const x86_pool_geom *g = J->g;
+#if VLEN > 1
+    if (FN(maxpool_s2_cols)(g)) { /* no row buffer */
+        for (int64_t pi = lo; pi < hi; ++pi)
+            FN(maxpool_plane_s2)(J->x + pi * g->H * g->W, J->y + pi * g->OH * g->OW, g);
+        return;
+    }
+#endif
     float *buf = J->work + worker * J->per_thread;
     if (!J->ready[worker]) { /* the padding columns stay -inf: rows write only input columns */
         const int64_t n = (g->OW - 1) * g->sw + g->kw + 2 * VLEN;
