@@ -9,7 +9,12 @@ transformed once at prepare) where that pays; the session option
 ``x86.winograd`` ("auto", "on", "off") overrides the choice. Small output planes
 (7x7, 14x14) run the GEMM transposed, pixels along the register tile's rows and
 output channels along its vectors, where that uses more of the tiles
-(``x86.conv_t``: "auto", "on", "off"). Under precision="low" on a CPU with AVX-512 BF16 the GEMM
+(``x86.conv_t``: "auto", "on", "off"). Convolutions with few input channels (the stems that read
+the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (csrc/conv_direct_impl.h:
+no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
+their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
+at most DIRECT_MAX_CHANNELS input channels. It takes one group, constant weights, dilation 1 and a
+horizontal stride of 1 or 2 (with "on" too; others keep the GEMM). Under precision="low" on a CPU with AVX-512 BF16 the GEMM
 path with constant weights and Winograd's GEMMs run on bf16 operands instead (precision.py).
 """
 
@@ -57,6 +62,33 @@ def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
     return min(cg, o) >= WINO_MIN_CHANNELS and min(geo["out"][2], geo["out"][3]) >= WINO_MIN_OUT
 
 
+#: The direct kernel against im2col + GEMM (RESULTS.md, "Direct convolution for the stems"): it wins
+#: while the input channels are few enough that the im2col panel costs as much as the arithmetic
+DIRECT_MAX_CHANNELS = 4
+
+
+def _use_direct(geo, x_shape, w_shape, weight, options) -> bool:
+    """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel."""
+    options = options or {}
+    choice = str(options.get("x86.direct", "auto")).lower()
+    if choice not in ("auto", "on", "off"):
+        raise BackendError(f"x86: option x86.direct={choice!r}; use 'auto', 'on' or 'off'")
+    cg = w_shape[1]
+    eligible = (
+        weight is not None
+        and geo["group"] == 1
+        and tuple(geo["dilations"]) == (1, 1)
+        and geo["strides"][1] in (1, 2)
+    )
+    if not eligible or choice == "off":
+        return False
+    if choice == "on":
+        return True
+    # another path forced on keeps its convolutions
+    forced = any(str(options.get(k, "auto")).lower() == "on" for k in ("x86.winograd", "x86.conv_t"))
+    return not forced and cg <= DIRECT_MAX_CHANNELS
+
+
 def _transposed_choice(options):
     """The option x86.conv_t: "auto" (None: the lane rule in _x86.pyx decides), "on" or "off" (for
     a constant-weight, one-group, non-depthwise, non-Winograd convolution)."""
@@ -83,6 +115,7 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     options = getattr(ctx, "options", None)
     p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
+    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options) and not depthwise
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
     p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
