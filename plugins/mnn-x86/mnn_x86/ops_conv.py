@@ -14,8 +14,9 @@ the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (c
 no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
 their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
 at most DIRECT_MAX_CHANNELS input channels. It takes one group, constant weights, dilation 1 and a
-horizontal stride of 1 or 2 (with "on" too; others keep the GEMM). Under precision="low" on a CPU with AVX-512 BF16 the GEMM
-path with constant weights and Winograd's GEMMs run on bf16 operands instead (precision.py).
+horizontal stride of 1 or 2 (with "on" too; others keep the GEMM), and it runs in fp32 under any
+precision. Under precision="low" on a CPU with AVX-512 BF16 the GEMM path with constant weights and
+Winograd's GEMMs run on bf16 operands instead (precision.py).
 """
 
 from __future__ import annotations
@@ -75,10 +76,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options) -> bool:
         raise BackendError(f"x86: option x86.direct={choice!r}; use 'auto', 'on' or 'off'")
     cg = w_shape[1]
     eligible = (
-        weight is not None
-        and geo["group"] == 1
-        and tuple(geo["dilations"]) == (1, 1)
-        and geo["strides"][1] in (1, 2)
+        weight is not None and geo["group"] == 1 and tuple(geo["dilations"]) == (1, 1) and geo["strides"][1] in (1, 2)
     )
     if not eligible or choice == "off":
         return False
@@ -105,8 +103,9 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     c, o = x_shape[1], w_shape[0]
     act, act_alpha, act_beta = fused_activation(node.attrs)
     depthwise = geo["group"] == c and o == c  # one filter per channel
-    p = dict(conv_params(x_shape, w_shape, geo), depthwise=int(depthwise), act=act, act_alpha=act_alpha,
-             act_beta=act_beta)
+    p = dict(
+        conv_params(x_shape, w_shape, geo), depthwise=int(depthwise), act=act, act_alpha=act_alpha, act_beta=act_beta
+    )
     if depthwise:
         p["C"] = c  # the depthwise kernel walks all C planes
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])

@@ -17,15 +17,17 @@
 /* The tile: DIR_OCB channels (broadcast weights) x DIR_NV vectors of pixels, with the DIR_NV strip
  * loads and one broadcast in registers (AVX-512: 24 + 3 + 1 of 32 zmm; AVX2: 12 + 3 + 1 of 16 ymm).
  * 8 and 4 channels divide the stems' 64 and 32 outputs. */
+#ifndef DIR_OCB /* overridable to try other tiles */
 #if VLEN >= 16
 #define DIR_OCB 8
-#define DIR_NV 3
 #elif VLEN >= 8
 #define DIR_OCB 4
-#define DIR_NV 3
 #else
-#define DIR_OCB 4
-#define DIR_NV 4
+#define DIR_OCB 2
+#endif
+#endif
+#ifndef DIR_NV
+#define DIR_NV GEMM_NV
 #endif
 #define DIR_ROWS 8 /* output rows per work item, fewer when the items would be too few for the threads */
 #define DIR_MAX_WORKERS 64
@@ -111,20 +113,20 @@ static inline __attribute__((always_inline)) void FN(dc_row)(const int unit, con
             const float *wb = wd + b * K * DIR_OCB;
             float *dst = yrow + b * DIR_OCB * plane + ow;
             const int64_t o0 = b * DIR_OCB;
-            if (o0 + DIR_OCB <= O) {
-                if (nv == DIR_NV) FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, DIR_OCB, dst, plane, cols, e, o0, ow);
-#if DIR_NV > 3
-                else if (nv == 3) FN(dc_tile)(3, unit, bp, s, off, K, wb, DIR_OCB, dst, plane, cols, e, o0, ow);
-#endif
-#if DIR_NV > 2
-                else if (nv == 2) FN(dc_tile)(2, unit, bp, s, off, K, wb, DIR_OCB, dst, plane, cols, e, o0, ow);
-#endif
-                else FN(dc_tile)(1, unit, bp, s, off, K, wb, DIR_OCB, dst, plane, cols, e, o0, ow);
-            } else { /* the last, partial block: the vectors one at a time, the rows a variable */
-                const int rows = (int)(O - o0);
-                for (int v = 0; v < nv; ++v)
-                    FN(dc_tile)(1, unit, bp + v * VLEN * s, s, off, K, wb, rows, dst + v * VLEN, plane,
-                                cols - v * VLEN < VLEN ? cols - v * VLEN : VLEN, e, o0, ow + v * VLEN);
+            if (o0 + DIR_OCB <= O && nv == DIR_NV) {
+                FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, DIR_OCB, dst, plane, cols, e, o0, ow);
+                continue;
+            }
+            /* the row's last vectors, or the last, partial block (its rows a variable): a vector at a time */
+            const int rows = (int)(O - o0 < DIR_OCB ? O - o0 : DIR_OCB);
+            for (int v = 0; v < nv; ++v) {
+                const int n = cols - v * VLEN < VLEN ? cols - v * VLEN : VLEN;
+                if (rows == DIR_OCB)
+                    FN(dc_tile)(1, unit, bp + v * VLEN * s, s, off, K, wb, DIR_OCB, dst + v * VLEN, plane, n, e, o0,
+                                ow + v * VLEN);
+                else
+                    FN(dc_tile)(1, unit, bp + v * VLEN * s, s, off, K, wb, rows, dst + v * VLEN, plane, n, e, o0,
+                                ow + v * VLEN);
             }
         }
     }
