@@ -80,12 +80,15 @@ static void FN(direct_pack)(const float *w, int64_t O, int64_t K, float *wd) {
  * them stored at dst (rows ldc floats apart). */
 static inline __attribute__((always_inline)) void FN(dc_tile)(const int nv, const int unit, const float *base,
                                                               int64_t s, const int64_t *off, int64_t K,
-                                                              const float *wb, const int rows, float *dst,
+                                                              const float *wb, const float *bias,
+                                                              const int rows, float *dst,
                                                               int64_t ldc, int cols, const x86_epilogue *e,
                                                               int64_t row0, int64_t col0) {
     vf acc[DIR_OCB][DIR_NV];
-    for (int o = 0; o < DIR_OCB; ++o)
-        for (int v = 0; v < nv; ++v) acc[o][v] = vf_zero();
+    for (int o = 0; o < DIR_OCB; ++o) { /* the sums start at the bias: the epilogue has none to add */
+        const vf b = bias && o < rows ? vf_set1(bias[row0 + o]) : vf_zero();
+        for (int v = 0; v < nv; ++v) acc[o][v] = b;
+    }
     for (int64_t k = 0; k < K; ++k, wb += DIR_OCB) {
         const float *p = base + off[k];
         vf xv[DIR_NV];
@@ -103,7 +106,8 @@ static inline __attribute__((always_inline)) void FN(dc_tile)(const int nv, cons
 static inline __attribute__((always_inline)) void FN(dc_row)(const int unit, const float *base, int64_t s,
                                                              const int64_t *off, int64_t K, const float *wd,
                                                              int64_t O, int64_t b0, int64_t b1, float *yrow,
-                                                             int64_t plane, int64_t OW, const x86_epilogue *e) {
+                                                             int64_t plane, int64_t OW, const float *bias,
+                                                             const x86_epilogue *e) {
     for (int64_t ow = 0; ow < OW; ow += DIR_NV * VLEN) {
         const int64_t left = OW - ow;
         const int cols = (int)(left < DIR_NV * VLEN ? left : DIR_NV * VLEN);
@@ -114,19 +118,19 @@ static inline __attribute__((always_inline)) void FN(dc_row)(const int unit, con
             float *dst = yrow + b * DIR_OCB * plane + ow;
             const int64_t o0 = b * DIR_OCB;
             if (o0 + DIR_OCB <= O && nv == DIR_NV) {
-                FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, DIR_OCB, dst, plane, cols, e, o0, ow);
+                FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, bias, DIR_OCB, dst, plane, cols, e, o0, ow);
                 continue;
             }
             /* the row's last vectors, or the last, partial block (its rows a variable): a vector at a time */
             const int rows = (int)(O - o0 < DIR_OCB ? O - o0 : DIR_OCB);
             for (int v = 0; v < nv; ++v) {
                 const int n = cols - v * VLEN < VLEN ? cols - v * VLEN : VLEN;
+                const float *bv = bp + v * VLEN * s;
+                float *dv = dst + v * VLEN;
                 if (rows == DIR_OCB)
-                    FN(dc_tile)(1, unit, bp + v * VLEN * s, s, off, K, wb, DIR_OCB, dst + v * VLEN, plane, n, e, o0,
-                                ow + v * VLEN);
+                    FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, DIR_OCB, dv, plane, n, e, o0, ow + v * VLEN);
                 else
-                    FN(dc_tile)(1, unit, bp + v * VLEN * s, s, off, K, wb, rows, dst + v * VLEN, plane, n, e, o0,
-                                ow + v * VLEN);
+                    FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, rows, dv, plane, n, e, o0, ow + v * VLEN);
             }
         }
     }
@@ -136,7 +140,8 @@ typedef struct {
     const float *x, *wd;
     float *y, *work;
     const x86_conv_geom *g;
-    x86_epilogue e; /* bias per output channel */
+    const float *bias; /* per output channel, or NULL: where the sums start */
+    x86_epilogue e;    /* the activation (no bias: the sums started with it) */
     int64_t O, rows, row_blocks, parts, worker_floats;
 } FN(dc_job);
 
@@ -155,8 +160,10 @@ static void FN(dc_task)(void *ctx, int64_t item, int worker) {
     const int64_t rin = (oh1 - oh0 - 1) * g->sh + g->kh; /* strip rows this item fills */
     float *strip = J->work + worker * J->worker_floats;
     int64_t *off = (int64_t *)(strip + FN(dc_offsets_at)(g, J->rows));
-    /* zeros first: the padding, and rows or slack a previous item left behind */
-    memset(strip, 0, (size_t)(g->C * cs + FN(dc_slack)(g)) * sizeof(float));
+    /* zeros first where the taps reach padding (and rows a previous item left behind there); without
+     * padding every float a stored lane reads is copied below (the rest only feeds lanes never stored) */
+    const int padded = g->pt > 0 || g->pl > 0 || PW > g->W || (g->OH - 1) * g->sh + g->kh > g->H;
+    if (padded) memset(strip, 0, (size_t)(g->C * cs + FN(dc_slack)(g)) * sizeof(float));
     for (int64_t c = 0; c < g->C; ++c)
         FN(copy_plane)(J->x + (n * g->C + c) * g->H * g->W, g->H, g->W, g->pt - oh0 * g->sh, g->pl, rin, PW, &L,
                        strip + c * cs);
@@ -167,8 +174,9 @@ static void FN(dc_task)(void *ctx, int64_t item, int worker) {
     float *yn = J->y + n * J->O * plane;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float *base = strip + (oh - oh0) * g->sh * L.rowlen;
-        if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b0, b1, yn + oh * g->OW, plane, g->OW, &J->e);
-        else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b0, b1, yn + oh * g->OW, plane, g->OW, &J->e);
+        float *yrow = yn + oh * g->OW;
+        if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b0, b1, yrow, plane, g->OW, J->bias, &J->e);
+        else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b0, b1, yrow, plane, g->OW, J->bias, &J->e);
     }
 }
 
@@ -177,10 +185,9 @@ static void FN(direct_conv)(const float *x, const float *wd, const float *bias, 
                             int64_t worker_floats, float *work, int threads) {
     FN(dc_job) J;
     J.x = x, J.wd = wd, J.y = y, J.work = work, J.g = g;
+    J.bias = bias; /* a Conv's epilogue has alpha = beta = 1 (_x86.pyx), so the sums may start at it */
     J.e = *e;
-    J.e.bias = bias;
-    J.e.bias_rs = 1;
-    J.e.bias_cs = 0;
+    J.e.bias = NULL;
     J.O = O, J.rows = rows, J.row_blocks = (g->OH + rows - 1) / rows, J.parts = parts;
     J.worker_floats = worker_floats;
     const int64_t items = N * J.row_blocks * parts;
