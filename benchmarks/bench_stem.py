@@ -1,10 +1,10 @@
-"""The first convolution (the stem) of a model: mnn-x86 with x86.direct on and off, and ONNX Runtime's
+"""The first convolution (the stem) of a model: mnn-x86 with x86.direct auto (the direct kernel) and off (im2col + GEMM), and ONNX Runtime's
 own per-node time for it, interleaved in one process.
 
     python benchmarks/bench_stem.py --model resnet18 --threads 1 --repeat 30
     python benchmarks/bench_stem.py --model squeezenet1_1 --model mobilenet_v2 --threads 2
 
-Per round: one profiled inference of each mnn-x86 session (options x86.direct "on" and "off"; the ISA
+Per round: one profiled inference of each mnn-x86 session (options x86.direct "auto" and "off"; the ISA
 is whatever mnn-x86 picks, or MNN_X86_ISA), then one of an ONNX Runtime session with its profiler on,
 so all three see the same load on a shared machine. Printed per model: the stem step's minimum over
 the rounds for each (ORT's from its profile's kernel times of the stem node), its GFLOP/s, and the
@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_models as bm  # noqa: E402
 
-MODES = ("on", "off")
+MODES = ("auto", "off")
 
 
 def _stem(sess) -> tuple[str, float]:
@@ -100,10 +100,10 @@ def run(model: str, threads: int, repeat: int) -> None:
     for m in MODES:
         ms = steps[m][stem]
         print(
-            f"  mnn-x86 direct {m:3s}: stem {ms:7.3f} ms ({gflop / ms * 1e3:6.1f} GF/s); "
+            f"  mnn-x86 direct {m:4s}: stem {ms:7.3f} ms ({gflop / ms * 1e3:6.1f} GF/s); "
             f"model steps' minima {sum(steps[m].values()):7.2f} ms"
         )
-    print(f"  onnxruntime        : stem {ort_ms:7.3f} ms ({gflop / ort_ms * 1e3:6.1f} GF/s)")
+    print(f"  onnxruntime         : stem {ort_ms:7.3f} ms ({gflop / ort_ms * 1e3:6.1f} GF/s)")
 
 
 def main(argv=None) -> None:

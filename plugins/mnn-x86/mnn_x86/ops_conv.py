@@ -13,9 +13,10 @@ output channels along its vectors, where that uses more of the tiles
 the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (csrc/conv_direct_impl.h:
 no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
 their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
-at most DIRECT_MAX_CHANNELS input channels. It takes one group, constant weights, dilation 1 and a
-horizontal stride of 1 or 2 (with "on" too; others keep the GEMM), and it runs in fp32 under any
-precision. Under precision="low" on a CPU with AVX-512 BF16 the GEMM path with constant weights and
+at most DIRECT_MAX_CHANNELS (8) input channels where Winograd does not take the convolution ("on"
+wins over Winograd too). It takes one group, constant weights, dilation 1 and a horizontal stride of
+1 or 2 (others keep the GEMM, "on" or not), and it runs in fp32 under any precision.
+Under precision="low" on a CPU with AVX-512 BF16 the GEMM path with constant weights and
 Winograd's GEMMs run on bf16 operands instead (precision.py).
 """
 
@@ -63,13 +64,16 @@ def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
     return min(cg, o) >= WINO_MIN_CHANNELS and min(geo["out"][2], geo["out"][3]) >= WINO_MIN_OUT
 
 
-#: The direct kernel against im2col + GEMM (RESULTS.md, "Direct convolution for the stems"): it wins
-#: while the input channels are few enough that the im2col panel costs as much as the arithmetic
-DIRECT_MAX_CHANNELS = 4
+#: The direct kernel against im2col + GEMM, measured on Zen 4 (RESULTS.md, "direct convolution for the
+#: stems"): 1.1-1.4x faster on the 3-channel stems, 1.1-1.2x with 8 input channels (3x3 stride 2; a 1x1
+#: 1.4x on AVX-512, 0.9x on AVX2), 1.1x with 16 at stride 2; but at stride 1 Winograd is faster from 8
+#: channels on (0.95x), so the rule leaves Winograd's convolutions to it
+DIRECT_MAX_CHANNELS = 8
 
 
-def _use_direct(geo, x_shape, w_shape, weight, options) -> bool:
-    """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel."""
+def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool) -> bool:
+    """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel (auto: at most
+    DIRECT_MAX_CHANNELS input channels, unless Winograd takes the convolution or another path is forced on)."""
     options = options or {}
     choice = str(options.get("x86.direct", "auto")).lower()
     if choice not in ("auto", "on", "off"):
@@ -84,7 +88,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options) -> bool:
         return True
     # another path forced on keeps its convolutions
     forced = any(str(options.get(k, "auto")).lower() == "on" for k in ("x86.winograd", "x86.conv_t"))
-    return not forced and cg <= DIRECT_MAX_CHANNELS
+    return not forced and not winograd and cg <= DIRECT_MAX_CHANNELS
 
 
 def _transposed_choice(options):
@@ -114,7 +118,7 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     options = getattr(ctx, "options", None)
     p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
-    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options) and not depthwise
+    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"]) and not depthwise
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
     p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)

@@ -96,7 +96,7 @@ def _supported():
 
 def test_direct_choice(rng, conv_kinds):  # noqa: F811
     """What keeps the GEMM (or another path): the option off, many input channels under auto, another
-    path forced on; and, even with x86.direct=on, groups, dilation, horizontal stride 3 and weights
+    path forced on or Winograd's own rule; and, even with x86.direct=on, groups, dilation, horizontal stride 3 and weights
     computed by the graph. A bad value names the option."""
     x3, w3 = _r(rng, 1, 3, 12, 12), _r(rng, 8, 3, 3, 3)
     x16, w16 = _r(rng, 1, 16, 12, 12), _r(rng, 8, 16, 3, 3)
@@ -104,12 +104,15 @@ def test_direct_choice(rng, conv_kinds):  # noqa: F811
     _run_conv([x16, w16], {"strides": [2, 2]}, "scalar", 1, {}, constant=(1,))
     _run_conv([x3, w3], {"pads": [1, 1, 1, 1]}, "scalar", 1, {"x86.winograd": "on"}, constant=(1,))
     _run_conv([x16, w16], {"strides": [2, 2]}, "scalar", 1, ON, constant=(1,))  # on: any channel count
+    x8, w8 = _r(rng, 1, 8, 12, 12), _r(rng, 8, 8, 3, 3)
+    _run_conv([x8, w8], {"strides": [2, 2]}, "scalar", 1, {}, constant=(1,))  # 8 channels: direct
+    _run_conv([x8, w8], {}, "scalar", 1, {}, constant=(1,))  # ... unless Winograd takes it
     for attrs in ({"dilations": [2, 2]}, {"strides": [1, 3]}):
         _run_conv([x3, w3], attrs, "scalar", 1, ON, constant=(1,))
     _run_conv([_r(rng, 1, 4, 12, 12), _r(rng, 8, 2, 3, 3)], {"group": 2}, "scalar", 1, ON, constant=(1,))
     kinds = _kinds(conv_kinds)
-    assert kinds[2:4] == ["winograd", "direct"]
-    assert "direct" not in kinds[:2] + kinds[4:] and len(kinds) == 7
+    assert kinds[2:6] == ["winograd", "direct", "direct", "winograd"]
+    assert "direct" not in kinds[:2] + kinds[6:] and len(kinds) == 9
     with pytest.raises(BackendError, match="x86.direct"):
         _run_conv([x3, w3], {}, "scalar", 1, {"x86.direct": "sometimes"}, constant=(1,))
 
