@@ -1,5 +1,5 @@
-"""The first convolution (the stem) of a model: mnn-x86 with x86.direct auto (the direct kernel) and off (im2col + GEMM), and ONNX Runtime's
-own per-node time for it, interleaved in one process.
+"""The first convolution (the stem) of a model: mnn-x86 with x86.direct auto (the direct kernel) and
+off (im2col + GEMM), and ONNX Runtime's own per-node time for it, interleaved in one process.
 
     python benchmarks/bench_stem.py --model resnet18 --threads 1 --repeat 30
     python benchmarks/bench_stem.py --model squeezenet1_1 --model mobilenet_v2 --threads 2

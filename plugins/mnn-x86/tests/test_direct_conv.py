@@ -96,8 +96,8 @@ def _supported():
 
 def test_direct_choice(rng, conv_kinds):  # noqa: F811
     """What keeps the GEMM (or another path): the option off, many input channels under auto, another
-    path forced on or Winograd's own rule; and, even with x86.direct=on, groups, dilation, horizontal stride 3 and weights
-    computed by the graph. A bad value names the option."""
+    path forced on or Winograd's own rule; and, even with x86.direct=on, groups, dilation, horizontal
+    stride 3 and weights computed by the graph. A bad value names the option."""
     x3, w3 = _r(rng, 1, 3, 12, 12), _r(rng, 8, 3, 3, 3)
     x16, w16 = _r(rng, 1, 16, 12, 12), _r(rng, 8, 16, 3, 3)
     _run_conv([x3, w3], {}, "scalar", 1, {"x86.direct": "off"}, constant=(1,))
