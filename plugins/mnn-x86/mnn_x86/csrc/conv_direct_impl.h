@@ -29,7 +29,9 @@
 #ifndef DIR_NV
 #define DIR_NV GEMM_NV
 #endif
-#define DIR_ROWS 8 /* output rows per work item, fewer when the items would be too few for the threads */
+#ifndef DIR_ROWS
+#define DIR_ROWS 16 /* output rows per work item, fewer when the items would be too few for the threads */
+#endif
 #define DIR_MAX_WORKERS 64
 
 /* the padded strip's row layout for this geometry (depthwise_impl.h: split even/odd for stride 2) */
@@ -101,37 +103,33 @@ static inline __attribute__((always_inline)) void FN(dc_tile)(const int nv, cons
     TILE_EPILOGUE(acc, rows, nv, dst, ldc, cols, e, row0, col0, 1, 1);
 }
 
-/* the tiles of one output row for channel blocks [b0, b1): all blocks over each run of pixels, so the
- * strip's vectors stay in L1 while the weights of the blocks go by */
+/* the tiles of one output row for the channel block b */
 static inline __attribute__((always_inline)) void FN(dc_row)(const int unit, const float *base, int64_t s,
                                                              const int64_t *off, int64_t K, const float *wd,
-                                                             int64_t O, int64_t b0, int64_t b1, float *yrow,
-                                                             int64_t plane, int64_t OW, const float *bias,
-                                                             const x86_epilogue *e) {
+                                                             int64_t O, int64_t b, float *yrow, int64_t plane,
+                                                             int64_t OW, const float *bias, const x86_epilogue *e) {
+    const float *wb = wd + b * K * DIR_OCB;
+    const int64_t o0 = b * DIR_OCB;
+    const int rows = (int)(O - o0 < DIR_OCB ? O - o0 : DIR_OCB);
     for (int64_t ow = 0; ow < OW; ow += DIR_NV * VLEN) {
         const int64_t left = OW - ow;
         const int cols = (int)(left < DIR_NV * VLEN ? left : DIR_NV * VLEN);
         const int nv = (cols + VLEN - 1) / VLEN;
         const float *bp = base + ow * s;
-        for (int64_t b = b0; b < b1; ++b) {
-            const float *wb = wd + b * K * DIR_OCB;
-            float *dst = yrow + b * DIR_OCB * plane + ow;
-            const int64_t o0 = b * DIR_OCB;
-            if (o0 + DIR_OCB <= O && nv == DIR_NV) {
-                FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, bias, DIR_OCB, dst, plane, cols, e, o0, ow);
-                continue;
-            }
-            /* the row's last vectors, or the last, partial block (its rows a variable): a vector at a time */
-            const int rows = (int)(O - o0 < DIR_OCB ? O - o0 : DIR_OCB);
-            for (int v = 0; v < nv; ++v) {
-                const int n = cols - v * VLEN < VLEN ? cols - v * VLEN : VLEN;
-                const float *bv = bp + v * VLEN * s;
-                float *dv = dst + v * VLEN;
-                if (rows == DIR_OCB)
-                    FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, DIR_OCB, dv, plane, n, e, o0, ow + v * VLEN);
-                else
-                    FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, rows, dv, plane, n, e, o0, ow + v * VLEN);
-            }
+        float *dst = yrow + o0 * plane + ow;
+        if (rows == DIR_OCB && nv == DIR_NV) {
+            FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, bias, DIR_OCB, dst, plane, cols, e, o0, ow);
+            continue;
+        }
+        /* the row's last vectors, or the last, partial block (its rows a variable): a vector at a time */
+        for (int v = 0; v < nv; ++v) {
+            const int n = cols - v * VLEN < VLEN ? cols - v * VLEN : VLEN;
+            const float *bv = bp + v * VLEN * s;
+            float *dv = dst + v * VLEN;
+            if (rows == DIR_OCB)
+                FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, DIR_OCB, dv, plane, n, e, o0, ow + v * VLEN);
+            else
+                FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, rows, dv, plane, n, e, o0, ow + v * VLEN);
         }
     }
 }
@@ -172,12 +170,16 @@ static void FN(dc_task)(void *ctx, int64_t item, int worker) {
         for (int64_t t = 0; t < taps; ++t) off[c * taps + t] = off[t] + c * cs;
     const int64_t plane = g->OH * g->OW;
     float *yn = J->y + n * J->O * plane;
-    for (int64_t oh = oh0; oh < oh1; ++oh) {
-        const float *base = strip + (oh - oh0) * g->sh * L.rowlen;
-        float *yrow = yn + oh * g->OW;
-        if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b0, b1, yrow, plane, g->OW, J->bias, &J->e);
-        else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b0, b1, yrow, plane, g->OW, J->bias, &J->e);
-    }
+    /* block by block, its rows in turn: the stores run along DIR_OCB planes at a time, streams the
+     * hardware prefetches (all blocks of one row at a time wrote 64 planes at once: with the output
+     * out of cache that ran 2x slower, each store's line fetched on demand); the strip stays in L2 */
+    for (int64_t b = b0; b < b1; ++b)
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const float *base = strip + (oh - oh0) * g->sh * L.rowlen;
+            float *yrow = yn + oh * g->OW;
+            if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
+            else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
+        }
 }
 
 static void FN(direct_conv)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
