@@ -15,7 +15,8 @@ no im2col panel; a register tile of output channels x pixels of one row, the inp
 their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
 at most DIRECT_MAX_CHANNELS (8) input channels where Winograd does not take the convolution ("on"
 wins over Winograd too). It takes one group, constant weights, dilation 1 and a horizontal stride of
-1 or 2 (others keep the GEMM, "on" or not), and it runs in fp32 under any precision.
+1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16
+GEMMs "auto" leaves the convolutions to them (and "on" keeps them fp32).
 Under precision="low" on a CPU with AVX-512 BF16 the GEMM path with constant weights and
 Winograd's GEMMs run on bf16 operands instead (precision.py).
 """
@@ -71,9 +72,10 @@ def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
 DIRECT_MAX_CHANNELS = 8
 
 
-def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool) -> bool:
+def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bool) -> bool:
     """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel (auto: at most
-    DIRECT_MAX_CHANNELS input channels, unless Winograd takes the convolution or another path is forced on)."""
+    DIRECT_MAX_CHANNELS input channels, unless Winograd takes the convolution, another path is forced
+    on, or the GEMMs run on bf16: precision="low" asked for them)."""
     options = options or {}
     choice = str(options.get("x86.direct", "auto")).lower()
     if choice not in ("auto", "on", "off"):
@@ -88,7 +90,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool) -> bool:
         return True
     # another path forced on keeps its convolutions
     forced = any(str(options.get(k, "auto")).lower() == "on" for k in ("x86.winograd", "x86.conv_t"))
-    return not forced and not winograd and cg <= DIRECT_MAX_CHANNELS
+    return not forced and not winograd and not bf16 and cg <= DIRECT_MAX_CHANNELS
 
 
 def _transposed_choice(options):
@@ -118,9 +120,9 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     options = getattr(ctx, "options", None)
     p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
-    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"]) and not depthwise
+    p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
+    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"]) and not depthwise
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
     p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
-    p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
     p["bf16_winograd"] = p["bf16"] and winograd_bf16(ctx)
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

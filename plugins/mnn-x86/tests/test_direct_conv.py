@@ -5,11 +5,15 @@ activation, on every ISA this CPU runs, against the reference backend; and the r
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from conftest import ISAS
+from conftest import ISAS, one_op_graph
+from mnn_x86 import _x86
 from test_infer_kernels import _r, _run_conv, conv_kinds  # noqa: F401  (conv_kinds: a fixture)
 
 from mnn_core.errors import BackendError
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
 
 ON = {"x86.direct": "on"}
 ACTS = [
@@ -121,3 +125,19 @@ def test_direct_runtime_weights_keep_the_gemm(rng):
     """Weights computed by the graph (a training step's Conv) never reach the direct kernel."""
     x, wt = _r(rng, 1, 3, 10, 10), _r(rng, 6, 3, 3, 3)
     _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, ON, constant=())
+
+
+@pytest.mark.skipif(not _x86.bf16_runs("avx512"), reason="this CPU lacks AVX-512 BF16 (or AVX-512)")
+def test_bf16_gemms_keep_their_convolutions(rng, conv_kinds):  # noqa: F811
+    """Under precision="low" with bf16 GEMMs, auto leaves a stem to the bf16 GEMM; x86.direct=on keeps it
+    fp32 (then it matches the fp32 reference to fp32 rounding)."""
+    x, wt = _r(rng, 1, 3, 20, 20), _r(rng, 16, 3, 3, 3)
+    attrs = {"pads": [1, 1, 1, 1], "strides": [2, 2]}
+    for direct in ("auto", "on"):
+        graph, feeds = one_op_graph("Conv", [x, wt], attrs, (1,))
+        options = {"x86.isa": "avx512", "x86.direct": direct}
+        sess = Session(graph, backend="x86", fallback=False, optimize=False, precision="low", options=options)
+        got = sess.run(feeds)["out"]
+        if direct == "on":
+            np.testing.assert_allclose(got, run_reference("Conv", [x, wt], attrs)[0], rtol=1e-4, atol=1e-5)
+    assert _kinds(conv_kinds) == ["gemm_bf16", "direct"]
