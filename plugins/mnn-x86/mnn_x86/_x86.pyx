@@ -334,9 +334,10 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
                   and kt != NULL and (_transposed_pays(p["OH"] * p["OW"], p["O"], p["C"] * p["kh"] * p["kw"],
                                                        _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
                                       if p.get("transposed") is None else bool(p["transposed"])))
-    # p["direct"]: few input channels, by the direct kernel (conv_direct_impl.h; ops_conv.py chose it)
+    # p["direct"]: few input channels, by the direct kernel (conv_direct_impl.h; ops_conv.py chose it),
+    # which takes no dilation and a horizontal stride of 1 or 2 (its strip's columns: plain or split)
     direct = (bool(p.get("direct")) and weight is not None and p["group"] == 1 and not p["depthwise"]
-              and not pointwise and kt != NULL)
+              and not pointwise and kt != NULL and p["dh"] == 1 and p["dw"] == 1 and p["sw"] in (1, 2))
     if direct:
         transposed = False
     winograd = bool(p.get("winograd")) and weight is not None and p["group"] == 1 and not pointwise and not direct
