@@ -13,8 +13,8 @@ output channels along its vectors, where that uses more of the tiles
 the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (csrc/conv_direct_impl.h:
 no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
 their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
-at most DIRECT_MAX_CHANNELS (8) input channels where Winograd does not take the convolution ("on"
-wins over Winograd too). It takes one group, constant weights, dilation 1 and a horizontal stride of
+at most DIRECT_MAX_CHANNELS (8; a 1x1: 4) input channels where Winograd does not take the convolution
+("on" wins over Winograd too). It takes one group, constant weights, dilation 1 and a horizontal stride of
 1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16
 GEMMs "auto" leaves the convolutions to them (and "on" keeps them fp32).
 Under precision="low" on a CPU with AVX-512 BF16 the GEMM path with constant weights and
@@ -66,10 +66,12 @@ def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
 
 
 #: The direct kernel against im2col + GEMM, measured on Zen 4 (RESULTS.md, "direct convolution for the
-#: stems"): 1.1-1.4x faster on the 3-channel stems, 1.1-1.2x with 8 input channels (3x3 stride 2; a 1x1
-#: 1.4x on AVX-512, 0.9x on AVX2), 1.1x with 16 at stride 2; but at stride 1 Winograd is faster from 8
-#: channels on (0.95x), so the rule leaves Winograd's convolutions to it
+#: stems"): 1.2-1.6x faster on the 3-channel stems, 1.1-1.2x with 8 input channels (3x3 stride 2), 1.1x
+#: with 16 at stride 2; but at stride 1 Winograd is faster from 8 channels on (0.95x), so the rule leaves
+#: Winograd's convolutions to it, and a 1x1 of 8 channels (the GEMM reads its input in place) was 1.4x
+#: faster on AVX-512 but 0.9x on AVX2, so above DIRECT_MAX_CHANNELS_1X1 a 1x1 keeps the GEMM
 DIRECT_MAX_CHANNELS = 8
+DIRECT_MAX_CHANNELS_1X1 = 4
 
 
 def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bool) -> bool:
@@ -80,7 +82,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     choice = str(options.get("x86.direct", "auto")).lower()
     if choice not in ("auto", "on", "off"):
         raise BackendError(f"x86: option x86.direct={choice!r}; use 'auto', 'on' or 'off'")
-    cg = w_shape[1]
+    cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
     eligible = (
         weight is not None and geo["group"] == 1 and tuple(geo["dilations"]) == (1, 1) and geo["strides"][1] in (1, 2)
     )
@@ -90,7 +92,8 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
         return True
     # another path forced on keeps its convolutions
     forced = any(str(options.get(k, "auto")).lower() == "on" for k in ("x86.winograd", "x86.conv_t"))
-    return not forced and not winograd and not bf16 and cg <= DIRECT_MAX_CHANNELS
+    limit = DIRECT_MAX_CHANNELS_1X1 if (kh, kw) == (1, 1) else DIRECT_MAX_CHANNELS
+    return not forced and not winograd and not bf16 and cg <= limit
 
 
 def _transposed_choice(options):

@@ -111,12 +111,13 @@ def test_direct_choice(rng, conv_kinds):  # noqa: F811
     x8, w8 = _r(rng, 1, 8, 12, 12), _r(rng, 8, 8, 3, 3)
     _run_conv([x8, w8], {"strides": [2, 2]}, "scalar", 1, {}, constant=(1,))  # 8 channels: direct
     _run_conv([x8, w8], {}, "scalar", 1, {}, constant=(1,))  # ... unless Winograd takes it
+    _run_conv([x8, w8[:, :, :1, :1]], {}, "scalar", 1, {}, constant=(1,))  # ... or it is a 1x1
     for attrs in ({"dilations": [2, 2]}, {"strides": [1, 3]}):
         _run_conv([x3, w3], attrs, "scalar", 1, ON, constant=(1,))
     _run_conv([_r(rng, 1, 4, 12, 12), _r(rng, 8, 2, 3, 3)], {"group": 2}, "scalar", 1, ON, constant=(1,))
     kinds = _kinds(conv_kinds)
     assert kinds[2:6] == ["winograd", "direct", "direct", "winograd"]
-    assert "direct" not in kinds[:2] + kinds[6:] and len(kinds) == 9
+    assert "direct" not in kinds[:2] + kinds[6:] and len(kinds) == 10
     with pytest.raises(BackendError, match="x86.direct"):
         _run_conv([x3, w3], {}, "scalar", 1, {"x86.direct": "sometimes"}, constant=(1,))
 
