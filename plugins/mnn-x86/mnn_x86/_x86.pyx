@@ -44,6 +44,9 @@ cdef extern from "x86.h" nogil:
                        int threads) noexcept nogil
         void (*gemm)(int64_t M, int64_t N, int64_t K, const float* ap, const float* bp, float* c, int64_t ldc,
                      const x86_epilogue* e, int threads) noexcept nogil
+        void (*direct_plan)(const x86_conv_geom* g, int64_t N, int64_t O, int threads, int64_t* rows,
+                            int64_t* parts, int64_t* worker_floats, int64_t* w_floats) noexcept nogil
+        void (*direct_pack)(const float* w, int64_t O, int64_t K, float* wd) noexcept nogil
 
     int64_t x86_depthwise_work_floats(const x86_conv_geom* g, int vlen)
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
@@ -107,6 +110,8 @@ cdef extern from "ops.h" nogil:
         int32_t transposed
         float* t_work
         int32_t pointwise
+        int32_t direct
+        int64_t d_rows, d_parts, d_worker_floats
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -329,17 +334,23 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
                   and kt != NULL and (_transposed_pays(p["OH"] * p["OW"], p["O"], p["C"] * p["kh"] * p["kw"],
                                                        _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
                                       if p.get("transposed") is None else bool(p["transposed"])))
-    winograd = bool(p.get("winograd")) and weight is not None and p["group"] == 1 and not pointwise
+    # p["direct"]: few input channels, by the direct kernel (conv_direct_impl.h; ops_conv.py chose it),
+    # which takes no dilation and a horizontal stride of 1 or 2 (its strip's columns: plain or split)
+    direct = (bool(p.get("direct")) and weight is not None and p["group"] == 1 and not p["depthwise"]
+              and not pointwise and kt != NULL and p["dh"] == 1 and p["dw"] == 1 and p["sw"] in (1, 2))
+    if direct:
+        transposed = False
+    winograd = bool(p.get("winograd")) and weight is not None and p["group"] == 1 and not pointwise and not direct
     # p["bf16"]: precision="low" on a CPU with AVX-512 BF16 (precision.py); the GEMM path with constant
     # weights then runs on bf16 operands, in the usual orientation, and so do Winograd's 36 GEMMs unless
     # p["bf16_winograd"] is false (x86.bf16="direct"). A 1x1 with an NC16 side stays fp32 (layouts.py
     # offers no NC16 when bf16 runs, so this only happens under x86.layouts="on")
     bf16 = (bool(p.get("bf16")) and weight is not None and not p["depthwise"] and not pointwise
-            and (not winograd or bool(p.get("bf16_winograd"))))
+            and not direct and (not winograd or bool(p.get("bf16_winograd"))))
     if bf16:
         transposed = False
     kind = ("depthwise" if p["depthwise"] else "pointwise" if pointwise else
-            "winograd" if winograd else
+            "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "")
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads)
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
@@ -358,6 +369,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         ex.keep.append(b)
         s.bias = <const float*>b.ptr
     Kg = s.g.C * s.g.kh * s.g.kw
+    if direct:
+        _direct_weights(ex, s, weight, threads)
+        return ex
     if winograd:
         _winograd_weights(ex, s, weight, threads, isa if bf16 else None)
         return ex
@@ -466,6 +480,24 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     ex.keep.append(work)
     s.t_work = <float*>work.ptr
     s.work = s.t_work
+
+cdef void _direct_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
+    """State of a direct convolution (conv_direct_impl.h): its plan, the weights packed in blocks of
+    the tile's output channels, a strip of padded input rows per thread."""
+    cdef const x86_kernels* k = s.op.k
+    cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, w_floats
+    s.direct = 1
+    k.direct_plan(&s.g, s.N, s.O, max(threads, 1), &s.d_rows, &s.d_parts, &s.d_worker_floats, &w_floats)
+    cdef Buffer w = _floats(max(w_floats, 1))
+    ex.keep.append(w)
+    s.w = <float*>w.ptr
+    wc = np.ascontiguousarray(weight, dtype=np.float32)
+    if wc.size:
+        k.direct_pack(<const float*><size_t>wc.ctypes.data, s.O, Kg, s.w)
+    cdef Buffer work = _floats(max(threads, 1) * s.d_worker_floats)
+    ex.keep.append(work)
+    s.work = <float*>work.ptr
+
 
 #: G of Winograd F(4x4, 3x3): U = G w G^T turns a 3x3 filter into its 6x6 transform
 #: (float literals: with cdivision, Cython folds 1 / 4 as C integer division)

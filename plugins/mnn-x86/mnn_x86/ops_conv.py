@@ -9,8 +9,16 @@ transformed once at prepare) where that pays; the session option
 ``x86.winograd`` ("auto", "on", "off") overrides the choice. Small output planes
 (7x7, 14x14) run the GEMM transposed, pixels along the register tile's rows and
 output channels along its vectors, where that uses more of the tiles
-(``x86.conv_t``: "auto", "on", "off"). Under precision="low" on a CPU with AVX-512 BF16 the GEMM
-path with constant weights and Winograd's GEMMs run on bf16 operands instead (precision.py).
+(``x86.conv_t``: "auto", "on", "off"). Convolutions with few input channels (the stems that read
+the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (csrc/conv_direct_impl.h:
+no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
+their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
+at most DIRECT_MAX_CHANNELS (8; a 1x1: 4) input channels where Winograd does not take the convolution
+("on" wins over Winograd too). It takes one group, constant weights, dilation 1 and a horizontal stride of
+1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16
+GEMMs "auto" leaves the convolutions to them (and "on" keeps them fp32).
+Under precision="low" on a CPU with AVX-512 BF16 the GEMM path with constant weights and
+Winograd's GEMMs run on bf16 operands instead (precision.py).
 """
 
 from __future__ import annotations
@@ -57,6 +65,37 @@ def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
     return min(cg, o) >= WINO_MIN_CHANNELS and min(geo["out"][2], geo["out"][3]) >= WINO_MIN_OUT
 
 
+#: The direct kernel against im2col + GEMM, measured on Zen 4 (RESULTS.md, "direct convolution for the
+#: stems"): 1.2-1.6x faster on the 3-channel stems, 1.1-1.2x with 8 input channels (3x3 stride 2), 1.1x
+#: with 16 at stride 2; but at stride 1 Winograd is faster from 8 channels on (0.95x), so the rule leaves
+#: Winograd's convolutions to it, and a 1x1 of 8 channels (the GEMM reads its input in place) was 1.4x
+#: faster on AVX-512 but 0.9x on AVX2, so above DIRECT_MAX_CHANNELS_1X1 a 1x1 keeps the GEMM
+DIRECT_MAX_CHANNELS = 8
+DIRECT_MAX_CHANNELS_1X1 = 4
+
+
+def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bool) -> bool:
+    """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel (auto: at most
+    DIRECT_MAX_CHANNELS input channels, unless Winograd takes the convolution, another path is forced
+    on, or the GEMMs run on bf16: precision="low" asked for them)."""
+    options = options or {}
+    choice = str(options.get("x86.direct", "auto")).lower()
+    if choice not in ("auto", "on", "off"):
+        raise BackendError(f"x86: option x86.direct={choice!r}; use 'auto', 'on' or 'off'")
+    cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
+    eligible = (
+        weight is not None and geo["group"] == 1 and tuple(geo["dilations"]) == (1, 1) and geo["strides"][1] in (1, 2)
+    )
+    if not eligible or choice == "off":
+        return False
+    if choice == "on":
+        return True
+    # another path forced on keeps its convolutions
+    forced = any(str(options.get(k, "auto")).lower() == "on" for k in ("x86.winograd", "x86.conv_t"))
+    limit = DIRECT_MAX_CHANNELS_1X1 if (kh, kw) == (1, 1) else DIRECT_MAX_CHANNELS
+    return not forced and not winograd and not bf16 and cg <= limit
+
+
 def _transposed_choice(options):
     """The option x86.conv_t: "auto" (None: the lane rule in _x86.pyx decides), "on" or "off" (for
     a constant-weight, one-group, non-depthwise, non-Winograd convolution)."""
@@ -73,8 +112,9 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     c, o = x_shape[1], w_shape[0]
     act, act_alpha, act_beta = fused_activation(node.attrs)
     depthwise = geo["group"] == c and o == c  # one filter per channel
-    p = dict(conv_params(x_shape, w_shape, geo), depthwise=int(depthwise), act=act, act_alpha=act_alpha,
-             act_beta=act_beta)
+    p = dict(
+        conv_params(x_shape, w_shape, geo), depthwise=int(depthwise), act=act, act_alpha=act_alpha, act_beta=act_beta
+    )
     if depthwise:
         p["C"] = c  # the depthwise kernel walks all C planes
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
@@ -83,8 +123,9 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     options = getattr(ctx, "options", None)
     p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
+    p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
+    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"]) and not depthwise
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
     p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
-    p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
     p["bf16_winograd"] = p["bf16"] and winograd_bf16(ctx)
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

@@ -29,6 +29,7 @@
 #include "pool_impl.h"
 #include "winograd_impl.h" /* inference (x86infer) */
 #include "pointwise_impl.h"
+#include "conv_direct_impl.h" /* inference (x86infer): few input channels */
 /* training: backward ops and optimizer updates, in their own table (x86_grad.h) */
 #include "grad_impl.h"
 
@@ -55,6 +56,9 @@ const x86_kernels FN(x86_kernels) = {
     FN(transpose_out),
     FN(im2col_a),
     FN(pointwise),
+    FN(direct_plan),
+    FN(direct_pack),
+    FN(direct_conv),
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */

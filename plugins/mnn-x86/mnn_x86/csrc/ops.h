@@ -54,6 +54,9 @@ typedef struct x86_conv_state {
     float *t_work;      /* transposed: the padded input, X^T of a chunk of chunk_cols pixels packed, its C^T */
     int32_t pointwise;  /* 1: a 1x1 with an NC16 side (g.in_nc16 / g.out_nc16), by the kernels' pointwise;
                          * w then holds W^T packed as B, as for transposed */
+    int32_t direct;     /* 1: few input channels, by the kernels' direct_conv; w holds its packed weights,
+                         * work d_worker_floats per thread */
+    int64_t d_rows, d_parts, d_worker_floats; /* direct: its plan (x86_kernels.direct_plan) */
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* a transposed convolution's pixels per chunk (a multiple of MR, or all of them) and scratch (floats) */

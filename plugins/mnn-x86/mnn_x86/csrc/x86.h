@@ -129,6 +129,16 @@ typedef struct x86_kernels {
      * W^T packed as the GEMM's B (pack_b), y of O channels (g->out_nc16: blocked, else NCHW) */
     void (*pointwise)(const float *x, const float *wt, const float *bias, float *y, int64_t K, int64_t O,
                       int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads);
+    /* a direct convolution for few input channels (conv_direct_impl.h: one group, dilation 1, NCHW
+     * on both sides). direct_plan: output rows per work item, parts the channel blocks are split
+     * into, scratch per thread (floats) and the packed weights' floats; direct_pack: the O x K
+     * weights into those; direct_conv: N images, bias per output channel or NULL */
+    void (*direct_plan)(const x86_conv_geom *g, int64_t N, int64_t O, int threads, int64_t *rows, int64_t *parts,
+                        int64_t *worker_floats, int64_t *w_floats);
+    void (*direct_pack)(const float *w, int64_t O, int64_t K, float *wd);
+    void (*direct_conv)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
+                        const x86_conv_geom *g, const x86_epilogue *e, int64_t rows, int64_t parts,
+                        int64_t worker_floats, float *work, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */

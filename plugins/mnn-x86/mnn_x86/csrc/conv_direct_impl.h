@@ -1,0 +1,206 @@
+/* inference (x86infer): direct convolution for few input channels (the stems: 3 -> 64 at 224x224).
+ * Generic over `vf`; included by each isa_*.c after depthwise_impl.h (whose padded-plane layout,
+ * row copy and tap offsets it reuses) and gemm_impl.h (the tile epilogue).
+ *
+ * With K = C*kh*kw of 27 or 147, im2col + GEMM writes and reads back a K x pixels panel for little
+ * arithmetic per element, and the GEMM's row panels of MR output channels leave some empty (64
+ * channels: 70 rows of 14). Here a work item copies the input rows its output rows need into a
+ * padded strip (zeros in the padding; with stride 2 each row split into even and odd columns, so
+ * every tap is one contiguous load), and a register tile of DIR_OCB output channels x DIR_NV vectors
+ * of consecutive output pixels of one row sums over the K taps: per tap DIR_NV loads of the strip and
+ * DIR_OCB broadcast weights (packed [block][K][DIR_OCB] at prepare), DIR_OCB * DIR_NV FMAs. The tile
+ * starts at the bias and ends in the GEMM's tile epilogue (the fused activation), storing straight
+ * into the NCHW rows. Work items: (image, strip of output rows, part of the channel blocks).
+ * Measured on Zen 4, one thread, kernel alone: 7x7 3->64 at 224 (ResNet-18) 104-110 GF/s, the
+ * 3x3 stride-2 stems 80-100 GF/s (RESULTS.md, "direct convolution for the stems"). */
+#ifndef MNN_X86_CONV_DIRECT_IMPL_H
+#define MNN_X86_CONV_DIRECT_IMPL_H
+
+/* The tile: DIR_OCB channels (broadcast weights) x DIR_NV vectors of pixels (the GEMM's NR, so full
+ * tiles take the epilogue's full-tile stores), with the strip loads and one broadcast in registers.
+ * 8 and 4 channels divide the stems' 64 and 32 outputs. Tried on the three stems (kernel alone,
+ * interleaved): AVX-512 8x2 against 8x3, 12x2 and 6x3 (8x3 0-20 % slower, the others more);
+ * AVX2 4x2 against 4x3, 6x2 and 3x4 (10 % slower and more). */
+#ifndef DIR_OCB /* overridable to try other tiles */
+#if VLEN >= 16
+#define DIR_OCB 8
+#elif VLEN >= 8
+#define DIR_OCB 4
+#else
+#define DIR_OCB 2
+#endif
+#endif
+#ifndef DIR_NV
+#define DIR_NV GEMM_NV
+#endif
+#ifndef DIR_ROWS
+#define DIR_ROWS 16 /* output rows per work item, fewer when the items would be too few for the threads */
+#endif
+#define DIR_MAX_WORKERS 64
+
+/* the padded strip's row layout for this geometry (depthwise_impl.h: split even/odd for stride 2) */
+static FN(plane_layout) FN(dc_layout)(const x86_conv_geom *g) {
+    return FN(layout_for)((g->OW - 1) * g->sw + g->kw, g->sw, 1);
+}
+
+/* floats of one channel's strip: rows of padded input for `rows` output rows */
+static int64_t FN(dc_channel_floats)(const x86_conv_geom *g, int64_t rows) {
+    return ((rows - 1) * g->sh + g->kh) * FN(dc_layout)(g).rowlen;
+}
+
+/* A thread's scratch: the strip of C channels, slack that the last vectors read past it (lanes the
+ * stores mask off; a gather reads VLEN * sw floats), the K tap offsets (int64). */
+static int64_t FN(dc_slack)(const x86_conv_geom *g) { return 2 * DIR_NV * VLEN * (g->sw > 2 ? g->sw : 2) + 64; }
+/* where the tap offsets start: after the strip and its slack, 8-byte aligned */
+static int64_t FN(dc_offsets_at)(const x86_conv_geom *g, int64_t rows) {
+    return (g->C * FN(dc_channel_floats)(g, rows) + FN(dc_slack)(g) + 1) / 2 * 2;
+}
+
+static void FN(direct_plan)(const x86_conv_geom *g, int64_t N, int64_t O, int threads, int64_t *rows,
+                            int64_t *parts, int64_t *worker_floats, int64_t *w_floats) {
+    const int64_t K = g->C * g->kh * g->kw, blocks = (O + DIR_OCB - 1) / DIR_OCB;
+    const int64_t want = threads > 1 ? 4 * (int64_t)threads : 1; /* items enough to balance the threads */
+    int64_t r = DIR_ROWS;
+    while (r > 1 && N * ((g->OH + r - 1) / r) < want) r /= 2;
+    if (r > g->OH) r = g->OH > 0 ? g->OH : 1;
+    int64_t p = 1; /* split the channel blocks too when there are still too few items */
+    while (p < blocks && N * ((g->OH + r - 1) / r) * p < want) p *= 2;
+    if (p > blocks) p = blocks;
+    *rows = r;
+    *parts = p > 0 ? p : 1;
+    *worker_floats = (FN(dc_offsets_at)(g, r) + 2 * K + 15) / 16 * 16; /* 64-byte aligned parts */
+    *w_floats = blocks * K * DIR_OCB;
+}
+
+/* wd[(b*K + k)*DIR_OCB + o] = w[(b*DIR_OCB + o)*K + k]; channels past O are zeros */
+static void FN(direct_pack)(const float *w, int64_t O, int64_t K, float *wd) {
+    const int64_t blocks = (O + DIR_OCB - 1) / DIR_OCB;
+    for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t k = 0; k < K; ++k)
+            for (int64_t o = 0; o < DIR_OCB; ++o)
+                wd[(b * K + k) * DIR_OCB + o] = b * DIR_OCB + o < O ? w[(b * DIR_OCB + o) * K + k] : 0.0f;
+}
+
+/* One tile: channels [row0, row0 + rows) (rows <= DIR_OCB; the packed weights of the others are
+ * zeros) x nv vectors of pixels from `base` (unit: pixel ow at base[ow], else base[ow * s]), cols of
+ * them stored at dst (rows ldc floats apart). */
+static inline __attribute__((always_inline)) void FN(dc_tile)(const int nv, const int unit, const float *base,
+                                                              int64_t s, const int64_t *off, int64_t K,
+                                                              const float *wb, const float *bias,
+                                                              const int rows, float *dst,
+                                                              int64_t ldc, int cols, const x86_epilogue *e,
+                                                              int64_t row0, int64_t col0) {
+    vf acc[DIR_OCB][DIR_NV];
+    for (int o = 0; o < DIR_OCB; ++o) { /* the sums start at the bias: the epilogue has none to add */
+        const vf b = bias && o < rows ? vf_set1(bias[row0 + o]) : vf_zero();
+        for (int v = 0; v < nv; ++v) acc[o][v] = b;
+    }
+    for (int64_t k = 0; k < K; ++k, wb += DIR_OCB) {
+        const float *p = base + off[k];
+        vf xv[DIR_NV];
+        for (int v = 0; v < nv; ++v) xv[v] = unit ? vf_load(p + v * VLEN) : vf_load_stride(p + v * VLEN * s, s);
+        for (int o = 0; o < DIR_OCB; ++o) {
+            const vf wo = vf_set1(wb[o]);
+            for (int v = 0; v < nv; ++v) acc[o][v] = vf_fma(wo, xv[v], acc[o][v]);
+        }
+    }
+    TILE_EPILOGUE(acc, rows, nv, dst, ldc, cols, e, row0, col0, 1, 1);
+}
+
+/* the tiles of one output row for the channel block b */
+static inline __attribute__((always_inline)) void FN(dc_row)(const int unit, const float *base, int64_t s,
+                                                             const int64_t *off, int64_t K, const float *wd,
+                                                             int64_t O, int64_t b, float *yrow, int64_t plane,
+                                                             int64_t OW, const float *bias, const x86_epilogue *e) {
+    const float *wb = wd + b * K * DIR_OCB;
+    const int64_t o0 = b * DIR_OCB;
+    const int rows = (int)(O - o0 < DIR_OCB ? O - o0 : DIR_OCB);
+    for (int64_t ow = 0; ow < OW; ow += DIR_NV * VLEN) {
+        const int64_t left = OW - ow;
+        const int cols = (int)(left < DIR_NV * VLEN ? left : DIR_NV * VLEN);
+        const int nv = (cols + VLEN - 1) / VLEN;
+        const float *bp = base + ow * s;
+        float *dst = yrow + o0 * plane + ow;
+        if (rows == DIR_OCB && nv == DIR_NV) {
+            FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, bias, DIR_OCB, dst, plane, cols, e, o0, ow);
+            continue;
+        }
+        /* the row's last vectors, or the last, partial block (its rows a variable): a vector at a time */
+        for (int v = 0; v < nv; ++v) {
+            const int n = cols - v * VLEN < VLEN ? cols - v * VLEN : VLEN;
+            const float *bv = bp + v * VLEN * s;
+            float *dv = dst + v * VLEN;
+            if (rows == DIR_OCB)
+                FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, DIR_OCB, dv, plane, n, e, o0, ow + v * VLEN);
+            else
+                FN(dc_tile)(1, unit, bv, s, off, K, wb, bias, rows, dv, plane, n, e, o0, ow + v * VLEN);
+        }
+    }
+}
+
+typedef struct {
+    const float *x, *wd;
+    float *y, *work;
+    const x86_conv_geom *g;
+    const float *bias; /* per output channel, or NULL: where the sums start */
+    x86_epilogue e;    /* the activation (no bias: the sums started with it) */
+    int64_t O, rows, row_blocks, parts, worker_floats;
+} FN(dc_job);
+
+/* item = (image, strip of output rows, part of the channel blocks) */
+static void FN(dc_task)(void *ctx, int64_t item, int worker) {
+    const FN(dc_job) *J = (const FN(dc_job) *)ctx;
+    const x86_conv_geom *g = J->g;
+    const int64_t part = item % J->parts, rb = (item / J->parts) % J->row_blocks, n = item / (J->parts * J->row_blocks);
+    const int64_t oh0 = rb * J->rows, oh1 = oh0 + J->rows < g->OH ? oh0 + J->rows : g->OH;
+    const int64_t K = g->C * g->kh * g->kw, taps = g->kh * g->kw, blocks = (J->O + DIR_OCB - 1) / DIR_OCB;
+    const int64_t per_part = (blocks + J->parts - 1) / J->parts, b0 = part * per_part;
+    const int64_t b1 = b0 + per_part < blocks ? b0 + per_part : blocks;
+    if (b0 >= b1) return;
+    const FN(plane_layout) L = FN(dc_layout)(g);
+    const int64_t PW = (g->OW - 1) * g->sw + g->kw, cs = FN(dc_channel_floats)(g, J->rows);
+    const int64_t rin = (oh1 - oh0 - 1) * g->sh + g->kh; /* strip rows this item fills */
+    float *strip = J->work + worker * J->worker_floats;
+    int64_t *off = (int64_t *)(strip + FN(dc_offsets_at)(g, J->rows));
+    /* zeros first where the taps reach padding (and rows a previous item left behind there); without
+     * padding every float a stored lane reads is copied below (the rest only feeds lanes never stored) */
+    const int padded = g->pt > 0 || g->pl > 0 || PW > g->W || (g->OH - 1) * g->sh + g->kh > g->H;
+    if (padded) memset(strip, 0, (size_t)(g->C * cs + FN(dc_slack)(g)) * sizeof(float));
+    for (int64_t c = 0; c < g->C; ++c)
+        FN(copy_plane)(J->x + (n * g->C + c) * g->H * g->W, g->H, g->W, g->pt - oh0 * g->sh, g->pl, rin, PW, &L,
+                       strip + c * cs);
+    FN(tap_offsets)(&L, g->kh, g->kw, 1, 1, off);
+    for (int64_t c = g->C - 1; c >= 0; --c) /* every channel's taps: the first channel's offsets moved */
+        for (int64_t t = 0; t < taps; ++t) off[c * taps + t] = off[t] + c * cs;
+    const int64_t plane = g->OH * g->OW;
+    float *yn = J->y + n * J->O * plane;
+    /* block by block, its rows in turn: the stores run along DIR_OCB planes at a time, streams the
+     * hardware prefetches (all blocks of one row at a time wrote 64 planes at once: with the output
+     * out of cache that ran 2x slower, each store's line fetched on demand); the strip stays in L2 */
+    for (int64_t b = b0; b < b1; ++b)
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const float *base = strip + (oh - oh0) * g->sh * L.rowlen;
+            float *yrow = yn + oh * g->OW;
+            if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
+            else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
+        }
+}
+
+static void FN(direct_conv)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
+                            const x86_conv_geom *g, const x86_epilogue *e, int64_t rows, int64_t parts,
+                            int64_t worker_floats, float *work, int threads) {
+    FN(dc_job) J;
+    J.x = x, J.wd = wd, J.y = y, J.work = work, J.g = g;
+    J.bias = bias; /* a Conv's epilogue has alpha = beta = 1 (_x86.pyx), so the sums may start at it */
+    J.e = *e;
+    J.e.bias = NULL;
+    J.O = O, J.rows = rows, J.row_blocks = (g->OH + rows - 1) / rows, J.parts = parts;
+    J.worker_floats = worker_floats;
+    const int64_t items = N * J.row_blocks * parts;
+    if (threads > 1 && items > 1) x86_parallel(threads < DIR_MAX_WORKERS ? threads : DIR_MAX_WORKERS, items,
+                                               FN(dc_task), &J);
+    else
+        for (int64_t t = 0; t < items; ++t) FN(dc_task)(&J, t, 0);
+}
+
+#endif
