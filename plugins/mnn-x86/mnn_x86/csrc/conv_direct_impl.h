@@ -59,7 +59,7 @@ static int64_t FN(dc_offsets_at)(const x86_conv_geom *g, int64_t rows) {
 static void FN(direct_plan)(const x86_conv_geom *g, int64_t N, int64_t O, int threads, int64_t *rows,
                             int64_t *parts, int64_t *worker_floats, int64_t *w_floats) {
     const int64_t K = g->C * g->kh * g->kw, blocks = (O + DIR_OCB - 1) / DIR_OCB;
-    const int64_t want = threads > 1 ? 4 * (int64_t)threads : 1; /* items enough to balance the threads */
+    const int64_t want = threads > 1 ? X86_ITEMS_PER_THREAD * (int64_t)threads : 1; /* items enough to balance the threads */
     int64_t r = DIR_ROWS;
     while (r > 1 && N * ((g->OH + r - 1) / r) < want) r /= 2;
     if (r > g->OH) r = g->OH > 0 ? g->OH : 1;

@@ -256,7 +256,7 @@ static void FN(depthwise_cl)(const float *x, const float *w, const float *bias, 
     FN(cl_job) J;
     J.x = x, J.w = w, J.bias = bias, J.y = y, J.work = work, J.per_thread = per_thread, J.g = g, J.e = e;
     J.blocks = (g->C + VLEN - 1) / VLEN;
-    const int64_t SR = x86_dw_cl_rows(g), strips = (g->OH + SR - 1) / SR, want = 4 * (int64_t)threads;
+    const int64_t SR = x86_dw_cl_rows(g), strips = (g->OH + SR - 1) / SR, want = X86_ITEMS_PER_THREAD * (int64_t)threads;
     int64_t ranges = threads > 1 && images * J.blocks < want ? (want + images * J.blocks - 1) / (images * J.blocks) : 1;
     if (ranges > strips) ranges = strips;
     J.range_rows = (strips + ranges - 1) / ranges * SR;

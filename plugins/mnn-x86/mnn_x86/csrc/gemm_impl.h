@@ -394,9 +394,9 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
     if (mcp > mp) mcp = mp;
     if (ncp < 1) ncp = 1;
     if (ncp > np) ncp = np;
-    /* enough blocks for every thread (4 each: claimed one at a time, they even out
+    /* enough blocks for every thread (X86_ITEMS_PER_THREAD each: claimed one at a time, they even out
      * preemption and uneven blocks): split the longer side first */
-    while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < 4 * threads && (mcp > 1 || ncp > 1)) {
+    while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < X86_ITEMS_PER_THREAD * threads && (mcp > 1 || ncp > 1)) {
         if (ncp * NR >= mcp * MR && ncp > 1) ncp = (ncp + 1) / 2;
         else if (mcp > 1) mcp = (mcp + 1) / 2;
         else ncp = (ncp + 1) / 2;

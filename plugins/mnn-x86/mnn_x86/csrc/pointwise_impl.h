@@ -178,7 +178,7 @@ static void FN(pointwise)(const float *x, const float *wt, const float *bias, fl
     for (;;) {
         J.px_items = (tiles + J.tiles_per_item - 1) / J.tiles_per_item;
         J.panel_items = (J.panels + J.panels_per_item - 1) / J.panels_per_item;
-        if (threads <= 1 || J.px_items * J.panel_items >= 4 * threads) break;
+        if (threads <= 1 || J.px_items * J.panel_items >= X86_ITEMS_PER_THREAD * threads) break;
         if (J.panels_per_item > 1) J.panels_per_item = (J.panels_per_item + 1) / 2;
         else if (J.tiles_per_item > 1) J.tiles_per_item = (J.tiles_per_item + 1) / 2;
         else break;

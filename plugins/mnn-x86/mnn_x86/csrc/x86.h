@@ -207,6 +207,12 @@ void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64
  * claimed one at a time, so a thread the OS does not schedule never holds the others up. */
 typedef void (*x86_task_fn)(void *ctx, int64_t item, int worker);
 void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx);
+/* How many items a parallel loop cuts its work into per thread, at least (GEMM blocks, direct and
+ * depthwise convolution strips, ranges of the light loops): a thread's last item is what it may
+ * wait for at the end, while items cost more the more there are. */
+#ifndef X86_ITEMS_PER_THREAD
+#define X86_ITEMS_PER_THREAD 4
+#endif
 /* The light loops (element-wise ops, pooling): fn(ctx, lo, hi, worker) over [0, n) cut into ranges of
  * at least `grain` indices, a few per thread, through x86_parallel; one range on the caller when n is
  * below two grains or threads is 1. The same pool as the heavy loops: a second pool of spinning
