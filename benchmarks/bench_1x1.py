@@ -13,9 +13,6 @@ GFLOP/s and the ratio. Both minima: on a shared machine a run is rarely preempte
 from __future__ import annotations
 
 import argparse
-import collections
-import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_models as bm  # noqa: E402
 
 #: (input channels, output channels, plane side): SqueezeNet's squeeze/expand 1x1s, its classifier,
 #: and MobileNetV2's widest-plane 1x1s
@@ -66,27 +64,12 @@ def _mnn_ms(graph, feed, threads, repeat):
 
 
 def _ort_ms(graph, feed, threads, repeat):
-    import onnx
-    import onnxruntime as ort
-
-    from mnn_core.convert import to_onnx
-
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "conv.onnx")
-        onnx.save(to_onnx(graph), path)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
-        so.enable_profiling, so.profile_file_prefix = True, os.path.join(tmp, "profile")
-        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        sess = bm.ort_profiled_session(graph, threads, Path(tmp))
         for _ in range(repeat):
             sess.run(None, feed)
-        with open(sess.end_profiling()) as f:
-            events = json.load(f)
-    nodes = collections.defaultdict(list)
-    for e in events:
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            nodes[e["args"]["op_name"]].append(e["dur"])
-    return min(nodes["Conv"]) / 1000
+        nodes = bm.ort_node_times(sess)
+    return min(min(ms) for op, ms in nodes.values() if op == "Conv")
 
 
 def main(argv=None) -> None:

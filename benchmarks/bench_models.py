@@ -78,6 +78,31 @@ def _onnx_file(graph, tmp: Path) -> str:
     return str(path)
 
 
+def ort_profiled_session(graph, threads: int, tmp: Path):
+    """An ONNX Runtime CPU session of `graph` (as _onnx_file writes it) with its node profiler on:
+    per-layer benchmarks compare each mnn step with ONNX Runtime's own kernel time."""
+    import onnxruntime as ort
+
+    o = ort.SessionOptions()
+    o.intra_op_num_threads, o.inter_op_num_threads = threads, 1
+    o.enable_profiling, o.profile_file_prefix = True, str(tmp / "ort")
+    return ort.InferenceSession(_onnx_file(graph, tmp), o, providers=["CPUExecutionProvider"])
+
+
+def ort_node_times(sess, skip: int = 0) -> dict[str, tuple[str, list[float]]]:
+    """Ends `sess`'s profiling: {node name: (op type, kernel ms of each run)} in the graph's order
+    (after ONNX Runtime's own rewrites, e.g. NCHWc Convs), the first `skip` runs of each left out."""
+    path = sess.end_profiling()
+    with open(path) as f:
+        events = json.load(f)
+    os.remove(path)
+    nodes: dict[str, tuple[str, list[float]]] = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            nodes.setdefault(e["name"], (e["args"]["op_name"], []))[1].append(e["dur"] / 1e3)
+    return {name: (op, ms[skip:]) for name, (op, ms) in nodes.items()}
+
+
 def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precision: str = "normal"):
     """Return a no-argument callable that runs one inference."""
     if engine in ("mnn-x86", "mnn-x86-dense"):

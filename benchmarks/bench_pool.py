@@ -83,11 +83,8 @@ def _ort_runner(shape, attrs, threads, tmp: Path):
 
 def _models(threads: int, repeat: int) -> None:
     import collections
-    import json
-    import os
 
     import bench_models as bm
-    import onnxruntime as ort
 
     import mnn_core as mnn
 
@@ -95,11 +92,7 @@ def _models(threads: int, repeat: int) -> None:
     for model in ("squeezenet1_1", "resnet18"):
         graph = bm._graph(model, 1)
         sess = mnn.Session(graph, backend="x86", threads=threads)
-        tmp = Path(tempfile.mkdtemp())
-        o = ort.SessionOptions()
-        o.intra_op_num_threads, o.inter_op_num_threads = threads, 1
-        o.enable_profiling, o.profile_file_prefix = True, str(tmp / "ort")
-        osess = ort.InferenceSession(bm._onnx_file(graph, tmp), o, providers=["CPUExecutionProvider"])
+        osess = bm.ort_profiled_session(graph, threads, Path(tempfile.mkdtemp()))
         pools = [n.name for n in sess.graph.nodes if n.op == "MaxPool"]
         best = collections.defaultdict(lambda: float("inf"))
         for r in range(repeat + 3):
@@ -109,12 +102,7 @@ def _models(threads: int, repeat: int) -> None:
                 for name, ms in sess.profile():
                     if name in pools:
                         best[name] = min(best[name], ms)
-        ort_best = collections.defaultdict(lambda: float("inf"))
-        path = osess.end_profiling()
-        for e in json.load(open(path)):
-            if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["args"]["op_name"] == "MaxPool":
-                ort_best[e["name"]] = min(ort_best[e["name"]], e["dur"] / 1e3)
-        os.remove(path)
+        ort_best = {name: min(ms) for name, (op, ms) in bm.ort_node_times(osess).items() if op == "MaxPool"}
         steps = " ".join(f"{best[n]:.3f}" for n in pools)
         ort_steps = " ".join(f"{v:.3f}" for v in ort_best.values())
         print(

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import sys
 import tempfile
 import time
@@ -42,30 +40,10 @@ def _stem(sess) -> tuple[str, float]:
     raise RuntimeError("no Conv step in the profile")
 
 
-def _ort_session(graph, threads: int, tmp: Path):
-    import onnxruntime as ort
-
-    o = ort.SessionOptions()
-    o.intra_op_num_threads = threads
-    o.inter_op_num_threads = 1
-    o.enable_profiling = True
-    o.profile_file_prefix = str(tmp / "ort")
-    return ort.InferenceSession(bm._onnx_file(graph, tmp), o, providers=["CPUExecutionProvider"])
-
-
-def _ort_first_conv_minimum(profile_file: str, skip: int) -> float:
+def _ort_first_conv_minimum(sess, skip: int) -> float:
     """The minimum kernel time (ms) of the first Conv node in ORT's profile, the first `skip` runs left out."""
-    with open(profile_file) as f:
-        events = json.load(f)
-    per = collections.defaultdict(list)
-    order = []
-    for e in events:
-        kernel = e.get("cat") == "Node" and e["name"].endswith("_kernel_time")
-        if kernel and e["args"].get("op_name") in ("Conv", "FusedConv"):
-            if e["name"] not in per:
-                order.append(e["name"])
-            per[e["name"]].append(e["dur"])
-    return min(per[order[0]][skip:]) / 1e3
+    convs = [ms for op, ms in bm.ort_node_times(sess, skip).values() if op in ("Conv", "FusedConv")]
+    return min(convs[0])
 
 
 def run(model: str, threads: int, repeat: int) -> None:
@@ -74,27 +52,21 @@ def run(model: str, threads: int, repeat: int) -> None:
     graph = bm._graph(model, 1)
     sessions = {m: mnn.Session(graph, backend="x86", threads=threads, options={"x86.direct": m}) for m in MODES}
     x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype("float32")
-    cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as tmpdir:
-        tmp = Path(tmpdir)
-        os.chdir(tmp)  # ORT writes its profile into the working directory
-        try:
-            ort_sess = _ort_session(graph, threads, tmp)
-            warm = 3
-            for _ in range(warm):
-                for sess in sessions.values():
-                    sess.run({"input": x}, copy=False)
-                ort_sess.run(None, {"input": x})
-            steps = {m: collections.defaultdict(lambda: float("inf")) for m in MODES}
-            for _ in range(repeat):
-                for m, sess in sessions.items():
-                    sess.run({"input": x}, copy=False, profile=True)
-                    for name, ms in sess.profile():
-                        steps[m][name] = min(steps[m][name], ms)
-                ort_sess.run(None, {"input": x})
-            ort_ms = _ort_first_conv_minimum(ort_sess.end_profiling(), warm)
-        finally:
-            os.chdir(cwd)
+        ort_sess = bm.ort_profiled_session(graph, threads, Path(tmpdir))
+        warm = 3
+        for _ in range(warm):
+            for sess in sessions.values():
+                sess.run({"input": x}, copy=False)
+            ort_sess.run(None, {"input": x})
+        steps = {m: collections.defaultdict(lambda: float("inf")) for m in MODES}
+        for _ in range(repeat):
+            for m, sess in sessions.items():
+                sess.run({"input": x}, copy=False, profile=True)
+                for name, ms in sess.profile():
+                    steps[m][name] = min(steps[m][name], ms)
+            ort_sess.run(None, {"input": x})
+        ort_ms = _ort_first_conv_minimum(ort_sess, warm)
     stem, gflop = _stem(sessions["off"])
     print(f"{model}, {threads} thread(s), {repeat} interleaved rounds; stem {stem} ({gflop:.3f} GFLOP)")
     for m in MODES:
