@@ -178,7 +178,8 @@ void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn,
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     int64_t items = n / grain;
-    if (items > X86_ITEMS_PER_THREAD * (int64_t)threads) items = X86_ITEMS_PER_THREAD * (int64_t)threads; /* a few each: claiming evens out preemption */
+    if (items > X86_ITEMS_PER_THREAD * (int64_t)threads) /* a few each: claiming evens out preemption */
+        items = X86_ITEMS_PER_THREAD * (int64_t)threads;
     if (threads <= 1 || items < 2) {
         fn(ctx, 0, n, 0);
         return;

@@ -13,7 +13,8 @@
 /* The fp32 GEMM's register tile: 6x32, 12 accumulators. A 14x32 tile (28 accumulators, 30 of the 32
  * registers) runs its FMA loop as fast on a long K, but every tile also zeroes, finishes (bias,
  * activation) and stores its accumulators, and with 12 of them Zen 4 gets through that per-tile work
- * faster: measured against 14x32 (8x32, 10x32, 6x48, 6x64 were no better), 1x1 convolutions took
+ * faster: measured against 14x32 (8x32, 10x32, 12x32, 6x48, 8x48 and 4x64-6x64 were slower, 4x48 as
+ * fast on some shapes but 0.89x on the 1000-output classifier), 1x1 convolutions took
  * 0.75-0.97x the time (16->64 on 55x55, K = 16: 0.75x; 512->1000 on 13x13: 0.97x) and whole models'
  * convolutions 0.85-0.99x (benchmarks/RESULTS.md, "6x32 tile"). Both overridable to try others. */
 #ifndef GEMM_MR
