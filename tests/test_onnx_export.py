@@ -136,6 +136,11 @@ def test_opset_range_is_checked(rng):
         to_onnx(small_cnn(rng), opset=9)
 
 
+def test_a_path_for_the_opset_says_save_onnx(rng, tmp_path):
+    with pytest.raises(mnn.MnnError, match="save_onnx"):
+        to_onnx(small_cnn(rng), str(tmp_path / "model.onnx"))
+
+
 # -- every op's samples, exported one node at a time, against ONNX Runtime ------------------------------
 
 EXPORT_OPSET = 21

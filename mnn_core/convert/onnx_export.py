@@ -35,6 +35,9 @@ def to_onnx(graph: Graph, opset: int = DEFAULT_OPSET, producer: str = "mnn") -> 
     onnx = require_onnx("exporting to ONNX")
     from onnx import helper, numpy_helper
 
+    if not isinstance(opset, int) or isinstance(opset, bool):  # to_onnx(graph, "model.onnx"), say
+        raise MnnError(f"to_onnx(graph, opset) takes an int opset, not {opset!r}; it returns the ModelProto: "
+                       "save_onnx(graph, path) writes a file")
     if not MIN_OPSET <= opset <= onnx.defs.onnx_opset_version():
         raise MnnError(f"to_onnx writes opsets {MIN_OPSET} to {onnx.defs.onnx_opset_version()}, not {opset}")
     graph.validate()
