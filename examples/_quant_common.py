@@ -59,6 +59,28 @@ def accuracy_torch(torch, model, x, y, batch=500) -> float:
     return float((pred == y).mean())
 
 
+def train_torch_epochs(torch, model, xtr, ytr, epochs, lr, seed=0):
+    """The float model's training: `epochs` shuffled passes in batches of BATCH, SGD (momentum 0.9), in place;
+    returns the model in eval mode."""
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    rng = np.random.default_rng(seed)
+    for epoch in range(epochs):
+        model.train()
+        t0 = time.perf_counter()
+        order = rng.permutation(len(xtr))
+        for i in range(0, len(xtr), BATCH):
+            idx = order[i : i + BATCH]
+            loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(xtr[idx])), torch.from_numpy(ytr[idx]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        print(
+            f"  float training epoch {epoch + 1}: last loss {loss.item():.4f} ({time.perf_counter() - t0:.0f} s)",
+            flush=True,
+        )
+    return model.eval()
+
+
 def train_torch_steps(torch, model, xtr, ytr, steps, lr):
     """SGD (momentum 0.9) on the fine-tuning batches, in place; the model is left in train mode."""
     model.train()
@@ -94,6 +116,35 @@ def qat_mnn(model, xtr, ytr, steps, lr, log_every=50):
             )
     q.eval()
     return q
+
+
+def torch_eager_quant(torch, fresh, fuse, xtr, ytr, xte, yte, calib, qat_steps, lr):
+    """PyTorch eager-mode PTQ and QAT (x86 engine, default qconfigs) of the float models `fresh()` returns,
+    with the module runs `fuse` fused: {"ptq" | "qat": (accuracy, bytes)}."""
+    aq = torch.ao.quantization
+    torch.backends.quantized.engine = "x86" if "x86" in torch.backends.quantized.supported_engines else "fbgemm"
+    engine = torch.backends.quantized.engine
+    out = {}
+
+    m = fresh().eval()
+    m.qconfig = aq.get_default_qconfig(engine)
+    m = aq.fuse_modules(m, fuse)
+    aq.prepare(m, inplace=True)
+    with torch.no_grad():
+        for i in range(0, len(calib), 100):
+            m(torch.from_numpy(calib[i : i + 100]))
+    aq.convert(m, inplace=True)
+    out["ptq"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
+
+    m = fresh().train()
+    m.qconfig = aq.get_default_qat_qconfig(engine)
+    m = aq.fuse_modules_qat(m, fuse)
+    aq.prepare_qat(m, inplace=True)
+    train_torch_steps(torch, m, xtr, ytr, qat_steps, lr)
+    m.eval()
+    aq.convert(m, inplace=True)
+    out["qat"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
+    return out
 
 
 def torch_size(torch, m) -> int:

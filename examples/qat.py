@@ -18,7 +18,6 @@ import os
 import tempfile
 import time
 
-import numpy as np
 from _quant_common import (
     accuracy_mnn,
     accuracy_ort,
@@ -28,8 +27,8 @@ from _quant_common import (
     ort_quantize,
     print_table,
     qat_mnn,
-    torch_size,
-    train_torch_steps,
+    torch_eager_quant,
+    train_torch_epochs,
 )
 
 from mnn_core import data, nn, quant
@@ -64,27 +63,12 @@ def torch_lenet(torch, quantizable: bool = False):
 
 def train_float(torch, x, y, epochs, seed=0):
     torch.manual_seed(seed)
-    model = torch_lenet(torch)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    rng = np.random.default_rng(seed)
-    for epoch in range(epochs):
-        order = rng.permutation(len(x))
-        for i in range(0, len(x), 64):
-            idx = order[i : i + 64]
-            loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(x[idx])), torch.from_numpy(y[idx]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        print(f"  float training epoch {epoch + 1}: last loss {loss.item():.4f}", flush=True)
-    return model.eval()
+    return train_torch_epochs(torch, torch_lenet(torch), x, y, epochs, lr=0.01, seed=seed)
 
 
 def torch_peers(torch, float_model, xtr, ytr, xte, yte, calib, qat_steps, lr):
     """PyTorch eager-mode PTQ and QAT (x86 backend, per-channel weights) from the same float weights."""
-    aq = torch.ao.quantization
-    torch.backends.quantized.engine = "x86" if "x86" in torch.backends.quantized.supported_engines else "fbgemm"
     fuse = [["1", "2"], ["4", "5"], ["8", "9"], ["10", "11"]]  # conv+relu, linear+relu (shifted by QuantStub)
-    out = {}
 
     def fresh():
         m = torch_lenet(torch, quantizable=True)
@@ -93,25 +77,7 @@ def torch_peers(torch, float_model, xtr, ytr, xte, yte, calib, qat_steps, lr):
         )
         return m
 
-    m = fresh().eval()
-    m.qconfig = aq.get_default_qconfig(torch.backends.quantized.engine)
-    m = aq.fuse_modules(m, fuse)
-    aq.prepare(m, inplace=True)
-    with torch.no_grad():
-        for i in range(0, len(calib), 100):
-            m(torch.from_numpy(calib[i : i + 100]))
-    aq.convert(m, inplace=True)
-    out["ptq"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
-
-    m = fresh().train()
-    m.qconfig = aq.get_default_qat_qconfig(torch.backends.quantized.engine)
-    m = aq.fuse_modules_qat(m, fuse)
-    aq.prepare_qat(m, inplace=True)
-    train_torch_steps(torch, m, xtr, ytr, qat_steps, lr)
-    m.eval()
-    aq.convert(m, inplace=True)
-    out["qat"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
-    return out
+    return torch_eager_quant(torch, fresh, fuse, xtr, ytr, xte, yte, calib, qat_steps, lr)
 
 
 def ort_peer(float_graph, calib, xte, yte, tmp):

@@ -34,8 +34,9 @@ from _quant_common import (
     ort_quantize,
     print_table,
     qat_mnn,
+    torch_eager_quant,
     torch_size,
-    train_torch_steps,
+    train_torch_epochs,
 )
 
 import mnn_core as mnn
@@ -108,24 +109,7 @@ def mobilenet(nn, torch=None):
 
 def train_float(torch, xtr, ytr, epochs, seed=0):
     torch.manual_seed(seed)
-    model = mobilenet(torch.nn, torch)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    rng = np.random.default_rng(seed)
-    for epoch in range(epochs):
-        model.train()
-        t0 = time.perf_counter()
-        order = rng.permutation(len(xtr))
-        for i in range(0, len(xtr), 64):
-            idx = order[i : i + 64]
-            loss = torch.nn.functional.cross_entropy(model(torch.from_numpy(xtr[idx])), torch.from_numpy(ytr[idx]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        print(
-            f"  float training epoch {epoch + 1}: last loss {loss.item():.4f} ({time.perf_counter() - t0:.0f} s)",
-            flush=True,
-        )
-    return model.eval()
+    return train_torch_epochs(torch, mobilenet(torch.nn, torch), xtr, ytr, epochs, lr=0.05, seed=seed)
 
 
 def mnn_from_torch(torch, tmodel, x, atol=1e-4):
@@ -173,31 +157,10 @@ def torch_peers(torch, float_model, xtr, ytr, xte, yte, calib, qat_steps, lr, re
 
     relu=False keeps nn.ReLU6 as its own quantized module after each fused ConvBn2d (it reuses the conv's
     output scale); relu=True is the ReLU6 -> ReLU variant with fused ConvBnReLU2d."""
-    aq = torch.ao.quantization
-    torch.backends.quantized.engine = "x86" if "x86" in torch.backends.quantized.supported_engines else "fbgemm"
-    engine = torch.backends.quantized.engine
     fresh = relu6_to_relu(torch, float_model) if relu else copy.deepcopy(float_model)
     groups = fuse_groups(torch, fresh, relu)
     out = {"float": accuracy_torch(torch, fresh.eval(), xte, yte)}
-
-    m = copy.deepcopy(fresh).eval()
-    m.qconfig = aq.get_default_qconfig(engine)
-    m = aq.fuse_modules(m, groups)
-    aq.prepare(m, inplace=True)
-    with torch.no_grad():
-        for i in range(0, len(calib), 100):
-            m(torch.from_numpy(calib[i : i + 100]))
-    aq.convert(m, inplace=True)
-    out["ptq"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
-
-    m = copy.deepcopy(fresh).train()
-    m.qconfig = aq.get_default_qat_qconfig(engine)
-    m = aq.fuse_modules_qat(m, groups)
-    aq.prepare_qat(m, inplace=True)
-    train_torch_steps(torch, m, xtr, ytr, qat_steps, lr)
-    m.eval()
-    aq.convert(m, inplace=True)
-    out["qat"] = (accuracy_torch(torch, m, xte, yte), torch_size(torch, m))
+    out.update(torch_eager_quant(torch, lambda: copy.deepcopy(fresh), groups, xtr, ytr, xte, yte, calib, qat_steps, lr))
     return out
 
 
