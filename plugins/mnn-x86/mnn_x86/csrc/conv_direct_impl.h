@@ -36,7 +36,6 @@
 #ifndef DIR_ROWS
 #define DIR_ROWS 16 /* output rows per work item, fewer when the items would be too few for the threads */
 #endif
-#define DIR_MAX_WORKERS 64
 
 /* the padded strip's row layout for this geometry (depthwise_impl.h: split even/odd for stride 2) */
 static FN(plane_layout) FN(dc_layout)(const x86_conv_geom *g) {
@@ -197,8 +196,8 @@ static void FN(direct_conv)(const float *x, const float *wd, const float *bias, 
     J.O = O, J.rows = rows, J.row_blocks = (g->OH + rows - 1) / rows, J.parts = parts;
     J.worker_floats = worker_floats;
     const int64_t items = N * J.row_blocks * parts;
-    if (threads > 1 && items > 1) x86_parallel(threads < DIR_MAX_WORKERS ? threads : DIR_MAX_WORKERS, items,
-                                               FN(dc_task), &J);
+    if (threads > 1 && items > 1) /* worker ids stay below threads: the scratch has a strip for each */
+        x86_parallel(threads, items, FN(dc_task), &J);
     else
         for (int64_t t = 0; t < items; ++t) FN(dc_task)(&J, t, 0);
 }

@@ -38,7 +38,6 @@ typedef struct {
 typedef struct {
     x86_task_fn fn;
     void *ctx;
-    int64_t n;
     int want; /* workers with id < want may join (the caller is id 0); also the number of parts */
     _Atomic int64_t done;
     pool_part part[POOL_MAX]; /* part r: items [n*r/want, n*(r+1)/want), owned by participant r */
@@ -139,7 +138,6 @@ void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
     pool_job j;
     j.fn = fn;
     j.ctx = ctx;
-    j.n = n;
     j.want = threads < P.started + 1 ? threads : P.started + 1;
     atomic_store(&j.done, 0);
     for (int r = 0; r < j.want; ++r) {
