@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import ISAS, check_op
+from mnn_x86 import isa as x86_isa
 
 ACTS = [("relu", 0, 0), ("clip", -0.5, 0.5), ("leaky_relu", 0.1, 0), ("sigmoid", 0, 0), ("silu", 0, 0),
         ("gelu", 0, 0), ("tanh", 0, 0), ("hard_sigmoid", 0.2, 0.5), ("hard_swish", 0, 0)]
@@ -194,3 +195,20 @@ def test_fused_activations_propagate_nan(rng, isa, act, x_shape, wk, group):
     x[0, :, 2, 3] = np.nan
     w, b = _r(rng, o, x_shape[1] // group, k, k), _r(rng, o)
     check_op("Conv", [x, w, b], {"group": group, "pads": [k // 2] * 4, **act}, isa, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "float16"])
+@pytest.mark.parametrize(
+    "axis,shapes",
+    [
+        (1, [(3, 37, 41, 43), (3, 5, 41, 43), (3, 0, 41, 43), (3, 64, 41, 43)]),  # batch 3 along channels
+        (2, [(2, 7, 1000, 33), (2, 7, 1, 33)]),
+        (0, [(5, 9001), (1, 9001)]),
+    ],
+)
+def test_concat_in_byte_ranges(rng, threads, dtype, axis, shapes):
+    """Concat copies ranges of its output's bytes on the pool (from 256 KB on, so most of these run
+    in several ranges); a range may start or end inside any input's block, an empty input included."""
+    inputs = [(rng.standard_normal(s) * 50).astype(dtype) for s in shapes]
+    check_op("Concat", inputs, {"axis": axis}, x86_isa.best(), threads, constant=(), rtol=0, atol=0)
