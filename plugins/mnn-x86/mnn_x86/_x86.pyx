@@ -28,6 +28,7 @@ cdef extern from "x86.h" nogil:
         int64_t C, H, W, OH, OW
         int64_t kh, kw, sh, sw, dh, dw, pt, pl
         int32_t in_nc16, out_nc16
+        int32_t out_stream
 
     ctypedef struct x86_pool_geom:
         int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl
@@ -315,6 +316,7 @@ cdef void _conv_geom(x86_conv_geom* g, dict p):
     g.kh, g.kw, g.sh, g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
     g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
     g.in_nc16, g.out_nc16 = p.get("in_nc16", 0), p.get("out_nc16", 0)
+    g.out_stream = p.get("out_stream", 0)
 
 
 # -- one factory per op family ---------------------------------------------------------

@@ -7,6 +7,7 @@ the CPU lacks is an error that says so, never a SIGILL.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 
@@ -58,6 +59,29 @@ def choose(options: dict | None = None) -> str:
     if value is not None and str(value).strip():
         return _check(str(value).strip().lower(), f"option {OPTION}={value!r}")
     return env_choice()
+
+
+#: what l3_cache_bytes() says where the kernel does not tell (a common size of one CCX's or socket's L3)
+DEFAULT_L3_BYTES = 32 << 20
+
+
+@functools.cache
+def l3_cache_bytes() -> int:
+    """The last-level (L3) cache of the CPU this process runs on, from sysfs (glibc's sysconf reads
+    cpuid, which a VM may fill with the host's figure: 320 MB on this project's 32 MB Zen 4 VM)."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for index in sorted(os.listdir(base)):
+            with open(f"{base}/{index}/level") as f:
+                if f.read().strip() != "3":
+                    continue
+            with open(f"{base}/{index}/size") as f:
+                size = f.read().strip().upper()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            return int(size.rstrip("KMG")) * scale
+    except (OSError, ValueError):
+        pass
+    return DEFAULT_L3_BYTES
 
 
 def max_threads() -> int:

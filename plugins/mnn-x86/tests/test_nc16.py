@@ -116,6 +116,33 @@ def test_pointwise_reads_and_writes_nc16(isa, threads, sides, cin, cout, h, w, a
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("cin,cout,h,w", [(16, 96, 23, 19), (24, 40, 7, 7), (5, 33, 31, 33)])
+def test_pointwise_streams_its_nc16_output(isa, threads, cin, cout, h, w):
+    """x86.stream="on": the NC16 output written by streaming stores is the same as by plain ones
+    (every ISA; a partial last block, a partial last pixel tile)."""
+    rng = np.random.default_rng(cin * 7 + cout)
+    g = GraphBuilder("pw_stream")
+    x = g.input("x", (3, cin, h, w))
+    y = _pw(g, rng, x, cin, cout, act="relu6")
+    g.output(_dw(g, rng, y, cout), "y")
+    feeds = {"x": rng.standard_normal((3, cin, h, w)).astype(np.float32)}
+    _check(g.build(), feeds, isa, threads, options={**ON, "x86.stream": "on"}, expect=1, atol=3e-5)
+
+
+def test_stream_choice_follows_the_l3_cache():
+    from mnn_x86 import ops_conv
+
+    l3 = x86_isa.l3_cache_bytes()
+    assert l3 >= 1 << 20
+    big = int(ops_conv.STREAM_MIN_L3_FRACTION * l3)
+    assert ops_conv._use_stream(big, {}) and not ops_conv._use_stream(big - 1, {})
+    assert ops_conv._use_stream(64, {"x86.stream": "on"}) and not ops_conv._use_stream(big, {"x86.stream": "off"})
+    with pytest.raises(BackendError, match="x86.stream"):
+        ops_conv._use_stream(64, {"x86.stream": "always"})
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
 def test_elementwise_ops_between_nc16_tensors(isa, threads):
     """A residual Add of two NC16 tensors and a stand-alone Relu keep the blocks; the Add whose other
     input is a graph input stays dense, and so do the tensors it reads."""

@@ -21,6 +21,7 @@ typedef struct {
     int64_t K, O, P, Op; /* Op: the output's channels as stored (rounded up to 16 when NC16) */
     int64_t a_ps, a_ks;  /* element (pixel r, channel k) of X at x + (k/16)*16*P + (k%16)*a_ks + r*a_ps */
     int64_t panels, panel_items, px_items, tiles_per_item, panels_per_item;
+    int stream; /* the NC16 output by streaming stores (g->out_stream, and y aligned to a vector) */
     const x86_conv_geom *g;
     const x86_epilogue *e;
 } FN(pw_job);
@@ -68,7 +69,8 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
             for (int r = 0; r < rows; ++r) {
                 vf t = acc[r][v];
                 if (e->act > X86_ACT_CLIP) t = vf_activate(t, e->act, e->act_alpha, e->act_beta);
-                vf_store(yv + r * X86_NC16, t);
+                if (J->stream) vf_stream(yv + r * X86_NC16, t);
+                else vf_store(yv + r * X86_NC16, t);
             }
         }
         return;
@@ -153,6 +155,7 @@ static void FN(pw_item)(void *ctx, int64_t item, int worker) {
             else FN(pw_tile_any)(rows, nv, J, p0, q);
         }
     }
+    if (J->stream) vf_stream_fence(); /* the streamed stores reach memory before the job ends */
 }
 
 static void FN(pointwise)(const float *x, const float *wt, const float *bias, float *y, int64_t K, int64_t O,
@@ -162,6 +165,7 @@ static void FN(pointwise)(const float *x, const float *wt, const float *bias, fl
     eb.bias = bias;
     J.x = x, J.wt = wt, J.bias = bias, J.y = y, J.K = K, J.O = O, J.P = P, J.g = g, J.e = &eb;
     J.Op = g->out_nc16 ? x86_nc16_channels(O) : O;
+    J.stream = g->out_nc16 && g->out_stream && (uintptr_t)y % (VLEN * sizeof(float)) == 0;
     J.a_ps = g->in_nc16 ? X86_NC16 : 1;
     J.a_ks = g->in_nc16 ? 1 : P;
     J.panels = (O + NR - 1) / NR;

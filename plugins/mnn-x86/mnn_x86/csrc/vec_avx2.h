@@ -28,6 +28,9 @@ static inline vf vf_set1(float x) { return _mm256_set1_ps(x); }
 static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
 static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
 static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+/* a store around the caches (p aligned to the vector); _mm_sfence() before others read it */
+static inline void vf_stream(float *p, vf v) { _mm256_stream_ps(p, v); }
+static inline void vf_stream_fence(void) { _mm_sfence(); }
 static inline vf vf_load_n(const float *p, int n) { return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, vf_mask_n_(n)); }
 static inline void vf_store_n(float *p, vf v, int n) {
     if (n >= 8) _mm256_storeu_ps(p, v);

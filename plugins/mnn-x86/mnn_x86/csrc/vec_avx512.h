@@ -35,6 +35,9 @@ static inline vf vf_set1(float x) { return _mm512_set1_ps(x); }
 static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
 static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
 static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+/* a store around the caches (p aligned to the vector); _mm_sfence() before others read it */
+static inline void vf_stream(float *p, vf v) { _mm512_stream_ps(p, v); }
+static inline void vf_stream_fence(void) { _mm_sfence(); }
 static inline vf vf_load_n(const float *p, int n) { return n >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(vf_mask_n_(n), p); }
 static inline void vf_store_n(float *p, vf v, int n) {
     if (n >= 16) _mm512_storeu_ps(p, v);

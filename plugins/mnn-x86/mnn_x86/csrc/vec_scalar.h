@@ -20,6 +20,8 @@ static inline vf vf_set1(float x) { return x; }
 static inline vf vf_zero(void) { return 0.0f; }
 static inline vf vf_load(const float *p) { return *p; }
 static inline void vf_store(float *p, vf v) { *p = v; }
+static inline void vf_stream(float *p, vf v) { *p = v; } /* plain: nothing to fence */
+static inline void vf_stream_fence(void) {}
 static inline vf vf_load_n(const float *p, int n) { return n > 0 ? *p : 0.0f; }
 static inline void vf_store_n(float *p, vf v, int n) { if (n > 0) *p = v; }
 static inline vf vf_add(vf a, vf b) { return a + b; }

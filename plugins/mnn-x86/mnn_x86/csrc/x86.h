@@ -63,6 +63,7 @@ typedef struct x86_conv_geom {
     int64_t C, H, W, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, pt, pl;
     int32_t in_nc16, out_nc16;
+    int32_t out_stream, reserved; /* stores around the caches: the output is larger than they are */
 } x86_conv_geom;
 
 /* Pooling of planes; kind 0 max, 1 average. An average is the window's sum
