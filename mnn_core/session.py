@@ -9,6 +9,10 @@ Resize runs the control path in Python: shape inference, placement, copies
 between memory domains, lifetimes, one arena per domain, and each backend's
 `prepare`. Run copies the inputs into the arena and walks the compiled
 program; it allocates nothing (pass copy=False to also skip copying outputs).
+
+With batch_parallel="auto" and threads >= 2 on host backends, a batch of a model that treats its
+images independently runs as single images on the threads at once, each on a one-image plan (see
+batch_split.py); the default, "off", keeps one plan for the whole batch.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from .backend import (
     TensorRef,
     takes_context,
 )
+from .batch_split import BatchSplit
 from .errors import BackendError, InputError, MnnError, UnsupportedOpError
+from .graph.batch import not_separable
 from .graph.ir import Graph, Node, TensorInfo
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from .ops import get_schema
@@ -40,6 +46,11 @@ from .runtime._runloop import Program
 from .scheduler import REFERENCE, VIEW_OPS, Candidate, Placement, make_candidate, place_auto, place_listed
 
 PRECISIONS = ("high", "normal", "low")
+#: Session(batch_parallel=): "auto" runs a batch as images on several threads at once where that is
+#: safe (threads >= 2, host backends only, a batch-separable model); "on" whenever the model is
+#: batch-separable (at one thread: the images in turn); "off" (the default) never. batch_split.py
+#: says what it was measured to gain (only where a core runs slow) and why it is not the default yet
+BATCH_PARALLEL = ("auto", "on", "off")
 FOREVER = 1 << 40  # a lifetime end past the last step
 
 
@@ -116,7 +127,7 @@ class Session:
 
     def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
                  threads: int = 1, precision: str = "normal", fallback: bool = True,
-                 options: dict | None = None, optimize: bool = True):
+                 options: dict | None = None, optimize: bool = True, batch_parallel: str = "off"):
         from .graph.passes import optimize as run_passes
         from .loader import load
 
@@ -126,9 +137,14 @@ class Session:
             raise MnnError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if not isinstance(threads, int) or threads < 1:
             raise MnnError(f"threads must be a positive int, got {threads!r}")
+        if batch_parallel not in BATCH_PARALLEL:
+            raise MnnError(f"batch_parallel must be one of {', '.join(BATCH_PARALLEL)}, got {batch_parallel!r}")
         self.threads = threads
         self.precision = precision
         self.fallback = fallback
+        self.batch_parallel = batch_parallel
+        self._backend_arg = backend
+        self._splits: dict[tuple, BatchSplit | None] = {}  # per input shapes: how batches run as images
         self.ctx = PrepareContext(threads=threads, precision=precision, options=dict(options or {}))
         plugins = get_plugins()
         self._auto = backend == "auto"
@@ -147,7 +163,9 @@ class Session:
             _check_eager(self.graph, names, fallback)
             return
         if all(info.is_static for info in self.graph.inputs.values()):
-            self.resize({n: i.shape for n, i in self.graph.inputs.items()})
+            shapes = {n: i.shape for n, i in self.graph.inputs.items()}
+            if self._split_for(shapes) is None:  # a batch run as images needs no plan for the whole batch
+                self.resize(shapes)
 
     # -- backend choice ----------------------------------------------------------------
 
@@ -214,6 +232,10 @@ class Session:
             return evaluate(self.graph, feeds)
         feeds = self._check_feeds(feeds)
         shapes = {n: a.shape for n, a in feeds.items()}
+        split = None if profile else self._split_for(shapes)  # a profile is of the whole-batch plan
+        if split is not None:
+            self._split_shapes = shapes  # what introspection plans for (_need_plan)
+            return split.run(feeds, copy)
         cur = self._current
         if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()):
             self.resize(shapes)
@@ -224,6 +246,36 @@ class Session:
         if copy:
             return {n: v.copy() for n, v in cur.output_views.items()}
         return dict(cur.output_views)
+
+    def _split_for(self, shapes: dict[str, Sequence[int]]) -> BatchSplit | None:
+        """How a batch of these shapes runs as images on several threads (batch_split.py), or None:
+        batch_parallel="off", one image, a model that mixes its images (graph/batch.py), or under
+        "auto" one thread or a backend that is not on the host (a GPU runs a batch in one go)."""
+        if self.batch_parallel == "off" or self.eager or not self.input_names:
+            return None
+        key = tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names)
+        if key in self._splits:
+            return self._splits[key]
+        split, batch = None, key[0][0] if key[0] else 1
+        host_only = all(c.domain == HOST for c in self._candidates)
+        if batch >= 2 and (self.batch_parallel == "on" or (self.threads >= 2 and host_only)):
+            inputs = self.graph.inputs
+            infos = self.graph.infer({n: TensorInfo(s, inputs[n].dtype) for n, s in zip(self.input_names, key)})
+            why = not_separable(self.graph, infos)
+            if why is None:
+                split = BatchSplit(self._image_session, batch, self.threads, infos, self.output_names)
+            elif self.batch_parallel == "on":
+                raise MnnError(f"batch_parallel='on', but this model mixes the images of a batch: {why}; "
+                               "use batch_parallel='auto' or 'off'")
+        self._splits[key] = split
+        return split
+
+    def _image_session(self, threads: int) -> Session:
+        """A session of this model for one image (the batch dimension set to 1), with `threads`."""
+        graph = self.graph.copy()
+        graph.inputs = {n: TensorInfo((1, *i.shape[1:]), i.dtype) for n, i in graph.inputs.items()}
+        return Session(graph, backend=self._backend_arg, threads=threads, precision=self.precision,
+                       fallback=self.fallback, options=self.ctx.options, optimize=False, batch_parallel="off")
 
     def _check_feeds(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
         if not isinstance(feeds, dict):
@@ -256,6 +308,10 @@ class Session:
         if self.eager:
             raise MnnError("this model runs eagerly on the reference backend, node by node (it has sequence or "
                            "optional values, control flow or outputs sized by input values): it has no plan")
+        if self._current is None and all(i.is_static for i in self.graph.inputs.values()):
+            self.resize({n: i.shape for n, i in self.graph.inputs.items()})  # skipped at init: batch_parallel
+        elif self._current is None and getattr(self, "_split_shapes", None):
+            self.resize(self._split_shapes)  # the whole-batch plan of the last run, made now
         if self._current is None:
             dyn = {n: str(i) for n, i in self.graph.inputs.items() if not i.is_static}
             raise MnnError(f"the model has dynamic inputs {dyn}: call resize() or run() first")

@@ -1,0 +1,73 @@
+"""Running a batch as single images on several threads at once (Session(batch_parallel=...)).
+
+A batch-separable model (graph/batch.py) gives the same result for a batch of N as for its N images
+one by one, so a session with T threads (batch_parallel="auto" or "on") can run T images at a time,
+each on its own one-thread plan, instead of one batch-N plan whose every op is split over T threads.
+That trades the per-op joins of the threads (each op waits for its slowest part) for none at all, and
+keeps each image's activations in its core's L2 cache instead of streaming a batch-sized tensor
+through L3 at every layer. The images are claimed one at a time, so a worker whose core runs slow takes fewer.
+
+Measured on the 2-core Zen 4 VM (benchmarks/RESULTS.md, "batch-parallel"), mnn-x86 at batch 8 and 2
+threads: level with the batch-8 plan in ordinary processes (0.97-1.08x over nine), 0.74-0.83x in a
+process where a core ran slow. That is why Session's default is still "off": it pays only under load.
+
+Each worker is a child Session of the same (already optimized) graph with the batch dimension set to
+1, so its plan and arena are an image's; packed weights are shared where the backend caches them
+(mnn-x86 does).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .graph.ir import TensorInfo
+
+
+class BatchSplit:
+    """Runs batches of one set of input shapes as images on `workers` child sessions."""
+
+    def __init__(
+        self,
+        make_child: Callable[[int], object],
+        batch: int,
+        threads: int,
+        infos: dict[str, TensorInfo],
+        output_names: list[str],
+    ):
+        self.batch = batch
+        self.workers = max(1, min(threads, batch))
+        per_worker = max(1, threads // self.workers)
+        self.children = [make_child(per_worker) for _ in range(self.workers)]
+        self.output_names = output_names
+        # the outputs of the whole batch, reused by every run (copy=False hands out these arrays)
+        self.outputs = {n: np.empty(infos[n].shape, dtype=infos[n].dtype) for n in output_names}
+        self._pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="mnn-batch") if self.workers > 1 else None
+
+    def run(self, feeds: dict[str, np.ndarray], copy: bool) -> dict[str, np.ndarray]:
+        claim = itertools.count()  # next() is atomic under the GIL: each image runs once
+
+        def work(child) -> None:
+            for i in iter(lambda: next(claim), None):
+                if i >= self.batch:
+                    return
+                got = child.run({n: a[i : i + 1] for n, a in feeds.items()}, copy=False)
+                for name in self.output_names:
+                    self.outputs[name][i : i + 1] = got[name]
+
+        helpers = [self._pool.submit(work, c) for c in self.children[1:]] if self._pool else []
+        try:
+            work(self.children[0])
+        finally:
+            for f in helpers:
+                f.result()  # re-raises a worker's error, after every worker has stopped
+        if copy:
+            return {n: a.copy() for n, a in self.outputs.items()}
+        return dict(self.outputs)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
