@@ -10,6 +10,7 @@ from libc.string cimport memcpy, memset
 from mnn_core.abi cimport MNN_ABI_VERSION, mnn_execution, mnn_run_fn, mnn_tensor
 
 import time
+import weakref
 
 import numpy as np
 
@@ -234,6 +235,8 @@ cdef class Buffer:
     """Zeroed, 64-byte aligned memory for packed weights, scratch or tables."""
     cdef void* ptr
     cdef readonly int64_t nbytes
+    cdef object source  # packed weights: the array they were packed from (_packed_cache)
+    cdef object __weakref__
 
     def __cinit__(self, int64_t nbytes):
         self.ptr = NULL
@@ -248,6 +251,27 @@ cdef class Buffer:
 
 cdef Buffer _floats(int64_t n):
     return Buffer(n * 4)
+
+
+#: Constant weights packed for a kernel, by (id of the weight array, the packing): two sessions of one
+#: model (the one-image sessions of Session(batch_parallel=...), a session per input shape) share them
+#: instead of each holding its own copy. An entry lives as long as an execution keeps its Buffer;
+#: `source` keeps the array alive, so its id cannot name another array meanwhile.
+_packed_cache = weakref.WeakValueDictionary()
+
+
+cdef Buffer _packed_lookup(weight, tuple how):
+    cdef Buffer buf = _packed_cache.get((id(weight),) + how)
+    return buf if buf is not None and buf.source is weight else None
+
+
+cdef Buffer _packed_new(weight, tuple how, int64_t floats):
+    """A zeroed Buffer of `floats` for `weight` packed as `how`, remembered for the next lookup
+    (the caller fills it before any other prepare can look it up: prepares hold the GIL)."""
+    cdef Buffer buf = _floats(floats)
+    buf.source = weight
+    _packed_cache[(id(weight),) + how] = buf
+    return buf
 
 
 cdef Buffer _copy_array(arr, dtype):
@@ -359,6 +383,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
     cdef int64_t gi, Kg, panels
+    cdef bint fresh
     _conv_geom(&s.g, p)
     s.N, s.O, s.group = p["N"], p["O"], p["group"]
     s.og = s.O // s.group
@@ -391,10 +416,18 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         if not bf16:
             panels = (s.og + k.mr - 1) // k.mr
             s.w_group_stride = panels * k.mr * Kg
-            w = _floats(s.group * s.w_group_stride)
+            how = ("gemm", <bytes>k.name, s.group)
+            w = None
+            if weight is not None:
+                w = _packed_lookup(weight, how)
+            fresh = w is None
+            if fresh and weight is not None:
+                w = _packed_new(weight, how, s.group * s.w_group_stride)
+            elif fresh:
+                w = _floats(s.group * s.w_group_stride)
             ex.keep.append(w)
             s.w = <float*>w.ptr
-            if weight is not None:
+            if weight is not None and fresh:
                 wc = np.ascontiguousarray(weight, dtype=np.float32)
                 _pack_a_groups(k, wc, s.group, s.og, Kg, s.w, s.w_group_stride, threads)
         x86_conv_plan(k, &s.g, s.N * s.group, s.og, threads, &s.chunk_cols, &s.per_item)
@@ -467,12 +500,16 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     cdef const x86_kernels* k = s.op.k
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw
     s.transposed = 1
-    cdef Buffer w = _floats(max((s.O + k.nr - 1) // k.nr * k.nr * Kg, 1))
+    how = ("w_t", <bytes>k.name)
+    cdef Buffer w = _packed_lookup(weight, how)
+    cdef bint fresh = w is None
+    if fresh:
+        w = _packed_new(weight, how, max((s.O + k.nr - 1) // k.nr * k.nr * Kg, 1))
     ex.keep.append(w)
     s.w = <float*>w.ptr
     wc = np.ascontiguousarray(weight, dtype=np.float32)
     cdef const float* src = <const float*><size_t>wc.ctypes.data
-    if wc.size:
+    if wc.size and fresh:
         k.pack_b(src, 1, Kg, Kg, s.O, s.w, 1)
     if not scratch:
         return
@@ -531,11 +568,15 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
         s.w_group_stride = (O + k.nr - 1) // k.nr * k.nr * C
     else:
         s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
-    buf = _floats(36 * s.w_group_stride)
+    how = ("winograd", <bytes>k.name, s.wino_gemm_t)
+    buf = _packed_lookup(weight, how)
+    cdef bint fresh = buf is None
+    if fresh:
+        buf = _packed_new(weight, how, 36 * s.w_group_stride)
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
     cdef const float* src = <const float*><size_t>u.ctypes.data
-    if u.size:
+    if u.size and fresh:
         for xi in range(36):
             if s.wino_gemm_t:
                 k.pack_b(src + xi * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
