@@ -201,6 +201,36 @@ def test_shared_chunk_threads(rng, isa):
     _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "activation": "relu"}, isa, 2, {"x86.winograd": "on"})
 
 
+@pytest.mark.parametrize(
+    "shape,attrs,options",
+    [
+        ((1, 16, 20, 20), {"pads": [1, 1, 1, 1]}, {"x86.winograd": "on"}),  # Winograd's transformed weights
+        ((1, 16, 7, 7), {"pads": [1, 1, 1, 1]}, {"x86.winograd": "off", "x86.conv_t": "on"}),  # W^T
+        ((1, 16, 20, 20), {"pads": [1, 1, 1, 1], "strides": [2, 2]}, {"x86.conv_t": "off"}),  # GEMM panels
+    ],
+)
+def test_sessions_of_one_model_share_packed_weights_safely(rng, shape, attrs, options):
+    """Sessions of one graph (batch_parallel's one-image sessions, say) share the weights packed for
+    them (_x86.pyx: _packed_cache); each stays correct, also after the session that packed them is gone,
+    and a session of another model is not handed them."""
+    import gc
+
+    x, wt, b = _r(rng, *shape), _r(rng, 24, shape[1], 3, 3, scale=0.2), _r(rng, 24)
+    graph, feeds = one_op_graph("Conv", [x, wt, b], attrs, (1, 2))
+    want = run_reference("Conv", [x, wt, b], attrs)[0]
+    first = Session(graph, backend="x86", fallback=False, optimize=False, threads=2, options=options)
+    second = Session(graph, backend="x86", fallback=False, optimize=False, threads=1, options=options)
+    wt2 = wt * -0.5  # the same shape, other values: must not reuse the first model's packing
+    other_graph, _ = one_op_graph("Conv", [x, wt2, b], attrs, (1, 2))
+    other = Session(other_graph, backend="x86", fallback=False, optimize=False, options=options)
+    np.testing.assert_allclose(first.run(feeds)["out"], want, rtol=1e-4, atol=1e-3)
+    del first
+    gc.collect()
+    np.testing.assert_allclose(second.run(feeds)["out"], want, rtol=1e-4, atol=1e-3)
+    other_want = run_reference("Conv", [x, wt2, b], attrs)[0]
+    np.testing.assert_allclose(other.run(feeds)["out"], other_want, rtol=1e-4, atol=1e-3)
+
+
 def test_pool_shared_by_concurrent_sessions(rng):
     """Two sessions running at once on two Python threads (the core releases the GIL): one gets
     the pool, the other runs its items on its own thread; both stay correct."""
