@@ -64,6 +64,11 @@ def conv_kinds(monkeypatch):
         (1, 16, 24, 33, 30, [1, 1, 1, 1]),  # several chunks of tiles
         (1, 70, 9, 14, 14, [1, 1, 1, 1]),  # many channels, few tiles
         (1, 2, 1, 3, 3, [0, 0, 0, 0]),  # 1x1 output, one output channel
+        # the batch's tiles are one sequence: runs and chunks that end inside an image or at its edge
+        (3, 16, 24, 7, 7, [1, 1, 1, 1]),  # 2x2 tiles per image, partial on both edges
+        (8, 64, 40, 7, 7, [1, 1, 1, 1]),  # 32 tiles: one vector of them twice (gemm_t off, several items)
+        (5, 70, 9, 14, 14, [1, 1, 1, 1]),  # 80 tiles over several chunks
+        (4, 5, 6, 13, 17, [1, 0, 2, 1]),  # odd planes, asymmetric pads
     ],
 )
 def test_winograd_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, pads):
@@ -143,6 +148,14 @@ def test_winograd_choice(rng, conv_kinds):
         "gemm",
         "gemm",
     ]
+
+
+def test_winograd_choice_counts_the_batchs_tiles(rng, conv_kinds):
+    """A 7x7 output (4 tiles an image) takes Winograd from batch 2 on (8 tiles), a 6x6 one never."""
+    wt = _r(rng, 16, 16, 3, 3, scale=0.3)
+    for n, size in ((1, 7), (2, 7), (8, 7), (8, 6)):
+        _run_conv([_r(rng, n, 16, size, size), wt], {"pads": [1, 1, 1, 1]}, "scalar", 1, {}, constant=(1,))
+    assert ["winograd" in k for k in conv_kinds] == [False, True, True, False]
 
 
 def test_winograd_bad_option(rng):

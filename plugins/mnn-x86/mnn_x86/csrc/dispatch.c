@@ -104,9 +104,10 @@ void x86_conv_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t images,
 #define WINO_T_MAX_TILES 64
 #define WINO_T_MIN_CHANNELS 64
 
-void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
+void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
                    int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats) {
-    const int64_t nr = k->nr, T = ((OH + 3) / 4) * ((OW + 3) / 4), t_round = (T + nr - 1) / nr * nr;
+    /* the tiles of all N images are one sequence: at batch 8 a 14x14 output's 16 tiles become 128 */
+    const int64_t nr = k->nr, T = N * ((OH + 3) / 4) * ((OW + 3) / 4), t_round = (T + nr - 1) / nr * nr;
     int64_t t = WINO_CHUNK_BYTES / (36 * (C + O) * (int64_t)sizeof(float)) / nr * nr;
     if (t < nr) t = nr;
     if (t > t_round) t = t_round;

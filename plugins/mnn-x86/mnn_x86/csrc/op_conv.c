@@ -226,9 +226,8 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         return 0;
     }
     if (s->winograd) { /* inference (x86infer): weights transformed and packed at prepare */
-        for (int64_t n = 0; n < s->N; ++n)
-            k->winograd(x + n * g->C * g->H * g->W, s->w, s->w_group_stride, s->O, bias, y + n * s->O * out_plane, g,
-                        &s->epi, s->chunk_cols, s->per_item, s->wino_gemm_t, s->work, s->op.threads, s->bf16);
+        k->winograd(x, s->w, s->w_group_stride, s->O, bias, y, s->N, g, &s->epi, s->chunk_cols, s->per_item,
+                    s->wino_gemm_t, s->work, s->op.threads, s->bf16);
         return 0;
     }
     if (s->bf16) return x86_conv_bf16_run(s, x, bias, y); /* precision="low" (bf16.h) */

@@ -1,8 +1,9 @@
 /* Winograd F(4x4, 3x3) convolution (stride 1, dilation 1, one group), NCHW.
  * Generic over `vf`; included by each isa_*.c after gemm_impl.h.
  *
- * The output is cut into 4x4 tiles; each reads a 6x6 input patch. Per chunk
- * of tiles (a multiple of NR):
+ * The output is cut into 4x4 tiles; each reads a 6x6 input patch. The tiles of
+ * all the batch's images are one sequence (image, tile row, tile column), so a
+ * batch of small planes still fills the GEMMs. Per chunk of tiles (a multiple of NR):
  *   1. gather: the 6x6 patches of one channel, tile index innermost
  *      (zero outside the input), so the transform is vectorized over tiles;
  *   2. V = B^T d B for every channel, written straight into the 36 packed
@@ -137,7 +138,8 @@ static inline void FN(wino_interleave4)(vf s0, vf s1, vf s2, vf s3, vf *p) {
 
 typedef struct {
     const x86_conv_geom *g;
-    int64_t O, TW, T, tc, tcp; /* tiles per row, tiles, tiles per chunk, rounded up to NR */
+    int64_t O, TW, T, tc, tcp; /* tiles per row, tiles (all images), tiles per chunk, rounded up to NR */
+    int64_t Ti;                /* tiles per image */
     const float *u;            /* 36 packed A operands, u_stride floats apart (gemm_t: packed B of U^T) */
     int64_t u_stride;
     int gemm_t;       /* M^T = V^T U^T: the tiles as the GEMM's rows (x86_wino_plan says when) */
@@ -152,11 +154,11 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
     const x86_conv_geom *g = P->g;
     const int64_t tcp = P->tcp, C = g->C, v_stride = tcp * C;
     for (int64_t c = c0; c < c1; ++c) {
-        const float *plane = x + c * g->H * g->W;
         /* gather, one run of up to VLEN tiles of one tile row at a time: each of its 6 input rows
          * (zero outside the image) loaded into 4 vectors, then split into the tiles' columns j = 0..5 */
         for (int64_t l = 0; l < nt;) {
-            const int64_t t = t0 + l, tx = t % P->TW, iy0 = (t / P->TW) * 4 - g->pt, ix0 = tx * 4 - g->pl;
+            const int64_t t = (t0 + l) % P->Ti, tx = t % P->TW, iy0 = (t / P->TW) * 4 - g->pt, ix0 = tx * 4 - g->pl;
+            const float *plane = x + ((t0 + l) / P->Ti * C + c) * g->H * g->W;
             int64_t n = P->TW - tx;
             if (n > nt - l) n = nt - l;
             if (n > VLEN) n = VLEN;
@@ -258,7 +260,8 @@ static void FN(wino_output_t)(const FN(wino_plan) *P, const float *m, int64_t t0
     const int64_t O = P->O, m_stride = O * P->tcp, out_plane = g->OH * g->OW;
     float out[16 * VLEN];
     for (int64_t l = 0; l < nt; ++l) {
-        const int64_t t = t0 + l, oy0 = (t / P->TW) * 4, ox0 = (t % P->TW) * 4;
+        const int64_t t = (t0 + l) % P->Ti, oy0 = (t / P->TW) * 4, ox0 = (t % P->TW) * 4;
+        float *yi = y + (t0 + l) / P->Ti * O * out_plane;
         const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
         for (int64_t o = o0; o < o1; o += VLEN) {
             const int n = (int)(o1 - o < VLEN ? o1 - o : VLEN);
@@ -280,7 +283,7 @@ static void FN(wino_output_t)(const FN(wino_plan) *P, const float *m, int64_t t0
                 for (int k = 0; k < 4; ++k) vf_store(out + (i * 4 + k) * VLEN, rows4[k]);
             }
             for (int q = 0; q < n; ++q) { /* the 4x4 tile of each output channel: 4 rows of 4 floats */
-                float *dst = y + (o + q) * out_plane + oy0 * g->OW + ox0;
+                float *dst = yi + (o + q) * out_plane + oy0 * g->OW + ox0;
                 for (int64_t i = 0; i < rows; ++i) {
                     if (cols == 4) memcpy(dst + i * g->OW, out + i * 4 * VLEN + 4 * q, 4 * sizeof(float));
                     else
@@ -298,7 +301,6 @@ static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, 
     const int64_t tcp = P->tcp, m_stride = P->O * tcp, out_plane = g->OH * g->OW;
     for (int64_t o = o0; o < o1; ++o) {
         const vf b0 = vf_set1(bias ? bias[o] : 0.0f);
-        float *yo = y + o * out_plane;
         for (int64_t l = 0; l < nt; l += VLEN) {
             const float *s = m + o * tcp + l;
             vf t[24];
@@ -317,8 +319,9 @@ static void FN(wino_output)(const FN(wino_plan) *P, const float *m, int64_t t0, 
             /* runs of tiles in one tile row: 4 consecutive output columns per tile in each row */
             const int64_t lanes = nt - l < VLEN ? nt - l : VLEN;
             for (int64_t q = 0; q < lanes;) {
-                const int64_t t = t0 + l + q, tx = t % P->TW, oy0 = (t / P->TW) * 4, ox0 = tx * 4;
-                int64_t n = P->TW - tx;
+                const int64_t t = (t0 + l + q) % P->Ti, tx = t % P->TW, oy0 = (t / P->TW) * 4, ox0 = tx * 4;
+                float *yo = y + ((t0 + l + q) / P->Ti * P->O + o) * out_plane;
+                int64_t n = P->TW - tx; /* a run ends with its tile row, so with its image */
                 if (n > lanes - q) n = lanes - q;
                 const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 * n ? g->OW - ox0 : 4 * n;
                 /* floats [4q, 4q + cols) of the interleaved rows, by masked stores of whole vectors
@@ -392,18 +395,19 @@ static inline int64_t FN(wino_chunk_floats)(int64_t C, int64_t O, int64_t tcp) {
     return 36 * tcp + 36 * tcp * C + 36 * O * tcp;
 }
 
-/* One image. u: 36 packed A operands (u_stride floats apart); tc: tiles per
+/* N images, their tiles one sequence. u: 36 packed A operands (u_stride floats apart); tc: tiles per
  * chunk (a multiple of NR); work: `threads` chunk scratches when per_chunk,
  * else one shared chunk scratch plus a gather per thread. */
 static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
-                         const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
+                         int64_t N, const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
                          float *work, int threads, const x86_bf16_conv *bf16) {
     FN(wino_plan) P;
     P.bf16 = bf16;
     P.g = g;
     P.O = O;
     P.TW = (g->OW + 3) / 4;
-    P.T = P.TW * ((g->OH + 3) / 4);
+    P.Ti = P.TW * ((g->OH + 3) / 4);
+    P.T = N * P.Ti;
     P.tc = tc;
     P.tcp = (tc + NR - 1) / NR * NR;
     P.u = u;

@@ -108,12 +108,12 @@ typedef struct x86_kernels {
     void (*normalize_rows)(const float *x, float *y, int64_t rows, int64_t n, float eps, const float *scale,
                            const float *shift, int64_t per_row, int threads);
     /* -- inference (x86infer) -- */
-    /* Winograd F(4x4, 3x3), stride 1, one group, one image (winograd_impl.h). u: 36 packed A
+    /* Winograd F(4x4, 3x3), stride 1, one group, N images whose tiles are one sequence (winograd_impl.h). u: 36 packed A
      * operands of the transformed weights, u_stride floats apart (gemm_t: 36 packed B operands of
      * their transposes); tc, per_chunk, gemm_t, work: x86_wino_plan. bf16 (bf16.h): NULL, or the 36
      * GEMMs on bf16 operands (precision="low"): its w holds them packed as bf16, in place of u */
     void (*winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
-                     const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
+                     int64_t N, const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,
                      float *work, int threads, const struct x86_bf16_conv *bf16);
     /* the packed GEMM with B unpacked: row k of the K x N matrix at b + k*ldb (1x1 convolutions on NCHW) */
     void (*gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
@@ -200,7 +200,7 @@ int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw);
  * tiles (tc, a multiple of NR), whether each thread takes whole chunks,
  * whether its GEMMs run transposed (gemm_t: all tiles fit one vector) and
  * the scratch it needs (floats, all threads) */
-void x86_wino_plan(const x86_kernels *k, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
+void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
                    int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats);
 
 /* inference (x86infer), op_threadpool.c: run fn(ctx, i, worker) for i in [0, n) on up to `threads`
