@@ -553,8 +553,6 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     cdef int64_t xi, O = s.O, C = s.g.C, work_floats
     cdef Buffer buf
     w = np.asarray(weight, dtype=np.float64)
-    u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
-                             dtype=np.float32)
     s.winograd = 1
     x86_wino_plan(k, s.N, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
     s.chunk_floats = work_floats
@@ -562,6 +560,8 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     ex.keep.append(buf)
     s.work = <float*>buf.ptr
     if bf16_isa is not None:
+        u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
+                                 dtype=np.float32)
         _bf16_winograd(ex, s, bf16_isa, u, threads)
         return
     if s.wino_gemm_t:  # U^T as the GEMM's B: B[c][o] = U[o][c]
@@ -575,13 +575,20 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
         buf = _packed_new(weight, how, 36 * s.w_group_stride)
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
-    cdef const float* src = <const float*><size_t>u.ctypes.data
-    if u.size and fresh:
-        for xi in range(36):
+    cdef const float* src
+    cdef int a
+    if O * C == 0 or not fresh:
+        return
+    # one row a of the 6x6 transform domain at a time (6 of the 36 O x C matrices): all 36 at once in
+    # float64 took 4x the packed weights' memory at prepare (ResNet-18's 512-channel layers: 75 MB)
+    for a in range(6):
+        ua = np.ascontiguousarray(np.einsum("i,ocij,bj->boc", _WINO_G[a], w, _WINO_G), dtype=np.float32)
+        src = <const float*><size_t>ua.ctypes.data
+        for xi in range(6 * a, 6 * a + 6):
             if s.wino_gemm_t:
-                k.pack_b(src + xi * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
+                k.pack_b(src + (xi - 6 * a) * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
             else:
-                k.pack_a(src + xi * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
+                k.pack_a(src + (xi - 6 * a) * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
 
 
 cdef void _bf16_winograd(Execution ex, x86_conv_state* s, str isa, u, int threads) except *:

@@ -115,7 +115,7 @@ void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_
     const int64_t per = 36 * t + 36 * t * C + 36 * O * t; /* gather, V, M: wino_chunk_floats */
     *tc = t;
     *per_chunk = threads > 1 && chunks >= 2 * threads;
-    *work_floats = (threads > 1 ? threads : 1) * per;
+    *work_floats = x86_wino_chunk_floats(per, t, threads, *per_chunk);
     /* All tiles in one vector (13x13 and 14x14 outputs: 16 tiles on AVX-512): with the tiles as
      * the GEMM's columns a tile of the micro-kernel is one vector wide and does one broadcast
      * per FMA, half its speed (gemm_impl.h); as its rows (M^T = V^T U^T) it does two FMAs per
@@ -132,7 +132,7 @@ void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_
         t = t_round; /* one chunk */
         *tc = t;
         *per_chunk = 0;
-        *work_floats = (threads > 1 ? threads : 1) * (36 * t + 36 * t * C + 36 * O * t);
+        *work_floats = x86_wino_chunk_floats(36 * t + 36 * t * C + 36 * O * t, t, threads, 0);
     }
     if (*gemm_t) *work_floats += (threads > 1 ? threads : 1) * ((t + k->mr - 1) / k->mr * k->mr) * C; /* wino vt_floats */
 }

@@ -416,7 +416,7 @@ static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64
     /* gemm_t: one chunk (x86_wino_plan), each worker's V^T after the chunk scratch */
     P.gemm_t = gemm_t;
     P.vt_floats = (P.tcp + MR - 1) / MR * MR * g->C;
-    P.vt = work + (threads > 1 ? threads : 1) * per;
+    P.vt = work + x86_wino_chunk_floats(per, P.tcp, threads, per_chunk);
     if (threads <= 1 || (per_chunk && chunks < 2)) {
         float *gather = work, *v = gather + 36 * P.tcp, *m = v + 36 * P.tcp * g->C;
         for (int64_t ch = 0; ch < chunks; ++ch) {

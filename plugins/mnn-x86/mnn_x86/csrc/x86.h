@@ -200,6 +200,13 @@ int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw);
  * tiles (tc, a multiple of NR), whether each thread takes whole chunks,
  * whether its GEMMs run transposed (gemm_t: all tiles fit one vector) and
  * the scratch it needs (floats, all threads) */
+/* the chunk scratch of a Winograd convolution: one chunk's (per floats: gather, V, M) per thread when
+ * each takes whole chunks, else one shared chunk and a gather (36 * tcp) per further thread; gemm_t's
+ * V^T buffers follow it */
+static inline int64_t x86_wino_chunk_floats(int64_t per, int64_t tcp, int threads, int per_chunk) {
+    if (threads < 1) threads = 1;
+    return per_chunk ? threads * per : per + 36 * tcp * (threads - 1);
+}
 void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
                    int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats);
 
