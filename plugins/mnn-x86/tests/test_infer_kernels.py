@@ -225,7 +225,7 @@ def test_shared_chunk_threads(rng, isa):
 def test_sessions_of_one_model_share_packed_weights_safely(rng, shape, attrs, options):
     """Sessions of one graph (batch_parallel's one-image sessions, say) share the weights packed for
     them (_x86.pyx: _packed_cache); each stays correct, also after the session that packed them is gone,
-    and a session of another model is not handed them."""
+    and a session of another model, or of the same arrays changed since, is not handed them."""
     import gc
 
     x, wt, b = _r(rng, *shape), _r(rng, 24, shape[1], 3, 3, scale=0.2), _r(rng, 24)
@@ -242,6 +242,10 @@ def test_sessions_of_one_model_share_packed_weights_safely(rng, shape, attrs, op
     np.testing.assert_allclose(second.run(feeds)["out"], want, rtol=1e-4, atol=1e-3)
     other_want = run_reference("Conv", [x, wt2, b], attrs)[0]
     np.testing.assert_allclose(other.run(feeds)["out"], other_want, rtol=1e-4, atol=1e-3)
+    # the same array changed in place (a fine-tuning step) while `second` still holds its packing
+    graph.initializers["in1"] *= -0.5
+    third = Session(graph, backend="x86", fallback=False, optimize=False, options=options)
+    np.testing.assert_allclose(third.run(feeds)["out"], other_want, rtol=1e-4, atol=1e-3)
 
 
 def test_pool_shared_by_concurrent_sessions(rng):
