@@ -54,10 +54,16 @@ WINO_MIN_OUT_BATCHED = 7
 WINO_MIN_TILES = 8
 
 
-def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
-    choice = str((options or {}).get("x86.winograd", "auto")).lower()
+def _choice(options, name: str) -> str:
+    """The session option `name`, one of "auto" (its default), "on" and "off"; anything else is an error."""
+    choice = str((options or {}).get(name, "auto")).lower()
     if choice not in ("auto", "on", "off"):
-        raise BackendError(f"x86: option x86.winograd={choice!r}; use 'auto', 'on' or 'off'")
+        raise BackendError(f"x86: option {name}={choice!r}; use 'auto', 'on' or 'off'")
+    return choice
+
+
+def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
+    choice = _choice(options, "x86.winograd")
     o, cg, kh, kw = w_shape
     depthwise = cg == 1 and o == 1  # one channel in, one out: the depthwise kernel's case
     eligible = (
@@ -91,10 +97,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel (auto: at most
     DIRECT_MAX_CHANNELS input channels, unless Winograd takes the convolution, another path is forced
     on, or the GEMMs run on bf16: precision="low" asked for them)."""
-    options = options or {}
-    choice = str(options.get("x86.direct", "auto")).lower()
-    if choice not in ("auto", "on", "off"):
-        raise BackendError(f"x86: option x86.direct={choice!r}; use 'auto', 'on' or 'off'")
+    choice = _choice(options, "x86.direct")
     cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
     eligible = (
         weight is not None and geo["group"] == 1 and tuple(geo["dilations"]) == (1, 1) and geo["strides"][1] in (1, 2)
@@ -104,7 +107,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     if choice == "on":
         return True
     # another path forced on keeps its convolutions
-    forced = any(str(options.get(k, "auto")).lower() == "on" for k in ("x86.winograd", "x86.conv_t"))
+    forced = any(_choice(options, k) == "on" for k in ("x86.winograd", "x86.conv_t"))
     limit = DIRECT_MAX_CHANNELS_1X1 if (kh, kw) == (1, 1) else DIRECT_MAX_CHANNELS
     return not forced and not winograd and not bf16 and cg <= limit
 
@@ -120,9 +123,7 @@ STREAM_MIN_L3_FRACTION = 0.25
 def _use_stream(out_bytes: int, options) -> bool:
     """The option x86.stream ("auto", "on", "off"): whether the pointwise kernel's NC16 output is
     written by streaming stores (auto: outputs of at least STREAM_MIN_L3_FRACTION of the L3 cache)."""
-    choice = str((options or {}).get("x86.stream", "auto")).lower()
-    if choice not in ("auto", "on", "off"):
-        raise BackendError(f"x86: option x86.stream={choice!r}; use 'auto', 'on' or 'off'")
+    choice = _choice(options, "x86.stream")
     if choice != "auto":
         return choice == "on"
     return out_bytes >= STREAM_MIN_L3_FRACTION * l3_cache_bytes()
@@ -131,9 +132,7 @@ def _use_stream(out_bytes: int, options) -> bool:
 def _transposed_choice(options):
     """The option x86.conv_t: "auto" (None: the lane rule in _x86.pyx decides), "on" or "off" (for
     a constant-weight, one-group, non-depthwise, non-Winograd convolution)."""
-    choice = str((options or {}).get("x86.conv_t", "auto")).lower()
-    if choice not in ("auto", "on", "off"):
-        raise BackendError(f"x86: option x86.conv_t={choice!r}; use 'auto', 'on' or 'off'")
+    choice = _choice(options, "x86.conv_t")
     return None if choice == "auto" else choice == "on"
 
 
