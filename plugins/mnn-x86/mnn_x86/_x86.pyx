@@ -267,20 +267,17 @@ def _checksum(weight):
     return zlib.crc32(memoryview(np.ascontiguousarray(weight)).cast("B"))
 
 
-cdef Buffer _packed_lookup(weight, tuple how):
-    cdef Buffer buf = _packed_cache.get((id(weight),) + how)
-    if buf is None or buf.source is not weight or buf.checksum != _checksum(weight):
-        return None
-    return buf
-
-
-cdef Buffer _packed_new(weight, tuple how, int64_t floats):
-    """A zeroed Buffer of `floats` for `weight` packed as `how`, remembered for the next lookup
-    (the caller fills it before any other prepare can look it up: prepares hold the GIL)."""
-    cdef Buffer buf = _floats(floats)
-    buf.source = weight
-    buf.checksum = _checksum(weight)
-    _packed_cache[(id(weight),) + how] = buf
+cdef Buffer _packed(weight, tuple how, int64_t floats, bint* fresh):
+    """`weight` packed as `how`: the cached Buffer while the array is unchanged (fresh[0] false), else a
+    new zeroed one of `floats`, remembered (fresh[0] true: the caller packs it, before any other
+    prepare can look it up, since prepares hold the GIL)."""
+    key, checksum = (id(weight),) + how, _checksum(weight)
+    cdef Buffer buf = _packed_cache.get(key)
+    fresh[0] = buf is None or buf.source is not weight or buf.checksum != checksum
+    if fresh[0]:
+        buf = _floats(floats)
+        buf.source, buf.checksum = weight, checksum
+        _packed_cache[key] = buf
     return buf
 
 
@@ -426,14 +423,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         if not bf16:
             panels = (s.og + k.mr - 1) // k.mr
             s.w_group_stride = panels * k.mr * Kg
-            how = ("gemm", <bytes>k.name, s.group)
-            w = None
             if weight is not None:
-                w = _packed_lookup(weight, how)
-            fresh = w is None
-            if fresh and weight is not None:
-                w = _packed_new(weight, how, s.group * s.w_group_stride)
-            elif fresh:
+                w = _packed(weight, ("gemm", <bytes>k.name, s.group), s.group * s.w_group_stride, &fresh)
+            else:  # packed at each run
                 w = _floats(s.group * s.w_group_stride)
             ex.keep.append(w)
             s.w = <float*>w.ptr
@@ -510,11 +502,8 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     cdef const x86_kernels* k = s.op.k
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw
     s.transposed = 1
-    how = ("w_t", <bytes>k.name)
-    cdef Buffer w = _packed_lookup(weight, how)
-    cdef bint fresh = w is None
-    if fresh:
-        w = _packed_new(weight, how, max((s.O + k.nr - 1) // k.nr * k.nr * Kg, 1))
+    cdef bint fresh
+    cdef Buffer w = _packed(weight, ("w_t", <bytes>k.name), max((s.O + k.nr - 1) // k.nr * k.nr * Kg, 1), &fresh)
     ex.keep.append(w)
     s.w = <float*>w.ptr
     wc = np.ascontiguousarray(weight, dtype=np.float32)
@@ -562,7 +551,7 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     cdef const x86_kernels* k = s.op.k
     cdef int64_t xi, O = s.O, C = s.g.C, work_floats
     cdef Buffer buf
-    w = np.asarray(weight, dtype=np.float64)
+    cdef bint fresh
     s.winograd = 1
     x86_wino_plan(k, s.N, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
     s.chunk_floats = work_floats
@@ -570,6 +559,7 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     ex.keep.append(buf)
     s.work = <float*>buf.ptr
     if bf16_isa is not None:
+        w = np.asarray(weight, dtype=np.float64)
         u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, w, _WINO_G).reshape(36, O, C),
                                  dtype=np.float32)
         _bf16_winograd(ex, s, bf16_isa, u, threads)
@@ -578,17 +568,14 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
         s.w_group_stride = (O + k.nr - 1) // k.nr * k.nr * C
     else:
         s.w_group_stride = (O + k.mr - 1) // k.mr * k.mr * C
-    how = ("winograd", <bytes>k.name, s.wino_gemm_t)
-    buf = _packed_lookup(weight, how)
-    cdef bint fresh = buf is None
-    if fresh:
-        buf = _packed_new(weight, how, 36 * s.w_group_stride)
+    buf = _packed(weight, ("winograd", <bytes>k.name, s.wino_gemm_t), 36 * s.w_group_stride, &fresh)
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
     cdef const float* src
     cdef int a
-    if O * C == 0 or not fresh:
+    if O * C == 0 or not fresh:  # nothing to pack, or packed already for another session
         return
+    w = np.asarray(weight, dtype=np.float64)
     # one row a of the 6x6 transform domain at a time (6 of the 36 O x C matrices): all 36 at once in
     # float64 took 4x the packed weights' memory at prepare (ResNet-18's 512-channel layers: 75 MB)
     for a in range(6):
