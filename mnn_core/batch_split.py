@@ -51,9 +51,7 @@ class BatchSplit:
         claim = itertools.count()  # next() is atomic under the GIL: each image runs once
 
         def work(child) -> None:
-            for i in iter(lambda: next(claim), None):
-                if i >= self.batch:
-                    return
+            while (i := next(claim)) < self.batch:
                 got = child.run({n: a[i : i + 1] for n, a in feeds.items()}, copy=False)
                 for name in self.output_names:
                     self.outputs[name][i : i + 1] = got[name]

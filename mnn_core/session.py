@@ -145,6 +145,7 @@ class Session:
         self.batch_parallel = batch_parallel
         self._backend_arg = backend
         self._splits: dict[tuple, BatchSplit | None] = {}  # per input shapes: how batches run as images
+        self._split_shapes: dict | None = None  # the last run's shapes when it ran as images (_need_plan)
         self.ctx = PrepareContext(threads=threads, precision=precision, options=dict(options or {}))
         plugins = get_plugins()
         self._auto = backend == "auto"
@@ -234,7 +235,7 @@ class Session:
         shapes = {n: a.shape for n, a in feeds.items()}
         split = None if profile else self._split_for(shapes)  # a profile is of the whole-batch plan
         if split is not None:
-            self._split_shapes = shapes  # what introspection plans for (_need_plan)
+            self._split_shapes = shapes
             return split.run(feeds, copy)
         cur = self._current
         if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()):
@@ -310,7 +311,7 @@ class Session:
                            "optional values, control flow or outputs sized by input values): it has no plan")
         if self._current is None and all(i.is_static for i in self.graph.inputs.values()):
             self.resize({n: i.shape for n, i in self.graph.inputs.items()})  # skipped at init: batch_parallel
-        elif self._current is None and getattr(self, "_split_shapes", None):
+        elif self._current is None and self._split_shapes:
             self.resize(self._split_shapes)  # the whole-batch plan of the last run, made now
         if self._current is None:
             dyn = {n: str(i) for n, i in self.graph.inputs.items() if not i.is_static}

@@ -196,10 +196,6 @@ int64_t x86_pool_work_floats(const x86_pool_geom *g);
 /* where, in a thread's scratch of per_thread floats, its kh*kw tap offsets (int64) start */
 int64_t x86_scratch_offsets_at(int64_t per_thread, int64_t kh, int64_t kw);
 
-/* inference (x86infer): how a Winograd convolution is cut into chunks of
- * tiles (tc, a multiple of NR), whether each thread takes whole chunks,
- * whether its GEMMs run transposed (gemm_t: all tiles fit one vector) and
- * the scratch it needs (floats, all threads) */
 /* the chunk scratch of a Winograd convolution: one chunk's (per floats: gather, V, M) per thread when
  * each takes whole chunks, else one shared chunk and a gather (36 * tcp) per further thread; gemm_t's
  * V^T buffers follow it */
@@ -207,6 +203,10 @@ static inline int64_t x86_wino_chunk_floats(int64_t per, int64_t tcp, int thread
     if (threads < 1) threads = 1;
     return per_chunk ? threads * per : per + 36 * tcp * (threads - 1);
 }
+/* inference (x86infer): how a Winograd convolution is cut into chunks of
+ * tiles (tc, a multiple of NR), whether each thread takes whole chunks,
+ * whether its GEMMs run transposed (gemm_t: all tiles fit one vector) and
+ * the scratch it needs (floats, all threads) */
 void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
                    int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats);
 
