@@ -107,14 +107,20 @@ class PyExecution:
 
 
 class CExecution:
-    """A prepared op run in C: `capsule` holds an mnn_execution*, `owner` its state."""
+    """A prepared op run in C: `capsule` holds an mnn_execution*, `owner` its state.
 
-    __slots__ = ("capsule", "owner", "name")
+    `packed`: positions in node.inputs of constants the execution copied at prepare (packed
+    weights, a bias) and never reads again, from its descriptor or otherwise. Their descriptors
+    carry a NULL data pointer, and a session frees a constant held only in such copies
+    (weights.py), so the process holds each weight once."""
 
-    def __init__(self, capsule: Any, owner: Any = None, name: str = ""):
+    __slots__ = ("capsule", "owner", "name", "packed")
+
+    def __init__(self, capsule: Any, owner: Any = None, name: str = "", packed: Sequence[int] = ()):
         self.capsule = capsule
         self.owner = owner
         self.name = name
+        self.packed = frozenset(int(i) for i in packed)
 
 
 @dataclass(frozen=True)

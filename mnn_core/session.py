@@ -13,6 +13,10 @@ program; it allocates nothing (pass copy=False to also skip copying outputs).
 With batch_parallel="auto" and threads >= 2 on host backends, a batch of a model that treats its
 images independently runs as single images on the threads at once, each on a one-image plan (see
 batch_split.py); the default, "off", keeps one plan for the whole batch.
+
+Weights that every kernel reading them copied at prepare (packed GEMM panels, a GPU upload) are
+freed from the session's graph once a plan is built, and derived again from the model when
+another input shape needs a plan (weights.py; release_weights=False keeps them).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from .ops import get_schema
 from .plugins import get_plugins
 from .runtime._runloop import Program
 from .scheduler import REFERENCE, VIEW_OPS, Candidate, Placement, make_candidate, place_auto, place_listed
+from .weights import ReleasedWeights, give_back_freed
 
 PRECISIONS = ("high", "normal", "low")
 #: Session(batch_parallel=): "auto" runs a batch as images on several threads at once where that is
@@ -107,6 +112,7 @@ class _Slot:
     offset: int = -1  # in the domain's arena; -1: outside (a constant)
     constant: np.ndarray | None = None
     nbytes: int = 0  # its size in the arena
+    name: str = ""  # the value's name
 
 
 class _PreparedPlan:
@@ -127,7 +133,8 @@ class Session:
 
     def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
                  threads: int = 1, precision: str = "normal", fallback: bool = True,
-                 options: dict | None = None, optimize: bool = True, batch_parallel: str = "off"):
+                 options: dict | None = None, optimize: bool = True, batch_parallel: str = "off",
+                 release_weights: bool = True):
         from .graph.passes import optimize as run_passes
         from .loader import load
 
@@ -154,7 +161,10 @@ class Session:
         self._by_name = {c.backend.name: c for c in self._candidates}
         self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE], self.ctx)
         self._by_name.setdefault(REFERENCE, self._reference)
-        self.graph = run_passes(graph, extra=plugins.passes) if optimize else graph
+        derive = (lambda g: run_passes(g, extra=plugins.passes)) if optimize else Graph.copy
+        self.graph = derive(graph)  # a copy even unoptimized: released weights leave the model intact
+        self._released = ReleasedWeights(model, derive) if release_weights else None
+        self._pinned: set[str] = set()  # constants a step of some plan reads at run: never released
         self.input_names = list(self.graph.inputs)
         self.output_names = list(self.graph.outputs)
         self._plans: dict[tuple, _PreparedPlan] = {}
@@ -208,6 +218,8 @@ class Session:
             for name, shape in zip(self.input_names, key):
                 declared = self.graph.inputs[name]
                 infos[name] = TensorInfo(shape, declared.dtype)
+            if self._released is not None:
+                self._released.restore(self.graph)
             plan = self._prepare(self.graph.infer(infos))
             self._plans[key] = plan
         self._current = plan
@@ -220,7 +232,11 @@ class Session:
         else:
             placements = place_listed(graph, infos, listed, self._reference, self.fallback, self.threads)
         builder = _ProgramBuilder(self, infos, placements)
-        return builder.build()
+        plan = builder.build()
+        self._pinned |= builder.pinned
+        if builder.freed:
+            give_back_freed()
+        return plan
 
     # -- running -----------------------------------------------------------------------
 
@@ -273,6 +289,8 @@ class Session:
 
     def _image_session(self, threads: int) -> Session:
         """A session of this model for one image (the batch dimension set to 1), with `threads`."""
+        if self._released is not None:
+            self._released.restore(self.graph)
         graph = self.graph.copy()
         graph.inputs = {n: TensorInfo((1, *i.shape[1:]), i.dtype) for n, i in graph.inputs.items()}
         return Session(graph, backend=self._backend_arg, threads=threads, precision=self.precision,
@@ -369,6 +387,8 @@ class _ProgramBuilder:
         self.steps: list[tuple] = []  # (name, kind, payload) before compiling
         self.aliases: dict[tuple[str, str], tuple[str, str]] = {}
         self.layout_owner: dict[str, Any] = {}  # value in a backend-private layout -> that backend
+        self.pinned: set[str] = set()  # constants a step reads in host memory at run (or a view returns)
+        self.freed: list[str] = []  # constants released (weights.py) as this plan was built
 
     def domain_of(self, backend: str) -> str:
         return self.s._by_name[backend].domain
@@ -406,12 +426,12 @@ class _ProgramBuilder:
         if value in self.graph.initializers:
             arr = np.asarray(self.graph.initializers[value], order="C")  # keeps 0-d 0-d
             if domain == HOST:
-                slot = _Slot(HOST, self.infos[value], constant=arr)
+                slot = _Slot(HOST, self.infos[value], constant=arr, name=value)
                 self.slots[(value, domain)] = slot
                 return slot
             # device constants: uploaded once at resize, alive for the whole plan
             slot = self._define(value, domain, -1)
-            slot.constant = arr
+            slot.constant, slot.name = arr, value
             self.uses[domain][value].last = FOREVER
             return slot
         src = next(d for (v, d) in self.slots if v == value)
@@ -576,6 +596,8 @@ class _ProgramBuilder:
         for name in self.graph.outputs:
             out.output_views[name] = self._host_view(host, self.slots[(name, HOST)])
         steps = []
+        last_reader = {n: payload[0] for _, kind, payload in self.steps if kind == "op"
+                       for n in payload[0].inputs if n in self.graph.initializers}
         for kind, group in self._group_segments():
             if kind == "copy":
                 steps.append(self._copy_step(group[0], group[1], out.arenas))
@@ -583,8 +605,25 @@ class _ProgramBuilder:
                 steps.append(self._segment_step(group, out.arenas))
             else:
                 steps.append(self._op_step(group, out.arenas))
+                self._free_packed(group[0], last_reader)
         out.program = Program(steps)
         return out
+
+    def _free_packed(self, node: Node, last_reader: dict[str, Node]) -> None:
+        """Release the constants this node was the last to read, where every step so far packed
+        them (weights.py): freed now, before the next prepare packs its own weights, so even the
+        session's peak memory holds each weight about once."""
+        released = self.s._released
+        if released is None:
+            return
+        for name in node.inputs:
+            if last_reader.get(name) is not node or name in self.pinned or name in self.s._pinned:
+                continue
+            if released.release(self.graph, name):
+                self.freed.append(name)
+                for (value, _), slot in self.slots.items():
+                    if value == name:
+                        slot.constant = self.graph.initializers[name]  # the placeholder
 
     def _group_segments(self):
         """Steps in order; consecutive ops on a backend with prepare_segment become one."""
@@ -611,6 +650,8 @@ class _ProgramBuilder:
 
         def ref(value):
             slot = self.slots[(value, domain)]
+            if slot.constant is not None:  # a segment may keep whatever it was handed
+                self.pinned.add(value)
             return TensorRef(value, slot.info, slot.offset if slot.constant is None or domain != HOST else -1,
                              slot.constant)
 
@@ -652,6 +693,7 @@ class _ProgramBuilder:
 
     def _host_view(self, host: np.ndarray, slot: _Slot) -> np.ndarray:
         if slot.constant is not None:
+            self.pinned.add(slot.name)  # a pointer to it or a view of it outlives the plan's build
             return slot.constant
         info = slot.info
         if info.layout:  # bytes only its backend can read
@@ -672,6 +714,11 @@ class _ProgramBuilder:
             return (view.ctypes.data, 0, slot.info.shape, slot.info.dtype, slot.info.layout)
         return (arenas[slot.domain].handle, slot.offset, slot.info.shape, slot.info.dtype, slot.info.layout)
 
+    @staticmethod
+    def _packed_desc(slot: _Slot) -> tuple:
+        """A constant the execution packed: no data pointer (it may be freed, weights.py)."""
+        return (0, 0, slot.info.shape, slot.info.dtype, slot.info.layout)
+
     def _op_step(self, payload, arenas) -> tuple:
         node, backend_name = payload
         cand: Candidate = self.s._by_name[backend_name]
@@ -688,7 +735,9 @@ class _ProgramBuilder:
             raise
         except Exception as exc:
             raise BackendError(f"backend {backend_name} failed to prepare {node.op} ({node.name}): {exc}") from exc
-        in_descs = [self._desc(arenas, s) for s in ins if s is not None]
+        packed = execution.packed if isinstance(execution, CExecution) else frozenset()
+        in_descs = [self._packed_desc(s) if i in packed and s.constant is not None and s.domain == HOST
+                    else self._desc(arenas, s) for i, s in enumerate(ins) if s is not None]
         out_descs = [self._desc(arenas, s) for s in outs]
         if isinstance(execution, CExecution):
             return (node.name, execution, in_descs, out_descs)

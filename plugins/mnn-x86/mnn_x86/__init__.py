@@ -108,7 +108,7 @@ class X86Backend(Backend):
         isa = _isa.choose(ctx.options)
         _layouts.enabled(ctx.options, isa)  # a bad x86.layouts fails here even with nothing to offer
         execution = KERNELS[node.op].prepare(node, ins, outs, constants, ctx, isa)
-        return CExecution(execution.capsule(), owner=execution, name=execution.name)
+        return CExecution(execution.capsule(), owner=execution, name=execution.name, packed=execution.packed)
 
 
 @hookimpl

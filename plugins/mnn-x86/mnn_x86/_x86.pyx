@@ -236,7 +236,7 @@ cdef class Buffer:
     """Zeroed, 64-byte aligned memory for packed weights, scratch or tables."""
     cdef void* ptr
     cdef readonly int64_t nbytes
-    cdef object source  # packed weights: the array they were packed from (_packed_cache)
+    cdef object source  # packed weights: a weak reference to the array they were packed from (_packed_cache)
     cdef object checksum  # ... and its bytes' CRC-32 then
     cdef object __weakref__
 
@@ -257,9 +257,10 @@ cdef Buffer _floats(int64_t n):
 
 #: Constant weights packed for a kernel, by (id of the weight array, the packing): two sessions of one
 #: model (the one-image sessions of Session(batch_parallel=...), a session per input shape) share them
-#: instead of each holding its own copy. An entry lives as long as an execution keeps its Buffer;
-#: `source` keeps the array alive, so its id cannot name another array meanwhile, and the CRC-32 of its
-#: bytes (about 1 GB/s) catches an array changed in place since (a fine-tuning step, say).
+#: instead of each holding its own copy. An entry lives as long as an execution keeps its Buffer.
+#: `source` is a weak reference, so the session can free the array once packed (mnn_core/weights.py):
+#: an entry whose array died no longer matches, whichever array has its id now; the CRC-32 of the
+#: bytes (about 2 GB/s) catches an array changed in place since (a fine-tuning step, say).
 _packed_cache = weakref.WeakValueDictionary()
 
 
@@ -273,10 +274,10 @@ cdef Buffer _packed(weight, tuple how, int64_t floats, bint* fresh):
     prepare can look it up, since prepares hold the GIL)."""
     key, checksum = (id(weight),) + how, _checksum(weight)
     cdef Buffer buf = _packed_cache.get(key)
-    fresh[0] = buf is None or buf.source is not weight or buf.checksum != checksum
+    fresh[0] = buf is None or buf.source() is not weight or buf.checksum != checksum
     if fresh[0]:
         buf = _floats(floats)
-        buf.source, buf.checksum = weight, checksum
+        buf.source, buf.checksum = weakref.ref(weight), checksum
         _packed_cache[key] = buf
     return buf
 
@@ -296,10 +297,12 @@ cdef class Execution:
     cdef void* state
     cdef list keep
     cdef bytes _name
+    cdef public tuple packed  # node input positions of constants copied at prepare (CExecution.packed)
 
     def __cinit__(self):
         self.state = NULL
         self.keep = []
+        self.packed = ()
 
     def __dealloc__(self):
         free(self.state)
@@ -389,6 +392,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
+    ex.packed = tuple(i for i, c in ((weight_input, weight), (bias_input, bias)) if c is not None and i >= 0)
     cdef int64_t gi, Kg, panels
     cdef bint fresh
     _conv_geom(&s.g, p)
@@ -572,20 +576,23 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     ex.keep.append(buf)
     s.w = <float*>buf.ptr
     cdef const float* src
-    cdef int a
+    cdef int64_t o0, ob, n, unit = k.nr if s.wino_gemm_t else k.mr
     if O * C == 0 or not fresh:  # nothing to pack, or packed already for another session
         return
-    w = np.asarray(weight, dtype=np.float64)
-    # one row a of the 6x6 transform domain at a time (6 of the 36 O x C matrices): all 36 at once in
-    # float64 took 4x the packed weights' memory at prepare (ResNet-18's 512-channel layers: 75 MB)
-    for a in range(6):
-        ua = np.ascontiguousarray(np.einsum("i,ocij,bj->boc", _WINO_G[a], w, _WINO_G), dtype=np.float32)
-        src = <const float*><size_t>ua.ctypes.data
-        for xi in range(6 * a, 6 * a + 6):
+    # a block of output channels at a time, a whole number of panels (a panel of rows, or of B's
+    # columns, starts at o0 * C): all of the layer at once in float64 took 3x the packed weights'
+    # memory at prepare (ResNet-18's 512-channel layers: 38 MB packed, 75 MB passing through)
+    ob = max(1, 64 // unit) * unit
+    for o0 in range(0, O, ob):
+        wb = np.asarray(weight[o0:o0 + ob], dtype=np.float64)
+        n = wb.shape[0]
+        u = np.ascontiguousarray(np.einsum("ai,ocij,bj->aboc", _WINO_G, wb, _WINO_G), dtype=np.float32)
+        src = <const float*><size_t>u.ctypes.data
+        for xi in range(36):
             if s.wino_gemm_t:
-                k.pack_b(src + (xi - 6 * a) * O * C, 1, C, C, O, s.w + xi * s.w_group_stride, threads)
+                k.pack_b(src + xi * n * C, 1, C, C, n, s.w + xi * s.w_group_stride + o0 * C, threads)
             else:
-                k.pack_a(src + (xi - 6 * a) * O * C, C, 1, O, C, s.w + xi * s.w_group_stride, threads)
+                k.pack_a(src + xi * n * C, C, 1, n, C, s.w + xi * s.w_group_stride + o0 * C, threads)
 
 
 cdef void _bf16_winograd(Execution ex, x86_conv_state* s, str isa, u, int threads) except *:
@@ -693,6 +700,7 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     cdef x86_matmul_state* s = <x86_matmul_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer buf
+    ex.packed = ((1,) if b_const is not None else ()) + ((2,) if bias is not None else ())
     cdef int64_t t, a_panel, b_panel
     cdef const float* bsrc
     cdef const int64_t* boff
