@@ -1,6 +1,6 @@
 """mnn-x86: the fast CPU backend of mnn.
 
-Hand-written C kernels (packed GEMM with an AVX-512 6x32 / AVX2 6x16 register
+Hand-written C kernels (packed GEMM with an AVX-512 6x32 or 14x32 (Intel) / AVX2 6x16 register
 tile, im2col and depthwise convolution, broadcasting element-wise ops,
 vectorized activations) compiled once per ISA level and chosen at run time by
 cpuid; OpenMP threads per call. Under precision="low", on a CPU with AVX-512 BF16, the GEMMs
@@ -51,6 +51,13 @@ except ImportError as exc:  # pragma: no cover - a broken install
     KERNELS = {}
     _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
 
+_TILE_ERROR = ""  # a bad MNN_X86_AVX512_TILE: availability() says so
+if _x86 is not None:
+    try:
+        _isa.apply_tile_env()
+    except MnnError as exc:
+        _TILE_ERROR = str(exc)
+
 #: conservative single-thread fp32 GFLOP/s of the packed GEMM, per ISA level
 PEAK_GFLOPS = {"scalar": 15.0, "avx2": 60.0, "avx512": 120.0}
 _NO_BF16 = "fp32 (bf16 GEMMs need the avx512 level and AVX-512 BF16)"
@@ -69,6 +76,8 @@ class X86Backend(Backend):
             _isa.env_choice()
         except MnnError as exc:
             return Availability(False, str(exc))
+        if _TILE_ERROR:
+            return Availability(False, _TILE_ERROR)
         return Availability(True)
 
     def devices(self) -> list[DeviceInfo]:

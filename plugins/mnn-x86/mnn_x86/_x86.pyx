@@ -60,6 +60,9 @@ cdef extern from "x86.h" nogil:
     int x86_isa_compiled(const char* isa)
     int x86_cpu_supports(const char* isa)
     const x86_kernels* x86_kernels_for(const char* isa)
+    int x86_avx512_rows()
+    int x86_set_avx512_rows(int rows)
+    const x86_kernels* x86_kernels_tile(const char* isa, int rows)
 
 cdef extern from "bf16.h" nogil:
     ctypedef struct x86_bf16_kernels:
@@ -212,11 +215,32 @@ def cpu_supports(str isa) -> bool:
     return bool(x86_cpu_supports(isa.encode()))
 
 
-cdef const x86_kernels* _table(str isa) except NULL:
+def avx512_rows() -> int:
+    """Rows of the AVX-512 fp32 GEMM's register tile (6 or 14; isa.py: tile_rows)."""
+    return x86_avx512_rows()
+
+
+def set_avx512_rows(int rows) -> None:
+    """6 or 14 rows for the AVX-512 GEMM tile from now on in this process, 0 to choose by the CPU."""
+    if x86_set_avx512_rows(rows):
+        raise ValueError(f"x86: the AVX-512 tile has 6 or 14 rows (0: by the CPU), not {rows}")
+
+
+cdef const x86_kernels* _table(str isa, int64_t rows=0) except NULL:
+    """The kernel table of `isa`; with `rows` (a GEMM's M, whose panels the tile's rows fill), the
+    AVX-512 6x32 table where the 14x32 tile in use would pad them too much (T14_MAX_PADDING)."""
     cdef const x86_kernels* k = x86_kernels_for(isa.encode())
     if k == NULL:
         raise RuntimeError(f"x86 kernels for ISA {isa!r} are not runnable on this CPU")
+    if k.mr == 14 and rows > 0 and (rows + 13) // 14 * 14 > T14_MAX_PADDING * ((rows + 5) // 6 * 6):
+        k = x86_kernels_tile(isa.encode(), 6)
     return k
+
+
+#: The 14x32 tile (Intel) does about 10 % more per FMA than 6x32, but pads a GEMM's rows to a
+#: multiple of 14: 16 output channels take 28 rows against 18, 16 Winograd tiles the same. Past this
+#: ratio of padded rows an op takes the 6x32 table (both are compiled in; isa.py: TILES).
+T14_MAX_PADDING = 1.12
 
 
 def bf16_runs(str isa) -> bool:
@@ -315,13 +339,13 @@ cdef class Execution:
         return self._name.decode()
 
 
-cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads):
+cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads, int64_t rows=0):
     cdef Execution ex = Execution()
     ex.state = calloc(1, state_size)
     if ex.state == NULL:
         raise MemoryError()
     cdef x86_op* op = <x86_op*>ex.state
-    op.k = _table(isa)
+    op.k = _table(isa, rows)
     op.threads = max(threads, 1)
     op.error = NULL
     ex._name = f"{name} [{isa}]".encode()
@@ -354,6 +378,19 @@ cdef void _conv_geom(x86_conv_geom* g, dict p):
 
 
 # -- one factory per op family ---------------------------------------------------------
+
+def _gemm_rows(str kind, dict p) -> int:
+    """The rows a convolution's GEMM fills with the tile's MR (0: the tile does not matter)."""
+    pixels = p["OH"] * p["OW"]
+    if kind.startswith(("gemm_t", "pointwise")):
+        return pixels
+    if kind.startswith("winograd"):  # up to 64 tiles run as the rows (x86_wino_plan), else the outputs
+        tiles = p["N"] * (-(-p["OH"] // 4)) * (-(-p["OW"] // 4))
+        return tiles if tiles <= 64 else p["O"] // p["group"]
+    if kind.startswith("gemm"):
+        return p["O"] // p["group"]
+    return 0
+
 
 def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_input):
     """Conv. p: N, O, group, depthwise, act, act_alpha, act_beta and the geometry
@@ -388,7 +425,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     kind = ("depthwise" if p["depthwise"] else "pointwise" if pointwise else
             "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "")
-    cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads)
+    cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads,
+                                   _gemm_rows(kind, p))
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
@@ -696,7 +734,7 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     runs on bf16 operands (precision="low", precision.py)."""
     bf16 = bool(p.get("bf16")) and b_const is not None
     cdef Execution ex = _execution(f"{name}.bf16" if bf16 else name, sizeof(x86_matmul_state), x86_matmul_run,
-                                   isa, threads)
+                                   isa, threads, p["M"])
     cdef x86_matmul_state* s = <x86_matmul_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer buf

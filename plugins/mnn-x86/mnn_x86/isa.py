@@ -61,6 +61,24 @@ def choose(options: dict | None = None) -> str:
     return env_choice()
 
 
+#: the AVX-512 fp32 GEMM's register tile, per process: 14x32 on Intel (two 512-bit FMA units: a
+#: tile twice as tall halves the B loads per FMA; whole models 4-10 % faster on a Granite Rapids VM),
+#: 6x32 elsewhere (Zen 4 splits each 512-bit FMA in two, and there the smaller tile's per-tile work
+#: won: vec_avx512.h). csrc/dispatch.c holds the choice; this variable overrides it.
+TILE_ENV = "MNN_X86_AVX512_TILE"
+TILES = {"auto": 0, "6x32": 6, "14x32": 14}
+
+
+def apply_tile_env() -> None:
+    """Set the AVX-512 tile from MNN_X86_AVX512_TILE (6x32, 14x32, or auto: by the CPU's vendor)."""
+    from . import _x86
+
+    value = os.environ.get(TILE_ENV, "").strip().lower() or "auto"
+    if value not in TILES:
+        raise BackendError(f"x86: {TILE_ENV}={value!r}; expected one of {', '.join(TILES)}")
+    _x86.set_avx512_rows(TILES[value])
+
+
 #: what l3_cache_bytes() says where the kernel does not tell (a common size of one CCX's or socket's L3)
 DEFAULT_L3_BYTES = 32 << 20
 

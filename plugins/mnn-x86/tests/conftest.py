@@ -10,6 +10,18 @@ from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
+@pytest.fixture(params=list(x86_isa.TILES)[1:])
+def avx512_tile(request):
+    """Each AVX-512 GEMM tile in turn (6x32, 14x32), whichever the CPU's vendor picks by default;
+    modules that test GEMM-backed kernels use it for every test (their pytestmark)."""
+    from mnn_x86 import _x86
+
+    before = _x86.avx512_rows()
+    _x86.set_avx512_rows(x86_isa.TILES[request.param])
+    yield request.param
+    _x86.set_avx512_rows(before)
+
+
 ISAS = [pytest.param(level, marks=pytest.mark.skipif(level not in x86_isa.supported(),
                                                      reason=f"this CPU does not run {level}"))
         for level in x86_isa.ISAS]

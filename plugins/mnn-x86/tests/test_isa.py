@@ -72,3 +72,37 @@ def test_env_and_option(monkeypatch):
     for level in isa.supported():
         got = Session(_graph(), backend="x86", fallback=False, options={isa.OPTION: level}).run({"x": x})["conv"]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _vendor() -> str:
+    with open("/proc/cpuinfo") as f:
+        return next((line.split(":", 1)[1].strip() for line in f if line.startswith("vendor_id")), "")
+
+
+def test_avx512_tile_by_vendor_and_env(monkeypatch):
+    """14x32 on Intel, 6x32 elsewhere (isa.py: TILES); MNN_X86_AVX512_TILE overrides; a bad value
+    is a clear error. Packed weights carry the table's name, so sessions of both tiles coexist."""
+    from mnn_x86 import _x86
+
+    before = _x86.avx512_rows()
+    try:
+        monkeypatch.setenv(isa.TILE_ENV, "auto")
+        isa.apply_tile_env()
+        assert _x86.avx512_rows() == (14 if _vendor() == "GenuineIntel" else 6)
+        x = np.random.default_rng(0).standard_normal((1, 4, 6, 6)).astype(np.float32)
+        outs = []
+        for tile, rows in (("6x32", 6), ("14x32", 14)):
+            monkeypatch.setenv(isa.TILE_ENV, tile)
+            isa.apply_tile_env()
+            assert _x86.avx512_rows() == rows
+            if "avx512" in isa.supported():
+                assert _x86.table_info("avx512")["mr"] == rows
+            outs.append(Session(_graph(), backend="x86", fallback=False).run({"x": x}))
+        np.testing.assert_allclose(outs[0][next(iter(outs[0]))], outs[1][next(iter(outs[1]))], rtol=1e-5)
+        monkeypatch.setenv(isa.TILE_ENV, "8x32")
+        with pytest.raises(BackendError, match="MNN_X86_AVX512_TILE='8x32'; expected one of auto, 6x32, 14x32"):
+            isa.apply_tile_env()
+        with pytest.raises(ValueError, match="6 or 14 rows"):
+            _x86.set_avx512_rows(8)
+    finally:
+        _x86.set_avx512_rows(before)

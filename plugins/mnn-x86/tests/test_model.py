@@ -10,6 +10,8 @@ from conftest import ISAS
 
 from mnn_core import GraphBuilder, Session
 
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # both AVX-512 GEMM tiles (conftest.py)
+
 
 def _w(rng, *shape):
     fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]

@@ -15,6 +15,8 @@ from conftest import ISAS, check_op, one_op_graph
 from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # both AVX-512 GEMM tiles (conftest.py)
+
 
 def _r(rng, *shape):
     return rng.standard_normal(shape, dtype=np.float32)

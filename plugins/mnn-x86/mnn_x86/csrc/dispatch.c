@@ -10,7 +10,28 @@ extern const x86_kernels x86_kernels_scalar;
 #define MNN_X86_HAVE_SIMD 1
 extern const x86_kernels x86_kernels_avx2;
 extern const x86_kernels x86_kernels_avx512;
+extern const x86_kernels x86_kernels_avx512_t14;
 #endif
+
+/* The AVX-512 GEMM tile's rows: 6 (isa_avx512.c) or 14 (isa_avx512_t14.c); 0 until set or asked.
+ * Process-wide, like the ISA's cpuid: packed weights carry the table's name, so both may coexist. */
+static int avx512_rows = 0;
+
+int x86_avx512_rows(void) {
+#ifdef MNN_X86_HAVE_SIMD
+    if (avx512_rows == 0) {
+        __builtin_cpu_init();
+        avx512_rows = __builtin_cpu_is("intel") ? 14 : 6; /* two 512-bit FMA units, or Zen 4's split ones */
+    }
+#endif
+    return avx512_rows;
+}
+
+int x86_set_avx512_rows(int rows) {
+    if (rows != 0 && rows != 6 && rows != 14) return 1;
+    avx512_rows = rows;
+    return 0;
+}
 
 int x86_isa_compiled(const char *isa) {
     if (strcmp(isa, "scalar") == 0) return 1;
@@ -39,9 +60,18 @@ const x86_kernels *x86_kernels_for(const char *isa) {
     if (strcmp(isa, "scalar") == 0) return &x86_kernels_scalar;
 #ifdef MNN_X86_HAVE_SIMD
     if (strcmp(isa, "avx2") == 0) return &x86_kernels_avx2;
-    if (strcmp(isa, "avx512") == 0) return &x86_kernels_avx512;
+    if (strcmp(isa, "avx512") == 0) return x86_avx512_rows() == 14 ? &x86_kernels_avx512_t14 : &x86_kernels_avx512;
 #endif
     return NULL;
+}
+
+const x86_kernels *x86_kernels_tile(const char *isa, int rows) {
+#ifdef MNN_X86_HAVE_SIMD
+    if (strcmp(isa, "avx512") == 0 && x86_cpu_supports(isa) && (rows == 6 || rows == 14))
+        return rows == 14 ? &x86_kernels_avx512_t14 : &x86_kernels_avx512;
+#endif
+    (void)rows;
+    return x86_kernels_for(isa);
 }
 
 /* A padded scratch plane: PH rows of PW floats (+1 when split into even and

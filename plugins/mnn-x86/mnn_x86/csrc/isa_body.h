@@ -30,8 +30,10 @@
 #include "winograd_impl.h" /* inference (x86infer) */
 #include "pointwise_impl.h"
 #include "conv_direct_impl.h" /* inference (x86infer): few input channels */
+#ifndef X86_TILE_VARIANT /* a second table of the same ISA (isa_avx512_t14.c) shares these */
 /* training: backward ops and optimizer updates, in their own table (x86_grad.h) */
 #include "grad_impl.h"
+#endif
 
 const x86_kernels FN(x86_kernels) = {
     STR(ISA),
@@ -62,4 +64,6 @@ const x86_kernels FN(x86_kernels) = {
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */
+#ifndef X86_TILE_VARIANT
 #include "int8_impl.h"
+#endif
