@@ -15,10 +15,10 @@ a silent change of weights. Session(release_weights=False) keeps every constant 
 
 from __future__ import annotations
 
-import os
-import zlib
 import ctypes
 import ctypes.util
+import os
+import zlib
 from collections.abc import Callable
 
 import numpy as np

@@ -10,6 +10,7 @@ from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
+
 @pytest.fixture(params=list(x86_isa.TILES)[1:])
 def avx512_tile(request):
     """Each AVX-512 GEMM tile in turn (6x32, 14x32), whichever the CPU's vendor picks by default;
