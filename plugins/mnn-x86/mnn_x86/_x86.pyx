@@ -226,21 +226,23 @@ def set_avx512_rows(int rows) -> None:
         raise ValueError(f"x86: the AVX-512 tile has 6 or 14 rows (0: by the CPU), not {rows}")
 
 
-cdef const x86_kernels* _table(str isa, int64_t rows=0) except NULL:
-    """The kernel table of `isa`; with `rows` (a GEMM's M, whose panels the tile's rows fill), the
-    AVX-512 6x32 table where the 14x32 tile in use would pad them too much (T14_MAX_PADDING)."""
+cdef const x86_kernels* _table(str isa, int64_t depth=0) except NULL:
+    """The kernel table of `isa`; with `depth` (K of the op's GEMMs), the AVX-512 6x32 table where
+    the 14x32 tile in use would lose on so short a K (T14_MIN_DEPTH)."""
     cdef const x86_kernels* k = x86_kernels_for(isa.encode())
     if k == NULL:
         raise RuntimeError(f"x86 kernels for ISA {isa!r} are not runnable on this CPU")
-    if k.mr == 14 and rows > 0 and (rows + 13) // 14 * 14 > T14_MAX_PADDING * ((rows + 5) // 6 * 6):
+    if k.mr == 14 and 0 < depth < T14_MIN_DEPTH:
         k = x86_kernels_tile(isa.encode(), 6)
     return k
 
 
-#: The 14x32 tile (Intel) does about 10 % more per FMA than 6x32, but pads a GEMM's rows to a
-#: multiple of 14: 16 output channels take 28 rows against 18, 16 Winograd tiles the same. Past this
-#: ratio of padded rows an op takes the 6x32 table (both are compiled in; isa.py: TILES).
-T14_MAX_PADDING = 1.12
+#: The 14x32 tile (Intel) halves the B loads per FMA, which pays over a long K, but zeroes, finishes
+#: and stores 28 accumulators per tile. 1x1 convolutions at 28x28 and 14x14, one thread, 14x32
+#: against 6x32 (GEMM rows 16 to 128; a GEMM's last rows take a tile of their own height, so padding
+#: to 14 costs little): K = 16 took 1.07-1.27x the time, K = 64 0.94-1.04x, K = 256 and 512
+#: 0.86-1.05x (benchmarks/RESULTS.md, "session 9"). Below this K an op takes the 6x32 table.
+T14_MIN_DEPTH = 64
 
 
 def bf16_runs(str isa) -> bool:
@@ -339,13 +341,13 @@ cdef class Execution:
         return self._name.decode()
 
 
-cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads, int64_t rows=0):
+cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads, int64_t depth=0):
     cdef Execution ex = Execution()
     ex.state = calloc(1, state_size)
     if ex.state == NULL:
         raise MemoryError()
     cdef x86_op* op = <x86_op*>ex.state
-    op.k = _table(isa, rows)
+    op.k = _table(isa, depth)
     op.threads = max(threads, 1)
     op.error = NULL
     ex._name = f"{name} [{isa}]".encode()
@@ -379,16 +381,12 @@ cdef void _conv_geom(x86_conv_geom* g, dict p):
 
 # -- one factory per op family ---------------------------------------------------------
 
-def _gemm_rows(str kind, dict p) -> int:
-    """The rows a convolution's GEMM fills with the tile's MR (0: the tile does not matter)."""
-    pixels = p["OH"] * p["OW"]
-    if kind.startswith(("gemm_t", "pointwise")):
-        return pixels
-    if kind.startswith("winograd"):  # up to 64 tiles run as the rows (x86_wino_plan), else the outputs
-        tiles = p["N"] * (-(-p["OH"] // 4)) * (-(-p["OW"] // 4))
-        return tiles if tiles <= 64 else p["O"] // p["group"]
+def _gemm_depth(str kind, dict p) -> int:
+    """K of a convolution's GEMMs (0: it runs none, and the GEMM tile does not matter)."""
+    if kind.startswith(("pointwise", "winograd")):  # Winograd: 36 GEMMs over the input channels
+        return p["C"]
     if kind.startswith("gemm"):
-        return p["O"] // p["group"]
+        return p["C"] * p["kh"] * p["kw"]
     return 0
 
 
@@ -426,7 +424,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
             "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "")
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads,
-                                   _gemm_rows(kind, p))
+                                   _gemm_depth(kind, p))
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
@@ -734,7 +732,7 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     runs on bf16 operands (precision="low", precision.py)."""
     bf16 = bool(p.get("bf16")) and b_const is not None
     cdef Execution ex = _execution(f"{name}.bf16" if bf16 else name, sizeof(x86_matmul_state), x86_matmul_run,
-                                   isa, threads, p["M"])
+                                   isa, threads, p["K"])
     cdef x86_matmul_state* s = <x86_matmul_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer buf
