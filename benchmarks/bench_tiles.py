@@ -1,0 +1,140 @@
+"""The AVX-512 GEMM tiles of mnn-x86 side by side, in one process: 6x32 against 14x32 (isa.py: TILES).
+
+    python benchmarks/bench_tiles.py --model resnet18 --threads 1     # whole models, three sessions
+    python benchmarks/bench_tiles.py --grid --hw 28                   # 1x1 convolutions: 14x32 / 6x32
+
+Models: three sessions of the same graph, made under 6x32, under 14x32 with the rule for short K
+(an op whose GEMMs have K < T14_MIN_DEPTH takes the 6x32 table) and under 14x32 for every op;
+each round runs each session once plainly (wall time) and once profiled (each step's minimum over
+the rounds), so a busy spell or a slow stretch of the process hits all three alike.
+
+Grid: one-node 1x1 convolutions (bias, ReLU) over output channels x input channels (K), each
+step's minimum over --repeat runs under each tile; the ratio is 14x32's time over 6x32's
+(below 1: the taller tile is faster). The AVX-512 tables run only where the CPU has AVX-512.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+
+from mnn_core.graph.ir import Graph, Node, TensorInfo  # noqa: E402
+from mnn_core.session import Session  # noqa: E402
+
+
+def _tiles():
+    from mnn_x86 import _x86
+
+    return _x86
+
+
+def models(model: str, batch: int, threads: int, rounds: int) -> None:
+    from build_models import MODELS
+
+    x86 = _tiles()
+    graph = MODELS[model](batch)
+    feeds = {"input": np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")}
+    variants = {"6x32": (6, x86.T14_MIN_DEPTH), "14x32 + K rule": (14, x86.T14_MIN_DEPTH), "14x32": (14, 0)}
+    before = (x86.avx512_rows(), x86.T14_MIN_DEPTH)
+    sessions = {}
+    try:
+        for name, (rows, depth) in variants.items():  # the table is chosen at prepare
+            x86.set_avx512_rows(rows)
+            x86.T14_MIN_DEPTH = depth
+            sessions[name] = Session(graph, backend="x86", threads=threads, options={"x86.isa": "avx512"})
+    finally:
+        x86.set_avx512_rows(before[0])
+        x86.T14_MIN_DEPTH = before[1]
+    walls = {n: [] for n in sessions}
+    steps: dict[str, dict[str, float]] = {n: {} for n in sessions}
+    for _ in range(3):
+        for s in sessions.values():
+            s.run(feeds, copy=False)
+    for _ in range(rounds):
+        for name, s in sessions.items():
+            t0 = time.perf_counter()
+            s.run(feeds, copy=False)
+            walls[name].append((time.perf_counter() - t0) * 1e3)
+            s.run(feeds, copy=False, profile=True)
+            for step, ms in s.profile():
+                steps[name][step] = min(ms, steps[name].get(step, float("inf")))
+    print(f"{model} batch {batch}, {threads} thread(s), {rounds} rounds")
+    for name in sessions:
+        print(f"  {name:16s} wall median {statistics.median(walls[name]):8.3f} ms   "
+              f"steps' minima add up to {sum(steps[name].values()):8.3f} ms")
+
+
+def _conv(c: int, o: int, hw: int) -> tuple[Graph, dict]:
+    rng = np.random.default_rng(0)
+    graph = Graph(name="conv1x1")
+    graph.inputs["x"] = TensorInfo((1, c, hw, hw), "float32")
+    graph.initializers["w"] = (rng.standard_normal((o, c, 1, 1)) * 0.1).astype(np.float32)
+    graph.initializers["b"] = rng.standard_normal(o).astype(np.float32)
+    graph.nodes.append(Node("Conv", ["x", "w", "b"], ["y"], {"activation": "relu"}, "conv"))
+    graph.outputs = ["y"]
+    return graph, {"x": rng.standard_normal((1, c, hw, hw)).astype(np.float32)}
+
+
+def _step_min(graph: Graph, feeds: dict, rows: int, repeat: int) -> float:
+    x86 = _tiles()
+    before = (x86.avx512_rows(), x86.T14_MIN_DEPTH)
+    try:
+        x86.set_avx512_rows(rows)
+        x86.T14_MIN_DEPTH = 0  # the tile asked for, whatever K
+        sess = Session(graph, backend="x86", fallback=False, optimize=False, options={"x86.isa": "avx512"})
+    finally:
+        x86.set_avx512_rows(before[0])
+        x86.T14_MIN_DEPTH = before[1]
+    for _ in range(10):
+        sess.run(feeds, copy=False)
+    best = float("inf")
+    for _ in range(repeat):
+        sess.run(feeds, copy=False, profile=True)
+        best = min(best, sess.profile()[0][1])
+    return best
+
+
+def grid(hw: int, repeat: int) -> None:
+    ks, outs = (16, 64, 256, 512), (16, 24, 32, 48, 64, 96, 128)
+    print(f"1x1 convolutions at {hw}x{hw}, 1 thread: 14x32 time / 6x32 time")
+    print("O \\ K " + " ".join(f"{k:>6d}" for k in ks))
+    for o in outs:
+        cells = []
+        for k in ks:
+            graph, feeds = _conv(k, o, hw)
+            cells.append(_step_min(graph, feeds, 14, repeat) / _step_min(graph, feeds, 6, repeat))
+        print(f"{o:5d} " + " ".join(f"{v:6.2f}" for v in cells))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", action="append", help="mobilenet_v2, resnet18, squeezenet1_1 (default: all)")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--grid", action="store_true", help="the 1x1 grid instead of whole models")
+    ap.add_argument("--hw", type=int, default=28, help="the grid's plane size")
+    ap.add_argument("--repeat", type=int, default=200, help="runs per grid cell and tile")
+    args = ap.parse_args(argv)
+    try:
+        from mnn_x86 import isa
+    except ImportError:
+        sys.exit("bench_tiles: needs mnn-x86 (pip install ./plugins/mnn-x86)")
+    if "avx512" not in isa.supported():
+        sys.exit("bench_tiles: this CPU does not run AVX-512, the only level with two GEMM tiles")
+    if args.grid:
+        grid(args.hw, args.repeat)
+        return
+    for model in args.model or ["mobilenet_v2", "resnet18", "squeezenet1_1"]:
+        models(model, args.batch, args.threads, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
