@@ -17,7 +17,9 @@ runs after --warmup runs. Engines that are not installed are skipped and said so
 CPU has AVX-512 BF16), one row each; the peers always run fp32.
 
 Peers: pip install onnxruntime torch==2.13.0; pip install --no-deps MNN (its
-dependencies pin protobuf<6, which breaks onnx).
+dependencies pin protobuf<6, which breaks onnx). The MNN wheel also installs a command named
+`mnn` over ours, which pip-installs telemetry packages (and protobuf 5) when run: use
+`python -m mnn_core` in that environment, or reinstall mnn-core after the wheel.
 """
 
 from __future__ import annotations
