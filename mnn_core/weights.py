@@ -1,10 +1,11 @@
 """Weights a session holds only in its backends' own copies, freed from host memory.
 
-Once a plan is built, a constant that every kernel reading it copied at prepare (x86 packs conv
-and GEMM weights into panels and Winograd matrices, a GPU backend uploads constants into its
-arena) is not needed in the session's graph any more. The session puts a placeholder of the same
-shape and dtype in its place (a read-only view of one zero: shape inference and the planner's
-"is it a constant" still work) and the array is freed. ResNet-18's folded weights are 45 MB that
+Once a plan is built, a constant that every kernel reading it copied at prepare is not needed in
+the session's graph any more: a C execution names such inputs in CExecution.packed (x86 packs its
+conv and GEMM weights into panels and Winograd matrices), and the core's upload of a constant into
+a device arena counts too; whole segments (prepare_segment) keep what they were handed. The
+session puts a placeholder of the same shape and dtype in its place (a read-only view of one zero:
+shape inference and the planner's "is it a constant" still work) and the array is freed. ResNet-18's folded weights are 45 MB that
 the process no longer holds twice.
 
 A plan for another input shape needs the values again. They are derived afresh from the model
@@ -55,9 +56,10 @@ class ReleasedWeights:
     def release(self, graph: Graph, name: str) -> bool:
         """Replace this constant of the session's graph by a placeholder; False where it stays (a
         small one, or an array the model itself holds: freeing it would free nothing)."""
-        arr = graph.initializers[name]
+        arr = np.asarray(graph.initializers[name])
         model_arrays = self._model.initializers if isinstance(self._model, Graph) else {}
-        if name in self._crcs or arr.nbytes < MIN_BYTES or model_arrays.get(name) is arr:
+        if (name in self._crcs or arr.nbytes < MIN_BYTES or arr.dtype.hasobject
+                or model_arrays.get(name) is arr):
             return False
         self._crcs[name] = _crc(arr)
         graph.initializers[name] = placeholder(arr)

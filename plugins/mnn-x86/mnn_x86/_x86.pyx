@@ -216,7 +216,7 @@ def cpu_supports(str isa) -> bool:
 
 
 def avx512_rows() -> int:
-    """Rows of the AVX-512 fp32 GEMM's register tile (6 or 14; isa.py: tile_rows)."""
+    """Rows of the AVX-512 fp32 GEMM's register tile in use (6 or 14; isa.py: TILES)."""
     return x86_avx512_rows()
 
 
@@ -428,9 +428,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
-    ex.packed = tuple(i for i, c in ((weight_input, weight), (bias_input, bias)) if c is not None and i >= 0)
     cdef int64_t gi, Kg, panels
     cdef bint fresh
+    ex.packed = tuple(i for i, c in ((weight_input, weight), (bias_input, bias)) if c is not None and i >= 0)
     _conv_geom(&s.g, p)
     s.N, s.O, s.group = p["N"], p["O"], p["group"]
     s.og = s.O // s.group
@@ -736,10 +736,10 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     cdef x86_matmul_state* s = <x86_matmul_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer buf
-    ex.packed = ((1,) if b_const is not None else ()) + ((2,) if bias is not None else ())
     cdef int64_t t, a_panel, b_panel
     cdef const float* bsrc
     cdef const int64_t* boff
+    ex.packed = ((1,) if b_const is not None else ()) + ((2,) if bias is not None else ())
     s.M, s.N, s.K, s.batch = p["M"], p["N"], p["K"], p["batch"]
     s.a_rs, s.a_cs, s.b_rs, s.b_cs = p["a_rs"], p["a_cs"], p["b_rs"], p["b_cs"]
     _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"], p["alpha"], p["beta"])

@@ -62,7 +62,7 @@ def choose(options: dict | None = None) -> str:
 
 
 #: the AVX-512 fp32 GEMM's register tile, per process: 14x32 on Intel (two 512-bit FMA units: a
-#: tile twice as tall halves the B loads per FMA; whole models 4-10 % faster on a Granite Rapids VM),
+#: tile twice as tall halves the B loads per FMA; whole models 3-8 % faster on this project's Intel VM),
 #: 6x32 elsewhere (Zen 4 splits each 512-bit FMA in two, and there the smaller tile's per-tile work
 #: won: vec_avx512.h). csrc/dispatch.c holds the choice; this variable overrides it.
 TILE_ENV = "MNN_X86_AVX512_TILE"
