@@ -5,8 +5,8 @@ the session's graph any more: a C execution names such inputs in CExecution.pack
 conv and GEMM weights into panels and Winograd matrices), and the core's upload of a constant into
 a device arena counts too; whole segments (prepare_segment) keep what they were handed. The
 session puts a placeholder of the same shape and dtype in its place (a read-only view of one zero:
-shape inference and the planner's "is it a constant" still work) and the array is freed. ResNet-18's folded weights are 45 MB that
-the process no longer holds twice.
+shape inference and the planner's "is it a constant" still work) and the array is freed.
+ResNet-18's folded weights are 45 MB that the process no longer holds twice.
 
 A plan for another input shape needs the values again. They are derived afresh from the model
 the session was given (the Graph it holds, or the file read again, then the same passes) and
