@@ -1,15 +1,15 @@
-"""How a 1x1 convolution scales from 1 to 2 threads depending on the op that produced its input.
+"""How SqueezeNet's squeeze (a 64->16 1x1 convolution at 55x55) scales from 1 to 2 threads, after
+each kind of producer and with x86's NC16 layout on or off.
 
-    python benchmarks/bench_handoff.py            # SqueezeNet's squeeze after each producer, 55x55
+    python benchmarks/bench_handoff.py
     python benchmarks/bench_handoff.py --repeat 500
 
 Each case is a two-node graph on mnn-x86: a producer (a 1x1 convolution, a Winograd 3x3
-convolution, a 3x3/2 MaxPool) writing 64 channels at 55x55, then SqueezeNet's squeeze, a 64->16
-1x1 convolution reading them. Times are each step's minimum over --repeat profiled runs. On a
-machine where each core has its own L2, a consumer that splits its work across the threads the way
-its producer did finds its input in its own cache; one that splits it differently waits on the
-other core's. Session 9 (benchmarks/RESULTS.md) found the squeeze slower on two threads than on one
-after Winograd. Not a test.
+convolution, a 3x3/2 MaxPool) writing 64 channels at 55x55, then the squeeze reading them. Between
+two 1x1s the layouts pass keeps the tensor in NC16 and the squeeze runs on the pointwise kernel;
+otherwise (or with x86.layouts="off") it runs as a GEMM on the dense NCHW input (gemm_rows). Times
+are each step's minimum over --repeat profiled runs. Session 9 (benchmarks/RESULTS.md) found the
+dense squeeze slower on two threads than on one, whatever its producer. Not a test.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ def _graph(producer: str) -> Graph:
     return g
 
 
-def step_minima(producer: str, threads: int, repeat: int) -> dict[str, float]:
+def step_minima(producer: str, threads: int, repeat: int, layouts: str) -> dict[str, float]:
     graph = _graph(producer)
-    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads)
+    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads,
+                   options={"x86.layouts": layouts})
     feeds = {"x": np.random.default_rng(1).standard_normal(graph.inputs["x"].shape).astype(np.float32)}
     for _ in range(20):
         sess.run(feeds, copy=False)
@@ -59,11 +60,13 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=300)
     args = ap.parse_args(argv)
-    print("producer   producer ms 1 / 2 threads   squeeze ms 1 / 2 threads   squeeze speed-up")
+    print("producer  layouts  producer ms 1 / 2 threads  squeeze ms 1 / 2 threads  squeeze speed-up")
     for producer in PRODUCERS:
-        one, two = step_minima(producer, 1, args.repeat), step_minima(producer, 2, args.repeat)
-        print(f"{producer:10s} {one['producer']:8.3f} / {two['producer']:.3f}          "
-              f"{one['squeeze']:8.3f} / {two['squeeze']:.3f}         {one['squeeze'] / two['squeeze']:5.2f}x")
+        for layouts in ("auto", "off"):
+            one = step_minima(producer, 1, args.repeat, layouts)
+            two = step_minima(producer, 2, args.repeat, layouts)
+            print(f"{producer:9s} {layouts:7s} {one['producer']:8.3f} / {two['producer']:.3f}         "
+                  f"{one['squeeze']:8.3f} / {two['squeeze']:.3f}        {one['squeeze'] / two['squeeze']:5.2f}x")
 
 
 if __name__ == "__main__":
