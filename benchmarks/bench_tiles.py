@@ -2,11 +2,13 @@
 
     python benchmarks/bench_tiles.py --model resnet18 --threads 1     # whole models, three sessions
     python benchmarks/bench_tiles.py --grid --hw 28                   # 1x1 convolutions: 14x32 / 6x32
+    python benchmarks/bench_tiles.py --model squeezenet1_1 --depths 64,160,300   # bounds of the K rule
 
 Models: three sessions of the same graph, made under 6x32, under 14x32 with the rule for short K
 (an op whose GEMMs have K < T14_MIN_DEPTH takes the 6x32 table) and under 14x32 for every op;
 each round runs each session once plainly (wall time) and once profiled (each step's minimum over
-the rounds), so a busy spell or a slow stretch of the process hits all three alike.
+the rounds), so a busy spell or a slow stretch of the process hits all three alike. With --depths,
+one 14x32 session per bound of the K rule instead (T14_MIN_DEPTH: below it, the 6x32 table).
 
 Grid: one-node 1x1 convolutions (bias, ReLU) over output channels x input channels (K), each
 step's minimum over --repeat runs under each tile; the ratio is 14x32's time over 6x32's
@@ -35,13 +37,15 @@ def _tiles():
     return _x86
 
 
-def models(model: str, batch: int, threads: int, rounds: int) -> None:
+def models(model: str, batch: int, threads: int, rounds: int, depths: list[int] | None = None) -> None:
     from build_models import MODELS
 
     x86 = _tiles()
     graph = MODELS[model](batch)
     feeds = {"input": np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")}
     variants = {"6x32": (6, x86.T14_MIN_DEPTH), "14x32 + K rule": (14, x86.T14_MIN_DEPTH), "14x32": (14, 0)}
+    if depths:
+        variants = {f"14x32, K < {d}: 6x32": (14, d) for d in depths}
     before = (x86.avx512_rows(), x86.T14_MIN_DEPTH)
     sessions = {}
     try:
@@ -67,7 +71,7 @@ def models(model: str, batch: int, threads: int, rounds: int) -> None:
                 steps[name][step] = min(ms, steps[name].get(step, float("inf")))
     print(f"{model} batch {batch}, {threads} thread(s), {rounds} rounds")
     for name in sessions:
-        print(f"  {name:16s} wall median {statistics.median(walls[name]):8.3f} ms   "
+        print(f"  {name:22s} wall median {statistics.median(walls[name]):8.3f} ms   "
               f"steps' minima add up to {sum(steps[name].values()):8.3f} ms")
 
 
@@ -122,6 +126,7 @@ def main(argv=None) -> None:
     ap.add_argument("--grid", action="store_true", help="the 1x1 grid instead of whole models")
     ap.add_argument("--hw", type=int, default=28, help="the grid's plane size")
     ap.add_argument("--repeat", type=int, default=200, help="runs per grid cell and tile")
+    ap.add_argument("--depths", help="bounds of the K rule to compare, e.g. 64,160,300")
     args = ap.parse_args(argv)
     try:
         from mnn_x86 import isa
@@ -133,7 +138,8 @@ def main(argv=None) -> None:
         grid(args.hw, args.repeat)
         return
     for model in args.model or ["mobilenet_v2", "resnet18", "squeezenet1_1"]:
-        models(model, args.batch, args.threads, args.rounds)
+        depths = [int(d) for d in args.depths.split(",")] if args.depths else None
+        models(model, args.batch, args.threads, args.rounds, depths)
 
 
 if __name__ == "__main__":

@@ -241,8 +241,10 @@ cdef const x86_kernels* _table(str isa, int64_t depth=0) except NULL:
 #: and stores 28 accumulators per tile. 1x1 convolutions at 28x28 and 14x14, one thread, 14x32
 #: against 6x32 (GEMM rows 16 to 128; a GEMM's last rows take a tile of their own height, so padding
 #: to 14 costs little): K = 16 took 1.07-1.27x the time, K = 64 0.94-1.04x, K = 256 and 512
-#: 0.86-1.05x (benchmarks/RESULTS.md, "session 9"). Below this K an op takes the 6x32 table.
-T14_MIN_DEPTH = 64
+#: 0.86-1.05x (benchmarks/RESULTS.md, "session 9"). In whole models the 14x32 tile also lost on
+#: SqueezeNet's squeezes (16-32 outputs, K = 64-128, worst on two threads): with the bound at 160
+#: instead of 64 SqueezeNet ran 4-10 % faster and MobileNetV2 within 1 %. Below it, the 6x32 table.
+T14_MIN_DEPTH = 160
 
 
 def bf16_runs(str isa) -> bool:
