@@ -37,6 +37,20 @@ def _tiles():
     return _x86
 
 
+def _session_under(rows: int, depth: int, *args, **kwargs) -> Session:
+    """A Session(*args, **kwargs) on x86's AVX-512 kernels, prepared under the `rows`-row tile with
+    the K rule's bound at `depth` (the table is chosen at prepare); the process's setting is put back."""
+    x86 = _tiles()
+    before = (x86.avx512_rows(), x86.T14_MIN_DEPTH)
+    try:
+        x86.set_avx512_rows(rows)
+        x86.T14_MIN_DEPTH = depth
+        return Session(*args, **kwargs, backend="x86", options={"x86.isa": "avx512"})
+    finally:
+        x86.set_avx512_rows(before[0])
+        x86.T14_MIN_DEPTH = before[1]
+
+
 def models(model: str, batch: int, threads: int, rounds: int, depths: list[int] | None = None) -> None:
     from build_models import MODELS
 
@@ -46,16 +60,7 @@ def models(model: str, batch: int, threads: int, rounds: int, depths: list[int] 
     variants = {"6x32": (6, x86.T14_MIN_DEPTH), "14x32 + K rule": (14, x86.T14_MIN_DEPTH), "14x32": (14, 0)}
     if depths:
         variants = {f"14x32, K < {d}: 6x32": (14, d) for d in depths}
-    before = (x86.avx512_rows(), x86.T14_MIN_DEPTH)
-    sessions = {}
-    try:
-        for name, (rows, depth) in variants.items():  # the table is chosen at prepare
-            x86.set_avx512_rows(rows)
-            x86.T14_MIN_DEPTH = depth
-            sessions[name] = Session(graph, backend="x86", threads=threads, options={"x86.isa": "avx512"})
-    finally:
-        x86.set_avx512_rows(before[0])
-        x86.T14_MIN_DEPTH = before[1]
+    sessions = {name: _session_under(rows, depth, graph, threads=threads) for name, (rows, depth) in variants.items()}
     walls = {n: [] for n in sessions}
     steps: dict[str, dict[str, float]] = {n: {} for n in sessions}
     for _ in range(3):
@@ -87,15 +92,7 @@ def _conv(c: int, o: int, hw: int) -> tuple[Graph, dict]:
 
 
 def _step_min(graph: Graph, feeds: dict, rows: int, repeat: int) -> float:
-    x86 = _tiles()
-    before = (x86.avx512_rows(), x86.T14_MIN_DEPTH)
-    try:
-        x86.set_avx512_rows(rows)
-        x86.T14_MIN_DEPTH = 0  # the tile asked for, whatever K
-        sess = Session(graph, backend="x86", fallback=False, optimize=False, options={"x86.isa": "avx512"})
-    finally:
-        x86.set_avx512_rows(before[0])
-        x86.T14_MIN_DEPTH = before[1]
+    sess = _session_under(rows, 0, graph, fallback=False, optimize=False)  # bound 0: the tile asked for
     for _ in range(10):
         sess.run(feeds, copy=False)
     best = float("inf")

@@ -31,7 +31,8 @@ from .graph.ir import Graph
 MIN_BYTES = 64 * 1024
 
 
-def _crc(arr: np.ndarray) -> int:
+def checksum(arr: np.ndarray) -> int:
+    """CRC-32 of an array's bytes (about 2 GB/s): a weight changed since it was released or packed."""
     return zlib.crc32(memoryview(np.ascontiguousarray(arr)).cast("B"))
 
 
@@ -61,7 +62,7 @@ class ReleasedWeights:
         if (name in self._crcs or arr.nbytes < MIN_BYTES or arr.dtype.hasobject
                 or model_arrays.get(name) is arr):
             return False
-        self._crcs[name] = _crc(arr)
+        self._crcs[name] = checksum(arr)
         graph.initializers[name] = placeholder(arr)
         return True
 
@@ -69,22 +70,21 @@ class ReleasedWeights:
         """Put the released constants back into the session's graph, derived afresh."""
         if not self._crcs:
             return
-        source = "the model" if isinstance(self._model, Graph) else f"file {self._model}"
+        from .loader import load
+
+        given = isinstance(self._model, Graph)
+        source = "the model" if given else f"file {self._model}"
         hint = ("create a new Session, or pass release_weights=False to keep the weights in the session "
                 "(they are freed after packing)")
         try:
-            if isinstance(self._model, Graph):
-                fresh = self._derive(self._model)
-            else:
-                from .loader import load
-
-                fresh = self._derive(load(self._model))
+            fresh = self._derive(self._model if given else load(self._model))
         except (MnnError, OSError) as exc:
             raise MnnError(f"cannot read the weights again from {source} to plan a new input shape: {exc}; "
                            f"{hint}") from exc
         for name, crc in self._crcs.items():
             arr, held = fresh.initializers.get(name), graph.initializers[name]
-            if arr is None or np.shape(arr) != held.shape or np.asarray(arr).dtype != held.dtype or _crc(arr) != crc:
+            same = arr is not None and np.shape(arr) == held.shape and np.asarray(arr).dtype == held.dtype
+            if not same or checksum(arr) != crc:
                 raise MnnError(f"constant {name!r} of {source} changed since this session was created, so it "
                                f"cannot plan a new input shape with the weights it was made with; {hint}")
         for name in self._crcs:

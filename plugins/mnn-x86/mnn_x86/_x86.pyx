@@ -8,10 +8,10 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 from mnn_core.abi cimport MNN_ABI_VERSION, mnn_execution, mnn_run_fn, mnn_tensor
+from mnn_core.weights import checksum
 
 import time
 import weakref
-import zlib
 
 import numpy as np
 
@@ -292,20 +292,16 @@ cdef Buffer _floats(int64_t n):
 _packed_cache = weakref.WeakValueDictionary()
 
 
-def _checksum(weight):
-    return zlib.crc32(memoryview(np.ascontiguousarray(weight)).cast("B"))
-
-
 cdef Buffer _packed(weight, tuple how, int64_t floats, bint* fresh):
     """`weight` packed as `how`: the cached Buffer while the array is unchanged (fresh[0] false), else a
     new zeroed one of `floats`, remembered (fresh[0] true: the caller packs it, before any other
     prepare can look it up, since prepares hold the GIL)."""
-    key, checksum = (id(weight),) + how, _checksum(weight)
+    key, crc = (id(weight),) + how, checksum(weight)
     cdef Buffer buf = _packed_cache.get(key)
-    fresh[0] = buf is None or buf.source() is not weight or buf.checksum != checksum
+    fresh[0] = buf is None or buf.source() is not weight or buf.checksum != crc
     if fresh[0]:
         buf = _floats(floats)
-        buf.source, buf.checksum = weakref.ref(weight), checksum
+        buf.source, buf.checksum = weakref.ref(weight), crc
         _packed_cache[key] = buf
     return buf
 
