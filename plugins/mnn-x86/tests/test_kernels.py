@@ -68,6 +68,9 @@ CONVS = [
     ((1, 8, 20, 45), (8, 3), {"group": 8, "strides": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
     ((1, 5, 11, 19), (5, 5), {"group": 5, "auto_pad": "SAME_LOWER", "activation": "gelu"}),
     ((1, 4, 9, 9), (8, 3), {"group": 4, "pads": [1, 1, 1, 1]}),  # channel multiplier 2: grouped GEMM
+    # plain 1x1s: the GEMM on the NCHW rows, packed block by block at 2 threads (gemm_impl.h: b_scratch)
+    ((1, 300, 23, 29), (20, 1), {"activation": "relu"}),  # K = 300: two K slices; 667 columns
+    ((2, 64, 55, 55), (16, 1), {}),  # SqueezeNet's squeeze, two images
 ]
 
 

@@ -28,6 +28,8 @@
 #define GEMM_L2_B_BYTES (256 * 1024)
 #endif
 
+#include <stdlib.h>
+
 #include "gemm_epilogue_impl.h"
 
 static inline int64_t FN(ceil_div)(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -335,36 +337,60 @@ typedef struct {
     const float *ap, *bp;
     float *c;
     const x86_epilogue *e;
-    int unpacked;
+    int unpacked, pack_b; /* pack_b: an unpacked B packed block by block (b_scratch) */
 } FN(gemm_plan);
+
+/* A block's KC x NC slice of an unpacked B, packed into panels in a buffer of the calling thread
+ * (grown as needed, kept for the thread's life: at most GEMM_L2_B_BYTES plus one panel). Reading
+ * the NCHW rows in place ran 1.8x slower at two threads once a producer had just written them
+ * (SqueezeNet's squeezes: 64 rows 12 KB apart per tile; RESULTS.md, session 10); packed, each
+ * tile reads one contiguous panel. */
+static float *FN(b_scratch)(int64_t floats) {
+    static __thread float *buf = NULL;
+    static __thread int64_t cap = 0;
+    if (floats > cap) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, (size_t)floats * sizeof(float)) != 0) return NULL;
+        free(buf);
+        buf = (float *)p, cap = floats;
+    }
+    return buf;
+}
 
 static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
     const FN(gemm_plan) *G = (const FN(gemm_plan) *)ctx;
-    const int64_t M = G->M, N = G->N, K = G->K, ldb = G->ldb, ldc = G->ldc, kc_blk = G->kc_blk;
+    const int64_t M = G->M, N = G->N, K = G->K, kc_blk = G->kc_blk;
     const int64_t p0 = (blk % G->mb) * G->mcp, q0 = (blk / G->mb) * G->ncp;
     const int64_t p1 = p0 + G->mcp < G->mp ? p0 + G->mcp : G->mp, q1 = q0 + G->ncp < G->np ? q0 + G->ncp : G->np;
+    float *slice = G->pack_b ? FN(b_scratch)(kc_blk * (q1 - q0) * NR) : NULL;
+    const int packs = slice != NULL;
+    const int64_t ldb = packs ? NR : G->ldb;
     (void)worker;
     for (int64_t k0 = 0;; k0 += kc_blk) {
         const int64_t kc = K - k0 < kc_blk ? K - k0 : kc_blk;
         const int first = k0 == 0, last = k0 + kc >= K;
+        if (packs) { /* panel q - q0 of the slice at slice + (q - q0) * kc * NR */
+            const int64_t c1 = q1 * NR < N ? q1 * NR : N;
+            FN(pack_b)(G->bp + k0 * G->ldb + q0 * NR, G->ldb, 1, kc, c1 - q0 * NR, slice, 1);
+        }
         /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
          * walk along a row of C, whose stores then stream */
         for (int64_t p = p0; p < p1; ++p) {
             const float *apk = G->ap + p * MR * K + k0 * MR;
             const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
             for (int64_t q = q0; q < q1; ++q) {
-                const float *bq = G->bp + q * G->b_panel + k0 * ldb;
+                const float *bq = packs ? slice + (q - q0) * kc * NR : G->bp + q * G->b_panel + k0 * ldb;
                 const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
-                const int b_masked = G->unpacked && cols < NR;
-                float *cp = G->c + p * MR * ldc + q * NR;
+                const int b_masked = G->unpacked && !packs && cols < NR;
+                float *cp = G->c + p * MR * G->ldc + q * NR;
                 if (rows == MR && !b_masked)
-                    FN(tile_b)(MR, 0, GEMM_NV, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_b)(MR, 0, GEMM_NV, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
 #if GEMM_NV > 1
                 else if (rows == MR && cols <= VLEN)
-                    FN(tile_b)(MR, b_masked, 1, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_b)(MR, b_masked, 1, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
 #endif
                 else
-                    FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
             }
         }
         if (last) break;
@@ -402,6 +428,10 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
         else ncp = (ncp + 1) / 2;
     }
     G.mcp = mcp, G.ncp = ncp, G.mb = FN(ceil_div)(mp, mcp);
+    /* Packing pays at two threads and more, where the rows in place ran slow after a producer, and
+     * only while one row block covers M, so each slice is packed once: at one thread it cost 10 %
+     * (SqueezeNet's squeezes), and SqueezeNet's classifier (1000 rows, 9 row blocks) lost 8 %. */
+    G.pack_b = unpacked && threads > 1 && G.mb == 1;
     const int64_t blocks = G.mb * FN(ceil_div)(np, ncp);
     if (threads > 1 && blocks > 1) {
         x86_parallel(threads, blocks, FN(gemm_block), &G);

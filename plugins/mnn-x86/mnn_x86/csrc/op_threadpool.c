@@ -24,11 +24,18 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "x86.h"
 
 #define POOL_MAX 64
-#define POOL_SPIN 20000 /* polls before a worker sleeps: 0.4-0.6 ms of PAUSEs on Zen 4 and on a Xeon */
+/* How long a worker polls for the next job before it sleeps. A sleeping worker costs the next job
+ * its wake-up: 20-50 us in a VM (an IPI to a halted vCPU), which is what a whole SqueezeNet layer
+ * takes at two threads. Timed, not counted: one PAUSE takes 13 cycles on one CPU and 140 on
+ * another (20000 of them were 0.25 ms on the Intel VM of session 10, 0.5 ms on Zen 4). 2 ms keeps
+ * workers awake between the layers of a run and between back-to-back runs; ONNX Runtime's pool
+ * spins the same way. */
+#define POOL_SPIN_NS 2000000
 
 typedef struct {
     _Alignas(64) _Atomic int64_t next; /* its next unclaimed item; a cache line each */
@@ -59,6 +66,12 @@ static inline void pause_cpu(void) {
 #endif
 }
 
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 /* its own part first, then what is left of the others' */
 static void run_items(pool_job *j, int worker) {
     for (int r = 0; r < j->want; ++r) {
@@ -76,9 +89,9 @@ static void *worker_main(void *arg) {
     const int id = (int)(intptr_t)arg;
     uint64_t seen = atomic_load(&P.gen);
     for (;;) {
-        int spins = 0;
-        while (atomic_load(&P.gen) == seen) {
-            if (++spins < POOL_SPIN) {
+        const int64_t since = now_ns();
+        for (int polls = 1; atomic_load(&P.gen) == seen; ++polls) {
+            if (polls % 64 || now_ns() - since < POOL_SPIN_NS) { /* the clock read every 64 polls */
                 pause_cpu();
                 continue;
             }
