@@ -28,10 +28,11 @@
 #define GEMM_L2_B_BYTES (256 * 1024)
 #endif
 
-/* Software prefetch of B's rows, in k steps ahead (0: none; isa_avx512_t14.c sets it). Weights too
- * big for the caches (ResNet-18's 7x7 layers: 9.4 MB each, 45 MB in all) reach a tile from DRAM,
- * whose latency the hardware prefetchers did not hide: B read from 8 weight sets in turn ran 2.21 ms
- * against 1.49 with one set in cache (49 x 512 x 4608, 1 thread, 14x32 tile). */
+/* Software prefetch of B's rows, in k steps ahead (0: none; isa_avx512_t14.c sets it), where B comes
+ * from memory (gemm_hint). Weights too big for the caches (ResNet-18's 7x7 layers: 9.4 MB each, 45 MB
+ * in all) reach a tile from DRAM, whose latency the hardware prefetchers did not hide: B read from 8
+ * weight sets in turn ran 2.21 ms against 1.49 with one set in cache (49 x 512 x 4608, 1 thread, 14x32
+ * tile). On B in cache it cost SqueezeNet's 13x13 convolutions 20 %, hence only where B streams. */
 #ifndef GEMM_PF_NEAR
 #define GEMM_PF_NEAR 0
 #endif
@@ -265,6 +266,7 @@ static void FN(transpose_out)(const float *ct, int64_t P, int64_t O, float *y, i
  * constants at every call site, so the accumulators stay in registers and
  * the loops unroll. */
 static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, const int b_masked, const int nv,
+                                                             const int pf,
                                                              int64_t kc,
                                                              const float *a, const float *b, int64_t ldb, float *c,
                                                              int64_t ldc, int cols, const x86_epilogue *e,
@@ -277,7 +279,7 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
         vf bv[GEMM_NV];
 #if GEMM_PF_NEAR
         /* B's rows ahead, into L1 and (further) into L2 */
-        for (int l = 0; l < nv * VLEN * (int)sizeof(float); l += 64) {
+        for (int l = 0; pf && l < nv * VLEN * (int)sizeof(float); l += 64) {
             __builtin_prefetch((const char *)(b + (k + GEMM_PF_NEAR) * ldb) + l, 0, 3);
             __builtin_prefetch((const char *)(b + (k + GEMM_PF_FAR) * ldb) + l, 0, 1);
         }
@@ -300,9 +302,9 @@ static void FN(tile_any)(int rows, int b_masked, int64_t kc, const float *a, con
 #define ROWS_CASE(R)                                                                          \
     case R:                                                                                   \
         if (b_masked)                                                                         \
-            FN(tile_b)(R, 1, GEMM_NV, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+            FN(tile_b)(R, 1, GEMM_NV, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
         else                                                                                  \
-            FN(tile_b)(R, 0, GEMM_NV, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+            FN(tile_b)(R, 0, GEMM_NV, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
         break;
     ROWS_CASE(1)
 #if MR > 1
@@ -356,6 +358,7 @@ typedef struct {
     float *c;
     const x86_epilogue *e;
     int unpacked, pack_b; /* pack_b: an unpacked B packed block by block (b_scratch) */
+    int prefetch;         /* B streams from memory: the full tiles prefetch it (GEMM_PF_NEAR) */
 } FN(gemm_plan);
 
 /* A block's KC x NC slice of an unpacked B, packed into panels in a buffer of the calling thread
@@ -401,11 +404,13 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
                 const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
                 const int b_masked = G->unpacked && !packs && cols < NR;
                 float *cp = G->c + p * MR * G->ldc + q * NR;
-                if (rows == MR && !b_masked)
-                    FN(tile_b)(MR, 0, GEMM_NV, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                if (rows == MR && !b_masked && G->prefetch)
+                    FN(tile_b)(MR, 0, GEMM_NV, 1, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                else if (rows == MR && !b_masked)
+                    FN(tile_b)(MR, 0, GEMM_NV, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
 #if GEMM_NV > 1
                 else if (rows == MR && cols <= VLEN)
-                    FN(tile_b)(MR, b_masked, 1, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_b)(MR, b_masked, 1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
 #endif
                 else
                     FN(tile_any)(rows, b_masked, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
@@ -420,11 +425,12 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
  * (panel q at b + q*NR, row k at + k*ldb; its last partial panel is read
  * with masked loads). Blocks go to threads through x86_parallel. */
 static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, int unpacked,
-                         int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads) {
+                         int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads, int prefetch) {
     if (M <= 0 || N <= 0) return;
     FN(gemm_plan) G;
     G.M = M, G.N = N, G.K = K, G.ldb = ldb, G.ldc = ldc, G.ap = ap, G.bp = bp, G.c = c, G.e = e;
     G.unpacked = unpacked;
+    G.prefetch = GEMM_PF_NEAR > 0 && prefetch;
     G.b_panel = unpacked ? NR : NR * K;
     G.mp = FN(ceil_div)(M, MR), G.np = FN(ceil_div)(N, NR);
     /* unpacked B rows a multiple of 256 bytes apart map onto 16 L1 sets or fewer:
@@ -458,15 +464,25 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
     }
 }
 
+/* a packed B of at least this many bytes is taken to come from memory (prefetched) */
+#define GEMM_PF_MIN_BYTES (2 << 20)
+
+/* prefetch: B comes from memory (a caller that knows, such as Winograd's 36 GEMMs over weights that
+ * are large only together, says so; gemm judges by B's size) */
+static void FN(gemm_hint)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
+                          const x86_epilogue *e, int threads, int prefetch) {
+    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads, prefetch);
+}
+
 static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
                      const x86_epilogue *e, int threads) {
-    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads);
+    FN(gemm_hint)(M, N, K, ap, bp, c, ldc, e, threads, K * N * (int64_t)sizeof(float) >= GEMM_PF_MIN_BYTES);
 }
 
 /* inference (x86infer): B unpacked, row k at b + k*ldb (a 1x1 convolution's NCHW input) */
 static void FN(gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
                           int64_t ldc, const x86_epilogue *e, int threads) {
-    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads);
+    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads, 0);
 }
 
 #endif

@@ -245,7 +245,8 @@ static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, co
         } else if (P->gemm_t) {
             float *vt = P->vt + worker * P->vt_floats;
             FN(pack_a)(v + xi * P->tcp * C, 1, P->tcp, nt, C, vt, 1);
-            FN(gemm)(nt, P->O, C, vt, P->u + xi * P->u_stride, m + xi * P->O * P->tcp, P->O, &plain, 1);
+            FN(gemm_hint)(nt, P->O, C, vt, P->u + xi * P->u_stride, m + xi * P->O * P->tcp, P->O, &plain, 1,
+                          36 * P->u_stride * (int64_t)sizeof(float) >= GEMM_PF_MIN_BYTES); /* all 36 stream */
         } else {
             FN(gemm)(P->O, nt, C, P->u + xi * P->u_stride, v + xi * P->tcp * C, m + xi * P->O * P->tcp, P->tcp,
                      &plain, 1);
