@@ -28,11 +28,13 @@
 #define GEMM_L2_B_BYTES (256 * 1024)
 #endif
 
-/* Software prefetch of B's rows, in k steps ahead (0: none; isa_avx512_t14.c sets it), where B comes
- * from memory (gemm_hint). Weights too big for the caches (ResNet-18's 7x7 layers: 9.4 MB each, 45 MB
- * in all) reach a tile from DRAM, whose latency the hardware prefetchers did not hide: B read from 8
+/* Software prefetch of B's rows, in k steps ahead (0: none; vec_avx512.h sets it), where B comes from
+ * memory (gemm_hint). Weights too big for the caches (ResNet-18's 7x7 layers: 9.4 MB each, 45 MB in
+ * all) reach a tile from DRAM, whose latency the hardware prefetchers did not hide: B read from 8
  * weight sets in turn ran 2.21 ms against 1.49 with one set in cache (49 x 512 x 4608, 1 thread, 14x32
- * tile). On B in cache it cost SqueezeNet's 13x13 convolutions 20 %, hence only where B streams. */
+ * tile), and 1.72 prefetched. On B in cache it cost SqueezeNet's 13x13 convolutions 20 % and the 6x32
+ * tile 6-10 %, hence only where B streams: there it made SqueezeNet 4-6 % and ResNet-18 10 % faster
+ * (RESULTS.md, session 10). AVX2 and scalar: not measured, none. */
 #ifndef GEMM_PF_NEAR
 #define GEMM_PF_NEAR 0
 #endif
@@ -464,8 +466,8 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
     }
 }
 
-/* a packed B of at least this many bytes is taken to come from memory (prefetched) */
-#define GEMM_PF_MIN_BYTES (2 << 20)
+/* a packed B of at least this many bytes is taken to come from memory (prefetched): half the L2 */
+#define GEMM_PF_MIN_BYTES (1 << 20)
 
 /* prefetch: B comes from memory (a caller that knows, such as Winograd's 36 GEMMs over weights that
  * are large only together, says so; gemm judges by B's size) */

@@ -10,8 +10,8 @@
  * buffer and writes its columns as NCHW rows. W^T comes packed at prepare (pack_b's NR panels). The
  * whole K runs in registers per tile: the B panel (K x NR) stays in L2 while an item's pixel tiles
  * walk along it. Its first tile reads it from L3 or memory (MobileNetV2's 1x1 weights are 9 MB in
- * all), so the 14x32 table's tiles prefetch it, as its GEMM does where B streams; on the 6x32 table
- * that was slower (RESULTS.md, session 10). */
+ * all), so the 14x32 table's tiles prefetch it; on the 6x32 table, with fewer FMAs per row of it to
+ * hide the prefetches behind, that was slower (RESULTS.md, session 10). */
 #ifndef MNN_X86_POINTWISE_IMPL_H
 #define MNN_X86_POINTWISE_IMPL_H
 
@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         const float *a = J->x + k0 * P + p0 * a_ps; /* block k0/16 (or channel k0) at pixel p0 */
         for (int64_t kk = 0; kk < kn; ++kk, b += NR) {
             vf bv[GEMM_NV];
-#if GEMM_PF_NEAR /* the 14x32 table: W^T's panel ahead (gemm_impl.h); MobileNetV2 ran 3-7 % faster */
+#if GEMM_PF_NEAR && MR >= 8 /* tall tiles: W^T's panel ahead (gemm_impl.h); MobileNetV2 3-7 % faster */
             for (int l = 0; l < nv * VLEN * (int)sizeof(float); l += 64) {
                 __builtin_prefetch((const char *)(b + GEMM_PF_NEAR * NR) + l, 0, 3);
                 __builtin_prefetch((const char *)(b + GEMM_PF_FAR * NR) + l, 0, 1);

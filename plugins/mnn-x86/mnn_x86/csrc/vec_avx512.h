@@ -23,6 +23,9 @@
 #ifndef GEMM_MR
 #define GEMM_MR 6
 #endif
+#ifndef GEMM_PF_NEAR /* the GEMM prefetches B where it streams from memory (gemm_impl.h) */
+#define GEMM_PF_NEAR 16
+#endif
 #ifndef GEMM_NV
 #define GEMM_NV 2
 #endif
