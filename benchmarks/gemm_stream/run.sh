@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mnn-x86's GEMM outside the engine, built from the plugin's own sources (RESULTS.md, session 10):
-#   bash benchmarks/gemm_stream/run.sh      # weights in cache or from DRAM; a squeeze after a producer
+#   bash benchmarks/gemm_stream/run.sh      # read bandwidth by size; weights in cache or from DRAM;
+#                                           # a squeeze after a producer
 # Needs an AVX-512 CPU.
 set -eu
 cd "$(dirname "$0")"
@@ -18,6 +19,8 @@ wait
 for prog in weights handoff; do
     gcc -O2 -fopenmp $INC $prog.c $CSRC/dispatch.c $CSRC/op_threadpool.c "$OUT"/isa_*.o -o "$OUT/$prog" -lpthread -lm
 done
+gcc -O2 -mavx512f bandwidth.c -o "$OUT/bandwidth"
+"$OUT/bandwidth" 1 4 16 64 512
 for sets in 1 8; do
     for t in 1 2; do "$OUT/weights" 49 512 4608 14 $t $sets; done
 done
