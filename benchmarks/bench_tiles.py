@@ -134,8 +134,8 @@ def main(argv=None) -> None:
     if args.grid:
         grid(args.hw, args.repeat)
         return
+    depths = [int(d) for d in args.depths.split(",")] if args.depths else None
     for model in args.model or ["mobilenet_v2", "resnet18", "squeezenet1_1"]:
-        depths = [int(d) for d in args.depths.split(",")] if args.depths else None
         models(model, args.batch, args.threads, args.rounds, depths)
 
 
