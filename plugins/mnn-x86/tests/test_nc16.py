@@ -61,7 +61,16 @@ def _check(graph, feeds, isa, threads, options=ON, expect=None, rtol=1e-4, atol=
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("sides", SIDES)
 @pytest.mark.parametrize(
-    "c,h,w,k,stride", [(3, 9, 7, 3, 1), (17, 13, 13, 3, 2), (33, 7, 11, 5, 1), (16, 15, 6, 3, 2), (40, 5, 5, 3, 1)]
+    "c,h,w,k,stride",
+    [
+        (3, 9, 7, 3, 1),
+        (17, 13, 13, 3, 2),
+        (33, 7, 11, 5, 1),
+        (16, 15, 6, 3, 2),
+        (40, 5, 5, 3, 1),
+        (17, 37, 35, 3, 2),  # 19x18 outputs in one strip: at 2 threads the strip is cut into row ranges
+        (20, 62, 58, 3, 1),  # two strips per block (AVX-512's budget), shared in whole strips
+    ],
 )
 def test_depthwise_reads_and_writes_nc16(isa, threads, sides, c, h, w, k, stride):
     rng = np.random.default_rng(c * 100 + h)
@@ -73,6 +82,19 @@ def test_depthwise_reads_and_writes_nc16(isa, threads, sides, c, h, w, k, stride
     g.output(y, "y")
     feeds = {"x": rng.standard_normal((2, c, h, w)).astype(np.float32)}
     _check(g.build(), feeds, isa, threads, expect=sum(sides))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("c,h,w,stride", [(40, 41, 39, 2), (16, 23, 17, 1)])
+def test_depthwise_nc16_row_ranges_at_three_threads(isa, c, h, w, stride):
+    """Three threads cut one image's plane into row ranges of every block, the last one short (21
+    and 23 output rows), NC16 on both sides."""
+    rng = np.random.default_rng(h * w)
+    g = GraphBuilder("dw3")
+    x = g.input("x", (1, c, h, w))
+    y = _dw(g, rng, _pw(g, rng, x, c, c), c, 3, stride, act="relu6")
+    g.output(_pw(g, rng, y, c, c), "y")
+    _check(g.build(), {"x": rng.standard_normal((1, c, h, w)).astype(np.float32)}, isa, 3, expect=2)
 
 
 @pytest.mark.parametrize("isa", ISAS)

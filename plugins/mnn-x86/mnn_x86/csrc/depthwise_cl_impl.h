@@ -239,7 +239,7 @@ static void FN(cl_task)(void *ctx, int64_t item, int worker) {
         J->sc[worker] = FN(cl_scratch_init)(J->work + worker * J->per_thread, g);
         J->ready[worker] = 1;
     }
-    const int64_t part = item % J->ranges, cb = item / J->ranges % J->blocks, n = item / (J->ranges * J->blocks);
+    const int64_t cb = item % J->blocks, part = item / J->blocks % J->ranges, n = item / (J->ranges * J->blocks);
     const int64_t c0 = cb * VLEN, oh0 = part * J->range_rows;
     const int64_t oh1 = oh0 + J->range_rows < g->OH ? oh0 + J->range_rows : g->OH;
     const int nc = (int)(g->C - c0 < VLEN ? g->C - c0 : VLEN);
@@ -248,8 +248,15 @@ static void FN(cl_task)(void *ctx, int64_t item, int worker) {
                 &J->sc[worker]);
 }
 
-/* images = planes / C; work: x86_depthwise_work_floats per thread. A thread takes whole blocks when
- * there are a few per thread; else the blocks' rows are cut into ranges (in whole strips) to share. */
+/* images = planes / C; work: x86_depthwise_work_floats per thread.
+ * Items are (image, range of output rows, channel block), the block innermost. At two threads and
+ * more a plane of 16x16 or more is cut into at least one range per thread, so that x86_parallel,
+ * which gives each thread a contiguous run of items first, gives it the same rows of every block: the
+ * pointwise kernel before and after takes pixels the same way, and a layer then mostly reads what its
+ * own core wrote (MobileNetV2 at two threads, steps' minima 3.33 -> 3.23 ms with the pointwise
+ * kernel's order; RESULTS.md, session 11). Smaller planes are shared by blocks: a range of a few rows
+ * cost more in set-up than it saved (7x7 planes: 0.013 -> 0.025 ms). Ranges are whole strips where
+ * there are enough strips. */
 static void FN(depthwise_cl)(const float *x, const float *w, const float *bias, float *y, int64_t images,
                              const x86_conv_geom *g, const x86_epilogue *e, float *work, int64_t per_thread,
                              int threads) {
@@ -258,8 +265,11 @@ static void FN(depthwise_cl)(const float *x, const float *w, const float *bias, 
     J.blocks = (g->C + VLEN - 1) / VLEN;
     const int64_t SR = x86_dw_cl_rows(g), strips = (g->OH + SR - 1) / SR, want = X86_ITEMS_PER_THREAD * (int64_t)threads;
     int64_t ranges = threads > 1 && images * J.blocks < want ? (want + images * J.blocks - 1) / (images * J.blocks) : 1;
-    if (ranges > strips) ranges = strips;
-    J.range_rows = (strips + ranges - 1) / ranges * SR;
+    const int by_rows = threads > 1 && g->OH * g->OW >= 256;
+    if (by_rows && ranges < threads) ranges = threads;
+    if (ranges <= strips) J.range_rows = (strips + ranges - 1) / ranges * SR;
+    else if (by_rows) J.range_rows = (g->OH + ranges - 1) / ranges; /* a strip cut into ranges */
+    else J.range_rows = SR;
     J.ranges = (g->OH + J.range_rows - 1) / J.range_rows;
     memset(J.ready, 0, sizeof J.ready);
     x86_parallel(threads < DW_MAX_WORKERS ? threads : DW_MAX_WORKERS, images * J.blocks * J.ranges, FN(cl_task), &J);

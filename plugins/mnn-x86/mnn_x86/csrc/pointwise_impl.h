@@ -147,11 +147,15 @@ static void FN(pw_tile_any)(int rows, int nv, const FN(pw_job) *J, int64_t p0, i
     }
 }
 
-/* item = (pixel range of tiles_per_item tiles, range of panels_per_item column panels): the
- * panels outer, so one B panel stays in L1/L2 while the item's pixel tiles use it */
+/* item = (pixel range of tiles_per_item tiles, range of panels_per_item column panels), the pixel
+ * range outer: x86_parallel gives each thread a contiguous run of items first, so a thread takes the
+ * same pixels of every output block, which is how the layers before and after it divide the work
+ * (depthwise_cl): each reads mostly what its own core wrote. With the panel range outer, MobileNetV2's
+ * 14x14 1x1s took 0.048 ms at two threads instead of 0.041. Within an item the panels are outer, so
+ * one B panel stays in L1/L2 while the item's pixel tiles use it. */
 static void FN(pw_item)(void *ctx, int64_t item, int worker) {
     const FN(pw_job) *J = (const FN(pw_job) *)ctx;
-    const int64_t pi = item % J->px_items, qi = item / J->px_items;
+    const int64_t pi = item / J->panel_items, qi = item % J->panel_items;
     const int64_t q1 = (qi + 1) * J->panels_per_item < J->panels ? (qi + 1) * J->panels_per_item : J->panels;
     const int64_t p_end0 = (pi + 1) * J->tiles_per_item * MR, p_end = p_end0 < J->P ? p_end0 : J->P;
     (void)worker;
