@@ -71,6 +71,8 @@ CONVS = [
     # plain 1x1s: the GEMM on the NCHW rows, packed block by block at 2 threads (gemm_impl.h: b_scratch)
     ((1, 300, 23, 29), (20, 1), {"activation": "relu"}),  # K = 300: two K slices; 667 columns
     ((2, 64, 55, 55), (16, 1), {}),  # SqueezeNet's squeeze, two images
+    ((1, 96, 13, 13), (64, 1), {"activation": "relu"}),  # one row block at 2 threads: split by columns only
+    ((1, 40, 13, 13), (200, 1), {}),  # 2 threads: blocks resized to share the work evenly (gemm_balance)
 ]
 
 
