@@ -68,8 +68,8 @@ def _check(graph, feeds, isa, threads, options=ON, expect=None, rtol=1e-4, atol=
         (33, 7, 11, 5, 1),
         (16, 15, 6, 3, 2),
         (40, 5, 5, 3, 1),
-        (17, 37, 35, 3, 2),  # 19x18 outputs in one strip: at 2 threads the strip is cut into row ranges
-        (20, 62, 58, 3, 1),  # two strips per block (AVX-512's budget), shared in whole strips
+        (17, 37, 35, 3, 2),  # 19x18 outputs: a dense input's one strip, cut into row ranges at 2 threads
+        (20, 62, 58, 3, 1),  # an NC16 input's strips of 3 rows, shared in whole strips
     ],
 )
 def test_depthwise_reads_and_writes_nc16(isa, threads, sides, c, h, w, k, stride):
@@ -87,8 +87,8 @@ def test_depthwise_reads_and_writes_nc16(isa, threads, sides, c, h, w, k, stride
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("c,h,w,stride", [(40, 41, 39, 2), (16, 23, 17, 1)])
 def test_depthwise_nc16_row_ranges_at_three_threads(isa, c, h, w, stride):
-    """Three threads cut one image's plane into row ranges of every block, the last one short (21
-    and 23 output rows), NC16 on both sides."""
+    """Three threads cut one image's plane into row ranges of every block, the last one short: whole
+    strips (21 output rows), and a strip cut into ranges (23 rows in two strips, twelve ranges)."""
     rng = np.random.default_rng(h * w)
     g = GraphBuilder("dw3")
     x = g.input("x", (1, c, h, w))

@@ -149,16 +149,24 @@ int64_t x86_depthwise_work_floats(const x86_conv_geom *g, int vlen);
 static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * PW + 64 + 1) / 2 * 2; }
 /* The channels-last depthwise path (depthwise_cl_impl.h) works on blocks of up to 16 channels
  * (one AVX-512 vector; fewer lanes on narrower ISAs fit the same scratch) and strips of output rows
- * whose padded input rows and output pixels, 16 floats each, fit about X86_DW_CL_BUDGET floats
- * (a quarter of a Zen 4 core's L2, beside the planes streaming through). Measured on MobileNetV2's
- * 112x112 and 56x56 layers, kernel alone: 64 KB (strips of 2-7 rows) was 10-30% slower, 1 MB no
- * faster. */
+ * whose padded input rows and output pixels, 16 floats each, fit about a budget of floats:
+ *   - a dense (NCHW) input, transposed into the strips: X86_DW_CL_BUDGET, a quarter of a Zen 4
+ *     core's L2 beside the planes streaming through. Measured on MobileNetV2's 112x112 and 56x56
+ *     layers, kernel alone: 64 KB (strips of 2-7 rows) was 10-30% slower, 1 MB no faster;
+ *   - an NC16 input, only copied: X86_DW_CL_BUDGET_NC16, an L1 data cache. MobileNetV2 on the
+ *     Intel Xeon (48 KB L1, 2 MB L2), one thread, in one process: 256 KB -> 32 KB took its stride-2
+ *     layers 0.280 -> 0.234 ms (112x112) and 0.098 -> 0.059 ms (56x56), its 56x56 and 28x28
+ *     stride-1 layers 0.161 -> 0.145 and 0.050 -> 0.041 ms, the model 6.30 -> 6.06 ms
+ *     (RESULTS.md, session 11). A dense input there was level either way (stride 2 faster,
+ *     stride 1 slower), so it keeps the budget measured on Zen 4, where the small one is untried. */
 #define X86_DW_CL_LANES 16
-#define X86_DW_CL_BUDGET (64 * 1024) /* 256 KB */
+#define X86_DW_CL_BUDGET (64 * 1024)     /* 256 KB */
+#define X86_DW_CL_BUDGET_NC16 (8 * 1024) /* 32 KB */
 static inline int64_t x86_dw_cl_rows(const x86_conv_geom *g) {
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     const int64_t per_row = (g->sh * PW + g->OW) * X86_DW_CL_LANES, fixed = (g->kh - 1) * g->dh * PW * X86_DW_CL_LANES;
-    int64_t rows = (X86_DW_CL_BUDGET - fixed) / (per_row > 0 ? per_row : 1);
+    const int64_t budget = g->in_nc16 ? X86_DW_CL_BUDGET_NC16 : X86_DW_CL_BUDGET;
+    int64_t rows = (budget - fixed) / (per_row > 0 ? per_row : 1);
     if (rows > g->OH) rows = g->OH;
     return rows > 1 ? rows : 1;
 }
