@@ -160,6 +160,15 @@ def test_maxpool_cases(rng, isa, threads, x_shape, attrs):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("x_shape,attrs", POOLS[:2] + [((1, 2, 100, 90), {"kernel_shape": [3, 3], "strides": [2, 2],
+                                                                         "pads": [1, 1, 1, 1]})])
+def test_maxpool_bands_at_three_threads(rng, isa, x_shape, attrs):
+    """Big planes at stride 2 go by bands of output rows, one per thread (pool_impl.h): with three,
+    bands start at odd rows (19 and 17 rows each) and cut the kernel's pairs of output rows."""
+    check_op("MaxPool", [_r(rng, *x_shape)], attrs, isa, 3, constant=(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 def test_maxpool_propagates_nan(rng, isa):
     """A NaN in a window makes that output NaN, wherever in the window it sits (first, middle, last
     row and column), as numpy's max does in the reference."""
