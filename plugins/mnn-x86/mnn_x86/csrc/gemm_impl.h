@@ -494,10 +494,11 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
     if (ncp > np) ncp = np;
     /* enough blocks for every thread (X86_ITEMS_PER_THREAD each: claimed one at a time, they even out
      * preemption and uneven blocks): split the longer side first. An unpacked B whose M fits one row
-     * block keeps it, and splits only its columns, however few blocks that makes: gemm_block packs B
-     * only then (below). SqueezeNet's 13x13 squeezes at two threads had been cut into two row blocks
-     * for more items, and ran 0.044-0.068 ms instead of 0.037-0.057. */
-    const int one_row_block = unpacked && mcp >= mp;
+     * block keeps it, and splits only its columns, however few blocks that makes (as long as each
+     * thread gets a column panel): gemm_block packs B only then (below). SqueezeNet's 13x13 squeezes
+     * at two threads had been cut into two row blocks for more items, and ran 0.044-0.068 ms instead
+     * of 0.037-0.057. */
+    const int one_row_block = unpacked && mcp >= mp && np >= threads;
     while (threads > 1 && FN(ceil_div)(mp, mcp) * FN(ceil_div)(np, ncp) < X86_ITEMS_PER_THREAD * threads && (mcp > 1 || ncp > 1)) {
         if (ncp > 1 && (one_row_block || ncp * NR >= mcp * MR)) ncp = (ncp + 1) / 2;
         else if (one_row_block) break;
