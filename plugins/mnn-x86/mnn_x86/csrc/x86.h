@@ -158,7 +158,8 @@ static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * 
  *     layers 0.280 -> 0.234 ms (112x112) and 0.098 -> 0.059 ms (56x56), its 56x56 and 28x28
  *     stride-1 layers 0.161 -> 0.145 and 0.050 -> 0.041 ms, the model 6.30 -> 6.06 ms
  *     (RESULTS.md, session 11). A dense input there was level either way (stride 2 faster,
- *     stride 1 slower), so it keeps the budget measured on Zen 4, where the small one is untried. */
+ *     stride 1 slower), so it keeps the budget measured on Zen 4. The NC16 budget is not yet
+ *     measured on Zen 4 (32 KB L1, 1 MB L2). */
 #define X86_DW_CL_LANES 16
 #define X86_DW_CL_BUDGET (64 * 1024)     /* 256 KB */
 #define X86_DW_CL_BUDGET_NC16 (8 * 1024) /* 32 KB */
