@@ -50,6 +50,16 @@
 
 static inline int64_t FN(ceil_div)(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* While `on`, the nv vectors of row k of B (rows ld floats apart), GEMM_PF_NEAR rows ahead into L1
+ * and GEMM_PF_FAR rows ahead into L2: the GEMM tiles and the pointwise kernel's W^T panel. A macro,
+ * not an inline function, so that each kernel compiles exactly as it did with the loop written out
+ * (as a function it changed the register allocation of the 14x32 tiles). */
+#define GEMM_PREFETCH_B_AHEAD(on, b, k, ld, nv)                                                 \
+    for (int l_ = 0; (on) && l_ < (nv) * VLEN * (int)sizeof(float); l_ += 64) {                \
+        __builtin_prefetch((const char *)((b) + ((k) + GEMM_PF_NEAR) * (ld)) + l_, 0, 3);      \
+        __builtin_prefetch((const char *)((b) + ((k) + GEMM_PF_FAR) * (ld)) + l_, 0, 1);       \
+    }
+
 /* Copy n floats (n may be 0); masked loads never touch memory past src + n. */
 static inline void FN(copy_n)(float *dst, const float *src, int64_t n) {
     int64_t i = 0;
@@ -282,11 +292,7 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
     for (int64_t k = 0; k < kc; ++k) {
         vf bv[GEMM_NV];
 #if GEMM_PF_NEAR
-        /* B's rows ahead, into L1 and (further) into L2 */
-        for (int l = 0; pf && l < nv * VLEN * (int)sizeof(float); l += 64) {
-            __builtin_prefetch((const char *)(b + (k + GEMM_PF_NEAR) * ldb) + l, 0, 3);
-            __builtin_prefetch((const char *)(b + (k + GEMM_PF_FAR) * ldb) + l, 0, 1);
-        }
+        GEMM_PREFETCH_B_AHEAD(pf, b, k, ldb, nv) /* B's rows ahead, into L1 and into L2 */
 #endif
         for (int v = 0; v < nv; ++v) /* b_masked: an unpacked B's last columns, never read past them */
             bv[v] = b_masked ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN) : vf_load(b + k * ldb + v * VLEN);

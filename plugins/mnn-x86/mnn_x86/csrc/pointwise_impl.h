@@ -46,10 +46,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         for (int64_t kk = 0; kk < kn; ++kk, b += NR) {
             vf bv[GEMM_NV];
 #if GEMM_PF_NEAR && MR >= 8 /* tall tiles: W^T's panel ahead (gemm_impl.h); MobileNetV2 3-7 % faster */
-            for (int l = 0; l < nv * VLEN * (int)sizeof(float); l += 64) {
-                __builtin_prefetch((const char *)(b + GEMM_PF_NEAR * NR) + l, 0, 3);
-                __builtin_prefetch((const char *)(b + GEMM_PF_FAR * NR) + l, 0, 1);
-            }
+            GEMM_PREFETCH_B_AHEAD(1, b, 0, NR, nv)
 #endif
             for (int v = 0; v < nv; ++v) bv[v] = vf_load(b + v * VLEN);
             const float *ak = a + kk * a_ks;
