@@ -237,6 +237,13 @@ class Backend:
         the kernels at the backend's edges, where they are cheapest. Default: none."""
         return {}
 
+    def fuse(self, offer, ctx: PrepareContext) -> Sequence:
+        """Ops of this backend run as one: given a `FusionOffer` (fusion.py: the ops placed here in one
+        plan, who reads each value, every value's TensorInfo), return `Fusion`s, each a Node of an op
+        this backend's `prepare` knows that replaces some of them. The core checks each fusion is
+        sound and builds the plan on the fused ops. Default: none."""
+        return ()
+
     def tensor_nbytes(self, info: TensorInfo, ctx: PrepareContext | None = None) -> int:
         """Bytes one tensor takes in this backend's memory (padded layouts may take more;
         half-precision storage under `ctx.precision == "low"` less). As with allocate_arena,

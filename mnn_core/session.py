@@ -41,6 +41,7 @@ from .backend import (
 )
 from .batch_split import BatchSplit
 from .errors import BackendError, InputError, MnnError, UnsupportedOpError
+from .fusion import fuse_placed
 from .graph.batch import not_separable
 from .graph.ir import Graph, Node, TensorInfo
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
@@ -67,6 +68,7 @@ class Plan:
     copies: list[str] = field(default_factory=list)
     elided: list[str] = field(default_factory=list)
     layouts: dict[str, int] = field(default_factory=dict)  # value -> layout code its backend chose
+    fused: dict[str, list[str]] = field(default_factory=dict)  # fused node -> the nodes it runs (fusion.py)
 
     def __iter__(self):
         return iter(self.placements)
@@ -86,6 +88,7 @@ class Plan:
             "copies": list(self.copies),
             "elided": list(self.elided),
             "layouts": dict(self.layouts),
+            "fused": {k: list(v) for k, v in self.fused.items()},
         }
 
     def __str__(self) -> str:
@@ -98,6 +101,9 @@ class Plan:
         if self.elided:
             lines.append(f"no step (views alias their input; concatenations are written in place): "
                          f"{', '.join(self.elided)}")
+        if self.fused:
+            fused = (f"{k} ({' + '.join(v)})" for k, v in self.fused.items())
+            lines.append("fused by their backend: " + ", ".join(fused))
         if self.layouts:
             lines.append("backend-private layouts: " + ", ".join(f"{v} ({c})" for v, c in self.layouts.items()))
         return "\n".join(lines)
@@ -134,7 +140,7 @@ class Session:
     def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
                  threads: int = 1, precision: str = "normal", fallback: bool = True,
                  options: dict | None = None, optimize: bool = True, batch_parallel: str = "off",
-                 release_weights: bool = True):
+                 release_weights: bool = True, fuse: bool = True):
         from .graph.passes import optimize as run_passes
         from .loader import load
 
@@ -147,6 +153,7 @@ class Session:
         if batch_parallel not in BATCH_PARALLEL:
             raise MnnError(f"batch_parallel must be one of {', '.join(BATCH_PARALLEL)}, got {batch_parallel!r}")
         self.threads = threads
+        self.fuse = bool(fuse)  # backends' fusions of their placed ops, at each plan (fusion.py)
         self.precision = precision
         self.fallback = fallback
         self.batch_parallel = batch_parallel
@@ -231,7 +238,14 @@ class Session:
             placements = place_auto(graph, infos, self._candidates or [self._reference], self.threads)
         else:
             placements = place_listed(graph, infos, listed, self._reference, self.fallback, self.threads)
-        builder = _ProgramBuilder(self, infos, placements)
+        nodes, fused = graph.nodes, {}
+        if self.fuse:
+            placed = {p.backend for p in placements}
+            backends = {n: c.backend for n, c in self._by_name.items() if n in placed}
+            nodes, placements, fused = fuse_placed(graph.nodes, placements, backends, infos, graph.initializers,
+                                                   graph.outputs, self.ctx)
+        builder = _ProgramBuilder(self, infos, placements, nodes)
+        builder.plan.fused = fused
         plan = builder.build()
         self._pinned |= builder.pinned
         if builder.freed:
@@ -294,7 +308,8 @@ class Session:
         graph = self.graph.copy()
         graph.inputs = {n: TensorInfo((1, *i.shape[1:]), i.dtype) for n, i in graph.inputs.items()}
         return Session(graph, backend=self._backend_arg, threads=threads, precision=self.precision,
-                       fallback=self.fallback, options=self.ctx.options, optimize=False, batch_parallel="off")
+                       fallback=self.fallback, options=self.ctx.options, optimize=False, batch_parallel="off",
+                       fuse=self.fuse)
 
     def _check_feeds(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
         if not isinstance(feeds, dict):
@@ -376,9 +391,11 @@ def _kind(dtype: np.dtype) -> str:
 class _ProgramBuilder:
     """Turns a placement into steps, arenas and a compiled Program."""
 
-    def __init__(self, session: Session, infos: dict[str, TensorInfo], placements: list[Placement]):
+    def __init__(self, session: Session, infos: dict[str, TensorInfo], placements: list[Placement],
+                 nodes: list[Node]):
         self.s = session
         self.graph = session.graph
+        self.nodes = nodes  # the graph's nodes in run order, with backends' fusions (fusion.py)
         self.infos = dict(infos)  # values given a backend-private layout get their own TensorInfo
         self.placements = {p.node: p for p in placements}
         self.plan = Plan(placements)
@@ -448,9 +465,13 @@ class _ProgramBuilder:
         graph = self.graph
         for name in graph.inputs:
             self._define(name, HOST, -1)
-        consumers = graph.consumers()
+        consumers: dict[str, list[Node]] = {}
+        for node in self.nodes:
+            for name in node.inputs:
+                if name:
+                    consumers.setdefault(name, []).append(node)
         self._assign_layouts(consumers)
-        for node in graph.nodes:
+        for node in self.nodes:
             backend = self.placements[node.name].backend
             domain = self.domain_of(backend)
             present = [name for name in node.inputs if name]
@@ -480,7 +501,7 @@ class _ProgramBuilder:
         offers: dict[str, list[LayoutCandidate]] = {}
         graph = self.graph
         constants = frozenset(graph.initializers)
-        for node in graph.nodes:
+        for node in self.nodes:
             backend = self.placements[node.name].backend
             for value in node.outputs:
                 users = consumers.get(value, [])

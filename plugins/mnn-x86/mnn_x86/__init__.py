@@ -42,6 +42,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_pool,
         ops_pool_train,
     )
+    from . import fuse as _fuse
     from ._common import KERNELS
 
     _IMPORT_ERROR = ""
@@ -109,6 +110,10 @@ class X86Backend(Backend):
         if _precision.use_bf16(ctx, isa) and str(ctx.options.get(_layouts.OPTION, "")).lower() != "on":
             return {}  # bf16 GEMMs read dense NCHW: NC16 would send the 1x1s to the fp32 pointwise kernel
         return _layouts.choose(candidates, ctx.options, isa)
+
+    def fuse(self, offer, ctx):
+        """A stem convolution and the max pooling after it, as one op (fuse.py)."""
+        return _fuse.fusions(offer, ctx, _isa.choose(ctx.options))
 
     def tensor_nbytes(self, info, ctx=None):
         return _layouts.nbytes(info) if info.layout == _layouts.NC16 else info.nbytes

@@ -50,6 +50,8 @@ cdef extern from "x86.h" nogil:
         void (*direct_plan)(const x86_conv_geom* g, int64_t N, int64_t O, int threads, int64_t* rows,
                             int64_t* parts, int64_t* worker_floats, int64_t* w_floats) noexcept nogil
         void (*direct_pack)(const float* w, int64_t O, int64_t K, float* wd) noexcept nogil
+        void (*direct_pool_plan)(const x86_conv_geom* g, const x86_pool_geom* pg, int64_t N, int64_t O,
+                                 int threads, int64_t* rows, int64_t* parts, int64_t* worker_floats) noexcept nogil
 
     int64_t x86_depthwise_work_floats(const x86_conv_geom* g, int vlen)
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
@@ -118,6 +120,8 @@ cdef extern from "ops.h" nogil:
         int32_t pointwise
         int32_t direct
         int64_t d_rows, d_parts, d_worker_floats
+        int32_t pool
+        x86_pool_geom pg
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -420,7 +424,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         transposed = False
     kind = ("depthwise" if p["depthwise"] else "pointwise" if pointwise else
             "direct" if direct else "winograd" if winograd else
-            "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "")
+            "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "") + ("_maxpool" if p.get("pool") else "")
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads,
                                    _gemm_depth(kind, p))
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
@@ -441,7 +445,13 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         ex.keep.append(b)
         s.bias = <const float*>b.ptr
     Kg = s.g.C * s.g.kh * s.g.kw
+    if p.get("pool") is not None and not direct:
+        raise ValueError("x86: a max pooling fused after a convolution the direct kernel does not run "
+                         "(mnn_x86/fuse.py should not have fused it)")
     if direct:
+        if p.get("pool") is not None:
+            _pool_geom(&s.pg, p["pool"])
+            s.pool = 1
         _direct_weights(ex, s, weight, threads)
         return ex
     if winograd:
@@ -564,6 +574,10 @@ cdef void _direct_weights(Execution ex, x86_conv_state* s, weight, int threads) 
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, w_floats
     s.direct = 1
     k.direct_plan(&s.g, s.N, s.O, max(threads, 1), &s.d_rows, &s.d_parts, &s.d_worker_floats, &w_floats)
+    if s.pool:  # the fused pooling's bands instead of rows (conv_direct_impl.h)
+        if k.direct_pool_plan == NULL:
+            raise ValueError(f"x86: the {k.name.decode()} kernels have no fused convolution and max pooling")
+        k.direct_pool_plan(&s.g, &s.pg, s.N, s.O, max(threads, 1), &s.d_rows, &s.d_parts, &s.d_worker_floats)
     cdef Buffer w = _floats(max(w_floats, 1))
     ex.keep.append(w)
     s.w = <float*>w.ptr
@@ -861,15 +875,22 @@ def softmax(str isa, int threads, str name, int64_t outer, int64_t axis, int64_t
     return ex
 
 
+cdef void _pool_geom(x86_pool_geom* g, dict p):
+    """p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl; max pooling (kind 0) until set otherwise."""
+    g.H, g.W, g.OH, g.OW = p["H"], p["W"], p["OH"], p["OW"]
+    g.kh, g.kw, g.sh, g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
+    g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    g.kind = 0
+    g.inv_rows = g.inv_cols = NULL
+
+
 def pool(str isa, int threads, str name, int64_t planes, dict p, int kind, inv_rows, inv_cols):
     """Max (kind 0) or average (kind 1) pooling of planes; p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl."""
     cdef Execution ex = _execution(name, sizeof(x86_pool_state), x86_pool_run, isa, threads)
     cdef x86_pool_state* s = <x86_pool_state*>ex.state
     cdef Buffer rows = _copy_array(inv_rows, np.float32), cols = _copy_array(inv_cols, np.float32)
     s.planes = planes
-    s.g.H, s.g.W, s.g.OH, s.g.OW = p["H"], p["W"], p["OH"], p["OW"]
-    s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
-    s.g.dh, s.g.dw, s.g.pt, s.g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    _pool_geom(&s.g, p)
     s.g.kind = kind
     s.g.inv_rows, s.g.inv_cols = <const float*>rows.ptr, <const float*>cols.ptr
     cdef Buffer work = _floats(max(threads, 1) * x86_pool_work_floats(&s.g))

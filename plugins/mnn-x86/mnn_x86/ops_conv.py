@@ -26,6 +26,7 @@ Winograd's GEMMs run on bf16 operands instead (precision.py).
 from __future__ import annotations
 
 from mnn_core.errors import BackendError
+from mnn_core.graph.ir import Node, TensorInfo
 from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
@@ -34,6 +35,9 @@ from .isa import l3_cache_bytes
 from .layouts import NC16
 from .layouts import nbytes as nc16_nbytes
 from .precision import use_bf16, winograd_bf16
+
+#: the op of a Conv the direct kernel runs and the max pooling after it, fused (fuse.py)
+CONV_MAXPOOL = "x86.ConvMaxPool"
 
 
 def _supports(node, ins):
@@ -136,8 +140,8 @@ def _transposed_choice(options):
     return None if choice == "auto" else choice == "on"
 
 
-@kernel("Conv", supports=_supports, efficiency=0.6)
-def prepare_conv(node, ins, outs, constants, ctx, isa):
+def _conv_setup(node, ins, outs, constants, ctx, isa):
+    """The parameters _x86.conv takes for this Conv (p, its weight and bias, whether it has a bias)."""
     x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
     geo = conv_geometry(x_shape, w_shape, node.attrs)
     c, o = x_shape[1], w_shape[0]
@@ -161,4 +165,44 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
     p["bf16_winograd"] = p["bf16"] and winograd_bf16(ctx)
     # only the pointwise kernel (an NC16 1x1) streams its stores: its output vectors are whole blocks
     p["out_stream"] = int(p["out_nc16"] and not depthwise and _use_stream(nc16_nbytes(outs[0]), options))
+    return p, weight, bias, has_bias
+
+
+def runs_direct(node, ins, constant_names, ctx, isa) -> bool:
+    """Whether this Conv, its output dense, runs by the direct kernel (fuse.py asks, before prepare,
+    knowing only which inputs are constants: all the choice needs of them)."""
+    x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
+    geo = conv_geometry(x_shape, w_shape, node.attrs)
+    out = TensorInfo(geo["out"], "float32")
+    known = {n: True for n in node.inputs[1:] if n in constant_names}
+    p, weight, _, _ = _conv_setup(node, ins, [out], known, ctx, isa)
+    # as _x86.conv decides: one group, dilation 1, a horizontal stride of 1 or 2
+    return bool(p["direct"]) and weight is not None and p["group"] == 1 and (p["dh"], p["dw"]) == (1, 1) \
+        and p["sw"] in (1, 2) and not p["in_nc16"]
+
+
+@kernel("Conv", supports=_supports, efficiency=0.6)
+def prepare_conv(node, ins, outs, constants, ctx, isa):
+    p, weight, bias, has_bias = _conv_setup(node, ins, outs, constants, ctx, isa)
+    return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
+
+
+@kernel(CONV_MAXPOOL)
+def prepare_conv_maxpool(node, ins, outs, constants, ctx, isa):
+    """x86.ConvMaxPool (fuse.py): a Conv the direct kernel runs, then a MaxPool of its output; the
+    node's attrs hold each one's ("conv", "pool")."""
+    from mnn_core.ops.pool import pool_geometry
+
+    conv = Node("Conv", list(node.inputs), ["conv"], node.attrs["conv"], node.name)
+    x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
+    conv_out = TensorInfo(conv_geometry(x_shape, w_shape, conv.attrs)["out"], "float32")
+    p, weight, bias, has_bias = _conv_setup(conv, ins, [conv_out], constants, ctx, isa)
+    geo = pool_geometry(conv_out.shape, node.attrs["pool"], "MaxPool")
+    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
+    _, _, h, w = conv_out.shape
+    p["pool"] = dict(H=h, W=w, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw,
+                     pt=geo["pads"][0], pl=geo["pads"][1])
+    if tuple(geo["out"]) != tuple(outs[0].shape) or not p["direct"]:
+        raise BackendError(f"x86: {node.name} is not a convolution by the direct kernel and a max pooling of "
+                           "its output (mnn_x86/fuse.py should not have fused them)")
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

@@ -106,7 +106,8 @@ static inline __attribute__((always_inline)) void FN(dc_tile)(const int nv, cons
     TILE_EPILOGUE(acc, rows, nv, dst, ldc, cols, e, row0, col0, 1, 1);
 }
 
-/* the tiles of one output row for the channel block b */
+/* the tiles of one output row for the channel block b: yrow is that row of the block's first channel,
+ * the others `plane` floats apart */
 static inline __attribute__((always_inline)) void FN(dc_row)(const int unit, const float *base, int64_t s,
                                                              const int64_t *off, int64_t K, const float *wd,
                                                              int64_t O, int64_t b, float *yrow, int64_t plane,
@@ -119,7 +120,7 @@ static inline __attribute__((always_inline)) void FN(dc_row)(const int unit, con
         const int cols = (int)(left < DIR_NV * VLEN ? left : DIR_NV * VLEN);
         const int nv = (cols + VLEN - 1) / VLEN;
         const float *bp = base + ow * s;
-        float *dst = yrow + o0 * plane + ow;
+        float *dst = yrow + ow;
         if (rows == DIR_OCB && nv == DIR_NV) {
             FN(dc_tile)(DIR_NV, unit, bp, s, off, K, wb, bias, DIR_OCB, dst, plane, cols, e, o0, ow);
             continue;
@@ -144,23 +145,20 @@ typedef struct {
     const float *bias; /* per output channel, or NULL: where the sums start */
     x86_epilogue e;    /* the activation (no bias: the sums started with it) */
     int64_t O, rows, row_blocks, parts, worker_floats;
+    int64_t strip_rows; /* the output rows a strip holds input for (rows, or a pooled band's) */
+    const x86_pool_geom *pg; /* direct_conv_pool: the max pooling after the convolution */
 } FN(dc_job);
 
-/* item = (image, strip of output rows, part of the channel blocks) */
-static void FN(dc_task)(void *ctx, int64_t item, int worker) {
-    const FN(dc_job) *J = (const FN(dc_job) *)ctx;
+/* Copies the input rows that output rows [oh0, oh1) of image n read into the worker's strip and
+ * returns it, with the K tap offsets into it at *off_out. */
+static float *FN(dc_fill)(const FN(dc_job) *J, int64_t n, int64_t oh0, int64_t oh1, int worker, int64_t **off_out) {
     const x86_conv_geom *g = J->g;
-    const int64_t part = item % J->parts, rb = (item / J->parts) % J->row_blocks, n = item / (J->parts * J->row_blocks);
-    const int64_t oh0 = rb * J->rows, oh1 = oh0 + J->rows < g->OH ? oh0 + J->rows : g->OH;
-    const int64_t K = g->C * g->kh * g->kw, taps = g->kh * g->kw, blocks = (J->O + DIR_OCB - 1) / DIR_OCB;
-    const int64_t per_part = (blocks + J->parts - 1) / J->parts, b0 = part * per_part;
-    const int64_t b1 = b0 + per_part < blocks ? b0 + per_part : blocks;
-    if (b0 >= b1) return;
+    const int64_t taps = g->kh * g->kw;
     const FN(plane_layout) L = FN(dc_layout)(g);
-    const int64_t PW = (g->OW - 1) * g->sw + g->kw, cs = FN(dc_channel_floats)(g, J->rows);
+    const int64_t PW = (g->OW - 1) * g->sw + g->kw, cs = FN(dc_channel_floats)(g, J->strip_rows);
     const int64_t rin = (oh1 - oh0 - 1) * g->sh + g->kh; /* strip rows this item fills */
     float *strip = J->work + worker * J->worker_floats;
-    int64_t *off = (int64_t *)(strip + FN(dc_offsets_at)(g, J->rows));
+    int64_t *off = (int64_t *)(strip + FN(dc_offsets_at)(g, J->strip_rows));
     /* zeros first where the taps reach padding (and rows a previous item left behind there); without
      * padding every float a stored lane reads is copied below (the rest only feeds lanes never stored) */
     const int padded = g->pt > 0 || g->pl > 0 || PW > g->W || (g->OH - 1) * g->sh + g->kh > g->H;
@@ -171,6 +169,29 @@ static void FN(dc_task)(void *ctx, int64_t item, int worker) {
     FN(tap_offsets)(&L, g->kh, g->kw, 1, 1, off);
     for (int64_t c = g->C - 1; c >= 0; --c) /* every channel's taps: the first channel's offsets moved */
         for (int64_t t = 0; t < taps; ++t) off[c * taps + t] = off[t] + c * cs;
+    *off_out = off;
+    return strip;
+}
+
+/* the blocks [b0, b1) of one part of the channel blocks */
+static int FN(dc_part_blocks)(const FN(dc_job) *J, int64_t part, int64_t *b0, int64_t *b1) {
+    const int64_t blocks = (J->O + DIR_OCB - 1) / DIR_OCB, per_part = (blocks + J->parts - 1) / J->parts;
+    *b0 = part * per_part;
+    *b1 = *b0 + per_part < blocks ? *b0 + per_part : blocks;
+    return *b0 < *b1;
+}
+
+/* item = (image, strip of output rows, part of the channel blocks) */
+static void FN(dc_task)(void *ctx, int64_t item, int worker) {
+    const FN(dc_job) *J = (const FN(dc_job) *)ctx;
+    const x86_conv_geom *g = J->g;
+    const int64_t part = item % J->parts, rb = (item / J->parts) % J->row_blocks, n = item / (J->parts * J->row_blocks);
+    const int64_t oh0 = rb * J->rows, oh1 = oh0 + J->rows < g->OH ? oh0 + J->rows : g->OH;
+    const int64_t K = g->C * g->kh * g->kw;
+    int64_t b0, b1, *off;
+    if (!FN(dc_part_blocks)(J, part, &b0, &b1)) return;
+    const FN(plane_layout) L = FN(dc_layout)(g);
+    const float *strip = FN(dc_fill)(J, n, oh0, oh1, worker, &off);
     const int64_t plane = g->OH * g->OW;
     float *yn = J->y + n * J->O * plane;
     /* block by block, its rows in turn: the stores run along DIR_OCB planes at a time, streams the
@@ -179,7 +200,7 @@ static void FN(dc_task)(void *ctx, int64_t item, int worker) {
     for (int64_t b = b0; b < b1; ++b)
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const float *base = strip + (oh - oh0) * g->sh * L.rowlen;
-            float *yrow = yn + oh * g->OW;
+            float *yrow = yn + b * DIR_OCB * plane + oh * g->OW;
             if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
             else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
         }
@@ -194,12 +215,101 @@ static void FN(direct_conv)(const float *x, const float *wd, const float *bias, 
     J.e = *e;
     J.e.bias = NULL;
     J.O = O, J.rows = rows, J.row_blocks = (g->OH + rows - 1) / rows, J.parts = parts;
-    J.worker_floats = worker_floats;
+    J.worker_floats = worker_floats, J.strip_rows = rows, J.pg = NULL;
     const int64_t items = N * J.row_blocks * parts;
     if (threads > 1 && items > 1) /* worker ids stay below threads: the scratch has a strip for each */
         x86_parallel(threads, items, FN(dc_task), &J);
     else
         for (int64_t t = 0; t < items; ++t) FN(dc_task)(&J, t, 0);
 }
+
+#if VLEN > 1
+/* A direct convolution and the max pooling after it (3x3 or 2x2 windows, stride 2 across:
+ * pool_impl.h's maxpool_plane_s2), as one op (mnn-x86 fuses them: fuse.py). The stems of SqueezeNet
+ * and ResNet-18 write 64 planes of 111x111 or 112x112 (3.2 MB, more than the L2) for the pooling to
+ * read back once; here an item computes the convolution rows its band of pooled rows needs, one
+ * channel block at a time, into the worker's scratch (DIR_OCB planes of those rows, in L2), and pools
+ * them into the output at once. Bands overlap by the window's rows beyond the stride (one row of a
+ * 3x3/2 window), which neighbouring items both compute: DIRP_ROWS pooled rows per item keep that
+ * below 4 %. Items: (image, band of pooled rows, part of the channel blocks). */
+#ifndef DIRP_ROWS
+#define DIRP_ROWS 14
+#endif
+
+/* the convolution rows [c0, c1) that pooled rows [ph0, ph1) read */
+static void FN(dcp_conv_rows)(const x86_pool_geom *pg, int64_t ph0, int64_t ph1, int64_t *c0, int64_t *c1) {
+    const int64_t lo = ph0 * pg->sh - pg->pt, hi = (ph1 - 1) * pg->sh - pg->pt + pg->kh;
+    *c0 = lo > 0 ? lo : 0;
+    *c1 = hi < pg->H ? hi : pg->H;
+}
+
+static void FN(direct_pool_plan)(const x86_conv_geom *g, const x86_pool_geom *pg, int64_t N, int64_t O, int threads,
+                                 int64_t *rows, int64_t *parts, int64_t *worker_floats) {
+    const int64_t K = g->C * g->kh * g->kw, blocks = (O + DIR_OCB - 1) / DIR_OCB;
+    const int64_t want = threads > 1 ? X86_ITEMS_PER_THREAD * (int64_t)threads : 1;
+    int64_t r = DIRP_ROWS;
+    while (r > 1 && N * ((pg->OH + r - 1) / r) < want) r = (r + 1) / 2;
+    if (r > pg->OH) r = pg->OH > 0 ? pg->OH : 1;
+    int64_t p = 1;
+    while (p < blocks && N * ((pg->OH + r - 1) / r) * p < want) p *= 2;
+    if (p > blocks) p = blocks;
+    int64_t crows = (r - 1) * pg->sh + pg->kh; /* convolution rows of a band, at most */
+    if (crows > g->OH) crows = g->OH;
+    *rows = r;
+    *parts = p > 0 ? p : 1;
+    /* the strip and its tap offsets, then the band's DIR_OCB planes (64-byte aligned) */
+    *worker_floats = (FN(dc_offsets_at)(g, crows) + 2 * K + 15) / 16 * 16 + (DIR_OCB * crows * g->OW + 15) / 16 * 16;
+}
+
+static void FN(dcp_task)(void *ctx, int64_t item, int worker) {
+    const FN(dc_job) *J = (const FN(dc_job) *)ctx;
+    const x86_conv_geom *g = J->g;
+    const x86_pool_geom *pg = J->pg;
+    const int64_t part = item % J->parts, rb = (item / J->parts) % J->row_blocks, n = item / (J->parts * J->row_blocks);
+    const int64_t ph0 = rb * J->rows, ph1 = ph0 + J->rows < pg->OH ? ph0 + J->rows : pg->OH;
+    const int64_t K = g->C * g->kh * g->kw;
+    int64_t b0, b1, c0, c1, *off;
+    if (!FN(dc_part_blocks)(J, part, &b0, &b1)) return;
+    FN(dcp_conv_rows)(pg, ph0, ph1, &c0, &c1);
+    if (c1 <= c0) return; /* not for a pooling python accepts (fuse.py: every window holds an input row) */
+    const FN(plane_layout) L = FN(dc_layout)(g);
+    const float *strip = FN(dc_fill)(J, n, c0, c1, worker, &off);
+    float *band = J->work + worker * J->worker_floats + J->worker_floats - (DIR_OCB * J->strip_rows * g->OW + 15) / 16 * 16;
+    const int64_t bplane = (c1 - c0) * g->OW, pplane = pg->OH * pg->OW;
+    x86_pool_geom at = *pg; /* the pooling of the band: its rows from c0 */
+    at.H = c1 - c0, at.pt = pg->pt + c0;
+    for (int64_t b = b0; b < b1; ++b) {
+        for (int64_t oh = c0; oh < c1; ++oh) {
+            const float *base = strip + (oh - c0) * g->sh * L.rowlen;
+            float *yrow = band + (oh - c0) * g->OW;
+            if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b, yrow, bplane, g->OW, J->bias, &J->e);
+            else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b, yrow, bplane, g->OW, J->bias, &J->e);
+        }
+        const int64_t o0 = b * DIR_OCB, o1 = o0 + DIR_OCB < J->O ? o0 + DIR_OCB : J->O;
+        for (int64_t o = o0; o < o1; ++o)
+            FN(maxpool_plane_s2)(band + (o - o0) * bplane, J->y + (n * J->O + o) * pplane, &at, ph0, ph1);
+    }
+}
+
+/* pg: the pooling of the convolution's output (its H x W are g's OH x OW); rows, parts, worker_floats
+ * from direct_pool_plan */
+static void FN(direct_conv_pool)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
+                                 const x86_conv_geom *g, const x86_pool_geom *pg, const x86_epilogue *e, int64_t rows,
+                                 int64_t parts, int64_t worker_floats, float *work, int threads) {
+    FN(dc_job) J;
+    J.x = x, J.wd = wd, J.y = y, J.work = work, J.g = g, J.pg = pg;
+    J.bias = bias;
+    J.e = *e;
+    J.e.bias = NULL;
+    J.O = O, J.rows = rows, J.row_blocks = (pg->OH + rows - 1) / rows, J.parts = parts;
+    J.worker_floats = worker_floats;
+    J.strip_rows = (rows - 1) * pg->sh + pg->kh < g->OH ? (rows - 1) * pg->sh + pg->kh : g->OH;
+    const int64_t items = N * J.row_blocks * parts;
+    if (threads > 1 && items > 1)
+        x86_parallel(threads, items, FN(dcp_task), &J);
+    else
+        for (int64_t t = 0; t < items; ++t) FN(dcp_task)(&J, t, 0);
+}
+#endif
 
 #endif

@@ -61,6 +61,13 @@ const x86_kernels FN(x86_kernels) = {
     FN(direct_plan),
     FN(direct_pack),
     FN(direct_conv),
+#if VLEN > 1
+    FN(direct_pool_plan),
+    FN(direct_conv_pool),
+#else
+    NULL,
+    NULL,
+#endif
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */

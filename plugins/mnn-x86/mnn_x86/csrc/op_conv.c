@@ -216,6 +216,11 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
                          s->op.threads);
         return 0;
     }
+    if (s->direct && s->pool) { /* inference (x86infer): and the max pooling after it */
+        k->direct_conv_pool(x, s->w, bias, y, s->N, s->O, g, &s->pg, &s->epi, s->d_rows, s->d_parts,
+                            s->d_worker_floats, s->work, s->op.threads);
+        return 0;
+    }
     if (s->direct) { /* inference (x86infer): few input channels (conv_direct_impl.h) */
         k->direct_conv(x, s->w, bias, y, s->N, s->O, g, &s->epi, s->d_rows, s->d_parts, s->d_worker_floats, s->work,
                        s->op.threads);

@@ -57,6 +57,9 @@ typedef struct x86_conv_state {
     int32_t direct;     /* 1: few input channels, by the kernels' direct_conv; w holds its packed weights,
                          * work d_worker_floats per thread */
     int64_t d_rows, d_parts, d_worker_floats; /* direct: its plan (x86_kernels.direct_plan) */
+    int32_t pool;       /* direct: 1 when a max pooling follows (x86.ConvMaxPool), pg its geometry; d_rows
+                         * and the rest then from x86_kernels.direct_pool_plan */
+    x86_pool_geom pg;
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* a transposed convolution's pixels per chunk (a multiple of MR, or all of them) and scratch (floats) */

@@ -140,6 +140,14 @@ typedef struct x86_kernels {
     void (*direct_conv)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
                         const x86_conv_geom *g, const x86_epilogue *e, int64_t rows, int64_t parts,
                         int64_t worker_floats, float *work, int threads);
+    /* the direct convolution and a max pooling pg of stride 2 across, 2 or 3 wide, after it, as one
+     * op (conv_direct_impl.h: band by band); NULL in the scalar table. direct_pool_plan: pooled rows
+     * per work item, parts of the channel blocks, scratch per thread (floats) */
+    void (*direct_pool_plan)(const x86_conv_geom *g, const x86_pool_geom *pg, int64_t N, int64_t O, int threads,
+                             int64_t *rows, int64_t *parts, int64_t *worker_floats);
+    void (*direct_conv_pool)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
+                             const x86_conv_geom *g, const x86_pool_geom *pg, const x86_epilogue *e, int64_t rows,
+                             int64_t parts, int64_t worker_floats, float *work, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */

@@ -1,0 +1,56 @@
+"""Which of its placed ops mnn-x86 runs as one (Backend.fuse; the core's side is mnn_core/fusion.py).
+
+- A convolution the direct kernel runs (the stems: few input channels) and the max pooling that
+  alone reads its output, when that pooling is 2 or 3 wide at stride 2 across with dilation 1
+  (SqueezeNet's and ResNet-18's 3x3/2): one op, x86.ConvMaxPool (ops_conv.py), that computes the
+  convolution band by band and pools each band while it is in cache (csrc/conv_direct_impl.h), so
+  the convolution's output (3.2 MB for those stems) is never written out and read back.
+
+The scalar kernels have no fused op (their pooling has no stride-2 register path), so under
+x86.isa="scalar" nothing is fused. `Session(fuse=False)` turns fusions off.
+"""
+
+from __future__ import annotations
+
+from mnn_core.fusion import Fusion
+from mnn_core.graph.ir import Node
+from mnn_core.ops.pool import pool_geometry
+
+from .ops_conv import CONV_MAXPOOL, runs_direct
+
+
+def _stride2_maxpool(pool: Node, infos) -> bool:
+    """A MaxPool the fused kernel takes: NCHW float32, dilation 1, stride 2 across, 2 or 3 wide, and
+    padding thinner than the window (every window holds an input row)."""
+    x = infos.get(pool.inputs[0])
+    if pool.op != "MaxPool" or len(pool.outputs) != 1 or x is None or len(x.shape) != 4:
+        return False
+    if x.dtype != "float32" or not x.is_static:
+        return False
+    try:
+        geo = pool_geometry(tuple(int(d) for d in x.shape), pool.attrs, "MaxPool")
+    except Exception:  # noqa: BLE001 - a malformed pooling is the schema's to report at prepare, unfused
+        return False
+    (kh, kw), (_, sw), dil = geo["kernel"], geo["strides"], tuple(geo["dilations"])
+    pt, _, pb, _ = geo["pads"]
+    return dil == (1, 1) and sw == 2 and kw in (2, 3) and max(pt, pb) < kh
+
+
+def fusions(offer, ctx, isa: str) -> list[Fusion]:
+    if isa == "scalar":
+        return []
+    found = []
+    for conv in offer.nodes:
+        if conv.op != "Conv" or len(conv.outputs) != 1:
+            continue
+        pool = offer.sole_reader(conv.outputs[0])
+        if pool is None or not _stride2_maxpool(pool, offer.infos):
+            continue
+        ins = [offer.infos[n] if n else None for n in conv.inputs]
+        if not runs_direct(conv, ins, offer.constants, ctx, isa):
+            continue
+        node = Node(CONV_MAXPOOL, list(conv.inputs), [pool.outputs[0]], {"conv": dict(conv.attrs),
+                                                                         "pool": dict(pool.attrs)},
+                    f"{conv.name}+{pool.name}")
+        found.append(Fusion(node, (conv.name, pool.name), "pooled band by band, in cache"))
+    return found
