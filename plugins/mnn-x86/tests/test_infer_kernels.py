@@ -296,6 +296,10 @@ def test_pool_shared_by_concurrent_sessions(rng):
         (1, 9, 35, 16, 16, 3, 1, 1, [1, 1, 1, 1], "relu"),  # 16x16: 256 pixels, whole vectors of them
         (1, 50, 64, 14, 14, 3, 3, 1, [1, 1, 1, 1], "none"),  # stride 3: strided copies, 5x5 output
         (1, 6, 19, 28, 28, 5, 2, 1, [2, 2, 2, 2], "tanh"),  # 5x5 kernel, stride 2, 14x14 output
+        # stride 2 with whole panels in each output row (gemm_impl.h: im2col_a_panels): 42 = 3 x 14 = 7 x 6
+        (1, 64, 12, 84, 84, 3, 2, 1, [1, 1, 1, 1], "none"),  # 1764 pixels: several chunks
+        (1, 3, 8, 83, 83, 3, 2, 2, [2, 2, 2, 2], "relu"),  # dilation 2, 42x42 output
+        (2, 5, 9, 24, 24, 3, 2, 1, [1, 1, 1, 1], "none"),  # 12x12 output (2 x 6), batch 2
     ],
 )
 def test_transposed_conv_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, k, stride, dil, pads, act):
