@@ -16,6 +16,11 @@ runs after --warmup runs. Engines that are not installed are skipped and said so
 --precision (repeatable) runs mnn-x86 at each session precision ("low": bf16 GEMMs where the
 CPU has AVX-512 BF16), one row each; the peers always run fp32.
 
+--rounds N runs every engine of a configuration N times, interleaved (each round starts with a
+different engine), so that a slow spell of a shared machine falls on all of them rather than on
+one: a row then shows the median over rounds of the medians, the least min, the largest peak, and
+the median of the per-round ratios (each taken within one round), with those ratios listed.
+
 Peers: pip install onnxruntime torch==2.13.0; pip install --no-deps MNN (its
 dependencies pin protobuf<6, which breaks onnx). The MNN wheel also installs a command named
 `mnn` over ours, which pip-installs telemetry packages (and protobuf 5) when run: use
@@ -41,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
 ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "torch")
+MODEL_NAMES = ("mobilenet_v2", "resnet18", "squeezenet1_1")  # examples/build_models.py's MODELS
 #: not in the default set: mnn-x86 with every tensor dense (option x86.layouts=off), to compare
 EXTRA_ENGINES = ("mnn-x86-dense",)
 
@@ -185,13 +191,14 @@ def run_config(engine, model, batch, threads, repeat, warmup, precision="normal"
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", action="append", help="mobilenet_v2, resnet18, squeezenet1_1 (default: all)")
+    p.add_argument("--model", action="append", choices=MODEL_NAMES, help="default: all")
     engines_help = f"subset of {', '.join(ENGINES + EXTRA_ENGINES)} (default: all but {EXTRA_ENGINES[0]})"
     p.add_argument("--engine", action="append", help=engines_help)
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--threads", type=int, action="append")
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of the engines per configuration")
     p.add_argument("--markdown", metavar="FILE", help="append a results table to this file")
     p.add_argument("--precision", action="append", choices=["high", "normal", "low"],
                    help="session precision of mnn-x86, repeatable (default: normal)")
@@ -201,28 +208,51 @@ def main(argv=None) -> None:
         args.model, args.batch, args.threads = args.model[0], args.batch[0], args.threads[0]
         args.engine = args.engine[0]
         return worker(args)
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
     args.precision = args.precision or ["normal"]
-    models = args.model or ["mobilenet_v2", "resnet18", "squeezenet1_1"]
+    models = args.model or list(MODEL_NAMES)
     engines = args.engine or list(ENGINES)
+    # mnn-x86 once per precision, labelled unless it is the default
+    runs = [(e, prec, e if prec == "normal" else f"{e} ({prec})")
+            for e in engines for prec in (args.precision if e == "mnn-x86" else ["normal"])]
     rows = []
     for model in models:
         for batch in args.batch or [1, 8]:
             for threads in args.threads or [1, 2]:
-                results = {}
-                for e in engines:  # mnn-x86 once per precision, labelled unless it is the default
-                    for prec in args.precision if e == "mnn-x86" else ["normal"]:
-                        label = e if prec == "normal" else f"{e} ({prec})"
-                        results[label] = run_config(e, model, batch, threads, args.repeat, args.warmup, prec)
-                peers = [r["median_ms"] for e, r in results.items()
-                         if e in ("onnxruntime", "MNN-wheel") and "error" not in r]
-                best_peer = min(peers) if peers else None
-                for e, r in results.items():
-                    ratio = r["median_ms"] / best_peer if best_peer and "error" not in r else None
-                    rows.append({"model": model, "batch": batch, "threads": threads, "engine": e, **r,
-                                 "ratio_to_best_peer": ratio})
+                rounds = []
+                for r in range(args.rounds):
+                    order = runs[r % len(runs):] + runs[:r % len(runs)]
+                    rounds.append({label: run_config(e, model, batch, threads, args.repeat, args.warmup, prec)
+                                   for e, prec, label in order})
+                for label in (label for _, _, label in runs):
+                    rows.append({"model": model, "batch": batch, "threads": threads, "engine": label,
+                                 **_over_rounds(rounds, label)})
                     _print_row(rows[-1])
     if args.markdown:
         _write_markdown(rows, args, Path(args.markdown))
+
+
+def _ratios(results: dict) -> dict:
+    """Each engine's median over the faster peer's (ONNX Runtime or the MNN wheel), within one round."""
+    peers = [r["median_ms"] for e, r in results.items() if e in ("onnxruntime", "MNN-wheel") and "error" not in r]
+    best = min(peers) if peers else None
+    return {e: r["median_ms"] / best if best and "error" not in r else None for e, r in results.items()}
+
+
+def _over_rounds(rounds: list, label: str) -> dict:
+    """One engine's row over the rounds: the median of its medians, its least min, its largest peak,
+    and the median of its per-round ratios (listed in `ratios` when there are several rounds)."""
+    ok = [r[label] for r in rounds if "error" not in r[label]]
+    if not ok:
+        return {"error": rounds[0][label]["error"]}
+    ratios = [x for x in (_ratios(r)[label] for r in rounds) if x is not None]
+    row = {"median_ms": statistics.median(r["median_ms"] for r in ok), "min_ms": min(r["min_ms"] for r in ok),
+           "peak_mb": max(r["peak_mb"] for r in ok),
+           "ratio_to_best_peer": statistics.median(ratios) if ratios else None}
+    if len(rounds) > 1:
+        row["ratios"] = ratios
+    return row
 
 
 def _print_row(r) -> None:
@@ -230,8 +260,9 @@ def _print_row(r) -> None:
         print(f"{r['model']:14} b{r['batch']:<2} t{r['threads']} {r['engine']:12} skipped: {r['error']}", flush=True)
         return
     ratio = f"{r['ratio_to_best_peer']:.2f}x" if r["ratio_to_best_peer"] else "-"
+    rounds = f" (rounds: {' '.join(f'{x:.2f}' for x in r['ratios'])})" if r.get("ratios") else ""
     print(f"{r['model']:14} b{r['batch']:<2} t{r['threads']} {r['engine']:12} median {r['median_ms']:8.2f} ms"
-          f"  min {r['min_ms']:8.2f} ms  peak {r['peak_mb']:7.1f} MB  vs best peer {ratio}", flush=True)
+          f"  min {r['min_ms']:8.2f} ms  peak {r['peak_mb']:7.1f} MB  vs best peer {ratio}{rounds}", flush=True)
 
 
 def _write_markdown(rows, args, path: Path) -> None:
@@ -246,6 +277,8 @@ def _write_markdown(rows, args, path: Path) -> None:
                          f"skipped: {r['error']} | | | |")
             continue
         ratio = f"{r['ratio_to_best_peer']:.2f}" if r["ratio_to_best_peer"] else "-"
+        if r.get("ratios"):
+            ratio += f" ({' / '.join(f'{x:.2f}' for x in r['ratios'])})"
         lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | {r['median_ms']:.2f} | "
                      f"{r['min_ms']:.2f} | {r['peak_mb']:.1f} | {ratio} |")
     with open(path, "a") as f:
