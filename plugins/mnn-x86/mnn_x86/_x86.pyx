@@ -193,8 +193,8 @@ cdef extern from "ops.h" nogil:
         int64_t strides[8]
 
     int x86_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
-    void x86_conv_transposed_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t O, int64_t* chunk,
-                                  int64_t* work_floats)
+    void x86_conv_transposed_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t O, int threads,
+                                  int64_t* chunk, int32_t* per_item, int64_t* work_floats)
     int x86_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_unary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -561,7 +561,7 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     if not scratch:
         return
     cdef int64_t work_floats
-    x86_conv_transposed_plan(k, &s.g, s.O, &s.chunk_cols, &work_floats)
+    x86_conv_transposed_plan(k, &s.g, s.O, max(threads, 1), &s.chunk_cols, &s.per_item, &work_floats)
     cdef Buffer work = _floats(max(work_floats, 1))
     ex.keep.append(work)
     s.t_work = <float*>work.ptr

@@ -321,6 +321,24 @@ def test_transposed_conv_matches_reference(rng, conv_kinds, isa, threads, n, c, 
     assert {c.split(" ")[0] for c in conv_kinds} == {"x86.Conv.gemm_t"}
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize(
+    "n,c,o,h,w,k,stride,pads",
+    [
+        (1, 16, 40, 40, 40, 3, 2, [1, 1, 1, 1]),  # 20x20 = 400 pixels in 3 chunks, one a thread
+        (2, 9, 33, 23, 17, 3, 1, [1, 1, 1, 1]),  # 391 pixels: a short last chunk, batch 2
+        (1, 24, 20, 15, 15, 1, 1, [0, 0, 0, 0]),  # plain 1x1: X^T packed from the input in place
+    ],
+)
+def test_transposed_conv_chunk_per_thread(rng, conv_kinds, isa, n, c, o, h, w, k, stride, pads):
+    """At three threads a one-chunk plane is cut into a chunk per thread, each taken whole by one
+    thread (op_conv.c: conv_t_chunk_task) on its own part of the scratch."""
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, k, k, scale=0.2), _r(rng, o)
+    attrs = {"pads": pads, "strides": [stride, stride], "activation": "relu"}
+    _run_conv([x, wt, b], attrs, isa, 3, {"x86.winograd": "off", "x86.conv_t": "on"})
+    assert {c.split(" ")[0] for c in conv_kinds} == {"x86.Conv.gemm_t"}
+
+
 def test_transposed_conv_option(rng, conv_kinds):
     """x86.conv_t=off keeps a 7x7 plane on the usual GEMM; a bad value names the choices."""
     from mnn_core.errors import BackendError

@@ -62,9 +62,10 @@ typedef struct x86_conv_state {
     x86_pool_geom pg;
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
-/* a transposed convolution's pixels per chunk (a multiple of MR, or all of them) and scratch (floats) */
-void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t *chunk,
-                              int64_t *work_floats);
+/* a transposed convolution's pixels per chunk (a multiple of MR, or all of them), whether each thread
+ * takes whole chunks (per_item) and the scratch (floats) */
+void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int threads, int64_t *chunk,
+                              int32_t *per_item, int64_t *work_floats);
 
 /* MatMul / Gemm: batch of C[t] = epilogue(A[t] @ B[t]) */
 typedef struct x86_matmul_state {
