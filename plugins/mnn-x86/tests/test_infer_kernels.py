@@ -56,10 +56,14 @@ def conv_kinds(monkeypatch):
 
 
 @pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize(
     "n,c,o,h,w,pads",
     [
+        # one chunk of tiles, cut into a chunk per thread at 2 and 3 threads (x86_wino_plan): 49 tiles,
+        # transposed GEMMs (64 channels), and 81 untransposed (16 channels)
+        (1, 64, 40, 27, 27, [1, 1, 1, 1]),
+        (1, 16, 24, 36, 35, [1, 1, 1, 1]),
         (1, 3, 5, 6, 6, [0, 0, 0, 0]),  # one tile, nothing padded
         (1, 8, 8, 9, 11, [1, 1, 1, 1]),  # partial tiles on both edges
         (2, 7, 13, 17, 5, [1, 0, 2, 1]),  # asymmetric pads, batch 2

@@ -355,7 +355,8 @@ static void FN(wino_task)(void *ctx, int64_t ch, int worker) {
     const int64_t t0 = ch * P->tc, nt = P->T - t0 < P->tc ? P->T - t0 : P->tc;
     FN(wino_input)(P, J->x, t0, nt, 0, P->g->C, gather, v);
     FN(wino_gemm)(P, nt, 0, 36, v, m, worker);
-    FN(wino_output)(P, m, t0, nt, 0, P->O, J->bias, J->e, J->y);
+    if (P->gemm_t) FN(wino_output_t)(P, m, t0, nt, 0, P->O, J->bias, J->e, J->y);
+    else FN(wino_output)(P, m, t0, nt, 0, P->O, J->bias, J->e, J->y);
 }
 
 /* one chunk shared by the threads: channels, positions and output channels in turn */
@@ -397,7 +398,7 @@ static inline int64_t FN(wino_chunk_floats)(int64_t C, int64_t O, int64_t tcp) {
 }
 
 /* N images, their tiles one sequence. u: 36 packed A operands (u_stride floats apart); tc: tiles per
- * chunk (a multiple of NR); work: `threads` chunk scratches when per_chunk,
+ * chunk (a multiple of NR, or a thread's share of one chunk: x86_wino_plan); work: `threads` chunk scratches when per_chunk,
  * else one shared chunk scratch plus a gather per thread. */
 static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64_t O, const float *bias, float *y,
                          int64_t N, const x86_conv_geom *g, const x86_epilogue *e, int64_t tc, int per_chunk, int gemm_t,

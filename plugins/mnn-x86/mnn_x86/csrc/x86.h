@@ -221,7 +221,7 @@ static inline int64_t x86_wino_chunk_floats(int64_t per, int64_t tcp, int thread
     return per_chunk ? threads * per : per + 36 * tcp * (threads - 1);
 }
 /* inference (x86infer): how a Winograd convolution is cut into chunks of
- * tiles (tc, a multiple of NR), whether each thread takes whole chunks,
+ * tiles (tc: a multiple of NR, or a thread's share of a one-chunk plane), whether each thread takes whole chunks,
  * whether its GEMMs run transposed (gemm_t: all tiles fit one vector) and
  * the scratch it needs (floats, all threads) */
 void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
