@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .errors import BackendError
+from .errors import BackendError, MnnError
 from .graph.ir import Node, TensorInfo
 from .scheduler import Placement
 
@@ -80,16 +80,25 @@ def fuse_placed(nodes: Sequence[Node], placements: Sequence[Placement], backends
         if not callable(fuse) or not mine:
             continue
         offer = FusionOffer(name, mine, infos, frozenset(constants), frozenset(outputs), readers_t, placed)
-        for fusion in fuse(offer, ctx) or ():
-            fusions.append((name, fusion))
+        try:
+            proposed = list(fuse(offer, ctx) or ())
+        except MnnError:
+            raise
+        except Exception as exc:
+            raise BackendError(f"backend {name} failed to propose fusions: {type(exc).__name__}: {exc}") from exc
+        fusions += [(name, fusion) for fusion in proposed]
     if not fusions:
         return list(nodes), list(placements), {}
     order = {n.name: i for i, n in enumerate(nodes)}
     by_name = {n.name: n for n in nodes}
     taken: set[str] = set()
     at_last: dict[str, tuple[str, Fusion]] = {}  # the last replaced node -> its fusion
+    names: set[str] = set()  # the fused nodes' names
     for backend, fusion in fusions:
         last = _check(backend, fusion, by_name, order, placed, readers, set(outputs), taken)
+        if fusion.node.name in names:
+            raise BackendError(f"backend {backend} named two fused nodes {fusion.node.name!r}; names must be unique")
+        names.add(fusion.node.name)
         taken.update(fusion.replaces)
         at_last[last] = (backend, fusion)
     by_placement = {p.node: p for p in placements}

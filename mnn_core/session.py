@@ -14,6 +14,9 @@ With batch_parallel="auto" and threads >= 2 on host backends, a batch of a model
 images independently runs as single images on the threads at once, each on a one-image plan (see
 batch_split.py); the default, "off", keeps one plan for the whole batch.
 
+At each plan a backend may run some of the ops placed on it as one op of its own (fusion.py;
+Session(fuse=False) keeps every op apart).
+
 Weights that every kernel reading them copied at prepare (CExecution.packed: x86's GEMM panels) are
 freed from the session's graph as the plan is built, and derived again from the model when
 another input shape needs a plan (weights.py; release_weights=False keeps them).

@@ -168,3 +168,21 @@ def test_fusions_follow_sessions_that_run_a_batch_as_images(register_backend):
         np.testing.assert_array_equal(sess.run({"x": xs})["out"], np.maximum(-xs, 0) + xs)
         children = sess._split_for({"x": xs.shape}).children  # each runs one image at a time
         assert [bool(c.plan.fused) for c in children] == [fuse] * 2
+
+
+def test_a_backend_whose_fuse_fails_is_named(register_backend):
+    def broken(offer):
+        raise KeyError("oops")
+
+    register_backend(FuserBackend(broken))
+    with pytest.raises(BackendError, match="backend fuser failed to propose fusions: KeyError"):
+        mnn.Session(_graph(), backend="fuser")
+
+
+def test_two_fused_nodes_with_one_name_are_an_error(register_backend):
+    def twice(offer):
+        return [Fusion(Node(n.op, list(n.inputs), list(n.outputs), {}, "same"), (n.name,)) for n in offer.nodes[:2]]
+
+    register_backend(FuserBackend(twice))
+    with pytest.raises(BackendError, match="two fused nodes 'same'"):
+        mnn.Session(_graph(), backend="fuser")
