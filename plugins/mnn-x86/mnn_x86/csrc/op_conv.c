@@ -100,8 +100,8 @@ static conv_t_scratch conv_t_layout(const x86_kernels *k, const x86_conv_geom *g
  * smaller) are taken whole, one thread each: its X^T, its GEMM and its transpose. Each core then
  * multiplies the panels it packed itself (shared, X^T was packed by channel groups on both cores and
  * the GEMM cut by pixels), and the threads meet once a plane instead of three times a chunk: ResNet-18's
- * 128 -> 256 3x3 stride-2 convolution (14x14) at two threads 0.483 -> 0.449 ms. Not below
- * CONV_T_MIN_THREAD_PIXELS pixels a thread (7x7 planes stay shared). */
+ * 3x3 stride-2 convolutions at two threads, 64 -> 128 (28x28) 0.574 -> 0.485 ms, 128 -> 256 (14x14)
+ * 0.483 -> 0.424 ms. Not below CONV_T_MIN_THREAD_PIXELS pixels a thread (7x7 planes stay shared). */
 #define CONV_T_MIN_THREAD_PIXELS 64
 
 void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int threads, int64_t *chunk,

@@ -44,7 +44,8 @@ typedef struct x86_conv_state {
     const struct x86_bf16_conv *bf16; /* non-NULL: the GEMM path on bf16 operands (precision="low", bf16.h) */
     float *work;          /* gemm: a packed im2col chunk per thread; depthwise: a padded plane per thread */
     int64_t chunk_cols, chunk_floats; /* gemm: output columns per chunk, floats per thread's chunk */
-    int32_t per_item;                 /* gemm: one thread per work item (see x86_conv_plan) */
+    int32_t per_item;                 /* gemm: one thread per work item (see x86_conv_plan); transposed:
+                                       * one thread per chunk (x86_conv_transposed_plan) */
     /* -- inference (x86infer) -- */
     int32_t winograd; /* 1: F(4x4, 3x3); w holds 36 packed operands w_group_stride apart, chunk_cols is
                        * the tiles per chunk, per_item whether threads take whole chunks */
