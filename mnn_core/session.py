@@ -46,7 +46,7 @@ from .batch_split import BatchSplit
 from .errors import BackendError, InputError, MnnError, UnsupportedOpError
 from .fusion import fuse_placed
 from .graph.batch import not_separable
-from .graph.ir import Graph, Node, TensorInfo
+from .graph.ir import Graph, Node, TensorInfo, consumers_of
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from .ops import get_schema
 from .plugins import get_plugins
@@ -468,11 +468,7 @@ class _ProgramBuilder:
         graph = self.graph
         for name in graph.inputs:
             self._define(name, HOST, -1)
-        consumers: dict[str, list[Node]] = {}
-        for node in self.nodes:
-            for name in node.inputs:
-                if name:
-                    consumers.setdefault(name, []).append(node)
+        consumers = consumers_of(self.nodes)
         self._assign_layouts(consumers)
         for node in self.nodes:
             backend = self.placements[node.name].backend

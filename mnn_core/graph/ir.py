@@ -120,6 +120,16 @@ class Node:
         return f"Node({self.name or '?'}: {self.op}({', '.join(self.inputs)}) -> {', '.join(self.outputs)})"
 
 
+def consumers_of(nodes) -> dict[str, list[Node]]:
+    """{value: the nodes reading it, in order; a node reading it twice is listed twice}."""
+    users: dict[str, list[Node]] = {}
+    for n in nodes:
+        for name in n.inputs:
+            if name:
+                users.setdefault(name, []).append(n)
+    return users
+
+
 @dataclass
 class Graph:
     """A static dataflow graph in topological order."""
@@ -137,12 +147,7 @@ class Graph:
         return {out: n for n in self.nodes for out in n.outputs}
 
     def consumers(self) -> dict[str, list[Node]]:
-        users: dict[str, list[Node]] = {}
-        for n in self.nodes:
-            for name in n.inputs:
-                if name:
-                    users.setdefault(name, []).append(n)
-        return users
+        return consumers_of(self.nodes)
 
     def copy(self) -> Graph:
         """A structural copy; initializer arrays are shared (they are constant)."""

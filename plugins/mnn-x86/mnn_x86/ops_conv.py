@@ -175,10 +175,8 @@ def runs_direct(node, ins, constant_names, ctx, isa) -> bool:
     geo = conv_geometry(x_shape, w_shape, node.attrs)
     out = TensorInfo(geo["out"], "float32")
     known = {n: True for n in node.inputs[1:] if n in constant_names}
-    p, weight, _, _ = _conv_setup(node, ins, [out], known, ctx, isa)
-    # as _x86.conv decides: one group, dilation 1, a horizontal stride of 1 or 2
-    return bool(p["direct"]) and weight is not None and p["group"] == 1 and (p["dh"], p["dw"]) == (1, 1) \
-        and p["sw"] in (1, 2) and not p["in_nc16"]
+    p, _, _, _ = _conv_setup(node, ins, [out], known, ctx, isa)
+    return bool(p["direct"])  # _use_direct holds _x86.conv's conditions (constant weights, one group, ...)
 
 
 @kernel("Conv", supports=_supports, efficiency=0.6)

@@ -181,16 +181,30 @@ static int FN(dc_part_blocks)(const FN(dc_job) *J, int64_t part, int64_t *b0, in
     return *b0 < *b1;
 }
 
+/* Block b's output rows for the strip's first `rows` output rows: row r of its first channel at
+ * y0 + r * OW, the block's other channels `plane` floats apart. */
+static inline __attribute__((always_inline)) void FN(dc_block_rows)(const FN(dc_job) *J, const float *strip,
+                                                                    const int64_t *off, int64_t b, int64_t rows,
+                                                                    float *y0, int64_t plane) {
+    const x86_conv_geom *g = J->g;
+    const FN(plane_layout) L = FN(dc_layout)(g);
+    const int64_t K = g->C * g->kh * g->kw;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *base = strip + r * g->sh * L.rowlen;
+        float *yrow = y0 + r * g->OW;
+        if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
+        else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
+    }
+}
+
 /* item = (image, strip of output rows, part of the channel blocks) */
 static void FN(dc_task)(void *ctx, int64_t item, int worker) {
     const FN(dc_job) *J = (const FN(dc_job) *)ctx;
     const x86_conv_geom *g = J->g;
     const int64_t part = item % J->parts, rb = (item / J->parts) % J->row_blocks, n = item / (J->parts * J->row_blocks);
     const int64_t oh0 = rb * J->rows, oh1 = oh0 + J->rows < g->OH ? oh0 + J->rows : g->OH;
-    const int64_t K = g->C * g->kh * g->kw;
     int64_t b0, b1, *off;
     if (!FN(dc_part_blocks)(J, part, &b0, &b1)) return;
-    const FN(plane_layout) L = FN(dc_layout)(g);
     const float *strip = FN(dc_fill)(J, n, oh0, oh1, worker, &off);
     const int64_t plane = g->OH * g->OW;
     float *yn = J->y + n * J->O * plane;
@@ -198,29 +212,35 @@ static void FN(dc_task)(void *ctx, int64_t item, int worker) {
      * hardware prefetches (all blocks of one row at a time wrote 64 planes at once: with the output
      * out of cache that ran 2x slower, each store's line fetched on demand); the strip stays in L2 */
     for (int64_t b = b0; b < b1; ++b)
-        for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const float *base = strip + (oh - oh0) * g->sh * L.rowlen;
-            float *yrow = yn + b * DIR_OCB * plane + oh * g->OW;
-            if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
-            else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b, yrow, plane, g->OW, J->bias, &J->e);
-        }
+        FN(dc_block_rows)(J, strip, off, b, oh1 - oh0, yn + b * DIR_OCB * plane + oh0 * g->OW, plane);
+}
+
+/* The job's fields both drivers share; the sums start at the bias (a Conv's epilogue has alpha = beta =
+ * 1, _x86.pyx), so the epilogue keeps only the activation */
+static void FN(dc_job_init)(FN(dc_job) *J, const float *x, const float *wd, const float *bias, float *y, int64_t O,
+                            const x86_conv_geom *g, const x86_epilogue *e, int64_t worker_floats, float *work) {
+    J->x = x, J->wd = wd, J->y = y, J->work = work, J->g = g, J->pg = NULL;
+    J->bias = bias;
+    J->e = *e;
+    J->e.bias = NULL;
+    J->O = O, J->worker_floats = worker_floats;
+}
+
+/* the items in turn, or on the thread pool (worker ids stay below threads: the scratch has a strip for each) */
+static void FN(dc_run)(FN(dc_job) *J, int64_t items, x86_task_fn task, int threads) {
+    if (threads > 1 && items > 1)
+        x86_parallel(threads, items, task, J);
+    else
+        for (int64_t t = 0; t < items; ++t) task(J, t, 0);
 }
 
 static void FN(direct_conv)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
                             const x86_conv_geom *g, const x86_epilogue *e, int64_t rows, int64_t parts,
                             int64_t worker_floats, float *work, int threads) {
     FN(dc_job) J;
-    J.x = x, J.wd = wd, J.y = y, J.work = work, J.g = g;
-    J.bias = bias; /* a Conv's epilogue has alpha = beta = 1 (_x86.pyx), so the sums may start at it */
-    J.e = *e;
-    J.e.bias = NULL;
-    J.O = O, J.rows = rows, J.row_blocks = (g->OH + rows - 1) / rows, J.parts = parts;
-    J.worker_floats = worker_floats, J.strip_rows = rows, J.pg = NULL;
-    const int64_t items = N * J.row_blocks * parts;
-    if (threads > 1 && items > 1) /* worker ids stay below threads: the scratch has a strip for each */
-        x86_parallel(threads, items, FN(dc_task), &J);
-    else
-        for (int64_t t = 0; t < items; ++t) FN(dc_task)(&J, t, 0);
+    FN(dc_job_init)(&J, x, wd, bias, y, O, g, e, worker_floats, work);
+    J.rows = rows, J.row_blocks = (g->OH + rows - 1) / rows, J.parts = parts, J.strip_rows = rows;
+    FN(dc_run)(&J, N * J.row_blocks * parts, FN(dc_task), threads);
 }
 
 #if VLEN > 1
@@ -267,24 +287,17 @@ static void FN(dcp_task)(void *ctx, int64_t item, int worker) {
     const x86_pool_geom *pg = J->pg;
     const int64_t part = item % J->parts, rb = (item / J->parts) % J->row_blocks, n = item / (J->parts * J->row_blocks);
     const int64_t ph0 = rb * J->rows, ph1 = ph0 + J->rows < pg->OH ? ph0 + J->rows : pg->OH;
-    const int64_t K = g->C * g->kh * g->kw;
     int64_t b0, b1, c0, c1, *off;
     if (!FN(dc_part_blocks)(J, part, &b0, &b1)) return;
     FN(dcp_conv_rows)(pg, ph0, ph1, &c0, &c1);
     if (c1 <= c0) return; /* not for a pooling python accepts (fuse.py: every window holds an input row) */
-    const FN(plane_layout) L = FN(dc_layout)(g);
     const float *strip = FN(dc_fill)(J, n, c0, c1, worker, &off);
     float *band = J->work + worker * J->worker_floats + J->worker_floats - (DIR_OCB * J->strip_rows * g->OW + 15) / 16 * 16;
     const int64_t bplane = (c1 - c0) * g->OW, pplane = pg->OH * pg->OW;
     x86_pool_geom at = *pg; /* the pooling of the band: its rows from c0 */
     at.H = c1 - c0, at.pt = pg->pt + c0;
     for (int64_t b = b0; b < b1; ++b) {
-        for (int64_t oh = c0; oh < c1; ++oh) {
-            const float *base = strip + (oh - c0) * g->sh * L.rowlen;
-            float *yrow = band + (oh - c0) * g->OW;
-            if (L.s == 1) FN(dc_row)(1, base, 1, off, K, J->wd, J->O, b, yrow, bplane, g->OW, J->bias, &J->e);
-            else FN(dc_row)(0, base, L.s, off, K, J->wd, J->O, b, yrow, bplane, g->OW, J->bias, &J->e);
-        }
+        FN(dc_block_rows)(J, strip, off, b, c1 - c0, band, bplane);
         const int64_t o0 = b * DIR_OCB, o1 = o0 + DIR_OCB < J->O ? o0 + DIR_OCB : J->O;
         for (int64_t o = o0; o < o1; ++o)
             FN(maxpool_plane_s2)(band + (o - o0) * bplane, J->y + (n * J->O + o) * pplane, &at, ph0, ph1);
@@ -297,18 +310,11 @@ static void FN(direct_conv_pool)(const float *x, const float *wd, const float *b
                                  const x86_conv_geom *g, const x86_pool_geom *pg, const x86_epilogue *e, int64_t rows,
                                  int64_t parts, int64_t worker_floats, float *work, int threads) {
     FN(dc_job) J;
-    J.x = x, J.wd = wd, J.y = y, J.work = work, J.g = g, J.pg = pg;
-    J.bias = bias;
-    J.e = *e;
-    J.e.bias = NULL;
-    J.O = O, J.rows = rows, J.row_blocks = (pg->OH + rows - 1) / rows, J.parts = parts;
-    J.worker_floats = worker_floats;
+    FN(dc_job_init)(&J, x, wd, bias, y, O, g, e, worker_floats, work);
+    J.pg = pg;
+    J.rows = rows, J.row_blocks = (pg->OH + rows - 1) / rows, J.parts = parts;
     J.strip_rows = (rows - 1) * pg->sh + pg->kh < g->OH ? (rows - 1) * pg->sh + pg->kh : g->OH;
-    const int64_t items = N * J.row_blocks * parts;
-    if (threads > 1 && items > 1)
-        x86_parallel(threads, items, FN(dcp_task), &J);
-    else
-        for (int64_t t = 0; t < items; ++t) FN(dcp_task)(&J, t, 0);
+    FN(dc_run)(&J, N * J.row_blocks * parts, FN(dcp_task), threads);
 }
 #endif
 

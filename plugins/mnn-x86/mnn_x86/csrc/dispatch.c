@@ -135,6 +135,9 @@ void x86_conv_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t images,
 #define WINO_T_MIN_CHANNELS 64
 #define WINO_SPLIT_MIN_TILES 24 /* tiles a thread, for a one-chunk plane to be cut into a chunk per thread */
 
+/* floats of one chunk of t tiles (a multiple of NR): the gather, the 36 V and the 36 M (wino_chunk_floats) */
+static int64_t wino_per_chunk(int64_t t, int64_t C, int64_t O) { return 36 * t + 36 * t * C + 36 * O * t; }
+
 void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
                    int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats) {
     /* the tiles of all N images are one sequence: at batch 8 a 14x14 output's 16 tiles become 128 */
@@ -143,7 +146,7 @@ void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_
     if (t < nr) t = nr;
     if (t > t_round) t = t_round;
     const int64_t chunks = (T + t - 1) / t;
-    const int64_t per = 36 * t + 36 * t * C + 36 * O * t; /* gather, V, M: wino_chunk_floats */
+    const int64_t per = wino_per_chunk(t, C, O);
     *tc = t;
     *per_chunk = threads > 1 && chunks >= 2 * threads;
     *work_floats = x86_wino_chunk_floats(per, t, threads, *per_chunk);
@@ -163,7 +166,7 @@ void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_
         t = t_round; /* one chunk */
         *tc = t;
         *per_chunk = 0;
-        *work_floats = x86_wino_chunk_floats(36 * t + 36 * t * C + 36 * O * t, t, threads, 0);
+        *work_floats = x86_wino_chunk_floats(wino_per_chunk(t, C, O), t, threads, 0);
     }
     /* All tiles in one chunk, at two threads and more: a chunk per thread, each taken whole (its
      * transforms and its 36 GEMMs on one core), when each thread gets WINO_SPLIT_MIN_TILES tiles or more.
@@ -177,7 +180,7 @@ void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_
         *tc = tt;
         *per_chunk = 1;
         t = tcp;
-        *work_floats = x86_wino_chunk_floats(36 * tcp + 36 * tcp * C + 36 * O * tcp, tcp, threads, 1);
+        *work_floats = x86_wino_chunk_floats(wino_per_chunk(tcp, C, O), tcp, threads, 1);
     }
     if (*gemm_t) *work_floats += (threads > 1 ? threads : 1) * ((t + k->mr - 1) / k->mr * k->mr) * C; /* wino vt_floats */
 }

@@ -157,14 +157,21 @@ static void conv_t_pad_task(void *ctx, int64_t item, int worker) {
     conv_t_pad(J->xn, &J->s->g, J->t.xp, c0, c0 + CONV_T_CHANNELS < C ? c0 + CONV_T_CHANNELS : C);
 }
 
+/* taps [kk0, kk1) of X^T for pixels [p0, p0 + np) into ap: from the input in place where no tap
+ * reaches padding, else from its padded copy */
+static void conv_t_im2col(const conv_t_job *J, float *ap, int64_t kk0, int64_t kk1, int64_t p0, int64_t np) {
+    const x86_conv_geom *g = &J->s->g;
+    const int in_place = conv_t_unpadded(g);
+    J->s->op.k->im2col_a(in_place ? J->xn : J->t.xp, g, in_place ? g->H : conv_t_ph(g), in_place ? g->W : conv_t_pw(g),
+                         ap, kk0, kk1, p0, np);
+}
+
 static void conv_t_im2col_task(void *ctx, int64_t item, int worker) {
     const conv_t_job *J = (const conv_t_job *)ctx;
     const x86_conv_geom *g = &J->s->g;
     const int64_t rows = CONV_T_CHANNELS * g->kh * g->kw, K = g->C * g->kh * g->kw, kk0 = item * rows;
-    const int in_place = conv_t_unpadded(g);
     (void)worker;
-    J->s->op.k->im2col_a(in_place ? J->xn : J->t.xp, g, in_place ? g->H : conv_t_ph(g), in_place ? g->W : conv_t_pw(g),
-                         J->t.ap, kk0, kk0 + rows < K ? kk0 + rows : K, J->p0, J->np);
+    conv_t_im2col(J, J->t.ap, kk0, kk0 + rows < K ? kk0 + rows : K, J->p0, J->np);
 }
 
 static void conv_t_out_task(void *ctx, int64_t item, int worker) {
@@ -186,13 +193,8 @@ static void conv_t_chunk_task(void *ctx, int64_t item, int worker) {
     int64_t xp_floats, ap_floats, ct_floats;
     conv_t_sizes(k, g, s->O, s->chunk_cols, &xp_floats, &ap_floats, &ct_floats);
     float *ap = J->t.ap + worker * (ap_floats + ct_floats), *ct = ap + ap_floats;
-    if (conv_is_plain_1x1(g)) {
-        k->pack_a(J->xn + p0, 1, P, np, Kg, ap, 1);
-    } else {
-        const int in_place = conv_t_unpadded(g);
-        k->im2col_a(in_place ? J->xn : J->t.xp, g, in_place ? g->H : conv_t_ph(g), in_place ? g->W : conv_t_pw(g), ap,
-                    0, Kg, p0, np);
-    }
+    if (conv_is_plain_1x1(g)) k->pack_a(J->xn + p0, 1, P, np, Kg, ap, 1);
+    else conv_t_im2col(J, ap, 0, Kg, p0, np);
     k->gemm(np, s->O, Kg, ap, s->w, ct, s->O, &J->e, 1);
     k->transpose_out(ct, np, s->O, J->yn + p0, P, 0, s->O);
 }
