@@ -3,13 +3,16 @@
     python benchmarks/profile_ops.py --model mobilenet_v2 --threads 2
     python benchmarks/profile_ops.py --model resnet18 --threads 1 --convs   # every Conv, its shape, GFLOP/s
     python benchmarks/profile_ops.py --precision normal --precision low --rounds 5   # fp32 vs bf16, interleaved
+    python benchmarks/profile_ops.py --model squeezenet1_1 --fuse on --fuse off --rounds 5   # backend fusions A/B
 
 Each step's minimum over --repeat runs is printed (on a shared machine a step
 is rarely preempted in every run, so the minima add up to the CPU time the
 model needs; the wall-clock median also counts the time it waited for a core).
-With several --precision values, one session per precision runs in turn, --rounds times, each
-step keeping its minimum over all rounds (so a busy spell hits both alike), then a per-kind
-comparison against the first precision.
+With several --precision or --fuse values, one session per combination runs in turn, --rounds
+times, each step keeping its minimum over all rounds (so a busy spell hits all alike), then a
+per-kind comparison against the first. `--fuse off` plans without backend fusions
+(Session(fuse=False)), so a fused op's kind (e.g. x86.ConvMaxPool) can be set against the ops it
+replaces.
 """
 
 from __future__ import annotations
@@ -86,37 +89,48 @@ def main(argv=None) -> None:
     p.add_argument("--convs", action="store_true", help="one line per Conv with its shapes and GFLOP/s")
     p.add_argument("--precision", action="append", choices=["high", "normal", "low"],
                    help="session precision, repeatable (default: normal); 'low' on x86: bf16 GEMMs")
-    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --repeat runs per precision")
+    p.add_argument("--fuse", action="append", choices=["on", "off"],
+                   help="backend fusions on or off, repeatable (default: on)")
+    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --repeat runs per session")
     args = p.parse_args(argv)
     import mnn_core as mnn
 
     precisions = args.precision or ["normal"]
+    fuses = args.fuse or ["on"]
+    # One label per session: the precision, plus "/unfused" where fusions are off.
+    variants = {f"{pr}{'' if fu == 'on' else '/unfused'}": (pr, fu == "on") for pr in precisions for fu in fuses}
     x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
     graph = bm._graph(args.model, args.batch)
-    sessions = {pr: mnn.Session(graph, backend="x86", threads=args.threads, precision=pr) for pr in precisions}
+    sessions = {
+        label: mnn.Session(graph, backend="x86", threads=args.threads, precision=pr, fuse=fuse)
+        for label, (pr, fuse) in variants.items()
+    }
     mins: dict[str, list[float]] = {}
-    walls: dict[str, list[float]] = {pr: [] for pr in precisions}
+    walls: dict[str, list[float]] = {label: [] for label in variants}
     names: dict[str, list[str]] = {}
     for _ in range(max(args.rounds, 1)):
-        for pr, sess in sessions.items():
-            names[pr], m, w = step_minima(sess, {"input": x}, args.repeat)
-            mins[pr] = m if pr not in mins else [min(a, b) for a, b in zip(mins[pr], m)]
-            walls[pr] += w
+        for label, sess in sessions.items():
+            names[label], m, w = step_minima(sess, {"input": x}, args.repeat)
+            mins[label] = m if label not in mins else [min(a, b) for a, b in zip(mins[label], m)]
+            walls[label] += w
     kinds = {}
-    for pr, sess in sessions.items():
-        kinds[pr] = time_by_kind(sess, names[pr], mins[pr], convs=args.convs, rate="GF/s")
-        title = f"{args.model} batch {args.batch}, {args.threads} thread(s), precision {pr}"
-        print_summary(title, walls[pr], mins[pr], kinds[pr])
-    if len(precisions) > 1:
-        print_comparison(precisions, mins, walls, kinds)
+    for label, sess in sessions.items():
+        kinds[label] = time_by_kind(sess, names[label], mins[label], convs=args.convs, rate="GF/s")
+        title = f"{args.model} batch {args.batch}, {args.threads} thread(s), {label}"
+        print_summary(title, walls[label], mins[label], kinds[label])
+    if len(variants) > 1:
+        print_comparison(list(variants), mins, walls, kinds)
 
 
 def print_comparison(precisions: list[str], mins: dict, walls: dict, kinds: dict) -> None:
-    """Per op kind and in total: each precision's summed step minima and its speed-up over the first."""
+    """Per op kind and in total: each session's summed step minima and its speed-up over the first."""
     base = precisions[0]
     print(f"per kind, ms (speed-up over {base}):")
-    rows = sorted(kinds[base].items(), key=lambda t: -t[1][0])
-    for kind, (ms, _) in rows:
+    # Every kind any session ran (a fused op runs in one session only), the base's heaviest first.
+    every = {kind for pr in precisions for kind in kinds[pr]}
+    rows = sorted(every, key=lambda kind: -kinds[base].get(kind, [0.0])[0])
+    for kind in rows:
+        ms = kinds[base].get(kind, [0.0])[0]
         cells = [f"{pr} {kinds[pr].get(kind, [0.0])[0]:7.2f}" for pr in precisions]
         cells += [f"{kinds[pr].get(kind, [0.0])[0] and ms / kinds[pr][kind][0]:.2f}x" for pr in precisions[1:]]
         print(f"  {kind:22s} " + "  ".join(cells))

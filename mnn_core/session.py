@@ -10,9 +10,10 @@ between memory domains, lifetimes, one arena per domain, and each backend's
 `prepare`. Run copies the inputs into the arena and walks the compiled
 program; it allocates nothing (pass copy=False to also skip copying outputs).
 
-With batch_parallel="auto" and threads >= 2 on host backends, a batch of a model that treats its
-images independently runs as single images on the threads at once, each on a one-image plan (see
-batch_split.py); the default, "off", keeps one plan for the whole batch.
+With batch_parallel="auto" (the default) on host backends, a batch of a model that treats its images
+independently runs as single images, one per thread at a time, each on a one-image plan, where an
+image's activations outweigh the model's weights (batch_split.py says why and what it measured);
+"off" keeps one plan for the whole batch.
 
 At each plan a backend may run some of the ops placed on it as one op of its own (fusion.py;
 Session(fuse=False) keeps every op apart).
@@ -42,7 +43,7 @@ from .backend import (
     TensorRef,
     takes_context,
 )
-from .batch_split import BatchSplit
+from .batch_split import BatchSplit, split_pays
 from .errors import BackendError, InputError, MnnError, UnsupportedOpError
 from .fusion import fuse_placed
 from .graph.batch import not_separable
@@ -55,10 +56,10 @@ from .scheduler import REFERENCE, VIEW_OPS, Candidate, Placement, make_candidate
 from .weights import ReleasedWeights, give_back_freed
 
 PRECISIONS = ("high", "normal", "low")
-#: Session(batch_parallel=): "auto" runs a batch as images on several threads at once where that is
-#: safe (threads >= 2, host backends only, a batch-separable model); "on" whenever the model is
-#: batch-separable (at one thread: the images in turn); "off" (the default) never. batch_split.py
-#: says what it was measured to gain (only where a core runs slow) and why it is not the default yet
+#: Session(batch_parallel=): "auto" (the default) runs a batch as images where that is safe (host
+#: backends only, a batch-separable model) and pays (batch_split.split_pays: an image's activations
+#: outweigh the weights); "on" whenever the model is batch-separable (at one thread: the images in
+#: turn); "off" never
 BATCH_PARALLEL = ("auto", "on", "off")
 FOREVER = 1 << 40  # a lifetime end past the last step
 
@@ -142,7 +143,7 @@ class Session:
 
     def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
                  threads: int = 1, precision: str = "normal", fallback: bool = True,
-                 options: dict | None = None, optimize: bool = True, batch_parallel: str = "off",
+                 options: dict | None = None, optimize: bool = True, batch_parallel: str = "auto",
                  release_weights: bool = True, fuse: bool = True):
         from .graph.passes import optimize as run_passes
         from .loader import load
@@ -282,23 +283,25 @@ class Session:
         return dict(cur.output_views)
 
     def _split_for(self, shapes: dict[str, Sequence[int]]) -> BatchSplit | None:
-        """How a batch of these shapes runs as images on several threads (batch_split.py), or None:
-        batch_parallel="off", one image, a model that mixes its images (graph/batch.py), or under
-        "auto" one thread or a backend that is not on the host (a GPU runs a batch in one go)."""
+        """How a batch of these shapes runs as images (batch_split.py), or None: batch_parallel="off",
+        one image, a model that mixes its images (graph/batch.py), or under "auto" a backend that is
+        not on the host (a GPU runs a batch in one go) or a model whose split would not pay."""
         if self.batch_parallel == "off" or self.eager or not self.input_names:
             return None
-        key = tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names)
+        # tuples from lists, not generators: a generator's tuple is resized, and each run would leave
+        # one more tuple on the interpreter's free list (every run of an "auto" session comes here)
+        key = tuple([tuple([int(d) for d in shapes[n]]) for n in self.input_names])
         if key in self._splits:
             return self._splits[key]
         split, batch = None, key[0][0] if key[0] else 1
-        host_only = all(c.domain == HOST for c in self._candidates)
-        if batch >= 2 and (self.batch_parallel == "on" or (self.threads >= 2 and host_only)):
+        forced = self.batch_parallel == "on"
+        if batch >= 2 and (forced or all(c.domain == HOST for c in self._candidates)):
             inputs = self.graph.inputs
             infos = self.graph.infer({n: TensorInfo(s, inputs[n].dtype) for n, s in zip(self.input_names, key)})
             why = not_separable(self.graph, infos)
-            if why is None:
+            if why is None and (forced or split_pays(self.graph, infos, batch)):
                 split = BatchSplit(self._image_session, batch, self.threads, infos, self.output_names)
-            elif self.batch_parallel == "on":
+            elif why is not None and forced:
                 raise MnnError(f"batch_parallel='on', but this model mixes the images of a batch: {why}; "
                                "use batch_parallel='auto' or 'off'")
         self._splits[key] = split
