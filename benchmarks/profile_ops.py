@@ -50,11 +50,13 @@ def time_by_kind(sess, names: list[str], mins: list[float], convs: bool, rate: s
     [ms, steps]; with `convs`, one line per (QLinear)Conv with its shapes and its rate (`rate` names
     the unit: GF/s for float, GOP/s for int8)."""
     nodes = {n.name: n for n in sess.graph.nodes}
-    infos = sess._need_plan().infos
+    prepared = sess._need_plan()
+    infos = prepared.infos
+    ops = {p.node: p.op for p in prepared.plan.placements}  # a fused node is in the plan, not the graph
     by_kind: dict[str, list] = collections.defaultdict(lambda: [0.0, 0])
     for name, ms in zip(names, mins):
         node = nodes.get(name)
-        kind = node.op if node is not None else name
+        kind = node.op if node is not None else ops.get(name, name)
         if node is not None and node.op in ("Conv", "QLinearConv"):
             w = infos[node.inputs[1 if node.op == "Conv" else 3]].shape
             y = infos[node.outputs[0]].shape
@@ -132,7 +134,8 @@ def print_comparison(precisions: list[str], mins: dict, walls: dict, kinds: dict
     for kind in rows:
         ms = kinds[base].get(kind, [0.0])[0]
         cells = [f"{pr} {kinds[pr].get(kind, [0.0])[0]:7.2f}" for pr in precisions]
-        cells += [f"{kinds[pr].get(kind, [0.0])[0] and ms / kinds[pr][kind][0]:.2f}x" for pr in precisions[1:]]
+        other = [kinds[pr].get(kind, [0.0])[0] for pr in precisions[1:]]
+        cells += [f"{ms / o:.2f}x" if ms and o else "  -  " for o in other]  # "-": one side lacks the kind
         print(f"  {kind:22s} " + "  ".join(cells))
     totals = {pr: sum(mins[pr]) for pr in precisions}
     medians = {pr: statistics.median(walls[pr]) for pr in precisions}
