@@ -7,14 +7,15 @@ That trades the per-op joins of the threads (each op waits for its slowest part)
 keeps each image's activations in its core's L2 cache instead of streaming a batch-sized tensor
 through L3 at every layer. The images are claimed one at a time, so a worker whose core runs slow takes fewer.
 
-When it pays (`split_pays`, batch_parallel="auto", the default): the split reads every weight once per
-image instead of once per batch, so it pays where an image's activations outweigh the model's weights. mnn-x86 at batch
-8 on the 2-core Intel Xeon VM (benchmarks/RESULTS.md, "session 13"; split time over the batch-8
-plan's, 1 / 2 threads): SqueezeNet 1.1 (weights 0.27x an image's activations) 0.89 / 0.84,
-MobileNetV2 (0.49x) 0.97 / 0.87, ResNet-18 (2.7x) 1.42 / 1.32. On the 2-core Zen 4 VM (session 8)
-the split was level at 2 threads (0.97-1.08x over nine processes) and 0.74-0.83x in a process where a
-core ran slow. Small images stay whole: below SPLIT_MIN_IMAGE_BYTES of activations a run is too short
-to carry the per-image hand-off.
+When it pays (`split_pays`, batch_parallel="auto", the default): the split reads every weight once
+per image instead of once per batch, so it pays where an image's activations outweigh the model's
+weights. mnn-x86 at batch 8 on the 2-core Intel Xeon VM (benchmarks/RESULTS.md, "session 13"; time
+as images over the batch-8 plan's, 1 / 2 threads): SqueezeNet 1.1 (weights 0.27x an image's
+activations) 0.89 / 0.84, MobileNetV2 (0.49x) 0.97 / 0.87, ResNet-18 (2.7x) 1.42 / 1.32. On the
+2-core Zen 4 VM (session 8) the split was level at 2 threads (0.97-1.08x over nine processes) and
+0.74-0.83x in a process where a core ran slow. Small images stay whole: below SPLIT_MIN_IMAGE_BYTES of
+activations an image's run is short next to the split's hand-off (a pool submission and a child
+Session.run per image, in Python).
 
 Each worker is a child Session of the same (already optimized) graph with the batch dimension set to
 1, so its plan and arena are an image's; packed weights are shared where the backend caches them
@@ -32,7 +33,8 @@ import numpy as np
 from .graph.ir import Graph, TensorInfo
 
 #: an image's activations (every value a one-image plan computes, in bytes) below which a batch stays
-#: whole under batch_parallel="auto": the split's Python hand-off costs tens of microseconds an image
+#: whole under batch_parallel="auto" (a rule of thumb, not measured: so small an image runs in well
+#: under a millisecond, where the hand-off would show)
 SPLIT_MIN_IMAGE_BYTES = 1 << 20
 
 
