@@ -124,25 +124,28 @@ def main(argv=None) -> None:
         print_comparison(list(variants), mins, walls, kinds)
 
 
-def print_comparison(precisions: list[str], mins: dict, walls: dict, kinds: dict) -> None:
+def print_comparison(labels: list[str], mins: dict, walls: dict, kinds: dict) -> None:
     """Per op kind and in total: each session's summed step minima and its speed-up over the first."""
-    base = precisions[0]
+    base = labels[0]
     print(f"per kind, ms (speed-up over {base}):")
+
+    def kind_ms(label: str, kind: str) -> float:  # 0.0: that session ran no step of the kind
+        return kinds[label].get(kind, [0.0])[0]
+
     # Every kind any session ran (a fused op runs in one session only), the base's heaviest first.
-    every = {kind for pr in precisions for kind in kinds[pr]}
-    rows = sorted(every, key=lambda kind: -kinds[base].get(kind, [0.0])[0])
-    for kind in rows:
-        ms = kinds[base].get(kind, [0.0])[0]
-        cells = [f"{pr} {kinds[pr].get(kind, [0.0])[0]:7.2f}" for pr in precisions]
-        other = [kinds[pr].get(kind, [0.0])[0] for pr in precisions[1:]]
+    every = {kind for lb in labels for kind in kinds[lb]}
+    for kind in sorted(every, key=lambda kind: -kind_ms(base, kind)):
+        ms = kind_ms(base, kind)
+        cells = [f"{lb} {kind_ms(lb, kind):7.2f}" for lb in labels]
+        other = [kind_ms(lb, kind) for lb in labels[1:]]
         cells += [f"{ms / o:.2f}x" if ms and o else "  -  " for o in other]  # "-": one side lacks the kind
         print(f"  {kind:22s} " + "  ".join(cells))
-    totals = {pr: sum(mins[pr]) for pr in precisions}
-    medians = {pr: statistics.median(walls[pr]) for pr in precisions}
-    print("  total (step minima)    " + "  ".join(f"{pr} {totals[pr]:7.2f}" for pr in precisions)
-          + "  " + "  ".join(f"{totals[base] / totals[pr]:.2f}x" for pr in precisions[1:]))
-    print("  wall median            " + "  ".join(f"{pr} {medians[pr]:7.2f}" for pr in precisions)
-          + "  " + "  ".join(f"{medians[base] / medians[pr]:.2f}x" for pr in precisions[1:]))
+    totals = {lb: sum(mins[lb]) for lb in labels}
+    medians = {lb: statistics.median(walls[lb]) for lb in labels}
+    print("  total (step minima)    " + "  ".join(f"{lb} {totals[lb]:7.2f}" for lb in labels)
+          + "  " + "  ".join(f"{totals[base] / totals[lb]:.2f}x" for lb in labels[1:]))
+    print("  wall median            " + "  ".join(f"{lb} {medians[lb]:7.2f}" for lb in labels)
+          + "  " + "  ".join(f"{medians[base] / medians[lb]:.2f}x" for lb in labels[1:]))
 
 
 if __name__ == "__main__":

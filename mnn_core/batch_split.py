@@ -41,7 +41,7 @@ SPLIT_MIN_IMAGE_BYTES = 1 << 20
 def split_pays(graph: Graph, infos: dict[str, TensorInfo], batch: int) -> bool:
     """Whether batch_parallel="auto" runs this batch as images: an image's activations (infos are the
     whole batch's) reach SPLIT_MIN_IMAGE_BYTES and are at least the model's weight bytes."""
-    weights = sum(np.asarray(a).nbytes for a in graph.initializers.values())  # released ones keep nbytes
+    weights = graph.initializer_bytes()
     activations = sum(info.nbytes for name, info in infos.items() if name not in graph.initializers) // batch
     return activations >= SPLIT_MIN_IMAGE_BYTES and weights <= activations
 

@@ -64,7 +64,7 @@ def save_onnx(graph: Graph, path: str | os.PathLike, opset: int = DEFAULT_OPSET)
     onnx = require_onnx("exporting to ONNX")
     model = to_onnx(graph, opset)
     path = Path(path)
-    external = sum(np.asarray(a).nbytes for a in graph.initializers.values()) > EXTERNAL_DATA_BYTES
+    external = graph.initializer_bytes() > EXTERNAL_DATA_BYTES
     onnx.save_model(model, str(path), save_as_external_data=external, all_tensors_to_one_file=True,
                     location=path.name + ".data")
     return path

@@ -146,6 +146,10 @@ class Graph:
     def producers(self) -> dict[str, Node]:
         return {out: n for n in self.nodes for out in n.outputs}
 
+    def initializer_bytes(self) -> int:
+        """Bytes of every constant, released ones too (their placeholders keep shape and dtype)."""
+        return sum(np.asarray(a).nbytes for a in self.initializers.values())
+
     def consumers(self) -> dict[str, list[Node]]:
         return consumers_of(self.nodes)
 
