@@ -122,6 +122,8 @@ cdef extern from "ops.h" nogil:
         int64_t d_rows, d_parts, d_worker_floats
         int32_t pool
         x86_pool_geom pg
+        int32_t gap
+        int64_t gap_rows
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -220,24 +222,30 @@ def cpu_supports(str isa) -> bool:
 
 
 def avx512_rows() -> int:
-    """Rows of the AVX-512 fp32 GEMM's register tile in use (6 or 14; isa.py: TILES)."""
+    """Rows of the AVX-512 fp32 GEMM's register tile in use (6, 14 or 8; isa.py: TILES)."""
     return x86_avx512_rows()
 
 
 def set_avx512_rows(int rows) -> None:
-    """6 or 14 rows for the AVX-512 GEMM tile from now on in this process, 0 to choose by the CPU."""
+    """6, 14 or 8 rows for the AVX-512 GEMM tile from now on in this process, 0 to choose by the CPU."""
     if x86_set_avx512_rows(rows):
-        raise ValueError(f"x86: the AVX-512 tile has 6 or 14 rows (0: by the CPU), not {rows}")
+        raise ValueError(f"x86: the AVX-512 tile has 6, 14 or 8 rows (0: by the CPU), not {rows}")
 
 
-cdef const x86_kernels* _table(str isa, int64_t depth=0) except NULL:
-    """The kernel table of `isa`; with `depth` (K of the op's GEMMs), the AVX-512 6x32 table where
-    the 14x32 tile in use would lose on so short a K (T14_MIN_DEPTH)."""
+cdef const x86_kernels* _table(str isa, int64_t depth=0, int64_t rows=0, int64_t cols=0) except NULL:
+    """The kernel table of `isa`. Where the 14x32 AVX-512 tile is in use, an op that says the shape
+    of its GEMMs (`depth` = K; `rows` x `cols` = M x N, plain orientation) may get another: the 6x32
+    table where K is too short for 14 rows (T14_MIN_DEPTH), the 8x48 one for few rows and many
+    columns (T8_*)."""
     cdef const x86_kernels* k = x86_kernels_for(isa.encode())
     if k == NULL:
         raise RuntimeError(f"x86 kernels for ISA {isa!r} are not runnable on this CPU")
-    if k.mr == 14 and 0 < depth < T14_MIN_DEPTH:
-        k = x86_kernels_tile(isa.encode(), 6)
+    if k.mr != 14 or depth <= 0:
+        return k
+    if rows and rows <= T8_MAX_ROWS and cols >= T8_MIN_COLS and depth >= T8_MIN_DEPTH:
+        return x86_kernels_tile(isa.encode(), 8)
+    if depth < T14_MIN_DEPTH:
+        return x86_kernels_tile(isa.encode(), 6)
     return k
 
 
@@ -250,10 +258,28 @@ cdef const x86_kernels* _table(str isa, int64_t depth=0) except NULL:
 #: instead of 64 SqueezeNet ran 4-10 % faster and MobileNetV2 within 1 %. Below it, the 6x32 table.
 T14_MIN_DEPTH = 160
 
+#: The 8x48 tile (isa_avx512_t8.c) for a GEMM of at most T8_MAX_ROWS rows and T8_MIN_COLS columns
+#: or more, over a K of T8_MIN_DEPTH or more. A GEMM of 16 or 32 rows leaves the 14- and 6-row
+#: tiles a last panel of 2 or 4 rows, a tile of few accumulators that walks all of B once more;
+#: 8 rows divide them. With 48 columns a tile loads 3 B vectors per 8 broadcasts. The GEMM harness
+#: (benchmarks/gemm_tiles, one thread, GFLOP/s of the table in use -> 8x48): 16 x 3025 x 64
+#: 99.8 -> 124.2, 16 x 3025 x 128 93.6 -> 114.9, 32 x 729 x 128 119.7 -> 154.5, 32 x 729 x 256
+#: 132.8 -> 156.5, 128 x 729 x 32 112.5 -> 126.3; but 64 x 3025 x 16 97.6 -> 87.6 (K too short
+#: for the 24 accumulators' stores), and on 169 columns (13x13) 8x48 lost 10-35 % on every shape:
+#: 169 is 3 x 48 + 25 (RESULTS.md, "session 14").
+T8_MAX_ROWS = 128
+T8_MIN_COLS = 512
+T8_MIN_DEPTH = 32
+
 
 def bf16_runs(str isa) -> bool:
     """Whether the bf16 GEMM (precision="low") runs under `isa` here: AVX-512 with BF16 (cpuid)."""
     return x86_bf16_kernels_for(isa.encode()) != NULL
+
+
+def gemm_table_rows(str isa, int64_t depth, int64_t rows=0, int64_t cols=0) -> int:
+    """MR of the table an op whose GEMMs are rows x cols over K = depth gets (_table): tests and tools."""
+    return _table(isa, depth, rows, cols).mr
 
 
 def table_info(str isa) -> dict:
@@ -343,13 +369,14 @@ cdef class Execution:
         return self._name.decode()
 
 
-cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads, int64_t depth=0):
+cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads, int64_t depth=0,
+                          int64_t rows=0, int64_t cols=0):
     cdef Execution ex = Execution()
     ex.state = calloc(1, state_size)
     if ex.state == NULL:
         raise MemoryError()
     cdef x86_op* op = <x86_op*>ex.state
-    op.k = _table(isa, depth)
+    op.k = _table(isa, depth, rows, cols)
     op.threads = max(threads, 1)
     op.error = NULL
     ex._name = f"{name} [{isa}]".encode()
@@ -392,6 +419,14 @@ def _gemm_depth(str kind, dict p) -> int:
     return 0
 
 
+def _gemm_rows_cols(str kind, dict p) -> tuple:
+    """M x N of a plain fp32 convolution GEMM (output channels of a group x output pixels of an
+    image), which may pick its tile by them (_table); (0, 0) for other kinds."""
+    if kind == "gemm":
+        return p["O"] // p["group"], p["OH"] * p["OW"]
+    return 0, 0
+
+
 def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_input):
     """Conv. p: N, O, group, depthwise, act, act_alpha, act_beta and the geometry
     of one group (C = channels per group, ...). weight/bias: constant arrays or
@@ -402,8 +437,15 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     if pointwise and not (_plain_1x1(p) and p["group"] == 1 and weight is not None):
         raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise nor a plain 1x1 with "
                          "constant weights (mnn_x86/layouts.py should not have chosen it)")
+    # p["gap"]: a plain 1x1 whose output a global average pooling alone reads (x86.ConvGlobalAvgPool):
+    # the usual orientation's GEMM, block by block, each averaged in cache (op_conv.c: conv_gap_task)
+    gap = bool(p.get("gap"))
+    if gap and not (_plain_1x1(p) and p["group"] == 1 and weight is not None and not p["depthwise"]
+                    and not pointwise and not p.get("bf16") and not p.get("direct")):
+        raise ValueError("x86: a global average pooling fused after a convolution that is not a plain fp32 1x1 "
+                         "of one group with constant weights (mnn_x86/fuse.py should not have fused them)")
     # p["transposed"]: None lets the lane rule choose, True/False force it (option x86.conv_t)
-    transposed = (not p["depthwise"] and not pointwise and weight is not None and p["group"] == 1 and not p.get("winograd")
+    transposed = (not gap and not p["depthwise"] and not pointwise and weight is not None and p["group"] == 1 and not p.get("winograd")
                   and kt != NULL and (_transposed_pays(p["OH"] * p["OW"], p["O"], p["C"] * p["kh"] * p["kw"],
                                                        _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
                                       if p.get("transposed") is None else bool(p["transposed"])))
@@ -425,8 +467,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     kind = ("depthwise" if p["depthwise"] else "pointwise" if pointwise else
             "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "") + ("_maxpool" if p.get("pool") else "")
+    gemm_rows, gemm_cols = _gemm_rows_cols(kind, p)
     cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads,
-                                   _gemm_depth(kind, p))
+                                   _gemm_depth(kind, p), gemm_rows, gemm_cols)
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
@@ -483,6 +526,10 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         x86_conv_plan(k, &s.g, s.N * s.group, s.og, threads, &s.chunk_cols, &s.per_item)
         s.chunk_floats = s.chunk_cols * Kg
         work = _floats((max(threads, 1) if s.per_item else 1) * s.chunk_floats)
+        if gap:  # whole row panels per block, the block's output about CONV_GAP_BLOCK_BYTES
+            s.gap = 1
+            s.gap_rows = max(1, CONV_GAP_BLOCK_BYTES // (4 * k.mr * s.g.OH * s.g.OW)) * k.mr
+            work = _floats(max(threads, 1) * s.gap_rows * s.g.OH * s.g.OW)
         if bf16:
             _bf16_conv(ex, s, isa, weight, threads)
     ex.keep.append(work)
@@ -491,6 +538,12 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 
 
 # -- inference (x86infer) ----------------------------------------------------------------
+
+#: x86.ConvGlobalAvgPool's output block (gap_rows output channels x the pixels, at least one row
+#: panel), a worker's scratch: within L1, so the GEMM's stores and the averaging reads stay there.
+#: SqueezeNet's classifier (1000 x 169): one 14-row panel a block. Blocks of 8 to 128 KB ran within
+#: 3 % of each other at one thread; at two, 128 KB (8 panels) took 10 % longer (fewer, coarser items).
+CONV_GAP_BLOCK_BYTES = 16 * 1024
 
 #: The transposed orientation's own passes (X^T into A panels, C^T into NCHW) against the usual
 #: one's, measured on Zen 4 (RESULTS.md, "small planes"): a plain 1x1 reads its input in place in

@@ -38,6 +38,8 @@ from .precision import use_bf16, winograd_bf16
 
 #: the op of a Conv the direct kernel runs and the max pooling after it, fused (fuse.py)
 CONV_MAXPOOL = "x86.ConvMaxPool"
+#: the op of a plain 1x1 Conv and the global average pooling after it, fused (fuse.py)
+CONV_GAP = "x86.ConvGlobalAvgPool"
 
 
 def _supports(node, ins):
@@ -203,4 +205,34 @@ def prepare_conv_maxpool(node, ins, outs, constants, ctx, isa):
     if tuple(geo["out"]) != tuple(outs[0].shape) or not p["direct"]:
         raise BackendError(f"x86: {node.name} is not a convolution by the direct kernel and a max pooling of "
                            "its output (mnn_x86/fuse.py should not have fused them)")
+    return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
+
+
+def runs_plain_gemm_1x1(node, ins, constant_names, ctx, isa) -> bool:
+    """Whether this Conv is a 1x1 (stride 1, no padding, one group) with constant weights that the
+    usual orientation's GEMM would run in fp32 (not the direct kernel, not on bf16, not forced
+    transposed): what x86.ConvGlobalAvgPool runs (fuse.py asks, before prepare)."""
+    x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
+    geo = conv_geometry(x_shape, w_shape, node.attrs)
+    if (tuple(w_shape[2:]) != (1, 1) or geo["group"] != 1 or tuple(geo["strides"]) != (1, 1)
+            or any(geo["pads"]) or node.inputs[1] not in constant_names):
+        return False
+    out = TensorInfo(geo["out"], "float32")
+    known = {n: True for n in node.inputs[1:] if n in constant_names}
+    p, _, _, _ = _conv_setup(node, ins, [out], known, ctx, isa)
+    return not (p["direct"] or p["bf16"] or p["depthwise"] or p["transposed"])
+
+
+@kernel(CONV_GAP)
+def prepare_conv_gap(node, ins, outs, constants, ctx, isa):
+    """x86.ConvGlobalAvgPool (fuse.py): a plain 1x1 Conv, then a GlobalAveragePool of its output; the
+    node's attrs hold the Conv's ("conv"). The output is the pooling's, [N, O, 1, 1]."""
+    conv = Node("Conv", list(node.inputs), ["conv"], node.attrs["conv"], node.name)
+    x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
+    conv_out = TensorInfo(conv_geometry(x_shape, w_shape, conv.attrs)["out"], "float32")
+    p, weight, bias, has_bias = _conv_setup(conv, ins, [conv_out], constants, ctx, isa)
+    if tuple(outs[0].shape) != tuple(conv_out.shape[:2]) + (1, 1) or outs[0].layout == NC16:
+        raise BackendError(f"x86: {node.name} is not a 1x1 convolution and a global average pooling of its "
+                           "output (mnn_x86/fuse.py should not have fused them)")
+    p["gap"], p["transposed"] = 1, False
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

@@ -11,7 +11,7 @@ from conftest import ISAS, one_op_graph
 from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
-pytestmark = pytest.mark.usefixtures("avx512_tile")  # both AVX-512 GEMM tiles (conftest.py)
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
 
 
 def _r(rng, *shape, scale=1.0):

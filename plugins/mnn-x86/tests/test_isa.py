@@ -91,18 +91,19 @@ def test_avx512_tile_by_vendor_and_env(monkeypatch):
         assert _x86.avx512_rows() == (14 if _vendor() == "GenuineIntel" else 6)
         x = np.random.default_rng(0).standard_normal((1, 4, 6, 6)).astype(np.float32)
         outs = []
-        for tile, rows in (("6x32", 6), ("14x32", 14)):
+        for tile, rows in (("6x32", 6), ("14x32", 14), ("8x48", 8)):
             monkeypatch.setenv(isa.TILE_ENV, tile)
             isa.apply_tile_env()
             assert _x86.avx512_rows() == rows
             if "avx512" in isa.supported():
                 assert _x86.table_info("avx512")["mr"] == rows
             outs.append(Session(_graph(), backend="x86", fallback=False).run({"x": x}))
-        np.testing.assert_allclose(outs[0][next(iter(outs[0]))], outs[1][next(iter(outs[1]))], rtol=1e-5)
+        for out in outs[1:]:
+            np.testing.assert_allclose(outs[0][next(iter(outs[0]))], out[next(iter(out))], rtol=1e-5)
         monkeypatch.setenv(isa.TILE_ENV, "8x32")
-        with pytest.raises(BackendError, match="MNN_X86_AVX512_TILE='8x32'; expected one of auto, 6x32, 14x32"):
+        with pytest.raises(BackendError, match="MNN_X86_AVX512_TILE='8x32'; expected one of auto, 6x32, 14x32, 8x48"):
             isa.apply_tile_env()
-        with pytest.raises(ValueError, match="6 or 14 rows"):
-            _x86.set_avx512_rows(8)
+        with pytest.raises(ValueError, match="6, 14 or 8 rows"):
+            _x86.set_avx512_rows(7)
     finally:
         _x86.set_avx512_rows(before)

@@ -9,7 +9,7 @@ import pytest
 from conftest import ISAS, check_op
 from mnn_x86 import isa as x86_isa
 
-pytestmark = pytest.mark.usefixtures("avx512_tile")  # both AVX-512 GEMM tiles (conftest.py)
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
 
 ACTS = [("relu", 0, 0), ("clip", -0.5, 0.5), ("leaky_relu", 0.1, 0), ("sigmoid", 0, 0), ("silu", 0, 0),
         ("gelu", 0, 0), ("tanh", 0, 0), ("hard_sigmoid", 0.2, 0.5), ("hard_swish", 0, 0)]

@@ -10,7 +10,7 @@ from conftest import ISAS
 
 from mnn_core import GraphBuilder, Session
 
-pytestmark = pytest.mark.usefixtures("avx512_tile")  # both AVX-512 GEMM tiles (conftest.py)
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
 
 
 def _w(rng, *shape):

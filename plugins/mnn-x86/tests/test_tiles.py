@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import ISAS, check_op, one_op_graph
+from mnn_x86 import isa as x86_isa
 
 from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
-pytestmark = pytest.mark.usefixtures("avx512_tile")  # both AVX-512 GEMM tiles (conftest.py)
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
 
 
 def _r(rng, *shape):
@@ -114,6 +115,36 @@ def test_pointwise_narrow_last_panel(rng, isa, threads, c, o, h, w):
         rtol=1e-4,
         atol=1e-4,
     )
+
+
+def test_8x48_tile_for_few_rows_and_many_columns(avx512_tile):
+    """Under the 14x32 tile a GEMM of few rows, many columns and K of 32 or more gets the 8x48 table
+    (_x86.pyx: T8_*); a short K the 6x32 one; other shapes keep 14x32. The other process tiles keep
+    their own for every shape."""
+    from mnn_x86 import _x86
+
+    if "avx512" not in x86_isa.supported():
+        pytest.skip("this CPU does not run avx512")
+    want = {6: (6, 6, 6, 6), 14: (8, 8, 6, 14), 8: (8, 8, 8, 8)}[_x86.avx512_rows()]
+    got = tuple(_x86.gemm_table_rows("avx512", k, m, n)  # k, m, n
+                for k, m, n in ((128, 16, 3025), (32, 128, 729), (16, 64, 3025), (512, 1000, 169)))
+    assert got == want, avx512_tile
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "c,o,h,w",
+    [
+        (128, 16, 55, 55),  # SqueezeNet's fire3 squeeze: two 8-row panels, 63 column tiles (the last 1 wide)
+        (40, 29, 23, 27),  # 621 pixels: 12 tiles and 45 columns; 29 rows: 3 panels and 5 rows
+        (32, 128, 27, 27),  # the fire4 expand's 1x1: K = 32, the shortest that takes 8x48
+    ],
+)
+def test_8x48_tile_layers(rng, isa, threads, c, o, h, w):
+    """1x1 convolutions that take the 8x48 table under the 14x32 tile (the fixture runs each tile)."""
+    x, wt, b = _r(rng, 1, c, h, w), 0.2 * _r(rng, o, c, 1, 1), _r(rng, o)
+    check_op("Conv", [x, wt, b], {"activation": "relu"}, isa, threads, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("isa", ISAS)

@@ -11,9 +11,11 @@ extern const x86_kernels x86_kernels_scalar;
 extern const x86_kernels x86_kernels_avx2;
 extern const x86_kernels x86_kernels_avx512;
 extern const x86_kernels x86_kernels_avx512_t14;
+extern const x86_kernels x86_kernels_avx512_t8;
 #endif
 
-/* The AVX-512 GEMM tile's rows: 6 (isa_avx512.c) or 14 (isa_avx512_t14.c); 0 until set or asked.
+/* The AVX-512 GEMM tile's rows: 6 (isa_avx512.c), 14 (isa_avx512_t14.c) or 8 (isa_avx512_t8.c, an
+ * 8x48 tile: chosen per layer, process-wide only when asked); 0 until set or asked.
  * Process-wide, like the ISA's cpuid: packed weights carry the table's name, so both may coexist. */
 static int avx512_rows = 0;
 
@@ -28,7 +30,7 @@ int x86_avx512_rows(void) {
 }
 
 int x86_set_avx512_rows(int rows) {
-    if (rows != 0 && rows != 6 && rows != 14) return 1;
+    if (rows != 0 && rows != 6 && rows != 14 && rows != 8) return 1;
     avx512_rows = rows;
     return 0;
 }
@@ -55,23 +57,25 @@ int x86_cpu_supports(const char *isa) {
     return 0;
 }
 
-const x86_kernels *x86_kernels_for(const char *isa) {
+#ifdef MNN_X86_HAVE_SIMD
+/* the AVX-512 table of a tile's rows; any other number: the one in use */
+static const x86_kernels *avx512_table(int rows) {
+    if (rows != 6 && rows != 8 && rows != 14) rows = x86_avx512_rows();
+    return rows == 14 ? &x86_kernels_avx512_t14 : rows == 8 ? &x86_kernels_avx512_t8 : &x86_kernels_avx512;
+}
+#endif
+
+const x86_kernels *x86_kernels_for(const char *isa) { return x86_kernels_tile(isa, 0); }
+
+const x86_kernels *x86_kernels_tile(const char *isa, int rows) {
     if (!x86_cpu_supports(isa)) return NULL;
     if (strcmp(isa, "scalar") == 0) return &x86_kernels_scalar;
 #ifdef MNN_X86_HAVE_SIMD
     if (strcmp(isa, "avx2") == 0) return &x86_kernels_avx2;
-    if (strcmp(isa, "avx512") == 0) return x86_avx512_rows() == 14 ? &x86_kernels_avx512_t14 : &x86_kernels_avx512;
-#endif
-    return NULL;
-}
-
-const x86_kernels *x86_kernels_tile(const char *isa, int rows) {
-#ifdef MNN_X86_HAVE_SIMD
-    if (strcmp(isa, "avx512") == 0 && x86_cpu_supports(isa) && (rows == 6 || rows == 14))
-        return rows == 14 ? &x86_kernels_avx512_t14 : &x86_kernels_avx512;
+    if (strcmp(isa, "avx512") == 0) return avx512_table(rows);
 #endif
     (void)rows;
-    return x86_kernels_for(isa);
+    return NULL;
 }
 
 /* A padded scratch plane: PH rows of PW floats (+1 when split into even and

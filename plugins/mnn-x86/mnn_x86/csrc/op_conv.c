@@ -230,6 +230,33 @@ static void conv_transposed(const x86_conv_state *s, const float *x, const float
     }
 }
 
+/* inference (x86infer): x86.ConvGlobalAvgPool. Item = (image, block of gap_rows output channels): the
+ * block's GEMM into the worker's scratch (gap_rows x pixels, about L1), each row then averaged while
+ * there. The convolution's output is never written to memory: SqueezeNet's classifier wrote 676 KB
+ * that the pooling read back, on lines the GEMM first had to fetch (RESULTS.md, "session 14"). */
+typedef struct {
+    const x86_conv_state *s;
+    const float *x, *bias;
+    float *y;
+} conv_gap_job;
+
+static void conv_gap_task(void *ctx, int64_t item, int worker) {
+    const conv_gap_job *J = (const conv_gap_job *)ctx;
+    const x86_conv_state *s = J->s;
+    const x86_kernels *k = s->op.k;
+    const int64_t P = s->g.OH * s->g.OW, C = s->g.C, blocks = (s->O + s->gap_rows - 1) / s->gap_rows;
+    const int64_t n = item / blocks, r0 = item % blocks * s->gap_rows;
+    const int64_t rows = s->O - r0 < s->gap_rows ? s->O - r0 : s->gap_rows;
+    float *c = s->work + worker * s->gap_rows * P;
+    x86_epilogue e = s->epi;
+    e.bias = J->bias ? J->bias + r0 : NULL;
+    e.bias_rs = 1;
+    e.bias_cs = 0;
+    /* gap_rows is a multiple of MR: the block's weights are whole row panels, r0 * C floats in */
+    k->gemm_rows(rows, P, C, s->w + r0 * C, J->x + n * C * P, P, c, P, &e, 1);
+    k->reduce_rows(c, J->y + n * s->O + r0, rows, P, 1, 1);
+}
+
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_conv_state *s = (x86_conv_state *)state;
     const x86_kernels *k = s->op.k;
@@ -283,6 +310,11 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     if (s->weight_input < 0 && g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
         g->OH == g->H && g->OW == g->W) {
         /* inference (x86infer): a 1x1 convolution is a GEMM on the NCHW input as it is (no im2col copy) */
+        if (s->gap) {
+            conv_gap_job J = {s, x, bias, y};
+            x86_parallel(s->op.threads, s->N * ((s->O + s->gap_rows - 1) / s->gap_rows), conv_gap_task, &J);
+            return 0;
+        }
         for (int64_t n = 0; n < s->N; ++n)
             for (int64_t gi = 0; gi < s->group; ++gi) {
                 x86_epilogue e = s->epi;

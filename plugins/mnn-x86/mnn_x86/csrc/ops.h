@@ -61,6 +61,10 @@ typedef struct x86_conv_state {
     int32_t pool;       /* direct: 1 when a max pooling follows (x86.ConvMaxPool), pg its geometry; d_rows
                          * and the rest then from x86_kernels.direct_pool_plan */
     x86_pool_geom pg;
+    int32_t gap;        /* a plain 1x1 whose output only a global average pooling reads
+                         * (x86.ConvGlobalAvgPool): y is [N][O], one mean per output channel; the GEMM
+                         * runs gap_rows output channels at a time into a worker's part of work */
+    int64_t gap_rows;
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* a transposed convolution's pixels per chunk (a multiple of MR, or all of them), whether each thread

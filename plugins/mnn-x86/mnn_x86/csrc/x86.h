@@ -249,9 +249,9 @@ void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn,
 int x86_isa_compiled(const char *isa);  /* built into this binary */
 int x86_cpu_supports(const char *isa);  /* and runnable on this CPU */
 const x86_kernels *x86_kernels_for(const char *isa); /* NULL unless both */
-int x86_avx512_rows(void);            /* the AVX-512 fp32 GEMM tile's rows in use: 6 or 14 */
-int x86_set_avx512_rows(int rows);    /* 6, 14, or 0 (by the CPU's vendor); nonzero: not one of those */
-const x86_kernels *x86_kernels_tile(const char *isa, int rows); /* avx512: the 6- or 14-row table */
+int x86_avx512_rows(void);            /* the AVX-512 fp32 GEMM tile's rows in use: 6, 14 or 8 */
+int x86_set_avx512_rows(int rows);    /* 6, 14, 8, or 0 (by the CPU's vendor); nonzero: not one of those */
+const x86_kernels *x86_kernels_tile(const char *isa, int rows); /* avx512: the 6-, 14- or 8-row table */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,98 @@
+"""A plain 1x1 convolution and the global average pooling after it, as one op (mnn_x86/fuse.py,
+x86.ConvGlobalAvgPool; csrc/op_conv.c: conv_gap_task): the GEMM by blocks of output channels into a
+worker's scratch, each row averaged there.
+
+Oracles: the same session unfused (Session(fuse=False)) and the reference backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ISAS
+
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
+
+
+def _graph(rng, n, c, o, h, w, conv_attrs, bias=True, conv_output=False):
+    g = Graph(name="head")
+    g.inputs["x"] = TensorInfo((n, c, h, w), "float32")
+    kh, kw = conv_attrs.get("kernel_shape", [1, 1])
+    g.initializers["w"] = (rng.standard_normal((o, c, kh, kw)) * 0.3).astype(np.float32)
+    inputs = ["x", "w"]
+    if bias:
+        g.initializers["b"] = rng.standard_normal(o).astype(np.float32)
+        inputs.append("b")
+    g.nodes.append(Node("Conv", inputs, ["y"], dict(conv_attrs), "conv"))
+    g.nodes.append(Node("GlobalAveragePool", ["y"], ["z"], {}, "gap"))
+    g.outputs = ["z", "y"] if conv_output else ["z"]
+    return g, {"x": rng.standard_normal((n, c, h, w)).astype(np.float32)}
+
+
+def _reference(g, feeds):
+    conv, pool = g.nodes
+    y = run_reference("Conv", [feeds[n] if n in feeds else g.initializers[n] for n in conv.inputs], conv.attrs)[0]
+    return run_reference("GlobalAveragePool", [y], pool.attrs)[0]
+
+
+ONE = {"kernel_shape": [1, 1]}
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize(
+    "n,c,o,h,w,conv,bias",
+    [
+        (1, 64, 100, 13, 13, {**ONE, "activation": "relu"}, True),  # SqueezeNet's classifier, smaller
+        (2, 19, 37, 9, 11, ONE, True),  # two images, odd channels (a partial row panel), 99 pixels
+        (1, 8, 5, 17, 4, {**ONE, "activation": "clip", "act_alpha": -0.2, "act_beta": 0.3}, False),
+        (3, 33, 70, 12, 12, {**ONE, "activation": "sigmoid"}, True),  # more blocks than threads
+        (1, 48, 16, 40, 40, {**ONE, "activation": "relu"}, True),  # 1600 pixels: one panel a block
+    ],
+)
+def test_fused_head_matches_unfused_and_reference(rng, isa, threads, n, c, o, h, w, conv, bias):
+    g, feeds = _graph(rng, n, c, o, h, w, conv, bias)
+    options = {"x86.isa": isa}
+    fused = Session(g, backend="x86", fallback=False, threads=threads, options=options)
+    plain = Session(g, backend="x86", fallback=False, threads=threads, options=options, fuse=False)
+    got, want = fused.run(feeds)["z"], plain.run(feeds)["z"]
+    assert fused.plan.fused == ({} if isa == "scalar" else {"conv+gap": ["conv", "gap"]})  # scalar: no fusions
+    assert plain.plan.fused == {} and [p.op for p in plain.plan] == ["Conv", "GlobalAveragePool"]
+    assert got.shape == (n, o, 1, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, _reference(g, feeds), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(fused.run(feeds)["z"], got)  # a second run: the scratch reused
+
+
+@pytest.mark.parametrize(
+    "why,conv,hw,kw",
+    [
+        ("the convolution's output is a graph output", ONE, 13, {"conv_output": True}),
+        ("a plane small enough for the transposed GEMM (8x8)", ONE, 8, {}),
+        ("a 3x3 convolution", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, 13, {}),
+        ("a strided 1x1", {**ONE, "strides": [2, 2]}, 13, {}),
+        ("a padded 1x1", {**ONE, "pads": [1, 1, 1, 1]}, 13, {}),
+        ("two groups", {**ONE, "group": 2}, 13, {}),
+    ],
+)
+def test_what_is_not_fused(rng, why, conv, hw, kw):
+    c = 16
+    g, feeds = _graph(rng, 1, c, 24, hw, hw, conv, **kw)
+    if conv.get("group"):  # grouped: weights of c / group input channels
+        g.initializers["w"] = g.initializers["w"][:, : c // conv["group"]].copy()
+    sess = Session(g, backend="x86", fallback=False)
+    assert sess.plan.fused == {}, why
+    np.testing.assert_allclose(sess.run(feeds)["z"], _reference(g, feeds), rtol=1e-4, atol=1e-4)
+
+
+def test_weights_computed_by_the_graph_are_not_fused(rng):
+    """The fused op packs constant weights at prepare; a weight the graph computes keeps the Conv."""
+    g, feeds = _graph(rng, 1, 16, 24, 13, 13, ONE)
+    g.inputs["w"] = TensorInfo((24, 16, 1, 1), "float32")
+    feeds["w"] = g.initializers.pop("w")
+    sess = Session(g, backend="x86", fallback=False)
+    assert sess.plan.fused == {}
+    np.testing.assert_allclose(sess.run(feeds)["z"], _reference(g, feeds), rtol=1e-4, atol=1e-4)
