@@ -234,14 +234,8 @@ static void conv_transposed(const x86_conv_state *s, const float *x, const float
  * block's GEMM into the worker's scratch (gap_rows x pixels, about L1), each row then averaged while
  * there. The convolution's output is never written to memory: SqueezeNet's classifier wrote 676 KB
  * that the pooling read back, on lines the GEMM first had to fetch (RESULTS.md, "session 14"). */
-typedef struct {
-    const x86_conv_state *s;
-    const float *x, *bias;
-    float *y;
-} conv_gap_job;
-
 static void conv_gap_task(void *ctx, int64_t item, int worker) {
-    const conv_gap_job *J = (const conv_gap_job *)ctx;
+    const conv_job *J = (const conv_job *)ctx;
     const x86_conv_state *s = J->s;
     const x86_kernels *k = s->op.k;
     const int64_t P = s->g.OH * s->g.OW, C = s->g.C, blocks = (s->O + s->gap_rows - 1) / s->gap_rows;
@@ -311,7 +305,7 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         g->OH == g->H && g->OW == g->W) {
         /* inference (x86infer): a 1x1 convolution is a GEMM on the NCHW input as it is (no im2col copy) */
         if (s->gap) {
-            conv_gap_job J = {s, x, bias, y};
+            conv_job J = {s, x, bias, y};
             x86_parallel(s->op.threads, s->N * ((s->O + s->gap_rows - 1) / s->gap_rows), conv_gap_task, &J);
             return 0;
         }
