@@ -411,12 +411,24 @@ cdef void _conv_geom(x86_conv_geom* g, dict p):
 # -- one factory per op family ---------------------------------------------------------
 
 def _gemm_depth(str kind, dict p) -> int:
-    """K of a convolution's GEMMs (0: it runs none, and the GEMM tile does not matter)."""
+    """K of a convolution's GEMMs, for the tile rules (_table); 0 where they do not apply: it runs no
+    GEMM, or it is Winograd on at most WINO_T14_MAX_TILES tiles."""
+    if kind.startswith("winograd") and p["N"] * -(-p["OH"] // 4) * -(-p["OW"] // 4) <= WINO_T14_MAX_TILES:
+        return 0
     if kind.startswith(("pointwise", "winograd")):  # Winograd: 36 GEMMs over the input channels
         return p["C"]
     if kind.startswith("gemm"):
         return p["C"] * p["kh"] * p["kw"]
     return 0
+
+
+#: Winograd on so few tiles (13x13 and 14x14 planes at batch 1: 16) keeps the 14x32 tile whatever
+#: its K: its 36 GEMMs have the tiles as rows (16: a 14-row panel and a 2-row one) and no bias or
+#: activation to finish. SqueezeNet's four 13x13 layers (K = 48 and 64), per-step minima in one
+#: process, 6x32 (the K rule) -> 14x32: one thread 0.174-0.290 -> 0.160-0.260 ms, 0.10 ms in all; two
+#: threads 0.114-0.178 -> 0.107-0.161. On its 27x27 and 55x55 layers (49 and 196 tiles) 14x32 was
+#: 0.01 ms slower each, so the K rule keeps them (RESULTS.md, "session 14").
+WINO_T14_MAX_TILES = 16
 
 
 def _gemm_rows_cols(str kind, dict p) -> tuple:

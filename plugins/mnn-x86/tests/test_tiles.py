@@ -131,6 +131,21 @@ def test_8x48_tile_for_few_rows_and_many_columns(avx512_tile):
     assert got == want, avx512_tile
 
 
+def test_winograd_on_16_tiles_keeps_the_tile_in_use():
+    """The K rule (6x32 under 14x32 for K < 160) leaves Winograd on at most 16 tiles alone (13x13 and
+    14x14 planes at batch 1: _x86.pyx, WINO_T14_MAX_TILES); on more tiles it applies, over K = C."""
+    from mnn_x86 import _x86
+
+    def geo(n, hw):
+        return {"N": n, "C": 48, "OH": hw, "OW": hw, "kh": 3, "kw": 3}
+
+    assert _x86._gemm_depth("winograd", geo(1, 13)) == 0
+    assert _x86._gemm_depth("winograd", geo(1, 14)) == 0
+    assert _x86._gemm_depth("winograd", geo(2, 13)) == 48  # 32 tiles
+    assert _x86._gemm_depth("winograd", geo(1, 27)) == 48
+    assert _x86._gemm_depth("gemm", geo(1, 13)) == 48 * 9
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
