@@ -96,3 +96,16 @@ def test_weights_computed_by_the_graph_are_not_fused(rng):
     sess = Session(g, backend="x86", fallback=False)
     assert sess.plan.fused == {}
     np.testing.assert_allclose(sess.run(feeds)["z"], _reference(g, feeds), rtol=1e-4, atol=1e-4)
+
+
+def test_bf16_gemms_are_not_fused(rng):
+    """Under precision="low" (bf16 GEMMs, where the CPU has AVX-512 BF16) the fused op, which runs the
+    fp32 GEMM, leaves the convolution to the bf16 path."""
+    from mnn_x86 import _x86
+
+    if _x86 is None or not _x86.bf16_runs("avx512"):
+        pytest.skip("this CPU does not run the bf16 GEMMs")
+    g, feeds = _graph(rng, 1, 64, 40, 13, 13, {**ONE, "activation": "relu"})
+    sess = Session(g, backend="x86", fallback=False, precision="low")
+    assert sess.plan.fused == {}
+    np.testing.assert_allclose(sess.run(feeds)["z"], _reference(g, feeds), rtol=3e-2, atol=3e-2)
