@@ -1,7 +1,7 @@
 """The AVX-512 GEMM tiles of mnn-x86 side by side, in one process: 6x32 against 14x32 (isa.py: TILES),
 and 14x32 with and without the rules that give some layers another table.
 
-    python benchmarks/bench_tiles.py --model resnet18 --threads 1     # whole models, three sessions
+    python benchmarks/bench_tiles.py --model resnet18 --threads 1     # whole models, four sessions
     python benchmarks/bench_tiles.py --grid --hw 28                   # 1x1 convolutions: 14x32 / 6x32
     python benchmarks/bench_tiles.py --model squeezenet1_1 --depths 64,160,300   # bounds of the K rule
 
@@ -10,8 +10,8 @@ on Intel: an op whose GEMMs have K < T14_MIN_DEPTH takes the 6x32 table, one of 
 columns the 8x48 table, _x86.pyx: T8_*), under 14x32 with the K rule only, and under 14x32 for every op;
 each round runs each session a few times in a row, each run once plainly (wall time) and once
 profiled (each step's minimum over the rounds), so a busy spell or a slow stretch of the process
-hits all of them alike. With --depths,
-one 14x32 session per bound of the K rule instead (T14_MIN_DEPTH: below it, the 6x32 table).
+hits all of them alike. With --depths, one 14x32 session per bound of the K rule instead
+(T14_MIN_DEPTH: below it, the 6x32 table).
 
 Grid: one-node 1x1 convolutions (bias, ReLU) over output channels x input channels (K), each
 step's minimum over --repeat runs under each tile; the ratio is 14x32's time over 6x32's

@@ -25,13 +25,20 @@ from . import _x86
 from .ops_conv import CONV_GAP, CONV_MAXPOOL, runs_direct, runs_plain_gemm_1x1
 
 
+def _pooled_plane(pool: Node, op: str, infos):
+    """The input's TensorInfo where `pool` is an `op` of one output over a static NCHW float32
+    tensor (what both fused kernels read), else None."""
+    x = infos.get(pool.inputs[0])
+    if pool.op != op or len(pool.outputs) != 1 or x is None or len(x.shape) != 4:
+        return None
+    return x if x.dtype == "float32" and x.is_static else None
+
+
 def _stride2_maxpool(pool: Node, infos) -> bool:
     """A MaxPool the fused kernel takes: NCHW float32, dilation 1, stride 2 across, 2 or 3 wide, and
     padding thinner than the window (every window holds an input row)."""
-    x = infos.get(pool.inputs[0])
-    if pool.op != "MaxPool" or len(pool.outputs) != 1 or x is None or len(x.shape) != 4:
-        return False
-    if x.dtype != "float32" or not x.is_static:
+    x = _pooled_plane(pool, "MaxPool", infos)
+    if x is None:
         return False
     try:
         geo = pool_geometry(tuple(int(d) for d in x.shape), pool.attrs, "MaxPool")
@@ -44,12 +51,8 @@ def _stride2_maxpool(pool: Node, infos) -> bool:
 
 def _global_avgpool(pool: Node, infos) -> bool:
     """A GlobalAveragePool of an NCHW float32 plane bigger than the GEMM would turn around."""
-    x = infos.get(pool.inputs[0])
-    if pool.op != "GlobalAveragePool" or len(pool.outputs) != 1 or x is None or len(x.shape) != 4:
-        return False
-    if x.dtype != "float32" or not x.is_static:
-        return False
-    return int(x.shape[2]) * int(x.shape[3]) > _x86.TRANSPOSED_1X1_MAX_PIXELS
+    x = _pooled_plane(pool, "GlobalAveragePool", infos)
+    return x is not None and int(x.shape[2]) * int(x.shape[3]) > _x86.TRANSPOSED_1X1_MAX_PIXELS
 
 
 def fusions(offer, ctx, isa: str) -> list[Fusion]:

@@ -170,14 +170,26 @@ def _conv_setup(node, ins, outs, constants, ctx, isa):
     return p, weight, bias, has_bias
 
 
-def runs_direct(node, ins, constant_names, ctx, isa) -> bool:
-    """Whether this Conv, its output dense, runs by the direct kernel (fuse.py asks, before prepare,
-    knowing only which inputs are constants: all the choice needs of them)."""
+def _setup_before_prepare(node, ins, constant_names, ctx, isa) -> dict:
+    """_conv_setup's p for this Conv, its output dense, knowing only which inputs are constants (all
+    the choices need of them): what fuse.py asks before prepare."""
     x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
-    geo = conv_geometry(x_shape, w_shape, node.attrs)
-    out = TensorInfo(geo["out"], "float32")
+    out = TensorInfo(conv_geometry(x_shape, w_shape, node.attrs)["out"], "float32")
     known = {n: True for n in node.inputs[1:] if n in constant_names}
-    p, _, _, _ = _conv_setup(node, ins, [out], known, ctx, isa)
+    return _conv_setup(node, ins, [out], known, ctx, isa)[0]
+
+
+def _fused_conv_setup(node, ins, constants, ctx, isa):
+    """A fused op's Conv (its attrs under "conv"): its output's TensorInfo and _conv_setup's
+    (p, weight, bias, has_bias)."""
+    conv = Node("Conv", list(node.inputs), ["conv"], node.attrs["conv"], node.name)
+    conv_out = TensorInfo(conv_geometry(static_shape(ins[0]), static_shape(ins[1]), conv.attrs)["out"], "float32")
+    return conv_out, _conv_setup(conv, ins, [conv_out], constants, ctx, isa)
+
+
+def runs_direct(node, ins, constant_names, ctx, isa) -> bool:
+    """Whether this Conv, its output dense, runs by the direct kernel (fuse.py asks, before prepare)."""
+    p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
     return bool(p["direct"])  # _use_direct holds _x86.conv's conditions (constant weights, one group, ...)
 
 
@@ -193,10 +205,7 @@ def prepare_conv_maxpool(node, ins, outs, constants, ctx, isa):
     node's attrs hold each one's ("conv", "pool")."""
     from mnn_core.ops.pool import pool_geometry
 
-    conv = Node("Conv", list(node.inputs), ["conv"], node.attrs["conv"], node.name)
-    x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
-    conv_out = TensorInfo(conv_geometry(x_shape, w_shape, conv.attrs)["out"], "float32")
-    p, weight, bias, has_bias = _conv_setup(conv, ins, [conv_out], constants, ctx, isa)
+    conv_out, (p, weight, bias, has_bias) = _fused_conv_setup(node, ins, constants, ctx, isa)
     geo = pool_geometry(conv_out.shape, node.attrs["pool"], "MaxPool")
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
     _, _, h, w = conv_out.shape
@@ -217,9 +226,7 @@ def runs_plain_gemm_1x1(node, ins, constant_names, ctx, isa) -> bool:
     if (tuple(w_shape[2:]) != (1, 1) or geo["group"] != 1 or tuple(geo["strides"]) != (1, 1)
             or any(geo["pads"]) or node.inputs[1] not in constant_names):
         return False
-    out = TensorInfo(geo["out"], "float32")
-    known = {n: True for n in node.inputs[1:] if n in constant_names}
-    p, _, _, _ = _conv_setup(node, ins, [out], known, ctx, isa)
+    p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
     return not (p["direct"] or p["bf16"] or p["depthwise"] or p["transposed"])
 
 
@@ -227,10 +234,7 @@ def runs_plain_gemm_1x1(node, ins, constant_names, ctx, isa) -> bool:
 def prepare_conv_gap(node, ins, outs, constants, ctx, isa):
     """x86.ConvGlobalAvgPool (fuse.py): a plain 1x1 Conv, then a GlobalAveragePool of its output; the
     node's attrs hold the Conv's ("conv"). The output is the pooling's, [N, O, 1, 1]."""
-    conv = Node("Conv", list(node.inputs), ["conv"], node.attrs["conv"], node.name)
-    x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
-    conv_out = TensorInfo(conv_geometry(x_shape, w_shape, conv.attrs)["out"], "float32")
-    p, weight, bias, has_bias = _conv_setup(conv, ins, [conv_out], constants, ctx, isa)
+    conv_out, (p, weight, bias, has_bias) = _fused_conv_setup(node, ins, constants, ctx, isa)
     if tuple(outs[0].shape) != tuple(conv_out.shape[:2]) + (1, 1) or outs[0].layout == NC16:
         raise BackendError(f"x86: {node.name} is not a 1x1 convolution and a global average pooling of its "
                            "output (mnn_x86/fuse.py should not have fused them)")

@@ -61,6 +61,13 @@ def check_op(op: str, inputs: list, attrs: dict, isa: str, threads: int = 1, con
     return sess
 
 
+def fused_and_plain(graph: Graph, isa: str, threads: int) -> tuple[Session, Session]:
+    """Two x86 sessions of `graph` under `isa`: with the backend's fusions, and with fuse=False (the
+    fused kernels' oracle)."""
+    kw = {"backend": "x86", "fallback": False, "threads": threads, "options": {"x86.isa": isa}}
+    return Session(graph, **kw), Session(graph, **kw, fuse=False)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ISAS
+from conftest import ISAS, fused_and_plain
 
 from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
@@ -55,9 +55,7 @@ ONE = {"kernel_shape": [1, 1]}
 )
 def test_fused_head_matches_unfused_and_reference(rng, isa, threads, n, c, o, h, w, conv, bias):
     g, feeds = _graph(rng, n, c, o, h, w, conv, bias)
-    options = {"x86.isa": isa}
-    fused = Session(g, backend="x86", fallback=False, threads=threads, options=options)
-    plain = Session(g, backend="x86", fallback=False, threads=threads, options=options, fuse=False)
+    fused, plain = fused_and_plain(g, isa, threads)
     got, want = fused.run(feeds)["z"], plain.run(feeds)["z"]
     assert fused.plan.fused == ({} if isa == "scalar" else {"conv+gap": ["conv", "gap"]})  # scalar: no fusions
     assert plain.plan.fused == {} and [p.op for p in plain.plan] == ["Conv", "GlobalAveragePool"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ISAS
+from conftest import ISAS, fused_and_plain
 from mnn_x86 import isa as x86_isa
 from test_bf16 import BUILD_MODELS, _models
 
@@ -58,9 +58,7 @@ POOL3 = {"kernel_shape": [3, 3], "strides": [2, 2]}
 )
 def test_fused_stem_matches_unfused_and_reference(rng, isa, threads, n, c, o, h, w, conv, pool):
     g, feeds = _graph(rng, n, c, o, h, w, conv, pool)
-    options = {"x86.isa": isa}
-    fused = Session(g, backend="x86", fallback=False, threads=threads, options=options)
-    plain = Session(g, backend="x86", fallback=False, threads=threads, options=options, fuse=False)
+    fused, plain = fused_and_plain(g, isa, threads)
     got, want = fused.run(feeds)["z"], plain.run(feeds)["z"]
     # the scalar kernels have no fused op (their pooling has no stride-2 register path)
     assert fused.plan.fused == ({} if isa == "scalar" else {"conv+pool": ["conv", "pool"]})
