@@ -24,7 +24,6 @@ from mnn_core.errors import MnnError
 
 from . import isa as _isa
 from . import layouts as _layouts
-from . import precision as _precision
 
 __version__ = "0.1.0"
 
@@ -107,12 +106,10 @@ class X86Backend(Backend):
     def tensor_layouts(self, candidates, ctx):
         """NC16 for the tensors between the kernels that take it (layouts.py; option x86.layouts)."""
         isa = _isa.choose(ctx.options)
-        if _precision.use_bf16(ctx, isa) and str(ctx.options.get(_layouts.OPTION, "")).lower() != "on":
-            return {}  # bf16 GEMMs read dense NCHW: NC16 would send the 1x1s to the fp32 pointwise kernel
-        return _layouts.choose(candidates, ctx.options, isa)
+        return _layouts.choose(candidates, ctx.options, isa) if _layouts.offered(ctx, isa) else {}
 
     def fuse(self, offer, ctx):
-        """A stem convolution and the max pooling after it, as one op (fuse.py)."""
+        """A few ops placed here run as one (fuse.py)."""
         return _fuse.fusions(offer, ctx, _isa.choose(ctx.options))
 
     def tensor_nbytes(self, info, ctx=None):

@@ -12,6 +12,10 @@ from mnn_core.backend import KernelSpec
 ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "silu": 5, "gelu": 6, "tanh": 7,
              "hard_sigmoid": 8, "hard_swish": 9}
 
+#: the op of a Conv and the Add of its output and a residual, maybe with an activation after (fuse.py);
+#: here, not in ops_conv.py, because layouts.py (which ops_conv.py imports) lays its sides out too
+CONV_ADD = "x86.ConvAdd"
+
 #: prepare(node, ins, outs, constants, ctx, isa) -> an _x86.Execution
 PrepareFn = Callable[..., object]
 

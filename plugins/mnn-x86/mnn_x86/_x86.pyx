@@ -124,6 +124,8 @@ cdef extern from "ops.h" nogil:
         x86_pool_geom pg
         int32_t gap
         int64_t gap_rows
+        int32_t res_input
+        x86_epilogue res_act
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -480,8 +482,10 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
             "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "") + ("_maxpool" if p.get("pool") else "")
     gemm_rows, gemm_cols = _gemm_rows_cols(kind, p)
-    cdef Execution ex = _execution(f"x86.Conv.{kind}", sizeof(x86_conv_state), x86_conv_run, isa, threads,
-                                   _gemm_depth(kind, p), gemm_rows, gemm_cols)
+    # p["res"]: the input added to the result before the activation (x86.ConvAdd, a residual)
+    res_input = p.get("res", -1)
+    cdef Execution ex = _execution(f"x86.Conv.{kind}" + ("+add" if res_input >= 0 else ""), sizeof(x86_conv_state),
+                                   x86_conv_run, isa, threads, _gemm_depth(kind, p), gemm_rows, gemm_cols)
     cdef x86_conv_state* s = <x86_conv_state*>ex.state
     cdef const x86_kernels* k = s.op.k
     cdef Buffer w, work, b
@@ -495,6 +499,10 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     s.weight_input = -1 if weight is not None else weight_input
     s.bias_input = -1 if bias is not None or bias_input < 0 else bias_input
     _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"])
+    s.res_input = res_input
+    _epilogue(&s.res_act, 0, 0.0, 0.0)
+    if res_input >= 0 and not pointwise:  # other paths add the residual after, then activate (op_conv.c)
+        s.res_act, s.epi.act = s.epi, 0
     if bias is not None:
         b = _copy_array(bias, np.float32)
         ex.keep.append(b)

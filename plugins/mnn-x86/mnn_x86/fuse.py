@@ -10,6 +10,11 @@
   x86.ConvGlobalAvgPool, whose GEMM runs a few row panels at a time into a worker's scratch and
   averages each row there (csrc/op_conv.c: conv_gap_task). SqueezeNet's classifier (512 -> 1000 on
   13x13, then the pooling) no longer writes 676 KB and reads it back.
+- A plain 1x1 convolution with no activation whose output alone an Add reads, adding a tensor of its
+  shape (a residual: MobileNetV2's projections and their shortcuts), and the activation that alone
+  reads the sum, if any (ResNet-50's bottlenecks end in one): one op, x86.ConvAdd, when the session
+  offers NC16 (layouts.py): the pointwise kernel adds the residual in registers, before the activation
+  and the store (csrc/pointwise_impl.h), so the sum is not a second pass over both tensors.
 
 The scalar kernels have no fused op (their pooling has no stride-2 register path), so under
 x86.isa="scalar" nothing is fused. `Session(fuse=False)` turns fusions off.
@@ -19,9 +24,12 @@ from __future__ import annotations
 
 from mnn_core.fusion import Fusion
 from mnn_core.graph.ir import Node
+from mnn_core.ops.elementwise import ACTIVATION_OPS
 from mnn_core.ops.pool import pool_geometry
 
 from . import _x86
+from . import layouts as _layouts
+from ._common import CONV_ADD
 from .ops_conv import CONV_GAP, CONV_MAXPOOL, runs_direct, runs_plain_gemm_1x1
 
 
@@ -55,6 +63,46 @@ def _global_avgpool(pool: Node, infos) -> bool:
     return x is not None and int(x.shape[2]) * int(x.shape[3]) > _x86.TRANSPOSED_1X1_MAX_PIXELS
 
 
+def _residual(conv: Node, add: Node, infos) -> str | None:
+    """The value `add` adds to the conv's output when it is a 4-D float32 tensor of that output's
+    static shape (no broadcasting), else None."""
+    y = conv.outputs[0]
+    if add.op != "Add" or len(add.inputs) != 2 or len(add.outputs) != 1 or add.inputs.count(y) != 1:
+        return None
+    res = add.inputs[1 - add.inputs.index(y)]
+    a, b = infos.get(y), infos.get(res)
+    same = a is not None and b is not None and a.is_static and b.is_static and len(a.shape) == 4
+    return res if same and tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype == "float32" else None
+
+
+def _activation_attrs(act: Node | None) -> dict | None:
+    """The fused-activation attrs (mnn_core/graph/passes.py: fuse_activations) of an activation op
+    of one input whose parameters are attributes, else None."""
+    if act is None or act.op not in ACTIVATION_OPS or len([n for n in act.inputs if n]) != 1:
+        return None
+    kind, params = ACTIVATION_OPS[act.op]
+    if any(v not in act.attrs for v in params.values()):
+        return None
+    values = {k: float(act.attrs[v]) for k, v in params.items()}
+    return {"activation": kind, "act_alpha": values.get("alpha", 0.0), "act_beta": values.get("beta", 0.0)}
+
+
+def _conv_add(conv: Node, add: Node, offer, ctx, isa: str) -> Fusion | None:
+    """x86.ConvAdd of `conv`, the Add that alone reads it and the activation that alone reads the sum
+    (if any): where the conv is a plain 1x1 with no activation that the pointwise kernel can run (the
+    session offers NC16)."""
+    res = _residual(conv, add, offer.infos)
+    if (res is None or conv.attrs.get("activation", "none") != "none" or not _layouts.offered(ctx, isa)
+            or _layouts.conv_kind(conv, offer.infos, offer.constants) != "1x1"):
+        return None
+    act = offer.sole_reader(add.outputs[0])
+    act_attrs = _activation_attrs(act)
+    group = (conv, add, act) if act_attrs else (conv, add)
+    node = Node(CONV_ADD, [*conv.inputs, res], [group[-1].outputs[0]], {"conv": dict(conv.attrs), **(act_attrs or {})},
+                "+".join(n.name for n in group))
+    return Fusion(node, tuple(n.name for n in group), "the residual added in registers")
+
+
 def fusions(offer, ctx, isa: str) -> list[Fusion]:
     if isa == "scalar":
         return []
@@ -62,17 +110,19 @@ def fusions(offer, ctx, isa: str) -> list[Fusion]:
     for conv in offer.nodes:
         if conv.op != "Conv" or len(conv.outputs) != 1:
             continue
-        pool = offer.sole_reader(conv.outputs[0])
-        if pool is None:
+        reader = offer.sole_reader(conv.outputs[0])
+        if reader is None:
             continue
         ins = [offer.infos[n] if n else None for n in conv.inputs]
-        if _stride2_maxpool(pool, offer.infos) and runs_direct(conv, ins, offer.constants, ctx, isa):
+        if _stride2_maxpool(reader, offer.infos) and runs_direct(conv, ins, offer.constants, ctx, isa):
             op, why = CONV_MAXPOOL, "pooled band by band, in cache"
-            attrs = {"conv": dict(conv.attrs), "pool": dict(pool.attrs)}
-        elif _global_avgpool(pool, offer.infos) and runs_plain_gemm_1x1(conv, ins, offer.constants, ctx, isa):
+            attrs = {"conv": dict(conv.attrs), "pool": dict(reader.attrs)}
+        elif _global_avgpool(reader, offer.infos) and runs_plain_gemm_1x1(conv, ins, offer.constants, ctx, isa):
             op, why, attrs = CONV_GAP, "averaged block by block, in cache", {"conv": dict(conv.attrs)}
         else:
+            if fusion := _conv_add(conv, reader, offer, ctx, isa):
+                found.append(fusion)
             continue
-        node = Node(op, list(conv.inputs), [pool.outputs[0]], attrs, f"{conv.name}+{pool.name}")
-        found.append(Fusion(node, (conv.name, pool.name), why))
+        node = Node(op, list(conv.inputs), [reader.outputs[0]], attrs, f"{conv.name}+{reader.name}")
+        found.append(Fusion(node, (conv.name, reader.name), why))
     return found

@@ -8,10 +8,10 @@ channels-last scratch and the 1x1 its packing of X^T: each reads and writes the 
 
 The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in
 NC16 when its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1
-convolution with constant weights; Add of two same-shape tensors; an activation), and when the
-element-wise ops' inputs and output all agree (they walk the blocks as flat arrays, so they cannot
-mix layouts). Everything else stays dense NCHW; a convolution with one NC16 side converts on the
-other as it reads or writes.
+convolution with constant weights, also as x86.ConvAdd; Add of two same-shape tensors; an
+activation), and when the element-wise ops' inputs and output all agree (they walk the blocks as flat
+arrays, so they cannot mix layouts; x86.ConvAdd's residual and output likewise). Everything else stays
+dense NCHW; a convolution with one NC16 side converts on the other as it reads or writes.
 
 The session option ``x86.layouts`` ("auto", "on", "off"; else the environment variable
 MNN_X86_LAYOUTS) decides whether any tensor is offered NC16:
@@ -28,7 +28,11 @@ import os
 import numpy as np
 
 from mnn_core.errors import BackendError
+from mnn_core.graph.ir import Node
 from mnn_core.ops.conv import conv_geometry
+
+from ._common import CONV_ADD
+from .precision import use_bf16
 
 #: the layout code, as X86_LAYOUT_NC16 in csrc/x86.h
 NC16 = 1
@@ -53,6 +57,16 @@ def enabled(options, isa: str) -> bool:
     return choice == "on" or (choice == "auto" and isa in AUTO_ISAS)
 
 
+def offered(ctx, isa: str) -> bool:
+    """Whether this session offers NC16 at all: enabled(), unless precision="low" runs bf16 GEMMs,
+    which read dense NCHW (NC16 would send the 1x1s to the fp32 pointwise kernel) and "on" was not
+    asked for."""
+    options = getattr(ctx, "options", None) or {}
+    if use_bf16(ctx, isa) and str(options.get(OPTION, "")).lower() != "on":
+        return False
+    return enabled(options, isa)
+
+
 def nbytes(info) -> int:
     """Bytes of a tensor in NC16: its channels rounded up to whole blocks."""
     n, c, h, w = (int(d) for d in info.shape)
@@ -63,9 +77,18 @@ def _is_4d_float(info) -> bool:
     return info is not None and len(info.shape) == 4 and info.dtype == "float32" and info.is_static
 
 
-def _conv_kind(node, infos, constants) -> str | None:
-    """The kernel that takes this Conv's NC16 sides: "depthwise" (x86.h: x86_dw_channels_last) or
-    "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant weights); None if neither."""
+def fused_conv(node: Node) -> Node:
+    """x86.ConvAdd's convolution (its inputs but the residual, its attrs under "conv"), or `node`."""
+    if node.op == CONV_ADD:
+        return Node("Conv", list(node.inputs[:-1]), list(node.outputs), node.attrs["conv"], node.name)
+    return node
+
+
+def conv_kind(node, infos, constants) -> str | None:
+    """The kernel that takes this Conv's (or x86.ConvAdd's) NC16 sides: "depthwise" (x86.h:
+    x86_dw_channels_last) or "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant
+    weights); None if neither."""
+    node = fused_conv(node)
     if node.op != "Conv" or len(node.inputs) < 2:
         return None
     x, w = infos.get(node.inputs[0]), infos.get(node.inputs[1])
@@ -101,13 +124,24 @@ def _elementwise(node, infos) -> bool:
     return all(infos.get(v) is not None and tuple(infos[v].shape) == tuple(out.shape) for v in data)
 
 
+def _tied(node, infos) -> list[str]:
+    """The values that must share one layout: an element-wise op's data inputs and output, x86.ConvAdd's
+    residual and output (both walked by the same offsets); none for other ops."""
+    if node.op == CONV_ADD:
+        return [node.inputs[-1], node.outputs[0]]
+    if _elementwise(node, infos):
+        return [*node.inputs[: 2 if node.op == "Add" else 1], node.outputs[0]]
+    return []
+
+
 def _writes(node, infos, constants) -> bool:
-    return _conv_kind(node, infos, constants) is not None or _elementwise(node, infos)
+    return conv_kind(node, infos, constants) is not None or _elementwise(node, infos)
 
 
 def _reads(node, index, infos, constants) -> bool:
-    if _conv_kind(node, infos, constants) is not None:
-        return index == 0
+    kind = conv_kind(node, infos, constants)
+    if kind is not None:  # x86.ConvAdd's residual: in its output's layout, which a 1x1 may write NC16
+        return index == 0 or (node.op == CONV_ADD and kind == "1x1" and index == len(node.inputs) - 1)
     return _elementwise(node, infos) and index < (2 if node.op == "Add" else 1)
 
 
@@ -126,12 +160,11 @@ def choose(candidates, options, isa: str) -> dict[str, int]:
     }
     ops = {id(c.producer): c.producer for c in candidates}
     ops.update({id(node): node for c in candidates for node, _ in c.consumers})
-    eltwise = [node for node in ops.values() if _elementwise(node, infos)]
+    tied = [sides for sides in (_tied(node, infos) for node in ops.values()) if sides]
     changed = True
     while changed:  # an element-wise op with a dense side makes all its sides dense
         changed = False
-        for node in eltwise:
-            sides = [v for v in (*node.inputs[: 2 if node.op == "Add" else 1], node.outputs[0])]
+        for sides in tied:
             if any(v in chosen for v in sides) and not all(v in chosen for v in sides):
                 chosen.difference_update(sides)
                 changed = True

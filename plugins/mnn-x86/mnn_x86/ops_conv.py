@@ -30,9 +30,9 @@ from mnn_core.graph.ir import Node, TensorInfo
 from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
-from ._common import conv_params, fused_activation, kernel, static_shape
+from ._common import CONV_ADD, conv_params, fused_activation, kernel, static_shape
 from .isa import l3_cache_bytes
-from .layouts import NC16
+from .layouts import NC16, fused_conv
 from .layouts import nbytes as nc16_nbytes
 from .precision import use_bf16, winograd_bf16
 
@@ -228,6 +228,24 @@ def runs_plain_gemm_1x1(node, ins, constant_names, ctx, isa) -> bool:
         return False
     p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
     return not (p["direct"] or p["bf16"] or p["depthwise"] or p["transposed"])
+
+
+@kernel(CONV_ADD)
+def prepare_conv_add(node, ins, outs, constants, ctx, isa):
+    """x86.ConvAdd (fuse.py): a Conv with no activation of its own (its attrs under "conv", its inputs
+    all but the last), plus the last input (a residual of its output's shape and layout), then the
+    node's own activation. The pointwise kernel (a 1x1 with an NC16 side) adds the residual in
+    registers; any other path adds it in a pass after (csrc/op_conv.c: x86_conv_run)."""
+    conv, res = fused_conv(node), ins[-1]
+    p, weight, bias, has_bias = _conv_setup(conv, ins[:-1], outs, constants, ctx, isa)
+    conv_out = conv_geometry(static_shape(ins[0]), static_shape(ins[1]), conv.attrs)["out"]
+    if (tuple(outs[0].shape) != tuple(conv_out) or tuple(res.shape) != tuple(conv_out) or res.dtype != "float32"
+            or res.layout != outs[0].layout or p["act"]):
+        raise BackendError(f"x86: {node.name} is not a convolution with no activation and the Add of a tensor of "
+                           "its output's shape and layout (mnn_x86/fuse.py should not have fused them)")
+    act, act_alpha, act_beta = fused_activation(node.attrs)
+    p.update(act=act, act_alpha=act_alpha, act_beta=act_beta, res=len(node.inputs) - 1)
+    return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
 
 
 @kernel(CONV_GAP)

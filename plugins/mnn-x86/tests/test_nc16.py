@@ -267,12 +267,13 @@ def _mobilenet_v2():
 
 def test_mobilenet_v2_plan_keeps_its_blocks_in_nc16():
     """MobileNetV2 under auto: the tensors between its depthwise and 1x1 convolutions (and its
-    residual Adds) are NC16, about two per convolution: all but the stem's output and the last
-    1x1's; the results match the dense plan's."""
+    residual sums) are NC16, the output of every convolution but the stem and the last 1x1; the
+    results match the dense plan's."""
     _needs_auto_nc16()
     graph = _mobilenet_v2()
     sess = Session(graph, backend="x86", fallback=False, threads=1, options={"x86.isa": "avx512"})
-    writers = [p for p in sess.plan if p.op in ("Conv", "Add")]  # 52 + 10, activations and BN fused
+    # 52 convolutions (10 with their Add: x86.ConvAdd), batch norms and activations fused
+    writers = [p for p in sess.plan if p.op in ("Conv", "Add", "x86.ConvAdd")]
     assert len(sess.plan.layouts) == len(writers) - 2, str(sess.plan)
     image = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
     off = Session(graph, backend="x86", fallback=False, threads=1, options={"x86.isa": "avx512", "x86.layouts": "off"})

@@ -225,7 +225,7 @@ static void FN(cl_item)(const float *x, const float *w, const float *bias, float
 typedef struct {
     const float *x, *w, *bias;
     float *y, *work;
-    int64_t per_thread, blocks, ranges, range_rows;
+    int64_t per_thread, blocks, ranges, range_rows; /* range_rows 0: the rows split evenly into ranges */
     const x86_conv_geom *g;
     const x86_epilogue *e;
     FN(cl_scratch) sc[DW_MAX_WORKERS];
@@ -240,8 +240,9 @@ static void FN(cl_task)(void *ctx, int64_t item, int worker) {
         J->ready[worker] = 1;
     }
     const int64_t cb = item % J->blocks, part = item / J->blocks % J->ranges, n = item / (J->ranges * J->blocks);
-    const int64_t c0 = cb * VLEN, oh0 = part * J->range_rows;
-    const int64_t oh1 = oh0 + J->range_rows < g->OH ? oh0 + J->range_rows : g->OH;
+    const int64_t c0 = cb * VLEN, oh0 = J->range_rows ? part * J->range_rows : g->OH * part / J->ranges;
+    const int64_t oh_end = J->range_rows ? oh0 + J->range_rows : g->OH * (part + 1) / J->ranges;
+    const int64_t oh1 = oh_end < g->OH ? oh_end : g->OH;
     const int nc = (int)(g->C - c0 < VLEN ? g->C - c0 : VLEN);
     const int64_t cx = g->in_nc16 ? x86_nc16_channels(g->C) : g->C, cy = g->out_nc16 ? x86_nc16_channels(g->C) : g->C;
     FN(cl_item)(J->x + n * cx * g->H * g->W, J->w, J->bias, J->y + n * cy * g->OH * g->OW, c0, nc, oh0, oh1, g, J->e,
@@ -255,8 +256,10 @@ static void FN(cl_task)(void *ctx, int64_t item, int worker) {
  * pointwise kernel before and after takes pixels the same way, and a layer then mostly reads what its
  * own core wrote (MobileNetV2 at two threads, steps' minima 3.33 -> 3.23 ms with the pointwise
  * kernel's order; RESULTS.md, session 11). Smaller planes are shared by blocks: a range of a few rows
- * cost more in set-up than it saved (7x7 planes: 0.013 -> 0.025 ms). Ranges are whole strips where
- * there are enough strips. */
+ * cost more in set-up than it saved (7x7 planes: 0.013 -> 0.025 ms). Ranges cut by rows split the
+ * rows evenly (the threads' runs of ranges then hold as many rows: with whole strips per range,
+ * MobileNetV2's 112x112 layer gave one thread 60 rows and the other 52, and the first waited for the
+ * second's stolen item); others are whole strips where there are enough strips. */
 static void FN(depthwise_cl)(const float *x, const float *w, const float *bias, float *y, int64_t images,
                              const x86_conv_geom *g, const x86_epilogue *e, float *work, int64_t per_thread,
                              int threads) {
@@ -267,10 +270,13 @@ static void FN(depthwise_cl)(const float *x, const float *w, const float *bias, 
     int64_t ranges = threads > 1 && images * J.blocks < want ? (want + images * J.blocks - 1) / (images * J.blocks) : 1;
     const int by_rows = threads > 1 && g->OH * g->OW >= 256;
     if (by_rows && ranges < threads) ranges = threads;
-    if (ranges <= strips) J.range_rows = (strips + ranges - 1) / ranges * SR;
-    else if (by_rows) J.range_rows = (g->OH + ranges - 1) / ranges; /* a strip cut into ranges */
-    else J.range_rows = SR;
-    J.ranges = (g->OH + J.range_rows - 1) / J.range_rows;
+    if (by_rows) {
+        J.range_rows = 0;
+        J.ranges = ranges < g->OH ? ranges : g->OH;
+    } else {
+        J.range_rows = ranges <= strips ? (strips + ranges - 1) / ranges * SR : SR;
+        J.ranges = (g->OH + J.range_rows - 1) / J.range_rows;
+    }
     memset(J.ready, 0, sizeof J.ready);
     x86_parallel(threads < DW_MAX_WORKERS ? threads : DW_MAX_WORKERS, images * J.blocks * J.ranges, FN(cl_task), &J);
 }

@@ -251,9 +251,10 @@ static void conv_gap_task(void *ctx, int64_t item, int worker) {
     k->reduce_rows(c, J->y + n * s->O + r0, rows, P, 1, 1);
 }
 
+static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, const float *res);
+
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_conv_state *s = (x86_conv_state *)state;
-    const x86_kernels *k = s->op.k;
     const x86_conv_geom *g = &s->g;
     (void)n_out;
     if (ins[0].dtype != MNN_FLOAT32 || ins[1].dtype != MNN_FLOAT32) {
@@ -264,6 +265,27 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         s->op.error = "x86 Conv was prepared for other tensor layouts than it was given";
         return 1;
     }
+    if (s->res_input < 0) return conv_compute(s, ins, n_in, outs, NULL);
+    const mnn_tensor *r = &ins[s->res_input];
+    if (s->res_input >= n_in || r->dtype != MNN_FLOAT32 || r->layout != outs[0].layout ||
+        x86_tensor_floats(r) != x86_tensor_floats(&outs[0])) {
+        s->op.error = "x86.ConvAdd's residual is not a float32 tensor of its output's shape and layout";
+        return 1;
+    }
+    if (conv_compute(s, ins, n_in, outs, (const float *)r->data)) return 1;
+    if (!s->pointwise) { /* the pointwise kernel added it in registers; the other paths: two passes over y */
+        float *y = (float *)outs[0].data;
+        const int64_t n = x86_tensor_floats(&outs[0]), one = 1;
+        s->op.k->binary(X86_ADD, y, (const float *)r->data, y, 1, &n, &one, &one, s->op.threads);
+        if (s->res_act.act != X86_ACT_NONE) s->op.k->activation(&s->res_act, y, y, n, s->op.threads);
+    }
+    return 0;
+}
+
+/* the convolution into outs[0]; res: the pointwise kernel's residual (x86.ConvAdd), else NULL */
+static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, const float *res) {
+    const x86_kernels *k = s->op.k;
+    const x86_conv_geom *g = &s->g;
     const float *x = (const float *)ins[0].data;
     float *y = (float *)outs[0].data;
     const float *bias = s->bias_input >= 0 && s->bias_input < n_in ? (const float *)ins[s->bias_input].data : s->bias;
@@ -276,8 +298,8 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     if (s->pointwise) { /* inference (x86infer): per image; an NC16 image holds its channels rounded up */
         const int64_t cx = g->in_nc16 ? x86_nc16_channels(g->C) : g->C, cy = g->out_nc16 ? x86_nc16_channels(s->O) : s->O;
         for (int64_t n = 0; n < s->N; ++n)
-            k->pointwise(x + n * cx * out_plane, s->w, bias, y + n * cy * out_plane, g->C, s->O, out_plane, g, &s->epi,
-                         s->op.threads);
+            k->pointwise(x + n * cx * out_plane, s->w, bias, res ? res + n * cy * out_plane : NULL,
+                         y + n * cy * out_plane, g->C, s->O, out_plane, g, &s->epi, s->op.threads);
         return 0;
     }
     if (s->direct && s->pool) { /* inference (x86infer): and the max pooling after it */

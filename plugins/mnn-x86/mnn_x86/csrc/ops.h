@@ -65,6 +65,10 @@ typedef struct x86_conv_state {
                          * (x86.ConvGlobalAvgPool): y is [N][O], one mean per output channel; the GEMM
                          * runs gap_rows output channels at a time into a worker's part of work */
     int64_t gap_rows;
+    int32_t res_input;  /* x86.ConvAdd: the input added to the convolution's result (a residual), else -1.
+                         * The pointwise kernel adds it in registers before epi's activation; any other
+                         * path runs with no activation and adds it, then res_act's, in passes over y */
+    x86_epilogue res_act;
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* a transposed convolution's pixels per chunk (a multiple of MR, or all of them), whether each thread

@@ -19,20 +19,24 @@
 
 typedef struct {
     const float *x, *wt, *bias;
+    const float *res; /* NULL, or a residual laid out as y, added before the activation (x86.ConvAdd) */
     float *y;
     int64_t K, O, P, Op; /* Op: the output's channels as stored (rounded up to 16 when NC16) */
     int64_t a_ps, a_ks;  /* element (pixel r, channel k) of X at x + (k/16)*16*P + (k%16)*a_ks + r*a_ps */
     int64_t panels, panel_items, px_items, tiles_per_item, panels_per_item;
+    int64_t parts, px_per_part; /* the pixels in `parts` equal parts (one a thread), px_per_part items each */
     int stream; /* the NC16 output by streaming stores (g->out_stream, and y aligned to a vector) */
     const x86_conv_geom *g;
     const x86_epilogue *e;
 } FN(pw_job);
 
-/* One tile: pixels [p0, p0 + rows) x output channels [o0, o0 + nv * VLEN) over all of K. `rows`
- * and `nv` are compile-time constants at each call site (pw_tile_any), so the accumulators stay in
- * registers; nv < GEMM_NV for a last panel of at most VLEN channels (O = 16, 144: half the FMAs). */
-static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, const int nv, const FN(pw_job) *J,
-                                                              int64_t p0, int64_t q) {
+/* One tile: pixels [p0, p0 + rows) x output channels [o0, o0 + nv * VLEN) over all of K. `rows`,
+ * `nv` and `has_res` (J->res is set) are compile-time constants at each call site (pw_tile_any), so
+ * the accumulators stay in registers; nv < GEMM_NV for a last panel of at most VLEN channels (O = 16,
+ * 144: half the FMAs). With the residual's tests made at run time instead, the tiles without one ran
+ * 5-8 % slower (MobileNetV2's 1x1s of K = 16 and 24 at one thread). */
+static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, const int nv, const int has_res,
+                                                              const FN(pw_job) *J, int64_t p0, int64_t q) {
     const int64_t K = J->K, P = J->P, o0 = q * NR, a_ps = J->a_ps, a_ks = J->a_ks;
     const int cols = (int)(J->O - o0 < NR ? J->O - o0 : NR);
     const float *b = J->wt + q * NR * K;
@@ -40,6 +44,10 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
     vf acc[MR][GEMM_NV];
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < nv; ++v) acc[r][v] = vf_zero();
+    if (has_res && J->g->out_nc16) /* the residual's lines on their way while the FMAs run */
+        for (int v = 0; v < nv && o0 + v * VLEN < J->Op; ++v)
+            for (int r = 0; r < rows; ++r)
+                __builtin_prefetch(J->res + (o0 + v * VLEN) / X86_NC16 * P * X86_NC16 + (p0 + r) * X86_NC16, 0, 3);
     for (int64_t k0 = 0; k0 < K; k0 += X86_NC16) {
         const int64_t kn = K - k0 < X86_NC16 ? K - k0 : X86_NC16;
         const float *a = J->x + k0 * P + p0 * a_ps; /* block k0/16 (or channel k0) at pixel p0 */
@@ -56,13 +64,21 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
             }
         }
     }
-    for (int v = 0; v < nv; ++v) { /* bias, then the activation, in registers */
+    /* a dense output's residual is added as its columns are written, so its activation waits too */
+    const int late_act = has_res && !J->g->out_nc16;
+    for (int v = 0; v < nv; ++v) { /* bias, an NC16 residual, then the activation, in registers */
         const int n = cols - v * VLEN;
-        const vf bias = e->bias && n > 0 ? vf_mul(vf_set1(e->beta), vf_load_n(e->bias + o0 + v * VLEN, n)) : vf_zero();
+        const int64_t o = o0 + v * VLEN;
+        const vf bias = e->bias && n > 0 ? vf_mul(vf_set1(e->beta), vf_load_n(e->bias + o, n)) : vf_zero();
+        /* the residual's vector for pixel p0 (none past the stored blocks: a 48-wide panel's last) */
+        const float *res = has_res && J->g->out_nc16 && o < J->Op
+                               ? J->res + o / X86_NC16 * P * X86_NC16 + o % X86_NC16 + p0 * X86_NC16
+                               : NULL;
         for (int r = 0; r < rows; ++r) {
             vf t = vf_add(e->alpha != 1.0f ? vf_mul(acc[r][v], vf_set1(e->alpha)) : acc[r][v], bias);
-            if (e->act == X86_ACT_RELU) t = vf_relu(t);
-            else if (e->act == X86_ACT_CLIP) t = vf_clamp(t, vf_set1(e->act_alpha), vf_set1(e->act_beta));
+            if (res) t = vf_add(t, vf_load(res + r * X86_NC16));
+            if (e->act == X86_ACT_RELU && !late_act) t = vf_relu(t);
+            else if (e->act == X86_ACT_CLIP && !late_act) t = vf_clamp(t, vf_set1(e->act_alpha), vf_set1(e->act_beta));
             acc[r][v] = t;
         }
     }
@@ -87,17 +103,26 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         for (int v = 0; v < nv; ++v) vf_store(buf + r * NR + v * VLEN, acc[r][v]);
     for (int c = 0; c < cols; ++c) {
         float *yc = J->y + (o0 + c) * P + p0;
-        for (int r = 0; r < rows; ++r) yc[r] = buf[r * NR + c];
-        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, yc, yc, rows);
+        if (has_res) {
+            const float *rc = J->res + (o0 + c) * P + p0;
+            for (int r = 0; r < rows; ++r) yc[r] = buf[r * NR + c] + rc[r];
+        } else {
+            for (int r = 0; r < rows; ++r) yc[r] = buf[r * NR + c];
+        }
+        if (e->act > X86_ACT_CLIP || (late_act && e->act != X86_ACT_NONE))
+            FN(act_row)(e->act, e->act_alpha, e->act_beta, yc, yc, rows);
     }
 }
 
 static void FN(pw_tile_any)(int rows, int nv, const FN(pw_job) *J, int64_t p0, int64_t q) {
-    switch (rows) { /* each case inlines pw_tile with constant rows and vectors */
+    const int has_res = J->res != NULL;
+    switch (rows) { /* each case inlines pw_tile with constant rows, vectors and residual or not */
 #define PW_CASE(R)                                                          \
     case R:                                                                 \
-        if (nv < GEMM_NV) FN(pw_tile)(R, 1, J, p0, q);                      \
-        else FN(pw_tile)(R, GEMM_NV, J, p0, q);                             \
+        if (nv < GEMM_NV && has_res) FN(pw_tile)(R, 1, 1, J, p0, q);        \
+        else if (nv < GEMM_NV) FN(pw_tile)(R, 1, 0, J, p0, q);              \
+        else if (has_res) FN(pw_tile)(R, GEMM_NV, 1, J, p0, q);             \
+        else FN(pw_tile)(R, GEMM_NV, 0, J, p0, q);                          \
         break;
     PW_CASE(1)
 #if MR > 1
@@ -154,25 +179,37 @@ static void FN(pw_item)(void *ctx, int64_t item, int worker) {
     const FN(pw_job) *J = (const FN(pw_job) *)ctx;
     const int64_t pi = item / J->panel_items, qi = item % J->panel_items;
     const int64_t q1 = (qi + 1) * J->panels_per_item < J->panels ? (qi + 1) * J->panels_per_item : J->panels;
-    const int64_t p_end0 = (pi + 1) * J->tiles_per_item * MR, p_end = p_end0 < J->P ? p_end0 : J->P;
+    /* the item's pixels: tiles_per_item tiles, or with parts, its share of its part's tiles counted
+     * from the part's first pixel (at one thread the shares ran MobileNetV2's 32 -> 16 layer 7 %
+     * slower than whole items of tiles_per_item, for reasons not found) */
+    int64_t p_lo = pi * J->tiles_per_item * MR, p_end = p_lo + J->tiles_per_item * MR, b = J->P;
+    if (J->parts > 1) {
+        const int64_t part = pi / J->px_per_part, i = pi % J->px_per_part, a = J->P * part / J->parts;
+        b = J->P * (part + 1) / J->parts;
+        const int64_t tiles = (b - a + MR - 1) / MR;
+        p_lo = a + tiles * i / J->px_per_part * MR;
+        p_end = a + tiles * (i + 1) / J->px_per_part * MR;
+    }
+    if (p_end > b) p_end = b;
     (void)worker;
     for (int64_t q = qi * J->panels_per_item; q < q1; ++q) {
         const int nv = J->O - q * NR <= VLEN ? 1 : GEMM_NV; /* a last panel of one vector's channels */
-        for (int64_t p0 = pi * J->tiles_per_item * MR; p0 < p_end; p0 += MR) {
+        for (int64_t p0 = p_lo; p0 < p_end; p0 += MR) {
             const int rows = (int)(p_end - p0 < MR ? p_end - p0 : MR);
-            if (rows == MR && nv == GEMM_NV) FN(pw_tile)(MR, GEMM_NV, J, p0, q);
+            if (rows == MR && nv == GEMM_NV && !J->res) FN(pw_tile)(MR, GEMM_NV, 0, J, p0, q);
+            else if (rows == MR && nv == GEMM_NV) FN(pw_tile)(MR, GEMM_NV, 1, J, p0, q);
             else FN(pw_tile_any)(rows, nv, J, p0, q);
         }
     }
     if (J->stream) vf_stream_fence(); /* the streamed stores reach memory before the job ends */
 }
 
-static void FN(pointwise)(const float *x, const float *wt, const float *bias, float *y, int64_t K, int64_t O,
-                          int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads) {
+static void FN(pointwise)(const float *x, const float *wt, const float *bias, const float *res, float *y, int64_t K,
+                          int64_t O, int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads) {
     FN(pw_job) J;
     x86_epilogue eb = *e;
     eb.bias = bias;
-    J.x = x, J.wt = wt, J.bias = bias, J.y = y, J.K = K, J.O = O, J.P = P, J.g = g, J.e = &eb;
+    J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y, J.K = K, J.O = O, J.P = P, J.g = g, J.e = &eb;
     J.Op = g->out_nc16 ? x86_nc16_channels(O) : O;
     J.stream = g->out_nc16 && g->out_stream && (uintptr_t)y % (VLEN * sizeof(float)) == 0;
     J.a_ps = g->in_nc16 ? X86_NC16 : 1;
@@ -196,6 +233,14 @@ static void FN(pointwise)(const float *x, const float *wt, const float *bias, fl
         else if (J.tiles_per_item > 1) J.tiles_per_item = (J.tiles_per_item + 1) / 2;
         else break;
     }
+    /* Where the threads split the pixels, each one's items (x86_parallel gives it a contiguous run)
+     * cover 1/threads of them, to within a tile: with whole tiles per item, MobileNetV2's 14x14
+     * projections (14 tiles of 14 in 4 pixel items: 4, 4, 4, 2) gave one thread 8 tiles and the other
+     * 6. Where they split the panels (fewer pixel items than threads) each reads only its panels'
+     * weights: splitting the 7x7 320 -> 1280 layer's 49 pixels too had both read all 1.6 MB. */
+    J.parts = J.px_items >= threads ? threads : 1;
+    J.px_per_part = (J.px_items + J.parts - 1) / J.parts;
+    J.px_items = J.px_per_part * J.parts;
     const int64_t items = J.px_items * J.panel_items;
     if (threads > 1 && items > 1) x86_parallel(threads, items, FN(pw_item), &J);
     else

@@ -127,9 +127,10 @@ typedef struct x86_kernels {
                      int64_t kk1, int64_t p0, int64_t P);
     /* a 1x1 convolution (stride 1, no padding, one group) of one image with an NC16 input or
      * output (pointwise_impl.h): x of K channels x P pixels (g->in_nc16: blocked, else NCHW), wt:
-     * W^T packed as the GEMM's B (pack_b), y of O channels (g->out_nc16: blocked, else NCHW) */
-    void (*pointwise)(const float *x, const float *wt, const float *bias, float *y, int64_t K, int64_t O,
-                      int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads);
+     * W^T packed as the GEMM's B (pack_b), y of O channels (g->out_nc16: blocked, else NCHW); res:
+     * NULL, or a tensor laid out as y added before the activation (x86.ConvAdd: a residual) */
+    void (*pointwise)(const float *x, const float *wt, const float *bias, const float *res, float *y, int64_t K,
+                      int64_t O, int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads);
     /* a direct convolution for few input channels (conv_direct_impl.h: one group, dilation 1, NCHW
      * on both sides). direct_plan: output rows per work item, parts the channel blocks are split
      * into, scratch per thread (floats) and the packed weights' floats; direct_pack: the O x K
