@@ -207,8 +207,8 @@ static void FN(cl_item)(const float *x, const float *w, const float *bias, float
     if (bias) b0 = vf_load_n(bias + c0, nc);
     const int64_t shared = (g->kh - 1) * g->dh + 1 - g->sh, row = sc->PW * VLEN;
     /* an NC16 side: the block's first pixel, at this item's lane in it */
-    x += g->in_nc16 ? c0 / X86_NC16 * g->H * g->W * X86_NC16 + c0 % X86_NC16 : c0 * g->H * g->W;
-    y += g->out_nc16 ? c0 / X86_NC16 * g->OH * g->OW * X86_NC16 + c0 % X86_NC16 : c0 * g->OH * g->OW;
+    x += g->in_nc16 ? x86_nc16_at(c0, 0, g->H * g->W) : c0 * g->H * g->W;
+    y += g->out_nc16 ? x86_nc16_at(c0, 0, g->OH * g->OW) : c0 * g->OH * g->OW;
     for (int64_t r0 = oh0; r0 < oh1; r0 += sc->SR) {
         const int64_t r1 = r0 + sc->SR < oh1 ? r0 + sc->SR : oh1;
         int64_t carried = 0;

@@ -47,7 +47,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
     if (has_res && J->g->out_nc16) /* the residual's lines on their way while the FMAs run */
         for (int v = 0; v < nv && o0 + v * VLEN < J->Op; ++v)
             for (int r = 0; r < rows; ++r)
-                __builtin_prefetch(J->res + (o0 + v * VLEN) / X86_NC16 * P * X86_NC16 + (p0 + r) * X86_NC16, 0, 3);
+                __builtin_prefetch(J->res + x86_nc16_at(o0 + v * VLEN, p0 + r, P), 0, 3);
     for (int64_t k0 = 0; k0 < K; k0 += X86_NC16) {
         const int64_t kn = K - k0 < X86_NC16 ? K - k0 : X86_NC16;
         const float *a = J->x + k0 * P + p0 * a_ps; /* block k0/16 (or channel k0) at pixel p0 */
@@ -71,9 +71,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         const int64_t o = o0 + v * VLEN;
         const vf bias = e->bias && n > 0 ? vf_mul(vf_set1(e->beta), vf_load_n(e->bias + o, n)) : vf_zero();
         /* the residual's vector for pixel p0 (none past the stored blocks: a 48-wide panel's last) */
-        const float *res = has_res && J->g->out_nc16 && o < J->Op
-                               ? J->res + o / X86_NC16 * P * X86_NC16 + o % X86_NC16 + p0 * X86_NC16
-                               : NULL;
+        const float *res = has_res && J->g->out_nc16 && o < J->Op ? J->res + x86_nc16_at(o, p0, P) : NULL;
         for (int r = 0; r < rows; ++r) {
             vf t = vf_add(e->alpha != 1.0f ? vf_mul(acc[r][v], vf_set1(e->alpha)) : acc[r][v], bias);
             if (res) t = vf_add(t, vf_load(res + r * X86_NC16));
@@ -86,7 +84,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         for (int v = 0; v < nv; ++v) {
             const int64_t o = o0 + v * VLEN;
             if (o >= J->Op) break;
-            float *yv = J->y + o / X86_NC16 * P * X86_NC16 + o % X86_NC16 + p0 * X86_NC16;
+            float *yv = J->y + x86_nc16_at(o, p0, P);
             for (int r = 0; r < rows; ++r) {
                 vf t = acc[r][v];
                 if (e->act > X86_ACT_CLIP) t = vf_activate(t, e->act, e->act_alpha, e->act_beta);

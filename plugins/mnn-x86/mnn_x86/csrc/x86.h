@@ -56,6 +56,10 @@ typedef struct x86_epilogue {
 #define X86_LAYOUT_NC16 1
 #define X86_NC16 16
 static inline int64_t x86_nc16_channels(int64_t C) { return (C + X86_NC16 - 1) / X86_NC16 * X86_NC16; }
+/* the offset of channel c at pixel p in one NC16 image of `plane` pixels */
+static inline int64_t x86_nc16_at(int64_t c, int64_t p, int64_t plane) {
+    return c / X86_NC16 * plane * X86_NC16 + p * X86_NC16 + c % X86_NC16;
+}
 
 /* One group of a convolution: C input channels of H x W to OH x OW. in_nc16 / out_nc16: the input
  * / output is kept in NC16 (only the depthwise and the 1x1 kernels take it; 0 everywhere else). */
