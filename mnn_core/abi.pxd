@@ -7,6 +7,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t
 cdef extern from "mnn_core/abi.h" nogil:
     enum: MNN_ABI_VERSION
     enum: MNN_MAX_DIMS
+    enum: MNN_EXEC_INPUTS_MAY_MOVE
     const char* MNN_EXECUTION_CAPSULE
 
     ctypedef enum mnn_dtype:

@@ -136,6 +136,8 @@ class _PreparedPlan:
         self.input_views: dict[str, np.ndarray] = {}
         self.output_views: dict[str, np.ndarray] = {}
         self.infos: dict[str, TensorInfo] = {}
+        self.move_index: dict[str, int] = {}  # movable input -> its position in program.run's `moved`
+        self.host: np.ndarray | None = None  # the host arena
 
 
 class Session:
@@ -275,9 +277,16 @@ class Session:
         if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()):
             self.resize(shapes)
             cur = self._current
+        moved = None
         for name, arr in feeds.items():
-            np.copyto(cur.input_views[name], arr, casting="unsafe")  # kinds checked above
-        cur.program.run(profile)
+            view = cur.input_views[name]
+            j = cur.move_index.get(name)
+            if j is not None and _readable_in_place(arr, view.dtype, cur.host):
+                moved = moved or [0] * len(cur.program.movable)
+                moved[j] = arr.ctypes.data  # read where it is: no copy into the arena
+            else:
+                np.copyto(view, arr, casting="unsafe")  # kinds checked above
+        cur.program.run(profile, None if moved is None else tuple(moved))
         if copy:
             return {n: v.copy() for n, v in cur.output_views.items()}
         return dict(cur.output_views)
@@ -383,6 +392,14 @@ def _check_eager(graph: Graph, backends: list[str], fallback: bool) -> None:
         f"op {ops[0] if ops else '?'}: this model runs eagerly on the reference backend (sequence/optional "
         f"values or outputs sized by input values: {', '.join(ops) or 'its inputs'}), not on "
         f"{', '.join(backends)}; allow fallback=True")
+
+
+def _readable_in_place(arr: np.ndarray, dtype: np.dtype, host: np.ndarray | None) -> bool:
+    """Whether a movable input's steps may read the caller's array itself: its exact dtype, C order,
+    aligned to its element size, and outside the arena (a view of the last run's outputs is copied
+    first, as the steps will overwrite those bytes)."""
+    return (arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.aligned
+            and (host is None or not np.may_share_memory(arr, host)))
 
 
 def _kind(dtype: np.dtype) -> str:
@@ -629,8 +646,18 @@ class _ProgramBuilder:
             else:
                 steps.append(self._op_step(group, out.arenas))
                 self._free_packed(group[0], last_reader)
-        out.program = Program(steps)
+        out.program = Program(steps, [name if self._may_move(name) else None for name in self.graph.inputs])
+        out.move_index = {name: j for j, name in enumerate(self.graph.inputs) if out.program.movable[j]}
+        out.host = host
         return out
+
+    def _may_move(self, name: str) -> bool:
+        """Whether run() may hand the steps the caller's array for this input, as far as the plan goes
+        (the Program checks its readers): it is in host memory, not an output, and no value lives
+        inside its bytes."""
+        uses = self.uses.get(HOST, {})
+        return (name not in self.graph.outputs and (name, HOST) in self.slots
+                and not any(u.alias_of == name for u in uses.values()))
 
     def _free_packed(self, node: Node, last_reader: dict[str, Node]) -> None:
         """Release the constants this node was the last to read, where every step so far packed
@@ -678,13 +705,14 @@ class _ProgramBuilder:
             return TensorRef(value, slot.info, slot.offset if slot.constant is None or domain != HOST else -1,
                              slot.constant)
 
-        ops, in_descs, out_descs, seen = [], [], [], set()
+        ops, in_names, in_descs, out_descs, seen = [], [], [], [], set()
         for node, _ in group:
             ops.append(SegmentOp(node, [ref(n) if n else None for n in node.inputs], [ref(n) for n in node.outputs],
                                  {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers}))
             for n in node.inputs:
                 if n and n not in seen:
                     seen.add(n)
+                    in_names.append(n)
                     in_descs.append(self._desc(arenas, self.slots[(n, domain)]))
             out_descs += [self._desc(arenas, self.slots[(n, domain)]) for n in node.outputs]
         name = f"segment:{backend_name}:{group[0][0].name}..{group[-1][0].name}"
@@ -695,9 +723,9 @@ class _ProgramBuilder:
         except Exception as exc:
             raise BackendError(f"backend {backend_name} failed to prepare {name}: {exc}") from exc
         if isinstance(execution, PyExecution):
-            return (name, execution.fn, in_descs, out_descs)
+            return (name, execution.fn, in_descs, out_descs, in_names)
         if isinstance(execution, CExecution):
-            return (name, execution, in_descs, out_descs)
+            return (name, execution, in_descs, out_descs, in_names)
         raise BackendError(f"backend {backend_name}: prepare_segment returned {type(execution).__name__}")
 
     def _with_ctx(self, method, arg):
@@ -762,13 +790,14 @@ class _ProgramBuilder:
         in_descs = [self._packed_desc(s) if i in packed and s.constant is not None and s.domain == HOST
                     else self._desc(arenas, s) for i, s in enumerate(ins) if s is not None]
         out_descs = [self._desc(arenas, s) for s in outs]
+        in_names = [n for n in node.inputs if n]
         if isinstance(execution, CExecution):
-            return (node.name, execution, in_descs, out_descs)
+            return (node.name, execution, in_descs, out_descs, in_names)
         if isinstance(execution, PyExecution):
             in_views = [self._view(arenas, s) if s else None for s in ins]
             out_views = [self._view(arenas, s) for s in outs]
             fn = execution.fn
-            return (node.name, lambda: fn(in_views, out_views), in_descs, out_descs)
+            return (node.name, lambda: fn(in_views, out_views), in_descs, out_descs, in_names)
         raise BackendError(f"backend {backend_name} returned {type(execution).__name__} from prepare; "
                            "expected CExecution or PyExecution")
 
@@ -779,7 +808,8 @@ class _ProgramBuilder:
                                "and the backend has no kernel for it")
         a, b = self._host_view(arenas[HOST], src), self._host_view(arenas[HOST], dst)
         flat_a, flat_b = a.reshape(-1), b.reshape(-1)
-        return (node.name, lambda: np.copyto(flat_b, flat_a), [self._desc(arenas, src)], [self._desc(arenas, dst)])
+        return (node.name, lambda: np.copyto(flat_b, flat_a), [self._desc(arenas, src)], [self._desc(arenas, dst)],
+                [node.inputs[0]])
 
     def _copy_step(self, name: str, payload, arenas) -> tuple:
         value, src, dst = payload
@@ -799,4 +829,4 @@ class _ProgramBuilder:
             def fn():
                 a_src.read(o_src, tmp)
                 a_dst.write(o_dst, tmp)
-        return (name, fn, [self._desc(arenas, s_slot)], [self._desc(arenas, d_slot)])
+        return (name, fn, [self._desc(arenas, s_slot)], [self._desc(arenas, d_slot)], [value])

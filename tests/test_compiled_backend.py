@@ -115,3 +115,39 @@ def test_auto_uses_compiled_kernels_where_cheaper(template_site):
         print(sorted(set(p.backend for p in sess.plan)))
     """, MNN_LOAD_PLUGINS="template")  # other installed backends (x86) would outbid it
     assert "template" in out
+
+
+def test_inputs_read_in_place(template_site):
+    """The template's kernels set MNN_EXEC_INPUTS_MAY_MOVE, so run() hands them the caller's array:
+    with the arena's copy of x poisoned, the results still match; arrays the steps must not read in
+    place (another dtype, Fortran order, a view of the last run's outputs) are copied as before."""
+    out = run_with_template(template_site, GRAPH, """
+        sess = mnn.Session(graph, backend="template", fallback=False, optimize=False)
+        cur = sess._current
+        assert cur.program.movable == (True,), cur.program.movable
+
+        def check(x, note):
+            cur.input_views["x"][...] = np.nan  # read from here, every output would be NaN
+            got = sess.run({"x": x})["out"]
+            x = np.asarray(x, np.float32)
+            want = np.maximum(x @ graph.initializers[w] + x, 0) ** 2
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3, err_msg=note)
+
+        check(xv, "aligned")
+        odd = np.empty(xv.size + 1, np.float32)[1:].reshape(xv.shape)  # 4-byte aligned, not 64
+        odd[...] = xv[::-1]
+        check(odd, "aligned to its element only")
+        for _ in range(3):  # a new array each run: each run reads its own
+            check(np.random.default_rng(_).standard_normal(xv.shape).astype("float32"), "fresh")
+        back = sess.run({"x": xv}, copy=False)["out"]  # in the arena: the steps would overwrite it
+        want = np.maximum(back @ graph.initializers[w] + back, 0) ** 2
+        got = sess.run({"x": back}, copy=True)["out"]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+        for x, note in ((xv.astype(np.float64), "float64"), (np.asfortranarray(xv), "Fortran order")):
+            cur.input_views["x"][...] = np.nan
+            np.testing.assert_allclose(sess.run({"x": x})["out"], np.maximum(xv @ graph.initializers[w] + xv, 0) ** 2,
+                                       rtol=1e-4, atol=1e-3, err_msg=note)
+        ref = mnn.Session(graph, backend="reference", optimize=False)
+        print(ref._current.program.movable)
+    """)
+    assert out.strip() == "(False,)"  # Python executions read the arena's copy

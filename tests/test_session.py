@@ -316,3 +316,23 @@ def test_auto_with_a_device_backend_and_an_absent_optional_input(register_backen
     b.output(b.Relu(b.Neg(y)), "out")
     sess = mnn.Session(b.build(), backend="auto", optimize=False)
     assert sess.run({"x": np.ones((1, 2, 4, 4), "float32")})["out"].max() == 0
+
+
+def test_which_arrays_steps_may_read_in_place():
+    """run() hands a movable input's steps the caller's array only where they can read it as it is:
+    float32 for a float32 input, C order, aligned to its element, and not inside the arena, which
+    the steps overwrite (an output of the last run fed back as an input)."""
+    from mnn_core.session import _readable_in_place
+
+    arena = np.zeros(4096, np.uint8)
+    x = np.ones((4, 8), np.float32)
+    f32 = np.dtype(np.float32)
+    assert _readable_in_place(x, f32, arena)
+    assert _readable_in_place(x, f32, None)
+    assert _readable_in_place(np.empty(33, np.float32)[1:].reshape(4, 8), f32, arena)  # 4-byte aligned
+    assert not _readable_in_place(x.astype(np.float64), f32, arena)
+    assert not _readable_in_place(np.asfortranarray(x), f32, arena)
+    assert not _readable_in_place(x[:, ::2], f32, arena)
+    assert not _readable_in_place(np.frombuffer(bytes(129), np.uint8)[1:].view(np.float32).reshape(4, 8), f32,
+                                  arena)  # not aligned to its element
+    assert not _readable_in_place(arena[64:192].view(np.float32).reshape(4, 8), f32, arena)

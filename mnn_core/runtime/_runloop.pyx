@@ -4,14 +4,18 @@ A Program is built once per plan. Each step is either a C execution (an
 `mnn_execution*` from a backend's PyCapsule, called through its function
 pointer with tensor descriptors fixed at resize) or a Python execution (the
 GIL is taken for that call only). `run` allocates nothing.
+
+A graph input read only by C executions that set MNN_EXEC_INPUTS_MAY_MOVE is
+"movable": `run` can point its descriptors at the caller's array for one run
+(and back after), which spares the copy into the arena.
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.time cimport clock_t
 
-from mnn_core.abi cimport MNN_ABI_VERSION, MNN_MAX_DIMS, mnn_execution, mnn_tensor
+from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_MAX_DIMS, mnn_execution, mnn_tensor
 
 from ..errors import BackendError
 
@@ -66,16 +70,27 @@ cdef class Program:
     cdef list py_calls
     cdef list names
     cdef list keep  # owners of C state and capsules: alive as long as the program
+    cdef int* moves  # descriptor indices of the movable inputs, input by input (move_start)
+    cdef int* move_start  # input j's indices are moves[move_start[j]:move_start[j + 1]]
+    cdef void** homes  # each moved descriptor's arena pointer, restored after the run
+    cdef int n_moves
+    cdef readonly tuple movable  # per graph input passed to __init__: whether run() may move it
 
     def __cinit__(self):
         self.steps = NULL
         self.descs = NULL
         self.times = NULL
+        self.moves = NULL
+        self.move_start = NULL
+        self.homes = NULL
 
-    def __init__(self, list steps):
-        """steps: (name, execution, input descs, output descs); a desc is
-        (data pointer, byte offset, shape, dtype name, layout). An execution is
-        a CExecution-like object (`.capsule`) or a callable (Python step)."""
+    def __init__(self, list steps, inputs=()):
+        """steps: (name, execution, input descs, output descs, input names); a desc is
+        (data pointer, byte offset, shape, dtype name, layout); the names (optional) are the
+        values of the input descs. An execution is a CExecution-like object (`.capsule`) or a
+        callable (Python step). inputs: the graph inputs run() may move (None for one it may not);
+        each is movable where every step that reads it is a C execution with
+        MNN_EXEC_INPUTS_MAY_MOVE and names what it reads."""
         cdef int n_desc = 0
         cdef int i, k, base
         cdef mnn_execution* exe
@@ -91,7 +106,7 @@ cdef class Program:
         if self.steps == NULL or self.descs == NULL or self.times == NULL:
             raise MemoryError()
         base = 0
-        for i, (name, execution, ins, outs) in enumerate(steps):
+        for i, (name, execution, ins, outs, *_) in enumerate(steps):
             self.names.append(name)
             self.steps[i].inputs = self.descs + base
             for k, d in enumerate(ins):
@@ -122,17 +137,80 @@ cdef class Program:
                 self.steps[i].py_index = len(self.py_calls)
                 self.py_calls.append(execution)
             self.keep.append(execution)
+        self._find_moves(steps, list(inputs))
+
+    cdef _find_moves(self, list steps, list inputs):
+        """Fill moves / homes / movable: each input's descriptors, where all its readers allow a move."""
+        index = {name: j for j, name in enumerate(inputs) if name is not None}
+        found = [[] for _ in inputs]
+        ok = [name is not None for name in inputs]
+        cdef int i, k, first
+        for i, s in enumerate(steps):
+            names = s[4] if len(s) > 4 else None
+            if names is None:  # a step that does not say what it reads may read any input
+                ok = [False] * len(inputs)
+                break
+            first = <int>(self.steps[i].inputs - self.descs)
+            for k, name in enumerate(names):
+                j = index.get(name)
+                if j is None:
+                    continue
+                if (self.steps[i].exe == NULL or not (self.steps[i].exe.flags & MNN_EXEC_INPUTS_MAY_MOVE)
+                        or k >= self.steps[i].n_inputs):
+                    ok[j] = False
+                else:
+                    found[j].append(first + k)
+        self.movable = tuple(ok)
+        flat = [d for j, ds in enumerate(found) if ok[j] for d in ds]
+        self.n_moves = len(flat)
+        self.moves = <int*>calloc(max(len(flat), 1), sizeof(int))
+        self.homes = <void**>calloc(max(len(flat), 1), sizeof(void*))
+        self.move_start = <int*>calloc(len(inputs) + 1, sizeof(int))
+        if self.moves == NULL or self.homes == NULL or self.move_start == NULL:
+            raise MemoryError()
+        at = 0
+        for j in range(len(inputs)):
+            self.move_start[j] = at
+            for d in (found[j] if ok[j] else ()):
+                self.moves[at] = d
+                self.homes[at] = self.descs[d].data
+                at += 1
+        self.move_start[len(inputs)] = at
 
     def __dealloc__(self):
         free(self.steps)
         free(self.descs)
         free(self.times)
+        free(self.moves)
+        free(self.move_start)
+        free(self.homes)
 
     def __len__(self):
         return self.n_steps
 
-    def run(self, bint profile=False):
-        """Run every step once, in order."""
+    def run(self, bint profile=False, tuple moved=None):
+        """Run every step once, in order. moved: per input of __init__, the address of the
+        caller's array to read it from in this run, or 0 for the arena's copy; only for movable
+        inputs, each array C-contiguous, of the input's shape and dtype, aligned to its element
+        size, outside the arena, and alive until run returns."""
+        cdef int i, j
+        cdef size_t address
+        if moved is not None:
+            if len(moved) != len(self.movable):
+                raise ValueError(f"moved: {len(moved)} addresses for {len(self.movable)} inputs")
+            for j, address in enumerate(moved):
+                if address and not self.movable[j]:
+                    raise ValueError(f"input {j} is not movable")
+                for i in range(self.move_start[j], self.move_start[j + 1]):
+                    self.descs[self.moves[i]].data = <void*>address if address else self.homes[i]
+        try:
+            self._run(profile)
+        finally:
+            if moved is not None:
+                for i in range(self.n_moves):
+                    self.descs[self.moves[i]].data = self.homes[i]
+
+    cdef _run(self, bint profile):
         cdef int i, rc = 0, failed = -1
         cdef Step* s
         cdef double t0 = 0

@@ -2,7 +2,7 @@
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int32_t, int64_t
 
-from mnn_core.abi cimport MNN_ABI_VERSION, MNN_FLOAT32, mnn_execution, mnn_tensor, mnn_tensor_numel
+from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_FLOAT32, mnn_execution, mnn_tensor, mnn_tensor_numel
 
 
 cdef const char* _bad_dtype(void* state) noexcept nogil:
@@ -66,6 +66,9 @@ cdef class Kernel:
 def make(str op):
     cdef Kernel k = Kernel()
     k.exe.abi_version = MNN_ABI_VERSION
+    # these kernels read their pointers at every run and need float alignment only, so a graph
+    # input read only by them is read from the caller's array, without a copy (abi.h)
+    k.exe.flags = MNN_EXEC_INPUTS_MAY_MOVE
     k.exe.state = NULL
     k.exe.error = _bad_dtype
     if op == "Relu":

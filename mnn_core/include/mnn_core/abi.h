@@ -54,7 +54,8 @@ typedef enum mnn_dtype {
 
 /* A tensor as the run loop hands it to a kernel. Shapes are fixed at resize;
  * so are data pointers (they point into the plan's arena), which lets a
- * backend pre-compute everything in prepare. */
+ * backend pre-compute everything in prepare; the one exception is a graph
+ * input read only by executions that set MNN_EXEC_INPUTS_MAY_MOVE. */
 typedef struct mnn_tensor {
     void *data;          /* host: the first element; device: the arena's handle */
     int64_t byte_offset; /* device: offset of the tensor in the arena; host: 0 */
@@ -75,12 +76,21 @@ typedef int (*mnn_run_fn)(void *state,
 
 typedef struct mnn_execution {
     uint32_t abi_version;             /* MNN_ABI_VERSION the backend was built with */
-    uint32_t flags;                   /* reserved, 0 */
+    uint32_t flags;                   /* MNN_EXEC_* bits; 0 for none */
     mnn_run_fn run;
     void *state;                      /* owned by the backend's Python object */
     const char *(*error)(void *state);/* optional: message after a failed run */
     const char *name;                 /* optional: kernel name for profiles */
 } mnn_execution;
+
+/* mnn_execution.flags (appended in version 1: 0, the old value, keeps the old contract).
+ *
+ * MNN_EXEC_INPUTS_MAY_MOVE: the execution reads its inputs' data pointers at
+ * every run, keeps none from prepare, and needs host inputs aligned to their
+ * element size only. Where every execution that reads a graph input says so,
+ * run() hands them the caller's array itself instead of copying it into the
+ * arena first, so that input's pointer can change from run to run. */
+#define MNN_EXEC_INPUTS_MAY_MOVE 1u
 
 static inline int64_t mnn_tensor_numel(const mnn_tensor *t) {
     int64_t n = 1;

@@ -7,7 +7,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
-from mnn_core.abi cimport MNN_ABI_VERSION, mnn_execution, mnn_run_fn, mnn_tensor
+from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, mnn_execution, mnn_run_fn, mnn_tensor
 from mnn_core.weights import checksum
 
 import time
@@ -383,7 +383,7 @@ cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, i
     op.error = NULL
     ex._name = f"{name} [{isa}]".encode()
     ex.exe.abi_version = MNN_ABI_VERSION
-    ex.exe.flags = 0
+    ex.exe.flags = MNN_EXEC_INPUTS_MAY_MOVE  # prepare never sees a pointer; every load is unaligned-safe
     ex.exe.run = fn
     ex.exe.state = ex.state
     ex.exe.error = x86_op_error

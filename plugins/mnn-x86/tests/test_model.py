@@ -54,6 +54,28 @@ def test_small_cnn_runs_on_x86_alone(isa, threads):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch_parallel", ["off", "on"])
+def test_inputs_are_read_where_they_are(isa, threads, batch_parallel):
+    """x86's executions set MNN_EXEC_INPUTS_MAY_MOVE, so run() reads the image from the caller's
+    array (no copy into the arena): with the arena's copy poisoned, and from an array aligned to its
+    float only (every kernel's loads are unaligned ones), the scores still match the reference."""
+    rng = np.random.default_rng(10)
+    graph = small_cnn(rng)
+    sess = Session(graph, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa},
+                   batch_parallel=batch_parallel)
+    ref = Session(graph, backend="reference")
+    for k in range(3):
+        image = np.empty(2 * 3 * 32 * 32 + 1 + k, np.float32)[1 + k:].reshape(2, 3, 32, 32)
+        image[...] = rng.standard_normal(image.shape)
+        if batch_parallel == "off":
+            assert sess._current.program.movable == (True,)
+            sess._current.input_views["image"][...] = np.nan
+        got = sess.run({"image": image})["scores"]
+        np.testing.assert_allclose(got, ref.run({"image": image})["scores"], rtol=1e-4, atol=1e-5)
+
+
 def test_auto_prefers_x86_for_everything_it_claims():
     """auto never leaves an op x86 claims on the reference backend (other
     installed backends may still bid lower than x86)."""
