@@ -52,6 +52,7 @@ cdef extern from "x86.h" nogil:
         void (*direct_pack)(const float* w, int64_t O, int64_t K, float* wd) noexcept nogil
         void (*direct_pool_plan)(const x86_conv_geom* g, const x86_pool_geom* pg, int64_t N, int64_t O,
                                  int threads, int64_t* rows, int64_t* parts, int64_t* worker_floats) noexcept nogil
+        void* gap_panel
 
     int64_t x86_depthwise_work_floats(const x86_conv_geom* g, int vlen)
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
@@ -123,7 +124,6 @@ cdef extern from "ops.h" nogil:
         int32_t pool
         x86_pool_geom pg
         int32_t gap
-        int64_t gap_rows
         int32_t res_input
         x86_epilogue res_act
 
@@ -419,7 +419,7 @@ def _gemm_depth(str kind, dict p) -> int:
         return 0
     if kind.startswith(("pointwise", "winograd")):  # Winograd: 36 GEMMs over the input channels
         return p["C"]
-    if kind.startswith("gemm"):
+    if kind.startswith(("gemm", "gap")):
         return p["C"] * p["kh"] * p["kw"]
     return 0
 
@@ -452,7 +452,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise nor a plain 1x1 with "
                          "constant weights (mnn_x86/layouts.py should not have chosen it)")
     # p["gap"]: a plain 1x1 whose output a global average pooling alone reads (x86.ConvGlobalAvgPool):
-    # the usual orientation's GEMM, block by block, each averaged in cache (op_conv.c: conv_gap_task)
+    # register tiles of pixels x output channels, each tile's rows added into the channels' sums
+    # (conv_gap_impl.h); the convolution's output is never stored
     gap = bool(p.get("gap"))
     if gap and not (_plain_1x1(p) and p["group"] == 1 and weight is not None and not p["depthwise"]
                     and not pointwise and not p.get("bf16") and not p.get("direct")):
@@ -478,7 +479,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
             and not direct and (not winograd or bool(p.get("bf16_winograd"))))
     if bf16:
         transposed = False
-    kind = ("depthwise" if p["depthwise"] else "pointwise" if pointwise else
+    kind = ("depthwise" if p["depthwise"] else "gap" if gap else "pointwise" if pointwise else
             "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "") + ("_maxpool" if p.get("pool") else "")
     gemm_rows, gemm_cols = _gemm_rows_cols(kind, p)
@@ -520,6 +521,10 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     if winograd:
         _winograd_weights(ex, s, weight, threads, isa if bf16 else None)
         return ex
+    if gap:  # pixels as the tiles' rows: W^T in pack_b panels, no scratch (csrc/conv_gap_impl.h)
+        _transposed_weights(ex, s, weight, threads, scratch=False)
+        s.transposed, s.gap = 0, 1
+        return ex
     if transposed or pointwise:  # the pointwise kernel reads X^T in place and needs no scratch
         _transposed_weights(ex, s, weight, threads, scratch=not pointwise)
         s.transposed, s.pointwise = not pointwise, pointwise
@@ -546,10 +551,6 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         x86_conv_plan(k, &s.g, s.N * s.group, s.og, threads, &s.chunk_cols, &s.per_item)
         s.chunk_floats = s.chunk_cols * Kg
         work = _floats((max(threads, 1) if s.per_item else 1) * s.chunk_floats)
-        if gap:  # whole row panels per block, the block's output about CONV_GAP_BLOCK_BYTES
-            s.gap = 1
-            s.gap_rows = max(1, CONV_GAP_BLOCK_BYTES // (4 * k.mr * s.g.OH * s.g.OW)) * k.mr
-            work = _floats(max(threads, 1) * s.gap_rows * s.g.OH * s.g.OW)
         if bf16:
             _bf16_conv(ex, s, isa, weight, threads)
     ex.keep.append(work)
@@ -558,12 +559,6 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
 
 
 # -- inference (x86infer) ----------------------------------------------------------------
-
-#: x86.ConvGlobalAvgPool's output block (gap_rows output channels x the pixels, at least one row
-#: panel), a worker's scratch: within L1, so the GEMM's stores and the averaging reads stay there.
-#: SqueezeNet's classifier (1000 x 169): one 14-row panel a block. Blocks of 8 to 128 KB ran within
-#: 3 % of each other at one thread; at two, 128 KB (8 panels) took 10 % longer (fewer, coarser items).
-CONV_GAP_BLOCK_BYTES = 16 * 1024
 
 #: The transposed orientation's own passes (X^T into A panels, C^T into NCHW) against the usual
 #: one's, measured on Zen 4 (RESULTS.md, "small planes"): a plain 1x1 reads its input in place in

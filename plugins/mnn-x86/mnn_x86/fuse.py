@@ -6,10 +6,10 @@
   convolution band by band and pools each band while it is in cache (csrc/conv_direct_impl.h), so
   the convolution's output (3.2 MB for those stems) is never written out and read back.
 - A plain 1x1 convolution the GEMM runs in fp32 and the global average pooling that alone reads its
-  output, on planes too big for the GEMM to be turned around (more than 64 pixels): one op,
-  x86.ConvGlobalAvgPool, whose GEMM runs a few row panels at a time into a worker's scratch and
-  averages each row there (csrc/op_conv.c: conv_gap_task). SqueezeNet's classifier (512 -> 1000 on
-  13x13, then the pooling) no longer writes 676 KB and reads it back.
+  output: one op, x86.ConvGlobalAvgPool, whose register tiles take the pixels as rows and add their
+  activated rows into the channels' sums (csrc/conv_gap_impl.h), so the convolution's output is never
+  stored. SqueezeNet's classifier (512 -> 1000 on 13x13) and MobileNetV2's last 1x1 (320 -> 1280 on
+  7x7) no longer write their output and read it back.
 - A plain 1x1 convolution with no activation whose output alone an Add reads, adding a tensor of its
   shape (a residual: MobileNetV2's projections and their shortcuts), and the activation that alone
   reads the sum, if any (ResNet-50's bottlenecks end in one): one op, x86.ConvAdd, when the session
@@ -27,7 +27,6 @@ from mnn_core.graph.ir import Node
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 from mnn_core.ops.pool import pool_geometry
 
-from . import _x86
 from . import layouts as _layouts
 from ._common import CONV_ADD
 from .ops_conv import CONV_GAP, CONV_MAXPOOL, runs_direct, runs_plain_gemm_1x1
@@ -58,9 +57,8 @@ def _stride2_maxpool(pool: Node, infos) -> bool:
 
 
 def _global_avgpool(pool: Node, infos) -> bool:
-    """A GlobalAveragePool of an NCHW float32 plane bigger than the GEMM would turn around."""
-    x = _pooled_plane(pool, "GlobalAveragePool", infos)
-    return x is not None and int(x.shape[2]) * int(x.shape[3]) > _x86.TRANSPOSED_1X1_MAX_PIXELS
+    """A GlobalAveragePool of an NCHW float32 plane."""
+    return _pooled_plane(pool, "GlobalAveragePool", infos) is not None
 
 
 def _residual(conv: Node, add: Node, infos) -> str | None:
@@ -118,7 +116,7 @@ def fusions(offer, ctx, isa: str) -> list[Fusion]:
             op, why = CONV_MAXPOOL, "pooled band by band, in cache"
             attrs = {"conv": dict(conv.attrs), "pool": dict(reader.attrs)}
         elif _global_avgpool(reader, offer.infos) and runs_plain_gemm_1x1(conv, ins, offer.constants, ctx, isa):
-            op, why, attrs = CONV_GAP, "averaged block by block, in cache", {"conv": dict(conv.attrs)}
+            op, why, attrs = CONV_GAP, "averaged in registers", {"conv": dict(conv.attrs)}
         else:
             if fusion := _conv_add(conv, reader, offer, ctx, isa):
                 found.append(fusion)

@@ -218,16 +218,16 @@ def prepare_conv_maxpool(node, ins, outs, constants, ctx, isa):
 
 
 def runs_plain_gemm_1x1(node, ins, constant_names, ctx, isa) -> bool:
-    """Whether this Conv is a 1x1 (stride 1, no padding, one group) with constant weights that the
-    usual orientation's GEMM would run in fp32 (not the direct kernel, not on bf16, not forced
-    transposed): what x86.ConvGlobalAvgPool runs (fuse.py asks, before prepare)."""
+    """Whether this Conv is a 1x1 (stride 1, no padding, one group) with constant weights that a GEMM
+    would run in fp32 (not the direct kernel, not on bf16), in either orientation: what
+    x86.ConvGlobalAvgPool runs (fuse.py asks, before prepare)."""
     x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
     geo = conv_geometry(x_shape, w_shape, node.attrs)
     if (tuple(w_shape[2:]) != (1, 1) or geo["group"] != 1 or tuple(geo["strides"]) != (1, 1)
             or any(geo["pads"]) or node.inputs[1] not in constant_names):
         return False
     p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
-    return not (p["direct"] or p["bf16"] or p["depthwise"] or p["transposed"])
+    return not (p["direct"] or p["bf16"] or p["depthwise"])
 
 
 @kernel(CONV_ADD)

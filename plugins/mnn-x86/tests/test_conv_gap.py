@@ -1,6 +1,6 @@
 """A plain 1x1 convolution and the global average pooling after it, as one op (mnn_x86/fuse.py,
-x86.ConvGlobalAvgPool; csrc/op_conv.c: conv_gap_task): the GEMM by blocks of output channels into a
-worker's scratch, each row averaged there.
+x86.ConvGlobalAvgPool; csrc/conv_gap_impl.h): register tiles of pixels x output channels, each
+tile's activated rows added into the channels' sums; its output is never stored.
 
 Oracles: the same session unfused (Session(fuse=False)) and the reference backend."""
 
@@ -50,7 +50,11 @@ ONE = {"kernel_shape": [1, 1]}
         (2, 19, 37, 9, 11, ONE, True),  # two images, odd channels (a partial row panel), 99 pixels
         (1, 8, 5, 17, 4, {**ONE, "activation": "clip", "act_alpha": -0.2, "act_beta": 0.3}, False),
         (3, 33, 70, 12, 12, {**ONE, "activation": "sigmoid"}, True),  # more blocks than threads
-        (1, 48, 16, 40, 40, {**ONE, "activation": "relu"}, True),  # 1600 pixels: one panel a block
+        (1, 48, 16, 40, 40, {**ONE, "activation": "relu"}, True),  # 1600 pixels
+        (1, 40, 80, 7, 7, {**ONE, "activation": "clip", "act_alpha": 0.0, "act_beta": 6.0}, True),  # MobileNetV2's
+        (2, 24, 33, 3, 5, {**ONE, "activation": "gelu"}, True),  # 15 pixels: tiles of 8 and 7 under 14 rows
+        (1, 300, 50, 1, 1, ONE, True),  # one pixel: a tile of one row, over a long K
+        (2, 17, 49, 8, 8, {**ONE, "activation": "hard_swish"}, False),  # 64 pixels
     ],
 )
 def test_fused_head_matches_unfused_and_reference(rng, isa, threads, n, c, o, h, w, conv, bias):
@@ -62,14 +66,13 @@ def test_fused_head_matches_unfused_and_reference(rng, isa, threads, n, c, o, h,
     assert got.shape == (n, o, 1, 1)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got, _reference(g, feeds), rtol=1e-4, atol=1e-4)
-    np.testing.assert_array_equal(fused.run(feeds)["z"], got)  # a second run: the scratch reused
+    np.testing.assert_array_equal(fused.run(feeds)["z"], got)  # a second run
 
 
 @pytest.mark.parametrize(
     "why,conv,hw,kw",
     [
         ("the convolution's output is a graph output", ONE, 13, {"conv_output": True}),
-        ("a plane small enough for the transposed GEMM (8x8)", ONE, 8, {}),
         ("a 3x3 convolution", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, 13, {}),
         ("a strided 1x1", {**ONE, "strides": [2, 2]}, 13, {}),
         ("a padded 1x1", {**ONE, "pads": [1, 1, 1, 1]}, 13, {}),

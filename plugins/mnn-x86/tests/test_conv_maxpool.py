@@ -101,4 +101,5 @@ def test_models_fuse_their_stems():
         fused, plain = Session(g, backend="x86"), Session(g, backend="x86", fuse=False)
         assert list(fused.plan.fused.values()) == expected[name]
         (out,) = fused.run({"input": x}).values()
-        np.testing.assert_array_equal(out, next(iter(plain.run({"input": x}).values())))
+        # the classifier's sums run in another order fused (pixels as the tiles' rows), so not bit for bit
+        np.testing.assert_allclose(out, next(iter(plain.run({"input": x}).values())), rtol=1e-5, atol=1e-6)

@@ -230,25 +230,18 @@ static void conv_transposed(const x86_conv_state *s, const float *x, const float
     }
 }
 
-/* inference (x86infer): x86.ConvGlobalAvgPool. Item = (image, block of gap_rows output channels): the
- * block's GEMM into the worker's scratch (gap_rows x pixels, about L1), each row then averaged while
- * there. The convolution's output is never written to memory: SqueezeNet's classifier wrote 676 KB
- * that the pooling read back, on lines the GEMM first had to fetch (RESULTS.md, "session 14"). */
+/* inference (x86infer): x86.ConvGlobalAvgPool (conv_gap_impl.h). Item = (image, panel of NR output channels);
+ * each prefetches the next panel's weights, usually its own next item (x86_parallel hands out runs of items). */
 static void conv_gap_task(void *ctx, int64_t item, int worker) {
     const conv_job *J = (const conv_job *)ctx;
     const x86_conv_state *s = J->s;
     const x86_kernels *k = s->op.k;
-    const int64_t P = s->g.OH * s->g.OW, C = s->g.C, blocks = (s->O + s->gap_rows - 1) / s->gap_rows;
-    const int64_t n = item / blocks, r0 = item % blocks * s->gap_rows;
-    const int64_t rows = s->O - r0 < s->gap_rows ? s->O - r0 : s->gap_rows;
-    float *c = s->work + worker * s->gap_rows * P;
-    x86_epilogue e = s->epi;
-    e.bias = J->bias ? J->bias + r0 : NULL;
-    e.bias_rs = 1;
-    e.bias_cs = 0;
-    /* gap_rows is a multiple of MR: the block's weights are whole row panels, r0 * C floats in */
-    k->gemm_rows(rows, P, C, s->w + r0 * C, J->x + n * C * P, P, c, P, &e, 1);
-    k->reduce_rows(c, J->y + n * s->O + r0, rows, P, 1, 1);
+    const int64_t P = s->g.OH * s->g.OW, C = s->g.C, panels = (s->O + k->nr - 1) / k->nr;
+    const int64_t n = item / panels, o0 = item % panels * k->nr;
+    (void)worker;
+    const float *next = o0 + k->nr < s->O ? s->w + (o0 + k->nr) * C : NULL;
+    k->gap_panel(J->x + n * C * P, P, C, s->w + o0 * C, next, J->bias ? J->bias + o0 : NULL,
+                 (int)(s->O - o0 < k->nr ? s->O - o0 : k->nr), &s->epi, J->y + n * s->O + o0);
 }
 
 static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, const float *res);
@@ -328,7 +321,7 @@ static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, 
         /* inference (x86infer): a 1x1 convolution is a GEMM on the NCHW input as it is (no im2col copy) */
         if (s->gap) {
             conv_job J = {s, x, bias, y};
-            x86_parallel(s->op.threads, s->N * ((s->O + s->gap_rows - 1) / s->gap_rows), conv_gap_task, &J);
+            x86_parallel(s->op.threads, s->N * ((s->O + k->nr - 1) / k->nr), conv_gap_task, &J);
             return 0;
         }
         for (int64_t n = 0; n < s->N; ++n)

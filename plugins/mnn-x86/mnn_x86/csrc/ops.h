@@ -62,9 +62,8 @@ typedef struct x86_conv_state {
                          * and the rest then from x86_kernels.direct_pool_plan */
     x86_pool_geom pg;
     int32_t gap;        /* a plain 1x1 whose output only a global average pooling reads
-                         * (x86.ConvGlobalAvgPool): y is [N][O], one mean per output channel; the GEMM
-                         * runs gap_rows output channels at a time into a worker's part of work */
-    int64_t gap_rows;
+                         * (x86.ConvGlobalAvgPool): y is [N][O], one mean per output channel, and w holds
+                         * W^T in pack_b panels (x86_kernels.gap_panel) */
     int32_t res_input;  /* x86.ConvAdd: the input added to the convolution's result (a residual), else -1.
                          * The pointwise kernel adds it in registers before epi's activation; any other
                          * path runs with no activation and adds it, then res_act's, in passes over y */
