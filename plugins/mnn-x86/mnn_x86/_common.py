@@ -15,6 +15,8 @@ ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "si
 #: the op of a Conv and the Add of its output and a residual, maybe with an activation after (fuse.py);
 #: here, not in ops_conv.py, because layouts.py (which ops_conv.py imports) lays its sides out too
 CONV_ADD = "x86.ConvAdd"
+#: the op of a plain 1x1 Conv and the global average pooling after it (fuse.py), whose input may be NC16
+CONV_GAP = "x86.ConvGlobalAvgPool"
 
 #: prepare(node, ins, outs, constants, ctx, isa) -> an _x86.Execution
 PrepareFn = Callable[..., object]

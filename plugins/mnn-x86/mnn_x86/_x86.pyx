@@ -447,16 +447,16 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     None when they arrive at run (weight_input/bias_input then name the input)."""
     cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
     # an NC16 side (layouts.py chose it): the depthwise kernel, or a plain 1x1 by the pointwise kernel
-    pointwise = not p["depthwise"] and bool(p.get("in_nc16") or p.get("out_nc16"))
+    gap = bool(p.get("gap"))
+    pointwise = not p["depthwise"] and not gap and bool(p.get("in_nc16") or p.get("out_nc16"))
     if pointwise and not (_plain_1x1(p) and p["group"] == 1 and weight is not None):
         raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise nor a plain 1x1 with "
                          "constant weights (mnn_x86/layouts.py should not have chosen it)")
     # p["gap"]: a plain 1x1 whose output a global average pooling alone reads (x86.ConvGlobalAvgPool):
     # register tiles of pixels x output channels, each tile's rows added into the channels' sums
-    # (conv_gap_impl.h); the convolution's output is never stored
-    gap = bool(p.get("gap"))
+    # (conv_gap_impl.h); the convolution's output is never stored. Its input may be NC16 (layouts.py)
     if gap and not (_plain_1x1(p) and p["group"] == 1 and weight is not None and not p["depthwise"]
-                    and not pointwise and not p.get("bf16") and not p.get("direct")):
+                    and not p.get("out_nc16") and not p.get("bf16") and not p.get("direct")):
         raise ValueError("x86: a global average pooling fused after a convolution that is not a plain fp32 1x1 "
                          "of one group with constant weights (mnn_x86/fuse.py should not have fused them)")
     # p["transposed"]: None lets the lane rule choose, True/False force it (option x86.conv_t)

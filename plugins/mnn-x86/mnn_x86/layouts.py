@@ -8,8 +8,8 @@ channels-last scratch and the 1x1 its packing of X^T: each reads and writes the 
 
 The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in
 NC16 when its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1
-convolution with constant weights, also as x86.ConvAdd; Add of two same-shape tensors; an
-activation), and when the element-wise ops' inputs and output all agree (they walk the blocks as flat
+convolution with constant weights, also as x86.ConvAdd, or as x86.ConvGlobalAvgPool, which reads it
+only; Add of two same-shape tensors; an activation), and when the element-wise ops' inputs and output all agree (they walk the blocks as flat
 arrays, so they cannot mix layouts; x86.ConvAdd's residual and output likewise). Everything else stays
 dense NCHW; a convolution with one NC16 side converts on the other as it reads or writes.
 
@@ -31,7 +31,7 @@ from mnn_core.errors import BackendError
 from mnn_core.graph.ir import Node
 from mnn_core.ops.conv import conv_geometry
 
-from ._common import CONV_ADD
+from ._common import CONV_ADD, CONV_GAP
 from .precision import use_bf16
 
 #: the layout code, as X86_LAYOUT_NC16 in csrc/x86.h
@@ -78,16 +78,21 @@ def _is_4d_float(info) -> bool:
 
 
 def fused_conv(node: Node) -> Node:
-    """x86.ConvAdd's convolution (its inputs but the residual, its attrs under "conv"), or `node`."""
-    if node.op == CONV_ADD:
-        return Node("Conv", list(node.inputs[:-1]), list(node.outputs), node.attrs["conv"], node.name)
+    """The convolution of x86.ConvAdd (its inputs but the residual) or x86.ConvGlobalAvgPool (its
+    attrs under "conv"), or `node`."""
+    if node.op in (CONV_ADD, CONV_GAP):
+        inputs = node.inputs[:-1] if node.op == CONV_ADD else node.inputs
+        return Node("Conv", list(inputs), list(node.outputs), node.attrs["conv"], node.name)
     return node
 
 
 def conv_kind(node, infos, constants) -> str | None:
     """The kernel that takes this Conv's (or x86.ConvAdd's) NC16 sides: "depthwise" (x86.h:
     x86_dw_channels_last) or "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant
-    weights); None if neither."""
+    weights); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an NC16 input, its
+    pooled output dense); None if neither."""
+    if node.op == CONV_GAP:
+        return "gap" if conv_kind(fused_conv(node), infos, constants) == "1x1" else None
     node = fused_conv(node)
     if node.op != "Conv" or len(node.inputs) < 2:
         return None
@@ -135,7 +140,7 @@ def _tied(node, infos) -> list[str]:
 
 
 def _writes(node, infos, constants) -> bool:
-    return conv_kind(node, infos, constants) is not None or _elementwise(node, infos)
+    return conv_kind(node, infos, constants) in ("depthwise", "1x1") or _elementwise(node, infos)
 
 
 def _reads(node, index, infos, constants) -> bool:

@@ -30,7 +30,7 @@ from mnn_core.graph.ir import Node, TensorInfo
 from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
-from ._common import CONV_ADD, conv_params, fused_activation, kernel, static_shape
+from ._common import CONV_ADD, CONV_GAP, conv_params, fused_activation, kernel, static_shape
 from .isa import l3_cache_bytes
 from .layouts import NC16, fused_conv
 from .layouts import nbytes as nc16_nbytes
@@ -38,8 +38,6 @@ from .precision import use_bf16, winograd_bf16
 
 #: the op of a Conv the direct kernel runs and the max pooling after it, fused (fuse.py)
 CONV_MAXPOOL = "x86.ConvMaxPool"
-#: the op of a plain 1x1 Conv and the global average pooling after it, fused (fuse.py)
-CONV_GAP = "x86.ConvGlobalAvgPool"
 
 
 def _supports(node, ins):
@@ -251,7 +249,8 @@ def prepare_conv_add(node, ins, outs, constants, ctx, isa):
 @kernel(CONV_GAP)
 def prepare_conv_gap(node, ins, outs, constants, ctx, isa):
     """x86.ConvGlobalAvgPool (fuse.py): a plain 1x1 Conv, then a GlobalAveragePool of its output; the
-    node's attrs hold the Conv's ("conv"). The output is the pooling's, [N, O, 1, 1]."""
+    node's attrs hold the Conv's ("conv"). The output is the pooling's, [N, O, 1, 1], dense; the input
+    may be NC16 (layouts.py)."""
     conv_out, (p, weight, bias, has_bias) = _fused_conv_setup(node, ins, constants, ctx, isa)
     if tuple(outs[0].shape) != tuple(conv_out.shape[:2]) + (1, 1) or outs[0].layout == NC16:
         raise BackendError(f"x86: {node.name} is not a 1x1 convolution and a global average pooling of its "

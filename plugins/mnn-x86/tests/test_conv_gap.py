@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import ISAS, fused_and_plain
+from mnn_x86 import isa as x86_isa
 
 from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
@@ -67,6 +68,34 @@ def test_fused_head_matches_unfused_and_reference(rng, isa, threads, n, c, o, h,
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got, _reference(g, feeds), rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(fused.run(feeds)["z"], got)  # a second run
+
+
+def _isa(level):
+    return pytest.param(level, marks=pytest.mark.skipif(level not in x86_isa.supported(),
+                                                        reason=f"this CPU does not run {level}"))
+
+
+@pytest.mark.parametrize("isa", [_isa("avx512"), _isa("avx2")])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,c,mid,o,hw", [(1, 8, 24, 40, 7), (2, 5, 70, 33, 5), (1, 16, 32, 64, 13)])
+def test_an_nc16_input(rng, isa, threads, n, c, mid, o, hw):
+    """Under NC16 a 1x1 before the fused op writes its output in channel blocks (layouts.py), and the
+    fused op reads them: channel c of pixel p at block c / 16, lane c % 16, pixels 16 floats apart
+    (24 and 70 channels: a last block partly padding)."""
+    g, feeds = _graph(rng, n, mid, o, hw, hw, {**ONE, "activation": "relu"})
+    g.inputs["x"] = TensorInfo((n, c, hw, hw), "float32")
+    g.initializers["w0"] = (rng.standard_normal((mid, c, 1, 1)) * 0.3).astype(np.float32)
+    g.nodes.insert(0, Node("Conv", ["x", "w0"], ["h"], dict(ONE), "conv0"))
+    g.nodes[1].inputs[0] = "h"
+    feeds = {"x": rng.standard_normal((n, c, hw, hw)).astype(np.float32)}
+    kw = {"backend": "x86", "fallback": False, "threads": threads}
+    on = Session(g, **kw, options={"x86.isa": isa, "x86.layouts": "on"})
+    off = Session(g, **kw, options={"x86.isa": isa, "x86.layouts": "off"})
+    assert on.plan.fused == {"conv+gap": ["conv", "gap"]} and on.plan.layouts == {"h": 1}, str(on.plan)
+    got = on.run(feeds)["z"]
+    np.testing.assert_allclose(got, off.run(feeds)["z"], rtol=1e-5, atol=1e-6)
+    ref = Session(g, backend="reference").run(feeds)["z"]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize(

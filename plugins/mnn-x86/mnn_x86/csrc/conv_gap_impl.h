@@ -21,9 +21,9 @@ static __attribute__((noinline)) vf FN(gap_activate)(vf z, const x86_epilogue *e
 
 /* `rows` pixels' activated sums for one panel, added into sum; rows is a compile-time constant at every
  * call (gap_rows_any), so the accumulators stay in registers */
-static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, const float *x, int64_t P, int64_t C,
-                                                               const float *wp, const float *pf, const vf *bias,
-                                                               const x86_epilogue *e, vf *sum) {
+static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, const int nc16, const float *x,
+                                                               int64_t P, int64_t C, const float *wp, const float *pf,
+                                                               const vf *bias, const x86_epilogue *e, vf *sum) {
     vf acc[MR][GEMM_NV];
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
@@ -34,9 +34,10 @@ static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, c
         for (int64_t c = c0; c < c1; ++c) {
             vf bv[GEMM_NV];
             for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(wp + c * NR + v * VLEN);
-            const float *xc = x + c * P;
+            /* channel c of the tile's first pixel; its next pixels 1 (NCHW) or 16 floats (NC16) on */
+            const float *xc = x + (nc16 ? x86_nc16_at(c, 0, P) : c * P);
             for (int r = 0; r < rows; ++r) {
-                const vf av = vf_set1(xc[r]);
+                const vf av = vf_set1(xc[r * (nc16 ? X86_NC16 : 1)]);
                 for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
             }
         }
@@ -56,9 +57,11 @@ static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, c
 }
 
 /* y[0 .. cols) = the means over P pixels for one image's NR-channel panel: x the image (C rows of P
- * pixels), wp the panel of W^T (C rows of NR, zero past cols), bias its cols values or NULL */
-static void FN(gap_panel)(const float *x, int64_t P, int64_t C, const float *wp, const float *next, const float *bias,
-                          int cols, const x86_epilogue *e, float *y) {
+ * pixels, or NC16 blocks), wp the panel of W^T (C rows of NR, zero past cols), bias its cols values or NULL */
+static inline __attribute__((always_inline)) void FN(gap_panel_in)(const int nc16, const float *x, int64_t P,
+                                                                   int64_t C, const float *wp, const float *next,
+                                                                   const float *bias, int cols,
+                                                                   const x86_epilogue *e, float *y) {
     vf b[GEMM_NV], sum[GEMM_NV];
     for (int v = 0; v < GEMM_NV; ++v) {
         b[v] = bias ? vf_mul(vf_set1(e->beta), vf_load_n(bias + v * VLEN, cols - v * VLEN)) : vf_zero();
@@ -76,7 +79,7 @@ static void FN(gap_panel)(const float *x, int64_t P, int64_t C, const float *wp,
         switch (rows) {
 #define GAP_ROWS_CASE(R)                                 \
     case R:                                              \
-        FN(gap_tile)(R, x + p, P, C, wp, pf, b, e, sum); \
+        FN(gap_tile)(R, nc16, x + p * (nc16 ? X86_NC16 : 1), P, C, wp, pf, b, e, sum); \
         break;
             GAP_ROWS_CASE(1)
 #if MR > 1
@@ -125,6 +128,14 @@ static void FN(gap_panel)(const float *x, int64_t P, int64_t C, const float *wp,
     }
     const vf scale = vf_set1(1.0f / (float)P);
     for (int v = 0; v < GEMM_NV && v * VLEN < cols; ++v) vf_store_n(y + v * VLEN, vf_mul(sum[v], scale), cols - v * VLEN);
+}
+
+static void FN(gap_panel)(const float *x, int nc16, int64_t P, int64_t C, const float *wp, const float *next,
+                          const float *bias, int cols, const x86_epilogue *e, float *y) {
+    if (nc16)
+        FN(gap_panel_in)(1, x, P, C, wp, next, bias, cols, e, y);
+    else
+        FN(gap_panel_in)(0, x, P, C, wp, next, bias, cols, e, y);
 }
 
 #endif

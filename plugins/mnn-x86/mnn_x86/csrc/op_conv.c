@@ -240,7 +240,8 @@ static void conv_gap_task(void *ctx, int64_t item, int worker) {
     const int64_t n = item / panels, o0 = item % panels * k->nr;
     (void)worker;
     const float *next = o0 + k->nr < s->O ? s->w + (o0 + k->nr) * C : NULL;
-    k->gap_panel(J->x + n * C * P, P, C, s->w + o0 * C, next, J->bias ? J->bias + o0 : NULL,
+    const int64_t image = (s->g.in_nc16 ? x86_nc16_channels(C) : C) * P; /* NC16: channels in whole blocks */
+    k->gap_panel(J->x + n * image, s->g.in_nc16, P, C, s->w + o0 * C, next, J->bias ? J->bias + o0 : NULL,
                  (int)(s->O - o0 < k->nr ? s->O - o0 : k->nr), &s->epi, J->y + n * s->O + o0);
 }
 

@@ -154,10 +154,10 @@ typedef struct x86_kernels {
                              const x86_conv_geom *g, const x86_pool_geom *pg, const x86_epilogue *e, int64_t rows,
                              int64_t parts, int64_t worker_floats, float *work, int threads);
     /* x86.ConvGlobalAvgPool with the pixels as rows (conv_gap_impl.h): y[0 .. cols) = the means over
-     * P pixels of act(bias + W x) for one image x (C rows of P) and one panel wp of W^T (pack_b);
-     * next: the panel to prefetch meanwhile, or NULL */
-    void (*gap_panel)(const float *x, int64_t P, int64_t C, const float *wp, const float *next, const float *bias,
-                      int cols, const x86_epilogue *e, float *y);
+     * P pixels of act(bias + W x) for one image x (C rows of P; nc16: NC16 blocks) and one panel wp
+     * of W^T (pack_b); next: the panel to prefetch meanwhile, or NULL */
+    void (*gap_panel)(const float *x, int nc16, int64_t P, int64_t C, const float *wp, const float *next,
+                      const float *bias, int cols, const x86_epilogue *e, float *y);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
