@@ -9,9 +9,10 @@ channels-last scratch and the 1x1 its packing of X^T: each reads and writes the 
 The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in
 NC16 when its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1
 convolution with constant weights, also as x86.ConvAdd, or as x86.ConvGlobalAvgPool, which reads it
-only; Add of two same-shape tensors; an activation), and when the element-wise ops' inputs and output all agree (they walk the blocks as flat
-arrays, so they cannot mix layouts; x86.ConvAdd's residual and output likewise). Everything else stays
-dense NCHW; a convolution with one NC16 side converts on the other as it reads or writes.
+only; Add of two same-shape tensors; an activation), and when the element-wise ops' inputs and
+output all agree (they walk the blocks as flat arrays, so they cannot mix layouts; x86.ConvAdd's
+residual and output likewise). Everything else stays dense NCHW; a convolution with one NC16 side
+converts on the other as it reads or writes.
 
 The session option ``x86.layouts`` ("auto", "on", "off"; else the environment variable
 MNN_X86_LAYOUTS) decides whether any tensor is offered NC16:
