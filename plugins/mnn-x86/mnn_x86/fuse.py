@@ -57,7 +57,8 @@ def _stride2_maxpool(pool: Node, infos) -> bool:
 
 
 def _global_avgpool(pool: Node, infos) -> bool:
-    """A GlobalAveragePool of an NCHW float32 plane."""
+    """A GlobalAveragePool of an NCHW float32 plane (never empty: Conv's shape inference refuses a
+    kernel larger than its padded input)."""
     return _pooled_plane(pool, "GlobalAveragePool", infos) is not None
 
 

@@ -4,9 +4,10 @@
  * channels at a time. The tile broadcasts MR pixels of an input row (x[c][p0 .. p0 + MR), side by
  * side in the NCHW input, so it is read in place) against NR channels of W^T (pack_b panels), then
  * activates and adds its rows into NR running sums: the convolution's output never exists, not
- * even in scratch. Against the usual orientation (conv_gap_task in op_conv.c: output channels as
- * rows, the pixels as 32-column panels, a block's output in scratch and averaged after) the tail is
- * a few pixels of one tile, not a 9-of-32 column panel, and no block is stored and read back. */
+ * even in scratch. Against this op's first kernel, the usual orientation (output channels as rows,
+ * the pixels as 32-column panels, a block of output stored in scratch and averaged after), the
+ * tail is a few pixels of one tile, not a 9-of-32 column panel, and no block is stored and read
+ * back (benchmarks/RESULTS.md, session 16). */
 #ifndef MNN_X86_CONV_GAP_IMPL_H
 #define MNN_X86_CONV_GAP_IMPL_H
 
@@ -19,8 +20,8 @@ static __attribute__((noinline)) vf FN(gap_activate)(vf z, const x86_epilogue *e
     return vf_activate(z, e->act, e->act_alpha, e->act_beta);
 }
 
-/* `rows` pixels' activated sums for one panel, added into sum; rows is a compile-time constant at every
- * call (gap_rows_any), so the accumulators stay in registers */
+/* `rows` pixels' activated sums for one panel, added into sum; rows and nc16 are compile-time constants
+ * at every call (gap_panel_in's switch), so the accumulators stay in registers */
 static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, const int nc16, const float *x,
                                                                int64_t P, int64_t C, const float *wp, const float *pf,
                                                                const vf *bias, const x86_epilogue *e, vf *sum) {
@@ -28,7 +29,7 @@ static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, c
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
     for (int64_t c0 = 0; c0 < C; c0 += GAP_PF_STEPS) {
-        if (pf) __builtin_prefetch(pf + c0 / GAP_PF_STEPS * 16, 0, 2); /* one line of the next panel, into L2 */
+        if (pf) __builtin_prefetch(pf + c0 / GAP_PF_STEPS * 16, 0, 2); /* a line (16 floats) of the next panel, to L2 */
         const int64_t c1 = c0 + GAP_PF_STEPS < C ? c0 + GAP_PF_STEPS : C;
 #pragma GCC unroll 4
         for (int64_t c = c0; c < c1; ++c) {
@@ -56,8 +57,9 @@ static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, c
         }
 }
 
-/* y[0 .. cols) = the means over P pixels for one image's NR-channel panel: x the image (C rows of P
- * pixels, or NC16 blocks), wp the panel of W^T (C rows of NR, zero past cols), bias its cols values or NULL */
+/* y[0 .. cols) = the means over P > 0 pixels for one image's NR-channel panel: x the image (C rows of
+ * P pixels, or NC16 blocks), wp the panel of W^T (C rows of NR, zero past cols), bias its cols values
+ * or NULL */
 static inline __attribute__((always_inline)) void FN(gap_panel_in)(const int nc16, const float *x, int64_t P,
                                                                    int64_t C, const float *wp, const float *next,
                                                                    const float *bias, int cols,
