@@ -336,3 +336,21 @@ def test_which_arrays_steps_may_read_in_place():
     assert not _readable_in_place(np.frombuffer(bytes(129), np.uint8)[1:].view(np.float32).reshape(4, 8), f32,
                                   arena)  # not aligned to its element
     assert not _readable_in_place(arena[64:192].view(np.float32).reshape(4, 8), f32, arena)
+
+
+def test_a_program_moves_only_movable_inputs(rng):
+    """Program.run(moved=...) refuses an address for an input whose readers did not allow it (the
+    reference backend's Python executions read the arena's copy) before touching any descriptor, so
+    the next run is still right."""
+    graph = small_cnn(rng, batch=2)
+    sess = mnn.Session(graph, backend="reference")
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    want = sess.run({"x": x})
+    program = sess._current.program
+    assert program.movable == (False,)
+    with pytest.raises(ValueError, match="not movable"):
+        program.run(False, (x.ctypes.data,))
+    with pytest.raises(ValueError, match="1 inputs"):
+        program.run(False, ())
+    for name, got in sess.run({"x": x}).items():
+        np.testing.assert_array_equal(got, want[name])

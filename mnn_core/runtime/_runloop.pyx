@@ -11,7 +11,7 @@ A graph input read only by C executions that set MNN_EXEC_INPUTS_MAY_MOVE is
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 from libc.time cimport clock_t
 
@@ -198,9 +198,10 @@ cdef class Program:
         if moved is not None:
             if len(moved) != len(self.movable):
                 raise ValueError(f"moved: {len(moved)} addresses for {len(self.movable)} inputs")
-            for j, address in enumerate(moved):
+            for j, address in enumerate(moved):  # all checked before any descriptor moves
                 if address and not self.movable[j]:
                     raise ValueError(f"input {j} is not movable")
+            for j, address in enumerate(moved):
                 for i in range(self.move_start[j], self.move_start[j + 1]):
                     self.descs[self.moves[i]].data = <void*>address if address else self.homes[i]
         try:
