@@ -137,7 +137,6 @@ class _PreparedPlan:
         self.output_views: dict[str, np.ndarray] = {}
         self.infos: dict[str, TensorInfo] = {}
         self.move_index: dict[str, int] = {}  # movable input -> its position in program.run's `moved`
-        self.host: np.ndarray | None = None  # the host arena
 
 
 class Session:
@@ -281,7 +280,7 @@ class Session:
         for name, arr in feeds.items():
             view = cur.input_views[name]
             j = cur.move_index.get(name)
-            if j is not None and _readable_in_place(arr, view.dtype, cur.host):
+            if j is not None and _readable_in_place(arr, view.dtype, cur.arenas.get(HOST)):
                 moved = moved or [0] * len(cur.program.movable)
                 moved[j] = arr.ctypes.data  # read where it is: no copy into the arena
             else:
@@ -648,7 +647,6 @@ class _ProgramBuilder:
                 self._free_packed(group[0], last_reader)
         out.program = Program(steps, [name if self._may_move(name) else None for name in self.graph.inputs])
         out.move_index = {name: j for j, name in enumerate(self.graph.inputs) if out.program.movable[j]}
-        out.host = host
         return out
 
     def _may_move(self, name: str) -> bool:

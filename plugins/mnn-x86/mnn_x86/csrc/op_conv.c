@@ -296,6 +296,11 @@ static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, 
                          y + n * cy * out_plane, g->C, s->O, out_plane, g, &s->epi, s->op.threads);
         return 0;
     }
+    if (s->gap) { /* inference (x86infer): x86.ConvGlobalAvgPool, its input NCHW or NC16 */
+        conv_job J = {s, x, bias, y};
+        x86_parallel(s->op.threads, s->N * ((s->O + k->nr - 1) / k->nr), conv_gap_task, &J);
+        return 0;
+    }
     if (s->direct && s->pool) { /* inference (x86infer): and the max pooling after it */
         k->direct_conv_pool(x, s->w, bias, y, s->N, s->O, g, &s->pg, &s->epi, s->d_rows, s->d_parts,
                             s->d_worker_floats, s->work, s->op.threads);
@@ -320,11 +325,6 @@ static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, 
     if (s->weight_input < 0 && g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
         g->OH == g->H && g->OW == g->W) {
         /* inference (x86infer): a 1x1 convolution is a GEMM on the NCHW input as it is (no im2col copy) */
-        if (s->gap) {
-            conv_job J = {s, x, bias, y};
-            x86_parallel(s->op.threads, s->N * ((s->O + k->nr - 1) / k->nr), conv_gap_task, &J);
-            return 0;
-        }
         for (int64_t n = 0; n < s->N; ++n)
             for (int64_t gi = 0; gi < s->group; ++gi) {
                 x86_epilogue e = s->epi;
