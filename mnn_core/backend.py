@@ -237,6 +237,14 @@ class Backend:
         the kernels at the backend's edges, where they are cheapest. Default: none."""
         return {}
 
+    def concat_in_place(self, out: TensorInfo, parts: Sequence[TensorInfo], axis: int) -> bool:
+        """Whether a Concat along `axis` of tensors all in this backend's private layout `out.layout`
+        (tensor_layouts chose it for its inputs and output) may be elided: its inputs laid end to end,
+        each `tensor_nbytes` long, are then its output in that layout, so their producers write them
+        where they belong. The core asks only where every dim before `axis` is 1 and the sizes add
+        up. Default: False (the Concat runs as an op)."""
+        return False
+
     def fuse(self, offer, ctx: PrepareContext) -> Sequence:
         """Ops of this backend run as one: given a `FusionOffer` (fusion.py: the ops placed here in one
         plan, who reads each value, every value's TensorInfo), return `Fusion`s, each a Node of an op

@@ -445,14 +445,17 @@ class _ProgramBuilder:
         if use is not None:  # constants in host memory have no use: they need no arena
             use.last = max(use.last, step)
 
-    def _define(self, value: str, domain: str, step: int, alias: str | None = None) -> _Slot:
+    def _nbytes(self, value: str, domain: str) -> int:
         info = self.infos[value]
         if info.layout:  # sized by the backend whose private layout it is
-            nbytes = self._with_ctx(self.layout_owner[value].tensor_nbytes, info)
-        elif domain == HOST:
-            nbytes = info.nbytes
-        else:
-            nbytes = self._with_ctx(self.backend_of_domain(domain).tensor_nbytes, info)
+            return self._with_ctx(self.layout_owner[value].tensor_nbytes, info)
+        if domain == HOST:
+            return info.nbytes
+        return self._with_ctx(self.backend_of_domain(domain).tensor_nbytes, info)
+
+    def _define(self, value: str, domain: str, step: int, alias: str | None = None) -> _Slot:
+        info = self.infos[value]
+        nbytes = self._nbytes(value, domain)
         slot = _Slot(domain, info, nbytes=nbytes)
         self.slots[(value, domain)] = slot
         self.uses.setdefault(domain, {})[value] = TensorUse(value, nbytes, step, step, alias)
@@ -575,16 +578,18 @@ class _ProgramBuilder:
         lives at its byte offset inside the output, so its producer writes it in place.
 
         That needs each input to be one contiguous run of the output (every dim before the axis is
-        1, as at batch 1 along channels), dense host memory, offsets the kernels' alignment allows,
-        and inputs that nothing else reads (so none is overwritten by an in-place consumer of the
-        output while still wanted) and that are not graph inputs, outputs or constants."""
+        1, as at batch 1 along channels), host memory, offsets the kernels' alignment allows, and
+        inputs that nothing else reads (so none is overwritten by an in-place consumer of the
+        output while still wanted) and that are not graph inputs, outputs or constants. Tensors in a
+        backend-private layout must all share it, and its backend must say the inputs laid end to
+        end are the output in it (Backend.concat_in_place)."""
         if node.op != "Concat" or domain != HOST or len(node.outputs) != 1:
             return False
         out = node.outputs[0]
         out_info = self.infos[out]
         axis = node.attrs.get("axis", 0)
         axis = axis + len(out_info.shape) if axis < 0 else axis
-        if not out_info.is_static or out_info.layout or any(d != 1 for d in out_info.shape[:axis]):
+        if not out_info.is_static or any(d != 1 for d in out_info.shape[:axis]):
             return False
         names = list(node.inputs)
         uses = self.uses.get(HOST, {})
@@ -592,8 +597,10 @@ class _ProgramBuilder:
             return False
         for name in names:
             if (not name or name in self.graph.inputs or name in self.graph.outputs or name not in uses
-                    or self.infos[name].layout or len(consumers.get(name, [])) != 1):
+                    or len(consumers.get(name, [])) != 1):
                 return False
+        if not self._layout_concat_in_place(out, names, axis):
+            return False
         roots, offset = [], 0
         for name in names:
             root, at = name, 0
@@ -604,7 +611,7 @@ class _ProgramBuilder:
                 return False
             roots.append(root)
             offset += uses[name].nbytes
-        if offset != out_info.nbytes:
+        if offset != self._nbytes(out, domain):
             return False
         self._define(out, domain, step)
         offset = 0
@@ -612,6 +619,19 @@ class _ProgramBuilder:
             uses[root].alias_of, uses[root].at = out, offset
             offset += uses[name].nbytes
         return True
+
+    def _layout_concat_in_place(self, out: str, names: list[str], axis: int) -> bool:
+        """Whether the Concat's tensors are all dense, or all in one backend's private layout that the
+        backend says concatenates in place."""
+        values = [out, *names]
+        codes = {self.infos[v].layout for v in values}
+        if codes == {0}:
+            return True
+        owners = {id(self.layout_owner.get(v)) for v in values}
+        if len(codes) != 1 or len(owners) != 1:
+            return False
+        ask = getattr(self.layout_owner[out], "concat_in_place", None)  # backends not derived from Backend
+        return callable(ask) and bool(ask(self.infos[out], [self.infos[n] for n in names], axis))
 
     def _compile(self) -> _PreparedPlan:
         out = _PreparedPlan()

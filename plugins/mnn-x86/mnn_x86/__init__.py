@@ -108,6 +108,11 @@ class X86Backend(Backend):
         isa = _isa.choose(ctx.options)
         return _layouts.choose(candidates, ctx.options, isa) if _layouts.offered(ctx, isa) else {}
 
+    def concat_in_place(self, out, parts, axis):
+        """An NC16 Concat along the channels of inputs that fill whole blocks (but the last) is its
+        inputs end to end at batch 1: they are written in place (layouts.py)."""
+        return _layouts.concat_in_place(out, parts, axis)
+
     def fuse(self, offer, ctx):
         """A few ops placed here run as one (fuse.py)."""
         return _fuse.fusions(offer, ctx, _isa.choose(ctx.options))

@@ -34,7 +34,7 @@ cdef extern from "x86.h" nogil:
 
     ctypedef struct x86_pool_geom:
         int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl
-        int32_t kind, reserved
+        int32_t kind, nc16
         const float* inv_rows
         const float* inv_cols
 
@@ -58,7 +58,7 @@ cdef extern from "x86.h" nogil:
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
-    void x86_wino_plan(const x86_kernels* k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads,
+    void x86_wino_plan(const x86_kernels* k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int nc16,
                        int64_t* tc, int32_t* per_chunk, int32_t* gemm_t, int64_t* work_floats)
     int x86_isa_compiled(const char* isa)
     int x86_cpu_supports(const char* isa)
@@ -446,12 +446,16 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     of one group (C = channels per group, ...). weight/bias: constant arrays or
     None when they arrive at run (weight_input/bias_input then name the input)."""
     cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
-    # an NC16 side (layouts.py chose it): the depthwise kernel, or a plain 1x1 by the pointwise kernel
+    # an NC16 side (layouts.py chose it): the depthwise kernel, Winograd (its transforms read and write
+    # blocks), or a plain 1x1 by the pointwise kernel
     gap = bool(p.get("gap"))
-    pointwise = not p["depthwise"] and not gap and bool(p.get("in_nc16") or p.get("out_nc16"))
+    blocked = bool(p.get("in_nc16") or p.get("out_nc16"))
+    wino_blocked = (blocked and bool(p.get("winograd")) and weight is not None and p["group"] == 1
+                    and not p["depthwise"] and not gap)
+    pointwise = blocked and not p["depthwise"] and not gap and not wino_blocked
     if pointwise and not (_plain_1x1(p) and p["group"] == 1 and weight is not None):
-        raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise nor a plain 1x1 with "
-                         "constant weights (mnn_x86/layouts.py should not have chosen it)")
+        raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise, nor Winograd, nor a plain "
+                         "1x1 with constant weights (mnn_x86/layouts.py should not have chosen it)")
     # p["gap"]: a plain 1x1 whose output a global average pooling alone reads (x86.ConvGlobalAvgPool):
     # register tiles of pixels x output channels, each tile's rows added into the channels' sums
     # (conv_gap_impl.h); the convolution's output is never stored. Its input may be NC16 (layouts.py)
@@ -467,7 +471,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     # p["direct"]: few input channels, by the direct kernel (conv_direct_impl.h; ops_conv.py chose it),
     # which takes no dilation and a horizontal stride of 1 or 2 (its strip's columns: plain or split)
     direct = (bool(p.get("direct")) and weight is not None and p["group"] == 1 and not p["depthwise"]
-              and not pointwise and kt != NULL and p["dh"] == 1 and p["dw"] == 1 and p["sw"] in (1, 2))
+              and not blocked and kt != NULL and p["dh"] == 1 and p["dw"] == 1 and p["sw"] in (1, 2))
     if direct:
         transposed = False
     winograd = bool(p.get("winograd")) and weight is not None and p["group"] == 1 and not pointwise and not direct
@@ -673,7 +677,7 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     cdef Buffer buf
     cdef bint fresh
     s.winograd = 1
-    x86_wino_plan(k, s.N, C, O, s.g.OH, s.g.OW, threads, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
+    x86_wino_plan(k, s.N, C, O, s.g.OH, s.g.OW, threads, s.g.in_nc16 or s.g.out_nc16, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
     s.chunk_floats = work_floats
     buf = _floats(work_floats)
     ex.keep.append(buf)
@@ -944,11 +948,13 @@ def softmax(str isa, int threads, str name, int64_t outer, int64_t axis, int64_t
 
 
 cdef void _pool_geom(x86_pool_geom* g, dict p):
-    """p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl; max pooling (kind 0) until set otherwise."""
+    """p: H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, nc16 (optional: NC16 sides, the planes blocks);
+    max pooling (kind 0) until set otherwise."""
     g.H, g.W, g.OH, g.OW = p["H"], p["W"], p["OH"], p["OW"]
     g.kh, g.kw, g.sh, g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
     g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
     g.kind = 0
+    g.nc16 = p.get("nc16", 0)
     g.inv_rows = g.inv_cols = NULL
 
 

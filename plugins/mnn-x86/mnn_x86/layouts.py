@@ -87,13 +87,14 @@ def fused_conv(node: Node) -> Node:
     return node
 
 
-def conv_kind(node, infos, constants) -> str | None:
+def conv_kind(node, infos, constants, options=None) -> str | None:
     """The kernel that takes this Conv's (or x86.ConvAdd's) NC16 sides: "depthwise" (x86.h:
-    x86_dw_channels_last) or "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant
-    weights); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an NC16 input, its
-    pooled output dense); None if neither."""
+    x86_dw_channels_last), "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant
+    weights) or "winograd" (a 3x3 the session's options give Winograd: winograd_impl.h transforms
+    blocks along their channels); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an
+    NC16 input, its pooled output dense); None if none."""
     if node.op == CONV_GAP:
-        return "gap" if conv_kind(fused_conv(node), infos, constants) == "1x1" else None
+        return "gap" if conv_kind(fused_conv(node), infos, constants, options) == "1x1" else None
     node = fused_conv(node)
     if node.op != "Conv" or len(node.inputs) < 2:
         return None
@@ -113,10 +114,42 @@ def conv_kind(node, infos, constants) -> str | None:
     # 24-channel projections (32 lanes for 24) run 1.2x slower than dense, but keeping them dense
     # leaves the depthwise before them an NC16 input and a dense output, which costs more
     # (benchmarks/RESULTS.md, x86nc16).
-    if plain and geo["group"] == 1 and node.inputs[1] in constants:
-        bias = node.inputs[2] if len(node.inputs) > 2 else ""
-        return "1x1" if not bias or bias in constants else None
-    return None
+    bias = node.inputs[2] if len(node.inputs) > 2 else ""
+    if not (node.inputs[1] in constants and (not bias or bias in constants)):
+        return None
+    if plain and geo["group"] == 1:
+        return "1x1"
+    from .ops_conv import use_winograd  # here, not at the top: ops_conv imports this module
+
+    return "winograd" if use_winograd(geo, x_shape, w_shape, True, options) else None
+
+
+def _concat_of_blocks(node, infos) -> bool:
+    """A Concat of 4-D float32 tensors along the channels where every input but the last fills whole
+    blocks: in NC16 each input's image is then one run of the output's (csrc/op_layout.c copies the
+    runs; the core writes them in place where it can: X86Backend.concat_in_place)."""
+    if node.op != "Concat" or not node.inputs:
+        return False
+    parts = [infos.get(v) for v in node.inputs]
+    if not all(_is_4d_float(i) for i in parts) or not _is_4d_float(infos.get(node.outputs[0])):
+        return False
+    return node.attrs.get("axis") in (1, -3) and all(int(i.shape[1]) % BLOCK == 0 for i in parts[:-1])
+
+
+def _pool(node, infos) -> bool:
+    """A MaxPool (without indices) or AveragePool of a 4-D float32 tensor: the pooling kernel takes NC16
+    on both sides (pool_impl.h: pool_nc16_rows), so its input and output are tied."""
+    if node.op not in ("MaxPool", "AveragePool") or len([v for v in node.outputs if v]) != 1:
+        return False
+    return _is_4d_float(infos.get(node.inputs[0])) and _is_4d_float(infos.get(node.outputs[0]))
+
+
+def concat_in_place(out, parts, axis: int) -> bool:
+    """Whether NC16 inputs laid end to end are their Concat's NC16 output (X86Backend.concat_in_place):
+    along the channels of one image, every input but the last whole blocks."""
+    tensors = [out, *parts]
+    return (axis == 1 and all(t.layout == NC16 and _is_4d_float(t) for t in tensors) and int(out.shape[0]) == 1
+            and all(int(p.shape[1]) % BLOCK == 0 for p in parts[:-1]))
 
 
 def _elementwise(node, infos) -> bool:
@@ -130,24 +163,39 @@ def _elementwise(node, infos) -> bool:
     return all(infos.get(v) is not None and tuple(infos[v].shape) == tuple(out.shape) for v in data)
 
 
-def _tied(node, infos) -> list[str]:
+def _tied(node, infos, constants, options) -> list[str]:
     """The values that must share one layout: an element-wise op's data inputs and output, x86.ConvAdd's
-    residual and output (both walked by the same offsets); none for other ops."""
+    residual and output (both walked by the same offsets), a Concat's or a pooling's inputs and output;
+    a Winograd convolution's input and output too, though its kernel reads and writes either layout:
+    an NC16 input and a dense output took its transposed output transform, 4 floats a store, which ran
+    ResNet-18's 56x56 layers 1.36x slower; none for other ops."""
     if node.op == CONV_ADD:
         return [node.inputs[-1], node.outputs[0]]
+    if conv_kind(node, infos, constants, options) == "winograd":
+        return [node.inputs[0], node.outputs[0]]
+    if _concat_of_blocks(node, infos):
+        return [*node.inputs, node.outputs[0]]
+    if _pool(node, infos):
+        return [node.inputs[0], node.outputs[0]]
     if _elementwise(node, infos):
         return [*node.inputs[: 2 if node.op == "Add" else 1], node.outputs[0]]
     return []
 
 
-def _writes(node, infos, constants) -> bool:
-    return conv_kind(node, infos, constants) in ("depthwise", "1x1") or _elementwise(node, infos)
+def _writes(node, infos, constants, options) -> bool:
+    kind = conv_kind(node, infos, constants, options)
+    return (kind in ("depthwise", "1x1", "winograd") or _elementwise(node, infos) or _concat_of_blocks(node, infos)
+            or _pool(node, infos))
 
 
-def _reads(node, index, infos, constants) -> bool:
-    kind = conv_kind(node, infos, constants)
+def _reads(node, index, infos, constants, options) -> bool:
+    kind = conv_kind(node, infos, constants, options)
     if kind is not None:  # x86.ConvAdd's residual: in its output's layout, which a 1x1 may write NC16
         return index == 0 or (node.op == CONV_ADD and kind == "1x1" and index == len(node.inputs) - 1)
+    if _concat_of_blocks(node, infos):
+        return True
+    if _pool(node, infos):
+        return index == 0
     return _elementwise(node, infos) and index < (2 if node.op == "Add" else 1)
 
 
@@ -161,12 +209,12 @@ def choose(candidates, options, isa: str) -> dict[str, int]:
         c.value
         for c in candidates
         if _is_4d_float(c.info)
-        and _writes(c.producer, infos, constants)
-        and all(_reads(node, i, infos, constants) for node, i in c.consumers)
+        and _writes(c.producer, infos, constants, options)
+        and all(_reads(node, i, infos, constants, options) for node, i in c.consumers)
     }
     ops = {id(c.producer): c.producer for c in candidates}
     ops.update({id(node): node for c in candidates for node, _ in c.consumers})
-    tied = [sides for sides in (_tied(node, infos) for node in ops.values()) if sides]
+    tied = [sides for sides in (_tied(node, infos, constants, options) for node in ops.values()) if sides]
     changed = True
     while changed:  # an element-wise op with a dense side makes all its sides dense
         changed = False

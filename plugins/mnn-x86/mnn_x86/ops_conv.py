@@ -66,7 +66,9 @@ def _choice(options, name: str) -> str:
     return choice
 
 
-def _use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
+def use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
+    """Whether this convolution runs as Winograd F(4x4, 3x3) (option x86.winograd; weight: its constant
+    weight, or anything but None where only its being constant is known)."""
     choice = _choice(options, "x86.winograd")
     o, cg, kh, kw = w_shape
     depthwise = cg == 1 and o == 1  # one channel in, one out: the depthwise kernel's case
@@ -156,7 +158,7 @@ def _conv_setup(node, ins, outs, constants, ctx, isa):
     weight = constants.get(node.inputs[1])
     bias = constants.get(node.inputs[2]) if has_bias else None
     options = getattr(ctx, "options", None)
-    p["winograd"] = _use_winograd(geo, x_shape, w_shape, weight, options)
+    p["winograd"] = use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
     p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"]) and not depthwise

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.errors import BackendError
+
 from . import _x86
 from ._common import kernel, static_shape
+from .layouts import BLOCK, NC16
 
 
 def _window_counts(size: int, out: int, k: int, stride: int, dil: int, pad_lo: int, pad_hi: int,
@@ -40,10 +43,16 @@ def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
     include = bool(node.attrs.get("count_include_pad", 0))
     rows = _window_counts(h, oh, kh, sh, dh, pt, pb, include)
     cols = _window_counts(w, ow, kw, sw, dw, pl, pr, include)
-    p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl)
+    # NC16 sides (layouts.py chose them): the planes are blocks of 16 channels, pooled as vectors
+    nc16 = ins[0].layout == NC16
+    if nc16 != (outs[0].layout == NC16):
+        raise BackendError(f"x86: {node.name} pools between NC16 and another layout (mnn_x86/layouts.py should "
+                           "have chosen one for both)")
+    p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl, nc16=int(nc16))
     inv_rows = 1.0 / np.maximum(rows, 1).astype(np.float64)
     inv_cols = 1.0 / np.maximum(cols, 1).astype(np.float64)
-    return _x86.pool(isa, ctx.threads, f"x86.{node.op}", n * c, p, kind, inv_rows, inv_cols)
+    planes = n * -(-c // BLOCK) if nc16 else n * c
+    return _x86.pool(isa, ctx.threads, f"x86.{node.op}", planes, p, kind, inv_rows, inv_cols)
 
 
 @kernel("MaxPool", supports=_pool_supports, efficiency=0.3)

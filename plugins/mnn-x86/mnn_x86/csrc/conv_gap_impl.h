@@ -28,18 +28,38 @@ static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, c
     vf acc[MR][GEMM_NV];
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
-    for (int64_t c0 = 0; c0 < C; c0 += GAP_PF_STEPS) {
-        if (pf) __builtin_prefetch(pf + c0 / GAP_PF_STEPS * 16, 0, 2); /* a line (16 floats) of the next panel, to L2 */
-        const int64_t c1 = c0 + GAP_PF_STEPS < C ? c0 + GAP_PF_STEPS : C;
+    if (nc16) { /* block by block: channel b + j of the tile's pixel r at b * P + r * 16 + j */
+        for (int64_t b = 0; b < C; b += X86_NC16) {
+            const float *xb = x + b * P;
+            /* the tile's rows are a line each of a block, all missed at once at its start: this block's
+             * first steps prefetch the next block's lines (SqueezeNet's classifier ran 25 % slower on an
+             * NC16 input than on NCHW without) */
+            for (int r = 0; r < rows && b + X86_NC16 < C; ++r) __builtin_prefetch(xb + X86_NC16 * P + r * X86_NC16, 0, 3);
+            const int n = C - b < X86_NC16 ? (int)(C - b) : X86_NC16;
 #pragma GCC unroll 4
-        for (int64_t c = c0; c < c1; ++c) {
-            vf bv[GEMM_NV];
-            for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(wp + c * NR + v * VLEN);
-            /* channel c of the tile's first pixel; its next pixels 1 (NCHW) or 16 floats (NC16) on */
-            const float *xc = x + (nc16 ? x86_nc16_at(c, 0, P) : c * P);
-            for (int r = 0; r < rows; ++r) {
-                const vf av = vf_set1(xc[r * (nc16 ? X86_NC16 : 1)]);
-                for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            for (int j = 0; j < n; ++j) {
+                if (pf && j % GAP_PF_STEPS == 0) __builtin_prefetch(pf + (b + j) / GAP_PF_STEPS * 16, 0, 2);
+                vf bv[GEMM_NV];
+                for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(wp + (b + j) * NR + v * VLEN);
+                for (int r = 0; r < rows; ++r) {
+                    const vf av = vf_set1(xb[r * X86_NC16 + j]);
+                    for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+                }
+            }
+        }
+    } else {
+        for (int64_t c0 = 0; c0 < C; c0 += GAP_PF_STEPS) {
+            if (pf) __builtin_prefetch(pf + c0 / GAP_PF_STEPS * 16, 0, 2); /* a line (16 floats) of the next panel, to L2 */
+            const int64_t c1 = c0 + GAP_PF_STEPS < C ? c0 + GAP_PF_STEPS : C;
+#pragma GCC unroll 4
+            for (int64_t c = c0; c < c1; ++c) {
+                vf bv[GEMM_NV];
+                for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(wp + c * NR + v * VLEN);
+                const float *xc = x + c * P; /* channel c of the tile's first pixel */
+                for (int r = 0; r < rows; ++r) {
+                    const vf av = vf_set1(xc[r]);
+                    for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+                }
             }
         }
     }

@@ -155,6 +155,84 @@ static inline void FN(split_cols)(vf a, vf b, vf next, vf *even, vf *odd, vf *ev
 }
 #endif
 
+/* Pooling of NC16 tensors (layouts.py): a pixel's 16 channels of a block lie side by side, so an output
+ * pixel is the max (or the scaled sum) of its window's pixel vectors, read in place, taps outside the
+ * input skipped (as padding they could never win a max, and add nothing to a sum): no padded copy and
+ * no column split. Each item is one output row of one block. */
+typedef struct {
+    const float *x;
+    float *y;
+    const x86_pool_geom *g;
+} FN(pool_nc16_job);
+
+/* taps [lo, hi) of a window of k taps, d apart, from input index `start`, that lie in [0, size) */
+static inline void FN(pool_taps_inside)(int64_t start, int64_t size, int64_t k, int64_t d, int64_t *lo, int64_t *hi) {
+    *lo = start < 0 ? (-start + d - 1) / d : 0;
+    *hi = size - start <= 0 ? 0 : (size - start + d - 1) / d;
+    if (*hi > k) *hi = k;
+    if (*lo > *hi) *lo = *hi;
+}
+
+/* VLEN lanes of one output pixel: taps rows [i0, i1) x columns [j0, j1) from pixel offset `at` (the
+ * window's first tap; its taps dh rows and dw pixels apart). A max keeps acc = max(x, acc), which
+ * loses a NaN x, so one compare a tap marks those lanes, set to NaN at the end (see above). */
+static inline __attribute__((always_inline)) vf FN(pool_nc16_px)(const int is_max, const float *xb, int64_t at,
+                                                                int64_t W, int64_t i0, int64_t i1, int64_t j0,
+                                                                int64_t j1, int64_t dh, int64_t dw) {
+    vf acc = is_max ? vf_set1(-INFINITY) : vf_zero();
+#if VLEN > 1
+    FN(nan_lanes) nan = FN(nan_none)();
+#endif
+    for (int64_t i = i0; i < i1; ++i) {
+        const float *row = xb + (at + i * dh * W) * X86_NC16;
+        for (int64_t j = j0; j < j1; ++j) {
+            const vf v = vf_load(row + j * dw * X86_NC16);
+#if VLEN > 1
+            if (is_max) {
+                acc = vf_max(v, acc);
+                nan = FN(nan_or)(nan, FN(nan_either)(v, v));
+            } else {
+                acc = vf_add(acc, v);
+            }
+#else
+            acc = is_max ? vf_max_nan(acc, v) : vf_add(acc, v);
+#endif
+        }
+    }
+#if VLEN > 1
+    if (is_max) acc = FN(nan_apply)(acc, nan);
+#endif
+    return acc;
+}
+
+static inline __attribute__((always_inline)) void FN(pool_nc16_row)(const int is_max, const FN(pool_nc16_job) *J,
+                                                                   int64_t item) {
+    const x86_pool_geom *g = J->g;
+    const int64_t b = item / g->OH, oh = item % g->OH, ih0 = oh * g->sh - g->pt;
+    const float *xb = J->x + b * g->H * g->W * X86_NC16;
+    float *yr = J->y + (b * g->OH + oh) * g->OW * X86_NC16;
+    int64_t i0, i1, j0, j1;
+    FN(pool_taps_inside)(ih0, g->H, g->kh, g->dh, &i0, &i1);
+    for (int64_t ow = 0; ow < g->OW; ++ow) {
+        const int64_t iw0 = ow * g->sw - g->pl, at = ih0 * g->W + iw0;
+        FN(pool_taps_inside)(iw0, g->W, g->kw, g->dw, &j0, &j1);
+        const vf scale = is_max ? vf_zero() : vf_set1(g->inv_rows[oh] * g->inv_cols[ow]);
+        for (int h = 0; h < X86_NC16; h += VLEN) {
+            const vf v = FN(pool_nc16_px)(is_max, xb + h, at, g->W, i0, i1, j0, j1, g->dh, g->dw);
+            vf_store(yr + ow * X86_NC16 + h, is_max ? v : vf_mul(v, scale));
+        }
+    }
+}
+
+static void FN(pool_nc16_rows)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const FN(pool_nc16_job) *J = (const FN(pool_nc16_job) *)ctx;
+    (void)worker;
+    for (int64_t item = lo; item < hi; ++item) {
+        if (J->g->kind == 0) FN(pool_nc16_row)(1, J, item);
+        else FN(pool_nc16_row)(0, J, item);
+    }
+}
+
 #if VLEN > 1
 static inline int FN(maxpool_s2_cols)(const x86_pool_geom *g) {
     return g->kind == 0 && g->dh == 1 && g->dw == 1 && g->sw == 2 && (g->kw == 2 || g->kw == 3);
@@ -337,6 +415,13 @@ static int FN(maxpool_s2_bands)(const float *x, float *y, int64_t planes, const 
 #endif
 
 static void FN(pool)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, float *work, int threads) {
+    if (g->nc16) { /* planes: blocks */
+        FN(pool_nc16_job) J = {x, y, g};
+        const int64_t row_floats = g->OW * g->kh * g->kw * X86_NC16;
+        x86_parallel_ranges(threads, planes * g->OH, 1 + PARALLEL_MIN / 8 / (row_floats > 0 ? row_floats : 1),
+                            FN(pool_nc16_rows), &J);
+        return;
+    }
 #if VLEN > 1
     if (FN(maxpool_s2_bands)(x, y, planes, g, threads)) return;
 #endif

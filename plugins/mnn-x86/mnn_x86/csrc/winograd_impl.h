@@ -148,11 +148,56 @@ typedef struct {
     const x86_bf16_conv *bf16; /* non-NULL: step 3 on bf16 (wino_gemm_bf16) */
 } FN(wino_plan);
 
+/* step 1 + 2 from an NC16 input (always gemm_t): VLEN channels of one tile at a time, a pixel of its
+ * 6x6 patch one vector load (zero outside the image), transformed along the channels and stored as
+ * row l of V^T[xi] (tcp x C, row-major: wino_vt_rs). Against the NCHW gather this needs no
+ * (de)interleave of tile columns: a pixel's channels already lie side by side. */
+static void FN(wino_input_nc16)(const FN(wino_plan) *P, const float *x, int64_t t0, int64_t nt, int64_t c0, int64_t c1,
+                                float *v) {
+    const x86_conv_geom *g = P->g;
+    const int64_t C = g->C, plane = g->H * g->W, image = x86_nc16_channels(C) * plane, v_stride = P->tcp * C;
+    for (int64_t l = 0; l < nt; ++l) {
+        const int64_t t = (t0 + l) % P->Ti, iy0 = (t / P->TW) * 4 - g->pt, ix0 = (t % P->TW) * 4 - g->pl;
+        const float *xn = x + (t0 + l) / P->Ti * image;
+        /* the patch's rows [i0, i1) and columns [j0, j1) lie inside the image */
+        const int i0 = iy0 < 0 ? (int)-iy0 : 0, i1 = g->H - iy0 < 6 ? (int)(g->H - iy0) : 6;
+        const int j0 = ix0 < 0 ? (int)-ix0 : 0, j1 = g->W - ix0 < 6 ? (int)(g->W - ix0) : 6;
+        for (int64_t c = c0; c < c1; c += VLEN) {
+            const int n = c1 - c < VLEN ? (int)(c1 - c) : VLEN;
+            /* pixel (iy0 + i, ix0 + j) of channel c, or zero (the padding lanes of a last block load
+             * whatever they hold; only n lanes are stored) */
+#define WINO_PX(i, j)                                                                                      \
+    ((i) >= i0 && (i) < i1 && (j) >= j0 && (j) < j1                                                        \
+         ? vf_load(xn + x86_nc16_at(c, (iy0 + (i)) * g->W + ix0 + (j), plane))                             \
+         : vf_zero())
+            vf tv[36];
+            for (int j = 0; j < 6; ++j) /* columns: B^T d */
+                WINO_BT(WINO_PX(0, j), WINO_PX(1, j), WINO_PX(2, j), WINO_PX(3, j), WINO_PX(4, j), WINO_PX(5, j),
+                        tv[j], tv[6 + j], tv[12 + j], tv[18 + j], tv[24 + j], tv[30 + j]);
+#undef WINO_PX
+            float *dst = v + l * C + c;
+            for (int i = 0; i < 6; ++i) { /* rows: (B^T d) B, position i * 6 + k into V^T[i * 6 + k] */
+                vf r[6];
+                WINO_BT(tv[i * 6], tv[i * 6 + 1], tv[i * 6 + 2], tv[i * 6 + 3], tv[i * 6 + 4], tv[i * 6 + 5], r[0], r[1],
+                        r[2], r[3], r[4], r[5]);
+                for (int k = 0; k < 6; ++k) {
+                    if (n == VLEN) vf_store(dst + (i * 6 + k) * v_stride, r[k]);
+                    else vf_store_n(dst + (i * 6 + k) * v_stride, r[k], n);
+                }
+            }
+        }
+    }
+}
+
 /* step 1 + 2 for channels [c0, c1) of the chunk starting at tile t0 (nt tiles) */
 static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, int64_t nt, int64_t c0, int64_t c1,
                            float *gather, float *v) {
     const x86_conv_geom *g = P->g;
     const int64_t tcp = P->tcp, C = g->C, v_stride = tcp * C;
+    if (g->in_nc16) {
+        FN(wino_input_nc16)(P, x, t0, nt, c0, c1, v);
+        return;
+    }
     for (int64_t c = c0; c < c1; ++c) {
         /* gather, one run of up to VLEN tiles of one tile row at a time: each of its 6 input rows
          * (zero outside the image) loaded into 4 vectors, then split into the tiles' columns j = 0..5 */
@@ -216,6 +261,11 @@ static void FN(wino_input)(const FN(wino_plan) *P, const float *x, int64_t t0, i
     }
 }
 
+/* gemm_t's V[xi], read as V^T (tile i, channel k at i * rs + k * cs): C x tcp row-major from the NCHW
+ * gather, tcp x C row-major from an NC16 input (wino_input_nc16) */
+static inline int64_t wino_vt_rs(const x86_conv_geom *g) { return g->in_nc16 ? g->C : 1; }
+static inline int64_t wino_vt_cs(const x86_conv_geom *g, int64_t tcp) { return g->in_nc16 ? 1 : tcp; }
+
 /* step 3 at position xi on bf16 operands: U[xi] was packed as bf16 at prepare (bf16->w, u_stride
  * words apart); V[xi] is rounded into the worker's bf16 scratch (bf16->bp) as B panels (the fp32
  * ones converted while in L2) or, for gemm_t, packed as A (V^T) */
@@ -226,7 +276,7 @@ static void FN(wino_gemm_bf16)(const FN(wino_plan) *P, int64_t nt, int xi, const
     uint32_t *vb = B->bp + worker * B->bp_words;
     const uint32_t *u = B->w + xi * P->u_stride;
     if (P->gemm_t) {
-        B->kb->pack_a(v + xi * P->tcp * C, 1, P->tcp, nt, C, vb, 1);
+        B->kb->pack_a(v + xi * P->tcp * C, wino_vt_rs(P->g), wino_vt_cs(P->g, P->tcp), nt, C, vb, 1);
         B->kb->gemm(nt, P->O, C, vb, u, m + xi * P->O * P->tcp, P->O, &plain, 1);
     } else {
         B->kb->convert_b(v + xi * P->tcp * C, C, nt, vb, 1);
@@ -244,7 +294,7 @@ static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, co
             FN(wino_gemm_bf16)(P, nt, xi, v, m, worker);
         } else if (P->gemm_t) {
             float *vt = P->vt + worker * P->vt_floats;
-            FN(pack_a)(v + xi * P->tcp * C, 1, P->tcp, nt, C, vt, 1);
+            FN(pack_a)(v + xi * P->tcp * C, wino_vt_rs(P->g), wino_vt_cs(P->g, P->tcp), nt, C, vt, 1);
             FN(gemm_hint)(nt, P->O, C, vt, P->u + xi * P->u_stride, m + xi * P->O * P->tcp, P->O, &plain, 1,
                           36 * P->u_stride * (int64_t)sizeof(float) >= GEMM_PF_MIN_BYTES); /* all 36 stream */
         } else {
@@ -259,10 +309,11 @@ static void FN(wino_output_t)(const FN(wino_plan) *P, const float *m, int64_t t0
                               const float *bias, const x86_epilogue *e, float *y) {
     const x86_conv_geom *g = P->g;
     const int64_t O = P->O, m_stride = O * P->tcp, out_plane = g->OH * g->OW;
+    const int64_t image = (g->out_nc16 ? x86_nc16_channels(O) : O) * out_plane;
     float out[16 * VLEN];
     for (int64_t l = 0; l < nt; ++l) {
         const int64_t t = (t0 + l) % P->Ti, oy0 = (t / P->TW) * 4, ox0 = (t % P->TW) * 4;
-        float *yi = y + (t0 + l) / P->Ti * O * out_plane;
+        float *yi = y + (t0 + l) / P->Ti * image;
         const int64_t rows = g->OH - oy0 < 4 ? g->OH - oy0 : 4, cols = g->OW - ox0 < 4 ? g->OW - ox0 : 4;
         for (int64_t o = o0; o < o1; o += VLEN) {
             const int n = (int)(o1 - o < VLEN ? o1 - o : VLEN);
@@ -279,11 +330,16 @@ static void FN(wino_output_t)(const FN(wino_plan) *P, const float *m, int64_t t0
                 WINO_AT(tv[i * 6], tv[i * 6 + 1], tv[i * 6 + 2], tv[i * 6 + 3], tv[i * 6 + 4], tv[i * 6 + 5], r[0],
                         r[1], r[2], r[3]);
                 for (int j = 0; j < 4; ++j) r[j] = vf_activate(vf_add(r[j], b0), e->act, e->act_alpha, e->act_beta);
+                if (g->out_nc16) { /* a pixel's VLEN channels are its block's lanes: stored whole where they go */
+                    for (int j = 0; i < rows && j < cols; ++j)
+                        vf_store(yi + x86_nc16_at(o, (oy0 + i) * g->OW + ox0 + j, out_plane), r[j]);
+                    continue;
+                }
                 /* interleaved, row i of the tile of output channel o + q is floats [4q, 4q + 4) */
                 FN(wino_interleave4)(r[0], r[1], r[2], r[3], rows4);
                 for (int k = 0; k < 4; ++k) vf_store(out + (i * 4 + k) * VLEN, rows4[k]);
             }
-            for (int q = 0; q < n; ++q) { /* the 4x4 tile of each output channel: 4 rows of 4 floats */
+            for (int q = 0; q < n && !g->out_nc16; ++q) { /* the 4x4 tile of each output channel: 4 rows of 4 floats */
                 float *dst = yi + (o + q) * out_plane + oy0 * g->OW + ox0;
                 for (int64_t i = 0; i < rows; ++i) {
                     if (cols == 4) memcpy(dst + i * g->OW, out + i * 4 * VLEN + 4 * q, 4 * sizeof(float));
@@ -361,6 +417,8 @@ static void FN(wino_task)(void *ctx, int64_t ch, int worker) {
 
 /* one chunk shared by the threads: channels, positions and output channels in turn */
 #define WINO_SPLIT 8 /* channels per item */
+/* an NC16 input's items are whole blocks: wino_input_nc16 loads whole vectors of one block */
+static inline int64_t wino_in_split(const x86_conv_geom *g) { return g->in_nc16 ? X86_NC16 : WINO_SPLIT; }
 typedef struct {
     const FN(wino_plan) *P;
     const float *x, *bias;
@@ -371,7 +429,8 @@ typedef struct {
 
 static void FN(wino_in_task)(void *ctx, int64_t i, int worker) {
     const FN(wino_shared) *S = (const FN(wino_shared) *)ctx;
-    const int64_t c0 = i * WINO_SPLIT, C = S->P->g->C, c1 = c0 + WINO_SPLIT < C ? c0 + WINO_SPLIT : C;
+    const int64_t split = wino_in_split(S->P->g);
+    const int64_t c0 = i * split, C = S->P->g->C, c1 = c0 + split < C ? c0 + split : C;
     FN(wino_input)(S->P, S->x, S->t0, S->nt, c0, c1, S->work + 36 * S->P->tcp * worker, S->v);
 }
 
@@ -441,7 +500,7 @@ static void FN(winograd)(const float *x, const float *u, int64_t u_stride, int64
     for (int64_t ch = 0; ch < chunks; ++ch) {
         S.t0 = ch * tc;
         S.nt = P.T - S.t0 < tc ? P.T - S.t0 : tc;
-        x86_parallel(threads, (g->C + WINO_SPLIT - 1) / WINO_SPLIT, FN(wino_in_task), &S);
+        x86_parallel(threads, (g->C + wino_in_split(g) - 1) / wino_in_split(g), FN(wino_in_task), &S);
         x86_parallel(threads, 36, FN(wino_gemm_task), &S);
         const int64_t split = gemm_t ? WINO_SPLIT_T : WINO_SPLIT;
         x86_parallel(threads, (O + split - 1) / split, FN(wino_out_task), &S);

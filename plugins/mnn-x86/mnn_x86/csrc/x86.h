@@ -62,7 +62,8 @@ static inline int64_t x86_nc16_at(int64_t c, int64_t p, int64_t plane) {
 }
 
 /* One group of a convolution: C input channels of H x W to OH x OW. in_nc16 / out_nc16: the input
- * / output is kept in NC16 (only the depthwise and the 1x1 kernels take it; 0 everywhere else). */
+ * / output is kept in NC16 (only the depthwise, the 1x1 and the Winograd kernels take it; 0 everywhere
+ * else). */
 typedef struct x86_conv_geom {
     int64_t C, H, W, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, pt, pl;
@@ -72,10 +73,11 @@ typedef struct x86_conv_geom {
 
 /* Pooling of planes; kind 0 max, 1 average. An average is the window's sum
  * times inv_rows[oh] * inv_cols[ow] (1 / the window's height and width as the
- * op counts them), so the kernel is agnostic of padding conventions. */
+ * op counts them), so the kernel is agnostic of padding conventions. nc16: the
+ * input and output are NC16 (layouts.py), the planes 16-channel blocks. */
 typedef struct x86_pool_geom {
     int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl;
-    int32_t kind, reserved;
+    int32_t kind, nc16;
     const float *inv_rows, *inv_cols;
 } x86_pool_geom;
 
@@ -232,10 +234,10 @@ static inline int64_t x86_wino_chunk_floats(int64_t per, int64_t tcp, int thread
 }
 /* inference (x86infer): how a Winograd convolution is cut into chunks of
  * tiles (tc: a multiple of NR, or a thread's share of a one-chunk plane), whether each thread takes whole chunks,
- * whether its GEMMs run transposed (gemm_t: all tiles fit one vector) and
+ * whether its GEMMs run transposed (gemm_t: all tiles fit one vector, or an NC16 side: nc16) and
  * the scratch it needs (floats, all threads) */
-void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int64_t *tc,
-                   int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats);
+void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int nc16,
+                   int64_t *tc, int32_t *per_chunk, int32_t *gemm_t, int64_t *work_floats);
 
 /* inference (x86infer), op_threadpool.c: run fn(ctx, i, worker) for i in [0, n) on up to `threads`
  * threads (the caller is worker 0; worker ids stay below threads, for per-thread scratch). Items are
