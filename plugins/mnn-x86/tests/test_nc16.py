@@ -182,6 +182,112 @@ def test_elementwise_ops_between_nc16_tensors(isa, threads):
     _check(g.build(), {"x": rng.standard_normal((1, c, 9, 9)).astype(np.float32)}, isa, threads, expect=5)
 
 
+def _wino(g, rng, x, cin, cout, pad=1):
+    """A 3x3 convolution Winograd takes (stride 1, constant weights), with a fused relu."""
+    return g.Relu(g.Conv(x, g.const(_w(rng, cout, cin, 3, 3)), g.const(_w(rng, cout)), pads=[pad] * 4))
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize(
+    "n,cin,cout,h,w,pad",
+    [
+        (1, 16, 64, 27, 27, 1),  # SqueezeNet's fire 4: chunks a thread each, of nearly equal tiles
+        (1, 16, 32, 55, 55, 1),  # 196 tiles
+        (1, 24, 40, 13, 13, 1),  # a partial last block on both sides; one chunk the threads share
+        (2, 33, 17, 8, 12, 1),  # two images, one tile sequence; edge tiles 5 and 1 pixels inside
+        (1, 16, 24, 10, 12, 0),  # no padding
+        (1, 48, 192, 13, 13, 1),  # 1.3 MB of transformed weights: the usual chunks, tiles as rows
+    ],
+)
+def test_winograd_reads_and_writes_nc16(isa, threads, n, cin, cout, h, w, pad):
+    """A 1x1 writes the Winograd convolution's input NC16 and another reads its output NC16: the
+    transforms run along the blocks' channels (padding lanes of a partial block are never read as
+    channels) and the output's blocks are stored whole."""
+    rng = np.random.default_rng(cin * 100 + cout)
+    g = GraphBuilder("wino")
+    x = g.input("x", (n, 8, h, w))
+    y = _pw(g, rng, x, 8, cin, act="relu")
+    y = _wino(g, rng, y, cin, cout, pad)
+    g.output(_pw(g, rng, y, cout, 5), "y")
+    feeds = {"x": rng.standard_normal((n, 8, h, w)).astype(np.float32)}
+    _check(g.build(), feeds, isa, threads, expect=2, atol=3e-5)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_winograd_keeps_one_layout_on_both_sides(isa):
+    """A Winograd convolution whose input is dense (a graph input) keeps its output dense too, though a
+    1x1 reads it: an NC16 side against a dense one runs its slower transposed output transform."""
+    rng = np.random.default_rng(5)
+    g = GraphBuilder("wino_edge")
+    x = g.input("x", (1, 16, 20, 20))
+    g.output(_pw(g, rng, _wino(g, rng, x, 16, 32), 32, 8), "y")
+    graph = g.build()
+    feeds = {"x": rng.standard_normal((1, 16, 20, 20)).astype(np.float32)}
+    _check(graph, feeds, isa, 2, expect=0)
+
+
+def _fire(g, rng, x, cin, squeeze, e1, e3):
+    """SqueezeNet's fire module: a 1x1 squeeze, then a 1x1 and a 3x3 expand concatenated."""
+    s = _pw(g, rng, x, cin, squeeze, act="relu")
+    return g.Concat(_pw(g, rng, s, squeeze, e1, act="relu"), _wino(g, rng, s, squeeze, e3), axis=1)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_fire_modules_concatenate_nc16(isa, threads, batch):
+    """Fire modules and a max pooling between them, all NC16: at batch 1 each Concat's inputs are
+    written where they belong in its output (the core elides it: X86Backend.concat_in_place), at batch
+    2 the Concat copies whole blocks. A Concat whose first input is not whole blocks stays dense (and
+    at batch 1 is written in place as dense tensors are)."""
+    rng = np.random.default_rng(batch * 10 + threads)
+    g = GraphBuilder("fire")
+    x = g.input("x", (batch, 8, 17, 17))  # pooled to 8x8: Winograd still takes the 3x3s
+    y = _pw(g, rng, x, 8, 32, act="relu")
+    first = _fire(g, rng, y, 32, 16, 32, 32)
+    pooled = g.MaxPool(first, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    second = _fire(g, rng, pooled, 64, 16, 48, 24)  # 72 channels: a partial last block
+    third = _fire(g, rng, second, 72, 16, 24, 16)  # its first input, 24 channels, ends inside a block
+    g.output(_pw(g, rng, third, 40, 5), "y")
+    graph = g.build()
+    feeds = {"x": rng.standard_normal((batch, 8, 17, 17)).astype(np.float32)}
+    sess = _check(graph, feeds, isa, threads, atol=3e-5)
+    assert {first, pooled, second} <= set(sess.plan.layouts) and third not in sess.plan.layouts, str(sess.plan)
+    concats = [p.node for p in sess.plan if p.op == "Concat"]
+    assert [c in sess.plan.elided for c in concats] == [batch == 1] * 3  # the dense one too, at batch 1
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "op,c,h,w,k,stride,pads,dilation,ceil",
+    [
+        ("MaxPool", 24, 15, 13, 3, 2, [1, 1, 1, 1], 1, 0),
+        ("MaxPool", 16, 55, 55, 3, 2, [0, 0, 0, 0], 1, 1),  # SqueezeNet's, with the ceil_mode overhang
+        ("MaxPool", 20, 12, 9, 3, 1, [2, 0, 1, 2], 2, 0),  # dilated, uneven padding
+        ("AveragePool", 40, 9, 8, 2, 2, [0, 0, 1, 1], 1, 0),
+        ("AveragePool", 17, 7, 7, 3, 1, [1, 1, 1, 1], 1, 0),
+    ],
+)
+def test_pooling_reads_and_writes_nc16(isa, threads, op, c, h, w, k, stride, pads, dilation, ceil):
+    """Pooling between two 1x1s: each output pixel's block from its window's pixel vectors. A NaN in
+    the input comes out in every max window that holds it."""
+    rng = np.random.default_rng(c * h)
+    g = GraphBuilder("pool")
+    x = g.input("x", (2, 8, h, w))
+    y = _pw(g, rng, x, 8, c)
+    attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=pads, ceil_mode=ceil)
+    if op == "MaxPool":
+        attrs["dilations"] = [dilation, dilation]
+    y = getattr(g, op)(y, **attrs)
+    g.output(_pw(g, rng, y, c, 5), "y")
+    feeds = {"x": rng.standard_normal((2, 8, h, w)).astype(np.float32)}
+    feeds["x"][1, 3, h // 2, w // 3] = np.nan  # every channel of that pixel NaN after the first 1x1
+    sess = _check(g.build(), feeds, isa, threads, expect=2, atol=3e-5)
+    assert np.isnan(sess.run(feeds)["y"][1]).any() and not np.isnan(sess.run(feeds)["y"][0]).any()
+
+
 def _inverted_residual_net(rng, c=16, size=24):
     """MobileNetV2's pattern at a small size: stem conv, blocks of expand 1x1 / depthwise / project
     1x1 with residual Adds, a last 1x1 and a pooled classifier."""
