@@ -9,10 +9,14 @@ channels-last scratch and the 1x1 its packing of X^T: each reads and writes the 
 The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in
 NC16 when its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1
 convolution with constant weights, also as x86.ConvAdd, or as x86.ConvGlobalAvgPool, which reads it
-only; Add of two same-shape tensors; an activation), and when the element-wise ops' inputs and
-output all agree (they walk the blocks as flat arrays, so they cannot mix layouts; x86.ConvAdd's
-residual and output likewise). Everything else stays dense NCHW; a convolution with one NC16 side
-converts on the other as it reads or writes.
+only; a 3x3 convolution Winograd runs; a MaxPool or AveragePool; a Concat along the channels whose
+inputs but the last fill whole blocks; Add of two same-shape tensors; an activation), and when the
+sides that must agree do: the element-wise ops' inputs and output (they walk the blocks as flat
+arrays), x86.ConvAdd's residual and output, a pooling's and a Concat's inputs and output, and a
+Winograd convolution's input and output (measured: one NC16 side against a dense one lost). So
+SqueezeNet's fire modules run on blocks from the first squeeze to the classifier: at batch 1 each
+Concat is its inputs written in place (concat_in_place). Everything else stays dense NCHW; a
+depthwise or 1x1 convolution with one NC16 side converts on the other as it reads or writes.
 
 The session option ``x86.layouts`` ("auto", "on", "off"; else the environment variable
 MNN_X86_LAYOUTS) decides whether any tensor is offered NC16:

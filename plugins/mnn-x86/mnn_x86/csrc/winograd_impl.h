@@ -1,4 +1,4 @@
-/* Winograd F(4x4, 3x3) convolution (stride 1, dilation 1, one group), NCHW.
+/* Winograd F(4x4, 3x3) convolution (stride 1, dilation 1, one group), NCHW or NC16.
  * Generic over `vf`; included by each isa_*.c after gemm_impl.h.
  *
  * The output is cut into 4x4 tiles; each reads a 6x6 input patch. The tiles of
@@ -11,6 +11,9 @@
  *   3. 36 packed GEMMs M[xi] = U[xi] (O x C, transformed at prepare) @ V[xi];
  *   4. Y = A^T M A, plus bias and activation, scattered into the output.
  * That is 36 multiply-adds per 16 outputs and channel pair instead of 144.
+ * With NC16 sides (layouts.py) steps 1 + 2 run along a block's channels, one vector load per pixel
+ * of a tile's patch (wino_input_nc16), the GEMMs take the tiles as rows (gemm_t) and step 4 stores
+ * each output pixel's block whole (wino_output_t).
  * Many chunks: each thread runs whole chunks. Few: the threads share every
  * chunk, split over channels, xi and output channels in turn (x86_parallel). */
 #ifndef MNN_X86_WINOGRAD_IMPL_H
