@@ -224,11 +224,70 @@ static inline __attribute__((always_inline)) void FN(pool_nc16_row)(const int is
     }
 }
 
+#if VLEN > 1
+/* The max down one input column of n >= 0 rows (p its first, rows rstep floats apart; -inf for none)
+ * and its NaN lanes, one compare per two rows (m = max(x, m) loses a NaN x; the lanes are set to NaN
+ * by the caller, after its maxes across columns, which lose them too). */
+static inline __attribute__((always_inline)) vf FN(pool_nc16_col)(const float *p, int64_t rstep, int64_t n,
+                                                                 FN(nan_lanes) *nan) {
+    *nan = FN(nan_none)();
+    vf m = vf_set1(-INFINITY);
+    int64_t r = 0;
+    for (; r + 1 < n; r += 2) {
+        const vf a = vf_load(p + r * rstep), b = vf_load(p + (r + 1) * rstep);
+        m = vf_max(b, vf_max(a, m));
+        *nan = FN(nan_or)(*nan, FN(nan_either)(a, b));
+    }
+    if (r < n) {
+        const vf a = vf_load(p + r * rstep);
+        m = vf_max(a, m);
+        *nan = FN(nan_or)(*nan, FN(nan_either)(a, a));
+    }
+    return m;
+}
+
+/* A max pooling 3 wide at stride 2 across, dilation 1 across (SqueezeNet's): each input column's max
+ * down the window's rows is taken once and serves both outputs that hold it, so a pixel vector costs
+ * two columns, not three. SqueezeNet's first pooling, in the model: 0.082 ms per window tap by tap,
+ * 0.048 so, against 0.058 for the NCHW register path (one thread; two: 0.057, 0.038, 0.049). */
+static void FN(maxpool_nc16_row_s2w3)(const FN(pool_nc16_job) *J, int64_t item) {
+    const x86_pool_geom *g = J->g;
+    const int64_t b = item / g->OH, oh = item % g->OH, ih0 = oh * g->sh - g->pt;
+    int64_t i0, i1;
+    FN(pool_taps_inside)(ih0, g->H, g->kh, g->dh, &i0, &i1);
+    const int64_t n = i1 - i0, rstep = g->dh * g->W * X86_NC16;
+    const float *top = J->x + (b * g->H * g->W + (n > 0 ? (ih0 + i0 * g->dh) * g->W : 0)) * X86_NC16;
+    float *yr = J->y + (b * g->OH + oh) * g->OW * X86_NC16;
+#define NC16_COL(iw, m)                                                                                  \
+    ((iw) >= 0 && (iw) < g->W ? FN(pool_nc16_col)(top + (iw) * X86_NC16 + h, rstep, n, &(m))          \
+                              : ((m) = FN(nan_none)(), vf_set1(-INFINITY)))
+    for (int h = 0; h < X86_NC16; h += VLEN) {
+        int64_t iw = -g->pl;
+        FN(nan_lanes) n0, n1, n2;
+        vf c0 = NC16_COL(iw, n0);
+        for (int64_t ow = 0; ow < g->OW; ++ow, iw += 2) {
+            const vf c1 = NC16_COL(iw + 1, n1), c2 = NC16_COL(iw + 2, n2);
+            const vf m = vf_max(c2, vf_max(c1, c0));
+            vf_store(yr + ow * X86_NC16 + h, FN(nan_apply)(m, FN(nan_or)(n0, FN(nan_or)(n1, n2))));
+            c0 = c2, n0 = n2;
+        }
+    }
+#undef NC16_COL
+}
+#endif
+
 static void FN(pool_nc16_rows)(void *ctx, int64_t lo, int64_t hi, int worker) {
     const FN(pool_nc16_job) *J = (const FN(pool_nc16_job) *)ctx;
+    const x86_pool_geom *g = J->g;
     (void)worker;
     for (int64_t item = lo; item < hi; ++item) {
-        if (J->g->kind == 0) FN(pool_nc16_row)(1, J, item);
+#if VLEN > 1
+        if (g->kind == 0 && g->sw == 2 && g->kw == 3 && g->dw == 1) {
+            FN(maxpool_nc16_row_s2w3)(J, item);
+            continue;
+        }
+#endif
+        if (g->kind == 0) FN(pool_nc16_row)(1, J, item);
         else FN(pool_nc16_row)(0, J, item);
     }
 }
