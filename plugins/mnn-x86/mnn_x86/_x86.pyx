@@ -58,8 +58,8 @@ cdef extern from "x86.h" nogil:
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
-    void x86_wino_plan(const x86_kernels* k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int nc16,
-                       int64_t* tc, int32_t* per_chunk, int32_t* gemm_t, int64_t* work_floats)
+    void x86_wino_plan(const x86_kernels* k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads,
+                       int nc16, int64_t* tc, int32_t* per_chunk, int32_t* gemm_t, int64_t* work_floats)
     int x86_isa_compiled(const char* isa)
     int x86_cpu_supports(const char* isa)
     const x86_kernels* x86_kernels_for(const char* isa)
@@ -677,7 +677,8 @@ cdef void _winograd_weights(Execution ex, x86_conv_state* s, weight, int threads
     cdef Buffer buf
     cdef bint fresh
     s.winograd = 1
-    x86_wino_plan(k, s.N, C, O, s.g.OH, s.g.OW, threads, s.g.in_nc16 or s.g.out_nc16, &s.chunk_cols, &s.per_item, &s.wino_gemm_t, &work_floats)
+    x86_wino_plan(k, s.N, C, O, s.g.OH, s.g.OW, threads, s.g.in_nc16 or s.g.out_nc16, &s.chunk_cols, &s.per_item,
+                  &s.wino_gemm_t, &work_floats)
     s.chunk_floats = work_floats
     buf = _floats(work_floats)
     ex.keep.append(buf)
