@@ -79,17 +79,22 @@ def test_steady_state_run_allocates_nothing(template_site):
         tracemalloc.start()
         for _ in range(50):  # warm tracemalloc's and Python's own free lists
             sess.run(feeds, copy=False)
-        start, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        for _ in range(500):
-            sess.run(feeds, copy=False)
-        end, peak = tracemalloc.get_traced_memory()
+        growth, peaks = [], []
+        for _ in range(2):  # two windows: a one-off allocation (an interpreter cache) lands in one
+            start, _ = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            for _ in range(500):
+                sess.run(feeds, copy=False)
+            end, peak = tracemalloc.get_traced_memory()
+            growth.append(end - start)
+            peaks.append(peak - start)
         assert sess._current.arenas["host"] is arena
         # A tensor here is 256 KiB, so any tensor allocated per run shows in the peak;
         # what remains is the transient dict run() returns. Nothing accumulates: 500 runs
-        # retaining even 16 bytes each would exceed the bound on growth.
-        print(end - start, peak - start)
-        assert end - start < 4096 and peak - start < 16384, (end - start, peak - start)
+        # retaining even 16 bytes each would exceed the bound on growth in both windows
+        # (one CI run saw 5784 bytes in a single window, not since reproduced).
+        print(growth, peaks)
+        assert min(growth) < 4096 and max(peaks) < 16384, (growth, peaks)
     """)
     assert out
 
