@@ -72,10 +72,21 @@ def offered(ctx, isa: str) -> bool:
     return enabled(options, isa)
 
 
+def channels(c: int) -> int:
+    """Channels as an NC16 tensor stores them: rounded up to whole blocks (x86.h: x86_nc16_channels)."""
+    return math.ceil(int(c) / BLOCK) * BLOCK
+
+
 def nbytes(info) -> int:
     """Bytes of a tensor in NC16: its channels rounded up to whole blocks."""
     n, c, h, w = (int(d) for d in info.shape)
-    return n * math.ceil(c / BLOCK) * BLOCK * h * w * np.dtype(info.dtype).itemsize
+    return n * channels(c) * h * w * np.dtype(info.dtype).itemsize
+
+
+def whole_blocks(parts, axis: int) -> bool:
+    """Whether NC16 tensors (TensorInfos) concatenated along `axis` lie end to end in each image of
+    the output: along the channels, every one but the last fills whole blocks."""
+    return axis == 1 and all(int(p.shape[1]) % BLOCK == 0 for p in parts[:-1])
 
 
 def _is_4d_float(info) -> bool:
@@ -137,7 +148,7 @@ def _concat_of_blocks(node, infos) -> bool:
     parts = [infos.get(v) for v in node.inputs]
     if not all(_is_4d_float(i) for i in parts) or not _is_4d_float(infos.get(node.outputs[0])):
         return False
-    return node.attrs.get("axis") in (1, -3) and all(int(i.shape[1]) % BLOCK == 0 for i in parts[:-1])
+    return node.attrs.get("axis") in (1, -3) and whole_blocks(parts, 1)  # the channels of a 4-D tensor
 
 
 def _pool(node, infos) -> bool:
@@ -152,8 +163,8 @@ def concat_in_place(out, parts, axis: int) -> bool:
     """Whether NC16 inputs laid end to end are their Concat's NC16 output (X86Backend.concat_in_place):
     along the channels of one image, every input but the last whole blocks."""
     tensors = [out, *parts]
-    return (axis == 1 and all(t.layout == NC16 and _is_4d_float(t) for t in tensors) and int(out.shape[0]) == 1
-            and all(int(p.shape[1]) % BLOCK == 0 for p in parts[:-1]))
+    return (all(t.layout == NC16 and _is_4d_float(t) for t in tensors) and int(out.shape[0]) == 1
+            and whole_blocks(parts, axis))
 
 
 def _elementwise(node, infos) -> bool:

@@ -15,7 +15,7 @@ from mnn_core.ops._util import normalize_axis
 
 from . import _x86
 from ._common import kernel, static_shape
-from .layouts import BLOCK, NC16
+from .layouts import NC16, channels, whole_blocks
 
 
 def _prod(shape) -> int:
@@ -29,11 +29,10 @@ def prepare_concat(node, ins, outs, constants, ctx, isa):
     if any(t.layout for t in (*ins, *outs)):
         # NC16 along the channels, every input but the last whole blocks (layouts.py chose it): an
         # image of each input is one run of the output's, its channels rounded up to blocks
-        if not (axis == 1 and all(t.layout == NC16 for t in (*ins, *outs))
-                and all(s[1] % BLOCK == 0 for s in shapes[:-1])):
+        if not (all(t.layout == NC16 for t in (*ins, *outs)) and whole_blocks(ins, axis)):
             raise BackendError(f"x86: {node.name} concatenates NC16 tensors that are not whole blocks along the "
                                "channels (mnn_x86/layouts.py should not have chosen NC16 for them)")
-        shapes = [(s[0], -(-s[1] // BLOCK) * BLOCK, *s[2:]) for s in shapes]
+        shapes = [(s[0], channels(s[1]), *s[2:]) for s in shapes]
     blocks = [_prod(s[axis:]) for s in shapes]
     return _x86.concat(isa, ctx.threads, "x86.Concat", _prod(shapes[0][:axis]), blocks)
 

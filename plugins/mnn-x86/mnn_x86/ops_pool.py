@@ -15,7 +15,7 @@ from mnn_core.errors import BackendError
 
 from . import _x86
 from ._common import kernel, static_shape
-from .layouts import BLOCK, NC16
+from .layouts import BLOCK, NC16, channels
 
 
 def _window_counts(size: int, out: int, k: int, stride: int, dil: int, pad_lo: int, pad_hi: int,
@@ -51,7 +51,7 @@ def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
     p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl, nc16=int(nc16))
     inv_rows = 1.0 / np.maximum(rows, 1).astype(np.float64)
     inv_cols = 1.0 / np.maximum(cols, 1).astype(np.float64)
-    planes = n * -(-c // BLOCK) if nc16 else n * c
+    planes = n * channels(c) // BLOCK if nc16 else n * c
     return _x86.pool(isa, ctx.threads, f"x86.{node.op}", planes, p, kind, inv_rows, inv_cols)
 
 

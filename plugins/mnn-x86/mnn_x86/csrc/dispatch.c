@@ -142,6 +142,12 @@ void x86_conv_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t images,
 /* floats of one chunk of t tiles (a multiple of NR): the gather, the 36 V and the 36 M (wino_chunk_floats) */
 static int64_t wino_per_chunk(int64_t t, int64_t C, int64_t O) { return 36 * t + 36 * t * C + 36 * O * t; }
 
+/* floats of gemm_t's V^T buffers, one per worker (winograd_impl.h: vt_floats): a chunk's tcp tiles
+ * rounded up to MR rows, C columns */
+static int64_t wino_vt_floats(const x86_kernels *k, int64_t tcp, int64_t C, int threads) {
+    return (threads > 1 ? threads : 1) * ((tcp + k->mr - 1) / k->mr * k->mr) * C;
+}
+
 /* An NC16 side: always the tiles as the GEMM's rows (gemm_t), whose transforms run along the channels
  * (winograd_impl.h: wino_input_nc16, wino_output_t). Where the 36 transformed weights stay in L2
  * (WINO_NC16_RESIDENT_BYTES) each chunk reading them again costs little, so the chunks are sized to
@@ -163,10 +169,10 @@ static void wino_plan_nc16(const x86_kernels *k, int64_t T, int64_t C, int64_t O
         *per_chunk = 1;
     }
     t = (T + chunks - 1) / chunks;
-    const int64_t tcp = (t + k->nr - 1) / k->nr * k->nr, mr = k->mr;
+    const int64_t tcp = (t + k->nr - 1) / k->nr * k->nr;
     *tc = t;
     *work_floats = x86_wino_chunk_floats(wino_per_chunk(tcp, C, O), tcp, threads, *per_chunk) +
-                   (threads > 1 ? threads : 1) * ((tcp + mr - 1) / mr * mr) * C; /* each worker's V^T (vt_floats) */
+                   wino_vt_floats(k, tcp, C, threads);
 }
 
 void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_t OH, int64_t OW, int threads, int nc16,
@@ -218,5 +224,5 @@ void x86_wino_plan(const x86_kernels *k, int64_t N, int64_t C, int64_t O, int64_
         t = tcp;
         *work_floats = x86_wino_chunk_floats(wino_per_chunk(tcp, C, O), tcp, threads, 1);
     }
-    if (*gemm_t) *work_floats += (threads > 1 ? threads : 1) * ((t + k->mr - 1) / k->mr * k->mr) * C; /* wino vt_floats */
+    if (*gemm_t) *work_floats += wino_vt_floats(k, t, C, threads);
 }
