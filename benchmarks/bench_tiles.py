@@ -6,7 +6,7 @@ and 14x32 with and without the rules that give some layers another table.
     python benchmarks/bench_tiles.py --model squeezenet1_1 --depths 64,160,300   # bounds of the K rule
 
 Models: four sessions of the same graph, made under 6x32, under 14x32 with both rules (the default
-on Intel: an op whose GEMMs have K < T14_MIN_DEPTH takes the 6x32 table, one of few rows and many
+with two 512-bit FMA units: an op whose GEMMs have K < T14_MIN_DEPTH takes the 6x32 table, one of few rows and many
 columns the 8x48 table, _x86.pyx: T8_*), under 14x32 with the K rule only, and under 14x32 for every op;
 each round runs each session a few times in a row, each run once plainly (wall time) and once
 profiled (each step's minimum over the rounds), so a busy spell or a slow stretch of the process

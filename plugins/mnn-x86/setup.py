@@ -6,7 +6,7 @@ Each ISA level is its own translation unit with its own flags (never
     csrc/isa_scalar.c   -O3
     csrc/isa_avx2.c     -O3 -mavx2 -mfma
     csrc/isa_avx512.c   -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma
-    csrc/isa_avx512_t14.c   the same kernels with a 14x32 GEMM tile (Intel; dispatch.c)
+    csrc/isa_avx512_t14.c   the same kernels with a 14x32 GEMM tile (two 512-bit FMA units; dispatch.c)
     csrc/isa_avx512_t8.c    and with an 8x48 one (layers with few rows and many columns)
     csrc/isa_avx512_bf16.c   the same and -mavx512bf16 (bf16 GEMMs, precision="low")
 
@@ -34,7 +34,7 @@ ISA_FLAGS = {
     "avx2": ["-O3", "-mavx2", "-mfma"] if IS_X86 else ["-O3"],
     "avx512": ["-O3", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mfma"] if IS_X86 else ["-O3"],
 }
-ISA_FLAGS["avx512_t14"] = ISA_FLAGS["avx512"]  # the same ISA with a 14x32 GEMM tile (chosen by vendor)
+ISA_FLAGS["avx512_t14"] = ISA_FLAGS["avx512"]  # the same ISA with a 14x32 GEMM tile (chosen by an FMA probe)
 ISA_FLAGS["avx512_t8"] = ISA_FLAGS["avx512"]  # ... and with an 8x48 one (chosen per layer)
 ISA_FLAGS["avx512_bf16"] = ISA_FLAGS["avx512"] + (["-mavx512bf16"] if IS_X86 else [])
 DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "language_level": 3}

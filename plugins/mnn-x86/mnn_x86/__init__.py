@@ -1,6 +1,6 @@
 """mnn-x86: the fast CPU backend of mnn.
 
-Hand-written C kernels (packed GEMM with an AVX-512 6x32 or 14x32 (Intel; 8x48 for layers of few
+Hand-written C kernels (packed GEMM with an AVX-512 6x32 or 14x32 (two 512-bit FMA units; 8x48 for layers of few
 rows) / AVX2 6x16 register tile, im2col and depthwise convolution, broadcasting element-wise ops,
 vectorized activations) compiled once per ISA level and chosen at run time by
 cpuid; OpenMP threads per call. Under precision="low", on a CPU with AVX-512 BF16, the GEMMs

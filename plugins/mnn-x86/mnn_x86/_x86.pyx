@@ -65,6 +65,7 @@ cdef extern from "x86.h" nogil:
     const x86_kernels* x86_kernels_for(const char* isa)
     int x86_avx512_rows()
     int x86_set_avx512_rows(int rows)
+    double x86_fma512_cost_ratio()
     const x86_kernels* x86_kernels_tile(const char* isa, int rows)
 
 cdef extern from "bf16.h" nogil:
@@ -226,6 +227,13 @@ def cpu_supports(str isa) -> bool:
 def avx512_rows() -> int:
     """Rows of the AVX-512 fp32 GEMM's register tile in use (6, 14 or 8; isa.py: TILES)."""
     return x86_avx512_rows()
+
+
+def fma512_cost_ratio() -> float:
+    """Time of 512-bit FMAs over 256-bit ones at full throughput, measured now (about 1.0 on two
+    512-bit FMA units, 2.0 where a 512-bit FMA is split in two or one unit takes it; 0.0 without
+    AVX-512). Below 1.5 the AVX-512 tile is 14x32, else 6x32."""
+    return x86_fma512_cost_ratio()
 
 
 def set_avx512_rows(int rows) -> None:

@@ -61,10 +61,12 @@ def choose(options: dict | None = None) -> str:
     return env_choice()
 
 
-#: the AVX-512 fp32 GEMM's register tile, per process: 14x32 on Intel (two 512-bit FMA units: a
-#: tile twice as tall halves the B loads per FMA; whole models 3-8 % faster on this project's Intel VM),
-#: 6x32 elsewhere (Zen 4 splits each 512-bit FMA in two, and there the smaller tile's per-tile work
-#: won: vec_avx512.h). csrc/dispatch.c holds the choice; this variable overrides it. 8x48 is the tile
+#: the AVX-512 fp32 GEMM's register tile, per process: 14x32 where the core has two 512-bit FMA
+#: units (Intel's server cores, Zen 5: a tile twice as tall halves the B loads per FMA; whole models
+#: 3-8 % faster on this project's Intel VM, 5-20 % on its Zen 5 one), 6x32 where a 512-bit FMA costs
+#: two 256-bit ones (Zen 4 splits it in halves, and there the smaller tile's per-tile work won:
+#: vec_avx512.h). csrc/dispatch.c decides with a probe that times both widths of FMA (about 0.5 ms,
+#: once per process: _x86.fma512_cost_ratio); this variable overrides it. 8x48 is the tile
 #: single layers get under 14x32 (few rows, many columns: _x86.pyx, T8_*); as the process' tile it
 #: is there to test and compare, every kernel compiled with it.
 TILE_ENV = "MNN_X86_AVX512_TILE"
@@ -72,7 +74,7 @@ TILES = {"auto": 0, "6x32": 6, "14x32": 14, "8x48": 8}
 
 
 def apply_tile_env() -> None:
-    """Set the AVX-512 tile from MNN_X86_AVX512_TILE (6x32, 14x32, 8x48, or auto: by the CPU's vendor)."""
+    """Set the AVX-512 tile from MNN_X86_AVX512_TILE (6x32, 14x32, 8x48, or auto: by the FMA probe)."""
     from . import _x86
 
     value = os.environ.get(TILE_ENV, "").strip().lower() or "auto"

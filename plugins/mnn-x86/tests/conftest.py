@@ -13,7 +13,7 @@ from mnn_core.session import Session
 
 @pytest.fixture(params=list(x86_isa.TILES)[1:])
 def avx512_tile(request):
-    """Each AVX-512 GEMM tile in turn (6x32, 14x32, 8x48), whichever the CPU's vendor picks by default;
+    """Each AVX-512 GEMM tile in turn (6x32, 14x32, 8x48), whichever the FMA probe picks by default;
     modules that test GEMM-backed kernels use it for every test (their pytestmark)."""
     from mnn_x86 import _x86
 

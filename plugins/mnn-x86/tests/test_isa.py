@@ -74,21 +74,38 @@ def test_env_and_option(monkeypatch):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def _vendor() -> str:
+def _cpuinfo(key: str) -> str:
     with open("/proc/cpuinfo") as f:
-        return next((line.split(":", 1)[1].strip() for line in f if line.startswith("vendor_id")), "")
+        return next((line.split(":", 1)[1].strip() for line in f if line.startswith(key)), "")
 
 
-def test_avx512_tile_by_vendor_and_env(monkeypatch):
-    """14x32 on Intel, 6x32 elsewhere (isa.py: TILES); MNN_X86_AVX512_TILE overrides; a bad value
-    is a clear error. Packed weights carry the table's name, so sessions of both tiles coexist."""
+def test_fma_probe_tells_split_from_full_width_units():
+    """The probe behind the tile's choice: about 1.0 (two 512-bit FMA units) or 2.0 (a 512-bit FMA
+    split in halves, or one unit), 0.0 without AVX-512. Zen 4 (AMD family 25) splits every one."""
+    from mnn_x86 import _x86
+
+    ratio = _x86.fma512_cost_ratio()
+    if not _x86.cpu_supports("avx512"):
+        assert ratio == 0.0
+        return
+    assert 0.7 < ratio < 2.8, ratio
+    if _cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == "25":
+        assert ratio > 1.5, ratio
+
+
+def test_avx512_tile_by_fma_probe_and_env(monkeypatch):
+    """14x32 where 512-bit FMAs cost what 256-bit ones do, 6x32 elsewhere (isa.py: TILES);
+    MNN_X86_AVX512_TILE overrides; a bad value is a clear error. Packed weights carry the table's
+    name, so sessions of both tiles coexist."""
     from mnn_x86 import _x86
 
     before = _x86.avx512_rows()
     try:
         monkeypatch.setenv(isa.TILE_ENV, "auto")
         isa.apply_tile_env()
-        assert _x86.avx512_rows() == (14 if _vendor() == "GenuineIntel" else 6)
+        ratio = _x86.fma512_cost_ratio()
+        if abs(ratio - 1.5) > 0.3:  # the probe is not on the fence: both measurements agree
+            assert _x86.avx512_rows() == (14 if 0 < ratio < 1.5 else 6)
         x = np.random.default_rng(0).standard_normal((1, 4, 6, 6)).astype(np.float32)
         outs = []
         for tile, rows in (("6x32", 6), ("14x32", 14), ("8x48", 8)):

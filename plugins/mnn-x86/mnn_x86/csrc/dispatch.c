@@ -12,6 +12,7 @@ extern const x86_kernels x86_kernels_avx2;
 extern const x86_kernels x86_kernels_avx512;
 extern const x86_kernels x86_kernels_avx512_t14;
 extern const x86_kernels x86_kernels_avx512_t8;
+double x86_avx512_fma_probe(void);
 #endif
 
 /* The AVX-512 GEMM tile's rows: 6 (isa_avx512.c), 14 (isa_avx512_t14.c) or 8 (isa_avx512_t8.c, an
@@ -22,11 +23,20 @@ static int avx512_rows = 0;
 int x86_avx512_rows(void) {
 #ifdef MNN_X86_HAVE_SIMD
     if (avx512_rows == 0) {
-        __builtin_cpu_init();
-        avx512_rows = __builtin_cpu_is("intel") ? 14 : 6; /* two 512-bit FMA units, or Zen 4's split ones */
+        /* 14 rows where a 512-bit FMA costs what a 256-bit one does (two 512-bit FMA units: Intel's
+         * server cores, Zen 5), 6 where it costs two (Zen 4 splits it in halves; one-unit Xeons) */
+        double ratio = x86_fma512_cost_ratio();
+        avx512_rows = ratio > 0 && ratio < 1.5 ? 14 : 6;
     }
 #endif
     return avx512_rows;
+}
+
+double x86_fma512_cost_ratio(void) {
+#ifdef MNN_X86_HAVE_SIMD
+    if (x86_cpu_supports("avx512")) return x86_avx512_fma_probe();
+#endif
+    return 0.0;
 }
 
 int x86_set_avx512_rows(int rows) {
