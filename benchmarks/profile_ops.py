@@ -62,11 +62,11 @@ def time_by_kind(sess, names: list[str], mins: list[float], convs: bool, rate: s
             y = infos[node.outputs[0]].shape
             kind = f"{node.op} " + ("dw" if node.attrs.get("group", 1) > 1 else f"{w[2]}x{w[3]}")
             if convs:
-                ops = 2 * np.prod(y) * w[1] * w[2] * w[3] / 1e9
+                giga = 2 * np.prod(y) * w[1] * w[2] * w[3] / 1e9
                 x_shape = infos[node.inputs[0]].shape
                 print(
                     f"  {name:12s} {kind:16s} x {tuple(x_shape)} w {tuple(w)} s{node.attrs.get('strides')} "
-                    f"{ms:7.3f} ms {ops / ms * 1e3:6.1f} {rate}"
+                    f"{ms:7.3f} ms {giga / ms * 1e3:6.1f} {rate}"
                 )
         by_kind[kind][0] += ms
         by_kind[kind][1] += 1

@@ -17,6 +17,9 @@ ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "si
 CONV_ADD = "x86.ConvAdd"
 #: the op of a plain 1x1 Conv and the global average pooling after it (fuse.py), whose input may be NC16
 CONV_GAP = "x86.ConvGlobalAvgPool"
+#: the op of a plain 1x1 Conv and the depthwise Conv that alone reads its output (fuse.py), whose input
+#: and output may be NC16
+CONV_DW = "x86.ConvDepthwise"
 
 #: prepare(node, ins, outs, constants, ctx, isa) -> an _x86.Execution
 PrepareFn = Callable[..., object]

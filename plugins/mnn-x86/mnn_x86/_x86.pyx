@@ -55,6 +55,7 @@ cdef extern from "x86.h" nogil:
         void* gap_panel
 
     int64_t x86_depthwise_work_floats(const x86_conv_geom* g, int vlen)
+    int64_t x86_pwdw_floats(const x86_conv_geom* g)
     void x86_conv_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t images, int64_t og, int threads,
                        int64_t* chunk_cols, int32_t* per_item)
     int64_t x86_pool_work_floats(const x86_pool_geom* g)
@@ -127,6 +128,11 @@ cdef extern from "ops.h" nogil:
         int32_t gap
         int32_t res_input
         x86_epilogue res_act
+        int32_t pwdw
+        x86_conv_geom dg
+        const float* dw_w
+        const float* dw_bias
+        x86_epilogue dw_epi
 
     ctypedef struct x86_matmul_state:
         x86_op op
@@ -494,6 +500,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     kind = ("depthwise" if p["depthwise"] else "gap" if gap else "pointwise" if pointwise else
             "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "") + ("_maxpool" if p.get("pool") else "")
+    if pointwise and p.get("pwdw") is not None:  # x86.ConvDepthwise
+        kind += "_dw"
     gemm_rows, gemm_cols = _gemm_rows_cols(kind, p)
     # p["res"]: the input added to the result before the activation (x86.ConvAdd, a residual)
     res_input = p.get("res", -1)
@@ -540,6 +548,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     if transposed or pointwise:  # the pointwise kernel reads X^T in place and needs no scratch
         _transposed_weights(ex, s, weight, threads, scratch=not pointwise)
         s.transposed, s.pointwise = not pointwise, pointwise
+        if p.get("pwdw") is not None:
+            _pointwise_dw(ex, s, p["pwdw"], threads)
         return ex
     if s.depthwise:
         if weight is not None:
@@ -568,6 +578,26 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     ex.keep.append(work)
     s.work = <float*>work.ptr
     return ex
+
+
+cdef void _pointwise_dw(Execution ex, x86_conv_state* s, dict d, int threads) except *:
+    """x86.ConvDepthwise: the depthwise convolution d (its geometry, act, act_alpha, act_beta and constant
+    weight and bias) after this op's 1x1, which writes it NC16 rows (csrc/pwdw_impl.h)."""
+    cdef Buffer w = _copy_array(d["weight"], np.float32)  # [C][1][kh][kw] is already [C][kh*kw]
+    cdef Buffer b
+    ex.keep.append(w)
+    s.dw_w = <const float*>w.ptr
+    s.dw_bias = NULL
+    if d.get("bias") is not None:
+        b = _copy_array(d["bias"], np.float32)
+        ex.keep.append(b)
+        s.dw_bias = <const float*>b.ptr
+    _conv_geom(&s.dg, d)
+    _epilogue(&s.dw_epi, d["act"], d["act_alpha"], d["act_beta"])
+    cdef Buffer work = _floats(max(threads, 1) * x86_pwdw_floats(&s.dg))
+    ex.keep.append(work)
+    s.work = <float*>work.ptr
+    s.pwdw = 1
 
 
 # -- inference (x86infer) ----------------------------------------------------------------

@@ -36,7 +36,7 @@ from mnn_core.errors import BackendError
 from mnn_core.graph.ir import Node
 from mnn_core.ops.conv import conv_geometry
 
-from ._common import CONV_ADD, CONV_GAP
+from ._common import CONV_ADD, CONV_DW, CONV_GAP
 from .precision import use_bf16
 
 #: the layout code, as X86_LAYOUT_NC16 in csrc/x86.h
@@ -107,7 +107,10 @@ def conv_kind(node, infos, constants, options=None) -> str | None:
     x86_dw_channels_last), "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant
     weights) or "winograd" (a 3x3 the session's options give Winograd: winograd_impl.h transforms
     blocks along their channels); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an
-    NC16 input, its pooled output dense); None if none."""
+    NC16 input, its pooled output dense); "pwdw" for x86.ConvDepthwise (pwdw_impl.h: the 1x1 reads its
+    input in either layout, the depthwise writes either); None if none."""
+    if node.op == CONV_DW:
+        return "pwdw"
     if node.op == CONV_GAP:
         return "gap" if conv_kind(fused_conv(node), infos, constants, options) == "1x1" else None
     node = fused_conv(node)
@@ -199,8 +202,8 @@ def _tied(node, infos, constants, options) -> list[str]:
 
 def _writes(node, infos, constants, options) -> bool:
     kind = conv_kind(node, infos, constants, options)
-    return (kind in ("depthwise", "1x1", "winograd") or _elementwise(node, infos) or _concat_of_blocks(node, infos)
-            or _pool(node, infos))
+    return (kind in ("depthwise", "1x1", "winograd", "pwdw") or _elementwise(node, infos)
+            or _concat_of_blocks(node, infos) or _pool(node, infos))
 
 
 def _reads(node, index, infos, constants, options) -> bool:

@@ -30,7 +30,7 @@ from mnn_core.graph.ir import Node, TensorInfo
 from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
-from ._common import CONV_ADD, CONV_GAP, conv_params, fused_activation, kernel, static_shape
+from ._common import CONV_ADD, CONV_DW, CONV_GAP, conv_params, fused_activation, kernel, static_shape
 from .isa import l3_cache_bytes
 from .layouts import NC16, fused_conv
 from .layouts import nbytes as nc16_nbytes
@@ -259,3 +259,28 @@ def prepare_conv_gap(node, ins, outs, constants, ctx, isa):
                            "output (mnn_x86/fuse.py should not have fused them)")
     p["gap"], p["transposed"] = 1, False
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
+
+
+@kernel(CONV_DW)
+def prepare_conv_depthwise(node, ins, outs, constants, ctx, isa):
+    """x86.ConvDepthwise (fuse.py): a plain 1x1 Conv (its attrs under "conv", its inputs the first
+    "conv_inputs"), then a depthwise Conv of its output (attrs under "dw", its weight and bias the
+    inputs after). The 1x1 writes the depthwise's padded rows in NC16, strip by strip
+    (csrc/pwdw_impl.h); the input and the output may be NC16 (layouts.py)."""
+    n = node.attrs["conv_inputs"]
+    conv = Node("Conv", list(node.inputs[:n]), ["expanded"], node.attrs["conv"], node.name)
+    mid = TensorInfo(conv_geometry(static_shape(ins[0]), static_shape(ins[1]), conv.attrs)["out"], "float32", NC16)
+    p, weight, bias, has_bias = _conv_setup(conv, ins[:n], [mid], constants, ctx, isa)
+    dw = Node("Conv", ["expanded", *node.inputs[n:]], list(node.outputs), node.attrs["dw"], node.name)
+    q, dw_weight, dw_bias, _ = _conv_setup(dw, [mid, *ins[n:]], outs, constants, ctx, isa)
+    plain = (p["kh"], p["kw"], p["sh"], p["sw"], p["pt"], p["pl"], p["group"]) == (1, 1, 1, 1, 0, 0, 1)
+    out = conv_geometry(mid.shape, static_shape(ins[n]), dw.attrs)["out"]
+    if (not plain or weight is None or not q["depthwise"] or dw_weight is None
+            or tuple(out) != tuple(outs[0].shape)):
+        raise BackendError(f"x86: {node.name} is not a plain 1x1 convolution and a depthwise convolution of its "
+                           "output, both with constant weights (mnn_x86/fuse.py should not have fused them)")
+    q.update(weight=dw_weight, bias=dw_bias)
+    p.update(pwdw=q, out_nc16=1, out_stream=0, transposed=False, winograd=False, bf16=False, direct=False)
+    ex = _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
+    ex.packed += tuple(range(n, len(node.inputs)))  # the depthwise's weight and bias, copied too
+    return ex

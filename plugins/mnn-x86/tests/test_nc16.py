@@ -378,10 +378,11 @@ def test_mobilenet_v2_plan_keeps_its_blocks_in_nc16():
     _needs_auto_nc16()
     graph = _mobilenet_v2()
     sess = Session(graph, backend="x86", fallback=False, threads=1, options={"x86.isa": "avx512"})
-    # 52 convolutions (10 with their Add: x86.ConvAdd, the last with the pooling), batch norms and
-    # activations fused
-    writers = [p for p in sess.plan if p.op in ("Conv", "Add", "x86.ConvAdd")]
+    # 52 convolutions (10 with their Add: x86.ConvAdd, the last with the pooling, the three largest
+    # expansions with their depthwise: x86.ConvDepthwise), batch norms and activations fused
+    writers = [p for p in sess.plan if p.op in ("Conv", "Add", "x86.ConvAdd", "x86.ConvDepthwise")]
     assert [p.op for p in sess.plan].count("x86.ConvGlobalAvgPool") == 1
+    assert [p.op for p in sess.plan].count("x86.ConvDepthwise") == 3
     assert len(sess.plan.layouts) == len(writers) - 1, str(sess.plan)
     image = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
     off = Session(graph, backend="x86", fallback=False, threads=1, options={"x86.isa": "avx512", "x86.layouts": "off"})

@@ -108,19 +108,20 @@ static void FN(cl_copy_in)(const float *x, const x86_conv_geom *g, const FN(cl_s
     }
 }
 
-/* nt output pixels of one row, DWC_TILE at most: in points at the first one's top-left tap; out
+/* nt output pixels of one row, DWC_TILE at most: in points at the first one's top-left tap, input
+ * pixels ps floats apart (VLEN in the scratch, 16 in x86.ConvDepthwise's NC16 rows: pwdw_impl.h); out
  * at the first output pixel, the next ostep floats on (VLEN in the scratch, 16 in an NC16 output) */
 static inline __attribute__((always_inline)) void FN(cl_tile)(const int nt, const int64_t kh, const int64_t kw,
                                                               const float *in, int64_t rowstep, int64_t px_step,
-                                                              int64_t dh, int64_t dw, const float *wv, vf b0,
-                                                              const x86_epilogue *e, float *out, int64_t ostep) {
+                                                              int64_t dh, int64_t dw, const int64_t ps, const float *wv,
+                                                              vf b0, const x86_epilogue *e, float *out, int64_t ostep) {
     vf acc[DWC_TILE];
     for (int p = 0; p < nt; ++p) acc[p] = b0;
     for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j) {
             const vf wt = vf_load(wv + (i * kw + j) * VLEN);
-            const float *src = in + (i * dh * rowstep + j * dw) * VLEN;
-            for (int p = 0; p < nt; ++p) acc[p] = vf_fma(wt, vf_load(src + p * px_step * VLEN), acc[p]);
+            const float *src = in + (i * dh * rowstep + j * dw) * ps;
+            for (int p = 0; p < nt; ++p) acc[p] = vf_fma(wt, vf_load(src + p * px_step * ps), acc[p]);
         }
     if (e->act == X86_ACT_RELU)
         for (int p = 0; p < nt; ++p) acc[p] = vf_relu(acc[p]);
@@ -132,16 +133,17 @@ static inline __attribute__((always_inline)) void FN(cl_tile)(const int nt, cons
 /* one output row: tiles of DWC_TILE pixels, then halves of it for the rest */
 static inline __attribute__((always_inline)) void FN(cl_row)(const int64_t kh, const int64_t kw, const float *in,
                                                              int64_t rowstep, int64_t sw, int64_t dh, int64_t dw,
-                                                             const float *wv, vf b0, const x86_epilogue *e,
-                                                             float *out, int64_t ostep, int64_t OW) {
+                                                             const int64_t ps, const float *wv, vf b0,
+                                                             const x86_epilogue *e, float *out, int64_t ostep,
+                                                             int64_t OW) {
     int64_t ow = 0;
     for (; ow + DWC_TILE <= OW; ow += DWC_TILE)
-        FN(cl_tile)(DWC_TILE, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep);
+        FN(cl_tile)(DWC_TILE, kh, kw, in + ow * sw * ps, rowstep, sw, dh, dw, ps, wv, b0, e, out + ow * ostep, ostep);
     if (DWC_TILE > 4 && ow + 4 <= OW)
-        FN(cl_tile)(4, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep), ow += 4;
+        FN(cl_tile)(4, kh, kw, in + ow * sw * ps, rowstep, sw, dh, dw, ps, wv, b0, e, out + ow * ostep, ostep), ow += 4;
     if (ow + 2 <= OW)
-        FN(cl_tile)(2, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep), ow += 2;
-    if (ow < OW) FN(cl_tile)(1, kh, kw, in + ow * sw * VLEN, rowstep, sw, dh, dw, wv, b0, e, out + ow * ostep, ostep);
+        FN(cl_tile)(2, kh, kw, in + ow * sw * ps, rowstep, sw, dh, dw, ps, wv, b0, e, out + ow * ostep, ostep), ow += 2;
+    if (ow < OW) FN(cl_tile)(1, kh, kw, in + ow * sw * ps, rowstep, sw, dh, dw, ps, wv, b0, e, out + ow * ostep, ostep);
 }
 
 /* the strip's pixels (np of them, from output pixel p0 of each plane) back to NCHW, VLEN at a time */
@@ -181,8 +183,8 @@ static void FN(cl_strip)(const float *x, float *y, int nc, int64_t oh0, int64_t 
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float *in = sc->in + (oh - oh0) * g->sh * PW * VLEN;
         float *out = out0 + (oh - oh0) * OW * ostep;
-        if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, ostep, OW);
-        else FN(cl_row)(g->kh, g->kw, in, PW, g->sw, g->dh, g->dw, sc->wv, b0, e, out, ostep, OW);
+        if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, in, PW, g->sw, g->dh, g->dw, VLEN, sc->wv, b0, e, out, ostep, OW);
+        else FN(cl_row)(g->kh, g->kw, in, PW, g->sw, g->dh, g->dw, VLEN, sc->wv, b0, e, out, ostep, OW);
     }
     const int64_t np = (oh1 - oh0) * OW;
     if (!g->out_nc16) {

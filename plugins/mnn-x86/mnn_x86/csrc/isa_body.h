@@ -31,6 +31,7 @@
 #include "pointwise_impl.h"
 #include "conv_direct_impl.h" /* inference (x86infer): few input channels */
 #include "conv_gap_impl.h"    /* inference (x86infer): x86.ConvGlobalAvgPool, pixels as rows */
+#include "pwdw_impl.h"        /* inference (x86infer): x86.ConvDepthwise, strip by strip */
 #ifndef X86_TILE_VARIANT /* a second table of the same ISA (isa_avx512_t14.c) shares these */
 /* training: backward ops and optimizer updates, in their own table (x86_grad.h) */
 #include "grad_impl.h"
@@ -70,6 +71,7 @@ const x86_kernels FN(x86_kernels) = {
     NULL,
 #endif
     FN(gap_panel),
+    FN(pointwise_dw),
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */

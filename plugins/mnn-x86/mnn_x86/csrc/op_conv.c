@@ -255,7 +255,8 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         s->op.error = "x86 Conv takes float32 tensors";
         return 1;
     }
-    if (ins[0].layout != (g->in_nc16 ? X86_LAYOUT_NC16 : 0) || outs[0].layout != (g->out_nc16 ? X86_LAYOUT_NC16 : 0)) {
+    const int out_nc16 = s->pwdw ? s->dg.out_nc16 : g->out_nc16; /* x86.ConvDepthwise: the depthwise writes it */
+    if (ins[0].layout != (g->in_nc16 ? X86_LAYOUT_NC16 : 0) || outs[0].layout != (out_nc16 ? X86_LAYOUT_NC16 : 0)) {
         s->op.error = "x86 Conv was prepared for other tensor layouts than it was given";
         return 1;
     }
@@ -287,6 +288,11 @@ static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, 
     if (s->depthwise) {
         const float *w = s->weight_input >= 0 ? (const float *)ins[s->weight_input].data : s->w;
         k->depthwise(x, w, bias, y, s->N * g->C, g, &s->epi, s->work, s->op.threads);
+        return 0;
+    }
+    if (s->pwdw) { /* inference (x86infer): x86.ConvDepthwise */
+        k->pointwise_dw(x, s->w, bias, s->dw_w, s->dw_bias, y, s->N, g, &s->epi, &s->dg, &s->dw_epi, s->work,
+                        s->op.threads);
         return 0;
     }
     if (s->pointwise) { /* inference (x86infer): per image; an NC16 image holds its channels rounded up */

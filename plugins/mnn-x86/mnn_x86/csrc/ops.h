@@ -68,6 +68,13 @@ typedef struct x86_conv_state {
                          * The pointwise kernel adds it in registers before epi's activation; any other
                          * path runs with no activation and adds it, then res_act's, in passes over y */
     x86_epilogue res_act;
+    int32_t pwdw;       /* x86.ConvDepthwise: the pointwise 1x1 above (w: W^T packed as B), then the
+                         * depthwise convolution of dg (its C: this op's O) on its output, by the kernels'
+                         * pointwise_dw; work x86_pwdw_floats(&dg) per thread */
+    x86_conv_geom dg;
+    const float *dw_w;  /* [C][kh*kw] */
+    const float *dw_bias;
+    x86_epilogue dw_epi;
 } x86_conv_state;
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* a transposed convolution's pixels per chunk (a multiple of MR, or all of them), whether each thread

@@ -22,6 +22,8 @@ typedef struct {
     const float *res; /* NULL, or a residual laid out as y, added before the activation (x86.ConvAdd) */
     float *y;
     int64_t K, O, P, Op; /* Op: the output's channels as stored (rounded up to 16 when NC16) */
+    int64_t yP, y_p0;    /* pixel p of y's block b at y + x86_nc16_at(16b, p - y_p0, yP) (dense: channel o's
+                          * row yP apart); P and 0 but in x86.ConvDepthwise's rows (pwdw_impl.h) */
     int64_t a_ps, a_ks;  /* element (pixel r, channel k) of X at x + (k/16)*16*P + (k%16)*a_ks + r*a_ps */
     int64_t panels, panel_items, px_items, tiles_per_item, panels_per_item;
     int64_t parts, px_per_part; /* the pixels in `parts` equal parts (one a thread), px_per_part items each */
@@ -84,7 +86,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         for (int v = 0; v < nv; ++v) {
             const int64_t o = o0 + v * VLEN;
             if (o >= J->Op) break;
-            float *yv = J->y + x86_nc16_at(o, p0, P);
+            float *yv = J->y + x86_nc16_at(o, p0 - J->y_p0, J->yP);
             for (int r = 0; r < rows; ++r) {
                 vf t = acc[r][v];
                 if (e->act > X86_ACT_CLIP) t = vf_activate(t, e->act, e->act_alpha, e->act_beta);
@@ -100,7 +102,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < nv; ++v) vf_store(buf + r * NR + v * VLEN, acc[r][v]);
     for (int c = 0; c < cols; ++c) {
-        float *yc = J->y + (o0 + c) * P + p0;
+        float *yc = J->y + (o0 + c) * J->yP + p0 - J->y_p0;
         if (has_res) {
             const float *rc = J->res + (o0 + c) * P + p0;
             for (int r = 0; r < rows; ++r) yc[r] = buf[r * NR + c] + rc[r];
@@ -208,6 +210,7 @@ static void FN(pointwise)(const float *x, const float *wt, const float *bias, co
     x86_epilogue eb = *e;
     eb.bias = bias;
     J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y, J.K = K, J.O = O, J.P = P, J.g = g, J.e = &eb;
+    J.yP = P, J.y_p0 = 0;
     J.Op = g->out_nc16 ? x86_nc16_channels(O) : O;
     J.stream = g->out_nc16 && g->out_stream && (uintptr_t)y % (VLEN * sizeof(float)) == 0;
     J.a_ps = g->in_nc16 ? X86_NC16 : 1;

@@ -160,6 +160,12 @@ typedef struct x86_kernels {
      * of W^T (pack_b); next: the panel to prefetch meanwhile, or NULL */
     void (*gap_panel)(const float *x, int nc16, int64_t P, int64_t C, const float *wp, const float *next,
                       const float *bias, int cols, const x86_epilogue *e, float *y);
+    /* x86.ConvDepthwise (pwdw_impl.h): N images through a 1x1 (gp: its input, x, NC16 or not; wt: W^T in
+     * pack_b panels; bias, ep) and the depthwise convolution of its output (gd, gd->C its output
+     * channels; wd: [C][kh*kw]; bd, ed), strip by strip in a thread's scratch of x86_pwdw_floats */
+    void (*pointwise_dw)(const float *x, const float *wt, const float *bias, const float *wd, const float *bd,
+                         float *y, int64_t N, const x86_conv_geom *gp, const x86_epilogue *ep,
+                         const x86_conv_geom *gd, const x86_epilogue *ed, float *work, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
@@ -197,6 +203,29 @@ static inline int64_t x86_dw_cl_floats(const x86_conv_geom *g) {
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1, SR = x86_dw_cl_rows(g);
     const int64_t RIN = (SR - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     return (RIN * PW + SR * g->OW + X86_DW_CL_LANES + (g->kh * g->kw + X86_DW_CL_LANES)) * X86_DW_CL_LANES;
+}
+/* x86.ConvDepthwise (pwdw_impl.h): a 1x1 and the depthwise after it, strip by strip. Its scratch per
+ * thread holds a strip's padded input rows of the depthwise for all its channels (16 floats a pixel
+ * and block), which the 1x1 writes and the depthwise reads: about X86_PWDW_BUDGET floats, so that
+ * they stay in L2 beside the 1x1's weights. */
+#define X86_PWDW_BUDGET (96 * 1024) /* 384 KB */
+static inline int64_t x86_pwdw_width(const x86_conv_geom *g) { /* every column read, and every one the 1x1 writes */
+    const int64_t read = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    return read > g->pl + g->W ? read : g->pl + g->W;
+}
+static inline int64_t x86_pwdw_rows_in(const x86_conv_geom *g, int64_t rows) {
+    return (rows - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+}
+static inline int64_t x86_pwdw_rows(const x86_conv_geom *g) { /* output rows per strip */
+    const int64_t row = (g->C + X86_NC16 - 1) / X86_NC16 * X86_NC16 * x86_pwdw_width(g);
+    int64_t rows = (X86_PWDW_BUDGET / row - (g->kh - 1) * g->dh - 1) / g->sh + 1;
+    if (rows > g->OH) rows = g->OH;
+    return rows > 1 ? rows : 1;
+}
+/* the strip's rows, the tap vectors of every channel and a dense output's pixels of one strip */
+static inline int64_t x86_pwdw_floats(const x86_conv_geom *g) {
+    const int64_t lanes = (g->C + X86_NC16 - 1) / X86_NC16 * X86_NC16, SR = x86_pwdw_rows(g);
+    return lanes * (x86_pwdw_rows_in(g, SR) * x86_pwdw_width(g) + g->kh * g->kw) + (SR * g->OW + X86_NC16) * X86_NC16;
 }
 /* Which path a depthwise convolution takes (one place: the kernels and their scratch sizes ask it):
  * the channels-last blocks of depthwise_cl_impl.h (vlen lanes), unless their lanes are mostly empty
