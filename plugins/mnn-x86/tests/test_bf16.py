@@ -254,6 +254,39 @@ def test_winograd_bf16(rng, names, threads, n, c, o, h, w, pads):
     assert names == ["x86.Conv.winograd_bf16 [avx512]"]
 
 
+@needs_bf16
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,c,o,h,w", [(1, 16, 64, 27, 27), (1, 24, 40, 13, 13), (2, 33, 17, 8, 12)])
+def test_winograd_bf16_on_nc16_sides(rng, names, threads, n, c, o, h, w):
+    """Under x86.layouts="on" a 1x1 before and after gives the Winograd convolution NC16 sides: its
+    bf16 GEMMs then take V^T from the blocks' input transform, by the same strides as the fp32 ones.
+    The 1x1s multiply by the identity (exact in fp32), so the bound above holds unchanged."""
+    from mnn_core.graph.ir import Graph, Node, TensorInfo
+
+    x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, 3, 3), _r(rng, o)
+    g = Graph(name="wino_nc16")
+    g.inputs["x"] = TensorInfo((n, c, h, w), "float32")
+    g.initializers.update(eye_c=np.eye(c, dtype=np.float32)[:, :, None, None], w=wt, b=b,
+                          eye_o=np.eye(o, dtype=np.float32)[:, :, None, None])
+    g.nodes += [Node("Conv", ["x", "eye_c"], ["a"], {}, "pre"),
+                Node("Conv", ["a", "w", "b"], ["y"], {"kernel_shape": [3, 3], "pads": [1] * 4, "activation": "relu"},
+                     "wino"),
+                Node("Conv", ["y", "eye_o"], ["out"], {}, "post")]
+    g.outputs = ["out"]
+    sess = Session(g, backend="x86", fallback=False, optimize=False, threads=threads, precision="low",
+                   options={**LOW, "x86.winograd": "on", "x86.layouts": "on"})
+    assert sess.plan.layouts == {"a": 1, "y": 1}, str(sess.plan)
+    attrs = {"kernel_shape": [3, 3], "pads": [1] * 4, "activation": "relu"}
+    want = run_reference("Conv", [x, wt, b], attrs)[0].astype(np.float64)
+    magnitude = winograd_magnitude(x, wt, [1] * 4)
+    direct = run_reference("Conv", [np.abs(x), np.abs(wt)], {"kernel_shape": [3, 3], "pads": [1] * 4})[0]
+    for _ in range(2):
+        err = np.abs(sess.run({"x": x})["out"] - want)
+        bound = BF16_REL * magnitude + 9 * c * FP32_REL_PER_K * (magnitude + direct) + 1e-5
+        assert np.all(err <= bound), f"Winograd bf16 on NC16: worst |err| / bound {np.max(err / bound):.3g}"
+    assert names == ["x86.Conv.pointwise [avx512]", "x86.Conv.winograd_bf16 [avx512]", "x86.Conv.pointwise [avx512]"]
+
+
 def test_to_bf16_rounds_to_nearest_even():
     """The tests' own rounding: ties go to the even bf16, the rest to the nearest."""
     ulp = 2.0**-7  # of bf16 at 1.0
