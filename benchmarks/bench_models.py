@@ -8,8 +8,11 @@
 Models come from examples/build_models.py (MobileNetV2, ResNet-18, SqueezeNet
 1.1 with seeded weights). Peers get the same graph: ONNX Runtime and the MNN
 wheel through an ONNX export (mnn_core.convert.to_onnx, batch norms folded as
-torch.onnx.export does for eval-mode models), PyTorch eager through a
-small interpreter calling torch.nn.functional per node. Each configuration runs
+torch.onnx.export does for eval-mode models), ncnn through that ONNX converted by pnnx (fp32
+weights; ncnn's fp16 and bf16 storage off; a batch runs image by image, as ncnn's Mat holds one),
+PyTorch eager through a small interpreter calling torch.nn.functional per node. The ratio of a
+row divides its median by the fastest peer's (ONNX Runtime, the MNN wheel or ncnn) in the same
+round. Each configuration runs
 in its own subprocess, so peak memory (ru_maxrss, minus the interpreter's own
 baseline) belongs to that engine alone. Latency: median and min of --repeat
 runs after --warmup runs. Engines that are not installed are skipped and said so.
@@ -21,7 +24,7 @@ different engine), so that a slow spell of a shared machine falls on all of them
 one: a row then shows the median over rounds of the medians, the least min, the largest peak, and
 the median of the per-round ratios (each taken within one round), with those ratios listed.
 
-Peers: pip install onnxruntime torch==2.13.0; pip install --no-deps MNN (its
+Peers: pip install onnxruntime ncnn pnnx torch==2.13.0; pip install --no-deps MNN (its
 dependencies pin protobuf<6, which breaks onnx). The MNN wheel also installs a command named
 `mnn` over ours, which pip-installs telemetry packages (and protobuf 5) when run: use
 `python -m mnn_core` in that environment, or reinstall mnn-core after the wheel.
@@ -45,7 +48,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
-ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "torch")
+ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "ncnn", "torch")
+#: the peers a ratio divides by: the fastest of them in the same round
+PEERS = ("onnxruntime", "MNN-wheel", "ncnn")
 MODEL_NAMES = ("mobilenet_v2", "resnet18", "squeezenet1_1")  # examples/build_models.py's MODELS
 #: not in the default set: mnn-x86 with every tensor dense (option x86.layouts=off), to compare
 EXTRA_ENGINES = ("mnn-x86-dense",)
@@ -111,6 +116,26 @@ def ort_node_times(sess, skip: int = 0) -> dict[str, tuple[str, list[float]]]:
     return {name: (op, ms[skip:]) for name, (op, ms) in nodes.items()}
 
 
+def _ncnn_files(graph, tmp: Path) -> tuple[str, str]:
+    """ncnn's .param and .bin of `graph` (batch 1): pnnx (pip install pnnx) converts the ONNX the other
+    peers get. ncnn's Mat holds one image (c, h, w), so a batch runs image by image."""
+    import importlib.util
+
+    # pnnx's own executable, found without importing the package (which imports torch: 200 MB that
+    # would count in ncnn's peak memory)
+    spec = importlib.util.find_spec("pnnx")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("ncnn needs pnnx to convert the model: pip install pnnx")
+    exe = os.path.join(list(spec.submodule_search_locations)[0], "pnnx")
+    # fp16=0: fp32 weights (pnnx writes them as fp16 by default)
+    cmd = [exe, _onnx_file(graph, tmp), "inputshape=[1,3,224,224]", "fp16=0"]
+    done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
+    param, weights = tmp / "model.ncnn.param", tmp / "model.ncnn.bin"
+    if done.returncode or not param.exists():
+        raise RuntimeError(f"pnnx could not convert the model: {(done.stderr or done.stdout).strip()[-300:]}")
+    return str(param), str(weights)
+
+
 def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precision: str = "normal"):
     """Return a no-argument callable that runs one inference."""
     if engine in ("mnn-x86", "mnn-x86-dense"):
@@ -146,6 +171,24 @@ def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precisio
             interp.runSession(session)
             out = interp.getSessionOutput(session)
             out.getHost()  # make sure the result is on the host
+        return run
+    if engine == "ncnn":
+        import ncnn
+
+        param, weights = _ncnn_files(_graph(graph.name, 1), tmp)
+        net = ncnn.Net()
+        net.opt.num_threads = threads
+        # fp32, as every engine here: by default ncnn stores (and computes) in fp16 or bf16 where it can
+        net.opt.use_fp16_packed = net.opt.use_fp16_storage = net.opt.use_fp16_arithmetic = False
+        net.opt.use_bf16_storage = False
+        net.load_param(param)
+        net.load_model(weights)
+
+        def run():
+            for image in x:
+                ex = net.create_extractor()
+                ex.input("in0", ncnn.Mat(image))
+                ex.extract("out0")
         return run
     if engine == "torch":
         import torch
@@ -235,7 +278,7 @@ def main(argv=None) -> None:
 
 def _ratios(results: dict) -> dict:
     """Each engine's median over the faster peer's (ONNX Runtime or the MNN wheel), within one round."""
-    peers = [r["median_ms"] for e, r in results.items() if e in ("onnxruntime", "MNN-wheel") and "error" not in r]
+    peers = [r["median_ms"] for e, r in results.items() if e in PEERS and "error" not in r]
     best = min(peers) if peers else None
     return {e: r["median_ms"] / best if best and "error" not in r else None for e, r in results.items()}
 
