@@ -12,7 +12,9 @@ extern const x86_kernels x86_kernels_avx2;
 extern const x86_kernels x86_kernels_avx512;
 extern const x86_kernels x86_kernels_avx512_t14;
 extern const x86_kernels x86_kernels_avx512_t8;
-double x86_avx512_fma_probe(void);
+#endif
+#if defined(__x86_64__)
+double x86_avx512_fma_probe(void); /* isa_avx512.c (its assembly names zmm12: x86-64 only) */
 #endif
 
 /* The AVX-512 GEMM tile's rows: 6 (isa_avx512.c), 14 (isa_avx512_t14.c) or 8 (isa_avx512_t8.c, an
@@ -33,7 +35,7 @@ int x86_avx512_rows(void) {
 }
 
 double x86_fma512_cost_ratio(void) {
-#ifdef MNN_X86_HAVE_SIMD
+#if defined(__x86_64__)
     if (x86_cpu_supports("avx512")) return x86_avx512_fma_probe();
 #endif
     return 0.0;

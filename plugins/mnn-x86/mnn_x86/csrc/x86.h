@@ -293,7 +293,8 @@ const x86_kernels *x86_kernels_for(const char *isa); /* NULL unless both */
 int x86_avx512_rows(void);            /* the AVX-512 fp32 GEMM tile's rows in use: 6, 14 or 8 */
 int x86_set_avx512_rows(int rows);    /* 6, 14, 8, or 0 (by the FMA probe); nonzero: not one of those */
 double x86_fma512_cost_ratio(void);   /* time of 512-bit FMAs over 256-bit ones at full throughput, about
-                                         1 or 2, measured at each call (isa_avx512.c); 0 without AVX-512 */
+                                         1 or 2, measured at each call (isa_avx512.c); 0 without AVX-512
+                                         or off x86-64 */
 const x86_kernels *x86_kernels_tile(const char *isa, int rows); /* avx512: the 6-, 14- or 8-row table */
 
 #ifdef __cplusplus
