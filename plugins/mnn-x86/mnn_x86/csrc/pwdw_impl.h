@@ -140,7 +140,7 @@ static void FN(pointwise_dw)(const float *x, const float *wt, const float *bias,
     J.per_thread = x86_pwdw_floats(gd);
     J.cx = gp->in_nc16 ? x86_nc16_channels(K) : K, J.cy = gd->out_nc16 ? x86_nc16_channels(O) : O;
     if (threads > DW_MAX_WORKERS) threads = DW_MAX_WORKERS;
-    /* one range of rows per thread (in all, over the images), each at least a strip */
+    /* a range of rows per thread (in all, over the images), each at least a row */
     int64_t ranges = N >= threads ? 1 : (threads + N - 1) / N;
     if (ranges > gd->OH) ranges = gd->OH;
     J.ranges = ranges;
