@@ -268,9 +268,8 @@ def prepare_conv_depthwise(node, ins, outs, constants, ctx, isa):
     inputs after). The 1x1 writes the depthwise's padded rows in NC16, strip by strip
     (csrc/pwdw_impl.h); the input and the output may be NC16 (layouts.py)."""
     n = node.attrs["conv_inputs"]
-    conv = Node("Conv", list(node.inputs[:n]), ["expanded"], node.attrs["conv"], node.name)
-    mid = TensorInfo(conv_geometry(static_shape(ins[0]), static_shape(ins[1]), conv.attrs)["out"], "float32", NC16)
-    p, weight, bias, has_bias = _conv_setup(conv, ins[:n], [mid], constants, ctx, isa)
+    conv_part = Node(CONV_DW, list(node.inputs[:n]), list(node.outputs), node.attrs, node.name)
+    mid, (p, weight, bias, has_bias) = _fused_conv_setup(conv_part, ins[:n], constants, ctx, isa)
     dw = Node("Conv", ["expanded", *node.inputs[n:]], list(node.outputs), node.attrs["dw"], node.name)
     q, dw_weight, dw_bias, _ = _conv_setup(dw, [mid, *ins[n:]], outs, constants, ctx, isa)
     plain = (p["kh"], p["kw"], p["sh"], p["sw"], p["pt"], p["pl"], p["group"]) == (1, 1, 1, 1, 0, 0, 1)

@@ -164,6 +164,32 @@ static void FN(cl_transpose_out)(const float *out, int64_t np, int nc, float *y,
             FN(act_row)(e->act, e->act_alpha, e->act_beta, y + l * plane + p0, y + l * plane + p0, np);
 }
 
+/* Output rows [oh0, oh1) of VLEN channels (nc of them real) from padded input rows at `in` (padded row
+ * oh0 * sh at its row 0; rows PW pixels long, pixels ps floats apart), taps wv, bias b0: into an NC16
+ * output where they belong (y at the channels' lane of the block's first pixel), or through buf into
+ * NCHW (y at their first plane); then the activations not applied in registers. cl_strip's and
+ * x86.ConvDepthwise's (pwdw_impl.h) */
+static void FN(cl_out_rows)(const float *in, const int64_t ps, int64_t PW, const x86_conv_geom *g, const float *wv,
+                            vf b0, const x86_epilogue *e, int nc, int64_t oh0, int64_t oh1, float *y, float *buf) {
+    const int64_t OW = g->OW, ostep = g->out_nc16 ? X86_NC16 : VLEN;
+    float *const out0 = g->out_nc16 ? y + oh0 * OW * X86_NC16 : buf;
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+        const float *src = in + (oh - oh0) * g->sh * PW * ps;
+        float *out = out0 + (oh - oh0) * OW * ostep;
+        if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, src, PW, g->sw, g->dh, g->dw, ps, wv, b0, e, out, ostep, OW);
+        else FN(cl_row)(g->kh, g->kw, src, PW, g->sw, g->dh, g->dw, ps, wv, b0, e, out, ostep, OW);
+    }
+    const int64_t np = (oh1 - oh0) * OW;
+    if (!g->out_nc16) {
+        FN(cl_transpose_out)(buf, np, nc, y, g->OH * OW, oh0 * OW, e);
+    } else if (e->act > X86_ACT_CLIP) { /* only these VLEN lanes of each pixel */
+        if (VLEN == X86_NC16) FN(act_row)(e->act, e->act_alpha, e->act_beta, out0, out0, np * X86_NC16);
+        else
+            for (int64_t p = 0; p < np; ++p)
+                FN(act_row)(e->act, e->act_alpha, e->act_beta, out0 + p * X86_NC16, out0 + p * X86_NC16, VLEN);
+    }
+}
+
 /* One strip: output rows [oh0, oh1) of the block; `carried` of its first padded rows are already
  * in the scratch (the previous strip's last ones) */
 static void FN(cl_strip)(const float *x, float *y, int nc, int64_t oh0, int64_t oh1, int64_t carried,
@@ -177,24 +203,7 @@ static void FN(cl_strip)(const float *x, float *y, int nc, int64_t oh0, int64_t 
             memset(sc->in + (py - py0) * PW * VLEN, 0, (size_t)(PW * VLEN) * sizeof(float));
     if (sy0 < sy1 && g->in_nc16) FN(cl_copy_in)(x, g, sc, py0, sy0, sy1);
     else if (sy0 < sy1) FN(cl_transpose_in)(x, nc, g, sc, py0, sy0, sy1);
-    /* an NC16 output takes the pixels where they belong; a dense one goes through the scratch */
-    const int64_t ostep = g->out_nc16 ? X86_NC16 : VLEN;
-    float *const out0 = g->out_nc16 ? y + oh0 * OW * X86_NC16 : sc->out;
-    for (int64_t oh = oh0; oh < oh1; ++oh) {
-        const float *in = sc->in + (oh - oh0) * g->sh * PW * VLEN;
-        float *out = out0 + (oh - oh0) * OW * ostep;
-        if (g->kh == 3 && g->kw == 3) FN(cl_row)(3, 3, in, PW, g->sw, g->dh, g->dw, VLEN, sc->wv, b0, e, out, ostep, OW);
-        else FN(cl_row)(g->kh, g->kw, in, PW, g->sw, g->dh, g->dw, VLEN, sc->wv, b0, e, out, ostep, OW);
-    }
-    const int64_t np = (oh1 - oh0) * OW;
-    if (!g->out_nc16) {
-        FN(cl_transpose_out)(sc->out, np, nc, y, g->OH * OW, oh0 * OW, e);
-    } else if (e->act > X86_ACT_CLIP) { /* the activations not applied in registers; only this item's lanes */
-        if (VLEN == X86_NC16) FN(act_row)(e->act, e->act_alpha, e->act_beta, out0, out0, np * X86_NC16);
-        else
-            for (int64_t p = 0; p < np; ++p)
-                FN(act_row)(e->act, e->act_alpha, e->act_beta, out0 + p * X86_NC16, out0 + p * X86_NC16, VLEN);
-    }
+    FN(cl_out_rows)(sc->in, VLEN, PW, g, sc->wv, b0, e, nc, oh0, oh1, y, sc->out);
 }
 
 /* One item: channels [c0, c0 + nc) of one image (x, y at their first plane), output rows [oh0, oh1),

@@ -54,30 +54,16 @@ static void FN(pd_rows)(FN(pd_job) *J, FN(pw_job) *pw, float *T, int64_t py0, in
 }
 
 /* the depthwise's output rows [r0, r1) from the strip in T (padded row r0*sh at its row 0), VLEN
- * channels at a time: into an NC16 output where they belong, or through buf into NCHW */
+ * channels at a time (depthwise_cl_impl.h: cl_out_rows) */
 static void FN(pd_out)(FN(pd_job) *J, const float *T, const float *wv, float *y, float *buf, int64_t r0, int64_t r1) {
     const x86_conv_geom *gd = J->gd;
-    const x86_epilogue *e = J->ed;
-    const int64_t OW = gd->OW, PW = J->PW, bs = J->RIN * PW * X86_NC16, plane = gd->OH * OW, np = (r1 - r0) * OW;
-    const int64_t taps = gd->kh * gd->kw, ostep = gd->out_nc16 ? X86_NC16 : VLEN;
+    const int64_t bs = J->RIN * J->PW * X86_NC16, plane = gd->OH * gd->OW, taps = gd->kh * gd->kw;
     for (int64_t c0 = 0; c0 < gd->C; c0 += VLEN) {
         const int nc = (int)(gd->C - c0 < VLEN ? gd->C - c0 : VLEN);
-        const float *in = T + c0 / X86_NC16 * bs + c0 % X86_NC16, *wg = wv + c0 * taps;
         const vf b0 = J->bd ? vf_load_n(J->bd + c0, nc) : vf_zero();
-        float *out0 = gd->out_nc16 ? y + x86_nc16_at(c0, r0 * OW, plane) : buf;
-        for (int64_t oh = r0; oh < r1; ++oh) {
-            const float *src = in + (oh - r0) * gd->sh * PW * X86_NC16;
-            float *out = out0 + (oh - r0) * OW * ostep;
-            if (gd->kh == 3 && gd->kw == 3)
-                FN(cl_row)(3, 3, src, PW, gd->sw, gd->dh, gd->dw, X86_NC16, wg, b0, e, out, ostep, OW);
-            else FN(cl_row)(gd->kh, gd->kw, src, PW, gd->sw, gd->dh, gd->dw, X86_NC16, wg, b0, e, out, ostep, OW);
-        }
-        if (!gd->out_nc16) {
-            FN(cl_transpose_out)(buf, np, nc, y + c0 * plane, plane, r0 * OW, e);
-        } else if (e->act > X86_ACT_CLIP) { /* the activations not applied in registers; this group's lanes */
-            for (int64_t p = 0; p < np; ++p)
-                FN(act_row)(e->act, e->act_alpha, e->act_beta, out0 + p * X86_NC16, out0 + p * X86_NC16, nc);
-        }
+        float *yc = y + (gd->out_nc16 ? x86_nc16_at(c0, 0, plane) : c0 * plane);
+        FN(cl_out_rows)(T + c0 / X86_NC16 * bs + c0 % X86_NC16, X86_NC16, J->PW, gd, wv + c0 * taps, b0, J->ed, nc,
+                        r0, r1, yc, buf);
     }
 }
 

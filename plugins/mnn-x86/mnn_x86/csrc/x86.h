@@ -217,14 +217,14 @@ static inline int64_t x86_pwdw_rows_in(const x86_conv_geom *g, int64_t rows) {
     return (rows - 1) * g->sh + (g->kh - 1) * g->dh + 1;
 }
 static inline int64_t x86_pwdw_rows(const x86_conv_geom *g) { /* output rows per strip */
-    const int64_t row = (g->C + X86_NC16 - 1) / X86_NC16 * X86_NC16 * x86_pwdw_width(g);
+    const int64_t row = x86_nc16_channels(g->C) * x86_pwdw_width(g);
     int64_t rows = (X86_PWDW_BUDGET / row - (g->kh - 1) * g->dh - 1) / g->sh + 1;
     if (rows > g->OH) rows = g->OH;
     return rows > 1 ? rows : 1;
 }
 /* the strip's rows, the tap vectors of every channel and a dense output's pixels of one strip */
 static inline int64_t x86_pwdw_floats(const x86_conv_geom *g) {
-    const int64_t lanes = (g->C + X86_NC16 - 1) / X86_NC16 * X86_NC16, SR = x86_pwdw_rows(g);
+    const int64_t lanes = x86_nc16_channels(g->C), SR = x86_pwdw_rows(g);
     return lanes * (x86_pwdw_rows_in(g, SR) * x86_pwdw_width(g) + g->kh * g->kw) + (SR * g->OW + X86_NC16) * X86_NC16;
 }
 /* Which path a depthwise convolution takes (one place: the kernels and their scratch sizes ask it):
