@@ -175,7 +175,7 @@ def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precisio
     if engine == "ncnn":
         import ncnn
 
-        param, weights = _ncnn_files(_graph(graph.name, 1), tmp)
+        param, weights = _ncnn_files(_graph(graph.name, 1), tmp)  # a model's graph is named by its MODELS key
         net = ncnn.Net()
         net.opt.num_threads = threads
         # fp32, as every engine here: by default ncnn stores (and computes) in fp16 or bf16 where it can
