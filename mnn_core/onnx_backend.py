@@ -31,7 +31,6 @@ except ImportError:  # pragma: no cover
     _OnnxBackendRep = object
 
 SESSION_OPTIONS = ("fallback", "threads", "precision", "optimize", "options")
-MAX_SPECIALIZATIONS = 16
 
 
 def _parse_device(device: str, backend: str | None) -> str:
@@ -47,37 +46,19 @@ class MnnBackendRep(_OnnxBackendRep):
     """A prepared model: run(inputs) -> outputs in the model's output order."""
 
     def __init__(self, model, backend: str = "auto", input_shapes: dict | None = None, **session_options):
-        from .convert.onnx_common import OnnxImportError
         from .convert.onnx_import import import_onnx
+        from .session import Session
 
         self.model = model
-        self.backend = backend
-        self.session_options = session_options
-        self.input_shapes = input_shapes
         initializers = {t.name for t in model.graph.initializer}
         self.input_names = [v.name for v in model.graph.input if v.name not in initializers]
         self.output_names = [v.name for v in model.graph.output]
-        self._bound: tuple[str, ...] = ()
-        self._specialized: dict[bytes, Any] = {}
-        self.session = None
-        try:
-            self.session = self._session(import_onnx(model, input_shapes=input_shapes))
-        except OnnxImportError as exc:
-            if not exc.needs_values or not all(u.needs for u in exc.unsupported):
-                raise
-            self._bound = tuple(n for n in self.input_names if n in exc.needs_values)
-            if not self._bound:  # the values needed are not graph inputs (e.g. a loop's counter)
-                raise
-
-    def _session(self, graph):
-        from .session import Session
-
-        return Session(graph, backend=self.backend, **self.session_options)
+        # the path every user takes: inputs whose values decide shapes are bound by the Session
+        self.session = Session(import_onnx(model, input_shapes=input_shapes), backend=backend, **session_options)
 
     def run(self, inputs: Sequence[Any] | dict[str, Any], **kwargs) -> list[np.ndarray]:
         feeds = self._feeds(inputs)
-        session = self.session if not self._bound else self._specialize(feeds)
-        out = session.run({n: feeds[n] for n in session.input_names})
+        out = self.session.run({n: feeds[n] for n in self.session.input_names})
         return [out[n] for n in self.output_names]
 
     def _feeds(self, inputs) -> dict[str, Any]:
@@ -90,33 +71,6 @@ class MnnBackendRep(_OnnxBackendRep):
             raise MnnError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
                            f"got {len(inputs)}")
         return {n: _value(v) for n, v in zip(self.input_names, inputs)}
-
-    def _specialize(self, feeds):
-
-        key = b"".join(feeds[n].tobytes() + str(feeds[n].shape).encode() for n in self._bound)
-        session = self._specialized.get(key)
-        if session is None:
-            session = self._session(self._import_bound(feeds))
-            if len(self._specialized) >= MAX_SPECIALIZATIONS:
-                self._specialized.pop(next(iter(self._specialized)))
-            self._specialized[key] = session
-        return session
-
-
-    def _import_bound(self, feeds):
-        """Import with the value-carrying inputs bound; an error may name more of them."""
-        from .convert.onnx_common import OnnxImportError
-        from .convert.onnx_import import import_onnx
-
-        while True:
-            bound = {n: feeds[n] for n in self._bound}
-            try:
-                return import_onnx(self.model, input_shapes=self.input_shapes, constant_inputs=bound)
-            except OnnxImportError as exc:
-                more = [n for n in self.input_names if n in exc.needs_values and n not in self._bound]
-                if not more or not all(u.needs for u in exc.unsupported):
-                    raise
-                self._bound += tuple(more)
 
 
 def _value(v):

@@ -5,7 +5,8 @@
     print(sess.plan)       # where each op runs, and why
     print(sess.memory)     # arena size against the naive sum and lower bound
 
-Resize runs the control path in Python: shape inference, placement, copies
+Resize runs the control path in Python: shapes computed from the real input shapes (and the
+values of shape sub-graphs, folded into constants: graph/shapes.py), placement, copies
 between memory domains, lifetimes, one arena per domain, and each backend's
 `prepare`. Run copies the inputs into the arena and walks the compiled
 program; it allocates nothing (pass copy=False to also skip copying outputs).
@@ -44,10 +45,11 @@ from .backend import (
     takes_context,
 )
 from .batch_split import BatchSplit, split_pays
-from .errors import BackendError, InputError, MnnError, UnsupportedOpError
+from .errors import BackendError, GraphError, InputError, MnnError, UnsupportedOpError
 from .fusion import fuse_placed
 from .graph.batch import not_separable
 from .graph.ir import Graph, Node, TensorInfo, consumers_of
+from .graph.shapes import value_sources, walk
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from .ops import get_schema
 from .plugins import get_plugins
@@ -136,6 +138,7 @@ class _PreparedPlan:
         self.input_views: dict[str, np.ndarray] = {}
         self.output_views: dict[str, np.ndarray] = {}
         self.infos: dict[str, TensorInfo] = {}
+        self.values: dict[str, np.ndarray] = {}  # the values of Session.value_inputs it was planned for
         self.move_index: dict[str, int] = {}  # movable input -> its position in program.run's `moved`
 
 
@@ -145,12 +148,14 @@ class Session:
     def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
                  threads: int = 1, precision: str = "normal", fallback: bool = True,
                  options: dict | None = None, optimize: bool = True, batch_parallel: str = "auto",
-                 release_weights: bool = True, fuse: bool = True):
+                 release_weights: bool = True, fuse: bool = True, input_shapes: dict | None = None):
         from .graph.passes import optimize as run_passes
         from .loader import load
 
         graph = model if isinstance(model, Graph) else load(model)
         graph.validate()
+        if input_shapes:
+            graph = _fix_input_shapes(graph, input_shapes)
         if precision not in PRECISIONS:
             raise MnnError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if not isinstance(threads, int) or threads < 1:
@@ -182,10 +187,17 @@ class Session:
         self._plans: dict[tuple, _PreparedPlan] = {}
         self._current: _PreparedPlan | None = None
         self.eager = self.graph.is_dynamic()
+        #: graph inputs whose values decide shapes (a Reshape's target fed at run): plans are per value too
+        self.value_inputs: list[str] = []
+        if not self.eager:
+            try:
+                self.value_inputs = sorted(value_sources(self.graph)[0])
+            except GraphError:  # shapes that follow the data: no plan can hold for every run
+                self.eager = True
         if self.eager:  # sequences, optionals, control flow: no plan per shape (graph/evaluate.py)
             _check_eager(self.graph, names, fallback)
             return
-        if all(info.is_static for info in self.graph.inputs.values()):
+        if all(info.is_static for info in self.graph.inputs.values()) and not self.value_inputs:
             shapes = {n: i.shape for n, i in self.graph.inputs.items()}
             if self._split_for(shapes) is None:  # a batch run as images needs no plan for the whole batch
                 self.resize(shapes)
@@ -221,23 +233,33 @@ class Session:
 
     # -- planning ----------------------------------------------------------------------
 
-    def resize(self, shapes: dict[str, Sequence[int]]) -> None:
-        """Plan for these input shapes (or reuse the plan made for them before)."""
-        key = tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names)
+    def resize(self, shapes: dict[str, Sequence[int]], values: dict[str, Any] | None = None) -> None:
+        """Plan for these input shapes (or reuse the plan made for them before). `values`: the
+        values of the inputs that decide shapes (`value_inputs`), which key the plan too."""
+        missing = [n for n in self.input_names if n not in shapes]
+        if missing:
+            raise InputError(f"resize() needs the shape of every input; missing: {', '.join(missing)}")
+        values = {n: np.asarray((values or {})[n]) for n in self.value_inputs if n in (values or {})}
+        if len(values) != len(self.value_inputs):
+            raise InputError(f"inputs {', '.join(self.value_inputs)} decide shapes in this model: pass their "
+                             "values to resize(shapes, values=...), or call run()")
+        key = (tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names),
+               tuple((v.dtype.str, v.tobytes()) for v in values.values()))
         plan = self._plans.get(key)
         if plan is None:
             infos = {}
-            for name, shape in zip(self.input_names, key):
+            for name, shape in zip(self.input_names, key[0]):
                 declared = self.graph.inputs[name]
                 infos[name] = TensorInfo(shape, declared.dtype)
             if self._released is not None:
                 self._released.restore(self.graph)
-            plan = self._prepare(self.graph.infer(infos))
+            resized = walk(self.graph, infos, False, values, specialize=True)
+            plan = self._prepare(resized.infos, resized.graph)
+            plan.values = values
             self._plans[key] = plan
         self._current = plan
 
-    def _prepare(self, infos: dict[str, TensorInfo]) -> _PreparedPlan:
-        graph = self.graph
+    def _prepare(self, infos: dict[str, TensorInfo], graph: Graph) -> _PreparedPlan:
         listed = [c for c in self._candidates if c.backend.name != REFERENCE or not self._auto]
         if self._auto:
             placements = place_auto(graph, infos, self._candidates or [self._reference], self.threads)
@@ -249,7 +271,7 @@ class Session:
             backends = {n: c.backend for n, c in self._by_name.items() if n in placed}
             nodes, placements, fused = fuse_placed(graph.nodes, placements, backends, infos, graph.initializers,
                                                    graph.outputs, self.ctx)
-        builder = _ProgramBuilder(self, infos, placements, nodes)
+        builder = _ProgramBuilder(self, graph, infos, placements, nodes)
         builder.plan.fused = fused
         plan = builder.build()
         self._pinned |= builder.pinned
@@ -273,8 +295,9 @@ class Session:
             self._split_shapes = shapes
             return split.run(feeds, copy)
         cur = self._current
-        if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()):
-            self.resize(shapes)
+        if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()) or any(
+                not np.array_equal(cur.values[n], feeds[n]) for n in self.value_inputs):
+            self.resize(shapes, {n: feeds[n] for n in self.value_inputs})
             cur = self._current
         moved = None
         for name, arr in feeds.items():
@@ -294,7 +317,7 @@ class Session:
         """How a batch of these shapes runs as images (batch_split.py), or None: batch_parallel="off",
         one image, a model that mixes its images (graph/batch.py), or under "auto" a backend that is
         not on the host (a GPU runs a batch in one go) or a model whose split would not pay."""
-        if self.batch_parallel == "off" or self.eager or not self.input_names:
+        if self.batch_parallel == "off" or self.eager or not self.input_names or self.value_inputs:
             return None
         # tuples from lists, not generators: a generator's tuple is resized, and each run would leave
         # one more tuple on the interpreter's free list (every run of an "auto" session comes here)
@@ -305,9 +328,11 @@ class Session:
         forced = self.batch_parallel == "on"
         if batch >= 2 and (forced or all(c.domain == HOST for c in self._candidates)):
             inputs = self.graph.inputs
-            infos = self.graph.infer({n: TensorInfo(s, inputs[n].dtype) for n, s in zip(self.input_names, key)})
-            why = not_separable(self.graph, infos)
-            if why is None and (forced or split_pays(self.graph, infos, batch)):
+            resized = walk(self.graph, {n: TensorInfo(s, inputs[n].dtype) for n, s in zip(self.input_names, key)},
+                           False, specialize=True)
+            infos = resized.infos
+            why = not_separable(resized.graph, infos)
+            if why is None and (forced or split_pays(resized.graph, infos, batch)):
                 split = BatchSplit(self._image_session, batch, self.threads, infos, self.output_names)
             elif why is not None and forced:
                 raise MnnError(f"batch_parallel='on', but this model mixes the images of a batch: {why}; "
@@ -382,6 +407,23 @@ class Session:
         return {n: infos[n] for n in self.output_names}
 
 
+def _fix_input_shapes(graph: Graph, shapes: dict) -> Graph:
+    """The graph with these inputs' symbolic dimensions fixed (Session(input_shapes=...))."""
+    unknown = sorted(set(shapes) - set(graph.inputs))
+    if unknown:
+        raise InputError(f"input_shapes names {', '.join(unknown)}, which are not inputs "
+                         f"(the model takes {', '.join(graph.inputs)})")
+    graph = graph.copy()
+    for name, shape in shapes.items():
+        declared = graph.inputs[name]
+        shape = tuple(int(d) for d in shape)
+        if len(shape) != len(declared.shape) or any(
+                isinstance(d, int) and d != s for d, s in zip(declared.shape, shape)):
+            raise InputError(f"input_shapes: input {name!r} is {declared}; {shape} does not fit it")
+        graph.inputs[name] = TensorInfo(shape, declared.dtype)
+    return graph
+
+
 def _check_eager(graph: Graph, backends: list[str], fallback: bool) -> None:
     """An eager graph runs on the reference kernels: fine unless fallback=False names another backend."""
     if fallback or REFERENCE in backends:
@@ -413,10 +455,10 @@ def _kind(dtype: np.dtype) -> str:
 class _ProgramBuilder:
     """Turns a placement into steps, arenas and a compiled Program."""
 
-    def __init__(self, session: Session, infos: dict[str, TensorInfo], placements: list[Placement],
+    def __init__(self, session: Session, graph: Graph, infos: dict[str, TensorInfo], placements: list[Placement],
                  nodes: list[Node]):
         self.s = session
-        self.graph = session.graph
+        self.graph = graph  # the session's graph at these shapes (graph/shapes.py: specialize)
         self.nodes = nodes  # the graph's nodes in run order, with backends' fusions (fusion.py)
         self.infos = dict(infos)  # values given a backend-private layout get their own TensorInfo
         self.placements = {p.node: p for p in placements}
@@ -687,7 +729,8 @@ class _ProgramBuilder:
         for name in node.inputs:
             if last_reader.get(name) is not node or name in self.pinned or name in self.s._pinned:
                 continue
-            if released.release(self.graph, name):
+            if name in self.s.graph.initializers and released.release(self.s.graph, name):
+                self.graph.initializers[name] = self.s.graph.initializers[name]  # (a specialized copy's too)
                 self.freed.append(name)
                 for (value, _), slot in self.slots.items():
                     if value == name:

@@ -78,9 +78,9 @@ def test_value_dependent_inputs_are_bound_at_run_time(rng):
     x = rng.standard_normal((2, 6)).astype(np.float32)
     (z,) = rep.run([x, np.array([3, 4]), np.array([1]), np.array([3])])
     np.testing.assert_array_equal(z, x.reshape(3, 4)[1:3])
-    (z,) = rep.run([x, np.array([4, 3]), np.array([0]), np.array([2])])  # other values: re-imported
+    (z,) = rep.run([x, np.array([4, 3]), np.array([0]), np.array([2])])  # other values: a new plan
     np.testing.assert_array_equal(z, x.reshape(4, 3)[0:2])
-    assert set(rep._bound) == {"shape", "starts", "ends"}
+    assert set(rep.session.value_inputs) == {"shape", "starts", "ends"}
 
 
 def test_unsupported_model_raises_at_prepare():

@@ -147,10 +147,14 @@ def test_constants_and_shape_subgraph_fold_away(rng):
                helper.make_node("Reshape", ["x", "target"], ["y"])],
               [vi("x", ["batch", 4, 5])], [vi("y", None)], [("ax0", np.array([0]))], opset=13)
     graph = check_against_ort(m, {"x": x})
-    assert [n.op for n in graph.nodes] == ["Reshape"]
-    assert graph.nodes[0].attrs["shape"] == [0, -1]  # the dynamic batch is copied, the rest inferred
+    # the shape sub-graph stays in the model (the batch is dynamic) and is computed at resize:
+    # the plan holds the Reshape alone, its target bound for the real batch
+    assert graph.nodes[0].op == "Shape" and graph.nodes[-1].op == "Reshape"
+    assert graph.infer()["y"].shape == ("batch", 20)
     sess = mnn.Session(graph, backend="reference")
     assert sess.run({"x": x[:1]})["y"].shape == (1, 20)
+    assert [p.op for p in sess.plan] == ["Reshape"]
+    assert sess.run({"x": x})["y"].shape == (3, 20)
 
 
 def test_static_shape_subgraph_becomes_constants(rng):
@@ -232,12 +236,16 @@ def test_every_unsupported_op_is_listed_in_one_error():
     assert "RandomUniformLike" in text and "com.example" in text and "opset 3" in text and "'uniq'" in text
 
 
-def test_dynamic_shape_input_is_named_in_the_error():
+def test_shape_fed_as_an_input_is_bound_at_resize(rng):
     m = model([helper.make_node("Reshape", ["x", "shape"], ["y"])],
               [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64)], [vi("y", None)], opset=13)
-    with pytest.raises(OnnxImportError, match="dynamic shape of Reshape") as info:
-        import_onnx(m)
-    assert info.value.needs_values == {"shape"}
+    sess = mnn.Session(import_onnx(m), backend="reference")
+    assert sess.value_inputs == ["shape"]
+    x = rng.standard_normal((2, 6)).astype(np.float32)
+    assert sess.run({"x": x, "shape": np.array([3, 4])})["y"].shape == (3, 4)
+    assert sess.run({"x": x, "shape": np.array([4, -1])})["y"].shape == (4, 3)  # a plan per value
+    with pytest.raises(mnn.MnnError, match="Reshape"):
+        sess.run({"x": x, "shape": np.array([5, 5])})
     graph = import_onnx(m, constant_inputs={"shape": np.array([3, 4])})  # bound: now static
     assert list(graph.inputs) == ["x"] and graph.nodes[0].attrs["shape"] == [3, 4]
 

@@ -6,15 +6,16 @@
 How it works, in one pass over the ONNX nodes in topological order:
 
 - every value gets a TensorInfo from mnn's own shape inference; dynamic
-  dimensions (dim_param) are carried as "probe" sizes, as `Graph.infer` does;
+  dimensions (dim_param) stay symbols (graph/symbolic.py), and where inference
+  needs a real size the dimensions are left unknown: import never fails on one;
 - values computable at import are *constants*: initializers, Constant nodes and
   any node whose inputs are all constants (run with mnn's reference kernels);
-- shape arithmetic on dynamic dimensions is tracked *symbolically* (Shape ->
-  Gather -> Concat chains become lists like ["batch", -1]) so that Reshape and
-  friends still get the static attribute mnn wants; such sub-graphs only become
-  real nodes when something reads them as tensors;
+  shape arithmetic that cancels its symbols (Shape(x)[1] of an x of 3 channels)
+  is a constant too;
 - inputs ONNX passes as tensors but mnn takes as attributes (Reshape shape,
-  Slice starts, Pad pads, Reduce axes, ...) are folded from those constants;
+  Slice starts, Pad pads, Reduce axes, ...) become attributes where constant;
+  otherwise they stay the op's value inputs (OpSchema.value_inputs), computed
+  and bound when a Session knows the real input shapes (graph/shapes.py);
 - an op mnn lacks but ONNX defines as a function (Celu, LayerNormalization,
   ...) is inlined from the function body in onnx's op schema.
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from ..errors import GraphError, MnnError
 from ..graph.ir import DTYPES, HOST_DTYPES, Graph, Node, OptionalInfo, SequenceInfo, TensorInfo
+from ..graph.shapes import infer_node
 from ..ops import all_schemas
 from ..ops.lowp import run_widened
 from .onnx_common import (
@@ -46,10 +48,6 @@ from .onnx_common import (
     require_onnx,
 )
 
-#: ops whose output, for an input filled with one value, is filled with that value
-FILL_PRESERVING = frozenset({"Slice", "Gather", "Squeeze", "Unsqueeze", "Reshape", "Identity", "Expand",
-                             "Transpose", "Flatten"})
-PROBE_BASE = 1_000_003  # symbolic dimensions are inferred as these sizes (see Graph.infer)
 MAX_FOLD_BYTES = 64 << 20  # constants larger than this stay nodes
 MAX_FUNCTION_DEPTH = 8
 
@@ -158,17 +156,13 @@ class _Importer:
         self.graph = Graph(name=proto.graph.name or "onnx_model")
         self.graph.metadata.update({"source": "onnx", "producer": proto.producer_name or "",
                                     "opset": str(self.opsets.get(DEFAULT_DOMAIN, ""))})
-        self.concrete: dict[str, TensorInfo] = {}  # value -> info with probe sizes for symbols
-        self.probes: dict[int, str] = {}  # probe size -> symbol
+        self.infos: dict[str, TensorInfo] = {}  # value -> info (dimensions may be symbols)
         self.consts: dict[str, np.ndarray] = {}
-        self.syms: dict[str, np.ndarray] = {}  # value -> object array of ints and symbol strings
-        self.lazy: dict[str, Node] = {}  # symbolic values not (yet) materialized as nodes
+        self.syms: dict[str, np.ndarray] = {}  # value -> its value in ints and symbols (shape arithmetic)
         self.deps: dict[str, frozenset] = {}  # value -> graph inputs it depends on
         self.rename: dict[str, str] = {}  # value -> the value it is an alias of
         self.unknown: set[str] = set()  # values produced by unsupported nodes
-        #: values that are a problem only if something reads them (value -> the problem)
-        self.deferred: dict[str, NodeUnsupported] = {}
-        self.dynamic_fills: dict[str, tuple] = {}  # ConstantOfShape of a dynamic shape: (value, shape)
+        self.fills: dict[str, Any] = {}  # ConstantOfShape of a dynamic shape -> its fill value
         self.problems: list[Unsupported] = []
         self.needs: set[str] = set()
         self.scopes: list[dict] = []  # name mappings of the function bodies being inlined
@@ -246,7 +240,7 @@ class _Importer:
                 self.unknown.add(name)
                 return
             self.graph.inputs[name] = info
-            self.concrete[name] = info
+            self.infos[name] = info
             self.deps[name] = frozenset([name])
             return
         if kind != "tensor_type":
@@ -263,7 +257,7 @@ class _Importer:
         if name in self.input_shapes:
             shape = tuple(self.input_shapes[name])
         elif tt.HasField("shape"):
-            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or f"{name}_dim{i}")
+            shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or f"{name}_dim{i}")
                           for i, d in enumerate(tt.shape.dim))
         else:
             self._problem("input", "", 0, name, f"graph input {name!r} has no shape (rank unknown); "
@@ -272,7 +266,7 @@ class _Importer:
             return
         info = TensorInfo(shape, dtype)
         self.graph.inputs[name] = info
-        self.concrete[name] = self._probe(info)
+        self.infos[name] = info
         self.deps[name] = frozenset([name])
 
     def _value_kind(self, tp, name: str):
@@ -284,7 +278,7 @@ class _Importer:
                 raise NodeUnsupported(f"value {name!r} holds dtype {dtype}; mnn has {', '.join(DTYPES)}")
             if not tp.tensor_type.HasField("shape"):
                 return _RankUnknown(dtype)
-            dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or f"{name}_dim{i}")
+            dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or f"{name}_dim{i}")
                          for i, d in enumerate(tp.tensor_type.shape.dim))
             return TensorInfo(dims, dtype)
         if kind == "sequence_type":
@@ -301,19 +295,6 @@ class _Importer:
             return OptionalInfo(elem)
         raise NodeUnsupported(f"value {name!r} is a {kind}; mnn takes tensors, sequences and optionals")
 
-    def _probe(self, info: TensorInfo) -> TensorInfo:
-        dims = []
-        for d in info.shape:
-            if isinstance(d, str):
-                probe = next((p for p, s in self.probes.items() if s == d), None)
-                if probe is None:
-                    probe = PROBE_BASE + 7 * len(self.probes)
-                    self.probes[probe] = d
-                dims.append(probe)
-            else:
-                dims.append(int(d))
-        return TensorInfo(tuple(dims), info.dtype)
-
     def _problem(self, op, domain, opset, node, reason, needs=()) -> None:
         self.problems.append(Unsupported(op, domain, opset, node, reason, tuple(sorted(needs))))
 
@@ -329,13 +310,7 @@ class _Importer:
         while outputs and not outputs[-1]:
             outputs.pop()
         outputs = [o or self.fresh(f"{name}.unused{i}") for i, o in enumerate(outputs)]
-        if inputs and inputs[0] in self.dynamic_fills and proto.op_type in FILL_PRESERVING:
-            for out in outputs[:1]:  # a slice of a constant fill is still that fill
-                self.dynamic_fills[out] = self.dynamic_fills[inputs[0]]
-                self.deferred[out] = self.deferred[inputs[0]]
-                self.unknown.add(out)
-            return
-        if any(i in self.unknown and i not in self.deferred for i in inputs if i):
+        if any(i in self.unknown for i in inputs if i):
             self.unknown.update(outputs)  # downstream of a problem already reported
             known = (domain, proto.op_type) in self.handlers or proto.op_type in self.schemas
             if not known and self._function(proto, opset) is None:
@@ -506,15 +481,11 @@ class _Importer:
         captures, bound, infos = [], {}, {}
         for inner in free:
             outer = self.resolve(self._outer_name(inner))
-            if outer in self.unknown and outer not in self.deferred:
+            if outer in self.unknown:
                 raise _Reported()  # its producer's problem is reported already
-            if outer in self.deferred:
-                raise self.deferred[outer]
             if outer in self.consts:
                 bound[inner] = self.consts[outer]
                 continue
-            if outer in self.lazy:
-                self._materialize(outer)
             captures.append((inner, outer))
             infos[inner] = self.info(outer)
         sub = onnx.GraphProto()
@@ -555,14 +526,14 @@ class _Importer:
 
         if isinstance(info, TensorInfo):
             tp.tensor_type.elem_type = numpy_to_onnx(info.dtype)
+            if info.shape is None:
+                return  # rank unknown: no shape
             shape = tp.tensor_type.shape
             shape.SetInParent()
             for i, d in enumerate(info.shape):
                 dim = shape.dim.add()
                 if isinstance(d, str):
-                    dim.dim_param = d
-                elif d >= PROBE_BASE:
-                    dim.dim_param = str(self.dim_symbol(d, f"{name}[{i}]"))
+                    dim.dim_param = d if d != "?" else f"{name}[{i}]"
                 else:
                     dim.dim_value = int(d)
         elif isinstance(info, SequenceInfo):
@@ -590,11 +561,7 @@ class _Importer:
 
     def value_info(self, name: str):
         """The info of a value for a body's formal input (dynamic sizes as their symbols)."""
-        info = self.info(name)
-        if isinstance(info, TensorInfo):
-            return TensorInfo(tuple(self.dim_symbol(d, f"{name}[{i}]") for i, d in enumerate(info.shape)),
-                              info.dtype)
-        return info
+        return self.info(name)
 
     def _outer_name(self, name: str) -> str:
         """A name a sub-graph reads from its enclosing function body (or the graph itself)."""
@@ -624,8 +591,13 @@ class _Importer:
                 from .onnx_common import numpy_to_onnx
 
                 tp.tensor_type.elem_type = numpy_to_onnx(dtype)
-                for d in self.shape(name):
-                    tp.tensor_type.shape.dim.add().dim_value = d if d < PROBE_BASE else 0
+                shape = self.info(name).shape
+                for d in shape if shape is not None else ():
+                    dim = tp.tensor_type.shape.dim.add()
+                    if isinstance(d, str):
+                        dim.dim_param = str(d)
+                    else:
+                        dim.dim_value = d
             types.append(tp.SerializeToString())
         raw = schema.get_context_dependent_function_with_opset_version(
             version, node.proto.SerializeToString(), types)
@@ -648,7 +620,7 @@ class _Importer:
             arr = self.consts[name]
             return TensorInfo(arr.shape, _mnn_dtype(arr.dtype, name))
         try:
-            return self.concrete[name]
+            return self.infos[name]
         except KeyError:
             raise GraphError(f"value {name!r} is read before it is defined") from None
 
@@ -658,21 +630,19 @@ class _Importer:
         return self.info(name).dtype
 
     def shape(self, name: str) -> tuple:
+        """The shape (dimensions may be symbols); NodeUnsupported where not even the rank is known."""
         if name in self.consts:
             return self.consts[name].shape
-        return self.info(name).shape
+        shape = self.info(name).shape
+        if shape is None:
+            raise NodeUnsupported(f"the rank of {name!r} is not known before the input shapes are")
+        return shape
 
     def rank(self, name: str) -> int:
         return len(self.shape(name))
 
     def is_static(self, name: str) -> bool:
-        return all(d < PROBE_BASE for d in self.shape(name))
-
-    def dim_symbol(self, d: int, label: str):
-        """A dimension as an int, or a string symbol when dynamic."""
-        if d < PROBE_BASE:
-            return int(d)
-        return self.probes.get(d, f"?{label}")
+        return name in self.consts or self.info(name).is_static
 
     def set_const(self, name: str, value: np.ndarray) -> None:
         self.consts[name] = np.asarray(value)
@@ -697,89 +667,73 @@ class _Importer:
         value = self.const(name)
         if value is not None:
             return value
-        sym = self.syms.get(name)
-        if sym is not None and _all_int(sym):  # shape arithmetic that came out static
-            return sym.astype(np.int64)
         raise NodeUnsupported(f"unsupported: dynamic {what} of {node.op} (mnn needs it constant)",
                               needs=self.depends([name]))
 
     def emit(self, op: str, inputs: list[str], outputs: list[str], attrs: dict | None = None,
              name: str | None = None, fold: bool = True) -> list[str]:
-        """Add an mnn node (or its constant result, or its symbolic value)."""
+        """Add an mnn node (or its constant result). Value inputs that are constants become
+        attributes; the others stay inputs, bound when a Session knows the input shapes."""
         schema = self.schemas.get(op)
         if schema is None:
             raise NodeUnsupported(f"mnn has no op {op}")
-        for i in inputs:
-            if i in self.deferred:
-                raise self.deferred[i]
-        attrs = schema.check_attrs(dict(attrs or {}), name or op)
+        inputs, attrs = self._bind_constants(schema, list(inputs), dict(attrs or {}))
+        attrs = schema.check_attrs(attrs, name or op, [a for i, a in schema.value_inputs.items()
+                                                       if i < len(inputs) and inputs[i]])
         present = [i for i in inputs if i]
         name = self._node_name(name) if name else self._node_name(f"{op.lower()}_{len(self.graph.nodes)}")
-        if fold and present and not schema.dynamic and all(i in self.consts for i in present):
+        if fold and (present or schema.value_inputs) and not schema.dynamic and all(i in self.consts for i in present):
             arrays = [self.consts[i] if i else None for i in inputs]
             if sum(a.nbytes for a in arrays if a is not None) <= MAX_FOLD_BYTES:
-                results = run_widened(op, schema.reference, arrays, attrs)
+                kernel_in, bound = schema.bind_values(inputs, attrs, self.consts.get)
+                kernel_in = [self.consts[i] if i else None for i in kernel_in]
+                results = run_widened(op, schema.reference, kernel_in, schema.check_attrs(bound, name))
                 for out, value in zip(outputs, results):
                     self.consts[out] = np.asarray(value)
                 return outputs
-        if fold and present and any(i in self.syms for i in present) and all(
-                i in self.syms or i in self.consts for i in present):
-            value = _symbolic(op, [self.sym(i) if i else None for i in inputs], attrs, schema)
-            if value is not None and _all_int(value):  # the dynamic sizes cancelled out: a constant
-                self.consts[outputs[0]] = value.astype(np.int64)
-                return outputs
-            if value is not None:
-                node = Node(op, list(inputs), list(outputs[:1]), attrs, name)
-                self._infer(node, schema)
-                self.syms[outputs[0]] = value
-                self.lazy[outputs[0]] = node
-                self.deps[outputs[0]] = self.depends(inputs)
-                return outputs
-        for i in present:
-            if i in self.lazy:
-                self._materialize(i)
         node = Node(op, list(inputs), list(outputs), attrs, name)
-        self._infer(node, schema)
         schema.check_arity(node)
+        values = self._infer(node)
+        if fold and values is not None and all(v.dtype != object for v in values):
+            for out, value in zip(outputs, values):  # shape arithmetic whose symbols cancelled out
+                self.consts[out] = value
+            return outputs
         self.graph.nodes.append(node)
         deps = self.depends(inputs)
         for out in outputs:
             self.deps[out] = deps
         return outputs
 
-    def emit_lazy(self, op: str, inputs: list[str], output: str, attrs: dict, name: str | None,
-                  value: np.ndarray | None = None) -> str:
-        """A node emitted only if its output is read as a tensor (shape arithmetic)."""
-        schema = self.schemas.get(op)
-        if schema is None:
-            raise NodeUnsupported(f"mnn has no op {op}")
-        attrs = schema.check_attrs(dict(attrs), name or op)
-        node = Node(op, list(inputs), [output], attrs, self._node_name(name or f"{op.lower()}_{output}"))
-        self._infer(node, schema)
-        if value is not None:
-            self.syms[output] = value
-        self.lazy[output] = node
-        self.deps[output] = self.depends(inputs)
-        return output
+    def _bind_constants(self, schema, inputs: list[str], attrs: dict) -> tuple[list[str], dict]:
+        """Constant value inputs as attributes (the input left empty); the others stay."""
+        for i in schema.value_inputs:
+            if i < len(inputs) and inputs[i] in self.consts:
+                bound = schema.bind_values(["" if j != i else n for j, n in enumerate(inputs)], attrs,
+                                           self.consts.get)
+                attrs = bound[1]
+                inputs[i] = ""
+        while inputs and not inputs[-1]:
+            inputs.pop()
+        return inputs, attrs
 
-    def _infer(self, node: Node, schema) -> None:
-        ins = [self.info(i) if i else None for i in node.inputs]
+    def _infer(self, node: Node) -> list | None:
+        """Record the outputs' infos (and their values, where shape arithmetic gives them)."""
+        infos = [self.info(i) if i else None for i in node.inputs]
+        values = [self.sym(i) if i else None for i in node.inputs]
         try:
-            outs = schema.infer(ins, node.attrs)
-        except Exception as exc:
-            shapes = ", ".join(str(i) for i in ins)
+            res = infer_node(node, infos, values, symbolic=True)
+        except GraphError as exc:
+            shapes = ", ".join(str(i) for i in infos)
             raise GraphError(f"mnn {node.op} cannot take inputs ({shapes}) with {node.attrs}: {exc}") from None
-        if len(outs) < len(node.outputs):
-            raise GraphError(f"mnn {node.op} gives {len(outs)} outputs, the ONNX node has {len(node.outputs)}")
-        for out, info in zip(node.outputs, outs):
-            self.concrete[out] = self._probe(info) if isinstance(info, TensorInfo) else info
-
-    def _materialize(self, name: str) -> None:
-        node = self.lazy.pop(name)
-        for i in node.inputs:
-            if i in self.lazy:
-                self._materialize(i)
-        self.graph.nodes.append(node)
+        if len(res.infos) < len(node.outputs):
+            raise GraphError(f"mnn {node.op} gives {len(res.infos)} outputs, the ONNX node has {len(node.outputs)}")
+        for out, info in zip(node.outputs, res.infos):
+            self.infos[out] = info
+        if res.values is None:
+            return None
+        for out, value in zip(node.outputs, res.values):
+            self.syms[out] = value
+        return res.values
 
     # -- the end -------------------------------------------------------------------------------
 
@@ -787,17 +741,11 @@ class _Importer:
         for value in g.output:
             name = value.name
             src = self.resolve(name)
-            if src in self.deferred:
-                exc = self.deferred[src]
-                self._problem("output", "", 0, name, str(exc), exc.needs)
-                continue
             if src in self.unknown or name in self.unknown:
                 continue
-            if src not in self.consts and src not in self.concrete and src not in self.syms:
+            if src not in self.consts and src not in self.infos:
                 self._problem("output", "", 0, name, f"graph output {name!r} is never produced")
                 continue
-            if src in self.lazy:
-                self._materialize(src)
             if src != name:
                 if src in self.consts:
                     self.consts[name] = self.consts[src]
@@ -887,51 +835,3 @@ def _bind_attribute_refs(onnx, node, values: dict, defaults: dict) -> None:
             kept.append(attr)
     del node.attribute[:]
     node.attribute.extend(kept)
-
-
-# -- symbolic shape arithmetic -------------------------------------------------------------------
-
-_SYM_STRUCTURAL = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Slice", "Reshape", "Flatten", "Identity",
-                   "Transpose", "Expand", "Tile"}
-_SYM_ARITH = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Max": "max", "Min": "min"}
-
-
-def _sym_binary(sign: str):
-    def f(a, b):
-        if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
-            a, b = int(a), int(b)
-            return {"+": a + b, "-": a - b, "*": a * b, "/": int(a / b) if b else 0,
-                    "max": max(a, b), "min": min(a, b)}[sign]
-        if sign == "*" and (b == 1 or a == 1):
-            return a if b == 1 else b
-        if sign in "+-" and b == 0:
-            return a
-        if sign == "/" and b == 1:
-            return a
-        return f"({a}{sign}{b})"
-
-    return np.frompyfunc(f, 2, 1)
-
-
-def _symbolic(op: str, values: list, attrs: dict, schema) -> np.ndarray | None:
-    """Evaluate a shape-arithmetic op on object arrays of ints and symbols, or None."""
-    try:
-        if op in _SYM_ARITH:
-            return np.asarray(_sym_binary(_SYM_ARITH[op])(values[0], values[1]), dtype=object)
-        if op == "Cast":
-            return values[0] if attrs.get("to") in ("int64", "int32", 7, 6) else None
-        if op == "Concat":
-            return np.concatenate([v.reshape(-1) if v.ndim == 0 else v for v in values], axis=attrs["axis"])
-        if op in _SYM_STRUCTURAL:
-            rest = values[1:]
-            if any(v is not None and not _all_int(v) for v in rest):
-                return None  # indices must be known
-            data = [values[0]] + [v.astype(np.int64) if v is not None else None for v in rest]
-            return np.asarray(schema.reference(data, attrs)[0], dtype=object)
-    except Exception:
-        return None
-    return None
-
-
-def _all_int(v: np.ndarray) -> bool:
-    return all(isinstance(x, (int, np.integer)) for x in v.reshape(-1))

@@ -3,13 +3,14 @@
 Most ONNX ops map one-to-one onto the mnn op of the same name (mnn attribute
 names follow ONNX). The entries here cover the differences:
 
-- inputs that newer opsets pass as tensors but mnn takes as attributes
-  (`static(...)`: Reshape shape, Slice starts, Reduce axes, ...), folded from
-  constants and, for shapes, from symbolic shape arithmetic;
+- inputs that newer opsets pass as tensors and mnn takes as attributes (Reshape
+  shape, Slice starts, Reduce axes, ...): mnn's ops take them at the same
+  positions as value inputs (`OpSchema.value_inputs`); `ctx.emit` makes the
+  constant ones attributes, the others are bound at resize;
 - opset changes of meaning (Softmax before 13 flattens to 2-D, Clip before 11
   has attributes, Upsample is Resize, ...);
-- ops that only exist at import (Constant, Shape, Size, ConstantOfShape,
-  Range, Identity, Dropout, CastLike, variadic Sum/Mean/Max/Min).
+- ops that only exist at import (Constant, Identity, Dropout, CastLike,
+  variadic Sum/Mean/Max/Min).
 
 An ONNX op with no entry whose name is an mnn op maps onto it directly; an
 ONNX attribute mnn does not know is accepted only when it has its default.
@@ -109,7 +110,8 @@ def _qlinear_add(ctx, node):
 
 
 def static(since: int, **positions: tuple[int, Callable] | int):
-    """A handler folding constant inputs (from opset `since`) into attributes: attr=(index, convert)."""
+    """A handler folding constant inputs (from opset `since`) into attributes: attr=(index, convert),
+    for ops whose mnn form has no value inputs (the input must be a constant)."""
 
     def handler(ctx, node):
         values = {}
@@ -175,10 +177,9 @@ def _dropout(ctx, node):
     if training is not None and bool(np.asarray(training).reshape(-1)[0]) and _ratio(ctx, node) > 0:
         raise NodeUnsupported("Dropout in training mode is random; mnn imports inference graphs")
     ctx.alias(node.outputs[0], node.inputs[0])
-    if len(node.outputs) > 1:
-        if not ctx.is_static(node.inputs[0]):
-            raise NodeUnsupported("Dropout mask of a dynamic shape")
-        ctx.set_const(node.outputs[1], np.ones(ctx.shape(node.inputs[0]), bool))
+    if len(node.outputs) > 1:  # the mask: all true
+        shape = ctx.emit("Shape", [node.inputs[0]], [ctx.fresh(f"{node.name}.shape")])[0]
+        ctx.emit("ConstantOfShape", [shape], node.outputs[1:2], {"value": np.ones(1, bool)}, f"{node.name}.mask")
 
 
 def _ratio(ctx, node) -> float:
@@ -189,55 +190,16 @@ def _ratio(ctx, node) -> float:
 
 @handles("Shape")
 def _shape(ctx, node):
-    x = node.inputs[0]
-    dims = [ctx.dim_symbol(d, f"{x}[{i}]") for i, d in enumerate(ctx.shape(x))]
-    start, end = node.attrs.get("start", 0), node.attrs.get("end", None)
-    dims = dims[slice(start, end)]
-    out = node.outputs[0]
-    if all(isinstance(d, int) for d in dims):
-        ctx.set_const(out, np.array(dims, dtype=np.int64))
-        return
-    # a dynamic shape: known symbolically, a real Shape node only if read as a tensor
-    if start or end is not None:
-        full = ctx.emit_lazy("Shape", [x], ctx.fresh(f"{out}.full"), {}, None)
-        ctx.emit_lazy("Slice", [full], out, {"starts": [start], "ends": [end if end is not None else 1 << 62]},
-                      node.name, value=np.array(dims, dtype=object))
-    else:
-        ctx.emit_lazy("Shape", [x], out, {}, node.name, value=np.array(dims, dtype=object))
-
-
-@handles("Size")
-def _size(ctx, node):
-    x = node.inputs[0]
-    if not ctx.is_static(x):
-        raise NodeUnsupported("unsupported: Size of a dynamic shape", ctx.depends([x]))
-    ctx.set_const(node.outputs[0], np.array(int(np.prod(ctx.shape(x), dtype=np.int64)), np.int64))
+    values = {k: node.attrs[k] for k in ("start", "end") if k in node.attrs}
+    ctx.emit("Shape", node.inputs, node.outputs, values, node.name)  # a constant where the dims are static
 
 
 @handles("ConstantOfShape")
 def _constant_of_shape(ctx, node):
     value = node.attrs.get("value", np.zeros(1, np.float32))
-    sym = ctx.sym(node.inputs[0])
-    if ctx.const(node.inputs[0]) is None and sym is not None and not _all_ints(sym):
-        # a dynamic shape: fine where the reader takes "absent" for zeros (RNN initial states)
-        ctx.dynamic_fills[node.outputs[0]] = (np.asarray(value).reshape(-1)[0], sym)
-        ctx.unknown.add(node.outputs[0])
-        ctx.deferred[node.outputs[0]] = NodeUnsupported(
-            f"unsupported: dynamic shape {list(sym)} of ConstantOfShape", ctx.depends(node.inputs))
-        return
-    shape = ctx.static_input(node, 0, "shape")
-    ctx.set_const(node.outputs[0], np.full(as_int_list(shape), np.asarray(value).reshape(-1)[0], value.dtype))
-
-
-def _all_ints(sym) -> bool:
-    return all(isinstance(v, (int, np.integer)) for v in sym.reshape(-1))
-
-
-@handles("Range")
-def _range(ctx, node):
-    start, limit, delta = (ctx.static_input(node, i, n) for i, n in enumerate(("start", "limit", "delta")))
-    first = (np.asarray(v).reshape(-1)[0] for v in (start, limit, delta))
-    ctx.set_const(node.outputs[0], np.arange(*first).astype(start.dtype))
+    ctx.emit("ConstantOfShape", node.inputs, node.outputs, {"value": np.asarray(value)}, node.name)
+    if node.outputs[0] not in ctx.consts:
+        ctx.fills[node.outputs[0]] = np.asarray(value).reshape(-1)[0]
 
 
 @handles("Cast")
@@ -276,112 +238,16 @@ def _cast_array(a: np.ndarray, to: str, values: dict) -> np.ndarray:
 
 @handles("Reshape")
 def _reshape(ctx, node):
-    if node.opset < 5:
-        return direct(ctx, node)
-    data, shape_in = node.inputs[0], node.inputs[1]
-    shape = ctx.const(shape_in)
-    if shape is None:
-        shape = _shape_from_symbols(ctx, node, data, ctx.sym(shape_in), copy_dims=not node.attrs.get("allowzero"))
-    direct(ctx, node, inputs=[data], values={"shape": as_int_list(shape)})
+    direct(ctx, node, ignore=("shape",) if node.opset < 5 else ())
 
 
-def _shape_from_symbols(ctx, node, data, sym, copy_dims: bool) -> list[int]:
-    """A target shape with symbols as Reshape's 0 (copy this dim) and -1 (the rest)."""
-    if sym is None:
-        raise NodeUnsupported(f"unsupported: dynamic shape of {node.op} (mnn needs it constant or "
-                              "computed from input shapes)", ctx.depends([node.inputs[1]]))
-    dims = ctx.shape(data)
-    out, unknown = [], 0
-    for i, s in enumerate(sym.reshape(-1)):
-        if isinstance(s, (int, np.integer)):
-            out.append(int(s))
-        elif copy_dims and i < len(dims) and ctx.dim_symbol(dims[i], "") == s:
-            out.append(0)
-        else:
-            out.append(-1)
-            unknown += 1
-    if unknown > 1 or (unknown == 1 and -1 in [int(v) for v in sym.reshape(-1) if isinstance(v, (int, np.integer))]):
-        raise NodeUnsupported(f"unsupported: {node.op} to a shape with several dynamic sizes {list(sym)}")
-    return out
-
-
-@handles("Expand")
-def _expand(ctx, node):
-    data, shape_in = node.inputs
-    shape = ctx.const(shape_in)
-    if shape is None:
-        sym = ctx.sym(shape_in)
-        if sym is None:
-            raise NodeUnsupported("unsupported: dynamic shape of Expand", ctx.depends([shape_in]))
-        dims = ctx.shape(data)
-        shape = []
-        for i, s in enumerate(sym.reshape(-1)):
-            j = i - (len(sym) - len(dims))
-            if isinstance(s, (int, np.integer)):
-                shape.append(int(s))
-            elif j >= 0 and ctx.dim_symbol(dims[j], "") == s:
-                shape.append(1)  # broadcasting keeps the input's (dynamic) size
-            else:
-                raise NodeUnsupported(f"unsupported: Expand to a dynamic size {s!r} the input does not have")
-    direct(ctx, node, inputs=[data], values={"shape": as_int_list(shape)})
-
-
-HANDLERS[(DEFAULT_DOMAIN, "Squeeze")] = static(13, axes=1)
-HANDLERS[(DEFAULT_DOMAIN, "Unsqueeze")] = static(13, axes=1)
-HANDLERS[(DEFAULT_DOMAIN, "Tile")] = static(6, repeats=1)
 BIG = 1 << 62  # "to the end" of a Slice
 
 
 @handles("Slice")
 def _slice(ctx, node):
-    if node.opset < 10:
-        return direct(ctx, node)
-    try:
-        _static_slice(ctx, node)
-    except NodeUnsupported as exc:
-        if not (exc.needs and ctx.eager):  # a body runs eagerly: starts/ends may follow its counter
-            raise
-        inputs, attrs = list(node.inputs), {}
-        axes = ctx.const(node.input(3))
-        if axes is not None:  # known axes keep the other axes' sizes known
-            attrs["axes"] = as_int_list(axes)
-            inputs[3] = ""
-        ctx.emit("SliceDynamic", inputs, node.outputs, attrs, node.name, fold=False)
+    direct(ctx, node)
 
-
-def _static_slice(ctx, node):
-    data = node.inputs[0]
-    values = {}
-    for attr, index in (("starts", 1), ("axes", 3), ("steps", 4)):
-        v = ctx.static_input(node, index, attr)
-        if v is not None:
-            values[attr] = as_int_list(v)
-    ends = ctx.const(node.input(2))
-    if ends is None and ctx.sym(node.input(2)) is not None:
-        # an end that is the sliced axis's own dynamic size means "to the end"
-        sym = ctx.sym(node.input(2)).reshape(-1)
-        rank = ctx.rank(data)
-        axes = values.get("axes", list(range(len(sym))))
-        dims = ctx.shape(data)
-        ends = []
-        for s, a in zip(sym, axes):
-            if isinstance(s, (int, np.integer)):
-                ends.append(int(s))
-            elif ctx.dim_symbol(dims[a % rank], "") == s:
-                ends.append(BIG)
-            else:
-                raise NodeUnsupported(f"unsupported: dynamic ends of Slice ({list(sym)})", ctx.depends([node.input(2)]))
-    elif ends is None:
-        ends = ctx.static_input(node, 2, "ends")
-    values["ends"] = as_int_list(ends)
-    direct(ctx, node, inputs=[data], values=values)
-
-
-HANDLERS[(DEFAULT_DOMAIN, "Split")] = static(13, split=1)
-HANDLERS[(DEFAULT_DOMAIN, "ReduceSum")] = static(13, axes=1)
-for _op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-            "ReduceLogSumExp", "ReduceSumSquare"):
-    HANDLERS[(DEFAULT_DOMAIN, _op)] = static(18, axes=1)
 
 
 @handles("Pad")
@@ -391,8 +257,14 @@ def _pad(ctx, node):
         if "value" in node.attrs:
             values["value"] = float(node.attrs["value"])
         return direct(ctx, node, inputs=node.inputs[:1], values=values, ignore=("paddings",))
-    pads = as_int_list(ctx.static_input(node, 1, "pads"))
     axes = ctx.static_input(node, 3, "axes")
+    value = ctx.const(node.input(2))
+    if ctx.const(node.input(1)) is None or node.input(2) and (value is None or not value.size):
+        if axes is not None:
+            raise NodeUnsupported("unsupported: Pad with axes and dynamic pads", ctx.depends([node.input(1)]))
+        inputs = node.inputs[:2] + ([node.input(2)] if value is not None and value.size else [])
+        return direct(ctx, node, inputs=inputs)
+    pads = as_int_list(ctx.static_input(node, 1, "pads"))
     if axes is not None:  # opset 18: pads for some axes only
         rank = ctx.rank(node.inputs[0])
         full = [0] * (2 * rank)
@@ -401,7 +273,6 @@ def _pad(ctx, node):
             full[a], full[a + rank] = pads[i], pads[i + len(axes)]
         pads = full
     values = {"pads": pads}
-    value = ctx.static_input(node, 2, "constant_value")
     if value is not None and np.asarray(value).size:
         values["value"] = _float(value)
     direct(ctx, node, inputs=node.inputs[:1], values=values)
@@ -409,19 +280,12 @@ def _pad(ctx, node):
 
 @handles("Clip")
 def _clip(ctx, node):
-    values = {}
-    if node.opset >= 11:
-        for index, attr in ((1, "min"), (2, "max")):
-            v = ctx.static_input(node, index, attr)
-            if v is not None:
-                values[attr] = _float(v)
-    direct(ctx, node, inputs=node.inputs[:1], values=values)
-
-
-@handles("TopK")
-def _topk(ctx, node):
-    values = {"k": _int(ctx.static_input(node, 1, "k"))} if node.opset >= 10 else {}
-    direct(ctx, node, inputs=node.inputs[:1], values=values)
+    inputs = list(node.inputs)
+    for i in (1, 2):  # an empty tensor is an absent bound
+        value = ctx.const(node.input(i))
+        if value is not None and not value.size:
+            inputs[i] = ""
+    direct(ctx, node, inputs=inputs)
 
 
 @handles("Softmax", "LogSoftmax", "Hardmax")
@@ -432,11 +296,10 @@ def _softmax(ctx, node):
     if node.opset >= 13 or axis % max(rank, 1) == rank - 1:
         return direct(ctx, node, values={"axis": axis})
     # before opset 13 the input is flattened to 2-D at `axis`, normalized over the second axis
-    if not ctx.is_static(x):
-        raise NodeUnsupported(f"{node.op} (opset {node.opset}) with axis {axis} on a dynamic shape")
     flat = ctx.emit("Flatten", [x], [ctx.fresh(f"{node.name}.flat")], {"axis": axis})[0]
     norm = ctx.emit(node.op, [flat], [ctx.fresh(f"{node.name}.2d")], mnn_attrs(node, node.op, values={"axis": 1}))[0]
-    ctx.emit("Reshape", [norm], node.outputs, {"shape": list(ctx.shape(x))}, node.name)
+    shape = ctx.emit("Shape", [x], [ctx.fresh(f"{node.name}.shape")])[0]
+    ctx.emit("Reshape", [norm, shape], node.outputs, {}, node.name)
 
 
 @handles("Sum", "Mean", "Max", "Min")
@@ -496,70 +359,53 @@ def _batchnorm_training(ctx, node):
 
 @handles("Upsample")
 def _upsample(ctx, node):
-    scales = node.attrs.get("scales")
+    values = {"mode": node.attrs.get("mode", "nearest")}
+    inputs = node.inputs[:1]
     if node.opset >= 9:
-        scales = ctx.static_input(node, 1, "scales")
-    values = {"scales": [float(s) for s in np.asarray(scales).reshape(-1)],
-              "mode": node.attrs.get("mode", "nearest")}
+        inputs = [node.inputs[0], "", node.inputs[1]]  # scales: Resize's input 2
+    else:
+        values["scales"] = [float(s) for s in np.asarray(node.attrs["scales"]).reshape(-1)]
     if values["mode"] == "nearest":
         values["nearest_mode"] = "floor"
         values["coordinate_transformation_mode"] = "asymmetric"
     elif values["mode"] == "linear":
         values["coordinate_transformation_mode"] = "asymmetric"
     node.attrs = {}
-    direct(ctx, node, "Resize", inputs=node.inputs[:1], values=values)
+    direct(ctx, node, "Resize", inputs=inputs, values=values)
 
 
 @handles("Resize")
 def _resize(ctx, node):
     values = {}
-    rank = ctx.rank(node.inputs[0])
-    if node.opset == 10:
-        values["scales"] = [float(s) for s in ctx.static_input(node, 1, "scales").reshape(-1)]
+    x = node.inputs[0]
+    if node.opset == 10:  # scales at input 1
         values["nearest_mode"] = "floor"
         values["coordinate_transformation_mode"] = "asymmetric"
-    else:
-        mode = node.attrs.get("coordinate_transformation_mode", "half_pixel")
-        roi = ctx.static_input(node, 1, "roi") if mode == "tf_crop_and_resize" else None
-        if roi is not None and roi.size:
-            raise NodeUnsupported("Resize with coordinate_transformation_mode=tf_crop_and_resize (roi)")
-        scales = ctx.static_input(node, 2, "scales")
-        sizes = ctx.const(node.input(3))
-        if node.input(3) and sizes is None:
-            scales = _scales_from_symbolic_sizes(ctx, node)
+        return direct(ctx, node, inputs=[x, "", node.input(1)], values=values)
+    mode = node.attrs.get("coordinate_transformation_mode", "half_pixel")
+    roi = ctx.static_input(node, 1, "roi") if mode == "tf_crop_and_resize" else None
+    if roi is not None and roi.size:
+        raise NodeUnsupported("Resize with coordinate_transformation_mode=tf_crop_and_resize (roi)")
+    if node.attrs.get("keep_aspect_ratio_policy", "stretch") != "stretch" and node.input(3):
+        raise NodeUnsupported("Resize with keep_aspect_ratio_policy other than stretch")
+    inputs = [x, ""]
+    axes = node.attrs.get("axes")
+    for index, attr in ((2, "scales"), (3, "sizes")):
+        name = node.input(index)
+        value = ctx.const(name)
+        if value is not None and not value.size or not name:
+            inputs.append("")
+        elif value is None and axes:
+            raise NodeUnsupported(f"unsupported: dynamic {attr} of Resize with axes", ctx.depends([name]))
+        elif value is None:
+            inputs.append(name)  # bound at resize
+        elif attr == "scales":
+            inputs.append("")
+            values["scales"] = _full_rank([float(v) for v in value.reshape(-1)], axes, ctx.rank(x), 1.0)
         else:
-            sizes = ctx.static_input(node, 3, "sizes")
-        axes = node.attrs.get("axes")
-        if scales is not None and scales.size:
-            values["scales"] = _full_rank([float(v) for v in scales.reshape(-1)], axes, rank, 1.0)
-        if sizes is not None and sizes.size:
-            if node.attrs.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-                raise NodeUnsupported("Resize with keep_aspect_ratio_policy other than stretch")
-            full = list(ctx.shape(node.inputs[0]))
-            values["sizes"] = _full_rank(as_int_list(sizes), axes, rank, None, full)
-    direct(ctx, node, inputs=node.inputs[:1], values=values, ignore=("axes", "keep_aspect_ratio_policy"))
-
-
-def _scales_from_symbolic_sizes(ctx, node) -> np.ndarray:
-    """Sizes with dynamic entries that keep the input's size, as exact scales."""
-    sym = ctx.sym(node.input(3))
-    x = node.inputs[0]
-    if sym is None or node.attrs.get("axes"):
-        raise NodeUnsupported("unsupported: dynamic sizes of Resize", ctx.depends([node.input(3)]))
-    scales = []
-    for s, d in zip(sym.reshape(-1), ctx.shape(x)):
-        if not isinstance(s, (int, np.integer)):
-            if ctx.dim_symbol(d, "") != s:
-                raise NodeUnsupported(f"unsupported: Resize to dynamic sizes {list(sym)}")
-            scales.append(1.0)
-        elif d >= 1_000_003:
-            raise NodeUnsupported(f"unsupported: Resize of a dynamic axis to a static size ({list(sym)})")
-        else:
-            scale = np.float32(int(s) / d)
-            if int(np.floor(d * scale)) != int(s):
-                raise NodeUnsupported(f"unsupported: dynamic sizes {list(sym)} of Resize are not exact scales")
-            scales.append(float(scale))
-    return np.array(scales, np.float32)
+            inputs.append("")
+            values["sizes"] = _full_rank(as_int_list(value), axes, ctx.rank(x), None, list(ctx.shape(x)))
+    direct(ctx, node, inputs=inputs, values=values, ignore=("axes", "keep_aspect_ratio_policy"))
 
 
 def _full_rank(values, axes, rank, fill, current=None):
@@ -580,24 +426,12 @@ def _flatten(ctx, node):
 @handles("Split")
 def _split(ctx, node):
     values = {}
-    if node.opset >= 13 and node.input(1):
-        values["split"] = as_int_list(ctx.static_input(node, 1, "split"))
-    elif node.opset < 13 and "split" in node.attrs:
+    if node.opset < 13 and "split" in node.attrs:
         values["split"] = list(node.attrs["split"])
-    if not values.get("split") and not node.attrs.get("num_outputs"):
+    given = node.opset >= 13 and node.input(1)
+    if not given and not values.get("split") and not node.attrs.get("num_outputs"):
         values["num_outputs"] = len(node.outputs)  # equal parts, one per output
-    direct(ctx, node, inputs=node.inputs[:1], values=values)
-
-
-@handles("Trilu")
-def _trilu(ctx, node):
-    k = ctx.static_input(node, 1, "k")
-    direct(ctx, node, inputs=node.inputs[:1], values={} if k is None else {"k": _int(k)})
-
-
-@handles("CumSum", "CumProd")
-def _cumulative(ctx, node):
-    direct(ctx, node, inputs=node.inputs[:1], values={"axis": _int(ctx.static_input(node, 1, "axis"))})
+    direct(ctx, node, inputs=node.inputs[:2] if given else node.inputs[:1], values=values)
 
 
 @handles("OneHot")
@@ -676,8 +510,7 @@ def _unsqueeze(ctx, value: str, base: str) -> str:
 def _recurrent(ctx, node):
     # zero initial states of a dynamic batch (torch exports ConstantOfShape) are the default
     for i in (5, 6):
-        fill = ctx.dynamic_fills.get(node.input(i))
-        if fill is not None and fill[0] == 0:
+        if node.input(i) in ctx.fills and ctx.fills[node.input(i)] == 0:
             node.inputs[i] = ""
     values = {}
     if node.attrs.get("activations"):

@@ -33,9 +33,13 @@ def evaluate(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
         env[name] = _check_feed(name, info, feeds[name])
     for node in graph.nodes:
         schema = get_schema(node.op)
-        ins = [env[n] if n else None for n in node.inputs]
+        inputs, attrs = node.inputs, node.attrs
+        if schema.takes_values(node):  # values that decide shapes, as attributes
+            inputs, attrs = schema.bind_values(inputs, attrs, env.get)
+            attrs = schema.check_attrs(attrs, node.name)
+        ins = [env[n] if n else None for n in inputs]
         try:
-            outs = run_widened(node.op, schema.reference, ins, node.attrs)
+            outs = run_widened(node.op, schema.reference, ins, attrs)
         except MnnError:
             raise
         except Exception as exc:

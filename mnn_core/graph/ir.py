@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError
+from .symbolic import UNKNOWN, Sym, as_dim, prod
 
 #: numeric dtypes numpy holds natively
 NUMPY_DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool", "float64", "int16", "uint16",
@@ -35,7 +36,7 @@ try:  # registers the low-precision dtypes with numpy, so np.dtype("bfloat16") w
 except ImportError:  # pragma: no cover - mnn runs without it; those dtypes then raise on use
     ml_dtypes = None
 
-Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic)
+Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic; graph.symbolic.Sym)
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,10 @@ class TensorInfo:
 
     `layout` is how a backend keeps the tensor in memory during a run: 0 is dense
     row-major, as everywhere outside a plan; other codes are private to the backend
-    that chose them (`Backend.tensor_layouts`), as `mnn_tensor.layout` in the C ABI."""
+    that chose them (`Backend.tensor_layouts`), as `mnn_tensor.layout` in the C ABI.
+
+    Before resize a dimension may be symbolic (a `Sym`: "N", "(H//2)", "?" for unknown), and
+    `shape` is None where even the rank is unknown; at resize every shape is concrete."""
 
     shape: tuple
     dtype: str = "float32"
@@ -55,21 +59,28 @@ class TensorInfo:
             raise GraphError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES + HOST_DTYPES)}")
         if ml_dtypes is None and self.dtype in LOW_PRECISION_DTYPES:
             raise GraphError(f"dtype {self.dtype} needs the ml_dtypes package: pip install ml_dtypes")
-        object.__setattr__(self, "shape", tuple(self.shape))
+        if self.shape is not None:
+            object.__setattr__(self, "shape", tuple(as_dim(d) if isinstance(d, str) or d is None else d
+                                                    for d in self.shape))
 
     @property
     def is_static(self) -> bool:
-        return all(isinstance(d, (int, np.integer)) for d in self.shape)
+        return self.shape is not None and all(isinstance(d, (int, np.integer)) for d in self.shape)
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        """Elements: an int, or a Sym before resize."""
+        if self.shape is None:
+            return Sym(UNKNOWN)
+        return int(np.prod(self.shape, dtype=np.int64)) if self.is_static else prod(self.shape)
 
     @property
     def nbytes(self) -> int:
         return self.size * np.dtype(self.dtype).itemsize
 
     def __str__(self) -> str:
+        if self.shape is None:
+            return f"{self.dtype}[rank unknown]"
         text = f"{self.dtype}[{', '.join(str(d) for d in self.shape)}]"
         return text + (f" layout {self.layout}" if self.layout else "")
 
@@ -194,6 +205,7 @@ class Graph:
     def validate(self) -> None:
         """Check names, order and attributes; raise GraphError naming the problem."""
         from ..ops import get_schema
+        from ..ops.schema import given_attrs
 
         defined = set(self.inputs) | set(self.initializers)
         clash = set(self.inputs) & set(self.initializers)
@@ -208,7 +220,7 @@ class Graph:
             seen_names.add(node.name)
             schema = get_schema(node.op)  # raises for unknown ops
             schema.check_arity(node)
-            node.attrs = schema.check_attrs(node.attrs, node.name)
+            node.attrs = schema.check_attrs(node.attrs, node.name, given_attrs(schema, node))
             for key, body in node.attrs.items():
                 if isinstance(body, Graph):  # a body reads only its own inputs: captures are explicit
                     try:
@@ -236,75 +248,13 @@ class Graph:
     def infer(self, input_infos: dict[str, TensorInfo] | None = None) -> dict[str, TensorInfo]:
         """Shape and dtype of every value, given concrete or symbolic input shapes.
 
-        Symbolic dimensions (strings) are carried through by substituting a
-        distinct large probe size for each symbol, inferring concretely, and
-        mapping sizes equal to a probe back to its symbol. That keeps every op's
-        inference function a plain function of integers.
-        """
-        from ..ops import get_schema
+        Symbolic dimensions stay symbols (or expressions over them, or unknown: graph/shapes.py), as
+        do sizes that follow values not known here (a Reshape target fed as an input); a mismatch of
+        concrete shapes raises GraphError. Session.resize computes every shape for real."""
+        from .shapes import walk
 
         infos = dict(self.inputs if input_infos is None else input_infos)
-        probes: dict[int, str] = {}
-        concrete: dict[str, TensorInfo] = {}
-        for name, info in infos.items():
-            if not isinstance(info, TensorInfo):
-                concrete[name] = info
-                continue
-            shape = []
-            for d in info.shape:
-                if isinstance(d, str) or d is None:
-                    sym = d or f"?{len(probes)}"
-                    probe = next((p for p, s in probes.items() if s == sym), None)
-                    if probe is None:
-                        probe = 1_000_003 + 7 * len(probes)  # odd primes-ish, unlikely real sizes
-                        probes[probe] = sym
-                    shape.append(probe)
-                else:
-                    shape.append(int(d))
-            concrete[name] = TensorInfo(tuple(shape), info.dtype)
-        for name, arr in self.initializers.items():
-            concrete[name] = TensorInfo(arr.shape, str(arr.dtype))
-        for node in self.nodes:
-            schema = get_schema(node.op)
-            ins = [concrete[n] if n else None for n in node.inputs]
-            try:
-                outs = schema.infer(ins, node.attrs)
-            except Exception as exc:  # an infer function rejecting its inputs
-                shapes = ", ".join(str(i) for i in ins)
-                raise GraphError(f"node {node.name!r} ({node.op}) cannot take inputs ({shapes}): {exc}") from None
-            if len(outs) < len(node.outputs):
-                raise GraphError(f"node {node.name!r} ({node.op}) has more outputs than the op produces")
-            for name, info in zip(node.outputs, outs):
-                concrete[name] = _probe_symbols(info, probes)
-        if not probes:
-            return concrete
-        return {
-            name: TensorInfo(tuple(_unprobe(d, probes) for d in info.shape), info.dtype)
-            if isinstance(info, TensorInfo) else info
-            for name, info in concrete.items()
-        }
-
-
-def _probe_symbols(info, probes: dict[int, str]):
-    """An op's output whose sizes only a run tells (symbols): probe sizes, as for inputs."""
-    if not isinstance(info, TensorInfo) or info.is_static:
-        return info
-    shape = []
-    for d in info.shape:
-        if isinstance(d, str) or d is None:
-            probe = next((p for p, s in probes.items() if s == d), None)
-            if probe is None:
-                probe = 1_000_003 + 7 * len(probes)
-                probes[probe] = d or "?"
-            d = probe
-        shape.append(d)
-    return TensorInfo(tuple(shape), info.dtype)
-
-
-def _unprobe(d: int, probes: dict[int, str]):
-    if d in probes:
-        return probes[d]
-    return "?" if d >= 1_000_003 else d  # derived from a symbol (e.g. N*C): unknown until resize
+        return walk(self, infos, symbolic=True).infos
 
 
 def unique_name(taken: Iterable[str], base: str) -> str:

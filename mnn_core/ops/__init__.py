@@ -33,6 +33,7 @@ from . import (  # noqa: E402,F401  isort: skip
     sequence,
     control_flow,
     value_shaped,
+    shape_arith,
     strings,
 )
 

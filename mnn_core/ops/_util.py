@@ -6,14 +6,31 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
+from ..graph.symbolic import unify
 
 
 def broadcast_shape(*shapes: tuple) -> tuple:
-    """numpy broadcasting of static shapes; raise GraphError when incompatible."""
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise GraphError(f"shapes {' and '.join(map(str, shapes))} do not broadcast") from None
+    """numpy broadcasting of shapes; raise GraphError when incompatible. A symbolic dimension
+    broadcasts as a size other than 1 (graph.symbolic.unify)."""
+    if all(isinstance(d, (int, np.integer)) for s in shapes for d in s):
+        try:
+            return tuple(np.broadcast_shapes(*shapes))
+        except ValueError:
+            raise GraphError(f"shapes {' and '.join(map(str, shapes))} do not broadcast") from None
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        d = 1
+        for x in dims:
+            if x == 1:
+                continue
+            merged = x if d == 1 else unify(d, x)
+            if merged is None:
+                raise GraphError(f"shapes {' and '.join(map(str, shapes))} do not broadcast")
+            d = merged
+        out.append(d)
+    return tuple(out)
 
 
 def same_dtype(infos: list, op: str) -> str:

@@ -246,6 +246,7 @@ for _name in ACTIVATION_OPS:
             samples=_unary_samples(_name),
             inplace=True,
             doc=f"Activation {_name}, applied element-wise.",
+            value_inputs={1: "min", 2: "max"} if _name == "Clip" else {},
         )
     )
 

@@ -177,7 +177,7 @@ def _topk(ins, attrs):
 
 
 register(OpSchema(
-    "TopK", infer=_topk_infer, reference=_topk, n_outputs=2,
+    "TopK", infer=_topk_infer, reference=_topk, n_outputs=2, value_inputs={1: "k"},
     attrs={"k": Attr("int"), "axis": Attr("int", -1), "largest": Attr("int", 1, (0, 1)),
            "sorted": Attr("int", 1, (0, 1))},
     doc="The k largest (or smallest) values along an axis, sorted, and their indices.",

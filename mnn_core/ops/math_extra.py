@@ -107,7 +107,8 @@ for _name, _fn in {"CumSum": np.cumsum, "CumProd": np.cumprod}.items():
     register(OpSchema(_name, infer=lambda ins, attrs: [ins[0]], reference=_cumulative(_fn),
                       attrs={"axis": Attr("int", 0), "exclusive": Attr("int", 0, (0, 1)),
                              "reverse": Attr("int", 0, (0, 1))},
-                      samples=_cum_samples, doc=f"{_name} along an axis (optionally exclusive, reversed)."))
+                      samples=_cum_samples, doc=f"{_name} along an axis (optionally exclusive, reversed).",
+                      value_inputs={1: "axis"}))
 
 
 # -- Einsum -----------------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ def _trilu_infer(ins, attrs):
 
 
 register(OpSchema(
-    "Trilu", infer=_trilu_infer,
+    "Trilu", infer=_trilu_infer, value_inputs={1: "k"},
     reference=lambda ins, attrs: [(np.triu if attrs["upper"] else np.tril)(ins[0], attrs["k"])],
     attrs={"upper": Attr("int", 1, (0, 1)), "k": Attr("int", 0, doc="diagonal offset")},
     doc="Keep the upper (or lower) triangle of each matrix, from diagonal k.",

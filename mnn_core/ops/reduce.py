@@ -130,6 +130,7 @@ for _name in _REDUCERS:
             flops=lambda ins, outs, attrs: float(ins[0].size),
             samples=_reduce_samples(_name),
             doc=f"{_name} over `axes` (all when empty), keeping them as size 1 when keepdims.",
+            value_inputs={1: "axes"},
         )
     )
 

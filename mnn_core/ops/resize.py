@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..errors import GraphError
+from ..graph.symbolic import UNKNOWN, Sym, is_sym
 from ._util import info_like, rand
 from .schema import Attr, OpSchema, Sample, register
 
@@ -36,13 +37,20 @@ def resize_plan(shape, attrs) -> tuple[list, list]:
     if scales:
         if min(scales) <= 0:
             raise GraphError(f"Resize: scales {scales} must be positive")
-        out = [int(math.floor(d * s)) for d, s in zip(shape[2:], given)]
+        out = [_scaled(d, s) for d, s in zip(shape[2:], given)]
         return out, list(given)
     if min(given) < 1:
         raise GraphError(f"Resize: sizes {sizes} must be at least 1")
     if 0 in shape[2:]:
         raise GraphError(f"Resize: cannot resize the empty spatial size of {shape}")
     return list(given), [o / d for o, d in zip(given, shape[2:])]
+
+
+def _scaled(d, s: float):
+    """floor(d * s); for a symbolic size, exact where s is whole (2x upsampling), else unknown."""
+    if not is_sym(d):
+        return int(math.floor(d * s))
+    return d * int(s) if float(s).is_integer() else Sym(UNKNOWN)
 
 
 def _infer(ins, attrs):
@@ -130,6 +138,7 @@ def _samples(rng):
 register(
     OpSchema(
         "Resize",
+        value_inputs={2: "scales", 3: "sizes"},  # (input 1, roi, only tf_crop_and_resize reads)
         infer=_infer,
         reference=_reference,
         attrs={

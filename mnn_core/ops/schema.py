@@ -12,7 +12,10 @@ source of truth for:
 - `samples`: random test cases (several shapes, odd sizes) that the
   conformance suite in `mnn_core.testing` runs on every backend,
 - `inplace`: the output may share the first input's memory,
-- `gradient`: the rule training uses to differentiate the op.
+- `gradient`: the rule training uses to differentiate the op,
+- `value_inputs`: inputs whose *values* decide the output shape (a Reshape's
+  shape, a Slice's starts). They are bound as attributes at resize, once the
+  real input shapes make them known (`graph/shapes.py`); kernels see attributes.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import Graph, Node, TensorInfo
+from ..graph.symbolic import as_dim
 
 REQUIRED = object()  # default of an attribute that must be given
 
@@ -104,6 +108,40 @@ class OpSchema:
     #: the output shapes (or kinds) follow input *values*, or the op takes sequence/optional values:
     #: a graph with such an op runs eagerly on the reference backend (Graph.is_dynamic)
     dynamic: bool = False
+    #: {input index: attribute}: an input whose value, once known at resize, is that attribute
+    #: (ONNX passes these as tensors, often computed from shapes). Kernels only see the attribute.
+    value_inputs: dict[int, str] = field(default_factory=dict)
+    #: bind(attrs, values) -> attrs, where binding is more than a conversion (values: {attr: array})
+    bind: Callable[[dict, dict], dict] | None = None
+
+    def __post_init__(self):
+        if self.value_inputs:
+            lo, hi = self.n_inputs
+            self.n_inputs = (lo, max(hi, max(self.value_inputs) + 1))
+
+    def takes_values(self, node: Node) -> bool:
+        """Whether this node reads a value input (it needs binding before a kernel runs it)."""
+        return any(i < len(node.inputs) and node.inputs[i] for i in self.value_inputs)
+
+    def bind_values(self, inputs: list[str], attrs: dict, value_of: Callable[[str], Any]):
+        """(the inputs kernels take, attrs with the value inputs bound), or None where a value input's
+        value is not known (`value_of` returns None). Values may hold symbolic sizes (graph.symbolic)."""
+        given = {}
+        for i, attr in self.value_inputs.items():
+            if i < len(inputs) and inputs[i]:
+                value = value_of(inputs[i])
+                if value is None:
+                    return None
+                given[attr] = value
+        kept = [n for i, n in enumerate(inputs) if i not in self.value_inputs]
+        while kept and not kept[-1]:
+            kept.pop()
+        if self.bind is not None:
+            return kept, self.bind(dict(attrs), given)
+        out = dict(attrs)
+        for attr, value in given.items():
+            out[attr] = _as_attr(self.attrs[attr].kind, value)
+        return kept, out
 
     def check_arity(self, node: Node) -> None:
         lo, hi = self.n_inputs
@@ -114,8 +152,9 @@ class OpSchema:
             raise GraphError(f"node {node.name!r} ({self.name}) has at most {self.n_outputs} output(s), "
                              f"got {len(node.outputs)}")
 
-    def check_attrs(self, attrs: dict[str, Any], node: str = "?") -> dict[str, Any]:
-        """Validate attributes and fill in defaults; return the complete dict."""
+    def check_attrs(self, attrs: dict[str, Any], node: str = "?", given: Sequence[str] = ()) -> dict[str, Any]:
+        """Validate attributes and fill in defaults; return the complete dict. `given`: attributes
+        the node's value inputs will give at resize (not required here)."""
         unknown = set(attrs) - set(self.attrs)
         if unknown:
             known = ", ".join(sorted(self.attrs)) or "none"
@@ -124,6 +163,8 @@ class OpSchema:
         for name, spec in self.attrs.items():
             if name in attrs:
                 out[name] = spec.check(self.name, name, attrs[name], node)
+            elif spec.default is REQUIRED and name in given:
+                continue
             elif spec.default is REQUIRED:
                 raise GraphError(f"node {node!r} ({self.name}) needs attribute {name!r} ({spec.kind})")
             else:
@@ -134,6 +175,34 @@ class OpSchema:
         if self.flops is not None:
             return float(self.flops(list(ins), list(outs), attrs))
         return float(sum(o.size for o in outs))
+
+
+def take_values(op: str, inputs: dict[int, str], bind: Callable | None = None) -> None:
+    """Declare inputs of a registered op that carry attributes (OpSchema.value_inputs), for ops
+    registered in a loop."""
+    schema = _REGISTRY[op]
+    schema.value_inputs, schema.bind = dict(inputs), bind
+    schema.__post_init__()
+
+
+def given_attrs(schema: OpSchema, node: Node) -> list[str]:
+    """The attributes this node's value inputs give at resize."""
+    return [a for i, a in schema.value_inputs.items() if i < len(node.inputs) and node.inputs[i]]
+
+
+def _as_attr(kind: str, value) -> Any:
+    """An input's value (an array; symbolic sizes as objects) as an attribute of this kind."""
+    flat = np.asarray(value).reshape(-1).tolist()
+    if kind == "ints":  # (symbolic sizes before resize)
+        return [int(v) if isinstance(v, (int, np.integer)) else as_dim(v) for v in flat]
+    if kind == "floats":
+        return [float(v) for v in flat]
+    if kind in ("int", "float"):
+        if len(flat) != 1:
+            raise GraphError(f"a {kind} attribute takes one value, got {len(flat)}")
+        v = flat[0]
+        return (int(v) if isinstance(v, (int, np.integer, bool)) else v) if kind == "int" else float(v)
+    return np.asarray(value)
 
 
 _REGISTRY: dict[str, OpSchema] = {}
@@ -158,6 +227,11 @@ def all_schemas() -> dict[str, OpSchema]:
 
 
 def run_reference(op: str, inputs: list, attrs: dict) -> list[np.ndarray]:
-    """Run one op on numpy arrays with the reference kernel (attributes completed)."""
+    """Run one op on numpy arrays with the reference kernel (attributes completed; the arrays at
+    value-input positions bound as their attributes)."""
     schema = get_schema(op)
+    if any(i < len(inputs) and inputs[i] is not None for i in schema.value_inputs):
+        names = ["" if a is None else str(i) for i, a in enumerate(inputs)]
+        kept, attrs = schema.bind_values(names, attrs, lambda n: inputs[int(n)])
+        inputs = [inputs[int(n)] if n else None for n in kept]
     return schema.reference(inputs, schema.check_attrs(attrs, op))

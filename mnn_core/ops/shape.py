@@ -12,13 +12,14 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import DTYPES, TensorInfo, ml_dtypes
+from ..graph.symbolic import is_sym, prod, unify
 from . import lowp
 from ._util import broadcast_shape, info_like, normalize_axis, rand, same_dtype
 from .schema import Attr, OpSchema, Sample, register
 
 
 def _size(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
+    return prod(shape) if any(is_sym(d) for d in shape) else int(np.prod(shape, dtype=np.int64))
 
 
 def _axes(axes, rank, op) -> list:
@@ -49,6 +50,8 @@ def _view_op(name, target, samples, doc, **kw):
 
 def reshape_target(in_shape: tuple, shape: list, allowzero: int) -> tuple:
     """Resolve Reshape's target: 0 copies the input dim (unless allowzero), one -1 is inferred."""
+    if any(is_sym(d) for d in in_shape) or any(is_sym(d) for d in shape):
+        return _symbolic_reshape_target(in_shape, shape, allowzero)
     out = []
     for i, d in enumerate(shape):
         if d < -1:
@@ -74,6 +77,16 @@ def reshape_target(in_shape: tuple, shape: list, allowzero: int) -> tuple:
     return tuple(out)
 
 
+def _symbolic_reshape_target(in_shape: tuple, shape: list, allowzero: int) -> tuple:
+    """Reshape's target before resize: copied dims and the inferred -1 as expressions of symbols."""
+    out = [in_shape[i] if not is_sym(d) and d == 0 and not allowzero and i < len(in_shape) else d
+           for i, d in enumerate(shape)]
+    if -1 in [d for d in out if not is_sym(d)]:
+        known = prod(d for d in out if is_sym(d) or d != -1)
+        out = [prod(in_shape) // known if not is_sym(d) and d == -1 else d for d in out]
+    return tuple(out)
+
+
 def _reshape_samples(rng):
     cases = [((2, 3, 4), [0, -1]), ((2, 3, 4), [4, -1, 3]), ((6,), [2, 3]), ((2, 3, 4), [-1]),
              ((2, 3, 4), [1, -1, 0]), ((0, 4), [0, 2, 2]), ((0, 4), [-1, 4]), ((1,), []), ((), [1, 1])]
@@ -84,7 +97,7 @@ def _reshape_samples(rng):
 
 
 _view_op("Reshape", lambda shape, attrs: reshape_target(shape, attrs["shape"], attrs["allowzero"]), _reshape_samples,
-         "A new shape for the same elements: 0 copies the input dim, one -1 is inferred.",
+         "A new shape for the same elements: 0 copies the input dim, one -1 is inferred.", value_inputs={1: "shape"},
          attrs={"shape": Attr("ints", doc="target shape; 0 = copy, -1 = infer"),
                 "allowzero": Attr("int", 0, (0, 1), "1: a 0 in `shape` is a zero-size dim, not a copy")})
 
@@ -132,6 +145,7 @@ def _squeeze_samples(rng):
 
 
 _view_op("Squeeze", _squeeze_shape, _squeeze_samples, "Remove dims of size 1 (those in `axes`, or all).",
+         value_inputs={1: "axes"},
          attrs={"axes": Attr("ints", [], doc="dims to remove; empty = every dim of size 1")})
 
 
@@ -151,6 +165,7 @@ def _unsqueeze_samples(rng):
 
 
 _view_op("Unsqueeze", _unsqueeze_shape, _unsqueeze_samples, "Insert dims of size 1 at `axes` (of the output).",
+         value_inputs={1: "axes"},
          attrs={"axes": Attr("ints", doc="positions in the output")})
 
 
@@ -197,10 +212,13 @@ def _concat_infer(ins, attrs):
     dtype = same_dtype(ins, "Concat")
     first = ins[0].shape
     axis = normalize_axis(attrs["axis"], len(first), "Concat")
+    merged = list(first)
     for x in ins[1:]:
-        if len(x.shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(x.shape, first)) if i != axis):
+        same = [unify(a, b) for a, b in zip(x.shape, merged)]
+        if len(x.shape) != len(first) or any(d is None for i, d in enumerate(same) if i != axis):
             raise GraphError(f"Concat: shapes {first} and {x.shape} differ outside axis {attrs['axis']}")
-    shape = first[:axis] + (sum(x.shape[axis] for x in ins),) + first[axis + 1:]
+        merged = same
+    shape = tuple(merged[:axis]) + (sum(x.shape[axis] for x in ins),) + tuple(merged[axis + 1:])
     return [TensorInfo(shape, dtype)]
 
 
@@ -275,6 +293,7 @@ def _split_samples(rng):
 register(
     OpSchema(
         "Split",
+        value_inputs={1: "split"},
         infer=_split_infer,
         reference=_split_reference,
         attrs={
@@ -348,6 +367,7 @@ def _slice_samples(rng):
 register(
     OpSchema(
         "Slice",
+        value_inputs={1: "starts", 2: "ends", 3: "axes", 4: "steps"},
         infer=_slice_infer,
         reference=_slice_reference,
         attrs={
@@ -468,6 +488,7 @@ def _pad_samples(rng):
 register(
     OpSchema(
         "Pad",
+        value_inputs={1: "pads", 2: "value"},
         infer=_pad_infer,
         reference=_pad_reference,
         attrs={
@@ -499,6 +520,7 @@ def _expand_samples(rng):
 register(
     OpSchema(
         "Expand",
+        value_inputs={1: "shape"},
         infer=lambda ins, attrs: [info_like(ins[0], _expand_shape(ins[0].shape, attrs))],
         reference=lambda ins, attrs: [np.broadcast_to(ins[0], _expand_shape(ins[0].shape, attrs)).copy()],
         attrs={"shape": Attr("ints", doc="broadcast (both ways) with the input's shape")},
@@ -524,6 +546,7 @@ def _tile_samples(rng):
 register(
     OpSchema(
         "Tile",
+        value_inputs={1: "repeats"},
         infer=_tile_infer,
         reference=lambda ins, attrs: [np.tile(ins[0], attrs["repeats"])],
         attrs={"repeats": Attr("ints", doc="copies along each axis")},
@@ -573,8 +596,9 @@ register(
 register(
     OpSchema(
         "Shape",
-        infer=lambda ins, attrs: [TensorInfo((len(ins[0].shape),), "int64")],
-        reference=lambda ins, attrs: [np.array(ins[0].shape, dtype=np.int64)],
+        infer=lambda ins, attrs: [TensorInfo((len(ins[0].shape[attrs["start"]:attrs["end"]]),), "int64")],
+        reference=lambda ins, attrs: [np.array(ins[0].shape[attrs["start"]:attrs["end"]], dtype=np.int64)],
+        attrs={"start": Attr("int", 0), "end": Attr("int", None, doc="exclusive; absent: the rank")},
         flops=lambda ins, outs, attrs: 0.0,
         samples=lambda rng: iter([Sample([rand(rng, 2, 3, 4)], label="(2, 3, 4)"), Sample([rand(rng)], label="scalar"),
                                   Sample([rand(rng, 0, 5)], label="(0, 5)"),
