@@ -64,6 +64,8 @@ PRECISIONS = ("high", "normal", "low")
 #: turn); "off" never
 BATCH_PARALLEL = ("auto", "on", "off")
 FOREVER = 1 << 40  # a lifetime end past the last step
+#: plans kept for different values of inputs that decide shapes (a Reshape target fed at each run)
+MAX_VALUE_PLANS = 16
 
 
 @dataclass
@@ -256,6 +258,8 @@ class Session:
             resized = walk(self.graph, infos, False, values, specialize=True)
             plan = self._prepare(resized.infos, resized.graph)
             plan.values = values
+            if values and sum(1 for k in self._plans if k[1]) >= MAX_VALUE_PLANS:
+                del self._plans[next(k for k in self._plans if k[1])]  # the oldest plan for fed values
             self._plans[key] = plan
         self._current = plan
 

@@ -259,10 +259,8 @@ def test_lazy_var_has_no_value_and_batch_capture_is_reported():
         x = t.input("x", ("N", 4))
         with pytest.raises(MnnError, match="no value"):
             x.numpy()
-        y = x.reshape(x.shape[0] * 2, 2)  # captures the stand-in batch size
-        t.output(y)
-    with pytest.raises(mnn.GraphError, match="symbolic dimension 'N'"):
-        t.build()
+        with pytest.raises(mnn.GraphError, match="2\\*N is symbolic|symbolic dimension '2\\*N'"):
+            x.reshape(x.shape[0] * 2, 2)  # would capture the batch size
 
 
 def test_backward_in_lazy_mode_traces_the_gradient_graph():

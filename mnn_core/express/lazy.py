@@ -12,9 +12,9 @@ at every run, and `assign(target, value)` makes `value` a graph output that
 the runner writes back into `target` afterwards. That is how a compiled
 training step keeps its parameters between steps.
 
-A symbolic dimension ("N") is traced with a stand-in size; an op whose
-attributes captured that size (a reshape to a literal batch) is reported at
-build, since the graph would only work for that one size.
+A symbolic dimension ("N") is traced as a symbol (graph.symbolic.Sym): shapes
+carry it through, and an op whose attributes would capture it (a reshape to the
+batch size) is reported when it is recorded, since an attribute is one size.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ import numpy as np
 from ..errors import GraphError, MnnError
 from ..graph.builder import GraphBuilder
 from ..graph.ir import Graph, TensorInfo
+from ..graph.symbolic import is_sym
 from ..ops import get_schema
 from .var import MODE, Var
-
-_PROBE_BASE = 2_000_003  # stand-in sizes for symbolic dims (odd, unlikely as real sizes)
 
 
 class Trace:
@@ -48,7 +47,6 @@ class Trace:
         self.assignments: list[tuple[Var, str]] = []  # after a run: target Var <- output value
         self.before_run: list[Callable[[], None]] = []  # called before every run (step counters)
         self._outputs: list[tuple[str, str | None]] = []
-        self._probes: dict[int, str] = {}
         self.output_names: list[str] = []
         self._built: Graph | None = None
 
@@ -62,21 +60,11 @@ class Trace:
 
     # -- inputs ----------------------------------------------------------------------
 
-    def _probe(self, dim) -> int:
-        if isinstance(dim, (int, np.integer)):
-            return int(dim)
-        for p, sym in self._probes.items():
-            if sym == dim:
-                return p
-        p = _PROBE_BASE + 7 * len(self._probes)
-        self._probes[p] = str(dim)
-        return p
-
     def input(self, name: str, shape, dtype: str = "float32") -> Var:
         """A graph input; a dimension may be a symbol such as "N"."""
         dtype = np.dtype(dtype).name
         value = self.builder.input(name, tuple(shape), dtype)
-        info = TensorInfo(tuple(self._probe(d) for d in shape), dtype)
+        info = TensorInfo(tuple(shape), dtype)
         self.infos[value] = info
         return Var._lazy(self, value, info)
 
@@ -111,6 +99,7 @@ class Trace:
     # -- ops ---------------------------------------------------------------------------
 
     def record(self, op: str, vs: list, attrs: dict, n_outputs: int) -> list[Var]:
+        _refuse_symbolic_attrs(op, attrs)
         names = [None if v is None else self.bind(v) for v in vs]
         ins = [None if n is None else self.infos[n] for n in names]
         try:
@@ -156,28 +145,18 @@ class Trace:
         n_user = len(self._outputs)
         self.output_names = names[:n_user]
         self.assignments = [(t, names[n_user + i]) for i, (t, _) in enumerate(self.assignments)]
-        self._check_probes()
         self._built = b.build()
         return self._built
 
-    def _check_probes(self) -> None:
-        if not self._probes:
-            return
-        for node in self.builder.graph.nodes:
-            for key, val in node.attrs.items():
-                vals = val if isinstance(val, (list, tuple)) else [val]
-                hit = [p for v in vals if isinstance(v, (int, np.integer)) for p in self._probes if _derived(int(v), p)]
-                if hit:
-                    sym = self._probes[hit[0]]
-                    raise GraphError(
-                        f"{node.op} ({node.name}) attribute {key!r} depends on the size of symbolic dimension "
-                        f"{sym!r}; trace with a concrete size, or reshape with -1 in place of that dimension")
 
-
-def _derived(v: int, probe: int) -> bool:
-    """Whether v looks computed from a stand-in size (a multiple of it, give or take a little)."""
-    rem = abs(v) % probe
-    return abs(v) >= probe - 64 and (rem <= 64 or probe - rem <= 64)
+def _refuse_symbolic_attrs(op: str, attrs: dict) -> None:
+    """An attribute is one size: one computed from a symbolic dimension would fix the graph to it."""
+    for key, val in attrs.items():
+        for v in val if isinstance(val, (list, tuple)) else [val]:
+            if is_sym(v):
+                raise GraphError(
+                    f"{op} attribute {key!r} depends on the size of symbolic dimension {str(v)!r}; trace with a "
+                    "concrete size, or reshape with -1 in place of that dimension")
 
 
 def lazy(name: str = "graph", state: str = "constant") -> Trace:

@@ -16,6 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import GraphError
+
+class SymbolicSizeError(GraphError, TypeError):
+    """A real size was needed where a dimension is symbolic."""
+
+
 #: integers at least this large are "to the end" sentinels, larger than any symbolic size
 SENTINEL = 1 << 31
 #: the name of a dimension nothing is known about
@@ -110,7 +116,8 @@ class Sym(str):
         return _atom(f"{b}{op}{self.atom}" if flip else f"{self.atom}{op}{b}")
 
     def __index__(self):  # range(), slicing and numpy sizes need a real size: a clear failure
-        raise TypeError(f"dimension {self} is symbolic: its size is known only at resize")
+        raise SymbolicSizeError(f"dimension {self} is symbolic: its size is known only at resize "
+                                "(trace with a concrete size, or use -1 in a reshape)")
 
     def __eq__(self, o):
         return isinstance(o, str) and str.__eq__(self, o) and self._known() or self is o
