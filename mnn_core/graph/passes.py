@@ -70,8 +70,8 @@ def fold_batchnorm(graph: Graph) -> Graph:
         k = gamma / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
         w = init[src.inputs[1]].astype(np.float64)
         b = init[src.inputs[2]].astype(np.float64) if len(src.inputs) > 2 and src.inputs[2] else np.zeros_like(mean)
-        if src.op == "Conv":
-            w = w * k.reshape(-1, 1, 1, 1)
+        if src.op == "Conv":  # (any number of spatial axes)
+            w = w * k.reshape((-1,) + (1,) * (w.ndim - 1))
         elif src.attrs.get("transB", 0):
             w = w * k.reshape(-1, 1)
         else:

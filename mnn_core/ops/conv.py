@@ -1,12 +1,14 @@
-"""2-D convolution (grouped, strided, dilated, padded) with a fused activation."""
+"""Convolution over 1 to 3 spatial axes (grouped, strided, dilated, padded) with a fused activation."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
-from ._util import rand, resolve_pads
+from ._util import rand
 from .elementwise import ACTIVATIONS, apply_activation
 from .schema import Attr, OpSchema, Sample, register
 
@@ -20,86 +22,126 @@ FUSED_ACTIVATION_ATTRS = {
 CONV_ATTRS = {
     "kernel_shape": Attr("ints", [], doc="taken from the weight when empty"),
     "strides": Attr("ints", [], doc="default 1 per spatial axis"),
-    "pads": Attr("ints", [], doc="[top, left, bottom, right]; default 0"),
+    "pads": Attr("ints", [], doc="begins then ends of the spatial axes (2-D: top, left, bottom, right); default 0"),
     "dilations": Attr("ints", [], doc="default 1 per spatial axis"),
     "group": Attr("int", 1),
     "auto_pad": Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")),
     **FUSED_ACTIVATION_ATTRS,
 }
 
+#: spatial axes Conv and ConvTranspose take (ONNX allows any number; onnxruntime runs 1 to 3)
+CONV_SPATIAL = (1, 2, 3)
 
-def conv_geometry(x_shape, w_shape, attrs):
-    """Resolve kernel, strides, dilations and explicit pads; return them and the output size."""
-    if len(x_shape) != 4 or len(w_shape) != 4:
-        raise GraphError(f"Conv takes NCHW input and OIHW weight (4-D), got {x_shape} and {w_shape}")
-    n, c, h, w = x_shape
-    o, ci, kh, kw = w_shape
+
+def window_pads(op: str, attrs: dict, sizes, strides, eff) -> list[int]:
+    """Explicit pads [D1 begin, ..., Dk begin, D1 end, ..., Dk end] (2-D: top, left, bottom, right) from
+    auto_pad (SAME_*, VALID) or the pads attribute, for a sliding window of dilated extent `eff` per
+    axis. Shared by convolution and pooling."""
+    k = len(sizes)
+    if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
+        pads = [0] * (2 * k)
+        for i, size in enumerate(sizes):
+            out = -(-size // strides[i])
+            total = max(0, (out - 1) * strides[i] + eff[i] - size)
+            small, big = total // 2, total - total // 2
+            pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
+    elif attrs["auto_pad"] == "VALID":
+        pads = [0] * (2 * k)
+    else:
+        pads = list(attrs["pads"] or [0] * (2 * k))
+    if len(pads) != 2 * k or min(pads) < 0:
+        raise GraphError(f"{op}: pads must be {2 * k} non-negative ints (the begins, then the ends, of "
+                         f"{k} spatial axes), got {pads}")
+    return pads
+
+
+def spatial_rank(op: str, x_shape, w_shape, spatial, weight: str) -> int:
+    """How many spatial axes an (input, weight) pair has; GraphError unless one of `spatial`."""
+    k = len(x_shape) - 2
+    if k not in spatial or len(w_shape) != len(x_shape):
+        ranks = [str(d + 2) for d in spatial]
+        ranks = ", ".join(ranks[:-1]) + " or " + ranks[-1] if len(ranks) > 1 else ranks[0]
+        raise GraphError(f"{op} takes (N, C, D1, ...) input and {weight} weight of one rank, {ranks} here; "
+                         f"got {x_shape} and {w_shape}")
+    return k
+
+
+def conv_geometry(x_shape, w_shape, attrs, spatial=(2,)):
+    """Resolve kernel, strides, dilations and explicit pads; return them and the output size.
+
+    `spatial`: how many spatial axes the caller's kernel computes. Conv passes CONV_SPATIAL; the
+    quantized and gradient ops that share this geometry compute 2-D only, hence the default."""
+    k = spatial_rank("Conv", x_shape, w_shape, spatial, "(M, C/group, k1, ...)")
+    n, c = x_shape[:2]
+    o, ci = w_shape[:2]
+    kernel = list(w_shape[2:])
     group = attrs["group"]
     if group < 1 or c != ci * group or o % group:
         raise GraphError(f"Conv: input has {c} channels but weight {w_shape} with group={group} needs {ci * group}")
-    kernel = attrs["kernel_shape"] or [kh, kw]
-    if list(kernel) != [kh, kw]:
-        raise GraphError(f"Conv: kernel_shape {kernel} disagrees with the weight {w_shape}")
-    strides = attrs["strides"] or [1, 1]
-    dil = attrs["dilations"] or [1, 1]
+    if list(attrs["kernel_shape"] or kernel) != kernel:
+        raise GraphError(f"Conv: kernel_shape {attrs['kernel_shape']} disagrees with the weight {w_shape}")
+    strides = list(attrs["strides"] or [1] * k)
+    dil = list(attrs["dilations"] or [1] * k)
+    if len(strides) != k or len(dil) != k:
+        raise GraphError(f"Conv: strides {strides} and dilations {dil} need {k} values each for input {x_shape}")
     if min(strides) < 1 or min(dil) < 1:
         raise GraphError("Conv: strides and dilations must be at least 1")
-    eff = [(kh - 1) * dil[0] + 1, (kw - 1) * dil[1] + 1]
-    pads = resolve_pads("Conv", attrs, (h, w), strides, eff)
-    oh = (h + pads[0] + pads[2] - eff[0]) // strides[0] + 1
-    ow = (w + pads[1] + pads[3] - eff[1]) // strides[1] + 1
-    if oh < 1 or ow < 1:
-        raise GraphError(f"Conv: kernel {eff} does not fit input {h}x{w} with pads {pads}")
-    return dict(kernel=[kh, kw], strides=strides, dilations=dil, pads=pads, out=(n, o, oh, ow), group=group)
+    eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
+    sizes = x_shape[2:]
+    pads = window_pads("Conv", attrs, sizes, strides, eff)
+    out = [(size + pads[i] + pads[i + k] - eff[i]) // strides[i] + 1 for i, size in enumerate(sizes)]
+    if min(out) < 1:
+        raise GraphError(f"Conv: kernel {eff} does not fit input {'x'.join(map(str, sizes))} with pads {pads}")
+    return dict(kernel=kernel, strides=strides, dilations=dil, pads=pads, out=(n, o, *out), group=group)
 
 
 def _conv_infer(ins, attrs):
     x, wt, b = ins[0], ins[1], ins[2] if len(ins) > 2 else None
-    geo = conv_geometry(x.shape, wt.shape, attrs)
+    geo = conv_geometry(x.shape, wt.shape, attrs, CONV_SPATIAL)
     if b is not None and b.shape != (wt.shape[0],):
         raise GraphError(f"Conv: bias must have shape ({wt.shape[0]},), got {b.shape}")
     return [TensorInfo(geo["out"], x.dtype)]
 
 
-def conv2d_reference(x, w, b, geo):
-    """Direct convolution in float64: the windows gathered tap by tap, then one einsum over all groups."""
-    n, c, h, wd = x.shape
-    o = w.shape[0]
-    g = geo["group"]
-    (pt, pl, pb, pr), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
-    kh, kw = geo["kernel"]
-    oh, ow = geo["out"][2:]
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    # windows (n, c, kh, kw, oh, ow), one strided slice copy per tap: a reshape or astype of a 7-D
+def conv_reference(x, w, b, geo):
+    """Direct convolution in float64 over any number of spatial axes: the windows gathered tap by tap,
+    then one einsum over all groups."""
+    n, c = x.shape[:2]
+    o, k = w.shape[0], x.ndim - 2
+    g, pads, strides, dil = geo["group"], geo["pads"], geo["strides"], geo["dilations"]
+    out_sizes = geo["out"][2:]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + k]) for i in range(k)])
+    # windows (n, c, taps, *out), one strided slice copy per tap: a reshape or astype of a 7-D
     # sliding-window view instead is an element-by-element copy (seconds for one depthwise layer of a batch)
-    cols = np.empty((n, c, kh, kw, oh, ow), np.float64)
-    for i in range(kh):
-        rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
-        for j in range(kw):
-            cols[:, :, i, j] = xp[:, :, rows, j * dw : j * dw + sw * (ow - 1) + 1 : sw]
+    taps = list(itertools.product(*(range(kk) for kk in geo["kernel"])))
+    cols = np.empty((n, c, len(taps), *out_sizes), np.float64)
+    for t, tap in enumerate(taps):
+        cols[:, :, t] = xp[(slice(None), slice(None)) + tuple(
+            slice(j * d, j * d + s * (m - 1) + 1, s) for j, d, s, m in zip(tap, dil, strides, out_sizes))]
     cg, og = c // g, o // g
-    xs = cols.reshape(n, g, cg, kh, kw, oh, ow)
-    ws = w.reshape(g, og, cg, kh, kw).astype(np.float64)
+    xs = cols.reshape(n, g, cg, len(taps), int(np.prod(out_sizes)))
+    ws = w.reshape(g, og, cg, len(taps)).astype(np.float64)
     # depthwise (one channel in, one out per group) is a multiply-add over the taps: einsum's own loop is
     # faster there than the batched GEMM that optimize=True transposes into
-    out = np.einsum("ngcklhw,gockl->ngohw", xs, ws, optimize=not (cg == 1 and og == 1)).reshape(geo["out"])
+    out = np.einsum("ngctp,goct->ngop", xs, ws, optimize=not (cg == 1 and og == 1)).reshape(geo["out"])
     if b is not None:
-        out += b.reshape(1, o, 1, 1)
+        out += b.reshape((1, o) + (1,) * k)
     return out.astype(x.dtype)
+
+
+conv2d_reference = conv_reference  # the name the quantized convolutions (quant.py) import
 
 
 def _conv_reference(ins, attrs):
     x, w = ins[0], ins[1]
     b = ins[2] if len(ins) > 2 else None
-    geo = conv_geometry(x.shape, w.shape, attrs)
-    y = conv2d_reference(x, w, b, geo)
+    geo = conv_geometry(x.shape, w.shape, attrs, CONV_SPATIAL)
+    y = conv_reference(x, w, b, geo)
     return [apply_activation(y, attrs["activation"], attrs["act_alpha"], attrs["act_beta"])]
 
 
 def _conv_flops(ins, outs, attrs):
-    o = outs[0]
-    w = ins[1]
-    return 2.0 * o.size * w.shape[1] * w.shape[2] * w.shape[3]
+    return 2.0 * outs[0].size * float(np.prod(ins[1].shape[1:]))
 
 
 def _conv_samples(rng):
@@ -118,6 +160,17 @@ def _conv_samples(rng):
         ins = [rand(rng, n, c, h, w), rand(rng, o, c // g, k, k), rand(rng, o)]
         yield Sample(ins, attrs, label=f"x{(n, c, h, w)} w{(o, c // g, k, k)} {attrs}")
     yield Sample([rand(rng, 1, 3, 6, 6), rand(rng, 2, 3, 3, 3)], {}, label="no bias")
+    # 1-D and 3-D: (N, C, *spatial), (O, K), attrs
+    for x, (o, k), attrs in [
+        ((2, 4, 11), (6, 3), {"group": 2, "pads": [1, 2], "strides": [2]}),
+        ((1, 3, 9), (4, 3), {"dilations": [2], "pads": [2, 1], "activation": "relu"}),
+        ((1, 3, 7), (2, 4), {"strides": [2], "auto_pad": "SAME_LOWER"}),
+        ((1, 2, 5, 7, 6), (3, 3), {"pads": [1, 0, 1, 1, 2, 0], "strides": [1, 2, 2]}),
+        ((1, 4, 5, 3, 5), (4, 3), {"group": 4, "strides": [2, 1, 2], "auto_pad": "SAME_UPPER"}),
+        ((2, 3, 7, 5, 3), (2, 2), {"dilations": [3, 2, 1], "strides": [2, 2, 1], "activation": "relu"}),
+    ]:
+        w = (o, x[1] // attrs.get("group", 1)) + (k,) * (len(x) - 2)
+        yield Sample([rand(rng, *x), rand(rng, *w), rand(rng, o)], attrs, label=f"x{x} w{w} {attrs}")
 
 
 register(
@@ -129,6 +182,7 @@ register(
         n_inputs=(2, 3),
         flops=_conv_flops,
         samples=_conv_samples,
-        doc="2-D convolution, NCHW input, OIHW weight, optional bias, fused activation.",
+        doc="Convolution over 1 to 3 spatial axes: (N, C, D1, ...) input, (M, C/group, k1, ...) weight, "
+            "optional bias, fused activation.",
     )
 )

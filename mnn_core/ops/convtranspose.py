@@ -1,85 +1,91 @@
-"""2-D transposed convolution (the gradient of Conv with respect to its input), with a fused activation."""
+"""Transposed convolution over 1 to 3 spatial axes (the gradient of Conv with respect to its input),
+with a fused activation."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
 from ._util import rand
-from .conv import FUSED_ACTIVATION_ATTRS
+from .conv import CONV_SPATIAL, FUSED_ACTIVATION_ATTRS, spatial_rank
 from .elementwise import apply_activation
 from .schema import Attr, OpSchema, Sample, register
 
 CONV_TRANSPOSE_ATTRS = {
     "kernel_shape": Attr("ints", [], doc="taken from the weight when empty"),
     "strides": Attr("ints", [], doc="default 1 per spatial axis"),
-    "pads": Attr("ints", [], doc="[top, left, bottom, right] cropped from the full output; default 0"),
+    "pads": Attr("ints", [], doc="begins then ends (2-D: top, left, bottom, right) cropped from the full output"),
     "dilations": Attr("ints", [], doc="default 1 per spatial axis"),
     "group": Attr("int", 1),
-    "output_padding": Attr("ints", [], doc="extra rows/columns at the bottom/right; default 0"),
-    "output_shape": Attr("ints", [], doc="[H, W] of the output; when given, pads follow from it"),
+    "output_padding": Attr("ints", [], doc="extra cells at the end of each spatial axis; default 0"),
+    "output_shape": Attr("ints", [], doc="the output's spatial sizes; when given, pads follow from it"),
     "auto_pad": Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")),
     **FUSED_ACTIVATION_ATTRS,
 }
 
 
-def conv_transpose_geometry(x_shape, w_shape, attrs):
-    """Resolve strides, dilations, pads and the output size, following the ONNX formulas."""
-    if len(x_shape) != 4 or len(w_shape) != 4:
-        raise GraphError(f"ConvTranspose takes NCHW input and (C, M/group, kH, kW) weight, got {x_shape} and {w_shape}")
-    n, c, h, w = x_shape
-    ci, mg, kh, kw = w_shape
+def conv_transpose_geometry(x_shape, w_shape, attrs, spatial=(2,)):
+    """Resolve strides, dilations, pads and the output size, following the ONNX formulas.
+
+    `spatial`: how many spatial axes the caller computes (ConvTranspose: CONV_SPATIAL; the gradient
+    rule, 2-D only, takes the default)."""
+    k = spatial_rank("ConvTranspose", x_shape, w_shape, spatial, "(C, M/group, k1, ...)")
+    n, c = x_shape[:2]
+    ci, mg = w_shape[:2]
+    kernel, sizes = list(w_shape[2:]), x_shape[2:]
     group = attrs["group"]
     if group < 1 or c != ci or c % group:
         raise GraphError(f"ConvTranspose: input has {c} channels but weight {w_shape} with group={group} needs "
                          f"{ci} (a multiple of the group)")
-    if list(attrs["kernel_shape"] or [kh, kw]) != [kh, kw]:
+    if list(attrs["kernel_shape"] or kernel) != kernel:
         raise GraphError(f"ConvTranspose: kernel_shape {attrs['kernel_shape']} disagrees with the weight {w_shape}")
-    strides = attrs["strides"] or [1, 1]
-    dil = attrs["dilations"] or [1, 1]
-    out_pad = attrs["output_padding"] or [0, 0]
-    if len(strides) != 2 or len(dil) != 2 or len(out_pad) != 2:
+    strides = list(attrs["strides"] or [1] * k)
+    dil = list(attrs["dilations"] or [1] * k)
+    out_pad = list(attrs["output_padding"] or [0] * k)
+    if len(strides) != k or len(dil) != k or len(out_pad) != k:
         raise GraphError(f"ConvTranspose: strides {strides}, dilations {dil} and output_padding {out_pad} "
-                         "need 2 values each")
+                         f"need {k} values each for input {x_shape}")
     if min(strides) < 1 or min(dil) < 1:
         raise GraphError("ConvTranspose: strides and dilations must be at least 1")
     # PyTorch's rule; onnxruntime is stricter (output_padding < stride)
     if any(not 0 <= p < max(s, d) for p, s, d in zip(out_pad, strides, dil)):
         raise GraphError(f"ConvTranspose: output_padding {out_pad} must be non-negative and smaller than the "
                          f"stride {strides} or the dilation {dil}")
-    eff = [(kh - 1) * dil[0] + 1, (kw - 1) * dil[1] + 1]
-    full = [s * (i - 1) + e + p for s, i, e, p in zip(strides, (h, w), eff, out_pad)]  # before cropping pads
-    target = attrs["output_shape"]
+    eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
+    full = [s * (i - 1) + e + p for s, i, e, p in zip(strides, sizes, eff, out_pad)]  # before cropping pads
+    target = list(attrs["output_shape"])
     if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER") and not target:
-        target = [h * strides[0], w * strides[1]]
+        target = [i * s for i, s in zip(sizes, strides)]
     if target:
-        if len(target) != 2:
-            raise GraphError(f"ConvTranspose: output_shape must be [H, W], got {target}")
-        pads = [0, 0, 0, 0]
-        for i in range(2):
+        if len(target) != k:
+            raise GraphError(f"ConvTranspose: output_shape must give the {k} spatial sizes, got {target}")
+        pads = [0] * (2 * k)
+        for i in range(k):
             total = full[i] - target[i]
             if total < 0:
                 raise GraphError(f"ConvTranspose: output_shape {target} is larger than the full output {full}")
             small, big = total // 2, total - total // 2
             # as ONNX: SAME_UPPER puts the odd pad at the end, otherwise at the start
-            pads[i], pads[i + 2] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
+            pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
     elif attrs["auto_pad"] == "VALID":
-        pads = [0, 0, 0, 0]
+        pads = [0] * (2 * k)
     else:
-        pads = attrs["pads"] or [0, 0, 0, 0]
-    if len(pads) != 4 or min(pads) < 0:
-        raise GraphError(f"ConvTranspose: pads must be 4 non-negative ints, got {pads}")
-    oh, ow = full[0] - pads[0] - pads[2], full[1] - pads[1] - pads[3]
-    if oh < 1 or ow < 1:
-        raise GraphError(f"ConvTranspose: pads {pads} leave nothing of the {full[0]}x{full[1]} output")
-    return dict(kernel=[kh, kw], strides=strides, dilations=dil, pads=pads, full=full, group=group,
-                out=(n, mg * group, oh, ow))
+        pads = list(attrs["pads"] or [0] * (2 * k))
+    if len(pads) != 2 * k or min(pads) < 0:
+        raise GraphError(f"ConvTranspose: pads must be {2 * k} non-negative ints, got {pads}")
+    out = [f - pads[i] - pads[i + k] for i, f in enumerate(full)]
+    if min(out) < 1:
+        raise GraphError(f"ConvTranspose: pads {pads} leave nothing of the {'x'.join(map(str, full))} output")
+    return dict(kernel=kernel, strides=strides, dilations=dil, pads=pads, full=full, group=group,
+                out=(n, mg * group, *out))
 
 
 def _infer(ins, attrs):
     x, wt, b = ins[0], ins[1], ins[2] if len(ins) > 2 else None
-    geo = conv_transpose_geometry(x.shape, wt.shape, attrs)
+    geo = conv_transpose_geometry(x.shape, wt.shape, attrs, CONV_SPATIAL)
     if b is not None and b.shape != (geo["out"][1],):
         raise GraphError(f"ConvTranspose: bias must have shape ({geo['out'][1]},), got {b.shape}")
     if x.dtype != wt.dtype:
@@ -87,40 +93,37 @@ def _infer(ins, attrs):
     return [TensorInfo(geo["out"], x.dtype)]
 
 
-def conv_transpose2d_reference(x, w, b, geo):
+def conv_transpose_reference(x, w, b, geo):
     """Scatter: every kernel tap adds its input-weighted copy at a strided, dilated offset."""
-    n, c, h, wd = x.shape
-    g, (sh, sw), (dh, dw) = geo["group"], geo["strides"], geo["dilations"]
-    kh, kw = geo["kernel"]
+    n, c = x.shape[:2]
+    k, sizes = x.ndim - 2, x.shape[2:]
+    g, strides, dil = geo["group"], geo["strides"], geo["dilations"]
     cg, mg = c // g, w.shape[1]
     full = np.zeros((n, mg * g) + tuple(geo["full"]), dtype=np.float64)
     xd, wd64 = x.astype(np.float64), w.astype(np.float64)
     for gi in range(g):
         xs = xd[:, gi * cg:(gi + 1) * cg]
-        ws = wd64[gi * cg:(gi + 1) * cg]  # cg, mg, kh, kw
-        for i in range(kh):
-            for j in range(kw):
-                rows = slice(i * dh, i * dh + sh * (h - 1) + 1, sh)
-                cols = slice(j * dw, j * dw + sw * (wd - 1) + 1, sw)
-                full[:, gi * mg:(gi + 1) * mg, rows, cols] += np.einsum("nchw,cm->nmhw", xs, ws[:, :, i, j])
-    pt, pl, _, _ = geo["pads"]
-    _, _, oh, ow = geo["out"]
-    out = full[:, :, pt:pt + oh, pl:pl + ow]
+        ws = wd64[gi * cg:(gi + 1) * cg]  # cg, mg, *kernel
+        for tap in itertools.product(*(range(kk) for kk in geo["kernel"])):
+            cells = tuple(slice(j * d, j * d + s * (m - 1) + 1, s) for j, d, s, m in zip(tap, dil, strides, sizes))
+            full[(slice(None), slice(gi * mg, (gi + 1) * mg)) + cells] += np.einsum(
+                "nc...,cm->nm...", xs, ws[(slice(None), slice(None)) + tap])
+    pads, out_sizes = geo["pads"], geo["out"][2:]
+    out = full[(slice(None), slice(None)) + tuple(slice(p, p + m) for p, m in zip(pads[:k], out_sizes))]
     if b is not None:
-        out = out + b.astype(np.float64).reshape(1, -1, 1, 1)
+        out = out + b.astype(np.float64).reshape((1, -1) + (1,) * k)
     return np.ascontiguousarray(out.astype(x.dtype))
 
 
 def _reference(ins, attrs):
     x, w = ins[0], ins[1]
     b = ins[2] if len(ins) > 2 else None
-    y = conv_transpose2d_reference(x, w, b, conv_transpose_geometry(x.shape, w.shape, attrs))
+    y = conv_transpose_reference(x, w, b, conv_transpose_geometry(x.shape, w.shape, attrs, CONV_SPATIAL))
     return [apply_activation(y, attrs["activation"], attrs["act_alpha"], attrs["act_beta"])]
 
 
 def _flops(ins, outs, attrs):
-    x, w = ins[0], ins[1]
-    return 2.0 * x.size * w.shape[1] * w.shape[2] * w.shape[3]
+    return 2.0 * ins[0].size * float(np.prod(ins[1].shape[1:]))
 
 
 def _samples(rng):
@@ -141,6 +144,16 @@ def _samples(rng):
         ins = [rand(rng, n, c, h, w), rand(rng, c, mg, k, k), rand(rng, mg * attrs.get("group", 1))]
         yield Sample(ins, attrs, label=f"x{(n, c, h, w)} w{(c, mg, k, k)} {attrs}")
     yield Sample([rand(rng, 1, 2, 3, 5), rand(rng, 2, 3, 2, 3)], {"strides": [1, 2]}, label="no bias, 2x3 kernel")
+    # 1-D and 3-D: (N, C, *spatial), (M/group, K), attrs
+    for x, (mg, k), attrs in [
+        ((2, 4, 7), (3, 3), {"group": 2, "strides": [2], "pads": [1, 2], "output_padding": [1]}),
+        ((1, 3, 5), (2, 4), {"strides": [3], "auto_pad": "SAME_LOWER"}),
+        ((1, 2, 3, 5, 4), (3, 3), {"strides": [2, 1, 2], "pads": [1, 0, 1, 0, 1, 1], "dilations": [1, 2, 1]}),
+        ((1, 3, 3, 3, 5), (1, 2), {"group": 3, "strides": [2, 2, 1], "output_shape": [6, 5, 5]}),
+    ]:
+        w = (x[1], mg) + (k,) * (len(x) - 2)
+        ins = [rand(rng, *x), rand(rng, *w), rand(rng, mg * attrs.get("group", 1))]
+        yield Sample(ins, attrs, label=f"x{x} w{w} {attrs}")
 
 
 register(
@@ -152,6 +165,7 @@ register(
         n_inputs=(2, 3),
         flops=_flops,
         samples=_samples,
-        doc="2-D transposed convolution, NCHW input, (C, M/group, kH, kW) weight, optional bias, fused activation.",
+        doc="Transposed convolution over 1 to 3 spatial axes: (N, C, D1, ...) input, (C, M/group, k1, ...) "
+            "weight, optional bias, fused activation.",
     )
 )

@@ -58,6 +58,10 @@ def _bn_samples(rng):
     c = 4
     params = [rand(rng, c), rand(rng, c), rand(rng, c), rand(rng, c, low=0.0, high=0.01)]
     yield Sample([rand(rng, 1, c, 3, 3)] + params, {"epsilon": 1e-2}, label="epsilon 1e-2, tiny variance")
+    for shape in [(2, 3, 3, 5, 7), (3, 5, 1)]:  # 3 spatial axes; one of size 1
+        c = shape[1]
+        params = [rand(rng, c, low=0.5, high=1.5), rand(rng, c), rand(rng, c), rand(rng, c, low=0.1, high=2.0)]
+        yield Sample([rand(rng, *shape)] + params, label=str(shape))
 
 
 register(
@@ -74,7 +78,8 @@ register(
         flops=lambda ins, outs, attrs: 2.0 * outs[0].size,
         samples=_bn_samples,
         inplace=True,  # each output element reads only the same input element
-        doc="(x - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1), inference form.",
+        doc="(x - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1 of (N, C, D1, ...), rank 2 or "
+            "more), inference form.",
     )
 )
 
@@ -85,6 +90,8 @@ register(
 def _ln_infer(ins, attrs):
     x = ins[0]
     _need_float("LayerNormalization", x)
+    if not x.shape:
+        raise GraphError("LayerNormalization takes input of rank 1 or more, got a scalar")
     axis = normalize_axis(attrs["axis"], len(x.shape), "LayerNormalization")
     normalized = x.shape[axis:]
     for name, p in zip(("scale", "bias"), ins[1:]):
@@ -119,6 +126,10 @@ def _ln_samples(rng):
     yield Sample([rand(rng, 3, 9), rand(rng, 9)], {"epsilon": 1e-3}, label="no bias")
     yield Sample([rand(rng, 2, 5, 8)], label="no scale, no bias")
     yield Sample([rand(rng, 2, 5, 8), None, rand(rng, 8)], label="bias, no scale")
+    for shape, axis in [((2, 3, 3, 5, 7), 2), ((1, 2, 3, 5, 3), -4)]:
+        norm = shape[axis % len(shape):]
+        ins = [rand(rng, *shape), rand(rng, *norm, low=0.5, high=1.5), rand(rng, *norm)]
+        yield Sample(ins, {"axis": axis}, label=f"{shape} axis={axis}")
 
 
 register(
@@ -145,9 +156,9 @@ register(
 def _in_infer(ins, attrs):
     x = ins[0]
     _need_float("InstanceNormalization", x)
-    _per_channel("InstanceNormalization", x, ins[1:], ("scale", "B"))
     if len(x.shape) < 3:
         raise GraphError(f"InstanceNormalization takes input of rank 3 or more (N, C, D1, ...), got {x.shape}")
+    _per_channel("InstanceNormalization", x, ins[1:], ("scale", "B"))
     if int(np.prod(x.shape[2:])) == 0:
         raise GraphError(f"InstanceNormalization: the spatial size of {x.shape} is empty")
     return [x]
@@ -168,6 +179,9 @@ def _in_samples(rng):
         c = shape[1]
         yield Sample([rand(rng, *shape), rand(rng, c, low=0.5, high=1.5), rand(rng, c)], label=str(shape))
     yield Sample([rand(rng, 1, 2, 6, 6), rand(rng, 2), rand(rng, 2)], {"epsilon": 0.1}, label="epsilon 0.1")
+    for shape in [(2, 3, 3, 5, 7), (1, 4, 1, 3, 1)]:  # 3 spatial axes
+        c = shape[1]
+        yield Sample([rand(rng, *shape), rand(rng, c, low=0.5, high=1.5), rand(rng, c)], label=str(shape))
 
 
 register(

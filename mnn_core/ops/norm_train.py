@@ -59,7 +59,7 @@ def _bn_train(ins, attrs):
 
 
 def _bn_samples(rng):
-    for shape in [(4, 3, 5, 5), (8, 6), (2, 4, 3)]:
+    for shape in [(4, 3, 5, 5), (8, 6), (2, 4, 3), (3, 2, 3, 5, 3)]:
         c = shape[1]
         yield Sample([rand(rng, *shape, low=-2, high=3), rand(rng, c, low=0.5, high=1.5), rand(rng, c),
                       rand(rng, c), rand(rng, c, low=0.5, high=2.0)], {"momentum": 0.1}, label=str(shape))
@@ -109,7 +109,7 @@ def _bn_grad(ins, attrs):
 
 
 def _bn_grad_samples(rng):
-    for shape in [(4, 3, 5, 5), (8, 6)]:
+    for shape in [(4, 3, 5, 5), (8, 6), (3, 2, 7), (2, 3, 3, 5, 3)]:
         c = shape[1]
         x = rand(rng, *shape, low=-2, high=3)
         axes = _reduce_axes(len(shape))
@@ -160,7 +160,7 @@ def _ln_grad(ins, attrs):
 
 
 def _ln_grad_samples(rng):
-    for shape, axis in [((4, 10), -1), ((2, 3, 8), -1), ((2, 3, 4), 1)]:
+    for shape, axis in [((4, 10), -1), ((2, 3, 8), -1), ((2, 3, 4), 1), ((2, 3, 3, 5, 3), 2), ((7,), 0)]:
         yield Sample([rand(rng, *shape), rand(rng, *shape, low=-2, high=2), rand(rng, *shape[axis:])],
                      {"axis": axis}, label=f"{shape} axis {axis}")
 

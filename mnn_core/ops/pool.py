@@ -1,4 +1,5 @@
-"""2-D pooling over NCHW: MaxPool, AveragePool and their global forms."""
+"""Pooling over (N, C, D1, ..., Dk) input, any number of spatial axes as ONNX allows: MaxPool (and
+MaxPoolWithIndices, its form with ONNX's Indices output), AveragePool and the global forms."""
 
 from __future__ import annotations
 
@@ -6,15 +7,17 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
-from ._util import rand, resolve_pads
+from ._util import rand
+from .conv import window_pads
 from .schema import Attr, OpSchema, Sample, register
 
 _FLOAT = ("float32", "float16")
 
 POOL_ATTRS = {
-    "kernel_shape": Attr("ints", doc="[kH, kW]"),
+    "kernel_shape": Attr("ints", doc="one size per spatial axis"),
     "strides": Attr("ints", [], doc="default 1 per spatial axis"),
-    "pads": Attr("ints", [], doc="[top, left, bottom, right]; default 0"),
+    "pads": Attr("ints", [], doc="begins then ends of the spatial axes (2-D: top, left, bottom, right); default 0"),
+    "dilations": Attr("ints", [], doc="default 1 per spatial axis"),
     "ceil_mode": Attr("int", 0, (0, 1), "round the output size up instead of down"),
     "auto_pad": Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")),
 }
@@ -23,51 +26,57 @@ POOL_ATTRS = {
 def pool_geometry(x_shape, attrs, op):
     """Resolve kernel, strides, dilations and explicit pads; return them and the output size.
 
-    `extra` is how far the last window (ceil_mode) reaches past the bottom/right
+    Any number of spatial axes; pads are [D1 begin, ..., Dk begin, D1 end, ..., Dk end] (2-D: top,
+    left, bottom, right). `extra` is how far the last window (ceil_mode) reaches past the end
     padding: those positions are neither input nor padding and never count.
     """
-    if len(x_shape) != 4:
-        raise GraphError(f"{op} takes NCHW input (4-D), got shape {x_shape}")
-    n, c, h, w = x_shape
-    kernel = attrs["kernel_shape"]
-    strides = attrs["strides"] or [1, 1]
-    dil = attrs.get("dilations") or [1, 1]
-    if len(kernel) != 2 or len(strides) != 2 or len(dil) != 2:
-        raise GraphError(f"{op}: kernel_shape, strides and dilations need 2 values each, got "
-                         f"{kernel}, {strides}, {dil}")
+    k = len(x_shape) - 2
+    if k < 1:
+        raise GraphError(f"{op} takes (N, C, D1, ...) input, at least one spatial axis; got shape {x_shape}")
+    kernel = list(attrs["kernel_shape"])
+    strides = list(attrs["strides"] or [1] * k)
+    dil = list(attrs.get("dilations") or [1] * k)
+    if len(kernel) != k or len(strides) != k or len(dil) != k:
+        raise GraphError(f"{op}: kernel_shape, strides and dilations need {k} values each for input {x_shape}, "
+                         f"got {kernel}, {strides}, {dil}")
     if min(kernel) < 1 or min(strides) < 1 or min(dil) < 1:
         raise GraphError(f"{op}: kernel_shape, strides and dilations must be at least 1, "
                          f"got {kernel}, {strides}, {dil}")
-    eff = [(kernel[i] - 1) * dil[i] + 1 for i in range(2)]
-    sizes = (h, w)
+    eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
+    sizes = tuple(x_shape[2:])
     # the dilated kernel decides SAME pads, as the ONNX spec says (onnxruntime 1.32 uses the undilated one)
-    pads = resolve_pads(op, attrs, sizes, strides, eff)
-    if max(pads[0], pads[2]) >= eff[0] or max(pads[1], pads[3]) >= eff[1]:
+    pads = window_pads(op, attrs, sizes, strides, eff)
+    if any(max(pads[i], pads[i + k]) >= eff[i] for i in range(k)):
         raise GraphError(f"{op}: pads {pads} must be smaller than the kernel {eff}")
     out, extra = [], []
     for i, size in enumerate(sizes):
-        span = size + pads[i] + pads[i + 2] - eff[i]
+        span = size + pads[i] + pads[i + k] - eff[i]
         if span < 0:
-            raise GraphError(f"{op}: kernel {eff} does not fit input {h}x{w} with pads {pads}")
+            raise GraphError(f"{op}: kernel {eff} does not fit input {'x'.join(map(str, sizes))} with pads {pads}")
         o = (-(-span // strides[i]) if attrs["ceil_mode"] else span // strides[i]) + 1
         if attrs["ceil_mode"] and (o - 1) * strides[i] >= size + pads[i]:
             o -= 1  # the last window must start inside the input or its leading padding
         out.append(o)
-        extra.append(max(0, (o - 1) * strides[i] + eff[i] - (size + pads[i] + pads[i + 2])))
-    return dict(kernel=list(kernel), strides=strides, dilations=dil, pads=pads, extra=extra,
-                eff=eff, out=(n, c, out[0], out[1]))
+        extra.append(max(0, (o - 1) * strides[i] + eff[i] - (size + pads[i] + pads[i + k])))
+    return dict(kernel=kernel, strides=strides, dilations=dil, pads=pads, extra=extra,
+                eff=eff, out=tuple(x_shape[:2]) + tuple(out))
 
 
 def _windows(x, geo, fill, pad_fill=None):
-    """Every pooling window: an (N, C, OH, OW, kH, kW) view of the padded input."""
-    (pt, pl, pb, pr), (eh, ew) = geo["pads"], geo["extra"]
+    """Every pooling window: an (N, C, *out, *kernel) view of the padded input."""
+    k = x.ndim - 2
+    pads = geo["pads"]
     pad_fill = fill if pad_fill is None else pad_fill
-    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=pad_fill)
-    xp = np.pad(xp, ((0, 0), (0, 0), (0, eh), (0, ew)), constant_values=fill)
-    win = np.lib.stride_tricks.sliding_window_view(xp, tuple(geo["eff"]), axis=(2, 3))
-    (sh, sw), (dh, dw) = geo["strides"], geo["dilations"]
-    _, _, oh, ow = geo["out"]
-    return win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + k]) for i in range(k)], constant_values=pad_fill)
+    xp = np.pad(xp, [(0, 0), (0, 0)] + [(0, e) for e in geo["extra"]], constant_values=fill)
+    win = np.lib.stride_tricks.sliding_window_view(xp, tuple(geo["eff"]), axis=tuple(range(2, 2 + k)))
+    starts = tuple(slice(0, o * s, s) for o, s in zip(geo["out"][2:], geo["strides"]))
+    taps = tuple(slice(None, None, d) for d in geo["dilations"])
+    return win[(slice(None), slice(None)) + starts + taps]
+
+
+def _window_axes(x) -> tuple:
+    return tuple(range(-(x.ndim - 2), 0))
 
 
 def _pool_infer(op, dtypes):
@@ -88,22 +97,40 @@ def _lowest(dtype):
 def _maxpool_reference(ins, attrs):
     x = ins[0]
     geo = pool_geometry(x.shape, attrs, "MaxPool")
-    return [_windows(x, geo, _lowest(x.dtype)).max(axis=(-2, -1)).astype(x.dtype)]
+    return [_windows(x, geo, _lowest(x.dtype)).max(axis=_window_axes(x)).astype(x.dtype)]
+
+
+def _maxpool_indices_reference(ins, attrs):
+    """Y and ONNX's Indices: where each window's first maximum (scanning the window row-major, as
+    onnxruntime does) lies in the flattened input, its spatial part row-major (storage_order 0) or
+    column-major (1). Padding never wins: the windows are scanned in float64 with -inf pads."""
+    x = ins[0]
+    geo = pool_geometry(x.shape, attrs, "MaxPoolWithIndices")
+    spatial, taps = x.shape[2:], int(np.prod(geo["kernel"]))
+    cells = np.arange(int(np.prod(spatial)), dtype=np.int64)
+    cells = cells.reshape(spatial) if attrs["storage_order"] == 0 else cells.reshape(spatial[::-1]).transpose()
+    win = _windows(x.astype(np.float64), geo, -np.inf)
+    win = win.reshape(win.shape[:x.ndim] + (taps,))
+    best = win.argmax(axis=-1)[..., None]
+    where = _windows(cells.reshape((1, 1) + spatial), geo, -1)
+    where = np.take_along_axis(where.reshape(where.shape[:x.ndim] + (taps,)), best, axis=-1)[..., 0]
+    planes = np.arange(x.shape[0] * x.shape[1], dtype=np.int64).reshape(x.shape[:2] + (1,) * len(spatial))
+    y = np.take_along_axis(win, best, axis=-1)[..., 0].astype(x.dtype)
+    return [y, where + planes * cells.size]
 
 
 def _avgpool_reference(ins, attrs):
     x = ins[0]
     geo = pool_geometry(x.shape, attrs, "AveragePool")
-    total = _windows(x.astype(np.float64), geo, 0.0).sum(axis=(-2, -1))
+    total = _windows(x.astype(np.float64), geo, 0.0).sum(axis=_window_axes(x))
     # the divisor counts input positions, plus the padding when count_include_pad
     mask = np.ones((1, 1) + x.shape[2:])
-    count = _windows(mask, geo, 0.0, pad_fill=float(attrs["count_include_pad"])).sum(axis=(-2, -1))
+    count = _windows(mask, geo, 0.0, pad_fill=float(attrs["count_include_pad"])).sum(axis=_window_axes(x))
     return [(total / count).astype(x.dtype)]
 
 
 def _pool_flops(ins, outs, attrs):
-    kh, kw = attrs["kernel_shape"]
-    return float(outs[0].size * kh * kw)
+    return float(outs[0].size * np.prod(attrs["kernel_shape"]))
 
 
 def _pool_samples(op):
@@ -135,8 +162,34 @@ def _pool_samples(op):
         if op == "MaxPool":
             x = rng.integers(-128, 128, size=(1, 2, 6, 6)).astype("int8")
             yield Sample([x], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, label="int8 padded")
+        # 1 and 3 spatial axes (after the 2-D cases, so that their sample numbers stay)
+        for shape, attrs in _ND_POOL_CASES + (_ND_MAXPOOL_CASES if op == "MaxPool" else _ND_AVGPOOL_CASES):
+            yield Sample([rand(rng, *shape)], attrs, label=f"{shape} {attrs}")
 
     return samples
+
+
+_ND_POOL_CASES = [
+    ((2, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+    ((1, 2, 10), {"kernel_shape": [3], "strides": [2], "pads": [0, 1], "ceil_mode": 1}),
+    ((1, 2, 9), {"kernel_shape": [4], "strides": [3], "auto_pad": "SAME_UPPER"}),
+    ((1, 2, 5, 7, 6), {"kernel_shape": [3, 2, 3], "strides": [2, 2, 1], "pads": [1, 0, 1, 1, 1, 0]}),
+    ((1, 3, 7, 5, 5), {"kernel_shape": [2, 3, 2], "strides": [2, 1, 2], "ceil_mode": 1}),
+    ((1, 2, 5, 6, 3), {"kernel_shape": [2, 3, 2], "strides": [2, 2, 2], "auto_pad": "SAME_LOWER"}),
+]
+_ND_MAXPOOL_CASES = [
+    ((1, 2, 13), {"kernel_shape": [2], "dilations": [3], "strides": [2], "ceil_mode": 1}),
+    ((1, 2, 5, 5, 7), {"kernel_shape": [3, 3, 2], "dilations": [2, 1, 3], "pads": [2, 1, 1, 1, 0, 1]}),
+]
+_ND_AVGPOOL_CASES = [
+    ((2, 3, 9), {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "count_include_pad": 1, "ceil_mode": 1}),
+    ((1, 2, 5, 6, 7), {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1],
+                       "count_include_pad": 1}),
+    ((1, 2, 9, 8), {"kernel_shape": [3, 2], "dilations": [2, 3], "pads": [1, 1, 2, 0]}),
+    ((1, 2, 13), {"kernel_shape": [2], "dilations": [3], "strides": [2], "ceil_mode": 1}),
+    ((1, 2, 7, 6, 5), {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "pads": [1, 1, 0, 1, 2, 1],
+                       "count_include_pad": 1}),
+]
 
 
 register(
@@ -144,10 +197,10 @@ register(
         "MaxPool",
         infer=_pool_infer("MaxPool", _FLOAT + ("int8", "uint8")),
         reference=_maxpool_reference,
-        attrs={**POOL_ATTRS, "dilations": Attr("ints", [], doc="default 1 per spatial axis")},
+        attrs={**POOL_ATTRS, "storage_order": Attr("int", 0, (0, 1), "no effect without the Indices output")},
         flops=_pool_flops,
         samples=_pool_samples("MaxPool"),
-        doc="2-D max pooling over NCHW; padding never wins.",
+        doc="Max pooling over 1 or more spatial axes; padding never wins.",
     )
 )
 
@@ -159,7 +212,49 @@ register(
         attrs={**POOL_ATTRS, "count_include_pad": Attr("int", 0, (0, 1), "divide by the window size, pads included")},
         flops=_pool_flops,
         samples=_pool_samples("AveragePool"),
-        doc="2-D average pooling over NCHW.",
+        doc="Average pooling over 1 or more spatial axes.",
+    )
+)
+
+
+# -- MaxPool with ONNX's Indices output ----------------------------------------------
+
+
+def _maxpool_indices_infer(ins, attrs):
+    (y,) = _pool_infer("MaxPoolWithIndices", _FLOAT + ("int8", "uint8"))(ins, attrs)
+    return [y, TensorInfo(y.shape, "int64")]
+
+
+def _maxpool_indices_samples(rng):
+    cases = [
+        ((2, 3, 7, 9), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        ((1, 2, 9, 7), {"kernel_shape": [2, 3], "strides": [2, 2], "storage_order": 1, "ceil_mode": 1}),
+        ((1, 2, 9, 9), {"kernel_shape": [3, 3], "dilations": [2, 2], "pads": [2, 1, 2, 1], "storage_order": 1}),
+        ((2, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
+        ((1, 2, 13), {"kernel_shape": [2], "dilations": [3], "strides": [2], "ceil_mode": 1, "storage_order": 1}),
+        ((1, 2, 5, 7, 6), {"kernel_shape": [3, 2, 3], "strides": [2, 2, 1], "pads": [1, 0, 1, 1, 1, 0]}),
+        ((2, 2, 5, 6, 3), {"kernel_shape": [2, 3, 2], "strides": [2, 2, 2], "auto_pad": "SAME_UPPER",
+                           "storage_order": 1}),
+        ((0, 3, 6, 6), {"kernel_shape": [2, 2]}),
+    ]
+    for shape, attrs in cases:
+        yield Sample([rand(rng, *shape)], attrs, label=f"{shape} {attrs}")
+    x = rng.integers(-3, 3, size=(1, 2, 7, 5)).astype("int8")  # ties: the first maximum wins
+    yield Sample([x], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, label="int8 with ties")
+
+
+register(
+    OpSchema(
+        "MaxPoolWithIndices",
+        infer=_maxpool_indices_infer,
+        reference=_maxpool_indices_reference,
+        attrs={**POOL_ATTRS, "storage_order": Attr("int", 0, (0, 1), "0: row-major indices, 1: column-major")},
+        n_outputs=2,
+        flops=_pool_flops,
+        samples=_maxpool_indices_samples,
+        doc="ONNX's MaxPool with its Indices output: (Y, Indices), where Indices are positions in the "
+            "flattened input (N x C x D1 x ... x Dk). A separate op so that backends claiming MaxPool, "
+            "which write Y only, never receive a node that asks for Indices.",
     )
 )
 
@@ -170,13 +265,13 @@ register(
 def _global_infer(op, dtypes):
     def infer(ins, attrs):
         x = ins[0]
-        if len(x.shape) != 4:
-            raise GraphError(f"{op} takes NCHW input (4-D), got shape {x.shape}")
+        if len(x.shape) < 3:
+            raise GraphError(f"{op} takes (N, C, D1, ...) input, at least one spatial axis; got shape {x.shape}")
         if x.dtype not in dtypes:
             raise GraphError(f"{op} takes {', '.join(dtypes)} input, got {x.dtype}")
-        if x.shape[2] * x.shape[3] == 0:
+        if any(d == 0 for d in x.shape[2:]):
             raise GraphError(f"{op}: the spatial size of {x.shape} is empty; there is nothing to pool")
-        return [TensorInfo(x.shape[:2] + (1, 1), x.dtype)]
+        return [TensorInfo(x.shape[:2] + (1,) * (len(x.shape) - 2), x.dtype)]
 
     return infer
 
@@ -186,18 +281,36 @@ def _global_samples(op):
         for shape in [(1, 3, 7, 7), (2, 16, 5, 9), (3, 1, 1, 1), (1, 8, 1, 13), (0, 4, 3, 3)]:
             yield Sample([rand(rng, *shape)], label=str(shape))
         yield Sample([rand(rng, 1, 2, 4, 4).astype("float16")], label="float16")
+        for shape in [(2, 3, 11), (1, 4, 1), (1, 2, 3, 5, 7), (2, 1, 1, 3, 1)]:  # 1 and 3 spatial axes
+            yield Sample([rand(rng, *shape)], label=str(shape))
 
     return samples
+
+
+def _spatial_axes(x) -> tuple:
+    return tuple(range(2, x.ndim))
+
+
+def _global_lp(ins, attrs):
+    x, p = ins[0], attrs["p"]
+    total = (np.abs(x.astype(np.float64)) ** p).sum(axis=_spatial_axes(x), keepdims=True)
+    return [(total ** (1.0 / p)).astype(x.dtype)]
+
+
+def _global_lp_samples(rng):
+    for shape, p in [((1, 3, 7, 7), 2), ((2, 4, 5, 9), 3), ((2, 3, 11), 1), ((1, 2, 3, 5, 7), 2), ((0, 2, 3), 2)]:
+        yield Sample([rand(rng, *shape)], {"p": p}, label=f"{shape} p={p}")
 
 
 register(
     OpSchema(
         "GlobalAveragePool",
         infer=_global_infer("GlobalAveragePool", _FLOAT),
-        reference=lambda ins, attrs: [ins[0].astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(ins[0].dtype)],
+        reference=lambda ins, attrs: [
+            ins[0].astype(np.float64).mean(axis=_spatial_axes(ins[0]), keepdims=True).astype(ins[0].dtype)],
         flops=lambda ins, outs, attrs: float(ins[0].size),
         samples=_global_samples("GlobalAveragePool"),
-        doc="Mean over H and W of NCHW input; output N x C x 1 x 1.",
+        doc="Mean over the spatial axes of (N, C, D1, ...) input; output N x C x 1 x ... x 1.",
     )
 )
 
@@ -205,9 +318,21 @@ register(
     OpSchema(
         "GlobalMaxPool",
         infer=_global_infer("GlobalMaxPool", _FLOAT),
-        reference=lambda ins, attrs: [ins[0].max(axis=(2, 3), keepdims=True)],
+        reference=lambda ins, attrs: [ins[0].max(axis=_spatial_axes(ins[0]), keepdims=True)],
         flops=lambda ins, outs, attrs: float(ins[0].size),
         samples=_global_samples("GlobalMaxPool"),
-        doc="Max over H and W of NCHW input; output N x C x 1 x 1.",
+        doc="Max over the spatial axes of (N, C, D1, ...) input; output N x C x 1 x ... x 1.",
+    )
+)
+
+register(
+    OpSchema(
+        "GlobalLpPool",
+        infer=_global_infer("GlobalLpPool", _FLOAT),
+        reference=_global_lp,
+        attrs={"p": Attr("int", 2, doc="the order of the norm")},
+        flops=lambda ins, outs, attrs: 2.0 * ins[0].size,
+        samples=_global_lp_samples,
+        doc="(sum of |x|^p over the spatial axes)^(1/p) of (N, C, D1, ...) input; output N x C x 1 x ... x 1.",
     )
 )
