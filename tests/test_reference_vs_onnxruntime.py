@@ -129,7 +129,8 @@ def _batch_major_rnn(m, inputs, attrs, sample):
     m.output_perms = {0: [2, 0, 1, 3], 1: [1, 0, 2], 2: [1, 0, 2]}  # Y, Y_h, Y_c back to batch-major
 
 
-_REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2")
+_REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceL1", "ReduceSumSquare",
+           "ReduceLogSum", "ReduceLogSumExp")
 
 TRANSLATE = {
     "Clip": _clip,

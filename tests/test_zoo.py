@@ -187,7 +187,6 @@ def fetched(model: Model):
 KNOWN_GAPS = {
     "ppocr-v4-rec": "rank of 'p2o.MatMul.3' is not known",
     "ddddocr-common-old": "com.microsoft::DynamicQuantizeLSTM",
-    "magika": "ai.onnx::ReduceSumSquare",
     "silero-vad-v5": "has no shape (rank unknown)",
     "silero-vad-v5-16k": "has no shape (rank unknown)",
     "silero-vad-v4": "rank of 'input_data2' is not known",

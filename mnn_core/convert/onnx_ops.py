@@ -479,6 +479,8 @@ _SPATIAL_1D_ATTRS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "output_pa
 @handles("Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool")
 def _spatial(ctx, node):
     x = node.inputs[0]
+    if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
+        return direct(ctx, node, "MaxPoolWithIndices")
     if ctx.rank(x) != 3:
         return direct(ctx, node)
     if len(node.outputs) > 1:

@@ -156,7 +156,8 @@ def _linear(base: str, coef: int, off: int):
     """coef * base + off, as an int where coef is 0."""
     if coef == 0:
         return off
-    term = base if coef == 1 else f"-{base}" if coef == -1 else f"{coef}*{base}"
+    wrapped = base if coef == 1 or base.isidentifier() else f"({base})"
+    term = base if coef == 1 else f"-{wrapped}" if coef == -1 else f"{coef}*{wrapped}"
     text = term if off == 0 else f"{term}+{off}" if off > 0 else f"{term}-{-off}"
     return Sym(text, base, coef, off)
 

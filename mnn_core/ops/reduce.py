@@ -62,7 +62,19 @@ def _mean(x, axes, keep):
         return np.sum(_wide(x).astype(np.float64), axis=axes, keepdims=keep) / count
 
 
-#: op -> reduce(x, axes, keepdims) on numpy arrays; empty sets give the identity
+def _log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, as ONNX Runtime
+        return np.log(x)
+
+
+def _log_sum_exp(x, axes, keep):
+    """log(sum(exp(x))) with the maximum taken out first, so large inputs do not overflow."""
+    if x.size == 0 or any(x.shape[a] == 0 for a in axes):
+        return _log(np.sum(np.exp(x), axis=axes, keepdims=keep))
+    m = np.max(x, axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    out = _log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    return out if keep else np.squeeze(out, axis=axes)
 _REDUCERS = {
     "ReduceSum": lambda x, axes, keep: np.sum(_wide(x), axis=axes, keepdims=keep),
     "ReduceMean": _mean,
@@ -70,6 +82,10 @@ _REDUCERS = {
     "ReduceMin": lambda x, axes, keep: np.min(x, axis=axes, keepdims=keep, initial=_highest(x.dtype)),
     "ReduceProd": lambda x, axes, keep: np.prod(_wide(x), axis=axes, keepdims=keep),
     "ReduceL2": lambda x, axes, keep: np.sqrt(np.sum(_wide(x).astype(np.float64) ** 2, axis=axes, keepdims=keep)),
+    "ReduceL1": lambda x, axes, keep: np.sum(np.abs(_wide(x)), axis=axes, keepdims=keep),
+    "ReduceSumSquare": lambda x, axes, keep: np.sum(_wide(x) * _wide(x), axis=axes, keepdims=keep),
+    "ReduceLogSum": lambda x, axes, keep: _log(np.sum(_wide(x).astype(np.float64), axis=axes, keepdims=keep)),
+    "ReduceLogSumExp": lambda x, axes, keep: _log_sum_exp(_wide(x).astype(np.float64), axes, keep),
 }
 
 
@@ -100,7 +116,7 @@ def _reduce_samples(op):
             ((3, 2), {"axes": [], "noop_with_empty_axes": 1}),
             ((13,), {"axes": [0], "keepdims": 0}),
         ]
-        lo, hi = (0.5, 1.5) if op == "ReduceProd" else (-1.0, 1.0)
+        lo, hi = (0.5, 1.5) if op in ("ReduceProd", "ReduceLogSum") else (-1.0, 1.0)
         for shape, attrs in cases:
             yield Sample([rand(rng, *shape, low=lo, high=hi)], attrs, label=f"{shape} {attrs}")
         if op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"):
@@ -110,8 +126,10 @@ def _reduce_samples(op):
         if op in ("ReduceMax", "ReduceMin"):  # any / all
             yield Sample([rng.random((4, 5)) > 0.7], {"axes": [1]}, label="bool")
             yield Sample([np.zeros((2, 0, 3), bool)], {"axes": [1]}, label="bool, empty set")
-        if op in ("ReduceSum", "ReduceProd", "ReduceL2"):
+        if op in ("ReduceSum", "ReduceProd", "ReduceL2", "ReduceL1", "ReduceSumSquare"):
             yield Sample([rand(rng, 2, 0, 3)], {"axes": [1]}, label="over an empty axis")
+        if op == "ReduceLogSumExp":
+            yield Sample([rand(rng, 3, 5, low=200.0, high=400.0)], {"axes": [1]}, label="large inputs")
 
     return samples
 

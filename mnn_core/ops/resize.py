@@ -43,7 +43,7 @@ def resize_plan(shape, attrs) -> tuple[list, list]:
         raise GraphError(f"Resize: sizes {sizes} must be at least 1")
     if 0 in shape[2:]:
         raise GraphError(f"Resize: cannot resize the empty spatial size of {shape}")
-    return list(given), [o / d for o, d in zip(given, shape[2:])]
+    return list(given), [None if is_sym(o) or is_sym(d) else o / d for o, d in zip(given, shape[2:])]
 
 
 def _scaled(d, s: float):

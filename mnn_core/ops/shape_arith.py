@@ -89,6 +89,6 @@ register(OpSchema(
     attrs={k: Attr("tensor", None, doc=f"the {k} (a scalar; given by input {i})")
            for i, k in enumerate(("start", "limit", "delta"))},
     value_inputs={0: "start", 1: "limit", 2: "delta"},
-    n_inputs=(3, 3),
+    n_inputs=(0, 3),  # (constant ones become attributes)
     doc="start, start + delta, ... up to limit (exclusive), in the inputs' dtype.",
 ))
