@@ -257,8 +257,7 @@ class _Importer:
         if name in self.input_shapes:
             shape = tuple(self.input_shapes[name])
         elif tt.HasField("shape"):
-            shape = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or f"{name}_dim{i}")
-                          for i, d in enumerate(tt.shape.dim))
+            shape = tuple(_onnx_dim(d, f"{name}_dim{i}") for i, d in enumerate(tt.shape.dim))
         else:
             self._problem("input", "", 0, name, f"graph input {name!r} has no shape (rank unknown); "
                           "give it with input_shapes=")
@@ -278,8 +277,7 @@ class _Importer:
                 raise NodeUnsupported(f"value {name!r} holds dtype {dtype}; mnn has {', '.join(DTYPES)}")
             if not tp.tensor_type.HasField("shape"):
                 return _RankUnknown(dtype)
-            dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or f"{name}_dim{i}")
-                         for i, d in enumerate(tp.tensor_type.shape.dim))
+            dims = tuple(_onnx_dim(d, f"{name}_dim{i}") for i, d in enumerate(tp.tensor_type.shape.dim))
             return TensorInfo(dims, dtype)
         if kind == "sequence_type":
             elem = self._value_kind(tp.sequence_type.elem_type, name)
@@ -712,6 +710,8 @@ class _Importer:
                                            self.consts.get)
                 attrs = bound[1]
                 inputs[i] = ""
+        if not any(i < len(inputs) and inputs[i] for i in schema.value_inputs):
+            inputs = [n for i, n in enumerate(inputs) if i not in schema.value_inputs]  # the kernels' inputs
         while inputs and not inputs[-1]:
             inputs.pop()
         return inputs, attrs
@@ -804,6 +804,13 @@ def _free_names(body) -> list[str]:
     for value in body.output:
         read(value.name)
     return free
+
+
+def _onnx_dim(d, label: str):
+    """An ONNX dimension: its size, or its symbol (a named one, else `label`; -1 sizes are symbols too)."""
+    if d.HasField("dim_value") and d.dim_value >= 0:
+        return d.dim_value
+    return d.dim_param or label
 
 
 @dataclass(frozen=True)

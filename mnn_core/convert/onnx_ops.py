@@ -262,7 +262,7 @@ def _pad(ctx, node):
     if ctx.const(node.input(1)) is None or node.input(2) and (value is None or not value.size):
         if axes is not None:
             raise NodeUnsupported("unsupported: Pad with axes and dynamic pads", ctx.depends([node.input(1)]))
-        inputs = node.inputs[:2] + ([node.input(2)] if value is not None and value.size else [])
+        inputs = node.inputs[:2] + ([node.input(2)] if value is None or value.size else [])
         return direct(ctx, node, inputs=inputs)
     pads = as_int_list(ctx.static_input(node, 1, "pads"))
     if axes is not None:  # opset 18: pads for some axes only
@@ -436,8 +436,7 @@ def _split(ctx, node):
 
 @handles("OneHot")
 def _onehot(ctx, node):
-    depth = ctx.static_input(node, 1, "depth")
-    direct(ctx, node, inputs=[node.inputs[0], node.inputs[2]], values={"depth": int(np.asarray(depth).reshape(-1)[0])})
+    direct(ctx, node, inputs=[node.inputs[0], node.inputs[2], node.inputs[1]])  # depth: mnn's value input 2
 
 
 @handles("EyeLike")
@@ -731,8 +730,7 @@ def _const(ctx, value: np.ndarray, base: str) -> str:
     return name
 
 
-HANDLERS[(DEFAULT_DOMAIN, "Col2Im")] = static(1, image_shape=1, block_shape=2)
-HANDLERS[(DEFAULT_DOMAIN, "MaxUnpool")] = static(1, output_shape=2)
+
 
 
 for _op in ("Momentum", "Adagrad", "Adam"):
@@ -741,24 +739,15 @@ for _op in ("Momentum", "Adagrad", "Adam"):
 
 @handles("DFT")
 def _dft(ctx, node):
-    values = {}
-    length = ctx.static_input(node, 1, "dft_length")
-    if length is not None:
-        values["dft_length"] = _int(length)
-    if node.opset >= 20:
-        axis = ctx.static_input(node, 2, "axis")
-        values["axis"] = _int(axis) if axis is not None else -2
-    direct(ctx, node, inputs=node.inputs[:1], values=values)
+    # dft_length and (opset 20) axis are value inputs where they are not constants; axis defaults to -2
+    values = {"axis": -2} if node.opset >= 20 and not node.input(2) else {}
+    direct(ctx, node, values=values)
 
 
 @handles("STFT")
 def _stft(ctx, node):
-    values = {"frame_step": _int(ctx.static_input(node, 1, "frame_step"))}
-    length = ctx.static_input(node, 3, "frame_length")
-    if length is not None:
-        values["frame_length"] = _int(length)
-    window = node.input(2)
-    direct(ctx, node, inputs=[node.inputs[0]] + ([window] if window else []), values=values)
+    # mnn's STFT takes (signal, window) and then its value inputs frame_step, frame_length
+    direct(ctx, node, inputs=[node.inputs[0], node.input(2), node.inputs[1], node.input(3)])
 
 
 for _op in ("Binarizer", "ArrayFeatureExtractor", "LabelEncoder"):

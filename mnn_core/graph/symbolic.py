@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import GraphError
 
+
 class SymbolicSizeError(GraphError, TypeError):
     """A real size was needed where a dimension is symbolic."""
 

@@ -242,7 +242,7 @@ def _max_unpool(ins, attrs):
 
 
 register(OpSchema(
-    "MaxUnpool", infer=_max_unpool_infer, reference=_max_unpool, n_inputs=(2, 2),
+    "MaxUnpool", infer=_max_unpool_infer, reference=_max_unpool, n_inputs=(2, 2), value_inputs={2: "output_shape"},
     attrs={"kernel_shape": Attr("ints"), "strides": Attr("ints", []), "pads": Attr("ints", []),
            "output_shape": Attr("ints", [], doc="from ONNX's third input; empty: inferred")},
     doc="Scatter MaxPool's values back to where its indices say; zeros elsewhere.",
@@ -286,7 +286,7 @@ def _col2im(ins, attrs):
 
 
 register(OpSchema(
-    "Col2Im", infer=_col2im_infer, reference=_col2im,
+    "Col2Im", infer=_col2im_infer, reference=_col2im, value_inputs={1: "image_shape", 2: "block_shape"},
     attrs={"image_shape": Attr("ints", doc="ONNX's second input"),
            "block_shape": Attr("ints", doc="ONNX's third input"),
            "dilations": Attr("ints", []), "pads": Attr("ints", []), "strides": Attr("ints", [])},

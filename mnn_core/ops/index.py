@@ -214,6 +214,7 @@ def _onehot(ins, attrs):
 
 register(OpSchema(
     "OneHot", infer=_onehot_infer, reference=_onehot, n_inputs=(2, 2),
+    value_inputs={2: "depth"},  # (after `values`, where ONNX has it second: the importer moves it)
     attrs={"depth": Attr("int"), "axis": Attr("int", -1)},
     doc="One-hot encoding: values[1] where the index matches, values[0] elsewhere.",
     samples=lambda rng: iter([

@@ -201,7 +201,9 @@ def _as_attr(kind: str, value) -> Any:
         if len(flat) != 1:
             raise GraphError(f"a {kind} attribute takes one value, got {len(flat)}")
         v = flat[0]
-        return (int(v) if isinstance(v, (int, np.integer, bool)) else v) if kind == "int" else float(v)
+        if kind == "float":
+            return float(v)
+        return int(v) if isinstance(v, (int, np.integer, bool, float, np.floating)) else v  # (a float depth)
     return np.asarray(value)
 
 

@@ -57,7 +57,7 @@ def _dft(ins, attrs):
 
 
 register(OpSchema(
-    "DFT", infer=_dft_infer, reference=_dft,
+    "DFT", infer=_dft_infer, reference=_dft, value_inputs={1: "dft_length", 2: "axis"},
     attrs={"axis": Attr("int", 1), "inverse": Attr("int", 0, (0, 1)), "onesided": Attr("int", 0, (0, 1)),
            "dft_length": Attr("int", 0, doc="ONNX's second input; 0: the axis's size")},
     doc="Discrete Fourier transform (or its inverse) along one axis.",
@@ -97,7 +97,7 @@ def _stft(ins, attrs):
 
 
 register(OpSchema(
-    "STFT", infer=_stft_infer, reference=_stft, n_inputs=(1, 2),
+    "STFT", infer=_stft_infer, reference=_stft, n_inputs=(1, 2), value_inputs={2: "frame_step", 3: "frame_length"},  # (after the window, which ONNX has third)
     attrs={"frame_step": Attr("int", doc="ONNX's second input"), "frame_length": Attr("int", 0),
            "onesided": Attr("int", 1, (0, 1))},
     doc="Short-time Fourier transform of windowed frames (the window is the optional second input).",
