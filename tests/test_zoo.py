@@ -185,11 +185,7 @@ def fetched(model: Model):
 #: corpus models mnn cannot run yet, each with the reason its failure must still give: a model that
 #: starts to pass, or fails for another reason, fails this test until the table is updated
 KNOWN_GAPS = {
-    "ppocr-v4-rec": "rank of 'p2o.MatMul.3' is not known",
     "ddddocr-common-old": "com.microsoft::DynamicQuantizeLSTM",
-    "silero-vad-v5": "has no shape (rank unknown)",
-    "silero-vad-v5-16k": "has no shape (rank unknown)",
-    "silero-vad-v4": "rank of 'input_data2' is not known",
     "sklearn-logreg": "ai.onnx.ml::Scaler",
     "sklearn-forest": "ai.onnx.ml::TreeEnsembleClassifier",
 }

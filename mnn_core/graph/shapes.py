@@ -170,6 +170,8 @@ def _unknown(node: Node, schema, infos: list) -> list:
             rank = None
     elif node.op == "Gemm":
         rank = 2
+    elif node.op in ("Squeeze", "Unsqueeze") and node.attrs.get("axes") and ranks and first.shape is not None:
+        rank = ranks[0] + len(node.attrs["axes"]) * (1 if node.op == "Unsqueeze" else -1)
     elif node.op in BROADCAST_RANK and ranks and len(ranks) == len([i for i in infos if i is not None]):
         rank = max(ranks)
     elif node.op in ("Reshape", "ConstantOfShape", "Expand") and len(infos) > 1 or node.op == "ConstantOfShape":

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
+from ..graph.symbolic import is_sym
 from ._util import rand
 from .schema import Attr, OpSchema, Sample, register
 
@@ -90,7 +91,8 @@ def _infer(op):
         dirs = 2 if attrs["direction"] == "bidirectional" else 1
         h = attrs["hidden_size"]
         g = GATES[op]
-        if w.shape != (dirs, g * h, x.shape[2]) or r.shape != (dirs, g * h, h):
+        size = x.shape[2] if not is_sym(x.shape[2]) else w.shape[2]  # (a symbolic input size: W's)
+        if w.shape != (dirs, g * h, size) or r.shape != (dirs, g * h, h):
             raise GraphError(f"{op}: W {w.shape} / R {r.shape} do not match {dirs} direction(s), "
                              f"hidden_size {h}, input size {x.shape[2]} (want W {(dirs, g * h, x.shape[2])})")
         _activations(op, attrs, dirs)

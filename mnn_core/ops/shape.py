@@ -129,7 +129,7 @@ _view_op("Flatten", _flatten_shape, _flatten_samples, "To 2-D: the dims before `
 def _squeeze_shape(shape, attrs):
     if attrs["axes"]:
         axes = _axes(attrs["axes"], len(shape), "Squeeze")
-        bad = [a for a in axes if shape[a] != 1]
+        bad = [a for a in axes if not is_sym(shape[a]) and shape[a] != 1]  # (a symbol may be 1)
         if bad:
             raise GraphError(f"Squeeze: axes {attrs['axes']} of {shape} must have size 1 "
                              f"(axis {bad[0]} has {shape[bad[0]]})")
@@ -441,9 +441,11 @@ def _pad_widths(shape, attrs):
         raise GraphError(f"Pad: pads must have 2 x rank = {2 * rank} values for {shape}, got {pads}")
     begin, end = pads[:rank], pads[rank:]
     out = tuple(d + b + e for d, b, e in zip(shape, begin, end))
-    if min(out, default=0) < 0:
+    if any(not is_sym(o) and o < 0 for o in out):
         raise GraphError(f"Pad: pads {pads} crop more than {shape} holds")
     for axis, (d, b, e) in enumerate(zip(shape, begin, end)):
+        if is_sym(d):
+            continue  # checked at resize
         grow = max(b, 0), max(e, 0)  # negative pads crop after the padding
         if mode == "reflect" and max(grow) > d - 1:
             raise GraphError(f"Pad: reflect pads {grow} on axis {axis} must be smaller than its size {d}")
