@@ -133,7 +133,13 @@ def _conv_depthwise(conv: Node, dw: Node, offer, ctx, isa: str) -> Fusion | None
 def fusions(offer, ctx, isa: str) -> list[Fusion]:
     if isa == "scalar":
         return []
-    found = []
+    found, claimed = [], set()
+
+    def keep(fusion: Fusion) -> None:  # two convolutions may read into one Add: the first claims it
+        if claimed.isdisjoint(fusion.replaces):
+            claimed.update(fusion.replaces)
+            found.append(fusion)
+
     for conv in offer.nodes:
         if conv.op != "Conv" or len(conv.outputs) != 1:
             continue
@@ -148,8 +154,8 @@ def fusions(offer, ctx, isa: str) -> list[Fusion]:
             op, why, attrs = CONV_GAP, "averaged in registers", {"conv": dict(conv.attrs)}
         else:
             if fusion := _conv_depthwise(conv, reader, offer, ctx, isa) or _conv_add(conv, reader, offer, ctx, isa):
-                found.append(fusion)
+                keep(fusion)
             continue
         node = Node(op, list(conv.inputs), [reader.outputs[0]], attrs, f"{conv.name}+{reader.name}")
-        found.append(Fusion(node, (conv.name, reader.name), why))
+        keep(Fusion(node, (conv.name, reader.name), why))
     return found

@@ -198,6 +198,19 @@ def test_broadcast_and_shared_outputs_are_not_fused(rng):
     np.testing.assert_allclose(got["out"], _reference(g, feeds), rtol=1e-4, atol=1e-4)
 
 
+def test_an_add_of_two_convolutions_fuses_one(rng):
+    """Both operands of the Add are convolutions it alone reads (a projection shortcut): one of them
+    takes the Add, the other stays a Conv (two fused ops cannot replace one Add)."""
+    _needs_avx512()
+    g, feeds = _block(rng, 1, 16, 32, 8, 8)
+    shortcut = _conv(g, rng, "shortcut", "x", 16, 32)
+    next(n for n in g.nodes if n.op == "Add").inputs = [shortcut, "b"]
+    g.nodes.sort(key=lambda n: ["a", "shortcut", "b", "add", "out"].index(n.name))  # (topological)
+    sess = Session(g, backend="x86", fallback=False, options={"x86.isa": "avx512"})
+    assert len(sess.plan.fused) == 1 and [v for v in sess.plan.fused.values()][0][1] == "add"
+    np.testing.assert_allclose(sess.run(feeds)["out"], _reference(g, feeds), rtol=1e-4, atol=1e-4)
+
+
 def test_bf16_gemms_are_not_fused(rng):
     """Under precision="low" (bf16 GEMMs, where the CPU has AVX-512 BF16) no NC16 is offered, so the
     1x1 is left to the bf16 GEMM and its Add."""
