@@ -8,13 +8,16 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
+from .backend.hookspecs import hookimpl
 from .errors import BackendError, GraphError, InputError, MnnError, MnnFormatError, UnsupportedOpError
 from .graph.builder import GraphBuilder
 from .graph.ir import Graph, Node, TensorInfo
-from .hookspecs import hookimpl
-from .loader import load, save
-from .session import Session
+
+if TYPE_CHECKING:
+    from .loader import load, save
+    from .session import Session
 
 __version__ = "0.2.0"
 
@@ -25,12 +28,19 @@ def get_include() -> str:
 
 
 _LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant")
+#: the runtime loads on first use too, so `import mnn_core.backend` (what a plugin imports) does not
+#: load the session, the compiled planner and the run loop
+_RUNTIME = {"Session": ".session", "load": ".loader", "save": ".loader"}
 
 
 def __getattr__(name: str):
     """Training and conversion load on first use, so `import mnn_core` stays fast."""
     import importlib
 
+    if name in _RUNTIME:
+        value = getattr(importlib.import_module(_RUNTIME[name], __name__), name)
+        globals()[name] = value
+        return value
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
     if name == "compile":
@@ -42,7 +52,7 @@ def __getattr__(name: str):
 
 def backends(reload: bool = False):
     """Every backend found, available or not, with why not (see `mnn backends`)."""
-    from .registry import backend_table
+    from .backend.status import backend_table
 
     return backend_table(reload)
 

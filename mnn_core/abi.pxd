@@ -35,6 +35,18 @@ cdef extern from "mnn_core/abi.h" nogil:
         MNN_INT2
         MNN_UINT2
 
+    ctypedef enum mnn_activation:
+        MNN_ACT_NONE
+        MNN_ACT_RELU
+        MNN_ACT_CLIP
+        MNN_ACT_LEAKY_RELU
+        MNN_ACT_SIGMOID
+        MNN_ACT_SILU
+        MNN_ACT_GELU
+        MNN_ACT_TANH
+        MNN_ACT_HARD_SIGMOID
+        MNN_ACT_HARD_SWISH
+
     ctypedef struct mnn_tensor:
         void* data
         int64_t byte_offset

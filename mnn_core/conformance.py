@@ -556,7 +556,7 @@ def main(argv=None) -> int:
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     backends = args.backend or ["reference"]
-    from .plugins import get_plugins
+    from .backend.plugins import get_plugins
 
     known = get_plugins().backends
     start = time.time()

@@ -24,41 +24,13 @@ The core checks each answer (a backend bug is a clear BackendError, never a wron
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
+from .backend.fusion import Fusion, FusionOffer
 from .errors import BackendError, MnnError
 from .graph.ir import Node, TensorInfo
 from .scheduler import Placement
 
-
-@dataclass(frozen=True)
-class FusionOffer:
-    """The ops placed on one backend in one plan, offered to `Backend.fuse`."""
-
-    backend: str
-    nodes: tuple  # the Nodes placed on this backend, in run order
-    infos: Mapping[str, TensorInfo]  # every value's TensorInfo in the plan
-    constants: frozenset  # the graph's constant names
-    outputs: frozenset  # the graph's output names
-    readers: Mapping[str, tuple] = field(default_factory=dict)  # value -> the Nodes reading it, any backend
-    placed: Mapping[str, str] = field(default_factory=dict)  # node name -> its backend
-
-    def sole_reader(self, value: str) -> Node | None:
-        """The one node reading `value`, if it runs on this backend and `value` is not a graph output:
-        the case in which the value's producer and that reader can be fused into one op."""
-        users = self.readers.get(value, ())
-        if value in self.outputs or len(users) != 1 or self.placed.get(users[0].name) != self.backend:
-            return None
-        return users[0]
-
-
-@dataclass(frozen=True)
-class Fusion:
-    """A backend's answer: `node` runs in place of the placed nodes named in `replaces`."""
-
-    node: Node
-    replaces: tuple
-    reason: str = ""
+__all__ = ["Fusion", "FusionOffer", "fuse_placed"]
 
 
 def fuse_placed(nodes: Sequence[Node], placements: Sequence[Placement], backends: Mapping[str, object],

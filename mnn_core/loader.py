@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .backend.plugins import get_plugins
 from .errors import MnnError
 from .graph.ir import Graph
-from .plugins import get_plugins
 
 
 def load(path: str | os.PathLike, **options) -> Graph:

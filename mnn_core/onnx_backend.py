@@ -129,7 +129,7 @@ class MnnBackend(_OnnxBackend):
             return False
         if name == "auto":
             return True
-        from .plugins import get_plugins
+        from .backend.plugins import get_plugins
 
         backend = get_plugins().backends.get(name)
         try:

@@ -1,47 +1,7 @@
-"""The table behind `mnn backends` and mnn_core.backends()."""
+"""Moved to mnn_core.backend.status, the table behind `mnn backends` (this path keeps working for one release)."""
 
-from __future__ import annotations
+import sys
 
-from dataclasses import asdict, dataclass, field
+from .backend import status as _moved
 
-from .plugins import get_plugins
-
-
-@dataclass
-class BackendStatus:
-    name: str
-    package: str
-    version: str
-    available: bool
-    reason: str = ""
-    devices: list = field(default_factory=list)
-    ops: int = 0
-    dtypes: list = field(default_factory=list)
-    memory_domain: str = "host"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def _status(name, backend, record) -> BackendStatus:
-    status = BackendStatus(name, record.package, record.version, False, memory_domain=backend.memory_domain)
-    try:
-        avail = backend.availability()
-        status.available, status.reason = bool(avail), avail.reason
-        status.devices = [d.name for d in backend.devices()] if status.available else []
-        kernels = backend.kernels()
-        status.ops = len(kernels)
-        status.dtypes = sorted({dt for spec in kernels.values() for dt in spec.dtypes})
-    except Exception as exc:  # a backend that cannot describe itself is unavailable, not fatal
-        status.available = False
-        status.reason = f"{type(exc).__name__}: {exc}"
-    return status
-
-
-def backend_table(reload: bool = False) -> list[BackendStatus]:
-    plugins = get_plugins(reload)
-    rows = [_status(n, b, plugins.backend_plugin[n]) for n, b in plugins.backends.items()]
-    for record in plugins.records:  # plugins that never got as far as registering a backend
-        if record.error and not record.backends:
-            rows.append(BackendStatus(record.name, record.package, record.version, False, record.error))
-    return rows
+sys.modules[__name__] = _moved

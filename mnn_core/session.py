@@ -44,6 +44,7 @@ from .backend import (
     TensorRef,
     takes_context,
 )
+from .backend.plugins import get_plugins
 from .batch_split import BatchSplit, split_pays
 from .errors import BackendError, GraphError, InputError, MnnError, UnsupportedOpError
 from .fusion import fuse_placed
@@ -52,7 +53,6 @@ from .graph.ir import Graph, Node, TensorInfo, consumers_of
 from .graph.shapes import value_sources, walk
 from .memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from .ops import get_schema
-from .plugins import get_plugins
 from .runtime._runloop import Program
 from .scheduler import REFERENCE, VIEW_OPS, Candidate, Placement, make_candidate, place_auto, place_listed
 from .weights import ReleasedWeights, give_back_freed

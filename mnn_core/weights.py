@@ -19,21 +19,16 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import zlib
 from collections.abc import Callable
 
 import numpy as np
 
+from .backend.kit.weights import checksum
 from .errors import MnnError
 from .graph.ir import Graph
 
 #: smaller constants stay: freeing them is not worth a check and a re-derivation
 MIN_BYTES = 64 * 1024
-
-
-def checksum(arr: np.ndarray) -> int:
-    """CRC-32 of an array's bytes (about 2 GB/s): a weight changed since it was released or packed."""
-    return zlib.crc32(memoryview(np.ascontiguousarray(arr)).cast("B"))
 
 
 def placeholder(arr: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hookspecs import hookimpl
+from ..backend.hookspecs import hookimpl
 
 
 def _load_mnn(path, **options):

@@ -12,9 +12,9 @@ import functools
 import numpy as np
 
 from ..backend import Backend, DeviceInfo, KernelSpec, PyExecution
+from ..backend.hookspecs import hookimpl
 from ..errors import BackendError
 from ..graph.ir import DTYPES, LOW_PRECISION_DTYPES
-from ..hookspecs import hookimpl
 from ..ops import all_schemas
 from ..ops.lowp import run_widened
 

@@ -1,14 +1,12 @@
-"""A toolkit for GPU backend authors: the plain-Python arithmetic that every
-compute-shader backend repeats, with no GPU API in it.
+"""Moved to mnn_core.backend.kit (this path keeps working for one release): mnn_core.gpu.<module> is
+mnn_core.backend.kit.<module>, and mnn_core.gpu.registry's KernelTable is kit.gpu_kernels.GpuKernelTable."""
 
-- `layout`: strides, broadcasting, collapsing dims, reduction plans
-- `codes`: the op and activation codes that the shared shader sources use
-  (act.glsl's codes, binary/reduce/pad modes) and fused-activation detection
-- `params`: pack() for push constants / parameter buffers, and the parameter
-  blocks of the shared shaders (gemm, conv, pool, reduce, pad, copy)
-- `tiling`: GEMM work-group tile arithmetic
-- `registry`: a kernel table with the 32-bit indexing guard
-- `recorder`: grids and the float16-storage bookkeeping of a segment recorder
+import sys
 
-mnn-vulkan, mnn-metal and mnn-opengl build on it; see docs/PLUGINS.md.
-"""
+from ..backend.kit import codes, layout, params, recorder, tiling
+from . import registry
+
+for _module in (codes, layout, params, recorder, tiling):
+    sys.modules[f"{__name__}.{_module.__name__.rsplit('.', 1)[-1]}"] = _module
+
+__all__ = ["codes", "layout", "params", "recorder", "registry", "tiling"]

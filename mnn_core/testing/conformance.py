@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend.plugins import get_plugins
 from ..graph.ir import Graph, Node, TensorInfo
 from ..ops import all_schemas, run_reference
-from ..plugins import get_plugins
 
 #: ops whose inputs after the first are weights: constants, so backends may pre-pack them
 WEIGHT_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",

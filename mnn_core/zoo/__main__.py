@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("check compares with ONNX Runtime: pip install onnxruntime", file=sys.stderr)
             return 2
-        from ..plugins import get_plugins
+        from ..backend.plugins import get_plugins
 
         known = get_plugins().backends
         if args.backend not in known:

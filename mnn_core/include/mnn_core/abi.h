@@ -52,6 +52,23 @@ typedef enum mnn_dtype {
     MNN_UINT2 = 22
 } mnn_dtype;
 
+/* The fused activations: what a Conv/Gemm/MatMul (or a binary op) applies to its result when the
+ * core's fuse_activations pass folded the activation after it into it (the node's "activation"
+ * attribute, one of mnn_core.ops.elementwise.ACTIVATIONS, with act_alpha and act_beta). Kernels
+ * switch on these codes; mnn_core.backend.kit.activation mirrors them for Python. */
+typedef enum mnn_activation {  /* numbered from 0, in this order */
+    MNN_ACT_NONE,
+    MNN_ACT_RELU,
+    MNN_ACT_CLIP,         /* alpha: min, beta: max */
+    MNN_ACT_LEAKY_RELU,   /* alpha */
+    MNN_ACT_SIGMOID,
+    MNN_ACT_SILU,
+    MNN_ACT_GELU,
+    MNN_ACT_TANH,
+    MNN_ACT_HARD_SIGMOID, /* alpha, beta */
+    MNN_ACT_HARD_SWISH
+} mnn_activation;
+
 /* A tensor as the run loop hands it to a kernel. Shapes are fixed at resize;
  * so are data pointers (they point into the plan's arena), which lets a
  * backend pre-compute everything in prepare; the one exception is a graph

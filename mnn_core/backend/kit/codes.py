@@ -1,7 +1,10 @@
 """The codes the shared shader sources switch on (act.glsl, binary, reduce, pad),
-and which ops can fold the activation that follows them into their own dispatch."""
+and which ops can fold the activation that follows them into their own dispatch. act.glsl's codes up to
+FUSABLE are abi.h's enum mnn_activation (activation.py; `activation_code` is re-exported here)."""
 
 from __future__ import annotations
+
+from .activation import activation_code
 
 #: binary.comp's operations
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
@@ -60,16 +63,8 @@ REDUCE = {
 #: pad.comp's modes
 PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
 
-
-def activation_code(attrs: dict) -> tuple[int, float, float]:
-    """A node's fused activation (its "activation" attribute) as act.glsl's code and its two parameters."""
-    from mnn_core.ops.elementwise import ACTIVATIONS
-
-    return (
-        ACTIVATIONS.index(attrs.get("activation", "none")),
-        float(attrs.get("act_alpha", 0.0)),
-        float(attrs.get("act_beta", 0.0)),
-    )
+__all__ = ["BINARY", "FUSABLE", "PAD_MODES", "REDUCE", "UNARY", "activation_code", "fuse_activations",
+           "fused_activation", "unary_code"]
 
 
 def unary_code(op: str, attrs: dict) -> tuple[int, float, float]:

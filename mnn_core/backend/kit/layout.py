@@ -62,6 +62,22 @@ def broadcast_plan(out_shape: Sequence[int], *in_shapes: Sequence[int]):
     return collapse(out_shape, *(broadcast_strides(shape, out_shape) for shape in in_shapes))
 
 
+def collapse_broadcast(out_shape: Sequence[int], a_shape: Sequence[int], b_shape: Sequence[int],
+                       max_dims: int = 8) -> tuple[list[int], list[int], list[int]] | None:
+    """(dims, a strides, b strides) of a broadcasting binary op for a kernel that walks at least one
+    dim: broadcast_plan's, with a single dim of 1 where every dim is 1, and None where more than
+    `max_dims` dims remain (MNN_MAX_DIMS of the C ABI by default)."""
+    dims, (sa, sb) = broadcast_plan(out_shape, a_shape, b_shape)
+    if len(dims) > max_dims:
+        return None
+    return (dims, sa, sb) if dims else ([1], [0], [0])
+
+
+def static_shape(info) -> tuple[int, ...]:
+    """A TensorInfo's shape as ints (every dim is concrete by the time a backend prepares an op)."""
+    return tuple(int(d) for d in info.shape)
+
+
 def reduce_axes(op: str, shape: Sequence[int], attrs: dict) -> tuple[int, ...]:
     """The axes a Reduce* op (or a global pool, over the spatial dims) reduces."""
     if op.startswith("Global"):

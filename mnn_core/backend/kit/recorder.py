@@ -95,7 +95,7 @@ class SegmentRecorder:
         if act is not None:
             record_fused(op, act, self)
         else:
-            kernels[op.node.op].record(op, self)
+            kernels[op.node.op].impl(op, self)
         self.end_op()
 
     def elementwise(self, shader: str, bindings: list, params: bytes, total: int, local: int = 256) -> None:

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .graph.ir import Node, TensorInfo
+from ..graph.ir import Node, TensorInfo
 
 HOST = "host"
 
@@ -246,7 +246,7 @@ class Backend:
         return False
 
     def fuse(self, offer, ctx: PrepareContext) -> Sequence:
-        """Ops of this backend run as one: given a `FusionOffer` (fusion.py: the ops placed here in one
+        """Ops of this backend run as one: given a `FusionOffer` (backend/fusion.py: the ops placed here in one
         plan, who reads each value, every value's TensorInfo), return `Fusion`s, each a Node of an op
         this backend's `prepare` knows that replaces some of them. The core checks each fusion is
         sound and builds the plan on the fused ops. Default: none."""

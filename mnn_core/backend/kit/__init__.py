@@ -1,0 +1,17 @@
+"""What every backend repeats, written once: plain-Python arithmetic with no device API in it.
+
+- `activation`: the fused-activation codes (abi.h's enum mnn_activation) and `activation_code`
+- `layout`: strides, broadcasting, collapsing dims (`collapse_broadcast` for a binary kernel),
+  reduction plans, data movement as strided copies
+- `codes`: the op codes the shared shader sources switch on (act.glsl, binary, reduce, pad) and
+  fused-activation detection in a GPU segment
+- `params`: pack() for push constants / parameter buffers, and the parameter blocks of the
+  shared shaders (gemm, conv, pool, reduce, pad, copy)
+- `tiling`: GEMM work-group tile arithmetic
+- `gpu_kernels`: the kernel table of a shader backend (the 32-bit indexing guard)
+- `recorder`: grids and the float16-storage bookkeeping of a segment recorder
+- `weights`: `checksum`, to tell whether a weight packed before has changed
+
+mnn-x86 and mnn-arm use `activation` and `layout`; mnn-vulkan, mnn-metal and mnn-opengl build
+on all of it; see docs/PLUGINS.md. Importing the kit loads neither a device API nor the engine.
+"""

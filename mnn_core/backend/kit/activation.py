@@ -1,0 +1,35 @@
+"""The fused activations, as the codes every backend's kernels switch on.
+
+The core's fuse_activations pass sets a Conv/Gemm/MatMul's (or a binary op's) `activation`
+attribute to one of mnn_core.ops.elementwise.ACTIVATIONS, with `act_alpha` and `act_beta`. The codes
+mirror `enum mnn_activation` in include/mnn_core/abi.h, which C kernels use directly (mnn-x86's
+x86_act, mnn-arm's arm_act, mnn-opencl's common.cl and the shaders' act.glsl number them alike);
+tests/test_backend_kit.py checks the three lists agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: enum mnn_activation in abi.h: the fused-activation name -> its code
+ACT_CODES = {
+    "none": 0,
+    "relu": 1,
+    "clip": 2,
+    "leaky_relu": 3,
+    "sigmoid": 4,
+    "silu": 5,
+    "gelu": 6,
+    "tanh": 7,
+    "hard_sigmoid": 8,
+    "hard_swish": 9,
+}
+
+
+def activation_code(attrs: Mapping) -> tuple[int, float, float]:
+    """(code, alpha, beta) of a node's fused activation (its `activation` attribute, "none" when absent)."""
+    return (
+        ACT_CODES[attrs.get("activation", "none")],
+        float(attrs.get("act_alpha", 0.0)),
+        float(attrs.get("act_beta", 0.0)),
+    )

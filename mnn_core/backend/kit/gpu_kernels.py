@@ -1,0 +1,37 @@
+"""The kernel table of a shader backend: the one KernelTable (mnn_core.backend.kernels), guarded by
+the check every shader-based backend needs first (tensors its 32-bit indices can address), with a
+`register` whose defaults suit shaders (float32, half of peak)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..api import KernelSpec
+from ..kernels import Kernel, KernelTable
+
+F32 = ("float32",)
+
+#: the old name of a shader backend's table entry: `impl` is its record(op: SegmentOp, rec) function
+GpuKernel = Kernel
+
+
+class GpuKernelTable(KernelTable):
+    """op name -> Kernel whose impl is record(op, rec). `max_elements`: the largest tensor the
+    shaders index; `extra_check(info)`, when given, returns a reason to decline a tensor, or None;
+    `programs` names the backend's programs in that reason ("shaders", "kernels")."""
+
+    def __init__(self, max_elements: int, extra_check: Callable | None = None, programs: str = "shaders") -> None:
+        super().__init__(self._addressable)
+        self.max_elements = max_elements
+        self.extra_check = extra_check
+        self.programs = programs
+
+    def _addressable(self, info) -> str | None:
+        if info.size > self.max_elements:
+            return f"a tensor of {info.size} elements exceeds the 32-bit indexing of the {self.programs}"
+        return self.extra_check(info) if self.extra_check else None
+
+    def register(
+        self, op: str, record: Callable, supports=None, dtypes=F32, inplace: bool = False, efficiency: float = 0.5
+    ) -> None:
+        self.add(KernelSpec(op, dtypes, inplace=inplace, supports=supports, efficiency=efficiency), record)

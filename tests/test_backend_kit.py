@@ -1,0 +1,74 @@
+"""mnn_core.backend: importing the contract loads no engine, the one kernel table, and the
+activation codes that abi.h, the kit and the op schemas must agree on."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import mnn_core
+from mnn_core.backend import KernelSpec, KernelTable
+from mnn_core.backend.kit import activation, layout
+from mnn_core.ops.elementwise import ACTIVATIONS
+
+ENGINE = ("mnn_core.session", "mnn_core.runtime.session", "mnn_core.memory.planner", "mnn_core.memory._planner",
+          "mnn_core.runtime._runloop", "mnn_core.scheduler", "mnn_core.runtime.scheduler")
+
+
+def test_importing_the_contract_loads_no_engine():
+    code = ("import sys, mnn_core.backend, mnn_core.backend.kit.params, mnn_core.backend.kit.recorder; "
+            f"print([m for m in {ENGINE!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_old_paths_still_import():
+    import mnn_core.gpu.registry
+    import mnn_core.hookspecs
+    import mnn_core.plugins
+    import mnn_core.registry
+    from mnn_core import hookimpl
+    from mnn_core.gpu import codes
+    from mnn_core.gpu import layout as gpu_layout
+
+    assert mnn_core.plugins.get_plugins is mnn_core.backend.get_plugins
+    assert mnn_core.hookspecs.hookimpl is hookimpl is mnn_core.backend.hookimpl
+    assert mnn_core.registry.backend_table is mnn_core.backend.status.backend_table
+    assert gpu_layout is layout and codes is mnn_core.backend.kit.codes
+    assert issubclass(mnn_core.gpu.registry.KernelTable, KernelTable)
+
+
+def test_kernel_table_registers_and_guards():
+    table = KernelTable(guard=lambda info: "too big" if info.size > 10 else None)
+
+    @table.kernel("Relu", inplace=True, supports=lambda node, ins: True)
+    def prepare(*args):
+        return "prepared"
+
+    table.add(KernelSpec("Exp"), lambda: None)
+    assert table["Relu"].impl is prepare and table["Relu"].spec.inplace
+    assert table["Relu"].spec.accepts(None, [SimpleNamespace(size=11, dtype="float32")]) == "too big"
+    assert table["Relu"].spec.accepts(None, [SimpleNamespace(size=3, dtype="float32")]) is True
+    assert set(table.specs()) == {"Relu", "Exp"} and set(table.specs({"Exp"})) == {"Exp"}
+
+
+def test_activation_codes_agree_with_abi_h_and_the_op_schemas():
+    header = open(os.path.join(mnn_core.get_include(), "mnn_core", "abi.h")).read()
+    enum = re.search(r"enum mnn_activation \{(.*?)\}", header, re.S).group(1)
+    in_header = {name.lower(): i for i, name in enumerate(re.findall(r"MNN_ACT_(\w+)", enum))}
+    assert in_header == activation.ACT_CODES
+    assert list(ACTIVATIONS) == sorted(activation.ACT_CODES, key=activation.ACT_CODES.get)
+    assert activation.activation_code({"activation": "clip", "act_alpha": 0, "act_beta": 6}) == (2, 0.0, 6.0)
+    assert activation.activation_code({}) == (0, 0.0, 0.0)
+
+
+def test_collapse_broadcast_for_a_binary_kernel():
+    assert layout.collapse_broadcast((2, 3, 4), (2, 3, 4), (4,)) == ([6, 4], [4, 1], [0, 1])
+    assert layout.collapse_broadcast((2, 3, 4), (2, 3, 4), (2, 3, 4)) == ([24], [1], [1])
+    assert layout.collapse_broadcast((2, 3, 4), (2, 3, 4), (1, 3, 1)) == ([2, 3, 4], [12, 4, 1], [0, 1, 0])
+    assert layout.collapse_broadcast((1, 1), (1, 1), (1,)) == ([1], [0], [0])
+    assert layout.collapse_broadcast((2,) * 9, (2, 1) * 4 + (2,), (1, 2) * 4 + (1,)) is None
+    assert layout.static_shape(SimpleNamespace(shape=(2, 3))) == (2, 3)
