@@ -87,7 +87,9 @@ def _value_info(helper, name, info):
     return helper.make_tensor_value_info(name, numpy_to_onnx(info.dtype), _dims(info))
 
 
-def _dims(info) -> list:
+def _dims(info) -> list | None:
+    if info.shape is None:  # rank unknown
+        return None
     return [d if isinstance(d, (int, np.integer)) else (None if str(d).startswith("?") else str(d))
             for d in info.shape]
 
@@ -138,7 +140,7 @@ class _Writer:
         if node.op.endswith(TRAINING_OPS_SUFFIX) or node.op in NO_ONNX_FORM:
             raise MnnError(f"node {node.name!r}: mnn op {node.op} is used for training and has no ONNX form; "
                            "export the inference graph")
-        writer = WRITERS.get(node.op, _plain)
+        writer = _with_value_inputs if _reads_values(node) else WRITERS.get(node.op, _plain)
         activation = node.attrs.get("activation", "none")
         if activation == "none":
             return writer(self, node, node.outputs)
@@ -251,6 +253,57 @@ def _as_inputs(*names: str, dtypes: dict | None = None, since: int = 0, scalar=(
     return write
 
 
+def _reads_values(node: Node) -> bool:
+    from ..ops import get_schema
+
+    return node.op in ("Range", "ConstantOfShape") or get_schema(node.op).takes_values(node)
+
+
+#: mnn's value inputs where ONNX has its inputs in another order: {op: ONNX input i = mnn input order[i]}
+_ONNX_ORDER = {"OneHot": (0, 2, 1), "STFT": (0, 2, 1, 3)}
+#: ops whose axes ONNX takes as an input only from this opset on
+_AXES_INPUT_SINCE = {"ReduceSum": 13, **{op: 18 for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                                             "ReduceL1", "ReduceL2", "ReduceLogSum",
+                                                             "ReduceLogSumExp", "ReduceSumSquare")}}
+
+
+def _with_value_inputs(w: _Writer, node: Node, outputs) -> None:
+    """A node reading value inputs (values a Session binds at resize): ONNX takes those as inputs at the
+    same positions; the ones mnn holds as attributes become constants there."""
+    from ..ops import get_schema
+
+    schema = get_schema(node.op)
+    if w.opset < _AXES_INPUT_SINCE.get(node.op, 0):
+        raise MnnError(f"node {node.name!r}: {node.op} with axes computed in the graph needs opset "
+                       f"{_AXES_INPUT_SINCE[node.op]} or newer (to_onnx(graph, opset=...))")
+    ins = list(node.inputs) + [""] * (max(schema.value_inputs) + 1 - len(node.inputs))
+    for i, attr in schema.value_inputs.items():
+        value = node.attrs.get(attr)
+        if ins[i] or _is_empty(value):
+            continue
+        kind = schema.attrs[attr].kind
+        dtype = (np.asarray(value).dtype if kind == "tensor" else "int64" if kind.startswith("int")
+                 else w.dtype(node.inputs[0]) if node.inputs and node.inputs[0] else "float32")
+        arr = np.asarray(value, dtype=dtype)
+        ins[i] = w.const(arr.reshape(-1) if kind in ("ints", "floats") or node.op == "TopK" else arr.reshape(()),
+                         f"{node.name}.{attr}", dtype)
+    order = _ONNX_ORDER.get(node.op)
+    if order is not None:
+        ins = [ins[j] for j in order]
+    while ins and not ins[-1]:
+        ins.pop()
+    attrs = _attrs(node, tuple(schema.value_inputs.values()))
+    if node.op == "ConstantOfShape":
+        attrs["value"] = w.helper.make_tensor("value", numpy_to_onnx(np.asarray(attrs["value"]).dtype.name), [1],
+                                              np.asarray(attrs["value"]).reshape(-1).tolist())
+    w.emit(node.op, ins, outputs, node.name, **attrs)
+
+
+def _shape(w: _Writer, node: Node, outputs) -> None:
+    attrs = {k: v for k, v in node.attrs.items() if v not in (None, 0)}  # start 0, end None: the defaults
+    w.emit("Shape", node.inputs, outputs, node.name, **attrs)
+
+
 def _clip(w: _Writer, node: Node, outputs) -> None:
     dtype = w.dtype(node.inputs[0])
     lo, hi = node.attrs.get("min", -math.inf), node.attrs.get("max", math.inf)
@@ -352,7 +405,8 @@ def _recurrent(w: _Writer, node: Node, outputs) -> None:
 
 
 def _onehot(w: _Writer, node: Node, outputs) -> None:
-    depth = w.const(node.attrs["depth"], f"{node.name}.depth")
+    dtype = w.dtype(node.inputs[0])  # (ONNX Runtime implements OneHot with the indices' dtype for depth)
+    depth = w.const(node.attrs["depth"], f"{node.name}.depth", dtype if np.dtype(dtype).kind in "iu" else "int64")
     w.emit("OneHot", [node.inputs[0], depth, node.inputs[1]], outputs, node.name, axis=node.attrs["axis"])
 
 
@@ -412,6 +466,7 @@ WRITERS: dict[str, Callable] = {
     "CumProd": _as_inputs("axis", scalar=("axis",)),
     "ReduceSum": _reduce(13),
     "Clip": _clip,
+    "Shape": _shape,
     "Cast": _cast,
     "Pad": _pad,
     "Resize": _resize,
