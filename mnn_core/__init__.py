@@ -16,8 +16,8 @@ from .graph.builder import GraphBuilder
 from .graph.ir import Graph, Node, TensorInfo
 
 if TYPE_CHECKING:
-    from .loader import load, save
-    from .session import Session
+    from .runtime.loader import load, save
+    from .runtime.session import Session
 
 __version__ = "0.2.0"
 
@@ -30,7 +30,7 @@ def get_include() -> str:
 _LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant")
 #: the runtime loads on first use too, so `import mnn_core.backend` (what a plugin imports) does not
 #: load the session, the compiled planner and the run loop
-_RUNTIME = {"Session": ".session", "load": ".loader", "save": ".loader"}
+_RUNTIME = {"Session": ".runtime.session", "load": ".runtime.loader", "save": ".runtime.loader"}
 
 
 def __getattr__(name: str):

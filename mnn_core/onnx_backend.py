@@ -47,7 +47,7 @@ class MnnBackendRep(_OnnxBackendRep):
 
     def __init__(self, model, backend: str = "auto", input_shapes: dict | None = None, **session_options):
         from .convert.onnx_import import import_onnx
-        from .session import Session
+        from .runtime.session import Session
 
         self.model = model
         initializers = {t.name for t in model.graph.initializer}

@@ -103,7 +103,7 @@ class GraphModule(Module):
 def from_graph(graph: Graph | str, output: str | Sequence[str] | None = None) -> GraphModule:
     """A trainable Module from a Graph or a model file; `output` cuts the graph at that value."""
     if not isinstance(graph, Graph):
-        from ..loader import load
+        from ..runtime.loader import load
 
         graph = load(graph)
     return GraphModule(graph, output)

@@ -11,7 +11,7 @@ from ..errors import MnnError
 
 def run_quantize(args) -> int:
     from ..format import save_mnn
-    from ..loader import load
+    from ..runtime.loader import load
     from .ptq import quantize
 
     out = Path(args.output)

@@ -1,1 +1,8 @@
-"""The run loop (compiled) and what feeds it."""
+"""The engine at run time: Session (session.py) plans per input shape and runs; the scheduler
+places ops on backends, the fusion pass lets a backend fuse its placed ops, the program builder
+turns a plan into steps, arenas and a compiled Program (program.py), the run loop (_runloop.pyx)
+walks it without the GIL. Also: released weights (weights.py), batches run as images
+(batch_split.py), model loading by suffix (loader.py). The memory planner is mnn_core.memory.
+
+Backends never import this package: what they need is in mnn_core.backend.
+"""

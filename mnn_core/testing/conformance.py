@@ -81,7 +81,7 @@ def run_case(case: ConformanceCase, backend: str, rtol: float = 1e-4, atol: floa
     """Run one case on `backend` (fallback off). Return a skip reason, or None when it
     ran and matched; raise AssertionError on a mismatch."""
     from ..errors import UnsupportedOpError
-    from ..session import Session
+    from ..runtime.session import Session
 
     try:
         sess = Session(case.graph, backend=backend, fallback=False, optimize=False,

@@ -78,7 +78,7 @@ class TrainStep:
             if self.return_output:
                 t.output(out if isinstance(out, Var) else out[0], "output")
         graph = t.build()
-        from ..session import Session
+        from ..runtime.session import Session
 
         session = Session(graph, backend=self.backend, threads=self.threads, options=self.options)
         inputs = [v._value for v in vs]

@@ -1,0 +1,371 @@
+"""Session: plan once per input shape (resize), execute many times (run).
+
+    sess = mnn_core.Session(graph, backend="auto", threads=2)
+    outputs = sess.run({"input": x})
+    print(sess.plan)       # where each op runs, and why
+    print(sess.memory)     # arena size against the naive sum and lower bound
+
+Resize runs the control path in Python: shapes computed from the real input shapes (and the
+values of shape sub-graphs, folded into constants: graph/shapes.py), placement, copies
+between memory domains, lifetimes, one arena per domain, and each backend's
+`prepare`. Run copies the inputs into the arena and walks the compiled
+program; it allocates nothing (pass copy=False to also skip copying outputs).
+
+With batch_parallel="auto" (the default) on host backends, a batch of a model that treats its images
+independently runs as single images, one per thread at a time, each on a one-image plan, where an
+image's activations outweigh the model's weights (batch_split.py says why and what it measured);
+"off" keeps one plan for the whole batch.
+
+At each plan a backend may run some of the ops placed on it as one op of its own (fusion.py;
+Session(fuse=False) keeps every op apart). The steps, arenas and compiled program of a plan are
+built by program.py.
+
+Weights that every kernel reading them copied at prepare (CExecution.packed: x86's GEMM panels) are
+freed from the session's graph as the plan is built, and derived again from the model when
+another input shape needs a plan (weights.py; release_weights=False keeps them).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..backend import HOST, PrepareContext
+from ..backend.plugins import get_plugins
+from ..errors import BackendError, GraphError, InputError, MnnError, UnsupportedOpError
+from ..graph.batch import not_separable
+from ..graph.ir import Graph, TensorInfo
+from ..graph.shapes import value_sources, walk
+from ..memory.planner import MemoryReport
+from ..ops import get_schema
+from .batch_split import BatchSplit, split_pays
+from .fusion import fuse_placed
+from .program import Plan, PreparedPlan, ProgramBuilder
+from .scheduler import REFERENCE, make_candidate, place_auto, place_listed
+from .weights import ReleasedWeights, give_back_freed
+
+PRECISIONS = ("high", "normal", "low")
+#: Session(batch_parallel=): "auto" (the default) runs a batch as images where that is safe (host
+#: backends only, a batch-separable model) and pays (batch_split.split_pays: an image's activations
+#: outweigh the weights); "on" whenever the model is batch-separable (at one thread: the images in
+#: turn); "off" never
+BATCH_PARALLEL = ("auto", "on", "off")
+#: plans kept for different values of inputs that decide shapes (a Reshape target fed at each run)
+MAX_VALUE_PLANS = 16
+
+
+class Session:
+    """A model bound to backends, planned per input shape."""
+
+    def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
+                 threads: int = 1, precision: str = "normal", fallback: bool = True,
+                 options: dict | None = None, optimize: bool = True, batch_parallel: str = "auto",
+                 release_weights: bool = True, fuse: bool = True, input_shapes: dict | None = None):
+        from ..graph.passes import optimize as run_passes
+        from .loader import load
+
+        graph = model if isinstance(model, Graph) else load(model)
+        graph.validate()
+        if input_shapes:
+            graph = _fix_input_shapes(graph, input_shapes)
+        if precision not in PRECISIONS:
+            raise MnnError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if not isinstance(threads, int) or threads < 1:
+            raise MnnError(f"threads must be a positive int, got {threads!r}")
+        if batch_parallel not in BATCH_PARALLEL:
+            raise MnnError(f"batch_parallel must be one of {', '.join(BATCH_PARALLEL)}, got {batch_parallel!r}")
+        self.threads = threads
+        self.fuse = bool(fuse)  # backends' fusions of their placed ops, at each plan (fusion.py)
+        self.precision = precision
+        self.fallback = fallback
+        self.batch_parallel = batch_parallel
+        self._backend_arg = backend
+        self._splits: dict[tuple, BatchSplit | None] = {}  # per input shapes: how batches run as images
+        self._split_shapes: dict | None = None  # the last run's shapes when it ran as images (_need_plan)
+        self.ctx = PrepareContext(threads=threads, precision=precision, options=dict(options or {}))
+        plugins = get_plugins()
+        self._auto = backend == "auto"
+        names = self._backend_names(backend, plugins)
+        self._candidates = [make_candidate(plugins.backends[n], self.ctx) for n in names]
+        self._by_name = {c.backend.name: c for c in self._candidates}
+        self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE], self.ctx)
+        self._by_name.setdefault(REFERENCE, self._reference)
+        derive = (lambda g: run_passes(g, extra=plugins.passes)) if optimize else Graph.copy
+        self.graph = derive(graph)  # a copy even unoptimized: released weights leave the model intact
+        self._released = ReleasedWeights(model, derive) if release_weights else None
+        self._pinned: set[str] = set()  # constants a step of some plan reads at run: never released
+        self.input_names = list(self.graph.inputs)
+        self.output_names = list(self.graph.outputs)
+        self._plans: dict[tuple, PreparedPlan] = {}
+        self._current: PreparedPlan | None = None
+        self.eager = self.graph.is_dynamic()
+        #: graph inputs whose values decide shapes (a Reshape's target fed at run): plans are per value too
+        self.value_inputs: list[str] = []
+        if not self.eager:
+            try:
+                self.value_inputs = sorted(value_sources(self.graph)[0])
+            except GraphError:  # shapes that follow the data: no plan can hold for every run
+                self.eager = True
+        if self.eager:  # sequences, optionals, control flow: no plan per shape (graph/evaluate.py)
+            _check_eager(self.graph, names, fallback)
+            return
+        if all(info.is_static for info in self.graph.inputs.values()) and not self.value_inputs:
+            shapes = {n: i.shape for n, i in self.graph.inputs.items()}
+            if self._split_for(shapes) is None:  # a batch run as images needs no plan for the whole batch
+                self.resize(shapes)
+
+    # -- backend choice ----------------------------------------------------------------
+
+    @staticmethod
+    def _backend_names(backend, plugins) -> list[str]:
+        known = plugins.backends
+        if backend == "auto":
+            names = []
+            for name, b in known.items():
+                try:
+                    if b.availability():
+                        names.append(name)
+                except Exception:  # a backend that cannot say is not available
+                    continue
+            return names
+        names = [backend] if isinstance(backend, str) else list(backend)
+        if not names:
+            raise BackendError("backend list is empty; name one, or use backend='auto'")
+        for name in names:
+            if name not in known:
+                hint = ""
+                broken = [r for r in plugins.records if r.name == name and r.error]
+                if broken:
+                    hint = f" (its plugin failed to load: {broken[0].error})"
+                raise BackendError(
+                    f"no backend named {name!r}{hint}; installed: {', '.join(sorted(known))}. "
+                    f"Install it (e.g. pip install mnn-{name}) or see `mnn backends`"
+                )
+        return names
+
+    # -- planning ----------------------------------------------------------------------
+
+    def resize(self, shapes: dict[str, Sequence[int]], values: dict[str, Any] | None = None) -> None:
+        """Plan for these input shapes (or reuse the plan made for them before). `values`: the
+        values of the inputs that decide shapes (`value_inputs`), which key the plan too."""
+        missing = [n for n in self.input_names if n not in shapes]
+        if missing:
+            raise InputError(f"resize() needs the shape of every input; missing: {', '.join(missing)}")
+        values = {n: np.asarray((values or {})[n]) for n in self.value_inputs if n in (values or {})}
+        if len(values) != len(self.value_inputs):
+            raise InputError(f"inputs {', '.join(self.value_inputs)} decide shapes in this model: pass their "
+                             "values to resize(shapes, values=...), or call run()")
+        key = (tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names),
+               tuple((v.dtype.str, v.tobytes()) for v in values.values()))
+        plan = self._plans.get(key)
+        if plan is None:
+            infos = {}
+            for name, shape in zip(self.input_names, key[0]):
+                declared = self.graph.inputs[name]
+                infos[name] = TensorInfo(shape, declared.dtype)
+            if self._released is not None:
+                self._released.restore(self.graph)
+            resized = walk(self.graph, infos, False, values, specialize=True)
+            plan = self._prepare(resized.infos, resized.graph)
+            plan.values = values
+            plan.graph = resized.graph  # its folded constants: kernels read them in place
+            if values and sum(1 for k in self._plans if k[1]) >= MAX_VALUE_PLANS:
+                del self._plans[next(k for k in self._plans if k[1])]  # the oldest plan for fed values
+            self._plans[key] = plan
+        self._current = plan
+
+    def _prepare(self, infos: dict[str, TensorInfo], graph: Graph) -> PreparedPlan:
+        listed = [c for c in self._candidates if c.backend.name != REFERENCE or not self._auto]
+        if self._auto:
+            placements = place_auto(graph, infos, self._candidates or [self._reference], self.threads)
+        else:
+            placements = place_listed(graph, infos, listed, self._reference, self.fallback, self.threads)
+        nodes, fused = graph.nodes, {}
+        if self.fuse:
+            placed = {p.backend for p in placements}
+            backends = {n: c.backend for n, c in self._by_name.items() if n in placed}
+            nodes, placements, fused = fuse_placed(graph.nodes, placements, backends, infos, graph.initializers,
+                                                   graph.outputs, self.ctx)
+        builder = ProgramBuilder(graph, infos, placements, nodes, self._by_name, self.ctx,
+                                 released=self._released, model=self.graph, pinned=frozenset(self._pinned))
+        builder.plan.fused = fused
+        plan = builder.build()
+        self._pinned |= builder.pinned
+        if builder.freed:
+            give_back_freed()
+        return plan
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, feeds: dict[str, Any], copy: bool = True, profile: bool = False) -> dict[str, np.ndarray]:
+        """Run once. Returns {output name: array}; with copy=False the arrays are
+        views into the session's memory, valid until the next run."""
+        if self.eager:
+            from ..graph.evaluate import evaluate
+
+            return evaluate(self.graph, feeds)
+        feeds = self._check_feeds(feeds)
+        shapes = {n: a.shape for n, a in feeds.items()}
+        split = None if profile else self._split_for(shapes)  # a profile is of the whole-batch plan
+        if split is not None:
+            self._split_shapes = shapes
+            return split.run(feeds, copy)
+        cur = self._current
+        if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()) or any(
+                not np.array_equal(cur.values[n], feeds[n]) for n in self.value_inputs):
+            self.resize(shapes, {n: feeds[n] for n in self.value_inputs})
+            cur = self._current
+        moved = None
+        for name, arr in feeds.items():
+            view = cur.input_views[name]
+            j = cur.move_index.get(name)
+            if j is not None and _readable_in_place(arr, view.dtype, cur.arenas.get(HOST)):
+                moved = moved or [0] * len(cur.program.movable)
+                moved[j] = arr.ctypes.data  # read where it is: no copy into the arena
+            else:
+                np.copyto(view, arr, casting="unsafe")  # kinds checked above
+        cur.program.run(profile, None if moved is None else tuple(moved))
+        if copy:
+            return {n: v.copy() for n, v in cur.output_views.items()}
+        return dict(cur.output_views)
+
+    def _split_for(self, shapes: dict[str, Sequence[int]]) -> BatchSplit | None:
+        """How a batch of these shapes runs as images (batch_split.py), or None: batch_parallel="off",
+        one image, a model that mixes its images (graph/batch.py), or under "auto" a backend that is
+        not on the host (a GPU runs a batch in one go) or a model whose split would not pay."""
+        if self.batch_parallel == "off" or self.eager or not self.input_names or self.value_inputs:
+            return None
+        # tuples from lists, not generators: a generator's tuple is resized, and each run would leave
+        # one more tuple on the interpreter's free list (every run of an "auto" session comes here)
+        key = tuple([tuple([int(d) for d in shapes[n]]) for n in self.input_names])
+        if key in self._splits:
+            return self._splits[key]
+        split, batch = None, key[0][0] if key[0] else 1
+        forced = self.batch_parallel == "on"
+        if batch >= 2 and (forced or all(c.domain == HOST for c in self._candidates)):
+            inputs = self.graph.inputs
+            resized = walk(self.graph, {n: TensorInfo(s, inputs[n].dtype) for n, s in zip(self.input_names, key)},
+                           False, specialize=True)
+            infos = resized.infos
+            why = not_separable(resized.graph, infos)
+            if why is None and (forced or split_pays(resized.graph, infos, batch)):
+                split = BatchSplit(self._image_session, batch, self.threads, infos, self.output_names)
+            elif why is not None and forced:
+                raise MnnError(f"batch_parallel='on', but this model mixes the images of a batch: {why}; "
+                               "use batch_parallel='auto' or 'off'")
+        self._splits[key] = split
+        return split
+
+    def _image_session(self, threads: int) -> Session:
+        """A session of this model for one image (the batch dimension set to 1), with `threads`."""
+        if self._released is not None:
+            self._released.restore(self.graph)
+        graph = self.graph.copy()
+        graph.inputs = {n: TensorInfo((1, *i.shape[1:]), i.dtype) for n, i in graph.inputs.items()}
+        return Session(graph, backend=self._backend_arg, threads=threads, precision=self.precision,
+                       fallback=self.fallback, options=self.ctx.options, optimize=False, batch_parallel="off",
+                       fuse=self.fuse)
+
+    def _check_feeds(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
+        if not isinstance(feeds, dict):
+            raise InputError(f"run() takes a dict {{input name: array}}; inputs are {self.input_names}")
+        missing = [n for n in self.input_names if n not in feeds]
+        extra = [n for n in feeds if n not in self.graph.inputs]
+        if missing or extra:
+            raise InputError(
+                f"inputs {'missing: ' + ', '.join(missing) if missing else ''}"
+                f"{'; ' if missing and extra else ''}{'unknown: ' + ', '.join(extra) if extra else ''}"
+                f" (the model takes {', '.join(f'{n} {i}' for n, i in self.graph.inputs.items())})"
+            )
+        out = {}
+        for name in self.input_names:
+            arr = np.asarray(feeds[name])
+            want = self.graph.inputs[name]
+            if arr.dtype != np.dtype(want.dtype) and _kind(arr.dtype) != _kind(np.dtype(want.dtype)):
+                raise InputError(f"input {name!r} must be {want.dtype} (another {_kind(np.dtype(want.dtype))} "
+                                 f"dtype is converted), got {arr.dtype}")
+            if arr.ndim != len(want.shape) or any(
+                isinstance(d, int) and d != s for d, s in zip(want.shape, arr.shape)
+            ):
+                raise InputError(f"input {name!r} must have shape {want}, got {tuple(arr.shape)}")
+            out[name] = arr
+        return out
+
+    # -- introspection ------------------------------------------------------------------
+
+    def _need_plan(self) -> PreparedPlan:
+        if self.eager:
+            raise MnnError("this model runs eagerly on the reference backend, node by node (it has sequence or "
+                           "optional values, control flow or outputs sized by input values): it has no plan")
+        if self._current is None and all(i.is_static for i in self.graph.inputs.values()):
+            self.resize({n: i.shape for n, i in self.graph.inputs.items()})  # skipped at init: batch_parallel
+        elif self._current is None and self._split_shapes:
+            self.resize(self._split_shapes)  # the whole-batch plan of the last run, made now
+        if self._current is None:
+            dyn = {n: str(i) for n, i in self.graph.inputs.items() if not i.is_static}
+            raise MnnError(f"the model has dynamic inputs {dyn}: call resize() or run() first")
+        return self._current
+
+    @property
+    def plan(self) -> Plan:
+        return self._need_plan().plan
+
+    @property
+    def memory(self) -> dict[str, MemoryReport]:
+        return self._need_plan().memory
+
+    def profile(self) -> list[tuple[str, float]]:
+        """Per-step milliseconds of the last run(profile=True)."""
+        return self._need_plan().program.profile()
+
+    def output_info(self) -> dict[str, TensorInfo]:
+        infos = self._need_plan().infos
+        return {n: infos[n] for n in self.output_names}
+
+
+def _fix_input_shapes(graph: Graph, shapes: dict) -> Graph:
+    """The graph with these inputs' symbolic dimensions fixed (Session(input_shapes=...))."""
+    unknown = sorted(set(shapes) - set(graph.inputs))
+    if unknown:
+        raise InputError(f"input_shapes names {', '.join(unknown)}, which are not inputs "
+                         f"(the model takes {', '.join(graph.inputs)})")
+    graph = graph.copy()
+    for name, shape in shapes.items():
+        declared = graph.inputs[name]
+        shape = tuple(int(d) for d in shape)
+        if len(shape) != len(declared.shape) or any(
+                isinstance(d, int) and d != s for d, s in zip(declared.shape, shape)):
+            raise InputError(f"input_shapes: input {name!r} is {declared}; {shape} does not fit it")
+        graph.inputs[name] = TensorInfo(shape, declared.dtype)
+    return graph
+
+
+def _check_eager(graph: Graph, backends: list[str], fallback: bool) -> None:
+    """An eager graph runs on the reference kernels: fine unless fallback=False names another backend."""
+    if fallback or REFERENCE in backends:
+        return
+    ops = sorted({n.op for n in graph.nodes if get_schema(n.op).dynamic})
+    raise UnsupportedOpError(
+        f"op {ops[0] if ops else '?'}: this model runs eagerly on the reference backend (sequence/optional "
+        f"values or outputs sized by input values: {', '.join(ops) or 'its inputs'}), not on "
+        f"{', '.join(backends)}; allow fallback=True")
+
+
+def _readable_in_place(arr: np.ndarray, dtype: np.dtype, host: np.ndarray | None) -> bool:
+    """Whether a movable input's steps may read the caller's array itself: its exact dtype, C order,
+    aligned to its element size, and outside the arena (a view of the last run's outputs is copied
+    first, as the steps will overwrite those bytes)."""
+    return (arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.aligned
+            and (host is None or not np.may_share_memory(arr, host)))
+
+
+def _kind(dtype: np.dtype) -> str:
+    """Inputs of the same kind are converted to the model's dtype; others are errors."""
+    if dtype.kind == "f":
+        return "floating-point"
+    if dtype.kind in "iu":
+        return "integer"
+    return dtype.name
