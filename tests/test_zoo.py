@@ -184,11 +184,7 @@ def fetched(model: Model):
 
 #: corpus models mnn cannot run yet, each with the reason its failure must still give: a model that
 #: starts to pass, or fails for another reason, fails this test until the table is updated
-KNOWN_GAPS = {
-    "ddddocr-common-old": "com.microsoft::DynamicQuantizeLSTM",
-    "sklearn-logreg": "ai.onnx.ml::Scaler",
-    "sklearn-forest": "ai.onnx.ml::TreeEnsembleClassifier",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.slow

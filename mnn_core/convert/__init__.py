@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from . import onnx_ml  # noqa: F401  registers the ai.onnx.ml and com.microsoft handlers
 from .onnx_common import OnnxImportError, Unsupported
 from .onnx_export import save_onnx, to_onnx
 from .onnx_import import import_onnx

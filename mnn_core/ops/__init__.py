@@ -35,6 +35,7 @@ from . import (  # noqa: E402,F401  isort: skip
     value_shaped,
     shape_arith,
     strings,
+    ml,
 )
 
 __all__ = ["REQUIRED", "Attr", "OpSchema", "Sample", "all_schemas", "get_schema", "register", "run_reference"]
