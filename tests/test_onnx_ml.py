@@ -17,7 +17,8 @@ from onnx import helper  # noqa: E402
 import mnn_core as mnn  # noqa: E402
 from mnn_core.convert import OnnxImportError, import_onnx  # noqa: E402
 from mnn_core.errors import MnnError  # noqa: E402
-from mnn_core.ops.ml import TRANSFORMS, random_trees  # noqa: E402
+from mnn_core.ops.ml import TRANSFORMS  # noqa: E402
+from mnn_core.ops.ml_trees import random_trees  # noqa: E402
 
 ML = "ai.onnx.ml"
 TOL = 1e-5  # probabilities and scores: ONNX Runtime's to this (absolute and relative)

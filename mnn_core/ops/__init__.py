@@ -36,6 +36,8 @@ from . import (  # noqa: E402,F401  isort: skip
     shape_arith,
     strings,
     ml,
+    ml_trees,
+    rnn_quant,
 )
 
 __all__ = ["REQUIRED", "Attr", "OpSchema", "Sample", "all_schemas", "get_schema", "register", "run_reference"]
