@@ -72,3 +72,13 @@ def test_collapse_broadcast_for_a_binary_kernel():
     assert layout.collapse_broadcast((1, 1), (1, 1), (1,)) == ([1], [0], [0])
     assert layout.collapse_broadcast((2,) * 9, (2, 1) * 4 + (2,), (1, 2) * 4 + (1,)) is None
     assert layout.static_shape(SimpleNamespace(shape=(2, 3))) == (2, 3)
+
+
+def test_view_is_a_flag_of_the_op_schema():
+    from mnn_core.ops import get_schema
+    from mnn_core.ops.schema import is_view, view_ops
+    from mnn_core.runtime.scheduler import VIEW_OPS
+
+    assert view_ops() == VIEW_OPS == {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
+    assert get_schema("Reshape").view and not get_schema("Transpose").view
+    assert is_view("Squeeze") and not is_view("x86.ConvAdd")  # a backend's fused op has no schema

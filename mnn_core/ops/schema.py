@@ -102,6 +102,9 @@ class OpSchema:
     flops: Callable[[list, list, dict], float] | None = None
     samples: Callable[[np.random.Generator], Iterator[Sample]] | None = None
     inplace: bool = False
+    #: the output is the input's bytes under another shape: every backend "runs" it, as an alias of
+    #: the input (no step) or, where aliasing is impossible, a copy (the scheduler and program builder)
+    view: bool = False
     doc: str = ""
     #: gradient(ctx) rule used by training (set by mnn_core's autograd rules module)
     gradient: Callable | None = None
@@ -226,6 +229,17 @@ def get_schema(op: str) -> OpSchema:
 
 def all_schemas() -> dict[str, OpSchema]:
     return dict(sorted(_REGISTRY.items()))
+
+
+def view_ops() -> frozenset[str]:
+    """The ops whose schema says they are views (OpSchema.view)."""
+    return frozenset(name for name, schema in _REGISTRY.items() if schema.view)
+
+
+def is_view(op: str) -> bool:
+    """Whether `op` is a view (OpSchema.view); False for an op with no schema (a backend's fused op)."""
+    schema = _REGISTRY.get(op)
+    return schema is not None and schema.view
 
 
 def run_reference(op: str, inputs: list, attrs: dict) -> list[np.ndarray]:

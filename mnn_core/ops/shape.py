@@ -39,6 +39,7 @@ def _view_op(name, target, samples, doc, **kw):
             flops=lambda ins, outs, attrs: 0.0,
             samples=samples,
             inplace=True,
+            view=True,
             doc=doc,
             **kw,
         )

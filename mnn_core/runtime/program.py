@@ -32,8 +32,9 @@ from ..errors import BackendError, MnnError
 from ..graph.ir import Graph, Node, TensorInfo, consumers_of
 from ..memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from ..ops import get_schema
+from ..ops.schema import is_view
 from ._runloop import Program
-from .scheduler import VIEW_OPS, Candidate, Placement
+from .scheduler import Candidate, Placement
 from .weights import ReleasedWeights
 
 FOREVER = 1 << 40  # a lifetime end past the last step
@@ -220,7 +221,7 @@ class ProgramBuilder:
                 self.plan.elided.append(node.name)
                 continue
             alias = self._alias_target(node, domain, backend, consumers)
-            if alias is not None and node.op in VIEW_OPS:
+            if alias is not None and is_view(node.op):
                 self._define(node.outputs[0], domain, step, alias=alias)
                 self.plan.elided.append(node.name)
                 continue
@@ -243,7 +244,7 @@ class ProgramBuilder:
                 users = consumers.get(value, [])
                 if not users or value in graph.outputs or not self.infos[value].is_static:
                     continue
-                if any(self.placements[u.name].backend != backend or u.op in VIEW_OPS for u in users):
+                if any(self.placements[u.name].backend != backend or is_view(u.op) for u in users):
                     continue
                 readers = {id(u): u for u in users}.values()  # a node reading the value twice is listed twice
                 uses = tuple((u, i) for u in readers for i, n in enumerate(u.inputs) if n == value)
@@ -274,7 +275,7 @@ class ProgramBuilder:
             return None
         src = node.inputs[0]
         spec = self.candidates[backend].kernels.get(node.op)
-        in_place = node.op in VIEW_OPS or (spec is not None and spec.inplace and get_schema(node.op).inplace)
+        in_place = is_view(node.op) or (spec is not None and spec.inplace and get_schema(node.op).inplace)
         if not in_place:
             return None
         if src in self.graph.initializers or src in self.graph.outputs or (src, domain) not in self.slots:
@@ -511,7 +512,7 @@ class ProgramBuilder:
         ins = [self.slots[(n, domain)] if n else None for n in node.inputs]
         outs = [self.slots[(n, domain)] for n in node.outputs]
         constants = {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers}
-        if node.op in VIEW_OPS and node.op not in cand.kernels:
+        if is_view(node.op) and node.op not in cand.kernels:
             return self._view_copy_step(node, ins[0], outs[0], arenas)
         try:
             execution = cand.backend.prepare(
