@@ -58,7 +58,8 @@ def render(runs: dict[str, list[Result]], meta: dict, keep: dict | None = None) 
         f'onnx\'s node test cases (`onnx.backend.test`, kind="node"; {meta["cases"]} with onnx '
         f"{meta['onnx']}) run through `mnn_core.convert.onnx_backend` with fallback off (each model imported "
         "once and run in a `Session`, as a user's code does: inputs that decide shapes, such as a fed Reshape "
-        "target, are bound when a plan is made), one row and one section per backend, each measured where its section says: `python -m mnn_core.conformance --backend "
+        "target, are bound when a plan is made), one row and one section per backend, each measured where "
+        "its section says: `python -m mnn_core.conformance --backend "
         "NAME --output docs/CONFORMANCE.md` re-measures NAME and keeps the other backends' rows and "
         "sections.",
         "",
