@@ -7,8 +7,7 @@ Everything it does not claim (or declines, like broadcasting Add) falls back.
 
 from __future__ import annotations
 
-from mnn_core import hookimpl
-from mnn_core.backend import Backend, CExecution, DeviceInfo, KernelSpec
+from mnn_core.backend import Backend, CExecution, DeviceInfo, KernelSpec, hookimpl
 
 from . import _kernels
 

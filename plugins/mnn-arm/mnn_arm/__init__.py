@@ -19,20 +19,20 @@ from __future__ import annotations
 
 import platform
 
-from mnn_core import hookimpl
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
 
 from . import half, paths
 
 __version__ = "0.1.0"
 
 KERNELS: dict = {}
+HALF_NATIVE: set = set()
 _IMPORT_ERROR = ""
 # (no `_arm = None` before the import: `from . import _arm` would then return that attribute)
 if paths.is_arm_machine():
     try:  # the compiled kernels; a failure is reported by availability(), not raised here
         from . import _arm, ops_conv, ops_eltwise, ops_layout, ops_matmul, ops_norm, ops_pool  # noqa: F401
-        from ._common import KERNELS
+        from ._common import HALF_NATIVE, KERNELS
     except ImportError as exc:  # pragma: no cover - a broken install
         _arm = None
         _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
@@ -79,9 +79,8 @@ class ArmBackend(Backend):
         return half.HalfArena(nbytes)
 
     def prepare(self, node, ins, outs, constants, ctx):
-        kernel = KERNELS[node.op]
-        execution = kernel.prepare(node, ins, outs, constants, ctx)
-        if not kernel.half_native and half.half_activations(ctx):
+        execution = KERNELS[node.op].impl(node, ins, outs, constants, ctx)
+        if node.op not in HALF_NATIVE and half.half_activations(ctx):
             execution = half.widen(execution, ins, outs)
         return CExecution(execution.capsule(), owner=execution, name=execution.name)
 

@@ -1,55 +1,39 @@
-"""What the op modules share: the kernel table they register into and the
-activation codes of csrc/arm.h."""
+"""What the op modules share: the kernel table they register into (mnn_core.backend's KernelTable)
+and the fused-activation codes (enum arm_act in csrc/arm.h numbers them as abi.h's mnn_activation)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
-from mnn_core.backend import KernelSpec
+from mnn_core.backend import KernelSpec, KernelTable
+from mnn_core.backend.kit.activation import ACT_CODES
+from mnn_core.backend.kit.activation import activation_code as fused_activation
+from mnn_core.backend.kit.layout import numel as prod
+from mnn_core.backend.kit.layout import static_shape
 
-#: enum arm_act in csrc/arm.h
-ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "silu": 5, "gelu": 6, "tanh": 7,
-             "hard_sigmoid": 8, "hard_swish": 9}
+__all__ = ["ACT_CODES", "HALF_NATIVE", "KERNELS", "PrepareFn", "fused_activation", "kernel", "prod", "register",
+           "static_shape"]
 
-#: prepare(node, ins, outs, constants, ctx) -> an _arm.Execution
+#: a kernel's impl: prepare(node, ins, outs, constants, ctx) -> an _arm.Execution
 PrepareFn = Callable[..., object]
 
-
-@dataclass(frozen=True)
-class Kernel:
-    spec: KernelSpec
-    prepare: PrepareFn
-    #: its prepare handles fp16-domain tensors itself (half.py); else the backend widens it
-    half_native: bool = False
-
-
-KERNELS: dict[str, Kernel] = {}
+#: op name -> Kernel; filled by the op modules when they are imported
+KERNELS = KernelTable()
+#: the ops whose prepare handles fp16-domain tensors itself (half.py); the backend widens the others
+HALF_NATIVE: set[str] = set()
 
 
 def register(spec: KernelSpec, prepare: PrepareFn, half_native: bool = False) -> None:
-    KERNELS[spec.op] = Kernel(spec, prepare, half_native)
+    KERNELS.add(spec, prepare)
+    if half_native:
+        HALF_NATIVE.add(spec.op)
 
 
 def kernel(op: str, half_native: bool = False, **spec_fields):
+    """Decorator: register the decorated prepare function as the kernel of `op`."""
+
     def wrap(fn: PrepareFn) -> PrepareFn:
         register(KernelSpec(op, **spec_fields), fn, half_native)
         return fn
 
     return wrap
-
-
-def fused_activation(attrs: dict) -> tuple[int, float, float]:
-    kind = attrs.get("activation", "none")
-    return ACT_CODES[kind], float(attrs.get("act_alpha", 0.0)), float(attrs.get("act_beta", 0.0))
-
-
-def static_shape(info) -> tuple[int, ...]:
-    return tuple(int(d) for d in info.shape)
-
-
-def prod(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend import KernelSpec
+from mnn_core.backend.kit.layout import collapse_broadcast
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from . import _arm, half
@@ -13,47 +14,19 @@ from ._common import ACT_CODES, register, static_shape
 
 #: enum arm_binop in csrc/arm.h
 BINARY_CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5}
-MAX_DIMS = 8
-
-
-def collapse_broadcast(out: tuple, a: tuple, b: tuple):
-    """(dims, a strides, b strides): broadcast axes at stride 0, size-1 axes
-    dropped, neighbours merged where both inputs continue contiguously."""
-    nd = len(out)
-    shapes = [(1,) * (nd - len(s)) + tuple(s) for s in (a, b)]
-    strides = []
-    for s in shapes:
-        st, acc = [], 1
-        for d in reversed(s):
-            st.append(0 if d == 1 else acc)
-            acc *= d
-        strides.append(st[::-1])
-    dims, sa, sb = [], [], []
-    for i, d in enumerate(out):
-        if d == 1:
-            continue
-        if dims and sa[-1] == strides[0][i] * d and sb[-1] == strides[1][i] * d:
-            dims[-1] *= d
-            sa[-1], sb[-1] = strides[0][i], strides[1][i]
-            continue
-        dims.append(d)
-        sa.append(strides[0][i])
-        sb.append(strides[1][i])
-    if len(dims) > MAX_DIMS:
-        return None
-    return (dims, sa, sb) if dims else ([1], [0], [0])
+MAX_DIMS = 8  # MNN_MAX_DIMS of the C ABI
 
 
 def _binary_supports(node, ins):
     a, b = static_shape(ins[0]), static_shape(ins[1])
-    if collapse_broadcast(tuple(np.broadcast_shapes(a, b)), a, b) is None:
+    if collapse_broadcast(tuple(np.broadcast_shapes(a, b)), a, b, MAX_DIMS) is None:
         return f"broadcast of {a} with {b} needs more than {MAX_DIMS} dims"
     return True
 
 
 def _prepare_binary(node, ins, outs, constants, ctx):
     a, b = static_shape(ins[0]), static_shape(ins[1])
-    dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b)
+    dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b, MAX_DIMS)
     return _arm.binary(f"arm.{node.op}", BINARY_CODES[node.op], dims, sa, sb, half.half_activations(ctx))
 
 

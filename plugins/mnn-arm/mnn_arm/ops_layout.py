@@ -7,8 +7,8 @@ import numpy as np
 
 from mnn_core.backend import CostEstimate, KernelSpec
 from mnn_core.graph.ir import DTYPES
-from mnn_core.ops._util import normalize_axis
-from mnn_core.scheduler import VIEW_OPS
+from mnn_core.ops.helpers import normalize_axis
+from mnn_core.ops.schema import view_ops
 
 from . import _arm, half
 from ._common import kernel, prod, register, static_shape
@@ -34,5 +34,5 @@ def _view_cost(*_args) -> CostEstimate:
     return CostEstimate(0.0)  # as the core's own view: usually an alias, no step at all
 
 
-for _op in VIEW_OPS:
+for _op in sorted(view_ops()):
     register(KernelSpec(_op, dtypes=DTYPES, inplace=True, cost=_view_cost), prepare_view_copy, half_native=True)

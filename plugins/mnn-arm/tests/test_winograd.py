@@ -43,7 +43,7 @@ def _execution_name(graph, options=None, precision="normal") -> str:
     ins = [infos[name] for name in node.inputs]
     outs = [infos[name] for name in node.outputs]
     ctx = PrepareContext(precision=precision, options=dict(options or {}))
-    return KERNELS["Conv"].prepare(node, ins, outs, graph.initializers, ctx).name
+    return KERNELS["Conv"].impl(node, ins, outs, graph.initializers, ctx).name
 
 
 def _check(graph, x, options=None):

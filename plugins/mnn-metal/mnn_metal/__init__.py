@@ -20,8 +20,7 @@ MNN_METAL_FP16=0 keeps float32.
 
 from __future__ import annotations
 
-from mnn_core import hookimpl
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
 from mnn_core.errors import BackendError
 
 from . import device as _device

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.codes import BINARY, REDUCE, UNARY, activation_code, fuse_activations, unary_code
-from mnn_core.gpu.layout import broadcast_plan, cdiv, concat_copies
-from mnn_core.gpu.params import (
+from mnn_core.backend.kit.codes import BINARY, REDUCE, UNARY, activation_code, fuse_activations, unary_code
+from mnn_core.backend.kit.gpu_kernels import GpuKernelTable
+from mnn_core.backend.kit.layout import broadcast_plan, cdiv, concat_copies
+from mnn_core.backend.kit.params import (
     binary_params,
     conv_plan,
     gemm_args,
@@ -27,16 +28,15 @@ from mnn_core.gpu.params import (
     reduce_params,
     reduce_supports,
 )
-from mnn_core.gpu.recorder import copy_words, record_copy
-from mnn_core.gpu.registry import KernelTable
-from mnn_core.gpu.tiling import blocks, busiest_tile
+from mnn_core.backend.kit.recorder import copy_words, record_copy
+from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
 from .recorder import HALF_OPS, MAX_ELEMENTS, MAX_GROUPS, row_groups
 
 WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
 
 
-KERNELS = KernelTable(MAX_ELEMENTS, programs="kernels")
+KERNELS = GpuKernelTable(MAX_ELEMENTS, programs="kernels")
 register = KERNELS.register
 
 

@@ -88,7 +88,7 @@ class PlanningBackend(MetalBackend):
 @contextlib.contextmanager
 def planning_backend():
     """A PlanningBackend registered under "metal-plan" for the duration of the block."""
-    from mnn_core.plugins import get_plugins
+    from mnn_core.backend import get_plugins
 
     plugins = get_plugins()
     backend = PlanningBackend()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mnn_core.gpu.recorder import (  # noqa: F401  (re-exported for the kernels and tests)
+from mnn_core.backend.kit.recorder import (  # noqa: F401  (re-exported for the kernels and tests)
     CONSTANTS,
     MAX_ELEMENTS,
     MAX_GROUPS,
@@ -105,7 +105,7 @@ class SegmentPlan:
 
 class Recorder(SegmentRecorder):
     """Records a segment's dispatches as data; the bindings and float16 bookkeeping are
-    mnn_core.gpu's SegmentRecorder."""
+    mnn_core.backend.kit's SegmentRecorder."""
 
     arena_buffer = ARENA
 

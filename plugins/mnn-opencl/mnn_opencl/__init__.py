@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import os
 
-from mnn_core import hookimpl
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, PrepareContext
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, PrepareContext, hookimpl
 from mnn_core.errors import BackendError, MnnError
 
 __version__ = "0.1.0"
@@ -125,7 +124,7 @@ class OpenCLBackend(Backend):
         mode = tuning_mode(ctx.options)
         builder = Builder(runtime, runtime.program(precision), arena, precision)
         for op in ops:
-            KERNELS[op.node.op].build(op, builder)
+            KERNELS[op.node.op].impl(op, builder)
         setup = _cl.Segment(runtime.context, [(s.kernel, s.rounded_gws, s.lws) for s in builder.setup])
         setup.enqueue()  # constant weights are packed once, here
         measured = tune(runtime, builder.launches, mode)

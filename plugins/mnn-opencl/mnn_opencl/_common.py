@@ -1,6 +1,6 @@
-"""What the op modules share: the kernel table they register into, the codes
-that mirror kernels/common.cl, stride helpers, and the Builder an op uses to
-record its launches."""
+"""What the op modules share: the kernel table they register into (mnn_core.backend's KernelTable),
+the codes that mirror kernels/common.cl (its fused activations are abi.h's mnn_activation), stride
+helpers, and the Builder an op uses to record its launches."""
 
 from __future__ import annotations
 
@@ -11,23 +11,16 @@ from typing import Callable
 
 import numpy as np
 
-from mnn_core.backend import KernelSpec, SegmentOp
-from mnn_core.gpu import layout as gpu_layout
-from mnn_core.gpu.layout import contiguous_strides, numel  # noqa: F401  (for the op modules)
+from mnn_core.backend import KernelTable, SegmentOp
+from mnn_core.backend.kit import layout as kit_layout
+from mnn_core.backend.kit.activation import ACT_CODES
+from mnn_core.backend.kit.activation import activation_code as fused_activation
+from mnn_core.backend.kit.layout import contiguous_strides, numel
 
-#: the fused-activation vocabulary and unary math ops, as in kernels/common.cl `activate`
-ACT_CODES = {
-    "none": 0,
-    "relu": 1,
-    "clip": 2,
-    "leaky_relu": 3,
-    "sigmoid": 4,
-    "silu": 5,
-    "gelu": 6,
-    "tanh": 7,
-    "hard_sigmoid": 8,
-    "hard_swish": 9,
-}
+__all__ = ["ACT_CODES", "KERNELS", "MATH_CODES", "Builder", "T", "broadcast_strides", "collapse",
+           "contiguous_strides", "full_attrs", "fused_activation", "int8", "kernel", "numel"]
+
+#: the unary math ops, as in kernels/common.cl `activate` (after the fused activations, ACT_CODES)
 MATH_CODES = {
     "Exp": 20,
     "Log": 21,
@@ -47,36 +40,13 @@ MATH_CODES = {
 MAX_DIMS = 8  # the int8 shape/stride arguments of the strided kernels
 INT_MAX = 2**31 - 1
 
-#: build(op, builder) records the launches of one op
+#: a kernel's impl: build(op, builder) records the launches of one op
 BuildFn = Callable[[SegmentOp, "Builder"], None]
 
-
-@dataclass(frozen=True)
-class OpKernel:
-    spec: KernelSpec
-    build: BuildFn
-
-
-#: op name -> OpKernel; filled by the op modules when they are imported
-KERNELS: dict[str, OpKernel] = {}
-
-
-def kernel(op: str, **spec_fields):
-    """Decorator: register the decorated build function as the kernel of `op`."""
-
-    def wrap(fn: BuildFn) -> BuildFn:
-        KERNELS[op] = OpKernel(KernelSpec(op, **spec_fields), fn)
-        return fn
-
-    return wrap
-
-
-def fused_activation(attrs: dict) -> tuple[int, float, float]:
-    return (
-        ACT_CODES[attrs.get("activation", "none")],
-        float(attrs.get("act_alpha", 0.0)),
-        float(attrs.get("act_beta", 0.0)),
-    )
+#: op name -> Kernel; filled by the op modules when they are imported
+KERNELS = KernelTable()
+#: the decorator @kernel(op, **KernelSpec fields) registering a build function
+kernel = KERNELS.kernel
 
 
 def full_attrs(node) -> dict:
@@ -93,8 +63,8 @@ def broadcast_strides(shape: Sequence[int], out_shape: Sequence[int]) -> list[in
 
 
 def collapse(shape: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], list[list[int]]]:
-    """mnn_core.gpu.layout.collapse, but a shape of all ones stays one dim (the kernels take >= 1)."""
-    dims, merged = gpu_layout.collapse([int(d) for d in shape], *([int(v) for v in st] for st in strides))
+    """mnn_core.backend.kit.layout.collapse, but a shape of all ones stays one dim (the kernels take >= 1)."""
+    dims, merged = kit_layout.collapse([int(d) for d in shape], *([int(v) for v in st] for st in strides))
     return (dims, merged) if dims else ([1], [[0] for _ in strides])
 
 

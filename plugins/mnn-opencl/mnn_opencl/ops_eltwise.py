@@ -3,7 +3,7 @@ unary math and activations (kernels/eltwise.cl)."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.codes import BINARY as BINARY_CODES
+from mnn_core.backend.kit.codes import BINARY as BINARY_CODES
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from ._common import ACT_CODES, MATH_CODES, broadcast_strides, collapse, full_attrs, int8, kernel, numel

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from mnn_core.ops import get_schema
+from mnn_core.ops.schema import is_view
 
 from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
 
 MOVEMENT_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Concat", "Split", "Expand",
                 "Tile", "DepthToSpace", "SpaceToDepth", "Pad")
-VIEW_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 #: data movement copies bits, so any dtype goes (float32 through the float kernels, the
 #: rest through unsigned integers of their width)
 MOVEMENT_DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool")
@@ -216,7 +216,7 @@ def _build_movement(op, b):
 
 
 for _op in MOVEMENT_OPS:
-    kernel(_op, dtypes=MOVEMENT_DTYPES, supports=_supports, inplace=_op in VIEW_OPS)(_build_movement)
+    kernel(_op, dtypes=MOVEMENT_DTYPES, supports=_supports, inplace=is_view(_op))(_build_movement)
 
 
 # -- Cast ----------------------------------------------------------------------------------------------

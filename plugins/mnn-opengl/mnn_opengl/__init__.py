@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import weakref
 
-from mnn_core import hookimpl
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
 from mnn_core.errors import BackendError
 
 from . import device as _device
@@ -99,7 +98,7 @@ class OpenGLBackend(Backend):
         rec = Recorder(dev, arena, options=ctx.options or {})
         for op in ops:
             rec.op_name = op.node.name
-            KERNELS[op.node.op].record(op, rec)
+            KERNELS[op.node.op].impl(op, rec)
         program = rec.finish()
         name = f"opengl:{ops[0].node.name}..{ops[-1].node.name}" if ops else "opengl:empty"
         segment = Segment(

@@ -19,7 +19,7 @@ import struct
 
 import numpy as np
 
-from mnn_core.gpu.recorder import linear_groups
+from mnn_core.backend.kit.recorder import linear_groups
 
 from . import _gl
 

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import weakref
 
-from mnn_core import hookimpl
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
 from mnn_core.errors import BackendError
 
 from . import device as _device
@@ -34,7 +33,7 @@ from . import device as _device
 __version__ = "0.1.0"
 
 try:
-    from mnn_core.gpu.codes import fuse_activations
+    from mnn_core.backend.kit.codes import fuse_activations
 
     from .arena import VulkanArena
     from .kernels import KERNELS

@@ -20,7 +20,7 @@ segment's WIDE buffer first, `output()` hands it a float32 range there, and
 
 from __future__ import annotations
 
-from mnn_core.gpu.recorder import (  # noqa: F401  (MAX_*, Binding, row_groups: re-exported for the kernels)
+from mnn_core.backend.kit.recorder import (  # noqa: F401  (MAX_*, Binding, row_groups: re-exported for the kernels)
     CONSTANTS,
     MAX_ELEMENTS,
     MAX_GROUPS,
@@ -93,7 +93,7 @@ def _overlaps(a: tuple, ranges: list) -> bool:
 
 class Recorder(SegmentRecorder):
     """Records a segment's dispatches with the barriers between them (see the module's
-    docstring); the bindings and float16 bookkeeping are mnn_core.gpu's SegmentRecorder."""
+    docstring); the bindings and float16 bookkeeping are mnn_core.backend.kit's SegmentRecorder."""
 
     def __init__(self, device, arena, timestamps: bool = False, options: dict | None = None, half: bool = False):
         super().__init__(options, half, HALF_OPS, "vulkan.fp16_fma", "MNN_VULKAN_FP16_FMA")

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import platform
 
-from mnn_core import hookimpl
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo
+from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
 from mnn_core.errors import MnnError
 
 from . import isa as _isa
@@ -123,7 +122,7 @@ class X86Backend(Backend):
     def prepare(self, node, ins, outs, constants, ctx):
         isa = _isa.choose(ctx.options)
         _layouts.enabled(ctx.options, isa)  # a bad x86.layouts fails here even with nothing to offer
-        execution = KERNELS[node.op].prepare(node, ins, outs, constants, ctx, isa)
+        execution = KERNELS[node.op].impl(node, ins, outs, constants, ctx, isa)
         return CExecution(execution.capsule(), owner=execution, name=execution.name, packed=execution.packed)
 
 

@@ -1,16 +1,18 @@
-"""What the op modules share: the kernel table they register into, and codes
-that mirror csrc/x86.h."""
+"""What the op modules share: the kernel table they register into (mnn_core.backend's KernelTable),
+the fused-activation codes (enum x86_act in csrc/x86.h numbers them as abi.h's mnn_activation), and
+the op names of this backend's fusions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
-from mnn_core.backend import KernelSpec
+from mnn_core.backend import KernelSpec, KernelTable
+from mnn_core.backend.kit.activation import ACT_CODES
+from mnn_core.backend.kit.activation import activation_code as fused_activation
+from mnn_core.backend.kit.layout import static_shape
 
-#: the fused-activation vocabulary, as enum x86_act in csrc/x86.h
-ACT_CODES = {"none": 0, "relu": 1, "clip": 2, "leaky_relu": 3, "sigmoid": 4, "silu": 5, "gelu": 6, "tanh": 7,
-             "hard_sigmoid": 8, "hard_swish": 9}
+__all__ = ["ACT_CODES", "CONV_ADD", "CONV_DW", "CONV_GAP", "KERNELS", "KernelSpec", "PrepareFn", "conv_params",
+           "fused_activation", "kernel", "register", "static_shape"]
 
 #: the op of a Conv and the Add of its output and a residual, maybe with an activation after (fuse.py);
 #: here, not in ops_conv.py, because layouts.py (which ops_conv.py imports) lays its sides out too
@@ -21,42 +23,14 @@ CONV_GAP = "x86.ConvGlobalAvgPool"
 #: and output may be NC16
 CONV_DW = "x86.ConvDepthwise"
 
-#: prepare(node, ins, outs, constants, ctx, isa) -> an _x86.Execution
+#: a kernel's impl: prepare(node, ins, outs, constants, ctx, isa) -> an _x86.Execution
 PrepareFn = Callable[..., object]
 
-
-@dataclass(frozen=True)
-class Kernel:
-    spec: KernelSpec
-    prepare: PrepareFn
-
-
 #: op name -> Kernel; filled by the op modules when they are imported
-KERNELS: dict[str, Kernel] = {}
-
-
-def register(spec: KernelSpec, prepare: PrepareFn) -> None:
-    KERNELS[spec.op] = Kernel(spec, prepare)
-
-
-def kernel(op: str, **spec_fields):
-    """Decorator: register the decorated prepare function as the kernel of `op`."""
-
-    def wrap(fn: PrepareFn) -> PrepareFn:
-        register(KernelSpec(op, **spec_fields), fn)
-        return fn
-
-    return wrap
-
-
-def fused_activation(attrs: dict) -> tuple[int, float, float]:
-    """(x86_act code, alpha, beta) of a Conv/Gemm/MatMul's fused activation."""
-    kind = attrs.get("activation", "none")
-    return ACT_CODES[kind], float(attrs.get("act_alpha", 0.0)), float(attrs.get("act_beta", 0.0))
-
-
-def static_shape(info) -> tuple[int, ...]:
-    return tuple(int(d) for d in info.shape)
+KERNELS = KernelTable()
+#: register(spec, prepare), and the decorator @kernel(op, **KernelSpec fields)
+register = KERNELS.add
+kernel = KERNELS.kernel
 
 
 def conv_params(x_shape, w_shape, geo: dict) -> dict:

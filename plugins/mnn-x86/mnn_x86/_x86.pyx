@@ -8,7 +8,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, mnn_execution, mnn_run_fn, mnn_tensor
-from mnn_core.weights import checksum
+from mnn_core.backend.kit.weights import checksum
 
 import time
 import weakref

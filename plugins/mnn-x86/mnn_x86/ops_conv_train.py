@@ -35,12 +35,12 @@ def _train_path(node, ins, constants) -> bool:
 
 def prepare_conv(node, ins, outs, constants, ctx, isa):
     if not _train_path(node, ins, constants):
-        return _inference.prepare(node, ins, outs, constants, ctx, isa)
+        return _inference.impl(node, ins, outs, constants, ctx, isa)
     x, w = static_shape(ins[0]), static_shape(ins[1])
     p = _conv_params(x, w, {**node.attrs, "kernel_shape": node.attrs.get("kernel_shape") or list(w[2:])})
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     if has_bias and node.inputs[2] in constants:  # a constant bias with graph weights: rare, leave it to the GEMM path
-        return _inference.prepare(node, ins, outs, constants, ctx, isa)
+        return _inference.impl(node, ins, outs, constants, ctx, isa)
     return _x86.conv_grad(isa, ctx.threads, "x86.Conv.train", 2, p, node.attrs.get("activation", "none") == "relu")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend import KernelSpec
+from mnn_core.backend.kit.layout import collapse_broadcast
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from . import _x86
@@ -23,41 +24,9 @@ BINARY_CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5}
 MAX_DIMS = 8  # MNN_MAX_DIMS of the C ABI
 
 
-def _contiguous_strides(shape: tuple) -> list[int]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= d
-    return strides[::-1]
-
-
-def collapse_broadcast(out: tuple, a: tuple, b: tuple):
-    """(dims, a strides, b strides) with broadcast axes at stride 0, size-1 axes
-    dropped and neighbours merged where both inputs continue contiguously."""
-    nd = len(out)
-    shapes = [(1,) * (nd - len(s)) + tuple(s) for s in (a, b)]
-    strides = [[0 if d == 1 else st for d, st in zip(s, _contiguous_strides(s))] for s in shapes]
-    dims, sa, sb = [], [], []
-    for i, d in enumerate(out):
-        if d == 1:
-            continue
-        if dims and all(s[-1] == st[i] * d for s, st in ((sa, strides[0]), (sb, strides[1]))):
-            dims[-1] *= d
-            sa[-1], sb[-1] = strides[0][i], strides[1][i]
-            continue
-        dims.append(d)
-        sa.append(strides[0][i])
-        sb.append(strides[1][i])
-    if len(dims) > MAX_DIMS:
-        return None
-    if not dims:  # every axis is 1: one element
-        return [1], [0], [0]
-    return dims, sa, sb
-
-
 def _binary_supports(node, ins):
     a, b = static_shape(ins[0]), static_shape(ins[1])
-    if collapse_broadcast(tuple(np.broadcast_shapes(a, b)), a, b) is None:
+    if collapse_broadcast(tuple(np.broadcast_shapes(a, b)), a, b, MAX_DIMS) is None:
         return f"broadcast of {a} with {b} needs more than {MAX_DIMS} dims after collapsing"
     return True
 
@@ -67,7 +36,7 @@ def _prepare_binary(node, ins, outs, constants, ctx, isa):
         n = nbytes(outs[0]) // 4
         return _x86.binary(isa, ctx.threads, f"x86.{node.op}", BINARY_CODES[node.op], [n], [1], [1])
     a, b = static_shape(ins[0]), static_shape(ins[1])
-    dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b)
+    dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b, MAX_DIMS)
     return _x86.binary(isa, ctx.threads, f"x86.{node.op}", BINARY_CODES[node.op], dims, sa, sb)
 
 

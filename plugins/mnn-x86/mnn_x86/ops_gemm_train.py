@@ -39,7 +39,7 @@ def _runtime_path(node, ins, constants) -> bool:
 
 def prepare_gemm(node, ins, outs, constants, ctx, isa):
     if not _runtime_path(node, ins, constants):
-        return _general.prepare(node, ins, outs, constants, ctx, isa)
+        return _general.impl(node, ins, outs, constants, ctx, isa)
     a = node.attrs
     a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
     m, k = a_shape[::-1] if a.get("transA") else a_shape

@@ -155,7 +155,7 @@ def _wrap_maxpool():
 
     def prepare(node, ins, outs, constants, ctx, isa):
         if ins[0].dtype != "uint8":
-            return float_kernel.prepare(node, ins, outs, constants, ctx, isa)
+            return float_kernel.impl(node, ins, outs, constants, ctx, isa)
         from mnn_core.ops.pool import pool_geometry
 
         n, c, h, wd = static_shape(ins[0])

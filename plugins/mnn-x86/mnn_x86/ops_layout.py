@@ -11,7 +11,7 @@ import numpy as np
 
 from mnn_core.errors import BackendError
 from mnn_core.graph.ir import DTYPES
-from mnn_core.ops._util import normalize_axis
+from mnn_core.ops.helpers import normalize_axis
 
 from . import _x86
 from ._common import kernel, static_shape

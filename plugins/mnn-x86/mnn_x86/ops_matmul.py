@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.ops._util import broadcast_shape
+from mnn_core.ops.helpers import broadcast_shape
 
 from . import _x86
 from ._common import fused_activation, kernel, static_shape

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.ops._util import normalize_axis
+from mnn_core.ops.helpers import normalize_axis
 
 from . import _x86
 from ._common import kernel, static_shape

@@ -40,7 +40,7 @@ def _two_by_two(node, ins) -> dict | None:
 def prepare_max_pool(node, ins, outs, constants, ctx, isa):
     p = _two_by_two(node, ins)
     if p is None:
-        return _general.prepare(node, ins, outs, constants, ctx, isa)
+        return _general.impl(node, ins, outs, constants, ctx, isa)
     return _x86.max_pool_grad(isa, ctx.threads, "x86.MaxPool.2x2", p.pop("planes"), p, True)
 
 

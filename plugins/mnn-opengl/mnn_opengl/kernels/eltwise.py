@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.codes import BINARY, unary_code
-from mnn_core.gpu.codes import UNARY as _ALL_UNARY
-from mnn_core.gpu.layout import broadcast_plan, pad_to
+from mnn_core.backend.kit.codes import BINARY, unary_code
+from mnn_core.backend.kit.codes import UNARY as _ALL_UNARY
+from mnn_core.backend.kit.layout import broadcast_plan, pad_to
 
 from ..recorder import element
 from . import register

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.codes import activation_code
-from mnn_core.gpu.layout import broadcast_plan, collapse, contiguous_strides, pad_to
+from mnn_core.backend.kit.codes import activation_code
+from mnn_core.backend.kit.layout import broadcast_plan, collapse, contiguous_strides, pad_to
 
 from ..recorder import element
 from . import register

@@ -4,8 +4,8 @@ the convolution before it)."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.layout import numel
-from mnn_core.ops._util import normalize_axis
+from mnn_core.backend.kit.layout import numel
+from mnn_core.ops.helpers import normalize_axis
 
 from ..recorder import element
 from . import register

@@ -4,7 +4,7 @@ strides in the input."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.layout import collapse, contiguous_strides, numel, pad_to
+from mnn_core.backend.kit.layout import collapse, contiguous_strides, numel, pad_to
 from mnn_core.ops.reduce import reduce_axes
 
 from ..recorder import element

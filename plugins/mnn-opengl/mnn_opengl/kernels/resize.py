@@ -5,7 +5,7 @@ parameters (uploaded once)."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.params import resize_tables
+from mnn_core.backend.kit.params import resize_tables
 
 from ..recorder import element, words
 from . import register

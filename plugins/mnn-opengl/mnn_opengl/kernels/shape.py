@@ -5,7 +5,7 @@ tensors move too."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.layout import collapse, concat_copies, numel, pad_to, slice_copy, split_copies, transpose_copy
+from mnn_core.backend.kit.layout import collapse, concat_copies, numel, pad_to, slice_copy, split_copies, transpose_copy
 
 from ..recorder import element
 from . import register

@@ -3,13 +3,13 @@
 A kernel is a KernelSpec (what it takes, as data, with a `supports` check
 that names what it declines) and a `record(op, rec)` function that turns one
 SegmentOp into dispatches on a Recorder. The API-free arithmetic (strides,
-codes, parameter blocks, tiling) is mnn_core.gpu's, shared with mnn-metal and
+codes, parameter blocks, tiling) is mnn_core.backend.kit's, shared with mnn-metal and
 mnn-opengl.
 """
 
 from __future__ import annotations
 
-from mnn_core.gpu.registry import KernelTable
+from mnn_core.backend.kit.gpu_kernels import GpuKernelTable
 
 from ..recorder import MAX_ELEMENTS
 
@@ -31,7 +31,7 @@ def _bindable(info) -> str | None:
     return None
 
 
-KERNELS = KernelTable(MAX_ELEMENTS, _bindable)
+KERNELS = GpuKernelTable(MAX_ELEMENTS, _bindable)
 register = KERNELS.register
 
 

@@ -6,8 +6,8 @@ products summed in float32 every BK steps (see tile.glsl)."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.layout import cdiv
-from mnn_core.gpu.params import conv_plan, pack
+from mnn_core.backend.kit.layout import cdiv
+from mnn_core.backend.kit.params import conv_plan, pack
 
 from . import register
 from .matmul import gemm_tiles, split_k

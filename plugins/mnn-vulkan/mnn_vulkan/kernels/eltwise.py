@@ -1,14 +1,14 @@
 """Element-wise ops: broadcasting binary arithmetic (binary.comp; int32/int64 in
 ibinary.comp) and unary math and activations (unary.comp, codes shared with
-the fused activations in act.glsl: mnn_core.gpu.codes)."""
+the fused activations in act.glsl: mnn_core.backend.kit.codes)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.codes import BINARY, UNARY, unary_code
-from mnn_core.gpu.layout import broadcast_plan, pad6
-from mnn_core.gpu.params import binary_params, pack
+from mnn_core.backend.kit.codes import BINARY, UNARY, unary_code
+from mnn_core.backend.kit.layout import broadcast_plan, pad6
+from mnn_core.backend.kit.params import binary_params, pack
 
 from ..recorder import HALF_OPS
 from . import register

@@ -5,8 +5,8 @@ between two tensors by a bool condition; and Cast among those dtypes (cast.comp)
 
 from __future__ import annotations
 
-from mnn_core.gpu.layout import broadcast_plan, pad6
-from mnn_core.gpu.params import pack
+from mnn_core.backend.kit.layout import broadcast_plan, pad6
+from mnn_core.backend.kit.params import pack
 
 from . import register
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.codes import activation_code
-from mnn_core.gpu.layout import cdiv, collapse, contiguous_strides
-from mnn_core.gpu.params import gemm_args, gemm_params
-from mnn_core.gpu.tiling import blocks, busiest_tile
+from mnn_core.backend.kit.codes import activation_code
+from mnn_core.backend.kit.layout import cdiv, collapse, contiguous_strides
+from mnn_core.backend.kit.params import gemm_args, gemm_params
+from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
 from ..recorder import MAX_GROUPS
 from . import register

@@ -3,8 +3,8 @@ InstanceNormalization (norm_rows.comp), Softmax and LogSoftmax (softmax.comp).""
 
 from __future__ import annotations
 
-from mnn_core.gpu.params import pack
-from mnn_core.gpu.recorder import row_groups
+from mnn_core.backend.kit.params import pack
+from mnn_core.backend.kit.recorder import row_groups
 
 from . import register
 

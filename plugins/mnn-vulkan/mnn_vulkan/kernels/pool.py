@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnn_core.gpu.params import pool_params
+from mnn_core.backend.kit.params import pool_params
 
 from . import register
 

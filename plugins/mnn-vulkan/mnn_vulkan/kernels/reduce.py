@@ -4,9 +4,9 @@ one axis (argreduce.comp)."""
 
 from __future__ import annotations
 
-from mnn_core.gpu.codes import REDUCE
-from mnn_core.gpu.params import pack, reduce_params, reduce_supports
-from mnn_core.gpu.recorder import row_groups
+from mnn_core.backend.kit.codes import REDUCE
+from mnn_core.backend.kit.params import pack, reduce_params, reduce_supports
+from mnn_core.backend.kit.recorder import row_groups
 
 from . import register
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.params import pack, resize_tables
+from mnn_core.backend.kit.params import pack, resize_tables
 
 from . import register
 

@@ -5,7 +5,7 @@ Pad (pad.comp), Gather (gather.comp) and GatherElements have their own. The copi
 
 from __future__ import annotations
 
-from mnn_core.gpu.layout import (
+from mnn_core.backend.kit.layout import (
     broadcast_strides,
     collapse,
     concat_copies,
@@ -15,8 +15,8 @@ from mnn_core.gpu.layout import (
     split_copies,
     transpose_copy,
 )
-from mnn_core.gpu.params import pack, pad_params
-from mnn_core.gpu.recorder import copy_words, record_copy
+from mnn_core.backend.kit.params import pack, pad_params
+from mnn_core.backend.kit.recorder import copy_words, record_copy
 
 from ..recorder import HALF_OPS
 from . import register
