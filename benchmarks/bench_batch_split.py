@@ -3,7 +3,7 @@
     python benchmarks/bench_batch_split.py --model resnet18 --threads 2 --rounds 3
 
 In one process: a batch-8 session with batch_parallel="off" and one with "on" (T images at a time on T
-threads, each on a one-image plan, mnn_core/batch_split.py), run in turn, 3 runs each per round; prints
+threads, each on a one-image plan, mnn_core/runtime/batch_split.py), run in turn, 3 runs each per round; prints
 both medians and minima and their ratio. The outputs are checked to agree first.
 """
 

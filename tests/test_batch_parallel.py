@@ -1,4 +1,4 @@
-"""Session(batch_parallel=...): a batch run as single images on several threads (mnn_core/batch_split.py),
+"""Session(batch_parallel=...): a batch run as single images on several threads (mnn_core/runtime/batch_split.py),
 and the check that a model treats its images independently (mnn_core/graph/batch.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Backend fusions (mnn_core/fusion.py): at each plan a backend may run some of its placed ops as one
+"""Backend fusions (mnn_core/runtime/fusion.py): at each plan a backend may run some of its placed ops as one
 op of its own, and the core checks that the fusion is sound before building the plan on it.
 
 The backend here is numpy: Neg, Relu and Add, plus its own op "fuser.NegRelu", max(-x, 0), which

@@ -1,4 +1,4 @@
-"""mnn_core.gpu, the API-free toolkit the GPU backends share: strides and collapsing
+"""mnn_core.backend.kit (formerly mnn_core.gpu), the API-free toolkit the GPU backends share: strides and collapsing
 checked by walking real numpy arrays with them, parameter blocks by their bytes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mnn_core/weights.py: constants released from a session's graph after packing, derived again
+"""mnn_core/runtime/weights.py: constants released from a session's graph after packing, derived again
 from the model (a Graph, or a file read again) and checked against their CRC-32."""
 
 from __future__ import annotations

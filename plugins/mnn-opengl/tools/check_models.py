@@ -24,7 +24,7 @@ def main() -> None:
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 224
     batch = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     repeat = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-    from mnn_core.plugins import get_plugins
+    from mnn_core.backend import get_plugins
 
     print(get_plugins().backends["opengl"].devices()[0].name)
     for name in ["mobilenet_v2", "resnet18", "squeezenet1_1"]:

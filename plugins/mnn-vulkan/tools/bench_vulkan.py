@@ -70,7 +70,7 @@ def _vulkan(graph, x, args) -> dict:
     out = {"median_ms": statistics.median(times), "min_ms": min(times), "device": device.choose(None).name}
     got = sess.run(feeds)
     try:
-        from mnn_core.plugins import get_plugins
+        from mnn_core.backend import get_plugins
 
         ref_backend = "x86" if "x86" in get_plugins().backends else "reference"
         want = mnn.Session(graph, backend=ref_backend).run(feeds)

@@ -332,7 +332,7 @@ cdef Buffer _floats(int64_t n):
 #: Constant weights packed for a kernel, by (id of the weight array, the packing): two sessions of one
 #: model (the one-image sessions of Session(batch_parallel=...), a session per input shape) share them
 #: instead of each holding its own copy. An entry lives as long as an execution keeps its Buffer.
-#: `source` is a weak reference, so the session can free the array once packed (mnn_core/weights.py):
+#: `source` is a weak reference, so the session can free the array once packed (mnn_core/runtime/weights.py):
 #: an entry whose array died no longer matches, whichever array has its id now; the CRC-32 of the
 #: bytes (about 2 GB/s) catches an array changed in place since (a fine-tuning step, say).
 _packed_cache = weakref.WeakValueDictionary()

@@ -1,4 +1,4 @@
-"""Which of its placed ops mnn-x86 runs as one (Backend.fuse; the core's side is mnn_core/fusion.py).
+"""Which of its placed ops mnn-x86 runs as one (Backend.fuse; the core's side is mnn_core/runtime/fusion.py).
 
 - A convolution the direct kernel runs (the stems: few input channels) and the max pooling that
   alone reads its output, when that pooling is 2 or 3 wide at stride 2 across with dilation 1
