@@ -14,13 +14,22 @@ from mnn_core.backend import KernelSpec, KernelTable
 from mnn_core.backend.kit import activation, layout
 from mnn_core.ops.elementwise import ACTIVATIONS
 
-ENGINE = ("mnn_core.session", "mnn_core.runtime.session", "mnn_core.memory.planner", "mnn_core.memory._planner",
-          "mnn_core.runtime._runloop", "mnn_core.scheduler", "mnn_core.runtime.scheduler")
+ENGINE = (
+    "mnn_core.session",
+    "mnn_core.runtime.session",
+    "mnn_core.memory.planner",
+    "mnn_core.memory._planner",
+    "mnn_core.runtime._runloop",
+    "mnn_core.scheduler",
+    "mnn_core.runtime.scheduler",
+)
 
 
 def test_importing_the_contract_loads_no_engine():
-    code = ("import sys, mnn_core.backend, mnn_core.backend.kit.params, mnn_core.backend.kit.recorder; "
-            f"print([m for m in {ENGINE!r} if m in sys.modules])")
+    code = (
+        "import sys, mnn_core.backend, mnn_core.backend.kit.params, mnn_core.backend.kit.recorder; "
+        f"print([m for m in {ENGINE!r} if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -75,8 +75,11 @@ def check_import(module: str, names: list[str], extra: frozenset = frozenset()) 
 
 def _attributes_of(tree: ast.AST, alias: str) -> list[tuple[int, str]]:
     """(line, name) of every `alias.name` in the tree: what a module imported as `alias` is used for."""
-    return [(n.lineno, n.attr) for n in ast.walk(tree)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == alias]
+    return [
+        (n.lineno, n.attr)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == alias
+    ]
 
 
 def python_violations(source: str, extra: frozenset = frozenset()) -> list[tuple[int, str]]:
@@ -95,8 +98,13 @@ def python_violations(source: str, extra: frozenset = frozenset()) -> list[tuple
                 elif alias.name == "mnn_core":  # `import mnn_core [as m]`: check what it is used for
                     uses = _attributes_of(tree, alias.asname or "mnn_core")
                     found += [(line, why) for line, name in uses if (why := check_import("mnn_core", [name], extra))]
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             why = check_import(node.args[0].value, [], extra)
             if why:
                 found.append((node.lineno, why))
@@ -142,34 +150,40 @@ def test_every_exception_names_a_file_that_exists():
     assert all((ROOT / rel).is_file() for rel in EXCEPTIONS)
 
 
-@pytest.mark.parametrize("source, ok", [
-    ("from mnn_core.backend import Backend, hookimpl", True),
-    ("from mnn_core.backend.kit.layout import collapse", True),
-    ("from mnn_core.ops.conv import conv_geometry", True),
-    ("from mnn_core.graph.ir import Node", True),
-    ("from mnn_core import hookimpl, get_include", True),
-    ("from . import _common", True),
-    ("import numpy as np", True),
-    ("from mnn_core.scheduler import VIEW_OPS", False),
-    ("from mnn_core.runtime.session import Session", False),
-    ("from mnn_core.ops._util import normalize_axis", False),
-    ("from mnn_core import Session", False),
-    ("import mnn_core.weights", False),
-    ("import mnn_core as m\nm.load('x')", False),
-    ("import mnn_core as m\nm.get_include()", True),
-    ("import importlib\nimportlib.import_module('mnn_core.fusion')", False),
-])
+@pytest.mark.parametrize(
+    "source, ok",
+    [
+        ("from mnn_core.backend import Backend, hookimpl", True),
+        ("from mnn_core.backend.kit.layout import collapse", True),
+        ("from mnn_core.ops.conv import conv_geometry", True),
+        ("from mnn_core.graph.ir import Node", True),
+        ("from mnn_core import hookimpl, get_include", True),
+        ("from . import _common", True),
+        ("import numpy as np", True),
+        ("from mnn_core.scheduler import VIEW_OPS", False),
+        ("from mnn_core.runtime.session import Session", False),
+        ("from mnn_core.ops._util import normalize_axis", False),
+        ("from mnn_core import Session", False),
+        ("import mnn_core.weights", False),
+        ("import mnn_core as m\nm.load('x')", False),
+        ("import mnn_core as m\nm.get_include()", True),
+        ("import importlib\nimportlib.import_module('mnn_core.fusion')", False),
+    ],
+)
 def test_the_checker_tells_allowed_from_forbidden(source, ok):
     assert (python_violations(source) == []) is ok
 
 
-@pytest.mark.parametrize("source, ok", [
-    ("from mnn_core.abi cimport mnn_tensor, mnn_execution", True),
-    ("from mnn_core.backend.kit.weights import checksum", True),
-    ("from mnn_core.weights import checksum", False),
-    ("from mnn_core import (\n    hookimpl,\n    Session,\n)", False),
-    ("cimport mnn_core.abi", True),
-    ("import mnn_core.session", False),
-])
+@pytest.mark.parametrize(
+    "source, ok",
+    [
+        ("from mnn_core.abi cimport mnn_tensor, mnn_execution", True),
+        ("from mnn_core.backend.kit.weights import checksum", True),
+        ("from mnn_core.weights import checksum", False),
+        ("from mnn_core import (\n    hookimpl,\n    Session,\n)", False),
+        ("cimport mnn_core.abi", True),
+        ("import mnn_core.session", False),
+    ],
+)
 def test_the_cython_checker_reads_import_lines(source, ok):
     assert (cython_violations(source) == []) is ok
