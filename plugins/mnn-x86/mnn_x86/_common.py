@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mnn_core.backend import KernelSpec, KernelTable
+from mnn_core.backend import Kernel, KernelSpec, KernelTable
 from mnn_core.backend.kit.activation import ACT_CODES
 from mnn_core.backend.kit.activation import activation_code as fused_activation
 from mnn_core.backend.kit.layout import static_shape
 
-__all__ = ["ACT_CODES", "CONV_ADD", "CONV_DW", "CONV_GAP", "KERNELS", "KernelSpec", "PrepareFn", "conv_params",
-           "fused_activation", "kernel", "register", "static_shape"]
+__all__ = ["ACT_CODES", "CONV_ADD", "CONV_DW", "CONV_GAP", "KERNELS", "Kernel", "KernelSpec", "PrepareFn",
+           "conv_params", "fused_activation", "kernel", "register", "static_shape"]
 
 #: the op of a Conv and the Add of its output and a residual, maybe with an activation after (fuse.py);
 #: here, not in ops_conv.py, because layouts.py (which ops_conv.py imports) lays its sides out too

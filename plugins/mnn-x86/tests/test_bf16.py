@@ -84,7 +84,7 @@ def names(monkeypatch):
         base = KERNELS[op]
 
         def recording(*args, _base=base, **kwargs):
-            ex = _base.prepare(*args, **kwargs)
+            ex = _base.impl(*args, **kwargs)
             seen.append(ex.name)
             return ex
 
