@@ -1,5 +1,6 @@
 """Shape and layout ops: views (Reshape, Flatten, Squeeze, Unsqueeze), data movement
-(Transpose, Concat, Split, Slice, Gather, Pad, Expand, Tile), Cast and Shape.
+(Transpose, Concat, Split, Slice, Gather, Pad, Expand, Tile) and Cast; Shape is with the shape
+arithmetic in shape_arith.py.
 
 Where ONNX takes a constant tensor input (a shape, pads, axes, ...), the op here
 takes a static attribute instead: shapes are known at resize, so every output
@@ -559,7 +560,7 @@ register(
 )
 
 
-# -- Cast / Shape ---------------------------------------------------------------------------
+# -- Cast ---------------------------------------------------------------------------------
 
 
 def _cast_samples(rng):
@@ -593,19 +594,5 @@ register(
         samples=_cast_samples,
         doc="Convert to the dtype `to` (floats to ints truncate toward zero; nonzero is True; float8 and "
             "bfloat16 round to nearest even).",
-    )
-)
-
-register(
-    OpSchema(
-        "Shape",
-        infer=lambda ins, attrs: [TensorInfo((len(ins[0].shape[attrs["start"]:attrs["end"]]),), "int64")],
-        reference=lambda ins, attrs: [np.array(ins[0].shape[attrs["start"]:attrs["end"]], dtype=np.int64)],
-        attrs={"start": Attr("int", 0), "end": Attr("int", None, doc="exclusive; absent: the rank")},
-        flops=lambda ins, outs, attrs: 0.0,
-        samples=lambda rng: iter([Sample([rand(rng, 2, 3, 4)], label="(2, 3, 4)"), Sample([rand(rng)], label="scalar"),
-                                  Sample([rand(rng, 0, 5)], label="(0, 5)"),
-                                  Sample([rng.random((7,)) > 0.5], label="bool input")]),
-        doc="The input's shape as a 1-D int64 tensor.",
     )
 )

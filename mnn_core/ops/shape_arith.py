@@ -1,4 +1,4 @@
-"""Ops that compute shapes rather than data: Size, ConstantOfShape, Range.
+"""Ops that compute shapes rather than data: Shape, Size, ConstantOfShape, Range.
 
 ONNX graphs build Reshape targets, masks and position ids with them from input shapes. At resize
 their inputs are known, so they run once there and their outputs become constants of the plan
@@ -18,6 +18,20 @@ from ..graph.ir import TensorInfo
 from ..graph.symbolic import UNKNOWN, Sym, is_sym
 from ._util import rand
 from .schema import Attr, OpSchema, Sample, register
+
+register(
+    OpSchema(
+        "Shape",
+        infer=lambda ins, attrs: [TensorInfo((len(ins[0].shape[attrs["start"]:attrs["end"]]),), "int64")],
+        reference=lambda ins, attrs: [np.array(ins[0].shape[attrs["start"]:attrs["end"]], dtype=np.int64)],
+        attrs={"start": Attr("int", 0), "end": Attr("int", None, doc="exclusive; absent: the rank")},
+        flops=lambda ins, outs, attrs: 0.0,
+        samples=lambda rng: iter([Sample([rand(rng, 2, 3, 4)], label="(2, 3, 4)"), Sample([rand(rng)], label="scalar"),
+                                  Sample([rand(rng, 0, 5)], label="(0, 5)"),
+                                  Sample([rng.random((7,)) > 0.5], label="bool input")]),
+        doc="The input's shape as a 1-D int64 tensor.",
+    )
+)
 
 register(OpSchema(
     "Size",
