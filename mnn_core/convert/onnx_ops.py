@@ -22,8 +22,6 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import GraphError
-from ..graph.ir import SequenceInfo, TensorInfo
 from ..ops import all_schemas
 from .onnx_common import DEFAULT_DOMAIN, NodeUnsupported, as_int_list, onnx_type_name
 
@@ -126,6 +124,12 @@ def static(since: int, **positions: tuple[int, Callable] | int):
         direct(ctx, node, inputs=node.inputs[:cut], values=values)
 
     return handler
+
+
+def _const(ctx, value: np.ndarray, base: str) -> str:
+    name = ctx.fresh(base)
+    ctx.set_const(name, value)
+    return name
 
 
 def _float(v) -> float:
@@ -538,201 +542,6 @@ def _gather(ctx, node):
     ctx.emit("Squeeze", [y], node.outputs, {"axes": [axis]}, f"{node.name}.squeeze")
 
 
-@handles("If")
-def _if(ctx, node):
-    cond = ctx.const(node.inputs[0])
-    if cond is not None:  # a constant condition picks its branch at import
-        branch = node.attrs["then_branch"] if bool(np.asarray(cond).reshape(-1)[0]) else node.attrs["else_branch"]
-        return ctx.inline_graph(node, branch)
-    # a runtime condition: both branches become closed sub-graphs taking the same captures
-    then_g, then_caps = ctx.import_subgraph(node.attrs["then_branch"], [], f"{node.name}/then")
-    else_g, else_caps = ctx.import_subgraph(node.attrs["else_branch"], [], f"{node.name}/else")
-    captures = list(dict.fromkeys(then_caps + else_caps))
-    branches = {"then_branch": (then_g, then_caps), "else_branch": (else_g, else_caps)}
-    infos = {outer: info for g, caps in branches.values()
-             for outer, info in zip(caps, list(g.inputs.values())[len(g.inputs) - len(caps):])}
-    attrs = {key: _take_captures(g, caps, captures, infos) for key, (g, caps) in branches.items()}
-    ctx.emit("If", [node.inputs[0]] + captures, node.outputs, attrs, node.name, fold=False)
-
-
-def _take_captures(graph, own: list[str], captures: list[str], infos: dict):
-    """A branch whose trailing inputs are `captures` (the union of both branches'), in that order."""
-    from ..graph.ir import unique_name
-
-    formal = {n: i for n, i in list(graph.inputs.items())[:len(graph.inputs) - len(own)]}
-    mine = dict(zip(own, list(graph.inputs.items())[len(graph.inputs) - len(own):]))
-    inputs = dict(formal)
-    taken = set(graph.inputs) | {o for n in graph.nodes for o in n.outputs} | set(graph.initializers)
-    for outer in captures:
-        if outer in mine:
-            name, info = mine[outer]
-        else:  # read by the other branch only: an input this branch ignores
-            name = unique_name(taken, f"unused.{outer}")
-            taken.add(name)
-            info = infos[outer]
-        inputs[name] = info
-    graph.inputs = inputs
-    return graph
-
-
-@handles("Loop")
-def _loop(ctx, node):
-    body = node.attrs["body"]
-    carried = node.inputs[2:]
-    # a carried value's info: as the body declares it (its symbols stay symbols), else the initial value's
-    declared = list(body.input)[2:]
-    formal = [TensorInfo((), "int64"), TensorInfo((), "bool")] + [
-        ctx.declared_info(d, v) for d, v in zip(declared, carried)]
-    graph, captures = ctx.import_subgraph(body, formal, f"{node.name}/body")
-    inputs = [node.input(0), node.input(1)] + list(carried) + captures
-    ctx.emit("Loop", inputs, node.outputs, {"body": graph, "num_captures": len(captures)}, node.name, fold=False)
-
-
-@handles("Scan")
-def _scan(ctx, node):
-    if node.opset < 9:
-        raise NodeUnsupported("Scan before opset 9 (batched, with sequence_lens) is not supported")
-    n_scan = node.attrs["num_scan_inputs"]
-    n_state = len(node.inputs) - n_scan
-    axes = list(node.attrs.get("scan_input_axes") or [0] * n_scan)
-    formal = [ctx.value_info(v) for v in node.inputs[:n_state]]
-    for v, axis in zip(node.inputs[n_state:], axes):
-        info = ctx.value_info(v)
-        shape = list(info.shape)
-        del shape[axis % len(shape)]
-        formal.append(TensorInfo(tuple(shape), info.dtype))
-    graph, captures = ctx.import_subgraph(node.attrs["body"], formal, f"{node.name}/body")
-    attrs = {k: v for k, v in node.attrs.items() if k != "body"}
-    direct(ctx, node, inputs=list(node.inputs) + captures, ignore=("body",),
-           values={"body": graph, "num_captures": len(captures), **attrs})
-
-
-@handles("SequenceMap")
-def _sequence_map(ctx, node):
-    formal = []
-    for v in node.inputs:
-        info = ctx.value_info(v)
-        if isinstance(info, SequenceInfo):
-            info = info.elem if info.elem is not None else None
-        formal.append(info)
-    graph, captures = ctx.import_subgraph(node.attrs["body"], formal, f"{node.name}/body")
-    ctx.emit("SequenceMap", list(node.inputs) + captures, node.outputs,
-             {"body": graph, "num_captures": len(captures)}, node.name, fold=False)
-
-
-@handles("SequenceEmpty")
-def _sequence_empty(ctx, node):
-    dtype = onnx_type_name(node.attrs.get("dtype", 1))
-    ctx.emit("SequenceEmpty", [], node.outputs, {"dtype": dtype}, node.name, fold=False)
-
-
-@handles("Optional")
-def _optional(ctx, node):
-    ctx.emit("Optional", node.inputs[:1] if node.input(0) else [], node.outputs, {}, node.name, fold=False)
-
-
-@handles("QuantizeLinear", "DequantizeLinear")
-def _quantize(ctx, node):
-    values = {}
-    if node.attrs.get("output_dtype"):
-        code = node.attrs["output_dtype"]
-        values["output_dtype"] = onnx_type_name(code)
-    try:
-        direct(ctx, node, values=values, ignore=("output_dtype", "saturate", "precision"))
-    except GraphError as exc:  # a dtype the int8 ops do not take (float8, int4, int16, ...): the formula
-        if not _decomposed_quantize(ctx, node):
-            raise exc
-
-
-#: integer quantization targets beyond the int8 ops: their saturation range
-_INT_RANGES = {"int16": (-(1 << 15), (1 << 15) - 1), "uint16": (0, (1 << 16) - 1), "int4": (-8, 7), "uint4": (0, 15),
-               "int2": (-2, 1), "uint2": (0, 3), "int8": (-128, 127), "uint8": (0, 255)}
-_FLOAT_TARGETS = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn")
-
-
-def _decomposed_quantize(ctx, node) -> bool:
-    """Q/DQ to or from a low-precision or 16-bit type as mnn elementwise ops, ONNX's formula:
-    QuantizeLinear y = saturate(x / scale + zero_point) (integers round half to even first),
-    DequantizeLinear y = (x - zero_point) * scale."""
-    quantize = node.op == "QuantizeLinear"
-    x, scale_name, zp_name = node.inputs[0], node.inputs[1], node.input(2)
-    if quantize:
-        code = node.attrs.get("output_dtype")
-        target = ctx.dtype(zp_name) if zp_name else onnx_type_name(code) if code else "uint8"
-    else:
-        code = node.attrs.get("output_dtype")
-        target = onnx_type_name(code) if code else ctx.dtype(scale_name)
-    narrow = target if quantize else ctx.dtype(x)
-    if narrow not in _INT_RANGES and narrow not in _FLOAT_TARGETS:
-        return False
-    wide = ctx.dtype(x) if quantize else "float32"
-    name = node.name
-
-    def param(value: str, what: str) -> str | None:
-        """The scale or zero point in `wide`, shaped to broadcast against x (None: cannot be)."""
-        rank, axis, block = ctx.rank(x), node.attrs.get("axis", 1), node.attrs.get("block_size", 0)
-        const = ctx.const(value)
-        if const is not None:
-            from ..ops import lowp
-
-            shaped = _broadcastable(lowp.cast(const, "float32"), rank, axis, block, ctx.shape(x))
-            return _const(ctx, shaped.astype(wide), f"{name}.{what}")
-        if block:
-            return None  # per-block parameters computed at run time: not taken
-        v = ctx.emit("Cast", [value], [ctx.fresh(f"{name}.{what}.wide")], {"to": wide})[0] \
-            if ctx.dtype(value) != wide else value
-        size = int(np.prod(ctx.shape(value), dtype=np.int64))
-        if size == 1 or ctx.rank(value) == 0:
-            return ctx.emit("Reshape", [v], [ctx.fresh(f"{name}.{what}.scalar")], {"shape": []})[0]
-        per_axis = [-1 if i == axis % rank else 1 for i in range(rank)]
-        return ctx.emit("Reshape", [v], [ctx.fresh(f"{name}.{what}.axis")], {"shape": per_axis})[0]
-
-    s = param(scale_name, "scale")
-    z = param(zp_name, "zero_point") if zp_name else None
-    if s is None or zp_name and z is None:
-        return False
-    if quantize:
-        y = ctx.emit("Div", [x, s], [ctx.fresh(f"{name}.div")])[0]
-        if narrow in _INT_RANGES:
-            y = ctx.emit("Round", [y], [ctx.fresh(f"{name}.round")])[0]
-        if z is not None:
-            y = ctx.emit("Add", [y, z], [ctx.fresh(f"{name}.shifted")])[0]
-        if narrow in _INT_RANGES:
-            lo, hi = _INT_RANGES[narrow]
-            y = ctx.emit("Clip", [y], [ctx.fresh(f"{name}.clip")], {"min": float(lo), "max": float(hi)})[0]
-        ctx.emit("Cast", [y], node.outputs, {"to": narrow, "saturate": int(node.attrs.get("saturate", 1))}, name)
-        return True
-    y = ctx.emit("Cast", [x], [ctx.fresh(f"{name}.wide")], {"to": "float32"})[0]
-    if z is not None:
-        y = ctx.emit("Sub", [y, z], [ctx.fresh(f"{name}.sub")])[0]
-    y = ctx.emit("Mul", [y, s], [ctx.fresh(f"{name}.mul")])[0]
-    if target == "float32":
-        ctx.alias(node.outputs[0], y)
-    else:
-        ctx.emit("Cast", [y], node.outputs, {"to": target}, name)
-    return True
-
-
-def _broadcastable(p: np.ndarray, rank: int, axis: int, block: int, shape) -> np.ndarray:
-    """A per-tensor, per-axis or per-block parameter shaped to broadcast against the data."""
-    p = np.asarray(p)
-    if p.size == 1 and not block:
-        return p.reshape(())
-    axis %= max(rank, 1)
-    if block:
-        return np.take(np.repeat(p, block, axis=axis), range(shape[axis]), axis=axis)
-    return p.reshape([p.size if i == axis else 1 for i in range(rank)])
-
-
-def _const(ctx, value: np.ndarray, base: str) -> str:
-    name = ctx.fresh(base)
-    ctx.set_const(name, value)
-    return name
-
-
-
-
-
 for _op in ("Momentum", "Adagrad", "Adam"):
     HANDLERS[("ai.onnx.preview.training", _op)] = generic
 
@@ -761,3 +570,7 @@ def _bitcast(ctx, node):
 
 
 # ops not listed here map onto the mnn op of the same name (if there is one), see generic()
+
+
+# the handler families kept in modules of their own register into HANDLERS when imported
+from . import onnx_control, onnx_quant  # noqa: E402,F401  isort: skip
