@@ -187,3 +187,75 @@ def test_the_checker_tells_allowed_from_forbidden(source, ok):
 )
 def test_the_cython_checker_reads_import_lines(source, ok):
     assert (cython_violations(source) == []) is ok
+
+
+# -- plugins stand alone ------------------------------------------------------------------------
+
+
+def _plugin_dirs() -> dict[str, Path]:
+    """Every plugin's folder by its module name (plugins/mnn-vulkan -> mnn_vulkan)."""
+    return {p.name.replace("-", "_"): p for p in sorted(ROOT.glob("plugins/mnn-*")) if (p / "pyproject.toml").is_file()}
+
+
+def _own_python_files(plugin: Path) -> list[Path]:
+    """A plugin's package, tests, tools and build script: everything it ships or runs."""
+    skip = {"build", "__pycache__"}
+    return [
+        p
+        for p in sorted(plugin.rglob("*.py"))
+        if not skip & set(p.relative_to(plugin).parts) and not any(s.endswith(".egg-info") for s in p.parts)
+    ]
+
+
+def sibling_uses(source: str, siblings: set[str]) -> list[tuple[int, str]]:
+    """(line, what) for each import of a sibling plugin's module and each string naming a sibling's
+    module or folder (a path into its checkout, an import_module or find_spec argument)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        modules = []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+        elif isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        for module in modules:
+            if module.split(".")[0] in siblings:
+                found.append((node.lineno, f"imports {module}"))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            if text.split(".")[0] in siblings or any(
+                text in (s, s.replace("_", "-")) or f"{s}/" in text or f"{s.replace('_', '-')}/" in text
+                for s in siblings
+            ):
+                found.append((node.lineno, f"names {text!r}"))
+    return found
+
+
+def test_no_plugin_imports_or_reads_another_plugin():
+    """A plugin builds, installs and tests alone: what two plugins share belongs to the core kit
+    (mnn-metal's kernels are the kit's shaders, mnn_core/backend/kit/shaders, not mnn-vulkan's).
+    Cross-checks of two plugins live in the repository's tests/ (test_metal_plans_on_vulkan.py)."""
+    plugins = _plugin_dirs()
+    assert {"mnn_metal", "mnn_vulkan"} <= set(plugins)
+    bad = []
+    for own, folder in plugins.items():
+        siblings = set(plugins) - {own}
+        for path in _own_python_files(folder):
+            rel = path.relative_to(ROOT).as_posix()
+            bad += [f"{rel}:{line}: {what}" for line, what in sibling_uses(path.read_text(), siblings)]
+    assert not bad, "a plugin uses another plugin (share through mnn_core.backend.kit instead):\n  " + "\n  ".join(bad)
+
+
+@pytest.mark.parametrize(
+    "source, ok",
+    [
+        ("import mnn_vulkan", False),
+        ("from mnn_vulkan import _vulkan", False),
+        ("os.path.join(here, '..', '..', 'mnn-vulkan', 'mnn_vulkan', 'shaders')", False),
+        ("importlib.import_module('mnn_vulkan.recorder')", False),
+        ("from mnn_metal import msl", True),
+        ("Session(g, backend='vulkan')", True),
+        ("from mnn_core.backend.kit.spirv import SHADER_DIR", True),
+    ],
+)
+def test_the_sibling_checker(source, ok):
+    assert (sibling_uses(source, {"mnn_vulkan", "mnn_x86"}) == []) is ok

@@ -3,8 +3,8 @@
 Nothing Vulkan is needed to build: libvulkan.so.1 is opened with dlopen at
 run time and the declarations used are vendored in csrc/vk_min.h (generated
 from the Khronos header by tools/gen_vk_min.py). The SPIR-V shaders are
-committed under mnn_vulkan/shaders/ (tools/build_shaders.py rebuilds them with
-glslc), so no shader compiler is needed either.
+the core kit's, committed under mnn_core/backend/kit/shaders/ (the checkout's
+tools/build_shaders.py rebuilds them with glslc), so no shader compiler is needed either.
 
 The C ABI header (mnn_core/include/mnn_core/abi.h) comes from an importable
 mnn_core when there is one, else from this source tree (../../mnn_core); set

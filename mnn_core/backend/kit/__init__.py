@@ -11,6 +11,8 @@
 - `gpu_kernels`: the kernel table of a shader backend (the 32-bit indexing guard)
 - `recorder`: grids and the float16-storage bookkeeping of a segment recorder
 - `weights`: `checksum`, to tell whether a weight packed before has changed
+- `spirv`: the shared compute shaders (GLSL in `shaders/`, committed SPIR-V and its lock) that
+  mnn-vulkan runs and mnn-metal translates to MSL
 
 mnn-x86 and mnn-arm use `activation` and `layout`; mnn-vulkan, mnn-metal and mnn-opengl build
 on all of it; see docs/PLUGINS.md. Importing the kit loads neither a device API nor the engine.

@@ -1,7 +1,7 @@
 """mnn-metal: the Metal compute backend of mnn (macOS only).
 
-Its kernels are mnn-vulkan's compute shaders, translated from their committed
-SPIR-V to Metal Shading Language by spirv-cross (mnn_metal/msl/*.metal, see
+Its kernels are the core kit's compute shaders (mnn_core.backend.kit.spirv, which mnn-vulkan
+runs too), translated from their committed SPIR-V to Metal Shading Language by spirv-cross (mnn_metal/msl/*.metal, see
 msl.py), so the two GPU backends share one tested set of kernel logic. The op
 -> kernel mapping (kernels.py) and the recording of a segment (recorder.py)
 are pure Python and run on every OS; only the native part (csrc/mnn_metal.m:

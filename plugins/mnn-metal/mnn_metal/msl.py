@@ -1,7 +1,7 @@
-"""The Metal kernels: MSL generated from mnn-vulkan's committed SPIR-V.
+"""The Metal kernels: MSL generated from the core kit's committed SPIR-V.
 
-Every Vulkan compute shader (plugins/mnn-vulkan/mnn_vulkan/shaders/*.spv,
-itself built from GLSL and locked to its source) is turned into one MSL file
+Every shared compute shader (mnn_core/backend/kit/shaders/*.spv, the ones
+mnn-vulkan runs, built from GLSL and locked to its source) is turned into one MSL file
 `msl/<name>.metal` holding one kernel function named `<name>`:
 
     SPIR-V --(spirv_ubo: push constants -> uniform buffer at PARAMS_INDEX)-->
@@ -31,16 +31,19 @@ from .spirv_ubo import PARAMS_INDEX, push_constants_to_ubo
 MSL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msl")
 LOCK_FILE = os.path.join(MSL_DIR, "MSL.lock")
 MSL_VERSION = "20300"  # MSL 2.3 (macOS 11): simdgroup reductions, half storage
-#: mnn-vulkan's shader directory beside this package in a source checkout
-_CHECKOUT_VULKAN = os.path.normpath(
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "mnn-vulkan", "mnn_vulkan", "shaders")
-)
 
 
-def vulkan_shader_dir() -> str:
-    """Where mnn-vulkan's committed SPIR-V is (the generator's input): $MNN_VULKAN_SHADERS, else
-    beside this package in a source checkout (an installed copy has none: set the variable)."""
-    return os.environ.get("MNN_VULKAN_SHADERS") or _CHECKOUT_VULKAN
+def spirv_dir() -> str:
+    """Where the committed SPIR-V is (the generator's input): the core kit's shaders, shipped with
+    mnn-core (mnn_core.backend.kit.spirv)."""
+    from mnn_core.backend.kit.spirv import SHADER_DIR
+
+    return SHADER_DIR
+
+
+def spirv_names() -> list[str]:
+    """Every shader with committed SPIR-V, by name: the kernels to generate."""
+    return sorted(f[:-4] for f in os.listdir(spirv_dir()) if f.endswith(".spv"))
 
 
 def names() -> list[str]:

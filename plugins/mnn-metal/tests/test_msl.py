@@ -1,4 +1,4 @@
-"""The committed MSL cannot drift from mnn-vulkan's committed SPIR-V.
+"""The committed MSL cannot drift from the core kit's committed SPIR-V (mnn_core/backend/kit/shaders).
 
 MSL.lock records, per kernel, the SHA-256 of the SPIR-V it was generated from
 and of the MSL: without any tool, a rebuilt Vulkan shader whose MSL was not
@@ -17,22 +17,14 @@ import pytest
 from mnn_metal import msl, signature, spirv_ubo
 
 REGENERATE = "run `python tools/build_msl.py` in plugins/mnn-metal and commit the .metal files and MSL.lock"
-have_vulkan_sources = pytest.mark.skipif(
-    not os.path.isdir(msl.vulkan_shader_dir()),
-    reason="mnn-vulkan's shaders are not beside this plugin (not a checkout)",
-)
 have_spirv_cross = pytest.mark.skipif(
     msl.find_spirv_cross() is None, reason="spirv-cross not installed (Debian: apt-get install spirv-cross)"
 )
 
 
 def _spv(name: str) -> bytes:
-    with open(os.path.join(msl.vulkan_shader_dir(), f"{name}.spv"), "rb") as f:
+    with open(os.path.join(msl.spirv_dir(), f"{name}.spv"), "rb") as f:
         return f.read()
-
-
-def _vulkan_names() -> list[str]:
-    return sorted(f[:-4] for f in os.listdir(msl.vulkan_shader_dir()) if f.endswith(".spv"))
 
 
 def test_lock_matches_the_committed_msl():
@@ -45,24 +37,22 @@ def test_lock_matches_the_committed_msl():
         )
 
 
-@have_vulkan_sources
-def test_every_vulkan_shader_has_msl_from_its_current_spirv():
+def test_every_shared_shader_has_msl_from_its_current_spirv():
     lock = msl.read_lock()["kernels"]
-    assert msl.names() == _vulkan_names(), f"mnn-vulkan's shaders and the Metal kernels differ; {REGENERATE}"
-    for name in _vulkan_names():
+    assert msl.names() == msl.spirv_names(), f"the kit's shaders and the Metal kernels differ; {REGENERATE}"
+    for name in msl.spirv_names():
         assert msl.sha256(_spv(name)) == lock[name]["spirv_sha256"], (
-            f"mnn-vulkan's {name}.spv changed since its MSL was generated; {REGENERATE}"
+            f"the kit's {name}.spv changed since its MSL was generated; {REGENERATE}"
         )
 
 
-@have_vulkan_sources
 @have_spirv_cross
 def test_regenerating_gives_the_committed_msl(tmp_path):
     tool = msl.find_spirv_cross()
     built_with = msl.read_lock()["spirv_cross"]
     if msl.spirv_cross_version(tool) != built_with:
         pytest.skip(f"installed spirv-cross is {msl.spirv_cross_version(tool)!r}; the MSL was made with {built_with!r}")
-    for name in _vulkan_names():
+    for name in msl.spirv_names():
         assert msl.generate(name, _spv(name), tool, str(tmp_path)) == msl.source(name), (
             f"{name}.metal differs from a fresh translation; {REGENERATE}"
         )
@@ -78,11 +68,10 @@ def test_kernels_are_named_and_take_parameters_at_the_params_index():
         assert {0, 1, 2} <= set(sig.function_constants), f"{name}: threadgroup size is not a function constant"
 
 
-@have_vulkan_sources
 def test_parameter_structs_have_the_size_of_the_vulkan_push_constants():
     """The UBO rewrite keeps member offsets: the MSL struct is as large as the push-constant
     block (the last member's offset plus its size, from the SPIR-V's own decorations)."""
-    for name in _vulkan_names():
+    for name in msl.spirv_names():
         assert signature.signature(name).params_size == _push_block_size(_spv(name)), name
 
 
@@ -108,9 +97,8 @@ def _push_block_size(spirv: bytes) -> int:
     return last[1] + 4 * (constants[arrays[member_type]] if member_type in arrays else 1)
 
 
-@have_vulkan_sources
 def test_rewrite_leaves_no_push_constants_and_is_valid_spirv(tmp_path):
-    for name in _vulkan_names():
+    for name in msl.spirv_names():
         out = spirv_ubo.push_constants_to_ubo(_spv(name))
         words = struct.unpack(f"<{len(out) // 4}I", out)
         for i, op, _ in spirv_ubo._instructions(list(words)):

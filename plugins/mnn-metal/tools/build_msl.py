@@ -1,11 +1,11 @@
-"""Regenerate mnn_metal/msl/*.metal from mnn-vulkan's committed SPIR-V and write MSL.lock.
+"""Regenerate mnn_metal/msl/*.metal from the core kit's committed SPIR-V and write MSL.lock.
 
     python tools/build_msl.py          # regenerate everything
     python tools/build_msl.py --check  # exit 1 if a committed .metal differs
 
-Needs spirv-cross (Debian: apt-get install spirv-cross) and a source checkout
-(mnn-vulkan's shaders beside this plugin). Run after `tools/build_shaders.py`
-in mnn-vulkan and commit the .metal files with MSL.lock.
+Needs spirv-cross (Debian: apt-get install spirv-cross) and mnn-core (whose kit ships
+the SPIR-V, mnn_core/backend/kit/shaders). Run after the checkout's `tools/build_shaders.py`
+and commit the .metal files with MSL.lock.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _load(name: str):
-    """mnn_metal's pure modules by path: generating needs neither mnn_core nor a Mac."""
+    """mnn_metal's pure modules by path: generating needs no Mac (and of mnn_core only the kit's files)."""
     path = os.path.join(_HERE, "..", "mnn_metal", f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"mnn_metal.{name}", path)
     module = importlib.util.module_from_spec(spec)
@@ -45,11 +45,8 @@ def main() -> int:
             "spirv-cross not found (Debian: apt-get install spirv-cross); set SPIRV_CROSS to its path", file=sys.stderr
         )
         return 2
-    src = msl.vulkan_shader_dir()
-    if not os.path.isdir(src):
-        print(f"mnn-vulkan's shaders are not at {src} (needs a source checkout)", file=sys.stderr)
-        return 2
-    shaders = sorted(f[:-4] for f in os.listdir(src) if f.endswith(".spv"))
+    src = msl.spirv_dir()
+    shaders = msl.spirv_names()
     lock = {
         "spirv_cross": msl.spirv_cross_version(tool),
         "args": msl.spirv_cross_args("NAME"),

@@ -1,87 +1,21 @@
-"""The compute shaders: GLSL sources and their committed SPIR-V.
-
-Sources live in `shaders/*.comp` (with shared `*.glsl` includes); the SPIR-V
-beside them is built by `python tools/build_shaders.py` with glslc and
-committed, so installing the package needs no shader compiler (the H200
-machine has none). `shaders/SPIRV.lock` records, per shader, the SHA-256 of
-its source (includes folded in) and of its SPIR-V, and the glslc that built
-them; tests/test_shaders.py fails when a source changed without a rebuild,
-and recompiles and compares byte for byte where the same glslc is installed.
-"""
+"""The compute shaders this backend runs: the core kit's (mnn_core.backend.kit.spirv, which
+mnn-metal translates too), re-exported here for the tools and tests that name them."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import os
-import re
-import shutil
-import subprocess
+from mnn_core.backend.kit.spirv import (
+    GLSLC_FLAGS,
+    LOCK_FILE,
+    SHADER_DIR,
+    compile_shader,
+    find_glslc,
+    glslc_version,
+    names,
+    read_lock,
+    sha256_file,
+    source_digest,
+    spirv,
+)
 
-SHADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shaders")
-LOCK_FILE = os.path.join(SHADER_DIR, "SPIRV.lock")
-GLSLC_FLAGS = ("--target-env=vulkan1.1", "-O")
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-
-
-def names() -> list[str]:
-    """Every shader, by name (the .comp file without its suffix)."""
-    return sorted(f[:-5] for f in os.listdir(SHADER_DIR) if f.endswith(".comp"))
-
-
-@functools.cache
-def spirv(name: str) -> bytes:
-    path = os.path.join(SHADER_DIR, f"{name}.spv")
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no SPIR-V for shader {name!r} at {path}; run tools/build_shaders.py "
-                                "(needs glslc) or reinstall mnn-vulkan") from None
-
-
-def source_digest(name: str) -> str:
-    """SHA-256 over the shader's source and, recursively, its includes."""
-    h = hashlib.sha256()
-    seen: set[str] = set()
-
-    def add(filename: str) -> None:
-        if filename in seen:
-            return
-        seen.add(filename)
-        with open(os.path.join(SHADER_DIR, filename), "rb") as f:
-            text = f.read()
-        h.update(filename.encode() + b"\0" + text + b"\0")
-        for inc in _INCLUDE.findall(text.decode()):
-            add(inc)
-
-    add(f"{name}.comp")
-    return h.hexdigest()
-
-
-def find_glslc() -> str | None:
-    return os.environ.get("GLSLC") or shutil.which("glslc")
-
-
-def glslc_version(glslc: str) -> str:
-    out = subprocess.run([glslc, "--version"], capture_output=True, text=True, check=True).stdout
-    return " / ".join(line.strip() for line in out.splitlines()[:2])
-
-
-def compile_shader(name: str, out_path: str, glslc: str) -> None:
-    src = os.path.join(SHADER_DIR, f"{name}.comp")
-    proc = subprocess.run([glslc, *GLSLC_FLAGS, "-I", SHADER_DIR, src, "-o", out_path],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        raise RuntimeError(f"glslc failed on {name}.comp:\n{proc.stderr}")
-
-
-def read_lock() -> dict:
-    with open(LOCK_FILE) as f:
-        return json.load(f)
-
-
-def sha256_file(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+__all__ = ["GLSLC_FLAGS", "LOCK_FILE", "SHADER_DIR", "compile_shader", "find_glslc", "glslc_version", "names",
+           "read_lock", "sha256_file", "source_digest", "spirv"]

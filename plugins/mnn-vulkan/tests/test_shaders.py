@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from mnn_vulkan import shaders
 
-REBUILD = "run `python tools/build_shaders.py` in plugins/mnn-vulkan and commit the .spv files"
+REBUILD = "run `python tools/build_shaders.py` at the checkout's root and commit the .spv files"
 
 
 def test_lock_matches_sources_and_binaries():

@@ -1,8 +1,9 @@
-"""Compile mnn_vulkan/shaders/*.comp to SPIR-V with glslc and write SPIRV.lock.
+"""Compile the core kit's shaders (mnn_core/backend/kit/shaders/*.comp) to SPIR-V with glslc and write SPIRV.lock.
 
     python tools/build_shaders.py          # rebuild everything
     python tools/build_shaders.py --check  # exit 1 if a binary is stale
 
+mnn-vulkan runs the SPIR-V; mnn-metal's tools/build_msl.py translates it to MSL.
 Run after editing a shader and commit the .spv files with the sources.
 spirv-val checks each binary when it is installed.
 """
@@ -19,8 +20,8 @@ import sys
 import tempfile
 
 # loaded by path: building shaders needs neither mnn_core nor the compiled runtime
-_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mnn_vulkan", "shaders.py")
-_spec = importlib.util.spec_from_file_location("mnn_vulkan_shaders", _PATH)
+_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mnn_core", "backend", "kit", "spirv.py")
+_spec = importlib.util.spec_from_file_location("mnn_kit_spirv", _PATH)
 shaders = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(shaders)
 
