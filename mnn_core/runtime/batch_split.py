@@ -9,11 +9,8 @@ through L3 at every layer. The images are claimed one at a time, so a worker who
 
 When it pays (`split_pays`, batch_parallel="auto", the default): the split reads every weight once
 per image instead of once per batch, so it pays where an image's activations outweigh the model's
-weights. mnn-x86 at batch 8 on the 2-core Intel Xeon VM (benchmarks/RESULTS.md, "session 13"; time
-as images over the batch-8 plan's, 1 / 2 threads): SqueezeNet 1.1 (weights 0.27x an image's
-activations) 0.89 / 0.84, MobileNetV2 (0.49x) 0.97 / 0.87, ResNet-18 (2.7x) 1.42 / 1.32. On the
-2-core Zen 4 VM (session 8) the split was level at 2 threads (0.97-1.08x over nine processes) and
-0.74-0.83x in a process where a core ran slow. Small images stay whole: below SPLIT_MIN_IMAGE_BYTES of
+weights (measured: faster than the batch plan where the weights were 0.27x and 0.49x an image's
+activations, slower at 2.7x; benchmarks/RESULTS.md). Small images stay whole: below SPLIT_MIN_IMAGE_BYTES of
 activations an image's run is short next to the split's hand-off (a pool submission and a child
 Session.run per image, in Python).
 
