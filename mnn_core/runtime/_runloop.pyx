@@ -15,7 +15,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 from libc.time cimport clock_t
 
-from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_MAX_DIMS, mnn_execution, mnn_tensor
+from mnn_core.abi cimport (MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_EXECUTION_CAPSULE, MNN_MAX_DIMS,
+                           mnn_execution, mnn_tensor)
 
 from ..errors import BackendError
 
@@ -120,9 +121,9 @@ cdef class Program:
             self.steps[i].n_outputs = len(outs)
             capsule = getattr(execution, "capsule", None)
             if capsule is not None:
-                if not PyCapsule_IsValid(capsule, b"mnn_core.execution"):
+                if not PyCapsule_IsValid(capsule, MNN_EXECUTION_CAPSULE):
                     raise BackendError(f"step {name}: the backend's capsule is not an mnn_core.execution")
-                exe = <mnn_execution*>PyCapsule_GetPointer(capsule, b"mnn_core.execution")
+                exe = <mnn_execution*>PyCapsule_GetPointer(capsule, MNN_EXECUTION_CAPSULE)
                 if exe.abi_version != MNN_ABI_VERSION:
                     raise BackendError(
                         f"step {name}: execution built for C ABI version {exe.abi_version}, "

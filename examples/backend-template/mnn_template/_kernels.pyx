@@ -2,7 +2,8 @@
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int32_t, int64_t
 
-from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_FLOAT32, mnn_execution, mnn_tensor, mnn_tensor_numel
+from mnn_core.abi cimport (MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_EXECUTION_CAPSULE, MNN_FLOAT32, mnn_execution,
+                           mnn_tensor, mnn_tensor_numel)
 
 
 cdef const char* _bad_dtype(void* state) noexcept nogil:
@@ -60,7 +61,7 @@ cdef class Kernel:
     cdef mnn_execution exe
 
     def capsule(self):
-        return PyCapsule_New(&self.exe, b"mnn_core.execution", NULL)
+        return PyCapsule_New(&self.exe, MNN_EXECUTION_CAPSULE, NULL)
 
 
 def make(str op):

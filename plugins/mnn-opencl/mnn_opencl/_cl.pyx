@@ -14,7 +14,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
-from mnn_core.abi cimport MNN_ABI_VERSION, mnn_execution, mnn_tensor
+from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXECUTION_CAPSULE, mnn_execution, mnn_tensor
 
 import numpy as np
 
@@ -636,7 +636,7 @@ cdef class Segment:
         return self.seg.n_launches
 
     def capsule(self):
-        return PyCapsule_New(&self.seg.exe, b"mnn_core.execution", NULL)
+        return PyCapsule_New(&self.seg.exe, MNN_EXECUTION_CAPSULE, NULL)
 
     def enqueue(self):
         """Enqueue every launch now (what a run does), without waiting."""

@@ -10,6 +10,9 @@ from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
 
+cdef extern from "mnn_core/abi.h":
+    const char *MNN_EXECUTION_CAPSULE  # the name the core's run loop accepts
+
 cdef extern from "mgl.h" nogil:
     enum:
         MGL_OK
@@ -187,4 +190,4 @@ cdef class Segment:
             raise GLError(mgl_segment_error(self.seg).decode(errors="replace"))
 
     def capsule(self):
-        return PyCapsule_New(<void *>mgl_segment_execution(self.seg), b"mnn_core.execution", NULL)
+        return PyCapsule_New(<void *>mgl_segment_execution(self.seg), MNN_EXECUTION_CAPSULE, NULL)

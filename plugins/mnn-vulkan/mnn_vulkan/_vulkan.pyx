@@ -11,6 +11,9 @@ from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 
+cdef extern from "mnn_core/abi.h":
+    const char *MNN_EXECUTION_CAPSULE  # the name the core's run loop accepts
+
 cdef extern from "mvk.h" nogil:
     enum:
         MVK_OK
@@ -313,4 +316,4 @@ cdef class Program:
 
     def capsule(self):
         """The mnn_execution (C ABI) that runs this program, in a PyCapsule."""
-        return PyCapsule_New(<void *>mvk_program_execution(self.prog), b"mnn_core.execution", NULL)
+        return PyCapsule_New(<void *>mvk_program_execution(self.prog), MNN_EXECUTION_CAPSULE, NULL)
