@@ -108,12 +108,14 @@ class NodeUnsupported(Exception):
 
 def attribute_value(attr):
     """An onnx AttributeProto as a plain Python value (numpy array for tensors)."""
-    from onnx import AttributeProto, helper, numpy_helper
+    from onnx import AttributeProto, helper
+
+    from .onnx_tensors import tensor_array  # (checked: dims, data; never external data from the working directory)
 
     if attr.type == AttributeProto.TENSOR:
-        return numpy_helper.to_array(attr.t)
+        return tensor_array(attr.t)
     if attr.type == AttributeProto.TENSORS:
-        return [numpy_helper.to_array(t) for t in attr.tensors]
+        return [tensor_array(t) for t in attr.tensors]
     if attr.type == AttributeProto.GRAPH:
         return attr.g
     value = helper.get_attribute_value(attr)

@@ -47,6 +47,7 @@ from .onnx_common import (
     onnx_type_name,
     require_onnx,
 )
+from .onnx_tensors import SparseBudget, check_text, load_external_data, sparse_array, tensor_array, uses_external_data
 
 MAX_FOLD_BYTES = 64 << 20  # constants larger than this stay nodes
 MAX_FUNCTION_DEPTH = 8
@@ -65,7 +66,13 @@ def import_onnx(model: Any, *, input_shapes: dict | None = None, constant_inputs
     proto, source, folder = load_onnx_proto(model, base_dir)
     from ..quant.qdq import fuse_qdq  # int8 QDQ patterns (onnxruntime quantize_static) -> QLinearConv & co
 
-    proto = fuse_qdq(proto)
+    try:
+        proto = fuse_qdq(proto)
+    except MnnError as exc:
+        raise MnnError(f"{source}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001  malformed quantization nodes the rewrite tripped on
+        raise MnnError(f"{source}: the int8 QDQ rewrite failed on this model ({type(exc).__name__}: {exc}); "
+                       "its QuantizeLinear/DequantizeLinear nodes are malformed") from None
     importer = _Importer(proto, source, input_shapes or {}, constant_inputs or {})
     graph = importer.run()
     if name:
@@ -76,9 +83,11 @@ def import_onnx(model: Any, *, input_shapes: dict | None = None, constant_inputs
 # -- reading the file ----------------------------------------------------------------------
 
 def load_onnx_proto(model: Any, base_dir=None):
-    """(ModelProto with external data loaded, a name for messages, its folder)."""
+    """(ModelProto with external data loaded, a name for messages, its folder).
+
+    External data is read by mnn itself, only after every reference in the model is checked
+    to stay inside `folder` (onnx_tensors.load_external_data)."""
     onnx = require_onnx("reading an ONNX model")
-    from onnx import external_data_helper
 
     if isinstance(model, onnx.ModelProto):
         proto, source, folder = model, model.graph.name or "ONNX model", base_dir
@@ -86,29 +95,22 @@ def load_onnx_proto(model: Any, base_dir=None):
         proto, source, folder = _parse(onnx, bytes(model), "ONNX bytes"), "ONNX bytes", base_dir
     elif isinstance(model, (str, os.PathLike)):
         path = Path(model)
-        if not path.is_file():
+        if not path.exists():
             raise MnnError(f"ONNX model {path} does not exist")
+        if not path.is_file():  # (a FIFO or a device would block or never end)
+            raise MnnError(f"ONNX model {path} is not a regular file")
         proto, source, folder = _parse(onnx, path.read_bytes(), str(path)), str(path), base_dir or path.parent
     else:
         raise MnnError(f"import_onnx takes a path, bytes or an onnx.ModelProto, got {type(model).__name__}")
     if proto.ir_version == 0 and not proto.graph.node and not proto.graph.output:
         raise MnnError(f"{source} is not an ONNX model (no IR version, no graph): is the file damaged or "
                        "of another format?")
-    if _uses_external(proto):
+    check_text(proto, source)
+    if uses_external_data(proto):
         if folder is None:
             raise MnnError(f"{source} keeps tensors in external data files; pass base_dir= (their folder)")
-        try:
-            external_data_helper.load_external_data_for_model(proto, str(folder))
-        except Exception as exc:  # OSError, or onnx's ValidationError for a missing/unsafe path
-            raise MnnError(f"{source}: cannot read its external data in {folder}: {exc}. "
-                           "Keep the .onnx.data file beside the model") from None
+        load_external_data(proto, folder, source)
     return proto, source, folder
-
-
-def _uses_external(proto) -> bool:
-    from onnx import TensorProto
-
-    return any(t.data_location == TensorProto.EXTERNAL for t in proto.graph.initializer)
 
 
 def _parse(onnx, data: bytes, source: str):
@@ -173,6 +175,9 @@ class _Importer:
         self.schemas = all_schemas()
         #: a control-flow body: it runs eagerly, so an op may take a value-dependent input as it is
         self.eager = False
+        #: what sparse tensors may still expand to (one budget for a model and its bodies;
+        #: its external data is loaded by now, so it counts too)
+        self.budget = SparseBudget(proto.ByteSize())
 
     @staticmethod
     def _all_names(proto) -> set:
@@ -211,20 +216,10 @@ class _Importer:
         return self.graph
 
     def _tensor(self, tensor) -> np.ndarray:
-        from onnx import numpy_helper
-
-        try:
-            return numpy_helper.to_array(tensor)
-        except Exception as exc:  # a damaged tensor: wrong size, unknown type, bad external reference
-            raise MnnError(f"{self.source}: tensor {tensor.name!r} ({onnx_type_name(tensor.data_type)}"
-                           f"{list(tensor.dims)}) cannot be read: {exc}") from None
+        return tensor_array(tensor, self.source)
 
     def _sparse(self, sparse) -> np.ndarray:
-        values, indices = self._tensor(sparse.values), self._tensor(sparse.indices)
-        dense = np.zeros(int(np.prod(sparse.dims)), dtype=values.dtype)
-        flat = indices if indices.ndim == 1 else np.ravel_multi_index(indices.T, tuple(sparse.dims))
-        dense[flat] = values
-        return dense.reshape(tuple(sparse.dims))
+        return sparse_array(sparse, self.source, self.budget)
 
     def _declare_input(self, value) -> None:
         name = value.name
@@ -341,7 +336,7 @@ class _Importer:
             self._problem(node.op, domain, opset, name, str(exc), exc.needs)
             self.needs.update(exc.needs)
             self.unknown.update(outputs)
-        except GraphError as exc:
+        except MnnError as exc:  # (a GraphError; or a damaged tensor in a sub-graph's body)
             self._problem(node.op, domain, opset, name, str(exc))
             self.unknown.update(outputs)
         except Exception as exc:  # noqa: BLE001  a bug in a handler or kernel: report it as this node's problem
@@ -441,6 +436,9 @@ class _Importer:
         for tensor in body.initializer:
             mapping[tensor.name] = self.fresh(prefix + tensor.name)
             self.consts[mapping[tensor.name]] = self._tensor(tensor)
+        for sparse in body.sparse_initializer:
+            mapping[sparse.values.name] = self.fresh(prefix + sparse.values.name)
+            self.consts[mapping[sparse.values.name]] = self._sparse(sparse)
         onnx = require_onnx("inlining ONNX sub-graphs")
         self.scopes.append(mapping)
         try:
@@ -503,6 +501,7 @@ class _Importer:
         model.graph.name = where
         importer = _Importer(model, f"{self.source} ({where})", {}, bound)
         importer.eager = True
+        importer.budget = self.budget
         try:
             graph = importer.run()
         except OnnxImportError as exc:

@@ -15,6 +15,7 @@ One walk serves two moments:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +28,8 @@ from .symbolic import UNKNOWN, Sym, is_sym, prod
 SHAPE_OPS = frozenset({"Shape", "Size"})
 #: values at most this many elements are computed when all their inputs are known (shape arithmetic)
 MAX_VALUE_ELEMENTS = 1 << 16
+#: no tensor is larger (bytes): far past any memory, and far from int64's end
+MAX_TENSOR_BYTES = 1 << 56
 
 
 def shape_value(node: Node, info: TensorInfo) -> np.ndarray:
@@ -97,7 +100,27 @@ def infer_node(node: Node, infos: list, values: list, symbolic: bool) -> NodeRes
         raise GraphError(f"node {node.name!r} ({node.op}) cannot take inputs ({shapes}): {exc}") from None
     if len(outs) < len(node.outputs):
         raise GraphError(f"node {node.name!r} ({node.op}) has more outputs than the op produces")
+    for name, info in zip(node.outputs, outs):
+        _check_size(node, name, info)
     return NodeResult(list(outs), bound=(inputs, attrs))
+
+
+def _check_size(node: Node, name: str, info) -> None:
+    """A GraphError for an output of a negative size or one no memory could hold: what damaged
+    attributes give (pads of 2**63), and sizes past int64 would wrap in the memory planner."""
+    if not isinstance(info, TensorInfo) or info.shape is None:
+        return
+    dims = [int(d) for d in info.shape if isinstance(d, (int, np.integer))]
+    if any(d < 0 for d in dims):
+        raise GraphError(f"node {node.name!r} ({node.op}): output {name!r} would have shape {list(info.shape)}, "
+                         "with a negative dimension")
+    try:
+        itemsize = np.dtype(info.dtype).itemsize
+    except TypeError:
+        itemsize = 8
+    if math.prod(dims) * itemsize > MAX_TENSOR_BYTES:
+        raise GraphError(f"node {node.name!r} ({node.op}): output {name!r} would have shape {list(info.shape)}, "
+                         f"more than {MAX_TENSOR_BYTES >> 50} PiB")
 
 
 #: ops that compute on symbolic sizes exactly: they move sizes or add and multiply them, never

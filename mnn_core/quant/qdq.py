@@ -55,8 +55,10 @@ class _Fuser:
 
     # -- helpers ------------------------------------------------------------------------------
     def arr(self, name: str):
+        from ..convert.onnx_tensors import tensor_array  # (a damaged tensor: an MnnError naming it)
+
         t = self.init.get(name)
-        return None if t is None else self.nh.to_array(t)
+        return None if t is None else tensor_array(t)
 
     def add_init(self, base: str, value: np.ndarray) -> str:
         name, i = base, 0
