@@ -6,7 +6,9 @@ many), as MNN's GPU tuning modes.
     MNN_OPENCL_TUNING=wide            # the default for sessions that do not say
 
 Results go to <cache dir>/tuning-<device>-<driver hash>.json, keyed by kernel
-name, work size and a hash of the kernel's shape arguments.
+name, work size and a hash of the kernel's shape arguments. The file is read under
+the program cache's rules (program_cache.py: a private folder, a regular file of
+bounded size), and an entry that does not fit the launch is measured again.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 
 from mnn_core.errors import BackendError
 
-from .program_cache import cache_dir, device_tag
+from .program_cache import Unusable, device_tag, private_dir, read_private, report_once, write_private
 
 MODES = ("none", "fast", "wide")
+MAX_FILE_BYTES = 16 << 20
 OPTION = "opencl.tuning"
 ENV = "MNN_OPENCL_TUNING"
 DEFAULT = "none"
@@ -55,8 +58,20 @@ def candidates(gws: tuple, limit: int, max_items, mode: str) -> list[tuple]:
     return out
 
 
+def lws_fits(lws, gws: tuple, limit: int, max_items) -> bool:
+    """Whether a work-group shape (from the file: anything) can launch over `gws` on this device."""
+    if not isinstance(lws, (list, tuple)) or len(lws) != len(gws):
+        return False
+    if not all(type(w) is int and 1 <= w <= max_items[d] for d, w in enumerate(lws)):
+        return False
+    total = 1
+    for w in lws:
+        total *= w
+    return total <= limit
+
+
 def tuning_path(entry) -> Path | None:
-    root = cache_dir()
+    root = private_dir()
     driver = hashlib.sha256(f"{entry.device['driver_version']}|{entry.platform['version']}".encode()).hexdigest()
     return root / f"tuning-{device_tag(entry)}-{driver[:12]}.json" if root else None
 
@@ -69,11 +84,14 @@ class TuningCache:
         self.path = tuning_path(entry)
         self.table: dict[str, list[int]] = {}
         self._lock = threading.Lock()
-        if self.path is not None and self.path.exists():
+        if self.path is not None:
             try:
-                table = json.loads(self.path.read_text())
+                data = read_private(self.path, MAX_FILE_BYTES)
+                table = json.loads(data) if data is not None else {}
                 self.table = {k: v for k, v in table.items() if isinstance(v, list)}
-            except (OSError, ValueError):
+            except Unusable as exc:
+                report_once(self.path, f"the tuning file {self.path} {exc}: not used, replaced on the next save")
+            except (OSError, ValueError, AttributeError):
                 self.table = {}  # a damaged file is rewritten on the next save
 
     def get(self, key: str) -> tuple | None:
@@ -88,10 +106,7 @@ class TuningCache:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(self.table, indent=0, sort_keys=True))
-            os.replace(tmp, self.path)
+            write_private(self.path, json.dumps(self.table, indent=0, sort_keys=True).encode())
         except OSError:
             pass  # tuning still applies to this process
 
@@ -119,9 +134,12 @@ def tune(runtime, launches: list, mode: str) -> int:
             continue
         key = f"{mode}|{launch.key}"
         best = cache.get(key)
+        limit = runtime.work_group_limit(launch.key.split("|")[0], launch.kernel)
+        max_items = runtime.entry.device["max_work_items"]
+        if best is not None and not lws_fits(best, launch.gws, limit, max_items):
+            best = None  # damaged, or from another device: measured again
         if best is None:
-            limit = runtime.work_group_limit(launch.key.split("|")[0], launch.kernel)
-            options = candidates(launch.gws, limit, runtime.entry.device["max_work_items"], mode)
+            options = candidates(launch.gws, limit, max_items, mode)
             if launch.lws is not None and launch.lws not in options:
                 options.append(launch.lws)
             reps = 3 if mode == "fast" else 5
