@@ -36,6 +36,7 @@ cdef extern from "mnn_cl.h" nogil:
 
     enum:
         CL_SUCCESS
+        CL_BUILD_PROGRAM_FAILURE
         CL_DEVICE_NOT_FOUND
         CL_PLATFORM_NOT_FOUND_KHR
         CL_TRUE
@@ -69,6 +70,7 @@ cdef extern from "mnn_cl.h" nogil:
         CL_PROGRAM_BINARY_SIZES
         CL_PROGRAM_BINARIES
         CL_PROGRAM_BUILD_LOG
+        CL_PROGRAM_BUILD_STATUS
         CL_KERNEL_WORK_GROUP_SIZE
         CL_PROFILING_COMMAND_START
         CL_PROFILING_COMMAND_END
@@ -374,6 +376,10 @@ cdef class Context:
         if rc != CL_SUCCESS:
             log = p.build_log()
             raise BuildError(f"clBuildProgram failed: {mnncl_error_name(rc).decode()} ({rc})", rc, log)
+        status = p.build_status()
+        if status != CL_SUCCESS:  # (CL_BUILD_SUCCESS is 0): a driver that said yes but built nothing
+            raise BuildError(f"clBuildProgram returned success but the build status is {status}",
+                             CL_BUILD_PROGRAM_FAILURE, p.build_log())
         return p
 
     def buffer(self, size_t nbytes):
@@ -433,6 +439,13 @@ cdef class Program:
     def __dealloc__(self):
         if self.prog != NULL and not mnncl_forked():
             mnncl.ReleaseProgram(self.prog)
+
+    def build_status(self):
+        """clGetProgramBuildInfo(CL_PROGRAM_BUILD_STATUS) on the context's device: 0 is CL_BUILD_SUCCESS."""
+        cdef cl_int status = -1
+        _check(mnncl.GetProgramBuildInfo(self.prog, self.context.device, CL_PROGRAM_BUILD_STATUS, sizeof(cl_int),
+                                         &status, NULL), "clGetProgramBuildInfo(CL_PROGRAM_BUILD_STATUS)")
+        return status
 
     def build_log(self):
         cdef size_t n = 0
