@@ -72,6 +72,26 @@ def test_activation_codes_agree_with_abi_h_and_the_op_schemas():
     assert list(ACTIVATIONS) == sorted(activation.ACT_CODES, key=activation.ACT_CODES.get)
     assert activation.activation_code({"activation": "clip", "act_alpha": 0, "act_beta": 6}) == (2, 0.0, 6.0)
     assert activation.activation_code({}) == (0, 0.0, 0.0)
+    defines = dict(re.findall(r"#define MNN_ACT_(\w+) (\d+)", activation.activation_defines()))
+    assert {name.lower(): int(code) for name, code in defines.items()} == in_header
+
+
+def test_c_kernels_keep_no_copy_of_the_activation_codes():
+    """The plugins' C and OpenCL sources switch on abi.h's MNN_ACT_* names, not an enum of their own."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    plugins = os.path.join(root, "plugins")
+    copies = []
+    for plugin in ("mnn-x86", "mnn-arm", "mnn-opencl"):
+        src = os.path.join(plugins, plugin, plugin.replace("-", "_"))
+        for folder, _, files in os.walk(src):
+            for name in files:
+                if name.endswith((".c", ".h", ".cl")):
+                    text = open(os.path.join(folder, name), errors="replace").read()
+                    if re.search(r"\b(X86|ARM)_ACT_[A-Z]|enum (x86|arm)_act\b", text):
+                        copies.append(os.path.relpath(os.path.join(folder, name), plugins))
+    assert not copies, f"own copies of the fused-activation codes (use abi.h's enum mnn_activation): {copies}"
+    common_cl = open(os.path.join(plugins, "mnn-opencl", "mnn_opencl", "kernels", "common.cl")).read()
+    assert "case MNN_ACT_HARD_SWISH:" in common_cl and not re.search(r"case [0-9]+: return", common_cl)
 
 
 def test_collapse_broadcast_for_a_binary_kernel():

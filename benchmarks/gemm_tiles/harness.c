@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     for (int64_t i = 0; i < K * N; ++i) b[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
     for (int64_t i = 0; i < M; ++i) bias[i] = 0.1f;
     FN(pack_a)(a, K, 1, M, K, ap, 1);
-    const x86_epilogue e = {1.0f, 1.0f, bias, 1, 0, X86_ACT_RELU, 0.0f, 0.0f};
+    const x86_epilogue e = {1.0f, 1.0f, bias, 1, 0, MNN_ACT_RELU, 0.0f, 0.0f};
     double best = 1e30;
     for (int r = 0; r < reps; ++r) {
         const double t0 = now();

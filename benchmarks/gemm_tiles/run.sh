@@ -9,7 +9,7 @@ CSRC=../../plugins/mnn-x86/mnn_x86/csrc
 OUT=${TMPDIR:-/tmp}/mnn_gemm_tiles
 mkdir -p "$OUT"
 for t in ${TILES:-6x2 14x2 8x2 12x2 4x3}; do  # MR x vectors of 16 columns
-    gcc -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -DGEMM_MR=${t%x*} -DGEMM_NV=${t#*x} -I$CSRC \
+    gcc -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -DGEMM_MR=${t%x*} -DGEMM_NV=${t#*x} -I$CSRC -I../../mnn_core/include \
         -o "$OUT/harness_$t" harness.c $CSRC/op_threadpool.c -lpthread -lm &
 done
 wait

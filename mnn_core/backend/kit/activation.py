@@ -3,8 +3,8 @@
 The core's fuse_activations pass sets a Conv/Gemm/MatMul's (or a binary op's) `activation`
 attribute to one of mnn_core.ops.elementwise.ACTIVATIONS, with `act_alpha` and `act_beta`. The codes
 mirror `enum mnn_activation` in include/mnn_core/abi.h, which C kernels use directly (mnn-x86's
-x86_act, mnn-arm's arm_act, mnn-opencl's common.cl and the shaders' act.glsl number them alike);
-tests/test_backend_kit.py checks the three lists agree.
+and mnn-arm's epilogues; mnn-opencl's common.cl gets them as activation_defines(); the shaders' act.glsl
+numbers them alike); tests/test_backend_kit.py checks the lists agree.
 """
 
 from __future__ import annotations
@@ -33,3 +33,8 @@ def activation_code(attrs: Mapping) -> tuple[int, float, float]:
         float(attrs.get("act_alpha", 0.0)),
         float(attrs.get("act_beta", 0.0)),
     )
+
+
+def activation_defines() -> str:
+    """`#define MNN_ACT_<NAME> <code>` lines, for kernel source that cannot include abi.h (OpenCL C)."""
+    return "".join(f"#define MNN_ACT_{name.upper()} {code}\n" for name, code in ACT_CODES.items())

@@ -7,7 +7,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
-from mnn_core.abi cimport MNN_ABI_VERSION, mnn_execution, mnn_run_fn, mnn_tensor
+from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXECUTION_CAPSULE, mnn_execution, mnn_run_fn, mnn_tensor
 
 import numpy as np
 
@@ -239,7 +239,7 @@ cdef class Execution:
         free(self.state)
 
     def capsule(self):
-        return PyCapsule_New(&self.exe, b"mnn_core.execution", NULL)
+        return PyCapsule_New(&self.exe, MNN_EXECUTION_CAPSULE, NULL)
 
     @property
     def name(self):

@@ -1,5 +1,5 @@
 """What the op modules share: the kernel table they register into (mnn_core.backend's KernelTable)
-and the fused-activation codes (enum arm_act in csrc/arm.h numbers them as abi.h's mnn_activation)."""
+and the fused-activation codes (abi.h's enum mnn_activation, which the C kernels switch on)."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ static void float_layer(int path, int wino_mode, long C, long H, long W, long O,
     st.bias_input = -1;
     const int relu6 = !(k == 1 && O < C); /* the projections are linear */
     st.epi.alpha = st.epi.beta = 1.0f;
-    st.epi.act = relu6 ? ARM_ACT_CLIP : ARM_ACT_NONE;
+    st.epi.act = relu6 ? MNN_ACT_CLIP : MNN_ACT_NONE;
     st.epi.act_alpha = 0.0f, st.epi.act_beta = 6.0f;
     float *bias = malloc(O * sizeof(float));
     for (long i = 0; i < O; ++i) bias[i] = next_float();

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from importlib import resources
 
+from mnn_core.backend.kit.activation import activation_defines
 from mnn_core.errors import BackendError
 
 from . import _cl
@@ -139,8 +140,9 @@ def forget_programs() -> None:
 
 
 def kernel_source() -> str:
+    """Every kernel file, after the fused-activation codes of abi.h that common.cl switches on."""
     root = resources.files(__package__) / "kernels"
-    return "".join(f"/* ---- {name}.cl ---- */\n" + (root / f"{name}.cl").read_text() + "\n"
+    return activation_defines() + "".join(f"/* ---- {name}.cl ---- */\n" + (root / f"{name}.cl").read_text() + "\n"
                    for name in KERNEL_FILES)
 
 

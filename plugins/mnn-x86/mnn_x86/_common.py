@@ -1,5 +1,5 @@
 """What the op modules share: the kernel table they register into (mnn_core.backend's KernelTable),
-the fused-activation codes (enum x86_act in csrc/x86.h numbers them as abi.h's mnn_activation), and
+the fused-activation codes (abi.h's enum mnn_activation, which the C kernels switch on), and
 the op names of this backend's fusions."""
 
 from __future__ import annotations

@@ -22,15 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mnn_core/abi.h" /* enum mnn_activation: an epilogue's act (MNN_ACT_*) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* the fused-activation vocabulary of mnn_core.ops.elementwise.ACTIVATIONS */
-enum arm_act {
-    ARM_ACT_NONE = 0, ARM_ACT_RELU, ARM_ACT_CLIP, ARM_ACT_LEAKY_RELU, ARM_ACT_SIGMOID, ARM_ACT_SILU,
-    ARM_ACT_GELU, ARM_ACT_TANH, ARM_ACT_HARD_SIGMOID, ARM_ACT_HARD_SWISH
-};
 
 enum arm_binop { ARM_ADD = 0, ARM_SUB, ARM_MUL, ARM_DIV, ARM_MAX, ARM_MIN };
 

@@ -9,18 +9,18 @@
 
 static float act1(const arm_epilogue *e, float v) {
     switch (e->act) {
-    case ARM_ACT_RELU: return v > 0.0f ? v : 0.0f;
-    case ARM_ACT_CLIP: return v < e->act_alpha ? e->act_alpha : (v > e->act_beta ? e->act_beta : v);
-    case ARM_ACT_LEAKY_RELU: return v >= 0.0f ? v : v * e->act_alpha;
-    case ARM_ACT_SIGMOID: return v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
-    case ARM_ACT_SILU: return v * (v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v)));
-    case ARM_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-    case ARM_ACT_TANH: return tanhf(v);
-    case ARM_ACT_HARD_SIGMOID: {
+    case MNN_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case MNN_ACT_CLIP: return v < e->act_alpha ? e->act_alpha : (v > e->act_beta ? e->act_beta : v);
+    case MNN_ACT_LEAKY_RELU: return v >= 0.0f ? v : v * e->act_alpha;
+    case MNN_ACT_SIGMOID: return v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
+    case MNN_ACT_SILU: return v * (v >= 0.0f ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v)));
+    case MNN_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case MNN_ACT_TANH: return tanhf(v);
+    case MNN_ACT_HARD_SIGMOID: {
         const float h = v * e->act_alpha + e->act_beta;
         return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h);
     }
-    case ARM_ACT_HARD_SWISH: {
+    case MNN_ACT_HARD_SWISH: {
         const float h = v / 6.0f + 0.5f;
         return v * (h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h));
     }
@@ -30,11 +30,11 @@ static float act1(const arm_epilogue *e, float v) {
 
 void arm_activation(const arm_epilogue *e, const float *x, float *y, int64_t n) {
     int64_t i = 0;
-    if (e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP) {
-        const float32x4_t lo = vdupq_n_f32(e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f);
-        const float32x4_t hi = vdupq_n_f32(e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY);
+    if (e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP) {
+        const float32x4_t lo = vdupq_n_f32(e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f);
+        const float32x4_t hi = vdupq_n_f32(e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY);
         for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vminq_f32(vmaxq_f32(vld1q_f32(x + i), lo), hi));
-    } else if (e->act == ARM_ACT_NONE) {
+    } else if (e->act == MNN_ACT_NONE) {
         if (x != y) memcpy(y, x, (size_t)n * sizeof(float));
         return;
     }
@@ -43,7 +43,7 @@ void arm_activation(const arm_epilogue *e, const float *x, float *y, int64_t n) 
 
 int arm_epilogue_in_tile(const arm_epilogue *e) {
     return e->alpha == 1.0f && (e->bias == NULL || e->bias_cs == 0) &&
-           (e->act == ARM_ACT_NONE || e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP);
+           (e->act == MNN_ACT_NONE || e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP);
 }
 
 void arm_epilogue_rows(float *c, int64_t ldc, int64_t m0, int64_t n0, int64_t rows, int64_t cols,

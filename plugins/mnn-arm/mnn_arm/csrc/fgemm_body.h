@@ -78,8 +78,8 @@ static inline float row_bias(const tile_args *t, int r) {
 static inline void clamp_bounds(const arm_epilogue *e, float *lo, float *hi) {
     *lo = -INFINITY;
     *hi = INFINITY;
-    if (e->act == ARM_ACT_RELU) *lo = 0.0f;
-    if (e->act == ARM_ACT_CLIP) *lo = e->act_alpha, *hi = e->act_beta;
+    if (e->act == MNN_ACT_RELU) *lo = 0.0f;
+    if (e->act == MNN_ACT_CLIP) *lo = e->act_alpha, *hi = e->act_beta;
 }
 
 /* store 4 results of a full tile: row r, columns [col, col + 4) */
@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) void put4(const tile_args *t, int r
         float lo, hi;
         clamp_bounds(t->e, &lo, &hi);
         v = vaddq_f32(v, vdupq_n_f32(row_bias(t, r)));
-        if (t->e->act != ARM_ACT_NONE) v = vminq_f32(vmaxq_f32(v, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+        if (t->e->act != MNN_ACT_NONE) v = vminq_f32(vmaxq_f32(v, vdupq_n_f32(lo)), vdupq_n_f32(hi));
     }
     store_c4(p, v);
 }
@@ -106,7 +106,7 @@ typedef struct tile_epi {
 static inline void tile_epi_init(const tile_args *t, tile_epi *q) {
     for (int r = 0; r < MR; ++r) q->bias[r] = row_bias(t, r);
     clamp_bounds(t->e, &q->lo, &q->hi);
-    q->clamp = t->e->act != ARM_ACT_NONE;
+    q->clamp = t->e->act != MNN_ACT_NONE;
 }
 
 /* store the valid part of a partial tile held in tmp[MR][NR] */
@@ -120,7 +120,7 @@ static void put_partial(const tile_args *t, const float *tmp) {
             float v = tmp[r * NR + j] + (t->accumulate ? (float)*p : 0.0f);
             if (t->epi) {
                 v += bias;
-                if (t->e->act != ARM_ACT_NONE) v = v < lo ? lo : (v > hi ? hi : v);
+                if (t->e->act != MNN_ACT_NONE) v = v < lo ? lo : (v > hi ? hi : v);
             }
             *p = (xelem)v;
         }

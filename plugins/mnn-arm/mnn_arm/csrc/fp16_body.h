@@ -286,12 +286,12 @@ static void depthwise_impl(const void *xv, const float *w, const float *bias, vo
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     const int64_t taps = g->kh * g->kw;
     __fp16 *pad = (__fp16 *)work;
-    const int clamp = e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP;
-    const float lo = e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f;
-    const float hi = e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY;
+    const int clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
+    const float lo = e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f;
+    const float hi = e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY;
     if (arm_dw3x3(g)) {
         depthwise3x3_f16(x, w, bias, y, planes, g, clamp, lo, hi, pad);
-        if (!clamp && e->act != ARM_ACT_NONE) activation_x(e, y, planes * g->OH * g->OW);
+        if (!clamp && e->act != MNN_ACT_NONE) activation_x(e, y, planes * g->OH * g->OW);
         return;
     }
     __fp16 wk[64];
@@ -351,6 +351,6 @@ static void depthwise_impl(const void *xv, const float *w, const float *bias, vo
             }
         }
     }
-    if (!clamp && e->act != ARM_ACT_NONE) activation_x(e, y, planes * g->OH * g->OW);
+    if (!clamp && e->act != MNN_ACT_NONE) activation_x(e, y, planes * g->OH * g->OW);
 }
 

@@ -79,9 +79,9 @@ void arm_binary_h(int op, const void *av, const void *bv, void *yv, int ndim, co
 void arm_activation_h(const arm_epilogue *e, const void *xv, void *yv, int64_t n) {
     const __fp16 *x = (const __fp16 *)xv;
     __fp16 *y = (__fp16 *)yv;
-    if (e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP) {
-        const float16x8_t lo = vdupq_n_f16((__fp16)(e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f));
-        const float16x8_t hi = vdupq_n_f16((__fp16)(e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY));
+    if (e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP) {
+        const float16x8_t lo = vdupq_n_f16((__fp16)(e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f));
+        const float16x8_t hi = vdupq_n_f16((__fp16)(e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY));
         int64_t i = 0;
         for (; i + 8 <= n; i += 8) vst1q_f16(y + i, vminq_f16(vmaxq_f16(vld1q_f16(x + i), lo), hi));
         for (; i < n; ++i) {

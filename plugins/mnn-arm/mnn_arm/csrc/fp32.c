@@ -246,12 +246,12 @@ static void depthwise_fp32(const void *xv, const float *w, const float *bias, vo
     const int64_t taps = g->kh * g->kw;
     float *pad = (float *)work;
     float lo, hi;
-    const int clamp = e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP;
-    lo = e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f;
-    hi = e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY;
+    const int clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
+    lo = e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f;
+    hi = e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY;
     if (arm_dw3x3(g)) {
         depthwise3x3_f32(x, w, bias, y, planes, g, clamp, lo, hi, pad);
-        if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
+        if (!clamp && e->act != MNN_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
         return;
     }
     for (int64_t p = 0; p < planes; ++p) {
@@ -283,7 +283,7 @@ static void depthwise_fp32(const void *xv, const float *w, const float *bias, vo
             }
         }
     }
-    if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
+    if (!clamp && e->act != MNN_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
 }
 
 const arm_fkernels arm_fkernels_fp32 = {"fp32", MR, NR, 4, 4, pack_a_impl, pack_b_impl, im2col_b_impl,

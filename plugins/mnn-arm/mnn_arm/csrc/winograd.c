@@ -193,9 +193,9 @@ void arm_wino_conv(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, con
     float *xp = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     float *vbuf = xp + round16(C * pad_h(g) * pad_w(g));
     float *mbuf = vbuf + round16(PTS * C * chunk);
-    const arm_epilogue plain = {1.0f, 1.0f, NULL, 0, 0, ARM_ACT_NONE, 0.0f, 0.0f};
-    const int clamp = e->act == ARM_ACT_RELU || e->act == ARM_ACT_CLIP;
-    const float lo = e->act == ARM_ACT_CLIP ? e->act_alpha : 0.0f, hi = e->act == ARM_ACT_CLIP ? e->act_beta : INFINITY;
+    const arm_epilogue plain = {1.0f, 1.0f, NULL, 0, 0, MNN_ACT_NONE, 0.0f, 0.0f};
+    const int clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
+    const float lo = e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f, hi = e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY;
     pad_image(x, g, xp);
     for (int64_t t0 = 0; t0 < T; t0 += chunk) {
         const int64_t nt = T - t0 < chunk ? T - t0 : chunk, ntp = (nt + nr - 1) / nr * nr;
@@ -204,5 +204,5 @@ void arm_wino_conv(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, con
             k->gemm(O, nt, C, wpacked + p * wstride, vbuf + p * C * ntp, mbuf + p * O * ntp, ntp, &plain);
         transform_output(mbuf, g, O, t0, nt, ntp, y, e, clamp, lo, hi);
     }
-    if (!clamp && e->act != ARM_ACT_NONE) arm_activation(e, y, y, O * g->OH * g->OW);
+    if (!clamp && e->act != MNN_ACT_NONE) arm_activation(e, y, y, O * g->OH * g->OW);
 }

@@ -4,10 +4,11 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SRC="$HERE/../../mnn_arm/csrc"
+CORE="$HERE/../../../../mnn_core/include"  # abi.h
 OUT="${1:-$HERE/build}"
 CC="${CC:-aarch64-linux-gnu-gcc}"
 mkdir -p "$OUT"
-common=(-O3 -Wall -Wextra -I"$SRC" -c)
+common=(-O3 -Wall -Wextra -I"$SRC" -I"$CORE" -c)
 $CC "${common[@]}" -march=armv8-a "$SRC/caps.c" -o "$OUT/caps.o"
 $CC "${common[@]}" -march=armv8-a "$SRC/fp32.c" -o "$OUT/fp32.o"
 $CC "${common[@]}" -march=armv8-a "$SRC/eltwise.c" -o "$OUT/eltwise.o"

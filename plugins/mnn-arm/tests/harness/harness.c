@@ -65,10 +65,10 @@ static void compare(const char *what, const float *got, const double *want, cons
 
 static double act_ref(int act, double v, double a, double b) {
     switch (act) {
-    case ARM_ACT_RELU: return v > 0 ? v : 0;
-    case ARM_ACT_CLIP: return v < a ? a : (v > b ? b : v);
-    case ARM_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
-    case ARM_ACT_HARD_SWISH: return v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
+    case MNN_ACT_RELU: return v > 0 ? v : 0;
+    case MNN_ACT_CLIP: return v < a ? a : (v > b ? b : v);
+    case MNN_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case MNN_ACT_HARD_SWISH: return v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
     default: return v;
     }
 }
@@ -98,7 +98,7 @@ static void test_gemm(const arm_fkernels *k, double rtol, int64_t M, int64_t N, 
     void *aio = to_io(k, a, M * K), *bio = to_io(k, b, K * N), *cio = xalloc(M * N * k->io_bytes);
     k->pack_a(aio, K, 1, M, K, ap);
     k->pack_b(bio, N, 1, K, N, bp);
-    arm_epilogue e = {1.0f, 1.0f, bias, col_bias ? 0 : 1, col_bias ? 1 : 0, col_bias ? ARM_ACT_SIGMOID : ARM_ACT_RELU,
+    arm_epilogue e = {1.0f, 1.0f, bias, col_bias ? 0 : 1, col_bias ? 1 : 0, col_bias ? MNN_ACT_SIGMOID : MNN_ACT_RELU,
                       0, 0};
     if (col_bias) e.alpha = 2.0f, e.beta = 0.5f;
     k->gemm(M, N, K, ap, bp, cio, N, &e);
@@ -160,7 +160,7 @@ static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, 
     for (int64_t i = 0; i < N * C * H * W; ++i) x[i] = frand();
     for (int64_t i = 0; i < O * Kg; ++i) w[i] = frand();
     for (int64_t i = 0; i < O; ++i) bias[i] = frand();
-    arm_epilogue e = {1.0f, 1.0f, NULL, 1, 0, ARM_ACT_CLIP, 0.0f, 6.0f};
+    arm_epilogue e = {1.0f, 1.0f, NULL, 1, 0, MNN_ACT_CLIP, 0.0f, 6.0f};
     const int depthwise = group == C && O == C;
     const int64_t eb = k->io_bytes;
     char *xio = to_io(k, x, N * C * H * W), *yio = xalloc(out * eb);
@@ -186,7 +186,7 @@ static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, 
     }
     from_io(k, yio, y, out);
     free(xio), free(yio);
-    conv_ref(x, w, bias, N, C, H, W, O, group, &g, ARM_ACT_CLIP, want, mag);
+    conv_ref(x, w, bias, N, C, H, W, O, group, &g, MNN_ACT_CLIP, want, mag);
     char what[96];
     snprintf(what, sizeof what, "%s %s conv N=%ld C=%ld H=%ld O=%ld k=%ld s=%ld d=%ld p=%ld g=%ld", k->name,
              depthwise ? "depthwise" : "gemm", (long)N, (long)C, (long)H, (long)O, (long)ks, (long)s, (long)d,
@@ -242,11 +242,11 @@ static void test_winograd(const arm_fkernels *k, double rtol, int64_t N, int64_t
     for (int64_t n = 0; n < N; ++n)
         arm_wino_conv(k, &g, O, wp, x + n * C * H * W, y + n * O * g.OH * g.OW, &e, chunk, work);
     conv_ref(x, w, bias, N, C, H, W, O, 1, &g, act, want, mag);
-    if (act == ARM_ACT_SIGMOID)
+    if (act == MNN_ACT_SIGMOID)
         for (int64_t i = 0; i < out; ++i) mag[i] *= 0.25; /* sigmoid' <= 1/4 */
     char what[96];
     snprintf(what, sizeof what, "%s winograd conv N=%ld C=%ld %ldx%ld O=%ld p=%ld %s", k->name, (long)N, (long)C,
-             (long)H, (long)W, (long)O, (long)p, act == ARM_ACT_CLIP ? "clip" : "sigmoid");
+             (long)H, (long)W, (long)O, (long)p, act == MNN_ACT_CLIP ? "clip" : "sigmoid");
     compare(what, y, want, mag, out, rtol);
     free(x), free(w), free(bias), free(y), free(want), free(mag), free(wp), free(tmp), free(work);
 }
@@ -260,7 +260,7 @@ static void test_winograd_fp32(const arm_fkernels *k) {
                                 {1, 600, 6, 5, 9, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
         test_winograd(k, 1e-4, cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], cases[i][5],
-                      i % 3 == 2 ? ARM_ACT_SIGMOID : ARM_ACT_CLIP);
+                      i % 3 == 2 ? MNN_ACT_SIGMOID : MNN_ACT_CLIP);
     report("winograd applies to 3x3 stride 1 dilation 1 only", 0,
            arm_wino_applies(&(arm_conv_geom){4, 8, 8, 6, 6, 3, 3, 1, 1, 1, 1, 0, 0}) &&
                !arm_wino_applies(&(arm_conv_geom){4, 8, 8, 3, 3, 3, 3, 2, 2, 1, 1, 0, 0}) &&
@@ -322,7 +322,7 @@ static void test_half_eltwise(void) {
             snprintf(what, sizeof what, "fp16h %s [3][5][17] with %s", names[op], bc ? "one value" : "[3][1][17]");
             compare(what, y, want, mag, n, 1e-2);
         }
-    const int acts[] = {ARM_ACT_RELU, ARM_ACT_CLIP, ARM_ACT_SIGMOID, ARM_ACT_HARD_SWISH};
+    const int acts[] = {MNN_ACT_RELU, MNN_ACT_CLIP, MNN_ACT_SIGMOID, MNN_ACT_HARD_SWISH};
     static const char *act_names[] = {"relu", "clip(0, 6)", "sigmoid", "hard_swish"};
     for (int i = 0; i < 4; ++i) {
         arm_epilogue e = {1.0f, 1.0f, NULL, 0, 0, acts[i], 0.0f, 6.0f};
@@ -402,7 +402,7 @@ static void test_fp32_misc(void) {
         float *x = xalloc(n * 4), *y = xalloc(n * 4);
         double *want = xalloc(n * 8), *mag = xalloc(n * 8);
         for (int64_t i = 0; i < n; ++i) x[i] = 4 * frand();
-        const int acts[] = {ARM_ACT_RELU, ARM_ACT_CLIP, ARM_ACT_SIGMOID, ARM_ACT_HARD_SWISH};
+        const int acts[] = {MNN_ACT_RELU, MNN_ACT_CLIP, MNN_ACT_SIGMOID, MNN_ACT_HARD_SWISH};
         for (int t = 0; t < 4; ++t) {
             arm_epilogue e = {1, 1, NULL, 0, 0, acts[t], 0.0f, 6.0f};
             arm_activation(&e, x, y, n);

@@ -16,9 +16,9 @@ typedef float wtype;
 #define STORE_W(v, i, p) ((p)[i] = (v))
 #endif
 
-/* codes 0-9: the fused-activation vocabulary (mnn_core.ops.elementwise.ACTIVATIONS),
- * inlined into every kernel that fuses one; 20-50 (unary_math, eltwise.cl) add the
- * unary math ops. Mirrored in mnn_opencl/_common.py. */
+/* MNN_ACT_*: the fused activations, abi.h's enum mnn_activation, defined ahead of this file
+ * by runtime.kernel_source() (mnn_core.backend.kit.activation.activation_defines()), inlined into
+ * every kernel that fuses one; 20-50 (unary_math, eltwise.cl) add the unary math ops. */
 inline float sigmoid_f(float x) {
     if (x >= 0.0f) return 1.0f / (1.0f + exp(-x));
     float e = exp(x);
@@ -27,23 +27,23 @@ inline float sigmoid_f(float x) {
 
 inline float activate(float x, int kind, float a, float b) {
     switch (kind) {
-    case 1: return fmax(x, 0.0f);
-    case 2: return fmin(fmax(x, a), b);
-    case 3: return x >= 0.0f ? x : x * a;
-    case 4: return sigmoid_f(x);
-    case 5: return x * sigmoid_f(x);
-    case 6: return 0.5f * x * (1.0f + erf(x / 1.41421356237309515f));
-    case 7: return tanh(x);
-    case 8: return clamp(x * a + b, 0.0f, 1.0f);
-    case 9: return x * clamp(x / 6.0f + 0.5f, 0.0f, 1.0f);
+    case MNN_ACT_RELU: return fmax(x, 0.0f);
+    case MNN_ACT_CLIP: return fmin(fmax(x, a), b);
+    case MNN_ACT_LEAKY_RELU: return x >= 0.0f ? x : x * a;
+    case MNN_ACT_SIGMOID: return sigmoid_f(x);
+    case MNN_ACT_SILU: return x * sigmoid_f(x);
+    case MNN_ACT_GELU: return 0.5f * x * (1.0f + erf(x / 1.41421356237309515f));
+    case MNN_ACT_TANH: return tanh(x);
+    case MNN_ACT_HARD_SIGMOID: return clamp(x * a + b, 0.0f, 1.0f);
+    case MNN_ACT_HARD_SWISH: return x * clamp(x / 6.0f + 0.5f, 0.0f, 1.0f);
     default: return x;
     }
 }
 
 inline float4 activate4(float4 v, int kind, float a, float b) {
-    if (kind == 0) return v;
-    if (kind == 1) return fmax(v, (float4)(0.0f));
-    if (kind == 2) return fmin(fmax(v, (float4)(a)), (float4)(b));
+    if (kind == MNN_ACT_NONE) return v;
+    if (kind == MNN_ACT_RELU) return fmax(v, (float4)(0.0f));
+    if (kind == MNN_ACT_CLIP) return fmin(fmax(v, (float4)(a)), (float4)(b));
     return (float4)(activate(v.s0, kind, a, b), activate(v.s1, kind, a, b),
                     activate(v.s2, kind, a, b), activate(v.s3, kind, a, b));
 }

@@ -67,11 +67,11 @@ static inline __attribute__((always_inline)) void FN(gap_tile)(const int rows, c
     for (int r = 0; r < rows; ++r)
         for (int v = 0; v < GEMM_NV; ++v) {
             vf z = vf_fma(acc[r][v], alpha, bias[v]);
-            if (e->act == X86_ACT_RELU)
+            if (e->act == MNN_ACT_RELU)
                 z = vf_relu(z);
-            else if (e->act == X86_ACT_CLIP)
+            else if (e->act == MNN_ACT_CLIP)
                 z = vf_clamp(z, vf_set1(e->act_alpha), vf_set1(e->act_beta));
-            else if (e->act != X86_ACT_NONE)
+            else if (e->act != MNN_ACT_NONE)
                 z = FN(gap_activate)(z, e);
             sum[v] = vf_add(sum[v], z);
         }

@@ -123,9 +123,9 @@ static inline __attribute__((always_inline)) void FN(cl_tile)(const int nt, cons
             const float *src = in + (i * dh * rowstep + j * dw) * ps;
             for (int p = 0; p < nt; ++p) acc[p] = vf_fma(wt, vf_load(src + p * px_step * ps), acc[p]);
         }
-    if (e->act == X86_ACT_RELU)
+    if (e->act == MNN_ACT_RELU)
         for (int p = 0; p < nt; ++p) acc[p] = vf_relu(acc[p]);
-    else if (e->act == X86_ACT_CLIP)
+    else if (e->act == MNN_ACT_CLIP)
         for (int p = 0; p < nt; ++p) acc[p] = vf_clamp(acc[p], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int p = 0; p < nt; ++p) vf_store(out + p * ostep, acc[p]);
 }
@@ -159,7 +159,7 @@ static void FN(cl_transpose_out)(const float *out, int64_t np, int nc, float *y,
         for (int l = 0; l < VLEN; ++l)
             if (l < nc) vf_store_n(y + l * plane + p0 + q, r[l], n);
     }
-    if (e->act > X86_ACT_CLIP) /* the activations not applied in registers */
+    if (e->act > MNN_ACT_CLIP) /* the activations not applied in registers */
         for (int l = 0; l < nc; ++l)
             FN(act_row)(e->act, e->act_alpha, e->act_beta, y + l * plane + p0, y + l * plane + p0, np);
 }
@@ -182,7 +182,7 @@ static void FN(cl_out_rows)(const float *in, const int64_t ps, int64_t PW, const
     const int64_t np = (oh1 - oh0) * OW;
     if (!g->out_nc16) {
         FN(cl_transpose_out)(buf, np, nc, y, g->OH * OW, oh0 * OW, e);
-    } else if (e->act > X86_ACT_CLIP) { /* only these VLEN lanes of each pixel */
+    } else if (e->act > MNN_ACT_CLIP) { /* only these VLEN lanes of each pixel */
         if (VLEN == X86_NC16) FN(act_row)(e->act, e->act_alpha, e->act_beta, out0, out0, np * X86_NC16);
         else
             for (int64_t p = 0; p < np; ++p)

@@ -89,9 +89,9 @@ static inline __attribute__((always_inline)) void FN(dw_vectors)(const int nv, c
         const float *p = base + off[t];
         for (int v = 0; v < nv; ++v) acc[v] = vf_fma(wt, vf_load_stride(p + v * VLEN * s, s), acc[v]);
     }
-    if (e->act == X86_ACT_RELU) /* relu and clip in registers; others by act_row after the row */
+    if (e->act == MNN_ACT_RELU) /* relu and clip in registers; others by act_row after the row */
         for (int v = 0; v < nv; ++v) acc[v] = vf_relu(acc[v]);
-    else if (e->act == X86_ACT_CLIP)
+    else if (e->act == MNN_ACT_CLIP)
         for (int v = 0; v < nv; ++v) acc[v] = vf_clamp(acc[v], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int v = 0; v < nv - 1; ++v) vf_store(dst + v * VLEN, acc[v]);
     vf_store_n(dst + (nv - 1) * VLEN, acc[nv - 1], last_n);
@@ -126,9 +126,9 @@ static inline __attribute__((always_inline)) void FN(dw_tile9)(const int nr, con
             for (int v = 0; v < nv; ++v) acc[r * nv + v] = vf_fma(wv[t], vf_load_stride(p + v * VLEN * s, s), acc[r * nv + v]);
         }
     }
-    if (e->act == X86_ACT_RELU)
+    if (e->act == MNN_ACT_RELU)
         for (int a = 0; a < nr * nv; ++a) acc[a] = vf_relu(acc[a]);
-    else if (e->act == X86_ACT_CLIP)
+    else if (e->act == MNN_ACT_CLIP)
         for (int a = 0; a < nr * nv; ++a) acc[a] = vf_clamp(acc[a], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int r = 0; r < nr; ++r) {
         for (int v = 0; v < nv - 1; ++v) vf_store(dst + r * OW + v * VLEN, acc[r * nv + v]);
@@ -159,9 +159,9 @@ static inline __attribute__((always_inline)) void FN(dw_flat9)(const int nv, con
     for (int v = 0; v < nv; ++v) acc[v] = b0;
     for (int t = 0; t < 9; ++t)
         for (int v = 0; v < nv; ++v) acc[v] = vf_fma(wv[t], vf_load(base + off[t] + v * VLEN), acc[v]);
-    if (e->act == X86_ACT_RELU)
+    if (e->act == MNN_ACT_RELU)
         for (int v = 0; v < nv; ++v) acc[v] = vf_relu(acc[v]);
-    else if (e->act == X86_ACT_CLIP)
+    else if (e->act == MNN_ACT_CLIP)
         for (int v = 0; v < nv; ++v) acc[v] = vf_clamp(acc[v], vf_set1(e->act_alpha), vf_set1(e->act_beta));
     for (int v = 0; v < nv; ++v) vf_store(tmp + v * VLEN, acc[v]);
 }
@@ -217,7 +217,7 @@ static void FN(depthwise_plane)(const float *x, const float *w, const float *bia
             else FN(dw_flat9)(1, sc->pad + q, sc->off, wv, b0, e, sc->tmp + q), q += VLEN;
         }
         for (int64_t oh = 0; oh < g->OH; ++oh) FN(copy_n)(dst + oh * OW, sc->tmp + oh * sc->L.rowlen, OW);
-        if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
+        if (e->act > MNN_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
         return;
     }
     int64_t oh = 0;
@@ -237,7 +237,7 @@ static void FN(depthwise_plane)(const float *x, const float *w, const float *bia
         else if (taps == 9) FN(dw_row)(1, base, sc->off, 9, wc, wv, s, b0, e, row, OW);
         else FN(dw_row)(0, base, sc->off, (int)taps, wc, NULL, s, b0, e, row, OW);
     }
-    if (e->act > X86_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
+    if (e->act > MNN_ACT_CLIP) FN(act_row)(e->act, e->act_alpha, e->act_beta, dst, dst, g->OH * OW);
 }
 
 /* inference (x86infer): planes in items of DW_PLANES for x86_parallel; each

@@ -109,7 +109,7 @@ static void FN(act_range)(void *ctx, int64_t lo, int64_t hi, int worker) {
     (void)worker;
     for (int64_t t = lo; t < hi; ++t) {
         const int64_t s = t * ACT_CHUNK, len = J->n - s < ACT_CHUNK ? J->n - s : ACT_CHUNK;
-        if (J->e->act == X86_ACT_NONE) {
+        if (J->e->act == MNN_ACT_NONE) {
             if (J->x != J->y) memcpy(J->y + s, J->x + s, (size_t)len * sizeof(float));
         } else {
             FN(act_row)(J->e->act, J->e->act_alpha, J->e->act_beta, J->x + s, J->y + s, len);

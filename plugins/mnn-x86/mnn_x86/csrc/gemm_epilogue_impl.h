@@ -13,15 +13,15 @@
 static void FN(act_row)(int act, float a, float b, const float *x, float *y, int64_t n) {
     int64_t i;
     switch (act) {
-    case X86_ACT_RELU: ACT_LOOP(X86_ACT_RELU) break;
-    case X86_ACT_CLIP: ACT_LOOP(X86_ACT_CLIP) break;
-    case X86_ACT_LEAKY_RELU: ACT_LOOP(X86_ACT_LEAKY_RELU) break;
-    case X86_ACT_SIGMOID: ACT_LOOP(X86_ACT_SIGMOID) break;
-    case X86_ACT_SILU: ACT_LOOP(X86_ACT_SILU) break;
-    case X86_ACT_GELU: ACT_LOOP(X86_ACT_GELU) break;
-    case X86_ACT_TANH: ACT_LOOP(X86_ACT_TANH) break;
-    case X86_ACT_HARD_SIGMOID: ACT_LOOP(X86_ACT_HARD_SIGMOID) break;
-    case X86_ACT_HARD_SWISH: ACT_LOOP(X86_ACT_HARD_SWISH) break;
+    case MNN_ACT_RELU: ACT_LOOP(MNN_ACT_RELU) break;
+    case MNN_ACT_CLIP: ACT_LOOP(MNN_ACT_CLIP) break;
+    case MNN_ACT_LEAKY_RELU: ACT_LOOP(MNN_ACT_LEAKY_RELU) break;
+    case MNN_ACT_SIGMOID: ACT_LOOP(MNN_ACT_SIGMOID) break;
+    case MNN_ACT_SILU: ACT_LOOP(MNN_ACT_SILU) break;
+    case MNN_ACT_GELU: ACT_LOOP(MNN_ACT_GELU) break;
+    case MNN_ACT_TANH: ACT_LOOP(MNN_ACT_TANH) break;
+    case MNN_ACT_HARD_SIGMOID: ACT_LOOP(MNN_ACT_HARD_SIGMOID) break;
+    case MNN_ACT_HARD_SWISH: ACT_LOOP(MNN_ACT_HARD_SWISH) break;
     default:
         if (x != y) memmove(y, x, (size_t)n * sizeof(float));
     }
@@ -64,10 +64,10 @@ static void FN(act_row)(int act, float a, float b, const float *x, float *y, int
                         acc[r][v] = vf_fma(beta_, vf_load_n(br_ + v * VLEN, (cols) - v * VLEN), acc[r][v]);     \
                 }                                                                                               \
             }                                                                                                   \
-            if ((e)->act == X86_ACT_RELU) {                                                                     \
+            if ((e)->act == MNN_ACT_RELU) {                                                                     \
                 for (int r = 0; r < (rows); ++r)                                                                \
                     for (int v = 0; v < (nv); ++v) acc[r][v] = vf_relu(acc[r][v]);                              \
-            } else if ((e)->act == X86_ACT_CLIP) {                                                              \
+            } else if ((e)->act == MNN_ACT_CLIP) {                                                              \
                 const vf lo_ = vf_set1((e)->act_alpha), hi_ = vf_set1((e)->act_beta);                           \
                 for (int r = 0; r < (rows); ++r)                                                                \
                     for (int v = 0; v < (nv); ++v) acc[r][v] = vf_clamp(acc[r][v], lo_, hi_);                   \
@@ -81,7 +81,7 @@ static void FN(act_row)(int act, float a, float b, const float *x, float *y, int
                 for (int v = 0; v < (nv) && v * VLEN < (cols); ++v)                                             \
                     vf_store_n((c) + r * (ldc) + v * VLEN, acc[r][v], (cols) - v * VLEN);                       \
         }                                                                                                       \
-        if ((last) && (e)->act > X86_ACT_CLIP)                                                                  \
+        if ((last) && (e)->act > MNN_ACT_CLIP)                                                                  \
             for (int r = 0; r < (rows); ++r)                                                                    \
                 FN(act_row)((e)->act, (e)->act_alpha, (e)->act_beta, (c) + r * (ldc), (c) + r * (ldc), (cols)); \
     } while (0)

@@ -272,7 +272,7 @@ int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         float *y = (float *)outs[0].data;
         const int64_t n = x86_tensor_floats(&outs[0]), one = 1;
         s->op.k->binary(X86_ADD, y, (const float *)r->data, y, 1, &n, &one, &one, s->op.threads);
-        if (s->res_act.act != X86_ACT_NONE) s->op.k->activation(&s->res_act, y, y, n, s->op.threads);
+        if (s->res_act.act != MNN_ACT_NONE) s->op.k->activation(&s->res_act, y, y, n, s->op.threads);
     }
     return 0;
 }

@@ -77,8 +77,8 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         for (int r = 0; r < rows; ++r) {
             vf t = vf_add(e->alpha != 1.0f ? vf_mul(acc[r][v], vf_set1(e->alpha)) : acc[r][v], bias);
             if (res) t = vf_add(t, vf_load(res + r * X86_NC16));
-            if (e->act == X86_ACT_RELU && !late_act) t = vf_relu(t);
-            else if (e->act == X86_ACT_CLIP && !late_act) t = vf_clamp(t, vf_set1(e->act_alpha), vf_set1(e->act_beta));
+            if (e->act == MNN_ACT_RELU && !late_act) t = vf_relu(t);
+            else if (e->act == MNN_ACT_CLIP && !late_act) t = vf_clamp(t, vf_set1(e->act_alpha), vf_set1(e->act_beta));
             acc[r][v] = t;
         }
     }
@@ -89,7 +89,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
             float *yv = J->y + x86_nc16_at(o, p0 - J->y_p0, J->yP);
             for (int r = 0; r < rows; ++r) {
                 vf t = acc[r][v];
-                if (e->act > X86_ACT_CLIP) t = vf_activate(t, e->act, e->act_alpha, e->act_beta);
+                if (e->act > MNN_ACT_CLIP) t = vf_activate(t, e->act, e->act_alpha, e->act_beta);
                 if (J->stream) vf_stream(yv + r * X86_NC16, t);
                 else vf_store(yv + r * X86_NC16, t);
             }
@@ -109,7 +109,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         } else {
             for (int r = 0; r < rows; ++r) yc[r] = buf[r * NR + c];
         }
-        if (e->act > X86_ACT_CLIP || (late_act && e->act != X86_ACT_NONE))
+        if (e->act > MNN_ACT_CLIP || (late_act && e->act != MNN_ACT_NONE))
             FN(act_row)(e->act, e->act_alpha, e->act_beta, yc, yc, rows);
     }
 }

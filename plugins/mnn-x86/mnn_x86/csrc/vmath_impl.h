@@ -77,15 +77,15 @@ static inline vf vf_gelu(vf x) {
  * loop specialised per activation, so the switch folds away. */
 static inline __attribute__((always_inline)) vf vf_activate(vf x, int act, float a, float b) {
     switch (act) {
-    case X86_ACT_RELU: return vf_relu(x);
-    case X86_ACT_CLIP: return vf_clamp(x, vf_set1(a), vf_set1(b));
-    case X86_ACT_LEAKY_RELU: return vf_select(vf_ge(x, vf_zero()), x, vf_mul(x, vf_set1(a)));
-    case X86_ACT_SIGMOID: return vf_sigmoid(x);
-    case X86_ACT_SILU: return vf_mul(x, vf_sigmoid(x));
-    case X86_ACT_GELU: return vf_gelu(x);
-    case X86_ACT_TANH: return vf_tanh(x);
-    case X86_ACT_HARD_SIGMOID: return vf_clamp(vf_fma(x, vf_set1(a), vf_set1(b)), vf_zero(), vf_set1(1.0f));
-    case X86_ACT_HARD_SWISH:
+    case MNN_ACT_RELU: return vf_relu(x);
+    case MNN_ACT_CLIP: return vf_clamp(x, vf_set1(a), vf_set1(b));
+    case MNN_ACT_LEAKY_RELU: return vf_select(vf_ge(x, vf_zero()), x, vf_mul(x, vf_set1(a)));
+    case MNN_ACT_SIGMOID: return vf_sigmoid(x);
+    case MNN_ACT_SILU: return vf_mul(x, vf_sigmoid(x));
+    case MNN_ACT_GELU: return vf_gelu(x);
+    case MNN_ACT_TANH: return vf_tanh(x);
+    case MNN_ACT_HARD_SIGMOID: return vf_clamp(vf_fma(x, vf_set1(a), vf_set1(b)), vf_zero(), vf_set1(1.0f));
+    case MNN_ACT_HARD_SWISH:
         return vf_mul(x, vf_clamp(vf_fma(x, vf_set1(1.0f / 6.0f), vf_set1(0.5f)), vf_zero(), vf_set1(1.0f)));
     default: return x;
     }

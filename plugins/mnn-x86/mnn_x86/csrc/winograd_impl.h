@@ -273,7 +273,7 @@ static inline int64_t wino_vt_cs(const x86_conv_geom *g, int64_t tcp) { return g
  * words apart); V[xi] is rounded into the worker's bf16 scratch (bf16->bp) as B panels (the fp32
  * ones converted while in L2) or, for gemm_t, packed as A (V^T) */
 static void FN(wino_gemm_bf16)(const FN(wino_plan) *P, int64_t nt, int xi, const float *v, float *m, int worker) {
-    static const x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
+    static const x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, MNN_ACT_NONE, 0.0f, 0.0f};
     const x86_bf16_conv *B = P->bf16;
     const int64_t C = P->g->C;
     uint32_t *vb = B->bp + worker * B->bp_words;
@@ -290,7 +290,7 @@ static void FN(wino_gemm_bf16)(const FN(wino_plan) *P, int64_t nt, int xi, const
 /* step 3 for positions [x0, x1). gemm_t (V[xi] one C x tcp panel, row-major): M^T[xi] (nt x O,
  * row-major) = V^T U^T, V^T packed on the worker's buffer */
 static void FN(wino_gemm)(const FN(wino_plan) *P, int64_t nt, int x0, int x1, const float *v, float *m, int worker) {
-    x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, X86_ACT_NONE, 0.0f, 0.0f};
+    x86_epilogue plain = {1.0f, 0.0f, NULL, 0, 0, MNN_ACT_NONE, 0.0f, 0.0f};
     const int64_t C = P->g->C;
     for (int xi = x0; xi < x1; ++xi) {
         if (P->bf16) {

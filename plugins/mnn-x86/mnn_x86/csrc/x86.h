@@ -16,23 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mnn_core/abi.h" /* enum mnn_activation: an epilogue's act (MNN_ACT_*) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* the fused-activation vocabulary of mnn_core.ops.elementwise.ACTIVATIONS */
-enum x86_act {
-    X86_ACT_NONE = 0,
-    X86_ACT_RELU,
-    X86_ACT_CLIP,
-    X86_ACT_LEAKY_RELU,
-    X86_ACT_SIGMOID,
-    X86_ACT_SILU,
-    X86_ACT_GELU,
-    X86_ACT_TANH,
-    X86_ACT_HARD_SIGMOID,
-    X86_ACT_HARD_SWISH
-};
 
 enum x86_binop { X86_ADD = 0, X86_SUB, X86_MUL, X86_DIV, X86_MAX, X86_MIN };
 
