@@ -93,7 +93,9 @@ class X86Backend(Backend):
             extra={"isa": isa, "supported_isas": list(_isa.supported()) if _x86 else [], "max_threads": threads,
                    "gemm_tile": f"{info.get('mr')}x{info.get('nr')}" if info else "",
                    # what precision="low" does here (precision.py): bf16 GEMMs, or nothing (fp32)
-                   "low_precision": "bf16 GEMMs (VDPBF16PS)" if bf16 else _NO_BF16},
+                   "low_precision": "bf16 GEMMs (VDPBF16PS)" if bf16 else _NO_BF16,
+                   # False in a child forked after OpenMP ran here: its OpenMP loops take one thread
+                   "openmp_usable": _x86.openmp_usable() if _x86 is not None else False},
         )]
 
     def kernels(self):

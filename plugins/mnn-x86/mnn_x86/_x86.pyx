@@ -64,6 +64,7 @@ cdef extern from "x86.h" nogil:
                        int nc16, int64_t* tc, int32_t* per_chunk, int32_t* gemm_t, int64_t* work_floats)
     int x86_isa_compiled(const char* isa)
     int x86_cpu_supports(const char* isa)
+    int x86_omp_usable
     const x86_kernels* x86_kernels_for(const char* isa)
     int x86_avx512_rows()
     int x86_set_avx512_rows(int rows)
@@ -229,6 +230,12 @@ def compiled(str isa) -> bool:
 def cpu_supports(str isa) -> bool:
     """Whether `isa` is compiled in and this CPU can run it (cpuid)."""
     return bool(x86_cpu_supports(isa.encode()))
+
+
+def openmp_usable() -> bool:
+    """False in a process forked after OpenMP regions ran on several threads (x86.h: X86_OMP): its
+    OpenMP loops run on one thread there, as libgomp's team did not survive the fork."""
+    return bool(x86_omp_usable)
 
 
 def avx512_rows() -> int:

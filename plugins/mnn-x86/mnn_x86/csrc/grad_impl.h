@@ -54,7 +54,7 @@
 #define PARALLEL_FOR_DYNAMIC(cond, i, n, ...)                                     \
     do {                                                                         \
         const int64_t i##_end = (n);                                             \
-        if (cond) {                                                              \
+        if (X86_OMP(cond)) {                                                     \
             _Pragma("omp parallel for num_threads(threads) schedule(dynamic)")   \
             for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
         } else {                                                                 \
@@ -602,7 +602,7 @@ static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, flo
         x86_conv_direct(cg) ? FN(conv_grad_weight_direct_block) : FN(conv_grad_weight_block);
     const int64_t x_image = C * g->H * g->W, dy_image = O * P, blocks = (cg->N + block - 1) / block;
     if (threads > blocks) threads = (int)(blocks > 0 ? blocks : 1);
-    if (threads <= 1) {
+    if (!X86_OMP(threads > 1)) {
         memset(dw, 0, (size_t)(O * R) * sizeof(float));
         if (db) memset(db, 0, (size_t)O * sizeof(float));
         for (int64_t n = 0; n < cg->N; n += block)

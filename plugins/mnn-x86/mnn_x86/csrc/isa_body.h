@@ -14,7 +14,7 @@
 #define PARALLEL_FOR(cond, i, n, ...)                                             \
     do {                                                                         \
         const int64_t i##_end = (n);                                             \
-        if (cond) {                                                              \
+        if (X86_OMP(cond)) {                                                     \
             _Pragma("omp parallel for num_threads(threads) schedule(static)")    \
             for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
         } else {                                                                 \

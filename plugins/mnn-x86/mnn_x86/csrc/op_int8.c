@@ -97,7 +97,7 @@ static int qconv_depthwise(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
     const x86_conv_geom *g = &s->g;
     const int64_t plane = g->OH * g->OW, in_plane = g->H * g->W, items = s->N * s->O;
     const int threads = s->op.threads;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(threads > 1 && items > 1))
     for (int64_t t = 0; t < items; ++t) {
 #ifdef _OPENMP
         int16_t *work = s->work + (threads > 1 && items > 1 ? omp_get_thread_num() : 0) * s->work_stride;
@@ -122,14 +122,14 @@ static int qconv_c4(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
         const int64_t n = t / s->group, gi = t % s->group;
         const uint8_t *xg = x + (n * s->group + gi) * in_group;
         const int64_t pparts = threads > 1 ? (C4 < threads ? C4 : threads) : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(pparts > 1))
         for (int64_t pi = 0; pi < pparts; ++pi)
             s->k8->pack_c4(xg, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
                            s->tmp + pi * s->tmp_stride);
         const int32_t *a = s->w + gi * s->ogp * s->K4;
         uint8_t *yg = y + (n * s->O + gi * s->og) * plane;
         const int64_t parts = threads > 1 ? (tiles < threads ? tiles : threads) : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(parts > 1))
         for (int64_t pi = 0; pi < parts; ++pi)
             s->k8->conv_c4(&s->q, s->xq, s->og, tiles * pi / parts, tiles * (pi + 1) / parts, a,
                            s->bias_eff + gi * s->og, s->mult + gi * s->og, s->zy, s->qmin, s->qmax, yg, g->OW, plane);
@@ -145,13 +145,13 @@ static int qconv_px(x86_qconv_state *s, const uint8_t *x, uint8_t *y) {
     const int threads = s->op.threads;
     for (int64_t n = 0; n < s->N; ++n) {
         const int64_t pparts = threads > 1 ? (C4 < threads ? C4 : threads) : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (pparts > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(pparts > 1))
         for (int64_t pi = 0; pi < pparts; ++pi)
             s->k8->pack_c4(x + n * in_img, s->zx, g, &s->q, C4 * pi / pparts, C4 * (pi + 1) / pparts, s->xq,
                            s->tmp + pi * s->tmp_stride);
         s->k8->px_pack(s->xq, &s->q, s->xq + s->xq_stride);
         const int64_t parts = threads > 1 ? (mbs < threads ? mbs : threads) : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(parts > 1))
         for (int64_t pi = 0; pi < parts; ++pi)
             s->k8->conv_px(&s->q, s->xq + s->xq_stride, g->OH, g->OW, mbs * pi / parts, mbs * (pi + 1) / parts, Mp, s->wq,
                            s->bias_eff, s->mult, s->zy, s->qmin, s->qmax, s->ypx);
@@ -165,7 +165,7 @@ static int qconv_depthwise_vnni(x86_qconv_state *s, const uint8_t *x, uint8_t *y
     const x86_conv_geom *g = &s->g;
     const int64_t plane = g->OH * g->OW, in_plane = g->H * g->W, items = s->N * s->O, G = s->q.groups;
     const int threads = s->op.threads;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(threads > 1 && items > 1))
     for (int64_t t = 0; t < items; ++t) {
 #ifdef _OPENMP
         uint8_t *xd = s->xq + (threads > 1 && items > 1 ? omp_get_thread_num() : 0) * s->xq_stride;
@@ -198,7 +198,7 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     if (s->kind == 4) { /* the images split over the threads, each with its own padded row */
         const int64_t K = g->C, N = s->N;
         const int64_t parts = s->op.threads > 1 ? (N < s->op.threads ? N : s->op.threads) : 1;
-#pragma omp parallel for num_threads(s->op.threads) schedule(static) if (parts > 1)
+#pragma omp parallel for num_threads(s->op.threads) schedule(static) if (X86_OMP(parts > 1))
         for (int64_t pi = 0; pi < parts; ++pi) {
             const int64_t n0 = N * pi / parts, n1 = N * (pi + 1) / parts;
             k->fc_vnni(x + n0 * K, n1 - n0, K, s->O, s->wq, s->bias_eff, s->mult, s->zy, s->qmin, s->qmax,
@@ -219,7 +219,7 @@ int x86_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     const int64_t plane = g->OH * g->OW, in_group = g->C * g->H * g->W;
     const int64_t items = s->N * s->group;
     const int threads = s->op.threads;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && items > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(threads > 1 && items > 1))
     for (int64_t t = 0; t < items; ++t) {
 #ifdef _OPENMP
         int16_t *bp = s->work + (threads > 1 && items > 1 ? omp_get_thread_num() : 0) * s->work_stride;
@@ -245,7 +245,7 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         const uint8_t *x = (const uint8_t *)ins[0].data;
         uint8_t *y = (uint8_t *)outs[0].data;
         if (s->xq != NULL) {
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(threads > 1 && s->planes > 1))
             for (int64_t p = 0; p < s->planes; ++p) {
 #ifdef _OPENMP
                 uint8_t *xd = s->xq + (threads > 1 && s->planes > 1 ? omp_get_thread_num() : 0) * s->xq_stride;
@@ -256,7 +256,7 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
             }
             return 0;
         }
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && s->planes > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(threads > 1 && s->planes > 1))
         for (int64_t p = 0; p < s->planes; ++p) s->k8->maxpool(&s->pg, x + p * in_plane, y + p * plane);
         return 0;
     }
@@ -270,7 +270,7 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         const uint8_t *a = (const uint8_t *)ins[0].data, *b = (const uint8_t *)ins[3].data;
         uint8_t *y = (uint8_t *)outs[0].data;
         const int64_t chunk = 16384, chunks = (n + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(threads > 1 && chunks > 1))
         for (int64_t c = 0; c < chunks; ++c) {
             const int64_t i0 = c * chunk, m = n - i0 < chunk ? n - i0 : chunk;
             s->k8->add(a + i0, b + i0, m, ma, mb, za, zb, zc, y + i0);
@@ -283,7 +283,7 @@ int x86_qelt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     int64_t n = 1;
     for (int32_t d = 0; d < ins[0].ndim; ++d) n *= ins[0].shape[d];
     const int64_t chunk = 16384, chunks = (n + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (X86_OMP(threads > 1 && chunks > 1))
     for (int64_t c = 0; c < chunks; ++c) {
         const int64_t i0 = c * chunk, m = n - i0 < chunk ? n - i0 : chunk;
         if (s->kind == 0)

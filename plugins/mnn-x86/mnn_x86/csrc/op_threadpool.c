@@ -112,7 +112,10 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void reset_after_fork(void) { /* the child has no workers */
+volatile int x86_omp_usable = 1, x86_omp_started = 0; /* x86.h: X86_OMP */
+
+static void reset_after_fork(void) { /* the child has no workers, and libgomp's team is gone */
+    if (x86_omp_started) x86_omp_usable = 0;
     pthread_mutex_init(&P.mu, NULL);
     pthread_mutex_init(&P.busy, NULL);
     pthread_cond_init(&P.cv, NULL);
@@ -122,12 +125,10 @@ static void reset_after_fork(void) { /* the child has no workers */
     atomic_store(&P.sleepers, 0);
 }
 
+/* at load: the handler must run in a child even when this process only ever ran OpenMP regions */
+__attribute__((constructor)) static void register_fork_handler(void) { pthread_atfork(NULL, NULL, reset_after_fork); }
+
 static void grow(int workers) {
-    static int atfork_set = 0;
-    if (!atfork_set) {
-        pthread_atfork(NULL, NULL, reset_after_fork);
-        atfork_set = 1;
-    }
     while (P.started < workers && P.started < POOL_MAX - 1) {
         pthread_t t;
         pthread_attr_t attr;

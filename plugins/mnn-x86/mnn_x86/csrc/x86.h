@@ -274,6 +274,19 @@ void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx);
 typedef void (*x86_range_fn)(void *ctx, int64_t lo, int64_t hi, int worker);
 void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn, void *ctx);
 
+/* op_threadpool.c: whether an OpenMP parallel region may start. libgomp keeps its team threads across
+ * regions and has no fork handler: in a child forked after a region ran on several threads, the next
+ * region waits forever for threads the child does not have. A fork handler (op_threadpool.c) clears
+ * the flag in such a child, whose OpenMP loops then run on the calling thread; the claim-based pool
+ * above starts new workers instead. X86_OMP(cond) is the condition of every OpenMP region. */
+extern volatile int x86_omp_usable, x86_omp_started;
+static inline int x86_omp_ok(void) {
+    if (!x86_omp_usable) return 0;
+    x86_omp_started = 1;
+    return 1;
+}
+#define X86_OMP(cond) ((cond) && x86_omp_ok())
+
 /* dispatch.c */
 int x86_isa_compiled(const char *isa);  /* built into this binary */
 int x86_cpu_supports(const char *isa);  /* and runnable on this CPU */
