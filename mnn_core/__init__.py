@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .backend.hookspecs import hookimpl
-from .errors import BackendError, GraphError, InputError, MnnError, MnnFormatError, UnsupportedOpError
+from .errors import BackendError, GraphError, InputError, LimitError, MnnError, MnnFormatError, UnsupportedOpError
 from .graph.builder import GraphBuilder
 from .graph.ir import Graph, Node, TensorInfo
 
@@ -58,6 +58,6 @@ def backends(reload: bool = False):
 
 
 __all__ = [
-    "BackendError", "Graph", "GraphBuilder", "GraphError", "InputError", "MnnError", "MnnFormatError",
+    "BackendError", "Graph", "GraphBuilder", "GraphError", "InputError", "LimitError", "MnnError", "MnnFormatError",
     "Node", "Session", "TensorInfo", "UnsupportedOpError", "backends", "get_include", "hookimpl", "load", "save",
 ]

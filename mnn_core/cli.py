@@ -55,12 +55,16 @@ def _random_feeds(graph, shapes, seed=0):
     feeds = {}
     for name, shape in shapes.items():
         dtype = graph.inputs[name].dtype
-        if dtype.startswith("float"):
-            feeds[name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype == "bool":
-            feeds[name] = rng.random(shape) > 0.5
-        else:
-            feeds[name] = rng.integers(0, 10, size=shape).astype(dtype)
+        try:
+            if dtype.startswith("float"):
+                feeds[name] = rng.standard_normal(shape).astype(dtype)
+            elif dtype == "bool":
+                feeds[name] = rng.random(shape) > 0.5
+            else:
+                feeds[name] = rng.integers(0, 10, size=shape).astype(dtype)
+        except MemoryError:
+            raise MnnError(f"input {name!r} of shape {','.join(map(str, shape))} ({dtype}) is more than this "
+                           "machine's memory holds; give a smaller --shape") from None
     return feeds
 
 
@@ -376,8 +380,17 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as exc:
         print(f"mnn: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        print(f"mnn: error: out of memory ({exc or 'MemoryError'}); try smaller input shapes", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # one line even for what mnn did not foresee (MNN_DEBUG=1: the traceback)
+        if os.environ.get("MNN_DEBUG"):
+            raise
+        print(f"mnn: error: {type(exc).__name__}: {exc} (unexpected: MNN_DEBUG=1 shows where; please report it)",
+              file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -25,3 +25,7 @@ class MnnFormatError(MnnError, ValueError):
 
 class InputError(MnnError, ValueError):
     """Session inputs do not match the model: missing name, wrong dtype or shape."""
+
+
+class LimitError(MnnError):
+    """A limit the caller set was reached: a plan's arena bytes, a Loop's iterations (docs/RELIABILITY.md)."""

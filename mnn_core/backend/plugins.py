@@ -2,7 +2,10 @@
 
 Each entry point is imported on its own, so one plugin that fails to import
 (or whose backend reports unavailable) is listed with its reason and never
-breaks the others. Environment:
+breaks the others: an exception, sys.exit() or KeyboardInterrupt in a plugin's
+import or hooks is that plugin's failure. A plugin whose backends are all
+unavailable contributes nothing (no passes, no loaders), and no plugin replaces
+the core's own loaders (.mnn, .onnx). Environment:
 
 - MNN_DISABLE_PLUGIN_AUTOLOAD=1: load no entry points (the core's own backend stays);
 - MNN_LOAD_PLUGINS=x86,vulkan: load only these entry points, by name.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from importlib import import_module
 
@@ -20,6 +24,8 @@ import pluggy
 from . import hookspecs
 
 DEFAULT_PLUGINS = ("mnn_core.default_plugins.reference", "mnn_core.default_plugins.loaders")
+#: what a plugin may raise that is still only that plugin's failure (sys.exit() at import is SystemExit)
+PLUGIN_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 
 if sys.version_info >= (3, 10):
     from importlib.metadata import entry_points as _entry_points
@@ -56,6 +62,7 @@ class Plugins:
         self.backend_plugin: dict[str, PluginRecord] = {}
         self.passes: list[tuple[str, object, str]] = []
         self.loaders: dict[str, object] = {}
+        self.loader_plugin: dict[str, PluginRecord] = {}  # suffix -> the plugin whose loader reads it
 
     # -- loading ----------------------------------------------------------------------
 
@@ -85,7 +92,7 @@ class Plugins:
         try:
             module = import_module(record.module.split(":")[0])
             self.pm.register(module, name=record.name)
-        except Exception as exc:  # a broken plugin must not break the rest
+        except PLUGIN_FAILURES as exc:  # a broken plugin must not break the rest
             record.error = f"import failed: {type(exc).__name__}: {exc}"
             return
         try:
@@ -97,7 +104,11 @@ class Plugins:
         self._collect(record)
 
     def _collect(self, record: PluginRecord) -> None:
-        """Call one plugin's hooks and keep what it registers."""
+        """Call one plugin's hooks and keep what it registers: its passes and loaders only where one
+        of its backends is available (or it has none), and no loader for a suffix the core reads."""
+        passes: list[tuple[str, object, str]] = []
+        loaders: dict[str, object] = {}
+
         def add_backend(backend) -> None:
             name = getattr(backend, "name", None)
             if not name or name in self.backends:
@@ -107,10 +118,16 @@ class Plugins:
             record.backends.append(name)
 
         def add_pass(name, fn, after="fuse_activations"):
-            self.passes.append((name, fn, after))
+            if not callable(fn):
+                raise TypeError(f"pass {name!r} is not callable")
+            passes.append((str(name), fn, after))
 
         def add_loader(suffix, fn):
-            self.loaders[suffix.lower()] = fn
+            suffix = str(suffix).lower()
+            core = self.loader_plugin.get(suffix)
+            if core is not None and core.package == "mnn-core" and record.package != "mnn-core":
+                raise ValueError(f"{suffix} files are read by mnn-core's own loader; a plugin adds model types")
+            loaders[suffix] = fn
 
         hooks = {
             "mnn_register_backends": add_backend,
@@ -123,16 +140,32 @@ class Plugins:
                     continue
                 try:  # pluggy lets an implementation take a subset of the arguments
                     impl.function(**{arg: register for arg in impl.argnames})
-                except Exception as exc:
+                except PLUGIN_FAILURES as exc:
                     record.error = f"{hook} failed: {type(exc).__name__}: {exc}"
+        if (passes or loaders) and record.backends and not any(_available(self.backends[n]) for n in record.backends):
+            return  # an unavailable plugin's passes would rewrite graphs for a backend that cannot run them
+        self.passes += passes
+        self.loaders.update(loaders)
+        self.loader_plugin.update(dict.fromkeys(loaders, record))
+
+
+def _available(backend) -> bool:
+    try:
+        return bool(backend.availability())
+    except PLUGIN_FAILURES:  # a backend that cannot say is not available
+        return False
 
 
 _PLUGINS: Plugins | None = None
 
 
+_LOADING = threading.RLock()  # (a plugin that asks for the plugins while loading gets a second set, as before)
+
+
 def get_plugins(reload: bool = False) -> Plugins:
-    """The process-wide plugin set, loaded on first use."""
+    """The process-wide plugin set, loaded on first use (once, however many threads ask)."""
     global _PLUGINS
-    if _PLUGINS is None or reload:
-        _PLUGINS = Plugins().load()
-    return _PLUGINS
+    with _LOADING:
+        if _PLUGINS is None or reload:
+            _PLUGINS = Plugins().load()
+        return _PLUGINS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .plugins import get_plugins
+from .plugins import PLUGIN_FAILURES, get_plugins
 
 
 @dataclass
@@ -24,15 +24,16 @@ class BackendStatus:
 
 
 def _status(name, backend, record) -> BackendStatus:
-    status = BackendStatus(name, record.package, record.version, False, memory_domain=backend.memory_domain)
-    try:
+    status = BackendStatus(name, record.package, record.version, False)
+    try:  # everything read from the backend: a plugin's object may lack any of it
+        status.memory_domain = str(backend.memory_domain)
         avail = backend.availability()
-        status.available, status.reason = bool(avail), avail.reason
-        status.devices = [d.name for d in backend.devices()] if status.available else []
+        status.available, status.reason = bool(avail), str(avail.reason)
+        status.devices = [str(d.name) for d in backend.devices()] if status.available else []
         kernels = backend.kernels()
         status.ops = len(kernels)
-        status.dtypes = sorted({dt for spec in kernels.values() for dt in spec.dtypes})
-    except Exception as exc:  # a backend that cannot describe itself is unavailable, not fatal
+        status.dtypes = sorted({str(dt) for spec in kernels.values() for dt in spec.dtypes})
+    except PLUGIN_FAILURES as exc:  # a backend that cannot describe itself is unavailable, not fatal
         status.available = False
         status.reason = f"{type(exc).__name__}: {exc}"
     return status

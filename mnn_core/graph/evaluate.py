@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BackendError, InputError, MnnError
+from ..errors import BackendError, InputError, LimitError, MnnError
 from .ir import Graph, OptionalInfo, SequenceInfo, TensorInfo
 
 
@@ -40,6 +40,8 @@ def evaluate(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
         ins = [env[n] if n else None for n in inputs]
         try:
             outs = run_widened(node.op, schema.reference, ins, attrs)
+        except LimitError as exc:  # which node (and, in a body, which enclosing nodes) reached it
+            raise LimitError(f"node {node.name!r} ({node.op}): {exc}") from None
         except MnnError:
             raise
         except Exception as exc:

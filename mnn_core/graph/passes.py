@@ -12,10 +12,12 @@ session passes a copy). Plugins add passes with the mnn_register_passes hook.
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
 
+from ..errors import GraphError, LimitError
 from ..ops import get_schema
 from ..ops.elementwise import ACTIVATION_OPS
 from .ir import Graph, Node
@@ -30,7 +32,12 @@ def fold_constants(graph: Graph) -> Graph:
         ins = [n for n in node.inputs if n]
         if ins and all(n in graph.initializers for n in ins) and not any(o in graph.outputs for o in node.outputs):
             arrays = [graph.initializers[n] if n else None for n in node.inputs]
-            results = get_schema(node.op).reference(arrays, node.attrs)
+            try:
+                results = get_schema(node.op).reference(arrays, node.attrs)
+            except LimitError as exc:
+                raise LimitError(f"node {node.name!r} ({node.op}), folded as its inputs are constants: {exc}") from None
+            except Exception as exc:
+                raise _fold_error(node, "its inputs are all constants, and computing it", exc) from exc
             if sum(r.nbytes for r in results) <= MAX_FOLD_BYTES:
                 for name, value in zip(node.outputs, results):
                     graph.initializers[name] = np.asarray(value, order="C")
@@ -66,27 +73,44 @@ def fold_batchnorm(graph: Graph) -> Graph:
             continue
         if src.op == "Gemm" and (src.attrs.get("alpha", 1.0) != 1.0 or src.attrs.get("beta", 1.0) != 1.0):
             continue
-        gamma, beta, mean, var = (init[n].astype(np.float64) for n in bn.inputs[1:5])
-        k = gamma / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
-        w = init[src.inputs[1]].astype(np.float64)
-        b = init[src.inputs[2]].astype(np.float64) if len(src.inputs) > 2 and src.inputs[2] else np.zeros_like(mean)
-        if src.op == "Conv":  # (any number of spatial axes)
-            w = w * k.reshape((-1,) + (1,) * (w.ndim - 1))
-        elif src.attrs.get("transB", 0):
-            w = w * k.reshape(-1, 1)
-        else:
-            w = w * k.reshape(1, -1)
-        if b.shape != mean.shape:
+        try:
+            folded = _folded_weights(src, bn, init)
+        except Exception as exc:
+            raise _fold_error(bn, f"folding it into {src.op} {src.name!r}", exc) from exc
+        if folded is None:
             continue
-        b = (b - mean) * k + beta
         w_name, b_name = f"{src.name}.folded_weight", f"{src.name}.folded_bias"
-        init[w_name] = w.astype(np.float32)
-        init[b_name] = b.astype(np.float32)
+        init[w_name], init[b_name] = folded
         src.inputs = [src.inputs[0], w_name, b_name]
         src.outputs = list(bn.outputs)
         drop.add(id(bn))
     graph.nodes = [n for n in graph.nodes if id(n) not in drop]
     return graph
+
+
+def _folded_weights(src: Node, bn: Node, init: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """The Conv's or Gemm's weight and bias with the BatchNormalization after it folded in (float32),
+    or None where the shapes do not fold."""
+    gamma, beta, mean, var = (np.asarray(init[n]).astype(np.float64) for n in bn.inputs[1:5])
+    k = gamma / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
+    w = np.asarray(init[src.inputs[1]]).astype(np.float64)
+    b = np.asarray(init[src.inputs[2]]).astype(np.float64) if len(src.inputs) > 2 and src.inputs[2] \
+        else np.zeros_like(mean)
+    if src.op == "Conv":  # (any number of spatial axes)
+        w = w * k.reshape((-1,) + (1,) * (w.ndim - 1))
+    elif src.attrs.get("transB", 0):
+        w = w * k.reshape(-1, 1)
+    else:
+        w = w * k.reshape(1, -1)
+    if b.shape != mean.shape:
+        return None
+    b = (b - mean) * k + beta
+    return w.astype(np.float32), b.astype(np.float32)
+
+
+def _fold_error(node: Node, doing: str, exc: Exception) -> GraphError:
+    why = str(exc) if isinstance(exc, GraphError) else f"{type(exc).__name__}: {exc}"
+    return GraphError(f"node {node.name!r} ({node.op}): {doing} failed: {why}")
 
 
 def fuse_activations(graph: Graph) -> Graph:
@@ -146,13 +170,28 @@ CORE_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
 
 
 def optimize(graph: Graph, extra=()) -> Graph:
-    """Run the core passes, then plugin passes after the pass each one names."""
-    order = list(CORE_PASSES)
+    """Run the core passes, then plugin passes after the pass each one names. A plugin's pass runs
+    on a copy; one that raises, returns no Graph or returns an invalid one is skipped with a
+    RuntimeWarning naming it, and the graph goes on as it was."""
+    order = [(name, fn, False) for name, fn in CORE_PASSES]
     for name, fn, after in extra:
-        idx = next((i for i, (n, _) in enumerate(order) if n == after), len(order) - 1)
-        order.insert(idx + 1, (name, fn))
+        idx = next((i for i, (n, _, _) in enumerate(order) if n == after), len(order) - 1)
+        order.insert(idx + 1, (name, fn, True))
     out = graph.copy()
-    for _, fn in order:
-        out = fn(out)
+    for name, fn, plugin in order:
+        out = _plugin_pass(name, fn, out) if plugin else fn(out)
     out.validate()
     return out
+
+
+def _plugin_pass(name: str, fn: Callable[[Graph], Graph], graph: Graph) -> Graph:
+    try:
+        result = fn(graph.copy())
+        if not isinstance(result, Graph):
+            raise TypeError(f"it returned {type(result).__name__}, not a Graph")
+        result.validate()
+        return result
+    except Exception as exc:
+        warnings.warn(f"graph pass {name!r} (a plugin's) skipped: {type(exc).__name__}: {exc}", RuntimeWarning,
+                      stacklevel=3)
+        return graph

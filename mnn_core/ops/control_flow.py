@@ -10,15 +10,20 @@ input values, so these ops are `dynamic`: a graph using them runs eagerly
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import numpy as np
 
-from ..errors import GraphError
+from ..errors import GraphError, LimitError
 from ..graph.ir import Graph, Node, TensorInfo, symbolic
 from ._util import normalize_axis, rand
 from .schema import Attr, OpSchema, Sample, register
 
 _CAPTURES = Attr("int", 0, doc="trailing inputs the body reads from the enclosing graph")
 MAX_LOOP_ITERATIONS = 1 << 31  # a loop without a trip count stops on its condition; this bounds a runaway
+#: the iterations a Loop may run in this thread's current run (Session(max_loop_iterations=), set by
+#: Session.run; None: up to its trip count): one more is a LimitError, not a run without end
+loop_limit: ContextVar[int | None] = ContextVar("mnn_loop_limit", default=None)
 
 
 def _body_outputs(body: Graph, ins: list | None = None) -> list:
@@ -89,8 +94,12 @@ def _loop(ins, attrs):
     captured = list(ins[2 + n_carried:])
     names = list(body.inputs)
     scans: list[list] = [[] for _ in range(len(body.outputs) - 1 - n_carried)]
-    i = 0
+    i, cap = 0, loop_limit.get()
     while i < trip and cond:
+        if cap is not None and i >= cap:
+            asked = "no trip count" if ins[0] is None else f"a trip count of {trip}"
+            raise LimitError(f"Loop ran {cap} iterations ({asked}, its condition still true), the most "
+                             "max_loop_iterations allows (Session(max_loop_iterations=) or MNN_MAX_LOOP_ITERATIONS)")
         feeds = dict(zip(names, [np.array(i, np.int64), np.array(cond)] + values + captured))
         out = evaluate(body, feeds)
         results = [out[n] for n in body.outputs]

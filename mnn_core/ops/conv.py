@@ -56,13 +56,16 @@ def window_pads(op: str, attrs: dict, sizes, strides, eff) -> list[int]:
 
 
 def spatial_rank(op: str, x_shape, w_shape, spatial, weight: str) -> int:
-    """How many spatial axes an (input, weight) pair has; GraphError unless one of `spatial`."""
+    """How many spatial axes an (input, weight) pair has; GraphError unless one of `spatial`, or where
+    a kernel dimension is 0 (a window of no taps: kernels would leave outputs unwritten)."""
     k = len(x_shape) - 2
     if k not in spatial or len(w_shape) != len(x_shape):
         ranks = [str(d + 2) for d in spatial]
         ranks = ", ".join(ranks[:-1]) + " or " + ranks[-1] if len(ranks) > 1 else ranks[0]
         raise GraphError(f"{op} takes (N, C, D1, ...) input and {weight} weight of one rank, {ranks} here; "
                          f"got {x_shape} and {w_shape}")
+    if any(isinstance(d, (int, np.integer)) and d < 1 for d in w_shape[2:]):
+        raise GraphError(f"{op}: weight {tuple(w_shape)} has a kernel dimension of 0; each must be at least 1")
     return k
 
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..errors import GraphError
 from ._util import broadcast_shape, info_like, rand, same_dtype
 from .schema import Attr, OpSchema, Sample, register
 
@@ -145,8 +146,9 @@ def apply_activation(x: np.ndarray, kind: str, alpha: float = 0.0, beta: float =
         return x
     if kind == "relu":
         return np.maximum(x, 0).astype(x.dtype)
-    if kind == "clip":
-        return np.clip(x, alpha, beta).astype(x.dtype)
+    if kind == "clip":  # a NaN bound is no bound, as in ONNX Runtime (max(x, NaN) there keeps x)
+        lo, hi = (None if isinstance(v, (float, np.floating)) and math.isnan(v) else v for v in (alpha, beta))
+        return x.copy() if lo is None and hi is None else np.clip(x, lo, hi).astype(x.dtype)
     if kind == "leaky_relu":
         return np.where(x >= 0, x, x * np.float32(alpha)).astype(x.dtype)
     if kind == "sigmoid":
@@ -198,7 +200,7 @@ _UNARY_MATH = {
 _POSITIVE_DOMAIN = {"Log", "Sqrt", "Reciprocal"}
 
 _ACTIVATION_ATTRS = {
-    "Clip": {"min": Attr("float", -math.inf), "max": Attr("float", math.inf)},
+    "Clip": {"min": Attr("number", -math.inf), "max": Attr("number", math.inf)},
     "LeakyRelu": {"alpha": Attr("float", 0.01)},
     "HardSigmoid": {"alpha": Attr("float", 0.2), "beta": Attr("float", 0.5)},
 }
@@ -226,6 +228,16 @@ def _identity(ins, attrs):
     return [np.array(x, copy=True)]
 
 
+def _bind_clip(attrs: dict, values: dict) -> dict:
+    """Clip's min and max inputs as attributes; integer bounds stay ints, exact past 2**53."""
+    for name, value in values.items():
+        v = np.asarray(value).reshape(-1)
+        if v.size != 1:
+            raise GraphError(f"Clip's {name} must be one value, got {v.size}")
+        attrs[name] = int(v[0]) if v.dtype.kind in "iub" else float(v[0])
+    return attrs
+
+
 def _activation_kernel(op):
     kind, params = ACTIVATION_OPS[op]
 
@@ -247,6 +259,7 @@ for _name in ACTIVATION_OPS:
             inplace=True,
             doc=f"Activation {_name}, applied element-wise.",
             value_inputs={1: "min", 2: "max"} if _name == "Clip" else {},
+            bind=_bind_clip if _name == "Clip" else None,
         )
     )
 

@@ -199,7 +199,12 @@ def _conv_integer(ins, attrs):
     x, w = ins[0].astype(np.float64) - _zp(ins, 2), ins[1].astype(np.float64) - _w_zp(_zp(ins, 3), ins[1])
     geo = conv_geometry(x.shape, w.shape, attrs)
     # padding must pad with the zero point, i.e. zero after the subtraction above
-    return [np.rint(conv2d_reference(x, w, None, geo)).astype(np.int32)]
+    return [_wrap_int32(conv2d_reference(x, w, None, geo))]
+
+
+def _wrap_int32(exact: np.ndarray) -> np.ndarray:
+    """Exact integer sums (float64, exact below 2**53) as int32 accumulators hold them: modulo 2**32."""
+    return np.rint(exact).astype(np.int64).astype(np.int32)
 
 
 _CONV_INT_ATTRS = {k: v for k, v in CONV_ATTRS.items() if not k.startswith("act")}
@@ -223,7 +228,9 @@ def _qlinear_conv(ins, attrs):
     xf = x.astype(np.float64) - zx.astype(np.float64)
     wf = w.astype(np.float64) - _w_zp(zw, w)
     geo = conv_geometry(x.shape, w.shape, attrs)
-    acc = conv2d_reference(xf, wf, None if bias is None else bias.astype(np.float64), geo).astype(np.float64)
+    acc = _wrap_int32(conv2d_reference(xf, wf, None, geo))
+    if bias is not None:  # int32 + int32 wraps, as in ONNX Runtime and the compiled kernels
+        acc = (acc.astype(np.int64) + bias.astype(np.int64).reshape((1, -1) + (1,) * (acc.ndim - 2))).astype(np.int32)
     mult = requant_multiplier(sx, sw.reshape(1, -1, 1, 1) if sw.size > 1 else sw.reshape(()), sy)
     return [requantize(acc, mult, zy)]
 

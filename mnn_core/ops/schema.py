@@ -35,6 +35,7 @@ REQUIRED = object()  # default of an attribute that must be given
 _ATTR_TYPES = {
     "int": (int, np.integer),
     "float": (float, int, np.floating, np.integer),
+    "number": (float, int, np.floating, np.integer),  # an int stays an int (Clip's bounds on int64 data)
     "str": (str,),
     "ints": (list, tuple),
     "floats": (list, tuple),
@@ -61,6 +62,8 @@ class Attr:
             value = int(value)
         elif self.kind == "float":
             value = float(value)
+        elif self.kind == "number":
+            value = int(value) if isinstance(value, (int, np.integer)) else float(value)
         elif self.kind == "ints":
             if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
                 raise GraphError(f"{where} must be a list of ints, got {value!r}")

@@ -42,10 +42,11 @@ def load_calibration(data, graph: Graph) -> dict[str, np.ndarray]:
             arrays = _read_folder(path, graph)
         elif path.is_file():
             try:
-                with np.load(path, allow_pickle=False) as z:
-                    if not hasattr(z, "files"):
-                        raise MnnError(f"{path} holds one array; calibration data is an .npz keyed by input name "
-                                       f"({', '.join(graph.inputs)}) or a folder of .npy files")
+                z = np.load(path, allow_pickle=False)
+                if not hasattr(z, "files"):  # an .npy: np.load gave the array itself
+                    raise MnnError(f"{path} holds one array; calibration data is an .npz keyed by input name "
+                                   f"({', '.join(graph.inputs)}) or a folder of .npy files")
+                with z:
                     arrays = {k: z[k] for k in z.files}
             except (OSError, ValueError) as exc:
                 raise MnnError(f"{path} is not a readable .npz file ({exc}); write one with "

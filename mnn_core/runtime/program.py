@@ -28,7 +28,7 @@ from ..backend import (
     TensorRef,
     takes_context,
 )
-from ..errors import BackendError, MnnError
+from ..errors import BackendError, LimitError, MnnError
 from ..graph.ir import Graph, Node, TensorInfo, consumers_of
 from ..memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from ..ops import get_schema
@@ -123,11 +123,13 @@ class ProgramBuilder:
 
     def __init__(self, graph: Graph, infos: dict[str, TensorInfo], placements: list[Placement], nodes: list[Node],
                  candidates: Mapping[str, Candidate], ctx: PrepareContext, released: ReleasedWeights | None = None,
-                 model: Graph | None = None, pinned: frozenset = frozenset()):
+                 model: Graph | None = None, pinned: frozenset = frozenset(), max_arena_bytes: int | None = None):
         """`candidates`: the session's backends by name; `released`, `model` and `pinned`: where
         packed weights are released (the session's ReleasedWeights, the graph they are released
-        from, the constants some earlier plan reads at run and that must stay)."""
+        from, the constants some earlier plan reads at run and that must stay); `max_arena_bytes`:
+        the most the plan's arenas may take together (LimitError before any is allocated)."""
         self.candidates = candidates
+        self.max_arena_bytes = max_arena_bytes
         self.ctx = ctx
         self.released = released
         self.model = model
@@ -354,8 +356,9 @@ class ProgramBuilder:
         out.plan = self.plan
         out.infos = self.infos
         offsets: dict[tuple[str, str], int] = {}
-        for domain, uses in self.uses.items():
-            arena_plan = plan_arena(domain, list(uses.values()))
+        arena_plans = {domain: plan_arena(domain, list(uses.values())) for domain, uses in self.uses.items()}
+        self._check_arena_limit(arena_plans)
+        for domain, arena_plan in arena_plans.items():
             out.memory[domain] = arena_plan.report
             out.arenas[domain] = self._allocate(domain, arena_plan.report.arena_bytes)
             for key, off in arena_plan.offsets.items():
@@ -384,6 +387,15 @@ class ProgramBuilder:
         out.program = Program(steps, [name if self._may_move(name) else None for name in self.graph.inputs])
         out.move_index = {name: j for j, name in enumerate(self.graph.inputs) if out.program.movable[j]}
         return out
+
+    def _check_arena_limit(self, arena_plans) -> None:
+        total = sum(p.report.arena_bytes for p in arena_plans.values())
+        if self.max_arena_bytes is None or total <= self.max_arena_bytes:
+            return
+        parts = ", ".join(f"{d} {p.report.arena_bytes:,}" for d, p in arena_plans.items())
+        raise LimitError(f"the plan needs {total:,} bytes of arenas ({parts}), more than max_arena_bytes="
+                         f"{self.max_arena_bytes:,} (Session(max_arena_bytes=) or MNN_MAX_ARENA_BYTES): "
+                         "use smaller inputs or raise the limit")
 
     def _may_move(self, name: str) -> bool:
         """Whether run() may hand the steps the caller's array for this input, as far as the plan goes
@@ -469,7 +481,11 @@ class ProgramBuilder:
 
     def _allocate(self, domain: str, nbytes: int):
         if domain == HOST:
-            raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
+            try:
+                raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
+            except MemoryError:
+                raise MnnError(f"the plan for these input shapes needs a {nbytes}-byte arena, more memory than "
+                               "this process can allocate: use smaller inputs (or check the model's shapes)") from None
             start = (-raw.ctypes.data) % ALIGNMENT
             return raw[start:start + nbytes]
         arena = self._with_ctx(self.backend_of_domain(domain).allocate_arena, nbytes)

@@ -23,11 +23,21 @@ built by program.py.
 Weights that every kernel reading them copied at prepare (CExecution.packed: x86's GEMM panels) are
 freed from the session's graph as the plan is built, and derived again from the model when
 another input shape needs a plan (weights.py; release_weights=False keeps them).
+
+Threads and processes (docs/RELIABILITY.md): a session serialises its runs and plans with one lock,
+so threads may share it (each run then waits for the one before; for runs in parallel, give each
+thread its own session). In a child forked from this process the lock and the batch split's
+thread pools are made anew. Limits: the plans kept (`max_plans`, least recently used dropped
+first), the arena bytes of one plan (`max_arena_bytes`) and a Loop's iterations
+(`max_loop_iterations`), each also from an environment variable.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,12 +45,13 @@ import numpy as np
 
 from ..backend import HOST, PrepareContext
 from ..backend.plugins import get_plugins
-from ..errors import BackendError, GraphError, InputError, MnnError, UnsupportedOpError
+from ..errors import BackendError, GraphError, InputError, LimitError, MnnError, UnsupportedOpError
 from ..graph.batch import not_separable
 from ..graph.ir import Graph, TensorInfo
 from ..graph.shapes import value_sources, walk
 from ..memory.planner import MemoryReport
 from ..ops import get_schema
+from ..ops.control_flow import loop_limit
 from .batch_split import BatchSplit, split_pays
 from .fusion import fuse_placed
 from .program import Plan, PreparedPlan, ProgramBuilder
@@ -53,8 +64,12 @@ PRECISIONS = ("high", "normal", "low")
 #: outweigh the weights); "on" whenever the model is batch-separable (at one thread: the images in
 #: turn); "off" never
 BATCH_PARALLEL = ("auto", "on", "off")
-#: plans kept for different values of inputs that decide shapes (a Reshape target fed at each run)
-MAX_VALUE_PLANS = 16
+#: plans a session keeps by default, one per set of input shapes (and values of inputs that decide
+#: shapes): the least recently used goes when one more is made (Session(max_plans=), MNN_MAX_PLANS)
+MAX_PLANS = 32
+#: the environment's defaults for Session(max_plans=, max_arena_bytes=, max_loop_iterations=)
+LIMIT_ENV = {"max_plans": "MNN_MAX_PLANS", "max_arena_bytes": "MNN_MAX_ARENA_BYTES",
+             "max_loop_iterations": "MNN_MAX_LOOP_ITERATIONS"}
 
 
 class Session:
@@ -63,7 +78,9 @@ class Session:
     def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
                  threads: int = 1, precision: str = "normal", fallback: bool = True,
                  options: dict | None = None, optimize: bool = True, batch_parallel: str = "auto",
-                 release_weights: bool = True, fuse: bool = True, input_shapes: dict | None = None):
+                 release_weights: bool = True, fuse: bool = True, input_shapes: dict | None = None,
+                 max_plans: int | None = None, max_arena_bytes: int | None = None,
+                 max_loop_iterations: int | None = None):
         from ..graph.passes import optimize as run_passes
         from .loader import load
 
@@ -78,28 +95,43 @@ class Session:
         if batch_parallel not in BATCH_PARALLEL:
             raise MnnError(f"batch_parallel must be one of {', '.join(BATCH_PARALLEL)}, got {batch_parallel!r}")
         self.threads = threads
+        self.max_plans = _limit("max_plans", max_plans, MAX_PLANS)
+        self.max_arena_bytes = _limit("max_arena_bytes", max_arena_bytes)  # None: no limit
+        self.max_loop_iterations = _limit("max_loop_iterations", max_loop_iterations)
+        self._lock = threading.RLock()  # one run or plan at a time (module docstring)
+        _SESSIONS.add(self)
         self.fuse = bool(fuse)  # backends' fusions of their placed ops, at each plan (fusion.py)
         self.precision = precision
         self.fallback = fallback
         self.batch_parallel = batch_parallel
         self._backend_arg = backend
-        self._splits: dict[tuple, BatchSplit | None] = {}  # per input shapes: how batches run as images
+        self._splits: OrderedDict[tuple, BatchSplit | None] = OrderedDict()  # per input shapes: batches as images
         self._split_shapes: dict | None = None  # the last run's shapes when it ran as images (_need_plan)
         self.ctx = PrepareContext(threads=threads, precision=precision, options=dict(options or {}))
         plugins = get_plugins()
         self._auto = backend == "auto"
         names = self._backend_names(backend, plugins)
-        self._candidates = [make_candidate(plugins.backends[n], self.ctx) for n in names]
+        self._candidates = _candidates(names, plugins, self.ctx, self._auto)
         self._by_name = {c.backend.name: c for c in self._candidates}
         self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE], self.ctx)
         self._by_name.setdefault(REFERENCE, self._reference)
-        derive = (lambda g: run_passes(g, extra=plugins.passes)) if optimize else Graph.copy
+        limit = self.max_loop_iterations  # constant folding runs Loops too: under the same cap
+
+        def derive(g: Graph) -> Graph:
+            if not optimize:
+                return g.copy()
+            token = loop_limit.set(limit)
+            try:
+                return run_passes(g, extra=plugins.passes)
+            finally:
+                loop_limit.reset(token)
+
         self.graph = derive(graph)  # a copy even unoptimized: released weights leave the model intact
         self._released = ReleasedWeights(model, derive) if release_weights else None
         self._pinned: set[str] = set()  # constants a step of some plan reads at run: never released
         self.input_names = list(self.graph.inputs)
         self.output_names = list(self.graph.outputs)
-        self._plans: dict[tuple, PreparedPlan] = {}
+        self._plans: OrderedDict[tuple, PreparedPlan] = OrderedDict()  # least recently used first
         self._current: PreparedPlan | None = None
         self.eager = self.graph.is_dynamic()
         #: graph inputs whose values decide shapes (a Reshape's target fed at run): plans are per value too
@@ -160,8 +192,12 @@ class Session:
                              "values to resize(shapes, values=...), or call run()")
         key = (tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names),
                tuple((v.dtype.str, v.tobytes()) for v in values.values()))
-        plan = self._plans.get(key)
-        if plan is None:
+        with self._lock:  # one plan at a time: restoring and releasing weights must not interleave
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                self._current = plan
+                return
             infos = {}
             for name, shape in zip(self.input_names, key[0]):
                 declared = self.graph.inputs[name]
@@ -169,13 +205,17 @@ class Session:
             if self._released is not None:
                 self._released.restore(self.graph)
             resized = walk(self.graph, infos, False, values, specialize=True)
-            plan = self._prepare(resized.infos, resized.graph)
+            try:
+                plan = self._prepare(resized.infos, resized.graph)
+            except LimitError as exc:
+                shown = ", ".join(f"{n} {list(s)}" for n, s in zip(self.input_names, key[0]))
+                raise LimitError(f"inputs {shown}: {exc}") from None
             plan.values = values
             plan.graph = resized.graph  # its folded constants: kernels read them in place
-            if values and sum(1 for k in self._plans if k[1]) >= MAX_VALUE_PLANS:
-                del self._plans[next(k for k in self._plans if k[1])]  # the oldest plan for fed values
             self._plans[key] = plan
-        self._current = plan
+            while len(self._plans) > self.max_plans:  # the least recently used plan goes
+                self._plans.popitem(last=False)
+            self._current = plan
 
     def _prepare(self, infos: dict[str, TensorInfo], graph: Graph) -> PreparedPlan:
         listed = [c for c in self._candidates if c.backend.name != REFERENCE or not self._auto]
@@ -190,7 +230,8 @@ class Session:
             nodes, placements, fused = fuse_placed(graph.nodes, placements, backends, infos, graph.initializers,
                                                    graph.outputs, self.ctx)
         builder = ProgramBuilder(graph, infos, placements, nodes, self._by_name, self.ctx,
-                                 released=self._released, model=self.graph, pinned=frozenset(self._pinned))
+                                 released=self._released, model=self.graph, pinned=frozenset(self._pinned),
+                                 max_arena_bytes=self.max_arena_bytes)
         builder.plan.fused = fused
         plan = builder.build()
         self._pinned |= builder.pinned
@@ -202,11 +243,20 @@ class Session:
 
     def run(self, feeds: dict[str, Any], copy: bool = True, profile: bool = False) -> dict[str, np.ndarray]:
         """Run once. Returns {output name: array}; with copy=False the arrays are
-        views into the session's memory, valid until the next run."""
+        views into the session's memory, valid until the next run (by any thread).
+        Threads may share a session: their runs take turns (module docstring)."""
+        with self._lock:
+            return self._run(feeds, copy, profile)
+
+    def _run(self, feeds: dict[str, Any], copy: bool, profile: bool) -> dict[str, np.ndarray]:
         if self.eager:
             from ..graph.evaluate import evaluate
 
-            return evaluate(self.graph, feeds)
+            token = loop_limit.set(self.max_loop_iterations)
+            try:
+                return evaluate(self.graph, feeds)
+            finally:
+                loop_limit.reset(token)
         feeds = self._check_feeds(feeds)
         shapes = {n: a.shape for n, a in feeds.items()}
         split = None if profile else self._split_for(shapes)  # a profile is of the whole-batch plan
@@ -242,6 +292,7 @@ class Session:
         # one more tuple on the interpreter's free list (every run of an "auto" session comes here)
         key = tuple([tuple([int(d) for d in shapes[n]]) for n in self.input_names])
         if key in self._splits:
+            self._splits.move_to_end(key)
             return self._splits[key]
         split, batch = None, key[0][0] if key[0] else 1
         forced = self.batch_parallel == "on"
@@ -257,6 +308,10 @@ class Session:
                 raise MnnError(f"batch_parallel='on', but this model mixes the images of a batch: {why}; "
                                "use batch_parallel='auto' or 'off'")
         self._splits[key] = split
+        while len(self._splits) > self.max_plans:  # as plans: the least recently used goes
+            _, old = self._splits.popitem(last=False)
+            if old is not None:
+                old.close()
         return split
 
     def _image_session(self, threads: int) -> Session:
@@ -267,11 +322,15 @@ class Session:
         graph.inputs = {n: TensorInfo((1, *i.shape[1:]), i.dtype) for n, i in graph.inputs.items()}
         return Session(graph, backend=self._backend_arg, threads=threads, precision=self.precision,
                        fallback=self.fallback, options=self.ctx.options, optimize=False, batch_parallel="off",
-                       fuse=self.fuse)
+                       fuse=self.fuse, max_plans=self.max_plans, max_arena_bytes=self.max_arena_bytes)
 
     def _check_feeds(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
         if not isinstance(feeds, dict):
             raise InputError(f"run() takes a dict {{input name: array}}; inputs are {self.input_names}")
+        odd = [k for k in feeds if not isinstance(k, str)]
+        if odd:
+            raise InputError(f"run() takes a dict {{input name: array}} keyed by the inputs' names "
+                             f"({', '.join(self.input_names)}), got key {odd[0]!r} ({type(odd[0]).__name__})")
         missing = [n for n in self.input_names if n not in feeds]
         extra = [n for n in feeds if n not in self.graph.inputs]
         if missing or extra:
@@ -297,6 +356,10 @@ class Session:
     # -- introspection ------------------------------------------------------------------
 
     def _need_plan(self) -> PreparedPlan:
+        with self._lock:
+            return self._need_plan_locked()
+
+    def _need_plan_locked(self) -> PreparedPlan:
         if self.eager:
             raise MnnError("this model runs eagerly on the reference backend, node by node (it has sequence or "
                            "optional values, control flow or outputs sized by input values): it has no plan")
@@ -324,6 +387,57 @@ class Session:
     def output_info(self) -> dict[str, TensorInfo]:
         infos = self._need_plan().infos
         return {n: infos[n] for n in self.output_names}
+
+
+def _candidates(names: list[str], plugins, ctx: PrepareContext, auto: bool) -> list:
+    """The named backends as scheduler candidates. Under "auto" a backend that cannot describe
+    itself (a plugin's object lacking an attribute, a method that raises) is left out; a named one
+    is a BackendError saying so."""
+    out = []
+    for name in names:
+        try:
+            out.append(make_candidate(plugins.backends[name], ctx))
+        except MnnError:
+            if not auto:
+                raise
+        except Exception as exc:
+            if not auto:
+                raise BackendError(f"backend {name!r} cannot describe itself ({type(exc).__name__}: {exc}); "
+                                   "see `mnn backends`, or update its plugin") from exc
+    return out
+
+
+#: every live session, for the fork handler below
+_SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
+
+
+def _renew_after_fork() -> None:
+    """In a forked child: a lock some parent thread held stays held there, and the worker threads
+    of a batch split's pool do not exist; each session gets a new lock and makes its splits anew."""
+    for sess in list(_SESSIONS):
+        sess._lock = threading.RLock()
+        sess._splits.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_after_fork)
+
+
+def _limit(name: str, given: int | None, default: int | None = None) -> int | None:
+    """A Session limit: the argument, else its environment variable (LIMIT_ENV), else `default`."""
+    source = f"Session({name}=)"
+    if given is None:
+        text = os.environ.get(LIMIT_ENV[name], "").strip()
+        if not text:
+            return default
+        source = f"environment variable {LIMIT_ENV[name]}"
+        try:
+            given = int(text.replace("_", ""))
+        except ValueError:
+            raise MnnError(f"{source} must be a positive integer, got {text!r}") from None
+    if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < 1:
+        raise MnnError(f"{source} must be a positive integer, got {given!r}")
+    return int(given)
 
 
 def _fix_input_shapes(graph: Graph, shapes: dict) -> Graph:

@@ -76,15 +76,16 @@ class ReleasedWeights:
         except (MnnError, OSError) as exc:
             raise MnnError(f"cannot read the weights again from {source} to plan a new input shape: {exc}; "
                            f"{hint}") from exc
-        for name, crc in self._crcs.items():
+        released = list(self._crcs.items())  # (the session's lock keeps releases out meanwhile)
+        for name, crc in released:
             arr, held = fresh.initializers.get(name), graph.initializers[name]
             same = arr is not None and np.shape(arr) == held.shape and np.asarray(arr).dtype == held.dtype
             if not same or checksum(arr) != crc:
                 raise MnnError(f"constant {name!r} of {source} changed since this session was created, so it "
                                f"cannot plan a new input shape with the weights it was made with; {hint}")
-        for name in self._crcs:
+        for name, _ in released:
             graph.initializers[name] = np.asarray(fresh.initializers[name])
-        self._crcs.clear()
+            del self._crcs[name]
 
 
 def _libc_trim():
