@@ -264,3 +264,34 @@ def test_cli_prints_one_line_for_a_hostile_sparse_file(tmp_path, capsys, command
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("mnn: error:") and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_a_plan_too_large_for_memory_is_an_mnn_error(tmp_path):
+    """Valid shapes past what the process may allocate (pads of 2**17 give a 256 GiB output):
+    Session creation fails with an MnnError naming the arena, not a raw MemoryError. (A
+    child under RLIMIT_AS: without it, Linux's overcommit might hand the arena out lazily.)"""
+    import subprocess
+    import sys
+    import textwrap
+
+    pad = 1 << 17
+    graph = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"])], "pad",
+                              [vi("x", TensorProto.FLOAT, [1, 1])], [vi("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.int64([pad, pad, pad, pad]), "pads")])
+    path = tmp_path / "big.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    script = textwrap.dedent(f"""
+        import resource
+        import numpy as np
+        import mnn_core as mnn
+        graph = mnn.load({str(path)!r})
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (2 << 30), resource.RLIM_INFINITY))
+        try:
+            mnn.Session(graph, backend="reference").run({{"x": np.ones((1, 1), np.float32)}})
+        except mnn.MnnError as exc:
+            print("MnnError:", exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.startswith("MnnError:") and "arena" in out.stdout, out.stderr[-2000:]
