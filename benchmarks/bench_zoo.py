@@ -48,8 +48,8 @@ def _runner(engine: str, path: Path, threads: int):
 
     def run(feeds):
         out = sess.run(feeds)
-        if "fallback" not in state and not sess.eager:
-            state["fallback"] = sum(p.backend != backend for p in sess.plan)
+        if "fallback" not in state:  # an eager graph (control flow, sequences) runs every op on them
+            state["fallback"] = "all (eager)" if sess.eager else sum(p.backend != backend for p in sess.plan)
         return out
 
     return run, state
