@@ -72,7 +72,8 @@ def test_infer_agrees_with_reference(op, sample):
 
 # -- attribute validation ---------------------------------------------------------------------
 
-_WRONG = {"int": "3", "float": "x", "number": "x", "str": 3, "ints": "1,2", "floats": "x", "tensor": 3, "graph": 3, "strs": "a"}
+_WRONG = {"int": "3", "float": "x", "number": "x", "str": 3, "ints": "1,2", "floats": "x", "tensor": 3, "graph": 3,
+          "strs": "a"}
 _WRONG_ITEMS = {"ints": [1.5], "floats": ["a"], "strs": [1]}
 
 

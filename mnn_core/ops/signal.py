@@ -97,7 +97,8 @@ def _stft(ins, attrs):
 
 
 register(OpSchema(
-    "STFT", infer=_stft_infer, reference=_stft, n_inputs=(1, 2), value_inputs={2: "frame_step", 3: "frame_length"},  # (after the window, which ONNX has third)
+    "STFT", infer=_stft_infer, reference=_stft, n_inputs=(1, 2),
+    value_inputs={2: "frame_step", 3: "frame_length"},  # (after the window, which ONNX has third)
     attrs={"frame_step": Attr("int", doc="ONNX's second input"), "frame_length": Attr("int", 0),
            "onesided": Attr("int", 1, (0, 1))},
     doc="Short-time Fourier transform of windowed frames (the window is the optional second input).",
