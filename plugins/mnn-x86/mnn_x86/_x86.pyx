@@ -274,23 +274,16 @@ cdef const x86_kernels* _table(str isa, int64_t depth=0, int64_t rows=0, int64_t
 
 
 #: The 14x32 tile (Intel) halves the B loads per FMA, which pays over a long K, but zeroes, finishes
-#: and stores 28 accumulators per tile. 1x1 convolutions at 28x28 and 14x14, one thread, 14x32
-#: against 6x32 (GEMM rows 16 to 128; a GEMM's last rows take a tile of their own height, so padding
-#: to 14 costs little): K = 16 took 1.07-1.27x the time, K = 64 0.94-1.04x, K = 256 and 512
-#: 0.86-1.05x (benchmarks/RESULTS.md, "session 9"). In whole models the 14x32 tile also lost on
-#: SqueezeNet's squeezes (16-32 outputs, K = 64-128, worst on two threads): with the bound at 160
-#: instead of 64 SqueezeNet ran 4-10 % faster and MobileNetV2 within 1 %. Below it, the 6x32 table.
+#: and stores 28 accumulators per tile: below this depth the 6x32 table is faster (measurements:
+#: benchmarks/RESULTS.md, "Notes moved from the code").
 T14_MIN_DEPTH = 160
 
 #: The 8x48 tile (isa_avx512_t8.c) for a GEMM of at most T8_MAX_ROWS rows and T8_MIN_COLS columns
 #: or more, over a K of T8_MIN_DEPTH or more. A GEMM of 16 or 32 rows leaves the 14- and 6-row
 #: tiles a last panel of 2 or 4 rows, a tile of few accumulators that walks all of B once more;
-#: 8 rows divide them. With 48 columns a tile loads 3 B vectors per 8 broadcasts. The GEMM harness
-#: (benchmarks/gemm_tiles, one thread, GFLOP/s of the table in use -> 8x48): 16 x 3025 x 64
-#: 99.8 -> 124.2, 16 x 3025 x 128 93.6 -> 114.9, 32 x 729 x 128 119.7 -> 154.5, 32 x 729 x 256
-#: 132.8 -> 156.5, 128 x 729 x 32 112.5 -> 126.3; but 64 x 3025 x 16 97.6 -> 87.6 (K too short
-#: for the 24 accumulators' stores), and on 169 columns (13x13) 8x48 lost 10-35 % on every shape:
-#: 169 is 3 x 48 + 25 (RESULTS.md, "session 14").
+#: 8 rows divide them. With 48 columns a tile loads 3 B vectors per 8 broadcasts. Too short a K
+#: leaves the 24 accumulators' stores unpaid, and a column count just past a multiple of 48 wastes
+#: a panel (benchmarks/gemm_tiles; the numbers: RESULTS.md, "Notes moved from the code").
 T8_MAX_ROWS = 128
 T8_MIN_COLS = 512
 T8_MIN_DEPTH = 32
@@ -448,10 +441,8 @@ def _gemm_depth(str kind, dict p) -> int:
 
 #: Winograd on so few tiles (13x13 and 14x14 planes at batch 1: 16) keeps the 14x32 tile whatever
 #: its K: its 36 GEMMs have the tiles as rows (16: a 14-row panel and a 2-row one) and no bias or
-#: activation to finish. SqueezeNet's four 13x13 layers (K = 48 and 64), per-step minima in one
-#: process, 6x32 (the K rule) -> 14x32: one thread 0.174-0.290 -> 0.160-0.260 ms, 0.10 ms in all; two
-#: threads 0.114-0.178 -> 0.107-0.161. On its 27x27 and 55x55 layers (49 and 196 tiles) 14x32 was
-#: 0.01 ms slower each, so the K rule keeps them (RESULTS.md, "session 14").
+#: activation to finish. On more tiles the K rule decides again (the measurements: RESULTS.md,
+#: "Notes moved from the code").
 WINO_T14_MAX_TILES = 16
 
 

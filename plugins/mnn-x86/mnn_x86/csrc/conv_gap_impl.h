@@ -7,7 +7,7 @@
  * even in scratch. Against this op's first kernel, the usual orientation (output channels as rows,
  * the pixels as 32-column panels, a block of output stored in scratch and averaged after), the
  * tail is a few pixels of one tile, not a 9-of-32 column panel, and no block is stored and read
- * back (benchmarks/RESULTS.md, session 16). */
+ * back. */
 #ifndef MNN_X86_CONV_GAP_IMPL_H
 #define MNN_X86_CONV_GAP_IMPL_H
 

@@ -265,9 +265,8 @@ static void FN(cl_task)(void *ctx, int64_t item, int worker) {
  * more a plane of 16x16 or more is cut into at least one range per thread, so that x86_parallel,
  * which gives each thread a contiguous run of items first, gives it the same rows of every block: the
  * pointwise kernel before and after takes pixels the same way, and a layer then mostly reads what its
- * own core wrote (MobileNetV2 at two threads, steps' minima 3.33 -> 3.23 ms with the pointwise
- * kernel's order; RESULTS.md, session 11). Smaller planes are shared by blocks: a range of a few rows
- * cost more in set-up than it saved (7x7 planes: 0.013 -> 0.025 ms). Ranges cut by rows split the
+ * own core wrote. Smaller planes are shared by blocks: a range of a few rows costs more in set-up
+ * than it saves (the measurements: benchmarks/RESULTS.md, "Notes moved from the code"). Ranges cut by rows split the
  * rows evenly (the threads' runs of ranges then hold as many rows: with whole strips per range,
  * MobileNetV2's 112x112 layer gave one thread 60 rows and the other 52, and the first waited for the
  * second's stolen item); others are whole strips where there are enough strips. */

@@ -29,12 +29,10 @@
 #endif
 
 /* Software prefetch of B's rows, in k steps ahead (0: none; vec_avx512.h sets it), where B comes from
- * memory (gemm_hint). Weights too big for the caches (ResNet-18's 7x7 layers: 9.4 MB each, 45 MB in
- * all) reach a tile from DRAM, whose latency the hardware prefetchers did not hide: B read from 8
- * weight sets in turn ran 2.21 ms against 1.49 with one set in cache (49 x 512 x 4608, 1 thread, 14x32
- * tile), and 1.72 prefetched. On B in cache it cost SqueezeNet's 13x13 convolutions 20 % and the 6x32
- * tile 6-10 %, hence only where B streams: there it made SqueezeNet 4-6 % and ResNet-18 10 % faster
- * (RESULTS.md, session 10). AVX2 and scalar: not measured, none. */
+ * memory (gemm_hint): weights too big for the caches reach a tile from DRAM, whose latency the
+ * hardware prefetchers do not hide; on B already in cache the prefetches only cost, hence only where
+ * B streams (the measurements: benchmarks/RESULTS.md, "Notes moved from the code"). AVX2 and scalar:
+ * none. */
 #ifndef GEMM_PF_NEAR
 #define GEMM_PF_NEAR 0
 #endif
@@ -408,10 +406,9 @@ typedef struct {
 } FN(gemm_plan);
 
 /* A block's KC x NC slice of an unpacked B, packed into panels in a buffer of the calling thread
- * (grown as needed, kept for the thread's life: at most GEMM_L2_B_BYTES plus one panel). Reading
- * the NCHW rows in place ran 1.8x slower at two threads once a producer had just written them
- * (SqueezeNet's squeezes: 64 rows 12 KB apart per tile; RESULTS.md, session 10); packed, each
- * tile reads one contiguous panel. */
+ * (grown as needed, kept for the thread's life: at most GEMM_L2_B_BYTES plus one panel). Rows read
+ * in place, far apart, are slow to read once another core has just written them; packed, each tile
+ * reads one contiguous panel. */
 static float *FN(b_scratch)(int64_t floats) {
     static __thread float *buf = NULL;
     static __thread int64_t cap = 0;

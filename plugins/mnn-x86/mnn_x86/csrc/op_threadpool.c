@@ -31,8 +31,7 @@
 #define POOL_MAX 64
 /* How long a worker polls for the next job before it sleeps. A sleeping worker costs the next job
  * its wake-up: 20-50 us in a VM (an IPI to a halted vCPU), which is what a whole SqueezeNet layer
- * takes at two threads. Timed, not counted: a PAUSE's length differs by CPU (20000 of them were
- * 0.25 ms on the Intel VM of session 10, 0.4-0.6 ms on Zen 4). 2 ms keeps
+ * takes at two threads. Timed, not counted: a PAUSE's length differs by CPU several-fold. 2 ms keeps
  * workers awake between the layers of a run and between back-to-back runs (ONNX Runtime's pool
  * also spins by default). The cost: after a session's last run a worker burns up to 2 ms of CPU. */
 #define POOL_SPIN_NS 2000000

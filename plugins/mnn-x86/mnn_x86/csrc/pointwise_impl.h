@@ -10,8 +10,8 @@
  * buffer and writes its columns as NCHW rows. W^T comes packed at prepare (pack_b's NR panels). The
  * whole K runs in registers per tile: the B panel (K x NR) stays in L2 while an item's pixel tiles
  * walk along it. Its first tile reads it from L3 or memory (MobileNetV2's 1x1 weights are 9 MB in
- * all), so the 14x32 table's tiles prefetch it; on the 6x32 table, with fewer FMAs per row of it to
- * hide the prefetches behind, that was slower (RESULTS.md, session 10). */
+ * all), so the 14x32 table's tiles prefetch it; the 6x32 table has too few FMAs per row of it to
+ * hide the prefetches behind. */
 #ifndef MNN_X86_POINTWISE_IMPL_H
 #define MNN_X86_POINTWISE_IMPL_H
 

@@ -439,10 +439,8 @@ static void FN(maxpool_rows_range)(void *ctx, int64_t lo, int64_t hi, int worker
  * across all planes, a band per thread (x86_parallel hands each a contiguous run of items), the way
  * its producer divided the rows (the stems' direct convolution and the GEMMs take strips of rows,
  * every channel of each): each thread reads the rows its own core wrote rather than whole planes
- * written by both. At two threads, SqueezeNet's first pooling (64 planes of 111x111) 0.093 ->
- * 0.083 ms, ResNet-18's 0.117 -> 0.112 ms. SqueezeNet's 55x55 and 27x27 planes were slower in bands
- * (0.046 -> 0.049, 0.029 -> 0.041 ms), and at one thread bands taken bottom-up (the last rows
- * written first) were slower too (RESULTS.md, session 11). */
+ * written by both. Smaller planes are faster whole (the measurements: benchmarks/RESULTS.md,
+ * "Notes moved from the code"). */
 #define MP_BANDS_MIN_OUT 2048 /* output pixels per plane */
 typedef struct {
     const float *x;

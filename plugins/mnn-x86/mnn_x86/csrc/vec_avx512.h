@@ -18,8 +18,7 @@
  * 0.75-0.97x the time (16->64 on 55x55, K = 16: 0.75x; 512->1000 on 13x13: 0.97x) and whole models'
  * convolutions 0.85-0.99x (benchmarks/RESULTS.md, "6x32 tile"). Both overridable to try others.
  * Intel's cores, with two 512-bit FMA units, gain from the taller tile instead: isa_avx512_t14.c
- * compiles these kernels again with 14 rows, and dispatch.c hands that table out there
- * (benchmarks/RESULTS.md, "session 9"). */
+ * compiles these kernels again with 14 rows, and dispatch.c hands that table out there. */
 #ifndef GEMM_MR
 #define GEMM_MR 6
 #endif

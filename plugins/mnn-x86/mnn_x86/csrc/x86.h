@@ -165,15 +165,11 @@ static inline int64_t x86_dw_flat_floats(int64_t OH, int64_t PW) { return (OH * 
  * (one AVX-512 vector; fewer lanes on narrower ISAs fit the same scratch) and strips of output rows
  * whose padded input rows and output pixels, 16 floats each, fit about a budget of floats:
  *   - a dense (NCHW) input, transposed into the strips: X86_DW_CL_BUDGET, a quarter of a Zen 4
- *     core's L2 beside the planes streaming through. Measured on MobileNetV2's 112x112 and 56x56
- *     layers, kernel alone: 64 KB (strips of 2-7 rows) was 10-30% slower, 1 MB no faster;
- *   - an NC16 input, only copied: X86_DW_CL_BUDGET_NC16, an L1 data cache. MobileNetV2 on the
- *     Intel Xeon (48 KB L1, 2 MB L2), one thread, in one process: 256 KB -> 32 KB took its stride-2
- *     layers 0.280 -> 0.234 ms (112x112) and 0.098 -> 0.059 ms (56x56), its 56x56 and 28x28
- *     stride-1 layers 0.161 -> 0.145 and 0.050 -> 0.041 ms, the model 6.30 -> 6.06 ms
- *     (RESULTS.md, session 11). A dense input there was level either way (stride 2 faster,
- *     stride 1 slower), so it keeps the budget measured on Zen 4. The NC16 budget is not yet
- *     measured on Zen 4 (32 KB L1, 1 MB L2). */
+ *     core's L2 beside the planes streaming through: smaller strips were slower, larger ones no
+ *     faster;
+ *   - an NC16 input, only copied: X86_DW_CL_BUDGET_NC16, an L1 data cache, faster there; a dense
+ *     input was level either way. (The measurements: benchmarks/RESULTS.md, "Notes moved from the
+ *     code".) */
 #define X86_DW_CL_LANES 16
 #define X86_DW_CL_BUDGET (64 * 1024)     /* 256 KB */
 #define X86_DW_CL_BUDGET_NC16 (8 * 1024) /* 32 KB */
