@@ -79,14 +79,14 @@ def infer_node(node: Node, infos: list, values: list, symbolic: bool) -> NodeRes
             sum(np.asarray(values[i]).size for i in present) <= MAX_VALUE_ELEMENTS:
         outs = _evaluate(node, schema, values, run_widened)
         if outs is not None:
-            return NodeResult([TensorInfo(o.shape, _dtype_of(o, schema, infos, node)) for o in outs], outs)
+            return NodeResult([TensorInfo(o.shape, _dtype_of(o)) for o in outs], outs)
     by_name = dict(zip(node.inputs, values))
     bound = schema.bind_values(list(node.inputs), node.attrs, lambda n: by_name.get(n))
     if bound is None:
         if not symbolic:
             raise GraphError(f"node {node.name!r} ({node.op}): the value of an input that decides its shape "
                              "is not known at resize (it follows the data, not the shapes)")
-        return NodeResult(_unknown(node, schema, infos))
+        return NodeResult(_unknown(node, infos))
     inputs, attrs = bound
     ins = [infos[node.inputs.index(n)] if n else None for n in inputs]
     try:
@@ -95,7 +95,7 @@ def infer_node(node: Node, infos: list, values: list, symbolic: bool) -> NodeRes
         outs = schema.infer(ins, attrs)
     except Exception as exc:  # an infer function rejecting its inputs
         if symbolic and _has_symbols(ins, attrs):
-            return NodeResult(_unknown(node, schema, infos), bound=(inputs, attrs))
+            return NodeResult(_unknown(node, infos), bound=(inputs, attrs))
         shapes = ", ".join(str(i) for i in ins)
         raise GraphError(f"node {node.name!r} ({node.op}) cannot take inputs ({shapes}): {exc}") from None
     if len(outs) < len(node.outputs):
@@ -156,10 +156,8 @@ def _evaluate(node: Node, schema, values: list, run_widened) -> list | None:
     return outs
 
 
-def _dtype_of(value: np.ndarray, schema, infos: list, node: Node) -> str:
-    if value.dtype != object:
-        return value.dtype.name
-    return "int64"  # symbolic sizes are shape arithmetic: int64 in ONNX
+def _dtype_of(value: np.ndarray) -> str:
+    return "int64" if value.dtype == object else value.dtype.name  # symbolic sizes: shape arithmetic
 
 
 def _has_symbols(ins: list, attrs: dict) -> bool:
@@ -180,17 +178,17 @@ BROADCAST_RANK = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Wh
                             "And", "Or", "Mod", "PRelu", "MatMul"})
 
 
-def _unknown(node: Node, schema, infos: list) -> list:
+def _unknown(node: Node, infos: list) -> list:
     """Infos for outputs whose sizes are not known before resize: the rank where ONNX's rules give
     it, else unknown; the first input's dtype."""
     first = next((i for i in infos if isinstance(i, TensorInfo)), None)
     dtype = first.dtype if first is not None else "float32"
     ranks = [len(i.shape) for i in infos if isinstance(i, TensorInfo) and i.shape is not None]
     rank = None
-    if node.op in SAME_RANK and ranks:
-        rank = ranks[0] if node.op != "Concat" else max(ranks)
-        if node.op in SAME_RANK and first is not None and first.shape is None and node.op != "Concat":
-            rank = None
+    if node.op == "Concat" and ranks:
+        rank = max(ranks)  # (any input of known rank tells it)
+    elif node.op in SAME_RANK and first is not None and first.shape is not None:
+        rank = len(first.shape)
     elif node.op == "Gemm":
         rank = 2
     elif node.op in ("Squeeze", "Unsqueeze") and node.attrs.get("axes") and ranks and first.shape is not None:
