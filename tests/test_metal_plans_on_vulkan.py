@@ -25,7 +25,7 @@ pytest.importorskip("mnn_metal", reason="mnn-metal is not installed")
 pytest.importorskip("mnn_vulkan", reason="mnn-vulkan is not installed")
 
 from mnn_metal.kernels import KERNELS  # noqa: E402
-from mnn_metal.planning import NAME, planning_backend  # noqa: E402
+from mnn_metal.planning import NAME, plan_graph, planning_backend, segment_refs  # noqa: E402
 from mnn_metal.recorder import (  # noqa: E402
     ARENA,
     CONSTANTS,
@@ -107,24 +107,6 @@ needs_vulkan_cpu = pytest.mark.skipif(
 CASES = conformance_cases(set(get_plugins().backends["metal"].kernels())) if _VK is not None else []
 
 
-def _plan_case(case, precision="normal"):
-    with planning_backend() as backend:
-        try:
-            mnn.Session(case.graph, backend=NAME, fallback=False, optimize=False, precision=precision)
-        except mnn.errors.UnsupportedOpError as exc:
-            return None, str(exc)
-    return backend, None
-
-
-def _refs(backend):
-    """Every value's TensorRef in the (one) planned segment, by name."""
-    refs = {}
-    for ops, _ in backend.segments:
-        for op in ops:
-            refs.update({r.name: r for r in op.inputs + op.outputs if r is not None})
-    return refs
-
-
 def _models():
     sys.path.insert(0, EXAMPLES)
     from build_models import MODELS
@@ -181,11 +163,11 @@ def test_every_sample_runs_with_the_kernels_spirv_and_matches_the_reference(prec
     failures, ran, kernels = [], 0, collections.Counter()
     rtol, atol = (1e-4, 1e-5) if precision == "normal" else (1e-2, 1e-2)
     for case in CASES:
-        backend, _ = _plan_case(case, precision)
+        backend, _ = plan_graph(case.graph, precision)
         if backend is None or len(backend.segments) != 1:
             continue
         (_, plan), arena = backend.segments[0], backend.arenas[-1]
-        refs = _refs(backend)
+        refs = segment_refs(backend)
         if not all(n in refs for n in case.graph.outputs) or not all(n in refs for n in case.feeds):
             continue  # an output the core aliased to a host value: nothing on the device to read
         feeds, expected = case.feeds, case.expected
@@ -233,7 +215,7 @@ def test_example_cnn_plan_runs_with_the_kernels_spirv(name, precision):
         mnn.Session(graph, backend=NAME, fallback=False, precision=precision)
     (ops, plan), arena = backend.segments[0], backend.arenas[-1]
     assert plan.half == (precision == "low")
-    refs = _refs(backend)
+    refs = segment_refs(backend)
     # an output the core made a view (SqueezeNet's Flatten) shares the bytes of the last op's result
     outs = {n: refs.get(n, ops[-1].outputs[0]) for n in graph.outputs}
     got = run_plan_on_vulkan(_VK, plan, arena, {"input": x}, refs, outs)

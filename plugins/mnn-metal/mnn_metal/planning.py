@@ -105,6 +105,29 @@ def planning_backend():
         plugins.backend_plugin.pop(NAME, None)
 
 
+def plan_graph(graph, precision: str = "normal"):
+    """(the PlanningBackend holding the plans of `graph` placed on Metal alone, None), or (None, why
+    Metal declined one of its ops)."""
+    import mnn_core as mnn
+    from mnn_core.errors import UnsupportedOpError
+
+    with planning_backend() as backend:
+        try:
+            mnn.Session(graph, backend=NAME, fallback=False, optimize=False, precision=precision)
+        except UnsupportedOpError as exc:
+            return None, str(exc)
+    return backend, None
+
+
+def segment_refs(backend) -> dict:
+    """Every value's TensorRef in the backend's planned segments, by name."""
+    refs = {}
+    for ops, _ in backend.segments:
+        for op in ops:
+            refs.update({r.name: r for r in op.inputs + op.outputs if r is not None})
+    return refs
+
+
 def describe(plan) -> str:
     lines = []
     for d in plan.dispatches:

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 from metal_testing import EXAMPLES, check_plan, have_examples
-from mnn_metal.planning import NAME, planning_backend
+from mnn_metal.planning import NAME, plan_graph, planning_backend, segment_refs
 
 import mnn_core as mnn
 from mnn_core.plugins import get_plugins
@@ -31,24 +31,6 @@ def _cases():
 CASES = _cases()
 
 
-def _plan_case(case, precision="normal"):
-    with planning_backend() as backend:
-        try:
-            mnn.Session(case.graph, backend=NAME, fallback=False, optimize=False, precision=precision)
-        except mnn.errors.UnsupportedOpError as exc:
-            return None, str(exc)
-    return backend, None
-
-
-def _refs(backend):
-    """Every value's TensorRef in the (one) planned segment, by name."""
-    refs = {}
-    for ops, _ in backend.segments:
-        for op in ops:
-            refs.update({r.name: r for r in op.inputs + op.outputs if r is not None})
-    return refs
-
-
 def test_most_claimed_ops_have_conformance_samples():
     claimed = set(get_plugins().backends["metal"].kernels())
     sampled = {c.op for c in CASES}
@@ -60,12 +42,12 @@ def test_most_claimed_ops_have_conformance_samples():
 def test_every_sample_of_every_claimed_op_plans_consistently(precision):
     planned, declined, dispatches = collections.Counter(), [], 0
     for case in CASES:
-        backend, why = _plan_case(case, precision)
+        backend, why = plan_graph(case.graph, precision)
         if backend is None:
             declined.append(f"{case.op}: {why}")
             continue
         planned[case.op] += 1  # (a reshape the core turns into a view records nothing)
-        refs = list(_refs(backend).values())
+        refs = list(segment_refs(backend).values())
         for _, plan in backend.segments:
             assert plan.half == (precision == "low") == backend.arenas[-1].half
             check_plan(plan, backend.arenas[-1].nbytes, refs)
@@ -109,7 +91,7 @@ def test_example_cnn_plans_entirely_on_metal(name, batch, precision):
     assert set(sess.plan.backends()) == {NAME}, str(sess.plan)
     assert len(backend.segments) == 1, "one run of ops on the GPU: one recorded segment"
     ops, plan = backend.segments[0]
-    check_plan(plan, backend.arenas[-1].nbytes, list(_refs(backend).values()))
+    check_plan(plan, backend.arenas[-1].nbytes, list(segment_refs(backend).values()))
     by_op = collections.defaultdict(list)
     for d in plan.dispatches:
         by_op[d.op].append(d.kernel)
