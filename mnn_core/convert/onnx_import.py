@@ -436,8 +436,7 @@ class _Importer(BodyImport):
         if schema is None:
             raise NodeUnsupported(f"mnn has no op {op}")
         inputs, attrs = self._bind_constants(schema, list(inputs), dict(attrs or {}))
-        attrs = schema.check_attrs(attrs, name or op, [a for i, a in schema.value_inputs.items()
-                                                       if i < len(inputs) and inputs[i]])
+        attrs = schema.check_attrs(attrs, name or op, schema.given_attrs(inputs))
         present = [i for i in inputs if i]
         name = self._node_name(name) if name else self._node_name(f"{op.lower()}_{len(self.graph.nodes)}")
         if fold and (present or schema.value_inputs) and not schema.dynamic and all(i in self.consts for i in present):

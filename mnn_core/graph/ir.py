@@ -205,7 +205,6 @@ class Graph:
     def validate(self) -> None:
         """Check names, order and attributes; raise GraphError naming the problem."""
         from ..ops import get_schema
-        from ..ops.schema import given_attrs
 
         defined = set(self.inputs) | set(self.initializers)
         clash = set(self.inputs) & set(self.initializers)
@@ -220,7 +219,7 @@ class Graph:
             seen_names.add(node.name)
             schema = get_schema(node.op)  # raises for unknown ops
             schema.check_arity(node)
-            node.attrs = schema.check_attrs(node.attrs, node.name, given_attrs(schema, node))
+            node.attrs = schema.check_attrs(node.attrs, node.name, schema.given_attrs(node.inputs))
             for key, body in node.attrs.items():
                 if isinstance(body, Graph):  # a body reads only its own inputs: captures are explicit
                     try:

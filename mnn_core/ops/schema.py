@@ -125,9 +125,13 @@ class OpSchema:
             lo, hi = self.n_inputs
             self.n_inputs = (lo, max(hi, max(self.value_inputs) + 1))
 
+    def given_attrs(self, inputs: Sequence[str]) -> list[str]:
+        """The attributes that a node with these inputs gets from its value inputs at resize."""
+        return [a for i, a in self.value_inputs.items() if i < len(inputs) and inputs[i]]
+
     def takes_values(self, node: Node) -> bool:
         """Whether this node reads a value input (it needs binding before a kernel runs it)."""
-        return any(i < len(node.inputs) and node.inputs[i] for i in self.value_inputs)
+        return bool(self.given_attrs(node.inputs))
 
     def bind_values(self, inputs: list[str], attrs: dict, value_of: Callable[[str], Any]):
         """(the inputs kernels take, attrs with the value inputs bound), or None where a value input's
@@ -189,11 +193,6 @@ def take_values(op: str, inputs: dict[int, str], bind: Callable | None = None) -
     schema = _REGISTRY[op]
     schema.value_inputs, schema.bind = dict(inputs), bind
     schema.__post_init__()
-
-
-def given_attrs(schema: OpSchema, node: Node) -> list[str]:
-    """The attributes this node's value inputs give at resize."""
-    return [a for i, a in schema.value_inputs.items() if i < len(node.inputs) and node.inputs[i]]
 
 
 def _as_attr(kind: str, value) -> Any:
