@@ -10,6 +10,10 @@ Each ISA level is its own translation unit with its own flags (never
     csrc/isa_avx512_t8.c    and with an 8x48 one (layers with few rows and many columns)
     csrc/isa_avx512_bf16.c   the same and -mavx512bf16 (bf16 GEMMs, precision="low")
 
+The op modules added since (mnn_x86/_<family>.pyx with csrc/<family>/*.c,
+see csrc/family.h) are extensions of their own: a few seconds each to build.
+MNN_X86_EXTENSIONS=_movement,_math builds only those (and skips _x86).
+
 The C ABI header (mnn_core/abi.h) and its Cython mirror (mnn_core/abi.pxd)
 come from an importable mnn_core when there is one, else from this source
 tree (../../mnn_core), so a build with isolation needs no mnn-core installed.
@@ -65,30 +69,56 @@ def mnn_core_root() -> str:
 
 
 class BuildExt(build_ext):
-    """Compiles each ISA translation unit with its own flags, then links them in."""
+    """_x86: compiles each ISA translation unit with its own flags, then links them in."""
 
-    def build_extension(self, ext):
+    def build_isa_extension(self, ext):
         objects = []
         for isa, flags in ISA_FLAGS.items():
             objects += self.compiler.compile(
                 [f"{CSRC}/isa_{isa}.c"], output_dir=self.build_temp, include_dirs=ext.include_dirs,
                 extra_postargs=flags + OPENMP + ["-fPIC"], depends=ext.depends)
         ext.extra_objects = list(ext.extra_objects or []) + objects
-        super().build_extension(ext)
+        build_ext.build_extension(self, ext)
+
+    def build_extension(self, ext):
+        if ext.name != "mnn_x86._x86":  # an op module: its own sources and flags, no ISA units
+            return build_ext.build_extension(self, ext)
+        return self.build_isa_extension(ext)
+
+
+def _files(pattern: str) -> list:
+    return sorted(f for f in glob.glob(pattern) if os.path.isfile(f))
+
+
+def family_extension(pyx: str) -> Extension:
+    """mnn_x86/_<family>.pyx and its kernels in csrc/<family>/ (csrc/family.h)."""
+    family = os.path.basename(pyx)[1:-len(".pyx")]
+    return Extension(
+        f"mnn_x86._{family}", [pyx] + _files(f"{CSRC}/{family}/*.c"),
+        include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
+        depends=_files(f"{CSRC}/{family}/*") + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h",
+                                                    "mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
+        extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"],
+        libraries=["m"],
+    )
 
 
 os.chdir(HERE)  # sources are named relative to this file
 ROOT = mnn_core_root()
 ext = Extension(
     "mnn_x86._x86",
-    ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c", f"{CSRC}/dispatch_bf16.c"] + sorted(glob.glob(f"{CSRC}/op_*.c")),
+    ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c", f"{CSRC}/dispatch_bf16.c"] + _files(f"{CSRC}/op_*.c"),
     include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
-    depends=sorted(glob.glob(os.path.join(CSRC, "*"))),
+    depends=_files(f"{CSRC}/*") + ["mnn_x86/_x86.pxd"],
     extra_compile_args=["-O2"] + OPENMP,
     extra_link_args=OPENMP,
     libraries=["m"],
 )
+extensions = [ext] + [family_extension(p) for p in sorted(glob.glob("mnn_x86/_*.pyx")) if not p.endswith("/_x86.pyx")]
+if os.environ.get("MNN_X86_EXTENSIONS"):
+    only = {f"mnn_x86.{n.strip()}" for n in os.environ["MNN_X86_EXTENSIONS"].split(",")}
+    extensions = [e for e in extensions if e.name in only]
 setup(
-    ext_modules=cythonize([ext], include_path=[ROOT], compiler_directives=DIRECTIVES),
+    ext_modules=cythonize(extensions, include_path=[ROOT, "."], compiler_directives=DIRECTIVES),
     cmdclass={"build_ext": BuildExt},
 )

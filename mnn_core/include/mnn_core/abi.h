@@ -13,6 +13,7 @@
 #ifndef MNN_CORE_ABI_H
 #define MNN_CORE_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -113,6 +114,16 @@ static inline int64_t mnn_tensor_numel(const mnn_tensor *t) {
     int64_t n = 1;
     for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
     return n;
+}
+
+/* bytes per element of a dtype as a tensor holds it (sub-byte types take one byte each, as above) */
+static inline size_t mnn_dtype_size(int32_t dtype) {
+    switch (dtype) {
+    case MNN_INT64: case MNN_FLOAT64: case MNN_UINT64: return 8;
+    case MNN_FLOAT32: case MNN_INT32: case MNN_UINT32: return 4;
+    case MNN_FLOAT16: case MNN_INT16: case MNN_UINT16: case MNN_BFLOAT16: return 2;
+    default: return 1;
+    }
 }
 
 #ifdef __cplusplus

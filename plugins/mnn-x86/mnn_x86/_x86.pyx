@@ -97,6 +97,11 @@ cdef extern from "bf16.h" nogil:
     int x86_cpu_supports_bf16()
     const x86_bf16_kernels* x86_bf16_kernels_for(const char* isa)
 
+cdef extern from "x86.h" nogil:
+    ctypedef struct x86_pool_api:
+        pass
+    const x86_pool_api x86_pool_functions
+
 cdef extern from "ops.h" nogil:
     ctypedef struct x86_op:
         const x86_kernels* k
@@ -305,15 +310,15 @@ def table_info(str isa) -> dict:
     return {"mr": k.mr, "nr": k.nr, "vlen": k.vlen}
 
 
+def pool_capsule():
+    """The thread pool's functions (x86_pool_api), for the op modules built apart (family.pxd)."""
+    return PyCapsule_New(<void*>&x86_pool_functions, b"mnn_x86.pool", NULL)
+
+
 # -- memory owned by executions ----------------------------------------------------
 
 cdef class Buffer:
-    """Zeroed, 64-byte aligned memory for packed weights, scratch or tables."""
-    cdef void* ptr
-    cdef readonly int64_t nbytes
-    cdef object source  # packed weights: a weak reference to the array they were packed from (_packed_cache)
-    cdef object checksum  # ... and its bytes' CRC-32 then
-    cdef object __weakref__
+    """Zeroed, 64-byte aligned memory for packed weights, scratch or tables (fields: _x86.pxd)."""
 
     def __cinit__(self, int64_t nbytes):
         self.ptr = NULL
@@ -363,12 +368,7 @@ cdef Buffer _copy_array(arr, dtype):
 
 
 cdef class Execution:
-    """One prepared op: an mnn_execution plus everything its state points to."""
-    cdef mnn_execution exe
-    cdef void* state
-    cdef list keep
-    cdef bytes _name
-    cdef public tuple packed  # node input positions of constants copied at prepare (CExecution.packed)
+    """One prepared op: an mnn_execution plus everything its state points to (fields: _x86.pxd)."""
 
     def __cinit__(self):
         self.state = NULL
@@ -388,6 +388,7 @@ cdef class Execution:
 
 cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads, int64_t depth=0,
                           int64_t rows=0, int64_t cols=0):
+    """A zeroed state of `state_size` bytes (an x86_op first) run by `fn`; the op module fills the rest."""
     cdef Execution ex = Execution()
     ex.state = calloc(1, state_size)
     if ex.state == NULL:

@@ -3,15 +3,6 @@
 
 #include "ops.h"
 
-static size_t dtype_size(int32_t dtype) {
-    switch (dtype) {
-    case MNN_FLOAT32: case MNN_INT32: return 4;
-    case MNN_FLOAT16: return 2;
-    case MNN_INT64: return 8;
-    default: return 1;
-    }
-}
-
 /* Concat runs as ranges of the output's bytes on the thread pool: at batch > 1 its inputs cannot be
  * written in place (the core elides a Concat only where each input is one contiguous run of the output),
  * and a copy of megabytes runs faster on two cores than on one. Each range finds the (outer index, input)
@@ -53,7 +44,7 @@ static void concat_range(void *ctx, int64_t lo, int64_t hi, int worker) {
 int x86_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_concat_state *s = (x86_concat_state *)state;
     (void)n_out;
-    concat_job j = {s, ins, s->n < n_in ? s->n : n_in, dtype_size(outs[0].dtype), 0, 0, (char *)outs[0].data};
+    concat_job j = {s, ins, s->n < n_in ? s->n : n_in, mnn_dtype_size(outs[0].dtype), 0, 0, (char *)outs[0].data};
     for (int32_t i = 0; i < j.n; ++i) j.row += (size_t)s->block[i] * j.es;
     j.total = j.row * (size_t)s->outer;
     if (j.total == 0) return 0;
@@ -85,9 +76,9 @@ int x86_transpose_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tens
     char *y = (char *)outs[0].data;
     if (mnn_tensor_numel(&outs[0]) == 0) return 0;
     if (s->ndim == 0) {
-        memcpy(y, ins[0].data, dtype_size(outs[0].dtype));
+        memcpy(y, ins[0].data, mnn_dtype_size(outs[0].dtype));
         return 0;
     }
-    transpose_rec((const char *)ins[0].data, &y, s, 0, dtype_size(outs[0].dtype));
+    transpose_rec((const char *)ins[0].data, &y, s, 0, mnn_dtype_size(outs[0].dtype));
     return 0;
 }

@@ -198,3 +198,5 @@ void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn,
     range_job r = {fn, ctx, n, (n + items - 1) / items};
     x86_parallel(threads, (n + r.per - 1) / r.per, range_task, &r);
 }
+
+const x86_pool_api x86_pool_functions = {x86_parallel, x86_parallel_ranges};

@@ -269,6 +269,13 @@ void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx);
  * OpenMP threads would compete with ours for the cores and stall every layer under load. */
 typedef void (*x86_range_fn)(void *ctx, int64_t lo, int64_t hi, int worker);
 void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn, void *ctx);
+/* the pool as function pointers, for the op modules built apart from _x86 (family.h): one pool per
+ * process, however many modules use it */
+typedef struct x86_pool_api {
+    void (*parallel)(int threads, int64_t n, x86_task_fn fn, void *ctx);
+    void (*ranges)(int threads, int64_t n, int64_t grain, x86_range_fn fn, void *ctx);
+} x86_pool_api;
+extern const x86_pool_api x86_pool_functions;
 
 /* op_threadpool.c: whether an OpenMP parallel region may start. libgomp keeps its team threads across
  * regions and has no fork handler: in a child forked after a region ran on several threads, the next
