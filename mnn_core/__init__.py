@@ -11,11 +11,22 @@ import os
 from typing import TYPE_CHECKING
 
 from .backend.hookspecs import hookimpl
-from .errors import BackendError, GraphError, InputError, LimitError, MnnError, MnnFormatError, UnsupportedOpError
+from .errors import (
+    BackendError,
+    GraphError,
+    InputError,
+    LimitError,
+    MnnError,
+    MnnFormatError,
+    RunCancelled,
+    RunTimeout,
+    UnsupportedOpError,
+)
 from .graph.builder import GraphBuilder
 from .graph.ir import Graph, Node, TensorInfo
 
 if TYPE_CHECKING:
+    from .runtime.cancel import CancelToken
     from .runtime.loader import load, save
     from .runtime.session import Session
 
@@ -30,7 +41,8 @@ def get_include() -> str:
 _LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant")
 #: the runtime loads on first use too, so `import mnn_core.backend` (what a plugin imports) does not
 #: load the session, the compiled planner and the run loop
-_RUNTIME = {"Session": ".runtime.session", "load": ".runtime.loader", "save": ".runtime.loader"}
+_RUNTIME = {"Session": ".runtime.session", "load": ".runtime.loader", "save": ".runtime.loader",
+            "CancelToken": ".runtime.cancel"}
 
 
 def __getattr__(name: str):
@@ -58,6 +70,7 @@ def backends(reload: bool = False):
 
 
 __all__ = [
-    "BackendError", "Graph", "GraphBuilder", "GraphError", "InputError", "LimitError", "MnnError", "MnnFormatError",
-    "Node", "Session", "TensorInfo", "UnsupportedOpError", "backends", "get_include", "hookimpl", "load", "save",
+    "BackendError", "CancelToken", "Graph", "GraphBuilder", "GraphError", "InputError", "LimitError", "MnnError",
+    "MnnFormatError", "Node", "RunCancelled", "RunTimeout", "Session", "TensorInfo", "UnsupportedOpError", "backends",
+    "get_include", "hookimpl", "load", "save",
 ]

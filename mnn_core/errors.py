@@ -29,3 +29,11 @@ class InputError(MnnError, ValueError):
 
 class LimitError(MnnError):
     """A limit the caller set was reached: a plan's arena bytes, a Loop's iterations (docs/RELIABILITY.md)."""
+
+
+class RunTimeout(LimitError, TimeoutError):
+    """A run passed the `timeout` given to Session.run; it stopped between two ops."""
+
+
+class RunCancelled(MnnError):
+    """A run was cancelled (CancelToken.cancel or Session.cancel); it stopped between two ops."""

@@ -309,3 +309,29 @@ def test_reference_matches_onnxruntime(op, index, sample):
             np.testing.assert_allclose(e, g, rtol=rtol, atol=atol, err_msg=where)
         else:
             np.testing.assert_array_equal(e, g, err_msg=where)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("lo,hi", [(None, 1.0), (0.0, None), (math.nan, 1.0), (0.0, math.nan), (None, None),
+                                   (2.0, 1.0)])
+def test_clip_bounds_as_onnxruntime(dtype, lo, hi):
+    """Absent bounds are the dtype's finite extremes (so an infinite input comes out finite), a NaN
+    bound is no bound; the values include both infinities and NaN. (An explicit infinite bound is
+    taken as absent: mnn's attribute cannot tell them apart, and ONNX Runtime keeps an infinite input there.)"""
+    from mnn_core.ops import run_reference
+
+    x = np.array([-np.inf, -70000.0, -1.0, 0.0, 0.5, 2.0, np.nan, 70000.0, np.inf], dtype)
+    m = _Model()
+    ins = ["x", "" if lo is None else m.const(lo, dtype), "" if hi is None else m.const(hi, dtype)]
+    while ins[-1] == "":
+        ins.pop()
+    m.node("Clip", ins, ["y"])
+    kind = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph(m.nodes, "clip", [helper.make_tensor_value_info("x", kind, list(x.shape))],
+                              [helper.make_tensor_value_info("y", kind, list(x.shape))], m.initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 9
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    attrs = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+    got = run_reference("Clip", [x], attrs)[0]
+    np.testing.assert_array_equal(got, want)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendError, InputError, LimitError, MnnError
+from ..runtime.cancel import current_limits
 from .ir import Graph, OptionalInfo, SequenceInfo, TensorInfo
 
 
@@ -31,7 +32,10 @@ def evaluate(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"graph {graph.name!r}: inputs missing: {', '.join(missing)}")
     for name, info in graph.inputs.items():
         env[name] = _check_feed(name, info, feeds[name])
+    limits = current_limits.get()
     for node in graph.nodes:
+        if limits is not None:
+            limits.check(f"node {node.name!r} ({node.op})")
         schema = get_schema(node.op)
         inputs, attrs = node.inputs, node.attrs
         if schema.takes_values(node):  # values that decide shapes, as attributes
@@ -41,7 +45,7 @@ def evaluate(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
         try:
             outs = run_widened(node.op, schema.reference, ins, attrs)
         except LimitError as exc:  # which node (and, in a body, which enclosing nodes) reached it
-            raise LimitError(f"node {node.name!r} ({node.op}): {exc}") from None
+            raise type(exc)(f"node {node.name!r} ({node.op}): {exc}") from None
         except MnnError:
             raise
         except Exception as exc:

@@ -140,14 +140,30 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def clip_bounds(lo, hi, dtype) -> tuple:
+    """Clip's bounds as ONNX defines them: a NaN bound is no bound (None; max(x, NaN) keeps x in ONNX
+    Runtime), and an infinite one, the default of an absent bound, is the dtype's finite extreme."""
+    def bound(v, extreme):
+        if isinstance(v, (float, np.floating)) and math.isnan(v):
+            return None
+        if isinstance(v, (float, np.floating)) and math.isinf(v) and np.issubdtype(dtype, np.floating):
+            return extreme
+        return v
+
+    if not np.issubdtype(dtype, np.floating):
+        return bound(lo, None), bound(hi, None)
+    info = np.finfo(dtype)
+    return bound(lo, info.min), bound(hi, info.max)
+
+
 def apply_activation(x: np.ndarray, kind: str, alpha: float = 0.0, beta: float = 0.0) -> np.ndarray:
     """The fused-activation vocabulary, shared by the reference kernels."""
     if kind == "none":
         return x
     if kind == "relu":
         return np.maximum(x, 0).astype(x.dtype)
-    if kind == "clip":  # a NaN bound is no bound, as in ONNX Runtime (max(x, NaN) there keeps x)
-        lo, hi = (None if isinstance(v, (float, np.floating)) and math.isnan(v) else v for v in (alpha, beta))
+    if kind == "clip":
+        lo, hi = clip_bounds(alpha, beta, x.dtype)
         return x.copy() if lo is None and hi is None else np.clip(x, lo, hi).astype(x.dtype)
     if kind == "leaky_relu":
         return np.where(x >= 0, x, x * np.float32(alpha)).astype(x.dtype)

@@ -18,7 +18,7 @@ from libc.time cimport clock_t
 from mnn_core.abi cimport (MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_EXECUTION_CAPSULE, MNN_MAX_DIMS,
                            mnn_execution, mnn_tensor)
 
-from ..errors import BackendError
+from ..errors import BackendError, RunCancelled, RunTimeout
 
 cdef extern from "<time.h>" nogil:
     ctypedef int clockid_t
@@ -189,11 +189,13 @@ cdef class Program:
     def __len__(self):
         return self.n_steps
 
-    def run(self, bint profile=False, tuple moved=None):
+    def run(self, bint profile=False, tuple moved=None, size_t stop_flag=0, double deadline_ms=0):
         """Run every step once, in order. moved: per input of __init__, the address of the
         caller's array to read it from in this run, or 0 for the arena's copy; only for movable
         inputs, each array C-contiguous, of the input's shape and dtype, aligned to its element
-        size, outside the arena, and alive until run returns."""
+        size, outside the arena, and alive until run returns. stop_flag: the address of an int32
+        (a CancelToken's) read before each step, nonzero: stop; deadline_ms: stop once
+        CLOCK_MONOTONIC passes it (0: no deadline). A stop raises RunCancelled or RunTimeout."""
         cdef int i, j
         cdef size_t address
         if moved is not None:
@@ -206,18 +208,24 @@ cdef class Program:
                 for i in range(self.move_start[j], self.move_start[j + 1]):
                     self.descs[self.moves[i]].data = <void*>address if address else self.homes[i]
         try:
-            self._run(profile)
+            self._run(profile, <volatile int32_t*>stop_flag, deadline_ms)
         finally:
             if moved is not None:
                 for i in range(self.n_moves):
                     self.descs[self.moves[i]].data = self.homes[i]
 
-    cdef _run(self, bint profile):
-        cdef int i, rc = 0, failed = -1
+    cdef _run(self, bint profile, volatile int32_t* stop, double deadline_ms):
+        cdef int i, rc = 0, failed = -1, stopped = -1, timed_out = 0
         cdef Step* s
         cdef double t0 = 0
         with nogil:
             for i in range(self.n_steps):
+                if stop != NULL and stop[0] != 0:
+                    stopped = i
+                    break
+                if deadline_ms > 0 and _now_ms() > deadline_ms:
+                    stopped, timed_out = i, 1
+                    break
                 s = &self.steps[i]
                 if profile:
                     t0 = _now_ms()
@@ -233,6 +241,11 @@ cdef class Program:
                     self.times[i] = _now_ms() - t0
         if failed >= 0:
             self._raise_failure(failed, rc)
+        if stopped >= 0:
+            where = f"step {self.names[stopped]} ({stopped + 1} of {self.n_steps})"
+            if timed_out:
+                raise RunTimeout(f"run timed out before {where}")
+            raise RunCancelled(f"run cancelled before {where}")
 
     cdef _call_python(self, int i, int index):
         try:

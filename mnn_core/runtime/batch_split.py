@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..graph.ir import Graph, TensorInfo
+from .cancel import RunLimits
 
 #: an image's activations (every value a one-image plan computes, in bytes) below which a batch stays
 #: whole under batch_parallel="auto" (a rule of thumb, not measured: so small an image runs in well
@@ -63,12 +64,12 @@ class BatchSplit:
         self.outputs = {n: np.empty(infos[n].shape, dtype=infos[n].dtype) for n in output_names}
         self._pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="mnn-batch") if self.workers > 1 else None
 
-    def run(self, feeds: dict[str, np.ndarray], copy: bool) -> dict[str, np.ndarray]:
+    def run(self, feeds: dict[str, np.ndarray], copy: bool, limits: RunLimits) -> dict[str, np.ndarray]:
         claim = itertools.count()  # next() is atomic under the GIL: each image runs once
 
         def work(child) -> None:
             while (i := next(claim)) < self.batch:
-                got = child.run({n: a[i : i + 1] for n, a in feeds.items()}, copy=False)
+                got = child.run_limited({n: a[i : i + 1] for n, a in feeds.items()}, False, False, limits)
                 for name in self.output_names:
                     self.outputs[name][i : i + 1] = got[name]
 

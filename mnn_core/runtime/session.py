@@ -53,6 +53,7 @@ from ..memory.planner import MemoryReport
 from ..ops import get_schema
 from ..ops.control_flow import loop_limit
 from .batch_split import BatchSplit, split_pays
+from .cancel import CancelToken, RunLimits, current_limits
 from .fusion import fuse_placed
 from .program import Plan, PreparedPlan, ProgramBuilder
 from .scheduler import REFERENCE, make_candidate, place_auto, place_listed
@@ -99,6 +100,7 @@ class Session:
         self.max_arena_bytes = _limit("max_arena_bytes", max_arena_bytes)  # None: no limit
         self.max_loop_iterations = _limit("max_loop_iterations", max_loop_iterations)
         self._lock = threading.RLock()  # one run or plan at a time (module docstring)
+        self._limits: RunLimits | None = None  # the run in progress's, for cancel()
         _SESSIONS.add(self)
         self.fuse = bool(fuse)  # backends' fusions of their placed ops, at each plan (fusion.py)
         self.precision = precision
@@ -241,28 +243,48 @@ class Session:
 
     # -- running -----------------------------------------------------------------------
 
-    def run(self, feeds: dict[str, Any], copy: bool = True, profile: bool = False) -> dict[str, np.ndarray]:
+    def run(self, feeds: dict[str, Any], copy: bool = True, profile: bool = False, *,
+            timeout: float | None = None, cancel: CancelToken | None = None) -> dict[str, np.ndarray]:
         """Run once. Returns {output name: array}; with copy=False the arrays are
         views into the session's memory, valid until the next run (by any thread).
-        Threads may share a session: their runs take turns (module docstring)."""
-        with self._lock:
-            return self._run(feeds, copy, profile)
+        Threads may share a session: their runs take turns (module docstring).
+        timeout (seconds, from the call) raises RunTimeout and a cancelled `cancel` token
+        RunCancelled; either stops the run between two ops (runtime/cancel.py)."""
+        return self.run_limited(feeds, copy, profile, RunLimits.make(cancel, timeout))
 
-    def _run(self, feeds: dict[str, Any], copy: bool, profile: bool) -> dict[str, np.ndarray]:
+    def run_limited(self, feeds: dict[str, Any], copy: bool, profile: bool, limits: RunLimits) -> dict[str, np.ndarray]:
+        """run() under limits made by the caller: a batch split's images share the whole run's."""
+        with self._lock:
+            self._limits = limits
+            try:
+                return self._run(feeds, copy, profile, limits)
+            finally:
+                self._limits = None
+
+    def cancel(self) -> bool:
+        """Stop the run in progress at its next op (it raises RunCancelled); False when none was."""
+        limits = self._limits
+        if limits is None:
+            return False
+        limits.token.cancel()
+        return True
+
+    def _run(self, feeds: dict[str, Any], copy: bool, profile: bool, limits: RunLimits) -> dict[str, np.ndarray]:
         if self.eager:
             from ..graph.evaluate import evaluate
 
-            token = loop_limit.set(self.max_loop_iterations)
+            token, bound = loop_limit.set(self.max_loop_iterations), current_limits.set(limits)
             try:
                 return evaluate(self.graph, feeds)
             finally:
+                current_limits.reset(bound)
                 loop_limit.reset(token)
         feeds = self._check_feeds(feeds)
         shapes = {n: a.shape for n, a in feeds.items()}
         split = None if profile else self._split_for(shapes)  # a profile is of the whole-batch plan
         if split is not None:
             self._split_shapes = shapes
-            return split.run(feeds, copy)
+            return split.run(feeds, copy, limits)
         cur = self._current
         if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()) or any(
                 not np.array_equal(cur.values[n], feeds[n]) for n in self.value_inputs):
@@ -277,7 +299,7 @@ class Session:
                 moved[j] = arr.ctypes.data  # read where it is: no copy into the arena
             else:
                 np.copyto(view, arr, casting="unsafe")  # kinds checked above
-        cur.program.run(profile, None if moved is None else tuple(moved))
+        cur.program.run(profile, None if moved is None else tuple(moved), limits.token.address, limits.deadline_ms)
         if copy:
             return {n: v.copy() for n, v in cur.output_views.items()}
         return dict(cur.output_views)

@@ -26,13 +26,23 @@ ACT_CODES = {
 }
 
 
+#: float32's largest finite value: an infinite Clip bound (the default of an absent one) is this in ONNX
+FLT_MAX = 3.4028234663852886e38
+
+
 def activation_code(attrs: Mapping) -> tuple[int, float, float]:
-    """(code, alpha, beta) of a node's fused activation (its `activation` attribute, "none" when absent)."""
-    return (
-        ACT_CODES[attrs.get("activation", "none")],
-        float(attrs.get("act_alpha", 0.0)),
-        float(attrs.get("act_beta", 0.0)),
-    )
+    """(code, alpha, beta) of a node's fused activation (its `activation` attribute, "none" when absent).
+    A clip's infinite bounds become float32's finite extremes, as ONNX defines Clip."""
+    code = ACT_CODES[attrs.get("activation", "none")]
+    alpha, beta = float(attrs.get("act_alpha", 0.0)), float(attrs.get("act_beta", 0.0))
+    if code == ACT_CODES["clip"]:
+        alpha, beta = clip_float32(alpha, beta)
+    return code, alpha, beta
+
+
+def clip_float32(lo: float, hi: float) -> tuple[float, float]:
+    """Clip's bounds for float32 kernels: infinite ones (absent bounds) made finite; NaN kept (no bound)."""
+    return (max(lo, -FLT_MAX) if lo == lo else lo), (min(hi, FLT_MAX) if hi == hi else hi)
 
 
 def activation_defines() -> str:
