@@ -1,7 +1,8 @@
 """Conv on x86: depthwise kernel, Winograd F(4x4, 3x3), or im2col into packed panels + packed GEMM.
 
 Every geometry the schema allows runs here: groups, strides, dilations, pads,
-auto_pad, bias and every fused activation (applied in the GEMM epilogue).
+auto_pad, bias and every fused activation (applied in the GEMM epilogue). A 1-D convolution runs as
+the 2-D one of a plane one row high; a 3-D one in the spatial module (ops_spatial.py).
 Constant weights are packed once at prepare into the ISA's MR-row panels;
 weights computed by the graph are packed at each run. Stride-1 3x3
 convolutions with constant weights run as Winograd F(4x4, 3x3) (weights
@@ -34,6 +35,7 @@ from ._common import CONV_ADD, CONV_DW, CONV_GAP, conv_params, fused_activation,
 from .isa import l3_cache_bytes
 from .layouts import NC16, fused_conv
 from .layouts import nbytes as nc16_nbytes
+from .ops_spatial import lift_1d, prepare_conv3d
 from .precision import use_bf16, winograd_bf16
 
 #: the op of a Conv the direct kernel runs and the max pooling after it, fused (fuse.py)
@@ -41,8 +43,8 @@ CONV_MAXPOOL = "x86.ConvMaxPool"
 
 
 def _supports(node, ins):
-    if len(ins[0].shape) != 4 or len(ins[1].shape) != 4:
-        return "only 2-D convolution (NCHW input, OIHW weight)"
+    if len(ins[0].shape) not in (3, 4, 5) or len(ins[1].shape) != len(ins[0].shape):
+        return "only 1-D to 3-D convolution ((N, C, D1, ...) input, (O, C/group, k1, ...) weight)"
     return True
 
 
@@ -195,6 +197,11 @@ def runs_direct(node, ins, constant_names, ctx, isa) -> bool:
 
 @kernel("Conv", supports=_supports, efficiency=0.6)
 def prepare_conv(node, ins, outs, constants, ctx, isa):
+    rank = len(static_shape(ins[0]))
+    if rank == 5:  # 3-D: im2col and the GEMM in the spatial module
+        return prepare_conv3d(node, ins, outs, constants, ctx, isa)
+    if rank == 3:  # 1-D (audio encoders): the 2-D convolution of a plane one row high
+        node, ins, outs, constants = lift_1d(node, ins, outs, constants)
     p, weight, bias, has_bias = _conv_setup(node, ins, outs, constants, ctx, isa)
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
 

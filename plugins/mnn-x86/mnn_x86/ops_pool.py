@@ -1,4 +1,4 @@
-"""Pooling on x86: MaxPool, AveragePool (kernel over padded scratch planes),
+"""Pooling on x86: MaxPool, AveragePool (kernel over padded scratch planes; 1-D as planes one row high),
 GlobalAveragePool and GlobalMaxPool (one vector reduction per plane).
 
 Padding and the ceil_mode overhang are -inf for max and 0 for average; an
@@ -16,6 +16,7 @@ from mnn_core.errors import BackendError
 from . import _x86
 from ._common import kernel, static_shape
 from .layouts import BLOCK, NC16, channels
+from .ops_spatial import lift_1d
 
 
 def _window_counts(size: int, out: int, k: int, stride: int, dil: int, pad_lo: int, pad_hi: int,
@@ -31,9 +32,15 @@ def _pool_supports(node, ins):
     return True if len(ins[0].shape) == 4 else "only NCHW (4-D) input"
 
 
+def _window_supports(node, ins):
+    return True if len(ins[0].shape) in (3, 4) else "only 1-D (NCL) and 2-D (NCHW) input"
+
+
 def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
     from mnn_core.ops.pool import pool_geometry
 
+    if len(static_shape(ins[0])) == 3:  # 1-D: the 2-D pooling of a plane one row high
+        node, ins, outs, constants = lift_1d(node, ins, outs, constants)
     x = static_shape(ins[0])
     geo = pool_geometry(x, node.attrs, node.op)
     n, c, h, w = x
@@ -55,12 +62,12 @@ def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
     return _x86.pool(isa, ctx.threads, f"x86.{node.op}", planes, p, kind, inv_rows, inv_cols)
 
 
-@kernel("MaxPool", supports=_pool_supports, efficiency=0.3)
+@kernel("MaxPool", supports=_window_supports, efficiency=0.3)
 def prepare_maxpool(node, ins, outs, constants, ctx, isa):
     return _prepare_pool(node, ins, outs, constants, ctx, isa, 0)
 
 
-@kernel("AveragePool", supports=_pool_supports, efficiency=0.3)
+@kernel("AveragePool", supports=_window_supports, efficiency=0.3)
 def prepare_avgpool(node, ins, outs, constants, ctx, isa):
     return _prepare_pool(node, ins, outs, constants, ctx, isa, 1)
 

@@ -1,0 +1,142 @@
+"""Spatial ops on x86 (_spatial.pyx, csrc/spatial/): ConvTranspose and 3-D Conv on the packed GEMM,
+and Resize.
+
+ConvTranspose (1 to 3 spatial axes, every attribute of the schema) runs per image and group as
+one GEMM, W^T (M/group * taps, C/group) @ X (C/group, pixels), into a column buffer whose rows are
+contiguous over the input pixels, then adds each tap's row at its strided, dilated place of the
+output (col2im) over the bias, and applies the fused activation. 3-D Conv (ops_conv.py hands it
+over) gathers the columns (im2col) and runs the GEMM with bias and activation in its epilogue.
+Resize (NCHW, nearest of any dtype, bilinear of float32) samples from per-row and per-column
+tables computed here by the schema's coordinate rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from mnn_core.graph.ir import DTYPES
+from mnn_core.ops.conv import CONV_SPATIAL, conv_geometry
+from mnn_core.ops.convtranspose import conv_transpose_geometry
+from mnn_core.ops.resize import resize_plan, source_coordinate
+
+from . import _spatial
+from ._common import fused_activation, kernel, static_shape
+
+
+def _window(sizes_in, sizes_out, kernel_shape, strides, dilations, pads_begin) -> dict:
+    """The 3-D window _spatial takes: 1 and 2 spatial axes padded in front with unit axes."""
+    lead = 3 - len(sizes_in)
+
+    def fill(vals, unit):
+        return [unit] * lead + [int(v) for v in vals]
+
+    return {"in": fill(sizes_in, 1), "out": fill(sizes_out, 1), "k": fill(kernel_shape, 1), "s": fill(strides, 1),
+            "d": fill(dilations, 1), "p": fill(pads_begin, 0)}
+
+
+def _weight_and_bias(node, constants) -> tuple:
+    """(constant weight or None, constant bias or None, the input index of a bias read at run or -1)."""
+    has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
+    bias = constants.get(node.inputs[2]) if has_bias else None
+    return constants.get(node.inputs[1]), bias, 2 if has_bias and bias is None else -1
+
+
+def _spatial_supports(node, ins):
+    if len(ins[0].shape) - 2 not in CONV_SPATIAL or len(ins[1].shape) != len(ins[0].shape):
+        return "only 1 to 3 spatial axes"
+    if any(isinstance(d, int) and d == 0 for d in ins[0].shape[2:]):
+        return "an empty spatial axis"
+    return True
+
+
+@kernel("ConvTranspose", supports=_spatial_supports, efficiency=0.5)
+def prepare_conv_transpose(node, ins, outs, constants, ctx, isa):
+    x, w = static_shape(ins[0]), static_shape(ins[1])
+    geo = conv_transpose_geometry(x, w, node.attrs, CONV_SPATIAL)
+    k = len(x) - 2
+    act, act_alpha, act_beta = fused_activation(node.attrs)
+    # the output is the full one cropped by the begin pads: output place = i*s + t*d - pad_begin
+    p = dict(_window(x[2:], geo["out"][2:], geo["kernel"], geo["strides"], geo["dilations"], geo["pads"][:k]),
+             C=x[1], M=geo["out"][1], group=geo["group"], act=act, act_alpha=act_alpha, act_beta=act_beta)
+    weight, bias, bias_input = _weight_and_bias(node, constants)
+    return _spatial.deconv(isa, ctx.threads, p, weight, bias, bias_input)
+
+
+def prepare_conv3d(node, ins, outs, constants, ctx, isa):
+    """Conv over 3 spatial axes (ops_conv.py's prepare hands 5-D convolutions here)."""
+    x, w = static_shape(ins[0]), static_shape(ins[1])
+    geo = conv_geometry(x, w, node.attrs, CONV_SPATIAL)
+    act, act_alpha, act_beta = fused_activation(node.attrs)
+    p = dict(_window(x[2:], geo["out"][2:], geo["kernel"], geo["strides"], geo["dilations"], geo["pads"][:3]),
+             C=x[1], O=w[0], group=geo["group"], act=act, act_alpha=act_alpha, act_beta=act_beta)
+    weight, bias, bias_input = _weight_and_bias(node, constants)
+    return _spatial.conv3d(isa, ctx.threads, p, weight, bias, bias_input)
+
+
+def _nearest(coord: np.ndarray, size: int, rounding: str) -> np.ndarray:
+    """The input index of each source coordinate under nearest_mode `rounding`."""
+    if rounding == "floor":
+        idx = np.floor(coord)
+    elif rounding == "ceil":
+        idx = np.ceil(coord)
+    else:  # to nearest, exact halves the preferred way
+        half = coord - np.floor(coord) == 0.5
+        idx = np.where(half, np.floor(coord) if rounding == "round_prefer_floor" else np.ceil(coord), np.round(coord))
+    return np.clip(idx, 0, size - 1).astype(np.int64)
+
+
+def _axis_table(out: int, size: int, scale, attrs) -> tuple:
+    """(lo, hi, weight of hi) of one axis: the input indices each output index reads. An unscaled axis
+    reads itself in every coordinate mode (as the schema's reference)."""
+    if out == size and scale == 1.0:
+        idx = np.arange(out, dtype=np.int64)
+        return idx, idx, np.zeros(out, np.float32)
+    coord = source_coordinate(out, size, scale, attrs["coordinate_transformation_mode"])
+    if attrs["mode"] == "nearest":
+        idx = _nearest(coord, size, attrs["nearest_mode"])
+        return idx, idx, np.zeros(out, np.float32)
+    coord = np.clip(coord, 0, size - 1)
+    lo = np.floor(coord).astype(np.int64)
+    return lo, np.minimum(lo + 1, size - 1), (coord - lo).astype(np.float32)
+
+
+def _resize_supports(node, ins):
+    if len(ins[0].shape) != 4:
+        return "only NCHW (4-D) input"
+    if node.attrs["mode"] != "nearest" and ins[0].dtype != "float32":
+        return "linear mode of float32 only"
+    return True
+
+
+@kernel("Resize", dtypes=DTYPES, supports=_resize_supports, efficiency=0.3)
+def prepare_resize(node, ins, outs, constants, ctx, isa):
+    x = static_shape(ins[0])
+    n, c, h, w = x
+    (oh, ow), (sh, sw) = resize_plan(x, node.attrs)
+    rows, cols = _axis_table(oh, h, sh, node.attrs), _axis_table(ow, w, sw, node.attrs)
+    p = dict(linear=int(node.attrs["mode"] == "linear"), planes=n * c, H=h, W=w, OH=oh, OW=ow)
+    return _spatial.resize(isa, ctx.threads, f"x86.Resize.{node.attrs['mode']}", p, rows, cols)
+
+
+def lift_1d(node, ins, outs, constants) -> tuple:
+    """A 1-D Conv or pooling as the 2-D one over a plane of height 1, which the 2-D kernels run on the
+    same memory: (node, ins, outs, constants) with unit kernel, stride and dilation and no padding
+    along the new axis, and (N, C, 1, L) shapes."""
+    attrs = dict(node.attrs)
+    for name, unit in (("kernel_shape", 1), ("strides", 1), ("dilations", 1)):
+        if attrs.get(name):
+            attrs[name] = [unit, *attrs[name]]
+    if attrs.get("pads"):
+        attrs["pads"] = [0, attrs["pads"][0], 0, attrs["pads"][1]]
+
+    def plane(info):
+        return None if info is None else replace(info, shape=(*info.shape[:2], 1, *info.shape[2:]))
+
+    weight = node.inputs[1] if node.op == "Conv" else None
+    ins = [plane(ins[0]), *(plane(i) if n == weight else i for i, n in zip(ins[1:], node.inputs[1:]))]
+    if weight in constants:
+        w = constants[weight]
+        constants = {**constants, weight: w.reshape(w.shape[:2] + (1,) + w.shape[2:])}
+    return replace(node, attrs=attrs), ins, [plane(o) for o in outs], constants
