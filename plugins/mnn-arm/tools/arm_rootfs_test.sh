@@ -81,4 +81,4 @@ cd "$BUILD"  # not the source tree: its mnn_arm/ has no aarch64 extension
 [ $# -gt 0 ] || set -- "$PLUGIN/tests"
 exec timeout "${MNN_ARM_TIMEOUT:-1500}" qemu-aarch64-static -cpu "${MNN_ARM_CPU:-max}" -L "$ROOT" \
     -E PYTHONPATH="$BUILD/site" -E LD_LIBRARY_PATH="$LIBS/blas:$LIBS/lapack" -E MNN_LOAD_PLUGINS=arm \
-    -E PYTHONDONTWRITEBYTECODE=1 "$ROOT/usr/bin/$PY" -m pytest -p no:cacheprovider -q --rootdir "$PLUGIN" "$@"
+    -E PYTHONDONTWRITEBYTECODE=1 -E MNN_REQUIRE_BACKENDS="${MNN_REQUIRE_BACKENDS:-}" "$ROOT/usr/bin/$PY" -m pytest -p no:cacheprovider -q --rootdir "$PLUGIN" "$@"

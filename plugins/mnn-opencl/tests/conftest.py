@@ -35,3 +35,9 @@ def pytest_report_header(config):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def pytest_configure(config):
+    from mnn_core.testing import check_required
+
+    check_required("opencl")  # MNN_REQUIRE_BACKENDS (CI): an unavailable backend fails the run, not skips it

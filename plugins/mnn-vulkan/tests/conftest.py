@@ -54,3 +54,9 @@ def no_validation_errors():
 def rng():
     return np.random.default_rng(7)
 
+
+
+def pytest_configure(config):
+    from mnn_core.testing import check_required
+
+    check_required("vulkan")  # MNN_REQUIRE_BACKENDS (CI): an unavailable backend fails the run, not skips it

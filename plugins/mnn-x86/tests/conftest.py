@@ -71,3 +71,9 @@ def fused_and_plain(graph: Graph, isa: str, threads: int) -> tuple[Session, Sess
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def pytest_configure(config):
+    from mnn_core.testing import check_required
+
+    check_required("x86")  # MNN_REQUIRE_BACKENDS (CI): an unavailable backend fails the run, not skips it
