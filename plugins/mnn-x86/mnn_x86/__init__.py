@@ -40,6 +40,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_norm,
         ops_pool,
         ops_pool_train,
+        ops_recurrent,
         ops_spatial,
     )
     from . import fuse as _fuse

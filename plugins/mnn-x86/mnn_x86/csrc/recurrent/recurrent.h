@@ -1,0 +1,55 @@
+/* Recurrent layers on x86 (mnn_x86/_recurrent.pyx, ops_recurrent.py): RNN, GRU and LSTM with ONNX
+ * semantics (mnn_core/ops/rnn.py). The input projection X·W^T of every step and direction is one
+ * packed GEMM (an _x86 MatMul execution) at the start of a run; the steps then run per (direction,
+ * batch row) as h·R^T (a GEMV over R^T) and the gate math, each row on one thread of the pool. */
+#ifndef MNN_X86_RECURRENT_H
+#define MNN_X86_RECURRENT_H
+
+#include "family.h"
+
+enum { X86_RNN = 0, X86_GRU = 1, X86_LSTM = 2 };
+
+/* the gate activations, in the order of mnn_core.ops.rnn.ACTIVATIONS */
+enum {
+    X86_RA_SIGMOID, X86_RA_TANH, X86_RA_RELU, X86_RA_AFFINE, X86_RA_LEAKY_RELU, X86_RA_THRESHOLDED_RELU,
+    X86_RA_SCALED_TANH, X86_RA_HARD_SIGMOID, X86_RA_ELU, X86_RA_SOFTSIGN, X86_RA_SOFTPLUS
+};
+
+typedef struct {
+    int32_t fn; /* X86_RA_* */
+    float alpha, beta;
+} x86_rnn_act;
+
+/* act.c: x[0:n] = a(x), in place; and the helpers of the gate math */
+void x86_rnn_activate(const x86_rnn_act *a, float *x, int64_t n);
+void x86_rnn_clip(float *x, int64_t n, float clip);
+/* y[0:n] = h · rt[:, 0:n], rt row-major with ld floats a row (R^T: [K][ld]) */
+void x86_rnn_gemv(const float *h, const float *rt, int64_t k, int64_t ld, int64_t n, float *y);
+
+/* an execution of another module (the projection's MatMul), called from the run */
+typedef struct {
+    mnn_run_fn run;
+    void *state;
+} x86_inner;
+
+typedef struct {
+    x86_op op;
+    int32_t cell, gates, dirs, reverse, layout, lbr, input_forget;
+    int64_t seq, batch, input, hidden;
+    float clip;
+    x86_rnn_act act[2][3];
+    /* positions among the present inputs, -1 where absent; in_w .. in_p only for weights that
+     * arrive at run (not constants), whose copies below are then refreshed at every run */
+    int32_t in_w, in_r, in_b, in_p, in_lens, in_h0, in_c0;
+    x86_inner proj; /* xw = X · W^T: [seq*batch rows in X's order][dirs*G*H] */
+    float *xw;
+    float *rt;      /* [dirs][H][G*H]: R^T */
+    float *bias;    /* [dirs][G*H]: Wb + Rb (a GRU with linear_before_reset: Wb alone in the h gate) */
+    float *rbh;     /* [dirs][H]: that GRU's h-gate Rb, which the reset gate scales */
+    float *peep;    /* [dirs][3H] (i, o, f), or NULL */
+    float *work;    /* per (direction, batch row): h, c, tmp [H] each, then the gates [G*H] */
+    int64_t work_row;
+} x86_rnn_state;
+int x86_rnn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+#endif

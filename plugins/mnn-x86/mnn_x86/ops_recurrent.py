@@ -1,0 +1,69 @@
+"""RNN, GRU and LSTM on x86 (_recurrent.pyx, csrc/recurrent/), with ONNX semantics (mnn_core/ops/rnn.py):
+every direction, sequence_lens, initial states, peepholes, clip, input_forget, linear_before_reset,
+both layouts and the activations the reference knows.
+
+X·W^T of all steps and directions is one packed GEMM (an _x86 MatMul execution with W packed at
+prepare); each step is then a GEMV over R^T and the gate math in C, a task per (direction, batch row).
+"""
+
+from __future__ import annotations
+
+from mnn_core.ops.rnn import ACTIVATIONS, DEFAULT_ACTIVATIONS, GATES
+
+from . import _recurrent, _x86
+from ._common import kernel, static_shape
+
+#: activation name -> the code csrc/recurrent/recurrent.h switches on (X86_RA_*)
+ACT_CODES = {name: i for i, name in enumerate(ACTIVATIONS)}
+
+
+def _activations(op: str, attrs: dict, dirs: int) -> list:
+    """(code, alpha, beta) per direction and gate function, read as the reference reads them."""
+    per_dir = len(DEFAULT_ACTIVATIONS[op])
+    names = [n for n in attrs["activation_names"].split(",") if n] or DEFAULT_ACTIVATIONS[op] * dirs
+    if len(names) == per_dir and dirs == 2:
+        names = names * 2
+    alphas, betas = list(attrs["activation_alpha"]), list(attrs["activation_beta"])
+    acts = []
+    for name in names:
+        _, da, db = ACTIVATIONS[name]
+        a = alphas.pop(0) if da is not None and alphas else da
+        b = betas.pop(0) if db is not None and betas else db
+        acts.append((ACT_CODES[name], float(a or 0.0), float(b or 0.0)))
+    return [acts[d * per_dir:(d + 1) * per_dir] + [(0, 0.0, 0.0)] * (3 - per_dir) for d in range(dirs)]
+
+
+def _supports(node, ins):
+    if ins[0].dtype != "float32":
+        return "float32 only"
+    if len(static_shape(ins[0])) != 3:
+        return "X must be 3-D"
+    return True
+
+
+def _prepare(node, ins, outs, constants, ctx, isa):
+    op, attrs = node.op, node.attrs
+    names = list(node.inputs) + [""] * (8 - len(node.inputs))
+    at = {i: k for k, i in enumerate(i for i, n in enumerate(names) if n)}  # position among present inputs
+    const = [constants.get(n) if n else None for n in names]
+    runtime = [at[i] if names[i] and const[i] is None else -1 for i in range(8)]
+    x = static_shape(ins[0])
+    seq, batch = (x[1], x[0]) if attrs["layout"] else (x[0], x[1])
+    dirs, h, g = 2 if attrs["direction"] == "bidirectional" else 1, attrs["hidden_size"], GATES[op]
+    mm = dict(M=seq * batch, N=dirs * g * h, K=x[2], batch=1, a_rs=x[2], a_cs=1, b_rs=1, b_cs=x[2], bias_rs=0,
+              bias_cs=0, alpha=1.0, beta=1.0, act=0, act_alpha=0.0, act_beta=0.0)
+    w = const[1].reshape(dirs * g * h, x[2]) if const[1] is not None else None
+    proj = _x86.matmul(isa, ctx.threads, f"{node.name}.proj", mm, w, None, None, None, -1)
+    p = dict(cell=op, gates=g, dirs=dirs, seq=seq, batch=batch, input=x[2], hidden=h,
+             reverse=int(attrs["direction"] == "reverse"), layout=attrs["layout"],
+             lbr=attrs.get("linear_before_reset", 0), input_forget=attrs.get("input_forget", 0),
+             clip=float(attrs["clip"]), acts=_activations(op, attrs, dirs),
+             in_w=runtime[1], in_r=runtime[2], in_b=runtime[3], in_p=runtime[7] if op == "LSTM" else -1,
+             in_lens=at.get(4, -1), in_h0=at.get(5, -1), in_c0=at.get(6, -1) if op == "LSTM" else -1,
+             packed=[i for i in (1, 2, 3, 7) if const[i] is not None])
+    return _recurrent.recurrent(isa, ctx.threads, f"x86.{op}", p, proj, const[2], const[3],
+                                const[7] if op == "LSTM" else None)
+
+
+for _op in ("RNN", "GRU", "LSTM"):
+    kernel(_op, dtypes=("float32", "int32", "int64"), supports=_supports, efficiency=0.4)(_prepare)
