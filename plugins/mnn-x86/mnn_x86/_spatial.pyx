@@ -43,6 +43,7 @@ cdef extern from "spatial/spatial.h" nogil:
         float* col
     ctypedef struct x86_resize_state:
         int32_t linear
+        int32_t repeat
         int64_t planes, H, W, OH, OW
         const int64_t* row_lo
         const int64_t* row_hi
@@ -137,10 +138,11 @@ cdef const int64_t* _indices(Execution ex, arr):
 
 def resize(str isa, int threads, str name, dict p, rows, cols):
     """Resize of p["planes"] planes H x W -> OH x OW. rows/cols: (lo, hi, weight of hi) per output row
-    and column (nearest: hi and the weight unused); p["linear"]: blend (float32), else pick."""
+    and column (nearest: hi and the weight unused); p["linear"]: blend (float32), else pick; p["repeat"]: the
+    whole factor f of a nearest column table that is ow // f over whole rows, else 0."""
     cdef Execution ex = _execution(name, sizeof(x86_resize_state), x86_resize_run, isa, threads)
     cdef x86_resize_state* s = <x86_resize_state*>ex.state
-    s.linear = p["linear"]
+    s.linear, s.repeat = p["linear"], p["repeat"]
     s.planes, s.H, s.W, s.OH, s.OW = p["planes"], p["H"], p["W"], p["OH"], p["OW"]
     s.row_lo, s.row_hi, s.row_w = _indices(ex, rows[0]), _indices(ex, rows[1]), _constant(ex, rows[2])
     s.col_lo, s.col_hi, s.col_w = _indices(ex, cols[0]), _indices(ex, cols[1]), _constant(ex, cols[2])

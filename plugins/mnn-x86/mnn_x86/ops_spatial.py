@@ -102,6 +102,13 @@ def _axis_table(out: int, size: int, scale, attrs) -> tuple:
     return lo, np.minimum(lo + 1, size - 1), (coord - lo).astype(np.float32)
 
 
+def _repeat(col: np.ndarray, size: int) -> int:
+    """f where the nearest column table reads each input column f times in order (whole-factor
+    upsampling: 2x in FPN and YOLO necks), which C runs without the table; else 0."""
+    f = len(col) // size
+    return f if f > 1 and len(col) == f * size and np.array_equal(col, np.arange(len(col)) // f) else 0
+
+
 def _resize_supports(node, ins):
     if len(ins[0].shape) != 4:
         return "only NCHW (4-D) input"
@@ -116,7 +123,8 @@ def prepare_resize(node, ins, outs, constants, ctx, isa):
     n, c, h, w = x
     (oh, ow), (sh, sw) = resize_plan(x, node.attrs)
     rows, cols = _axis_table(oh, h, sh, node.attrs), _axis_table(ow, w, sw, node.attrs)
-    p = dict(linear=int(node.attrs["mode"] == "linear"), planes=n * c, H=h, W=w, OH=oh, OW=ow)
+    linear = node.attrs["mode"] == "linear"
+    p = dict(linear=int(linear), planes=n * c, H=h, W=w, OH=oh, OW=ow, repeat=0 if linear else _repeat(cols[0], w))
     return _spatial.resize(isa, ctx.threads, f"x86.Resize.{node.attrs['mode']}", p, rows, cols)
 
 

@@ -109,6 +109,7 @@ SIZES = [
     {"scales": [1.0, 1.0, 1.5, 0.5]},
     {"scales": [1.0, 1.0, 0.6, 3.0]},
     {"scales": [1.0, 1.7]},
+    {"scales": [1.0, 1.0, 1.0, 3.0]},  # a whole factor along W: nearest repeats without the table
     {"sizes": [9, 4]},
     {"sizes": [1, 11]},
     {"sizes": [7, 5]},  # an unscaled axis
@@ -140,10 +141,11 @@ def test_resize_upsample_2x_large(rng, mode, threads):
     _check("Resize", [_r(rng, 2, 32, 20, 26)], attrs, threads, constant=())
 
 
+@pytest.mark.parametrize("scales", [[1.0, 1.0, 1.6, 0.7], [1.0, 1.0, 2.0, 2.0]])
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "float16", "int64", "int32", "bool"])
-def test_resize_nearest_dtypes(rng, dtype):
+def test_resize_nearest_dtypes(rng, dtype, scales):
     x = rng.integers(0, 100, size=(2, 3, 5, 6)).astype(dtype)
-    attrs = {"scales": [1.0, 1.0, 1.6, 0.7], "nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"}
+    attrs = {"scales": scales, "nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"}
     _check("Resize", [x], attrs, 2, constant=())
 
 

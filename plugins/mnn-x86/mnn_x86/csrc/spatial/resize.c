@@ -26,6 +26,16 @@ X86_CLONES static void pick_any(char *restrict y, const char *restrict x, const 
     }
 }
 
+/* nearest upsampling by a whole factor along W: each element written f times, without the table */
+X86_CLONES static void repeat4(uint32_t *restrict y, const uint32_t *restrict x, int64_t n, int32_t f) {
+    if (f == 2) {
+        for (int64_t i = 0; i < n; ++i) y[2 * i] = y[2 * i + 1] = x[i];
+    } else {
+        for (int64_t i = 0; i < n; ++i)
+            for (int32_t k = 0; k < f; ++k) y[i * f + k] = x[i];
+    }
+}
+
 /* linear: one input row interpolated along W */
 X86_CLONES static void blend_cols(float *restrict y, const float *restrict x, const int64_t *lo, const int64_t *hi,
                                   const float *w, int64_t n) {
@@ -51,7 +61,10 @@ static void nearest_rows(void *ctx, int64_t lo, int64_t hi, int worker) {
             continue;
         }
         const char *x = j->x + ((plane * s->H + s->row_lo[oh]) * s->W) * (int64_t)j->esize;
-        pick_any(y, x, s->col_lo, s->OW, j->esize);
+        if (s->repeat && j->esize == 4)
+            repeat4((uint32_t *)y, (const uint32_t *)x, s->W, s->repeat);
+        else
+            pick_any(y, x, s->col_lo, s->OW, j->esize);
     }
 }
 

@@ -82,6 +82,7 @@ int x86_conv3d_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
 typedef struct {
     x86_op op;
     int32_t linear;
+    int32_t repeat;  /* nearest, float32 and the like: col[ow] = ow / repeat over whole rows (2x upsampling), or 0 */
     int64_t planes, H, W, OH, OW;
     const int64_t *row_lo, *row_hi, *col_lo, *col_hi; /* row_*: input row per output row; col_*: column */
     const float *row_w, *col_w;                       /* linear: the weight of hi */
