@@ -220,13 +220,15 @@ def prepare_gather(node, ins, outs, constants, ctx, isa):
 
 
 def _elements_supported(node, ins) -> bool | str:
-    """The indices (and updates) match the data but along the axis, as numpy's take_along_axis wants."""
+    """Off the axis, GatherElements' indices match the data (numpy's take_along_axis would broadcast
+    them); the scatters' indices may be smaller there (they address the data's first entries)."""
     if ins[1].dtype not in INDEX_DTYPES:
         return "indices must be int32 or int64"
     data, idx = ins[0].shape, ins[1].shape
     axis = node.attrs["axis"] % max(len(data), 1)
-    if len(data) != len(idx) or any(i != d for a, (i, d) in enumerate(zip(idx, data)) if a != axis):
-        return f"indices {idx} differ from the data {data} off the axis (numpy would broadcast)"
+    fits = (lambda i, d: i == d) if node.op == "GatherElements" else (lambda i, d: i <= d)
+    if len(data) != len(idx) or not all(fits(i, d) for a, (i, d) in enumerate(zip(idx, data)) if a != axis):
+        return f"indices {idx} do not fit the data {data} off the axis"
     return True
 
 
