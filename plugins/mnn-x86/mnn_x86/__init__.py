@@ -41,6 +41,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_pool,
         ops_pool_train,
         ops_recurrent,
+        ops_reduce,
         ops_spatial,
     )
     from . import fuse as _fuse

@@ -1,0 +1,274 @@
+/* The ops along one axis of [outer][axis][inner] (reduce.h): ArgMax/ArgMin and Hardmax, CumSum and
+ * CumProd, TopK. Where inner > 1 the loops run across TILE inner elements at a time (vectorized);
+ * each is written once per dtype by a macro. */
+#include <string.h>
+
+#include "reduce.h"
+
+#define TILE 256
+#define GRAIN 16384 /* input elements: less is not worth a thread */
+
+typedef struct {
+    x86_axis_state *s;
+    const char *x;
+    char *y;
+    int64_t *idx; /* TopK's indices */
+    int64_t tiles;
+} axis_job;
+
+static int64_t tile_at(const axis_job *j, int64_t u, int64_t *o, int64_t *i0) {
+    const int64_t inner = j->s->inner;
+    *o = u / j->tiles;
+    *i0 = u % j->tiles * TILE;
+    return inner - *i0 < TILE ? inner - *i0 : TILE;
+}
+
+static void run_tiles(axis_job *j, x86_range_fn fn) {
+    const x86_axis_state *s = j->s;
+    j->tiles = (s->inner + TILE - 1) / TILE;
+    const int64_t per = s->axis * (s->inner < TILE ? s->inner : TILE);
+    x86_pool->ranges(s->op.threads, s->outer * j->tiles, GRAIN / (per > 0 ? per : 1) + 1, fn, j);
+}
+
+/* -- ArgMax / ArgMin / Hardmax ------------------------------------------------------------------- */
+
+/* idx[i]: the position along the axis of the best of x[a * inner + i]; a NaN is the best (numpy's) */
+#define ARG_TILE(T, S) \
+    static X86_CLONES void arg_tile_##S(const T *x, int64_t axis, int64_t inner, int64_t n, int mode, int last, \
+                                        int64_t *idx) { \
+        T best[TILE]; \
+        for (int64_t i = 0; i < n; i++) best[i] = x[i], idx[i] = 0; \
+        for (int64_t a = 1; a < axis; a++) { \
+            const T *row = x + a * inner; \
+            for (int64_t i = 0; i < n; i++) { \
+                const T v = row[i], b = best[i]; \
+                const int better = mode ? (last ? v <= b : v < b) : (last ? v >= b : v > b); \
+                const int take = better || (v != v && (last || b == b)); \
+                best[i] = take ? v : b; \
+                idx[i] = take ? a : idx[i]; \
+            } \
+        } \
+    }
+
+ARG_TILE(float, f32)
+ARG_TILE(double, f64)
+ARG_TILE(int32_t, i32)
+ARG_TILE(int64_t, i64)
+
+static int arg_tile(const x86_axis_state *s, const char *x, int64_t n, int64_t *idx) {
+    switch (s->dtype) {
+    case MNN_FLOAT32: arg_tile_f32((const float *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
+    case MNN_FLOAT64: arg_tile_f64((const double *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
+    case MNN_INT32: arg_tile_i32((const int32_t *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
+    case MNN_INT64: arg_tile_i64((const int64_t *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
+    default: return 1;
+    }
+}
+
+static const char *tile_x(const axis_job *j, int64_t o, int64_t i0) {
+    const x86_axis_state *s = j->s;
+    return j->x + (size_t)(o * s->axis * s->inner + i0) * mnn_dtype_size(s->dtype);
+}
+
+static void arg_range(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const axis_job *j = (const axis_job *)ctx;
+    (void)worker;
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t o, i0;
+        const int64_t n = tile_at(j, u, &o, &i0);
+        arg_tile(j->s, tile_x(j, o, i0), n, (int64_t *)j->y + o * j->s->inner + i0);
+    }
+}
+
+#define ONE_HOT(T) \
+    for (int64_t a = 0; a < s->axis; a++) { \
+        T *row = (T *)j->y + (o * s->axis + a) * s->inner + i0; \
+        for (int64_t i = 0; i < n; i++) row[i] = (T)(idx[i] == a); \
+    }
+
+static void hardmax_range(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const axis_job *j = (const axis_job *)ctx;
+    const x86_axis_state *s = j->s;
+    int64_t idx[TILE];
+    (void)worker;
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t o, i0;
+        const int64_t n = tile_at(j, u, &o, &i0);
+        arg_tile(s, tile_x(j, o, i0), n, idx);
+        if (s->dtype == MNN_FLOAT64) {
+            ONE_HOT(double)
+        } else {
+            ONE_HOT(float)
+        }
+    }
+}
+
+static int dtype_ok(x86_axis_state *s, const mnn_tensor *x) {
+    s->dtype = x->dtype;
+    if (s->dtype == MNN_FLOAT32 || s->dtype == MNN_FLOAT64 || s->dtype == MNN_INT32 || s->dtype == MNN_INT64)
+        return 1;
+    s->op.error = "a dtype this kernel was not built for";
+    return 0;
+}
+
+int x86_arg_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
+    (void)n_in, (void)n_out;
+    if (!dtype_ok(j.s, &ins[0])) return 1;
+    run_tiles(&j, arg_range);
+    return 0;
+}
+
+int x86_hardmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
+    (void)n_in, (void)n_out;
+    if (!dtype_ok(j.s, &ins[0])) return 1;
+    run_tiles(&j, hardmax_range);
+    return 0;
+}
+
+/* -- CumSum / CumProd ---------------------------------------------------------------------------- */
+
+/* Sums and products in the input's type, element after element along the axis (the reference's
+ * order, so floats round alike); integers wrap. */
+#define CUM_TILE(T, U, S) \
+    static X86_CLONES void cum_tile_##S(const T *x, T *y, int64_t axis, int64_t inner, int64_t n, int prod, \
+                                        int exclusive, int reverse) { \
+        T acc[TILE]; \
+        for (int64_t i = 0; i < n; i++) acc[i] = (T)prod; \
+        for (int64_t step = 0; step < axis; step++) { \
+            const int64_t a = reverse ? axis - 1 - step : step; \
+            const T *xr = x + a * inner; \
+            T *yr = y + a * inner; \
+            if (exclusive) \
+                for (int64_t i = 0; i < n; i++) yr[i] = acc[i]; \
+            if (prod) \
+                for (int64_t i = 0; i < n; i++) acc[i] = (T)((U)acc[i] * (U)xr[i]); \
+            else \
+                for (int64_t i = 0; i < n; i++) acc[i] = (T)((U)acc[i] + (U)xr[i]); \
+            if (!exclusive) \
+                for (int64_t i = 0; i < n; i++) yr[i] = acc[i]; \
+        } \
+    }
+
+CUM_TILE(float, float, f32)
+CUM_TILE(double, double, f64)
+CUM_TILE(int32_t, uint32_t, i32)
+CUM_TILE(int64_t, uint64_t, i64)
+
+static void cumulative_range(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const axis_job *j = (const axis_job *)ctx;
+    const x86_axis_state *s = j->s;
+    (void)worker;
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t o, i0;
+        const int64_t n = tile_at(j, u, &o, &i0);
+        const char *x = tile_x(j, o, i0);
+        char *y = j->y + (x - j->x);
+        switch (s->dtype) {
+        case MNN_FLOAT32:
+            cum_tile_f32((const float *)x, (float *)y, s->axis, s->inner, n, s->mode, s->last, s->reverse);
+            break;
+        case MNN_FLOAT64:
+            cum_tile_f64((const double *)x, (double *)y, s->axis, s->inner, n, s->mode, s->last, s->reverse);
+            break;
+        case MNN_INT32:
+            cum_tile_i32((const int32_t *)x, (int32_t *)y, s->axis, s->inner, n, s->mode, s->last, s->reverse);
+            break;
+        default:
+            cum_tile_i64((const int64_t *)x, (int64_t *)y, s->axis, s->inner, n, s->mode, s->last, s->reverse);
+            break;
+        }
+    }
+}
+
+int x86_cumulative_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
+    (void)n_in, (void)n_out;
+    if (!dtype_ok(j.s, &ins[0])) return 1;
+    run_tiles(&j, cumulative_range);
+    return 0;
+}
+
+/* -- TopK ---------------------------------------------------------------------------------------- */
+
+/* The k best of a row by a heap whose root is the worst kept, then sorted best first. "Better":
+ * larger (smaller) as float64, and of equal values the lower index, as the reference's stable sort. */
+typedef struct {
+    const char *x;
+    int32_t dtype, largest;
+    int64_t stride;
+} topk_row;
+
+static inline double row_value(const topk_row *r, int64_t a) {
+    const int64_t at = a * r->stride;
+    switch (r->dtype) {
+    case MNN_FLOAT32: return ((const float *)r->x)[at];
+    case MNN_FLOAT64: return ((const double *)r->x)[at];
+    case MNN_INT32: return ((const int32_t *)r->x)[at];
+    default: return (double)((const int64_t *)r->x)[at];
+    }
+}
+
+static inline int better(const topk_row *r, int64_t a, int64_t b) {
+    const double va = row_value(r, a), vb = row_value(r, b);
+    if (va != vb) return r->largest ? va > vb : va < vb;
+    return a < b;
+}
+
+/* restores the heap (worst at the root) below position i of h[0..n) */
+static void sift_down(const topk_row *r, int64_t *h, int64_t n, int64_t i) {
+    for (;;) {
+        int64_t w = i;
+        const int64_t l = 2 * i + 1, rt = l + 1;
+        if (l < n && better(r, h[w], h[l])) w = l;
+        if (rt < n && better(r, h[w], h[rt])) w = rt;
+        if (w == i) return;
+        const int64_t t = h[i];
+        h[i] = h[w], h[w] = t;
+        i = w;
+    }
+}
+
+static void topk_select(const topk_row *r, int64_t axis, int64_t k, int64_t *h) {
+    for (int64_t a = 0; a < k; a++) h[a] = a;
+    for (int64_t i = k / 2 - 1; i >= 0; i--) sift_down(r, h, k, i);
+    for (int64_t a = k; a < axis; a++) {
+        if (!better(r, a, h[0])) continue;
+        h[0] = a;
+        sift_down(r, h, k, 0);
+    }
+    for (int64_t n = k - 1; n > 0; n--) { /* heap sort: the worst to the end, one at a time */
+        const int64_t t = h[0];
+        h[0] = h[n], h[n] = t;
+        sift_down(r, h, n, 0);
+    }
+}
+
+static void topk_range(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const axis_job *j = (const axis_job *)ctx;
+    const x86_axis_state *s = j->s;
+    const size_t esz = mnn_dtype_size(s->dtype);
+    int64_t *h = s->work + worker * s->axis;
+    for (int64_t row = lo; row < hi; row++) {
+        const int64_t o = row / s->inner, i = row % s->inner;
+        const topk_row r = {j->x + (size_t)(o * s->axis * s->inner + i) * esz, s->dtype, s->mode, s->inner};
+        topk_select(&r, s->axis, s->k, h);
+        for (int64_t a = 0; a < s->k; a++) {
+            const int64_t at = (o * s->k + a) * s->inner + i;
+            memcpy(j->y + (size_t)at * esz, r.x + (size_t)(h[a] * s->inner) * esz, esz);
+            j->idx[at] = h[a];
+        }
+    }
+}
+
+int x86_topk_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
+    (void)n_in, (void)n_out;
+    if (!dtype_ok(j.s, &ins[0])) return 1;
+    j.idx = (int64_t *)outs[1].data;
+    if (j.s->k == 0) return 0;
+    const int64_t per = j.s->axis > 0 ? j.s->axis : 1;
+    x86_pool->ranges(j.s->op.threads, j.s->outer * j.s->inner, GRAIN / per + 1, topk_range, &j);
+    return 0;
+}

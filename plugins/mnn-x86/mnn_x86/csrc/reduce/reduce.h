@@ -1,0 +1,49 @@
+/* Reductions and the ops near them on x86 (mnn_x86/_reduce.pyx, ops_reduce.py).
+ *
+ * A reduction over any set of axes is laid out at prepare (ops_reduce.py): size-1 axes dropped,
+ * adjacent axes of the same kind merged, so the input is kept axes (kdim/kstr) around reduced ones
+ * (rdim/rstr) and two contiguous ends: `inner` kept elements (the outputs of one row, vectorized
+ * across) or, when the last axis is reduced, a `run` of reduced elements (vectorized along). */
+#ifndef MNN_X86_REDUCE_H
+#define MNN_X86_REDUCE_H
+
+#include "family.h"
+
+/* what each element adds to its output's accumulator */
+enum x86_reduce_kind { X86_R_SUM, X86_R_ABS, X86_R_SQ, X86_R_PROD, X86_R_MAX, X86_R_MIN, X86_R_EXP };
+/* what is done to an accumulator when it is stored */
+enum x86_reduce_fin { X86_F_NONE, X86_F_MEAN, X86_F_SQRT, X86_F_LOG, X86_F_LSE };
+
+#define X86_REDUCE_DIMS 4 /* kept (or reduced) axes between the others: at most 4 of 8 after merging */
+
+typedef struct {
+    x86_op op;
+    int32_t dtype, kind, fin; /* dtype: the input's, set at each run */
+    int32_t nk, nr;
+    int64_t kdim[X86_REDUCE_DIMS], kstr[X86_REDUCE_DIMS], rdim[X86_REDUCE_DIMS], rstr[X86_REDUCE_DIMS];
+    int64_t inner, run;  /* one of them is 1 */
+    int64_t n_out;       /* outputs: prod(kdim) * inner */
+    int64_t n_red;       /* reduced positions a run starts at: prod(rdim) */
+    double count;        /* elements per output: n_red * run (ReduceMean's divisor) */
+    int64_t parts;       /* > 1: the reduction is cut into parts (few outputs, many threads) */
+    void *partial;       /* parts * n_out accumulators (8 bytes each) when parts > 1 */
+    double *shift;       /* ReduceLogSumExp: each output's maximum (n_out), else NULL */
+} x86_reduction_state;
+int x86_reduction_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* ArgMax / ArgMin / Hardmax / CumSum / CumProd / TopK: along one axis of [outer][axis][inner] */
+typedef struct {
+    x86_op op;
+    int32_t dtype;       /* the input's, set at each run */
+    int32_t mode;        /* arg: 0 max, 1 min; cumulative: 0 sum, 1 prod; topk: 1 largest, 0 smallest */
+    int32_t last;        /* arg: the last index on ties; cumulative: exclusive */
+    int32_t reverse;     /* cumulative: from the end of the axis */
+    int64_t outer, axis, inner, k;
+    int64_t *work;       /* topk: (axis) indices per thread */
+} x86_axis_state;
+int x86_arg_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+int x86_hardmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+int x86_cumulative_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+int x86_topk_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+#endif

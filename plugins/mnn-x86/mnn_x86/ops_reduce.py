@@ -1,0 +1,152 @@
+"""Reductions and the ops along one axis on x86 (_reduce.pyx, csrc/reduce/).
+
+A reduction over any axes is laid out here, at prepare: size-1 axes dropped and adjacent axes of
+the same kind (kept or reduced) merged, so the C loops see a few kept axes around a few reduced ones
+and a contiguous end that they vectorize: kept outputs across (`inner`) or a reduced `run` along.
+When the outputs are too few to share among the threads, the reduction itself is cut into parts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mnn_core.ops.helpers import normalize_axis
+from mnn_core.ops.reduce import reduce_axes
+
+from . import _reduce
+from ._common import kernel, static_shape
+
+FLOATS = ("float32", "float64")
+NUMBERS = FLOATS + ("int32", "int64")
+GRAIN = 16384  # input elements a thread's share should hold at least (csrc/reduce/reduce.c)
+TILE = 256  # inner outputs per unit of work (reduce.c)
+
+# reduce.h's enum x86_reduce_kind and x86_reduce_fin
+SUM, ABS, SQ, PROD, MAX, MIN, EXP = range(7)
+NONE, MEAN, SQRT, LOG, LSE = range(5)
+
+#: op -> (what each element adds, what is done to the sum when stored, the input dtypes taken)
+REDUCTIONS = {
+    "ReduceSum": (SUM, NONE, NUMBERS),
+    "ReduceMean": (SUM, MEAN, FLOATS),
+    "ReduceMax": (MAX, NONE, NUMBERS),
+    "ReduceMin": (MIN, NONE, NUMBERS),
+    "ReduceProd": (PROD, NONE, NUMBERS),
+    "ReduceL1": (ABS, NONE, FLOATS),
+    "ReduceL2": (SQ, SQRT, FLOATS),
+    "ReduceSumSquare": (SQ, NONE, FLOATS),
+    "ReduceLogSum": (SUM, LOG, FLOATS),
+    "ReduceLogSumExp": (EXP, LSE, FLOATS),
+}
+
+
+def _prod(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def reduce_layout(shape: tuple, axes: tuple) -> dict:
+    """The kept and reduced axes (sizes, element strides) of a reduction of a dense tensor, merged,
+    with the contiguous end split off as `inner` (kept) or `run` (reduced); reduce.h."""
+    strides = [_prod(shape[i + 1:]) for i in range(len(shape))]
+    merged: list[list] = []
+    for i, (d, s) in enumerate(zip(shape, strides)):
+        if d == 1:
+            continue
+        if merged and merged[-1][2] == (i in axes):
+            merged[-1][0] *= d
+            merged[-1][1] = s
+        else:
+            merged.append([d, s, i in axes])
+    inner = run = 1
+    if merged and not merged[-1][2]:
+        inner = merged.pop()[0]
+    elif merged:
+        run = merged.pop()[0]
+    kept = [(d, s) for d, s, r in merged if not r]
+    red = [(d, s) for d, s, r in merged if r]
+    n_red = _prod([d for d, _ in red])
+    return dict(kdim=[d for d, _ in kept], kstr=[s for _, s in kept], rdim=[d for d, _ in red],
+                rstr=[s for _, s in red], inner=inner, run=run, n_out=_prod([d for d, _ in kept]) * inner,
+                n_red=n_red, count=float(n_red * run))
+
+
+def reduce_parts(lay: dict, threads: int) -> int:
+    """How many parts the reduction is cut into: more than 1 only when the outputs' units of work
+    are too few for the threads and the input is large."""
+    units = lay["n_out"] // lay["inner"] * -(-lay["inner"] // TILE) if lay["n_out"] else 0
+    total = lay["n_out"] * int(lay["count"])
+    if threads < 2 or units == 0 or units >= 2 * threads or total < 4 * GRAIN:
+        return 1
+    split = lay["n_red"] if lay["inner"] > 1 else lay["run"]
+    return max(1, min(-(-4 * threads // units), split, total // GRAIN))
+
+
+def _dtype_check(allowed):
+    def supports(node, ins):
+        return True if ins[0].dtype in allowed else f"{node.op} on x86 takes {'/'.join(allowed)}, not {ins[0].dtype}"
+
+    return supports
+
+
+def _prepare_reduce(node, ins, outs, constants, ctx, isa):
+    kind, fin, _ = REDUCTIONS[node.op]
+    x = static_shape(ins[0])
+    if not node.attrs["axes"] and node.attrs["noop_with_empty_axes"]:
+        axes = ()
+    else:
+        axes = reduce_axes(x, list(node.attrs["axes"]), node.op)
+    lay = reduce_layout(x, axes)
+    lay.update(kind=kind, fin=fin, parts=reduce_parts(lay, ctx.threads), lse=fin == LSE)
+    return _reduce.reduce(isa, ctx.threads, f"x86.{node.op}", lay)
+
+
+for _op, (_, _, _dtypes) in REDUCTIONS.items():
+    # the axes input (a bound value) may be int64 too: the data's dtype is checked by supports
+    kernel(_op, dtypes=NUMBERS, supports=_dtype_check(_dtypes), efficiency=0.5)(_prepare_reduce)
+
+
+def _around(shape, axis: int) -> tuple[int, int, int]:
+    """[outer][axis][inner] of a dense shape about one axis."""
+    return _prod(shape[:axis]), shape[axis], _prod(shape[axis + 1:])
+
+
+def _along(op, node, ins, ctx, isa, axis_attr="axis", **kw):
+    x = static_shape(ins[0])
+    axis = normalize_axis(node.attrs[axis_attr], len(x), node.op) if x else 0
+    outer, n, inner = _around(x, axis) if x else (1, 1, 1)
+    return _reduce.along_axis(op, isa, ctx.threads, f"x86.{node.op}", outer, n, inner, **kw)
+
+
+@kernel("ArgMax", dtypes=NUMBERS, efficiency=0.5)
+def prepare_argmax(node, ins, outs, constants, ctx, isa):
+    return _along("arg", node, ins, ctx, isa, mode=0, last=int(node.attrs["select_last_index"]))
+
+
+@kernel("ArgMin", dtypes=NUMBERS, efficiency=0.5)
+def prepare_argmin(node, ins, outs, constants, ctx, isa):
+    return _along("arg", node, ins, ctx, isa, mode=1, last=int(node.attrs["select_last_index"]))
+
+
+@kernel("Hardmax", dtypes=FLOATS, efficiency=0.5)
+def prepare_hardmax(node, ins, outs, constants, ctx, isa):
+    return _along("hardmax", node, ins, ctx, isa)
+
+
+def _cumulative(node, ins, ctx, isa, prod):
+    return _along("cumulative", node, ins, ctx, isa, mode=prod, last=int(node.attrs["exclusive"]),
+                  reverse=int(node.attrs["reverse"]))
+
+
+@kernel("CumSum", dtypes=NUMBERS, supports=_dtype_check(NUMBERS), efficiency=0.5)
+def prepare_cumsum(node, ins, outs, constants, ctx, isa):
+    return _cumulative(node, ins, ctx, isa, 0)
+
+
+@kernel("CumProd", dtypes=NUMBERS, supports=_dtype_check(NUMBERS), efficiency=0.5)
+def prepare_cumprod(node, ins, outs, constants, ctx, isa):
+    return _cumulative(node, ins, ctx, isa, 1)
+
+
+@kernel("TopK", dtypes=NUMBERS, supports=_dtype_check(NUMBERS), efficiency=0.3)
+def prepare_topk(node, ins, outs, constants, ctx, isa):
+    return _along("topk", node, ins, ctx, isa, mode=int(node.attrs["largest"]), k=int(node.attrs["k"]))
