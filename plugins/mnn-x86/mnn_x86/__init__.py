@@ -35,6 +35,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_gemm_train,
         ops_grad,
         ops_layout,
+        ops_math,
         ops_matmul,
         ops_movement,
         ops_norm,
