@@ -86,8 +86,26 @@ X86_CLONES void x86_rnn_clip(float *x, int64_t n, float clip) {
 
 #define GEMV_COLS 64 /* columns a pass keeps in registers: 4 AVX-512 or 8 AVX2 accumulators */
 
-/* y[0:w] for one block of w <= GEMV_COLS columns; a constant w unrolls into registers */
-static inline void gemv_block(const float *h, const float *rt, int64_t k, int64_t ld, int64_t w, float *y) {
+/* 16 floats at any 4-byte boundary; each clone lowers it to its own registers */
+typedef float x86_v16 __attribute__((vector_size(64), aligned(4)));
+
+/* y[0:GEMV_COLS]: named vector accumulators, as an array of them GCC spills to the stack */
+static inline void gemv_block(const float *h, const float *rt, int64_t k, int64_t ld, float *y) {
+    x86_v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (int64_t q = 0; q < k; ++q) {
+        const float hq = h[q];
+        const x86_v16 *r = (const x86_v16 *)(rt + q * ld);
+        a0 += hq * r[0];
+        a1 += hq * r[1];
+        a2 += hq * r[2];
+        a3 += hq * r[3];
+    }
+    x86_v16 *o = (x86_v16 *)y;
+    o[0] = a0, o[1] = a1, o[2] = a2, o[3] = a3;
+}
+
+/* the last w < GEMV_COLS columns */
+static inline void gemv_tail(const float *h, const float *rt, int64_t k, int64_t ld, int64_t w, float *y) {
     float acc[GEMV_COLS] = {0};
     for (int64_t q = 0; q < k; ++q) {
         const float hq = h[q];
@@ -99,6 +117,6 @@ static inline void gemv_block(const float *h, const float *rt, int64_t k, int64_
 
 X86_CLONES void x86_rnn_gemv(const float *h, const float *rt, int64_t k, int64_t ld, int64_t n, float *y) {
     int64_t j = 0;
-    for (; j + GEMV_COLS <= n; j += GEMV_COLS) gemv_block(h, rt + j, k, ld, GEMV_COLS, y + j);
-    if (j < n) gemv_block(h, rt + j, k, ld, n - j, y + j);
+    for (; j + GEMV_COLS <= n; j += GEMV_COLS) gemv_block(h, rt + j, k, ld, y + j);
+    if (j < n) gemv_tail(h, rt + j, k, ld, n - j, y + j);
 }
