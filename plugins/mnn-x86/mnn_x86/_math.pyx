@@ -28,7 +28,7 @@ cdef extern from "math/mathops.h" nogil:
         int64_t sa[8]
         int64_t sb[8]
         x86_math_params p
-        int32_t pow_f32, exp_dtype
+        int32_t pow_f32
     x86_math_map_fn x86_math_unary_kernel(int kind, int dtype) noexcept
     x86_math_row_fn x86_math_binary_kernel(int kind, int dtype_a, int dtype_b) noexcept
     int x86_math_unary_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
@@ -83,5 +83,4 @@ def binary(str isa, int threads, str name, int kind, tuple dtypes, tuple sizes, 
         s.dims[i], s.sa[i], s.sb[i] = dims[i], sa[i], sb[i]
     _params(&s.p, attrs)
     s.pow_f32 = kind == XM_POW and dtypes[0] == 0  # MNN_FLOAT32
-    s.exp_dtype = dtypes[1]
     return ex

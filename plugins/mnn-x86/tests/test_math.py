@@ -179,3 +179,142 @@ def test_clip_int_extremes():
     x = np.array([-128, -5, 0, 5, 127], "int8")
     check("Clip", [x, np.array(-128, "int8"), np.array(127, "int8")], {}, 1, constant=(1, 2))
     check("Clip", [x, np.array(-3, "int8")], {}, 1, constant=(1,))
+
+
+# -- binary --------------------------------------------------------------------------------------------
+
+# same shape, scalar, channel, both sides broadcast, the second input the larger, odd sizes throughout
+BROADCASTS = [((3, 5, 33), (3, 5, 33)), ((2, 3, 7), ()), ((2, 3, 7), (3, 1)), ((1, 4, 1), (3, 1, 6)),
+              ((7,), (2, 1, 7)), ((5, 1), (1,))]
+
+
+def _ints(rng, shape, dtype, low=None, high=None):
+    info = np.iinfo(dtype)
+    low = info.min if low is None else max(low, info.min)
+    high = info.max if high is None else min(high, info.max)
+    return rng.integers(low, high, shape, dtype=dtype, endpoint=True)
+
+
+def _values(rng, shape, dtype, low=-50, high=50):
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind in "iu":
+        return _ints(rng, shape, dtype, low, high)
+    return _floats(rng, shape, low, high, dtype)
+
+
+def check_binary(op, dtype, rng, attrs=None, rtol=0.0, atol=0.0, make=None, dtype_b=None):
+    make = make or (lambda shape, dt, side: _values(rng, shape, dt))
+    for a, b in BROADCASTS:
+        inputs = [make(a, dtype, 0), make(b, dtype_b or dtype, 1)]
+        for threads in THREADS:
+            check(op, inputs, attrs or {}, threads, rtol, atol)
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Max", "Min"])
+@pytest.mark.parametrize("dtype", INTS + ["float64"])
+def test_arithmetic(op, dtype, rng):
+    """Integers over their whole range: sums and products wrap as numpy's."""
+    full = lambda shape, dt, side: _ints(rng, shape, dt) if dt != "float64" else _floats(rng, shape, -9, 9, dt)
+    check_binary(op, dtype, rng, make=full)
+
+
+@pytest.mark.parametrize("dtype", INTS + ["float64"])
+def test_div(dtype, rng):
+    """Integer quotients truncate toward zero; magnitudes below 2**53, where the reference's float64 is exact."""
+    def make(shape, dt, side):
+        if dt == "float64":
+            return _floats(rng, shape, -9, 9, dt)
+        x = _ints(rng, shape, dt, -10**6, 10**6)
+        return np.where(x == 0, 1, x).astype(dt) if side else x
+
+    check_binary("Div", dtype, rng, make=make)
+
+
+def test_add_large_threaded(rng):
+    a, b = _ints(rng, LARGE, "int32"), _ints(rng, (LARGE[1],), "int32")
+    check("Add", [a, b], {}, 2)
+    check("Less", [_floats(rng, LARGE, -1, 1, "float32"), _floats(rng, (3, 1), -1, 1, "float32")], {}, 2)
+
+
+@pytest.mark.parametrize("op", ["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"] + INTS)
+def test_compare(op, dtype, rng):
+    """Few distinct values, so that ties occur; floats with +-0, inf and nan."""
+    check_binary(op, dtype, rng, make=lambda shape, dt, side: _values(rng, shape, dt, -3, 3))
+
+
+@pytest.mark.parametrize("op", ["And", "Or", "Xor", "Equal"])
+def test_logic(op, rng):
+    check_binary(op, "bool", rng)
+
+
+@pytest.mark.parametrize("op", ["BitwiseAnd", "BitwiseOr", "BitwiseXor"])
+@pytest.mark.parametrize("dtype", INTS)
+def test_bitwise(op, dtype, rng):
+    check_binary(op, dtype, rng, make=lambda shape, dt, side: _ints(rng, shape, dt))
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@pytest.mark.parametrize("dtype", INTS)
+def test_bitshift(direction, dtype, rng):
+    """Shifts from 0 past the width (0, or -1 right of a negative), negative ones as numpy's."""
+    width = np.dtype(dtype).itemsize * 8
+
+    def make(shape, dt, side):
+        return _ints(rng, shape, dt, -2, width + 2) if side else _ints(rng, shape, dt)
+
+    check_binary("BitShift", dtype, rng, {"direction": direction}, make=make)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", INTS + ["float32", "float64"])
+def test_mod(fmod, dtype, rng):
+    """Both signs on both sides and zero divisors (0 for integers, nan for floats, as the reference)."""
+    def make(shape, dt, side):
+        if np.dtype(dt).kind == "f":
+            x = rng.uniform(-9, 9, shape).astype(dt)
+            if side and x.size > 2:
+                x.reshape(-1)[:2] = [0.0, -2.5]
+            return x
+        return _ints(rng, shape, dt, -20, 20)
+
+    check_binary("Mod", dtype, rng, {"fmod": fmod}, make=make)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "int8"])
+def test_prelu(dtype, rng):
+    for shape, slope in [((2, 4, 3, 3), (4, 1, 1)), ((5, 6), (6,)), ((3, 2), (1,)), ((2, 3, 5), (2, 3, 5))]:
+        inputs = [_values(rng, shape, dtype, -5, 5), _values(rng, slope, dtype, -3, 3)]
+        for threads in THREADS:
+            check("PRelu", inputs, {}, threads, rtol=0.0)
+
+
+# Pow: float bases in double libm or powf (<= 1 ulp either way); int bases by squaring
+# (the schema asks for one dtype on both sides: the importer casts a mixed exponent)
+@pytest.mark.parametrize("base,exponent", [("float32", "float32"), ("float64", "float64"), ("int32", "int32"),
+                                           ("int64", "int64")])
+def test_pow(base, exponent, rng):
+    def make(shape, dt, side):
+        if side:
+            return _values(rng, shape, dt, 0, 4) if np.dtype(dt).kind in "iu" else rng.uniform(-3, 3, shape).astype(dt)
+        if np.dtype(dt).kind in "iu":
+            return _ints(rng, shape, dt, -9, 9)
+        return rng.uniform(0.1, 5, shape).astype(dt)
+
+    check_binary("Pow", base, rng, rtol=2e-7 if base == "float32" else 1e-15, make=make, dtype_b=exponent)
+
+
+@pytest.mark.parametrize("value", [2, 3, 0.5, 1, 1.5, -1])
+def test_pow_single_exponent(value, rng):
+    """A single exponent of 2, 3, 0.5 or 1 takes a product or a square root (run time, so a fed one too)."""
+    x = rng.uniform(-4, 4, (3, 37)).astype(np.float32)
+    if value in (0.5, 1.5):
+        x = np.abs(x)
+    x.reshape(-1)[:4] = [0.0, np.inf, 1.0, np.nan]
+    for shape in [(), (1,), (1, 1)]:
+        e = np.full(shape, value, np.float32)
+        check("Pow", [x, e], {}, 2, rtol=2e-7)
+        check("Pow", [x, e], {}, 1, rtol=2e-7, constant=(1,))
+    big = rng.uniform(0, 3, LARGE).astype(np.float32)
+    check("Pow", [big, np.array(value, np.float32)], {}, 2, rtol=2e-7)

@@ -124,8 +124,7 @@ INT_ROWS(u16, uint16_t, uint16_t)
 INT_ROWS(u32, uint32_t, uint32_t)
 INT_ROWS(u64, uint64_t, uint64_t)
 
-/* floats: Add..Min of float32 are _x86's (ops_eltwise.py); Pow here takes float exponents of its
- * base's dtype, other exponent dtypes go through pow_row below */
+/* floats: Add..Min of float32 are _x86's (ops_eltwise.py) */
 NUMERIC_ROWS(f32, float)
 NUMERIC_ROWS(f64, double)
 ROW(add_f64, double, double, double, a + b)
@@ -157,45 +156,6 @@ ROW(equal_bool, uint8_t, uint8_t, uint8_t, (a != 0) == (b != 0))
 static const x86_math_row_fn bool_ROWS[XM_N_BINARY] = {
     [XM_AND] = and_bool, [XM_OR] = or_bool, [XM_XOR] = xor_bool, [XM_EQUAL] = equal_bool};
 
-/* Pow with an exponent of another dtype than the base: in double, cast to the base's dtype (as numpy's
- * promotion then astype) */
-#define POW_MIXED(S, TA, TB) ROW(pow_##S, TA, TB, TA, (TA)pow((double)a, (double)b))
-#define POW_FROM(SA, TA)                                                                              \
-    POW_MIXED(SA##_f32, TA, float) POW_MIXED(SA##_f64, TA, double) POW_MIXED(SA##_i32, TA, int32_t) \
-    POW_MIXED(SA##_i64, TA, int64_t) POW_MIXED(SA##_u32, TA, uint32_t) POW_MIXED(SA##_u64, TA, uint64_t)
-POW_FROM(f32, float)
-POW_FROM(f64, double)
-POW_FROM(i32, int32_t)
-POW_FROM(i64, int64_t)
-
-static int exp_slot(int dtype) {
-    switch (dtype) {
-    case MNN_FLOAT32: return 0;
-    case MNN_FLOAT64: return 1;
-    case MNN_INT32: return 2;
-    case MNN_INT64: return 3;
-    case MNN_UINT32: return 4;
-    case MNN_UINT64: return 5;
-    default: return -1;
-    }
-}
-
-#define POW_ROW(SA) {pow_##SA##_f32, pow_##SA##_f64, pow_##SA##_i32, pow_##SA##_i64, pow_##SA##_u32, pow_##SA##_u64}
-static const x86_math_row_fn POW_F32[6] = POW_ROW(f32), POW_F64[6] = POW_ROW(f64), POW_I32[6] = POW_ROW(i32),
-                             POW_I64[6] = POW_ROW(i64);
-
-static x86_math_row_fn pow_mixed(int dtype_a, int dtype_b) {
-    const int k = exp_slot(dtype_b);
-    if (k < 0) return NULL;
-    switch (dtype_a) {
-    case MNN_FLOAT32: return POW_F32[k];
-    case MNN_FLOAT64: return POW_F64[k];
-    case MNN_INT32: return POW_I32[k];
-    case MNN_INT64: return POW_I64[k];
-    default: return NULL;
-    }
-}
-
 static const x86_math_row_fn *rows_of(int dtype) {
     switch (dtype) {
     case MNN_FLOAT32: return f32_ROWS;
@@ -215,7 +175,6 @@ static const x86_math_row_fn *rows_of(int dtype) {
 
 x86_math_row_fn x86_math_binary_kernel(int kind, int dtype_a, int dtype_b) {
     if (kind < 0 || kind >= XM_N_BINARY) return NULL;
-    if (kind == XM_POW && dtype_a != dtype_b) return pow_mixed(dtype_a, dtype_b);
     const x86_math_row_fn *rows = dtype_a == dtype_b ? rows_of(dtype_a) : NULL;
     return rows ? rows[kind] : NULL;
 }
@@ -226,22 +185,10 @@ ROW(cube_f32, float, float, float, a * a * a)
 ROW(sqrt_f32, float, float, float, sqrtf(a))
 ROW(copy_f32, float, float, float, a)
 
-static double scalar_of(const void *p, int dtype) {
-    switch (dtype) {
-    case MNN_FLOAT32: return *(const float *)p;
-    case MNN_FLOAT64: return *(const double *)p;
-    case MNN_INT32: return *(const int32_t *)p;
-    case MNN_INT64: return (double)*(const int64_t *)p;
-    case MNN_UINT32: return *(const uint32_t *)p;
-    case MNN_UINT64: return (double)*(const uint64_t *)p;
-    default: return NAN;
-    }
-}
-
 static x86_math_row_fn pow_fast(const x86_math_binary_state *s, const mnn_tensor *exponent) {
     if (!s->pow_f32 || mnn_tensor_numel(exponent) != 1) return s->row;
-    const double e = scalar_of(exponent->data, s->exp_dtype);
-    return e == 2.0 ? square_f32 : e == 3.0 ? cube_f32 : e == 0.5 ? sqrt_f32 : e == 1.0 ? copy_f32 : s->row;
+    const float e = *(const float *)exponent->data;
+    return e == 2.0f ? square_f32 : e == 3.0f ? cube_f32 : e == 0.5f ? sqrt_f32 : e == 1.0f ? copy_f32 : s->row;
 }
 
 /* -- the walk over the collapsed dims ---------------------------------------------------------------- */

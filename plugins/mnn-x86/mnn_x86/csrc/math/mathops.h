@@ -38,7 +38,7 @@ typedef void (*x86_math_row_fn)(const void *a, int64_t sa, const void *b, int64_
 
 /* the kernel of a unary op on a dtype (an mnn_dtype), or NULL where there is none */
 x86_math_map_fn x86_math_unary_kernel(int kind, int dtype);
-/* ... of a binary op on inputs of dtypes a and b (the same but for Pow's exponent) */
+/* ... of a binary op on inputs of dtypes a and b (NULL unless they are the same, as the schemas ask) */
 x86_math_row_fn x86_math_binary_kernel(int kind, int dtype_a, int dtype_b);
 
 typedef struct {
@@ -56,8 +56,7 @@ typedef struct {
     int32_t ndim, size_a, size_b, size_y;
     int64_t dims[8], sa[8], sb[8];
     x86_math_params p;
-    int32_t pow_f32; /* Pow of a float32 base: a single exponent of 2, 3, 0.5 or 1 takes a fast row at run */
-    int32_t exp_dtype;
+    int32_t pow_f32; /* Pow of float32: a single exponent of 2, 3, 0.5 or 1 takes a fast row at run */
 } x86_math_binary_state;
 int x86_math_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
