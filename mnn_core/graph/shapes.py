@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import GraphError
+from .inline import both_branches, if_condition, inline_if
 from .ir import Graph, Node, TensorInfo
 from .symbolic import UNKNOWN, Sym, is_sym, prod
 
@@ -229,13 +230,21 @@ def walk(graph: Graph, input_infos: dict, symbolic: bool, input_values: dict | N
     infos.update(input_infos)
     for name, arr in (input_values or {}).items():
         values[name] = np.asarray(arr)
-    inits = graph.initializers
+    inits = dict(graph.initializers)  # and those of the If branches inlined
     for name, arr in inits.items():
         infos[name] = TensorInfo(arr.shape, str(arr.dtype))
     derived = set(values)  # values that follow the input shapes (or the values fed for them)
     folded: set[str] = set()  # derived values the graph holds no node for any more
     nodes: list[Node] = []
-    for node in graph.nodes:
+    pending = graph.nodes[::-1]  # a stack: an If whose condition is known pushes its branch's nodes
+    while pending:
+        node = pending.pop()
+        if node.op == "If" and (cond := _value(node.inputs[0], values, inits)) is not None and not is_sym(cond):
+            branch, branch_inits = inline_if(node, if_condition(cond))
+            inits.update(branch_inits)
+            infos.update((name, TensorInfo(arr.shape, str(arr.dtype))) for name, arr in branch_inits.items())
+            pending.extend(branch[::-1])
+            continue
         ins = [infos[n] if n else None for n in node.inputs]
         vals = [_value(n, values, inits) for n in node.inputs]
         res = infer_node(node, ins, vals, symbolic)
@@ -257,7 +266,7 @@ def walk(graph: Graph, input_infos: dict, symbolic: bool, input_values: dict | N
         else:
             nodes.append(node)
     if specialize:
-        out.graph = _specialized(graph, nodes, folded, values)
+        out.graph = _specialized(graph, nodes, folded, values, inits)
     return out
 
 
@@ -270,8 +279,8 @@ def _value(name: str, values: dict, inits: dict):
     return None if arr is None or arr.size > MAX_VALUE_ELEMENTS else arr
 
 
-def _specialized(graph: Graph, nodes: list[Node], folded: set[str], values: dict) -> Graph:
-    if not folded and all(a is b for a, b in zip(nodes, graph.nodes)):
+def _specialized(graph: Graph, nodes: list[Node], folded: set[str], values: dict, inits: dict) -> Graph:
+    if not folded and len(nodes) == len(graph.nodes) and all(a is b for a, b in zip(nodes, graph.nodes)):
         return graph
     read = set(graph.outputs)
     live = []
@@ -280,7 +289,7 @@ def _specialized(graph: Graph, nodes: list[Node], folded: set[str], values: dict
             live.append(node)
             read.update(n for n in node.inputs if n)
     nodes = live[::-1]
-    inits = dict(graph.initializers)
+    inits = {name: arr for name, arr in inits.items() if name in graph.initializers or name in read}
     for name in folded & read:
         inits[name] = np.ascontiguousarray(values[name]) if np.ndim(values[name]) else np.asarray(values[name])
     return Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes, initializers=inits,
@@ -290,16 +299,18 @@ def _specialized(graph: Graph, nodes: list[Node], folded: set[str], values: dict
 def value_sources(graph: Graph) -> tuple[set[str], set[str]]:
     """(graph inputs whose values decide shapes, nodes whose values must be computed at resize).
 
-    A value input's producers are followed back to constants, Shape/Size nodes and graph inputs.
+    A value input's producers (and an If condition's: the If is inlined at resize, graph/inline.py)
+    are followed back to constants, Shape/Size nodes and graph inputs.
     A node on that path must compute from those alone; one that reads data (a Conv's output) makes
     the graph's shapes follow its data: raises GraphError, and the caller runs it eagerly."""
     from ..ops import get_schema
 
+    graph, stack = both_branches(graph)
     producer = graph.producers()
     inputs: set[str] = set()
     needed: set[str] = set()
-    stack = [n for node in graph.nodes for i, n in enumerate(node.inputs)
-             if n and i in get_schema(node.op).value_inputs]
+    stack += [n for node in graph.nodes for i, n in enumerate(node.inputs)
+              if n and i in get_schema(node.op).value_inputs]
     while stack:
         name = stack.pop()
         if name in graph.initializers or name in needed:

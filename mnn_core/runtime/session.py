@@ -47,6 +47,7 @@ from ..backend import HOST, PrepareContext
 from ..backend.plugins import get_plugins
 from ..errors import BackendError, GraphError, InputError, LimitError, MnnError, UnsupportedOpError
 from ..graph.batch import not_separable
+from ..graph.inline import resolvable_ifs
 from ..graph.ir import Graph, TensorInfo
 from ..graph.shapes import value_sources, walk
 from ..memory.planner import MemoryReport
@@ -135,8 +136,10 @@ class Session:
         self.output_names = list(self.graph.outputs)
         self._plans: OrderedDict[tuple, PreparedPlan] = OrderedDict()  # least recently used first
         self._current: PreparedPlan | None = None
-        self.eager = self.graph.is_dynamic()
-        #: graph inputs whose values decide shapes (a Reshape's target fed at run): plans are per value too
+        # an If whose condition follows only input values and shapes is inlined at resize (graph/inline.py)
+        self.eager = self.graph.is_dynamic() and not resolvable_ifs(self.graph)
+        #: graph inputs whose values decide shapes (a Reshape's target fed at run) or an If's branch: plans
+        #: are per value too
         self.value_inputs: list[str] = []
         if not self.eager:
             try:

@@ -1,0 +1,78 @@
+"""An If whose condition is known at resize becomes the nodes of the branch it takes.
+
+A model that picks a branch by an input's value (silero-vad's If on its sample rate) or by a
+shape then plans like any static graph, on any backend, instead of running node by node on the
+reference kernels; its plans are keyed by that value (Session.value_inputs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .ir import Graph, Node
+
+
+def if_condition(value) -> bool:
+    return bool(np.asarray(value).reshape(-1)[0])
+
+
+def inline_if(node: Node, cond: bool) -> tuple[list[Node], dict[str, np.ndarray]]:
+    """(nodes, initializers) that compute `node`'s outputs as the branch `cond` picks does. The
+    branch's inputs are the If's captures (its inputs after the condition); its own values are
+    renamed under the If's name, and its outputs take the If's output names."""
+    branch: Graph = node.attrs["then_branch" if cond else "else_branch"]
+    prefix = f"{node.name}/{'then' if cond else 'else'}/"
+    rename = dict(zip(branch.inputs, node.inputs[1:]))
+    copies = []  # branch outputs that are its inputs or constants, or that feed two outputs
+    for out, value in zip(node.outputs, branch.outputs):
+        if value in rename or value in branch.initializers:
+            copies.append((value, out))
+        else:
+            rename[value] = out
+
+    def name(value: str) -> str:
+        return rename.get(value, prefix + value) if value else ""
+
+    nodes = [Node(n.op, [name(i) for i in n.inputs], [name(o) for o in n.outputs], dict(n.attrs), prefix + n.name)
+             for n in branch.nodes]
+    nodes += [Node("Identity", [name(value)], [out], {}, f"{prefix}{out}") for value, out in copies]
+    return nodes, {prefix + k: v for k, v in branch.initializers.items()}
+
+
+def resolvable_ifs(graph: Graph) -> bool:
+    """Whether If nodes (in branches too) are all that keeps `graph` from a plan per shape: its
+    other ops and values are static. Whether each condition is known at resize is for
+    shapes.value_sources to say, on both_branches(graph)."""
+    from ..ops import get_schema
+
+    def static_but_ifs(g: Graph) -> bool:
+        return all(not get_schema(n.op).dynamic or (n.op == "If" and static_but_ifs(n.attrs["then_branch"])
+                                                     and static_but_ifs(n.attrs["else_branch"]))
+                   for n in g.nodes)
+
+    if not any(n.op == "If" for n in graph.nodes) or not static_but_ifs(graph):
+        return False
+    return not Graph(inputs=graph.inputs, initializers=graph.initializers).is_dynamic()
+
+
+def both_branches(graph: Graph) -> tuple[Graph, list[str]]:
+    """`graph` with each If (nested ones too) replaced by the nodes of both its branches, and the
+    If conditions: where every condition comes from, for value_sources. Not a graph to run (an If's
+    outputs have two producers)."""
+    nodes: list[Node] = []
+    conditions: list[str] = []
+    inits = dict(graph.initializers)
+    pending = graph.nodes[::-1]
+    while pending:
+        node = pending.pop()
+        if node.op != "If":
+            nodes.append(node)
+            continue
+        conditions.append(node.inputs[0])
+        for cond in (True, False):
+            branch, branch_inits = inline_if(node, cond)
+            inits.update(branch_inits)
+            pending.extend(branch[::-1])
+    flat = Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes, initializers=inits,
+                 name=graph.name)
+    return flat, conditions

@@ -1,0 +1,81 @@
+"""An If whose condition follows input values or shapes is inlined at resize: the model plans like a
+static one (a plan per condition value), and only an If on data keeps the graph eager."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mnn_core as mnn
+from mnn_core.graph.evaluate import evaluate
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+
+
+def _branch(op: str, const: np.ndarray | None = None) -> Graph:
+    """A branch of one op on the capture `x` (and a constant of its own, renamed when inlined)."""
+    g = Graph(inputs={"x": TensorInfo(("N", 3))}, outputs=["y"])
+    if const is None:
+        g.nodes.append(Node(op, ["x"], ["y"], {}, "op"))
+    else:
+        g.initializers["k"] = const
+        g.nodes.append(Node(op, ["x", "k"], ["y"], {}, "op"))
+    return g
+
+
+def _if_graph(cond_from: str) -> Graph:
+    """y = If(cond, then: x * [1, 2, 3], else: relu(x)) with cond from an input's value, a shape or data."""
+    g = Graph(name="if_" + cond_from, inputs={"x": TensorInfo(("N", 3))}, outputs=["y"])
+    g.initializers["two"] = np.array(2, np.int64)
+    if cond_from == "value":
+        g.inputs["rate"] = TensorInfo((), "int64")
+        g.initializers["fast"] = np.array(16000, np.int64)
+        g.nodes.append(Node("Equal", ["rate", "fast"], ["cond"], {}, "eq"))
+    elif cond_from == "shape":
+        g.initializers["zero"] = np.array([0], np.int64)
+        g.nodes += [Node("Shape", ["x"], ["shape"], {}, "shape"), Node("Gather", ["shape", "zero"], ["n"], {}, "n"),
+                    Node("Greater", ["n", "two"], ["cond1"], {}, "gt"),
+                    Node("Squeeze", ["cond1"], ["cond"], {}, "sq")]
+    else:
+        g.nodes += [Node("ReduceSum", ["x"], ["s"], {"keepdims": 0}, "sum"),
+                    Node("Greater", ["s", "zero_f"], ["cond"], {}, "gt")]
+        g.initializers["zero_f"] = np.array(0, np.float32)
+    then = _branch("Mul", np.array([1, 2, 3], np.float32))
+    other = _branch("Relu")
+    g.nodes.append(Node("If", ["cond", "x"], ["y"], {"then_branch": then, "else_branch": other}, "choose"))
+    return g
+
+
+@pytest.mark.parametrize("backend", ["reference", "x86"])
+def test_if_on_an_input_value_plans_per_value(backend):
+    from mnn_core.backend.plugins import get_plugins
+
+    if backend not in get_plugins().backends:
+        pytest.skip(f"backend {backend} is not installed")
+    graph = _if_graph("value")
+    sess = mnn.Session(graph, backend=backend, fallback=False)
+    assert not sess.eager and sess.value_inputs == ["rate"]
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    for rate in (16000, 8000, 16000):
+        feeds = {"x": x, "rate": np.array(rate, np.int64)}
+        got = sess.run(feeds)["y"]
+        np.testing.assert_array_equal(got, evaluate(graph, feeds)["y"])
+        assert all(p.op != "If" for p in sess.plan)
+        assert {p.op for p in sess.plan} >= ({"Mul"} if rate == 16000 else {"Relu"})
+
+
+def test_if_on_a_shape_follows_the_batch():
+    graph = _if_graph("shape")
+    sess = mnn.Session(graph, backend="reference")
+    assert not sess.eager and sess.value_inputs == []
+    for n in (1, 5, 2):
+        x = np.random.default_rng(n).standard_normal((n, 3)).astype(np.float32)
+        np.testing.assert_array_equal(sess.run({"x": x})["y"], evaluate(graph, {"x": x})["y"])
+
+
+def test_if_on_data_stays_eager():
+    graph = _if_graph("data")
+    sess = mnn.Session(graph, backend="reference")
+    assert sess.eager
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(sess.run({"x": x})["y"], x * np.array([1, 2, 3], np.float32))
+    np.testing.assert_array_equal(sess.run({"x": -x})["y"], np.zeros((2, 3), np.float32))
