@@ -5,7 +5,7 @@
 
 #include "vmath.h"
 
-#define LANES 16    /* partial accumulators of a run: two AVX-512 vectors of doubles */
+#define LANES 16    /* partial accumulators of a run: two AVX-512 vectors of doubles (RUN_LOOP folds 16) */
 #define TILE 256    /* inner outputs accumulated at a time (on the stack) */
 #define GRAIN 16384 /* input elements: less is not worth a thread */
 
@@ -38,27 +38,31 @@ typedef struct {
     } \
     break
 
-/* a run in LANES partial accumulators (the body vectorizes across them), the tail in the first ones */
-#define RUN_LOOP(A, U) \
-    for (int64_t j = 0; j < body; j += LANES) \
-        for (int k = 0; k < LANES; k++) { \
-            const A v = (A)x[j + k]; \
-            U(p[k], v); \
+/* a run in LANES partial accumulators (the body vectorizes across them) and the tail in one more,
+ * folded pairwise by C (the op that joins two accumulators) into *acc */
+#define RUN_LOOP(A, U, C) \
+    { \
+        A t = start; \
+        for (int64_t j = 0; j < body; j += LANES) \
+            for (int k = 0; k < LANES; k++) { \
+                const A v = (A)x[j + k]; \
+                U(p[k], v); \
+            } \
+        for (int64_t j = body; j < len; j++) { \
+            const A v = (A)x[j]; \
+            U(t, v); \
         } \
-    for (int64_t k = 0; k < len - body; k++) { \
-        const A v = (A)x[body + k]; \
-        U(p[k], v); \
-    } \
-    break
+        for (int k = 0; k < 8; k++) C(p[k], p[k + 8]); \
+        for (int k = 0; k < 4; k++) C(p[k], p[k + 4]); \
+        C(p[0], p[2]), C(p[1], p[3]), C(p[0], p[1]); \
+        C(t, p[0]); \
+        C(*acc, t); \
+        return; \
+    }
 
 #define COMBINE_LOOP(U) \
     for (int64_t i = 0; i < n; i++) U(a[i], p[i]); \
     break
-
-/* the LANES partial accumulators of a run folded pairwise, then into the accumulator */
-#define FOLD_LANES(combine) \
-    for (int w = LANES / 2; w > 0; w /= 2) combine(kind, p, p + w, w); \
-    combine(kind, acc, p, 1)
 
 /* A maximum or minimum of a run: GCC vectorizes neither the select of LANES partial results nor a
  * reduction of them without -ffast-math, but it does vectorize the rows loop; so the run is taken as
@@ -112,15 +116,14 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
         const double start = kind == X86_R_MAX || kind == X86_R_MIN ? *acc : kind == X86_R_PROD ? 1.0 : 0.0; \
         for (int k = 0; k < LANES; k++) p[k] = start; \
         switch (kind) { \
-        case X86_R_SUM: RUN_LOOP(double, U_SUM); \
-        case X86_R_ABS: RUN_LOOP(double, U_ABS); \
-        case X86_R_SQ: RUN_LOOP(double, U_SQ); \
-        case X86_R_PROD: RUN_LOOP(double, U_PROD); \
+        case X86_R_SUM: RUN_LOOP(double, U_SUM, U_SUM); \
+        case X86_R_ABS: RUN_LOOP(double, U_ABS, U_SUM); \
+        case X86_R_SQ: RUN_LOOP(double, U_SQ, U_SUM); \
+        case X86_R_PROD: RUN_LOOP(double, U_PROD, U_PROD); \
         case X86_R_MAX: \
         case X86_R_MIN: RUN_BY_ROWS(double, combine_float, rows_##S); \
-        case X86_R_EXP: RUN_LOOP(double, U_EXP); \
+        case X86_R_EXP: RUN_LOOP(double, U_EXP, U_SUM); \
         } \
-        FOLD_LANES(combine_float); \
     } \
     static void store_##S(int fin, const void *av, void *yv, int64_t n, double count, const double *shift) { \
         const double *a = (const double *)av; \
@@ -178,12 +181,11 @@ static inline void combine_int(int kind, void *av, const void *pv, int64_t n) {
         (void)shift; \
         for (int k = 0; k < LANES; k++) p[k] = start; \
         switch (kind) { \
-        case X86_R_PROD: RUN_LOOP(int64_t, U_IPROD); \
+        case X86_R_PROD: RUN_LOOP(int64_t, U_IPROD, U_IPROD); \
         case X86_R_MAX: \
         case X86_R_MIN: RUN_BY_ROWS(int64_t, combine_int, rows_##S); \
-        default: RUN_LOOP(int64_t, U_ISUM); \
+        default: RUN_LOOP(int64_t, U_ISUM, U_ISUM); \
         } \
-        FOLD_LANES(combine_int); \
     } \
     static void store_##S(int fin, const void *av, void *yv, int64_t n, double count, const double *shift) { \
         const int64_t *a = (const int64_t *)av; \
@@ -219,63 +221,45 @@ typedef struct {
     int64_t units, tiles;
 } reduce_job;
 
-/* the odometer over the reduced axes: the element offset of reduced position r, r + 1, ... */
+/* an odometer over kept or reduced axes (n of dim, strides str): the element offset of position r,
+ * then of r + 1, ... without a division per step */
 typedef struct {
     int64_t idx[X86_REDUCE_DIMS], off;
 } odometer;
 
-static void odo_seek(odometer *d, const x86_reduction_state *s, int64_t r) {
+static void odo_seek(odometer *d, int n, const int64_t *dim, const int64_t *str, int64_t r) {
     d->off = 0;
-    for (int k = s->nr - 1; k >= 0; k--) {
-        d->idx[k] = r % s->rdim[k];
-        d->off += d->idx[k] * s->rstr[k];
-        r /= s->rdim[k];
+    for (int k = n - 1; k >= 0; k--) {
+        d->idx[k] = r ? r % dim[k] : 0;
+        d->off += d->idx[k] * str[k];
+        r = r ? r / dim[k] : 0;
     }
 }
 
-static inline void odo_next(odometer *d, const x86_reduction_state *s) {
-    for (int k = s->nr - 1; k >= 0; k--) {
-        d->off += s->rstr[k];
-        if (++d->idx[k] < s->rdim[k]) return;
-        d->off -= s->rstr[k] * s->rdim[k];
+static inline void odo_next(odometer *d, int n, const int64_t *dim, const int64_t *str) {
+    for (int k = n - 1; k >= 0; k--) {
+        d->off += str[k];
+        if (++d->idx[k] < dim[k]) return;
+        d->off -= str[k] * dim[k];
         d->idx[k] = 0;
     }
 }
 
-static int64_t kept_offset(const x86_reduction_state *s, int64_t o) {
-    int64_t off = 0;
-    for (int k = s->nk - 1; k >= 0; k--) {
-        off += (o % s->kdim[k]) * s->kstr[k];
-        o /= s->kdim[k];
-    }
-    return off;
-}
-
-/* unit u's outputs: o (a row of kept positions) and inner elements [*i0, *i0 + n) of it */
-static int64_t unit_outputs(const reduce_job *j, int64_t u, int64_t *o, int64_t *i0) {
-    *o = u / j->tiles;
-    *i0 = u % j->tiles * TILE;
-    const int64_t left = j->s->inner - *i0;
-    return left < TILE ? left : TILE;
-}
-
-/* accumulates unit u over reduced positions [r0, r1) and the slice [c0, c1) of each run */
-static void unit_accumulate(const reduce_job *j, int64_t u, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                            void *acc) {
+/* n outputs from `at` (their inputs from element `base`) accumulated over reduced positions [r0, r1)
+ * and the slice [c0, c1) of each run */
+static void accumulate(const reduce_job *j, int64_t base, int64_t at, int64_t n, int64_t r0, int64_t r1, int64_t c0,
+                       int64_t c1, void *acc) {
     const x86_reduction_state *s = j->s;
-    int64_t o, i0;
-    const int64_t n = unit_outputs(j, u, &o, &i0), at = o * s->inner + i0;
-    const int64_t base = kept_offset(s, o) + i0 + c0;
     odometer d;
     j->t->init(j->kind, acc, n);
     if (r0 >= r1) return; /* a reduced axis of size 0: the outputs are the initial values */
-    odo_seek(&d, s, r0);
-    for (int64_t r = r0; r < r1; r++, odo_next(&d, s)) {
-        const char *p = j->x + (size_t)(base + d.off) * j->esz;
+    odo_seek(&d, s->nr, s->rdim, s->rstr, r0);
+    for (int64_t r = r0; r < r1; r++, odo_next(&d, s->nr, s->rdim, s->rstr)) {
+        const char *p = j->x + (size_t)(base + c0 + d.off) * j->esz;
         if (s->inner > 1)
             j->t->rows(j->kind, p, acc, n, j->shift ? j->shift + at : NULL);
         else
-            j->t->run(j->kind, p, c1 - c0, acc, j->shift ? j->shift[o] : 0.0);
+            j->t->run(j->kind, p, c1 - c0, acc, j->shift ? j->shift[at] : 0.0);
     }
 }
 
@@ -288,15 +272,35 @@ static void unit_store(const reduce_job *j, int64_t at, int64_t n, const void *a
     }
 }
 
+/* units [lo, hi): with runs (inner == 1) one output each, stored TILE at a time; else a tile of a row */
 static void units_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     const reduce_job *j = (const reduce_job *)ctx;
-    int64_t acc[TILE];
+    const x86_reduction_state *s = j->s;
+    int64_t acc[TILE], o = lo / j->tiles, t = lo % j->tiles;
+    odometer kd;
     (void)worker;
+    odo_seek(&kd, s->nk, s->kdim, s->kstr, o);
+    if (s->inner == 1) {
+        for (int64_t c0 = lo; c0 < hi; c0 += TILE) {
+            const int64_t c1 = hi - c0 < TILE ? hi : c0 + TILE;
+            if (s->nr == 0) { /* one run per output (a global pool, a last axis): no reduced odometer */
+                j->t->init(j->kind, acc, c1 - c0);
+                for (int64_t u = c0; u < c1; u++, odo_next(&kd, s->nk, s->kdim, s->kstr))
+                    j->t->run(j->kind, j->x + (size_t)kd.off * j->esz, s->run, acc + (u - c0),
+                              j->shift ? j->shift[u] : 0.0);
+            } else {
+                for (int64_t u = c0; u < c1; u++, odo_next(&kd, s->nk, s->kdim, s->kstr))
+                    accumulate(j, kd.off, u, 1, 0, s->n_red, 0, s->run, acc + (u - c0));
+            }
+            unit_store(j, c0, c1 - c0, acc);
+        }
+        return;
+    }
     for (int64_t u = lo; u < hi; u++) {
-        int64_t o, i0;
-        const int64_t n = unit_outputs(j, u, &o, &i0);
-        unit_accumulate(j, u, 0, j->s->n_red, 0, j->s->run, acc);
-        unit_store(j, o * j->s->inner + i0, n, acc);
+        const int64_t i0 = t * TILE, n = s->inner - i0 < TILE ? s->inner - i0 : TILE;
+        accumulate(j, kd.off + i0, o * s->inner + i0, n, 0, s->n_red, 0, 1, acc);
+        unit_store(j, o * s->inner + i0, n, acc);
+        if (++t == j->tiles) t = 0, o++, odo_next(&kd, s->nk, s->kdim, s->kstr);
     }
 }
 
@@ -305,18 +309,19 @@ static void units_range(void *ctx, int64_t lo, int64_t hi, int worker) {
 static void part_item(void *ctx, int64_t item, int worker) {
     const reduce_job *j = (const reduce_job *)ctx;
     const x86_reduction_state *s = j->s;
-    const int64_t part = item / j->units, u = item % j->units;
-    int64_t o, i0, r0 = 0, r1 = s->n_red, c0 = 0, c1 = s->run;
-    const int64_t n = unit_outputs(j, u, &o, &i0);
+    const int64_t part = item / j->units, u = item % j->units, o = u / j->tiles, i0 = u % j->tiles * TILE;
+    const int64_t n = s->inner - i0 < TILE ? s->inner - i0 : TILE, at = o * s->inner + i0;
+    int64_t r0 = 0, r1 = s->n_red, c0 = 0, c1 = s->run, acc[TILE];
+    odometer kd;
     (void)worker;
     if (s->inner > 1) {
         r0 = s->n_red * part / s->parts, r1 = s->n_red * (part + 1) / s->parts;
     } else {
         c0 = s->run * part / s->parts, c1 = s->run * (part + 1) / s->parts;
     }
-    int64_t acc[TILE];
-    unit_accumulate(j, u, r0, r1, c0, c1, acc);
-    memcpy((int64_t *)s->partial + part * s->n_out + o * s->inner + i0, acc, (size_t)n * sizeof(int64_t));
+    odo_seek(&kd, s->nk, s->kdim, s->kstr, o);
+    accumulate(j, kd.off + i0, at, n, r0, r1, c0, c1, acc);
+    memcpy((int64_t *)s->partial + part * s->n_out + at, acc, (size_t)n * sizeof(int64_t));
 }
 
 static void reduce_pass(reduce_job *j, int kind, int fin, int to_shift, const double *shift) {
