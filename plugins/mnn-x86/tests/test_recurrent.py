@@ -145,3 +145,13 @@ def test_large_hidden(rng):
     """More columns than one GEMV block and a hidden size that leaves a partial one."""
     attrs = {"hidden_size": 70, "direction": "bidirectional"}
     _check("LSTM", _inputs(rng, "LSTM", 6, 2, 20, 70, attrs, lens=True, states=True, peep=True), attrs, 2)
+
+
+@pytest.mark.parametrize("op,extra", [("RNN", {}), ("GRU", {}), ("GRU", {"linear_before_reset": 1}), ("LSTM", {})])
+@pytest.mark.parametrize("batch,hidden", [(4, 8), (5, 33), (9, 40)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_row_groups(rng, op, extra, batch, hidden, threads):
+    """Batches that run four rows a GEMM (x86_rnn_gemm) with rows and columns left over, unequal lengths."""
+    attrs = {"hidden_size": hidden, "direction": "bidirectional", **extra}
+    ins = _inputs(rng, op, 5, batch, 6, hidden, attrs, lens=True, states=True, peep=True)
+    _check(op, ins, attrs, threads)

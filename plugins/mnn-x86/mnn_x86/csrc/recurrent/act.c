@@ -86,11 +86,12 @@ X86_CLONES void x86_rnn_clip(float *x, int64_t n, float clip) {
 
 #define GEMV_COLS 64 /* columns a pass keeps in registers: 4 AVX-512 or 8 AVX2 accumulators */
 
-/* 16 floats at any 4-byte boundary; each clone lowers it to its own registers */
+/* 16 floats at any 4-byte boundary; each clone lowers it to its own registers (the helpers using it
+ * are always inlined into a clone: outside one they compile for SSE2) */
 typedef float x86_v16 __attribute__((vector_size(64), aligned(4)));
 
 /* y[0:GEMV_COLS]: named vector accumulators, as an array of them GCC spills to the stack */
-static inline void gemv_block(const float *h, const float *rt, int64_t k, int64_t ld, float *y) {
+static inline __attribute__((always_inline)) void gemv_block(const float *h, const float *rt, int64_t k, int64_t ld, float *y) {
     x86_v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
     for (int64_t q = 0; q < k; ++q) {
         const float hq = h[q];
@@ -105,7 +106,7 @@ static inline void gemv_block(const float *h, const float *rt, int64_t k, int64_
 }
 
 /* the last w < GEMV_COLS columns */
-static inline void gemv_tail(const float *h, const float *rt, int64_t k, int64_t ld, int64_t w, float *y) {
+static inline __attribute__((always_inline)) void gemv_tail(const float *h, const float *rt, int64_t k, int64_t ld, int64_t w, float *y) {
     float acc[GEMV_COLS] = {0};
     for (int64_t q = 0; q < k; ++q) {
         const float hq = h[q];
@@ -119,4 +120,33 @@ X86_CLONES void x86_rnn_gemv(const float *h, const float *rt, int64_t k, int64_t
     int64_t j = 0;
     for (; j + GEMV_COLS <= n; j += GEMV_COLS) gemv_block(h, rt + j, k, ld, y + j);
     if (j < n) gemv_tail(h, rt + j, k, ld, n - j, y + j);
+}
+
+/* 4 rows x 32 columns: 8 vector accumulators, each load of R^T feeding four rows */
+static inline __attribute__((always_inline)) void gemm4_block(const float *h, int64_t h_ld, const float *rt, int64_t k, int64_t ld, float *y,
+                               int64_t y_ld) {
+    x86_v16 a00 = {0}, a01 = {0}, a10 = {0}, a11 = {0}, a20 = {0}, a21 = {0}, a30 = {0}, a31 = {0};
+    for (int64_t q = 0; q < k; ++q) {
+        const x86_v16 *r = (const x86_v16 *)(rt + q * ld);
+        const x86_v16 r0 = r[0], r1 = r[1];
+        const float h0 = h[q], h1 = h[h_ld + q], h2 = h[2 * h_ld + q], h3 = h[3 * h_ld + q];
+        a00 += h0 * r0, a01 += h0 * r1, a10 += h1 * r0, a11 += h1 * r1;
+        a20 += h2 * r0, a21 += h2 * r1, a30 += h3 * r0, a31 += h3 * r1;
+    }
+    x86_v16 *o = (x86_v16 *)y;
+    o[0] = a00, o[1] = a01;
+    o = (x86_v16 *)(y + y_ld), o[0] = a10, o[1] = a11;
+    o = (x86_v16 *)(y + 2 * y_ld), o[0] = a20, o[1] = a21;
+    o = (x86_v16 *)(y + 3 * y_ld), o[0] = a30, o[1] = a31;
+}
+
+X86_CLONES void x86_rnn_gemm(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t ld,
+                             int64_t n, float *y, int64_t y_ld) {
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        int64_t j = 0;
+        for (; j + 32 <= n; j += 32) gemm4_block(h + i * h_ld, h_ld, rt + j, k, ld, y + i * y_ld + j, y_ld);
+        for (int64_t r = i; j < n && r < i + 4; ++r) gemv_tail(h + r * h_ld, rt + j, k, ld, n - j, y + r * y_ld + j);
+    }
+    for (; i < m; ++i) x86_rnn_gemv(h + i * h_ld, rt, k, ld, n, y + i * y_ld);
 }

@@ -17,10 +17,10 @@ X86_CLONES static void add2(float *x, const float *a, const float *b, int64_t n)
     for (int64_t i = 0; i < n; ++i) x[i] += a[i] + b[i];
 }
 
+/* the steps below take a = h·R^T, computed for all rows of a group at once (x86_rnn_gemm) */
 static void rnn_step(const x86_rnn_state *s, const x86_rnn_act *act, const float *x, const float *bias,
-                     const float *rt, float *h, float *a) {
+                     float *h, float *a) {
     const int64_t H = s->hidden;
-    x86_rnn_gemv(h, rt, H, H, H, a);
     add2(a, x, bias, H);
     if (s->clip > 0.0f) x86_rnn_clip(a, H, s->clip);
     x86_rnn_activate(&act[0], a, H);
@@ -41,24 +41,27 @@ X86_CLONES static void gru_update(float *h, const float *z, const float *ht, int
     for (int64_t j = 0; j < n; ++j) h[j] = (1.0f - z[j]) * ht[j] + z[j] * h[j];
 }
 
-static void gru_step(const x86_rnn_state *s, const x86_rnn_act *act, const float *x, const float *bias,
-                     const float *rt, const float *rbh, float *h, float *tmp, float *a) {
-    const int64_t H = s->hidden, GH = 3 * H;
-    float *z = a, *r = a + H, *ah = a + 2 * H;
-    x86_rnn_gemv(h, rt, H, GH, s->lbr ? GH : 2 * H, a);
+/* the h gate's activation (its input in a + 2H) and the new h */
+static void gru_finish(const x86_rnn_state *s, const x86_rnn_act *act, float *h, float *a) {
+    const int64_t H = s->hidden;
+    if (s->clip > 0.0f) x86_rnn_clip(a + 2 * H, H, s->clip);
+    x86_rnn_activate(&act[1], a + 2 * H, H);
+    gru_update(h, a, a + 2 * H, H);
+}
+
+/* a GRU's z and r; with linear_before_reset the whole step, else r*h in tmp for the h gate's GEMV */
+static void gru_gates(const x86_rnn_state *s, const x86_rnn_act *act, const float *x, const float *bias,
+                      const float *rbh, float *h, float *tmp, float *a) {
+    const int64_t H = s->hidden;
     add2(a, x, bias, 2 * H);
     if (s->clip > 0.0f) x86_rnn_clip(a, 2 * H, s->clip);
     x86_rnn_activate(&act[0], a, 2 * H);
-    if (s->lbr) {
-        gru_reset_after(ah, x + 2 * H, bias + 2 * H, r, rbh, H);
-    } else {
-        mul(tmp, r, h, H);
-        x86_rnn_gemv(tmp, rt + 2 * H, H, GH, H, ah);
-        add2(ah, x + 2 * H, bias + 2 * H, H);
+    if (!s->lbr) {
+        mul(tmp, a + H, h, H);
+        return;
     }
-    if (s->clip > 0.0f) x86_rnn_clip(ah, H, s->clip);
-    x86_rnn_activate(&act[1], ah, H);
-    gru_update(h, z, ah, H);
+    gru_reset_after(a + 2 * H, x + 2 * H, bias + 2 * H, a + H, rbh, H);
+    gru_finish(s, act, h, a);
 }
 
 /* x += p * c (a peephole) */
@@ -75,10 +78,9 @@ X86_CLONES static void lstm_cell(float *c, const float *i, const float *f, const
 }
 
 static void lstm_step(const x86_rnn_state *s, const x86_rnn_act *act, const float *x, const float *bias,
-                      const float *rt, const float *p, float *h, float *c, float *tmp, float *a) {
+                      const float *p, float *h, float *c, float *tmp, float *a) {
     const int64_t H = s->hidden, GH = 4 * H;
     float *i = a, *o = a + H, *f = a + 2 * H, *g = a + 3 * H; /* ONNX's gate order */
-    x86_rnn_gemv(h, rt, H, GH, GH, a);
     add2(a, x, bias, GH);
     if (p) {
         peephole(i, p, c, H);
@@ -117,40 +119,87 @@ static void load_state(const x86_rnn_state *s, const mnn_tensor *ins, int32_t in
     else memset(v, 0, (size_t)s->hidden * sizeof(float));
 }
 
-/* all steps of direction d for batch row b */
-static void run_row(const rnn_job *j, int64_t d, int64_t b) {
-    const x86_rnn_state *s = j->s;
-    const int64_t H = s->hidden, GH = s->gates * H, T = s->seq, B = s->batch;
-    float *h = s->work + (d * B + b) * s->work_row, *c = h + H, *tmp = h + 2 * H, *a = h + 3 * H;
-    const float *rt = s->rt + d * H * GH, *bias = s->bias + d * GH;
-    const float *p = s->peep ? s->peep + d * 3 * H : NULL, *rbh = s->rbh ? s->rbh + d * H : NULL;
-    const x86_rnn_act *act = s->act[d];
-    float *y = j->n_out > 0 ? (float *)j->outs[0].data : NULL;
-    const int64_t len = seq_len(s, j->ins, b), at = state_at(s, d, b);
-    const int reverse = s->reverse || d == 1;
-    load_state(s, j->ins, s->in_h0, at, h);
-    load_state(s, j->ins, s->in_c0, at, c);
-    for (int64_t t = 0; t < T; ++t) {
-        const int64_t tt = t < len ? (reverse ? len - 1 - t : t) : t; /* the step's place in X and Y */
-        float *yt = y ? y + (s->layout ? (b * T + tt) * s->dirs + d : (tt * s->dirs + d) * B + b) * H : NULL;
-        if (t >= len) { /* past the row's length: Y is 0, the state stays */
-            if (yt) memset(yt, 0, (size_t)H * sizeof(float));
-            continue;
-        }
-        const float *x = s->xw + (s->layout ? b * T + tt : tt * B + b) * s->dirs * GH + d * GH;
-        if (s->cell == X86_LSTM) lstm_step(s, act, x, bias, rt, p, h, c, tmp, a);
-        else if (s->cell == X86_GRU) gru_step(s, act, x, bias, rt, rbh, h, tmp, a);
-        else rnn_step(s, act, x, bias, rt, h, a);
-        if (yt) memcpy(yt, h, (size_t)H * sizeof(float));
-    }
-    if (j->n_out > 1) memcpy((float *)j->outs[1].data + at, h, (size_t)H * sizeof(float));
-    if (j->n_out > 2) memcpy((float *)j->outs[2].data + at, c, (size_t)H * sizeof(float));
+/* the step's place in X and Y of a row of length len at step t (t < len) */
+static int64_t step_at(int reverse, int64_t len, int64_t t) {
+    return reverse ? len - 1 - t : t;
 }
 
+static float *y_at(const rnn_job *j, int64_t d, int64_t b, int64_t tt) {
+    const x86_rnn_state *s = j->s;
+    if (j->n_out == 0) return NULL;
+    const int64_t at = s->layout ? (b * s->seq + tt) * s->dirs + d : (tt * s->dirs + d) * s->batch + b;
+    return (float *)j->outs[0].data + at * s->hidden;
+}
+
+/* the gates of one row at step t, after a = h·R^T; 1 when a GRU without linear_before_reset waits on
+ * its second GEMV */
+static int row_step(const rnn_job *j, int64_t d, int64_t b, const float *x, float *h) {
+    const x86_rnn_state *s = j->s;
+    const int64_t H = s->hidden;
+    float *c = h + H, *tmp = h + 2 * H, *a = h + 3 * H;
+    const float *bias = s->bias + d * s->gates * H;
+    const x86_rnn_act *act = s->act[d];
+    (void)b;
+    if (s->cell == X86_LSTM) lstm_step(s, act, x, bias, s->peep ? s->peep + d * 3 * H : NULL, h, c, tmp, a);
+    else if (s->cell == X86_GRU) gru_gates(s, act, x, bias, s->rbh ? s->rbh + d * H : NULL, h, tmp, a);
+    else rnn_step(s, act, x, bias, h, a);
+    return s->cell == X86_GRU && !s->lbr;
+}
+
+/* all steps of direction d for batch rows b0 .. b1-1, side by side: each step's h·R^T is one
+ * x86_rnn_gemm over the rows, so R^T streams from cache once a step for four rows */
+static void run_group(const rnn_job *j, int64_t d, int64_t b0, int64_t b1) {
+    const x86_rnn_state *s = j->s;
+    const int64_t H = s->hidden, GH = s->gates * H, T = s->seq, B = s->batch, ld = s->work_row, m = b1 - b0;
+    float *w = s->work + (d * B + b0) * ld; /* row r: h, c, tmp, a at w + r * ld */
+    const float *rt = s->rt + d * H * GH;
+    const int reverse = s->reverse || d == 1, split = s->cell == X86_GRU && !s->lbr;
+    for (int64_t b = b0; b < b1; ++b) {
+        load_state(s, j->ins, s->in_h0, state_at(s, d, b), w + (b - b0) * ld);
+        load_state(s, j->ins, s->in_c0, state_at(s, d, b), w + (b - b0) * ld + H);
+    }
+    for (int64_t t = 0; t < T; ++t) {
+        x86_rnn_gemm(w, ld, m, rt, H, GH, split ? 2 * H : GH, w + 3 * H, ld);
+        for (int64_t b = b0; b < b1; ++b) {
+            const int64_t len = seq_len(s, j->ins, b), tt = t < len ? step_at(reverse, len, t) : t;
+            float *h = w + (b - b0) * ld, *y = y_at(j, d, b, tt);
+            if (t >= len) { /* past the row's length: Y is 0, the state stays */
+                if (y) memset(y, 0, (size_t)H * sizeof(float));
+                continue;
+            }
+            const float *x = s->xw + (s->layout ? b * T + tt : tt * B + b) * s->dirs * GH + d * GH;
+            if (!row_step(j, d, b, x, h) && y) memcpy(y, h, (size_t)H * sizeof(float));
+        }
+        if (!split) continue;
+        x86_rnn_gemm(w + 2 * H, ld, m, rt + 2 * H, H, GH, H, w + 5 * H, ld); /* (r*h)·Rh^T */
+        for (int64_t b = b0; b < b1; ++b) {
+            const int64_t len = seq_len(s, j->ins, b);
+            if (t >= len) continue;
+            const int64_t tt = step_at(reverse, len, t);
+            const float *x = s->xw + (s->layout ? b * T + tt : tt * B + b) * s->dirs * GH + d * GH;
+            float *h = w + (b - b0) * ld, *a = h + 3 * H, *y = y_at(j, d, b, tt);
+            add2(a + 2 * H, x + 2 * H, s->bias + d * GH + 2 * H, H);
+            gru_finish(s, s->act[d], h, a);
+            if (y) memcpy(y, h, (size_t)H * sizeof(float));
+        }
+    }
+    for (int64_t b = b0; b < b1; ++b) {
+        float *h = w + (b - b0) * ld;
+        if (j->n_out > 1) memcpy((float *)j->outs[1].data + state_at(s, d, b), h, (size_t)H * sizeof(float));
+        if (j->n_out > 2) memcpy((float *)j->outs[2].data + state_at(s, d, b), h + H, (size_t)H * sizeof(float));
+    }
+}
+
+/* a worker's (direction, row) items, as one group per direction */
 static void run_rows(void *ctx, int64_t lo, int64_t hi, int worker) {
     const rnn_job *j = (const rnn_job *)ctx;
+    const int64_t B = j->s->batch;
     (void)worker;
-    for (int64_t i = lo; i < hi; ++i) run_row(j, i / j->s->batch, i % j->s->batch);
+    while (lo < hi) {
+        const int64_t d = lo / B, end = (d + 1) * B < hi ? (d + 1) * B : hi;
+        run_group(j, d, lo - d * B, end - d * B);
+        lo = end;
+    }
 }
 
 /* weights that arrive at run (not constants): R^T, the biases and the peepholes, refreshed */

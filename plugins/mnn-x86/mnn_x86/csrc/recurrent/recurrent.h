@@ -25,6 +25,9 @@ void x86_rnn_activate(const x86_rnn_act *a, float *x, int64_t n);
 void x86_rnn_clip(float *x, int64_t n, float clip);
 /* y[0:n] = h · rt[:, 0:n], rt row-major with ld floats a row (R^T: [K][ld]) */
 void x86_rnn_gemv(const float *h, const float *rt, int64_t k, int64_t ld, int64_t n, float *y);
+/* the same for m rows of h (h_ld floats apart) into m rows of y (y_ld apart), four at a time */
+void x86_rnn_gemm(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t ld,
+                  int64_t n, float *y, int64_t y_ld);
 
 /* an execution of another module (the projection's MatMul), called from the run */
 typedef struct {
