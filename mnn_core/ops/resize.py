@@ -65,8 +65,9 @@ def source_coordinate(out_size: int, in_size: int, scale: float, mode: str) -> n
     x = np.arange(out_size, dtype=np.float64)
     if mode == "asymmetric":
         return x / scale
-    if mode == "align_corners":
-        return np.zeros_like(x) if out_size == 1 else x * (in_size - 1) / (out_size - 1)
+    if mode == "align_corners":  # the resized length is in_size * scale, unfloored (ONNX's definition)
+        length = in_size * scale
+        return np.zeros_like(x) if out_size == 1 or length == 1 else x * (in_size - 1) / (length - 1)
     if mode == "pytorch_half_pixel" and out_size == 1:
         return np.zeros_like(x)
     return (x + 0.5) / scale - 0.5  # half_pixel and pytorch_half_pixel
