@@ -186,13 +186,18 @@ def prepare_pad(node, ins, outs, constants, ctx, isa):
     return _movement.pad(isa, ctx.threads, "x86.Pad", _size(outs[0].dtype), list(out), maps, lo, hi, value)
 
 
+#: besides the numeric dtypes among themselves: bfloat16 to and from float32 (cast.c)
+BF16_CASTS = {("bfloat16", "float32"), ("float32", "bfloat16")}
+
+
 def _cast_supported(node, ins) -> bool | str:
-    if ins[0].dtype in NUMPY_DTYPES and node.attrs["to"] in NUMPY_DTYPES:
+    pair = ins[0].dtype, node.attrs["to"]
+    if set(pair) <= set(NUMPY_DTYPES) or pair in BF16_CASTS:
         return True
-    return f"x86 casts between {'/'.join(NUMPY_DTYPES)} only"
+    return f"x86 casts between {'/'.join(NUMPY_DTYPES)} and bfloat16 <-> float32 only"
 
 
-@kernel("Cast", dtypes=NUMPY_DTYPES, supports=_cast_supported, efficiency=0.5)
+@kernel("Cast", dtypes=NUMPY_DTYPES + ("bfloat16",), supports=_cast_supported, efficiency=0.5)
 def prepare_cast(node, ins, outs, constants, ctx, isa):
     src, to = DTYPES.index(ins[0].dtype), DTYPES.index(node.attrs["to"])
     return _movement.cast(isa, ctx.threads, "x86.Cast", src, to)

@@ -344,3 +344,16 @@ def test_concat_transpose_element_sizes(rng, dtype, threads):
 def test_scatter_elements_smaller_indices(rng):
     """Indices smaller than the data off the axis update its first entries there."""
     check("ScatterElements", [data(rng, (5, 6)), indices(rng, (2, 3), 6), data(rng, (2, 3))], {"axis": 1})
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cast_bfloat16(rng, threads):
+    """float32 -> bfloat16 rounds to nearest even (ties, carries into the exponent, overflow to inf, NaN
+    stays NaN); bfloat16 -> float32 is exact."""
+    pytest.importorskip("ml_dtypes")
+    x = (rng.standard_normal(200_000) * 100).astype(np.float32)
+    bits = np.array([0x3F808000, 0x3F818000, 0x3F80FFFF, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001, 0x00000001,
+                     0x80000000], np.uint32)
+    x[:bits.size] = bits.view(np.float32)
+    check("Cast", [x], {"to": "bfloat16"}, threads)
+    check("Cast", [x.astype("bfloat16")], {"to": "float32"}, threads)

@@ -1,6 +1,7 @@
 /* Cast between the numeric dtypes with numpy's astype semantics: floats to ints truncate toward zero,
  * ints narrow by wrapping, anything nonzero (NaN too) is True. float16 goes through GCC's _Float16,
- * which rounds to nearest even as numpy does. One loop per (from, to) pair, cut into ranges. */
+ * which rounds to nearest even as numpy does; bfloat16 converts to and from float32 only. One loop per
+ * (from, to) pair, cut into ranges. */
 #include <stdbool.h>
 
 #include "movement.h"
@@ -67,6 +68,32 @@ static const cast_fn CAST_TABLE[N_CAST][N_CAST] = {
     CAST_ROW(b), CAST_ROW(f64), CAST_ROW(i16), CAST_ROW(u16), CAST_ROW(u32), CAST_ROW(u64),
 };
 
+/* bfloat16 is float32's top half: widening shifts, narrowing rounds to nearest even and keeps NaNs quiet */
+X86_CLONES static void cast_bf16_f32(const void *x, void *y, int64_t lo, int64_t hi) {
+    const uint16_t *restrict xx = (const uint16_t *)x;
+    uint32_t *restrict yy = (uint32_t *)y;
+    for (int64_t i = lo; i < hi; ++i) yy[i] = (uint32_t)xx[i] << 16;
+}
+
+X86_CLONES static void cast_f32_bf16(const void *x, void *y, int64_t lo, int64_t hi) {
+    const uint32_t *restrict xx = (const uint32_t *)x;
+    uint16_t *restrict yy = (uint16_t *)y;
+    for (int64_t i = lo; i < hi; ++i) {
+        const uint32_t b = xx[i];
+        const int nan = (b & 0x7fffffffu) > 0x7f800000u;
+        const uint16_t rounded = (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+        yy[i] = nan ? (uint16_t)((b >> 16) | 0x40u) : rounded;
+    }
+}
+
+/* the function for a pair of dtype codes, or NULL */
+static cast_fn cast_for(int32_t from, int32_t to) {
+    if (from >= 0 && from < N_CAST && to >= 0 && to < N_CAST) return CAST_TABLE[from][to];
+    if (from == MNN_BFLOAT16 && to == MNN_FLOAT32) return cast_bf16_f32;
+    if (from == MNN_FLOAT32 && to == MNN_BFLOAT16) return cast_f32_bf16;
+    return NULL;
+}
+
 typedef struct {
     cast_fn fn;
     const void *x;
@@ -83,13 +110,14 @@ int x86_cast_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     x86_cast_state *s = (x86_cast_state *)state;
     (void)n_in;
     (void)n_out;
-    if (s->from < 0 || s->from >= N_CAST || s->to < 0 || s->to >= N_CAST) {
-        s->op.error = "x86 Cast: a dtype outside the numeric ones";
+    const cast_fn fn = cast_for(s->from, s->to);
+    if (fn == NULL) {
+        s->op.error = "x86 Cast: a pair of dtypes it does not convert (ops_movement.py should have declined it)";
         return 1;
     }
     const int64_t n = mnn_tensor_numel(&outs[0]);
     if (n == 0) return 0;
-    cast_job j = {CAST_TABLE[s->from][s->to], ins[0].data, outs[0].data};
+    cast_job j = {fn, ins[0].data, outs[0].data};
     x86_pool->ranges(s->op.threads, n, CAST_GRAIN, cast_range, &j);
     return 0;
 }
