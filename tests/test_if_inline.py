@@ -79,3 +79,20 @@ def test_if_on_data_stays_eager():
     x = np.ones((2, 3), np.float32)
     np.testing.assert_array_equal(sess.run({"x": x})["y"], x * np.array([1, 2, 3], np.float32))
     np.testing.assert_array_equal(sess.run({"x": -x})["y"], np.zeros((2, 3), np.float32))
+
+
+def test_inlined_branches_are_optimized_like_the_graph():
+    """The core passes run on the branches too: a Conv and the Relu after it plan as one Conv."""
+    rng = np.random.default_rng(3)
+    then = Graph(inputs={"x": TensorInfo((1, 2, 5, 5))}, outputs=["y"])
+    then.initializers["w"] = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    then.nodes += [Node("Conv", ["x", "w"], ["c"], {"pads": [1, 1, 1, 1]}, "conv"),
+                   Node("Relu", ["c"], ["y"], {}, "relu")]
+    other = Graph(inputs={"x": TensorInfo((1, 2, 5, 5))}, outputs=["y"],
+                  nodes=[Node("Concat", ["x", "x"], ["y"], {"axis": 1}, "cat")])
+    g = Graph(name="if_conv", inputs={"x": TensorInfo((1, 2, 5, 5)), "flag": TensorInfo((), "bool")}, outputs=["y"])
+    g.nodes.append(Node("If", ["flag", "x"], ["y"], {"then_branch": then, "else_branch": other}, "choose"))
+    sess = mnn.Session(g, backend="reference")
+    feeds = {"x": rng.standard_normal((1, 2, 5, 5)).astype(np.float32), "flag": np.array(True)}
+    np.testing.assert_allclose(sess.run(feeds)["y"], evaluate(g, feeds)["y"], rtol=1e-5, atol=1e-6)
+    assert [p.op for p in sess.plan] == ["Conv"]

@@ -55,6 +55,20 @@ def resolvable_ifs(graph: Graph) -> bool:
     return not Graph(inputs=graph.inputs, initializers=graph.initializers).is_dynamic()
 
 
+def map_branches(graph: Graph, fn) -> Graph:
+    """`graph` with every If's branches (nested ones too) replaced by fn(branch)."""
+    nodes = []
+    for node in graph.nodes:
+        if node.op == "If":
+            attrs = dict(node.attrs)
+            for key in ("then_branch", "else_branch"):
+                attrs[key] = map_branches(fn(attrs[key]), fn)
+            node = Node(node.op, list(node.inputs), list(node.outputs), attrs, node.name)
+        nodes.append(node)
+    return Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes,
+                 initializers=dict(graph.initializers), name=graph.name, metadata=dict(graph.metadata))
+
+
 def both_branches(graph: Graph) -> tuple[Graph, list[str]]:
     """`graph` with each If (nested ones too) replaced by the nodes of both its branches, and the
     If conditions: where every condition comes from, for value_sources. Not a graph to run (an If's

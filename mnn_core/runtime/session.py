@@ -47,7 +47,7 @@ from ..backend import HOST, PrepareContext
 from ..backend.plugins import get_plugins
 from ..errors import BackendError, GraphError, InputError, LimitError, MnnError, UnsupportedOpError
 from ..graph.batch import not_separable
-from ..graph.inline import resolvable_ifs
+from ..graph.inline import map_branches, resolvable_ifs
 from ..graph.ir import Graph, TensorInfo
 from ..graph.shapes import value_sources, walk
 from ..memory.planner import MemoryReport
@@ -125,7 +125,9 @@ class Session:
                 return g.copy()
             token = loop_limit.set(limit)
             try:
-                return run_passes(g, extra=plugins.passes)
+                out = run_passes(g, extra=plugins.passes)
+                # the branches of an If inlined at resize are planned too: optimized like the graph
+                return map_branches(out, lambda b: run_passes(b, extra=plugins.passes)) if resolvable_ifs(out) else out
             finally:
                 loop_limit.reset(token)
 
