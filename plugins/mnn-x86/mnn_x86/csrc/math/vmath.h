@@ -32,7 +32,9 @@ VM_INLINE float vm_round(float x) {
 /* e^x = 2^n e^r, |r| <= ln2/2; 2^n applied as two halves so that n = -150 (denormal results) and
  * n = 128 (just below overflow) stay in the exponent field */
 VM_INLINE float vm_exp(float x) {
-    const float xc = fminf(fmaxf(x, -104.0f), 88.7228317f);
+    /* selects, not fminf/fmaxf: those do not vectorize without -ffast-math; a nan goes through */
+    const float lo = x < -104.0f ? -104.0f : x;
+    const float xc = lo > 88.7228317f ? 88.7228317f : lo;
     const float n = vm_round(xc * 1.44269504088896341f);
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
@@ -224,7 +226,7 @@ VM_INLINE float vm_atanh(float x) {
 
 /* log(1 + e^x) = max(x, 0) + log1p(e^-|x|) */
 VM_INLINE float vm_softplus(float x) {
-    return fmaxf(x, 0.0f) + vm_log1p_pos(vm_exp(-fabsf(x)));
+    return (x > 0.0f ? x : 0.0f) + vm_log1p_pos(vm_exp(-fabsf(x)));
 }
 
 /* x tanh(softplus x) = x n(n+2) / (n(n+2) + 2), n = e^x: exact for small n, where tanh(log1p n) cancels */
