@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from mnn_core.zoo.check import compare, reason, rel_l2, run_onnxruntime
 
 from . import Arch
@@ -24,7 +26,7 @@ ACCEPTED = ("ok", "ort-fails")
 @dataclass
 class ArchResult:
     model: str
-    exporter: str
+    exporter: str  # or "corpus"
     status: str
     detail: str = ""
     error: float | None = None  # the largest relative L2 error over the float outputs
@@ -45,16 +47,20 @@ class ArchResult:
 def check_arch(arch: Arch, exporter: str, backend: str = "x86", batch: int = 2, cache=None,
                small: bool = False, threads: int = 1) -> ArchResult:
     """One model by one exporter on `backend`; never raises for what the model does."""
-    import mnn_core as mnn
-
-    res = ArchResult(arch.name, exporter, "ok")
     try:
         path = onnx_file(arch, exporter, batch, cache, small)
     except ExportError as e:
-        res.status, res.detail = "export-failed", str(e)
-        return res
+        return ArchResult(arch.name, exporter, "export-failed", str(e))
+    res = check_file(arch.name, exporter, path, arch.make_feeds(batch, small), backend, threads)
     res.dynamic_batch = export_info(arch, exporter, cache, small).get("dynamic_batch")
-    feeds = arch.make_feeds(batch, small)
+    return res
+
+
+def check_file(name: str, source: str, path, feeds: dict, backend: str = "x86", threads: int = 1) -> ArchResult:
+    """Any ONNX file (a corpus model's too, `source` "corpus") on `backend` against ONNX Runtime."""
+    import mnn_core as mnn
+
+    res = ArchResult(name, source, "ok")
     try:
         want = run_onnxruntime(path, feeds)
     except Exception as e:  # noqa: BLE001 - whatever ORT raises, the file is out of the acceptance set
@@ -69,8 +75,11 @@ def check_arch(arch: Arch, exporter: str, backend: str = "x86", batch: int = 2, 
         return res
     try:
         sess = mnn.Session(graph, backend=backend, threads=threads, fallback=True)
-        if not sess.eager:
-            sess.resize(shapes)
+        if sess.eager:  # control flow or sequences: every op on the reference kernels, node by node
+            res.elsewhere = {"(eager graph)": len(sess.graph.nodes)}
+            res.reasons["(eager graph)"] = "the graph has control flow, sequences or data-dependent shapes"
+        else:
+            sess.resize(shapes, {k: feeds[k] for k in sess.value_inputs})
             off = [p for p in sess.plan if p.backend != backend]
             res.elsewhere = dict(Counter(p.op for p in off).most_common())
             for p in off:
@@ -82,28 +91,28 @@ def check_arch(arch: Arch, exporter: str, backend: str = "x86", batch: int = 2, 
     finally:
         res.seconds = time.perf_counter() - t0
     problems, errors = [], []
-    for name, ref in want.items():
-        if name not in got:
-            problems.append(f"{name}: missing from mnn's outputs")
+    for out, ref in want.items():
+        if out not in got:
+            problems.append(f"{out}: missing from mnn's outputs")
             continue
-        problems.append(compare(name, got[name], ref))
-        if ref.dtype.kind == "f" and got[name].shape == ref.shape:
-            errors.append(rel_l2(got[name], ref))
+        problems.append(compare(out, got[out], ref))
+        if ref.dtype.kind == "f" and np.shape(got[out]) == ref.shape:
+            errors.append(rel_l2(got[out], ref))
     res.error = max(errors) if errors else None
     problems = [p for p in problems if p]
     if problems:
         res.status, res.detail = "mismatch", "; ".join(problems)
-    res.strict = _strict(graph, backend, shapes, threads)
+    res.strict = _strict(graph, backend, shapes, threads, {k: feeds[k] for k in sess.value_inputs})
     return res
 
 
-def _strict(graph, backend: str, shapes: dict, threads: int) -> str:
+def _strict(graph, backend: str, shapes: dict, threads: int, values: dict) -> str:
     import mnn_core as mnn
 
     try:
         sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False)
         if not sess.eager:
-            sess.resize(shapes)
+            sess.resize(shapes, values)
         return "yes"
     except Exception as e:  # noqa: BLE001 - the refusal is the answer
         return "no: " + reason(e)[:200]
