@@ -17,7 +17,7 @@ cdef extern from "reduce/reduce.h" nogil:
         int64_t rdim[4]
         int64_t rstr[4]
         int64_t inner, run, n_out, n_red, parts
-        double count
+        double count, power
         void* partial
         double* shift
     int x86_reduction_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
@@ -26,12 +26,15 @@ cdef extern from "reduce/reduce.h" nogil:
         x86_op op
         int32_t dtype, mode, last, reverse
         int64_t outer, axis, inner, k
+        double alpha, beta, bias
         int64_t* work
     int x86_arg_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     int x86_hardmax_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     int x86_cumulative_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs,
                            int32_t n_out) noexcept
     int x86_topk_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
+    int x86_lpnorm_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
+    int x86_lrn_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
 
 
 cdef void* _scratch(Execution ex, int64_t n_doubles) except NULL:
@@ -52,7 +55,7 @@ def reduce(str isa, int threads, str name, dict p):
     for i in range(s.nr):
         s.rdim[i], s.rstr[i] = p["rdim"][i], p["rstr"][i]
     s.inner, s.run, s.n_out, s.n_red, s.count = p["inner"], p["run"], p["n_out"], p["n_red"], p["count"]
-    s.parts = p["parts"]
+    s.parts, s.power = p["parts"], p.get("power", 1.0)
     if s.parts > 1:
         s.partial = _scratch(ex, s.parts * s.n_out)
     if p["lse"]:
@@ -61,15 +64,17 @@ def reduce(str isa, int threads, str name, dict p):
 
 
 def along_axis(str op, str isa, int threads, str name, int64_t outer, int64_t axis, int64_t inner,
-               int mode=0, int last=0, int reverse=0, int64_t k=0):
-    """ArgMax/ArgMin ("arg"), Hardmax, CumSum/CumProd ("cumulative") and TopK along the middle axis of
-    [outer][axis][inner]."""
+               int mode=0, int last=0, int reverse=0, int64_t k=0, double alpha=0, double beta=0, double bias=0):
+    """ArgMax/ArgMin ("arg"), Hardmax, CumSum/CumProd ("cumulative"), TopK, LpNormalization ("lpnorm") and
+    LRN along the middle axis of [outer][axis][inner]."""
     runs = {"arg": <size_t>x86_arg_run, "hardmax": <size_t>x86_hardmax_run,
-            "cumulative": <size_t>x86_cumulative_run, "topk": <size_t>x86_topk_run}
+            "cumulative": <size_t>x86_cumulative_run, "topk": <size_t>x86_topk_run,
+            "lpnorm": <size_t>x86_lpnorm_run, "lrn": <size_t>x86_lrn_run}
     cdef Execution ex = _execution(name, sizeof(x86_axis_state), <mnn_run_fn><size_t>runs[op], isa, threads)
     cdef x86_axis_state* s = <x86_axis_state*>ex.state
     s.mode, s.last, s.reverse = mode, last, reverse
     s.outer, s.axis, s.inner, s.k = outer, axis, inner, k
+    s.alpha, s.beta, s.bias = alpha, beta, bias
     if op == "topk":
         s.work = <int64_t*>_scratch(ex, max(threads, 1) * axis)
     return ex

@@ -18,19 +18,20 @@ from ._common import kernel, static_shape
 
 FLOATS = ("float32", "float64")
 NUMBERS = FLOATS + ("int32", "int64")
+INTEGERS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 GRAIN = 16384  # input elements a thread's share should hold at least (csrc/reduce/reduce.c)
 TILE = 256  # inner outputs per unit of work (reduce.c)
 
 # reduce.h's enum x86_reduce_kind and x86_reduce_fin
-SUM, ABS, SQ, PROD, MAX, MIN, EXP = range(7)
-NONE, MEAN, SQRT, LOG, LSE = range(5)
+SUM, ABS, SQ, PROD, MAX, MIN, EXP, POW = range(8)
+NONE, MEAN, SQRT, LOG, LSE, ROOT = range(6)
 
 #: op -> (what each element adds, what is done to the sum when stored, the input dtypes taken)
 REDUCTIONS = {
     "ReduceSum": (SUM, NONE, NUMBERS),
     "ReduceMean": (SUM, MEAN, FLOATS),
-    "ReduceMax": (MAX, NONE, NUMBERS),
-    "ReduceMin": (MIN, NONE, NUMBERS),
+    "ReduceMax": (MAX, NONE, NUMBERS + ("bool",)),  # of bools: any
+    "ReduceMin": (MIN, NONE, NUMBERS + ("bool",)),  # all
     "ReduceProd": (PROD, NONE, NUMBERS),
     "ReduceL1": (ABS, NONE, FLOATS),
     "ReduceL2": (SQ, SQRT, FLOATS),
@@ -88,6 +89,12 @@ def _dtype_check(allowed):
     return supports
 
 
+def _reduction(node, ctx, isa, x: tuple, axes: tuple, kind: int, fin: int, power: float = 1.0):
+    lay = reduce_layout(x, axes)
+    lay.update(kind=kind, fin=fin, parts=reduce_parts(lay, ctx.threads), lse=fin == LSE, power=power)
+    return _reduce.reduce(isa, ctx.threads, f"x86.{node.op}", lay)
+
+
 def _prepare_reduce(node, ins, outs, constants, ctx, isa):
     kind, fin, _ = REDUCTIONS[node.op]
     x = static_shape(ins[0])
@@ -95,14 +102,20 @@ def _prepare_reduce(node, ins, outs, constants, ctx, isa):
         axes = ()
     else:
         axes = reduce_axes(x, list(node.attrs["axes"]), node.op)
-    lay = reduce_layout(x, axes)
-    lay.update(kind=kind, fin=fin, parts=reduce_parts(lay, ctx.threads), lse=fin == LSE)
-    return _reduce.reduce(isa, ctx.threads, f"x86.{node.op}", lay)
+    return _reduction(node, ctx, isa, x, axes, kind, fin)
 
 
 for _op, (_, _, _dtypes) in REDUCTIONS.items():
     # the axes input (a bound value) may be int64 too: the data's dtype is checked by supports
-    kernel(_op, dtypes=NUMBERS, supports=_dtype_check(_dtypes), efficiency=0.5)(_prepare_reduce)
+    kernel(_op, dtypes=NUMBERS + ("bool",), supports=_dtype_check(_dtypes), efficiency=0.5)(_prepare_reduce)
+
+
+@kernel("GlobalLpPool", efficiency=0.5)
+def prepare_global_lp_pool(node, ins, outs, constants, ctx, isa):
+    x = static_shape(ins[0])
+    p = float(node.attrs["p"])
+    kind, fin = {1.0: (ABS, NONE), 2.0: (SQ, SQRT)}.get(p, (POW, ROOT))
+    return _reduction(node, ctx, isa, x, tuple(range(2, len(x))), kind, fin, p)
 
 
 def _around(shape, axis: int) -> tuple[int, int, int]:
@@ -147,6 +160,19 @@ def prepare_cumprod(node, ins, outs, constants, ctx, isa):
     return _cumulative(node, ins, ctx, isa, 1)
 
 
-@kernel("TopK", dtypes=NUMBERS, supports=_dtype_check(NUMBERS), efficiency=0.3)
+@kernel("TopK", dtypes=FLOATS + INTEGERS, supports=_dtype_check(FLOATS + INTEGERS), efficiency=0.3)
 def prepare_topk(node, ins, outs, constants, ctx, isa):
     return _along("topk", node, ins, ctx, isa, mode=int(node.attrs["largest"]), k=int(node.attrs["k"]))
+
+
+@kernel("LpNormalization", dtypes=FLOATS, efficiency=0.5)
+def prepare_lp_normalization(node, ins, outs, constants, ctx, isa):
+    return _along("lpnorm", node, ins, ctx, isa, mode=int(node.attrs["p"]))
+
+
+@kernel("LRN", dtypes=FLOATS, efficiency=0.3)
+def prepare_lrn(node, ins, outs, constants, ctx, isa):
+    x = static_shape(ins[0])
+    a = node.attrs
+    return _reduce.along_axis("lrn", isa, ctx.threads, "x86.LRN", x[0], x[1], _prod(x[2:]), k=int(a["size"]),
+                              alpha=float(a["alpha"]), beta=float(a["beta"]), bias=float(a["bias"]))

@@ -201,3 +201,45 @@ def test_topk(dtype, threads, rng):
             n = x.shape[axis]
             for k, largest in itertools.product(sorted({0, 1, min(3, n), n}), (0, 1)):
                 check("TopK", [x], {"k": k, "axis": axis, "largest": largest}, threads)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_bool_any_and_all(op, rng):
+    for shape, axes in [((4, 5), [1]), ((3, 40, 7), [0, 2]), ((6, 300), []), ((2, 0, 3), [1])]:
+        x = rng.random(shape) > 0.7
+        for keep, threads in itertools.product((0, 1), THREADS):
+            check(op, [x], {"axes": axes, "keepdims": keep}, threads)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "uint32", "uint64"])
+def test_topk_integer_dtypes(dtype, rng):
+    x = rng.integers(0, 9, (4, 7, 5)).astype(dtype)
+    for axis, largest in itertools.product(range(3), (0, 1)):
+        check("TopK", [x], {"k": 3, "axis": axis, "largest": largest}, 1)
+
+
+# -- LpNormalization, LRN, GlobalLpPool ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lp_normalization(dtype, rng):
+    for x in (rng.standard_normal((3, 4, 5)).astype(dtype), rng.standard_normal((2, 300, 37)).astype(dtype),
+              rng.standard_normal((4, 1000)).astype(dtype)):
+        x[0, 0] = 0  # a zero norm gives 0
+        for axis, p, threads in itertools.product(range(-x.ndim, x.ndim), (1, 2), THREADS):
+            check("LpNormalization", [x], {"axis": axis, "p": p}, threads)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lrn(dtype, rng):
+    for shape in [(2, 5, 3, 3), (1, 7, 20, 20), (2, 3, 4), (1, 16, 1, 1)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        for size, threads in itertools.product((1, 2, 3, 5, 8), THREADS):
+            check("LRN", [x], {"size": size, "alpha": 0.3, "beta": 0.75, "bias": 2.0}, threads)
+
+
+def test_global_lp_pool(rng, dtype="float32"):  # (the op takes float32 and float16)
+    for shape in [(1, 3, 7, 7), (2, 4, 5, 9), (2, 3, 11), (1, 2, 3, 5, 7), (2, 64, 40, 40), (0, 2, 3)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        for p, threads in itertools.product((1, 2, 3), THREADS):
+            check("GlobalLpPool", [x], {"p": p}, threads)

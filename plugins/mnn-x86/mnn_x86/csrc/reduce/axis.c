@@ -1,6 +1,7 @@
 /* The ops along one axis of [outer][axis][inner] (reduce.h): ArgMax/ArgMin and Hardmax, CumSum and
  * CumProd, TopK. Where inner > 1 the loops run across TILE inner elements at a time (vectorized);
  * each is written once per dtype by a macro. */
+#include <math.h>
 #include <string.h>
 
 #include "reduce.h"
@@ -206,7 +207,13 @@ static inline double row_value(const topk_row *r, int64_t a) {
     case MNN_FLOAT32: return ((const float *)r->x)[at];
     case MNN_FLOAT64: return ((const double *)r->x)[at];
     case MNN_INT32: return ((const int32_t *)r->x)[at];
-    default: return (double)((const int64_t *)r->x)[at];
+    case MNN_INT64: return (double)((const int64_t *)r->x)[at];
+    case MNN_UINT64: return (double)((const uint64_t *)r->x)[at];
+    case MNN_UINT32: return ((const uint32_t *)r->x)[at];
+    case MNN_INT16: return ((const int16_t *)r->x)[at];
+    case MNN_UINT16: return ((const uint16_t *)r->x)[at];
+    case MNN_INT8: return ((const int8_t *)r->x)[at];
+    default: return ((const uint8_t *)r->x)[at];
     }
 }
 
@@ -265,10 +272,132 @@ static void topk_range(void *ctx, int64_t lo, int64_t hi, int worker) {
 int x86_topk_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
     (void)n_in, (void)n_out;
-    if (!dtype_ok(j.s, &ins[0])) return 1;
+    j.s->dtype = ins[0].dtype; /* any integer or float32/64 (row_value) */
     j.idx = (int64_t *)outs[1].data;
     if (j.s->k == 0) return 0;
     const int64_t per = j.s->axis > 0 ? j.s->axis : 1;
     x86_pool->ranges(j.s->op.threads, j.s->outer * j.s->inner, GRAIN / per + 1, topk_range, &j);
+    return 0;
+}
+
+/* -- LpNormalization and LRN -------------------------------------------------------------------- */
+
+/* x over its L1 or L2 norm along the axis (0 where the norm is 0), the norm in double. A tile of
+ * inner elements at a time, or (inner == 1) one contiguous row in LANES partial sums. */
+#define LANES 16
+#define LPNORM(T, S) \
+    static X86_CLONES void lpnorm_tile_##S(const T *x, T *y, int64_t axis, int64_t inner, int64_t n, int p) { \
+        double norm[TILE]; \
+        for (int64_t i = 0; i < n; i++) norm[i] = 0.0; \
+        for (int64_t a = 0; a < axis; a++) { \
+            const T *row = x + a * inner; \
+            if (p == 1) \
+                for (int64_t i = 0; i < n; i++) norm[i] += fabs((double)row[i]); \
+            else \
+                for (int64_t i = 0; i < n; i++) norm[i] += (double)row[i] * (double)row[i]; \
+        } \
+        if (p != 1) \
+            for (int64_t i = 0; i < n; i++) norm[i] = sqrt(norm[i]); \
+        for (int64_t a = 0; a < axis; a++) \
+            for (int64_t i = 0; i < n; i++) \
+                y[a * inner + i] = norm[i] == 0.0 ? (T)0 : (T)((double)x[a * inner + i] / norm[i]); \
+    } \
+    static X86_CLONES void lpnorm_row_##S(const T *x, T *y, int64_t len, int p) { \
+        double l[LANES], norm = 0.0; \
+        const int64_t body = len / LANES * LANES; \
+        for (int k = 0; k < LANES; k++) l[k] = 0.0; \
+        for (int64_t j = 0; j < body; j += LANES) \
+            for (int k = 0; k < LANES; k++) { \
+                const double v = (double)x[j + k]; \
+                l[k] += p == 1 ? fabs(v) : v * v; \
+            } \
+        for (int64_t j = body; j < len; j++) { \
+            const double v = (double)x[j]; \
+            norm += p == 1 ? fabs(v) : v * v; \
+        } \
+        for (int k = 0; k < 8; k++) l[k] += l[k + 8]; \
+        for (int k = 0; k < 4; k++) l[k] += l[k + 4]; \
+        norm += (l[0] + l[2]) + (l[1] + l[3]); \
+        if (p != 1) norm = sqrt(norm); \
+        for (int64_t j = 0; j < len; j++) y[j] = norm == 0.0 ? (T)0 : (T)((double)x[j] / norm); \
+    }
+
+LPNORM(float, f32)
+LPNORM(double, f64)
+
+static void lpnorm_range(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const axis_job *j = (const axis_job *)ctx;
+    const x86_axis_state *s = j->s;
+    const int f64 = s->dtype == MNN_FLOAT64;
+    (void)worker;
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t o, i0;
+        const int64_t n = tile_at(j, u, &o, &i0);
+        const char *x = tile_x(j, o, i0);
+        char *y = j->y + (x - j->x);
+        if (s->inner == 1 && f64)
+            lpnorm_row_f64((const double *)x, (double *)y, s->axis, s->mode);
+        else if (s->inner == 1)
+            lpnorm_row_f32((const float *)x, (float *)y, s->axis, s->mode);
+        else if (f64)
+            lpnorm_tile_f64((const double *)x, (double *)y, s->axis, s->inner, n, s->mode);
+        else
+            lpnorm_tile_f32((const float *)x, (float *)y, s->axis, s->inner, n, s->mode);
+    }
+}
+
+static int float_ok(x86_axis_state *s, const mnn_tensor *x) {
+    s->dtype = x->dtype;
+    if (s->dtype == MNN_FLOAT32 || s->dtype == MNN_FLOAT64) return 1;
+    s->op.error = "a dtype this kernel was not built for";
+    return 0;
+}
+
+int x86_lpnorm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
+    (void)n_in, (void)n_out;
+    if (!float_ok(j.s, &ins[0])) return 1;
+    run_tiles(&j, lpnorm_range);
+    return 0;
+}
+
+/* x / (bias + alpha / size * (sum of squares of the size channels about it))^beta, the sums in
+ * double in the reference's order (the window from its first channel) */
+#define LRN_TILE(T, S) \
+    static void lrn_tile_##S(const x86_axis_state *s, const T *x, T *y, int64_t n) { \
+        const int64_t C = s->axis, inner = s->inner, size = s->k, lo = (size - 1) / 2, hi = size - 1 - lo; \
+        double sq[TILE]; \
+        for (int64_t c = 0; c < C; c++) { \
+            for (int64_t i = 0; i < n; i++) sq[i] = 0.0; \
+            for (int64_t w = c - lo < 0 ? 0 : c - lo; w <= c + hi && w < C; w++) \
+                for (int64_t i = 0; i < n; i++) sq[i] += (double)x[w * inner + i] * (double)x[w * inner + i]; \
+            for (int64_t i = 0; i < n; i++) \
+                y[c * inner + i] = (T)((double)x[c * inner + i] / pow(s->bias + s->alpha / size * sq[i], s->beta)); \
+        } \
+    }
+
+LRN_TILE(float, f32)
+LRN_TILE(double, f64)
+
+static void lrn_range(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const axis_job *j = (const axis_job *)ctx;
+    (void)worker;
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t o, i0;
+        const int64_t n = tile_at(j, u, &o, &i0);
+        const char *x = tile_x(j, o, i0);
+        char *y = j->y + (x - j->x);
+        if (j->s->dtype == MNN_FLOAT64)
+            lrn_tile_f64(j->s, (const double *)x, (double *)y, n);
+        else
+            lrn_tile_f32(j->s, (const float *)x, (float *)y, n);
+    }
+}
+
+int x86_lrn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
+    (void)n_in, (void)n_out;
+    if (!float_ok(j.s, &ins[0])) return 1;
+    run_tiles(&j, lrn_range);
     return 0;
 }

@@ -26,6 +26,8 @@ typedef struct {
 #define U_MIN(a, v) a = (((v) < a) | ((v) != (v))) ? (v) : a
 #define U_EXP(a, v) a += x86_exp((v) - shift)
 #define U_EXPI(a, v) a += x86_exp((v) - shift[i])
+#define U_POW(a, v) a += pow(fabs(v), shift) /* shift: the power */
+#define U_POWI(a, v) a += pow(fabs(v), *shift)
 #define U_ISUM(a, v) a = (int64_t)((uint64_t)a + (uint64_t)(v))
 #define U_IPROD(a, v) a = (int64_t)((uint64_t)a * (uint64_t)(v))
 #define U_IMAX(a, v) a = (v) > a ? (v) : a
@@ -107,6 +109,7 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
         case X86_R_MAX: ROWS_LOOP(double, U_MAX); \
         case X86_R_MIN: ROWS_LOOP(double, U_MIN); \
         case X86_R_EXP: ROWS_LOOP(double, U_EXPI); \
+        case X86_R_POW: ROWS_LOOP(double, U_POWI); \
         } \
     } \
     static X86_CLONES void run_##S(int kind, const void *xv, int64_t len, void *av, double shift) { \
@@ -123,6 +126,7 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
         case X86_R_MAX: \
         case X86_R_MIN: RUN_BY_ROWS(double, combine_float, rows_##S); \
         case X86_R_EXP: RUN_LOOP(double, U_EXP, U_SUM); \
+        case X86_R_POW: RUN_LOOP(double, U_POW, U_SUM); \
         } \
     } \
     static void store_##S(int fin, const void *av, void *yv, int64_t n, double count, const double *shift) { \
@@ -135,6 +139,7 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
             case X86_F_SQRT: v = sqrt(v); break; \
             case X86_F_LOG: v = log(v); break; \
             case X86_F_LSE: v = log(v) + shift[i]; break; \
+            case X86_F_ROOT: v = pow(v, 1.0 / *shift); break; \
             default: break; \
             } \
             y[i] = (T)v; \
@@ -197,6 +202,7 @@ static inline void combine_int(int kind, void *av, const void *pv, int64_t n) {
 
 INT_TYPE(int32_t, i32, INT32_MIN, INT32_MAX)
 INT_TYPE(int64_t, i64, INT64_MIN, INT64_MAX)
+INT_TYPE(uint8_t, b8, 0, 1) /* bool: ReduceMax is any, ReduceMin all */
 
 static const reduce_type *type_of(int32_t dtype) {
     switch (dtype) {
@@ -204,6 +210,7 @@ static const reduce_type *type_of(int32_t dtype) {
     case MNN_FLOAT64: return &type_f64;
     case MNN_INT32: return &type_i32;
     case MNN_INT64: return &type_i64;
+    case MNN_BOOL: return &type_b8;
     default: return NULL;
     }
 }
@@ -217,8 +224,8 @@ typedef struct {
     char *y;
     size_t esz;
     int kind, fin, to_shift;
-    const double *shift;
-    int64_t units, tiles;
+    const double *shift; /* per output (step 1: the maxima of a log-sum-exp), or one value (step 0: a power) */
+    int64_t step, units, tiles;
 } reduce_job;
 
 /* an odometer over kept or reduced axes (n of dim, strides str): the element offset of position r,
@@ -257,9 +264,9 @@ static void accumulate(const reduce_job *j, int64_t base, int64_t at, int64_t n,
     for (int64_t r = r0; r < r1; r++, odo_next(&d, s->nr, s->rdim, s->rstr)) {
         const char *p = j->x + (size_t)(base + c0 + d.off) * j->esz;
         if (s->inner > 1)
-            j->t->rows(j->kind, p, acc, n, j->shift ? j->shift + at : NULL);
+            j->t->rows(j->kind, p, acc, n, j->shift ? j->shift + at * j->step : NULL);
         else
-            j->t->run(j->kind, p, c1 - c0, acc, j->shift ? j->shift[at] : 0.0);
+            j->t->run(j->kind, p, c1 - c0, acc, j->shift ? j->shift[at * j->step] : 0.0);
     }
 }
 
@@ -268,7 +275,7 @@ static void unit_store(const reduce_job *j, int64_t at, int64_t n, const void *a
         const double *a = (const double *)acc;
         for (int64_t i = 0; i < n; i++) j->s->shift[at + i] = isfinite(a[i]) ? a[i] : 0.0;
     } else {
-        j->t->store(j->fin, acc, j->y + (size_t)at * j->esz, n, j->s->count, j->shift ? j->shift + at : NULL);
+        j->t->store(j->fin, acc, j->y + (size_t)at * j->esz, n, j->s->count, j->shift ? j->shift + at * j->step : NULL);
     }
 }
 
@@ -287,7 +294,7 @@ static void units_range(void *ctx, int64_t lo, int64_t hi, int worker) {
                 j->t->init(j->kind, acc, c1 - c0);
                 for (int64_t u = c0; u < c1; u++, odo_next(&kd, s->nk, s->kdim, s->kstr))
                     j->t->run(j->kind, j->x + (size_t)kd.off * j->esz, s->run, acc + (u - c0),
-                              j->shift ? j->shift[u] : 0.0);
+                              j->shift ? j->shift[u * j->step] : 0.0);
             } else {
                 for (int64_t u = c0; u < c1; u++, odo_next(&kd, s->nk, s->kdim, s->kstr))
                     accumulate(j, kd.off, u, 1, 0, s->n_red, 0, s->run, acc + (u - c0));
@@ -324,9 +331,9 @@ static void part_item(void *ctx, int64_t item, int worker) {
     memcpy((int64_t *)s->partial + part * s->n_out + at, acc, (size_t)n * sizeof(int64_t));
 }
 
-static void reduce_pass(reduce_job *j, int kind, int fin, int to_shift, const double *shift) {
+static void reduce_pass(reduce_job *j, int kind, int fin, int to_shift, const double *shift, int64_t step) {
     const x86_reduction_state *s = j->s;
-    j->kind = kind, j->fin = fin, j->to_shift = to_shift, j->shift = shift;
+    j->kind = kind, j->fin = fin, j->to_shift = to_shift, j->shift = shift, j->step = step;
     if (s->parts > 1) {
         x86_pool->parallel(s->op.threads, s->parts * j->units, part_item, j);
         for (int64_t p = 1; p < s->parts; p++)
@@ -343,7 +350,7 @@ int x86_reduction_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tens
     (void)n_in, (void)n_out;
     s->dtype = ins[0].dtype;
     reduce_job j = {s, type_of(s->dtype), (const char *)ins[0].data, (char *)outs[0].data,
-                    mnn_dtype_size(s->dtype), 0, 0, 0, NULL, 0, (s->inner + TILE - 1) / TILE};
+                    mnn_dtype_size(s->dtype), 0, 0, 0, NULL, 0, 0, (s->inner + TILE - 1) / TILE};
     if (j.t == NULL) {
         s->op.error = "reduce: a dtype this kernel was not built for";
         return 1;
@@ -351,10 +358,10 @@ int x86_reduction_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tens
     if (s->n_out == 0) return 0;
     j.units = s->n_out / s->inner * j.tiles;
     if (s->fin == X86_F_LSE) { /* the maxima first, so that no exp overflows */
-        reduce_pass(&j, X86_R_MAX, X86_F_NONE, 1, NULL);
-        reduce_pass(&j, X86_R_EXP, X86_F_LSE, 0, s->shift);
+        reduce_pass(&j, X86_R_MAX, X86_F_NONE, 1, NULL, 0);
+        reduce_pass(&j, X86_R_EXP, X86_F_LSE, 0, s->shift, 1);
     } else {
-        reduce_pass(&j, s->kind, s->fin, 0, NULL);
+        reduce_pass(&j, s->kind, s->fin, 0, s->kind == X86_R_POW ? &s->power : NULL, 0);
     }
     return 0;
 }

@@ -10,9 +10,9 @@
 #include "family.h"
 
 /* what each element adds to its output's accumulator */
-enum x86_reduce_kind { X86_R_SUM, X86_R_ABS, X86_R_SQ, X86_R_PROD, X86_R_MAX, X86_R_MIN, X86_R_EXP };
+enum x86_reduce_kind { X86_R_SUM, X86_R_ABS, X86_R_SQ, X86_R_PROD, X86_R_MAX, X86_R_MIN, X86_R_EXP, X86_R_POW };
 /* what is done to an accumulator when it is stored */
-enum x86_reduce_fin { X86_F_NONE, X86_F_MEAN, X86_F_SQRT, X86_F_LOG, X86_F_LSE };
+enum x86_reduce_fin { X86_F_NONE, X86_F_MEAN, X86_F_SQRT, X86_F_LOG, X86_F_LSE, X86_F_ROOT };
 
 #define X86_REDUCE_DIMS 4 /* kept (or reduced) axes between the others: at most 4 of 8 after merging */
 
@@ -25,6 +25,7 @@ typedef struct {
     int64_t n_out;       /* outputs: prod(kdim) * inner */
     int64_t n_red;       /* reduced positions a run starts at: prod(rdim) */
     double count;        /* elements per output: n_red * run (ReduceMean's divisor) */
+    double power;        /* X86_R_POW adds |x|^power, X86_F_ROOT takes the power-th root (GlobalLpPool) */
     int64_t parts;       /* > 1: the reduction is cut into parts (few outputs, many threads) */
     void *partial;       /* parts * n_out accumulators (8 bytes each) when parts > 1 */
     double *shift;       /* ReduceLogSumExp: each output's maximum (n_out), else NULL */
@@ -39,11 +40,15 @@ typedef struct {
     int32_t last;        /* arg: the last index on ties; cumulative: exclusive */
     int32_t reverse;     /* cumulative: from the end of the axis */
     int64_t outer, axis, inner, k;
+    double alpha, beta, bias;
     int64_t *work;       /* topk: (axis) indices per thread */
 } x86_axis_state;
 int x86_arg_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 int x86_hardmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 int x86_cumulative_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 int x86_topk_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+/* LpNormalization (mode: p, 1 or 2) along the axis; LRN across it (k: size; alpha, beta, bias) */
+int x86_lpnorm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+int x86_lrn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 #endif
