@@ -135,6 +135,29 @@ def fuse_activations(graph: Graph) -> Graph:
     return graph
 
 
+def clip_data_bounds(graph: Graph) -> Graph:
+    """A Clip whose min or max follows the data (a log-mel spectrogram clipped at its maximum less
+    80 dB) becomes Max and Min of tensors: Clip's bounds are attributes bound at resize, and a
+    bound known only at run would keep the whole graph eager. Min(Max(x, lo), hi) is Clip's
+    definition; a NaN bound propagates there instead of being no bound."""
+    from .shapes import follows_data
+
+    kept = []
+    for node in graph.nodes:
+        bounds = (list(node.inputs[1:]) + ["", ""])[:2] if node.op == "Clip" else ["", ""]
+        if not any(b and follows_data(graph, b) for b in bounds):
+            kept.append(node)
+            continue
+        value = node.inputs[0]
+        for op, bound in (("Max", bounds[0]), ("Min", bounds[1])):
+            if bound:
+                out = node.outputs[0] if op == "Min" or not bounds[1] else f"{node.name}/{op}"
+                kept.append(Node(op, [value, bound], [out], {}, f"{node.name}/{op}"))
+                value = out
+    graph.nodes = kept
+    return graph
+
+
 def remove_identities(graph: Graph) -> Graph:
     rename: dict[str, str] = {}
     kept = []
@@ -162,6 +185,7 @@ def eliminate_dead(graph: Graph) -> Graph:
 
 CORE_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("fold_constants", fold_constants),
+    ("clip_data_bounds", clip_data_bounds),
     ("fold_batchnorm", fold_batchnorm),
     ("fuse_activations", fuse_activations),
     ("remove_identities", remove_identities),

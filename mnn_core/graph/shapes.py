@@ -306,11 +306,27 @@ def value_sources(graph: Graph) -> tuple[set[str], set[str]]:
     from ..ops import get_schema
 
     graph, stack = both_branches(graph)
+    stack += [n for node in graph.nodes for i, n in enumerate(node.inputs)
+              if n and i in get_schema(node.op).value_inputs]
+    return _trace(graph, stack)
+
+
+def follows_data(graph: Graph, name: str) -> bool:
+    """Whether value `name` of `graph` (with no If) depends on tensor data, not only on constants,
+    shapes and small inputs: value_sources would refuse it as a value input."""
+    try:
+        _trace(graph, [name])
+    except GraphError:
+        return True
+    return False
+
+
+def _trace(graph: Graph, stack: list[str]) -> tuple[set[str], set[str]]:
+    from ..ops import get_schema
+
     producer = graph.producers()
     inputs: set[str] = set()
     needed: set[str] = set()
-    stack += [n for node in graph.nodes for i, n in enumerate(node.inputs)
-              if n and i in get_schema(node.op).value_inputs]
     while stack:
         name = stack.pop()
         if name in graph.initializers or name in needed:
@@ -333,4 +349,4 @@ def value_sources(graph: Graph) -> tuple[set[str], set[str]]:
     return inputs, needed
 
 
-__all__ = ["SHAPE_OPS", "Sym", "UNKNOWN", "Walk", "infer_node", "shape_value", "value_sources", "walk"]
+__all__ = ["SHAPE_OPS", "Sym", "UNKNOWN", "Walk", "follows_data", "infer_node", "shape_value", "value_sources", "walk"]
