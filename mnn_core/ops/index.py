@@ -3,6 +3,8 @@ ReverseSequence, DepthToSpace and SpaceToDepth."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import GraphError
@@ -96,12 +98,13 @@ def _gather_nd(ins, attrs):
     x, idx = ins[0], ins[1].astype(np.int64)
     b = attrs["batch_dims"]
     batch = x.shape[:b]
-    xs = x.reshape((-1,) + x.shape[b:])
-    ids = idx.reshape((-1,) + idx.shape[b:])
+    n = math.prod(batch)  # counts, not -1: a reshape cannot infer a dimension of an empty array
+    xs = x.reshape((n,) + x.shape[b:])
+    ids = idx.reshape((n,) + idx.shape[b:])
     k = idx.shape[-1]
     outs = []
     for xb, ib in zip(xs, ids):
-        flat = ib.reshape(-1, k)
+        flat = ib.reshape(math.prod(ib.shape[:-1]), k)
         flat = _fix_negative(flat, np.array(xb.shape[:k]))
         outs.append(np.stack([xb[tuple(t)] for t in flat]) if len(flat) else
                     np.empty((0,) + xb.shape[k:], x.dtype))
@@ -123,8 +126,9 @@ def _scatter_nd(ins, attrs):
     x, idx, upd = ins[0], ins[1].astype(np.int64), ins[2]
     out = x.copy()
     k = idx.shape[-1]
-    flat_idx = idx.reshape(-1, k)
-    flat_upd = upd.reshape((-1,) + x.shape[k:])
+    n = math.prod(idx.shape[:-1])  # a count, not -1: an empty array's reshape cannot infer it
+    flat_idx = idx.reshape(n, k)
+    flat_upd = upd.reshape((n,) + x.shape[k:])
     for t, u in zip(flat_idx, flat_upd):
         t = tuple(_fix_negative(t, np.array(x.shape[:k])))
         if attrs["reduction"] == "none":
