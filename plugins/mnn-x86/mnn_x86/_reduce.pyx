@@ -36,6 +36,17 @@ cdef extern from "reduce/reduce.h" nogil:
     int x86_lpnorm_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     int x86_lrn_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
 
+    ctypedef struct x86_layernorm_state:
+        x86_op op
+        int32_t dtype, nd, scale_input, bias_input
+        int64_t rows, n
+        int64_t dim[8]
+        int64_t sstr[8]
+        int64_t bstr[8]
+        double eps
+    int x86_layernorm_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs,
+                          int32_t n_out) noexcept
+
 
 cdef void* _scratch(Execution ex, int64_t n_doubles) except NULL:
     """Zeroed scratch of n 8-byte elements that lives as long as the execution."""
@@ -77,4 +88,18 @@ def along_axis(str op, str isa, int threads, str name, int64_t outer, int64_t ax
     s.alpha, s.beta, s.bias = alpha, beta, bias
     if op == "topk":
         s.work = <int64_t*>_scratch(ex, max(threads, 1) * axis)
+    return ex
+
+
+def layernorm(str isa, int threads, int64_t rows, int64_t n, list dims, list scale_strides, list bias_strides,
+              double eps, int scale_input, int bias_input):
+    """LayerNormalization of rows of n over the merged normalized axes `dims`, its scale and bias
+    (inputs scale_input / bias_input, -1: absent) walked by their strides (0: broadcast)."""
+    cdef Execution ex = _execution("x86.LayerNormalization.broadcast", sizeof(x86_layernorm_state),
+                                   x86_layernorm_run, isa, threads)
+    cdef x86_layernorm_state* s = <x86_layernorm_state*>ex.state
+    s.rows, s.n, s.eps, s.nd = rows, n, eps, len(dims)
+    s.scale_input, s.bias_input = scale_input, bias_input
+    for i in range(s.nd):
+        s.dim[i], s.sstr[i], s.bstr[i] = dims[i], scale_strides[i], bias_strides[i]
     return ex

@@ -243,3 +243,28 @@ def test_global_lp_pool(rng, dtype="float32"):  # (the op takes float32 and floa
         x = rng.standard_normal(shape).astype(dtype)
         for p, threads in itertools.product((1, 2, 3), THREADS):
             check("GlobalLpPool", [x], {"p": p}, threads)
+
+
+# -- LayerNormalization with broadcast scale and bias (ops_norm.py -> csrc/reduce/layernorm.c) --------
+
+
+def test_layernorm_broadcast_params(rng, dtype="float32"):  # (the op takes float32 and 16-bit floats)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(dtype)
+    params = [None, (5,), (4, 1), (3, 1, 1), (1, 4, 5), (3, 4, 5), (1,), (3, 1, 5)]
+    for axis in (1, -1, 2):
+        normalized = x.shape[axis % 4:]
+        fits = [p for p in params if p is None or np.broadcast_shapes(p, normalized) == normalized]
+        for s, b in itertools.product(fits, fits):
+            scale = None if s is None else rng.uniform(0.5, 1.5, s).astype(dtype)
+            bias = None if b is None else rng.standard_normal(b).astype(dtype)
+            for constant in ((), (1, 2)):
+                check("LayerNormalization", [x, scale, bias], {"axis": axis}, 1, constant=constant)
+
+
+@pytest.mark.parametrize("threads", THREADS)
+def test_layernorm_broadcast_large(threads, rng):
+    x = (rng.standard_normal((64, 48, 96)) * 3 + 1).astype(np.float32)
+    check("LayerNormalization", [x, rng.uniform(0.5, 1.5, (48, 1)).astype(np.float32),
+                                 rng.standard_normal((96,)).astype(np.float32)], {"axis": 1}, threads)
+    check("LayerNormalization", [x, rng.uniform(0.5, 1.5, (96,)).astype(np.float64).astype(np.float32), None],
+          {"axis": -1, "epsilon": 1e-3}, threads)

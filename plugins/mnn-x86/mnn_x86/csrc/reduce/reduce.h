@@ -51,4 +51,17 @@ int x86_topk_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
 int x86_lpnorm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 int x86_lrn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* LayerNormalization whose scale and bias broadcast to the normalized shape (or are absent): each
+ * row of n normalized in double, then y = x^ * scale + bias, both walked by their own strides over
+ * the normalized axes (merged; a stride 0 repeats) */
+typedef struct {
+    x86_op op;
+    int32_t dtype, nd;
+    int32_t scale_input, bias_input; /* the kernel's inputs they arrive at, or -1: absent */
+    int64_t rows, n;
+    int64_t dim[MNN_MAX_DIMS], sstr[MNN_MAX_DIMS], bstr[MNN_MAX_DIMS];
+    double eps;
+} x86_layernorm_state;
+int x86_layernorm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif
