@@ -195,8 +195,8 @@ class Session:
             raise InputError(f"resize() needs the shape of every input; missing: {', '.join(missing)}")
         values = {n: np.asarray((values or {})[n]) for n in self.value_inputs if n in (values or {})}
         if len(values) != len(self.value_inputs):
-            raise InputError(f"inputs {', '.join(self.value_inputs)} decide shapes in this model: pass their "
-                             "values to resize(shapes, values=...), or call run()")
+            raise InputError(f"inputs {', '.join(self.value_inputs)} decide shapes (or If branches) in this model: "
+                             "pass their values to resize(shapes, values=...), or call run()")
         key = (tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names),
                tuple((v.dtype.str, v.tobytes()) for v in values.values()))
         with self._lock:  # one plan at a time: restoring and releasing weights must not interleave
