@@ -46,13 +46,15 @@ def workspaces(tmp_path_factory, doc_models):
 def _why_not(block: db.Block) -> str | None:
     if block.skip:
         return block.skip
+    import mnn_core as mnn
+
+    status = {s.name: s for s in mnn.backends()}
     plugin = block.path.parent.name if block.path.parent.parent.name == "plugins" else None
     if plugin and importlib.util.find_spec(plugin.replace("-", "_")) is None:
         return f"{plugin} is not installed"
+    if plugin and plugin.removeprefix("mnn-") not in status:
+        return f"{plugin} is not loaded (MNN_LOAD_PLUGINS, MNN_DISABLE_PLUGIN_AUTOLOAD)"
     if block.needs:
-        import mnn_core as mnn
-
-        status = {s.name: s for s in mnn.backends()}
         for name in block.needs:
             if name not in status:
                 return f"needs the {name} backend, which is not installed"

@@ -95,11 +95,14 @@ def _read_marker(block: Block, text: str) -> None:
             rest = text[4:].lstrip()
             if not rest.startswith("("):
                 raise ValueError(f"{block.name}: a skip marker needs its reason: skip (why)")
-            depth = 0
-            for end, ch in enumerate(rest):
+            depth, end = 0, -1
+            for i, ch in enumerate(rest):
                 depth += {"(": 1, ")": -1}.get(ch, 0)
                 if depth == 0:
+                    end = i
                     break
+            if end < 0:
+                raise ValueError(f"{block.name}: the skip reason's parenthesis is not closed")
             block.skip = rest[1:end].strip()
             text = rest[end + 1:]
         else:
