@@ -163,6 +163,20 @@ def test_arg_dtypes_and_nan(dtype, rng):
             check(op, [x], {"axis": 1, "select_last_index": last}, 1)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_arg_of_long_rows(dtype, rng):  # lanes across the row, then the lanes' winners and the tail
+    for shape in [(3, 1500), (2, 1024), (1, 4, 700)]:
+        x = rng.integers(-3, 4, size=shape).astype(dtype)
+        if dtype.startswith("float"):
+            rows = x.reshape(-1, x.shape[-1])
+            rows[0, 37] = rows[0, 600] = rows[-1, -1] = np.nan
+        for op, last, threads in itertools.product(("ArgMax", "ArgMin", "Hardmax"), (0, 1), THREADS):
+            if op == "Hardmax" and (last or not dtype.startswith("float")):
+                continue
+            attrs = {"axis": -1} if op == "Hardmax" else {"axis": -1, "select_last_index": last}
+            check(op, [x], attrs, threads)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_hardmax(dtype, rng):
     for x in (rng.standard_normal((3, 4, 5)).astype(dtype), rng.integers(0, 3, (4, 6, 300)).astype(dtype)):
@@ -234,8 +248,8 @@ def test_lp_normalization(dtype, rng):
 def test_lrn(dtype, rng):
     for shape in [(2, 5, 3, 3), (1, 7, 20, 20), (2, 3, 4), (1, 16, 1, 1)]:
         x = rng.standard_normal(shape).astype(dtype)
-        for size, threads in itertools.product((1, 2, 3, 5, 8), THREADS):
-            check("LRN", [x], {"size": size, "alpha": 0.3, "beta": 0.75, "bias": 2.0}, threads)
+        for size, beta, threads in itertools.product((1, 2, 3, 5, 8), (0.75, 0.6), THREADS):
+            check("LRN", [x], {"size": size, "alpha": 0.3, "beta": beta, "bias": 2.0}, threads)
 
 
 def test_global_lp_pool(rng, dtype="float32"):  # (the op takes float32 and float16)

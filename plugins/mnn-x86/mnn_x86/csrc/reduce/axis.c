@@ -33,11 +33,11 @@ static void run_tiles(axis_job *j, x86_range_fn fn) {
 
 /* -- ArgMax / ArgMin / Hardmax ------------------------------------------------------------------- */
 
-/* idx[i]: the position along the axis of the best of x[a * inner + i]; a NaN is the best (numpy's) */
+/* idx[i]: the position along the axis of the best of x[a * inner + i], best[i] its value; a NaN is
+ * the best (numpy's) */
 #define ARG_TILE(T, S) \
     static X86_CLONES void arg_tile_##S(const T *x, int64_t axis, int64_t inner, int64_t n, int mode, int last, \
-                                        int64_t *idx) { \
-        T best[TILE]; \
+                                        int64_t *restrict idx, T *restrict best) { \
         for (int64_t i = 0; i < n; i++) best[i] = x[i], idx[i] = 0; \
         for (int64_t a = 1; a < axis; a++) { \
             const T *row = x + a * inner; \
@@ -51,17 +51,67 @@ static void run_tiles(axis_job *j, x86_range_fn fn) {
         } \
     }
 
+/* A contiguous row (inner == 1) as ROW_LANES lanes of len / ROW_LANES positions each (arg_tile
+ * vectorizes across them); of the lanes' winners, those of the best value (or NaNs), the first (last)
+ * position; then the tail, element by element. */
+#define ROW_LANES 128
+#define ARG_ROW(T, S) \
+    static int beats_##S(const T *x, int64_t a, int64_t b, int mode, int last) { \
+        const T va = x[a], vb = x[b]; \
+        if (va != va || vb != vb) return va != va && (vb == vb || (last ? a > b : a < b)); \
+        if (va == vb) return last ? a > b : a < b; \
+        return mode ? va < vb : va > vb; \
+    } \
+    static X86_CLONES int64_t arg_lanes_##S(const T *best, const int64_t *idx, int mode, int last) { \
+        T bv = best[0]; \
+        int nan = 0; \
+        for (int i = 0; i < ROW_LANES; i++) { \
+            const T v = best[i]; \
+            nan |= v != v; \
+            bv = (mode ? v < bv : v > bv) ? v : bv; \
+        } \
+        int64_t pos = last ? -1 : INT64_MAX; \
+        for (int i = 0; i < ROW_LANES; i++) { \
+            const T v = best[i]; \
+            const int64_t p = idx[i] * ROW_LANES + i; \
+            const int match = nan ? v != v : v == bv; \
+            pos = match && (last ? p > pos : p < pos) ? p : pos; \
+        } \
+        return pos; \
+    } \
+    static int64_t arg_row_##S(const T *x, int64_t len, int mode, int last) { \
+        const int64_t rows = len / ROW_LANES; \
+        int64_t idx[ROW_LANES]; \
+        T best[ROW_LANES]; \
+        arg_tile_##S(x, rows, ROW_LANES, ROW_LANES, mode, last, idx, best); \
+        int64_t pos = arg_lanes_##S(best, idx, mode, last); \
+        for (int64_t p = rows * ROW_LANES; p < len; p++) \
+            if (beats_##S(x, p, pos, mode, last)) pos = p; \
+        return pos; \
+    } \
+    static void arg_##S(const x86_axis_state *s, const T *x, int64_t n, int64_t *idx) { \
+        T best[TILE]; \
+        if (s->inner == 1 && s->axis >= 4 * ROW_LANES) \
+            idx[0] = arg_row_##S(x, s->axis, s->mode, s->last); \
+        else \
+            arg_tile_##S(x, s->axis, s->inner, n, s->mode, s->last, idx, best); \
+    }
+
 ARG_TILE(float, f32)
 ARG_TILE(double, f64)
 ARG_TILE(int32_t, i32)
 ARG_TILE(int64_t, i64)
+ARG_ROW(float, f32)
+ARG_ROW(double, f64)
+ARG_ROW(int32_t, i32)
+ARG_ROW(int64_t, i64)
 
 static int arg_tile(const x86_axis_state *s, const char *x, int64_t n, int64_t *idx) {
     switch (s->dtype) {
-    case MNN_FLOAT32: arg_tile_f32((const float *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
-    case MNN_FLOAT64: arg_tile_f64((const double *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
-    case MNN_INT32: arg_tile_i32((const int32_t *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
-    case MNN_INT64: arg_tile_i64((const int64_t *)x, s->axis, s->inner, n, s->mode, s->last, idx); return 0;
+    case MNN_FLOAT32: arg_f32(s, (const float *)x, n, idx); return 0;
+    case MNN_FLOAT64: arg_f64(s, (const double *)x, n, idx); return 0;
+    case MNN_INT32: arg_i32(s, (const int32_t *)x, n, idx); return 0;
+    case MNN_INT64: arg_i64(s, (const int64_t *)x, n, idx); return 0;
     default: return 1;
     }
 }
@@ -81,10 +131,17 @@ static void arg_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     }
 }
 
+/* 1 at each lane's index along the axis, 0 elsewhere; a contiguous row (inner == 1) at a time there */
 #define ONE_HOT(T) \
-    for (int64_t a = 0; a < s->axis; a++) { \
-        T *row = (T *)j->y + (o * s->axis + a) * s->inner + i0; \
-        for (int64_t i = 0; i < n; i++) row[i] = (T)(idx[i] == a); \
+    if (s->inner == 1) { \
+        T *row = (T *)j->y + o * s->axis; \
+        for (int64_t a = 0; a < s->axis; a++) row[a] = (T)0; \
+        row[idx[0]] = (T)1; \
+    } else { \
+        for (int64_t a = 0; a < s->axis; a++) { \
+            T *row = (T *)j->y + (o * s->axis + a) * s->inner + i0; \
+            for (int64_t i = 0; i < n; i++) row[i] = (T)(idx[i] == a); \
+        } \
     }
 
 static void hardmax_range(void *ctx, int64_t lo, int64_t hi, int worker) {
@@ -150,6 +207,15 @@ int x86_hardmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor
             if (!exclusive) \
                 for (int64_t i = 0; i < n; i++) yr[i] = acc[i]; \
         } \
+    } \
+    static void cum_row_##S(const T *x, T *y, int64_t len, int prod, int exclusive, int reverse) { \
+        const int64_t step = reverse ? -1 : 1, from = reverse ? len - 1 : 0; \
+        T acc = (T)prod; \
+        for (int64_t k = 0, a = from; k < len; k++, a += step) { \
+            const T before = acc; \
+            acc = prod ? (T)((U)acc * (U)x[a]) : (T)((U)acc + (U)x[a]); \
+            y[a] = exclusive ? before : acc; \
+        } \
     }
 
 CUM_TILE(float, float, f32)
@@ -166,6 +232,15 @@ static void cumulative_range(void *ctx, int64_t lo, int64_t hi, int worker) {
         const int64_t n = tile_at(j, u, &o, &i0);
         const char *x = tile_x(j, o, i0);
         char *y = j->y + (x - j->x);
+        if (s->inner == 1) { /* one row along the axis: no tile of lanes */
+            switch (s->dtype) {
+            case MNN_FLOAT32: cum_row_f32((const float *)x, (float *)y, s->axis, s->mode, s->last, s->reverse); break;
+            case MNN_FLOAT64: cum_row_f64((const double *)x, (double *)y, s->axis, s->mode, s->last, s->reverse); break;
+            case MNN_INT32: cum_row_i32((const int32_t *)x, (int32_t *)y, s->axis, s->mode, s->last, s->reverse); break;
+            default: cum_row_i64((const int64_t *)x, (int64_t *)y, s->axis, s->mode, s->last, s->reverse); break;
+            }
+            continue;
+        }
         switch (s->dtype) {
         case MNN_FLOAT32:
             cum_tile_f32((const float *)x, (float *)y, s->axis, s->inner, n, s->mode, s->last, s->reverse);
@@ -240,10 +315,13 @@ static void sift_down(const topk_row *r, int64_t *h, int64_t n, int64_t i) {
 static void topk_select(const topk_row *r, int64_t axis, int64_t k, int64_t *h) {
     for (int64_t a = 0; a < k; a++) h[a] = a;
     for (int64_t i = k / 2 - 1; i >= 0; i--) sift_down(r, h, k, i);
-    for (int64_t a = k; a < axis; a++) {
-        if (!better(r, a, h[0])) continue;
+    double worst = k ? row_value(r, h[0]) : 0.0;
+    for (int64_t a = k; a < axis; a++) { /* a later position never wins a tie: only a better value enters */
+        const double v = row_value(r, a);
+        if (!(r->largest ? v > worst : v < worst)) continue;
         h[0] = a;
         sift_down(r, h, k, 0);
+        worst = row_value(r, h[0]);
     }
     for (int64_t n = k - 1; n > 0; n--) { /* heap sort: the worst to the end, one at a time */
         const int64_t t = h[0];
@@ -364,15 +442,21 @@ int x86_lpnorm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
 /* x / (bias + alpha / size * (sum of squares of the size channels about it))^beta, the sums in
  * double in the reference's order (the window from its first channel) */
 #define LRN_TILE(T, S) \
-    static void lrn_tile_##S(const x86_axis_state *s, const T *x, T *y, int64_t n) { \
+    static X86_CLONES void lrn_tile_##S(const x86_axis_state *s, const T *x, T *y, int64_t n) { \
         const int64_t C = s->axis, inner = s->inner, size = s->k, lo = (size - 1) / 2, hi = size - 1 - lo; \
         double sq[TILE]; \
         for (int64_t c = 0; c < C; c++) { \
             for (int64_t i = 0; i < n; i++) sq[i] = 0.0; \
             for (int64_t w = c - lo < 0 ? 0 : c - lo; w <= c + hi && w < C; w++) \
                 for (int64_t i = 0; i < n; i++) sq[i] += (double)x[w * inner + i] * (double)x[w * inner + i]; \
-            for (int64_t i = 0; i < n; i++) \
-                y[c * inner + i] = (T)((double)x[c * inner + i] / pow(s->bias + s->alpha / size * sq[i], s->beta)); \
+            if (s->beta == 0.75) /* the usual exponent: base^0.75 by square roots, which vectorize */ \
+                for (int64_t i = 0; i < n; i++) { \
+                    const double b = s->bias + s->alpha / size * sq[i]; \
+                    y[c * inner + i] = (T)((double)x[c * inner + i] / sqrt(b * sqrt(b))); \
+                } \
+            else \
+                for (int64_t i = 0; i < n; i++) \
+                    y[c * inner + i] = (T)((double)x[c * inner + i] / pow(s->bias + s->alpha / size * sq[i], s->beta)); \
         } \
     }
 

@@ -99,8 +99,8 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
 
 #define FLOAT_TYPE(T, S) \
     static X86_CLONES void rows_##S(int kind, const void *xv, void *av, int64_t n, const double *shift) { \
-        const T *x = (const T *)xv; \
-        double *a = (double *)av; \
+        const T *restrict x = (const T *)xv; \
+        double *restrict a = (double *)av; \
         switch (kind) { \
         case X86_R_SUM: ROWS_LOOP(double, U_SUM); \
         case X86_R_ABS: ROWS_LOOP(double, U_ABS); \
