@@ -167,10 +167,11 @@ BAD_SHAPES = [
     ("Tile", [(2, 3)], {"repeats": [2]}),
     ("Tile", [(2, 3)], {"repeats": [2, -1]}),
     # resize
-    ("Resize", [(1, 3, 4)], {"scales": [1.0, 2.0, 2.0]}),
+    ("Resize", [(1, 3, 4)], {"scales": [2.0, 2.0], "axes": [1, -2]}),
     ("Resize", [(1, 3, 4, 4)], {"scales": [1.0, 1.0, 2.0, 2.0], "sizes": [1, 3, 8, 8]}),
     ("Resize", [(1, 3, 4, 4)], {}),
-    ("Resize", [(1, 3, 4, 4)], {"scales": [1.0, 2.0, 2.0, 2.0]}),
+    ("Resize", [(1, 3, 4, 4)], {"scales": [2.0, 2.0, 2.0], "axes": [2, 3]}),
+    ("Resize", [(1, 3, 4, 4)], {"scales": [1.0, 2.0], "mode": "nearest", "antialias": 1}),
     ("Resize", [(1, 3, 4, 4)], {"sizes": [1, 3, 8]}),
     ("Resize", [((1, 3, 4, 4), "int32")], {"sizes": [8, 8], "mode": "linear"}),
     # convtranspose

@@ -81,13 +81,14 @@ def _pad(m, inputs, attrs, sample):
 
 
 def _resize(m, inputs, attrs, sample):
-    n, c = sample.inputs[0].shape[:2]
-    scales, sizes = attrs.pop("scales", []), attrs.pop("sizes", [])
-    inputs.append("")  # roi
+    shape = sample.inputs[0].shape
+    scales, sizes, roi = attrs.pop("scales", []), attrs.pop("sizes", []), attrs.pop("roi", [])
+    lead = not attrs.get("axes") and len(scales or sizes) == len(shape) - 2  # the axes after N and C
+    inputs.append(m.const(roi, "float32") if roi else "")
     if scales:
-        inputs.append(m.const(([1.0, 1.0] if len(scales) == 2 else []) + list(scales), "float32"))
+        inputs.append(m.const(([1.0, 1.0] if lead else []) + list(scales), "float32"))
     else:
-        inputs += ["", m.const(([n, c] if len(sizes) == 2 else []) + list(sizes))]
+        inputs += ["", m.const((list(shape[:2]) if lead else []) + list(sizes))]
 
 
 def _cast(m, inputs, attrs, sample):

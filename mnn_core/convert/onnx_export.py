@@ -130,7 +130,7 @@ class _Writer:
         attrs = {k: v for k, v in attrs.items() if not _is_empty(v)}
         known = self.onnx_attributes(op)
         for key in [k for k in attrs if known is not None and k not in known]:
-            if attrs[key] not in (0, 0.0, "none", "NOTSET"):  # an attribute newer than the target opset
+            if attrs[key] not in (0, 0.0, "none", "NOTSET", "stretch"):  # newer than the target opset, not default
                 raise MnnError(f"node {name!r}: {op} attribute {key}={attrs[key]!r} needs a newer opset than "
                                f"{self.opset}")
             del attrs[key]
@@ -330,19 +330,29 @@ def _pad(w: _Writer, node: Node, outputs) -> None:
     w.emit("Pad", ins, outputs, node.name, mode=node.attrs.get("mode", "constant"))
 
 
+#: Resize attributes ONNX has from opset 18 on, and their defaults (left out when default)
+_RESIZE_18 = {"antialias": 0, "axes": [], "keep_aspect_ratio_policy": "stretch"}
+
+
 def _resize(w: _Writer, node: Node, outputs) -> None:
-    scales, sizes = node.attrs.get("scales"), node.attrs.get("sizes")
+    scales, sizes, roi = node.attrs.get("scales"), node.attrs.get("sizes"), node.attrs.get("roi")
     shape = w.infos[node.inputs[0]].shape
-    if scales and len(scales) == len(shape) - 2:  # mnn may give the spatial axes only
+    lead = not node.attrs.get("axes")  # mnn may give the axes after N and C only
+    if lead and scales and len(scales) == len(shape) - 2:
         scales = [1.0, 1.0] + list(scales)
-    if sizes and len(sizes) == len(shape) - 2:
+    if lead and sizes and len(sizes) == len(shape) - 2:
         if not all(isinstance(d, (int, np.integer)) for d in shape[:2]):
             raise MnnError(f"node {node.name!r}: Resize to sizes {sizes} of a dynamic batch needs scales in ONNX")
         sizes = list(shape[:2]) + list(sizes)
-    ins = [node.inputs[0], "", w.const(scales, f"{node.name}.scales", "float32") if scales else ""]
+    newer = {k: v for k, v in node.attrs.items() if k in _RESIZE_18 and v != _RESIZE_18[k]}
+    if newer and w.opset < 18:
+        raise MnnError(f"node {node.name!r}: Resize with {sorted(newer)} needs ONNX opset 18 or newer "
+                       "(to_onnx(graph, opset=18))")
+    ins = [node.inputs[0], w.const(roi, f"{node.name}.roi", "float32") if roi else "",
+           w.const(scales, f"{node.name}.scales", "float32") if scales else ""]
     if sizes:
         ins.append(w.const(sizes, f"{node.name}.sizes"))
-    w.emit("Resize", ins, outputs, node.name, **_attrs(node, ("scales", "sizes")))
+    w.emit("Resize", ins, outputs, node.name, **_attrs(node, ("scales", "sizes", "roi", *_RESIZE_18)), **newer)
 
 
 def _split(w: _Writer, node: Node, outputs) -> None:

@@ -380,45 +380,21 @@ def _upsample(ctx, node):
 
 @handles("Resize")
 def _resize(ctx, node):
+    """roi (read by tf_crop_and_resize only), scales and sizes are value inputs: constants become
+    attributes, the others are bound when a Session knows the input shapes."""
     values = {}
     x = node.inputs[0]
     if node.opset == 10:  # scales at input 1
         values["nearest_mode"] = "floor"
         values["coordinate_transformation_mode"] = "asymmetric"
         return direct(ctx, node, inputs=[x, "", node.input(1)], values=values)
-    mode = node.attrs.get("coordinate_transformation_mode", "half_pixel")
-    roi = ctx.static_input(node, 1, "roi") if mode == "tf_crop_and_resize" else None
-    if roi is not None and roi.size:
-        raise NodeUnsupported("Resize with coordinate_transformation_mode=tf_crop_and_resize (roi)")
-    if node.attrs.get("keep_aspect_ratio_policy", "stretch") != "stretch" and node.input(3):
-        raise NodeUnsupported("Resize with keep_aspect_ratio_policy other than stretch")
-    inputs = [x, ""]
-    axes = node.attrs.get("axes")
-    for index, attr in ((2, "scales"), (3, "sizes")):
+    crop = node.attrs.get("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize"
+    inputs = [x, node.input(1) if crop else ""]
+    for index in (2, 3):
         name = node.input(index)
-        value = ctx.const(name)
-        if value is not None and not value.size or not name:
-            inputs.append("")
-        elif value is None and axes:
-            raise NodeUnsupported(f"unsupported: dynamic {attr} of Resize with axes", ctx.depends([name]))
-        elif value is None:
-            inputs.append(name)  # bound at resize
-        elif attr == "scales":
-            inputs.append("")
-            values["scales"] = _full_rank([float(v) for v in value.reshape(-1)], axes, ctx.rank(x), 1.0)
-        else:
-            inputs.append("")
-            values["sizes"] = _full_rank(as_int_list(value), axes, ctx.rank(x), None, list(ctx.shape(x)))
-    direct(ctx, node, inputs=inputs, values=values, ignore=("axes", "keep_aspect_ratio_policy"))
-
-
-def _full_rank(values, axes, rank, fill, current=None):
-    if not axes:
-        return values
-    out = list(current) if current is not None else [fill] * rank
-    for a, v in zip(axes, values):
-        out[a % rank] = v
-    return out
+        value = ctx.const(name) if name else None
+        inputs.append("" if not name or value is not None and not value.size else name)
+    direct(ctx, node, inputs=inputs, values=values)
 
 
 @handles("Flatten")

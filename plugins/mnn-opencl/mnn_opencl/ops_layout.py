@@ -297,7 +297,9 @@ def _resize_tables(in_size: int, out_size: int, scale: float, attrs) -> tuple[np
 
 
 def _resize_supports(node, ins):
-    return True if ins[0].dtype == "float32" else "float32 only"
+    from mnn_core.ops.resize import resize_2d_supports
+
+    return resize_2d_supports(node, ins) if ins[0].dtype == "float32" else "float32 only"
 
 
 @kernel("Resize", supports=_resize_supports)

@@ -6,6 +6,7 @@ parameters (uploaded once)."""
 from __future__ import annotations
 
 from mnn_core.backend.kit.params import resize_tables
+from mnn_core.ops.resize import resize_2d_supports
 
 from ..recorder import element, words
 from . import register
@@ -26,7 +27,7 @@ def _record(op, rec):
 def _supports(node, ins):
     if len(ins) > 1 and any(i is not None for i in ins[1:]):
         return "Resize with roi/scales/sizes as inputs (only as attributes)"
-    return True
+    return resize_2d_supports(node, ins)  # cubic, antialias, roi, N-D fall back
 
 
 register("Resize", _record, _supports, efficiency=0.5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend.kit.params import pack, resize_tables
+from mnn_core.ops.resize import resize_2d_supports
 
 from . import register
 
@@ -19,4 +20,4 @@ def _record(op, rec):
     rec.elementwise("resize", [rec.tensor(x), rec.constant(table.astype(np.float32)), rec.output(y)], push, y.info.size)
 
 
-register("Resize", _record, efficiency=0.5)
+register("Resize", _record, resize_2d_supports, efficiency=0.5)  # cubic, antialias, roi, N-D fall back
