@@ -55,6 +55,19 @@ cdef extern from "spatial/spatial.h" nogil:
     int x86_deconv_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     int x86_conv3d_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     int x86_resize_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
+    int X86_RESIZE_PASSES
+    ctypedef struct x86_resize_pass:
+        int64_t outer, in_ "in", out, inner
+        int32_t taps
+        const int32_t* idx
+        const float* w
+        const int32_t* outside
+    ctypedef struct x86_resize_nd_state:
+        int32_t n_pass
+        float extrapolation
+        x86_resize_pass* pass_ "pass"
+        float** work
+    int x86_resize_nd_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
 
 
 cdef void _window(x86_window3* g, dict p):
@@ -147,4 +160,32 @@ def resize(str isa, int threads, str name, dict p, rows, cols):
     s.row_lo, s.row_hi, s.row_w = _indices(ex, rows[0]), _indices(ex, rows[1]), _constant(ex, rows[2])
     s.col_lo, s.col_hi, s.col_w = _indices(ex, cols[0]), _indices(ex, cols[1]), _constant(ex, cols[2])
     s.work = _scratch(ex, max(threads, 1) * 2 * s.OW)
+    return ex
+
+
+cdef const int32_t* _int32s(Execution ex, arr):
+    cdef Buffer buf = _copy_array(arr, np.int32)
+    ex.keep.append(buf)
+    return <const int32_t*>buf.ptr
+
+
+def resize_nd(str isa, int threads, str name, list passes, float extrapolation):
+    """Resize as separable passes (float32). passes: one dict per resized axis, in order: outer, in, out,
+    inner (the tensor seen as (outer, in, inner) before it) and its table: idx (out, taps) input
+    positions, w (out, taps) weights, outside (out,) bool or None (those positions take `extrapolation`)."""
+    if not 1 <= len(passes) <= X86_RESIZE_PASSES:
+        raise ValueError(f"x86 Resize takes 1 to {X86_RESIZE_PASSES} passes, got {len(passes)}")
+    cdef Execution ex = _execution(name, sizeof(x86_resize_nd_state), x86_resize_nd_run, isa, threads)
+    cdef x86_resize_nd_state* s = <x86_resize_nd_state*>ex.state
+    cdef x86_resize_pass* q
+    cdef int64_t biggest = 1
+    s.n_pass, s.extrapolation = len(passes), extrapolation
+    for i, p in enumerate(passes):
+        q = &s.pass_[i]
+        q.outer, q.in_, q.out, q.inner, q.taps = p["outer"], p["in"], p["out"], p["inner"], p["idx"].shape[1]
+        q.idx, q.w = _int32s(ex, p["idx"]), _constant(ex, p["w"])
+        q.outside = NULL if p["outside"] is None else _int32s(ex, p["outside"])
+        if i < len(passes) - 1:
+            biggest = max(biggest, q.outer * q.out * q.inner)
+    s.work[0], s.work[1] = _scratch(ex, biggest), _scratch(ex, biggest)
     return ex

@@ -6,8 +6,10 @@ one GEMM, W^T (M/group * taps, C/group) @ X (C/group, pixels), into a column buf
 contiguous over the input pixels, then adds each tap's row at its strided, dilated place of the
 output (col2im) over the bias, and applies the fused activation. 3-D Conv (ops_conv.py hands it
 over) gathers the columns (im2col) and runs the GEMM with bias and activation in its epilogue.
-Resize (NCHW, nearest of any dtype, bilinear of float32) samples from per-row and per-column
-tables computed here by the schema's coordinate rules.
+Resize samples from per-axis tables computed here by the schema's rules: NCHW nearest (any dtype)
+and bilinear (float32) from per-row and per-column tables; the rest (cubic, antialias,
+tf_crop_and_resize, any rank and axes, float32) as one separable pass per resized axis over the
+schema's own tap tables (mnn_core.ops.resize.axis_taps).
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ import numpy as np
 from mnn_core.graph.ir import DTYPES
 from mnn_core.ops.conv import CONV_SPATIAL, conv_geometry
 from mnn_core.ops.convtranspose import conv_transpose_geometry
-from mnn_core.ops.resize import resize_plan, source_coordinate
+from mnn_core.ops.resize import (
+    axis_is_identity,
+    axis_taps,
+    resize_2d_supports,
+    resize_geometry,
+    resize_plan,
+    source_coordinate,
+)
 
 from . import _spatial
 from ._common import fused_activation, kernel, static_shape
@@ -109,16 +118,22 @@ def _repeat(col: np.ndarray, size: int) -> int:
     return f if f > 1 and len(col) == f * size and np.array_equal(col, np.arange(len(col)) // f) else 0
 
 
+def _plain_2d(node, ins) -> bool:
+    """Whether the NCHW kernel (nearest, bilinear: two taps per axis) takes this Resize."""
+    return resize_2d_supports(node, ins) is True
+
+
 def _resize_supports(node, ins):
-    if len(ins[0].shape) != 4:
-        return "only NCHW (4-D) input"
-    if node.attrs["mode"] != "nearest" and ins[0].dtype != "float32":
-        return "linear mode of float32 only"
-    return True
+    if _plain_2d(node, ins):
+        return True if node.attrs["mode"] == "nearest" or ins[0].dtype == "float32" else "linear mode of float32 only"
+    return True if ins[0].dtype == "float32" else "cubic, antialias, roi or N-D resizes of float32 only"
 
 
 @kernel("Resize", dtypes=DTYPES, supports=_resize_supports, efficiency=0.3)
 def prepare_resize(node, ins, outs, constants, ctx, isa):
+    if not _plain_2d(node, ins):
+        return _spatial.resize_nd(isa, ctx.threads, f"x86.Resize.{node.attrs['mode']}", _passes(node, ins),
+                                  node.attrs["extrapolation_value"])
     x = static_shape(ins[0])
     n, c, h, w = x
     (oh, ow), (sh, sw) = resize_plan(x, node.attrs)
@@ -126,6 +141,26 @@ def prepare_resize(node, ins, outs, constants, ctx, isa):
     linear = node.attrs["mode"] == "linear"
     p = dict(linear=int(linear), planes=n * c, H=h, W=w, OH=oh, OW=ow, repeat=0 if linear else _repeat(cols[0], w))
     return _spatial.resize(isa, ctx.threads, f"x86.Resize.{node.attrs['mode']}", p, rows, cols)
+
+
+def _passes(node, ins) -> list:
+    """One pass per resized axis, in increasing order as the reference: the tensor before it seen as
+    (outer, in, inner) and the axis' tap table. A resize of no axis is one pass that copies."""
+    shape = list(static_shape(ins[0]))
+    out, scales, roi = resize_geometry(shape, node.attrs)
+    passes = []
+    for a in range(len(shape)):
+        if axis_is_identity(out[a], shape[a], scales[a], roi[a]) and (passes or a < len(shape) - 1):
+            continue
+        if axis_is_identity(out[a], shape[a], scales[a], roi[a]):
+            idx, w, outside = np.arange(out[a])[:, None], np.ones((out[a], 1)), None
+        else:
+            idx, w, outside = axis_taps(out[a], shape[a], scales[a], node.attrs, roi[a])
+        passes.append(dict(outer=int(np.prod(shape[:a])), inner=int(np.prod(shape[a + 1:])), idx=idx, w=w,
+                           outside=outside if outside is not None and outside.any() else None, **{"in": shape[a]},
+                           out=out[a]))
+        shape[a] = out[a]
+    return passes
 
 
 def lift_1d(node, ins, outs, constants) -> tuple:

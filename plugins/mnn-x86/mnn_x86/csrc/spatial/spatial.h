@@ -90,4 +90,26 @@ typedef struct {
 } x86_resize_state;
 int x86_resize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* Resize of any rank and mode (cubic, antialias, tf_crop_and_resize, any axes) as separable passes, one
+ * per resized axis, float32: the tensor seen as (outer, in, inner) becomes (outer, out, inner) with
+ * y[o][j][i] = sum_k w[j*taps + k] * x[o][idx[j*taps + k]][i], or `extrapolation` where outside[j].
+ * Passes ping-pong between two scratch tensors (work[0], work[1]); the last writes the output. */
+#define X86_RESIZE_PASSES 8
+typedef struct {
+    int64_t outer, in, out, inner;
+    int32_t taps;
+    const int32_t *idx;
+    const float *w;
+    const int32_t *outside; /* NULL: every position reads the input */
+} x86_resize_pass;
+
+typedef struct {
+    x86_op op;
+    int32_t n_pass;
+    float extrapolation;
+    x86_resize_pass pass[X86_RESIZE_PASSES];
+    float *work[2];
+} x86_resize_nd_state;
+int x86_resize_nd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif
