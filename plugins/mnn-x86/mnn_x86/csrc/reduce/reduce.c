@@ -12,7 +12,9 @@
 typedef struct {
     void (*init)(int kind, void *acc, int64_t n);
     void (*rows)(int kind, const void *x, void *acc, int64_t n, const double *shift); /* acc[i] op= x[i] */
-    void (*run)(int kind, const void *x, int64_t len, void *acc, double shift);       /* *acc op= all x */
+    /* acc[r] op= all of the run at x + r * stride, for r < rows (shift: one per row, step apart) */
+    void (*run)(int kind, const void *x, int64_t len, int64_t rows, int64_t stride, void *acc, const double *shift,
+                int64_t step);
     void (*combine)(int kind, void *acc, const void *part, int64_t n);
     void (*store)(int fin, const void *acc, void *y, int64_t n, double count, const double *shift);
 } reduce_type;
@@ -112,9 +114,9 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
         case X86_R_POW: ROWS_LOOP(double, U_POWI); \
         } \
     } \
-    static X86_CLONES void run_##S(int kind, const void *xv, int64_t len, void *av, double shift) { \
-        const T *x = (const T *)xv; \
-        double *acc = (double *)av, p[LANES]; \
+    static inline __attribute__((always_inline)) void run1_##S(int kind, const T *x, int64_t len, double *acc, \
+                                                               double shift) { \
+        double p[LANES]; \
         const int64_t body = len / LANES * LANES; \
         const double start = kind == X86_R_MAX || kind == X86_R_MIN ? *acc : kind == X86_R_PROD ? 1.0 : 0.0; \
         for (int k = 0; k < LANES; k++) p[k] = start; \
@@ -128,6 +130,11 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
         case X86_R_EXP: RUN_LOOP(double, U_EXP, U_SUM); \
         case X86_R_POW: RUN_LOOP(double, U_POW, U_SUM); \
         } \
+    } \
+    static X86_CLONES void run_##S(int kind, const void *xv, int64_t len, int64_t rows, int64_t stride, void *av, \
+                                   const double *shift, int64_t step) { \
+        for (int64_t r = 0; r < rows; r++) \
+            run1_##S(kind, (const T *)xv + r * stride, len, (double *)av + r, shift ? shift[r * step] : 0.0); \
     } \
     static void store_##S(int fin, const void *av, void *yv, int64_t n, double count, const double *shift) { \
         const double *a = (const double *)av; \
@@ -178,9 +185,9 @@ static inline void combine_int(int kind, void *av, const void *pv, int64_t n) {
         default: ROWS_LOOP(int64_t, U_ISUM); \
         } \
     } \
-    static X86_CLONES void run_##S(int kind, const void *xv, int64_t len, void *av, double shift) { \
-        const T *x = (const T *)xv; \
-        int64_t *acc = (int64_t *)av, p[LANES]; \
+    static inline __attribute__((always_inline)) void run1_##S(int kind, const T *x, int64_t len, int64_t *acc, \
+                                                               double shift) { \
+        int64_t p[LANES]; \
         const int64_t body = len / LANES * LANES; \
         const int64_t start = kind == X86_R_MAX || kind == X86_R_MIN ? *acc : kind == X86_R_PROD ? 1 : 0; \
         (void)shift; \
@@ -191,6 +198,11 @@ static inline void combine_int(int kind, void *av, const void *pv, int64_t n) {
         case X86_R_MIN: RUN_BY_ROWS(int64_t, combine_int, rows_##S); \
         default: RUN_LOOP(int64_t, U_ISUM, U_ISUM); \
         } \
+    } \
+    static X86_CLONES void run_##S(int kind, const void *xv, int64_t len, int64_t rows, int64_t stride, void *av, \
+                                   const double *shift, int64_t step) { \
+        for (int64_t r = 0; r < rows; r++) \
+            run1_##S(kind, (const T *)xv + r * stride, len, (int64_t *)av + r, shift ? shift[r * step] : 0.0); \
     } \
     static void store_##S(int fin, const void *av, void *yv, int64_t n, double count, const double *shift) { \
         const int64_t *a = (const int64_t *)av; \
@@ -266,7 +278,7 @@ static void accumulate(const reduce_job *j, int64_t base, int64_t at, int64_t n,
         if (s->inner > 1)
             j->t->rows(j->kind, p, acc, n, j->shift ? j->shift + at * j->step : NULL);
         else
-            j->t->run(j->kind, p, c1 - c0, acc, j->shift ? j->shift[at * j->step] : 0.0);
+            j->t->run(j->kind, p, c1 - c0, 1, 0, acc, j->shift ? j->shift + at * j->step : NULL, 0);
     }
 }
 
@@ -290,11 +302,11 @@ static void units_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     if (s->inner == 1) {
         for (int64_t c0 = lo; c0 < hi; c0 += TILE) {
             const int64_t c1 = hi - c0 < TILE ? hi : c0 + TILE;
-            if (s->nr == 0) { /* one run per output (a global pool, a last axis): no reduced odometer */
+            if (s->nr == 0 && s->nk <= 1) { /* one run per output, evenly apart (a global pool, a last axis) */
                 j->t->init(j->kind, acc, c1 - c0);
-                for (int64_t u = c0; u < c1; u++, odo_next(&kd, s->nk, s->kdim, s->kstr))
-                    j->t->run(j->kind, j->x + (size_t)kd.off * j->esz, s->run, acc + (u - c0),
-                              j->shift ? j->shift[u * j->step] : 0.0);
+                j->t->run(j->kind, j->x + (size_t)kd.off * j->esz, s->run, c1 - c0, s->nk ? s->kstr[0] : 0, acc,
+                          j->shift ? j->shift + c0 * j->step : NULL, j->step);
+                kd.off += (c1 - c0) * (s->nk ? s->kstr[0] : 0);
             } else {
                 for (int64_t u = c0; u < c1; u++, odo_next(&kd, s->nk, s->kdim, s->kstr))
                     accumulate(j, kd.off, u, 1, 0, s->n_red, 0, s->run, acc + (u - c0));
