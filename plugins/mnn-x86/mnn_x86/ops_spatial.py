@@ -14,6 +14,7 @@ schema's own tap tables (mnn_core.ops.resize.axis_taps).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -144,23 +145,38 @@ def prepare_resize(node, ins, outs, constants, ctx, isa):
 
 
 def _passes(node, ins) -> list:
-    """One pass per resized axis, in increasing order as the reference: the tensor before it seen as
-    (outer, in, inner) and the axis' tap table. A resize of no axis is one pass that copies."""
+    """One pass per resized axis: the tensor before it seen as (outer, in, inner) and the axis' tap
+    table, in the cheapest order (_pass_order). A resize of no axis is one pass that copies."""
     shape = list(static_shape(ins[0]))
     out, scales, roi = resize_geometry(shape, node.attrs)
+    tables = {a: axis_taps(out[a], shape[a], scales[a], node.attrs, roi[a]) for a in range(len(shape))
+              if not axis_is_identity(out[a], shape[a], scales[a], roi[a])}
+    if not tables:
+        last = len(shape) - 1
+        tables = {last: (np.arange(out[last])[:, None], np.ones((out[last], 1)), None)}
     passes = []
-    for a in range(len(shape)):
-        if axis_is_identity(out[a], shape[a], scales[a], roi[a]) and (passes or a < len(shape) - 1):
-            continue
-        if axis_is_identity(out[a], shape[a], scales[a], roi[a]):
-            idx, w, outside = np.arange(out[a])[:, None], np.ones((out[a], 1)), None
-        else:
-            idx, w, outside = axis_taps(out[a], shape[a], scales[a], node.attrs, roi[a])
+    for a in _pass_order(shape, out, tables):
+        idx, w, outside = tables[a]
         passes.append(dict(outer=int(np.prod(shape[:a])), inner=int(np.prod(shape[a + 1:])), idx=idx, w=w,
-                           outside=outside if outside is not None and outside.any() else None, **{"in": shape[a]},
-                           out=out[a]))
+                           outside=outside if outside is not None and outside.any() else None, out=out[a],
+                           **{"in": shape[a]}))
         shape[a] = out[a]
     return passes
+
+
+def _pass_order(shape, out, tables) -> tuple:
+    """The order of the passes that does the least work: the passes are linear, so any order gives the
+    reference's result up to rounding. A pass costs its output elements times its taps, a gather along
+    the last axis several times a row blend (which vectorizes); shrinking axes go first, growing last."""
+    def cost(order):
+        cur, total = list(shape), 0
+        for a in order:
+            cur[a] = out[a]
+            total += int(np.prod(cur)) * tables[a][0].shape[1] * (4 if a == len(shape) - 1 else 1)
+        return total
+
+    axes = sorted(tables)
+    return min(itertools.permutations(axes), key=cost) if len(axes) <= 4 else tuple(axes)
 
 
 def lift_1d(node, ins, outs, constants) -> tuple:
