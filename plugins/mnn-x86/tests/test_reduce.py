@@ -282,3 +282,12 @@ def test_layernorm_broadcast_large(threads, rng):
                                  rng.standard_normal((96,)).astype(np.float32)], {"axis": 1}, threads)
     check("LayerNormalization", [x, rng.uniform(0.5, 1.5, (96,)).astype(np.float64).astype(np.float32), None],
           {"axis": -1, "epsilon": 1e-3}, threads)
+
+
+def test_along_axis_ops_of_empty_tensors(rng):
+    check("ArgMax", [rng.standard_normal((0, 5)).astype(np.float32)], {"axis": 1}, 1)
+    check("Hardmax", [rng.standard_normal((0, 5)).astype(np.float32)], {"axis": 1}, 1)
+    check("TopK", [rng.standard_normal((0, 5)).astype(np.float32)], {"k": 2, "axis": 1}, 1)
+    check("LpNormalization", [rng.standard_normal((0, 5)).astype(np.float32)], {"axis": 1}, 1)
+    for shape, axis in [((0, 3), 0), ((3, 0), 1), ((3, 0), 0)]:
+        check("CumSum", [rng.standard_normal(shape).astype(np.float32)], {"axis": axis}, 1)
