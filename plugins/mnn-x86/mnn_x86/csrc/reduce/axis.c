@@ -455,8 +455,10 @@ int x86_lpnorm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
                     y[c * inner + i] = (T)((double)x[c * inner + i] / sqrt(b * sqrt(b))); \
                 } \
             else \
-                for (int64_t i = 0; i < n; i++) \
-                    y[c * inner + i] = (T)((double)x[c * inner + i] / pow(s->bias + s->alpha / size * sq[i], s->beta)); \
+                for (int64_t i = 0; i < n; i++) { \
+                    const double b = s->bias + s->alpha / size * sq[i]; \
+                    y[c * inner + i] = (T)((double)x[c * inner + i] / pow(b, s->beta)); \
+                } \
         } \
     }
 

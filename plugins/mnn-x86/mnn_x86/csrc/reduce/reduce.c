@@ -69,14 +69,23 @@ typedef struct {
     break
 
 /* A maximum or minimum of a run: GCC vectorizes neither the select of LANES partial results nor a
- * reduction of them without -ffast-math, but it does vectorize the rows loop; so the run is taken as
- * rows of ROW_CHUNK elements into as many partial results, folded pairwise at the end. */
+ * reduction of them without -ffast-math, but it does vectorize the rows loop; so a long run is taken
+ * as rows of ROW_CHUNK elements into as many partial results, folded pairwise at the end, and a short
+ * one element by element. */
 #define ROW_CHUNK 256
-#define RUN_BY_ROWS(A, combine, rows) \
+#define RUN_BY_ROWS(A, U, combine, rows) \
     { \
+        if (len < ROW_CHUNK) { \
+            for (int64_t j = 0; j < len; j++) { \
+                const A v = (A)x[j]; \
+                U(*acc, v); \
+            } \
+            return; \
+        } \
         A q[ROW_CHUNK]; \
         for (int k = 0; k < ROW_CHUNK; k++) q[k] = start; \
-        for (int64_t j = 0; j < len; j += ROW_CHUNK) rows(kind, x + j, q, len - j < ROW_CHUNK ? len - j : ROW_CHUNK, NULL); \
+        for (int64_t j = 0; j < len; j += ROW_CHUNK) \
+            rows(kind, x + j, q, len - j < ROW_CHUNK ? len - j : ROW_CHUNK, NULL); \
         for (int w = ROW_CHUNK / 2; w > 0; w /= 2) combine(kind, q, q + w, w); \
         combine(kind, acc, q, 1); \
         return; \
@@ -125,8 +134,8 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
         case X86_R_ABS: RUN_LOOP(double, U_ABS, U_SUM); \
         case X86_R_SQ: RUN_LOOP(double, U_SQ, U_SUM); \
         case X86_R_PROD: RUN_LOOP(double, U_PROD, U_PROD); \
-        case X86_R_MAX: \
-        case X86_R_MIN: RUN_BY_ROWS(double, combine_float, rows_##S); \
+        case X86_R_MAX: RUN_BY_ROWS(double, U_MAX, combine_float, rows_##S); \
+        case X86_R_MIN: RUN_BY_ROWS(double, U_MIN, combine_float, rows_##S); \
         case X86_R_EXP: RUN_LOOP(double, U_EXP, U_SUM); \
         case X86_R_POW: RUN_LOOP(double, U_POW, U_SUM); \
         } \
@@ -194,8 +203,8 @@ static inline void combine_int(int kind, void *av, const void *pv, int64_t n) {
         for (int k = 0; k < LANES; k++) p[k] = start; \
         switch (kind) { \
         case X86_R_PROD: RUN_LOOP(int64_t, U_IPROD, U_IPROD); \
-        case X86_R_MAX: \
-        case X86_R_MIN: RUN_BY_ROWS(int64_t, combine_int, rows_##S); \
+        case X86_R_MAX: RUN_BY_ROWS(int64_t, U_IMAX, combine_int, rows_##S); \
+        case X86_R_MIN: RUN_BY_ROWS(int64_t, U_IMIN, combine_int, rows_##S); \
         default: RUN_LOOP(int64_t, U_ISUM, U_ISUM); \
         } \
     } \
