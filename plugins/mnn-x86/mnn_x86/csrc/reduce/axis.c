@@ -1,5 +1,5 @@
 /* The ops along one axis of [outer][axis][inner] (reduce.h): ArgMax/ArgMin and Hardmax, CumSum and
- * CumProd, TopK. Where inner > 1 the loops run across TILE inner elements at a time (vectorized);
+ * CumProd, TopK, LpNormalization and LRN. Where inner > 1 the loops run across TILE inner elements at a time (vectorized);
  * each is written once per dtype by a macro. */
 #include <math.h>
 #include <string.h>

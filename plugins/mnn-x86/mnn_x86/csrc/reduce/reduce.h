@@ -32,15 +32,16 @@ typedef struct {
 } x86_reduction_state;
 int x86_reduction_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
-/* ArgMax / ArgMin / Hardmax / CumSum / CumProd / TopK: along one axis of [outer][axis][inner] */
+/* ArgMax / ArgMin / Hardmax / CumSum / CumProd / TopK / LpNormalization / LRN: along (LRN: across)
+ * one axis of [outer][axis][inner] */
 typedef struct {
     x86_op op;
     int32_t dtype;       /* the input's, set at each run */
-    int32_t mode;        /* arg: 0 max, 1 min; cumulative: 0 sum, 1 prod; topk: 1 largest, 0 smallest */
+    int32_t mode;        /* arg: 0 max, 1 min; cumulative: 0 sum, 1 prod; topk: 1 largest, 0 smallest; lpnorm: p */
     int32_t last;        /* arg: the last index on ties; cumulative: exclusive */
     int32_t reverse;     /* cumulative: from the end of the axis */
-    int64_t outer, axis, inner, k;
-    double alpha, beta, bias;
+    int64_t outer, axis, inner, k; /* k: TopK's count, LRN's size */
+    double alpha, beta, bias;      /* LRN */
     int64_t *work;       /* topk: (axis) indices per thread */
 } x86_axis_state;
 int x86_arg_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
