@@ -1,5 +1,5 @@
 """Pooling on x86: MaxPool, AveragePool (kernel over padded scratch planes; 1-D as planes one row high),
-GlobalAveragePool and GlobalMaxPool (one vector reduction per plane).
+GlobalAveragePool and GlobalMaxPool (one vector reduction per plane, of any number of spatial axes).
 
 Padding and the ceil_mode overhang are -inf for max and 0 for average; an
 average divides by the window's row count times its column count, computed
@@ -26,10 +26,6 @@ def _window_counts(size: int, out: int, k: int, stride: int, dil: int, pad_lo: i
     taps = starts[:, None] + np.arange(k)[None, :] * dil
     lo, hi = (-pad_lo, size + pad_hi) if include_pad else (0, size)
     return ((taps >= lo) & (taps < hi)).sum(axis=1)
-
-
-def _pool_supports(node, ins):
-    return True if len(ins[0].shape) == 4 else "only NCHW (4-D) input"
 
 
 def _window_supports(node, ins):
@@ -72,16 +68,20 @@ def prepare_avgpool(node, ins, outs, constants, ctx, isa):
     return _prepare_pool(node, ins, outs, constants, ctx, isa, 1)
 
 
+def _global_supports(node, ins):
+    return True if len(ins[0].shape) >= 3 else "only (N, C, D1, ...) input"
+
+
 def _prepare_global(node, ins, outs, constants, ctx, isa, kind):
-    n, c, h, w = static_shape(ins[0])
-    return _x86.reduce(isa, ctx.threads, f"x86.{node.op}", n * c, h * w, kind)
+    x = static_shape(ins[0])  # any number of spatial axes: rows of their product
+    return _x86.reduce(isa, ctx.threads, f"x86.{node.op}", x[0] * x[1], int(np.prod(x[2:], dtype=np.int64)), kind)
 
 
-@kernel("GlobalAveragePool", supports=_pool_supports, efficiency=0.3)
+@kernel("GlobalAveragePool", supports=_global_supports, efficiency=0.3)
 def prepare_global_avg(node, ins, outs, constants, ctx, isa):
     return _prepare_global(node, ins, outs, constants, ctx, isa, 1)
 
 
-@kernel("GlobalMaxPool", supports=_pool_supports, efficiency=0.3)
+@kernel("GlobalMaxPool", supports=_global_supports, efficiency=0.3)
 def prepare_global_max(node, ins, outs, constants, ctx, isa):
     return _prepare_global(node, ins, outs, constants, ctx, isa, 0)

@@ -291,3 +291,13 @@ def test_along_axis_ops_of_empty_tensors(rng):
     check("LpNormalization", [rng.standard_normal((0, 5)).astype(np.float32)], {"axis": 1}, 1)
     for shape, axis in [((0, 3), 0), ((3, 0), 1), ((3, 0), 0)]:
         check("CumSum", [rng.standard_normal(shape).astype(np.float32)], {"axis": axis}, 1)
+
+
+# -- GlobalAveragePool / GlobalMaxPool of any number of spatial axes (ops_pool.py) ------------------
+
+
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool"])
+def test_global_pools_of_any_rank(op, rng):
+    for shape in [(2, 3, 11), (1, 4, 1), (1, 2, 3, 5, 7), (2, 1, 1, 3, 1), (2, 16, 5, 9), (1, 64, 40, 40)]:
+        for threads in THREADS:
+            check(op, [rng.standard_normal(shape).astype(np.float32)], {}, threads)
