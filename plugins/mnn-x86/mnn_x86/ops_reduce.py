@@ -13,7 +13,7 @@ import numpy as np
 from mnn_core.ops.helpers import normalize_axis
 from mnn_core.ops.reduce import reduce_axes
 
-from . import _reduce
+from . import _reduce, _x86
 from ._common import kernel, static_shape
 
 FLOATS = ("float32", "float64")
@@ -21,6 +21,9 @@ NUMBERS = FLOATS + ("int32", "int64")
 INTEGERS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 GRAIN = 16384  # input elements a thread's share should hold at least (csrc/reduce/reduce.c)
 TILE = 256  # inner outputs per unit of work (reduce.c)
+#: the most elements per float32 vector lane of _x86's row mean for a row it takes (a few, so that it
+#: rounds about as the reference does in float64), while it costs half of _reduce's float64 sums
+SHORT_ROW_LANE = 16
 
 # reduce.h's enum x86_reduce_kind and x86_reduce_fin
 SUM, ABS, SQ, PROD, MAX, MIN, EXP, POW = range(8)
@@ -95,6 +98,12 @@ def _reduction(node, ctx, isa, x: tuple, axes: tuple, kind: int, fin: int, power
     return _reduce.reduce(isa, ctx.threads, f"x86.{node.op}", lay)
 
 
+def _short_rows(lay: dict, isa: str) -> bool:
+    """Contiguous rows of a few vectors, one output each: a global average pool's planes."""
+    longest = SHORT_ROW_LANE * _x86.table_info(isa)["vlen"]
+    return lay["inner"] == 1 and not lay["rdim"] and len(lay["kdim"]) <= 1 and 1 < lay["run"] <= longest
+
+
 def _prepare_reduce(node, ins, outs, constants, ctx, isa):
     kind, fin, _ = REDUCTIONS[node.op]
     x = static_shape(ins[0])
@@ -102,6 +111,8 @@ def _prepare_reduce(node, ins, outs, constants, ctx, isa):
         axes = ()
     else:
         axes = reduce_axes(x, list(node.attrs["axes"]), node.op)
+    if node.op == "ReduceMean" and ins[0].dtype == "float32" and _short_rows(lay := reduce_layout(x, axes), isa):
+        return _x86.reduce(isa, ctx.threads, "x86.ReduceMean", lay["n_out"], lay["run"], 1)
     return _reduction(node, ctx, isa, x, axes, kind, fin)
 
 

@@ -301,3 +301,18 @@ def test_global_pools_of_any_rank(op, rng):
     for shape in [(2, 3, 11), (1, 4, 1), (1, 2, 3, 5, 7), (2, 1, 1, 3, 1), (2, 16, 5, 9), (1, 64, 40, 40)]:
         for threads in THREADS:
             check(op, [rng.standard_normal(shape).astype(np.float32)], {}, threads)
+
+
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "avx512"])
+def test_mean_of_short_rows_on_each_isa(isa, rng):
+    """ReduceMean over a global pool's planes takes _x86's row mean (float32 lanes) where its rows are short."""
+    from mnn_x86 import isa as x86_isa
+
+    if isa not in x86_isa.supported():
+        pytest.skip(f"this CPU does not run {isa}")
+    for shape in [(2, 64, 7, 7), (1, 32, 14, 14), (1, 8, 16, 16), (3, 5, 1, 3)]:
+        x = rng.uniform(0, 10, shape).astype(np.float32)  # after a ReLU: no cancellation to hide behind
+        graph, feeds = one_op_graph("ReduceMean", [x], {"axes": [2, 3]})
+        sess = Session(graph, backend="x86", fallback=False, optimize=False, options={"x86.isa": isa})
+        want = run_reference("ReduceMean", [x], {"axes": [2, 3]})[0]
+        np.testing.assert_allclose(sess.run(feeds)["out"], want, rtol=1e-6, atol=0)
