@@ -1,4 +1,6 @@
-"""Reductions and the ops along one axis on x86 (_reduce.pyx, csrc/reduce/).
+"""Reductions and the ops along one axis on x86 (_reduce.pyx, csrc/reduce/): ReduceSum ... ReduceLogSumExp
+and GlobalLpPool; ArgMax/ArgMin, Hardmax, CumSum/CumProd, TopK, LpNormalization and LRN. (LayerNormalization
+with broadcast parameters also runs in _reduce, from ops_norm.py.)
 
 A reduction over any axes is laid out here, at prepare: size-1 axes dropped and adjacent axes of
 the same kind (kept or reduced) merged, so the C loops see a few kept axes around a few reduced ones
