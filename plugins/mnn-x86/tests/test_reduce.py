@@ -165,7 +165,7 @@ def test_arg_dtypes_and_nan(dtype, rng):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_arg_of_long_rows(dtype, rng):  # lanes across the row, then the lanes' winners and the tail
-    for shape in [(3, 1500), (2, 1024), (1, 4, 700)]:
+    for shape in [(3, 1500), (2, 1024), (1, 4, 700), (40, 1500)]:  # the last: rows shared by threads
         x = rng.integers(-3, 4, size=shape).astype(dtype)
         if dtype.startswith("float"):
             rows = x.reshape(-1, x.shape[-1])
@@ -179,7 +179,8 @@ def test_arg_of_long_rows(dtype, rng):  # lanes across the row, then the lanes' 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_hardmax(dtype, rng):
-    for x in (rng.standard_normal((3, 4, 5)).astype(dtype), rng.integers(0, 3, (4, 6, 300)).astype(dtype)):
+    for x in (rng.standard_normal((3, 4, 5)).astype(dtype), rng.integers(0, 3, (4, 6, 300)).astype(dtype),
+              rng.standard_normal((64, 10, 100)).astype(dtype)):
         for axis in range(-3, 3):
             for threads in THREADS:
                 check("Hardmax", [x], {"axis": axis}, threads)
@@ -210,7 +211,8 @@ def test_cumulative_axis_as_a_constant_input(rng):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_topk(dtype, threads, rng):
     for x in (_data(rng, "TopK", (3, 4, 17), dtype), rng.integers(0, 4, (5, 33, 6)).astype(dtype),
-              _data(rng, "TopK", (2, 3000), dtype), _data(rng, "TopK", (9,), dtype)):
+              _data(rng, "TopK", (2, 3000), dtype), _data(rng, "TopK", (9,), dtype),
+              _data(rng, "TopK", (40, 900), dtype)):  # the last: rows shared by threads
         for axis in range(-x.ndim, x.ndim):
             n = x.shape[axis]
             for k, largest in itertools.product(sorted({0, 1, min(3, n), n}), (0, 1)):
@@ -238,7 +240,7 @@ def test_topk_integer_dtypes(dtype, rng):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_lp_normalization(dtype, rng):
     for x in (rng.standard_normal((3, 4, 5)).astype(dtype), rng.standard_normal((2, 300, 37)).astype(dtype),
-              rng.standard_normal((4, 1000)).astype(dtype)):
+              rng.standard_normal((4, 1000)).astype(dtype), rng.standard_normal((64, 2000)).astype(dtype)):
         x[0, 0] = 0  # a zero norm gives 0
         for axis, p, threads in itertools.product(range(-x.ndim, x.ndim), (1, 2), THREADS):
             check("LpNormalization", [x], {"axis": axis, "p": p}, threads)
@@ -246,7 +248,7 @@ def test_lp_normalization(dtype, rng):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_lrn(dtype, rng):
-    for shape in [(2, 5, 3, 3), (1, 7, 20, 20), (2, 3, 4), (1, 16, 1, 1)]:
+    for shape in [(2, 5, 3, 3), (1, 7, 20, 20), (2, 3, 4), (1, 16, 1, 1), (2, 16, 40, 40)]:
         x = rng.standard_normal(shape).astype(dtype)
         for size, beta, threads in itertools.product((1, 2, 3, 5, 8), (0.75, 0.6), THREADS):
             check("LRN", [x], {"size": size, "alpha": 0.3, "beta": beta, "bias": 2.0}, threads)
