@@ -68,12 +68,12 @@ typedef struct {
     for (int64_t i = 0; i < n; i++) U(a[i], p[i]); \
     break
 
-/* A maximum or minimum of a run: GCC vectorizes neither the select of LANES partial results nor a
- * reduction of them without -ffast-math, but it does vectorize the rows loop; so a long run is taken
- * as rows of ROW_CHUNK elements into as many partial results, folded pairwise at the end, and a short
- * one element by element. */
+/* A maximum or minimum of a run, exact in the input's type: GCC vectorizes neither the select of LANES
+ * partial results nor a reduction of them without -ffast-math, but it does vectorize a rows loop; so
+ * a long run is taken as rows of ROW_CHUNK elements (minmax: the rows loop of the type) into as many
+ * partial results, folded pairwise at the end, and a short one element by element. */
 #define ROW_CHUNK 256
-#define RUN_BY_ROWS(A, U, combine, rows) \
+#define RUN_BY_ROWS(A, T, U, minmax) \
     { \
         if (len < ROW_CHUNK) { \
             for (int64_t j = 0; j < len; j++) { \
@@ -82,13 +82,30 @@ typedef struct {
             } \
             return; \
         } \
-        A q[ROW_CHUNK]; \
-        for (int k = 0; k < ROW_CHUNK; k++) q[k] = start; \
-        for (int64_t j = 0; j < len; j += ROW_CHUNK) \
-            rows(kind, x + j, q, len - j < ROW_CHUNK ? len - j : ROW_CHUNK, NULL); \
-        for (int w = ROW_CHUNK / 2; w > 0; w /= 2) combine(kind, q, q + w, w); \
-        combine(kind, acc, q, 1); \
+        T q[ROW_CHUNK]; \
+        for (int k = 0; k < ROW_CHUNK; k++) q[k] = x[k]; \
+        for (int64_t j = ROW_CHUNK; j < len; j += ROW_CHUNK) \
+            minmax(kind, x + j, q, len - j < ROW_CHUNK ? len - j : ROW_CHUNK); \
+        for (int w = ROW_CHUNK / 2; w > 0; w /= 2) \
+            for (int k = 0; k < w; k++) U(q[k], q[k + w]); \
+        const A m = (A)q[0]; \
+        U(*acc, m); \
         return; \
+    }
+
+/* q[i] = max (min) of q[i] and x[i], in the input's type */
+#define MINMAX_ROWS(T, S, UMAX, UMIN) \
+    static X86_CLONES void minmax_rows_##S(int kind, const T *restrict x, T *restrict q, int64_t n) { \
+        if (kind == X86_R_MAX) \
+            for (int64_t i = 0; i < n; i++) { \
+                const T v = x[i]; \
+                UMAX(q[i], v); \
+            } \
+        else \
+            for (int64_t i = 0; i < n; i++) { \
+                const T v = x[i]; \
+                UMIN(q[i], v); \
+            } \
     }
 
 static void init_float(int kind, void *av, int64_t n) {
@@ -109,6 +126,7 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
 }
 
 #define FLOAT_TYPE(T, S) \
+    MINMAX_ROWS(T, S, U_MAX, U_MIN) \
     static X86_CLONES void rows_##S(int kind, const void *xv, void *av, int64_t n, const double *shift) { \
         const T *restrict x = (const T *)xv; \
         double *restrict a = (double *)av; \
@@ -134,8 +152,8 @@ static inline void combine_float(int kind, void *av, const void *pv, int64_t n) 
         case X86_R_ABS: RUN_LOOP(double, U_ABS, U_SUM); \
         case X86_R_SQ: RUN_LOOP(double, U_SQ, U_SUM); \
         case X86_R_PROD: RUN_LOOP(double, U_PROD, U_PROD); \
-        case X86_R_MAX: RUN_BY_ROWS(double, U_MAX, combine_float, rows_##S); \
-        case X86_R_MIN: RUN_BY_ROWS(double, U_MIN, combine_float, rows_##S); \
+        case X86_R_MAX: RUN_BY_ROWS(double, T, U_MAX, minmax_rows_##S); \
+        case X86_R_MIN: RUN_BY_ROWS(double, T, U_MIN, minmax_rows_##S); \
         case X86_R_EXP: RUN_LOOP(double, U_EXP, U_SUM); \
         case X86_R_POW: RUN_LOOP(double, U_POW, U_SUM); \
         } \
@@ -178,6 +196,7 @@ static inline void combine_int(int kind, void *av, const void *pv, int64_t n) {
 }
 
 #define INT_TYPE(T, S, LO, HI) \
+    MINMAX_ROWS(T, S, U_IMAX, U_IMIN) \
     static void init_##S(int kind, void *av, int64_t n) { \
         int64_t *a = (int64_t *)av; \
         const int64_t v = kind == X86_R_PROD ? 1 : kind == X86_R_MAX ? (LO) : kind == X86_R_MIN ? (HI) : 0; \
@@ -203,8 +222,8 @@ static inline void combine_int(int kind, void *av, const void *pv, int64_t n) {
         for (int k = 0; k < LANES; k++) p[k] = start; \
         switch (kind) { \
         case X86_R_PROD: RUN_LOOP(int64_t, U_IPROD, U_IPROD); \
-        case X86_R_MAX: RUN_BY_ROWS(int64_t, U_IMAX, combine_int, rows_##S); \
-        case X86_R_MIN: RUN_BY_ROWS(int64_t, U_IMIN, combine_int, rows_##S); \
+        case X86_R_MAX: RUN_BY_ROWS(int64_t, T, U_IMAX, minmax_rows_##S); \
+        case X86_R_MIN: RUN_BY_ROWS(int64_t, T, U_IMIN, minmax_rows_##S); \
         default: RUN_LOOP(int64_t, U_ISUM, U_ISUM); \
         } \
     } \
