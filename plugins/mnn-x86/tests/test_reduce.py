@@ -255,7 +255,8 @@ def test_lrn(dtype, rng):
 
 
 def test_global_lp_pool(rng, dtype="float32"):  # (the op takes float32 and float16)
-    for shape in [(1, 3, 7, 7), (2, 4, 5, 9), (2, 3, 11), (1, 2, 3, 5, 7), (2, 64, 40, 40), (0, 2, 3)]:
+    for shape in [(1, 3, 7, 7), (2, 4, 5, 9), (2, 3, 11), (1, 2, 3, 5, 7), (2, 64, 40, 40), (0, 2, 3),
+                  (1, 1, 300, 300)]:  # the last: one output, its plane cut into parts
         x = rng.standard_normal(shape).astype(dtype)
         for p, threads in itertools.product((1, 2, 3), THREADS):
             check("GlobalLpPool", [x], {"p": p}, threads)
