@@ -259,9 +259,9 @@ def main(argv=None) -> None:
     p.add_argument("--engine", action="append", help=f"mnn-<backend> or a peer; default: {', '.join(ENGINES)}")
     p.add_argument("--batch", type=int, action="append", help="default: 1 and 8")
     p.add_argument("--threads", type=int, action="append", help="default: 1 and 2")
-    p.add_argument("--repeat", type=int, default=10, help="timed runs per engine and round (default 10)")
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the engines per row (default 3)")
+    p.add_argument("--repeat", type=int, help="timed runs per engine and round (default 10)")
+    p.add_argument("--warmup", type=int, help="untimed runs before them (default 3)")
+    p.add_argument("--rounds", type=int, help="interleaved rounds of the engines per row (default 3)")
     p.add_argument("--quick", action="store_true",
                    help="batch 1, 1 thread, 1 round of 3 runs after 1 warm-up (unless given): a smoke run")
     p.add_argument("--small", action="store_true", help="architectures at the tests' small sizes")
@@ -273,16 +273,15 @@ def main(argv=None) -> None:
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--path", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.worker:
+    if args.worker:  # the driver passes every option
         args.engine, args.threads, args.model = args.engine[0], args.threads[0], args.model[0]
         args.batch = args.batch[0]
         return worker(args)
     if args.quick:
-        given = set(sys.argv if argv is None else argv)
         args.batch, args.threads = args.batch or [1], args.threads or [1]
-        args.rounds = args.rounds if "--rounds" in given else 1
-        args.repeat = args.repeat if "--repeat" in given else 3
-        args.warmup = args.warmup if "--warmup" in given else 1
+    for name, default, quick in (("repeat", 10, 3), ("warmup", 3, 1), ("rounds", 3, 1)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else default)
     if args.rounds < 1 or args.repeat < 1:
         p.error("--rounds and --repeat must be at least 1")
     jobs = _jobs(args, p)

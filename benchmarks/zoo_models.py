@@ -124,8 +124,9 @@ def _print_missing(results, backend: str) -> None:
             by_op.setdefault(op, []).append(f"{r.model} ({r.exporter})")
             why.setdefault(op, r.reasons.get(op, ""))
     print(f"\nops placed off {backend} ({len(by_op)}):" if by_op else f"\nevery op placed on {backend}")
+    width = max(map(len, by_op), default=0)
     for op, models in sorted(by_op.items(), key=lambda kv: -len(kv[1])):
-        print(f"  {op:<20} {len(models):>2} exports: {', '.join(models)}\n  {'':<20} why: {why[op][:160]}")
+        print(f"  {op:<{width}} {len(models):>2} files: {', '.join(models)}\n  {'':<{width}}    why: {why[op][:160]}")
 
 
 def main(argv=None) -> int:
