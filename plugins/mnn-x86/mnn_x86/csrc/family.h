@@ -6,7 +6,7 @@
 #ifndef MNN_X86_FAMILY_H
 #define MNN_X86_FAMILY_H
 
-#include "ops.h"
+#include "op_head.h"
 
 extern const x86_pool_api *x86_pool;
 

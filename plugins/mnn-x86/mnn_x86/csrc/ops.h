@@ -7,17 +7,7 @@
 #ifndef MNN_X86_OPS_H
 #define MNN_X86_OPS_H
 
-#include "mnn_core/abi.h"
-#include "x86.h"
-
-/* the head of every state */
-typedef struct x86_op {
-    const x86_kernels *k;
-    int32_t threads;
-    const char *error; /* why the last run failed, or NULL */
-} x86_op;
-
-const char *x86_op_error(void *state);
+#include "op_head.h" /* x86_op, the head of every state */
 
 struct x86_bf16_conv;   /* bf16.h */
 struct x86_bf16_matmul; /* bf16.h */
