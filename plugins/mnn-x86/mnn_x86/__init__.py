@@ -36,6 +36,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_grad,
         ops_layout,
         ops_math,
+        ops_ml,
         ops_matmul,
         ops_movement,
         ops_norm,
