@@ -1,0 +1,104 @@
+"""MatMulInteger and ConvInteger on x86 (ops_integer.py) against the reference backend, to the bit:
+uint8 and int8 operands, every zero-point form (absent, scalar, per row of A, per column of B, per
+output channel of W; constant or computed), batch broadcasting, groups, strides, pads, dilations, odd
+sizes, batch 1 and 3, one and two threads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import one_op_graph
+
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+RANGES = {"uint8": (0, 256), "int8": (-128, 128)}
+
+
+def _q(rng, dtype, *shape):
+    lo, hi = RANGES[dtype]
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+def _check(op, ins, attrs, threads, constant):
+    graph, feeds = one_op_graph(op, ins, attrs, constant)
+    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads)
+    want = run_reference(op, list(ins), attrs)[0]
+    for _ in range(2):  # the second run reuses the packed operands and scratch of the first
+        got = sess.run(feeds)["out"]
+        assert got.dtype == np.int32 and got.shape == want.shape
+        np.testing.assert_array_equal(got, want, err_msg=f"{op} {attrs} {[getattr(i, 'shape', None) for i in ins]}")
+
+
+def _zero_point(rng, form, dtype, n):
+    """A zero point of the given form: None, a scalar, or n values."""
+    if form == "none":
+        return None
+    return _q(rng, dtype, n) if form == "vector" else _q(rng, dtype)
+
+
+# -- MatMulInteger -----------------------------------------------------------------------------------
+
+SHAPES = [((5, 7), (7, 3)), ((1, 33), (33, 65)), ((3, 6, 13), (13, 9)), ((2, 1, 4, 40), (3, 40, 6)),
+          ((9,), (9, 5)), ((4, 9), (9,)), ((70, 100), (100, 130))]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("a_dtype,b_dtype", [("uint8", "uint8"), ("uint8", "int8"), ("int8", "int8"),
+                                              ("int8", "uint8")])
+@pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: "x".join(map(str, s[0])) + "_" + "x".join(map(str, s[1])))
+def test_matmul_integer(rng, shapes, a_dtype, b_dtype, threads):
+    (sa, sb) = shapes
+    a, b = _q(rng, a_dtype, *sa), _q(rng, b_dtype, *sb)
+    m, n = (sa[-2] if len(sa) > 1 else 1), (sb[-1] if len(sb) > 1 else 1)
+    forms = [("none", "none"), ("scalar", "scalar"), ("vector", "vector"), ("scalar", "vector")]
+    for za_form, zb_form in forms:
+        za = _zero_point(rng, za_form, a_dtype, m)
+        zb = _zero_point(rng, zb_form, b_dtype, n)
+        ins = [a, b, za, zb]
+        while ins[-1] is None:
+            ins.pop()
+        if zb is None and za is not None:
+            ins = [a, b, za]
+        for constant in ((1, 2, 3), (), (1,)):  # weights and zero points packed at prepare, or all at run
+            _check("MatMulInteger", ins, {}, threads, constant)
+
+
+def test_matmul_integer_absent_a_zero_point(rng):
+    """b_zero_point alone (a_zero_point left out as an empty name)."""
+    a, b = _q(rng, "uint8", 6, 11), _q(rng, "uint8", 11, 7)
+    _check("MatMulInteger", [a, b, None, _q(rng, "uint8", 7)], {}, 1, (1, 3))
+
+
+def test_matmul_integer_extremes(rng):
+    """The largest products (255 * 255 and (-128 - 127) * 255) over a long K stay exact."""
+    a = np.full((3, 4099), 255, np.uint8)
+    b = np.full((4099, 5), -128, np.int8)
+    _check("MatMulInteger", [a, b, np.uint8(0), np.int8(127)], {}, 2, (1, 3))
+
+
+# -- ConvInteger -------------------------------------------------------------------------------------
+
+CONVS = [
+    ((1, 3, 9, 11), (5, 3, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((3, 4, 8, 7), (6, 2, 3, 2), {"group": 2, "strides": [2, 1], "pads": [1, 0, 2, 1]}),
+    ((1, 6, 10, 10), (6, 1, 3, 3), {"group": 6, "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    ((2, 24, 7, 9), (17, 24, 1, 1), {}),
+    ((1, 1, 16, 37), (24, 1, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 5, 6, 6), (3, 5, 2, 2), {"auto_pad": "SAME_UPPER"}),
+    ((1, 9, 5, 5), (70, 9, 3, 3), {"pads": [1, 1, 1, 1], "strides": [1, 2]}),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("x_dtype,w_dtype", [("uint8", "uint8"), ("uint8", "int8"), ("int8", "int8")])
+@pytest.mark.parametrize("case", range(len(CONVS)))
+def test_conv_integer(rng, case, x_dtype, w_dtype, threads):
+    xs, ws, attrs = CONVS[case]
+    x, w = _q(rng, x_dtype, *xs), _q(rng, w_dtype, *ws)
+    for zx_form, zw_form in [("none", "none"), ("scalar", "scalar"), ("scalar", "vector"), ("none", "vector")]:
+        zx = _zero_point(rng, zx_form, x_dtype, 1)
+        zw = _zero_point(rng, zw_form, w_dtype, ws[0])
+        ins = [x, w, zx, zw] if zw is not None else ([x, w, zx] if zx is not None else [x, w])
+        for constant in ((1, 2, 3), (), (1,)):
+            _check("ConvInteger", ins, dict(attrs), threads, constant)
