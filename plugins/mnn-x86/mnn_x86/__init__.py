@@ -34,6 +34,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_eltwise,
         ops_gemm_train,
         ops_grad,
+        ops_integer,
         ops_layout,
         ops_math,
         ops_ml,
