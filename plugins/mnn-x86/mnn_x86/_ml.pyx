@@ -17,15 +17,16 @@ cdef extern from "ml/ml.h" nogil:
     ctypedef struct ml_node:
         double threshold
         int32_t feature
-        int32_t yes, no
+        int32_t yes, no, leaf
         uint8_t mode, missing_true
 
     ctypedef struct x86_tree_state:
         int32_t classifier, k, n_trees, n_nodes, aggregate, transform, f32, n_base, binary, positive
-        int32_t max_feature
+        int32_t all_leq
         int64_t features
         const ml_node* nodes
         const int32_t* roots
+        const int32_t* depths
         const double* weights
         const uint8_t* has
         const double* base
@@ -61,10 +62,11 @@ cdef extern from "ml/ml.h" nogil:
                            int32_t n_out) noexcept
 
 #: numpy's record of ml_node, to fill the node table in one copy
-NODE_DTYPE = np.dtype({"names": ["threshold", "feature", "yes", "no", "mode", "missing_true"],
-                       "formats": [np.float64, np.int32, np.int32, np.int32, np.uint8, np.uint8],
+NODE_DTYPE = np.dtype({"names": ["threshold", "feature", "yes", "no", "leaf", "mode", "missing_true"],
+                       "formats": [np.float64, np.int32, np.int32, np.int32, np.int32, np.uint8, np.uint8],
                        "offsets": [<size_t>&(<ml_node*>0).threshold, <size_t>&(<ml_node*>0).feature,
                                    <size_t>&(<ml_node*>0).yes, <size_t>&(<ml_node*>0).no,
+                                   <size_t>&(<ml_node*>0).leaf,
                                    <size_t>&(<ml_node*>0).mode, <size_t>&(<ml_node*>0).missing_true],
                        "itemsize": sizeof(ml_node)})
 
@@ -82,20 +84,22 @@ cdef char* _scratch(Execution ex, int threads, int64_t stride):
     return <char*>buf.ptr
 
 
-def trees(str isa, int threads, str name, dict f, nodes, roots, weights, has, base, labels):
+def trees(str isa, int threads, str name, dict f, nodes, roots, depths, weights, has, base, labels):
     """A tree ensemble (csrc/ml/trees.c): `nodes` as NODE_DTYPE records, `f` the x86_tree_state scalars."""
     cdef Execution ex = _execution(name, sizeof(x86_tree_state), x86_tree_run, isa, threads)
     cdef x86_tree_state* s = <x86_tree_state*>ex.state
     s.classifier, s.k, s.aggregate, s.transform = f["classifier"], f["k"], f["aggregate"], f["transform"]
     s.f32, s.binary, s.positive, s.features = f["f32"], f["binary"], f["positive"], f["features"]
+    s.all_leq = f["all_leq"]
     s.n_trees, s.n_nodes, s.n_base = len(roots), len(nodes), len(base)
     s.nodes = <const ml_node*>_keep(ex, nodes, NODE_DTYPE)
     s.roots = <const int32_t*>_keep(ex, roots, np.int32)
+    s.depths = <const int32_t*>_keep(ex, depths, np.int32)
     s.weights = <const double*>_keep(ex, weights, np.float64)
     s.has = <const uint8_t*>_keep(ex, has, np.uint8)
     s.base = <const double*>_keep(ex, base, np.float64)
     s.labels = <const int64_t*>_keep(ex, labels, np.int64)
-    s.scratch_stride = ((ML_BLOCK * (8 * s.features + 9 * s.k)) + 63) // 64 * 64
+    s.scratch_stride = ((ML_BLOCK * (8 * s.features + 9 * s.k + 4)) + 63) // 64 * 64
     s.scratch = _scratch(ex, max(threads, 1), s.scratch_stride)
     return ex
 

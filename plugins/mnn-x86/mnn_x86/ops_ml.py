@@ -43,6 +43,22 @@ def _tree_k(node) -> int:
     return len(node.attrs["classlabels_int64s"]) if node.op == "TreeEnsembleClassifier" else node.attrs["n_targets"]
 
 
+def _depths(forest: _Forest) -> np.ndarray | None:
+    """The steps from each tree's root to its deepest leaf, level by level over (tree, node) pairs
+    (each counted once per level, however many parents share it); None: a tree has a cycle."""
+    n = forest.mode.size
+    depths = np.zeros(forest.roots.size, np.int64)
+    level = np.arange(forest.roots.size) * n + forest.roots  # tree * n + node position
+    for d in range(n + 1):
+        level = level[forest.mode[level % n] != LEAF]
+        if level.size == 0:
+            return depths
+        depths[level // n] = d + 1
+        tree, pos = level // n, level % n
+        level = np.unique(np.r_[tree * n + forest.true[pos], tree * n + forest.false[pos]])
+    return None
+
+
 def _tree_supported(node, ins) -> bool | str:
     votes = "class" if node.op == "TreeEnsembleClassifier" else "target"
     try:
@@ -54,7 +70,7 @@ def _tree_supported(node, ins) -> bool | str:
         return "the input's feature count is not known at prepare"
     if f <= forest.feature.max(initial=0):
         return f"a node reads feature {forest.feature.max()}, the input has {f}"
-    return True
+    return True if _depths(forest) is not None else "a tree has a cycle"
 
 
 def _node_table(forest: _Forest, dtype) -> tuple:
@@ -66,8 +82,9 @@ def _node_table(forest: _Forest, dtype) -> tuple:
     nodes = np.zeros(leaf.size, _ml.NODE_DTYPE)
     nodes["threshold"] = forest.threshold
     nodes["feature"] = forest.feature
-    nodes["yes"] = np.where(leaf, row, forest.true)
+    nodes["yes"] = forest.true  # (a leaf's children are itself)
     nodes["no"] = forest.false
+    nodes["leaf"] = row
     nodes["mode"] = forest.mode
     nodes["missing_true"] = forest.missing
     return nodes, forest.weights[at].astype(dtype), forest.has[at]
@@ -84,10 +101,12 @@ def _prepare_trees(node, ins, ctx, isa):
              aggregate=0 if classifier else AGGREGATES.index(attrs["aggregate_function"]),
              transform=TRANSFORMS.index(attrs["post_transform"]),
              binary=classifier and len(set(class_ids)) == 1,
+             all_leq=bool((forest.mode[forest.mode != LEAF] == 0).all()),
              positive=classifier and bool((_floats(attrs, "class_weights") >= 0).all()))
     base = _floats(attrs, "base_values").astype(dtype)
     labels = attrs["classlabels_int64s"] if classifier else []
-    return _ml.trees(isa, ctx.threads, f"x86.{node.op}", f, nodes, forest.roots, weights, has, base, labels)
+    return _ml.trees(isa, ctx.threads, f"x86.{node.op}", f, nodes, forest.roots, _depths(forest), weights, has,
+                     base, labels)
 
 
 @kernel("TreeEnsembleClassifier", dtypes=NUMERIC, supports=_tree_supported, efficiency=0.2)

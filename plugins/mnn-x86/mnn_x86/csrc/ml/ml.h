@@ -22,11 +22,13 @@ double ml_load(const void *data, int32_t dtype, int64_t i);
 /* N and F of an [N, F] or [F] tensor */
 void ml_rows(const mnn_tensor *t, int64_t *n, int64_t *f);
 
-/* One tree node. A leaf's `yes` is its row in the weight table. */
+/* One tree node. A leaf is its own two children (feature 0), so a walk of a tree's depth in steps
+ * needs no test for the leaf: rows of a block walk in lockstep, free of mispredicted branches. */
 typedef struct {
     double threshold;
     int32_t feature;
     int32_t yes, no;
+    int32_t leaf; /* a leaf: its row in the weight table */
     uint8_t mode, missing_true;
 } ml_node;
 
@@ -41,15 +43,16 @@ typedef struct {
     int32_t n_base;
     int32_t binary;       /* classifier of two classes whose weights all vote for one (ONNX Runtime's "binary case") */
     int32_t positive;     /* ... and all weights >= 0 */
-    int32_t max_feature;
+    int32_t all_leq;      /* every inner node is BRANCH_LEQ (scikit-learn's): no switch on the mode */
     int64_t features;     /* F of the input at prepare: the scratch rows' width */
     const ml_node *nodes;
     const int32_t *roots;
+    const int32_t *depths; /* per tree: the steps from the root to its deepest leaf */
     const double *weights; /* [leaves, k], rounded to the scores' type */
     const uint8_t *has;    /* [leaves, k]: the leaf votes for that column */
     const double *base;    /* n_base, rounded to the scores' type */
     const int64_t *labels;
-    char *scratch;         /* per worker: ML_BLOCK rows of F doubles, ML_BLOCK * k scores and votes */
+    char *scratch;         /* per worker: ML_BLOCK rows of F doubles, ML_BLOCK * k scores, positions, votes */
     int64_t scratch_stride;
     char msg[ML_MSG];
 } x86_tree_state;

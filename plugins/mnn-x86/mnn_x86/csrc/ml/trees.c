@@ -26,14 +26,24 @@ static inline int branch(const ml_node *nd, double v) {
     return go | (nd->missing_true & (v != v));
 }
 
-/* the weight-table row of the leaf that row x reaches from `root`; -1: the tree has a cycle */
-static inline int32_t walk(const ml_node *nodes, int32_t root, const double *x, int32_t limit) {
-    int32_t i = root;
-    for (int32_t steps = 0; nodes[i].mode != ML_LEAF; ++steps) {
-        if (steps > limit) return -1;
-        i = branch(&nodes[i], x[nodes[i].feature]) ? nodes[i].yes : nodes[i].no;
-    }
-    return nodes[i].yes;
+/* each row of the block from the root of tree t down to its leaf: pos[r] ends at the leaf's node */
+static void walk_generic(const x86_tree_state *s, int32_t t, const double *xb, int64_t n, int32_t *pos) {
+    const ml_node *nodes = s->nodes;
+    for (int32_t d = 0; d < s->depths[t]; ++d)
+        for (int64_t r = 0; r < n; ++r) {
+            const ml_node *nd = &nodes[pos[r]];
+            pos[r] = branch(nd, xb[r * s->features + nd->feature]) ? nd->yes : nd->no;
+        }
+}
+
+X86_CLONES static void walk_leq(const x86_tree_state *s, int32_t t, const double *xb, int64_t n, int32_t *pos) {
+    const ml_node *nodes = s->nodes;
+    for (int32_t d = 0; d < s->depths[t]; ++d)
+        for (int64_t r = 0; r < n; ++r) {
+            const ml_node *nd = &nodes[pos[r]];
+            const double v = xb[r * s->features + nd->feature];
+            pos[r] = (v <= nd->threshold) | (nd->missing_true & (v != v)) ? nd->yes : nd->no;
+        }
 }
 
 /* one leaf's weights into a row's scores by the aggregate function */
@@ -143,12 +153,16 @@ typedef struct {
     int64_t rows;
     int64_t *y;
     float *z;
-    volatile int failed;
 } tree_job;
 
 /* rows [r0, r0 + n) of the input as doubles */
 static void load_block(const tree_job *j, double *xb, int64_t r0, int64_t n) {
     const int64_t F = j->s->features;
+    if (j->x->dtype == MNN_FLOAT32) {
+        const float *x = (const float *)j->x->data + r0 * F;
+        for (int64_t i = 0; i < n * F; ++i) xb[i] = x[i];
+        return;
+    }
     for (int64_t r = 0; r < n; ++r)
         for (int64_t f = 0; f < F; ++f) xb[r * F + f] = ml_load(j->x->data, j->x->dtype, (r0 + r) * F + f);
 }
@@ -159,19 +173,18 @@ static void tree_block(tree_job *j, int64_t r0, int worker) {
     const int64_t n = j->rows - r0 < ML_BLOCK ? j->rows - r0 : ML_BLOCK;
     char *scratch = s->scratch + worker * s->scratch_stride;
     double *xb = (double *)scratch, *score = xb + ML_BLOCK * s->features;
-    uint8_t *has = (uint8_t *)(score + ML_BLOCK * k);
+    int32_t *pos = (int32_t *)(score + ML_BLOCK * k);
+    uint8_t *has = (uint8_t *)(pos + ML_BLOCK);
     load_block(j, xb, r0, n);
     memset(score, 0, sizeof(double) * n * k);
     memset(has, 0, (size_t)(n * k));
     for (int32_t t = 0; t < s->n_trees; ++t) {
-        for (int64_t r = 0; r < n; ++r) {
-            const int32_t leaf = walk(s->nodes, s->roots[t], xb + r * s->features, s->n_nodes);
-            if (leaf < 0) {
-                j->failed = 1;
-                return;
-            }
-            aggregate(s, score + r * k, has + r * k, leaf);
-        }
+        for (int64_t r = 0; r < n; ++r) pos[r] = s->roots[t];
+        if (s->all_leq)
+            walk_leq(s, t, xb, n, pos);
+        else
+            walk_generic(s, t, xb, n, pos);
+        for (int64_t r = 0; r < n; ++r) aggregate(s, score + r * k, has + r * k, s->nodes[pos[r]].leaf);
     }
     for (int64_t r = 0; r < n; ++r) {
         double *sc = score + r * k;
@@ -204,13 +217,9 @@ int x86_tree_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         return 1;
     }
     tree_job j = {s, &ins[0], rows, s->classifier ? (int64_t *)outs[0].data : NULL,
-                  (float *)outs[s->classifier ? 1 : 0].data, 0};
+                  (float *)outs[s->classifier ? 1 : 0].data};
     const int64_t blocks = (rows + ML_BLOCK - 1) / ML_BLOCK;
     const int64_t work = (int64_t)ML_BLOCK * s->n_nodes;  /* about a block's cost */
     x86_pool->ranges(s->op.threads, blocks, work >= 65536 ? 1 : 65536 / work + 1, tree_range, &j);
-    if (j.failed) {
-        s->op.error = "tree ensemble: a tree has a cycle";
-        return 1;
-    }
     return 0;
 }
