@@ -1,14 +1,14 @@
 # The Cython glue of the recurrent layers (ops_recurrent.py, csrc/recurrent/): fills an RNN/GRU/LSTM's
 # C state at prepare (R^T, the summed biases, the peepholes, scratch) and hands it to the core as an
 # _x86.Execution that calls the input projection's MatMul execution. Nothing here runs per inference.
-from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uintptr_t
 from libc.string cimport memcpy
 
 import numpy as np
 
 from mnn_core.abi cimport mnn_run_fn, mnn_tensor
 
-from mnn_x86.family cimport Buffer, Execution, _execution, _floats, attach_pool
+from mnn_x86.family cimport Buffer, Execution, _copy_array, _execution, _floats, attach_pool
 
 attach_pool()
 
@@ -35,6 +35,14 @@ cdef extern from "recurrent/recurrent.h" nogil:
         float* peep
         float* work
         int64_t work_row
+        int32_t quant
+        int64_t kp, hp
+        const int16_t* wq
+        const int16_t* rq
+        const float* wscale
+        const float* rscale
+        int16_t* xq
+        int16_t* hq
     int x86_rnn_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
 
 CELLS = {"RNN": 0, "GRU": 1, "LSTM": 2}
@@ -55,10 +63,11 @@ cdef float* _array(Execution ex, arr):
     return p
 
 
-def recurrent(str isa, int threads, str name, dict p, Execution proj, r, b, peep):
+def recurrent(str isa, int threads, str name, dict p, Execution proj, r, b, peep, dict quant=None):
     """An RNN/GRU/LSTM (p: cell, dirs, seq, batch, input, hidden, direction flags, clip, acts [dirs][3] of
     (code, alpha, beta), input positions in_*). proj: the MatMul execution of X · W^T. r, b, peep: the
-    constant R, B and P, or None (B, P absent, or any of them given at run: in_r, in_b, in_p)."""
+    constant R, B and P, or None (B, P absent, or any of them given at run: in_r, in_b, in_p).
+    quant: a DynamicQuantizeLSTM's packed weights (see _quantized); proj and r are then None."""
     cdef Execution ex = _execution(name, sizeof(x86_rnn_state), x86_rnn_run, isa, threads)
     cdef x86_rnn_state* s = <x86_rnn_state*>ex.state
     cdef int64_t d, i, dirs = p["dirs"], h = p["hidden"], g = p["gates"]
@@ -70,10 +79,13 @@ def recurrent(str isa, int threads, str name, dict p, Execution proj, r, b, peep
             s.act[d][i].fn, s.act[d][i].alpha, s.act[d][i].beta = code, alpha, beta
     s.in_w, s.in_r, s.in_b, s.in_p = p["in_w"], p["in_r"], p["in_b"], p["in_p"]
     s.in_lens, s.in_h0, s.in_c0 = p["in_lens"], p["in_h0"], p["in_c0"]
-    ex.keep.append(proj)
-    s.proj.run, s.proj.state = proj.exe.run, proj.exe.state
     s.xw = _scratch(ex, s.seq * s.batch * dirs * g * h)
-    s.rt = _array(ex, np.transpose(r, (0, 2, 1))) if r is not None else _scratch(ex, dirs * h * g * h)
+    if quant is not None:
+        _quantized(ex, s, quant)
+    else:
+        ex.keep.append(proj)
+        s.proj.run, s.proj.state = proj.exe.run, proj.exe.state
+        s.rt = _array(ex, np.transpose(r, (0, 2, 1))) if r is not None else _scratch(ex, dirs * h * g * h)
     bias = np.zeros((dirs, 2 * g * h), np.float32) if b is None else np.asarray(b, np.float32)
     s.bias = _array(ex, bias[:, :g * h] + bias[:, g * h:])
     if p["cell"] == "GRU" and p["lbr"]:  # the h gate's Rb is scaled by the reset gate: kept apart
@@ -87,3 +99,29 @@ def recurrent(str isa, int threads, str name, dict p, Execution proj, r, b, peep
     s.work = _scratch(ex, dirs * s.batch * s.work_row)
     ex.packed = tuple(p["packed"])
     return ex
+
+
+cdef void _quantized(Execution ex, x86_rnn_state* s, dict q):
+    """wq [dirs][G*H][kp], rq [dirs][G*H][hp] int16 (the weights minus their zero points, transposed and
+    padded), wscale and rscale [dirs][G*H] float32; and the scratch of the quantized X and h."""
+    cdef Buffer buf
+    s.quant = 1
+    s.kp, s.hp = q["wq"].shape[2], q["rq"].shape[2]
+    for key in ("wq", "rq", "wscale", "rscale"):
+        buf = _copy_array(q[key], q[key].dtype)
+        ex.keep.append(buf)
+        if key == "wq":
+            s.wq = <const int16_t*>buf.ptr
+        elif key == "rq":
+            s.rq = <const int16_t*>buf.ptr
+        elif key == "wscale":
+            s.wscale = <const float*>buf.ptr
+        else:
+            s.rscale = <const float*>buf.ptr
+    cdef int64_t rows = (s.seq * s.batch + 3) // 4 * 4, mp = (s.batch + 3) // 4 * 4
+    buf = Buffer(max(rows * s.kp * 2, 16))
+    ex.keep.append(buf)
+    s.xq = <int16_t*>buf.ptr
+    buf = Buffer(max(s.dirs * mp * s.hp * 2, 16))
+    ex.keep.append(buf)
+    s.hq = <int16_t*>buf.ptr

@@ -4,13 +4,20 @@ both layouts and the activations the reference knows.
 
 X·W^T of all steps and directions is one packed GEMM (an _x86 MatMul execution with W packed at
 prepare); each step is then a GEMV over R^T and the gate math in C, a task per (direction, batch row).
+
+DynamicQuantizeLSTM (ONNX Runtime's, mnn_core/ops/rnn_quant.py) is the same LSTM whose products are
+quantized as ONNX Runtime quantizes them: X (all steps) and each step's h (a direction's rows) to uint8
+over their range, exact integer products with the int8/uint8 W and R (csrc/recurrent/quant.c), a task
+per direction.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from mnn_core.ops.rnn import ACTIVATIONS, DEFAULT_ACTIVATIONS, GATES
 
-from . import _recurrent, _x86
+from . import _integer, _recurrent, _x86
 from ._common import kernel, static_shape
 
 #: activation name -> the code csrc/recurrent/recurrent.h switches on (X86_RA_*)
@@ -67,3 +74,50 @@ def _prepare(node, ins, outs, constants, ctx, isa):
 
 for _op in ("RNN", "GRU", "LSTM"):
     kernel(_op, dtypes=("float32", "int32", "int64"), supports=_supports, efficiency=0.4)(_prepare)
+
+
+# -- DynamicQuantizeLSTM -----------------------------------------------------------------------------
+
+_DQ_CONSTANT = (1, 2, 8, 9, 10, 11)  # W, R, their scales and zero points: packed at prepare
+
+
+def _dq_supports(node, ins):
+    if ins[0].dtype != "float32" or len(static_shape(ins[0])) != 3:
+        return "float32 X of 3 dims"
+    return True
+
+
+def _dq_weights(w, scale, zero_point, dirs: int, k_pad: int) -> tuple:
+    """(W - zp)^T per direction, [dirs][4H][k_pad] int16, and the scale per column [dirs][4H] float32; one zero
+    point per direction, as the reference (mnn_core/ops/rnn_quant.py) and ONNX Runtime take it."""
+    w = np.asarray(w)
+    zp = np.zeros(dirs, np.int16) if zero_point is None else np.asarray(zero_point).reshape(dirs, -1)[:, 0]
+    q = np.zeros((dirs, w.shape[2], k_pad), np.int16)
+    q[:, :, :w.shape[1]] = (w.astype(np.int16) - zp.astype(np.int16).reshape(dirs, 1, 1)).transpose(0, 2, 1)
+    scale = np.broadcast_to(np.asarray(scale, np.float32).reshape(dirs, -1), (dirs, w.shape[2]))
+    return q, np.ascontiguousarray(scale)
+
+
+@kernel("DynamicQuantizeLSTM", dtypes=("float32", "int8", "uint8"), supports=_dq_supports, efficiency=0.3)
+def prepare_dq_lstm(node, ins, outs, constants, ctx, isa):
+    attrs = node.attrs
+    names = list(node.inputs) + [""] * (12 - len(node.inputs))
+    at = {i: k for k, i in enumerate(i for i, n in enumerate(names) if n)}
+    missing = [names[i] for i in _DQ_CONSTANT if names[i] and names[i] not in constants]
+    if missing:
+        raise ValueError(f"x86 DynamicQuantizeLSTM needs constant weights, scales and zero points; {missing} "
+                         "are computed")
+    const = [constants.get(n) if n else None for n in names]
+    seq, batch, size = static_shape(ins[0])
+    dirs, h = 2 if attrs["direction"] == "bidirectional" else 1, attrs["hidden_size"]
+    wq, wscale = _dq_weights(const[1], const[8], const[9], dirs, -(-size // _integer.IK) * _integer.IK)
+    rq, rscale = _dq_weights(const[2], const[10], const[11], dirs, -(-h // _integer.IK) * _integer.IK)
+    runtime = [at[i] if names[i] and const[i] is None else -1 for i in range(8)]
+    p = dict(cell="LSTM", gates=4, dirs=dirs, seq=seq, batch=batch, input=size, hidden=h,
+             reverse=int(attrs["direction"] == "reverse"), layout=0, lbr=0, input_forget=attrs["input_forget"],
+             clip=float(attrs["clip"]), acts=_activations("LSTM", attrs, dirs), in_w=-1, in_r=-1, in_b=runtime[3],
+             in_p=runtime[7], in_lens=-1, in_h0=at.get(5, -1), in_c0=at.get(6, -1),
+             packed=[i for i in (1, 2, 3, 7) + _DQ_CONSTANT[2:] if const[i] is not None])
+    quant = dict(wq=wq, rq=rq, wscale=wscale, rscale=rscale)
+    return _recurrent.recurrent(isa, ctx.threads, "x86.DynamicQuantizeLSTM", p, None, None, const[3], const[7],
+                                quant)

@@ -102,3 +102,42 @@ def test_conv_integer(rng, case, x_dtype, w_dtype, threads):
         ins = [x, w, zx, zw] if zw is not None else ([x, w, zx] if zx is not None else [x, w])
         for constant in ((1, 2, 3), (), (1,)):
             _check("ConvInteger", ins, dict(attrs), threads, constant)
+
+
+# -- DynamicQuantizeLSTM (ops_recurrent.py, csrc/recurrent/quant.c) -----------------------------------
+
+
+def _dq_lstm_inputs(rng, seq, batch, size, hidden, dirs, per_column, dtype, states):
+    cols = 4 * hidden if per_column else 1
+    zp = np.zeros((dirs, cols), dtype) if dtype == "int8" else np.full((dirs, cols), rng.integers(100, 150), dtype)
+    x = rng.uniform(-2, 2, (seq, batch, size)).astype(np.float32)
+    ins = [x, _q(rng, dtype, dirs, size, 4 * hidden), _q(rng, dtype, dirs, hidden, 4 * hidden),
+           rng.uniform(-0.5, 0.5, (dirs, 8 * hidden)).astype(np.float32), None]
+    state = [rng.uniform(-1, 1, (dirs, batch, hidden)).astype(np.float32) for _ in range(2)]
+    ins += state if states else [None, None]
+    ins.append(None)
+    for _ in range(2):
+        scale = rng.uniform(0.002, 0.01, (dirs, cols) if per_column else (dirs,)).astype(np.float32)
+        ins += [scale, zp if per_column else zp[:, 0]]
+    return ins
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("dtype,per_column", [("int8", False), ("int8", True), ("uint8", False)])
+def test_dynamic_quantize_lstm(rng, dtype, per_column, direction, batch, threads):
+    dirs = 2 if direction == "bidirectional" else 1
+    for seq, size, hidden, states in [(5, 7, 9, True), (3, 40, 33, False), (1, 3, 4, True)]:
+        ins = _dq_lstm_inputs(rng, seq, batch, size, hidden, dirs, per_column, dtype, states)
+        attrs = {"hidden_size": hidden, "direction": direction}
+        graph, feeds = one_op_graph("DynamicQuantizeLSTM", ins, attrs, (1, 2, 3, 8, 9, 10, 11))
+        graph.nodes[0].outputs = graph.outputs = ["y", "y_h", "y_c"]
+        sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads)
+        want = run_reference("DynamicQuantizeLSTM", list(ins), attrs)
+        for _ in range(2):
+            got = sess.run(feeds)
+            for name, w in zip(graph.outputs, want):
+                # float32 gate math against the reference's float64: a few ulp, unless an h lands on a
+                # quantization boundary (then one step of R's scale), which these sizes do not hit
+                np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-5, err_msg=f"{name} {attrs} {seq}")

@@ -152,14 +152,15 @@ static void run_group(const rnn_job *j, int64_t d, int64_t b0, int64_t b1) {
     const x86_rnn_state *s = j->s;
     const int64_t H = s->hidden, GH = s->gates * H, T = s->seq, B = s->batch, ld = s->work_row, m = b1 - b0;
     float *w = s->work + (d * B + b0) * ld; /* row r: h, c, tmp, a at w + r * ld */
-    const float *rt = s->rt + d * H * GH;
+    const float *rt = s->rt ? s->rt + d * H * GH : NULL; /* none when quantized */
     const int reverse = s->reverse || d == 1, split = s->cell == X86_GRU && !s->lbr;
     for (int64_t b = b0; b < b1; ++b) {
         load_state(s, j->ins, s->in_h0, state_at(s, d, b), w + (b - b0) * ld);
         load_state(s, j->ins, s->in_c0, state_at(s, d, b), w + (b - b0) * ld + H);
     }
     for (int64_t t = 0; t < T; ++t) {
-        x86_rnn_gemm(w, ld, m, rt, H, GH, split ? 2 * H : GH, w + 3 * H, ld);
+        if (s->quant) x86_rnn_qgemm(s, d, w, ld, m, w + 3 * H, ld);
+        else x86_rnn_gemm(w, ld, m, rt, H, GH, split ? 2 * H : GH, w + 3 * H, ld);
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t len = seq_len(s, j->ins, b), tt = t < len ? step_at(reverse, len, t) : t;
             float *h = w + (b - b0) * ld, *y = y_at(j, d, b, tt);
@@ -200,6 +201,13 @@ static void run_rows(void *ctx, int64_t lo, int64_t hi, int worker) {
         run_group(j, d, lo - d * B, end - d * B);
         lo = end;
     }
+}
+
+/* a quantized layer's items are whole directions: each step quantizes all rows of h at once */
+static void run_directions(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const rnn_job *j = (const rnn_job *)ctx;
+    (void)worker;
+    for (int64_t d = lo; d < hi; ++d) run_group(j, d, 0, j->s->batch);
 }
 
 /* weights that arrive at run (not constants): R^T, the biases and the peepholes, refreshed */
@@ -245,8 +253,13 @@ int x86_rnn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *ou
         return 1;
     }
     load_weights(s, ins);
-    if (s->seq * s->batch > 0 && project(s, ins) != 0) return 1;
     rnn_job j = {s, ins, outs, n_out};
+    if (s->quant) {
+        if (s->seq * s->batch > 0) x86_rnn_qproject(s, ins);
+        x86_pool->ranges(s->op.threads, s->dirs, 1, run_directions, &j);
+        return 0;
+    }
+    if (s->seq * s->batch > 0 && project(s, ins) != 0) return 1;
     x86_pool->ranges(s->op.threads, s->dirs * s->batch, 1, run_rows, &j);
     return 0;
 }

@@ -52,7 +52,21 @@ typedef struct {
     float *peep;    /* [dirs][3H] (i, o, f), or NULL */
     float *work;    /* per (direction, batch row): h, c, tmp [H] each, then the gates [G*H] */
     int64_t work_row;
+    /* DynamicQuantizeLSTM (quant.c): X (all steps, one block) and each step's h (a direction's rows,
+     * one block) quantized to uint8 as ONNX Runtime does, integer products with the constant W and R */
+    int32_t quant;
+    int64_t kp, hp;         /* input and hidden padded to X86_IK */
+    const int16_t *wq, *rq; /* [dirs][G*H][kp], [dirs][G*H][hp]: (W - zp)^T, (R - zp)^T */
+    const float *wscale, *rscale; /* [dirs][G*H] */
+    int16_t *xq;            /* [seq*batch rounded to X86_IT][kp]: X quantized, minus its zero point */
+    int16_t *hq;            /* [dirs][batch rounded to X86_IT][hp]: h the same */
 } x86_rnn_state;
 int x86_rnn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* quant.c: xw = quantized X times W (every step and direction), and y = quantized h times R for the m
+ * rows of direction d (h_ld and y_ld floats apart) */
+int x86_rnn_qproject(x86_rnn_state *s, const mnn_tensor *ins);
+void x86_rnn_qgemm(const x86_rnn_state *s, int64_t d, const float *h, int64_t h_ld, int64_t m, float *y,
+                   int64_t y_ld);
 
 #endif
