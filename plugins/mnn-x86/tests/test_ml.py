@@ -104,6 +104,32 @@ def test_tree_regressor(dtype, agg, how, k, n_base):
         check("TreeEnsembleRegressor", _rows(rng, rows, 4, dtype), attrs, threads=2)
 
 
+def _tie_rows(rng, n: int, f: int, attrs: dict) -> np.ndarray:
+    """Rows whose features are the trees' thresholds (and NaN): every comparison mode meets its tie."""
+    values = np.r_[np.asarray(attrs["nodes_values"], np.float32), np.nan]
+    return rng.choice(values, (n, f)).astype(np.float32)
+
+
+@pytest.mark.parametrize("modes", [MODES[:1], MODES[:6]])
+def test_tree_ties(modes):
+    """Features equal to thresholds, through the BRANCH_LEQ-only walk and the one of every mode."""
+    rng = np.random.default_rng(len(modes))
+    attrs = random_trees(rng, "class", 6, 4, 5, 3, modes=modes)
+    attrs.update(classlabels_int64s=[0, 1, 2], post_transform="NONE")
+    check("TreeEnsembleClassifier", _tie_rows(rng, 300, 5, attrs), attrs, threads=2)
+
+
+def test_tree_float32_sums():
+    """Leaf roots (trees of depth 0) whose weights add up in float32 as the reference's: 1e8 + 1 - 1e8 is 0
+    there (1 in float64); float64 input adds in float64."""
+    attrs = dict(nodes_treeids=[0, 1, 2], nodes_nodeids=[0, 0, 0], nodes_featureids=[0, 0, 0],
+                 nodes_values=[0.0] * 3, nodes_modes=["LEAF"] * 3, nodes_truenodeids=[0] * 3,
+                 nodes_falsenodeids=[0] * 3, target_treeids=[0, 1, 2], target_nodeids=[0, 0, 0], target_ids=[0] * 3,
+                 target_weights=[1e8, 1.0, -1e8])
+    for dtype in ("float32", "float64"):
+        check("TreeEnsembleRegressor", np.zeros((3, 2), dtype), attrs)
+
+
 def test_tree_big_forest_threads():
     """Deep trees and many blocks of rows over several workers; a [F] input is one row."""
     rng = np.random.default_rng(5)
