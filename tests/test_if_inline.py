@@ -1,5 +1,6 @@
 """An If whose condition follows input values or shapes is inlined at resize: the model plans like a
-static one (a plan per condition value), and only an If on data keeps the graph eager."""
+static one (a plan per condition value). An If on data runs both branches and selects, where that is
+safe; otherwise it keeps the graph eager."""
 
 from __future__ import annotations
 
@@ -72,13 +73,27 @@ def test_if_on_a_shape_follows_the_batch():
         np.testing.assert_array_equal(sess.run({"x": x})["y"], evaluate(graph, {"x": x})["y"])
 
 
-def test_if_on_data_stays_eager():
+def test_if_on_data_runs_both_branches_and_selects():
     graph = _if_graph("data")
     sess = mnn.Session(graph, backend="reference")
-    assert sess.eager
+    assert not sess.eager
     x = np.ones((2, 3), np.float32)
     np.testing.assert_array_equal(sess.run({"x": x})["y"], x * np.array([1, 2, 3], np.float32))
     np.testing.assert_array_equal(sess.run({"x": -x})["y"], np.zeros((2, 3), np.float32))
+    assert "Where" in [p.op for p in sess.plan] and "If" not in [p.op for p in sess.plan]
+
+
+def test_if_on_data_stays_eager_where_a_branch_could_fail_or_shapes_differ():
+    gather = _if_graph("data")
+    then = gather.nodes[-1].attrs["then_branch"]
+    then.initializers["k"] = np.array([0, 1, 2], np.int64)
+    then.nodes[0] = Node("Gather", ["x", "k"], ["y"], {"axis": 1}, "op")  # an index that may not fit
+    assert mnn.Session(gather, backend="reference").eager
+    shapes = _if_graph("data")
+    shapes.nodes[-1].attrs["else_branch"].nodes[0] = Node("ReduceSum", ["x"], ["y"], {"keepdims": 1}, "op")
+    sess = mnn.Session(shapes, backend="reference")
+    assert sess.eager
+    np.testing.assert_array_equal(sess.run({"x": -np.ones((2, 3), np.float32)})["y"], [[-6]])
 
 
 def test_inlined_branches_are_optimized_like_the_graph():

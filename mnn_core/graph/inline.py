@@ -55,6 +55,57 @@ def resolvable_ifs(graph: Graph) -> bool:
     return not Graph(inputs=graph.inputs, initializers=graph.initializers).is_dynamic()
 
 
+#: ops that fail on some data (an index out of range): an untaken branch must not run them
+_FAILS_ON_DATA = frozenset({"Gather", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND"})
+
+
+def lower_data_ifs(graph: Graph) -> Graph:
+    """An If whose condition follows the data (a keyword spotter's verifier run only on a likely
+    hit) becomes both branches and a Where between their outputs, where that is safe: both
+    branches are static, run no op that fails on some data, and give outputs of one shape and
+    dtype. The graph then plans; the price is running the other branch too."""
+    from ..ops import get_schema
+    from .shapes import follows_data
+
+    ifs = [n for n in graph.nodes if n.op == "If"]
+    if not ifs:
+        return graph
+    infos = None
+    nodes: list[Node] = []
+    inits = dict(graph.initializers)
+    for node in graph.nodes:
+        branches = (node.attrs["then_branch"], node.attrs["else_branch"]) if node.op == "If" else ()
+        if not branches or not follows_data(graph, node.inputs[0]) or any(
+                get_schema(n.op).dynamic or n.op in _FAILS_ON_DATA for b in branches for n in b.nodes):
+            nodes.append(node)
+            continue
+        infos = infos or graph.infer()
+        outs = [[b.infer(dict(zip(b.inputs, (infos[i] for i in node.inputs[1:]))))[o] for o in b.outputs]
+                for b in branches]
+        if any(a != b for a, b in zip(*outs)):
+            nodes.append(node)
+            continue
+        picked = {}
+        for cond, branch in ((True, "then"), (False, "else")):
+            body, body_inits = inline_if(node, cond)
+            renamed = {out: f"{node.name}/{branch}:{out}" for out in node.outputs}
+            for n in body:  # the branch's outputs under names of their own, for the Where
+                n.inputs = [renamed.get(i, i) for i in n.inputs]
+                n.outputs = [renamed.get(o, o) for o in n.outputs]
+            nodes += body
+            inits.update(body_inits)
+            picked[branch] = renamed
+        scalar = f"{node.name}/condition"
+        inits[f"{scalar}/shape"] = np.zeros(0, np.int64)
+        nodes.append(Node("Reshape", [node.inputs[0], f"{scalar}/shape"], [scalar], {}, scalar))
+        nodes += [Node("Where", [scalar, picked["then"][o], picked["else"][o]], [o], {}, f"{node.name}/select:{o}")
+                  for o in node.outputs]
+    if len(nodes) == len(graph.nodes):
+        return graph
+    return Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes, initializers=inits,
+                 name=graph.name, metadata=dict(graph.metadata))
+
+
 def map_branches(graph: Graph, fn) -> Graph:
     """`graph` with every If's branches (nested ones too) replaced by fn(branch)."""
     nodes = []

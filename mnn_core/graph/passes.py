@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import GraphError, LimitError
 from ..ops import get_schema
 from ..ops.elementwise import ACTIVATION_OPS
+from .inline import lower_data_ifs
 from .ir import Graph, Node
 
 FUSABLE_PRODUCERS = ("Conv", "Gemm", "MatMul", "ConvTranspose")
@@ -206,6 +207,7 @@ def eliminate_dead(graph: Graph) -> Graph:
 CORE_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("fold_constants", fold_constants),
     ("clip_data_bounds", clip_data_bounds),
+    ("lower_data_ifs", lower_data_ifs),
     ("fold_batchnorm", fold_batchnorm),
     ("fuse_silu", fuse_silu),
     ("fuse_activations", fuse_activations),
