@@ -12,8 +12,9 @@
  * strides take the im2col path described next.
  *
  * Convolution backward, per image (the threads take whole images, so no two
- * threads ever write the same dx, and each adds its images' dw into its own
- * accumulator, summed at the end):
+ * threads ever write the same dx; dw is summed in a fixed number of parts, each
+ * over a fixed run of images, then the parts in order, so it is the same at any
+ * thread count):
  *   dw: cols = im2col(x) as rows of the OH*OW output positions; then every
  *       dw[o][r] is a dot product of two contiguous rows, dy[o] . cols[r],
  *       computed GW_TO x GW_TR at a time along the positions (no transposes).
@@ -31,10 +32,6 @@
 
 #include "x86_grad.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #if VLEN >= 16 /* AVX-512: 32 registers, 20 accumulators + 4 + 1 loads; LeNet's O = 16 and R = 150 tile exactly */
 #define GW_TO 4 /* dy rows per dot tile */
 #define GW_TR 5 /* im2col rows per dot tile */
@@ -44,31 +41,17 @@
 #endif
 #define GRAD_PARALLEL_MIN 65536
 /* element-wise and 2x2-pooling passes run a few float per ns on one core: below this many elements
- * (about 50 us of work) a parallel region does not pay for itself where it counts, on a machine whose
- * cores are shared: every region ends in a barrier that waits for a thread that may have no core */
+ * (about 50 us of work) a parallel loop does not pay for itself where it counts, on a machine whose
+ * cores are shared */
 #define GRAD_PARALLEL_MIN_STREAM (1 << 20)
+/* the weight gradient's partial sums: at most this many, whatever the thread count (determinism) */
+#define GRAD_DW_PARTS 8
+#define GRAD_DW_PARTS_FLOATS (1 << 22) /* and at most this many floats for them all */
 
-/* PARALLEL_FOR with dynamic scheduling, for loops over images or planes: on a
- * busy machine a thread that loses its core for a while then holds up only the
- * items it already took, not a fixed half of the loop */
-#define PARALLEL_FOR_DYNAMIC(cond, i, n, ...)                                     \
-    do {                                                                         \
-        const int64_t i##_end = (n);                                             \
-        if (X86_OMP(cond)) {                                                     \
-            _Pragma("omp parallel for num_threads(threads) schedule(dynamic)")   \
-            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
-        } else {                                                                 \
-            for (int64_t i = 0; i < i##_end; ++i) __VA_ARGS__                     \
-        }                                                                        \
-    } while (0)
-
-static inline int FN(grad_thread)(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
+/* The loops run on the inference pool (op_threadpool.c, x86_parallel), each as a context struct and a
+ * task: items are claimed one at a time and the caller waits only for items a worker took. An OpenMP
+ * region ends in a barrier that waits for every thread of its team, scheduled or not: with one busy
+ * process per core, a LeNet epoch took 2.6x longer at 2 threads than at 1 (benchmarks/RESULTS.md). */
 
 /* The range [lo, hi) of output columns ow whose input column ow*s + x0 lies in [0, W). */
 static inline void FN(valid_cols)(int64_t x0, int64_t s, int64_t W, int64_t OW, int64_t *lo, int64_t *hi) {
@@ -537,28 +520,37 @@ static void FN(conv_grad_weight_direct_block)(const float *dy, const float *x, i
             for (int64_t o = 0; o < cg->O; ++o) db_acc[o] += FN(sum_n)(dy + m * dy_image + o * P, P);
 }
 
+/* the convolution loops' context: one image an item, `work` per_thread floats a worker */
+typedef struct {
+    const float *x, *w, *bias, *dy;
+    float *y, *dx, *work;
+    const x86_convgrad_geom *cg;
+    int64_t per_thread;
+    int relu, direct;
+} grad_conv_loop;
+
+static void FN(conv_forward_task)(void *ctx, int64_t n, int worker) {
+    const grad_conv_loop *c = (const grad_conv_loop *)ctx;
+    const x86_convgrad_geom *cg = c->cg;
+    const x86_conv_geom *g = &cg->g;
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
+    const int64_t x_image = g->C * cg->group * g->H * g->W, y_image = cg->O * P;
+    float *work = c->work + worker * c->per_thread, *y = c->y + n * y_image;
+    if (c->direct) {
+        FN(conv_forward_direct_image)(c->x + n * x_image, c->w, c->bias, y, cg, c->relu, work);
+        return;
+    }
+    FN(im2col_image)(c->x + n * x_image, g, g->C * cg->group, work);
+    for (int64_t gi = 0; gi < cg->group; ++gi)
+        FN(rowgemm)(og, P, R, c->w + gi * og * R, R, 1, work + gi * R * P, P, y + gi * og * P, P,
+                    c->bias ? c->bias + gi * og : NULL, c->relu);
+}
+
 /* forward convolution of a training step: per image, cols = im2col(x), y_g = act(W_g @ cols_g + b_g) */
 static void FN(conv_forward)(const float *x, const float *w, const float *bias, float *y, const x86_convgrad_geom *cg,
                              int relu, float *work, int threads) {
-    const x86_conv_geom *g = &cg->g;
-    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, og = cg->O / cg->group;
-    const int64_t per_thread = x86_conv_forward_work_floats(cg);
-    const int64_t x_image = g->C * cg->group * g->H * g->W, y_image = cg->O * P;
-    if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
-    if (x86_conv_direct(cg)) {
-        PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
-            FN(conv_forward_direct_image)(x + n * x_image, w, bias, y + n * y_image, cg, relu,
-                                          work + FN(grad_thread)() * per_thread);
-        });
-        return;
-    }
-    PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
-        float *cols = work + FN(grad_thread)() * per_thread;
-        FN(im2col_image)(x + n * x_image, g, g->C * cg->group, cols);
-        for (int64_t gi = 0; gi < cg->group; ++gi)
-            FN(rowgemm)(og, P, R, w + gi * og * R, R, 1, cols + gi * R * P, P, y + n * y_image + gi * og * P, P,
-                        bias ? bias + gi * og : NULL, relu);
-    });
+    grad_conv_loop c = {x, w, bias, NULL, y, NULL, work, cg, x86_conv_forward_work_floats(cg), relu, x86_conv_direct(cg)};
+    x86_parallel(threads, cg->N, FN(conv_forward_task), &c);
 }
 
 /* dw and db of nimg consecutive images, added into dw_acc [O][R] and db_acc [O]; cols holds
@@ -592,48 +584,64 @@ static void FN(conv_grad_weight_block)(const float *dy, const float *x, int64_t 
             for (int64_t o = 0; o < cg->O; ++o) db_acc[o] += FN(sum_n)(dy + m * dy_image + o * P, P);
 }
 
-static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, float *db, const x86_convgrad_geom *cg,
-                                 float *work, int threads) {
+/* the weight gradient's loop: part p sums the blocks [blocks*p/parts, blocks*(p+1)/parts) into acc + p*stride
+ * ([O][R] then [O]), with a worker's cols at work + worker*per_thread */
+typedef struct {
+    const float *dy, *x;
+    const x86_convgrad_geom *cg;
+    float *work, *acc;
+    int64_t per_thread, block, blocks, parts, stride;
+    int db;
+} grad_dw_loop;
+
+static void FN(conv_grad_weight_part)(void *ctx, int64_t p, int worker) {
+    const grad_dw_loop *c = (const grad_dw_loop *)ctx;
+    const x86_convgrad_geom *cg = c->cg;
     const x86_conv_geom *g = &cg->g;
-    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, C = g->C * cg->group, O = cg->O;
-    const int64_t per_thread = x86_conv_grad_weight_work_floats(cg), block = x86_conv_grad_weight_block(cg);
-    const int64_t cols_floats = x86_conv_grad_weight_cols_floats(cg);
+    const int64_t P = g->OH * g->OW, R = g->C * g->kh * g->kw, O = cg->O;
+    const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = O * P;
     void (*block_fn)(const float *, const float *, int64_t, const x86_convgrad_geom *, float *, float *, float *) =
         x86_conv_direct(cg) ? FN(conv_grad_weight_direct_block) : FN(conv_grad_weight_block);
-    const int64_t x_image = C * g->H * g->W, dy_image = O * P, blocks = (cg->N + block - 1) / block;
-    if (threads > blocks) threads = (int)(blocks > 0 ? blocks : 1);
-    if (!X86_OMP(threads > 1)) {
-        memset(dw, 0, (size_t)(O * R) * sizeof(float));
-        if (db) memset(db, 0, (size_t)O * sizeof(float));
-        for (int64_t n = 0; n < cg->N; n += block)
-            block_fn(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg, work, dw, db);
+    float *acc = c->acc + p * c->stride;
+    memset(acc, 0, (size_t)(O * R + O) * sizeof(float));
+    for (int64_t bi = c->blocks * p / c->parts; bi < c->blocks * (p + 1) / c->parts; ++bi) {
+        const int64_t n = bi * c->block;
+        block_fn(c->dy + n * dy_image, c->x + n * x_image, cg->N - n < c->block ? cg->N - n : c->block, cg,
+                 c->work + worker * c->per_thread, acc, c->db ? acc + O * R : NULL);
+    }
+}
+
+/* dw (and db) as the sum of parts in order, part 0 first: the same floats at any thread count. One thread
+ * sums each part in its own scratch's accumulator as it goes; several hold all parts at once */
+static void FN(conv_grad_weight)(const float *dy, const float *x, float *dw, float *db, const x86_convgrad_geom *cg,
+                                 float *work, int threads) {
+    const int64_t R = cg->g.C * cg->g.kh * cg->g.kw, O = cg->O, block = x86_conv_grad_weight_block(cg);
+    const int64_t blocks = (cg->N + block - 1) / block, stride = x86_grad_round16(O * R + O);
+    int64_t parts = blocks < 1 ? 1 : blocks < GRAD_DW_PARTS ? blocks : GRAD_DW_PARTS;
+    while (parts > 1 && parts * stride > GRAD_DW_PARTS_FLOATS) --parts;
+    grad_dw_loop c = {dy, x, cg, work, NULL, x86_conv_grad_weight_work_floats(cg), block, blocks, parts, 0, db != NULL};
+    float *acc = NULL;
+    if (threads > 1 && parts > 1 && posix_memalign((void **)&acc, 64, (size_t)(parts * stride) * sizeof(float)))
+        acc = NULL;
+    if (acc == NULL) { /* one thread */
+        c.acc = work + x86_conv_grad_weight_cols_floats(cg);
+        for (int64_t p = 0; p < parts; ++p) {
+            FN(conv_grad_weight_part)(&c, p, 0);
+            for (int64_t e = 0; e < O * R; ++e) dw[e] = p ? dw[e] + c.acc[e] : c.acc[e];
+            for (int64_t o = 0; db && o < O; ++o) db[o] = p ? db[o] + c.acc[O * R + o] : c.acc[O * R + o];
+        }
         return;
     }
-    int team = 1;
-#pragma omp parallel num_threads(threads)
-    {
-        const int t = FN(grad_thread)();
-        float *mine = work + t * per_thread, *acc = mine + cols_floats, *dbacc = acc + O * R;
-        memset(acc, 0, (size_t)(O * R + O) * sizeof(float));
-#pragma omp single
-        {
-#ifdef _OPENMP
-            team = omp_get_num_threads();
-#endif
-        }
-#pragma omp for schedule(static) /* static: each thread's sum covers the same images every run */
-        for (int64_t bi = 0; bi < blocks; ++bi) {
-            const int64_t n = bi * block;
-            block_fn(dy + n * dy_image, x + n * x_image, cg->N - n < block ? cg->N - n : block, cg, mine, acc,
-                     db ? dbacc : NULL);
-        }
-    }
-    for (int64_t e = 0; e < O * R + O; ++e) { /* the threads' accumulators, summed */
-        float s = 0.0f;
-        for (int t = 0; t < team; ++t) s += work[t * per_thread + cols_floats + e];
+    c.acc = acc;
+    c.stride = stride;
+    x86_parallel(threads, parts, FN(conv_grad_weight_part), &c);
+    for (int64_t e = 0; e < O * R + O; ++e) {
+        float s = acc[e];
+        for (int64_t p = 1; p < parts; ++p) s += acc[p * stride + e];
         if (e < O * R) dw[e] = s;
         else if (db) db[e - O * R] = s;
     }
+    free(acc);
 }
 
 /* one image's dx: per group, cols = W_g^T @ dy_g, then col2im */
@@ -648,17 +656,20 @@ static void FN(conv_grad_input_image)(const float *dy, const float *w, float *dx
     }
 }
 
+static void FN(conv_grad_input_task)(void *ctx, int64_t n, int worker) {
+    const grad_conv_loop *c = (const grad_conv_loop *)ctx;
+    const x86_conv_geom *g = &c->cg->g;
+    const int64_t x_image = g->C * c->cg->group * g->H * g->W, dy_image = c->cg->O * g->OH * g->OW;
+    float *work = c->work + worker * c->per_thread;
+    if (c->direct) FN(conv_grad_input_direct_image)(c->dy + n * dy_image, c->w, c->dx + n * x_image, c->cg, work);
+    else FN(conv_grad_input_image)(c->dy + n * dy_image, c->w, c->dx + n * x_image, c->cg, work);
+}
+
 static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, const x86_convgrad_geom *cg, float *work,
                                 int threads) {
-    const x86_conv_geom *g = &cg->g;
-    const int64_t per_thread = x86_conv_grad_input_work_floats(cg);
-    const int64_t x_image = g->C * cg->group * g->H * g->W, dy_image = cg->O * g->OH * g->OW;
-    if (threads > cg->N) threads = (int)(cg->N > 0 ? cg->N : 1);
-    void (*image_fn)(const float *, const float *, float *, const x86_convgrad_geom *, float *) =
-        x86_conv_direct(cg) ? FN(conv_grad_input_direct_image) : FN(conv_grad_input_image);
-    PARALLEL_FOR_DYNAMIC(threads > 1, n, cg->N, {
-        image_fn(dy + n * dy_image, w, dx + n * x_image, cg, work + FN(grad_thread)() * per_thread);
-    });
+    grad_conv_loop c = {NULL, w, NULL, dy, NULL, dx, work, cg, x86_conv_grad_input_work_floats(cg), 0,
+                        x86_conv_direct(cg)};
+    x86_parallel(threads, cg->N, FN(conv_grad_input_task), &c);
 }
 
 /* -- Gemm with runtime operands (a training step's fully connected layers) -------------------------- */
@@ -667,12 +678,23 @@ static void FN(conv_grad_input)(const float *dy, const float *w, float *dx, cons
  * Nothing is packed: B's rows are read where they lie. transB: every C(m, n) is a dot product of two
  * contiguous rows (dot_tile, GW_TO rows of A x GW_TR rows of B); else rowgemm broadcasts A and streams
  * B's rows. Threads take blocks of rows of C. */
-static void FN(gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
-                        int transB, const float *bias, int relu, float *c, int threads) {
-    const int64_t blocks = (M + GW_TO - 1) / GW_TO;
-    PARALLEL_FOR(threads > 1 && blocks > 1 && M * N * K >= 16 * GRAD_PARALLEL_MIN_STREAM, bi, blocks, {
+typedef struct {
+    int64_t M, N, K, ars, acs;
+    const float *a, *b, *bias;
+    float *c;
+    int transB, relu;
+} grad_gemm_loop;
+
+/* rows [bi*GW_TO, bi*GW_TO + GW_TO) of C, for bi in [lo, hi) */
+static void FN(gemm_rt_blocks)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const grad_gemm_loop *g = (const grad_gemm_loop *)ctx;
+    const int64_t M = g->M, N = g->N, K = g->K, ars = g->ars, acs = g->acs;
+    const float *a = g->a, *b = g->b, *bias = g->bias;
+    float *c = g->c;
+    (void)worker;
+    for (int64_t bi = lo; bi < hi; ++bi) {
         const int64_t m0 = bi * GW_TO, rows = M - m0 < GW_TO ? M - m0 : GW_TO;
-        if (transB) { /* a's rows contiguous along K (acs == 1): checked by the caller */
+        if (g->transB) { /* a's rows contiguous along K (acs == 1): checked by the caller */
             const float *ap[GW_TO];
             for (int i = 0; i < GW_TO; ++i) ap[i] = a + (m0 + (i < rows ? i : rows - 1)) * ars;
             for (int64_t n0 = 0; n0 < N; n0 += GW_TR) {
@@ -683,19 +705,26 @@ static void FN(gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t
                 for (int i = 0; i < rows; ++i)
                     for (int j = 0; j < GW_TR && n0 + j < N; ++j) {
                         const float v = out[i][j] + (bias ? bias[n0 + j] : 0.0f);
-                        c[(m0 + i) * N + n0 + j] = relu && v < 0.0f ? 0.0f : v; /* NaN stays */
+                        c[(m0 + i) * N + n0 + j] = g->relu && v < 0.0f ? 0.0f : v; /* NaN stays */
                     }
             }
         } else {
             FN(rowgemm)(rows, N, K, a + m0 * ars, ars, acs, b, N, c + m0 * N, N, NULL, 0);
-            if (bias || relu)
+            if (bias || g->relu)
                 for (int64_t i = m0; i < m0 + rows; ++i)
                     for (int64_t n = 0; n < N; ++n) {
                         const float v = c[i * N + n] + (bias ? bias[n] : 0.0f);
-                        c[i * N + n] = relu && v < 0.0f ? 0.0f : v;
+                        c[i * N + n] = g->relu && v < 0.0f ? 0.0f : v;
                     }
         }
-    });
+    }
+}
+
+static void FN(gemm_rt)(int64_t M, int64_t N, int64_t K, const float *a, int64_t ars, int64_t acs, const float *b,
+                        int transB, const float *bias, int relu, float *c, int threads) {
+    const int64_t blocks = (M + GW_TO - 1) / GW_TO;
+    grad_gemm_loop g = {M, N, K, ars, acs, a, b, bias, c, transB, relu};
+    x86_parallel_ranges(M * N * K >= 16 * GRAD_PARALLEL_MIN_STREAM ? threads : 1, blocks, 1, FN(gemm_rt_blocks), &g);
 }
 
 /* -- pooling ------------------------------------------------------------------------------ */
@@ -904,24 +933,50 @@ static void FN(max_pool_2x2_plane)(const float *x, float *y, const x86_pool_geom
     }
 }
 
+/* the pooling loops: planes [lo, hi) */
+typedef struct {
+    const float *x, *dy;
+    float *y, *dx;
+    const x86_pool_geom *g;
+    const int64_t *off; /* max_pool_grad's tap offsets (NULL: more taps than POOL_MAX_TAPS) */
+    int two;
+} grad_pool_loop;
+
+static void FN(max_pool_2x2_planes)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const grad_pool_loop *c = (const grad_pool_loop *)ctx;
+    const int64_t in_plane = c->g->H * c->g->W, out_plane = c->g->OH * c->g->OW;
+    (void)worker;
+    for (int64_t pi = lo; pi < hi; ++pi) FN(max_pool_2x2_plane)(c->x + pi * in_plane, c->y + pi * out_plane, c->g);
+}
+
 static void FN(max_pool_2x2)(const float *x, float *y, int64_t planes, const x86_pool_geom *g, int threads) {
-    const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW;
-    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= GRAD_PARALLEL_MIN_STREAM, pi, planes,
-                         { FN(max_pool_2x2_plane)(x + pi * in_plane, y + pi * out_plane, g); });
+    grad_pool_loop c = {x, NULL, y, NULL, g, NULL, 1};
+    if (planes * g->H * g->W < GRAD_PARALLEL_MIN_STREAM) threads = 1;
+    x86_parallel_ranges(threads, planes, 1, FN(max_pool_2x2_planes), &c);
+}
+
+static void FN(max_pool_grad_planes)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const grad_pool_loop *c = (const grad_pool_loop *)ctx;
+    const int64_t in_plane = c->g->H * c->g->W, out_plane = c->g->OH * c->g->OW;
+    (void)worker;
+    for (int64_t pi = lo; pi < hi; ++pi) {
+        const float *dy = c->dy + pi * out_plane, *x = c->x + pi * in_plane;
+        float *dx = c->dx + pi * in_plane;
+        if (c->two) FN(max_pool_grad_plane_2x2)(dy, x, dx, c->g);
+        else if (c->off) FN(max_pool_grad_plane)(dy, x, dx, c->g, c->off);
+        else FN(max_pool_grad_plane_any)(dy, x, dx, c->g);
+    }
 }
 
 static void FN(max_pool_grad)(const float *dy, const float *x, float *dx, int64_t planes, const x86_pool_geom *g,
                               int threads) {
-    const int64_t in_plane = g->H * g->W, out_plane = g->OH * g->OW, taps = g->kh * g->kw;
+    const int64_t in_plane = g->H * g->W, taps = g->kh * g->kw;
     int64_t off[POOL_MAX_TAPS];
     for (int64_t t = 0; t < taps && t < POOL_MAX_TAPS; ++t) off[t] = (t / g->kw) * g->dh * g->W + (t % g->kw) * g->dw;
-    const int fast = taps <= POOL_MAX_TAPS, two = FN(pool2_fast)(g);
-    const int64_t min_work = two ? GRAD_PARALLEL_MIN_STREAM : GRAD_PARALLEL_MIN;
-    PARALLEL_FOR_DYNAMIC(threads > 1 && planes > 1 && planes * in_plane >= min_work, pi, planes, {
-        if (two) FN(max_pool_grad_plane_2x2)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
-        else if (fast) FN(max_pool_grad_plane)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g, off);
-        else FN(max_pool_grad_plane_any)(dy + pi * out_plane, x + pi * in_plane, dx + pi * in_plane, g);
-    });
+    const int two = FN(pool2_fast)(g);
+    grad_pool_loop c = {x, dy, NULL, dx, g, taps <= POOL_MAX_TAPS ? off : NULL, two};
+    if (planes * in_plane < (two ? GRAD_PARALLEL_MIN_STREAM : GRAD_PARALLEL_MIN)) threads = 1;
+    x86_parallel_ranges(threads, planes, 1, FN(max_pool_grad_planes), &c);
 }
 
 /* -- element-wise ---------------------------------------------------------------------------- */
@@ -937,13 +992,24 @@ static void FN(relu_grad_range)(const float *dy, const float *y, float *dx, int6
     }
 }
 
-#define GRAD_CHUNK 16384
+#define GRAD_CHUNK 16384 /* the element-wise loops' grain */
+
+/* the element-wise loops (ReluGrad, the optimizers): their operands, a range [lo, hi) an item */
+typedef struct {
+    const float *a, *b, *c, *d; /* dy, y | p, g[, buf | m, v] */
+    float *out0, *out1, *out2;
+    const x86_optim_params *o;
+} grad_stream_loop;
+
+static void FN(relu_grad_ranges)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const grad_stream_loop *s = (const grad_stream_loop *)ctx;
+    (void)worker;
+    FN(relu_grad_range)(s->a + lo, s->b + lo, s->out0 + lo, hi - lo);
+}
+
 static void FN(relu_grad)(const float *dy, const float *y, float *dx, int64_t n, int threads) {
-    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
-    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN_STREAM, c, chunks, {
-        const int64_t i0 = c * GRAD_CHUNK, m = n - i0 < GRAD_CHUNK ? n - i0 : GRAD_CHUNK;
-        FN(relu_grad_range)(dy + i0, y + i0, dx + i0, m);
-    });
+    grad_stream_loop s = {dy, y, NULL, NULL, dx, NULL, NULL, NULL};
+    x86_parallel_ranges(n >= GRAD_PARALLEL_MIN_STREAM ? threads : 1, n, GRAD_CHUNK, FN(relu_grad_ranges), &s);
 }
 
 static void FN(sum_to)(const float *x, float *y, int64_t ysize, int ndim, const int64_t *dims,
@@ -1086,49 +1152,68 @@ static void FN(sgd_momentum_range)(const float *p, const float *g, const float *
     }
 }
 
+static void FN(sgd_momentum_ranges)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const grad_stream_loop *s = (const grad_stream_loop *)ctx;
+    (void)worker;
+    FN(sgd_momentum_range)(s->a + lo, s->b + lo, s->c + lo, s->out0 + lo, s->out1 + lo, hi - lo, s->o);
+}
+
 static void FN(sgd_momentum)(const float *p, const float *g, const float *buf, float *p_out, float *buf_out,
                              int64_t n, const x86_optim_params *o, int threads) {
-    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
-    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
-        const int64_t i0 = c * GRAD_CHUNK, m = n - i0 < GRAD_CHUNK ? n - i0 : GRAD_CHUNK;
-        FN(sgd_momentum_range)(p + i0, g + i0, buf + i0, p_out + i0, buf_out + i0, m, o);
-    });
+    grad_stream_loop s = {p, g, buf, NULL, p_out, buf_out, NULL, o};
+    x86_parallel_ranges(n >= GRAD_PARALLEL_MIN ? threads : 1, n, GRAD_CHUNK, FN(sgd_momentum_ranges), &s);
+}
+
+static void FN(sgd_ranges)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const grad_stream_loop *s = (const grad_stream_loop *)ctx;
+    const vf lr = vf_set1(s->o->lr), wd = vf_set1(s->o->weight_decay);
+    (void)worker;
+    for (int64_t i = lo; i < hi; i += VLEN) {
+        const int m = hi - i < VLEN ? (int)(hi - i) : VLEN;
+        const vf pv = vf_load_n(s->a + i, m);
+        vf_store_n(s->out0 + i, vf_fnma(lr, vf_fma(wd, pv, vf_load_n(s->b + i, m)), pv), m);
+    }
 }
 
 static void FN(sgd)(const float *p, const float *g, float *p_out, int64_t n, const x86_optim_params *o,
                     int threads) {
-    const vf lr = vf_set1(o->lr), wd = vf_set1(o->weight_decay);
-    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
-    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
-        const int64_t i1 = c * GRAD_CHUNK + GRAD_CHUNK < n ? c * GRAD_CHUNK + GRAD_CHUNK : n;
-        for (int64_t i = c * GRAD_CHUNK; i < i1; i += VLEN) {
-            const int m = i1 - i < VLEN ? (int)(i1 - i) : VLEN;
-            const vf pv = vf_load_n(p + i, m);
-            vf_store_n(p_out + i, vf_fnma(lr, vf_fma(wd, pv, vf_load_n(g + i, m)), pv), m);
-        }
-    });
+    grad_stream_loop s = {p, g, NULL, NULL, p_out, NULL, NULL, o};
+    x86_parallel_ranges(n >= GRAD_PARALLEL_MIN ? threads : 1, n, GRAD_CHUNK, FN(sgd_ranges), &s);
 }
 
-/* Adam / AdamW; the bias corrections in double, the rest per element as the compiler vectorizes it */
+/* Adam / AdamW: the bias corrections in double, once; the rest per element as the compiler vectorizes it */
+typedef struct {
+    const float *p, *g, *m, *v;
+    float *p_out, *m_out, *v_out;
+    float b1, b2, eps, step_size, inv_bc2, shrink, l2;
+} grad_adam_loop;
+
+static void FN(adam_ranges)(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const grad_adam_loop *k = (const grad_adam_loop *)ctx;
+    const float *p = k->p, *g = k->g, *m = k->m, *v = k->v; /* in locals: the stores may not alias them */
+    float *p_out = k->p_out, *m_out = k->m_out, *v_out = k->v_out;
+    const float b1 = k->b1, b2 = k->b2, eps = k->eps, step_size = k->step_size, inv_bc2 = k->inv_bc2;
+    const float shrink = k->shrink, l2 = k->l2;
+    (void)worker;
+    for (int64_t i = lo; i < hi; ++i) {
+        const float gi = g[i] + l2 * p[i];
+        const float m2 = b1 * m[i] + (1.0f - b1) * gi, v2 = b2 * v[i] + (1.0f - b2) * gi * gi;
+        const float denom = sqrtf(v2) * inv_bc2 + eps;
+        p_out[i] = p[i] * shrink - step_size * m2 / denom;
+        m_out[i] = m2;
+        v_out[i] = v2;
+    }
+}
+
 static void FN(adam)(const float *p, const float *g, const float *m, const float *v, float *p_out, float *m_out,
                      float *v_out, int64_t n, const x86_optim_params *o, int threads) {
     const double t = o->step;
-    const float b1 = o->beta1, b2 = o->beta2, eps = o->eps, lr = o->lr, wd = o->weight_decay;
-    const float step_size = (float)((double)o->lr / (1.0 - pow((double)o->beta1, t)));
-    const float inv_bc2 = (float)(1.0 / sqrt(1.0 - pow((double)o->beta2, t)));
-    const float shrink = o->decoupled ? 1.0f - lr * wd : 1.0f, l2 = o->decoupled ? 0.0f : wd;
-    const int64_t chunks = (n + GRAD_CHUNK - 1) / GRAD_CHUNK;
-    PARALLEL_FOR(threads > 1 && n >= GRAD_PARALLEL_MIN, c, chunks, {
-        const int64_t i1 = c * GRAD_CHUNK + GRAD_CHUNK < n ? c * GRAD_CHUNK + GRAD_CHUNK : n;
-        for (int64_t i = c * GRAD_CHUNK; i < i1; ++i) {
-            const float gi = g[i] + l2 * p[i];
-            const float m2 = b1 * m[i] + (1.0f - b1) * gi, v2 = b2 * v[i] + (1.0f - b2) * gi * gi;
-            const float denom = sqrtf(v2) * inv_bc2 + eps;
-            p_out[i] = p[i] * shrink - step_size * m2 / denom;
-            m_out[i] = m2;
-            v_out[i] = v2;
-        }
-    });
+    const float lr = o->lr, wd = o->weight_decay;
+    grad_adam_loop k = {p, g, m, v, p_out, m_out, v_out, o->beta1, o->beta2, o->eps,
+                        (float)((double)o->lr / (1.0 - pow((double)o->beta1, t))),
+                        (float)(1.0 / sqrt(1.0 - pow((double)o->beta2, t))),
+                        o->decoupled ? 1.0f - lr * wd : 1.0f, o->decoupled ? 0.0f : wd};
+    x86_parallel_ranges(n >= GRAD_PARALLEL_MIN ? threads : 1, n, GRAD_CHUNK, FN(adam_ranges), &k);
 }
 
 const x86_grad_kernels FN(x86_grad_kernels) = {

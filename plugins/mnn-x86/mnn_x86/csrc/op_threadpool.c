@@ -19,10 +19,22 @@
  *
  * One job at a time: a caller that finds the pool busy (another session on
  * another Python thread) runs its items itself. Workers spin briefly for the
- * next job, then sleep on a condition variable. */
+ * next job, then sleep on a condition variable.
+ *
+ * Starved workers. Claiming spares the caller a worker that never wakes, not
+ * one the OS takes off its core in the middle of an item: the caller then waits
+ * for that item through the other processes' time slices, at every layer. So
+ * the caller keeps score: for each job, the time it took against the time its
+ * items would have taken on the caller alone (its own items' time, scaled to
+ * all n). Over a window of jobs, where threads did not bring the time well
+ * below that estimate, the pool runs jobs on the caller alone for a while
+ * (OpenMP regions too: x86_pool_starved), its workers asleep, then tries the
+ * workers again; the pause doubles while they keep failing. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,6 +47,13 @@
  * workers awake between the layers of a run and between back-to-back runs (ONNX Runtime's pool
  * also spins by default). The cost: after a session's last run a worker burns up to 2 ms of CPU. */
 #define POOL_SPIN_NS 2000000
+/* A spinning worker that finds a gap of POOL_PREEMPTED_NS between two of its clock reads lost its core:
+ * the cores are oversubscribed, and its spinning takes time from threads with work, the caller's serial
+ * ops among them (a reference op of a few ms between two parallel jobs ran up to 2x slower beside a
+ * worker spinning out its 2 ms). Workers then spin only POOL_SPIN_BUSY_NS, for POOL_BUSY_HOLD_NS. */
+#define POOL_PREEMPTED_NS 200000
+#define POOL_SPIN_BUSY_NS 20000
+#define POOL_BUSY_HOLD_NS 100000000
 
 typedef struct {
     _Alignas(64) _Atomic int64_t next; /* its next unclaimed item; a cache line each */
@@ -57,7 +76,26 @@ static struct {
     _Atomic uint64_t gen;        /* bumped at each new job */
     _Atomic int inside;          /* workers between entering and leaving a job */
     _Atomic int sleepers;
-} P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, 0};
+    _Atomic int64_t oversubscribed_until; /* now_ns() before which workers spin POOL_SPIN_BUSY_NS */
+} P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, 0, 0};
+
+/* Contention (the header's "starved workers"): a verdict per window of POOL_WINDOW_NS of parallel jobs;
+ * the threads pass when the jobs took at most POOL_GAIN of the serial estimate (two threads reach about
+ * 0.55 where they pay on a quiet machine); else jobs run on the caller alone for the backoff, which starts
+ * at POOL_BACKOFF_MIN_NS and doubles on each failed window up to POOL_BACKOFF_MAX_NS. The window is short
+ * so that a failed try costs little; the longest pause keeps tries a few percent of the time. */
+#define POOL_WINDOW_NS 10000000
+#define POOL_GAIN 0.9
+#define POOL_BACKOFF_MIN_NS 20000000
+#define POOL_BACKOFF_MAX_NS 640000000
+
+static struct { /* read and written by the caller holding P.busy, except serial_until (and `on`, set before
+                * the first worker starts) */
+    int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins; default 3 (0: as before, to compare) */
+    _Atomic int64_t serial_until; /* now_ns() before which jobs run on the caller alone */
+    int64_t backoff, wall, estimate; /* the window so far: the jobs' time and their serial estimate */
+    int64_t jobs, solo_jobs, windows, failed; /* MNN_X86_POOL_TRACE=1 prints these at exit */
+} A = {-1, 0, POOL_BACKOFF_MIN_NS, 0, 0, 0, 0, 0, 0};
 
 static inline void pause_cpu(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -71,8 +109,9 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* its own part first, then what is left of the others' */
-static void run_items(pool_job *j, int worker) {
+/* its own part first, then what is left of the others'; returns how many items it ran */
+static int64_t run_items(pool_job *j, int worker) {
+    int64_t ran = 0;
     for (int r = 0; r < j->want; ++r) {
         pool_part *p = &j->part[(worker + r) % j->want];
         for (;;) {
@@ -80,8 +119,10 @@ static void run_items(pool_job *j, int worker) {
             if (i >= p->end) break;
             j->fn(j->ctx, i, worker);
             atomic_fetch_add(&j->done, 1);
+            ++ran;
         }
     }
+    return ran;
 }
 
 static void *worker_main(void *arg) {
@@ -89,8 +130,19 @@ static void *worker_main(void *arg) {
     uint64_t seen = atomic_load(&P.gen);
     for (;;) {
         const int64_t since = now_ns();
+        int64_t last = since, spin = since < atomic_load(&P.oversubscribed_until) ? POOL_SPIN_BUSY_NS : POOL_SPIN_NS;
         for (int polls = 1; atomic_load(&P.gen) == seen; ++polls) {
-            if (polls % 64 || now_ns() - since < POOL_SPIN_NS) { /* the clock read every 64 polls */
+            if (polls % 64) { /* the clock read every 64 polls */
+                pause_cpu();
+                continue;
+            }
+            const int64_t t = now_ns();
+            if (t - last > POOL_PREEMPTED_NS && (A.on & 2)) {
+                atomic_store(&P.oversubscribed_until, t + POOL_BUSY_HOLD_NS);
+                spin = POOL_SPIN_BUSY_NS;
+            }
+            last = t;
+            if (t - since < spin) {
                 pause_cpu();
                 continue;
             }
@@ -122,6 +174,8 @@ static void reset_after_fork(void) { /* the child has no workers, and libgomp's 
     atomic_store(&P.job, NULL);
     atomic_store(&P.inside, 0);
     atomic_store(&P.sleepers, 0);
+    atomic_store(&A.serial_until, 0);
+    atomic_store(&P.oversubscribed_until, 0);
 }
 
 /* at load: the handler must run in a child even when this process only ever ran OpenMP regions */
@@ -140,6 +194,46 @@ static void grow(int workers) {
     }
 }
 
+static double pool_gain = POOL_GAIN; /* MNN_X86_POOL_GAIN overrides, to tune (0.75 looked better beside other
+                                      * loads in one measurement, not yet checked on a quiet machine) */
+static void print_trace(void) {
+    fprintf(stderr, "mnn-x86 pool: %lld parallel jobs, %lld on the caller alone (starved), %lld windows, %lld failed\n",
+            (long long)A.jobs, (long long)A.solo_jobs, (long long)A.windows, (long long)A.failed);
+}
+
+/* under P.busy, before a job: whether it runs on the caller alone */
+static int starved_now(void) {
+    if (A.on < 0) {
+        const char *e = getenv("MNN_X86_POOL_ADAPT"), *t = getenv("MNN_X86_POOL_TRACE");
+        A.on = e ? atoi(e) : 3;
+        if (getenv("MNN_X86_POOL_GAIN")) pool_gain = atof(getenv("MNN_X86_POOL_GAIN"));
+        if (t && t[0] == '1') atexit(print_trace);
+    }
+    return (A.on & 1) && now_ns() < atomic_load_explicit(&A.serial_until, memory_order_relaxed);
+}
+
+/* under P.busy, after a parallel job of n items that took [t0, t2), of which the caller ran `mine` in [t1, t_mine) */
+static void keep_score(int64_t t0, int64_t t1, int64_t t_mine, int64_t t2, int64_t mine, int64_t n) {
+    A.jobs++;
+    A.wall += t2 - t0;
+    A.estimate += mine > 0 ? (t_mine - t1) * n / mine : t2 - t0; /* none: it lost its core; neither gain nor loss */
+    if (A.wall < POOL_WINDOW_NS) return;
+    A.windows++;
+    if ((double)A.wall > pool_gain * (double)A.estimate) {
+        A.failed++;
+        atomic_store_explicit(&A.serial_until, t2 + A.backoff, memory_order_relaxed);
+        A.backoff = A.backoff * 2 < POOL_BACKOFF_MAX_NS ? A.backoff * 2 : POOL_BACKOFF_MAX_NS;
+    } else {
+        A.backoff = POOL_BACKOFF_MIN_NS;
+    }
+    A.wall = A.estimate = 0;
+}
+
+int x86_pool_starved(void) {
+    const int64_t until = atomic_load_explicit(&A.serial_until, memory_order_relaxed);
+    return until != 0 && (A.on & 1) && now_ns() < until;
+}
+
 void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
     if (n <= 0) return;
     if (threads > POOL_MAX) threads = POOL_MAX;
@@ -147,6 +241,13 @@ void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
         for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
         return;
     }
+    if (starved_now()) {
+        A.solo_jobs++;
+        pthread_mutex_unlock(&P.busy);
+        for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
+        return;
+    }
+    const int64_t t0 = now_ns();
     grow(threads - 1);
     pool_job j;
     j.fn = fn;
@@ -164,11 +265,14 @@ void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
         pthread_cond_broadcast(&P.cv);
         pthread_mutex_unlock(&P.mu);
     }
-    run_items(&j, 0);
+    const int64_t t1 = now_ns();
+    const int64_t mine = run_items(&j, 0);
+    const int64_t t_mine = now_ns();
     atomic_store(&P.job, NULL); /* withdrawn: late workers see NULL */
     for (int spins = 0; atomic_load(&j.done) < n || atomic_load(&P.inside) > 0;) /* claimed items finish */
         if (++spins < 2000) pause_cpu();
         else sched_yield();
+    keep_score(t0, t1, t_mine, now_ns(), mine, n);
     pthread_mutex_unlock(&P.busy);
 }
 

@@ -283,8 +283,11 @@ extern const x86_pool_api x86_pool_functions;
  * the flag in such a child, whose OpenMP loops then run on the calling thread; the claim-based pool
  * above starts new workers instead. X86_OMP(cond) is the condition of every OpenMP region. */
 extern volatile int x86_omp_usable, x86_omp_started;
+/* op_threadpool.c: whether the pool's workers have lately been starved of cores (its header comment): jobs
+ * then run on the caller alone, and so does every OpenMP region, whose end waits for all its threads */
+int x86_pool_starved(void);
 static inline int x86_omp_ok(void) {
-    if (!x86_omp_usable) return 0;
+    if (!x86_omp_usable || x86_pool_starved()) return 0;
     x86_omp_started = 1;
     return 1;
 }
