@@ -130,9 +130,27 @@ class X86Backend(Backend):
 
     def prepare(self, node, ins, outs, constants, ctx):
         isa = _isa.choose(ctx.options)
+        _check_options(ctx.options)
         _layouts.enabled(ctx.options, isa)  # a bad x86.layouts fails here even with nothing to offer
         execution = KERNELS[node.op].impl(node, ins, outs, constants, ctx, isa)
         return CExecution(execution.capsule(), owner=execution, name=execution.name, packed=execution.packed)
+
+
+#: the session options of this backend; each is checked wherever it applies, and here once for every op
+OPTIONS = ("x86.isa", "x86.layouts", "x86.bf16", "x86.winograd", "x86.direct", "x86.conv_t", "x86.stream")
+
+
+def _check_options(options: dict) -> None:
+    """An unknown x86.* option or a bad switch value is an error even where no op reads it."""
+    unknown = sorted(k for k in options if str(k).startswith("x86.") and k not in OPTIONS)
+    if unknown:
+        raise MnnError(f"x86: unknown option(s) {', '.join(unknown)}; the options are {', '.join(OPTIONS)}")
+    from .ops_conv import _choice
+    from .precision import setting
+
+    for key in ("x86.winograd", "x86.direct", "x86.conv_t", "x86.stream"):
+        _choice(options, key)
+    setting(options)
 
 
 @hookimpl

@@ -40,6 +40,8 @@ def _supports(node, ins):
         return "only 2-D convolution"
     if len(ins) > 8 and ins[8] is not None and ins[8].dtype != "int32":
         return "bias must be int32"
+    if any(ins[i] is not None and int(np.prod(ins[i].shape)) != 1 for i in (1, 2, 6, 7)):
+        return "per-axis x/y scales or zero points (only per-tensor ones)"
     return True
 
 
