@@ -12,7 +12,7 @@ from ..ops import all_schemas, run_reference
 
 #: ops whose inputs after the first are weights: constants, so backends may pre-pack them
 WEIGHT_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",
-                        "LayerNormalization", "InstanceNormalization"})
+                        "LayerNormalization", "InstanceNormalization", "DynamicQuantizeLSTM"})
 
 
 @dataclass

@@ -11,7 +11,6 @@
 #define MNN_X86_DEPTHWISE_IMPL_H
 
 #ifdef _OPENMP
-#include <omp.h>
 #endif
 
 #define DW_NV 4

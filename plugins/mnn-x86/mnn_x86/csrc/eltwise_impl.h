@@ -266,62 +266,87 @@ static void FN(softmax_strided)(const float *x, float *y, int64_t axis, int64_t 
     for (int64_t a = 0; a < axis; ++a) vf_store_n(y + a * inner + j0, vf_mul(vf_load_n(y + a * inner + j0, n), inv), n);
 }
 
+typedef struct {
+    const float *x;
+    float *y;
+    int64_t axis, inner, vecs;
+    int log;
+} FN(softmax_args);
+
+static void FN(softmax_one_row)(void *ctx, int64_t o) {
+    const FN(softmax_args) *g = (const FN(softmax_args) *)ctx;
+    FN(softmax_row)(g->x + o * g->axis, g->y + o * g->axis, g->axis, g->log);
+}
+
+/* lanes [j0, j0 + VLEN) of the inner dims of outer index o, for item t = o * vecs + j0 / VLEN */
+static void FN(softmax_one_strip)(void *ctx, int64_t t) {
+    const FN(softmax_args) *g = (const FN(softmax_args) *)ctx;
+    const int64_t o = t / g->vecs, j0 = (t % g->vecs) * VLEN;
+    const int n = (int)(g->inner - j0 < VLEN ? g->inner - j0 : VLEN);
+    FN(softmax_strided)(g->x + o * g->axis * g->inner, g->y + o * g->axis * g->inner, g->axis, g->inner, j0, n, g->log);
+}
+
 static void FN(softmax)(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log, int threads) {
     if (outer <= 0 || axis <= 0 || inner <= 0) return;
-    if (inner == 1) {
-        PARALLEL_FOR(threads > 1 && outer * axis >= PARALLEL_MIN, o, outer, {
-            FN(softmax_row)(x + o * axis, y + o * axis, axis, log);
-        });
-        return;
-    }
-    const int64_t vecs = (inner + VLEN - 1) / VLEN;
-    PARALLEL_FOR(threads > 1 && outer * axis * inner >= PARALLEL_MIN, t, outer * vecs, {
-        const int64_t o = t / vecs, j0 = (t % vecs) * VLEN;
-        const int n = (int)(inner - j0 < VLEN ? inner - j0 : VLEN);
-        FN(softmax_strided)(x + o * axis * inner, y + o * axis * inner, axis, inner, j0, n, log);
-    });
+    FN(softmax_args) g = {x, y, axis, inner, (inner + VLEN - 1) / VLEN, log};
+    if (inner == 1) x86_for_each(outer * axis >= PARALLEL_MIN, threads, outer, FN(softmax_one_row), &g);
+    else x86_for_each(outer * axis * inner >= PARALLEL_MIN, threads, outer * g.vecs, FN(softmax_one_strip), &g);
 }
 
 /* Each row: mean and variance (two passes), then y = (x - mean) / sqrt(var + eps),
  * scaled and shifted per channel (per_row = C) or per element (layer norm). */
+typedef struct {
+    const float *x;
+    float *y;
+    int64_t n, per_row;
+    float eps;
+    const float *scale, *shift;
+} FN(norm_args);
+
+static void FN(normalize_row)(void *ctx, int64_t r) {
+    const FN(norm_args) *g = (const FN(norm_args) *)ctx;
+    const int64_t n = g->n, per_row = g->per_row;
+    const float eps = g->eps, *scale = g->scale, *shift = g->shift;
+    const float *xr = g->x + r * n;
+    float *yr = g->y + r * n;
+    const float mean = FN(row_sum)(xr, n) / (float)n;
+    const vf mv = vf_set1(mean);
+    vf acc = vf_zero();
+    float tail = 0.0f;
+    int64_t i = 0;
+    for (; i + VLEN <= n; i += VLEN) {
+        const vf d = vf_sub(vf_load(xr + i), mv);
+        acc = vf_fma(d, d, acc);
+    }
+    if (i < n) {
+        const int t = (int)(n - i);
+        const vf d = vf_sub(vf_load_n(xr + i, t), mv);
+        tail = FN(lanes_sum)(vf_mul(d, d), t);
+    }
+    const float inv = 1.0f / sqrtf((vf_hsum(acc) + tail) / (float)n + eps);
+    if (per_row) {
+        const int64_t c = r % per_row;
+        const float k = inv * (scale ? scale[c] : 1.0f), b = shift ? shift[c] : 0.0f;
+        FN(scale_shift)(xr, yr, n, vf_set1(k), vf_set1(b - mean * k));
+        return;
+    }
+    FN(scale_shift)(xr, yr, n, vf_set1(inv), vf_set1(-mean * inv));
+    if (scale || shift) { /* layer norm: per-element affine */
+        for (int64_t j = 0; j < n; j += VLEN) {
+            const int t = (int)(n - j < VLEN ? n - j : VLEN);
+            vf v = vf_load_n(yr + j, t);
+            if (scale) v = vf_mul(v, vf_load_n(scale + j, t));
+            if (shift) v = vf_add(v, vf_load_n(shift + j, t));
+            vf_store_n(yr + j, v, t);
+        }
+    }
+}
+
 static void FN(normalize_rows)(const float *x, float *y, int64_t rows, int64_t n, float eps, const float *scale,
                                const float *shift, int64_t per_row, int threads) {
     if (rows <= 0 || n <= 0) return;
-    PARALLEL_FOR(threads > 1 && rows * n >= PARALLEL_MIN, r, rows, {
-        const float *xr = x + r * n;
-        float *yr = y + r * n;
-        const float mean = FN(row_sum)(xr, n) / (float)n;
-        const vf mv = vf_set1(mean);
-        vf acc = vf_zero();
-        float tail = 0.0f;
-        int64_t i = 0;
-        for (; i + VLEN <= n; i += VLEN) {
-            const vf d = vf_sub(vf_load(xr + i), mv);
-            acc = vf_fma(d, d, acc);
-        }
-        if (i < n) {
-            const int t = (int)(n - i);
-            const vf d = vf_sub(vf_load_n(xr + i, t), mv);
-            tail = FN(lanes_sum)(vf_mul(d, d), t);
-        }
-        const float inv = 1.0f / sqrtf((vf_hsum(acc) + tail) / (float)n + eps);
-        if (per_row) {
-            const int64_t c = r % per_row;
-            const float k = inv * (scale ? scale[c] : 1.0f), b = shift ? shift[c] : 0.0f;
-            FN(scale_shift)(xr, yr, n, vf_set1(k), vf_set1(b - mean * k));
-            continue;
-        }
-        FN(scale_shift)(xr, yr, n, vf_set1(inv), vf_set1(-mean * inv));
-        if (scale || shift) { /* layer norm: per-element affine */
-            for (int64_t j = 0; j < n; j += VLEN) {
-                const int t = (int)(n - j < VLEN ? n - j : VLEN);
-                vf v = vf_load_n(yr + j, t);
-                if (scale) v = vf_mul(v, vf_load_n(scale + j, t));
-                if (shift) v = vf_add(v, vf_load_n(shift + j, t));
-                vf_store_n(yr + j, v, t);
-            }
-        }
-    });
+    FN(norm_args) g = {x, y, n, per_row, eps, scale, shift};
+    x86_for_each(rows * n >= PARALLEL_MIN, threads, rows, FN(normalize_row), &g);
 }
 
 #endif

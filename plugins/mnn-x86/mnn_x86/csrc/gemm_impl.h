@@ -74,60 +74,79 @@ static inline void FN(zero_short)(float *dst, int64_t n) {
     if (i < n) vf_store_n(dst + i, vf_zero(), (int)(n - i));
 }
 
+/* what pack_a and pack_b hand their panels: the source, its strides and the packed destination */
+typedef struct {
+    const float *src;
+    int64_t rs, cs, rows, cols; /* pack_a: M x K; pack_b: K x N */
+    float *dst;
+} FN(pack_args);
+
+/* panel p of A[i][k] = a[i*rs + k*cs] in MR-row panels */
+static void FN(pack_a_panel)(void *ctx, int64_t p) {
+    const FN(pack_args) *g = (const FN(pack_args) *)ctx;
+    const float *a = g->src;
+    const int64_t rs = g->rs, cs = g->cs, M = g->rows, K = g->cols;
+    float *dst = g->dst + p * MR * K;
+    const int64_t r0 = p * MR, rows = M - r0 < MR ? M - r0 : MR;
+    if (rs == 1) { /* transposed source: each k is `rows` contiguous floats, the panel's other rows 0 */
+        /* the last panel too: Winograd's V^T of 16 tiles is a 14-row panel and a 2-row one;
+         * packed element by element, SqueezeNet's 13x13 64->256 took 0.264 ms, now 0.258 */
+        for (int64_t k = 0; k < K; ++k) {
+            FN(copy_n)(dst + k * MR, a + r0 + k * cs, rows);
+            if (rows < MR) FN(zero_short)(dst + k * MR + rows, MR - rows);
+        }
+        return;
+    }
+    for (int64_t k0 = 0; k0 < K; k0 += 64) { /* 64-column strips keep the writes in cache */
+        const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
+        for (int64_t r = 0; r < MR; ++r) {
+            if (r < rows) {
+                const float *src = a + (r0 + r) * rs;
+                for (int64_t k = k0; k < k1; ++k) dst[k * MR + r] = src[k * cs];
+            } else {
+                for (int64_t k = k0; k < k1; ++k) dst[k * MR + r] = 0.0f;
+            }
+        }
+    }
+}
+
 /* A[i][k] = a[i*rs + k*cs] into MR-row panels */
 static void FN(pack_a)(const float *a, int64_t rs, int64_t cs, int64_t M, int64_t K, float *ap, int threads) {
-    const int64_t panels = FN(ceil_div)(M, MR);
-    PARALLEL_FOR(threads > 1 && M * K > 32768, p, panels, {
-        float *dst = ap + p * MR * K;
-        const int64_t r0 = p * MR, rows = M - r0 < MR ? M - r0 : MR;
-        if (rs == 1) { /* transposed source: each k is `rows` contiguous floats, the panel's other rows 0 */
-            /* the last panel too: Winograd's V^T of 16 tiles is a 14-row panel and a 2-row one;
-             * packed element by element, SqueezeNet's 13x13 64->256 took 0.264 ms, now 0.258 */
-            for (int64_t k = 0; k < K; ++k) {
-                FN(copy_n)(dst + k * MR, a + r0 + k * cs, rows);
-                if (rows < MR) FN(zero_short)(dst + k * MR + rows, MR - rows);
-            }
-            continue;
+    FN(pack_args) g = {a, rs, cs, M, K, ap};
+    x86_for_each(M * K > 32768, threads, FN(ceil_div)(M, MR), FN(pack_a_panel), &g);
+}
+
+/* panel q of B[k][j] = b[k*rs + j*cs] in NR-column panels */
+static void FN(pack_b_panel)(void *ctx, int64_t q) {
+    const FN(pack_args) *g = (const FN(pack_args) *)ctx;
+    const float *b = g->src;
+    const int64_t rs = g->rs, cs = g->cs, K = g->rows, N = g->cols;
+    float *dst = g->dst + q * NR * K;
+    const int64_t c0 = q * NR, cols = N - c0 < NR ? N - c0 : NR;
+    if (cs == 1) {
+        for (int64_t k = 0; k < K; ++k) {
+            FN(copy_n)(dst + k * NR, b + k * rs + c0, cols);
+            if (cols < NR) FN(zero_n)(dst + k * NR + cols, NR - cols);
         }
-        for (int64_t k0 = 0; k0 < K; k0 += 64) { /* 64-column strips keep the writes in cache */
-            const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
-            for (int64_t r = 0; r < MR; ++r) {
-                if (r < rows) {
-                    const float *src = a + (r0 + r) * rs;
-                    for (int64_t k = k0; k < k1; ++k) dst[k * MR + r] = src[k * cs];
-                } else {
-                    for (int64_t k = k0; k < k1; ++k) dst[k * MR + r] = 0.0f;
-                }
+        return;
+    }
+    for (int64_t k0 = 0; k0 < K; k0 += 64) {
+        const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
+        for (int64_t c = 0; c < NR; ++c) {
+            if (c < cols) {
+                const float *src = b + (c0 + c) * cs;
+                for (int64_t k = k0; k < k1; ++k) dst[k * NR + c] = src[k * rs];
+            } else {
+                for (int64_t k = k0; k < k1; ++k) dst[k * NR + c] = 0.0f;
             }
         }
-    });
+    }
 }
 
 /* B[k][j] = b[k*rs + j*cs] into NR-column panels */
 static void FN(pack_b)(const float *b, int64_t rs, int64_t cs, int64_t K, int64_t N, float *bp, int threads) {
-    const int64_t panels = FN(ceil_div)(N, NR);
-    PARALLEL_FOR(threads > 1 && K * N > 32768, q, panels, {
-        float *dst = bp + q * NR * K;
-        const int64_t c0 = q * NR, cols = N - c0 < NR ? N - c0 : NR;
-        if (cs == 1) {
-            for (int64_t k = 0; k < K; ++k) {
-                FN(copy_n)(dst + k * NR, b + k * rs + c0, cols);
-                if (cols < NR) FN(zero_n)(dst + k * NR + cols, NR - cols);
-            }
-        } else {
-            for (int64_t k0 = 0; k0 < K; k0 += 64) {
-                const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
-                for (int64_t c = 0; c < NR; ++c) {
-                    if (c < cols) {
-                        const float *src = b + (c0 + c) * cs;
-                        for (int64_t k = k0; k < k1; ++k) dst[k * NR + c] = src[k * rs];
-                    } else {
-                        for (int64_t k = k0; k < k1; ++k) dst[k * NR + c] = 0.0f;
-                    }
-                }
-            }
-        }
-    });
+    FN(pack_args) g = {b, rs, cs, K, N, bp};
+    x86_for_each(K * N > 32768, threads, FN(ceil_div)(N, NR), FN(pack_b_panel), &g);
 }
 
 /* im2col of one convolution group, output columns [n0, n0 + ncols), written

@@ -1,7 +1,6 @@
 /* Conv run: depthwise kernel, or per (image, group) im2col into packed B and
  * the packed GEMM with the weights as A (bias and activation in its epilogue). */
 #ifdef _OPENMP
-#include <omp.h>
 #endif
 
 #include <string.h>
