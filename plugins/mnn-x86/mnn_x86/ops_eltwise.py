@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend import KernelSpec
+from mnn_core.backend.kit.activation import clip_float32
 from mnn_core.backend.kit.layout import collapse_broadcast
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
@@ -54,8 +55,10 @@ def _prepare_activation(node, ins, outs, constants, ctx, isa):
         return ops_math.prepare_clip(node, ins, outs, constants, ctx, isa)
     kind, params = ACTIVATION_OPS[node.op]
     values = {k: float(node.attrs[v]) for k, v in params.items()}
-    return _x86.unary(isa, ctx.threads, f"x86.{node.op}", ACT_CODES[kind], values.get("alpha", 0.0),
-                      values.get("beta", 0.0))
+    alpha, beta = values.get("alpha", 0.0), values.get("beta", 0.0)
+    if kind == "clip":  # absent (infinite) bounds are float32's extremes, as ONNX defines Clip
+        alpha, beta = clip_float32(alpha, beta)
+    return _x86.unary(isa, ctx.threads, f"x86.{node.op}", ACT_CODES[kind], alpha, beta)
 
 
 for _op in ACTIVATION_OPS:

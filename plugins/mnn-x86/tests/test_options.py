@@ -29,3 +29,14 @@ def test_bad_options_fail_even_where_no_op_reads_them(options, message):
 def test_good_options_pass():
     sess, feeds = _relu_session({"x86.winograd": "off", "x86.direct": "ON", "x86.layouts": "auto"})
     np.testing.assert_array_equal(sess.run(feeds)["out"], np.ones((2, 3), np.float32))
+
+
+@pytest.mark.parametrize("bounds", [{"max": 1.0}, {"min": 0.0}, {}])
+def test_clip_with_an_absent_bound_matches_the_reference_on_infinities(bounds):
+    """An absent bound is float32's finite extreme, so +-inf come out finite (mnn_core's clip_bounds)."""
+    from mnn_core.ops import run_reference
+
+    x = np.array([-np.inf, -2.0, 0.5, 3.0, np.inf, np.nan], np.float32)
+    graph, feeds = one_op_graph("Clip", [x], bounds)
+    got = Session(graph, backend="x86", fallback=False, optimize=False).run(feeds)["out"]
+    np.testing.assert_array_equal(got, run_reference("Clip", [x], bounds)[0])
