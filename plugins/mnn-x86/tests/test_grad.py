@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ISAS
+from conftest import ISAS, compiled_lenet
 
 from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
@@ -264,25 +264,7 @@ def test_cross_entropy_bad_class_is_a_clear_error(rng):
 
 
 def _lenet_losses(backend, threads, steps=12):
-    from mnn_core import express, nn, optim, train
-
-    express.manual_seed(0)
-    model = nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    )
-    opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    step = train.compile(model, nn.CrossEntropyLoss(), opt, backend=backend, threads=threads)
+    _, step = compiled_lenet(backend, threads)
     rng = np.random.default_rng(0)
     x, y = rng.random((16, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, 16)
     losses = [step(x, y) for _ in range(steps)]

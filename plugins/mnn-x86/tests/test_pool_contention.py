@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import compiled_lenet
 
 # a spinning interpreter that dies with its parent (prctl PR_SET_PDEATHSIG, SIGKILL)
 SPIN = "import ctypes\ntry: ctypes.CDLL(None).prctl(1, 9)\nexcept Exception: pass\nwhile True: pass"
@@ -30,34 +31,12 @@ def busy_cores():
             p.wait()
 
 
-def _lenet_step(threads: int, backend: str = "x86"):
-    from mnn_core import express, nn, optim, train
-
-    express.manual_seed(0)
-    model = nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    )
-    opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    return model, train.compile(model, nn.CrossEntropyLoss(), opt, backend=backend, threads=threads)
-
-
 STEPS = 30
 
 
 def _train(threads: int, steps: int, backend: str = "x86"):
     """losses and final parameters of `steps` steps on batches of 64 (8 partial sums of each conv's dw)"""
-    model, step = _lenet_step(threads, backend)
+    model, step = compiled_lenet(backend, threads)
     rng = np.random.default_rng(1)
     x, y = rng.random((STEPS, 64, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, (STEPS, 64))
     losses = [float(step(x[i], y[i])) for i in range(steps)]
