@@ -31,6 +31,19 @@ static void run_tiles(axis_job *j, x86_range_fn fn) {
     x86_pool->ranges(s->op.threads, s->outer * j->tiles, GRAIN / (per > 0 ? per : 1) + 1, fn, j);
 }
 
+/* the tiles of `fn` over the input, once its dtype is one the kernel was built for (floats: float32/64
+ * only; else int32/64 too) */
+static int run_checked(void *state, const mnn_tensor *ins, mnn_tensor *outs, int floats, x86_range_fn fn) {
+    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
+    const int32_t t = j.s->dtype = ins[0].dtype;
+    if (!(t == MNN_FLOAT32 || t == MNN_FLOAT64 || (!floats && (t == MNN_INT32 || t == MNN_INT64)))) {
+        j.s->op.error = "a dtype this kernel was not built for";
+        return 1;
+    }
+    run_tiles(&j, fn);
+    return 0;
+}
+
 /* -- ArgMax / ArgMin / Hardmax ------------------------------------------------------------------- */
 
 /* idx[i]: the position along the axis of the best of x[a * inner + i], best[i] its value; a NaN is
@@ -161,28 +174,14 @@ static void hardmax_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     }
 }
 
-static int dtype_ok(x86_axis_state *s, const mnn_tensor *x) {
-    s->dtype = x->dtype;
-    if (s->dtype == MNN_FLOAT32 || s->dtype == MNN_FLOAT64 || s->dtype == MNN_INT32 || s->dtype == MNN_INT64)
-        return 1;
-    s->op.error = "a dtype this kernel was not built for";
-    return 0;
-}
-
 int x86_arg_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
     (void)n_in, (void)n_out;
-    if (!dtype_ok(j.s, &ins[0])) return 1;
-    run_tiles(&j, arg_range);
-    return 0;
+    return run_checked(state, ins, outs, 0, arg_range);
 }
 
 int x86_hardmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
     (void)n_in, (void)n_out;
-    if (!dtype_ok(j.s, &ins[0])) return 1;
-    run_tiles(&j, hardmax_range);
-    return 0;
+    return run_checked(state, ins, outs, 0, hardmax_range);
 }
 
 /* -- CumSum / CumProd ---------------------------------------------------------------------------- */
@@ -259,11 +258,8 @@ static void cumulative_range(void *ctx, int64_t lo, int64_t hi, int worker) {
 }
 
 int x86_cumulative_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
     (void)n_in, (void)n_out;
-    if (!dtype_ok(j.s, &ins[0])) return 1;
-    run_tiles(&j, cumulative_range);
-    return 0;
+    return run_checked(state, ins, outs, 0, cumulative_range);
 }
 
 /* -- TopK ---------------------------------------------------------------------------------------- */
@@ -424,19 +420,9 @@ static void lpnorm_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     }
 }
 
-static int float_ok(x86_axis_state *s, const mnn_tensor *x) {
-    s->dtype = x->dtype;
-    if (s->dtype == MNN_FLOAT32 || s->dtype == MNN_FLOAT64) return 1;
-    s->op.error = "a dtype this kernel was not built for";
-    return 0;
-}
-
 int x86_lpnorm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
     (void)n_in, (void)n_out;
-    if (!float_ok(j.s, &ins[0])) return 1;
-    run_tiles(&j, lpnorm_range);
-    return 0;
+    return run_checked(state, ins, outs, 1, lpnorm_range);
 }
 
 /* x / (bias + alpha / size * (sum of squares of the size channels about it))^beta, the sums in
@@ -481,9 +467,6 @@ static void lrn_range(void *ctx, int64_t lo, int64_t hi, int worker) {
 }
 
 int x86_lrn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    axis_job j = {(x86_axis_state *)state, (const char *)ins[0].data, (char *)outs[0].data, NULL, 0};
     (void)n_in, (void)n_out;
-    if (!float_ok(j.s, &ins[0])) return 1;
-    run_tiles(&j, lrn_range);
-    return 0;
+    return run_checked(state, ins, outs, 1, lrn_range);
 }
