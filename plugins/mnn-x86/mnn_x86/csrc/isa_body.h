@@ -10,8 +10,8 @@
 
 /* fn(ctx, i) for i in [0, n), on the pool (op_threadpool.c) when `cond` and threads > 1, else on the
  * caller. Not an OpenMP region: libgomp's team would spin beside the pool's workers, twice the threads
- * on the cores (ViT-S at 16 threads ran 9x slower than at 4), and its barrier waits for a descheduled
- * thread. Static per translation unit: each ISA's copy calls its own kernels. */
+ * on the cores (benchmarks/RESULTS_ZOO.md), and its barrier waits for a descheduled thread. Static per
+ * translation unit: each ISA's copy calls its own kernels. */
 typedef void (*x86_index_fn)(void *ctx, int64_t i);
 typedef struct {
     x86_index_fn fn;

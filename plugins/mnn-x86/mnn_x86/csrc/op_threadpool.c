@@ -194,8 +194,7 @@ static void grow(int workers) {
     }
 }
 
-static double pool_gain = POOL_GAIN; /* MNN_X86_POOL_GAIN overrides, to tune (0.75 looked better beside other
-                                      * loads in one measurement, not yet checked on a quiet machine) */
+static double pool_gain = POOL_GAIN; /* MNN_X86_POOL_GAIN overrides it, to tune */
 static void print_trace(void) {
     fprintf(stderr, "mnn-x86 pool: %lld parallel jobs, %lld on the caller alone (starved), %lld windows, %lld failed\n",
             (long long)A.jobs, (long long)A.solo_jobs, (long long)A.windows, (long long)A.failed);
