@@ -13,7 +13,8 @@ ENV = "MNN_REQUIRE_BACKENDS"
 
 
 def required() -> set[str]:
-    return {name.strip() for name in os.environ.get(ENV, "").split(",") if name.strip()}
+    # commas or spaces: qemu's -E splits its argument at commas, so the arm runner passes spaces
+    return set(os.environ.get(ENV, "").replace(",", " ").split())
 
 
 def unavailable_reason(name: str) -> str:

@@ -77,8 +77,10 @@ printf 'Metadata-Version: 2.1\nName: mnn-core\nVersion: 0.1.0\n' > "$BUILD/site/
 
 echo "== pytest on emulated aarch64 (qemu-aarch64-static -cpu ${MNN_ARM_CPU:-max})"
 LIBS="$ROOT/usr/lib/aarch64-linux-gnu"
+REQUIRED="${MNN_REQUIRE_BACKENDS:-}"
+REQUIRED="${REQUIRED//,/ }"  # qemu's -E would split a comma-separated value into several variables
 cd "$BUILD"  # not the source tree: its mnn_arm/ has no aarch64 extension
 [ $# -gt 0 ] || set -- "$PLUGIN/tests"
 exec timeout "${MNN_ARM_TIMEOUT:-1500}" qemu-aarch64-static -cpu "${MNN_ARM_CPU:-max}" -L "$ROOT" \
     -E PYTHONPATH="$BUILD/site" -E LD_LIBRARY_PATH="$LIBS/blas:$LIBS/lapack" -E MNN_LOAD_PLUGINS=arm \
-    -E PYTHONDONTWRITEBYTECODE=1 -E MNN_REQUIRE_BACKENDS="${MNN_REQUIRE_BACKENDS:-}" "$ROOT/usr/bin/$PY" -m pytest -p no:cacheprovider -q --rootdir "$PLUGIN" "$@"
+    -E PYTHONDONTWRITEBYTECODE=1 -E MNN_REQUIRE_BACKENDS="$REQUIRED" "$ROOT/usr/bin/$PY" -m pytest -p no:cacheprovider -q --rootdir "$PLUGIN" "$@"
