@@ -19,3 +19,12 @@ def test_a_backend_not_required_may_be_missing(monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
     check_required("nosuch")
     assert unavailable_reason("reference") == ""
+
+
+@pytest.mark.parametrize("value", ["x86,arm", "x86 arm", " x86 ,  arm "])
+def test_the_list_takes_commas_or_spaces(monkeypatch, value):
+    # spaces: the arm suite runs under qemu, whose -E would split a comma-separated value
+    from mnn_core.testing.required import required
+
+    monkeypatch.setenv(ENV, value)
+    assert required() == {"x86", "arm"}
