@@ -109,7 +109,7 @@ ext = Extension(
     "mnn_x86._x86",
     ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c", f"{CSRC}/dispatch_bf16.c"] + _files(f"{CSRC}/op_*.c"),
     include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
-    depends=_files(f"{CSRC}/*") + ["mnn_x86/_x86.pxd"],
+    depends=_files(f"{CSRC}/*") + ["mnn_x86/_x86.pxd"] + _files("mnn_x86/_x86_*.pxi"),
     extra_compile_args=["-O2"] + OPENMP,
     extra_link_args=OPENMP,
     libraries=["m"],
