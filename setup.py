@@ -1,4 +1,4 @@
-"""Compiled parts of mnn-core: the memory planner and the run loop (Cython)."""
+"""Compiled parts of mnn-core: the memory planner, the run loop and eager dispatch's kernel call (Cython)."""
 
 import numpy as np
 from Cython.Build import cythonize
@@ -18,6 +18,13 @@ extensions = [
         "mnn_core.runtime._runloop",
         ["mnn_core/runtime/_runloop.pyx"],
         include_dirs=["mnn_core/include", np.get_include()],
+        extra_compile_args=["-O2"],
+    ),
+    Extension(
+        "mnn_core.express._eager",
+        ["mnn_core/express/_eager.pyx"],
+        include_dirs=["mnn_core/include", np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O2"],
     ),
 ]
