@@ -72,8 +72,12 @@ def gelu(x, approximate: str = "none"):
     return apply("Gelu", x)
 
 
-def softmax(x, dim: int = -1): return apply("Softmax", x, axis=dim)
-def log_softmax(x, dim: int = -1): return apply("LogSoftmax", x, axis=dim)
+def softmax(x, dim: int | None = None, *, axis=None):
+    return apply("Softmax", x, axis=pick_dim(dim, axis, "softmax", -1))
+
+
+def log_softmax(x, dim: int | None = None, *, axis=None):
+    return apply("LogSoftmax", x, axis=pick_dim(dim, axis, "log_softmax", -1))
 
 
 # -- shape ---------------------------------------------------------------------------------
@@ -99,27 +103,33 @@ def transpose(x, perm=None):
     return apply("Transpose", x, perm=[] if perm is None else [int(p) % x.ndim for p in perm])
 
 
-def squeeze(x, axis=None):
+def squeeze(x, dim=None, *, axis=None):
+    axis = pick_dim(dim, axis, "squeeze")
     axes = [] if axis is None else [axis] if isinstance(axis, int) else list(axis)
     return apply("Squeeze", x, axes=axes)
 
 
-def unsqueeze(x, axis):
+def unsqueeze(x, dim=None, *, axis=None):
+    axis = pick_dim(dim, axis, "unsqueeze")
+    if axis is None:
+        raise MnnError("unsqueeze needs dim=, the position of the new axis")
     return apply("Unsqueeze", x, axes=[axis] if isinstance(axis, int) else list(axis))
 
 
-def cat(xs: Sequence, dim: int = 0):
-    return apply("Concat", *xs, axis=dim)
+def cat(xs: Sequence, dim: int | None = None, *, axis=None):
+    return apply("Concat", *xs, axis=pick_dim(dim, axis, "cat", 0))
 
 
 concat = cat
 
 
-def stack(xs: Sequence, dim: int = 0):
+def stack(xs: Sequence, dim: int | None = None, *, axis=None):
+    dim = pick_dim(dim, axis, "stack", 0)
     return cat([unsqueeze(x, dim) for x in xs], dim)
 
 
-def split(x, split_size_or_sections, dim: int = 0):
+def split(x, split_size_or_sections, dim: int | None = None, *, axis=None):
+    dim = pick_dim(dim, axis, "split", 0)
     size = x.shape[dim]
     if isinstance(split_size_or_sections, int):
         n = -(-size // split_size_or_sections)
@@ -130,7 +140,8 @@ def split(x, split_size_or_sections, dim: int = 0):
     return (outs,) if len(sizes) == 1 else outs
 
 
-def chunk(x, chunks: int, dim: int = 0):
+def chunk(x, chunks: int, dim: int | None = None, *, axis=None):
+    dim = pick_dim(dim, axis, "chunk", 0)
     return split(x, -(-x.shape[dim] // chunks), dim)
 
 
@@ -211,24 +222,47 @@ def _axes(axis):
     return [] if axis is None else [int(axis)] if isinstance(axis, (int, np.integer)) else [int(a) for a in axis]
 
 
-def sum(x, axis=None, keepdims: bool = False):  # noqa: A001
-    return apply("ReduceSum", x, axes=_axes(axis), keepdims=int(keepdims))
+def pick_dim(dim, axis, fn: str, default=None):
+    """PyTorch's `dim=` with numpy's `axis=` as an alias; naming both is an error."""
+    if dim is not None and axis is not None:
+        raise MnnError(f"{fn}: give dim= or its alias axis=, not both")
+    return default if dim is None and axis is None else (axis if dim is None else dim)
 
 
-def mean(x, axis=None, keepdims: bool = False):
-    return apply("ReduceMean", x, axes=_axes(axis), keepdims=int(keepdims))
+def _keep(keepdim, keepdims) -> int:
+    return int(bool(keepdims if keepdims is not None else keepdim))
 
 
-def amax(x, axis=None, keepdims: bool = False):
-    return apply("ReduceMax", x, axes=_axes(axis), keepdims=int(keepdims))
+def sum(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):  # noqa: A001
+    return apply("ReduceSum", x, axes=_axes(pick_dim(dim, axis, "sum")), keepdims=_keep(keepdim, keepdims))
 
 
-def amin(x, axis=None, keepdims: bool = False):
-    return apply("ReduceMin", x, axes=_axes(axis), keepdims=int(keepdims))
+def mean(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+    return apply("ReduceMean", x, axes=_axes(pick_dim(dim, axis, "mean")), keepdims=_keep(keepdim, keepdims))
 
 
-def argmax(x, axis: int = -1, keepdims: bool = False):
-    return apply("ArgMax", x, axis=axis, keepdims=int(keepdims))
+def amax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+    return apply("ReduceMax", x, axes=_axes(pick_dim(dim, axis, "amax")), keepdims=_keep(keepdim, keepdims))
+
+
+def amin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+    return apply("ReduceMin", x, axes=_axes(pick_dim(dim, axis, "amin")), keepdims=_keep(keepdim, keepdims))
+
+
+def _arg(op: str, x, dim, keepdim, axis, keepdims):
+    d = pick_dim(dim, axis, op.lower())
+    if d is None:  # PyTorch: the index into the flattened tensor
+        return apply(op, reshape(x, [-1]), axis=0, keepdims=0)
+    return apply(op, x, axis=int(d), keepdims=_keep(keepdim, keepdims))
+
+
+def argmax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+    """Indices of the largest values along dim (over the flattened input when dim is None, as PyTorch)."""
+    return _arg("ArgMax", x, dim, keepdim, axis, keepdims)
+
+
+def argmin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+    return _arg("ArgMin", x, dim, keepdim, axis, keepdims)
 
 
 # -- layers ------------------------------------------------------------------------------------

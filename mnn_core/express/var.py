@@ -22,6 +22,8 @@ import numpy as np
 from ..errors import MnnError
 from ..graph.ir import TensorInfo
 from ..ops import get_schema
+from . import dispatch
+from .tensor_methods import TensorMethods
 
 
 class _Mode(threading.local):
@@ -76,11 +78,11 @@ def _default_array(data: Any, dtype) -> np.ndarray:
     return arr
 
 
-class Var:
+class Var(TensorMethods):
     """A tensor: numpy data (eager) or a named value of a graph being traced (lazy)."""
 
     __slots__ = ("_data", "_trace", "_value", "_info", "requires_grad", "grad", "_node", "_index",
-                 "_mutable", "name", "__weakref__")
+                 "_mutable", "name", "_device", "__weakref__")
     __array_ufunc__ = None  # ndarray (op) Var defers to Var's reflected operators
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None, name: str | None = None):
@@ -96,6 +98,7 @@ class Var:
         self._index = 0
         self._mutable = False  # parameters, buffers and optimizer state: traced as graph inputs
         self.name = name
+        self._device = None  # None: the default device (express.device)
         if self.requires_grad and self._data.dtype.kind != "f":
             raise MnnError(f"only floating-point Vars can require gradients, got {self._data.dtype}")
 
@@ -104,6 +107,7 @@ class Var:
         v = cls.__new__(cls)
         v._data, v._trace, v._value, v._info = np.asarray(data), None, None, None
         v.requires_grad, v.grad, v._node, v._index, v._mutable, v.name = False, None, None, 0, False, None
+        v._device = None
         return v
 
     @classmethod
@@ -129,10 +133,6 @@ class Var:
     @property
     def ndim(self) -> int:
         return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def data(self) -> np.ndarray:
@@ -186,6 +186,7 @@ class Var:
 
     def detach(self) -> Var:
         v = Var._wrap(self._data) if self._data is not None else Var._lazy(self._trace, self._value, self._info)
+        v._device = self._device
         return v
 
     def requires_grad_(self, flag: bool = True) -> Var:
@@ -221,84 +222,6 @@ class Var:
     def __gt__(self, o): return apply("Greater", self, o)
     def __le__(self, o): return apply("Where", apply("Greater", self, o), False, True)
     def __ge__(self, o): return apply("Where", apply("Less", self, o), False, True)
-
-    # -- shape and reductions (in functional, which holds the op conventions) -------------
-
-    def __getitem__(self, index):
-        from .functional import getitem
-
-        return getitem(self, index)
-
-    def reshape(self, *shape):
-        from .functional import reshape
-
-        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
-
-    view = reshape
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1):
-        from .functional import flatten
-
-        return flatten(self, start_dim, end_dim)
-
-    def transpose(self, *axes):
-        """transpose(a, b) swaps two axes (PyTorch); transpose() reverses them; more give a permutation."""
-        from .functional import transpose
-
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
-        elif len(axes) == 2:
-            perm = list(range(self.ndim))
-            a, b = (ax % self.ndim for ax in axes)
-            perm[a], perm[b] = perm[b], perm[a]
-            axes = tuple(perm)
-        return transpose(self, list(axes) if axes else None)
-
-    def permute(self, *axes):
-        from .functional import transpose
-
-        return transpose(self, list(axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes))
-
-    @property
-    def T(self):
-        from .functional import transpose
-
-        return transpose(self, None)
-
-    def squeeze(self, axis=None):
-        from .functional import squeeze
-
-        return squeeze(self, axis)
-
-    def unsqueeze(self, axis: int):
-        from .functional import unsqueeze
-
-        return unsqueeze(self, axis)
-
-    def sum(self, axis=None, keepdims: bool = False):
-        from .functional import sum as sum_
-
-        return sum_(self, axis, keepdims)
-
-    def mean(self, axis=None, keepdims: bool = False):
-        from .functional import mean
-
-        return mean(self, axis, keepdims)
-
-    def max(self, axis=None, keepdims: bool = False):
-        from .functional import amax
-
-        return amax(self, axis, keepdims)
-
-    def argmax(self, axis: int = -1, keepdims: bool = False):
-        from .functional import argmax
-
-        return argmax(self, axis, keepdims)
-
-    def astype(self, dtype):
-        from .functional import cast
-
-        return cast(self, dtype)
 
     def exp(self): return apply("Exp", self)
     def log(self): return apply("Log", self)
@@ -350,7 +273,7 @@ def apply(op: str, *inputs, n_outputs: int = 1, **attrs):
     full = schema.check_attrs(attrs, op)
     trace = _active_trace(vs)
     if trace is None:
-        outs = schema.reference([None if v is None else v._data for v in vs], full)
+        outs = dispatch.run(op, schema, [None if v is None else v._data for v in vs], full, n_outputs)
         results = [Var._wrap(o) for o in outs[:n_outputs]]
     else:
         results = trace.record(op, vs, full, n_outputs)
