@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from ..graph.ir import Node, TensorInfo
+
+if TYPE_CHECKING:
+    from .fusion import FusionOffer
 
 HOST = "host"
 
@@ -101,7 +104,7 @@ class PyExecution:
 
     __slots__ = ("fn", "name")
 
-    def __init__(self, fn: Callable[[list, list], None], name: str = ""):
+    def __init__(self, fn: Callable[[list, list], None], name: str = "") -> None:
         self.fn = fn
         self.name = name
 
@@ -116,7 +119,7 @@ class CExecution:
 
     __slots__ = ("capsule", "owner", "name", "packed")
 
-    def __init__(self, capsule: Any, owner: Any = None, name: str = "", packed: Sequence[int] = ()):
+    def __init__(self, capsule: Any, owner: Any = None, name: str = "", packed: Sequence[int] = ()) -> None:
         self.capsule = capsule
         self.owner = owner
         self.name = name
@@ -167,7 +170,7 @@ class Arena:
     `handle` goes into `mnn_tensor.data` and tensors are `byte_offset`s in it.
     """
 
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
 
     handle: int = 0
@@ -245,7 +248,7 @@ class Backend:
         up. Default: False (the Concat runs as an op)."""
         return False
 
-    def fuse(self, offer, ctx: PrepareContext) -> Sequence:
+    def fuse(self, offer: FusionOffer, ctx: PrepareContext) -> Sequence:
         """Ops of this backend run as one: given a `FusionOffer` (backend/fusion.py: the ops placed here in one
         plan, who reads each value, every value's TensorInfo), return `Fusion`s, each a Node of an op
         this backend's `prepare` knows that replaces some of them. The core checks each fusion is

@@ -20,7 +20,7 @@ before the kernel's own `supports` is asked (a shader backend's 32-bit indexing:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 
 from ..graph.ir import Node, TensorInfo
@@ -67,7 +67,7 @@ class KernelTable(dict):
         """`supports` (None: every node), after the table's guard has passed every input tensor."""
         guard = self.guard
 
-        def check(node: Node, ins) -> bool | str:
+        def check(node: Node, ins: Sequence) -> bool | str:
             for info in ins:
                 reason = guard(info) if info is not None and guard is not None else None
                 if reason:

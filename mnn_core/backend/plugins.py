@@ -18,6 +18,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from importlib import import_module
+from typing import Any, Callable
 
 import pluggy
 
@@ -30,12 +31,12 @@ PLUGIN_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 if sys.version_info >= (3, 10):
     from importlib.metadata import entry_points as _entry_points
 
-    def _mnn_entry_points():
+    def _mnn_entry_points() -> list:
         return list(_entry_points(group="mnn"))
 else:  # pragma: no cover
     from importlib_metadata import entry_points as _entry_points
 
-    def _mnn_entry_points():
+    def _mnn_entry_points() -> list:
         return list(_entry_points(group="mnn"))
 
 
@@ -109,7 +110,7 @@ class Plugins:
         passes: list[tuple[str, object, str]] = []
         loaders: dict[str, object] = {}
 
-        def add_backend(backend) -> None:
+        def add_backend(backend: Any) -> None:
             name = getattr(backend, "name", None)
             if not name or name in self.backends:
                 raise ValueError(f"backend name {name!r} is missing or already taken")
@@ -117,12 +118,12 @@ class Plugins:
             self.backend_plugin[name] = record
             record.backends.append(name)
 
-        def add_pass(name, fn, after="fuse_activations"):
+        def add_pass(name: str, fn: Callable, after: str = "fuse_activations") -> None:
             if not callable(fn):
                 raise TypeError(f"pass {name!r} is not callable")
             passes.append((str(name), fn, after))
 
-        def add_loader(suffix, fn):
+        def add_loader(suffix: str, fn: Callable) -> None:
             suffix = str(suffix).lower()
             core = self.loader_plugin.get(suffix)
             if core is not None and core.package == "mnn-core" and record.package != "mnn-core":
@@ -149,7 +150,7 @@ class Plugins:
         self.loader_plugin.update(dict.fromkeys(loaders, record))
 
 
-def _available(backend) -> bool:
+def _available(backend: Any) -> bool:
     try:
         return bool(backend.availability())
     except PLUGIN_FAILURES:  # a backend that cannot say is not available

@@ -1,10 +1,11 @@
-"""The table behind `mnn backends` and mnn_core.backends()."""
+"""The table behind `mnnx backends` and mnn_core.backends()."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
-from .plugins import PLUGIN_FAILURES, get_plugins
+from .plugins import PLUGIN_FAILURES, PluginRecord, get_plugins
 
 
 @dataclass
@@ -23,7 +24,7 @@ class BackendStatus:
         return asdict(self)
 
 
-def _status(name, backend, record) -> BackendStatus:
+def _status(name: str, backend: Any, record: PluginRecord) -> BackendStatus:
     status = BackendStatus(name, record.package, record.version, False)
     try:  # everything read from the backend: a plugin's object may lack any of it
         status.memory_domain = str(backend.memory_domain)
