@@ -369,8 +369,14 @@ def dropout(x, p: float = 0.5, training: bool = True):
     return x * m
 
 
-def embedding(indices, weight):
-    return apply("Gather", weight, indices, axis=0)
+def embedding(indices, weight, padding_idx: int | None = None):
+    """Rows of weight; the row at padding_idx reads as stored but takes no gradient (as PyTorch)."""
+    if padding_idx is None or not weight.requires_grad:
+        return apply("Gather", weight, indices, axis=0)
+    keep = np.ones((weight.shape[0], 1), weight.dtype)
+    keep[padding_idx] = 0
+    frozen = weight.detach() * as_var(1 - keep, weight)
+    return apply("Gather", weight * as_var(keep, weight) + frozen, indices, axis=0)
 
 
 # -- losses ----------------------------------------------------------------------------------------

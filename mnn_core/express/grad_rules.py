@@ -17,10 +17,11 @@ import numpy as np
 
 from ..errors import MnnError
 from ..ops import get_schema
-from ..ops.conv import conv_geometry
+from ..ops.conv import CONV_SPATIAL, conv_geometry
 from ..ops.pool import pool_geometry
 from ..ops.reduce import reduce_axes
 from .autograd import GradContext
+from .conv_nd_grad import conv_nd_grads
 from .var import Var, apply, as_var
 
 RULES: dict = {}
@@ -163,6 +164,8 @@ def _conv(ctx):
     x, w = ctx.inputs[:2]
     a = ctx.attrs
     g = activation_grad(ctx.grad, ctx.outputs[0], a["activation"], a["act_alpha"], a["act_beta"], "Conv")
+    if x.ndim != 4:  # 1-D and 3-D: the backward kernels are 2-D; forward ops of any rank do it
+        return conv_nd_grads(x, w, g, conv_geometry(x.shape, w.shape, a, CONV_SPATIAL), ctx.needs)
     geo = conv_geometry(x.shape, w.shape, a)
     gattrs = dict(kernel_shape=geo["kernel"], strides=geo["strides"], pads=geo["pads"],
                   dilations=geo["dilations"], group=geo["group"])

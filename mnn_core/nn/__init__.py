@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
-from . import init
+from . import functional, init, utils
 from .attention import MultiheadAttention
+from .conv import Conv1d, Conv3d, ConvTranspose2d
 from .graph_module import GraphModule, from_graph
 from .layers import (
                      GELU,
@@ -41,11 +42,14 @@ from .layers import (
                      Tanh,
 )
 from .module import Module, ModuleList, Parameter, Sequential
+from .rnn import GRU, LSTM, RNN
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
-    "GELU", "AdaptiveAvgPool2d", "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
-    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GraphModule", "Hardswish", "Identity", "L1Loss",
-    "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleList",
-    "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6", "SiLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
-    "from_graph", "init",
+    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
+    "GraphModule", "Hardswish", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss",
+    "MaxPool2d", "Module", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6", "SiLU",
+    "Sequential", "Sigmoid", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer", "from_graph",
+    "functional", "init", "utils",
 ]

@@ -120,7 +120,7 @@ class Embedding(Module):
             self.weight.data[padding_idx] = 0
 
     def forward(self, indices):
-        return F.embedding(indices, self.weight)
+        return F.embedding(indices, self.weight, self.padding_idx)
 
 
 class Dropout(Module):

@@ -172,6 +172,49 @@ class Module:
             p.requires_grad = flag
         return self
 
+    # -- devices and dtypes ---------------------------------------------------------------------
+
+    def to(self, *args, dtype=None, device=None, non_blocking: bool = False) -> Module:
+        """to(device), to(dtype), to(device, dtype): parameters and buffers move (or convert) in place.
+
+        Data stay in host memory; the device decides the backend that compiled modules and steps of this
+        model run on (mnn_core.compile, train.compile_step)."""
+        from ..express.device import Device
+        from ..express.device import device as as_device
+
+        for a in args:
+            if isinstance(a, (str, Device)) and ":" not in str(a) and _is_dtype(a):
+                dtype = a
+            elif isinstance(a, (str, Device)):
+                device = a
+            else:
+                dtype = a
+        dev = None if device is None else as_device(device)
+        for v in list(self.parameters()) + list(self.buffers()):
+            if dtype is not None and v.dtype.kind == "f" and np.dtype(dtype) != v.dtype:
+                if np.dtype(dtype).kind != "f":
+                    raise MnnError(f"Module.to({dtype}): parameters convert to floating-point dtypes only")
+                v._data = v._data.astype(dtype)
+                v.grad = None
+            if dev is not None:
+                v._device = dev
+        return self
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Module:
+        return self.to("cuda")  # raises, saying which devices mnn has
+
+    def float(self) -> Module:
+        return self.to(np.float32)
+
+    def double(self) -> Module:
+        return self.to(np.float64)
+
+    def half(self) -> Module:
+        return self.to(np.float16)
+
     # -- state ------------------------------------------------------------------------------------
 
     def state_dict(self) -> OrderedDict[str, np.ndarray]:
@@ -253,6 +296,21 @@ class Module:
         lines = [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in self.named_children()]
         head = f"{type(self).__name__}({self.extra_repr()}"
         return head + (")" if not lines else "\n  " + "\n  ".join(lines) + "\n)")
+
+
+def module_backend(module: Module, default: str = "auto") -> str:
+    """The backend of the device a module was moved to (`module.to(device)`), else `default`."""
+    first = next(module.parameters(), None)
+    dev = None if first is None else first._device
+    return default if dev is None else dev.backend
+
+
+def _is_dtype(value) -> bool:
+    try:
+        np.dtype(value)
+    except TypeError:
+        return False
+    return True
 
 
 class Sequential(Module):
