@@ -14,6 +14,12 @@ runs the op schema's numpy reference kernel, as it always did.
     dispatch.set_backend("reference")    # numpy only; "auto" (default) or a backend name
     with dispatch.using("reference"): ...
 
+"auto" follows the default device (`express.set_default_device`): "cpu" takes
+the host backends in order of priority; a host backend's name ("x86",
+"reference") takes that one alone. The data of an eager tensor is numpy in
+host memory, so a GPU device ("vulkan") runs its eager ops on the host
+backends too; its compiled modules and steps are what run on the GPU.
+
 View ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity) stay on the reference:
 numpy gives a view for free. The caches are per thread, since a prepared
 execution must never run on two threads at once.
@@ -31,6 +37,7 @@ import numpy as np
 from ..backend.api import HOST, CExecution, PrepareContext
 from ..errors import MnnError
 from ..graph.ir import Node, TensorInfo
+from .device import _DEFAULT as _DEFAULT_DEVICE
 
 try:  # the compiled kernel call; without it every eager op runs the reference (a source tree not built)
     from ._eager import Call, movable
@@ -122,8 +129,8 @@ def _context() -> PrepareContext:
 def run(op: str, schema, arrays: list, attrs: dict, n_outputs: int) -> list:
     """The outputs of one eager op (numpy arrays): a prepared kernel's, or the reference's."""
     local = _LOCAL
-    if getattr(local, "generation", -1) != _SETTINGS.generation:
-        local.cache, local.generation = {}, _SETTINGS.generation
+    if getattr(local, "generation", -1) != _SETTINGS.generation or local.device is not _DEFAULT_DEVICE[0]:
+        local.cache, local.generation, local.device = {}, _SETTINGS.generation, _DEFAULT_DEVICE[0]
     try:
         key = (op, n_outputs, tuple([tuple(v) if type(v) is list else v for v in attrs.values()]),
                tuple([None if a is None else (a.shape, a.dtype) for a in arrays]))
@@ -154,7 +161,7 @@ def _prepare(op: str, schema, arrays: list, attrs: dict, n_outputs: int):
         return None
     node = Node(op, [f"in{i}" if a is not None else "" for i, a in enumerate(arrays)],
                 [f"out{i}" for i in range(n_outputs)], dict(attrs), name=f"eager_{op.lower()}")
-    for backend, kernels in _backends():
+    for backend, kernels in _backends(_DEFAULT_DEVICE[0].type):
         spec = kernels.get(op)
         if spec is None:
             continue
@@ -170,25 +177,33 @@ def _prepare(op: str, schema, arrays: list, attrs: dict, n_outputs: int):
     return None
 
 
-def _backends() -> list:
+def _backends(device: str) -> list:
     """(backend, kernel table) of the host backends eager ops may use now, best first."""
-    gen = _SETTINGS.generation
+    key = (_SETTINGS.generation, device)
     with _BACKENDS_LOCK:
-        found = _BACKENDS.get(gen)
+        found = _BACKENDS.get(key)
         if found is None:
-            found = _BACKENDS[gen] = _find_backends()
-            for old in [g for g in _BACKENDS if g != gen]:
+            found = _BACKENDS[key] = _find_backends(device)
+            for old in [k for k in _BACKENDS if k != key]:
                 del _BACKENDS[old]
         return found
 
 
-def _find_backends() -> list:
+def _find_backends(device: str) -> list:
     from ..backend.plugins import get_plugins
 
+    backends = get_plugins().backends
+    wanted = _SETTINGS.backend
+    if wanted == "auto" and device != "cpu" and device in backends:
+        try:
+            _check_host(backends[device])
+            wanted = device  # the default device is a host backend: that one alone
+        except MnnError:
+            pass  # a GPU device: its eager ops still run on the host backends
     chosen = []
-    for backend in get_plugins().backends.values():
+    for backend in backends.values():
         name = backend.name
-        if name == "reference" or _SETTINGS.backend not in ("auto", name):
+        if name == "reference" or wanted not in ("auto", name):
             continue
         try:
             _check_host(backend)
@@ -201,7 +216,8 @@ def _find_backends() -> list:
 
 def placement() -> dict:
     """{op: backend name} of the ops this thread has prepared (what ran where), for tests and profiles."""
-    cache = getattr(_LOCAL, "cache", {}) if getattr(_LOCAL, "generation", -1) == _SETTINGS.generation else {}
+    fresh = getattr(_LOCAL, "generation", -1) == _SETTINGS.generation and _LOCAL.device is _DEFAULT_DEVICE[0]
+    cache = _LOCAL.cache if fresh else {}
     out: dict = {}
     for key, call in cache.items():
         if key is not None:
