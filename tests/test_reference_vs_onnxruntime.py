@@ -19,10 +19,8 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import helper  # noqa: E402
 
-from mnn_core.graph.ir import LOW_PRECISION_DTYPES  # noqa: E402
 from mnn_core.ops import all_schemas  # noqa: E402
-from mnn_core.testing.onnx_oracle import OPSET, OracleSkip, _Model, oracle_outputs, skip_reason  # noqa: E402
-from mnn_core.testing.tolerance import tolerance  # noqa: E402
+from mnn_core.testing.onnx_oracle import OPSET, OracleSkip, _Model, assert_matches, oracle_outputs, skip_reason  # noqa: E402
 
 
 def _cases():
@@ -31,30 +29,6 @@ def _cases():
             continue
         for i, sample in enumerate(schema.samples(np.random.default_rng(0))):
             yield pytest.param(op, i, sample, id=f"{op}-{i}")
-
-
-def assert_matches(op: str, got: list, expected: list, where: str) -> None:
-    """The oracle's outputs `got` against the reference's `expected` (shape, dtype, then values)."""
-    assert len(got) == len(expected), f"{where}: {len(got)} outputs from the oracle, {len(expected)} from reference"
-    for k, (g, e) in enumerate(zip(got, expected)):
-        if isinstance(e, list):  # a sequence
-            assert len(g) == len(e), f"{where} output {k}: sequence of {len(g)}, reference {len(e)}"
-            assert_matches(op, list(g), e, f"{where} output {k}")
-            continue
-        g = np.asarray(g)
-        assert g.shape == e.shape, f"{where} output {k}: oracle shape {g.shape}, reference {e.shape}"
-        assert g.dtype == e.dtype, f"{where} output {k}: oracle dtype {g.dtype}, reference {e.dtype}"
-        if e.dtype.name in LOW_PRECISION_DTYPES:  # ml_dtypes: compare the values they stand for
-            np.testing.assert_array_equal(e.astype(np.float32), g.astype(np.float32), err_msg=where)
-        elif e.dtype == object or e.dtype.kind in "bU":
-            np.testing.assert_array_equal(e, g, err_msg=where)
-        else:
-            rtol, atol = tolerance(op, str(e.dtype), "oracle")
-            if np.issubdtype(e.dtype, np.floating):
-                np.testing.assert_allclose(e, g, rtol=rtol, atol=atol, err_msg=where)
-            else:  # integers: exact, or within the table's steps
-                diff = np.abs(e.astype(np.int64) - g.astype(np.int64))
-                assert diff.size == 0 or diff.max() <= atol, f"{where} output {k}: off by {diff.max()} steps"
 
 
 @pytest.mark.parametrize("op, index, sample", list(_cases()))

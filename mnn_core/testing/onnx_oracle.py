@@ -18,6 +18,7 @@ import numpy as np
 
 from ..graph.ir import LOW_PRECISION_DTYPES, Graph
 from ..ops import all_schemas
+from .tolerance import tolerance
 
 OPSET = 20  # Gelu is an ONNX op from 20 on
 ML_OPSET = 3  # ai.onnx.ml: TreeEnsemble* v3 and LabelEncoder v2 take mnn's attribute names
@@ -39,9 +40,10 @@ EVALUATOR_OPSET = {"BitCast": 26, "CumProd": 26, "LinearAttention": 27, "TensorS
 #: the exporter's translation is then part of what is checked. Sequence results need the evaluator.
 EXPORTED = frozenset({"Col2Im", "DFT", "STFT", "If", "Loop", "Scan", "SequenceMap", "SliceDynamic",
                       "ConcatFromSequence", "SequenceConstruct", "SplitToSequence", "SequenceAt", "SequenceEmpty",
-                      "SequenceErase", "SequenceInsert", "SequenceLength"})
+                      "SequenceErase", "SequenceInsert", "SequenceLength", "Optional", "OptionalHasElement",
+                      "OptionalGetElement"})
 EXPORTED_ON_EVALUATOR = frozenset({"SequenceConstruct", "SplitToSequence", "SequenceEmpty", "SequenceErase",
-                                   "SequenceInsert"})
+                                   "SequenceInsert", "Optional", "OptionalHasElement", "OptionalGetElement"})
 #: onnx.reference computes these in float64 and returns float64 for float32 inputs: cast back
 EVALUATOR_UPCASTS = frozenset({"Adam", "Adagrad", "Momentum"})
 
@@ -229,6 +231,10 @@ def _activation(m, kind, alpha, beta, src, out, dtype):
 
 
 def _onnx_attr_value(spec, value):
+    if spec.kind == "tensor" and isinstance(value, np.ndarray):
+        from onnx import numpy_helper
+
+        return numpy_helper.from_array(value)
     if spec.kind == "float":
         return float(value)
     if spec.kind == "floats":
@@ -266,6 +272,9 @@ def build_model(op: str, sample, n_outputs: int, out_dtypes: list):
     else:
         if op in TRANSLATE:
             TRANSLATE[op](m, inputs, attrs, sample)
+        for i, name in (schema.value_inputs or {}).items():  # given as an input too: ONNX reads only that
+            if i < len(inputs) and inputs[i]:
+                attrs.pop(name, None)
         onnx_attrs = {k: _onnx_attr_value(schema.attrs[k], v) if k in schema.attrs else v for k, v in attrs.items()}
         onnx_attrs = {k: v for k, v in onnx_attrs.items() if not (isinstance(v, list) and not v) and v is not None}
         onnx_op, domain = RENAME.get(op, op), DOMAIN.get(op, "")
@@ -379,6 +388,8 @@ def oracle_outputs(op: str, sample, expected: list, use: str | None = None) -> l
             from onnx.reference import ReferenceEvaluator
 
             outs = list(ReferenceEvaluator(model).run(None, feeds))
+            if op == "Optional":  # onnx.reference holds an optional's value in a one-element list
+                outs = [o[0] if isinstance(o, list) and len(o) == 1 else o for o in outs]
             if op in EVALUATOR_UPCASTS:
                 outs = [o.astype(e.dtype) for o, e in zip(outs, expected)]
             return outs
@@ -393,3 +404,27 @@ def _dtype_name(e) -> str:
     if isinstance(e, list):
         return "float32"
     return str(e.dtype) if e.dtype != object else "object"
+
+
+def assert_matches(op: str, got: list, expected: list, where: str) -> None:
+    """The oracle's outputs `got` against the reference's `expected` (shape, dtype, then values)."""
+    assert len(got) == len(expected), f"{where}: {len(got)} outputs from the oracle, {len(expected)} from reference"
+    for k, (g, e) in enumerate(zip(got, expected)):
+        if isinstance(e, list):  # a sequence
+            assert len(g) == len(e), f"{where} output {k}: sequence of {len(g)}, reference {len(e)}"
+            assert_matches(op, list(g), e, f"{where} output {k}")
+            continue
+        g = np.asarray(g)
+        assert g.shape == e.shape, f"{where} output {k}: oracle shape {g.shape}, reference {e.shape}"
+        assert g.dtype == e.dtype, f"{where} output {k}: oracle dtype {g.dtype}, reference {e.dtype}"
+        if e.dtype.name in LOW_PRECISION_DTYPES:  # ml_dtypes: compare the values they stand for
+            np.testing.assert_array_equal(e.astype(np.float32), g.astype(np.float32), err_msg=where)
+        elif e.dtype == object or e.dtype.kind in "bU":
+            np.testing.assert_array_equal(e, g, err_msg=where)
+        else:
+            rtol, atol = tolerance(op, str(e.dtype), "oracle")
+            if np.issubdtype(e.dtype, np.floating):
+                np.testing.assert_allclose(e, g, rtol=rtol, atol=atol, err_msg=where)
+            else:  # integers: exact, or within the table's steps
+                diff = np.abs(e.astype(np.int64) - g.astype(np.int64))
+                assert diff.size == 0 or diff.max() <= atol, f"{where} output {k}: off by {diff.max()} steps"
