@@ -3,7 +3,7 @@ save them as .mnn (seeded random weights: for speed and correctness
 comparisons across backends, not for accuracy).
 
     python examples/build_models.py -o models
-    mnn bench models/mobilenet_v2.mnn --backend all --threads 1,2
+    mnnx bench models/mobilenet_v2.mnn --backend all --threads 1,2
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def __getattr__(name: str):
 
 
 def backends(reload: bool = False):
-    """Every backend found, available or not, with why not (see `mnn backends`)."""
+    """Every backend found, available or not, with why not (see `mnnx backends`)."""
     from .backend.status import backend_table
 
     return backend_table(reload)

@@ -1,6 +1,10 @@
-"""The `mnn` command line: backends, info, run, bench, convert, export.
+"""The `mnnx` command line: backends, info, run, bench, convert, export, quantize.
 
-Every failure is one line on stderr ("mnn: error: ...") and exit status 2;
+The console script is `mnnx`, not `mnn`: Alibaba's MNN wheel installs `mnn`, `mnnconvert` and
+`mnnquant`, and two wheels owning one script silently replace each other (and uninstalling either
+deletes it). `python -m mnn_core` runs the same command line.
+
+Every failure is one line on stderr ("mnnx: error: ...") and exit status 2;
 a traceback means a bug in mnn, never in your input.
 """
 
@@ -18,14 +22,16 @@ import numpy as np
 
 from .errors import MnnError
 
+PROG = "mnnx"  # the console script (pyproject.toml [project.scripts])
+
 EPILOG = """examples:
-  mnn backends                                  which backends are installed, and why not
-  mnn info model.mnn                            inputs, outputs, ops, parameters
-  mnn run model.mnn --input x=x.npy --explain   run once, show where each op ran
-  mnn bench model.mnn --backend all --threads 1,2
-  mnn convert model.onnx -o model.mnn --weights fp16
-  mnn export model.mnn -o model.onnx
-  mnn quantize model.mnn -o model.int8.mnn --calibration calib.npz --method kl
+  mnnx backends                                 which backends are installed, and why not
+  mnnx info model.mnn                           inputs, outputs, ops, parameters
+  mnnx run model.mnn --input x=x.npy --explain  run once, show where each op ran
+  mnnx bench model.mnn --backend all --threads 1,2
+  mnnx convert model.onnx -o model.mnn --weights fp16
+  mnnx export model.mnn -o model.onnx
+  mnnx quantize model.mnn -o model.int8.mnn --calibration calib.npz --method kl
 """
 
 
@@ -287,6 +293,12 @@ def cmd_quantize(args) -> int:
     return run_quantize(args)
 
 
+def cmd_batch(args) -> int:
+    from .ray.cli_batch import cmd_batch as run_batch  # Ray loads for this command only (an optional extra)
+
+    return run_batch(args)
+
+
 def _print_table(rows) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
@@ -296,7 +308,7 @@ def _print_table(rows) -> None:
 # -- parser ------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mnn", description="mnn: run, benchmark and convert models on any installed "
+    p = argparse.ArgumentParser(prog=PROG, description="mnn: run, benchmark and convert models on any installed "
                                 "backend.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     from . import __version__
 
@@ -363,32 +375,46 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--batch-size", type=int, default=32, help="calibration batch size (default 32)")
     s.add_argument("--json", metavar="FILE.json", help="write the per-layer error report here too")
     s.set_defaults(fn=cmd_quantize)
+
+    s = sub.add_parser("batch", help="run a model over a folder or Parquet dataset on a Ray cluster, resumable")
+    s.add_argument("model")
+    s.add_argument("--input", required=True, metavar="DIR_OR_PARQUET", help=".npy/.npz files (a row each) or Parquet")
+    s.add_argument("--output", required=True, metavar="OUT", help="a folder: part-NNNNNN.parquet per block")
+    s.add_argument("--ray", metavar="ADDRESS", help="a Ray cluster: host:port or 'auto' (default: start one here)")
+    s.add_argument("--backend", default="auto", help="auto, a backend name, or a fallback list a,b (default auto)")
+    s.add_argument("--workers", type=int, default=1, help="actors, each with one Session (default 1)")
+    s.add_argument("--threads", type=int, default=1, help="threads (and CPUs) per actor (default 1)")
+    s.add_argument("--block-rows", type=int, default=1024, help="rows per block, per file, per retry (default 1024)")
+    s.add_argument("--sub-batch", type=int, default=64, help="rows per Session run (default 64)")
+    s.add_argument("--precision", choices=("high", "normal", "low"), default="normal")
+    s.add_argument("--num-gpus", type=float, help="GPUs per actor (default: 1 for a GPU backend, else 0)")
+    s.set_defaults(fn=cmd_batch)
     return p
 
 
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "fn", None):
-        parser.print_help()
-        return 0
+    if not getattr(args, "fn", None):  # no command: the help, then a failure (a script's typo must not pass)
+        parser.print_help(sys.stderr)
+        return 2
     try:
         return args.fn(args)
     except MnnError as exc:
-        print(f"mnn: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:
-        print(f"mnn: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     except MemoryError as exc:
-        print(f"mnn: error: out of memory ({exc or 'MemoryError'}); try smaller input shapes", file=sys.stderr)
+        print(f"{PROG}: error: out of memory ({exc or 'MemoryError'}); try smaller input shapes", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # one line even for what mnn did not foresee (MNN_DEBUG=1: the traceback)
         if os.environ.get("MNN_DEBUG"):
             raise
-        print(f"mnn: error: {type(exc).__name__}: {exc} (unexpected: MNN_DEBUG=1 shows where; please report it)",
+        print(f"{PROG}: error: {type(exc).__name__}: {exc} (unexpected: MNN_DEBUG=1 shows where; please report it)",
               file=sys.stderr)
         return 3
 

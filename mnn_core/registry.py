@@ -1,4 +1,4 @@
-"""Moved to mnn_core.backend.status, the table behind `mnn backends` (this path keeps working for one release)."""
+"""Moved to mnn_core.backend.status, the table behind `mnnx backends` (this path keeps working for one release)."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""The `mnn` command line, run as users run it."""
+"""The `mnnx` command line, run as users run it."""
 
 from __future__ import annotations
 
@@ -86,19 +86,24 @@ def test_errors_are_one_line(model, argv, message, capsys):
     argv = [str(model) if a == "MODEL" else a for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith("mnn: error: ") and message in err and "Traceback" not in err
+    assert err.startswith("mnnx: error: ") and message in err and "Traceback" not in err
 
 
 def test_corrupt_model_is_a_clear_error(tmp_path, capsys):
     bad = tmp_path / "bad.mnn"
     bad.write_bytes(b"this is not a model")
     assert main(["info", str(bad)]) == 2
-    assert "mnn: error:" in capsys.readouterr().err
+    assert "mnnx: error:" in capsys.readouterr().err
 
 
 def test_help_teaches():
     done = subprocess.run([sys.executable, "-m", "mnn_core", "--help"], capture_output=True, text=True)
-    assert done.returncode == 0 and "examples:" in done.stdout and "mnn bench" in done.stdout
+    assert done.returncode == 0 and "examples:" in done.stdout and "mnnx bench" in done.stdout
+
+
+def test_no_command_prints_help_and_fails():
+    done = subprocess.run([sys.executable, "-m", "mnn_core"], capture_output=True, text=True)
+    assert done.returncode == 2 and "usage: mnnx" in done.stderr and "examples:" in done.stderr
 
 
 def test_ci_runs_readme_test_command():

@@ -263,7 +263,7 @@ def test_cli_prints_one_line_for_a_hostile_sparse_file(tmp_path, capsys, command
     args = [command, str(path)] + (["-o", str(tmp_path / "x.mnn")] if command == "convert" else [])
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("mnn: error:") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("mnnx: error:") and err.count("\n") == 1 and "Traceback" not in err, err
 
 
 def test_a_plan_too_large_for_memory_is_an_mnn_error(tmp_path):

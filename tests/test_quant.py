@@ -1,4 +1,4 @@
-"""Quantization: the int8 reference ops' rounding, PTQ, the `mnn quantize` CLI and QAT."""
+"""Quantization: the int8 reference ops' rounding, PTQ, the `mnnx quantize` CLI and QAT."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ def _one_line_error(capsys, argv, code=2) -> str:
 
     assert main([str(a) for a in argv]) == code
     err = capsys.readouterr().err
-    assert err.startswith("mnn: error: ") and err.count("\n") == 1, err
+    assert err.startswith("mnnx: error: ") and err.count("\n") == 1, err
     return err
 
 

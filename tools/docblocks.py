@@ -5,7 +5,7 @@ Docs: README.md, docs/*.md, plugins/*/README.md. A fenced block is run when its
 language says what it is: ```python (a ">>>" block runs as a doctest and its
 output is compared), ```bash / ```sh (the whole block under `bash -e`), or
 ```console (each "$ " line is a command; the lines after it are its sample
-output, not compared, except that a sample showing "mnn: error:" or a
+output, not compared, except that a sample showing "mnnx: error:" or a
 traceback expects the command to fail). ```text and other languages are never
 run. An HTML comment on the line before a fence says more, words separated by
 ";":
@@ -38,7 +38,7 @@ PYTHON = ("python",)
 SHELL = ("bash", "sh", "console")
 _FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 _MARKER = re.compile(r"^\s*<!--\s*doctest:\s*(.*?)\s*-->\s*$")
-_FAILS = re.compile(r"^(mnn: error:|Traceback |\w+(\.\w+)*Error: )", re.M)
+_FAILS = re.compile(r"^(mnnx?: error:|Traceback |\w+(\.\w+)*Error: )", re.M)
 
 
 def doc_files() -> list[Path]:
@@ -235,10 +235,10 @@ def _run_mnn_here(argv: list[str]) -> tuple[int, str]:
 
 
 def run_command(command: str, folder: Path, timeout: float = 120) -> tuple[int, str]:
-    """Run one shell command in `folder`: a plain `mnn ...` in this process (the CLI's own `main`,
+    """Run one shell command in `folder`: a plain `mnnx ...` in this process (the CLI's own `main`,
     as tests/test_cli.py calls it, without starting Python again), anything else under bash."""
     words = shlex.split(command, comments=True)
-    if words and words[0] == "mnn" and not set("|&;<>$`") & set(command.split("#")[0]):
+    if words and words[0] == "mnnx" and not set("|&;<>$`") & set(command.split("#")[0]):
         with _inside(folder):
             return _run_mnn_here(words[1:])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))

@@ -7,7 +7,7 @@ plugin to that, and docs/ARCHITECTURE.md draws it.
 - `hookspecs`: the hooks a plugin implements, marked with `hookimpl`;
 - `kernels`: the one kernel table (op -> KernelSpec + the backend's own function);
 - `fusion`: what `Backend.fuse` is offered and answers;
-- `plugins`, `status`: plugin discovery, and the table behind `mnn backends`;
+- `plugins`, `status`: plugin discovery, and the table behind `mnnx backends`;
 - `kit`: what every backend repeats, written once (activation codes, broadcast plans, strides,
   the GPU backends' parameter blocks and recorder bookkeeping).
 

@@ -94,7 +94,7 @@ class OnnxImportError(GraphError):
         lines += [f"  - {u}" for u in shown]
         if len(self.unsupported) > len(shown):
             lines.append(f"  ... and {len(self.unsupported) - len(shown)} more")
-        lines.append("mnn ops are listed by `mnn backends`; an op can be added in mnn_core/ops/ (see docs)")
+        lines.append("mnn ops are listed by `mnnx backends`; an op can be added in mnn_core/ops/ (see docs)")
         super().__init__("\n".join(lines))
 
 

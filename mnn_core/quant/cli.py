@@ -1,4 +1,4 @@
-"""`mnn quantize`: the command behind the CLI subcommand (parser in mnn_core/cli.py)."""
+"""`mnnx quantize`: the command behind the CLI subcommand (parser in mnn_core/cli.py)."""
 
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: b
     unknown = exclude - {n.name for n in graph.nodes}
     if unknown:
         raise MnnError(f"--exclude names node(s) {', '.join(sorted(unknown))} that the model does not have; "
-                       "`mnn info MODEL --nodes` lists them")
+                       "`mnnx info MODEL --nodes` lists them")
     ranks = {k: len(v.shape) for k, v in graph.infer().items()}
     consumers = graph.consumers()
     b = _Builder(graph)

@@ -181,7 +181,7 @@ class Session:
                     hint = f" (its plugin failed to load: {broken[0].error})"
                 raise BackendError(
                     f"no backend named {name!r}{hint}; installed: {', '.join(sorted(known))}. "
-                    f"Install it (e.g. pip install mnn-{name}) or see `mnn backends`"
+                    f"Install it (e.g. pip install mnn-{name}) or see `mnnx backends`"
                 )
         return names
 
@@ -430,7 +430,7 @@ def _candidates(names: list[str], plugins, ctx: PrepareContext, auto: bool) -> l
         except Exception as exc:
             if not auto:
                 raise BackendError(f"backend {name!r} cannot describe itself ({type(exc).__name__}: {exc}); "
-                                   "see `mnn backends`, or update its plugin") from exc
+                                   "see `mnnx backends`, or update its plugin") from exc
     return out
 
 

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
         known = get_plugins().backends
         if args.backend not in known:
-            print(f"no backend named {args.backend!r}; installed: {', '.join(sorted(known))} (see `mnn backends`)",
+            print(f"no backend named {args.backend!r}; installed: {', '.join(sorted(known))} (see `mnnx backends`)",
                   file=sys.stderr)
             return 2
     cache = cache_dir(args.cache)

@@ -6,7 +6,7 @@ msl.py), so the two GPU backends share one tested set of kernel logic. The op
 -> kernel mapping (kernels.py) and the recording of a segment (recorder.py)
 are pure Python and run on every OS; only the native part (csrc/mnn_metal.m:
 device, library, pipelines, one shared-memory arena, the run) needs macOS.
-Off macOS the package installs, and `mnn backends` lists "metal" as
+Off macOS the package installs, and `mnnx backends` lists "metal" as
 unavailable with the reason.
 
     sess = mnn_core.Session(model, backend="metal")

@@ -3,7 +3,7 @@
 GLSL compute shaders (OpenGL ES 3.1 / desktop OpenGL 4.3) over a headless EGL
 context: Mesa's llvmpipe on a plain CPU machine, or a GPU driver (NVIDIA's
 EGL device platform). libEGL and every GL entry point are looked up at run
-time, so the package installs anywhere and `mnn backends` says why OpenGL is
+time, so the package installs anywhere and `mnnx backends` says why OpenGL is
 unavailable.
 
 A run of consecutive ops placed here is one *segment*: at resize its

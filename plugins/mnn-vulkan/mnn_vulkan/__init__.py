@@ -3,7 +3,7 @@
 GLSL compute shaders, compiled to SPIR-V and committed with the package, run
 on any Vulkan 1.1 device: an NVIDIA or AMD GPU, an integrated GPU, or Mesa's
 lavapipe on the CPU. The loader is opened at run time, so the package
-installs anywhere and `mnn backends` says why Vulkan is unavailable.
+installs anywhere and `mnnx backends` says why Vulkan is unavailable.
 
 A run of consecutive ops placed here is one *segment*: at resize its
 dispatches are recorded into one command buffer, with descriptor sets
