@@ -1,6 +1,7 @@
 """One epoch of LeNet-5 on Fashion-MNIST: mnn's compiled training step against PyTorch CPU.
 
     python benchmarks/bench_train.py                       # 1 and 2 threads, accuracy after 5 epochs
+    python benchmarks/bench_train.py --eager --interleave  # mnn's eager loop (dispatched kernels) instead
     python benchmarks/bench_train.py --threads 1 --accuracy-epochs 0 --limit 6400   # a quick look
     python benchmarks/bench_train.py --repeat 3            # each epoch timing 3 times, alternating: medians
     python benchmarks/bench_train.py --interleave          # mnn and PyTorch batch by batch: a same-load ratio
@@ -72,22 +73,58 @@ def initial_state():
 # -- one configuration, in a child process ---------------------------------------------------------
 
 
+def mnn_step(args, model, opt):
+    """mnn's training step on one batch: the compiled step, or with --eager the eager loop PyTorch runs."""
+    from mnn_core import express, nn, train
+    from mnn_core.express import dispatch
+
+    loss_fn = nn.CrossEntropyLoss()
+    if not args.eager:
+        return train.compile(model, loss_fn, opt, backend=args.backend, threads=args.threads)
+    dispatch.set_num_threads(args.threads)
+    if args.backend != "auto":
+        dispatch.set_backend(args.backend)
+
+    def step(xb, yb):
+        loss = loss_fn(model(express.Var(xb)), express.Var(yb))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def eager_placement() -> dict:
+    """{backend: ops prepared there} of the eager loop (view ops, numpy's views, left out)."""
+    from mnn_core.express import dispatch
+
+    out: dict = {}
+    for op, names in dispatch.placement().items():
+        if op not in dispatch.VIEW_OPS:
+            for name in names:
+                out[name] = out.get(name, 0) + 1
+    return out
+
+
 def run_mnn(args, x, y, tx, ty, epochs):
     import numpy as np
 
     import mnn_core as mnn
-    from mnn_core import nn, optim, train
+    from mnn_core import nn, optim
 
     model = lenet(nn)
     model.load_state_dict(initial_state())
     opt = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    step = train.compile(model, nn.CrossEntropyLoss(), opt, backend=args.backend, threads=args.threads)
+    step = mnn_step(args, model, opt)
     times = []
     for batches in orders(len(x), epochs, args.batch_size):
         t0 = time.perf_counter()
         for idx in batches:
             step(x[idx], y[idx])
         times.append(time.perf_counter() - t0)
+    if args.eager:
+        return times, eager_accuracy(model, tx, ty), {"placement": eager_placement(), "profile": []}
     plan = step.session.plan.backends()
     runs = []  # where a step's time goes, op by op: the median of 20 profiled (extra) steps
     for idx in orders(len(x), 1, args.batch_size)[0][: 20 if args.profile else 0]:
@@ -107,6 +144,17 @@ def run_mnn(args, x, y, tx, ty, epochs):
         for i in range(0, len(tx), 500)
     )
     return times, correct / len(tx), {"placement": plan, "profile": profile}
+
+
+def eager_accuracy(model, tx, ty) -> float:
+    import numpy as np
+
+    from mnn_core import express
+
+    model.eval()
+    with express.no_grad():
+        pred = [model(express.Var(tx[i : i + 500])).numpy().argmax(1) for i in range(0, len(tx), 500)]
+    return float((np.concatenate(pred) == ty).mean())
 
 
 def run_torch(args, x, y, tx, ty, epochs):
@@ -142,13 +190,13 @@ def run_interleaved(args, x, y, tx, ty, epochs):
     import numpy as np
     import torch
 
-    from mnn_core import nn, optim, train
+    from mnn_core import nn, optim
 
     torch.set_num_threads(args.threads)
     model = lenet(nn)
     model.load_state_dict(initial_state())
     opt = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    step = train.compile(model, nn.CrossEntropyLoss(), opt, backend=args.backend, threads=args.threads)
+    step = mnn_step(args, model, opt)
     tmodel = lenet(torch.nn)
     tmodel.load_state_dict({k: torch.from_numpy(v) for k, v in initial_state().items()})
     topt = torch.optim.SGD(tmodel.parameters(), lr=args.lr, momentum=0.9)
@@ -173,7 +221,8 @@ def run_interleaved(args, x, y, tx, ty, epochs):
         t_times.append(float(ts.sum()))
         # per block of 50 batch pairs: how the ratio moves with the load within the epoch
         ratios += [float(ts[k : k + 50].sum() / ms[k : k + 50].sum()) for k in range(0, len(batches), 50)]
-    return m_times, 0.0, {"torch_times": t_times, "block_ratios": ratios, "placement": step.session.plan.backends()}
+    placement = eager_placement() if args.eager else step.session.plan.backends()
+    return m_times, 0.0, {"torch_times": t_times, "block_ratios": ratios, "placement": placement}
 
 
 def child(args):
@@ -214,8 +263,10 @@ def spawn(args, framework, threads, epochs, profile=False):
     ]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
-    if profile:
+    if profile and not args.eager:
         cmd += ["--profile"]
+    if args.eager:
+        cmd += ["--eager"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"{framework} with {threads} thread(s) failed:\n{out.stderr[-3000:]}")
@@ -245,6 +296,8 @@ def main(argv=None):
         help="instead: both frameworks in one process per thread count, batch by batch (mnn step, PyTorch step, "
         "each timed): a same-load ratio on a shared machine; prints and writes nothing else",
     )
+    p.add_argument("--eager", action="store_true",
+                   help="mnn runs the eager loop (express ops on the dispatched kernels) instead of the compiled step")
     p.add_argument("--child", choices=["mnn", "torch", "both"], help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
@@ -279,7 +332,7 @@ def main(argv=None):
             f"PyTorch {acc[2]['accuracy']:.4f}"
         )
     if args.results:
-        write_results(Path(args.results), args, rows, acc, argv)
+        (append_eager_results if args.eager else write_results)(Path(args.results), args, rows, acc, argv)
 
 
 def _median_run(runs: list) -> dict:
@@ -305,7 +358,8 @@ def interleaved(args, argv):
         cmd = "python benchmarks/bench_train.py " + " ".join(argv if argv is not None else sys.argv[1:])
         head = [
             "",
-            f"Interleaved, same load: `{cmd.strip()}` ({time.strftime('%Y-%m-%d %H:%M')}). One process per row, "
+            f"Interleaved, same load{', mnn eager' if args.eager else ''}: `{cmd.strip()}` "
+            f"({time.strftime('%Y-%m-%d %H:%M')}, {cpu_name()}). One process per row, "
             "an mnn step and a PyTorch step on each batch in turn, each timed; the epoch is the sum of its batch "
             "times. Blocks: PyTorch / mnn over each 50 batch pairs.",
             "",
@@ -335,6 +389,31 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def append_eager_results(path, args, rows, acc, argv):
+    """The eager loop's epochs against PyTorch's, appended (the file's dated entries stay)."""
+    cmd = "python benchmarks/bench_train.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    lines = [
+        "",
+        f"Eager: `{cmd.strip()}` ({time.strftime('%Y-%m-%d %H:%M')}, {cpu_name()}, {os.cpu_count()} CPUs, load "
+        f"average at the end {os.getloadavg()[0]:.1f}). mnn's eager loop on the dispatched kernels against "
+        "PyTorch's eager loop, one child process each, alternating.",
+        "",
+        "| threads | mnn s/epoch | PyTorch s/epoch | mnn time / PyTorch's | mnn placement (ops) "
+        "| pairs (PyTorch / mnn) |",
+        "|---:|---:|---:|---:|---|---|",
+    ]
+    for t, m, pt in rows:
+        lines.append(f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {m['times'][0] / pt['times'][0]:.2f}x | "
+                     f"{m['placement']} | {_pair_ratios(m, pt)} |")
+    if acc:
+        t, m, pt = acc
+        lines += ["", f"Test accuracy after {len(m['times'])} epochs at {t} thread(s): mnn eager {m['accuracy']:.4f}, "
+                  f"PyTorch {pt['accuracy']:.4f}."]
+    with open(path, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"appended to {path}")
 
 
 def write_results(path, args, rows, acc, argv):
