@@ -1,0 +1,78 @@
+"""A model shipped once through Ray's object store, opened as a Session by each worker.
+
+The driver reads the file (or saves a Graph) into bytes and puts them in the object store once
+(`ship`); every actor fetches them from there, so the nodes need no shared path for the model and the
+file is read once, not once per worker. A worker writes the bytes to a private temporary file only
+because the loaders open paths (the .mnn reader maps the file); the file goes as soon as the Graph is
+loaded, its memory map staying valid.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from ..errors import MnnError
+from ..graph.ir import Graph
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """The model's bytes in the object store, and the file type they are (".mnn", ".onnx", ...)."""
+
+    ref: Any  # ray.ObjectRef of bytes
+    suffix: str
+    name: str  # for messages: the file or graph it came from
+
+    def load(self) -> Graph:
+        """The Graph, on any node of the cluster (fetches the bytes from the object store)."""
+        from ..runtime.loader import load
+
+        data = ray.get(self.ref)
+        folder = tempfile.mkdtemp(prefix="mnn-model-")
+        try:
+            path = Path(folder) / f"model{self.suffix}"
+            path.write_bytes(data)
+            return load(path)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def ship(model: ModelRef | Graph | str | os.PathLike, suffix: str | None = None) -> ModelRef:
+    """Put a model (a path, a Graph, or the bytes of a model file with `suffix`) in the object store.
+
+    Needs a connected Ray (ray.init()). A ModelRef passes through unchanged."""
+    if isinstance(model, ModelRef):
+        return model
+    if not ray.is_initialized():
+        raise MnnError("shipping a model needs a running Ray: call ray.init() (or ray.init(address=...)) first")
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        if not suffix:
+            raise MnnError("model bytes need their file type: ship(data, suffix='.mnn') (or '.onnx')")
+        return ModelRef(ray.put(bytes(model)), suffix, f"<{len(model)} bytes>")
+    if isinstance(model, Graph) or hasattr(model, "to_graph"):
+        return ModelRef(ray.put(_graph_bytes(model)), ".mnn", getattr(model, "name", "graph"))
+    if isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        if not path.is_file():
+            raise MnnError(f"model file {path} does not exist (or is not a file); check the path")
+        return ModelRef(ray.put(path.read_bytes()), path.suffix.lower(), str(path))
+    raise MnnError(f"a model is a path, a Graph, a Module or bytes; got {type(model).__name__}")
+
+
+def _graph_bytes(model: Any) -> bytes:
+    from ..runtime.loader import save
+
+    folder = tempfile.mkdtemp(prefix="mnn-ship-")
+    try:
+        path = Path(folder) / "model.mnn"
+        save(model, path)
+        return path.read_bytes()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
