@@ -3,8 +3,8 @@
 For each op and each of its conformance samples, mnn_core.testing.onnx_oracle builds the equivalent
 small ONNX model and runs it on ONNX Runtime's CPU provider (on onnx.reference where ORT lacks the op:
 newer opsets, the preview training domain, sequences); the reference's outputs must match. Ops with no
-ONNX counterpart (gradients, optimizer updates) are checked in tests/test_oracle_decomposition.py, and
-tests/test_oracle_coverage.py fails on any op with neither.
+ONNX counterpart (gradients, optimizer updates) are checked against PyTorch in tests/test_oracle_torch.py,
+and tests/test_oracle_coverage.py fails on any op with neither.
 """
 
 from __future__ import annotations

@@ -48,7 +48,8 @@ EXPORTED_ON_EVALUATOR = frozenset({"SequenceConstruct", "SplitToSequence", "Sequ
 EVALUATOR_UPCASTS = frozenset({"Adam", "Adagrad", "Momentum"})
 
 #: ops whose ONNX name differs (same semantics)
-RENAME = {"Scatter": "ScatterElements"}  # Scatter is deprecated since opset 11
+RENAME = {"Scatter": "ScatterElements",  # Scatter is deprecated since opset 11
+          "MaxPoolWithIndices": "MaxPool"}  # ONNX's MaxPool with its second (Indices) output
 
 
 class OracleSkip(Exception):
