@@ -33,6 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = "mnn_x86/csrc"
 IS_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
 OPENMP = ["-fopenmp"]
+# Python's CFLAGS carry -g: -g0 and a stripped link keep debug info out of the wheel (45 MB -> a few MB for _x86).
+NO_DEBUG, STRIP = ["-g0"], ["-s"]
 ISA_FLAGS = {
     "scalar": ["-O3"],
     "avx2": ["-O3", "-mavx2", "-mfma"] if IS_X86 else ["-O3"],
@@ -76,7 +78,7 @@ class BuildExt(build_ext):
         for isa, flags in ISA_FLAGS.items():
             objects += self.compiler.compile(
                 [f"{CSRC}/isa_{isa}.c"], output_dir=self.build_temp, include_dirs=ext.include_dirs,
-                extra_postargs=flags + OPENMP + ["-fPIC"], depends=ext.depends)
+                extra_postargs=flags + OPENMP + NO_DEBUG + ["-fPIC"], depends=ext.depends)
         ext.extra_objects = list(ext.extra_objects or []) + objects
         build_ext.build_extension(self, ext)
 
@@ -98,7 +100,8 @@ def family_extension(pyx: str) -> Extension:
         include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
         depends=_files(f"{CSRC}/{family}/*") + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h",
                                                     "mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
-        extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"],
+        extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"] + NO_DEBUG,
+        extra_link_args=STRIP,
         libraries=["m"],
     )
 
@@ -110,8 +113,8 @@ ext = Extension(
     ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c", f"{CSRC}/dispatch_bf16.c"] + _files(f"{CSRC}/op_*.c"),
     include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
     depends=_files(f"{CSRC}/*") + ["mnn_x86/_x86.pxd"] + _files("mnn_x86/_x86_*.pxi"),
-    extra_compile_args=["-O2"] + OPENMP,
-    extra_link_args=OPENMP,
+    extra_compile_args=["-O2"] + OPENMP + NO_DEBUG,
+    extra_link_args=OPENMP + STRIP,
     libraries=["m"],
 )
 extensions = [ext] + [family_extension(p) for p in sorted(glob.glob("mnn_x86/_*.pyx")) if not p.endswith("/_x86.pyx")]
