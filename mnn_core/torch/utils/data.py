@@ -1,0 +1,54 @@
+"""torch.utils.data: mnn_core.data's datasets, with a DataLoader that yields tensors.
+
+mnn_core.data.DataLoader yields numpy arrays (what a compiled step feeds on);
+a PyTorch script calls `x.to(device)` and `y.size(0)` on its batches, so this
+one wraps every array of a batch in a Var (no copy), takes PyTorch's
+arguments, and shuffles from the generator `torch.manual_seed` seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import numpy as np
+
+from ...data import DataLoader as _ArrayLoader
+from ...data import Dataset, Subset, TensorDataset, default_collate, random_split
+from ...errors import MnnError
+from ...express import Var
+from ...express.rng import generator as _generator
+
+
+def _tensors(batch: Any) -> Any:
+    if isinstance(batch, np.ndarray):
+        return Var._wrap(batch)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_tensors(b) for b in batch)
+    if isinstance(batch, dict):
+        return {k: _tensors(v) for k, v in batch.items()}
+    return batch
+
+
+class DataLoader(_ArrayLoader):
+    """PyTorch's DataLoader: batches of tensors. Loading runs in the calling thread (num_workers is
+    accepted and ignored); samplers other than sequential and shuffled are not supported."""
+
+    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False, sampler=None,
+                 batch_sampler=None, num_workers: int = 0, collate_fn: Callable | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0, worker_init_fn=None,
+                 generator=None, prefetch_factor=None, persistent_workers: bool = False, **kwargs):
+        if sampler is not None or batch_sampler is not None:
+            raise MnnError("DataLoader: sampler and batch_sampler are not supported; use shuffle=True or False")
+        if batch_size is None:
+            raise MnnError("DataLoader: batch_size=None (unbatched loading) is not supported")
+        seed = int(_generator().integers(2**63)) if generator is None else int(generator)
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last,
+                         collate_fn=collate_fn, **kwargs)
+
+    def __iter__(self) -> Iterator:
+        for batch in super().__iter__():
+            yield _tensors(batch)
+
+
+__all__ = ["DataLoader", "Dataset", "Subset", "TensorDataset", "default_collate", "random_split"]
