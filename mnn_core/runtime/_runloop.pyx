@@ -15,6 +15,8 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 from libc.time cimport clock_t
 
+cimport numpy as cnp
+
 from mnn_core.abi cimport (MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_EXECUTION_CAPSULE, MNN_MAX_DIMS,
                            mnn_execution, mnn_tensor)
 
@@ -47,6 +49,35 @@ from ..graph.ir import DTYPES
 
 #: mnn_dtype codes of abi.h: a dtype's position in DTYPES
 DTYPE_CODES = {name: code for code, name in enumerate(DTYPES)}
+
+cnp.import_array()
+
+
+def bind_inputs(tuple arrays, tuple views, tuple move_at, size_t lo, size_t hi, int n_movable):
+    """The repeated part of Session.run for inputs already checked: arrays[i] is an ndarray of
+    views[i]'s shape; move_at[i] its position in Program.run's `moved` where its dtype is the
+    view's and the input is movable, else -1. A movable array that is C-contiguous, aligned and
+    outside the arena [lo, hi) is read in place (its address goes into the returned tuple), every
+    other one is copied (cast) into its view. Returns `moved`, or None when no input moved."""
+    cdef Py_ssize_t i
+    cdef int j
+    cdef size_t a, nb
+    cdef cnp.ndarray arr
+    cdef list moved = None
+    for i in range(len(arrays)):
+        arr = arrays[i]
+        j = move_at[i]
+        if j >= 0 and cnp.PyArray_ISCARRAY_RO(arr):
+            a = <size_t>cnp.PyArray_DATA(arr)
+            nb = <size_t>cnp.PyArray_NBYTES(arr)
+            if hi <= a or a + nb <= lo:  # the bounds test of np.may_share_memory
+                if moved is None:
+                    moved = [0] * n_movable
+                moved[j] = a
+                continue
+        if cnp.PyArray_CopyInto(<cnp.ndarray>views[i], arr) < 0:
+            raise RuntimeError("copying an input into the arena failed")
+    return None if moved is None else tuple(moved)
 
 
 cdef void _fill(mnn_tensor* t, tuple desc) except *:
