@@ -11,9 +11,9 @@ pytest.importorskip("torch")
 
 from torch_scripts import harness  # noqa: E402
 
-#: relative loss gap allowed per script: float32 sums in another order drift more over long runs,
-#: and through recurrent or attention layers
-BOUND = {"default": 1e-3, "transformer_lm": 5e-3, "lstm_classifier": 5e-3, "gru_regression": 5e-3}
+#: relative loss gap allowed at any step: float32 sums in another order (measured: 1e-7 to 3e-6 over
+#: 16-64 steps); a wrong gradient, update or schedule shows as 1e-3 and more within a few steps
+BOUND = 1e-4
 
 
 @pytest.mark.parametrize("name", harness.SCRIPTS)
@@ -22,7 +22,7 @@ def test_script_matches_pytorch(name):
     assert len(got["losses"]) == len(ref["losses"]) > 0
     assert np.all(np.isfinite(got["losses"]))
     gap = harness.relative_gap(ref["losses"], got["losses"])
-    assert gap < BOUND.get(name, BOUND["default"]), f"{name}: losses differ by {gap:.2e} (relative)"
+    assert gap < BOUND, f"{name}: losses differ by {gap:.2e} (relative)"
     if "accuracy" in ref:
         assert abs(ref["accuracy"] - got["accuracy"]) <= 0.01, (ref["accuracy"], got["accuracy"])
 

@@ -32,7 +32,10 @@ class LRScheduler:
         return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
 
     def load_state_dict(self, sd: dict) -> None:
+        """Resume: the rates become those of the saved epoch (constructing the scheduler reset them to base)."""
         self.last_epoch, self.base_lrs = sd["last_epoch"], list(sd["base_lrs"])
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = self.lr_at(base, self.last_epoch)
 
 
 class StepLR(LRScheduler):
