@@ -1,0 +1,124 @@
+"""Generation: a prompt in, text (or a stream of text pieces, or token ids) out.
+
+    llm = mnn_core.llm.load("path/to/checkpoint", backend="x86", threads=2)
+    print(llm.generate("Once upon a time", max_tokens=64))
+    for piece in llm.generate("Once upon a time", stream=True, temperature=0.8, top_p=0.9, seed=1):
+        print(piece, end="", flush=True)
+
+Generation stops at max_tokens, at an end-of-sequence token (the config's eos ids and the
+tokenizer's), at a stop string (not included in the text), at the end of the context, or when
+`cancel()` is called from another thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, MnnError
+from .model import Decoder
+from .sampling import Sampler, SamplingParams
+
+
+class LLM:
+    def __init__(self, path: str | Path, backend="auto", threads: int = 1, context: int | None = None,
+                 chunk: int | None = None):
+        kw = {} if chunk is None else {"chunk": chunk}
+        self.decoder = Decoder(path, backend=backend, threads=threads, context=context, **kw)
+        self.config = self.decoder.config
+        self.tokenizer = None
+        if (Path(path) / "tokenizer.json").is_file():
+            from .tokenizer import Tokenizer
+
+            self.tokenizer = Tokenizer(path)
+        self._cancel = threading.Event()
+        self.last_stats: dict = {}
+
+    # -- text ---------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        if self.tokenizer is None:
+            raise MnnError(f"{self.decoder.path} has no tokenizer.json: pass token ids (generate_ids)")
+        return self.tokenizer.encode(text)
+
+    def chat_prompt(self, messages: list[dict]) -> str:
+        if self.tokenizer is None:
+            raise MnnError(f"{self.decoder.path} has no tokenizer.json: chat needs one")
+        return self.tokenizer.apply_chat_template(messages)
+
+    def generate(self, prompt: str, max_tokens: int = 128, stream: bool = False, stop: Sequence[str] = (),
+                 **sampling) -> str | Iterator[str]:
+        """The continuation of `prompt` as text, or with stream=True an iterator of its pieces."""
+        pieces = self._text_stream(self.encode(prompt), max_tokens, list(stop), sampling)
+        return pieces if stream else "".join(pieces)
+
+    def _text_stream(self, ids: list[int], max_tokens: int, stop: list[str], sampling: dict) -> Iterator[str]:
+        tok = self.tokenizer
+        out: list[int] = []
+        sent = 0  # characters of the decoded text already yielded
+        hold = max((len(s) for s in stop), default=1) - 1  # a stop string may still be forming
+        for token in self.generate_ids(ids, max_tokens, **sampling):
+            out.append(token)
+            text = tok.decode(out)
+            if text.endswith("\ufffd"):  # a character split across tokens: wait for the rest
+                continue
+            cut = min((i for i in (text.find(s, max(0, sent - hold)) for s in stop) if i >= 0), default=-1)
+            if cut >= 0:
+                if cut > sent:
+                    yield text[sent:cut]
+                return
+            ready = len(text) - hold if stop else len(text)
+            if ready > sent:
+                yield text[sent:ready]
+                sent = ready
+        text = tok.decode(out)
+        if len(text) > sent:
+            yield text[sent:]
+
+    # -- token ids ----------------------------------------------------------------------
+
+    def generate_ids(self, ids: Sequence[int], max_tokens: int = 128, temperature: float = 0.0, top_k: int = 0,
+                     top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int | None = None,
+                     eos: bool = True) -> Iterator[int]:
+        """Yield generated token ids one at a time (the cache starts empty each call)."""
+        import time
+
+        ids = [int(i) for i in ids]
+        if not ids:
+            raise InputError("the prompt is empty: give at least one token")
+        if max_tokens < 0:
+            raise InputError(f"max_tokens must be >= 0, got {max_tokens}")
+        sampler = Sampler(SamplingParams(temperature, top_k, top_p, repetition_penalty, seed))
+        stops = set(self.config.eos_token_ids) if eos else set()
+        if eos and self.tokenizer is not None and self.tokenizer.eos_token_id is not None:
+            stops.add(self.tokenizer.eos_token_id)
+        dec = self.decoder
+        self._cancel.clear()
+        dec.reset()
+        history = list(ids)
+        t0 = time.perf_counter()
+        logits = dec.feed(ids)[-1]
+        t1 = time.perf_counter()
+        n = 0
+        self.last_stats = {"prompt_tokens": len(ids), "prefill_s": t1 - t0, "tokens": 0, "decode_s": 0.0}
+        while n < max_tokens and not self._cancel.is_set():
+            token = sampler(logits, np.asarray(history))
+            n += 1
+            history.append(token)
+            self.last_stats.update(tokens=n, decode_s=time.perf_counter() - t1)
+            yield token
+            if token in stops or dec.length >= dec.context or n >= max_tokens:
+                break
+            logits = dec.feed([token])[0]
+
+    def cancel(self) -> None:
+        """Stop a generation in progress (another thread's) after its current token."""
+        self._cancel.set()
+
+
+def load(path: str | Path, backend="auto", threads: int = 1, context: int | None = None, **kw) -> LLM:
+    """Load a Hugging Face checkpoint directory (config.json, *.safetensors, tokenizer.json)."""
+    return LLM(path, backend=backend, threads=threads, context=context, **kw)

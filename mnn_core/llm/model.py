@@ -1,0 +1,104 @@
+"""A loaded decoder: one Session, its KV cache, prefill in chunks and decode one token at a time.
+
+The cache is allocated once, sized to the context, and handed to every run as the graph's cache
+inputs; the session's MatMuls read those arrays where they are (no copy into the arena), and after
+each run the new keys and values of the chunk (a few rows per layer) are written into them at the
+chunk's positions. Two plans serve everything: S = `chunk` (prefill; a prompt's last chunk is padded,
+its padding rows never reach the cache) and S = 1 (decode).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, MnnError
+from .config import LlmConfig, load_config
+from .graph import NEG, build_decoder
+from .weights import Checkpoint
+
+DEFAULT_CONTEXT = 2048
+DEFAULT_CHUNK = 32
+
+
+class Decoder:
+    """The decoder of a checkpoint, planned on `backend` for a context of `context` positions."""
+
+    def __init__(self, path: str | Path, backend="auto", threads: int = 1, context: int | None = None,
+                 chunk: int = DEFAULT_CHUNK, precision: str = "high"):
+        from ..runtime.session import Session
+
+        self.path = Path(path)
+        self.config: LlmConfig = load_config(self.path)
+        cfg = self.config
+        self.context = int(min(context or DEFAULT_CONTEXT, cfg.max_position_embeddings))
+        if self.context < 2:
+            raise MnnError(f"context must be at least 2 positions, got {self.context}")
+        self.chunk = max(1, min(int(chunk), self.context))
+        graph = build_decoder(cfg, Checkpoint(self.path), self.context)
+        # two plans (chunk and one token); weights released by the first plan's packing would be
+        # derived again for the second, so they stay
+        self.session = Session(graph, backend=backend, threads=threads, precision=precision,
+                               release_weights=False, batch_parallel="off")
+        shape_k = (1, cfg.num_kv_heads, cfg.head_dim, self.context)
+        shape_v = (1, cfg.num_kv_heads, self.context, cfg.head_dim)
+        self.k_cache = [np.zeros(shape_k, np.float32) for _ in range(cfg.num_layers)]
+        self.v_cache = [np.zeros(shape_v, np.float32) for _ in range(cfg.num_layers)]
+        self.length = 0  # positions of the cache written
+        self._windowed = any(cfg.sliding_window)
+        self._window = next((w for w in cfg.sliding_window if w), None)
+
+    def reset(self) -> None:
+        """Forget the cache's contents (its slots are masked by length, so nothing is cleared)."""
+        self.length = 0
+
+    def feed(self, tokens) -> np.ndarray:
+        """Run `tokens` after what the cache holds; returns their logits [len(tokens), vocab]."""
+        tokens = np.asarray(tokens, dtype=np.int64).reshape(-1)
+        n = len(tokens)
+        if n == 0:
+            raise InputError("feed() needs at least one token")
+        if self.length + n > self.context:
+            raise InputError(f"{self.length} cached + {n} new tokens exceed the context of {self.context} "
+                             "positions (load with a larger context=, or reset())")
+        if np.any(tokens < 0) or np.any(tokens >= self.config.vocab_size):
+            bad = tokens[(tokens < 0) | (tokens >= self.config.vocab_size)][0]
+            raise InputError(f"token id {bad} is outside the vocabulary [0, {self.config.vocab_size})")
+        out = []
+        step = 1 if n == 1 else self.chunk
+        for lo in range(0, n, step):
+            out.append(self._run(tokens[lo:lo + step], step))
+        return np.concatenate(out, axis=0)
+
+    def _run(self, tokens: np.ndarray, size: int) -> np.ndarray:
+        n, start = len(tokens), self.length
+        ids = np.zeros((1, size), np.int64)
+        ids[0, :n] = tokens
+        # padding rows take the next positions too (clipped to the table): their rows are never read
+        pos = np.minimum(np.arange(start, start + size), self.context - 1)[None].astype(np.int64)
+        feeds = {"ids": ids, "pos": pos, "mask": self._mask(start, size, None)}
+        if self._windowed:
+            feeds["mask_window"] = self._mask(start, size, self._window)
+        for i in range(self.config.num_layers):
+            feeds[f"k_cache.{i}"] = self.k_cache[i]
+            feeds[f"v_cache.{i}"] = self.v_cache[i]
+        res = self.session.run(feeds, copy=False)
+        for i in range(self.config.num_layers):
+            self.k_cache[i][..., start:start + n] = res[f"k_new.{i}"][..., :n]
+            self.v_cache[i][:, :, start:start + n] = res[f"v_new.{i}"][:, :, :n]
+        self.length = start + n
+        return np.array(res["logits"][0, :n])
+
+    def _mask(self, start: int, size: int, window: int | None) -> np.ndarray:
+        """[1, 1, G*S, C+S]: query row s (position start+s) sees cache slots < start and chunk
+        columns <= s, within `window` positions of itself when given (HF: q - k < window)."""
+        C = self.context
+        q = start + np.arange(size)[:, None]
+        keys = np.concatenate([np.arange(C), start + np.arange(size)])[None, :]
+        seen = np.concatenate([np.broadcast_to(np.arange(C) < start, (size, C)),
+                               np.arange(size)[None, :] <= np.arange(size)[:, None]], axis=1)
+        if window:
+            seen &= (q - keys) < window
+        mask = np.where(seen, 0.0, NEG).astype(np.float32)
+        return np.ascontiguousarray(np.tile(mask, (self.config.groups, 1))[None, None])
