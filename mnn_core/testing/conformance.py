@@ -111,6 +111,8 @@ class BackendConformance:
     precision: str = "normal"
     #: restrict to these ops (default: every op the backend claims)
     ops: tuple[str, ...] | None = None
+    #: run only the first this many cases of each op (default: all); for suites that test plumbing, not kernels
+    cases_per_op: int | None = None
 
     def pytest_generate_tests(self, metafunc):
         if "conformance_case" not in metafunc.fixturenames:
@@ -122,6 +124,8 @@ class BackendConformance:
         claimed = set(backend.kernels())
         ops = claimed if self.ops is None else claimed & set(self.ops)
         cases = conformance_cases(ops)
+        if self.cases_per_op is not None:
+            cases = [c for c in cases if c.index < self.cases_per_op]
         metafunc.parametrize("conformance_case", cases, ids=[c.id for c in cases])
 
     def test_op_matches_reference(self, conformance_case):
