@@ -190,7 +190,9 @@ def _env(tree: str, m: Mutant) -> dict:
 
 
 def run_group(tree: str, m: Mutant, args: list[str], timeout: int) -> tuple[str, list[str], float]:
-    """('pass' | 'fail' | 'error', the failing tests, seconds)."""
+    """('pass' | 'fail' | 'error', the failing tests or why it errored, seconds). 'error' is pytest ending
+    otherwise (a collection error, a crash): on a patched copy whose baseline passed, the suite fails all
+    the same, so check() counts it as caught."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no", "-rf", "--maxfail=20", *args]
     start = time.time()
     try:
@@ -235,8 +237,10 @@ def check(m: Mutant, work: str, timeout: int, baseline: bool) -> dict:
                 result["groups"][label] = entry
                 continue
         status, failed, secs = run_group(tree, m, args, timeout)
-        entry.update(verdict={"fail": "caught", "pass": "missed"}.get(status, "error"), tests=failed,
-                     seconds=round(secs, 1))
+        verdict = {"fail": "caught", "pass": "missed"}.get(status, "caught" if base else "error")
+        if status == "error" and "timed out" in failed[0]:
+            verdict = "error"
+        entry.update(verdict=verdict, tests=failed, seconds=round(secs, 1))
         result["groups"][label] = entry
     verdicts = [g["verdict"] for g in result["groups"].values()]
     result["verdict"] = ("caught" if "caught" in verdicts else
