@@ -56,7 +56,8 @@ MUTANTS = [
         "mnn_core/ops/conv.py",
         "for j, d, s, m in zip(tap, dil, strides, out_sizes))]",
         "for j, d, s, m in zip(tap, dil[::-1], strides, out_sizes))]",
-        {"oracle (ONNX Runtime)": ["tests/test_reference_vs_onnxruntime.py", "-k", "Conv"],
+        {"oracle (ONNX Runtime)": ["tests/test_reference_vs_onnxruntime.py", "tests/test_oracle_extra.py", "-k",
+                                   "Conv"],
          "reference conformance": ["tests/test_conformance_reference.py", "-k", "Conv"]},
     ),
     Mutant(
@@ -83,7 +84,8 @@ MUTANTS = [
         "mnn_core/ops/conv.py",
         'pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)',
         'pads[i], pads[i + k] = (big, small) if attrs["auto_pad"] == "SAME_UPPER" else (small, big)',
-        {"oracle (ONNX Runtime)": ["tests/test_reference_vs_onnxruntime.py", "-k", "Conv or Pool"],
+        {"oracle (ONNX Runtime)": ["tests/test_reference_vs_onnxruntime.py", "tests/test_oracle_extra.py", "-k",
+                                   "Conv or Pool"],
          "reference conformance": ["tests/test_conformance_reference.py", "-k", "Conv or Pool"],
          "x86 conformance": ["plugins/mnn-x86/tests/test_conformance.py", "-k", "AVX512 and not TwoThreads and "
                              "not BF16 and (Conv or Pool)"]},
