@@ -389,6 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--precision", choices=("high", "normal", "low"), default="normal")
     s.add_argument("--num-gpus", type=float, help="GPUs per actor (default: 1 for a GPU backend, else 0)")
     s.set_defaults(fn=cmd_batch)
+    from .cli_generate import add_parser as add_generate  # mnnx generate: mnn_core.llm
+    add_generate(sub)
     return p
 
 

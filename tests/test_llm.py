@@ -190,3 +190,21 @@ def test_text_generation_with_trained_tokenizer(checkpoints, tmp_path):
         assert cut == text[:text.find(stop)]
     chat = llm.chat_prompt([{"role": "user", "content": "hi"}])
     assert chat == "<s>user: hi\nassistant:"
+
+
+def test_cli_generate_streams_text(checkpoints, tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+
+    from mnn_core.cli import main
+
+    path = tmp_path / "model"
+    shutil.copytree(Path(checkpoints["qwen2"]), path)
+    _train_tokenizer(path)
+    want = load(path, backend="x86", context=64).generate("hello", max_tokens=6)
+    assert main(["generate", str(path), "--prompt", "hello", "--max-tokens", "6", "--backend", "x86",
+                 "--context", "64"]) == 0
+    out, err = capsys.readouterr()
+    assert out == want + "\n" and "tok/s" in err
+    assert main(["generate", str(path), "--ids", "1,x"]) == 2
+    assert "--ids" in capsys.readouterr().err

@@ -41,7 +41,8 @@ class LLM:
 
     def encode(self, text: str) -> list[int]:
         if self.tokenizer is None:
-            raise MnnError(f"{self.decoder.path} has no tokenizer.json: pass token ids (generate_ids)")
+            raise MnnError(f"{self.decoder.path} has no tokenizer.json: give token ids "
+                           "(generate_ids; mnnx generate --ids)")
         return self.tokenizer.encode(text)
 
     def chat_prompt(self, messages: list[dict]) -> str:
