@@ -4,7 +4,7 @@ On an aarch64 machine each kernel path is its own translation unit with its
 own flags (never -march=native); caps.c picks one at run time from
 getauxval(AT_HWCAP):
 
-    csrc/fp32.c, eltwise.c, conv.c, int8.c, winograd.c,
+    csrc/fp32.c, eltwise.c, conv.c, int8.c, winograd.c, move.c, reduce.c,
          caps.c, ops.c                                      -O3 -march=armv8-a
     csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
@@ -34,6 +34,8 @@ PATH_UNITS = {
     "conv.c": BASE,
     "int8.c": BASE,
     "winograd.c": BASE,
+    "move.c": BASE,
+    "reduce.c": BASE,
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],

@@ -3,7 +3,7 @@
 # chosen path's kernels and hands each state to the core as an mnn_execution
 # in a PyCapsule. Nothing here runs per inference.
 from cpython.pycapsule cimport PyCapsule_New
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
@@ -548,3 +548,6 @@ def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, i
     s.rowsum = <int32_t*>ex.hold(Buffer(max(M, 1) * 4))
     s.acc = <int32_t*>ex.hold(Buffer(max(M * N, 1) * 4))
     return ex
+
+
+include "_arm_move.pxi"

@@ -62,7 +62,7 @@ cyth() { # cythonize a .pyx (host Cython; the C it writes is portable) and cross
 cyth "$REPO/mnn_core/memory/_planner.pyx" mnn_core.memory._planner
 cyth "$REPO/mnn_core/runtime/_runloop.pyx" mnn_core.runtime._runloop
 objs=()
-for unit in caps:armv8-a ops:armv8-a fp32:armv8-a eltwise:armv8-a conv:armv8-a int8:armv8-a winograd:armv8-a \
+for unit in caps:armv8-a ops:armv8-a fp32:armv8-a eltwise:armv8-a conv:armv8-a int8:armv8-a winograd:armv8-a move:armv8-a reduce:armv8-a \
             fp16:armv8.2-a+fp16 fp16h:armv8.2-a+fp16 int8_dot:armv8.2-a+dotprod; do
     name="${unit%%:*}" march="${unit#*:}"
     timeout 300 $CC "${CFLAGS[@]}" -O3 -march="$march" -c "$PLUGIN/mnn_arm/csrc/$name.c" -o "$BUILD/obj/$name.o"
@@ -81,6 +81,8 @@ REQUIRED="${MNN_REQUIRE_BACKENDS:-}"
 REQUIRED="${REQUIRED//,/ }"  # qemu's -E would split a comma-separated value into several variables
 cd "$BUILD"  # not the source tree: its mnn_arm/ has no aarch64 extension
 [ $# -gt 0 ] || set -- "$PLUGIN/tests"
+# MNN_ARM_RUN=python runs a script (tools/arm_coverage.py) with the root's python instead of pytest
+if [ "${MNN_ARM_RUN:-pytest}" = python ]; then RUNNER=(); else RUNNER=(-m pytest -p no:cacheprovider -q --rootdir "$PLUGIN"); fi
 exec timeout "${MNN_ARM_TIMEOUT:-1500}" qemu-aarch64-static -cpu "${MNN_ARM_CPU:-max}" -L "$ROOT" \
     -E PYTHONPATH="$BUILD/site" -E LD_LIBRARY_PATH="$LIBS/blas:$LIBS/lapack" -E MNN_LOAD_PLUGINS=arm \
-    -E PYTHONDONTWRITEBYTECODE=1 -E MNN_REQUIRE_BACKENDS="$REQUIRED" "$ROOT/usr/bin/$PY" -m pytest -p no:cacheprovider -q --rootdir "$PLUGIN" "$@"
+    -E PYTHONDONTWRITEBYTECODE=1 -E MNN_REQUIRE_BACKENDS="$REQUIRED" "$ROOT/usr/bin/$PY" "${RUNNER[@]}" "$@"

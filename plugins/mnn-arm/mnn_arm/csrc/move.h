@@ -1,0 +1,77 @@
+/* mnn-arm data movement and reductions (move.c, reduce.c): the states their run functions read.
+ * Layout plans (merged dims, strides, per-axis maps) are made at prepare in mnn_arm/ops_move.py
+ * and ops_reduce.py; the run functions only walk them. */
+#ifndef MNN_ARM_MOVE_H
+#define MNN_ARM_MOVE_H
+
+#include "ops.h"
+
+#define ARM_MOVE_MAX_DIMS 16 /* Tile doubles the dims of its input: one repeat axis per axis */
+
+/* out (dense) [i0..in-1] = in[base + sum i_d * st[d]], elements of `elem` bytes: Slice, Transpose,
+ * Expand, Tile, DepthToSpace, SpaceToDepth */
+typedef struct arm_strided_state {
+    arm_op op;
+    int32_t ndim, elem;
+    int64_t base;
+    int64_t dims[ARM_MOVE_MAX_DIMS], st[ARM_MOVE_MAX_DIMS];
+} arm_strided_state;
+int arm_strided_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* Split: the inverse of Concat (arm_concat_state): output k takes block[k] of every outer row */
+int arm_split_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* Gather along an axis: x [outer][axis][inner], indices (int32 / int64, any shape, n of them)
+ * -> y [outer][n][inner]; negative indices count from the end, others are an error */
+typedef struct arm_gather_state {
+    arm_op op;
+    int32_t idx_bytes;
+    int64_t outer, axis, inner_bytes;
+} arm_gather_state;
+int arm_gather_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* GatherElements: y[i] = x[i with axis coordinate idx[i]]; y, idx dense [outer][n][inner],
+ * x [outer][axis][inner] */
+typedef struct arm_gather_el_state {
+    arm_op op;
+    int32_t idx_bytes, elem;
+    int64_t outer, n, axis, inner;
+} arm_gather_el_state;
+int arm_gather_elements_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* Where(cond, x, y) with broadcasting: per output dim the element strides of the three inputs */
+typedef struct arm_where_state {
+    arm_op op;
+    int32_t ndim, elem;
+    int64_t dims[MNN_MAX_DIMS], sc[MNN_MAX_DIMS], sx[MNN_MAX_DIMS], sy[MNN_MAX_DIMS];
+} arm_where_state;
+int arm_where_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* Pad: per output axis d, map[off[d] + i] is the input element offset of output index i along d
+ * (input index times its stride), or -1 for the constant; the output is dense */
+typedef struct arm_pad_state {
+    arm_op op;
+    int32_t ndim, elem;
+    int64_t dims[MNN_MAX_DIMS], off[MNN_MAX_DIMS];
+    const int64_t *map;
+    uint8_t value[8]; /* the constant, in the tensor's dtype */
+} arm_pad_state;
+int arm_pad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* reductions (reduce.c), float32. kinds: enum arm_reduce_kind. The reduced axes either form one
+ * block (x [outer][n][inner] -> y [outer][inner], NEON over rows or over inner) or, scattered, are
+ * walked by kdims/kst (kept, dense output) and rdims/rst (reduced) */
+enum arm_reduce_kind {
+    ARM_RED_SUM, ARM_RED_MEAN, ARM_RED_MAX, ARM_RED_MIN, ARM_RED_PROD, ARM_RED_SUMSQ, ARM_RED_L1, ARM_RED_L2,
+    ARM_RED_LOGSUM, ARM_RED_LOGSUMEXP
+};
+typedef struct arm_reduce_any_state {
+    arm_op op;
+    int32_t kind, block;
+    int64_t outer, n, inner;
+    int32_t nk, nr;
+    int64_t kdims[MNN_MAX_DIMS], kst[MNN_MAX_DIMS], rdims[MNN_MAX_DIMS], rst[MNN_MAX_DIMS];
+} arm_reduce_any_state;
+int arm_reduce_any_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+#endif

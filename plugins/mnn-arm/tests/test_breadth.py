@@ -1,0 +1,105 @@
+"""The data-movement, reduction and other breadth kernels on random inputs of several shapes (odd sizes,
+tails of the 4-lane and 4x4 transpose blocks, broadcasts, negative axes and indices) against the
+reference backend: fp32 within 1e-5 relative, other dtypes exact; and in the fp16 domain
+(precision="low") within 1e-2 where the CPU has asimdhp."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ON_ARM, needs_arm
+
+from mnn_core.testing.conformance import ConformanceCase, _one_node_graph, run_case
+
+RNG = np.random.default_rng(7)
+
+
+def f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _attrs(op, given):
+    from mnn_core.ops import all_schemas
+
+    schema = all_schemas()[op]
+    return {**{k: a.default for k, a in schema.attrs.items()}, **given}
+
+
+def _cases():
+    c = []
+    for shape, perm in [((5, 7), (1, 0)), ((3, 9, 13), (0, 2, 1)), ((2, 3, 5, 7), (0, 2, 3, 1)),
+                        ((2, 6, 5, 11), (3, 1, 0, 2)), ((1, 4, 1, 8), (2, 3, 0, 1)), ((17, 33), (1, 0))]:
+        c.append(("Transpose", [f32(*shape)], {"perm": list(perm)}))
+    c.append(("Transpose", [RNG.integers(0, 9, (3, 5, 2)).astype(np.int64)], {"perm": [2, 0, 1]}))
+    for shape, starts, ends, axes, steps in [((7, 9), [1], [6], [0], [1]), ((5, 11, 3), [0, 10], [5, 1], [0, 1], [2, -3]),
+                                             ((4, 13), [-5], [100], [-1], [1]), ((3, 7, 5), [2], [0], [2], [-1])]:
+        c.append(("Slice", [f32(*shape)], {"starts": starts, "ends": ends, "axes": axes, "steps": steps}))
+    for shape, out in [((3, 1), (3, 5)), ((1, 7), (4, 7)), ((5, 1, 3), (2, 5, 7, 3)), ((1,), (9,))]:
+        c.append(("Expand", [f32(*shape)], {"shape": list(out)}))
+    for shape, rep in [((3, 5), [2, 3]), ((2, 1, 7), [1, 4, 2]), ((5,), [3])]:
+        c.append(("Tile", [f32(*shape)], {"repeats": rep}))
+    for shape, axis, split in [((7, 10), 1, [3, 7]), ((9, 5, 3), 0, [2, 2, 5]), ((4, 11), -1, [1, 10])]:
+        c.append(("Split", [f32(*shape)], {"axis": axis, "split": split}))
+    for shape, axis, idx in [((7, 5), 0, [[0, 6], [-1, 3]]), ((3, 9, 5), 1, [8, 0, -9, 4, 4]), ((5, 3), -1, [2]),
+                             ((11, 7), 0, np.int32(3))]:
+        c.append(("Gather", [f32(*shape), np.asarray(idx, np.int64 if not isinstance(idx, np.int32) else np.int32)],
+                  {"axis": axis}))
+    for shape, axis, n in [((3, 7), 1, 4), ((5, 4, 3), 0, 6), ((2, 3, 5), -1, 5)]:
+        idx_shape = list(shape)
+        idx_shape[axis] = n
+        idx = RNG.integers(-shape[axis], shape[axis], idx_shape).astype(np.int64)
+        c.append(("GatherElements", [f32(*shape), idx], {"axis": axis}))
+    for sc, sx, sy in [((5, 7), (5, 7), (5, 7)), ((1, 9), (3, 9), (3, 1)), ((2, 1, 5), (3, 1), (2, 3, 5)),
+                       ((13,), (13,), (1,))]:
+        c.append(("Where", [RNG.random(sc) > 0.5, f32(*sx), f32(*sy)], {}))
+    for shape, pads, mode in [((3, 5), [1, 2, 0, 3], "constant"), ((2, 3, 4), [0, 1, 2, 0, 2, 1], "reflect"),
+                              ((4, 7), [2, 0, 3, 5], "edge"), ((5, 3), [1, 1, 1, 1], "wrap")]:
+        c.append(("Pad", [f32(*shape)], {"pads": pads, "mode": mode, "value": 0.5}))
+    for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
+               "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"):
+        for shape, axes, keep in [((5, 7), [1], 1), ((3, 9, 13), [1], 0), ((2, 3, 5, 7), [2, 3], 1),
+                                  ((3, 4, 5), [0, 2], 0), ((6, 11), [], 1), ((2, 3, 4, 5), [0, 1, 3], 1)]:
+            x = f32(*shape)
+            if op in ("ReduceLogSum", "ReduceProd"):
+                x = np.abs(x) + 0.5
+            c.append((op, [x], {"axes": axes, "keepdims": keep}))
+    c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
+    c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
+    c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))
+    return c
+
+
+CASES = _cases() if ON_ARM else []
+
+
+def _case(i):
+    op, inputs, attrs = CASES[i]
+    from mnn_core.ops import run_reference
+
+    attrs = _attrs(op, attrs)
+    graph, feeds = _one_node_graph(op, inputs, attrs, False)
+    return ConformanceCase(op, i, graph, feeds, run_reference(op, list(inputs), attrs), f"{op} {attrs}")
+
+
+def _fp16():
+    from mnn_arm import paths
+
+    return paths.runnable("fp16")
+
+
+@needs_arm
+@pytest.mark.parametrize("i", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_fp32(i):
+    case = _case(i)
+    reason = run_case(case, "arm", rtol=1e-5, atol=1e-6)
+    assert reason is None, reason
+
+
+@needs_arm
+@pytest.mark.parametrize("i", range(len(CASES)), ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_fp16_domain(i):
+    if not _fp16():
+        pytest.skip("this CPU lacks asimdhp (no fp16 path)")
+    case = _case(i)
+    reason = run_case(case, "arm", rtol=1e-2, atol=1e-2, precision="low")
+    assert reason is None, reason

@@ -1,0 +1,98 @@
+"""Which zoo and corpus models mnn-arm runs whole (Session(backend="arm", fallback=False)), and which
+ops keep the others on the reference kernels.
+
+Two steps, since the arm64 root has no onnx package:
+
+    python plugins/mnn-arm/tools/arm_coverage.py export DIR           # host: each model as DIR/<name>.mnn
+                                                                      # and its inputs as DIR/<name>.npz
+    MNN_ARM_RUN=python plugins/mnn-arm/tools/arm_rootfs_test.sh \\
+        plugins/mnn-arm/tools/arm_coverage.py check DIR               # under qemu: plan each on arm
+
+`check` plans every model for its inputs' shapes with fallback on and lists, per model, the ops
+the plan put on another backend (nothing is run: planning is what decides fallback=False). The
+models: the architecture zoo's small variants (benchmarks/zoo_arch, both exporters, from
+~/.cache/mnn/zoo-arch) and the real-model corpus (mnn_core.zoo, from ~/.cache/mnn/zoo).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def export(out: Path) -> None:
+    import mnn_core as mnn
+
+    root = Path(__file__).resolve().parents[3]
+    sys.path.insert(0, str(root / "benchmarks"))
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    try:
+        from zoo_arch import ARCHES
+
+        arch_cache = Path.home() / ".cache/mnn/zoo-arch"
+        for name, arch in sorted(ARCHES.items()):
+            for exporter in ("legacy", "dynamo"):
+                path = arch_cache / f"{name}-small" / f"{exporter}.onnx"
+                if path.exists():
+                    jobs.append((f"{name}.{exporter}", path, lambda a=arch: a.make_feeds(1, True)))
+    except ImportError as exc:
+        print(f"no architecture zoo: {exc}")
+    from mnn_core.zoo.corpus import BY_NAME
+    from mnn_core.zoo.fetch import cache_dir, model_path
+
+    for name, model in sorted(BY_NAME.items()):
+        path = model_path(model, cache_dir())
+        if path.exists():
+            jobs.append((name, path, model.make_feeds))
+    for name, path, feeds in jobs:
+        try:
+            graph = mnn.load(path)
+            mnn.save(graph, out / f"{name}.mnn")
+            np.savez(out / f"{name}.npz", **feeds())
+            print(f"{name}: exported")
+        except Exception as exc:  # noqa: BLE001 - a model the converter cannot take is reported, not fatal
+            print(f"{name}: not exported ({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def check(src: Path) -> int:
+    import mnn_core as mnn
+
+    whole, report = [], {}
+    missing_all: collections.Counter = collections.Counter()
+    for path in sorted(src.glob("*.mnn")):
+        name = path.stem
+        try:
+            feeds = dict(np.load(path.with_suffix(".npz")))
+            sess = mnn.Session(mnn.load(path), backend=["arm", "reference"], fallback=True)
+            if sess.eager:
+                report[name] = "eager (control flow / sequences): every op on the reference kernels"
+                continue
+            sess.resize({k: v.shape for k, v in feeds.items()}, {k: v for k, v in feeds.items()
+                                                                  if k in sess.value_inputs} or None)
+            off = collections.Counter(s.op for s in sess.plan if s.backend != "arm")
+        except Exception as exc:  # noqa: BLE001
+            report[name] = f"error: {type(exc).__name__}: {str(exc)[:160]}"
+            continue
+        if not off:
+            whole.append(name)
+            report[name] = "whole on arm"
+        else:
+            report[name] = ", ".join(f"{op} x{n}" for op, n in sorted(off.items()))
+            missing_all.update({op: 1 for op in off})
+    for name, line in report.items():
+        print(f"{name:<34} {line}")
+    print(f"\n{len(whole)} of {len(report)} models plan whole on arm (fallback=False runs them)")
+    print("ops missing, by number of models that need them:")
+    print(json.dumps(dict(missing_all.most_common())))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("export", "check"):
+        sys.exit(__doc__)
+    sys.exit(export(Path(sys.argv[2])) if sys.argv[1] == "export" else check(Path(sys.argv[2])))
