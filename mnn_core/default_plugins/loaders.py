@@ -6,8 +6,13 @@ from ..backend.hookspecs import hookimpl
 
 
 def _load_mnn(path, **options):
+    from ..convert.mnn_official import is_official_mnn, load_official_mnn
     from ..format import load_mnn
 
+    with open(path, "rb") as f:  # Alibaba MNN's files share the suffix; mnn's own start with b"MNNMODEL"
+        head = f.read(4096)
+    if is_official_mnn(head):
+        return load_official_mnn(path)
     return load_mnn(path, **options)
 
 
