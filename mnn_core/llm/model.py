@@ -48,6 +48,21 @@ class Decoder:
         self.length = 0  # positions of the cache written
         self._windowed = any(cfg.sliding_window)
         self._window = next((w for w in cfg.sliding_window if w), None)
+        for size in {self.chunk, 1}:  # both plans now: no planning (weight packing) while generating
+            self.session.resize({n: a.shape for n, a in self._feeds(np.zeros(size, np.int64), size, 0).items()})
+
+    def _feeds(self, tokens: np.ndarray, size: int, start: int) -> dict[str, np.ndarray]:
+        ids = np.zeros((1, size), np.int64)
+        ids[0, :len(tokens)] = tokens
+        # padding rows take the next positions too (clipped to the table): their rows are never read
+        pos = np.minimum(np.arange(start, start + size), self.context - 1)[None].astype(np.int64)
+        feeds = {"ids": ids, "pos": pos, "mask": self._mask(start, size, None)}
+        if self._windowed:
+            feeds["mask_window"] = self._mask(start, size, self._window)
+        for i in range(self.config.num_layers):
+            feeds[f"k_cache.{i}"] = self.k_cache[i]
+            feeds[f"v_cache.{i}"] = self.v_cache[i]
+        return feeds
 
     def reset(self) -> None:
         """Forget the cache's contents (its slots are masked by length, so nothing is cleared)."""
@@ -73,16 +88,7 @@ class Decoder:
 
     def _run(self, tokens: np.ndarray, size: int) -> np.ndarray:
         n, start = len(tokens), self.length
-        ids = np.zeros((1, size), np.int64)
-        ids[0, :n] = tokens
-        # padding rows take the next positions too (clipped to the table): their rows are never read
-        pos = np.minimum(np.arange(start, start + size), self.context - 1)[None].astype(np.int64)
-        feeds = {"ids": ids, "pos": pos, "mask": self._mask(start, size, None)}
-        if self._windowed:
-            feeds["mask_window"] = self._mask(start, size, self._window)
-        for i in range(self.config.num_layers):
-            feeds[f"k_cache.{i}"] = self.k_cache[i]
-            feeds[f"v_cache.{i}"] = self.v_cache[i]
+        feeds = self._feeds(tokens, size, start)
         res = self.session.run(feeds, copy=False)
         for i in range(self.config.num_layers):
             self.k_cache[i][..., start:start + n] = res[f"k_new.{i}"][..., :n]
