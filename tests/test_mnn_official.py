@@ -73,6 +73,19 @@ def _ops_model():
     return b.build()
 
 
+def _pads_model():
+    """Asymmetric pads and strides on convolution and both poolings (which way round MNN keeps them)."""
+    rng = np.random.default_rng(4)
+    b = mnn.GraphBuilder("pads")
+    x = b.input("x", (1, 3, 9, 8))
+    y = b.Conv(x, b.const(rng.standard_normal((4, 3, 3, 3)).astype("float32")), None, pads=[0, 1, 2, 0],
+               strides=[2, 1])
+    y = b.MaxPool(y, kernel_shape=[2, 3], strides=[1, 2], pads=[1, 0, 0, 1])
+    y = b.AveragePool(y, kernel_shape=[3, 2], pads=[1, 1, 1, 1], count_include_pad=1)
+    b.output(b.LeakyRelu(y, alpha=0.1), "y")
+    return b.build()
+
+
 def _encoder(path: Path) -> None:
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
@@ -94,7 +107,8 @@ def converted(tmp_path_factory):
             if name == "encoder":
                 _encoder(path)
             else:
-                mnn.save(_ops_model() if name == "ops" else _zoo(name), path)
+                built = {"ops": _ops_model, "pads": _pads_model}.get(name)
+                mnn.save(built() if built else _zoo(name), path)
             made[name] = (path, mnnconvert(path))
         return made[name]
 
@@ -115,6 +129,7 @@ def _check_matches(onnx_path: Path, mnn_path: Path, shape) -> None:
 
 @pytest.mark.parametrize("name, shape", [
     ("ops", (1, 4, 5, 7)),
+    ("pads", (1, 3, 9, 8)),
     ("encoder", (1, 16, 64)),
     pytest.param("mobilenet_v2", (1, 3, 224, 224), marks=pytest.mark.slow),
     pytest.param("resnet18", (1, 3, 224, 224), marks=pytest.mark.slow),

@@ -72,7 +72,8 @@ def _pool(ctx, op: OpRecord, is_max: bool, is_global: bool, kernel, strides, pad
     if is_global:
         ctx.emit("GlobalMaxPool" if is_max else "GlobalAveragePool", op.inputs[:1], op.outputs, op.name)
         return
-    attrs = {"kernel_shape": kernel, "strides": strides, "ceil_mode": int(ceil)}
+    # the converter leaves out strides ONNX left out: 0 there is ONNX's default of 1
+    attrs = {"kernel_shape": kernel, "strides": [s if s > 0 else 1 for s in strides], "ceil_mode": int(ceil)}
     if pad_type in _PAD_MODES:
         attrs["auto_pad"] = _PAD_MODES[pad_type]
     else:
