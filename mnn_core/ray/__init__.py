@@ -4,7 +4,9 @@
 
     import ray, mnn_core.ray as mray
     ds = ray.data.read_parquet("images.parquet")
-    out = mray.predict(ds, "model.mnn", backend="x86", threads=1, workers=2)
+    out = mray.predict(ds, "model.mnn", backend="x86", threads=1, workers=2)   # Ray Data (batch.py)
+    serve.run(mray.serve_app("model.mnn", max_batch_size=32))                  # Ray Serve (serve.py)
+    mray.DataParallel(make_model, make_optimizer, loss, workers=2)             # training (train.py)
 
 The model travels once through Ray's object store (`ship`), so no worker reads a shared path for it;
 each actor opens one Session.
@@ -27,9 +29,12 @@ if TYPE_CHECKING:
     from .cluster import LocalCluster
     from .model import ModelRef, ship
     from .resources import actor_resources
+    from .serve import MnnModel, serve_app
+    from .train import DataParallel
 
 _WHERE = {"Predictor": ".batch", "predict": ".batch", "LocalCluster": ".cluster", "ModelRef": ".model",
-          "ship": ".model", "actor_resources": ".resources"}
+          "ship": ".model", "actor_resources": ".resources", "MnnModel": ".serve", "serve_app": ".serve",
+          "DataParallel": ".train"}
 
 
 def __getattr__(name: str):
@@ -43,4 +48,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'mnn_core.ray' has no attribute {name!r}")
 
 
-__all__ = ["LocalCluster", "ModelRef", "Predictor", "actor_resources", "predict", "ship"]
+__all__ = ["DataParallel", "LocalCluster", "MnnModel", "ModelRef", "Predictor", "actor_resources", "predict",
+           "serve_app", "ship"]

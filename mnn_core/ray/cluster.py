@@ -1,18 +1,23 @@
 """A Ray cluster of several nodes on this machine: `ray start --head` plus `ray start --address` nodes.
 
     with LocalCluster(nodes=2, cpus_per_node=1) as cluster:
-        ray.init(address=cluster.address)
+        cluster.connect()              # ray.init(address=...) with the cluster's token
         ...
 
 For tests, benchmarks and trying a multi-node setup on a laptop. Each node is a `ray start --block`
 process in a session of its own; Ray's daemons and workers stay in that session (they change their
 process group, not their session), so stopping kills exactly the processes this cluster started,
 never another Ray on the machine (as `ray stop` would).
+
+Ray 2.60 turns token authentication on for a new cluster and keeps one token in ~/.ray/auth_token,
+which every `ray start` and `ray.init` on the machine shares (and may regenerate). The cluster has
+a token of its own instead, handed to its nodes and to whoever connects through `env`.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -46,13 +51,31 @@ class LocalCluster:
         # short: Ray's Unix sockets live under it and a socket path is at most 107 bytes
         self.temp_dir = tempfile.mkdtemp(prefix="mnnray-", dir="/tmp" if os.path.isdir("/tmp") else None)
         self._procs: list[subprocess.Popen] = []
+        #: what a process needs in its environment to join or connect to this cluster
+        self.env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+
+    def connect(self, **init_kwargs):
+        """ray.init() on this cluster from this process (its token goes into os.environ: Ray reads it there)."""
+        import ray
+
+        os.environ.update(self.env)
+        try:  # Ray caches the mode and token of its first connection: make it read the environment again
+            from ray._raylet import AuthenticationTokenLoader, Config
+
+            Config.initialize("")
+            AuthenticationTokenLoader.instance().reset_cache()
+        except (ImportError, AttributeError):  # a Ray without token authentication
+            pass
+        init_kwargs.setdefault("logging_level", "ERROR")
+        init_kwargs.setdefault("log_to_driver", False)
+        return ray.init(address=self.address, **init_kwargs)
 
     def _ray(self, *args: str) -> subprocess.Popen:
-        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", **self.env)
         log = open(Path(self.temp_dir) / f"node{len(self._procs)}.log", "w")  # noqa: SIM115 (closed by the child's exit)
         exe = Path(sys.executable).with_name("ray")
         cmd = [str(exe) if exe.exists() else "ray", "start", "--block", f"--num-cpus={self.cpus}",
-               f"--object-store-memory={self.store}", *args]
+               f"--object-store-memory={self.store}", "--node-ip-address=127.0.0.1", *args]
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         log.close()
         self._procs.append(proc)

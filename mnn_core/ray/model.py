@@ -32,37 +32,58 @@ class ModelRef:
 
     def load(self) -> Graph:
         """The Graph, on any node of the cluster (fetches the bytes from the object store)."""
-        from ..runtime.loader import load
-
-        data = ray.get(self.ref)
-        folder = tempfile.mkdtemp(prefix="mnn-model-")
-        try:
-            path = Path(folder) / f"model{self.suffix}"
-            path.write_bytes(data)
-            return load(path)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        return load_bytes(ray.get(self.ref), self.suffix)
 
 
-def ship(model: ModelRef | Graph | str | os.PathLike, suffix: str | None = None) -> ModelRef:
+def load_bytes(data: bytes, suffix: str) -> Graph:
+    """The Graph in the bytes of a model file of type `suffix` (".mnn", ".onnx", ...)."""
+    from ..runtime.loader import load
+
+    folder = tempfile.mkdtemp(prefix="mnn-model-")
+    try:
+        path = Path(folder) / f"model{suffix}"
+        path.write_bytes(data)
+        return load(path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def ship(model: ModelRef | Graph | str | os.PathLike, suffix: str | None = None, check: bool = True) -> ModelRef:
     """Put a model (a path, a Graph, or the bytes of a model file with `suffix`) in the object store.
 
-    Needs a connected Ray (ray.init()). A ModelRef passes through unchanged."""
+    Needs a connected Ray (ray.init()). A ModelRef passes through unchanged. With `check`, the bytes
+    are loaded here first, so a file that is no model fails now, with its name, not in every actor."""
     if isinstance(model, ModelRef):
         return model
     if not ray.is_initialized():
         raise MnnError("shipping a model needs a running Ray: call ray.init() (or ray.init(address=...)) first")
+    data, suffix, name = model_bytes(model, suffix)
+    if check:
+        check_model(data, suffix, name)
+    return ModelRef(ray.put(data), suffix, name)
+
+
+def check_model(data: bytes, suffix: str, name: str) -> None:
+    """Raise an MnnError naming the model if its bytes do not load."""
+    try:
+        load_bytes(data, suffix)
+    except Exception as exc:  # the loaders raise several kinds; the user needs the file's name and why
+        raise MnnError(f"model {name} cannot be loaded: {type(exc).__name__}: {exc}") from None
+
+
+def model_bytes(model: Graph | str | os.PathLike | bytes, suffix: str | None = None) -> tuple[bytes, str, str]:
+    """A model's file bytes, its file type and a name for messages: from a path, a Graph, a Module or bytes."""
     if isinstance(model, (bytes, bytearray, memoryview)):
         if not suffix:
             raise MnnError("model bytes need their file type: ship(data, suffix='.mnn') (or '.onnx')")
-        return ModelRef(ray.put(bytes(model)), suffix, f"<{len(model)} bytes>")
+        return bytes(model), suffix, f"<{len(model)} bytes>"
     if isinstance(model, Graph) or hasattr(model, "to_graph"):
-        return ModelRef(ray.put(_graph_bytes(model)), ".mnn", getattr(model, "name", "graph"))
+        return _graph_bytes(model), ".mnn", getattr(model, "name", "graph")
     if isinstance(model, (str, os.PathLike)):
         path = Path(model)
         if not path.is_file():
             raise MnnError(f"model file {path} does not exist (or is not a file); check the path")
-        return ModelRef(ray.put(path.read_bytes()), path.suffix.lower(), str(path))
+        return path.read_bytes(), path.suffix.lower(), str(path)
     raise MnnError(f"a model is a path, a Graph, a Module or bytes; got {type(model).__name__}")
 
 
