@@ -7,8 +7,19 @@
 from __future__ import annotations
 
 from . import lr_scheduler
-from .lr_scheduler import CosineAnnealingLR, ExponentialLR, InvLR, LambdaLR, MultiStepLR, StepLR
+from .adaptive import Adagrad, RMSprop
+from .lr_scheduler import (
+                           CosineAnnealingLR,
+                           ExponentialLR,
+                           InvLR,
+                           LambdaLR,
+                           LinearLR,
+                           MultiStepLR,
+                           OneCycleLR,
+                           ReduceLROnPlateau,
+                           StepLR,
+)
 from .optimizer import SGD, Adam, AdamW, Optimizer
 
-__all__ = ["SGD", "Adam", "AdamW", "CosineAnnealingLR", "ExponentialLR", "InvLR", "LambdaLR", "MultiStepLR",
-           "Optimizer", "StepLR", "lr_scheduler"]
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "CosineAnnealingLR", "ExponentialLR", "InvLR", "LambdaLR", "LinearLR",
+           "MultiStepLR", "OneCycleLR", "Optimizer", "RMSprop", "ReduceLROnPlateau", "StepLR", "lr_scheduler"]
