@@ -52,7 +52,25 @@ def _rel_l2(got: np.ndarray, ref: np.ndarray) -> float:
     return float(diff / denom) if denom > 0 else float(diff)
 
 
-def one(backend: str, name: str, exporter: str | None, small: bool) -> dict:
+def _missing(path, feeds, backend: str) -> str:
+    """Every op type the backend leaves to another one (a run with fallback on), with its reason."""
+    import mnn_core as mnn
+
+    try:
+        sess = mnn.Session(mnn.load(path), backend=backend)
+        sess.run(feeds)
+    except Exception as e:  # the model fails even with fallback: say so
+        return f"(with fallback: {type(e).__name__}: {str(e)[:120]})"
+    if getattr(sess, "eager", False):
+        return "(runs eagerly: control flow or sequences)"
+    why: dict = {}
+    for p in sess.plan:
+        if p.backend != backend:
+            why.setdefault(p.op, " ".join(str(p.reason).split())[:90])
+    return "; ".join(f"{op} ({reason})" for op, reason in sorted(why.items()))
+
+
+def one(backend: str, name: str, exporter: str | None, small: bool, missing: bool = False) -> dict:
     """Run one file on `backend` with fallback=False and on ONNX Runtime; a dict for the report line."""
     import onnxruntime as ort
 
@@ -79,7 +97,10 @@ def one(backend: str, name: str, exporter: str | None, small: bool) -> dict:
         msg = " ".join(str(e).split())[:240]
         kind = "declined" if "fallback" in msg.lower() or "declin" in msg.lower() or "no kernel" in msg.lower() \
             else "error"
-        return {"status": kind, "why": f"{type(e).__name__}: {msg}"}
+        out = {"status": kind, "why": f"{type(e).__name__}: {msg}"}
+        if kind == "declined" and missing:
+            out["missing"] = _missing(path, feeds, backend)
+        return out
     secs = time.perf_counter() - t0
     ref_sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     names = [o.name for o in ref_sess.get_outputs()]
@@ -97,18 +118,20 @@ def main(argv=None) -> int:
     p.add_argument("--full", action="store_true", help="architectures at full size (default: the tests' small sizes)")
     p.add_argument("--tol", type=float, default=1e-4, help="relative L2 bound against ONNX Runtime")
     p.add_argument("--timeout", type=float, default=900, help="seconds a file may take")
+    p.add_argument("--missing", action="store_true", help="for a declined file, list every op left to the "
+                   "reference kernels (a second run with fallback on)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--one", nargs=2, metavar=("MODEL", "EXPORTER"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
         name, exporter = args.one
-        print(json.dumps(one(args.backend, name, None if exporter == "-" else exporter, not args.full)))
+        print(json.dumps(one(args.backend, name, None if exporter == "-" else exporter, not args.full, args.missing)))
         return 0
     results, counts = [], {}
     for set_, name, exporter in _files(args):
         label = name + (f" ({exporter})" if exporter else "")
         cmd = [sys.executable, __file__, "--backend", args.backend, "--one", name, exporter or "-"]
-        cmd += ["--full"] * args.full
+        cmd += ["--full"] * args.full + ["--missing"] * args.missing
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -126,6 +149,8 @@ def main(argv=None) -> int:
             line = f"run       {label:40s} rel L2 {r['err']:.2e} {'ok' if ok else 'MISMATCH'} ({r['secs']:.1f} s)"
         else:
             line = f"{r['status']:9s} {label:40s} {r['why']}"
+            if r.get("missing"):
+                line += f"\n          {'':40s} all ops left to others: {r['missing']}"
         print(line, flush=True)
         results.append(r)
     total = [sum(c[i] for c in counts.values()) for i in range(3)]
