@@ -232,3 +232,22 @@ def test_dataloader_yields_tensors():
     assert set(sum(first, [])) <= {0, 1, 4, 9, 16} and len(set(sum(first, []))) == 4
     with pytest.raises(MnnError, match="sampler"):
         DataLoader(Squares(), sampler=[0, 1])
+
+
+@pytest.mark.parametrize("expr", [
+    lambda t, a, b: ~(a > 0),
+    lambda t, a, b: (a > 0) & (b > 0),
+    lambda t, a, b: (a > 0) | (b < 0),
+    lambda t, a, b: (a > 0) ^ (b > 0),
+    lambda t, a, b: ~a.long(),
+    lambda t, a, b: a.long() & 6,
+    lambda t, a, b: 5 | b.long(),
+    lambda t, a, b: (a > 0).logical_not(),
+    lambda t, a, b: (~(a > 0)).float().sum(dim=1),
+], ids=lambda f: None)
+def test_mask_operators_match_pytorch(expr):
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(-4, 5, (3, 5)).astype(np.float32), rng.integers(-4, 5, (3, 5)).astype(np.float32)
+    _same(expr(mt, mt.from_numpy(a), mt.from_numpy(b)), expr(torch, torch.from_numpy(a), torch.from_numpy(b)))
+    with pytest.raises(MnnError, match="bool or integer"):
+        ~mt.from_numpy(a)

@@ -377,6 +377,49 @@ class TensorMethods:
     def square(self):
         return self * self
 
+    # -- masks: ~, &, |, ^ are logical on bool tensors and bitwise on integer ones (as PyTorch) ----------
+
+    def _logic(self, other, logical: str, bitwise: str, reflected: bool = False):
+        from .var import apply, as_var
+
+        other = as_var(other, self)
+        a, b = (other, self) if reflected else (self, other)
+        return apply(logical if self.dtype == np.bool_ else bitwise, a, b)
+
+    def __invert__(self):
+        from .var import apply
+
+        if self.dtype.kind not in "biu":
+            raise MnnError(f"~ needs a bool or integer tensor, got {self.dtype}")
+        return apply("Not" if self.dtype == np.bool_ else "BitwiseNot", self)
+
+    def __and__(self, other):
+        return self._logic(other, "And", "BitwiseAnd")
+
+    def __rand__(self, other):
+        return self._logic(other, "And", "BitwiseAnd", True)
+
+    def __or__(self, other):
+        return self._logic(other, "Or", "BitwiseOr")
+
+    def __ror__(self, other):
+        return self._logic(other, "Or", "BitwiseOr", True)
+
+    def __xor__(self, other):
+        return self._logic(other, "Xor", "BitwiseXor")
+
+    def __rxor__(self, other):
+        return self._logic(other, "Xor", "BitwiseXor", True)
+
+    def logical_not(self):
+        return ~self.bool()
+
+    def logical_and(self, other):
+        return self.bool() & other
+
+    def logical_or(self, other):
+        return self.bool() | other
+
     # -- in place: the data change, nothing is recorded (like PyTorch on a leaf under no_grad) ---------
 
     def _inplace(self, fn: str, value) -> object:

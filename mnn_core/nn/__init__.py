@@ -42,14 +42,15 @@ from .layers import (
                      Tanh,
 )
 from .module import Module, ModuleList, Parameter, Sequential
+from .pool1d import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .rnn import GRU, LSTM, RNN
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
-    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool2d", "AvgPool2d", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
-    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
-    "GraphModule", "Hardswish", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss",
-    "MaxPool2d", "Module", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6", "SiLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer", "from_graph",
-    "functional", "init", "utils",
+    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d",
+    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d",
+    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GraphModule", "Hardswish", "Identity", "L1Loss",
+    "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module", "ModuleList",
+    "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6", "SiLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
+    "TransformerEncoder", "TransformerEncoderLayer", "from_graph", "functional", "init", "utils",
 ]
