@@ -1,6 +1,7 @@
 """Extra random cases for the GPU backends' ConvTranspose and recurrent kernels, beyond the op
 schemas' samples: larger and odd sizes, every direction with sequence lengths and initial states,
-GRU's linear_before_reset, LSTM's peepholes and input_forget, clip, layout 1. `gpu_cases()` gives
+GRU's linear_before_reset, LSTM's peepholes and input_forget, clip, layout 1; GatherND with
+batch_dims and negative indices, OneHot with out-of-range indices, ReduceSumSquare. `gpu_cases()` gives
 them as mnn_core.testing conformance cases (one-node graphs with the reference's outputs)."""
 
 from __future__ import annotations
@@ -63,6 +64,28 @@ def _deconv(rng):
         yield "ConvTranspose", [_rand(rng, *x), _rand(rng, *w), _rand(rng, m * g)], attrs, f"{x} {w} {attrs}"
 
 
+def _indexing(rng):
+    for x, idx, b in [((5, 7, 3), (4, 2), 0), ((3, 5, 7, 2), (3, 6, 1), 1), ((2, 3, 5), (2, 3, 4, 2), 1),
+                      ((9,), (11, 1), 0), ((4, 6), (5, 2), 0)]:
+        data = _rand(rng, *x)
+        dims = np.array(x[b:b + idx[-1]])
+        ids = rng.integers(-dims, dims, idx).astype(np.int64)
+        yield "GatherND", [data, ids], {"batch_dims": b}, f"{x} {idx} batch_dims={b}"
+        yield "GatherND", [rng.integers(-9, 9, x).astype(np.int64), ids.astype(np.int32)], {"batch_dims": b}, \
+            f"int64 data {x} {idx} batch_dims={b}"
+    for shape, depth, axis, dtype in [((7,), 5, -1, np.float32), ((3, 5), 4, 0, np.int64), ((2, 3, 5), 9, 1, np.int32),
+                                      ((13,), 3, 0, np.float32)]:
+        idx = rng.integers(-depth - 1, depth + 1, shape).astype(np.int64)
+        yield "OneHot", [idx, np.array([2, 7], dtype)], {"depth": depth, "axis": axis}, f"{shape} depth {depth}"
+        yield "OneHot", [idx.astype(np.int32), np.array([-1.5, 3.0], np.float32)], {"depth": depth, "axis": axis}, \
+            f"int32 indices {shape} depth {depth}"
+    for shape, axes, keep in [((3, 5, 7), [1], 1), ((2, 9, 4, 3), [0, 2], 0), ((17,), [0], 1), ((4, 6, 5), [-1], 0)]:
+        yield "ReduceSumSquare", [_rand(rng, *shape)], {"axes": axes, "keepdims": keep}, f"{shape} {axes}"
+    for shape in [(7,), (3, 5), (2, 3, 5)]:  # 1-byte views, odd byte counts
+        yield "Identity", [rng.random(shape) > 0.5], {}, f"bool {shape}"
+        yield "Flatten", [rng.random(shape) > 0.5], {"axis": 1 if len(shape) > 1 else 0}, f"bool {shape}"
+
+
 def gpu_cases(seed: int = 0) -> list:
     """The cases, as mnn_core.testing.conformance.ConformanceCase (run them with run_case)."""
     from ..ops import run_reference
@@ -70,7 +93,7 @@ def gpu_cases(seed: int = 0) -> list:
 
     rng = np.random.default_rng(seed)
     cases = []
-    for op, ins, attrs, label in [*_recurrent(rng), *_deconv(rng)]:
+    for op, ins, attrs, label in [*_recurrent(rng), *_deconv(rng), *_indexing(rng)]:
         graph, feeds = _one_node_graph(op, ins, attrs, op == "ConvTranspose")
         cases.append(ConformanceCase(op, len(cases), graph, feeds, run_reference(op, list(ins), attrs), label))
     return cases

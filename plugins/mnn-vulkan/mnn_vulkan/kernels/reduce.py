@@ -1,11 +1,13 @@
 """Reductions over any set of axes (reduce.comp): Reduce{Sum,Mean,Max,Min,Prod,L2}
-and the global pools, one work group per output element; ArgMax / ArgMin along
-one axis (argreduce.comp)."""
+and the global pools, one work group per output element; ReduceSumSquare as ReduceL2
+squared in place (binary.comp); ArgMax / ArgMin along one axis (argreduce.comp)."""
 
 from __future__ import annotations
 
-from mnn_core.backend.kit.codes import REDUCE
-from mnn_core.backend.kit.params import pack, reduce_params, reduce_supports
+from dataclasses import replace
+
+from mnn_core.backend.kit.codes import BINARY, REDUCE
+from mnn_core.backend.kit.params import binary_params, pack, reduce_params, reduce_supports
 from mnn_core.backend.kit.recorder import row_groups
 
 from . import register
@@ -16,6 +18,22 @@ def _record(op, rec):
     params, r = reduce_params(op)
     local = 64 if r <= 1024 else 256
     rec.dispatch("reduce", [rec.tensor(x), rec.output(y)], params, row_groups(y.info.size), (local, 1, 1))
+
+
+def _record_sum_square(op, rec):
+    """sqrt(sum x^2), squared: one more pass over the (small) output instead of a squared copy of x."""
+    l2 = type(op)(replace(op.node, op="ReduceL2"), op.inputs, op.outputs, op.constants)
+    params, r = reduce_params(l2)
+    y = rec.output(op.outputs[0])
+    rec.dispatch("reduce", [rec.tensor(op.inputs[0]), y], params, row_groups(y_size := op.outputs[0].info.size),
+                 (64 if r <= 1024 else 256, 1, 1))
+    shape = op.outputs[0].info.shape
+    reads = replace(y, written=False)
+    rec.elementwise("binary", [reads, reads, y], binary_params(BINARY["Mul"], shape, shape, shape), y_size)
+
+
+def _sum_square_supports(node, ins):
+    return reduce_supports(replace(node, op="ReduceL2"), ins)
 
 
 def _record_arg(op, rec):
@@ -34,5 +52,6 @@ def _record_arg(op, rec):
 
 for _op in REDUCE:
     register(_op, _record, reduce_supports, efficiency=0.5)
+register("ReduceSumSquare", _record_sum_square, _sum_square_supports, efficiency=0.5)
 register("ArgMax", _record_arg, efficiency=0.5)
 register("ArgMin", _record_arg, efficiency=0.5)

@@ -22,6 +22,7 @@ from ..recorder import HALF_OPS
 from . import register
 
 WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
+BYTES = ("bool", "uint8", "int8")  # ... and what the views copy as whole words of bytes (no reordering)
 
 
 def _dims_fit(shape_pairs) -> bool | str:
@@ -37,6 +38,9 @@ def _dims_fit(shape_pairs) -> bool | str:
 
 def _record_view(op, rec):
     x, y = op.inputs[0], op.outputs[0]
+    if x.info.dtype in BYTES:  # whole words: the arena gives every tensor a multiple of 4 bytes
+        record_copy(rec, rec.tensor(x), rec.output(y), (-(-x.info.nbytes // 4),), [1], [1])
+        return
     record_copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=copy_words(x, rec))
 
 
@@ -184,8 +188,8 @@ def _tile_supports(node, ins):
 
 
 for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
-    register(_op, _record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
-register("Identity", _record_view, dtypes=WORDS, efficiency=1.0)
+    register(_op, _record_view, dtypes=WORDS + BYTES, inplace=True, efficiency=1.0)
+register("Identity", _record_view, dtypes=WORDS + BYTES, efficiency=1.0)
 register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, efficiency=0.5)
 register("Concat", _record_concat, _rank6, dtypes=WORDS, efficiency=0.8)
 register("Split", _record_split, _rank6, dtypes=WORDS, efficiency=0.8)
