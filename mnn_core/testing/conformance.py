@@ -54,14 +54,18 @@ def _one_node_graph(op: str, inputs: list, attrs: dict, constant_weights: bool) 
     return graph, feeds
 
 
-def conformance_cases(ops=None, seed: int = 0) -> list[ConformanceCase]:
-    """Every sample of every (selected) op as a runnable one-node graph."""
+def conformance_cases(ops=None, seed: int = 0, deep: bool = True) -> list[ConformanceCase]:
+    """Every sample of every (selected) op as a runnable one-node graph; `deep`: with deep_samples' cases
+    past the GEMM blocking thresholds after each op's own."""
+    from .deep_samples import deep_samples
+
     cases = []
     for op, schema in all_schemas().items():
         if ops is not None and op not in ops or schema.samples is None or schema.dynamic:
             continue  # (dynamic ops run eagerly on the reference kernels only: nothing to compare)
         rng = np.random.default_rng(seed)
-        for sample in schema.samples(rng):
+        samples = list(schema.samples(rng))
+        for sample in samples + (deep_samples(op, np.random.default_rng(seed)) if deep else []):
             variants = [op in WEIGHT_OPS] + ([False] if op == "MatMul" else [])
             for constant in variants:
                 graph, feeds = _one_node_graph(op, sample.inputs, sample.attrs, constant)
@@ -123,7 +127,7 @@ class BackendConformance:
             return
         claimed = set(backend.kernels())
         ops = claimed if self.ops is None else claimed & set(self.ops)
-        cases = conformance_cases(ops)
+        cases = conformance_cases(ops, deep=self.precision != "low")
         if self.cases_per_op is not None:
             cases = [c for c in cases if c.index < self.cases_per_op]
         metafunc.parametrize("conformance_case", cases, ids=[c.id for c in cases])
