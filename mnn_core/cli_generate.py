@@ -23,6 +23,10 @@ def add_parser(sub) -> None:
     s.add_argument("--backend", default="auto", help="auto, a backend name, or a fallback list a,b (default auto)")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--context", type=int, default=None, help="KV cache positions (default 2048, or the model's)")
+    s.add_argument("--weights", choices=("fp32", "int8", "int4"), default="fp32",
+                   help="projection weights: float32, or quantized group-wise (default fp32)")
+    s.add_argument("--group", type=int, default=64, help="quantization group size: 32, 64, 128 or 256 (default 64)")
+    s.add_argument("--asymmetric", action="store_true", help="quantize with a zero point per group")
     s.add_argument("--temperature", type=float, default=0.0, help="0 (default): greedy")
     s.add_argument("--top-k", type=int, default=0)
     s.add_argument("--top-p", type=float, default=1.0)
@@ -38,7 +42,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if (args.prompt is None) == (args.ids is None):
         raise MnnError("give the prompt as --prompt TEXT or as --ids 1,2,3 (one of them)")
     backend = args.backend.split(",") if "," in args.backend else args.backend
-    llm = load(args.model, backend=backend, threads=args.threads, context=args.context)
+    llm = load(args.model, backend=backend, threads=args.threads, context=args.context, weights=args.weights,
+               group=args.group, symmetric=not args.asymmetric)
     sampling = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                     repetition_penalty=args.repetition_penalty, seed=args.seed)
     if args.ids is not None:

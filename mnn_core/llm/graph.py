@@ -19,6 +19,7 @@ import numpy as np
 from ..graph.builder import GraphBuilder
 from ..graph.ir import Graph
 from .config import ACTIVATIONS, LlmConfig
+from .quantize import WeightQuant
 from .weights import Checkpoint
 
 NEG = -1e30  # the mask's "hidden": exp underflows to exactly 0, without inf arithmetic
@@ -27,9 +28,9 @@ NEG = -1e30  # the mask's "hidden": exp underflows to exactly 0, without inf ari
 class _Names:
     """Tensor names of the HF checkpoint for this family."""
 
-    def __init__(self, cfg: LlmConfig, ckpt: Checkpoint):
+    def __init__(self, cfg: LlmConfig, ckpt: Checkpoint, quant: WeightQuant | None):
         self.prefix = "model." if "model.embed_tokens.weight" in ckpt else ""
-        self.cfg, self.ckpt = cfg, ckpt
+        self.cfg, self.ckpt, self.quant = cfg, ckpt, quant
 
     def get(self, name: str) -> np.ndarray:
         return self.ckpt.get(self.prefix + name)
@@ -38,9 +39,11 @@ class _Names:
         return self.prefix + name in self.ckpt
 
 
-def build_decoder(cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1) -> Graph:
-    """The decoder graph for a cache of `context` positions; S (tokens per run) stays symbolic."""
-    w = _Names(cfg, ckpt)
+def build_decoder(cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1,
+                  quant: WeightQuant | None = None) -> Graph:
+    """The decoder graph for a cache of `context` positions; S (tokens per run) stays symbolic.
+    `quant`: the projections' weights quantized (quantize.py); None keeps them float32."""
+    w = _Names(cfg, ckpt, quant)
     b = GraphBuilder(f"{cfg.model_type}_decoder")
     H, Hkv, D = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     ids = b.input("ids", (batch, "S"), "int64")
@@ -97,8 +100,19 @@ def build_decoder(cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1
     return b.build()
 
 
+def _weight(b: GraphBuilder, w: _Names, weight: np.ndarray, name: str) -> str:
+    """A projection's [in, out] weight: a float constant, or quantized behind a DequantizeLinear."""
+    wt = np.ascontiguousarray(weight.T)
+    if w.quant is None:
+        return b.const(wt, name)
+    q, scale, zero = w.quant.quantize(wt)
+    zp = None if zero is None else b.const(zero, name + ".zero")
+    return b.DequantizeLinear(b.const(q, name + ".q"), b.const(scale, name + ".scale"), zp,
+                              axis=0, block_size=w.quant.group)
+
+
 def _linear(b: GraphBuilder, w: _Names, name: str, x: str, bias: bool) -> str:
-    y = b.MatMul(x, b.const(np.ascontiguousarray(w.get(name + ".weight").T), name))
+    y = b.MatMul(x, _weight(b, w, w.get(name + ".weight"), name))
     if bias:
         y = b.Add(y, b.const(w.get(name + ".bias"), name + ".bias"))
     return y
@@ -109,7 +123,7 @@ def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[st
         return tuple(_linear(b, w, p + f"self_attn.{n}_proj", h, cfg.qkv_bias) for n in "qkv")
     # Phi-3 stores q, k and v as one matrix: one MatMul, then three slices of its columns
     weight = w.get(p + "self_attn.qkv_proj.weight")
-    y = b.MatMul(h, b.const(np.ascontiguousarray(weight.T), p + "qkv_proj"))
+    y = b.MatMul(h, _weight(b, w, weight, p + "qkv_proj"))
     nq, nk = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
     return tuple(b.Slice(y, starts=[lo], ends=[hi], axes=[-1]) for lo, hi in
                  ((0, nq), (nq, nq + nk), (nq + nk, nq + 2 * nk)))
@@ -117,7 +131,7 @@ def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[st
 
 def _mlp(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> str:
     if cfg.family == "phi3":
-        y = b.MatMul(h, b.const(np.ascontiguousarray(w.get(p + "mlp.gate_up_proj.weight").T), p + "gate_up"))
+        y = b.MatMul(h, _weight(b, w, w.get(p + "mlp.gate_up_proj.weight"), p + "gate_up"))
         n = cfg.intermediate_size
         gate, up = b.Slice(y, starts=[0], ends=[n], axes=[-1]), b.Slice(y, starts=[n], ends=[2 * n], axes=[-1])
     else:

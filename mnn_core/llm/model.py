@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import InputError, MnnError
 from .config import LlmConfig, load_config
 from .graph import NEG, build_decoder
+from .quantize import WeightQuant
 from .weights import Checkpoint
 
 DEFAULT_CONTEXT = 2048
@@ -26,7 +27,8 @@ class Decoder:
     """The decoder of a checkpoint, planned on `backend` for a context of `context` positions."""
 
     def __init__(self, path: str | Path, backend="auto", threads: int = 1, context: int | None = None,
-                 chunk: int = DEFAULT_CHUNK, precision: str = "high"):
+                 chunk: int = DEFAULT_CHUNK, precision: str = "high", weights: str = "fp32", group: int = 64,
+                 symmetric: bool = True):
         from ..runtime.session import Session
 
         self.path = Path(path)
@@ -36,7 +38,8 @@ class Decoder:
         if self.context < 2:
             raise MnnError(f"context must be at least 2 positions, got {self.context}")
         self.chunk = max(1, min(int(chunk), self.context))
-        graph = build_decoder(cfg, Checkpoint(self.path), self.context)
+        self.quant = WeightQuant.parse(weights, group, symmetric)
+        graph = build_decoder(cfg, Checkpoint(self.path), self.context, quant=self.quant)
         # two plans (chunk and one token); weights released by the first plan's packing would be
         # derived again for the second, so they stay
         self.session = Session(graph, backend=backend, threads=threads, precision=precision,
