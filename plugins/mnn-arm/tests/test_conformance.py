@@ -26,6 +26,17 @@ class TestFP32(BackendConformance):
     backend = "arm"
 
 
+#: ops whose output jumps where the input crosses an integer: fp16 storage of an input within 1e-2 of
+#: one moves the result by a whole step, so no tolerance compares them with the fp32 reference
+FP16_STEP_OPS = frozenset({"Floor", "Ceil"})
+
+
+def _all_ops_but(skip):
+    from mnn_core.ops import all_schemas
+
+    return tuple(sorted(set(all_schemas()) - skip))
+
+
 @needs_arm
 @pytest.mark.skipif(not _fp16_runnable(), reason="this CPU lacks asimdhp (no fp16 path)")
 class TestFP16(BackendConformance):
@@ -33,6 +44,7 @@ class TestFP16(BackendConformance):
     precision = "low"
     rtol = 1e-2
     atol = 1e-2
+    ops = _all_ops_but(FP16_STEP_OPS)
 
 
 @needs_arm

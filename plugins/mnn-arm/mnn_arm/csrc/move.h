@@ -74,4 +74,39 @@ typedef struct arm_reduce_any_state {
 } arm_reduce_any_state;
 int arm_reduce_any_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* element-wise math (math.c). Unary float32 kinds (Not: bool -> bool, IsNaN: float32 -> bool) */
+enum arm_math_kind {
+    ARM_MATH_EXP, ARM_MATH_LOG, ARM_MATH_SQRT, ARM_MATH_NEG, ARM_MATH_ABS, ARM_MATH_RECIPROCAL, ARM_MATH_ERF,
+    ARM_MATH_FLOOR, ARM_MATH_CEIL, ARM_MATH_SIN, ARM_MATH_COS, ARM_MATH_SOFTPLUS, ARM_MATH_ELU, ARM_MATH_SELU,
+    ARM_MATH_MISH, ARM_MATH_NOT, ARM_MATH_ISNAN
+};
+typedef struct arm_math_state {
+    arm_op op;
+    int32_t kind;
+    float alpha, gamma; /* Elu, Selu */
+} arm_math_state;
+int arm_math_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* dtype codes of the math and Cast kernels */
+enum arm_dtype { ARM_DT_F32, ARM_DT_F64, ARM_DT_I32, ARM_DT_I64, ARM_DT_I16, ARM_DT_I8, ARM_DT_U8, ARM_DT_BOOL };
+
+/* broadcasting binary ops besides arm_binary's arithmetic: Pow (float32), comparisons (float32 / int32 /
+ * int64 -> bool), And / Or / Xor (bool); per output dim the element strides of both inputs */
+enum arm_bin2_kind {
+    ARM_BIN_POW, ARM_BIN_EQUAL, ARM_BIN_LESS, ARM_BIN_GREATER, ARM_BIN_LESS_EQ, ARM_BIN_GREATER_EQ, ARM_BIN_AND,
+    ARM_BIN_OR, ARM_BIN_XOR
+};
+typedef struct arm_bin2_state {
+    arm_op op;
+    int32_t kind, dtype, ndim, in_elem, out_elem;
+    int64_t dims[MNN_MAX_DIMS], sa[MNN_MAX_DIMS], sb[MNN_MAX_DIMS];
+} arm_bin2_state;
+int arm_bin2_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+typedef struct arm_cast_state {
+    arm_op op;
+    int32_t from, to;
+} arm_cast_state;
+int arm_cast_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif

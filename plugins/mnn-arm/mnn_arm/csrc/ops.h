@@ -45,6 +45,18 @@ typedef struct arm_matmul_state {
 } arm_matmul_state;
 int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* MatMul with batch dims on both sides (broadcast): output batch t reads A at a_off[t] and B at
+ * b_off[t] (elements); B is packed at run, once per distinct offset in a row (matmul_batch.c) */
+typedef struct arm_bmatmul_state {
+    arm_op op;
+    const arm_fkernels *k;
+    int64_t M, N, K, batch;
+    const int64_t *a_off, *b_off;
+    void *a_work, *b_work;
+    arm_epilogue epi;
+} arm_bmatmul_state;
+int arm_bmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 typedef struct arm_binary_state {
     arm_op op;
     int32_t binop, ndim, half; /* half: fp16 tensors (the fp16 domain) */
