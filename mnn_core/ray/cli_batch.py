@@ -75,21 +75,30 @@ def run_batch(model: str | Path, source: str | Path, output: str | Path, *, addr
                              "block_rows": block_rows, "blocks": len(blocks)})
     done = done_blocks(out_dir)
     todo = [b for b in blocks if b.index not in done]
-    if not ray.is_initialized():
+    if not todo:  # nothing left: no cluster needed
+        return BatchReport(0, len(blocks), len(done), time.perf_counter() - start)
+    started = not ray.is_initialized()  # a Ray this call starts (or connects) is shut down when it ends
+    if started:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-    options = dict(backend=backend, threads=threads, precision=precision, sub_batch=sub_batch)
-    actor = ray.remote(max_restarts=-1, max_task_retries=3, **actor_resources(backend, threads, num_gpus))(BlockWorker)
-    ref = ship(model_path)
-    pool = [actor.remote(ref, str(out_dir.resolve()), options) for _ in range(min(workers, max(len(todo), 1)))]
-    rows = 0
-    with Progress(sum(b.rows for b in todo), "mnn batch", enabled=progress) as bar:
-        for block in _dispatch(pool, todo, actor, ref, str(out_dir.resolve()), options):
-            rows += block.rows
-            bar.update(block.rows)
-            if on_block is not None:
-                on_block(block.index)
-    for a in pool:
-        ray.kill(a)
+    pool: list = []
+    try:
+        options = dict(backend=backend, threads=threads, precision=precision, sub_batch=sub_batch)
+        resources = actor_resources(backend, threads, num_gpus)
+        actor = ray.remote(max_restarts=-1, max_task_retries=3, **resources)(BlockWorker)
+        ref = ship(model_path)
+        pool = [actor.remote(ref, str(out_dir.resolve()), options) for _ in range(min(workers, len(todo)))]
+        rows = 0
+        with Progress(sum(b.rows for b in todo), "mnn batch", enabled=progress) as bar:
+            for block in _dispatch(pool, todo, actor, ref, str(out_dir.resolve()), options):
+                rows += block.rows
+                bar.update(block.rows)
+                if on_block is not None:
+                    on_block(block.index)
+    finally:
+        for a in pool:  # on an error too: actors left behind would hold their CPUs on a shared cluster
+            ray.kill(a)
+        if started:
+            ray.shutdown()
     return BatchReport(rows, len(blocks), len(done), time.perf_counter() - start)
 
 

@@ -1,0 +1,189 @@
+"""Batch inference throughput through Ray Data against plain processes and a plain loop.
+
+    python benchmarks/bench_ray.py --rows 4096 --backend x86 --nodes 2
+
+The model: a small CNN on 3x32x32 rows (Conv 3->16, Conv 16->32 stride 2, global pool, Gemm 32->10), built
+as ONNX so that ONNX Runtime runs the same file. Rows/s, the best of --rounds, for:
+  - loop: one Session in this process over all rows, sub-batches of --sub-batch;
+  - procs N: N plain processes (multiprocessing), each a Session over 1/N of the rows, timed from the
+    moment every process has its Session open and its rows (so start-up is not counted: the bound
+    the issue sets Ray against);
+  - ray N: mnn_core.ray.predict with N actors of one thread (Ray Data, --nodes: a LocalCluster of that
+    many nodes, or 0 for ray.init() with N CPUs);
+  - ray-ort N: the same actors running ONNX Runtime (one intra-op thread) on the same model.
+Ray runs are timed end to end, actor start-up included (the pool is made per run, as a user's run makes
+it): a fixed cost of seconds, so the rate rises with --rows. (Rates from the first output batch on were
+tried and dropped: Ray Data buffers outputs, so the first batch arrives late and the rate comes out
+higher than the Session's own.)
+Outputs of every path are checked against the loop's first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def build_onnx(path: Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+
+    def const(name, shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["logits"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "small_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])],
+        [const("w1", (16, 3, 3, 3)), const("b1", (16,)), const("w2", (32, 16, 3, 3)), const("b2", (32,)),
+         const("w3", (32, 10)), const("b3", (10,))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+class OrtPredictor:
+    """A Ray Data callable running ONNX Runtime on one thread: the baseline engine in the same actors."""
+
+    def __init__(self, path: str, sub_batch: int):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        self.sub_batch = sub_batch
+
+    def __call__(self, batch):
+        x = batch["x"]
+        parts = [self.session.run(None, {"x": x[i:i + self.sub_batch]})[0] for i in range(0, len(x), self.sub_batch)]
+        return {"id": batch["id"], "logits": np.concatenate(parts)}
+
+
+def _proc(model: str, backend: str, x: np.ndarray, sub_batch: int, barrier, out) -> None:
+    import mnn_core as mnn
+
+    session = mnn.Session(model, backend=backend, threads=1)
+    session.run({"x": x[:sub_batch]})  # planned before the clock starts, as the actors' first batch plans
+    barrier.wait()
+    t = time.perf_counter()
+    for i in range(0, len(x), sub_batch):
+        session.run({"x": x[i:i + sub_batch]})
+    out.put(time.perf_counter() - t)
+
+
+def plain_processes(model: str, backend: str, x: np.ndarray, sub_batch: int, n: int) -> float:
+    """Seconds for n processes to run their shares once all are ready (the slowest one's time)."""
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(n), ctx.Queue()
+    shards = np.array_split(x, n)
+    procs = [ctx.Process(target=_proc, args=(model, backend, s, sub_batch, barrier, out)) for s in shards]
+    for p in procs:
+        p.start()
+    times = [out.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join()
+    return max(times)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, default=4096)
+    p.add_argument("--backend", default="x86")
+    p.add_argument("--sub-batch", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=512, help="rows per Ray Data batch (default 512)")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--nodes", type=int, default=2, help="LocalCluster nodes of one CPU each; 0: ray.init()")
+    p.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime in the actors")
+    args = p.parse_args(argv)
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    import mnn_core as mnn
+    import mnn_core.ray as mray
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-ray-"))
+    model = folder / "small_cnn.onnx"
+    build_onnx(model)
+    x = np.random.default_rng(1).standard_normal((args.rows, 3, 32, 32), dtype=np.float32)
+    session = mnn.Session(str(model), backend=args.backend, threads=1)
+    want = np.concatenate([session.run({"x": x[i:i + args.sub_batch]})["logits"]
+                           for i in range(0, len(x), args.sub_batch)])
+    results: dict[str, float] = {}
+
+    def record(name: str, seconds: float) -> None:
+        results[name] = max(results.get(name, 0.0), args.rows / seconds)
+
+    for _ in range(args.rounds):
+        t = time.perf_counter()
+        for i in range(0, len(x), args.sub_batch):
+            session.run({"x": x[i:i + args.sub_batch]})
+        record("loop (1 Session, this process)", time.perf_counter() - t)
+        for n in (1, 2):
+            record(f"procs {n} (plain processes, Session ready)", plain_processes(str(model), args.backend, x,
+                                                                              args.sub_batch, n))
+
+    cluster = None
+    if args.nodes:
+        cluster = mray.LocalCluster(nodes=args.nodes, cpus_per_node=1, object_store_bytes=400 * 1024 * 1024).start()
+        cluster.connect()
+    else:
+        ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False)
+    try:
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        ds = ray.data.from_items([{"id": i, "x": r} for i, r in enumerate(x)], override_num_blocks=32).materialize()
+        ort_kwargs = {"path": str(model), "sub_batch": args.sub_batch}
+        for _ in range(args.rounds):
+            for n in (1, 2):
+                for engine in ("ray", "ray-ort")[:1 if args.no_ort else 2]:
+                    if engine == "ray":
+                        out = mray.predict(ds, str(model), backend=args.backend, workers=n,
+                                           batch_size=args.batch_size, sub_batch=args.sub_batch)
+                    else:
+                        out = ds.map_batches(OrtPredictor, fn_constructor_kwargs=ort_kwargs, num_cpus=1,
+                                             compute=ray.data.ActorPoolStrategy(size=n),
+                                             batch_size=args.batch_size, batch_format="numpy")
+                    t0 = time.perf_counter()
+                    ids, got = [], []
+                    for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
+                        ids.append(batch["id"])
+                        got.append(batch["logits"])
+                    end = time.perf_counter()
+                    order = np.argsort(np.concatenate(ids))
+                    np.testing.assert_allclose(np.concatenate(got)[order], want, rtol=1e-5 if engine == "ray" else 1e-4,
+                                               atol=1e-5)
+                    what = "mnn" if engine == "ray" else "ONNX Runtime"
+                    record(f"{engine} {n} ({what} in Ray Data actors), end to end", end - t0)
+    finally:
+        ray.shutdown()
+        if cluster is not None:
+            cluster.stop()
+    where = f"{args.nodes}-node LocalCluster" if args.nodes else "ray.init"
+    print(f"{args.rows} rows of 3x32x32, backend {args.backend}, sub-batch {args.sub_batch}, "
+          f"Ray batch {args.batch_size}, best of {args.rounds}; {where}")
+    for name, rate in results.items():
+        print(f"  {name:62s} {rate:9.0f} rows/s")
+    procs2 = results.get("procs 2 (plain processes, Session ready)")
+    ray2 = results.get("ray 2 (mnn in Ray Data actors), end to end")
+    if procs2 and ray2:
+        print(f"  ray 2 end to end / procs 2: {ray2 / procs2:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
