@@ -1,11 +1,12 @@
-"""ReduceSum / Mean / Max / Min / Prod / L2 over any axes (kernels/reduce.cl):
+"""ReduceSum / Mean / Max / Min / Prod / L2 / SumSquare over any axes (kernels/reduce.cl):
 one work-item per output element, kept and reduced dims as strided walks."""
 
 from __future__ import annotations
 
 from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
 
-REDUCE_CODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5}
+REDUCE_CODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5,
+                "ReduceSumSquare": 6}
 
 
 def _build_reduce(op, b):

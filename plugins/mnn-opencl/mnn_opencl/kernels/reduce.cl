@@ -24,7 +24,8 @@ __kernel void reduce_axes(__global const float *x, int xo, __global float *y, in
         case 2: acc = fmax(acc, v); break;
         case 3: acc = fmin(acc, v); break;
         case 4: acc *= v; break;
-        case 5: acc = mad(v, v, acc); break;
+        case 5:
+        case 6: acc = mad(v, v, acc); break;
         default: acc += v;
         }
     }

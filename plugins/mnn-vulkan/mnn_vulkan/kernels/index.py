@@ -6,6 +6,7 @@ from __future__ import annotations
 from mnn_core.backend.kit.layout import pad_to
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import copy_words
+from mnn_core.gpu.gather import gather_nd_plan
 
 from . import register
 from .shape import WORDS
@@ -33,24 +34,6 @@ def _record_onehot(op, rec):
     rec.elementwise("onehot", [rec.tensor(idx), rec.tensor(values), rec.output(y)], push, y.info.size * words)
 
 
-def _gather_nd_plan(data_shape, idx_shape, batch_dims: int):
-    """(S words-free slice size, m, per_batch, batch_stride, dims, strides) in elements."""
-    m = idx_shape[-1]
-    strides, acc = [], 1
-    for d in reversed(data_shape):
-        strides.insert(0, acc)
-        acc *= d
-    slice_size = 1
-    for d in data_shape[batch_dims + m :]:
-        slice_size *= d
-    per_batch = 1
-    for d in idx_shape[batch_dims:-1]:
-        per_batch *= d
-    batch_stride = strides[batch_dims - 1] if batch_dims else 0
-    dims = list(data_shape[batch_dims : batch_dims + m])
-    return slice_size, m, per_batch, batch_stride, dims, strides[batch_dims : batch_dims + m]
-
-
 def _gather_nd_supports(node, ins):
     if ins[1].dtype not in ("int32", "int64"):
         return f"int32/int64 indices only, got {ins[1].dtype}"
@@ -62,7 +45,7 @@ def _gather_nd_supports(node, ins):
 def _record_gather_nd(op, rec):
     data, idx = op.inputs
     y = op.outputs[0]
-    s, m, per_batch, batch_stride, dims, strides = _gather_nd_plan(
+    s, m, per_batch, batch_stride, dims, strides = gather_nd_plan(
         data.info.shape, idx.info.shape, op.node.attrs.get("batch_dims", 0))
     w = copy_words(data)
     total = y.info.size * w
