@@ -86,6 +86,19 @@ def _pads_model():
     return b.build()
 
 
+def _deconv_model():
+    """A grouped ConvTranspose with asymmetric pads and output padding (MNN splits it by group: Slice,
+    two Deconvolutions, Concat)."""
+    rng = np.random.default_rng(5)
+    b = mnn.GraphBuilder("deconv")
+    x = b.input("x", (1, 6, 5, 4))
+    y = b.ConvTranspose(x, b.const(rng.standard_normal((6, 2, 3, 3)).astype("float32")),
+                        b.const(rng.standard_normal(4).astype("float32")), strides=[2, 2], pads=[1, 0, 1, 1],
+                        group=2, output_padding=[1, 0])
+    b.output(y, "y")
+    return b.build()
+
+
 def _encoder(path: Path) -> None:
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
@@ -107,7 +120,7 @@ def converted(tmp_path_factory):
             if name == "encoder":
                 _encoder(path)
             else:
-                built = {"ops": _ops_model, "pads": _pads_model}.get(name)
+                built = {"ops": _ops_model, "pads": _pads_model, "deconv": _deconv_model}.get(name)
                 mnn.save(built() if built else _zoo(name), path)
             made[name] = (path, mnnconvert(path))
         return made[name]
@@ -130,6 +143,7 @@ def _check_matches(onnx_path: Path, mnn_path: Path, shape) -> None:
 @pytest.mark.parametrize("name, shape", [
     ("ops", (1, 4, 5, 7)),
     ("pads", (1, 3, 9, 8)),
+    ("deconv", (1, 6, 5, 4)),
     ("encoder", (1, 16, 64)),
     pytest.param("mobilenet_v2", (1, 3, 224, 224), marks=pytest.mark.slow),
     pytest.param("resnet18", (1, 3, 224, 224), marks=pytest.mark.slow),

@@ -18,7 +18,7 @@ def _activation(ctx, y: str, relu: bool, relu6: bool, op: OpRecord) -> None:
         ctx.emit("Relu", [y], op.outputs, op.name + ".relu")
 
 
-@handles("Convolution", "ConvolutionDepthwise")
+@handles("Convolution", "ConvolutionDepthwise", "Deconvolution", "DeconvolutionDepthwise")
 def convolution(ctx, op: OpRecord) -> None:
     common = op.table(S.CONV2D["common"])
     if common is None:
@@ -36,7 +36,10 @@ def convolution(ctx, op: OpRecord) -> None:
     kh, kw, cout = c["kernelY"], c["kernelX"], c["outputCount"]
     if min(kh, kw, c["strideX"], c["strideY"], c["dilateX"], c["dilateY"]) < 1 or cout < 0:
         raise ctx.fail(f"op {op.name!r} ({op.type}) has a kernel, stride or dilation below 1")
-    group = cout if op.type == "ConvolutionDepthwise" else max(c["group"], 1)
+    deconv = op.type.startswith("Deconvolution")
+    group = cout if op.type.endswith("Depthwise") else max(c["group"], 1)
+    if deconv and common.scalar(S.CONV2D_COMMON["hasOutputShape"], "bool", False):
+        raise ctx.fail(f"op {op.name!r} ({op.type}) takes its output shape as an input, which mnn does not read")
     inputs = [op.inputs[0]]
     if len(op.inputs) > 1:  # weight (and bias) as tensors
         inputs += op.inputs[1:3]
@@ -50,7 +53,11 @@ def convolution(ctx, op: OpRecord) -> None:
             raise ctx.fail(f"op {op.name!r} ({op.type}): {0 if w is None else w.size} weights do not fill "
                            f"{cout} outputs of {kh}x{kw}")
         b = op.p_floats(S.CONV2D["bias"])
-        inputs.append(ctx.const(w.reshape(cout, -1, kh, kw), op.name + ".weight"))
+        # Convolution: (out, in/group, kh, kw); Deconvolution: (in, out/group, kh, kw), as ONNX's ConvTranspose
+        shape = (-1, cout // group, kh, kw) if deconv else (cout, -1, kh, kw)
+        if deconv and (group <= 0 or cout % group):
+            raise ctx.fail(f"op {op.name!r} ({op.type}): {cout} outputs in {group} groups")
+        inputs.append(ctx.const(w.reshape(shape), op.name + ".weight"))
         if b is not None and b.size:
             if b.size != cout:
                 raise ctx.fail(f"op {op.name!r} ({op.type}) has {b.size} biases for {cout} outputs")
@@ -64,7 +71,11 @@ def convolution(ctx, op: OpRecord) -> None:
     else:
         attrs["pads"] = [c["padY"], c["padX"], c["padY"], c["padX"]]
     outs = op.outputs if not (relu or relu6) else None
-    y = ctx.emit("Conv", inputs, outs, op.name, **attrs)
+    if deconv:
+        out_pads = common.ints(S.CONV2D_COMMON["outPads"], f"{op.name}'s outPads")
+        if out_pads:
+            attrs["output_padding"] = out_pads
+    y = ctx.emit("ConvTranspose" if deconv else "Conv", inputs, outs, op.name, **attrs)
     _activation(ctx, y, relu, relu6, op)
 
 

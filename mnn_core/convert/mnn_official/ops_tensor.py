@@ -121,6 +121,23 @@ def squeeze(ctx, op: OpRecord) -> None:
     ctx.emit(op.type, op.inputs[:1], op.outputs, op.name, axes=[int(a) for a in axes])
 
 
+@handles("Slice")
+def slice_caffe(ctx, op: OpRecord) -> None:
+    """Caffe's Slice: cut `axis` at slicePoints (or into equal parts) into the outputs."""
+    axis, points = op.p_scalar(0, "int32", 1), op.p_ints(1)
+    info = ctx.infos.get(op.inputs[0])
+    attrs = {"axis": axis, "num_outputs": len(op.outputs)}
+    if points:
+        dim = info.shape[axis] if info is not None and info.shape is not None and -len(info.shape) <= axis < len(
+            info.shape) else None
+        if not isinstance(dim, int) or len(points) != len(op.outputs) - 1:
+            raise ctx.fail(f"op {op.name!r} (Slice): {len(points)} slice points for {len(op.outputs)} outputs "
+                           "of a dimension not known at import")
+        bounds = [0, *points, dim]
+        attrs = {"axis": axis, "split": [b - a for a, b in zip(bounds, bounds[1:])]}
+    ctx.emit("Split", op.inputs[:1], op.outputs, op.name, **attrs)
+
+
 @handles("Concat")
 def concat(ctx, op: OpRecord) -> None:
     ctx.emit("Concat", op.inputs, op.outputs, op.name, axis=op.p_scalar(0, "int32"))
