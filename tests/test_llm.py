@@ -257,3 +257,22 @@ def test_quantize_rejects_bad_settings():
         WeightQuant(8, 48)
     with pytest.raises(MnnError, match="int8"):
         WeightQuant.parse("int2")
+
+
+def test_export_to_mnn_and_load(checkpoints, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    path = tmp_path / "model"
+    shutil.copytree(Path(checkpoints["phi3"]), path)
+    _train_tokenizer(path)
+    llm = load(path, backend="x86", context=32, weights="int8", group=32)
+    want = list(llm.generate_ids([1, 9, 4], max_tokens=10, eos=False))
+    text = llm.generate("hello", max_tokens=6)
+    llm.save(tmp_path / "phi3.mnn")
+    again = load(tmp_path / "phi3.mnn", backend="x86")
+    assert again.decoder.context == 32 and again.config.model_type == "phi3"
+    assert list(again.generate_ids([1, 9, 4], max_tokens=10, eos=False)) == want
+    assert again.generate("hello", max_tokens=6) == text
+    with pytest.raises(MnnError, match="context"):
+        load(tmp_path / "phi3.mnn", context=64)

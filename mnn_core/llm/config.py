@@ -52,6 +52,7 @@ class LlmConfig:
     sliding_window: list = field(default_factory=list)  # per layer: a window length or None
     bos_token_id: int | None = None
     eos_token_ids: tuple = ()
+    raw: dict = field(default_factory=dict, repr=False)  # config.json as read (an export carries it)
 
     @property
     def family(self) -> str:
@@ -133,7 +134,7 @@ def parse_config(raw: dict, where: str = "config.json") -> LlmConfig:
         mlp_bias=bool(raw.get("mlp_bias")), qk_norm=model_type == "qwen3",
         norm_plus_one=model_type == "gemma", embed_scale=math.sqrt(hidden) if model_type == "gemma" else 1.0,
         rotary_dim=rotary, rope_theta=theta, rope=rope, sliding_window=_windows(raw, model_type, layers),
-        bos_token_id=raw.get("bos_token_id"), eos_token_ids=eos)
+        bos_token_id=raw.get("bos_token_id"), eos_token_ids=eos, raw=dict(raw))
 
 
 def _windows(raw: dict, model_type: str, layers: int) -> list:

@@ -29,10 +29,11 @@ class LLM:
         self.decoder = Decoder(path, backend=backend, threads=threads, context=context, **kw)
         self.config = self.decoder.config
         self.tokenizer = None
-        if (Path(path) / "tokenizer.json").is_file():
+        files = self.decoder.files
+        if "tokenizer.json" in files:  # read at load from the checkpoint, or carried by an export
             from .tokenizer import Tokenizer
 
-            self.tokenizer = Tokenizer(path)
+            self.tokenizer = Tokenizer(files["tokenizer.json"], files.get("tokenizer_config.json"), str(path))
         self._cancel = threading.Event()
         self.last_stats: dict = {}
 
@@ -114,11 +115,16 @@ class LLM:
                 break
             logits = dec.feed([token])[0]
 
+    def save(self, path: str | Path) -> None:
+        """Export to one .mnn file (Decoder.save) that load() opens with one mmap."""
+        self.decoder.save(path)
+
     def cancel(self) -> None:
         """Stop a generation in progress (another thread's) after its current token."""
         self._cancel.set()
 
 
 def load(path: str | Path, backend="auto", threads: int = 1, context: int | None = None, **kw) -> LLM:
-    """Load a Hugging Face checkpoint directory (config.json, *.safetensors, tokenizer.json)."""
+    """Load a Hugging Face checkpoint directory (config.json, *.safetensors, tokenizer.json), or a
+    .mnn file that LLM.save exported."""
     return LLM(path, backend=backend, threads=threads, context=context, **kw)

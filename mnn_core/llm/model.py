@@ -9,17 +9,21 @@ its padding rows never reach the cache) and S = 1 (decode).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputError, MnnError
-from .config import LlmConfig, load_config
+from .config import load_config, parse_config
 from .graph import NEG, build_decoder
 from .quantize import WeightQuant
 from .weights import Checkpoint
 
 DEFAULT_CONTEXT = 2048
+#: a checkpoint's text files that an exported .mnn carries (as graph metadata)
+EXPORTED_FILES = ("tokenizer.json", "tokenizer_config.json")
+META_CONFIG, META_CONTEXT, META_FILE = "mnn.llm.config", "mnn.llm.context", "mnn.llm.file."
 DEFAULT_CHUNK = 32
 
 
@@ -32,14 +36,19 @@ class Decoder:
         from ..runtime.session import Session
 
         self.path = Path(path)
-        self.config: LlmConfig = load_config(self.path)
-        cfg = self.config
-        self.context = int(min(context or DEFAULT_CONTEXT, cfg.max_position_embeddings))
-        if self.context < 2:
-            raise MnnError(f"context must be at least 2 positions, got {self.context}")
-        self.chunk = max(1, min(int(chunk), self.context))
         self.quant = WeightQuant.parse(weights, group, symmetric)
-        graph = build_decoder(cfg, Checkpoint(self.path), self.context, quant=self.quant)
+        if self.path.suffix == ".mnn" and self.path.is_file():  # exported by save(): one mmap, as built
+            graph, self.config, self.context, self.files = _load_exported(self.path, context, self.quant)
+        else:
+            self.config = load_config(self.path)
+            self.context = int(min(context or DEFAULT_CONTEXT, self.config.max_position_embeddings))
+            if self.context < 2:
+                raise MnnError(f"context must be at least 2 positions, got {self.context}")
+            graph = build_decoder(self.config, Checkpoint(self.path), self.context, quant=self.quant)
+            self.files = {n: (self.path / n).read_text() for n in EXPORTED_FILES if (self.path / n).is_file()}
+        cfg = self.config
+        self.chunk = max(1, min(int(chunk), self.context))
+        self.graph = graph
         # two plans (chunk and one token); weights released by the first plan's packing would be
         # derived again for the second, so they stay
         self.session = Session(graph, backend=backend, threads=threads, precision=precision,
@@ -66,6 +75,17 @@ class Decoder:
             feeds[f"k_cache.{i}"] = self.k_cache[i]
             feeds[f"v_cache.{i}"] = self.v_cache[i]
         return feeds
+
+    def save(self, path: str | Path) -> None:
+        """Write the decoder as one .mnn file (graph, weights as built, config, context, and the
+        tokenizer files), which Decoder / mnn_core.llm.load open with one mmap."""
+        from ..format import save_mnn
+
+        graph = self.graph.copy()
+        graph.metadata = {**graph.metadata, META_CONFIG: json.dumps(self.config.raw),
+                          META_CONTEXT: str(self.context),
+                          **{META_FILE + n: text for n, text in self.files.items()}}
+        save_mnn(graph, path)
 
     def reset(self) -> None:
         """Forget the cache's contents (its slots are masked by length, so nothing is cleared)."""
@@ -111,3 +131,22 @@ class Decoder:
             seen &= (q - keys) < window
         mask = np.where(seen, 0.0, NEG).astype(np.float32)
         return np.ascontiguousarray(np.tile(mask, (self.config.groups, 1))[None, None])
+
+
+def _load_exported(path: Path, context: int | None, quant) -> tuple:
+    """(graph, config, context, files) of a .mnn that Decoder.save wrote."""
+    from ..format import load_mnn
+
+    graph = load_mnn(path)
+    meta = graph.metadata
+    if META_CONFIG not in meta or META_CONTEXT not in meta:
+        raise MnnError(f"{path}: not a decoder exported by mnn_core.llm (no {META_CONFIG} metadata)")
+    saved = int(meta[META_CONTEXT])
+    if context not in (None, saved):
+        raise MnnError(f"{path} was exported for a context of {saved} positions, not {context}; "
+                       "export again from the checkpoint with that context")
+    if quant is not None:
+        raise MnnError(f"{path}: an exported decoder keeps the weights it was exported with; "
+                       "quantize when exporting from the checkpoint")
+    files = {k[len(META_FILE):]: v for k, v in meta.items() if k.startswith(META_FILE)}
+    return graph, parse_config(json.loads(meta[META_CONFIG]), str(path)), saved, files

@@ -13,26 +13,34 @@ from ..errors import MnnError
 
 
 class Tokenizer:
-    def __init__(self, path: str | Path):
+    def __init__(self, tokenizer_json: str, config_json: str | None = None, where: str = "tokenizer"):
+        """From the texts of tokenizer.json and tokenizer_config.json (from_dir reads them)."""
         try:
             from tokenizers import Tokenizer as HFTokenizer
         except ImportError:
             raise MnnError("text needs the tokenizers package: pip install 'mnn-core[llm]'") from None
-        path = Path(path)
-        file = path / "tokenizer.json" if path.is_dir() else path
-        if not file.is_file():
-            raise MnnError(f"{path}: no tokenizer.json; pass token ids instead of text, or add a tokenizer.json")
-        self._tok = HFTokenizer.from_file(str(file))
+        try:
+            self._tok = HFTokenizer.from_str(tokenizer_json)
+        except Exception as exc:  # the package's own error type
+            raise MnnError(f"{where}: tokenizer.json cannot be read ({exc})") from None
         self.config = {}
-        config_file = file.parent / "tokenizer_config.json"
-        if config_file.is_file():
+        if config_json:
             try:
-                self.config = json.loads(config_file.read_text())
+                self.config = json.loads(config_json)
             except ValueError as exc:
-                raise MnnError(f"{config_file}: not JSON ({exc})") from None
+                raise MnnError(f"{where}: tokenizer_config.json is not JSON ({exc})") from None
         self.chat_template = self.config.get("chat_template")
         self.eos_token_id = self._special_id("eos_token")
         self.bos_token_id = self._special_id("bos_token")
+
+    @classmethod
+    def from_dir(cls, path: str | Path) -> Tokenizer:
+        path = Path(path)
+        file = path / "tokenizer.json"
+        if not file.is_file():
+            raise MnnError(f"{path}: no tokenizer.json; pass token ids instead of text, or add a tokenizer.json")
+        config = path / "tokenizer_config.json"
+        return cls(file.read_text(), config.read_text() if config.is_file() else None, str(path))
 
     def _special_id(self, key: str) -> int | None:
         token = self.config.get(key)
