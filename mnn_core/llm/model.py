@@ -49,10 +49,12 @@ class Decoder:
         cfg = self.config
         self.chunk = max(1, min(int(chunk), self.context))
         self.graph = graph
-        # two plans (chunk and one token); weights released by the first plan's packing would be
-        # derived again for the second, so they stay
-        self.session = Session(graph, backend=backend, threads=threads, precision=precision,
-                               release_weights=False, batch_parallel="off")
+        # Two plans (chunk and one token). From an export the session reads the file itself, so the
+        # weights every kernel packed are released and mapped again from it for the second plan;
+        # a graph built here would keep them alive anyway (the session re-derives from it).
+        exported = self.path.suffix == ".mnn"
+        self.session = Session(self.path if exported else graph, backend=backend, threads=threads,
+                               precision=precision, release_weights=exported, batch_parallel="off")
         shape_k = (1, cfg.num_kv_heads, cfg.head_dim, self.context)
         shape_v = (1, cfg.num_kv_heads, self.context, cfg.head_dim)
         self.k_cache = [np.zeros(shape_k, np.float32) for _ in range(cfg.num_layers)]
