@@ -35,11 +35,18 @@ def load(name: str, mnn: bool) -> types.ModuleType:
     return module
 
 
+def missing_data(name: str) -> str | None:
+    """Why a script that reads a data set (its DATA_DIR) cannot run here, else None."""
+    folder = getattr(load(name, mnn=False), "DATA_DIR", None)
+    return None if folder is None or Path(folder).is_dir() else f"{name} reads {folder}, which is not here"
+
+
 def run_both(name: str, **kwargs) -> tuple[dict, dict]:
     import torch
 
     import mnn_core.torch as mtorch
 
+    torch.set_num_threads(1)  # the reference run; threads only add contention on a shared CI machine
     tmod, mmod = load(name, mnn=False), load(name, mnn=True)
     torch.manual_seed(0)
     mtorch.manual_seed(0)
