@@ -226,6 +226,8 @@ def prepare(work: str, m: Mutant, patched: bool) -> str:
 
 
 def check(m: Mutant, work: str, timeout: int, baseline: bool) -> dict:
+    """Run the mutant's groups on its own folder under `work` (the caller removes `work`)."""
+    work = tempfile.mkdtemp(prefix=m.name + "-", dir=work)
     result = {"mutant": m.name, "what": m.what, "file": m.path, "groups": {}}
     base = prepare(work, m, patched=False) if baseline else None
     tree = prepare(work, m, patched=True)
@@ -254,6 +256,8 @@ def report(results: list[dict]) -> str:
     lines = []
     for r in results:
         lines.append(f"{r['verdict'].upper():7} {r['mutant']}: {r['what']} ({r['file']})")
+        if r.get("error"):
+            lines.append(f"        {r['error']}")
         for label, g in r["groups"].items():
             tests = g.get("tests") or []
             shown = ", ".join(t.split("::", 1)[-1] for t in tests[:4]) + (" ..." if len(tests) > 4 else "")
@@ -293,6 +297,10 @@ def main(argv=None) -> int:
             except (ValueError, RuntimeError) as exc:
                 results.append({"mutant": m.name, "what": m.what, "file": m.path, "groups": {},
                                 "verdict": "error", "error": str(exc)})
+            finally:
+                if not args.keep:  # each mutant's copies go as soon as it is judged
+                    for name in os.listdir(work):
+                        shutil.rmtree(os.path.join(work, name), ignore_errors=True)
             print(report(results[-1:]).rsplit("\n", 1)[0], flush=True)
     finally:
         if args.keep:
