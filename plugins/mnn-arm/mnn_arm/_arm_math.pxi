@@ -43,3 +43,40 @@ def cast(str name, int src, int dst):
     cdef arm_cast_state* s = <arm_cast_state*>ex.state
     s.from_, s.to = src, dst
     return ex
+
+
+cdef extern from "move.h" nogil:
+    ctypedef struct arm_resize_pass:
+        int64_t outer, out, inner, taps
+        int64_t in_ "in"
+        const int64_t* idx
+        const float* w
+        const uint8_t* outside
+        float extrap
+        int32_t nearest
+    ctypedef struct arm_resize_state:
+        arm_op op
+        int32_t npass
+        const arm_resize_pass* pass_ "pass"
+        float* work[2]
+    int arm_resize_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
+
+def resize(str name, list passes, int64_t work_elems):
+    """passes: (outer, in, out, inner, idx (out, taps) int64, w (out, taps), outside (out,) bool or None,
+    extrapolation value, nearest) per resized axis, in order; work_elems: the largest intermediate."""
+    cdef Execution ex = _execution(name, sizeof(arm_resize_state), arm_resize_run)
+    cdef arm_resize_state* s = <arm_resize_state*>ex.state
+    cdef Buffer table = Buffer(max(len(passes), 1) * sizeof(arm_resize_pass))
+    cdef arm_resize_pass* p = <arm_resize_pass*>ex.hold(table)
+    s.npass, s.pass_ = len(passes), p
+    for k, (outer, n_in, n_out, inner, idx, w, outside, extrap, nearest) in enumerate(passes):
+        p[k].outer, p[k].out, p[k].inner, p[k].taps = outer, n_out, inner, idx.shape[1]
+        p[k].in_ = n_in
+        p[k].idx = <const int64_t*>ex.hold(_copy(idx, np.int64))
+        p[k].w = <const float*>ex.hold(_copy(w, np.float32))
+        p[k].outside = <const uint8_t*>ex.hold(_copy(outside, np.uint8)) if outside is not None else NULL
+        p[k].extrap, p[k].nearest = extrap, nearest
+    s.work[0] = <float*>ex.hold(Buffer(work_elems * 4))
+    s.work[1] = <float*>ex.hold(Buffer(work_elems * 4))
+    return ex

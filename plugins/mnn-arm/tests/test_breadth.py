@@ -85,6 +85,18 @@ def _cases():
                      ("int64", "bool"), ("float64", "float32")]:
         x = (f32(3, 17) * 50).astype(src) if src != "bool" else RNG.random((3, 17)) > 0.5
         c.append(("Cast", [x], {"to": dst}))
+    for shape, attrs in [((1, 3, 5, 7), {"scales": [1.0, 1.0, 2.0, 2.0]}),
+                         ((2, 3, 9, 13), {"sizes": [2, 3, 4, 20], "mode": "linear",
+                                          "coordinate_transformation_mode": "align_corners"}),
+                         ((1, 2, 11, 10), {"scales": [1.0, 1.0, 0.5, 0.7], "mode": "cubic", "antialias": 1}),
+                         ((3, 17), {"scales": [1.0, 1.5], "mode": "linear"}),
+                         ((1, 5, 6, 9), {"scales": [1.0, 1.0, 3.0, 1.0], "mode": "nearest", "nearest_mode": "floor",
+                                         "coordinate_transformation_mode": "asymmetric"}),
+                         ((1, 1, 7, 6), {"sizes": [1, 1, 5, 5], "mode": "linear", "extrapolation_value": 9.0,
+                                         "coordinate_transformation_mode": "tf_crop_and_resize",
+                                         "roi": [0, 0, -0.2, 0.1, 1, 1, 1.1, 0.8]}),
+                         ((1, 3, 5, 5), {"scales": [1.0, 1.0, 1.6, 1.6], "mode": "cubic", "exclude_outside": 1})]:
+        c.append(("Resize", [f32(*shape)], attrs))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))

@@ -109,4 +109,23 @@ typedef struct arm_cast_state {
 } arm_cast_state;
 int arm_cast_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* Resize (resize.c), float32: one separable pass per resized axis, x [outer][in][inner] ->
+ * y [outer][out][inner], y[j] = sum_k w[j][k] * x[idx[j][k]] (or `extrap` where outside[j]); the passes
+ * chain through work buffers, the last one writes the output */
+typedef struct arm_resize_pass {
+    int64_t outer, in, out, inner, taps;
+    const int64_t *idx;
+    const float *w;
+    const uint8_t *outside; /* NULL: none */
+    float extrap;
+    int32_t nearest;
+} arm_resize_pass;
+typedef struct arm_resize_state {
+    arm_op op;
+    int32_t npass;
+    const arm_resize_pass *pass;
+    float *work[2];
+} arm_resize_state;
+int arm_resize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif
