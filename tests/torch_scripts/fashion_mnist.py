@@ -15,12 +15,12 @@ DATA_DIR = os.environ.get("FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnis
 
 
 def read_idx(name, count):
+    """The first `count` items of an idx file (big-endian header: magic, then one size per dimension)."""
     with gzip.open(os.path.join(DATA_DIR, name)) as f:
-        data = f.read()
-    rank = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(rank)]
-    dims[0] = count
-    return np.frombuffer(data, np.uint8, offset=4 + 4 * rank, count=int(np.prod(dims))).reshape(dims)
+        rank = f.read(4)[3]
+        dims = [int.from_bytes(f.read(4), "big") for _ in range(rank)]
+        dims[0] = count
+        return np.frombuffer(f.read(int(np.prod(dims))), np.uint8).reshape(dims)
 
 
 class FashionMNIST(Dataset):
