@@ -99,13 +99,20 @@ def _deconv_model():
     return b.build()
 
 
-def _encoder(path: Path) -> None:
+def _torch_model(name: str, path: Path) -> None:
+    """A transformer encoder, or a stack of activations (GELU erf and tanh, SiLU, Hardswish, LayerNorm)."""
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
-    enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
-    torch.onnx.export(enc, torch.randn(1, 16, 64), str(path), input_names=["x"], output_names=["y"],
-                      opset_version=17, dynamo=False)
+    if name == "encoder":
+        layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+        model, x = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), torch.randn(1, 16, 64)
+    else:
+        nn = torch.nn
+        model = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 4), nn.GELU(approximate="tanh"),
+                              nn.LayerNorm(4), nn.SiLU(), nn.Hardswish())
+        x = torch.randn(2, 8)
+    torch.onnx.export(model.eval(), x, str(path), input_names=["x"], output_names=["y"], opset_version=17,
+                      dynamo=False)
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +124,8 @@ def converted(tmp_path_factory):
     def get(name: str):
         if name not in made:
             path = folder / f"{name}.onnx"
-            if name == "encoder":
-                _encoder(path)
+            if name in ("encoder", "activations"):
+                _torch_model(name, path)
             else:
                 built = {"ops": _ops_model, "pads": _pads_model, "deconv": _deconv_model}.get(name)
                 mnn.save(built() if built else _zoo(name), path)
@@ -145,6 +152,7 @@ def _check_matches(onnx_path: Path, mnn_path: Path, shape) -> None:
     ("pads", (1, 3, 9, 8)),
     ("deconv", (1, 6, 5, 4)),
     ("encoder", (1, 16, 64)),
+    ("activations", (2, 8)),
     pytest.param("mobilenet_v2", (1, 3, 224, 224), marks=pytest.mark.slow),
     pytest.param("resnet18", (1, 3, 224, 224), marks=pytest.mark.slow),
 ])

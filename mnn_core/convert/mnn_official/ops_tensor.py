@@ -12,10 +12,12 @@ from .record import OpRecord, handles
 INT32_MAX = (1 << 31) - 1
 _BINARY = {0: "Add", 1: "Sub", 2: "Mul", 3: "Div", 4: "Max", 5: "Min", 6: "Pow", 7: "Div", 8: "Min", 9: "Max",
            10: "Greater", 11: "GreaterOrEqual", 12: "Less", 15: "Equal", 16: "LessOrEqual"}
-# UnaryOpOperation codes; 32 (GELU, tanh approximation) is left out: mnn's Gelu is the erf one
+# UnaryOpOperation codes. MNN's converter writes ONNX's erf GELU pattern as GELU (32), which MNN computes
+# with the tanh approximation; mnn keeps the erf form the model was written with (it is what the source meant).
 _UNARY = {0: "Abs", 1: "Neg", 2: "Floor", 3: "Ceil", 5: "Sqrt", 7: "Exp", 8: "Log", 9: "Sin", 10: "Cos", 11: "Tan",
           12: "Asin", 13: "Acos", 14: "Atan", 15: "Reciprocal", 19: "Sinh", 20: "Asinh", 21: "Atanh", 22: "Sign",
-          23: "Round", 24: "Cosh", 25: "Erf", 29: "Sigmoid", 30: "Tanh", 31: "HardSwish", 33: "Gelu"}
+          23: "Round", 24: "Cosh", 25: "Erf", 29: "Sigmoid", 30: "Tanh", 31: "HardSwish", 32: "Gelu", 33: "Gelu",
+          34: "Silu"}
 _REDUCE = {0: "ReduceSum", 2: "ReduceSumSquare", 3: "ReduceMean", 4: "ReduceMax", 5: "ReduceMin", 6: "ReduceProd"}
 
 
