@@ -276,3 +276,15 @@ def test_export_to_mnn_and_load(checkpoints, tmp_path):
     assert again.generate("hello", max_tokens=6) == text
     with pytest.raises(MnnError, match="context"):
         load(tmp_path / "phi3.mnn", context=64)
+
+
+def test_batch_of_prompts_of_different_lengths(checkpoints):
+    path = checkpoints["mistral_window"]
+    prompts = [[1, 17, 42, 5, 99, 23, 8, 9, 10, 11, 12], [1, 3], [1, 50, 60, 70, 80]]
+    single = load(path, backend="x86", context=48, chunk=4)
+    want = [list(single.generate_ids(p, max_tokens=20, eos=False)) for p in prompts]
+    batched = load(path, backend="x86", context=48, chunk=4, batch=3)
+    assert batched.generate_batch_ids(prompts, max_tokens=20, eos=False) == want
+    assert batched.generate_batch_ids(prompts[:2], max_tokens=5, eos=False) == [w[:5] for w in want[:2]]
+    with pytest.raises(InputError, match="1 to 3 prompts"):
+        batched.generate_batch_ids(prompts * 2, max_tokens=1)

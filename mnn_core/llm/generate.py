@@ -85,35 +85,65 @@ class LLM:
                      top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int | None = None,
                      eos: bool = True) -> Iterator[int]:
         """Yield generated token ids one at a time (the cache starts empty each call)."""
+        for step in self._rows([ids], max_tokens, eos, temperature, top_k, top_p, repetition_penalty, seed):
+            yield from (token for _, token in step)
+
+    def generate_batch_ids(self, prompts: Sequence[Sequence[int]], max_tokens: int = 128, eos: bool = True,
+                           **sampling) -> list[list[int]]:
+        """Each prompt's generated ids; prompts of different lengths decode side by side, one row of
+        the cache each (load with batch= at least len(prompts)). A row's sampler is seeded seed + row."""
+        out: list[list[int]] = [[] for _ in prompts]
+        for step in self._rows(prompts, max_tokens, eos, **sampling):
+            for r, token in step:
+                out[r].append(token)
+        return out
+
+    def generate_batch(self, prompts: Sequence[str], max_tokens: int = 128, **sampling) -> list[str]:
+        """Each prompt's continuation as text (generate_batch_ids, decoded)."""
+        ids = self.generate_batch_ids([self.encode(p) for p in prompts], max_tokens, **sampling)
+        return [self.tokenizer.decode(row) for row in ids]
+
+    def _rows(self, prompts, max_tokens: int, eos: bool, temperature: float = 0.0, top_k: int = 0,
+              top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int | None = None) -> Iterator[list]:
+        """Per step, the (row, token) of each row still generating."""
         import time
 
-        ids = [int(i) for i in ids]
-        if not ids:
-            raise InputError("the prompt is empty: give at least one token")
+        dec = self.decoder
+        prompts = [[int(i) for i in p] for p in prompts]
+        if not prompts or len(prompts) > dec.batch:
+            raise InputError(f"give 1 to {dec.batch} prompts (the batch this model was loaded with), "
+                             f"got {len(prompts)}")
+        if not all(prompts):
+            raise InputError("a prompt is empty: give at least one token")
         if max_tokens < 0:
             raise InputError(f"max_tokens must be >= 0, got {max_tokens}")
-        sampler = Sampler(SamplingParams(temperature, top_k, top_p, repetition_penalty, seed))
+        samplers = [Sampler(SamplingParams(temperature, top_k, top_p, repetition_penalty,
+                                           None if seed is None else seed + r)) for r in range(len(prompts))]
         stops = set(self.config.eos_token_ids) if eos else set()
         if eos and self.tokenizer is not None and self.tokenizer.eos_token_id is not None:
             stops.add(self.tokenizer.eos_token_id)
-        dec = self.decoder
         self._cancel.clear()
         dec.reset()
-        history = list(ids)
+        idle = [[] for _ in range(dec.batch - len(prompts))]  # rows this call does not use
+        history = [list(p) for p in prompts]
         t0 = time.perf_counter()
-        logits = dec.feed(ids)[-1]
+        logits = [row[-1] for row in dec.feed_rows(prompts + idle)[:len(prompts)]]
         t1 = time.perf_counter()
-        n = 0
-        self.last_stats = {"prompt_tokens": len(ids), "prefill_s": t1 - t0, "tokens": 0, "decode_s": 0.0}
-        while n < max_tokens and not self._cancel.is_set():
-            token = sampler(logits, np.asarray(history))
+        self.last_stats = {"prompt_tokens": sum(map(len, prompts)), "prefill_s": t1 - t0, "tokens": 0, "decode_s": 0.0}
+        active, n = list(range(len(prompts))), 0
+        while active and n < max_tokens and not self._cancel.is_set():
+            step = [(r, samplers[r](logits[r], np.asarray(history[r]))) for r in active]
             n += 1
-            history.append(token)
-            self.last_stats.update(tokens=n, decode_s=time.perf_counter() - t1)
-            yield token
-            if token in stops or dec.length >= dec.context or n >= max_tokens:
+            for r, token in step:
+                history[r].append(token)
+            self.last_stats.update(tokens=self.last_stats["tokens"] + len(step), decode_s=time.perf_counter() - t1)
+            yield step
+            active = [r for r, token in step if token not in stops and dec.lengths[r] < dec.context]
+            if not active or n >= max_tokens:
                 break
-            logits = dec.feed([token])[0]
+            feed = [[history[r][-1]] if r in active else [] for r in range(dec.batch)]
+            rows = dec.feed_rows(feed)
+            logits = [rows[r][0] if r in active else None for r in range(len(prompts))]
 
     def save(self, path: str | Path) -> None:
         """Export to one .mnn file (Decoder.save) that load() opens with one mmap."""

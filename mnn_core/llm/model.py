@@ -32,19 +32,26 @@ class Decoder:
 
     def __init__(self, path: str | Path, backend="auto", threads: int = 1, context: int | None = None,
                  chunk: int = DEFAULT_CHUNK, precision: str = "high", weights: str = "fp32", group: int = 64,
-                 symmetric: bool = True):
+                 symmetric: bool = True, batch: int = 1):
         from ..runtime.session import Session
 
         self.path = Path(path)
         self.quant = WeightQuant.parse(weights, group, symmetric)
+        self.batch = int(batch)
+        if self.batch < 1:
+            raise MnnError(f"batch must be at least 1, got {batch}")
         if self.path.suffix == ".mnn" and self.path.is_file():  # exported by save(): one mmap, as built
             graph, self.config, self.context, self.files = _load_exported(self.path, context, self.quant)
+            saved = int(graph.inputs["ids"].shape[0])
+            if batch not in (1, saved):
+                raise MnnError(f"{self.path} was exported for a batch of {saved} rows, not {batch}")
+            self.batch = saved
         else:
             self.config = load_config(self.path)
             self.context = int(min(context or DEFAULT_CONTEXT, self.config.max_position_embeddings))
             if self.context < 2:
                 raise MnnError(f"context must be at least 2 positions, got {self.context}")
-            graph = build_decoder(self.config, Checkpoint(self.path), self.context, quant=self.quant)
+            graph = build_decoder(self.config, Checkpoint(self.path), self.context, self.batch, quant=self.quant)
             self.files = {n: (self.path / n).read_text() for n in EXPORTED_FILES if (self.path / n).is_file()}
         cfg = self.config
         self.chunk = max(1, min(int(chunk), self.context))
@@ -55,24 +62,31 @@ class Decoder:
         exported = self.path.suffix == ".mnn"
         self.session = Session(self.path if exported else graph, backend=backend, threads=threads,
                                precision=precision, release_weights=exported, batch_parallel="off")
-        shape_k = (1, cfg.num_kv_heads, cfg.head_dim, self.context)
-        shape_v = (1, cfg.num_kv_heads, self.context, cfg.head_dim)
+        shape_k = (self.batch, cfg.num_kv_heads, cfg.head_dim, self.context)
+        shape_v = (self.batch, cfg.num_kv_heads, self.context, cfg.head_dim)
         self.k_cache = [np.zeros(shape_k, np.float32) for _ in range(cfg.num_layers)]
         self.v_cache = [np.zeros(shape_v, np.float32) for _ in range(cfg.num_layers)]
-        self.length = 0  # positions of the cache written
+        self.lengths = np.zeros(self.batch, np.int64)  # positions of the cache written, per row
         self._windowed = any(cfg.sliding_window)
         self._window = next((w for w in cfg.sliding_window if w), None)
         for size in {self.chunk, 1}:  # both plans now: no planning (weight packing) while generating
-            self.session.resize({n: a.shape for n, a in self._feeds(np.zeros(size, np.int64), size, 0).items()})
+            feeds = self._feeds([np.zeros(0, np.int64)] * self.batch, size)
+            self.session.resize({n: a.shape for n, a in feeds.items()})
 
-    def _feeds(self, tokens: np.ndarray, size: int, start: int) -> dict[str, np.ndarray]:
-        ids = np.zeros((1, size), np.int64)
-        ids[0, :len(tokens)] = tokens
-        # padding rows take the next positions too (clipped to the table): their rows are never read
-        pos = np.minimum(np.arange(start, start + size), self.context - 1)[None].astype(np.int64)
-        feeds = {"ids": ids, "pos": pos, "mask": self._mask(start, size, None)}
+    @property
+    def length(self) -> int:
+        """Positions written in the cache (the longest row's)."""
+        return int(self.lengths.max())
+
+    def _feeds(self, rows: list[np.ndarray], size: int) -> dict[str, np.ndarray]:
+        ids = np.zeros((self.batch, size), np.int64)
+        for r, tokens in enumerate(rows):
+            ids[r, :len(tokens)] = tokens
+        # padding takes the next positions too (clipped to the table): its keys never reach the cache
+        pos = np.minimum(self.lengths[:, None] + np.arange(size), self.context - 1).astype(np.int64)
+        feeds = {"ids": ids, "pos": pos, "mask": self._masks(size, None)}
         if self._windowed:
-            feeds["mask_window"] = self._mask(start, size, self._window)
+            feeds["mask_window"] = self._masks(size, self._window)
         for i in range(self.config.num_layers):
             feeds[f"k_cache.{i}"] = self.k_cache[i]
             feeds[f"v_cache.{i}"] = self.v_cache[i]
@@ -91,35 +105,52 @@ class Decoder:
 
     def reset(self) -> None:
         """Forget the cache's contents (its slots are masked by length, so nothing is cleared)."""
-        self.length = 0
+        self.lengths[:] = 0
 
     def feed(self, tokens) -> np.ndarray:
-        """Run `tokens` after what the cache holds; returns their logits [len(tokens), vocab]."""
+        """Run `tokens` after what the cache holds (batch 1); returns their logits [len(tokens), vocab]."""
+        if self.batch != 1:
+            raise InputError(f"this decoder holds {self.batch} rows: use feed_rows([tokens of each row])")
         tokens = np.asarray(tokens, dtype=np.int64).reshape(-1)
-        n = len(tokens)
-        if n == 0:
+        if len(tokens) == 0:
             raise InputError("feed() needs at least one token")
-        if self.length + n > self.context:
-            raise InputError(f"{self.length} cached + {n} new tokens exceed the context of {self.context} "
-                             "positions (load with a larger context=, or reset())")
-        if np.any(tokens < 0) or np.any(tokens >= self.config.vocab_size):
-            bad = tokens[(tokens < 0) | (tokens >= self.config.vocab_size)][0]
-            raise InputError(f"token id {bad} is outside the vocabulary [0, {self.config.vocab_size})")
-        out = []
-        step = 1 if n == 1 else self.chunk
-        for lo in range(0, n, step):
-            out.append(self._run(tokens[lo:lo + step], step))
-        return np.concatenate(out, axis=0)
+        return self.feed_rows([tokens])[0]
 
-    def _run(self, tokens: np.ndarray, size: int) -> np.ndarray:
-        n, start = len(tokens), self.length
-        feeds = self._feeds(tokens, size, start)
-        res = self.session.run(feeds, copy=False)
-        for i in range(self.config.num_layers):
-            self.k_cache[i][..., start:start + n] = res[f"k_new.{i}"][..., :n]
-            self.v_cache[i][:, :, start:start + n] = res[f"v_new.{i}"][:, :, :n]
-        self.length = start + n
-        return np.array(res["logits"][0, :n])
+    def feed_rows(self, rows) -> list[np.ndarray]:
+        """Run each row's tokens after what its cache holds (rows may differ in length, or be empty);
+        returns each row's logits [its token count, vocab]."""
+        if len(rows) != self.batch:
+            raise InputError(f"feed_rows() takes one token list per row: {self.batch}, got {len(rows)}")
+        rows = [np.asarray(t, dtype=np.int64).reshape(-1) for t in rows]
+        vocab = self.config.vocab_size
+        for r, tokens in enumerate(rows):
+            if self.lengths[r] + len(tokens) > self.context:
+                raise InputError(f"row {r}: {self.lengths[r]} cached + {len(tokens)} new tokens exceed the context "
+                                 f"of {self.context} positions (load with a larger context=, or reset())")
+            bad = tokens[(tokens < 0) | (tokens >= vocab)]
+            if len(bad):
+                raise InputError(f"token id {bad[0]} is outside the vocabulary [0, {vocab})")
+        longest = max(len(t) for t in rows)
+        out: list[list[np.ndarray]] = [[] for _ in rows]
+        step = 1 if longest == 1 else self.chunk
+        for lo in range(0, longest, step):
+            for r, logits in enumerate(self._run([t[lo:lo + step] for t in rows], step)):
+                out[r].append(logits)
+        return [np.concatenate(o, axis=0) if o else np.zeros((0, vocab), np.float32) for o in out]
+
+    def _run(self, rows: list[np.ndarray], size: int) -> list[np.ndarray]:
+        res = self.session.run(self._feeds(rows, size), copy=False)
+        for r, tokens in enumerate(rows):
+            n, start = len(tokens), int(self.lengths[r])
+            for i in range(self.config.num_layers):
+                self.k_cache[i][r, :, :, start:start + n] = res[f"k_new.{i}"][r, :, :, :n]
+                self.v_cache[i][r, :, start:start + n] = res[f"v_new.{i}"][r, :, :n]
+            self.lengths[r] = start + n
+        return [np.array(res["logits"][r, :len(t)]) for r, t in enumerate(rows)]
+
+    def _masks(self, size: int, window: int | None) -> np.ndarray:
+        """[B, 1, G*S, C+S]: each row's mask at its own length."""
+        return np.ascontiguousarray(np.concatenate([self._mask(int(n), size, window) for n in self.lengths]))
 
     def _mask(self, start: int, size: int, window: int | None) -> np.ndarray:
         """[1, 1, G*S, C+S]: query row s (position start+s) sees cache slots < start and chunk
