@@ -553,3 +553,4 @@ def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, i
 include "_arm_move.pxi"
 include "_arm_batch.pxi"
 include "_arm_math.pxi"
+include "_arm_deconv.pxi"

@@ -97,6 +97,14 @@ def _cases():
                                          "roi": [0, 0, -0.2, 0.1, 1, 1, 1.1, 0.8]}),
                          ((1, 3, 5, 5), {"scales": [1.0, 1.0, 1.6, 1.6], "mode": "cubic", "exclude_outside": 1})]:
         c.append(("Resize", [f32(*shape)], attrs))
+    for x, w, attrs in [((1, 3, 5, 7), (3, 4, 3, 3), {}), ((2, 4, 6, 5), (4, 3, 2, 2), {"strides": [2, 2]}),
+                        ((1, 6, 7, 9), (6, 2, 3, 3), {"strides": [2, 1], "pads": [1, 0, 1, 2], "group": 3,
+                                                      "output_padding": [1, 0]}),
+                        ((1, 5, 4, 6), (5, 7, 4, 4), {"strides": [2, 2], "pads": [1, 1, 1, 1], "activation": "relu"}),
+                        ((1, 2, 5, 5), (2, 3, 3, 3), {"dilations": [2, 2], "auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+                        ((2, 3, 11), (3, 5, 4), {"strides": [3], "pads": [1, 2]})]:
+        inputs = [f32(*x), f32(*w)] + ([f32(w[1] * attrs.get("group", 1))] if len(x) == 4 else [])
+        c.append(("ConvTranspose", inputs, attrs))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))
@@ -111,7 +119,7 @@ def _case(i):
     from mnn_core.ops import run_reference
 
     attrs = _attrs(op, attrs)
-    graph, feeds = _one_node_graph(op, inputs, attrs, False)
+    graph, feeds = _one_node_graph(op, inputs, attrs, op == "ConvTranspose")  # its weights constant
     return ConformanceCase(op, i, graph, feeds, run_reference(op, list(inputs), attrs), f"{op} {attrs}")
 
 

@@ -128,4 +128,20 @@ typedef struct arm_resize_state {
 } arm_resize_state;
 int arm_resize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* ConvTranspose, 1-D and 2-D (deconv.c): per image and group, cols [og*kh*kw][H*W] = W_g^T X_g on the
+ * path's packed GEMM (W_g^T packed at prepare), then col2im adds each tap's plane at its strided,
+ * dilated place in the output (bias first, the activation after) */
+typedef struct arm_deconv_state {
+    arm_op op;
+    const arm_fkernels *k;
+    int64_t N, C, H, W, O, OH, OW, group, cg, og, kh, kw, sh, sw, dh, dw, pt, pl;
+    const void *w;
+    int64_t w_group_bytes;
+    const float *bias; /* NULL: none */
+    arm_epilogue act;  /* the fused activation, run over the output afterwards */
+    float *cols;
+    void *bwork;
+} arm_deconv_state;
+int arm_deconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif
