@@ -288,3 +288,21 @@ def test_batch_of_prompts_of_different_lengths(checkpoints):
     assert batched.generate_batch_ids(prompts[:2], max_tokens=5, eos=False) == [w[:5] for w in want[:2]]
     with pytest.raises(InputError, match="1 to 3 prompts"):
         batched.generate_batch_ids(prompts * 2, max_tokens=1)
+
+
+@pytest.mark.parametrize("backend", ["vulkan", "opencl"])
+def test_gpu_backends_run_the_decoder_without_fallback(checkpoints, backend):
+    from mnn_core.backend.plugins import get_plugins
+
+    plugin = get_plugins().backends.get(backend)
+    if plugin is None:
+        pytest.skip(f"{backend}: plugin not installed")
+    why = plugin.availability()
+    if not why:
+        pytest.skip(f"{backend}: unavailable ({getattr(why, 'reason', why)})")
+    path = checkpoints["qwen3"]
+    ids = [1, 17, 42, 5, 99, 23]
+    want = load(path, backend="x86", context=24, chunk=4).decoder.feed(ids)
+    llm = load(path, backend=backend, context=24, chunk=4, fallback=False)
+    got = np.concatenate([llm.decoder.feed(ids[:5]), llm.decoder.feed(ids[5:])])
+    assert np.abs(got - want).max() / np.abs(want).max() < 1e-4

@@ -32,7 +32,7 @@ class Decoder:
 
     def __init__(self, path: str | Path, backend="auto", threads: int = 1, context: int | None = None,
                  chunk: int = DEFAULT_CHUNK, precision: str = "high", weights: str = "fp32", group: int = 64,
-                 symmetric: bool = True, batch: int = 1):
+                 symmetric: bool = True, batch: int = 1, fallback: bool = True):
         from ..runtime.session import Session
 
         self.path = Path(path)
@@ -61,7 +61,8 @@ class Decoder:
         # a graph built here would keep them alive anyway (the session re-derives from it).
         exported = self.path.suffix == ".mnn"
         self.session = Session(self.path if exported else graph, backend=backend, threads=threads,
-                               precision=precision, release_weights=exported, batch_parallel="off")
+                               precision=precision, release_weights=exported, batch_parallel="off",
+                               fallback=fallback)
         shape_k = (self.batch, cfg.num_kv_heads, cfg.head_dim, self.context)
         shape_v = (self.batch, cfg.num_kv_heads, self.context, cfg.head_dim)
         self.k_cache = [np.zeros(shape_k, np.float32) for _ in range(cfg.num_layers)]
