@@ -57,8 +57,8 @@ class Decoder:
         self.chunk = max(1, min(int(chunk), self.context))
         self.graph = graph
         # Two plans (chunk and one token), both made now. Weights released after the first plan's
-        # packing would be derived again for the second: at 0.5B that peaked higher (7.7 GB against
-        # 6.0 GB from an export) and loaded slower, so they stay. From an export they are the file's mmap.
+        # packing would be derived again for the second, peaking higher and loading slower
+        # (benchmarks/RESULTS_LLM.md), so they stay; from an export they are the file's mmap.
         exported = self.path.suffix == ".mnn"
         self.session = Session(self.path if exported else graph, backend=backend, threads=threads,
                                precision=precision, release_weights=False, batch_parallel="off",
