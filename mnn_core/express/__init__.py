@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from . import functional, grad_rules  # noqa: F401  grad_rules attaches the gradient rules to the op schemas
+from . import functional, grad_rules, torch_more  # noqa: F401  grad_rules, torch_more attach gradient rules to op schemas
 from .autograd import GradContext, backward, grad
 from .gradcheck import gradcheck, numeric_grad
 from .lazy import Trace, assign, lazy

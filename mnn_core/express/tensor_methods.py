@@ -13,6 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..errors import MnnError
+from .more_methods import MoreTensorMethods
 
 #: what `x.max(dim)` and `x.min(dim)` return, as torch.return_types.max
 MaxMin = namedtuple("MaxMin", ["values", "indices"])
@@ -38,7 +39,7 @@ def _shape_args(shape) -> list:
     return list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else list(shape)
 
 
-class TensorMethods:
+class TensorMethods(MoreTensorMethods):
     __slots__ = ()
 
     # -- shape, dtype, device -------------------------------------------------------------------

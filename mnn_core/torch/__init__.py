@@ -26,6 +26,7 @@ from .. import nn, optim
 from ..errors import MnnError
 from ..express import Var, enable_grad, is_grad_enabled, manual_seed, no_grad
 from ..express import functional as _F
+from ..express import torch_more as _M
 from ..express import torch_ops as _T
 from ..express.device import Device, device, set_default_device
 from ..express.rng import generator
@@ -212,6 +213,26 @@ relu, sigmoid, tanh, softmax, log_softmax = _F.relu, _F.sigmoid, _F.tanh, _F.sof
 sum, mean, amax, amin, argmax, argmin = _F.sum, _F.mean, _F.amax, _F.amin, _F.argmax, _F.argmin  # noqa: A001
 clamp = clip = _T.clamp
 var, std, norm, logsumexp, masked_fill = _T.var, _T.std, _T.norm, _T.logsumexp, _T.masked_fill
+gather, index_select, topk, sort, argsort, flip = _M.gather, _M.index_select, _M.topk, _M.sort, _M.argsort, _M.flip
+cumsum, all, any, isnan, isinf, isfinite = _M.cumsum, _M.all, _M.any, _M.isnan, _M.isinf, _M.isfinite  # noqa: A001
+floor, ceil, round, sign, rsqrt, square, reciprocal = _M.floor, _M.ceil, _M.round, _M.sign, _M.rsqrt, _M.square, _M.reciprocal  # noqa: A001,E501
+prod, outer, unbind, remainder, floor_divide = _M.prod, _M.outer, _M.unbind, _M.remainder, _M.floor_divide
+nonzero, multinomial = _M.nonzero, _M.multinomial
+Size = tuple  # x.size() and x.shape are tuples
+
+
+def _typed(dtype):
+    def make(*data):
+        """torch.FloatTensor([1, 2]) (data) or torch.FloatTensor(2, 3) (a shape, zero-filled here)."""
+        if data and builtins.all(isinstance(d, (builtins.int, np.integer)) for d in data):
+            return zeros(*data, dtype=dtype)
+        return tensor(data[0] if data else [], dtype=dtype)
+
+    return make
+
+
+FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor = (
+    _typed(np.float32), _typed(np.float64), _typed(np.int64), _typed(np.int32), _typed(np.bool_))
 
 
 def transpose(x, dim0: builtins.int, dim1: builtins.int) -> Var:
@@ -271,6 +292,15 @@ def compile(model, *args, **kwargs):  # noqa: A001
     """torch.compile(model) returns the model itself: eager ops already run on the backend's kernels, and
     mnn's whole-step compilation needs the loss and optimizer (mnn_core.train.compile, docs/PYTORCH.md)."""
     return model
+
+
+#: torch.backends: the flags scripts set for cuDNN and friends; settable, and nothing reads them
+backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(deterministic=False, benchmark=False, enabled=True),
+                                 mps=types.SimpleNamespace(is_available=lambda: False))
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted for PyTorch's sake: mnn's float32 GEMMs always run in float32."""
 
 
 #: torch.cuda: mnn has no CUDA backend (GPUs run through device("vulkan") or "opencl")
