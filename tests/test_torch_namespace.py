@@ -251,3 +251,13 @@ def test_mask_operators_match_pytorch(expr):
     _same(expr(mt, mt.from_numpy(a), mt.from_numpy(b)), expr(torch, torch.from_numpy(a), torch.from_numpy(b)))
     with pytest.raises(MnnError, match="bool or integer"):
         ~mt.from_numpy(a)
+
+
+def test_load_state_dict_returns_incompatible_keys_like_pytorch():
+    ours, theirs = mt.nn.Linear(2, 3), torch.nn.Linear(2, 3)
+    sd = {"bias": np.zeros(3, np.float32), "extra": np.ones(1, np.float32)}
+    got = ours.load_state_dict(sd, strict=False)
+    want = theirs.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()}, strict=False)
+    assert (got.missing_keys, got.unexpected_keys) == (want.missing_keys, want.unexpected_keys)
+    missing, unexpected = ours.load_state_dict(ours.state_dict())
+    assert missing == [] and unexpected == []

@@ -9,7 +9,7 @@ inference Graph whose initializers are the parameters, named by their paths
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,6 +17,10 @@ import numpy as np
 
 from ..errors import GraphError, MnnError
 from ..express import Var, lazy, no_grad
+
+
+#: what load_state_dict returns, as torch.nn.modules.module._IncompatibleKeys
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 class Parameter(Var):
@@ -223,8 +227,10 @@ class Module:
         out.update((n, b.numpy().copy()) for n, b in self.named_buffers())
         return out
 
-    def load_state_dict(self, state: dict, strict: bool = True) -> None:
-        """Copy arrays (numpy, Vars, or anything with .numpy(), e.g. torch tensors) into place."""
+    def load_state_dict(self, state: dict, strict: bool = True) -> IncompatibleKeys:
+        """Copy arrays (numpy, Vars, or anything with .numpy(), e.g. torch tensors) into place.
+
+        Returns (missing_keys, unexpected_keys), as PyTorch does; strict raises on either instead."""
         own = dict(self.named_parameters())
         own.update(self.named_buffers())
         state = {k: v for k, v in state.items() if not k.endswith("num_batches_tracked")}
@@ -241,6 +247,7 @@ class Module:
             if arr.shape != target.shape:
                 raise MnnError(f"load_state_dict: {name!r} has shape {arr.shape}, the module expects {target.shape}")
             np.copyto(target.data, arr, casting="same_kind")
+        return IncompatibleKeys(missing, unexpected)
 
     # -- export ---------------------------------------------------------------------------------------
 
