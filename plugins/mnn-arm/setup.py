@@ -5,7 +5,7 @@ own flags (never -march=native); caps.c picks one at run time from
 getauxval(AT_HWCAP):
 
     csrc/fp32.c, eltwise.c, conv.c, int8.c, winograd.c, move.c, reduce.c,
-         matmul_batch.c, math.c, resize.c, deconv.c,
+         matmul_batch.c, math.c, resize.c, deconv.c, rnn.c,
          caps.c, ops.c                                      -O3 -march=armv8-a
     csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
@@ -41,6 +41,7 @@ PATH_UNITS = {
     "math.c": BASE,
     "resize.c": BASE,
     "deconv.c": BASE,
+    "rnn.c": BASE,
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],

@@ -12,6 +12,8 @@ from conftest import ON_ARM, needs_arm
 from mnn_core.testing.conformance import ConformanceCase, _one_node_graph, run_case
 
 RNG = np.random.default_rng(7)
+#: ops whose inputs after the first are given as constants (arm packs their weights at prepare)
+CONSTANT_WEIGHTS = ("ConvTranspose", "RNN", "GRU", "LSTM")
 
 
 def f32(*shape):
@@ -105,6 +107,23 @@ def _cases():
                         ((2, 3, 11), (3, 5, 4), {"strides": [3], "pads": [1, 2]})]:
         inputs = [f32(*x), f32(*w)] + ([f32(w[1] * attrs.get("group", 1))] if len(x) == 4 else [])
         c.append(("ConvTranspose", inputs, attrs))
+    for op, g in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
+        for seq, batch, inp, hid, attrs, extras in [
+                (5, 3, 7, 6, {}, ()), (4, 2, 5, 9, {"direction": "bidirectional"}, ("b",)),
+                (6, 3, 4, 5, {"direction": "reverse", "clip": 0.8}, ("b", "lens", "h0")),
+                (3, 2, 6, 7, {"layout": 1, "linear_before_reset": 1} if op == "GRU" else {"layout": 1}, ("b", "h0")),
+                (5, 4, 3, 4, {"input_forget": 1} if op == "LSTM" else {}, ("b", "lens", "h0", "c0", "p"))]:
+            dirs = 2 if attrs.get("direction") == "bidirectional" else 1
+            x = f32(batch, seq, inp) if attrs.get("layout") else f32(seq, batch, inp)
+            ins = [x, f32(dirs, g * hid, inp) * 0.5, f32(dirs, g * hid, hid) * 0.5,
+                   f32(dirs, 2 * g * hid) * 0.3 if "b" in extras else None,
+                   RNG.integers(0, seq + 1, batch).astype(np.int32) if "lens" in extras else None,
+                   (f32(batch, dirs, hid) if attrs.get("layout") else f32(dirs, batch, hid)) if "h0" in extras else None]
+            if op == "LSTM":
+                ins += [f32(dirs, batch, hid) if "c0" in extras else None, f32(dirs, 3 * hid) if "p" in extras else None]
+            while ins[-1] is None:
+                ins.pop()
+            c.append((op, ins, {"hidden_size": hid, **attrs}))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))
@@ -119,7 +138,7 @@ def _case(i):
     from mnn_core.ops import run_reference
 
     attrs = _attrs(op, attrs)
-    graph, feeds = _one_node_graph(op, inputs, attrs, op == "ConvTranspose")  # its weights constant
+    graph, feeds = _one_node_graph(op, inputs, attrs, op in CONSTANT_WEIGHTS)
     return ConformanceCase(op, i, graph, feeds, run_reference(op, list(inputs), attrs), f"{op} {attrs}")
 
 
