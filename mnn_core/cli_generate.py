@@ -1,4 +1,5 @@
-"""`mnnx generate MODEL --prompt TEXT`: stream a checkpoint's continuation to the terminal.
+"""`mnnx generate MODEL --prompt TEXT`: stream a checkpoint's continuation to the terminal;
+`mnnx chat MODEL`: a conversation through the tokenizer's chat template, a turn per line of stdin.
 
 The text goes to stdout as it is generated; the speeds (prefill and decode tokens/s) go to stderr
 at the end, so a pipe gets only the text. Without a tokenizer.json, `--ids 1,2,3` gives the prompt
@@ -15,10 +16,19 @@ from .errors import MnnError
 
 def add_parser(sub) -> None:
     s = sub.add_parser("generate", help="generate text from a Hugging Face checkpoint (streams, prints tokens/s)")
-    s.add_argument("model", help="a checkpoint directory: config.json, *.safetensors, tokenizer.json")
+    _common(s)
     s.add_argument("--prompt", help="the prompt text")
     s.add_argument("--ids", help="the prompt as token ids 1,2,3 (for a checkpoint without a tokenizer)")
     s.add_argument("--chat", action="store_true", help="wrap the prompt in the tokenizer's chat template")
+    s.set_defaults(fn=cmd_generate)
+    s = sub.add_parser("chat", help="chat with a checkpoint through its chat template (a turn per input line)")
+    _common(s)
+    s.add_argument("--system", help="a system message first")
+    s.set_defaults(fn=cmd_chat)
+
+
+def _common(s) -> None:
+    s.add_argument("model", help="a checkpoint directory (config.json, *.safetensors, tokenizer.json) or an export")
     s.add_argument("--max-tokens", type=int, default=128, help="tokens to generate at most (default 128)")
     s.add_argument("--backend", default="auto", help="auto, a backend name, or a fallback list a,b (default auto)")
     s.add_argument("--threads", type=int, default=1)
@@ -33,19 +43,48 @@ def add_parser(sub) -> None:
     s.add_argument("--repetition-penalty", type=float, default=1.0)
     s.add_argument("--seed", type=int, default=None)
     s.add_argument("--stop", action="append", default=[], metavar="TEXT", help="stop at this text (repeat)")
-    s.set_defaults(fn=cmd_generate)
+
+
+def _load(args):
+    from .llm import load
+
+    backend = args.backend.split(",") if "," in args.backend else args.backend
+    quant = {"weights": args.weights, "group": args.group, "symmetric": not args.asymmetric}
+    if args.model.endswith(".mnn"):  # an export has its weights as exported; --weights int8 is an error there
+        quant = {"weights": None if args.weights == "fp32" else args.weights}
+    llm = load(args.model, backend=backend, threads=args.threads, context=args.context, **quant)
+    sampling = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+                    repetition_penalty=args.repetition_penalty, seed=args.seed)
+    return llm, sampling
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    llm, sampling = _load(args)
+    messages = [{"role": "system", "content": args.system}] if args.system else []
+    llm.chat_prompt(messages + [{"role": "user", "content": ""}])  # no template: fail before the first turn
+    interactive = sys.stdin.isatty()
+    while True:
+        if interactive:
+            print("> ", end="", flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+        messages.append({"role": "user", "content": line.rstrip("\n")})
+        # each turn runs the whole conversation again: the template may rewrite earlier turns
+        reply = []
+        for piece in llm.generate(llm.chat_prompt(messages), args.max_tokens, stream=True, stop=args.stop,
+                                  **sampling):
+            reply.append(piece)
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+        print()
+        messages.append({"role": "assistant", "content": "".join(reply)})
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .llm import load
-
     if (args.prompt is None) == (args.ids is None):
         raise MnnError("give the prompt as --prompt TEXT or as --ids 1,2,3 (one of them)")
-    backend = args.backend.split(",") if "," in args.backend else args.backend
-    llm = load(args.model, backend=backend, threads=args.threads, context=args.context, weights=args.weights,
-               group=args.group, symmetric=not args.asymmetric)
-    sampling = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
-                    repetition_penalty=args.repetition_penalty, seed=args.seed)
+    llm, sampling = _load(args)
     if args.ids is not None:
         try:
             ids = [int(t) for t in args.ids.split(",") if t.strip()]

@@ -155,7 +155,7 @@ def _train_tokenizer(path):
     tok = tokenizers.Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=["<pad>", "<s>", "</s>"],
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=["<pad>", "<s>", "</s>", "<unk>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet()[:60])
     text = ["the quick brown fox jumps over the lazy dog", "hello world, hello mnn", "once upon a time"] * 20
     tok.train_from_iterator(text, trainer)
@@ -306,3 +306,23 @@ def test_gpu_backends_run_the_decoder_without_fallback(checkpoints, backend):
     llm = load(path, backend=backend, context=24, chunk=4, fallback=False)
     got = np.concatenate([llm.decoder.feed(ids[:5]), llm.decoder.feed(ids[5:])])
     assert np.abs(got - want).max() / np.abs(want).max() < 1e-4
+
+
+def test_cli_chat_turns(checkpoints, tmp_path, capsys, monkeypatch):
+    import io
+    import shutil
+    from pathlib import Path
+
+    from mnn_core.cli import main
+
+    path = tmp_path / "model"
+    shutil.copytree(Path(checkpoints["gemma"]), path)
+    _train_tokenizer(path)
+    llm = load(path, backend="x86", context=96)
+    first = llm.generate(llm.chat_prompt([{"role": "user", "content": "hello"}]), max_tokens=4)
+    second = llm.generate(llm.chat_prompt([{"role": "user", "content": "hello"},
+                                           {"role": "assistant", "content": first},
+                                           {"role": "user", "content": "the fox"}]), max_tokens=4)
+    monkeypatch.setattr("sys.stdin", io.StringIO("hello\nthe fox\n"))
+    assert main(["chat", str(path), "--max-tokens", "4", "--backend", "x86", "--context", "96"]) == 0
+    assert capsys.readouterr().out == f"{first}\n{second}\n"

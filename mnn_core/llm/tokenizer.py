@@ -49,7 +49,10 @@ class Tokenizer:
         return self._tok.token_to_id(token) if isinstance(token, str) else None
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+        try:
+            return self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+        except Exception as exc:  # the package's own error type, e.g. an unknown token with no <unk> in the vocabulary
+            raise MnnError(f"the tokenizer cannot encode {text[:40]!r}: {exc}") from None
 
     def decode(self, ids, skip_special_tokens: bool = True) -> str:
         return self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens)
