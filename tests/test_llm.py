@@ -326,3 +326,17 @@ def test_cli_chat_turns(checkpoints, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("hello\nthe fox\n"))
     assert main(["chat", str(path), "--max-tokens", "4", "--backend", "x86", "--context", "96"]) == 0
     assert capsys.readouterr().out == f"{first}\n{second}\n"
+
+
+def test_cancel_stops_generation(checkpoints):
+    import threading
+
+    llm = load(checkpoints["llama"], backend="x86", context=64)
+    got = []
+    for token in llm.generate_ids([1, 2, 3], max_tokens=40, eos=False):
+        got.append(token)
+        if len(got) == 3:
+            threading.Thread(target=llm.cancel).start()  # as another thread would
+            threading.Event().wait(0.2)
+    assert len(got) == 3
+    assert len(list(llm.generate_ids([1, 2, 3], max_tokens=5, eos=False))) == 5  # the next call starts afresh
