@@ -10,8 +10,9 @@ Checks, in order (each failure is one line naming what broke; exit 1):
      `mnn` and `mnnconvert` working.
 
 The MNN wheel comes from --cache (a folder holding mnn-*.whl), else `pip download --no-deps MNN`
-into it; exit 77 when it can be neither found nor fetched. mnn's wheels come from --wheels
-(dist/ of tools/build_wheels.py or `pip wheel`), else mnn-core is built from this tree (a few seconds).
+into it; exit 77 when it can be neither found nor fetched, or numpy and pluggy cannot be installed.
+mnn's wheels come from --wheels (dist/ of tools/build_wheels.py or `pip wheel`), else mnn-core is
+built from this tree (a few seconds).
 MNN's scripts import a module that runs `pip install` of a logging SDK; every command here runs with
 PIP_NO_INDEX=1, so that install fails at once and MNN carries on without it (its own try/except).
 """
@@ -33,6 +34,10 @@ SKIP = 77  # the exit status of "could not get the MNN wheel"
 
 class Failed(Exception):
     pass
+
+
+class Offline(Exception):
+    """PyPI (and pip's cache) could not give the venv numpy and pluggy: nothing to check."""
 
 
 def run(cmd: list, env: dict, what: str, timeout: int = 600) -> str:
@@ -94,7 +99,10 @@ def check(venv_dir: Path, mnn_whl: Path, ours: list[Path], work: Path) -> None:
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     online = {**env}
     online.pop("PIP_NO_INDEX")  # numpy and pluggy come from PyPI (or pip's cache)
-    run(pip + ["numpy", "pluggy"], online, "installing numpy and pluggy")
+    try:
+        run(pip + ["numpy", "pluggy"], online, "installing numpy and pluggy")
+    except Failed as exc:
+        raise Offline(str(exc)) from None
     run(pip + ["--no-deps"] + [str(w) for w in ours], env, "installing mnn's wheels")
     run(pip + ["--no-deps", str(mnn_whl)], env, "installing the MNN wheel")
 
@@ -155,6 +163,9 @@ def main(argv=None) -> int:
         venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir)
         try:
             check(venv_dir, whl, mnn_core_wheels(args.wheels, work), work)
+        except Offline as exc:
+            print(f"cannot fill the venv: {exc}")
+            return SKIP
         except (Failed, subprocess.TimeoutExpired) as exc:
             print(f"coexistence check failed: {exc}")
             return 1
