@@ -91,7 +91,7 @@ def read_net(data: bytes, where: str) -> Graph:
             handler(ctx, op)
         except MnnFormatError:
             raise
-        except (IndexError, ValueError, TypeError, KeyError) as exc:
+        except (IndexError, ValueError, TypeError, KeyError, ArithmeticError) as exc:
             raise ctx.fail(f"op {op.name!r} ({op.type}) cannot be read: {exc}") from None
     unknown = [o for o in ctx.graph.outputs if o not in ctx.infos]
     if unknown:
