@@ -261,3 +261,33 @@ def test_load_state_dict_returns_incompatible_keys_like_pytorch():
     assert (got.missing_keys, got.unexpected_keys) == (want.missing_keys, want.unexpected_keys)
     missing, unexpected = ours.load_state_dict(ours.state_dict())
     assert missing == [] and unexpected == []
+
+
+def test_dataloader_collates_like_pytorch():
+    """Dicts, tuples, lists, numbers and strings in items: the same batches (fields, dtypes, values)."""
+
+    def items(t):
+        class Items(t.utils.data.Dataset):
+            def __len__(self):
+                return 5
+
+            def __getitem__(self, i):
+                return {"x": t.ones(3) * i, "y": i, "w": i / 2, "name": f"n{i}", "pair": (i, [float(i), 1.0])}
+
+        return list(t.utils.data.DataLoader(Items(), batch_size=2))
+
+    def flat(batch, path=""):
+        if isinstance(batch, dict):
+            return [f for k in batch for f in flat(batch[k], f"{path}.{k}")]
+        if isinstance(batch, (tuple, list)) and batch and not isinstance(batch[0], str):
+            return [f for i, b in enumerate(batch) for f in flat(b, f"{path}[{i}]")]
+        return [(path, batch)]
+
+    for ours, theirs in zip(items(mt), items(torch), strict=True):
+        for (p, a), (q, b) in zip(flat(ours), flat(theirs), strict=True):
+            assert p == q
+            if isinstance(b, list):
+                assert a == b
+            else:
+                assert a.dtype == np.dtype(str(b.dtype).removeprefix("torch.")), p
+                np.testing.assert_array_equal(a.numpy(), b.numpy())

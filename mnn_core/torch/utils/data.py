@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...data import DataLoader as _ArrayLoader
-from ...data import Dataset, Subset, TensorDataset, default_collate, random_split
+from ...data import Dataset, Subset, TensorDataset, random_split
 from ...errors import MnnError
 from ...express import Var
 from ...express.rng import generator as _generator
@@ -28,6 +28,21 @@ def _tensors(batch: Any) -> Any:
     if isinstance(batch, dict):
         return {k: _tensors(v) for k, v in batch.items()}
     return batch
+
+
+def default_collate(items: list) -> Any:
+    """PyTorch's collation: tensors, arrays and numbers stack; tuples, lists and dicts collate per field."""
+    first = items[0]
+    if isinstance(first, dict):
+        return {k: default_collate([it[k] for it in items]) for k in first}
+    if isinstance(first, (tuple, list)):
+        if any(len(it) != len(first) for it in items):
+            raise MnnError("DataLoader: items of one batch have different numbers of fields")
+        return type(first)(default_collate(list(field)) for field in zip(*items)) if isinstance(first, tuple) \
+            else [default_collate(list(field)) for field in zip(*items)]
+    if isinstance(first, str):
+        return list(items)
+    return np.stack([np.asarray(it) for it in items])
 
 
 class DataLoader(_ArrayLoader):
@@ -44,7 +59,7 @@ class DataLoader(_ArrayLoader):
             raise MnnError("DataLoader: batch_size=None (unbatched loading) is not supported")
         seed = int(_generator().integers(2**63)) if generator is None else int(generator)
         super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last,
-                         collate_fn=collate_fn, **kwargs)
+                         collate_fn=collate_fn or default_collate, **kwargs)
 
     def __iter__(self) -> Iterator:
         for batch in super().__iter__():
