@@ -133,6 +133,8 @@ def write_part(out_dir: Path, block: Block, columns: dict[str, np.ndarray]) -> P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if "row" in columns:
+        raise MnnError("a column or model output is named 'row', the name of the output's row numbers; rename it")
     arrays = {"row": pa.array(np.arange(block.first_row, block.first_row + block.rows, dtype=np.int64))}
     for name, value in columns.items():
         value = np.ascontiguousarray(value)

@@ -105,26 +105,28 @@ def run_batch(model: str | Path, source: str | Path, output: str | Path, *, addr
 def _dispatch(pool: list, todo: list[Block], actor, ref: ModelRef, out_dir: str, options: dict):
     """Yield each block once its part is written; keep every actor busy with QUEUED_PER_ACTOR more."""
     waiting = list(reversed(todo))
-    running: dict = {}  # ObjectRef -> (block, actor index, attempts)
+    running: dict = {}  # ObjectRef -> (block, actor index, attempts, the actor it went to)
     load = [0] * len(pool)
 
     def submit(block: Block, attempt: int) -> None:
         i = min(range(len(pool)), key=load.__getitem__)
         load[i] += 1
-        running[pool[i].run.remote(block)] = (block, i, attempt)
+        running[pool[i].run.remote(block)] = (block, i, attempt, pool[i])
 
     for _ in range(min(len(waiting), len(pool) * (1 + QUEUED_PER_ACTOR))):
         submit(waiting.pop(), 0)
     while running:
         ready, _ = ray.wait(list(running), num_returns=1)
-        block, i, attempt = running.pop(ready[0])
+        block, i, attempt, handle = running.pop(ready[0])
         load[i] -= 1
         try:
             ray.get(ready[0])
         except ray.exceptions.RayActorError as exc:
             if attempt >= REASSIGN:
                 raise MnnError(f"block {block.index} failed on {attempt + 1} actors; the last died: {exc}") from None
-            pool[i] = actor.remote(ref, out_dir, options)  # a fresh actor in place of the dead one
+            if pool[i] is handle:  # one fresh actor in place of the dead one, not one per task it held
+                ray.kill(handle)  # gone already; this frees its resources should Ray still count them
+                pool[i] = actor.remote(ref, out_dir, options)
             submit(block, attempt + 1)
             continue
         except ray.exceptions.RayTaskError as exc:  # the block itself is bad: a retry would fail the same way
