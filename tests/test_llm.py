@@ -340,3 +340,24 @@ def test_cancel_stops_generation(checkpoints):
             threading.Event().wait(0.2)
     assert len(got) == 3
     assert len(list(llm.generate_ids([1, 2, 3], max_tokens=5, eos=False))) == 5  # the next call starts afresh
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_checkpoints(checkpoints, tmp_path, dtype):
+    model = _reference(checkpoints["qwen2"]).to(getattr(torch, dtype))
+    model.save_pretrained(tmp_path / dtype)
+    ids = np.arange(3, 14)
+    with torch.no_grad():  # the same half-precision weights, computed in float32
+        want = model.float()(torch.tensor(ids[None])).logits[0].numpy()
+    got = load(tmp_path / dtype, backend="x86", context=16).decoder.feed(ids)
+    assert np.abs(got - want).max() / np.abs(want).max() < 1e-4
+
+
+def test_bfloat16_read_without_ml_dtypes(checkpoints, tmp_path):
+    from mnn_core.llm.weights import Checkpoint, _bf16
+
+    _reference(checkpoints["llama"]).to(torch.bfloat16).save_pretrained(tmp_path)
+    ckpt = Checkpoint(tmp_path)
+    name = next(n for n in ckpt.names() if n.endswith("q_proj.weight"))
+    file = next(tmp_path.glob("*.safetensors"))
+    np.testing.assert_array_equal(_bf16(None, file, name), ckpt.get(name))  # from the file's bits

@@ -55,8 +55,8 @@ class Checkpoint:
             if "bf16" not in str(exc).lower() and "bfloat16" not in str(exc).lower():
                 raise MnnError(f"{file}: tensor {name!r}: {exc}") from None
             arr = _bf16(handle.get_slice(name), file, name)
-        if arr.dtype.kind == "f" and arr.dtype != np.float32:
-            arr = arr.astype(np.float32)
+        if arr.dtype != np.float32 and (arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"):
+            arr = arr.astype(np.float32)  # bfloat16 arrives as ml_dtypes' type where that is installed
         return arr
 
 
