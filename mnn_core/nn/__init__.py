@@ -42,15 +42,37 @@ from .layers import (
                      Tanh,
 )
 from .module import Module, ModuleList, Parameter, Sequential
+from .more_layers import (
+                     ELU,
+                     GLU,
+                     BCELoss,
+                     CosineSimilarity,
+                     GroupNorm,
+                     Hardtanh,
+                     HuberLoss,
+                     InstanceNorm2d,
+                     KLDivLoss,
+                     Mish,
+                     ModuleDict,
+                     ParameterList,
+                     PReLU,
+                     SmoothL1Loss,
+                     Softplus,
+                     Softsign,
+                     Unflatten,
+                     ZeroPad2d,
+)
 from .pool1d import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .rnn import GRU, LSTM, RNN
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
-    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d",
-    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d",
-    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GraphModule", "Hardswish", "Identity", "L1Loss",
-    "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module", "ModuleList",
-    "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "ReLU6", "SiLU", "Sequential", "Sigmoid", "Softmax", "Tanh",
-    "TransformerEncoder", "TransformerEncoderLayer", "from_graph", "functional", "init", "utils",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
+    "BatchNorm2d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d", "CosineSimilarity", "CrossEntropyLoss", "Dropout",
+    "ELU", "Embedding", "Flatten", "GELU", "GLU", "GRU", "GraphModule", "GroupNorm", "Hardswish", "Hardtanh",
+    "HuberLoss", "Identity", "InstanceNorm2d", "KLDivLoss", "L1Loss", "LSTM", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList",
+    "MultiheadAttention", "NLLLoss", "PReLU", "Parameter", "ParameterList", "RNN", "ReLU", "ReLU6", "Sequential",
+    "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Softsign", "Tanh", "TransformerEncoder",
+    "TransformerEncoderLayer", "Unflatten", "ZeroPad2d", "from_graph", "functional", "init", "utils",
 ]
