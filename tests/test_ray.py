@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
+import tempfile
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -75,6 +78,17 @@ def local(model, x):
 
 def rows(n, seed=0):
     return np.random.default_rng(seed).standard_normal((n, FEATURES)).astype(np.float32)
+
+
+def test_the_core_does_not_import_ray():
+    code = ("import sys, numpy as np, mnn_core as mnn, mnn_core.cli; from mnn_core import nn, optim, train; "
+            "mnn.Session(mnn.load(sys.argv[1]), backend='reference').run({'x': np.zeros((2, 24), 'float32')}); "
+            "assert not [m for m in sys.modules if m == 'ray' or m.startswith('ray.')], 'ray was imported'")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.mnn"
+        mnn.save(mlp_graph(), path)
+        done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_cluster_has_two_nodes(cluster):
