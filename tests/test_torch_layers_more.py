@@ -78,7 +78,8 @@ def test_containers_register_their_members():
     d = nn.ModuleDict({"enc": nn.Linear(2, 3), "dec": nn.Linear(3, 2)})
     d["head"] = nn.Linear(2, 1)
     assert list(d) == ["enc", "dec", "head"] and "dec" in d and len(d) == 3
-    assert [n for n, _ in d.named_parameters()] == [f"{m}.{w}" for m in ("enc", "dec", "head") for w in ("weight", "bias")]
+    names = [f"{m}.{w}" for m in ("enc", "dec", "head") for w in ("weight", "bias")]
+    assert [n for n, _ in d.named_parameters()] == names
     pl = nn.ParameterList([np.zeros(2), nn.Parameter(np.ones(3))])
     assert len(pl) == 2 and [n for n, _ in pl.named_parameters()] == ["0", "1"]
     assert isinstance(pl[0], nn.Parameter) and pl[1].shape == (3,)
