@@ -360,4 +360,4 @@ def test_bfloat16_read_without_ml_dtypes(checkpoints, tmp_path):
     ckpt = Checkpoint(tmp_path)
     name = next(n for n in ckpt.names() if n.endswith("q_proj.weight"))
     file = next(tmp_path.glob("*.safetensors"))
-    np.testing.assert_array_equal(_bf16(None, file, name), ckpt.get(name))  # from the file's bits
+    np.testing.assert_array_equal(_bf16(file, name), ckpt.get(name))  # from the file's bits

@@ -54,13 +54,13 @@ class Checkpoint:
         except (TypeError, ValueError) as exc:
             if "bf16" not in str(exc).lower() and "bfloat16" not in str(exc).lower():
                 raise MnnError(f"{file}: tensor {name!r}: {exc}") from None
-            arr = _bf16(handle.get_slice(name), file, name)
+            arr = _bf16(file, name)
         if arr.dtype != np.float32 and (arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"):
             arr = arr.astype(np.float32)  # bfloat16 arrives as ml_dtypes' type where that is installed
         return arr
 
 
-def _bf16(view, file: Path, name: str) -> np.ndarray:
+def _bf16(file: Path, name: str) -> np.ndarray:
     """A bfloat16 tensor as float32, read from the file's own bytes (offsets from its header)."""
     import json
     import struct
