@@ -18,7 +18,6 @@ import numpy as np
 from ..errors import GraphError, MnnError
 from ..express import Var, lazy, no_grad
 
-
 #: what load_state_dict returns, as torch.nn.modules.module._IncompatibleKeys
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
