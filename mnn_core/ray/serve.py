@@ -115,16 +115,17 @@ def _http_error(message: str):
 
 def serve_app(model: Any, *, backend: str | Sequence[str] = "auto", threads: int = 1, precision: str = "normal",
               max_batch_size: int = 32, batch_wait_timeout_s: float = 0.01, num_replicas: int = 1,
-              num_gpus: float | None = None, name: str = "mnn", options: dict | None = None):
-    """A Serve application (for serve.run) of `num_replicas` replicas of `model` (a path, Graph, Module or
-    bytes), each with the resources its backend needs (resources.py)."""
+              num_gpus: float | None = None, name: str = "mnn", options: dict | None = None, suffix: str | None = None):
+    """A Serve application (for serve.run) of `num_replicas` replicas of `model` (a path, Graph, Module, or
+    the bytes of a model file of type `suffix`, ".mnn" or ".onnx"), each with the resources its backend
+    needs (resources.py)."""
     if not isinstance(max_batch_size, int) or max_batch_size < 1:
         raise MnnError(f"max_batch_size must be a positive int, got {max_batch_size!r}")
     if not batch_wait_timeout_s >= 0:
         raise MnnError(f"batch_wait_timeout_s must be >= 0, got {batch_wait_timeout_s!r}")
     if not isinstance(num_replicas, int) or num_replicas < 1:
         raise MnnError(f"num_replicas must be a positive int, got {num_replicas!r}")
-    data, suffix, label = model_bytes(model, ".mnn" if isinstance(model, (bytes, bytearray)) else None)
+    data, suffix, label = model_bytes(model, suffix)
     check_model(data, suffix, label)
     resources = actor_resources(backend, threads, num_gpus)
     deployment = serve.deployment(MnnModel, name=name, num_replicas=num_replicas,
