@@ -291,3 +291,24 @@ def test_dataloader_collates_like_pytorch():
             else:
                 assert a.dtype == np.dtype(str(b.dtype).removeprefix("torch.")), p
                 np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("n", [10, 17, 3])
+def test_random_split_lengths_and_generators(n):
+    from mnn_core.torch.utils.data import DataLoader, TensorDataset, random_split
+
+    ds = TensorDataset(mt.arange(n))
+    for lengths in ([0.33, 0.33, 0.34], [0.8, 0.2], [n - 1, 1]):
+        ours = [len(s) for s in random_split(ds, lengths)]
+        theirs = [len(s) for s in torch.utils.data.random_split(range(n), lengths)]
+        assert ours == theirs, lengths
+    parts = [random_split(ds, [0.5, 0.5], generator=mt.Generator().manual_seed(7)) for _ in range(2)]
+    assert [list(p.indices) for p in parts[0]] == [list(p.indices) for p in parts[1]]
+    assert sorted(np.concatenate([p.indices for p in parts[0]]).tolist()) == list(range(n))
+    orders = [[b[0].tolist() for b in DataLoader(ds, batch_size=2, shuffle=True,
+                                                generator=mt.Generator().manual_seed(3))] for _ in range(2)]
+    assert orders[0] == orders[1]
+    with pytest.raises(MnnError, match="add up"):
+        random_split(ds, [n, 1])
+    with pytest.raises(MnnError, match="Generator"):
+        DataLoader(ds, generator=5)

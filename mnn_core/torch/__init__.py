@@ -196,6 +196,22 @@ def randn_like(x, dtype=None) -> Var:
     return randn(x.shape, dtype=dtype or x.dtype)
 
 
+class Generator:
+    """torch.Generator: a seeded stream of its own, for DataLoader(generator=) and random_split."""
+
+    def __init__(self, device=None):
+        self._seed = builtins.int(np.random.SeedSequence().entropy % (2**63))
+        self.rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed: builtins.int) -> Generator:
+        self._seed = builtins.int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> builtins.int:
+        return self._seed
+
+
 def seed() -> builtins.int:
     s = builtins.int(np.random.SeedSequence().entropy % (2**63))
     manual_seed(s)

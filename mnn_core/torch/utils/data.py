@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...data import DataLoader as _ArrayLoader
-from ...data import Dataset, Subset, TensorDataset, random_split
+from ...data import Dataset, Subset, TensorDataset
 from ...errors import MnnError
 from ...express import Var
 from ...express.rng import generator as _generator
@@ -28,6 +28,34 @@ def _tensors(batch: Any) -> Any:
     if isinstance(batch, dict):
         return {k: _tensors(v) for k, v in batch.items()}
     return batch
+
+
+def _rng(generator) -> np.random.Generator:
+    """The numpy stream behind a torch-style generator argument (None: the one torch.manual_seed seeds)."""
+    if generator is None:
+        return _generator()
+    if isinstance(generator, np.random.Generator):
+        return generator
+    if hasattr(generator, "rng"):  # mnn_core.torch.Generator
+        return generator.rng
+    raise MnnError(f"generator must be a mnn_core.torch.Generator, got {type(generator).__name__}")
+
+
+def random_split(dataset: Dataset, lengths, generator=None) -> list[Subset]:
+    """torch.utils.data.random_split: lengths as counts, or fractions that sum to 1 (remainders go
+    round-robin to the first parts, as PyTorch does)."""
+    n = len(dataset)
+    lengths = list(lengths)
+    if lengths and all(0 <= f <= 1 for f in lengths) and abs(sum(lengths) - 1) < 1e-9 and sum(lengths) != n:
+        counts = [int(np.floor(n * f)) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n:
+        raise MnnError(f"random_split: lengths {lengths} do not add up to the dataset's {n}")
+    order = _rng(generator).permutation(n)
+    bounds = np.cumsum([0] + lengths)
+    return [Subset(dataset, order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def default_collate(items: list) -> Any:
@@ -57,7 +85,7 @@ class DataLoader(_ArrayLoader):
             raise MnnError("DataLoader: sampler and batch_sampler are not supported; use shuffle=True or False")
         if batch_size is None:
             raise MnnError("DataLoader: batch_size=None (unbatched loading) is not supported")
-        seed = int(_generator().integers(2**63)) if generator is None else int(generator)
+        seed = int(_rng(generator).integers(2**63))
         super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last,
                          collate_fn=collate_fn or default_collate, **kwargs)
 
