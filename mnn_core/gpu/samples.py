@@ -73,6 +73,7 @@ def _indexing(rng):
         yield "GatherND", [data, ids], {"batch_dims": b}, f"{x} {idx} batch_dims={b}"
         yield "GatherND", [rng.integers(-9, 9, x).astype(np.int64), ids.astype(np.int32)], {"batch_dims": b}, \
             f"int64 data {x} {idx} batch_dims={b}"
+        yield "GatherND", [rng.random(x) > 0.5, ids], {"batch_dims": b}, f"bool data {x} {idx} batch_dims={b}"
     for shape, depth, axis, dtype in [((7,), 5, -1, np.float32), ((3, 5), 4, 0, np.int64), ((2, 3, 5), 9, 1, np.int32),
                                       ((13,), 3, 0, np.float32)]:
         idx = rng.integers(-depth - 1, depth + 1, shape).astype(np.int64)

@@ -3,15 +3,15 @@
 
 using namespace metal;
 
-constant uint _25_tmp [[function_constant(0)]];
-constant uint _25 = is_function_constant_defined(_25_tmp) ? _25_tmp : 1u;
-constant uint _26_tmp [[function_constant(1)]];
-constant uint _26 = is_function_constant_defined(_26_tmp) ? _26_tmp : 1u;
-constant uint _27_tmp [[function_constant(2)]];
-constant uint _27 = is_function_constant_defined(_27_tmp) ? _27_tmp : 1u;
-constant uint3 gl_WorkGroupSize [[maybe_unused]] = uint3(_25, _26, _27);
+constant uint _30_tmp [[function_constant(0)]];
+constant uint _30 = is_function_constant_defined(_30_tmp) ? _30_tmp : 1u;
+constant uint _31_tmp [[function_constant(1)]];
+constant uint _31 = is_function_constant_defined(_31_tmp) ? _31_tmp : 1u;
+constant uint _32_tmp [[function_constant(2)]];
+constant uint _32 = is_function_constant_defined(_32_tmp) ? _32_tmp : 1u;
+constant uint3 gl_WorkGroupSize [[maybe_unused]] = uint3(_30, _31, _32);
 
-struct _44
+struct _47
 {
     uint _m0;
     uint _m1;
@@ -25,58 +25,124 @@ struct _44
     uint _m9[8];
 };
 
-struct _106
+struct _100
 {
     int _m0[1];
 };
 
-struct _149
+struct _163
 {
     uint _m0[1];
 };
 
-struct _154
+struct _168
 {
     uint _m0[1];
 };
 
-kernel void gather_nd(const device _154& _156 [[buffer(0)]], const device _106& _108 [[buffer(1)]], device _149& _151 [[buffer(2)]], constant _44& _46 [[buffer(30)]], uint3 gl_WorkGroupID [[threadgroup_position_in_grid]], uint3 gl_NumWorkGroups [[threadgroups_per_grid]], uint3 gl_LocalInvocationID [[thread_position_in_threadgroup]])
+kernel void gather_nd(const device _168& _170 [[buffer(0)]], const device _100& _102 [[buffer(1)]], device _163& _165 [[buffer(2)]], constant _47& _49 [[buffer(30)]], uint3 gl_WorkGroupID [[threadgroup_position_in_grid]], uint3 gl_NumWorkGroups [[threadgroups_per_grid]], uint3 gl_LocalInvocationID [[thread_position_in_threadgroup]])
 {
     do
     {
-        uint _184 = (((gl_WorkGroupID.y * gl_NumWorkGroups.x) + gl_WorkGroupID.x) * gl_WorkGroupSize.x) + gl_LocalInvocationID.x;
-        if (_184 >= _46._m0)
+        uint _255 = (((gl_WorkGroupID.y * gl_NumWorkGroups.x) + gl_WorkGroupID.x) * gl_WorkGroupSize.x) + gl_LocalInvocationID.x;
+        if (_49._m6 == 0u)
+        {
+            if (_255 < _49._m0)
+            {
+                uint _272 = _255 / _49._m1;
+                uint _435;
+                _435 = (_272 / _49._m3) * _49._m4;
+                uint _330;
+                for (uint _434 = 0u; _434 < _49._m2; _435 = _330, _434++)
+                {
+                    uint _292 = (_272 * _49._m2) + _434;
+                    int _436;
+                    if (_49._m5 != 0u)
+                    {
+                        _436 = _102._m0[2u * _292];
+                    }
+                    else
+                    {
+                        _436 = _102._m0[_292];
+                    }
+                    int _438;
+                    if (_436 < 0)
+                    {
+                        _438 = _436 + int(_49._m8[_434]);
+                    }
+                    else
+                    {
+                        _438 = _436;
+                    }
+                    _330 = _435 + (uint(clamp(_438, 0, int(_49._m8[_434]) - 1)) * _49._m9[_434]);
+                }
+                _165._m0[_255] = _170._m0[_435 + (_255 % _49._m1)];
+            }
+            break;
+        }
+        uint _181 = _255 * 4u;
+        if (_181 >= _49._m0)
         {
             break;
         }
-        uint _67 = _184 / _46._m1;
-        uint _186;
-        _186 = (_67 / _46._m3) * _46._m4;
-        uint _145;
-        for (uint _185 = 0u; _185 < _46._m2; _186 = _145, _185++)
+        uint _422;
+        _422 = 0u;
+        uint _229;
+        uint _420 = 0u;
+        for (;;)
         {
-            uint _95 = (_67 * _46._m2) + _185;
-            int _187;
-            if (_46._m5 != 0u)
+            bool _196 = _420 < 4u;
+            bool _206;
+            if (_196)
             {
-                _187 = _108._m0[2u * _95];
+                _206 = (_181 + _420) < _49._m0;
             }
             else
             {
-                _187 = _108._m0[_95];
+                _206 = _196;
             }
-            int _189;
-            if (_187 < 0)
+            if (_206)
             {
-                _189 = _187 + int(_46._m8[_185]);
+                uint _211 = _181 + _420;
+                uint _354 = _211 / _49._m1;
+                uint _425;
+                _425 = (_354 / _49._m3) * _49._m4;
+                uint _412;
+                for (uint _424 = 0u; _424 < _49._m2; _425 = _412, _424++)
+                {
+                    uint _374 = (_354 * _49._m2) + _424;
+                    int _428;
+                    if (_49._m5 != 0u)
+                    {
+                        _428 = _102._m0[2u * _374];
+                    }
+                    else
+                    {
+                        _428 = _102._m0[_374];
+                    }
+                    int _430;
+                    if (_428 < 0)
+                    {
+                        _430 = _428 + int(_49._m8[_424]);
+                    }
+                    else
+                    {
+                        _430 = _428;
+                    }
+                    _412 = _425 + (uint(clamp(_430, 0, int(_49._m8[_424]) - 1)) * _49._m9[_424]);
+                }
+                uint _419 = _425 + (_211 % _49._m1);
+                _229 = _422 | (((_170._m0[_419 >> uint(2)] >> (8u * (_419 & 3u))) & 255u) << (8u * _420));
+                _422 = _229;
+                _420++;
+                continue;
             }
             else
             {
-                _189 = _187;
+                break;
             }
-            _145 = _186 + (uint(clamp(_189, 0, int(_46._m8[_185]) - 1)) * _46._m9[_185]);
         }
-        _151._m0[_184] = _156._m0[_186 + (_184 % _46._m1)];
+        _165._m0[_255] = _422;
         break;
     } while(false);
 }

@@ -1,5 +1,6 @@
 """OneHot (onehot.comp) and GatherND (gather_nd.comp): 32-bit words moved, so float32, int32 and
-int64 data alike; the index arithmetic (slice strides, batch_dims) is the host's."""
+int64 data alike (GatherND also 1-byte data, four elements a word); the index arithmetic (slice
+strides, batch_dims) is the host's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from mnn_core.backend.kit.recorder import copy_words
 from mnn_core.gpu.gather import gather_nd_plan
 
 from . import register
-from .shape import WORDS
+from .shape import BYTES, WORDS
 
 MAX_ND = 8  # indexed dims gather_nd.comp takes
 
@@ -47,12 +48,14 @@ def _record_gather_nd(op, rec):
     y = op.outputs[0]
     s, m, per_batch, batch_stride, dims, strides = gather_nd_plan(
         data.info.shape, idx.info.shape, op.node.attrs.get("batch_dims", 0))
-    w = copy_words(data)
+    one_byte = data.info.dtype in BYTES
+    w = 1 if one_byte else copy_words(data)  # 1-byte data: sizes in elements, 4 gathered per invocation
     total = y.info.size * w
-    push = pack(total, s * w, m, max(per_batch, 1), batch_stride * w, int(idx.info.dtype == "int64"), 0, 0,
-                pad_to(dims, MAX_ND, 1), pad_to([st * w for st in strides], MAX_ND))
-    rec.elementwise("gather_nd", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, total)
+    push = pack(total, max(s, 1) * w, m, max(per_batch, 1), batch_stride * w, int(idx.info.dtype == "int64"),
+                int(one_byte), 0, pad_to(dims, MAX_ND, 1), pad_to([st * w for st in strides], MAX_ND))
+    invocations = -(-total // 4) if one_byte else total
+    rec.elementwise("gather_nd", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, invocations)
 
 
 register("OneHot", _record_onehot, _onehot_supports, dtypes=WORDS, efficiency=0.8)
-register("GatherND", _record_gather_nd, _gather_nd_supports, dtypes=WORDS, efficiency=0.8)
+register("GatherND", _record_gather_nd, _gather_nd_supports, dtypes=WORDS + BYTES, efficiency=0.8)
