@@ -10,7 +10,9 @@ as ONNX so that ONNX Runtime runs the same file. Rows/s, the best of --rounds, f
     the issue sets Ray against);
   - ray N: mnn_core.ray.predict with N actors of one thread (Ray Data, --nodes: a LocalCluster of that
     many nodes, or 0 for ray.init() with N CPUs);
-  - ray-ort N: the same actors running ONNX Runtime (one intra-op thread) on the same model.
+  - ray-ort N: the same actors running ONNX Runtime (one intra-op thread) on the same model;
+  - batch N: N `mnnx batch` workers (BlockWorker actors) over the rows as Parquet, --block-rows a block,
+    timed once every actor is up and has run a block (the steady state, start-up out as for procs N).
 Ray runs are timed end to end, actor start-up included (the pool is made per run, as a user's run makes
 it): a fixed cost of seconds, so the rate rises with --rows. (Rates from the first output batch on were
 tried and dropped: Ray Data buffers outputs, so the first batch arrives late and the rate comes out
@@ -102,6 +104,30 @@ def plain_processes(model: str, backend: str, x: np.ndarray, sub_batch: int, n: 
     return max(times)
 
 
+def runner_steady(model: Path, src: Path, out: Path, n: int, block_rows: int, sub_batch: int, backend: str) -> float:
+    """Seconds for n `mnnx batch` workers (BlockWorker actors) to do every block once they are up and planned:
+    the Ray path's steady state, comparable with the plain processes (whose start-up is not timed either)."""
+    import ray
+
+    from mnn_core.ray.blocks import plan_blocks
+    from mnn_core.ray.cli_batch import BlockWorker
+    from mnn_core.ray.model import ship
+
+    blocks, _ = plan_blocks(src, block_rows)
+    out.mkdir()
+    options = {"backend": backend, "threads": 1, "sub_batch": sub_batch}
+    ref = ship(model)
+    pool = [ray.remote(num_cpus=1)(BlockWorker).remote(ref, str(out), options) for _ in range(n)]
+    try:
+        ray.get([a.run.remote(blocks[i]) for i, a in enumerate(pool)])  # up, and planned on a block each
+        t = time.perf_counter()
+        ray.get([pool[i % n].run.remote(b) for i, b in enumerate(blocks)])
+        return time.perf_counter() - t
+    finally:
+        for a in pool:
+            ray.kill(a)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=4096)
@@ -109,6 +135,7 @@ def main(argv=None) -> None:
     p.add_argument("--sub-batch", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=512, help="rows per Ray Data batch (default 512)")
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--block-rows", type=int, default=1024, help="rows per mnnx batch block (default 1024)")
     p.add_argument("--nodes", type=int, default=2, help="LocalCluster nodes of one CPU each; 0: ray.init()")
     p.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime in the actors")
     args = p.parse_args(argv)
@@ -147,6 +174,20 @@ def main(argv=None) -> None:
         ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        src = folder / "rows.parquet"
+        pq.write_table(pa.table({"x": pa.FixedShapeTensorArray.from_numpy_ndarray(x)}), src,
+                       row_group_size=args.block_rows)
+        for r in range(args.rounds):
+            for n in (1, 2):
+                out_dir = folder / f"parts-{n}-{r}"
+                record(f"batch {n} (mnnx batch actors, up and planned)",
+                       runner_steady(model, src, out_dir, n, args.block_rows, args.sub_batch, args.backend))
+                parts = pa.concat_tables([pq.read_table(p) for p in sorted(out_dir.glob("part-*.parquet"))])
+                np.testing.assert_allclose(parts.column("logits").combine_chunks().to_numpy_ndarray(), want,
+                                           rtol=1e-5, atol=1e-5)
         ds = ray.data.from_items([{"id": i, "x": r} for i, r in enumerate(x)], override_num_blocks=32).materialize()
         ort_kwargs = {"path": str(model), "sub_batch": args.sub_batch}
         for _ in range(args.rounds):
@@ -180,9 +221,9 @@ def main(argv=None) -> None:
     for name, rate in results.items():
         print(f"  {name:62s} {rate:9.0f} rows/s")
     procs2 = results.get("procs 2 (plain processes, Session ready)")
-    ray2 = results.get("ray 2 (mnn in Ray Data actors), end to end")
-    if procs2 and ray2:
-        print(f"  ray 2 end to end / procs 2: {ray2 / procs2:.2f}")
+    for name in ("ray 2 (mnn in Ray Data actors), end to end", "batch 2 (mnnx batch actors, up and planned)"):
+        if procs2 and results.get(name):
+            print(f"  {name.split(' (')[0]} / procs 2: {results[name] / procs2:.2f}")
 
 
 if __name__ == "__main__":
