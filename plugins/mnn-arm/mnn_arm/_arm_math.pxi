@@ -80,3 +80,40 @@ def resize(str name, list passes, int64_t work_elems):
     s.work[0] = <float*>ex.hold(Buffer(work_elems * 4))
     s.work[1] = <float*>ex.hold(Buffer(work_elems * 4))
     return ex
+
+
+cdef extern from "move.h" nogil:
+    ctypedef struct arm_gather_nd_state:
+        arm_op op
+        int32_t k
+        int64_t nbatch, nidx, inner_bytes, batch_blocks
+        int64_t dims[8]
+        int64_t st[8]
+    ctypedef struct arm_bn_rt_state:
+        arm_op op
+        int64_t outer, C, inner
+        float eps
+        float* scale
+        float* shift
+    int arm_gather_nd_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_bn_rt_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
+
+def gather_nd(str name, int64_t nbatch, int64_t nidx, int64_t inner_bytes, int64_t batch_blocks, dims, strides):
+    if not 1 <= len(dims) <= 8:
+        raise ValueError(f"arm GatherND: 1 to 8 indexed axes, got {len(dims)}")
+    cdef Execution ex = _execution(name, sizeof(arm_gather_nd_state), arm_gather_nd_run)
+    cdef arm_gather_nd_state* s = <arm_gather_nd_state*>ex.state
+    s.k, s.nbatch, s.nidx, s.inner_bytes, s.batch_blocks = len(dims), nbatch, nidx, inner_bytes, batch_blocks
+    for i in range(s.k):
+        s.dims[i], s.st[i] = dims[i], strides[i]
+    return ex
+
+
+def batchnorm_runtime(str name, int64_t outer, int64_t C, int64_t inner, float eps):
+    cdef Execution ex = _execution(name, sizeof(arm_bn_rt_state), arm_bn_rt_run)
+    cdef arm_bn_rt_state* s = <arm_bn_rt_state*>ex.state
+    s.outer, s.C, s.inner, s.eps = outer, C, inner, eps
+    s.scale = <float*>ex.hold(Buffer(max(C, 1) * 4))
+    s.shift = <float*>ex.hold(Buffer(max(C, 1) * 4))
+    return ex

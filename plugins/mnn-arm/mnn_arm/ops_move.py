@@ -214,3 +214,21 @@ def prepare_pad(node, ins, outs, constants, ctx):
     vtype = np.float16 if size == 2 and outs[0].dtype == "float32" else np.dtype(outs[0].dtype)
     value = np.array(node.attrs["value"]).astype(vtype).tobytes()
     return _arm.pad("arm.Pad", size, list(out), maps, value)
+
+
+def _gather_nd_supports(node, ins):
+    if ins[1].dtype != "int64":
+        return "int64 indices only"
+    if not ins[1].shape or ins[1].shape[-1] == 0:
+        return "index tuples of no axes (the whole data per index)"
+    return True
+
+
+@kernel("GatherND", half_native=True, dtypes=DTYPES, efficiency=0.5, supports=_gather_nd_supports)
+def prepare_gather_nd(node, ins, outs, constants, ctx):
+    shape, idx = static_shape(ins[0]), static_shape(ins[1])
+    b, k = node.attrs["batch_dims"], idx[-1]
+    inner = prod(shape[b + k:])
+    blocks = dense(shape[b:b + k])
+    return _arm.gather_nd("arm.GatherND", prod(shape[:b]), prod(idx[b:-1]), inner * elem_bytes(ins[0], ctx),
+                          prod(shape[b:b + k]), list(shape[b:b + k]) or [1], blocks or [0])

@@ -20,10 +20,9 @@ def _bn_supports(node, ins):
 def prepare_batchnorm(node, ins, outs, constants, ctx):
     x = static_shape(ins[0])
     params = [constants.get(name) for name in node.inputs[1:5]]
-    if any(p is None for p in params):
-        from mnn_core.errors import BackendError
-
-        raise BackendError("arm BatchNormalization needs constant scale, bias, mean and variance")
+    if any(p is None for p in params):  # parameters that arrive at run: folded per run
+        return _arm.batchnorm_runtime("arm.BatchNormalization (runtime parameters)", x[0], x[1], prod(x[2:]),
+                                      float(node.attrs["epsilon"]))
     gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
     scale = gamma / np.sqrt(var + float(node.attrs["epsilon"]))
     return _arm.affine("arm.BatchNormalization", x[0], x[1], prod(x[2:]), scale, beta - mean * scale)

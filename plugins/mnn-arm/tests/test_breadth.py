@@ -124,6 +124,14 @@ def _cases():
             while ins[-1] is None:
                 ins.pop()
             c.append((op, ins, {"hidden_size": hid, **attrs}))
+    for shape, idx_shape, b in [((5, 7, 3), (4, 2), 0), ((3, 6, 5), (3, 2, 1), 1), ((4, 9), (2, 3, 2), 0)]:
+        k = idx_shape[-1]
+        hi = np.array(shape[b:b + k]).reshape((1,) * (len(idx_shape) - 1) + (k,))
+        idx = (RNG.integers(0, 1 << 20, idx_shape) % hi) - hi * (RNG.random(idx_shape) > 0.7)
+        c.append(("GatherND", [f32(*shape), idx.astype(np.int64)], {"batch_dims": b}))
+    for shape in [(2, 5, 3, 7), (3, 4), (1, 6, 9)]:
+        ch = shape[1]
+        c.append(("BatchNormalization", [f32(*shape), f32(ch), f32(ch), f32(ch), np.abs(f32(ch)) + 0.5], {}))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))

@@ -6,7 +6,10 @@ Two steps, since the arm64 root has no onnx package:
     python plugins/mnn-arm/tools/arm_coverage.py export DIR           # host: each model as DIR/<name>.mnn
                                                                       # and its inputs as DIR/<name>.npz
     MNN_ARM_RUN=python plugins/mnn-arm/tools/arm_rootfs_test.sh \\
-        plugins/mnn-arm/tools/arm_coverage.py check DIR               # under qemu: plan each on arm
+        $PWD/plugins/mnn-arm/tools/arm_coverage.py check DIR          # under qemu (an absolute path)
+
+`check --run [--max-mb=N]` also runs each model that plans whole (files up to N MB) with fallback=False
+and compares its outputs with ONNX Runtime's on the host (saved by `export`).
 
 `check` plans every model for its inputs' shapes with fallback on and lists, per model, the ops
 the plan put on another backend (nothing is run: planning is what decides fallback=False). The
@@ -53,13 +56,42 @@ def export(out: Path) -> None:
         try:
             graph = mnn.load(path)
             mnn.save(graph, out / f"{name}.mnn")
-            np.savez(out / f"{name}.npz", **feeds())
+            inputs = feeds()
+            np.savez(out / f"{name}.npz", **inputs)
+            try:  # the peer's outputs, for `check --run` (the arm64 root has no onnxruntime)
+                import onnxruntime as ort
+
+                sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+                names = [o.name for o in sess.get_outputs()]
+                np.savez(out / f"{name}.ort.npz", **dict(zip(names, sess.run(names, inputs))))
+            except Exception as exc:  # noqa: BLE001 - no onnxruntime, or a file it refuses
+                print(f"{name}: no ONNX Runtime outputs ({type(exc).__name__}: {str(exc)[:100]})")
             print(f"{name}: exported")
         except Exception as exc:  # noqa: BLE001 - a model the converter cannot take is reported, not fatal
             print(f"{name}: not exported ({type(exc).__name__}: {str(exc)[:120]})")
 
 
-def check(src: Path) -> int:
+def run_whole(path: Path, feeds: dict) -> str:
+    """Run a model that plans whole on arm with fallback=False; compare with ONNX Runtime's outputs."""
+    import mnn_core as mnn
+
+    ref = path.with_suffix(".ort.npz")
+    got = mnn.Session(mnn.load(path), backend="arm", fallback=False).run(feeds)
+    if not ref.exists():
+        return "ran (no ONNX Runtime outputs to compare)"
+    want, worst = dict(np.load(ref)), 0.0
+    for k, w in want.items():
+        g = np.asarray(got[k])
+        if g.shape != w.shape:
+            return f"MISMATCH: {k} has shape {g.shape}, ONNX Runtime {w.shape}"
+        if np.issubdtype(w.dtype, np.floating):
+            worst = max(worst, float(np.max(np.abs(g - w)) / max(float(np.max(np.abs(w))), 1e-6)) if w.size else 0.0)
+        elif not np.array_equal(g, w):
+            worst = max(worst, float(np.mean(g != w)))
+    return f"ran, max |diff| / max |ORT| = {worst:.1e}"
+
+
+def check(src: Path, run: bool = False, max_mb: float = 1e9) -> int:
     import mnn_core as mnn
 
     whole, report = [], {}
@@ -81,6 +113,13 @@ def check(src: Path) -> int:
         if not off:
             whole.append(name)
             report[name] = "whole on arm"
+            if run and path.stat().st_size <= max_mb * 1e6:
+                try:
+                    report[name] += "; " + run_whole(path, feeds)
+                except Exception as exc:  # noqa: BLE001
+                    report[name] += f"; run failed: {type(exc).__name__}: {str(exc)[:160]}"
+            if run:
+                print(f"{name:<34} {report[name]}", flush=True)
         else:
             report[name] = ", ".join(f"{op} x{n}" for op, n in sorted(off.items()))
             missing_all.update({op: 1 for op in off})
@@ -93,6 +132,10 @@ def check(src: Path) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("export", "check"):
+    args = sys.argv[1:]
+    if len(args) < 2 or args[0] not in ("export", "check"):
         sys.exit(__doc__)
-    sys.exit(export(Path(sys.argv[2])) if sys.argv[1] == "export" else check(Path(sys.argv[2])))
+    if args[0] == "export":
+        sys.exit(export(Path(args[1])))
+    mb = next((float(a.split("=", 1)[1]) for a in args if a.startswith("--max-mb=")), 1e9)
+    sys.exit(check(Path(args[1]), run="--run" in args, max_mb=mb))

@@ -174,3 +174,18 @@ int arm_cast_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     }
     return 0;
 }
+
+int arm_bn_rt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    const arm_bn_rt_state *s = (const arm_bn_rt_state *)state;
+    const float *g = (const float *)arm_data(&ins[1]), *b = (const float *)arm_data(&ins[2]);
+    const float *m = (const float *)arm_data(&ins[3]), *v = (const float *)arm_data(&ins[4]);
+    for (int64_t c = 0; c < s->C; ++c) { /* in double, as the constant case folds them at prepare */
+        const double sc = (double)g[c] / sqrt((double)v[c] + (double)s->eps);
+        s->scale[c] = (float)sc;
+        s->shift[c] = (float)((double)b[c] - (double)m[c] * sc);
+    }
+    arm_channel_affine((const float *)arm_data(&ins[0]), s->scale, s->shift, (float *)arm_data(&outs[0]), s->outer,
+                       s->C, s->inner);
+    return 0;
+}

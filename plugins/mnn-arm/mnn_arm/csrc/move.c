@@ -237,3 +237,29 @@ int arm_pad_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *ou
     }
     return 0;
 }
+
+int arm_gather_nd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in; (void)n_out;
+    arm_gather_nd_state *s = (arm_gather_nd_state *)state;
+    const char *x = (const char *)arm_data(&ins[0]);
+    const int64_t *idx = (const int64_t *)arm_data(&ins[1]);
+    char *y = (char *)arm_data(&outs[0]);
+    const int64_t total = s->nbatch * s->nidx;
+    for (int64_t i = 0; i < total; ++i) /* checked before anything is written */
+        for (int j = 0; j < s->k; ++j) {
+            const int64_t v = idx[i * s->k + j];
+            if (v < -s->dims[j] || v >= s->dims[j]) {
+                s->op.error = "GatherND: an index is out of range of its axis";
+                return 1;
+            }
+        }
+    const size_t nb = (size_t)s->inner_bytes;
+    for (int64_t bt = 0; bt < s->nbatch; ++bt)
+        for (int64_t i = 0; i < s->nidx; ++i) {
+            const int64_t *t = idx + (bt * s->nidx + i) * s->k;
+            int64_t off = bt * s->batch_blocks;
+            for (int j = 0; j < s->k; ++j) off += (t[j] < 0 ? t[j] + s->dims[j] : t[j]) * s->st[j];
+            memcpy(y + (bt * s->nidx + i) * nb, x + off * nb, nb);
+        }
+    return 0;
+}

@@ -144,4 +144,24 @@ typedef struct arm_deconv_state {
 } arm_deconv_state;
 int arm_deconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* GatherND (move.c): per batch (the first batch_dims axes), each index tuple (k int64 values) picks
+ * a block of inner_bytes; dims/strides (in blocks) of the k indexed axes */
+typedef struct arm_gather_nd_state {
+    arm_op op;
+    int32_t k;
+    int64_t nbatch, nidx, inner_bytes, batch_blocks;
+    int64_t dims[MNN_MAX_DIMS], st[MNN_MAX_DIMS];
+} arm_gather_nd_state;
+int arm_gather_nd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* BatchNormalization with parameters that arrive at run (math.c): scale and shift per channel
+ * computed into work, then the per-channel affine */
+typedef struct arm_bn_rt_state {
+    arm_op op;
+    int64_t outer, C, inner;
+    float eps;
+    float *scale, *shift;
+} arm_bn_rt_state;
+int arm_bn_rt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif
