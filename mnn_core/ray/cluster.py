@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -127,6 +128,7 @@ class LocalCluster:
             except subprocess.TimeoutExpired:
                 pass
         self._procs.clear()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)  # the nodes' sessions and logs: each run leaves a folder
 
     def __enter__(self) -> LocalCluster:
         return self.start()
