@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -215,6 +216,7 @@ def main(argv=None) -> None:
         ray.shutdown()
         if cluster is not None:
             cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)  # the model, the rows as Parquet and the parts: hundreds of MB
     where = f"{args.nodes}-node LocalCluster" if args.nodes else "ray.init"
     print(f"{args.rows} rows of 3x32x32, backend {args.backend}, sub-batch {args.sub_batch}, "
           f"Ray batch {args.batch_size}, best of {args.rounds}; {where}")
