@@ -156,3 +156,10 @@ def _check_options(options: dict) -> None:
 @hookimpl
 def mnn_register_backends(register):
     register(X86Backend())
+
+
+@hookimpl
+def mnn_register_passes(register):
+    from .hoist import hoist_step_projections
+
+    register("x86.hoist_step_projections", hoist_step_projections)  # an unrolled loop's input projections
