@@ -21,7 +21,8 @@ def _r(rng, *shape, scale=1.0):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 700, 5), (37, 300, 65), (130, 520, 47), (15, 9, 1100)])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 700, 5), (37, 300, 65), (130, 520, 47), (15, 9, 1100),
+                                   (1, 523, 67), (1, 1030, 300), (7, 77, 33), (15, 263, 49)])
 def test_matmul_sizes(rng, isa, threads, m, k, n):
     check_op("MatMul", [_r(rng, m, k), _r(rng, k, n)], {}, isa, threads, constant=(1,), rtol=1e-4, atol=1e-4)
 

@@ -354,6 +354,45 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
     TILE_EPILOGUE(acc, rows, nv, c, ldc, cols, e, row0, col0, first, last);
 }
 
+/* One row of C over one KC slice (M = 1: a fully connected layer, a projection at batch 1). tile_b's
+ * one-row tile has GEMM_NV accumulators, each FMA waiting on the one before it (4 cycles): at 2 of
+ * the 8 FMAs in flight that it needs, it ran at a quarter of the FMA units' rate. Four sets of
+ * accumulators, over k mod 4 and summed at the end, keep 4 * GEMM_NV in flight. */
+static inline __attribute__((always_inline)) void FN(tile_row1)(const int b_masked, const int pf, int64_t kc,
+                                                                const float *a, const float *b, int64_t ldb,
+                                                                float *c, int64_t ldc, int cols,
+                                                                const x86_epilogue *e, int64_t row0, int64_t col0,
+                                                                int first, int last) {
+    vf acc[MR][GEMM_NV], s[3][GEMM_NV];
+    for (int v = 0; v < GEMM_NV; ++v) acc[0][v] = s[0][v] = s[1][v] = s[2][v] = vf_zero();
+#define ROW1_B(k, v) (b_masked ? vf_load_n(b + (k) * ldb + (v) * VLEN, cols - (v) * VLEN) : vf_load(b + (k) * ldb + (v) * VLEN))
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+#if GEMM_PF_NEAR
+        GEMM_PREFETCH_B_AHEAD(pf, b, k, ldb, GEMM_NV)
+        GEMM_PREFETCH_B_AHEAD(pf, b, k + 1, ldb, GEMM_NV)
+        GEMM_PREFETCH_B_AHEAD(pf, b, k + 2, ldb, GEMM_NV)
+        GEMM_PREFETCH_B_AHEAD(pf, b, k + 3, ldb, GEMM_NV)
+#endif
+        const vf a0 = vf_set1(a[k * MR]), a1 = vf_set1(a[(k + 1) * MR]), a2 = vf_set1(a[(k + 2) * MR]),
+                 a3 = vf_set1(a[(k + 3) * MR]);
+        for (int v = 0; v < GEMM_NV; ++v) {
+            acc[0][v] = vf_fma(a0, ROW1_B(k, v), acc[0][v]);
+            s[0][v] = vf_fma(a1, ROW1_B(k + 1, v), s[0][v]);
+            s[1][v] = vf_fma(a2, ROW1_B(k + 2, v), s[1][v]);
+            s[2][v] = vf_fma(a3, ROW1_B(k + 3, v), s[2][v]);
+        }
+    }
+    for (; k < kc; ++k) {
+        const vf ak = vf_set1(a[k * MR]);
+        for (int v = 0; v < GEMM_NV; ++v) acc[0][v] = vf_fma(ak, ROW1_B(k, v), acc[0][v]);
+    }
+#undef ROW1_B
+    for (int v = 0; v < GEMM_NV; ++v) acc[0][v] = vf_add(vf_add(acc[0][v], s[0][v]), vf_add(s[1][v], s[2][v]));
+    (void)pf;
+    TILE_EPILOGUE(acc, 1, GEMM_NV, c, ldc, cols, e, row0, col0, first, last);
+}
+
 static void FN(tile_any)(int rows, int b_masked, int pf, int64_t kc, const float *a, const float *b, int64_t ldb,
                          float *c, int64_t ldc, int cols, const x86_epilogue *e, int64_t row0, int64_t col0,
                          int first, int last) {
@@ -474,6 +513,12 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
                 else if (rows == MR && cols <= VLEN)
                     FN(tile_b)(MR, b_masked, 1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
 #endif
+                else if (rows == 1 && b_masked)
+                    FN(tile_row1)(1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                else if (rows == 1 && G->prefetch)
+                    FN(tile_row1)(0, 1, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                else if (rows == 1)
+                    FN(tile_row1)(0, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
                 else
                     FN(tile_any)(rows, b_masked, G->prefetch, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR,
                                  first, last);
