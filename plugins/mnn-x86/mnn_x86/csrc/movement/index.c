@@ -233,6 +233,24 @@ int x86_scatter_nd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_ten
 
 /* -- OneHot --------------------------------------------------------------------------------------- */
 
+/* n copies of the size-byte value at v: typed stores for the usual sizes, which vectorize (a memcpy of
+ * 4 bytes per element, a call each, took magika's 3072 x 257 one-hot 7 ms of a 20 ms run) */
+static void fill_values(char *y, const char *v, int64_t n, int32_t size) {
+    if (size == 4) {
+        uint32_t x, *o = (uint32_t *)y;
+        memcpy(&x, v, 4);
+        for (int64_t e = 0; e < n; ++e) o[e] = x;
+    } else if (size == 8) {
+        uint64_t x, *o = (uint64_t *)y;
+        memcpy(&x, v, 8);
+        for (int64_t e = 0; e < n; ++e) o[e] = x;
+    } else if (size == 1) {
+        memset(y, v[0], (size_t)n);
+    } else {
+        for (int64_t e = 0; e < n; ++e) memcpy(y + e * size, v, (size_t)size);
+    }
+}
+
 /* out[o, d, i] = on where index[o, i] (negative: from the end) is d, off elsewhere; outside [-D, D)
  * nothing is on */
 static void onehot_range(void *ctx, int64_t lo, int64_t hi, int worker) {
@@ -243,7 +261,7 @@ static void onehot_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     (void)worker;
     for (int64_t o = lo; o < hi; ++o) {
         char *y = j->y + o * depth * inner * size;
-        for (int64_t e = 0; e < depth * inner; ++e) memcpy(y + e * size, j->x, size);
+        fill_values(y, j->x, depth * inner, size);
         for (int64_t i = 0; i < inner; ++i) {
             const int64_t v = wrap(index_at(j->idx, o * inner + i), depth);
             if (v >= 0 && v < depth) memcpy(y + (v * inner + i) * size, j->x + size, size);
