@@ -5,9 +5,9 @@
 `precision` is the arithmetic the kernel really does: "oracle" (the reference against ONNX
 Runtime), "fp32" (also for float64 and float16 tensors computed in their own type), or "bf16" /
 "fp16" where a backend rounds operands to that format (x86's precision="low" GEMMs, GPU
-half-precision shaders). A backend states which of its ops run reduced
-(`BackendConformance.low_precision_ops`); every other op is judged at fp32 tolerances, so an fp32
-kernel under a low-precision session is held to fp32.
+half-precision shaders). `kernel_precision` picks it from the ops a backend runs reduced, so that an
+fp32 kernel under a low-precision session is held to fp32. Used by the oracles (onnx_oracle,
+torch_oracle); BackendConformance classes still set one rtol/atol per class.
 """
 
 from __future__ import annotations
