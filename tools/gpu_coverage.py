@@ -73,9 +73,9 @@ def _missing(path, feeds, backend: str) -> str:
 def one(backend: str, name: str, exporter: str | None, small: bool, missing: bool = False) -> dict:
     """Run one file on `backend` with fallback=False and on ONNX Runtime; a dict for the report line."""
     import onnxruntime as ort
+    from bench_zoo import model_feeds
 
     import mnn_core as mnn
-    from bench_zoo import model_feeds
 
     if exporter is None:
         from mnn_core.zoo.corpus import BY_NAME

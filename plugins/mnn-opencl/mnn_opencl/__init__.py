@@ -23,9 +23,19 @@ from mnn_core.errors import BackendError, MnnError
 __version__ = "0.1.0"
 
 try:  # the compiled glue; a failure is reported by availability(), not raised here
-    from . import _cl, ops_conv, ops_deconv, ops_eltwise, ops_layout, ops_matmul, ops_norm, ops_pool  # noqa: F401
-    from . import ops_reduce, ops_rnn  # noqa: F401
-    from . import ops_index  # noqa: F401  (last: its Gather and Identity replace the float32-only ones)
+    from . import (  # noqa: F401  (registration; ops_index imports the modules whose kernels it replaces first)
+        _cl,
+        ops_conv,
+        ops_deconv,
+        ops_eltwise,
+        ops_index,
+        ops_layout,
+        ops_matmul,
+        ops_norm,
+        ops_pool,
+        ops_reduce,
+        ops_rnn,
+    )
     from ._common import KERNELS, Builder
     from .arena import OpenCLArena
     from .runtime import DEVICE_OPTION, discover, get_runtime, select_device

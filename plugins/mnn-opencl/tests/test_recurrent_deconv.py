@@ -3,11 +3,10 @@ the reference on mnn_core.gpu.samples' random cases: odd sizes, every direction 
 and initial states, peepholes, clip, layout 1, groups, dilations, crops; fp32, and precision="low"."""
 
 import pytest
+from conftest import needs_opencl
 
 from mnn_core.gpu.samples import gpu_cases
 from mnn_core.testing.conformance import run_case
-
-from conftest import needs_opencl
 
 CASES = gpu_cases()
 

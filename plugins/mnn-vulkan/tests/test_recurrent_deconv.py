@@ -4,11 +4,10 @@ sequence lengths and initial states, peepholes, clip, layout 1, groups, dilation
 and at precision="low" (float16 storage) to an fp16 tolerance."""
 
 import pytest
+from vulkan_testing import unavailable_reason
 
 from mnn_core.gpu.samples import gpu_cases
 from mnn_core.testing.conformance import run_case
-
-from vulkan_testing import unavailable_reason
 
 CASES = gpu_cases()
 

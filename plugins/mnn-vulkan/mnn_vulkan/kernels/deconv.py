@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend.kit.layout import cdiv
-from mnn_core.backend.kit.params import ConvPlan, k_table, pack
+from mnn_core.backend.kit.params import ConvPlan, k_table
 from mnn_core.backend.kit.recorder import ALIGN, SCRATCH, Binding, record_copy
 from mnn_core.gpu.deconv import deconv_plan
 from mnn_core.ops import get_schema
