@@ -117,3 +117,18 @@ def batchnorm_runtime(str name, int64_t outer, int64_t C, int64_t inner, float e
     s.scale = <float*>ex.hold(Buffer(max(C, 1) * 4))
     s.shift = <float*>ex.hold(Buffer(max(C, 1) * 4))
     return ex
+
+
+cdef extern from "move.h" nogil:
+    ctypedef struct arm_onehot_state:
+        arm_op op
+        int32_t idx_dtype, elem
+        int64_t outer, depth, inner
+    int arm_onehot_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
+
+def onehot(str name, int idx_dtype, int elem, int64_t outer, int64_t depth, int64_t inner):
+    cdef Execution ex = _execution(name, sizeof(arm_onehot_state), arm_onehot_run)
+    cdef arm_onehot_state* s = <arm_onehot_state*>ex.state
+    s.idx_dtype, s.elem, s.outer, s.depth, s.inner = idx_dtype, elem, outer, depth, inner
+    return ex

@@ -87,3 +87,22 @@ def _cast_supports(node, ins):
 @kernel("Cast", dtypes=tuple(DTYPE_CODES), supports=_cast_supports, efficiency=0.5)
 def prepare_cast(node, ins, outs, constants, ctx):
     return _arm.cast("arm.Cast", DTYPE_CODES[ins[0].dtype], DTYPE_CODES[outs[0].dtype])
+
+
+def _onehot_supports(node, ins):
+    if ins[0].dtype not in DTYPE_CODES or ins[0].dtype == "bool":
+        return f"indices of {ins[0].dtype}"
+    if ins[1].dtype not in DTYPE_CODES:
+        return f"values of {ins[1].dtype}"
+    return True
+
+
+@kernel("OneHot", dtypes=tuple(DTYPE_CODES), supports=_onehot_supports, efficiency=0.3)
+def prepare_onehot(node, ins, outs, constants, ctx):
+    from mnn_core.ops.helpers import normalize_axis
+
+    idx = static_shape(ins[0])
+    axis = normalize_axis(node.attrs["axis"], len(idx) + 1, "OneHot")
+    return _arm.onehot("arm.OneHot", DTYPE_CODES[ins[0].dtype], np.dtype(outs[0].dtype).itemsize,
+                       int(np.prod(idx[:axis], dtype=np.int64)), node.attrs["depth"],
+                       int(np.prod(idx[axis:], dtype=np.int64)))

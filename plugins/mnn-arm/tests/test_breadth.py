@@ -132,6 +132,9 @@ def _cases():
     for shape in [(2, 5, 3, 7), (3, 4), (1, 6, 9)]:
         ch = shape[1]
         c.append(("BatchNormalization", [f32(*shape), f32(ch), f32(ch), f32(ch), np.abs(f32(ch)) + 0.5], {}))
+    for shape, depth, axis, dt in [((5,), 7, -1, np.int64), ((3, 4), 5, 0, np.int32), ((2, 3, 2), 6, 1, np.float32)]:
+        idx = RNG.integers(-depth, depth, shape).astype(dt)
+        c.append(("OneHot", [idx, np.array([0.5, 3.0], np.float32)], {"depth": depth, "axis": axis}))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))

@@ -189,3 +189,20 @@ int arm_bn_rt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
                        s->C, s->inner);
     return 0;
 }
+
+int arm_onehot_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    const arm_onehot_state *s = (const arm_onehot_state *)state;
+    const char *idx = (const char *)arm_data(&ins[0]), *values = (const char *)arm_data(&ins[1]);
+    char *y = (char *)arm_data(&outs[0]);
+    const int e = s->elem;
+    for (int64_t o = 0; o < s->outer; ++o)
+        for (int64_t i = 0; i < s->inner; ++i) {
+            const int64_t at = o * s->inner + i;
+            int64_t v = s->idx_dtype == ARM_DT_I64 ? ((const int64_t *)idx)[at] : (int64_t)load_as_double(s->idx_dtype, idx, at);
+            if (v < 0) v += s->depth;
+            for (int64_t d = 0; d < s->depth; ++d)
+                memcpy(y + ((o * s->depth + d) * s->inner + i) * e, values + (d == v ? e : 0), (size_t)e);
+        }
+    return 0;
+}

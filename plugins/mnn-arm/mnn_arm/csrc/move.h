@@ -164,4 +164,13 @@ typedef struct arm_bn_rt_state {
 } arm_bn_rt_state;
 int arm_bn_rt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* OneHot (math.c): y [outer][depth][inner] = values[1] where the index (any numeric dtype, negative
+ * from the end) equals the position along depth, else values[0]; elements of `elem` bytes */
+typedef struct arm_onehot_state {
+    arm_op op;
+    int32_t idx_dtype, elem;
+    int64_t outer, depth, inner;
+} arm_onehot_state;
+int arm_onehot_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif
