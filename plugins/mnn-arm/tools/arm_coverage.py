@@ -124,7 +124,8 @@ def check(src: Path, run: bool = False, max_mb: float = 1e9) -> int:
             report[name] = ", ".join(f"{op} x{n}" for op, n in sorted(off.items()))
             missing_all.update({op: 1 for op in off})
     for name, line in report.items():
-        print(f"{name:<34} {line}")
+        if not (run and name in whole):  # printed as it ran
+            print(f"{name:<34} {line}")
     print(f"\n{len(whole)} of {len(report)} models plan whole on arm (fallback=False runs them)")
     print("ops missing, by number of models that need them:")
     print(json.dumps(dict(missing_all.most_common())))
