@@ -31,8 +31,21 @@ _IMPORT_ERROR = ""
 # (no `_arm = None` before the import: `from . import _arm` would then return that attribute)
 if paths.is_arm_machine():
     try:  # the compiled kernels; a failure is reported by availability(), not raised here
-        from . import _arm, ops_conv, ops_eltwise, ops_layout, ops_matmul, ops_move, ops_norm, ops_pool  # noqa: F401
-        from . import ops_deconv, ops_math, ops_reduce, ops_resize, ops_rnn  # noqa: F401
+        from . import (  # noqa: F401
+            _arm,
+            ops_conv,
+            ops_deconv,
+            ops_eltwise,
+            ops_layout,
+            ops_math,
+            ops_matmul,
+            ops_move,
+            ops_norm,
+            ops_pool,
+            ops_reduce,
+            ops_resize,
+            ops_rnn,
+        )
         from ._common import HALF_NATIVE, KERNELS
     except ImportError as exc:  # pragma: no cover - a broken install
         _arm = None

@@ -1,4 +1,5 @@
-"""MatMul (B 2-D: A's batch folds into M; B with batch dims: one GEMM per output batch, broadcast) and Gemm (transposes, alpha, beta,
+"""MatMul (B 2-D: A's batch folds into M; B with batch dims: one GEMM per output batch, broadcast)
+and Gemm (transposes, alpha, beta,
 broadcast C) on a float path's packed GEMM; constant B is packed at prepare.
 QLinearMatMul (uint8/int8, constant B with per-tensor or per-column parameters)
 on the int8 GEMM (sdot where the CPU has it), bit-exact with the reference."""

@@ -33,7 +33,8 @@ def _cases():
                         ((2, 6, 5, 11), (3, 1, 0, 2)), ((1, 4, 1, 8), (2, 3, 0, 1)), ((17, 33), (1, 0))]:
         c.append(("Transpose", [f32(*shape)], {"perm": list(perm)}))
     c.append(("Transpose", [RNG.integers(0, 9, (3, 5, 2)).astype(np.int64)], {"perm": [2, 0, 1]}))
-    for shape, starts, ends, axes, steps in [((7, 9), [1], [6], [0], [1]), ((5, 11, 3), [0, 10], [5, 1], [0, 1], [2, -3]),
+    for shape, starts, ends, axes, steps in [((7, 9), [1], [6], [0], [1]),
+                                             ((5, 11, 3), [0, 10], [5, 1], [0, 1], [2, -3]),
                                              ((4, 13), [-5], [100], [-1], [1]), ((3, 7, 5), [2], [0], [2], [-1])]:
         c.append(("Slice", [f32(*shape)], {"starts": starts, "ends": ends, "axes": axes, "steps": steps}))
     for shape, out in [((3, 1), (3, 5)), ((1, 7), (4, 7)), ((5, 1, 3), (2, 5, 7, 3)), ((1,), (9,))]:
@@ -103,7 +104,8 @@ def _cases():
                         ((1, 6, 7, 9), (6, 2, 3, 3), {"strides": [2, 1], "pads": [1, 0, 1, 2], "group": 3,
                                                       "output_padding": [1, 0]}),
                         ((1, 5, 4, 6), (5, 7, 4, 4), {"strides": [2, 2], "pads": [1, 1, 1, 1], "activation": "relu"}),
-                        ((1, 2, 5, 5), (2, 3, 3, 3), {"dilations": [2, 2], "auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+                        ((1, 2, 5, 5), (2, 3, 3, 3),
+                         {"dilations": [2, 2], "auto_pad": "SAME_UPPER", "strides": [2, 2]}),
                         ((2, 3, 11), (3, 5, 4), {"strides": [3], "pads": [1, 2]})]:
         inputs = [f32(*x), f32(*w)] + ([f32(w[1] * attrs.get("group", 1))] if len(x) == 4 else [])
         c.append(("ConvTranspose", inputs, attrs))
@@ -118,9 +120,11 @@ def _cases():
             ins = [x, f32(dirs, g * hid, inp) * 0.5, f32(dirs, g * hid, hid) * 0.5,
                    f32(dirs, 2 * g * hid) * 0.3 if "b" in extras else None,
                    RNG.integers(0, seq + 1, batch).astype(np.int32) if "lens" in extras else None,
-                   (f32(batch, dirs, hid) if attrs.get("layout") else f32(dirs, batch, hid)) if "h0" in extras else None]
+                   ((f32(batch, dirs, hid) if attrs.get("layout") else f32(dirs, batch, hid))
+                    if "h0" in extras else None)]
             if op == "LSTM":
-                ins += [f32(dirs, batch, hid) if "c0" in extras else None, f32(dirs, 3 * hid) if "p" in extras else None]
+                ins += [f32(dirs, batch, hid) if "c0" in extras else None,
+                        f32(dirs, 3 * hid) if "p" in extras else None]
             while ins[-1] is None:
                 ins.pop()
             c.append((op, ins, {"hidden_size": hid, **attrs}))
