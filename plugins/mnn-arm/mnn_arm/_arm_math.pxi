@@ -132,3 +132,30 @@ def onehot(str name, int idx_dtype, int elem, int64_t outer, int64_t depth, int6
     cdef arm_onehot_state* s = <arm_onehot_state*>ex.state
     s.idx_dtype, s.elem, s.outer, s.depth, s.inner = idx_dtype, elem, outer, depth, inner
     return ex
+
+
+cdef extern from "move.h" nogil:
+    ctypedef struct arm_ml_state:
+        arm_op op
+        int32_t kind, dtype
+        int64_t features
+        const double* offset
+        const double* scale
+    int arm_scaler_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_normalizer_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
+
+def scaler(str name, int dtype, int64_t features, offset, scale):
+    cdef Execution ex = _execution(name, sizeof(arm_ml_state), arm_scaler_run)
+    cdef arm_ml_state* s = <arm_ml_state*>ex.state
+    s.dtype, s.features = dtype, features
+    s.offset = <const double*>ex.hold(_copy(offset, np.float64))
+    s.scale = <const double*>ex.hold(_copy(scale, np.float64))
+    return ex
+
+
+def normalizer(str name, int kind, int64_t features):
+    cdef Execution ex = _execution(name, sizeof(arm_ml_state), arm_normalizer_run)
+    cdef arm_ml_state* s = <arm_ml_state*>ex.state
+    s.kind, s.features = kind, features
+    return ex

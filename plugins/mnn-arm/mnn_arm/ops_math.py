@@ -106,3 +106,34 @@ def prepare_onehot(node, ins, outs, constants, ctx):
     return _arm.onehot("arm.OneHot", DTYPE_CODES[ins[0].dtype], np.dtype(outs[0].dtype).itemsize,
                        int(np.prod(idx[:axis], dtype=np.int64)), node.attrs["depth"],
                        int(np.prod(idx[axis:], dtype=np.int64)))
+
+
+ML_NUMERIC = ("float32", "float64", "int32", "int64")
+
+
+def _scaler_supports(node, ins):
+    if ins[0].dtype not in ML_NUMERIC:
+        return f"input of {ins[0].dtype}"
+    width = ins[0].shape[0] if len(ins[0].shape) == 1 else (ins[0].shape[1] if len(ins[0].shape) > 1 else 1)
+    if len(node.attrs["scale"]) not in (1, width) or len(node.attrs["offset"]) != len(node.attrs["scale"]):
+        return "scale and offset of one value or one per feature"
+    if len(ins[0].shape) > 2:
+        return "[N, F] or [F] input"
+    return True
+
+
+@kernel("Scaler", dtypes=ML_NUMERIC, supports=_scaler_supports, efficiency=0.5)
+def prepare_scaler(node, ins, outs, constants, ctx):
+    x = static_shape(ins[0])
+    width = x[0] if len(x) == 1 else (x[1] if len(x) > 1 else 1)
+    ftype = np.float64 if ins[0].dtype == "float64" else np.float32
+    offset = np.broadcast_to(np.asarray(node.attrs["offset"], ftype), (width,))
+    scale = np.broadcast_to(np.asarray(node.attrs["scale"], ftype), (width,))
+    return _arm.scaler("arm.Scaler", DTYPE_CODES[ins[0].dtype], width, offset, scale)
+
+
+@kernel("Normalizer", dtypes=("float32",), efficiency=0.5,
+        supports=lambda node, ins: True if len(ins[0].shape) in (1, 2) else "[N, F] or [F] input")
+def prepare_normalizer(node, ins, outs, constants, ctx):
+    x = static_shape(ins[0])
+    return _arm.normalizer("arm.Normalizer", {"MAX": 0, "L1": 1, "L2": 2}[node.attrs["norm"]], x[-1])

@@ -139,6 +139,14 @@ def _cases():
     for shape, depth, axis, dt in [((5,), 7, -1, np.int64), ((3, 4), 5, 0, np.int32), ((2, 3, 2), 6, 1, np.float32)]:
         idx = RNG.integers(-depth, depth, shape).astype(dt)
         c.append(("OneHot", [idx, np.array([0.5, 3.0], np.float32)], {"depth": depth, "axis": axis}))
+    for x, attrs in [(f32(5, 3), {"scale": [0.5, 2.0, -1.0], "offset": [0.1, 0.0, -0.3]}),
+                     (f32(7), {"scale": [3.0], "offset": [1.0]}),
+                     (RNG.integers(-9, 9, (4, 2)).astype(np.int64), {"scale": [0.5, 0.25], "offset": [1.0, 2.0]}),
+                     (f32(3, 5).astype(np.float64), {"scale": [1.5], "offset": [0.2]})]:
+        c.append(("Scaler", [x], attrs))
+    for norm in ("MAX", "L1", "L2"):
+        for x in (f32(4, 7), f32(9), np.zeros((2, 3), np.float32)):
+            c.append(("Normalizer", [x], {"norm": norm}))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))

@@ -206,3 +206,43 @@ int arm_onehot_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
         }
     return 0;
 }
+
+int arm_scaler_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    const arm_ml_state *s = (const arm_ml_state *)state;
+    const char *x = (const char *)arm_data(&ins[0]);
+    float *y = (float *)arm_data(&outs[0]);
+    const int64_t n = mnn_tensor_numel(&ins[0]);
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t f = i % s->features;
+        if (s->dtype == ARM_DT_F64) {
+            y[i] = (float)((((const double *)x)[i] - s->offset[f]) * s->scale[f]);
+        } else { /* float32 arithmetic on the float32 value, as the reference */
+            const float v = s->dtype == ARM_DT_I64 ? (float)((const int64_t *)x)[i] : (float)load_as_double(s->dtype, x, i);
+            y[i] = (v - (float)s->offset[f]) * (float)s->scale[f];
+        }
+    }
+    return 0;
+}
+
+int arm_normalizer_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    const arm_ml_state *s = (const arm_ml_state *)state;
+    const float *x = (const float *)arm_data(&ins[0]);
+    float *y = (float *)arm_data(&outs[0]);
+    const int64_t F = s->features, rows = F ? mnn_tensor_numel(&ins[0]) / F : 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *p = x + r * F;
+        float *q = y + r * F;
+        float d = s->kind == 0 ? -INFINITY : 0.0f;
+        for (int64_t j = 0; j < F; ++j)
+            d = s->kind == 0 ? (p[j] > d ? p[j] : d) : d + (s->kind == 1 ? fabsf(p[j]) : p[j] * p[j]);
+        for (int64_t j = 0; j < F; ++j) {
+            if (s->kind == 2)
+                q[j] = d == 0.0f ? p[j] : sqrtf(p[j] * p[j] / d) * (p[j] < 0.0f ? -1.0f : 1.0f);
+            else
+                q[j] = p[j] / (d == 0.0f ? 1.0f : d);
+        }
+    }
+    return 0;
+}

@@ -173,4 +173,16 @@ typedef struct arm_onehot_state {
 } arm_onehot_state;
 int arm_onehot_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* Scaler and Normalizer of ai.onnx.ml (math.c), float32 results: Scaler (x - offset[f]) * scale[f] per
+ * feature f (the last of `features`), in float64 for float64 input; Normalizer each row of `features`
+ * values divided by its max (kind 0), L1 (1) or L2 (2) norm, a zero norm leaving the row */
+typedef struct arm_ml_state {
+    arm_op op;
+    int32_t kind, dtype;
+    int64_t features;
+    const double *offset, *scale; /* Scaler: one per feature */
+} arm_ml_state;
+int arm_scaler_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+int arm_normalizer_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif
