@@ -23,6 +23,9 @@ import subprocess
 SHADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shaders")
 LOCK_FILE = os.path.join(SHADER_DIR, "SPIRV.lock")
 GLSLC_FLAGS = ("--target-env=vulkan1.1", "-O")
+#: shaders built on Vulkan extensions that have no MSL translation (cooperative matrices):
+#: mnn-metal leaves them out
+VULKAN_ONLY = frozenset({"gemm_coop"})
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

@@ -42,8 +42,11 @@ def spirv_dir() -> str:
 
 
 def spirv_names() -> list[str]:
-    """Every shader with committed SPIR-V, by name: the kernels to generate."""
-    return sorted(f[:-4] for f in os.listdir(spirv_dir()) if f.endswith(".spv"))
+    """Every shader with committed SPIR-V, by name: the kernels to generate (not those on
+    Vulkan-only extensions, which spirv-cross cannot translate)."""
+    from mnn_core.backend.kit.spirv import VULKAN_ONLY
+
+    return sorted(f[:-4] for f in os.listdir(spirv_dir()) if f.endswith(".spv") and f[:-4] not in VULKAN_ONLY)
 
 
 def names() -> list[str]:

@@ -38,6 +38,7 @@ cdef extern from "mvk.h" nogil:
         float timestamp_period_ns
         uint32_t timestamp_bits
         uint32_t fp16
+        uint32_t coopmat
 
     ctypedef struct mvk_context
     ctypedef struct mvk_buffer
@@ -117,7 +118,7 @@ def devices():
             max_group_size=tuple(d.max_group_size[k] for k in range(3)),
             max_storage_range=d.max_storage_range, min_storage_align=d.min_storage_align,
             max_push_bytes=d.max_push_bytes, timestamp_period_ns=d.timestamp_period_ns,
-            timestamp_bits=d.timestamp_bits, fp16=bool(d.fp16),
+            timestamp_bits=d.timestamp_bits, fp16=bool(d.fp16), coopmat=bool(d.coopmat),
         ))
     return out
 

@@ -77,6 +77,7 @@ class Device:
                           memory_bytes=self.props["device_local_bytes"],
                           extra={"vulkan_index": self.index, "vulkan_type": self.type,
                                  "subgroup_size": self.props["subgroup_size"], "fp16": self.props["fp16"],
+                                 "coopmat": self.props.get("coopmat", False),
                                  "precision_low": "float16 storage and arithmetic" if self.props["fp16"] else
                                  "float32 (no shaderFloat16 with 16-bit storage buffers on this device)"})
 

@@ -54,6 +54,9 @@ ENUMS = {
         "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES",
         "VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT",
         "VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT",
+        "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES",
+        "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV",
+        "VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV",
     ],
     "VkPhysicalDeviceType": [],
     "VkSharingMode": ["VK_SHARING_MODE_EXCLUSIVE"],
@@ -78,6 +81,8 @@ ENUMS = {
     "VkQueryResultFlagBits": ["VK_QUERY_RESULT_64_BIT", "VK_QUERY_RESULT_WAIT_BIT"],
     "VkDebugUtilsMessageSeverityFlagBitsEXT": [],
     "VkDebugUtilsMessageTypeFlagBitsEXT": [],
+    "VkComponentTypeNV": ["VK_COMPONENT_TYPE_FLOAT16_NV", "VK_COMPONENT_TYPE_FLOAT32_NV"],
+    "VkScopeNV": ["VK_SCOPE_SUBGROUP_NV"],
 }
 STRUCTS = [
     "VkApplicationInfo", "VkInstanceCreateInfo", "VkLayerProperties", "VkExtensionProperties",
@@ -95,7 +100,8 @@ STRUCTS = [
     "VkSubmitInfo", "VkFenceCreateInfo", "VkQueryPoolCreateInfo", "VkPhysicalDeviceProperties2",
     "VkPhysicalDeviceSubgroupProperties", "VkPhysicalDeviceFeatures2", "VkPhysicalDevice16BitStorageFeatures",
     "VkPhysicalDeviceShaderFloat16Int8Features", "VkDebugUtilsMessengerCallbackDataEXT",
-    "VkDebugUtilsMessengerCreateInfoEXT",
+    "VkDebugUtilsMessengerCreateInfoEXT", "VkPhysicalDeviceVulkanMemoryModelFeatures",
+    "VkPhysicalDeviceCooperativeMatrixFeaturesNV", "VkCooperativeMatrixPropertiesNV",
 ]
 OPAQUE = ["VkAllocationCallbacks", "VkDebugUtilsLabelEXT", "VkDebugUtilsObjectNameInfoEXT",
           "VkBufferMemoryBarrier", "VkImageMemoryBarrier", "VkCopyDescriptorSet",
@@ -121,6 +127,7 @@ FUNCTIONS = [
     "vkCmdWriteTimestamp", "vkCmdResetQueryPool", "vkCreateQueryPool", "vkDestroyQueryPool",
     "vkGetQueryPoolResults", "vkCreateFence", "vkDestroyFence", "vkWaitForFences", "vkResetFences",
     "vkCreateDebugUtilsMessengerEXT", "vkDestroyDebugUtilsMessengerEXT",
+    "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
 ]
 
 

@@ -44,6 +44,9 @@ typedef struct mvk_device_desc {
     float timestamp_period_ns;
     uint32_t timestamp_bits;
     uint32_t fp16; /* shaderFloat16 and storageBuffer16BitAccess */
+    /* VK_NV_cooperative_matrix with 16x16x16 float16 products summed in float32 per subgroup,
+     * and the Vulkan memory model its shaders declare (tensor cores on NVIDIA) */
+    uint32_t coopmat;
 } mvk_device_desc;
 
 typedef struct mvk_context mvk_context;

@@ -159,6 +159,8 @@ int mvk_init(const char *library, int validation, char *err, size_t errlen) {
     }
     MVK_INSTANCE_FNS(MVK_LOAD_INSTANCE)
 #undef MVK_LOAD_INSTANCE
+    vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+        vk.vkGetInstanceProcAddr(mvk_instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
     if (n_exts) {
         vk.vkCreateDebugUtilsMessengerEXT = (PFN_vkCreateDebugUtilsMessengerEXT)vk.vkGetInstanceProcAddr(
             mvk_instance, "vkCreateDebugUtilsMessengerEXT");
@@ -197,6 +199,47 @@ uint64_t mvk_validation_errors(char *last, size_t lastlen) {
     mvk_set_error(last, lastlen, "%s", g_last_message);
     pthread_mutex_unlock(&g_msg_lock);
     return atomic_load(&g_errors);
+}
+
+#define COOPMAT_EXTENSION "VK_NV_cooperative_matrix"
+
+static int device_has_extension(VkPhysicalDevice phys, const char *name) {
+    uint32_t n = 0;
+    if (vk.vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    int found = 0;
+    if (props && vk.vkEnumerateDeviceExtensionProperties(phys, NULL, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; ++i) found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+/* Whether the device multiplies 16x16x16 float16 matrices into float32 per subgroup
+ * (the only shape gemm_coop.comp uses), with the memory model those shaders need. */
+static int coopmat_supported(VkPhysicalDevice phys, int v12) {
+    if (!v12 || vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV == NULL ||
+        !device_has_extension(phys, COOPMAT_EXTENSION))
+        return 0;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures mm = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, &cm};
+    VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &mm};
+    vk.vkGetPhysicalDeviceFeatures2(phys, &f2);
+    if (!cm.cooperativeMatrix || !mm.vulkanMemoryModel) return 0;
+    uint32_t n = 0;
+    if (vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(phys, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkCooperativeMatrixPropertiesNV *props = calloc(n, sizeof *props);
+    int found = 0;
+    if (props) {
+        for (uint32_t i = 0; i < n; ++i) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+        if (vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(phys, &n, props) == VK_SUCCESS)
+            for (uint32_t i = 0; i < n && !found; ++i)
+                found = props[i].MSize == 16 && props[i].NSize == 16 && props[i].KSize == 16 &&
+                        props[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && props[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                        props[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && props[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                        props[i].scope == VK_SCOPE_SUBGROUP_NV;
+    }
+    free(props);
+    return found;
 }
 
 int mvk_device_desc_get(int index, mvk_device_desc *d) {
@@ -252,6 +295,7 @@ int mvk_device_desc_get(int index, mvk_device_desc *d) {
     if (v11) vk.vkGetPhysicalDeviceFeatures2(phys, &f2);
     /* shaderFloat16 is core only from Vulkan 1.2 (an extension before): require 1.2 */
     d->fp16 = p2.properties.apiVersion >= VK_API_VERSION_1_2 && f16.shaderFloat16 && s16.storageBuffer16BitAccess;
+    d->coopmat = d->fp16 && coopmat_supported(phys, p2.properties.apiVersion >= VK_API_VERSION_1_2);
     return MVK_OK;
 }
 
@@ -291,6 +335,16 @@ mvk_context *mvk_context_create(int index, char *err, size_t errlen) {
         en16.storageBuffer16BitAccess = VK_TRUE;
         enf16.shaderFloat16 = VK_TRUE;
         di.pNext = &enf2;
+    }
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV encm = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures enmm = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, &encm};
+    const char *coopmat_ext = COOPMAT_EXTENSION;
+    if (desc.coopmat) {
+        encm.cooperativeMatrix = VK_TRUE;
+        enmm.vulkanMemoryModel = VK_TRUE;
+        en16.pNext = &enmm;
+        di.enabledExtensionCount = 1;
+        di.ppEnabledExtensionNames = &coopmat_ext;
     }
     MVK_CHECK(vk.vkCreateDevice(ctx->phys, &di, NULL, &ctx->device), "vkCreateDevice");
     vk.vkGetDeviceQueue(ctx->device, ctx->family, 0, &ctx->queue);

@@ -23,6 +23,7 @@
     X(vkGetPhysicalDeviceProperties)            \
     X(vkGetPhysicalDeviceProperties2)           \
     X(vkGetPhysicalDeviceFeatures2)             \
+    X(vkEnumerateDeviceExtensionProperties)     \
     X(vkGetPhysicalDeviceQueueFamilyProperties) \
     X(vkGetPhysicalDeviceMemoryProperties)      \
     X(vkCreateDevice)                           \
@@ -82,6 +83,7 @@ typedef struct mvk_fns {
     MVK_INSTANCE_FNS(MVK_DECLARE)
     PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;
     PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV; /* or NULL */
 } mvk_fns;
 #undef MVK_DECLARE
 

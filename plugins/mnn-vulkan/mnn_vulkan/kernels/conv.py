@@ -10,7 +10,7 @@ from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import conv_plan, pack
 
 from . import register
-from .matmul import gemm_tiles, split_k
+from .matmul import COOP_BLOCK, COOP_LOCAL, gemm_tiles, split_k, use_coopmat
 
 
 def _supports(node, ins):
@@ -35,7 +35,8 @@ def _record(op, rec):
     local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, p.g, rec.options, k=k)
     grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
     splits = split_k(rec.device, grid[0] * grid[1] * p.g, k, rec.options) if p.g <= 4096 else 1
-    if p.pointwise and splits == 1 and p.n * p.g <= 65535:
+    tensor_cores = p.pointwise and use_coopmat(rec, p.o // p.g, p.h * p.w)
+    if p.pointwise and (splits == 1 or tensor_cores) and p.n * p.g <= 65535:
         _pointwise(rec, bindings, p)
         return
     chunk = cdiv(cdiv(k, splits), 16) * 16  # K per slice, in whole BK steps
@@ -54,6 +55,10 @@ def _pointwise(rec, bindings, p):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
     x, w, bias, y = bindings
     og, hw = p.o // p.g, p.h * p.w
+    if use_coopmat(rec, og, hw):
+        grid = (cdiv(hw, COOP_BLOCK), cdiv(og, COOP_BLOCK), p.n * p.g)
+        rec.dispatch("gemm_coop", [w, x, bias, y], p.pointwise_params(), grid, COOP_LOCAL)
+        return
     local, spec, (bm, bn) = gemm_tiles(rec.device, og, hw, p.n * p.g, rec.options)
     rec.dispatch("gemm", [w, x, bias, y], p.pointwise_params(), (cdiv(hw, bn), cdiv(og, bm), p.n * p.g), local, spec)
 

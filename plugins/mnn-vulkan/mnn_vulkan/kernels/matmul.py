@@ -4,6 +4,8 @@ the work-group tiling that conv2d.comp shares."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from mnn_core.backend.kit.codes import activation_code
@@ -188,8 +190,33 @@ def use_gemv(device, m: int, k: int, b_sk: int, options: dict | None = None) -> 
     )
 
 
+#: gemm_coop.comp's block of C and work group (4 subgroups of 32)
+COOP_BLOCK = 64
+COOP_LOCAL = (128, 1, 1)
+
+
+def use_coopmat(rec, m: int, n: int) -> bool:
+    """Tensor cores (gemm_coop.comp) for a GEMM on float16 tensors, where the device
+    multiplies 16x16x16 float16 matrices per subgroup of 32 (VK_NV_cooperative_matrix) and
+    the output fills at least one 16x16 matrix. "vulkan.coopmat" (True or False) or
+    MNN_VULKAN_COOPMAT=0 overrides, for comparisons; forced tilings keep the plain shader."""
+    if not (rec.half and rec.native) or (rec.options or {}).get("vulkan.tiles"):
+        return False
+    props = rec.device.props
+    if not (props.get("coopmat") and props.get("subgroup_size") == 32):
+        return False
+    forced = (rec.options or {}).get("vulkan.coopmat", os.environ.get("MNN_VULKAN_COOPMAT"))
+    if forced is not None:
+        return str(forced).lower() not in ("0", "false")
+    return m >= 16 and n >= 16
+
+
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
     push = gemm_params(m, n, k, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab)
+    if use_coopmat(rec, m, n):
+        grid = (cdiv(n, COOP_BLOCK), cdiv(m, COOP_BLOCK), nb1 * nb2)
+        rec.dispatch("gemm_coop", bindings, push, grid, COOP_LOCAL)
+        return
     if use_gemv(rec.device, m, k, b_st[0], rec.options):
         gx = min(n, MAX_GROUPS)
         rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
