@@ -159,3 +159,28 @@ def normalizer(str name, int kind, int64_t features):
     cdef arm_ml_state* s = <arm_ml_state*>ex.state
     s.kind, s.features = kind, features
     return ex
+
+
+cdef extern from "move.h" nogil:
+    ctypedef struct arm_linclass_state:
+        arm_op op
+        int32_t dtype, post, has_labels
+        int64_t rows, features, k
+        const double* coef
+        const double* intercepts
+        const int64_t* labels
+        double* work
+    int arm_linclass_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
+
+def linear_classifier(str name, int dtype, int post, int64_t rows, int64_t features, coef, intercepts, labels):
+    """coef [k][features] and intercepts [k] (float64); labels: int64 class labels (may be empty)."""
+    cdef Execution ex = _execution(name, sizeof(arm_linclass_state), arm_linclass_run)
+    cdef arm_linclass_state* s = <arm_linclass_state*>ex.state
+    s.dtype, s.post, s.rows, s.features, s.k = dtype, post, rows, features, len(intercepts)
+    s.has_labels = len(labels) > 0
+    s.coef = <const double*>ex.hold(_copy(coef, np.float64))
+    s.intercepts = <const double*>ex.hold(_copy(intercepts, np.float64))
+    s.labels = <const int64_t*>ex.hold(_copy(labels if len(labels) else [0], np.int64))
+    s.work = <double*>ex.hold(Buffer(max(len(intercepts), 1) * 8))
+    return ex

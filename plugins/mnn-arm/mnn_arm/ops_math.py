@@ -137,3 +137,29 @@ def prepare_scaler(node, ins, outs, constants, ctx):
 def prepare_normalizer(node, ins, outs, constants, ctx):
     x = static_shape(ins[0])
     return _arm.normalizer("arm.Normalizer", {"MAX": 0, "L1": 1, "L2": 2}[node.attrs["norm"]], x[-1])
+
+
+POST_TRANSFORMS = {"NONE": 0, "SOFTMAX": 1, "LOGISTIC": 2, "SOFTMAX_ZERO": 3, "PROBIT": 4}
+
+
+def _linclass_supports(node, ins):
+    if ins[0].dtype not in ML_NUMERIC or len(ins[0].shape) not in (1, 2):
+        return "[N, F] or [F] numeric input"
+    if node.attrs.get("classlabels_strings"):
+        return "string class labels"
+    if node.attrs["post_transform"] not in POST_TRANSFORMS:
+        return f"post_transform {node.attrs['post_transform']}"
+    return True
+
+
+@kernel("LinearClassifier", dtypes=ML_NUMERIC, supports=_linclass_supports, efficiency=0.5)
+def prepare_linear_classifier(node, ins, outs, constants, ctx):
+    x = static_shape(ins[0])
+    rows, features = (1, x[0]) if len(x) == 1 else x
+    a = node.attrs
+    k = len(a["intercepts"]) if a["intercepts"] else len(a["coefficients"]) // features
+    intercepts = a["intercepts"] if len(a["intercepts"]) == k else [0.0] * k
+    coef = np.asarray(a["coefficients"], np.float64).reshape(k, features)
+    post = POST_TRANSFORMS[a["post_transform"]]
+    return _arm.linear_classifier("arm.LinearClassifier", DTYPE_CODES[ins[0].dtype], post, rows, features, coef,
+                                  intercepts, list(a["classlabels_ints"]))

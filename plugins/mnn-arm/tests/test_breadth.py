@@ -147,6 +147,13 @@ def _cases():
     for norm in ("MAX", "L1", "L2"):
         for x in (f32(4, 7), f32(9), np.zeros((2, 3), np.float32)):
             c.append(("Normalizer", [x], {"norm": norm}))
+    for how in ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"):
+        for k, x, labels in [(3, f32(5, 4), [10, 11, 12]), (4, f32(4).astype(np.float64), []),
+                             (1, RNG.integers(-5, 5, (6, 3)).astype(np.int64), [7, 9])]:
+            feats = x.shape[-1]
+            coef = (f32(k * feats) * (0.1 if how == "PROBIT" else 1)).tolist()
+            c.append(("LinearClassifier", [x], {"coefficients": coef, "intercepts": (f32(k) * 0.1).tolist(),
+                                                "classlabels_ints": labels, "post_transform": how}))
     c.append(("DepthToSpace", [f32(1, 8, 3, 5)], {"blocksize": 2, "mode": "DCR"}))
     c.append(("DepthToSpace", [f32(2, 12, 3, 3)], {"blocksize": 2, "mode": "CRD"}))
     c.append(("SpaceToDepth", [f32(1, 3, 6, 4)], {"blocksize": 2}))

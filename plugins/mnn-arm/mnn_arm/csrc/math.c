@@ -246,3 +246,73 @@ int arm_normalizer_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_ten
     }
     return 0;
 }
+
+/* ONNX Runtime's probit: sqrt(2) erfinv(2p - 1) by Winitzki's approximation (a = 0.147), in float32 */
+static float probit(float p) {
+    const float x = 2.0f * p - 1.0f, sign = x < 0.0f ? -1.0f : 1.0f;
+    const float ln = logf((1.0f - x) * (1.0f + x));
+    const float a = (float)(2.0 / (3.14159265358979323846 * 0.147)) + 0.5f * ln, b = ln / 0.147f;
+    return sqrtf(2.0f) * sign * sqrtf(-a + sqrtf(a * a - b));
+}
+
+static double logistic(double v) {
+    const double e = 1.0 / (1.0 + exp(-fabs(v)));
+    return v < 0 ? 1.0 - e : e;
+}
+
+int arm_linclass_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    const arm_linclass_state *s = (const arm_linclass_state *)state;
+    const char *x = (const char *)arm_data(&ins[0]);
+    int64_t *label = (int64_t *)arm_data(&outs[0]);
+    float *z = (float *)arm_data(&outs[1]);
+    const int64_t K = s->k, F = s->features, zc = K > 1 ? K : 2;
+    double *sc = s->work;
+    for (int64_t r = 0; r < s->rows; ++r) {
+        for (int64_t c = 0; c < K; ++c) {
+            double acc = 0.0;
+            for (int64_t f = 0; f < F; ++f) { /* the row in float32 (float64 input stays), as the reference */
+                const int64_t i = r * F + f;
+                const double v = s->dtype == ARM_DT_F64 ? ((const double *)x)[i]
+                                 : (double)(s->dtype == ARM_DT_I64 ? (float)((const int64_t *)x)[i]
+                                                                   : (float)load_as_double(s->dtype, x, i));
+                acc += v * s->coef[c * F + f];
+            }
+            sc[c] = acc + s->intercepts[c];
+        }
+        float *zr = z + r * zc;
+        if (K == 1) {
+            const double v = sc[0];
+            label[r] = v > 0 ? s->labels[1] : s->labels[0];
+            if (s->post == ARM_POST_PROBIT) {
+                zr[0] = probit((float)v), zr[1] = 0.0f;
+            } else if (s->post == ARM_POST_LOGISTIC) {
+                const double p = logistic(v);
+                zr[0] = (float)(1.0 - p), zr[1] = (float)p;
+            } else {
+                zr[0] = (float)(1.0 - v), zr[1] = (float)v;
+            }
+            continue;
+        }
+        int64_t best = 0;
+        for (int64_t c = 1; c < K; ++c) best = sc[c] > sc[best] ? c : best;
+        label[r] = s->has_labels ? s->labels[best] : best;
+        const double top = sc[best];
+        if (s->post == ARM_POST_SOFTMAX || s->post == ARM_POST_SOFTMAX_ZERO) {
+            const int zero = s->post == ARM_POST_SOFTMAX_ZERO;
+            double sum = 0.0;
+            for (int64_t c = 0; c < K; ++c) {
+                const int kept = !zero || fabs(sc[c]) > 1e-7;
+                const double e = kept ? exp(sc[c] - top) : sc[c] * exp(-top);
+                if (kept) sum += e;
+                sc[c] = e;
+            }
+            for (int64_t c = 0; c < K; ++c) zr[c] = (float)(sc[c] / sum);
+        } else {
+            for (int64_t c = 0; c < K; ++c)
+                zr[c] = s->post == ARM_POST_LOGISTIC ? (float)logistic(sc[c])
+                        : s->post == ARM_POST_PROBIT ? probit((float)sc[c]) : (float)sc[c];
+        }
+    }
+    return 0;
+}
