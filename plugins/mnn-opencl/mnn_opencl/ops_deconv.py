@@ -1,5 +1,5 @@
 """ConvTranspose (1-D and 2-D, groups, strides, dilations, pads, output_padding, output_shape, auto_pad,
-fused activation) as conv2d_c1 over the zero-stuffed input with the flipped weight (mnn_core.gpu.deconv):
+fused activation) as conv2d_c1 over the zero-stuffed input with the flipped weight (mnn_core.backend.kit.deconv):
 the stuffed input and the flipped weight are private buffers; the zeros are written once, at resize (only
 the input's cells change between runs), and so is a constant weight's flip."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.deconv import deconv_plan
+from mnn_core.backend.kit.deconv import deconv_plan
 
 from ._common import full_attrs, fused_activation, int8, kernel
 

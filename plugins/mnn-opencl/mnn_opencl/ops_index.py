@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.gather import gather_nd_plan
+from mnn_core.backend.kit.gather import gather_nd_plan
 
 from . import ops_eltwise, ops_layout  # noqa: F401  (registered first: Gather and Identity here replace theirs)
 from ._common import T, broadcast_strides, collapse, full_attrs, int8, kernel, numel

@@ -1,13 +1,13 @@
 """RNN, GRU and LSTM (ONNX semantics: every direction, sequence lengths, initial states, peepholes, clip,
 linear_before_reset, input_forget, both layouts): one rnn_step launch per time step (kernels/rnn.cl), two
-for a GRU without linear_before_reset; the states in a private buffer laid out as mnn_core.gpu.rnn says,
+for a GRU without linear_before_reset; the states in a private buffer laid out as mnn_core.backend.kit.rnn says,
 filled from the initial states before the first step and copied to Y_h / Y_c after the last."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.gpu.rnn import DTYPES, rnn_plan, rnn_supports
+from mnn_core.backend.kit.rnn import DTYPES, rnn_plan, rnn_supports
 
 from ._common import T, int8, kernel
 

@@ -1,11 +1,11 @@
 """RNN / GRU / LSTM (kernels/rnn.cl) and ConvTranspose (conv2d_c1 over the zero-stuffed input) against
-the reference on mnn_core.gpu.samples' random cases: odd sizes, every direction with sequence lengths
+the reference on mnn_core.testing.gpu_samples' random cases: odd sizes, every direction with sequence lengths
 and initial states, peepholes, clip, layout 1, groups, dilations, crops; fp32, and precision="low"."""
 
 import pytest
 from conftest import needs_opencl
 
-from mnn_core.gpu.samples import gpu_cases
+from mnn_core.testing.gpu_samples import gpu_cases
 from mnn_core.testing.conformance import run_case
 
 CASES = gpu_cases()

@@ -1,12 +1,12 @@
 """RNN / GRU / LSTM (rnn_step.comp) and ConvTranspose (conv2d.comp over the zero-stuffed input)
-against the reference on mnn_core.gpu.samples' random cases: odd sizes, every direction with
+against the reference on mnn_core.testing.gpu_samples' random cases: odd sizes, every direction with
 sequence lengths and initial states, peepholes, clip, layout 1, groups, dilations, crops; in fp32,
 and at precision="low" (float16 storage) to an fp16 tolerance."""
 
 import pytest
 from vulkan_testing import unavailable_reason
 
-from mnn_core.gpu.samples import gpu_cases
+from mnn_core.testing.gpu_samples import gpu_cases
 from mnn_core.testing.conformance import run_case
 
 CASES = gpu_cases()

@@ -1,5 +1,5 @@
 """ConvTranspose (1-D and 2-D, groups, strides, dilations, pads, output_padding, output_shape, auto_pad, fused
-activation) as a convolution on the zero-stuffed input with the flipped weight (mnn_core.gpu.deconv):
+activation) as a convolution on the zero-stuffed input with the flipped weight (mnn_core.backend.kit.deconv):
 two copies into the segment's scratch (zeros, then the input's cells), one copy flipping the weight
 there, then conv2d.comp with stride 1. Split-K is off: conv2d's partial sums would share that scratch."""
 
@@ -10,7 +10,7 @@ import numpy as np
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import ConvPlan, k_table
 from mnn_core.backend.kit.recorder import ALIGN, SCRATCH, Binding, record_copy
-from mnn_core.gpu.deconv import deconv_plan
+from mnn_core.backend.kit.deconv import deconv_plan
 from mnn_core.ops import get_schema
 
 from . import register

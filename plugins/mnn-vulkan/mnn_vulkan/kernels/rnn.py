@@ -1,7 +1,7 @@
 """RNN, GRU and LSTM (ONNX semantics: forward, reverse, bidirectional; sequence lengths; initial
 states; peepholes; clip; GRU's linear_before_reset; LSTM's input_forget; both layouts): one
 rnn_step.comp dispatch per time step (two for a GRU without linear_before_reset), every direction
-and batch entry at once. The states live in the segment's scratch (see mnn_core.gpu.rnn); copies
+and batch entry at once. The states live in the segment's scratch (see mnn_core.backend.kit.rnn); copies
 fill them from the initial states and hand the last ones to Y_h / Y_c."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import SCRATCH, Binding, record_copy
-from mnn_core.gpu.rnn import DTYPES, rnn_plan, rnn_supports
+from mnn_core.backend.kit.rnn import DTYPES, rnn_plan, rnn_supports
 
 from . import register
 

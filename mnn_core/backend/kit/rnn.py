@@ -21,7 +21,7 @@ F_BIAS, F_LENS, F_LENS64, F_PEEP, F_LBR, F_INPUT_FORGET, F_Y = 1, 2, 4, 8, 16, 3
 
 
 def _attrs(op: str, attrs: dict) -> dict:
-    from ..ops import get_schema
+    from ...ops import get_schema
 
     return get_schema(op).check_attrs(attrs, op)
 

@@ -90,7 +90,7 @@ def _indexing(rng):
 def gpu_cases(seed: int = 0) -> list:
     """The cases, as mnn_core.testing.conformance.ConformanceCase (run them with run_case)."""
     from ..ops import run_reference
-    from ..testing.conformance import ConformanceCase, _one_node_graph
+    from .conformance import ConformanceCase, _one_node_graph
 
     rng = np.random.default_rng(seed)
     cases = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..backend.kit.layout import contiguous_strides
+from .layout import contiguous_strides
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def _as_2d(attrs: dict) -> dict:
 def deconv_plan(x_shape, w_shape, attrs: dict) -> DeconvPlan:
     """The plan of a 2-D ConvTranspose (NCHW input, (C, M/group, KH, KW) weight); `attrs` complete
     (the schema's defaults filled in)."""
-    from ..ops.convtranspose import conv_transpose_geometry
+    from ...ops.convtranspose import conv_transpose_geometry
 
     if len(x_shape) == 3 and len(w_shape) == 3:  # 1-D: a 2-D one over a single row
         x_shape, w_shape, attrs = (*x_shape[:2], 1, x_shape[2]), (*w_shape[:2], 1, w_shape[2]), _as_2d(attrs)

@@ -3,7 +3,7 @@ batch(j) * batch_stride + sum_k idx[j][k] * strides[k] in the data, j / per_batc
 
 from __future__ import annotations
 
-from ..backend.kit.layout import contiguous_strides, numel
+from .layout import contiguous_strides, numel
 
 
 def gather_nd_plan(data_shape, idx_shape, batch_dims: int) -> tuple:
