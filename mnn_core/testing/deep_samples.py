@@ -33,6 +33,9 @@ def deep_samples(op: str, rng: np.random.Generator) -> list[Sample]:
         cases = [((2, 67, 12, 11), (29, 67, 3, 3), {"pads": [1, 1, 1, 1]}),
                  ((1, 300, 7, 7), (45, 300, 1, 1), {}),
                  ((1, 40, 10, 13), (33, 40, 3, 3), {"dilations": [2, 1], "strides": [1, 2], "pads": [2, 1, 2, 1]})]
-        return [Sample([_u(rng, *xs), _u(rng, *ws, depth=int(np.prod(ws[1:]))), _u(rng, ws[0])], {"kernel_shape": list(ws[2:]), **attrs},
-                       f"deep: {xs} * {ws} {attrs}") for xs, ws, attrs in cases]
+        def conv(xs, ws, attrs):
+            inputs = [_u(rng, *xs), _u(rng, *ws, depth=int(np.prod(ws[1:]))), _u(rng, ws[0])]
+            return Sample(inputs, {"kernel_shape": list(ws[2:]), **attrs}, f"deep: {xs} * {ws} {attrs}")
+
+        return [conv(*case) for case in cases]
     return []

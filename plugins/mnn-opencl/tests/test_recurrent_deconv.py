@@ -5,8 +5,8 @@ and initial states, peepholes, clip, layout 1, groups, dilations, crops; fp32, a
 import pytest
 from conftest import needs_opencl
 
-from mnn_core.testing.gpu_samples import gpu_cases
 from mnn_core.testing.conformance import run_case
+from mnn_core.testing.gpu_samples import gpu_cases
 
 CASES = gpu_cases()
 

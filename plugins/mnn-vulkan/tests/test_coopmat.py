@@ -1,6 +1,6 @@
-"""Tensor cores through VK_NV_cooperative_matrix (gemm_coop.comp): under precision="low",
-GEMMs and 1x1 convolutions on a device that multiplies 16x16x16 float16 matrices per
-subgroup of 32 run on them, float16 operands summed in float32. Checked against the
+"""Tensor cores through VK_NV_cooperative_matrix (gemm_coop.comp): under precision="low"
+with "vulkan.coopmat", GEMMs and 1x1 convolutions on a device that multiplies 16x16x16
+float16 matrices per subgroup of 32 run on them, float16 operands summed in float32. Checked against the
 reference at the float16 tolerance on odd sizes (edges of every 64x64 block and 32-deep K
 step), batches, transposes, bias and fused activations. Devices without the extension
 (lavapipe) keep the plain shaders, which is checked wherever the tests run."""
@@ -68,7 +68,8 @@ def _conv1x1_graph(rng, x_shape, o, group):
 
 def _check(graph, feeds, options=None):
     want = mnn.Session(graph, backend="reference").run(feeds)["y"]
-    sess = mnn.Session(graph, backend="vulkan", fallback=False, precision="low", options=options or {})
+    options = {"vulkan.coopmat": True, **(options or {})}
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, precision="low", options=options)
     got = sess.run(feeds)["y"]
     # float16 operands (~2^-11 relative each), products summed in float32, a float16 result
     scale = max(float(np.abs(want).max()), 1e-6)
@@ -114,7 +115,8 @@ def test_pointwise_conv_on_tensor_cores_matches_the_reference(rng, x_shape, o, g
 
 
 def test_no_tensor_cores_without_the_extension_or_at_float32(rng):
-    """fp32 sessions never take gemm_coop; nor does any session on a device without it."""
+    """fp32 sessions never take gemm_coop, nor sessions that do not ask for it, nor any session
+    on a device without it."""
     graph = _matmul_graph((33, 40), (40, 47))
     feeds = {"a": rng.uniform(-1, 1, (33, 40)).astype("float32"), "b": rng.uniform(-1, 1, (40, 47)).astype("float32")}
     sess = mnn.Session(graph, backend="vulkan", fallback=False)
@@ -122,4 +124,7 @@ def test_no_tensor_cores_without_the_extension_or_at_float32(rng):
     assert "gemm_coop" not in _shaders(sess)
     low = mnn.Session(graph, backend="vulkan", fallback=False, precision="low")
     low.run(feeds)
-    assert ("gemm_coop" in _shaders(low)) == _tensor_cores()
+    assert "gemm_coop" not in _shaders(low)
+    asked = mnn.Session(graph, backend="vulkan", fallback=False, precision="low", options={"vulkan.coopmat": True})
+    asked.run(feeds)
+    assert ("gemm_coop" in _shaders(asked)) == _tensor_cores()

@@ -65,7 +65,8 @@ def test_conv_fp16_matches_the_reference(rng, case, options):
         assert seg.precision == "float16"
         suffix = "_hf" if options.get("vulkan.fp16_fma") else "_h"
         # 1x1 convolutions take tensor cores where the device has them (test_coopmat.py)
-        assert all(s.endswith(suffix) for s in seg.shaders if not s.startswith("splitk") and s != "gemm_coop"), seg.shaders
+        shaders = [s for s in seg.shaders if not s.startswith("splitk") and s != "gemm_coop"]
+        assert all(s.endswith(suffix) for s in shaders), seg.shaders
         assert not seg.widened
     else:
         assert seg.precision == "float32"

@@ -6,8 +6,8 @@ and at precision="low" (float16 storage) to an fp16 tolerance."""
 import pytest
 from vulkan_testing import unavailable_reason
 
-from mnn_core.testing.gpu_samples import gpu_cases
 from mnn_core.testing.conformance import run_case
+from mnn_core.testing.gpu_samples import gpu_cases
 
 CASES = gpu_cases()
 

@@ -22,7 +22,7 @@ CONVS = [(16, 256, 56, 56, 64), (16, 1024, 14, 14, 256), (16, 512, 7, 7, 2048)] 
 
 
 def _gpu_ms(sess, feeds, repeat: int) -> float:
-    """Median GPU time of the session's GEMM dispatches (the float16 copies in and out left out)."""
+    """Median GPU time of the session's GEMM or convolution dispatches (copies in and out left out)."""
     import mnn_vulkan
 
     sess.run(feeds)
@@ -30,8 +30,8 @@ def _gpu_ms(sess, feeds, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         sess.run(feeds)
-        times.append(sum(ms for seg, runs in mnn_vulkan.gpu_times().items() if names & set(mnn_vulkan.segments()[seg].names)
-                         for name, ms in runs if "gemm" in name))
+        runs = [r for seg, r in mnn_vulkan.gpu_times().items() if names & set(mnn_vulkan.segments()[seg].names)]
+        times.append(sum(ms for r in runs for name, ms in r if any(k in name for k in ("gemm", "conv2d", "splitk"))))
     return float(np.median(times))
 
 

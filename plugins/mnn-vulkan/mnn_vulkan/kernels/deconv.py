@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.deconv import deconv_plan
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import ConvPlan, k_table
 from mnn_core.backend.kit.recorder import ALIGN, SCRATCH, Binding, record_copy
-from mnn_core.backend.kit.deconv import deconv_plan
 from mnn_core.ops import get_schema
 
 from . import register

@@ -4,10 +4,10 @@ strides, batch_dims) is the host's."""
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.gather import gather_nd_plan
 from mnn_core.backend.kit.layout import pad_to
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import copy_words
-from mnn_core.backend.kit.gather import gather_nd_plan
 
 from . import register
 from .shape import BYTES, WORDS

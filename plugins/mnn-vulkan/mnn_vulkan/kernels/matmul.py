@@ -198,17 +198,16 @@ COOP_LOCAL = (128, 1, 1)
 def use_coopmat(rec, m: int, n: int) -> bool:
     """Tensor cores (gemm_coop.comp) for a GEMM on float16 tensors, where the device
     multiplies 16x16x16 float16 matrices per subgroup of 32 (VK_NV_cooperative_matrix) and
-    the output fills at least one 16x16 matrix. "vulkan.coopmat" (True or False) or
-    MNN_VULKAN_COOPMAT=0 overrides, for comparisons; forced tilings keep the plain shader."""
+    the output fills at least one 16x16 matrix, when asked for: "vulkan.coopmat" (True) or
+    MNN_VULKAN_COOPMAT=1. Off by default: on an H100 the plain float16 shader is still faster
+    (benchmarks/RESULTS_GPU.md). Forced tilings keep the plain shader."""
     if not (rec.half and rec.native) or (rec.options or {}).get("vulkan.tiles"):
         return False
     props = rec.device.props
     if not (props.get("coopmat") and props.get("subgroup_size") == 32):
         return False
-    forced = (rec.options or {}).get("vulkan.coopmat", os.environ.get("MNN_VULKAN_COOPMAT"))
-    if forced is not None:
-        return str(forced).lower() not in ("0", "false")
-    return m >= 16 and n >= 16
+    wanted = (rec.options or {}).get("vulkan.coopmat", os.environ.get("MNN_VULKAN_COOPMAT", "0"))
+    return str(wanted).lower() not in ("0", "false") and m >= 16 and n >= 16
 
 
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
