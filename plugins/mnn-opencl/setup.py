@@ -49,7 +49,7 @@ ext = Extension(
     "mnn_opencl._cl",
     ["mnn_opencl/_cl.pyx"] + sorted(glob.glob(f"{CSRC}/*.c")),
     include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
-    depends=sorted(glob.glob(os.path.join(CSRC, "*"))),
+    depends=sorted(glob.glob(os.path.join(CSRC, "*"))) + sorted(glob.glob("mnn_opencl/*.pxi")),
     extra_compile_args=["-O2"],
     libraries=["dl"],
 )
