@@ -53,10 +53,10 @@ from ..graph.shapes import value_sources, walk
 from ..memory.planner import MemoryReport
 from ..ops import get_schema
 from ..ops.control_flow import loop_limit
+from ._runloop import bind_inputs
 from .batch_split import BatchSplit, split_pays
 from .cancel import CancelToken, RunLimits, current_limits
 from .fusion import fuse_placed
-from ._runloop import bind_inputs
 from .program import Plan, PreparedPlan, ProgramBuilder
 from .scheduler import REFERENCE, make_candidate, place_auto, place_listed
 from .weights import ReleasedWeights, give_back_freed
