@@ -42,8 +42,14 @@ def mnn_runner(graph, x, engine, threads):
 
     backend, _, low = engine.partition("-")
     options = {"vulkan.fp16_fma": True} if low == "lowfma" else {}  # float16 FMAs in GEMM tiles too
-    sess = mnn.Session(graph, backend=backend, threads=threads, fallback=False, options=options,
-                       precision="low" if low.startswith("low") else "normal")
+    sess = mnn.Session(
+        graph,
+        backend=backend,
+        threads=threads,
+        fallback=False,
+        options=options,
+        precision="low" if low.startswith("low") else "normal",
+    )
     feeds = {"input": x}
     return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)["logits"])
 
@@ -63,6 +69,7 @@ def torch_runner(graph, x, half: bool = False):
             out = model(xt)
         torch.cuda.synchronize()
         return out
+
     return run, (lambda: run()[0].float().cpu().numpy())
 
 
@@ -72,16 +79,22 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
-    p.add_argument("--engine", action="append",
-                   help="vulkan, vulkan-low, vulkan-lowfma, opencl, opencl-low, opengl, x86, torch-cuda, "
-                        "torch-cuda-fp16 (default: all but vulkan-lowfma; -low: precision=low)")
+    p.add_argument(
+        "--engine",
+        action="append",
+        help="vulkan, vulkan-low, vulkan-lowfma, opencl, opencl-low, opengl, x86, torch-cuda, "
+        "torch-cuda-fp16 (default: all but vulkan-lowfma; -low: precision=low)",
+    )
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
     p.add_argument("--markdown", metavar="FILE")
-    p.add_argument("--startup", action="store_true",
-                   help="instead: OpenCL first-session start-up (session + first run) in fresh processes, "
-                        "cold then warm program cache (plugins/mnn-opencl/tools/bench.py's measurement)")
+    p.add_argument(
+        "--startup",
+        action="store_true",
+        help="instead: OpenCL first-session start-up (session + first run) in fresh processes, "
+        "cold then warm program cache (plugins/mnn-opencl/tools/bench.py's measurement)",
+    )
     args = p.parse_args(argv)
     if args.startup:
         return startup_table(args.model or ["mobilenet_v2", "resnet18"], args.markdown)
@@ -92,8 +105,9 @@ def main(argv=None):
             x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")
             import mnn_core as mnn
 
-            want = mnn.Session(graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference",
-                               threads=args.threads).run({"input": x})["logits"]
+            want = mnn.Session(
+                graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference", threads=args.threads
+            ).run({"input": x})["logits"]
             engines = ["vulkan", "vulkan-low", "opencl", "opencl-low", "opengl", "x86", "torch-cuda", "torch-cuda-fp16"]
             for engine in args.engine or engines:
                 try:
@@ -110,8 +124,12 @@ def main(argv=None):
                 print(" | ".join(str(c) for c in row), flush=True)
     if args.markdown:
         cmd = "python benchmarks/bench_gpu.py " + " ".join(sys.argv[1:])
-        lines = [f"\n### GPU, {time.strftime('%Y-%m-%d')}\n", f"`{cmd}`\n",
-                 "| model | batch | engine | median ms | min ms | max rel err vs x86 |", "|---|---|---|---|---|---|"]
+        lines = [
+            f"\n### GPU, {time.strftime('%Y-%m-%d')}\n",
+            f"`{cmd}`\n",
+            "| model | batch | engine | median ms | min ms | max rel err vs x86 |",
+            "|---|---|---|---|---|---|",
+        ]
         lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
         with open(args.markdown, "a") as f:
             f.write("\n".join(lines) + "\n")
@@ -125,8 +143,10 @@ def startup_table(models, markdown=None):
     for model in models:
         for variant in STARTUP_ENVS:
             s = startup(model, 1, variant)
-            lines.append(f"| {model} | {variant} | {s['cold']['seconds']:.2f} | {s['warm']['seconds']:.2f} | "
-                         f"{s['speedup']:.1f}x |")
+            lines.append(
+                f"| {model} | {variant} | {s['cold']['seconds']:.2f} | {s['warm']['seconds']:.2f} | "
+                f"{s['speedup']:.1f}x |"
+            )
             print(lines[-1], flush=True)
     if markdown:
         cmd = "python benchmarks/bench_gpu.py " + " ".join(sys.argv[1:])

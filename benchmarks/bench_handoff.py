@@ -43,8 +43,9 @@ def _graph(producer: str) -> Graph:
 
 def step_minima(producer: str, threads: int, repeat: int, layouts: str) -> dict[str, float]:
     graph = _graph(producer)
-    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads,
-                   options={"x86.layouts": layouts})
+    sess = Session(
+        graph, backend="x86", fallback=False, optimize=False, threads=threads, options={"x86.layouts": layouts}
+    )
     feeds = {"x": np.random.default_rng(1).standard_normal(graph.inputs["x"].shape).astype(np.float32)}
     for _ in range(20):
         sess.run(feeds, copy=False)
@@ -65,8 +66,10 @@ def main(argv=None) -> None:
         for layouts in ("auto", "off"):
             one = step_minima(producer, 1, args.repeat, layouts)
             two = step_minima(producer, 2, args.repeat, layouts)
-            print(f"{producer:9s} {layouts:7s} {one['producer']:8.3f} / {two['producer']:.3f}         "
-                  f"{one['squeeze']:8.3f} / {two['squeeze']:.3f}        {one['squeeze'] / two['squeeze']:5.2f}x")
+            print(
+                f"{producer:9s} {layouts:7s} {one['producer']:8.3f} / {two['producer']:.3f}         "
+                f"{one['squeeze']:8.3f} / {two['squeeze']:.3f}        {one['squeeze'] / two['squeeze']:5.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -38,9 +38,16 @@ def build(size: str, root: Path) -> Path:
 
     hidden, inter, layers, heads, kv, vocab = SIZES[size]
     torch.manual_seed(0)
-    cfg = transformers.Qwen2Config(hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
-                                   num_attention_heads=heads, num_key_value_heads=kv, vocab_size=vocab,
-                                   max_position_embeddings=4096, tie_word_embeddings=True)
+    cfg = transformers.Qwen2Config(
+        hidden_size=hidden,
+        intermediate_size=inter,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        vocab_size=vocab,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+    )
     transformers.Qwen2ForCausalLM(cfg).save_pretrained(path)
     return path
 
@@ -80,9 +87,15 @@ def child(engine: str, path: str, threads: int, prompt: int, decode: int) -> dic
                 past, token = out.past_key_values, int(out.logits[0, -1].argmax())
                 tokens.append(token)
             decode_s = time.perf_counter() - t
-    return {"engine": engine, "threads": threads, "load_s": load_s,
-            "prefill_tok_s": prompt / prefill_s, "decode_tok_s": (decode - 1) / decode_s if decode > 1 else 0.0,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "tokens": tokens}
+    return {
+        "engine": engine,
+        "threads": threads,
+        "load_s": load_s,
+        "prefill_tok_s": prompt / prefill_s,
+        "decode_tok_s": (decode - 1) / decode_s if decode > 1 else 0.0,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "tokens": tokens,
+    }
 
 
 def main() -> None:
@@ -103,10 +116,22 @@ def main() -> None:
     rows = []
     for threads in [int(t) for t in args.threads.split(",")]:
         for engine in args.engines.split(","):
-            env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-                   "OPENBLAS_NUM_THREADS": str(threads)}
-            cmd = [sys.executable, __file__, "--child", engine, str(path), str(threads), str(args.prompt),
-                   str(args.decode)]
+            env = {
+                **os.environ,
+                "OMP_NUM_THREADS": str(threads),
+                "MKL_NUM_THREADS": str(threads),
+                "OPENBLAS_NUM_THREADS": str(threads),
+            }
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                engine,
+                str(path),
+                str(threads),
+                str(args.prompt),
+                str(args.decode),
+            ]
             res = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if res.returncode:
                 sys.exit(f"{engine} x{threads} failed:\n{res.stderr[-2000:]}")
@@ -114,8 +139,10 @@ def main() -> None:
     print(f"qwen2-{args.size}: prompt {args.prompt}, decode {args.decode}, load {os.getloadavg()[0]:.2f}")
     print(f"{'engine':8} {'threads':>7} {'prefill tok/s':>14} {'decode tok/s':>13} {'peak MB':>8} {'load s':>7}")
     for r in rows:
-        print(f"{r['engine']:8} {r['threads']:>7} {r['prefill_tok_s']:>14.1f} {r['decode_tok_s']:>13.2f} "
-              f"{r['peak_mb']:>8.0f} {r['load_s']:>7.2f}")
+        print(
+            f"{r['engine']:8} {r['threads']:>7} {r['prefill_tok_s']:>14.1f} {r['decode_tok_s']:>13.2f} "
+            f"{r['peak_mb']:>8.0f} {r['load_s']:>7.2f}"
+        )
     ref = {r["threads"]: r["tokens"] for r in rows if r["engine"] == "torch"}
     for r in rows:
         if r["engine"] == "mnn" and r["threads"] in ref and r["tokens"] != ref[r["threads"]]:

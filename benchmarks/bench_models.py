@@ -58,6 +58,7 @@ EXTRA_ENGINES = ("mnn-x86-dense",)
 
 # -- worker side: one engine, one configuration -----------------------------------------
 
+
 def _graph(model: str, batch: int):
     from build_models import MODELS
 
@@ -171,6 +172,7 @@ def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precisio
             interp.runSession(session)
             out = interp.getSessionOutput(session)
             out.getHost()  # make sure the result is on the host
+
         return run
     if engine == "ncnn":
         import ncnn
@@ -189,6 +191,7 @@ def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precisio
                 ex = net.create_extractor()
                 ex.input("in0", ncnn.Mat(image))
                 ex.extract("out0")
+
         return run
     if engine == "torch":
         import torch
@@ -202,6 +205,7 @@ def _runner(engine: str, graph, x: np.ndarray, threads: int, tmp: Path, precisio
         def run():
             with torch.inference_mode():
                 model(xt)
+
         return run
     raise ValueError(engine)
 
@@ -213,15 +217,34 @@ def worker(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fn = _runner(args.engine, graph, x, args.threads, Path(tmp), args.precision[0])
         times = _time(fn, args.repeat, args.warmup)
-    print(json.dumps({"median_ms": statistics.median(times), "min_ms": min(times),
-                      "peak_mb": _max_rss_mb() - baseline}))
+    print(
+        json.dumps({"median_ms": statistics.median(times), "min_ms": min(times), "peak_mb": _max_rss_mb() - baseline})
+    )
 
 
 # -- driver side ------------------------------------------------------------------------------
 
+
 def run_config(engine, model, batch, threads, repeat, warmup, precision="normal") -> dict:
-    cmd = [sys.executable, __file__, "--worker", "--engine", engine, "--model", model, "--batch", str(batch),
-           "--threads", str(threads), "--repeat", str(repeat), "--warmup", str(warmup), "--precision", precision]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--engine",
+        engine,
+        "--model",
+        model,
+        "--batch",
+        str(batch),
+        "--threads",
+        str(threads),
+        "--repeat",
+        str(repeat),
+        "--warmup",
+        str(warmup),
+        "--precision",
+        precision,
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)
@@ -243,8 +266,12 @@ def main(argv=None) -> None:
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of the engines per configuration")
     p.add_argument("--markdown", metavar="FILE", help="append a results table to this file")
-    p.add_argument("--precision", action="append", choices=["high", "normal", "low"],
-                   help="session precision of mnn-x86, repeatable (default: normal)")
+    p.add_argument(
+        "--precision",
+        action="append",
+        choices=["high", "normal", "low"],
+        help="session precision of mnn-x86, repeatable (default: normal)",
+    )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -257,20 +284,34 @@ def main(argv=None) -> None:
     models = args.model or list(MODEL_NAMES)
     engines = args.engine or list(ENGINES)
     # mnn-x86 once per precision, labelled unless it is the default
-    runs = [(e, prec, e if prec == "normal" else f"{e} ({prec})")
-            for e in engines for prec in (args.precision if e == "mnn-x86" else ["normal"])]
+    runs = [
+        (e, prec, e if prec == "normal" else f"{e} ({prec})")
+        for e in engines
+        for prec in (args.precision if e == "mnn-x86" else ["normal"])
+    ]
     rows = []
     for model in models:
         for batch in args.batch or [1, 8]:
             for threads in args.threads or [1, 2]:
                 rounds = []
                 for r in range(args.rounds):
-                    order = runs[r % len(runs):] + runs[:r % len(runs)]
-                    rounds.append({label: run_config(e, model, batch, threads, args.repeat, args.warmup, prec)
-                                   for e, prec, label in order})
+                    order = runs[r % len(runs) :] + runs[: r % len(runs)]
+                    rounds.append(
+                        {
+                            label: run_config(e, model, batch, threads, args.repeat, args.warmup, prec)
+                            for e, prec, label in order
+                        }
+                    )
                 for label in (label for _, _, label in runs):
-                    rows.append({"model": model, "batch": batch, "threads": threads, "engine": label,
-                                 **_over_rounds(rounds, label)})
+                    rows.append(
+                        {
+                            "model": model,
+                            "batch": batch,
+                            "threads": threads,
+                            "engine": label,
+                            **_over_rounds(rounds, label),
+                        }
+                    )
                     _print_row(rows[-1])
     if args.markdown:
         _write_markdown(rows, args, Path(args.markdown))
@@ -290,9 +331,12 @@ def _over_rounds(rounds: list, label: str) -> dict:
     if not ok:
         return {"error": rounds[0][label]["error"]}
     ratios = [x for x in (_ratios(r)[label] for r in rounds) if x is not None]
-    row = {"median_ms": statistics.median(r["median_ms"] for r in ok), "min_ms": min(r["min_ms"] for r in ok),
-           "peak_mb": max(r["peak_mb"] for r in ok),
-           "ratio_to_best_peer": statistics.median(ratios) if ratios else None}
+    row = {
+        "median_ms": statistics.median(r["median_ms"] for r in ok),
+        "min_ms": min(r["min_ms"] for r in ok),
+        "peak_mb": max(r["peak_mb"] for r in ok),
+        "ratio_to_best_peer": statistics.median(ratios) if ratios else None,
+    }
     if len(rounds) > 1:
         row["ratios"] = ratios
     return row
@@ -304,26 +348,34 @@ def _print_row(r) -> None:
         return
     ratio = f"{r['ratio_to_best_peer']:.2f}x" if r["ratio_to_best_peer"] else "-"
     rounds = f" (rounds: {' '.join(f'{x:.2f}' for x in r['ratios'])})" if r.get("ratios") else ""
-    print(f"{r['model']:14} b{r['batch']:<2} t{r['threads']} {r['engine']:12} median {r['median_ms']:8.2f} ms"
-          f"  min {r['min_ms']:8.2f} ms  peak {r['peak_mb']:7.1f} MB  vs best peer {ratio}{rounds}", flush=True)
+    print(
+        f"{r['model']:14} b{r['batch']:<2} t{r['threads']} {r['engine']:12} median {r['median_ms']:8.2f} ms"
+        f"  min {r['min_ms']:8.2f} ms  peak {r['peak_mb']:7.1f} MB  vs best peer {ratio}{rounds}",
+        flush=True,
+    )
 
 
 def _write_markdown(rows, args, path: Path) -> None:
     cmd = "python benchmarks/bench_models.py " + " ".join(sys.argv[1:])
-    lines = [f"\n### {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
-             f"{os.cpu_count()} cores\n", f"`{cmd}`\n",
-             "| model | batch | threads | engine | median ms | min ms | peak MB | ratio to best peer |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"\n### {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores\n",
+        f"`{cmd}`\n",
+        "| model | batch | threads | engine | median ms | min ms | peak MB | ratio to best peer |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | "
-                         f"skipped: {r['error']} | | | |")
+            lines.append(
+                f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | skipped: {r['error']} | | | |"
+            )
             continue
         ratio = f"{r['ratio_to_best_peer']:.2f}" if r["ratio_to_best_peer"] else "-"
         if r.get("ratios"):
             ratio += f" ({' / '.join(f'{x:.2f}' for x in r['ratios'])})"
-        lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | {r['median_ms']:.2f} | "
-                     f"{r['min_ms']:.2f} | {r['peak_mb']:.1f} | {ratio} |")
+        lines.append(
+            f"| {r['model']} | {r['batch']} | {r['threads']} | {r['engine']} | {r['median_ms']:.2f} | "
+            f"{r['min_ms']:.2f} | {r['peak_mb']:.1f} | {ratio} |"
+        )
     with open(path, "a") as f:
         f.write("\n".join(lines) + "\n")
     print(f"appended {len(rows)} rows to {path}")

@@ -67,8 +67,10 @@ def main(argv=None) -> None:
                     mins[label][name] = min(mins[label].get(name, float("inf")), ms)
     print(f"{args.model} batch {args.batch}, {args.threads} thread(s), {args.rounds} rounds")
     for label in sessions:
-        print(f"  {label:6s} wall median {np.median(walls[label]):7.3f} ms   steps' minima add up to "
-              f"{sum(mins[label].values()):7.3f} ms")
+        print(
+            f"  {label:6s} wall median {np.median(walls[label]):7.3f} ms   steps' minima add up to "
+            f"{sum(mins[label].values()):7.3f} ms"
+        )
     pairs = on.plan.fused
     for name, parts in pairs.items():
         if len(parts) == 2 and all(part in mins["apart"] for part in parts):

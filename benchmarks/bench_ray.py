@@ -53,10 +53,19 @@ def build_onnx(path: Path) -> None:
         helper.make_node("Gemm", ["f", "w3", "b3"], ["logits"]),
     ]
     graph = helper.make_graph(
-        nodes, "small_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+        nodes,
+        "small_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])],
-        [const("w1", (16, 3, 3, 3)), const("b1", (16,)), const("w2", (32, 16, 3, 3)), const("b2", (32,)),
-         const("w3", (32, 10)), const("b3", (10,))])
+        [
+            const("w1", (16, 3, 3, 3)),
+            const("b1", (16,)),
+            const("w2", (32, 16, 3, 3)),
+            const("b2", (32,)),
+            const("w3", (32, 10)),
+            const("b3", (10,)),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, path)
@@ -75,7 +84,7 @@ class OrtPredictor:
 
     def __call__(self, batch):
         x = batch["x"]
-        parts = [self.session.run(None, {"x": x[i:i + self.sub_batch]})[0] for i in range(0, len(x), self.sub_batch)]
+        parts = [self.session.run(None, {"x": x[i : i + self.sub_batch]})[0] for i in range(0, len(x), self.sub_batch)]
         return {"id": batch["id"], "logits": np.concatenate(parts)}
 
 
@@ -87,7 +96,7 @@ def _proc(model: str, backend: str, x: np.ndarray, sub_batch: int, barrier, out)
     barrier.wait()
     t = time.perf_counter()
     for i in range(0, len(x), sub_batch):
-        session.run({"x": x[i:i + sub_batch]})
+        session.run({"x": x[i : i + sub_batch]})
     out.put(time.perf_counter() - t)
 
 
@@ -151,8 +160,9 @@ def main(argv=None) -> None:
     build_onnx(model)
     x = np.random.default_rng(1).standard_normal((args.rows, 3, 32, 32), dtype=np.float32)
     session = mnn.Session(str(model), backend=args.backend, threads=1)
-    want = np.concatenate([session.run({"x": x[i:i + args.sub_batch]})["logits"]
-                           for i in range(0, len(x), args.sub_batch)])
+    want = np.concatenate(
+        [session.run({"x": x[i : i + args.sub_batch]})["logits"] for i in range(0, len(x), args.sub_batch)]
+    )
     results: dict[str, float] = {}
 
     def record(name: str, seconds: float) -> None:
@@ -161,11 +171,13 @@ def main(argv=None) -> None:
     for _ in range(args.rounds):
         t = time.perf_counter()
         for i in range(0, len(x), args.sub_batch):
-            session.run({"x": x[i:i + args.sub_batch]})
+            session.run({"x": x[i : i + args.sub_batch]})
         record("loop (1 Session, this process)", time.perf_counter() - t)
         for n in (1, 2):
-            record(f"procs {n} (plain processes, Session ready)", plain_processes(str(model), args.backend, x,
-                                                                              args.sub_batch, n))
+            record(
+                f"procs {n} (plain processes, Session ready)",
+                plain_processes(str(model), args.backend, x, args.sub_batch, n),
+            )
 
     cluster = None
     if args.nodes:
@@ -179,28 +191,43 @@ def main(argv=None) -> None:
         import pyarrow.parquet as pq
 
         src = folder / "rows.parquet"
-        pq.write_table(pa.table({"x": pa.FixedShapeTensorArray.from_numpy_ndarray(x)}), src,
-                       row_group_size=args.block_rows)
+        pq.write_table(
+            pa.table({"x": pa.FixedShapeTensorArray.from_numpy_ndarray(x)}), src, row_group_size=args.block_rows
+        )
         for r in range(args.rounds):
             for n in (1, 2):
                 out_dir = folder / f"parts-{n}-{r}"
-                record(f"batch {n} (mnnx batch actors, up and planned)",
-                       runner_steady(model, src, out_dir, n, args.block_rows, args.sub_batch, args.backend))
+                record(
+                    f"batch {n} (mnnx batch actors, up and planned)",
+                    runner_steady(model, src, out_dir, n, args.block_rows, args.sub_batch, args.backend),
+                )
                 parts = pa.concat_tables([pq.read_table(p) for p in sorted(out_dir.glob("part-*.parquet"))])
-                np.testing.assert_allclose(parts.column("logits").combine_chunks().to_numpy_ndarray(), want,
-                                           rtol=1e-5, atol=1e-5)
+                np.testing.assert_allclose(
+                    parts.column("logits").combine_chunks().to_numpy_ndarray(), want, rtol=1e-5, atol=1e-5
+                )
         ds = ray.data.from_items([{"id": i, "x": r} for i, r in enumerate(x)], override_num_blocks=32).materialize()
         ort_kwargs = {"path": str(model), "sub_batch": args.sub_batch}
         for _ in range(args.rounds):
             for n in (1, 2):
-                for engine in ("ray", "ray-ort")[:1 if args.no_ort else 2]:
+                for engine in ("ray", "ray-ort")[: 1 if args.no_ort else 2]:
                     if engine == "ray":
-                        out = mray.predict(ds, str(model), backend=args.backend, workers=n,
-                                           batch_size=args.batch_size, sub_batch=args.sub_batch)
+                        out = mray.predict(
+                            ds,
+                            str(model),
+                            backend=args.backend,
+                            workers=n,
+                            batch_size=args.batch_size,
+                            sub_batch=args.sub_batch,
+                        )
                     else:
-                        out = ds.map_batches(OrtPredictor, fn_constructor_kwargs=ort_kwargs, num_cpus=1,
-                                             compute=ray.data.ActorPoolStrategy(size=n),
-                                             batch_size=args.batch_size, batch_format="numpy")
+                        out = ds.map_batches(
+                            OrtPredictor,
+                            fn_constructor_kwargs=ort_kwargs,
+                            num_cpus=1,
+                            compute=ray.data.ActorPoolStrategy(size=n),
+                            batch_size=args.batch_size,
+                            batch_format="numpy",
+                        )
                     t0 = time.perf_counter()
                     ids, got = [], []
                     for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
@@ -208,8 +235,9 @@ def main(argv=None) -> None:
                         got.append(batch["logits"])
                     end = time.perf_counter()
                     order = np.argsort(np.concatenate(ids))
-                    np.testing.assert_allclose(np.concatenate(got)[order], want, rtol=1e-5 if engine == "ray" else 1e-4,
-                                               atol=1e-5)
+                    np.testing.assert_allclose(
+                        np.concatenate(got)[order], want, rtol=1e-5 if engine == "ray" else 1e-4, atol=1e-5
+                    )
                     what = "mnn" if engine == "ray" else "ONNX Runtime"
                     record(f"{engine} {n} ({what} in Ray Data actors), end to end", end - t0)
     finally:
@@ -218,8 +246,10 @@ def main(argv=None) -> None:
             cluster.stop()
         shutil.rmtree(folder, ignore_errors=True)  # the model, the rows as Parquet and the parts: hundreds of MB
     where = f"{args.nodes}-node LocalCluster" if args.nodes else "ray.init"
-    print(f"{args.rows} rows of 3x32x32, backend {args.backend}, sub-batch {args.sub_batch}, "
-          f"Ray batch {args.batch_size}, best of {args.rounds}; {where}")
+    print(
+        f"{args.rows} rows of 3x32x32, backend {args.backend}, sub-batch {args.sub_batch}, "
+        f"Ray batch {args.batch_size}, best of {args.rounds}; {where}"
+    )
     for name, rate in results.items():
         print(f"  {name:62s} {rate:9.0f} rows/s")
     procs2 = results.get("procs 2 (plain processes, Session ready)")

@@ -67,12 +67,17 @@ def models(model: str, batch: int, threads: int, rounds: int, depths: list[int] 
     graph = MODELS[model](batch)
     feeds = {"input": np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")}
     k_rule = x86.T14_MIN_DEPTH
-    variants = {"6x32": (6, k_rule, False), "14x32 + both rules": (14, k_rule, True),
-                "14x32 + K rule": (14, k_rule, False), "14x32": (14, 0, False)}
+    variants = {
+        "6x32": (6, k_rule, False),
+        "14x32 + both rules": (14, k_rule, True),
+        "14x32 + K rule": (14, k_rule, False),
+        "14x32": (14, 0, False),
+    }
     if depths:
         variants = {f"14x32, K < {d}: 6x32": (14, d, True) for d in depths}
-    sessions = {name: _session_under(rows, depth, graph, threads=threads, t8=t8)
-                for name, (rows, depth, t8) in variants.items()}
+    sessions = {
+        name: _session_under(rows, depth, graph, threads=threads, t8=t8) for name, (rows, depth, t8) in variants.items()
+    }
     walls = {n: [] for n in sessions}
     steps: dict[str, dict[str, float]] = {n: {} for n in sessions}
     for _ in range(3):
@@ -93,8 +98,10 @@ def models(model: str, batch: int, threads: int, rounds: int, depths: list[int] 
                     steps[name][step] = min(ms, steps[name].get(step, float("inf")))
     print(f"{model} batch {batch}, {threads} thread(s), {rounds} rounds")
     for name in sessions:
-        print(f"  {name:22s} wall median {statistics.median(walls[name]):8.3f} ms   "
-              f"steps' minima add up to {sum(steps[name].values()):8.3f} ms")
+        print(
+            f"  {name:22s} wall median {statistics.median(walls[name]):8.3f} ms   "
+            f"steps' minima add up to {sum(steps[name].values()):8.3f} ms"
+        )
 
 
 def _conv(c: int, o: int, hw: int) -> tuple[Graph, dict]:

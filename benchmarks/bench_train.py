@@ -296,8 +296,11 @@ def main(argv=None):
         help="instead: both frameworks in one process per thread count, batch by batch (mnn step, PyTorch step, "
         "each timed): a same-load ratio on a shared machine; prints and writes nothing else",
     )
-    p.add_argument("--eager", action="store_true",
-                   help="mnn runs the eager loop (express ops on the dispatched kernels) instead of the compiled step")
+    p.add_argument(
+        "--eager",
+        action="store_true",
+        help="mnn runs the eager loop (express ops on the dispatched kernels) instead of the compiled step",
+    )
     p.add_argument("--child", choices=["mnn", "torch", "both"], help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
@@ -405,12 +408,17 @@ def append_eager_results(path, args, rows, acc, argv):
         "|---:|---:|---:|---:|---|---|",
     ]
     for t, m, pt in rows:
-        lines.append(f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {m['times'][0] / pt['times'][0]:.2f}x | "
-                     f"{m['placement']} | {_pair_ratios(m, pt)} |")
+        lines.append(
+            f"| {t} | {m['times'][0]:.2f} | {pt['times'][0]:.2f} | {m['times'][0] / pt['times'][0]:.2f}x | "
+            f"{m['placement']} | {_pair_ratios(m, pt)} |"
+        )
     if acc:
         t, m, pt = acc
-        lines += ["", f"Test accuracy after {len(m['times'])} epochs at {t} thread(s): mnn eager {m['accuracy']:.4f}, "
-                  f"PyTorch {pt['accuracy']:.4f}."]
+        lines += [
+            "",
+            f"Test accuracy after {len(m['times'])} epochs at {t} thread(s): mnn eager {m['accuracy']:.4f}, "
+            f"PyTorch {pt['accuracy']:.4f}.",
+        ]
     with open(path, "a") as f:
         f.write("\n".join(lines) + "\n")
     print(f"appended to {path}")

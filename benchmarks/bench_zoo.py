@@ -52,12 +52,15 @@ ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "ncnn")
 #: the engines mnn is measured against: a row's ratio divides by the fastest of them in the same round
 PEERS = ("onnxruntime", "MNN-wheel", "ncnn")
 #: what each engine needs installed (module names), and how to get it
-NEEDS = {"onnxruntime": (("onnxruntime",), "pip install onnxruntime"),
-         "MNN-wheel": (("MNN", "_tools"), "pip install --no-deps MNN"),
-         "ncnn": (("ncnn", "pnnx"), "pip install ncnn pnnx")}
+NEEDS = {
+    "onnxruntime": (("onnxruntime",), "pip install onnxruntime"),
+    "MNN-wheel": (("MNN", "_tools"), "pip install --no-deps MNN"),
+    "ncnn": (("ncnn", "pnnx"), "pip install ncnn pnnx"),
+}
 
 
 # -- inputs and engines (the worker's side) -----------------------------------------------------
+
 
 def model_feeds(name: str, batch: int, small: bool = False) -> dict[str, np.ndarray]:
     """The inputs of a corpus model or an architecture at `batch` (a corpus model's are repeated)."""
@@ -110,6 +113,7 @@ def _runner(engine: str, path: Path, feeds: dict, threads: int, tmp: Path, stric
         sess.run(feeds, copy=False)
         if "fallback" not in state:  # an eager graph (control flow, sequences) runs every op on them
             state["fallback"] = "all (eager)" if sess.eager else sum(p.backend != backend for p in sess.plan)
+
     return run, state
 
 
@@ -133,6 +137,7 @@ def _mnn_wheel(path: Path, feeds: dict, threads: int, tmp: Path):
     def run():
         for out in net.forward(args):
             out.read()  # make sure the result is computed and on the host
+
     return run
 
 
@@ -142,10 +147,12 @@ def _ncnn(path: Path, feeds: dict, threads: int, tmp: Path):
     # pnnx's own executable, found without importing the package (which imports torch)
     exe = os.path.join(list(importlib.util.find_spec("pnnx").submodule_search_locations)[0], "pnnx")
     (tmp / "model.onnx").symlink_to(path.resolve())  # pnnx writes model.ncnn.param and .bin beside it
-    shapes = ",".join(f"[{','.join(str(d) for d in (1, *x.shape[1:]))}]{'i64' if x.dtype == np.int64 else ''}"
-                      for x in feeds.values())
-    done = subprocess.run([exe, "model.onnx", f"inputshape={shapes}", "fp16=0"], cwd=tmp, capture_output=True,
-                          text=True, timeout=900)
+    shapes = ",".join(
+        f"[{','.join(str(d) for d in (1, *x.shape[1:]))}]{'i64' if x.dtype == np.int64 else ''}" for x in feeds.values()
+    )
+    done = subprocess.run(
+        [exe, "model.onnx", f"inputshape={shapes}", "fp16=0"], cwd=tmp, capture_output=True, text=True, timeout=900
+    )
     param, weights = tmp / "model.ncnn.param", tmp / "model.ncnn.bin"
     if done.returncode or not param.exists():
         raise RuntimeError(f"pnnx could not convert the model: {(done.stderr or done.stdout).strip()[-300:]}")
@@ -160,8 +167,13 @@ def _ncnn(path: Path, feeds: dict, threads: int, tmp: Path):
     if not outputs:
         raise RuntimeError("pnnx's conversion has no outputs")
     # ncnn's Mat holds one image; integer ids travel as the bits of int32 (ncnn's Embed reads them so)
-    images = [[x[i].astype(np.int32).view(np.float32) if x.dtype.kind in "iu" else x[i].astype(np.float32)
-               for x in feeds.values()] for i in range(next(iter(feeds.values())).shape[0])]
+    images = [
+        [
+            x[i].astype(np.int32).view(np.float32) if x.dtype.kind in "iu" else x[i].astype(np.float32)
+            for x in feeds.values()
+        ]
+        for i in range(next(iter(feeds.values())).shape[0])
+    ]
     names = list(net.input_names())
 
     def run():
@@ -173,6 +185,7 @@ def _ncnn(path: Path, feeds: dict, threads: int, tmp: Path):
                 ret, _ = ex.extract(name)
                 if ret:
                     raise RuntimeError(f"ncnn could not compute {name} (error {ret})")
+
     return run
 
 
@@ -191,9 +204,29 @@ def worker(args) -> None:
 
 
 def _measure(engine: str, model: str, path: Path, batch: int, threads: int, args) -> dict:
-    cmd = [sys.executable, __file__, "--worker", "--engine", engine, "--model", model, "--path", str(path),
-           "--batch", str(batch), "--threads", str(threads), "--repeat", str(args.repeat),
-           "--warmup", str(args.warmup)] + ["--small"] * args.small + ["--strict"] * args.strict
+    cmd = (
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            "--engine",
+            engine,
+            "--model",
+            model,
+            "--path",
+            str(path),
+            "--batch",
+            str(batch),
+            "--threads",
+            str(threads),
+            "--repeat",
+            str(args.repeat),
+            "--warmup",
+            str(args.warmup),
+        ]
+        + ["--small"] * args.small
+        + ["--strict"] * args.strict
+    )
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     if proc.returncode:
@@ -203,6 +236,7 @@ def _measure(engine: str, model: str, path: Path, batch: int, threads: int, args
 
 
 # -- the driver ---------------------------------------------------------------------------------
+
 
 def _spin() -> None:
     while True:
@@ -226,8 +260,10 @@ def _jobs(args, p) -> list[tuple[str, str, str, object]]:
     names = args.model or (sets["corpus"] + sets["arch"] if args.set == "all" else sets[args.set])
     unknown = [n for n in names if n not in BY_NAME and n not in ARCHES]
     if unknown:
-        p.error(f"unknown model(s) {', '.join(unknown)}; see python -m mnn_core.zoo list and "
-                "python benchmarks/zoo_models.py list")
+        p.error(
+            f"unknown model(s) {', '.join(unknown)}; see python -m mnn_core.zoo list and "
+            "python benchmarks/zoo_models.py list"
+        )
     jobs = []
     for name in names:
         if name in ARCHES:
@@ -252,8 +288,12 @@ def _path(name: str, exporter: str | None, batch: int, args) -> Path:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", action="append", help="a corpus model or an architecture, repeatable (python -m "
-                   "mnn_core.zoo list; python benchmarks/zoo_models.py list); default: every model of --set")
+    p.add_argument(
+        "--model",
+        action="append",
+        help="a corpus model or an architecture, repeatable (python -m "
+        "mnn_core.zoo list; python benchmarks/zoo_models.py list); default: every model of --set",
+    )
     p.add_argument("--set", choices=("all", "corpus", "arch"), default="all", help="the models run by default")
     p.add_argument("--exporter", action="append", choices=("dynamo", "legacy"), help="architectures: default both")
     p.add_argument("--engine", action="append", help=f"mnn-<backend> or a peer; default: {', '.join(ENGINES)}")
@@ -262,8 +302,11 @@ def main(argv=None) -> None:
     p.add_argument("--repeat", type=int, help="timed runs per engine and round (default 10)")
     p.add_argument("--warmup", type=int, help="untimed runs before them (default 3)")
     p.add_argument("--rounds", type=int, help="interleaved rounds of the engines per row (default 3)")
-    p.add_argument("--quick", action="store_true",
-                   help="batch 1, 1 thread, 1 round of 3 runs after 1 warm-up (unless given): a smoke run")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="batch 1, 1 thread, 1 round of 3 runs after 1 warm-up (unless given): a smoke run",
+    )
     p.add_argument("--small", action="store_true", help="architectures at the tests' small sizes")
     p.add_argument("--strict", action="store_true", help="mnn with fallback=False (no reference kernels)")
     p.add_argument("--busy", type=int, default=0, metavar="N", help="N processes spinning on the CPU meanwhile")
@@ -325,12 +368,15 @@ def _row(name, label, source, exporter, batch, threads, engines, args) -> dict |
         return None
     rounds = []
     for r in range(args.rounds):
-        order = engines[r % len(engines):] + engines[:r % len(engines)]
+        order = engines[r % len(engines) :] + engines[: r % len(engines)]
         rounds.append({e: _measure(e, name, path, batch, threads, args) for e in order})
     for e in engines:
         ok = [rd[e] for rd in rounds if "error" not in rd[e]]
-        row[e] = ({"median": statistics.median(x["median"] for x in ok), "fallback": ok[0].get("fallback")}
-                  if ok else {"error": rounds[0][e]["error"]})
+        row[e] = (
+            {"median": statistics.median(x["median"] for x in ok), "fallback": ok[0].get("fallback")}
+            if ok
+            else {"error": rounds[0][e]["error"]}
+        )
     mnn = next((e for e in engines if e.startswith("mnn")), None)
     ratios, fastest = [], []
     for rd in rounds:
@@ -355,8 +401,10 @@ def _fallback(row, engines):
 def _print_row(row, engines) -> None:
     cells = "  ".join(f"{e} {_cell(row[e]):>10}" for e in engines)
     ratio = f"  ratio {row['ratio']:.2f} to {row['fastest']}" if row.get("ratio") else ""
-    print(f"{row['model']:<28} b{row['batch']} t{row['threads']}  {cells}{ratio}  fallback ops "
-          f"{_fallback(row, engines)}", flush=True)
+    print(
+        f"{row['model']:<28} b{row['batch']} t{row['threads']}  {cells}{ratio}  fallback ops {_fallback(row, engines)}",
+        flush=True,
+    )
 
 
 def _write_markdown(rows, engines, args, path: Path) -> None:
@@ -364,17 +412,21 @@ def _write_markdown(rows, engines, args, path: Path) -> None:
     cmd = "python benchmarks/bench_zoo.py " + " ".join(sys.argv[1:])
     sets = {"corpus": "real-model corpus", "arch": "architecture zoo", "all": "corpus and architecture zoo"}
     busy = f", {args.busy} busy processes" if args.busy else ", quiet"
-    lines = [f"\n## {datetime.date.today()}: {sets[args.set] if not args.model else 'chosen models'}, "
-             f"{platform.machine()}, {os.cpu_count()} cores{busy}{', fallback=False' if args.strict else ''}\n",
-             f"`{cmd}` ({args.repeat} runs after {args.warmup} warm-up, {args.rounds} round(s); ms, median)\n",
-             f"| model | batch | threads | {' | '.join(engines)} | {mnn} / fastest peer | fastest peer | "
-             "ops on the reference kernels |",
-             "|---|---:|---:|" + "---:|" * (len(engines) + 1) + "---|---:|"]
+    lines = [
+        f"\n## {datetime.date.today()}: {sets[args.set] if not args.model else 'chosen models'}, "
+        f"{platform.machine()}, {os.cpu_count()} cores{busy}{', fallback=False' if args.strict else ''}\n",
+        f"`{cmd}` ({args.repeat} runs after {args.warmup} warm-up, {args.rounds} round(s); ms, median)\n",
+        f"| model | batch | threads | {' | '.join(engines)} | {mnn} / fastest peer | fastest peer | "
+        "ops on the reference kernels |",
+        "|---|---:|---:|" + "---:|" * (len(engines) + 1) + "---|---:|",
+    ]
     for r in rows:
         ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
         fallback = _fallback(r, engines)
-        lines.append(f"| {r['model']} | {r['batch']} | {r['threads']} | {' | '.join(_cell(r[e]) for e in engines)} | "
-                     f"{ratio} | {r.get('fastest') or '-'} | {'-' if fallback is None else fallback} |")
+        lines.append(
+            f"| {r['model']} | {r['batch']} | {r['threads']} | {' | '.join(_cell(r[e]) for e in engines)} | "
+            f"{ratio} | {r.get('fastest') or '-'} | {'-' if fallback is None else fallback} |"
+        )
     with path.open("a") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -89,10 +89,15 @@ def main(argv=None) -> None:
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--convs", action="store_true", help="one line per Conv with its shapes and GFLOP/s")
-    p.add_argument("--precision", action="append", choices=["high", "normal", "low"],
-                   help="session precision, repeatable (default: normal); 'low' on x86: bf16 GEMMs")
-    p.add_argument("--fuse", action="append", choices=["on", "off"],
-                   help="backend fusions on or off, repeatable (default: on)")
+    p.add_argument(
+        "--precision",
+        action="append",
+        choices=["high", "normal", "low"],
+        help="session precision, repeatable (default: normal); 'low' on x86: bf16 GEMMs",
+    )
+    p.add_argument(
+        "--fuse", action="append", choices=["on", "off"], help="backend fusions on or off, repeatable (default: on)"
+    )
     p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --repeat runs per session")
     args = p.parse_args(argv)
     import mnn_core as mnn
@@ -142,10 +147,18 @@ def print_comparison(labels: list[str], mins: dict, walls: dict, kinds: dict) ->
         print(f"  {kind:22s} " + "  ".join(cells))
     totals = {lb: sum(mins[lb]) for lb in labels}
     medians = {lb: statistics.median(walls[lb]) for lb in labels}
-    print("  total (step minima)    " + "  ".join(f"{lb} {totals[lb]:7.2f}" for lb in labels)
-          + "  " + "  ".join(f"{totals[base] / totals[lb]:.2f}x" for lb in labels[1:]))
-    print("  wall median            " + "  ".join(f"{lb} {medians[lb]:7.2f}" for lb in labels)
-          + "  " + "  ".join(f"{medians[base] / medians[lb]:.2f}x" for lb in labels[1:]))
+    print(
+        "  total (step minima)    "
+        + "  ".join(f"{lb} {totals[lb]:7.2f}" for lb in labels)
+        + "  "
+        + "  ".join(f"{totals[base] / totals[lb]:.2f}x" for lb in labels[1:])
+    )
+    print(
+        "  wall median            "
+        + "  ".join(f"{lb} {medians[lb]:7.2f}" for lb in labels)
+        + "  "
+        + "  ".join(f"{medians[base] / medians[lb]:.2f}x" for lb in labels[1:])
+    )
 
 
 if __name__ == "__main__":

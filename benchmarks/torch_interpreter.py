@@ -28,8 +28,15 @@ def _pads(attrs):
 
 
 def _conv(x, w, b=None, attrs=None):
-    y = F.conv2d(x, w, b, stride=attrs["strides"] or 1, padding=_pads(attrs),
-                 dilation=attrs["dilations"] or 1, groups=attrs["group"])
+    y = F.conv2d(
+        x,
+        w,
+        b,
+        stride=attrs["strides"] or 1,
+        padding=_pads(attrs),
+        dilation=attrs["dilations"] or 1,
+        groups=attrs["group"],
+    )
     return _ACT[attrs["activation"]](y, attrs["act_alpha"], attrs["act_beta"])
 
 
@@ -52,8 +59,9 @@ OPS = {
     "GlobalAveragePool": lambda x, attrs: F.adaptive_avg_pool2d(x, 1),
     "Flatten": lambda x, attrs: torch.flatten(x, attrs["axis"]),
     "Reshape": lambda x, attrs: x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(attrs["shape"])]),
-    "MaxPool": lambda x, attrs: F.max_pool2d(x, attrs["kernel_shape"], attrs["strides"] or 1, _pads(attrs),
-                                             ceil_mode=bool(attrs["ceil_mode"])),
+    "MaxPool": lambda x, attrs: F.max_pool2d(
+        x, attrs["kernel_shape"], attrs["strides"] or 1, _pads(attrs), ceil_mode=bool(attrs["ceil_mode"])
+    ),
     "Concat": lambda *xs, attrs: torch.cat(xs, attrs["axis"]),
     "Identity": lambda x, attrs: x,
 }

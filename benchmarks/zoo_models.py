@@ -80,26 +80,40 @@ def _checks(args):
             return ArchResult(name, "corpus", "fetch-failed", str(e))
         return check_file(name, "corpus", path, BY_NAME[name].make_feeds(), args.backend, args.threads)
 
-    names = args.model or {"arch": list(ARCHES), "corpus": [m.name for m in MODELS],
-                           "all": list(ARCHES) + [m.name for m in MODELS]}[args.set]
+    names = (
+        args.model
+        or {"arch": list(ARCHES), "corpus": [m.name for m in MODELS], "all": list(ARCHES) + [m.name for m in MODELS]}[
+            args.set
+        ]
+    )
     for name in names:
         if name in ARCHES:
             for exporter in args.exporter or EXPORTERS:
-                yield name, exporter, lambda n=name, e=exporter: check_arch(
-                    ARCHES[n], e, args.backend, args.batch, args.cache, args.small, args.threads)
+                yield (
+                    name,
+                    exporter,
+                    lambda n=name, e=exporter: check_arch(
+                        ARCHES[n], e, args.backend, args.batch, args.cache, args.small, args.threads
+                    ),
+                )
         elif name in BY_NAME:
             yield name, "corpus", lambda n=name: corpus(n)
         else:
-            sys.exit(f"zoo_models: no model {name!r}; see python benchmarks/zoo_models.py list "
-                     "and python -m mnn_core.zoo list")
+            sys.exit(
+                f"zoo_models: no model {name!r}; see python benchmarks/zoo_models.py list "
+                "and python -m mnn_core.zoo list"
+            )
 
 
 def cmd_check(args) -> int:
     _need("torch", "onnxscript", "onnxruntime")
 
     results = []
-    print(f"{'model':<20} {'source':<8} {'status':<13} {'rel L2':>8} {'mnn s':>6}  fallback=False  "
-          f"ops off {args.backend}", flush=True)
+    print(
+        f"{'model':<20} {'source':<8} {'status':<13} {'rel L2':>8} {'mnn s':>6}  fallback=False  "
+        f"ops off {args.backend}",
+        flush=True,
+    )
     for name, source, check in _checks(args):
         r = check()
         results.append(r)
@@ -135,18 +149,30 @@ def main(argv=None) -> int:
     sub.add_parser("list", help="the models, their sizes and what they exercise")
     for cmd, text in (("export", "write the ONNX files (cached)"), ("check", "compare mnn with ONNX Runtime")):
         q = sub.add_parser(cmd, help=text, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-        q.add_argument("--model", action="append", metavar="NAME",
-                       help=f"repeatable; default all of --set. Architectures: {', '.join(ARCHES)}"
-                       + ("; check also takes corpus models (python -m mnn_core.zoo list)" if cmd == "check" else ""))
+        q.add_argument(
+            "--model",
+            action="append",
+            metavar="NAME",
+            help=f"repeatable; default all of --set. Architectures: {', '.join(ARCHES)}"
+            + ("; check also takes corpus models (python -m mnn_core.zoo list)" if cmd == "check" else ""),
+        )
         q.add_argument("--exporter", action="append", choices=EXPORTERS, help="default: both")
-        q.add_argument("--batch", type=int, default=2,
-                       help="the batch run (default 2; a static export is made at it where a dynamic one fails)")
+        q.add_argument(
+            "--batch",
+            type=int,
+            default=2,
+            help="the batch run (default 2; a static export is made at it where a dynamic one fails)",
+        )
         q.add_argument("--small", action="store_true", help="the small sizes the tests use (seconds per model)")
         q.add_argument("--cache", help="default: $MNN_ZOO_ARCH_CACHE or ~/.cache/mnn/zoo-arch")
         if cmd == "check":
             q.add_argument("--backend", default="x86", help="the mnn backend to check (default x86)")
-            q.add_argument("--set", choices=("arch", "corpus", "all"), default="arch",
-                           help="the models checked by default: the architectures (default), the corpus, both")
+            q.add_argument(
+                "--set",
+                choices=("arch", "corpus", "all"),
+                default="arch",
+                help="the models checked by default: the architectures (default), the corpus, both",
+            )
             q.add_argument("--threads", type=int, default=1)
             q.add_argument("--json", metavar="FILE", help="write the results as JSON")
     args = p.parse_args(argv)

@@ -25,8 +25,10 @@ class Net:
 
     def conv_bn(self, x, cin, cout, k, stride=1, group=1, act="relu"):
         fan_in = cin // group * k * k
-        w = self.b.const(self.rng.standard_normal((cout, cin // group, k, k)).astype("float32")
-                         * np.float32(np.sqrt(2.0 / fan_in)), "w")
+        w = self.b.const(
+            self.rng.standard_normal((cout, cin // group, k, k)).astype("float32") * np.float32(np.sqrt(2.0 / fan_in)),
+            "w",
+        )
         y = self.b.Conv(x, w, None, strides=[stride, stride], pads=[k // 2] * 4, group=group)
         gamma = self.b.const(self.rng.uniform(0.5, 1.5, cout).astype("float32"), "gamma")
         beta = self.b.const(self.rng.uniform(-0.1, 0.1, cout).astype("float32"), "beta")
@@ -53,8 +55,15 @@ def mobilenet_v2(batch="N", seed=0) -> mnn.Graph:
     y = net.conv_bn(x, 3, 32, 3, stride=2, act="relu6")
     cin = 32
     # (expansion, channels, repeats, first stride), as in the paper
-    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
-                       (6, 160, 3, 2), (6, 320, 1, 1)]:
+    for t, c, n, s in [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]:
         for i in range(n):
             stride = s if i == 0 else 1
             hidden = cin * t
@@ -89,8 +98,9 @@ def squeezenet1_1(batch="N", seed=0) -> mnn.Graph:
     b = net.b
 
     def conv_relu(x, cin, cout, k, stride=1, pad=None):
-        w = b.const(net.rng.standard_normal((cout, cin, k, k)).astype("float32")
-                    * np.float32(np.sqrt(2.0 / (cin * k * k))), "w")
+        w = b.const(
+            net.rng.standard_normal((cout, cin, k, k)).astype("float32") * np.float32(np.sqrt(2.0 / (cin * k * k))), "w"
+        )
         bias = b.const(net.rng.uniform(-0.05, 0.05, cout).astype("float32"), "b")
         p = k // 2 if pad is None else pad
         return b.Relu(b.Conv(x, w, bias, strides=[stride, stride], pads=[p] * 4))

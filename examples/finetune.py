@@ -45,8 +45,19 @@ def accuracy(model, x, y, backend) -> float:
 def make_base(path: str, x, y, backend) -> str:
     express.manual_seed(0)
     base = nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 5))
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 5),
+    )
     bx, by = subset(x, y, [0, 1, 2, 3, 4])
     print(f"training a base model on classes 0-4 ({len(bx)} images)")
     fit(base, base.parameters(), bx, by, 1, 0.01, backend)
@@ -74,16 +85,17 @@ def main(argv=None) -> None:
 
     x, y = data.load_mnist(train=True)
     tx, ty = data.load_mnist(train=False)
-    path = args.model or make_base("base.onnx" if importlib.util.find_spec("onnx") else "base.mnn", x, y,
-                                   args.backend)
+    path = args.model or make_base("base.onnx" if importlib.util.find_spec("onnx") else "base.mnn", x, y, args.backend)
     graph = mnn.load(path)
     cut = args.cut or [n.outputs[0] for n in graph.nodes if n.op == "Flatten"][-1]
     backbone = nn.from_graph(graph, output=cut)
     features = backbone(np.zeros((1, 1, 28, 28), np.float32)).shape[1]
     express.manual_seed(1)
     model = nn.Sequential(backbone, nn.Linear(features, 64), nn.ReLU(), nn.Linear(64, 5))
-    print(f"loaded {path}: {len(graph.nodes)} nodes; cut at {cut!r} ({features} features), new head "
-          f"{features}-64-5; {sum(p.size for p in backbone.parameters())} imported parameters")
+    print(
+        f"loaded {path}: {len(graph.nodes)} nodes; cut at {cut!r} ({features} features), new head "
+        f"{features}-64-5; {sum(p.size for p in backbone.parameters())} imported parameters"
+    )
 
     fx, fy = subset(x, y, [5, 6, 7, 8, 9], args.limit)
     test_x, test_y = subset(tx, ty, [5, 6, 7, 8, 9])

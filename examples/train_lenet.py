@@ -22,16 +22,26 @@ from mnn_core.express import functional as F
 
 def lenet() -> nn.Module:
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    )
 
 
 def evaluate(session: mnn.Session, x: np.ndarray, y: np.ndarray, batch: int = 500) -> float:
     correct = 0
     for i in range(0, len(x), batch):
-        logits = session.run({"input": x[i:i + batch]}, copy=False)["output"]
-        correct += int((logits.argmax(1) == y[i:i + batch]).sum())
+        logits = session.run({"input": x[i : i + batch]}, copy=False)["output"]
+        correct += int((logits.argmax(1) == y[i : i + batch]).sum())
     return correct / len(x)
 
 
@@ -40,8 +50,12 @@ def main(argv=None) -> None:
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--schedule", choices=["none", "inv", "cosine"], default="none",
-                   help="inv: MNN's LeNet policy lr * (1 + 1e-4 * iter) ** -0.75")
+    p.add_argument(
+        "--schedule",
+        choices=["none", "inv", "cosine"],
+        default="none",
+        help="inv: MNN's LeNet policy lr * (1 + 1e-4 * iter) ** -0.75",
+    )
     p.add_argument("--backend", default="auto")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--limit", type=int, default=None, help="train on the first N images only")
@@ -56,13 +70,22 @@ def main(argv=None) -> None:
     loader = data.DataLoader(train_set, batch_size=args.batch_size, shuffle=True, seed=0, progress=True)
     model = lenet()
     opt = optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    sched = {"inv": lambda: optim.InvLR(opt, gamma=1e-4, power=0.75),
-             "cosine": lambda: optim.CosineAnnealingLR(opt, T_max=args.epochs * len(loader)),
-             "none": lambda: None}[args.schedule]()
-    step = None if args.eager else train.compile(model, nn.CrossEntropyLoss(), opt, backend=args.backend,
-                                                 threads=args.threads, return_output=True)
-    print(f"LeNet-5, {sum(p.size for p in model.parameters())} parameters; {len(train_set)} training images, "
-          f"{len(test_x)} test images; {'eager loop' if args.eager else 'compiled step'}, backend {args.backend}")
+    sched = {
+        "inv": lambda: optim.InvLR(opt, gamma=1e-4, power=0.75),
+        "cosine": lambda: optim.CosineAnnealingLR(opt, T_max=args.epochs * len(loader)),
+        "none": lambda: None,
+    }[args.schedule]()
+    step = (
+        None
+        if args.eager
+        else train.compile(
+            model, nn.CrossEntropyLoss(), opt, backend=args.backend, threads=args.threads, return_output=True
+        )
+    )
+    print(
+        f"LeNet-5, {sum(p.size for p in model.parameters())} parameters; {len(train_set)} training images, "
+        f"{len(test_x)} test images; {'eager loop' if args.eager else 'compiled step'}, backend {args.backend}"
+    )
     for epoch in range(1, args.epochs + 1):
         model.train()
         t0, total, correct, seen = time.perf_counter(), 0.0, 0, 0
@@ -86,8 +109,11 @@ def main(argv=None) -> None:
         model.eval()
         session = mnn.Session(model.to_graph([(1, 1, 28, 28)]), backend=args.backend, threads=args.threads)
         test_acc = evaluate(session, test_x, test_y)
-        print(f"epoch {epoch}: loss {total / seen:.4f}  train accuracy {correct / seen:.4f}  "
-              f"test accuracy {test_acc:.4f}  ({seconds:.1f} s, lr {opt.param_groups[0]['lr']:.5f})", flush=True)
+        print(
+            f"epoch {epoch}: loss {total / seen:.4f}  train accuracy {correct / seen:.4f}  "
+            f"test accuracy {test_acc:.4f}  ({seconds:.1f} s, lr {opt.param_groups[0]['lr']:.5f})",
+            flush=True,
+        )
 
     mnn.save(model, args.out)
     session = mnn.Session(args.out, backend=args.backend, threads=args.threads)

@@ -1,8 +1,8 @@
 """mnn: a deep-learning engine whose hardware backends are plugins.
 
-    import mnn_core as mnn
-    sess = mnn.Session("model.mnn", backend="auto")
-    out = sess.run({"input": x})
+import mnn_core as mnn
+sess = mnn.Session("model.mnn", backend="auto")
+out = sess.run({"input": x})
 """
 
 from __future__ import annotations
@@ -41,8 +41,12 @@ def get_include() -> str:
 _LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant", "torch")
 #: the runtime loads on first use too, so `import mnn_core.backend` (what a plugin imports) does not
 #: load the session, the compiled planner and the run loop
-_RUNTIME = {"Session": ".runtime.session", "load": ".runtime.loader", "save": ".runtime.loader",
-            "CancelToken": ".runtime.cancel"}
+_RUNTIME = {
+    "Session": ".runtime.session",
+    "load": ".runtime.loader",
+    "save": ".runtime.loader",
+    "CancelToken": ".runtime.cancel",
+}
 
 
 def __getattr__(name: str):
@@ -70,7 +74,24 @@ def backends(reload: bool = False):
 
 
 __all__ = [
-    "BackendError", "CancelToken", "Graph", "GraphBuilder", "GraphError", "InputError", "LimitError", "MnnError",
-    "MnnFormatError", "Node", "RunCancelled", "RunTimeout", "Session", "TensorInfo", "UnsupportedOpError", "backends",
-    "get_include", "hookimpl", "load", "save",
+    "BackendError",
+    "CancelToken",
+    "Graph",
+    "GraphBuilder",
+    "GraphError",
+    "InputError",
+    "LimitError",
+    "MnnError",
+    "MnnFormatError",
+    "Node",
+    "RunCancelled",
+    "RunTimeout",
+    "Session",
+    "TensorInfo",
+    "UnsupportedOpError",
+    "backends",
+    "get_include",
+    "hookimpl",
+    "load",
+    "save",
 ]

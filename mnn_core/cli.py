@@ -69,12 +69,15 @@ def _random_feeds(graph, shapes, seed=0):
             else:
                 feeds[name] = rng.integers(0, 10, size=shape).astype(dtype)
         except MemoryError:
-            raise MnnError(f"input {name!r} of shape {','.join(map(str, shape))} ({dtype}) is more than this "
-                           "machine's memory holds; give a smaller --shape") from None
+            raise MnnError(
+                f"input {name!r} of shape {','.join(map(str, shape))} ({dtype}) is more than this "
+                "machine's memory holds; give a smaller --shape"
+            ) from None
     return feeds
 
 
 # -- commands --------------------------------------------------------------------------
+
 
 def cmd_backends(args) -> int:
     from .registry import backend_table
@@ -153,8 +156,9 @@ def cmd_run(args) -> int:
         shapes = _input_shapes(graph, args.shape)
         feeds.update(_random_feeds(graph, {n: shapes[n] for n in missing}))
     backend = args.backend if "," not in args.backend else _backend_arg(args.backend)
-    sess = Session(graph, backend=backend, threads=args.threads, precision=args.precision,
-                   fallback=not args.no_fallback)
+    sess = Session(
+        graph, backend=backend, threads=args.threads, precision=args.precision, fallback=not args.no_fallback
+    )
     outputs = sess.run(feeds)
     if args.explain:
         print(sess.plan)
@@ -230,9 +234,18 @@ def cmd_bench(args) -> int:
     else:
         table = [("backend", "threads", "median ms", "min ms", "x best", "arena MiB", "ops here", "max |diff|")]
         for r in results:
-            table.append((r["backend"], str(r["threads"]), f"{r['median_ms']:.3f}", f"{r['min_ms']:.3f}",
-                          f"{r['ratio_to_best']:.2f}", f"{r['arena_bytes'] / 2**20:.2f}",
-                          f"{r['ops_on_backend']}/{r['ops']}", f"{r['max_abs_diff']:.2e}"))
+            table.append(
+                (
+                    r["backend"],
+                    str(r["threads"]),
+                    f"{r['median_ms']:.3f}",
+                    f"{r['min_ms']:.3f}",
+                    f"{r['ratio_to_best']:.2f}",
+                    f"{r['arena_bytes'] / 2**20:.2f}",
+                    f"{r['ops_on_backend']}/{r['ops']}",
+                    f"{r['max_abs_diff']:.2e}",
+                )
+            )
         print(f"{args.model}: {args.repeat} runs each after {args.warmup} warm-up; diff against the first row")
         _print_table(table)
     if args.plot:
@@ -307,9 +320,14 @@ def _print_table(rows) -> None:
 
 # -- parser ------------------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="mnn: run, benchmark and convert models on any installed "
-                                "backend.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="mnn: run, benchmark and convert models on any installed backend.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     from . import __version__
 
     p.add_argument("--version", action="version", version=f"mnn-core {__version__}")
@@ -368,8 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--calibration", metavar="DATA", help=".npz keyed by input name, or a folder of .npy files")
     s.add_argument("--method", choices=("minmax", "percentile", "kl"), default="minmax")
     s.add_argument("--percentile", type=float, default=99.99, help="for --method percentile (default 99.99)")
-    s.add_argument("--per-channel", action=argparse.BooleanOptionalAction, default=True,
-                   help="one weight scale per output channel (default; --no-per-channel: per tensor)")
+    s.add_argument(
+        "--per-channel",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="one weight scale per output channel (default; --no-per-channel: per tensor)",
+    )
     s.add_argument("--exclude", nargs="+", default=[], metavar="NODE", help="nodes that stay float")
     s.add_argument("--weight-only", action="store_true", help="int8 weights, float compute (no calibration)")
     s.add_argument("--batch-size", type=int, default=32, help="calibration batch size (default 32)")
@@ -390,6 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--num-gpus", type=float, help="GPUs per actor (default: 1 for a GPU backend, else 0)")
     s.set_defaults(fn=cmd_batch)
     from .cli_generate import add_parser as add_generate  # mnnx generate: mnn_core.llm
+
     add_generate(sub)
     return p
 
@@ -416,8 +439,10 @@ def main(argv=None) -> int:
     except Exception as exc:  # one line even for what mnn did not foresee (MNN_DEBUG=1: the traceback)
         if os.environ.get("MNN_DEBUG"):
             raise
-        print(f"{PROG}: error: {type(exc).__name__}: {exc} (unexpected: MNN_DEBUG=1 shows where; please report it)",
-              file=sys.stderr)
+        print(
+            f"{PROG}: error: {type(exc).__name__}: {exc} (unexpected: MNN_DEBUG=1 shows where; please report it)",
+            file=sys.stderr,
+        )
         return 3
 
 

@@ -33,8 +33,12 @@ def _common(s) -> None:
     s.add_argument("--backend", default="auto", help="auto, a backend name, or a fallback list a,b (default auto)")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--context", type=int, default=None, help="KV cache positions (default 2048, or the model's)")
-    s.add_argument("--weights", choices=("fp32", "int8", "int4"), default="fp32",
-                   help="projection weights: float32, or quantized group-wise (default fp32)")
+    s.add_argument(
+        "--weights",
+        choices=("fp32", "int8", "int4"),
+        default="fp32",
+        help="projection weights: float32, or quantized group-wise (default fp32)",
+    )
     s.add_argument("--group", type=int, default=64, help="quantization group size: 32, 64, 128 or 256 (default 64)")
     s.add_argument("--asymmetric", action="store_true", help="quantize with a zero point per group")
     s.add_argument("--temperature", type=float, default=0.0, help="0 (default): greedy")
@@ -53,8 +57,13 @@ def _load(args):
     if args.model.endswith(".mnn"):  # an export has its weights as exported; --weights int8 is an error there
         quant = {"weights": None if args.weights == "fp32" else args.weights}
     llm = load(args.model, backend=backend, threads=args.threads, context=args.context, **quant)
-    sampling = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
-                    repetition_penalty=args.repetition_penalty, seed=args.seed)
+    sampling = dict(
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        repetition_penalty=args.repetition_penalty,
+        seed=args.seed,
+    )
     return llm, sampling
 
 
@@ -72,8 +81,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         messages.append({"role": "user", "content": line.rstrip("\n")})
         # each turn runs the whole conversation again: the template may rewrite earlier turns
         reply = []
-        for piece in llm.generate(llm.chat_prompt(messages), args.max_tokens, stream=True, stop=args.stop,
-                                  **sampling):
+        for piece in llm.generate(llm.chat_prompt(messages), args.max_tokens, stream=True, stop=args.stop, **sampling):
             reply.append(piece)
             sys.stdout.write(piece)
             sys.stdout.flush()
@@ -102,6 +110,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     prefill = st["prompt_tokens"] / st["prefill_s"] if st.get("prefill_s") else 0.0
     # the first token comes from the prefill's logits: decode speed counts the tokens after it
     decode = (st["tokens"] - 1) / st["decode_s"] if st.get("tokens", 0) > 1 and st["decode_s"] else 0.0
-    print(f"prefill {st['prompt_tokens']} tokens {prefill:.1f} tok/s, decode {st['tokens']} tokens "
-          f"{decode:.1f} tok/s", file=sys.stderr)
+    print(
+        f"prefill {st['prompt_tokens']} tokens {prefill:.1f} tok/s, decode {st['tokens']} tokens {decode:.1f} tok/s",
+        file=sys.stderr,
+    )
     return 0

@@ -85,8 +85,6 @@ def _alignment(nbytes: int, version: int) -> int:
     return ALIGN if version == 1 or nbytes >= ALIGN else SMALL_ALIGN
 
 
-
-
 # -- saving -------------------------------------------------------------------
 
 
@@ -470,8 +468,6 @@ def _read_json(f: BinaryIO, header: dict[str, int]) -> dict:
     except ValueError as exc:  # bad JSON, bad UTF-8, integers of thousands of digits, duplicate keys
         raise _Bad(f"graph description is not valid JSON ({_clip(str(exc))})") from None
     return _fields(doc, _GRAPH_FIELDS, "graph")
-
-
 
 
 # -- tensors ----------------------------------------------------------------------

@@ -43,7 +43,7 @@ def numpy_small_cnn(graph, x):
             g = oc // og
             for i in range(kh):
                 for j in range(kw):
-                    patch = xp[:, g * cg:(g + 1) * cg, i:i + oh, j:j + ow]
+                    patch = xp[:, g * cg : (g + 1) * cg, i : i + oh, j : j + ow]
                     out[:, oc] += np.einsum("nchw,c->nhw", patch, w[oc, :, i, j])
             if bias is not None:
                 out[:, oc] += bias[oc]

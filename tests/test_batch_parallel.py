@@ -97,14 +97,16 @@ def test_auto_splits_where_an_image_outweighs_the_weights():
     small, _ = _convnet(batch=4)  # 7 KB of activations an image: the hand-off would cost more
     assert Session(small, backend="reference", threads=2)._split_for({"x": (4, 3, 9, 11)}) is None
     # weights heavier than an image's activations (a 6 x 300000 Gemm: 7.2 MB) are read once per batch
-    heavy, _ = _convnet(batch=4, hw=BIG, tail=lambda g, y: g.Gemm(
-        g.Flatten(y, axis=1), g.const(np.zeros((6, 300_000), np.float32))))
+    heavy, _ = _convnet(
+        batch=4, hw=BIG, tail=lambda g, y: g.Gemm(g.Flatten(y, axis=1), g.const(np.zeros((6, 300_000), np.float32)))
+    )
     assert Session(heavy, backend="reference", threads=2)._split_for({"x": shape}) is None
     # "on" splits whatever the sizes, at one thread too: the images in turn
     on = Session(small, backend="reference", threads=1, batch_parallel="on")
     small_feeds = {"x": np.random.default_rng(1).standard_normal((4, 3, 9, 11)).astype(np.float32)}
-    np.testing.assert_allclose(on.run(small_feeds)["y"], Session(small, backend="reference").run(small_feeds)["y"],
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        on.run(small_feeds)["y"], Session(small, backend="reference").run(small_feeds)["y"], rtol=1e-5
+    )
 
 
 def test_on_refuses_a_model_that_mixes_images_and_auto_runs_it_whole():

@@ -41,8 +41,9 @@ def test_run_writes_outputs_and_explains(model, tmp_path, capsys):
     x = np.linspace(-1, 1, 12, dtype="float32").reshape(2, 6)
     np.save(tmp_path / "x.npy", x)
     out_dir = tmp_path / "out"
-    assert main(["run", str(model), "--input", f"x={tmp_path / 'x.npy'}", "--explain",
-                 "--output-dir", str(out_dir)]) == 0
+    assert (
+        main(["run", str(model), "--input", f"x={tmp_path / 'x.npy'}", "--explain", "--output-dir", str(out_dir)]) == 0
+    )
     text = capsys.readouterr().out
     assert "backend" in text and "Gemm" in text and "arena" in text
     want = mnn.Session(mnn.load(model)).run({"x": x})["y"]
@@ -57,8 +58,10 @@ def test_run_without_inputs_says_what_is_needed(model, capsys):
 
 
 def test_bench_table_and_json(model, capsys):
-    assert main(["bench", str(model), "--backend", "reference", "--threads", "1,2", "--repeat", "3",
-                 "--shape", "x=8,6"]) == 0
+    assert (
+        main(["bench", str(model), "--backend", "reference", "--threads", "1,2", "--repeat", "3", "--shape", "x=8,6"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "median ms" in out and out.count("reference") >= 2
     assert main(["bench", str(model), "--repeat", "2", "--json"]) == 0

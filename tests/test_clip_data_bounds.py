@@ -15,9 +15,11 @@ def _log_mel_floor(with_max: bool) -> Graph:
     g = Graph(name="floor", inputs={"x": TensorInfo(("T", 32))}, outputs=["y"])
     g.initializers["db"] = np.array(80, np.float32)
     g.initializers["top"] = np.array(10, np.float32)
-    g.nodes += [Node("ReduceMax", ["x"], ["peak"], {"keepdims": 0}, "peak"),
-                Node("Sub", ["peak", "db"], ["floor"], {}, "floor"),
-                Node("Clip", ["x", "floor"] + (["top"] if with_max else []), ["y"], {}, "clip")]
+    g.nodes += [
+        Node("ReduceMax", ["x"], ["peak"], {"keepdims": 0}, "peak"),
+        Node("Sub", ["peak", "db"], ["floor"], {}, "floor"),
+        Node("Clip", ["x", "floor"] + (["top"] if with_max else []), ["y"], {}, "clip"),
+    ]
     return g
 
 

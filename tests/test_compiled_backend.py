@@ -18,8 +18,18 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def template_site(tmp_path_factory):
     target = tmp_path_factory.mktemp("site")
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps",
-           "--target", str(target), str(ROOT / "examples" / "backend-template")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-build-isolation",
+        "--no-deps",
+        "--target",
+        str(target),
+        str(ROOT / "examples" / "backend-template"),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode:
         pytest.fail(f"building the template backend failed:\n{done.stdout}\n{done.stderr}")
@@ -49,27 +59,37 @@ want = np.maximum(xv @ graph.initializers[w] + xv, 0) ** 2
 
 
 def test_entry_point_registers_the_backend(template_site):
-    out = run_with_template(template_site, """
+    out = run_with_template(
+        template_site,
+        """
         import mnn_core as mnn
         rows = {r.name: r for r in mnn.backends()}
         t = rows["template"]
         print(t.package, t.available, t.ops)
-    """)
+    """,
+    )
     assert out.split() == ["mnn-template", "True", "4"]
 
 
 def test_c_kernels_run_and_match(template_site):
-    out = run_with_template(template_site, GRAPH, """
+    out = run_with_template(
+        template_site,
+        GRAPH,
+        """
         sess = mnn.Session(graph, backend="template", fallback=False, optimize=False)
         got = sess.run({"x": xv})["out"]
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
         print(sorted(set(p.backend for p in sess.plan)))
-    """)
+    """,
+    )
     assert out.strip() == "['template']"
 
 
 def test_steady_state_run_allocates_nothing(template_site):
-    out = run_with_template(template_site, GRAPH, """
+    out = run_with_template(
+        template_site,
+        GRAPH,
+        """
         import tracemalloc
         sess = mnn.Session(graph, backend="template", fallback=False, optimize=False)
         feeds = {"x": xv}
@@ -95,15 +115,20 @@ def test_steady_state_run_allocates_nothing(template_site):
         # (one CI run saw 5784 bytes in a single window, not since reproduced).
         print(growth, peaks)
         assert min(growth) < 4096 and max(peaks) < 16384, (growth, peaks)
-    """)
+    """,
+    )
     assert out
 
 
 def test_disable_autoload_hides_the_plugin(template_site):
-    out = run_with_template(template_site, """
+    out = run_with_template(
+        template_site,
+        """
         import mnn_core as mnn
         print(sorted(r.name for r in mnn.backends()))
-    """, MNN_DISABLE_PLUGIN_AUTOLOAD="1")
+    """,
+        MNN_DISABLE_PLUGIN_AUTOLOAD="1",
+    )
     assert out.strip() == "['reference']"
 
 
@@ -114,11 +139,16 @@ def test_load_plugins_selects_by_name(template_site):
 
 
 def test_auto_uses_compiled_kernels_where_cheaper(template_site):
-    out = run_with_template(template_site, GRAPH, """
+    out = run_with_template(
+        template_site,
+        GRAPH,
+        """
         sess = mnn.Session(graph, backend="auto", optimize=False)
         np.testing.assert_allclose(sess.run({"x": xv})["out"], want, rtol=1e-4, atol=1e-3)
         print(sorted(set(p.backend for p in sess.plan)))
-    """, MNN_LOAD_PLUGINS="template")  # other installed backends (x86) would outbid it
+    """,
+        MNN_LOAD_PLUGINS="template",
+    )  # other installed backends (x86) would outbid it
     assert "template" in out
 
 
@@ -126,7 +156,10 @@ def test_inputs_read_in_place(template_site):
     """The template's kernels set MNN_EXEC_INPUTS_MAY_MOVE, so run() hands them the caller's array:
     with the arena's copy of x poisoned, the results still match; arrays the steps must not read in
     place (another dtype, Fortran order, a view of the last run's outputs) are copied as before."""
-    out = run_with_template(template_site, GRAPH, """
+    out = run_with_template(
+        template_site,
+        GRAPH,
+        """
         sess = mnn.Session(graph, backend="template", fallback=False, optimize=False)
         cur = sess._current
         assert cur.program.movable == (True,), cur.program.movable
@@ -154,5 +187,6 @@ def test_inputs_read_in_place(template_site):
                                        rtol=1e-4, atol=1e-3, err_msg=note)
         ref = mnn.Session(graph, backend="reference", optimize=False)
         print(ref._current.program.movable)
-    """)
+    """,
+    )
     assert out.strip() == "(False,)"  # Python executions read the arena's copy

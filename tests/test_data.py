@@ -107,8 +107,10 @@ def test_progress_bar_reports_every_batch(mnist_dir):
     assert "train" in text and "5/5" in text and "loss 4" in text and text.endswith("\n")
 
 
-@pytest.mark.skipif(not Path(data.FASHION_MNIST_DIR, "t10k-labels-idx1-ubyte.gz").exists(),
-                    reason="Fashion-MNIST not installed (apt-get install -y dataset-fashion-mnist)")
+@pytest.mark.skipif(
+    not Path(data.FASHION_MNIST_DIR, "t10k-labels-idx1-ubyte.gz").exists(),
+    reason="Fashion-MNIST not installed (apt-get install -y dataset-fashion-mnist)",
+)
 def test_fashion_mnist_slice():
     ds = data.FashionMNIST(train=False, limit=100)
     x, y = ds.arrays

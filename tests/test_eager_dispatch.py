@@ -41,11 +41,17 @@ def _run(fn, arrays, seed=0):
 
 CASES = {
     "conv": (lambda x, w, b: F.conv2d(x, w, b, padding=1), [(3, 5, 11, 9), (7, 5, 3, 3), (7,)], ["Conv"]),
-    "conv-strided": (lambda x, w: F.conv2d(x, w, stride=2, padding=(0, 2), dilation=2),
-                     [(2, 3, 13, 10), (4, 3, 3, 5)], ["Conv", "ConvGradInput", "ConvGradWeight"]),
+    "conv-strided": (
+        lambda x, w: F.conv2d(x, w, stride=2, padding=(0, 2), dilation=2),
+        [(2, 3, 13, 10), (4, 3, 3, 5)],
+        ["Conv", "ConvGradInput", "ConvGradWeight"],
+    ),
     "conv-groups": (lambda x, w, b: F.conv2d(x, w, b, groups=2), [(2, 6, 9, 7), (4, 3, 3, 3), (4,)], ["Conv"]),
-    "lenet-conv-relu-pool": (lambda x, w, b: F.max_pool2d(F.relu(F.conv2d(x, w, b, padding=2)), 2),
-                             [(5, 1, 15, 13), (6, 1, 5, 5), (6,)], ["Conv", "MaxPool", "MaxPoolGrad", "ReluGrad"]),
+    "lenet-conv-relu-pool": (
+        lambda x, w, b: F.max_pool2d(F.relu(F.conv2d(x, w, b, padding=2)), 2),
+        [(5, 1, 15, 13), (6, 1, 5, 5), (6,)],
+        ["Conv", "MaxPool", "MaxPoolGrad", "ReluGrad"],
+    ),
     "maxpool-3x3": (lambda x: F.max_pool2d(x, 3, stride=2, padding=1), [(2, 3, 11, 8)], ["MaxPool"]),
     "avgpool": (lambda x: F.avg_pool2d(x, 3, stride=2, padding=1), [(2, 3, 11, 8)], ["AveragePool"]),
     "linear": (lambda x, w, b: F.linear(x, w, b), [(13, 17), (11, 17), (11,)], ["Gemm", "SumToShape"]),
@@ -56,8 +62,7 @@ CASES = {
     "broadcast": (lambda a, b: (a + b) * b - a / (b * b + 1), [(5, 1, 7), (3, 7)], ["Add", "Mul"]),
     "reductions": (lambda x: F.sum(x, 1) + F.mean(x, 1), [(4, 9, 6)], ["ReduceSum"]),
     "layer-norm": (lambda x, g, b: F.layer_norm(x, 10, g, b), [(4, 9, 10), (10,), (10,)], ["LayerNormalization"]),
-    "batch-norm": (lambda x, g, b: F.batch_norm(x, weight=g, bias=b, training=True), [(6, 5, 7, 3), (5,), (5,)],
-                   []),
+    "batch-norm": (lambda x, g, b: F.batch_norm(x, weight=g, bias=b, training=True), [(6, 5, 7, 3), (5,), (5,)], []),
     "transposed-input": (lambda x, w: F.relu(x.transpose(0, 1)) @ w, [(7, 5), (7, 3)], ["Relu"]),
     "concat-slice": (lambda a, b: F.cat([a, b], 1)[:, 1:6] * 2.0, [(3, 4), (3, 5)], []),
 }
@@ -74,8 +79,9 @@ def test_dispatched_ops_match_the_reference(name):
     placed = dispatch.placement()
     for i, (g, w) in enumerate(zip(got, want)):
         what = "output" if i == 0 else f"gradient of input {i - 1}"
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(w).max())),
-                                   err_msg=f"{name}: {what}")
+        np.testing.assert_allclose(
+            g, w, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(w).max())), err_msg=f"{name}: {what}"
+        )
     if X86:
         for op in on_x86:
             assert placed.get(op) == ["x86"], f"{name}: {op} ran on {placed.get(op)}, not x86"
@@ -83,9 +89,20 @@ def test_dispatched_ops_match_the_reference(name):
 
 def _lenet():
     E.manual_seed(3)
-    return nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5), nn.ReLU(),
-                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
-                         nn.Linear(84, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    )
 
 
 def _train(steps=6):

@@ -32,7 +32,7 @@ CASES = {
     "Sub": (lambda a, b: a - b, [r(2, 1, 3), r(4, 1)]),
     "Mul": (lambda a, b: a * b, [r(3, 4), r(3, 1)]),
     "Div": (lambda a, b: a / b, [r(3, 4), r(4, low=0.5, high=2)]),
-    "Pow": (lambda a, b: a ** b, [r(3, 4, low=0.5, high=2), r(4)]),
+    "Pow": (lambda a, b: a**b, [r(3, 4, low=0.5, high=2), r(4)]),
     "Max": (lambda a, b: F.maximum(a, b), [apart(3, 4), apart(4, seed=1)]),
     "Min": (lambda a, b: F.minimum(a, b), [apart(3, 4), apart(4, seed=1)]),
     "Where": (lambda a, b: F.where(E.Var(r(3, 4) > 0), a, b), [r(3, 4), r(4)]),
@@ -57,10 +57,14 @@ CASES = {
     "Cos": (F.cos, [r(3, 4)]),
     "Identity": (lambda x: E.apply("Identity", x), [r(3, 4)]),
     "Conv": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [r(2, 3, 7, 6), r(4, 3, 3, 3), r(4)]),
-    "Conv.group": (lambda x, w: F.conv2d(x, w, None, padding=(2, 1), dilation=2, groups=2),
-                   [r(1, 4, 6, 6), r(6, 2, 3, 2)]),
-    "Conv.relu": (lambda x, w: E.apply("Conv", x, w, pads=[1, 1, 1, 1], activation="relu"),
-                  [r(1, 2, 5, 5), r(3, 2, 3, 3)]),
+    "Conv.group": (
+        lambda x, w: F.conv2d(x, w, None, padding=(2, 1), dilation=2, groups=2),
+        [r(1, 4, 6, 6), r(6, 2, 3, 2)],
+    ),
+    "Conv.relu": (
+        lambda x, w: E.apply("Conv", x, w, pads=[1, 1, 1, 1], activation="relu"),
+        [r(1, 2, 5, 5), r(3, 2, 3, 3)],
+    ),
     "MatMul": (lambda a, b: a @ b, [r(3, 4), r(4, 5)]),
     "MatMul.batched": (lambda a, b: a @ b, [r(2, 1, 3, 4), r(3, 4, 2)]),
     "MatMul.nd_2d": (lambda a, b: a @ b, [r(2, 3, 4), r(4, 5)]),
@@ -73,23 +77,30 @@ CASES = {
     "MaxPool": (lambda x: F.max_pool2d(x, 2), [apart(2, 2, 6, 6)]),
     "MaxPool.padded": (lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), [apart(1, 2, 7, 7)]),
     "AveragePool": (lambda x: F.avg_pool2d(x, 3, 2, 1), [r(2, 2, 7, 7)]),
-    "AveragePool.exclude_pad": (lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
-                                [r(1, 2, 6, 6)]),
+    "AveragePool.exclude_pad": (
+        lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        [r(1, 2, 6, 6)],
+    ),
     "GlobalAveragePool": (lambda x: F.adaptive_avg_pool2d(x, 1), [r(2, 3, 4, 5)]),
     "GlobalMaxPool": (lambda x: E.apply("GlobalMaxPool", x), [apart(2, 3, 3, 3)]),
-    "BatchNormalization": (lambda x, s, b: F.batch_norm(x, E.Var(r(3)), E.Var(r(3, low=0.5, high=2)), s, b),
-                           [r(2, 3, 4, 4), r(3), r(3)]),
-    "BatchNormTraining": (lambda x, s, b: F.batch_norm(x, None, None, s, b, training=True),
-                          [r(4, 3, 3, 3), r(3), r(3)]),
-    "BatchNormTraining.1d": (lambda x, s, b: F.batch_norm(x, None, None, s, b, training=True),
-                             [r(6, 5), r(5), r(5)]),
+    "BatchNormalization": (
+        lambda x, s, b: F.batch_norm(x, E.Var(r(3)), E.Var(r(3, low=0.5, high=2)), s, b),
+        [r(2, 3, 4, 4), r(3), r(3)],
+    ),
+    "BatchNormTraining": (
+        lambda x, s, b: F.batch_norm(x, None, None, s, b, training=True),
+        [r(4, 3, 3, 3), r(3), r(3)],
+    ),
+    "BatchNormTraining.1d": (lambda x, s, b: F.batch_norm(x, None, None, s, b, training=True), [r(6, 5), r(5), r(5)]),
     "LayerNormalization": (lambda x, s, b: F.layer_norm(x, (4,), s, b), [r(2, 3, 4), r(4), r(4)]),
     "LayerNormalization.2axes": (lambda x: F.layer_norm(x, (3, 4)), [r(2, 3, 4)]),
     "Softmax": (lambda x: F.softmax(x, 1), [r(3, 5, 2)]),
     "LogSoftmax": (lambda x: F.log_softmax(x, -1), [r(3, 5)]),
     "SoftmaxCrossEntropy": (lambda x: F.cross_entropy(x, LABELS), [r(6, 4)]),
-    "SoftmaxCrossEntropy.smooth": (lambda x: F.cross_entropy(x, LABELS, reduction="sum", label_smoothing=0.2,
-                                                             ignore_index=3), [r(6, 4)]),
+    "SoftmaxCrossEntropy.smooth": (
+        lambda x: F.cross_entropy(x, LABELS, reduction="sum", label_smoothing=0.2, ignore_index=3),
+        [r(6, 4)],
+    ),
     "SoftmaxCrossEntropy.none": (lambda x: F.cross_entropy(x, LABELS[:3], reduction="none"), [r(3, 4)]),
     "SoftmaxCrossEntropy.soft": (lambda x: F.cross_entropy(x, E.Var(np.full((2, 3), 1 / 3))), [r(2, 3)]),
     "ReduceSum": (lambda x: F.sum(x, axis=1), [r(3, 4, 2)]),
@@ -113,10 +124,14 @@ CASES = {
     "BCEWithLogits": (lambda x: F.binary_cross_entropy_with_logits(x, E.Var(r(3, 4, low=0, high=1))), [r(3, 4)]),
     "Embedding": (lambda w: F.embedding(E.Var(np.array([[1, 0], [1, 3]])), w), [r(4, 3)]),
     "NLL": (lambda x: F.nll_loss(F.log_softmax(x, 1), LABELS), [r(6, 4)]),
-    "ConvTranspose": (lambda x, w, b: E.apply("ConvTranspose", x, w, b, strides=[2, 2], pads=[1, 0, 1, 1],
-                                              output_padding=[1, 0]), [r(2, 4, 3, 4), r(4, 3, 3, 3), r(3)]),
-    "ConvTranspose.group": (lambda x, w: E.apply("ConvTranspose", x, w, group=2, dilations=[2, 1]),
-                            [r(1, 4, 3, 3), r(4, 1, 2, 3)]),
+    "ConvTranspose": (
+        lambda x, w, b: E.apply("ConvTranspose", x, w, b, strides=[2, 2], pads=[1, 0, 1, 1], output_padding=[1, 0]),
+        [r(2, 4, 3, 4), r(4, 3, 3, 3), r(3)],
+    ),
+    "ConvTranspose.group": (
+        lambda x, w: E.apply("ConvTranspose", x, w, group=2, dilations=[2, 1]),
+        [r(1, 4, 3, 3), r(4, 1, 2, 3)],
+    ),
     "InstanceNormalization": (lambda x, s, b: E.apply("InstanceNormalization", x, s, b), [r(2, 3, 4, 3), r(3), r(3)]),
     "PRelu": (lambda x, s: E.apply("PRelu", x, s), [apart(2, 3, 4), r(3, 1)]),
     "Elu": (lambda x: E.apply("Elu", x, alpha=0.7), [apart(3, 4)]),
@@ -158,7 +173,7 @@ def test_var_wraps_numpy_and_overloads_operators():
     a = E.Var(np.arange(6, dtype=np.float32).reshape(2, 3))
     assert a.shape == (2, 3) and a.dtype == np.float32 and a.ndim == 2 and len(a) == 2
     np.testing.assert_allclose((2 * a + 1 - a / 2).numpy(), 2 * a.numpy() + 1 - a.numpy() / 2)
-    np.testing.assert_allclose((a ** 2).numpy(), a.numpy() ** 2)
+    np.testing.assert_allclose((a**2).numpy(), a.numpy() ** 2)
     np.testing.assert_allclose((-a).numpy(), -a.numpy())
     np.testing.assert_allclose((a @ a.T).numpy(), a.numpy() @ a.numpy().T)
     np.testing.assert_array_equal((a > 2).numpy(), a.numpy() > 2)
@@ -173,8 +188,17 @@ def test_var_wraps_numpy_and_overloads_operators():
 def test_indexing_matches_numpy():
     x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
     v = E.Var(x)
-    for index in [1, -1, (slice(None), 2), (Ellipsis, 1), (None, 0), (slice(1, None), slice(None, None, 2)),
-                  (slice(None), [3, 0, 3]), (2, slice(3, 0, -1), None), (slice(None, None, -1),)]:
+    for index in [
+        1,
+        -1,
+        (slice(None), 2),
+        (Ellipsis, 1),
+        (None, 0),
+        (slice(1, None), slice(None, None, 2)),
+        (slice(None), [3, 0, 3]),
+        (2, slice(3, 0, -1), None),
+        (slice(None, None, -1),),
+    ]:
         np.testing.assert_array_equal(v[index].numpy(), x[index], err_msg=str(index))
     with pytest.raises(IndexError):
         v[3]

@@ -42,8 +42,10 @@ def _x86_unavailable() -> str:
     return "" if avail else avail.reason
 
 
-BACKENDS = ["reference", pytest.param("x86", marks=pytest.mark.skipif(bool(_x86_unavailable()),
-                                                                      reason=_x86_unavailable() or "-"))]
+BACKENDS = [
+    "reference",
+    pytest.param("x86", marks=pytest.mark.skipif(bool(_x86_unavailable()), reason=_x86_unavailable() or "-")),
+]
 _SESSION: mnn.Session | None = None  # what a forked child inherits
 
 
@@ -81,8 +83,9 @@ def test_forked_child_plans_and_runs_an_inherited_session(backend):
     graph = _model()
     _SESSION = mnn.Session(graph, backend=backend, threads=2, batch_parallel="off")
     _SESSION.run({"x": _input(2)})  # the parent ran it: OpenMP's team and mnn-x86's pool have threads
-    want = [mnn.Session(graph, backend=backend, threads=2, batch_parallel="off").run({"x": _input(b)})["y"]
-            for b in (3, 2)]
+    want = [
+        mnn.Session(graph, backend=backend, threads=2, batch_parallel="off").run({"x": _input(b)})["y"] for b in (3, 2)
+    ]
     got = _in_child("fork", _child_uses_inherited)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
@@ -90,8 +93,10 @@ def test_forked_child_plans_and_runs_an_inherited_session(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_spawned_child_builds_and_runs_its_own(backend):
-    want = [mnn.Session(_model(), backend=backend, threads=2, batch_parallel="off").run({"x": _input(b)})["y"]
-            for b in (3, 2)]
+    want = [
+        mnn.Session(_model(), backend=backend, threads=2, batch_parallel="off").run({"x": _input(b)})["y"]
+        for b in (3, 2)
+    ]
     got = _in_child("spawn", _child_builds_its_own, backend)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)

@@ -15,8 +15,11 @@ def _conv_silu(order: str, sigmoid_read_twice: bool = False) -> Graph:
     g = Graph(name="silu", inputs={"x": TensorInfo((1, 3, 6, 6))}, outputs=["y"])
     g.initializers["w"] = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     mul_inputs = ["c", "s"] if order == "x_first" else ["s", "c"]
-    g.nodes += [Node("Conv", ["x", "w"], ["c"], {"pads": [1, 1, 1, 1]}, "conv"),
-                Node("Sigmoid", ["c"], ["s"], {}, "sigmoid"), Node("Mul", mul_inputs, ["y"], {}, "mul")]
+    g.nodes += [
+        Node("Conv", ["x", "w"], ["c"], {"pads": [1, 1, 1, 1]}, "conv"),
+        Node("Sigmoid", ["c"], ["s"], {}, "sigmoid"),
+        Node("Mul", mul_inputs, ["y"], {}, "mul"),
+    ]
     if sigmoid_read_twice:
         g.outputs.append("s")
     return g

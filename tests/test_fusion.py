@@ -16,8 +16,12 @@ from mnn_core.errors import BackendError
 from mnn_core.fusion import Fusion
 from mnn_core.graph.ir import Node
 
-FNS = {"Neg": np.negative, "Relu": lambda a: np.maximum(a, 0), "Add": np.add,
-       "fuser.NegRelu": lambda a: np.maximum(-a, 0)}
+FNS = {
+    "Neg": np.negative,
+    "Relu": lambda a: np.maximum(a, 0),
+    "Add": np.add,
+    "fuser.NegRelu": lambda a: np.maximum(-a, 0),
+}
 
 
 class FuserBackend(Backend):
@@ -68,7 +72,7 @@ def test_a_fusion_runs_in_place_of_the_ops_it_replaces(register_backend):
     sess = mnn.Session(_graph(), backend="fuser", fallback=False)
     ops = [p.op for p in sess.plan]
     assert ops == ["fuser.NegRelu", "Add"]
-    (fused, replaced), = sess.plan.fused.items()
+    ((fused, replaced),) = sess.plan.fused.items()
     assert [sess.plan.placements[0].node] == [fused] and len(replaced) == 2
     assert sess.plan.placements[0].reason.startswith("fused: ") and "one pass" in sess.plan.placements[0].reason
     assert "fused by their backend" in str(sess.plan) and sess.plan.to_dict()["fused"] == {fused: replaced}
@@ -121,25 +125,42 @@ def _propose_outputs(outputs_of):
     return propose
 
 
-@pytest.mark.parametrize("graph,propose,message", [
-    # the Neg's output is also read by the Add: the fused node must write it, and does not
-    ("shared", _propose_outputs(lambda neg, relu: list(relu.outputs)), "read outside the group"),
-    # a value the group never wrote
-    ("plain", _propose_outputs(lambda neg, relu: [relu.outputs[0], "elsewhere"]),
-     "not written by the nodes it replaces"),
-    # the Neg's output, read by a Sigmoid (reference backend) before the Relu runs
-    ("early", _propose_outputs(lambda neg, relu: [neg.outputs[0], relu.outputs[0]]), "before"),
-    # an input the group does not read
-    ("plain", lambda offer: [Fusion(Node("Neg", ["out"], list(offer.nodes[0].outputs), {}, "f"),
-                                    (offer.nodes[0].name,))],
-     "not an input of the group"),
-    # a node of another backend
-    ("early", lambda offer: [Fusion(Node("fuser.NegRelu", [], [], {}, "f"), ("nope",))], "not a node placed on"),
-    # one node in two fusions
-    ("plain", lambda offer: [Fusion(Node("Neg", list(offer.nodes[0].inputs), list(offer.nodes[0].outputs), {}, f),
-                                    (offer.nodes[0].name,)) for f in ("f1", "f2")], "already replaced"),
-    ("plain", lambda offer: [Fusion(Node("Neg", [], [], {}, "f"), ())], "needs a Node"),
-])
+@pytest.mark.parametrize(
+    "graph,propose,message",
+    [
+        # the Neg's output is also read by the Add: the fused node must write it, and does not
+        ("shared", _propose_outputs(lambda neg, relu: list(relu.outputs)), "read outside the group"),
+        # a value the group never wrote
+        (
+            "plain",
+            _propose_outputs(lambda neg, relu: [relu.outputs[0], "elsewhere"]),
+            "not written by the nodes it replaces",
+        ),
+        # the Neg's output, read by a Sigmoid (reference backend) before the Relu runs
+        ("early", _propose_outputs(lambda neg, relu: [neg.outputs[0], relu.outputs[0]]), "before"),
+        # an input the group does not read
+        (
+            "plain",
+            lambda offer: [Fusion(Node("Neg", ["out"], list(offer.nodes[0].outputs), {}, "f"), (offer.nodes[0].name,))],
+            "not an input of the group",
+        ),
+        # a node of another backend
+        ("early", lambda offer: [Fusion(Node("fuser.NegRelu", [], [], {}, "f"), ("nope",))], "not a node placed on"),
+        # one node in two fusions
+        (
+            "plain",
+            lambda offer: [
+                Fusion(
+                    Node("Neg", list(offer.nodes[0].inputs), list(offer.nodes[0].outputs), {}, f),
+                    (offer.nodes[0].name,),
+                )
+                for f in ("f1", "f2")
+            ],
+            "already replaced",
+        ),
+        ("plain", lambda offer: [Fusion(Node("Neg", [], [], {}, "f"), ())], "needs a Node"),
+    ],
+)
 def test_unsound_fusions_are_clear_errors(register_backend, graph, propose, message):
     register_backend(FuserBackend(propose))
     b = mnn.GraphBuilder()

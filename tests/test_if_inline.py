@@ -33,12 +33,17 @@ def _if_graph(cond_from: str) -> Graph:
         g.nodes.append(Node("Equal", ["rate", "fast"], ["cond"], {}, "eq"))
     elif cond_from == "shape":
         g.initializers["zero"] = np.array([0], np.int64)
-        g.nodes += [Node("Shape", ["x"], ["shape"], {}, "shape"), Node("Gather", ["shape", "zero"], ["n"], {}, "n"),
-                    Node("Greater", ["n", "two"], ["cond1"], {}, "gt"),
-                    Node("Squeeze", ["cond1"], ["cond"], {}, "sq")]
+        g.nodes += [
+            Node("Shape", ["x"], ["shape"], {}, "shape"),
+            Node("Gather", ["shape", "zero"], ["n"], {}, "n"),
+            Node("Greater", ["n", "two"], ["cond1"], {}, "gt"),
+            Node("Squeeze", ["cond1"], ["cond"], {}, "sq"),
+        ]
     else:
-        g.nodes += [Node("ReduceSum", ["x"], ["s"], {"keepdims": 0}, "sum"),
-                    Node("Greater", ["s", "zero_f"], ["cond"], {}, "gt")]
+        g.nodes += [
+            Node("ReduceSum", ["x"], ["s"], {"keepdims": 0}, "sum"),
+            Node("Greater", ["s", "zero_f"], ["cond"], {}, "gt"),
+        ]
         g.initializers["zero_f"] = np.array(0, np.float32)
     then = _branch("Mul", np.array([1, 2, 3], np.float32))
     other = _branch("Relu")
@@ -101,10 +106,15 @@ def test_inlined_branches_are_optimized_like_the_graph():
     rng = np.random.default_rng(3)
     then = Graph(inputs={"x": TensorInfo((1, 2, 5, 5))}, outputs=["y"])
     then.initializers["w"] = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
-    then.nodes += [Node("Conv", ["x", "w"], ["c"], {"pads": [1, 1, 1, 1]}, "conv"),
-                   Node("Relu", ["c"], ["y"], {}, "relu")]
-    other = Graph(inputs={"x": TensorInfo((1, 2, 5, 5))}, outputs=["y"],
-                  nodes=[Node("Concat", ["x", "x"], ["y"], {"axis": 1}, "cat")])
+    then.nodes += [
+        Node("Conv", ["x", "w"], ["c"], {"pads": [1, 1, 1, 1]}, "conv"),
+        Node("Relu", ["c"], ["y"], {}, "relu"),
+    ]
+    other = Graph(
+        inputs={"x": TensorInfo((1, 2, 5, 5))},
+        outputs=["y"],
+        nodes=[Node("Concat", ["x", "x"], ["y"], {"axis": 1}, "cat")],
+    )
     g = Graph(name="if_conv", inputs={"x": TensorInfo((1, 2, 5, 5)), "flag": TensorInfo((), "bool")}, outputs=["y"])
     g.nodes.append(Node("If", ["flag", "x"], ["y"], {"then_branch": then, "else_branch": other}, "choose"))
     sess = mnn.Session(g, backend="reference")

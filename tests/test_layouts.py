@@ -23,7 +23,7 @@ CANARY = 0xAB
 def _load(view: np.ndarray, info) -> np.ndarray:
     """The dense value of a tensor kept in `info.layout`."""
     if info.layout == REVERSED:
-        assert (view[info.nbytes:] == CANARY).all(), "the padding of a REVERSED tensor was overwritten"
+        assert (view[info.nbytes :] == CANARY).all(), "the padding of a REVERSED tensor was overwritten"
         return view[: info.nbytes].view(np.float32)[::-1].reshape(info.shape)
     assert info.layout == 0
     return view
@@ -32,7 +32,7 @@ def _load(view: np.ndarray, info) -> np.ndarray:
 def _store(view: np.ndarray, info, value: np.ndarray) -> None:
     if info.layout == REVERSED:
         view[: info.nbytes].view(np.float32)[:] = value.reshape(-1)[::-1]
-        view[info.nbytes:] = CANARY
+        view[info.nbytes :] = CANARY
     else:
         np.copyto(view, value)
 
@@ -46,7 +46,7 @@ def _relu_streaming(src: np.ndarray, src_info, dst: np.ndarray, dst_info) -> Non
         value = a[n - 1 - k] if src_info.layout == REVERSED else a[k]
         b[n - 1 - k if dst_info.layout == REVERSED else k] = max(value, 0.0)
     if dst_info.layout == REVERSED:
-        dst[n * 4:] = CANARY
+        dst[n * 4 :] = CANARY
 
 
 class ReversedBackend(Backend):
@@ -65,8 +65,11 @@ class ReversedBackend(Backend):
 
     def kernels(self):
         same = lambda n, ins: ins[0].shape == ins[1].shape or "no broadcast"  # noqa: E731
-        return {"Neg": KernelSpec("Neg"), "Relu": KernelSpec("Relu", inplace=self.inplace_relu),
-                "Add": KernelSpec("Add", supports=same)}
+        return {
+            "Neg": KernelSpec("Neg"),
+            "Relu": KernelSpec("Relu", inplace=self.inplace_relu),
+            "Add": KernelSpec("Add", supports=same),
+        }
 
     def tensor_layouts(self, candidates, ctx):
         self.offered = [c.value for c in candidates]
@@ -157,11 +160,14 @@ def test_in_place_ops_never_alias_across_layouts(register_backend):
     np.testing.assert_array_equal(sess.run({"x": X})["out"], np.maximum(X, 0))
 
 
-@pytest.mark.parametrize("choice,message", [
-    (lambda cands: {"x": REVERSED}, "not one of the tensors it was offered"),
-    (lambda cands: {cands[0].value: "nc16"}, "a layout is an int code"),
-    (lambda cands: {cands[0].value: -1}, "a layout is an int code"),
-])
+@pytest.mark.parametrize(
+    "choice,message",
+    [
+        (lambda cands: {"x": REVERSED}, "not one of the tensors it was offered"),
+        (lambda cands: {cands[0].value: "nc16"}, "a layout is an int code"),
+        (lambda cands: {cands[0].value: -1}, "a layout is an int code"),
+    ],
+)
 def test_bad_layout_choices_are_clear_errors(register_backend, choice, message):
     register_backend(ReversedBackend(choose=choice))
     with pytest.raises(BackendError, match=message):
@@ -193,10 +199,11 @@ def test_candidates_describe_their_nodes_other_operands(register_backend):
 
     def choose(cands):
         (cand,) = cands  # Neg's output, read by the Add
-        (add, index), = cand.consumers
+        ((add, index),) = cand.consumers
         other = add.inputs[1 - index]
-        seen.update(shape=tuple(cand.infos[other].shape), constant=other in cand.constants,
-                    input_constant="x" in cand.constants)
+        seen.update(
+            shape=tuple(cand.infos[other].shape), constant=other in cand.constants, input_constant="x" in cand.constants
+        )
         return {}
 
     register_backend(ReversedBackend(choose=choose))

@@ -30,13 +30,17 @@ def test_max_arena_bytes_refuses_a_plan_naming_its_size(rng):
     sess = mnn.Session(graph, backend="reference", max_arena_bytes=64 << 10)
     sess.run({"x": _x(rng, 1)})  # batch 1 fits in 64 KiB
     need = sess.memory["host"].arena_bytes
-    with pytest.raises(mnn.LimitError, match=r"x \[64, 3, 8, 8\]: the plan needs [\d,]+ bytes of arenas "
-                                             r"\(host [\d,]+\), more than max_arena_bytes=65,536"):
+    with pytest.raises(
+        mnn.LimitError,
+        match=r"x \[64, 3, 8, 8\]: the plan needs [\d,]+ bytes of arenas "
+        r"\(host [\d,]+\), more than max_arena_bytes=65,536",
+    ):
         sess.run({"x": _x(rng, 64)})
     assert len(sess._plans) == 1 and sess.memory["host"].arena_bytes == need  # nothing kept, nothing changed
     x = _x(rng, 1)
-    np.testing.assert_allclose(sess.run({"x": x})["y"], mnn.Session(graph, backend="reference").run({"x": x})["y"],
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        sess.run({"x": x})["y"], mnn.Session(graph, backend="reference").run({"x": x})["y"], rtol=1e-5
+    )
 
 
 def test_max_arena_bytes_from_the_environment(rng, monkeypatch):
@@ -94,8 +98,11 @@ def test_plan_cache_bound_holds_over_many_shapes(rng, monkeypatch):
 
 def _reshape_by_value() -> Graph:
     """y = reshape(x, shape): plans are per value of `shape` too."""
-    g = Graph(inputs={"x": TensorInfo((4, 6), "float32"), "shape": TensorInfo((2,), "int64")}, outputs=["y"],
-              nodes=[Node("Reshape", ["x", "shape"], ["y"], name="reshape")])
+    g = Graph(
+        inputs={"x": TensorInfo((4, 6), "float32"), "shape": TensorInfo((2,), "int64")},
+        outputs=["y"],
+        nodes=[Node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+    )
     g.validate()
     return g
 
@@ -114,9 +121,12 @@ def test_plans_for_fed_values_share_the_bound():
 def _counting_loop(trip: int | None, fed: bool = True) -> Graph:
     """y = x + the number of iterations of a loop while true (up to `trip` times). With fed=False the
     loop reads only constants, and the session's constant folding runs it."""
-    body = Graph(inputs={"i": TensorInfo((), "int64"), "c": TensorInfo((), "bool"), "v": TensorInfo((), "int64")},
-                 outputs=["c2", "v2"], initializers={"one": np.array(1, np.int64)},
-                 nodes=[Node("Identity", ["c"], ["c2"], name="keep"), Node("Add", ["v", "one"], ["v2"], name="inc")])
+    body = Graph(
+        inputs={"i": TensorInfo((), "int64"), "c": TensorInfo((), "bool"), "v": TensorInfo((), "int64")},
+        outputs=["c2", "v2"],
+        initializers={"one": np.array(1, np.int64)},
+        nodes=[Node("Identity", ["c"], ["c2"], name="keep"), Node("Add", ["v", "one"], ["v2"], name="inc")],
+    )
     inits = {"cond": np.array(True), "zero": np.array(0, np.int64)}
     ins = ["", "cond", "x" if fed else "zero"]
     if trip is not None:
@@ -132,8 +142,11 @@ def _counting_loop(trip: int | None, fed: bool = True) -> Graph:
 def test_loop_iteration_cap_stops_a_runaway_loop(monkeypatch):
     zero = {"x": np.array(0, np.int64)}
     sess = mnn.Session(_counting_loop(None), max_loop_iterations=1000)
-    with pytest.raises(mnn.LimitError, match=r"node 'count' \(Loop\): Loop ran 1000 iterations \(no trip count, its "
-                                             r"condition still true\).*Session\(max_loop_iterations=\)"):
+    with pytest.raises(
+        mnn.LimitError,
+        match=r"node 'count' \(Loop\): Loop ran 1000 iterations \(no trip count, its "
+        r"condition still true\).*Session\(max_loop_iterations=\)",
+    ):
         sess.run(zero)
     assert mnn.Session(_counting_loop(1000), max_loop_iterations=1000).run({"x": np.array(1, np.int64)})["y"] == 1001
     with pytest.raises(mnn.LimitError, match="a trip count of 10000000000"):
@@ -145,8 +158,11 @@ def test_loop_iteration_cap_stops_a_runaway_loop(monkeypatch):
 
 
 def test_loop_iteration_cap_holds_when_folding_constants():
-    with pytest.raises(mnn.LimitError, match=r"node 'count' \(Loop\), folded as its inputs are constants: Loop ran 100 "
-                                             "iterations"):
+    with pytest.raises(
+        mnn.LimitError,
+        match=r"node 'count' \(Loop\), folded as its inputs are constants: Loop ran 100 "
+        "iterations",
+    ):
         mnn.Session(_counting_loop(None, fed=False), max_loop_iterations=100)
     sess = mnn.Session(_counting_loop(100, fed=False), max_loop_iterations=100)
     assert sess.run({"x": np.array(5, np.int64)})["y"] == 105
@@ -188,9 +204,13 @@ def _clip_model(x: np.ndarray, lo, hi):
         inits.append(numpy_helper.from_array(np.array(v, x.dtype), name))
         ins.append(name)
     t = helper.np_dtype_to_tensor_dtype(x.dtype)
-    g = helper.make_graph([helper.make_node("Clip", ins, ["y"])], "clip",
-                          [helper.make_tensor_value_info("x", t, list(x.shape))],
-                          [helper.make_tensor_value_info("y", t, list(x.shape))], inits)
+    g = helper.make_graph(
+        [helper.make_node("Clip", ins, ["y"])],
+        "clip",
+        [helper.make_tensor_value_info("x", t, list(x.shape))],
+        [helper.make_tensor_value_info("y", t, list(x.shape))],
+        inits,
+    )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -200,8 +220,15 @@ def test_clip_with_nan_bounds_matches_onnxruntime(tmp_path, lo, hi):
     _compare(_clip_model(x, lo, hi), {"x": x}, tmp_path)
 
 
-@pytest.mark.parametrize("dtype, lo, hi", [("int32", 2**31 - 50, 2**31 - 2), ("int64", 2**53 + 1, 2**62),
-                                            ("int64", -(2**62) - 1, -(2**53) - 1), ("uint8", 3, 254)])
+@pytest.mark.parametrize(
+    "dtype, lo, hi",
+    [
+        ("int32", 2**31 - 50, 2**31 - 2),
+        ("int64", 2**53 + 1, 2**62),
+        ("int64", -(2**62) - 1, -(2**53) - 1),
+        ("uint8", 3, 254),
+    ],
+)
 def test_clip_with_integer_bounds_is_exact(tmp_path, dtype, lo, hi):
     info = np.iinfo(dtype)
     x = np.array([info.min, info.max, lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, 0], dtype=object)
@@ -228,16 +255,24 @@ def test_fused_clip_with_a_nan_bound_matches_reference(rng):
 def test_qlinearconv_int32_bias_wraps_as_onnxruntime(tmp_path, bias):
     rng = np.random.default_rng(0)
     x = rng.integers(0, 255, (1, 4, 5, 5)).astype(np.uint8)
-    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
-             numpy_helper.from_array(np.array(128, np.uint8), "xz"),
-             numpy_helper.from_array(rng.integers(-100, 100, (3, 4, 3, 3)).astype(np.int8), "w"),
-             numpy_helper.from_array(np.full(3, 0.01, np.float32), "ws"),
-             numpy_helper.from_array(np.zeros(3, np.int8), "wz"),
-             numpy_helper.from_array(np.array(0.2, np.float32), "ys"),
-             numpy_helper.from_array(np.array(100, np.uint8), "yz"),
-             numpy_helper.from_array(np.array([bias, -bias - 1, 0], np.int64).astype(np.int32), "b")]
-    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
-                            pads=[1, 1, 1, 1])
-    g = helper.make_graph([node], "qconv", [helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, [1, 4, 5, 5])],
-                          [helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, None)], inits)
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+        numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+        numpy_helper.from_array(rng.integers(-100, 100, (3, 4, 3, 3)).astype(np.int8), "w"),
+        numpy_helper.from_array(np.full(3, 0.01, np.float32), "ws"),
+        numpy_helper.from_array(np.zeros(3, np.int8), "wz"),
+        numpy_helper.from_array(np.array(0.2, np.float32), "ys"),
+        numpy_helper.from_array(np.array(100, np.uint8), "yz"),
+        numpy_helper.from_array(np.array([bias, -bias - 1, 0], np.int64).astype(np.int32), "b"),
+    ]
+    node = helper.make_node(
+        "QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1, 1, 1, 1]
+    )
+    g = helper.make_graph(
+        [node],
+        "qconv",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, [1, 4, 5, 5])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, None)],
+        inits,
+    )
     _compare(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), {"x": x}, tmp_path)

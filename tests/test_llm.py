@@ -21,21 +21,57 @@ from mnn_core.llm import load  # noqa: E402
 from mnn_core.llm.sampling import Sampler, SamplingParams  # noqa: E402
 
 VOCAB = 101
-BASE = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=256,
-            bos_token_id=1, eos_token_id=2, pad_token_id=0)
+BASE = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    vocab_size=VOCAB,
+    max_position_embeddings=256,
+    bos_token_id=1,
+    eos_token_id=2,
+    pad_token_id=0,
+)
 #: name -> (config class, model class, extra config)
 ARCHS = {
     "llama": ("LlamaConfig", "LlamaForCausalLM", {}),
-    "llama_bias": ("LlamaConfig", "LlamaForCausalLM", {"attention_bias": True, "mlp_bias": True,
-                                                        "num_key_value_heads": 1}),
-    "llama3_rope": ("LlamaConfig", "LlamaForCausalLM", {"rope_parameters": {
-        "rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0, "original_max_position_embeddings": 32}}),
-    "linear_rope": ("LlamaConfig", "LlamaForCausalLM", {"rope_parameters": {
-        "rope_type": "linear", "rope_theta": 500.0, "factor": 2.0}}),
-    "yarn_rope": ("LlamaConfig", "LlamaForCausalLM", {"rope_parameters": {
-        "rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 64}}),
+    "llama_bias": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {"attention_bias": True, "mlp_bias": True, "num_key_value_heads": 1},
+    ),
+    "llama3_rope": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {
+            "rope_parameters": {
+                "rope_type": "llama3",
+                "rope_theta": 10000.0,
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 32,
+            }
+        },
+    ),
+    "linear_rope": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {"rope_parameters": {"rope_type": "linear", "rope_theta": 500.0, "factor": 2.0}},
+    ),
+    "yarn_rope": (
+        "LlamaConfig",
+        "LlamaForCausalLM",
+        {
+            "rope_parameters": {
+                "rope_type": "yarn",
+                "rope_theta": 10000.0,
+                "factor": 4.0,
+                "original_max_position_embeddings": 64,
+            }
+        },
+    ),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 16}),
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": None}),
@@ -78,8 +114,14 @@ def test_logits_match_transformers(checkpoints, name):
         want = _reference(path)(torch.tensor(ids[None])).logits[0].numpy()
     llm = load(path, backend="x86", context=48, chunk=8)
     # a padded prefill chunk, then single tokens, then a chunk after a cached prefix
-    got = np.concatenate([llm.decoder.feed(ids[:13]), llm.decoder.feed(ids[13:14]),
-                          llm.decoder.feed(ids[14:15]), llm.decoder.feed(ids[15:])])
+    got = np.concatenate(
+        [
+            llm.decoder.feed(ids[:13]),
+            llm.decoder.feed(ids[13:14]),
+            llm.decoder.feed(ids[14:15]),
+            llm.decoder.feed(ids[15:]),
+        ]
+    )
     err = np.abs(got - want).max() / np.abs(want).max()
     assert err < 1e-4, f"{name}: max relative error {err:.2e}"
 
@@ -94,7 +136,7 @@ def test_greedy_tokens_match_transformers(checkpoints, name):
             ids.append(int(ref(torch.tensor([ids])).logits[0, -1].argmax()))
     llm = load(path, backend="x86", context=64, chunk=4)
     got = list(llm.generate_ids(prompt, max_tokens=32, eos=False))
-    assert got == ids[len(prompt):]
+    assert got == ids[len(prompt) :]
 
 
 def test_reference_backend_matches(checkpoints):
@@ -155,16 +197,25 @@ def _train_tokenizer(path):
     tok = tokenizers.Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=["<pad>", "<s>", "</s>", "<unk>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet()[:60])
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB,
+        special_tokens=["<pad>", "<s>", "</s>", "<unk>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()[:60],
+    )
     text = ["the quick brown fox jumps over the lazy dog", "hello world, hello mnn", "once upon a time"] * 20
     tok.train_from_iterator(text, trainer)
     assert tok.get_vocab_size() <= VOCAB
     tok.save(str(path / "tokenizer.json"))
-    (path / "tokenizer_config.json").write_text(json.dumps({
-        "eos_token": "</s>", "bos_token": "<s>",
-        "chat_template": "{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-                         "{% if add_generation_prompt %}assistant:{% endif %}"}))
+    (path / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "eos_token": "</s>",
+                "bos_token": "<s>",
+                "chat_template": "{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                "{% if add_generation_prompt %}assistant:{% endif %}",
+            }
+        )
+    )
     return tok
 
 
@@ -187,7 +238,7 @@ def test_text_generation_with_trained_tokenizer(checkpoints, tmp_path):
     if len(text) > 3:
         stop = text[2:4]
         cut = llm.generate(prompt, max_tokens=12, stop=[stop])
-        assert cut == text[:text.find(stop)]
+        assert cut == text[: text.find(stop)]
     chat = llm.chat_prompt([{"role": "user", "content": "hi"}])
     assert chat == "<s>user: hi\nassistant:"
 
@@ -202,8 +253,10 @@ def test_cli_generate_streams_text(checkpoints, tmp_path, capsys):
     shutil.copytree(Path(checkpoints["qwen2"]), path)
     _train_tokenizer(path)
     want = load(path, backend="x86", context=64).generate("hello", max_tokens=6)
-    assert main(["generate", str(path), "--prompt", "hello", "--max-tokens", "6", "--backend", "x86",
-                 "--context", "64"]) == 0
+    assert (
+        main(["generate", str(path), "--prompt", "hello", "--max-tokens", "6", "--backend", "x86", "--context", "64"])
+        == 0
+    )
     out, err = capsys.readouterr()
     assert out == want + "\n" and "tok/s" in err
     assert main(["generate", str(path), "--ids", "1,x"]) == 2
@@ -217,16 +270,15 @@ def _dequantized_reference(path, quant):
         for pname, p in model.named_parameters():
             if pname.endswith("proj.weight"):
                 q, scale, zero = quant.quantize(p.numpy().T)
-                blocks = np.repeat(scale, quant.group, axis=0)[:q.shape[0]]
-                shift = 0 if zero is None else np.repeat(zero, quant.group, axis=0)[:q.shape[0]]
+                blocks = np.repeat(scale, quant.group, axis=0)[: q.shape[0]]
+                shift = 0 if zero is None else np.repeat(zero, quant.group, axis=0)[: q.shape[0]]
                 p.copy_(torch.from_numpy(((q.astype(np.float32) - shift) * blocks).T.copy()))
     return model
 
 
 #: (weights, group, symmetric) -> the largest error of the logits against float32's, relative to the
 #: largest logit, allowed on these random tiny models (measured 2026-12-06: int8 <= 0.008, int4 <= 0.15)
-QUANT_BOUNDS = {("int8", 32, True): 0.02, ("int8", 64, False): 0.02, ("int4", 32, True): 0.3,
-                ("int4", 128, False): 0.3}
+QUANT_BOUNDS = {("int8", 32, True): 0.02, ("int8", 64, False): 0.02, ("int4", 32, True): 0.3, ("int4", 128, False): 0.3}
 
 
 @pytest.mark.parametrize("name", ["llama", "phi3", "gemma"])
@@ -320,9 +372,16 @@ def test_cli_chat_turns(checkpoints, tmp_path, capsys, monkeypatch):
     _train_tokenizer(path)
     llm = load(path, backend="x86", context=96)
     first = llm.generate(llm.chat_prompt([{"role": "user", "content": "hello"}]), max_tokens=4)
-    second = llm.generate(llm.chat_prompt([{"role": "user", "content": "hello"},
-                                           {"role": "assistant", "content": first},
-                                           {"role": "user", "content": "the fox"}]), max_tokens=4)
+    second = llm.generate(
+        llm.chat_prompt(
+            [
+                {"role": "user", "content": "hello"},
+                {"role": "assistant", "content": first},
+                {"role": "user", "content": "the fox"},
+            ]
+        ),
+        max_tokens=4,
+    )
     monkeypatch.setattr("sys.stdin", io.StringIO("hello\nthe fox\n"))
     assert main(["chat", str(path), "--max-tokens", "4", "--backend", "x86", "--context", "96"]) == 0
     assert capsys.readouterr().out == f"{first}\n{second}\n"

@@ -21,8 +21,11 @@ def test_c_abi_codes_follow_dtypes_order():
     from mnn_core.runtime._runloop import DTYPE_CODES
 
     header = (Path(mnn.get_include()) / "mnn_core" / "abi.h").read_text()
-    codes = {m[0].lower(): int(m[1]) for m in re.findall(r"MNN_(\w+) = (\d+)", header) if m[0] not in
-             ("ABI_VERSION", "MAX_DIMS")}
+    codes = {
+        m[0].lower(): int(m[1])
+        for m in re.findall(r"MNN_(\w+) = (\d+)", header)
+        if m[0] not in ("ABI_VERSION", "MAX_DIMS")
+    }
     assert codes == {name: i for i, name in enumerate(DTYPES)}
     assert DTYPE_CODES == codes
 
@@ -39,13 +42,14 @@ def test_cast_saturates_by_default_and_not_when_asked(to):
 
 
 def test_cast_rounds_half_to_even_into_bfloat16():
-    x = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8)], np.float32)  # exactly halfway cases
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8, -(1 + 2**-8)], np.float32)  # exactly halfway cases
     got = cast(x, "bfloat16").astype(np.float32)
-    np.testing.assert_array_equal(got, [1.0, 1 + 2 ** -6, -1.0])
+    np.testing.assert_array_equal(got, [1.0, 1 + 2**-6, -1.0])
 
 
-@pytest.mark.parametrize("mode, want", [("up", [0.25, 2.0, 4.0, 0.5]), ("down", [0.125, 1.0, 2.0, 0.5]),
-                                        ("nearest", [0.125, 1.0, 4.0, 0.5])])
+@pytest.mark.parametrize(
+    "mode, want", [("up", [0.25, 2.0, 4.0, 0.5]), ("down", [0.125, 1.0, 2.0, 0.5]), ("nearest", [0.125, 1.0, 4.0, 0.5])]
+)
 def test_cast_to_e8m0_rounds_by_mode(mode, want):
     x = np.array([0.13, 1.1, 3.5, 0.5], np.float32)
     got = run_reference("Cast", [x], {"to": "float8_e8m0fnu", "round_mode": mode})[0]
@@ -62,16 +66,22 @@ def test_sub_byte_integers_round_trip_and_truncate():
 
 def test_reference_kernels_compute_widened(rng):
     x = rng.standard_normal((3, 7)).astype(np.float32).astype(ml_dtypes.bfloat16)
-    g = Graph(inputs={"x": TensorInfo((3, 7), "bfloat16")}, outputs=["y", "m"],
-              nodes=[Node("Softmax", ["x"], ["s"], {"axis": -1}), Node("Mul", ["s", "x"], ["y"]),
-                     Node("ReduceMax", ["x"], ["m"], {"axes": [1]})])
+    g = Graph(
+        inputs={"x": TensorInfo((3, 7), "bfloat16")},
+        outputs=["y", "m"],
+        nodes=[
+            Node("Softmax", ["x"], ["s"], {"axis": -1}),
+            Node("Mul", ["s", "x"], ["y"]),
+            Node("ReduceMax", ["x"], ["m"], {"axes": [1]}),
+        ],
+    )
     out = mnn.Session(g, backend="reference").run({"x": x})
     wide = x.astype(np.float32)
     e = np.exp(wide - wide.max(-1, keepdims=True))
     s = (e / e.sum(-1, keepdims=True)).astype(ml_dtypes.bfloat16).astype(np.float32)
     want = (s * wide).astype(ml_dtypes.bfloat16)
     assert out["y"].dtype.name == "bfloat16"
-    np.testing.assert_allclose(out["y"].astype(np.float32), want.astype(np.float32), rtol=2 ** -7)
+    np.testing.assert_allclose(out["y"].astype(np.float32), want.astype(np.float32), rtol=2**-7)
     np.testing.assert_array_equal(out["m"].astype(np.float32), wide.max(1, keepdims=True))
 
 
@@ -81,17 +91,21 @@ def test_mnn_format_stores_low_precision_initializers(tmp_path, rng, dtype):
     if dtype in ("int4", "uint4", "int2", "uint2"):  # within the range of the narrowest (int2: -2..1)
         values = np.clip(np.rint(values), 0 if dtype.startswith("u") else -2, 1)
     w = cast(values, dtype)
-    g = Graph(inputs={"x": TensorInfo((4, 5), "float32")}, outputs=["y"],
-              nodes=[Node("Cast", ["w"], ["wf"], {"to": "float32"}), Node("Add", ["x", "wf"], ["y"])],
-              initializers={"w": w})
+    g = Graph(
+        inputs={"x": TensorInfo((4, 5), "float32")},
+        outputs=["y"],
+        nodes=[Node("Cast", ["w"], ["wf"], {"to": "float32"}), Node("Add", ["x", "wf"], ["y"])],
+        initializers={"w": w},
+    )
     mnn.save(g, tmp_path / "m.mnn")
     back = mnn.load(tmp_path / "m.mnn")
     assert back.initializers["w"].dtype == w.dtype
     np.testing.assert_array_equal(back.initializers["w"].view(np.uint8), w.view(np.uint8))
 
 
-@pytest.mark.parametrize("zp_type, zp_value", [("INT4", 1), ("UINT4", 8), ("INT16", -300), ("FLOAT8E4M3FN", 0.0),
-                                               ("FLOAT8E5M2", 0.0)])
+@pytest.mark.parametrize(
+    "zp_type, zp_value", [("INT4", 1), ("UINT4", 8), ("INT16", -300), ("FLOAT8E4M3FN", 0.0), ("FLOAT8E5M2", 0.0)]
+)
 @pytest.mark.parametrize("per_axis", [False, True])
 def test_quantize_dequantize_beyond_int8_matches_onnxruntime(rng, zp_type, zp_value, per_axis):
     """x -> QuantizeLinear (int4, int16, float8 ...) -> DequantizeLinear -> float32, against ONNX Runtime."""
@@ -106,12 +120,19 @@ def test_quantize_dequantize_beyond_int8_matches_onnxruntime(rng, zp_type, zp_va
     scale = helper.make_tensor("s", TensorProto.FLOAT, [n] if per_axis else [], [0.07, 0.2, 1.3][:n])
     zp = helper.make_tensor("z", code, [n] if per_axis else [], [zp_value] * n)
     axis = {"axis": 1} if per_axis else {}
-    m = helper.make_model(helper.make_graph(
-        [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], **axis),
-         helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], **axis)], "qdq",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])], initializer=[scale, zp]),
-        opset_imports=[helper.make_opsetid("", 21)])
+    m = helper.make_model(
+        helper.make_graph(
+            [
+                helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], **axis),
+                helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], **axis),
+            ],
+            "qdq",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])],
+            initializer=[scale, zp],
+        ),
+        opset_imports=[helper.make_opsetid("", 21)],
+    )
     x = (rng.standard_normal((4, 3)) * 3).astype(np.float32)
     x[0, 0] = 1e4  # saturates
     want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]

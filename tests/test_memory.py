@@ -76,8 +76,13 @@ def test_memory_report_mentions_sizes():
 
 
 def test_members_at_offsets_extend_their_buffer():
-    uses = [TensorUse("a", 128, 0, 2, alias_of="y", at=0), TensorUse("b", 192, 1, 2, alias_of="y", at=128),
-            TensorUse("y", 320, 2, 3), TensorUse("t", 64, 0, 1), TensorUse("c", 64, 1, 2, alias_of="b", at=64)]
+    uses = [
+        TensorUse("a", 128, 0, 2, alias_of="y", at=0),
+        TensorUse("b", 192, 1, 2, alias_of="y", at=128),
+        TensorUse("y", 320, 2, 3),
+        TensorUse("t", 64, 0, 1),
+        TensorUse("c", 64, 1, 2, alias_of="b", at=64),
+    ]
     plan = plan_arena("host", uses)
     y = plan.offsets["y"]
     assert (plan.offsets["a"], plan.offsets["b"], plan.offsets["c"]) == (y, y + 128, y + 192)

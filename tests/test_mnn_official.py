@@ -31,16 +31,25 @@ def _has_converter() -> bool:
     return subprocess.run([CONVERTER, "-c", "import _tools"], capture_output=True).returncode == 0
 
 
-pytestmark = pytest.mark.skipif(not _has_converter(), reason="needs Alibaba's MNN converter: pip install MNN "
-                                "(or MNN_CONVERTER_PYTHON=<a python that has it>)")
+pytestmark = pytest.mark.skipif(
+    not _has_converter(),
+    reason="needs Alibaba's MNN converter: pip install MNN (or MNN_CONVERTER_PYTHON=<a python that has it>)",
+)
 
 
 def mnnconvert(onnx_path: Path) -> Path:
     out = onnx_path.with_suffix(".mnn")
-    code = ("import sys, _tools; _tools.mnnconvert(['mnnconvert', '-f', 'ONNX', '--modelFile', sys.argv[1], "
-            "'--MNNModel', sys.argv[2], '--bizCode', 'mnn-test'])")
-    proc = subprocess.run([CONVERTER, "-c", code, str(onnx_path), str(out)], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PIP_NO_INDEX": "1"})
+    code = (
+        "import sys, _tools; _tools.mnnconvert(['mnnconvert', '-f', 'ONNX', '--modelFile', sys.argv[1], "
+        "'--MNNModel', sys.argv[2], '--bizCode', 'mnn-test'])"
+    )
+    proc = subprocess.run(
+        [CONVERTER, "-c", code, str(onnx_path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PIP_NO_INDEX": "1"},
+    )
     assert proc.returncode == 0 and out.is_file(), proc.stdout[-2000:] + proc.stderr[-2000:]
     return out
 
@@ -61,8 +70,13 @@ def _ops_model():
     x = b.input("x", (1, 4, 5, 7))
     w = b.const(rng.standard_normal((6, 4, 3, 3)).astype("float32") * 0.3)
     y = b.Relu(b.Conv(x, w, None, pads=[1, 1, 1, 1]))
-    up = b.Resize(y, mode="nearest", scales=[1.0, 1.0, 2.0, 2.0], coordinate_transformation_mode="asymmetric",
-                  nearest_mode="floor")
+    up = b.Resize(
+        y,
+        mode="nearest",
+        scales=[1.0, 1.0, 2.0, 2.0],
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+    )
     lin = b.Resize(y, mode="linear", scales=[1.0, 1.0, 2.0, 2.0], coordinate_transformation_mode="half_pixel")
     z = b.Concat(up, lin, axis=1)
     z = b.AveragePool(z, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=0)
@@ -78,8 +92,7 @@ def _pads_model():
     rng = np.random.default_rng(4)
     b = mnn.GraphBuilder("pads")
     x = b.input("x", (1, 3, 9, 8))
-    y = b.Conv(x, b.const(rng.standard_normal((4, 3, 3, 3)).astype("float32")), None, pads=[0, 1, 2, 0],
-               strides=[2, 1])
+    y = b.Conv(x, b.const(rng.standard_normal((4, 3, 3, 3)).astype("float32")), None, pads=[0, 1, 2, 0], strides=[2, 1])
     y = b.MaxPool(y, kernel_shape=[2, 3], strides=[1, 2], pads=[1, 0, 0, 1])
     y = b.AveragePool(y, kernel_shape=[3, 2], pads=[1, 1, 1, 1], count_include_pad=1)
     b.output(b.LeakyRelu(y, alpha=0.1), "y")
@@ -92,9 +105,15 @@ def _deconv_model():
     rng = np.random.default_rng(5)
     b = mnn.GraphBuilder("deconv")
     x = b.input("x", (1, 6, 5, 4))
-    y = b.ConvTranspose(x, b.const(rng.standard_normal((6, 2, 3, 3)).astype("float32")),
-                        b.const(rng.standard_normal(4).astype("float32")), strides=[2, 2], pads=[1, 0, 1, 1],
-                        group=2, output_padding=[1, 0])
+    y = b.ConvTranspose(
+        x,
+        b.const(rng.standard_normal((6, 2, 3, 3)).astype("float32")),
+        b.const(rng.standard_normal(4).astype("float32")),
+        strides=[2, 2],
+        pads=[1, 0, 1, 1],
+        group=2,
+        output_padding=[1, 0],
+    )
     b.output(y, "y")
     return b.build()
 
@@ -108,11 +127,17 @@ def _torch_model(name: str, path: Path) -> None:
         model, x = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False), torch.randn(1, 16, 64)
     else:
         nn = torch.nn
-        model = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 4), nn.GELU(approximate="tanh"),
-                              nn.LayerNorm(4), nn.SiLU(), nn.Hardswish())
+        model = nn.Sequential(
+            nn.Linear(8, 8),
+            nn.GELU(),
+            nn.Linear(8, 4),
+            nn.GELU(approximate="tanh"),
+            nn.LayerNorm(4),
+            nn.SiLU(),
+            nn.Hardswish(),
+        )
         x = torch.randn(2, 8)
-    torch.onnx.export(model.eval(), x, str(path), input_names=["x"], output_names=["y"], opset_version=17,
-                      dynamo=False)
+    torch.onnx.export(model.eval(), x, str(path), input_names=["x"], output_names=["y"], opset_version=17, dynamo=False)
 
 
 @pytest.fixture(scope="module")
@@ -147,15 +172,18 @@ def _check_matches(onnx_path: Path, mnn_path: Path, shape) -> None:
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-4 * scale)
 
 
-@pytest.mark.parametrize("name, shape", [
-    ("ops", (1, 4, 5, 7)),
-    ("pads", (1, 3, 9, 8)),
-    ("deconv", (1, 6, 5, 4)),
-    ("encoder", (1, 16, 64)),
-    ("activations", (2, 8)),
-    pytest.param("mobilenet_v2", (1, 3, 224, 224), marks=pytest.mark.slow),
-    pytest.param("resnet18", (1, 3, 224, 224), marks=pytest.mark.slow),
-])
+@pytest.mark.parametrize(
+    "name, shape",
+    [
+        ("ops", (1, 4, 5, 7)),
+        ("pads", (1, 3, 9, 8)),
+        ("deconv", (1, 6, 5, 4)),
+        ("encoder", (1, 16, 64)),
+        ("activations", (2, 8)),
+        pytest.param("mobilenet_v2", (1, 3, 224, 224), marks=pytest.mark.slow),
+        pytest.param("resnet18", (1, 3, 224, 224), marks=pytest.mark.slow),
+    ],
+)
 def test_official_model_matches_onnxruntime(converted, name, shape):
     onnx_path, mnn_path = converted(name)
     assert is_official_mnn(mnn_path.read_bytes()[:4096])
@@ -165,11 +193,16 @@ def test_official_model_matches_onnxruntime(converted, name, shape):
 def test_cli_converts_an_official_model_to_mnn_format(converted, tmp_path):
     _, mnn_path = converted("ops")
     out = tmp_path / "ours.mnn"
-    proc = subprocess.run([sys.executable, "-m", "mnn_core", "convert", str(mnn_path), "-o", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mnn_core", "convert", str(mnn_path), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"MNNMODEL" and not is_official_mnn(out.read_bytes()[:4096])
     a = mnn.load(out)
     x = np.random.default_rng(1).standard_normal((1, 4, 5, 7)).astype("float32")
-    np.testing.assert_allclose(mnn.Session(a).run({"x": x})["y"],
-                               mnn.Session(mnn.load(mnn_path)).run({"x": x})["y"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        mnn.Session(a).run({"x": x})["y"], mnn.Session(mnn.load(mnn_path)).run({"x": x})["y"], rtol=1e-6, atol=1e-7
+    )

@@ -18,25 +18,29 @@ from mnn_core.errors import MnnFormatError
 def _table(vtable_fields: list[int], body: bytes) -> bytes:
     """A buffer: root offset, a vtable, then a table whose soffset points back at the vtable."""
     vt = struct.pack("<HH", 4 + 2 * len(vtable_fields), 4 + len(body)) + b"".join(
-        struct.pack("<H", f) for f in vtable_fields)
+        struct.pack("<H", f) for f in vtable_fields
+    )
     vt += b"\0" * (-len(vt) % 4)
     table_pos = 4 + len(vt)
     return struct.pack("<I", table_pos) + vt + struct.pack("<i", table_pos - 4) + body
 
 
-@pytest.mark.parametrize("data, says", [
-    (b"", "outside"),
-    (b"\x10\0\0\0", "outside"),
-    (struct.pack("<I", 1 << 30) + b"\0" * 12, "outside"),
-    (struct.pack("<Ii", 4, -1000), "outside"),  # vtable before the file
-    (struct.pack("<Ii", 4, 0) + b"\0" * 8, "vtable"),  # the table is its own vtable, of size 0
-    # oplists (field 3) whose offset points far past the end
-    (_table([0, 0, 0, 4], struct.pack("<I", 1 << 28)), "outside"),
-    # a vector of 2**31 ops in a 40-byte file
-    (_table([0, 0, 0, 4], struct.pack("<II", 4, 1 << 31)), "outside"),
-    # tensorName (field 7) holding one string whose length runs past the file
-    (_table([0, 0, 0, 0, 0, 0, 0, 4], struct.pack("<III", 4, 1, 4) + struct.pack("<I", 999)), "outside"),
-])
+@pytest.mark.parametrize(
+    "data, says",
+    [
+        (b"", "outside"),
+        (b"\x10\0\0\0", "outside"),
+        (struct.pack("<I", 1 << 30) + b"\0" * 12, "outside"),
+        (struct.pack("<Ii", 4, -1000), "outside"),  # vtable before the file
+        (struct.pack("<Ii", 4, 0) + b"\0" * 8, "vtable"),  # the table is its own vtable, of size 0
+        # oplists (field 3) whose offset points far past the end
+        (_table([0, 0, 0, 4], struct.pack("<I", 1 << 28)), "outside"),
+        # a vector of 2**31 ops in a 40-byte file
+        (_table([0, 0, 0, 4], struct.pack("<II", 4, 1 << 31)), "outside"),
+        # tensorName (field 7) holding one string whose length runs past the file
+        (_table([0, 0, 0, 0, 0, 0, 0, 4], struct.pack("<III", 4, 1, 4) + struct.pack("<I", 999)), "outside"),
+    ],
+)
 def test_hostile_buffers_give_a_format_error(data, says):
     with pytest.raises(MnnFormatError, match="not a valid MNN|ops|outside|vtable"):
         read_net(data, "hostile.mnn")
@@ -80,8 +84,9 @@ def test_mutations_of_a_converted_model_give_only_format_errors(tmp_path):
             data = data[: int(rng.integers(0, len(data)))]
         elif how == 2:  # a random 32-bit word (an offset or a length) somewhere
             pos = int(rng.integers(0, len(data) - 4)) & ~3
-            struct.pack_into("<I", data, pos, int(rng.choice([0, 1, 0x7FFFFFFF, 0xFFFFFFFF,
-                                                                  int(rng.integers(0, 1 << 32))])))
+            struct.pack_into(
+                "<I", data, pos, int(rng.choice([0, 1, 0x7FFFFFFF, 0xFFFFFFFF, int(rng.integers(0, 1 << 32))]))
+            )
         else:  # a random 16-bit vtable entry
             pos = int(rng.integers(0, len(data) - 2)) & ~1
             struct.pack_into("<H", data, pos, int(rng.integers(0, 1 << 16)))

@@ -18,9 +18,19 @@ torch = pytest.importorskip("torch", reason="PyTorch is the reference these laye
 
 def lenet() -> nn.Module:
     return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
+    )
 
 
 class Net(nn.Module):
@@ -88,25 +98,47 @@ def test_default_initialization_follows_pytorch():
 # -- layers against PyTorch --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [
-    lambda: (nn.Conv2d(3, 4, 3, stride=2, padding=1), torch.nn.Conv2d(3, 4, 3, stride=2, padding=1), (2, 3, 9, 8)),
-    lambda: (nn.Conv2d(4, 4, 3, padding="same", groups=2, bias=False),
-             torch.nn.Conv2d(4, 4, 3, padding="same", groups=2, bias=False), (1, 4, 6, 6)),
-    lambda: (nn.Linear(6, 3), torch.nn.Linear(6, 3), (4, 6)),
-    lambda: (nn.Linear(6, 3), torch.nn.Linear(6, 3), (2, 5, 6)),
-    lambda: (nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3), (4, 3, 5, 5)),
-    lambda: (nn.BatchNorm1d(5), torch.nn.BatchNorm1d(5), (8, 5)),
-    lambda: (nn.LayerNorm(6), torch.nn.LayerNorm(6), (2, 3, 6)),
-    lambda: (nn.MaxPool2d(3, 2, 1), torch.nn.MaxPool2d(3, 2, 1), (1, 2, 7, 7)),
-    lambda: (nn.AvgPool2d(2), torch.nn.AvgPool2d(2), (1, 2, 6, 6)),
-    lambda: (nn.AdaptiveAvgPool2d(1), torch.nn.AdaptiveAvgPool2d(1), (2, 3, 5, 5)),
-    lambda: (nn.AdaptiveAvgPool2d((2, 3)), torch.nn.AdaptiveAvgPool2d((2, 3)), (1, 2, 4, 6)),
-    lambda: (nn.GELU(), torch.nn.GELU(), (3, 7)),
-    lambda: (nn.SiLU(), torch.nn.SiLU(), (3, 7)),
-    lambda: (nn.ReLU6(), torch.nn.ReLU6(), (3, 7)),
-    lambda: (nn.Flatten(), torch.nn.Flatten(), (2, 3, 4)),
-], ids=["conv", "conv-same-grouped", "linear", "linear-3d", "bn2d", "bn1d", "layernorm", "maxpool", "avgpool",
-        "adaptive-1", "adaptive-2x3", "gelu", "silu", "relu6", "flatten"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: (nn.Conv2d(3, 4, 3, stride=2, padding=1), torch.nn.Conv2d(3, 4, 3, stride=2, padding=1), (2, 3, 9, 8)),
+        lambda: (
+            nn.Conv2d(4, 4, 3, padding="same", groups=2, bias=False),
+            torch.nn.Conv2d(4, 4, 3, padding="same", groups=2, bias=False),
+            (1, 4, 6, 6),
+        ),
+        lambda: (nn.Linear(6, 3), torch.nn.Linear(6, 3), (4, 6)),
+        lambda: (nn.Linear(6, 3), torch.nn.Linear(6, 3), (2, 5, 6)),
+        lambda: (nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3), (4, 3, 5, 5)),
+        lambda: (nn.BatchNorm1d(5), torch.nn.BatchNorm1d(5), (8, 5)),
+        lambda: (nn.LayerNorm(6), torch.nn.LayerNorm(6), (2, 3, 6)),
+        lambda: (nn.MaxPool2d(3, 2, 1), torch.nn.MaxPool2d(3, 2, 1), (1, 2, 7, 7)),
+        lambda: (nn.AvgPool2d(2), torch.nn.AvgPool2d(2), (1, 2, 6, 6)),
+        lambda: (nn.AdaptiveAvgPool2d(1), torch.nn.AdaptiveAvgPool2d(1), (2, 3, 5, 5)),
+        lambda: (nn.AdaptiveAvgPool2d((2, 3)), torch.nn.AdaptiveAvgPool2d((2, 3)), (1, 2, 4, 6)),
+        lambda: (nn.GELU(), torch.nn.GELU(), (3, 7)),
+        lambda: (nn.SiLU(), torch.nn.SiLU(), (3, 7)),
+        lambda: (nn.ReLU6(), torch.nn.ReLU6(), (3, 7)),
+        lambda: (nn.Flatten(), torch.nn.Flatten(), (2, 3, 4)),
+    ],
+    ids=[
+        "conv",
+        "conv-same-grouped",
+        "linear",
+        "linear-3d",
+        "bn2d",
+        "bn1d",
+        "layernorm",
+        "maxpool",
+        "avgpool",
+        "adaptive-1",
+        "adaptive-2x3",
+        "gelu",
+        "silu",
+        "relu6",
+        "flatten",
+    ],
+)
 def test_layer_forward_backward_and_state_match_pytorch(make):
     ours, theirs, shape = make()
     ours.load_state_dict(theirs.state_dict())
@@ -159,22 +191,31 @@ def test_multihead_attention_matches_pytorch():
         out.sum().backward()
         to.sum().backward()
         np.testing.assert_allclose(qv.grad.numpy(), qt.grad.numpy(), rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(m.in_proj_weight.grad.numpy(), tm.in_proj_weight.grad.numpy(), rtol=1e-4,
-                                   atol=1e-5)
+        np.testing.assert_allclose(m.in_proj_weight.grad.numpy(), tm.in_proj_weight.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("ours, theirs, target", [
-    (nn.CrossEntropyLoss(label_smoothing=0.1), torch.nn.CrossEntropyLoss(label_smoothing=0.1), "index"),
-    (nn.MSELoss(), torch.nn.MSELoss(), "float"),
-    (nn.BCEWithLogitsLoss(), torch.nn.BCEWithLogitsLoss(), "prob"),
-    (nn.BCEWithLogitsLoss(pos_weight=[2.0, 1, 1, 0.5]),
-     torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor([2.0, 1, 1, 0.5])), "prob"),
-], ids=["cross-entropy", "mse", "bce-logits", "bce-pos-weight"])
+@pytest.mark.parametrize(
+    "ours, theirs, target",
+    [
+        (nn.CrossEntropyLoss(label_smoothing=0.1), torch.nn.CrossEntropyLoss(label_smoothing=0.1), "index"),
+        (nn.MSELoss(), torch.nn.MSELoss(), "float"),
+        (nn.BCEWithLogitsLoss(), torch.nn.BCEWithLogitsLoss(), "prob"),
+        (
+            nn.BCEWithLogitsLoss(pos_weight=[2.0, 1, 1, 0.5]),
+            torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor([2.0, 1, 1, 0.5])),
+            "prob",
+        ),
+    ],
+    ids=["cross-entropy", "mse", "bce-logits", "bce-pos-weight"],
+)
 def test_losses_match_pytorch(ours, theirs, target):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((6, 4)).astype(np.float32) * 3
-    t = {"index": rng.integers(0, 4, 6), "float": rng.standard_normal((6, 4)).astype(np.float32),
-         "prob": rng.random((6, 4)).astype(np.float32)}[target]
+    t = {
+        "index": rng.integers(0, 4, 6),
+        "float": rng.standard_normal((6, 4)).astype(np.float32),
+        "prob": rng.random((6, 4)).astype(np.float32),
+    }[target]
     xv, xt = E.Var(x, requires_grad=True), _to_torch(x).requires_grad_(True)
     loss, tloss = ours(xv, t), theirs(xt, _to_torch(t))
     np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-5)
@@ -209,8 +250,9 @@ def test_to_graph_runs_in_a_session_and_saves_to_mnn(tmp_path):
     graph = net.to_graph([(1, 3, 8, 8)])
     assert graph.inputs["input"].shape == ("N", 3, 8, 8)  # the batch stays dynamic
     assert "conv.weight" in graph.initializers
-    np.testing.assert_allclose(mnn.Session(graph, backend="reference").run({"input": x})["output"], want,
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        mnn.Session(graph, backend="reference").run({"input": x})["output"], want, rtol=1e-4, atol=1e-5
+    )
     path = tmp_path / "net.mnn"
     mnn.save(net, path)  # to_graph() with the shapes of the last call
     got = mnn.Session(str(path), backend="reference").run({"input": x})["output"]

@@ -46,9 +46,19 @@ def test_fused_activations_are_unfused(rng):
     assert "Relu" in {n.op_type for n in to_onnx(optimized).graph.node}
 
 
-@pytest.mark.parametrize("activation,alpha,beta", [("clip", 0.0, 6.0), ("leaky_relu", 0.1, 0.0),
-                                                   ("silu", 0, 0), ("gelu", 0, 0), ("hard_sigmoid", 0.2, 0.5),
-                                                   ("hard_swish", 0, 0), ("sigmoid", 0, 0), ("tanh", 0, 0)])
+@pytest.mark.parametrize(
+    "activation,alpha,beta",
+    [
+        ("clip", 0.0, 6.0),
+        ("leaky_relu", 0.1, 0.0),
+        ("silu", 0, 0),
+        ("gelu", 0, 0),
+        ("hard_sigmoid", 0.2, 0.5),
+        ("hard_swish", 0, 0),
+        ("sigmoid", 0, 0),
+        ("tanh", 0, 0),
+    ],
+)
 @pytest.mark.parametrize("opset", [13, 20])
 def test_every_fused_activation(rng, activation, alpha, beta, opset):
     b = mnn.GraphBuilder("fused")
@@ -105,8 +115,7 @@ def test_recurrent_layers(rng):
     y, h, c = b.op("LSTM", x, w, r, hidden_size=4, n_outputs=3)
     gw = b.const(rng.standard_normal((1, 9, 4)).astype(np.float32) * 0.5)
     gr = b.const(rng.standard_normal((1, 9, 3)).astype(np.float32) * 0.5)
-    _, gh = b.op("GRU", b.Squeeze(y, axes=[1]), gw, gr, hidden_size=3, activation_names="Sigmoid,Tanh",
-                 n_outputs=2)
+    _, gh = b.op("GRU", b.Squeeze(y, axes=[1]), gw, gr, hidden_size=3, activation_names="Sigmoid,Tanh", n_outputs=2)
     b.output(gh, "gh")
     b.output(c, "c")
     assert_round_trip(b.build(), {"x": rng.standard_normal((5, 2, 3)).astype(np.float32)})
@@ -147,7 +156,9 @@ EXPORT_OPSET = 21
 #: ops whose samples ONNX Runtime does not take or computes otherwise (with the reason)
 ORT_DIFFERS = {
     "Scatter": "deprecated in ONNX; exported samples would need opset 10",
-    "TensorScatter": "opset 24", "LinearAttention": "opset 27", "BitCast": "opset 26",
+    "TensorScatter": "opset 24",
+    "LinearAttention": "opset 27",
+    "BitCast": "opset 26",
     "SwiGLU": "opset 28",
 }
 
@@ -158,8 +169,11 @@ def _sample_cases():
 
     for case in conformance_cases():
         op = case.op
-        if op.endswith(("Grad", "Update")) or op in ORT_DIFFERS or op in ("SoftmaxCrossEntropy", "SumToShape",
-                                                                         "BatchNormTraining"):
+        if (
+            op.endswith(("Grad", "Update"))
+            or op in ORT_DIFFERS
+            or op in ("SoftmaxCrossEntropy", "SumToShape", "BatchNormTraining")
+        ):
             continue
         if not onnx.defs.has(op) or onnx.defs.get_schema(op).since_version > EXPORT_OPSET:
             continue

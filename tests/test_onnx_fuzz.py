@@ -29,6 +29,7 @@ def load_tool():
 def test_mutated_onnx_models_load_or_raise_mnn_error(tmp_path):
     fuzz = load_tool()
     summary, findings = fuzz.fuzz(count=300, jobs=2, seed=20260101, out=tmp_path, log=lambda *_: None)
-    assert not findings, "\n".join(f"{f['kind']} #{f['index']} ({f['seed']}, {f['phase']}): {f['detail']}"
-                                   for f in findings[:10])
+    assert not findings, "\n".join(
+        f"{f['kind']} #{f['index']} ({f['seed']}, {f['phase']}): {f['detail']}" for f in findings[:10]
+    )
     assert summary["ran"] > 30 and summary["rejected_at_load"] > 150, summary

@@ -85,8 +85,10 @@ CLASSIFIERS = {  # name: (a fresh estimator, its targets)
     "tree-3": (lambda: tree.DecisionTreeClassifier(max_depth=5, random_state=0), Y3),
     "gboost-binary": (lambda: ensemble.GradientBoostingClassifier(n_estimators=9, max_depth=2, random_state=0), Y2),
     "gboost-3": (lambda: ensemble.GradientBoostingClassifier(n_estimators=6, max_depth=3, random_state=0), Y3),
-    "scaler-logreg": (lambda: pipeline.make_pipeline(preprocessing.StandardScaler(),
-                                                     linear_model.LogisticRegression()), Y3),
+    "scaler-logreg": (
+        lambda: pipeline.make_pipeline(preprocessing.StandardScaler(), linear_model.LogisticRegression()),
+        Y3,
+    ),
 }
 
 
@@ -103,8 +105,10 @@ REGRESSORS = {
     "linear": (lambda: linear_model.LinearRegression(), YR),
     "ridge-2-targets": (lambda: linear_model.Ridge(alpha=0.3), np.c_[YR, X[:, 4]]),
     "forest": (lambda: ensemble.RandomForestRegressor(n_estimators=6, max_depth=4, random_state=0), YR),
-    "forest-2-targets": (lambda: ensemble.RandomForestRegressor(n_estimators=4, max_depth=3, random_state=0),
-                         np.c_[YR, X[:, 4]]),
+    "forest-2-targets": (
+        lambda: ensemble.RandomForestRegressor(n_estimators=4, max_depth=3, random_state=0),
+        np.c_[YR, X[:, 4]],
+    ),
     "gboost": (lambda: ensemble.GradientBoostingRegressor(n_estimators=8, max_depth=3, random_state=0), YR),
     "tree": (lambda: tree.DecisionTreeRegressor(max_depth=6, random_state=0), YR),
 }
@@ -165,8 +169,11 @@ def test_one_hot_encoder_on_integers():
 @needs_sklearn
 def test_string_class_labels_go_through_a_label_encoder():
     names = np.array(["cat", "dog", "emu"], dtype=object)[Y3]
-    for estimator in (tree.DecisionTreeClassifier(max_depth=4, random_state=0), linear_model.LogisticRegression(),
-                      ensemble.RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0)):
+    for estimator in (
+        tree.DecisionTreeClassifier(max_depth=4, random_state=0),
+        linear_model.LogisticRegression(),
+        ensemble.RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
+    ):
         estimator.fit(X, names)
         got, want = run_both(convert(estimator), {"X": X[:17]})
         assert got[0].dtype == object and got[0].tolist() == want[0].tolist()
@@ -184,10 +191,15 @@ def test_zipmap_is_refused_with_the_way_out():
 
 # -- single ONNX-ML nodes: every post_transform, ONNX Runtime's binary rules, opset 1 and 3 forms ------------
 
+
 def ml_model(op: str, attrs: dict, n_features: int, outputs, dtype=T.FLOAT, ml_opset: int = 3):
     node = helper.make_node(op, ["X"], [name for name, _ in outputs], domain=ML, **attrs)
-    graph = helper.make_graph([node], op, [helper.make_tensor_value_info("X", dtype, [None, n_features])],
-                              [helper.make_tensor_value_info(name, t, None) for name, t in outputs])
+    graph = helper.make_graph(
+        [node],
+        op,
+        [helper.make_tensor_value_info("X", dtype, [None, n_features])],
+        [helper.make_tensor_value_info(name, t, None) for name, t in outputs],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, ml_opset)])
     model.ir_version = 8
     return model
@@ -202,10 +214,14 @@ def test_linear_classifier_post_transforms(how, classes):
     rng = np.random.default_rng(classes)
     labels = [3, 8] if classes <= 2 else [5, 6, 7, 9]
     scale = 0.4 if how == "PROBIT" else 1.5  # PROBIT takes probabilities, in (0, 1)
-    attrs = {"coefficients": (rng.uniform(-1, 1, classes * 5) * scale / 5).tolist(),
-             "intercepts": (0.5 + rng.uniform(-0.1, 0.1, classes) if how == "PROBIT" else
-                            rng.uniform(-1, 1, classes)).tolist(),
-             "classlabels_ints": labels, "post_transform": how}
+    attrs = {
+        "coefficients": (rng.uniform(-1, 1, classes * 5) * scale / 5).tolist(),
+        "intercepts": (
+            0.5 + rng.uniform(-0.1, 0.1, classes) if how == "PROBIT" else rng.uniform(-1, 1, classes)
+        ).tolist(),
+        "classlabels_ints": labels,
+        "post_transform": how,
+    }
     if how == "PROBIT" and classes == 1:
         pytest.skip("ONNX Runtime leaves half of a one-score PROBIT classifier's scores unwritten")
     x = rng.uniform(-1, 1, (9, 5)).astype(np.float32)
@@ -217,9 +233,12 @@ def test_linear_classifier_post_transforms(how, classes):
 @pytest.mark.parametrize("targets", [1, 3])
 def test_linear_regressor_post_transforms(how, targets):
     rng = np.random.default_rng(targets)
-    attrs = {"coefficients": (rng.uniform(-1, 1, targets * 4) / 8).tolist(),
-             "intercepts": (0.5 + rng.uniform(-0.1, 0.1, targets)).tolist(), "targets": targets,
-             "post_transform": how}
+    attrs = {
+        "coefficients": (rng.uniform(-1, 1, targets * 4) / 8).tolist(),
+        "intercepts": (0.5 + rng.uniform(-0.1, 0.1, targets)).tolist(),
+        "targets": targets,
+        "post_transform": how,
+    }
     x = rng.uniform(-1, 1, (7, 4)).astype(np.float32)
     assert_matches(ml_model("LinearRegressor", attrs, 4, [("y", T.FLOAT)]), {"X": x})
 
@@ -231,11 +250,15 @@ def _tree_feeds(rng, n_features: int, dtype=np.float32) -> dict:
 
 
 CLASSIFIER_CASES = {  # classes, voters (None: all), non-negative weights, base values
-    "multiclass": (4, None, False, 0), "multiclass-base": (3, None, True, 3),
+    "multiclass": (4, None, False, 0),
+    "multiclass-base": (3, None, True, 3),
     "multiclass-sparse": (5, [0, 3], False, 5),
-    "binary-both-vote": (2, None, True, 0), "binary-positive-only": (2, [1], True, 0),
-    "binary-mixed-base1": (2, [0], False, 1), "binary-mixed-base2": (2, [1], False, 2),
-    "binary-class0-votes": (2, [0], True, 0), "binary-both-base2": (2, None, False, 2),
+    "binary-both-vote": (2, None, True, 0),
+    "binary-positive-only": (2, [1], True, 0),
+    "binary-mixed-base1": (2, [0], False, 1),
+    "binary-mixed-base2": (2, [1], False, 2),
+    "binary-class0-votes": (2, [0], True, 0),
+    "binary-both-base2": (2, None, False, 2),
 }
 
 
@@ -248,8 +271,11 @@ def test_tree_classifier_post_transforms_and_binary_rules(case, how):
     attrs = random_trees(rng, "class", 4, 3, 6, classes, voters, modes, positive)
     if how == "PROBIT":  # scores in (0, 1)
         attrs["class_weights"] = [abs(w) / 9 for w in attrs["class_weights"]]
-    attrs.update(classlabels_int64s=[11, 4, 2, 7, 5][:classes], post_transform=how,
-                 base_values=rng.uniform(0, 0.2, n_base).tolist())
+    attrs.update(
+        classlabels_int64s=[11, 4, 2, 7, 5][:classes],
+        post_transform=how,
+        base_values=rng.uniform(0, 0.2, n_base).tolist(),
+    )
     if not n_base:
         del attrs["base_values"]
     model = ml_model("TreeEnsembleClassifier", attrs, 6, CLASSIFIER_OUT, ml_opset=1)
@@ -262,15 +288,21 @@ def test_tree_classifier_post_transforms_and_binary_rules(case, how):
 
 
 @pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
-@pytest.mark.parametrize("targets, how", [(1, "NONE"), (1, "PROBIT"), (3, "NONE"), (2, "LOGISTIC"),
-                                          (3, "SOFTMAX"), (2, "SOFTMAX_ZERO"), (3, "PROBIT")])
+@pytest.mark.parametrize(
+    "targets, how",
+    [(1, "NONE"), (1, "PROBIT"), (3, "NONE"), (2, "LOGISTIC"), (3, "SOFTMAX"), (2, "SOFTMAX_ZERO"), (3, "PROBIT")],
+)
 def test_tree_regressor_aggregates(aggregate, targets, how):
     rng = np.random.default_rng(targets + len(aggregate))
     attrs = random_trees(rng, "target", 5, 2, 4, targets, voters=[0, targets - 1])
     if how == "PROBIT":
         attrs["target_weights"] = [abs(w) / 11 for w in attrs["target_weights"]]
-    attrs.update(n_targets=targets, aggregate_function=aggregate, post_transform=how,
-                 base_values=rng.uniform(0, 0.1, targets).tolist())
+    attrs.update(
+        n_targets=targets,
+        aggregate_function=aggregate,
+        post_transform=how,
+        base_values=rng.uniform(0, 0.1, targets).tolist(),
+    )
     assert_matches(ml_model("TreeEnsembleRegressor", attrs, 4, [("y", T.FLOAT)], ml_opset=1), _tree_feeds(rng, 4))
 
 
@@ -290,12 +322,18 @@ def test_tensor_attributes_on_double_input(op):
 
 
 def test_imputer_and_scaler_on_int64():
-    nodes = [helper.make_node("Imputer", ["X"], ["imputed"], domain=ML, imputed_value_int64s=[7, 8, 9],
-                              replaced_value_int64=0),
-             helper.make_node("Scaler", ["imputed"], ["y"], domain=ML, offset=[1.0, 0.5, -2.0], scale=[0.5, 2.0, 3.0])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", T.INT64, [None, 3])],
-                              [helper.make_tensor_value_info("imputed", T.INT64, None),
-                               helper.make_tensor_value_info("y", T.FLOAT, None)])
+    nodes = [
+        helper.make_node(
+            "Imputer", ["X"], ["imputed"], domain=ML, imputed_value_int64s=[7, 8, 9], replaced_value_int64=0
+        ),
+        helper.make_node("Scaler", ["imputed"], ["y"], domain=ML, offset=[1.0, 0.5, -2.0], scale=[0.5, 2.0, 3.0]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("X", T.INT64, [None, 3])],
+        [helper.make_tensor_value_info("imputed", T.INT64, None), helper.make_tensor_value_info("y", T.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 1)])
     model.ir_version = 8
     assert_matches(model, {"X": np.random.default_rng(0).integers(-2, 3, (6, 3)).astype(np.int64)})
@@ -303,17 +341,27 @@ def test_imputer_and_scaler_on_int64():
 
 def _single(op: str, attrs: dict, x_type, y_type, shape, ml_opset: int = 1):
     node = helper.make_node(op, ["X"], ["y"], domain=ML, **attrs)
-    graph = helper.make_graph([node], op, [helper.make_tensor_value_info("X", x_type, shape)],
-                              [helper.make_tensor_value_info("y", y_type, None)])
+    graph = helper.make_graph(
+        [node],
+        op,
+        [helper.make_tensor_value_info("X", x_type, shape)],
+        [helper.make_tensor_value_info("y", y_type, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, ml_opset)])
     model.ir_version = 8
     return model
 
 
-@pytest.mark.parametrize("op, attrs", [
-    ("Scaler", {"offset": [0.5, -1.0, 0.25], "scale": [2.0, 0.5, -3.0]}), ("Scaler", {"offset": [1.0], "scale": [4.0]}),
-    ("Normalizer", {"norm": "L1"}), ("Normalizer", {"norm": "L2"}), ("Normalizer", {"norm": "MAX"}),
-])
+@pytest.mark.parametrize(
+    "op, attrs",
+    [
+        ("Scaler", {"offset": [0.5, -1.0, 0.25], "scale": [2.0, 0.5, -3.0]}),
+        ("Scaler", {"offset": [1.0], "scale": [4.0]}),
+        ("Normalizer", {"norm": "L1"}),
+        ("Normalizer", {"norm": "L2"}),
+        ("Normalizer", {"norm": "MAX"}),
+    ],
+)
 @pytest.mark.parametrize("shape", [(3,), (5, 3), (2, 3, 4)])
 def test_scaler_and_normalizer_at_each_rank(op, attrs, shape):
     model = _single(op, attrs, T.FLOAT, T.FLOAT, list(shape))
@@ -350,11 +398,25 @@ def test_a_broken_forest_is_named_where_shapes_are_known():
 
 def _tree_ensemble_v5(rng, n_trees: int, depth: int, features: int, targets: int) -> dict:
     """ai.onnx.ml opset 5 TreeEnsemble attributes: full random trees, every mode, BRANCH_MEMBER included."""
-    a = {k: [] for k in ("nodes_featureids", "nodes_modes", "nodes_splits", "nodes_truenodeids", "nodes_trueleafs",
-                         "nodes_falsenodeids", "nodes_falseleafs", "nodes_missing_value_tracks_true",
-                         "leaf_targetids", "leaf_weights", "membership_values", "tree_roots")}
+    a = {
+        k: []
+        for k in (
+            "nodes_featureids",
+            "nodes_modes",
+            "nodes_splits",
+            "nodes_truenodeids",
+            "nodes_trueleafs",
+            "nodes_falsenodeids",
+            "nodes_falseleafs",
+            "nodes_missing_value_tracks_true",
+            "leaf_targetids",
+            "leaf_weights",
+            "membership_values",
+            "tree_roots",
+        )
+    }
     for _ in range(n_trees):
-        inner, first, leaves = 2 ** depth - 1, len(a["nodes_modes"]), len(a["leaf_weights"])
+        inner, first, leaves = 2**depth - 1, len(a["nodes_modes"]), len(a["leaf_weights"])
         a["tree_roots"].append(first)
         for node in range(inner):
             mode = int(rng.integers(7))
@@ -385,15 +447,22 @@ def test_tree_ensemble_opset_5(dtype, aggregate, how, targets):
     if how == 4:  # PROBIT takes (0, 1)
         a["leaf_weights"] = [abs(w) / 5 for w in a["leaf_weights"]]
     tensor_type = T.FLOAT if dtype == np.float32 else T.DOUBLE
-    attrs = {"nodes_modes": helper.make_tensor("modes", T.UINT8, [len(a["nodes_modes"])], a.pop("nodes_modes")),
-             "n_targets": targets, "aggregate_function": aggregate}
+    attrs = {
+        "nodes_modes": helper.make_tensor("modes", T.UINT8, [len(a["nodes_modes"])], a.pop("nodes_modes")),
+        "n_targets": targets,
+        "aggregate_function": aggregate,
+    }
     for key in ("nodes_splits", "leaf_weights", "membership_values"):
         attrs[key] = helper.make_tensor(key, tensor_type, [len(a[key])], np.asarray(a.pop(key), dtype))
 
     def model(post_transform):
         node = helper.make_node("TreeEnsemble", ["X"], ["y"], domain=ML, **a, **attrs, post_transform=post_transform)
-        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", tensor_type, [None, 3])],
-                                  [helper.make_tensor_value_info("y", tensor_type, None)])
+        graph = helper.make_graph(
+            [node],
+            "g",
+            [helper.make_tensor_value_info("X", tensor_type, [None, 3])],
+            [helper.make_tensor_value_info("y", tensor_type, None)],
+        )
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML, 5)])
         m.ir_version = 10
         return m
@@ -411,8 +480,12 @@ def test_tree_ensemble_opset_5(dtype, aggregate, how, targets):
 
 def test_unknown_contrib_op_names_its_domain():
     node = helper.make_node("NoSuchFusedOp", ["X"], ["y"], domain="com.microsoft")
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", T.FLOAT, [2])],
-                              [helper.make_tensor_value_info("y", T.FLOAT, None)])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", T.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", T.FLOAT, None)],
+    )
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
     model = helper.make_model(graph, opset_imports=opsets)
     with pytest.raises(OnnxImportError, match=r"com\.microsoft::NoSuchFusedOp"):
@@ -420,6 +493,7 @@ def test_unknown_contrib_op_names_its_domain():
 
 
 # -- ONNX Runtime's DynamicQuantizeLSTM (quantize_dynamic of a torch LSTM) ----------------------------------
+
 
 @pytest.mark.parametrize("bidirectional, per_channel", [(False, False), (True, False), (True, True)])
 def test_dynamic_quantize_lstm_matches_onnxruntime(tmp_path, bidirectional, per_channel):
@@ -430,10 +504,23 @@ def test_dynamic_quantize_lstm_matches_onnxruntime(tmp_path, bidirectional, per_
     lstm = torch.nn.LSTM(input_size=7, hidden_size=5, bidirectional=bidirectional).eval()
     x = torch.randn(6, 2, 7)
     float_path, quant_path = tmp_path / "lstm.onnx", tmp_path / "lstm.int8.onnx"
-    torch.onnx.export(lstm, (x,), str(float_path), input_names=["x"], output_names=["y", "h", "c"],
-                      dynamic_axes={"x": {0: "seq"}}, opset_version=17, dynamo=False)
-    quantize_dynamic(str(float_path), str(quant_path), op_types_to_quantize=["LSTM"], per_channel=per_channel,
-                     weight_type=QuantType.QInt8)
+    torch.onnx.export(
+        lstm,
+        (x,),
+        str(float_path),
+        input_names=["x"],
+        output_names=["y", "h", "c"],
+        dynamic_axes={"x": {0: "seq"}},
+        opset_version=17,
+        dynamo=False,
+    )
+    quantize_dynamic(
+        str(float_path),
+        str(quant_path),
+        op_types_to_quantize=["LSTM"],
+        per_channel=per_channel,
+        weight_type=QuantType.QInt8,
+    )
     model = onnx.load(str(quant_path))
     assert any(n.op_type == "DynamicQuantizeLSTM" for n in model.graph.node)
     feeds = {"x": np.random.default_rng(1).normal(size=(9, 2, 7)).astype(np.float32)}

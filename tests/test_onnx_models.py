@@ -51,8 +51,15 @@ class InvertedResidual(nn.Module):
 class MobileNetV2(nn.Module):
     """MobileNetV2 (width 0.5): inverted residuals, depthwise convs, ReLU6, linear bottlenecks."""
 
-    CONFIG = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
-              (6, 320, 1, 1)]  # expansion, channels, repeats, stride
+    CONFIG = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ]  # expansion, channels, repeats, stride
 
     def __init__(self, width=0.5, classes=10):
         super().__init__()
@@ -89,8 +96,9 @@ class BasicBlock(nn.Module):
 class ResNet18(nn.Module):
     def __init__(self, classes=10):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
-                                  nn.MaxPool2d(3, 2, 1))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)
+        )
         layers, c = [], 64
         for o, s in [(64, 1), (128, 2), (256, 2), (512, 2)]:
             layers += [BasicBlock(c, o, s), BasicBlock(o, o, 1)]
@@ -119,12 +127,23 @@ class SqueezeNet11(nn.Module):
     def __init__(self, classes=10):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, 64, 3, 2), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, ceil_mode=True),
-            Fire(64, 16, 64, 64), Fire(128, 16, 64, 64), nn.MaxPool2d(3, 2, ceil_mode=True),
-            Fire(128, 32, 128, 128), Fire(256, 32, 128, 128), nn.MaxPool2d(3, 2, ceil_mode=True),
-            Fire(256, 48, 192, 192), Fire(384, 48, 192, 192), Fire(384, 64, 256, 256), Fire(512, 64, 256, 256))
-        self.classifier = nn.Sequential(nn.Dropout(0.5), nn.Conv2d(512, classes, 1), nn.ReLU(inplace=True),
-                                        nn.AdaptiveAvgPool2d(1))
+            nn.Conv2d(3, 64, 3, 2),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(3, 2, ceil_mode=True),
+            Fire(64, 16, 64, 64),
+            Fire(128, 16, 64, 64),
+            nn.MaxPool2d(3, 2, ceil_mode=True),
+            Fire(128, 32, 128, 128),
+            Fire(256, 32, 128, 128),
+            nn.MaxPool2d(3, 2, ceil_mode=True),
+            Fire(256, 48, 192, 192),
+            Fire(384, 48, 192, 192),
+            Fire(384, 64, 256, 256),
+            Fire(512, 64, 256, 256),
+        )
+        self.classifier = nn.Sequential(
+            nn.Dropout(0.5), nn.Conv2d(512, classes, 1), nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1)
+        )
 
     def forward(self, x):
         return torch.flatten(self.classifier(self.features(x)), 1)
@@ -165,7 +184,7 @@ class TinyTransformer(nn.Module):
         self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, 5)
 
     def forward(self, tokens):
-        x = self.emb(tokens) + self.pos[:, :tokens.shape[1]]
+        x = self.emb(tokens) + self.pos[:, : tokens.shape[1]]
         for layer in self.layers:
             x = layer(x)
         x = x + self.mha(x, x, x, need_weights=False)[0]
@@ -240,8 +259,7 @@ def export(name, path, dynamo: bool, dynamic_batch: bool = False):
         kwargs["dynamic_axes"] = {"x": {0: "batch"}}
     with warnings.catch_warnings():  # (not no_grad: it turns on torch's fused attention, which has no ONNX form)
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (x,), str(path), dynamo=dynamo, input_names=["x"], output_names=outputs,
-                          **kwargs)
+        torch.onnx.export(model, (x,), str(path), dynamo=dynamo, input_names=["x"], output_names=outputs, **kwargs)
     return x.numpy(), outputs
 
 

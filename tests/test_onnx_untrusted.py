@@ -41,23 +41,32 @@ def model_with(where: str, tensor: TensorProto) -> onnx.ModelProto:
     elif where in ("if_initializer", "if_constant"):
         if where == "if_initializer":
             tensor.name = "c"
-            branch = helper.make_graph([helper.make_node("Add", ["x", "c"], ["t"])], "then", [],
-                                       [vi("t", TensorProto.FLOAT, [2, 3])], [tensor])
+            branch = helper.make_graph(
+                [helper.make_node("Add", ["x", "c"], ["t"])], "then", [], [vi("t", TensorProto.FLOAT, [2, 3])], [tensor]
+            )
         else:
-            branch = helper.make_graph([helper.make_node("Constant", [], ["c"], value=tensor),
-                                        helper.make_node("Add", ["x", "c"], ["t"])], "then", [],
-                                       [vi("t", TensorProto.FLOAT, [2, 3])])
-        other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
-                                  [vi("e", TensorProto.FLOAT, [2, 3])])
+            branch = helper.make_graph(
+                [helper.make_node("Constant", [], ["c"], value=tensor), helper.make_node("Add", ["x", "c"], ["t"])],
+                "then",
+                [],
+                [vi("t", TensorProto.FLOAT, [2, 3])],
+            )
+        other = helper.make_graph(
+            [helper.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", TensorProto.FLOAT, [2, 3])]
+        )
         inits = [numpy_helper.from_array(np.bool_(True), "flag")]
         nodes = [helper.make_node("If", ["flag"], ["y"], then_branch=branch, else_branch=other)]
     elif where == "loop_constant":
         body = helper.make_graph(
-            [helper.make_node("Constant", [], ["c"], value=tensor), helper.make_node("Add", ["acc", "c"], ["acc_out"]),
-             helper.make_node("Identity", ["cond"], ["cond_out"])],
+            [
+                helper.make_node("Constant", [], ["c"], value=tensor),
+                helper.make_node("Add", ["acc", "c"], ["acc_out"]),
+                helper.make_node("Identity", ["cond"], ["cond_out"]),
+            ],
             "body",
             [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []), vi("acc", TensorProto.FLOAT, [2, 3])],
-            [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", TensorProto.FLOAT, [2, 3])])
+            [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", TensorProto.FLOAT, [2, 3])],
+        )
         inits = [numpy_helper.from_array(np.int64(1), "trip"), numpy_helper.from_array(np.bool_(True), "go")]
         nodes = [helper.make_node("Loop", ["trip", "go", "x"], ["y"], body=body)]
     elif where == "sparse_values":
@@ -102,6 +111,7 @@ def save(folder, proto, name="m.onnx"):
 @pytest.fixture
 def alarm():
     """A test that would block (a FIFO opened for reading) fails after 20 s instead of hanging."""
+
     def on_alarm(*_):
         raise TimeoutError("blocked: the importer waited on a FIFO or a device")
 
@@ -123,20 +133,23 @@ def test_external_data_inside_the_folder_loads_from_it_wherever_it_sits(layout, 
 
 
 @pytest.mark.parametrize("where", WHERE)
-@pytest.mark.parametrize("location, why", [
-    ("../outside/secret.bin", "'..'"),
-    ("sub/../../outside/secret.bin", "'..'"),
-    ("ABSOLUTE", "absolute"),
-    ("/etc/passwd", "absolute"),
-    ("link_out", "outside"),
-    ("abs_link", "outside"),
-    ("dir_link/secret.bin", "outside"),
-    ("zero_link", "outside"),
-    ("fifo", "not a regular file"),
-    ("sub", "not a regular file"),
-    ("missing.bin", "cannot be read"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    "location, why",
+    [
+        ("../outside/secret.bin", "'..'"),
+        ("sub/../../outside/secret.bin", "'..'"),
+        ("ABSOLUTE", "absolute"),
+        ("/etc/passwd", "absolute"),
+        ("link_out", "outside"),
+        ("abs_link", "outside"),
+        ("dir_link/secret.bin", "outside"),
+        ("zero_link", "outside"),
+        ("fifo", "not a regular file"),
+        ("sub", "not a regular file"),
+        ("missing.bin", "cannot be read"),
+        ("", "empty"),
+    ],
+)
 def test_external_data_escaping_the_folder_is_refused(layout, where, location, why, monkeypatch, alarm):
     if location == "ABSOLUTE":
         location = str(layout.parent / "outside" / "secret.bin")
@@ -148,10 +161,17 @@ def test_external_data_escaping_the_folder_is_refused(layout, where, location, w
     assert "m.onnx" in message and "'c'" in message and repr(location) in message, message
 
 
-@pytest.mark.parametrize("offset, length, why", [
-    (0, 25, "past its end"), (20, 8, "past its end"), (25, None, "less than its offset"),
-    ("-1", 24, "non-negative integer"), ("abc", 24, "non-negative integer"), (0, "1e3", "non-negative integer"),
-])
+@pytest.mark.parametrize(
+    "offset, length, why",
+    [
+        (0, 25, "past its end"),
+        (20, 8, "past its end"),
+        (25, None, "less than its offset"),
+        ("-1", 24, "non-negative integer"),
+        ("abc", 24, "non-negative integer"),
+        (0, "1e3", "non-negative integer"),
+    ],
+)
 def test_external_data_offsets_stay_inside_the_file(layout, offset, length, why):
     t = external("c", "data.bin", length=None)
     del t.external_data[1:]
@@ -207,11 +227,20 @@ def test_text_that_is_not_utf8_is_an_error():
 
 # -- sparse tensors --------------------------------------------------------------------------------
 
+
 def sparse_model(values, indices, dims, out_shape=None, extra=()) -> onnx.ModelProto:
-    s = helper.make_sparse_tensor(numpy_helper.from_array(np.asarray(values), "w"),
-                                  numpy_helper.from_array(np.asarray(indices), "w_idx"), list(dims))
-    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "sparse", [],
-                              [vi("y", TensorProto.FLOAT, out_shape)], sparse_initializer=[s, *extra])
+    s = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.asarray(values), "w"),
+        numpy_helper.from_array(np.asarray(indices), "w_idx"),
+        list(dims),
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w"], ["y"])],
+        "sparse",
+        [],
+        [vi("y", TensorProto.FLOAT, out_shape)],
+        sparse_initializer=[s, *extra],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -224,20 +253,23 @@ def test_sparse_initializers_load_as_dense(indices):
     np.testing.assert_array_equal(got, want.reshape(3, 4))
 
 
-@pytest.mark.parametrize("values, indices, dims, why", [
-    ([1.0], [0], [1 << 40, 1 << 20], "more than this model may allocate"),
-    ([1.0], [0], [1 << 62, 4], "more than this model may allocate"),
-    ([1.0], [0], [-4, 3], "negative dimension"),
-    ([1.0, 2.0], [0, 12], [3, 4], "out of range"),
-    ([1.0, 2.0], [0, -1], [3, 4], "out of range"),
-    ([1.0], [[0, 4]], [3, 4], "out of range"),
-    ([1.0], [[0, -1]], [3, 4], "out of range"),
-    ([1.0, 2.0], [0], [3, 4], "indices have shape"),
-    ([1.0], [[0, 1, 2]], [3, 4], "indices have shape"),
-    ([[1.0, 2.0]], [0], [3, 4], "1-D"),
-    ([1.0], [0.5], [3, 4], "not integers"),
-    ([1.0], [2**63 - 1], [3, 4], "out of range"),
-])
+@pytest.mark.parametrize(
+    "values, indices, dims, why",
+    [
+        ([1.0], [0], [1 << 40, 1 << 20], "more than this model may allocate"),
+        ([1.0], [0], [1 << 62, 4], "more than this model may allocate"),
+        ([1.0], [0], [-4, 3], "negative dimension"),
+        ([1.0, 2.0], [0, 12], [3, 4], "out of range"),
+        ([1.0, 2.0], [0, -1], [3, 4], "out of range"),
+        ([1.0], [[0, 4]], [3, 4], "out of range"),
+        ([1.0], [[0, -1]], [3, 4], "out of range"),
+        ([1.0, 2.0], [0], [3, 4], "indices have shape"),
+        ([1.0], [[0, 1, 2]], [3, 4], "indices have shape"),
+        ([[1.0, 2.0]], [0], [3, 4], "1-D"),
+        ([1.0], [0.5], [3, 4], "not integers"),
+        ([1.0], [2**63 - 1], [3, 4], "out of range"),
+    ],
+)
 def test_bad_sparse_initializers_are_one_clear_error(values, indices, dims, why):
     proto = sparse_model(np.float32(values), np.asarray(indices), dims)
     with pytest.raises(mnn.MnnError, match=why):
@@ -247,8 +279,14 @@ def test_bad_sparse_initializers_are_one_clear_error(values, indices, dims, why)
 def test_sparse_tensors_share_one_budget():
     # each alone fits the fixed slack; together they do not
     each = onnx_tensors.SPARSE_SLACK_BYTES // 4 // 2 + 1
-    extra = [helper.make_sparse_tensor(numpy_helper.from_array(np.float32([1]), f"w{i}"),
-                                       numpy_helper.from_array(np.int64([0]), f"w{i}_idx"), [each]) for i in range(2)]
+    extra = [
+        helper.make_sparse_tensor(
+            numpy_helper.from_array(np.float32([1]), f"w{i}"),
+            numpy_helper.from_array(np.int64([0]), f"w{i}_idx"),
+            [each],
+        )
+        for i in range(2)
+    ]
     proto = sparse_model(np.float32([1]), np.int64([0]), [each], extra=extra)
     with pytest.raises(mnn.MnnError, match="more than this model may allocate"):
         mnn.convert.import_onnx(proto)
@@ -275,9 +313,13 @@ def test_a_plan_too_large_for_memory_is_an_mnn_error(tmp_path):
     import textwrap
 
     pad = 1 << 17
-    graph = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"])], "pad",
-                              [vi("x", TensorProto.FLOAT, [1, 1])], [vi("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(np.int64([pad, pad, pad, pad]), "pads")])
+    graph = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads"], ["y"])],
+        "pad",
+        [vi("x", TensorProto.FLOAT, [1, 1])],
+        [vi("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.int64([pad, pad, pad, pad]), "pads")],
+    )
     path = tmp_path / "big.onnx"
     path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     script = textwrap.dedent(f"""

@@ -29,8 +29,9 @@ def _agrees(where: str, out, info) -> None:
                 _agrees(f"{where}[{k}]", x, info.elem)
         return
     assert isinstance(out, np.ndarray), f"{where} is a {type(out).__name__}"
-    assert out.ndim == len(info.shape) and all(isinstance(d, str) or d == s for d, s in zip(info.shape, out.shape)), \
+    assert out.ndim == len(info.shape) and all(isinstance(d, str) or d == s for d, s in zip(info.shape, out.shape)), (
         f"{where}: reference {out.shape}, infer {info.shape}"
+    )
     assert str(out.dtype) == info.dtype, f"{where}: reference {out.dtype}, infer {info.dtype}"
 
 
@@ -72,8 +73,17 @@ def test_infer_agrees_with_reference(op, sample):
 
 # -- attribute validation ---------------------------------------------------------------------
 
-_WRONG = {"int": "3", "float": "x", "number": "x", "str": 3, "ints": "1,2", "floats": "x", "tensor": 3, "graph": 3,
-          "strs": "a"}
+_WRONG = {
+    "int": "3",
+    "float": "x",
+    "number": "x",
+    "str": 3,
+    "ints": "1,2",
+    "floats": "x",
+    "tensor": 3,
+    "graph": 3,
+    "strs": "a",
+}
 _WRONG_ITEMS = {"ints": [1.5], "floats": ["a"], "strs": [1]}
 
 
@@ -265,8 +275,9 @@ def test_slice_negative_steps():
     np.testing.assert_array_equal(_ref("Slice", [x], starts=[-3], ends=[100])[0], [7, 8, 9])
     assert _ref("Slice", [x], starts=[5], ends=[2])[0].shape == (0,)
     m = np.arange(12).reshape(3, 4)
-    np.testing.assert_array_equal(_ref("Slice", [m], starts=[-1, 0], ends=[0, 4], axes=[1, 0], steps=[-2, 2])[0],
-                                  [[3, 1], [11, 9]])
+    np.testing.assert_array_equal(
+        _ref("Slice", [m], starts=[-1, 0], ends=[0, 4], axes=[1, 0], steps=[-2, 2])[0], [[3, 1], [11, 9]]
+    )
 
 
 def test_softmax_rows_sum_to_one():
@@ -317,11 +328,13 @@ def test_shape_ops():
     pieces = _ref("Split", [np.arange(7, dtype="float32")], num_outputs=3)
     assert [p.tolist() for p in pieces] == [[0, 1, 2], [3, 4, 5], [6]]
     np.testing.assert_array_equal(_ref("Gather", [x, np.array([-1, 0])], axis=1)[0], [[2, 0], [5, 3]])
-    np.testing.assert_array_equal(_ref("Pad", [np.array([1, 2, 3], "float32")], pads=[2, 2], mode="reflect")[0],
-                                  [3, 2, 1, 2, 3, 2, 1])
+    np.testing.assert_array_equal(
+        _ref("Pad", [np.array([1, 2, 3], "float32")], pads=[2, 2], mode="reflect")[0], [3, 2, 1, 2, 3, 2, 1]
+    )
     np.testing.assert_array_equal(_ref("Pad", [np.array([1, 2, 3], "float32")], pads=[1, -1], value=9.0)[0], [9, 1, 2])
-    np.testing.assert_array_equal(_ref("Pad", [np.array([1, 2, 3], "float32")], pads=[2, 1], mode="edge")[0],
-                                  [1, 1, 1, 2, 3, 3])
+    np.testing.assert_array_equal(
+        _ref("Pad", [np.array([1, 2, 3], "float32")], pads=[2, 1], mode="edge")[0], [1, 1, 1, 2, 3, 3]
+    )
     assert _ref("Squeeze", [np.zeros((1, 3, 1), "float32")])[0].shape == (3,)
     assert _ref("Unsqueeze", [x], axes=[-1, 0])[0].shape == (1, 2, 3, 1)
     assert _ref("Expand", [np.zeros((3, 1), "float32")], shape=[2, 1, 4])[0].shape == (2, 3, 4)
@@ -360,8 +373,9 @@ def test_conv_transpose_values():
     x = np.array([[1, 2], [3, 4]], dtype="float32").reshape(1, 1, 2, 2)
     w = np.ones((1, 1, 1, 1), dtype="float32")
     y = _ref("ConvTranspose", [x, w, np.array([0.5], "float32")], strides=[2, 2], output_padding=[1, 1])[0]
-    np.testing.assert_array_equal(y[0, 0], [[1.5, 0.5, 2.5, 0.5], [0.5, 0.5, 0.5, 0.5],
-                                            [3.5, 0.5, 4.5, 0.5], [0.5, 0.5, 0.5, 0.5]])
+    np.testing.assert_array_equal(
+        y[0, 0], [[1.5, 0.5, 2.5, 0.5], [0.5, 0.5, 0.5, 0.5], [3.5, 0.5, 4.5, 0.5], [0.5, 0.5, 0.5, 0.5]]
+    )
     k = np.arange(9, dtype="float32").reshape(1, 1, 3, 3)
     two = np.full((1, 1, 1, 1), 2.0, "float32")
     y = _ref("ConvTranspose", [two, k], activation="clip", act_alpha=0.0, act_beta=9.0)[0]

@@ -64,32 +64,47 @@ CONFIGS = {
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_sgd_matches_pytorch(name):
     kw = CONFIGS[name]
-    np.testing.assert_allclose(_run_ours(lambda p: optim.SGD(p, **kw)), _run_torch(lambda p: torch.optim.SGD(p, **kw)),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        _run_ours(lambda p: optim.SGD(p, **kw)), _run_torch(lambda p: torch.optim.SGD(p, **kw)), rtol=1e-5, atol=1e-6
+    )
 
 
-@pytest.mark.parametrize("ours, theirs, kw", [
-    (optim.Adam, torch.optim.Adam, dict(lr=0.01)),
-    (optim.Adam, torch.optim.Adam, dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1)),
-    (optim.AdamW, torch.optim.AdamW, dict(lr=0.01, weight_decay=0.1)),
-], ids=["adam", "adam-wd", "adamw"])
+@pytest.mark.parametrize(
+    "ours, theirs, kw",
+    [
+        (optim.Adam, torch.optim.Adam, dict(lr=0.01)),
+        (optim.Adam, torch.optim.Adam, dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.1)),
+        (optim.AdamW, torch.optim.AdamW, dict(lr=0.01, weight_decay=0.1)),
+    ],
+    ids=["adam", "adam-wd", "adamw"],
+)
 def test_adam_matches_pytorch(ours, theirs, kw):
-    np.testing.assert_allclose(_run_ours(lambda p: ours(p, **kw)), _run_torch(lambda p: theirs(p, **kw)),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        _run_ours(lambda p: ours(p, **kw)), _run_torch(lambda p: theirs(p, **kw)), rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.filterwarnings("ignore:Detected call of")
-@pytest.mark.parametrize("ours, theirs", [
-    (lambda o: optim.StepLR(o, step_size=2, gamma=0.5), lambda o: torch.optim.lr_scheduler.StepLR(o, 2, 0.5)),
-    (lambda o: optim.CosineAnnealingLR(o, T_max=5, eta_min=0.01),
-     lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=5, eta_min=0.01)),
-    (lambda o: optim.MultiStepLR(o, [1, 4]), lambda o: torch.optim.lr_scheduler.MultiStepLR(o, [1, 4])),
-    (lambda o: optim.ExponentialLR(o, 0.7), lambda o: torch.optim.lr_scheduler.ExponentialLR(o, 0.7)),
-], ids=["step", "cosine", "multistep", "exponential"])
+@pytest.mark.parametrize(
+    "ours, theirs",
+    [
+        (lambda o: optim.StepLR(o, step_size=2, gamma=0.5), lambda o: torch.optim.lr_scheduler.StepLR(o, 2, 0.5)),
+        (
+            lambda o: optim.CosineAnnealingLR(o, T_max=5, eta_min=0.01),
+            lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=5, eta_min=0.01),
+        ),
+        (lambda o: optim.MultiStepLR(o, [1, 4]), lambda o: torch.optim.lr_scheduler.MultiStepLR(o, [1, 4])),
+        (lambda o: optim.ExponentialLR(o, 0.7), lambda o: torch.optim.lr_scheduler.ExponentialLR(o, 0.7)),
+    ],
+    ids=["step", "cosine", "multistep", "exponential"],
+)
 def test_schedulers_match_pytorch(ours, theirs):
     np.testing.assert_allclose(
         _run_ours(lambda p: optim.SGD(p, lr=0.1, momentum=0.9), steps=8, sched=ours),
-        _run_torch(lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), steps=8, sched=theirs), rtol=1e-5, atol=1e-6)
+        _run_torch(lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), steps=8, sched=theirs),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     opt = optim.SGD([nn.Parameter(np.zeros(1))], lr=0.1)
     topt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
     s, ts = ours(opt), theirs(topt)
@@ -125,8 +140,9 @@ def test_parameters_without_gradients_are_left_alone_and_state_round_trips():
     sd = opt.state_dict()
     opt2 = optim.Adam([nn.Parameter(a.numpy()), nn.Parameter(b.numpy())], lr=0.1)
     opt2.load_state_dict(sd)
-    np.testing.assert_array_equal(opt2.state_for(opt2.param_groups[0]["params"][0])["exp_avg"].numpy(),
-                                  opt.state_for(a)["exp_avg"].numpy())
+    np.testing.assert_array_equal(
+        opt2.state_for(opt2.param_groups[0]["params"][0])["exp_avg"].numpy(), opt.state_for(a)["exp_avg"].numpy()
+    )
 
 
 def test_optimizer_errors_are_clear():

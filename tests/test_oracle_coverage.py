@@ -22,9 +22,11 @@ def _registered() -> set[str]:
 def test_every_reference_op_has_an_independent_oracle():
     judged = set(covered_ops()) | torch_oracle.COVERS
     missing = sorted(_registered() - judged)
-    assert not missing, (f"{len(missing)} reference ops are compared with no independent implementation: "
-                         f"{', '.join(missing)}. Give each a sample ONNX Runtime / onnx.reference runs "
-                         "(mnn_core/testing/onnx_oracle.py, onnx_samples.py) or a PyTorch oracle (torch_oracle.py).")
+    assert not missing, (
+        f"{len(missing)} reference ops are compared with no independent implementation: "
+        f"{', '.join(missing)}. Give each a sample ONNX Runtime / onnx.reference runs "
+        "(mnn_core/testing/onnx_oracle.py, onnx_samples.py) or a PyTorch oracle (torch_oracle.py)."
+    )
 
 
 def test_declarations_name_registered_ops():

@@ -18,7 +18,9 @@ _unique = itertools.count()
 
 HEADER = "from mnn_core import hookimpl\nfrom mnn_core.backend import Availability, Backend, KernelSpec\n"
 
-AVAILABLE = HEADER + '''
+AVAILABLE = (
+    HEADER
+    + """
 class Fine(Backend):
     name = "fine"
     def kernels(self):
@@ -27,7 +29,8 @@ class Fine(Backend):
 @hookimpl
 def mnn_register_backends(register):
     register(Fine())
-'''
+"""
+)
 
 
 @pytest.fixture
@@ -62,11 +65,14 @@ def _session_works() -> None:
     np.testing.assert_array_equal(y, [0, 2])
 
 
-@pytest.mark.parametrize("raise_it, shown", [
-    ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
-    ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
-    ("raise SystemExit('bye')\n", "SystemExit: bye"),
-])
+@pytest.mark.parametrize(
+    "raise_it, shown",
+    [
+        ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
+        ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+        ("raise SystemExit('bye')\n", "SystemExit: bye"),
+    ],
+)
 def test_exit_or_interrupt_at_import_is_that_plugins_failure(install, raise_it, shown):
     plugins = install({"quitter": raise_it, "fine": AVAILABLE})
     rows = {r.name: r for r in backend_table()}
@@ -82,7 +88,9 @@ def test_exit_inside_a_hook_is_that_plugins_failure(install):
     _session_works()
 
 
-BARE = HEADER + '''
+BARE = (
+    HEADER
+    + """
 class Bare:  # not derived from Backend: no memory_domain, priority, devices
     name = "bare"
     def availability(self):
@@ -93,7 +101,8 @@ class Bare:  # not derived from Backend: no memory_domain, priority, devices
 @hookimpl
 def mnn_register_backends(register):
     register(Bare())
-'''
+"""
+)
 
 
 def test_backend_lacking_attributes_is_listed_not_fatal(install, capsys):
@@ -109,7 +118,9 @@ def test_backend_lacking_attributes_is_listed_not_fatal(install, capsys):
         mnn.Session(_relu_graph(), backend="bare")
 
 
-UNAVAILABLE_WITH_EXTRAS = HEADER + '''
+UNAVAILABLE_WITH_EXTRAS = (
+    HEADER
+    + """
 from mnn_core.graph.ir import Graph
 
 class Gone(Backend):
@@ -135,9 +146,12 @@ def mnn_register_loaders(register):
 @hookimpl
 def mnn_register_passes(register):
     register("gone_rewrite", rewrite)
-'''
+"""
+)
 
-TAKES_MNN = HEADER + '''
+TAKES_MNN = (
+    HEADER
+    + """
 def read_mnn(path, **options):
     raise AssertionError("a plugin replaced the core's .mnn loader")
 
@@ -145,7 +159,8 @@ def read_mnn(path, **options):
 def mnn_register_loaders(register):
     register(".bar", read_mnn)
     register(".mnn", read_mnn)
-'''
+"""
+)
 
 
 def test_unavailable_plugin_contributes_nothing_and_core_loaders_stay(install, tmp_path):
@@ -160,7 +175,9 @@ def test_unavailable_plugin_contributes_nothing_and_core_loaders_stay(install, t
     np.testing.assert_array_equal(y, [0, 4])
 
 
-PASSES = HEADER + '''
+PASSES = (
+    HEADER
+    + """
 from mnn_core.graph.ir import Graph, Node
 
 def returns_none(graph):
@@ -183,7 +200,8 @@ def mnn_register_passes(register):
     register("returns_dict", returns_dict)
     register("raises", raises)
     register("breaks_the_graph", breaks_the_graph)
-'''
+"""
+)
 
 
 def test_passes_returning_nothing_usable_are_named_and_skipped(install):

@@ -15,7 +15,7 @@ import mnn_core as mnn
 
 ROOT = Path(__file__).resolve().parents[1]
 
-UNAVAILABLE = '''
+UNAVAILABLE = """
 from mnn_core import hookimpl
 from mnn_core.backend import Availability, Backend, KernelSpec
 
@@ -29,15 +29,15 @@ class NoDevice(Backend):
 @hookimpl
 def mnn_register_backends(register):
     register(NoDevice())
-'''
+"""
 
-MISSPELLED = '''
+MISSPELLED = """
 from mnn_core import hookimpl
 
 @hookimpl
 def mnn_register_backend(register):  # typo: not a hook
     pass
-'''
+"""
 
 
 def _dist(site: Path, dist: str, ep: str, module: str, source: str) -> None:
@@ -83,22 +83,26 @@ def test_table_output_and_session_still_work(site):
     assert done.returncode == 0
     assert "unavailable: no device found" in done.stdout
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    code = ("import numpy as np, mnn_core as mnn\n"
-            "b = mnn.GraphBuilder(); x = b.input('x', (2,)); b.output(b.Relu(x), 'y')\n"
-            "print(mnn.Session(b.build(), backend='auto').run({'x': np.array([-1, 2], 'float32')})['y'])\n")
+    code = (
+        "import numpy as np, mnn_core as mnn\n"
+        "b = mnn.GraphBuilder(); x = b.input('x', (2,)); b.output(b.Relu(x), 'y')\n"
+        "print(mnn.Session(b.build(), backend='auto').run({'x': np.array([-1, 2], 'float32')})['y'])\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ)
     assert out.stdout.strip() == "[0. 2.]", out.stderr
 
 
 def test_choosing_an_unavailable_or_broken_backend_says_why(site):
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    code = ("import mnn_core as mnn\n"
-            "b = mnn.GraphBuilder(); x = b.input('x', (2,)); b.output(b.Relu(x), 'y'); g = b.build()\n"
-            "for name in ('nodevice', 'broken'):\n"
-            "    try:\n"
-            "        mnn.Session(g, backend=name)\n"
-            "    except mnn.BackendError as e:\n"
-            "        print(e)\n")
+    code = (
+        "import mnn_core as mnn\n"
+        "b = mnn.GraphBuilder(); x = b.input('x', (2,)); b.output(b.Relu(x), 'y'); g = b.build()\n"
+        "for name in ('nodevice', 'broken'):\n"
+        "    try:\n"
+        "        mnn.Session(g, backend=name)\n"
+        "    except mnn.BackendError as e:\n"
+        "        print(e)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ).stdout
     assert "'nodevice' is not available here: no device found" in out
     assert "its plugin failed to load: import failed: ImportError: libfoo.so.1 not found" in out

@@ -16,8 +16,16 @@ pytest.importorskip("onnx")
 
 def _model():
     express.manual_seed(3)
-    return nn.Sequential(nn.Conv2d(2, 5, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(5, 7, 3, stride=2),
-                         nn.Flatten(), nn.Linear(7 * 3 * 3, 11), nn.ReLU(), nn.Linear(11, 4))
+    return nn.Sequential(
+        nn.Conv2d(2, 5, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(5, 7, 3, stride=2),
+        nn.Flatten(),
+        nn.Linear(7 * 3 * 3, 11),
+        nn.ReLU(),
+        nn.Linear(11, 4),
+    )
 
 
 def _quantized(tmp_path, rng, per_channel, fmt="QDQ"):
@@ -30,14 +38,20 @@ def _quantized(tmp_path, rng, per_channel, fmt="QDQ"):
 
     class Reader(quantization.CalibrationDataReader):
         def __init__(self):
-            self.it = iter([{"input": calib[i:i + 1]} for i in range(len(calib))])
+            self.it = iter([{"input": calib[i : i + 1]} for i in range(len(calib))])
 
         def get_next(self):
             return next(self.it, None)
 
-    quantization.quantize_static(fp32, int8, Reader(), quant_format=getattr(quantization.QuantFormat, fmt),
-                                 per_channel=per_channel, activation_type=quantization.QuantType.QUInt8,
-                                 weight_type=quantization.QuantType.QInt8)
+    quantization.quantize_static(
+        fp32,
+        int8,
+        Reader(),
+        quant_format=getattr(quantization.QuantFormat, fmt),
+        per_channel=per_channel,
+        activation_type=quantization.QuantType.QUInt8,
+        weight_type=quantization.QuantType.QInt8,
+    )
     return int8
 
 
@@ -67,7 +81,7 @@ def test_qoperator_conv_model_imports(tmp_path, rng):
 
     class Reader(quantization.CalibrationDataReader):
         def __init__(self):
-            self.it = iter([{"input": calib[i:i + 1]} for i in range(len(calib))])
+            self.it = iter([{"input": calib[i : i + 1]} for i in range(len(calib))])
 
         def get_next(self):
             return next(self.it, None)
@@ -94,9 +108,16 @@ def test_qdq_mobilenet_style_block_from_pytorch(tmp_path, rng):
         def __init__(self):
             super().__init__()
             self.stem = tnn.Sequential(tnn.Conv2d(1, 8, 3, padding=1, bias=False), tnn.BatchNorm2d(8), tnn.ReLU6())
-            self.body = tnn.Sequential(tnn.Conv2d(8, 16, 1, bias=False), tnn.BatchNorm2d(16), tnn.ReLU6(),
-                                       tnn.Conv2d(16, 16, 3, padding=1, groups=16, bias=False), tnn.BatchNorm2d(16),
-                                       tnn.ReLU6(), tnn.Conv2d(16, 8, 1, bias=False), tnn.BatchNorm2d(8))
+            self.body = tnn.Sequential(
+                tnn.Conv2d(8, 16, 1, bias=False),
+                tnn.BatchNorm2d(16),
+                tnn.ReLU6(),
+                tnn.Conv2d(16, 16, 3, padding=1, groups=16, bias=False),
+                tnn.BatchNorm2d(16),
+                tnn.ReLU6(),
+                tnn.Conv2d(16, 8, 1, bias=False),
+                tnn.BatchNorm2d(8),
+            )
 
         def forward(self, x):
             x = self.stem(x)
@@ -109,13 +130,14 @@ def test_qdq_mobilenet_style_block_from_pytorch(tmp_path, rng):
             m.running_mean.uniform_(-0.2, 0.2)
             m.running_var.uniform_(0.5, 2.0)
     fp32, int8 = str(tmp_path / "b.onnx"), str(tmp_path / "b.int8.onnx")
-    torch.onnx.export(model, (torch.zeros(1, 1, 10, 10),), fp32, input_names=["input"], output_names=["output"],
-                      dynamo=False)
+    torch.onnx.export(
+        model, (torch.zeros(1, 1, 10, 10),), fp32, input_names=["input"], output_names=["output"], dynamo=False
+    )
     calib = rng.random((12, 1, 10, 10)).astype(np.float32)
 
     class Reader(quantization.CalibrationDataReader):
         def __init__(self):
-            self.it = iter([{"input": calib[i:i + 1]} for i in range(len(calib))])
+            self.it = iter([{"input": calib[i : i + 1]} for i in range(len(calib))])
 
         def get_next(self):
             return next(self.it, None)

@@ -30,8 +30,11 @@ def _x86_isa(level: str) -> str:
 
 
 def _case(backend: str, graphs: int, why: str, **options):
-    label = "-".join([backend] + [f"{v}" for v in options.get("options", {}).values()]
-                     + ([f"{options['threads']}threads"] if "threads" in options else []))
+    label = "-".join(
+        [backend]
+        + [f"{v}" for v in options.get("options", {}).values()]
+        + ([f"{options['threads']}threads"] if "threads" in options else [])
+    )
     return pytest.param(backend, graphs, options, id=label, marks=pytest.mark.skipif(bool(why), reason=why or "-"))
 
 
@@ -57,7 +60,12 @@ def test_random_graphs_are_reproducible_and_varied():
     ops = {n.op for seed in range(100) for n in random_graph(seed)[0].nodes}
     assert {"Conv", "Add", "Relu", "Clip", "Concat", "MaxPool", "AveragePool", "GlobalAveragePool"} <= ops
     branches = sum(  # an Add of two convolutions of one input: ResNet's bottleneck with its downsample
-        1 for seed in range(100) for g in [random_graph(seed)[0]] for n in g.nodes
-        if n.op == "Add" and all(p.op == "Conv" for p in g.nodes if set(p.outputs) & set(n.inputs))
-        and len({p.inputs[0] for p in g.nodes if set(p.outputs) & set(n.inputs)}) == 1)
+        1
+        for seed in range(100)
+        for g in [random_graph(seed)[0]]
+        for n in g.nodes
+        if n.op == "Add"
+        and all(p.op == "Conv" for p in g.nodes if set(p.outputs) & set(n.inputs))
+        and len({p.inputs[0] for p in g.nodes if set(p.outputs) & set(n.inputs)}) == 1
+    )
     assert branches >= 20

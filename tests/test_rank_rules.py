@@ -24,10 +24,12 @@ def _model(op, shapes, consts, attrs, opset, n_outputs=1, dtypes=None):
     outs = [f"y{i}" for i in range(n_outputs)]
     dtypes = dtypes or [TensorProto.FLOAT] * n_outputs
     graph = helper.make_graph(
-        [helper.make_node(op, feeds + [name for name, _ in consts], outs, **attrs)], f"rank_{op}",
+        [helper.make_node(op, feeds + [name for name, _ in consts], outs, **attrs)],
+        f"rank_{op}",
         [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name, shape in zip(feeds, shapes)],
         [helper.make_tensor_value_info(name, dt, None) for name, dt in zip(outs, dtypes)],
-        [numpy_helper.from_array(value, name) for name, value in consts])
+        [numpy_helper.from_array(value, name) for name, value in consts],
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 10
     return m
@@ -89,20 +91,28 @@ def test_pool_over_1_to_3_spatial_axes(op, case):
     check(op, [shape], {**attrs, **({"p": 3} if op == "LpPool" else {})})
 
 
-@pytest.mark.parametrize("shape, attrs", [
-    ((2, 3, 9), {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "count_include_pad": 1, "ceil_mode": 1}),
-    ((1, 2, 5, 6, 7), {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1],
-                       "count_include_pad": 1}),
-    ((1, 2, 7, 6, 5), {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "pads": [1, 1, 0, 1, 2, 1],
-                       "count_include_pad": 1}),
-])
+@pytest.mark.parametrize(
+    "shape, attrs",
+    [
+        ((2, 3, 9), {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "count_include_pad": 1, "ceil_mode": 1}),
+        (
+            (1, 2, 5, 6, 7),
+            {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1], "count_include_pad": 1},
+        ),
+        (
+            (1, 2, 7, 6, 5),
+            {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "pads": [1, 1, 0, 1, 2, 1], "count_include_pad": 1},
+        ),
+    ],
+)
 def test_average_pool_counts_padding_on_every_rank(shape, attrs):
     check("AveragePool", [shape], attrs)
 
 
 @pytest.mark.parametrize("op", ["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"])
-@pytest.mark.parametrize("shape", [(2, 3, 7), (1, 4, 1), (2, 3, 5, 7), (1, 2, 3, 5, 7), (2, 1, 1, 3, 1)],
-                         ids=lambda s: f"{len(s) - 2}d{s}")
+@pytest.mark.parametrize(
+    "shape", [(2, 3, 7), (1, 4, 1), (2, 3, 5, 7), (1, 2, 3, 5, 7), (2, 1, 1, 3, 1)], ids=lambda s: f"{len(s) - 2}d{s}"
+)
 def test_global_pool_takes_any_number_of_spatial_axes(op, shape):
     check(op, [shape], {"p": 3} if op == "GlobalLpPool" else {})
 
@@ -154,8 +164,15 @@ def test_max_pool_indices_take_the_first_of_equal_maxima():
 
 
 def test_onnx_max_pool_with_indices_imports():
-    m = _model("MaxPool", [(1, 2, 7, 7)], [], {"kernel_shape": [3, 3], "strides": [2, 2]}, 12, n_outputs=2,
-               dtypes=[TensorProto.FLOAT, TensorProto.INT64])
+    m = _model(
+        "MaxPool",
+        [(1, 2, 7, 7)],
+        [],
+        {"kernel_shape": [3, 3], "strides": [2, 2]},
+        12,
+        n_outputs=2,
+        dtypes=[TensorProto.FLOAT, TensorProto.INT64],
+    )
     x = np.random.default_rng(0).standard_normal((1, 2, 7, 7)).astype(np.float32)
     got = mnn.Session(import_onnx(m), backend="reference").run({"x0": x})
     for name, want in zip(("y0", "y1"), _onnxruntime(m, {"x0": x})):
@@ -170,10 +187,14 @@ def test_max_unpool_scatters_back_on_every_rank(case):
     pool = _model("MaxPool", [shape], [], attrs, 12, n_outputs=2, dtypes=[TensorProto.FLOAT, TensorProto.INT64])
     y, idx = _onnxruntime(pool, {"x0": x})
     graph = helper.make_graph(
-        [helper.make_node("MaxUnpool", ["y", "i"], ["z"], **attrs)], "unpool",
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape),
-         helper.make_tensor_value_info("i", TensorProto.INT64, idx.shape)],
-        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+        [helper.make_node("MaxUnpool", ["y", "i"], ["z"], **attrs)],
+        "unpool",
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape),
+            helper.make_tensor_value_info("i", TensorProto.INT64, idx.shape),
+        ],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
     m.ir_version = 10
     feeds = {"y": y, "i": idx}
@@ -210,25 +231,34 @@ CONV_TRANSPOSES = [
 ]
 
 
-@pytest.mark.parametrize("x, w, attrs", CONV_TRANSPOSES,
-                         ids=[f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CONV_TRANSPOSES)])
+@pytest.mark.parametrize(
+    "x, w, attrs", CONV_TRANSPOSES, ids=[f"{len(c[0]) - 2}d-{i}" for i, c in enumerate(CONV_TRANSPOSES)]
+)
 def test_conv_transpose_over_1_to_3_spatial_axes(x, w, attrs):
-    check("ConvTranspose", [x], attrs, [("w", _weights(*w)), ("b", _weights(w[1] * attrs.get("group", 1)))],
-          opset=17)
+    check("ConvTranspose", [x], attrs, [("w", _weights(*w)), ("b", _weights(w[1] * attrs.get("group", 1)))], opset=17)
 
 
 def test_conv3d_then_batchnorm_folds_into_the_5d_weight():
     """Session(optimize=True) folds a BatchNormalization into the Conv before it: the per-channel
     factor must broadcast along the weight's first axis whatever its rank (mnn_core/graph/passes.py)."""
     c = 4  # as many output channels as input ones: a misaligned broadcast would go through silently
-    consts = [("w", _weights(c, c, 3, 3, 3)), ("s", _positive(c)), ("b", _weights(c, seed=3)),
-              ("m", _weights(c, seed=4)), ("v", _positive(c, seed=5))]
+    consts = [
+        ("w", _weights(c, c, 3, 3, 3)),
+        ("s", _positive(c)),
+        ("b", _weights(c, seed=3)),
+        ("m", _weights(c, seed=4)),
+        ("v", _positive(c, seed=5)),
+    ]
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1] * 6),
-         helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"])], "conv_bn",
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1] * 6),
+            helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"]),
+        ],
+        "conv_bn",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, c, 5, 6, 7))],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(value, name) for name, value in consts])
+        [numpy_helper.from_array(value, name) for name, value in consts],
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 10
     x = np.random.default_rng(0).standard_normal((1, c, 5, 6, 7)).astype(np.float32)
@@ -246,36 +276,45 @@ def test_batch_normalization_takes_rank_2_and_up(shape):
     check("BatchNormalization", [shape], {"epsilon": 1e-3}, consts, opset=15)
 
 
-@pytest.mark.parametrize("shape", [(2, 3, 7), (2, 3, 5, 3), (2, 3, 3, 5, 3), (1, 2, 1, 3, 1)],
-                         ids=lambda s: f"rank{len(s)}")
+@pytest.mark.parametrize(
+    "shape", [(2, 3, 7), (2, 3, 5, 3), (2, 3, 3, 5, 3), (1, 2, 1, 3, 1)], ids=lambda s: f"rank{len(s)}"
+)
 def test_instance_normalization_takes_rank_3_and_up(shape):
     check("InstanceNormalization", [shape], {}, [("s", _positive(shape[1])), ("b", _weights(shape[1]))])
 
 
-@pytest.mark.parametrize("shape, axis", [((7,), 0), ((3, 7), -1), ((2, 3, 7), 1), ((2, 3, 5, 3), -3),
-                                         ((2, 3, 3, 5, 3), 2), ((2, 3, 3, 5, 3), 0)])
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((7,), 0), ((3, 7), -1), ((2, 3, 7), 1), ((2, 3, 5, 3), -3), ((2, 3, 3, 5, 3), 2), ((2, 3, 3, 5, 3), 0)],
+)
 def test_layer_normalization_takes_any_rank_and_axis(shape, axis):
-    norm = shape[axis % len(shape):]
-    check("LayerNormalization", [shape], {"axis": axis}, [("s", _positive(*norm)), ("b", _weights(*norm))],
-          opset=17)
+    norm = shape[axis % len(shape) :]
+    check("LayerNormalization", [shape], {"axis": axis}, [("s", _positive(*norm)), ("b", _weights(*norm))], opset=17)
 
 
-@pytest.mark.parametrize("shape, axis, p", [((7,), 0, 2), ((3, 5), 0, 1), ((2, 3, 7), 1, 2),
-                                            ((2, 3, 5, 3), -1, 1), ((2, 3, 3, 5, 3), 2, 2)])
+@pytest.mark.parametrize(
+    "shape, axis, p", [((7,), 0, 2), ((3, 5), 0, 1), ((2, 3, 7), 1, 2), ((2, 3, 5, 3), -1, 1), ((2, 3, 3, 5, 3), 2, 2)]
+)
 def test_lp_normalization_takes_any_rank_and_axis(shape, axis, p):
     check("LpNormalization", [shape], {"axis": axis, "p": p})
 
 
-@pytest.mark.parametrize("shape, groups", [((2, 6, 7), 3), ((2, 6, 3, 5), 2), ((2, 6, 3, 5, 3), 6)],
-                         ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    "shape, groups", [((2, 6, 7), 3), ((2, 6, 3, 5), 2), ((2, 6, 3, 5, 3), 6)], ids=lambda v: str(v)
+)
 def test_group_normalization_takes_rank_3_and_up(shape, groups):
     c = shape[1]
-    check("GroupNormalization", [shape], {"num_groups": groups, "epsilon": 1e-3},
-          [("s", _positive(c)), ("b", _weights(c))])
+    check(
+        "GroupNormalization",
+        [shape],
+        {"num_groups": groups, "epsilon": 1e-3},
+        [("s", _positive(c)), ("b", _weights(c))],
+    )
 
 
-@pytest.mark.parametrize("shape, axes", [((2, 3, 7), [0, 2]), ((2, 3, 5, 3), None), ((2, 3, 3, 5, 3), [0, 2, 3, 4]),
-                                         ((3, 7), [1])])
+@pytest.mark.parametrize(
+    "shape, axes", [((2, 3, 7), [0, 2]), ((2, 3, 5, 3), None), ((2, 3, 3, 5, 3), [0, 2, 3, 4]), ((3, 7), [1])]
+)
 def test_mean_variance_normalization_over_its_axes(shape, axes):
     check("MeanVarianceNormalization", [shape], {} if axes is None else {"axes": axes}, opset=13)
 
@@ -284,7 +323,7 @@ def test_mean_variance_normalization_over_its_axes(shape, axes):
 def test_rms_normalization_takes_any_rank_and_axis(shape, axis):
     if not onnx.defs.has("RMSNormalization"):
         pytest.skip("this onnx has no RMSNormalization (opset 23)")
-    check("RMSNormalization", [shape], {"axis": axis}, [("s", _positive(*shape[axis % len(shape):]))], opset=23)
+    check("RMSNormalization", [shape], {"axis": axis}, [("s", _positive(*shape[axis % len(shape) :]))], opset=23)
 
 
 def test_lrn_on_nchw():

@@ -41,8 +41,12 @@ def mlp_graph(seed: int = 0, name: str = "mlp"):
     rng = np.random.default_rng(seed)
     b = mnn.GraphBuilder(name)
     x = b.input("x", ("N", FEATURES))
-    h = b.Relu(b.Add(b.MatMul(x, b.const(rng.standard_normal((FEATURES, 32)).astype("float32"))),
-                     b.const(rng.standard_normal(32).astype("float32"))))
+    h = b.Relu(
+        b.Add(
+            b.MatMul(x, b.const(rng.standard_normal((FEATURES, 32)).astype("float32"))),
+            b.const(rng.standard_normal(32).astype("float32")),
+        )
+    )
     b.output(b.Softmax(b.MatMul(h, b.const(rng.standard_normal((32, 10)).astype("float32"))), axis=-1), "probs")
     return b.build()
 
@@ -81,9 +85,11 @@ def rows(n, seed=0):
 
 
 def test_the_core_does_not_import_ray():
-    code = ("import sys, numpy as np, mnn_core as mnn, mnn_core.cli; from mnn_core import nn, optim, train; "
-            "mnn.Session(mnn.load(sys.argv[1]), backend='reference').run({'x': np.zeros((2, 24), 'float32')}); "
-            "assert not [m for m in sys.modules if m == 'ray' or m.startswith('ray.')], 'ray was imported'")
+    code = (
+        "import sys, numpy as np, mnn_core as mnn, mnn_core.cli; from mnn_core import nn, optim, train; "
+        "mnn.Session(mnn.load(sys.argv[1]), backend='reference').run({'x': np.zeros((2, 24), 'float32')}); "
+        "assert not [m for m in sys.modules if m == 'ray' or m.startswith('ray.')], 'ray was imported'"
+    )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.mnn"
         mnn.save(mlp_graph(), path)
@@ -156,8 +162,9 @@ def test_batch_runner_exact_after_a_killed_worker_and_resumes(cluster, model, tm
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])
 
-    report = run_batch(model, src, out, backend="reference", workers=2, block_rows=100, sub_batch=32,
-                       progress=False, on_block=kill_one)
+    report = run_batch(
+        model, src, out, backend="reference", workers=2, block_rows=100, sub_batch=32, progress=False, on_block=kill_one
+    )
     assert killed and report.rows == 3001 and report.blocks == 31 and report.skipped == 0
     row, probs = read_output(out)
     np.testing.assert_array_equal(row, np.arange(3001))  # every row once, in order
@@ -167,8 +174,9 @@ def test_batch_runner_exact_after_a_killed_worker_and_resumes(cluster, model, tm
     for i in (3, 30):
         (out / f"part-{i:06d}.parquet").unlink()
     ran: list[int] = []
-    again = run_batch(model, src, out, backend="reference", workers=2, block_rows=100, progress=False,
-                      on_block=ran.append)
+    again = run_batch(
+        model, src, out, backend="reference", workers=2, block_rows=100, progress=False, on_block=ran.append
+    )
     assert sorted(ran) == [3, 30] and again.skipped == 29 and again.rows == 101
     row2, probs2 = read_output(out)
     np.testing.assert_array_equal(row2, np.arange(3001))
@@ -187,8 +195,9 @@ def test_batch_runner_reads_npy_and_npz_folders(cluster, model, tmp_path):
         src.mkdir()
         for i, r in enumerate(x):
             (np.save(src / f"{i:03d}.npy", r) if kind == "npy" else np.savez(src / f"{i:03d}.npz", x=r))
-        report = run_batch(model, src, tmp_path / f"out-{kind}", backend="reference", workers=2, block_rows=5,
-                           progress=False)
+        report = run_batch(
+            model, src, tmp_path / f"out-{kind}", backend="reference", workers=2, block_rows=5, progress=False
+        )
         assert report.rows == 23 and report.blocks == 5
         row, probs = read_output(tmp_path / f"out-{kind}")
         np.testing.assert_array_equal(row, np.arange(23))
@@ -226,33 +235,37 @@ def test_serve_answers_concurrent_http_requests_like_a_local_session(cluster, mo
     port = free_port()
     serve.start(http_options={"host": "127.0.0.1", "port": port}, proxy_location="HeadOnly")
     try:
-        app = mray.serve_app(str(model), backend="reference", max_batch_size=8, batch_wait_timeout_s=0.05,
-                             num_replicas=2, name="mlp")
+        app = mray.serve_app(
+            str(model), backend="reference", max_batch_size=8, batch_wait_timeout_s=0.05, num_replicas=2, name="mlp"
+        )
         handle = serve.run(app, name="mlp", route_prefix="/mlp")
         x = rows(60, seed=4)
         sizes = [1 + i % 3 for i in range(24)]  # requests of 1 to 3 rows
         starts = np.concatenate([[0], np.cumsum(sizes)])
 
         def post(i):
-            body = json.dumps({"x": x[starts[i]:starts[i + 1]].tolist()}).encode()
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/mlp", data=body,
-                                         headers={"Content-Type": "application/json"})
+            body = json.dumps({"x": x[starts[i] : starts[i + 1]].tolist()}).encode()
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/mlp", data=body, headers={"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(req, timeout=60) as r:
                 return np.asarray(json.loads(r.read())["probs"], np.float32)
 
         with ThreadPoolExecutor(12) as pool:
             got = list(pool.map(post, range(len(sizes))))
-        want = local(model, x[:starts[-1]])
+        want = local(model, x[: starts[-1]])
         for i, g in enumerate(got):  # each request has its own rows back
-            np.testing.assert_allclose(g, want[starts[i]:starts[i + 1]], rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(g, want[starts[i] : starts[i + 1]], rtol=1e-6, atol=1e-7)
         stats = [handle.stats.remote().result() for _ in range(8)]
         assert max(s["max_requests_per_batch"] for s in stats) > 1  # requests were batched together
 
         direct = handle.predict.remote({"x": x[:5]}).result()
         np.testing.assert_allclose(direct["probs"], want[:5], rtol=1e-6, atol=1e-7)
         with pytest.raises(urllib.error.HTTPError) as err:  # a malformed request: 400 with the reason
-            urllib.request.urlopen(urllib.request.Request(
-                f"http://127.0.0.1:{port}/mlp", data=json.dumps({"x": [[1.0, 2.0]]}).encode()), timeout=60)
+            urllib.request.urlopen(
+                urllib.request.Request(f"http://127.0.0.1:{port}/mlp", data=json.dumps({"x": [[1.0, 2.0]]}).encode()),
+                timeout=60,
+            )
         assert err.value.code == 400 and "rows of shape" in json.loads(err.value.read())["error"]
     finally:
         serve.shutdown()
@@ -264,6 +277,7 @@ def test_serve_answers_concurrent_http_requests_like_a_local_session(cluster, mo
 def factories():
     """The model and optimizer builders, as local functions: Ray pickles those by value, so the workers
     need not import this test module."""
+
     def make_model():
         E.manual_seed(7)
         return nn.Sequential(nn.Linear(FEATURES, 16), nn.Tanh(), nn.Linear(16, 5))

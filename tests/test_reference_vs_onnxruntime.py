@@ -47,8 +47,9 @@ def test_reference_matches_oracle(op, index, sample):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
-@pytest.mark.parametrize("lo,hi", [(None, 1.0), (0.0, None), (math.nan, 1.0), (0.0, math.nan), (None, None),
-                                   (2.0, 1.0)])
+@pytest.mark.parametrize(
+    "lo,hi", [(None, 1.0), (0.0, None), (math.nan, 1.0), (0.0, math.nan), (None, None), (2.0, 1.0)]
+)
 def test_clip_bounds_as_onnxruntime(dtype, lo, hi):
     """Absent bounds are the dtype's finite extremes (so an infinite input comes out finite), a NaN
     bound is no bound; the values include both infinities and NaN. (An explicit infinite bound is
@@ -62,8 +63,13 @@ def test_clip_bounds_as_onnxruntime(dtype, lo, hi):
         ins.pop()
     m.node("Clip", ins, ["y"])
     kind = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    graph = helper.make_graph(m.nodes, "clip", [helper.make_tensor_value_info("x", kind, list(x.shape))],
-                              [helper.make_tensor_value_info("y", kind, list(x.shape))], m.initializers)
+    graph = helper.make_graph(
+        m.nodes,
+        "clip",
+        [helper.make_tensor_value_info("x", kind, list(x.shape))],
+        [helper.make_tensor_value_info("y", kind, list(x.shape))],
+        m.initializers,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = 9
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]

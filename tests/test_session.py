@@ -97,6 +97,7 @@ def test_introspection_before_resize_explains(rng):
 
 # -- backends registered for one test --------------------------------------------------
 
+
 class AddOnlyBackend(Backend):
     """A real (numpy) backend that claims one op: for fallback and placement tests."""
 
@@ -159,6 +160,7 @@ def test_auto_never_picks_a_slow_backend(register_backend):
 
 # -- a second memory domain: copies are inserted and the device arena is planned -------
 
+
 class DeviceArena(Arena):
     """Memory that is not the host arena: its own buffer, reached by read/write."""
 
@@ -170,11 +172,11 @@ class DeviceArena(Arena):
 
     def write(self, offset, array):
         self.writes += 1
-        self.buf[offset:offset + array.nbytes] = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
+        self.buf[offset : offset + array.nbytes] = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
 
     def read(self, offset, out):
         self.reads += 1
-        out.reshape(-1).view(np.uint8)[:] = self.buf[offset:offset + out.nbytes]
+        out.reshape(-1).view(np.uint8)[:] = self.buf[offset : offset + out.nbytes]
 
     def view(self, offset, info: TensorInfo):
         return np.ndarray(info.shape, info.dtype, buffer=self.buf, offset=offset)
@@ -227,6 +229,7 @@ def test_python_execution_error_names_the_step(register_backend):
         def prepare(self, node, ins, outs, constants, ctx):
             def fail(i, o):
                 raise RuntimeError("device lost")
+
             return PyExecution(fail)
 
     register_backend(Broken())
@@ -255,6 +258,7 @@ class SegmentBackend(DeviceBackend):
         def run():
             for fn, args, out in calls:
                 fn(*args, out=out)
+
         return PyExecution(run)
 
 
@@ -287,6 +291,7 @@ def test_view_ops_need_no_kernel(register_backend):
 
 def test_two_inputs_copied_to_a_device_keep_separate_memory(register_backend):
     """Both copies must stay alive until the op that reads them runs."""
+
     class DevMul(DeviceBackend):
         name = "devmul"
         memory_domain = "devmul"
@@ -333,8 +338,9 @@ def test_which_arrays_steps_may_read_in_place():
     assert not _readable_in_place(x.astype(np.float64), f32, arena)
     assert not _readable_in_place(np.asfortranarray(x), f32, arena)
     assert not _readable_in_place(x[:, ::2], f32, arena)
-    assert not _readable_in_place(np.frombuffer(bytes(129), np.uint8)[1:].view(np.float32).reshape(4, 8), f32,
-                                  arena)  # not aligned to its element
+    assert not _readable_in_place(
+        np.frombuffer(bytes(129), np.uint8)[1:].view(np.float32).reshape(4, 8), f32, arena
+    )  # not aligned to its element
     assert not _readable_in_place(arena[64:192].view(np.float32).reshape(4, 8), f32, arena)
 
 

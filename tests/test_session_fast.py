@@ -47,7 +47,7 @@ def test_strided_cast_and_fed_back_inputs(rng, backend):
     for _ in range(2):  # float64 into float32: cast on the way in
         np.testing.assert_allclose(sess.run({"a": a64, "b": b})["y"], a64.astype("float32") + b, rtol=1e-6)
     y = sess.run({"a": a, "b": b}, copy=False)["y"]
-    for k in range(3):  # the last run's output view fed back: copied out of the arena first
+    for _ in range(3):  # the last run's output view fed back: copied out of the arena first
         want = y + b
         y = sess.run({"a": y, "b": b}, copy=False)["y"]
         np.testing.assert_allclose(y, want, rtol=1e-6)

@@ -37,6 +37,7 @@ def _backends():
 
 # -- a detector with an FPN neck: strided convolutions down, nearest upsampling up, Concat ---------------
 
+
 def _fpn_detector(path):
     torch = pytest.importorskip("torch")
     nn = torch.nn
@@ -61,8 +62,15 @@ def _fpn_detector(path):
     torch.manual_seed(0)
     model = FPN().eval()
     x = torch.randn(1, 3, 64, 48)
-    torch.onnx.export(model, (x,), str(path), input_names=["x"], output_names=["boxes"], dynamo=False,
-                      dynamic_axes={"x": {0: "N", 2: "H", 3: "W"}, "boxes": {0: "N", 1: "A"}})
+    torch.onnx.export(
+        model,
+        (x,),
+        str(path),
+        input_names=["x"],
+        output_names=["boxes"],
+        dynamo=False,
+        dynamic_axes={"x": {0: "N", 2: "H", 3: "W"}, "boxes": {0: "N", 1: "A"}},
+    )
 
 
 @pytest.mark.parametrize("backend", _backends())
@@ -86,12 +94,16 @@ def test_fpn_detector_loads_once_and_runs_at_three_sizes(tmp_path, backend):
 
 def test_a_wrong_size_is_reported_at_resize_naming_the_node():
     # y = x + Slice(x, 0, 4): only inputs whose axis 1 has 4 elements fit
-    m = helper.make_model(helper.make_graph(
-        [helper.make_node("Slice", ["x", "s", "e", "a"], ["part"]), helper.make_node("Add", ["x", "part"], ["y"])],
-        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "C"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("s", [0]), ("e", [4]), ("a", [1]))]),
-        opset_imports=[helper.make_opsetid("", 17)])
+    m = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Slice", ["x", "s", "e", "a"], ["part"]), helper.make_node("Add", ["x", "part"], ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "C"])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("s", [0]), ("e", [4]), ("a", [1]))],
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
     sess = mnn.Session(import_onnx(m), backend="reference")
     x = np.ones((2, 4), np.float32)
     np.testing.assert_array_equal(sess.run({"x": x})["y"], 2 * x)
@@ -101,14 +113,16 @@ def test_a_wrong_size_is_reported_at_resize_naming_the_node():
 
 # -- shape arithmetic ops: Size, ConstantOfShape, Range, Expand to a computed shape ----------------------
 
+
 def _shape_arith_model():
     nodes = [
         helper.make_node("Shape", ["x"], ["shape"]),
         helper.make_node("Gather", ["shape", "one"], ["len"], axis=0),  # x's axis 1
         helper.make_node("Range", ["zero", "len", "step"], ["pos"]),  # 0 .. len-1
         helper.make_node("Cast", ["pos"], ["posf"], to=TensorProto.FLOAT),
-        helper.make_node("ConstantOfShape", ["shape"], ["ones"],
-                         value=numpy_helper.from_array(np.array([1.5], np.float32))),
+        helper.make_node(
+            "ConstantOfShape", ["shape"], ["ones"], value=numpy_helper.from_array(np.array([1.5], np.float32))
+        ),
         helper.make_node("Expand", ["posf", "shape"], ["grid"]),
         helper.make_node("Size", ["x"], ["n"]),
         helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT),
@@ -117,10 +131,16 @@ def _shape_arith_model():
         helper.make_node("Add", ["b", "x"], ["y"]),
     ]
     inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("one", 1), ("zero", 0), ("step", 1))]
-    return helper.make_model(helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits),
-        opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(
+        helper.make_graph(
+            nodes,
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "T"])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            inits,
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
 
 
 @pytest.mark.parametrize("backend", _backends())
@@ -170,8 +190,10 @@ def test_dynamic_models_export_to_onnx_with_their_shape_arithmetic(tmp_path):
     from mnn_core.convert import save_onnx
 
     _fpn_detector(tmp_path / "fpn.onnx")
-    models = {"fpn": (mnn.load(tmp_path / "fpn.onnx"), [(1, 3, 40, 24), (2, 3, 33, 57)]),
-              "arith": (import_onnx(_shape_arith_model()), [(2, 5), (1, 9)])}
+    models = {
+        "fpn": (mnn.load(tmp_path / "fpn.onnx"), [(1, 3, 40, 24), (2, 3, 33, 57)]),
+        "arith": (import_onnx(_shape_arith_model()), [(2, 5), (1, 9)]),
+    }
     rng = np.random.default_rng(2)
     for name, (graph, shapes) in models.items():
         path = save_onnx(graph, tmp_path / f"{name}.mnn.onnx")

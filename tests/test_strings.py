@@ -42,23 +42,32 @@ def test_concat_broadcasts_and_keeps_utf8():
     assert y.dtype == object and y.tolist() == ["Zürich", "ich", "xich"]
 
 
-@pytest.mark.parametrize("attrs, want, counts", [
-    ({"delimiter": ","}, [["a", "", "b"], ["c", "", ""]], [3, 1]),
-    ({}, [["a,,b", "", ""], ["c", "d", "e"]], [1, 3]),
-    ({"delimiter": ",", "maxsplit": 1}, [["a", ",b"], ["c", ""]], [2, 1]),
-])
+@pytest.mark.parametrize(
+    "attrs, want, counts",
+    [
+        ({"delimiter": ","}, [["a", "", "b"], ["c", "", ""]], [3, 1]),
+        ({}, [["a,,b", "", ""], ["c", "d", "e"]], [1, 3]),
+        ({"delimiter": ",", "maxsplit": 1}, [["a", ",b"], ["c", ""]], [2, 1]),
+    ],
+)
 def test_split_pads_to_the_longest(attrs, want, counts):
-    m = model([helper.make_node("StringSplit", ["x"], ["y", "n"], **attrs)], [vi("x", [2])],
-              [vi("y", None), vi("n", None, T.INT64)])
+    m = model(
+        [helper.make_node("StringSplit", ["x"], ["y", "n"], **attrs)],
+        [vi("x", [2])],
+        [vi("y", None), vi("n", None, T.INT64)],
+    )
     source = words("a,,b", "c d  e") if not attrs else words("a,,b", "c")
     y, n = run(m, {"x": source})
     assert y.tolist() == want and n.tolist() == counts
 
 
 def test_normalizer_then_regex():
-    nodes = [helper.make_node("StringNormalizer", ["x"], ["norm"], case_change_action="LOWER",
-                              stopwords=["the", "A"], is_case_sensitive=0),
-             helper.make_node("RegexFullMatch", ["norm"], ["match"], pattern=r"[a-z]+\d?")]
+    nodes = [
+        helper.make_node(
+            "StringNormalizer", ["x"], ["norm"], case_change_action="LOWER", stopwords=["the", "A"], is_case_sensitive=0
+        ),
+        helper.make_node("RegexFullMatch", ["norm"], ["match"], pattern=r"[a-z]+\d?"),
+    ]
     m = model(nodes, [vi("x", [6])], [vi("norm", None), vi("match", None, T.BOOL)])
     x = words("The", "Cat", "a", "sat2", "on", "MAT!")
     # (ONNX Runtime's StringNormalizer needs an installed en_US locale, which CI machines often lack)
@@ -68,9 +77,22 @@ def test_normalizer_then_regex():
 
 
 def test_label_encoder_maps_strings_with_a_default():
-    m = model([helper.make_node("LabelEncoder", ["x"], ["y"], domain="ai.onnx.ml", keys_strings=["a", "b"],
-                                values_int64s=[1, 2], default_int64=-7)],
-              [vi("x", [4])], [vi("y", [4], T.INT64)], ml=True)
+    m = model(
+        [
+            helper.make_node(
+                "LabelEncoder",
+                ["x"],
+                ["y"],
+                domain="ai.onnx.ml",
+                keys_strings=["a", "b"],
+                values_int64s=[1, 2],
+                default_int64=-7,
+            )
+        ],
+        [vi("x", [4])],
+        [vi("y", [4], T.INT64)],
+        ml=True,
+    )
     (y,) = run(m, {"x": words("b", "a", "zz", "b")})
     assert y.dtype == np.int64 and y.tolist() == [2, 1, -7, 2]
 

@@ -55,14 +55,30 @@ def _available(name: str) -> str:
 
 BACKENDS = [
     pytest.param("reference", {}, id="reference"),
-    pytest.param("x86", {"threads": 2, "batch_parallel": "off"}, id="x86-2threads",
-                 marks=pytest.mark.skipif(bool(_available("x86")), reason=_available("x86") or "-")),
-    pytest.param("vulkan", {}, id="vulkan",
-                 marks=pytest.mark.skipif(bool(_available("vulkan")), reason=_available("vulkan") or "-")),
-    pytest.param("opencl", {}, id="opencl",
-                 marks=pytest.mark.skipif(bool(_available("opencl")), reason=_available("opencl") or "-")),
-    pytest.param("opengl", {}, id="opengl",
-                 marks=pytest.mark.skipif(bool(_available("opengl")), reason=_available("opengl") or "-")),
+    pytest.param(
+        "x86",
+        {"threads": 2, "batch_parallel": "off"},
+        id="x86-2threads",
+        marks=pytest.mark.skipif(bool(_available("x86")), reason=_available("x86") or "-"),
+    ),
+    pytest.param(
+        "vulkan",
+        {},
+        id="vulkan",
+        marks=pytest.mark.skipif(bool(_available("vulkan")), reason=_available("vulkan") or "-"),
+    ),
+    pytest.param(
+        "opencl",
+        {},
+        id="opencl",
+        marks=pytest.mark.skipif(bool(_available("opencl")), reason=_available("opencl") or "-"),
+    ),
+    pytest.param(
+        "opengl",
+        {},
+        id="opengl",
+        marks=pytest.mark.skipif(bool(_available("opengl")), reason=_available("opengl") or "-"),
+    ),
 ]
 
 
@@ -80,8 +96,9 @@ def _hammer(sess: mnn.Session, feeds, expected, runs: int) -> list[str]:
                 k = (t * 7 + i) % 3
                 got = sess.run({"x": feeds[shape][k]})["y"]
                 if not np.allclose(got, expected[shape][k], rtol=1e-4, atol=1e-6):
-                    wrong.append(f"thread {t} run {i} shape {shape}: off by "
-                                 f"{np.abs(got - expected[shape][k]).max():.3g}")
+                    wrong.append(
+                        f"thread {t} run {i} shape {shape}: off by {np.abs(got - expected[shape][k]).max():.3g}"
+                    )
         except Exception as exc:  # an error is a failure of the test, not of the thread
             wrong.append(f"thread {t}: {type(exc).__name__}: {exc}")
 

@@ -45,39 +45,53 @@ def _rand(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
 
 
-@pytest.mark.parametrize("args, shape", [
-    ((3, 4, 3), (2, 3, 9)),
-    ((4, 6, 3, 2, 1, 1, 2), (1, 4, 11)),  # stride 2, padding 1, groups 2
-    ((2, 4, 2, 3, 2, 2), (2, 2, 8)),  # stride 3, padding 2, dilation 2
-])
+@pytest.mark.parametrize(
+    "args, shape",
+    [
+        ((3, 4, 3), (2, 3, 9)),
+        ((4, 6, 3, 2, 1, 1, 2), (1, 4, 11)),  # stride 2, padding 1, groups 2
+        ((2, 4, 2, 3, 2, 2), (2, 2, 8)),  # stride 3, padding 2, dilation 2
+    ],
+)
 def test_conv1d(args, shape):
     _compare(tnn.Conv1d(*args), nn.Conv1d(*args), [_rand(*shape)])
 
 
-@pytest.mark.parametrize("args, shape", [
-    ((2, 3, 3), (2, 2, 5, 6, 4)),
-    ((4, 4, 2, 2, 1, 1, 2), (1, 4, 5, 7, 6)),
-])
+@pytest.mark.parametrize(
+    "args, shape",
+    [
+        ((2, 3, 3), (2, 2, 5, 6, 4)),
+        ((4, 4, 2, 2, 1, 1, 2), (1, 4, 5, 7, 6)),
+    ],
+)
 def test_conv3d(args, shape):
     _compare(tnn.Conv3d(*args), nn.Conv3d(*args), [_rand(*shape)])
 
 
-@pytest.mark.parametrize("kwargs, shape", [
-    (dict(in_channels=3, out_channels=4, kernel_size=3), (2, 3, 5, 6)),
-    (dict(in_channels=4, out_channels=2, kernel_size=4, stride=2, padding=1), (1, 4, 7, 5)),
-    (dict(in_channels=4, out_channels=6, kernel_size=3, stride=2, padding=1, output_padding=1, groups=2),
-     (2, 4, 3, 4)),
-])
+@pytest.mark.parametrize(
+    "kwargs, shape",
+    [
+        (dict(in_channels=3, out_channels=4, kernel_size=3), (2, 3, 5, 6)),
+        (dict(in_channels=4, out_channels=2, kernel_size=4, stride=2, padding=1), (1, 4, 7, 5)),
+        (
+            dict(in_channels=4, out_channels=6, kernel_size=3, stride=2, padding=1, output_padding=1, groups=2),
+            (2, 4, 3, 4),
+        ),
+    ],
+)
 def test_conv_transpose2d(kwargs, shape):
     _compare(tnn.ConvTranspose2d(**kwargs), nn.ConvTranspose2d(**kwargs), [_rand(*shape)])
 
 
 @pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
-@pytest.mark.parametrize("kwargs, shape", [
-    (dict(input_size=3, hidden_size=5), (7, 2, 3)),
-    (dict(input_size=4, hidden_size=3, num_layers=2, batch_first=True, bidirectional=True), (2, 5, 4)),
-    (dict(input_size=2, hidden_size=4, bias=False), (3, 2)),  # unbatched
-])
+@pytest.mark.parametrize(
+    "kwargs, shape",
+    [
+        (dict(input_size=3, hidden_size=5), (7, 2, 3)),
+        (dict(input_size=4, hidden_size=3, num_layers=2, batch_first=True, bidirectional=True), (2, 5, 4)),
+        (dict(input_size=2, hidden_size=4, bias=False), (3, 2)),  # unbatched
+    ],
+)
 def test_recurrent_layers(cls, kwargs, shape):
     torch.manual_seed(0)
     _compare(getattr(tnn, cls)(**kwargs), getattr(nn, cls)(**kwargs), [_rand(*shape)])
@@ -128,8 +142,15 @@ def test_multihead_attention_with_masks(batch_first):
 @pytest.mark.parametrize("norm_first, activation", [(False, "relu"), (True, "gelu")])
 def test_transformer_encoder(norm_first, activation):
     torch.manual_seed(0)
-    kwargs = dict(d_model=8, nhead=2, dim_feedforward=12, dropout=0.0, batch_first=True, norm_first=norm_first,
-                  activation=activation)
+    kwargs = dict(
+        d_model=8,
+        nhead=2,
+        dim_feedforward=12,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+        activation=activation,
+    )
     theirs = tnn.TransformerEncoder(tnn.TransformerEncoderLayer(**kwargs), 2, enable_nested_tensor=False)
     ours = nn.TransformerEncoder(nn.TransformerEncoderLayer(**kwargs), 2)
     _compare(theirs, ours, [_rand(3, 5, 8)], rtol=1e-6, atol=1e-8)

@@ -20,32 +20,36 @@ def _same(ours, theirs):
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
-@pytest.mark.parametrize("make", [
-    lambda t: t.tensor([1, 2, 3]),
-    lambda t: t.tensor([[1.5, 2.0]]),
-    lambda t: t.tensor(3),
-    lambda t: t.tensor([True, False]),
-    lambda t: t.zeros(2, 3),
-    lambda t: t.ones((4,), dtype=t.long),
-    lambda t: t.full((2, 2), 7),
-    lambda t: t.full((3,), 0.5),
-    lambda t: t.arange(5),
-    lambda t: t.arange(1, 10, 3),
-    lambda t: t.arange(0.0, 1.0, 0.25),
-    lambda t: t.linspace(0, 1, 5),
-    lambda t: t.eye(3, 2),
-    lambda t: t.zeros_like(t.ones(2, 5, dtype=t.int32)),
-    lambda t: t.full_like(t.ones(3), 2.5),
-    lambda t: t.ones(3).to(t.float64),
-    lambda t: t.arange(6).view(2, 3).float(),
-    lambda t: t.triu(t.full((4, 4), float("-inf")), diagonal=1),
-    lambda t: t.cat([t.zeros(2, 2), t.ones(1, 2)]),
-    lambda t: t.stack([t.arange(3), t.arange(3)], dim=1),
-    lambda t: t.argmax(t.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 1.0]]), dim=1),
-    lambda t: t.max(t.tensor([[1.0, 5.0], [7.0, 0.0]]), 1).indices,
-    lambda t: t.clamp(t.arange(-3.0, 3.0), min=-1, max=1.5),
-    lambda t: t.from_numpy(np.arange(4, dtype=np.int32)),
-], ids=lambda f: None)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t.tensor([1, 2, 3]),
+        lambda t: t.tensor([[1.5, 2.0]]),
+        lambda t: t.tensor(3),
+        lambda t: t.tensor([True, False]),
+        lambda t: t.zeros(2, 3),
+        lambda t: t.ones((4,), dtype=t.long),
+        lambda t: t.full((2, 2), 7),
+        lambda t: t.full((3,), 0.5),
+        lambda t: t.arange(5),
+        lambda t: t.arange(1, 10, 3),
+        lambda t: t.arange(0.0, 1.0, 0.25),
+        lambda t: t.linspace(0, 1, 5),
+        lambda t: t.eye(3, 2),
+        lambda t: t.zeros_like(t.ones(2, 5, dtype=t.int32)),
+        lambda t: t.full_like(t.ones(3), 2.5),
+        lambda t: t.ones(3).to(t.float64),
+        lambda t: t.arange(6).view(2, 3).float(),
+        lambda t: t.triu(t.full((4, 4), float("-inf")), diagonal=1),
+        lambda t: t.cat([t.zeros(2, 2), t.ones(1, 2)]),
+        lambda t: t.stack([t.arange(3), t.arange(3)], dim=1),
+        lambda t: t.argmax(t.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 1.0]]), dim=1),
+        lambda t: t.max(t.tensor([[1.0, 5.0], [7.0, 0.0]]), 1).indices,
+        lambda t: t.clamp(t.arange(-3.0, 3.0), min=-1, max=1.5),
+        lambda t: t.from_numpy(np.arange(4, dtype=np.int32)),
+    ],
+    ids=lambda f: None,
+)
 def test_constructors_match_pytorch(make):
     _same(make(mt), make(torch))
 
@@ -106,8 +110,15 @@ def test_no_grad_context_and_decorator():
 
 
 def _checkpoint(model, opt):
-    return {"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 7, "note": "resume",
-            "history": [1.5, 0.75], "shape": (2, 3), "none": None}
+    return {
+        "model": model.state_dict(),
+        "optimizer": opt.state_dict(),
+        "epoch": 7,
+        "note": "resume",
+        "history": [1.5, 0.75],
+        "shape": (2, 3),
+        "none": None,
+    }
 
 
 def test_save_load_round_trip(tmp_path):
@@ -234,17 +245,21 @@ def test_dataloader_yields_tensors():
         DataLoader(Squares(), sampler=[0, 1])
 
 
-@pytest.mark.parametrize("expr", [
-    lambda t, a, b: ~(a > 0),
-    lambda t, a, b: (a > 0) & (b > 0),
-    lambda t, a, b: (a > 0) | (b < 0),
-    lambda t, a, b: (a > 0) ^ (b > 0),
-    lambda t, a, b: ~a.long(),
-    lambda t, a, b: a.long() & 6,
-    lambda t, a, b: 5 | b.long(),
-    lambda t, a, b: (a > 0).logical_not(),
-    lambda t, a, b: (~(a > 0)).float().sum(dim=1),
-], ids=lambda f: None)
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda t, a, b: ~(a > 0),
+        lambda t, a, b: (a > 0) & (b > 0),
+        lambda t, a, b: (a > 0) | (b < 0),
+        lambda t, a, b: (a > 0) ^ (b > 0),
+        lambda t, a, b: ~a.long(),
+        lambda t, a, b: a.long() & 6,
+        lambda t, a, b: 5 | b.long(),
+        lambda t, a, b: (a > 0).logical_not(),
+        lambda t, a, b: (~(a > 0)).float().sum(dim=1),
+    ],
+    ids=lambda f: None,
+)
 def test_mask_operators_match_pytorch(expr):
     rng = np.random.default_rng(0)
     a, b = rng.integers(-4, 5, (3, 5)).astype(np.float32), rng.integers(-4, 5, (3, 5)).astype(np.float32)
@@ -306,8 +321,10 @@ def test_random_split_lengths_and_generators(n):
     parts = [random_split(ds, [0.5, 0.5], generator=mt.Generator().manual_seed(7)) for _ in range(2)]
     assert [list(p.indices) for p in parts[0]] == [list(p.indices) for p in parts[1]]
     assert sorted(np.concatenate([p.indices for p in parts[0]]).tolist()) == list(range(n))
-    orders = [[b[0].tolist() for b in DataLoader(ds, batch_size=2, shuffle=True,
-                                                generator=mt.Generator().manual_seed(3))] for _ in range(2)]
+    orders = [
+        [b[0].tolist() for b in DataLoader(ds, batch_size=2, shuffle=True, generator=mt.Generator().manual_seed(3))]
+        for _ in range(2)
+    ]
     assert orders[0] == orders[1]
     with pytest.raises(MnnError, match="add up"):
         random_split(ds, [n, 1])

@@ -69,8 +69,9 @@ SCHEDULERS = {
     "LinearLR": lambda s, o: s.LinearLR(o, start_factor=0.25, total_iters=4),
     "LinearLR-down": lambda s, o: s.LinearLR(o, start_factor=1.0, end_factor=0.1, total_iters=6),
     "OneCycleLR": lambda s, o: s.OneCycleLR(o, max_lr=0.5, total_steps=10),
-    "OneCycleLR-linear": lambda s, o: s.OneCycleLR(o, max_lr=0.2, epochs=2, steps_per_epoch=5,
-                                                   anneal_strategy="linear", pct_start=0.4),
+    "OneCycleLR-linear": lambda s, o: s.OneCycleLR(
+        o, max_lr=0.2, epochs=2, steps_per_epoch=5, anneal_strategy="linear", pct_start=0.4
+    ),
     "OneCycleLR-3phase": lambda s, o: s.OneCycleLR(o, max_lr=1.0, total_steps=10, three_phase=True),
 }
 
@@ -92,11 +93,14 @@ def test_onecycle_cycles_adam_beta1():
         sched.step()
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"patience": 2},
-    {"patience": 1, "factor": 0.5, "cooldown": 2, "min_lr": 0.02},
-    {"mode": "max", "patience": 0, "threshold": 0.1, "threshold_mode": "abs"},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"patience": 2},
+        {"patience": 1, "factor": 0.5, "cooldown": 2, "min_lr": 0.02},
+        {"mode": "max", "patience": 0, "threshold": 0.1, "threshold_mode": "abs"},
+    ],
+)
 def test_reduce_on_plateau_matches_pytorch(kwargs):
     metrics = [1.0, 0.9, 0.95, 0.91, 0.9, 0.92, 0.5, 0.6, 0.6, 0.6, 0.7, 0.4, 0.4, 0.4, 0.4]
     theirs, ours = _pair(lambda s, o: s.ReduceLROnPlateau(o, **kwargs), len(metrics), metrics=metrics, lr=0.1)
@@ -116,8 +120,10 @@ def test_bad_arguments_are_refused():
         optim.OneCycleLR(optim.Adagrad(p), max_lr=1.0, total_steps=4)
 
 
-@pytest.mark.parametrize(("name", "kwargs"), [("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True}),
-                                              ("Adagrad", {"lr": 0.1, "lr_decay": 0.1})])
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True}), ("Adagrad", {"lr": 0.1, "lr_decay": 0.1})],
+)
 def test_compiled_step_matches_eager(name, kwargs):
     """RMSprop and Adagrad are plain ops: a compiled training step records the same update."""
     import copy

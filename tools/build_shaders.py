@@ -49,8 +49,10 @@ def main() -> int:
                 stale.append(name)
                 if not args.check:
                     shutil.copyfile(out, committed)
-            lock["shaders"][name] = {"source_sha256": shaders.source_digest(name),
-                                     "spirv_sha256": shaders.sha256_file(out)}
+            lock["shaders"][name] = {
+                "source_sha256": shaders.source_digest(name),
+                "spirv_sha256": shaders.sha256_file(out),
+            }
     for f in os.listdir(shaders.SHADER_DIR):  # binaries whose source is gone
         if f.endswith(".spv") and f[:-4] not in lock["shaders"]:
             stale.append(f[:-4])

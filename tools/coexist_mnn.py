@@ -52,8 +52,23 @@ def mnn_wheel(cache: Path) -> Path | None:
     found = sorted(cache.glob("mnn-*.whl"))
     if not found:
         cache.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                               "MNN", "-d", str(cache)], capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary=:all:",
+                "MNN",
+                "-d",
+                str(cache),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         found = sorted(cache.glob("mnn-*.whl"))
         if proc.returncode or not found:
             print(f"cannot fetch the MNN wheel: {proc.stderr.strip().splitlines()[-1:] or 'no wheel'}")
@@ -67,8 +82,11 @@ def mnn_core_wheels(wheels: Path | None, out: Path) -> list[Path]:
         if not picked:
             raise Failed(f"no mnn_core-*.whl in {wheels}")
         return picked
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
-        dict(os.environ), "building the mnn-core wheel")
+    run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
+        dict(os.environ),
+        "building the mnn-core wheel",
+    )
     return sorted(out.glob("mnn_core-*.whl"))
 
 
@@ -84,17 +102,25 @@ def tiny_onnx(path: Path) -> None:
     import onnx
     from onnx import TensorProto, helper
 
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "tiny",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
 
 
 def check(venv_dir: Path, mnn_whl: Path, ours: list[Path], work: Path) -> None:
     bin_dir = venv_dir / "bin"
     py = str(bin_dir / "python")
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "PIP_NO_INDEX": "1",
-           "VIRTUAL_ENV": str(venv_dir), "PYTHONNOUSERSITE": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PIP_NO_INDEX": "1",
+        "VIRTUAL_ENV": str(venv_dir),
+        "PYTHONNOUSERSITE": "1",
+    }
     env.pop("PYTHONPATH", None)
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     online = {**env}
@@ -118,18 +144,38 @@ def check(venv_dir: Path, mnn_whl: Path, ours: list[Path], work: Path) -> None:
         out = run([str(bin_dir / "mnnx"), "--help"], env, "mnnx --help")
         if "usage" not in out.lower():
             raise Failed(f"mnnx --help printed no usage: {out[:200]}")
-        run([py, "-c", "import mnn_core, numpy as np; g = mnn_core.GraphBuilder('t'); x = g.input('x', (2,));"
-                       "g.output(g.Relu(x), 'y'); s = mnn_core.Session(g.build());"
-                       "assert (s.run({'x': np.array([-1, 2], 'float32')})['y'] == [0, 2]).all()"],
-            env, "running a model with mnn")
+        run(
+            [
+                py,
+                "-c",
+                "import mnn_core, numpy as np; g = mnn_core.GraphBuilder('t'); x = g.input('x', (2,));"
+                "g.output(g.Relu(x), 'y'); s = mnn_core.Session(g.build());"
+                "assert (s.run({'x': np.array([-1, 2], 'float32')})['y'] == [0, 2]).all()",
+            ],
+            env,
+            "running a model with mnn",
+        )
 
     def theirs_work():
         out = run([str(bin_dir / "mnn")], env, "MNN's mnn")
         if "mnnconvert" not in out:
             raise Failed(f"MNN's mnn printed no list of its tools: {out[:200]}")
         converted.unlink(missing_ok=True)
-        run([str(bin_dir / "mnnconvert"), "-f", "ONNX", "--modelFile", str(onnx_file), "--MNNModel",
-             str(converted), "--bizCode", "coexist"], env, "MNN's mnnconvert")
+        run(
+            [
+                str(bin_dir / "mnnconvert"),
+                "-f",
+                "ONNX",
+                "--modelFile",
+                str(onnx_file),
+                "--MNNModel",
+                str(converted),
+                "--bizCode",
+                "coexist",
+            ],
+            env,
+            "MNN's mnnconvert",
+        )
         if not converted.is_file():
             raise Failed("MNN's mnnconvert wrote no model")
 
@@ -149,8 +195,12 @@ def check(venv_dir: Path, mnn_whl: Path, ours: list[Path], work: Path) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "mnn-official-wheel",
-                   help="folder holding (or to receive) the MNN wheel")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "mnn-official-wheel",
+        help="folder holding (or to receive) the MNN wheel",
+    )
     p.add_argument("--wheels", type=Path, help="folder with mnn_core-*.whl (and mnn_x86-*.whl); default: build")
     p.add_argument("--venv", type=Path, help="where to make the venv (default: a temporary folder)")
     args = p.parse_args(argv)

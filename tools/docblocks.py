@@ -74,7 +74,7 @@ def parse(path: Path) -> list[Block]:
         j = i + 1
         while j < len(lines) and not lines[j].strip().startswith("```"):
             j += 1
-        code = "\n".join(ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[i + 1:j])
+        code = "\n".join(ln[len(indent) :] if ln.startswith(indent) else ln for ln in lines[i + 1 : j])
         block = Block(path, i + 1, j + 1, lang, code + "\n")
         k = i - 1
         while k >= 0 and not lines[k].strip():
@@ -104,7 +104,7 @@ def _read_marker(block: Block, text: str) -> None:
             if end < 0:
                 raise ValueError(f"{block.name}: the skip reason's parenthesis is not closed")
             block.skip = rest[1:end].strip()
-            text = rest[end + 1:]
+            text = rest[end + 1 :]
         else:
             word, _, text = text.partition(";")
             word = word.strip()
@@ -242,8 +242,9 @@ def run_command(command: str, folder: Path, timeout: float = 120) -> tuple[int, 
         with _inside(folder):
             return _run_mnn_here(words[1:])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run(["bash", "-eo", "pipefail", "-c", command], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", command], cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
+    )
     return done.returncode, done.stdout + done.stderr
 
 

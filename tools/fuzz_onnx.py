@@ -45,6 +45,7 @@ BATCH = 60
 
 # -- the child ---------------------------------------------------------------------------------
 
+
 def _inputs(graph):
     """Small inputs for a loaded graph, or None when it cannot be fed one (too big, not tensors)."""
     import numpy as np
@@ -136,12 +137,14 @@ def child(job_file: str) -> None:
         except MnnError as exc:
             result.update(error=type(exc).__name__, phase=phase, message=str(exc)[:300])
         except BaseException as exc:  # noqa: BLE001  the finding this fuzzer looks for
-            result.update(other=type(exc).__name__, phase=phase, message=str(exc)[:300],
-                          traceback=traceback.format_exc()[-4000:])
+            result.update(
+                other=type(exc).__name__, phase=phase, message=str(exc)[:300], traceback=traceback.format_exc()[-4000:]
+            )
         say(f"R {index} {json.dumps(result)}")
 
 
 # -- the parent ----------------------------------------------------------------------------------
+
 
 class Fuzzer:
     def __init__(self, out: Path, seed: int, backend: str, timeout: float, log=print):
@@ -186,8 +189,13 @@ class Fuzzer:
         with ThreadPoolExecutor(jobs) as pool:
             for _ in pool.map(work, batches):
                 pass
-        return {"mutants": count, "seconds": round(time.perf_counter() - start, 1), **dict(sorted(self.counts.items())),
-                "errors": dict(self.errors.most_common()), "findings": len(self.findings)}
+        return {
+            "mutants": count,
+            "seconds": round(time.perf_counter() - start, 1),
+            **dict(sorted(self.counts.items())),
+            "errors": dict(self.errors.most_common()),
+            "findings": len(self.findings),
+        }
 
     def _batch(self, folder: Path, batch: list[int], lock) -> None:
         files, sizes = [], {}
@@ -208,12 +216,21 @@ class Fuzzer:
     def _child(self, folder, files, max_bytes, sizes, lock) -> int:
         """Run files in one child until it finishes, crashes or hangs; returns how many it got through."""
         job = folder / "job.json"
-        job.write_text(json.dumps({"files": files, "backend": self.backend, "max_bytes": max_bytes,
-                                   "warmup": str(self.seed_dir / "convnet.onnx")}))
+        job.write_text(
+            json.dumps(
+                {
+                    "files": files,
+                    "backend": self.backend,
+                    "max_bytes": max_bytes,
+                    "warmup": str(self.seed_dir / "convnet.onnx"),
+                }
+            )
+        )
         env = dict(os.environ, OMP_NUM_THREADS="1", MALLOC_ARENA_MAX="2", PYTHONWARNINGS="ignore")
         with open(folder / "stderr.txt", "wb") as err:
-            proc = subprocess.Popen([sys.executable, __file__, "--child", str(job)], stdout=subprocess.PIPE,
-                                    stderr=err, env=env)
+            proc = subprocess.Popen(
+                [sys.executable, __file__, "--child", str(job)], stdout=subprocess.PIPE, stderr=err, env=env
+            )
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
         current, phase, finished, buf = None, "start", 0, b""
@@ -253,8 +270,15 @@ class Fuzzer:
             with open(self.out / "results.jsonl", "a") as f:
                 f.write(json.dumps({"index": index, "seed": sizes[index][0], **result}) + "\n")
             if "other" in result:
-                self._finding("other_exception", index, result["phase"], sizes, folder,
-                              f"{result['other']}: {result['message']}\n{result['traceback']}", None)
+                self._finding(
+                    "other_exception",
+                    index,
+                    result["phase"],
+                    sizes,
+                    folder,
+                    f"{result['other']}: {result['message']}\n{result['traceback']}",
+                    None,
+                )
             elif result.get("leak"):
                 self._finding("leak", index, "load", sizes, folder, result["leak"], None)
             elif "error" in result:
@@ -267,8 +291,10 @@ class Fuzzer:
 
     def _finding(self, kind, index, phase, sizes, folder, detail, lock) -> None:
         if index is None:  # before the first mutant: the child cannot start at all
-            raise RuntimeError(f"the fuzz child failed to start ({detail}): "
-                               f"{(folder / 'stderr.txt').read_text(errors='replace')[-3000:]}")
+            raise RuntimeError(
+                f"the fuzz child failed to start ({detail}): "
+                f"{(folder / 'stderr.txt').read_text(errors='replace')[-3000:]}"
+            )
         if lock is not None:
             with lock:
                 return self._finding(kind, index, phase, sizes, folder, detail, None)
@@ -287,8 +313,15 @@ class Fuzzer:
         self.log(f"FINDING {kind} #{index} ({seed_name}, {phase}): {detail.splitlines()[0] if detail else ''}")
 
 
-def fuzz(count: int, jobs: int = 2, seed: int = 1, backend: str = "reference", timeout: float = 20.0,
-         out: Path | None = None, log=print) -> tuple[dict, list[dict]]:
+def fuzz(
+    count: int,
+    jobs: int = 2,
+    seed: int = 1,
+    backend: str = "reference",
+    timeout: float = 20.0,
+    out: Path | None = None,
+    log=print,
+) -> tuple[dict, list[dict]]:
     """Run `count` mutants; (summary counts, findings)."""
     own = out is None
     out = Path(tempfile.mkdtemp(prefix="mnn-fuzz-onnx-")) if own else Path(out)

@@ -95,8 +95,11 @@ def one(backend: str, name: str, exporter: str | None, small: bool, missing: boo
         got = sess.run(feeds)
     except Exception as e:  # the reason a backend declines, or a failure to report
         msg = " ".join(str(e).split())[:240]
-        kind = "declined" if "fallback" in msg.lower() or "declin" in msg.lower() or "no kernel" in msg.lower() \
+        kind = (
+            "declined"
+            if "fallback" in msg.lower() or "declin" in msg.lower() or "no kernel" in msg.lower()
             else "error"
+        )
         out = {"status": kind, "why": f"{type(e).__name__}: {msg}"}
         if kind == "declined" and missing:
             out["missing"] = _missing(path, feeds, backend)
@@ -118,8 +121,11 @@ def main(argv=None) -> int:
     p.add_argument("--full", action="store_true", help="architectures at full size (default: the tests' small sizes)")
     p.add_argument("--tol", type=float, default=1e-4, help="relative L2 bound against ONNX Runtime")
     p.add_argument("--timeout", type=float, default=900, help="seconds a file may take")
-    p.add_argument("--missing", action="store_true", help="for a declined file, list every op left to the "
-                   "reference kernels (a second run with fallback on)")
+    p.add_argument(
+        "--missing",
+        action="store_true",
+        help="for a declined file, list every op left to the reference kernels (a second run with fallback on)",
+    )
     p.add_argument("--json", help="write the results here")
     p.add_argument("--one", nargs=2, metavar=("MODEL", "EXPORTER"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -135,8 +141,11 @@ def main(argv=None) -> int:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-            r = json.loads(lines[-1]) if lines else {
-                "status": "error", "why": f"exit {proc.returncode}: " + " ".join(proc.stderr.split()[-40:])}
+            r = (
+                json.loads(lines[-1])
+                if lines
+                else {"status": "error", "why": f"exit {proc.returncode}: " + " ".join(proc.stderr.split()[-40:])}
+            )
         except subprocess.TimeoutExpired:
             r = {"status": "error", "why": f"timed out after {args.timeout:.0f} s"}
         r.update(set=set_, model=name, exporter=exporter)
@@ -155,8 +164,10 @@ def main(argv=None) -> int:
         results.append(r)
     total = [sum(c[i] for c in counts.values()) for i in range(3)]
     per = ", ".join(f"{s} {c[0]}/{c[2]}" for s, c in counts.items())
-    print(f"{args.backend}: {total[0]}/{total[2]} files run with fallback=False within {args.tol:g} ({per}); "
-          f"{total[1] - total[0]} run outside the bound")
+    print(
+        f"{args.backend}: {total[0]}/{total[2]} files run with fallback=False within {args.tol:g} ({per}); "
+        f"{total[1] - total[0]} run outside the bound"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

@@ -56,9 +56,15 @@ MUTANTS = [
         "mnn_core/ops/conv.py",
         "for j, d, s, m in zip(tap, dil, strides, out_sizes))]",
         "for j, d, s, m in zip(tap, dil[::-1], strides, out_sizes))]",
-        {"oracle (ONNX Runtime)": ["tests/test_reference_vs_onnxruntime.py", "tests/test_oracle_extra.py", "-k",
-                                   "Conv"],
-         "reference conformance": ["tests/test_conformance_reference.py", "-k", "Conv"]},
+        {
+            "oracle (ONNX Runtime)": [
+                "tests/test_reference_vs_onnxruntime.py",
+                "tests/test_oracle_extra.py",
+                "-k",
+                "Conv",
+            ],
+            "reference conformance": ["tests/test_conformance_reference.py", "-k", "Conv"],
+        },
     ),
     Mutant(
         "reference-bn-running-var",
@@ -66,8 +72,10 @@ MUTANTS = [
         "mnn_core/ops/norm_train.py",
         "unbiased = var * count / max(count - 1, 1)",
         "unbiased = var",
-        {"oracle (PyTorch)": ["tests/test_oracle_torch.py", "-k", "BatchNormTraining"],
-         "training": ["tests/test_train.py", "tests/test_nn.py"]},
+        {
+            "oracle (PyTorch)": ["tests/test_oracle_torch.py", "-k", "BatchNormTraining"],
+            "training": ["tests/test_train.py", "tests/test_nn.py"],
+        },
     ),
     Mutant(
         "reference-adam-bias-correction",
@@ -75,8 +83,7 @@ MUTANTS = [
         "mnn_core/ops/optim_ops.py",
         "p64 = p64 - (lr / (1.0 - b1 ** t)) * m2 / denom",
         "p64 = p64 - (lr / (1.0 - b2 ** t)) * m2 / denom",
-        {"oracle (PyTorch)": ["tests/test_oracle_torch.py", "-k", "AdamUpdate"],
-         "optimizers": ["tests/test_optim.py"]},
+        {"oracle (PyTorch)": ["tests/test_oracle_torch.py", "-k", "AdamUpdate"], "optimizers": ["tests/test_optim.py"]},
     ),
     Mutant(
         "padding-same-swap",
@@ -84,11 +91,20 @@ MUTANTS = [
         "mnn_core/ops/conv.py",
         'pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)',
         'pads[i], pads[i + k] = (big, small) if attrs["auto_pad"] == "SAME_UPPER" else (small, big)',
-        {"oracle (ONNX Runtime)": ["tests/test_reference_vs_onnxruntime.py", "tests/test_oracle_extra.py", "-k",
-                                   "Conv or Pool"],
-         "reference conformance": ["tests/test_conformance_reference.py", "-k", "Conv or Pool"],
-         "x86 conformance": ["plugins/mnn-x86/tests/test_conformance.py", "-k", "AVX512 and not TwoThreads and "
-                             "not BF16 and (Conv or Pool)"]},
+        {
+            "oracle (ONNX Runtime)": [
+                "tests/test_reference_vs_onnxruntime.py",
+                "tests/test_oracle_extra.py",
+                "-k",
+                "Conv or Pool",
+            ],
+            "reference conformance": ["tests/test_conformance_reference.py", "-k", "Conv or Pool"],
+            "x86 conformance": [
+                "plugins/mnn-x86/tests/test_conformance.py",
+                "-k",
+                "AVX512 and not TwoThreads and not BF16 and (Conv or Pool)",
+            ],
+        },
     ),
     Mutant(
         "x86-gemm-tile-rows",
@@ -136,8 +152,12 @@ MUTANTS = [
 
 def _skip(path: str) -> bool:
     parts = path.split(os.sep)
-    return (".git" in parts or "__pycache__" in parts or ".pytest_cache" in parts
-            or (len(parts) > 2 and parts[0] == "plugins" and parts[2] == "build"))
+    return (
+        ".git" in parts
+        or "__pycache__" in parts
+        or ".pytest_cache" in parts
+        or (len(parts) > 2 and parts[0] == "plugins" and parts[2] == "build")
+    )
 
 
 def copy_tree(dest: str) -> str:
@@ -145,8 +165,7 @@ def copy_tree(dest: str) -> str:
     tree = os.path.join(dest, "tree")
     archive = os.path.join(dest, "tree.tar")
     with tarfile.open(archive, "w") as tar:
-        tar.add(ROOT, arcname="tree", filter=lambda info: None if _skip(os.path.relpath(info.name, "tree"))
-                else info)
+        tar.add(ROOT, arcname="tree", filter=lambda info: None if _skip(os.path.relpath(info.name, "tree")) else info)
     with tarfile.open(archive) as tar:
         tar.extractall(dest, filter="tar")
     os.remove(archive)
@@ -218,8 +237,9 @@ def prepare(work: str, m: Mutant, patched: bool) -> str:
     if patched:
         apply(tree, m)
         if m.build:
-            proc = subprocess.run(m.build, cwd=plugin_dir(tree, m.plugin), env=_env(tree, m), capture_output=True,
-                                  text=True)
+            proc = subprocess.run(
+                m.build, cwd=plugin_dir(tree, m.plugin), env=_env(tree, m), capture_output=True, text=True
+            )
             if proc.returncode:
                 raise RuntimeError(f"{m.name}: rebuild failed: {proc.stderr.strip().splitlines()[-3:]}")
     return tree
@@ -247,8 +267,9 @@ def check(m: Mutant, work: str, timeout: int, baseline: bool) -> dict:
         entry.update(verdict=verdict, tests=failed, seconds=round(secs, 1))
         result["groups"][label] = entry
     verdicts = [g["verdict"] for g in result["groups"].values()]
-    result["verdict"] = ("caught" if "caught" in verdicts else
-                         "missed" if all(v == "missed" for v in verdicts) else "error")
+    result["verdict"] = (
+        "caught" if "caught" in verdicts else "missed" if all(v == "missed" for v in verdicts) else "error"
+    )
     return result
 
 
@@ -261,8 +282,10 @@ def report(results: list[dict]) -> str:
         for label, g in r["groups"].items():
             tests = g.get("tests") or []
             shown = ", ".join(t.split("::", 1)[-1] for t in tests[:4]) + (" ..." if len(tests) > 4 else "")
-            lines.append(f"        {label}: {g['verdict']}" + (f" ({len(tests)}{'+' if len(tests) >= 20 else ''}"
-                                                                 f" failed: {shown})" if tests else ""))
+            lines.append(
+                f"        {label}: {g['verdict']}"
+                + (f" ({len(tests)}{'+' if len(tests) >= 20 else ''} failed: {shown})" if tests else "")
+            )
     caught = sum(r["verdict"] == "caught" for r in results)
     lines.append(f"{caught} of {len(results)} mutants caught")
     return "\n".join(lines)
@@ -295,8 +318,16 @@ def main(argv=None) -> int:
             try:
                 results.append(check(m, work, args.timeout, not args.no_baseline))
             except (ValueError, RuntimeError) as exc:
-                results.append({"mutant": m.name, "what": m.what, "file": m.path, "groups": {},
-                                "verdict": "error", "error": str(exc)})
+                results.append(
+                    {
+                        "mutant": m.name,
+                        "what": m.what,
+                        "file": m.path,
+                        "groups": {},
+                        "verdict": "error",
+                        "error": str(exc),
+                    }
+                )
             finally:
                 if not args.keep:  # each mutant's copies go as soon as it is judged
                     for name in os.listdir(work):
@@ -311,8 +342,9 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    if any(r["verdict"] == "error" or any(g["verdict"] == "baseline fails" for g in r["groups"].values())
-           for r in results):
+    if any(
+        r["verdict"] == "error" or any(g["verdict"] == "baseline fails" for g in r["groups"].values()) for r in results
+    ):
         return 2
     return 0 if all(r["verdict"] == "caught" for r in results) else 1
 

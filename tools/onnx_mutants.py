@@ -8,14 +8,34 @@ import random
 from pathlib import Path
 
 SECRET = b"MNN-FUZZ-SECRET:" * 64  # the file outside the folder; "SECRET" shows up in any 21 bytes of it
-LOCATIONS = ["data.bin", "./data.bin", "inside_link", "sub/inner.bin", "link_out", "abs_link", "dir_link/secret.bin",
-             "fifo", "zero_link", "sub", "missing.bin", "", "../outside/secret.bin", "/etc/passwd",
-             "sub/../../outside/secret.bin", "..\\outside\\secret.bin", "C:/x", "data.bin\0x", "a" * 3000, "."]
+LOCATIONS = [
+    "data.bin",
+    "./data.bin",
+    "inside_link",
+    "sub/inner.bin",
+    "link_out",
+    "abs_link",
+    "dir_link/secret.bin",
+    "fifo",
+    "zero_link",
+    "sub",
+    "missing.bin",
+    "",
+    "../outside/secret.bin",
+    "/etc/passwd",
+    "sub/../../outside/secret.bin",
+    "..\\outside\\secret.bin",
+    "C:/x",
+    "data.bin\0x",
+    "a" * 3000,
+    ".",
+]
 NUMBERS = ["0", "-1", "abc", "", "7", str(2**63), "99999999999", " 5", "1e3", "64", "4096", "4097"]
 HOSTILE_INTS = [-1, -2, 0, 1, 2, 3, 7, 2**31 - 1, 2**31, 2**32, 2**40, 2**62, -(2**63), 2**63 - 1]
 
 
 # -- seeds -------------------------------------------------------------------------------------
+
 
 def build_seeds(folder: Path) -> dict[str, bytes]:
     """The seed models (serialized); their external data goes to folder/data.bin."""
@@ -32,9 +52,16 @@ def build_seeds(folder: Path) -> dict[str, bytes]:
         def __init__(self):
             super().__init__()
             self.body = torch.nn.Sequential(
-                torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                torch.nn.Conv2d(8, 8, 3, padding=1, groups=2), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
-                torch.nn.Linear(8, 4), torch.nn.Softmax(-1))
+                torch.nn.Conv2d(3, 8, 3, padding=1),
+                torch.nn.BatchNorm2d(8),
+                torch.nn.ReLU(),
+                torch.nn.MaxPool2d(2),
+                torch.nn.Conv2d(8, 8, 3, padding=1, groups=2),
+                torch.nn.AdaptiveAvgPool2d(1),
+                torch.nn.Flatten(),
+                torch.nn.Linear(8, 4),
+                torch.nn.Softmax(-1),
+            )
 
         def forward(self, x):
             return self.body(x)
@@ -49,13 +76,23 @@ def build_seeds(folder: Path) -> dict[str, bytes]:
             return self.fc(self.lstm(x)[0][:, -1])
 
     torch.manual_seed(0)
-    for name, module, x, axes in [("convnet", ConvNet(), torch.randn(1, 3, 16, 16), {"x": {0: "N"}}),
-                                  ("lstm", Lstm(), torch.randn(2, 5, 6), None)]:
+    for name, module, x, axes in [
+        ("convnet", ConvNet(), torch.randn(1, 3, 16, 16), {"x": {0: "N"}}),
+        ("lstm", Lstm(), torch.randn(2, 5, 6), None),
+    ]:
         path = folder / f"{name}.onnx"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(module.eval(), (x,), str(path), dynamo=False, input_names=["x"], output_names=["y"],
-                              dynamic_axes=axes, opset_version=17)
+            torch.onnx.export(
+                module.eval(),
+                (x,),
+                str(path),
+                dynamo=False,
+                input_names=["x"],
+                output_names=["y"],
+                dynamic_axes=axes,
+                opset_version=17,
+            )
         seeds[name] = path.read_bytes()
 
     rng = np.random.default_rng(0)
@@ -65,26 +102,47 @@ def build_seeds(folder: Path) -> dict[str, bytes]:
 
     # If and Loop, with initializers and Constant nodes inside their bodies
     then_g = helper.make_graph(
-        [helper.make_node("Constant", [], ["c1"], value=numpy_helper.from_array(f32(2, 3))),
-         helper.make_node("Add", ["x", "tw"], ["t0"]), helper.make_node("Mul", ["t0", "c1"], ["t"])],
-        "then", [], [vi("t", TensorProto.FLOAT, [2, 3])], [numpy_helper.from_array(f32(2, 3), "tw")])
-    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
-                               [vi("e", TensorProto.FLOAT, [2, 3])])
+        [
+            helper.make_node("Constant", [], ["c1"], value=numpy_helper.from_array(f32(2, 3))),
+            helper.make_node("Add", ["x", "tw"], ["t0"]),
+            helper.make_node("Mul", ["t0", "c1"], ["t"]),
+        ],
+        "then",
+        [],
+        [vi("t", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(f32(2, 3), "tw")],
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [], [vi("e", TensorProto.FLOAT, [2, 3])]
+    )
     loop_g = helper.make_graph(
-        [helper.make_node("Constant", [], ["step"], value=numpy_helper.from_array(np.float32(0.5).reshape(()))),
-         helper.make_node("Add", ["acc", "lw"], ["a0"]), helper.make_node("Mul", ["a0", "step"], ["acc_out"]),
-         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        [
+            helper.make_node("Constant", [], ["step"], value=numpy_helper.from_array(np.float32(0.5).reshape(()))),
+            helper.make_node("Add", ["acc", "lw"], ["a0"]),
+            helper.make_node("Mul", ["a0", "step"], ["acc_out"]),
+            helper.make_node("Identity", ["cond"], ["cond_out"]),
+        ],
         "body",
         [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []), vi("acc", TensorProto.FLOAT, [2, 3])],
         [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", TensorProto.FLOAT, [2, 3])],
-        [numpy_helper.from_array(f32(2, 3), "lw")])
+        [numpy_helper.from_array(f32(2, 3), "lw")],
+    )
     graph = helper.make_graph(
-        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Greater", ["s", "zero"], ["c"]),
-         helper.make_node("If", ["c"], ["b"], then_branch=then_g, else_branch=else_g),
-         helper.make_node("Loop", ["trip", "true", "b"], ["y"], body=loop_g)],
-        "control", [vi("x", TensorProto.FLOAT, [2, 3])], [vi("y", TensorProto.FLOAT, [2, 3])],
-        [numpy_helper.from_array(np.float32(0), "zero"), numpy_helper.from_array(np.int64(3), "trip"),
-         numpy_helper.from_array(np.bool_(True), "true")])
+        [
+            helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+            helper.make_node("Greater", ["s", "zero"], ["c"]),
+            helper.make_node("If", ["c"], ["b"], then_branch=then_g, else_branch=else_g),
+            helper.make_node("Loop", ["trip", "true", "b"], ["y"], body=loop_g),
+        ],
+        "control",
+        [vi("x", TensorProto.FLOAT, [2, 3])],
+        [vi("y", TensorProto.FLOAT, [2, 3])],
+        [
+            numpy_helper.from_array(np.float32(0), "zero"),
+            numpy_helper.from_array(np.int64(3), "trip"),
+            numpy_helper.from_array(np.bool_(True), "true"),
+        ],
+    )
     seeds["control"] = helper.make_model(graph, opset_imports=opset).SerializeToString()
 
     # sparse initializers (linear and coordinate indices) and external data everywhere
@@ -104,36 +162,67 @@ def build_seeds(folder: Path) -> dict[str, bytes]:
 
     w_index = numpy_helper.from_array(np.array([0, 7, 8, 15, 23], np.int64), "w_idx")
     w_sparse = helper.make_sparse_tensor(numpy_helper.from_array(f32(5), "w"), w_index, [4, 6])
-    v_sparse = helper.make_sparse_tensor(numpy_helper.from_array(f32(3), "v"),
-                                         numpy_helper.from_array(np.array([[0, 1], [1, 5], [1, 2]], np.int64), "v_idx"),
-                                         [2, 6])
-    ext_then = helper.make_graph([helper.make_node("Add", ["m", "bw"], ["t"])], "then", [],
-                                 [vi("t", TensorProto.FLOAT, [2, 6])], [external(f32(2, 6), "bw")])
-    ext_else = helper.make_graph([helper.make_node("Constant", [], ["e"], value=external(f32(2, 6), "ec"))], "else", [],
-                                 [vi("e", TensorProto.FLOAT, [2, 6])])
+    v_sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(f32(3), "v"),
+        numpy_helper.from_array(np.array([[0, 1], [1, 5], [1, 2]], np.int64), "v_idx"),
+        [2, 6],
+    )
+    ext_then = helper.make_graph(
+        [helper.make_node("Add", ["m", "bw"], ["t"])],
+        "then",
+        [],
+        [vi("t", TensorProto.FLOAT, [2, 6])],
+        [external(f32(2, 6), "bw")],
+    )
+    ext_else = helper.make_graph(
+        [helper.make_node("Constant", [], ["e"], value=external(f32(2, 6), "ec"))],
+        "else",
+        [],
+        [vi("e", TensorProto.FLOAT, [2, 6])],
+    )
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["m0"]), helper.make_node("Add", ["m0", "v"], ["m1"]),
-         helper.make_node("Constant", [], ["k"], value=external(f32(2, 6), "k_value")),
-         helper.make_node("Add", ["m1", "k"], ["m2"]), helper.make_node("Add", ["m2", "b"], ["m"]),
-         helper.make_node("If", ["flag"], ["y"], then_branch=ext_then, else_branch=ext_else)],
-        "sparse_external", [vi("x", TensorProto.FLOAT, [2, 4]), vi("flag", TensorProto.BOOL, [])],
-        [vi("y", TensorProto.FLOAT, [2, 6])], [external(f32(6), "b")], sparse_initializer=[w_sparse, v_sparse])
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m0"]),
+            helper.make_node("Add", ["m0", "v"], ["m1"]),
+            helper.make_node("Constant", [], ["k"], value=external(f32(2, 6), "k_value")),
+            helper.make_node("Add", ["m1", "k"], ["m2"]),
+            helper.make_node("Add", ["m2", "b"], ["m"]),
+            helper.make_node("If", ["flag"], ["y"], then_branch=ext_then, else_branch=ext_else),
+        ],
+        "sparse_external",
+        [vi("x", TensorProto.FLOAT, [2, 4]), vi("flag", TensorProto.BOOL, [])],
+        [vi("y", TensorProto.FLOAT, [2, 6])],
+        [external(f32(6), "b")],
+        sparse_initializer=[w_sparse, v_sparse],
+    )
     seeds["sparse_external"] = helper.make_model(graph, opset_imports=opset).SerializeToString()
     (folder / "data.bin").write_bytes(bytes(data))
 
     # int8 QDQ around a convolution (the importer rewrites it into QLinearConv first)
     q = lambda v, name, dt=np.int8: numpy_helper.from_array(np.asarray(v, dt), name)  # noqa: E731
     graph = helper.make_graph(
-        [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
-         helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
-         helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"]),
-         helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
-         helper.make_node("QuantizeLinear", ["r", "ys", "yz"], ["yq"]),
-         helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])],
-        "qdq", [vi("x", TensorProto.FLOAT, [1, 2, 6, 6])], [vi("y", TensorProto.FLOAT, [1, 4, 6, 6])],
-        [q(rng.integers(-100, 100, (4, 2, 3, 3)), "wq"), q(0, "wz"), q(0, "xz"), q(0, "yz"),
-         numpy_helper.from_array(np.float32(0.02), "xs"), numpy_helper.from_array(np.float32(0.01), "ws"),
-         numpy_helper.from_array(np.float32(0.05), "ys")])
+        [
+            helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+            helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+            helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"]),
+            helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["r"]),
+            helper.make_node("QuantizeLinear", ["r", "ys", "yz"], ["yq"]),
+            helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"]),
+        ],
+        "qdq",
+        [vi("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+        [vi("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [
+            q(rng.integers(-100, 100, (4, 2, 3, 3)), "wq"),
+            q(0, "wz"),
+            q(0, "xz"),
+            q(0, "yz"),
+            numpy_helper.from_array(np.float32(0.02), "xs"),
+            numpy_helper.from_array(np.float32(0.01), "ws"),
+            numpy_helper.from_array(np.float32(0.05), "ys"),
+        ],
+    )
     seeds["qdq"] = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
     onnx.ModelProto.FromString(seeds["qdq"])
     return seeds
@@ -149,8 +238,13 @@ def make_folder(folder: Path, data: bytes) -> None:
     (folder / "data.bin").write_bytes(data)
     (folder / "sub").mkdir(exist_ok=True)
     (folder / "sub" / "inner.bin").write_bytes(data)
-    for name, target in [("inside_link", "data.bin"), ("link_out", "../outside/secret.bin"),
-                         ("abs_link", "/etc/passwd"), ("dir_link", "../outside"), ("zero_link", "/dev/zero")]:
+    for name, target in [
+        ("inside_link", "data.bin"),
+        ("link_out", "../outside/secret.bin"),
+        ("abs_link", "/etc/passwd"),
+        ("dir_link", "../outside"),
+        ("zero_link", "/dev/zero"),
+    ]:
         if not os.path.lexists(folder / name):
             os.symlink(target, folder / name)
     if not os.path.exists(folder / "fifo"):
@@ -158,6 +252,7 @@ def make_folder(folder: Path, data: bytes) -> None:
 
 
 # -- mutations -----------------------------------------------------------------------------------
+
 
 def _bodies(graph):
     from onnx import AttributeProto
@@ -226,8 +321,9 @@ def _mutate_sparse(rng: random.Random, s) -> None:
         s.indices.CopyFrom(numpy_helper.from_array(idx.astype(np.int64), s.indices.name))
     elif kind == 2:  # indices of another shape or type
         shape = rng.choice([(2, 2, 2), (7,), (5, 3), (0,), (1, 1)])
-        s.indices.CopyFrom(numpy_helper.from_array(np.ones(shape, rng.choice([np.int64, np.int32, np.float32])),
-                                                   s.indices.name))
+        s.indices.CopyFrom(
+            numpy_helper.from_array(np.ones(shape, rng.choice([np.int64, np.int32, np.float32])), s.indices.name)
+        )
     else:
         _mutate_tensor(rng, rng.choice([s.values, s.indices]))
 
@@ -328,10 +424,15 @@ def mutate(rng: random.Random, seed: bytes, op_types: list[str]) -> bytes:
             out[rng.randrange(len(out))] = rng.choice([0, 0xFF, 0x7F, 0x80, rng.randrange(256)])
     elif kind == 3:
         at = rng.randrange(len(out) + 1)
-        out[at:at] = rng.choice([bytes(rng.randrange(256) for _ in range(rng.randint(1, 16))),
-                                 b"\xff" * 10, b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\x7f"])
+        out[at:at] = rng.choice(
+            [
+                bytes(rng.randrange(256) for _ in range(rng.randint(1, 16))),
+                b"\xff" * 10,
+                b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\x7f",
+            ]
+        )
     else:  # a chunk repeated (repeated fields, duplicated nodes)
         at = rng.randrange(len(out))
         n = rng.randint(1, 64)
-        out[at:at] = out[at:at + n]
+        out[at:at] = out[at : at + n]
     return bytes(out)

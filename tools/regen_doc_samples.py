@@ -51,7 +51,7 @@ def regenerate(path: Path, folder: Path) -> str:
         elif block.regen and block.lang == "console" and _available(block):
             replace.append((block.line, block.end - 2, _console(block, folder)))
     for first, last, text in reversed(replace):
-        lines[first:last + 1] = text.rstrip("\n").split("\n")
+        lines[first : last + 1] = text.rstrip("\n").split("\n")
     return "\n".join(lines)
 
 
@@ -72,8 +72,10 @@ def main(argv=None) -> int:
                 stale.append(path)
                 if not args.check:
                     path.write_text(text)
-            print(f"{path.relative_to(db.ROOT)}: {'stale' if path in stale else 'up to date'}"
-                  f"{' (rewritten)' if path in stale and not args.check else ''}")
+            print(
+                f"{path.relative_to(db.ROOT)}: {'stale' if path in stale else 'up to date'}"
+                f"{' (rewritten)' if path in stale and not args.check else ''}"
+            )
     return 1 if args.check and stale else 0
 
 

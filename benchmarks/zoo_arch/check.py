@@ -44,8 +44,9 @@ class ArchResult:
         return asdict(self)
 
 
-def check_arch(arch: Arch, exporter: str, backend: str = "x86", batch: int = 2, cache=None,
-               small: bool = False, threads: int = 1) -> ArchResult:
+def check_arch(
+    arch: Arch, exporter: str, backend: str = "x86", batch: int = 2, cache=None, small: bool = False, threads: int = 1
+) -> ArchResult:
     """One model by one exporter on `backend`; never raises for what the model does."""
     try:
         path = onnx_file(arch, exporter, batch, cache, small)

@@ -61,8 +61,9 @@ def _fresh(meta: Path, stamp: dict) -> dict | None:
     return info if all(info.get(k) == v for k, v in stamp.items()) else None
 
 
-def onnx_file(arch: Arch, exporter: str, batch: int, cache: str | os.PathLike | None = None,
-              small: bool = False) -> Path:
+def onnx_file(
+    arch: Arch, exporter: str, batch: int, cache: str | os.PathLike | None = None, small: bool = False
+) -> Path:
     """A file that runs `batch`: the dynamic-batch export, or where the exporter cannot make one, a
     static export at that batch. Exports what the cache lacks; raises ExportError."""
     if exporter not in EXPORTERS:

@@ -33,6 +33,7 @@ class SqueezeExcite(nn.Module):
 
 # -- MobileNetV3-Large -------------------------------------------------------------------------------
 
+
 class InvertedResidual(nn.Module):
     """MobileNetV3's and EfficientNet's block: 1x1 expand, depthwise kxk, squeeze-excite, 1x1 project."""
 
@@ -52,10 +53,23 @@ class InvertedResidual(nn.Module):
 
 
 #: MobileNetV3-Large (Howard et al. 2019, table 1): kernel, expansion, out, squeeze-excite, h-swish, stride
-MOBILENET_V3_LARGE = [(3, 16, 16, 0, 0, 1), (3, 64, 24, 0, 0, 2), (3, 72, 24, 0, 0, 1), (5, 72, 40, 1, 0, 2),
-                      (5, 120, 40, 1, 0, 1), (5, 120, 40, 1, 0, 1), (3, 240, 80, 0, 1, 2), (3, 200, 80, 0, 1, 1),
-                      (3, 184, 80, 0, 1, 1), (3, 184, 80, 0, 1, 1), (3, 480, 112, 1, 1, 1), (3, 672, 112, 1, 1, 1),
-                      (5, 672, 160, 1, 1, 2), (5, 960, 160, 1, 1, 1), (5, 960, 160, 1, 1, 1)]
+MOBILENET_V3_LARGE = [
+    (3, 16, 16, 0, 0, 1),
+    (3, 64, 24, 0, 0, 2),
+    (3, 72, 24, 0, 0, 1),
+    (5, 72, 40, 1, 0, 2),
+    (5, 120, 40, 1, 0, 1),
+    (5, 120, 40, 1, 0, 1),
+    (3, 240, 80, 0, 1, 2),
+    (3, 200, 80, 0, 1, 1),
+    (3, 184, 80, 0, 1, 1),
+    (3, 184, 80, 0, 1, 1),
+    (3, 480, 112, 1, 1, 1),
+    (3, 672, 112, 1, 1, 1),
+    (5, 672, 160, 1, 1, 2),
+    (5, 960, 160, 1, 1, 1),
+    (5, 960, 160, 1, 1, 1),
+]
 
 
 class MobileNetV3(nn.Module):
@@ -63,8 +77,11 @@ class MobileNetV3(nn.Module):
         super().__init__()
         layers, c = [conv_bn(3, 16, 3, 2, act=nn.Hardswish)], 16
         for k, exp, out, se, hs, stride in MOBILENET_V3_LARGE:
-            layers.append(InvertedResidual(c, exp, out, k, stride, _divisible(exp // 4) if se else 0,
-                                           nn.Hardswish if hs else nn.ReLU))
+            layers.append(
+                InvertedResidual(
+                    c, exp, out, k, stride, _divisible(exp // 4) if se else 0, nn.Hardswish if hs else nn.ReLU
+                )
+            )
             c = out
         layers.append(conv_bn(c, 960, 1, act=nn.Hardswish))
         self.features = nn.Sequential(*layers)
@@ -77,8 +94,15 @@ class MobileNetV3(nn.Module):
 # -- EfficientNet-B0 ---------------------------------------------------------------------------------
 
 #: EfficientNet-B0 (Tan & Le 2019, table 1): expansion, kernel, stride, in, out, layers
-EFFICIENTNET_B0 = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3),
-                   (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4), (6, 3, 1, 192, 320, 1)]
+EFFICIENTNET_B0 = [
+    (1, 3, 1, 32, 16, 1),
+    (6, 3, 2, 16, 24, 2),
+    (6, 5, 2, 24, 40, 2),
+    (6, 3, 2, 40, 80, 3),
+    (6, 5, 1, 80, 112, 3),
+    (6, 5, 2, 112, 192, 4),
+    (6, 3, 1, 192, 320, 1),
+]
 
 
 class EfficientNetB0(nn.Module):
@@ -88,8 +112,11 @@ class EfficientNetB0(nn.Module):
         for expand, k, stride, c_in, c_out, n in EFFICIENTNET_B0:
             for i in range(n):
                 c = c_in if i == 0 else c_out
-                layers.append(InvertedResidual(c, c * expand, c_out, k, stride if i == 0 else 1, max(1, c // 4),
-                                               nn.SiLU, nn.SiLU, nn.Sigmoid))
+                layers.append(
+                    InvertedResidual(
+                        c, c * expand, c_out, k, stride if i == 0 else 1, max(1, c // 4), nn.SiLU, nn.SiLU, nn.Sigmoid
+                    )
+                )
         layers.append(conv_bn(320, 1280, 1, act=nn.SiLU))
         self.features = nn.Sequential(*layers)
         self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, classes))
@@ -100,11 +127,13 @@ class EfficientNetB0(nn.Module):
 
 # -- ResNet-50 ---------------------------------------------------------------------------------------
 
+
 class Bottleneck(nn.Module):
     def __init__(self, c_in: int, width: int, stride: int):
         super().__init__()
-        self.body = nn.Sequential(conv_bn(c_in, width, 1), conv_bn(width, width, 3, stride),
-                                  conv_bn(width, width * 4, 1, act=None))
+        self.body = nn.Sequential(
+            conv_bn(c_in, width, 1), conv_bn(width, width, 3, stride), conv_bn(width, width * 4, 1, act=None)
+        )
         self.down = conv_bn(c_in, width * 4, 1, stride, act=None) if stride != 1 or c_in != width * 4 else None
 
     def forward(self, x):
@@ -128,6 +157,7 @@ class ResNet50(nn.Module):
 
 
 # -- ConvNeXt-T --------------------------------------------------------------------------------------
+
 
 class LayerNorm2d(nn.LayerNorm):
     """LayerNorm over the channels of NCHW, as torchvision writes it: to channels-last and back."""
@@ -166,6 +196,7 @@ class ConvNeXtT(nn.Module):
 
 # -- ViT-S/16 ----------------------------------------------------------------------------------------
 
+
 class Attention(nn.Module):
     """Multi-head self-attention with one fused qkv projection, as timm writes it."""
 
@@ -189,8 +220,10 @@ class EncoderLayer(nn.Module):
     def __init__(self, dim: int, heads: int, hidden: int, eps: float = 1e-6):
         super().__init__()
         self.ln1, self.attn = nn.LayerNorm(dim, eps=eps), Attention(dim, heads)
-        self.ln2, self.mlp = nn.LayerNorm(dim, eps=eps), nn.Sequential(nn.Linear(dim, hidden), nn.GELU(),
-                                                                          nn.Linear(hidden, dim))
+        self.ln2, self.mlp = (
+            nn.LayerNorm(dim, eps=eps),
+            nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)),
+        )
 
     def forward(self, x):
         x = x + self.attn(self.ln1(x))
@@ -198,8 +231,9 @@ class EncoderLayer(nn.Module):
 
 
 class ViT(nn.Module):
-    def __init__(self, image: int = 224, patch: int = 16, dim: int = 384, depth: int = 12, heads: int = 6,
-                 classes: int = 1000):
+    def __init__(
+        self, image: int = 224, patch: int = 16, dim: int = 384, depth: int = 12, heads: int = 6, classes: int = 1000
+    ):
         super().__init__()
         self.patch = nn.Conv2d(3, dim, patch, patch)
         self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
@@ -214,6 +248,7 @@ class ViT(nn.Module):
 
 
 # -- YOLOv8n -----------------------------------------------------------------------------------------
+
 
 def cbs(c_in: int, c_out: int, k: int = 1, stride: int = 1):
     """ultralytics' Conv: convolution, batch norm, SiLU."""
@@ -256,18 +291,21 @@ class YOLOv8n(nn.Module):
 
     def __init__(self, image: int = 320, classes: int = 80, reg_max: int = 16):
         super().__init__()
-        self.b1 = nn.Sequential(cbs(3, 16, 3, 2), cbs(16, 32, 3, 2), C2f(32, 32, 1, True), cbs(32, 64, 3, 2),
-                                C2f(64, 64, 2, True))
+        self.b1 = nn.Sequential(
+            cbs(3, 16, 3, 2), cbs(16, 32, 3, 2), C2f(32, 32, 1, True), cbs(32, 64, 3, 2), C2f(64, 64, 2, True)
+        )
         self.b2 = nn.Sequential(cbs(64, 128, 3, 2), C2f(128, 128, 2, True))
         self.b3 = nn.Sequential(cbs(128, 256, 3, 2), C2f(256, 256, 1, True), SPPF(256, 256))
         self.n1, self.n2 = C2f(384, 128), C2f(192, 64)
         self.d1, self.n3 = cbs(64, 64, 3, 2), C2f(192, 128)
         self.d2, self.n4 = cbs(128, 128, 3, 2), C2f(384, 256)
         c2, c3 = 64, max(64, min(classes, 100))
-        self.box = nn.ModuleList(nn.Sequential(cbs(c, c2, 3), cbs(c2, c2, 3), nn.Conv2d(c2, 4 * reg_max, 1))
-                                 for c in (64, 128, 256))
-        self.cls = nn.ModuleList(nn.Sequential(cbs(c, c3, 3), cbs(c3, c3, 3), nn.Conv2d(c3, classes, 1))
-                                 for c in (64, 128, 256))
+        self.box = nn.ModuleList(
+            nn.Sequential(cbs(c, c2, 3), cbs(c2, c2, 3), nn.Conv2d(c2, 4 * reg_max, 1)) for c in (64, 128, 256)
+        )
+        self.cls = nn.ModuleList(
+            nn.Sequential(cbs(c, c3, 3), cbs(c3, c3, 3), nn.Conv2d(c3, classes, 1)) for c in (64, 128, 256)
+        )
         self.dfl = nn.Conv2d(reg_max, 1, 1, bias=False).requires_grad_(False)
         self.dfl.weight.data[:] = torch.arange(reg_max, dtype=torch.float).view(1, reg_max, 1, 1)
         anchors, strides = [], []
@@ -289,8 +327,13 @@ class YOLOv8n(nn.Module):
         o4 = self.n3(torch.cat([self.d1(o3), h4], 1))
         o5 = self.n4(torch.cat([self.d2(o4), p5], 1))
         b = x.shape[0]
-        y = torch.cat([torch.cat([bx(o), cl(o)], 1).view(b, 4 * self.reg_max + self.classes, -1)
-                       for o, bx, cl in zip((o3, o4, o5), self.box, self.cls)], 2)
+        y = torch.cat(
+            [
+                torch.cat([bx(o), cl(o)], 1).view(b, 4 * self.reg_max + self.classes, -1)
+                for o, bx, cl in zip((o3, o4, o5), self.box, self.cls)
+            ],
+            2,
+        )
         box, cls = y.split((4 * self.reg_max, self.classes), 1)
         dist = self.dfl(box.view(b, 4, self.reg_max, -1).transpose(2, 1).softmax(1)).view(b, 4, -1)
         lt, rb = dist.chunk(2, 1)
@@ -299,6 +342,7 @@ class YOLOv8n(nn.Module):
 
 
 # -- U-Net -------------------------------------------------------------------------------------------
+
 
 def double_conv(c_in: int, c_out: int):
     return nn.Sequential(conv_bn(c_in, c_out), conv_bn(c_out, c_out))
@@ -311,8 +355,9 @@ class UNet(nn.Module):
     def __init__(self, base: int = 16, levels: int = 4, classes: int = 2):
         super().__init__()
         widths = [base << i for i in range(levels + 1)]
-        self.down = nn.ModuleList([double_conv(3, widths[0])] +
-                                  [double_conv(widths[i], widths[i + 1]) for i in range(levels)])
+        self.down = nn.ModuleList(
+            [double_conv(3, widths[0])] + [double_conv(widths[i], widths[i + 1]) for i in range(levels)]
+        )
         self.up = nn.ModuleList(nn.ConvTranspose2d(widths[i + 1], widths[i], 2, 2) for i in reversed(range(levels)))
         self.merge = nn.ModuleList(double_conv(2 * widths[i], widths[i]) for i in reversed(range(levels)))
         self.out = nn.Conv2d(widths[0], classes, 1)
@@ -327,5 +372,14 @@ class UNet(nn.Module):
         return self.out(x)
 
 
-__all__ = ["MobileNetV3", "EfficientNetB0", "ResNet50", "ConvNeXtT", "ViT", "YOLOv8n", "UNet", "EncoderLayer",
-           "Attention"]
+__all__ = [
+    "MobileNetV3",
+    "EfficientNetB0",
+    "ResNet50",
+    "ConvNeXtT",
+    "ViT",
+    "YOLOv8n",
+    "UNet",
+    "EncoderLayer",
+    "Attention",
+]

@@ -208,8 +208,14 @@ class Backend:
     def kernels(self) -> dict[str, KernelSpec]:
         raise NotImplementedError
 
-    def prepare(self, node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorInfo],
-                constants: dict[str, np.ndarray], ctx: PrepareContext) -> CExecution | PyExecution:
+    def prepare(
+        self,
+        node: Node,
+        ins: Sequence[TensorInfo],
+        outs: Sequence[TensorInfo],
+        constants: dict[str, np.ndarray],
+        ctx: PrepareContext,
+    ) -> CExecution | PyExecution:
         """Prepare one op for fixed shapes. `constants` holds the node's constant
         inputs (weights) by input name, for pre-packing; they may also be read
         from the arena at run time."""

@@ -15,12 +15,14 @@ hookimpl = pluggy.HookimplMarker("mnn")
 
 # -- backends -------------------------------------------------------------------
 
+
 @hookspec
 def mnn_register_backends(register: Callable[[object], None]) -> None:
     """Register Backend objects: register(backend). Called once at start-up."""
 
 
 # -- graph passes -------------------------------------------------------------------
+
 
 @hookspec
 def mnn_register_passes(register: Callable[..., None]) -> None:
@@ -31,6 +33,7 @@ def mnn_register_passes(register: Callable[..., None]) -> None:
 
 
 # -- model formats --------------------------------------------------------------------
+
 
 @hookspec
 def mnn_register_loaders(register: Callable[..., None]) -> None:

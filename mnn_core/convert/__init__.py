@@ -1,9 +1,9 @@
 """Model conversion: ONNX import and export (onnx itself is imported lazily).
 
-    from mnn_core.convert import import_onnx, to_onnx, save_onnx
-    graph = import_onnx("model.onnx")
-    proto = to_onnx(graph)            # an onnx.ModelProto
-    save_onnx(graph, "model.onnx")
+from mnn_core.convert import import_onnx, to_onnx, save_onnx
+graph = import_onnx("model.onnx")
+proto = to_onnx(graph)            # an onnx.ModelProto
+save_onnx(graph, "model.onnx")
 """
 
 from __future__ import annotations

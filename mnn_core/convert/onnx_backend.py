@@ -68,8 +68,9 @@ class MnnBackendRep(_OnnxBackendRep):
             inputs = [inputs]
         inputs = list(inputs)
         if len(inputs) != len(self.input_names):
-            raise MnnError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
-                           f"got {len(inputs)}")
+            raise MnnError(
+                f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), got {len(inputs)}"
+            )
         return {n: _value(v) for n, v in zip(self.input_names, inputs)}
 
 
@@ -113,11 +114,14 @@ class MnnBackend(_OnnxBackend):
 
         arrays = [np.asarray(x) for x in inputs]
         names = [n for n in node.input]
-        graph_inputs = [helper.make_tensor_value_info(n, numpy_to_onnx(a.dtype.name), a.shape)
-                        for n, a in zip(names, arrays) if n]
+        graph_inputs = [
+            helper.make_tensor_value_info(n, numpy_to_onnx(a.dtype.name), a.shape) for n, a in zip(names, arrays) if n
+        ]
         graph_outputs = [helper.make_empty_tensor_value_info(n) for n in node.output if n]
-        model = helper.make_model(helper.make_graph([node], "run_node", graph_inputs, graph_outputs),
-                                  opset_imports=[helper.make_opsetid("", kwargs.pop("opset", _newest_opset()))])
+        model = helper.make_model(
+            helper.make_graph([node], "run_node", graph_inputs, graph_outputs),
+            opset_imports=[helper.make_opsetid("", kwargs.pop("opset", _newest_opset()))],
+        )
         feeds = {n: a for n, a in zip(names, arrays) if n}
         return cls.prepare(model, device, **kwargs).run(feeds)
 

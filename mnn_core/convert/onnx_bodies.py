@@ -59,8 +59,12 @@ class BodyImport:
         opsets = {**self.opsets, **opsets}
         prefix = f"{node.name}/"
         mapping = {f: (node.inputs[i] if i < len(node.inputs) else "") for i, f in enumerate(formal_in)}
-        mapping.update({f: (node.outputs[i] if i < len(node.outputs) else self.fresh(prefix + f))
-                        for i, f in enumerate(formal_out)})
+        mapping.update(
+            {
+                f: (node.outputs[i] if i < len(node.outputs) else self.fresh(prefix + f))
+                for i, f in enumerate(formal_out)
+            }
+        )
         self.scopes.append(mapping)  # an If branch in the body may read the body's values
         try:
             self._inline_body(onnx, fn, body, node, mapping, opsets, prefix, depth)
@@ -205,8 +209,7 @@ class BodyImport:
         """A body input's info as its ValueInfoProto declares it (unknown sizes as symbols), or
         when it declares no shape, the info of the outer value that feeds it."""
         tp = value.type
-        if tp.WhichOneof("value") == "tensor_type" and tp.tensor_type.HasField("shape") and \
-                tp.tensor_type.elem_type:
+        if tp.WhichOneof("value") == "tensor_type" and tp.tensor_type.HasField("shape") and tp.tensor_type.elem_type:
             try:
                 info = self._value_kind(tp, value.name)
             except NodeUnsupported:
@@ -228,8 +231,9 @@ class BodyImport:
 
     def _schema_function(self, onnx, schema, node: OnnxNode):
         # a body written for a later opset still defines this op version (same schema)
-        versions = list(schema.function_opset_versions if schema.has_function
-                        else schema.context_dependent_function_opset_versions)
+        versions = list(
+            schema.function_opset_versions if schema.has_function else schema.context_dependent_function_opset_versions
+        )
         older = [v for v in versions if v <= node.opset]
         version = max(older) if older else min(versions, default=node.opset)
         if schema.has_function:
@@ -255,8 +259,7 @@ class BodyImport:
                     else:
                         dim.dim_value = d
             types.append(tp.SerializeToString())
-        raw = schema.get_context_dependent_function_with_opset_version(
-            version, node.proto.SerializeToString(), types)
+        raw = schema.get_context_dependent_function_with_opset_version(version, node.proto.SerializeToString(), types)
         fn = onnx.FunctionProto()
         fn.ParseFromString(raw if isinstance(raw, bytes) else raw.SerializeToString())
         return fn

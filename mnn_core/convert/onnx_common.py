@@ -13,15 +13,37 @@ from ..errors import GraphError, MnnError
 
 #: ONNX TensorProto.DataType code -> numpy dtype name (the ones numpy can hold)
 ONNX_TO_NUMPY = {
-    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
-    8: "object", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
+    1: "float32",
+    2: "uint8",
+    3: "int8",
+    4: "uint16",
+    5: "int16",
+    6: "int32",
+    7: "int64",
+    8: "object",
+    9: "bool",
+    10: "float16",
+    11: "float64",
+    12: "uint32",
+    13: "uint64",
 }
 NUMPY_TO_ONNX = {v: k for k, v in ONNX_TO_NUMPY.items()}
 #: names of the codes numpy cannot hold, for error messages
 ONNX_TYPE_NAMES = {
-    14: "complex64", 15: "complex128", 16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz",
-    19: "float8e5m2", 20: "float8e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4e2m1", 24: "float8e8m0",
-    25: "uint2", 26: "int2", 0: "undefined",
+    14: "complex64",
+    15: "complex128",
+    16: "bfloat16",
+    17: "float8e4m3fn",
+    18: "float8e4m3fnuz",
+    19: "float8e5m2",
+    20: "float8e5m2fnuz",
+    21: "uint4",
+    22: "int4",
+    23: "float4e2m1",
+    24: "float8e8m0",
+    25: "uint2",
+    26: "int2",
+    0: "undefined",
 }
 
 DEFAULT_DOMAIN = "ai.onnx"

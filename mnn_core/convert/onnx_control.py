@@ -22,8 +22,11 @@ def _if(ctx, node):
     else_g, else_caps = ctx.import_subgraph(node.attrs["else_branch"], [], f"{node.name}/else")
     captures = list(dict.fromkeys(then_caps + else_caps))
     branches = {"then_branch": (then_g, then_caps), "else_branch": (else_g, else_caps)}
-    infos = {outer: info for g, caps in branches.values()
-             for outer, info in zip(caps, list(g.inputs.values())[len(g.inputs) - len(caps):])}
+    infos = {
+        outer: info
+        for g, caps in branches.values()
+        for outer, info in zip(caps, list(g.inputs.values())[len(g.inputs) - len(caps) :])
+    }
     attrs = {key: _take_captures(g, caps, captures, infos) for key, (g, caps) in branches.items()}
     ctx.emit("If", [node.inputs[0]] + captures, node.outputs, attrs, node.name, fold=False)
 
@@ -32,8 +35,8 @@ def _take_captures(graph, own: list[str], captures: list[str], infos: dict):
     """A branch whose trailing inputs are `captures` (the union of both branches'), in that order."""
     from ..graph.ir import unique_name
 
-    formal = {n: i for n, i in list(graph.inputs.items())[:len(graph.inputs) - len(own)]}
-    mine = dict(zip(own, list(graph.inputs.items())[len(graph.inputs) - len(own):]))
+    formal = {n: i for n, i in list(graph.inputs.items())[: len(graph.inputs) - len(own)]}
+    mine = dict(zip(own, list(graph.inputs.items())[len(graph.inputs) - len(own) :]))
     inputs = dict(formal)
     taken = set(graph.inputs) | {o for n in graph.nodes for o in n.outputs} | set(graph.initializers)
     for outer in captures:
@@ -55,7 +58,8 @@ def _loop(ctx, node):
     # a carried value's info: as the body declares it (its symbols stay symbols), else the initial value's
     declared = list(body.input)[2:]
     formal = [TensorInfo((), "int64"), TensorInfo((), "bool")] + [
-        ctx.declared_info(d, v) for d, v in zip(declared, carried)]
+        ctx.declared_info(d, v) for d, v in zip(declared, carried)
+    ]
     graph, captures = ctx.import_subgraph(body, formal, f"{node.name}/body")
     inputs = [node.input(0), node.input(1)] + list(carried) + captures
     ctx.emit("Loop", inputs, node.outputs, {"body": graph, "num_captures": len(captures)}, node.name, fold=False)
@@ -76,8 +80,13 @@ def _scan(ctx, node):
         formal.append(TensorInfo(tuple(shape), info.dtype))
     graph, captures = ctx.import_subgraph(node.attrs["body"], formal, f"{node.name}/body")
     attrs = {k: v for k, v in node.attrs.items() if k != "body"}
-    direct(ctx, node, inputs=list(node.inputs) + captures, ignore=("body",),
-           values={"body": graph, "num_captures": len(captures), **attrs})
+    direct(
+        ctx,
+        node,
+        inputs=list(node.inputs) + captures,
+        ignore=("body",),
+        values={"body": graph, "num_captures": len(captures), **attrs},
+    )
 
 
 @handles("SequenceMap")
@@ -89,8 +98,14 @@ def _sequence_map(ctx, node):
             info = info.elem if info.elem is not None else None
         formal.append(info)
     graph, captures = ctx.import_subgraph(node.attrs["body"], formal, f"{node.name}/body")
-    ctx.emit("SequenceMap", list(node.inputs) + captures, node.outputs,
-             {"body": graph, "num_captures": len(captures)}, node.name, fold=False)
+    ctx.emit(
+        "SequenceMap",
+        list(node.inputs) + captures,
+        node.outputs,
+        {"body": graph, "num_captures": len(captures)},
+        node.name,
+        fold=False,
+    )
 
 
 @handles("SequenceEmpty")

@@ -36,8 +36,10 @@ def to_onnx(graph: Graph, opset: int = DEFAULT_OPSET, producer: str = "mnn") -> 
     from onnx import helper, numpy_helper
 
     if not isinstance(opset, int) or isinstance(opset, bool):  # to_onnx(graph, "model.onnx"), say
-        raise MnnError(f"to_onnx(graph, opset) takes an int opset, not {opset!r}; it returns the ModelProto: "
-                       "save_onnx(graph, path) writes a file")
+        raise MnnError(
+            f"to_onnx(graph, opset) takes an int opset, not {opset!r}; it returns the ModelProto: "
+            "save_onnx(graph, path) writes a file"
+        )
     if not MIN_OPSET <= opset <= onnx.defs.onnx_opset_version():
         raise MnnError(f"to_onnx writes opsets {MIN_OPSET} to {onnx.defs.onnx_opset_version()}, not {opset}")
     graph.validate()
@@ -51,8 +53,12 @@ def to_onnx(graph: Graph, opset: int = DEFAULT_OPSET, producer: str = "mnn") -> 
     initializers += [numpy_helper.from_array(np.asarray(a), n) for n, a in writer.constants.items()]
     g = helper.make_graph(writer.nodes, graph.name or "mnn_graph", inputs, outputs, initializers)
     opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in sorted(writer.domains)]
-    model = helper.make_model(g, opset_imports=opsets, producer_name=producer,
-                              ir_version=min(helper.VERSION_TABLE[-1][1], _ir_version(helper, opset)))
+    model = helper.make_model(
+        g,
+        opset_imports=opsets,
+        producer_name=producer,
+        ir_version=min(helper.VERSION_TABLE[-1][1], _ir_version(helper, opset)),
+    )
     for key, value in graph.metadata.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = str(key), str(value)
@@ -65,8 +71,9 @@ def save_onnx(graph: Graph, path: str | os.PathLike, opset: int = DEFAULT_OPSET)
     model = to_onnx(graph, opset)
     path = Path(path)
     external = graph.initializer_bytes() > EXTERNAL_DATA_BYTES
-    onnx.save_model(model, str(path), save_as_external_data=external, all_tensors_to_one_file=True,
-                    location=path.name + ".data")
+    onnx.save_model(
+        model, str(path), save_as_external_data=external, all_tensors_to_one_file=True, location=path.name + ".data"
+    )
     return path
 
 
@@ -90,8 +97,7 @@ def _value_info(helper, name, info):
 def _dims(info) -> list | None:
     if info.shape is None:  # rank unknown
         return None
-    return [d if isinstance(d, (int, np.integer)) else (None if str(d).startswith("?") else str(d))
-            for d in info.shape]
+    return [d if isinstance(d, (int, np.integer)) else (None if str(d).startswith("?") else str(d)) for d in info.shape]
 
 
 # -- node writers --------------------------------------------------------------------------------------
@@ -131,23 +137,32 @@ class _Writer:
         known = self.onnx_attributes(op)
         for key in [k for k in attrs if known is not None and k not in known]:
             if attrs[key] not in (0, 0.0, "none", "NOTSET", "stretch"):  # newer than the target opset, not default
-                raise MnnError(f"node {name!r}: {op} attribute {key}={attrs[key]!r} needs a newer opset than "
-                               f"{self.opset}")
+                raise MnnError(
+                    f"node {name!r}: {op} attribute {key}={attrs[key]!r} needs a newer opset than {self.opset}"
+                )
             del attrs[key]
         self.nodes.append(self.helper.make_node(op, list(inputs), list(outputs), name=name or None, **attrs))
 
     def node(self, node: Node) -> None:
         if node.op.endswith(TRAINING_OPS_SUFFIX) or node.op in NO_ONNX_FORM:
-            raise MnnError(f"node {node.name!r}: mnn op {node.op} is used for training and has no ONNX form; "
-                           "export the inference graph")
+            raise MnnError(
+                f"node {node.name!r}: mnn op {node.op} is used for training and has no ONNX form; "
+                "export the inference graph"
+            )
         writer = _with_value_inputs if _reads_values(node) else WRITERS.get(node.op, _plain)
         activation = node.attrs.get("activation", "none")
         if activation == "none":
             return writer(self, node, node.outputs)
         raw = self.fresh(f"{node.outputs[0]}.pre_{activation}")
         writer(self, node, [raw] + node.outputs[1:])
-        self.activation(activation, node.attrs.get("act_alpha", 0.0), node.attrs.get("act_beta", 0.0),
-                        raw, node.outputs[0], f"{node.name}.{activation}")
+        self.activation(
+            activation,
+            node.attrs.get("act_alpha", 0.0),
+            node.attrs.get("act_beta", 0.0),
+            raw,
+            node.outputs[0],
+            f"{node.name}.{activation}",
+        )
 
     def onnx_attributes(self, op: str):
         from onnx import defs
@@ -220,8 +235,9 @@ def _attrs(node: Node, drop=()) -> dict:
 def _microsoft(w: _Writer, node: Node, outputs) -> None:
     """An ONNX Runtime contrib op (domain com.microsoft, version 1): runs in ONNX Runtime only."""
     w.domains.add(MICROSOFT_DOMAIN)
-    w.nodes.append(w.helper.make_node(node.op, list(node.inputs), list(outputs), name=node.name or None,
-                                      domain=MICROSOFT_DOMAIN))
+    w.nodes.append(
+        w.helper.make_node(node.op, list(node.inputs), list(outputs), name=node.name or None, domain=MICROSOFT_DOMAIN)
+    )
 
 
 MICROSOFT_DOMAIN = "com.microsoft"
@@ -262,9 +278,23 @@ def _reads_values(node: Node) -> bool:
 #: mnn's value inputs where ONNX has its inputs in another order: {op: ONNX input i = mnn input order[i]}
 _ONNX_ORDER = {"OneHot": (0, 2, 1), "STFT": (0, 2, 1, 3)}
 #: ops whose axes ONNX takes as an input only from this opset on
-_AXES_INPUT_SINCE = {"ReduceSum": 13, **{op: 18 for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                                                             "ReduceL1", "ReduceL2", "ReduceLogSum",
-                                                             "ReduceLogSumExp", "ReduceSumSquare")}}
+_AXES_INPUT_SINCE = {
+    "ReduceSum": 13,
+    **{
+        op: 18
+        for op in (
+            "ReduceMean",
+            "ReduceMax",
+            "ReduceMin",
+            "ReduceProd",
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceLogSum",
+            "ReduceLogSumExp",
+            "ReduceSumSquare",
+        )
+    },
+}
 
 
 def _with_value_inputs(w: _Writer, node: Node, outputs) -> None:
@@ -274,19 +304,31 @@ def _with_value_inputs(w: _Writer, node: Node, outputs) -> None:
 
     schema = get_schema(node.op)
     if w.opset < _AXES_INPUT_SINCE.get(node.op, 0):
-        raise MnnError(f"node {node.name!r}: {node.op} with axes computed in the graph needs opset "
-                       f"{_AXES_INPUT_SINCE[node.op]} or newer (to_onnx(graph, opset=...))")
+        raise MnnError(
+            f"node {node.name!r}: {node.op} with axes computed in the graph needs opset "
+            f"{_AXES_INPUT_SINCE[node.op]} or newer (to_onnx(graph, opset=...))"
+        )
     ins = list(node.inputs) + [""] * (max(schema.value_inputs) + 1 - len(node.inputs))
     for i, attr in schema.value_inputs.items():
         value = node.attrs.get(attr)
         if ins[i] or _is_empty(value):
             continue
         kind = schema.attrs[attr].kind
-        dtype = (np.asarray(value).dtype if kind == "tensor" else "int64" if kind.startswith("int")
-                 else w.dtype(node.inputs[0]) if node.inputs and node.inputs[0] else "float32")
+        dtype = (
+            np.asarray(value).dtype
+            if kind == "tensor"
+            else "int64"
+            if kind.startswith("int")
+            else w.dtype(node.inputs[0])
+            if node.inputs and node.inputs[0]
+            else "float32"
+        )
         arr = np.asarray(value, dtype=dtype)
-        ins[i] = w.const(arr.reshape(-1) if kind in ("ints", "floats") or node.op == "TopK" else arr.reshape(()),
-                         f"{node.name}.{attr}", dtype)
+        ins[i] = w.const(
+            arr.reshape(-1) if kind in ("ints", "floats") or node.op == "TopK" else arr.reshape(()),
+            f"{node.name}.{attr}",
+            dtype,
+        )
     order = _ONNX_ORDER.get(node.op)
     if order is not None:
         ins = [ins[j] for j in order]
@@ -294,8 +336,12 @@ def _with_value_inputs(w: _Writer, node: Node, outputs) -> None:
         ins.pop()
     attrs = _attrs(node, tuple(schema.value_inputs.values()))
     if node.op == "ConstantOfShape":
-        attrs["value"] = w.helper.make_tensor("value", numpy_to_onnx(np.asarray(attrs["value"]).dtype.name), [1],
-                                              np.asarray(attrs["value"]).reshape(-1).tolist())
+        attrs["value"] = w.helper.make_tensor(
+            "value",
+            numpy_to_onnx(np.asarray(attrs["value"]).dtype.name),
+            [1],
+            np.asarray(attrs["value"]).reshape(-1).tolist(),
+        )
     w.emit(node.op, ins, outputs, node.name, **attrs)
 
 
@@ -307,8 +353,11 @@ def _shape(w: _Writer, node: Node, outputs) -> None:
 def _clip(w: _Writer, node: Node, outputs) -> None:
     dtype = w.dtype(node.inputs[0])
     lo, hi = node.attrs.get("min", -math.inf), node.attrs.get("max", math.inf)
-    ins = [node.inputs[0], "" if lo == -math.inf else w.const(lo, f"{node.name}.min", dtype),
-           "" if hi == math.inf else w.const(hi, f"{node.name}.max", dtype)]
+    ins = [
+        node.inputs[0],
+        "" if lo == -math.inf else w.const(lo, f"{node.name}.min", dtype),
+        "" if hi == math.inf else w.const(hi, f"{node.name}.max", dtype),
+    ]
     while ins and not ins[-1]:
         ins.pop()
     w.emit("Clip", ins, outputs, node.name)
@@ -346,10 +395,14 @@ def _resize(w: _Writer, node: Node, outputs) -> None:
         sizes = list(shape[:2]) + list(sizes)
     newer = {k: v for k, v in node.attrs.items() if k in _RESIZE_18 and v != _RESIZE_18[k]}
     if newer and w.opset < 18:
-        raise MnnError(f"node {node.name!r}: Resize with {sorted(newer)} needs ONNX opset 18 or newer "
-                       "(to_onnx(graph, opset=18))")
-    ins = [node.inputs[0], w.const(roi, f"{node.name}.roi", "float32") if roi else "",
-           w.const(scales, f"{node.name}.scales", "float32") if scales else ""]
+        raise MnnError(
+            f"node {node.name!r}: Resize with {sorted(newer)} needs ONNX opset 18 or newer (to_onnx(graph, opset=18))"
+        )
+    ins = [
+        node.inputs[0],
+        w.const(roi, f"{node.name}.roi", "float32") if roi else "",
+        w.const(scales, f"{node.name}.scales", "float32") if scales else "",
+    ]
     if sizes:
         ins.append(w.const(sizes, f"{node.name}.sizes"))
     w.emit("Resize", ins, outputs, node.name, **_attrs(node, ("scales", "sizes", "roi", *_RESIZE_18)), **newer)
@@ -389,7 +442,7 @@ def _layer_norm(w: _Writer, node: Node, outputs) -> None:
     ins = list(node.inputs) + [""] * (3 - len(node.inputs))
     if not ins[1]:  # ONNX requires the scale
         shape = w.infos[node.inputs[0]].shape
-        normalized = shape[node.attrs.get("axis", -1) % len(shape):]
+        normalized = shape[node.attrs.get("axis", -1) % len(shape) :]
         if not all(isinstance(d, (int, np.integer)) for d in normalized):
             raise MnnError(f"node {node.name!r}: LayerNormalization without a scale over dynamic axes")
         ins[1] = w.const(np.ones(normalized), f"{node.name}.scale", w.dtype(node.inputs[0]))
@@ -399,8 +452,14 @@ def _layer_norm(w: _Writer, node: Node, outputs) -> None:
 
 
 def _batchnorm(w: _Writer, node: Node, outputs) -> None:
-    w.emit("BatchNormalization", node.inputs, outputs, node.name, epsilon=node.attrs.get("epsilon", 1e-5),
-           momentum=node.attrs.get("momentum", 0.9))
+    w.emit(
+        "BatchNormalization",
+        node.inputs,
+        outputs,
+        node.name,
+        epsilon=node.attrs.get("epsilon", 1e-5),
+        momentum=node.attrs.get("momentum", 0.9),
+    )
 
 
 def _recurrent(w: _Writer, node: Node, outputs) -> None:
@@ -441,8 +500,11 @@ def _dft(w: _Writer, node: Node, outputs) -> None:
 
 
 def _stft(w: _Writer, node: Node, outputs) -> None:
-    ins = [node.inputs[0], w.const(node.attrs["frame_step"], f"{node.name}.step"),
-           node.inputs[1] if len(node.inputs) > 1 else ""]
+    ins = [
+        node.inputs[0],
+        w.const(node.attrs["frame_step"], f"{node.name}.step"),
+        node.inputs[1] if len(node.inputs) > 1 else "",
+    ]
     if node.attrs.get("frame_length"):
         ins.append(w.const(node.attrs["frame_length"], f"{node.name}.length"))
     w.emit("STFT", ins, outputs, node.name, onesided=node.attrs.get("onesided", 1))
@@ -499,12 +561,22 @@ WRITERS: dict[str, Callable] = {
     "BitCast": _dtype_attr("to"),
     "EyeLike": _eyelike,
 }
-for _op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-            "ReduceLogSumExp", "ReduceSumSquare"):
+for _op in (
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
+):
     WRITERS[_op] = _reduce(18)
 
 
 # -- control flow and sequences ---------------------------------------------------------------------------
+
 
 def _body(w: _Writer, body: Graph, n_formal: int, outer: list[str], name: str):
     """A closed mnn body as an ONNX GraphProto: its capture inputs become reads of the outer values."""
@@ -528,8 +600,11 @@ def _body(w: _Writer, body: Graph, n_formal: int, outer: list[str], name: str):
 
 def _split_captures(node: Node) -> tuple[list[str], list[str]]:
     n = node.attrs.get("num_captures", 0)
-    return (list(node.inputs[:len(node.inputs) - n]), list(node.inputs[len(node.inputs) - n:])) if n else \
-        (list(node.inputs), [])
+    return (
+        (list(node.inputs[: len(node.inputs) - n]), list(node.inputs[len(node.inputs) - n :]))
+        if n
+        else (list(node.inputs), [])
+    )
 
 
 def _loop(w: _Writer, node: Node, outputs) -> None:
@@ -567,5 +642,13 @@ def _slice_dynamic(w: _Writer, node: Node, outputs) -> None:
 
 
 WRITERS["QLinearAdd"] = _microsoft
-WRITERS.update({"SliceDynamic": _slice_dynamic, "Loop": _loop, "Scan": _scan, "If": _if, "SequenceMap": _sequence_map,
-                "SequenceEmpty": _dtype_attr("dtype")})
+WRITERS.update(
+    {
+        "SliceDynamic": _slice_dynamic,
+        "Loop": _loop,
+        "Scan": _scan,
+        "If": _if,
+        "SequenceMap": _sequence_map,
+        "SequenceEmpty": _dtype_attr("dtype"),
+    }
+)

@@ -52,8 +52,14 @@ from .onnx_tensors import SparseBudget, check_text, load_external_data, sparse_a
 MAX_FOLD_BYTES = 64 << 20  # constants larger than this stay nodes
 
 
-def import_onnx(model: Any, *, input_shapes: dict | None = None, constant_inputs: dict | None = None,
-                base_dir: str | os.PathLike | None = None, name: str | None = None) -> Graph:
+def import_onnx(
+    model: Any,
+    *,
+    input_shapes: dict | None = None,
+    constant_inputs: dict | None = None,
+    base_dir: str | os.PathLike | None = None,
+    name: str | None = None,
+) -> Graph:
     """Convert an ONNX model (a path, serialized bytes or a ModelProto) to an mnn Graph.
 
     input_shapes: {input name: shape} overrides the declared shapes (e.g. to make a
@@ -70,8 +76,10 @@ def import_onnx(model: Any, *, input_shapes: dict | None = None, constant_inputs
     except MnnError as exc:
         raise MnnError(f"{source}: {exc}") from None
     except Exception as exc:  # noqa: BLE001  malformed quantization nodes the rewrite tripped on
-        raise MnnError(f"{source}: the int8 QDQ rewrite failed on this model ({type(exc).__name__}: {exc}); "
-                       "its QuantizeLinear/DequantizeLinear nodes are malformed") from None
+        raise MnnError(
+            f"{source}: the int8 QDQ rewrite failed on this model ({type(exc).__name__}: {exc}); "
+            "its QuantizeLinear/DequantizeLinear nodes are malformed"
+        ) from None
     importer = _Importer(proto, source, input_shapes or {}, constant_inputs or {})
     graph = importer.run()
     if name:
@@ -80,6 +88,7 @@ def import_onnx(model: Any, *, input_shapes: dict | None = None, constant_inputs
 
 
 # -- reading the file ----------------------------------------------------------------------
+
 
 def load_onnx_proto(model: Any, base_dir=None):
     """(ModelProto with external data loaded, a name for messages, its folder).
@@ -102,8 +111,9 @@ def load_onnx_proto(model: Any, base_dir=None):
     else:
         raise MnnError(f"import_onnx takes a path, bytes or an onnx.ModelProto, got {type(model).__name__}")
     if proto.ir_version == 0 and not proto.graph.node and not proto.graph.output:
-        raise MnnError(f"{source} is not an ONNX model (no IR version, no graph): is the file damaged or "
-                       "of another format?")
+        raise MnnError(
+            f"{source} is not an ONNX model (no IR version, no graph): is the file damaged or of another format?"
+        )
     check_text(proto, source)
     if uses_external_data(proto):
         if folder is None:
@@ -119,12 +129,15 @@ def _parse(onnx, data: bytes, source: str):
     try:
         proto.ParseFromString(data)
     except (DecodeError, ValueError, RuntimeError) as exc:
-        raise MnnError(f"{source} is not a valid ONNX file (protobuf could not parse it: {exc}); "
-                       "the file is damaged, truncated or of another format") from None
+        raise MnnError(
+            f"{source} is not a valid ONNX file (protobuf could not parse it: {exc}); "
+            "the file is damaged, truncated or of another format"
+        ) from None
     return proto
 
 
 # -- the importer ----------------------------------------------------------------------------
+
 
 @dataclass
 class OnnxNode:
@@ -155,8 +168,9 @@ class _Importer(BodyImport):
             self.opsets[DEFAULT_DOMAIN] = 1
         self.functions = {(f.domain, f.name): f for f in proto.functions}
         self.graph = Graph(name=proto.graph.name or "onnx_model")
-        self.graph.metadata.update({"source": "onnx", "producer": proto.producer_name or "",
-                                    "opset": str(self.opsets.get(DEFAULT_DOMAIN, ""))})
+        self.graph.metadata.update(
+            {"source": "onnx", "producer": proto.producer_name or "", "opset": str(self.opsets.get(DEFAULT_DOMAIN, ""))}
+        )
         self.infos: dict[str, TensorInfo] = {}  # value -> info (dimensions may be symbols)
         self.consts: dict[str, np.ndarray] = {}
         self.syms: dict[str, np.ndarray] = {}  # value -> its value in ints and symbols (shape arithmetic)
@@ -238,8 +252,13 @@ class _Importer(BodyImport):
             self.deps[name] = frozenset([name])
             return
         if kind != "tensor_type":
-            self._problem("input", "", 0, name, f"graph input {name!r} is a {kind}; mnn graphs take tensors, "
-                          "sequences and optionals")
+            self._problem(
+                "input",
+                "",
+                0,
+                name,
+                f"graph input {name!r} is a {kind}; mnn graphs take tensors, sequences and optionals",
+            )
             self.unknown.add(name)
             return
         tt = value.type.tensor_type
@@ -253,8 +272,9 @@ class _Importer(BodyImport):
         elif tt.HasField("shape"):
             shape = tuple(_onnx_dim(d, f"{name}_dim{i}") for i, d in enumerate(tt.shape.dim))
         else:
-            self._problem("input", "", 0, name, f"graph input {name!r} has no shape (rank unknown); "
-                          "give it with input_shapes=")
+            self._problem(
+                "input", "", 0, name, f"graph input {name!r} has no shape (rank unknown); give it with input_shapes="
+            )
             self.unknown.add(name)
             return
         info = TensorInfo(shape, dtype)
@@ -425,11 +445,19 @@ class _Importer(BodyImport):
         value = self.const(name)
         if value is not None:
             return value
-        raise NodeUnsupported(f"unsupported: dynamic {what} of {node.op} (mnn needs it constant)",
-                              needs=self.depends([name]))
+        raise NodeUnsupported(
+            f"unsupported: dynamic {what} of {node.op} (mnn needs it constant)", needs=self.depends([name])
+        )
 
-    def emit(self, op: str, inputs: list[str], outputs: list[str], attrs: dict | None = None,
-             name: str | None = None, fold: bool = True) -> list[str]:
+    def emit(
+        self,
+        op: str,
+        inputs: list[str],
+        outputs: list[str],
+        attrs: dict | None = None,
+        name: str | None = None,
+        fold: bool = True,
+    ) -> list[str]:
         """Add an mnn node (or its constant result). Value inputs that are constants become
         attributes; the others stay inputs, bound when a Session knows the input shapes."""
         schema = self.schemas.get(op)
@@ -465,8 +493,7 @@ class _Importer(BodyImport):
         """Constant value inputs as attributes (the input left empty); the others stay."""
         for i in schema.value_inputs:
             if i < len(inputs) and inputs[i] in self.consts:
-                bound = schema.bind_values(["" if j != i else n for j, n in enumerate(inputs)], attrs,
-                                           self.consts.get)
+                bound = schema.bind_values(["" if j != i else n for j, n in enumerate(inputs)], attrs, self.consts.get)
                 attrs = bound[1]
                 inputs[i] = ""
         if not any(i < len(inputs) and inputs[i] for i in schema.value_inputs):
@@ -528,8 +555,9 @@ class _Importer(BodyImport):
             if name in self.consts:
                 arr = np.asarray(self.consts[name], order="C")  # (ascontiguousarray makes 0-d 1-d)
                 if arr.dtype.name not in DTYPES + HOST_DTYPES:
-                    self._problem("constant", "", 0, name, f"constant {name!r} has dtype {arr.dtype}; "
-                                  f"mnn has {', '.join(DTYPES)}")
+                    self._problem(
+                        "constant", "", 0, name, f"constant {name!r} has dtype {arr.dtype}; mnn has {', '.join(DTYPES)}"
+                    )
                 self.graph.initializers[name] = arr
         if self.problems:
             raise OnnxImportError(self.source, self.problems, frozenset(self.needs))

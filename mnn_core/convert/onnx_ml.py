@@ -54,11 +54,17 @@ def _tree_classifier(ctx, node):
 def _with_string_labels(ctx, node, labels: list[str], options: dict) -> None:
     """The classifier with label indices, then a LabelEncoder from the indices to the strings."""
     index = ctx.fresh(f"{node.outputs[0]}.index")
-    classifier = type(node)(node.op, node.domain, node.opset, node.name, node.inputs,
-                            [index] + node.outputs[1:], node.attrs)
+    classifier = type(node)(
+        node.op, node.domain, node.opset, node.name, node.inputs, [index] + node.outputs[1:], node.attrs
+    )
     direct(ctx, classifier, **options)
-    ctx.emit("LabelEncoder", [index], node.outputs[:1],
-             {"keys_int64s": list(range(len(labels))), "values_strings": labels}, f"{node.name}.labels")
+    ctx.emit(
+        "LabelEncoder",
+        [index],
+        node.outputs[:1],
+        {"keys_int64s": list(range(len(labels))), "values_strings": labels},
+        f"{node.name}.labels",
+    )
 
 
 @handles("TreeEnsemble", domain=ML)
@@ -71,8 +77,11 @@ def _tree_ensemble(ctx, node):
     integer first)."""
     a = node.attrs
     attrs = _regressor_trees(a)
-    attrs.update(n_targets=int(a["n_targets"]), aggregate_function=_V5_AGGREGATES[a.get("aggregate_function", 1)],
-                 post_transform=_V5_TRANSFORMS[a.get("post_transform", 0)])
+    attrs.update(
+        n_targets=int(a["n_targets"]),
+        aggregate_function=_V5_AGGREGATES[a.get("aggregate_function", 1)],
+        post_transform=_V5_TRANSFORMS[a.get("post_transform", 0)],
+    )
     x, want = node.inputs[0], ctx.dtype(node.inputs[0])
     if want not in ("float32", "float64"):
         x = ctx.emit("Cast", [x], [ctx.fresh(f"{x}.float32")], {"to": "float32"})[0]
@@ -107,8 +116,17 @@ def _regressor_trees(a: dict) -> dict:
                 votes.append(weights[at])
                 continue
             is_member = modes[at] == 6
-            nodes.append([tree, new, a["nodes_featureids"][at], "BRANCH_EQ" if is_member else _V5_MODES[modes[at]],
-                          -1, -1, missing[at]])
+            nodes.append(
+                [
+                    tree,
+                    new,
+                    a["nodes_featureids"][at],
+                    "BRANCH_EQ" if is_member else _V5_MODES[modes[at]],
+                    -1,
+                    -1,
+                    missing[at],
+                ]
+            )
             values.append(members[at][member] if is_member else splits[at])
             here = len(nodes) - 1
             if is_member and member + 1 < len(members[at]):  # the next member: the same node again
@@ -117,8 +135,13 @@ def _regressor_trees(a: dict) -> dict:
                 stack.append((false_ids[at], bool(a["nodes_falseleafs"][at]), 0, (here, 5)))
             stack.append((true_ids[at], bool(a["nodes_trueleafs"][at]), 0, (here, 4)))
     columns = list(zip(*nodes)) or [[]] * 7
-    out = {f"nodes_{k}": list(c) for k, c in zip(("treeids", "nodeids", "featureids", "modes", "truenodeids",
-                                                   "falsenodeids", "missing_value_tracks_true"), columns)}
+    out = {
+        f"nodes_{k}": list(c)
+        for k, c in zip(
+            ("treeids", "nodeids", "featureids", "modes", "truenodeids", "falsenodeids", "missing_value_tracks_true"),
+            columns,
+        )
+    }
     out.update({f"target_{k}": list(c) for k, c in zip(("treeids", "nodeids", "ids"), list(zip(*targets)) or [[]] * 3)})
     out.update(nodes_values_as_tensor=np.asarray(values), target_weights_as_tensor=np.asarray(votes))
     return out
@@ -142,9 +165,11 @@ def _member_sets(values, modes: list[int]) -> dict[int, list[float]]:
     if current:
         sets.append(current)
     member_nodes = [i for i, m in enumerate(modes) if m == 6]
-    if len(sets) < len(member_nodes) or any(not s for s in sets[:len(member_nodes)]):
-        raise NodeUnsupported(f"TreeEnsemble: {len(member_nodes)} BRANCH_MEMBER nodes, membership_values "
-                              f"gives {len(sets)} set(s) (each ended by NaN, none empty)")
+    if len(sets) < len(member_nodes) or any(not s for s in sets[: len(member_nodes)]):
+        raise NodeUnsupported(
+            f"TreeEnsemble: {len(member_nodes)} BRANCH_MEMBER nodes, membership_values "
+            f"gives {len(sets)} set(s) (each ended by NaN, none empty)"
+        )
     return dict(zip(member_nodes, sets))
 
 
@@ -155,11 +180,17 @@ def _label_encoder(ctx, node):
     # opset 1: classes_strings maps strings to their index, or indices to the strings
     classes = list(node.attrs.get("classes_strings", []))
     if ctx.dtype(node.inputs[0]) == "object":
-        attrs = {"keys_strings": classes, "values_int64s": list(range(len(classes))),
-                 "default_int64": int(node.attrs.get("default_int64", -1))}
+        attrs = {
+            "keys_strings": classes,
+            "values_int64s": list(range(len(classes))),
+            "default_int64": int(node.attrs.get("default_int64", -1)),
+        }
     else:
-        attrs = {"keys_int64s": list(range(len(classes))), "values_strings": classes,
-                 "default_string": node.attrs.get("default_string", "_Unused")}
+        attrs = {
+            "keys_int64s": list(range(len(classes))),
+            "values_strings": classes,
+            "default_string": node.attrs.get("default_string", "_Unused"),
+        }
     ctx.emit("LabelEncoder", node.inputs, node.outputs, attrs, node.name)
 
 
@@ -168,7 +199,8 @@ def _zipmap(ctx, node):
     raise NodeUnsupported(
         "ZipMap gives a sequence of maps ({label: probability} per row), and mnn has no map type. Convert the "
         "model with the probabilities as a tensor: skl2onnx.to_onnx(model, X, options={id(model): "
-        "{'zipmap': False}}) (or options={'zipmap': False} for every classifier)")
+        "{'zipmap': False}}) (or options={'zipmap': False} for every classifier)"
+    )
 
 
 # -- ONNX Runtime's dynamically quantized LSTM -----------------------------------------------------

@@ -39,6 +39,7 @@ def handles(*ops: str, domain: str = DEFAULT_DOMAIN):
 
 # -- the generic mapping -----------------------------------------------------------------------
 
+
 def onnx_default(node, attr: str):
     """The default value ONNX's schema gives an attribute, or a sentinel when none."""
     from onnx import defs
@@ -142,6 +143,7 @@ def _int(v) -> int:
 
 # -- constants and values that exist only at import ---------------------------------------------
 
+
 @handles("Constant")
 def _constant(ctx, node):
     a = node.attrs
@@ -218,8 +220,11 @@ def _cast_like(ctx, node):
 
 def _emit_cast(ctx, node, to: str):
     x, out = node.inputs[0], node.outputs[0]
-    values = {"to": to, "saturate": int(node.attrs.get("saturate", 1)),
-              "round_mode": node.attrs.get("round_mode", "up")}
+    values = {
+        "to": to,
+        "saturate": int(node.attrs.get("saturate", 1)),
+        "round_mode": node.attrs.get("round_mode", "up"),
+    }
     if ctx.const(x) is not None:
         ctx.set_const(out, _cast_array(ctx.const(x), to, values))
     elif ctx.dtype(x) == to:
@@ -240,6 +245,7 @@ def _cast_array(a: np.ndarray, to: str, values: dict) -> np.ndarray:
 
 # -- inputs that mnn takes as attributes -----------------------------------------------------------
 
+
 @handles("Reshape")
 def _reshape(ctx, node):
     direct(ctx, node, ignore=("shape",) if node.opset < 5 else ())
@@ -251,7 +257,6 @@ BIG = 1 << 62  # "to the end" of a Slice
 @handles("Slice")
 def _slice(ctx, node):
     direct(ctx, node)
-
 
 
 @handles("Pad")
@@ -348,8 +353,13 @@ def _batchnorm_training(ctx, node):
     x, scale, bias, mean, var = node.inputs
     outs = list(node.outputs) + [""] * (3 - len(node.outputs))
     stats = [ctx.fresh(f"{node.name}.{k}") for k in ("batch_mean", "batch_var", "running_mean", "unbiased")]
-    ctx.emit("BatchNormTraining", [x, scale, bias, mean, var], [outs[0] or ctx.fresh(f"{node.name}.y")] + stats,
-             {"epsilon": float(node.attrs.get("epsilon", 1e-5)), "momentum": 1.0 - momentum}, node.name)
+    ctx.emit(
+        "BatchNormTraining",
+        [x, scale, bias, mean, var],
+        [outs[0] or ctx.fresh(f"{node.name}.y")] + stats,
+        {"epsilon": float(node.attrs.get("epsilon", 1e-5)), "momentum": 1.0 - momentum},
+        node.name,
+    )
     if outs[1]:
         ctx.alias(outs[1], stats[2])  # the running mean follows the same formula (momentum flipped)
     if outs[2]:
@@ -499,8 +509,22 @@ def _recurrent(ctx, node):
     direct(ctx, node, values=values, ignore=("activations",))
 
 
-_ACTIVATION_CASE = {a.lower(): a for a in ("Sigmoid", "Tanh", "Relu", "Affine", "LeakyRelu", "ThresholdedRelu",
-                                           "ScaledTanh", "HardSigmoid", "Elu", "Softsign", "Softplus")}
+_ACTIVATION_CASE = {
+    a.lower(): a
+    for a in (
+        "Sigmoid",
+        "Tanh",
+        "Relu",
+        "Affine",
+        "LeakyRelu",
+        "ThresholdedRelu",
+        "ScaledTanh",
+        "HardSigmoid",
+        "Elu",
+        "Softsign",
+        "Softplus",
+    )
+}
 
 
 @handles("Gather")

@@ -24,8 +24,16 @@ def _quantize(ctx, node):
 
 
 #: integer quantization targets beyond the int8 ops: their saturation range
-_INT_RANGES = {"int16": (-(1 << 15), (1 << 15) - 1), "uint16": (0, (1 << 16) - 1), "int4": (-8, 7), "uint4": (0, 15),
-               "int2": (-2, 1), "uint2": (0, 3), "int8": (-128, 127), "uint8": (0, 255)}
+_INT_RANGES = {
+    "int16": (-(1 << 15), (1 << 15) - 1),
+    "uint16": (0, (1 << 16) - 1),
+    "int4": (-8, 7),
+    "uint4": (0, 15),
+    "int2": (-2, 1),
+    "uint2": (0, 3),
+    "int8": (-128, 127),
+    "uint8": (0, 255),
+}
 _FLOAT_TARGETS = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn")
 
 
@@ -58,8 +66,11 @@ def _decomposed_quantize(ctx, node) -> bool:
             return _const(ctx, shaped.astype(wide), f"{name}.{what}")
         if block:
             return None  # per-block parameters computed at run time: not taken
-        v = ctx.emit("Cast", [value], [ctx.fresh(f"{name}.{what}.wide")], {"to": wide})[0] \
-            if ctx.dtype(value) != wide else value
+        v = (
+            ctx.emit("Cast", [value], [ctx.fresh(f"{name}.{what}.wide")], {"to": wide})[0]
+            if ctx.dtype(value) != wide
+            else value
+        )
         size = int(np.prod(ctx.shape(value), dtype=np.int64))
         if size == 1 or ctx.rank(value) == 0:
             return ctx.emit("Reshape", [v], [ctx.fresh(f"{name}.{what}.scalar")], {"shape": []})[0]

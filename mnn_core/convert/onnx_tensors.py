@@ -85,8 +85,10 @@ def check_text(proto, source: str) -> None:
             elif fd.type == fd.TYPE_STRING:
                 for v in values:
                     if isinstance(v, bytes):
-                        raise MnnError(f"{source}: a {fd.containing_type.name}.{fd.name} is not UTF-8 text "
-                                       f"({v[:60]!r}): the file is damaged or not an ONNX model")
+                        raise MnnError(
+                            f"{source}: a {fd.containing_type.name}.{fd.name} is not UTF-8 text "
+                            f"({v[:60]!r}): the file is damaged or not an ONNX model"
+                        )
 
 
 def _is_external(tensor) -> bool:
@@ -130,8 +132,10 @@ def load_external_data(proto, folder, source: str) -> int:
 
 
 def _bad_ref(source: str, label: str, location: str, why: str) -> MnnError:
-    return MnnError(f"{source}: {label} refers to external data {location!r}, which {why}; "
-                    "an ONNX model's external data must be a file inside the model's folder")
+    return MnnError(
+        f"{source}: {label} refers to external data {location!r}, which {why}; "
+        "an ONNX model's external data must be a file inside the model's folder"
+    )
 
 
 def _check_reference(label: str, tensor, folder, source: str) -> _Ref:
@@ -162,8 +166,9 @@ def _check_reference(label: str, tensor, folder, source: str) -> _Ref:
     if length is None:
         length = st.st_size - offset
     elif offset + length > st.st_size:
-        raise _bad_ref(source, label, location, f"is {st.st_size} bytes; offset {offset} + length {length} "
-                       "reaches past its end")
+        raise _bad_ref(
+            source, label, location, f"is {st.st_size} bytes; offset {offset} + length {length} reaches past its end"
+        )
     return _Ref(label, tensor, path, st, offset, length)
 
 
@@ -205,6 +210,7 @@ def _pread_exactly(fd: int, ref: _Ref, source: str) -> bytes:
 
 # -- tensors as arrays -------------------------------------------------------------------------
 
+
 def tensor_array(tensor, source: str = "") -> np.ndarray:
     """A TensorProto's array; an MnnError (naming the tensor) for one that is damaged: negative
     dims, dims that do not match its data, an unknown type, external data not loaded."""
@@ -217,8 +223,10 @@ def tensor_array(tensor, source: str = "") -> np.ndarray:
     if any(d < 0 for d in tensor.dims):
         raise MnnError(f"{what} has a negative dimension")
     if _is_external(tensor):  # (load_external_data reads them all first; never from the working directory)
-        raise MnnError(f"{what} keeps its data in an external file that was not loaded: open the model "
-                       "from its path, or pass base_dir=")
+        raise MnnError(
+            f"{what} keeps its data in an external file that was not loaded: open the model "
+            "from its path, or pass base_dir="
+        )
     try:
         return numpy_helper.to_array(tensor)
     except Exception as exc:  # noqa: BLE001  a damaged tensor: wrong size, unknown type, bad strings
@@ -234,9 +242,11 @@ class SparseBudget:
 
     def take(self, nbytes: int, what: str) -> None:
         if nbytes > self.left:
-            raise MnnError(f"{what} expands to {nbytes} bytes, more than this model may allocate for its sparse "
-                           f"tensors ({SPARSE_FILE_FACTOR}x its {self.model_bytes} bytes + {SPARSE_SLACK_BYTES >> 20} "
-                           f"MiB, {self.left} bytes left): the file is damaged or hostile")
+            raise MnnError(
+                f"{what} expands to {nbytes} bytes, more than this model may allocate for its sparse "
+                f"tensors ({SPARSE_FILE_FACTOR}x its {self.model_bytes} bytes + {SPARSE_SLACK_BYTES >> 20} "
+                f"MiB, {self.left} bytes left): the file is damaged or hostile"
+            )
         self.left -= nbytes
 
 
@@ -258,8 +268,10 @@ def sparse_array(sparse, source: str, budget: SparseBudget) -> np.ndarray:
     if indices.dtype.kind not in "iu":
         raise MnnError(f"{what}: its indices are {indices.dtype}, not integers")
     if indices.shape not in ((nnz,), (nnz, rank)):
-        raise MnnError(f"{what}: its indices have shape {list(indices.shape)}; with {nnz} values they must be "
-                       f"[{nnz}] (linear) or [{nnz}, {rank}] (coordinates)")
+        raise MnnError(
+            f"{what}: its indices have shape {list(indices.shape)}; with {nnz} values they must be "
+            f"[{nnz}] (linear) or [{nnz}, {rank}] (coordinates)"
+        )
     indices = indices.astype(np.int64, copy=False)  # (a uint64 past int64's range turns negative: refused)
     bounds = np.asarray([size] if indices.ndim == 1 else dims, dtype=np.int64)
     if indices.size and (indices.min() < 0 or bool((indices >= bounds).any())):

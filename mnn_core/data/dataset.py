@@ -95,9 +95,18 @@ class DataLoader:
     `transform(batch) -> batch` runs on each whole batch (tuple of arrays).
     `progress=True` (or a label) draws a bar; `set_postfix("loss 0.31")` adds a note to it."""
 
-    def __init__(self, dataset: Dataset, batch_size: int = 1, shuffle: bool = False, seed: int | None = None,
-                 drop_last: bool = False, transform: Callable | None = None,
-                 collate_fn: Callable | None = None, progress: bool | str = False, progress_stream: Any = None):
+    def __init__(
+        self,
+        dataset: Dataset,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        seed: int | None = None,
+        drop_last: bool = False,
+        transform: Callable | None = None,
+        collate_fn: Callable | None = None,
+        progress: bool | str = False,
+        progress_stream: Any = None,
+    ):
         if batch_size < 1:
             raise MnnError(f"batch_size must be at least 1, got {batch_size}")
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
@@ -122,11 +131,15 @@ class DataLoader:
         bar = None
         if self.progress:
             label = self.progress if isinstance(self.progress, str) else f"epoch {self.epoch}"
-            bar = Progress(len(self), label, stream=self.progress_stream,
-                           enabled=True if self.progress_stream is not None else None)
+            bar = Progress(
+                len(self),
+                label,
+                stream=self.progress_stream,
+                enabled=True if self.progress_stream is not None else None,
+            )
         try:
             for b in range(len(self)):
-                idx = order[b * self.batch_size:(b + 1) * self.batch_size]
+                idx = order[b * self.batch_size : (b + 1) * self.batch_size]
                 batch = _fetch(self.dataset, idx, self.collate_fn)
                 if self.transform is not None:
                     batch = self.transform(batch)

@@ -18,11 +18,27 @@ from ..errors import MnnError
 from .dataset import TensorDataset
 
 FASHION_MNIST_DIR = "/usr/share/datasets/fashion-mnist"
-FASHION_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
-                   "Ankle boot")
+FASHION_CLASSES = (
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
 
-_TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-          0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_TYPES = {
+    0x08: np.dtype(">u1"),
+    0x09: np.dtype(">i1"),
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
 _CODES = {np.dtype(t).newbyteorder("=").str: c for c, t in _TYPES.items()}
 
 
@@ -65,7 +81,7 @@ def write_idx(path: str | os.PathLike, array: np.ndarray, compress: bool | None 
     body += arr.astype(_TYPES[code], copy=False).tobytes()
     p = Path(path)
     gz = p.suffix == ".gz" if compress is None else compress
-    with (gzip.open(p, "wb") if gz else open(p, "wb")) as f:
+    with gzip.open(p, "wb") if gz else open(p, "wb") as f:
         f.write(body)
 
 
@@ -91,8 +107,9 @@ def load_mnist(root: str | os.PathLike = FASHION_MNIST_DIR, train: bool = True, 
 class MNIST(TensorDataset):
     """An MNIST-format folder as a dataset of (image (1, 28, 28) float32, label int64)."""
 
-    def __init__(self, root: str | os.PathLike = FASHION_MNIST_DIR, train: bool = True,
-                 transform=None, limit: int | None = None):
+    def __init__(
+        self, root: str | os.PathLike = FASHION_MNIST_DIR, train: bool = True, transform=None, limit: int | None = None
+    ):
         x, y = load_mnist(root, train, limit)
         super().__init__(x, y, transform=transform)
         self.root, self.train = Path(root), train

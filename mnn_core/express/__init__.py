@@ -1,15 +1,15 @@
 """express: tensors with operator overloading, autograd, eager and lazy modes.
 
-    from mnn_core import express as E
-    from mnn_core.express import functional as F
+from mnn_core import express as E
+from mnn_core.express import functional as F
 
-    x = E.Var(np.random.rand(4, 3), requires_grad=True)
-    loss = F.relu(x @ w).sum()
-    loss.backward()                 # x.grad
+x = E.Var(np.random.rand(4, 3), requires_grad=True)
+loss = F.relu(x @ w).sum()
+loss.backward()                 # x.grad
 
-    with E.lazy("model") as t:      # the same code, recorded as a static Graph
-        t.output(F.relu(t.input("x", ("N", 3)) @ w), "y")
-    graph = t.build()
+with E.lazy("model") as t:      # the same code, recorded as a static Graph
+    t.output(F.relu(t.input("x", ("N", 3)) @ w), "y")
+graph = t.build()
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ def tensor(data, dtype=None, requires_grad: bool = False) -> Var:
     """A new Var holding a copy of `data` (Python floats become float32, ints int64)."""
     import numpy as np
 
-    return Var(np.array(data, dtype=dtype) if isinstance(data, np.ndarray) else data, dtype=dtype,
-               requires_grad=requires_grad)
+    return Var(
+        np.array(data, dtype=dtype) if isinstance(data, np.ndarray) else data, dtype=dtype, requires_grad=requires_grad
+    )
 
 
 def zeros(*shape, dtype="float32", requires_grad: bool = False) -> Var:
@@ -51,7 +52,25 @@ def _shape(shape) -> tuple:
 
 
 __all__ = [
-    "GradContext", "Trace", "Var", "apply", "as_var", "assign", "backward", "enable_grad", "functional", "generator",
-    "grad", "gradcheck", "is_grad_enabled", "lazy", "manual_seed", "no_grad", "numeric_grad", "ones", "randn",
-    "tensor", "zeros",
+    "GradContext",
+    "Trace",
+    "Var",
+    "apply",
+    "as_var",
+    "assign",
+    "backward",
+    "enable_grad",
+    "functional",
+    "generator",
+    "grad",
+    "gradcheck",
+    "is_grad_enabled",
+    "lazy",
+    "manual_seed",
+    "no_grad",
+    "numeric_grad",
+    "ones",
+    "randn",
+    "tensor",
+    "zeros",
 ]

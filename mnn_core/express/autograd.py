@@ -83,8 +83,10 @@ def _topological(roots: Sequence[Var]) -> list[TapeNode]:
 def _seed(out: Var, grad) -> Var:
     if grad is None:
         if out.size != 1:
-            raise MnnError(f"backward() of a Var of shape {out.shape} needs a gradient argument "
-                           "(only a single value has an implicit gradient of 1)")
+            raise MnnError(
+                f"backward() of a Var of shape {out.shape} needs a gradient argument "
+                "(only a single value has an implicit gradient of 1)"
+            )
         return Var._wrap(np.ones(out.shape, out.dtype))
     g = grad if isinstance(grad, Var) else Var._wrap(np.asarray(grad, dtype=out.dtype))
     if g.shape != out.shape:
@@ -98,8 +100,10 @@ def _run_backward(outputs: Sequence[Var], grad_outputs: Sequence, wanted: dict) 
     found: dict = {}
     for out, g in zip(outputs, grad_outputs):
         if not out.requires_grad:
-            raise MnnError("backward() of a Var that does not require a gradient: no input it depends on "
-                           "has requires_grad=True (parameters do; use Var(..., requires_grad=True))")
+            raise MnnError(
+                "backward() of a Var that does not require a gradient: no input it depends on "
+                "has requires_grad=True (parameters do; use Var(..., requires_grad=True))"
+            )
         k = _key(out)
         grads[k] = _seed(out, g) if k not in grads else grads[k] + _seed(out, g)
     leaves: dict = {}
@@ -113,8 +117,10 @@ def _run_backward(outputs: Sequence[Var], grad_outputs: Sequence, wanted: dict) 
                 continue
             rule = get_schema(node.op).gradient
             if rule is None:
-                raise MnnError(f"op {node.op} has no gradient rule, so nothing before it can be trained; "
-                               "detach() its input, or add a rule in mnn_core/express/grad_rules.py")
+                raise MnnError(
+                    f"op {node.op} has no gradient rule, so nothing before it can be trained; "
+                    "detach() its input, or add a rule in mnn_core/express/grad_rules.py"
+                )
             gins = rule(GradContext(node, gouts))
             for v, g in zip(node.inputs, gins):
                 if v is None or g is None or not v.requires_grad:

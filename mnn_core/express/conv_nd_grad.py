@@ -30,8 +30,7 @@ def conv_nd_grads(x: Var, w: Var, g: Var, geo: dict, needs) -> list:
         eff = [(kk - 1) * d + 1 for kk, d in zip(geo["kernel"], dil)]
         # the cells that strides skipped at the end: ConvTranspose's output_padding brings them back
         extra = [(x.shape[2 + i] + pads[i] + pads[i + k] - eff[i]) % strides[i] for i in range(k)]
-        dx = apply("ConvTranspose", g, w, strides=strides, pads=pads, dilations=dil, group=group,
-                   output_padding=extra)
+        dx = apply("ConvTranspose", g, w, strides=strides, pads=pads, dilations=dil, group=group, output_padding=extra)
     if needs(1):
         cg, og = x.shape[1] // group, w.shape[0] // group
         parts = []

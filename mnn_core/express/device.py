@@ -69,8 +69,10 @@ def device(spec: str | Device, index: int | None = None) -> Device:
     if kind in _NO_BACKEND:
         raise MnnError(f"device {spec!r}: {_NO_BACKEND[kind]}")
     if kind != "cpu" and kind not in _known_backends():
-        raise MnnError(f"unknown device {spec!r}: use 'cpu' or a backend name "
-                       f"({', '.join(sorted(_known_backends()))}); `mnn backends` lists them")
+        raise MnnError(
+            f"unknown device {spec!r}: use 'cpu' or a backend name "
+            f"({', '.join(sorted(_known_backends()))}); `mnn backends` lists them"
+        )
     return Device(kind, index)
 
 
@@ -96,8 +98,9 @@ def _backend_for(kind: str) -> str:
         if avail:
             return name
         reasons.append(f"{name}: {avail.reason}")
-    raise MnnError(f"device {kind!r} has no available backend ({'; '.join(reasons) or 'none installed'}); "
-                   "`mnn backends` says why")
+    raise MnnError(
+        f"device {kind!r} has no available backend ({'; '.join(reasons) or 'none installed'}); `mnn backends` says why"
+    )
 
 
 _DEFAULT = [Device("cpu")]

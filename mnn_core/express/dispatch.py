@@ -115,8 +115,10 @@ def _check_host(backend) -> None:
     if not avail:
         raise MnnError(f"backend {backend.name!r} is not available here: {avail.reason}")
     if backend.memory_domain_for(_context()) != HOST:
-        raise MnnError(f"backend {backend.name!r} keeps tensors in {backend.memory_domain!r} memory; eager ops run "
-                       "on host (CPU) backends only; compile the model (mnn_core.Session) to run it there")
+        raise MnnError(
+            f"backend {backend.name!r} keeps tensors in {backend.memory_domain!r} memory; eager ops run "
+            "on host (CPU) backends only; compile the model (mnn_core.Session) to run it there"
+        )
 
 
 def _context() -> PrepareContext:
@@ -132,8 +134,12 @@ def run(op: str, schema, arrays: list, attrs: dict, n_outputs: int) -> list:
     if getattr(local, "generation", -1) != _SETTINGS.generation or local.device is not _DEFAULT_DEVICE[0]:
         local.cache, local.generation, local.device = {}, _SETTINGS.generation, _DEFAULT_DEVICE[0]
     try:
-        key = (op, n_outputs, tuple([tuple(v) if type(v) is list else v for v in attrs.values()]),
-               tuple([None if a is None else (a.shape, a.dtype) for a in arrays]))
+        key = (
+            op,
+            n_outputs,
+            tuple([tuple(v) if type(v) is list else v for v in attrs.values()]),
+            tuple([None if a is None else (a.shape, a.dtype) for a in arrays]),
+        )
         call = local.cache.get(key, _MISS)
     except TypeError:  # an attribute that cannot be a key (a tensor attribute): nothing to reuse
         key, call = None, None
@@ -159,8 +165,13 @@ def _prepare(op: str, schema, arrays: list, attrs: dict, n_outputs: int):
         return None
     if len(outs) != n_outputs or any(not o.is_static or o.size == 0 for o in outs):
         return None
-    node = Node(op, [f"in{i}" if a is not None else "" for i, a in enumerate(arrays)],
-                [f"out{i}" for i in range(n_outputs)], dict(attrs), name=f"eager_{op.lower()}")
+    node = Node(
+        op,
+        [f"in{i}" if a is not None else "" for i, a in enumerate(arrays)],
+        [f"out{i}" for i in range(n_outputs)],
+        dict(attrs),
+        name=f"eager_{op.lower()}",
+    )
     for backend, kernels in _backends(_DEFAULT_DEVICE[0].type):
         spec = kernels.get(op)
         if spec is None:
@@ -172,8 +183,12 @@ def _prepare(op: str, schema, arrays: list, attrs: dict, n_outputs: int):
         except Exception:  # a backend that declines at prepare: the next one, or the reference
             continue
         if isinstance(execution, CExecution) and movable(execution):
-            return Call(execution, [(i.shape, i.dtype) for i in ins if i is not None],
-                        [(o.shape, o.dtype) for o in outs], backend.name)
+            return Call(
+                execution,
+                [(i.shape, i.dtype) for i in ins if i is not None],
+                [(o.shape, o.dtype) for o in outs],
+                backend.name,
+            )
     return None
 
 

@@ -23,23 +23,72 @@ from .var import MODE, Var, apply, as_var
 # -- element-wise ------------------------------------------------------------------------
 
 
-def add(a, b): return apply("Add", a, b)
-def sub(a, b): return apply("Sub", a, b)
-def mul(a, b): return apply("Mul", a, b)
-def div(a, b): return apply("Div", a, b)
-def pow(a, b): return apply("Pow", a, b)  # noqa: A001
-def maximum(a, b): return apply("Max", a, b)
-def minimum(a, b): return apply("Min", a, b)
-def matmul(a, b): return apply("MatMul", a, b)
-def where(cond, a, b): return apply("Where", cond, *_pair(a, b))
-def exp(x): return apply("Exp", x)
-def log(x): return apply("Log", x)
-def sqrt(x): return apply("Sqrt", x)
-def abs(x): return apply("Abs", x)  # noqa: A001
-def neg(x): return apply("Neg", x)
-def sin(x): return apply("Sin", x)
-def cos(x): return apply("Cos", x)
-def erf(x): return apply("Erf", x)
+def add(a, b):
+    return apply("Add", a, b)
+
+
+def sub(a, b):
+    return apply("Sub", a, b)
+
+
+def mul(a, b):
+    return apply("Mul", a, b)
+
+
+def div(a, b):
+    return apply("Div", a, b)
+
+
+def pow(a, b):
+    return apply("Pow", a, b)  # noqa: A001
+
+
+def maximum(a, b):
+    return apply("Max", a, b)
+
+
+def minimum(a, b):
+    return apply("Min", a, b)
+
+
+def matmul(a, b):
+    return apply("MatMul", a, b)
+
+
+def where(cond, a, b):
+    return apply("Where", cond, *_pair(a, b))
+
+
+def exp(x):
+    return apply("Exp", x)
+
+
+def log(x):
+    return apply("Log", x)
+
+
+def sqrt(x):
+    return apply("Sqrt", x)
+
+
+def abs(x):
+    return apply("Abs", x)  # noqa: A001
+
+
+def neg(x):
+    return apply("Neg", x)
+
+
+def sin(x):
+    return apply("Sin", x)
+
+
+def cos(x):
+    return apply("Cos", x)
+
+
+def erf(x):
+    return apply("Erf", x)
 
 
 def _pair(a, b):
@@ -54,16 +103,44 @@ def _pair(a, b):
 # -- activations -----------------------------------------------------------------------------
 
 
-def relu(x): return apply("Relu", x)
-def relu6(x): return apply("Clip", x, min=0.0, max=6.0)
-def hardtanh(x, min_val=-1.0, max_val=1.0): return apply("Clip", x, min=min_val, max=max_val)
-def leaky_relu(x, negative_slope=0.01): return apply("LeakyRelu", x, alpha=negative_slope)
-def sigmoid(x): return apply("Sigmoid", x)
-def tanh(x): return apply("Tanh", x)
-def silu(x): return apply("Silu", x)
-def softplus(x): return apply("Softplus", x)
-def hardswish(x): return apply("HardSwish", x)
-def hardsigmoid(x): return apply("HardSigmoid", x, alpha=1.0 / 6.0, beta=0.5)
+def relu(x):
+    return apply("Relu", x)
+
+
+def relu6(x):
+    return apply("Clip", x, min=0.0, max=6.0)
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    return apply("Clip", x, min=min_val, max=max_val)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    return apply("LeakyRelu", x, alpha=negative_slope)
+
+
+def sigmoid(x):
+    return apply("Sigmoid", x)
+
+
+def tanh(x):
+    return apply("Tanh", x)
+
+
+def silu(x):
+    return apply("Silu", x)
+
+
+def softplus(x):
+    return apply("Softplus", x)
+
+
+def hardswish(x):
+    return apply("HardSwish", x)
+
+
+def hardsigmoid(x):
+    return apply("HardSigmoid", x, alpha=1.0 / 6.0, beta=0.5)
 
 
 def gelu(x, approximate: str = "none"):
@@ -95,7 +172,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
     if end == nd - 1 and start == 1:
         return apply("Flatten", x, axis=1)
     # 0 copies a leading dim (so a symbolic batch survives), -1 takes the flattened run
-    shape = [0] * start + [-1] + list(x.shape[end + 1:])
+    shape = [0] * start + [-1] + list(x.shape[end + 1 :])
     return apply("Reshape", x, shape=shape)
 
 
@@ -303,13 +380,18 @@ def _pool_attrs(kernel_size, stride, padding, ceil_mode):
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False):
-    return apply("MaxPool", x, dilations=_two(dilation, "dilation"),
-                 **_pool_attrs(kernel_size, stride, padding, ceil_mode))
+    return apply(
+        "MaxPool", x, dilations=_two(dilation, "dilation"), **_pool_attrs(kernel_size, stride, padding, ceil_mode)
+    )
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
-    return apply("AveragePool", x, count_include_pad=int(count_include_pad),
-                 **_pool_attrs(kernel_size, stride, padding, ceil_mode))
+    return apply(
+        "AveragePool",
+        x,
+        count_include_pad=int(count_include_pad),
+        **_pool_attrs(kernel_size, stride, padding, ceil_mode),
+    )
 
 
 def adaptive_avg_pool2d(x, output_size):
@@ -318,13 +400,23 @@ def adaptive_avg_pool2d(x, output_size):
     if (oh, ow) == (1, 1):
         return apply("GlobalAveragePool", x)
     if h % oh or w % ow:
-        raise MnnError(f"adaptive_avg_pool2d: input {h}x{w} is not a multiple of the output {oh}x{ow}; "
-                       "only evenly dividing sizes are supported")
+        raise MnnError(
+            f"adaptive_avg_pool2d: input {h}x{w} is not a multiple of the output {oh}x{ow}; "
+            "only evenly dividing sizes are supported"
+        )
     return avg_pool2d(x, (h // oh, w // ow))
 
 
-def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5):
+def batch_norm(
+    x,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+):
     """PyTorch's batch_norm. In training the running statistics are updated (assigned)."""
     from .lazy import assign
 
@@ -338,8 +430,9 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
         return apply("BatchNormalization", x, weight, bias, running_mean, running_var, epsilon=eps)
     rm = Var(np.zeros(c, x.dtype)) if running_mean is None else running_mean
     rv = Var(np.ones(c, x.dtype)) if running_var is None else running_var
-    y, _, _, new_mean, new_var = apply("BatchNormTraining", x, weight, bias, rm, rv, n_outputs=5,
-                                       epsilon=eps, momentum=momentum)
+    y, _, _, new_mean, new_var = apply(
+        "BatchNormTraining", x, weight, bias, rm, rv, n_outputs=5, epsilon=eps, momentum=momentum
+    )
     if running_mean is not None:
         assign(running_mean, new_mean)
     if running_var is not None:
@@ -395,8 +488,14 @@ def _reduce(loss, reduction: str):
 def cross_entropy(input, target, reduction: str = "mean", ignore_index: int = -100, label_smoothing: float = 0.0):
     """Softmax cross-entropy over axis 1; target: class indices or probabilities."""
     target = target if isinstance(target, Var) else Var(np.asarray(target))
-    return apply("SoftmaxCrossEntropy", input, target, reduction=reduction, ignore_index=ignore_index,
-                 label_smoothing=label_smoothing)
+    return apply(
+        "SoftmaxCrossEntropy",
+        input,
+        target,
+        reduction=reduction,
+        ignore_index=ignore_index,
+        label_smoothing=label_smoothing,
+    )
 
 
 def nll_loss(input, target, reduction: str = "mean"):

@@ -70,8 +70,7 @@ def _mul(ctx):
 @rule("Div")
 def _div(ctx):
     (a, b), g, y = ctx.inputs, ctx.grad, ctx.outputs[0]
-    return [sum_to(g / b, a.shape) if ctx.needs(0) else None,
-            sum_to(-(g * y) / b, b.shape) if ctx.needs(1) else None]
+    return [sum_to(g / b, a.shape) if ctx.needs(0) else None, sum_to(-(g * y) / b, b.shape) if ctx.needs(1) else None]
 
 
 @rule("Pow")
@@ -85,10 +84,13 @@ def _pow(ctx):
 def _pick(ctx, win: str):
     """Max / Min: the gradient goes to the chosen operand (split evenly on ties, as PyTorch)."""
     (a, b), g = ctx.inputs, ctx.grad
-    share_a = apply("Where", apply(win, a, b), _const(1, g), apply("Where", apply("Equal", a, b), _const(0.5, g),
-                                                                  _const(0, g)))
-    return [sum_to(g * share_a, a.shape) if ctx.needs(0) else None,
-            sum_to(g * (1 - share_a), b.shape) if ctx.needs(1) else None]
+    share_a = apply(
+        "Where", apply(win, a, b), _const(1, g), apply("Where", apply("Equal", a, b), _const(0.5, g), _const(0, g))
+    )
+    return [
+        sum_to(g * share_a, a.shape) if ctx.needs(0) else None,
+        sum_to(g * (1 - share_a), b.shape) if ctx.needs(1) else None,
+    ]
 
 
 rule("Max")(lambda ctx: _pick(ctx, "Greater"))
@@ -99,8 +101,11 @@ rule("Min")(lambda ctx: _pick(ctx, "Less"))
 def _where(ctx):
     (c, a, b), g = ctx.inputs, ctx.grad
     zero = _const(0, g)
-    return [None, sum_to(apply("Where", c, g, zero), a.shape) if ctx.needs(1) else None,
-            sum_to(apply("Where", c, zero, g), b.shape) if ctx.needs(2) else None]
+    return [
+        None,
+        sum_to(apply("Where", c, g, zero), a.shape) if ctx.needs(1) else None,
+        sum_to(apply("Where", c, zero, g), b.shape) if ctx.needs(2) else None,
+    ]
 
 
 # -- activations and unary math -------------------------------------------------------------------
@@ -118,8 +123,10 @@ def activation_grad(g: Var, y: Var, kind: str, alpha: float, beta: float, op: st
         return apply("SigmoidGrad", g, y)
     if kind == "tanh":
         return apply("TanhGrad", g, y)
-    raise MnnError(f"{op} with fused activation {kind!r} cannot be differentiated from its output; "
-                   "train the unfused graph (nn.from_graph unfuses activations)")
+    raise MnnError(
+        f"{op} with fused activation {kind!r} cannot be differentiated from its output; "
+        "train the unfused graph (nn.from_graph unfuses activations)"
+    )
 
 
 rule("Relu")(lambda ctx: [apply("ReluGrad", ctx.grad, ctx.outputs[0])])
@@ -130,8 +137,9 @@ rule("Silu")(lambda ctx: [apply("SiluGrad", ctx.grad, ctx.inputs[0])])
 rule("HardSwish")(lambda ctx: [apply("HardSwishGrad", ctx.grad, ctx.inputs[0])])
 rule("Clip")(lambda ctx: [apply("ClipGrad", ctx.grad, ctx.outputs[0], min=ctx.attrs["min"], max=ctx.attrs["max"])])
 rule("LeakyRelu")(lambda ctx: [apply("LeakyReluGrad", ctx.grad, ctx.inputs[0], alpha=ctx.attrs["alpha"])])
-rule("HardSigmoid")(lambda ctx: [apply("HardSigmoidGrad", ctx.grad, ctx.inputs[0], alpha=ctx.attrs["alpha"],
-                                       beta=ctx.attrs["beta"])])
+rule("HardSigmoid")(
+    lambda ctx: [apply("HardSigmoidGrad", ctx.grad, ctx.inputs[0], alpha=ctx.attrs["alpha"], beta=ctx.attrs["beta"])]
+)
 rule("Identity")(lambda ctx: [ctx.grad])
 rule("Neg")(lambda ctx: [-ctx.grad])
 rule("Exp")(lambda ctx: [ctx.grad * ctx.outputs[0]])
@@ -167,8 +175,13 @@ def _conv(ctx):
     if x.ndim != 4:  # 1-D and 3-D: the backward kernels are 2-D; forward ops of any rank do it
         return conv_nd_grads(x, w, g, conv_geometry(x.shape, w.shape, a, CONV_SPATIAL), ctx.needs)
     geo = conv_geometry(x.shape, w.shape, a)
-    gattrs = dict(kernel_shape=geo["kernel"], strides=geo["strides"], pads=geo["pads"],
-                  dilations=geo["dilations"], group=geo["group"])
+    gattrs = dict(
+        kernel_shape=geo["kernel"],
+        strides=geo["strides"],
+        pads=geo["pads"],
+        dilations=geo["dilations"],
+        group=geo["group"],
+    )
     dx = apply("ConvGradInput", g, w, input_shape=list(x.shape), **gattrs) if ctx.needs(0) else None
     dw = db = None
     if ctx.needs(1):
@@ -191,8 +204,10 @@ def _matmul(ctx):
     (a, b), a_ = ctx.inputs, ctx.attrs
     g = activation_grad(ctx.grad, ctx.outputs[0], a_["activation"], a_["act_alpha"], a_["act_beta"], "MatMul")
     if a.ndim == 2 and b.ndim == 2:  # Gemm takes the transposes for free
-        return [apply("Gemm", g, b, transB=1) if ctx.needs(0) else None,
-                apply("Gemm", a, g, transA=1) if ctx.needs(1) else None]
+        return [
+            apply("Gemm", g, b, transB=1) if ctx.needs(0) else None,
+            apply("Gemm", a, g, transA=1) if ctx.needs(1) else None,
+        ]
     a2 = apply("Unsqueeze", a, axes=[0]) if a.ndim == 1 else a
     b2 = apply("Unsqueeze", b, axes=[1]) if b.ndim == 1 else b
     g2 = apply("Unsqueeze", g, axes=[g.ndim]) if b.ndim == 1 else g  # back to the 2-D product's shape
@@ -220,11 +235,17 @@ def _gemm(ctx):
     alpha, ta, tb = at["alpha"], at["transA"], at["transB"]
     da = db = dc = None
     if ctx.needs(0):
-        da = (apply("Gemm", b, g, transA=tb, transB=1, alpha=alpha) if ta
-              else apply("Gemm", g, b, transB=1 - tb, alpha=alpha))
+        da = (
+            apply("Gemm", b, g, transA=tb, transB=1, alpha=alpha)
+            if ta
+            else apply("Gemm", g, b, transB=1 - tb, alpha=alpha)
+        )
     if ctx.needs(1):
-        db = (apply("Gemm", g, a, transA=1, transB=ta, alpha=alpha) if tb
-              else apply("Gemm", a, g, transA=1 - ta, alpha=alpha))
+        db = (
+            apply("Gemm", g, a, transA=1, transB=ta, alpha=alpha)
+            if tb
+            else apply("Gemm", a, g, transA=1 - ta, alpha=alpha)
+        )
     if c is not None and ctx.needs(2):
         dc = sum_to(g if at["beta"] == 1.0 else g * at["beta"], c.shape)
     return [da, db, dc]
@@ -237,22 +258,42 @@ def _gemm(ctx):
 def _max_pool(ctx):
     x = ctx.inputs[0]
     geo = pool_geometry(x.shape, ctx.attrs, "MaxPool")
-    return [apply("MaxPoolGrad", ctx.grad, x, kernel_shape=geo["kernel"], strides=geo["strides"], pads=geo["pads"],
-                  dilations=geo["dilations"], ceil_mode=ctx.attrs["ceil_mode"])]
+    return [
+        apply(
+            "MaxPoolGrad",
+            ctx.grad,
+            x,
+            kernel_shape=geo["kernel"],
+            strides=geo["strides"],
+            pads=geo["pads"],
+            dilations=geo["dilations"],
+            ceil_mode=ctx.attrs["ceil_mode"],
+        )
+    ]
 
 
 @rule("AveragePool")
 def _average_pool(ctx):
     x = ctx.inputs[0]
     geo = pool_geometry(x.shape, ctx.attrs, "AveragePool")
-    return [apply("AveragePoolGrad", ctx.grad, kernel_shape=geo["kernel"], strides=geo["strides"], pads=geo["pads"],
-                  ceil_mode=ctx.attrs["ceil_mode"], count_include_pad=ctx.attrs["count_include_pad"],
-                  input_shape=list(x.shape))]
+    return [
+        apply(
+            "AveragePoolGrad",
+            ctx.grad,
+            kernel_shape=geo["kernel"],
+            strides=geo["strides"],
+            pads=geo["pads"],
+            ceil_mode=ctx.attrs["ceil_mode"],
+            count_include_pad=ctx.attrs["count_include_pad"],
+            input_shape=list(x.shape),
+        )
+    ]
 
 
 rule("GlobalAveragePool")(lambda ctx: [apply("GlobalAveragePoolGrad", ctx.grad, input_shape=list(ctx.inputs[0].shape))])
-rule("GlobalMaxPool")(lambda ctx: [apply("MaxPoolGrad", ctx.grad, ctx.inputs[0],
-                                         kernel_shape=list(ctx.inputs[0].shape[2:]))])
+rule("GlobalMaxPool")(
+    lambda ctx: [apply("MaxPoolGrad", ctx.grad, ctx.inputs[0], kernel_shape=list(ctx.inputs[0].shape[2:]))]
+)
 
 
 # -- normalization, softmax, losses ---------------------------------------------------------------
@@ -263,8 +304,9 @@ def _batch_norm(ctx):
     x, scale, _, mean, var = ctx.inputs
     if not any(ctx.needs(i) for i in range(3)):
         return [None] * 5
-    dx, dscale, dbias = apply("BatchNormGrad", ctx.grad, x, scale, mean, var, n_outputs=3,
-                              epsilon=ctx.attrs["epsilon"], training=0)
+    dx, dscale, dbias = apply(
+        "BatchNormGrad", ctx.grad, x, scale, mean, var, n_outputs=3, epsilon=ctx.attrs["epsilon"], training=0
+    )
     return [dx, dscale, dbias, None, None]
 
 
@@ -275,8 +317,9 @@ def _batch_norm_training(ctx):
     if g is None:
         return [None] * 5
     _, mean, var = ctx.outputs[:3]
-    dx, dscale, dbias = apply("BatchNormGrad", g, x, scale, mean, var, n_outputs=3,
-                              epsilon=ctx.attrs["epsilon"], training=1)
+    dx, dscale, dbias = apply(
+        "BatchNormGrad", g, x, scale, mean, var, n_outputs=3, epsilon=ctx.attrs["epsilon"], training=1
+    )
     return [dx, dscale, dbias, None, None]
 
 
@@ -290,8 +333,11 @@ def _layer_norm(ctx):
     s = _const(np.ones(full), x) if scale is None else scale
     s = s if s.shape == full else apply("Expand", s, shape=list(full))
     dx, dscale, dbias = apply("LayerNormGrad", ctx.grad, x, s, n_outputs=3, axis=axis, epsilon=ctx.attrs["epsilon"])
-    return [dx, None if scale is None else sum_to(dscale, scale.shape),
-            None if bias is None else sum_to(dbias, bias.shape)]
+    return [
+        dx,
+        None if scale is None else sum_to(dscale, scale.shape),
+        None if bias is None else sum_to(dbias, bias.shape),
+    ]
 
 
 rule("Softmax")(lambda ctx: [apply("SoftmaxGrad", ctx.grad, ctx.outputs[0], axis=ctx.attrs["axis"])])
@@ -398,15 +444,23 @@ def _split(ctx):
 @rule("Slice")
 def _slice(ctx):
     a = ctx.attrs
-    return [apply("SliceGrad", ctx.grad, input_shape=list(ctx.inputs[0].shape), starts=a["starts"], ends=a["ends"],
-                  axes=a["axes"], steps=a["steps"])]
+    return [
+        apply(
+            "SliceGrad",
+            ctx.grad,
+            input_shape=list(ctx.inputs[0].shape),
+            starts=a["starts"],
+            ends=a["ends"],
+            axes=a["axes"],
+            steps=a["steps"],
+        )
+    ]
 
 
 @rule("Gather")
 def _gather(ctx):
     data, idx = ctx.inputs
-    return [apply("GatherGrad", ctx.grad, idx, axis=ctx.attrs["axis"] % data.ndim, input_shape=list(data.shape)),
-            None]
+    return [apply("GatherGrad", ctx.grad, idx, axis=ctx.attrs["axis"] % data.ndim, input_shape=list(data.shape)), None]
 
 
 @rule("Expand")
@@ -471,9 +525,11 @@ def _instance_norm(ctx):
     dx2, _, _ = apply("LayerNormGrad", apply("Reshape", gs, shape=flat), x2, ones, n_outputs=3, axis=1, epsilon=eps)
     axes = [0] + list(range(2, x.ndim))
     xhat = apply("Reshape", apply("LayerNormalization", x2, axis=1, epsilon=eps), shape=list(x.shape))
-    return [apply("Reshape", dx2, shape=list(x.shape)),
-            apply("ReduceSum", g * xhat, axes=axes, keepdims=0) if ctx.needs(1) else None,
-            apply("ReduceSum", g, axes=axes, keepdims=0) if ctx.needs(2) else None]
+    return [
+        apply("Reshape", dx2, shape=list(x.shape)),
+        apply("ReduceSum", g * xhat, axes=axes, keepdims=0) if ctx.needs(1) else None,
+        apply("ReduceSum", g, axes=axes, keepdims=0) if ctx.needs(2) else None,
+    ]
 
 
 @rule("PRelu")
@@ -481,8 +537,10 @@ def _prelu(ctx):
     (x, slope), g = ctx.inputs, ctx.grad
     neg = apply("Less", x, _const(0, x))
     zero = _const(0, g)
-    return [apply("Where", neg, g * slope, g),
-            sum_to(apply("Where", neg, g * x, zero), slope.shape) if ctx.needs(1) else None]
+    return [
+        apply("Where", neg, g * slope, g),
+        sum_to(apply("Where", neg, g * x, zero), slope.shape) if ctx.needs(1) else None,
+    ]
 
 
 @rule("Elu")

@@ -34,8 +34,14 @@ def numeric_grad(fn: Callable, arrays: Sequence[np.ndarray], index: int, weights
     return g
 
 
-def gradcheck(fn: Callable, *arrays: np.ndarray, wrt: Sequence[int] | None = None, eps: float = 1e-6,
-              rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+def gradcheck(
+    fn: Callable,
+    *arrays: np.ndarray,
+    wrt: Sequence[int] | None = None,
+    eps: float = 1e-6,
+    rtol: float = 1e-4,
+    atol: float = 1e-6,
+) -> bool:
     """Compare the autograd gradient of fn(*Vars) with finite differences; raise AssertionError on a mismatch."""
     arrays = [np.array(a) for a in arrays]
     wrt = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"] if wrt is None else list(wrt)
@@ -48,6 +54,8 @@ def gradcheck(fn: Callable, *arrays: np.ndarray, wrt: Sequence[int] | None = Non
         want = numeric_grad(fn, arrays, i, weights, eps)
         if not np.allclose(got, want, rtol=rtol, atol=atol):
             worst = np.abs(got - want).max()
-            raise AssertionError(f"gradient of input {i} differs from finite differences by up to {worst:.3g}\n"
-                                 f"autograd:\n{got}\nnumeric:\n{want}")
+            raise AssertionError(
+                f"gradient of input {i} differs from finite differences by up to {worst:.3g}\n"
+                f"autograd:\n{got}\nnumeric:\n{want}"
+            )
     return True

@@ -156,7 +156,8 @@ def _refuse_symbolic_attrs(op: str, attrs: dict) -> None:
             if is_sym(v):
                 raise GraphError(
                     f"{op} attribute {key!r} depends on the size of symbolic dimension {str(v)!r}; trace with a "
-                    "concrete size, or reshape with -1 in place of that dimension")
+                    "concrete size, or reshape with -1 in place of that dimension"
+                )
 
 
 def lazy(name: str = "graph", state: str = "constant") -> Trace:

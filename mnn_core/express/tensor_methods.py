@@ -346,7 +346,7 @@ class TensorMethods(MoreTensorMethods):
         return self / other
 
     def pow(self, exponent):
-        return self ** exponent
+        return self**exponent
 
     def matmul(self, other):
         return self @ other

@@ -60,8 +60,9 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  
     from .var import no_grad
 
     with no_grad():
-        _, idx = apply("TopK", x.detach(), n_outputs=2, k=int(k), axis=int(dim),
-                       largest=int(largest), sorted=int(sorted))
+        _, idx = apply(
+            "TopK", x.detach(), n_outputs=2, k=int(k), axis=int(dim), largest=int(largest), sorted=int(sorted)
+        )
     return ValuesIndices(gather(x, dim, idx), idx)
 
 
@@ -112,13 +113,32 @@ def isfinite(x):
     return apply("Not", apply("Or", isnan(x), isinf(x)))
 
 
-def floor(x): return apply("Floor", x)
-def ceil(x): return apply("Ceil", x)
-def round(x): return apply("Round", x)  # noqa: A001  (half to even, as PyTorch)
-def sign(x): return apply("Sign", x)
-def rsqrt(x): return apply("Reciprocal", apply("Sqrt", x))
-def square(x): return x * x
-def reciprocal(x): return apply("Reciprocal", x)
+def floor(x):
+    return apply("Floor", x)
+
+
+def ceil(x):
+    return apply("Ceil", x)
+
+
+def round(x):
+    return apply("Round", x)  # noqa: A001  (half to even, as PyTorch)
+
+
+def sign(x):
+    return apply("Sign", x)
+
+
+def rsqrt(x):
+    return apply("Reciprocal", apply("Sqrt", x))
+
+
+def square(x):
+    return x * x
+
+
+def reciprocal(x):
+    return apply("Reciprocal", x)
 
 
 def prod(x, dim=None, keepdim: bool = False):
@@ -169,6 +189,31 @@ def multinomial(probs, num_samples: int, replacement: bool = False, generator=No
     return Var(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))
 
 
-__all__ = ["all", "any", "argsort", "ceil", "cumsum", "flip", "floor", "floor_divide", "gather", "index_select",
-           "isfinite", "isinf", "isnan", "multinomial", "nonzero", "outer", "prod", "reciprocal", "remainder",
-           "round", "rsqrt", "sign", "sort", "square", "topk", "unbind"]
+__all__ = [
+    "all",
+    "any",
+    "argsort",
+    "ceil",
+    "cumsum",
+    "flip",
+    "floor",
+    "floor_divide",
+    "gather",
+    "index_select",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "multinomial",
+    "nonzero",
+    "outer",
+    "prod",
+    "reciprocal",
+    "remainder",
+    "round",
+    "rsqrt",
+    "sign",
+    "sort",
+    "square",
+    "topk",
+    "unbind",
+]

@@ -135,9 +135,17 @@ def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0
     if x.ndim != 4:
         raise MnnError(f"conv_transpose2d takes input (N, C, H, W), got shape {x.shape}")
     ph, pw = _n(padding, 2, "padding")
-    return apply("ConvTranspose", x, weight, bias, strides=_n(stride, 2, "stride"), pads=[ph, pw, ph, pw],
-                 output_padding=_n(output_padding, 2, "output_padding"), group=int(groups),
-                 dilations=_n(dilation, 2, "dilation"))
+    return apply(
+        "ConvTranspose",
+        x,
+        weight,
+        bias,
+        strides=_n(stride, 2, "stride"),
+        pads=[ph, pw, ph, pw],
+        output_padding=_n(output_padding, 2, "output_padding"),
+        group=int(groups),
+        dilations=_n(dilation, 2, "dilation"),
+    )
 
 
 def max_pool1d(x, kernel_size, stride=None, padding=0):
@@ -204,7 +212,24 @@ def kl_div(input, target, reduction: str = "mean", log_target: bool = False):
 
 
 __all__ = [
-    "adaptive_avg_pool1d", "avg_pool1d", "binary_cross_entropy", "clamp", "clip", "conv1d", "conv3d",
-    "conv_transpose2d", "cosine_similarity", "huber_loss", "kl_div", "logsumexp", "masked_fill", "max_pool1d",
-    "norm", "normalize", "one_hot", "smooth_l1_loss", "std", "var",
+    "adaptive_avg_pool1d",
+    "avg_pool1d",
+    "binary_cross_entropy",
+    "clamp",
+    "clip",
+    "conv1d",
+    "conv3d",
+    "conv_transpose2d",
+    "cosine_similarity",
+    "huber_loss",
+    "kl_div",
+    "logsumexp",
+    "masked_fill",
+    "max_pool1d",
+    "norm",
+    "normalize",
+    "one_hot",
+    "smooth_l1_loss",
+    "std",
+    "var",
 ]

@@ -81,8 +81,20 @@ def _default_array(data: Any, dtype) -> np.ndarray:
 class Var(TensorMethods):
     """A tensor: numpy data (eager) or a named value of a graph being traced (lazy)."""
 
-    __slots__ = ("_data", "_trace", "_value", "_info", "requires_grad", "grad", "_node", "_index",
-                 "_mutable", "name", "_device", "__weakref__")
+    __slots__ = (
+        "_data",
+        "_trace",
+        "_value",
+        "_info",
+        "requires_grad",
+        "grad",
+        "_node",
+        "_index",
+        "_mutable",
+        "name",
+        "_device",
+        "__weakref__",
+    )
     __array_ufunc__ = None  # ndarray (op) Var defers to Var's reflected operators
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None, name: str | None = None):
@@ -138,8 +150,10 @@ class Var(TensorMethods):
     def data(self) -> np.ndarray:
         """The numpy array (eager Vars only); shared, not copied."""
         if self._data is None:
-            raise MnnError(f"lazy Var {self._value!r} has no value: it is a node of a graph being traced; "
-                           "build the graph (trace.build()) and run it with mnn_core.Session")
+            raise MnnError(
+                f"lazy Var {self._value!r} has no value: it is a node of a graph being traced; "
+                "build the graph (trace.build()) and run it with mnn_core.Session"
+            )
         return self._data
 
     @property
@@ -200,35 +214,86 @@ class Var(TensorMethods):
 
     # -- arithmetic: element-wise ops with numpy broadcasting ----------------------------
 
-    def __add__(self, o): return apply("Add", self, o)
-    def __radd__(self, o): return apply("Add", o, self)
-    def __sub__(self, o): return apply("Sub", self, o)
-    def __rsub__(self, o): return apply("Sub", o, self)
-    def __mul__(self, o): return apply("Mul", self, o)
-    def __rmul__(self, o): return apply("Mul", o, self)
-    def __truediv__(self, o): return apply("Div", self, o)
-    def __rtruediv__(self, o): return apply("Div", o, self)
-    def __pow__(self, o): return apply("Pow", self, o)
-    def __rpow__(self, o): return apply("Pow", o, self)
-    def __matmul__(self, o): return apply("MatMul", self, o)
-    def __rmatmul__(self, o): return apply("MatMul", o, self)
-    def __neg__(self): return apply("Neg", self)
-    def __pos__(self): return self
-    def __abs__(self): return apply("Abs", self)
+    def __add__(self, o):
+        return apply("Add", self, o)
 
-    def __eq__(self, o): return apply("Equal", self, o)  # noqa: E704
-    def __ne__(self, o): return apply("Where", apply("Equal", self, o), False, True)
-    def __lt__(self, o): return apply("Less", self, o)
-    def __gt__(self, o): return apply("Greater", self, o)
-    def __le__(self, o): return apply("Where", apply("Greater", self, o), False, True)
-    def __ge__(self, o): return apply("Where", apply("Less", self, o), False, True)
+    def __radd__(self, o):
+        return apply("Add", o, self)
 
-    def exp(self): return apply("Exp", self)
-    def log(self): return apply("Log", self)
-    def sqrt(self): return apply("Sqrt", self)
-    def relu(self): return apply("Relu", self)
-    def sigmoid(self): return apply("Sigmoid", self)
-    def tanh(self): return apply("Tanh", self)
+    def __sub__(self, o):
+        return apply("Sub", self, o)
+
+    def __rsub__(self, o):
+        return apply("Sub", o, self)
+
+    def __mul__(self, o):
+        return apply("Mul", self, o)
+
+    def __rmul__(self, o):
+        return apply("Mul", o, self)
+
+    def __truediv__(self, o):
+        return apply("Div", self, o)
+
+    def __rtruediv__(self, o):
+        return apply("Div", o, self)
+
+    def __pow__(self, o):
+        return apply("Pow", self, o)
+
+    def __rpow__(self, o):
+        return apply("Pow", o, self)
+
+    def __matmul__(self, o):
+        return apply("MatMul", self, o)
+
+    def __rmatmul__(self, o):
+        return apply("MatMul", o, self)
+
+    def __neg__(self):
+        return apply("Neg", self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return apply("Abs", self)
+
+    def __eq__(self, o):
+        return apply("Equal", self, o)  # noqa: E704
+
+    def __ne__(self, o):
+        return apply("Where", apply("Equal", self, o), False, True)
+
+    def __lt__(self, o):
+        return apply("Less", self, o)
+
+    def __gt__(self, o):
+        return apply("Greater", self, o)
+
+    def __le__(self, o):
+        return apply("Where", apply("Greater", self, o), False, True)
+
+    def __ge__(self, o):
+        return apply("Where", apply("Less", self, o), False, True)
+
+    def exp(self):
+        return apply("Exp", self)
+
+    def log(self):
+        return apply("Log", self)
+
+    def sqrt(self):
+        return apply("Sqrt", self)
+
+    def relu(self):
+        return apply("Relu", self)
+
+    def sigmoid(self):
+        return apply("Sigmoid", self)
+
+    def tanh(self):
+        return apply("Tanh", self)
 
 
 # -- the one path every op takes -------------------------------------------------------------

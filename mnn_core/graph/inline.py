@@ -33,8 +33,10 @@ def inline_if(node: Node, cond: bool) -> tuple[list[Node], dict[str, np.ndarray]
     def name(value: str) -> str:
         return rename.get(value, prefix + value) if value else ""
 
-    nodes = [Node(n.op, [name(i) for i in n.inputs], [name(o) for o in n.outputs], dict(n.attrs), prefix + n.name)
-             for n in branch.nodes]
+    nodes = [
+        Node(n.op, [name(i) for i in n.inputs], [name(o) for o in n.outputs], dict(n.attrs), prefix + n.name)
+        for n in branch.nodes
+    ]
     nodes += [Node("Identity", [name(value)], [out], {}, f"{prefix}{out}") for value, out in copies]
     return nodes, {prefix + k: v for k, v in branch.initializers.items()}
 
@@ -46,9 +48,11 @@ def resolvable_ifs(graph: Graph) -> bool:
     from ..ops import get_schema
 
     def static_but_ifs(g: Graph) -> bool:
-        return all(not get_schema(n.op).dynamic or (n.op == "If" and static_but_ifs(n.attrs["then_branch"])
-                                                     and static_but_ifs(n.attrs["else_branch"]))
-                   for n in g.nodes)
+        return all(
+            not get_schema(n.op).dynamic
+            or (n.op == "If" and static_but_ifs(n.attrs["then_branch"]) and static_but_ifs(n.attrs["else_branch"]))
+            for n in g.nodes
+        )
 
     if not any(n.op == "If" for n in graph.nodes) or not static_but_ifs(graph):
         return False
@@ -75,13 +79,17 @@ def lower_data_ifs(graph: Graph) -> Graph:
     inits = dict(graph.initializers)
     for node in graph.nodes:
         branches = (node.attrs["then_branch"], node.attrs["else_branch"]) if node.op == "If" else ()
-        if not branches or not follows_data(graph, node.inputs[0]) or any(
-                get_schema(n.op).dynamic or n.op in _FAILS_ON_DATA for b in branches for n in b.nodes):
+        if (
+            not branches
+            or not follows_data(graph, node.inputs[0])
+            or any(get_schema(n.op).dynamic or n.op in _FAILS_ON_DATA for b in branches for n in b.nodes)
+        ):
             nodes.append(node)
             continue
         infos = infos or graph.infer()
-        outs = [[b.infer(dict(zip(b.inputs, (infos[i] for i in node.inputs[1:]))))[o] for o in b.outputs]
-                for b in branches]
+        outs = [
+            [b.infer(dict(zip(b.inputs, (infos[i] for i in node.inputs[1:]))))[o] for o in b.outputs] for b in branches
+        ]
         if any(a != b for a, b in zip(*outs)):
             nodes.append(node)
             continue
@@ -98,12 +106,20 @@ def lower_data_ifs(graph: Graph) -> Graph:
         scalar = f"{node.name}/condition"
         inits[f"{scalar}/shape"] = np.zeros(0, np.int64)
         nodes.append(Node("Reshape", [node.inputs[0], f"{scalar}/shape"], [scalar], {}, scalar))
-        nodes += [Node("Where", [scalar, picked["then"][o], picked["else"][o]], [o], {}, f"{node.name}/select:{o}")
-                  for o in node.outputs]
+        nodes += [
+            Node("Where", [scalar, picked["then"][o], picked["else"][o]], [o], {}, f"{node.name}/select:{o}")
+            for o in node.outputs
+        ]
     if len(nodes) == len(graph.nodes):
         return graph
-    return Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes, initializers=inits,
-                 name=graph.name, metadata=dict(graph.metadata))
+    return Graph(
+        inputs=dict(graph.inputs),
+        outputs=list(graph.outputs),
+        nodes=nodes,
+        initializers=inits,
+        name=graph.name,
+        metadata=dict(graph.metadata),
+    )
 
 
 def map_branches(graph: Graph, fn) -> Graph:
@@ -116,8 +132,14 @@ def map_branches(graph: Graph, fn) -> Graph:
                 attrs[key] = map_branches(fn(attrs[key]), fn)
             node = Node(node.op, list(node.inputs), list(node.outputs), attrs, node.name)
         nodes.append(node)
-    return Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes,
-                 initializers=dict(graph.initializers), name=graph.name, metadata=dict(graph.metadata))
+    return Graph(
+        inputs=dict(graph.inputs),
+        outputs=list(graph.outputs),
+        nodes=nodes,
+        initializers=dict(graph.initializers),
+        name=graph.name,
+        metadata=dict(graph.metadata),
+    )
 
 
 def both_branches(graph: Graph) -> tuple[Graph, list[str]]:
@@ -138,6 +160,7 @@ def both_branches(graph: Graph) -> tuple[Graph, list[str]]:
             branch, branch_inits = inline_if(node, cond)
             inits.update(branch_inits)
             pending.extend(branch[::-1])
-    flat = Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes, initializers=inits,
-                 name=graph.name)
+    flat = Graph(
+        inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes, initializers=inits, name=graph.name
+    )
     return flat, conditions

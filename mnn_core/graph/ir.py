@@ -17,13 +17,36 @@ from ..errors import GraphError
 from .symbolic import UNKNOWN, Sym, as_dim, prod
 
 #: numeric dtypes numpy holds natively
-NUMPY_DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool", "float64", "int16", "uint16",
-                "uint32", "uint64")
+NUMPY_DTYPES = (
+    "float32",
+    "float16",
+    "int64",
+    "int32",
+    "int8",
+    "uint8",
+    "bool",
+    "float64",
+    "int16",
+    "uint16",
+    "uint32",
+    "uint64",
+)
 #: low-precision dtypes (bfloat16, float8, float4, sub-byte integers) by their ml_dtypes name. numpy holds
 #: them through the ml_dtypes package (onnx's own dependency), one element per byte (two for bfloat16);
 #: the reference backend computes on them, fast backends list the dtypes they take in their KernelSpecs.
-LOW_PRECISION_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
-                        "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2")
+LOW_PRECISION_DTYPES = (
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float4_e2m1fn",
+    "int4",
+    "uint4",
+    "int2",
+    "uint2",
+)
 #: dtypes the engine knows, by numpy name (the order is the C ABI's mnn_dtype code).
 DTYPES = NUMPY_DTYPES + LOW_PRECISION_DTYPES
 
@@ -60,8 +83,9 @@ class TensorInfo:
         if ml_dtypes is None and self.dtype in LOW_PRECISION_DTYPES:
             raise GraphError(f"dtype {self.dtype} needs the ml_dtypes package: pip install ml_dtypes")
         if self.shape is not None:
-            object.__setattr__(self, "shape", tuple(as_dim(d) if isinstance(d, str) or d is None else d
-                                                    for d in self.shape))
+            object.__setattr__(
+                self, "shape", tuple(as_dim(d) if isinstance(d, str) or d is None else d for d in self.shape)
+            )
 
     @property
     def is_static(self) -> bool:

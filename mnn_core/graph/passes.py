@@ -95,8 +95,11 @@ def _folded_weights(src: Node, bn: Node, init: dict) -> tuple[np.ndarray, np.nda
     gamma, beta, mean, var = (np.asarray(init[n]).astype(np.float64) for n in bn.inputs[1:5])
     k = gamma / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
     w = np.asarray(init[src.inputs[1]]).astype(np.float64)
-    b = np.asarray(init[src.inputs[2]]).astype(np.float64) if len(src.inputs) > 2 and src.inputs[2] \
+    b = (
+        np.asarray(init[src.inputs[2]]).astype(np.float64)
+        if len(src.inputs) > 2 and src.inputs[2]
         else np.zeros_like(mean)
+    )
     if src.op == "Conv":  # (any number of spatial axes)
         w = w * k.reshape((-1,) + (1,) * (w.ndim - 1))
     elif src.attrs.get("transB", 0):
@@ -125,8 +128,12 @@ def fuse_silu(graph: Graph) -> Graph:
             continue
         for x, s in (mul.inputs, mul.inputs[::-1]):
             sig = producers.get(s)
-            if sig is not None and sig.op == "Sigmoid" and sig.inputs[0] == x and \
-                    _single_consumer(graph, s, consumers) is mul:
+            if (
+                sig is not None
+                and sig.op == "Sigmoid"
+                and sig.inputs[0] == x
+                and _single_consumer(graph, s, consumers) is mul
+            ):
                 mul.op, mul.inputs, mul.attrs = "Silu", [x], {}
                 drop.add(id(sig))
                 break
@@ -148,8 +155,12 @@ def fuse_activations(graph: Graph) -> Graph:
             continue
         kind, params = ACTIVATION_OPS[act.op]
         values = {k: act.attrs[v] for k, v in params.items()}
-        src.attrs = {**src.attrs, "activation": kind,
-                     "act_alpha": values.get("alpha", 0.0), "act_beta": values.get("beta", 0.0)}
+        src.attrs = {
+            **src.attrs,
+            "activation": kind,
+            "act_alpha": values.get("alpha", 0.0),
+            "act_beta": values.get("beta", 0.0),
+        }
         src.outputs = list(act.outputs)
         drop.add(id(act))
     graph.nodes = [n for n in graph.nodes if id(n) not in drop]
@@ -239,6 +250,7 @@ def _plugin_pass(name: str, fn: Callable[[Graph], Graph], graph: Graph) -> Graph
         result.validate()
         return result
     except Exception as exc:
-        warnings.warn(f"graph pass {name!r} (a plugin's) skipped: {type(exc).__name__}: {exc}", RuntimeWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"graph pass {name!r} (a plugin's) skipped: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=3
+        )
         return graph

@@ -76,8 +76,12 @@ def infer_node(node: Node, infos: list, values: list, symbolic: bool) -> NodeRes
         value = shape_value(node, infos[0])
         return NodeResult([TensorInfo(value.shape, "int64")], [value])
     present = [i for i, n in enumerate(node.inputs) if n]
-    if present and not schema.dynamic and all(values[i] is not None for i in present) and \
-            sum(np.asarray(values[i]).size for i in present) <= MAX_VALUE_ELEMENTS:
+    if (
+        present
+        and not schema.dynamic
+        and all(values[i] is not None for i in present)
+        and sum(np.asarray(values[i]).size for i in present) <= MAX_VALUE_ELEMENTS
+    ):
         outs = _evaluate(node, schema, values, run_widened)
         if outs is not None:
             return NodeResult([TensorInfo(o.shape, _dtype_of(o)) for o in outs], outs)
@@ -85,8 +89,10 @@ def infer_node(node: Node, infos: list, values: list, symbolic: bool) -> NodeRes
     bound = schema.bind_values(list(node.inputs), node.attrs, lambda n: by_name.get(n))
     if bound is None:
         if not symbolic:
-            raise GraphError(f"node {node.name!r} ({node.op}): the value of an input that decides its shape "
-                             "is not known at resize (it follows the data, not the shapes)")
+            raise GraphError(
+                f"node {node.name!r} ({node.op}): the value of an input that decides its shape "
+                "is not known at resize (it follows the data, not the shapes)"
+            )
         return NodeResult(_unknown(node, infos))
     inputs, attrs = bound
     ins = [infos[node.inputs.index(n)] if n else None for n in inputs]
@@ -113,29 +119,53 @@ def _check_size(node: Node, name: str, info) -> None:
         return
     dims = [int(d) for d in info.shape if isinstance(d, (int, np.integer))]
     if any(d < 0 for d in dims):
-        raise GraphError(f"node {node.name!r} ({node.op}): output {name!r} would have shape {list(info.shape)}, "
-                         "with a negative dimension")
+        raise GraphError(
+            f"node {node.name!r} ({node.op}): output {name!r} would have shape {list(info.shape)}, "
+            "with a negative dimension"
+        )
     try:
         itemsize = np.dtype(info.dtype).itemsize
     except TypeError:
         itemsize = 8
     if math.prod(dims) * itemsize > MAX_TENSOR_BYTES:
-        raise GraphError(f"node {node.name!r} ({node.op}): output {name!r} would have shape {list(info.shape)}, "
-                         f"more than {MAX_TENSOR_BYTES >> 50} PiB")
+        raise GraphError(
+            f"node {node.name!r} ({node.op}): output {name!r} would have shape {list(info.shape)}, "
+            f"more than {MAX_TENSOR_BYTES >> 50} PiB"
+        )
 
 
 #: ops that compute on symbolic sizes exactly: they move sizes or add and multiply them, never
 #: compare them (a comparison would follow graph.symbolic's assumption, not the real sizes)
-SYMBOLIC_EXACT = frozenset({"Gather", "Concat", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
-                            "Transpose", "Slice", "Add", "Sub", "Mul", "Neg", "Cast"})
+SYMBOLIC_EXACT = frozenset(
+    {
+        "Gather",
+        "Concat",
+        "Unsqueeze",
+        "Squeeze",
+        "Reshape",
+        "Flatten",
+        "Identity",
+        "Transpose",
+        "Slice",
+        "Add",
+        "Sub",
+        "Mul",
+        "Neg",
+        "Cast",
+    }
+)
 
 
 def _evaluate(node: Node, schema, values: list, run_widened) -> list | None:
     """The node run on known values; None where it cannot run on them (symbols in the values)."""
     symbolic = any(v is not None and is_symbolic_value(np.asarray(v)) for v in values)
-    if symbolic and (node.op not in SYMBOLIC_EXACT or any(
+    if symbolic and (
+        node.op not in SYMBOLIC_EXACT
+        or any(
             i in schema.value_inputs and v is not None and is_symbolic_value(np.asarray(v))
-            for i, v in enumerate(values))):
+            for i, v in enumerate(values)
+        )
+    ):
         return None  # symbols only as data moved or summed, never as a Slice's end or a shape
     arrays = [None if v is None else np.asarray(v) for v in values]
     try:
@@ -151,8 +181,9 @@ def _evaluate(node: Node, schema, values: list, run_widened) -> list | None:
     outs = [np.asarray(o) for o in outs]
     if symbolic:
         outs = [_int_or_object(o) if o.dtype == object else o for o in outs]
-        if any(o.dtype == object and not all(isinstance(v, (int, np.integer, str)) for v in o.reshape(-1))
-               for o in outs):
+        if any(
+            o.dtype == object and not all(isinstance(v, (int, np.integer, str)) for v in o.reshape(-1)) for o in outs
+        ):
             return None  # floats of symbols: unknown
     return outs
 
@@ -168,15 +199,71 @@ def _has_symbols(ins: list, attrs: dict) -> bool:
 
 
 #: ops whose output has the rank of their first input (ONNX's rank rules)
-SAME_RANK = frozenset({"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
-                       "GlobalMaxPool", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-                       "GroupNormalization", "Resize", "Pad", "Slice", "Tile", "Clip", "TopK", "CumSum", "Trilu",
-                       "Softmax", "LogSoftmax", "Cast", "Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid",
-                       "LeakyRelu", "Gelu", "Erf", "Sqrt", "Exp", "Neg", "Abs", "Identity", "LRN",
-                       "DepthToSpace", "SpaceToDepth", "Transpose", "Concat"})
+SAME_RANK = frozenset(
+    {
+        "Conv",
+        "ConvTranspose",
+        "MaxPool",
+        "AveragePool",
+        "LpPool",
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "BatchNormalization",
+        "InstanceNormalization",
+        "LayerNormalization",
+        "GroupNormalization",
+        "Resize",
+        "Pad",
+        "Slice",
+        "Tile",
+        "Clip",
+        "TopK",
+        "CumSum",
+        "Trilu",
+        "Softmax",
+        "LogSoftmax",
+        "Cast",
+        "Relu",
+        "Sigmoid",
+        "Tanh",
+        "HardSwish",
+        "HardSigmoid",
+        "LeakyRelu",
+        "Gelu",
+        "Erf",
+        "Sqrt",
+        "Exp",
+        "Neg",
+        "Abs",
+        "Identity",
+        "LRN",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Transpose",
+        "Concat",
+    }
+)
 #: ops whose output has the broadcast rank of their inputs (MatMul: of its two operands, 2-D and up)
-BROADCAST_RANK = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Where", "Equal", "Less", "Greater",
-                            "And", "Or", "Mod", "PRelu", "MatMul"})
+BROADCAST_RANK = frozenset(
+    {
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Max",
+        "Min",
+        "Where",
+        "Equal",
+        "Less",
+        "Greater",
+        "And",
+        "Or",
+        "Mod",
+        "PRelu",
+        "MatMul",
+    }
+)
 
 
 def _unknown(node: Node, infos: list) -> list:
@@ -198,8 +285,7 @@ def _unknown(node: Node, infos: list) -> list:
         rank = max(ranks)
     elif node.op in ("Reshape", "ConstantOfShape", "Expand") and len(infos) > 1 or node.op == "ConstantOfShape":
         target = infos[-1]
-        if target is not None and target.shape is not None and len(target.shape) == 1 and \
-                not is_sym(target.shape[0]):
+        if target is not None and target.shape is not None and len(target.shape) == 1 and not is_sym(target.shape[0]):
             rank = target.shape[0]
             if node.op == "Expand" and first.shape is not None:
                 rank = max(rank, len(first.shape))
@@ -211,6 +297,7 @@ def _unknown(node: Node, infos: list) -> list:
 
 # -- whole graphs -------------------------------------------------------------------------------------
 
+
 @dataclass
 class Walk:
     """The infos (and known values) of every value of a graph, and, at resize, the graph to plan."""
@@ -220,8 +307,9 @@ class Walk:
     graph: Graph | None = None  # the specialized graph (resize only)
 
 
-def walk(graph: Graph, input_infos: dict, symbolic: bool, input_values: dict | None = None,
-         specialize: bool = False) -> Walk:
+def walk(
+    graph: Graph, input_infos: dict, symbolic: bool, input_values: dict | None = None, specialize: bool = False
+) -> Walk:
     """Infer every value of `graph` from its inputs' infos (and the values of inputs that decide
     shapes). With specialize=True (real sizes), also build the graph the backends plan: shape
     sub-graphs folded into constants, value inputs bound as attributes."""
@@ -292,8 +380,14 @@ def _specialized(graph: Graph, nodes: list[Node], folded: set[str], values: dict
     inits = {name: arr for name, arr in inits.items() if name in graph.initializers or name in read}
     for name in folded & read:
         inits[name] = np.ascontiguousarray(values[name]) if np.ndim(values[name]) else np.asarray(values[name])
-    return Graph(inputs=dict(graph.inputs), outputs=list(graph.outputs), nodes=nodes, initializers=inits,
-                 name=graph.name, metadata=dict(graph.metadata))
+    return Graph(
+        inputs=dict(graph.inputs),
+        outputs=list(graph.outputs),
+        nodes=nodes,
+        initializers=inits,
+        name=graph.name,
+        metadata=dict(graph.metadata),
+    )
 
 
 def value_sources(graph: Graph) -> tuple[set[str], set[str]]:
@@ -306,8 +400,9 @@ def value_sources(graph: Graph) -> tuple[set[str], set[str]]:
     from ..ops import get_schema
 
     graph, stack = both_branches(graph)
-    stack += [n for node in graph.nodes for i, n in enumerate(node.inputs)
-              if n and i in get_schema(node.op).value_inputs]
+    stack += [
+        n for node in graph.nodes for i, n in enumerate(node.inputs) if n and i in get_schema(node.op).value_inputs
+    ]
     return _trace(graph, stack)
 
 

@@ -94,8 +94,13 @@ class Sym(str):
             if self.coef % k == 0 and self.off % k == 0:
                 return _linear(self.base, self.coef // k, self.off // k)
             return _atom(f"{self.atom}//{k}")
-        if isinstance(o, Sym) and self._known() and o.base == self.base and self.off == o.off == 0 \
-                and self.coef % o.coef == 0:
+        if (
+            isinstance(o, Sym)
+            and self._known()
+            and o.base == self.base
+            and self.off == o.off == 0
+            and self.coef % o.coef == 0
+        ):
             return self.coef // o.coef  # (512*N) // N
         return self._other("//", o)
 
@@ -117,8 +122,10 @@ class Sym(str):
         return _atom(f"{b}{op}{self.atom}" if flip else f"{self.atom}{op}{b}")
 
     def __index__(self):  # range(), slicing and numpy sizes need a real size: a clear failure
-        raise SymbolicSizeError(f"dimension {self} is symbolic: its size is known only at resize "
-                                "(trace with a concrete size, or use -1 in a reshape)")
+        raise SymbolicSizeError(
+            f"dimension {self} is symbolic: its size is known only at resize "
+            "(trace with a concrete size, or use -1 in a reshape)"
+        )
 
     def __eq__(self, o):
         return isinstance(o, str) and str.__eq__(self, o) and self._known() or self is o

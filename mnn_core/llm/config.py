@@ -18,11 +18,15 @@ import numpy as np
 from ..errors import MnnError
 
 #: model_type -> the family whose weight names and switches it uses
-FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "llama", "qwen3": "llama",
-            "phi3": "phi3", "gemma": "gemma"}
+FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "llama", "qwen3": "llama", "phi3": "phi3", "gemma": "gemma"}
 #: HF activation names -> the graph's op (and its attributes)
-ACTIVATIONS = {"silu": ("Silu", {}), "swish": ("Silu", {}), "gelu": ("Gelu", {}),
-               "gelu_pytorch_tanh": ("Gelu", {"approximate": "tanh"}), "gelu_new": ("Gelu", {"approximate": "tanh"})}
+ACTIVATIONS = {
+    "silu": ("Silu", {}),
+    "swish": ("Silu", {}),
+    "gelu": ("Gelu", {}),
+    "gelu_pytorch_tanh": ("Gelu", {"approximate": "tanh"}),
+    "gelu_new": ("Gelu", {"approximate": "tanh"}),
+}
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn", "longrope")
 
 
@@ -124,17 +128,32 @@ def parse_config(raw: dict, where: str = "config.json") -> LlmConfig:
     eos = raw.get("eos_token_id")
     eos = tuple(eos) if isinstance(eos, list) else (() if eos is None else (int(eos),))
     return LlmConfig(
-        model_type=model_type, vocab_size=int(need("vocab_size")), hidden_size=hidden,
-        intermediate_size=int(need("intermediate_size")), num_layers=layers, num_heads=heads,
-        num_kv_heads=kv_heads, head_dim=head_dim, rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
-        max_position_embeddings=int(raw.get("max_position_embeddings", 2048)), activation=act,
+        model_type=model_type,
+        vocab_size=int(need("vocab_size")),
+        hidden_size=hidden,
+        intermediate_size=int(need("intermediate_size")),
+        num_layers=layers,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
+        max_position_embeddings=int(raw.get("max_position_embeddings", 2048)),
+        activation=act,
         tie_word_embeddings=bool(raw.get("tie_word_embeddings", model_type == "gemma")),
         qkv_bias=model_type == "qwen2" or bool(raw.get("attention_bias")),
         o_bias=model_type not in ("qwen2",) and bool(raw.get("attention_bias")),
-        mlp_bias=bool(raw.get("mlp_bias")), qk_norm=model_type == "qwen3",
-        norm_plus_one=model_type == "gemma", embed_scale=math.sqrt(hidden) if model_type == "gemma" else 1.0,
-        rotary_dim=rotary, rope_theta=theta, rope=rope, sliding_window=_windows(raw, model_type, layers),
-        bos_token_id=raw.get("bos_token_id"), eos_token_ids=eos, raw=dict(raw))
+        mlp_bias=bool(raw.get("mlp_bias")),
+        qk_norm=model_type == "qwen3",
+        norm_plus_one=model_type == "gemma",
+        embed_scale=math.sqrt(hidden) if model_type == "gemma" else 1.0,
+        rotary_dim=rotary,
+        rope_theta=theta,
+        rope=rope,
+        sliding_window=_windows(raw, model_type, layers),
+        bos_token_id=raw.get("bos_token_id"),
+        eos_token_ids=eos,
+        raw=dict(raw),
+    )
 
 
 def _windows(raw: dict, model_type: str, layers: int) -> list:
@@ -158,7 +177,7 @@ def _inv_freq(cfg: LlmConfig, length: int) -> tuple[np.ndarray, float]:
     dim, base, rope = cfg.rotary_dim, cfg.rope_theta, cfg.rope
     kind = rope["rope_type"]
     exponents = np.arange(0, dim, 2, dtype=np.float64) / dim
-    inv = 1.0 / base ** exponents
+    inv = 1.0 / base**exponents
     if kind in ("default", "dynamic"):  # dynamic equals default up to max_position_embeddings (the cap)
         return inv, 1.0
     factor = float(rope.get("factor", 1.0))
@@ -180,7 +199,7 @@ def _inv_freq(cfg: LlmConfig, length: int) -> tuple[np.ndarray, float]:
     ext = np.asarray(rope["long_factor"] if length > old else rope["short_factor"], dtype=np.float64)
     scale = cfg.max_position_embeddings / old
     attn = rope.get("attention_factor") or (math.sqrt(1 + math.log(scale) / math.log(old)) if scale > 1 else 1.0)
-    return 1.0 / (ext * base ** exponents), float(attn)
+    return 1.0 / (ext * base**exponents), float(attn)
 
 
 def _yarn(cfg: LlmConfig, inv: np.ndarray, factor: float) -> tuple[np.ndarray, float]:
@@ -193,8 +212,9 @@ def _yarn(cfg: LlmConfig, inv: np.ndarray, factor: float) -> tuple[np.ndarray, f
         def get_mscale(scale, m=1.0):
             return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
 
-        attn = (get_mscale(factor, mscale) / get_mscale(factor, mscale_all) if mscale and mscale_all
-                else get_mscale(factor))
+        attn = (
+            get_mscale(factor, mscale) / get_mscale(factor, mscale_all) if mscale and mscale_all else get_mscale(factor)
+        )
     fast, slow = float(rope.get("beta_fast") or 32), float(rope.get("beta_slow") or 1)
 
     def correction(rotations):

@@ -42,8 +42,9 @@ class LLM:
 
     def encode(self, text: str) -> list[int]:
         if self.tokenizer is None:
-            raise MnnError(f"{self.decoder.path} has no tokenizer.json: give token ids "
-                           "(generate_ids; mnnx generate --ids)")
+            raise MnnError(
+                f"{self.decoder.path} has no tokenizer.json: give token ids (generate_ids; mnnx generate --ids)"
+            )
         return self.tokenizer.encode(text)
 
     def chat_prompt(self, messages: list[dict]) -> str:
@@ -51,8 +52,9 @@ class LLM:
             raise MnnError(f"{self.decoder.path} has no tokenizer.json: chat needs one")
         return self.tokenizer.apply_chat_template(messages)
 
-    def generate(self, prompt: str, max_tokens: int = 128, stream: bool = False, stop: Sequence[str] = (),
-                 **sampling) -> str | Iterator[str]:
+    def generate(
+        self, prompt: str, max_tokens: int = 128, stream: bool = False, stop: Sequence[str] = (), **sampling
+    ) -> str | Iterator[str]:
         """The continuation of `prompt` as text, or with stream=True an iterator of its pieces."""
         pieces = self._text_stream(self.encode(prompt), max_tokens, list(stop), sampling)
         return pieces if stream else "".join(pieces)
@@ -82,15 +84,24 @@ class LLM:
 
     # -- token ids ----------------------------------------------------------------------
 
-    def generate_ids(self, ids: Sequence[int], max_tokens: int = 128, temperature: float = 0.0, top_k: int = 0,
-                     top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int | None = None,
-                     eos: bool = True) -> Iterator[int]:
+    def generate_ids(
+        self,
+        ids: Sequence[int],
+        max_tokens: int = 128,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        repetition_penalty: float = 1.0,
+        seed: int | None = None,
+        eos: bool = True,
+    ) -> Iterator[int]:
         """Yield generated token ids one at a time (the cache starts empty each call)."""
         for step in self._rows([ids], max_tokens, eos, temperature, top_k, top_p, repetition_penalty, seed):
             yield from (token for _, token in step)
 
-    def generate_batch_ids(self, prompts: Sequence[Sequence[int]], max_tokens: int = 128, eos: bool = True,
-                           **sampling) -> list[list[int]]:
+    def generate_batch_ids(
+        self, prompts: Sequence[Sequence[int]], max_tokens: int = 128, eos: bool = True, **sampling
+    ) -> list[list[int]]:
         """Each prompt's generated ids; prompts of different lengths decode side by side, one row of
         the cache each (load with batch= at least len(prompts)). A row's sampler is seeded seed + row."""
         out: list[list[int]] = [[] for _ in prompts]
@@ -104,22 +115,34 @@ class LLM:
         ids = self.generate_batch_ids([self.encode(p) for p in prompts], max_tokens, **sampling)
         return [self.tokenizer.decode(row) for row in ids]
 
-    def _rows(self, prompts, max_tokens: int, eos: bool, temperature: float = 0.0, top_k: int = 0,
-              top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int | None = None) -> Iterator[list]:
+    def _rows(
+        self,
+        prompts,
+        max_tokens: int,
+        eos: bool,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        repetition_penalty: float = 1.0,
+        seed: int | None = None,
+    ) -> Iterator[list]:
         """Per step, the (row, token) of each row still generating."""
         import time
 
         dec = self.decoder
         prompts = [[int(i) for i in p] for p in prompts]
         if not prompts or len(prompts) > dec.batch:
-            raise InputError(f"give 1 to {dec.batch} prompts (the batch this model was loaded with), "
-                             f"got {len(prompts)}")
+            raise InputError(
+                f"give 1 to {dec.batch} prompts (the batch this model was loaded with), got {len(prompts)}"
+            )
         if not all(prompts):
             raise InputError("a prompt is empty: give at least one token")
         if max_tokens < 0:
             raise InputError(f"max_tokens must be >= 0, got {max_tokens}")
-        samplers = [Sampler(SamplingParams(temperature, top_k, top_p, repetition_penalty,
-                                           None if seed is None else seed + r)) for r in range(len(prompts))]
+        samplers = [
+            Sampler(SamplingParams(temperature, top_k, top_p, repetition_penalty, None if seed is None else seed + r))
+            for r in range(len(prompts))
+        ]
         stops = set(self.config.eos_token_ids) if eos else set()
         if eos and self.tokenizer is not None and self.tokenizer.eos_token_id is not None:
             stops.add(self.tokenizer.eos_token_id)
@@ -128,7 +151,7 @@ class LLM:
         idle = [[] for _ in range(dec.batch - len(prompts))]  # rows this call does not use
         history = [list(p) for p in prompts]
         t0 = time.perf_counter()
-        logits = [row[-1] for row in dec.feed_rows(prompts + idle)[:len(prompts)]]
+        logits = [row[-1] for row in dec.feed_rows(prompts + idle)[: len(prompts)]]
         t1 = time.perf_counter()
         self.last_stats = {"prompt_tokens": sum(map(len, prompts)), "prefill_s": t1 - t0, "tokens": 0, "decode_s": 0.0}
         active, n = list(range(len(prompts))), 0

@@ -39,8 +39,9 @@ class _Names:
         return self.prefix + name in self.ckpt
 
 
-def build_decoder(cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1,
-                  quant: WeightQuant | None = None) -> Graph:
+def build_decoder(
+    cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1, quant: WeightQuant | None = None
+) -> Graph:
     """The decoder graph for a cache of `context` positions; S (tokens per run) stays symbolic.
     `quant`: the projections' weights quantized (quantize.py); None keeps them float32."""
     w = _Names(cfg, ckpt, quant)
@@ -54,8 +55,9 @@ def build_decoder(cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1
         masks["window"] = b.input("mask_window", (batch, 1, "GS", "C_S"), "float32")
     caches = []
     for i in range(cfg.num_layers):
-        caches.append((b.input(f"k_cache.{i}", (batch, Hkv, D, context)),
-                       b.input(f"v_cache.{i}", (batch, Hkv, context, D))))
+        caches.append(
+            (b.input(f"k_cache.{i}", (batch, Hkv, D, context)), b.input(f"v_cache.{i}", (batch, Hkv, context, D)))
+        )
 
     embed = w.get("embed_tokens.weight")
     x = b.Gather(b.const(embed, "embed"), ids, axis=0)
@@ -79,7 +81,7 @@ def build_decoder(cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1
             q = _rms_norm(b, cfg, q, w.get(p + "self_attn.q_norm.weight"))
             k = _rms_norm(b, cfg, k, w.get(p + "self_attn.k_norm.weight"))
         q, k = _rotary(b, cfg, q, rope), _rotary(b, cfg, k, rope)
-        q = b.Mul(q, b.const(np.float32(D ** -0.5), "scale"))
+        q = b.Mul(q, b.const(np.float32(D**-0.5), "scale"))
         k_new = b.Transpose(k, perm=[0, 2, 3, 1])  # [B, Hkv, D, S]
         v_new = b.Transpose(b.Reshape(v, shape=[0, 0, Hkv, D]), perm=[0, 2, 1, 3])  # [B, Hkv, S, D]
         b.output(k_new, f"k_new.{i}")
@@ -107,8 +109,9 @@ def _weight(b: GraphBuilder, w: _Names, weight: np.ndarray, name: str) -> str:
         return b.const(wt, name)
     q, scale, zero = w.quant.quantize(wt)
     zp = None if zero is None else b.const(zero, name + ".zero")
-    return b.DequantizeLinear(b.const(q, name + ".q"), b.const(scale, name + ".scale"), zp,
-                              axis=0, block_size=w.quant.group)
+    return b.DequantizeLinear(
+        b.const(q, name + ".q"), b.const(scale, name + ".scale"), zp, axis=0, block_size=w.quant.group
+    )
 
 
 def _linear(b: GraphBuilder, w: _Names, name: str, x: str, bias: bool) -> str:
@@ -125,8 +128,9 @@ def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[st
     weight = w.get(p + "self_attn.qkv_proj.weight")
     y = b.MatMul(h, _weight(b, w, weight, p + "qkv_proj"))
     nq, nk = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
-    return tuple(b.Slice(y, starts=[lo], ends=[hi], axes=[-1]) for lo, hi in
-                 ((0, nq), (nq, nq + nk), (nq + nk, nq + 2 * nk)))
+    return tuple(
+        b.Slice(y, starts=[lo], ends=[hi], axes=[-1]) for lo, hi in ((0, nq), (nq, nq + nk), (nq + nk, nq + 2 * nk))
+    )
 
 
 def _mlp(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> str:
@@ -145,8 +149,10 @@ def _activation(b: GraphBuilder, cfg: LlmConfig, x: str) -> str:
     if op == "Gelu" and attrs.get("approximate") == "tanh":
         # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the op set's Gelu is the erf form
         cube = b.Mul(b.Mul(x, x), x)
-        inner = b.Mul(b.Add(x, b.Mul(cube, b.const(np.float32(0.044715), "gelu_c"))),
-                      b.const(np.float32(np.sqrt(2 / np.pi)), "gelu_k"))
+        inner = b.Mul(
+            b.Add(x, b.Mul(cube, b.const(np.float32(0.044715), "gelu_c"))),
+            b.const(np.float32(np.sqrt(2 / np.pi)), "gelu_k"),
+        )
         return b.Mul(b.Mul(x, b.const(np.float32(0.5), "half")), b.Add(b.Tanh(inner), b.const(np.float32(1), "one")))
     return b.op(op, x, **attrs)
 
@@ -169,8 +175,7 @@ def _rotary(b: GraphBuilder, cfg: LlmConfig, x: str, rope: tuple[str, str]) -> s
     return out if r == D else b.Concat(out, b.Slice(x, starts=[r], ends=[D], axes=[-1]), axis=-1)
 
 
-def _attention(b: GraphBuilder, cfg: LlmConfig, q: str, k_new: str, v_new: str, cache, mask: str,
-               context: int) -> str:
+def _attention(b: GraphBuilder, cfg: LlmConfig, q: str, k_new: str, v_new: str, cache, mask: str, context: int) -> str:
     """softmax(q [cache | chunk]^T + mask) [cache | chunk], heads grouped over the KV heads."""
     Hkv, G, D = cfg.num_kv_heads, cfg.groups, cfg.head_dim
     k_cache, v_cache = cache
@@ -179,7 +184,7 @@ def _attention(b: GraphBuilder, cfg: LlmConfig, q: str, k_new: str, v_new: str, 
     scores = b.Concat(b.MatMul(q, k_cache), b.MatMul(q, k_new), axis=-1)  # [B, Hkv, G*S, C+S]
     probs = b.Softmax(b.Add(scores, mask), axis=-1)  # the mask's rows repeat per group: [B, 1, G*S, C+S]
     p_cache = b.Slice(probs, starts=[0], ends=[context], axes=[-1])
-    p_new = b.Slice(probs, starts=[context], ends=[2 ** 62], axes=[-1])
+    p_new = b.Slice(probs, starts=[context], ends=[2**62], axes=[-1])
     out = b.Add(b.MatMul(p_cache, v_cache), b.MatMul(p_new, v_new))  # [B, Hkv, G*S, D]
     out = b.Transpose(b.Reshape(out, shape=[0, Hkv, G, -1, D]), perm=[0, 3, 1, 2, 4])  # [B, S, Hkv, G, D]
     return b.Reshape(out, shape=[0, 0, Hkv * G * D])

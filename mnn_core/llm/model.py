@@ -30,9 +30,20 @@ DEFAULT_CHUNK = 32
 class Decoder:
     """The decoder of a checkpoint, planned on `backend` for a context of `context` positions."""
 
-    def __init__(self, path: str | Path, backend="auto", threads: int = 1, context: int | None = None,
-                 chunk: int = DEFAULT_CHUNK, precision: str = "high", weights: str = "fp32", group: int = 64,
-                 symmetric: bool = True, batch: int = 1, fallback: bool = True):
+    def __init__(
+        self,
+        path: str | Path,
+        backend="auto",
+        threads: int = 1,
+        context: int | None = None,
+        chunk: int = DEFAULT_CHUNK,
+        precision: str = "high",
+        weights: str = "fp32",
+        group: int = 64,
+        symmetric: bool = True,
+        batch: int = 1,
+        fallback: bool = True,
+    ):
         from ..runtime.session import Session
 
         self.path = Path(path)
@@ -60,9 +71,15 @@ class Decoder:
         # packing would be derived again for the second, peaking higher and loading slower
         # (benchmarks/RESULTS_LLM.md), so they stay; from an export they are the file's mmap.
         exported = self.path.suffix == ".mnn"
-        self.session = Session(self.path if exported else graph, backend=backend, threads=threads,
-                               precision=precision, release_weights=False, batch_parallel="off",
-                               fallback=fallback)
+        self.session = Session(
+            self.path if exported else graph,
+            backend=backend,
+            threads=threads,
+            precision=precision,
+            release_weights=False,
+            batch_parallel="off",
+            fallback=fallback,
+        )
         shape_k = (self.batch, cfg.num_kv_heads, cfg.head_dim, self.context)
         shape_v = (self.batch, cfg.num_kv_heads, self.context, cfg.head_dim)
         self.k_cache = [np.zeros(shape_k, np.float32) for _ in range(cfg.num_layers)]
@@ -82,7 +99,7 @@ class Decoder:
     def _feeds(self, rows: list[np.ndarray], size: int) -> dict[str, np.ndarray]:
         ids = np.zeros((self.batch, size), np.int64)
         for r, tokens in enumerate(rows):
-            ids[r, :len(tokens)] = tokens
+            ids[r, : len(tokens)] = tokens
         # padding takes the next positions too (clipped to the table): its keys never reach the cache
         pos = np.minimum(self.lengths[:, None] + np.arange(size), self.context - 1).astype(np.int64)
         feeds = {"ids": ids, "pos": pos, "mask": self._masks(size, None)}
@@ -99,9 +116,12 @@ class Decoder:
         from ..format import save_mnn
 
         graph = self.graph.copy()
-        graph.metadata = {**graph.metadata, META_CONFIG: json.dumps(self.config.raw),
-                          META_CONTEXT: str(self.context),
-                          **{META_FILE + n: text for n, text in self.files.items()}}
+        graph.metadata = {
+            **graph.metadata,
+            META_CONFIG: json.dumps(self.config.raw),
+            META_CONTEXT: str(self.context),
+            **{META_FILE + n: text for n, text in self.files.items()},
+        }
         save_mnn(graph, path)
 
     def reset(self) -> None:
@@ -126,8 +146,10 @@ class Decoder:
         vocab = self.config.vocab_size
         for r, tokens in enumerate(rows):
             if self.lengths[r] + len(tokens) > self.context:
-                raise InputError(f"row {r}: {self.lengths[r]} cached + {len(tokens)} new tokens exceed the context "
-                                 f"of {self.context} positions (load with a larger context=, or reset())")
+                raise InputError(
+                    f"row {r}: {self.lengths[r]} cached + {len(tokens)} new tokens exceed the context "
+                    f"of {self.context} positions (load with a larger context=, or reset())"
+                )
             bad = tokens[(tokens < 0) | (tokens >= vocab)]
             if len(bad):
                 raise InputError(f"token id {bad[0]} is outside the vocabulary [0, {vocab})")
@@ -135,7 +157,7 @@ class Decoder:
         out: list[list[np.ndarray]] = [[] for _ in rows]
         step = 1 if longest == 1 else self.chunk
         for lo in range(0, longest, step):
-            for r, logits in enumerate(self._run([t[lo:lo + step] for t in rows], step)):
+            for r, logits in enumerate(self._run([t[lo : lo + step] for t in rows], step)):
                 out[r].append(logits)
         return [np.concatenate(o, axis=0) if o else np.zeros((0, vocab), np.float32) for o in out]
 
@@ -144,10 +166,10 @@ class Decoder:
         for r, tokens in enumerate(rows):
             n, start = len(tokens), int(self.lengths[r])
             for i in range(self.config.num_layers):
-                self.k_cache[i][r, :, :, start:start + n] = res[f"k_new.{i}"][r, :, :, :n]
-                self.v_cache[i][r, :, start:start + n] = res[f"v_new.{i}"][r, :, :n]
+                self.k_cache[i][r, :, :, start : start + n] = res[f"k_new.{i}"][r, :, :, :n]
+                self.v_cache[i][r, :, start : start + n] = res[f"v_new.{i}"][r, :, :n]
             self.lengths[r] = start + n
-        return [np.array(res["logits"][r, :len(t)]) for r, t in enumerate(rows)]
+        return [np.array(res["logits"][r, : len(t)]) for r, t in enumerate(rows)]
 
     def _masks(self, size: int, window: int | None) -> np.ndarray:
         """[B, 1, G*S, C+S]: each row's mask at its own length."""
@@ -159,8 +181,10 @@ class Decoder:
         C = self.context
         q = start + np.arange(size)[:, None]
         keys = np.concatenate([np.arange(C), start + np.arange(size)])[None, :]
-        seen = np.concatenate([np.broadcast_to(np.arange(C) < start, (size, C)),
-                               np.arange(size)[None, :] <= np.arange(size)[:, None]], axis=1)
+        seen = np.concatenate(
+            [np.broadcast_to(np.arange(C) < start, (size, C)), np.arange(size)[None, :] <= np.arange(size)[:, None]],
+            axis=1,
+        )
         if window:
             seen &= (q - keys) < window
         mask = np.where(seen, 0.0, NEG).astype(np.float32)
@@ -177,10 +201,14 @@ def _load_exported(path: Path, context: int | None, quant) -> tuple:
         raise MnnError(f"{path}: not a decoder exported by mnn_core.llm (no {META_CONFIG} metadata)")
     saved = int(meta[META_CONTEXT])
     if context not in (None, saved):
-        raise MnnError(f"{path} was exported for a context of {saved} positions, not {context}; "
-                       "export again from the checkpoint with that context")
+        raise MnnError(
+            f"{path} was exported for a context of {saved} positions, not {context}; "
+            "export again from the checkpoint with that context"
+        )
     if quant is not None:
-        raise MnnError(f"{path}: an exported decoder keeps the weights it was exported with; "
-                       "quantize when exporting from the checkpoint")
-    files = {k[len(META_FILE):]: v for k, v in meta.items() if k.startswith(META_FILE)}
+        raise MnnError(
+            f"{path}: an exported decoder keeps the weights it was exported with; "
+            "quantize when exporting from the checkpoint"
+        )
+    files = {k[len(META_FILE) :]: v for k, v in meta.items() if k.startswith(META_FILE)}
     return graph, parse_config(json.loads(meta[META_CONFIG]), str(path)), saved, files

@@ -30,7 +30,7 @@ class WeightQuant:
 
     @classmethod
     def parse(cls, text: str | None, group: int = 64, symmetric: bool = True) -> WeightQuant | None:
-        """"fp32" (or None) -> None; "int8" / "int4" -> that quantization."""
+        """ "fp32" (or None) -> None; "int8" / "int4" -> that quantization."""
         if text in (None, "fp32", "float32"):
             return None
         if text not in ("int8", "int4"):

@@ -70,7 +70,9 @@ class Tokenizer:
             raise MnnError(f"chat template: {message}")
 
         env.globals["raise_exception"] = raise_exception
-        special = {k: (v.get("content") if isinstance(v, dict) else v) for k, v in self.config.items()
-                   if k.endswith("_token")}
+        special = {
+            k: (v.get("content") if isinstance(v, dict) else v) for k, v in self.config.items() if k.endswith("_token")
+        }
         return env.from_string(self.chat_template).render(
-            messages=messages, add_generation_prompt=add_generation_prompt, **special)
+            messages=messages, add_generation_prompt=add_generation_prompt, **special
+        )

@@ -46,8 +46,10 @@ class Checkpoint:
     def get(self, name: str) -> np.ndarray:
         """The tensor as float32 (or its integer dtype)."""
         if name not in self._where:
-            raise MnnError(f"checkpoint has no tensor {name!r} (it has {len(self._where)} tensors, "
-                           f"e.g. {', '.join(self.names()[:4])})")
+            raise MnnError(
+                f"checkpoint has no tensor {name!r} (it has {len(self._where)} tensors, "
+                f"e.g. {', '.join(self.names()[:4])})"
+            )
         file, handle = self._where[name]
         try:
             arr = handle.get_tensor(name)

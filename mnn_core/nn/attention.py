@@ -21,8 +21,9 @@ def _heads(x: Var, num_heads: int) -> Var:
 
 
 class MultiheadAttention(Module):
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 batch_first: bool = False):
+    def __init__(
+        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = False
+    ):
         super().__init__()
         if embed_dim % num_heads:
             raise MnnError(f"MultiheadAttention: embed_dim {embed_dim} must divide by num_heads {num_heads}")
@@ -34,14 +35,24 @@ class MultiheadAttention(Module):
         if bias:
             init.zeros_(self.out_proj.bias)
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
-                average_attn_weights: bool = True):
+    def forward(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        need_weights: bool = True,
+        attn_mask=None,
+        average_attn_weights: bool = True,
+    ):
         if not self.batch_first:  # (L, N, E) -> (N, L, E)
             query, key, value = (F.transpose(t, [1, 0, 2]) for t in (query, key, value))
         e, h = self.embed_dim, self.num_heads
         w, b = self.in_proj_weight, self.in_proj_bias
-        q, k, v = (F.linear(t, w[i * e:(i + 1) * e], None if b is None else b[i * e:(i + 1) * e])
-                   for i, t in enumerate((query, key, value)))
+        q, k, v = (
+            F.linear(t, w[i * e : (i + 1) * e], None if b is None else b[i * e : (i + 1) * e])
+            for i, t in enumerate((query, key, value))
+        )
         q, k, v = _heads(q, h), _heads(k, h), _heads(v, h)
         scores = (q @ F.transpose(k, [0, 1, 3, 2])) * (1.0 / math.sqrt(e // h))  # (N, H, L, S)
         if attn_mask is not None:

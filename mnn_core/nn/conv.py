@@ -18,8 +18,18 @@ class _ConvNd(Module):
     _k = 0
     _fn = staticmethod(T.conv1d)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros"):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+    ):
         super().__init__()
         name = type(self).__name__
         if padding_mode != "zeros":
@@ -38,8 +48,10 @@ class _ConvNd(Module):
         return self._fn(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}")
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}"
+        )
 
 
 class Conv1d(_ConvNd):
@@ -59,14 +71,24 @@ class Conv3d(_ConvNd):
 class ConvTranspose2d(Module):
     """The adjoint of Conv2d (upsampling); weight (in, out / groups, kh, kw) as in PyTorch."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros"):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+    ):
         super().__init__()
         if padding_mode != "zeros":
             raise MnnError(f"ConvTranspose2d: padding_mode {padding_mode!r} is not supported (only 'zeros')")
         if in_channels % groups or out_channels % groups:
-            raise MnnError(f"ConvTranspose2d: channels {in_channels} -> {out_channels} must divide by "
-                           f"groups={groups}")
+            raise MnnError(f"ConvTranspose2d: channels {in_channels} -> {out_channels} must divide by groups={groups}")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _tuple(kernel_size, 2), _tuple(stride, 2)
         self.padding, self.output_padding = _tuple(padding, 2), _tuple(output_padding, 2)
@@ -76,9 +98,12 @@ class ConvTranspose2d(Module):
         init.default_weight_and_bias_(self.weight, self.bias)
 
     def forward(self, x):
-        return T.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)
+        return T.conv_transpose2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
+        )
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}")
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}"
+        )

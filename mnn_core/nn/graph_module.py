@@ -24,9 +24,13 @@ from ..graph.ir import Graph, Node
 from ..graph.passes import eliminate_dead
 from .module import Module, Parameter
 
-_UNFUSED_OPS = {"leaky_relu": ("LeakyRelu", {"alpha": "act_alpha"}), "silu": ("Silu", {}), "gelu": ("Gelu", {}),
-                "hard_sigmoid": ("HardSigmoid", {"alpha": "act_alpha", "beta": "act_beta"}),
-                "hard_swish": ("HardSwish", {})}
+_UNFUSED_OPS = {
+    "leaky_relu": ("LeakyRelu", {"alpha": "act_alpha"}),
+    "silu": ("Silu", {}),
+    "gelu": ("Gelu", {}),
+    "hard_sigmoid": ("HardSigmoid", {"alpha": "act_alpha", "beta": "act_beta"}),
+    "hard_swish": ("HardSwish", {}),
+}
 
 
 def _unfuse(graph: Graph) -> None:
@@ -59,8 +63,10 @@ class GraphModule(Module):
             known = {o for n in g.nodes for o in n.outputs} | set(g.inputs)
             unknown = [o for o in wanted if o not in known]
             if unknown:
-                raise MnnError(f"from_graph: no value named {unknown} in graph {g.name!r}; values: "
-                               f"{', '.join(sorted(known))[:400]}")
+                raise MnnError(
+                    f"from_graph: no value named {unknown} in graph {g.name!r}; values: "
+                    f"{', '.join(sorted(known))[:400]}"
+                )
             g.outputs = wanted
             g = eliminate_dead(g)
         _unfuse(g)
@@ -78,8 +84,9 @@ class GraphModule(Module):
     def forward(self, *inputs):
         g = self.graph
         if len(inputs) != len(g.inputs):
-            raise MnnError(f"graph {g.name!r} takes {len(g.inputs)} input(s) ({', '.join(g.inputs)}), "
-                           f"got {len(inputs)}")
+            raise MnnError(
+                f"graph {g.name!r} takes {len(g.inputs)} input(s) ({', '.join(g.inputs)}), got {len(inputs)}"
+            )
         env = dict(zip(g.inputs, inputs))
         state = {**self._parameters, **self._buffers}
         env.update({name: state[key] for name, key in self._names.items()})
@@ -87,8 +94,18 @@ class GraphModule(Module):
             ins = [env[n] if n else None for n in node.inputs]
             if node.op == "BatchNormalization" and self.training:
                 x, scale, bias, mean, var = ins
-                outs = [F.batch_norm(x, mean, var, scale, bias, True, 1.0 - node.attrs.get("momentum", 0.9),
-                                     node.attrs.get("epsilon", 1e-5))]
+                outs = [
+                    F.batch_norm(
+                        x,
+                        mean,
+                        var,
+                        scale,
+                        bias,
+                        True,
+                        1.0 - node.attrs.get("momentum", 0.9),
+                        node.attrs.get("epsilon", 1e-5),
+                    )
+                ]
             else:
                 res = apply(node.op, *ins, n_outputs=len(node.outputs), **node.attrs)
                 outs = [res] if len(node.outputs) == 1 else list(res)

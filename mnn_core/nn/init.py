@@ -31,7 +31,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else param
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     raise ValueError(f"unknown nonlinearity {nonlinearity!r}")
 
 

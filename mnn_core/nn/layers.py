@@ -37,8 +37,18 @@ class Linear(Module):
 
 
 class Conv2d(Module):
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros"):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+    ):
         super().__init__()
         if padding_mode != "zeros":
             raise MnnError(f"Conv2d: padding_mode {padding_mode!r} is not supported (only 'zeros')")
@@ -57,15 +67,23 @@ class Conv2d(Module):
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}")
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}"
+        )
 
 
 class _BatchNorm(Module):
     _ranks: tuple = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True,
-                 track_running_stats: bool = True):
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+    ):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -79,11 +97,13 @@ class _BatchNorm(Module):
 
     def forward(self, x):
         if x.ndim not in self._ranks:
-            raise MnnError(f"{type(self).__name__} takes input of rank {' or '.join(map(str, self._ranks))}, "
-                           f"got shape {x.shape}")
+            raise MnnError(
+                f"{type(self).__name__} takes input of rank {' or '.join(map(str, self._ranks))}, got shape {x.shape}"
+            )
         use_batch = self.training or not self.track_running_stats
-        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, use_batch,
-                            self.momentum, self.eps)
+        return F.batch_norm(
+            x, self.running_mean, self.running_var, self.weight, self.bias, use_batch, self.momentum, self.eps
+        )
 
     def extra_repr(self) -> str:
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"

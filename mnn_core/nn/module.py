@@ -240,8 +240,13 @@ class Module:
         for name, value in state.items():
             if name not in own:
                 continue
-            arr = np.asarray(value.detach().cpu().numpy() if hasattr(value, "detach") else
-                             value.numpy() if isinstance(value, Var) else value)
+            arr = np.asarray(
+                value.detach().cpu().numpy()
+                if hasattr(value, "detach")
+                else value.numpy()
+                if isinstance(value, Var)
+                else value
+            )
             target = own[name]
             if arr.shape != target.shape:
                 raise MnnError(f"load_state_dict: {name!r} has shape {arr.shape}, the module expects {target.shape}")
@@ -250,8 +255,13 @@ class Module:
 
     # -- export ---------------------------------------------------------------------------------------
 
-    def to_graph(self, example_input_shapes: Sequence | None = None, dtypes: Sequence[str] | None = None,
-                 dynamic_batch: bool = True, name: str | None = None):
+    def to_graph(
+        self,
+        example_input_shapes: Sequence | None = None,
+        dtypes: Sequence[str] | None = None,
+        dynamic_batch: bool = True,
+        name: str | None = None,
+    ):
         """Trace forward (eval mode) into an inference Graph; parameters become initializers.
 
         `example_input_shapes`: one shape per forward argument (default: those of the last call).
@@ -267,8 +277,10 @@ class Module:
     def _input_specs(self, shapes, dtypes):
         if shapes is None:
             if self._example_inputs is None:
-                raise MnnError(f"{type(self).__name__}.to_graph() needs example_input_shapes "
-                               "(or call the module once, so it knows its inputs)")
+                raise MnnError(
+                    f"{type(self).__name__}.to_graph() needs example_input_shapes "
+                    "(or call the module once, so it knows its inputs)"
+                )
             return list(self._example_inputs)
         if shapes and isinstance(shapes[0], (int, np.integer, str)):
             shapes = [shapes]

@@ -159,8 +159,14 @@ class GroupNorm(Module):
 class InstanceNorm2d(Module):
     """Per-sample, per-channel normalization (no running statistics: track_running_stats=False)."""
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
-                 track_running_stats: bool = False):
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+    ):
         super().__init__()
         if track_running_stats:
             raise MnnError("InstanceNorm2d: track_running_stats=True is not supported")
@@ -185,7 +191,7 @@ class Unflatten(Module):
 
     def forward(self, x):
         d = self.dim % x.ndim
-        return F.reshape(x, list(x.shape[:d]) + list(self.unflattened_size) + list(x.shape[d + 1:]))
+        return F.reshape(x, list(x.shape[:d]) + list(self.unflattened_size) + list(x.shape[d + 1 :]))
 
 
 class ZeroPad2d(Module):

@@ -25,8 +25,16 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 class _RNNBase(Module):
     mode = "LSTM"
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+    ):
         super().__init__()
         name = type(self).__name__
         if num_layers < 1 or hidden_size < 1:
@@ -61,8 +69,10 @@ class _RNNBase(Module):
         x = input if isinstance(input, Var) else Var(np.asarray(input))
         batched = x.ndim == 3
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
-            raise MnnError(f"{type(self).__name__}: input must be (L, N, {self.input_size}) (or (N, L, ...) with "
-                           f"batch_first, or unbatched (L, {self.input_size})), got shape {x.shape}")
+            raise MnnError(
+                f"{type(self).__name__}: input must be (L, N, {self.input_size}) (or (N, L, ...) with "
+                f"batch_first, or unbatched (L, {self.input_size})), got shape {x.shape}"
+            )
         if not batched:
             x = F.unsqueeze(x, 1)
         elif self.batch_first:
@@ -113,7 +123,7 @@ class _RNNBase(Module):
         proj = F.linear(F.reshape(x, [length * n, x.shape[2]]), w_ih, b_ih)  # every step's input part at once
         proj = F.reshape(proj, [length, n, proj.shape[-1]])
         outs = [None] * length
-        for t in (range(length - 1, -1, -1) if reverse else range(length)):
+        for t in range(length - 1, -1, -1) if reverse else range(length):
             h, c = self._cell(proj[t], h, c, w_hh, b_hh)
             outs[t] = h
         return F.stack(outs, 0), h, c
@@ -154,8 +164,17 @@ class GRU(_RNNBase):
 class RNN(_RNNBase):
     """The Elman RNN: h' = tanh (or relu) of x W_ih^T + b_ih + h W_hh^T + b_hh; returns (output, h_n)."""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+    ):
         if nonlinearity not in ("tanh", "relu"):
             raise MnnError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         object.__setattr__(self, "mode", "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU")

@@ -18,13 +18,23 @@ class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual and a layer norm (post-norm unless
     norm_first)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable = "relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+    ):
         super().__init__()
         if isinstance(activation, str) and activation not in _ACTIVATIONS:
-            raise MnnError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a callable, "
-                           f"got {activation!r}")
+            raise MnnError(
+                f"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a callable, got {activation!r}"
+            )
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
         self.dropout = Dropout(dropout)
@@ -55,8 +65,13 @@ class TransformerEncoderLayer(Module):
 class TransformerEncoder(Module):
     """`num_layers` copies of `encoder_layer` (each with its own parameters), then an optional norm."""
 
-    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
-                 enable_nested_tensor: bool = True):
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+    ):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers

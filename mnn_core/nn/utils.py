@@ -16,8 +16,9 @@ def _grads(parameters) -> list[Var]:
     return [p for p in params if p.grad is not None]
 
 
-def clip_grad_norm_(parameters: Iterable | Var, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach=None) -> Var:
+def clip_grad_norm_(
+    parameters: Iterable | Var, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None
+) -> Var:
     """Scale every gradient by max_norm / total_norm when the norm of all of them together exceeds max_norm.
 
     Returns the total norm (before clipping), as PyTorch does."""
@@ -31,8 +32,9 @@ def clip_grad_norm_(parameters: Iterable | Var, max_norm: float, norm_type: floa
     else:
         total = sum(float((np.abs(g.astype(np.float64)) ** norm_type).sum()) for g in grads) ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
-        raise MnnError(f"clip_grad_norm_: the total norm of the gradients is {total}; "
-                       "pass error_if_nonfinite=False to clip anyway")
+        raise MnnError(
+            f"clip_grad_norm_: the total norm of the gradients is {total}; pass error_if_nonfinite=False to clip anyway"
+        )
     coef = float(max_norm) / (total + 1e-6)
     if coef < 1.0:
         for p in params:
@@ -55,7 +57,7 @@ def vector_to_parameters(vec, parameters: Iterable) -> None:
     offset = 0
     for p in parameters:
         n = p.numel()
-        np.copyto(p.data, flat[offset:offset + n].reshape(p.shape))
+        np.copyto(p.data, flat[offset : offset + n].reshape(p.shape))
         offset += n
     if offset != flat.size:
         raise MnnError(f"vector_to_parameters: the vector has {flat.size} values, the parameters {offset}")

@@ -40,6 +40,7 @@ def _loosen(info, prefix: str):
 
 # -- If ------------------------------------------------------------------------------------------------------
 
+
 def _if_infer(ins, attrs):
     then, other = _body_outputs(attrs["then_branch"]), _body_outputs(attrs["else_branch"])
     if len(then) != len(other):
@@ -63,23 +64,36 @@ def _if_samples(rng):
         yield Sample([np.array(cond), rand(rng, 2, 3)], {"then_branch": then, "else_branch": other}, f"cond={cond}")
 
 
-register(OpSchema(
-    "If", infer=_if_infer, samples=_if_samples, reference=_if, n_inputs=(1, 1 << 16), n_outputs=1 << 16, dynamic=True,
-    attrs={"then_branch": Attr("graph"), "else_branch": Attr("graph")},
-    doc="Run then_branch when the condition is true, else else_branch; their outputs are the node's. "
-        "Inputs after the condition are captures: both branches take them all, as their graph inputs."))
+register(
+    OpSchema(
+        "If",
+        infer=_if_infer,
+        samples=_if_samples,
+        reference=_if,
+        n_inputs=(1, 1 << 16),
+        n_outputs=1 << 16,
+        dynamic=True,
+        attrs={"then_branch": Attr("graph"), "else_branch": Attr("graph")},
+        doc="Run then_branch when the condition is true, else else_branch; their outputs are the node's. "
+        "Inputs after the condition are captures: both branches take them all, as their graph inputs.",
+    )
+)
 
 
 # -- Loop ----------------------------------------------------------------------------------------------------
+
 
 def _loop_infer(ins, attrs):
     body: Graph = attrs["body"]
     n_carried = len(ins) - 2 - attrs["num_captures"]
     outs = _body_outputs(body)
-    carried = [ins[2 + i] if outs[1 + i] == ins[2 + i] else _loosen(outs[1 + i], f"Loop_v{i}")
-               for i in range(n_carried)]
-    scans = [TensorInfo(("Loop_iterations",) + tuple(o.shape), o.dtype) if isinstance(o, TensorInfo) else o
-             for o in outs[1 + n_carried:]]
+    carried = [
+        ins[2 + i] if outs[1 + i] == ins[2 + i] else _loosen(outs[1 + i], f"Loop_v{i}") for i in range(n_carried)
+    ]
+    scans = [
+        TensorInfo(("Loop_iterations",) + tuple(o.shape), o.dtype) if isinstance(o, TensorInfo) else o
+        for o in outs[1 + n_carried :]
+    ]
     return carried + scans
 
 
@@ -90,22 +104,24 @@ def _loop(ins, attrs):
     n_carried = len(ins) - 2 - attrs["num_captures"]
     trip = MAX_LOOP_ITERATIONS if ins[0] is None else int(np.asarray(ins[0]).reshape(-1)[0])
     cond = True if ins[1] is None else bool(np.asarray(ins[1]).reshape(-1)[0])
-    values = list(ins[2:2 + n_carried])
-    captured = list(ins[2 + n_carried:])
+    values = list(ins[2 : 2 + n_carried])
+    captured = list(ins[2 + n_carried :])
     names = list(body.inputs)
     scans: list[list] = [[] for _ in range(len(body.outputs) - 1 - n_carried)]
     i, cap = 0, loop_limit.get()
     while i < trip and cond:
         if cap is not None and i >= cap:
             asked = "no trip count" if ins[0] is None else f"a trip count of {trip}"
-            raise LimitError(f"Loop ran {cap} iterations ({asked}, its condition still true), the most "
-                             "max_loop_iterations allows (Session(max_loop_iterations=) or MNN_MAX_LOOP_ITERATIONS)")
+            raise LimitError(
+                f"Loop ran {cap} iterations ({asked}, its condition still true), the most "
+                "max_loop_iterations allows (Session(max_loop_iterations=) or MNN_MAX_LOOP_ITERATIONS)"
+            )
         feeds = dict(zip(names, [np.array(i, np.int64), np.array(cond)] + values + captured))
         out = evaluate(body, feeds)
         results = [out[n] for n in body.outputs]
         cond = bool(np.asarray(results[0]).reshape(-1)[0])
-        values = results[1:1 + n_carried]
-        for acc, v in zip(scans, results[1 + n_carried:]):
+        values = results[1 : 1 + n_carried]
+        for acc, v in zip(scans, results[1 + n_carried :]):
             acc.append(np.asarray(v))
         i += 1
     stacked = []
@@ -120,25 +136,38 @@ def _loop(ins, attrs):
 
 def _loop_samples(rng):
     v = TensorInfo((3,))
-    body = Graph(inputs={"i": TensorInfo((), "int64"), "c": TensorInfo((), "bool"), "v": v, "y": v},
-                 outputs=["c2", "v2", "sq"],
-                 nodes=[Node("Add", ["v", "y"], ["v2"]), Node("Identity", ["c"], ["c2"]),
-                        Node("Mul", ["v2", "v2"], ["sq"])])
+    body = Graph(
+        inputs={"i": TensorInfo((), "int64"), "c": TensorInfo((), "bool"), "v": v, "y": v},
+        outputs=["c2", "v2", "sq"],
+        nodes=[Node("Add", ["v", "y"], ["v2"]), Node("Identity", ["c"], ["c2"]), Node("Mul", ["v2", "v2"], ["sq"])],
+    )
     for trips in (3, 1):
-        yield Sample([np.array(trips, np.int64), np.array(True), rand(rng, 3), rand(rng, 3)],
-                     {"body": body, "num_captures": 1}, f"{trips} iterations")
+        yield Sample(
+            [np.array(trips, np.int64), np.array(True), rand(rng, 3), rand(rng, 3)],
+            {"body": body, "num_captures": 1},
+            f"{trips} iterations",
+        )
 
 
-register(OpSchema(
-    "Loop", infer=_loop_infer, samples=_loop_samples, reference=_loop, n_inputs=(2, 1 << 16),
-    n_outputs=1 << 16, dynamic=True,
-    attrs={"body": Attr("graph"), "num_captures": _CAPTURES},
-    doc="Run `body` while i < M (input 0, absent: no limit) and the condition holds. Body inputs: "
+register(
+    OpSchema(
+        "Loop",
+        infer=_loop_infer,
+        samples=_loop_samples,
+        reference=_loop,
+        n_inputs=(2, 1 << 16),
+        n_outputs=1 << 16,
+        dynamic=True,
+        attrs={"body": Attr("graph"), "num_captures": _CAPTURES},
+        doc="Run `body` while i < M (input 0, absent: no limit) and the condition holds. Body inputs: "
         "iteration, condition, loop-carried values, captures; outputs: condition, carried values, and "
-        "per-iteration values that the node stacks on a new first axis."))
+        "per-iteration values that the node stacks on a new first axis.",
+    )
+)
 
 
 # -- Scan ----------------------------------------------------------------------------------------------------
+
 
 def _scan_layout(n_inputs: int, attrs, body: Graph):
     n_scan = attrs["num_scan_inputs"]
@@ -176,8 +205,8 @@ def _scan(ins, attrs):
     body: Graph = attrs["body"]
     n_state, n_scan, n_scan_out, in_axes, in_dirs, out_axes, out_dirs = _scan_layout(len(ins), attrs, body)
     states = list(ins[:n_state])
-    scan_ins = [np.asarray(x) for x in ins[n_state:n_state + n_scan]]
-    captured = list(ins[n_state + n_scan:])
+    scan_ins = [np.asarray(x) for x in ins[n_state : n_state + n_scan]]
+    captured = list(ins[n_state + n_scan :])
     axes = [normalize_axis(a, x.ndim, "Scan") for a, x in zip(in_axes, scan_ins)]
     lengths = {x.shape[a] for x, a in zip(scan_ins, axes)}
     if len(lengths) > 1:
@@ -206,19 +235,44 @@ def _scan(ins, attrs):
 
 def _scan_samples(rng):
     s = TensorInfo((4,))
-    body = Graph(inputs={"s": s, "x": s}, outputs=["s2", "y"],
-                 nodes=[Node("Add", ["s", "x"], ["s2"]), Node("Mul", ["s2", "x"], ["y"])])
+    body = Graph(
+        inputs={"s": s, "x": s},
+        outputs=["s2", "y"],
+        nodes=[Node("Add", ["s", "x"], ["s2"]), Node("Mul", ["s2", "x"], ["y"])],
+    )
     yield Sample([rand(rng, 4), rand(rng, 5, 4)], {"body": body, "num_scan_inputs": 1}, "axis 0")
-    yield Sample([rand(rng, 4), rand(rng, 4, 3)], {"body": body, "num_scan_inputs": 1, "scan_input_axes": [1],
-                                                   "scan_input_directions": [1], "scan_output_axes": [1]},
-                 "axis 1, reversed")
+    yield Sample(
+        [rand(rng, 4), rand(rng, 4, 3)],
+        {
+            "body": body,
+            "num_scan_inputs": 1,
+            "scan_input_axes": [1],
+            "scan_input_directions": [1],
+            "scan_output_axes": [1],
+        },
+        "axis 1, reversed",
+    )
 
 
-register(OpSchema(
-    "Scan", infer=_scan_infer, samples=_scan_samples, reference=_scan, n_inputs=(1, 1 << 16),
-    n_outputs=1 << 16, dynamic=True,
-    attrs={"body": Attr("graph"), "num_scan_inputs": Attr("int"), "num_captures": _CAPTURES,
-           "scan_input_axes": Attr("ints", []), "scan_input_directions": Attr("ints", []),
-           "scan_output_axes": Attr("ints", []), "scan_output_directions": Attr("ints", [])},
-    doc="Run `body` once per slice of the scan inputs along their axes, threading the state values "
-        "through; per-slice outputs are stacked along the scan output axes (ONNX Scan, opset 9+)."))
+register(
+    OpSchema(
+        "Scan",
+        infer=_scan_infer,
+        samples=_scan_samples,
+        reference=_scan,
+        n_inputs=(1, 1 << 16),
+        n_outputs=1 << 16,
+        dynamic=True,
+        attrs={
+            "body": Attr("graph"),
+            "num_scan_inputs": Attr("int"),
+            "num_captures": _CAPTURES,
+            "scan_input_axes": Attr("ints", []),
+            "scan_input_directions": Attr("ints", []),
+            "scan_output_axes": Attr("ints", []),
+            "scan_output_directions": Attr("ints", []),
+        },
+        doc="Run `body` once per slice of the scan inputs along their axes, threading the state values "
+        "through; per-slice outputs are stacked along the scan output axes (ONNX Scan, opset 9+).",
+    )
+)

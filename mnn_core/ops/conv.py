@@ -50,8 +50,9 @@ def window_pads(op: str, attrs: dict, sizes, strides, eff) -> list[int]:
     else:
         pads = list(attrs["pads"] or [0] * (2 * k))
     if len(pads) != 2 * k or min(pads) < 0:
-        raise GraphError(f"{op}: pads must be {2 * k} non-negative ints (the begins, then the ends, of "
-                         f"{k} spatial axes), got {pads}")
+        raise GraphError(
+            f"{op}: pads must be {2 * k} non-negative ints (the begins, then the ends, of {k} spatial axes), got {pads}"
+        )
     return pads
 
 
@@ -62,8 +63,10 @@ def spatial_rank(op: str, x_shape, w_shape, spatial, weight: str) -> int:
     if k not in spatial or len(w_shape) != len(x_shape):
         ranks = [str(d + 2) for d in spatial]
         ranks = ", ".join(ranks[:-1]) + " or " + ranks[-1] if len(ranks) > 1 else ranks[0]
-        raise GraphError(f"{op} takes (N, C, D1, ...) input and {weight} weight of one rank, {ranks} here; "
-                         f"got {x_shape} and {w_shape}")
+        raise GraphError(
+            f"{op} takes (N, C, D1, ...) input and {weight} weight of one rank, {ranks} here; "
+            f"got {x_shape} and {w_shape}"
+        )
     if any(isinstance(d, (int, np.integer)) and d < 1 for d in w_shape[2:]):
         raise GraphError(f"{op}: weight {tuple(w_shape)} has a kernel dimension of 0; each must be at least 1")
     return k
@@ -119,8 +122,10 @@ def conv_reference(x, w, b, geo):
     taps = list(itertools.product(*(range(kk) for kk in geo["kernel"])))
     cols = np.empty((n, c, len(taps), *out_sizes), np.float64)
     for t, tap in enumerate(taps):
-        cols[:, :, t] = xp[(slice(None), slice(None)) + tuple(
-            slice(j * d, j * d + s * (m - 1) + 1, s) for j, d, s, m in zip(tap, dil, strides, out_sizes))]
+        cols[:, :, t] = xp[
+            (slice(None), slice(None))
+            + tuple(slice(j * d, j * d + s * (m - 1) + 1, s) for j, d, s, m in zip(tap, dil, strides, out_sizes))
+        ]
     cg, og = c // g, o // g
     xs = cols.reshape(n, g, cg, len(taps), int(np.prod(out_sizes)))
     ws = w.reshape(g, og, cg, len(taps)).astype(np.float64)
@@ -186,6 +191,6 @@ register(
         flops=_conv_flops,
         samples=_conv_samples,
         doc="Convolution over 1 to 3 spatial axes: (N, C, D1, ...) input, (M, C/group, k1, ...) weight, "
-            "optional bias, fused activation.",
+        "optional bias, fused activation.",
     )
 )

@@ -38,22 +38,28 @@ def conv_transpose_geometry(x_shape, w_shape, attrs, spatial=(2,)):
     kernel, sizes = list(w_shape[2:]), x_shape[2:]
     group = attrs["group"]
     if group < 1 or c != ci or c % group:
-        raise GraphError(f"ConvTranspose: input has {c} channels but weight {w_shape} with group={group} needs "
-                         f"{ci} (a multiple of the group)")
+        raise GraphError(
+            f"ConvTranspose: input has {c} channels but weight {w_shape} with group={group} needs "
+            f"{ci} (a multiple of the group)"
+        )
     if list(attrs["kernel_shape"] or kernel) != kernel:
         raise GraphError(f"ConvTranspose: kernel_shape {attrs['kernel_shape']} disagrees with the weight {w_shape}")
     strides = list(attrs["strides"] or [1] * k)
     dil = list(attrs["dilations"] or [1] * k)
     out_pad = list(attrs["output_padding"] or [0] * k)
     if len(strides) != k or len(dil) != k or len(out_pad) != k:
-        raise GraphError(f"ConvTranspose: strides {strides}, dilations {dil} and output_padding {out_pad} "
-                         f"need {k} values each for input {x_shape}")
+        raise GraphError(
+            f"ConvTranspose: strides {strides}, dilations {dil} and output_padding {out_pad} "
+            f"need {k} values each for input {x_shape}"
+        )
     if min(strides) < 1 or min(dil) < 1:
         raise GraphError("ConvTranspose: strides and dilations must be at least 1")
     # PyTorch's rule; onnxruntime is stricter (output_padding < stride)
     if any(not 0 <= p < max(s, d) for p, s, d in zip(out_pad, strides, dil)):
-        raise GraphError(f"ConvTranspose: output_padding {out_pad} must be non-negative and smaller than the "
-                         f"stride {strides} or the dilation {dil}")
+        raise GraphError(
+            f"ConvTranspose: output_padding {out_pad} must be non-negative and smaller than the "
+            f"stride {strides} or the dilation {dil}"
+        )
     eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
     full = [s * (i - 1) + e + p for s, i, e, p in zip(strides, sizes, eff, out_pad)]  # before cropping pads
     target = list(attrs["output_shape"])
@@ -79,8 +85,9 @@ def conv_transpose_geometry(x_shape, w_shape, attrs, spatial=(2,)):
     out = [f - pads[i] - pads[i + k] for i, f in enumerate(full)]
     if min(out) < 1:
         raise GraphError(f"ConvTranspose: pads {pads} leave nothing of the {'x'.join(map(str, full))} output")
-    return dict(kernel=kernel, strides=strides, dilations=dil, pads=pads, full=full, group=group,
-                out=(n, mg * group, *out))
+    return dict(
+        kernel=kernel, strides=strides, dilations=dil, pads=pads, full=full, group=group, out=(n, mg * group, *out)
+    )
 
 
 def _infer(ins, attrs):
@@ -102,12 +109,13 @@ def conv_transpose_reference(x, w, b, geo):
     full = np.zeros((n, mg * g) + tuple(geo["full"]), dtype=np.float64)
     xd, wd64 = x.astype(np.float64), w.astype(np.float64)
     for gi in range(g):
-        xs = xd[:, gi * cg:(gi + 1) * cg]
-        ws = wd64[gi * cg:(gi + 1) * cg]  # cg, mg, *kernel
+        xs = xd[:, gi * cg : (gi + 1) * cg]
+        ws = wd64[gi * cg : (gi + 1) * cg]  # cg, mg, *kernel
         for tap in itertools.product(*(range(kk) for kk in geo["kernel"])):
             cells = tuple(slice(j * d, j * d + s * (m - 1) + 1, s) for j, d, s, m in zip(tap, dil, strides, sizes))
             full[(slice(None), slice(gi * mg, (gi + 1) * mg)) + cells] += np.einsum(
-                "nc...,cm->nm...", xs, ws[(slice(None), slice(None)) + tap])
+                "nc...,cm->nm...", xs, ws[(slice(None), slice(None)) + tap]
+            )
     pads, out_sizes = geo["pads"], geo["out"][2:]
     out = full[(slice(None), slice(None)) + tuple(slice(p, p + m) for p, m in zip(pads[:k], out_sizes))]
     if b is not None:
@@ -166,6 +174,6 @@ register(
         flops=_flops,
         samples=_samples,
         doc="Transposed convolution over 1 to 3 spatial axes: (N, C, D1, ...) input, (C, M/group, k1, ...) "
-            "weight, optional bias, fused activation.",
+        "weight, optional bias, fused activation.",
     )
 )

@@ -143,6 +143,7 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 def clip_bounds(lo, hi, dtype) -> tuple:
     """Clip's bounds as ONNX defines them: a NaN bound is no bound (None; max(x, NaN) keeps x in ONNX
     Runtime), and an infinite one, the default of an absent bound, is the dtype's finite extreme."""
+
     def bound(v, extreme):
         if isinstance(v, (float, np.floating)) and math.isnan(v):
             return None
@@ -284,8 +285,9 @@ for _name, _fn in _UNARY_MATH.items():
         OpSchema(
             _name,
             infer=_unary_infer,
-            reference=_identity if _name == "Identity" else
-            lambda ins, attrs, fn=_fn: [np.asarray(fn(ins[0])).astype(ins[0].dtype, copy=False)],
+            reference=_identity
+            if _name == "Identity"
+            else lambda ins, attrs, fn=_fn: [np.asarray(fn(ins[0])).astype(ins[0].dtype, copy=False)],
             samples=_unary_samples(_name),
             inplace=_name != "Identity",
             doc=f"Element-wise {_name}.",

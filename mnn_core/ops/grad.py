@@ -36,15 +36,21 @@ def _silu_prime(x):
 #: op -> (derivative from the second input, which input that is, attributes)
 _ACTIVATION_GRADS = {
     "ReluGrad": (lambda y, a: y > 0, "y", {}),
-    "ClipGrad": (lambda y, a: (y > a["min"]) & (y < a["max"]), "y",
-                 {"min": Attr("float", -math.inf), "max": Attr("float", math.inf)}),
+    "ClipGrad": (
+        lambda y, a: (y > a["min"]) & (y < a["max"]),
+        "y",
+        {"min": Attr("float", -math.inf), "max": Attr("float", math.inf)},
+    ),
     "LeakyReluGrad": (lambda x, a: np.where(x >= 0, 1.0, a["alpha"]), "x", {"alpha": Attr("float", 0.01)}),
     "SigmoidGrad": (lambda y, a: y * (1.0 - y), "y", {}),
     "TanhGrad": (lambda y, a: 1.0 - y * y, "y", {}),
     "GeluGrad": (lambda x, a: _gelu_prime(x), "x", {}),
     "SiluGrad": (lambda x, a: _silu_prime(x), "x", {}),
-    "HardSigmoidGrad": (lambda x, a: ((x * a["alpha"] + a["beta"] > 0) & (x * a["alpha"] + a["beta"] < 1)) * a["alpha"],
-                        "x", {"alpha": Attr("float", 0.2), "beta": Attr("float", 0.5)}),
+    "HardSigmoidGrad": (
+        lambda x, a: ((x * a["alpha"] + a["beta"] > 0) & (x * a["alpha"] + a["beta"] < 1)) * a["alpha"],
+        "x",
+        {"alpha": Attr("float", 0.2), "beta": Attr("float", 0.5)},
+    ),
     "HardSwishGrad": (lambda x, a: np.where(x < -3, 0.0, np.where(x > 3, 1.0, x / 3.0 + 0.5)), "x", {}),
 }
 
@@ -177,7 +183,7 @@ for _name, _kernel, _log in [("SoftmaxGrad", _softmax_grad, False), ("LogSoftmax
 def _gather_grad_infer(ins, attrs):
     shape = tuple(attrs["input_shape"])
     axis = normalize_axis(attrs["axis"], len(shape), "GatherGrad")
-    want = shape[:axis] + ins[1].shape + shape[axis + 1:]
+    want = shape[:axis] + ins[1].shape + shape[axis + 1 :]
     if ins[0].shape != want:
         raise GraphError(f"GatherGrad: dy has shape {ins[0].shape}, gathering {ins[1].shape} gives {want}")
     return [TensorInfo(shape, ins[0].dtype)]
@@ -190,8 +196,8 @@ def _gather_grad(ins, attrs):
     idx = np.where(idx < 0, idx + shape[axis], idx).astype(np.int64)
     out = np.zeros(shape, dtype=dy.dtype)
     moved = np.moveaxis(out, axis, 0)  # a view: scatter along axis 0 of it
-    rest = shape[:axis] + shape[axis + 1:]
-    d = np.moveaxis(dy.reshape(shape[:axis] + (idx.size,) + shape[axis + 1:]), axis, 0)
+    rest = shape[:axis] + shape[axis + 1 :]
+    d = np.moveaxis(dy.reshape(shape[:axis] + (idx.size,) + shape[axis + 1 :]), axis, 0)
     np.add.at(moved, idx.reshape(-1), d.reshape((idx.size,) + rest))
     return [out]
 
@@ -199,7 +205,7 @@ def _gather_grad(ins, attrs):
 def _gather_grad_samples(rng):
     for shape, idx_shape, axis in [((10, 4), (6,), 0), ((3, 7, 2), (2, 3), 1), ((5,), (), 0)]:
         idx = rng.integers(-shape[axis], shape[axis], size=idx_shape).astype(np.int64)
-        dy = rand(rng, *(shape[:axis] + idx_shape + shape[axis + 1:]))
+        dy = rand(rng, *(shape[:axis] + idx_shape + shape[axis + 1 :]))
         yield Sample([dy, idx], {"axis": axis, "input_shape": list(shape)}, label=f"{shape}[{idx_shape}] axis {axis}")
 
 
@@ -239,9 +245,12 @@ def _slice_grad(ins, attrs):
 
 
 def _slice_grad_samples(rng):
-    cases = [((10,), {"starts": [2], "ends": [8]}), ((5, 6), {"starts": [1, -4], "ends": [4, 100], "axes": [0, 1]}),
-             ((6, 7, 8), {"starts": [7, 5], "ends": [0, 0], "axes": [-1, 0], "steps": [-2, -2]}),
-             ((4, 5), {"starts": [0], "ends": [-1], "axes": [1], "steps": [3]})]
+    cases = [
+        ((10,), {"starts": [2], "ends": [8]}),
+        ((5, 6), {"starts": [1, -4], "ends": [4, 100], "axes": [0, 1]}),
+        ((6, 7, 8), {"starts": [7, 5], "ends": [0, 0], "axes": [-1, 0], "steps": [-2, -2]}),
+        ((4, 5), {"starts": [0], "ends": [-1], "axes": [1], "steps": [3]}),
+    ]
     from .shape import slice_plan
 
     for shape, attrs in cases:
@@ -255,8 +264,13 @@ register(
         "SliceGrad",
         infer=_slice_grad_infer,
         reference=_slice_grad,
-        attrs={"input_shape": Attr("ints"), "starts": Attr("ints"), "ends": Attr("ints"),
-               "axes": Attr("ints", []), "steps": Attr("ints", [])},
+        attrs={
+            "input_shape": Attr("ints"),
+            "starts": Attr("ints"),
+            "ends": Attr("ints"),
+            "axes": Attr("ints", []),
+            "steps": Attr("ints", []),
+        },
         samples=_slice_grad_samples,
         doc="Backward of Slice: dy written into zeros of `input_shape` at the sliced positions.",
     )

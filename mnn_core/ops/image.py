@@ -40,10 +40,12 @@ def _reflect(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list:
     t = np.abs(t)
-    return [((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
-            ((a + 2) * t - (a + 3)) * t * t + 1,
-            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
-            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a]
+    return [
+        ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+        ((a + 2) * t - (a + 3)) * t * t + 1,
+        ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+        ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+    ]
 
 
 def _grid_sample(ins, attrs):
@@ -107,16 +109,28 @@ def _grid_samples(rng):
         for pad in ("zeros", "border", "reflection"):
             if mode == "cubic" and pad != "zeros":
                 continue  # ONNX's reference clamps cubic taps unlike ONNX Runtime (and torch) do
-            yield Sample([rand(rng, 1, 2, 4, 5), rand(rng, 1, 3, 6, 2, low=-1.3, high=1.3)],
-                         {"mode": mode, "padding_mode": pad, "align_corners": int(pad == "border")})
+            yield Sample(
+                [rand(rng, 1, 2, 4, 5), rand(rng, 1, 3, 6, 2, low=-1.3, high=1.3)],
+                {"mode": mode, "padding_mode": pad, "align_corners": int(pad == "border")},
+            )
     yield Sample([rand(rng, 2, 1, 3, 4, 2), rand(rng, 2, 2, 2, 3, 3, low=-1, high=1)], {"mode": "linear"})
 
 
-register(OpSchema(
-    "GridSample", infer=_grid_infer, reference=_grid_sample, n_inputs=(2, 2),
-    attrs={"mode": Attr("str", "linear", GRID_MODES), "align_corners": Attr("int", 0, (0, 1)),
-           "padding_mode": Attr("str", "zeros", ("zeros", "border", "reflection"))},
-    samples=_grid_samples, doc="Sample the input at grid locations (normalized to [-1, 1]) by interpolation."))
+register(
+    OpSchema(
+        "GridSample",
+        infer=_grid_infer,
+        reference=_grid_sample,
+        n_inputs=(2, 2),
+        attrs={
+            "mode": Attr("str", "linear", GRID_MODES),
+            "align_corners": Attr("int", 0, (0, 1)),
+            "padding_mode": Attr("str", "zeros", ("zeros", "border", "reflection")),
+        },
+        samples=_grid_samples,
+        doc="Sample the input at grid locations (normalized to [-1, 1]) by interpolation.",
+    )
+)
 
 
 # -- LpPool -------------------------------------------------------------------------------------------
@@ -176,21 +190,32 @@ def _lp_pool(ins, attrs):
 
 
 _POOL_ATTRS = {
-    "kernel_shape": Attr("ints"), "strides": Attr("ints", []), "pads": Attr("ints", []),
-    "dilations": Attr("ints", []), "ceil_mode": Attr("int", 0, (0, 1)),
+    "kernel_shape": Attr("ints"),
+    "strides": Attr("ints", []),
+    "pads": Attr("ints", []),
+    "dilations": Attr("ints", []),
+    "ceil_mode": Attr("int", 0, (0, 1)),
     "auto_pad": Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")),
 }
 
-register(OpSchema(
-    "LpPool", infer=_lp_pool_infer, reference=_lp_pool, attrs={**_POOL_ATTRS, "p": Attr("int", 2)},
-    doc="(sum over each window of |x|^p)^(1/p), zero padding.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 1, 2, 7, 7)], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
-        Sample([rand(rng, 2, 3, 9)], {"kernel_shape": [2], "p": 3}),
-        Sample([rand(rng, 1, 1, 5, 6)], {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}),
-        Sample([rand(rng, 1, 1, 5, 7)], {"kernel_shape": [2, 2], "dilations": [1, 2]}),
-        Sample([rand(rng, 1, 1, 6, 6)], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
-    ])))
+register(
+    OpSchema(
+        "LpPool",
+        infer=_lp_pool_infer,
+        reference=_lp_pool,
+        attrs={**_POOL_ATTRS, "p": Attr("int", 2)},
+        doc="(sum over each window of |x|^p)^(1/p), zero padding.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 1, 2, 7, 7)], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+                Sample([rand(rng, 2, 3, 9)], {"kernel_shape": [2], "p": 3}),
+                Sample([rand(rng, 1, 1, 5, 6)], {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}),
+                Sample([rand(rng, 1, 1, 5, 7)], {"kernel_shape": [2, 2], "dilations": [1, 2]}),
+                Sample([rand(rng, 1, 1, 6, 6)], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+            ]
+        ),
+    )
+)
 
 
 # -- LRN ---------------------------------------------------------------------------------------------
@@ -201,16 +226,30 @@ def _lrn(ins, attrs):
     size = attrs["size"]
     lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
     sq = np.pad(x * x, [(0, 0), (lo, hi)] + [(0, 0)] * (x.ndim - 2))
-    total = sum(sq[:, i:i + x.shape[1]] for i in range(size))
+    total = sum(sq[:, i : i + x.shape[1]] for i in range(size))
     return [(x / (attrs["bias"] + attrs["alpha"] / size * total) ** attrs["beta"]).astype(ins[0].dtype)]
 
 
-register(OpSchema(
-    "LRN", infer=lambda ins, attrs: [ins[0]], reference=_lrn,
-    attrs={"size": Attr("int"), "alpha": Attr("float", 1e-4), "beta": Attr("float", 0.75), "bias": Attr("float", 1.0)},
-    doc="Local response normalization across channels.",
-    samples=lambda rng: iter([Sample([rand(rng, 2, 5, 3, 3)], {"size": 3}),
-                              Sample([rand(rng, 1, 6, 2, 2)], {"size": 5, "alpha": 0.1, "bias": 2.0})])))
+register(
+    OpSchema(
+        "LRN",
+        infer=lambda ins, attrs: [ins[0]],
+        reference=_lrn,
+        attrs={
+            "size": Attr("int"),
+            "alpha": Attr("float", 1e-4),
+            "beta": Attr("float", 0.75),
+            "bias": Attr("float", 1.0),
+        },
+        doc="Local response normalization across channels.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 2, 5, 3, 3)], {"size": 3}),
+                Sample([rand(rng, 1, 6, 2, 2)], {"size": 5, "alpha": 0.1, "bias": 2.0}),
+            ]
+        ),
+    )
+)
 
 
 # -- MaxUnpool -----------------------------------------------------------------------------------------
@@ -241,13 +280,30 @@ def _max_unpool(ins, attrs):
     return [out]
 
 
-register(OpSchema(
-    "MaxUnpool", infer=_max_unpool_infer, reference=_max_unpool, n_inputs=(2, 2), value_inputs={2: "output_shape"},
-    attrs={"kernel_shape": Attr("ints"), "strides": Attr("ints", []), "pads": Attr("ints", []),
-           "output_shape": Attr("ints", [], doc="from ONNX's third input; empty: inferred")},
-    doc="Scatter MaxPool's values back to where its indices say; zeros elsewhere.",
-    samples=lambda rng: iter([Sample([rand(rng, 1, 1, 2, 2), np.array([[[[5, 7], [13, 15]]]])],
-                                     {"kernel_shape": [2, 2], "strides": [2, 2]})])))
+register(
+    OpSchema(
+        "MaxUnpool",
+        infer=_max_unpool_infer,
+        reference=_max_unpool,
+        n_inputs=(2, 2),
+        value_inputs={2: "output_shape"},
+        attrs={
+            "kernel_shape": Attr("ints"),
+            "strides": Attr("ints", []),
+            "pads": Attr("ints", []),
+            "output_shape": Attr("ints", [], doc="from ONNX's third input; empty: inferred"),
+        },
+        doc="Scatter MaxPool's values back to where its indices say; zeros elsewhere.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [rand(rng, 1, 1, 2, 2), np.array([[[[5, 7], [13, 15]]]])],
+                    {"kernel_shape": [2, 2], "strides": [2, 2]},
+                )
+            ]
+        ),
+    )
+)
 
 
 # -- Col2Im -------------------------------------------------------------------------------------------
@@ -285,17 +341,37 @@ def _col2im(ins, attrs):
     return [padded[(slice(None), slice(None)) + crop].astype(x.dtype)]
 
 
-register(OpSchema(
-    "Col2Im", infer=_col2im_infer, reference=_col2im, value_inputs={1: "image_shape", 2: "block_shape"},
-    attrs={"image_shape": Attr("ints", doc="ONNX's second input"),
-           "block_shape": Attr("ints", doc="ONNX's third input"),
-           "dilations": Attr("ints", []), "pads": Attr("ints", []), "strides": Attr("ints", [])},
-    doc="Sum sliding blocks (columns) back into an image, the inverse of im2col.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 1, 5, 5)], {"image_shape": [5, 5], "block_shape": [1, 5]}),
-        Sample([rand(rng, 2, 4, 9)], {"image_shape": [4, 4], "block_shape": [2, 2], "strides": [1, 1],
-                                      "pads": [0, 0, 0, 0], "dilations": [1, 1]}),
-    ])))
+register(
+    OpSchema(
+        "Col2Im",
+        infer=_col2im_infer,
+        reference=_col2im,
+        value_inputs={1: "image_shape", 2: "block_shape"},
+        attrs={
+            "image_shape": Attr("ints", doc="ONNX's second input"),
+            "block_shape": Attr("ints", doc="ONNX's third input"),
+            "dilations": Attr("ints", []),
+            "pads": Attr("ints", []),
+            "strides": Attr("ints", []),
+        },
+        doc="Sum sliding blocks (columns) back into an image, the inverse of im2col.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 1, 5, 5)], {"image_shape": [5, 5], "block_shape": [1, 5]}),
+                Sample(
+                    [rand(rng, 2, 4, 9)],
+                    {
+                        "image_shape": [4, 4],
+                        "block_shape": [2, 2],
+                        "strides": [1, 1],
+                        "pads": [0, 0, 0, 0],
+                        "dilations": [1, 1],
+                    },
+                ),
+            ]
+        ),
+    )
+)
 
 
 # -- RoiAlign -----------------------------------------------------------------------------------------
@@ -304,8 +380,9 @@ register(OpSchema(
 def _roi_infer(ins, attrs):
     x, rois, idx = ins
     if len(x.shape) != 4 or len(rois.shape) != 2 or rois.shape[1] != 4 or idx.shape != (rois.shape[0],):
-        raise GraphError(f"RoiAlign takes X [N,C,H,W], rois [R,4], batch_indices [R]; got {x.shape}, "
-                         f"{rois.shape}, {idx.shape}")
+        raise GraphError(
+            f"RoiAlign takes X [N,C,H,W], rois [R,4], batch_indices [R]; got {x.shape}, {rois.shape}, {idx.shape}"
+        )
     return [TensorInfo((rois.shape[0], x.shape[1], attrs["output_height"], attrs["output_width"]), x.dtype)]
 
 
@@ -353,19 +430,40 @@ def _roi_align(ins, attrs):
     return [out.astype(x.dtype)]
 
 
-register(OpSchema(
-    "RoiAlign", infer=_roi_infer, reference=_roi_align, n_inputs=(3, 3),
-    attrs={"coordinate_transformation_mode": Attr("str", "half_pixel", ("half_pixel", "output_half_pixel")),
-           "mode": Attr("str", "avg", ("avg", "max")), "output_height": Attr("int", 1), "output_width": Attr("int", 1),
-           "sampling_ratio": Attr("int", 0), "spatial_scale": Attr("float", 1.0)},
-    doc="Average (or max) of bilinear samples in each bin of each region of interest.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 2, 3, 8, 8), np.array([[0, 0, 5, 5], [1.5, 2, 7, 6.5]], np.float32), np.array([0, 1])],
-               {"output_height": 3, "output_width": 2}),
-        Sample([rand(rng, 1, 2, 6, 6), np.array([[1, 1, 4, 5]], np.float32), np.array([0])],
-               {"mode": "max", "sampling_ratio": 2, "spatial_scale": 0.5,
-                "coordinate_transformation_mode": "output_half_pixel"}),
-    ])))
+register(
+    OpSchema(
+        "RoiAlign",
+        infer=_roi_infer,
+        reference=_roi_align,
+        n_inputs=(3, 3),
+        attrs={
+            "coordinate_transformation_mode": Attr("str", "half_pixel", ("half_pixel", "output_half_pixel")),
+            "mode": Attr("str", "avg", ("avg", "max")),
+            "output_height": Attr("int", 1),
+            "output_width": Attr("int", 1),
+            "sampling_ratio": Attr("int", 0),
+            "spatial_scale": Attr("float", 1.0),
+        },
+        doc="Average (or max) of bilinear samples in each bin of each region of interest.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [rand(rng, 2, 3, 8, 8), np.array([[0, 0, 5, 5], [1.5, 2, 7, 6.5]], np.float32), np.array([0, 1])],
+                    {"output_height": 3, "output_width": 2},
+                ),
+                Sample(
+                    [rand(rng, 1, 2, 6, 6), np.array([[1, 1, 4, 5]], np.float32), np.array([0])],
+                    {
+                        "mode": "max",
+                        "sampling_ratio": 2,
+                        "spatial_scale": 0.5,
+                        "coordinate_transformation_mode": "output_half_pixel",
+                    },
+                ),
+            ]
+        ),
+    )
+)
 
 
 # -- DeformConv ---------------------------------------------------------------------------------------
@@ -419,25 +517,54 @@ def _deform_conv(ins, attrs):
     cpg = c // og
     out = np.zeros((n, wt.shape[0], oh, ow))
     for b in range(n):
-        cols = np.concatenate([
-            _bilinear_zero(x[b, i * cpg:(i + 1) * cpg], base_y + offset[b, i, :, :, 0], base_x + offset[b, i, :, :, 1])
-            * mask[b, i] for i in range(og)])  # C, kh, kw, oh, ow
+        cols = np.concatenate(
+            [
+                _bilinear_zero(
+                    x[b, i * cpg : (i + 1) * cpg], base_y + offset[b, i, :, :, 0], base_x + offset[b, i, :, :, 1]
+                )
+                * mask[b, i]
+                for i in range(og)
+            ]
+        )  # C, kh, kw, oh, ow
         ci, co = c // g, wt.shape[0] // g
         for gi in range(g):
-            out[b, gi * co:(gi + 1) * co] = np.einsum("cijhw,ocij->ohw", cols[gi * ci:(gi + 1) * ci],
-                                                      wt[gi * co:(gi + 1) * co])
+            out[b, gi * co : (gi + 1) * co] = np.einsum(
+                "cijhw,ocij->ohw", cols[gi * ci : (gi + 1) * ci], wt[gi * co : (gi + 1) * co]
+            )
     if bias is not None:
         out += bias.reshape(1, -1, 1, 1)
     return [out.astype(ins[0].dtype)]
 
 
-register(OpSchema(
-    "DeformConv", infer=_deform_infer, reference=_deform_conv, n_inputs=(3, 5),
-    attrs={"dilations": Attr("ints", []), "group": Attr("int", 1), "kernel_shape": Attr("ints", []),
-           "offset_group": Attr("int", 1), "pads": Attr("ints", []), "strides": Attr("ints", [])},
-    doc="Deformable convolution: each kernel tap samples at its own learned offset (bilinear), times a mask.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 1, 2, 5, 5), rand(rng, 3, 2, 3, 3), rand(rng, 1, 18, 3, 3)]),
-        Sample([rand(rng, 1, 4, 4, 4), rand(rng, 2, 2, 2, 2), rand(rng, 1, 16, 5, 5), rand(rng, 2),
-                rand(rng, 1, 8, 5, 5, low=0, high=1)], {"group": 2, "offset_group": 2, "pads": [1, 1, 1, 1]}),
-    ])))
+register(
+    OpSchema(
+        "DeformConv",
+        infer=_deform_infer,
+        reference=_deform_conv,
+        n_inputs=(3, 5),
+        attrs={
+            "dilations": Attr("ints", []),
+            "group": Attr("int", 1),
+            "kernel_shape": Attr("ints", []),
+            "offset_group": Attr("int", 1),
+            "pads": Attr("ints", []),
+            "strides": Attr("ints", []),
+        },
+        doc="Deformable convolution: each kernel tap samples at its own learned offset (bilinear), times a mask.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 1, 2, 5, 5), rand(rng, 3, 2, 3, 3), rand(rng, 1, 18, 3, 3)]),
+                Sample(
+                    [
+                        rand(rng, 1, 4, 4, 4),
+                        rand(rng, 2, 2, 2, 2),
+                        rand(rng, 1, 16, 5, 5),
+                        rand(rng, 2),
+                        rand(rng, 1, 8, 5, 5, low=0, high=1),
+                    ],
+                    {"group": 2, "offset_group": 2, "pads": [1, 1, 1, 1]},
+                ),
+            ]
+        ),
+    )
+)

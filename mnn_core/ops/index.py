@@ -36,13 +36,22 @@ def _gather_elements(ins, attrs):
     return [np.take_along_axis(x, _fix_negative(idx.astype(np.int64), x.shape[axis]), axis=axis)]
 
 
-register(OpSchema(
-    "GatherElements", infer=_gather_elements_infer, reference=_gather_elements, attrs={"axis": Attr("int", 0)},
-    n_inputs=(2, 2), doc="out[i][j] = data[index[i][j]][j] (axis 0), like numpy's take_along_axis.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 3, 4), rng.integers(-3, 3, (2, 4))], {"axis": 0}),
-        Sample([rand(rng, 2, 5, 3), rng.integers(0, 5, (2, 2, 3))], {"axis": 1}),
-    ])))
+register(
+    OpSchema(
+        "GatherElements",
+        infer=_gather_elements_infer,
+        reference=_gather_elements,
+        attrs={"axis": Attr("int", 0)},
+        n_inputs=(2, 2),
+        doc="out[i][j] = data[index[i][j]][j] (axis 0), like numpy's take_along_axis.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 3, 4), rng.integers(-3, 3, (2, 4))], {"axis": 0}),
+                Sample([rand(rng, 2, 5, 3), rng.integers(0, 5, (2, 2, 3))], {"axis": 1}),
+            ]
+        ),
+    )
+)
 
 
 def _scatter_reduce(target, index, values, reduction):
@@ -73,14 +82,22 @@ def _scatter_elements_infer(ins, attrs):
 
 _SCATTER_ATTRS = {"axis": Attr("int", 0), "reduction": Attr("str", "none", REDUCTIONS)}
 for _name in ("ScatterElements", "Scatter"):
-    register(OpSchema(
-        _name, infer=_scatter_elements_infer, reference=_scatter_elements,
-        attrs=dict(_SCATTER_ATTRS) if _name == "ScatterElements" else {"axis": Attr("int", 0)},
-        n_inputs=(3, 3), doc="A copy of data with updates written at indices along an axis (optionally reduced).",
-        samples=lambda rng: iter([
-            Sample([rand(rng, 3, 3), np.array([[1, 0, 2], [0, 2, 1]]), rand(rng, 2, 3)], {"axis": 0}),
-            Sample([rand(rng, 1, 5), np.array([[1, 3]]), rand(rng, 1, 2)], {"axis": 1}),
-        ])))
+    register(
+        OpSchema(
+            _name,
+            infer=_scatter_elements_infer,
+            reference=_scatter_elements,
+            attrs=dict(_SCATTER_ATTRS) if _name == "ScatterElements" else {"axis": Attr("int", 0)},
+            n_inputs=(3, 3),
+            doc="A copy of data with updates written at indices along an axis (optionally reduced).",
+            samples=lambda rng: iter(
+                [
+                    Sample([rand(rng, 3, 3), np.array([[1, 0, 2], [0, 2, 1]]), rand(rng, 2, 3)], {"axis": 0}),
+                    Sample([rand(rng, 1, 5), np.array([[1, 3]]), rand(rng, 1, 2)], {"axis": 1}),
+                ]
+            ),
+        )
+    )
 
 
 # -- GatherND / ScatterND --------------------------------------------------------------------------
@@ -91,7 +108,7 @@ def _gather_nd_infer(ins, attrs):
     b = attrs["batch_dims"]
     if not idx or idx[-1] > len(x) - b or x[:b] != idx[:b]:
         raise GraphError(f"GatherND: indices {idx} do not fit data {x} with batch_dims={b}")
-    return [TensorInfo(tuple(idx[:-1]) + tuple(x[b + idx[-1]:]), ins[0].dtype)]
+    return [TensorInfo(tuple(idx[:-1]) + tuple(x[b + idx[-1] :]), ins[0].dtype)]
 
 
 def _gather_nd(ins, attrs):
@@ -106,20 +123,28 @@ def _gather_nd(ins, attrs):
     for xb, ib in zip(xs, ids):
         flat = ib.reshape(math.prod(ib.shape[:-1]), k)
         flat = _fix_negative(flat, np.array(xb.shape[:k]))
-        outs.append(np.stack([xb[tuple(t)] for t in flat]) if len(flat) else
-                    np.empty((0,) + xb.shape[k:], x.dtype))
+        outs.append(np.stack([xb[tuple(t)] for t in flat]) if len(flat) else np.empty((0,) + xb.shape[k:], x.dtype))
     out = np.stack(outs) if outs else np.empty((0,), x.dtype)
-    return [out.reshape(tuple(batch) + tuple(idx.shape[b:-1]) + tuple(x.shape[b + k:]))]
+    return [out.reshape(tuple(batch) + tuple(idx.shape[b:-1]) + tuple(x.shape[b + k :]))]
 
 
-register(OpSchema(
-    "GatherND", infer=_gather_nd_infer, reference=_gather_nd, attrs={"batch_dims": Attr("int", 0)},
-    n_inputs=(2, 2), doc="Gather slices of data addressed by the last axis of indices.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 2, 2), np.array([[0, 0], [1, 1]])]),
-        Sample([rand(rng, 2, 3, 4), np.array([[1], [0]])]),
-        Sample([rand(rng, 2, 3, 4), np.array([[1, 2], [0, 1]])], {"batch_dims": 1}),
-    ])))
+register(
+    OpSchema(
+        "GatherND",
+        infer=_gather_nd_infer,
+        reference=_gather_nd,
+        attrs={"batch_dims": Attr("int", 0)},
+        n_inputs=(2, 2),
+        doc="Gather slices of data addressed by the last axis of indices.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 2, 2), np.array([[0, 0], [1, 1]])]),
+                Sample([rand(rng, 2, 3, 4), np.array([[1], [0]])]),
+                Sample([rand(rng, 2, 3, 4), np.array([[1, 2], [0, 1]])], {"batch_dims": 1}),
+            ]
+        ),
+    )
+)
 
 
 def _scatter_nd(ins, attrs):
@@ -147,14 +172,22 @@ def _scatter_nd_infer(ins, attrs):
     return [ins[0]]
 
 
-register(OpSchema(
-    "ScatterND", infer=_scatter_nd_infer, reference=_scatter_nd,
-    attrs={"reduction": Attr("str", "none", REDUCTIONS)}, n_inputs=(3, 3),
-    doc="A copy of data with slices replaced (or reduced) at N-D indices.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 8), np.array([[4], [3], [1], [7]]), rand(rng, 4)]),
-        Sample([rand(rng, 4, 4, 4), np.array([[0], [2]]), rand(rng, 2, 4, 4)], {"reduction": "add"}),
-    ])))
+register(
+    OpSchema(
+        "ScatterND",
+        infer=_scatter_nd_infer,
+        reference=_scatter_nd,
+        attrs={"reduction": Attr("str", "none", REDUCTIONS)},
+        n_inputs=(3, 3),
+        doc="A copy of data with slices replaced (or reduced) at N-D indices.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 8), np.array([[4], [3], [1], [7]]), rand(rng, 4)]),
+                Sample([rand(rng, 4, 4, 4), np.array([[0], [2]]), rand(rng, 2, 4, 4)], {"reduction": "add"}),
+            ]
+        ),
+    )
+)
 
 
 # -- TopK ----------------------------------------------------------------------------------------------
@@ -180,16 +213,29 @@ def _topk(ins, attrs):
     return [np.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)]
 
 
-register(OpSchema(
-    "TopK", infer=_topk_infer, reference=_topk, n_outputs=2, value_inputs={1: "k"},
-    attrs={"k": Attr("int"), "axis": Attr("int", -1), "largest": Attr("int", 1, (0, 1)),
-           "sorted": Attr("int", 1, (0, 1))},
-    doc="The k largest (or smallest) values along an axis, sorted, and their indices.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 3, 4)], {"k": 2}),
-        Sample([rand(rng, 2, 5, 3)], {"k": 3, "axis": 1, "largest": 0}),
-        Sample([np.array([[1, 3, 3, 2]], np.float32)], {"k": 3}),
-    ])))
+register(
+    OpSchema(
+        "TopK",
+        infer=_topk_infer,
+        reference=_topk,
+        n_outputs=2,
+        value_inputs={1: "k"},
+        attrs={
+            "k": Attr("int"),
+            "axis": Attr("int", -1),
+            "largest": Attr("int", 1, (0, 1)),
+            "sorted": Attr("int", 1, (0, 1)),
+        },
+        doc="The k largest (or smallest) values along an axis, sorted, and their indices.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 3, 4)], {"k": 2}),
+                Sample([rand(rng, 2, 5, 3)], {"k": 3, "axis": 1, "largest": 0}),
+                Sample([np.array([[1, 3, 3, 2]], np.float32)], {"k": 3}),
+            ]
+        ),
+    )
+)
 
 
 # -- OneHot --------------------------------------------------------------------------------------------
@@ -216,15 +262,23 @@ def _onehot(ins, attrs):
     return [np.where(hot, values.reshape(-1)[1], values.reshape(-1)[0]).astype(values.dtype)]
 
 
-register(OpSchema(
-    "OneHot", infer=_onehot_infer, reference=_onehot, n_inputs=(2, 2),
-    value_inputs={2: "depth"},  # (after `values`, where ONNX has it second: the importer moves it)
-    attrs={"depth": Attr("int"), "axis": Attr("int", -1)},
-    doc="One-hot encoding: values[1] where the index matches, values[0] elsewhere.",
-    samples=lambda rng: iter([
-        Sample([np.array([0, 2, 1, -1]), np.array([0, 1], np.float32)], {"depth": 3}),
-        Sample([np.array([[1, 4], [2, 0]]), np.array([2, 5], np.int64)], {"depth": 5, "axis": 0}),
-    ])))
+register(
+    OpSchema(
+        "OneHot",
+        infer=_onehot_infer,
+        reference=_onehot,
+        n_inputs=(2, 2),
+        value_inputs={2: "depth"},  # (after `values`, where ONNX has it second: the importer moves it)
+        attrs={"depth": Attr("int"), "axis": Attr("int", -1)},
+        doc="One-hot encoding: values[1] where the index matches, values[0] elsewhere.",
+        samples=lambda rng: iter(
+            [
+                Sample([np.array([0, 2, 1, -1]), np.array([0, 1], np.float32)], {"depth": 3}),
+                Sample([np.array([[1, 4], [2, 0]]), np.array([2, 5], np.int64)], {"depth": 5, "axis": 0}),
+            ]
+        ),
+    )
+)
 
 
 # -- ReverseSequence -------------------------------------------------------------------------------------
@@ -249,14 +303,22 @@ def _reverse_sequence_infer(ins, attrs):
     return [x]
 
 
-register(OpSchema(
-    "ReverseSequence", infer=_reverse_sequence_infer, reference=_reverse_sequence, n_inputs=(2, 2),
-    attrs={"batch_axis": Attr("int", 1, (0, 1)), "time_axis": Attr("int", 0, (0, 1))},
-    doc="Reverse the first sequence_lens[b] time steps of each batch entry.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 4, 3, 2), np.array([4, 2, 1])]),
-        Sample([rand(rng, 3, 5), np.array([1, 5, 3])], {"batch_axis": 0, "time_axis": 1}),
-    ])))
+register(
+    OpSchema(
+        "ReverseSequence",
+        infer=_reverse_sequence_infer,
+        reference=_reverse_sequence,
+        n_inputs=(2, 2),
+        attrs={"batch_axis": Attr("int", 1, (0, 1)), "time_axis": Attr("int", 0, (0, 1))},
+        doc="Reverse the first sequence_lens[b] time steps of each batch entry.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 4, 3, 2), np.array([4, 2, 1])]),
+                Sample([rand(rng, 3, 5), np.array([1, 5, 3])], {"batch_axis": 0, "time_axis": 1}),
+            ]
+        ),
+    )
+)
 
 
 # -- DepthToSpace / SpaceToDepth ------------------------------------------------------------------------
@@ -301,13 +363,28 @@ def _nchw(info, op):
     return info.shape
 
 
-register(OpSchema(
-    "DepthToSpace", infer=_d2s_infer, reference=_d2s,
-    attrs={"blocksize": Attr("int"), "mode": Attr("str", "DCR", ("DCR", "CRD"))},
-    doc="Move channel blocks into spatial blocks (pixel shuffle).",
-    samples=lambda rng: iter([Sample([rand(rng, 1, 8, 2, 3)], {"blocksize": 2}),
-                              Sample([rand(rng, 2, 9, 2, 2)], {"blocksize": 3, "mode": "CRD"})])))
-register(OpSchema(
-    "SpaceToDepth", infer=_s2d_infer, reference=_s2d, attrs={"blocksize": Attr("int")},
-    doc="Move spatial blocks into channels.",
-    samples=lambda rng: iter([Sample([rand(rng, 1, 2, 4, 6)], {"blocksize": 2})])))
+register(
+    OpSchema(
+        "DepthToSpace",
+        infer=_d2s_infer,
+        reference=_d2s,
+        attrs={"blocksize": Attr("int"), "mode": Attr("str", "DCR", ("DCR", "CRD"))},
+        doc="Move channel blocks into spatial blocks (pixel shuffle).",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 1, 8, 2, 3)], {"blocksize": 2}),
+                Sample([rand(rng, 2, 9, 2, 2)], {"blocksize": 3, "mode": "CRD"}),
+            ]
+        ),
+    )
+)
+register(
+    OpSchema(
+        "SpaceToDepth",
+        infer=_s2d_infer,
+        reference=_s2d,
+        attrs={"blocksize": Attr("int")},
+        doc="Move spatial blocks into channels.",
+        samples=lambda rng: iter([Sample([rand(rng, 1, 2, 4, 6)], {"blocksize": 2})]),
+    )
+)

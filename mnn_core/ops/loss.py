@@ -31,8 +31,10 @@ def _check(ins, op):
     if by_index and target.dtype not in ("int64", "int32", "int8", "uint8"):
         raise GraphError(f"{op}: class-index targets must be integers, got {target.dtype}")
     if not by_index and (target.shape != logits.shape or target.dtype != logits.dtype):
-        raise GraphError(f"{op}: target {target} must be class indices of shape "
-                         f"{logits.shape[:1] + logits.shape[2:]} or probabilities like the logits {logits}")
+        raise GraphError(
+            f"{op}: target {target} must be class indices of shape "
+            f"{logits.shape[:1] + logits.shape[2:]} or probabilities like the logits {logits}"
+        )
     return logits.shape[:1] + logits.shape[2:]
 
 
@@ -101,8 +103,13 @@ def _ce_grad(ins, attrs):
 
 def _ce_samples(grad: bool):
     def samples(rng):
-        cases = [((8, 10), {}), ((5, 4), {"reduction": "sum", "label_smoothing": 0.1}),
-                 ((6, 3), {"reduction": "none", "ignore_index": 1}), ((2, 5, 3, 3), {}), ((4, 6), {"soft": True})]
+        cases = [
+            ((8, 10), {}),
+            ((5, 4), {"reduction": "sum", "label_smoothing": 0.1}),
+            ((6, 3), {"reduction": "none", "ignore_index": 1}),
+            ((2, 5, 3, 3), {}),
+            ((4, 6), {"soft": True}),
+        ]
         for shape, attrs in cases:
             attrs = dict(attrs)
             logits = rand(rng, *shape, low=-3, high=3)

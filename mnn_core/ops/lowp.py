@@ -96,7 +96,6 @@ def run_widened(op: str, kernel, inputs: list, attrs: dict) -> list:
     narrow = next((a.dtype for a in inputs if isinstance(a, np.ndarray) and widen(a.dtype) is not None), None)
     if narrow is None or op in EXACT_DTYPE_OPS:
         return kernel(inputs, attrs)
-    wide = [a.astype(widen(a.dtype)) if isinstance(a, np.ndarray) and widen(a.dtype) is not None else a
-            for a in inputs]
+    wide = [a.astype(widen(a.dtype)) if isinstance(a, np.ndarray) and widen(a.dtype) is not None else a for a in inputs]
     results = kernel(wide, attrs)
     return [np.asarray(r).astype(narrow) if np.asarray(r).dtype == widen(narrow) else r for r in results]

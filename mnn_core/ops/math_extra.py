@@ -35,16 +35,27 @@ _UNARY = {
     "Sign": (lambda x, a: np.sign(x).astype(x.dtype), {}, (-3, 3)),
     "Softsign": (_f(lambda x, a: x / (1 + np.abs(x))), {}, (-4, 4)),
     "Mish": (_f(lambda x, a: x * np.tanh(np.logaddexp(0, x))), {}, (-4, 4)),
-    "Elu": (_f(lambda x, a: np.where(x < 0, a["alpha"] * np.expm1(np.minimum(x, 0)), x)),
-            {"alpha": Attr("float", 1.0)}, (-4, 4)),
-    "Celu": (_f(lambda x, a: np.maximum(0, x) + np.minimum(0, a["alpha"] * np.expm1(np.minimum(x, 0) / a["alpha"]))),
-             {"alpha": Attr("float", 1.0)}, (-4, 4)),
-    "Selu": (_f(lambda x, a: a["gamma"] * np.where(x <= 0, a["alpha"] * np.expm1(np.minimum(x, 0)), x)),
-             {"alpha": Attr("float", 1.67326319217681884765625), "gamma": Attr("float", 1.05070102214813232421875)},
-             (-4, 4)),
+    "Elu": (
+        _f(lambda x, a: np.where(x < 0, a["alpha"] * np.expm1(np.minimum(x, 0)), x)),
+        {"alpha": Attr("float", 1.0)},
+        (-4, 4),
+    ),
+    "Celu": (
+        _f(lambda x, a: np.maximum(0, x) + np.minimum(0, a["alpha"] * np.expm1(np.minimum(x, 0) / a["alpha"]))),
+        {"alpha": Attr("float", 1.0)},
+        (-4, 4),
+    ),
+    "Selu": (
+        _f(lambda x, a: a["gamma"] * np.where(x <= 0, a["alpha"] * np.expm1(np.minimum(x, 0)), x)),
+        {"alpha": Attr("float", 1.67326319217681884765625), "gamma": Attr("float", 1.05070102214813232421875)},
+        (-4, 4),
+    ),
     "ThresholdedRelu": (_f(lambda x, a: np.where(x > a["alpha"], x, 0)), {"alpha": Attr("float", 1.0)}, (-4, 4)),
-    "Shrink": (_f(lambda x, a: np.where(x < -a["lambd"], x + a["bias"], np.where(x > a["lambd"], x - a["bias"], 0))),
-               {"bias": Attr("float", 0.0), "lambd": Attr("float", 0.5)}, (-4, 4)),
+    "Shrink": (
+        _f(lambda x, a: np.where(x < -a["lambd"], x + a["bias"], np.where(x > a["lambd"], x - a["bias"], 0))),
+        {"bias": Attr("float", 0.0), "lambd": Attr("float", 0.5)},
+        (-4, 4),
+    ),
 }
 
 
@@ -57,10 +68,17 @@ def _unary_samples(low, high):
 
 
 for _name, (_kernel, _attrs, (_lo, _hi)) in _UNARY.items():
-    register(OpSchema(_name, infer=lambda ins, attrs: [ins[0]],
-                      reference=lambda ins, attrs, k=_kernel: [k(ins[0], attrs)],
-                      attrs=_attrs, samples=_unary_samples(_lo, _hi), inplace=True,
-                      doc=f"Element-wise {_name}."))
+    register(
+        OpSchema(
+            _name,
+            infer=lambda ins, attrs: [ins[0]],
+            reference=lambda ins, attrs, k=_kernel: [k(ins[0], attrs)],
+            attrs=_attrs,
+            samples=_unary_samples(_lo, _hi),
+            inplace=True,
+            doc=f"Element-wise {_name}.",
+        )
+    )
 
 
 def _prelu_infer(ins, attrs):
@@ -70,12 +88,23 @@ def _prelu_infer(ins, attrs):
     return [info_like(ins[0], dtype=same_dtype(ins, "PRelu"))]
 
 
-register(OpSchema(
-    "PRelu", infer=_prelu_infer,
-    reference=lambda ins, attrs: [np.where(ins[0] < 0, ins[0] * ins[1], ins[0]).astype(ins[0].dtype)],
-    n_inputs=(2, 2), inplace=True, doc="x if x >= 0 else slope * x, the slope broadcast to x.",
-    samples=lambda rng: iter([Sample([rand(rng, 2, 4, 3, 3), rand(rng, 4, 1, 1)]),
-                              Sample([rand(rng, 5, 6), rand(rng, 6)]), Sample([rand(rng, 3, 2), rand(rng, 1)])])))
+register(
+    OpSchema(
+        "PRelu",
+        infer=_prelu_infer,
+        reference=lambda ins, attrs: [np.where(ins[0] < 0, ins[0] * ins[1], ins[0]).astype(ins[0].dtype)],
+        n_inputs=(2, 2),
+        inplace=True,
+        doc="x if x >= 0 else slope * x, the slope broadcast to x.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 2, 4, 3, 3), rand(rng, 4, 1, 1)]),
+                Sample([rand(rng, 5, 6), rand(rng, 6)]),
+                Sample([rand(rng, 3, 2), rand(rng, 1)]),
+            ]
+        ),
+    )
+)
 
 
 # -- cumulative ----------------------------------------------------------------------------------
@@ -104,11 +133,17 @@ def _cum_samples(rng):
 
 
 for _name, _fn in {"CumSum": np.cumsum, "CumProd": np.cumprod}.items():
-    register(OpSchema(_name, infer=lambda ins, attrs: [ins[0]], reference=_cumulative(_fn),
-                      attrs={"axis": Attr("int", 0), "exclusive": Attr("int", 0, (0, 1)),
-                             "reverse": Attr("int", 0, (0, 1))},
-                      samples=_cum_samples, doc=f"{_name} along an axis (optionally exclusive, reversed).",
-                      value_inputs={1: "axis"}))
+    register(
+        OpSchema(
+            _name,
+            infer=lambda ins, attrs: [ins[0]],
+            reference=_cumulative(_fn),
+            attrs={"axis": Attr("int", 0), "exclusive": Attr("int", 0, (0, 1)), "reverse": Attr("int", 0, (0, 1))},
+            samples=_cum_samples,
+            doc=f"{_name} along an axis (optionally exclusive, reversed).",
+            value_inputs={1: "axis"},
+        )
+    )
 
 
 # -- Einsum -----------------------------------------------------------------------------------------
@@ -143,16 +178,25 @@ def _einsum_reference(ins, attrs):
     return [np.asarray(np.einsum(eq, *[x.astype(acc) for x in ins])).astype(ins[0].dtype)]
 
 
-register(OpSchema(
-    "Einsum", infer=_einsum_infer, reference=_einsum_reference, attrs={"equation": Attr("str")},
-    n_inputs=(1, 8), doc="Einstein summation over the inputs (numpy's einsum rules).",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 3, 4), rand(rng, 4, 5)], {"equation": "ij,jk->ik"}),
-        Sample([rand(rng, 2, 3, 4), rand(rng, 2, 4, 5)], {"equation": "bij,bjk->bik"}),
-        Sample([rand(rng, 3, 3)], {"equation": "ii"}),
-        Sample([rand(rng, 2, 5, 4)], {"equation": "...ij->...ji"}),
-        Sample([rand(rng, 4), rand(rng, 4)], {"equation": "i,i"}),
-    ])))
+register(
+    OpSchema(
+        "Einsum",
+        infer=_einsum_infer,
+        reference=_einsum_reference,
+        attrs={"equation": Attr("str")},
+        n_inputs=(1, 8),
+        doc="Einstein summation over the inputs (numpy's einsum rules).",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 3, 4), rand(rng, 4, 5)], {"equation": "ij,jk->ik"}),
+                Sample([rand(rng, 2, 3, 4), rand(rng, 2, 4, 5)], {"equation": "bij,bjk->bik"}),
+                Sample([rand(rng, 3, 3)], {"equation": "ii"}),
+                Sample([rand(rng, 2, 5, 4)], {"equation": "...ij->...ji"}),
+                Sample([rand(rng, 4), rand(rng, 4)], {"equation": "i,i"}),
+            ]
+        ),
+    )
+)
 
 
 # -- matrices ----------------------------------------------------------------------------------------
@@ -165,10 +209,15 @@ def _det_infer(ins, attrs):
     return [info_like(ins[0], s[:-2])]
 
 
-register(OpSchema(
-    "Det", infer=_det_infer, reference=lambda ins, attrs: [np.asarray(np.linalg.det(ins[0])).astype(ins[0].dtype)],
-    doc="Determinant of each square matrix in the last two axes.",
-    samples=lambda rng: iter([Sample([rand(rng, 3, 3)]), Sample([rand(rng, 2, 4, 4)])])))
+register(
+    OpSchema(
+        "Det",
+        infer=_det_infer,
+        reference=lambda ins, attrs: [np.asarray(np.linalg.det(ins[0])).astype(ins[0].dtype)],
+        doc="Determinant of each square matrix in the last two axes.",
+        samples=lambda rng: iter([Sample([rand(rng, 3, 3)]), Sample([rand(rng, 2, 4, 4)])]),
+    )
+)
 
 
 def _trilu_infer(ins, attrs):
@@ -177,13 +226,24 @@ def _trilu_infer(ins, attrs):
     return [ins[0]]
 
 
-register(OpSchema(
-    "Trilu", infer=_trilu_infer, value_inputs={1: "k"},
-    reference=lambda ins, attrs: [(np.triu if attrs["upper"] else np.tril)(ins[0], attrs["k"])],
-    attrs={"upper": Attr("int", 1, (0, 1)), "k": Attr("int", 0, doc="diagonal offset")},
-    doc="Keep the upper (or lower) triangle of each matrix, from diagonal k.",
-    samples=lambda rng: iter([Sample([rand(rng, 4, 5)]), Sample([rand(rng, 2, 3, 5)], {"upper": 0, "k": 1}),
-                              Sample([rand(rng, 3, 4)], {"k": -1}), Sample([rand(rng, 0, 5)], {"upper": 0})])))
+register(
+    OpSchema(
+        "Trilu",
+        infer=_trilu_infer,
+        value_inputs={1: "k"},
+        reference=lambda ins, attrs: [(np.triu if attrs["upper"] else np.tril)(ins[0], attrs["k"])],
+        attrs={"upper": Attr("int", 1, (0, 1)), "k": Attr("int", 0, doc="diagonal offset")},
+        doc="Keep the upper (or lower) triangle of each matrix, from diagonal k.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 4, 5)]),
+                Sample([rand(rng, 2, 3, 5)], {"upper": 0, "k": 1}),
+                Sample([rand(rng, 3, 4)], {"k": -1}),
+                Sample([rand(rng, 0, 5)], {"upper": 0}),
+            ]
+        ),
+    )
+)
 
 
 def _eyelike_infer(ins, attrs):
@@ -192,12 +252,16 @@ def _eyelike_infer(ins, attrs):
     return [info_like(ins[0], dtype=attrs["dtype"] or ins[0].dtype)]
 
 
-register(OpSchema(
-    "EyeLike", infer=_eyelike_infer,
-    reference=lambda ins, attrs: [np.eye(*ins[0].shape, k=attrs["k"], dtype=attrs["dtype"] or ins[0].dtype)],
-    attrs={"dtype": Attr("str", "", ("",) + DTYPES, "output dtype; empty: the input's"), "k": Attr("int", 0)},
-    doc="An identity matrix of the input's shape (ones on diagonal k).",
-    samples=lambda rng: iter([Sample([rand(rng, 4, 5)]), Sample([rand(rng, 3, 3)], {"k": 1, "dtype": "int32"})])))
+register(
+    OpSchema(
+        "EyeLike",
+        infer=_eyelike_infer,
+        reference=lambda ins, attrs: [np.eye(*ins[0].shape, k=attrs["k"], dtype=attrs["dtype"] or ins[0].dtype)],
+        attrs={"dtype": Attr("str", "", ("",) + DTYPES, "output dtype; empty: the input's"), "k": Attr("int", 0)},
+        doc="An identity matrix of the input's shape (ones on diagonal k).",
+        samples=lambda rng: iter([Sample([rand(rng, 4, 5)]), Sample([rand(rng, 3, 3)], {"k": 1, "dtype": "int32"})]),
+    )
+)
 
 
 # -- normalizing ---------------------------------------------------------------------------------------
@@ -212,10 +276,16 @@ def _hardmax(ins, attrs):
     return [out]
 
 
-register(OpSchema(
-    "Hardmax", infer=lambda ins, attrs: [ins[0]], reference=_hardmax, attrs={"axis": Attr("int", -1)},
-    doc="1 at the (first) largest element along an axis, 0 elsewhere.",
-    samples=lambda rng: iter([Sample([rand(rng, 3, 4)]), Sample([rand(rng, 2, 3, 4)], {"axis": 1})])))
+register(
+    OpSchema(
+        "Hardmax",
+        infer=lambda ins, attrs: [ins[0]],
+        reference=_hardmax,
+        attrs={"axis": Attr("int", -1)},
+        doc="1 at the (first) largest element along an axis, 0 elsewhere.",
+        samples=lambda rng: iter([Sample([rand(rng, 3, 4)]), Sample([rand(rng, 2, 3, 4)], {"axis": 1})]),
+    )
+)
 
 
 def _lp_norm(ins, attrs):
@@ -229,8 +299,13 @@ def _lp_norm(ins, attrs):
         return [np.where(norm == 0, 0, x / norm).astype(ins[0].dtype)]
 
 
-register(OpSchema(
-    "LpNormalization", infer=lambda ins, attrs: [ins[0]], reference=_lp_norm,
-    attrs={"axis": Attr("int", -1), "p": Attr("int", 2, (1, 2))},
-    doc="x divided by its L1 or L2 norm along an axis.",
-    samples=lambda rng: iter([Sample([rand(rng, 3, 4)]), Sample([rand(rng, 2, 3, 4)], {"axis": 1, "p": 1})])))
+register(
+    OpSchema(
+        "LpNormalization",
+        infer=lambda ins, attrs: [ins[0]],
+        reference=_lp_norm,
+        attrs={"axis": Attr("int", -1), "p": Attr("int", 2, (1, 2))},
+        doc="x divided by its L1 or L2 norm along an axis.",
+        samples=lambda rng: iter([Sample([rand(rng, 3, 4)]), Sample([rand(rng, 2, 3, 4)], {"axis": 1, "p": 1})]),
+    )
+)

@@ -43,8 +43,14 @@ def _matmul_flops(ins, outs, attrs):
 
 
 def _matmul_samples(rng):
-    cases = [((3, 4), (4, 5)), ((2, 7, 9), (9, 3)), ((2, 1, 5, 6), (3, 6, 2)), ((8,), (8, 3)), ((4, 8), (8,)),
-             ((0, 4), (4, 3))]
+    cases = [
+        ((3, 4), (4, 5)),
+        ((2, 7, 9), (9, 3)),
+        ((2, 1, 5, 6), (3, 6, 2)),
+        ((8,), (8, 3)),
+        ((4, 8), (8,)),
+        ((0, 4), (4, 3)),
+    ]
     for a, b in cases:
         yield Sample([rand(rng, *a), rand(rng, *b)], label=f"{a}@{b}")
     yield Sample([rand(rng, 5, 16), rand(rng, 16, 33)], {"activation": "gelu"}, label="fused gelu")
@@ -71,8 +77,9 @@ def _gemm_dims(ins, attrs):
     m, k = a[::-1] if attrs["transA"] else a
     k2, n = b[::-1] if attrs["transB"] else b
     if k != k2:
-        raise GraphError(f"Gemm: inner dimensions differ: {a} (transA={attrs['transA']}) "
-                         f"and {b} (transB={attrs['transB']})")
+        raise GraphError(
+            f"Gemm: inner dimensions differ: {a} (transA={attrs['transA']}) and {b} (transB={attrs['transB']})"
+        )
     return m, k, n
 
 

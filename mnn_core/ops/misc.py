@@ -18,22 +18,37 @@ def _bitcast_infer(ins, attrs):
     return [TensorInfo(ins[0].shape, attrs["to"])]
 
 
-register(OpSchema(
-    "BitCast", infer=_bitcast_infer, reference=lambda ins, attrs: [ins[0].view(attrs["to"]).copy()],
-    attrs={"to": Attr("str", choices=DTYPES)},
-    doc="Reinterpret the bytes of each element as another dtype of the same size.",
-    samples=lambda rng: iter([Sample([rand(rng, 3, 4)], {"to": "int32"}),
-                              Sample([rng.integers(-100, 100, (5,)).astype(np.int8)], {"to": "uint8"})])))
+register(
+    OpSchema(
+        "BitCast",
+        infer=_bitcast_infer,
+        reference=lambda ins, attrs: [ins[0].view(attrs["to"]).copy()],
+        attrs={"to": Attr("str", choices=DTYPES)},
+        doc="Reinterpret the bytes of each element as another dtype of the same size.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 3, 4)], {"to": "int32"}),
+                Sample([rng.integers(-100, 100, (5,)).astype(np.int8)], {"to": "uint8"}),
+            ]
+        ),
+    )
+)
 
 
 def _binarizer(ins, attrs):
     return [(ins[0] > attrs["threshold"]).astype(ins[0].dtype)]
 
 
-register(OpSchema(
-    "Binarizer", infer=lambda ins, attrs: [ins[0]], reference=_binarizer, attrs={"threshold": Attr("float", 0.0)},
-    doc="1 where x > threshold, else 0 (ai.onnx.ml).",
-    samples=lambda rng: iter([Sample([rand(rng, 3, 4)], {"threshold": 0.2})])))
+register(
+    OpSchema(
+        "Binarizer",
+        infer=lambda ins, attrs: [ins[0]],
+        reference=_binarizer,
+        attrs={"threshold": Attr("float", 0.0)},
+        doc="1 where x > threshold, else 0 (ai.onnx.ml).",
+        samples=lambda rng: iter([Sample([rand(rng, 3, 4)], {"threshold": 0.2})]),
+    )
+)
 
 
 def _afe_infer(ins, attrs):
@@ -51,10 +66,16 @@ def _afe(ins, attrs):
     return [y.reshape(1, -1) if x.ndim == 1 else y]
 
 
-register(OpSchema(
-    "ArrayFeatureExtractor", infer=_afe_infer, reference=_afe, n_inputs=(2, 2),
-    doc="Select elements of the last axis by index (ai.onnx.ml).",
-    samples=lambda rng: iter([Sample([rand(rng, 3, 4), np.array([0, 2])]), Sample([rand(rng, 5), np.array([4])])])))
+register(
+    OpSchema(
+        "ArrayFeatureExtractor",
+        infer=_afe_infer,
+        reference=_afe,
+        n_inputs=(2, 2),
+        doc="Select elements of the last axis by index (ai.onnx.ml).",
+        samples=lambda rng: iter([Sample([rand(rng, 3, 4), np.array([0, 2])]), Sample([rand(rng, 5), np.array([4])])]),
+    )
+)
 
 
 # -- TfIdfVectorizer -----------------------------------------------------------------------------------
@@ -67,7 +88,7 @@ def _ngram_pool(attrs) -> dict:
     for n, start in enumerate(counts, start=1):
         end = counts[n] if n < len(counts) else len(pool)
         for i in range(start, end, n):
-            grams[tuple(pool[i:i + n])] = indexes[k]
+            grams[tuple(pool[i : i + n])] = indexes[k]
             k += 1
     return grams
 
@@ -105,12 +126,36 @@ def _tfidf(ins, attrs):
     return [counts.reshape(-1) if x.ndim == 1 else counts]
 
 
-register(OpSchema(
-    "TfIdfVectorizer", infer=_tfidf_infer, reference=_tfidf,
-    attrs={"max_gram_length": Attr("int"), "min_gram_length": Attr("int"), "max_skip_count": Attr("int"),
-           "mode": Attr("str", "TF", ("TF", "IDF", "TFIDF")), "ngram_counts": Attr("ints"),
-           "ngram_indexes": Attr("ints"), "pool_int64s": Attr("ints", []), "weights": Attr("floats", [])},
-    doc="Count (weighted) n-grams with skips from a pool of integer n-grams.",
-    samples=lambda rng: iter([Sample([np.array([1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8], np.int32)], {
-        "max_gram_length": 2, "min_gram_length": 1, "max_skip_count": 1, "ngram_counts": [0, 4],
-        "ngram_indexes": [0, 1, 2, 3, 4, 5, 6], "pool_int64s": [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]})])))
+register(
+    OpSchema(
+        "TfIdfVectorizer",
+        infer=_tfidf_infer,
+        reference=_tfidf,
+        attrs={
+            "max_gram_length": Attr("int"),
+            "min_gram_length": Attr("int"),
+            "max_skip_count": Attr("int"),
+            "mode": Attr("str", "TF", ("TF", "IDF", "TFIDF")),
+            "ngram_counts": Attr("ints"),
+            "ngram_indexes": Attr("ints"),
+            "pool_int64s": Attr("ints", []),
+            "weights": Attr("floats", []),
+        },
+        doc="Count (weighted) n-grams with skips from a pool of integer n-grams.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [np.array([1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8], np.int32)],
+                    {
+                        "max_gram_length": 2,
+                        "min_gram_length": 1,
+                        "max_skip_count": 1,
+                        "ngram_counts": [0, 4],
+                        "ngram_indexes": [0, 1, 2, 3, 4, 5, 6],
+                        "pool_int64s": [2, 3, 5, 4, 5, 6, 7, 8, 6, 7],
+                    },
+                )
+            ]
+        ),
+    )
+)

@@ -117,14 +117,22 @@ def _scaler_infer(ins, attrs):
     return [TensorInfo(ins[0].shape, "float32")]
 
 
-register(OpSchema(
-    "Scaler", infer=_scaler_infer, reference=_scaler,
-    attrs={"scale": Attr("floats", []), "offset": Attr("floats", [])},
-    doc="(x - offset) * scale, one value or one per feature (axis 1), in float32 (ai.onnx.ml).",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 5, 3)], {"scale": [0.5, 2.0, -1.0], "offset": [0.1, 0.0, -0.3]}),
-        Sample([rand(rng, 7)], {"scale": [3.0], "offset": [1.0]}),
-        Sample([rng.integers(-9, 9, (4, 2)).astype(np.int64)], {"scale": [0.5, 0.25], "offset": [1.0, 2.0]})])))
+register(
+    OpSchema(
+        "Scaler",
+        infer=_scaler_infer,
+        reference=_scaler,
+        attrs={"scale": Attr("floats", []), "offset": Attr("floats", [])},
+        doc="(x - offset) * scale, one value or one per feature (axis 1), in float32 (ai.onnx.ml).",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 5, 3)], {"scale": [0.5, 2.0, -1.0], "offset": [0.1, 0.0, -0.3]}),
+                Sample([rand(rng, 7)], {"scale": [3.0], "offset": [1.0]}),
+                Sample([rng.integers(-9, 9, (4, 2)).astype(np.int64)], {"scale": [0.5, 0.25], "offset": [1.0, 2.0]}),
+            ]
+        ),
+    )
+)
 
 
 def _normalize(ins, attrs):
@@ -151,15 +159,25 @@ def _normalizer_infer(ins, attrs):
     return [TensorInfo(ins[0].shape, "float32")]
 
 
-register(OpSchema(
-    "Normalizer", infer=_normalizer_infer, reference=_normalize,
-    attrs={"norm": Attr("str", "MAX", ("MAX", "L1", "L2"))},
-    doc="Each row of [N, C] (or the [C] vector) divided by its max, L1 norm or L2 norm; a zero norm leaves the "
+register(
+    OpSchema(
+        "Normalizer",
+        infer=_normalizer_infer,
+        reference=_normalize,
+        attrs={"norm": Attr("str", "MAX", ("MAX", "L1", "L2"))},
+        doc="Each row of [N, C] (or the [C] vector) divided by its max, L1 norm or L2 norm; a zero norm leaves the "
         "row (ai.onnx.ml).",
-    samples=lambda rng: iter([Sample([rand(rng, 4, 5)], {"norm": "L1"}), Sample([rand(rng, 3, 7)], {"norm": "L2"}),
-                              Sample([rand(rng, 3, 7)], {"norm": "MAX"}),
-                              Sample([np.zeros((2, 3), np.float32)], {"norm": "L2"}),
-                              Sample([rand(rng, 5)], {"norm": "L2"})])))
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 4, 5)], {"norm": "L1"}),
+                Sample([rand(rng, 3, 7)], {"norm": "L2"}),
+                Sample([rand(rng, 3, 7)], {"norm": "MAX"}),
+                Sample([np.zeros((2, 3), np.float32)], {"norm": "L2"}),
+                Sample([rand(rng, 5)], {"norm": "L2"}),
+            ]
+        ),
+    )
+)
 
 
 def _imputer_values(attrs, dtype: str):
@@ -184,15 +202,29 @@ def _imputer_infer(ins, attrs):
     return [ins[0]]
 
 
-register(OpSchema(
-    "Imputer", infer=_imputer_infer, reference=_imputer,
-    attrs={"imputed_value_floats": Attr("floats", []), "replaced_value_float": Attr("float", 0.0),
-           "imputed_value_int64s": Attr("ints", []), "replaced_value_int64": Attr("int", 0)},
-    doc="Replace the elements equal to a value (NaN matches NaN) by one value or one per feature (ai.onnx.ml).",
-    samples=lambda rng: iter([
-        Sample([np.array([[1, np.nan, 3], [np.nan, 5, 1]], np.float32)],
-               {"imputed_value_floats": [7.0, 8.0, 9.0], "replaced_value_float": float("nan")}),
-        Sample([np.array([[0, 2], [4, 0], [0, 0]], np.int64)], {"imputed_value_int64s": [-1]})])))
+register(
+    OpSchema(
+        "Imputer",
+        infer=_imputer_infer,
+        reference=_imputer,
+        attrs={
+            "imputed_value_floats": Attr("floats", []),
+            "replaced_value_float": Attr("float", 0.0),
+            "imputed_value_int64s": Attr("ints", []),
+            "replaced_value_int64": Attr("int", 0),
+        },
+        doc="Replace the elements equal to a value (NaN matches NaN) by one value or one per feature (ai.onnx.ml).",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [np.array([[1, np.nan, 3], [np.nan, 5, 1]], np.float32)],
+                    {"imputed_value_floats": [7.0, 8.0, 9.0], "replaced_value_float": float("nan")},
+                ),
+                Sample([np.array([[0, 2], [4, 0], [0, 0]], np.int64)], {"imputed_value_int64s": [-1]}),
+            ]
+        ),
+    )
+)
 
 
 def _categories(attrs) -> list:
@@ -223,13 +255,22 @@ def _one_hot_infer(ins, attrs):
     return [TensorInfo(tuple(ins[0].shape) + (len(cats),), "float32")]
 
 
-register(OpSchema(
-    "OneHotEncoder", infer=_one_hot_infer, reference=_one_hot,
-    attrs={"cats_int64s": Attr("ints", []), "cats_strings": Attr("strs", []), "zeros": Attr("int", 1, (0, 1))},
-    doc="A one-hot float vector per element on a new last axis; unknown categories are all zeros "
+register(
+    OpSchema(
+        "OneHotEncoder",
+        infer=_one_hot_infer,
+        reference=_one_hot,
+        attrs={"cats_int64s": Attr("ints", []), "cats_strings": Attr("strs", []), "zeros": Attr("int", 1, (0, 1))},
+        doc="A one-hot float vector per element on a new last axis; unknown categories are all zeros "
         "(zeros=1) or an error (ai.onnx.ml).",
-    samples=lambda rng: iter([Sample([rng.integers(0, 6, (3, 2)).astype(np.int64)], {"cats_int64s": [1, 3, 5, 0]}),
-                              Sample([np.array([2.0, 7.0, 1.0], np.float32)], {"cats_int64s": [7, 2]})])))
+        samples=lambda rng: iter(
+            [
+                Sample([rng.integers(0, 6, (3, 2)).astype(np.int64)], {"cats_int64s": [1, 3, 5, 0]}),
+                Sample([np.array([2.0, 7.0, 1.0], np.float32)], {"cats_int64s": [7, 2]}),
+            ]
+        ),
+    )
+)
 
 
 # -- linear models ---------------------------------------------------------------------------------
@@ -291,32 +332,66 @@ def _linear_classifier_infer(ins, attrs):
     n, f = _rows_info("LinearClassifier", ins[0])
     k = _class_count(attrs, f)
     if k == 1 and len(attrs["classlabels_ints"]) != 2:
-        raise GraphError(f"LinearClassifier with one score per row needs two class labels, got "
-                         f"{len(attrs['classlabels_ints'])}")
+        raise GraphError(
+            f"LinearClassifier with one score per row needs two class labels, got {len(attrs['classlabels_ints'])}"
+        )
     return [TensorInfo((n,), "int64"), TensorInfo((n, max(k, 2)), "float32")]
 
 
 def _linear_samples(rng):
     for i, how in enumerate(TRANSFORMS):
         k = 3 + i % 2
-        yield Sample([rand(rng, 5, 4)], {"coefficients": rand(rng, 4 * k).tolist(), "intercepts": rand(rng, k).tolist(),
-                                         "classlabels_ints": list(range(10, 10 + k)), "post_transform": how}, how)
-    yield Sample([rand(rng, 6, 3)], {"coefficients": rand(rng, 3).tolist(), "intercepts": [0.1],
-                                     "classlabels_ints": [4, 7], "post_transform": "LOGISTIC"}, "one column")
-    yield Sample([rand(rng, 3)], {"coefficients": rand(rng, 6).tolist(), "intercepts": [0.5, -0.5],
-                                  "classlabels_ints": [0, 1], "post_transform": "LOGISTIC"}, "one row")
+        yield Sample(
+            [rand(rng, 5, 4)],
+            {
+                "coefficients": rand(rng, 4 * k).tolist(),
+                "intercepts": rand(rng, k).tolist(),
+                "classlabels_ints": list(range(10, 10 + k)),
+                "post_transform": how,
+            },
+            how,
+        )
+    yield Sample(
+        [rand(rng, 6, 3)],
+        {
+            "coefficients": rand(rng, 3).tolist(),
+            "intercepts": [0.1],
+            "classlabels_ints": [4, 7],
+            "post_transform": "LOGISTIC",
+        },
+        "one column",
+    )
+    yield Sample(
+        [rand(rng, 3)],
+        {
+            "coefficients": rand(rng, 6).tolist(),
+            "intercepts": [0.5, -0.5],
+            "classlabels_ints": [0, 1],
+            "post_transform": "LOGISTIC",
+        },
+        "one row",
+    )
 
 
-register(OpSchema(
-    "LinearClassifier", infer=_linear_classifier_infer, reference=_linear_classifier, n_outputs=2,
-    attrs={"coefficients": Attr("floats", doc="[classes, F], row-major"), "intercepts": Attr("floats", []),
-           "classlabels_ints": Attr("ints", [], doc="labels by class; empty: the class index"),
-           "multi_class": Attr("int", 0, doc="accepted; ONNX Runtime ignores it"),
-           "post_transform": Attr("str", "NONE", TRANSFORMS)},
-    doc="Scores x @ coefficients.T + intercepts and the label of the best (ai.onnx.ml); outputs labels [N], "
+register(
+    OpSchema(
+        "LinearClassifier",
+        infer=_linear_classifier_infer,
+        reference=_linear_classifier,
+        n_outputs=2,
+        attrs={
+            "coefficients": Attr("floats", doc="[classes, F], row-major"),
+            "intercepts": Attr("floats", []),
+            "classlabels_ints": Attr("ints", [], doc="labels by class; empty: the class index"),
+            "multi_class": Attr("int", 0, doc="accepted; ONNX Runtime ignores it"),
+            "post_transform": Attr("str", "NONE", TRANSFORMS),
+        },
+        doc="Scores x @ coefficients.T + intercepts and the label of the best (ai.onnx.ml); outputs labels [N], "
         "scores [N, classes] after post_transform.",
-    samples=_linear_samples,
-    flops=lambda ins, outs, attrs: 2.0 * len(attrs["coefficients"]) * (outs[0].size or 1)))
+        samples=_linear_samples,
+        flops=lambda ins, outs, attrs: 2.0 * len(attrs["coefficients"]) * (outs[0].size or 1),
+    )
+)
 
 
 def _linear_regressor(ins, attrs):
@@ -332,14 +407,33 @@ def _linear_regressor_infer(ins, attrs):
     return [TensorInfo((n, attrs["targets"]), "float32")]
 
 
-register(OpSchema(
-    "LinearRegressor", infer=_linear_regressor_infer, reference=_linear_regressor,
-    attrs={"coefficients": Attr("floats", doc="[targets, F], row-major"), "intercepts": Attr("floats", []),
-           "targets": Attr("int", 1), "post_transform": Attr("str", "NONE", TRANSFORMS)},
-    doc="x @ coefficients.T + intercepts for each target, then post_transform (ai.onnx.ml).",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 5, 3)], {"coefficients": rand(rng, 3).tolist(), "intercepts": [0.25]}),
-        Sample([rand(rng, 4, 3)], {"coefficients": rand(rng, 6).tolist(), "intercepts": [1.0, -1.0], "targets": 2,
-                                   "post_transform": "SOFTMAX"}),
-        Sample([rand(rng, 3)], {"coefficients": rand(rng, 6).tolist(), "targets": 2})]),
-    flops=lambda ins, outs, attrs: 2.0 * len(attrs["coefficients"]) * (outs[0].size or 1)))
+register(
+    OpSchema(
+        "LinearRegressor",
+        infer=_linear_regressor_infer,
+        reference=_linear_regressor,
+        attrs={
+            "coefficients": Attr("floats", doc="[targets, F], row-major"),
+            "intercepts": Attr("floats", []),
+            "targets": Attr("int", 1),
+            "post_transform": Attr("str", "NONE", TRANSFORMS),
+        },
+        doc="x @ coefficients.T + intercepts for each target, then post_transform (ai.onnx.ml).",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 5, 3)], {"coefficients": rand(rng, 3).tolist(), "intercepts": [0.25]}),
+                Sample(
+                    [rand(rng, 4, 3)],
+                    {
+                        "coefficients": rand(rng, 6).tolist(),
+                        "intercepts": [1.0, -1.0],
+                        "targets": 2,
+                        "post_transform": "SOFTMAX",
+                    },
+                ),
+                Sample([rand(rng, 3)], {"coefficients": rand(rng, 6).tolist(), "targets": 2}),
+            ]
+        ),
+        flops=lambda ins, outs, attrs: 2.0 * len(attrs["coefficients"]) * (outs[0].size or 1),
+    )
+)

@@ -27,13 +27,18 @@ AGGREGATES = ("SUM", "AVERAGE", "MIN", "MAX")
 def _tree_attrs(votes: str) -> dict:
     """The attributes of both tree ensembles; `votes` is "class" or "target" (the leaves' weights)."""
     return {
-        **{f"nodes_{k}": Attr("ints", []) for k in ("treeids", "nodeids", "featureids", "truenodeids",
-                                                    "falsenodeids", "missing_value_tracks_true")},
+        **{
+            f"nodes_{k}": Attr("ints", [])
+            for k in ("treeids", "nodeids", "featureids", "truenodeids", "falsenodeids", "missing_value_tracks_true")
+        },
         "nodes_modes": Attr("strs", [], doc=", ".join(MODES)),
-        "nodes_values": Attr("floats", []), "nodes_values_as_tensor": Attr("tensor", None),
+        "nodes_values": Attr("floats", []),
+        "nodes_values_as_tensor": Attr("tensor", None),
         **{f"{votes}_{k}": Attr("ints", []) for k in ("treeids", "nodeids", "ids")},
-        f"{votes}_weights": Attr("floats", []), f"{votes}_weights_as_tensor": Attr("tensor", None),
-        "base_values": Attr("floats", []), "base_values_as_tensor": Attr("tensor", None),
+        f"{votes}_weights": Attr("floats", []),
+        f"{votes}_weights_as_tensor": Attr("tensor", None),
+        "base_values": Attr("floats", []),
+        "base_values_as_tensor": Attr("tensor", None),
         "post_transform": Attr("str", "NONE", TRANSFORMS),
     }
 
@@ -54,8 +59,10 @@ class _Forest:
         fields = {f: attrs[f"nodes_{f}"] for f in ("nodeids", "featureids", "truenodeids", "falsenodeids", "modes")}
         values = _floats(attrs, "nodes_values")
         if n == 0 or any(len(v) != n for v in fields.values()) or values.size != n:
-            raise GraphError(f"tree ensemble: nodes_* attributes must all have one entry per node ({n}), got "
-                             f"{ {k: len(v) for k, v in fields.items()} | {'values': values.size} }")
+            raise GraphError(
+                f"tree ensemble: nodes_* attributes must all have one entry per node ({n}), got "
+                f"{ {k: len(v) for k, v in fields.items()} | {'values': values.size} }"
+            )
         unknown = set(fields["modes"]) - set(MODES)
         if unknown:
             raise GraphError(f"tree ensemble: unknown node mode(s) {sorted(unknown)}; known: {', '.join(MODES)}")
@@ -67,8 +74,9 @@ class _Forest:
         leaf = self.mode == LEAF
         self.feature = np.where(leaf, 0, np.asarray(fields["featureids"], np.int64))
         self.threshold = values
-        self.true, self.false = (self._children(tree, fields[f"{side}nodeids"], position, leaf, side)
-                                 for side in ("true", "false"))
+        self.true, self.false = (
+            self._children(tree, fields[f"{side}nodeids"], position, leaf, side) for side in ("true", "false")
+        )
         missing = np.asarray(attrs["nodes_missing_value_tracks_true"], np.int64)[:n] == 1
         self.missing = np.r_[missing, np.zeros(n - missing.size, bool)]  # (a short list: the rest False)
         self.roots = np.flatnonzero(np.r_[True, tree[1:] != tree[:-1]])  # ONNX Runtime: a tree starts where
@@ -80,8 +88,10 @@ class _Forest:
         for i in np.flatnonzero(~leaf):
             child = position.get((int(tree[i]), int(ids[i])))
             if child is None or child == i:
-                raise GraphError(f"tree ensemble: node at position {i} of tree {tree[i]} has {side} child "
-                                 f"{ids[i]}, which is {'itself' if child == i else 'not a node of that tree'}")
+                raise GraphError(
+                    f"tree ensemble: node at position {i} of tree {tree[i]} has {side} child "
+                    f"{ids[i]}, which is {'itself' if child == i else 'not a node of that tree'}"
+                )
             out[i] = child
         return out
 
@@ -174,13 +184,22 @@ def _tree_regressor_infer(ins, attrs):
     return [TensorInfo((n, attrs["n_targets"]), "float32")]
 
 
-def random_trees(rng, votes: str, n_trees: int, depth: int, features: int, k: int, voters=None,
-                 modes=("BRANCH_LEQ",), positive: bool = False) -> dict:
+def random_trees(
+    rng,
+    votes: str,
+    n_trees: int,
+    depth: int,
+    features: int,
+    k: int,
+    voters=None,
+    modes=("BRANCH_LEQ",),
+    positive: bool = False,
+) -> dict:
     """Tree ensemble attributes of full random trees (for samples and tests): `voters` are the ids
     a leaf may vote for (default: all k), `positive` weights are in [0, 1)."""
     a: dict = {key: [] for key in _tree_attrs(votes) if not key.endswith("as_tensor")}
     voters = list(range(k)) if voters is None else list(voters)
-    inner = 2 ** depth - 1
+    inner = 2**depth - 1
     for t in range(n_trees):
         for node in range(2 * inner + 1):
             leaf = node >= inner
@@ -192,7 +211,7 @@ def random_trees(rng, votes: str, n_trees: int, depth: int, features: int, k: in
             a["nodes_truenodeids"].append(0 if leaf else 2 * node + 1)
             a["nodes_falsenodeids"].append(0 if leaf else 2 * node + 2)
             a["nodes_missing_value_tracks_true"].append(int(rng.integers(2)) if not leaf else 0)
-            for c in (voters if leaf else []):
+            for c in voters if leaf else []:
                 a[f"{votes}_treeids"].append(t)
                 a[f"{votes}_nodeids"].append(node)
                 a[f"{votes}_ids"].append(c)
@@ -207,24 +226,52 @@ def _with_nan(x: np.ndarray, rng) -> np.ndarray:
 
 
 def _regressor_samples(rng):
-    for i, (agg, how, k) in enumerate([("SUM", "NONE", 1), ("AVERAGE", "NONE", 3), ("MIN", "SOFTMAX", 2),
-                                       ("MAX", "LOGISTIC", 2), ("SUM", "PROBIT", 1), ("SUM", "SOFTMAX_ZERO", 3)]):
-        attrs = random_trees(rng, "target", 1 + i % 3, 1 + i % 3, 4, k, modes=MODES[:6] if i % 2 else MODES[:1],
-                             voters=[0] if i == 5 else None)
-        attrs.update(n_targets=k, aggregate_function=agg, post_transform=how,
-                     base_values=rand(rng, k if i % 2 else 1).tolist() if how != "PROBIT" else [])
+    for i, (agg, how, k) in enumerate(
+        [
+            ("SUM", "NONE", 1),
+            ("AVERAGE", "NONE", 3),
+            ("MIN", "SOFTMAX", 2),
+            ("MAX", "LOGISTIC", 2),
+            ("SUM", "PROBIT", 1),
+            ("SUM", "SOFTMAX_ZERO", 3),
+        ]
+    ):
+        attrs = random_trees(
+            rng,
+            "target",
+            1 + i % 3,
+            1 + i % 3,
+            4,
+            k,
+            modes=MODES[:6] if i % 2 else MODES[:1],
+            voters=[0] if i == 5 else None,
+        )
+        attrs.update(
+            n_targets=k,
+            aggregate_function=agg,
+            post_transform=how,
+            base_values=rand(rng, k if i % 2 else 1).tolist() if how != "PROBIT" else [],
+        )
         if how == "PROBIT":
             attrs["target_weights"] = [abs(w) / 4 for w in attrs["target_weights"]]
         yield Sample([_with_nan(rand(rng, 5 + i, 4), rng)], attrs, f"{agg} {how} {k}")
 
 
-register(OpSchema(
-    "TreeEnsembleRegressor", infer=_tree_regressor_infer, reference=_tree_regressor,
-    attrs={**_tree_attrs("target"), "n_targets": Attr("int", 1),
-           "aggregate_function": Attr("str", "SUM", AGGREGATES)},
-    doc="Decision trees (ai.onnx.ml): each row walks every tree to a leaf; the leaves' target weights are "
+register(
+    OpSchema(
+        "TreeEnsembleRegressor",
+        infer=_tree_regressor_infer,
+        reference=_tree_regressor,
+        attrs={
+            **_tree_attrs("target"),
+            "n_targets": Attr("int", 1),
+            "aggregate_function": Attr("str", "SUM", AGGREGATES),
+        },
+        doc="Decision trees (ai.onnx.ml): each row walks every tree to a leaf; the leaves' target weights are "
         "aggregated, added to base_values and post-transformed. Outputs [N, n_targets].",
-    samples=_regressor_samples))
+        samples=_regressor_samples,
+    )
+)
 
 
 def _binary_scores(attrs, labels, score, has, how):
@@ -267,8 +314,8 @@ def _tree_classifier(ins, attrs):
         y, z = _binary_scores(attrs, labels, score, has, how)
         return [y, z.astype(np.float32)]
     base = _floats(attrs, "base_values").astype(dtype)[:k]
-    score[:, :base.size] += base
-    has[:, :base.size] = True
+    score[:, : base.size] += base
+    has[:, : base.size] = True
     y = labels[np.argmax(np.where(has, score, -np.inf), axis=1)]
     return [y, post_transform(np.where(has, score, 0), how).astype(np.float32)]
 
@@ -283,22 +330,36 @@ def _tree_classifier_infer(ins, attrs):
 
 
 def _classifier_samples(rng):
-    cases = [(3, "NONE", None, False, 0), (4, "SOFTMAX", None, False, 4), (2, "NONE", [1], True, 0),
-             (2, "LOGISTIC", [0], False, 1), (2, "PROBIT", [1], True, 0), (2, "SOFTMAX_ZERO", None, False, 2),
-             (3, "LOGISTIC", [0, 2], False, 3)]
+    cases = [
+        (3, "NONE", None, False, 0),
+        (4, "SOFTMAX", None, False, 4),
+        (2, "NONE", [1], True, 0),
+        (2, "LOGISTIC", [0], False, 1),
+        (2, "PROBIT", [1], True, 0),
+        (2, "SOFTMAX_ZERO", None, False, 2),
+        (3, "LOGISTIC", [0, 2], False, 3),
+    ]
     for i, (k, how, voters, positive, n_base) in enumerate(cases):
-        attrs = random_trees(rng, "class", 1 + i % 4, 1 + i % 3, 5, k, voters, MODES[:6] if i % 2 else MODES[:1],
-                             positive)
+        attrs = random_trees(
+            rng, "class", 1 + i % 4, 1 + i % 3, 5, k, voters, MODES[:6] if i % 2 else MODES[:1], positive
+        )
         if how == "PROBIT":
             attrs["class_weights"] = [w / (2 * (1 + i % 4)) for w in attrs["class_weights"]]
-        attrs.update(classlabels_int64s=list(range(7, 7 + k)), post_transform=how,
-                     base_values=rand(rng, n_base).tolist())
+        attrs.update(
+            classlabels_int64s=list(range(7, 7 + k)), post_transform=how, base_values=rand(rng, n_base).tolist()
+        )
         yield Sample([_with_nan(rand(rng, 6 + i, 5), rng)], attrs, f"{k} classes {how} votes {voters}")
 
 
-register(OpSchema(
-    "TreeEnsembleClassifier", infer=_tree_classifier_infer, reference=_tree_classifier, n_outputs=2,
-    attrs={**_tree_attrs("class"), "classlabels_int64s": Attr("ints", [])},
-    doc="Decision trees (ai.onnx.ml): each row walks every tree to a leaf and the leaves' class weights add "
+register(
+    OpSchema(
+        "TreeEnsembleClassifier",
+        infer=_tree_classifier_infer,
+        reference=_tree_classifier,
+        n_outputs=2,
+        attrs={**_tree_attrs("class"), "classlabels_int64s": Attr("ints", [])},
+        doc="Decision trees (ai.onnx.ml): each row walks every tree to a leaf and the leaves' class weights add "
         "up; outputs the best label [N] (int64) and the class scores [N, classes] after post_transform.",
-    samples=_classifier_samples))
+        samples=_classifier_samples,
+    )
+)

@@ -79,7 +79,7 @@ register(
         samples=_bn_samples,
         inplace=True,  # each output element reads only the same input element
         doc="(x - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1 of (N, C, D1, ...), rank 2 or "
-            "more), inference form.",
+        "more), inference form.",
     )
 )
 
@@ -96,8 +96,10 @@ def _ln_infer(ins, attrs):
     normalized = x.shape[axis:]
     for name, p in zip(("scale", "bias"), ins[1:]):
         if p is not None and broadcast_shape(p.shape, normalized) != normalized:
-            raise GraphError(f"LayerNormalization: {name} of shape {p.shape} does not broadcast to the "
-                             f"normalized shape {normalized} (axis {attrs['axis']} of {x.shape})")
+            raise GraphError(
+                f"LayerNormalization: {name} of shape {p.shape} does not broadcast to the "
+                f"normalized shape {normalized} (axis {attrs['axis']} of {x.shape})"
+            )
     return [x]
 
 
@@ -120,14 +122,14 @@ def _ln_reference(ins, attrs):
 def _ln_samples(rng):
     cases = [((4, 32), -1), ((2, 7, 10), -1), ((2, 3, 4, 5), 1), ((3, 5, 6), -2), ((0, 8), -1), ((6,), 0)]
     for shape, axis in cases:
-        norm = shape[axis % len(shape):]
+        norm = shape[axis % len(shape) :]
         ins = [rand(rng, *shape), rand(rng, *norm, low=0.5, high=1.5), rand(rng, *norm)]
         yield Sample(ins, {"axis": axis}, label=f"{shape} axis={axis}")
     yield Sample([rand(rng, 3, 9), rand(rng, 9)], {"epsilon": 1e-3}, label="no bias")
     yield Sample([rand(rng, 2, 5, 8)], label="no scale, no bias")
     yield Sample([rand(rng, 2, 5, 8), None, rand(rng, 8)], label="bias, no scale")
     for shape, axis in [((2, 3, 3, 5, 7), 2), ((1, 2, 3, 5, 3), -4)]:
-        norm = shape[axis % len(shape):]
+        norm = shape[axis % len(shape) :]
         ins = [rand(rng, *shape), rand(rng, *norm, low=0.5, high=1.5), rand(rng, *norm)]
         yield Sample(ins, {"axis": axis}, label=f"{shape} axis={axis}")
 
@@ -234,8 +236,15 @@ def _logsoftmax_reference(ins, attrs):
 
 
 def _softmax_samples(rng):
-    cases = [((3, 10), {}), ((2, 4, 7), {"axis": 1}), ((2, 3, 5, 5), {"axis": -3}), ((17,), {}),
-             ((4, 6), {"axis": 0}), ((0, 5), {}), ((2, 1), {})]
+    cases = [
+        ((3, 10), {}),
+        ((2, 4, 7), {"axis": 1}),
+        ((2, 3, 5, 5), {"axis": -3}),
+        ((17,), {}),
+        ((4, 6), {"axis": 0}),
+        ((0, 5), {}),
+        ((2, 1), {}),
+    ]
     for shape, attrs in cases:
         yield Sample([rand(rng, *shape, low=-5, high=5)], attrs, label=f"{shape} {attrs}")
     yield Sample([rand(rng, 3, 8, low=-1000, high=1000)], label="large magnitudes (stability)")

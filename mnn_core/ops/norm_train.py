@@ -61,8 +61,17 @@ def _bn_train(ins, attrs):
 def _bn_samples(rng):
     for shape in [(4, 3, 5, 5), (8, 6), (2, 4, 3), (3, 2, 3, 5, 3)]:
         c = shape[1]
-        yield Sample([rand(rng, *shape, low=-2, high=3), rand(rng, c, low=0.5, high=1.5), rand(rng, c),
-                      rand(rng, c), rand(rng, c, low=0.5, high=2.0)], {"momentum": 0.1}, label=str(shape))
+        yield Sample(
+            [
+                rand(rng, *shape, low=-2, high=3),
+                rand(rng, c, low=0.5, high=1.5),
+                rand(rng, c),
+                rand(rng, c),
+                rand(rng, c, low=0.5, high=2.0),
+            ],
+            {"momentum": 0.1},
+            label=str(shape),
+        )
 
 
 register(
@@ -75,7 +84,7 @@ register(
         n_outputs=5,
         samples=_bn_samples,
         doc="(x, scale, bias, running_mean, running_var) -> (y, batch_mean, batch_var, new_running_mean, "
-            "new_running_var), normalizing over all axes but 1.",
+        "new_running_var), normalizing over all axes but 1.",
     )
 )
 
@@ -114,9 +123,17 @@ def _bn_grad_samples(rng):
         x = rand(rng, *shape, low=-2, high=3)
         axes = _reduce_axes(len(shape))
         for training in (1, 0):
-            yield Sample([rand(rng, *shape), x, rand(rng, c, low=0.5, high=1.5), x.mean(axis=axes),
-                          x.var(axis=axes) + 0.1 * (1 - training)], {"training": training},
-                         label=f"{shape} training={training}")
+            yield Sample(
+                [
+                    rand(rng, *shape),
+                    x,
+                    rand(rng, c, low=0.5, high=1.5),
+                    x.mean(axis=axes),
+                    x.var(axis=axes) + 0.1 * (1 - training),
+                ],
+                {"training": training},
+                label=f"{shape} training={training}",
+            )
 
 
 register(
@@ -124,8 +141,10 @@ register(
         "BatchNormGrad",
         infer=_bn_grad_infer,
         reference=_bn_grad,
-        attrs={"epsilon": Attr("float", 1e-5),
-               "training": Attr("int", 1, (0, 1), doc="1: mean/var are batch statistics of x")},
+        attrs={
+            "epsilon": Attr("float", 1e-5),
+            "training": Attr("int", 1, (0, 1), doc="1: mean/var are batch statistics of x"),
+        },
         n_inputs=(5, 5),
         n_outputs=3,
         samples=_bn_grad_samples,
@@ -161,8 +180,11 @@ def _ln_grad(ins, attrs):
 
 def _ln_grad_samples(rng):
     for shape, axis in [((4, 10), -1), ((2, 3, 8), -1), ((2, 3, 4), 1), ((2, 3, 3, 5, 3), 2), ((7,), 0)]:
-        yield Sample([rand(rng, *shape), rand(rng, *shape, low=-2, high=2), rand(rng, *shape[axis:])],
-                     {"axis": axis}, label=f"{shape} axis {axis}")
+        yield Sample(
+            [rand(rng, *shape), rand(rng, *shape, low=-2, high=2), rand(rng, *shape[axis:])],
+            {"axis": axis},
+            label=f"{shape} axis {axis}",
+        )
 
 
 register(

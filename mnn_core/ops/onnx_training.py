@@ -24,8 +24,8 @@ def _infer(op):
         n, rest = divmod(len(ins) - 2, per)
         if rest or n < 1:
             raise GraphError(f"{op} takes R, T and {per} tensors per updated tensor, got {len(ins)} inputs")
-        xs = ins[2:2 + n]
-        states = ins[2 + 2 * n:]
+        xs = ins[2 : 2 + n]
+        states = ins[2 + 2 * n :]
         return list(xs) + list(states)
 
     return infer
@@ -33,7 +33,7 @@ def _infer(op):
 
 def _split(ins, per):
     n = (len(ins) - 2) // per
-    groups = [ins[2 + i * n:2 + (i + 1) * n] for i in range(per)]
+    groups = [ins[2 + i * n : 2 + (i + 1) * n] for i in range(per)]
     return float(np.asarray(ins[0])), int(np.asarray(ins[1])), n, groups
 
 
@@ -92,23 +92,43 @@ def _samples(op):
 
 
 _ATTRS = {
-    "Momentum": {"alpha": Attr("float"), "beta": Attr("float"),
-                 "mode": Attr("str", "standard", ("standard", "nesterov")),
-                 "norm_coefficient": Attr("float")},
-    "Adagrad": {"decay_factor": Attr("float", 0.0), "epsilon": Attr("float", 0.0),
-                "norm_coefficient": Attr("float", 0.0)},
-    "Adam": {"alpha": Attr("float", 0.9), "beta": Attr("float", 0.999), "epsilon": Attr("float", 0.0),
-             "norm_coefficient": Attr("float", 0.0), "norm_coefficient_post": Attr("float", 0.0)},
+    "Momentum": {
+        "alpha": Attr("float"),
+        "beta": Attr("float"),
+        "mode": Attr("str", "standard", ("standard", "nesterov")),
+        "norm_coefficient": Attr("float"),
+    },
+    "Adagrad": {
+        "decay_factor": Attr("float", 0.0),
+        "epsilon": Attr("float", 0.0),
+        "norm_coefficient": Attr("float", 0.0),
+    },
+    "Adam": {
+        "alpha": Attr("float", 0.9),
+        "beta": Attr("float", 0.999),
+        "epsilon": Attr("float", 0.0),
+        "norm_coefficient": Attr("float", 0.0),
+        "norm_coefficient_post": Attr("float", 0.0),
+    },
 }
 _SAMPLE_ATTRS = {"Momentum": {"alpha": 0.9, "beta": 0.1, "norm_coefficient": 0.01}}
 
 for _op, _fn in (("Momentum", _momentum), ("Adagrad", _adagrad), ("Adam", _adam)):
+
     def _with_attrs(rng, op=_op):
         for s in _samples(op)(rng):
             s.attrs.update(_SAMPLE_ATTRS.get(op, {}))
             yield s
 
-    register(OpSchema(_op, infer=_infer(_op), reference=_fn, attrs=_ATTRS[_op],
-                      n_inputs=(2 + LAYOUT[_op], 2 + 8 * LAYOUT[_op]),
-                      n_outputs=8 * (LAYOUT[_op] - 1), samples=_with_attrs,
-                      doc=f"ONNX's {_op} optimizer step (ai.onnx.preview.training) on one or more tensors."))
+    register(
+        OpSchema(
+            _op,
+            infer=_infer(_op),
+            reference=_fn,
+            attrs=_ATTRS[_op],
+            n_inputs=(2 + LAYOUT[_op], 2 + 8 * LAYOUT[_op]),
+            n_outputs=8 * (LAYOUT[_op] - 1),
+            samples=_with_attrs,
+            doc=f"ONNX's {_op} optimizer step (ai.onnx.preview.training) on one or more tensors.",
+        )
+    )

@@ -63,8 +63,8 @@ def _adam(ins, attrs):
         g64 = g64 + wd * p64
     m2 = b1 * m + (1.0 - b1) * g64
     v2 = b2 * v + (1.0 - b2) * g64 * g64
-    denom = np.sqrt(v2) / np.sqrt(1.0 - b2 ** t) + attrs["eps"]
-    p64 = p64 - (lr / (1.0 - b1 ** t)) * m2 / denom
+    denom = np.sqrt(v2) / np.sqrt(1.0 - b2**t) + attrs["eps"]
+    p64 = p64 - (lr / (1.0 - b1**t)) * m2 / denom
     dt = p.dtype
     return [p64.astype(dt), m2.astype(dt), v2.astype(dt)]
 
@@ -83,13 +83,15 @@ def _samples(kind: str):
                 buf = rand(rng, *shape)
                 yield Sample([p, g, buf, _f32(0.05)], {"momentum": 0.9, "weight_decay": 5e-4}, label=str(shape))
                 yield Sample([p, g, buf, _f32(0.05)], {"momentum": 0.9, "nesterov": 1}, label=f"{shape} nesterov")
-                yield Sample([p, g, buf, _f32(0.05), _f32(1)], {"momentum": 0.8, "dampening": 0.1},
-                             label=f"{shape} first step")
+                yield Sample(
+                    [p, g, buf, _f32(0.05), _f32(1)], {"momentum": 0.8, "dampening": 0.1}, label=f"{shape} first step"
+                )
             else:
                 m, v = rand(rng, *shape), rand(rng, *shape, low=0.0, high=1.0)
                 yield Sample([p, g, m, v, _f32(1e-3), _f32(3)], {}, label=f"{shape} adam")
-                yield Sample([p, g, m, v, _f32(1e-3), _f32(1)], {"weight_decay": 0.01, "decoupled": 1},
-                             label=f"{shape} adamw")
+                yield Sample(
+                    [p, g, m, v, _f32(1e-3), _f32(1)], {"weight_decay": 0.01, "decoupled": 1}, label=f"{shape} adamw"
+                )
 
     return samples
 
@@ -112,14 +114,18 @@ register(
         "SGDMomentumUpdate",
         infer=_update_infer("SGDMomentumUpdate", 3, 2),
         reference=_sgd_momentum,
-        attrs={"momentum": Attr("float", 0.9), "dampening": Attr("float", 0.0),
-               "nesterov": Attr("int", 0, (0, 1)), "weight_decay": Attr("float", 0.0)},
+        attrs={
+            "momentum": Attr("float", 0.9),
+            "dampening": Attr("float", 0.0),
+            "nesterov": Attr("int", 0, (0, 1)),
+            "weight_decay": Attr("float", 0.0),
+        },
         n_inputs=(4, 5),
         n_outputs=2,
         samples=_samples("momentum"),
         inplace=True,
         doc="(param, grad, buf, lr[, step]) -> (param, buf), PyTorch's SGD with momentum; "
-            "step == 1 starts the buffer at the gradient (only matters with dampening).",
+        "step == 1 starts the buffer at the gradient (only matters with dampening).",
     )
 )
 
@@ -128,8 +134,13 @@ register(
         "AdamUpdate",
         infer=_update_infer("AdamUpdate", 4, 3),
         reference=_adam,
-        attrs={"beta1": Attr("float", 0.9), "beta2": Attr("float", 0.999), "eps": Attr("float", 1e-8),
-               "weight_decay": Attr("float", 0.0), "decoupled": Attr("int", 0, (0, 1), doc="1: AdamW")},
+        attrs={
+            "beta1": Attr("float", 0.9),
+            "beta2": Attr("float", 0.999),
+            "eps": Attr("float", 1e-8),
+            "weight_decay": Attr("float", 0.0),
+            "decoupled": Attr("int", 0, (0, 1), doc="1: AdamW"),
+        },
         n_inputs=(6, 6),
         n_outputs=3,
         samples=_samples("adam"),

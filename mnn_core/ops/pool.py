@@ -37,11 +37,14 @@ def pool_geometry(x_shape, attrs, op):
     strides = list(attrs["strides"] or [1] * k)
     dil = list(attrs.get("dilations") or [1] * k)
     if len(kernel) != k or len(strides) != k or len(dil) != k:
-        raise GraphError(f"{op}: kernel_shape, strides and dilations need {k} values each for input {x_shape}, "
-                         f"got {kernel}, {strides}, {dil}")
+        raise GraphError(
+            f"{op}: kernel_shape, strides and dilations need {k} values each for input {x_shape}, "
+            f"got {kernel}, {strides}, {dil}"
+        )
     if min(kernel) < 1 or min(strides) < 1 or min(dil) < 1:
-        raise GraphError(f"{op}: kernel_shape, strides and dilations must be at least 1, "
-                         f"got {kernel}, {strides}, {dil}")
+        raise GraphError(
+            f"{op}: kernel_shape, strides and dilations must be at least 1, got {kernel}, {strides}, {dil}"
+        )
     eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
     sizes = tuple(x_shape[2:])
     # the dilated kernel decides SAME pads, as the ONNX spec says (onnxruntime 1.32 uses the undilated one)
@@ -58,8 +61,15 @@ def pool_geometry(x_shape, attrs, op):
             o -= 1  # the last window must start inside the input or its leading padding
         out.append(o)
         extra.append(max(0, (o - 1) * strides[i] + eff[i] - (size + pads[i] + pads[i + k])))
-    return dict(kernel=kernel, strides=strides, dilations=dil, pads=pads, extra=extra,
-                eff=eff, out=tuple(x_shape[:2]) + tuple(out))
+    return dict(
+        kernel=kernel,
+        strides=strides,
+        dilations=dil,
+        pads=pads,
+        extra=extra,
+        eff=eff,
+        out=tuple(x_shape[:2]) + tuple(out),
+    )
 
 
 def _windows(x, geo, fill, pad_fill=None):
@@ -110,10 +120,10 @@ def _maxpool_indices_reference(ins, attrs):
     cells = np.arange(int(np.prod(spatial)), dtype=np.int64)
     cells = cells.reshape(spatial) if attrs["storage_order"] == 0 else cells.reshape(spatial[::-1]).transpose()
     win = _windows(x.astype(np.float64), geo, -np.inf)
-    win = win.reshape(win.shape[:x.ndim] + (taps,))
+    win = win.reshape(win.shape[: x.ndim] + (taps,))
     best = win.argmax(axis=-1)[..., None]
     where = _windows(cells.reshape((1, 1) + spatial), geo, -1)
-    where = np.take_along_axis(where.reshape(where.shape[:x.ndim] + (taps,)), best, axis=-1)[..., 0]
+    where = np.take_along_axis(where.reshape(where.shape[: x.ndim] + (taps,)), best, axis=-1)[..., 0]
     planes = np.arange(x.shape[0] * x.shape[1], dtype=np.int64).reshape(x.shape[:2] + (1,) * len(spatial))
     y = np.take_along_axis(win, best, axis=-1)[..., 0].astype(x.dtype)
     return [y, where + planes * cells.size]
@@ -154,8 +164,16 @@ def _pool_samples(op):
         else:
             cases += [
                 ((2, 4, 7, 9), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
-                ((1, 2, 8, 6), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1],
-                                "count_include_pad": 1, "ceil_mode": 1}),
+                (
+                    (1, 2, 8, 6),
+                    {
+                        "kernel_shape": [3, 3],
+                        "strides": [2, 2],
+                        "pads": [1, 1, 1, 1],
+                        "count_include_pad": 1,
+                        "ceil_mode": 1,
+                    },
+                ),
             ]
         for shape, attrs in cases:
             yield Sample([rand(rng, *shape)], attrs, label=f"{shape} {attrs}")
@@ -183,12 +201,16 @@ _ND_MAXPOOL_CASES = [
 ]
 _ND_AVGPOOL_CASES = [
     ((2, 3, 9), {"kernel_shape": [3], "strides": [2], "pads": [1, 2], "count_include_pad": 1, "ceil_mode": 1}),
-    ((1, 2, 5, 6, 7), {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1],
-                       "count_include_pad": 1}),
+    (
+        (1, 2, 5, 6, 7),
+        {"kernel_shape": [3, 3, 3], "strides": [2, 2, 2], "pads": [1, 1, 1, 1, 1, 1], "count_include_pad": 1},
+    ),
     ((1, 2, 9, 8), {"kernel_shape": [3, 2], "dilations": [2, 3], "pads": [1, 1, 2, 0]}),
     ((1, 2, 13), {"kernel_shape": [2], "dilations": [3], "strides": [2], "ceil_mode": 1}),
-    ((1, 2, 7, 6, 5), {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "pads": [1, 1, 0, 1, 2, 1],
-                       "count_include_pad": 1}),
+    (
+        (1, 2, 7, 6, 5),
+        {"kernel_shape": [2, 3, 2], "dilations": [2, 1, 2], "pads": [1, 1, 0, 1, 2, 1], "count_include_pad": 1},
+    ),
 ]
 
 
@@ -233,8 +255,10 @@ def _maxpool_indices_samples(rng):
         ((2, 3, 11), {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}),
         ((1, 2, 13), {"kernel_shape": [2], "dilations": [3], "strides": [2], "ceil_mode": 1, "storage_order": 1}),
         ((1, 2, 5, 7, 6), {"kernel_shape": [3, 2, 3], "strides": [2, 2, 1], "pads": [1, 0, 1, 1, 1, 0]}),
-        ((2, 2, 5, 6, 3), {"kernel_shape": [2, 3, 2], "strides": [2, 2, 2], "auto_pad": "SAME_UPPER",
-                           "storage_order": 1}),
+        (
+            (2, 2, 5, 6, 3),
+            {"kernel_shape": [2, 3, 2], "strides": [2, 2, 2], "auto_pad": "SAME_UPPER", "storage_order": 1},
+        ),
         ((0, 3, 6, 6), {"kernel_shape": [2, 2]}),
     ]
     for shape, attrs in cases:
@@ -253,8 +277,8 @@ register(
         flops=_pool_flops,
         samples=_maxpool_indices_samples,
         doc="ONNX's MaxPool with its Indices output: (Y, Indices), where Indices are positions in the "
-            "flattened input (N x C x D1 x ... x Dk). A separate op so that backends claiming MaxPool, "
-            "which write Y only, never receive a node that asks for Indices.",
+        "flattened input (N x C x D1 x ... x Dk). A separate op so that backends claiming MaxPool, "
+        "which write Y only, never receive a node that asks for Indices.",
     )
 )
 
@@ -307,7 +331,8 @@ register(
         "GlobalAveragePool",
         infer=_global_infer("GlobalAveragePool", _FLOAT),
         reference=lambda ins, attrs: [
-            ins[0].astype(np.float64).mean(axis=_spatial_axes(ins[0]), keepdims=True).astype(ins[0].dtype)],
+            ins[0].astype(np.float64).mean(axis=_spatial_axes(ins[0]), keepdims=True).astype(ins[0].dtype)
+        ],
         flops=lambda ins, outs, attrs: float(ins[0].size),
         samples=_global_samples("GlobalAveragePool"),
         doc="Mean over the spatial axes of (N, C, D1, ...) input; output N x C x 1 x ... x 1.",

@@ -82,30 +82,58 @@ def _dequantize(ins, attrs):
     return [((x.astype(np.float64) - z) * s).astype(attrs["output_dtype"] or scale.dtype)]
 
 
-_AXIS_ATTRS = {"axis": Attr("int", 1), "block_size": Attr("int", 0),
-               "output_dtype": Attr("str", "", ("",) + QUANT_DTYPES + ("float32", "float16"),
-                                    "empty: from the zero point (uint8 without one) / the scale")}
+_AXIS_ATTRS = {
+    "axis": Attr("int", 1),
+    "block_size": Attr("int", 0),
+    "output_dtype": Attr(
+        "str",
+        "",
+        ("",) + QUANT_DTYPES + ("float32", "float16"),
+        "empty: from the zero point (uint8 without one) / the scale",
+    ),
+}
 
 
 def _quant_samples(rng):
     yield Sample([rand(rng, 2, 3, 4, low=-3, high=3), np.float32(0.02), np.uint8(128)])
-    yield Sample([rand(rng, 4, 5, low=-3, high=3), np.array([0.05, 0.1, 0.02, 0.03], np.float32),
-                  np.array([0, 3, -2, 1], np.int8)], {"axis": 0})
+    yield Sample(
+        [
+            rand(rng, 4, 5, low=-3, high=3),
+            np.array([0.05, 0.1, 0.02, 0.03], np.float32),
+            np.array([0, 3, -2, 1], np.int8),
+        ],
+        {"axis": 0},
+    )
 
 
 def _dequant_samples(rng):
     yield Sample([rng.integers(0, 255, (2, 3, 4)).astype(np.uint8), np.float32(0.02), np.uint8(128)])
-    yield Sample([rng.integers(-128, 127, (3, 4)).astype(np.int8), np.array([0.5, 0.1, 0.2], np.float32)],
-                 {"axis": 0})
+    yield Sample([rng.integers(-128, 127, (3, 4)).astype(np.int8), np.array([0.5, 0.1, 0.2], np.float32)], {"axis": 0})
     yield Sample([rng.integers(-1000, 1000, (5,)).astype(np.int32), np.float32(0.001)])
 
 
-register(OpSchema("QuantizeLinear", infer=_quant_infer, reference=_quantize, attrs=dict(_AXIS_ATTRS),
-                  n_inputs=(2, 3), samples=_quant_samples,
-                  doc="y = saturate(round(x / scale) + zero_point), per tensor, axis or block."))
-register(OpSchema("DequantizeLinear", infer=_dequant_infer, reference=_dequantize, attrs=dict(_AXIS_ATTRS),
-                  n_inputs=(2, 3), samples=_dequant_samples,
-                  doc="y = (x - zero_point) * scale, per tensor, axis or block."))
+register(
+    OpSchema(
+        "QuantizeLinear",
+        infer=_quant_infer,
+        reference=_quantize,
+        attrs=dict(_AXIS_ATTRS),
+        n_inputs=(2, 3),
+        samples=_quant_samples,
+        doc="y = saturate(round(x / scale) + zero_point), per tensor, axis or block.",
+    )
+)
+register(
+    OpSchema(
+        "DequantizeLinear",
+        infer=_dequant_infer,
+        reference=_dequantize,
+        attrs=dict(_AXIS_ATTRS),
+        n_inputs=(2, 3),
+        samples=_dequant_samples,
+        doc="y = (x - zero_point) * scale, per tensor, axis or block.",
+    )
+)
 
 
 # -- integer matrix products and convolutions ---------------------------------------------------------
@@ -138,14 +166,33 @@ def _matmul_integer(ins, attrs):
     return [np.matmul(a, b).astype(np.int32)]
 
 
-register(OpSchema(
-    "MatMulInteger", infer=_matmul_integer_infer, reference=_matmul_integer, n_inputs=(2, 4),
-    doc="(A - a_zero_point) @ (B - b_zero_point) in int32.",
-    samples=lambda rng: iter([
-        Sample([rng.integers(0, 255, (4, 3)).astype(np.uint8), rng.integers(0, 255, (3, 2)).astype(np.uint8),
-                np.uint8(12), np.uint8(0)]),
-        Sample([rng.integers(-128, 127, (2, 4, 3)).astype(np.int8), rng.integers(-128, 127, (3, 5)).astype(np.int8)]),
-    ])))
+register(
+    OpSchema(
+        "MatMulInteger",
+        infer=_matmul_integer_infer,
+        reference=_matmul_integer,
+        n_inputs=(2, 4),
+        doc="(A - a_zero_point) @ (B - b_zero_point) in int32.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [
+                        rng.integers(0, 255, (4, 3)).astype(np.uint8),
+                        rng.integers(0, 255, (3, 2)).astype(np.uint8),
+                        np.uint8(12),
+                        np.uint8(0),
+                    ]
+                ),
+                Sample(
+                    [
+                        rng.integers(-128, 127, (2, 4, 3)).astype(np.int8),
+                        rng.integers(-128, 127, (3, 5)).astype(np.int8),
+                    ]
+                ),
+            ]
+        ),
+    )
+)
 
 
 def _qlinear_matmul_infer(ins, attrs):
@@ -170,19 +217,38 @@ def requantize(acc: np.ndarray, multiplier: np.ndarray, y_zp) -> np.ndarray:
 
 def _qlinear_matmul(ins, attrs):
     a, sa, za, b, sb, zb, sy, zy = ins
-    acc = np.matmul(a.astype(np.float64) - za.astype(np.float64),
-                    b.astype(np.float64) - _b_zero_point(zb.astype(np.float64), b))
+    acc = np.matmul(
+        a.astype(np.float64) - za.astype(np.float64), b.astype(np.float64) - _b_zero_point(zb.astype(np.float64), b)
+    )
     mult = requant_multiplier(sa, sb if sb.ndim == 0 or b.ndim < 2 else sb.reshape(1, -1), sy)
     return [requantize(acc, mult, zy)]
 
 
-register(OpSchema(
-    "QLinearMatMul", infer=_qlinear_matmul_infer, reference=_qlinear_matmul, n_inputs=(8, 8),
-    doc="Quantized matrix product: dequantize A and B, multiply, requantize to y_scale/y_zero_point.",
-    samples=lambda rng: iter([Sample([
-        rng.integers(0, 255, (2, 4)).astype(np.uint8), np.float32(0.02), np.uint8(113),
-        rng.integers(0, 255, (4, 3)).astype(np.uint8), np.float32(0.01), np.uint8(114),
-        np.float32(0.05), np.uint8(118)])])))
+register(
+    OpSchema(
+        "QLinearMatMul",
+        infer=_qlinear_matmul_infer,
+        reference=_qlinear_matmul,
+        n_inputs=(8, 8),
+        doc="Quantized matrix product: dequantize A and B, multiply, requantize to y_scale/y_zero_point.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [
+                        rng.integers(0, 255, (2, 4)).astype(np.uint8),
+                        np.float32(0.02),
+                        np.uint8(113),
+                        rng.integers(0, 255, (4, 3)).astype(np.uint8),
+                        np.float32(0.01),
+                        np.uint8(114),
+                        np.float32(0.05),
+                        np.uint8(118),
+                    ]
+                )
+            ]
+        ),
+    )
+)
 
 
 def _conv_int_infer(ins, attrs):
@@ -209,12 +275,28 @@ def _wrap_int32(exact: np.ndarray) -> np.ndarray:
 
 _CONV_INT_ATTRS = {k: v for k, v in CONV_ATTRS.items() if not k.startswith("act")}
 
-register(OpSchema(
-    "ConvInteger", infer=_conv_int_infer, reference=_conv_integer, attrs=dict(_CONV_INT_ATTRS), n_inputs=(2, 4),
-    doc="Integer convolution of (x - x_zero_point) and (w - w_zero_point), int32 output.",
-    samples=lambda rng: iter([Sample([rng.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8),
-                                      rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8), np.uint8(10)],
-                                     {"pads": [1, 1, 1, 1]})])))
+register(
+    OpSchema(
+        "ConvInteger",
+        infer=_conv_int_infer,
+        reference=_conv_integer,
+        attrs=dict(_CONV_INT_ATTRS),
+        n_inputs=(2, 4),
+        doc="Integer convolution of (x - x_zero_point) and (w - w_zero_point), int32 output.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [
+                        rng.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8),
+                        rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8),
+                        np.uint8(10),
+                    ],
+                    {"pads": [1, 1, 1, 1]},
+                )
+            ]
+        ),
+    )
+)
 
 
 def _qlinear_conv_infer(ins, attrs):
@@ -235,14 +317,34 @@ def _qlinear_conv(ins, attrs):
     return [requantize(acc, mult, zy)]
 
 
-register(OpSchema(
-    "QLinearConv", infer=_qlinear_conv_infer, reference=_qlinear_conv, attrs=dict(_CONV_INT_ATTRS), n_inputs=(8, 9),
-    doc="Quantized convolution: int32 accumulation (plus int32 bias), requantized to y_scale/y_zero_point.",
-    samples=lambda rng: iter([Sample([
-        rng.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8), np.float32(0.02), np.uint8(100),
-        rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8), np.array([0.01, 0.02, 0.015], np.float32),
-        np.array([110, 120, 130], np.uint8), np.float32(0.1), np.uint8(90),
-        rng.integers(-50, 50, (3,)).astype(np.int32)], {"pads": [1, 1, 1, 1]})])))
+register(
+    OpSchema(
+        "QLinearConv",
+        infer=_qlinear_conv_infer,
+        reference=_qlinear_conv,
+        attrs=dict(_CONV_INT_ATTRS),
+        n_inputs=(8, 9),
+        doc="Quantized convolution: int32 accumulation (plus int32 bias), requantized to y_scale/y_zero_point.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [
+                        rng.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8),
+                        np.float32(0.02),
+                        np.uint8(100),
+                        rng.integers(0, 255, (3, 2, 3, 3)).astype(np.uint8),
+                        np.array([0.01, 0.02, 0.015], np.float32),
+                        np.array([110, 120, 130], np.uint8),
+                        np.float32(0.1),
+                        np.uint8(90),
+                        rng.integers(-50, 50, (3,)).astype(np.int32),
+                    ],
+                    {"pads": [1, 1, 1, 1]},
+                )
+            ]
+        ),
+    )
+)
 
 
 # -- QLinearAdd (ONNX Runtime's com.microsoft contrib op) --------------------------------------------
@@ -250,22 +352,33 @@ register(OpSchema(
 
 def _qlinear_add_infer(ins, attrs):
     a, b, zc = ins[0], ins[3], ins[7]
-    for i, what in ((1, "A_scale"), (2, "A_zero_point"), (4, "B_scale"), (5, "B_zero_point"),
-                    (6, "C_scale"), (7, "C_zero_point")):
+    for i, what in (
+        (1, "A_scale"),
+        (2, "A_zero_point"),
+        (4, "B_scale"),
+        (5, "B_zero_point"),
+        (6, "C_scale"),
+        (7, "C_zero_point"),
+    ):
         if ins[i].shape not in ((), (1,)):
-            raise GraphError(f"QLinearAdd: {what} must be a scalar (per-tensor quantization), got shape "
-                             f"{ins[i].shape}; per-channel adds stay DequantizeLinear + Add + QuantizeLinear")
+            raise GraphError(
+                f"QLinearAdd: {what} must be a scalar (per-tensor quantization), got shape "
+                f"{ins[i].shape}; per-channel adds stay DequantizeLinear + Add + QuantizeLinear"
+            )
     if a.dtype not in ("uint8", "int8") or b.dtype != a.dtype or zc.dtype != a.dtype:
-        raise GraphError(f"QLinearAdd: A, B and C_zero_point must share one of uint8/int8, got "
-                         f"{a.dtype}, {b.dtype}, {zc.dtype}")
+        raise GraphError(
+            f"QLinearAdd: A, B and C_zero_point must share one of uint8/int8, got {a.dtype}, {b.dtype}, {zc.dtype}"
+        )
     return [TensorInfo(broadcast_shape(a.shape, b.shape), a.dtype)]
 
 
 def add_multipliers(a_scale, b_scale, c_scale) -> tuple[np.float32, np.float32]:
     """float32(A_scale / C_scale) and float32(B_scale / C_scale): one float32 division each."""
     sc = np.float32(np.asarray(c_scale).reshape(()))
-    return (np.float32(np.float32(np.asarray(a_scale).reshape(())) / sc),
-            np.float32(np.float32(np.asarray(b_scale).reshape(())) / sc))
+    return (
+        np.float32(np.float32(np.asarray(a_scale).reshape(())) / sc),
+        np.float32(np.float32(np.asarray(b_scale).reshape(())) / sc),
+    )
 
 
 def _qlinear_add(ins, attrs):
@@ -280,15 +393,40 @@ def _qlinear_add(ins, attrs):
 
 
 def _qlinear_add_samples(rng):
-    yield Sample([rng.integers(0, 255, (2, 3, 5)).astype(np.uint8), np.float32(0.02), np.uint8(120),
-                  rng.integers(0, 255, (2, 3, 5)).astype(np.uint8), np.float32(0.035), np.uint8(97),
-                  np.float32(0.05), np.uint8(128)])
-    yield Sample([rng.integers(0, 255, (1, 4, 3, 3)).astype(np.uint8), np.float32(0.1), np.uint8(0),
-                  rng.integers(0, 255, (4, 1, 1)).astype(np.uint8), np.float32(0.07), np.uint8(10),
-                  np.float32(0.12), np.uint8(0)])
+    yield Sample(
+        [
+            rng.integers(0, 255, (2, 3, 5)).astype(np.uint8),
+            np.float32(0.02),
+            np.uint8(120),
+            rng.integers(0, 255, (2, 3, 5)).astype(np.uint8),
+            np.float32(0.035),
+            np.uint8(97),
+            np.float32(0.05),
+            np.uint8(128),
+        ]
+    )
+    yield Sample(
+        [
+            rng.integers(0, 255, (1, 4, 3, 3)).astype(np.uint8),
+            np.float32(0.1),
+            np.uint8(0),
+            rng.integers(0, 255, (4, 1, 1)).astype(np.uint8),
+            np.float32(0.07),
+            np.uint8(10),
+            np.float32(0.12),
+            np.uint8(0),
+        ]
+    )
 
 
-register(OpSchema(
-    "QLinearAdd", infer=_qlinear_add_infer, reference=_qlinear_add, n_inputs=(8, 8), samples=_qlinear_add_samples,
-    doc="Quantized add (ONNX Runtime's com.microsoft QLinearAdd): A and B dequantized, added and requantized "
-        "to C_scale/C_zero_point with numpy broadcasting; a folded Relu is C_zero_point = 0 (saturation)."))
+register(
+    OpSchema(
+        "QLinearAdd",
+        infer=_qlinear_add_infer,
+        reference=_qlinear_add,
+        n_inputs=(8, 8),
+        samples=_qlinear_add_samples,
+        doc="Quantized add (ONNX Runtime's com.microsoft QLinearAdd): A and B dequantized, added and requantized "
+        "to C_scale/C_zero_point with numpy broadcasting; a folded Relu is C_zero_point = 0 (saturation).",
+    )
+)

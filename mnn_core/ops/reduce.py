@@ -75,6 +75,8 @@ def _log_sum_exp(x, axes, keep):
     m = np.where(np.isfinite(m), m, 0.0)
     out = _log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
     return out if keep else np.squeeze(out, axis=axes)
+
+
 _REDUCERS = {
     "ReduceSum": lambda x, axes, keep: np.sum(_wide(x), axis=axes, keepdims=keep),
     "ReduceMean": _mean,

@@ -16,8 +16,14 @@ from ..graph.symbolic import UNKNOWN, Sym, is_sym
 from ._util import info_like, rand
 from .schema import Attr, OpSchema, Sample, register
 
-COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric",
-                    "tf_crop_and_resize")
+COORDINATE_MODES = (
+    "half_pixel",
+    "asymmetric",
+    "align_corners",
+    "pytorch_half_pixel",
+    "half_pixel_symmetric",
+    "tf_crop_and_resize",
+)
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 ASPECT_POLICIES = ("stretch", "not_larger", "not_smaller")
 
@@ -49,8 +55,10 @@ def resize_geometry(shape, attrs) -> tuple[list, list, list]:
 def _axes(axes, rank: int, n: int, what: str) -> list[int]:
     if not axes:
         if n not in (rank, rank - 2):
-            raise GraphError(f"Resize: {what} has {n} values; the input has rank {rank} (give {rank}, or "
-                             f"{rank - 2} for the axes after N and C, or name them in `axes`)")
+            raise GraphError(
+                f"Resize: {what} has {n} values; the input has rank {rank} (give {rank}, or "
+                f"{rank - 2} for the axes after N and C, or name them in `axes`)"
+            )
         return list(range(rank - n, rank))
     if any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) != len(axes):
         raise GraphError(f"Resize: axes {axes} must be distinct axes of a rank-{rank} input")
@@ -249,13 +257,23 @@ def _samples(rng):
         ((1, 2, 4, 4), {"scales": [1.0, 1.0, 2.0, 2.0]}),
         ((1, 3, 5, 7), {"scales": [1.0, 1.0, 1.5, 0.5], "mode": "linear"}),
         ((2, 2, 6, 6), {"sizes": [2, 2, 9, 4], "mode": "linear", "coordinate_transformation_mode": "align_corners"}),
-        ((1, 1, 5, 3), {"sizes": [1, 1, 8, 1], "mode": "linear",
-                        "coordinate_transformation_mode": "pytorch_half_pixel"}),
-        ((1, 2, 4, 6), {"scales": [1.0, 1.0, 2.0, 3.0], "coordinate_transformation_mode": "asymmetric",
-                        "nearest_mode": "floor"}),
+        (
+            (1, 1, 5, 3),
+            {"sizes": [1, 1, 8, 1], "mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+        ),
+        (
+            (1, 2, 4, 6),
+            {"scales": [1.0, 1.0, 2.0, 3.0], "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+        ),
         ((1, 2, 8, 8), {"scales": [1.0, 1.0, 0.5, 0.75], "nearest_mode": "ceil"}),
-        ((1, 2, 3, 4), {"scales": [1.0, 1.0, 2.0, 2.0], "coordinate_transformation_mode": "asymmetric",
-                        "nearest_mode": "round_prefer_ceil"}),
+        (
+            (1, 2, 3, 4),
+            {
+                "scales": [1.0, 1.0, 2.0, 2.0],
+                "coordinate_transformation_mode": "asymmetric",
+                "nearest_mode": "round_prefer_ceil",
+            },
+        ),
         ((1, 2, 3, 4), {"sizes": [1, 2, 6, 8], "coordinate_transformation_mode": "asymmetric"}),
         ((2, 3, 7, 5), {"sizes": [2, 3, 3, 10], "mode": "linear", "coordinate_transformation_mode": "asymmetric"}),
         ((1, 4, 6, 10), {"scales": [1.0, 1.0, 1.0, 0.5], "mode": "linear"}),
@@ -266,15 +284,37 @@ def _samples(rng):
         ((1, 1, 6, 9), {"sizes": [1, 1, 4, 13], "mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1}),
         ((1, 2, 9, 11), {"sizes": [1, 2, 4, 5], "mode": "linear", "antialias": 1}),
         ((1, 2, 9, 11), {"scales": [1.0, 1.0, 0.45, 0.7], "mode": "cubic", "antialias": 1}),
-        ((1, 1, 7, 6), {"sizes": [1, 1, 5, 9], "mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
-                        "roi": [0, 0, 0.2, -0.1, 1, 1, 0.9, 1.2], "extrapolation_value": 3.0}),
-        ((1, 2, 5, 8), {"scales": [1.0, 1.0, 1.7, 0.6], "mode": "linear",
-                        "coordinate_transformation_mode": "half_pixel_symmetric"}),
+        (
+            (1, 1, 7, 6),
+            {
+                "sizes": [1, 1, 5, 9],
+                "mode": "linear",
+                "coordinate_transformation_mode": "tf_crop_and_resize",
+                "roi": [0, 0, 0.2, -0.1, 1, 1, 0.9, 1.2],
+                "extrapolation_value": 3.0,
+            },
+        ),
+        (
+            (1, 2, 5, 8),
+            {
+                "scales": [1.0, 1.0, 1.7, 0.6],
+                "mode": "linear",
+                "coordinate_transformation_mode": "half_pixel_symmetric",
+            },
+        ),
         ((2, 3, 5, 6), {"sizes": [7, 7], "axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}),
         ((2, 3, 5, 6), {"sizes": [4, 9], "axes": [3, 2], "mode": "linear", "keep_aspect_ratio_policy": "not_smaller"}),
         ((3, 10), {"scales": [1.0, 0.55], "mode": "cubic"}),
-        ((1, 1, 6, 7), {"sizes": [4, 5], "axes": [2, 3], "coordinate_transformation_mode": "tf_crop_and_resize",
-                        "roi": [0.3, -0.2, 1.1, 0.8], "extrapolation_value": -2.0}),
+        (
+            (1, 1, 6, 7),
+            {
+                "sizes": [4, 5],
+                "axes": [2, 3],
+                "coordinate_transformation_mode": "tf_crop_and_resize",
+                "roi": [0.3, -0.2, 1.1, 0.8],
+                "extrapolation_value": -2.0,
+            },
+        ),
         ((1, 2, 12, 5), {"scales": [1.0, 1.0, 0.3, 1.8], "mode": "cubic", "antialias": 1, "exclude_outside": 1}),
         ((2, 3, 4, 5, 6), {"scales": [1.5, 0.5, 1.25], "axes": [2, 3, 4], "mode": "linear"}),
         ((2, 6, 5), {"sizes": [4, 3, 5], "mode": "nearest", "coordinate_transformation_mode": "align_corners"}),

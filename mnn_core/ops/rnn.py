@@ -79,7 +79,7 @@ def _activations(op: str, attrs: dict, directions: int) -> list:
         a = alphas.pop(0) if da is not None and alphas else da
         b = betas.pop(0) if db is not None and betas else db
         fns.append(lambda x, fn=fn, a=a, b=b: fn(x, a, b))
-    return [fns[i * per_dir:(i + 1) * per_dir] for i in range(directions)]
+    return [fns[i * per_dir : (i + 1) * per_dir] for i in range(directions)]
 
 
 def _infer(op):
@@ -93,8 +93,10 @@ def _infer(op):
         g = GATES[op]
         size = x.shape[2] if not is_sym(x.shape[2]) else w.shape[2]  # (a symbolic input size: W's)
         if w.shape != (dirs, g * h, size) or r.shape != (dirs, g * h, h):
-            raise GraphError(f"{op}: W {w.shape} / R {r.shape} do not match {dirs} direction(s), "
-                             f"hidden_size {h}, input size {x.shape[2]} (want W {(dirs, g * h, x.shape[2])})")
+            raise GraphError(
+                f"{op}: W {w.shape} / R {r.shape} do not match {dirs} direction(s), "
+                f"hidden_size {h}, input size {x.shape[2]} (want W {(dirs, g * h, x.shape[2])})"
+            )
         _activations(op, attrs, dirs)
         y = (seq, dirs, batch, h) if attrs["layout"] == 0 else (batch, seq, dirs, h)
         state = (dirs, batch, h) if attrs["layout"] == 0 else (batch, dirs, h)
@@ -135,8 +137,17 @@ def _reference(op):
         for d in range(dirs):
             reverse = attrs["direction"] == "reverse" or d == 1
             step = {"RNN": _rnn_step, "GRU": _gru_step, "LSTM": _lstm_step}[op]
-            params = dict(w=w[d], r=r[d], wb=b[d, :g * hsize], rb=b[d, g * hsize:], p=p[d], acts=acts[d],
-                          clip=attrs["clip"], attrs=attrs, hsize=hsize)
+            params = dict(
+                w=w[d],
+                r=r[d],
+                wb=b[d, : g * hsize],
+                rb=b[d, g * hsize :],
+                p=p[d],
+                acts=acts[d],
+                clip=attrs["clip"],
+                attrs=attrs,
+                hsize=hsize,
+            )
             h, c = h0[d].copy(), (c0[d].copy() if c0 is not None else None)
             for t in range(seq):
                 active = (t < lens)[:, None]
@@ -209,25 +220,44 @@ def _samples(op):
     g = GATES[op]
 
     def samples(rng):
-        for seq, batch, inp, hid, extra in [(4, 2, 3, 5, {}), (3, 3, 2, 4, {"direction": "bidirectional"}),
-                                            (5, 1, 4, 3, {"direction": "reverse"}), (2, 2, 3, 2, {"layout": 1})]:
+        for seq, batch, inp, hid, extra in [
+            (4, 2, 3, 5, {}),
+            (3, 3, 2, 4, {"direction": "bidirectional"}),
+            (5, 1, 4, 3, {"direction": "reverse"}),
+            (2, 2, 3, 2, {"layout": 1}),
+        ]:
             dirs = 2 if extra.get("direction") == "bidirectional" else 1
             x = rand(rng, batch, seq, inp) if extra.get("layout") else rand(rng, seq, batch, inp)
             ins = [x, rand(rng, dirs, g * hid, inp), rand(rng, dirs, g * hid, hid), rand(rng, dirs, 2 * g * hid)]
             yield Sample(ins, {"hidden_size": hid, **extra}, label=f"seq{seq} batch{batch} {extra}")
         # sequence lengths and an initial state
         x, dirs, hid = rand(rng, 4, 3, 2), 1, 3
-        ins = [x, rand(rng, 1, g * hid, 2), rand(rng, 1, g * hid, hid), rand(rng, 1, 2 * g * hid),
-               np.array([4, 2, 1], np.int32), rand(rng, 1, 3, hid)]
+        ins = [
+            x,
+            rand(rng, 1, g * hid, 2),
+            rand(rng, 1, g * hid, hid),
+            rand(rng, 1, 2 * g * hid),
+            np.array([4, 2, 1], np.int32),
+            rand(rng, 1, 3, hid),
+        ]
         yield Sample(ins, {"hidden_size": hid}, label="sequence_lens, initial_h")
 
     return samples
 
 
 for _op, _n_in in (("RNN", 6), ("GRU", 6), ("LSTM", 8)):
-    register(OpSchema(
-        _op, infer=_infer(_op), reference=_reference(_op), attrs=_attrs(_op), n_inputs=(3, _n_in),
-        n_outputs=3 if _op == "LSTM" else 2, samples=_samples(_op),
-        flops=lambda ins, outs, attrs, g=GATES[_op]: 2.0 * outs[0].size * g * (ins[1].shape[2] + attrs["hidden_size"]),
-        doc=f"{_op} layer with ONNX semantics (gates, directions, sequence lengths, layout).",
-    ))
+    register(
+        OpSchema(
+            _op,
+            infer=_infer(_op),
+            reference=_reference(_op),
+            attrs=_attrs(_op),
+            n_inputs=(3, _n_in),
+            n_outputs=3 if _op == "LSTM" else 2,
+            samples=_samples(_op),
+            flops=lambda ins, outs, attrs, g=GATES[_op]: (
+                2.0 * outs[0].size * g * (ins[1].shape[2] + attrs["hidden_size"])
+            ),
+            doc=f"{_op} layer with ONNX semantics (gates, directions, sequence lengths, layout).",
+        )
+    )

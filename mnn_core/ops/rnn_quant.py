@@ -31,9 +31,11 @@ def _dq_lstm_infer(ins, attrs):
     x, w, r = ins[0], ins[1], ins[2]
     dirs, h = (2 if attrs["direction"] == "bidirectional" else 1), attrs["hidden_size"]
     if len(x.shape) != 3 or w.shape != (dirs, x.shape[2], 4 * h) or r.shape != (dirs, h, 4 * h):
-        raise GraphError(f"DynamicQuantizeLSTM: X {x.shape}, W {w.shape}, R {r.shape} do not match {dirs} "
-                         f"direction(s) and hidden_size {h} (want W [dirs, input, 4*hidden], R [dirs, hidden, "
-                         "4*hidden])")
+        raise GraphError(
+            f"DynamicQuantizeLSTM: X {x.shape}, W {w.shape}, R {r.shape} do not match {dirs} "
+            f"direction(s) and hidden_size {h} (want W [dirs, input, 4*hidden], R [dirs, hidden, "
+            "4*hidden])"
+        )
     if w.dtype not in ("int8", "uint8") or r.dtype not in ("int8", "uint8"):
         raise GraphError(f"DynamicQuantizeLSTM takes int8 or uint8 W and R, got {w.dtype} and {r.dtype}")
     if ins[4] is not None:
@@ -62,7 +64,7 @@ def _dq_lstm(ins, attrs):
         xs = x[::-1] if reverse else x
         # ONNX Runtime multiplies all steps' inputs at once (one quantization), then each step's state
         gx = _quantized_matmul(xs.reshape(seq * batch, -1), w[d], w_zp, w_scale).reshape(seq, batch, -1)
-        b = (bias[d, :4 * hsize] + bias[d, 4 * hsize:]).astype(np.float32)
+        b = (bias[d, : 4 * hsize] + bias[d, 4 * hsize :]).astype(np.float32)
         f, g, hact = acts[d]
         pi, po, pf = np.split(peep[d], 3)
         h, c = h0[d].astype(np.float32), c0[d].astype(np.float64)
@@ -89,31 +91,58 @@ def _per_direction(scale, zero_point, d: int, dirs: int) -> tuple:
 
 def _dq_lstm_samples(rng):
     for seq, batch, inp, hid, direction, per_column, signed in [
-            (4, 1, 3, 5, "forward", False, True), (3, 2, 4, 3, "bidirectional", True, True),
-            (5, 1, 2, 4, "reverse", False, False), (2, 3, 5, 2, "bidirectional", False, False)]:
+        (4, 1, 3, 5, "forward", False, True),
+        (3, 2, 4, 3, "bidirectional", True, True),
+        (5, 1, 2, 4, "reverse", False, False),
+        (2, 3, 5, 2, "bidirectional", False, False),
+    ]:
         dirs = 2 if direction == "bidirectional" else 1
         qtype, (lo, hi) = (np.int8, (-128, 128)) if signed else (np.uint8, (0, 256))
         cols = 4 * hid if per_column else 1
         zp = np.zeros((dirs, cols), qtype) if signed else np.full((dirs, cols), rng.integers(100, 150), qtype)
-        ins = [rand(rng, seq, batch, inp), rng.integers(lo, hi, (dirs, inp, 4 * hid)).astype(qtype),
-               rng.integers(lo, hi, (dirs, hid, 4 * hid)).astype(qtype), rand(rng, dirs, 8 * hid),
-               None, rand(rng, dirs, batch, hid), rand(rng, dirs, batch, hid), None]
+        ins = [
+            rand(rng, seq, batch, inp),
+            rng.integers(lo, hi, (dirs, inp, 4 * hid)).astype(qtype),
+            rng.integers(lo, hi, (dirs, hid, 4 * hid)).astype(qtype),
+            rand(rng, dirs, 8 * hid),
+            None,
+            rand(rng, dirs, batch, hid),
+            rand(rng, dirs, batch, hid),
+            None,
+        ]
         for _ in range(2):
-            ins += [rng.uniform(0.002, 0.01, (dirs, cols) if per_column else (dirs,)).astype(np.float32),
-                    zp if per_column else zp[:, 0]]
-        yield Sample(ins, {"hidden_size": hid, "direction": direction},
-                     f"{direction} {'per column' if per_column else 'per direction'} {qtype.__name__}")
+            ins += [
+                rng.uniform(0.002, 0.01, (dirs, cols) if per_column else (dirs,)).astype(np.float32),
+                zp if per_column else zp[:, 0],
+            ]
+        yield Sample(
+            ins,
+            {"hidden_size": hid, "direction": direction},
+            f"{direction} {'per column' if per_column else 'per direction'} {qtype.__name__}",
+        )
 
 
-register(OpSchema(
-    "DynamicQuantizeLSTM", infer=_dq_lstm_infer, reference=_dq_lstm, n_inputs=(12, 12), n_outputs=3,
-    attrs={"hidden_size": Attr("int"), "direction": Attr("str", "forward", ("forward", "reverse", "bidirectional")),
-           "activation_names": Attr("str", "", doc="comma-separated, as LSTM's; empty: Sigmoid,Tanh,Tanh"),
-           "activation_alpha": Attr("floats", []), "activation_beta": Attr("floats", []),
-           "clip": Attr("float", 0.0, doc="0: no clipping"), "input_forget": Attr("int", 0, (0, 1))},
-    doc="ONNX Runtime's com.microsoft DynamicQuantizeLSTM: an LSTM (ONNX gate order i, o, f, c) with int8/uint8 "
+register(
+    OpSchema(
+        "DynamicQuantizeLSTM",
+        infer=_dq_lstm_infer,
+        reference=_dq_lstm,
+        n_inputs=(12, 12),
+        n_outputs=3,
+        attrs={
+            "hidden_size": Attr("int"),
+            "direction": Attr("str", "forward", ("forward", "reverse", "bidirectional")),
+            "activation_names": Attr("str", "", doc="comma-separated, as LSTM's; empty: Sigmoid,Tanh,Tanh"),
+            "activation_alpha": Attr("floats", []),
+            "activation_beta": Attr("floats", []),
+            "clip": Attr("float", 0.0, doc="0: no clipping"),
+            "input_forget": Attr("int", 0, (0, 1)),
+        },
+        doc="ONNX Runtime's com.microsoft DynamicQuantizeLSTM: an LSTM (ONNX gate order i, o, f, c) with int8/uint8 "
         "W [dirs, input, 4*hidden] and R [dirs, hidden, 4*hidden], scales and zero points per direction or per "
         "column (inputs 8-11), whose inputs and hidden states are quantized to uint8 as ONNX Runtime does: all "
         "steps' X in one block, each step's state in one block. sequence_lens is not supported.",
-    samples=_dq_lstm_samples,
-    flops=lambda ins, outs, attrs: 8.0 * outs[0].size * (ins[1].shape[1] + attrs["hidden_size"])))
+        samples=_dq_lstm_samples,
+        flops=lambda ins, outs, attrs: 8.0 * outs[0].size * (ins[1].shape[1] + attrs["hidden_size"]),
+    )
+)

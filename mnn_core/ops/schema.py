@@ -159,8 +159,9 @@ class OpSchema:
             want = str(lo) if lo == hi else f"{lo} to {hi}"
             raise GraphError(f"node {node.name!r} ({self.name}) takes {want} inputs, got {len(node.inputs)}")
         if len(node.outputs) > self.n_outputs or not node.outputs:
-            raise GraphError(f"node {node.name!r} ({self.name}) has at most {self.n_outputs} output(s), "
-                             f"got {len(node.outputs)}")
+            raise GraphError(
+                f"node {node.name!r} ({self.name}) has at most {self.n_outputs} output(s), got {len(node.outputs)}"
+            )
 
     def check_attrs(self, attrs: dict[str, Any], node: str = "?", given: Sequence[str] = ()) -> dict[str, Any]:
         """Validate attributes and fill in defaults; return the complete dict. `given`: attributes

@@ -50,25 +50,45 @@ def _construct_infer(ins, attrs):
     return [_merge(ins, ins[0].dtype)]
 
 
-register(OpSchema(
-    "SequenceConstruct", infer=_construct_infer, reference=lambda ins, attrs: [[np.asarray(x) for x in ins]],
-    n_inputs=(1, 1 << 16), dynamic=True, doc="A sequence of the input tensors, in order.",
-    samples=lambda rng: iter([Sample([rand(rng, 2, 3), rand(rng, 2, 3)]), Sample([rand(rng, 4)])])))
+register(
+    OpSchema(
+        "SequenceConstruct",
+        infer=_construct_infer,
+        reference=lambda ins, attrs: [[np.asarray(x) for x in ins]],
+        n_inputs=(1, 1 << 16),
+        dynamic=True,
+        doc="A sequence of the input tensors, in order.",
+        samples=lambda rng: iter([Sample([rand(rng, 2, 3), rand(rng, 2, 3)]), Sample([rand(rng, 4)])]),
+    )
+)
 
-register(OpSchema(
-    "SequenceEmpty", infer=lambda ins, attrs: [SequenceInfo(None, attrs["dtype"])],
-    reference=lambda ins, attrs: [[]], n_inputs=(0, 0), dynamic=True,
-    attrs={"dtype": Attr("str", "float32", DTYPES)}, doc="An empty sequence of dtype `dtype`."))
+register(
+    OpSchema(
+        "SequenceEmpty",
+        infer=lambda ins, attrs: [SequenceInfo(None, attrs["dtype"])],
+        reference=lambda ins, attrs: [[]],
+        n_inputs=(0, 0),
+        dynamic=True,
+        attrs={"dtype": Attr("str", "float32", DTYPES)},
+        doc="An empty sequence of dtype `dtype`.",
+    )
+)
 
 
 def _at_infer(ins, attrs):
     return [_elem_info(_seq_of(ins[0], "SequenceAt"), "SequenceAt")]
 
 
-register(OpSchema(
-    "SequenceAt", infer=_at_infer, n_inputs=(2, 2), dynamic=True,
-    reference=lambda ins, attrs: [ins[0][_position(ins[1], len(ins[0]), "SequenceAt")]],
-    doc="The element at `position` (negative counts from the end)."))
+register(
+    OpSchema(
+        "SequenceAt",
+        infer=_at_infer,
+        n_inputs=(2, 2),
+        dynamic=True,
+        reference=lambda ins, attrs: [ins[0][_position(ins[1], len(ins[0]), "SequenceAt")]],
+        doc="The element at `position` (negative counts from the end).",
+    )
+)
 
 
 def _insert_infer(ins, attrs):
@@ -86,9 +106,16 @@ def _insert(ins, attrs):
     return [seq]
 
 
-register(OpSchema(
-    "SequenceInsert", infer=_insert_infer, reference=_insert, n_inputs=(2, 3), dynamic=True,
-    doc="A new sequence with the tensor inserted at `position` (default: at the end)."))
+register(
+    OpSchema(
+        "SequenceInsert",
+        infer=_insert_infer,
+        reference=_insert,
+        n_inputs=(2, 3),
+        dynamic=True,
+        doc="A new sequence with the tensor inserted at `position` (default: at the end).",
+    )
+)
 
 
 def _erase(ins, attrs):
@@ -100,14 +127,26 @@ def _erase(ins, attrs):
     return [seq]
 
 
-register(OpSchema(
-    "SequenceErase", infer=lambda ins, attrs: [_seq_of(ins[0], "SequenceErase")], reference=_erase,
-    n_inputs=(1, 2), dynamic=True, doc="A new sequence without the element at `position` (default: the last)."))
+register(
+    OpSchema(
+        "SequenceErase",
+        infer=lambda ins, attrs: [_seq_of(ins[0], "SequenceErase")],
+        reference=_erase,
+        n_inputs=(1, 2),
+        dynamic=True,
+        doc="A new sequence without the element at `position` (default: the last).",
+    )
+)
 
-register(OpSchema(
-    "SequenceLength", infer=lambda ins, attrs: [_seq_of(ins[0], "SequenceLength") and TensorInfo((), "int64")],
-    reference=lambda ins, attrs: [np.array(len(ins[0]), np.int64)], dynamic=True,
-    doc="The number of elements, an int64 scalar."))
+register(
+    OpSchema(
+        "SequenceLength",
+        infer=lambda ins, attrs: [_seq_of(ins[0], "SequenceLength") and TensorInfo((), "int64")],
+        reference=lambda ins, attrs: [np.array(len(ins[0]), np.int64)],
+        dynamic=True,
+        doc="The number of elements, an int64 scalar.",
+    )
+)
 
 
 def _split_infer(ins, attrs):
@@ -144,14 +183,25 @@ def _split(ins, attrs):
     return [list(np.split(x, cuts, axis=axis))]
 
 
-register(OpSchema(
-    "SplitToSequence", infer=_split_infer, reference=_split, n_inputs=(1, 2), dynamic=True,
-    attrs={"axis": Attr("int", 0), "keepdims": Attr("int", 1, (0, 1))},
-    doc="Split along `axis` into a sequence: parts of `split` sizes, chunks of a scalar `split`, or "
+register(
+    OpSchema(
+        "SplitToSequence",
+        infer=_split_infer,
+        reference=_split,
+        n_inputs=(1, 2),
+        dynamic=True,
+        attrs={"axis": Attr("int", 0), "keepdims": Attr("int", 1, (0, 1))},
+        doc="Split along `axis` into a sequence: parts of `split` sizes, chunks of a scalar `split`, or "
         "single slices (squeezed when keepdims=0) without one.",
-    samples=lambda rng: iter([Sample([rand(rng, 5, 3)], {"axis": 0, "keepdims": 0}),
-                              Sample([rand(rng, 3, 7), np.int64(3)], {"axis": 1}),
-                              Sample([rand(rng, 6, 2), np.array([1, 2, 3], np.int64)], {"axis": 0})])))
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 5, 3)], {"axis": 0, "keepdims": 0}),
+                Sample([rand(rng, 3, 7), np.int64(3)], {"axis": 1}),
+                Sample([rand(rng, 6, 2), np.array([1, 2, 3], np.int64)], {"axis": 0}),
+            ]
+        ),
+    )
+)
 
 
 def _concat_infer(ins, attrs):
@@ -178,15 +228,26 @@ def _concat(ins, attrs):
     return [np.concatenate(seq, axis=normalize_axis(attrs["axis"], seq[0].ndim, "ConcatFromSequence"))]
 
 
-register(OpSchema(
-    "ConcatFromSequence", infer=_concat_infer, reference=_concat, dynamic=True,
-    samples=lambda rng: iter([Sample([[rand(rng, 2, 3), rand(rng, 4, 3)]], {"axis": 0}),
-                              Sample([[rand(rng, 2, 3), rand(rng, 2, 3)]], {"axis": -1, "new_axis": 1})]),
-    attrs={"axis": Attr("int"), "new_axis": Attr("int", 0, (0, 1))},
-    doc="Concatenate the elements along `axis` (stack them on a new axis with new_axis=1)."))
+register(
+    OpSchema(
+        "ConcatFromSequence",
+        infer=_concat_infer,
+        reference=_concat,
+        dynamic=True,
+        samples=lambda rng: iter(
+            [
+                Sample([[rand(rng, 2, 3), rand(rng, 4, 3)]], {"axis": 0}),
+                Sample([[rand(rng, 2, 3), rand(rng, 2, 3)]], {"axis": -1, "new_axis": 1}),
+            ]
+        ),
+        attrs={"axis": Attr("int"), "new_axis": Attr("int", 0, (0, 1))},
+        doc="Concatenate the elements along `axis` (stack them on a new axis with new_axis=1).",
+    )
+)
 
 
 # -- optionals ----------------------------------------------------------------------------------------
+
 
 def _optional_infer(ins, attrs):
     if ins and ins[0] is not None:
@@ -194,14 +255,27 @@ def _optional_infer(ins, attrs):
     return [OptionalInfo(None)]
 
 
-register(OpSchema(
-    "Optional", infer=_optional_infer, reference=lambda ins, attrs: [ins[0] if ins else None], n_inputs=(0, 1),
-    dynamic=True, doc="An optional holding the input, or an empty one without it."))
+register(
+    OpSchema(
+        "Optional",
+        infer=_optional_infer,
+        reference=lambda ins, attrs: [ins[0] if ins else None],
+        n_inputs=(0, 1),
+        dynamic=True,
+        doc="An optional holding the input, or an empty one without it.",
+    )
+)
 
-register(OpSchema(
-    "OptionalHasElement", infer=lambda ins, attrs: [TensorInfo((), "bool")], n_inputs=(0, 1), dynamic=True,
-    reference=lambda ins, attrs: [np.array(bool(ins) and ins[0] is not None)],
-    doc="True when the optional (or the optional input itself) holds a value."))
+register(
+    OpSchema(
+        "OptionalHasElement",
+        infer=lambda ins, attrs: [TensorInfo((), "bool")],
+        n_inputs=(0, 1),
+        dynamic=True,
+        reference=lambda ins, attrs: [np.array(bool(ins) and ins[0] is not None)],
+        doc="True when the optional (or the optional input itself) holds a value.",
+    )
+)
 
 
 def _get_infer(ins, attrs):
@@ -219,19 +293,27 @@ def _get(ins, attrs):
     return [ins[0]]
 
 
-register(OpSchema(
-    "OptionalGetElement", infer=_get_infer, reference=_get, dynamic=True,
-    doc="The value an optional holds (an error when it is empty); a tensor or sequence passes through."))
+register(
+    OpSchema(
+        "OptionalGetElement",
+        infer=_get_infer,
+        reference=_get,
+        dynamic=True,
+        doc="The value an optional holds (an error when it is empty); a tensor or sequence passes through.",
+    )
+)
 
 
 # -- SequenceMap: a body per element --------------------------------------------------------------------
+
 
 def _map_infer(ins, attrs):
     body: Graph = attrs["body"]
     n_out = len(body.outputs)
     outs = body.infer()
-    return [SequenceInfo(None, outs[o].dtype if isinstance(outs[o], TensorInfo) else "float32")
-            for o in body.outputs][:n_out]
+    return [SequenceInfo(None, outs[o].dtype if isinstance(outs[o], TensorInfo) else "float32") for o in body.outputs][
+        :n_out
+    ]
 
 
 def _map(ins, attrs):
@@ -261,9 +343,20 @@ def _map_samples(rng):
     yield Sample([[rand(rng, 2), rand(rng, 5)], rand(rng)], {"body": body, "num_captures": 1})
 
 
-register(OpSchema(
-    "SequenceMap", infer=_map_infer, samples=_map_samples, reference=_map, n_inputs=(1, 1 << 16),
-    n_outputs=1 << 16, dynamic=True,
-    attrs={"body": Attr("graph"), "num_captures": Attr("int", 0, doc="trailing inputs the body reads from outside")},
-    doc="Run `body` once per element of the input sequences (tensor inputs go to every run); each body "
-        "output becomes a sequence."))
+register(
+    OpSchema(
+        "SequenceMap",
+        infer=_map_infer,
+        samples=_map_samples,
+        reference=_map,
+        n_inputs=(1, 1 << 16),
+        n_outputs=1 << 16,
+        dynamic=True,
+        attrs={
+            "body": Attr("graph"),
+            "num_captures": Attr("int", 0, doc="trailing inputs the body reads from outside"),
+        },
+        doc="Run `body` once per element of the input sequences (tensor inputs go to every run); each body "
+        "output becomes a sequence.",
+    )
+)

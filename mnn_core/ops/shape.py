@@ -60,8 +60,9 @@ def reshape_target(in_shape: tuple, shape: list, allowzero: int) -> tuple:
             raise GraphError(f"Reshape: shape {shape} has {d}; dims must be >= -1")
         if d == 0 and not allowzero:
             if i >= len(in_shape):
-                raise GraphError(f"Reshape: shape {shape} copies dim {i} (0), "
-                                 f"but the input {in_shape} has rank {len(in_shape)}")
+                raise GraphError(
+                    f"Reshape: shape {shape} copies dim {i} (0), but the input {in_shape} has rank {len(in_shape)}"
+                )
             d = in_shape[i]
         out.append(d)
     total = _size(in_shape)
@@ -81,8 +82,10 @@ def reshape_target(in_shape: tuple, shape: list, allowzero: int) -> tuple:
 
 def _symbolic_reshape_target(in_shape: tuple, shape: list, allowzero: int) -> tuple:
     """Reshape's target before resize: copied dims and the inferred -1 as expressions of symbols."""
-    out = [in_shape[i] if not is_sym(d) and d == 0 and not allowzero and i < len(in_shape) else d
-           for i, d in enumerate(shape)]
+    out = [
+        in_shape[i] if not is_sym(d) and d == 0 and not allowzero and i < len(in_shape) else d
+        for i, d in enumerate(shape)
+    ]
     if -1 in [d for d in out if not is_sym(d)]:
         known = prod(d for d in out if is_sym(d) or d != -1)
         out = [prod(in_shape) // known if not is_sym(d) and d == -1 else d for d in out]
@@ -90,18 +93,34 @@ def _symbolic_reshape_target(in_shape: tuple, shape: list, allowzero: int) -> tu
 
 
 def _reshape_samples(rng):
-    cases = [((2, 3, 4), [0, -1]), ((2, 3, 4), [4, -1, 3]), ((6,), [2, 3]), ((2, 3, 4), [-1]),
-             ((2, 3, 4), [1, -1, 0]), ((0, 4), [0, 2, 2]), ((0, 4), [-1, 4]), ((1,), []), ((), [1, 1])]
+    cases = [
+        ((2, 3, 4), [0, -1]),
+        ((2, 3, 4), [4, -1, 3]),
+        ((6,), [2, 3]),
+        ((2, 3, 4), [-1]),
+        ((2, 3, 4), [1, -1, 0]),
+        ((0, 4), [0, 2, 2]),
+        ((0, 4), [-1, 4]),
+        ((1,), []),
+        ((), [1, 1]),
+    ]
     for shape, target in cases:
         yield Sample([rand(rng, *shape)], {"shape": target}, label=f"{shape} -> {target}")
     yield Sample([rand(rng, 0, 4)], {"shape": [4, 0], "allowzero": 1}, label="allowzero: a literal 0")
     yield Sample([rng.integers(-9, 9, size=(3, 4)).astype("int64")], {"shape": [2, 6]}, label="int64")
 
 
-_view_op("Reshape", lambda shape, attrs: reshape_target(shape, attrs["shape"], attrs["allowzero"]), _reshape_samples,
-         "A new shape for the same elements: 0 copies the input dim, one -1 is inferred.", value_inputs={1: "shape"},
-         attrs={"shape": Attr("ints", doc="target shape; 0 = copy, -1 = infer"),
-                "allowzero": Attr("int", 0, (0, 1), "1: a 0 in `shape` is a zero-size dim, not a copy")})
+_view_op(
+    "Reshape",
+    lambda shape, attrs: reshape_target(shape, attrs["shape"], attrs["allowzero"]),
+    _reshape_samples,
+    "A new shape for the same elements: 0 copies the input dim, one -1 is inferred.",
+    value_inputs={1: "shape"},
+    attrs={
+        "shape": Attr("ints", doc="target shape; 0 = copy, -1 = infer"),
+        "allowzero": Attr("int", 0, (0, 1), "1: a 0 in `shape` is a zero-size dim, not a copy"),
+    },
+)
 
 
 # -- Flatten ----------------------------------------------------------------------------
@@ -116,13 +135,25 @@ def _flatten_shape(shape, attrs):
 
 
 def _flatten_samples(rng):
-    for shape, axis in [((2, 3, 4, 5), 1), ((2, 3, 4, 5), 0), ((2, 3, 4, 5), 4), ((2, 3, 4, 5), -1),
-                        ((3, 7), -2), ((0, 3, 4), 1), ((5,), 1)]:
+    for shape, axis in [
+        ((2, 3, 4, 5), 1),
+        ((2, 3, 4, 5), 0),
+        ((2, 3, 4, 5), 4),
+        ((2, 3, 4, 5), -1),
+        ((3, 7), -2),
+        ((0, 3, 4), 1),
+        ((5,), 1),
+    ]:
         yield Sample([rand(rng, *shape)], {"axis": axis}, label=f"{shape} axis={axis}")
 
 
-_view_op("Flatten", _flatten_shape, _flatten_samples, "To 2-D: the dims before `axis` times the dims from it on.",
-         attrs={"axis": Attr("int", 1)})
+_view_op(
+    "Flatten",
+    _flatten_shape,
+    _flatten_samples,
+    "To 2-D: the dims before `axis` times the dims from it on.",
+    attrs={"axis": Attr("int", 1)},
+)
 
 
 # -- Squeeze / Unsqueeze ---------------------------------------------------------------
@@ -133,22 +164,34 @@ def _squeeze_shape(shape, attrs):
         axes = _axes(attrs["axes"], len(shape), "Squeeze")
         bad = [a for a in axes if not is_sym(shape[a]) and shape[a] != 1]  # (a symbol may be 1)
         if bad:
-            raise GraphError(f"Squeeze: axes {attrs['axes']} of {shape} must have size 1 "
-                             f"(axis {bad[0]} has {shape[bad[0]]})")
+            raise GraphError(
+                f"Squeeze: axes {attrs['axes']} of {shape} must have size 1 (axis {bad[0]} has {shape[bad[0]]})"
+            )
     else:
         axes = [i for i, d in enumerate(shape) if d == 1]
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
 def _squeeze_samples(rng):
-    for shape, attrs in [((1, 3, 1, 5), {}), ((1, 3, 1, 5), {"axes": [0]}), ((1, 3, 1, 5), {"axes": [-2, 0]}),
-                         ((1,), {}), ((0, 1, 4), {"axes": [1]}), ((2, 3), {})]:
+    for shape, attrs in [
+        ((1, 3, 1, 5), {}),
+        ((1, 3, 1, 5), {"axes": [0]}),
+        ((1, 3, 1, 5), {"axes": [-2, 0]}),
+        ((1,), {}),
+        ((0, 1, 4), {"axes": [1]}),
+        ((2, 3), {}),
+    ]:
         yield Sample([rand(rng, *shape)], attrs, label=f"{shape} {attrs}")
 
 
-_view_op("Squeeze", _squeeze_shape, _squeeze_samples, "Remove dims of size 1 (those in `axes`, or all).",
-         value_inputs={1: "axes"},
-         attrs={"axes": Attr("ints", [], doc="dims to remove; empty = every dim of size 1")})
+_view_op(
+    "Squeeze",
+    _squeeze_shape,
+    _squeeze_samples,
+    "Remove dims of size 1 (those in `axes`, or all).",
+    value_inputs={1: "axes"},
+    attrs={"axes": Attr("ints", [], doc="dims to remove; empty = every dim of size 1")},
+)
 
 
 def _unsqueeze_shape(shape, attrs):
@@ -161,14 +204,26 @@ def _unsqueeze_shape(shape, attrs):
 
 
 def _unsqueeze_samples(rng):
-    for shape, axes in [((3, 4), [0]), ((3, 4), [-1]), ((3, 4), [0, 3]), ((), [0]), ((0, 5), [1]),
-                        ((2, 3), [2, 0]), ((5,), [-1, -3])]:
+    for shape, axes in [
+        ((3, 4), [0]),
+        ((3, 4), [-1]),
+        ((3, 4), [0, 3]),
+        ((), [0]),
+        ((0, 5), [1]),
+        ((2, 3), [2, 0]),
+        ((5,), [-1, -3]),
+    ]:
         yield Sample([rand(rng, *shape)], {"axes": axes}, label=f"{shape} axes={axes}")
 
 
-_view_op("Unsqueeze", _unsqueeze_shape, _unsqueeze_samples, "Insert dims of size 1 at `axes` (of the output).",
-         value_inputs={1: "axes"},
-         attrs={"axes": Attr("ints", doc="positions in the output")})
+_view_op(
+    "Unsqueeze",
+    _unsqueeze_shape,
+    _unsqueeze_samples,
+    "Insert dims of size 1 at `axes` (of the output).",
+    value_inputs={1: "axes"},
+    attrs={"axes": Attr("ints", doc="positions in the output")},
+)
 
 
 # -- Transpose ---------------------------------------------------------------------------
@@ -187,8 +242,14 @@ def _transpose_infer(ins, attrs):
 
 
 def _transpose_samples(rng):
-    for shape, perm in [((2, 3, 4), []), ((2, 3, 4, 5), [0, 2, 3, 1]), ((5,), []), ((0, 3), [1, 0]),
-                        ((2, 3, 1, 4, 5), [4, 1, 3, 0, 2]), ((7, 9), [])]:
+    for shape, perm in [
+        ((2, 3, 4), []),
+        ((2, 3, 4, 5), [0, 2, 3, 1]),
+        ((5,), []),
+        ((0, 3), [1, 0]),
+        ((2, 3, 1, 4, 5), [4, 1, 3, 0, 2]),
+        ((7, 9), []),
+    ]:
         attrs = {"perm": perm} if perm else {}
         yield Sample([rand(rng, *shape)], attrs, label=f"{shape} perm={perm or 'reversed'}")
 
@@ -220,13 +281,20 @@ def _concat_infer(ins, attrs):
         if len(x.shape) != len(first) or any(d is None for i, d in enumerate(same) if i != axis):
             raise GraphError(f"Concat: shapes {first} and {x.shape} differ outside axis {attrs['axis']}")
         merged = same
-    shape = tuple(merged[:axis]) + (sum(x.shape[axis] for x in ins),) + tuple(merged[axis + 1:])
+    shape = tuple(merged[:axis]) + (sum(x.shape[axis] for x in ins),) + tuple(merged[axis + 1 :])
     return [TensorInfo(shape, dtype)]
 
 
 def _concat_samples(rng):
-    cases = [([(2, 3), (4, 3)], 0), ([(2, 1, 4), (2, 5, 4), (2, 2, 4)], 1), ([(3, 2), (3, 7)], -1),
-             ([(4, 5)], 0), ([(2, 0, 3), (2, 4, 3)], 1), ([(1, 2)] * 7, 0), ([(0, 2), (0, 3)], 1)]
+    cases = [
+        ([(2, 3), (4, 3)], 0),
+        ([(2, 1, 4), (2, 5, 4), (2, 2, 4)], 1),
+        ([(3, 2), (3, 7)], -1),
+        ([(4, 5)], 0),
+        ([(2, 0, 3), (2, 4, 3)], 1),
+        ([(1, 2)] * 7, 0),
+        ([(0, 2), (0, 3)], 1),
+    ]
     for shapes, axis in cases:
         yield Sample([rand(rng, *s) for s in shapes], {"axis": axis}, label=f"{shapes} axis={axis}")
     ints = [rng.integers(-9, 9, size=s).astype("int64") for s in [(2, 2), (2, 3)]]
@@ -257,8 +325,9 @@ def split_sizes(shape, attrs) -> tuple[int, list]:
         raise GraphError("Split: give either `split` or `num_outputs`, not both")
     if split:
         if min(split) < 0 or sum(split) != dim:
-            raise GraphError(f"Split: split {split} must be non-negative and sum to {dim} "
-                             f"(axis {attrs['axis']} of {shape})")
+            raise GraphError(
+                f"Split: split {split} must be non-negative and sum to {dim} (axis {attrs['axis']} of {shape})"
+            )
     elif n >= 1:
         chunk = -(-dim // n)  # as ONNX: equal pieces, the last one smaller
         split = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
@@ -274,7 +343,7 @@ def split_sizes(shape, attrs) -> tuple[int, list]:
 def _split_infer(ins, attrs):
     x = ins[0]
     axis, split = split_sizes(x.shape, attrs)
-    return [info_like(x, x.shape[:axis] + (s,) + x.shape[axis + 1:]) for s in split]
+    return [info_like(x, x.shape[:axis] + (s,) + x.shape[axis + 1 :]) for s in split]
 
 
 def _split_reference(ins, attrs):
@@ -284,10 +353,16 @@ def _split_reference(ins, attrs):
 
 
 def _split_samples(rng):
-    cases = [((6, 4), {"split": [2, 4]}), ((2, 9), {"axis": -1, "num_outputs": 3}),
-             ((5, 7), {"axis": 1, "num_outputs": 3}), ((4, 6), {"split": [4]}),
-             ((3, 2, 8), {"axis": 2, "split": [1, 5, 2]}), ((0, 6), {"axis": 1, "split": [3, 3]}),
-             ((8,), {"num_outputs": 8}), ((4, 5), {"axis": 1, "split": [0, 3, 2]})]
+    cases = [
+        ((6, 4), {"split": [2, 4]}),
+        ((2, 9), {"axis": -1, "num_outputs": 3}),
+        ((5, 7), {"axis": 1, "num_outputs": 3}),
+        ((4, 6), {"split": [4]}),
+        ((3, 2, 8), {"axis": 2, "split": [1, 5, 2]}),
+        ((0, 6), {"axis": 1, "split": [3, 3]}),
+        ((8,), {"num_outputs": 8}),
+        ((4, 5), {"axis": 1, "split": [0, 3, 2]}),
+    ]
     for shape, attrs in cases:
         yield Sample([rand(rng, *shape)], attrs, label=f"{shape} {attrs}")
 
@@ -396,7 +471,7 @@ def _gather_infer(ins, attrs):
         raise GraphError("Gather: data must have rank 1 or more, got a scalar")
     if data.shape[axis] == 0 and idx.size:
         raise GraphError(f"Gather: axis {attrs['axis']} of {data.shape} is empty; no index is valid")
-    return [info_like(data, data.shape[:axis] + idx.shape + data.shape[axis + 1:])]
+    return [info_like(data, data.shape[:axis] + idx.shape + data.shape[axis + 1 :])]
 
 
 def _gather_reference(ins, attrs):
@@ -404,8 +479,10 @@ def _gather_reference(ins, attrs):
     axis = attrs["axis"] % data.ndim
     dim = data.shape[axis]
     if idx.size and (idx.min() < -dim or idx.max() >= dim):
-        raise IndexError(f"Gather: indices must lie in [{-dim}, {dim - 1}] for axis {axis} of {data.shape}, "
-                         f"got values from {idx.min()} to {idx.max()}")
+        raise IndexError(
+            f"Gather: indices must lie in [{-dim}, {dim - 1}] for axis {axis} of {data.shape}, "
+            f"got values from {idx.min()} to {idx.max()}"
+        )
     return [np.take(data, np.where(idx < 0, idx + dim, idx).astype(np.int64), axis=axis)]
 
 
@@ -417,8 +494,11 @@ def _gather_samples(rng):
     yield Sample([rand(rng, 7, 3), np.array(3, dtype="int64")], {}, label="scalar index drops the axis")
     yield Sample([rand(rng, 0, 4), np.array([1, 3], dtype="int64")], {"axis": 1}, label="empty batch")
     yield Sample([rand(rng, 6, 2), np.zeros((0,), dtype="int64")], {}, label="no indices")
-    yield Sample([rng.integers(0, 100, size=(10,)).astype("int64"), np.array([[9, 0], [-10, 5]], dtype="int64")],
-                 {}, label="int64 data")
+    yield Sample(
+        [rng.integers(0, 100, size=(10,)).astype("int64"), np.array([[9, 0], [-10, 5]], dtype="int64")],
+        {},
+        label="int64 data",
+    )
 
 
 register(
@@ -516,8 +596,14 @@ def _expand_shape(shape, attrs):
 
 
 def _expand_samples(rng):
-    for shape, target in [((3, 1), [2, 1, 6]), ((1,), [4]), ((2, 3), [1, 1]), ((4, 1, 5), [4, 3, 1]),
-                          ((0, 1), [0, 3]), ((), [2, 2])]:
+    for shape, target in [
+        ((3, 1), [2, 1, 6]),
+        ((1,), [4]),
+        ((2, 3), [1, 1]),
+        ((4, 1, 5), [4, 3, 1]),
+        ((0, 1), [0, 3]),
+        ((), [2, 2]),
+    ]:
         yield Sample([rand(rng, *shape)], {"shape": target}, label=f"{shape} -> {target}")
 
 
@@ -567,16 +653,28 @@ def _cast_samples(rng):
     floats = rand(rng, 3, 5, low=-100, high=100)
     floats[0, :2] = 0.0
     cases = [
-        (floats, "int32"), (floats, "float16"), (floats, "bool"), (floats, "int64"),
-        (np.abs(floats), "uint8"), (rng.integers(-300, 300, size=(4, 4)).astype("int32"), "int8"),
-        (rng.integers(-9, 9, size=(6,)).astype("int64"), "float32"), (rng.random((2, 3)) > 0.5, "float32"),
-        (rng.integers(0, 255, size=(5,)).astype("uint8"), "int64"), (floats.astype("float16"), "float32"),
-        (rand(rng, 0, 3), "int64"), (floats, "float32"),
+        (floats, "int32"),
+        (floats, "float16"),
+        (floats, "bool"),
+        (floats, "int64"),
+        (np.abs(floats), "uint8"),
+        (rng.integers(-300, 300, size=(4, 4)).astype("int32"), "int8"),
+        (rng.integers(-9, 9, size=(6,)).astype("int64"), "float32"),
+        (rng.random((2, 3)) > 0.5, "float32"),
+        (rng.integers(0, 255, size=(5,)).astype("uint8"), "int64"),
+        (floats.astype("float16"), "float32"),
+        (rand(rng, 0, 3), "int64"),
+        (floats, "float32"),
     ]
     if ml_dtypes is not None:  # low-precision targets and sources (rounding, saturation)
-        cases += [(floats, "bfloat16"), (floats, "float8_e4m3fn"), (floats * 1e3, "float8_e5m2"),
-                  (rand(rng, 7, low=-9, high=9), "int4"), (floats.astype("bfloat16"), "float32"),
-                  (np.abs(floats) + 0.01, "float8_e8m0fnu")]
+        cases += [
+            (floats, "bfloat16"),
+            (floats, "float8_e4m3fn"),
+            (floats * 1e3, "float8_e5m2"),
+            (rand(rng, 7, low=-9, high=9), "int4"),
+            (floats.astype("bfloat16"), "float32"),
+            (np.abs(floats) + 0.01, "float8_e8m0fnu"),
+        ]
     for x, to in cases:
         yield Sample([x], {"to": to}, label=f"{x.dtype} -> {to} {x.shape}")
 
@@ -586,13 +684,18 @@ register(
         "Cast",
         infer=lambda ins, attrs: [info_like(ins[0], dtype=attrs["to"])],
         reference=lambda ins, attrs: [lowp.cast(ins[0], attrs["to"], bool(attrs["saturate"]), attrs["round_mode"])],
-        attrs={"to": Attr("str", choices=DTYPES, doc="target dtype"),
-               "saturate": Attr("int", 1, (0, 1), "float8/float4 targets: out-of-range values become the largest "
-                                "finite value (1) or NaN/inf (0)"),
-               "round_mode": Attr("str", "up", lowp.ROUND_MODES, "float8_e8m0fnu targets: how to round to a "
-                                  "power of two")},
+        attrs={
+            "to": Attr("str", choices=DTYPES, doc="target dtype"),
+            "saturate": Attr(
+                "int",
+                1,
+                (0, 1),
+                "float8/float4 targets: out-of-range values become the largest finite value (1) or NaN/inf (0)",
+            ),
+            "round_mode": Attr("str", "up", lowp.ROUND_MODES, "float8_e8m0fnu targets: how to round to a power of two"),
+        },
         samples=_cast_samples,
         doc="Convert to the dtype `to` (floats to ints truncate toward zero; nonzero is True; float8 and "
-            "bfloat16 round to nearest even).",
+        "bfloat16 round to nearest even).",
     )
 )

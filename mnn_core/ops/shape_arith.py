@@ -22,25 +22,32 @@ from .schema import Attr, OpSchema, Sample, register
 register(
     OpSchema(
         "Shape",
-        infer=lambda ins, attrs: [TensorInfo((len(ins[0].shape[attrs["start"]:attrs["end"]]),), "int64")],
-        reference=lambda ins, attrs: [np.array(ins[0].shape[attrs["start"]:attrs["end"]], dtype=np.int64)],
+        infer=lambda ins, attrs: [TensorInfo((len(ins[0].shape[attrs["start"] : attrs["end"]]),), "int64")],
+        reference=lambda ins, attrs: [np.array(ins[0].shape[attrs["start"] : attrs["end"]], dtype=np.int64)],
         attrs={"start": Attr("int", 0), "end": Attr("int", None, doc="exclusive; absent: the rank")},
         flops=lambda ins, outs, attrs: 0.0,
-        samples=lambda rng: iter([Sample([rand(rng, 2, 3, 4)], label="(2, 3, 4)"), Sample([rand(rng)], label="scalar"),
-                                  Sample([rand(rng, 0, 5)], label="(0, 5)"),
-                                  Sample([rng.random((7,)) > 0.5], label="bool input")]),
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 2, 3, 4)], label="(2, 3, 4)"),
+                Sample([rand(rng)], label="scalar"),
+                Sample([rand(rng, 0, 5)], label="(0, 5)"),
+                Sample([rng.random((7,)) > 0.5], label="bool input"),
+            ]
+        ),
         doc="The input's shape as a 1-D int64 tensor.",
     )
 )
 
-register(OpSchema(
-    "Size",
-    infer=lambda ins, attrs: [TensorInfo((), "int64")],
-    reference=lambda ins, attrs: [np.array(ins[0].size, np.int64)],
-    flops=lambda ins, outs, attrs: 0.0,
-    samples=lambda rng: iter([Sample([rand(rng, 2, 3, 5)]), Sample([rand(rng, 0, 4)]), Sample([rand(rng)])]),
-    doc="The number of elements of the input, as an int64 scalar.",
-))
+register(
+    OpSchema(
+        "Size",
+        infer=lambda ins, attrs: [TensorInfo((), "int64")],
+        reference=lambda ins, attrs: [np.array(ins[0].size, np.int64)],
+        flops=lambda ins, outs, attrs: 0.0,
+        samples=lambda rng: iter([Sample([rand(rng, 2, 3, 5)]), Sample([rand(rng, 0, 4)]), Sample([rand(rng)])]),
+        doc="The number of elements of the input, as an int64 scalar.",
+    )
+)
 
 
 def _fill_value(attrs) -> np.ndarray:
@@ -57,16 +64,20 @@ def _constant_of_shape_infer(ins, attrs):
     return [TensorInfo(tuple(shape), _fill_value(attrs).dtype.name)]
 
 
-register(OpSchema(
-    "ConstantOfShape",
-    infer=_constant_of_shape_infer,
-    reference=lambda ins, attrs: [np.full(attrs["shape"], _fill_value(attrs)[0], _fill_value(attrs).dtype)],
-    attrs={"shape": Attr("ints", [], doc="the output's shape (empty: a scalar)"),
-           "value": Attr("tensor", np.zeros(1, np.float32), doc="one element: the fill value and dtype")},
-    value_inputs={0: "shape"},
-    n_inputs=(0, 1),
-    doc="A tensor of `shape` filled with `value`.",
-))
+register(
+    OpSchema(
+        "ConstantOfShape",
+        infer=_constant_of_shape_infer,
+        reference=lambda ins, attrs: [np.full(attrs["shape"], _fill_value(attrs)[0], _fill_value(attrs).dtype)],
+        attrs={
+            "shape": Attr("ints", [], doc="the output's shape (empty: a scalar)"),
+            "value": Attr("tensor", np.zeros(1, np.float32), doc="one element: the fill value and dtype"),
+        },
+        value_inputs={0: "shape"},
+        n_inputs=(0, 1),
+        doc="A tensor of `shape` filled with `value`.",
+    )
+)
 
 
 def _range_length(start, limit, delta):
@@ -96,13 +107,17 @@ def _range(ins, attrs):
     return [(start[0] + np.arange(n) * delta[0]).astype(start.dtype)]
 
 
-register(OpSchema(
-    "Range",
-    infer=_range_infer,
-    reference=_range,
-    attrs={k: Attr("tensor", None, doc=f"the {k} (a scalar; given by input {i})")
-           for i, k in enumerate(("start", "limit", "delta"))},
-    value_inputs={0: "start", 1: "limit", 2: "delta"},
-    n_inputs=(0, 3),  # (constant ones become attributes)
-    doc="start, start + delta, ... up to limit (exclusive), in the inputs' dtype.",
-))
+register(
+    OpSchema(
+        "Range",
+        infer=_range_infer,
+        reference=_range,
+        attrs={
+            k: Attr("tensor", None, doc=f"the {k} (a scalar; given by input {i})")
+            for i, k in enumerate(("start", "limit", "delta"))
+        },
+        value_inputs={0: "start", 1: "limit", 2: "delta"},
+        n_inputs=(0, 3),  # (constant ones become attributes)
+        doc="start, start + delta, ... up to limit (exclusive), in the inputs' dtype.",
+    )
+)

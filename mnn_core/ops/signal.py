@@ -56,17 +56,29 @@ def _dft(ins, attrs):
     return [_as_pairs(y).astype(x.dtype)]
 
 
-register(OpSchema(
-    "DFT", infer=_dft_infer, reference=_dft, value_inputs={1: "dft_length", 2: "axis"},
-    attrs={"axis": Attr("int", 1), "inverse": Attr("int", 0, (0, 1)), "onesided": Attr("int", 0, (0, 1)),
-           "dft_length": Attr("int", 0, doc="ONNX's second input; 0: the axis's size")},
-    doc="Discrete Fourier transform (or its inverse) along one axis.",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 2, 8, 1)], {"axis": 1}),
-        Sample([rand(rng, 3, 5, 2)], {"axis": 1, "inverse": 1}),
-        Sample([rand(rng, 2, 10, 1)], {"axis": 1, "onesided": 1, "dft_length": 12}),
-        Sample([rand(rng, 2, 5, 2)], {"axis": -2, "inverse": 1, "onesided": 1}),
-    ])))
+register(
+    OpSchema(
+        "DFT",
+        infer=_dft_infer,
+        reference=_dft,
+        value_inputs={1: "dft_length", 2: "axis"},
+        attrs={
+            "axis": Attr("int", 1),
+            "inverse": Attr("int", 0, (0, 1)),
+            "onesided": Attr("int", 0, (0, 1)),
+            "dft_length": Attr("int", 0, doc="ONNX's second input; 0: the axis's size"),
+        },
+        doc="Discrete Fourier transform (or its inverse) along one axis.",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 2, 8, 1)], {"axis": 1}),
+                Sample([rand(rng, 3, 5, 2)], {"axis": 1, "inverse": 1}),
+                Sample([rand(rng, 2, 10, 1)], {"axis": 1, "onesided": 1, "dft_length": 12}),
+                Sample([rand(rng, 2, 5, 2)], {"axis": -2, "inverse": 1, "onesided": 1}),
+            ]
+        ),
+    )
+)
 
 
 def _stft_geometry(ins, attrs):
@@ -91,18 +103,29 @@ def _stft(ins, attrs):
     window = ins[1].astype(np.float64) if len(ins) > 1 and ins[1] is not None else np.ones(length)
     z = _complex(x)
     step = attrs["frame_step"]
-    framed = np.stack([z[:, f * step:f * step + length] * window for f in range(frames)], axis=1)
+    framed = np.stack([z[:, f * step : f * step + length] * window for f in range(frames)], axis=1)
     y = np.fft.fft(framed, n=length, axis=-1)[..., :bins]
     return [_as_pairs(y).astype(x.dtype)]
 
 
-register(OpSchema(
-    "STFT", infer=_stft_infer, reference=_stft, n_inputs=(1, 2),
-    value_inputs={2: "frame_step", 3: "frame_length"},  # (after the window, which ONNX has third)
-    attrs={"frame_step": Attr("int", doc="ONNX's second input"), "frame_length": Attr("int", 0),
-           "onesided": Attr("int", 1, (0, 1))},
-    doc="Short-time Fourier transform of windowed frames (the window is the optional second input).",
-    samples=lambda rng: iter([
-        Sample([rand(rng, 1, 32, 1), np.hanning(8).astype(np.float32)], {"frame_step": 4}),
-        Sample([rand(rng, 2, 20, 2)], {"frame_step": 3, "frame_length": 6, "onesided": 0}),
-    ])))
+register(
+    OpSchema(
+        "STFT",
+        infer=_stft_infer,
+        reference=_stft,
+        n_inputs=(1, 2),
+        value_inputs={2: "frame_step", 3: "frame_length"},  # (after the window, which ONNX has third)
+        attrs={
+            "frame_step": Attr("int", doc="ONNX's second input"),
+            "frame_length": Attr("int", 0),
+            "onesided": Attr("int", 1, (0, 1)),
+        },
+        doc="Short-time Fourier transform of windowed frames (the window is the optional second input).",
+        samples=lambda rng: iter(
+            [
+                Sample([rand(rng, 1, 32, 1), np.hanning(8).astype(np.float32)], {"frame_step": 4}),
+                Sample([rand(rng, 2, 20, 2)], {"frame_step": 3, "frame_length": 6, "onesided": 0}),
+            ]
+        ),
+    )
+)

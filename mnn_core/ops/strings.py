@@ -37,11 +37,17 @@ def _concat_infer(ins, attrs):
 
 _join = np.frompyfunc(lambda a, b: str(a) + str(b), 2, 1)
 
-register(OpSchema(
-    "StringConcat", infer=_concat_infer, n_inputs=(2, 2), dynamic=True,
-    reference=lambda ins, attrs: [np.asarray(_join(ins[0], ins[1]), dtype=object)],
-    doc="Element-wise concatenation of two string tensors (broadcasting).",
-    samples=lambda rng: iter([Sample([_strings(rng, 2, 3), _strings(rng, 3)])])))
+register(
+    OpSchema(
+        "StringConcat",
+        infer=_concat_infer,
+        n_inputs=(2, 2),
+        dynamic=True,
+        reference=lambda ins, attrs: [np.asarray(_join(ins[0], ins[1]), dtype=object)],
+        doc="Element-wise concatenation of two string tensors (broadcasting).",
+        samples=lambda rng: iter([Sample([_strings(rng, 2, 3), _strings(rng, 3)])]),
+    )
+)
 
 
 def _split_infer(ins, attrs):
@@ -56,18 +62,28 @@ def _split(ins, attrs):
     width = max((len(p) for p in parts), default=0)
     out = np.full((len(parts), width), "", dtype=object)
     for i, p in enumerate(parts):
-        out[i, :len(p)] = p
+        out[i, : len(p)] = p
     counts = np.array([len(p) for p in parts], np.int64)
     return [out.reshape(x.shape + (width,)), counts.reshape(x.shape)]
 
 
-register(OpSchema(
-    "StringSplit", infer=_split_infer, reference=_split, n_outputs=2, dynamic=True,
-    attrs={"delimiter": Attr("str", "", doc="empty: split on runs of whitespace"),
-           "maxsplit": Attr("int", -1, doc="-1: no limit")},
-    doc="Split each string: the tokens, padded with '' to the longest count on a new last axis, and the counts.",
-    samples=lambda rng: iter([Sample([_strings(rng, 2, 3)], {"delimiter": ","}),
-                              Sample([_strings(rng, 4)], {"maxsplit": 1})])))
+register(
+    OpSchema(
+        "StringSplit",
+        infer=_split_infer,
+        reference=_split,
+        n_outputs=2,
+        dynamic=True,
+        attrs={
+            "delimiter": Attr("str", "", doc="empty: split on runs of whitespace"),
+            "maxsplit": Attr("int", -1, doc="-1: no limit"),
+        },
+        doc="Split each string: the tokens, padded with '' to the longest count on a new last axis, and the counts.",
+        samples=lambda rng: iter(
+            [Sample([_strings(rng, 2, 3)], {"delimiter": ","}), Sample([_strings(rng, 4)], {"maxsplit": 1})]
+        ),
+    )
+)
 
 
 def _normalizer_infer(ins, attrs):
@@ -95,39 +111,58 @@ def _normalize(ins, attrs):
     return [out.reshape(x.shape[:-1] + (len(out),))]
 
 
-register(OpSchema(
-    "StringNormalizer", infer=_normalizer_infer, reference=_normalize, dynamic=True,
-    attrs={"case_change_action": Attr("str", "NONE", ("NONE", "LOWER", "UPPER")),
-           "is_case_sensitive": Attr("int", 0, (0, 1), "how stopwords match"),
-           "stopwords": Attr("strs", []), "locale": Attr("str", "", doc="accepted; case changes follow Unicode")},
-    doc="Remove stopwords, then change case; [C] or [1, C] in, the kept strings out ('' when none is kept).",
-    samples=lambda rng: iter([Sample([_strings(rng, 5)], {"stopwords": ["mnn"], "case_change_action": "UPPER"})])))
+register(
+    OpSchema(
+        "StringNormalizer",
+        infer=_normalizer_infer,
+        reference=_normalize,
+        dynamic=True,
+        attrs={
+            "case_change_action": Attr("str", "NONE", ("NONE", "LOWER", "UPPER")),
+            "is_case_sensitive": Attr("int", 0, (0, 1), "how stopwords match"),
+            "stopwords": Attr("strs", []),
+            "locale": Attr("str", "", doc="accepted; case changes follow Unicode"),
+        },
+        doc="Remove stopwords, then change case; [C] or [1, C] in, the kept strings out ('' when none is kept).",
+        samples=lambda rng: iter([Sample([_strings(rng, 5)], {"stopwords": ["mnn"], "case_change_action": "UPPER"})]),
+    )
+)
 
 
 def _regex(ins, attrs):
     try:
         pattern = re.compile(attrs["pattern"])
     except re.error as exc:
-        raise GraphError(f"RegexFullMatch: pattern {attrs['pattern']!r} is not a valid regular expression: "
-                         f"{exc}") from None
+        raise GraphError(
+            f"RegexFullMatch: pattern {attrs['pattern']!r} is not a valid regular expression: {exc}"
+        ) from None
     x = np.asarray(ins[0], dtype=object)
     return [np.array([pattern.fullmatch(str(s)) is not None for s in x.reshape(-1)], bool).reshape(x.shape)]
 
 
-register(OpSchema(
-    "RegexFullMatch", reference=_regex, dynamic=True,
-    infer=lambda ins, attrs: _need_strings("RegexFullMatch", ins[0]) or [TensorInfo(ins[0].shape, "bool")],
-    attrs={"pattern": Attr("str", "", doc="a regular expression (Python re syntax, which covers RE2's)")},
-    doc="True where the whole string matches `pattern`.",
-    samples=lambda rng: iter([Sample([_strings(rng, 3, 2)], {"pattern": r"[a-z]+"})])))
+register(
+    OpSchema(
+        "RegexFullMatch",
+        reference=_regex,
+        dynamic=True,
+        infer=lambda ins, attrs: _need_strings("RegexFullMatch", ins[0]) or [TensorInfo(ins[0].shape, "bool")],
+        attrs={"pattern": Attr("str", "", doc="a regular expression (Python re syntax, which covers RE2's)")},
+        doc="True where the whole string matches `pattern`.",
+        samples=lambda rng: iter([Sample([_strings(rng, 3, 2)], {"pattern": r"[a-z]+"})]),
+    )
+)
 
 
 # -- LabelEncoder (ai.onnx.ml) ----------------------------------------------------------------------------
 
 _KEYS = ("keys_strings", "keys_int64s", "keys_floats", "keys_tensor")
 _VALUES = ("values_strings", "values_int64s", "values_floats", "values_tensor")
-_DEFAULTS = {"values_strings": "default_string", "values_int64s": "default_int64",
-             "values_floats": "default_float", "values_tensor": "default_tensor"}
+_DEFAULTS = {
+    "values_strings": "default_string",
+    "values_int64s": "default_int64",
+    "values_floats": "default_float",
+    "values_tensor": "default_tensor",
+}
 
 
 def _given(attrs, names, what):
@@ -142,8 +177,11 @@ def _values(attrs) -> tuple[np.ndarray, object]:
     if name == "values_tensor":
         values = np.asarray(attrs[name])
         default = attrs["default_tensor"]
-        default = np.asarray(default).reshape(-1)[0] if default is not None else {"O": "_Unused"}.get(
-            values.dtype.kind, -1 if values.dtype.kind in "iu" else -0.0)
+        default = (
+            np.asarray(default).reshape(-1)[0]
+            if default is not None
+            else {"O": "_Unused"}.get(values.dtype.kind, -1 if values.dtype.kind in "iu" else -0.0)
+        )
         return values.reshape(-1), default
     dtype = {"values_strings": object, "values_int64s": np.int64, "values_floats": np.float32}[name]
     return np.array(attrs[name], dtype=dtype), attrs[_DEFAULTS[name]]
@@ -166,13 +204,32 @@ def _label_encode(ins, attrs):
     return [out.reshape(x.shape)]
 
 
-register(OpSchema(
-    "LabelEncoder", infer=_label_infer, reference=_label_encode, dynamic=True,
-    attrs={**{k: Attr("strs" if k.endswith("strings") else "ints" if k.endswith("int64s") else "floats", [])
-              for k in _KEYS[:3] + _VALUES[:3]},
-           "keys_tensor": Attr("tensor", None), "values_tensor": Attr("tensor", None),
-           "default_string": Attr("str", "_Unused"), "default_int64": Attr("int", -1),
-           "default_float": Attr("float", -0.0), "default_tensor": Attr("tensor", None)},
-    doc="Map each element through keys -> values (ai.onnx.ml); elements without a key get the default.",
-    samples=lambda rng: iter([Sample([_strings(rng, 2, 3)], {"keys_strings": ["mnn", "Onnx"],
-                                                             "values_int64s": [1, 2], "default_int64": 0})])))
+register(
+    OpSchema(
+        "LabelEncoder",
+        infer=_label_infer,
+        reference=_label_encode,
+        dynamic=True,
+        attrs={
+            **{
+                k: Attr("strs" if k.endswith("strings") else "ints" if k.endswith("int64s") else "floats", [])
+                for k in _KEYS[:3] + _VALUES[:3]
+            },
+            "keys_tensor": Attr("tensor", None),
+            "values_tensor": Attr("tensor", None),
+            "default_string": Attr("str", "_Unused"),
+            "default_int64": Attr("int", -1),
+            "default_float": Attr("float", -0.0),
+            "default_tensor": Attr("tensor", None),
+        },
+        doc="Map each element through keys -> values (ai.onnx.ml); elements without a key get the default.",
+        samples=lambda rng: iter(
+            [
+                Sample(
+                    [_strings(rng, 2, 3)],
+                    {"keys_strings": ["mnn", "Onnx"], "values_int64s": [1, 2], "default_int64": 0},
+                )
+            ]
+        ),
+    )
+)

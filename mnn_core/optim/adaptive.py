@@ -24,12 +24,21 @@ def _state(state: dict, p, name: str, fill: float = 0.0):
 class RMSprop(Optimizer):
     """v = alpha v + (1 - alpha) g^2; p -= lr g / (sqrt(v) + eps), with momentum and centering as PyTorch."""
 
-    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0.0,
-                 momentum: float = 0.0, centered: bool = False):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        centered: bool = False,
+    ):
         if not 0.0 <= alpha <= 1.0:
             raise MnnError(f"RMSprop: alpha must be in [0, 1], got {alpha}")
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                                      centered=centered))
+        super().__init__(
+            params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum, centered=centered)
+        )
 
     def _update(self, p, g, group, state, lr, step):
         alpha, eps = group["alpha"], group["eps"]
@@ -57,10 +66,25 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """sum += g^2; p -= lr / (1 + (step - 1) lr_decay) * g / (sqrt(sum) + eps)."""
 
-    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0, weight_decay: float = 0.0,
-                 initial_accumulator_value: float = 0.0, eps: float = 1e-10):
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value, eps=eps))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        eps: float = 1e-10,
+    ):
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                lr_decay=lr_decay,
+                weight_decay=weight_decay,
+                initial_accumulator_value=initial_accumulator_value,
+                eps=eps,
+            ),
+        )
 
     def _update(self, p, g, group, state, lr, step):
         if group["weight_decay"]:
@@ -71,5 +95,3 @@ class Adagrad(Optimizer):
         if group["lr_decay"]:
             lr = lr / ((step() - 1) * group["lr_decay"] + 1)
         assign(p, p - g / (F.sqrt(new_total) + group["eps"]) * lr)
-
-

@@ -65,7 +65,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma ** epoch
+        return base_lr * self.gamma**epoch
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -102,11 +102,19 @@ class LambdaLR(LRScheduler):
 class LinearLR(LRScheduler):
     """base * a factor going linearly from start_factor to end_factor over total_iters steps, then held."""
 
-    def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0, total_iters: int = 5,
-                 last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ):
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
-            raise MnnError(f"LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1], "
-                           f"got {start_factor} and {end_factor}")
+            raise MnnError(
+                f"LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1], "
+                f"got {start_factor} and {end_factor}"
+            )
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
@@ -119,11 +127,23 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy, stepped per batch: up from max_lr / div_factor to max_lr over pct_start of the
     steps, then down to that / final_div_factor; momentum (or Adam's beta1) cycles the other way."""
 
-    def __init__(self, optimizer, max_lr, total_steps: int | None = None, epochs: int | None = None,
-                 steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = "cos",
-                 cycle_momentum: bool = True, base_momentum: float = 0.85, max_momentum: float = 0.95,
-                 div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False,
-                 last_epoch: int = -1):
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float = 0.85,
+        max_momentum: float = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ):
         if total_steps is None:
             if epochs is None or steps_per_epoch is None:
                 raise MnnError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
@@ -138,14 +158,24 @@ class OneCycleLR(LRScheduler):
         lr0, top, low, m_top, m_low = "initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"
         self.phases = [(up, lr0, top, m_top, m_low), (total_steps - 1, top, low, m_low, m_top)]
         if three_phase:
-            self.phases = [(up, lr0, top, m_top, m_low), (2 * up, top, lr0, m_low, m_top),
-                           (total_steps - 1, lr0, low, m_top, m_top)]
+            self.phases = [
+                (up, lr0, top, m_top, m_low),
+                (2 * up, top, lr0, m_low, m_top),
+                (total_steps - 1, lr0, low, m_top, m_top),
+            ]
         self.cycle_momentum = cycle_momentum
         if cycle_momentum and not all("momentum" in g or "betas" in g for g in groups):
             raise MnnError("OneCycleLR: cycle_momentum needs an optimizer with momentum or betas")
         for g, peak in zip(groups, max_lrs):
-            g.update({lr0: peak / div_factor, top: peak, low: peak / div_factor / final_div_factor,
-                      m_top: max_momentum, m_low: base_momentum})
+            g.update(
+                {
+                    lr0: peak / div_factor,
+                    top: peak,
+                    low: peak / div_factor / final_div_factor,
+                    m_top: max_momentum,
+                    m_low: base_momentum,
+                }
+            )
         super().__init__(optimizer, last_epoch)
 
     def _interpolate(self, start: float, end: float, pct: float) -> float:
@@ -160,8 +190,11 @@ class OneCycleLR(LRScheduler):
         for end, a, b, ma, mb in self.phases:
             if epoch <= end or end == self.phases[-1][0]:
                 pct = (epoch - start) / (end - start)
-                return self._interpolate(values[a], values[b], pct) if lr else \
-                    self._interpolate(values[ma], values[mb], pct)
+                return (
+                    self._interpolate(values[a], values[b], pct)
+                    if lr
+                    else self._interpolate(values[ma], values[mb], pct)
+                )
             start = end
 
     def step(self) -> None:
@@ -187,14 +220,25 @@ class ReduceLROnPlateau:
     """Multiply every group's lr by `factor` when the metric passed to step(metric) stopped improving for
     more than `patience` steps (PyTorch's rules: relative or absolute threshold, cooldown, min_lr)."""
 
-    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
-                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0.0,
-                 eps: float = 1e-8):
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr=0.0,
+        eps: float = 1e-8,
+    ):
         if factor >= 1.0:
             raise MnnError(f"ReduceLROnPlateau: factor must be below 1, got {factor}")
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
-            raise MnnError(f"ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs', "
-                           f"got {mode!r} and {threshold_mode!r}")
+            raise MnnError(
+                f"ReduceLROnPlateau: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs', "
+                f"got {mode!r} and {threshold_mode!r}"
+            )
         self.optimizer, self.mode, self.factor, self.patience = optimizer, mode, factor, patience
         self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps
         n = len(optimizer.param_groups)

@@ -38,8 +38,10 @@ class Optimizer:
         group = {**self.defaults, **group, "params": list(group["params"])}
         for p in group["params"]:
             if not isinstance(p, Var) or p.dtype.kind != "f":
-                raise MnnError(f"{type(self).__name__}: parameters must be floating-point Vars (nn.Parameter), "
-                               f"got {type(p).__name__}")
+                raise MnnError(
+                    f"{type(self).__name__}: parameters must be floating-point Vars (nn.Parameter), "
+                    f"got {type(p).__name__}"
+                )
         group.setdefault("initial_lr", group["lr"])
         self.param_groups.append(group)
 
@@ -77,8 +79,10 @@ class Optimizer:
 
     def signature(self) -> tuple:
         """Hyperparameters baked into a compiled step (all but the learning rate)."""
-        return tuple(tuple(sorted((k, repr(v)) for k, v in g.items() if k not in ("params", "lr", "initial_lr")))
-                     for g in self.param_groups)
+        return tuple(
+            tuple(sorted((k, repr(v)) for k, v in g.items() if k not in ("params", "lr", "initial_lr")))
+            for g in self.param_groups
+        )
 
     def _update(self, p: Var, g: Var, group: dict, state: dict, lr, step) -> None:
         """Emit p's update; `lr` is a number or a Var, `step()` gives the step count (only if needed)."""
@@ -86,8 +90,11 @@ class Optimizer:
 
     def state_dict(self) -> dict:
         index = {id(p): i for i, p in enumerate(p for g in self.param_groups for p in g["params"])}
-        state = {index[k]: {n: (v.numpy().copy() if isinstance(v, Var) else v) for n, v in s.items()}
-                 for k, s in self.state.items() if k in index}
+        state = {
+            index[k]: {n: (v.numpy().copy() if isinstance(v, Var) else v) for n, v in s.items()}
+            for k, s in self.state.items()
+            if k in index
+        }
         groups = [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups]
         return {"state": state, "param_groups": groups}
 
@@ -112,12 +119,20 @@ def _scalar(x, like: Var) -> Var:
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise MnnError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                                      nesterov=nesterov))
+        super().__init__(
+            params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
+        )
 
     def _update(self, p, g, group, state, lr, step):
         lr = _scalar(lr, p)
@@ -128,9 +143,19 @@ class SGD(Optimizer):
         if buf is None:
             buf = state["momentum_buffer"] = _state_var(p, "momentum_buffer")
         extra = [_scalar(step(), p)] if group["dampening"] else []
-        new_p, new_buf = apply("SGDMomentumUpdate", p, g, buf, lr, *extra, n_outputs=2,
-                               momentum=group["momentum"], dampening=group["dampening"],
-                               nesterov=int(group["nesterov"]), weight_decay=group["weight_decay"])
+        new_p, new_buf = apply(
+            "SGDMomentumUpdate",
+            p,
+            g,
+            buf,
+            lr,
+            *extra,
+            n_outputs=2,
+            momentum=group["momentum"],
+            dampening=group["dampening"],
+            nesterov=int(group["nesterov"]),
+            weight_decay=group["weight_decay"],
+        )
         assign(p, new_p)
         assign(buf, new_buf)
 
@@ -138,8 +163,15 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     _decoupled = 0
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0,
-                 amsgrad: bool = False):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+    ):
         if amsgrad:
             raise MnnError(f"{type(self).__name__}: amsgrad is not supported")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
@@ -149,9 +181,21 @@ class Adam(Optimizer):
             if name not in state:
                 state[name] = _state_var(p, name)
         b1, b2 = group["betas"]
-        new_p, m, v = apply("AdamUpdate", p, g, state["exp_avg"], state["exp_avg_sq"], _scalar(lr, p),
-                            _scalar(step(), p), n_outputs=3, beta1=b1, beta2=b2, eps=group["eps"],
-                            weight_decay=group["weight_decay"], decoupled=self._decoupled)
+        new_p, m, v = apply(
+            "AdamUpdate",
+            p,
+            g,
+            state["exp_avg"],
+            state["exp_avg_sq"],
+            _scalar(lr, p),
+            _scalar(step(), p),
+            n_outputs=3,
+            beta1=b1,
+            beta2=b2,
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            decoupled=self._decoupled,
+        )
         assign(p, new_p)
         assign(state["exp_avg"], m)
         assign(state["exp_avg_sq"], v)
@@ -160,6 +204,13 @@ class Adam(Optimizer):
 class AdamW(Adam):
     _decoupled = 1
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
-                 amsgrad: bool = False):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+    ):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad)

@@ -16,5 +16,15 @@ from .params import activation_params, quantize_weight, weight_scales
 from .ptq import QuantResult, calibrate, quantize
 from .qat import convert, prepare_qat
 
-__all__ = ["METHODS", "QuantResult", "activation_params", "calibrate", "convert", "load_calibration",
-           "prepare_qat", "quantize", "quantize_weight", "weight_scales"]
+__all__ = [
+    "METHODS",
+    "QuantResult",
+    "activation_params",
+    "calibrate",
+    "convert",
+    "load_calibration",
+    "prepare_qat",
+    "quantize",
+    "quantize_weight",
+    "weight_scales",
+]

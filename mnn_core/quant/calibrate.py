@@ -44,32 +44,40 @@ def load_calibration(data, graph: Graph) -> dict[str, np.ndarray]:
             try:
                 z = np.load(path, allow_pickle=False)
                 if not hasattr(z, "files"):  # an .npy: np.load gave the array itself
-                    raise MnnError(f"{path} holds one array; calibration data is an .npz keyed by input name "
-                                   f"({', '.join(graph.inputs)}) or a folder of .npy files")
+                    raise MnnError(
+                        f"{path} holds one array; calibration data is an .npz keyed by input name "
+                        f"({', '.join(graph.inputs)}) or a folder of .npy files"
+                    )
                 with z:
                     arrays = {k: z[k] for k in z.files}
             except (OSError, ValueError) as exc:
-                raise MnnError(f"{path} is not a readable .npz file ({exc}); write one with "
-                               f"numpy.savez(path, {next(iter(graph.inputs), 'input')}=samples)") from None
+                raise MnnError(
+                    f"{path} is not a readable .npz file ({exc}); write one with "
+                    f"numpy.savez(path, {next(iter(graph.inputs), 'input')}=samples)"
+                ) from None
         else:
-            raise MnnError(f"calibration data {path} does not exist; give an .npz keyed by input name "
-                           "or a folder of .npy files")
+            raise MnnError(
+                f"calibration data {path} does not exist; give an .npz keyed by input name or a folder of .npy files"
+            )
     return _check(arrays, graph, where)
 
 
 def _read_folder(path: Path, graph: Graph) -> dict[str, np.ndarray]:
     files = sorted(p for p in path.iterdir() if p.suffix == ".npy")
     if not files:
-        raise MnnError(f"{path} has no .npy files; put NAME.npy (samples along axis 0) there for each model input "
-                       f"({', '.join(graph.inputs)})")
+        raise MnnError(
+            f"{path} has no .npy files; put NAME.npy (samples along axis 0) there for each model input "
+            f"({', '.join(graph.inputs)})"
+        )
     groups: dict[str, list[Path]] = {}
     for p in files:
         name = next((n for n in graph.inputs if p.stem == n or p.stem.startswith(n + "_")), None)
         if name is None and len(graph.inputs) == 1:
             name = next(iter(graph.inputs))
         if name is None:
-            raise MnnError(f"{p} does not name a model input; name it INPUT.npy or INPUT_k.npy, "
-                           f"inputs: {', '.join(graph.inputs)}")
+            raise MnnError(
+                f"{p} does not name a model input; name it INPUT.npy or INPUT_k.npy, inputs: {', '.join(graph.inputs)}"
+            )
         groups.setdefault(name, []).append(p)
     out = {}
     for name, paths in groups.items():
@@ -91,20 +99,26 @@ def _read_folder(path: Path, graph: Graph) -> dict[str, np.ndarray]:
 def _check(arrays: dict, graph: Graph, where: str) -> dict[str, np.ndarray]:
     missing = [n for n in graph.inputs if n not in arrays]
     if missing:
-        raise MnnError(f"{where} has no samples for model input(s) {', '.join(map(repr, missing))} "
-                       f"(it has {', '.join(map(repr, arrays)) or 'nothing'}); key the arrays by input name")
+        raise MnnError(
+            f"{where} has no samples for model input(s) {', '.join(map(repr, missing))} "
+            f"(it has {', '.join(map(repr, arrays)) or 'nothing'}); key the arrays by input name"
+        )
     extra = [k for k in arrays if k not in graph.inputs]
     if extra:
-        raise MnnError(f"{where} has array(s) {', '.join(map(repr, extra))} that are not model inputs "
-                       f"(inputs: {', '.join(graph.inputs)})")
+        raise MnnError(
+            f"{where} has array(s) {', '.join(map(repr, extra))} that are not model inputs "
+            f"(inputs: {', '.join(graph.inputs)})"
+        )
     out, count = {}, None
     for name, info in graph.inputs.items():
         a = np.asarray(arrays[name])
         if a.dtype.kind not in "fiub":
             raise MnnError(f"{where}: input {name!r} has dtype {a.dtype}; expected numbers ({info.dtype})")
         if a.ndim != len(info.shape):
-            raise MnnError(f"{where}: input {name!r} has shape {a.shape}, but the model takes rank {len(info.shape)} "
-                           f"({info}); put the samples along axis 0")
+            raise MnnError(
+                f"{where}: input {name!r} has shape {a.shape}, but the model takes rank {len(info.shape)} "
+                f"({info}); put the samples along axis 0"
+            )
         for i, (got, want) in enumerate(zip(a.shape, info.shape)):
             if i and isinstance(want, (int, np.integer)) and got != want:
                 raise MnnError(f"{where}: input {name!r} has shape {a.shape}, the model takes {info} (dim {i} differs)")
@@ -126,11 +140,11 @@ def batches(samples: dict[str, np.ndarray], graph: Graph, batch_size: int = 32):
     if len(fixed) > 1:
         raise MnnError(f"model inputs have different fixed batch sizes {sorted(fixed)}")
     if not fixed:  # a dynamic batch: the last batch may be short
-        return [{k: v[i:i + batch_size] for k, v in samples.items()} for i in range(0, count, batch_size)]
+        return [{k: v[i : i + batch_size] for k, v in samples.items()} for i in range(0, count, batch_size)]
     size = fixed.pop()
     if count < size:
         raise MnnError(f"the model takes batches of {size}, but the calibration data has {count} samples")
-    return [{k: v[i:i + size] for k, v in samples.items()} for i in range(0, count - size + 1, size)]
+    return [{k: v[i : i + size] for k, v in samples.items()} for i in range(0, count - size + 1, size)]
 
 
 # -- running the float model ------------------------------------------------------------------------

@@ -35,10 +35,20 @@ def prepare_float(graph: Graph) -> Graph:
     return g
 
 
-def quantize(model, calibration=None, method: str = "minmax", per_channel: bool = True, exclude=(),
-             weight_only: bool = False, percentile: float = 99.99, batch_size: int = 32,
-             report_batches: int = 4, progress: bool | None = None, ranges: dict | None = None,
-             fuse_add: bool = True) -> QuantResult:
+def quantize(
+    model,
+    calibration=None,
+    method: str = "minmax",
+    per_channel: bool = True,
+    exclude=(),
+    weight_only: bool = False,
+    percentile: float = 99.99,
+    batch_size: int = 32,
+    report_batches: int = 4,
+    progress: bool | None = None,
+    ranges: dict | None = None,
+    fuse_add: bool = True,
+) -> QuantResult:
     """Quantize a float model to int8.
 
     model: a Graph or a path to a model file. calibration: an .npz keyed by input name, a folder of
@@ -62,8 +72,10 @@ def quantize(model, calibration=None, method: str = "minmax", per_channel: bool 
             res.errors = layer_errors(fgraph, rw, batches(samples, fgraph, batch_size)[:report_batches])
         return res
     if samples is None and ranges is None:
-        raise MnnError("int8 quantization needs calibration data (an .npz keyed by input name or a folder of .npy "
-                       "files); or use weight_only=True (--weight-only) for int8 weights with float compute")
+        raise MnnError(
+            "int8 quantization needs calibration data (an .npz keyed by input name or a folder of .npy "
+            "files); or use weight_only=True (--weight-only) for int8 weights with float compute"
+        )
     feeds = batches(samples, fgraph, batch_size) if samples is not None else []
     if ranges is None:
         ranges = calibrate(fgraph, feeds, method, percentile, progress)
@@ -89,8 +101,9 @@ def observed_values(graph: Graph) -> set[str]:
     return out
 
 
-def calibrate(graph: Graph, feeds: list[dict], method: str = "minmax", percentile: float = 99.99,
-              progress: bool | None = None) -> dict[str, tuple[float, float]]:
+def calibrate(
+    graph: Graph, feeds: list[dict], method: str = "minmax", percentile: float = 99.99, progress: bool | None = None
+) -> dict[str, tuple[float, float]]:
     """Run the float graph over the calibration batches; the (lo, hi) range of every observed value."""
     wanted = observed_values(graph)
     obs = {v: RangeObserver() for v in wanted}

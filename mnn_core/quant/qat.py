@@ -48,8 +48,10 @@ class RangeEMA:
     @property
     def range(self) -> tuple[float, float]:
         if self.lo is None:
-            raise MnnError("a QAT layer has no activation range yet: run some training batches (model.train()) "
-                           "through the prepared model before evaluating or converting it")
+            raise MnnError(
+                "a QAT layer has no activation range yet: run some training batches (model.train()) "
+                "through the prepared model before evaluating or converting it"
+            )
         return self.lo, self.hi
 
 
@@ -63,8 +65,14 @@ def _ste(x: Var, values: np.ndarray, mask: np.ndarray | None = None) -> Var:
 class QATLayer(Module):
     """A Conv2d or Linear (with a folded BatchNorm2d and a ReLU/ReLU6) under fake quantization."""
 
-    def __init__(self, layer: Conv2d | Linear, bn: BatchNorm2d | None = None, act: Module | None = None,
-                 per_channel: bool = True, momentum: float = 0.01):
+    def __init__(
+        self,
+        layer: Conv2d | Linear,
+        bn: BatchNorm2d | None = None,
+        act: Module | None = None,
+        per_channel: bool = True,
+        momentum: float = 0.01,
+    ):
         super().__init__()
         self.kind = "conv" if isinstance(layer, Conv2d) else "linear"
         w = layer.weight.numpy().astype(np.float32)

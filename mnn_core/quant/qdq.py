@@ -154,8 +154,11 @@ class _Fuser:
         lo = float(lo.reshape(())) if lo is not None else attrs.get("min", -np.inf)
         hi = float(hi.reshape(())) if hi is not None else attrs.get("max", np.inf)
         qmax = 255 if zp.dtype == np.uint8 else 127
-        q_hi = np.rint(np.float32(hi) / np.float32(scale.reshape(()))) + float(zp.reshape(())) if np.isfinite(hi) \
+        q_hi = (
+            np.rint(np.float32(hi) / np.float32(scale.reshape(()))) + float(zp.reshape(()))
+            if np.isfinite(hi)
             else np.inf
+        )
         return lo == 0.0 and q_hi >= qmax
 
     def layer(self, node, prod, users) -> bool:
@@ -175,13 +178,20 @@ class _Fuser:
         if node.op_type == "MatMul":
             if wq.ndim != 2 or (sw.size > 1 and w[3] not in (1, -1)):
                 return False
-            new = self._node("QLinearMatMul", [x[0], x[1], x[2], w[0], w[1], w[2] or self.add_init("wzp", zw),
-                                               q.input[1], q.input[2]], [q.output[0]], node.name)
+            new = self._node(
+                "QLinearMatMul",
+                [x[0], x[1], x[2], w[0], w[1], w[2] or self.add_init("wzp", zw), q.input[1], q.input[2]],
+                [q.output[0]],
+                node.name,
+            )
             self._replace(node, q, relu, [new])
             return True
         if node.op_type == "Gemm":
-            if any(attrs[k].i for k in ("transA",) if k in attrs) or any(
-                    k in attrs and attrs[k].f != 1.0 for k in ("alpha", "beta")) or wq.ndim != 2:
+            if (
+                any(attrs[k].i for k in ("transA",) if k in attrs)
+                or any(k in attrs and attrs[k].f != 1.0 for k in ("alpha", "beta"))
+                or wq.ndim != 2
+            ):
                 return False
             trans_b = attrs["transB"].i if "transB" in attrs else 0
             if sw.size > 1 and w[3] % 2 != (0 if trans_b else 1):
@@ -204,12 +214,16 @@ class _Fuser:
             self._replace(node, q, relu, [new])
             return True
         m, k = wm.shape[:2]
-        r1, r2 = self.add_init(f"{node.name}_nk11", np.array([-1, k, 1, 1], np.int64)), \
-            self.add_init(f"{node.name}_nm", np.array([-1, m], np.int64))
+        r1, r2 = (
+            self.add_init(f"{node.name}_nk11", np.array([-1, k, 1, 1], np.int64)),
+            self.add_init(f"{node.name}_nm", np.array([-1, m], np.int64)),
+        )
         t1, t2 = self.fresh(f"{node.name}_x_nk11"), self.fresh(f"{node.name}_y_nm11")
-        nodes = [self._node("Reshape", [x[0], r1], [t1], f"{node.name}_to_nchw"),
-                 self._node("QLinearConv", [t1] + ins[1:], [t2], node.name),
-                 self._node("Reshape", [t2, r2], [q.output[0]], f"{node.name}_to_nm")]
+        nodes = [
+            self._node("Reshape", [x[0], r1], [t1], f"{node.name}_to_nchw"),
+            self._node("QLinearConv", [t1] + ins[1:], [t2], node.name),
+            self._node("Reshape", [t2, r2], [q.output[0]], f"{node.name}_to_nm"),
+        ]
         self._replace(node, q, relu, nodes)
         return True
 
@@ -224,8 +238,9 @@ class _Fuser:
         types = {self.arr(z).dtype for z in (a[2], b[2], q.input[2])}
         if len(types) != 1 or types.pop() not in _QMIN:
             return False
-        new = self._node("QLinearAdd", [a[0], a[1], a[2], b[0], b[1], b[2], q.input[1], q.input[2]], [q.output[0]],
-                         node.name)
+        new = self._node(
+            "QLinearAdd", [a[0], a[1], a[2], b[0], b[1], b[2], q.input[1], q.input[2]], [q.output[0]], node.name
+        )
         new.domain = "com.microsoft"
         self._replace(node, q, relu, [new])
         return True
@@ -241,8 +256,11 @@ class _Fuser:
             zb = self.arr(b[2]) if b[2] else None
             if bq is None:
                 return False
-            if bq.dtype == np.int32 and (zb is None or not zb.any()) and np.array_equal(
-                    np.broadcast_to(sb.astype(np.float32).reshape(-1), unit.shape), unit):
+            if (
+                bq.dtype == np.int32
+                and (zb is None or not zb.any())
+                and np.array_equal(np.broadcast_to(sb.astype(np.float32).reshape(-1), unit.shape), unit)
+            ):
                 return b[0] if bq.size == m else self.add_init(f"{node.name}_bias_q", np.broadcast_to(bq, (m,)))
             bf = (bq.astype(np.float64) - (0 if zb is None else zb.astype(np.float64))) * sb.astype(np.float64)
         else:
@@ -260,9 +278,12 @@ class _Fuser:
         q = self.single_q(node.output[0], users)
         if q is None:
             return False
-        same = (np.array_equal(self.arr(x[1]), self.arr(q.input[1])) and x[2]
-                and np.array_equal(self.arr(x[2]), self.arr(q.input[2]))
-                and self.arr(x[2]).dtype == self.arr(q.input[2]).dtype)
+        same = (
+            np.array_equal(self.arr(x[1]), self.arr(q.input[1]))
+            and x[2]
+            and np.array_equal(self.arr(x[2]), self.arr(q.input[2]))
+            and self.arr(x[2]).dtype == self.arr(q.input[2]).dtype
+        )
         if not same:
             return False
         new = self._node(node.op_type, [x[0]] + list(node.input[1:]), [q.output[0]], node.name, node.attribute)
@@ -279,9 +300,12 @@ class _Fuser:
             x = self.dq(n.input[0], prod)
             if x is None or len(n.input) < 3 or not x[2]:
                 continue
-            if (np.array_equal(self.arr(x[1]), self.arr(n.input[1])) and self.arr(n.input[2]) is not None
-                    and np.array_equal(self.arr(x[2]), self.arr(n.input[2]))
-                    and self.arr(x[2]).dtype == self.arr(n.input[2]).dtype):
+            if (
+                np.array_equal(self.arr(x[1]), self.arr(n.input[1]))
+                and self.arr(n.input[2]) is not None
+                and np.array_equal(self.arr(x[2]), self.arr(n.input[2]))
+                and self.arr(x[2]).dtype == self.arr(n.input[2]).dtype
+            ):
                 rename[n.output[0]] = x[0]
         for n in self.g.node:
             for i, name in enumerate(n.input):

@@ -42,8 +42,15 @@ def compare(ref: np.ndarray, got: np.ndarray, node: str, op: str, value: str) ->
     sqnr = np.inf if e2 == 0 else 10 * np.log10(max(r2, 1e-30) / e2)
     denom = np.sqrt(r2 * float(got @ got))
     cos = float(ref @ got / denom) if denom > 0 else float(e2 == 0)
-    return LayerError(node, op, value, float(sqnr), float(np.sqrt(e2 / max(r2, 1e-30))),
-                      float(np.abs(err).max()) if err.size else 0.0, cos)
+    return LayerError(
+        node,
+        op,
+        value,
+        float(sqnr),
+        float(np.sqrt(e2 / max(r2, 1e-30))),
+        float(np.abs(err).max()) if err.size else 0.0,
+        cos,
+    )
 
 
 def layer_errors(float_graph: Graph, rw: Rewrite, feeds_list: list[dict]) -> list[LayerError]:
@@ -64,10 +71,20 @@ def layer_errors(float_graph: Graph, rw: Rewrite, feeds_list: list[dict]) -> lis
         for name in float_graph.outputs:
             refs.setdefault("output:" + name, []).append(fv[name])
             gots.setdefault("output:" + name, []).append(qv[name])
-    rows = [compare(np.concatenate(refs[layer.float_value]), np.concatenate(gots[layer.float_value]),
-                    layer.node, layer.op, layer.float_value) for layer in rw.layers]
-    rows += [compare(np.concatenate(refs["output:" + n]), np.concatenate(gots["output:" + n]), f"output {n}",
-                     "(model)", n) for n in float_graph.outputs]
+    rows = [
+        compare(
+            np.concatenate(refs[layer.float_value]),
+            np.concatenate(gots[layer.float_value]),
+            layer.node,
+            layer.op,
+            layer.float_value,
+        )
+        for layer in rw.layers
+    ]
+    rows += [
+        compare(np.concatenate(refs["output:" + n]), np.concatenate(gots["output:" + n]), f"output {n}", "(model)", n)
+        for n in float_graph.outputs
+    ]
     return rows
 
 

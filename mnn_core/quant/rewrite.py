@@ -65,9 +65,14 @@ def fc_weight(graph: Graph, node: Node) -> np.ndarray | None:
 def quantizable(graph: Graph, node: Node, ranks: dict) -> bool:
     init = graph.initializers
     if node.op == "Conv":
-        return (len(node.inputs) >= 2 and node.inputs[1] in init and init[node.inputs[1]].ndim == 4
-                and init[node.inputs[1]].dtype == np.float32 and node.attrs.get("activation", "none") == "none"
-                and (len(node.inputs) < 3 or not node.inputs[2] or node.inputs[2] in init))
+        return (
+            len(node.inputs) >= 2
+            and node.inputs[1] in init
+            and init[node.inputs[1]].ndim == 4
+            and init[node.inputs[1]].dtype == np.float32
+            and node.attrs.get("activation", "none") == "none"
+            and (len(node.inputs) < 3 or not node.inputs[2] or node.inputs[2] in init)
+        )
     if node.op in ("Gemm", "MatMul"):
         return ranks.get(node.inputs[0]) == 2 and fc_weight(graph, node) is not None
     return False
@@ -87,8 +92,9 @@ def folded_activation(graph: Graph, node: Node, consumers) -> tuple[Node | None,
     return None, np.inf
 
 
-def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: bool = True,
-            exclude=(), fuse_add: bool = True) -> Rewrite:
+def to_int8(
+    graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: bool = True, exclude=(), fuse_add: bool = True
+) -> Rewrite:
     """The int8 graph, given a float range for every value that has to be quantized.
 
     fuse_add: an Add of two int8 values [and its Relu] becomes one QLinearAdd (False: float, between
@@ -96,8 +102,10 @@ def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: b
     exclude = set(exclude)
     unknown = exclude - {n.name for n in graph.nodes}
     if unknown:
-        raise MnnError(f"--exclude names node(s) {', '.join(sorted(unknown))} that the model does not have; "
-                       "`mnnx info MODEL --nodes` lists them")
+        raise MnnError(
+            f"--exclude names node(s) {', '.join(sorted(unknown))} that the model does not have; "
+            "`mnnx info MODEL --nodes` lists them"
+        )
     ranks = {k: len(v.shape) for k, v in graph.infer().items()}
     consumers = graph.consumers()
     b = _Builder(graph)
@@ -137,8 +145,12 @@ def to_int8(graph: Graph, ranges: dict[str, tuple[float, float]], per_channel: b
 class _Builder:
     def __init__(self, src: Graph):
         self.src = src
-        self.g = Graph(inputs=dict(src.inputs), outputs=list(src.outputs), name=src.name,
-                       metadata={**src.metadata, "mnn.quant": "int8"})
+        self.g = Graph(
+            inputs=dict(src.inputs),
+            outputs=list(src.outputs),
+            name=src.name,
+            metadata={**src.metadata, "mnn.quant": "int8"},
+        )
         self.taken = set(src.inputs) | set(src.initializers) | {o for n in src.nodes for o in n.outputs}
         self.taken |= {n.name for n in src.nodes}
         self.f = set(src.inputs)  # values available as float
@@ -247,9 +259,16 @@ class _Builder:
         w_scale = weight_scales(w, per_channel)
         wq = quantize_weight(w, w_scale)
         base = node.name
-        ins = [qx, sx, zx, self.const(f"{base}.weight_q", wq), self.const(f"{base}.weight_scale", w_scale),
-               self.weight_zero(),
-               self.const(f"{base}.y_scale", y_scale), self.const(f"{base}.y_zero_point", y_zp)]
+        ins = [
+            qx,
+            sx,
+            zx,
+            self.const(f"{base}.weight_q", wq),
+            self.const(f"{base}.weight_scale", w_scale),
+            self.weight_zero(),
+            self.const(f"{base}.y_scale", y_scale),
+            self.const(f"{base}.y_zero_point", y_zp),
+        ]
         if bias is not None:
             ins.append(self.const(f"{base}.bias_q", quantize_bias(bias, x_scale, w_scale)))
         qy = self.fresh(f"{y}.q")
@@ -293,8 +312,15 @@ def weight_only(graph: Graph, per_channel: bool = True, exclude=()) -> Rewrite:
             taken |= {qn, sn, dn}
             g.initializers[qn] = q.T.copy() if transposed else q
             g.initializers[sn] = scale
-            new_nodes.append(Node("DequantizeLinear", [qn, sn], [dn], {"axis": 1 if transposed else 0},
-                                  unique_name(taken, f"{node.name}.dequantize_weight")))
+            new_nodes.append(
+                Node(
+                    "DequantizeLinear",
+                    [qn, sn],
+                    [dn],
+                    {"axis": 1 if transposed else 0},
+                    unique_name(taken, f"{node.name}.dequantize_weight"),
+                )
+            )
             taken.add(new_nodes[-1].name)
             del g.initializers[node.inputs[1]]
             node.inputs = [node.inputs[0], dn] + node.inputs[2:]

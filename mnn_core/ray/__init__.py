@@ -32,9 +32,17 @@ if TYPE_CHECKING:
     from .serve import MnnModel, serve_app
     from .train import DataParallel
 
-_WHERE = {"Predictor": ".batch", "predict": ".batch", "LocalCluster": ".cluster", "ModelRef": ".model",
-          "ship": ".model", "actor_resources": ".resources", "MnnModel": ".serve", "serve_app": ".serve",
-          "DataParallel": ".train"}
+_WHERE = {
+    "Predictor": ".batch",
+    "predict": ".batch",
+    "LocalCluster": ".cluster",
+    "ModelRef": ".model",
+    "ship": ".model",
+    "actor_resources": ".resources",
+    "MnnModel": ".serve",
+    "serve_app": ".serve",
+    "DataParallel": ".train",
+}
 
 
 def __getattr__(name: str):
@@ -48,5 +56,14 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'mnn_core.ray' has no attribute {name!r}")
 
 
-__all__ = ["DataParallel", "LocalCluster", "MnnModel", "ModelRef", "Predictor", "actor_resources", "predict",
-           "serve_app", "ship"]
+__all__ = [
+    "DataParallel",
+    "LocalCluster",
+    "MnnModel",
+    "ModelRef",
+    "Predictor",
+    "actor_resources",
+    "predict",
+    "serve_app",
+    "ship",
+]

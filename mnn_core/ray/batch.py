@@ -32,16 +32,29 @@ class Predictor:
     the columns that feed no input pass through unchanged (keep_columns), so ids stay with their rows.
     """
 
-    def __init__(self, model: ModelRef | str, backend: str | Sequence[str] = "auto", threads: int = 1,
-                 precision: str = "normal", sub_batch: int = 64, columns: dict[str, str] | None = None,
-                 keep_columns: bool = True, options: dict | None = None):
+    def __init__(
+        self,
+        model: ModelRef | str,
+        backend: str | Sequence[str] = "auto",
+        threads: int = 1,
+        precision: str = "normal",
+        sub_batch: int = 64,
+        columns: dict[str, str] | None = None,
+        keep_columns: bool = True,
+        options: dict | None = None,
+    ):
         from ..runtime.session import Session
 
         if not isinstance(sub_batch, int) or sub_batch < 1:
             raise MnnError(f"sub_batch must be a positive int, got {sub_batch!r}")
         graph = model.load() if isinstance(model, ModelRef) else None
-        self.session = Session(graph if graph is not None else model, backend=backend, threads=threads,
-                               precision=precision, options=options)
+        self.session = Session(
+            graph if graph is not None else model,
+            backend=backend,
+            threads=threads,
+            precision=precision,
+            options=options,
+        )
         self.inputs = self.session.input_names
         self.columns = {name: (columns or {}).get(name, name) for name in self.inputs}
         self.keep_columns = keep_columns
@@ -60,8 +73,9 @@ class Predictor:
             out.update((k, v) for k, v in batch.items() if k not in used)
         for name in self.session.output_names:
             if name in out:
-                raise MnnError(f"output {name!r} has the name of an input column; rename the column, or pass "
-                               "keep_columns=False")
+                raise MnnError(
+                    f"output {name!r} has the name of an input column; rename the column, or pass keep_columns=False"
+                )
             out[name] = np.concatenate([p[name] for p in parts]) if parts else np.empty((0,))
         return out
 
@@ -69,15 +83,19 @@ class Predictor:
         feeds = {}
         for name, col in self.columns.items():
             if col not in batch:
-                raise InputError(f"model input {name!r} reads column {col!r}, which the batch lacks (it has "
-                                 f"{', '.join(batch) or 'no columns'}); map it with columns={{{name!r}: ...}}")
+                raise InputError(
+                    f"model input {name!r} reads column {col!r}, which the batch lacks (it has "
+                    f"{', '.join(batch) or 'no columns'}); map it with columns={{{name!r}: ...}}"
+                )
             value = batch[col]
             if value.dtype == object:  # a column of arrays of different shapes, or of lists
                 try:
                     value = np.stack([np.asarray(v) for v in value])
                 except ValueError:
-                    raise InputError(f"column {col!r} holds arrays of different shapes; a batch must be "
-                                     "one shape per column (resize the rows first)") from None
+                    raise InputError(
+                        f"column {col!r} holds arrays of different shapes; a batch must be "
+                        "one shape per column (resize the rows first)"
+                    ) from None
             want = self.session.graph.inputs[name].dtype
             feeds[name] = value if value.dtype == want else value.astype(want)
         lengths = {len(v) for v in feeds.values()}
@@ -94,8 +112,10 @@ class Predictor:
         got = self.session.run(part)
         for name, value in got.items():
             if value.ndim == 0 or len(value) != len(next(iter(part.values()))):
-                raise MnnError(f"output {name!r} has shape {value.shape}, not one row per input row; batch "
-                               "inference needs outputs whose first dimension is the batch")
+                raise MnnError(
+                    f"output {name!r} has shape {value.shape}, not one row per input row; batch "
+                    "inference needs outputs whose first dimension is the batch"
+                )
         return {name: value[:rows] for name, value in got.items()}
 
     def _may_pad(self, part: dict[str, np.ndarray]) -> bool:
@@ -110,20 +130,37 @@ class Predictor:
         return self._pad_ok[key]
 
 
-def predict(ds: Any, model: ModelRef | str, *, backend: str | Sequence[str] = "auto", threads: int = 1,
-            workers: int = 1, batch_size: int = 256, sub_batch: int = 64, precision: str = "normal",
-            num_gpus: float | None = None, **predictor_options) -> Any:
+def predict(
+    ds: Any,
+    model: ModelRef | str,
+    *,
+    backend: str | Sequence[str] = "auto",
+    threads: int = 1,
+    workers: int = 1,
+    batch_size: int = 256,
+    sub_batch: int = 64,
+    precision: str = "normal",
+    num_gpus: float | None = None,
+    **predictor_options,
+) -> Any:
     """`ds.map_batches` with a Predictor on `workers` actors, each with the resources its backend
     needs (resources.py); the model is shipped through the object store once."""
     if not isinstance(workers, int) or workers < 1:
         raise MnnError(f"workers must be a positive int, got {workers!r}")
     ref = ship(model)
-    kwargs = dict(model=ref, backend=backend, threads=threads, precision=precision, sub_batch=sub_batch,
-                  **predictor_options)
+    kwargs = dict(
+        model=ref, backend=backend, threads=threads, precision=precision, sub_batch=sub_batch, **predictor_options
+    )
     from ray.data import ActorPoolStrategy
 
-    return ds.map_batches(Predictor, fn_constructor_kwargs=kwargs, compute=ActorPoolStrategy(size=workers),
-                          batch_size=batch_size, batch_format="numpy", **actor_resources(backend, threads, num_gpus))
+    return ds.map_batches(
+        Predictor,
+        fn_constructor_kwargs=kwargs,
+        compute=ActorPoolStrategy(size=workers),
+        batch_size=batch_size,
+        batch_format="numpy",
+        **actor_resources(backend, threads, num_gpus),
+    )
 
 
 def _is_int(d: Any) -> bool:

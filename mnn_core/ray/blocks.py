@@ -55,8 +55,10 @@ def plan_blocks(source: str | os.PathLike, block_rows: int) -> tuple[list[Block]
     if ".parquet" in kinds:
         return _parquet_blocks(files, block_rows), digest.hexdigest()
     names = [str(p) for p in files]
-    blocks = [Block(i, start, tuple(names[start:start + block_rows]), 0, len(names[start:start + block_rows]))
-              for i, start in enumerate(range(0, len(names), block_rows))]
+    blocks = [
+        Block(i, start, tuple(names[start : start + block_rows]), 0, len(names[start : start + block_rows]))
+        for i, start in enumerate(range(0, len(names), block_rows))
+    ]
     return blocks, digest.hexdigest()
 
 
@@ -85,15 +87,19 @@ def read_block(block: Block, inputs: list[str]) -> dict[str, np.ndarray]:
                     rows.setdefault(k, []).append(z[k])
         else:
             if len(inputs) != 1:
-                raise InputError(f"{name}: a .npy file holds one array, but the model has inputs "
-                                 f"{', '.join(inputs)}; give .npz files with one array per input")
+                raise InputError(
+                    f"{name}: a .npy file holds one array, but the model has inputs "
+                    f"{', '.join(inputs)}; give .npz files with one array per input"
+                )
             rows.setdefault(inputs[0], []).append(np.load(name, allow_pickle=False))
     columns = {}
     for k, values in rows.items():
         shapes = {v.shape for v in values}
         if len(shapes) > 1:
-            raise InputError(f"block {block.index}: {k} has rows of different shapes {sorted(shapes)[:3]}; "
-                             "batch inference needs one shape per input")
+            raise InputError(
+                f"block {block.index}: {k} has rows of different shapes {sorted(shapes)[:3]}; "
+                "batch inference needs one shape per input"
+            )
         columns[k] = np.stack(values)
     columns["id"] = np.array([Path(f).name for f in block.files])
     return columns
@@ -163,8 +169,10 @@ def check_manifest(out_dir: Path, expected: dict) -> None:
             raise MnnError(f"{path} cannot be read ({exc}); delete it and the parts, or use a new --output") from None
         diff = [k for k in expected if found.get(k) != expected[k]]
         if diff:
-            raise MnnError(f"{out_dir} holds the output of another run (its {', '.join(diff)} differ); use a new "
-                           "--output, or delete that folder to start over")
+            raise MnnError(
+                f"{out_dir} holds the output of another run (its {', '.join(diff)} differ); use a new "
+                "--output, or delete that folder to start over"
+            )
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")

@@ -54,14 +54,28 @@ class BatchReport:
 
     def __str__(self) -> str:
         rate = self.rows / self.seconds if self.seconds else 0.0
-        return (f"{self.rows} rows in {self.blocks} blocks ({self.skipped} done before) in {self.seconds:.1f}s, "
-                f"{rate:.0f} rows/s")
+        return (
+            f"{self.rows} rows in {self.blocks} blocks ({self.skipped} done before) in {self.seconds:.1f}s, "
+            f"{rate:.0f} rows/s"
+        )
 
 
-def run_batch(model: str | Path, source: str | Path, output: str | Path, *, address: str | None = None,
-              backend: str | Sequence[str] = "auto", threads: int = 1, workers: int = 1, block_rows: int = 1024,
-              sub_batch: int = 64, precision: str = "normal", num_gpus: float | None = None,
-              progress: bool | None = None, on_block: Callable[[int], None] | None = None) -> BatchReport:
+def run_batch(
+    model: str | Path,
+    source: str | Path,
+    output: str | Path,
+    *,
+    address: str | None = None,
+    backend: str | Sequence[str] = "auto",
+    threads: int = 1,
+    workers: int = 1,
+    block_rows: int = 1024,
+    sub_batch: int = 64,
+    precision: str = "normal",
+    num_gpus: float | None = None,
+    progress: bool | None = None,
+    on_block: Callable[[int], None] | None = None,
+) -> BatchReport:
     """Run `model` over every block of `source` not yet in `output` (see the module docstring)."""
     start = time.perf_counter()
     model_path = Path(model)
@@ -71,8 +85,15 @@ def run_batch(model: str | Path, source: str | Path, output: str | Path, *, addr
         raise MnnError(f"--workers must be a positive int, got {workers!r}")
     blocks, input_digest = plan_blocks(source, block_rows)
     out_dir = Path(output)
-    check_manifest(out_dir, {"model": hashlib.sha256(model_path.read_bytes()).hexdigest(), "input": input_digest,
-                             "block_rows": block_rows, "blocks": len(blocks)})
+    check_manifest(
+        out_dir,
+        {
+            "model": hashlib.sha256(model_path.read_bytes()).hexdigest(),
+            "input": input_digest,
+            "block_rows": block_rows,
+            "blocks": len(blocks),
+        },
+    )
     done = done_blocks(out_dir)
     todo = [b for b in blocks if b.index not in done]
     if not todo:  # nothing left: no cluster needed
@@ -131,8 +152,10 @@ def _dispatch(pool: list, todo: list[Block], actor, ref: ModelRef, out_dir: str,
             continue
         except ray.exceptions.RayTaskError as exc:  # the block itself is bad: a retry would fail the same way
             cause = exc.cause if isinstance(exc.cause, MnnError) else exc
-            raise MnnError(f"block {block.index} (rows {block.first_row}..{block.first_row + block.rows - 1}, "
-                           f"{Path(block.files[0]).name}...): {cause}") from None
+            raise MnnError(
+                f"block {block.index} (rows {block.first_row}..{block.first_row + block.rows - 1}, "
+                f"{Path(block.files[0]).name}...): {cause}"
+            ) from None
         if waiting:
             submit(waiting.pop(), 0)
         yield block
@@ -141,8 +164,18 @@ def _dispatch(pool: list, todo: list[Block], actor, ref: ModelRef, out_dir: str,
 def cmd_batch(args) -> int:
     """The CLI's entry: parse-level checks done by argparse, the rest here."""
     backend = args.backend.split(",") if "," in args.backend else args.backend
-    report = run_batch(args.model, args.input, args.output, address=args.ray, backend=backend, threads=args.threads,
-                       workers=args.workers, block_rows=args.block_rows, sub_batch=args.sub_batch,
-                       precision=args.precision, num_gpus=args.num_gpus)
+    report = run_batch(
+        args.model,
+        args.input,
+        args.output,
+        address=args.ray,
+        backend=backend,
+        threads=args.threads,
+        workers=args.workers,
+        block_rows=args.block_rows,
+        sub_batch=args.sub_batch,
+        precision=args.precision,
+        num_gpus=args.num_gpus,
+    )
     print(f"wrote {args.output}: {report}")
     return 0

@@ -42,8 +42,13 @@ def free_port() -> int:
 class LocalCluster:
     """Start `nodes` Ray nodes here (the first the head); `stop()` (or leaving `with`) ends them all."""
 
-    def __init__(self, nodes: int = 2, cpus_per_node: int = 1, object_store_bytes: int = OBJECT_STORE_BYTES,
-                 timeout: float = 120.0):
+    def __init__(
+        self,
+        nodes: int = 2,
+        cpus_per_node: int = 1,
+        object_store_bytes: int = OBJECT_STORE_BYTES,
+        timeout: float = 120.0,
+    ):
         if nodes < 1 or cpus_per_node < 1:
             raise MnnError(f"a local cluster needs a node and a CPU per node at least, got {nodes}, {cpus_per_node}")
         self.nodes, self.cpus, self.store, self.timeout = nodes, cpus_per_node, object_store_bytes, timeout
@@ -75,16 +80,29 @@ class LocalCluster:
         env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", **self.env)
         log = open(Path(self.temp_dir) / f"node{len(self._procs)}.log", "w")  # noqa: SIM115 (closed by the child's exit)
         exe = Path(sys.executable).with_name("ray")
-        cmd = [str(exe) if exe.exists() else "ray", "start", "--block", f"--num-cpus={self.cpus}",
-               f"--object-store-memory={self.store}", "--node-ip-address=127.0.0.1", *args]
+        cmd = [
+            str(exe) if exe.exists() else "ray",
+            "start",
+            "--block",
+            f"--num-cpus={self.cpus}",
+            f"--object-store-memory={self.store}",
+            "--node-ip-address=127.0.0.1",
+            *args,
+        ]
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         log.close()
         self._procs.append(proc)
         return proc
 
     def start(self) -> LocalCluster:
-        self._ray("--head", f"--port={self.port}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}",
-                  f"--ray-client-server-port={free_port()}", "--disable-usage-stats")
+        self._ray(
+            "--head",
+            f"--port={self.port}",
+            "--include-dashboard=false",
+            f"--temp-dir={self.temp_dir}",
+            f"--ray-client-server-port={free_port()}",
+            "--disable-usage-stats",
+        )
         self._wait(lambda: self._started(0), "the head node")
         for _ in range(self.nodes - 1):
             self._ray(f"--address={self.address}")

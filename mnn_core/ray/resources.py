@@ -26,8 +26,9 @@ def uses_device(backend: str | Sequence[str]) -> bool:
     return known is not None and known.memory_domain != HOST
 
 
-def actor_resources(backend: str | Sequence[str] = "auto", threads: int = 1, num_gpus: float | None = None,
-                    check_cluster: bool = True) -> dict[str, float]:
+def actor_resources(
+    backend: str | Sequence[str] = "auto", threads: int = 1, num_gpus: float | None = None, check_cluster: bool = True
+) -> dict[str, float]:
     """Ray resource arguments ({"num_cpus": ..., "num_gpus": ...}) for one actor running `backend`.
 
     `num_gpus` overrides the choice (0 runs a device backend without reserving a GPU: a software
@@ -40,10 +41,14 @@ def actor_resources(backend: str | Sequence[str] = "auto", threads: int = 1, num
     if check_cluster and ray.is_initialized():
         total = ray.cluster_resources()
         if gpus and total.get("GPU", 0) < gpus:
-            raise MnnError(f"backend {backend!r} takes a GPU per actor, but the Ray cluster has "
-                           f"{total.get('GPU', 0):g}; start nodes with --num-gpus, or pass num_gpus=0 to run "
-                           "it without reserving one (a software driver)")
+            raise MnnError(
+                f"backend {backend!r} takes a GPU per actor, but the Ray cluster has "
+                f"{total.get('GPU', 0):g}; start nodes with --num-gpus, or pass num_gpus=0 to run "
+                "it without reserving one (a software driver)"
+            )
         if total.get("CPU", 0) < res["num_cpus"]:
-            raise MnnError(f"an actor with threads={threads} needs {res['num_cpus']:g} CPUs, but the cluster has "
-                           f"{total.get('CPU', 0):g}; use fewer threads")
+            raise MnnError(
+                f"an actor with threads={threads} needs {res['num_cpus']:g} CPUs, but the cluster has "
+                f"{total.get('CPU', 0):g}; use fewer threads"
+            )
     return res

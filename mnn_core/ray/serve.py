@@ -31,12 +31,28 @@ from .resources import actor_resources
 class MnnModel:
     """One replica: a Session (inside a Predictor) behind a batching queue."""
 
-    def __init__(self, data: bytes, suffix: str, backend: str | Sequence[str], threads: int, precision: str,
-                 max_batch_size: int, batch_wait_timeout_s: float, options: dict | None):
+    def __init__(
+        self,
+        data: bytes,
+        suffix: str,
+        backend: str | Sequence[str],
+        threads: int,
+        precision: str,
+        max_batch_size: int,
+        batch_wait_timeout_s: float,
+        options: dict | None,
+    ):
         from .batch import Predictor
 
-        self.predictor = Predictor(load_bytes(data, suffix), backend=backend, threads=threads, precision=precision,
-                                   sub_batch=max_batch_size, keep_columns=False, options=options)
+        self.predictor = Predictor(
+            load_bytes(data, suffix),
+            backend=backend,
+            threads=threads,
+            precision=precision,
+            sub_batch=max_batch_size,
+            keep_columns=False,
+            options=options,
+        )
         self.graph_inputs = self.predictor.session.graph.inputs
         self.batch.set_max_batch_size(max_batch_size)
         self.batch.set_batch_wait_timeout_s(batch_wait_timeout_s)
@@ -61,8 +77,11 @@ class MnnModel:
         return {name: value.tolist() for name, value in out.items()}
 
     def stats(self) -> dict[str, Any]:
-        return {"batches": len(self.batch_sizes), "max_requests_per_batch": max(self.batch_sizes, default=0),
-                "requests": sum(self.batch_sizes)}
+        return {
+            "batches": len(self.batch_sizes),
+            "max_requests_per_batch": max(self.batch_sizes, default=0),
+            "requests": sum(self.batch_sizes),
+        }
 
     @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.01)  # replaced per deployment in __init__
     async def batch(self, requests: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
@@ -87,8 +106,10 @@ class MnnModel:
         missing = [n for n in self.graph_inputs if n not in feeds]
         extra = [n for n in feeds if n not in self.graph_inputs]
         if missing or extra:
-            raise InputError(f"the model's inputs are {', '.join(self.graph_inputs)}; the request "
-                             + (f"lacks {', '.join(missing)}" if missing else f"has unknown {', '.join(extra)}"))
+            raise InputError(
+                f"the model's inputs are {', '.join(self.graph_inputs)}; the request "
+                + (f"lacks {', '.join(missing)}" if missing else f"has unknown {', '.join(extra)}")
+            )
         out = {}
         for name, info in self.graph_inputs.items():
             try:
@@ -97,10 +118,13 @@ class MnnModel:
                 raise InputError(f"input {name!r}: not an array of {info.dtype} ({exc})") from None
             if info.shape is not None:
                 want = tuple(info.shape)
-                if value.ndim != len(want) or any(isinstance(d, int) and d != g for d, g in
-                                                  zip(want[1:], value.shape[1:])):
-                    raise InputError(f"input {name!r}: rows of shape {value.shape[1:]}, the model takes "
-                                     f"{want[1:]} (shape {want}, rows first)")
+                if value.ndim != len(want) or any(
+                    isinstance(d, int) and d != g for d, g in zip(want[1:], value.shape[1:])
+                ):
+                    raise InputError(
+                        f"input {name!r}: rows of shape {value.shape[1:]}, the model takes "
+                        f"{want[1:]} (shape {want}, rows first)"
+                    )
             out[name] = value
         if len({len(v) for v in out.values()}) > 1:
             raise InputError(f"the inputs have different numbers of rows: {sorted({len(v) for v in out.values()})}")
@@ -113,9 +137,20 @@ def _http_error(message: str):
     return JSONResponse({"error": message}, status_code=400)
 
 
-def serve_app(model: Any, *, backend: str | Sequence[str] = "auto", threads: int = 1, precision: str = "normal",
-              max_batch_size: int = 32, batch_wait_timeout_s: float = 0.01, num_replicas: int = 1,
-              num_gpus: float | None = None, name: str = "mnn", options: dict | None = None, suffix: str | None = None):
+def serve_app(
+    model: Any,
+    *,
+    backend: str | Sequence[str] = "auto",
+    threads: int = 1,
+    precision: str = "normal",
+    max_batch_size: int = 32,
+    batch_wait_timeout_s: float = 0.01,
+    num_replicas: int = 1,
+    num_gpus: float | None = None,
+    name: str = "mnn",
+    options: dict | None = None,
+    suffix: str | None = None,
+):
     """A Serve application (for serve.run) of `num_replicas` replicas of `model` (a path, Graph, Module, or
     the bytes of a model file of type `suffix`, ".mnn" or ".onnx"), each with the resources its backend
     needs (resources.py)."""
@@ -128,8 +163,11 @@ def serve_app(model: Any, *, backend: str | Sequence[str] = "auto", threads: int
     data, suffix, label = model_bytes(model, suffix)
     check_model(data, suffix, label)
     resources = actor_resources(backend, threads, num_gpus)
-    deployment = serve.deployment(MnnModel, name=name, num_replicas=num_replicas,
-                                  max_ongoing_requests=max(2 * max_batch_size, 8),
-                                  ray_actor_options={"num_cpus": resources["num_cpus"],
-                                                     "num_gpus": resources["num_gpus"]})
+    deployment = serve.deployment(
+        MnnModel,
+        name=name,
+        num_replicas=num_replicas,
+        max_ongoing_requests=max(2 * max_batch_size, 8),
+        ray_actor_options={"num_cpus": resources["num_cpus"], "num_gpus": resources["num_gpus"]},
+    )
     return deployment.bind(data, suffix, backend, threads, precision, max_batch_size, batch_wait_timeout_s, options)

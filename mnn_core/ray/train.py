@@ -65,8 +65,9 @@ class _Worker:
                 p.grad = None
             loss = self.loss_fn(self.model(x), y)
             loss.backward()
-        grads = [None if p.grad is None else np.asarray(p.grad.numpy(), np.float32) * np.float32(weight)
-                 for p in self.params]
+        grads = [
+            None if p.grad is None else np.asarray(p.grad.numpy(), np.float32) * np.float32(weight) for p in self.params
+        ]
         return grads, float(loss.item()) * weight
 
     def apply(self, grads: list[np.ndarray | None]) -> None:
@@ -94,15 +95,26 @@ class DataParallel:
     ("reference" is bit-stable across processes; None: mnn's default dispatch).
     """
 
-    def __init__(self, make_model: Callable, make_optimizer: Callable, loss_fn: Any, *, workers: int = 2,
-                 backend: str | None = "reference", seed: int = 0, num_cpus: float = 1,
-                 local_batchnorm: bool = False):
+    def __init__(
+        self,
+        make_model: Callable,
+        make_optimizer: Callable,
+        loss_fn: Any,
+        *,
+        workers: int = 2,
+        backend: str | None = "reference",
+        seed: int = 0,
+        num_cpus: float = 1,
+        local_batchnorm: bool = False,
+    ):
         if not isinstance(workers, int) or workers < 1:
             raise MnnError(f"workers must be a positive int, got {workers!r}")
         reduction = getattr(loss_fn, "reduction", "mean")
         if reduction != "mean":
-            raise MnnError(f"the loss must average over rows (reduction='mean'), got reduction={reduction!r}: "
-                           "the averaged gradient weights each worker by its share of the rows")
+            raise MnnError(
+                f"the loss must average over rows (reduction='mean'), got reduction={reduction!r}: "
+                "the averaged gradient weights each worker by its share of the rows"
+            )
         if not ray.is_initialized():
             raise MnnError("DataParallel needs a running Ray: call ray.init() (or ray.init(address=...)) first")
         actor = ray.remote(num_cpus=num_cpus)(_Worker)
@@ -110,8 +122,10 @@ class DataParallel:
         norms = ray.get(self.workers[0].batchnorms.remote())
         if norms and not local_batchnorm:
             self.shutdown()
-            raise MnnError(f"the model has BatchNorm ({', '.join(norms[:3])}): each worker would normalise by "
-                           "its shard's statistics, not the batch's; pass local_batchnorm=True to accept that")
+            raise MnnError(
+                f"the model has BatchNorm ({', '.join(norms[:3])}): each worker would normalise by "
+                "its shard's statistics, not the batch's; pass local_batchnorm=True to accept that"
+            )
         state = ray.put(ray.get(self.workers[0].state_dict.remote()))  # every replica starts from rank 0's weights
         ray.get([w.load_state_dict.remote(state) for w in self.workers[1:]])
 
@@ -124,8 +138,9 @@ class DataParallel:
         if rows < len(self.workers):
             raise InputError(f"a batch of {rows} rows cannot feed {len(self.workers)} workers a row each")
         bounds = np.linspace(0, rows, len(self.workers) + 1).astype(int)
-        results = ray.get([w.grads.remote(x[a:b], y[a:b], (b - a) / rows)
-                           for w, a, b in zip(self.workers, bounds[:-1], bounds[1:])])
+        results = ray.get(
+            [w.grads.remote(x[a:b], y[a:b], (b - a) / rows) for w, a, b in zip(self.workers, bounds[:-1], bounds[1:])]
+        )
         mean = _sum_grads([g for g, _ in results])
         ref = ray.put(mean)  # one copy in the object store, read by every worker
         ray.get([w.apply.remote(ref) for w in self.workers])
@@ -156,6 +171,7 @@ def _sum_grads(per_worker: list[list[np.ndarray | None]]) -> list[np.ndarray | N
     out: list[np.ndarray | None] = []
     for grads in zip(*per_worker):
         present = [g for g in grads if g is not None]
-        out.append(None if not present else np.sum(present, axis=0, dtype=np.float32) if len(present) > 1
-                   else present[0])
+        out.append(
+            None if not present else np.sum(present, axis=0, dtype=np.float32) if len(present) > 1 else present[0]
+        )
     return out

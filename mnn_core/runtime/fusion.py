@@ -34,8 +34,15 @@ from .scheduler import Placement
 __all__ = ["Fusion", "FusionOffer", "fuse_placed"]
 
 
-def fuse_placed(nodes: Sequence[Node], placements: Sequence[Placement], backends: Mapping[str, object],
-                infos: Mapping[str, TensorInfo], constants, outputs, ctx):
+def fuse_placed(
+    nodes: Sequence[Node],
+    placements: Sequence[Placement],
+    backends: Mapping[str, object],
+    infos: Mapping[str, TensorInfo],
+    constants,
+    outputs,
+    ctx,
+):
     """Offer each backend its placed ops; apply and check the fusions it returns.
 
     Returns (nodes, placements, fused): the run order and placements with each fusion's node in the
@@ -95,8 +102,9 @@ def _check(backend, fusion, by_name, order, placed, readers, outputs, taken) -> 
     node, replaces = fusion.node, tuple(fusion.replaces)
 
     def bad(why: str) -> BackendError:
-        return BackendError(f"backend {backend} proposed an unsound fusion {node.name!r} of "
-                            f"{', '.join(replaces) or 'nothing'}: {why}")
+        return BackendError(
+            f"backend {backend} proposed an unsound fusion {node.name!r} of {', '.join(replaces) or 'nothing'}: {why}"
+        )
 
     if not isinstance(node, Node) or not replaces:
         raise bad("a Fusion needs a Node and the names of the nodes it replaces")

@@ -16,8 +16,9 @@ def load(path: str | os.PathLike, **options) -> Graph:
     loaders = get_plugins().loaders
     fn = loaders.get(p.suffix.lower())
     if fn is None:
-        raise MnnError(f"cannot open {p}: unknown model type {p.suffix or '(no suffix)'!r}; "
-                       f"known: {', '.join(sorted(loaders))}")
+        raise MnnError(
+            f"cannot open {p}: unknown model type {p.suffix or '(no suffix)'!r}; known: {', '.join(sorted(loaders))}"
+        )
     if not p.exists():
         raise MnnError(f"model file {p} does not exist")
     return fn(p, **options)

@@ -79,8 +79,9 @@ class Plan:
         if self.copies:
             lines.append(f"copies between memory domains: {', '.join(self.copies)}")
         if self.elided:
-            lines.append(f"no step (views alias their input; concatenations are written in place): "
-                         f"{', '.join(self.elided)}")
+            lines.append(
+                f"no step (views alias their input; concatenations are written in place): {', '.join(self.elided)}"
+            )
         if self.fused:
             fused = (f"{k} ({' + '.join(v)})" for k, v in self.fused.items())
             lines.append("fused by their backend: " + ", ".join(fused))
@@ -117,13 +118,22 @@ class PreparedPlan:
         self.move_index: dict[str, int] = {}  # movable input -> its position in program.run's `moved`
 
 
-
 class ProgramBuilder:
     """Turns a placement into steps, arenas and a compiled Program."""
 
-    def __init__(self, graph: Graph, infos: dict[str, TensorInfo], placements: list[Placement], nodes: list[Node],
-                 candidates: Mapping[str, Candidate], ctx: PrepareContext, released: ReleasedWeights | None = None,
-                 model: Graph | None = None, pinned: frozenset = frozenset(), max_arena_bytes: int | None = None):
+    def __init__(
+        self,
+        graph: Graph,
+        infos: dict[str, TensorInfo],
+        placements: list[Placement],
+        nodes: list[Node],
+        candidates: Mapping[str, Candidate],
+        ctx: PrepareContext,
+        released: ReleasedWeights | None = None,
+        model: Graph | None = None,
+        pinned: frozenset = frozenset(),
+        max_arena_bytes: int | None = None,
+    ):
         """`candidates`: the session's backends by name; `released`, `model` and `pinned`: where
         packed weights are released (the session's ReleasedWeights, the graph they are released
         from, the constants some earlier plan reads at run and that must stay); `max_arena_bytes`:
@@ -251,7 +261,8 @@ class ProgramBuilder:
                 readers = {id(u): u for u in users}.values()  # a node reading the value twice is listed twice
                 uses = tuple((u, i) for u in readers for i, n in enumerate(u.inputs) if n == value)
                 offers.setdefault(backend, []).append(
-                    LayoutCandidate(value, self.infos[value], node, uses, self.infos, constants))
+                    LayoutCandidate(value, self.infos[value], node, uses, self.infos, constants)
+                )
         for backend_name, cands in offers.items():
             backend = self.candidates[backend_name].backend
             choose = getattr(backend, "tensor_layouts", None)  # backends not derived from Backend lack it
@@ -261,11 +272,15 @@ class ProgramBuilder:
             offered = {c.value for c in cands}
             for value, code in chosen.items():
                 if value not in offered:
-                    raise BackendError(f"backend {backend_name} chose a layout for {value!r}, which is not one of "
-                                       "the tensors it was offered (they must stay inside the backend)")
+                    raise BackendError(
+                        f"backend {backend_name} chose a layout for {value!r}, which is not one of "
+                        "the tensors it was offered (they must stay inside the backend)"
+                    )
                 if not isinstance(code, (int, np.integer)) or not 0 <= code < 2**31:
-                    raise BackendError(f"backend {backend_name} chose layout {code!r} for {value!r}; a layout is "
-                                       "an int code, 0 for dense row-major, others private to the backend")
+                    raise BackendError(
+                        f"backend {backend_name} chose layout {code!r} for {value!r}; a layout is "
+                        "an int code, 0 for dense row-major, others private to the backend"
+                    )
                 if code:
                     self.infos[value] = TensorInfo(self.infos[value].shape, self.infos[value].dtype, int(code))
                     self.layout_owner[value] = backend
@@ -314,8 +329,13 @@ class ProgramBuilder:
         if len(set(names)) != len(names):  # concat(x, x): one buffer cannot sit at two offsets
             return False
         for name in names:
-            if (not name or name in self.graph.inputs or name in self.graph.outputs or name not in uses
-                    or len(consumers.get(name, [])) != 1):
+            if (
+                not name
+                or name in self.graph.inputs
+                or name in self.graph.outputs
+                or name not in uses
+                or len(consumers.get(name, [])) != 1
+            ):
                 return False
         if not self._layout_concat_in_place(out, names, axis):
             return False
@@ -374,8 +394,13 @@ class ProgramBuilder:
         for name in self.graph.outputs:
             out.output_views[name] = self._host_view(host, self.slots[(name, HOST)])
         steps = []
-        last_reader = {n: payload[0] for _, kind, payload in self.steps if kind == "op"
-                       for n in payload[0].inputs if n in self.graph.initializers}
+        last_reader = {
+            n: payload[0]
+            for _, kind, payload in self.steps
+            if kind == "op"
+            for n in payload[0].inputs
+            if n in self.graph.initializers
+        }
         for kind, group in self._group_segments():
             if kind == "copy":
                 steps.append(self._copy_step(group[0], group[1], out.arenas))
@@ -393,17 +418,22 @@ class ProgramBuilder:
         if self.max_arena_bytes is None or total <= self.max_arena_bytes:
             return
         parts = ", ".join(f"{d} {p.report.arena_bytes:,}" for d, p in arena_plans.items())
-        raise LimitError(f"the plan needs {total:,} bytes of arenas ({parts}), more than max_arena_bytes="
-                         f"{self.max_arena_bytes:,} (Session(max_arena_bytes=) or MNN_MAX_ARENA_BYTES): "
-                         "use smaller inputs or raise the limit")
+        raise LimitError(
+            f"the plan needs {total:,} bytes of arenas ({parts}), more than max_arena_bytes="
+            f"{self.max_arena_bytes:,} (Session(max_arena_bytes=) or MNN_MAX_ARENA_BYTES): "
+            "use smaller inputs or raise the limit"
+        )
 
     def _may_move(self, name: str) -> bool:
         """Whether run() may hand the steps the caller's array for this input, as far as the plan goes
         (the Program checks its readers): it is in host memory, not an output, and no value lives
         inside its bytes."""
         uses = self.uses.get(HOST, {})
-        return (name not in self.graph.outputs and (name, HOST) in self.slots
-                and not any(u.alias_of == name for u in uses.values()))
+        return (
+            name not in self.graph.outputs
+            and (name, HOST) in self.slots
+            and not any(u.alias_of == name for u in uses.values())
+        )
 
     def _free_packed(self, node: Node, last_reader: dict[str, Node]) -> None:
         """Release the constants this node was the last to read, where every step so far packed
@@ -449,13 +479,20 @@ class ProgramBuilder:
             slot = self.slots[(value, domain)]
             if slot.constant is not None:  # a segment may keep whatever it was handed
                 self.pinned.add(value)
-            return TensorRef(value, slot.info, slot.offset if slot.constant is None or domain != HOST else -1,
-                             slot.constant)
+            return TensorRef(
+                value, slot.info, slot.offset if slot.constant is None or domain != HOST else -1, slot.constant
+            )
 
         ops, in_names, in_descs, out_descs, seen = [], [], [], [], set()
         for node, _ in group:
-            ops.append(SegmentOp(node, [ref(n) if n else None for n in node.inputs], [ref(n) for n in node.outputs],
-                                 {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers}))
+            ops.append(
+                SegmentOp(
+                    node,
+                    [ref(n) if n else None for n in node.inputs],
+                    [ref(n) for n in node.outputs],
+                    {n: self.graph.initializers[n] for n in node.inputs if n in self.graph.initializers},
+                )
+            )
             for n in node.inputs:
                 if n and n not in seen:
                     seen.add(n)
@@ -484,10 +521,12 @@ class ProgramBuilder:
             try:
                 raw = np.zeros(nbytes + ALIGNMENT, dtype=np.uint8)
             except MemoryError:
-                raise MnnError(f"the plan for these input shapes needs a {nbytes}-byte arena, more memory than "
-                               "this process can allocate: use smaller inputs (or check the model's shapes)") from None
+                raise MnnError(
+                    f"the plan for these input shapes needs a {nbytes}-byte arena, more memory than "
+                    "this process can allocate: use smaller inputs (or check the model's shapes)"
+                ) from None
             start = (-raw.ctypes.data) % ALIGNMENT
-            return raw[start:start + nbytes]
+            return raw[start : start + nbytes]
         arena = self._with_ctx(self.backend_of_domain(domain).allocate_arena, nbytes)
         if not isinstance(arena, Arena):
             raise BackendError(f"allocate_arena of domain {domain!r} must return an mnn_core.backend.Arena")
@@ -532,14 +571,20 @@ class ProgramBuilder:
             return self._view_copy_step(node, ins[0], outs[0], arenas)
         try:
             execution = cand.backend.prepare(
-                node, [s.info if s else None for s in ins], [s.info for s in outs], constants, self.ctx)
+                node, [s.info if s else None for s in ins], [s.info for s in outs], constants, self.ctx
+            )
         except MnnError:
             raise
         except Exception as exc:
             raise BackendError(f"backend {backend_name} failed to prepare {node.op} ({node.name}): {exc}") from exc
         packed = execution.packed if isinstance(execution, CExecution) else frozenset()
-        in_descs = [self._packed_desc(s) if i in packed and s.constant is not None and s.domain == HOST
-                    else self._desc(arenas, s) for i, s in enumerate(ins) if s is not None]
+        in_descs = [
+            self._packed_desc(s)
+            if i in packed and s.constant is not None and s.domain == HOST
+            else self._desc(arenas, s)
+            for i, s in enumerate(ins)
+            if s is not None
+        ]
         out_descs = [self._desc(arenas, s) for s in outs]
         in_names = [n for n in node.inputs if n]
         if isinstance(execution, CExecution):
@@ -549,18 +594,27 @@ class ProgramBuilder:
             out_views = [self._view(arenas, s) for s in outs]
             fn = execution.fn
             return (node.name, lambda: fn(in_views, out_views), in_descs, out_descs, in_names)
-        raise BackendError(f"backend {backend_name} returned {type(execution).__name__} from prepare; "
-                           "expected CExecution or PyExecution")
+        raise BackendError(
+            f"backend {backend_name} returned {type(execution).__name__} from prepare; "
+            "expected CExecution or PyExecution"
+        )
 
     def _view_copy_step(self, node: Node, src: Slot, dst: Slot, arenas) -> tuple:
         """A view op that could not alias its input: the core copies the bytes."""
         if src.domain != HOST:
-            raise BackendError(f"{node.op} ({node.name}) on domain {src.domain!r} cannot alias its input "
-                               "and the backend has no kernel for it")
+            raise BackendError(
+                f"{node.op} ({node.name}) on domain {src.domain!r} cannot alias its input "
+                "and the backend has no kernel for it"
+            )
         a, b = self._host_view(arenas[HOST], src), self._host_view(arenas[HOST], dst)
         flat_a, flat_b = a.reshape(-1), b.reshape(-1)
-        return (node.name, lambda: np.copyto(flat_b, flat_a), [self._desc(arenas, src)], [self._desc(arenas, dst)],
-                [node.inputs[0]])
+        return (
+            node.name,
+            lambda: np.copyto(flat_b, flat_a),
+            [self._desc(arenas, src)],
+            [self._desc(arenas, dst)],
+            [node.inputs[0]],
+        )
 
     def _copy_step(self, name: str, payload, arenas) -> tuple:
         value, src, dst = payload
@@ -580,4 +634,5 @@ class ProgramBuilder:
             def fn():
                 a_src.read(o_src, tmp)
                 a_dst.write(o_dst, tmp)
+
         return (name, fn, [self._desc(arenas, s_slot)], [self._desc(arenas, d_slot)], [value])

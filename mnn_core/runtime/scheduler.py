@@ -51,8 +51,14 @@ class Candidate:
     domain: str = "host"  # where its tensors live in this session (Backend.memory_domain_for)
 
 
-def roofline_ms(node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorInfo], device: DeviceInfo,
-                spec: KernelSpec, threads: int) -> float:
+def roofline_ms(
+    node: Node,
+    ins: Sequence[TensorInfo],
+    outs: Sequence[TensorInfo],
+    device: DeviceInfo,
+    spec: KernelSpec,
+    threads: int,
+) -> float:
     flops = get_schema(node.op).estimate_flops([i for i in ins if i is not None], outs, node.attrs)
     nbytes = sum(i.nbytes for i in ins if i is not None) + sum(o.nbytes for o in outs)
     scale = threads if device.kind == "cpu" else 1
@@ -86,8 +92,14 @@ def _verdict(cand: Candidate, node: Node, ins) -> bool | str:
     return spec.accepts(node, ins)
 
 
-def place_listed(graph: Graph, infos: dict[str, TensorInfo], cands: list[Candidate], reference: Candidate,
-                 fallback: bool, threads: int) -> list[Placement]:
+def place_listed(
+    graph: Graph,
+    infos: dict[str, TensorInfo],
+    cands: list[Candidate],
+    reference: Candidate,
+    fallback: bool,
+    threads: int,
+) -> list[Placement]:
     """Each op on the first listed backend that accepts it, else the reference."""
     plan = []
     for node in graph.nodes:
@@ -112,8 +124,9 @@ def place_listed(graph: Graph, infos: dict[str, TensorInfo], cands: list[Candida
             reason = "fallback (" + "; ".join(refusals) + ")" if refusals else "requested"
         else:
             reason = "requested" if not refusals else "fallback (" + "; ".join(refusals) + ")"
-        plan.append(Placement(node.name, node.op, chosen.backend.name, reason,
-                              estimate(chosen, node, ins, outs, threads)))
+        plan.append(
+            Placement(node.name, node.op, chosen.backend.name, reason, estimate(chosen, node, ins, outs, threads))
+        )
     return plan
 
 
@@ -145,7 +158,10 @@ def place_auto(graph: Graph, infos: dict[str, TensorInfo], cands: list[Candidate
                     new_where = dict(where)
                     new_where.update({o: cand.backend.name for o in node.outputs})
                     new_states[cand.backend.name] = (
-                        cost, new_where, placed + [Placement(node.name, node.op, cand.backend.name, reason, run)])
+                        cost,
+                        new_where,
+                        placed + [Placement(node.name, node.op, cand.backend.name, reason, run)],
+                    )
         if not new_states:
             raise UnsupportedOpError(f"no available backend runs op {node.op} (node {node.name!r})")
         states = new_states

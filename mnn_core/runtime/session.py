@@ -71,19 +71,33 @@ BATCH_PARALLEL = ("auto", "on", "off")
 #: shapes): the least recently used goes when one more is made (Session(max_plans=), MNN_MAX_PLANS)
 MAX_PLANS = 32
 #: the environment's defaults for Session(max_plans=, max_arena_bytes=, max_loop_iterations=)
-LIMIT_ENV = {"max_plans": "MNN_MAX_PLANS", "max_arena_bytes": "MNN_MAX_ARENA_BYTES",
-             "max_loop_iterations": "MNN_MAX_LOOP_ITERATIONS"}
+LIMIT_ENV = {
+    "max_plans": "MNN_MAX_PLANS",
+    "max_arena_bytes": "MNN_MAX_ARENA_BYTES",
+    "max_loop_iterations": "MNN_MAX_LOOP_ITERATIONS",
+}
 
 
 class Session:
     """A model bound to backends, planned per input shape."""
 
-    def __init__(self, model: Graph | str | os.PathLike, backend: str | Sequence[str] = "auto",
-                 threads: int = 1, precision: str = "normal", fallback: bool = True,
-                 options: dict | None = None, optimize: bool = True, batch_parallel: str = "auto",
-                 release_weights: bool = True, fuse: bool = True, input_shapes: dict | None = None,
-                 max_plans: int | None = None, max_arena_bytes: int | None = None,
-                 max_loop_iterations: int | None = None):
+    def __init__(
+        self,
+        model: Graph | str | os.PathLike,
+        backend: str | Sequence[str] = "auto",
+        threads: int = 1,
+        precision: str = "normal",
+        fallback: bool = True,
+        options: dict | None = None,
+        optimize: bool = True,
+        batch_parallel: str = "auto",
+        release_weights: bool = True,
+        fuse: bool = True,
+        input_shapes: dict | None = None,
+        max_plans: int | None = None,
+        max_arena_bytes: int | None = None,
+        max_loop_iterations: int | None = None,
+    ):
         from ..graph.passes import optimize as run_passes
         from .loader import load
 
@@ -199,10 +213,14 @@ class Session:
             raise InputError(f"resize() needs the shape of every input; missing: {', '.join(missing)}")
         values = {n: np.asarray((values or {})[n]) for n in self.value_inputs if n in (values or {})}
         if len(values) != len(self.value_inputs):
-            raise InputError(f"inputs {', '.join(self.value_inputs)} decide shapes (or If branches) in this model: "
-                             "pass their values to resize(shapes, values=...), or call run()")
-        key = (tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names),
-               tuple((v.dtype.str, v.tobytes()) for v in values.values()))
+            raise InputError(
+                f"inputs {', '.join(self.value_inputs)} decide shapes (or If branches) in this model: "
+                "pass their values to resize(shapes, values=...), or call run()"
+            )
+        key = (
+            tuple(tuple(int(d) for d in shapes[n]) for n in self.input_names),
+            tuple((v.dtype.str, v.tobytes()) for v in values.values()),
+        )
         with self._lock:  # one plan at a time: restoring and releasing weights must not interleave
             plan = self._plans.get(key)
             if plan is not None:
@@ -238,11 +256,21 @@ class Session:
         if self.fuse:
             placed = {p.backend for p in placements}
             backends = {n: c.backend for n, c in self._by_name.items() if n in placed}
-            nodes, placements, fused = fuse_placed(graph.nodes, placements, backends, infos, graph.initializers,
-                                                   graph.outputs, self.ctx)
-        builder = ProgramBuilder(graph, infos, placements, nodes, self._by_name, self.ctx,
-                                 released=self._released, model=self.graph, pinned=frozenset(self._pinned),
-                                 max_arena_bytes=self.max_arena_bytes)
+            nodes, placements, fused = fuse_placed(
+                graph.nodes, placements, backends, infos, graph.initializers, graph.outputs, self.ctx
+            )
+        builder = ProgramBuilder(
+            graph,
+            infos,
+            placements,
+            nodes,
+            self._by_name,
+            self.ctx,
+            released=self._released,
+            model=self.graph,
+            pinned=frozenset(self._pinned),
+            max_arena_bytes=self.max_arena_bytes,
+        )
         builder.plan.fused = fused
         plan = builder.build()
         self._pinned |= builder.pinned
@@ -252,8 +280,15 @@ class Session:
 
     # -- running -----------------------------------------------------------------------
 
-    def run(self, feeds: dict[str, Any], copy: bool = True, profile: bool = False, *,
-            timeout: float | None = None, cancel: CancelToken | None = None) -> dict[str, np.ndarray]:
+    def run(
+        self,
+        feeds: dict[str, Any],
+        copy: bool = True,
+        profile: bool = False,
+        *,
+        timeout: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> dict[str, np.ndarray]:
         """Run once. Returns {output name: array}; with copy=False the arrays are
         views into the session's memory, valid until the next run (by any thread).
         Threads may share a session: their runs take turns (module docstring).
@@ -299,8 +334,12 @@ class Session:
             arrays = fast.match(feeds)
             if arrays is not None:  # the inputs of the last run again: checked, planned, not split
                 cur = fast.plan
-                cur.program.run(False, bind_inputs(arrays, fast.views, fast.move_at, fast.lo, fast.hi, fast.n_movable),
-                                limits.token.address, limits.deadline_ms)
+                cur.program.run(
+                    False,
+                    bind_inputs(arrays, fast.views, fast.move_at, fast.lo, fast.hi, fast.n_movable),
+                    limits.token.address,
+                    limits.deadline_ms,
+                )
                 if copy:
                     return {n: v.copy() for n, v in cur.output_views.items()}
                 return dict(cur.output_views)
@@ -312,8 +351,11 @@ class Session:
             self._split_shapes = shapes
             return split.run(feeds, copy, limits)
         cur = self._current
-        if cur is None or any(cur.input_views[n].shape != s for n, s in shapes.items()) or any(
-                not np.array_equal(cur.values[n], feeds[n]) for n in self.value_inputs):
+        if (
+            cur is None
+            or any(cur.input_views[n].shape != s for n, s in shapes.items())
+            or any(not np.array_equal(cur.values[n], feeds[n]) for n in self.value_inputs)
+        ):
             self.resize(shapes, {n: feeds[n] for n in self.value_inputs})
             cur = self._current
         moved = None
@@ -348,15 +390,21 @@ class Session:
         forced = self.batch_parallel == "on"
         if batch >= 2 and (forced or all(c.domain == HOST for c in self._candidates)):
             inputs = self.graph.inputs
-            resized = walk(self.graph, {n: TensorInfo(s, inputs[n].dtype) for n, s in zip(self.input_names, key)},
-                           False, specialize=True)
+            resized = walk(
+                self.graph,
+                {n: TensorInfo(s, inputs[n].dtype) for n, s in zip(self.input_names, key)},
+                False,
+                specialize=True,
+            )
             infos = resized.infos
             why = not_separable(resized.graph, infos)
             if why is None and (forced or split_pays(resized.graph, infos, batch)):
                 split = BatchSplit(self._image_session, batch, self.threads, infos, self.output_names)
             elif why is not None and forced:
-                raise MnnError(f"batch_parallel='on', but this model mixes the images of a batch: {why}; "
-                               "use batch_parallel='auto' or 'off'")
+                raise MnnError(
+                    f"batch_parallel='on', but this model mixes the images of a batch: {why}; "
+                    "use batch_parallel='auto' or 'off'"
+                )
         self._splits[key] = split
         while len(self._splits) > self.max_plans:  # as plans: the least recently used goes
             _, old = self._splits.popitem(last=False)
@@ -370,17 +418,29 @@ class Session:
             self._released.restore(self.graph)
         graph = self.graph.copy()
         graph.inputs = {n: TensorInfo((1, *i.shape[1:]), i.dtype) for n, i in graph.inputs.items()}
-        return Session(graph, backend=self._backend_arg, threads=threads, precision=self.precision,
-                       fallback=self.fallback, options=self.ctx.options, optimize=False, batch_parallel="off",
-                       fuse=self.fuse, max_plans=self.max_plans, max_arena_bytes=self.max_arena_bytes)
+        return Session(
+            graph,
+            backend=self._backend_arg,
+            threads=threads,
+            precision=self.precision,
+            fallback=self.fallback,
+            options=self.ctx.options,
+            optimize=False,
+            batch_parallel="off",
+            fuse=self.fuse,
+            max_plans=self.max_plans,
+            max_arena_bytes=self.max_arena_bytes,
+        )
 
     def _check_feeds(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
         if not isinstance(feeds, dict):
             raise InputError(f"run() takes a dict {{input name: array}}; inputs are {self.input_names}")
         odd = [k for k in feeds if not isinstance(k, str)]
         if odd:
-            raise InputError(f"run() takes a dict {{input name: array}} keyed by the inputs' names "
-                             f"({', '.join(self.input_names)}), got key {odd[0]!r} ({type(odd[0]).__name__})")
+            raise InputError(
+                f"run() takes a dict {{input name: array}} keyed by the inputs' names "
+                f"({', '.join(self.input_names)}), got key {odd[0]!r} ({type(odd[0]).__name__})"
+            )
         missing = [n for n in self.input_names if n not in feeds]
         extra = [n for n in feeds if n not in self.graph.inputs]
         if missing or extra:
@@ -394,11 +454,11 @@ class Session:
             arr = np.asarray(feeds[name])
             want = self.graph.inputs[name]
             if arr.dtype != np.dtype(want.dtype) and _kind(arr.dtype) != _kind(np.dtype(want.dtype)):
-                raise InputError(f"input {name!r} must be {want.dtype} (another {_kind(np.dtype(want.dtype))} "
-                                 f"dtype is converted), got {arr.dtype}")
-            if arr.ndim != len(want.shape) or any(
-                isinstance(d, int) and d != s for d, s in zip(want.shape, arr.shape)
-            ):
+                raise InputError(
+                    f"input {name!r} must be {want.dtype} (another {_kind(np.dtype(want.dtype))} "
+                    f"dtype is converted), got {arr.dtype}"
+                )
+            if arr.ndim != len(want.shape) or any(isinstance(d, int) and d != s for d, s in zip(want.shape, arr.shape)):
                 raise InputError(f"input {name!r} must have shape {want}, got {tuple(arr.shape)}")
             out[name] = arr
         return out
@@ -411,8 +471,10 @@ class Session:
 
     def _need_plan_locked(self) -> PreparedPlan:
         if self.eager:
-            raise MnnError("this model runs eagerly on the reference backend, node by node (it has sequence or "
-                           "optional values, control flow or outputs sized by input values): it has no plan")
+            raise MnnError(
+                "this model runs eagerly on the reference backend, node by node (it has sequence or "
+                "optional values, control flow or outputs sized by input values): it has no plan"
+            )
         if self._current is None and all(i.is_static for i in self.graph.inputs.values()):
             self.resize({n: i.shape for n, i in self.graph.inputs.items()})  # skipped at init: batch_parallel
         elif self._current is None and self._split_shapes:
@@ -452,8 +514,10 @@ def _candidates(names: list[str], plugins, ctx: PrepareContext, auto: bool) -> l
                 raise
         except Exception as exc:
             if not auto:
-                raise BackendError(f"backend {name!r} cannot describe itself ({type(exc).__name__}: {exc}); "
-                                   "see `mnnx backends`, or update its plugin") from exc
+                raise BackendError(
+                    f"backend {name!r} cannot describe itself ({type(exc).__name__}: {exc}); "
+                    "see `mnnx backends`, or update its plugin"
+                ) from exc
     return out
 
 
@@ -495,14 +559,16 @@ def _fix_input_shapes(graph: Graph, shapes: dict) -> Graph:
     """The graph with these inputs' symbolic dimensions fixed (Session(input_shapes=...))."""
     unknown = sorted(set(shapes) - set(graph.inputs))
     if unknown:
-        raise InputError(f"input_shapes names {', '.join(unknown)}, which are not inputs "
-                         f"(the model takes {', '.join(graph.inputs)})")
+        raise InputError(
+            f"input_shapes names {', '.join(unknown)}, which are not inputs (the model takes {', '.join(graph.inputs)})"
+        )
     graph = graph.copy()
     for name, shape in shapes.items():
         declared = graph.inputs[name]
         shape = tuple(int(d) for d in shape)
         if len(shape) != len(declared.shape) or any(
-                isinstance(d, int) and d != s for d, s in zip(declared.shape, shape)):
+            isinstance(d, int) and d != s for d, s in zip(declared.shape, shape)
+        ):
             raise InputError(f"input_shapes: input {name!r} is {declared}; {shape} does not fit it")
         graph.inputs[name] = TensorInfo(shape, declared.dtype)
     return graph
@@ -516,7 +582,8 @@ def _check_eager(graph: Graph, backends: list[str], fallback: bool) -> None:
     raise UnsupportedOpError(
         f"op {ops[0] if ops else '?'}: this model runs eagerly on the reference backend (sequence/optional "
         f"values or outputs sized by input values: {', '.join(ops) or 'its inputs'}), not on "
-        f"{', '.join(backends)}; allow fallback=True")
+        f"{', '.join(backends)}; allow fallback=True"
+    )
 
 
 class FastFeeds:
@@ -539,8 +606,9 @@ class FastFeeds:
         self = cls()
         self.plan, self.names, self.kinds = plan, tuple(names), tuple(kinds)
         self.views = tuple(plan.input_views[n] for n in names)
-        self.move_at = tuple(plan.move_index.get(n, -1) if d == v.dtype else -1
-                             for n, (d, _), v in zip(names, kinds, self.views))
+        self.move_at = tuple(
+            plan.move_index.get(n, -1) if d == v.dtype else -1 for n, (d, _), v in zip(names, kinds, self.views)
+        )
         host = plan.arenas.get(HOST)
         self.lo, self.hi = (0, 0) if host is None else (host.ctypes.data, host.ctypes.data + host.nbytes)
         self.n_movable = len(plan.program.movable)
@@ -564,8 +632,12 @@ def _readable_in_place(arr: np.ndarray, dtype: np.dtype, host: np.ndarray | None
     """Whether a movable input's steps may read the caller's array itself: its exact dtype, C order,
     aligned to its element size, and outside the arena (a view of the last run's outputs is copied
     first, as the steps will overwrite those bytes)."""
-    return (arr.dtype == dtype and arr.flags.c_contiguous and arr.flags.aligned
-            and (host is None or not np.may_share_memory(arr, host)))
+    return (
+        arr.dtype == dtype
+        and arr.flags.c_contiguous
+        and arr.flags.aligned
+        and (host is None or not np.may_share_memory(arr, host))
+    )
 
 
 def _kind(dtype: np.dtype) -> str:

@@ -54,8 +54,7 @@ class ReleasedWeights:
         small one, or an array the model itself holds: freeing it would free nothing)."""
         arr = np.asarray(graph.initializers[name])
         model_arrays = self._model.initializers if isinstance(self._model, Graph) else {}
-        if (name in self._crcs or arr.nbytes < MIN_BYTES or arr.dtype.hasobject
-                or model_arrays.get(name) is arr):
+        if name in self._crcs or arr.nbytes < MIN_BYTES or arr.dtype.hasobject or model_arrays.get(name) is arr:
             return False
         self._crcs[name] = checksum(arr)
         graph.initializers[name] = placeholder(arr)
@@ -69,20 +68,25 @@ class ReleasedWeights:
 
         given = isinstance(self._model, Graph)
         source = "the model" if given else f"file {self._model}"
-        hint = ("create a new Session, or pass release_weights=False to keep the weights in the session "
-                "(they are freed after packing)")
+        hint = (
+            "create a new Session, or pass release_weights=False to keep the weights in the session "
+            "(they are freed after packing)"
+        )
         try:
             fresh = self._derive(self._model if given else load(self._model))
         except (MnnError, OSError) as exc:
-            raise MnnError(f"cannot read the weights again from {source} to plan a new input shape: {exc}; "
-                           f"{hint}") from exc
+            raise MnnError(
+                f"cannot read the weights again from {source} to plan a new input shape: {exc}; {hint}"
+            ) from exc
         released = list(self._crcs.items())  # (the session's lock keeps releases out meanwhile)
         for name, crc in released:
             arr, held = fresh.initializers.get(name), graph.initializers[name]
             same = arr is not None and np.shape(arr) == held.shape and np.asarray(arr).dtype == held.dtype
             if not same or checksum(arr) != crc:
-                raise MnnError(f"constant {name!r} of {source} changed since this session was created, so it "
-                               f"cannot plan a new input shape with the weights it was made with; {hint}")
+                raise MnnError(
+                    f"constant {name!r} of {source} changed since this session was created, so it "
+                    f"cannot plan a new input shape with the weights it was made with; {hint}"
+                )
         for name, _ in released:
             graph.initializers[name] = np.asarray(fresh.initializers[name])
             del self._crcs[name]

@@ -11,8 +11,18 @@ from ..graph.ir import Graph, Node, TensorInfo
 from ..ops import all_schemas, run_reference
 
 #: ops whose inputs after the first are weights: constants, so backends may pre-pack them
-WEIGHT_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization",
-                        "LayerNormalization", "InstanceNormalization", "DynamicQuantizeLSTM"})
+WEIGHT_OPS = frozenset(
+    {
+        "Conv",
+        "ConvTranspose",
+        "Gemm",
+        "MatMul",
+        "BatchNormalization",
+        "LayerNormalization",
+        "InstanceNormalization",
+        "DynamicQuantizeLSTM",
+    }
+)
 
 
 @dataclass
@@ -71,8 +81,7 @@ def conformance_cases(ops=None, seed: int = 0, deep: bool = True) -> list[Confor
                 graph, feeds = _one_node_graph(op, sample.inputs, sample.attrs, constant)
                 expected = run_reference(op, list(sample.inputs), sample.attrs)
                 label = sample.label + (" (runtime weights)" if op == "MatMul" and not constant else "")
-                cases.append(ConformanceCase(op, len([c for c in cases if c.op == op]), graph, feeds,
-                                             expected, label))
+                cases.append(ConformanceCase(op, len([c for c in cases if c.op == op]), graph, feeds, expected, label))
     return cases
 
 
@@ -80,16 +89,30 @@ def _tolerance(dtype, rtol, atol):
     return (rtol, atol) if np.issubdtype(np.dtype(dtype), np.floating) else (0, 0)
 
 
-def run_case(case: ConformanceCase, backend: str, rtol: float = 1e-4, atol: float = 1e-5,
-             options: dict | None = None, threads: int = 1, precision: str = "normal") -> str | None:
+def run_case(
+    case: ConformanceCase,
+    backend: str,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    options: dict | None = None,
+    threads: int = 1,
+    precision: str = "normal",
+) -> str | None:
     """Run one case on `backend` (fallback off). Return a skip reason, or None when it
     ran and matched; raise AssertionError on a mismatch."""
     from ..errors import UnsupportedOpError
     from ..runtime.session import Session
 
     try:
-        sess = Session(case.graph, backend=backend, fallback=False, optimize=False,
-                       options=options, threads=threads, precision=precision)
+        sess = Session(
+            case.graph,
+            backend=backend,
+            fallback=False,
+            optimize=False,
+            options=options,
+            threads=threads,
+            precision=precision,
+        )
         for attempt in range(2):  # twice: a kernel must not depend on leftover state
             outs = sess.run(dict(case.feeds))
             for name, want in zip(case.graph.outputs, case.expected):
@@ -97,8 +120,9 @@ def run_case(case: ConformanceCase, backend: str, rtol: float = 1e-4, atol: floa
                 assert got.shape == want.shape, f"{case.op} [{case.label}]: shape {got.shape}, want {want.shape}"
                 assert got.dtype == want.dtype, f"{case.op} [{case.label}]: dtype {got.dtype}, want {want.dtype}"
                 r, a = _tolerance(want.dtype, rtol, atol)
-                np.testing.assert_allclose(got, want, rtol=r, atol=a,
-                                           err_msg=f"{case.op} [{case.label}] on {backend}, run {attempt + 1}")
+                np.testing.assert_allclose(
+                    got, want, rtol=r, atol=a, err_msg=f"{case.op} [{case.label}] on {backend}, run {attempt + 1}"
+                )
     except UnsupportedOpError as exc:
         return f"declined: {exc}"
     return None
@@ -139,7 +163,8 @@ class BackendConformance:
             backend = get_plugins().backends.get(self.backend)
             reason = backend.availability().reason if backend else "not installed"
             pytest.skip(f"backend {self.backend!r} unavailable: {reason}")
-        reason = run_case(conformance_case, self.backend, self.rtol, self.atol, self.options,
-                          self.threads, self.precision)
+        reason = run_case(
+            conformance_case, self.backend, self.rtol, self.atol, self.options, self.threads, self.precision
+        )
         if reason:
             pytest.skip(reason)

@@ -36,8 +36,10 @@ def _recurrent(rng):
             state = (batch, dirs, hid) if layout else (dirs, batch, hid)
             ins += [lens, _rand(rng, *state) if "h0" in extras else None]
             if op == "LSTM":
-                ins += [_rand(rng, *state) if "c0" in extras else None,
-                        _rand(rng, dirs, 3 * hid) if "peep" in extras else None]
+                ins += [
+                    _rand(rng, *state) if "c0" in extras else None,
+                    _rand(rng, dirs, 3 * hid) if "peep" in extras else None,
+                ]
             while ins[-1] is None:
                 ins.pop()
             variants = [{}]
@@ -46,8 +48,12 @@ def _recurrent(rng):
             if op == "LSTM":
                 variants.append({"input_forget": 1})
             for extra in variants:
-                yield op, ins, {"hidden_size": hid, **attrs, **extra}, f"seq{seq} batch{batch} in{inp} hid{hid} " \
-                    f"{attrs} {extra} {'+'.join(extras)}"
+                yield (
+                    op,
+                    ins,
+                    {"hidden_size": hid, **attrs, **extra},
+                    f"seq{seq} batch{batch} in{inp} hid{hid} {attrs} {extra} {'+'.join(extras)}",
+                )
 
 
 def _deconv(rng):
@@ -65,21 +71,38 @@ def _deconv(rng):
 
 
 def _indexing(rng):
-    for x, idx, b in [((5, 7, 3), (4, 2), 0), ((3, 5, 7, 2), (3, 6, 1), 1), ((2, 3, 5), (2, 3, 4, 2), 1),
-                      ((9,), (11, 1), 0), ((4, 6), (5, 2), 0)]:
+    for x, idx, b in [
+        ((5, 7, 3), (4, 2), 0),
+        ((3, 5, 7, 2), (3, 6, 1), 1),
+        ((2, 3, 5), (2, 3, 4, 2), 1),
+        ((9,), (11, 1), 0),
+        ((4, 6), (5, 2), 0),
+    ]:
         data = _rand(rng, *x)
-        dims = np.array(x[b:b + idx[-1]])
+        dims = np.array(x[b : b + idx[-1]])
         ids = rng.integers(-dims, dims, idx).astype(np.int64)
         yield "GatherND", [data, ids], {"batch_dims": b}, f"{x} {idx} batch_dims={b}"
-        yield "GatherND", [rng.integers(-9, 9, x).astype(np.int64), ids.astype(np.int32)], {"batch_dims": b}, \
-            f"int64 data {x} {idx} batch_dims={b}"
+        yield (
+            "GatherND",
+            [rng.integers(-9, 9, x).astype(np.int64), ids.astype(np.int32)],
+            {"batch_dims": b},
+            f"int64 data {x} {idx} batch_dims={b}",
+        )
         yield "GatherND", [rng.random(x) > 0.5, ids], {"batch_dims": b}, f"bool data {x} {idx} batch_dims={b}"
-    for shape, depth, axis, dtype in [((7,), 5, -1, np.float32), ((3, 5), 4, 0, np.int64), ((2, 3, 5), 9, 1, np.int32),
-                                      ((13,), 3, 0, np.float32)]:
+    for shape, depth, axis, dtype in [
+        ((7,), 5, -1, np.float32),
+        ((3, 5), 4, 0, np.int64),
+        ((2, 3, 5), 9, 1, np.int32),
+        ((13,), 3, 0, np.float32),
+    ]:
         idx = rng.integers(-depth - 1, depth + 1, shape).astype(np.int64)
         yield "OneHot", [idx, np.array([2, 7], dtype)], {"depth": depth, "axis": axis}, f"{shape} depth {depth}"
-        yield "OneHot", [idx.astype(np.int32), np.array([-1.5, 3.0], np.float32)], {"depth": depth, "axis": axis}, \
-            f"int32 indices {shape} depth {depth}"
+        yield (
+            "OneHot",
+            [idx.astype(np.int32), np.array([-1.5, 3.0], np.float32)],
+            {"depth": depth, "axis": axis},
+            f"int32 indices {shape} depth {depth}",
+        )
     for shape, axes, keep in [((3, 5, 7), [1], 1), ((2, 9, 4, 3), [0, 2], 0), ((17,), [0], 1), ((4, 6, 5), [-1], 0)]:
         yield "ReduceSumSquare", [_rand(rng, *shape)], {"axes": axes, "keepdims": keep}, f"{shape} {axes}"
     for shape in [(7,), (3, 5), (2, 3, 5)]:  # 1-byte views, odd byte counts

@@ -25,31 +25,82 @@ ML_OPSET = 3  # ai.onnx.ml: TreeEnsemble* v3 and LabelEncoder v2 take mnn's attr
 
 #: op -> ONNX domain, where it is not the default one
 DOMAIN = {
-    **{op: "ai.onnx.ml" for op in ("ArrayFeatureExtractor", "Binarizer", "Imputer", "LabelEncoder", "LinearClassifier",
-                                   "LinearRegressor", "Normalizer", "OneHotEncoder", "Scaler", "TreeEnsembleClassifier",
-                                   "TreeEnsembleRegressor")},
+    **{
+        op: "ai.onnx.ml"
+        for op in (
+            "ArrayFeatureExtractor",
+            "Binarizer",
+            "Imputer",
+            "LabelEncoder",
+            "LinearClassifier",
+            "LinearRegressor",
+            "Normalizer",
+            "OneHotEncoder",
+            "Scaler",
+            "TreeEnsembleClassifier",
+            "TreeEnsembleRegressor",
+        )
+    },
     **{op: "ai.onnx.preview.training" for op in ("Adam", "Adagrad", "Momentum")},
     **{op: "com.microsoft" for op in ("QLinearAdd", "DynamicQuantizeLSTM")},
 }
 
 #: ops newer than OPSET or outside ONNX Runtime's build: run on onnx's ReferenceEvaluator at this opset
-EVALUATOR_OPSET = {"BitCast": 26, "CumProd": 26, "LinearAttention": 27, "TensorScatter": 24,
-                   "Adam": OPSET, "Adagrad": OPSET, "Momentum": OPSET}
+EVALUATOR_OPSET = {
+    "BitCast": 26,
+    "CumProd": 26,
+    "LinearAttention": 27,
+    "TensorScatter": 24,
+    "Adam": OPSET,
+    "Adagrad": OPSET,
+    "Momentum": OPSET,
+}
 
 #: ops whose ONNX form (value inputs in a different order, bodies, sequences) is written by mnn's exporter;
 #: the exporter's translation is then part of what is checked. Sequence results need the evaluator.
-EXPORTED = frozenset({"Col2Im", "DFT", "STFT", "If", "Loop", "Scan", "SequenceMap", "SliceDynamic",
-                      "ConcatFromSequence", "SequenceConstruct", "SplitToSequence", "SequenceAt", "SequenceEmpty",
-                      "SequenceErase", "SequenceInsert", "SequenceLength", "Optional", "OptionalHasElement",
-                      "OptionalGetElement"})
-EXPORTED_ON_EVALUATOR = frozenset({"SequenceConstruct", "SplitToSequence", "SequenceEmpty", "SequenceErase",
-                                   "SequenceInsert", "Optional", "OptionalHasElement", "OptionalGetElement"})
+EXPORTED = frozenset(
+    {
+        "Col2Im",
+        "DFT",
+        "STFT",
+        "If",
+        "Loop",
+        "Scan",
+        "SequenceMap",
+        "SliceDynamic",
+        "ConcatFromSequence",
+        "SequenceConstruct",
+        "SplitToSequence",
+        "SequenceAt",
+        "SequenceEmpty",
+        "SequenceErase",
+        "SequenceInsert",
+        "SequenceLength",
+        "Optional",
+        "OptionalHasElement",
+        "OptionalGetElement",
+    }
+)
+EXPORTED_ON_EVALUATOR = frozenset(
+    {
+        "SequenceConstruct",
+        "SplitToSequence",
+        "SequenceEmpty",
+        "SequenceErase",
+        "SequenceInsert",
+        "Optional",
+        "OptionalHasElement",
+        "OptionalGetElement",
+    }
+)
 #: onnx.reference computes these in float64 and returns float64 for float32 inputs: cast back
 EVALUATOR_UPCASTS = frozenset({"Adam", "Adagrad", "Momentum"})
 
 #: ops whose ONNX name differs (same semantics)
-RENAME = {"Scatter": "ScatterElements",  # Scatter is deprecated since opset 11
-          "MaxPoolWithIndices": "MaxPool"}  # ONNX's MaxPool with its second (Indices) output
+RENAME = {
+    "Scatter": "ScatterElements",  # Scatter is deprecated since opset 11
+    "MaxPoolWithIndices": "MaxPool",
+}  # ONNX's MaxPool with its second (Indices) output
 
 
 class OracleSkip(Exception):
@@ -151,7 +202,7 @@ def _layer_norm(m, inputs, attrs, sample):
     if len(inputs) > 1 and inputs[1]:
         return
     x = sample.inputs[0]
-    ones = m.const(np.ones(x.shape[attrs.get("axis", -1) % x.ndim:]), x.dtype)  # ONNX requires a scale
+    ones = m.const(np.ones(x.shape[attrs.get("axis", -1) % x.ndim :]), x.dtype)  # ONNX requires a scale
     inputs[1:2] = [ones]
 
 
@@ -175,8 +226,18 @@ def _batch_major_rnn(m, inputs, attrs, sample):
     m.output_perms = {0: [2, 0, 1, 3], 1: [1, 0, 2], 2: [1, 0, 2]}  # Y, Y_h, Y_c back to batch-major
 
 
-_REDUCE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceL1", "ReduceSumSquare",
-           "ReduceLogSum", "ReduceLogSumExp")
+_REDUCE = (
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL2",
+    "ReduceL1",
+    "ReduceSumSquare",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+)
 
 TRANSLATE = {
     "Clip": _clip,
@@ -281,8 +342,11 @@ def build_model(op: str, sample, n_outputs: int, out_dtypes: list):
         onnx_op, domain = RENAME.get(op, op), DOMAIN.get(op, "")
         if domain != "com.microsoft":  # attributes ONNX requires but we default: pass our default
             full = schema.check_attrs(sample.attrs, op)
-            onnx_schema = onnx.defs.get_schema(onnx_op, EVALUATOR_OPSET.get(op, OPSET) if not domain else
-                                               (ML_OPSET if domain == "ai.onnx.ml" else 1), domain)
+            onnx_schema = onnx.defs.get_schema(
+                onnx_op,
+                EVALUATOR_OPSET.get(op, OPSET) if not domain else (ML_OPSET if domain == "ai.onnx.ml" else 1),
+                domain,
+            )
             for name, spec in onnx_schema.attributes.items():
                 if spec.required and name not in onnx_attrs and name in full:
                     onnx_attrs[name] = _onnx_attr_value(schema.attrs[name], full[name])
@@ -293,10 +357,14 @@ def build_model(op: str, sample, n_outputs: int, out_dtypes: list):
                 m.node("Transpose", [raw[i]], [main_out[i]], perm=perm)
     if act[0] != "none":
         _activation(m, act[0], float(act[1]), float(act[2]), main_out[0], outputs[0], out_dtypes[0])
-    graph_inputs = [helper.make_tensor_value_info(f"in{i}", numpy_to_onnx(str(x.dtype)), x.shape)
-                    for i, x in enumerate(sample.inputs) if x is not None]
-    graph_outputs = [helper.make_tensor_value_info(name, numpy_to_onnx(dt), None)
-                     for name, dt in zip(outputs, out_dtypes)]
+    graph_inputs = [
+        helper.make_tensor_value_info(f"in{i}", numpy_to_onnx(str(x.dtype)), x.shape)
+        for i, x in enumerate(sample.inputs)
+        if x is not None
+    ]
+    graph_outputs = [
+        helper.make_tensor_value_info(name, numpy_to_onnx(dt), None) for name, dt in zip(outputs, out_dtypes)
+    ]
     graph = helper.make_graph(m.nodes, f"single_{op}", graph_inputs, graph_outputs, initializer=m.initializers)
     model = helper.make_model(graph, opset_imports=_opsets(op))
     model.ir_version = 10
@@ -355,21 +423,27 @@ def skip_reason(op: str, sample) -> str | None:
 
     if op == "StringNormalizer" and sample.attrs.get("locale") not in (None, "", "en_US", "en_US.UTF-8"):
         return "StringNormalizer with a locale other than en_US: tests/test_strings.py checks it"
-    if any(isinstance(x, np.ndarray) and x.dtype.name in LOW_PRECISION_DTYPES for x in sample.inputs) \
-            and engine(op) == "onnxruntime":
-        return ("onnxruntime's Python binding takes no bfloat16/float8/int4 arrays; tests/test_lowp.py and the "
-                "ONNX conformance suite check these casts")
-    if op not in EXPORTED and op not in SUBGRAPHS and op not in DOMAIN \
-            and not onnx.defs.has(RENAME.get(op, op)):
+    if (
+        any(isinstance(x, np.ndarray) and x.dtype.name in LOW_PRECISION_DTYPES for x in sample.inputs)
+        and engine(op) == "onnxruntime"
+    ):
+        return (
+            "onnxruntime's Python binding takes no bfloat16/float8/int4 arrays; tests/test_lowp.py and the "
+            "ONNX conformance suite check these casts"
+        )
+    if op not in EXPORTED and op not in SUBGRAPHS and op not in DOMAIN and not onnx.defs.has(RENAME.get(op, op)):
         return f"{op} is an mnn op with no ONNX counterpart"
     return None
 
 
 def _output_skip_reason(op: str, expected: list) -> str | None:
-    if any(isinstance(e, np.ndarray) and e.dtype.name in LOW_PRECISION_DTYPES for e in expected) \
-            and engine(op) == "onnxruntime":
-        return ("onnxruntime's Python binding returns no bfloat16/float8/int4 arrays; tests/test_lowp.py checks "
-                "these casts")
+    if (
+        any(isinstance(e, np.ndarray) and e.dtype.name in LOW_PRECISION_DTYPES for e in expected)
+        and engine(op) == "onnxruntime"
+    ):
+        return (
+            "onnxruntime's Python binding returns no bfloat16/float8/int4 arrays; tests/test_lowp.py checks these casts"
+        )
     return None
 
 
@@ -408,10 +482,14 @@ def oracle_outputs(op: str, sample, expected: list, use: str | None = None) -> l
         model = _exported_model(op, sample, expected)
     else:
         model = build_model(op, sample, len(expected), [_dtype_name(e) for e in expected])
-    feeds = {f"in{i}": (list(x) if isinstance(x, list) else np.asarray(x))
-             for i, x in enumerate(sample.inputs) if x is not None}
-    empty = any(isinstance(x, np.ndarray) and x.size == 0 for x in sample.inputs) or \
-        any(isinstance(e, np.ndarray) and e.size == 0 for e in expected)
+    feeds = {
+        f"in{i}": (list(x) if isinstance(x, list) else np.asarray(x))
+        for i, x in enumerate(sample.inputs)
+        if x is not None
+    }
+    empty = any(isinstance(x, np.ndarray) and x.size == 0 for x in sample.inputs) or any(
+        isinstance(e, np.ndarray) and e.size == 0 for e in expected
+    )
     try:
         if engine(op, use) == "evaluator":
             from onnx.reference import ReferenceEvaluator

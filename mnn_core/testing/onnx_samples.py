@@ -21,23 +21,45 @@ def extra_samples() -> dict[str, list[Sample]]:
         return np.array(v, np.int64)
 
     return {
-        "Range": [Sample([np.array(v, dt) for v in args],
-                         dict(zip(("start", "limit", "delta"), (np.array(v, dt) for v in args))), f"{dt} {args}")
-                  for dt, args in (("int64", (2, 17, 3)), ("int64", (10, -7, -4)), ("float32", (0.5, 3.25, 0.375)),
-                                   ("float32", (1.0, -2.0, -0.3)), ("int32", (5, 5, 1)),
-                                   ("float64", (-1.5, 2.0, 0.5)))],
-        "ConstantOfShape": [Sample([i64(s)], {"shape": s, "value": np.array([v], dt)}, f"{s} {dt}")
-                            for s, v, dt in (([2, 3], 1.5, "float32"), ([4], 7, "int64"), ([1, 5, 1], 0, "int32"),
-                                             ([3, 0], 2.0, "float32"), ([2, 2], True, "bool"))],
+        "Range": [
+            Sample(
+                [np.array(v, dt) for v in args],
+                dict(zip(("start", "limit", "delta"), (np.array(v, dt) for v in args))),
+                f"{dt} {args}",
+            )
+            for dt, args in (
+                ("int64", (2, 17, 3)),
+                ("int64", (10, -7, -4)),
+                ("float32", (0.5, 3.25, 0.375)),
+                ("float32", (1.0, -2.0, -0.3)),
+                ("int32", (5, 5, 1)),
+                ("float64", (-1.5, 2.0, 0.5)),
+            )
+        ],
+        "ConstantOfShape": [
+            Sample([i64(s)], {"shape": s, "value": np.array([v], dt)}, f"{s} {dt}")
+            for s, v, dt in (
+                ([2, 3], 1.5, "float32"),
+                ([4], 7, "int64"),
+                ([1, 5, 1], 0, "int32"),
+                ([3, 0], 2.0, "float32"),
+                ([2, 2], True, "bool"),
+            )
+        ],
         "SequenceAt": [Sample([seq((2, 3), (4,), (1, 5)), i64(i)], {}, f"at {i}") for i in (0, 2, -1, -3)],
         "SequenceLength": [Sample([seq(*[(k,)] * n)], {}, f"{n} elements") for n, k in ((1, 3), (4, 2), (7, 5))],
-        "SequenceErase": [Sample([seq((2,), (3,), (4,))] + ([i64(i)] if i is not None else []), {}, f"erase {i}")
-                          for i in (0, 1, -1, None)],
-        "SequenceInsert": [Sample([seq((2,), (3,)), seq((5,))[0]] + ([i64(i)] if i is not None else []), {},
-                                  f"insert at {i}") for i in (0, 1, -2, None)],
+        "SequenceErase": [
+            Sample([seq((2,), (3,), (4,))] + ([i64(i)] if i is not None else []), {}, f"erase {i}")
+            for i in (0, 1, -1, None)
+        ],
+        "SequenceInsert": [
+            Sample([seq((2,), (3,)), seq((5,))[0]] + ([i64(i)] if i is not None else []), {}, f"insert at {i}")
+            for i in (0, 1, -2, None)
+        ],
         "Optional": [Sample([x], {}, str(x.shape)) for x in seq((2, 3), (0,), ())],
-        "OptionalHasElement": [Sample([x], {}, "absent" if x is None else str(x.shape))
-                               for x in seq((4,), ()) + [None]],
+        "OptionalHasElement": [
+            Sample([x], {}, "absent" if x is None else str(x.shape)) for x in seq((4,), ()) + [None]
+        ],
         "OptionalGetElement": [Sample([x], {}, str(x.shape)) for x in seq((3, 1), (5,))],
         "SequenceEmpty": [Sample([], {"dtype": dt}, dt) for dt in ("float32", "int64")],
     }
@@ -71,13 +93,25 @@ def wider_samples() -> dict[str, list[Sample]]:
     rng = np.random.default_rng(11)
     conv = []
     for xs, ws, attrs in _CONV_WIDE:
-        inputs = [rng.uniform(-1, 1, xs).astype("float32"), rng.uniform(-1, 1, ws).astype("float32"),
-                  rng.uniform(-1, 1, ws[:1]).astype("float32")]
+        inputs = [
+            rng.uniform(-1, 1, xs).astype("float32"),
+            rng.uniform(-1, 1, ws).astype("float32"),
+            rng.uniform(-1, 1, ws[:1]).astype("float32"),
+        ]
         conv.append(Sample(inputs, {"kernel_shape": list(ws[2:]), **attrs}, f"{xs} {ws} {attrs}"))
-    pools = {op: [Sample([rng.uniform(-1, 1, xs).astype("float32")], attrs, f"{xs} {attrs}")
-                  for xs, attrs in _POOL_WIDE if op == "MaxPool" or "dilations" not in attrs]
-             for op in ("MaxPool", "AveragePool")}
-    pools["AveragePool"] += [Sample([rng.uniform(-1, 1, (2, 3, 11, 9)).astype("float32")],
-                                    {"kernel_shape": [3, 4], "strides": [2, 3], "pads": [1, 2, 1, 0],
-                                     "count_include_pad": 1}, "count_include_pad, uneven pads")]
+    pools = {
+        op: [
+            Sample([rng.uniform(-1, 1, xs).astype("float32")], attrs, f"{xs} {attrs}")
+            for xs, attrs in _POOL_WIDE
+            if op == "MaxPool" or "dilations" not in attrs
+        ]
+        for op in ("MaxPool", "AveragePool")
+    }
+    pools["AveragePool"] += [
+        Sample(
+            [rng.uniform(-1, 1, (2, 3, 11, 9)).astype("float32")],
+            {"kernel_shape": [3, 4], "strides": [2, 3], "pads": [1, 2, 1, 0], "count_include_pad": 1},
+            "count_include_pad, uneven pads",
+        )
+    ]
     return {"Conv": conv, **pools}

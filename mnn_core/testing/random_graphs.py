@@ -97,8 +97,10 @@ class _Net:
                 self.add(b.MaxPool(x, kernel_shape=[2, 2], strides=[2, 2]), (n, c, h // 2, w // 2))
             else:
                 op = b.MaxPool if rng.random() < 0.5 else b.AveragePool
-                self.add(op(x, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
-                         (n, c, (h - 1) // 2 + 1, (w - 1) // 2 + 1))
+                self.add(
+                    op(x, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                    (n, c, (h - 1) // 2 + 1, (w - 1) // 2 + 1),
+                )
         elif kind == "concat":
             (x, (n, c, h, w)) = self.pick()
             same = [v for v in self.values if v[1][2:] == (h, w) and v[0] != x]
@@ -135,8 +137,9 @@ def random_graph(seed: int, nodes: int = 8) -> tuple[Graph, dict[str, np.ndarray
     return graph, {"x": rng.standard_normal(shape).astype("float32")}
 
 
-def compare_random_graphs(backend: str, seeds: Iterable[int], rtol: float = 1e-3, atol: float = 1e-4,
-                          **session_options) -> list[str]:
+def compare_random_graphs(
+    backend: str, seeds: Iterable[int], rtol: float = 1e-3, atol: float = 1e-4, **session_options
+) -> list[str]:
     """Run random_graph(seed) for each seed on `backend` (fallback off) and on the reference backend;
     returns one line per graph whose outputs differ or that failed to plan or run (empty: all agree)."""
     from ..runtime.session import Session

@@ -38,5 +38,4 @@ def check_required(name: str) -> None:
     if reason:
         import pytest
 
-        pytest.exit(f"backend {name!r} is required ({ENV}={os.environ[ENV]}) but unavailable: {reason}",
-                    returncode=3)
+        pytest.exit(f"backend {name!r} is required ({ENV}={os.environ[ENV]}) but unavailable: {reason}", returncode=3)

@@ -81,8 +81,12 @@ def _activation_forwards():
     clamp = _torch().clamp
     return {  # op -> (forward(x, attrs), the input the op's second argument is turned back into)
         "ReluGrad": (lambda x, a: F.relu(x), _relu_input),
-        "ClipGrad": (lambda x, a: clamp(x, None if a["min"] == -math.inf else a["min"],
-                                         None if a["max"] == math.inf else a["max"]), _clip_input),
+        "ClipGrad": (
+            lambda x, a: clamp(
+                x, None if a["min"] == -math.inf else a["min"], None if a["max"] == math.inf else a["max"]
+            ),
+            _clip_input,
+        ),
         "SigmoidGrad": (lambda x, a: _torch().sigmoid(x), _logit),
         "TanhGrad": (lambda x, a: _torch().tanh(x), _atanh),
         "LeakyReluGrad": (lambda x, a: F.leaky_relu(x, a["alpha"]), _as_is),
@@ -145,8 +149,9 @@ def _slice_grad(ins, attrs):
     for axis, start, end, step in zip(axes, attrs["starts"], attrs["ends"], steps):
         window[axis % len(shape)] = slice(start, end, step)
     taken = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)[tuple(window)]
-    return _grad_of(lambda x: x.reshape(-1)[_t(taken.reshape(-1))].reshape(taken.shape),
-                    np.zeros(shape), dy.reshape(taken.shape))
+    return _grad_of(
+        lambda x: x.reshape(-1)[_t(taken.reshape(-1))].reshape(taken.shape), np.zeros(shape), dy.reshape(taken.shape)
+    )
 
 
 # -- losses ---------------------------------------------------------------------------------
@@ -154,8 +159,13 @@ def _slice_grad(ins, attrs):
 
 def _cross_entropy(logits, target, attrs):
     F = _torch().nn.functional
-    return F.cross_entropy(logits, _t(target), reduction=attrs["reduction"], ignore_index=attrs["ignore_index"],
-                           label_smoothing=attrs["label_smoothing"])
+    return F.cross_entropy(
+        logits,
+        _t(target),
+        reduction=attrs["reduction"],
+        ignore_index=attrs["ignore_index"],
+        label_smoothing=attrs["label_smoothing"],
+    )
 
 
 def _ce(ins, attrs):
@@ -175,8 +185,9 @@ def _batch_norm_training(ins, attrs):
     torch = _torch()
     x, scale, bias, running_mean, running_var = ins
     xt, rm, rv = _t(x), _t(running_mean), _t(running_var)  # torch updates the running stats in place
-    y = torch.nn.functional.batch_norm(xt, rm, rv, _t(scale), _t(bias), training=True,
-                                       momentum=attrs["momentum"], eps=attrs["epsilon"])
+    y = torch.nn.functional.batch_norm(
+        xt, rm, rv, _t(scale), _t(bias), training=True, momentum=attrs["momentum"], eps=attrs["epsilon"]
+    )
     var, mean = torch.var_mean(xt, dim=[0] + list(range(2, x.ndim)), correction=0)
     return [_back(v, x.dtype) for v in (y, mean, var, rm, rv)]
 
@@ -186,12 +197,20 @@ def _batch_norm_grad(ins, attrs):
     dy, x, scale, mean, var = ins
     axes = (0,) + tuple(range(2, x.ndim))
     training = bool(attrs["training"])
-    if training and not (np.allclose(mean, x.mean(axis=axes), atol=1e-6)
-                         and np.allclose(var, x.var(axis=axes), rtol=1e-5, atol=1e-6)):
+    if training and not (
+        np.allclose(mean, x.mean(axis=axes), atol=1e-6) and np.allclose(var, x.var(axis=axes), rtol=1e-5, atol=1e-6)
+    ):
         raise OracleSkip("training=1 with mean/var that are not x's batch statistics")
     xt, st, bt = _t(x, grad=True), _t(scale, grad=True), _t(np.zeros_like(scale), grad=True)
-    y = torch.nn.functional.batch_norm(xt, None if training else _t(mean), None if training else _t(var), st, bt,
-                                       training=training, eps=attrs["epsilon"])
+    y = torch.nn.functional.batch_norm(
+        xt,
+        None if training else _t(mean),
+        None if training else _t(var),
+        st,
+        bt,
+        training=training,
+        eps=attrs["epsilon"],
+    )
     y.backward(_t(dy))
     return [_back(t.grad, dy.dtype) for t in (xt, st, bt)]
 
@@ -251,8 +270,13 @@ def _max_pool_grad(ins, attrs):
     strides, dilations, _ = _window_attrs(attrs)
     padding, prepad = _torch_pool_padding(attrs, -math.inf)
     F = _torch().nn.functional
-    return _grad_of(lambda t: F.max_pool2d(prepad(t), attrs["kernel_shape"], strides, padding, dilations,
-                                           ceil_mode=bool(attrs["ceil_mode"])), x, dy)
+    return _grad_of(
+        lambda t: F.max_pool2d(
+            prepad(t), attrs["kernel_shape"], strides, padding, dilations, ceil_mode=bool(attrs["ceil_mode"])
+        ),
+        x,
+        dy,
+    )
 
 
 def _average_pool_grad(ins, attrs):
@@ -264,10 +288,18 @@ def _average_pool_grad(ins, attrs):
     if padding == (0, 0) and any(attrs["pads"] or []) and not attrs["count_include_pad"]:
         raise OracleSkip("asymmetric pads without count_include_pad: torch would count the pre-padding")
     F = _torch().nn.functional
-    return _grad_of(lambda t: F.avg_pool2d(prepad(t), attrs["kernel_shape"], strides, padding,
-                                           ceil_mode=bool(attrs["ceil_mode"]),
-                                           count_include_pad=bool(attrs["count_include_pad"])),
-                    np.zeros(attrs["input_shape"]), dy)
+    return _grad_of(
+        lambda t: F.avg_pool2d(
+            prepad(t),
+            attrs["kernel_shape"],
+            strides,
+            padding,
+            ceil_mode=bool(attrs["ceil_mode"]),
+            count_include_pad=bool(attrs["count_include_pad"]),
+        ),
+        np.zeros(attrs["input_shape"]),
+        dy,
+    )
 
 
 def _global_average_pool_grad(ins, attrs):
@@ -293,8 +325,9 @@ def _step(make, p, g, state: dict | None = None):
 def _sgd(ins, attrs):
     p, g, lr = ins
     torch = _torch()
-    param, _ = _step(lambda ps: torch.optim.SGD(ps, lr=float(lr), weight_decay=attrs["weight_decay"],
-                                                foreach=False), p, g)
+    param, _ = _step(
+        lambda ps: torch.optim.SGD(ps, lr=float(lr), weight_decay=attrs["weight_decay"], foreach=False), p, g
+    )
     return [_back(param, p.dtype)]
 
 
@@ -302,10 +335,20 @@ def _sgd_momentum(ins, attrs):
     p, g, buf, lr = ins[:4]
     first = len(ins) > 4 and ins[4] is not None and float(ins[4]) == 1.0
     torch = _torch()
-    param, state = _step(lambda ps: torch.optim.SGD(
-        ps, lr=float(lr), momentum=attrs["momentum"], dampening=attrs["dampening"],
-        nesterov=bool(attrs["nesterov"]), weight_decay=attrs["weight_decay"], foreach=False),
-        p, g, None if first else {"momentum_buffer": _t(buf)})  # on its first step torch starts the buffer
+    param, state = _step(
+        lambda ps: torch.optim.SGD(
+            ps,
+            lr=float(lr),
+            momentum=attrs["momentum"],
+            dampening=attrs["dampening"],
+            nesterov=bool(attrs["nesterov"]),
+            weight_decay=attrs["weight_decay"],
+            foreach=False,
+        ),
+        p,
+        g,
+        None if first else {"momentum_buffer": _t(buf)},
+    )  # on its first step torch starts the buffer
     return [_back(param, p.dtype), _back(state["momentum_buffer"], p.dtype)]
 
 
@@ -313,16 +356,38 @@ def _adam(ins, attrs):
     p, g, m, v, lr, step = ins
     torch = _torch()
     kind = torch.optim.AdamW if attrs["decoupled"] else torch.optim.Adam
-    param, state = _step(lambda ps: kind(ps, lr=float(lr), betas=(attrs["beta1"], attrs["beta2"]), eps=attrs["eps"],
-                                         weight_decay=attrs["weight_decay"], foreach=False),
-                         p, g, {"step": torch.tensor(float(step) - 1.0), "exp_avg": _t(m), "exp_avg_sq": _t(v)})
+    param, state = _step(
+        lambda ps: kind(
+            ps,
+            lr=float(lr),
+            betas=(attrs["beta1"], attrs["beta2"]),
+            eps=attrs["eps"],
+            weight_decay=attrs["weight_decay"],
+            foreach=False,
+        ),
+        p,
+        g,
+        {"step": torch.tensor(float(step) - 1.0), "exp_avg": _t(m), "exp_avg_sq": _t(v)},
+    )
     return [_back(t, p.dtype) for t in (param, state["exp_avg"], state["exp_avg_sq"])]
 
 
 #: op -> oracle(inputs, complete attrs) -> outputs: the ops this module judges
 ORACLES = {
-    **{op: _activation_grad(op) for op in ("ReluGrad", "ClipGrad", "SigmoidGrad", "TanhGrad", "LeakyReluGrad",
-                                           "GeluGrad", "SiluGrad", "HardSigmoidGrad", "HardSwishGrad")},
+    **{
+        op: _activation_grad(op)
+        for op in (
+            "ReluGrad",
+            "ClipGrad",
+            "SigmoidGrad",
+            "TanhGrad",
+            "LeakyReluGrad",
+            "GeluGrad",
+            "SiluGrad",
+            "HardSigmoidGrad",
+            "HardSwishGrad",
+        )
+    },
     "SoftmaxGrad": _softmax_grad,
     "LogSoftmaxGrad": _log_softmax_grad,
     "SumToShape": _sum_to_shape,

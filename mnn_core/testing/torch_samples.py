@@ -55,38 +55,49 @@ def _softmax(op, rng):
 
 
 def _sum_to_shape(op, rng):
-    for src, dst, dtype in [((5, 7, 3), (7, 1), "float32"), ((2, 1, 9), (1, 9), "float64"),
-                            ((4, 3, 1, 5), (3, 1, 1), "float32"), ((11,), (1,), "float32"),
-                            ((3, 0, 2), (2,), "float32")]:
+    for src, dst, dtype in [
+        ((5, 7, 3), (7, 1), "float32"),
+        ((2, 1, 9), (1, 9), "float64"),
+        ((4, 3, 1, 5), (3, 1, 1), "float32"),
+        ((11,), (1,), "float32"),
+        ((3, 0, 2), (2,), "float32"),
+    ]:
         yield Sample([_u(rng, src, dtype)], {"shape": list(dst)}, f"{src}->{dst} {dtype}")
 
 
 def _gather_grad(op, rng):
-    for shape, idx_shape, axis, dtype in [((9, 3, 5), (4, 2), 2, "float32"), ((17,), (25,), 0, "float64"),
-                                          ((2, 6, 3, 4), (3,), -3, "float32")]:
+    for shape, idx_shape, axis, dtype in [
+        ((9, 3, 5), (4, 2), 2, "float32"),
+        ((17,), (25,), 0, "float64"),
+        ((2, 6, 3, 4), (3,), -3, "float32"),
+    ]:
         size = shape[axis]
         idx = rng.integers(-size, size, size=idx_shape).astype(np.int64)  # more indices than rows: repeats
-        dy = _u(rng, shape[:axis % len(shape)] + idx_shape + shape[axis % len(shape) + 1:], dtype)
+        dy = _u(rng, shape[: axis % len(shape)] + idx_shape + shape[axis % len(shape) + 1 :], dtype)
         yield Sample([dy, idx], {"axis": axis, "input_shape": list(shape)}, f"{shape}[{idx_shape}] axis {axis}")
 
 
 def _slice_grad(op, rng):
     from ..ops.shape import slice_plan
 
-    for shape, attrs in [((9, 11), {"starts": [-1, 10], "ends": [-100, 1], "axes": [0, 1], "steps": [-3, -4]}),
-                         ((5, 6, 7), {"starts": [1], "ends": [2 ** 62], "axes": [-2], "steps": [2]}),
-                         ((8,), {"starts": [-3], "ends": [-1]}),
-                         ((4, 3, 5), {"starts": [0, 4], "ends": [-2 ** 62, 0], "axes": [1, 2], "steps": [1, -1]})]:
+    for shape, attrs in [
+        ((9, 11), {"starts": [-1, 10], "ends": [-100, 1], "axes": [0, 1], "steps": [-3, -4]}),
+        ((5, 6, 7), {"starts": [1], "ends": [2**62], "axes": [-2], "steps": [2]}),
+        ((8,), {"starts": [-3], "ends": [-1]}),
+        ((4, 3, 5), {"starts": [0, 4], "ends": [-(2**62), 0], "axes": [1, 2], "steps": [1, -1]}),
+    ]:
         out = slice_plan(shape, {"axes": [], "steps": [], **attrs})[1]
         yield Sample([_u(rng, out)], {**attrs, "input_shape": list(shape)}, f"{shape} {attrs}")
 
 
 def _cross_entropy(op, rng):
-    cases = [((7, 13), {}, "int64", "float32"),
-             ((3, 11, 5), {"reduction": "sum", "ignore_index": 2, "label_smoothing": 0.2}, "int32", "float32"),
-             ((9, 5), {"reduction": "none", "label_smoothing": 0.05}, "soft", "float64"),
-             ((2, 4, 3, 5), {"ignore_index": 0, "label_smoothing": 0.1}, "uint8", "float32"),
-             ((6, 3, 7), {"reduction": "none", "ignore_index": 1}, "int8", "float64")]
+    cases = [
+        ((7, 13), {}, "int64", "float32"),
+        ((3, 11, 5), {"reduction": "sum", "ignore_index": 2, "label_smoothing": 0.2}, "int32", "float32"),
+        ((9, 5), {"reduction": "none", "label_smoothing": 0.05}, "soft", "float64"),
+        ((2, 4, 3, 5), {"ignore_index": 0, "label_smoothing": 0.1}, "uint8", "float32"),
+        ((6, 3, 7), {"reduction": "none", "ignore_index": 1}, "int8", "float64"),
+    ]
     for shape, attrs, target_kind, dtype in cases:
         logits = _u(rng, shape, dtype, -6, 6)
         if target_kind == "soft":
@@ -103,11 +114,23 @@ def _cross_entropy(op, rng):
 
 
 def _batch_norm_training(op, rng):
-    for shape, attrs, dtype in [((5, 7, 3, 3), {"momentum": 0.3, "epsilon": 1e-3}, "float64"), ((9, 1), {}, "float32"),
-                                ((2, 5, 11), {"momentum": 0.01}, "float32")]:
+    for shape, attrs, dtype in [
+        ((5, 7, 3, 3), {"momentum": 0.3, "epsilon": 1e-3}, "float64"),
+        ((9, 1), {}, "float32"),
+        ((2, 5, 11), {"momentum": 0.01}, "float32"),
+    ]:
         c = shape[1]
-        yield Sample([_u(rng, shape, dtype, -3, 5), _u(rng, c, dtype, 0.5, 1.5), _u(rng, c, dtype), _u(rng, c, dtype),
-                      _u(rng, c, dtype, 0.5, 2.0)], attrs, f"{shape} {attrs} {dtype}")
+        yield Sample(
+            [
+                _u(rng, shape, dtype, -3, 5),
+                _u(rng, c, dtype, 0.5, 1.5),
+                _u(rng, c, dtype),
+                _u(rng, c, dtype),
+                _u(rng, c, dtype, 0.5, 2.0),
+            ],
+            attrs,
+            f"{shape} {attrs} {dtype}",
+        )
 
 
 def _batch_norm_grad(op, rng):
@@ -116,14 +139,20 @@ def _batch_norm_grad(op, rng):
         x = _u(rng, shape, dtype, -2, 4)
         for training in (1, 0):
             var = x.var(axis=axes) + (0.0 if training else 0.3)
-            yield Sample([_u(rng, shape, dtype), x, _u(rng, c, dtype, 0.5, 1.5), x.mean(axis=axes), var],
-                         {"training": training, "epsilon": 1e-4}, f"{shape} training={training} {dtype}")
+            yield Sample(
+                [_u(rng, shape, dtype), x, _u(rng, c, dtype, 0.5, 1.5), x.mean(axis=axes), var],
+                {"training": training, "epsilon": 1e-4},
+                f"{shape} training={training} {dtype}",
+            )
 
 
 def _layer_norm_grad(op, rng):
     for shape, axis, dtype in [((3, 5, 7), 1, "float32"), ((6, 17), -1, "float64"), ((2, 3, 4, 5), 0, "float32")]:
-        yield Sample([_u(rng, shape, dtype), _u(rng, shape, dtype, -3, 3), _u(rng, shape[axis:], dtype)],
-                     {"axis": axis, "epsilon": 1e-3}, f"{shape} axis {axis} {dtype}")
+        yield Sample(
+            [_u(rng, shape, dtype), _u(rng, shape, dtype, -3, 3), _u(rng, shape[axis:], dtype)],
+            {"axis": axis, "epsilon": 1e-3},
+            f"{shape} axis {axis} {dtype}",
+        )
 
 
 #: x shape, weight shape, attributes: rectangular kernels, unequal strides and dilations, asymmetric pads,
@@ -161,8 +190,11 @@ _POOL_CASES = [
 def _pool(op, rng):
     from ..ops.conv_grad import pool_grad_geometry
 
-    cases = _POOL_CASES + ([((2, 3, 11, 9), {"kernel_shape": [3, 2], "dilations": [1, 2], "pads": [1, 1, 1, 1]})]
-                           if op == "MaxPoolGrad" else [])
+    cases = _POOL_CASES + (
+        [((2, 3, 11, 9), {"kernel_shape": [3, 2], "dilations": [1, 2], "pads": [1, 1, 1, 1]})]
+        if op == "MaxPoolGrad"
+        else []
+    )
     for xs, attrs in cases:
         full = {"strides": [], "pads": [], "dilations": [], "ceil_mode": 0, **attrs}
         dy = _u(rng, pool_grad_geometry(xs, full)["out"])
@@ -174,14 +206,18 @@ def _pool(op, rng):
             pads = attrs.get("pads", [0, 0, 0, 0])
             symmetric = pads[:2] == pads[2:]  # else torch pads first, counting the padding: include only
             for include in (0, 1) if symmetric else (1,):
-                yield Sample([dy], {**attrs, "input_shape": list(xs), "count_include_pad": include},
-                             f"{xs} {attrs} count_include_pad={include}")
+                yield Sample(
+                    [dy],
+                    {**attrs, "input_shape": list(xs), "count_include_pad": include},
+                    f"{xs} {attrs} count_include_pad={include}",
+                )
 
 
 def _global_pool(op, rng):
     for shape, dtype in [((2, 3, 11), "float32"), ((3, 5, 7, 9), "float64"), ((1, 2, 3, 4, 5), "float32")]:
-        yield Sample([_u(rng, shape[:2] + (1,) * (len(shape) - 2), dtype)], {"input_shape": list(shape)},
-                     f"{shape} {dtype}")
+        yield Sample(
+            [_u(rng, shape[:2] + (1,) * (len(shape) - 2), dtype)], {"input_shape": list(shape)}, f"{shape} {dtype}"
+        )
 
 
 _PARAM_SHAPES = [((1,), "float32"), ((13, 7), "float64"), ((2, 3, 5, 7), "float32")]
@@ -198,24 +234,41 @@ def _optim(op, rng):
             buf = _u(rng, shape, dtype)
             yield Sample([p, g, buf, s(0.02), s(5)], {"momentum": 0.7, "dampening": 0.3}, f"{shape} {dtype} step 5")
             yield Sample([p, g, buf, s(0.02), s(1)], {"momentum": 0.7, "dampening": 0.3}, f"{shape} {dtype} step 1")
-            yield Sample([p, g, buf, s(0.1)], {"momentum": 0.95, "nesterov": 1, "weight_decay": 0.02},
-                         f"{shape} {dtype} nesterov")
+            yield Sample(
+                [p, g, buf, s(0.1)],
+                {"momentum": 0.95, "nesterov": 1, "weight_decay": 0.02},
+                f"{shape} {dtype} nesterov",
+            )
         else:
             m, v = _u(rng, shape, dtype), _u(rng, shape, dtype, 0.0, 0.5)
-            for step, attrs in [(1, {"beta1": 0.8, "beta2": 0.99, "eps": 1e-6}), (10, {"weight_decay": 0.1}),
-                                (1000, {"weight_decay": 0.05, "decoupled": 1})]:
+            for step, attrs in [
+                (1, {"beta1": 0.8, "beta2": 0.99, "eps": 1e-6}),
+                (10, {"weight_decay": 0.1}),
+                (1000, {"weight_decay": 0.05, "decoupled": 1}),
+            ]:
                 yield Sample([p, g, m, v, s(0.01), s(step)], attrs, f"{shape} {dtype} step {step} {attrs}")
 
 
 _GENERATORS = {
     **{op: _activation for op in _ACTIVATIONS},
-    "SoftmaxGrad": _softmax, "LogSoftmaxGrad": _softmax,
-    "SumToShape": _sum_to_shape, "GatherGrad": _gather_grad, "SliceGrad": _slice_grad,
-    "SoftmaxCrossEntropy": _cross_entropy, "SoftmaxCrossEntropyGrad": _cross_entropy,
-    "BatchNormTraining": _batch_norm_training, "BatchNormGrad": _batch_norm_grad, "LayerNormGrad": _layer_norm_grad,
-    "ConvGradInput": _conv, "ConvGradWeight": _conv,
-    "MaxPoolGrad": _pool, "AveragePoolGrad": _pool, "GlobalAveragePoolGrad": _global_pool,
-    "SGDUpdate": _optim, "SGDMomentumUpdate": _optim, "AdamUpdate": _optim,
+    "SoftmaxGrad": _softmax,
+    "LogSoftmaxGrad": _softmax,
+    "SumToShape": _sum_to_shape,
+    "GatherGrad": _gather_grad,
+    "SliceGrad": _slice_grad,
+    "SoftmaxCrossEntropy": _cross_entropy,
+    "SoftmaxCrossEntropyGrad": _cross_entropy,
+    "BatchNormTraining": _batch_norm_training,
+    "BatchNormGrad": _batch_norm_grad,
+    "LayerNormGrad": _layer_norm_grad,
+    "ConvGradInput": _conv,
+    "ConvGradWeight": _conv,
+    "MaxPoolGrad": _pool,
+    "AveragePoolGrad": _pool,
+    "GlobalAveragePoolGrad": _global_pool,
+    "SGDUpdate": _optim,
+    "SGDMomentumUpdate": _optim,
+    "AdamUpdate": _optim,
 }
 
 

@@ -231,7 +231,15 @@ clamp = clip = _T.clamp
 var, std, norm, logsumexp, masked_fill = _T.var, _T.std, _T.norm, _T.logsumexp, _T.masked_fill
 gather, index_select, topk, sort, argsort, flip = _M.gather, _M.index_select, _M.topk, _M.sort, _M.argsort, _M.flip
 cumsum, all, any, isnan, isinf, isfinite = _M.cumsum, _M.all, _M.any, _M.isnan, _M.isinf, _M.isfinite  # noqa: A001
-floor, ceil, round, sign, rsqrt, square, reciprocal = _M.floor, _M.ceil, _M.round, _M.sign, _M.rsqrt, _M.square, _M.reciprocal  # noqa: A001,E501
+floor, ceil, round, sign, rsqrt, square, reciprocal = (
+    _M.floor,
+    _M.ceil,
+    _M.round,
+    _M.sign,
+    _M.rsqrt,
+    _M.square,
+    _M.reciprocal,
+)  # noqa: A001,E501
 prod, outer, unbind, remainder, floor_divide = _M.prod, _M.outer, _M.unbind, _M.remainder, _M.floor_divide
 nonzero, multinomial = _M.nonzero, _M.multinomial
 Size = tuple  # x.size() and x.shape are tuples
@@ -248,7 +256,12 @@ def _typed(dtype):
 
 
 FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor = (
-    _typed(np.float32), _typed(np.float64), _typed(np.int64), _typed(np.int32), _typed(np.bool_))
+    _typed(np.float32),
+    _typed(np.float64),
+    _typed(np.int64),
+    _typed(np.int32),
+    _typed(np.bool_),
+)
 
 
 def transpose(x, dim0: builtins.int, dim1: builtins.int) -> Var:
@@ -311,8 +324,10 @@ def compile(model, *args, **kwargs):  # noqa: A001
 
 
 #: torch.backends: the flags scripts set for cuDNN and friends; settable, and nothing reads them
-backends = types.SimpleNamespace(cudnn=types.SimpleNamespace(deterministic=False, benchmark=False, enabled=True),
-                                 mps=types.SimpleNamespace(is_available=lambda: False))
+backends = types.SimpleNamespace(
+    cudnn=types.SimpleNamespace(deterministic=False, benchmark=False, enabled=True),
+    mps=types.SimpleNamespace(is_available=lambda: False),
+)
 
 
 def set_float32_matmul_precision(precision: str) -> None:
@@ -320,19 +335,57 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 
 #: torch.cuda: mnn has no CUDA backend (GPUs run through device("vulkan") or "opencl")
-cuda = types.SimpleNamespace(is_available=lambda: False, device_count=lambda: 0, manual_seed=lambda s: None,
-                             manual_seed_all=lambda s: None)
+cuda = types.SimpleNamespace(
+    is_available=lambda: False, device_count=lambda: 0, manual_seed=lambda s: None, manual_seed_all=lambda s: None
+)
 
 # `import mnn_core.torch.nn.functional as F` and `from mnn_core.torch.optim import lr_scheduler` resolve
 # through sys.modules to mnn's own modules: the torch namespace has no copies of them
-for _name, _mod in {"nn": nn, "nn.functional": nn.functional, "nn.init": nn.init, "nn.utils": nn.utils,
-                    "optim": optim, "optim.lr_scheduler": optim.lr_scheduler}.items():
+for _name, _mod in {
+    "nn": nn,
+    "nn.functional": nn.functional,
+    "nn.init": nn.init,
+    "nn.utils": nn.utils,
+    "optim": optim,
+    "optim.lr_scheduler": optim.lr_scheduler,
+}.items():
     sys.modules.setdefault(f"{__name__}.{_name}", _mod)
 del _name, _mod
 
 __all__ = [
-    "Device", "Parameter", "Tensor", "allclose", "arange", "as_tensor", "cat", "device", "empty", "enable_grad",
-    "eye", "from_numpy", "full", "full_like", "is_grad_enabled", "is_tensor", "linspace", "load", "manual_seed",
-    "nn", "no_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "randperm", "save",
-    "set_default_device", "stack", "tensor", "utils", "zeros", "zeros_like",
+    "Device",
+    "Parameter",
+    "Tensor",
+    "allclose",
+    "arange",
+    "as_tensor",
+    "cat",
+    "device",
+    "empty",
+    "enable_grad",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "is_grad_enabled",
+    "is_tensor",
+    "linspace",
+    "load",
+    "manual_seed",
+    "nn",
+    "no_grad",
+    "ones",
+    "ones_like",
+    "optim",
+    "rand",
+    "randint",
+    "randn",
+    "randperm",
+    "save",
+    "set_default_device",
+    "stack",
+    "tensor",
+    "utils",
+    "zeros",
+    "zeros_like",
 ]

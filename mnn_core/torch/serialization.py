@@ -47,8 +47,10 @@ def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     if isinstance(obj, (list, tuple)):
         items = [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
         return {"__tuple__": items} if isinstance(obj, tuple) else items
-    raise MnnError(f"save: {where} is a {type(obj).__name__}; mnn saves arrays, tensors, numbers, strings, None "
-                   "and dicts/lists/tuples of them (never pickled objects)")
+    raise MnnError(
+        f"save: {where} is a {type(obj).__name__}; mnn saves arrays, tensors, numbers, strings, None "
+        "and dicts/lists/tuples of them (never pickled objects)"
+    )
 
 
 def _key(k: Any, where: str) -> Any:
@@ -89,12 +91,15 @@ def load(f, map_location=None, weights_only: bool | None = None, mmap=None) -> A
     try:
         with np.load(f, allow_pickle=False) as z:
             if any(n.endswith("data.pkl") for n in z.files):
-                raise MnnError(f"load: {_name(f)} is a PyTorch (pickle) checkpoint, which mnn does not unpickle; "
-                               "convert it once with PyTorch: mnn_core.torch.save({k: v.numpy() for k, v in "
-                               "torch.load(path).items()}, new_path)")
+                raise MnnError(
+                    f"load: {_name(f)} is a PyTorch (pickle) checkpoint, which mnn does not unpickle; "
+                    "convert it once with PyTorch: mnn_core.torch.save({k: v.numpy() for k, v in "
+                    "torch.load(path).items()}, new_path)"
+                )
             if _STRUCTURE not in z.files:
-                raise MnnError(f"load: {_name(f)} is an .npz without mnn's {_STRUCTURE} member; "
-                               "read it with numpy.load")
+                raise MnnError(
+                    f"load: {_name(f)} is an .npz without mnn's {_STRUCTURE} member; read it with numpy.load"
+                )
             arrays = {k: z[k] for k in z.files if k != _STRUCTURE}
             structure = json.loads(bytes(z[_STRUCTURE]).decode())
     except (zipfile.BadZipFile, ValueError, OSError) as e:

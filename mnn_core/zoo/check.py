@@ -50,7 +50,7 @@ def reason(e: BaseException, path: Path | None = None) -> str:
         frames = [f for f in traceback.extract_tb(e.__traceback__) if "mnn_core" in f.filename]
         if frames:
             f = frames[-1]
-            head += f" (at {f.filename[f.filename.rindex('mnn_core'):]}:{f.lineno} in {f.name})"
+            head += f" (at {f.filename[f.filename.rindex('mnn_core') :]}:{f.lineno} in {f.name})"
     return " | ".join([f"{type(e).__name__}: {head}", *items])
 
 
@@ -87,8 +87,7 @@ def run_onnxruntime(path: Path, feeds: dict[str, np.ndarray]) -> dict[str, np.nd
     return dict(zip(names, sess.run(names, feeds)))
 
 
-def check_model(model: Model, path: Path, backend: str = "reference", threads: int = 1,
-                static: bool = False) -> Result:
+def check_model(model: Model, path: Path, backend: str = "reference", threads: int = 1, static: bool = False) -> Result:
     """Run one model both ways; never raises for what the model does (a Result says it). With
     `static`, mnn imports the model with its inputs pinned to the shapes fed (input_shapes=), which
     tells a failure of dynamic-shape handling from one that remains with every shape known."""
@@ -141,8 +140,10 @@ def table(results: list[Result]) -> str:
 def markdown(models: list[Model], results: list[Result], backend: str) -> str:
     """The docs' table (docs/ZOO.md): a model per row with its wheel, inputs and status here."""
     by_name = {r.name: r for r in results}
-    rows = [f"| model | wheel (pinned) | wheel MB | .onnx MB | family | exercises | inputs fed | {backend} | reason |",
-            "|---" * 9 + "|"]
+    rows = [
+        f"| model | wheel (pinned) | wheel MB | .onnx MB | family | exercises | inputs fed | {backend} | reason |",
+        "|---" * 9 + "|",
+    ]
     for m in models:
         r = by_name[m.name]
         feeds = ", ".join(f"{k} {f.dtype}{list(f.shape)}" for k, f in m.feeds.items())

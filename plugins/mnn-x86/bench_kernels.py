@@ -37,8 +37,18 @@ from mnn_x86 import _x86, isa  # noqa: E402
 
 from mnn_core import GraphBuilder, Session  # noqa: E402
 
-GEMMS = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (512, 512, 512), (1024, 1024, 1024),
-         (2048, 2048, 2048), (196, 2304, 256), (3136, 64, 576), (1, 1024, 1000), (64, 4096, 1024)]
+GEMMS = [
+    (64, 64, 64),
+    (128, 128, 128),
+    (256, 256, 256),
+    (512, 512, 512),
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (196, 2304, 256),
+    (3136, 64, 576),
+    (1, 1024, 1000),
+    (64, 4096, 1024),
+]
 CONVS = [  # name, (N, C, H, W), (O, k), attrs
     ("stem 3x3/2 3->32 @224", (1, 3, 224, 224), (32, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ("3x3 64->64 @56", (1, 64, 56, 56), (64, 3), {"pads": [1, 1, 1, 1]}),
@@ -108,8 +118,10 @@ def main() -> int:
     if level not in isa.supported():
         print(f"this CPU does not run {level}; it runs {', '.join(isa.supported())}", file=sys.stderr)
         return 2
-    print(f"mnn-x86 kernels: ISA {level} (tile {_x86.table_info(level)['mr']}x{_x86.table_info(level)['nr']}), "
-          f"this CPU runs {', '.join(isa.supported())}; numpy {np.__version__}")
+    print(
+        f"mnn-x86 kernels: ISA {level} (tile {_x86.table_info(level)['mr']}x{_x86.table_info(level)['nr']}), "
+        f"this CPU runs {', '.join(isa.supported())}; numpy {np.__version__}"
+    )
     bench_gemm(level, ARGS.threads, ARGS.quick)
     bench_conv(level, ARGS.threads, ARGS.quick)
     return 0

@@ -48,7 +48,8 @@ DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "lan
 
 def _has_abi(root: str) -> bool:
     return os.path.isfile(os.path.join(root, "mnn_core", "abi.pxd")) and os.path.isfile(
-        os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h"))
+        os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h")
+    )
 
 
 def mnn_core_root() -> str:
@@ -77,8 +78,12 @@ class BuildExt(build_ext):
         objects = []
         for isa, flags in ISA_FLAGS.items():
             objects += self.compiler.compile(
-                [f"{CSRC}/isa_{isa}.c"], output_dir=self.build_temp, include_dirs=ext.include_dirs,
-                extra_postargs=flags + OPENMP + NO_DEBUG + ["-fPIC"], depends=ext.depends)
+                [f"{CSRC}/isa_{isa}.c"],
+                output_dir=self.build_temp,
+                include_dirs=ext.include_dirs,
+                extra_postargs=flags + OPENMP + NO_DEBUG + ["-fPIC"],
+                depends=ext.depends,
+            )
         ext.extra_objects = list(ext.extra_objects or []) + objects
         build_ext.build_extension(self, ext)
 
@@ -94,12 +99,13 @@ def _files(pattern: str) -> list:
 
 def family_extension(pyx: str) -> Extension:
     """mnn_x86/_<family>.pyx and its kernels in csrc/<family>/ (csrc/family.h)."""
-    family = os.path.basename(pyx)[1:-len(".pyx")]
+    family = os.path.basename(pyx)[1 : -len(".pyx")]
     return Extension(
-        f"mnn_x86._{family}", [pyx] + _files(f"{CSRC}/{family}/*.c"),
+        f"mnn_x86._{family}",
+        [pyx] + _files(f"{CSRC}/{family}/*.c"),
         include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
-        depends=_files(f"{CSRC}/{family}/*") + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h",
-                                                    "mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
+        depends=_files(f"{CSRC}/{family}/*")
+        + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h", "mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
         extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"] + NO_DEBUG,
         extra_link_args=STRIP,
         libraries=["m"],

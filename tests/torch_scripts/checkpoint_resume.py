@@ -23,7 +23,7 @@ def run(model, opt, sched, x, y, first, last, batch=32):
     losses = []
     for step in range(first, last):
         i = (step * batch) % len(x)
-        loss = nn.functional.mse_loss(model(x[i:i + batch]), y[i:i + batch])
+        loss = nn.functional.mse_loss(model(x[i : i + batch]), y[i : i + batch])
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -39,8 +39,10 @@ def train(model, steps=24):
     half = steps // 2
     losses = run(model, opt, sched, x, y, 0, half)
     buffer = io.BytesIO()
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                "step": half}, buffer)
+    torch.save(
+        {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(), "step": half},
+        buffer,
+    )
     buffer.seek(0)
     checkpoint = torch.load(buffer)
     resumed = build()

@@ -9,9 +9,16 @@ from torch.utils.data import DataLoader, TensorDataset
 
 def build():
     return nn.Sequential(
-        nn.Conv1d(1, 8, kernel_size=5, padding=2), nn.BatchNorm1d(8), nn.ReLU(), nn.MaxPool1d(2),
-        nn.Conv1d(8, 16, kernel_size=3, padding=1), nn.BatchNorm1d(16), nn.ReLU(),
-        nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(16, 4),
+        nn.Conv1d(1, 8, kernel_size=5, padding=2),
+        nn.BatchNorm1d(8),
+        nn.ReLU(),
+        nn.MaxPool1d(2),
+        nn.Conv1d(8, 16, kernel_size=3, padding=1),
+        nn.BatchNorm1d(16),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool1d(1),
+        nn.Flatten(),
+        nn.Linear(16, 4),
     )
 
 

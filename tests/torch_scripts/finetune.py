@@ -14,8 +14,12 @@ class Net(nn.Module):
     def __init__(self, classes=4):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+            nn.Conv2d(1, 8, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
         )
         self.head = nn.Linear(16, classes)
 
@@ -38,7 +42,7 @@ def fit(model, opt, x, y, steps, batch=32):
     losses = []
     for step in range(steps):
         i = (step * batch) % len(y)
-        loss = F.cross_entropy(model(x[i:i + batch]), y[i:i + batch])
+        loss = F.cross_entropy(model(x[i : i + batch]), y[i : i + batch])
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -59,10 +63,14 @@ def train(model, steps=12):
     nn.init.zeros_(tuned.head.bias)
     for p in tuned.features[0].parameters():
         p.requires_grad = False
-    opt = torch.optim.SGD([
-        {"params": tuned.features[3].parameters(), "lr": 0.01},
-        {"params": tuned.head.parameters()},
-    ], lr=0.1, momentum=0.9)
+    opt = torch.optim.SGD(
+        [
+            {"params": tuned.features[3].parameters(), "lr": 0.01},
+            {"params": tuned.head.parameters()},
+        ],
+        lr=0.1,
+        momentum=0.9,
+    )
     x2, y2 = task(3, seed=1)
     losses += fit(tuned, opt, x2, y2, steps)
     frozen = tuned.features[0].weight.grad

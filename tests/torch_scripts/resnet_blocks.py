@@ -57,7 +57,7 @@ def train(model, steps=15, batch=32):
     model.train()
     for step in range(steps):
         i = (step * batch) % len(y)
-        loss = F.cross_entropy(model(x[i:i + batch]), y[i:i + batch], label_smoothing=0.1)
+        loss = F.cross_entropy(model(x[i : i + batch]), y[i : i + batch], label_smoothing=0.1)
         opt.zero_grad()
         loss.backward()
         opt.step()

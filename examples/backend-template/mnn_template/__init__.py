@@ -27,9 +27,15 @@ class TemplateBackend(Backend):
             "Relu": KernelSpec("Relu", inplace=True),
             "Add": KernelSpec("Add", supports=_same_shapes),
             "Mul": KernelSpec("Mul", supports=_same_shapes),
-            "MatMul": KernelSpec("MatMul", supports=lambda node, ins: (
-                len(ins[0].shape) == 2 and len(ins[1].shape) == 2 and node.attrs["activation"] == "none"
-                or "2-D without fused activation only")),
+            "MatMul": KernelSpec(
+                "MatMul",
+                supports=lambda node, ins: (
+                    len(ins[0].shape) == 2
+                    and len(ins[1].shape) == 2
+                    and node.attrs["activation"] == "none"
+                    or "2-D without fused activation only"
+                ),
+            ),
         }
 
     def prepare(self, node, ins, outs, constants, ctx):

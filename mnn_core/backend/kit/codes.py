@@ -63,8 +63,17 @@ REDUCE = {
 #: pad.comp's modes
 PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
 
-__all__ = ["BINARY", "FUSABLE", "PAD_MODES", "REDUCE", "UNARY", "activation_code", "fuse_activations",
-           "fused_activation", "unary_code"]
+__all__ = [
+    "BINARY",
+    "FUSABLE",
+    "PAD_MODES",
+    "REDUCE",
+    "UNARY",
+    "activation_code",
+    "fuse_activations",
+    "fused_activation",
+    "unary_code",
+]
 
 
 def unary_code(op: str, attrs: dict) -> tuple[int, float, float]:

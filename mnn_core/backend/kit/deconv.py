@@ -75,8 +75,7 @@ class DeconvPlan:
 def _as_2d(attrs: dict) -> dict:
     """A 1-D ConvTranspose's attributes for the same op over a (1, L) image."""
     out = dict(attrs)
-    for key, one in (("strides", 1), ("dilations", 1), ("output_padding", 0), ("output_shape", 1),
-                     ("kernel_shape", 1)):
+    for key, one in (("strides", 1), ("dilations", 1), ("output_padding", 0), ("output_shape", 1), ("kernel_shape", 1)):
         if attrs.get(key):
             out[key] = [one, *attrs[key]]
     if attrs.get("pads"):
@@ -100,5 +99,22 @@ def deconv_plan(x_shape, w_shape, attrs: dict) -> DeconvPlan:
     pads = geo["pads"]
     _, _, oh, ow = geo["out"]
     g = geo["group"]
-    return DeconvPlan(n, c, h, w, g, c // g, mg, kh, kw, sh, sw, dh, dw,
-                      dh * (kh - 1) - pads[0], dw * (kw - 1) - pads[1], int(oh), int(ow))
+    return DeconvPlan(
+        n,
+        c,
+        h,
+        w,
+        g,
+        c // g,
+        mg,
+        kh,
+        kw,
+        sh,
+        sw,
+        dh,
+        dw,
+        dh * (kh - 1) - pads[0],
+        dw * (kw - 1) - pads[1],
+        int(oh),
+        int(ow),
+    )

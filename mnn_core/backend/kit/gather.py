@@ -11,8 +11,8 @@ def gather_nd_plan(data_shape, idx_shape, batch_dims: int) -> tuple:
     in elements."""
     m = idx_shape[-1]
     strides = contiguous_strides(data_shape)
-    slice_size = numel(data_shape[batch_dims + m:])
+    slice_size = numel(data_shape[batch_dims + m :])
     per_batch = numel(idx_shape[batch_dims:-1])
     batch_stride = strides[batch_dims - 1] if batch_dims else 0
-    dims = [int(d) for d in data_shape[batch_dims:batch_dims + m]]
-    return slice_size, m, per_batch, batch_stride, dims, [int(s) for s in strides[batch_dims:batch_dims + m]]
+    dims = [int(d) for d in data_shape[batch_dims : batch_dims + m]]
+    return slice_size, m, per_batch, batch_stride, dims, [int(s) for s in strides[batch_dims : batch_dims + m]]

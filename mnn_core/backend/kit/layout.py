@@ -62,8 +62,9 @@ def broadcast_plan(out_shape: Sequence[int], *in_shapes: Sequence[int]):
     return collapse(out_shape, *(broadcast_strides(shape, out_shape) for shape in in_shapes))
 
 
-def collapse_broadcast(out_shape: Sequence[int], a_shape: Sequence[int], b_shape: Sequence[int],
-                       max_dims: int = 8) -> tuple[list[int], list[int], list[int]] | None:
+def collapse_broadcast(
+    out_shape: Sequence[int], a_shape: Sequence[int], b_shape: Sequence[int], max_dims: int = 8
+) -> tuple[list[int], list[int], list[int]] | None:
     """(dims, a strides, b strides) of a broadcasting binary op for a kernel that walks at least one
     dim: broadcast_plan's, with a single dim of 1 where every dim is 1, and None where more than
     `max_dims` dims remain (MNN_MAX_DIMS of the C ABI by default)."""

@@ -104,8 +104,15 @@ class RnnPlan:
 
     def flags(self, has_y: bool) -> int:
         bias, lens, lens64, peep = self.has
-        return (F_BIAS * bias | F_LENS * lens | F_LENS64 * lens64 | F_PEEP * peep | F_LBR * self.lbr
-                | F_INPUT_FORGET * self.input_forget | F_Y * has_y)
+        return (
+            F_BIAS * bias
+            | F_LENS * lens
+            | F_LENS64 * lens64
+            | F_PEEP * peep
+            | F_LBR * self.lbr
+            | F_INPUT_FORGET * self.input_forget
+            | F_Y * has_y
+        )
 
     def state_copy(self, back: bool = False) -> tuple[list, list, list]:
         """(shape, src strides, dst strides) of a user state tensor into the state buffer's (D, B, H)
@@ -128,9 +135,24 @@ def rnn_plan(op: str, ins: list, attrs: dict) -> RnnPlan:
         raise ValueError(f"{op}: {names}")
     codes = [ACT_CODES[n] for n in names] + [0] * (3 - len(names))
     lens = ins[4]
-    has = (int(ins[3] is not None), int(lens is not None), int(lens is not None and lens.dtype == "int64"),
-           int(op == "LSTM" and ins[7] is not None))
-    return RnnPlan(op, int(T), int(B), int(x[2]), int(attrs["hidden_size"]), dirs, attrs["layout"],
-                   int(attrs["direction"] == "reverse"), float(attrs["clip"]),
-                   codes[0] | codes[1] << 4 | codes[2] << 8, int(attrs.get("linear_before_reset", 0)),
-                   int(attrs.get("input_forget", 0)), has)
+    has = (
+        int(ins[3] is not None),
+        int(lens is not None),
+        int(lens is not None and lens.dtype == "int64"),
+        int(op == "LSTM" and ins[7] is not None),
+    )
+    return RnnPlan(
+        op,
+        int(T),
+        int(B),
+        int(x[2]),
+        int(attrs["hidden_size"]),
+        dirs,
+        attrs["layout"],
+        int(attrs["direction"] == "reverse"),
+        float(attrs["clip"]),
+        codes[0] | codes[1] << 4 | codes[2] << 8,
+        int(attrs.get("linear_before_reset", 0)),
+        int(attrs.get("input_forget", 0)),
+        has,
+    )

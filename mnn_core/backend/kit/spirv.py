@@ -41,8 +41,10 @@ def spirv(name: str) -> bytes:
         with open(path, "rb") as f:
             return f.read()
     except FileNotFoundError:
-        raise FileNotFoundError(f"no SPIR-V for shader {name!r} at {path}; run tools/build_shaders.py "
-                                "(needs glslc) in a checkout or reinstall mnn-core") from None
+        raise FileNotFoundError(
+            f"no SPIR-V for shader {name!r} at {path}; run tools/build_shaders.py "
+            "(needs glslc) in a checkout or reinstall mnn-core"
+        ) from None
 
 
 def source_digest(name: str) -> str:
@@ -75,8 +77,7 @@ def glslc_version(glslc: str) -> str:
 
 def compile_shader(name: str, out_path: str, glslc: str) -> None:
     src = os.path.join(SHADER_DIR, f"{name}.comp")
-    proc = subprocess.run([glslc, *GLSLC_FLAGS, "-I", SHADER_DIR, src, "-o", out_path],
-                          capture_output=True, text=True)
+    proc = subprocess.run([glslc, *GLSLC_FLAGS, "-I", SHADER_DIR, src, "-o", out_path], capture_output=True, text=True)
     if proc.returncode:
         raise RuntimeError(f"glslc failed on {name}.comp:\n{proc.stderr}")
 

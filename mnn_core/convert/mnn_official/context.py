@@ -63,7 +63,8 @@ class Context:
         except GraphError as exc:
             raise self.fail(f"op {name or op!r} ({op}) does not fit its inputs: {exc}") from None
         known = result.values is not None and all(
-            v is not None and not is_symbolic_value(np.asarray(v)) for v in result.values)
+            v is not None and not is_symbolic_value(np.asarray(v)) for v in result.values
+        )
         if known and not any(o in self.graph.outputs for o in outputs):
             for out, v in zip(outputs, result.values):
                 self.const(np.asarray(v), name=out)

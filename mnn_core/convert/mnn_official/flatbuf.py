@@ -115,13 +115,14 @@ class Table:
 
     def tables(self, index: int, what: str) -> list[Table]:
         start, n = self._vector(index, 4, what)
-        return [Table(self.buf, start + 4 * i + self.buf.u32(start + 4 * i, what), f"{what}[{i}]", self.depth + 1)
-                for i in range(n)]
+        return [
+            Table(self.buf, start + 4 * i + self.buf.u32(start + 4 * i, what), f"{what}[{i}]", self.depth + 1)
+            for i in range(n)
+        ]
 
     def strings(self, index: int, what: str) -> list[str]:
         start, n = self._vector(index, 4, what)
-        return [_string(self.buf, start + 4 * i + self.buf.u32(start + 4 * i, what), f"{what}[{i}]")
-                for i in range(n)]
+        return [_string(self.buf, start + 4 * i + self.buf.u32(start + 4 * i, what), f"{what}[{i}]") for i in range(n)]
 
     def union(self, type_index: int, what: str) -> tuple[int, Table | None]:
         """(type code, table) of a union whose type field is `type_index` (its value is the next one)."""
@@ -133,6 +134,6 @@ def _string(buf: Buffer, pos: int, what: str) -> str:
     n = buf.u32(pos, f"length of {what}")
     buf.check(pos + 4, n, what)
     try:
-        return bytes(buf.data[pos + 4: pos + 4 + n]).decode("utf-8")
+        return bytes(buf.data[pos + 4 : pos + 4 + n]).decode("utf-8")
     except UnicodeDecodeError:
         raise buf.fail(f"{what} is not UTF-8 text") from None

@@ -23,8 +23,11 @@ def convolution(ctx, op: OpRecord) -> None:
     common = op.table(S.CONV2D["common"])
     if common is None:
         raise ctx.fail(f"op {op.name!r} ({op.type}) has no Convolution2DCommon")
-    c = {k: common.scalar(i, "int32", 0) for k, i in S.CONV2D_COMMON.items()
-         if k not in ("padMode", "relu", "relu6", "pads", "outPads", "hasOutputShape")}
+    c = {
+        k: common.scalar(i, "int32", 0)
+        for k, i in S.CONV2D_COMMON.items()
+        if k not in ("padMode", "relu", "relu6", "pads", "outPads", "hasOutputShape")
+    }
     defaults = {"kernelX": 1, "kernelY": 1, "strideX": 1, "strideY": 1, "dilateX": 1, "dilateY": 1, "group": 1}
     for k, d in defaults.items():
         if common._field(S.CONV2D_COMMON[k]) == 0:
@@ -44,14 +47,20 @@ def convolution(ctx, op: OpRecord) -> None:
     if len(op.inputs) > 1:  # weight (and bias) as tensors
         inputs += op.inputs[1:3]
     else:
-        if op.param.table(S.CONV2D["quanParameter"], "quanParameter") is not None or \
-                op.param.table(S.CONV2D["external"], "external") is not None:
-            raise ctx.fail(f"op {op.name!r} ({op.type}) holds quantized or external weights; mnn reads float "
-                           "weights stored in the model (convert without --weightQuantBits / --saveExternalData)")
+        if (
+            op.param.table(S.CONV2D["quanParameter"], "quanParameter") is not None
+            or op.param.table(S.CONV2D["external"], "external") is not None
+        ):
+            raise ctx.fail(
+                f"op {op.name!r} ({op.type}) holds quantized or external weights; mnn reads float "
+                "weights stored in the model (convert without --weightQuantBits / --saveExternalData)"
+            )
         w = op.p_floats(S.CONV2D["weight"])
         if w is None or cout <= 0 or w.size % (cout * kh * kw):
-            raise ctx.fail(f"op {op.name!r} ({op.type}): {0 if w is None else w.size} weights do not fill "
-                           f"{cout} outputs of {kh}x{kw}")
+            raise ctx.fail(
+                f"op {op.name!r} ({op.type}): {0 if w is None else w.size} weights do not fill "
+                f"{cout} outputs of {kh}x{kw}"
+            )
         b = op.p_floats(S.CONV2D["bias"])
         # Convolution: (out, in/group, kh, kw); Deconvolution: (in, out/group, kh, kw), as ONNX's ConvTranspose
         shape = (-1, cout // group, kh, kw) if deconv else (cout, -1, kh, kw)
@@ -62,8 +71,12 @@ def convolution(ctx, op: OpRecord) -> None:
             if b.size != cout:
                 raise ctx.fail(f"op {op.name!r} ({op.type}) has {b.size} biases for {cout} outputs")
             inputs.append(ctx.const(b, op.name + ".bias"))
-    attrs = {"kernel_shape": [kh, kw], "strides": [c["strideY"], c["strideX"]],
-             "dilations": [c["dilateY"], c["dilateX"]], "group": group}
+    attrs = {
+        "kernel_shape": [kh, kw],
+        "strides": [c["strideY"], c["strideX"]],
+        "dilations": [c["dilateY"], c["dilateX"]],
+        "group": group,
+    }
     if pad_mode in _PAD_MODES:
         attrs["auto_pad"] = _PAD_MODES[pad_mode]
     elif len(pads) == 4:  # [top, left, bottom, right], as ONNX's pads
@@ -99,11 +112,18 @@ def pooling(ctx, op: OpRecord) -> None:
     f = S.POOL
     pads = op.p_ints(f["pads"])
     py, px = op.p_scalar(f["padY"], "int32"), op.p_scalar(f["padX"], "int32")
-    _pool(ctx, op, op.p_scalar(f["type"], "int8") == 0, op.p_scalar(f["isGlobal"], "bool", False),
-          [op.p_scalar(f["kernelY"], "int32"), op.p_scalar(f["kernelX"], "int32")],
-          [op.p_scalar(f["strideY"], "int32"), op.p_scalar(f["strideX"], "int32")],
-          pads if len(pads) == 4 else [py, px, py, px], op.p_scalar(f["padType"], "int8"),
-          op.p_scalar(f["ceilModel"], "bool", True), op.p_scalar(f["countType"], "int8"))
+    _pool(
+        ctx,
+        op,
+        op.p_scalar(f["type"], "int8") == 0,
+        op.p_scalar(f["isGlobal"], "bool", False),
+        [op.p_scalar(f["kernelY"], "int32"), op.p_scalar(f["kernelX"], "int32")],
+        [op.p_scalar(f["strideY"], "int32"), op.p_scalar(f["strideX"], "int32")],
+        pads if len(pads) == 4 else [py, px, py, px],
+        op.p_scalar(f["padType"], "int8"),
+        op.p_scalar(f["ceilModel"], "bool", True),
+        op.p_scalar(f["countType"], "int8"),
+    )
 
 
 @handles("Pooling3D")
@@ -113,8 +133,7 @@ def pooling3d(ctx, op: OpRecord) -> None:
     is_global = op.p_scalar(5, "bool", False)
     if not is_global and len(pads) == len(kernels):
         pads = pads + pads
-    _pool(ctx, op, op.p_scalar(3, "int8") == 0, is_global, kernels, strides, pads, op.p_scalar(4, "int8"),
-          False, 2)
+    _pool(ctx, op, op.p_scalar(3, "int8") == 0, is_global, kernels, strides, pads, op.p_scalar(4, "int8"), False, 2)
 
 
 @handles("InnerProduct")
@@ -177,8 +196,13 @@ def batch_norm(ctx, op: OpRecord) -> None:
     if any(a is None or a.size != c for a in arrays):
         raise ctx.fail(f"op {op.name!r} (BatchNorm): its statistics are not {c} values each")
     names = [ctx.const(a, f"{op.name}.{k}") for a, k in zip(arrays, ("scale", "bias", "mean", "var"))]
-    ctx.emit("BatchNormalization", [op.inputs[0]] + names, op.outputs, op.name,
-             epsilon=float(op.p_scalar(f["epsilon"], "float32", 0.001)))
+    ctx.emit(
+        "BatchNormalization",
+        [op.inputs[0]] + names,
+        op.outputs,
+        op.name,
+        epsilon=float(op.p_scalar(f["epsilon"], "float32", 0.001)),
+    )
 
 
 @handles("Scale")
@@ -187,8 +211,12 @@ def scale(ctx, op: OpRecord) -> None:
     if s is None:
         raise ctx.fail(f"op {op.name!r} (Scale) has no scale data")
     shape = _channel_shape(ctx, op.inputs[0], s.size, op.name)
-    y = ctx.emit("Mul", [op.inputs[0], ctx.const(s.reshape(shape), op.name + ".scale")],
-                 None if b is not None else op.outputs, op.name + ".mul")
+    y = ctx.emit(
+        "Mul",
+        [op.inputs[0], ctx.const(s.reshape(shape), op.name + ".scale")],
+        None if b is not None else op.outputs,
+        op.name + ".mul",
+    )
     if b is not None:
         ctx.emit("Add", [y, ctx.const(b.reshape(shape), op.name + ".bias")], op.outputs, op.name)
 
@@ -207,7 +235,7 @@ def layer_norm(ctx, op: OpRecord) -> None:
     if norm != list(range(norm[0], rank)):
         raise ctx.fail(f"op {op.name!r} (LayerNorm) normalizes axes {axes}, not the trailing ones")
     gamma, beta = op.p_floats(f["gamma"]), op.p_floats(f["beta"])
-    shape = info.shape[norm[0]:]
+    shape = info.shape[norm[0] :]
     if gamma is None:
         if not all(isinstance(d, int) for d in shape):
             raise ctx.fail(f"op {op.name!r} (LayerNorm): no gamma and dynamic normalized dims")
@@ -215,8 +243,14 @@ def layer_norm(ctx, op: OpRecord) -> None:
     inputs = [op.inputs[0], ctx.const(gamma.reshape(-1) if gamma.ndim else gamma, op.name + ".gamma")]
     if beta is not None:
         inputs.append(ctx.const(beta, op.name + ".beta"))
-    ctx.emit("LayerNormalization", inputs, op.outputs, op.name, axis=norm[0] - rank,
-             epsilon=float(op.p_scalar(f["epsilon"], "float32", 1e-5)))
+    ctx.emit(
+        "LayerNormalization",
+        inputs,
+        op.outputs,
+        op.name,
+        axis=norm[0] - rank,
+        epsilon=float(op.p_scalar(f["epsilon"], "float32", 1e-5)),
+    )
 
 
 @handles("ReLU")
@@ -230,8 +264,14 @@ def relu(ctx, op: OpRecord) -> None:
 
 @handles("ReLU6")
 def relu6(ctx, op: OpRecord) -> None:
-    ctx.emit("Clip", op.inputs[:1], op.outputs, op.name, min=float(op.p_scalar(S.RELU6["minValue"], "float32", 0.0)),
-             max=float(op.p_scalar(S.RELU6["maxValue"], "float32", 6.0)))
+    ctx.emit(
+        "Clip",
+        op.inputs[:1],
+        op.outputs,
+        op.name,
+        min=float(op.p_scalar(S.RELU6["minValue"], "float32", 0.0)),
+        max=float(op.p_scalar(S.RELU6["maxValue"], "float32", 6.0)),
+    )
 
 
 @handles("PReLU")
@@ -253,8 +293,14 @@ def simple_activation(ctx, op: OpRecord) -> None:
     if op.type == "ELU":
         ctx.emit("Elu", op.inputs[:1], op.outputs, op.name, alpha=float(op.p_scalar(0, "float32", 1.0)))
     elif op.type == "Selu":
-        ctx.emit("Selu", op.inputs[:1], op.outputs, op.name, gamma=float(op.p_scalar(0, "float32", 1.0507)),
-                 alpha=float(op.p_scalar(1, "float32", 1.6733)))
+        ctx.emit(
+            "Selu",
+            op.inputs[:1],
+            op.outputs,
+            op.name,
+            gamma=float(op.p_scalar(0, "float32", 1.0507)),
+            alpha=float(op.p_scalar(1, "float32", 1.6733)),
+        )
     else:
         ctx.emit({"Sigmoid": "Sigmoid", "TanH": "Tanh"}[op.type], op.inputs[:1], op.outputs, op.name)
 
@@ -266,12 +312,22 @@ def interp(ctx, op: OpRecord) -> None:
     if mode is None:
         raise ctx.fail(f"op {op.name!r} (Interp) has resize type {op.p_scalar(f['resizeType'], 'int32')}")
     ctm = {1: "align_corners", 2: "half_pixel", 3: "pytorch_half_pixel", 4: "asymmetric"}.get(
-        op.p_scalar(f["ctm"], "int8", 0))
+        op.p_scalar(f["ctm"], "int8", 0)
+    )
     if ctm is None:
-        ctm = ("align_corners" if op.p_scalar(f["alignCorners"], "bool", False) else
-               "half_pixel" if op.p_scalar(f["halfPixelCenters"], "bool", False) else "asymmetric")
-    attrs = {"mode": mode, "coordinate_transformation_mode": ctm, "axes": [2, 3],
-             "cubic_coeff_a": float(op.p_scalar(f["cubicCoeffA"], "float32", -0.75))}
+        ctm = (
+            "align_corners"
+            if op.p_scalar(f["alignCorners"], "bool", False)
+            else "half_pixel"
+            if op.p_scalar(f["halfPixelCenters"], "bool", False)
+            else "asymmetric"
+        )
+    attrs = {
+        "mode": mode,
+        "coordinate_transformation_mode": ctm,
+        "axes": [2, 3],
+        "cubic_coeff_a": float(op.p_scalar(f["cubicCoeffA"], "float32", -0.75)),
+    }
     if mode == "nearest":
         attrs["nearest_mode"] = "round_prefer_ceil" if ctm == "align_corners" else "floor"
     if len(op.inputs) > 1 and op.inputs[1]:

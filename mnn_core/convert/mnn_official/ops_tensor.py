@@ -10,14 +10,54 @@ from . import schema as S
 from .record import OpRecord, handles
 
 INT32_MAX = (1 << 31) - 1
-_BINARY = {0: "Add", 1: "Sub", 2: "Mul", 3: "Div", 4: "Max", 5: "Min", 6: "Pow", 7: "Div", 8: "Min", 9: "Max",
-           10: "Greater", 11: "GreaterOrEqual", 12: "Less", 15: "Equal", 16: "LessOrEqual"}
+_BINARY = {
+    0: "Add",
+    1: "Sub",
+    2: "Mul",
+    3: "Div",
+    4: "Max",
+    5: "Min",
+    6: "Pow",
+    7: "Div",
+    8: "Min",
+    9: "Max",
+    10: "Greater",
+    11: "GreaterOrEqual",
+    12: "Less",
+    15: "Equal",
+    16: "LessOrEqual",
+}
 # UnaryOpOperation codes. MNN's converter writes ONNX's erf GELU pattern as GELU (32), which MNN computes
 # with the tanh approximation; mnn keeps the erf form the model was written with (it is what the source meant).
-_UNARY = {0: "Abs", 1: "Neg", 2: "Floor", 3: "Ceil", 5: "Sqrt", 7: "Exp", 8: "Log", 9: "Sin", 10: "Cos", 11: "Tan",
-          12: "Asin", 13: "Acos", 14: "Atan", 15: "Reciprocal", 19: "Sinh", 20: "Asinh", 21: "Atanh", 22: "Sign",
-          23: "Round", 24: "Cosh", 25: "Erf", 29: "Sigmoid", 30: "Tanh", 31: "HardSwish", 32: "Gelu", 33: "Gelu",
-          34: "Silu"}
+_UNARY = {
+    0: "Abs",
+    1: "Neg",
+    2: "Floor",
+    3: "Ceil",
+    5: "Sqrt",
+    7: "Exp",
+    8: "Log",
+    9: "Sin",
+    10: "Cos",
+    11: "Tan",
+    12: "Asin",
+    13: "Acos",
+    14: "Atan",
+    15: "Reciprocal",
+    19: "Sinh",
+    20: "Asinh",
+    21: "Atanh",
+    22: "Sign",
+    23: "Round",
+    24: "Cosh",
+    25: "Erf",
+    29: "Sigmoid",
+    30: "Tanh",
+    31: "HardSwish",
+    32: "Gelu",
+    33: "Gelu",
+    34: "Silu",
+}
 _REDUCE = {0: "ReduceSum", 2: "ReduceSumSquare", 3: "ReduceMean", 4: "ReduceMax", 5: "ReduceMin", 6: "ReduceProd"}
 
 
@@ -31,8 +71,14 @@ def blob_array(ctx, blob, what: str) -> np.ndarray:
         raise ctx.fail(f"{what} keeps its data in an external file; mnn reads data stored in the model")
     code = blob.scalar(f["dataType"], "int32", 1)
     dtype = S.DATA_TYPES.get(code)
-    field = {"float32": "float32s", "int32": "int32s", "int64": "int64s", "uint8": "uint8s", "int8": "int8s",
-             "bool": "int32s"}.get(dtype)
+    field = {
+        "float32": "float32s",
+        "int32": "int32s",
+        "int64": "int64s",
+        "uint8": "uint8s",
+        "int8": "int8s",
+        "bool": "int32s",
+    }.get(dtype)
     if field is None:
         raise ctx.fail(f"{what} has data type {code}, which mnn does not read")
     stored = {"float32s": "float32", "int32s": "int32", "int64s": "int64", "uint8s": "uint8", "int8s": "int8"}[field]
@@ -85,8 +131,10 @@ def slice_tf(ctx, op: OpRecord) -> None:
 def strided_slice(ctx, op: OpRecord) -> None:
     # StridedSliceParam: beginMask 2, endMask 3, ellipsisMask 4, newAxisMask 5, shrinkAxisMask 6, fromType 7
     what = f"op {op.name!r} (StridedSlice)"
-    vals = [ctx.value(n, f"{what}'s input {i + 1}").astype(np.int64).reshape(-1).tolist() if n else None
-            for i, n in enumerate(op.inputs[1:])]
+    vals = [
+        ctx.value(n, f"{what}'s input {i + 1}").astype(np.int64).reshape(-1).tolist() if n else None
+        for i, n in enumerate(op.inputs[1:])
+    ]
     if op.p_scalar(7, "int32") == 1:  # ONNX Slice: starts, ends, axes, steps
         attrs = {"starts": vals[0], "ends": vals[1]}
         if len(vals) > 2 and vals[2] is not None:
@@ -108,8 +156,15 @@ def strided_slice(ctx, op: OpRecord) -> None:
         if shrink >> i & 1:
             end[i] = begin[i] + 1 if begin[i] != -1 else INT32_MAX
     squeeze = [i for i in range(len(begin)) if shrink >> i & 1]
-    y = ctx.emit("Slice", op.inputs[:1], None if squeeze else op.outputs, op.name + (".slice" if squeeze else ""),
-                 starts=begin, ends=end, steps=steps)
+    y = ctx.emit(
+        "Slice",
+        op.inputs[:1],
+        None if squeeze else op.outputs,
+        op.name + (".slice" if squeeze else ""),
+        starts=begin,
+        ends=end,
+        steps=steps,
+    )
     if squeeze:
         ctx.emit("Squeeze", [y], op.outputs, op.name, axes=squeeze)
 
@@ -130,11 +185,16 @@ def slice_caffe(ctx, op: OpRecord) -> None:
     info = ctx.infos.get(op.inputs[0])
     attrs = {"axis": axis, "num_outputs": len(op.outputs)}
     if points:
-        dim = info.shape[axis] if info is not None and info.shape is not None and -len(info.shape) <= axis < len(
-            info.shape) else None
+        dim = (
+            info.shape[axis]
+            if info is not None and info.shape is not None and -len(info.shape) <= axis < len(info.shape)
+            else None
+        )
         if not isinstance(dim, int) or len(points) != len(op.outputs) - 1:
-            raise ctx.fail(f"op {op.name!r} (Slice): {len(points)} slice points for {len(op.outputs)} outputs "
-                           "of a dimension not known at import")
+            raise ctx.fail(
+                f"op {op.name!r} (Slice): {len(points)} slice points for {len(op.outputs)} outputs "
+                "of a dimension not known at import"
+            )
         bounds = [0, *points, dim]
         attrs = {"axis": axis, "split": [b - a for a, b in zip(bounds, bounds[1:])]}
     ctx.emit("Split", op.inputs[:1], op.outputs, op.name, **attrs)
@@ -248,8 +308,14 @@ def reduction(ctx, op: OpRecord) -> None:
         axes = ctx.value(op.inputs[1], f"op {op.name!r} (Reduction)'s axes").reshape(-1).tolist()
     else:
         axes = op.p_ints(S.REDUCTION["dim"])
-    ctx.emit(_REDUCE[code], op.inputs[:1], op.outputs, op.name, axes=[int(a) for a in axes],
-             keepdims=int(op.p_scalar(S.REDUCTION["keepDims"], "bool", False)))
+    ctx.emit(
+        _REDUCE[code],
+        op.inputs[:1],
+        op.outputs,
+        op.name,
+        axes=[int(a) for a in axes],
+        keepdims=int(op.p_scalar(S.REDUCTION["keepDims"], "bool", False)),
+    )
 
 
 @handles("Padding")

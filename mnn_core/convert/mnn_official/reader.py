@@ -85,8 +85,10 @@ def read_net(data: bytes, where: str) -> Graph:
             raise ctx.fail(f"op {op.name!r} ({op.type}) reads {missing[0]!r} before any op writes it")
         handler = HANDLERS.get(op.type)
         if handler is None:
-            raise ctx.fail(f"op {op.name!r} is {op.type}, which mnn does not read from MNN files (it reads: "
-                           f"{', '.join(sorted(set(HANDLERS)))})")
+            raise ctx.fail(
+                f"op {op.name!r} is {op.type}, which mnn does not read from MNN files (it reads: "
+                f"{', '.join(sorted(set(HANDLERS)))})"
+            )
         try:
             handler(ctx, op)
         except MnnFormatError:

@@ -17,6 +17,7 @@ def handles(*types: str):
         for t in types:
             HANDLERS[t] = fn
         return fn
+
     return register
 
 

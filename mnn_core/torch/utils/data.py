@@ -66,8 +66,11 @@ def default_collate(items: list) -> Any:
     if isinstance(first, (tuple, list)):
         if any(len(it) != len(first) for it in items):
             raise MnnError("DataLoader: items of one batch have different numbers of fields")
-        return type(first)(default_collate(list(field)) for field in zip(*items)) if isinstance(first, tuple) \
+        return (
+            type(first)(default_collate(list(field)) for field in zip(*items))
+            if isinstance(first, tuple)
             else [default_collate(list(field)) for field in zip(*items)]
+        )
     if isinstance(first, str):
         return list(items)
     return np.stack([np.asarray(it) for it in items])
@@ -77,17 +80,38 @@ class DataLoader(_ArrayLoader):
     """PyTorch's DataLoader: batches of tensors. Loading runs in the calling thread (num_workers is
     accepted and ignored); samplers other than sequential and shuffled are not supported."""
 
-    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool = False, sampler=None,
-                 batch_sampler=None, num_workers: int = 0, collate_fn: Callable | None = None,
-                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0, worker_init_fn=None,
-                 generator=None, prefetch_factor=None, persistent_workers: bool = False, **kwargs):
+    def __init__(
+        self,
+        dataset: Dataset,
+        batch_size: int | None = 1,
+        shuffle: bool = False,
+        sampler=None,
+        batch_sampler=None,
+        num_workers: int = 0,
+        collate_fn: Callable | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn=None,
+        generator=None,
+        prefetch_factor=None,
+        persistent_workers: bool = False,
+        **kwargs,
+    ):
         if sampler is not None or batch_sampler is not None:
             raise MnnError("DataLoader: sampler and batch_sampler are not supported; use shuffle=True or False")
         if batch_size is None:
             raise MnnError("DataLoader: batch_size=None (unbatched loading) is not supported")
         seed = int(_rng(generator).integers(2**63))
-        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last,
-                         collate_fn=collate_fn or default_collate, **kwargs)
+        super().__init__(
+            dataset,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            seed=seed,
+            drop_last=drop_last,
+            collate_fn=collate_fn or default_collate,
+            **kwargs,
+        )
 
     def __iter__(self) -> Iterator:
         for batch in super().__iter__():

@@ -71,9 +71,16 @@ class ArmBackend(Backend):
     def devices(self) -> list[DeviceInfo]:
         have = paths.supported() if _arm is not None else ()
         best = "fp16" if "fp16" in have else "fp32"
-        return [DeviceInfo(name=f"arm ({', '.join(have) or 'unavailable'})", kind="cpu",
-                           peak_gflops=PEAK_GFLOPS[best], bandwidth_gbs=10.0, launch_us=1.0,
-                           extra={"paths": list(have), "hwcap": hex(_arm.hwcap()) if _arm is not None else ""})]
+        return [
+            DeviceInfo(
+                name=f"arm ({', '.join(have) or 'unavailable'})",
+                kind="cpu",
+                peak_gflops=PEAK_GFLOPS[best],
+                bandwidth_gbs=10.0,
+                launch_us=1.0,
+                extra={"paths": list(have), "hwcap": hex(_arm.hwcap()) if _arm is not None else ""},
+            )
+        ]
 
     def kernels(self):
         from mnn_core.ops import all_schemas

@@ -11,8 +11,17 @@ from mnn_core.backend.kit.activation import activation_code as fused_activation
 from mnn_core.backend.kit.layout import numel as prod
 from mnn_core.backend.kit.layout import static_shape
 
-__all__ = ["ACT_CODES", "HALF_NATIVE", "KERNELS", "PrepareFn", "fused_activation", "kernel", "prod", "register",
-           "static_shape"]
+__all__ = [
+    "ACT_CODES",
+    "HALF_NATIVE",
+    "KERNELS",
+    "PrepareFn",
+    "fused_activation",
+    "kernel",
+    "prod",
+    "register",
+    "static_shape",
+]
 
 #: a kernel's impl: prepare(node, ins, outs, constants, ctx) -> an _arm.Execution
 PrepareFn = Callable[..., object]

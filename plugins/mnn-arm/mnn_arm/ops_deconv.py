@@ -40,7 +40,25 @@ def prepare_deconv(node, ins, outs, constants, ctx):
     pads = geo["pads"]
     pt, pl = (0, pads[0]) if one_d else (pads[0], pads[1])
     act, act_alpha, act_beta = fused_activation(node.attrs)
-    p = dict(N=x4[0], C=x4[1], H=x4[2], W=x4[3], O=out[1], OH=1 if one_d else out[2], OW=out[-1],
-             group=geo["group"], kh=k[0], kw=k[1], sh=st[0], sw=st[1], dh=dil[0], dw=dil[1], pt=pt, pl=pl,
-             act=act, act_alpha=act_alpha, act_beta=act_beta)
+    p = dict(
+        N=x4[0],
+        C=x4[1],
+        H=x4[2],
+        W=x4[3],
+        O=out[1],
+        OH=1 if one_d else out[2],
+        OW=out[-1],
+        group=geo["group"],
+        kh=k[0],
+        kw=k[1],
+        sh=st[0],
+        sw=st[1],
+        dh=dil[0],
+        dw=dil[1],
+        pt=pt,
+        pl=pl,
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     return _arm.deconv(p, weight, bias)

@@ -37,8 +37,9 @@ for _op in BINARY_CODES:
 def _prepare_activation(node, ins, outs, constants, ctx):
     kind, params = ACTIVATION_OPS[node.op]
     values = {k: float(node.attrs[v]) for k, v in params.items()}
-    return _arm.unary(f"arm.{node.op}", ACT_CODES[kind], values.get("alpha", 0.0), values.get("beta", 0.0),
-                      half.half_activations(ctx))
+    return _arm.unary(
+        f"arm.{node.op}", ACT_CODES[kind], values.get("alpha", 0.0), values.get("beta", 0.0), half.half_activations(ctx)
+    )
 
 
 for _op in ACTIVATION_OPS:

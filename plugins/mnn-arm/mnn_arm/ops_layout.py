@@ -22,8 +22,7 @@ def _elem_bytes(info, ctx) -> int:
 def prepare_concat(node, ins, outs, constants, ctx):
     shapes = [static_shape(i) for i in ins]
     axis = normalize_axis(node.attrs["axis"], len(shapes[0]), "Concat")
-    return _arm.concat("arm.Concat", prod(shapes[0][:axis]), [prod(s[axis:]) for s in shapes],
-                       _elem_bytes(ins[0], ctx))
+    return _arm.concat("arm.Concat", prod(shapes[0][:axis]), [prod(s[axis:]) for s in shapes], _elem_bytes(ins[0], ctx))
 
 
 def prepare_view_copy(node, ins, outs, constants, ctx):

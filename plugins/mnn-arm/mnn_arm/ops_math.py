@@ -12,8 +12,23 @@ from . import _arm
 from ._common import kernel, static_shape
 
 #: enum arm_math_kind of csrc/move.h
-UNARY = {"Exp": 0, "Log": 1, "Sqrt": 2, "Neg": 3, "Abs": 4, "Reciprocal": 5, "Erf": 6, "Floor": 7, "Ceil": 8,
-         "Sin": 9, "Cos": 10, "Softplus": 11, "Elu": 12, "Selu": 13, "Mish": 14}
+UNARY = {
+    "Exp": 0,
+    "Log": 1,
+    "Sqrt": 2,
+    "Neg": 3,
+    "Abs": 4,
+    "Reciprocal": 5,
+    "Erf": 6,
+    "Floor": 7,
+    "Ceil": 8,
+    "Sin": 9,
+    "Cos": 10,
+    "Softplus": 11,
+    "Elu": 12,
+    "Selu": 13,
+    "Mish": 14,
+}
 #: enum arm_dtype
 DTYPE_CODES = {"float32": 0, "float64": 1, "int32": 2, "int64": 3, "int16": 4, "int8": 5, "uint8": 6, "bool": 7}
 #: enum arm_bin2_kind
@@ -36,8 +51,12 @@ def prepare_not(node, ins, outs, constants, ctx):
     return _arm.math("arm.Not", 15)
 
 
-@kernel("IsNaN", dtypes=("float32", "bool"), efficiency=0.5,
-        supports=lambda node, ins: True if ins[0].dtype == "float32" else "float32 input only")
+@kernel(
+    "IsNaN",
+    dtypes=("float32", "bool"),
+    efficiency=0.5,
+    supports=lambda node, ins: True if ins[0].dtype == "float32" else "float32 input only",
+)
 def prepare_isnan(node, ins, outs, constants, ctx):
     return _arm.math("arm.IsNaN", 16)
 
@@ -58,21 +77,35 @@ def _bin_supports(dtypes):
         if collapse_broadcast(tuple(np.broadcast_shapes(a, b)), a, b, MAX_DIMS) is None:
             return f"broadcast of {a} with {b} needs more than {MAX_DIMS} dims"
         return True
+
     return supports
 
 
 def _bin2(kind):
     def prepare(node, ins, outs, constants, ctx):
         dims, sa, sb = _broadcast(node, ins, outs)
-        return _arm.bin2(f"arm.{node.op}", kind, DTYPE_CODES[ins[0].dtype], np.dtype(ins[0].dtype).itemsize,
-                         np.dtype(outs[0].dtype).itemsize, dims, sa, sb)
+        return _arm.bin2(
+            f"arm.{node.op}",
+            kind,
+            DTYPE_CODES[ins[0].dtype],
+            np.dtype(ins[0].dtype).itemsize,
+            np.dtype(outs[0].dtype).itemsize,
+            dims,
+            sa,
+            sb,
+        )
+
     return prepare
 
 
 kernel("Pow", supports=_bin_supports(("float32",)), efficiency=0.5)(_bin2(0))
 for _op, _kind in COMPARE.items():
-    kernel(_op, dtypes=("float32", "int32", "int64", "bool"), supports=_bin_supports(("float32", "int32", "int64")),
-           efficiency=0.5)(_bin2(_kind))
+    kernel(
+        _op,
+        dtypes=("float32", "int32", "int64", "bool"),
+        supports=_bin_supports(("float32", "int32", "int64")),
+        efficiency=0.5,
+    )(_bin2(_kind))
 for _op, _kind in LOGIC.items():
     kernel(_op, dtypes=("bool",), supports=_bin_supports(("bool",)), efficiency=0.5)(_bin2(_kind))
 
@@ -103,9 +136,14 @@ def prepare_onehot(node, ins, outs, constants, ctx):
 
     idx = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(idx) + 1, "OneHot")
-    return _arm.onehot("arm.OneHot", DTYPE_CODES[ins[0].dtype], np.dtype(outs[0].dtype).itemsize,
-                       int(np.prod(idx[:axis], dtype=np.int64)), node.attrs["depth"],
-                       int(np.prod(idx[axis:], dtype=np.int64)))
+    return _arm.onehot(
+        "arm.OneHot",
+        DTYPE_CODES[ins[0].dtype],
+        np.dtype(outs[0].dtype).itemsize,
+        int(np.prod(idx[:axis], dtype=np.int64)),
+        node.attrs["depth"],
+        int(np.prod(idx[axis:], dtype=np.int64)),
+    )
 
 
 ML_NUMERIC = ("float32", "float64", "int32", "int64")
@@ -132,8 +170,12 @@ def prepare_scaler(node, ins, outs, constants, ctx):
     return _arm.scaler("arm.Scaler", DTYPE_CODES[ins[0].dtype], width, offset, scale)
 
 
-@kernel("Normalizer", dtypes=("float32",), efficiency=0.5,
-        supports=lambda node, ins: True if len(ins[0].shape) in (1, 2) else "[N, F] or [F] input")
+@kernel(
+    "Normalizer",
+    dtypes=("float32",),
+    efficiency=0.5,
+    supports=lambda node, ins: True if len(ins[0].shape) in (1, 2) else "[N, F] or [F] input",
+)
 def prepare_normalizer(node, ins, outs, constants, ctx):
     x = static_shape(ins[0])
     return _arm.normalizer("arm.Normalizer", {"MAX": 0, "L1": 1, "L2": 2}[node.attrs["norm"]], x[-1])
@@ -161,5 +203,13 @@ def prepare_linear_classifier(node, ins, outs, constants, ctx):
     intercepts = a["intercepts"] if len(a["intercepts"]) == k else [0.0] * k
     coef = np.asarray(a["coefficients"], np.float64).reshape(k, features)
     post = POST_TRANSFORMS[a["post_transform"]]
-    return _arm.linear_classifier("arm.LinearClassifier", DTYPE_CODES[ins[0].dtype], post, rows, features, coef,
-                                  intercepts, list(a["classlabels_ints"]))
+    return _arm.linear_classifier(
+        "arm.LinearClassifier",
+        DTYPE_CODES[ins[0].dtype],
+        post,
+        rows,
+        features,
+        coef,
+        intercepts,
+        list(a["classlabels_ints"]),
+    )

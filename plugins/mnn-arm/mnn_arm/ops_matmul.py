@@ -52,8 +52,23 @@ def prepare_matmul(node, ins, outs, constants, ctx):
     k, n = b_shape
     m = prod(a_shape[:-1]) if len(a_shape) > 1 else 1
     act, act_alpha, act_beta = fused_activation(node.attrs)
-    p = dict(M=m, N=n, K=k, batch=1, a_rs=k, a_cs=1, b_rs=n, b_cs=1, bias_rs=0, bias_cs=0, alpha=1.0, beta=1.0,
-             act=act, act_alpha=act_alpha, act_beta=act_beta)
+    p = dict(
+        M=m,
+        N=n,
+        K=k,
+        batch=1,
+        a_rs=k,
+        a_cs=1,
+        b_rs=n,
+        b_cs=1,
+        bias_rs=0,
+        bias_cs=0,
+        alpha=1.0,
+        beta=1.0,
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     path = _float_path(ctx, False)
     return _arm.matmul(path, "arm.MatMul", p, constants.get(node.inputs[1]), None, -1)
 
@@ -74,12 +89,28 @@ def prepare_gemm(node, ins, outs, constants, ctx):
     b_rs, b_cs = (1, k) if attrs["transB"] else (n, 1)
     has_c = len(node.inputs) > 2 and bool(node.inputs[2])
     bias_rs, bias_cs = _bias_strides(static_shape(ins[2])) if has_c else (0, 0)
-    p = dict(M=m, N=n, K=k, batch=1, a_rs=a_rs, a_cs=a_cs, b_rs=b_rs, b_cs=b_cs, bias_rs=bias_rs, bias_cs=bias_cs,
-             alpha=attrs["alpha"], beta=attrs["beta"], act=act, act_alpha=act_alpha, act_beta=act_beta)
+    p = dict(
+        M=m,
+        N=n,
+        K=k,
+        batch=1,
+        a_rs=a_rs,
+        a_cs=a_cs,
+        b_rs=b_rs,
+        b_cs=b_cs,
+        bias_rs=bias_rs,
+        bias_cs=bias_cs,
+        alpha=attrs["alpha"],
+        beta=attrs["beta"],
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     bias = constants.get(node.inputs[2]) if has_c else None
     path = _float_path(ctx, has_c and bias is None)
-    execution = _arm.matmul(path, "arm.Gemm", p, constants.get(node.inputs[1]), bias,
-                            2 if has_c and bias is None else -1)
+    execution = _arm.matmul(
+        path, "arm.Gemm", p, constants.get(node.inputs[1]), bias, 2 if has_c and bias is None else -1
+    )
     return _finish(execution, path, ins, outs, ctx)
 
 
@@ -107,8 +138,9 @@ def _constant(constants, name, what):
     return np.asarray(value)
 
 
-@kernel("QLinearMatMul", half_native=True, dtypes=("uint8", "int8", "float32"), supports=_qmatmul_supports,
-        efficiency=0.8)
+@kernel(
+    "QLinearMatMul", half_native=True, dtypes=("uint8", "int8", "float32"), supports=_qmatmul_supports, efficiency=0.8
+)
 def prepare_qlinear_matmul(node, ins, outs, constants, ctx):
     names = node.inputs
     sa, za = _constant(constants, names[1], "a_scale"), _constant(constants, names[2], "a_zero_point")
@@ -118,6 +150,17 @@ def prepare_qlinear_matmul(node, ins, outs, constants, ctx):
     a_shape = static_shape(ins[0])
     k, n = b.shape
     mult = np.broadcast_to(requant_multiplier(sa.reshape(()), sb.ravel(), sy.reshape(())), (n,)).astype(np.float64)
-    return _arm.qmatmul(paths.int8_path(), a_shape[-2], k, n, int(ins[0].dtype == "uint8"), int(za.reshape(())), b,
-                        int(b.dtype == np.uint8), np.broadcast_to(zb.astype(np.int64).ravel(), (n,)), mult,
-                        int(zy.reshape(())), 1 if outs[0].dtype == "uint8" else 2)
+    return _arm.qmatmul(
+        paths.int8_path(),
+        a_shape[-2],
+        k,
+        n,
+        int(ins[0].dtype == "uint8"),
+        int(za.reshape(())),
+        b,
+        int(b.dtype == np.uint8),
+        np.broadcast_to(zb.astype(np.int64).ravel(), (n,)),
+        mult,
+        int(zy.reshape(())),
+        1 if outs[0].dtype == "uint8" else 2,
+    )

@@ -29,7 +29,7 @@ def elem_bytes(info, ctx) -> int:
 
 def dense(shape) -> list[int]:
     """Element strides of a dense row-major tensor."""
-    return [prod(shape[i + 1:]) for i in range(len(shape))]
+    return [prod(shape[i + 1 :]) for i in range(len(shape))]
 
 
 def merge_dims(dims, *strides) -> tuple[list, list]:
@@ -61,6 +61,7 @@ def _strided(node, outs, ctx, dims, strides, base=0):
 def _dims_ok(limit):
     def supports(node, ins):
         return True if all(len(i.shape) <= limit for i in ins if i is not None) else f"rank above {limit}"
+
     return supports
 
 
@@ -136,7 +137,7 @@ def prepare_space_to_depth(node, ins, outs, constants, ctx):
 def prepare_split(node, ins, outs, constants, ctx):
     shape = static_shape(ins[0])
     axis, sizes = split_sizes(shape, node.attrs)
-    inner = prod(shape[axis + 1:])
+    inner = prod(shape[axis + 1 :])
     return _arm.split("arm.Split", prod(shape[:axis]), [s * inner for s in sizes], elem_bytes(ins[0], ctx))
 
 
@@ -148,20 +149,32 @@ def _index_supports(node, ins):
 def prepare_gather(node, ins, outs, constants, ctx):
     shape = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(shape), "Gather")
-    return _arm.gather("arm.Gather", prod(shape[:axis]), shape[axis], prod(shape[axis + 1:]) * elem_bytes(ins[0], ctx),
-                       np.dtype(ins[1].dtype).itemsize)
+    return _arm.gather(
+        "arm.Gather",
+        prod(shape[:axis]),
+        shape[axis],
+        prod(shape[axis + 1 :]) * elem_bytes(ins[0], ctx),
+        np.dtype(ins[1].dtype).itemsize,
+    )
 
 
 @kernel("GatherElements", half_native=True, dtypes=DTYPES, efficiency=0.5, supports=_index_supports)
 def prepare_gather_elements(node, ins, outs, constants, ctx):
     shape, idx = static_shape(ins[0]), static_shape(ins[1])
     axis = normalize_axis(node.attrs["axis"], len(shape), "GatherElements")
-    if idx[:axis] != shape[:axis] or idx[axis + 1:] != shape[axis + 1:]:
+    if idx[:axis] != shape[:axis] or idx[axis + 1 :] != shape[axis + 1 :]:
         from mnn_core.errors import BackendError
 
         raise BackendError(f"arm GatherElements: indices {idx} differ from data {shape} off axis {axis}")
-    return _arm.gather_elements("arm.GatherElements", prod(shape[:axis]), idx[axis], shape[axis],
-                                prod(shape[axis + 1:]), elem_bytes(ins[0], ctx), np.dtype(ins[1].dtype).itemsize)
+    return _arm.gather_elements(
+        "arm.GatherElements",
+        prod(shape[:axis]),
+        idx[axis],
+        shape[axis],
+        prod(shape[axis + 1 :]),
+        elem_bytes(ins[0], ctx),
+        np.dtype(ins[1].dtype).itemsize,
+    )
 
 
 def _where_supports(node, ins):
@@ -228,7 +241,14 @@ def _gather_nd_supports(node, ins):
 def prepare_gather_nd(node, ins, outs, constants, ctx):
     shape, idx = static_shape(ins[0]), static_shape(ins[1])
     b, k = node.attrs["batch_dims"], idx[-1]
-    inner = prod(shape[b + k:])
-    blocks = dense(shape[b:b + k])
-    return _arm.gather_nd("arm.GatherND", prod(shape[:b]), prod(idx[b:-1]), inner * elem_bytes(ins[0], ctx),
-                          prod(shape[b:b + k]), list(shape[b:b + k]) or [1], blocks or [0])
+    inner = prod(shape[b + k :])
+    blocks = dense(shape[b : b + k])
+    return _arm.gather_nd(
+        "arm.GatherND",
+        prod(shape[:b]),
+        prod(idx[b:-1]),
+        inner * elem_bytes(ins[0], ctx),
+        prod(shape[b : b + k]),
+        list(shape[b : b + k]) or [1],
+        blocks or [0],
+    )

@@ -21,8 +21,9 @@ def prepare_batchnorm(node, ins, outs, constants, ctx):
     x = static_shape(ins[0])
     params = [constants.get(name) for name in node.inputs[1:5]]
     if any(p is None for p in params):  # parameters that arrive at run: folded per run
-        return _arm.batchnorm_runtime("arm.BatchNormalization (runtime parameters)", x[0], x[1], prod(x[2:]),
-                                      float(node.attrs["epsilon"]))
+        return _arm.batchnorm_runtime(
+            "arm.BatchNormalization (runtime parameters)", x[0], x[1], prod(x[2:]), float(node.attrs["epsilon"])
+        )
     gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
     scale = gamma / np.sqrt(var + float(node.attrs["epsilon"]))
     return _arm.affine("arm.BatchNormalization", x[0], x[1], prod(x[2:]), scale, beta - mean * scale)
@@ -31,7 +32,7 @@ def prepare_batchnorm(node, ins, outs, constants, ctx):
 def _softmax(node, ins, log):
     x = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(x), node.op)
-    return _arm.softmax(f"arm.{node.op}", prod(x[:axis]), x[axis], prod(x[axis + 1:]), log)
+    return _arm.softmax(f"arm.{node.op}", prod(x[:axis]), x[axis], prod(x[axis + 1 :]), log)
 
 
 @kernel("Softmax", efficiency=0.3)
@@ -65,12 +66,30 @@ def prepare_layernorm(node, ins, outs, constants, ctx):
     has = [_optional(node, ins, i) is not None for i in (1, 2)]
     scale = constants.get(node.inputs[1]) if has[0] else None
     shift = constants.get(node.inputs[2]) if has[1] else None
-    return _arm.norm("arm.LayerNormalization", prod(x[:axis]), prod(x[axis:]), 0, float(node.attrs["epsilon"]),
-                     scale, shift, 1 if has[0] else -1, (2 if has[0] else 1) if has[1] else -1)
+    return _arm.norm(
+        "arm.LayerNormalization",
+        prod(x[:axis]),
+        prod(x[axis:]),
+        0,
+        float(node.attrs["epsilon"]),
+        scale,
+        shift,
+        1 if has[0] else -1,
+        (2 if has[0] else 1) if has[1] else -1,
+    )
 
 
 @kernel("InstanceNormalization", efficiency=0.3)
 def prepare_instancenorm(node, ins, outs, constants, ctx):
     x = static_shape(ins[0])
-    return _arm.norm("arm.InstanceNormalization", x[0] * x[1], prod(x[2:]), x[1], float(node.attrs["epsilon"]),
-                     constants.get(node.inputs[1]), constants.get(node.inputs[2]), 1, 2)
+    return _arm.norm(
+        "arm.InstanceNormalization",
+        x[0] * x[1],
+        prod(x[2:]),
+        x[1],
+        float(node.attrs["epsilon"]),
+        constants.get(node.inputs[1]),
+        constants.get(node.inputs[2]),
+        1,
+        2,
+    )

@@ -11,8 +11,18 @@ from ._common import kernel, prod, static_shape
 from .ops_move import MAX_WHERE_DIMS, dense
 
 #: enum arm_reduce_kind of csrc/move.h
-KINDS = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceSumSquare": 5,
-         "ReduceL1": 6, "ReduceL2": 7, "ReduceLogSum": 8, "ReduceLogSumExp": 9}
+KINDS = {
+    "ReduceSum": 0,
+    "ReduceMean": 1,
+    "ReduceMax": 2,
+    "ReduceMin": 3,
+    "ReduceProd": 4,
+    "ReduceSumSquare": 5,
+    "ReduceL1": 6,
+    "ReduceL2": 7,
+    "ReduceLogSum": 8,
+    "ReduceLogSumExp": 9,
+}
 
 
 def reduce_layout(shape, axes) -> tuple[list, list]:
@@ -48,7 +58,7 @@ def _prepare(node, ins, outs, constants, ctx):
         i = red[0] if red else len(runs)
         n = runs[i][0] if red else 1
         outer = prod([r[0] for r in runs[:i]])
-        inner = prod([r[0] for r in runs[i + 1:]])
+        inner = prod([r[0] for r in runs[i + 1 :]])
         return _arm.reduce_any(f"arm.{node.op}", kind, outer, n, inner, None)
     dims = [r[0] for r in runs]
     st = dense(dims)

@@ -20,8 +20,19 @@ def prepare_resize(node, ins, outs, constants, ctx):
             if axis_is_identity(out[axis], shape[axis], scales[axis], roi[axis]):
                 continue
             idx, w, outside = axis_taps(out[axis], shape[axis], scales[axis], node.attrs, roi[axis])
-            passes.append((prod(cur[:axis]), cur[axis], out[axis], prod(cur[axis + 1:]), idx, w, outside,
-                           float(node.attrs["extrapolation_value"]), int(node.attrs["mode"] == "nearest")))
+            passes.append(
+                (
+                    prod(cur[:axis]),
+                    cur[axis],
+                    out[axis],
+                    prod(cur[axis + 1 :]),
+                    idx,
+                    w,
+                    outside,
+                    float(node.attrs["extrapolation_value"]),
+                    int(node.attrs["mode"] == "nearest"),
+                )
+            )
             cur[axis] = out[axis]
             work = max(work, prod(cur))
     return _arm.resize("arm.Resize", passes, work)

@@ -48,12 +48,31 @@ def _prepare(node, ins, outs, constants, ctx):
     b = _constant(constants, names, 3, "B", op)
     peep = _constant(constants, names, 7, "P", op) if op == "LSTM" else None
     b = np.zeros((dirs, 2 * g * h), np.float32) if b is None else np.asarray(b, np.float32)
-    p = dict(cell=CELLS[op], dirs=dirs, reverse=int(attrs["direction"] == "reverse"), layout=attrs["layout"],
-             lbr=attrs.get("linear_before_reset", 0), input_forget=attrs.get("input_forget", 0),
-             clip=float(attrs["clip"] or 0.0), seq=seq, batch=batch, input=x[2], hidden=h, gates=g,
-             in_lens=at.get(4, -1), in_h0=at.get(5, -1), in_c0=at.get(6, -1) if op == "LSTM" else -1)
-    return _arm.rnn(f"arm.{op}", p, np.asarray(w, np.float32), np.asarray(r, np.float32), b,
-                    None if peep is None else np.asarray(peep, np.float32))
+    p = dict(
+        cell=CELLS[op],
+        dirs=dirs,
+        reverse=int(attrs["direction"] == "reverse"),
+        layout=attrs["layout"],
+        lbr=attrs.get("linear_before_reset", 0),
+        input_forget=attrs.get("input_forget", 0),
+        clip=float(attrs["clip"] or 0.0),
+        seq=seq,
+        batch=batch,
+        input=x[2],
+        hidden=h,
+        gates=g,
+        in_lens=at.get(4, -1),
+        in_h0=at.get(5, -1),
+        in_c0=at.get(6, -1) if op == "LSTM" else -1,
+    )
+    return _arm.rnn(
+        f"arm.{op}",
+        p,
+        np.asarray(w, np.float32),
+        np.asarray(r, np.float32),
+        b,
+        None if peep is None else np.asarray(peep, np.float32),
+    )
 
 
 for _op in GATES:

@@ -8,8 +8,11 @@ import platform
 import pytest
 
 ON_ARM = platform.machine().lower() in ("aarch64", "arm64")
-needs_arm = pytest.mark.skipif(not ON_ARM, reason=f"needs an aarch64 CPU (this is {platform.machine()}); "
-                               "run plugins/mnn-arm/tools/arm_rootfs_test.sh for emulated aarch64")
+needs_arm = pytest.mark.skipif(
+    not ON_ARM,
+    reason=f"needs an aarch64 CPU (this is {platform.machine()}); "
+    "run plugins/mnn-arm/tools/arm_rootfs_test.sh for emulated aarch64",
+)
 
 
 def pytest_configure(config):

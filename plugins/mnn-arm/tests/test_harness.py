@@ -21,7 +21,8 @@ QEMU = "qemu-aarch64-static"
 
 needs_cross = pytest.mark.skipif(
     shutil.which(CC) is None or shutil.which(QEMU) is None,
-    reason=f"needs {CC} and {QEMU} (apt-get install gcc-aarch64-linux-gnu qemu-user-static)")
+    reason=f"needs {CC} and {QEMU} (apt-get install gcc-aarch64-linux-gnu qemu-user-static)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +41,12 @@ CPUS = {"cortex-a53": (0, 0), "cortex-a72": (0, 0), "cortex-a76": (1, 1), "neove
 @pytest.mark.parametrize("cpu", ["cortex-a53", "cortex-a76", "max"])
 def test_kernels_on_emulated_cpu(harness, cpu):
     fp16, dot = CPUS[cpu]
-    proc = subprocess.run([QEMU, "-cpu", cpu, str(harness), "--expect-fp16", str(fp16), "--expect-dot", str(dot)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [QEMU, "-cpu", cpu, str(harness), "--expect-fp16", str(fp16), "--expect-dot", str(dot)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"harness failed on -cpu {cpu} (rc {proc.returncode}):\n{out}"
     summary = re.search(r"harness: (\d+) checks, 0 failed", out)
@@ -54,7 +59,8 @@ def test_kernels_on_emulated_cpu(harness, cpu):
 @needs_cross
 def test_fp16_and_sdot_paths_are_not_offered_on_armv8_0(harness):
     """Telling the harness to expect fp16 on a Cortex-A53 must fail: proves the check can fail."""
-    proc = subprocess.run([QEMU, "-cpu", "cortex-a53", str(harness), "--expect-fp16", "1"], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [QEMU, "-cpu", "cortex-a53", str(harness), "--expect-fp16", "1"], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 1
     assert "FAIL dispatch: offers fp16" in proc.stdout

@@ -158,11 +158,13 @@ def test_qlinear_matmul_bit_exact(a_dtype, per_column):
     b = rng.integers(blo, bhi, (37, 29)).astype(b_dtype)
     n = 29 if per_column else 1
     params = [
-        np.float32(0.02), np.array(rng.integers(lo + 100, lo + 150), a_dtype),
+        np.float32(0.02),
+        np.array(rng.integers(lo + 100, lo + 150), a_dtype),
         b,
         rng.uniform(0.002, 0.02, n).astype(np.float32) if per_column else np.float32(0.01),
         rng.integers(blo + 110, blo + 140, n).astype(b_dtype) if per_column else np.array(blo + 125, b_dtype),
-        np.float32(0.3), np.array(lo + 120, a_dtype),
+        np.float32(0.3),
+        np.array(lo + 120, a_dtype),
     ]
     g = GraphBuilder("qmm")
     y = g.QLinearMatMul(g.input("a", a.shape, a_dtype), *[g.const(p) for p in params])

@@ -104,8 +104,10 @@ def check(src: Path, run: bool = False, max_mb: float = 1e9) -> int:
             if sess.eager:
                 report[name] = "eager (control flow / sequences): every op on the reference kernels"
                 continue
-            sess.resize({k: v.shape for k, v in feeds.items()}, {k: v for k, v in feeds.items()
-                                                                  if k in sess.value_inputs} or None)
+            sess.resize(
+                {k: v.shape for k, v in feeds.items()},
+                {k: v for k, v in feeds.items() if k in sess.value_inputs} or None,
+            )
             off = collections.Counter(s.op for s in sess.plan if s.backend != "arm")
         except Exception as exc:  # noqa: BLE001
             report[name] = f"error: {type(exc).__name__}: {str(exc)[:160]}"

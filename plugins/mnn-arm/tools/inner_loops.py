@@ -19,8 +19,9 @@ OBJECTS = (("fp32.o", "fmla"), ("fp16.o", "fmla"), ("fp16h.o", "fmla"), ("int8_d
 
 
 def instructions(obj: Path) -> list[tuple[int, str, str]]:
-    out = subprocess.run(["aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True, text=True, check=True
+    ).stdout
     found = []
     for line in out.splitlines():
         m = re.match(r"\s+([0-9a-f]+):\s+(\S+)\s*(.*)", line)

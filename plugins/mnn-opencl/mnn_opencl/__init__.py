@@ -58,11 +58,20 @@ def device_info(entry) -> DeviceInfo:
     lanes = (128 if "nvidia" in d["vendor"].lower() else 64) if gpu else 16
     peak = max(1.0, d["compute_units"] * d["clock_mhz"] * lanes * 2 / 1e3)
     return DeviceInfo(
-        name=entry.label, kind=entry.kind,
-        peak_gflops=peak * (0.3 if gpu else 0.1), bandwidth_gbs=500.0 if gpu else 10.0,
-        launch_us=8.0 if gpu else 40.0, memory_bytes=d["global_mem"],
-        extra={"index": entry.index, "driver": d["driver_version"], "opencl_c": d["opencl_c_version"],
-               "fp16": entry.has_fp16, "compute_units": d["compute_units"], "clock_mhz": d["clock_mhz"]},
+        name=entry.label,
+        kind=entry.kind,
+        peak_gflops=peak * (0.3 if gpu else 0.1),
+        bandwidth_gbs=500.0 if gpu else 10.0,
+        launch_us=8.0 if gpu else 40.0,
+        memory_bytes=d["global_mem"],
+        extra={
+            "index": entry.index,
+            "driver": d["driver_version"],
+            "opencl_c": d["opencl_c_version"],
+            "fp16": entry.has_fp16,
+            "compute_units": d["compute_units"],
+            "clock_mhz": d["clock_mhz"],
+        },
     )
 
 
@@ -119,8 +128,9 @@ class OpenCLBackend(Backend):
         return "float16" if runtime.entry.has_fp16 or setting == "force" else "float32"
 
     def prepare(self, node, ins, outs, constants, ctx):
-        raise BackendError("mnn-opencl prepares runs of ops as segments (prepare_segment); "
-                           f"it cannot prepare {node.op} on its own")
+        raise BackendError(
+            f"mnn-opencl prepares runs of ops as segments (prepare_segment); it cannot prepare {node.op} on its own"
+        )
 
     def allocate_arena(self, nbytes: int, ctx: PrepareContext | None = None) -> OpenCLArena:
         # on the session's device when the core passes its context (an older core does not:
@@ -142,8 +152,16 @@ class OpenCLBackend(Backend):
         measured = tune(runtime, builder.launches, mode)
         name = f"opencl[{precision}]:{ops[0].node.name}..{ops[-1].node.name}"
         segment = _cl.Segment(runtime.context, [(x.kernel, x.rounded_gws, x.lws) for x in builder.launches], name)
-        self.segments.append({"device": runtime.entry.label, "precision": precision, "ops": len(ops),
-                              "launches": len(builder.launches), "tuning": mode, "tuned": measured})
+        self.segments.append(
+            {
+                "device": runtime.entry.label,
+                "precision": precision,
+                "ops": len(ops),
+                "launches": len(builder.launches),
+                "tuning": mode,
+                "tuned": measured,
+            }
+        )
         del self.segments[:-64]
         return CExecution(segment.capsule(), owner=(segment, setup, builder), name=name)
 

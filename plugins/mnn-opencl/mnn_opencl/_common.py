@@ -17,8 +17,21 @@ from mnn_core.backend.kit.activation import ACT_CODES
 from mnn_core.backend.kit.activation import activation_code as fused_activation
 from mnn_core.backend.kit.layout import contiguous_strides, numel
 
-__all__ = ["ACT_CODES", "KERNELS", "MATH_CODES", "Builder", "T", "broadcast_strides", "collapse",
-           "contiguous_strides", "full_attrs", "fused_activation", "int8", "kernel", "numel"]
+__all__ = [
+    "ACT_CODES",
+    "KERNELS",
+    "MATH_CODES",
+    "Builder",
+    "T",
+    "broadcast_strides",
+    "collapse",
+    "contiguous_strides",
+    "full_attrs",
+    "fused_activation",
+    "int8",
+    "kernel",
+    "numel",
+]
 
 #: the unary math ops, as in kernels/common.cl `activate` (after the fused activations, ACT_CODES)
 MATH_CODES = {

@@ -23,12 +23,16 @@ class OpenCLArena(Arena):
     def __init__(self, runtime, nbytes: int):
         super().__init__(nbytes)
         if nbytes > MAX_ARENA_BYTES:
-            raise BackendError(f"mnn-opencl: an arena of {nbytes / 2**30:.1f} GiB exceeds the 8 GiB its 32-bit "
-                               "kernel offsets reach; use a smaller batch")
+            raise BackendError(
+                f"mnn-opencl: an arena of {nbytes / 2**30:.1f} GiB exceeds the 8 GiB its 32-bit "
+                "kernel offsets reach; use a smaller batch"
+            )
         max_alloc = runtime.entry.device["max_alloc"]
         if max_alloc and nbytes > max_alloc:
-            raise BackendError(f"mnn-opencl: the plan needs one {nbytes / 2**20:.0f} MiB buffer but "
-                               f"{runtime.entry.label} allocates at most {max_alloc / 2**20:.0f} MiB at once")
+            raise BackendError(
+                f"mnn-opencl: the plan needs one {nbytes / 2**20:.0f} MiB buffer but "
+                f"{runtime.entry.label} allocates at most {max_alloc / 2**20:.0f} MiB at once"
+            )
         self.runtime = runtime
         self.buffer = _allocate(runtime, nbytes)
         self.handle = self.buffer.handle
@@ -67,5 +71,6 @@ def _allocate(runtime, nbytes: int):
     try:
         return runtime.context.buffer(max(nbytes, 64))
     except CLError as exc:
-        raise BackendError(f"mnn-opencl: cannot allocate the {nbytes / 2**20:.1f} MiB arena on "
-                           f"{runtime.entry.label}: {exc}") from None
+        raise BackendError(
+            f"mnn-opencl: cannot allocate the {nbytes / 2**20:.1f} MiB arena on {runtime.entry.label}: {exc}"
+        ) from None

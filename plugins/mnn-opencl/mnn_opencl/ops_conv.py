@@ -72,8 +72,34 @@ def _build_conv(op, b):
     (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
     constant_w = w.name in op.constants
     if group > 1 and og % 4:
-        b.launch("conv2d_c1", [b.tensor(x), b.tensor(w), *bias_arg, b.tensor(y), n, c, h, wd, o, oh, ow, cg, og,
-                               kh, kw, sh, sw, pt, pl, dh, dw, *act], (-(-ow // 4), oh, n * o))
+        b.launch(
+            "conv2d_c1",
+            [
+                b.tensor(x),
+                b.tensor(w),
+                *bias_arg,
+                b.tensor(y),
+                n,
+                c,
+                h,
+                wd,
+                o,
+                oh,
+                ow,
+                cg,
+                og,
+                kh,
+                kw,
+                sh,
+                sw,
+                pt,
+                pl,
+                dh,
+                dw,
+                *act,
+            ],
+            (-(-ow // 4), oh, n * o),
+        )
         return
     ob = -(-o // 4)
     packed = _pack(b, w, o, cg * kh * kw, constant_w)
@@ -81,14 +107,45 @@ def _build_conv(op, b):
         grid = (-(-(h * wd) // 4), ob, n)
         s = _slices(b, numel(grid), c)
         split = _epilogue(b, s, y, bias_arg, o, oh * ow, act)
-        b.launch("conv1x1_oc4", [b.tensor(x), packed, *bias_arg, b.tensor(y), n, c, h * wd, o, ob, *act, *split],
-                 grid[:2] + (n * s,))
+        b.launch(
+            "conv1x1_oc4",
+            [b.tensor(x), packed, *bias_arg, b.tensor(y), n, c, h * wd, o, ob, *act, *split],
+            grid[:2] + (n * s,),
+        )
     else:
         grid = (-(-ow // 4), oh, n * ob)
         s = _slices(b, numel(grid), cg)
         split = _epilogue(b, s, y, bias_arg, o, oh * ow, act)
-        b.launch("conv2d_oc4", [b.tensor(x), packed, *bias_arg, b.tensor(y), n, c, h, wd, o, oh, ow, cg, og, ob,
-                                kh, kw, sh, sw, pt, pl, dh, dw, *act, *split], grid[:2] + (n * ob * s,))
+        b.launch(
+            "conv2d_oc4",
+            [
+                b.tensor(x),
+                packed,
+                *bias_arg,
+                b.tensor(y),
+                n,
+                c,
+                h,
+                wd,
+                o,
+                oh,
+                ow,
+                cg,
+                og,
+                ob,
+                kh,
+                kw,
+                sh,
+                sw,
+                pt,
+                pl,
+                dh,
+                dw,
+                *act,
+                *split,
+            ],
+            grid[:2] + (n * ob * s,),
+        )
     for name, args, gws in b.pending:  # after the partial sums
         b.launch(name, args, gws)
     b.pending.clear()

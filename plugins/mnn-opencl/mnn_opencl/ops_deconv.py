@@ -23,8 +23,7 @@ def _supports(node, ins):
 
 def _copy(b, src, dst, shape, ss, ds, once=False):
     n = int(np.prod(shape))
-    b.launch("copy_strided", [src, dst, n, len(shape), int8(shape), int8(ss), int8(ds)], (n,), once=once,
-             tunable=False)
+    b.launch("copy_strided", [src, dst, n, len(shape), int8(shape), int8(ss), int8(ds)], (n,), once=once, tunable=False)
 
 
 @kernel("ConvTranspose", supports=_supports)
@@ -43,6 +42,31 @@ def _build_deconv(op, b):
     wt = b.tensor(w)
     _copy(b, type(wt)(wt.buffer, wt.offset + src_off), flipped, shape, ss, ds, once=w.name in op.constants)
     bias_arg = [b.tensor(bias), 1] if bias is not None else [b.tensor(y), 0]
-    b.launch("conv2d_c1", [stuffed, flipped, *bias_arg, b.tensor(y), p.n, p.c, p.zh, p.zw, p.o, p.oh, p.ow, p.cg,
-                           p.mg, p.kh, p.kw, 1, 1, p.pt, p.pl, p.dh, p.dw, *fused_activation(attrs)],
-             (-(-p.ow // 4), p.oh, p.n * p.o))
+    b.launch(
+        "conv2d_c1",
+        [
+            stuffed,
+            flipped,
+            *bias_arg,
+            b.tensor(y),
+            p.n,
+            p.c,
+            p.zh,
+            p.zw,
+            p.o,
+            p.oh,
+            p.ow,
+            p.cg,
+            p.mg,
+            p.kh,
+            p.kw,
+            1,
+            1,
+            p.pt,
+            p.pl,
+            p.dh,
+            p.dw,
+            *fused_activation(attrs),
+        ],
+        (-(-p.ow // 4), p.oh, p.n * p.o),
+    )

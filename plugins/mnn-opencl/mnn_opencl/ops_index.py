@@ -40,9 +40,20 @@ def _build_gather(op, b):
     shape = x.info.shape
     axis = full_attrs(op.node)["axis"] % len(shape)
     n = numel(y.info.shape)
-    b.launch("gather_any_" + _width(x.info.dtype), [b.tensor(x), _words(b, idx), int(idx.info.dtype == "int64"),
-                                                    b.tensor(y), n, numel(idx.info.shape), numel(shape[axis + 1:]),
-                                                    int(shape[axis])], (n,))
+    b.launch(
+        "gather_any_" + _width(x.info.dtype),
+        [
+            b.tensor(x),
+            _words(b, idx),
+            int(idx.info.dtype == "int64"),
+            b.tensor(y),
+            n,
+            numel(idx.info.shape),
+            numel(shape[axis + 1 :]),
+            int(shape[axis]),
+        ],
+        (n,),
+    )
 
 
 def _gather_nd_supports(node, ins):
@@ -56,12 +67,27 @@ def _gather_nd_supports(node, ins):
 def _build_gather_nd(op, b):
     x, idx = op.inputs
     y = op.outputs[0]
-    s, m, per_batch, batch_stride, dims, strides = gather_nd_plan(x.info.shape, idx.info.shape,
-                                                                  full_attrs(op.node)["batch_dims"])
+    s, m, per_batch, batch_stride, dims, strides = gather_nd_plan(
+        x.info.shape, idx.info.shape, full_attrs(op.node)["batch_dims"]
+    )
     n = numel(y.info.shape)
-    b.launch("gather_nd_" + _width(x.info.dtype), [b.tensor(x), _words(b, idx), int(idx.info.dtype == "int64"),
-                                                   b.tensor(y), n, max(s, 1), m, max(per_batch, 1), batch_stride,
-                                                   int8(dims), int8(strides)], (n,))
+    b.launch(
+        "gather_nd_" + _width(x.info.dtype),
+        [
+            b.tensor(x),
+            _words(b, idx),
+            int(idx.info.dtype == "int64"),
+            b.tensor(y),
+            n,
+            max(s, 1),
+            m,
+            max(per_batch, 1),
+            batch_stride,
+            int8(dims),
+            int8(strides),
+        ],
+        (n,),
+    )
 
 
 def _onehot_supports(node, ins):
@@ -79,8 +105,19 @@ def _build_onehot(op, b):
     axis = full_attrs(op.node)["axis"] % len(y.info.shape)
     n = numel(y.info.shape)
     kind = {"int32": 0, "int64": 1, "float32": 2}[idx.info.dtype]
-    b.launch("onehot_" + _width(values.info.dtype), [_words(b, idx), kind, b.tensor(values), b.tensor(y), n,
-                                                     numel(y.info.shape[axis + 1:]), int(y.info.shape[axis])], (n,))
+    b.launch(
+        "onehot_" + _width(values.info.dtype),
+        [
+            _words(b, idx),
+            kind,
+            b.tensor(values),
+            b.tensor(y),
+            n,
+            numel(y.info.shape[axis + 1 :]),
+            int(y.info.shape[axis]),
+        ],
+        (n,),
+    )
 
 
 LOGIC = {"And": 0, "Or": 1, "Xor": 2, "Not": 3}
@@ -91,10 +128,14 @@ def _build_logic(op, b):
     a = op.inputs[0]
     z = op.inputs[1] if len(op.inputs) > 1 else a
     n = numel(y.info.shape)
-    shape, (sa, sz) = collapse(y.info.shape, broadcast_strides(a.info.shape, y.info.shape),
-                               broadcast_strides(z.info.shape, y.info.shape))
-    b.launch("logic_bcast", [b.tensor(a), b.tensor(z), b.tensor(y), n, LOGIC[op.node.op], len(shape), int8(shape),
-                             int8(sa), int8(sz)], (n,))
+    shape, (sa, sz) = collapse(
+        y.info.shape, broadcast_strides(a.info.shape, y.info.shape), broadcast_strides(z.info.shape, y.info.shape)
+    )
+    b.launch(
+        "logic_bcast",
+        [b.tensor(a), b.tensor(z), b.tensor(y), n, LOGIC[op.node.op], len(shape), int8(shape), int8(sa), int8(sz)],
+        (n,),
+    )
 
 
 def _logic_supports(node, ins):
@@ -112,8 +153,18 @@ def _build_float_class(op, b):
     attrs = full_attrs(op.node)
     n = numel(y.info.shape)
     isinf = op.node.op == "IsInf"
-    b.launch("float_class", [b.tensor(x), b.tensor(y), n, int(isinf), attrs.get("detect_negative", 1) if isinf else 0,
-                             attrs.get("detect_positive", 1) if isinf else 0], (n,))
+    b.launch(
+        "float_class",
+        [
+            b.tensor(x),
+            b.tensor(y),
+            n,
+            int(isinf),
+            attrs.get("detect_negative", 1) if isinf else 0,
+            attrs.get("detect_positive", 1) if isinf else 0,
+        ],
+        (n,),
+    )
 
 
 for _op in ("IsNaN", "IsInf"):

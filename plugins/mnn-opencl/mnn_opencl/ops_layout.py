@@ -27,8 +27,21 @@ from mnn_core.ops.schema import is_view
 
 from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
 
-MOVEMENT_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Concat", "Split", "Expand",
-                "Tile", "DepthToSpace", "SpaceToDepth", "Pad")
+MOVEMENT_OPS = (
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Slice",
+    "Concat",
+    "Split",
+    "Expand",
+    "Tile",
+    "DepthToSpace",
+    "SpaceToDepth",
+    "Pad",
+)
 #: data movement copies bits, so any dtype goes (float32 through the float kernels, the
 #: rest through unsigned integers of their width)
 MOVEMENT_DTYPES = ("float32", "float16", "int64", "int32", "int8", "uint8", "bool")
@@ -128,14 +141,15 @@ def movement_plan(node, infos) -> list | str:
     shift = int(bases[-1]) + 1000  # numbering twice, this far apart: elements that move with it are copies
 
     def numbered(start):
-        return [np.arange(start + bases[k], start + bases[k + 1], dtype=np.int64).reshape(s)
-                for k, s in enumerate(shapes)]
+        return [
+            np.arange(start + bases[k], start + bases[k + 1], dtype=np.int64).reshape(s) for k, s in enumerate(shapes)
+        ]
 
     try:
-        maps = schema.reference(numbered(1), attrs)[:len(node.outputs)]
-        moved = schema.reference(numbered(1 + shift), attrs)[:len(node.outputs)]
+        maps = schema.reference(numbered(1), attrs)[: len(node.outputs)]
+        moved = schema.reference(numbered(1 + shift), attrs)[: len(node.outputs)]
         data = _random_like(infos, shapes)
-        expected = schema.reference(data, attrs)[:len(node.outputs)]
+        expected = schema.reference(data, attrs)[: len(node.outputs)]
     except Exception as exc:  # the op cannot be probed this way
         return f"cannot map its data movement ({type(exc).__name__}: {exc})"
     glued = np.concatenate([d.reshape(-1) for d in data] + [np.zeros(1, data[0].dtype if data else np.float32)])
@@ -146,8 +160,9 @@ def movement_plan(node, infos) -> list | str:
             return "not a pure copy of its inputs"
         constant = m == m2
         copied = m2 - m == shift
-        if not np.all(constant | copied) or (m.size and np.any(copied) and
-                                             (m[copied].min() < 1 or m[copied].max() > bases[-1])):
+        if not np.all(constant | copied) or (
+            m.size and np.any(copied) and (m[copied].min() < 1 or m[copied].max() > bases[-1])
+        ):
             return "not a pure copy of its inputs"
         index = np.where(copied, m - 1, -1)
         fill = None
@@ -210,9 +225,19 @@ def _build_movement(op, b):
             shape, (ss, ds) = collapse(item.shape, item.src_strides, item.dst_strides)
             src = ins[item.source]
             n = numel(item.shape)
-            b.launch("copy_strided" + suffix, [type(src)(src.buffer, src.offset + item.src_base),
-                                      type(y)(y.buffer, y.offset + item.dst_base), n, len(shape), int8(shape),
-                                      int8(ss), int8(ds)], (n,))
+            b.launch(
+                "copy_strided" + suffix,
+                [
+                    type(src)(src.buffer, src.offset + item.src_base),
+                    type(y)(y.buffer, y.offset + item.dst_base),
+                    n,
+                    len(shape),
+                    int8(shape),
+                    int8(ss),
+                    int8(ds),
+                ],
+                (n,),
+            )
 
 
 for _op in MOVEMENT_OPS:
@@ -221,10 +246,20 @@ for _op in MOVEMENT_OPS:
 
 # -- Cast ----------------------------------------------------------------------------------------------
 
-CASTS = {("float32", "int32"): "f32_i32", ("float32", "int64"): "f32_i64", ("float32", "bool"): "f32_bool",
-         ("int32", "float32"): "i32_f32", ("int64", "float32"): "i64_f32", ("bool", "float32"): "bool_f32",
-         ("int64", "int32"): "i64_i32", ("int32", "int64"): "i32_i64", ("int64", "bool"): "i64_bool",
-         ("int32", "bool"): "i32_bool", ("bool", "int64"): "bool_i64", ("bool", "int32"): "bool_i32"}
+CASTS = {
+    ("float32", "int32"): "f32_i32",
+    ("float32", "int64"): "f32_i64",
+    ("float32", "bool"): "f32_bool",
+    ("int32", "float32"): "i32_f32",
+    ("int64", "float32"): "i64_f32",
+    ("bool", "float32"): "bool_f32",
+    ("int64", "int32"): "i64_i32",
+    ("int32", "int64"): "i32_i64",
+    ("int64", "bool"): "i64_bool",
+    ("int32", "bool"): "i32_bool",
+    ("bool", "int64"): "bool_i64",
+    ("bool", "int32"): "bool_i32",
+}
 
 
 def _cast_supports(node, ins):
@@ -263,8 +298,11 @@ def _build_gather(op, b):
     axis = attrs["axis"] % len(shape)
     n = numel(y.info.shape)
     name = "gather_axis_i64" if idx.info.dtype == "int64" else "gather_axis_i32"
-    b.launch(name, [b.tensor(x), b.tensor(idx), b.tensor(y), n, numel(idx.info.shape), numel(shape[axis + 1:]),
-                    int(shape[axis])], (n,))
+    b.launch(
+        name,
+        [b.tensor(x), b.tensor(idx), b.tensor(y), n, numel(idx.info.shape), numel(shape[axis + 1 :]), int(shape[axis])],
+        (n,),
+    )
 
 
 # -- Resize --------------------------------------------------------------------------------

@@ -40,16 +40,39 @@ def _bias_args(b, bias, y, bias_strides):
 def _tiled(b, a: T, bm: T, y, offs, batches, m, n, k, a_strides, b_strides, bias_args, alpha, beta, act):
     if batches * m * n == 0:
         return
-    b.launch("matmul", [a, bm, b.tensor(y), b.upload(offs), batches, m, n, k, *a_strides, *b_strides,
-                        *bias_args, float(alpha), float(beta), *act], (-(-n // 4), -(-m // 4), batches))
+    b.launch(
+        "matmul",
+        [
+            a,
+            bm,
+            b.tensor(y),
+            b.upload(offs),
+            batches,
+            m,
+            n,
+            k,
+            *a_strides,
+            *b_strides,
+            *bias_args,
+            float(alpha),
+            float(beta),
+            *act,
+        ],
+        (-(-n // 4), -(-m // 4), batches),
+    )
 
 
 def _transposed_copy(b, src: T, rows: int, cols: int) -> T:
     """A private cols x rows copy of a constant rows x cols matrix, made once at resize."""
     dst = b.scratch(rows * cols * 4)
     shape, (ss, ds) = collapse((cols, rows), (1, cols), (rows, 1))
-    b.launch("copy_strided", [src, dst, rows * cols, len(shape), int8(shape), int8(ss), int8(ds)],
-             (rows * cols,), once=True, tunable=False)
+    b.launch(
+        "copy_strided",
+        [src, dst, rows * cols, len(shape), int8(shape), int8(ss), int8(ds)],
+        (rows * cols,),
+        once=True,
+        tunable=False,
+    )
     return dst
 
 
@@ -64,8 +87,23 @@ def _build_matmul(op, b):
     n = sb2[-1]
     out_batch = tuple(np.broadcast_shapes(sa2[:-2], sb2[:-2]))
     offs = _batch_offsets(sa2[:-2], sb2[:-2], out_batch, m * k, k * n)
-    _tiled(b, b.tensor(a), b.tensor(bm), y, offs, numel(out_batch), m, n, k, (k, 1), (n, 1),
-           _bias_args(b, None, y, None), 1.0, 0.0, fused_activation(full_attrs(op.node)))
+    _tiled(
+        b,
+        b.tensor(a),
+        b.tensor(bm),
+        y,
+        offs,
+        numel(out_batch),
+        m,
+        n,
+        k,
+        (k, 1),
+        (n, 1),
+        _bias_args(b, None, y, None),
+        1.0,
+        0.0,
+        fused_activation(full_attrs(op.node)),
+    )
 
 
 def _gemm_supports(node, ins):
@@ -93,12 +131,44 @@ def _build_gemm(op, b):
     constant_b = bm.name in op.constants
     if m <= MATVEC_ROWS and not attrs["transA"] and (attrs["transB"] or constant_b):
         bt = b.tensor(bm) if attrs["transB"] else _transposed_copy(b, b.tensor(bm), k, n)
-        b.launch("matvec_nk", [b.tensor(a), ca, bt, b.tensor(y), m, n, k, *bias_args, float(attrs["alpha"]),
-                               float(attrs["beta"]), *act, LocalMem(MATVEC_LWS * 4)],
-                 (n * MATVEC_LWS,), (MATVEC_LWS,), tunable=False)
+        b.launch(
+            "matvec_nk",
+            [
+                b.tensor(a),
+                ca,
+                bt,
+                b.tensor(y),
+                m,
+                n,
+                k,
+                *bias_args,
+                float(attrs["alpha"]),
+                float(attrs["beta"]),
+                *act,
+                LocalMem(MATVEC_LWS * 4),
+            ],
+            (n * MATVEC_LWS,),
+            (MATVEC_LWS,),
+            tunable=False,
+        )
         return
     bmat = b.tensor(bm)
     if attrs["transB"] and constant_b:  # stored N x K: a K x N copy makes the tile loads coalesce
         bmat, b_strides = _transposed_copy(b, bmat, n, k), (n, 1)
-    _tiled(b, b.tensor(a), bmat, y, np.zeros((1, 2), np.int32), 1, m, n, k, a_strides, b_strides, bias_args,
-           attrs["alpha"], attrs["beta"], act)
+    _tiled(
+        b,
+        b.tensor(a),
+        bmat,
+        y,
+        np.zeros((1, 2), np.int32),
+        1,
+        m,
+        n,
+        k,
+        a_strides,
+        b_strides,
+        bias_args,
+        attrs["alpha"],
+        attrs["beta"],
+        act,
+    )

@@ -22,11 +22,16 @@ def _build_softmax(op, b):
     if numel(shape) == 0:
         return
     axis = _axis(attrs, len(shape), -1)
-    outer, length, inner = numel(shape[:axis]), int(shape[axis]), numel(shape[axis + 1:])
+    outer, length, inner = numel(shape[:axis]), int(shape[axis]), numel(shape[axis + 1 :])
     log_mode = int(op.node.op == "LogSoftmax")
     if inner == 1:
-        b.launch("softmax_rows", [b.tensor(x), b.tensor(y), outer, length, log_mode, LocalMem(ROW_LWS * 4)],
-                 (outer * ROW_LWS,), (ROW_LWS,), tunable=False)
+        b.launch(
+            "softmax_rows",
+            [b.tensor(x), b.tensor(y), outer, length, log_mode, LocalMem(ROW_LWS * 4)],
+            (outer * ROW_LWS,),
+            (ROW_LWS,),
+            tunable=False,
+        )
     else:
         b.launch("softmax_strided", [b.tensor(x), b.tensor(y), outer, length, inner, log_mode], (outer * inner,))
 
@@ -63,9 +68,23 @@ def _build_layernorm(op, b):
         return
     g_arg = [b.tensor(g), 1] if g is not None else [b.tensor(y), 0]
     b_arg = [b.tensor(bias), 1] if bias is not None else [b.tensor(y), 0]
-    b.launch("layernorm_rows", [b.tensor(x), *g_arg, *b_arg, b.tensor(y), rows, length,
-                                float(attrs.get("epsilon", 1e-5)), 0, LocalMem(ROW_LWS * 4)],
-             (rows * ROW_LWS,), (ROW_LWS,), tunable=False)
+    b.launch(
+        "layernorm_rows",
+        [
+            b.tensor(x),
+            *g_arg,
+            *b_arg,
+            b.tensor(y),
+            rows,
+            length,
+            float(attrs.get("epsilon", 1e-5)),
+            0,
+            LocalMem(ROW_LWS * 4),
+        ],
+        (rows * ROW_LWS,),
+        (ROW_LWS,),
+        tunable=False,
+    )
 
 
 @kernel("InstanceNormalization")
@@ -77,9 +96,25 @@ def _build_instancenorm(op, b):
     rows, length = numel(shape[:2]), numel(shape[2:])
     if rows * length == 0:
         return
-    b.launch("layernorm_rows", [b.tensor(x), b.tensor(g), 1, b.tensor(bias), 1, b.tensor(y), rows, length,
-                                float(attrs["epsilon"]), int(shape[1]), LocalMem(ROW_LWS * 4)],
-             (rows * ROW_LWS,), (ROW_LWS,), tunable=False)
+    b.launch(
+        "layernorm_rows",
+        [
+            b.tensor(x),
+            b.tensor(g),
+            1,
+            b.tensor(bias),
+            1,
+            b.tensor(y),
+            rows,
+            length,
+            float(attrs["epsilon"]),
+            int(shape[1]),
+            LocalMem(ROW_LWS * 4),
+        ],
+        (rows * ROW_LWS,),
+        (ROW_LWS,),
+        tunable=False,
+    )
 
 
 def _batchnorm_supports(node, ins):
@@ -99,8 +134,22 @@ def _build_batchnorm(op, b):
     y = op.outputs[0]
     shape = x.info.shape
     total = numel(shape)
-    b.launch("batchnorm", [b.tensor(x), b.tensor(g), b.tensor(bias), b.tensor(mean), b.tensor(var), b.tensor(y),
-                           total, int(shape[1]), numel(shape[2:]), float(attrs.get("epsilon", 1e-5))], (total,))
+    b.launch(
+        "batchnorm",
+        [
+            b.tensor(x),
+            b.tensor(g),
+            b.tensor(bias),
+            b.tensor(mean),
+            b.tensor(var),
+            b.tensor(y),
+            total,
+            int(shape[1]),
+            numel(shape[2:]),
+            float(attrs.get("epsilon", 1e-5)),
+        ],
+        (total,),
+    )
 
 
 for _op in ("Softmax", "LogSoftmax"):

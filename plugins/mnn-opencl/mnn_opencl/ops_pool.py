@@ -26,16 +26,24 @@ def _build_pool(op, b):
     (pt, pl, pb, pr), (kh, kw), (sh, sw), (dh, dw) = geo["pads"], geo["kernel"], geo["strides"], geo["dilations"]
     is_avg = int(op.node.op == "AveragePool")
     count_pad = int(attrs.get("count_include_pad", 0))
-    b.launch("pool2d", [b.tensor(x), b.tensor(y), total, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw,
-                        is_avg, count_pad], (total,))
+    b.launch(
+        "pool2d",
+        [b.tensor(x), b.tensor(y), total, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, is_avg, count_pad],
+        (total,),
+    )
 
 
 def _build_global(op, b):
     x, y = op.inputs[0], op.outputs[0]
     n, c, h, w = x.info.shape
     groups = n * c
-    b.launch("global_pool", [b.tensor(x), b.tensor(y), groups, h * w, int(op.node.op == "GlobalAveragePool"),
-                             LocalMem(REDUCE_LWS * 4)], (groups * REDUCE_LWS,), (REDUCE_LWS,), tunable=False)
+    b.launch(
+        "global_pool",
+        [b.tensor(x), b.tensor(y), groups, h * w, int(op.node.op == "GlobalAveragePool"), LocalMem(REDUCE_LWS * 4)],
+        (groups * REDUCE_LWS,),
+        (REDUCE_LWS,),
+        tunable=False,
+    )
 
 
 for _op in ("MaxPool", "AveragePool"):

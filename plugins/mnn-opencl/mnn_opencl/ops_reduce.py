@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
 
-REDUCE_CODES = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5,
-                "ReduceSumSquare": 6}
+REDUCE_CODES = {
+    "ReduceSum": 0,
+    "ReduceMean": 1,
+    "ReduceMax": 2,
+    "ReduceMin": 3,
+    "ReduceProd": 4,
+    "ReduceL2": 5,
+    "ReduceSumSquare": 6,
+}
 
 
 def _build_reduce(op, b):
@@ -29,8 +36,23 @@ def _build_reduce(op, b):
     n_red = numel([shape[d] for d in axes])
     if n_red == 0:
         rshape, rstride = [1], [0]
-    b.launch("reduce_axes", [b.tensor(x), b.tensor(y), n_out, n_red, len(kshape), int8(kshape), int8(kstride),
-                             len(rshape), int8(rshape), int8(rstride), REDUCE_CODES[op.node.op]], (n_out,))
+    b.launch(
+        "reduce_axes",
+        [
+            b.tensor(x),
+            b.tensor(y),
+            n_out,
+            n_red,
+            len(kshape),
+            int8(kshape),
+            int8(kstride),
+            len(rshape),
+            int8(rshape),
+            int8(rstride),
+            REDUCE_CODES[op.node.op],
+        ],
+        (n_out,),
+    )
 
 
 for _op in REDUCE_CODES:

@@ -30,16 +30,43 @@ def _build_rnn(op, b):
             _copy(b, b.tensor(ins[idx]), T(state.buffer, region * p.dbh), *p.state_copy())
     w = b.tensor(ins[1])
     lens = T(b.arena.buffer, ins[4].offset // 4) if ins[4] is not None else w  # read as 32-bit words
-    args = [b.tensor(ins[0]), w, b.tensor(ins[2]), b.tensor(ins[3]) if ins[3] is not None else w, lens,
-            b.tensor(ins[7]) if ins[7] is not None else w, state]
+    args = [
+        b.tensor(ins[0]),
+        w,
+        b.tensor(ins[2]),
+        b.tensor(ins[3]) if ins[3] is not None else w,
+        lens,
+        b.tensor(ins[7]) if ins[7] is not None else w,
+        state,
+    ]
     y = outs[0]
     has_y = y is not None and y.info.size > 0
     args.append(b.tensor(y) if has_y else state)
     for t in range(p.T):
         for phase in p.phases:
-            b.launch("rnn_step", args + [p.kind, phase, t, p.T, t % 2, p.B, p.I, p.H, p.D, p.reverse,
-                                         p.flags(has_y), float(p.clip), p.acts, *p.x_strides, *p.y_strides],
-                     (p.dbh,), tunable=False)
+            b.launch(
+                "rnn_step",
+                args
+                + [
+                    p.kind,
+                    phase,
+                    t,
+                    p.T,
+                    t % 2,
+                    p.B,
+                    p.I,
+                    p.H,
+                    p.D,
+                    p.reverse,
+                    p.flags(has_y),
+                    float(p.clip),
+                    p.acts,
+                    *p.x_strides,
+                    *p.y_strides,
+                ],
+                (p.dbh,),
+                tunable=False,
+            )
     for out, region in ((outs[1], p.T % 2), (outs[2], 2)):  # Y_h, Y_c
         if out is not None and out.info.size:
             shape, src, dst = p.state_copy(back=True)

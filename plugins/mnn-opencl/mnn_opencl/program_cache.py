@@ -84,8 +84,9 @@ def private_dir() -> Path | None:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
         st = os.stat(root)
     except OSError as exc:
-        report_once(root, f"cannot use the program cache folder {root} ({exc.strerror or exc}); "
-                          "programs are built from source")
+        report_once(
+            root, f"cannot use the program cache folder {root} ({exc.strerror or exc}); programs are built from source"
+        )
         return None
     why = ""
     if not stat.S_ISDIR(st.st_mode):
@@ -95,8 +96,11 @@ def private_dir() -> Path | None:
     elif st.st_mode & 0o022:
         why = f"is writable by group or others (mode {stat.filemode(st.st_mode)})"
     if why:
-        report_once(root, f"the program cache folder {root} {why}, so its binaries could be anyone's: not using "
-                          f"it, programs are built from source (chmod go-w it, or set ${CACHE_DIR_ENV})")
+        report_once(
+            root,
+            f"the program cache folder {root} {why}, so its binaries could be anyone's: not using "
+            f"it, programs are built from source (chmod go-w it, or set ${CACHE_DIR_ENV})",
+        )
         return None
     return root
 
@@ -191,8 +195,15 @@ def device_tag(entry) -> str:
 
 def full_key(entry, source: str, options: str) -> bytes:
     """SHA-256 of everything the binary depends on: platform, device, driver, options, source."""
-    parts = [entry.platform["name"], entry.platform["version"], entry.device["name"],
-             entry.device["driver_version"], entry.device["version"], options, source]
+    parts = [
+        entry.platform["name"],
+        entry.platform["version"],
+        entry.device["name"],
+        entry.device["driver_version"],
+        entry.device["version"],
+        options,
+        source,
+    ]
     return hashlib.sha256("\0".join(parts).encode()).digest()
 
 
@@ -215,7 +226,7 @@ def unpack(data: bytes, key: bytes, secret: bytes) -> bytes:
     """The binary of a cache file written for `key` under `secret`; Unusable otherwise."""
     if len(data) <= _HEAD or not data.startswith(MAGIC):
         raise Unusable("is not a program cache file of this version (damaged or truncated)")
-    stored_key, mac, payload = data[len(MAGIC):len(MAGIC) + 32], data[len(MAGIC) + 32:_HEAD], data[_HEAD:]
+    stored_key, mac, payload = data[len(MAGIC) : len(MAGIC) + 32], data[len(MAGIC) + 32 : _HEAD], data[_HEAD:]
     if not hmac.compare_digest(stored_key, key):
         raise Unusable("was built from other kernel source, options or driver (its key differs)")
     if not hmac.compare_digest(mac, hmac.new(secret, key + payload, hashlib.sha256).digest()):

@@ -83,15 +83,21 @@ def _discover(library: str) -> Discovery:
     else:
         error = _cl.load(library or None)
     if error:
-        return Discovery((), f"{error}. Install an OpenCL ICD loader and a driver (e.g. apt-get install "
-                             "ocl-icd-libopencl1 pocl-opencl-icd), or point $MNN_OPENCL_LIBRARY at libOpenCL.so")
+        return Discovery(
+            (),
+            f"{error}. Install an OpenCL ICD loader and a driver (e.g. apt-get install "
+            "ocl-icd-libopencl1 pocl-opencl-icd), or point $MNN_OPENCL_LIBRARY at libOpenCL.so",
+        )
     try:
         platforms = _cl.platforms()
     except _cl.CLError as exc:
         return Discovery((), f"the OpenCL loader cannot list platforms: {exc}")
     if not platforms:
-        return Discovery((), "the OpenCL loader found no platform (no vendor driver registered in "
-                             "/etc/OpenCL/vendors; install one, e.g. pocl-opencl-icd, or the GPU driver)")
+        return Discovery(
+            (),
+            "the OpenCL loader found no platform (no vendor driver registered in "
+            "/etc/OpenCL/vendors; install one, e.g. pocl-opencl-icd, or the GPU driver)",
+        )
     found = [(p, d) for p, devs in platforms for d in devs if d["available"]]
     if not found:
         names = ", ".join(p["name"] for p, _ in platforms)
@@ -119,8 +125,10 @@ def select_device(choice=None) -> DeviceEntry:
         return found.devices[index]
     matches = [d for d in found.devices if text.lower() in d.label.lower()]
     if not matches:
-        raise BackendError(f"no OpenCL device matches {text!r}; devices are {listing} "
-                           f"(set ${DEVICE_ENV} or the session option {DEVICE_OPTION!r} to an index or a name)")
+        raise BackendError(
+            f"no OpenCL device matches {text!r}; devices are {listing} "
+            f"(set ${DEVICE_ENV} or the session option {DEVICE_OPTION!r} to an index or a name)"
+        )
     return matches[0]
 
 
@@ -142,8 +150,9 @@ def forget_programs() -> None:
 def kernel_source() -> str:
     """Every kernel file, after the fused-activation codes of abi.h that common.cl switches on."""
     root = resources.files(__package__) / "kernels"
-    return activation_defines() + "".join(f"/* ---- {name}.cl ---- */\n" + (root / f"{name}.cl").read_text() + "\n"
-                   for name in KERNEL_FILES)
+    return activation_defines() + "".join(
+        f"/* ---- {name}.cl ---- */\n" + (root / f"{name}.cl").read_text() + "\n" for name in KERNEL_FILES
+    )
 
 
 class Runtime:
@@ -169,8 +178,9 @@ class Runtime:
                 options = BUILD_OPTIONS + (" -DMNN_FP16=1" if precision == "float16" else "")
                 start = time.perf_counter()
                 prog, how, path = load_program(self.context, self.entry, kernel_source(), options)
-                self.builds.append({"precision": precision, "how": how, "path": path,
-                                    "seconds": time.perf_counter() - start})
+                self.builds.append(
+                    {"precision": precision, "how": how, "path": path, "seconds": time.perf_counter() - start}
+                )
                 self.programs[precision] = prog
             return prog
 
@@ -186,8 +196,9 @@ class Runtime:
     def work_group_limit(self, name: str, kern) -> int:
         limit = self._wg_limit.get(name)
         if limit is None:
-            limit = self._wg_limit[name] = max(1, min(int(kern.max_work_group_size()),
-                                                      int(self.entry.device["max_work_group"])))
+            limit = self._wg_limit[name] = max(
+                1, min(int(kern.max_work_group_size()), int(self.entry.device["max_work_group"]))
+            )
         return limit
 
     def default_lws(self, name: str, gws: tuple, kern) -> tuple:

@@ -51,10 +51,10 @@ def candidates(gws: tuple, limit: int, max_items, mode: str) -> list[tuple]:
     out = []
     for a in pows:
         for b in pows:
-            for c in (last if len(gws) == 3 else (1,)):
+            for c in last if len(gws) == 3 else (1,):
                 total = a * b * c
                 if total in totals and total <= limit and fits(0, a) and fits(1, b) and (len(gws) < 3 or fits(2, c)):
-                    out.append((a, b, c)[:len(gws)])
+                    out.append((a, b, c)[: len(gws)])
     return out
 
 

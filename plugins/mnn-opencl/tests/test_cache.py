@@ -99,7 +99,7 @@ def _entry(folder):
     assert first["how"] == "source"
     path = folder / os.path.basename(first["path"])
     data = path.read_bytes()
-    return path, data[len(MAGIC):len(MAGIC) + 32], (folder / SECRET_NAME).read_bytes(), data
+    return path, data[len(MAGIC) : len(MAGIC) + 32], (folder / SECRET_NAME).read_bytes(), data
 
 
 def test_binary_the_driver_refuses_is_rebuilt(private_cache):

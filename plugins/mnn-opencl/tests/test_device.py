@@ -18,18 +18,21 @@ from conftest import needs_opencl, opencl_backend
 import mnn_core as mnn
 from mnn_core.backend import PrepareContext
 
-STATUS = ("import json, mnn_core as mnn\n"
-          "row = next(r for r in mnn.backends() if r.name == 'opencl')\n"
-          "try:\n"
-          "    mnn.Session(mnn.GraphBuilder().build(), backend='opencl'); err = ''\n"
-          "except mnn.MnnError as e:\n"
-          "    err = str(e)\n"
-          "print(json.dumps({'available': row.available, 'reason': row.reason, 'session_error': err}))\n")
+STATUS = (
+    "import json, mnn_core as mnn\n"
+    "row = next(r for r in mnn.backends() if r.name == 'opencl')\n"
+    "try:\n"
+    "    mnn.Session(mnn.GraphBuilder().build(), backend='opencl'); err = ''\n"
+    "except mnn.MnnError as e:\n"
+    "    err = str(e)\n"
+    "print(json.dumps({'available': row.available, 'reason': row.reason, 'session_error': err}))\n"
+)
 
 
 def _status(**env):
-    out = subprocess.run([sys.executable, "-c", STATUS], env=dict(os.environ, **env), capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", STATUS], env=dict(os.environ, **env), capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -65,8 +68,12 @@ def test_select_by_index_and_name(monkeypatch):
     assert select_device() is devices[0]
     for entry in devices:
         assert select_device(str(entry.index)) is entry
-        assert select_device(entry.device["name"][-6:].lower()).device["name"].lower().endswith(
-            entry.device["name"][-6:].lower())
+        assert (
+            select_device(entry.device["name"][-6:].lower())
+            .device["name"]
+            .lower()
+            .endswith(entry.device["name"][-6:].lower())
+        )
     monkeypatch.setenv("MNN_OPENCL_DEVICE", str(len(devices) - 1))
     assert select_device() is devices[-1]
     with pytest.raises(mnn.BackendError, match=r"out of range; devices are 0: "):

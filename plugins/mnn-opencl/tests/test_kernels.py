@@ -22,8 +22,19 @@ def test_source_passes_clang(tmp_path, defines):
 
     src = tmp_path / "all.cl"
     src.write_text(kernel_source())
-    flags = ["-x", "cl", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header", "-target", "spir64",
-             "-Xclang", "-cl-ext=+cl_khr_fp16", "-Werror=implicit-function-declaration", "-fsyntax-only"]
+    flags = [
+        "-x",
+        "cl",
+        "-cl-std=CL1.2",
+        "-Xclang",
+        "-finclude-default-header",
+        "-target",
+        "spir64",
+        "-Xclang",
+        "-cl-ext=+cl_khr_fp16",
+        "-Werror=implicit-function-declaration",
+        "-fsyntax-only",
+    ]
     out = subprocess.run([clang, *flags, *defines, str(src)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
@@ -38,8 +49,11 @@ def test_program_has_every_kernel_the_ops_launch():
     prog = rt.program("float32")
     source = runtime.kernel_source()
     names = {n for n in re.findall(r"__kernel void (\w+)\(", source)}
-    names |= {f"{k}_{w}" for w in re.findall(r"^WIDTH_KERNELS\(\w+, (\d)\)", source, re.M)
-              for k in ("copy_strided", "gather_table")}
+    names |= {
+        f"{k}_{w}"
+        for w in re.findall(r"^WIDTH_KERNELS\(\w+, (\d)\)", source, re.M)
+        for k in ("copy_strided", "gather_table")
+    }
     names |= {f"cast_{n}" for n in re.findall(r"^CAST_KERNEL\((\w+),", source, re.M)}
     assert len(names) > 30
     for name in names:
@@ -49,13 +63,20 @@ def test_program_has_every_kernel_the_ops_launch():
 
 @needs_opencl
 @pytest.mark.parametrize("split", [False, True], ids=["direct", "split-k"])
-@pytest.mark.parametrize("shape, wshape, attrs", [
-    ((1, 64, 7, 7), (40, 64, 1, 1), {"activation": "relu"}),
-    ((2, 48, 9, 5), (20, 48, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 1], "activation": "clip",
-                                     "act_alpha": 0.0, "act_beta": 6.0}),
-    ((1, 64, 6, 6), (32, 16, 3, 3), {"group": 4, "pads": [2, 2, 2, 2], "dilations": [2, 2]}),
-    ((1, 33, 5, 11), (9, 33, 1, 3), {"pads": [0, 1, 0, 1], "activation": "silu"}),
-], ids=["1x1", "3x3-stride", "grouped-dilated", "odd"])
+@pytest.mark.parametrize(
+    "shape, wshape, attrs",
+    [
+        ((1, 64, 7, 7), (40, 64, 1, 1), {"activation": "relu"}),
+        (
+            (2, 48, 9, 5),
+            (20, 48, 3, 3),
+            {"pads": [1, 1, 1, 1], "strides": [2, 1], "activation": "clip", "act_alpha": 0.0, "act_beta": 6.0},
+        ),
+        ((1, 64, 6, 6), (32, 16, 3, 3), {"group": 4, "pads": [2, 2, 2, 2], "dilations": [2, 2]}),
+        ((1, 33, 5, 11), (9, 33, 1, 3), {"pads": [0, 1, 0, 1], "activation": "silu"}),
+    ],
+    ids=["1x1", "3x3-stride", "grouped-dilated", "odd"],
+)
 def test_conv_variants(monkeypatch, rng, split, shape, wshape, attrs):
     import numpy as np
     from conftest import opencl_backend
@@ -69,8 +90,12 @@ def test_conv_variants(monkeypatch, rng, split, shape, wshape, attrs):
     x = rng.uniform(-1, 1, shape).astype("float32")
     w = rng.uniform(-1, 1, wshape).astype("float32")
     bias = rng.uniform(-1, 1, wshape[0]).astype("float32")
-    graph = Graph(inputs={"x": TensorInfo(shape, "float32")}, initializers={"w": w, "b": bias},
-                  nodes=[Node("Conv", ["x", "w", "b"], ["y"], attrs, "conv")], outputs=["y"])
+    graph = Graph(
+        inputs={"x": TensorInfo(shape, "float32")},
+        initializers={"w": w, "b": bias},
+        nodes=[Node("Conv", ["x", "w", "b"], ["y"], attrs, "conv")],
+        outputs=["y"],
+    )
     sess = Session(graph, backend="opencl", fallback=False, optimize=False)
     got = sess.run({"x": x})["y"]
     assert opencl_backend().segments[-1]["launches"] == (2 if split else 1)

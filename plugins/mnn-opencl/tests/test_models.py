@@ -27,8 +27,13 @@ def small_cnn(rng):
     b = mnn.GraphBuilder("small_cnn")
     x = b.input("x", ("N", 3, 17, 15))
     y = b.Conv(x, b.const(_w(rng, 16, 3, 3, 3)), b.const(_w(rng, 16)), pads=[1, 1, 1, 1])
-    y = b.BatchNormalization(y, b.const(rng.uniform(0.5, 1.5, 16).astype("float32")), b.const(_w(rng, 16)),
-                             b.const(_w(rng, 16)), b.const(rng.uniform(0.5, 1.5, 16).astype("float32")))
+    y = b.BatchNormalization(
+        y,
+        b.const(rng.uniform(0.5, 1.5, 16).astype("float32")),
+        b.const(_w(rng, 16)),
+        b.const(_w(rng, 16)),
+        b.const(rng.uniform(0.5, 1.5, 16).astype("float32")),
+    )
     y = b.Clip(y, min=0.0, max=6.0)
     d = b.Conv(y, b.const(_w(rng, 16, 1, 3, 3)), None, pads=[1, 1, 1, 1], strides=[2, 2], group=16)
     g = b.Conv(d, b.const(_w(rng, 8, 8, 3, 3)), b.const(_w(rng, 8)), pads=[1, 1, 1, 1], group=2)
@@ -50,14 +55,14 @@ def encoder_block(rng, d=32, heads=4, seq=12):
     dh = d // heads
 
     def proj(v, din, dout):
-        return b.Add(b.MatMul(v, b.const(_w(rng, din, dout, scale=din ** -0.5))), b.const(_w(rng, dout, scale=0.1)))
+        return b.Add(b.MatMul(v, b.const(_w(rng, din, dout, scale=din**-0.5))), b.const(_w(rng, dout, scale=0.1)))
 
     def split_heads(v):
         return b.Transpose(b.Reshape(v, shape=[0, seq, heads, dh]), perm=[0, 2, 1, 3])
 
     h = b.LayerNormalization(x, b.const(np.ones(d, "float32")), b.const(np.zeros(d, "float32")), axis=-1)
     q, k, v = (split_heads(proj(h, d, d)) for _ in range(3))
-    scores = b.Mul(b.MatMul(q, b.Transpose(k, perm=[0, 1, 3, 2])), b.const(np.float32(dh ** -0.5)))
+    scores = b.Mul(b.MatMul(q, b.Transpose(k, perm=[0, 1, 3, 2])), b.const(np.float32(dh**-0.5)))
     att = b.MatMul(b.Softmax(scores, axis=-1), v)
     att = b.Reshape(b.Transpose(att, perm=[0, 2, 1, 3]), shape=[0, seq, d])
     x2 = b.Add(x, proj(att, d, d))
@@ -164,5 +169,6 @@ def test_auto_placement_runs(rng):
     graph = encoder_block(rng)
     x = rng.standard_normal((2, 12, 32)).astype("float32")
     sess = mnn.Session(graph, backend="auto")
-    np.testing.assert_allclose(sess.run({"x": x})["y"], mnn.Session(graph, backend="reference").run({"x": x})["y"],
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        sess.run({"x": x})["y"], mnn.Session(graph, backend="reference").run({"x": x})["y"], rtol=1e-4, atol=1e-5
+    )

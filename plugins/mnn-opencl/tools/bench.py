@@ -58,8 +58,14 @@ def bench_mnn(model, batch, backend, repeat, warmup, options=None, precision="no
     sess = mnn.Session(graph, backend=backend, fallback=False, options=options or {}, precision=precision)
     out = sess.run({"input": x})["logits"]
     start = time.perf_counter() - t0
-    row = {"engine": f"mnn-{backend}", "model": model, "batch": batch, "precision": precision,
-           "options": options or {}, "first_session_s": start}
+    row = {
+        "engine": f"mnn-{backend}",
+        "model": model,
+        "batch": batch,
+        "precision": precision,
+        "options": options or {},
+        "first_session_s": start,
+    }
     row.update(_time(lambda: sess.run({"input": x}, copy=False), repeat, warmup))
     return row, x, out
 
@@ -151,13 +157,18 @@ def main(argv=None) -> None:
             ref_out = fp32_out = None
             for precision in args.precision.split(","):
                 for mode in args.tuning.split(","):
-                    row, x, out = bench_mnn(model, batch, "opencl", args.repeat, args.warmup,
-                                            {"opencl.tuning": mode}, precision)
+                    row, x, out = bench_mnn(
+                        model, batch, "opencl", args.repeat, args.warmup, {"opencl.tuning": mode}, precision
+                    )
                     if ref_out is None:
-                        ref_out = mnn.Session(_graph(model, batch), backend="reference").run({"input": x})["logits"] \
-                            if batch == 1 else None
-                    row["rel_err_vs_reference"] = (float(np.abs(out - ref_out).max() / np.abs(ref_out).max())
-                                                   if ref_out is not None else None)
+                        ref_out = (
+                            mnn.Session(_graph(model, batch), backend="reference").run({"input": x})["logits"]
+                            if batch == 1
+                            else None
+                        )
+                    row["rel_err_vs_reference"] = (
+                        float(np.abs(out - ref_out).max() / np.abs(ref_out).max()) if ref_out is not None else None
+                    )
                     rows.append(row)
                     print(json.dumps(row))
                     if precision == "normal" and fp32_out is None:
@@ -180,9 +191,17 @@ def main(argv=None) -> None:
         for model in models:
             for label in STARTUP_ENVS:
                 s = startup(model, 1, label)
-                row = {"engine": "mnn-opencl start-up", "model": model, "batch": 1, "env": label,
-                       "cold_s": s["cold"]["seconds"], "warm_s": s["warm"]["seconds"], "speedup": s["speedup"],
-                       "cold_build": s["cold"]["builds"], "warm_build": s["warm"]["builds"]}
+                row = {
+                    "engine": "mnn-opencl start-up",
+                    "model": model,
+                    "batch": 1,
+                    "env": label,
+                    "cold_s": s["cold"]["seconds"],
+                    "warm_s": s["warm"]["seconds"],
+                    "speedup": s["speedup"],
+                    "cold_build": s["cold"]["builds"],
+                    "warm_build": s["warm"]["builds"],
+                }
                 rows.append(row)
                 print(json.dumps(row))
     print()
@@ -191,11 +210,15 @@ def main(argv=None) -> None:
         if "median_ms" in r:
             keys = ("precision", "options", "rel_err_vs_reference", "rel_err_vs_mnn_opencl")
             notes = ", ".join(f"{k}={v}" for k, v in r.items() if k in keys and v)
-            print(f"{r['engine']:<22} {r['model']:<14} {r['batch']:>5} {r['median_ms']:>10.3f} "
-                  f"{r['min_ms']:>8.3f}  {notes}")
+            print(
+                f"{r['engine']:<22} {r['model']:<14} {r['batch']:>5} {r['median_ms']:>10.3f} "
+                f"{r['min_ms']:>8.3f}  {notes}"
+            )
         else:
-            print(f"{r['engine']:<22} {r['model']:<14} {r['batch']:>5}  cold {r['cold_s']:.2f} s, warm "
-                  f"{r['warm_s']:.2f} s ({r['speedup']:.1f}x) [{r['env']}]")
+            print(
+                f"{r['engine']:<22} {r['model']:<14} {r['batch']:>5}  cold {r['cold_s']:.2f} s, warm "
+                f"{r['warm_s']:.2f} s ({r['speedup']:.1f}x) [{r['env']}]"
+            )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -77,6 +77,6 @@ class VulkanArena(Arena):
         if self.buffer is None or not self.buffer.mapped:
             raise NotImplementedError("device-local Vulkan memory is reached through staging copies only")
         if self.half and np.dtype(info.dtype) == np.float32:
-            raise NotImplementedError("float tensors are stored as float16 here (precision=\"low\")")
+            raise NotImplementedError('float tensors are stored as float16 here (precision="low")')
         raw = (ctypes.c_char * info.nbytes).from_address(self.buffer.address + offset)
         return np.frombuffer(raw, dtype=info.dtype).reshape(info.shape)

@@ -20,6 +20,7 @@ from mnn_core.errors import BackendError
 
 try:
     from . import _vulkan
+
     _IMPORT_ERROR = ""
 except ImportError as exc:  # pragma: no cover - a broken install
     _vulkan = None
@@ -70,16 +71,29 @@ class Device:
 
     def info(self) -> DeviceInfo:
         """Roofline numbers for the scheduler: rough, per device type."""
-        peak, bandwidth, launch = {"discrete": (15000.0, 2000.0, 4.0), "integrated": (400.0, 40.0, 10.0),
-                                   "cpu": (8.0, 8.0, 40.0)}.get(self.type, (50.0, 10.0, 20.0))
-        return DeviceInfo(name=f"{self.name} (Vulkan {self.props['api_version']}, {self.type})", kind="gpu",
-                          peak_gflops=peak, bandwidth_gbs=bandwidth, launch_us=launch,
-                          memory_bytes=self.props["device_local_bytes"],
-                          extra={"vulkan_index": self.index, "vulkan_type": self.type,
-                                 "subgroup_size": self.props["subgroup_size"], "fp16": self.props["fp16"],
-                                 "coopmat": self.props.get("coopmat", False),
-                                 "precision_low": "float16 storage and arithmetic" if self.props["fp16"] else
-                                 "float32 (no shaderFloat16 with 16-bit storage buffers on this device)"})
+        peak, bandwidth, launch = {
+            "discrete": (15000.0, 2000.0, 4.0),
+            "integrated": (400.0, 40.0, 10.0),
+            "cpu": (8.0, 8.0, 40.0),
+        }.get(self.type, (50.0, 10.0, 20.0))
+        return DeviceInfo(
+            name=f"{self.name} (Vulkan {self.props['api_version']}, {self.type})",
+            kind="gpu",
+            peak_gflops=peak,
+            bandwidth_gbs=bandwidth,
+            launch_us=launch,
+            memory_bytes=self.props["device_local_bytes"],
+            extra={
+                "vulkan_index": self.index,
+                "vulkan_type": self.type,
+                "subgroup_size": self.props["subgroup_size"],
+                "fp16": self.props["fp16"],
+                "coopmat": self.props.get("coopmat", False),
+                "precision_low": "float16 storage and arithmetic"
+                if self.props["fp16"]
+                else "float32 (no shaderFloat16 with 16-bit storage buffers on this device)",
+            },
+        )
 
 
 class _State:
@@ -93,8 +107,10 @@ def _after_fork_in_child() -> None:
     """A device does not survive fork (the driver's queue threads stay in the parent):
     the child of a process that opened one reports Vulkan unavailable instead of hanging."""
     if any(d._context is not None for d in _State.devices) and not _State.reason:
-        _State.reason = ("a Vulkan device was opened before this process was forked and cannot be used in the "
-                         "child; start workers with the 'spawn' method, or open Vulkan only in the workers")
+        _State.reason = (
+            "a Vulkan device was opened before this process was forked and cannot be used in the "
+            "child; start workers with the 'spawn' method, or open Vulkan only in the workers"
+        )
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -116,8 +132,10 @@ def _start() -> None:
     library = os.environ.get(LIBRARY_ENV) or "libvulkan.so.1"
     status, message = _vulkan.init(library, validation_requested())
     if status == 1:
-        _State.reason = (f"no Vulkan loader: {message}. Install one (Debian: apt-get install libvulkan1) "
-                         f"or set {LIBRARY_ENV} to its path")
+        _State.reason = (
+            f"no Vulkan loader: {message}. Install one (Debian: apt-get install libvulkan1) "
+            f"or set {LIBRARY_ENV} to its path"
+        )
         return
     if status != 0:
         _State.reason = f"Vulkan instance creation failed: {message}"
@@ -131,9 +149,12 @@ def _start() -> None:
             _State.devices.append(Device(props["index"], props["name"], props["type"], props))
     if not _State.devices:
         skipped = "; ".join(f"{n}: {why}" for n, why in _State.skipped)
-        _State.reason = ("no Vulkan device" + (f" can run compute ({skipped})" if skipped else
-                         " found: the loader sees no driver. Install one (NVIDIA's, or Mesa's lavapipe: "
-                         "apt-get install mesa-vulkan-drivers) or point VK_DRIVER_FILES at its ICD file"))
+        _State.reason = "no Vulkan device" + (
+            f" can run compute ({skipped})"
+            if skipped
+            else " found: the loader sees no driver. Install one (NVIDIA's, or Mesa's lavapipe: "
+            "apt-get install mesa-vulkan-drivers) or point VK_DRIVER_FILES at its ICD file"
+        )
 
 
 def unavailable_reason() -> str:

@@ -17,5 +17,16 @@ from mnn_core.backend.kit.spirv import (
     spirv,
 )
 
-__all__ = ["GLSLC_FLAGS", "LOCK_FILE", "SHADER_DIR", "compile_shader", "find_glslc", "glslc_version", "names",
-           "read_lock", "sha256_file", "source_digest", "spirv"]
+__all__ = [
+    "GLSLC_FLAGS",
+    "LOCK_FILE",
+    "SHADER_DIR",
+    "compile_shader",
+    "find_glslc",
+    "glslc_version",
+    "names",
+    "read_lock",
+    "sha256_file",
+    "source_digest",
+    "spirv",
+]

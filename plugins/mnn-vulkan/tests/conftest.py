@@ -19,8 +19,11 @@ LAYER = "VK_LAYER_KHRONOS_validation"
 
 
 def _layer_installed() -> bool:
-    dirs = ["/usr/share/vulkan/explicit_layer.d", "/etc/vulkan/explicit_layer.d",
-            "/usr/local/share/vulkan/explicit_layer.d"]
+    dirs = [
+        "/usr/share/vulkan/explicit_layer.d",
+        "/etc/vulkan/explicit_layer.d",
+        "/usr/local/share/vulkan/explicit_layer.d",
+    ]
     dirs += os.environ.get("VK_LAYER_PATH", "").split(":")
     return any(glob.glob(os.path.join(d, "*khronos_validation*.json")) for d in dirs if d)
 
@@ -53,7 +56,6 @@ def no_validation_errors():
 @pytest.fixture
 def rng():
     return np.random.default_rng(7)
-
 
 
 def pytest_configure(config):

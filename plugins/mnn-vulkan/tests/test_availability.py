@@ -13,8 +13,10 @@ import sys
 import pytest
 from vulkan_testing import needs_vulkan
 
-PROBE = ("import json; from mnn_core.plugins import get_plugins; b = get_plugins().backends['vulkan']; "
-         "a = b.availability(); print(json.dumps([a.available, a.reason, len(b.kernels())]))")
+PROBE = (
+    "import json; from mnn_core.plugins import get_plugins; b = get_plugins().backends['vulkan']; "
+    "a = b.availability(); print(json.dumps([a.available, a.reason, len(b.kernels())]))"
+)
 
 
 def _probe(drop=(), **env):
@@ -35,8 +37,9 @@ def test_no_loader_is_reported():
 
 def test_mnn_backends_lists_the_reason():
     env = dict(os.environ, MNN_LOAD_PLUGINS="vulkan", MNN_VULKAN_LIBRARY="/nonexistent/libvulkan.so.1")
-    proc = subprocess.run([sys.executable, "-m", "mnn_core", "backends"], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mnn_core", "backends"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("vulkan"))
     assert "unavailable: no Vulkan loader" in line

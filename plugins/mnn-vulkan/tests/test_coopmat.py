@@ -30,7 +30,8 @@ def _tensor_cores() -> bool:
 
 
 needs_tensor_cores = pytest.mark.skipif(
-    not _tensor_cores(), reason="the device has no 16x16x16 float16 cooperative matrices (VK_NV_cooperative_matrix)")
+    not _tensor_cores(), reason="the device has no 16x16x16 float16 cooperative matrices (VK_NV_cooperative_matrix)"
+)
 
 
 def _shaders(sess) -> set[str]:

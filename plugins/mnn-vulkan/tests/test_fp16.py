@@ -6,7 +6,6 @@ float32 copies (widen.comp / narrow.comp); host inputs and outputs stay float32.
 float32 otherwise, or with MNN_VULKAN_FP16=0. Checked against the reference at an
 fp16 tolerance: every claimed op, each convolution path, and the real CNNs."""
 
-
 from __future__ import annotations
 
 import numpy as np
@@ -50,8 +49,9 @@ CASES = {  # each convolution path: implicit GEMM, split-K, 1x1 (GEMM), depthwis
 }
 
 
-@pytest.mark.parametrize("options", [{}, {"vulkan.gpu_tiling": True}, {"vulkan.fp16_fma": True}],
-                         ids=["device", "gpu-tiling", "fp16-fma"])
+@pytest.mark.parametrize(
+    "options", [{}, {"vulkan.gpu_tiling": True}, {"vulkan.fp16_fma": True}], ids=["device", "gpu-tiling", "fp16-fma"]
+)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_conv_fp16_matches_the_reference(rng, case, options):
     x_shape, w_shape, attrs = CASES[case]

@@ -24,8 +24,13 @@ def small_cnn(rng, batch="N"):
     b = mnn.GraphBuilder("vk_small_cnn")
     x = b.input("x", (batch, 3, 16, 16))
     y = b.Conv(x, b.const(_w(rng, 16, 3, 3, 3)), None, pads=[1, 1, 1, 1], strides=[2, 2])
-    y = b.BatchNormalization(y, b.const(rng.uniform(0.5, 1.5, 16).astype("float32")), b.const(_w(rng, 16)),
-                             b.const(_w(rng, 16)), b.const(rng.uniform(0.5, 2, 16).astype("float32")))
+    y = b.BatchNormalization(
+        y,
+        b.const(rng.uniform(0.5, 1.5, 16).astype("float32")),
+        b.const(_w(rng, 16)),
+        b.const(_w(rng, 16)),
+        b.const(rng.uniform(0.5, 2, 16).astype("float32")),
+    )
     y = b.Clip(y, min=0.0, max=6.0)
     e = b.Relu(b.Conv(y, b.const(_w(rng, 32, 16, 1, 1)), b.const(_w(rng, 32))))
     d = b.Relu(b.Conv(e, b.const(_w(rng, 32, 1, 3, 3)), b.const(_w(rng, 32)), pads=[1, 1, 1, 1], group=32))
@@ -154,8 +159,9 @@ def test_segments_around_a_declined_op_share_the_arena(rng):
     backends = [p.backend for p in sess.plan]
     assert "reference" in backends and backends[0] == backends[-1] == "vulkan", str(sess.plan)
     feeds = {"x": rng.standard_normal((4, 6)).astype("float32")}
-    np.testing.assert_allclose(sess.run(feeds)["z"], mnn.Session(graph, backend="reference").run(feeds)["z"],
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        sess.run(feeds)["z"], mnn.Session(graph, backend="reference").run(feeds)["z"], rtol=1e-5, atol=1e-6
+    )
     sess.run(feeds, profile=True)
     assert sum(name.startswith("segment:vulkan") for name, _ in sess.profile()) == 2
 
@@ -171,12 +177,15 @@ def test_activation_after_a_binary_op_is_fused_only_when_in_place(rng):
     b.output(fused, "fused")
     b.output(kept, "kept")
     graph = b.build()
-    feeds = {"x": rng.standard_normal((2, 8, 5, 5)).astype("float32"),
-             "y": rng.standard_normal((2, 8, 5, 5)).astype("float32")}
+    feeds = {
+        "x": rng.standard_normal((2, 8, 5, 5)).astype("float32"),
+        "y": rng.standard_normal((2, 8, 5, 5)).astype("float32"),
+    }
     sess = _compare(graph, feeds, options={"vulkan.profile": True})
     sess.run(feeds)
-    names = [n for seg in mnn_vulkan.gpu_times().values() for n, _ in seg if n.split(":")[0] in
-             {p.node for p in sess.plan}]
+    names = [
+        n for seg in mnn_vulkan.gpu_times().values() for n, _ in seg if n.split(":")[0] in {p.node for p in sess.plan}
+    ]
     assert not any(n.startswith("clip") for n in names) and any(n.startswith("relu") for n in names), names
 
 
@@ -207,8 +216,9 @@ def test_sessions_in_threads_from_a_fresh_process():
     import sys
 
     tests = os.path.dirname(os.path.abspath(__file__))
-    proc = subprocess.run([sys.executable, "-c", THREADS.format(tests=tests)], capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", THREADS.format(tests=tests)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     count, worst = proc.stdout.split()
     assert int(count) == 20 and float(worst) < 1e-4

@@ -28,16 +28,23 @@ def _slow_allowed() -> bool:
     if os.environ.get("MNN_VULKAN_SLOW") == "1":
         return True
     backend = vulkan_backend()
-    return backend is not None and bool(backend.availability()) and \
-        backend.devices()[0].extra.get("vulkan_type") in ("discrete", "integrated")
+    return (
+        backend is not None
+        and bool(backend.availability())
+        and backend.devices()[0].extra.get("vulkan_type") in ("discrete", "integrated")
+    )
 
 
 pytestmark = [
     needs_vulkan,
-    pytest.mark.skipif(not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
-                       reason="examples/build_models.py is not here (not a source checkout)"),
-    pytest.mark.skipif(not _slow_allowed(), reason="224x224 CNNs take seconds per run on a CPU Vulkan device; "
-                                                   "set MNN_VULKAN_SLOW=1 to run them"),
+    pytest.mark.skipif(
+        not os.path.exists(os.path.join(EXAMPLES, "build_models.py")),
+        reason="examples/build_models.py is not here (not a source checkout)",
+    ),
+    pytest.mark.skipif(
+        not _slow_allowed(),
+        reason="224x224 CNNs take seconds per run on a CPU Vulkan device; set MNN_VULKAN_SLOW=1 to run them",
+    ),
 ]
 
 

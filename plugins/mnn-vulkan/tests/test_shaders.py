@@ -24,11 +24,13 @@ def test_lock_matches_sources_and_binaries():
     assert sorted(lock) == shaders.names(), f"shaders and SPIRV.lock list different names; {REBUILD}"
     for name in shaders.names():
         entry = lock[name]
-        assert shaders.source_digest(name) == entry["source_sha256"], \
+        assert shaders.source_digest(name) == entry["source_sha256"], (
             f"{name}.comp changed since its SPIR-V was built; {REBUILD}"
+        )
         spv = os.path.join(shaders.SHADER_DIR, f"{name}.spv")
-        assert shaders.sha256_file(spv) == entry["spirv_sha256"], \
+        assert shaders.sha256_file(spv) == entry["spirv_sha256"], (
             f"{name}.spv is not the binary SPIRV.lock records; {REBUILD}"
+        )
 
 
 def test_every_spirv_has_a_source():

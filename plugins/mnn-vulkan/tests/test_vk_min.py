@@ -40,8 +40,10 @@ def _layout(tmp_path, include: str, structs: dict, enums: list, tag: str) -> str
     return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
 
 
-@pytest.mark.skipif(CC is None or not os.path.exists(SYSTEM_HEADER) or not os.path.exists(CSRC),
-                    reason="needs a C compiler and the Vulkan headers (apt-get install libvulkan-dev)")
+@pytest.mark.skipif(
+    CC is None or not os.path.exists(SYSTEM_HEADER) or not os.path.exists(CSRC),
+    reason="needs a C compiler and the Vulkan headers (apt-get install libvulkan-dev)",
+)
 def test_vendored_structs_match_the_khronos_header(tmp_path):
     with open(os.path.join(CSRC, "vk_min.h")) as f:
         text = f.read()

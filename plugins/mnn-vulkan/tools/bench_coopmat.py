@@ -85,13 +85,20 @@ def main() -> None:
     for name, shape, (graph, feeds), flops in cases:
         ms = {}
         for label, coop in (("coop", True), ("plain", False)):
-            sess = mnn.Session(graph, backend="vulkan", fallback=False, precision="low",
-                               options={"vulkan.coopmat": coop, "vulkan.profile": True})
+            sess = mnn.Session(
+                graph,
+                backend="vulkan",
+                fallback=False,
+                precision="low",
+                options={"vulkan.coopmat": coop, "vulkan.profile": True},
+            )
             ms[label] = _gpu_ms(sess, feeds, args.repeat)
         torch_ms = _torch_ms(shape, args.repeat) if name == "MatMul" else None
-        print(f"| {name} | {'x'.join(map(str, shape))} | {ms['coop']:.3f} | {ms['plain']:.3f} | "
-              f"{ms['plain'] / ms['coop']:.2f} | {flops / ms['coop'] / 1e9:.1f} | "
-              f"{'' if torch_ms is None else f'{torch_ms:.3f}'} |")
+        print(
+            f"| {name} | {'x'.join(map(str, shape))} | {ms['coop']:.3f} | {ms['plain']:.3f} | "
+            f"{ms['plain'] / ms['coop']:.2f} | {flops / ms['coop'] / 1e9:.1f} | "
+            f"{'' if torch_ms is None else f'{torch_ms:.3f}'} |"
+        )
 
 
 if __name__ == "__main__":

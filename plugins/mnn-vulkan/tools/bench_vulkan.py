@@ -83,8 +83,11 @@ def _vulkan(graph, x, args) -> dict:
     for _ in range(3):
         prof.run(feeds, copy=False)
     dispatches = [t for seg in mnn_vulkan.gpu_times().values() for t in seg]
-    out.update(gpu_ms=sum(ms for _, ms in dispatches), dispatches=len(dispatches),
-               slowest=sorted(dispatches, key=lambda t: -t[1])[:5])
+    out.update(
+        gpu_ms=sum(ms for _, ms in dispatches),
+        dispatches=len(dispatches),
+        slowest=sorted(dispatches, key=lambda t: -t[1])[:5],
+    )
     return out
 
 
@@ -134,8 +137,21 @@ def worker(args) -> None:
 
 
 def run_config(engine, model, batch, args) -> dict:
-    cmd = [sys.executable, __file__, "--worker", "--engine", engine, "--model", model, "--batch", str(batch),
-           "--repeat", str(args.repeat), "--warmup", str(args.warmup)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--engine",
+        engine,
+        "--model",
+        model,
+        "--batch",
+        str(batch),
+        "--repeat",
+        str(args.repeat),
+        "--warmup",
+        str(args.warmup),
+    ]
     if args.vulkan_options:
         cmd += ["--vulkan-options", args.vulkan_options]
     try:
@@ -146,13 +162,16 @@ def run_config(engine, model, batch, args) -> dict:
     if done.returncode or line is None:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:]
         return {"error": " | ".join(tail) or f"exit {done.returncode}"}
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 def markdown(rows: list[dict], meta: dict) -> str:
-    lines = [f"mnn-vulkan benchmark, {meta['date']}, {meta['host']}: `{meta['command']}`", "",
-             "| model | batch | engine | median ms | min ms | GPU ms | rel err | note |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"mnn-vulkan benchmark, {meta['date']}, {meta['host']}: `{meta['command']}`",
+        "",
+        "| model | batch | engine | median ms | min ms | GPU ms | rel err | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         res = r["result"]
         if "error" in res:
@@ -162,8 +181,10 @@ def markdown(rows: list[dict], meta: dict) -> str:
         err = res.get("rel_err", "")
         err = f"{err:.1e}" if isinstance(err, float) else str(err)
         note = res.get("device", "") + (f", {res['dispatches']} dispatches" if "dispatches" in res else "")
-        lines.append(f"| {r['model']} | {r['batch']} | {r['engine']} | {res['median_ms']:.3f} | "
-                     f"{res['min_ms']:.3f} | {gpu} | {err} | {note} |")
+        lines.append(
+            f"| {r['model']} | {r['batch']} | {r['engine']} | {res['median_ms']:.3f} | "
+            f"{res['min_ms']:.3f} | {gpu} | {err} | {note} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -191,9 +212,11 @@ def main(argv=None) -> int:
                 rows.append({"model": model, "batch": batch, "engine": engine, "result": result})
                 shown = result.get("error") or f"{result['median_ms']:.3f} ms"
                 print(f"{model:14s} batch {batch:3d} {engine:14s} {shown}", flush=True)
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M"),
-            "host": f"{platform.node()} ({platform.processor() or platform.machine()})",
-            "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:]))}
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "host": f"{platform.node()} ({platform.processor() or platform.machine()})",
+        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+    }
     text = markdown(rows, meta)
     print(text)
     if args.out:

@@ -52,16 +52,22 @@ def main(argv=None):
     times = [t for seg in mnn_vulkan.gpu_times().values() for t in seg]
     gpu = sum(ms for _, ms in times)
     wall = statistics.median(walls[3:])
-    print(f"{args.model} batch {args.batch} {args.precision} {options}: wall median {wall:.3f} ms,"
-          f" GPU sum {gpu:.3f} ms over {len(times)} dispatches")
+    print(
+        f"{args.model} batch {args.batch} {args.precision} {options}: wall median {wall:.3f} ms,"
+        f" GPU sum {gpu:.3f} ms over {len(times)} dispatches"
+    )
     by_shader = defaultdict(float)
     for name, ms in times:
         by_shader[name.split(":")[-1]] += ms
     print("by shader: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(by_shader.items(), key=lambda kv: -kv[1])))
     if args.per_op:
-        print("per op: " + " ".join(f"{name.split(':')[0]}={ms * 1e3:.0f}" for name, ms in times if "conv2d" in name
-                                    or "gemm" in name))
-    for name, ms in sorted(times, key=lambda t: -t[1])[:args.top]:
+        print(
+            "per op: "
+            + " ".join(
+                f"{name.split(':')[0]}={ms * 1e3:.0f}" for name, ms in times if "conv2d" in name or "gemm" in name
+            )
+        )
+    for name, ms in sorted(times, key=lambda t: -t[1])[: args.top]:
         print(f"  {ms:8.4f} ms  {name}")
 
 

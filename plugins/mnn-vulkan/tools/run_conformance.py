@@ -1,6 +1,6 @@
 """The ONNX node suite on mnn-vulkan: python -m mnn_core.conformance --backend vulkan.
 
-    python plugins/mnn-vulkan/tools/run_conformance.py --output CONFORMANCE_vulkan.md [conformance options]
+python plugins/mnn-vulkan/tools/run_conformance.py --output CONFORMANCE_vulkan.md [conformance options]
 """
 
 from __future__ import annotations

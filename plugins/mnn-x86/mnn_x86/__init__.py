@@ -94,16 +94,25 @@ class X86Backend(Backend):
         info = _x86.table_info(isa) if _x86 is not None and _x86.cpu_supports(isa) else {}
         bf16 = bool(info) and _x86.bf16_runs(isa)
         threads = _isa.max_threads()
-        return [DeviceInfo(
-            name=f"x86 {isa} ({threads} threads max)", kind="cpu", peak_gflops=PEAK_GFLOPS[isa],
-            bandwidth_gbs=20.0, launch_us=1.0,
-            extra={"isa": isa, "supported_isas": list(_isa.supported()) if _x86 else [], "max_threads": threads,
-                   "gemm_tile": f"{info.get('mr')}x{info.get('nr')}" if info else "",
-                   # what precision="low" does here (precision.py): bf16 GEMMs, or nothing (fp32)
-                   "low_precision": "bf16 GEMMs (VDPBF16PS)" if bf16 else _NO_BF16,
-                   # False in a child forked after OpenMP ran here: its OpenMP loops take one thread
-                   "openmp_usable": _x86.openmp_usable() if _x86 is not None else False},
-        )]
+        return [
+            DeviceInfo(
+                name=f"x86 {isa} ({threads} threads max)",
+                kind="cpu",
+                peak_gflops=PEAK_GFLOPS[isa],
+                bandwidth_gbs=20.0,
+                launch_us=1.0,
+                extra={
+                    "isa": isa,
+                    "supported_isas": list(_isa.supported()) if _x86 else [],
+                    "max_threads": threads,
+                    "gemm_tile": f"{info.get('mr')}x{info.get('nr')}" if info else "",
+                    # what precision="low" does here (precision.py): bf16 GEMMs, or nothing (fp32)
+                    "low_precision": "bf16 GEMMs (VDPBF16PS)" if bf16 else _NO_BF16,
+                    # False in a child forked after OpenMP ran here: its OpenMP loops take one thread
+                    "openmp_usable": _x86.openmp_usable() if _x86 is not None else False,
+                },
+            )
+        ]
 
     def kernels(self):
         from mnn_core.ops import all_schemas

@@ -11,8 +11,21 @@ from mnn_core.backend.kit.activation import ACT_CODES
 from mnn_core.backend.kit.activation import activation_code as fused_activation
 from mnn_core.backend.kit.layout import static_shape
 
-__all__ = ["ACT_CODES", "CONV_ADD", "CONV_DW", "CONV_GAP", "KERNELS", "Kernel", "KernelSpec", "PrepareFn",
-           "conv_params", "fused_activation", "kernel", "register", "static_shape"]
+__all__ = [
+    "ACT_CODES",
+    "CONV_ADD",
+    "CONV_DW",
+    "CONV_GAP",
+    "KERNELS",
+    "Kernel",
+    "KernelSpec",
+    "PrepareFn",
+    "conv_params",
+    "fused_activation",
+    "kernel",
+    "register",
+    "static_shape",
+]
 
 #: the op of a Conv and the Add of its output and a residual, maybe with an activation after (fuse.py);
 #: here, not in ops_conv.py, because layouts.py (which ops_conv.py imports) lays its sides out too
@@ -39,6 +52,21 @@ def conv_params(x_shape, w_shape, geo: dict) -> dict:
     C is the channels one group reads (the weight's second dimension)."""
     n, _, h, w = x_shape
     o, cg, kh, kw = w_shape
-    return dict(N=n, O=o, group=geo["group"], C=cg, H=h, W=w, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw,
-                sh=geo["strides"][0], sw=geo["strides"][1], dh=geo["dilations"][0], dw=geo["dilations"][1],
-                pt=geo["pads"][0], pl=geo["pads"][1])
+    return dict(
+        N=n,
+        O=o,
+        group=geo["group"],
+        C=cg,
+        H=h,
+        W=w,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=geo["strides"][0],
+        sw=geo["strides"][1],
+        dh=geo["dilations"][0],
+        dw=geo["dilations"][1],
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )

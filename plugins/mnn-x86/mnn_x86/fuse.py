@@ -97,14 +97,23 @@ def _conv_add(conv: Node, add: Node, offer, ctx, isa: str) -> Fusion | None:
     (if any): where the conv is a plain 1x1 with no activation that the pointwise kernel can run (the
     session offers NC16)."""
     res = _residual(conv, add, offer.infos)
-    if (res is None or conv.attrs.get("activation", "none") != "none" or not _layouts.offered(ctx, isa)
-            or _layouts.conv_kind(conv, offer.infos, offer.constants) != "1x1"):
+    if (
+        res is None
+        or conv.attrs.get("activation", "none") != "none"
+        or not _layouts.offered(ctx, isa)
+        or _layouts.conv_kind(conv, offer.infos, offer.constants) != "1x1"
+    ):
         return None
     act = offer.sole_reader(add.outputs[0])
     act_attrs = _activation_attrs(act)
     group = (conv, add, act) if act_attrs else (conv, add)
-    node = Node(CONV_ADD, [*conv.inputs, res], [group[-1].outputs[0]], {"conv": dict(conv.attrs), **(act_attrs or {})},
-                "+".join(n.name for n in group))
+    node = Node(
+        CONV_ADD,
+        [*conv.inputs, res],
+        [group[-1].outputs[0]],
+        {"conv": dict(conv.attrs), **(act_attrs or {})},
+        "+".join(n.name for n in group),
+    )
     return Fusion(node, tuple(n.name for n in group), "the residual added in registers")
 
 
@@ -119,11 +128,18 @@ def _conv_depthwise(conv: Node, dw: Node, offer, ctx, isa: str) -> Fusion | None
     constants, and the 1x1's output is at least PWDW_MIN_BYTES."""
     infos, constants = offer.infos, offer.constants
     mid = infos.get(conv.outputs[0])
-    if (dw.op != "Conv" or dw.inputs[0] != conv.outputs[0] or len(dw.outputs) != 1 or mid is None
-            or not mid.is_static or not _layouts.offered(ctx, isa)
-            or _layouts.conv_kind(conv, infos, constants) != "1x1"
-            or _layouts.conv_kind(dw, infos, constants) != "depthwise"
-            or not all(v in constants for v in dw.inputs[1:] if v) or mid.size * 4 < PWDW_MIN_BYTES):
+    if (
+        dw.op != "Conv"
+        or dw.inputs[0] != conv.outputs[0]
+        or len(dw.outputs) != 1
+        or mid is None
+        or not mid.is_static
+        or not _layouts.offered(ctx, isa)
+        or _layouts.conv_kind(conv, infos, constants) != "1x1"
+        or _layouts.conv_kind(dw, infos, constants) != "depthwise"
+        or not all(v in constants for v in dw.inputs[1:] if v)
+        or mid.size * 4 < PWDW_MIN_BYTES
+    ):
         return None
     attrs = {"conv": dict(conv.attrs), "dw": dict(dw.attrs), "conv_inputs": len(conv.inputs)}
     node = Node(CONV_DW, [*conv.inputs, *dw.inputs[1:]], [dw.outputs[0]], attrs, f"{conv.name}+{dw.name}")

@@ -112,7 +112,9 @@ def hoist_step_projections(graph: Graph) -> Graph:
             for k, old in enumerate(chain):  # the same Gather (+ Squeeze), on P
                 made = out if k == len(chain) - 1 else fresh(f"{out}.row")
                 src = p if k == 0 else steps[-1].outputs[0]
-                steps.append(Node(old.op, [src] + old.inputs[1:], [made], dict(old.attrs), name=fresh(f"{node.name}.row")))
+                steps.append(
+                    Node(old.op, [src] + old.inputs[1:], [made], dict(old.attrs), name=fresh(f"{node.name}.row"))
+                )
             replace[id(node)] = steps
     if not replace:
         return graph

@@ -166,8 +166,11 @@ def concat_in_place(out, parts, axis: int) -> bool:
     """Whether NC16 inputs laid end to end are their Concat's NC16 output (X86Backend.concat_in_place):
     along the channels of one image, every input but the last whole blocks."""
     tensors = [out, *parts]
-    return (all(t.layout == NC16 and _is_4d_float(t) for t in tensors) and int(out.shape[0]) == 1
-            and whole_blocks(parts, axis))
+    return (
+        all(t.layout == NC16 and _is_4d_float(t) for t in tensors)
+        and int(out.shape[0]) == 1
+        and whole_blocks(parts, axis)
+    )
 
 
 def _elementwise(node, infos) -> bool:
@@ -202,8 +205,12 @@ def _tied(node, infos, constants, options) -> list[str]:
 
 def _writes(node, infos, constants, options) -> bool:
     kind = conv_kind(node, infos, constants, options)
-    return (kind in ("depthwise", "1x1", "winograd", "pwdw") or _elementwise(node, infos)
-            or _concat_of_blocks(node, infos) or _pool(node, infos))
+    return (
+        kind in ("depthwise", "1x1", "winograd", "pwdw")
+        or _elementwise(node, infos)
+        or _concat_of_blocks(node, infos)
+        or _pool(node, infos)
+    )
 
 
 def _reads(node, index, infos, constants, options) -> bool:

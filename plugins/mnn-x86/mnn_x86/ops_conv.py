@@ -216,11 +216,25 @@ def prepare_conv_maxpool(node, ins, outs, constants, ctx, isa):
     geo = pool_geometry(conv_out.shape, node.attrs["pool"], "MaxPool")
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
     _, _, h, w = conv_out.shape
-    p["pool"] = dict(H=h, W=w, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw,
-                     pt=geo["pads"][0], pl=geo["pads"][1])
+    p["pool"] = dict(
+        H=h,
+        W=w,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=sh,
+        sw=sw,
+        dh=dh,
+        dw=dw,
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )
     if tuple(geo["out"]) != tuple(outs[0].shape) or not p["direct"]:
-        raise BackendError(f"x86: {node.name} is not a convolution by the direct kernel and a max pooling of "
-                           "its output (mnn_x86/fuse.py should not have fused them)")
+        raise BackendError(
+            f"x86: {node.name} is not a convolution by the direct kernel and a max pooling of "
+            "its output (mnn_x86/fuse.py should not have fused them)"
+        )
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
 
 
@@ -230,8 +244,13 @@ def runs_plain_gemm_1x1(node, ins, constant_names, ctx, isa) -> bool:
     x86.ConvGlobalAvgPool runs (fuse.py asks, before prepare)."""
     x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
     geo = conv_geometry(x_shape, w_shape, node.attrs)
-    if (tuple(w_shape[2:]) != (1, 1) or geo["group"] != 1 or tuple(geo["strides"]) != (1, 1)
-            or any(geo["pads"]) or node.inputs[1] not in constant_names):
+    if (
+        tuple(w_shape[2:]) != (1, 1)
+        or geo["group"] != 1
+        or tuple(geo["strides"]) != (1, 1)
+        or any(geo["pads"])
+        or node.inputs[1] not in constant_names
+    ):
         return False
     p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
     return not (p["direct"] or p["bf16"] or p["depthwise"])
@@ -246,10 +265,17 @@ def prepare_conv_add(node, ins, outs, constants, ctx, isa):
     conv, res = fused_conv(node), ins[-1]
     p, weight, bias, has_bias = _conv_setup(conv, ins[:-1], outs, constants, ctx, isa)
     conv_out = conv_geometry(static_shape(ins[0]), static_shape(ins[1]), conv.attrs)["out"]
-    if (tuple(outs[0].shape) != tuple(conv_out) or tuple(res.shape) != tuple(conv_out) or res.dtype != "float32"
-            or res.layout != outs[0].layout or p["act"]):
-        raise BackendError(f"x86: {node.name} is not a convolution with no activation and the Add of a tensor of "
-                           "its output's shape and layout (mnn_x86/fuse.py should not have fused them)")
+    if (
+        tuple(outs[0].shape) != tuple(conv_out)
+        or tuple(res.shape) != tuple(conv_out)
+        or res.dtype != "float32"
+        or res.layout != outs[0].layout
+        or p["act"]
+    ):
+        raise BackendError(
+            f"x86: {node.name} is not a convolution with no activation and the Add of a tensor of "
+            "its output's shape and layout (mnn_x86/fuse.py should not have fused them)"
+        )
     act, act_alpha, act_beta = fused_activation(node.attrs)
     p.update(act=act, act_alpha=act_alpha, act_beta=act_beta, res=len(node.inputs) - 1)
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
@@ -262,8 +288,10 @@ def prepare_conv_gap(node, ins, outs, constants, ctx, isa):
     may be NC16 (layouts.py)."""
     conv_out, (p, weight, bias, has_bias) = _fused_conv_setup(node, ins, constants, ctx, isa)
     if tuple(outs[0].shape) != tuple(conv_out.shape[:2]) + (1, 1) or outs[0].layout == NC16:
-        raise BackendError(f"x86: {node.name} is not a 1x1 convolution and a global average pooling of its "
-                           "output (mnn_x86/fuse.py should not have fused them)")
+        raise BackendError(
+            f"x86: {node.name} is not a 1x1 convolution and a global average pooling of its "
+            "output (mnn_x86/fuse.py should not have fused them)"
+        )
     p["gap"], p["transposed"] = 1, False
     return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
 
@@ -281,10 +309,11 @@ def prepare_conv_depthwise(node, ins, outs, constants, ctx, isa):
     q, dw_weight, dw_bias, _ = _conv_setup(dw, [mid, *ins[n:]], outs, constants, ctx, isa)
     plain = (p["kh"], p["kw"], p["sh"], p["sw"], p["pt"], p["pl"], p["group"]) == (1, 1, 1, 1, 0, 0, 1)
     out = conv_geometry(mid.shape, static_shape(ins[n]), dw.attrs)["out"]
-    if (not plain or weight is None or not q["depthwise"] or dw_weight is None
-            or tuple(out) != tuple(outs[0].shape)):
-        raise BackendError(f"x86: {node.name} is not a plain 1x1 convolution and a depthwise convolution of its "
-                           "output, both with constant weights (mnn_x86/fuse.py should not have fused them)")
+    if not plain or weight is None or not q["depthwise"] or dw_weight is None or tuple(out) != tuple(outs[0].shape):
+        raise BackendError(
+            f"x86: {node.name} is not a plain 1x1 convolution and a depthwise convolution of its "
+            "output, both with constant weights (mnn_x86/fuse.py should not have fused them)"
+        )
     q.update(weight=dw_weight, bias=dw_bias)
     p.update(pwdw=q, out_nc16=1, out_stream=0, transposed=False, winograd=False, bf16=False, direct=False)
     ex = _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

@@ -46,8 +46,10 @@ def _prepare_binary(node, ins, outs, constants, ctx, isa):
 
 
 for _op in BINARY_CODES:
-    register(KernelSpec(_op, dtypes=("float32",) + ops_math.NUMERIC[1:], supports=_binary_supports, efficiency=0.5),
-             _prepare_binary)
+    register(
+        KernelSpec(_op, dtypes=("float32",) + ops_math.NUMERIC[1:], supports=_binary_supports, efficiency=0.5),
+        _prepare_binary,
+    )
 
 
 def _prepare_activation(node, ins, outs, constants, ctx, isa):

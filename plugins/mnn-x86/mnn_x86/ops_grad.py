@@ -37,9 +37,24 @@ def _conv_params(x_shape, w_shape, attrs) -> dict:
     geo = conv_geometry(x_shape, w_shape, {"auto_pad": "NOTSET", **attrs})  # the grads have no auto_pad
     n, c, h, w = x_shape
     o, cg, kh, kw = w_shape
-    return dict(N=n, O=o, group=geo["group"], C=cg, H=h, W=w, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw,
-                sh=geo["strides"][0], sw=geo["strides"][1], dh=geo["dilations"][0], dw=geo["dilations"][1],
-                pt=geo["pads"][0], pl=geo["pads"][1])
+    return dict(
+        N=n,
+        O=o,
+        group=geo["group"],
+        C=cg,
+        H=h,
+        W=w,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=geo["strides"][0],
+        sw=geo["strides"][1],
+        dh=geo["dilations"][0],
+        dw=geo["dilations"][1],
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )
 
 
 def _prepare_conv_grad_weight(node, ins, outs, constants, ctx, isa):
@@ -50,8 +65,7 @@ def _prepare_conv_grad_weight(node, ins, outs, constants, ctx, isa):
 
 def _prepare_conv_grad_input(node, ins, outs, constants, ctx, isa):
     x = tuple(int(d) for d in node.attrs["input_shape"])
-    return _x86.conv_grad(isa, ctx.threads, "x86.ConvGradInput", 1,
-                          _conv_params(x, static_shape(ins[1]), node.attrs))
+    return _x86.conv_grad(isa, ctx.threads, "x86.ConvGradInput", 1, _conv_params(x, static_shape(ins[1]), node.attrs))
 
 
 register(KernelSpec("ConvGradWeight", supports=_four_d(0, 1), efficiency=0.5), _prepare_conv_grad_weight)
@@ -63,14 +77,28 @@ def _prepare_max_pool_grad(node, ins, outs, constants, ctx, isa):
     geo = pool_grad_geometry(x, node.attrs)
     n, c, h, w = x
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    p = dict(H=h, W=w, OH=geo["out"][2], OW=geo["out"][3], kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw,
-             pt=geo["pads"][0], pl=geo["pads"][1])
+    p = dict(
+        H=h,
+        W=w,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=sh,
+        sw=sw,
+        dh=dh,
+        dw=dw,
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )
     return _x86.max_pool_grad(isa, ctx.threads, "x86.MaxPoolGrad", n * c, p)
 
 
 register(KernelSpec("MaxPoolGrad", supports=_four_d(0, 1), efficiency=0.3), _prepare_max_pool_grad)
-register(KernelSpec("ReluGrad", inplace=True, efficiency=0.5),
-         lambda node, ins, outs, constants, ctx, isa: _x86.relu_grad(isa, ctx.threads, "x86.ReluGrad"))
+register(
+    KernelSpec("ReluGrad", inplace=True, efficiency=0.5),
+    lambda node, ins, outs, constants, ctx, isa: _x86.relu_grad(isa, ctx.threads, "x86.ReluGrad"),
+)
 
 
 def collapse_sum_to(src: tuple, dst: tuple):
@@ -136,18 +164,31 @@ def _prepare_ce(grad: bool):
         first = 1 if grad else 0
         shape, a = static_shape(ins[first]), node.attrs
         inner = int(np.prod(shape[2:], dtype=np.int64))
-        return _x86.softmax_ce(isa, ctx.threads, f"x86.{node.op}", grad, shape[0], shape[1], inner,
-                               TARGET_KINDS[ins[first + 1].dtype], REDUCTIONS[a.get("reduction", "mean")],
-                               int(a.get("ignore_index", -100)), float(a.get("label_smoothing", 0.0)))
+        return _x86.softmax_ce(
+            isa,
+            ctx.threads,
+            f"x86.{node.op}",
+            grad,
+            shape[0],
+            shape[1],
+            inner,
+            TARGET_KINDS[ins[first + 1].dtype],
+            REDUCTIONS[a.get("reduction", "mean")],
+            int(a.get("ignore_index", -100)),
+            float(a.get("label_smoothing", 0.0)),
+        )
 
     return prepare
 
 
 _CE_DTYPES = ("float32", "int64", "int32")
-register(KernelSpec("SoftmaxCrossEntropy", dtypes=_CE_DTYPES, supports=_ce_supports(0), efficiency=0.3),
-         _prepare_ce(False))
-register(KernelSpec("SoftmaxCrossEntropyGrad", dtypes=_CE_DTYPES, supports=_ce_supports(1), efficiency=0.3),
-         _prepare_ce(True))
+register(
+    KernelSpec("SoftmaxCrossEntropy", dtypes=_CE_DTYPES, supports=_ce_supports(0), efficiency=0.3), _prepare_ce(False)
+)
+register(
+    KernelSpec("SoftmaxCrossEntropyGrad", dtypes=_CE_DTYPES, supports=_ce_supports(1), efficiency=0.3),
+    _prepare_ce(True),
+)
 
 #: enum x86_optim_kind in csrc/ops_grad.h
 OPTIM_KINDS = {"SGDUpdate": 0, "SGDMomentumUpdate": 1, "AdamUpdate": 2}

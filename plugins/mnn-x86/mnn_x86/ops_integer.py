@@ -41,7 +41,7 @@ def _zp_size(ins, i: int) -> int:
 def _padded(mats: np.ndarray, rows: int, depth: int) -> np.ndarray:
     """[count][r][k] int16 zero-padded to [count][rows][depth]."""
     out = np.zeros((mats.shape[0], rows, depth), np.int16)
-    out[:, :mats.shape[1], :mats.shape[2]] = mats
+    out[:, : mats.shape[1], : mats.shape[2]] = mats
     return out
 
 
@@ -68,8 +68,9 @@ def _matrix_index(batch_shape, out_batch) -> np.ndarray:
     """For each output matrix, the index of the operand's matrix it reads (broadcast)."""
     count = int(np.prod(batch_shape, dtype=np.int64))
     idx = np.arange(count, dtype=np.int64).reshape(batch_shape)
-    return np.broadcast_to(idx.reshape((1,) * (len(out_batch) - len(batch_shape)) + tuple(batch_shape)),
-                           out_batch).reshape(-1)
+    return np.broadcast_to(
+        idx.reshape((1,) * (len(out_batch) - len(batch_shape)) + tuple(batch_shape)), out_batch
+    ).reshape(-1)
 
 
 @kernel("MatMulInteger", dtypes=INT8 + ("int32",), supports=_mmi_supports, efficiency=0.3)
@@ -88,10 +89,27 @@ def prepare_matmul_integer(node, ins, outs, constants, ctx, isa):
         mats = np.asarray(constants[names[1]]).reshape(b_count, k, n).astype(np.int16) - zb.astype(np.int16)
         bp = _padded(mats.transpose(0, 2, 1), _round(n, _integer.IT), _round(k, _integer.IK))
         packed.append(1)
-    p = dict(M=m, N=n, K=k, a_count=int(np.prod(a[:-2], dtype=np.int64)), b_count=b_count, in_za=in_za,
-             in_zb=in_zb, packed=packed)
-    return _integer.matmul_integer(isa, ctx.threads, "x86.MatMulInteger", p, _matrix_index(a[:-2], out_batch),
-                                   _matrix_index(b[:-2], out_batch), za, zb, bp)
+    p = dict(
+        M=m,
+        N=n,
+        K=k,
+        a_count=int(np.prod(a[:-2], dtype=np.int64)),
+        b_count=b_count,
+        in_za=in_za,
+        in_zb=in_zb,
+        packed=packed,
+    )
+    return _integer.matmul_integer(
+        isa,
+        ctx.threads,
+        "x86.MatMulInteger",
+        p,
+        _matrix_index(a[:-2], out_batch),
+        _matrix_index(b[:-2], out_batch),
+        za,
+        zb,
+        bp,
+    )
 
 
 # -- ConvInteger -------------------------------------------------------------------------------------

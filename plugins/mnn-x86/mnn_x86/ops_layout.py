@@ -30,8 +30,10 @@ def prepare_concat(node, ins, outs, constants, ctx, isa):
         # NC16 along the channels, every input but the last whole blocks (layouts.py chose it): an
         # image of each input is one run of the output's, its channels rounded up to blocks
         if not (all(t.layout == NC16 for t in (*ins, *outs)) and whole_blocks(ins, axis)):
-            raise BackendError(f"x86: {node.name} concatenates NC16 tensors that are not whole blocks along the "
-                               "channels (mnn_x86/layouts.py should not have chosen NC16 for them)")
+            raise BackendError(
+                f"x86: {node.name} concatenates NC16 tensors that are not whole blocks along the "
+                "channels (mnn_x86/layouts.py should not have chosen NC16 for them)"
+            )
         shapes = [(s[0], channels(s[1]), *s[2:]) for s in shapes]
     blocks = [_prod(s[axis:]) for s in shapes]
     return _x86.concat(isa, ctx.threads, "x86.Concat", _prod(shapes[0][:axis]), blocks)
@@ -39,7 +41,7 @@ def prepare_concat(node, ins, outs, constants, ctx, isa):
 
 def transpose_plan(shape: tuple, perm: list) -> tuple[list, list]:
     """(output dims, input element stride of each) with adjacent in-order axes merged."""
-    in_strides = [_prod(shape[i + 1:]) for i in range(len(shape))]
+    in_strides = [_prod(shape[i + 1 :]) for i in range(len(shape))]
     dims, strides, last = [], [], None
     for p in perm:
         if shape[p] == 1:

@@ -22,14 +22,69 @@ INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"
 NUMERIC = FLOATS + INTS
 
 #: enum x86_math_unary in csrc/math/mathops.h, in order
-UNARY_KINDS = ("Erf", "Sqrt", "Reciprocal", "Exp", "Log", "Abs", "Neg", "Floor", "Ceil", "Round", "Sign", "Sin",
-               "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Softplus",
-               "Softsign", "Elu", "Selu", "Celu", "Mish", "ThresholdedRelu", "Shrink", "Not", "IsNaN", "IsInf",
-               "BitwiseNot", "Clip")
+UNARY_KINDS = (
+    "Erf",
+    "Sqrt",
+    "Reciprocal",
+    "Exp",
+    "Log",
+    "Abs",
+    "Neg",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sign",
+    "Sin",
+    "Cos",
+    "Tan",
+    "Asin",
+    "Acos",
+    "Atan",
+    "Sinh",
+    "Cosh",
+    "Asinh",
+    "Acosh",
+    "Atanh",
+    "Softplus",
+    "Softsign",
+    "Elu",
+    "Selu",
+    "Celu",
+    "Mish",
+    "ThresholdedRelu",
+    "Shrink",
+    "Not",
+    "IsNaN",
+    "IsInf",
+    "BitwiseNot",
+    "Clip",
+)
 #: enum x86_math_binary, in order ("FMod" is Mod with fmod=1, "BitShiftLeft"/"Right" BitShift's directions)
-BINARY_KINDS = ("Add", "Sub", "Mul", "Div", "Max", "Min", "Mod", "FMod", "Pow", "PRelu", "Equal", "Less",
-                "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "BitwiseAnd", "BitwiseOr",
-                "BitwiseXor", "BitShiftLeft", "BitShiftRight")
+BINARY_KINDS = (
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Max",
+    "Min",
+    "Mod",
+    "FMod",
+    "Pow",
+    "PRelu",
+    "Equal",
+    "Less",
+    "Greater",
+    "LessOrEqual",
+    "GreaterOrEqual",
+    "And",
+    "Or",
+    "Xor",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "BitwiseXor",
+    "BitShiftLeft",
+    "BitShiftRight",
+)
 
 
 def dtype_code(dtype: str) -> int:
@@ -42,6 +97,7 @@ def _size(dtype: str) -> int:
 
 
 # -- unary ---------------------------------------------------------------------------------------------
+
 
 def _unary_attrs(node) -> tuple:
     """(a, b, c, ia, ib) of x86_math_params for an op's attributes."""
@@ -59,8 +115,16 @@ def _unary_attrs(node) -> tuple:
 
 def _prepare_unary(node, ins, outs, constants, ctx, isa, attrs=None):
     dtype = ins[0].dtype
-    return _math.unary(isa, ctx.threads, f"x86.{node.op}", UNARY_KINDS.index(node.op), dtype_code(dtype),
-                       _size(dtype), _size(outs[0].dtype), attrs or _unary_attrs(node))
+    return _math.unary(
+        isa,
+        ctx.threads,
+        f"x86.{node.op}",
+        UNARY_KINDS.index(node.op),
+        dtype_code(dtype),
+        _size(dtype),
+        _size(outs[0].dtype),
+        attrs or _unary_attrs(node),
+    )
 
 
 def _unary_supports(node, ins):
@@ -68,12 +132,23 @@ def _unary_supports(node, ins):
     return True if _math.has_unary(UNARY_KINDS.index(node.op), code) else f"no {ins[0].dtype} {node.op} on x86"
 
 
-_SAME_DTYPE = {"Abs": NUMERIC, "Neg": NUMERIC, "Sign": NUMERIC, "BitwiseNot": INTS, "Not": ("bool",),
-               "IsNaN": FLOATS, "IsInf": FLOATS}
-for _op in UNARY_KINDS[:UNARY_KINDS.index("Clip")]:
+_SAME_DTYPE = {
+    "Abs": NUMERIC,
+    "Neg": NUMERIC,
+    "Sign": NUMERIC,
+    "BitwiseNot": INTS,
+    "Not": ("bool",),
+    "IsNaN": FLOATS,
+    "IsInf": FLOATS,
+}
+for _op in UNARY_KINDS[: UNARY_KINDS.index("Clip")]:
     _dtypes = _SAME_DTYPE.get(_op, FLOATS)
-    register(KernelSpec(_op, dtypes=_dtypes, inplace=_op not in ("IsNaN", "IsInf"), supports=_unary_supports,
-                        efficiency=0.5), _prepare_unary)
+    register(
+        KernelSpec(
+            _op, dtypes=_dtypes, inplace=_op not in ("IsNaN", "IsInf"), supports=_unary_supports, efficiency=0.5
+        ),
+        _prepare_unary,
+    )
 
 
 def _bound(value, dtype: str, low: bool):
@@ -100,6 +175,7 @@ def prepare_clip(node, ins, outs, constants, ctx, isa):
 
 # -- binary --------------------------------------------------------------------------------------------
 
+
 def _binary_kind(node) -> str:
     if node.op == "Mod":
         return "FMod" if node.attrs["fmod"] else "Mod"
@@ -123,16 +199,39 @@ def prepare_binary(node, ins, outs, constants, ctx, isa):
     a, b = static_shape(ins[0]), static_shape(ins[1])
     dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b, MAX_DIMS)
     dtypes = (ins[0].dtype, ins[1].dtype, outs[0].dtype)
-    return _math.binary(isa, ctx.threads, f"x86.{node.op}", BINARY_KINDS.index(_binary_kind(node)),
-                        (dtype_code(dtypes[0]), dtype_code(dtypes[1])), tuple(_size(d) for d in dtypes),
-                        dims, sa, sb, (0.0, 0.0, 0.0, 0, 0))
+    return _math.binary(
+        isa,
+        ctx.threads,
+        f"x86.{node.op}",
+        BINARY_KINDS.index(_binary_kind(node)),
+        (dtype_code(dtypes[0]), dtype_code(dtypes[1])),
+        tuple(_size(d) for d in dtypes),
+        dims,
+        sa,
+        sb,
+        (0.0, 0.0, 0.0, 0, 0),
+    )
 
 
 _BINARY_DTYPES = {
-    "Pow": NUMERIC, "Mod": NUMERIC, "PRelu": NUMERIC, "Equal": NUMERIC + ("bool",), "Less": NUMERIC,
-    "Greater": NUMERIC, "LessOrEqual": NUMERIC, "GreaterOrEqual": NUMERIC, "And": ("bool",), "Or": ("bool",),
-    "Xor": ("bool",), "BitwiseAnd": INTS, "BitwiseOr": INTS, "BitwiseXor": INTS, "BitShift": INTS,
+    "Pow": NUMERIC,
+    "Mod": NUMERIC,
+    "PRelu": NUMERIC,
+    "Equal": NUMERIC + ("bool",),
+    "Less": NUMERIC,
+    "Greater": NUMERIC,
+    "LessOrEqual": NUMERIC,
+    "GreaterOrEqual": NUMERIC,
+    "And": ("bool",),
+    "Or": ("bool",),
+    "Xor": ("bool",),
+    "BitwiseAnd": INTS,
+    "BitwiseOr": INTS,
+    "BitwiseXor": INTS,
+    "BitShift": INTS,
 }
 for _op, _dtypes in _BINARY_DTYPES.items():
-    register(KernelSpec(_op, dtypes=_dtypes, supports=binary_supports, inplace=_op == "PRelu", efficiency=0.5),
-             prepare_binary)
+    register(
+        KernelSpec(_op, dtypes=_dtypes, supports=binary_supports, inplace=_op == "PRelu", efficiency=0.5),
+        prepare_binary,
+    )

@@ -35,8 +35,23 @@ def prepare_matmul(node, ins, outs, constants, ctx, isa):
     a_batch, b_batch = a2[:-2], b2[:-2]
     out_batch = broadcast_shape(a_batch, b_batch)
     act, act_alpha, act_beta = fused_activation(node.attrs)
-    p = dict(M=m, N=n, K=k, batch=int(np.prod(out_batch, dtype=np.int64)), a_rs=k, a_cs=1, b_rs=n, b_cs=1,
-             bias_rs=0, bias_cs=0, alpha=1.0, beta=1.0, act=act, act_alpha=act_alpha, act_beta=act_beta)
+    p = dict(
+        M=m,
+        N=n,
+        K=k,
+        batch=int(np.prod(out_batch, dtype=np.int64)),
+        a_rs=k,
+        a_cs=1,
+        b_rs=n,
+        b_cs=1,
+        bias_rs=0,
+        bias_cs=0,
+        alpha=1.0,
+        beta=1.0,
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     a_off = b_off = None
     if int(np.prod(b_batch, dtype=np.int64)) == 1:  # one B for all: stack A's batch into M
         p["M"], p["batch"] = m * p["batch"], 1
@@ -65,10 +80,33 @@ def prepare_gemm(node, ins, outs, constants, ctx, isa):
     b_rs, b_cs = (1, k) if attrs["transB"] else (n, 1)
     has_c = len(node.inputs) > 2 and bool(node.inputs[2])
     bias_rs, bias_cs = _bias_strides(static_shape(ins[2]), n) if has_c else (0, 0)
-    p = dict(M=m, N=n, K=k, batch=1, a_rs=a_rs, a_cs=a_cs, b_rs=b_rs, b_cs=b_cs, bias_rs=bias_rs,
-             bias_cs=bias_cs, alpha=attrs["alpha"], beta=attrs["beta"], act=act, act_alpha=act_alpha,
-             act_beta=act_beta)
+    p = dict(
+        M=m,
+        N=n,
+        K=k,
+        batch=1,
+        a_rs=a_rs,
+        a_cs=a_cs,
+        b_rs=b_rs,
+        b_cs=b_cs,
+        bias_rs=bias_rs,
+        bias_cs=bias_cs,
+        alpha=attrs["alpha"],
+        beta=attrs["beta"],
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     bias = constants.get(node.inputs[2]) if has_c else None
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": a constant B on bf16 (precision.py)
-    return _x86.matmul(isa, ctx.threads, "x86.Gemm", p, constants.get(node.inputs[1]), None, None, bias,
-                       2 if has_c and bias is None else -1)
+    return _x86.matmul(
+        isa,
+        ctx.threads,
+        "x86.Gemm",
+        p,
+        constants.get(node.inputs[1]),
+        None,
+        None,
+        bias,
+        2 if has_c and bias is None else -1,
+    )

@@ -97,16 +97,22 @@ def _prepare_trees(node, ins, ctx, isa):
     dtype = _compute_type(ins[0])
     nodes, weights, has = _node_table(forest, dtype)
     class_ids = attrs.get("class_ids", [])
-    f = dict(classifier=classifier, k=k, features=static_shape(ins[0])[-1], f32=dtype == np.float32,
-             aggregate=0 if classifier else AGGREGATES.index(attrs["aggregate_function"]),
-             transform=TRANSFORMS.index(attrs["post_transform"]),
-             binary=classifier and len(set(class_ids)) == 1,
-             all_leq=bool((forest.mode[forest.mode != LEAF] == 0).all()),
-             positive=classifier and bool((_floats(attrs, "class_weights") >= 0).all()))
+    f = dict(
+        classifier=classifier,
+        k=k,
+        features=static_shape(ins[0])[-1],
+        f32=dtype == np.float32,
+        aggregate=0 if classifier else AGGREGATES.index(attrs["aggregate_function"]),
+        transform=TRANSFORMS.index(attrs["post_transform"]),
+        binary=classifier and len(set(class_ids)) == 1,
+        all_leq=bool((forest.mode[forest.mode != LEAF] == 0).all()),
+        positive=classifier and bool((_floats(attrs, "class_weights") >= 0).all()),
+    )
     base = _floats(attrs, "base_values").astype(dtype)
     labels = attrs["classlabels_int64s"] if classifier else []
-    return _ml.trees(isa, ctx.threads, f"x86.{node.op}", f, nodes, forest.roots, _depths(forest), weights, has,
-                     base, labels)
+    return _ml.trees(
+        isa, ctx.threads, f"x86.{node.op}", f, nodes, forest.roots, _depths(forest), weights, has, base, labels
+    )
 
 
 @kernel("TreeEnsembleClassifier", dtypes=NUMERIC, supports=_tree_supported, efficiency=0.2)
@@ -146,9 +152,18 @@ def _prepare_linear(node, ins, ctx, isa):
     f = static_shape(ins[0])[-1]
     k = _linear_k(node, f)
     classifier = node.op == "LinearClassifier"
-    return _ml.linear(isa, ctx.threads, f"x86.{node.op}", classifier, k, TRANSFORMS.index(node.attrs["post_transform"]),
-                      f, np.asarray(node.attrs["coefficients"], np.float64), node.attrs["intercepts"],
-                      node.attrs["classlabels_ints"] if classifier else [])
+    return _ml.linear(
+        isa,
+        ctx.threads,
+        f"x86.{node.op}",
+        classifier,
+        k,
+        TRANSFORMS.index(node.attrs["post_transform"]),
+        f,
+        np.asarray(node.attrs["coefficients"], np.float64),
+        node.attrs["intercepts"],
+        node.attrs["classlabels_ints"] if classifier else [],
+    )
 
 
 @kernel("LinearClassifier", dtypes=NUMERIC, supports=_linear_supported, efficiency=0.3)

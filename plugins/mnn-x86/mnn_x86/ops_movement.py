@@ -32,7 +32,7 @@ def _size(dtype: str) -> int:
 
 def _dense(shape) -> list[int]:
     """Element strides of a dense row-major tensor."""
-    return [_prod(shape[i + 1:]) for i in range(len(shape))]
+    return [_prod(shape[i + 1 :]) for i in range(len(shape))]
 
 
 def merge_dims(dims, *strides) -> tuple[list, list]:
@@ -148,8 +148,12 @@ def prepare_space_to_depth(node, ins, outs, constants, ctx, isa):
 # -- Where, Pad, Cast ---------------------------------------------------------------------------------
 
 
-@kernel("Where", dtypes=DTYPES, efficiency=0.5,
-        supports=lambda node, ins: True if ins[0].dtype == "bool" else "the condition must be bool")
+@kernel(
+    "Where",
+    dtypes=DTYPES,
+    efficiency=0.5,
+    supports=lambda node, ins: True if ins[0].dtype == "bool" else "the condition must be bool",
+)
 def prepare_where(node, ins, outs, constants, ctx, isa):
     out = static_shape(outs[0])
     dims, strides = merge_dims(out, *(_broadcast_strides(static_shape(i), out) for i in ins))
@@ -213,6 +217,7 @@ def _index(kind, node, outs, ctx, isa, **fields):
 def _int_indices(position: int):
     def supports(node, ins) -> bool | str:
         return True if ins[position].dtype in INDEX_DTYPES else "indices must be int32 or int64"
+
     return supports
 
 
@@ -220,8 +225,9 @@ def _int_indices(position: int):
 def prepare_gather(node, ins, outs, constants, ctx, isa):
     shape = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(shape), "Gather")
-    return _index("gather", node, outs, ctx, isa, outer=_prod(shape[:axis]), dim=shape[axis],
-                  inner=_prod(shape[axis + 1:]))
+    return _index(
+        "gather", node, outs, ctx, isa, outer=_prod(shape[:axis]), dim=shape[axis], inner=_prod(shape[axis + 1 :])
+    )
 
 
 def _elements_supported(node, ins) -> bool | str:
@@ -239,8 +245,13 @@ def _elements_supported(node, ins) -> bool | str:
 
 def _elements_fields(node, ins) -> dict:
     data, idx = static_shape(ins[0]), static_shape(ins[1])
-    return dict(ndim=len(idx), axis=normalize_axis(node.attrs["axis"], len(data), node.op), dims=idx, ddims=data,
-                dstride=_dense(data))
+    return dict(
+        ndim=len(idx),
+        axis=normalize_axis(node.attrs["axis"], len(data), node.op),
+        dims=idx,
+        ddims=data,
+        dstride=_dense(data),
+    )
 
 
 @kernel("GatherElements", dtypes=DTYPES, supports=_elements_supported, efficiency=0.3)
@@ -261,16 +272,40 @@ for _op in ("ScatterElements", "Scatter"):
 def prepare_gather_nd(node, ins, outs, constants, ctx, isa):
     data, idx = static_shape(ins[0]), static_shape(ins[1])
     b, k = node.attrs["batch_dims"], idx[-1]
-    return _index("gather_nd", node, outs, ctx, isa, axis=b, k=k, batch=_prod(data[:b]), per_batch=_prod(idx[b:-1]),
-                  inner=_prod(data[b + k:]), batch_stride=_prod(data[b:]), ddims=data, dstride=_dense(data))
+    return _index(
+        "gather_nd",
+        node,
+        outs,
+        ctx,
+        isa,
+        axis=b,
+        k=k,
+        batch=_prod(data[:b]),
+        per_batch=_prod(idx[b:-1]),
+        inner=_prod(data[b + k :]),
+        batch_stride=_prod(data[b:]),
+        ddims=data,
+        dstride=_dense(data),
+    )
 
 
 @kernel("ScatterND", dtypes=DTYPES, supports=_int_indices(1), efficiency=0.3)
 def prepare_scatter_nd(node, ins, outs, constants, ctx, isa):
     data, idx = static_shape(ins[0]), static_shape(ins[1])
     k = idx[-1]
-    return _index("scatter_nd", node, outs, ctx, isa, reduction=REDUCTIONS[node.attrs["reduction"]], k=k,
-                  per_batch=_prod(idx[:-1]), inner=_prod(data[k:]), ddims=data, dstride=_dense(data))
+    return _index(
+        "scatter_nd",
+        node,
+        outs,
+        ctx,
+        isa,
+        reduction=REDUCTIONS[node.attrs["reduction"]],
+        k=k,
+        per_batch=_prod(idx[:-1]),
+        inner=_prod(data[k:]),
+        ddims=data,
+        dstride=_dense(data),
+    )
 
 
 def _onehot_supported(node, ins) -> bool | str:
@@ -282,27 +317,48 @@ def _onehot_supported(node, ins) -> bool | str:
 def prepare_onehot(node, ins, outs, constants, ctx, isa):
     idx = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(idx) + 1, "OneHot")
-    return _index("onehot", node, outs, ctx, isa, outer=_prod(idx[:axis]), dim=node.attrs["depth"],
-                  inner=_prod(idx[axis:]))
+    return _index(
+        "onehot", node, outs, ctx, isa, outer=_prod(idx[:axis]), dim=node.attrs["depth"], inner=_prod(idx[axis:])
+    )
 
 
 @kernel("ReverseSequence", dtypes=DTYPES, supports=_int_indices(1), efficiency=0.3)
 def prepare_reverse_sequence(node, ins, outs, constants, ctx, isa):
     shape = static_shape(ins[0])
     t, b = node.attrs["time_axis"], node.attrs["batch_axis"]
-    return _index("reverse_sequence", node, outs, ctx, isa, time_major=int(t == 0), outer=shape[b], dim=shape[t],
-                  inner=_prod(shape[2:]))
+    return _index(
+        "reverse_sequence",
+        node,
+        outs,
+        ctx,
+        isa,
+        time_major=int(t == 0),
+        outer=shape[b],
+        dim=shape[t],
+        inner=_prod(shape[2:]),
+    )
 
 
 @kernel("Trilu", dtypes=DTYPES, efficiency=0.5)
 def prepare_trilu(node, ins, outs, constants, ctx, isa):
     shape = static_shape(ins[0])
-    return _index("trilu", node, outs, ctx, isa, outer=_prod(shape[:-2]), dim=shape[-2], inner=shape[-1],
-                  diag=node.attrs["k"], upper=node.attrs["upper"])
+    return _index(
+        "trilu",
+        node,
+        outs,
+        ctx,
+        isa,
+        outer=_prod(shape[:-2]),
+        dim=shape[-2],
+        inner=shape[-1],
+        diag=node.attrs["k"],
+        upper=node.attrs["upper"],
+    )
 
 
 @kernel("EyeLike", dtypes=DTYPES, efficiency=0.5)
 def prepare_eyelike(node, ins, outs, constants, ctx, isa):
     m, n = static_shape(outs[0])
-    return _index("eyelike", node, outs, ctx, isa, dim=m, inner=n, diag=node.attrs["k"],
-                  value=np.ones(1, outs[0].dtype).tobytes())
+    return _index(
+        "eyelike", node, outs, ctx, isa, dim=m, inner=n, diag=node.attrs["k"], value=np.ones(1, outs[0].dtype).tobytes()
+    )

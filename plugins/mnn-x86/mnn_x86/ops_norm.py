@@ -38,7 +38,7 @@ def prepare_batchnorm(node, ins, outs, constants, ctx, isa):
 def _softmax(node, ins, isa, ctx, log):
     x = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(x), node.op)
-    return _x86.softmax(isa, ctx.threads, f"x86.{node.op}", _prod(x[:axis]), x[axis], _prod(x[axis + 1:]), log)
+    return _x86.softmax(isa, ctx.threads, f"x86.{node.op}", _prod(x[:axis]), x[axis], _prod(x[axis + 1 :]), log)
 
 
 @kernel("Softmax", efficiency=0.3)
@@ -69,7 +69,7 @@ def _param_strides(p, normalized) -> list[int]:
     if p is None:
         return [0] * len(normalized)
     shape = (1,) * (len(normalized) - len(p.shape)) + tuple(p.shape)
-    return [0 if shape[k] == 1 else _prod(shape[k + 1:]) for k in range(len(shape))]
+    return [0 if shape[k] == 1 else _prod(shape[k + 1 :]) for k in range(len(shape))]
 
 
 def _broadcast_layout(normalized, sstr, bstr) -> list[list[int]]:
@@ -99,17 +99,49 @@ def prepare_layernorm(node, ins, outs, constants, ctx, isa):
     if not _full_params(node, ins, normalized):  # broadcast parameters: _reduce
         sstr, bstr = (_param_strides(_optional(node, ins, i), normalized) for i in (1, 2))
         dims = _broadcast_layout(normalized, sstr, bstr)
-        return _reduce.layernorm(isa, ctx.threads, _prod(x[:axis]), _prod(normalized), [d[0] for d in dims],
-                                 [d[1] for d in dims], [d[2] for d in dims], eps, scale_input, shift_input)
+        return _reduce.layernorm(
+            isa,
+            ctx.threads,
+            _prod(x[:axis]),
+            _prod(normalized),
+            [d[0] for d in dims],
+            [d[1] for d in dims],
+            [d[2] for d in dims],
+            eps,
+            scale_input,
+            shift_input,
+        )
     scale = constants.get(node.inputs[1]) if has[0] else None
     shift = constants.get(node.inputs[2]) if has[1] else None
-    return _x86.norm(isa, ctx.threads, "x86.LayerNormalization", _prod(x[:axis]), _prod(normalized), 0, eps, scale,
-                     shift, scale_input, shift_input)
+    return _x86.norm(
+        isa,
+        ctx.threads,
+        "x86.LayerNormalization",
+        _prod(x[:axis]),
+        _prod(normalized),
+        0,
+        eps,
+        scale,
+        shift,
+        scale_input,
+        shift_input,
+    )
 
 
 @kernel("InstanceNormalization", efficiency=0.3)
 def prepare_instancenorm(node, ins, outs, constants, ctx, isa):
     x = static_shape(ins[0])
     scale, shift = constants.get(node.inputs[1]), constants.get(node.inputs[2])
-    return _x86.norm(isa, ctx.threads, "x86.InstanceNormalization", x[0] * x[1], _prod(x[2:]), x[1],
-                     float(node.attrs["epsilon"]), scale, shift, 1, 2)
+    return _x86.norm(
+        isa,
+        ctx.threads,
+        "x86.InstanceNormalization",
+        x[0] * x[1],
+        _prod(x[2:]),
+        x[1],
+        float(node.attrs["epsilon"]),
+        scale,
+        shift,
+        1,
+        2,
+    )

@@ -19,8 +19,9 @@ from .layouts import BLOCK, NC16, channels
 from .ops_spatial import lift_1d
 
 
-def _window_counts(size: int, out: int, k: int, stride: int, dil: int, pad_lo: int, pad_hi: int,
-                   include_pad: bool) -> np.ndarray:
+def _window_counts(
+    size: int, out: int, k: int, stride: int, dil: int, pad_lo: int, pad_hi: int, include_pad: bool
+) -> np.ndarray:
     """Per output index: how many taps of its window count in the divisor."""
     starts = np.arange(out) * stride - pad_lo
     taps = starts[:, None] + np.arange(k)[None, :] * dil
@@ -49,8 +50,10 @@ def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
     # NC16 sides (layouts.py chose them): the planes are blocks of 16 channels, pooled as vectors
     nc16 = ins[0].layout == NC16
     if nc16 != (outs[0].layout == NC16):
-        raise BackendError(f"x86: {node.name} pools between NC16 and another layout (mnn_x86/layouts.py should "
-                           "have chosen one for both)")
+        raise BackendError(
+            f"x86: {node.name} pools between NC16 and another layout (mnn_x86/layouts.py should "
+            "have chosen one for both)"
+        )
     p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl, nc16=int(nc16))
     inv_rows = 1.0 / np.maximum(rows, 1).astype(np.float64)
     inv_cols = 1.0 / np.maximum(cols, 1).astype(np.float64)

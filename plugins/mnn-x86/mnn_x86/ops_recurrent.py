@@ -37,7 +37,7 @@ def _activations(op: str, attrs: dict, dirs: int) -> list:
         a = alphas.pop(0) if da is not None and alphas else da
         b = betas.pop(0) if db is not None and betas else db
         acts.append((ACT_CODES[name], float(a or 0.0), float(b or 0.0)))
-    return [acts[d * per_dir:(d + 1) * per_dir] + [(0, 0.0, 0.0)] * (3 - per_dir) for d in range(dirs)]
+    return [acts[d * per_dir : (d + 1) * per_dir] + [(0, 0.0, 0.0)] * (3 - per_dir) for d in range(dirs)]
 
 
 def _supports(node, ins):
@@ -57,19 +57,51 @@ def _prepare(node, ins, outs, constants, ctx, isa):
     x = static_shape(ins[0])
     seq, batch = (x[1], x[0]) if attrs["layout"] else (x[0], x[1])
     dirs, h, g = 2 if attrs["direction"] == "bidirectional" else 1, attrs["hidden_size"], GATES[op]
-    mm = dict(M=seq * batch, N=dirs * g * h, K=x[2], batch=1, a_rs=x[2], a_cs=1, b_rs=1, b_cs=x[2], bias_rs=0,
-              bias_cs=0, alpha=1.0, beta=1.0, act=0, act_alpha=0.0, act_beta=0.0)
+    mm = dict(
+        M=seq * batch,
+        N=dirs * g * h,
+        K=x[2],
+        batch=1,
+        a_rs=x[2],
+        a_cs=1,
+        b_rs=1,
+        b_cs=x[2],
+        bias_rs=0,
+        bias_cs=0,
+        alpha=1.0,
+        beta=1.0,
+        act=0,
+        act_alpha=0.0,
+        act_beta=0.0,
+    )
     w = const[1].reshape(dirs * g * h, x[2]) if const[1] is not None else None
     proj = _x86.matmul(isa, ctx.threads, f"{node.name}.proj", mm, w, None, None, None, -1)
-    p = dict(cell=op, gates=g, dirs=dirs, seq=seq, batch=batch, input=x[2], hidden=h,
-             reverse=int(attrs["direction"] == "reverse"), layout=attrs["layout"],
-             lbr=attrs.get("linear_before_reset", 0), input_forget=attrs.get("input_forget", 0),
-             clip=float(attrs["clip"]), acts=_activations(op, attrs, dirs),
-             in_w=runtime[1], in_r=runtime[2], in_b=runtime[3], in_p=runtime[7] if op == "LSTM" else -1,
-             in_lens=at.get(4, -1), in_h0=at.get(5, -1), in_c0=at.get(6, -1) if op == "LSTM" else -1,
-             packed=[i for i in (1, 2, 3, 7) if const[i] is not None])
-    return _recurrent.recurrent(isa, ctx.threads, f"x86.{op}", p, proj, const[2], const[3],
-                                const[7] if op == "LSTM" else None)
+    p = dict(
+        cell=op,
+        gates=g,
+        dirs=dirs,
+        seq=seq,
+        batch=batch,
+        input=x[2],
+        hidden=h,
+        reverse=int(attrs["direction"] == "reverse"),
+        layout=attrs["layout"],
+        lbr=attrs.get("linear_before_reset", 0),
+        input_forget=attrs.get("input_forget", 0),
+        clip=float(attrs["clip"]),
+        acts=_activations(op, attrs, dirs),
+        in_w=runtime[1],
+        in_r=runtime[2],
+        in_b=runtime[3],
+        in_p=runtime[7] if op == "LSTM" else -1,
+        in_lens=at.get(4, -1),
+        in_h0=at.get(5, -1),
+        in_c0=at.get(6, -1) if op == "LSTM" else -1,
+        packed=[i for i in (1, 2, 3, 7) if const[i] is not None],
+    )
+    return _recurrent.recurrent(
+        isa, ctx.threads, f"x86.{op}", p, proj, const[2], const[3], const[7] if op == "LSTM" else None
+    )
 
 
 for _op in ("RNN", "GRU", "LSTM"):
@@ -93,7 +125,7 @@ def _dq_weights(w, scale, zero_point, dirs: int, k_pad: int) -> tuple:
     w = np.asarray(w)
     zp = np.zeros(dirs, np.int16) if zero_point is None else np.asarray(zero_point).reshape(dirs, -1)[:, 0]
     q = np.zeros((dirs, w.shape[2], k_pad), np.int16)
-    q[:, :, :w.shape[1]] = (w.astype(np.int16) - zp.astype(np.int16).reshape(dirs, 1, 1)).transpose(0, 2, 1)
+    q[:, :, : w.shape[1]] = (w.astype(np.int16) - zp.astype(np.int16).reshape(dirs, 1, 1)).transpose(0, 2, 1)
     scale = np.broadcast_to(np.asarray(scale, np.float32).reshape(dirs, -1), (dirs, w.shape[2]))
     return q, np.ascontiguousarray(scale)
 
@@ -105,19 +137,37 @@ def prepare_dq_lstm(node, ins, outs, constants, ctx, isa):
     at = {i: k for k, i in enumerate(i for i, n in enumerate(names) if n)}
     missing = [names[i] for i in _DQ_CONSTANT if names[i] and names[i] not in constants]
     if missing:
-        raise ValueError(f"x86 DynamicQuantizeLSTM needs constant weights, scales and zero points; {missing} "
-                         "are computed")
+        raise ValueError(
+            f"x86 DynamicQuantizeLSTM needs constant weights, scales and zero points; {missing} are computed"
+        )
     const = [constants.get(n) if n else None for n in names]
     seq, batch, size = static_shape(ins[0])
     dirs, h = 2 if attrs["direction"] == "bidirectional" else 1, attrs["hidden_size"]
     wq, wscale = _dq_weights(const[1], const[8], const[9], dirs, -(-size // _integer.IK) * _integer.IK)
     rq, rscale = _dq_weights(const[2], const[10], const[11], dirs, -(-h // _integer.IK) * _integer.IK)
     runtime = [at[i] if names[i] and const[i] is None else -1 for i in range(8)]
-    p = dict(cell="LSTM", gates=4, dirs=dirs, seq=seq, batch=batch, input=size, hidden=h,
-             reverse=int(attrs["direction"] == "reverse"), layout=0, lbr=0, input_forget=attrs["input_forget"],
-             clip=float(attrs["clip"]), acts=_activations("LSTM", attrs, dirs), in_w=-1, in_r=-1, in_b=runtime[3],
-             in_p=runtime[7], in_lens=-1, in_h0=at.get(5, -1), in_c0=at.get(6, -1),
-             packed=[i for i in (1, 2, 3, 7) + _DQ_CONSTANT[2:] if const[i] is not None])
+    p = dict(
+        cell="LSTM",
+        gates=4,
+        dirs=dirs,
+        seq=seq,
+        batch=batch,
+        input=size,
+        hidden=h,
+        reverse=int(attrs["direction"] == "reverse"),
+        layout=0,
+        lbr=0,
+        input_forget=attrs["input_forget"],
+        clip=float(attrs["clip"]),
+        acts=_activations("LSTM", attrs, dirs),
+        in_w=-1,
+        in_r=-1,
+        in_b=runtime[3],
+        in_p=runtime[7],
+        in_lens=-1,
+        in_h0=at.get(5, -1),
+        in_c0=at.get(6, -1),
+        packed=[i for i in (1, 2, 3, 7) + _DQ_CONSTANT[2:] if const[i] is not None],
+    )
     quant = dict(wq=wq, rq=rq, wscale=wscale, rscale=rscale)
-    return _recurrent.recurrent(isa, ctx.threads, "x86.DynamicQuantizeLSTM", p, None, None, const[3], const[7],
-                                quant)
+    return _recurrent.recurrent(isa, ctx.threads, "x86.DynamicQuantizeLSTM", p, None, None, const[3], const[7], quant)

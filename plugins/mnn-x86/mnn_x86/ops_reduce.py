@@ -53,7 +53,7 @@ def _prod(shape) -> int:
 def reduce_layout(shape: tuple, axes: tuple) -> dict:
     """The kept and reduced axes (sizes, element strides) of a reduction of a dense tensor, merged,
     with the contiguous end split off as `inner` (kept) or `run` (reduced); reduce.h."""
-    strides = [_prod(shape[i + 1:]) for i in range(len(shape))]
+    strides = [_prod(shape[i + 1 :]) for i in range(len(shape))]
     merged: list[list] = []
     for i, (d, s) in enumerate(zip(shape, strides)):
         if d == 1:
@@ -71,9 +71,17 @@ def reduce_layout(shape: tuple, axes: tuple) -> dict:
     kept = [(d, s) for d, s, r in merged if not r]
     red = [(d, s) for d, s, r in merged if r]
     n_red = _prod([d for d, _ in red])
-    return dict(kdim=[d for d, _ in kept], kstr=[s for _, s in kept], rdim=[d for d, _ in red],
-                rstr=[s for _, s in red], inner=inner, run=run, n_out=_prod([d for d, _ in kept]) * inner,
-                n_red=n_red, count=float(n_red * run))
+    return dict(
+        kdim=[d for d, _ in kept],
+        kstr=[s for _, s in kept],
+        rdim=[d for d, _ in red],
+        rstr=[s for _, s in red],
+        inner=inner,
+        run=run,
+        n_out=_prod([d for d, _ in kept]) * inner,
+        n_red=n_red,
+        count=float(n_red * run),
+    )
 
 
 def reduce_parts(lay: dict, threads: int) -> int:
@@ -133,7 +141,7 @@ def prepare_global_lp_pool(node, ins, outs, constants, ctx, isa):
 
 def _around(shape, axis: int) -> tuple[int, int, int]:
     """[outer][axis][inner] of a dense shape about one axis."""
-    return _prod(shape[:axis]), shape[axis], _prod(shape[axis + 1:])
+    return _prod(shape[:axis]), shape[axis], _prod(shape[axis + 1 :])
 
 
 def _along(op, node, ins, ctx, isa, axis_attr="axis", **kw):
@@ -159,8 +167,16 @@ def prepare_hardmax(node, ins, outs, constants, ctx, isa):
 
 
 def _cumulative(node, ins, ctx, isa, prod):
-    return _along("cumulative", node, ins, ctx, isa, mode=prod, last=int(node.attrs["exclusive"]),
-                  reverse=int(node.attrs["reverse"]))
+    return _along(
+        "cumulative",
+        node,
+        ins,
+        ctx,
+        isa,
+        mode=prod,
+        last=int(node.attrs["exclusive"]),
+        reverse=int(node.attrs["reverse"]),
+    )
 
 
 @kernel("CumSum", dtypes=NUMBERS, supports=_dtype_check(NUMBERS), efficiency=0.5)
@@ -187,5 +203,16 @@ def prepare_lp_normalization(node, ins, outs, constants, ctx, isa):
 def prepare_lrn(node, ins, outs, constants, ctx, isa):
     x = static_shape(ins[0])
     a = node.attrs
-    return _reduce.along_axis("lrn", isa, ctx.threads, "x86.LRN", x[0], x[1], _prod(x[2:]), k=int(a["size"]),
-                              alpha=float(a["alpha"]), beta=float(a["beta"]), bias=float(a["bias"]))
+    return _reduce.along_axis(
+        "lrn",
+        isa,
+        ctx.threads,
+        "x86.LRN",
+        x[0],
+        x[1],
+        _prod(x[2:]),
+        k=int(a["size"]),
+        alpha=float(a["alpha"]),
+        beta=float(a["beta"]),
+        bias=float(a["bias"]),
+    )

@@ -42,8 +42,14 @@ def _window(sizes_in, sizes_out, kernel_shape, strides, dilations, pads_begin) -
     def fill(vals, unit):
         return [unit] * lead + [int(v) for v in vals]
 
-    return {"in": fill(sizes_in, 1), "out": fill(sizes_out, 1), "k": fill(kernel_shape, 1), "s": fill(strides, 1),
-            "d": fill(dilations, 1), "p": fill(pads_begin, 0)}
+    return {
+        "in": fill(sizes_in, 1),
+        "out": fill(sizes_out, 1),
+        "k": fill(kernel_shape, 1),
+        "s": fill(strides, 1),
+        "d": fill(dilations, 1),
+        "p": fill(pads_begin, 0),
+    }
 
 
 def _weight_and_bias(node, constants) -> tuple:
@@ -68,8 +74,15 @@ def prepare_conv_transpose(node, ins, outs, constants, ctx, isa):
     k = len(x) - 2
     act, act_alpha, act_beta = fused_activation(node.attrs)
     # the output is the full one cropped by the begin pads: output place = i*s + t*d - pad_begin
-    p = dict(_window(x[2:], geo["out"][2:], geo["kernel"], geo["strides"], geo["dilations"], geo["pads"][:k]),
-             C=x[1], M=geo["out"][1], group=geo["group"], act=act, act_alpha=act_alpha, act_beta=act_beta)
+    p = dict(
+        _window(x[2:], geo["out"][2:], geo["kernel"], geo["strides"], geo["dilations"], geo["pads"][:k]),
+        C=x[1],
+        M=geo["out"][1],
+        group=geo["group"],
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     weight, bias, bias_input = _weight_and_bias(node, constants)
     return _spatial.deconv(isa, ctx.threads, p, weight, bias, bias_input)
 
@@ -79,8 +92,15 @@ def prepare_conv3d(node, ins, outs, constants, ctx, isa):
     x, w = static_shape(ins[0]), static_shape(ins[1])
     geo = conv_geometry(x, w, node.attrs, CONV_SPATIAL)
     act, act_alpha, act_beta = fused_activation(node.attrs)
-    p = dict(_window(x[2:], geo["out"][2:], geo["kernel"], geo["strides"], geo["dilations"], geo["pads"][:3]),
-             C=x[1], O=w[0], group=geo["group"], act=act, act_alpha=act_alpha, act_beta=act_beta)
+    p = dict(
+        _window(x[2:], geo["out"][2:], geo["kernel"], geo["strides"], geo["dilations"], geo["pads"][:3]),
+        C=x[1],
+        O=w[0],
+        group=geo["group"],
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
     weight, bias, bias_input = _weight_and_bias(node, constants)
     return _spatial.conv3d(isa, ctx.threads, p, weight, bias, bias_input)
 
@@ -133,8 +153,9 @@ def _resize_supports(node, ins):
 @kernel("Resize", dtypes=DTYPES, supports=_resize_supports, efficiency=0.3)
 def prepare_resize(node, ins, outs, constants, ctx, isa):
     if not _plain_2d(node, ins):
-        return _spatial.resize_nd(isa, ctx.threads, f"x86.Resize.{node.attrs['mode']}", _passes(node, ins),
-                                  node.attrs["extrapolation_value"])
+        return _spatial.resize_nd(
+            isa, ctx.threads, f"x86.Resize.{node.attrs['mode']}", _passes(node, ins), node.attrs["extrapolation_value"]
+        )
     x = static_shape(ins[0])
     n, c, h, w = x
     (oh, ow), (sh, sw) = resize_plan(x, node.attrs)
@@ -149,17 +170,28 @@ def _passes(node, ins) -> list:
     table, in the cheapest order (_pass_order). A resize of no axis is one pass that copies."""
     shape = list(static_shape(ins[0]))
     out, scales, roi = resize_geometry(shape, node.attrs)
-    tables = {a: axis_taps(out[a], shape[a], scales[a], node.attrs, roi[a]) for a in range(len(shape))
-              if not axis_is_identity(out[a], shape[a], scales[a], roi[a])}
+    tables = {
+        a: axis_taps(out[a], shape[a], scales[a], node.attrs, roi[a])
+        for a in range(len(shape))
+        if not axis_is_identity(out[a], shape[a], scales[a], roi[a])
+    }
     if not tables:
         last = len(shape) - 1
         tables = {last: (np.arange(out[last])[:, None], np.ones((out[last], 1)), None)}
     passes = []
     for a in _pass_order(shape, out, tables):
         idx, w, outside = tables[a]
-        passes.append(dict(outer=int(np.prod(shape[:a])), inner=int(np.prod(shape[a + 1:])), idx=idx, w=w,
-                           outside=outside if outside is not None and outside.any() else None, out=out[a],
-                           **{"in": shape[a]}))
+        passes.append(
+            dict(
+                outer=int(np.prod(shape[:a])),
+                inner=int(np.prod(shape[a + 1 :])),
+                idx=idx,
+                w=w,
+                outside=outside if outside is not None and outside.any() else None,
+                out=out[a],
+                **{"in": shape[a]},
+            )
+        )
         shape[a] = out[a]
     return passes
 
@@ -168,6 +200,7 @@ def _pass_order(shape, out, tables) -> tuple:
     """The order of the passes that does the least work: the passes are linear, so any order gives the
     reference's result up to rounding. A pass costs its output elements times its taps, a gather along
     the last axis several times a row blend (which vectorizes); shrinking axes go first, growing last."""
+
     def cost(order):
         cur, total = list(shape), 0
         for a in order:

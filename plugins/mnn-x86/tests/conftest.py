@@ -23,9 +23,12 @@ def avx512_tile(request):
     _x86.set_avx512_rows(before)
 
 
-ISAS = [pytest.param(level, marks=pytest.mark.skipif(level not in x86_isa.supported(),
-                                                     reason=f"this CPU does not run {level}"))
-        for level in x86_isa.ISAS]
+ISAS = [
+    pytest.param(
+        level, marks=pytest.mark.skipif(level not in x86_isa.supported(), reason=f"this CPU does not run {level}")
+    )
+    for level in x86_isa.ISAS
+]
 
 
 def one_op_graph(op: str, inputs: list, attrs: dict, constant: tuple = ()) -> tuple[Graph, dict]:
@@ -48,11 +51,18 @@ def one_op_graph(op: str, inputs: list, attrs: dict, constant: tuple = ()) -> tu
     return graph, feeds
 
 
-def check_op(op: str, inputs: list, attrs: dict, isa: str, threads: int = 1, constant: tuple = (1, 2),
-             rtol: float = 1e-4, atol: float = 1e-5) -> Session:
+def check_op(
+    op: str,
+    inputs: list,
+    attrs: dict,
+    isa: str,
+    threads: int = 1,
+    constant: tuple = (1, 2),
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+) -> Session:
     graph, feeds = one_op_graph(op, inputs, attrs, constant)
-    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads,
-                   options={"x86.isa": isa})
+    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads, options={"x86.isa": isa})
     want = run_reference(op, list(inputs), attrs)[0]
     for _ in range(2):
         got = sess.run(feeds)["out"]
@@ -79,9 +89,18 @@ def compiled_lenet(backend: str, threads: int):
 
     express.manual_seed(0)
     model = nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10),
+        nn.Conv2d(1, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(400, 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, 10),
     )
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     return model, train.compile(model, nn.CrossEntropyLoss(), opt, backend=backend, threads=threads)

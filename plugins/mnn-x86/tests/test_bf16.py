@@ -266,15 +266,27 @@ def test_winograd_bf16_on_nc16_sides(rng, names, threads, n, c, o, h, w):
     x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, 3, 3), _r(rng, o)
     g = Graph(name="wino_nc16")
     g.inputs["x"] = TensorInfo((n, c, h, w), "float32")
-    g.initializers.update(eye_c=np.eye(c, dtype=np.float32)[:, :, None, None], w=wt, b=b,
-                          eye_o=np.eye(o, dtype=np.float32)[:, :, None, None])
-    g.nodes += [Node("Conv", ["x", "eye_c"], ["a"], {}, "pre"),
-                Node("Conv", ["a", "w", "b"], ["y"], {"kernel_shape": [3, 3], "pads": [1] * 4, "activation": "relu"},
-                     "wino"),
-                Node("Conv", ["y", "eye_o"], ["out"], {}, "post")]
+    g.initializers.update(
+        eye_c=np.eye(c, dtype=np.float32)[:, :, None, None],
+        w=wt,
+        b=b,
+        eye_o=np.eye(o, dtype=np.float32)[:, :, None, None],
+    )
+    g.nodes += [
+        Node("Conv", ["x", "eye_c"], ["a"], {}, "pre"),
+        Node("Conv", ["a", "w", "b"], ["y"], {"kernel_shape": [3, 3], "pads": [1] * 4, "activation": "relu"}, "wino"),
+        Node("Conv", ["y", "eye_o"], ["out"], {}, "post"),
+    ]
     g.outputs = ["out"]
-    sess = Session(g, backend="x86", fallback=False, optimize=False, threads=threads, precision="low",
-                   options={**LOW, "x86.winograd": "on", "x86.layouts": "on"})
+    sess = Session(
+        g,
+        backend="x86",
+        fallback=False,
+        optimize=False,
+        threads=threads,
+        precision="low",
+        options={**LOW, "x86.winograd": "on", "x86.layouts": "on"},
+    )
     assert sess.plan.layouts == {"a": 1, "y": 1}, str(sess.plan)
     attrs = {"kernel_shape": [3, 3], "pads": [1] * 4, "activation": "relu"}
     want = run_reference("Conv", [x, wt, b], attrs)[0].astype(np.float64)

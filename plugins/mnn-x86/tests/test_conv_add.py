@@ -25,8 +25,15 @@ def _conv(g, rng, name, x, cin, cout, attrs=None, kernel=1):
     g.initializers[f"{name}_w"] = (rng.standard_normal((cout, cin, kernel, kernel)) * 0.3).astype(np.float32)
     g.initializers[f"{name}_b"] = rng.standard_normal(cout).astype(np.float32)
     pads = {"pads": [kernel // 2] * 4} if kernel > 1 else {}
-    g.nodes.append(Node("Conv", [x, f"{name}_w", f"{name}_b"], [name], {"kernel_shape": [kernel, kernel], **pads,
-                                                                          **(attrs or {})}, name))
+    g.nodes.append(
+        Node(
+            "Conv",
+            [x, f"{name}_w", f"{name}_b"],
+            [name],
+            {"kernel_shape": [kernel, kernel], **pads, **(attrs or {})},
+            name,
+        )
+    )
     return name
 
 
@@ -101,8 +108,7 @@ def test_fused_residual_matches_unfused_and_reference(rng, isa, threads, n, c, o
     g, feeds = _block(rng, n, c, o, h, w, act=act)
     fused, plain = _sessions(g, isa, threads)
     names = _fused_names(act)
-    assert fused.plan.fused == ({} if isa == "scalar" or not layouts.enabled({}, isa) else
-                                {"+".join(names): names})
+    assert fused.plan.fused == ({} if isa == "scalar" or not layouts.enabled({}, isa) else {"+".join(names): names})
     got, want = fused.run(feeds)["out"], plain.run(feeds)["out"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, _reference(g, feeds), rtol=1e-4, atol=1e-4)
@@ -110,8 +116,9 @@ def test_fused_residual_matches_unfused_and_reference(rng, isa, threads, n, c, o
 
 
 def _supported(level):
-    return pytest.param(level, marks=pytest.mark.skipif(level not in x86_isa.supported(),
-                                                        reason=f"this CPU does not run {level}"))
+    return pytest.param(
+        level, marks=pytest.mark.skipif(level not in x86_isa.supported(), reason=f"this CPU does not run {level}")
+    )
 
 
 @pytest.mark.parametrize("isa", [_supported("avx512"), _supported("avx2")])

@@ -77,8 +77,9 @@ S2 = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}
     ],
 )
 @pytest.mark.parametrize("before,after", [(False, False), (True, True)])
-def test_fused_matches_unfused_and_reference(rng, isa, threads, n, c, mid, h, w, dw, pw_act, dw_act, bias,
-                                             before, after):
+def test_fused_matches_unfused_and_reference(
+    rng, isa, threads, n, c, mid, h, w, dw, pw_act, dw_act, bias, before, after
+):
     g, feeds = _graph(rng, n, c, mid, h, w, dw, pw_act, dw_act, bias, before, after)
     fused, plain = _sessions(g, isa, threads)
     if isa == "scalar":  # no fused ops in the scalar kernels
@@ -106,8 +107,15 @@ def test_the_size_rule(rng):
 
 
 @pytest.mark.usefixtures("fuse_all")
-@pytest.mark.parametrize("why", ["the 1x1's output is also a graph output", "the depthwise's weights are an input",
-                                 "the 1x1 is strided", "layouts off"])
+@pytest.mark.parametrize(
+    "why",
+    [
+        "the 1x1's output is also a graph output",
+        "the depthwise's weights are an input",
+        "the 1x1 is strided",
+        "layouts off",
+    ],
+)
 def test_what_is_not_fused(rng, why):
     g, feeds = _graph(rng, 1, 16, 32, 12, 12, S1, CLIP6, CLIP6)
     options = {"x86.isa": "avx2", **ON}

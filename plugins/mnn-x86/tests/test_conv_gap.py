@@ -71,8 +71,9 @@ def test_fused_head_matches_unfused_and_reference(rng, isa, threads, n, c, o, h,
 
 
 def _isa(level):
-    return pytest.param(level, marks=pytest.mark.skipif(level not in x86_isa.supported(),
-                                                        reason=f"this CPU does not run {level}"))
+    return pytest.param(
+        level, marks=pytest.mark.skipif(level not in x86_isa.supported(), reason=f"this CPU does not run {level}")
+    )
 
 
 @pytest.mark.parametrize("isa", [_isa("avx512"), _isa("avx2")])

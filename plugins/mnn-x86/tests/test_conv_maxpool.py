@@ -48,10 +48,24 @@ POOL3 = {"kernel_shape": [3, 3], "strides": [2, 2]}
         (1, 3, 64, 61, 61, STEM3, POOL3),  # SqueezeNet's stem and pooling, smaller: 30 -> 14 rows
         (1, 3, 64, 44, 44, STEM7, {**POOL3, "pads": [1, 1, 1, 1]}),  # ResNet-18's
         (2, 3, 13, 37, 29, STEM3, POOL3),  # two images, a partial channel block, odd widths
-        (1, 3, 20, 25, 43, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},  # no activation, stride 1
-         {"kernel_shape": [2, 2], "strides": [2, 2]}),  # 2x2 windows
-        (1, 4, 16, 23, 27, {**STEM3, "activation": "clip", "act_alpha": 0.0, "act_beta": 0.5},
-         {**POOL3, "ceil_mode": 1}),  # ceil_mode: the last window overhangs
+        (
+            1,
+            3,
+            20,
+            25,
+            43,
+            {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},  # no activation, stride 1
+            {"kernel_shape": [2, 2], "strides": [2, 2]},
+        ),  # 2x2 windows
+        (
+            1,
+            4,
+            16,
+            23,
+            27,
+            {**STEM3, "activation": "clip", "act_alpha": 0.0, "act_beta": 0.5},
+            {**POOL3, "ceil_mode": 1},
+        ),  # ceil_mode: the last window overhangs
         (1, 3, 24, 40, 31, STEM3, {"kernel_shape": [3, 2], "strides": [1, 2], "pads": [2, 0, 1, 1]}),
         (1, 3, 64, 224, 224, STEM3, POOL3),  # SqueezeNet's, whole
     ],
@@ -94,8 +108,10 @@ def test_models_fuse_their_stems():
     """SqueezeNet 1.1 and ResNet-18 (examples/build_models.py) each fuse their stem and first pooling;
     SqueezeNet also its classifier and the global pooling after it (test_conv_gap.py)."""
     x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
-    expected = {"squeezenet1_1": [["conv", "maxpool"], ["conv_25", "globalaveragepool"]],
-                "resnet18": [["conv", "maxpool"]]}
+    expected = {
+        "squeezenet1_1": [["conv", "maxpool"], ["conv_25", "globalaveragepool"]],
+        "resnet18": [["conv", "maxpool"]],
+    }
     for name in ("squeezenet1_1", "resnet18"):
         g = _models()[name](1)
         fused, plain = Session(g, backend="x86"), Session(g, backend="x86", fuse=False)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mnn_x86.hoist import hoist_step_projections
 
 from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.session import Session
-from mnn_x86.hoist import hoist_step_projections
 
 
 def _unrolled(rng, rows, seq=5, m=3, k=7, n=9, op="Gemm", squeeze=True, attrs=None, bias=True) -> Graph:

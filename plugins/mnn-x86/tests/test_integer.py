@@ -39,13 +39,21 @@ def _zero_point(rng, form, dtype, n):
 
 # -- MatMulInteger -----------------------------------------------------------------------------------
 
-SHAPES = [((5, 7), (7, 3)), ((1, 33), (33, 65)), ((3, 6, 13), (13, 9)), ((2, 1, 4, 40), (3, 40, 6)),
-          ((9,), (9, 5)), ((4, 9), (9,)), ((70, 100), (100, 130))]
+SHAPES = [
+    ((5, 7), (7, 3)),
+    ((1, 33), (33, 65)),
+    ((3, 6, 13), (13, 9)),
+    ((2, 1, 4, 40), (3, 40, 6)),
+    ((9,), (9, 5)),
+    ((4, 9), (9,)),
+    ((70, 100), (100, 130)),
+]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("a_dtype,b_dtype", [("uint8", "uint8"), ("uint8", "int8"), ("int8", "int8"),
-                                              ("int8", "uint8")])
+@pytest.mark.parametrize(
+    "a_dtype,b_dtype", [("uint8", "uint8"), ("uint8", "int8"), ("int8", "int8"), ("int8", "uint8")]
+)
 @pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: "x".join(map(str, s[0])) + "_" + "x".join(map(str, s[1])))
 def test_matmul_integer(rng, shapes, a_dtype, b_dtype, threads):
     (sa, sb) = shapes
@@ -111,8 +119,13 @@ def _dq_lstm_inputs(rng, seq, batch, size, hidden, dirs, per_column, dtype, stat
     cols = 4 * hidden if per_column else 1
     zp = np.zeros((dirs, cols), dtype) if dtype == "int8" else np.full((dirs, cols), rng.integers(100, 150), dtype)
     x = rng.uniform(-2, 2, (seq, batch, size)).astype(np.float32)
-    ins = [x, _q(rng, dtype, dirs, size, 4 * hidden), _q(rng, dtype, dirs, hidden, 4 * hidden),
-           rng.uniform(-0.5, 0.5, (dirs, 8 * hidden)).astype(np.float32), None]
+    ins = [
+        x,
+        _q(rng, dtype, dirs, size, 4 * hidden),
+        _q(rng, dtype, dirs, hidden, 4 * hidden),
+        rng.uniform(-0.5, 0.5, (dirs, 8 * hidden)).astype(np.float32),
+        None,
+    ]
     state = [rng.uniform(-1, 1, (dirs, batch, hidden)).astype(np.float32) for _ in range(2)]
     ins += state if states else [None, None]
     ins.append(None)

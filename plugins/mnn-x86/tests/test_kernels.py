@@ -11,8 +11,17 @@ from mnn_x86 import isa as x86_isa
 
 pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
 
-ACTS = [("relu", 0, 0), ("clip", -0.5, 0.5), ("leaky_relu", 0.1, 0), ("sigmoid", 0, 0), ("silu", 0, 0),
-        ("gelu", 0, 0), ("tanh", 0, 0), ("hard_sigmoid", 0.2, 0.5), ("hard_swish", 0, 0)]
+ACTS = [
+    ("relu", 0, 0),
+    ("clip", -0.5, 0.5),
+    ("leaky_relu", 0.1, 0),
+    ("sigmoid", 0, 0),
+    ("silu", 0, 0),
+    ("gelu", 0, 0),
+    ("tanh", 0, 0),
+    ("hard_sigmoid", 0.2, 0.5),
+    ("hard_swish", 0, 0),
+]
 
 
 def _r(rng, *shape, scale=1.0):
@@ -21,8 +30,20 @@ def _r(rng, *shape, scale=1.0):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 700, 5), (37, 300, 65), (130, 520, 47), (15, 9, 1100),
-                                   (1, 523, 67), (1, 1030, 300), (7, 77, 33), (15, 263, 49)])
+@pytest.mark.parametrize(
+    "m,k,n",
+    [
+        (1, 1, 1),
+        (3, 700, 5),
+        (37, 300, 65),
+        (130, 520, 47),
+        (15, 9, 1100),
+        (1, 523, 67),
+        (1, 1030, 300),
+        (7, 77, 33),
+        (15, 263, 49),
+    ],
+)
 def test_matmul_sizes(rng, isa, threads, m, k, n):
     check_op("MatMul", [_r(rng, m, k), _r(rng, k, n)], {}, isa, threads, constant=(1,), rtol=1e-4, atol=1e-4)
 
@@ -63,8 +84,11 @@ CONVS = [
     ((1, 16, 9, 40), (32, 1), {"strides": [2, 2]}),
     ((0, 4, 6, 6), (4, 3), {"group": 4}),  # batch 0, depthwise
     ((1, 16, 1, 1), (16, 3), {"group": 16, "pads": [1, 1, 1, 1]}),  # depthwise, 1x1 spatial
-    ((2, 17, 21, 37), (17, 3), {"group": 17, "pads": [1, 1, 1, 1], "activation": "clip", "act_alpha": 0.0,
-                                "act_beta": 6.0}),
+    (
+        (2, 17, 21, 37),
+        (17, 3),
+        {"group": 17, "pads": [1, 1, 1, 1], "activation": "clip", "act_alpha": 0.0, "act_beta": 6.0},
+    ),
     ((1, 8, 20, 45), (8, 3), {"group": 8, "strides": [2, 2], "pads": [0, 1, 1, 0]}),
     ((1, 8, 20, 45), (8, 3), {"group": 8, "strides": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
     ((1, 5, 11, 19), (5, 5), {"group": 5, "auto_pad": "SAME_LOWER", "activation": "gelu"}),
@@ -98,15 +122,18 @@ def test_conv_runtime_weights(rng, isa):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div", "Max", "Min"])
-@pytest.mark.parametrize("a_shape,b_shape", [
-    ((2, 17, 5, 7), (1, 17, 1, 1)),  # channel
-    ((2, 17, 5, 7), (2, 17, 5, 7)),  # same shape
-    ((3, 40000), ()),                # scalar, large enough to run threaded
-    ((1,), (2, 3, 5)),
-    ((4, 1, 6), (1, 5, 1)),          # outer product
-    ((2, 3, 4, 5, 6), (2, 1, 4, 1, 6)),
-    ((2, 1, 2, 1, 2, 1, 2), (1, 2, 1, 2, 1, 2, 1)),  # 7 collapsed dims
-])
+@pytest.mark.parametrize(
+    "a_shape,b_shape",
+    [
+        ((2, 17, 5, 7), (1, 17, 1, 1)),  # channel
+        ((2, 17, 5, 7), (2, 17, 5, 7)),  # same shape
+        ((3, 40000), ()),  # scalar, large enough to run threaded
+        ((1,), (2, 3, 5)),
+        ((4, 1, 6), (1, 5, 1)),  # outer product
+        ((2, 3, 4, 5, 6), (2, 1, 4, 1, 6)),
+        ((2, 1, 2, 1, 2, 1, 2), (1, 2, 1, 2, 1, 2, 1)),  # 7 collapsed dims
+    ],
+)
 def test_binary_broadcasts(rng, isa, op, a_shape, b_shape):
     a, b = _r(rng, *a_shape), _r(rng, *b_shape)
     if op == "Div":
@@ -125,9 +152,20 @@ def test_broadcast_collapse():
 
 
 @pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("op,attrs", [("Relu", {}), ("Clip", {"min": -1.0, "max": 2.0}), ("Sigmoid", {}),
-                                      ("Silu", {}), ("Gelu", {}), ("Tanh", {}), ("HardSwish", {}),
-                                      ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("LeakyRelu", {"alpha": 0.2})])
+@pytest.mark.parametrize(
+    "op,attrs",
+    [
+        ("Relu", {}),
+        ("Clip", {"min": -1.0, "max": 2.0}),
+        ("Sigmoid", {}),
+        ("Silu", {}),
+        ("Gelu", {}),
+        ("Tanh", {}),
+        ("HardSwish", {}),
+        ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+        ("LeakyRelu", {"alpha": 0.2}),
+    ],
+)
 def test_activations_long_and_threaded(rng, isa, op, attrs):
     check_op(op, [_r(rng, 3, 50001, scale=4.0)], attrs, isa, threads=2, constant=())
 
@@ -161,8 +199,9 @@ def test_maxpool_cases(rng, isa, threads, x_shape, attrs):
 
 
 @pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("x_shape,attrs", POOLS[:2] + [((1, 2, 100, 90), {"kernel_shape": [3, 3], "strides": [2, 2],
-                                                                         "pads": [1, 1, 1, 1]})])
+@pytest.mark.parametrize(
+    "x_shape,attrs", POOLS[:2] + [((1, 2, 100, 90), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})]
+)
 def test_maxpool_bands_at_three_threads(rng, isa, x_shape, attrs):
     """Big planes at stride 2 go by bands of output rows, one per thread (pool_impl.h): with three,
     bands start at odd rows (19 and 17 rows each) and cut the kernel's pairs of output rows."""
@@ -175,14 +214,24 @@ def test_maxpool_propagates_nan(rng, isa):
     row and column), as numpy's max does in the reference."""
     x = _r(rng, 1, 2, 23, 41)
     x[0, 0, 0, 0] = x[0, 0, 5, 7] = x[0, 1, 22, 40] = x[0, 1, 10, 20] = np.nan
-    for attrs in ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
-                  {"kernel_shape": [3, 3], "strides": [1, 1]}):
+    for attrs in (
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+        {"kernel_shape": [3, 3], "strides": [1, 1]},
+    ):
         check_op("MaxPool", [x], attrs, isa, constant=(), rtol=0, atol=0)
 
 
-NAN_ACTS = [("Relu", {}), ("Clip", {"min": -1.0, "max": 2.0}), ("Sigmoid", {}), ("Tanh", {}), ("Silu", {}),
-            ("Gelu", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("HardSwish", {}),
-            ("LeakyRelu", {"alpha": 0.2})]
+NAN_ACTS = [
+    ("Relu", {}),
+    ("Clip", {"min": -1.0, "max": 2.0}),
+    ("Sigmoid", {}),
+    ("Tanh", {}),
+    ("Silu", {}),
+    ("Gelu", {}),
+    ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+    ("HardSwish", {}),
+    ("LeakyRelu", {"alpha": 0.2}),
+]
 
 
 def _with_nans(x):
@@ -199,10 +248,11 @@ def test_activations_propagate_nan(rng, isa, op, attrs):
 
 
 @pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("act", [{"activation": "relu"},
-                                 {"activation": "clip", "act_alpha": 0.0, "act_beta": 6.0}])
-@pytest.mark.parametrize("x_shape,wk,group", [((1, 8, 9, 9), (16, 1), 1), ((1, 4, 12, 12), (16, 3), 1),
-                                              ((1, 5, 9, 9), (5, 3), 5), ((1, 32, 7, 7), (32, 3), 32)])
+@pytest.mark.parametrize("act", [{"activation": "relu"}, {"activation": "clip", "act_alpha": 0.0, "act_beta": 6.0}])
+@pytest.mark.parametrize(
+    "x_shape,wk,group",
+    [((1, 8, 9, 9), (16, 1), 1), ((1, 4, 12, 12), (16, 3), 1), ((1, 5, 9, 9), (5, 3), 5), ((1, 32, 7, 7), (32, 3), 32)],
+)
 def test_fused_activations_propagate_nan(rng, isa, act, x_shape, wk, group):
     """A NaN input pixel makes exactly the reference's NaN outputs through the GEMM (1x1 and
     im2col) and depthwise (plane and channels-last) epilogues. Not Winograd: its input transform

@@ -164,6 +164,7 @@ def test_isnan_isinf(dtype, detect, rng):
 
 # -- Clip of other dtypes (float32 is _x86's) -------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", INTS + ["float64"])
 @pytest.mark.parametrize("bounds", [(-5, 7), (None, 3), (-2, None), (4, -4), (None, None)])
 def test_clip(dtype, bounds, rng):
@@ -184,8 +185,14 @@ def test_clip_int_extremes():
 # -- binary --------------------------------------------------------------------------------------------
 
 # same shape, scalar, channel, both sides broadcast, the second input the larger, odd sizes throughout
-BROADCASTS = [((3, 5, 33), (3, 5, 33)), ((2, 3, 7), ()), ((2, 3, 7), (3, 1)), ((1, 4, 1), (3, 1, 6)),
-              ((7,), (2, 1, 7)), ((5, 1), (1,))]
+BROADCASTS = [
+    ((3, 5, 33), (3, 5, 33)),
+    ((2, 3, 7), ()),
+    ((2, 3, 7), (3, 1)),
+    ((1, 4, 1), (3, 1, 6)),
+    ((7,), (2, 1, 7)),
+    ((5, 1), (1,)),
+]
 
 
 def _ints(rng, shape, dtype, low=None, high=None):
@@ -222,10 +229,11 @@ def test_arithmetic(op, dtype, rng):
 @pytest.mark.parametrize("dtype", INTS + ["float64"])
 def test_div(dtype, rng):
     """Integer quotients truncate toward zero; magnitudes below 2**53, where the reference's float64 is exact."""
+
     def make(shape, dt, side):
         if dt == "float64":
             return _floats(rng, shape, -9, 9, dt)
-        x = _ints(rng, shape, dt, -10**6, 10**6)
+        x = _ints(rng, shape, dt, -(10**6), 10**6)
         return np.where(x == 0, 1, x).astype(dt) if side else x
 
     check_binary("Div", dtype, rng, make=make)
@@ -271,6 +279,7 @@ def test_bitshift(direction, dtype, rng):
 @pytest.mark.parametrize("dtype", INTS + ["float32", "float64"])
 def test_mod(fmod, dtype, rng):
     """Both signs on both sides and zero divisors (0 for integers, nan for floats, as the reference)."""
+
     def make(shape, dt, side):
         if np.dtype(dt).kind == "f":
             x = rng.uniform(-9, 9, shape).astype(dt)
@@ -292,8 +301,9 @@ def test_prelu(dtype, rng):
 
 # Pow: float bases in double libm or powf (<= 1 ulp either way); int bases by squaring
 # (the schema asks for one dtype on both sides: the importer casts a mixed exponent)
-@pytest.mark.parametrize("base,exponent", [("float32", "float32"), ("float64", "float64"), ("int32", "int32"),
-                                           ("int64", "int64")])
+@pytest.mark.parametrize(
+    "base,exponent", [("float32", "float32"), ("float64", "float64"), ("int32", "int32"), ("int64", "int64")]
+)
 def test_pow(base, exponent, rng):
     def make(shape, dt, side):
         if side:

@@ -15,8 +15,16 @@ from mnn_core.ops.ml_trees import AGGREGATES, MODES, random_trees
 from mnn_core.ops.schema import get_schema
 from mnn_core.session import Session
 
-ML_OPS = ("TreeEnsembleClassifier", "TreeEnsembleRegressor", "LinearClassifier", "LinearRegressor", "Scaler",
-          "Normalizer", "Imputer", "Binarizer")
+ML_OPS = (
+    "TreeEnsembleClassifier",
+    "TreeEnsembleRegressor",
+    "LinearClassifier",
+    "LinearRegressor",
+    "Scaler",
+    "Normalizer",
+    "Imputer",
+    "Binarizer",
+)
 TWO_OUTPUTS = ("TreeEnsembleClassifier", "LinearClassifier")
 
 
@@ -73,33 +81,54 @@ ROWS = (1, 7, 64, 333)
 
 
 @pytest.mark.parametrize("rows", ROWS)
-@pytest.mark.parametrize("k,how,voters,positive,n_base", [
-    (3, "NONE", None, False, 0), (4, "SOFTMAX", None, False, 4), (5, "SOFTMAX_ZERO", [0, 3], False, 2),
-    (3, "LOGISTIC", None, True, 5), (2, "NONE", [1], True, 0), (2, "LOGISTIC", [0], False, 1),
-    (2, "PROBIT", [1], True, 0), (2, "SOFTMAX", None, False, 2), (2, "SOFTMAX_ZERO", None, True, 0),
-    (2, "NONE", None, False, 1), (2, "LOGISTIC", [1], False, 2), (2, "NONE", [0], True, 3)])
+@pytest.mark.parametrize(
+    "k,how,voters,positive,n_base",
+    [
+        (3, "NONE", None, False, 0),
+        (4, "SOFTMAX", None, False, 4),
+        (5, "SOFTMAX_ZERO", [0, 3], False, 2),
+        (3, "LOGISTIC", None, True, 5),
+        (2, "NONE", [1], True, 0),
+        (2, "LOGISTIC", [0], False, 1),
+        (2, "PROBIT", [1], True, 0),
+        (2, "SOFTMAX", None, False, 2),
+        (2, "SOFTMAX_ZERO", None, True, 0),
+        (2, "NONE", None, False, 1),
+        (2, "LOGISTIC", [1], False, 2),
+        (2, "NONE", [0], True, 3),
+    ],
+)
 def test_tree_classifier(rows, k, how, voters, positive, n_base):
     rng = np.random.default_rng(rows * 31 + k * 7 + n_base)
     attrs = random_trees(rng, "class", 1 + rows % 5, 2 + rows % 4, 6, k, voters, MODES[:6], positive)
     if how == "PROBIT":
         attrs["class_weights"] = [w / 12 for w in attrs["class_weights"]]
-    attrs.update(classlabels_int64s=list(range(3, 3 + k)), post_transform=how,
-                 base_values=rng.uniform(-0.5, 0.5, n_base).tolist())
+    attrs.update(
+        classlabels_int64s=list(range(3, 3 + k)),
+        post_transform=how,
+        base_values=rng.uniform(-0.5, 0.5, n_base).tolist(),
+    )
     for threads in (1, 2):
         check("TreeEnsembleClassifier", _rows(rng, rows, 6, "float32"), attrs, threads)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
 @pytest.mark.parametrize("agg", AGGREGATES)
-@pytest.mark.parametrize("how,k,n_base", [("NONE", 1, 1), ("PROBIT", 1, 0), ("NONE", 3, 3), ("SOFTMAX", 2, 2),
-                                          ("LOGISTIC", 3, 0), ("SOFTMAX_ZERO", 3, 3)])
+@pytest.mark.parametrize(
+    "how,k,n_base",
+    [("NONE", 1, 1), ("PROBIT", 1, 0), ("NONE", 3, 3), ("SOFTMAX", 2, 2), ("LOGISTIC", 3, 0), ("SOFTMAX_ZERO", 3, 3)],
+)
 def test_tree_regressor(dtype, agg, how, k, n_base):
     rng = np.random.default_rng(len(dtype) * 11 + k)
     attrs = random_trees(rng, "target", 5, 3, 4, k, modes=MODES[:6], voters=[0] if k == 3 and n_base == 0 else None)
     if how == "PROBIT":
         attrs["target_weights"] = [abs(w) / 8 for w in attrs["target_weights"]]
-    attrs.update(n_targets=k, aggregate_function=agg, post_transform=how,
-                 base_values=rng.uniform(-0.5, 0.5, n_base).tolist() if how != "PROBIT" else [])
+    attrs.update(
+        n_targets=k,
+        aggregate_function=agg,
+        post_transform=how,
+        base_values=rng.uniform(-0.5, 0.5, n_base).tolist() if how != "PROBIT" else [],
+    )
     for rows in (3, 130):
         check("TreeEnsembleRegressor", _rows(rng, rows, 4, dtype), attrs, threads=2)
 
@@ -122,10 +151,19 @@ def test_tree_ties(modes):
 def test_tree_float32_sums():
     """Leaf roots (trees of depth 0) whose weights add up in float32 as the reference's: 1e8 + 1 - 1e8 is 0
     there (1 in float64); float64 input adds in float64."""
-    attrs = dict(nodes_treeids=[0, 1, 2], nodes_nodeids=[0, 0, 0], nodes_featureids=[0, 0, 0],
-                 nodes_values=[0.0] * 3, nodes_modes=["LEAF"] * 3, nodes_truenodeids=[0] * 3,
-                 nodes_falsenodeids=[0] * 3, target_treeids=[0, 1, 2], target_nodeids=[0, 0, 0], target_ids=[0] * 3,
-                 target_weights=[1e8, 1.0, -1e8])
+    attrs = dict(
+        nodes_treeids=[0, 1, 2],
+        nodes_nodeids=[0, 0, 0],
+        nodes_featureids=[0, 0, 0],
+        nodes_values=[0.0] * 3,
+        nodes_modes=["LEAF"] * 3,
+        nodes_truenodeids=[0] * 3,
+        nodes_falsenodeids=[0] * 3,
+        target_treeids=[0, 1, 2],
+        target_nodeids=[0, 0, 0],
+        target_ids=[0] * 3,
+        target_weights=[1e8, 1.0, -1e8],
+    )
     for dtype in ("float32", "float64"):
         check("TreeEnsembleRegressor", np.zeros((3, 2), dtype), attrs)
 
@@ -141,24 +179,39 @@ def test_tree_big_forest_threads():
 
 def test_tree_cycle_fails():
     """A cycle the reference's checks do not see is declined at prepare, not walked forever."""
-    attrs = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
-                 nodes_values=[0.5, 0.5, 0.0], nodes_modes=["BRANCH_LEQ", "BRANCH_LEQ", "LEAF"],
-                 nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 2, 0], class_treeids=[0], class_nodeids=[2],
-                 class_ids=[0], class_weights=[1.0], classlabels_int64s=[0, 1, 2])
+    attrs = dict(
+        nodes_treeids=[0, 0, 0],
+        nodes_nodeids=[0, 1, 2],
+        nodes_featureids=[0, 0, 0],
+        nodes_values=[0.5, 0.5, 0.0],
+        nodes_modes=["BRANCH_LEQ", "BRANCH_LEQ", "LEAF"],
+        nodes_truenodeids=[1, 0, 0],
+        nodes_falsenodeids=[2, 2, 0],
+        class_treeids=[0],
+        class_nodeids=[2],
+        class_ids=[0],
+        class_weights=[1.0],
+        classlabels_int64s=[0, 1, 2],
+    )
     with pytest.raises(UnsupportedOpError, match="cycle"):
         _session("TreeEnsembleClassifier", np.zeros((2, 1), np.float32), attrs, 1)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 @pytest.mark.parametrize("how", TRANSFORMS)
-@pytest.mark.parametrize("k,labels,intercepts", [(1, [4, 9], True), (3, [5, 6, 7], True), (4, [], False),
-                                                 (2, [0, 1], True)])
+@pytest.mark.parametrize(
+    "k,labels,intercepts", [(1, [4, 9], True), (3, [5, 6, 7], True), (4, [], False), (2, [0, 1], True)]
+)
 def test_linear_classifier(dtype, how, k, labels, intercepts):
     rng = np.random.default_rng(k * 5 + len(how))
     f = 5
     coef = rng.uniform(-1, 1, k * f).tolist()
-    attrs = dict(coefficients=coef, classlabels_ints=labels, post_transform=how,
-                 intercepts=rng.uniform(-1, 1, k).tolist() if intercepts else [])
+    attrs = dict(
+        coefficients=coef,
+        classlabels_ints=labels,
+        post_transform=how,
+        intercepts=rng.uniform(-1, 1, k).tolist() if intercepts else [],
+    )
     if how == "PROBIT":
         attrs["coefficients"] = [c / 20 for c in coef]
         attrs["intercepts"] = [0.5] * k if intercepts else []
@@ -175,8 +228,9 @@ def test_linear_classifier(dtype, how, k, labels, intercepts):
 @pytest.mark.parametrize("k", [1, 3])
 def test_linear_regressor(how, k):
     rng = np.random.default_rng(k)
-    attrs = dict(coefficients=(rng.uniform(-1, 1, k * 6) / 20).tolist(), targets=k, post_transform=how,
-                 intercepts=[0.5] * k)
+    attrs = dict(
+        coefficients=(rng.uniform(-1, 1, k * 6) / 20).tolist(), targets=k, post_transform=how, intercepts=[0.5] * k
+    )
     for rows in (2, 257):
         check("LinearRegressor", _rows(rng, rows, 6, "float32", nan=False) / 4, attrs, threads=2)
 

@@ -26,8 +26,9 @@ def small_cnn(rng, batch=2, size=32):
     y = g.Clip(y, min=0.0, max=6.0)
     y = g.Conv(y, g.const(_w(rng, 24, 16, 1, 1)), g.const(_w(rng, 24)))  # pointwise
     c = 24
-    y = g.BatchNormalization(y, g.const(1 + 0.1 * _w(rng, c)), g.const(_w(rng, c)), g.const(_w(rng, c)),
-                             g.const(np.abs(_w(rng, c)) + 0.5))  # folded into the conv by the core's passes
+    y = g.BatchNormalization(
+        y, g.const(1 + 0.1 * _w(rng, c)), g.const(_w(rng, c)), g.const(_w(rng, c)), g.const(np.abs(_w(rng, c)) + 0.5)
+    )  # folded into the conv by the core's passes
     y = g.HardSwish(y)
     y = g.MaxPool(y, kernel_shape=[2, 2], strides=[2, 2])
     y = g.Conv(y, g.const(_w(rng, 32, 24, 3, 3)), g.const(_w(rng, 32)), pads=[1, 1, 1, 1])
@@ -63,11 +64,12 @@ def test_inputs_are_read_where_they_are(isa, threads, batch_parallel):
     float only (every kernel's loads are unaligned ones), the scores still match the reference."""
     rng = np.random.default_rng(10)
     graph = small_cnn(rng)
-    sess = Session(graph, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa},
-                   batch_parallel=batch_parallel)
+    sess = Session(
+        graph, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa}, batch_parallel=batch_parallel
+    )
     ref = Session(graph, backend="reference")
     for k in range(3):
-        image = np.empty(2 * 3 * 32 * 32 + 1 + k, np.float32)[1 + k:].reshape(2, 3, 32, 32)
+        image = np.empty(2 * 3 * 32 * 32 + 1 + k, np.float32)[1 + k :].reshape(2, 3, 32, 32)
         image[...] = rng.standard_normal(image.shape)
         if batch_parallel == "off":
             assert sess._current.program.movable == (True,)

@@ -12,8 +12,20 @@ from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
 DTYPES = ["float32", "int64", "bool", "float64", "float16", "uint8"]
-NUMERIC = ["float32", "float16", "int64", "int32", "int8", "uint8", "bool", "float64", "int16", "uint16", "uint32",
-           "uint64"]
+NUMERIC = [
+    "float32",
+    "float16",
+    "int64",
+    "int32",
+    "int8",
+    "uint8",
+    "bool",
+    "float64",
+    "int16",
+    "uint16",
+    "uint32",
+    "uint64",
+]
 BIG = 2**63 - 1
 THREADS = pytest.mark.parametrize("threads", [1, 2])
 
@@ -83,45 +95,77 @@ def test_slice(rng, threads, dtype, shape, attrs):
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,attrs", [
-    ((6, 4), {"split": [2, 4]}), ((2, 9), {"axis": -1, "num_outputs": 3}), ((5, 7), {"axis": 1, "num_outputs": 3}),
-    ((4, 6), {"split": [4]}), ((3, 2, 8), {"axis": 2, "split": [1, 5, 2]}), ((0, 6), {"axis": 1, "split": [3, 3]}),
-    ((8,), {"num_outputs": 8}), ((4, 5), {"axis": 1, "split": [0, 3, 2]}),
-    ((300, 257), {"axis": 1, "split": [100, 157]}), ((512, 130), {"axis": 0, "num_outputs": 2}),
-])
+@pytest.mark.parametrize(
+    "shape,attrs",
+    [
+        ((6, 4), {"split": [2, 4]}),
+        ((2, 9), {"axis": -1, "num_outputs": 3}),
+        ((5, 7), {"axis": 1, "num_outputs": 3}),
+        ((4, 6), {"split": [4]}),
+        ((3, 2, 8), {"axis": 2, "split": [1, 5, 2]}),
+        ((0, 6), {"axis": 1, "split": [3, 3]}),
+        ((8,), {"num_outputs": 8}),
+        ((4, 5), {"axis": 1, "split": [0, 3, 2]}),
+        ((300, 257), {"axis": 1, "split": [100, 157]}),
+        ((512, 130), {"axis": 0, "num_outputs": 2}),
+    ],
+)
 def test_split(rng, threads, dtype, shape, attrs):
     check("Split", [data(rng, shape, dtype)], attrs, threads)
 
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,target", [
-    ((3, 1), [2, 1, 6]), ((1,), [4]), ((2, 3), [1, 1]), ((4, 1, 5), [4, 3, 1]), ((0, 1), [0, 3]), ((), [2, 2]),
-    ((1, 7), [3, 1, 1]), ((300, 1), [300, 257]), ((1, 301), [256, 301]),
-])
+@pytest.mark.parametrize(
+    "shape,target",
+    [
+        ((3, 1), [2, 1, 6]),
+        ((1,), [4]),
+        ((2, 3), [1, 1]),
+        ((4, 1, 5), [4, 3, 1]),
+        ((0, 1), [0, 3]),
+        ((), [2, 2]),
+        ((1, 7), [3, 1, 1]),
+        ((300, 1), [300, 257]),
+        ((1, 301), [256, 301]),
+    ],
+)
 def test_expand(rng, threads, dtype, shape, target):
     check("Expand", [data(rng, shape, dtype)], {"shape": target}, threads)
 
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,reps", [
-    ((2, 3), [2, 2]), ((3,), [4]), ((2, 1, 3), [1, 3, 0]), ((1, 4), [3, 1]), ((0, 3), [2, 2]), ((3, 5, 1), [1, 1, 7]),
-    ((130, 67), [3, 5]),
-])
+@pytest.mark.parametrize(
+    "shape,reps",
+    [
+        ((2, 3), [2, 2]),
+        ((3,), [4]),
+        ((2, 1, 3), [1, 3, 0]),
+        ((1, 4), [3, 1]),
+        ((0, 3), [2, 2]),
+        ((3, 5, 1), [1, 1, 7]),
+        ((130, 67), [3, 5]),
+    ],
+)
 def test_tile(rng, threads, dtype, shape, reps):
     check("Tile", [data(rng, shape, dtype)], {"repeats": reps}, threads)
 
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op,shape,attrs", [
-    ("DepthToSpace", (1, 8, 2, 3), {"blocksize": 2}), ("DepthToSpace", (2, 9, 2, 2), {"blocksize": 3, "mode": "CRD"}),
-    ("DepthToSpace", (2, 12, 3, 5), {"blocksize": 2, "mode": "DCR"}),
-    ("DepthToSpace", (1, 64, 33, 31), {"blocksize": 4, "mode": "CRD"}),
-    ("SpaceToDepth", (1, 2, 4, 6), {"blocksize": 2}), ("SpaceToDepth", (2, 3, 9, 6), {"blocksize": 3}),
-    ("SpaceToDepth", (1, 16, 128, 64), {"blocksize": 4}),
-])
+@pytest.mark.parametrize(
+    "op,shape,attrs",
+    [
+        ("DepthToSpace", (1, 8, 2, 3), {"blocksize": 2}),
+        ("DepthToSpace", (2, 9, 2, 2), {"blocksize": 3, "mode": "CRD"}),
+        ("DepthToSpace", (2, 12, 3, 5), {"blocksize": 2, "mode": "DCR"}),
+        ("DepthToSpace", (1, 64, 33, 31), {"blocksize": 4, "mode": "CRD"}),
+        ("SpaceToDepth", (1, 2, 4, 6), {"blocksize": 2}),
+        ("SpaceToDepth", (2, 3, 9, 6), {"blocksize": 3}),
+        ("SpaceToDepth", (1, 16, 128, 64), {"blocksize": 4}),
+    ],
+)
 def test_depth_space(rng, threads, dtype, op, shape, attrs):
     check(op, [data(rng, shape, dtype)], attrs, threads)
 
@@ -131,18 +175,32 @@ def test_depth_space(rng, threads, dtype, op, shape, attrs):
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shapes", [
-    ((4, 5), (4, 5), (4, 5)), ((2, 1, 3), (2, 1, 3), (3,)), ((1,), (3, 1), (1, 4)), ((), (2, 3), ()),
-    ((0, 3), (1, 3), (3,)), ((5, 1, 7), (1, 6, 1), (5, 6, 7)), ((300, 1), (300, 257), (257,)),
-])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((4, 5), (4, 5), (4, 5)),
+        ((2, 1, 3), (2, 1, 3), (3,)),
+        ((1,), (3, 1), (1, 4)),
+        ((), (2, 3), ()),
+        ((0, 3), (1, 3), (3,)),
+        ((5, 1, 7), (1, 6, 1), (5, 6, 7)),
+        ((300, 1), (300, 257), (257,)),
+    ],
+)
 def test_where(rng, threads, dtype, shapes):
     cond, x, y = shapes
     check("Where", [rng.random(cond) > 0.5, data(rng, x, dtype), data(rng, y, dtype)], {}, threads)
 
 
 PADS = [
-    ((3, 4), [1, 2, 0, 1]), ((2, 3, 4, 5), [0, 0, 1, 2, 0, 0, 2, 1]), ((2, 3, 4, 5), [0, 1, 3, 0, 0, 0, 1, 4]),
-    ((3, 5), [2, 1, 1, 3]), ((4, 6), [0, -1, 1, 2]), ((1, 3), [0, 0, 0, 0]), ((7,), [3, 2]), ((5, 7), [-2, 3, 1, -3]),
+    ((3, 4), [1, 2, 0, 1]),
+    ((2, 3, 4, 5), [0, 0, 1, 2, 0, 0, 2, 1]),
+    ((2, 3, 4, 5), [0, 1, 3, 0, 0, 0, 1, 4]),
+    ((3, 5), [2, 1, 1, 3]),
+    ((4, 6), [0, -1, 1, 2]),
+    ((1, 3), [0, 0, 0, 0]),
+    ((7,), [3, 2]),
+    ((5, 7), [-2, 3, 1, -3]),
     ((300, 263), [2, 3, 1, 4]),
 ]
 
@@ -179,11 +237,18 @@ def test_cast(rng, threads, src, to):
     check("Cast", [cast_source(rng, src, to)], {"to": to}, threads)
 
 
-@pytest.mark.parametrize("src,to,values", [
-    ("int32", "int8", [300, -129, 127, 128]), ("int64", "uint16", [-1, 70000, 5]), ("float32", "float16", [1e5, 1e-8]),
-    ("float64", "float32", [1e300, 1e-300, np.nan]), ("float32", "bool", [np.nan, 0.0, -0.0, 1e-30]),
-    ("uint64", "float32", [2**64 - 1, 2**53 + 1]), ("int64", "float16", [65504, 2049, -7]),
-])
+@pytest.mark.parametrize(
+    "src,to,values",
+    [
+        ("int32", "int8", [300, -129, 127, 128]),
+        ("int64", "uint16", [-1, 70000, 5]),
+        ("float32", "float16", [1e5, 1e-8]),
+        ("float64", "float32", [1e300, 1e-300, np.nan]),
+        ("float32", "bool", [np.nan, 0.0, -0.0, 1e-30]),
+        ("uint64", "float32", [2**64 - 1, 2**53 + 1]),
+        ("int64", "float16", [65504, 2049, -7]),
+    ],
+)
 def test_cast_edges(src, to, values):
     """Wrapping, overflow to inf, NaN and rounding: as numpy's astype."""
     check("Cast", [np.array(values, dtype=src)], {"to": to})
@@ -206,20 +271,41 @@ def indices(rng, shape, dim, dtype="int64") -> np.ndarray:
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("idx_dtype", ["int32", "int64"])
-@pytest.mark.parametrize("shape,axis,idx_shape", [
-    ((5, 4), 0, (3,)), ((3, 6, 2), 1, (2, 4)), ((3, 4, 5), -1, (2,)), ((7, 3), 0, ()), ((0, 4), 1, (2,)),
-    ((6, 2), 0, (0,)), ((1, 1, 9), 2, (4, 1, 3)), ((1000, 64), 0, (700,)), ((64, 3000), 1, (2, 300)),
-])
+@pytest.mark.parametrize(
+    "shape,axis,idx_shape",
+    [
+        ((5, 4), 0, (3,)),
+        ((3, 6, 2), 1, (2, 4)),
+        ((3, 4, 5), -1, (2,)),
+        ((7, 3), 0, ()),
+        ((0, 4), 1, (2,)),
+        ((6, 2), 0, (0,)),
+        ((1, 1, 9), 2, (4, 1, 3)),
+        ((1000, 64), 0, (700,)),
+        ((64, 3000), 1, (2, 300)),
+    ],
+)
 def test_gather(rng, threads, dtype, idx_dtype, shape, axis, idx_shape):
-    check("Gather", [data(rng, shape, dtype), indices(rng, idx_shape, shape[axis] or 1, idx_dtype)],
-          {"axis": axis}, threads)
+    check(
+        "Gather",
+        [data(rng, shape, dtype), indices(rng, idx_shape, shape[axis] or 1, idx_dtype)],
+        {"axis": axis},
+        threads,
+    )
 
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,axis,along", [
-    ((3, 4), 0, 2), ((2, 5, 3), 1, 7), ((4, 1, 6), -1, 6), ((3, 4), 1, 0), ((200, 300), 1, 300),
-])
+@pytest.mark.parametrize(
+    "shape,axis,along",
+    [
+        ((3, 4), 0, 2),
+        ((2, 5, 3), 1, 7),
+        ((4, 1, 6), -1, 6),
+        ((3, 4), 1, 0),
+        ((200, 300), 1, 300),
+    ],
+)
 def test_gather_elements(rng, threads, dtype, shape, axis, along):
     idx_shape = list(shape)
     idx_shape[axis] = along
@@ -236,10 +322,17 @@ def nd_indices(rng, idx_shape, dims) -> np.ndarray:
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,idx_shape,batch_dims", [
-    ((2, 2), (2, 2), 0), ((2, 3, 4), (2, 1), 0), ((2, 3, 4), (2, 2), 1), ((2, 3, 4, 5), (2, 3, 4, 1), 2),
-    ((3, 4, 5), (2, 2, 3), 0), ((400, 300), (2, 250, 1), 0),
-])
+@pytest.mark.parametrize(
+    "shape,idx_shape,batch_dims",
+    [
+        ((2, 2), (2, 2), 0),
+        ((2, 3, 4), (2, 1), 0),
+        ((2, 3, 4), (2, 2), 1),
+        ((2, 3, 4, 5), (2, 3, 4, 1), 2),
+        ((3, 4, 5), (2, 2, 3), 0),
+        ((400, 300), (2, 250, 1), 0),
+    ],
+)
 def test_gather_nd(rng, threads, dtype, shape, idx_shape, batch_dims):
     idx = nd_indices(rng, idx_shape, shape[batch_dims:])
     check("GatherND", [data(rng, shape, dtype), idx], {"batch_dims": batch_dims}, threads)
@@ -268,11 +361,12 @@ def test_scatter_legacy(rng):
 
 @pytest.mark.parametrize("dtype", REDUCE_DTYPES)
 @pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
-@pytest.mark.parametrize("shape,idx_shape", [((8,), (4, 1)), ((4, 4, 4), (3, 1)), ((4, 5, 6), (2, 3, 2)),
-                                             ((3, 4), (5, 2))])
+@pytest.mark.parametrize(
+    "shape,idx_shape", [((8,), (4, 1)), ((4, 4, 4), (3, 1)), ((4, 5, 6), (2, 3, 2)), ((3, 4), (5, 2))]
+)
 def test_scatter_nd(rng, dtype, reduction, shape, idx_shape):
     idx = nd_indices(rng, idx_shape, shape)
-    x, upd = data(rng, shape, dtype), data(rng, idx_shape[:-1] + shape[idx_shape[-1]:], dtype)
+    x, upd = data(rng, shape, dtype), data(rng, idx_shape[:-1] + shape[idx_shape[-1] :], dtype)
     if dtype == "uint8" and reduction == "mul":
         x, upd = x % 4, upd % 4
     check("ScatterND", [x, idx, upd], {"reduction": reduction})
@@ -281,8 +375,9 @@ def test_scatter_nd(rng, dtype, reduction, shape, idx_shape):
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("idx_dtype", ["int64", "int32", "float32"])
-@pytest.mark.parametrize("idx_shape,depth,axis", [((4,), 3, -1), ((2, 2), 5, 0), ((3, 1, 2), 4, 1), ((0, 3), 2, -1),
-                                                  ((300, 40), 20, 1)])
+@pytest.mark.parametrize(
+    "idx_shape,depth,axis", [((4,), 3, -1), ((2, 2), 5, 0), ((3, 1, 2), 4, 1), ((0, 3), 2, -1), ((300, 40), 20, 1)]
+)
 def test_onehot(rng, threads, dtype, idx_dtype, idx_shape, depth, axis):
     idx = rng.integers(-depth - 2, depth + 2, size=idx_shape).astype(idx_dtype)  # some outside: all off
     check("OneHot", [idx, data(rng, (2,), dtype)], {"depth": depth, "axis": axis}, threads)
@@ -290,19 +385,22 @@ def test_onehot(rng, threads, dtype, idx_dtype, idx_shape, depth, axis):
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,batch_axis,time_axis", [((4, 3, 2), 1, 0), ((3, 5), 0, 1), ((6, 2, 3, 2), 1, 0),
-                                                        ((300, 4, 80), 1, 0)])
+@pytest.mark.parametrize(
+    "shape,batch_axis,time_axis", [((4, 3, 2), 1, 0), ((3, 5), 0, 1), ((6, 2, 3, 2), 1, 0), ((300, 4, 80), 1, 0)]
+)
 def test_reverse_sequence(rng, threads, dtype, shape, batch_axis, time_axis):
     lens = rng.integers(0, shape[time_axis] + 1, size=shape[batch_axis])
-    check("ReverseSequence", [data(rng, shape, dtype), lens], {"batch_axis": batch_axis, "time_axis": time_axis},
-          threads)
+    check(
+        "ReverseSequence", [data(rng, shape, dtype), lens], {"batch_axis": batch_axis, "time_axis": time_axis}, threads
+    )
 
 
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("upper", [0, 1])
-@pytest.mark.parametrize("shape,k", [((4, 5), 0), ((2, 3, 5), 1), ((3, 4), -1), ((0, 5), 0), ((5, 3), 7), ((3, 6), -9),
-                                     ((2, 300, 301), 2)])
+@pytest.mark.parametrize(
+    "shape,k", [((4, 5), 0), ((2, 3, 5), 1), ((3, 4), -1), ((0, 5), 0), ((5, 3), 7), ((3, 6), -9), ((2, 300, 301), 2)]
+)
 def test_trilu(rng, threads, dtype, upper, shape, k):
     check("Trilu", [data(rng, shape, dtype)], {"upper": upper, "k": k}, threads)
 
@@ -313,14 +411,21 @@ def test_eyelike(rng, out_dtype, shape, k):
     check("EyeLike", [data(rng, shape)], {"k": k, "dtype": out_dtype})
 
 
-@pytest.mark.parametrize("op,inputs,attrs", [
-    ("Gather", [np.zeros((3, 4), np.float32), np.array([0, 3], np.int64)], {"axis": 0}),
-    ("Gather", [np.zeros((3, 4), np.float32), np.array([-5], np.int32)], {"axis": 1}),
-    ("GatherElements", [np.zeros((3, 4), np.float32), np.array([[0, 1, 2, 3]])], {"axis": 0}),
-    ("GatherND", [np.zeros((3, 4), np.float32), np.array([[1, 4]])], {}),
-    ("ScatterND", [np.zeros((3, 4), np.float32), np.array([[-4]]), np.zeros((1, 4), np.float32)], {}),
-    ("ScatterElements", [np.zeros((3, 4), np.float32), np.array([[0, 9]]), np.zeros((1, 2), np.float32)], {"axis": 1}),
-])
+@pytest.mark.parametrize(
+    "op,inputs,attrs",
+    [
+        ("Gather", [np.zeros((3, 4), np.float32), np.array([0, 3], np.int64)], {"axis": 0}),
+        ("Gather", [np.zeros((3, 4), np.float32), np.array([-5], np.int32)], {"axis": 1}),
+        ("GatherElements", [np.zeros((3, 4), np.float32), np.array([[0, 1, 2, 3]])], {"axis": 0}),
+        ("GatherND", [np.zeros((3, 4), np.float32), np.array([[1, 4]])], {}),
+        ("ScatterND", [np.zeros((3, 4), np.float32), np.array([[-4]]), np.zeros((1, 4), np.float32)], {}),
+        (
+            "ScatterElements",
+            [np.zeros((3, 4), np.float32), np.array([[0, 9]]), np.zeros((1, 2), np.float32)],
+            {"axis": 1},
+        ),
+    ],
+)
 def test_out_of_range_indices_fail(op, inputs, attrs):
     """A bad index stops the run with a message naming it; nothing outside the data is read."""
     sess, feeds = session(op, inputs, attrs)
@@ -352,8 +457,10 @@ def test_cast_bfloat16(rng, threads):
     stays NaN); bfloat16 -> float32 is exact."""
     pytest.importorskip("ml_dtypes")
     x = (rng.standard_normal(200_000) * 100).astype(np.float32)
-    bits = np.array([0x3F808000, 0x3F818000, 0x3F80FFFF, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001, 0x00000001,
-                     0x80000000], np.uint32)
-    x[:bits.size] = bits.view(np.float32)
+    bits = np.array(
+        [0x3F808000, 0x3F818000, 0x3F80FFFF, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001, 0x00000001, 0x80000000],
+        np.uint32,
+    )
+    x[: bits.size] = bits.view(np.float32)
     check("Cast", [x], {"to": "bfloat16"}, threads)
     check("Cast", [x.astype("bfloat16")], {"to": "float32"}, threads)

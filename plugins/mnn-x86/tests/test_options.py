@@ -15,11 +15,14 @@ def _relu_session(options):
     return Session(graph, backend="x86", fallback=False, options=options), feeds
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"x86.winograd": "maybe"}, r"x86.winograd='maybe'; use 'auto', 'on' or 'off'"),
-    ({"x86.winogard": "on"}, r"unknown option\(s\) x86.winogard; the options are x86.isa"),
-    ({"x86.bf16": "yes"}, r"x86.bf16"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"x86.winograd": "maybe"}, r"x86.winograd='maybe'; use 'auto', 'on' or 'off'"),
+        ({"x86.winogard": "on"}, r"unknown option\(s\) x86.winogard; the options are x86.isa"),
+        ({"x86.bf16": "yes"}, r"x86.bf16"),
+    ],
+)
 def test_bad_options_fail_even_where_no_op_reads_them(options, message):
     with pytest.raises(MnnError, match=message):
         sess, feeds = _relu_session(options)

@@ -48,8 +48,9 @@ def _check(op, ins, attrs, threads, n_out=None, constant=(1, 2, 3, 7)):
         got = sess.run(feeds)
         for i in range(n_out):
             assert got[f"out{i}"].shape == want[i].shape
-            np.testing.assert_allclose(got[f"out{i}"], want[i], rtol=1e-5, atol=1e-5,
-                                       err_msg=f"{op} output {i} {attrs}")
+            np.testing.assert_allclose(
+                got[f"out{i}"], want[i], rtol=1e-5, atol=1e-5, err_msg=f"{op} output {i} {attrs}"
+            )
 
 
 MODES = [
@@ -115,8 +116,13 @@ ACTIVATIONS = [
 @pytest.mark.parametrize("op,names,alpha,beta", ACTIVATIONS)
 @pytest.mark.parametrize("direction", ["forward", "bidirectional"])
 def test_activations(rng, op, names, alpha, beta, direction):
-    attrs = {"hidden_size": 6, "activation_names": names, "activation_alpha": alpha, "activation_beta": beta,
-             "direction": direction}
+    attrs = {
+        "hidden_size": 6,
+        "activation_names": names,
+        "activation_alpha": alpha,
+        "activation_beta": beta,
+        "direction": direction,
+    }
     _check(op, _inputs(rng, op, 4, 3, 5, 6, attrs, lens=True), attrs, 2)
 
 
@@ -135,8 +141,11 @@ def test_fewer_outputs(rng, op, n_out):
 @pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
 def test_weights_at_run(rng, op):
     """W, R, B (and P) fed as graph inputs, not constants: copied at every run."""
-    attrs = {"hidden_size": 7, "direction": "bidirectional", "linear_before_reset": 1} if op == "GRU" else \
-        {"hidden_size": 7, "direction": "bidirectional"}
+    attrs = (
+        {"hidden_size": 7, "direction": "bidirectional", "linear_before_reset": 1}
+        if op == "GRU"
+        else {"hidden_size": 7, "direction": "bidirectional"}
+    )
     ins = _inputs(rng, op, 4, 3, 5, 7, attrs, lens=True, states=True, peep=True)
     _check(op, ins, attrs, 2, constant=())
 

@@ -63,9 +63,18 @@ def test_every_axes_of_4d(op, threads, rng):
 
 @pytest.mark.parametrize("op", list(REDUCTIONS))
 def test_odd_and_size1_shapes(op, rng):
-    cases = [((7,), [0]), ((1, 1, 1), [1]), ((5, 1, 9), [0]), ((5, 1, 9), [1, 2]), ((3, 1, 17, 1), [2, 3]),
-             ((2, 1, 3, 1, 5, 1, 7), [0, 3, 4]), ((33, 2, 1, 19), [0, 3]), ((2, 3, 2, 3, 2, 3, 2, 3), [1, 3, 5, 7]),
-             ((2, 3, 2, 3, 2, 3, 2, 3), [0, 2, 4, 6]), ((), [])]
+    cases = [
+        ((7,), [0]),
+        ((1, 1, 1), [1]),
+        ((5, 1, 9), [0]),
+        ((5, 1, 9), [1, 2]),
+        ((3, 1, 17, 1), [2, 3]),
+        ((2, 1, 3, 1, 5, 1, 7), [0, 3, 4]),
+        ((33, 2, 1, 19), [0, 3]),
+        ((2, 3, 2, 3, 2, 3, 2, 3), [1, 3, 5, 7]),
+        ((2, 3, 2, 3, 2, 3, 2, 3), [0, 2, 4, 6]),
+        ((), []),
+    ]
     for (shape, axes), keep in itertools.product(cases, (0, 1)):
         check(op, [_data(rng, op, shape)], {"axes": axes, "keepdims": keep}, 1)
 
@@ -83,11 +92,13 @@ def test_empty_axes_and_empty_tensors(op, rng):
 @pytest.mark.parametrize("threads", THREADS)
 @pytest.mark.parametrize("op", list(REDUCTIONS))
 def test_large_threaded(op, threads, rng):
-    for shape, axes in [((8, 300, 150), [1]),  # many outputs across the inner axis
-                        ((3000, 129), [1]),  # many outputs, a run each
-                        ((515, 1003), []),  # one output: the run is cut into parts
-                        ((2000, 3, 50), [0, 2]),  # three outputs: the reduced positions are cut
-                        ((4, 2000, 3), [0, 1])]:
+    for shape, axes in [
+        ((8, 300, 150), [1]),  # many outputs across the inner axis
+        ((3000, 129), [1]),  # many outputs, a run each
+        ((515, 1003), []),  # one output: the run is cut into parts
+        ((2000, 3, 50), [0, 2]),  # three outputs: the reduced positions are cut
+        ((4, 2000, 3), [0, 1]),
+    ]:
         check(op, [_data(rng, op, shape)], {"axes": axes, "keepdims": 1}, threads)
 
 
@@ -146,8 +157,13 @@ def test_axes_as_a_constant_input(rng):
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
 def test_arg(op, threads, rng):
     ties = rng.integers(0, 3, size=(5, 4, 7, 300)).astype(np.int32)  # ties everywhere; inner > a tile
-    for x in (rng.standard_normal((3, 4, 5, 6)).astype(np.float32), ties[:, :, :, :9], ties,
-              rng.standard_normal((2, 1, 9)), rng.standard_normal((11,)).astype(np.float32)):
+    for x in (
+        rng.standard_normal((3, 4, 5, 6)).astype(np.float32),
+        ties[:, :, :, :9],
+        ties,
+        rng.standard_normal((2, 1, 9)),
+        rng.standard_normal((11,)).astype(np.float32),
+    ):
         for axis, keep, last in itertools.product(range(-x.ndim, x.ndim), (0, 1), (0, 1)):
             check(op, [x], {"axis": axis, "keepdims": keep, "select_last_index": last}, threads)
 
@@ -179,8 +195,11 @@ def test_arg_of_long_rows(dtype, rng):  # lanes across the row, then the lanes' 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_hardmax(dtype, rng):
-    for x in (rng.standard_normal((3, 4, 5)).astype(dtype), rng.integers(0, 3, (4, 6, 300)).astype(dtype),
-              rng.standard_normal((64, 10, 100)).astype(dtype)):
+    for x in (
+        rng.standard_normal((3, 4, 5)).astype(dtype),
+        rng.integers(0, 3, (4, 6, 300)).astype(dtype),
+        rng.standard_normal((64, 10, 100)).astype(dtype),
+    ):
         for axis in range(-3, 3):
             for threads in THREADS:
                 check("Hardmax", [x], {"axis": axis}, threads)
@@ -210,9 +229,13 @@ def test_cumulative_axis_as_a_constant_input(rng):
 @pytest.mark.parametrize("threads", THREADS)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_topk(dtype, threads, rng):
-    for x in (_data(rng, "TopK", (3, 4, 17), dtype), rng.integers(0, 4, (5, 33, 6)).astype(dtype),
-              _data(rng, "TopK", (2, 3000), dtype), _data(rng, "TopK", (9,), dtype),
-              _data(rng, "TopK", (40, 900), dtype)):  # the last: rows shared by threads
+    for x in (
+        _data(rng, "TopK", (3, 4, 17), dtype),
+        rng.integers(0, 4, (5, 33, 6)).astype(dtype),
+        _data(rng, "TopK", (2, 3000), dtype),
+        _data(rng, "TopK", (9,), dtype),
+        _data(rng, "TopK", (40, 900), dtype),
+    ):  # the last: rows shared by threads
         for axis in range(-x.ndim, x.ndim):
             n = x.shape[axis]
             for k, largest in itertools.product(sorted({0, 1, min(3, n), n}), (0, 1)):
@@ -239,8 +262,12 @@ def test_topk_integer_dtypes(dtype, rng):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_lp_normalization(dtype, rng):
-    for x in (rng.standard_normal((3, 4, 5)).astype(dtype), rng.standard_normal((2, 300, 37)).astype(dtype),
-              rng.standard_normal((4, 1000)).astype(dtype), rng.standard_normal((64, 2000)).astype(dtype)):
+    for x in (
+        rng.standard_normal((3, 4, 5)).astype(dtype),
+        rng.standard_normal((2, 300, 37)).astype(dtype),
+        rng.standard_normal((4, 1000)).astype(dtype),
+        rng.standard_normal((64, 2000)).astype(dtype),
+    ):
         x[0, 0] = 0  # a zero norm gives 0
         for axis, p, threads in itertools.product(range(-x.ndim, x.ndim), (1, 2), THREADS):
             check("LpNormalization", [x], {"axis": axis, "p": p}, threads)
@@ -255,8 +282,15 @@ def test_lrn(dtype, rng):
 
 
 def test_global_lp_pool(rng, dtype="float32"):  # (the op takes float32 and float16)
-    for shape in [(1, 3, 7, 7), (2, 4, 5, 9), (2, 3, 11), (1, 2, 3, 5, 7), (2, 64, 40, 40), (0, 2, 3),
-                  (1, 1, 300, 300)]:  # the last: one output, its plane cut into parts
+    for shape in [
+        (1, 3, 7, 7),
+        (2, 4, 5, 9),
+        (2, 3, 11),
+        (1, 2, 3, 5, 7),
+        (2, 64, 40, 40),
+        (0, 2, 3),
+        (1, 1, 300, 300),
+    ]:  # the last: one output, its plane cut into parts
         x = rng.standard_normal(shape).astype(dtype)
         for p, threads in itertools.product((1, 2, 3), THREADS):
             check("GlobalLpPool", [x], {"p": p}, threads)
@@ -269,7 +303,7 @@ def test_layernorm_broadcast_params(rng, dtype="float32"):  # (the op takes floa
     x = rng.standard_normal((2, 3, 4, 5)).astype(dtype)
     params = [None, (5,), (4, 1), (3, 1, 1), (1, 4, 5), (3, 4, 5), (1,), (3, 1, 5)]
     for axis in (1, -1, 2):
-        normalized = x.shape[axis % 4:]
+        normalized = x.shape[axis % 4 :]
         fits = [p for p in params if p is None or np.broadcast_shapes(p, normalized) == normalized]
         for s, b in itertools.product(fits, fits):
             scale = None if s is None else rng.uniform(0.5, 1.5, s).astype(dtype)
@@ -281,10 +315,18 @@ def test_layernorm_broadcast_params(rng, dtype="float32"):  # (the op takes floa
 @pytest.mark.parametrize("threads", THREADS)
 def test_layernorm_broadcast_large(threads, rng):
     x = (rng.standard_normal((64, 48, 96)) * 3 + 1).astype(np.float32)
-    check("LayerNormalization", [x, rng.uniform(0.5, 1.5, (48, 1)).astype(np.float32),
-                                 rng.standard_normal((96,)).astype(np.float32)], {"axis": 1}, threads)
-    check("LayerNormalization", [x, rng.uniform(0.5, 1.5, (96,)).astype(np.float64).astype(np.float32), None],
-          {"axis": -1, "epsilon": 1e-3}, threads)
+    check(
+        "LayerNormalization",
+        [x, rng.uniform(0.5, 1.5, (48, 1)).astype(np.float32), rng.standard_normal((96,)).astype(np.float32)],
+        {"axis": 1},
+        threads,
+    )
+    check(
+        "LayerNormalization",
+        [x, rng.uniform(0.5, 1.5, (96,)).astype(np.float64).astype(np.float32), None],
+        {"axis": -1, "epsilon": 1e-3},
+        threads,
+    )
 
 
 def test_along_axis_ops_of_empty_tensors(rng):

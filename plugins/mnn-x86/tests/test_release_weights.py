@@ -26,8 +26,15 @@ def cnn(seed=0):
     y = x
     for cin in (32, 64):  # 3x3 convs of 74 and 147 KB, each folded with its batch norm
         y = g.Conv(y, g.const(_w(rng, 64, cin, 3, 3)), pads=[1, 1, 1, 1])
-        y = g.Relu(g.BatchNormalization(y, g.const(1 + 0.1 * _w(rng, 64)), g.const(_w(rng, 64)),
-                                        g.const(_w(rng, 64)), g.const(np.abs(_w(rng, 64)) + 0.5)))
+        y = g.Relu(
+            g.BatchNormalization(
+                y,
+                g.const(1 + 0.1 * _w(rng, 64)),
+                g.const(_w(rng, 64)),
+                g.const(_w(rng, 64)),
+                g.const(np.abs(_w(rng, 64)) + 0.5),
+            )
+        )
     y = g.Conv(y, g.const(_w(rng, 128, 64, 1, 1)), g.const(_w(rng, 128)))
     y = g.Flatten(g.GlobalAveragePool(y))
     g.output(g.Gemm(y, g.const(_w(rng, 128, 200)), g.const(_w(rng, 200))), "y")
@@ -63,8 +70,11 @@ def test_folded_weights_are_freed_and_new_shapes_match(monkeypatch):
     assert len(freed) >= 3 * len(_placeholders(sess))
     assert all(r() is None for r in freed), "a released weight is still held somewhere"
     # arrays the model itself holds stay: freeing the session's reference would free nothing
-    assert all(sess.graph.initializers[n] is a for n, a in graph.initializers.items()
-               if n in sess.graph.initializers and a.nbytes >= mnn_core.weights.MIN_BYTES)
+    assert all(
+        sess.graph.initializers[n] is a
+        for n, a in graph.initializers.items()
+        if n in sess.graph.initializers and a.nbytes >= mnn_core.weights.MIN_BYTES
+    )
 
 
 def test_release_weights_false_keeps_them():
@@ -89,8 +99,9 @@ def test_a_model_file_is_read_again_and_missing_is_an_error(tmp_path):
     save(cnn(), path)
     sess, ref = Session(path, backend="x86", fallback=False), Session(cnn(), backend="reference")
     for batch in (2, 4):
-        np.testing.assert_allclose(sess.run({"x": _x(batch)})["y"], ref.run({"x": _x(batch)})["y"],
-                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            sess.run({"x": _x(batch)})["y"], ref.run({"x": _x(batch)})["y"], rtol=1e-4, atol=1e-4
+        )
     path.unlink()
     with pytest.raises(MnnError, match="cannot read the weights again from file .*cnn.mnn"):
         sess.run({"x": _x(3)})

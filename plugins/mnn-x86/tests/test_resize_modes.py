@@ -41,10 +41,10 @@ FILTERS = [
 ]
 COORDS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"]
 SIZES = [
-    {"scales": [1.0, 1.0, 2.0, 1.5]},      # up
-    {"scales": [1.0, 1.0, 0.45, 0.7]},     # down: antialias widens the filter
-    {"sizes": [2, 3, 4, 13]},              # down along H, up along W
-    {"sizes": [1, 1]},                     # one pixel
+    {"scales": [1.0, 1.0, 2.0, 1.5]},  # up
+    {"scales": [1.0, 1.0, 0.45, 0.7]},  # down: antialias widens the filter
+    {"sizes": [2, 3, 4, 13]},  # down along H, up along W
+    {"sizes": [1, 1]},  # one pixel
 ]
 
 
@@ -69,23 +69,31 @@ CROPS = [
 @pytest.mark.parametrize("crop", range(len(CROPS)))
 def test_tf_crop_and_resize(rng, crop, mode, threads):
     roi, size = CROPS[crop]
-    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "roi": roi,
-             "extrapolation_value": 7.5, **size}
+    attrs = {
+        "mode": mode,
+        "coordinate_transformation_mode": "tf_crop_and_resize",
+        "roi": roi,
+        "extrapolation_value": 7.5,
+        **size,
+    }
     _check(_x(rng, 2, 3, 6, 7), attrs, threads)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
-@pytest.mark.parametrize("shape, size", [
-    ((11,), {"scales": [1.6]}),
-    ((5, 9), {"sizes": [7, 4]}),
-    ((4, 5, 6), {"scales": [1.5, 0.6, 2.0]}),                      # N and C resized too
-    ((2, 3, 5, 4, 6), {"sizes": [3, 7, 4], "axes": [2, 3, 4]}),    # 3-D volumes
-    ((2, 3, 5, 4, 6), {"scales": [0.5, 1.5], "axes": [4, 1]}),
-    ((2, 3, 4, 6), {"scales": [1.0, 1.0, 1.0, 1.0]}),              # no axis resized: a copy
-    ((0, 3, 4, 6), {"scales": [1.0, 1.0, 1.5, 0.5]}),              # empty batch
-    ((3, 40, 33, 27), {"scales": [1.0, 1.0, 0.6, 1.3]}),           # enough rows for two threads
-])
+@pytest.mark.parametrize(
+    "shape, size",
+    [
+        ((11,), {"scales": [1.6]}),
+        ((5, 9), {"sizes": [7, 4]}),
+        ((4, 5, 6), {"scales": [1.5, 0.6, 2.0]}),  # N and C resized too
+        ((2, 3, 5, 4, 6), {"sizes": [3, 7, 4], "axes": [2, 3, 4]}),  # 3-D volumes
+        ((2, 3, 5, 4, 6), {"scales": [0.5, 1.5], "axes": [4, 1]}),
+        ((2, 3, 4, 6), {"scales": [1.0, 1.0, 1.0, 1.0]}),  # no axis resized: a copy
+        ((0, 3, 4, 6), {"scales": [1.0, 1.0, 1.5, 0.5]}),  # empty batch
+        ((3, 40, 33, 27), {"scales": [1.0, 1.0, 0.6, 1.3]}),  # enough rows for two threads
+    ],
+)
 def test_any_rank(rng, shape, size, mode, threads):
     _check(_x(rng, *shape), {"mode": mode, "antialias": int(mode != "nearest"), **size}, threads)
 

@@ -78,10 +78,21 @@ def test_conv_transpose_isas(rng, isa, shape, weight, attrs):
     _check("ConvTranspose", ins, attrs, 2, isa)
 
 
-@pytest.mark.parametrize("activation,alpha,beta", [
-    ("relu", 0.0, 0.0), ("clip", -0.5, 0.7), ("clip", float("nan"), 0.3), ("leaky_relu", 0.2, 0.0),
-    ("sigmoid", 0.0, 0.0), ("silu", 0.0, 0.0), ("gelu", 0.0, 0.0), ("tanh", 0.0, 0.0),
-    ("hard_sigmoid", 0.2, 0.5), ("hard_swish", 0.0, 0.0)])
+@pytest.mark.parametrize(
+    "activation,alpha,beta",
+    [
+        ("relu", 0.0, 0.0),
+        ("clip", -0.5, 0.7),
+        ("clip", float("nan"), 0.3),
+        ("leaky_relu", 0.2, 0.0),
+        ("sigmoid", 0.0, 0.0),
+        ("silu", 0.0, 0.0),
+        ("gelu", 0.0, 0.0),
+        ("tanh", 0.0, 0.0),
+        ("hard_sigmoid", 0.2, 0.5),
+        ("hard_swish", 0.0, 0.0),
+    ],
+)
 def test_conv_transpose_activations(rng, activation, alpha, beta):
     attrs = {"strides": [2, 2], "activation": activation, "act_alpha": alpha, "act_beta": beta}
     _check("ConvTranspose", [_r(rng, 2, 5, 6, 7), _r(rng, 5, 3, 3, 3), _r(rng, 3)], attrs, 2)
@@ -153,8 +164,10 @@ def test_resize_linear_declines_non_float32():
     spec = KERNELS["Resize"].spec
     node = Node("Resize", ["x"], ["y"], {"mode": "linear"}, "r")
     assert spec.accepts(node, [TensorInfo((1, 2, 3, 3), "float16")]) is not True
-    assert spec.accepts(Node("Resize", ["x"], ["y"], {"mode": "nearest"}, "r"),
-                        [TensorInfo((1, 2, 3, 3), "uint8")]) is True
+    assert (
+        spec.accepts(Node("Resize", ["x"], ["y"], {"mode": "nearest"}, "r"), [TensorInfo((1, 2, 3, 3), "uint8")])
+        is True
+    )
 
 
 # 1-D Conv (a 2-D plane one row high), 3-D Conv (im2col and the GEMM)
@@ -164,8 +177,11 @@ CONV_CASES = [
     ((3, 17), (4, (5,)), {"auto_pad": "SAME_UPPER", "dilations": [2]}),
     ((6, 17), (6, (3,)), {"group": 6, "pads": [2, 0]}),
     ((8, 15), (4, (1,)), {"group": 2}),
-    ((4, 5, 6, 7), (6, (3, 2, 3)), {"group": 2, "pads": [1, 0, 1, 1, 1, 0], "strides": [1, 2, 2],
-                                    "activation": "relu"}),
+    (
+        (4, 5, 6, 7),
+        (6, (3, 2, 3)),
+        {"group": 2, "pads": [1, 0, 1, 1, 1, 0], "strides": [1, 2, 2], "activation": "relu"},
+    ),
     ((3, 6, 5, 4), (5, (3, 3, 3)), {"auto_pad": "SAME_LOWER", "dilations": [1, 2, 1]}),
     ((4, 4, 4, 4), (4, (1, 1, 1)), {"group": 4, "strides": [2, 1, 2]}),
 ]

@@ -126,8 +126,10 @@ def test_8x48_tile_for_few_rows_and_many_columns(avx512_tile):
     if "avx512" not in x86_isa.supported():
         pytest.skip("this CPU does not run avx512")
     want = {6: (6, 6, 6, 6), 14: (8, 8, 6, 14), 8: (8, 8, 8, 8)}[_x86.avx512_rows()]
-    got = tuple(_x86.gemm_table_rows("avx512", k, m, n)  # k, m, n
-                for k, m, n in ((128, 16, 3025), (32, 128, 729), (16, 64, 3025), (512, 1000, 169)))
+    got = tuple(
+        _x86.gemm_table_rows("avx512", k, m, n)  # k, m, n
+        for k, m, n in ((128, 16, 3025), (32, 128, 729), (16, 64, 3025), (512, 1000, 169))
+    )
     assert got == want, avx512_tile
 
 

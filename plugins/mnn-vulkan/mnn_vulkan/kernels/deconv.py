@@ -52,8 +52,29 @@ def _record(op, rec):
     record_copy(rec, rec.tensor(w), flipped, shape, src, dst, src_off=src_off)
     act, alpha, beta = activation_code(attrs)
     has_bias = int(bias is not None)
-    cp = ConvPlan(p.n, p.c, p.zh, p.zw, p.o, p.cg, p.kh, p.kw, p.oh, p.ow, p.g, (p.pt, p.pl, 0, 0), 1, 1,
-                  p.dh, p.dw, act, alpha, beta, has_bias, y.info.size)
+    cp = ConvPlan(
+        p.n,
+        p.c,
+        p.zh,
+        p.zw,
+        p.o,
+        p.cg,
+        p.kh,
+        p.kw,
+        p.oh,
+        p.ow,
+        p.g,
+        (p.pt, p.pl, 0, 0),
+        1,
+        1,
+        p.dh,
+        p.dw,
+        act,
+        alpha,
+        beta,
+        has_bias,
+        y.info.size,
+    )
     og, k, cols = cp.gemm
     out = rec.output(y)
     reads = [Binding(SCRATCH, 0, stuffed_bytes), Binding(SCRATCH, w_off, p.weight_size * 4)]

@@ -47,12 +47,23 @@ def _record_gather_nd(op, rec):
     data, idx = op.inputs
     y = op.outputs[0]
     s, m, per_batch, batch_stride, dims, strides = gather_nd_plan(
-        data.info.shape, idx.info.shape, op.node.attrs.get("batch_dims", 0))
+        data.info.shape, idx.info.shape, op.node.attrs.get("batch_dims", 0)
+    )
     one_byte = data.info.dtype in BYTES
     w = 1 if one_byte else copy_words(data)  # 1-byte data: sizes in elements, 4 gathered per invocation
     total = y.info.size * w
-    push = pack(total, max(s, 1) * w, m, max(per_batch, 1), batch_stride * w, int(idx.info.dtype == "int64"),
-                int(one_byte), 0, pad_to(dims, MAX_ND, 1), pad_to([st * w for st in strides], MAX_ND))
+    push = pack(
+        total,
+        max(s, 1) * w,
+        m,
+        max(per_batch, 1),
+        batch_stride * w,
+        int(idx.info.dtype == "int64"),
+        int(one_byte),
+        0,
+        pad_to(dims, MAX_ND, 1),
+        pad_to([st * w for st in strides], MAX_ND),
+    )
     invocations = -(-total // 4) if one_byte else total
     rec.elementwise("gather_nd", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, invocations)
 

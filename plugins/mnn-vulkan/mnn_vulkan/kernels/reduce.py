@@ -25,8 +25,13 @@ def _record_sum_square(op, rec):
     l2 = type(op)(replace(op.node, op="ReduceL2"), op.inputs, op.outputs, op.constants)
     params, r = reduce_params(l2)
     y = rec.output(op.outputs[0])
-    rec.dispatch("reduce", [rec.tensor(op.inputs[0]), y], params, row_groups(y_size := op.outputs[0].info.size),
-                 (64 if r <= 1024 else 256, 1, 1))
+    rec.dispatch(
+        "reduce",
+        [rec.tensor(op.inputs[0]), y],
+        params,
+        row_groups(y_size := op.outputs[0].info.size),
+        (64 if r <= 1024 else 256, 1, 1),
+    )
     shape = op.outputs[0].info.shape
     reads = replace(y, written=False)
     rec.elementwise("binary", [reads, reads, y], binary_params(BINARY["Mul"], shape, shape, shape), y_size)

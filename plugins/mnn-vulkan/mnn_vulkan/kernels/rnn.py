@@ -36,8 +36,23 @@ def _record(op, rec):
     flags = p.flags(has_y=y is not None and y.info.size > 0)
     for t in range(p.T):
         for phase in p.phases:
-            push = pack(p.kind, phase, t, p.T, t % 2, p.B, p.I, p.H, p.D, p.reverse, flags, float(p.clip), p.acts,
-                        *p.x_strides, *p.y_strides)
+            push = pack(
+                p.kind,
+                phase,
+                t,
+                p.T,
+                t % 2,
+                p.B,
+                p.I,
+                p.H,
+                p.D,
+                p.reverse,
+                flags,
+                float(p.clip),
+                p.acts,
+                *p.x_strides,
+                *p.y_strides,
+            )
             rec.elementwise("rnn_step", bind + [state, y_bind], push, p.dbh)
     last = Binding(SCRATCH, 0, state.nbytes)
     for out, region in ((outs[1], p.T % 2), (outs[2], 2)):  # Y_h, Y_c
