@@ -9,10 +9,10 @@
 // gemm_h.comp on tensor cores (VK_NV_cooperative_matrix): float16 operands, products of
 // 16x16x16 matrices summed in float32. Same bindings, push constants and result as gemm.glsl
 // (C = act(alpha * A @ B + beta * bias) over a batch, every operand addressed by strides).
-// A work group of 256 invocations (8 subgroups of 32) computes a 128x128 block of C, each
-// subgroup a 64x32 part as 4x2 matrices. A and B are staged through shared memory with
-// zeros past the edges, so any M, N, K and stride work; each finished matrix goes back
-// through a subgroup's own 16x16 of shared memory for the epilogue (bias, activation, bounds). Taken only where the device
+// A work group of 128 invocations (4 subgroups of 32) computes a 64x64 block of C, each
+// subgroup a 32x32 quarter as 2x2 matrices. A and B are staged through shared memory with
+// zeros past the edges, so any M, N, K and stride work; the block of C goes back through
+// shared memory for the epilogue (bias, activation, bounds). Taken only where the device
 // reports that shape at subgroup scope with subgroups of 32 (kernels/matmul.py: use_coopmat).
 #define MNN_HALF 1
 #include "common.glsl"
@@ -33,15 +33,15 @@ layout(push_constant) uniform Params {
     float alpha, beta, act_a, act_b;
 } p;
 
-const uint BM = 128, BN = 128, BK = 32, NT = 256, WM = 64, WN = 32, FM = WM / 16, FN = WN / 16;
+const uint BM = 64, BN = 64, BK = 32, NT = 128;
 // Row strides of the staged tiles, padded by 16 bytes: cooperative loads and stores want
 // 16-byte aligned rows, and the padding spreads rows over shared-memory banks.
 const uint AS = BK + 8;  // As[m * AS + k]
 const uint BS = BN + 8;  // Bs[k * BS + n]
-const uint CS = 16 + 4;  // Cs[subgroup][m * CS + n]: one 16x16 matrix per subgroup
+const uint CS = BN + 4;  // Cs[m * CS + n]
 shared float16_t As[BM * AS];
 shared float16_t Bs[BK * BS];
-shared float Cs[NT / 32][16 * CS];
+shared float Cs[BM * CS];
 
 #define HMAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define FMAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -52,10 +52,10 @@ void main() {
     uint a0 = z1 * p.a_s1 + z2 * p.a_s2;
     uint b0 = z1 * p.b_s1 + z2 * p.b_s2;
     uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
-    uint sg = gl_SubgroupID, wm = (sg / (BN / WN)) * WM, wn = (sg % (BN / WN)) * WN;
+    uint wm = (gl_SubgroupID / 2) * 32, wn = (gl_SubgroupID % 2) * 32;
 
-    FMAT acc[FM * FN];
-    [[unroll]] for (uint i = 0; i < FM * FN; ++i) acc[i] = FMAT(0.0);
+    FMAT acc[4];
+    [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] = FMAT(0.0);
 
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
         // stage A and B, walking along whichever axis is contiguous in memory
@@ -73,33 +73,27 @@ void main() {
         }
         barrier();
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-            HMAT ma[FM];
-            HMAT mb[FN];
-            [[unroll]] for (uint i = 0; i < FM; ++i) coopMatLoadNV(ma[i], As, (wm + 16 * i) * AS + kk, AS, false);
-            [[unroll]] for (uint j = 0; j < FN; ++j) coopMatLoadNV(mb[j], Bs, kk * BS + wn + 16 * j, BS, false);
-            [[unroll]] for (uint i = 0; i < FM; ++i)
-                [[unroll]] for (uint j = 0; j < FN; ++j)
-                    acc[i * FN + j] = coopMatMulAddNV(ma[i], mb[j], acc[i * FN + j]);
+            HMAT ma[2];
+            HMAT mb[2];
+            [[unroll]] for (uint i = 0; i < 2; ++i) coopMatLoadNV(ma[i], As, (wm + 16 * i) * AS + kk, AS, false);
+            [[unroll]] for (uint j = 0; j < 2; ++j) coopMatLoadNV(mb[j], Bs, kk * BS + wn + 16 * j, BS, false);
+            [[unroll]] for (uint i = 0; i < 2; ++i)
+                [[unroll]] for (uint j = 0; j < 2; ++j) acc[i * 2 + j] = coopMatMulAddNV(ma[i], mb[j], acc[i * 2 + j]);
         }
         barrier();
     }
+    [[unroll]] for (uint i = 0; i < 2; ++i)
+        [[unroll]] for (uint j = 0; j < 2; ++j)
+            coopMatStoreNV(acc[i * 2 + j], Cs, (wm + 16 * i) * CS + wn + 16 * j, CS, false);
+    barrier();
+
     uint c0 = z1 * p.c_s1 + z2 * p.c_s2;
     uint bias0 = z1 * p.bias_s1 + z2 * p.bias_s2;
-    uint lane = gl_SubgroupInvocationID;
-    [[unroll]] for (uint i = 0; i < FM; ++i) {
-        [[unroll]] for (uint j = 0; j < FN; ++j) {
-            coopMatStoreNV(acc[i * FN + j], Cs[sg], 0, CS, false);
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
-            for (uint e = lane; e < 256; e += 32) {
-                uint gm = m0 + wm + 16 * i + e / 16, gn = n0 + wn + 16 * j + e % 16;
-                if (gm < p.M && gn < p.N) {
-                    float v = p.alpha * Cs[sg][(e / 16) * CS + e % 16];
-                    if (p.has_bias != 0) v += p.beta * float(bias[bias0 + gm * p.bias_sm + gn * p.bias_sn]);
-                    c[c0 + gm * p.N + gn] = float16_t(apply_act(v, p.act, p.act_a, p.act_b));
-                }
-            }
-            subgroupBarrier();
-        }
+    for (uint e = tid; e < BM * BN; e += NT) {
+        uint gm = m0 + e / BN, gn = n0 + e % BN;
+        if (gm >= p.M || gn >= p.N) continue;
+        float v = p.alpha * Cs[(e / BN) * CS + e % BN];
+        if (p.has_bias != 0) v += p.beta * float(bias[bias0 + gm * p.bias_sm + gn * p.bias_sn]);
+        c[c0 + gm * p.N + gn] = float16_t(apply_act(v, p.act, p.act_a, p.act_b));
     }
 }

@@ -190,9 +190,9 @@ def use_gemv(device, m: int, k: int, b_sk: int, options: dict | None = None) -> 
     )
 
 
-#: gemm_coop.comp's block of C and work group (8 subgroups of 32)
-COOP_BLOCK = 128
-COOP_LOCAL = (256, 1, 1)
+#: gemm_coop.comp's block of C and work group (4 subgroups of 32)
+COOP_BLOCK = 64
+COOP_LOCAL = (128, 1, 1)
 
 
 def use_coopmat(rec, m: int, n: int) -> bool:
