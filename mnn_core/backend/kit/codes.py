@@ -4,7 +4,13 @@ FUSABLE are abi.h's enum mnn_activation (activation.py; `activation_code` is re-
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
 from .activation import activation_code
+
+if TYPE_CHECKING:
+    from ..api import SegmentOp
 
 #: binary.comp's operations
 BINARY = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Pow": 4, "Max": 5, "Min": 6, "PRelu": 7}
@@ -82,11 +88,11 @@ def unary_code(op: str, attrs: dict) -> tuple[int, float, float]:
     return code, _param(attrs, alpha), _param(attrs, beta)
 
 
-def _param(attrs, name):
+def _param(attrs: Mapping, name: str | None) -> float:
     return 0.0 if name is None else float(attrs[name])
 
 
-def fused_activation(op, nxt):
+def fused_activation(op: SegmentOp, nxt: SegmentOp | None) -> tuple[int, float, float] | None:
     """(code, alpha, beta) when `nxt` (a SegmentOp, or None) is an activation applied in
     place to binary op `op`'s float result (the core aliases it only when it is the
     result's one reader), else None."""
@@ -100,7 +106,7 @@ def fused_activation(op, nxt):
     return unary_code(nxt.node.op, nxt.node.attrs)
 
 
-def fuse_activations(ops):
+def fuse_activations(ops: Sequence[SegmentOp]) -> Iterator[tuple[SegmentOp, tuple[int, float, float] | None]]:
     """(op, fused activation or None) for the ops of a segment, in order, leaving out each
     activation that `fused_activation` folds into the binary op before it."""
     skip = False

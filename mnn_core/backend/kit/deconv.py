@@ -10,6 +10,7 @@ backend needs no new shader for it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .layout import contiguous_strides
@@ -83,7 +84,7 @@ def _as_2d(attrs: dict) -> dict:
     return out
 
 
-def deconv_plan(x_shape, w_shape, attrs: dict) -> DeconvPlan:
+def deconv_plan(x_shape: Sequence[int], w_shape: Sequence[int], attrs: dict) -> DeconvPlan:
     """The plan of a 2-D ConvTranspose (NCHW input, (C, M/group, KH, KW) weight); `attrs` complete
     (the schema's defaults filled in)."""
     from ...ops.convtranspose import conv_transpose_geometry

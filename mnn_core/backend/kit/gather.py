@@ -3,10 +3,14 @@ batch(j) * batch_stride + sum_k idx[j][k] * strides[k] in the data, j / per_batc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .layout import contiguous_strides, numel
 
 
-def gather_nd_plan(data_shape, idx_shape, batch_dims: int) -> tuple:
+def gather_nd_plan(
+    data_shape: Sequence[int], idx_shape: Sequence[int], batch_dims: int
+) -> tuple[int, int, int, int, list[int], list[int]]:
     """(slice size, m indexed dims, per_batch index tuples, batch stride, the m dims, their strides),
     in elements."""
     m = idx_shape[-1]

@@ -4,10 +4,13 @@ the check every shader-based backend needs first (tensors its 32-bit indices can
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from ..api import KernelSpec
+from ..api import KernelSpec, SupportFn
 from ..kernels import Kernel, KernelTable
+
+if TYPE_CHECKING:
+    from ...graph.ir import TensorInfo
 
 F32 = ("float32",)
 
@@ -26,12 +29,18 @@ class GpuKernelTable(KernelTable):
         self.extra_check = extra_check
         self.programs = programs
 
-    def _addressable(self, info) -> str | None:
+    def _addressable(self, info: TensorInfo) -> str | None:
         if info.size > self.max_elements:
             return f"a tensor of {info.size} elements exceeds the 32-bit indexing of the {self.programs}"
         return self.extra_check(info) if self.extra_check else None
 
     def register(
-        self, op: str, record: Callable, supports=None, dtypes=F32, inplace: bool = False, efficiency: float = 0.5
+        self,
+        op: str,
+        record: Callable,
+        supports: SupportFn | None = None,
+        dtypes: tuple[str, ...] = F32,
+        inplace: bool = False,
+        efficiency: float = 0.5,
     ) -> None:
         self.add(KernelSpec(op, dtypes, inplace=inplace, supports=supports, efficiency=efficiency), record)

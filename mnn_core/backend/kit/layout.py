@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...graph.ir import TensorInfo
 
 
 def cdiv(a: int, b: int) -> int:
@@ -17,12 +21,12 @@ def numel(dims: Iterable[int]) -> int:
     return n
 
 
-def pad_to(values, n: int, fill=0) -> list:
+def pad_to(values: Sequence[int], n: int, fill: int = 0) -> list[int]:
     """`values` followed by `fill` up to n entries (a fixed-size parameter array)."""
     return list(values) + [fill] * (n - len(values))
 
 
-def pad6(values, fill=0) -> list:
+def pad6(values: Sequence[int], fill: int = 0) -> list[int]:
     return pad_to(values, 6, fill)
 
 
@@ -57,7 +61,7 @@ def collapse(dims: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], l
     return [d for d, _ in out], [[st[k] for _, st in out] for k in range(len(strides))]
 
 
-def broadcast_plan(out_shape: Sequence[int], *in_shapes: Sequence[int]):
+def broadcast_plan(out_shape: Sequence[int], *in_shapes: Sequence[int]) -> tuple[list[int], list[list[int]]]:
     """Collapsed output dims and each input's element strides (0 where it broadcasts)."""
     return collapse(out_shape, *(broadcast_strides(shape, out_shape) for shape in in_shapes))
 
@@ -74,7 +78,7 @@ def collapse_broadcast(
     return (dims, sa, sb) if dims else ([1], [0], [0])
 
 
-def static_shape(info) -> tuple[int, ...]:
+def static_shape(info: TensorInfo) -> tuple[int, ...]:
     """A TensorInfo's shape as ints (every dim is concrete by the time a backend prepares an op)."""
     return tuple(int(d) for d in info.shape)
 
@@ -88,7 +92,9 @@ def reduce_axes(op: str, shape: Sequence[int], attrs: dict) -> tuple[int, ...]:
     return tuple(sorted(a % len(shape) for a in attrs["axes"]))
 
 
-def reduce_plan(op: str, shape: Sequence[int], attrs: dict):
+def reduce_plan(
+    op: str, shape: Sequence[int], attrs: dict
+) -> tuple[tuple[list[int], list[int]], tuple[list[int], list[int]]]:
     """(kept dims, kept strides), (reduced dims, reduced strides), each collapsed."""
     axes = reduce_axes(op, shape, attrs)
     strides = contiguous_strides(shape)
@@ -109,7 +115,7 @@ def transpose_copy(shape: Sequence[int], perm: Sequence[int]) -> tuple:
     return out, [st[p] for p in perm], contiguous_strides(out), 0, 0
 
 
-def concat_copies(out_shape: Sequence[int], in_shapes, axis: int) -> list[tuple]:
+def concat_copies(out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]], axis: int) -> list[tuple]:
     """Concat as one copy per input, each into its place along `axis` of the output."""
     ost = contiguous_strides(out_shape)
     copies, start = [], 0
@@ -119,7 +125,7 @@ def concat_copies(out_shape: Sequence[int], in_shapes, axis: int) -> list[tuple]
     return copies
 
 
-def split_copies(in_shape: Sequence[int], out_shapes, axis: int) -> list[tuple]:
+def split_copies(in_shape: Sequence[int], out_shapes: Sequence[Sequence[int]], axis: int) -> list[tuple]:
     """Split as one copy per output, each from its place along `axis` of the input."""
     ist = contiguous_strides(in_shape)
     copies, start = [], 0

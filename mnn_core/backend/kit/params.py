@@ -5,15 +5,21 @@ shapes and attributes. The layouts are the shaders' own: change both together.""
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .codes import PAD_MODES, REDUCE, activation_code
 from .layout import broadcast_plan, collapse, numel, pad6, pad_to, reduce_plan
 
+if TYPE_CHECKING:
+    from ...graph.ir import Node, TensorInfo
+    from ..api import SegmentOp
 
-def pack(*values) -> bytes:
+
+def pack(*values: int | float | Sequence[int | float]) -> bytes:
     """Ints as 32-bit (signed when negative), floats as fp32, lists flattened."""
     flat = []
     for v in values:
@@ -22,7 +28,13 @@ def pack(*values) -> bytes:
     return struct.pack("<" + fmt, *flat)
 
 
-def binary_params(code: int, out_shape, a_shape, b_shape, act=(0, 0.0, 0.0)) -> bytes:
+def binary_params(
+    code: int,
+    out_shape: Sequence[int],
+    a_shape: Sequence[int],
+    b_shape: Sequence[int],
+    act: tuple[int, float, float] = (0, 0.0, 0.0),
+) -> bytes:
     """binary.comp's parameters: operation `code` (codes.BINARY) of broadcast float
     operands, with the fused activation `act` (code, alpha, beta) applied to the result."""
     dims, (sa, sb) = broadcast_plan(out_shape, a_shape, b_shape)
@@ -32,7 +44,21 @@ def binary_params(code: int, out_shape, a_shape, b_shape, act=(0, 0.0, 0.0)) -> 
 # -- GEMM (gemm.comp) -----------------------------------------------------------------------
 
 
-def gemm_params(m, n, k, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab) -> bytes:
+def gemm_params(
+    m: int,
+    n: int,
+    k: int,
+    nb2: int,
+    a_st: Sequence[int],
+    b_st: Sequence[int],
+    c_st: Sequence[int],
+    bias_st: Sequence[int] | None,
+    alpha: float,
+    beta: float,
+    act: int,
+    aa: float,
+    ab: float,
+) -> bytes:
     """C = act(alpha * A @ B + beta * bias) over a (nb1, nb2) batch: each operand's
     (row, column, batch1, batch2) element strides; bias_st None when there is no bias."""
     has_bias = int(bias_st is not None)
@@ -41,7 +67,9 @@ def gemm_params(m, n, k, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, a
     )
 
 
-def gemm_operands(attrs: dict, a_shape, c_shape, out_shape):
+def gemm_operands(
+    attrs: dict, a_shape: Sequence[int], c_shape: Sequence[int] | None, out_shape: Sequence[int]
+) -> tuple[int, int, int, tuple[int, ...], tuple[int, ...], tuple[int, ...] | None]:
     """Gemm's (m, n, k, A strides, B strides, bias strides or None) from transA/transB
     and C's broadcast (c_shape None: no C)."""
     m, n = out_shape
@@ -55,7 +83,7 @@ def gemm_operands(attrs: dict, a_shape, c_shape, out_shape):
     return m, n, k, a_st, b_st, bias_st
 
 
-def gemm_args(op) -> tuple:
+def gemm_args(op: SegmentOp) -> tuple:
     """A Gemm SegmentOp as gemm.comp's (m, n, k, nb1, nb2, A strides, B strides, C batch
     strides, bias strides or None, alpha, beta, act, act_alpha, act_beta): see gemm_params."""
     attrs = op.node.attrs
@@ -67,7 +95,7 @@ def gemm_args(op) -> tuple:
     return m, n, k, 1, 1, a_st, b_st, (0, 0), bias_st, attrs["alpha"], attrs["beta"], act, aa, ab
 
 
-def pointwise_params(n, c, hw, o, g, has_bias, act, a, b) -> bytes:
+def pointwise_params(n: int, c: int, hw: int, o: int, g: int, has_bias: int, act: int, a: float, b: float) -> bytes:
     """A 1x1 convolution as gemm.comp: Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g]
     (cg x HW), one GEMM per (image, group), bias per output channel."""
     og, cg = o // g, c // g
@@ -147,7 +175,7 @@ class ConvPlan:
         return k_table(self.cg, self.kh, self.kw, self.dh, self.dw, self.h, self.w)
 
 
-def conv_plan(op) -> ConvPlan:
+def conv_plan(op: SegmentOp) -> ConvPlan:
     """The ConvPlan of a Conv SegmentOp (NCHW input, OIHW weight, optional bias)."""
     from mnn_core.ops.conv import conv_geometry
 
@@ -184,7 +212,7 @@ def conv_plan(op) -> ConvPlan:
     )
 
 
-def k_table(cg, kh, kw, dh, dw, h, w) -> np.ndarray:
+def k_table(cg: int, kh: int, kw: int, dh: int, dw: int, h: int, w: int) -> np.ndarray:
     """conv2d.comp's table: per k = (ci, ky, kx) of a group, the input offset
     ci*H*W + dy*W + dx and the tap's (dy, dx)."""
     ci, ky, kx = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
@@ -195,7 +223,7 @@ def k_table(cg, kh, kw, dh, dw, h, w) -> np.ndarray:
 # -- pooling, reductions, pad, copies ------------------------------------------------------------
 
 
-def pool_params(op) -> bytes:
+def pool_params(op: SegmentOp) -> bytes:
     """pool2d.comp's parameters for a MaxPool / AveragePool SegmentOp."""
     from mnn_core.ops.pool import pool_geometry
 
@@ -212,7 +240,7 @@ def pool_params(op) -> bytes:
     )
 
 
-def reduce_params(op) -> tuple[bytes, int]:
+def reduce_params(op: SegmentOp) -> tuple[bytes, int]:
     """reduce.comp's parameters for a Reduce* or global-pool SegmentOp, and the length of
     the reduced rows (for the work-group size)."""
     x, y = op.inputs[0], op.outputs[0]
@@ -225,7 +253,7 @@ def reduce_params(op) -> tuple[bytes, int]:
     return params, r
 
 
-def reduce_supports(node, ins):
+def reduce_supports(node: Node, ins: Sequence[TensorInfo]) -> bool | str:
     """reduce.comp takes up to 4 kept and 4 reduced dims after collapsing."""
     (kd, _), (rd, _) = reduce_plan(node.op, ins[0].shape, node.attrs)
     if len(kd) > 4 or len(rd) > 4:
@@ -233,7 +261,7 @@ def reduce_supports(node, ins):
     return True
 
 
-def pad_params(op) -> bytes:
+def pad_params(op: SegmentOp) -> bytes:
     """pad.comp's parameters for a Pad SegmentOp (negative pads crop)."""
     x, y = op.inputs[0], op.outputs[0]
     rank = len(x.info.shape)
@@ -249,7 +277,14 @@ def pad_params(op) -> bytes:
     )
 
 
-def copy_params(shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
+def copy_params(
+    shape: Sequence[int],
+    src_strides: Sequence[int],
+    dst_strides: Sequence[int],
+    src_off: int = 0,
+    dst_off: int = 0,
+    words: int = 1,
+) -> tuple[bytes, int]:
     """copy.comp's parameters and element count for dst[dst_off + idx . dst_strides] =
     src[src_off + idx . src_strides] over every idx of shape, in elements of `words`
     32-bit words (2 for int64): one more, innermost dim then walks an element's words."""
@@ -268,7 +303,7 @@ def copy_params(shape, src_strides, dst_strides, src_off: int = 0, dst_off: int 
 # -- Resize (resize.comp) ----------------------------------------------------------------------
 
 
-def _nearest(coord, size, mode):
+def _nearest(coord: np.ndarray, size: int, mode: str) -> np.ndarray:
     if mode == "floor":
         idx = np.floor(coord)
     elif mode == "ceil":
@@ -298,7 +333,7 @@ def resize_axis_table(out_size: int, in_size: int, scale: float, attrs: dict) ->
     return np.stack([lo, hi, 1.0 - frac, frac], axis=1)
 
 
-def resize_tables(x_shape, attrs: dict):
+def resize_tables(x_shape: Sequence[int], attrs: dict) -> tuple[tuple[int, int, int, int], np.ndarray]:
     """A 2-D Resize of an NCHW tensor: ((h, w, oh, ow), its rows' then its columns'
     resize_axis_table, stacked)."""
     from mnn_core.ops.resize import resize_plan

@@ -4,11 +4,18 @@ bookkeeping of bindings, constants, scratch and float16 storage (SegmentRecorder
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from .params import copy_params, pack
+
+if TYPE_CHECKING:
+    from ...graph.ir import TensorInfo
+    from ..api import SegmentOp, TensorRef
+    from ..kernels import Kernel
 
 MAX_GROUPS = 65535  # the minimum maxComputeWorkGroupCount Vulkan guarantees; flat_index() keeps x below it
 MAX_ELEMENTS = (1 << 31) - 1  # shaders index with 32-bit integers
@@ -46,7 +53,7 @@ WIDE = "wide"  # ... and of the float32 copies of float16 tensors (ops with no f
 ALIGN = 256
 
 
-def tensor_bytes(info, half: bool) -> int:
+def tensor_bytes(info: TensorInfo, half: bool) -> int:
     """A tensor's bytes in the arena, in whole 32-bit words (the shaders read and write
     words); float32 tensors take 2 bytes an element under float16 storage."""
     nbytes = info.size * 2 if half and str(info.dtype) == "float32" else info.nbytes
@@ -68,7 +75,9 @@ class SegmentRecorder:
 
     arena_buffer: object = "arena"
 
-    def __init__(self, options: dict | None, half: bool, half_ops, fma_option: str, fma_env: str):
+    def __init__(
+        self, options: dict | None, half: bool, half_ops: Collection[str], fma_option: str, fma_env: str
+    ) -> None:
         self.options = options or {}
         self.half = half  # float tensors are float16 in the arena
         self.half_ops = half_ops
@@ -84,10 +93,24 @@ class SegmentRecorder:
         self.widened_ops: list[str] = []  # the ops that ran on float32 copies
         self.op_name = ""
 
-    def dispatch(self, shader, bindings, params, groups, local=(256, 1, 1), spec=()) -> None:
+    def dispatch(
+        self,
+        shader: str,
+        bindings: list[Binding],
+        params: bytes,
+        groups: tuple[int, int, int],
+        local: tuple[int, int, int] = (256, 1, 1),
+        spec: tuple = (),
+    ) -> None:
         raise NotImplementedError
 
-    def record_op(self, op, act, kernels, record_fused) -> None:
+    def record_op(
+        self,
+        op: SegmentOp,
+        act: tuple[int, float, float] | None,
+        kernels: Mapping[str, Kernel],
+        record_fused: Callable[[SegmentOp, tuple[int, float, float], SegmentRecorder], None],
+    ) -> None:
         """One op (SegmentOp) of the segment: `record_fused(op, act, self)` when an
         activation was fused into it (codes.fuse_activations), else its kernel's record."""
         self.op_name = op.node.name
@@ -101,7 +124,7 @@ class SegmentRecorder:
     def elementwise(self, shader: str, bindings: list, params: bytes, total: int, local: int = 256) -> None:
         self.dispatch(shader, bindings, params, linear_groups(total, local), (local, 1, 1))
 
-    def variant(self, shader: str, half_shaders, half_fma_shaders) -> str:
+    def variant(self, shader: str, half_shaders: Collection[str], half_fma_shaders: Collection[str]) -> str:
         """The shader to run: its float16 variant (`_h`, or `_hf` with fp16 FMA) where it has one."""
         if self.half and self.native and shader in half_shaders:
             shader += "_hf" if self.half_fma and shader in half_fma_shaders else "_h"
@@ -109,11 +132,11 @@ class SegmentRecorder:
 
     # -- bindings -----------------------------------------------------------------------
 
-    def is_half(self, ref) -> bool:
+    def is_half(self, ref: TensorRef) -> bool:
         """Whether a tensor of the segment is stored as float16."""
         return self.half and str(ref.info.dtype) == "float32"
 
-    def tensor(self, ref) -> Binding:
+    def tensor(self, ref: TensorRef) -> Binding:
         """An input tensor (TensorRef) read by the dispatch: a float32 copy of a float16
         tensor for an op with no float16 shaders."""
         arena = Binding(self.arena_buffer, ref.offset, tensor_bytes(ref.info, self.half))
@@ -127,7 +150,7 @@ class SegmentRecorder:
             self._widened[key] = wide
         return self._widened[key]
 
-    def output(self, ref) -> Binding:
+    def output(self, ref: TensorRef) -> Binding:
         arena = Binding(self.arena_buffer, ref.offset, tensor_bytes(ref.info, self.half), written=True)
         if self.native or not self.is_half(ref):
             return arena
@@ -173,7 +196,7 @@ class SegmentRecorder:
 HALF = 0
 
 
-def copy_words(ref, rec: SegmentRecorder | None = None) -> int:
+def copy_words(ref: TensorRef, rec: SegmentRecorder | None = None) -> int:
     """The 32-bit words of one element of a tensor (2 for int64), or HALF for a float16
     tensor that `rec`'s current op reads directly."""
     if rec is not None and rec.native and rec.is_half(ref):
@@ -181,7 +204,17 @@ def copy_words(ref, rec: SegmentRecorder | None = None) -> int:
     return ref.info.nbytes // max(ref.info.size, 1) // 4 if ref.info.size else 1
 
 
-def record_copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
+def record_copy(
+    rec: SegmentRecorder,
+    src: Binding,
+    dst: Binding,
+    shape: Sequence[int],
+    src_strides: Sequence[int],
+    dst_strides: Sequence[int],
+    src_off: int = 0,
+    dst_off: int = 0,
+    words: int = 1,
+) -> None:
     """copy.comp (copy_h for HALF): dst[dst_off + idx . dst_strides] = src[src_off + idx . src_strides]
     for every idx of shape, in elements of `words` 32-bit words (see copy_words)."""
     shader = "copy"

@@ -8,7 +8,12 @@ the user's state tensors ((D, B, H), or (B, D, H) under layout 1) and the kernel
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...graph.ir import Node, TensorInfo
 
 KINDS = {"RNN": 0, "GRU": 1, "LSTM": 2}
 #: the activations the step kernels compute (ONNX's parameter-free ones)
@@ -42,7 +47,7 @@ def _activations(op: str, attrs: dict, dirs: int) -> list[str] | str:
     return names
 
 
-def rnn_supports(node, ins):
+def rnn_supports(node: Node, ins: Sequence[TensorInfo | None]) -> bool | str:
     """A KernelSpec `supports`: True, or why a GPU step kernel declines the node."""
     attrs = _attrs(node.op, node.attrs)
     dirs = 2 if attrs["direction"] == "bidirectional" else 1

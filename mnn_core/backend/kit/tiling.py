@@ -5,17 +5,25 @@ computing TM x TN outputs, gives a block of TY*TM x TX*TN outputs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Callable
 
 from .layout import cdiv
 
 
-def blocks(local, spec) -> tuple[int, int]:
+def blocks(local: Sequence[int], spec: Sequence[int]) -> tuple[int, int]:
     """(BM, BN): the output rows and columns one work group of this tiling covers."""
     return local[1] * spec[0], local[0] * spec[1]
 
 
-def busiest_tile(m: int, n: int, batch: int, order, enough: int, more: Callable[[int], int] | None = None):
+def busiest_tile(
+    m: int,
+    n: int,
+    batch: int,
+    order: Iterable[tuple[Sequence[int], Sequence[int]]],
+    enough: int,
+    more: Callable[[int], int] | None = None,
+) -> tuple[Sequence[int], Sequence[int], tuple[int, int]]:
     """(local, spec, (BM, BN)): the first tiling of `order` (largest first) that gives at
     least `enough` work groups for an M x N output `batch` times, else the one that gives
     the most. `more(groups)` multiplies a tiling's count (split-K's slices)."""
