@@ -54,8 +54,8 @@ MUTANTS = [
         "the reference convolution takes the dilations of the spatial axes in reverse order "
         "(right for square dilations only)",
         "mnn_core/ops/conv.py",
-        "for j, d, s, m in zip(tap, dil, strides, out_sizes))]",
-        "for j, d, s, m in zip(tap, dil[::-1], strides, out_sizes))]",
+        "for j, d, s, m in zip(tap, dil, strides, out_sizes))",
+        "for j, d, s, m in zip(tap, dil[::-1], strides, out_sizes))",
         {
             "oracle (ONNX Runtime)": [
                 "tests/test_reference_vs_onnxruntime.py",
@@ -81,8 +81,8 @@ MUTANTS = [
         "reference-adam-bias-correction",
         "AdamUpdate corrects m's bias with beta2 instead of beta1",
         "mnn_core/ops/optim_ops.py",
-        "p64 = p64 - (lr / (1.0 - b1 ** t)) * m2 / denom",
-        "p64 = p64 - (lr / (1.0 - b2 ** t)) * m2 / denom",
+        "p64 = p64 - (lr / (1.0 - b1**t)) * m2 / denom",
+        "p64 = p64 - (lr / (1.0 - b2**t)) * m2 / denom",
         {"oracle (PyTorch)": ["tests/test_oracle_torch.py", "-k", "AdamUpdate"], "optimizers": ["tests/test_optim.py"]},
     ),
     Mutant(
