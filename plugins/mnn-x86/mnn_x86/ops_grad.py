@@ -18,7 +18,7 @@ from mnn_core.ops.conv import conv_geometry
 from mnn_core.ops.conv_grad import pool_grad_geometry
 
 from . import _x86
-from ._common import register, static_shape
+from ._common import conv_params, register, static_shape
 
 MAX_DIMS = 8
 
@@ -35,26 +35,7 @@ def _four_d(*which):
 
 def _conv_params(x_shape, w_shape, attrs) -> dict:
     geo = conv_geometry(x_shape, w_shape, {"auto_pad": "NOTSET", **attrs})  # the grads have no auto_pad
-    n, c, h, w = x_shape
-    o, cg, kh, kw = w_shape
-    return dict(
-        N=n,
-        O=o,
-        group=geo["group"],
-        C=cg,
-        H=h,
-        W=w,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=geo["strides"][0],
-        sw=geo["strides"][1],
-        dh=geo["dilations"][0],
-        dw=geo["dilations"][1],
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-    )
+    return conv_params(x_shape, w_shape, geo)
 
 
 def _prepare_conv_grad_weight(node, ins, outs, constants, ctx, isa):
