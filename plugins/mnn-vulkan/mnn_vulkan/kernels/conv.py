@@ -10,7 +10,7 @@ from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import conv_plan, pack
 
 from . import register
-from .matmul import COOP_BLOCK, COOP_LOCAL, gemm_tiles, split_k, use_coopmat
+from .matmul import dispatch_gemm, gemm_tiles, split_k, use_coopmat
 
 
 def _supports(node, ins):
@@ -54,13 +54,7 @@ def _record(op, rec):
 def _pointwise(rec, bindings, p):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
     x, w, bias, y = bindings
-    og, hw = p.o // p.g, p.h * p.w
-    if use_coopmat(rec, og, hw):
-        grid = (cdiv(hw, COOP_BLOCK), cdiv(og, COOP_BLOCK), p.n * p.g)
-        rec.dispatch("gemm_coop", [w, x, bias, y], p.pointwise_params(), grid, COOP_LOCAL)
-        return
-    local, spec, (bm, bn) = gemm_tiles(rec.device, og, hw, p.n * p.g, rec.options)
-    rec.dispatch("gemm", [w, x, bias, y], p.pointwise_params(), (cdiv(hw, bn), cdiv(og, bm), p.n * p.g), local, spec)
+    dispatch_gemm(rec, [w, x, bias, y], p.pointwise_params(), p.o // p.g, p.h * p.w, p.n * p.g)
 
 
 register("Conv", _record, _supports, efficiency=0.3)

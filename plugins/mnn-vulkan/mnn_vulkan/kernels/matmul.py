@@ -210,18 +210,23 @@ def use_coopmat(rec, m: int, n: int) -> bool:
     return str(wanted).lower() not in ("0", "false") and m >= 16 and n >= 16
 
 
+def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int) -> None:
+    """gemm.comp's push constants over an M x N output, `batch` times: on tensor cores
+    (gemm_coop.comp) where use_coopmat says so, else register-tiled (gemm.comp)."""
+    if use_coopmat(rec, m, n):
+        rec.dispatch("gemm_coop", bindings, push, (cdiv(n, COOP_BLOCK), cdiv(m, COOP_BLOCK), batch), COOP_LOCAL)
+        return
+    local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, batch, rec.options)
+    rec.dispatch("gemm", bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
+
+
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
     push = gemm_params(m, n, k, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab)
-    if use_coopmat(rec, m, n):
-        grid = (cdiv(n, COOP_BLOCK), cdiv(m, COOP_BLOCK), nb1 * nb2)
-        rec.dispatch("gemm_coop", bindings, push, grid, COOP_LOCAL)
-        return
-    if use_gemv(rec.device, m, k, b_st[0], rec.options):
+    if use_gemv(rec.device, m, k, b_st[0], rec.options):  # m <= 8: never a tensor-core GEMM (m >= 16)
         gx = min(n, MAX_GROUPS)
         rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
         return
-    local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, nb1 * nb2, rec.options)
-    rec.dispatch("gemm", bindings, push, (cdiv(n, bn), cdiv(m, bm), nb1 * nb2), local, spec)
+    dispatch_gemm(rec, bindings, push, m, n, nb1 * nb2)
 
 
 def _record_gemm(op, rec):
