@@ -38,6 +38,7 @@ from . import (  # noqa: E402,F401  isort: skip
     ml,
     ml_trees,
     rnn_quant,
+    matmul_nbits,
 )
 
 __all__ = ["REQUIRED", "Attr", "OpSchema", "Sample", "all_schemas", "get_schema", "register", "run_reference"]

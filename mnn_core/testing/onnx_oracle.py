@@ -42,7 +42,7 @@ DOMAIN = {
         )
     },
     **{op: "ai.onnx.preview.training" for op in ("Adam", "Adagrad", "Momentum")},
-    **{op: "com.microsoft" for op in ("QLinearAdd", "DynamicQuantizeLSTM")},
+    **{op: "com.microsoft" for op in ("QLinearAdd", "DynamicQuantizeLSTM", "MatMulNBits")},
 }
 
 #: ops newer than OPSET or outside ONNX Runtime's build: run on onnx's ReferenceEvaluator at this opset
