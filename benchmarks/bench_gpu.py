@@ -1,12 +1,14 @@
-"""GPU latency: mnn-vulkan, mnn-opencl and mnn-opengl against PyTorch CUDA eager and mnn-x86
-on the same machine's CPU (run on the lent H200; see benchmarks/RESULTS.md).
+"""GPU latency on the architecture zoo: mnn-vulkan, mnn-opencl and mnn-opengl against PyTorch on
+CUDA (eager, CUDA-graph replay, torch.compile), fp32 and fp16, like against like.
 
-    python benchmarks/bench_gpu.py --repeat 50 --markdown benchmarks/RESULTS.md
+    python benchmarks/bench_gpu.py --model resnet-50 --batch 1 --batch 16 --markdown benchmarks/RESULTS_GPU.md
+    python benchmarks/bench_gpu.py --startup      # OpenCL start-up, cold then warm program cache
 
-Same models as bench_models.py (examples/build_models.py, seeded weights);
-PyTorch runs them through benchmarks/torch_interpreter.py on "cuda" with a
-synchronize per run. Every mnn backend's output is compared with the
-reference backend's (max relative error printed).
+PyTorch runs the zoo's torch modules themselves (benchmarks/zoo_arch, seeded weights); mnn runs
+their ONNX export (the legacy exporter, cached like bench_zoo.py's) with fallback=False. Every
+engine is timed host numpy in to host numpy out: PyTorch copies the input to the GPU and the
+output back inside the timed call, the CUDA-graph replay copies the input into the captured
+buffer. Errors are relative L2 against PyTorch fp32 eager.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+MNN_ENGINES = ("vulkan", "vulkan-low", "vulkan-lowcoop", "opencl", "opencl-low", "opengl")
+TORCH_ENGINES = ("eager", "eager-fp16", "graph", "graph-fp16", "compile", "compile-fp16")
+DEFAULT_MODELS = ("mobilenet-v3", "resnet-50", "efficientnet-b0", "convnext-t", "vit-s16")
 
-def timed(fn, repeat, warmup):
+
+def timed(fn, repeat: int, warmup: int) -> tuple[float, float]:
     for _ in range(warmup):
         fn()
     times = []
@@ -35,60 +40,119 @@ def timed(fn, repeat, warmup):
     return statistics.median(times), min(times)
 
 
-def mnn_runner(graph, x, engine, threads):
-    """engine: a backend name, or NAME-low for precision="low" (vulkan: float16 tensors and
-    arithmetic where the device supports them)."""
+def mnn_runner(path: Path, feeds: dict, engine: str, first_output: str):
+    """engine: a backend name, or NAME-low for precision="low" (float16 tensors and arithmetic
+    where the device supports them); vulkan-lowcoop adds tensor cores (vulkan.coopmat)."""
     import mnn_core as mnn
 
     backend, _, low = engine.partition("-")
-    options = {"vulkan.fp16_fma": True} if low == "lowfma" else {}  # float16 FMAs in GEMM tiles too
-    sess = mnn.Session(
-        graph,
-        backend=backend,
-        threads=threads,
-        fallback=False,
-        options=options,
-        precision="low" if low.startswith("low") else "normal",
-    )
-    feeds = {"input": x}
-    return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)["logits"])
+    options = {"vulkan.coopmat": True} if low == "lowcoop" else {}
+    precision = "low" if low else "normal"
+    sess = mnn.Session(mnn.load(str(path)), backend=backend, fallback=False, precision=precision, options=options)
+    return (lambda: sess.run(feeds, copy=False)), (lambda: sess.run(feeds)[first_output])
 
 
-def torch_runner(graph, x, half: bool = False):
-    """PyTorch CUDA eager; half: the model and input in float16 (torch-cuda-fp16)."""
+def torch_runner(module, feeds: dict, engine: str):
+    """eager / graph (torch.cuda.CUDAGraph replay) / compile (torch.compile, inductor), each
+    optionally in float16 (model and floating inputs)."""
     import torch
-    from torch_interpreter import TorchGraph
 
-    model = TorchGraph(graph).to("cuda").eval()
-    xt = torch.from_numpy(x).cuda()
+    mode, _, half = engine.partition("-")
+    model = module.to("cuda").eval()
     if half:
-        model, xt = model.half(), xt.half()
+        model = model.half()
 
-    def run():
-        with torch.inference_mode():
-            out = model(xt)
-        torch.cuda.synchronize()
-        return out
+    def to_device(x: np.ndarray):
+        t = torch.from_numpy(x).to("cuda")
+        return t.half() if half and t.is_floating_point() else t
 
-    return run, (lambda: run()[0].float().cpu().numpy())
+    def first(out):
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+    if mode == "compile":
+        model = torch.compile(model)
+    if mode in ("eager", "compile"):
+
+        def run():
+            with torch.inference_mode():
+                out = first(model(*(to_device(x) for x in feeds.values())))
+                return out.float().cpu().numpy()
+
+        return run, run
+
+    static = [to_device(x) for x in feeds.values()]
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.inference_mode():
+        with torch.cuda.stream(stream):
+            for _ in range(3):  # warm up allocations and cuDNN's choices outside the capture
+                model(*static)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = first(model(*static))
+
+    def replay():
+        for buf, x in zip(static, feeds.values()):
+            buf.copy_(torch.from_numpy(x))
+        graph.replay()
+        return out.float().cpu().numpy()
+
+    return replay, replay
+
+
+def rel_l2(got: np.ndarray, want: np.ndarray) -> float:
+    got, want = np.asarray(got, np.float64).ravel(), np.asarray(want, np.float64).ravel()
+    if got.shape != want.shape:
+        return float("inf")
+    return float(np.linalg.norm(got - want) / (np.linalg.norm(want) + 1e-30))
+
+
+def bench_model(name: str, batch: int, engines: list[str], args) -> list[tuple]:
+    from zoo_arch import ARCHES
+    from zoo_arch.export import onnx_file
+
+    arch = ARCHES[name]
+    feeds = arch.make_feeds(batch, args.small)
+    path = onnx_file(arch, "legacy", batch, cache=args.cache, small=args.small)
+    want = None
+    rows = []
+    for engine in ["eager"] + [e for e in engines if e != "eager"]:
+        t0 = time.perf_counter()
+        try:
+            if engine in TORCH_ENGINES:
+                run, result = torch_runner(arch.module(args.small), feeds, engine)
+            else:
+                run, result = mnn_runner(path, feeds, engine, arch.outputs[0])
+            got = result()
+            setup = time.perf_counter() - t0
+            if want is None:
+                want = got
+            med, mn = timed(run, args.repeat, args.warmup)
+            row = (name, batch, engine, f"{med:.3f}", f"{mn:.3f}", f"{rel_l2(got, want):.1e}", f"{setup:.1f}")
+        except Exception as exc:  # an engine missing or failing here is reported, not fatal
+            row = (name, batch, engine, "-", "-", f"{type(exc).__name__}: {str(exc)[:90]}", "-")
+        if engine in engines:
+            rows.append(row)
+            print(" | ".join(str(c) for c in row), flush=True)
+    return rows
 
 
 def main(argv=None):
-    from build_models import MODELS
-
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", action="append")
-    p.add_argument("--batch", type=int, action="append")
+    p.add_argument("--model", action="append", help=f"a zoo architecture (default: {', '.join(DEFAULT_MODELS)})")
+    p.add_argument("--batch", type=int, action="append", help="default: 1 and 16")
     p.add_argument(
         "--engine",
         action="append",
-        help="vulkan, vulkan-low, vulkan-lowfma, opencl, opencl-low, opengl, x86, torch-cuda, "
-        "torch-cuda-fp16 (default: all but vulkan-lowfma; -low: precision=low)",
+        help=f"mnn: {', '.join(MNN_ENGINES)} (-low: precision='low', -lowcoop: and tensor cores); PyTorch on CUDA: "
+        f"{', '.join(TORCH_ENGINES)} (default: all but compile, which takes minutes a model)",
     )
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--threads", type=int, default=16, help="CPU threads for x86")
-    p.add_argument("--markdown", metavar="FILE")
+    p.add_argument("--cache", help="ONNX export cache (default: zoo_arch's, ~/.cache/mnn/zoo-arch)")
+    p.add_argument("--small", action="store_true", help="the zoo's small sizes (a quick check)")
+    p.add_argument("--markdown", metavar="FILE", help="append the table, dated, with the command")
     p.add_argument(
         "--startup",
         action="store_true",
@@ -98,37 +162,23 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.startup:
         return startup_table(args.model or ["mobilenet_v2", "resnet18"], args.markdown)
+    engines = args.engine or [*MNN_ENGINES, *(e for e in TORCH_ENGINES if not e.startswith("compile"))]
+    unknown = sorted(set(engines) - set(MNN_ENGINES) - set(TORCH_ENGINES))
+    if unknown:
+        p.error(f"unknown engine(s) {', '.join(unknown)}")
     rows = []
-    for model in args.model or ["mobilenet_v2", "resnet18"]:
+    for model in args.model or DEFAULT_MODELS:
         for batch in args.batch or [1, 16]:
-            graph = MODELS[model](batch)
-            x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")
-            import mnn_core as mnn
-
-            want = mnn.Session(
-                graph, backend="x86" if "x86" in [b.name for b in mnn.backends()] else "reference", threads=args.threads
-            ).run({"input": x})["logits"]
-            engines = ["vulkan", "vulkan-low", "opencl", "opencl-low", "opengl", "x86", "torch-cuda", "torch-cuda-fp16"]
-            for engine in args.engine or engines:
-                try:
-                    if engine.startswith("torch-cuda"):
-                        run, result = torch_runner(graph, x, half=engine.endswith("fp16"))
-                    else:
-                        run, result = mnn_runner(graph, x, engine, args.threads)
-                    err = float(np.max(np.abs(result() - want)) / (np.max(np.abs(want)) + 1e-12))
-                    med, mn = timed(run, args.repeat, args.warmup)
-                    row = (model, batch, engine, f"{med:.3f}", f"{mn:.3f}", f"{err:.1e}")
-                except Exception as exc:  # an engine missing here is reported, not fatal
-                    row = (model, batch, engine, "-", "-", f"skipped: {type(exc).__name__}: {str(exc)[:100]}")
-                rows.append(row)
-                print(" | ".join(str(c) for c in row), flush=True)
+            rows += bench_model(model, batch, engines, args)
     if args.markdown:
+        import torch
+
         cmd = "python benchmarks/bench_gpu.py " + " ".join(sys.argv[1:])
         lines = [
-            f"\n### GPU, {time.strftime('%Y-%m-%d')}\n",
+            f"\n### GPU on the zoo, {time.strftime('%Y-%m-%d')}, {torch.cuda.get_device_name()}\n",
             f"`{cmd}`\n",
-            "| model | batch | engine | median ms | min ms | max rel err vs x86 |",
-            "|---|---|---|---|---|---|",
+            "| model | batch | engine | median ms | min ms | rel L2 vs torch fp32 eager | setup s |",
+            "|---|---|---|---|---|---|---|",
         ]
         lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
         with open(args.markdown, "a") as f:

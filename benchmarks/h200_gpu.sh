@@ -13,7 +13,8 @@
 # SWEEP="wide 16x16x1x1x16 ..." adds forced tilings to the profile; PROFILE_BATCHES (default 1).
 # PLUGINS (default: vulkan opencl x86) picks what setup installs, PYTEST_JOBS runs the suites
 # with pytest-xdist, ENGINES (default: all of bench_gpu.py's) what bench times, ONNX_BACKENDS
-# (default: vulkan opencl) what the onnx stage measures. The opengl stage runs mnn-opengl's three
+# (default: vulkan opencl) what the onnx stage measures, MODELS (default: bench_gpu.py's) the
+# zoo models bench times. The opengl stage runs mnn-opengl's three
 # CNNs at 224x224 (plugins/mnn-opengl/tools/check_models.py, batch 1 and 8).
 # The Vulkan loader comes as Debian packages in .gl/ (ignored by git; fetch them on an amd64
 # Debian machine with `apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0
@@ -87,8 +88,8 @@ if wants profile; then
 fi
 
 if wants bench; then
-    (cd /tmp && timeout 420 $PY "$ROOT/benchmarks/bench_gpu.py" --batch 1 --batch 16 --repeat 20 --warmup 3 \
-        $(for e in ${ENGINES:-}; do echo --engine $e; done) --markdown "$OUT/bench_gpu.md") 2>&1 | tee "$OUT/bench.log"
+    (cd /tmp && timeout ${BENCH_LIMIT:-420} $PY "$ROOT/benchmarks/bench_gpu.py" --batch 1 --batch 16 --repeat 20 --warmup 3 \
+        $(for e in ${ENGINES:-}; do echo --engine $e; done) $(for m in ${MODELS:-}; do echo --model $m; done) --markdown "$OUT/bench_gpu.md") 2>&1 | tee "$OUT/bench.log"
 fi
 
 if wants startup; then
