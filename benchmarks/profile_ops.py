@@ -4,6 +4,7 @@
     python benchmarks/profile_ops.py --model resnet18 --threads 1 --convs   # every Conv, its shape, GFLOP/s
     python benchmarks/profile_ops.py --precision normal --precision low --rounds 5   # fp32 vs bf16, interleaved
     python benchmarks/profile_ops.py --model squeezenet1_1 --fuse on --fuse off --rounds 5   # backend fusions A/B
+    python benchmarks/profile_ops.py --zoo lstm-tagger --exporter legacy   # a zoo model (bench_zoo.py's names)
 
 Each step's minimum over --repeat runs is printed (on a shared machine a step
 is rarely preempted in every run, so the minima add up to the CPU time the
@@ -82,6 +83,18 @@ def print_summary(title: str, walls: list[float], mins: list[float], by_kind: di
         print(f"  {kind:22s} {count:3d} steps {ms:8.2f} ms")
 
 
+def zoo_graph(name: str, exporter: str, batch: int):
+    """A bench_zoo.py model's graph (an architecture's file from `exporter`) and its inputs."""
+    import bench_zoo
+
+    import mnn_core as mnn
+    from mnn_core.zoo.corpus import BY_NAME
+
+    args = argparse.Namespace(cache=None, arch_cache=None, small=False)
+    path = bench_zoo._path(name, None if name in BY_NAME else exporter, batch, args)
+    return mnn.load(path), bench_zoo.model_feeds(name, batch)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="mobilenet_v2", help="mobilenet_v2, resnet18, squeezenet1_1")
@@ -99,6 +112,8 @@ def main(argv=None) -> None:
         "--fuse", action="append", choices=["on", "off"], help="backend fusions on or off, repeatable (default: on)"
     )
     p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of --repeat runs per session")
+    p.add_argument("--zoo", metavar="NAME", help="a corpus model or an architecture of bench_zoo.py instead of --model")
+    p.add_argument("--exporter", default="legacy", help="an architecture's exporter (with --zoo; default legacy)")
     args = p.parse_args(argv)
     import mnn_core as mnn
 
@@ -106,8 +121,12 @@ def main(argv=None) -> None:
     fuses = args.fuse or ["on"]
     # One label per session: the precision, plus "/unfused" where fusions are off.
     variants = {f"{pr}{'' if fu == 'on' else '/unfused'}": (pr, fu == "on") for pr in precisions for fu in fuses}
-    x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
-    graph = bm._graph(args.model, args.batch)
+    if args.zoo:
+        graph, feeds = zoo_graph(args.zoo, args.exporter, args.batch)
+        args.model = args.zoo
+    else:
+        feeds = {"input": np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")}
+        graph = bm._graph(args.model, args.batch)
     sessions = {
         label: mnn.Session(graph, backend="x86", threads=args.threads, precision=pr, fuse=fuse)
         for label, (pr, fuse) in variants.items()
@@ -117,7 +136,7 @@ def main(argv=None) -> None:
     names: dict[str, list[str]] = {}
     for _ in range(max(args.rounds, 1)):
         for label, sess in sessions.items():
-            names[label], m, w = step_minima(sess, {"input": x}, args.repeat)
+            names[label], m, w = step_minima(sess, feeds, args.repeat)
             mins[label] = m if label not in mins else [min(a, b) for a, b in zip(mins[label], m)]
             walls[label] += w
     kinds = {}

@@ -1,5 +1,5 @@
 # The Cython glue of the recurrent layers (ops_recurrent.py, csrc/recurrent/): fills an RNN/GRU/LSTM's
-# C state at prepare (R^T, the summed biases, the peepholes, scratch) and hands it to the core as an
+# C state at prepare (R^T in panels, the summed biases, the peepholes, scratch) and hands it to the core as an
 # _x86.Execution that calls the input projection's MatMul execution. Nothing here runs per inference.
 from libc.stdint cimport int16_t, int32_t, int64_t, uintptr_t
 from libc.string cimport memcpy
@@ -44,6 +44,7 @@ cdef extern from "recurrent/recurrent.h" nogil:
         int16_t* xq
         int16_t* hq
     int x86_rnn_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
+    void x86_rnn_pack_rt(const float* r, int64_t gates, int64_t hidden, int64_t k, float* rt) noexcept
 
 CELLS = {"RNN": 0, "GRU": 1, "LSTM": 2}
 
@@ -55,7 +56,7 @@ cdef float* _scratch(Execution ex, int64_t n):
 
 
 cdef float* _array(Execution ex, arr):
-    """A float32 copy of arr that the execution keeps (for R^T, the biases, the peepholes)."""
+    """A float32 copy of arr that the execution keeps (the biases, the peepholes)."""
     a = np.ascontiguousarray(arr, dtype=np.float32)
     cdef float* p = _scratch(ex, a.size)
     if a.size:
@@ -85,7 +86,9 @@ def recurrent(str isa, int threads, str name, dict p, Execution proj, r, b, peep
     else:
         ex.keep.append(proj)
         s.proj.run, s.proj.state = proj.exe.run, proj.exe.state
-        s.rt = _array(ex, np.transpose(r, (0, 2, 1))) if r is not None else _scratch(ex, dirs * h * g * h)
+        s.rt = _scratch(ex, dirs * h * g * h)
+        if r is not None:
+            _pack_rt(s, r)
     bias = np.zeros((dirs, 2 * g * h), np.float32) if b is None else np.asarray(b, np.float32)
     s.bias = _array(ex, bias[:, :g * h] + bias[:, g * h:])
     if p["cell"] == "GRU" and p["lbr"]:  # the h gate's Rb is scaled by the reset gate: kept apart
@@ -99,6 +102,15 @@ def recurrent(str isa, int threads, str name, dict p, Execution proj, r, b, peep
     s.work = _scratch(ex, dirs * s.batch * s.work_row)
     ex.packed = tuple(p["packed"])
     return ex
+
+
+cdef void _pack_rt(x86_rnn_state* s, r):
+    """s.rt = the constant R^T in panels (csrc/recurrent/recurrent.h), a direction at a time."""
+    a = np.ascontiguousarray(r, dtype=np.float32)
+    cdef const float* src = <const float*><uintptr_t>a.ctypes.data
+    cdef int64_t d, n = s.gates * s.hidden * s.hidden
+    for d in range(s.dirs):
+        x86_rnn_pack_rt(src + d * n, s.gates, s.hidden, s.hidden, s.rt + d * n)
 
 
 cdef void _quantized(Execution ex, x86_rnn_state* s, dict q):

@@ -150,14 +150,18 @@ def test_weights_at_run(rng, op):
     _check(op, ins, attrs, 2, constant=())
 
 
-def test_large_hidden(rng):
-    """More columns than one GEMV block and a hidden size that leaves a partial one."""
-    attrs = {"hidden_size": 70, "direction": "bidirectional"}
-    _check("LSTM", _inputs(rng, "LSTM", 6, 2, 20, 70, attrs, lens=True, states=True, peep=True), attrs, 2)
+@pytest.mark.parametrize("op,extra", [("LSTM", {}), ("GRU", {}), ("GRU", {"linear_before_reset": 1})])
+@pytest.mark.parametrize("hidden", [64, 70, 130])
+def test_large_hidden(rng, op, extra, hidden):
+    """Hidden sizes of one or more whole 64-column panels of R^T and ones that leave a partial panel per gate."""
+    attrs = {"hidden_size": hidden, "direction": "bidirectional", **extra}
+    ins = _inputs(rng, op, 6, 2, 20, hidden, attrs, lens=True, states=True, peep=op == "LSTM")
+    ins[2] *= np.float32((16 / hidden) ** 0.5)  # R at a trained layer's scale: the gates' sums stay O(1)
+    _check(op, ins, attrs, 2)
 
 
 @pytest.mark.parametrize("op,extra", [("RNN", {}), ("GRU", {}), ("GRU", {"linear_before_reset": 1}), ("LSTM", {})])
-@pytest.mark.parametrize("batch,hidden", [(4, 8), (5, 33), (9, 40)])
+@pytest.mark.parametrize("batch,hidden", [(4, 8), (5, 33), (9, 40), (6, 100)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_row_groups(rng, op, extra, batch, hidden, threads):
     """Batches that run four rows a GEMM (x86_rnn_gemm) with rows and columns left over, unequal lengths."""

@@ -84,13 +84,11 @@ X86_CLONES void x86_rnn_clip(float *x, int64_t n, float clip) {
     for (int64_t i = 0; i < n; ++i) x[i] = x[i] < -clip ? -clip : (x[i] > clip ? clip : x[i]);
 }
 
-#define GEMV_COLS 64 /* columns a pass keeps in registers: 4 AVX-512 or 8 AVX2 accumulators */
-
 /* 16 floats at any 4-byte boundary; each clone lowers it to its own registers (the helpers using it
  * are always inlined into a clone: outside one they compile for SSE2) */
 typedef float x86_v16 __attribute__((vector_size(64), aligned(4)));
 
-/* y[0:GEMV_COLS]: named vector accumulators, as an array of them GCC spills to the stack; two sets
+/* y[0:RNN_PANEL]: named vector accumulators, as an array of them GCC spills to the stack; two sets
  * (even and odd q), as each add waits on the last: four chains kept half the FMA units idle */
 static inline __attribute__((always_inline)) void gemv_block(const float *h, const float *rt, int64_t k, int64_t ld, float *y) {
     x86_v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
@@ -119,21 +117,15 @@ static inline __attribute__((always_inline)) void gemv_block(const float *h, con
     o[0] = a0 + b0, o[1] = a1 + b1, o[2] = a2 + b2, o[3] = a3 + b3;
 }
 
-/* the last w < GEMV_COLS columns */
+/* a panel narrower than RNN_PANEL (a gate's last columns) */
 static inline __attribute__((always_inline)) void gemv_tail(const float *h, const float *rt, int64_t k, int64_t ld, int64_t w, float *y) {
-    float acc[GEMV_COLS] = {0};
+    float acc[RNN_PANEL] = {0};
     for (int64_t q = 0; q < k; ++q) {
         const float hq = h[q];
         const float *r = rt + q * ld;
         for (int64_t j = 0; j < w; ++j) acc[j] += hq * r[j];
     }
     memcpy(y, acc, (size_t)w * sizeof(float));
-}
-
-X86_CLONES void x86_rnn_gemv(const float *h, const float *rt, int64_t k, int64_t ld, int64_t n, float *y) {
-    int64_t j = 0;
-    for (; j + GEMV_COLS <= n; j += GEMV_COLS) gemv_block(h, rt + j, k, ld, y + j);
-    if (j < n) gemv_tail(h, rt + j, k, ld, n - j, y + j);
 }
 
 /* 4 rows x 32 columns: 8 vector accumulators, each load of R^T feeding four rows */
@@ -154,13 +146,36 @@ static inline __attribute__((always_inline)) void gemm4_block(const float *h, in
     o = (x86_v16 *)(y + 3 * y_ld), o[0] = a30, o[1] = a31;
 }
 
-X86_CLONES void x86_rnn_gemm(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t ld,
-                             int64_t n, float *y, int64_t y_ld) {
+/* one panel of R^T (k rows of w <= RNN_PANEL columns, w apart) for m rows of h: four rows at a time
+ * share each load of the panel (32 columns a block), the rest one row each */
+static inline __attribute__((always_inline)) void gemm_panel(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t w, float *y, int64_t y_ld) {
     int64_t i = 0;
     for (; i + 4 <= m; i += 4) {
         int64_t j = 0;
-        for (; j + 32 <= n; j += 32) gemm4_block(h + i * h_ld, h_ld, rt + j, k, ld, y + i * y_ld + j, y_ld);
-        for (int64_t r = i; j < n && r < i + 4; ++r) gemv_tail(h + r * h_ld, rt + j, k, ld, n - j, y + r * y_ld + j);
+        for (; j + 32 <= w; j += 32) gemm4_block(h + i * h_ld, h_ld, rt + j, k, w, y + i * y_ld + j, y_ld);
+        for (int64_t r = i; j < w && r < i + 4; ++r) gemv_tail(h + r * h_ld, rt + j, k, w, w - j, y + r * y_ld + j);
     }
-    for (; i < m; ++i) x86_rnn_gemv(h + i * h_ld, rt, k, ld, n, y + i * y_ld);
+    for (; i < m; ++i) {
+        if (w == RNN_PANEL) gemv_block(h + i * h_ld, rt, k, w, y + i * y_ld);
+        else gemv_tail(h + i * h_ld, rt, k, w, w, y + i * y_ld);
+    }
+}
+
+X86_CLONES void x86_rnn_gemm(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t hidden,
+                             int64_t gates, float *y, int64_t y_ld) {
+    for (int64_t g = 0; g < gates; ++g)
+        for (int64_t c = 0; c < hidden; c += RNN_PANEL) {
+            const int64_t w = hidden - c < RNN_PANEL ? hidden - c : RNN_PANEL;
+            gemm_panel(h, h_ld, m, rt + (g * hidden + c) * k, k, w, y + g * hidden + c, y_ld);
+        }
+}
+
+void x86_rnn_pack_rt(const float *r, int64_t gates, int64_t hidden, int64_t k, float *rt) {
+    for (int64_t g = 0; g < gates; ++g)
+        for (int64_t c = 0; c < hidden; c += RNN_PANEL) {
+            const int64_t w = hidden - c < RNN_PANEL ? hidden - c : RNN_PANEL, n = g * hidden + c;
+            float *p = rt + n * k;
+            for (int64_t q = 0; q < k; ++q)
+                for (int64_t j = 0; j < w; ++j) p[q * w + j] = r[(n + j) * k + q];
+        }
 }

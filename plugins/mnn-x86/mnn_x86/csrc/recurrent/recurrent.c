@@ -160,7 +160,7 @@ static void run_group(const rnn_job *j, int64_t d, int64_t b0, int64_t b1) {
     }
     for (int64_t t = 0; t < T; ++t) {
         if (s->quant) x86_rnn_qgemm(s, d, w, ld, m, w + 3 * H, ld);
-        else x86_rnn_gemm(w, ld, m, rt, H, GH, split ? 2 * H : GH, w + 3 * H, ld);
+        else x86_rnn_gemm(w, ld, m, rt, H, H, split ? 2 : s->gates, w + 3 * H, ld);
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t len = seq_len(s, j->ins, b), tt = t < len ? step_at(reverse, len, t) : t;
             float *h = w + (b - b0) * ld, *y = y_at(j, d, b, tt);
@@ -172,7 +172,7 @@ static void run_group(const rnn_job *j, int64_t d, int64_t b0, int64_t b1) {
             if (!row_step(j, d, b, x, h) && y) memcpy(y, h, (size_t)H * sizeof(float));
         }
         if (!split) continue;
-        x86_rnn_gemm(w + 2 * H, ld, m, rt + 2 * H, H, GH, H, w + 5 * H, ld); /* (r*h)·Rh^T */
+        x86_rnn_gemm(w + 2 * H, ld, m, rt + 2 * H * H, H, H, 1, w + 5 * H, ld); /* (r*h)·Rh^T */
         for (int64_t b = b0; b < b1; ++b) {
             const int64_t len = seq_len(s, j->ins, b);
             if (t >= len) continue;
@@ -215,9 +215,7 @@ static void load_weights(x86_rnn_state *s, const mnn_tensor *ins) {
     const int64_t H = s->hidden, GH = s->gates * H;
     if (s->in_r >= 0) {
         const float *r = (const float *)ins[s->in_r].data;
-        for (int64_t d = 0; d < s->dirs; ++d)
-            for (int64_t n = 0; n < GH; ++n)
-                for (int64_t k = 0; k < H; ++k) s->rt[(d * H + k) * GH + n] = r[(d * GH + n) * H + k];
+        for (int64_t d = 0; d < s->dirs; ++d) x86_rnn_pack_rt(r + d * GH * H, s->gates, H, H, s->rt + d * GH * H);
     }
     if (s->in_b >= 0) {
         const float *bsrc = (const float *)ins[s->in_b].data;

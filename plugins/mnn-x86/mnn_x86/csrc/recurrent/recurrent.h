@@ -23,11 +23,17 @@ typedef struct {
 /* act.c: x[0:n] = a(x), in place; and the helpers of the gate math */
 void x86_rnn_activate(const x86_rnn_act *a, float *x, int64_t n);
 void x86_rnn_clip(float *x, int64_t n, float clip);
-/* y[0:n] = h · rt[:, 0:n], rt row-major with ld floats a row (R^T: [K][ld]) */
-void x86_rnn_gemv(const float *h, const float *rt, int64_t k, int64_t ld, int64_t n, float *y);
-/* the same for m rows of h (h_ld floats apart) into m rows of y (y_ld apart), four at a time */
-void x86_rnn_gemm(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t ld,
-                  int64_t n, float *y, int64_t y_ld);
+/* R^T packed in panels: per gate, its H columns in panels of RNN_PANEL (the last one narrower), each
+ * panel [K][w] contiguous at (g * H + c) * K. A step streams R^T in order (the plain [K][G*H] rows are
+ * 4 KB apart at H = 256: each GEMV block touched a new page per row, which the prefetchers don't follow).
+ * 64 columns: 4 AVX-512 or 8 AVX2 accumulators. */
+#define RNN_PANEL 64
+/* rt = R^T packed, from R [gates*hidden][k] (one direction) */
+void x86_rnn_pack_rt(const float *r, int64_t gates, int64_t hidden, int64_t k, float *rt);
+/* y[:, 0:gates*hidden] = h · R^T for m rows of h (h_ld floats apart) into m rows of y (y_ld apart); rt
+ * points at the first gate's panels */
+void x86_rnn_gemm(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t hidden,
+                  int64_t gates, float *y, int64_t y_ld);
 
 /* an execution of another module (the projection's MatMul), called from the run */
 typedef struct {
@@ -46,7 +52,7 @@ typedef struct {
     int32_t in_w, in_r, in_b, in_p, in_lens, in_h0, in_c0;
     x86_inner proj; /* xw = X · W^T: [seq*batch rows in X's order][dirs*G*H] */
     float *xw;
-    float *rt;      /* [dirs][H][G*H]: R^T */
+    float *rt;      /* [dirs][G*H*H]: R^T packed (x86_rnn_pack_rt) */
     float *bias;    /* [dirs][G*H]: Wb + Rb (a GRU with linear_before_reset: Wb alone in the h gate) */
     float *rbh;     /* [dirs][H]: that GRU's h-gate Rb, which the reset gate scales */
     float *peep;    /* [dirs][3H] (i, o, f), or NULL */
