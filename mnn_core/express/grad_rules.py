@@ -15,10 +15,9 @@ import math
 
 import numpy as np
 
+from ..backend.kit.geometry import CONV_SPATIAL, conv_geometry, pool_geometry
 from ..errors import MnnError
 from ..ops import get_schema
-from ..ops.conv import CONV_SPATIAL, conv_geometry
-from ..ops.pool import pool_geometry
 from ..ops.reduce import reduce_axes
 from .autograd import GradContext
 from .conv_nd_grad import conv_nd_grads

@@ -52,22 +52,3 @@ def rand(rng: np.random.Generator, *shape: int, dtype: str = "float32", low=-1.0
 
 def info_like(x: TensorInfo, shape=None, dtype=None) -> TensorInfo:
     return TensorInfo(x.shape if shape is None else tuple(shape), dtype or x.dtype)
-
-
-def resolve_pads(op: str, attrs: dict, sizes, strides, eff) -> list[int]:
-    """Explicit [top, left, bottom, right] pads from auto_pad (SAME_*, VALID) or the pads attribute,
-    for a sliding window with dilated kernel extent `eff`. Shared by convolution and pooling."""
-    if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
-        pads = [0, 0, 0, 0]
-        for i, size in enumerate(sizes):
-            out = -(-size // strides[i])
-            total = max(0, (out - 1) * strides[i] + eff[i] - size)
-            small, big = total // 2, total - total // 2
-            pads[i], pads[i + 2] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
-    elif attrs["auto_pad"] == "VALID":
-        pads = [0, 0, 0, 0]
-    else:
-        pads = attrs["pads"] or [0, 0, 0, 0]
-    if len(pads) != 4 or min(pads) < 0:
-        raise GraphError(f"{op}: pads must be 4 non-negative ints, got {pads}")
-    return pads

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 
+from ..backend.kit.geometry import CONV_SPATIAL, conv_geometry
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
 from ._util import rand
@@ -28,77 +29,6 @@ CONV_ATTRS = {
     "auto_pad": Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")),
     **FUSED_ACTIVATION_ATTRS,
 }
-
-#: spatial axes Conv and ConvTranspose take (ONNX allows any number; onnxruntime runs 1 to 3)
-CONV_SPATIAL = (1, 2, 3)
-
-
-def window_pads(op: str, attrs: dict, sizes, strides, eff) -> list[int]:
-    """Explicit pads [D1 begin, ..., Dk begin, D1 end, ..., Dk end] (2-D: top, left, bottom, right) from
-    auto_pad (SAME_*, VALID) or the pads attribute, for a sliding window of dilated extent `eff` per
-    axis. Shared by convolution and pooling."""
-    k = len(sizes)
-    if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
-        pads = [0] * (2 * k)
-        for i, size in enumerate(sizes):
-            out = -(-size // strides[i])
-            total = max(0, (out - 1) * strides[i] + eff[i] - size)
-            small, big = total // 2, total - total // 2
-            pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
-    elif attrs["auto_pad"] == "VALID":
-        pads = [0] * (2 * k)
-    else:
-        pads = list(attrs["pads"] or [0] * (2 * k))
-    if len(pads) != 2 * k or min(pads) < 0:
-        raise GraphError(
-            f"{op}: pads must be {2 * k} non-negative ints (the begins, then the ends, of {k} spatial axes), got {pads}"
-        )
-    return pads
-
-
-def spatial_rank(op: str, x_shape, w_shape, spatial, weight: str) -> int:
-    """How many spatial axes an (input, weight) pair has; GraphError unless one of `spatial`, or where
-    a kernel dimension is 0 (a window of no taps: kernels would leave outputs unwritten)."""
-    k = len(x_shape) - 2
-    if k not in spatial or len(w_shape) != len(x_shape):
-        ranks = [str(d + 2) for d in spatial]
-        ranks = ", ".join(ranks[:-1]) + " or " + ranks[-1] if len(ranks) > 1 else ranks[0]
-        raise GraphError(
-            f"{op} takes (N, C, D1, ...) input and {weight} weight of one rank, {ranks} here; "
-            f"got {x_shape} and {w_shape}"
-        )
-    if any(isinstance(d, (int, np.integer)) and d < 1 for d in w_shape[2:]):
-        raise GraphError(f"{op}: weight {tuple(w_shape)} has a kernel dimension of 0; each must be at least 1")
-    return k
-
-
-def conv_geometry(x_shape, w_shape, attrs, spatial=(2,)):
-    """Resolve kernel, strides, dilations and explicit pads; return them and the output size.
-
-    `spatial`: how many spatial axes the caller's kernel computes. Conv passes CONV_SPATIAL; the
-    quantized and gradient ops that share this geometry compute 2-D only, hence the default."""
-    k = spatial_rank("Conv", x_shape, w_shape, spatial, "(M, C/group, k1, ...)")
-    n, c = x_shape[:2]
-    o, ci = w_shape[:2]
-    kernel = list(w_shape[2:])
-    group = attrs["group"]
-    if group < 1 or c != ci * group or o % group:
-        raise GraphError(f"Conv: input has {c} channels but weight {w_shape} with group={group} needs {ci * group}")
-    if list(attrs["kernel_shape"] or kernel) != kernel:
-        raise GraphError(f"Conv: kernel_shape {attrs['kernel_shape']} disagrees with the weight {w_shape}")
-    strides = list(attrs["strides"] or [1] * k)
-    dil = list(attrs["dilations"] or [1] * k)
-    if len(strides) != k or len(dil) != k:
-        raise GraphError(f"Conv: strides {strides} and dilations {dil} need {k} values each for input {x_shape}")
-    if min(strides) < 1 or min(dil) < 1:
-        raise GraphError("Conv: strides and dilations must be at least 1")
-    eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
-    sizes = x_shape[2:]
-    pads = window_pads("Conv", attrs, sizes, strides, eff)
-    out = [(size + pads[i] + pads[i + k] - eff[i]) // strides[i] + 1 for i, size in enumerate(sizes)]
-    if min(out) < 1:
-        raise GraphError(f"Conv: kernel {eff} does not fit input {'x'.join(map(str, sizes))} with pads {pads}")
-    return dict(kernel=kernel, strides=strides, dilations=dil, pads=pads, out=(n, o, *out), group=group)
 
 
 def _conv_infer(ins, attrs):

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend.kit.geometry import conv_geometry
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
 from ._util import rand, same_dtype
-from .conv import conv_geometry
 from .schema import Attr, OpSchema, Sample, register
 
 _GEOMETRY_ATTRS = {

@@ -7,10 +7,11 @@ import itertools
 
 import numpy as np
 
+from ..backend.kit.geometry import CONV_SPATIAL, conv_transpose_geometry
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
 from ._util import rand
-from .conv import CONV_SPATIAL, FUSED_ACTIVATION_ATTRS, spatial_rank
+from .conv import FUSED_ACTIVATION_ATTRS
 from .elementwise import apply_activation
 from .schema import Attr, OpSchema, Sample, register
 
@@ -25,69 +26,6 @@ CONV_TRANSPOSE_ATTRS = {
     "auto_pad": Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")),
     **FUSED_ACTIVATION_ATTRS,
 }
-
-
-def conv_transpose_geometry(x_shape, w_shape, attrs, spatial=(2,)):
-    """Resolve strides, dilations, pads and the output size, following the ONNX formulas.
-
-    `spatial`: how many spatial axes the caller computes (ConvTranspose: CONV_SPATIAL; the gradient
-    rule, 2-D only, takes the default)."""
-    k = spatial_rank("ConvTranspose", x_shape, w_shape, spatial, "(C, M/group, k1, ...)")
-    n, c = x_shape[:2]
-    ci, mg = w_shape[:2]
-    kernel, sizes = list(w_shape[2:]), x_shape[2:]
-    group = attrs["group"]
-    if group < 1 or c != ci or c % group:
-        raise GraphError(
-            f"ConvTranspose: input has {c} channels but weight {w_shape} with group={group} needs "
-            f"{ci} (a multiple of the group)"
-        )
-    if list(attrs["kernel_shape"] or kernel) != kernel:
-        raise GraphError(f"ConvTranspose: kernel_shape {attrs['kernel_shape']} disagrees with the weight {w_shape}")
-    strides = list(attrs["strides"] or [1] * k)
-    dil = list(attrs["dilations"] or [1] * k)
-    out_pad = list(attrs["output_padding"] or [0] * k)
-    if len(strides) != k or len(dil) != k or len(out_pad) != k:
-        raise GraphError(
-            f"ConvTranspose: strides {strides}, dilations {dil} and output_padding {out_pad} "
-            f"need {k} values each for input {x_shape}"
-        )
-    if min(strides) < 1 or min(dil) < 1:
-        raise GraphError("ConvTranspose: strides and dilations must be at least 1")
-    # PyTorch's rule; onnxruntime is stricter (output_padding < stride)
-    if any(not 0 <= p < max(s, d) for p, s, d in zip(out_pad, strides, dil)):
-        raise GraphError(
-            f"ConvTranspose: output_padding {out_pad} must be non-negative and smaller than the "
-            f"stride {strides} or the dilation {dil}"
-        )
-    eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
-    full = [s * (i - 1) + e + p for s, i, e, p in zip(strides, sizes, eff, out_pad)]  # before cropping pads
-    target = list(attrs["output_shape"])
-    if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER") and not target:
-        target = [i * s for i, s in zip(sizes, strides)]
-    if target:
-        if len(target) != k:
-            raise GraphError(f"ConvTranspose: output_shape must give the {k} spatial sizes, got {target}")
-        pads = [0] * (2 * k)
-        for i in range(k):
-            total = full[i] - target[i]
-            if total < 0:
-                raise GraphError(f"ConvTranspose: output_shape {target} is larger than the full output {full}")
-            small, big = total // 2, total - total // 2
-            # as ONNX: SAME_UPPER puts the odd pad at the end, otherwise at the start
-            pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
-    elif attrs["auto_pad"] == "VALID":
-        pads = [0] * (2 * k)
-    else:
-        pads = list(attrs["pads"] or [0] * (2 * k))
-    if len(pads) != 2 * k or min(pads) < 0:
-        raise GraphError(f"ConvTranspose: pads must be {2 * k} non-negative ints, got {pads}")
-    out = [f - pads[i] - pads[i + k] for i, f in enumerate(full)]
-    if min(out) < 1:
-        raise GraphError(f"ConvTranspose: pads {pads} leave nothing of the {'x'.join(map(str, full))} output")
-    return dict(
-        kernel=kernel, strides=strides, dilations=dil, pads=pads, full=full, group=group, out=(n, mg * group, *out)
-    )
 
 
 def _infer(ins, attrs):

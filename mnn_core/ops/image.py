@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 
+from ..backend.kit.geometry import window_pads
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
 from ._util import rand
@@ -136,7 +137,7 @@ register(
 # -- LpPool -------------------------------------------------------------------------------------------
 
 
-def pool_geometry(shape, attrs, op):
+def lp_pool_geometry(shape, attrs, op):
     """Explicit pads, strides, dilations and the output size of an N-D pooling window."""
     dims = list(shape[2:])
     k = len(dims)
@@ -146,14 +147,7 @@ def pool_geometry(shape, attrs, op):
     strides = attrs["strides"] or [1] * k
     dil = attrs["dilations"] or [1] * k
     eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
-    pads = list(attrs["pads"] or [0] * (2 * k))
-    if attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
-        for i, size in enumerate(dims):
-            total = max(0, (-(-size // strides[i]) - 1) * strides[i] + eff[i] - size)
-            small, big = total // 2, total - total // 2
-            pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)
-    elif attrs["auto_pad"] == "VALID":
-        pads = [0] * (2 * k)
+    pads = window_pads(op, attrs, dims, strides, eff)
     out = []
     for i, size in enumerate(dims):
         span = size + pads[i] + pads[i + k] - eff[i]
@@ -167,13 +161,13 @@ def pool_geometry(shape, attrs, op):
 
 
 def _lp_pool_infer(ins, attrs):
-    _, _, _, out = pool_geometry(ins[0].shape, attrs, "LpPool")
+    _, _, _, out = lp_pool_geometry(ins[0].shape, attrs, "LpPool")
     return [TensorInfo(tuple(ins[0].shape[:2]) + tuple(out), ins[0].dtype)]
 
 
 def _lp_pool(ins, attrs):
     x = ins[0]
-    pads, strides, dil, out = pool_geometry(x.shape, attrs, "LpPool")
+    pads, strides, dil, out = lp_pool_geometry(x.shape, attrs, "LpPool")
     k = x.ndim - 2
     kernel = attrs["kernel_shape"]
     p = attrs["p"]

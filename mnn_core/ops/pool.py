@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend.kit.geometry import pool_geometry
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
 from ._util import rand
-from .conv import window_pads
 from .schema import Attr, OpSchema, Sample, register
 
 _FLOAT = ("float32", "float16")
@@ -21,55 +21,6 @@ POOL_ATTRS = {
     "ceil_mode": Attr("int", 0, (0, 1), "round the output size up instead of down"),
     "auto_pad": Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")),
 }
-
-
-def pool_geometry(x_shape, attrs, op):
-    """Resolve kernel, strides, dilations and explicit pads; return them and the output size.
-
-    Any number of spatial axes; pads are [D1 begin, ..., Dk begin, D1 end, ..., Dk end] (2-D: top,
-    left, bottom, right). `extra` is how far the last window (ceil_mode) reaches past the end
-    padding: those positions are neither input nor padding and never count.
-    """
-    k = len(x_shape) - 2
-    if k < 1:
-        raise GraphError(f"{op} takes (N, C, D1, ...) input, at least one spatial axis; got shape {x_shape}")
-    kernel = list(attrs["kernel_shape"])
-    strides = list(attrs["strides"] or [1] * k)
-    dil = list(attrs.get("dilations") or [1] * k)
-    if len(kernel) != k or len(strides) != k or len(dil) != k:
-        raise GraphError(
-            f"{op}: kernel_shape, strides and dilations need {k} values each for input {x_shape}, "
-            f"got {kernel}, {strides}, {dil}"
-        )
-    if min(kernel) < 1 or min(strides) < 1 or min(dil) < 1:
-        raise GraphError(
-            f"{op}: kernel_shape, strides and dilations must be at least 1, got {kernel}, {strides}, {dil}"
-        )
-    eff = [(kk - 1) * d + 1 for kk, d in zip(kernel, dil)]
-    sizes = tuple(x_shape[2:])
-    # the dilated kernel decides SAME pads, as the ONNX spec says (onnxruntime 1.32 uses the undilated one)
-    pads = window_pads(op, attrs, sizes, strides, eff)
-    if any(max(pads[i], pads[i + k]) >= eff[i] for i in range(k)):
-        raise GraphError(f"{op}: pads {pads} must be smaller than the kernel {eff}")
-    out, extra = [], []
-    for i, size in enumerate(sizes):
-        span = size + pads[i] + pads[i + k] - eff[i]
-        if span < 0:
-            raise GraphError(f"{op}: kernel {eff} does not fit input {'x'.join(map(str, sizes))} with pads {pads}")
-        o = (-(-span // strides[i]) if attrs["ceil_mode"] else span // strides[i]) + 1
-        if attrs["ceil_mode"] and (o - 1) * strides[i] >= size + pads[i]:
-            o -= 1  # the last window must start inside the input or its leading padding
-        out.append(o)
-        extra.append(max(0, (o - 1) * strides[i] + eff[i] - (size + pads[i] + pads[i + k])))
-    return dict(
-        kernel=kernel,
-        strides=strides,
-        dilations=dil,
-        pads=pads,
-        extra=extra,
-        eff=eff,
-        out=tuple(x_shape[:2]) + tuple(out),
-    )
 
 
 def _windows(x, geo, fill, pad_fill=None):

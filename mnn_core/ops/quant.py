@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend.kit.geometry import conv_geometry
 from ..errors import GraphError
 from ..graph.ir import TensorInfo
 from ._util import broadcast_shape, normalize_axis, rand
-from .conv import CONV_ATTRS, conv2d_reference, conv_geometry
+from .conv import CONV_ATTRS, conv2d_reference
 from .schema import Attr, OpSchema, Sample, register
 
 QUANT_DTYPES = ("uint8", "int8", "int32")

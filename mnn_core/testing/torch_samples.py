@@ -167,7 +167,7 @@ _CONV_CASES = [
 
 
 def _conv(op, rng):
-    from ..ops.conv import conv_geometry
+    from ..backend.kit.geometry import conv_geometry
 
     for xs, ws, attrs in _CONV_CASES:
         full = {"kernel_shape": list(ws[2:]), "group": 1, **attrs}

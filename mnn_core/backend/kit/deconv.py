@@ -87,7 +87,7 @@ def _as_2d(attrs: dict) -> dict:
 def deconv_plan(x_shape: Sequence[int], w_shape: Sequence[int], attrs: dict) -> DeconvPlan:
     """The plan of a 2-D ConvTranspose (NCHW input, (C, M/group, KH, KW) weight); `attrs` complete
     (the schema's defaults filled in)."""
-    from ...ops.convtranspose import conv_transpose_geometry
+    from .geometry import conv_transpose_geometry
 
     if len(x_shape) == 3 and len(w_shape) == 3:  # 1-D: a 2-D one over a single row
         x_shape, w_shape, attrs = (*x_shape[:2], 1, x_shape[2]), (*w_shape[:2], 1, w_shape[2]), _as_2d(attrs)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .codes import PAD_MODES, REDUCE, activation_code
+from .geometry import conv_geometry, pool_geometry
 from .layout import broadcast_plan, collapse, numel, pad6, pad_to, reduce_plan
 
 if TYPE_CHECKING:
@@ -177,7 +178,6 @@ class ConvPlan:
 
 def conv_plan(op: SegmentOp) -> ConvPlan:
     """The ConvPlan of a Conv SegmentOp (NCHW input, OIHW weight, optional bias)."""
-    from mnn_core.ops.conv import conv_geometry
 
     x, w = op.inputs[0], op.inputs[1]
     n, c, h, wd = x.info.shape
@@ -225,7 +225,6 @@ def k_table(cg: int, kh: int, kw: int, dh: int, dw: int, h: int, w: int) -> np.n
 
 def pool_params(op: SegmentOp) -> bytes:
     """pool2d.comp's parameters for a MaxPool / AveragePool SegmentOp."""
-    from mnn_core.ops.pool import pool_geometry
 
     x, y = op.inputs[0], op.outputs[0]
     attrs = op.node.attrs
