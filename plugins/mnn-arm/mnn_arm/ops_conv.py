@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.ops.conv import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _arm, half, paths

@@ -4,7 +4,7 @@ output_shape, output_padding) from the core's conv_transpose_geometry."""
 
 from __future__ import annotations
 
-from mnn_core.ops.convtranspose import conv_transpose_geometry
+from mnn_core.backend.kit.geometry import conv_transpose_geometry
 
 from . import _arm
 from ._common import fused_activation, kernel, static_shape

@@ -22,7 +22,7 @@ def _pool_supports(node, ins):
 
 
 def _prepare_pool(node, ins, kind):
-    from mnn_core.ops.pool import pool_geometry
+    from mnn_core.backend.kit.geometry import pool_geometry
 
     x = static_shape(ins[0])
     geo = pool_geometry(x, node.attrs, node.op)

@@ -10,7 +10,7 @@ second kernel adds up (see Runtime.split_target)."""
 
 from __future__ import annotations
 
-from mnn_core.ops.conv import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry
 
 from ._common import full_attrs, fused_activation, kernel, numel
 

@@ -4,6 +4,8 @@ Claimed only when mnn-core has these schemas."""
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.geometry import pool_geometry
+
 from ._cl import LocalMem
 from ._common import full_attrs, kernel, numel
 
@@ -15,8 +17,6 @@ def _pool_supports(node, ins):
 
 
 def _build_pool(op, b):
-    from mnn_core.ops.pool import pool_geometry  # present whenever the schema is registered
-
     attrs = full_attrs(op.node)
     x, y = op.inputs[0], op.outputs[0]
     geo = pool_geometry(x.info.shape, attrs, op.node.op)

@@ -48,7 +48,7 @@ kernel = KERNELS.kernel
 
 def conv_params(x_shape, w_shape, geo: dict) -> dict:
     """The geometry fields _x86.conv and _x86.qconv share: batch, channels, planes, kernel, strides,
-    dilations and the top/left pads of a convolution (mnn_core.ops.conv.conv_geometry's `geo`).
+    dilations and the top/left pads of a convolution (mnn_core.backend.kit.geometry.conv_geometry's `geo`).
     C is the channels one group reads (the weight's second dimension)."""
     n, _, h, w = x_shape
     o, cg, kh, kw = w_shape

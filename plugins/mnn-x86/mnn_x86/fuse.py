@@ -29,9 +29,9 @@ x86.isa="scalar" nothing is fused. `Session(fuse=False)` turns fusions off.
 from __future__ import annotations
 
 from mnn_core.backend import Fusion
+from mnn_core.backend.kit.geometry import pool_geometry
 from mnn_core.graph.ir import Node
 from mnn_core.ops.elementwise import ACTIVATION_OPS
-from mnn_core.ops.pool import pool_geometry
 
 from . import layouts as _layouts
 from ._common import CONV_ADD, CONV_DW

@@ -32,9 +32,9 @@ import os
 
 import numpy as np
 
+from mnn_core.backend.kit.geometry import conv_geometry
 from mnn_core.errors import BackendError
 from mnn_core.graph.ir import Node
-from mnn_core.ops.conv import conv_geometry
 
 from ._common import CONV_ADD, CONV_DW, CONV_GAP
 from .precision import use_bf16

@@ -26,9 +26,9 @@ Winograd's GEMMs run on bf16 operands instead (precision.py).
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.geometry import conv_geometry
 from mnn_core.errors import BackendError
 from mnn_core.graph.ir import Node, TensorInfo
-from mnn_core.ops.conv import conv_geometry
 
 from . import _x86
 from ._common import CONV_ADD, CONV_DW, CONV_GAP, conv_params, fused_activation, kernel, static_shape
@@ -210,7 +210,7 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
 def prepare_conv_maxpool(node, ins, outs, constants, ctx, isa):
     """x86.ConvMaxPool (fuse.py): a Conv the direct kernel runs, then a MaxPool of its output; the
     node's attrs hold each one's ("conv", "pool")."""
-    from mnn_core.ops.pool import pool_geometry
+    from mnn_core.backend.kit.geometry import pool_geometry
 
     conv_out, (p, weight, bias, has_bias) = _fused_conv_setup(node, ins, constants, ctx, isa)
     geo = pool_geometry(conv_out.shape, node.attrs["pool"], "MaxPool")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend import KernelSpec
-from mnn_core.ops.conv import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry
 from mnn_core.ops.conv_grad import pool_grad_geometry
 
 from . import _x86

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.ops.conv import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _x86
@@ -158,7 +158,7 @@ def _wrap_maxpool():
     def prepare(node, ins, outs, constants, ctx, isa):
         if ins[0].dtype != "uint8":
             return float_kernel.impl(node, ins, outs, constants, ctx, isa)
-        from mnn_core.ops.pool import pool_geometry
+        from mnn_core.backend.kit.geometry import pool_geometry
 
         n, c, h, wd = static_shape(ins[0])
         geo = pool_geometry((n, c, h, wd), node.attrs, node.op)

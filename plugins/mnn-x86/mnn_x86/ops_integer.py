@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.ops.conv import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry
 
 from . import _integer
 from ._common import conv_params, kernel, static_shape

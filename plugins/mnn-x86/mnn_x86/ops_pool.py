@@ -34,7 +34,7 @@ def _window_supports(node, ins):
 
 
 def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
-    from mnn_core.ops.pool import pool_geometry
+    from mnn_core.backend.kit.geometry import pool_geometry
 
     if len(static_shape(ins[0])) == 3:  # 1-D: the 2-D pooling of a plane one row high
         node, ins, outs, constants = lift_1d(node, ins, outs, constants)

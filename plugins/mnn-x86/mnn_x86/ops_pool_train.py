@@ -20,7 +20,7 @@ _general = KERNELS["MaxPool"]
 
 
 def _two_by_two(node, ins) -> dict | None:
-    from mnn_core.ops.pool import pool_geometry
+    from mnn_core.backend.kit.geometry import pool_geometry
 
     if len(ins[0].shape) != 4 or len([o for o in node.outputs if o]) != 1:
         return None

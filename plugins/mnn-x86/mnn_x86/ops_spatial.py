@@ -19,9 +19,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from mnn_core.backend.kit.geometry import CONV_SPATIAL, conv_geometry, conv_transpose_geometry
 from mnn_core.graph.ir import DTYPES
-from mnn_core.ops.conv import CONV_SPATIAL, conv_geometry
-from mnn_core.ops.convtranspose import conv_transpose_geometry
 from mnn_core.ops.resize import (
     axis_is_identity,
     axis_taps,

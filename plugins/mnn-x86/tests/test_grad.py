@@ -79,7 +79,7 @@ def _conv_attrs(w, attrs):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("xs,ws,attrs", CONVS)
 def test_conv_backward(isa, threads, xs, ws, attrs, rng):
-    from mnn_core.ops.conv import conv_geometry
+    from mnn_core.backend.kit.geometry import conv_geometry
 
     full = _conv_attrs(ws, attrs)
     out = conv_geometry(xs, ws, {**full, "auto_pad": "NOTSET"})["out"]

@@ -6,7 +6,7 @@ by OUT_X output columns (see tile())."""
 from __future__ import annotations
 
 from mnn_core.backend.kit.codes import activation_code
-from mnn_core.ops.conv import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry
 
 from ..recorder import element
 from . import register

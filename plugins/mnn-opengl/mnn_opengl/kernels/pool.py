@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnn_core.ops.pool import pool_geometry
+from mnn_core.backend.kit.geometry import pool_geometry
 
 from ..recorder import element
 from . import register
