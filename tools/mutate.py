@@ -88,10 +88,15 @@ MUTANTS = [
     Mutant(
         "padding-same-swap",
         "the shared SAME-padding helper puts the odd pad at the start for SAME_UPPER (SAME_LOWER's rule)",
-        "mnn_core/ops/conv.py",
-        'pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)',
-        'pads[i], pads[i + k] = (big, small) if attrs["auto_pad"] == "SAME_UPPER" else (small, big)',
+        "mnn_core/backend/kit/geometry.py",
+        "+ eff[i] - size)\n"
+        "            small, big = total // 2, total - total // 2\n"
+        '            pads[i], pads[i + k] = (small, big) if attrs["auto_pad"] == "SAME_UPPER" else (big, small)',
+        "+ eff[i] - size)\n"
+        "            small, big = total // 2, total - total // 2\n"
+        '            pads[i], pads[i + k] = (big, small) if attrs["auto_pad"] == "SAME_UPPER" else (small, big)',
         {
+            "kit geometry (ONNX Runtime)": ["tests/test_kit_geometry.py"],
             "oracle (ONNX Runtime)": [
                 "tests/test_reference_vs_onnxruntime.py",
                 "tests/test_oracle_extra.py",

@@ -91,6 +91,8 @@ def _conv_samples(rng):
         ((1, 4, 10, 10), (6, 3), {"group": 2, "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
         ((3, 3, 9, 7), (5, 5), {"strides": [2, 1], "pads": [2, 1, 1, 2], "activation": "relu"}),
         ((1, 16, 6, 6), (16, 3), {"auto_pad": "SAME_UPPER", "activation": "clip", "act_alpha": 0.0, "act_beta": 6.0}),
+        ((1, 3, 9, 8), (5, 4), {"strides": [2, 3], "auto_pad": "SAME_LOWER"}),  # odd pad totals
+        ((2, 4, 7, 10), (3, 2), {"strides": [1, 3], "auto_pad": "SAME_UPPER", "activation": "relu"}),
         ((0, 3, 5, 5), (2, 3), {}),
     ]
     for (n, c, h, w), (o, k), attrs in cases:
