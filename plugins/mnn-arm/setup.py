@@ -5,8 +5,8 @@ own flags (never -march=native); caps.c picks one at run time from
 getauxval(AT_HWCAP):
 
     csrc/fp32.c, eltwise.c, conv.c, int8.c, winograd.c, move.c, reduce.c,
-         matmul_batch.c, math.c, resize.c, deconv.c, rnn.c,
-         caps.c, ops.c                                      -O3 -march=armv8-a
+         matmul_batch.c, math.c, resize.c, deconv.c, rnn.c, parallel.c,
+         threads.c, caps.c, ops.c                           -O3 -march=armv8-a
     csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
 
@@ -42,6 +42,8 @@ PATH_UNITS = {
     "resize.c": BASE,
     "deconv.c": BASE,
     "rnn.c": BASE,
+    "parallel.c": BASE,
+    "threads.c": BASE,
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],
@@ -98,7 +100,7 @@ def extensions():
         include_dirs=[CSRC, os.path.join(root, "mnn_core", "include")],
         depends=sorted(os.path.join(CSRC, f) for f in os.listdir(os.path.join(HERE, CSRC))),
         extra_compile_args=BASE,
-        libraries=["m"],
+        libraries=["m", "pthread"],
     )
     return cythonize([ext], include_path=[root], compiler_directives=DIRECTIVES), {"build_ext": BuildExt}
 

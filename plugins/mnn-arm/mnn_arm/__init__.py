@@ -103,6 +103,7 @@ class ArmBackend(Backend):
         execution = KERNELS[node.op].impl(node, ins, outs, constants, ctx)
         if node.op not in HALF_NATIVE and half.half_activations(ctx):
             execution = half.widen(execution, ins, outs)
+        execution.set_threads(int(getattr(ctx, "threads", 1) or 1))
         return CExecution(execution.capsule(), owner=execution, name=execution.name)
 
 

@@ -72,10 +72,15 @@ cdef extern from "arm.h" nogil:
     void arm_wino_pack_weights(const arm_fkernels* k, const float* w, int64_t O, int64_t C, float* packed, float* tmp)
     int64_t arm_wino_chunk_tiles(const arm_fkernels* k, const arm_conv_geom* g)
     int64_t arm_wino_work_bytes(const arm_fkernels* k, const arm_conv_geom* g, int64_t O, int64_t chunk)
+    int64_t arm_wino_work_bytes_mt(const arm_fkernels* k, const arm_conv_geom* g, int64_t O, int64_t chunk, int slices)
+
+cdef extern from "parallel.h" nogil:
+    int arm_pool_workers()
 
 cdef extern from "ops.h" nogil:
     ctypedef struct arm_op:
         const char* error
+        int32_t threads
     const char* arm_op_error(void* state) noexcept
     ctypedef struct arm_conv_state:
         arm_op op
@@ -90,6 +95,8 @@ cdef extern from "ops.h" nogil:
         arm_epilogue epi
         void* work
         int64_t chunk_cols
+        int64_t work_bytes
+        int32_t slices
     ctypedef struct arm_matmul_state:
         arm_op op
         const arm_fkernels* k
@@ -134,6 +141,8 @@ cdef extern from "ops.h" nogil:
         int64_t planes
         arm_pool_geom g
         float* work
+        int64_t work_floats
+        int32_t slices
     ctypedef struct arm_concat_state:
         arm_op op
         int64_t outer, elem
@@ -195,6 +204,11 @@ def hwcap() -> int:
     return arm_hwcap()
 
 
+def pool_workers() -> int:
+    """Worker threads the kernels' pool has started (parallel.h); 0 until a region used more than one."""
+    return arm_pool_workers()
+
+
 def runnable(str path) -> bool:
     """Whether this CPU reports every instruction `path` uses (getauxval(AT_HWCAP))."""
     return bool(arm_path_runnable(PATHS[path]))
@@ -249,6 +263,18 @@ cdef class Execution:
         self.keep.append(b)
         return b.ptr
 
+    def set_threads(self, int threads):
+        """The session's thread count: kernels split their work over up to this many threads (those with
+        per-thread scratch over no more than they were prepared for). Passed on to wrapped executions."""
+        (<arm_op*>self.state).threads = max(1, threads)
+        for kept in self.keep:
+            if isinstance(kept, Execution):
+                kept.set_threads(threads)
+
+    @property
+    def threads(self):
+        return (<arm_op*>self.state).threads
+
 
 cdef Execution _execution(str name, size_t size, mnn_run_fn fn):
     cdef Execution ex = Execution()
@@ -283,9 +309,15 @@ cdef void _geom(arm_conv_geom* g, dict p):
     g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
 
 
+cdef int64_t _round64(int64_t n):
+    return (n + 63) // 64 * 64
+
+
 def conv(str path, dict p, weight, bias, int bias_input):
-    """Float Conv; p: N, O, group, depthwise, winograd, act, act_alpha, act_beta and one group's geometry.
-    winograd (fp32 path, 3x3 stride 1 dilation 1, one group): F(2x2, 3x3) with weights transformed here."""
+    """Float Conv; p: N, O, group, depthwise, winograd, act, act_alpha, act_beta and one group's geometry;
+    threads (default 1): scratch for that many threads, and chunks of output columns small enough that
+    one image gives each thread one. winograd (fp32 path, 3x3 stride 1 dilation 1, one group): F(2x2, 3x3)
+    with weights transformed here."""
     kind = "depthwise" if p["depthwise"] else ("winograd" if p.get("winograd") else "gemm")
     cdef Execution ex = _execution(f"arm.Conv.{kind} [{path}]", sizeof(arm_conv_state), arm_conv_run)
     cdef arm_conv_state* s = <arm_conv_state*>ex.state
@@ -295,6 +327,8 @@ def conv(str path, dict p, weight, bias, int bias_input):
     s.og = s.O // s.group
     s.depthwise = p["depthwise"]
     s.bias_input = bias_input if bias is None else -1
+    s.slices = max(1, int(p.get("threads", 1)))
+    s.op.threads = s.slices
     _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"])
     if bias is not None:
         s.bias = <const float*>ex.hold(_copy(bias, np.float32))
@@ -303,7 +337,8 @@ def conv(str path, dict p, weight, bias, int bias_input):
     cdef Buffer tmp
     if s.depthwise:
         s.w = ex.hold(_copy(weight, np.float32))
-        s.work = ex.hold(Buffer(arm_depthwise_work_bytes(&s.g)))
+        s.work_bytes = _round64(arm_depthwise_work_bytes(&s.g))
+        s.work = ex.hold(Buffer(s.work_bytes * s.slices))
     elif p.get("winograd"):
         if path != "fp32" or s.group != 1 or not arm_wino_applies(&s.g):
             raise ValueError(f"arm: Winograd needs the fp32 path and a 3x3 stride-1 dilation-1 ungrouped conv ({p})")
@@ -314,8 +349,9 @@ def conv(str path, dict p, weight, bias, int bias_input):
         if wc.size:
             arm_wino_pack_weights(s.k, <const float*><size_t>wc.ctypes.data, s.O, s.g.C, <float*>s.w,
                                   <float*>tmp.ptr)
-        s.chunk_cols = arm_wino_chunk_tiles(s.k, &s.g)
-        s.work = ex.hold(Buffer(arm_wino_work_bytes(s.k, &s.g, s.O, s.chunk_cols)))
+        s.chunk_cols = _split_cols(arm_wino_chunk_tiles(s.k, &s.g), (s.g.OH + 1) // 2 * ((s.g.OW + 1) // 2),
+                                   s.k.nr, s.slices)
+        s.work = ex.hold(Buffer(arm_wino_work_bytes_mt(s.k, &s.g, s.O, s.chunk_cols, s.slices)))
     else:
         stride = arm_packed_a_elems(s.k.mr, s.og, Kg) * s.k.elem_bytes
         s.w_group_bytes = stride
@@ -326,9 +362,18 @@ def conv(str path, dict p, weight, bias, int bias_input):
         if wc.size:
             for gi in range(s.group):
                 s.k.pack_a(src + gi * s.og * Kg * s.k.io_bytes, Kg, 1, s.og, Kg, <char*>s.w + gi * stride)
-        s.chunk_cols = arm_conv_chunk_cols(s.k, &s.g)
-        s.work = ex.hold(Buffer(s.chunk_cols * max(Kg, 1) * s.k.elem_bytes))
+        s.chunk_cols = _split_cols(arm_conv_chunk_cols(s.k, &s.g), s.g.OH * s.g.OW, s.k.nr, s.slices)
+        s.work_bytes = _round64(s.chunk_cols * max(Kg, 1) * s.k.elem_bytes)
+        s.work = ex.hold(Buffer(s.work_bytes * s.slices))
     return ex
+
+
+cdef int64_t _split_cols(int64_t chunk, int64_t cols, int64_t nr, int64_t threads):
+    """chunk columns (a multiple of nr) cut down so that `cols` make at least `threads` chunks, where they can"""
+    cdef int64_t want = ((cols + threads - 1) // threads + nr - 1) // nr * nr
+    if threads > 1 and nr <= want < chunk:
+        return want
+    return chunk
 
 
 def matmul(str path, str name, dict p, b_const, bias, int bias_input):
@@ -442,7 +487,7 @@ def softmax(str name, int64_t outer, int64_t axis, int64_t inner, bint log):
     return ex
 
 
-def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols):
+def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols, int threads=1):
     cdef Execution ex = _execution(name, sizeof(arm_pool_state), arm_pool_run)
     cdef arm_pool_state* s = <arm_pool_state*>ex.state
     s.planes = planes
@@ -452,7 +497,10 @@ def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols):
     s.g.kind = kind
     s.g.inv_rows = <const float*>ex.hold(_copy(inv_rows, np.float32))
     s.g.inv_cols = <const float*>ex.hold(_copy(inv_cols, np.float32))
-    s.work = <float*>ex.hold(Buffer(arm_pool_work_floats(&s.g) * 4))
+    s.work_floats = (arm_pool_work_floats(&s.g) + 15) // 16 * 16
+    s.slices = max(1, threads)
+    s.op.threads = s.slices
+    s.work = <float*>ex.hold(Buffer(s.work_floats * 4 * s.slices))
     return ex
 
 

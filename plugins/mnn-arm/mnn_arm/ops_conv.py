@@ -84,6 +84,7 @@ def prepare_conv(node, ins, outs, constants, ctx):
         raise BackendError("arm Conv needs constant weights (they are packed once at prepare)")
     p = _geometry(static_shape(ins[0]), static_shape(ins[1]), node.attrs)
     p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
+    p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))  # scratch per thread
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     bias = constants.get(node.inputs[2]) if has_bias else None
     path = paths.float_path(ctx.precision, ctx.options)

@@ -21,7 +21,7 @@ def _pool_supports(node, ins):
     return True if len(ins[0].shape) == 4 else "only NCHW (4-D) input"
 
 
-def _prepare_pool(node, ins, kind):
+def _prepare_pool(node, ins, kind, ctx):
     from mnn_core.backend.kit.geometry import pool_geometry
 
     x = static_shape(ins[0])
@@ -34,17 +34,18 @@ def _prepare_pool(node, ins, kind):
     rows = _window_counts(h, oh, kh, sh, dh, pt, pb, include)
     cols = _window_counts(w, ow, kw, sw, dw, pl, pr, include)
     p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl)
-    return _arm.pool(f"arm.{node.op}", n * c, p, kind, 1.0 / np.maximum(rows, 1), 1.0 / np.maximum(cols, 1))
+    threads = max(1, int(getattr(ctx, "threads", 1) or 1))
+    return _arm.pool(f"arm.{node.op}", n * c, p, kind, 1.0 / np.maximum(rows, 1), 1.0 / np.maximum(cols, 1), threads)
 
 
 @kernel("MaxPool", supports=_pool_supports, efficiency=0.3)
 def prepare_maxpool(node, ins, outs, constants, ctx):
-    return _prepare_pool(node, ins, 0)
+    return _prepare_pool(node, ins, 0, ctx)
 
 
 @kernel("AveragePool", supports=_pool_supports, efficiency=0.3)
 def prepare_avgpool(node, ins, outs, constants, ctx):
-    return _prepare_pool(node, ins, 1)
+    return _prepare_pool(node, ins, 1, ctx)
 
 
 @kernel("GlobalAveragePool", supports=_pool_supports, efficiency=0.3)

@@ -84,6 +84,7 @@ def build(out: Path) -> tuple[Path, str]:
     cc = ["aarch64-linux-gnu-gcc", "-O2", "-march=armv8-a", f"-I{csrc}", f"-I{core}", "-c"]
     # the op layer's run functions (what Session calls), built like setup.py builds them (-O3)
     subprocess.run(cc + ["-O3", str(csrc / "ops.c"), "-o", str(out / "ops.o")], check=True)
+    subprocess.run(cc + ["-O3", str(csrc / "threads.c"), "-o", str(out / "threads.o")], check=True)
     subprocess.run(cc + [str(TOOLS / "count_layers.c"), "-o", str(out / "count_layers.o")], check=True)
     for mark in ("begin", "end"):
         (out / f"mark_{mark}.c").write_text(f"void mnn_text_{mark}(void) {{}}\n")
@@ -96,6 +97,7 @@ def build(out: Path) -> tuple[Path, str]:
             str(out / "mark_begin.o"),
             *objs,
             str(out / "ops.o"),
+            str(out / "threads.o"),
             str(out / "count_layers.o"),
             str(out / "mark_end.o"),
             "-lm",

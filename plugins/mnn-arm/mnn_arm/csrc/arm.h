@@ -131,6 +131,9 @@ int64_t arm_conv_chunk_cols(const arm_fkernels *k, const arm_conv_geom *g);
 void arm_conv_gemm(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked,
                    const void *x, void *y, const arm_epilogue *e, int64_t chunk_cols, void *work);
 int64_t arm_packed_a_elems(int64_t mr, int64_t M, int64_t K);
+/* one chunk of arm_conv_gemm: output columns [n0, n0 + nc) */
+void arm_conv_gemm_cols(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked,
+                        const void *x, void *y, const arm_epilogue *e, int64_t n0, int64_t nc, void *work);
 
 /* -- winograd.c: F(2x2, 3x3) on the fp32 path (3x3, stride 1, dilation 1, one group) ---------- */
 int arm_wino_applies(const arm_conv_geom *g);
@@ -143,6 +146,11 @@ int64_t arm_wino_work_bytes(const arm_fkernels *k, const arm_conv_geom *g, int64
 /* one image: y[O][OH*OW] = epilogue(conv3x3(x)); e: bias per output channel (bias_rs), any activation */
 void arm_wino_conv(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, const float *wpacked, const float *x,
                    float *y, const arm_epilogue *e, int64_t chunk, void *work);
+/* the same with its chunks of tiles split across threads: work holds the padded image and `slices`
+ * V/M buffers (arm_wino_work_bytes_mt); slices >= the threads used */
+int64_t arm_wino_work_bytes_mt(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, int64_t chunk, int slices);
+void arm_wino_conv_mt(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, const float *wpacked, const float *x,
+                      float *y, const arm_epilogue *e, int64_t chunk, void *work, int threads);
 
 /* -- int8.c --------------------------------------------------------------------------------- */
 /* The true operands are a = as + da[row], b = bs + db[col] with as/bs the packed int8 values. */

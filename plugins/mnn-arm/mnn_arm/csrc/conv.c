@@ -22,15 +22,19 @@ static int plain_1x1(const arm_conv_geom *g) {
            g->OW == g->W;
 }
 
+void arm_conv_gemm_cols(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked,
+                        const void *x, void *y, const arm_epilogue *e, int64_t n0, int64_t nc, void *work) {
+    const int64_t K = g->C * g->kh * g->kw, N = g->OH * g->OW, eb = k->io_bytes;
+    if (plain_1x1(g)) k->pack_b((const char *)x + n0 * eb, N, 1, K, nc, work);
+    else k->im2col_b(x, g, n0, nc, work);
+    k->gemm(og, nc, K, wpacked, work, (char *)y + n0 * eb, N, e);
+}
+
 void arm_conv_gemm(const arm_fkernels *k, const arm_conv_geom *g, int64_t og, const void *wpacked, const void *x,
                    void *y, const arm_epilogue *e, int64_t chunk_cols, void *work) {
-    const int64_t K = g->C * g->kh * g->kw, N = g->OH * g->OW, eb = k->io_bytes;
-    for (int64_t n0 = 0; n0 < N; n0 += chunk_cols) {
-        const int64_t nc = N - n0 < chunk_cols ? N - n0 : chunk_cols;
-        if (plain_1x1(g)) k->pack_b((const char *)x + n0 * eb, N, 1, K, nc, work);
-        else k->im2col_b(x, g, n0, nc, work);
-        k->gemm(og, nc, K, wpacked, work, (char *)y + n0 * eb, N, e);
-    }
+    const int64_t N = g->OH * g->OW;
+    for (int64_t n0 = 0; n0 < N; n0 += chunk_cols)
+        arm_conv_gemm_cols(k, g, og, wpacked, x, y, e, n0, N - n0 < chunk_cols ? N - n0 : chunk_cols, work);
 }
 
 /* -- int8 convolution: im2col (zero point as padding) + int8 GEMM + requantization -- */

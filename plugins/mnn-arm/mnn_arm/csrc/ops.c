@@ -2,41 +2,15 @@
 #include <string.h>
 
 #include "ops.h"
+#include "parallel.h"
 
 const char *arm_op_error(void *state) { return ((arm_op *)state)->error; }
 
 int arm_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_conv_state *s = (arm_conv_state *)state;
     (void)n_out;
-    const char *x = (const char *)arm_data(&ins[0]);
-    char *y = (char *)arm_data(&outs[0]);
-    const int64_t eb = s->k->io_bytes;
     const float *bias = s->bias_input >= 0 && s->bias_input < n_in ? (const float *)arm_data(&ins[s->bias_input]) : s->bias;
-    const arm_conv_geom *g = &s->g;
-    if (s->depthwise) {
-        s->k->depthwise(x, (const float *)s->w, bias, y, s->N * g->C, g, &s->epi, s->work);
-        return 0;
-    }
-    arm_epilogue e = s->epi;
-    if (s->winograd) {
-        e.bias = bias;
-        e.bias_rs = 1;
-        e.bias_cs = 0;
-        for (int64_t n = 0; n < s->N; ++n)
-            arm_wino_conv(s->k, g, s->O, (const float *)s->w, (const float *)(x + n * g->C * g->H * g->W * eb),
-                          (float *)(y + n * s->O * g->OH * g->OW * eb), &e, s->chunk_cols, s->work);
-        return 0;
-    }
-    for (int64_t n = 0; n < s->N; ++n)
-        for (int64_t gi = 0; gi < s->group; ++gi) {
-            e.bias = bias ? bias + gi * s->og : NULL;
-            e.bias_rs = 1;
-            e.bias_cs = 0;
-            arm_conv_gemm(s->k, g, s->og, (const char *)s->w + gi * s->w_group_bytes,
-                          x + (n * s->group + gi) * g->C * g->H * g->W * eb,
-                          y + (n * s->O + gi * s->og) * g->OH * g->OW * eb,
-                          &e, s->chunk_cols, s->work);
-        }
+    arm_conv_par(s, (const char *)arm_data(&ins[0]), (char *)arm_data(&outs[0]), bias);
     return 0;
 }
 
@@ -55,37 +29,113 @@ int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
     }
     for (int64_t t = 0; t < s->batch; ++t) {
         s->k->pack_a(a + t * s->M * s->K * eb, s->a_rs, s->a_cs, s->M, s->K, s->a_work);
-        s->k->gemm(s->M, s->N, s->K, s->a_work, bp, y + t * s->M * s->N * eb, s->N, &e);
+        arm_gemm_par(s->k, arm_threads(s), s->M, s->N, s->K, s->a_work, bp, y + t * s->M * s->N * eb, s->N, &e);
     }
     return 0;
+}
+
+/* element-wise work is split in runs of this many elements (a multiple of every vector width, so each
+ * element meets the same vector or scalar code as on one thread) */
+#define ELT_GRAIN 256
+/* ... and only from this many elements per part on */
+#define ELT_MIN_PART 16384
+
+static int elt_parts(const void *state, int64_t n) {
+    const int64_t most = n / ELT_MIN_PART;
+    const int t = arm_threads(state);
+    return most < 2 ? 1 : (most < t ? (int)most : t);
+}
+
+typedef struct binary_job {
+    const arm_binary_state *s;
+    const char *a, *b;
+    char *y;
+    int64_t inner; /* elements of y per index of dims[0] */
+} binary_job;
+
+/* indices [b, end) of the outermost collapsed dim (of the only one: a run of elements) */
+static void binary_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const binary_job *j = (const binary_job *)ctx;
+    const arm_binary_state *s = j->s;
+    const int64_t eb = s->half ? 2 : 4;
+    int64_t dims[MNN_MAX_DIMS];
+    for (int d = 0; d < s->ndim; ++d) dims[d] = s->dims[d];
+    dims[0] = end - b;
+    const char *a = j->a + b * s->sa[0] * eb, *bb = j->b + b * s->sb[0] * eb;
+    char *y = j->y + b * j->inner * eb;
+    if (s->half) arm_binary_h(s->binop, a, bb, y, s->ndim, dims, s->sa, s->sb);
+    else arm_binary(s->binop, (const float *)a, (const float *)bb, (float *)y, s->ndim, dims, s->sa, s->sb);
 }
 
 int arm_binary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_binary_state *s = (arm_binary_state *)state;
     (void)n_in, (void)n_out;
-    if (s->half)
-        arm_binary_h(s->binop, arm_data(&ins[0]), arm_data(&ins[1]), arm_data(&outs[0]), s->ndim, s->dims, s->sa,
-                     s->sb);
-    else
-        arm_binary(s->binop, (const float *)arm_data(&ins[0]), (const float *)arm_data(&ins[1]),
-                   (float *)arm_data(&outs[0]), s->ndim, s->dims, s->sa, s->sb);
+    binary_job j = {s, (const char *)arm_data(&ins[0]), (const char *)arm_data(&ins[1]), (char *)arm_data(&outs[0]), 1};
+    for (int d = 1; d < s->ndim; ++d) j.inner *= s->dims[d];
+    arm_parallel(elt_parts(s, s->dims[0] * j.inner), s->dims[0], s->ndim == 1 ? ELT_GRAIN : 1, binary_part, &j);
     return 0;
+}
+
+typedef struct unary_job {
+    const arm_unary_state *s;
+    const char *x;
+    char *y;
+} unary_job;
+
+static void unary_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const unary_job *j = (const unary_job *)ctx;
+    if (j->s->half) arm_activation_h(&j->s->epi, j->x + 2 * b, j->y + 2 * b, end - b);
+    else arm_activation(&j->s->epi, (const float *)j->x + b, (float *)j->y + b, end - b);
 }
 
 int arm_unary_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_unary_state *s = (arm_unary_state *)state;
     (void)n_in, (void)n_out;
-    if (s->half) arm_activation_h(&s->epi, arm_data(&ins[0]), arm_data(&outs[0]), mnn_tensor_numel(&ins[0]));
-    else arm_activation(&s->epi, (const float *)arm_data(&ins[0]), (float *)arm_data(&outs[0]), mnn_tensor_numel(&ins[0]));
+    const int64_t n = mnn_tensor_numel(&ins[0]);
+    unary_job j = {s, (const char *)arm_data(&ins[0]), (char *)arm_data(&outs[0])};
+    arm_parallel(elt_parts(s, n), n, ELT_GRAIN, unary_part, &j);
     return 0;
+}
+
+/* rows of a row-wise op (affine channels, norm rows, softmax outer blocks, reduced rows, pooled planes) */
+typedef struct rows_job {
+    const void *s;
+    const float *x, *scale, *shift;
+    float *y;
+} rows_job;
+
+static void affine_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const rows_job *j = (const rows_job *)ctx;
+    const arm_affine_state *s = (const arm_affine_state *)j->s;
+    for (int64_t i = b; i < end; ++i) /* i = o * C + c: one channel plane */
+        arm_channel_affine(j->x + i * s->inner, s->scale + i % s->C, s->shift + i % s->C, j->y + i * s->inner, 1, 1,
+                           s->inner);
 }
 
 int arm_affine_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_affine_state *s = (arm_affine_state *)state;
     (void)n_in, (void)n_out;
-    arm_channel_affine((const float *)arm_data(&ins[0]), s->scale, s->shift, (float *)arm_data(&outs[0]), s->outer, s->C,
-                       s->inner);
+    rows_job j = {s, (const float *)arm_data(&ins[0]), NULL, NULL, (float *)arm_data(&outs[0])};
+    arm_parallel(elt_parts(s, s->outer * s->C * s->inner), s->outer * s->C, 1, affine_part, &j);
     return 0;
+}
+
+static void norm_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const rows_job *j = (const rows_job *)ctx;
+    const arm_norm_state *s = (const arm_norm_state *)j->s;
+    if (!s->per_row) {
+        arm_normalize_rows(j->x + b * s->n, j->y + b * s->n, end - b, s->n, s->eps, j->scale, j->shift, 0);
+        return;
+    }
+    for (int64_t r = b; r < end; ++r) { /* row r's scale and shift are those of channel r % per_row */
+        const int64_t c = r % s->per_row;
+        arm_normalize_rows(j->x + r * s->n, j->y + r * s->n, 1, s->n, s->eps, j->scale ? j->scale + c : NULL,
+                           j->shift ? j->shift + c : NULL, 1);
+    }
 }
 
 int arm_norm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
@@ -93,29 +143,55 @@ int arm_norm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     (void)n_out;
     const float *scale = s->scale_input >= 0 && s->scale_input < n_in ? (const float *)arm_data(&ins[s->scale_input]) : s->scale;
     const float *shift = s->shift_input >= 0 && s->shift_input < n_in ? (const float *)arm_data(&ins[s->shift_input]) : s->shift;
-    arm_normalize_rows((const float *)arm_data(&ins[0]), (float *)arm_data(&outs[0]), s->rows, s->n, s->eps, scale, shift,
-                       s->per_row);
+    rows_job j = {s, (const float *)arm_data(&ins[0]), scale, shift, (float *)arm_data(&outs[0])};
+    arm_parallel(elt_parts(s, s->rows * s->n), s->rows, 1, norm_part, &j);
     return 0;
+}
+
+static void reduce_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const rows_job *j = (const rows_job *)ctx;
+    const arm_reduce_state *s = (const arm_reduce_state *)j->s;
+    arm_reduce_rows(j->x + b * s->n, j->y + b, end - b, s->n, s->kind);
 }
 
 int arm_reduce_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_reduce_state *s = (arm_reduce_state *)state;
     (void)n_in, (void)n_out;
-    arm_reduce_rows((const float *)arm_data(&ins[0]), (float *)arm_data(&outs[0]), s->rows, s->n, s->kind);
+    rows_job j = {s, (const float *)arm_data(&ins[0]), NULL, NULL, (float *)arm_data(&outs[0])};
+    arm_parallel(elt_parts(s, s->rows * s->n), s->rows, 1, reduce_part, &j);
     return 0;
+}
+
+static void softmax_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const rows_job *j = (const rows_job *)ctx;
+    const arm_softmax_state *s = (const arm_softmax_state *)j->s;
+    const int64_t block = s->axis * s->inner;
+    arm_softmax(j->x + b * block, j->y + b * block, end - b, s->axis, s->inner, s->log);
 }
 
 int arm_softmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_softmax_state *s = (arm_softmax_state *)state;
     (void)n_in, (void)n_out;
-    arm_softmax((const float *)arm_data(&ins[0]), (float *)arm_data(&outs[0]), s->outer, s->axis, s->inner, s->log);
+    rows_job j = {s, (const float *)arm_data(&ins[0]), NULL, NULL, (float *)arm_data(&outs[0])};
+    arm_parallel(elt_parts(s, s->outer * s->axis * s->inner), s->outer, 1, softmax_part, &j);
     return 0;
+}
+
+static void pool_part(void *ctx, int64_t b, int64_t end, int tid) {
+    const rows_job *j = (const rows_job *)ctx;
+    const arm_pool_state *s = (const arm_pool_state *)j->s;
+    arm_pool(j->x + b * s->g.H * s->g.W, j->y + b * s->g.OH * s->g.OW, end - b, &s->g, s->work + tid * s->work_floats);
 }
 
 int arm_pool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_pool_state *s = (arm_pool_state *)state;
     (void)n_in, (void)n_out;
-    arm_pool((const float *)arm_data(&ins[0]), (float *)arm_data(&outs[0]), s->planes, &s->g, s->work);
+    rows_job j = {s, (const float *)arm_data(&ins[0]), NULL, NULL, (float *)arm_data(&outs[0])};
+    int parts = elt_parts(s, s->planes * s->g.OH * s->g.OW * s->g.kh * s->g.kw);
+    if (parts > s->slices) parts = s->slices > 0 ? s->slices : 1;
+    arm_parallel(parts, s->planes, 1, pool_part, &j);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 
 typedef struct arm_op {
     const char *error;
+    int32_t threads; /* the session's thread count (Session(threads=...)); 0 or 1: one */
 } arm_op;
 const char *arm_op_error(void *state);
 
@@ -28,8 +29,10 @@ typedef struct arm_conv_state {
     int64_t w_group_bytes;
     const float *bias;
     arm_epilogue epi;
-    void *work;
+    void *work;                    /* slices x work_bytes: one scratch slice per thread */
     int64_t chunk_cols;            /* winograd: tiles per chunk */
+    int64_t work_bytes;
+    int32_t slices;
 } arm_conv_state;
 int arm_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
@@ -105,7 +108,9 @@ typedef struct arm_pool_state {
     arm_op op;
     int64_t planes;
     arm_pool_geom g;
-    float *work;
+    float *work;                   /* slices x work_floats */
+    int64_t work_floats;
+    int32_t slices;
 } arm_pool_state;
 int arm_pool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
@@ -147,6 +152,19 @@ typedef struct arm_qmatmul_state {
     int32_t *rowsum, *acc;
 } arm_qmatmul_state;
 int arm_qmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* -- threads.c: the op layer's work split over the session's threads (parallel.h) -- */
+static inline int arm_threads(const void *state) {
+    const int t = ((const arm_op *)state)->threads;
+    return t > 1 ? t : 1;
+}
+/* C = epilogue(A @ B) of packed operands, split into row or column panel ranges across threads */
+void arm_gemm_par(const arm_fkernels *k, int threads, int64_t M, int64_t N, int64_t K, const void *ap, const void *bp,
+                  void *c, int64_t ldc, const arm_epilogue *e);
+/* the float Conv (GEMM, Winograd or depthwise) of arm_conv_run */
+void arm_conv_par(const arm_conv_state *s, const char *x, char *y, const float *bias);
+/* whether M*N*K multiply-adds are worth more than one thread */
+int arm_par_parts(int threads, double macs);
 
 /* an fp32 execution run on fp16-domain tensors (ops.c); buffers NULL for tensors that are not fp16 */
 #define ARM_WIDEN_MAX_IN 16

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "arm.h"
+#include "parallel.h"
 
 #define PTS 16                   /* points of the 4x4 transform domain */
 #define CHUNK_BYTES (192 * 1024) /* packed V of one chunk of tiles */
@@ -68,8 +69,14 @@ int64_t arm_wino_chunk_tiles(const arm_fkernels *k, const arm_conv_geom *g) {
 /* work: the padded image, V (16 x C x chunk) and M (16 x O x chunk), each 64-byte aligned */
 static int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 int64_t arm_wino_work_bytes(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, int64_t chunk) {
+    return arm_wino_work_bytes_mt(k, g, O, chunk, 1);
+}
+
+/* the padded image once, then V and M for each of `slices` threads */
+int64_t arm_wino_work_bytes_mt(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, int64_t chunk, int slices) {
     (void)k;
-    return 4 * (round16(g->C * pad_h(g) * pad_w(g)) + round16(PTS * g->C * chunk) + round16(PTS * O * chunk)) + 64;
+    return 4 * (round16(g->C * pad_h(g) * pad_w(g)) + slices * (round16(PTS * g->C * chunk) + round16(PTS * O * chunk))) +
+           64;
 }
 
 static void pad_image(const float *x, const arm_conv_geom *g, float *xp) {
@@ -187,22 +194,48 @@ static void transform_output(const float *mbuf, const arm_conv_geom *g, int64_t 
     }
 }
 
+typedef struct wino_job {
+    const arm_fkernels *k;
+    const arm_conv_geom *g;
+    int64_t O, chunk;
+    const float *wpacked, *xp;
+    float *y, *bufs; /* per thread: V then M */
+    const arm_epilogue *e;
+    int clamp;
+    float lo, hi;
+} wino_job;
+
+/* chunks [c0, c1) of tiles: transform in, 16 GEMMs, transform out (with bias and relu/clip) */
+static void wino_chunks(void *ctx, int64_t c0, int64_t c1, int tid) {
+    const wino_job *j = (const wino_job *)ctx;
+    const arm_conv_geom *g = j->g;
+    const int64_t C = g->C, O = j->O, nr = j->k->nr, T = tiles_h(g) * tiles_w(g);
+    const int64_t wstride = arm_packed_a_elems(j->k->mr, O, C);
+    float *vbuf = j->bufs + tid * (round16(PTS * C * j->chunk) + round16(PTS * O * j->chunk));
+    float *mbuf = vbuf + round16(PTS * C * j->chunk);
+    const arm_epilogue plain = {1.0f, 1.0f, NULL, 0, 0, MNN_ACT_NONE, 0.0f, 0.0f};
+    for (int64_t ci = c0; ci < c1; ++ci) {
+        const int64_t t0 = ci * j->chunk, nt = T - t0 < j->chunk ? T - t0 : j->chunk, ntp = (nt + nr - 1) / nr * nr;
+        transform_input(j->xp, g, nr, t0, nt, ntp, vbuf);
+        for (int p = 0; p < PTS; ++p)
+            j->k->gemm(O, nt, C, j->wpacked + p * wstride, vbuf + p * C * ntp, mbuf + p * O * ntp, ntp, &plain);
+        transform_output(mbuf, g, O, t0, nt, ntp, j->y, j->e, j->clamp, j->lo, j->hi);
+    }
+}
+
+void arm_wino_conv_mt(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, const float *wpacked, const float *x,
+                      float *y, const arm_epilogue *e, int64_t chunk, void *work, int threads) {
+    const int64_t T = tiles_h(g) * tiles_w(g);
+    float *xp = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+    wino_job j = {k, g, O, chunk, wpacked, xp, y, xp + round16(g->C * pad_h(g) * pad_w(g)), e, 0, 0.0f, INFINITY};
+    j.clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
+    if (e->act == MNN_ACT_CLIP) j.lo = e->act_alpha, j.hi = e->act_beta;
+    pad_image(x, g, xp);
+    arm_parallel(threads, (T + chunk - 1) / chunk, 1, wino_chunks, &j);
+    if (!j.clamp && e->act != MNN_ACT_NONE) arm_activation(e, y, y, O * g->OH * g->OW);
+}
+
 void arm_wino_conv(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, const float *wpacked, const float *x,
                    float *y, const arm_epilogue *e, int64_t chunk, void *work) {
-    const int64_t C = g->C, nr = k->nr, T = tiles_h(g) * tiles_w(g), wstride = arm_packed_a_elems(k->mr, O, C);
-    float *xp = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
-    float *vbuf = xp + round16(C * pad_h(g) * pad_w(g));
-    float *mbuf = vbuf + round16(PTS * C * chunk);
-    const arm_epilogue plain = {1.0f, 1.0f, NULL, 0, 0, MNN_ACT_NONE, 0.0f, 0.0f};
-    const int clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
-    const float lo = e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f, hi = e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY;
-    pad_image(x, g, xp);
-    for (int64_t t0 = 0; t0 < T; t0 += chunk) {
-        const int64_t nt = T - t0 < chunk ? T - t0 : chunk, ntp = (nt + nr - 1) / nr * nr;
-        transform_input(xp, g, nr, t0, nt, ntp, vbuf);
-        for (int p = 0; p < PTS; ++p)
-            k->gemm(O, nt, C, wpacked + p * wstride, vbuf + p * C * ntp, mbuf + p * O * ntp, ntp, &plain);
-        transform_output(mbuf, g, O, t0, nt, ntp, y, e, clamp, lo, hi);
-    }
-    if (!clamp && e->act != MNN_ACT_NONE) arm_activation(e, y, y, O * g->OH * g->OW);
+    arm_wino_conv_mt(k, g, O, wpacked, x, y, e, chunk, work, 1);
 }

@@ -1,0 +1,127 @@
+"""Threads (Session(threads=...)): the GEMM / convolution tiles, depthwise planes, element-wise runs and
+row-wise ops split across 2 and 3 threads give exactly the outputs of one thread (every output element
+is computed by the same instructions; parallel.h), and match the reference backend. Odd sizes, so the
+parts end inside tiles, images and vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import needs_arm
+
+from mnn_core.testing.conformance import _one_node_graph
+
+RNG = np.random.default_rng(11)
+THREADS = (1, 2, 3)
+
+
+def f32(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _conv(x, o, k, group=1, stride=1, pad=0, dil=1, bias=True, act=None):
+    c = x.shape[1]
+    ins = [x, f32(o, c // group, k, k, scale=0.3)] + ([f32(o)] if bias else [])
+    attrs = {"group": group, "strides": [stride] * 2, "pads": [pad] * 4, "dilations": [dil] * 2}
+    if act:
+        attrs["activation"] = act
+    return ("Conv", ins, attrs, True)
+
+
+CASES = {
+    "conv3x3-winograd": _conv(f32(2, 5, 23, 21), 7, 3, pad=1),
+    "conv3x3-s2-im2col": _conv(f32(1, 6, 19, 17), 13, 3, stride=2, pad=1),
+    "conv1x1": _conv(f32(1, 9, 13, 11), 21, 1),
+    "conv1x1-small-image": _conv(f32(1, 200, 3, 3), 101, 1),  # fewer chunks than threads: the GEMM is split
+    "conv5x5-dilated": _conv(f32(1, 4, 15, 16), 5, 5, pad=2, dil=2, bias=False),
+    "conv-grouped": _conv(f32(2, 9, 11, 13), 6, 3, group=3, pad=1),
+    "depthwise3x3": _conv(f32(2, 7, 29, 31), 7, 3, group=7, pad=1),
+    "depthwise3x3-s2": _conv(f32(3, 5, 27, 25), 5, 3, group=5, stride=2, pad=1),
+    "depthwise5x5": _conv(f32(2, 3, 21, 23), 3, 5, group=3, pad=2),
+    "matmul-const": ("MatMul", [f32(37, 53), f32(53, 29)], {}, True),
+    "matmul-tall": ("MatMul", [f32(301, 45), f32(45, 7)], {}, True),
+    "matmul-runtime": ("MatMul", [f32(3, 19, 23), f32(23, 41)], {}, False),
+    "matmul-batched": ("MatMul", [f32(3, 19, 23), f32(3, 23, 41)], {}, False),
+    "gemm-bias": ("Gemm", [f32(33, 70), f32(61, 70), f32(61)], {"transB": 1}, True),
+    "add-broadcast": ("Add", [f32(3, 50, 61), f32(50, 1)], {}, False),
+    "mul-dense": ("Mul", [f32(40001), f32(40001)], {}, False),
+    "sub-scalar": ("Sub", [f32(3, 11111), f32(1)], {}, False),
+    "relu": ("Relu", [f32(50001)], {}, False),
+    "sigmoid": ("Sigmoid", [f32(7, 7001)], {}, False),
+    "softmax": ("Softmax", [f32(37, 513)], {"axis": -1}, False),
+    "layernorm": ("LayerNormalization", [f32(65, 257), f32(257), f32(257)], {"axis": -1}, True),
+    "instancenorm": ("InstanceNormalization", [f32(2, 9, 33, 35), f32(9), f32(9)], {}, True),
+    "batchnorm": (
+        "BatchNormalization",
+        [f32(2, 9, 41, 43), f32(9), f32(9), f32(9), np.abs(f32(9)) + 0.5],
+        {},
+        True,
+    ),
+    "maxpool": ("MaxPool", [f32(2, 9, 47, 45)], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1] * 4}, False),
+    "avgpool": ("AveragePool", [f32(2, 7, 31, 33)], {"kernel_shape": [3, 3], "pads": [1] * 4}, False),
+}
+
+
+def _run(graph, feeds, threads, precision="normal"):
+    from mnn_core import Session
+
+    sess = Session(graph, backend="arm", fallback=False, threads=threads, precision=precision)
+    assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+    return sess.run(dict(feeds))
+
+
+@needs_arm
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_threads_give_one_threads_result(name):
+    from mnn_core import Session
+
+    op, ins, attrs, const = CASES[name]
+    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    want = Session(graph, backend="reference").run(dict(feeds))
+    one = _run(graph, feeds, 1)
+    for key, ref in want.items():
+        np.testing.assert_allclose(one[key], ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max())))
+    for t in THREADS[1:]:
+        got = _run(graph, feeds, t)
+        for key in one:
+            assert np.array_equal(got[key], one[key]), f"{name}: threads={t} differs from threads=1"
+
+
+@needs_arm
+@pytest.mark.parametrize(
+    "name", ["conv1x1", "conv3x3-s2-im2col", "depthwise3x3", "matmul-const", "add-broadcast", "relu"]
+)
+def test_threads_in_the_fp16_domain(name):
+    from mnn_arm import paths
+
+    if not paths.runnable("fp16"):
+        pytest.skip("this CPU lacks asimdhp (no fp16 path)")
+    op, ins, attrs, const = CASES[name]
+    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    one = _run(graph, feeds, 1, "low")
+    for t in THREADS[1:]:
+        got = _run(graph, feeds, t, "low")
+        for key in one:
+            assert np.array_equal(got[key], one[key]), f"{name}: threads={t} differs from threads=1 (fp16)"
+
+
+@needs_arm
+def test_the_session_thread_count_reaches_the_kernels():
+    from mnn_arm import _arm
+    from mnn_arm._common import KERNELS
+
+    from mnn_core.backend import PrepareContext
+    from mnn_core.ops import all_schemas
+
+    op, ins, attrs, const = CASES["conv1x1"]
+    attrs = {**{k: a.default for k, a in all_schemas()[op].attrs.items()}, **attrs}
+    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    infos = graph.infer()
+    node = graph.nodes[0]
+    io = [infos[n] for n in node.inputs], [infos[n] for n in node.outputs]
+    ex = KERNELS["Conv"].impl(node, *io, graph.initializers, PrepareContext(threads=3))
+    assert ex.threads == 3
+    ex.set_threads(2)
+    assert ex.threads == 2
+    _run(graph, feeds, 3)
+    assert _arm.pool_workers() >= 2  # a region of 3 parts ran on the pool's threads
