@@ -36,6 +36,7 @@ try:  # the compiled kernels; a failure is reported by availability(), not raise
         ops_grad,
         ops_integer,
         ops_layout,
+        ops_llm,
         ops_math,
         ops_matmul,
         ops_ml,
@@ -169,6 +170,9 @@ def mnn_register_backends(register):
 
 @hookimpl
 def mnn_register_passes(register):
+    from .conv_bias import fold_conv_bias
     from .hoist import hoist_step_projections
 
     register("x86.hoist_step_projections", hoist_step_projections)  # an unrolled loop's input projections
+    # before fuse_activations: the activation after a folded bias then fuses into the Conv
+    register("x86.fold_conv_bias", fold_conv_bias, after="fold_batchnorm")
