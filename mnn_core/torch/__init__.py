@@ -317,10 +317,18 @@ def set_num_threads(n: builtins.int) -> None:
     _set(n)
 
 
-def compile(model, *args, **kwargs):  # noqa: A001
-    """torch.compile(model) returns the model itself: eager ops already run on the backend's kernels, and
-    mnn's whole-step compilation needs the loss and optimizer (mnn_core.train.compile, docs/PYTORCH.md)."""
-    return model
+def compile(model=None, *, fullgraph: builtins.bool = False, dynamic=None, backend=None, mode=None, options=None):  # noqa: A001
+    """torch.compile(model): its forward traced per input shape and run as a planned Session
+    (mnn_core.train.forward.CompiledModule). torch's `backend`, `mode` and `options` name its own
+    compilers and are accepted and ignored; mnn's backend follows model.to(device). Used as a
+    decorator on a function, the function is returned as it is."""
+    if model is None:
+        return lambda fn: compile(fn)
+    if not hasattr(model, "named_parameters"):
+        return model  # a plain function: its ops already run on the backend's kernels
+    from ..train.forward import CompiledModule
+
+    return CompiledModule(model)
 
 
 #: torch.backends: the flags scripts set for cuDNN and friends; settable, and nothing reads them

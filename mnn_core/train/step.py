@@ -142,7 +142,7 @@ class TrainStep:
         return self._need().session
 
 
-def compile(
+def compile_step(
     model,
     loss_fn: Callable,
     optimizer,
@@ -150,6 +150,28 @@ def compile(
     threads: int = 1,
     return_output: bool = False,
     options: dict | None = None,
-) -> TrainStep:  # noqa: A001
+) -> TrainStep:
     """Compile forward + backward + optimizer update into one graph run by a Session."""
     return TrainStep(model, loss_fn, optimizer, backend, threads, return_output, options)
+
+
+def compile(  # noqa: A001
+    model,
+    loss_fn: Callable | None = None,
+    optimizer=None,
+    backend=None,
+    threads: int | None = None,
+    return_output: bool = False,
+    options: dict | None = None,
+    freeze: bool = False,
+):
+    """compile(model): the module's forward as planned Sessions (torch.compile's counterpart,
+    mnn_core.train.forward); compile(model, loss_fn, optimizer): the whole training step
+    (compile_step)."""
+    if loss_fn is None and optimizer is None:
+        from .forward import CompiledModule
+
+        return CompiledModule(model, backend, threads, options, freeze)
+    if loss_fn is None or optimizer is None:
+        raise MnnError("compile(model, loss_fn, optimizer) compiles a training step and needs all three")
+    return compile_step(model, loss_fn, optimizer, backend or "auto", threads or 1, return_output, options)
