@@ -53,7 +53,7 @@ int arm_deconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
             }
             if (hw == 0 || s->cg == 0) continue;
             s->k->pack_b(xg, hw, 1, s->cg, hw, s->bwork);
-            s->k->gemm(s->og * taps, hw, s->cg, (const char *)s->w + g * s->w_group_bytes, s->bwork, s->cols, hw,
+            arm_gemm_par(s->k, arm_threads(s), s->og * taps, hw, s->cg, (const char *)s->w + g * s->w_group_bytes, s->bwork, s->cols, hw,
                        &plain);
             for (int64_t o = 0; o < s->og; ++o)
                 for (int64_t i = 0; i < s->kh; ++i)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "move.h"
+#include "parallel.h"
 
 static float softplus(float v) { return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v)); }
 
@@ -47,6 +48,18 @@ static void unary_f32(int kind, const float *x, float *y, int64_t n, float alpha
     }
 }
 
+typedef struct math_job {
+    const arm_math_state *s;
+    const float *x;
+    float *y;
+} math_job;
+
+static void math_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const math_job *j = (const math_job *)ctx;
+    unary_f32(j->s->kind, j->x + b, j->y + b, end - b, j->s->alpha, j->s->gamma);
+}
+
 int arm_math_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     (void)n_in, (void)n_out;
     const arm_math_state *s = (const arm_math_state *)state;
@@ -62,7 +75,10 @@ int arm_math_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
         uint8_t *q = (uint8_t *)y;
         for (int64_t i = 0; i < n; ++i) q[i] = p[i] != p[i];
     } else {
-        unary_f32(s->kind, (const float *)x, (float *)y, n, s->alpha, s->gamma);
+        /* runs of 256 (a multiple of the vector width: each element meets the code it meets on one thread) */
+        math_job j = {s, (const float *)x, (float *)y};
+        const int64_t most = n / (8 * 1024);
+        arm_parallel(most < 2 ? 1 : (most < arm_threads(s) ? (int)most : arm_threads(s)), n, 256, math_part, &j);
     }
     return 0;
 }

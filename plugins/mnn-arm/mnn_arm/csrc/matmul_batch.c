@@ -16,7 +16,8 @@ int arm_bmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor
             packed = s->b_off[t];
         }
         s->k->pack_a(a + s->a_off[t] * eb, s->K, 1, s->M, s->K, s->a_work);
-        s->k->gemm(s->M, s->N, s->K, s->a_work, s->b_work, y + t * s->M * s->N * eb, s->N, &s->epi);
+        arm_gemm_par(s->k, arm_threads(s), s->M, s->N, s->K, s->a_work, s->b_work, y + t * s->M * s->N * eb, s->N,
+                     &s->epi);
     }
     return 0;
 }

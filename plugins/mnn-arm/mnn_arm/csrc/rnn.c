@@ -78,7 +78,7 @@ int arm_rnn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *ou
         const int reverse = s->reverse || d == 1;
         /* xg = X W^T + Wb for every step and batch entry, in X's row order */
         s->k->pack_a(x, s->input, 1, T * B, s->input, s->apack);
-        s->k->gemm(T * B, G, s->input, s->apack, s->wT[d], s->xg, G, &plain);
+        arm_gemm_par(s->k, arm_threads(s), T * B, G, s->input, s->apack, s->wT[d], s->xg, G, &plain);
         for (int64_t r = 0; r < T * B; ++r)
             for (int64_t j = 0; j < G; ++j) s->xg[r * G + j] += s->wb[d][j];
         for (int64_t b = 0; b < B; ++b) {
