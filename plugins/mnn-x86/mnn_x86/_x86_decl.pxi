@@ -138,6 +138,8 @@ cdef extern from "ops.h" nogil:
         int32_t bias_input
         x86_epilogue epi
         const x86_bf16_matmul* bf16
+        const float* b_narrow
+        int64_t b_narrow_kp
 
     ctypedef struct x86_binary_state:
         x86_op op

@@ -1,6 +1,22 @@
 # Cython glue of MatMul/Gemm, the element-wise, normalization, reduction, softmax, pooling, concat
 # and transpose kernels, and the GEMM timer of the cost model: included by _x86.pyx.
 
+#: a constant B of at most this many columns runs by dot products with its rows of B^T (csrc/op_narrow.c)
+NARROW_N = 8
+
+
+cdef void _narrow_matmul(Execution ex, x86_matmul_state* s, b_const):
+    """s.b_narrow = B^T ([N][kp], K zero-padded to kp, a multiple of 16) from the constant B, whose element
+    (k, n) is at k * b_rs + n * b_cs of its flat data."""
+    flat = np.ascontiguousarray(b_const, dtype=np.float32).reshape(-1)
+    kp = (s.K + 15) // 16 * 16
+    bt = np.zeros((s.N, kp), np.float32)
+    bt[:, : s.K] = flat[np.arange(s.K)[None, :] * s.b_rs + np.arange(s.N)[:, None] * s.b_cs]
+    cdef Buffer buf = _copy_array(bt, np.float32)
+    ex.keep.append(buf)
+    s.b_narrow, s.b_narrow_kp = <const float*>buf.ptr, kp
+
+
 def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, int bias_input):
     """MatMul/Gemm. p: M, N, K, batch, a_rs, a_cs, b_rs, b_cs, bias_rs, bias_cs,
     alpha, beta, act, act_alpha, act_beta. b_const: the raw constant B (packed
@@ -38,6 +54,9 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
         s.b_off = <const int64_t*>buf.ptr
     if bf16:
         _bf16_matmul(ex, s, isa, b_const, threads)
+        return ex
+    if b_const is not None and s.batch == 1 and 0 < s.N <= NARROW_N and s.a_cs == 1 and s.M > 0 and s.K > 0:
+        _narrow_matmul(ex, s, b_const)
         return ex
     a_panel = (s.M + k.mr - 1) // k.mr * k.mr * s.K
     b_panel = (s.N + k.nr - 1) // k.nr * k.nr * s.K

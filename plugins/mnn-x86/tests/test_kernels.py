@@ -49,6 +49,24 @@ def test_matmul_sizes(rng, isa, threads, m, k, n):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "m,k,n", [(1, 1, 1), (4, 16, 8), (5, 17, 3), (130, 200, 5), (9, 33, 7), (67, 31, 2), (3, 520, 6)]
+)
+def test_matmul_narrow(rng, isa, threads, m, k, n):
+    """A constant B of at most 8 columns (csrc/op_narrow.c): rows in fours and alone, K in 16s and a
+    tail, rows cut between threads; and the same as a Gemm with every bias broadcast, alpha, beta and
+    a fused activation, B transposed or not."""
+    a, b = _r(rng, m, k), _r(rng, k, n)
+    check_op("MatMul", [a, b], {}, isa, threads, constant=(1,), rtol=1e-4, atol=1e-4)
+    check_op("MatMul", [_r(rng, 2, m, k), b], {"activation": "sigmoid"}, isa, threads, constant=(1,), atol=1e-4)
+    for c_shape in [(), (n,), (m, 1), (m, n)]:
+        attrs = {"transB": int(c_shape == (n,)), "alpha": 0.7, "beta": -1.5, "activation": "relu"}
+        bb = np.ascontiguousarray(b.T) if attrs["transB"] else b
+        check_op("Gemm", [a, bb, _r(rng, *c_shape)], attrs, isa, threads, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 def test_matmul_batch_broadcast_runtime_weights(rng, isa):
     a, b = _r(rng, 3, 1, 20, 33), _r(rng, 4, 33, 17)
     check_op("MatMul", [a, b], {"activation": "relu"}, isa, constant=())

@@ -16,6 +16,10 @@ int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
     x86_epilogue e = s->epi;
     if (s->bias_input >= 0 && s->bias_input < n_in) e.bias = (const float *)ins[s->bias_input].data;
     if (s->bf16) return x86_matmul_bf16_run(s, a, y, &e); /* precision="low" (bf16.h) */
+    if (s->b_narrow) { /* N <= X86_NARROW_N, B constant, one matrix, A's rows contiguous (op_narrow.c) */
+        x86_matmul_narrow(s, a, y, &e);
+        return 0;
+    }
     for (int64_t t = 0; t < s->batch; ++t) {
         const int64_t ao = s->a_off ? s->a_off[t] : 0, bo = s->b_off ? s->b_off[t] : 0;
         if (t == 0 || (s->a_off && ao != s->a_off[t - 1])) k->pack_a(a + ao, s->a_rs, s->a_cs, s->M, s->K, s->a_work, s->op.threads);

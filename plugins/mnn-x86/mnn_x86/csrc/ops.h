@@ -84,7 +84,12 @@ typedef struct x86_matmul_state {
     int32_t bias_input;               /* >= 0: epi.bias is this input's data at run */
     x86_epilogue epi;
     const struct x86_bf16_matmul *bf16; /* non-NULL: B packed as bf16 at prepare (precision="low", bf16.h) */
+    const float *b_narrow;            /* non-NULL: a constant B of N <= X86_NARROW_N columns as B^T, [N][kp] */
+    int64_t b_narrow_kp;              /* K rounded up to 16, the rows zero-padded */
 } x86_matmul_state;
+/* op_narrow.c: C = epilogue(A @ B) for a constant B of few columns, by dot products with B^T's rows */
+#define X86_NARROW_N 8
+void x86_matmul_narrow(const x86_matmul_state *s, const float *a, float *y, const x86_epilogue *e);
 int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 /* binary element-wise op over collapsed, broadcast dims */
