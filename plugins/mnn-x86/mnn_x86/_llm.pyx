@@ -1,0 +1,81 @@
+# The Cython glue of the LLM kernels (ops_llm.py, csrc/llm/): MatMulNBits' C state filled at prepare and
+# handed to the core as an _x86.Execution. B, its scales and zero points are read where they lie at run.
+from libc.stdint cimport int8_t, int32_t, int64_t
+
+from mnn_core.abi cimport mnn_tensor
+
+from mnn_x86.family cimport Buffer, Execution, _execution, _floats, attach_pool, x86_op
+
+attach_pool()
+
+cdef extern from "llm/nbits.h" nogil:
+    enum:
+        NBITS_FLOAT
+        NBITS_AVX2
+        NBITS_VNNI
+        NBITS_GEMM
+        NBITS_PANEL
+    ctypedef struct x86_nbits_state:
+        x86_op op
+        int32_t bits, block, nb, blob, zbytes, path, level, zp_in, bias_in
+        int64_t M, N, K
+        int8_t* aq
+        float* ascale
+        float* asum
+        float* work
+        float* bp
+        float* panel
+        int32_t workers
+    int x86_nbits_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
+    int x86_nbits_int8_path(int level)
+    int64_t x86_nbits_panel_rows(const x86_nbits_state* s)
+    int64_t x86_nbits_packed_b(const x86_nbits_state* s)
+    int64_t x86_nbits_panel_floats(const x86_nbits_state* s)
+
+LEVELS = {"scalar": 0, "avx2": 1, "avx512": 2}
+PATHS = {NBITS_FLOAT: "float", NBITS_AVX2: "avx2", NBITS_VNNI: "vnni", NBITS_GEMM: "gemm"}
+#: rows of A from which the packed GEMM on dequantized panels beats the dots (prefill)
+GEMM_ROWS = 4
+
+
+def int8_path(str isa) -> str:
+    """How MatMulNBits multiplies in int8 at this ISA level on this CPU: "vnni", "avx2" or "float"."""
+    return PATHS[x86_nbits_int8_path(LEVELS[isa])]
+
+
+cdef void* _keep(Execution ex, int64_t nbytes) except NULL:
+    cdef Buffer buf = _floats((nbytes + 3) // 4)
+    ex.keep.append(buf)
+    return buf.ptr
+
+
+def matmul_nbits(str isa, int threads, int64_t M, int64_t N, int64_t K, int bits, int block, bint int8,
+                 int zp_in, int bias_in, int gemm_rows=GEMM_ROWS):
+    """MatMulNBits of A [M, K] (leading dims folded) by B [N, blocks, block * bits / 8]; int8: multiply in
+    int8 where the ISA can (accuracy_level 4, blocks of 32 or more); zp_in / bias_in: those inputs'
+    positions among the present ones, or -1; from gemm_rows rows of A on (0: never), the packed GEMM
+    on dequantized panels."""
+    # the GEMM path multiplies Y^T = B A^T: N rows, M columns
+    cdef Execution ex = _execution(f"x86.MatMulNBits.int{bits}", sizeof(x86_nbits_state), x86_nbits_run, isa,
+                                   threads, K, N, M)
+    cdef x86_nbits_state* s = <x86_nbits_state*>ex.state
+    s.M, s.N, s.K, s.bits, s.block = M, N, K, bits, block
+    s.nb = (K + block - 1) // block
+    s.blob = block * bits // 8
+    s.zbytes = (s.nb * bits + 7) // 8
+    s.zp_in, s.bias_in = zp_in, bias_in
+    s.level = LEVELS[isa]
+    s.workers = max(threads, 1)
+    cdef int64_t kp = <int64_t>s.nb * block
+    s.work = <float*>_keep(ex, 4 * s.workers * max(kp, 1))
+    s.path = x86_nbits_int8_path(LEVELS[isa]) if int8 and block >= 32 else NBITS_FLOAT
+    if 0 < gemm_rows <= M:
+        s.path = NBITS_GEMM
+        s.bp = <float*>_keep(ex, 4 * x86_nbits_packed_b(s))
+        s.panel = <float*>_keep(ex, 4 * s.workers * x86_nbits_panel_floats(s))
+    elif s.path != NBITS_FLOAT:
+        s.aq = <int8_t*>_keep(ex, M * kp + 64)
+        s.ascale = <float*>_keep(ex, 4 * M * s.nb + 4)
+        s.asum = <float*>_keep(ex, 4 * M * s.nb + 4)
+    ex._name = f"x86.MatMulNBits.int{bits}.{PATHS[s.path]} [{isa}]".encode()
+    return ex

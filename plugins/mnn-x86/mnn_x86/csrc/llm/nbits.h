@@ -1,0 +1,71 @@
+/* MatMulNBits (mnn_core/ops/matmul_nbits.py): Y [M, N] = A [M, K] @ dequant(B)^T with B read where it
+ * lies, [N][blocks][block * bits / 8] bytes, 4-bit values two per byte (even element low).
+ *
+ * Two ways to multiply:
+ *  - int8 (accuracy_level 4, blocks of 32 or more): each block of each row of A is quantized to int8
+ *    with its own scale (amax / 127), and a block's products are summed in int32 by VPDPBUSD
+ *    (AVX-512 VNNI) or VPMADDUBSW (AVX2): unsigned weights times signed activations. The zero point
+ *    comes off afterwards, as zero * scale_a * sum(q_a) per block, so the weights need no unpacking
+ *    beyond their nibbles. Every 4-bit block's activations are stored even elements first, then odd
+ *    ones (per 32 or 64 of them), the order in which the low and high nibbles come out.
+ *  - float: a column of B dequantized into float32 and dotted with each row of A (any block size,
+ *    any ISA; GCC's clones vectorize it).
+ *  - GEMM (many rows, prefill): Y^T = B A^T on the packed GEMM of _x86 (its kernel table), panels
+ *    of about 64 columns of B dequantized straight into the packed layout of its left operand, A^T
+ *    packed once per run as the right one.
+ * The threads split N: a column of B is read from memory once and stays in cache for all M rows. */
+#ifndef MNN_X86_LLM_NBITS_H
+#define MNN_X86_LLM_NBITS_H
+
+#include <stdint.h>
+
+#include "family.h"
+
+enum { NBITS_FLOAT = 0, NBITS_AVX2 = 1, NBITS_VNNI = 2, NBITS_GEMM = 3 };
+#define NBITS_PANEL 64 /* columns of B dequantized at a time for the GEMM path (rounded to the row tile) */
+
+typedef struct {
+    x86_op op;
+    int32_t bits, block, nb, blob, zbytes; /* zbytes: bytes of zero points per column */
+    int32_t path;                          /* NBITS_*: how the run multiplies */
+    int32_t level;                         /* ISA level: 0 scalar, 1 avx2, 2 avx512 (dequantization) */
+    int32_t zp_in, bias_in;                /* positions of zero_points and bias among the inputs, or -1 */
+    int64_t M, N, K;
+    int8_t *aq;    /* int8 path: [M][nb * block] quantized A (4-bit: nibble order) */
+    float *ascale; /* [M][nb] each block's scale */
+    float *asum;   /* [M][nb] scale * sum of the block's int8 values */
+    float *work;   /* a dequantized column (or the zero-point terms) per worker, [workers][nb * block] */
+    float *bp;     /* GEMM path: A^T packed, x86_nbits_packed_b floats */
+    float *panel;  /* GEMM path: per worker, a panel of B dequantized, packed, and its product [rows][M] */
+    int32_t workers;
+} x86_nbits_state;
+
+/* the zero point of block b of a column (zp: that column's bytes, or NULL: 2^(bits-1)) */
+static inline int x86_nbits_zero(const uint8_t *zp, int bits, int b) {
+    if (!zp) return 1 << (bits - 1);
+    if (bits == 8) return zp[b];
+    return b & 1 ? zp[b / 2] >> 4 : zp[b / 2] & 0x0F;
+}
+
+int x86_nbits_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+/* the GEMM path: columns of B per panel (a multiple of the kernel table's row tile), floats of A^T packed */
+int64_t x86_nbits_panel_rows(const x86_nbits_state *s);
+int64_t x86_nbits_packed_b(const x86_nbits_state *s);
+int64_t x86_nbits_panel_floats(const x86_nbits_state *s); /* per worker */
+/* which int8 path this CPU runs at an ISA level (0 scalar, 1 avx2, 2 avx512): NBITS_* */
+int x86_nbits_int8_path(int level);
+
+/* nbits_simd.c: the int8 dot of one column (nb blocks) with one quantized row, each block's int32 sum
+ * times wscale[b] * ascale[b], summed */
+float x86_nbits_dot_vnni(int bits, int block, int nb, const uint8_t *w, const int8_t *a, const float *ws,
+                         const float *as);
+float x86_nbits_dot_avx2(int bits, int block, int nb, const uint8_t *w, const int8_t *a, const float *ws,
+                         const float *as);
+
+/* nbits_simd.c: a column of B (nb blocks of 32 or more) dequantized to float32 [nb * block] */
+void x86_nbits_dequant_avx512(int bits, int block, int nb, const uint8_t *w, const float *scales, const uint8_t *zp,
+                              float *out);
+void x86_nbits_dequant_avx2(int bits, int block, int nb, const uint8_t *w, const float *scales, const uint8_t *zp,
+                            float *out);
+
+#endif
