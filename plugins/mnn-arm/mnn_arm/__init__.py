@@ -45,6 +45,7 @@ if paths.is_arm_machine():
             ops_reduce,
             ops_resize,
             ops_rnn,
+            ops_select,
         )
         from ._common import HALF_NATIVE, KERNELS
     except ImportError as exc:  # pragma: no cover - a broken install
