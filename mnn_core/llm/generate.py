@@ -25,8 +25,9 @@ from .sampling import Sampler, SamplingParams
 
 class LLM:
     def __init__(self, path: str | Path, backend="auto", threads: int = 1, context: int | None = None, **kw):
-        """kw: Decoder's chunk, precision, weights ("fp32", "int8", "int4"), group, symmetric, batch,
-        fallback (False: an op the backend cannot run is an error)."""
+        """kw: Decoder's chunk, precision, weights ("fp32", "int8", "int4"), group, symmetric, head_bits
+        (the quantized head's, None: float), int8_compute, batch, fallback (False: an op the backend cannot
+        run is an error)."""
         self.decoder = Decoder(path, backend=backend, threads=threads, context=context, **kw)
         self.config = self.decoder.config
         self.tokenizer = None

@@ -43,7 +43,8 @@ def build_decoder(
     cfg: LlmConfig, ckpt: Checkpoint, context: int, batch: int = 1, quant: WeightQuant | None = None
 ) -> Graph:
     """The decoder graph for a cache of `context` positions; S (tokens per run) stays symbolic.
-    `quant`: the projections' weights quantized (quantize.py); None keeps them float32."""
+    `quant`: the projections' weights (and the head) quantized as MatMulNBits operands (quantize.py);
+    None keeps them float32."""
     w = _Names(cfg, ckpt, quant)
     b = GraphBuilder(f"{cfg.model_type}_decoder")
     H, Hkv, D = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
@@ -60,7 +61,14 @@ def build_decoder(
         )
 
     embed = w.get("embed_tokens.weight")
-    x = b.Gather(b.const(embed, "embed"), ids, axis=0)
+    tied = cfg.tie_word_embeddings or "lm_head.weight" not in ckpt
+    head_bits = quant.head_bits if quant is not None else None
+    head = None
+    if head_bits and tied:  # the table once, quantized: the head multiplies it, the embedding gathers from it
+        head = _nbits_operands(b, quant, embed, "lm_head", head_bits)
+        x = _gather_rows(b, head, ids, cfg.hidden_size, quant.group, head_bits)
+    else:
+        x = b.Gather(b.const(embed, "embed"), ids, axis=0)
     if cfg.embed_scale != 1.0:
         x = b.Mul(x, b.const(np.float32(cfg.embed_scale), "embed_scale"))
     cos, sin = cfg.rope_tables(context)
@@ -94,31 +102,71 @@ def build_decoder(
         x = b.Add(x, _mlp(b, cfg, w, p, h))
 
     x = _rms_norm(b, cfg, x, w.get("norm.weight"))
-    if cfg.tie_word_embeddings or "lm_head.weight" not in ckpt:
-        head = embed.T
+    table = embed if tied else ckpt.get("lm_head.weight")
+    if head is None and head_bits:
+        head = _nbits_operands(b, quant, table, "lm_head", head_bits)
+    if head is not None:
+        logits = _nbits_matmul(b, quant, x, head, table.shape, head_bits)
     else:
-        head = ckpt.get("lm_head.weight").T
-    b.output(b.MatMul(x, b.const(np.ascontiguousarray(head), "lm_head")), "logits")
+        logits = b.MatMul(x, b.const(np.ascontiguousarray(table.T), "lm_head"))
+    b.output(logits, "logits")
     return b.build()
 
 
-def _weight(b: GraphBuilder, w: _Names, weight: np.ndarray, name: str) -> str:
-    """A projection's [in, out] weight: a float constant, or quantized behind a DequantizeLinear."""
-    wt = np.ascontiguousarray(weight.T)
-    if w.quant is None:
-        return b.const(wt, name)
-    q, scale, zero = w.quant.quantize(wt)
-    zp = None if zero is None else b.const(zero, name + ".zero")
-    return b.DequantizeLinear(
-        b.const(q, name + ".q"), b.const(scale, name + ".scale"), zp, axis=0, block_size=w.quant.group
+def _nbits_operands(b: GraphBuilder, quant: WeightQuant, weight: np.ndarray, name: str, bits: int) -> tuple:
+    """MatMulNBits' B, scales and zero points (None: symmetric) of an [out, in] weight, as constants.
+    The head is quantized symmetric always (its rows are also the embedding's, gathered below)."""
+    head = name == "lm_head"
+    q = WeightQuant(bits, quant.group, True) if head else quant
+    packed, scale, zero = q.pack(np.asarray(weight, np.float32), bits)
+    return (
+        b.const(packed, name + ".q"),
+        b.const(scale, name + ".scale"),
+        None if zero is None else b.const(zero, name + ".zero"),
     )
 
 
+def _nbits_matmul(b: GraphBuilder, quant: WeightQuant, x: str, operands: tuple, shape, bits: int, bias=None) -> str:
+    n, k = shape
+    qb, scale, zero = operands
+    inputs = [x, qb, scale, zero] + ([None, bias] if bias is not None else [])
+    return b.MatMulNBits(
+        *inputs, K=int(k), N=int(n), bits=bits, block_size=quant.group, accuracy_level=quant.accuracy_level
+    )
+
+
+def _gather_rows(b: GraphBuilder, operands: tuple, ids: str, k: int, group: int, bits: int) -> str:
+    """Rows `ids` of a symmetric MatMulNBits weight, dequantized: (q - 2^(bits-1)) * scale per group."""
+    qb, scale, _ = operands
+    rows = b.Gather(qb, ids, axis=0)  # [B, S, blocks, bytes]
+    if bits == 4:  # the even element in the low nibble: [..., bytes, 2] -> [..., group]
+        lo = b.BitwiseAnd(rows, b.const(np.uint8(15), "nibble"))
+        hi = b.BitShift(rows, b.const(np.uint8(4), "four"), direction="RIGHT")
+        rows = b.Reshape(b.Concat(b.Unsqueeze(lo, axes=[-1]), b.Unsqueeze(hi, axes=[-1]), axis=-1), shape=[0, 0, 0, -1])
+    vals = b.Sub(b.Cast(rows, to="float32"), b.const(np.float32(1 << (bits - 1)), "zero"))
+    vals = b.Mul(vals, b.Unsqueeze(b.Gather(scale, ids, axis=0), axes=[-1]))  # [B, S, blocks, group]
+    vals = b.Reshape(vals, shape=[0, 0, -1])
+    return vals if -(-k // group) * group == k else b.Slice(vals, starts=[0], ends=[k], axes=[-1])
+
+
 def _linear(b: GraphBuilder, w: _Names, name: str, x: str, bias: bool) -> str:
-    y = b.MatMul(x, _weight(b, w, w.get(name + ".weight"), name))
+    if w.quant is not None:
+        weight = w.get(name + ".weight")
+        operands = _nbits_operands(b, w.quant, weight, name, w.quant.bits)
+        bias_c = b.const(w.get(name + ".bias"), name + ".bias") if bias else None
+        return _nbits_matmul(b, w.quant, x, operands, weight.shape, w.quant.bits, bias_c)
+    y = b.MatMul(x, b.const(np.ascontiguousarray(w.get(name + ".weight").T), name))
     if bias:
         y = b.Add(y, b.const(w.get(name + ".bias"), name + ".bias"))
     return y
+
+
+def _projection(b: GraphBuilder, w: _Names, x: str, weight: np.ndarray, name: str) -> str:
+    """x @ weight^T of an [out, in] weight without bias, float or MatMulNBits."""
+    if w.quant is None:
+        return b.MatMul(x, b.const(np.ascontiguousarray(weight.T), name))
+    operands = _nbits_operands(b, w.quant, weight, name, w.quant.bits)
+    return _nbits_matmul(b, w.quant, x, operands, weight.shape, w.quant.bits)
 
 
 def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[str, str, str]:
@@ -126,7 +174,7 @@ def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[st
         return tuple(_linear(b, w, p + f"self_attn.{n}_proj", h, cfg.qkv_bias) for n in "qkv")
     # Phi-3 stores q, k and v as one matrix: one MatMul, then three slices of its columns
     weight = w.get(p + "self_attn.qkv_proj.weight")
-    y = b.MatMul(h, _weight(b, w, weight, p + "qkv_proj"))
+    y = _projection(b, w, h, weight, p + "qkv_proj")
     nq, nk = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
     return tuple(
         b.Slice(y, starts=[lo], ends=[hi], axes=[-1]) for lo, hi in ((0, nq), (nq, nq + nk), (nq + nk, nq + 2 * nk))
@@ -135,7 +183,7 @@ def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[st
 
 def _mlp(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> str:
     if cfg.family == "phi3":
-        y = b.MatMul(h, _weight(b, w, w.get(p + "mlp.gate_up_proj.weight"), p + "gate_up"))
+        y = _projection(b, w, h, w.get(p + "mlp.gate_up_proj.weight"), p + "gate_up")
         n = cfg.intermediate_size
         gate, up = b.Slice(y, starts=[0], ends=[n], axes=[-1]), b.Slice(y, starts=[n], ends=[2 * n], axes=[-1])
     else:

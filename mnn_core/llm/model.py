@@ -43,11 +43,13 @@ class Decoder:
         symmetric: bool = True,
         batch: int = 1,
         fallback: bool = True,
+        head_bits: int | None = 8,
+        int8_compute: bool = True,
     ):
         from ..runtime.session import Session
 
         self.path = Path(path)
-        self.quant = WeightQuant.parse(weights, group, symmetric)
+        self.quant = WeightQuant.parse(weights, group, symmetric, head_bits=head_bits, int8_compute=int8_compute)
         self.batch = int(batch)
         if self.batch < 1:
             raise MnnError(f"batch must be at least 1, got {batch}")

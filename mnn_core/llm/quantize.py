@@ -1,10 +1,14 @@
-"""Weight-only quantization of the decoder's projections: int8 or int4, group-wise along the input
-dimension, symmetric or asymmetric (a zero point per group).
+"""Weight-only quantization of the decoder: int8 or int4, group-wise along the input dimension,
+symmetric or asymmetric (a zero point per group), stored as MatMulNBits operands (mnn_core/ops/
+matmul_nbits.py, ONNX Runtime's contract) that backends multiply without unpacking them.
 
-A [K, N] weight becomes q [K, N] (int8 storage; int4 values lie in [-8, 7]), scales
-[ceil(K / group), N] and, asymmetric, zero points of the same shape, read by a blocked
-DequantizeLinear (axis 0, block_size = group) in front of the MatMul. Embeddings and the output
-head stay float, as their rows are gathered or their errors reach every logit.
+A projection's HF weight [N, K] (a row per output) becomes B [N, blocks, group * bits / 8] uint8
+(4-bit values two per byte, the even element low), scales [N, blocks] and, asymmetric, zero points
+[N, ceil(blocks * bits / 8)] uint8; symmetric weights take MatMulNBits' default zero point 2^(bits-1).
+
+The output head is quantized too (8 bits by default, `head_bits`): at decode it is the largest single
+read (vocabulary x hidden), so a float head would set the speed. A tied embedding then gathers its rows
+from the quantized head (dequantized after the Gather), so the float table is not kept at all.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MnnError
+from ..ops.matmul_nbits import ACCURACY_INT8
 
 
 @dataclass(frozen=True)
@@ -21,40 +26,62 @@ class WeightQuant:
     bits: int = 8
     group: int = 64
     symmetric: bool = True
+    #: bits of the output head (and the embedding gathered from it when tied); None keeps it float
+    head_bits: int | None = 8
+    #: activations rounded to int8 per group in the products (MatMulNBits accuracy_level 4): the
+    #: integer dot-product instructions; False multiplies in float (exactly the quantized model)
+    int8_compute: bool = True
 
     def __post_init__(self):
-        if self.bits not in (4, 8):
-            raise MnnError(f"weight bits must be 4 or 8, got {self.bits}")
+        for what, bits in (("weight", self.bits), ("head", self.head_bits or 8)):
+            if bits not in (4, 8):
+                raise MnnError(f"{what} bits must be 4 or 8, got {bits}")
         if self.group not in (32, 64, 128, 256):
             raise MnnError(f"group must be 32, 64, 128 or 256, got {self.group}")
 
     @classmethod
-    def parse(cls, text: str | None, group: int = 64, symmetric: bool = True) -> WeightQuant | None:
-        """ "fp32" (or None) -> None; "int8" / "int4" -> that quantization."""
+    def parse(cls, text: str | None, group: int = 64, symmetric: bool = True, **kw) -> WeightQuant | None:
+        """ "fp32" (or None) -> None; "int8" / "int4" -> that quantization (kw: head_bits, int8_compute)."""
         if text in (None, "fp32", "float32"):
             return None
         if text not in ("int8", "int4"):
             raise MnnError(f"weights must be fp32, int8 or int4, got {text!r}")
-        return cls(int(text[3:]), group, symmetric)
+        return cls(int(text[3:]), group, symmetric, **kw)
 
-    def quantize(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(q, scales, zero points or None) of a [K, N] float weight."""
-        k, n = w.shape
+    @property
+    def accuracy_level(self) -> int:
+        return ACCURACY_INT8 if self.int8_compute else 0
+
+    def pack(self, w: np.ndarray, bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(B, scales, zero points or None) of an [N, K] float weight, at `bits` (default self.bits)."""
+        bits = bits or self.bits
+        n, k = w.shape
         blocks = -(-k // self.group)
-        padded = np.zeros((blocks * self.group, n), np.float32)
-        padded[:k] = w
-        grouped = padded.reshape(blocks, self.group, n)
-        qmin, qmax = -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+        padded = np.zeros((n, blocks * self.group), np.float32)
+        padded[:, :k] = w
+        grouped = padded.reshape(n, blocks, self.group)
+        top = (1 << bits) - 1
         if self.symmetric:
-            scale = np.abs(grouped).max(axis=1) / qmax
+            half = 1 << (bits - 1)
+            scale = np.abs(grouped).max(axis=2) / (half - 1)
             scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
-            q = np.clip(np.rint(grouped / scale[:, None]), qmin, qmax)
+            q = np.clip(np.rint(grouped / scale[:, :, None]), -half, half - 1) + half
             zero = None
         else:
-            lo, hi = np.minimum(grouped.min(axis=1), 0), np.maximum(grouped.max(axis=1), 0)
-            scale = ((hi - lo) / (qmax - qmin)).astype(np.float32)
+            lo, hi = np.minimum(grouped.min(axis=2), 0), np.maximum(grouped.max(axis=2), 0)
+            scale = ((hi - lo) / top).astype(np.float32)
             scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
-            zero = np.clip(np.rint(qmin - lo / scale), qmin, qmax)
-            q = np.clip(np.rint(grouped / scale[:, None]) + zero[:, None], qmin, qmax)
-            zero = zero.astype(np.int8)
-        return q.reshape(-1, n)[:k].astype(np.int8), scale, zero
+            zero = np.clip(np.rint(-lo / scale), 0, top)
+            q = np.clip(np.rint(grouped / scale[:, :, None]) + zero[:, :, None], 0, top)
+            zero = _pack_rows(zero.astype(np.uint8), bits)
+        b = _pack_rows(q.astype(np.uint8).reshape(n * blocks, self.group), bits).reshape(n, blocks, -1)
+        return b, scale, zero
+
+
+def _pack_rows(q: np.ndarray, bits: int) -> np.ndarray:
+    """Unsigned values [rows, count] as bytes: 8-bit as they are, 4-bit two per byte (even one low)."""
+    if bits == 8:
+        return np.ascontiguousarray(q)
+    if q.shape[1] % 2:
+        q = np.concatenate([q, np.zeros((q.shape[0], 1), np.uint8)], axis=1)
+    return np.ascontiguousarray(q[:, 0::2] | (q[:, 1::2] << 4))
