@@ -9,6 +9,8 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import pytest
+
 import mnn_core
 from mnn_core.backend import KernelSpec, KernelTable
 from mnn_core.backend.kit import activation, layout
@@ -111,3 +113,38 @@ def test_view_is_a_flag_of_the_op_schema():
     assert view_ops() == VIEW_OPS == {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
     assert get_schema("Reshape").view and not get_schema("Transpose").view
     assert is_view("Squeeze") and not is_view("x86.ConvAdd")  # a backend's fused op has no schema
+
+
+def test_build_paths_find_the_abi_header_and_its_cython_mirror():
+    """What every plugin's setup.py asks (mnn_core.backend.build), imported or run by path as an isolated
+    build runs it: the same folders, and the file imports nothing an isolated build lacks."""
+    import ast
+    import runpy
+
+    from mnn_core.backend import build, get_cython_include, get_include
+
+    assert os.path.isfile(os.path.join(get_include(), "mnn_core", "abi.h"))
+    assert os.path.isfile(os.path.join(get_cython_include(), "mnn_core", "abi.pxd"))
+    assert get_include() == mnn_core.get_include()
+    by_path = runpy.run_path(build.__file__)
+    assert (by_path["get_include"](), by_path["get_cython_include"]()) == (get_include(), get_cython_include())
+    tree = ast.parse(open(build.__file__).read())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert imported <= {"os", "__future__"}, imported
+
+
+def test_build_paths_say_what_is_missing(tmp_path):
+    import runpy
+
+    from mnn_core.backend import build
+
+    package = tmp_path / "mnn_core"
+    (package / "backend").mkdir(parents=True)
+    copy = package / "backend" / "build.py"
+    copy.write_text(open(build.__file__).read())
+    paths = runpy.run_path(str(copy))
+    with pytest.raises(FileNotFoundError, match="lacks include/mnn_core/abi.h.*reinstall mnn-core"):
+        paths["get_include"]()
+    with pytest.raises(FileNotFoundError, match="lacks abi.pxd"):
+        paths["get_cython_include"]()

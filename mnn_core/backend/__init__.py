@@ -8,6 +8,8 @@ plugin to that, and docs/ARCHITECTURE.md draws it.
 - `kernels`: the one kernel table (op -> KernelSpec + the backend's own function);
 - `fusion`: what `Backend.fuse` is offered and answers;
 - `plugins`, `status`: plugin discovery, and the table behind `mnnx backends`;
+- `build`: where a compiled backend finds the C ABI header and its Cython mirror when it builds
+  (`get_include`, `get_cython_include`, as numpy.get_include());
 - `kit`: what every backend repeats, written once (activation codes, broadcast plans, strides,
   the GPU backends' parameter blocks and recorder bookkeeping).
 
@@ -34,6 +36,7 @@ from .api import (
     TensorRef,
     takes_context,
 )
+from .build import get_cython_include, get_include
 from .fusion import Fusion, FusionOffer
 from .hookspecs import hookimpl, hookspec
 from .kernels import Kernel, KernelTable
@@ -59,6 +62,8 @@ __all__ = [
     "SegmentOp",
     "SupportFn",
     "TensorRef",
+    "get_cython_include",
+    "get_include",
     "get_plugins",
     "hookimpl",
     "hookspec",

@@ -6,7 +6,7 @@ getauxval(AT_HWCAP):
 
     csrc/fp32.c, eltwise.c, conv.c, int8.c, winograd.c, move.c, reduce.c,
          matmul_batch.c, math.c, resize.c, deconv.c, rnn.c, parallel.c,
-         threads.c, select.c, caps.c, ops.c                 -O3 -march=armv8-a
+         threads.c, select.c, caps.c, ops.c                      -O3 -march=armv8-a
     csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
 
@@ -14,13 +14,13 @@ On any other machine nothing native is built: the package installs as pure
 Python and the backend reports "needs an Arm (aarch64) CPU" (no compiler
 errors about NEON intrinsics on x86).
 
-The C ABI header comes from an importable mnn_core, else from this source
-tree (../../mnn_core); MNN_CORE_ROOT overrides.
+The C ABI header and its Cython mirror come from mnn_core.backend.build: the
+importable mnn_core's, or, in an isolated build, this source tree's (../../mnn_core).
 """
 
-import importlib.util
 import os
 import platform
+import runpy
 
 from setuptools import setup
 
@@ -52,21 +52,6 @@ PATH_UNITS = {
 DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "language_level": 3}
 
 
-def mnn_core_root() -> str:
-    candidates = [os.environ["MNN_CORE_ROOT"]] if os.environ.get("MNN_CORE_ROOT") else []
-    spec = importlib.util.find_spec("mnn_core")
-    if spec is not None and spec.submodule_search_locations:
-        candidates.append(os.path.dirname(list(spec.submodule_search_locations)[0]))
-    candidates.append(os.path.normpath(os.path.join(HERE, "..", "..")))
-    for root in candidates:
-        if os.path.isfile(os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h")):
-            return root
-    raise SystemExit(
-        "mnn-arm build: cannot find the mnn C ABI header (mnn_core/include/mnn_core/abi.h). "
-        f"Looked in: {', '.join(candidates)}. Install mnn-core first or set MNN_CORE_ROOT."
-    )
-
-
 def extensions():
     if not IS_ARM:
         print(
@@ -77,6 +62,12 @@ def extensions():
     from Cython.Build import cythonize
     from setuptools import Extension
     from setuptools.command.build_ext import build_ext
+
+    try:  # the core's own lookup of its C ABI header, like numpy.get_include()
+        from mnn_core.backend.build import get_cython_include, get_include
+    except ImportError:  # pip's isolated build cannot import mnn_core: the source tree's copy (imports only os)
+        build = runpy.run_path(os.path.join(HERE, "..", "..", "mnn_core", "backend", "build.py"))
+        get_cython_include, get_include = build["get_cython_include"], build["get_include"]
 
     class BuildExt(build_ext):
         """Compiles each kernel path with its own flags, then links them in."""
@@ -94,16 +85,16 @@ def extensions():
             ext.extra_objects = list(ext.extra_objects or []) + objects
             super().build_extension(ext)
 
-    root = mnn_core_root()
     ext = Extension(
         "mnn_arm._arm",
         ["mnn_arm/_arm.pyx", f"{CSRC}/caps.c", f"{CSRC}/ops.c"],
-        include_dirs=[CSRC, os.path.join(root, "mnn_core", "include")],
+        include_dirs=[CSRC, get_include()],
         depends=sorted(os.path.join(CSRC, f) for f in os.listdir(os.path.join(HERE, CSRC))),
         extra_compile_args=BASE,
         libraries=["m", "pthread"],
     )
-    return cythonize([ext], include_path=[root], compiler_directives=DIRECTIVES), {"build_ext": BuildExt}
+    modules = cythonize([ext], include_path=[get_cython_include()], compiler_directives=DIRECTIVES)
+    return modules, {"build_ext": BuildExt}
 
 
 os.chdir(HERE)
