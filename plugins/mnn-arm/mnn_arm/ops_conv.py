@@ -44,9 +44,39 @@ def _geometry(x_shape, w_shape, attrs) -> dict:
 
 
 def _conv_supports(node, ins):
-    if len(ins[0].shape) != 4 or len(ins[1].shape) != 4:
-        return "only 2-D convolution (NCHW input, OIHW weight)"
+    if len(ins[0].shape) not in (3, 4, 5) or len(ins[1].shape) != len(ins[0].shape):
+        return "1-D, 2-D or 3-D convolution (input and weight of rank 3, 4 or 5)"
     return True
+
+
+def _as_2d(x_shape, w_shape, attrs) -> tuple:
+    """A 1-D convolution as the 2-D one over a height of 1 (the same memory): shapes and attributes."""
+    a = dict(attrs)
+    for key, one in (("strides", 1), ("dilations", 1), ("kernel_shape", 1)):
+        if a.get(key):
+            a[key] = [one, *a[key]]
+    if a.get("pads"):
+        a["pads"] = [0, a["pads"][0], 0, a["pads"][1]]
+    return (x_shape[0], x_shape[1], 1, x_shape[2]), (w_shape[0], w_shape[1], 1, w_shape[2]), a
+
+
+def _prepare_conv3d(node, ins, outs, weight, bias, has_bias, ctx):
+    x, w = static_shape(ins[0]), static_shape(ins[1])
+    geo = conv_geometry(x, w, node.attrs, (3,))
+    p = dict(N=x[0], O=w[0], group=geo["group"], C=w[1], D=x[2], H=x[3], W=x[4])
+    p.update(zip(("OD", "OH", "OW"), geo["out"][2:]))
+    p.update(zip(("kd", "kh", "kw"), w[2:]))
+    p.update(zip(("sd", "sh", "sw"), geo["strides"]))
+    p.update(zip(("dd", "dh", "dw"), geo["dilations"]))
+    p.update(zip(("pd", "pt", "pl"), geo["pads"][:3]))
+    p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
+    threads = max(1, int(getattr(ctx, "threads", 1) or 1))
+    path = paths.float_path(ctx.precision, ctx.options)
+    if not half.half_activations(ctx):
+        return _arm.conv3d(path, p, weight, bias, 2 if has_bias else -1, threads)
+    if bias is None and has_bias:  # a bias arriving at run would be fp16: the fp32-io kernel, widened
+        return half.widen(_arm.conv3d(path, p, weight, None, 2, threads), ins, outs)
+    return _arm.conv3d("fp16h", p, weight, bias, -1, threads)
 
 
 #: auto: Winograd from this many input and output channels and output rows and columns on. Instruction
@@ -82,11 +112,17 @@ def prepare_conv(node, ins, outs, constants, ctx):
         from mnn_core.errors import BackendError
 
         raise BackendError("arm Conv needs constant weights (they are packed once at prepare)")
-    p = _geometry(static_shape(ins[0]), static_shape(ins[1]), node.attrs)
-    p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
-    p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))  # scratch per thread
     has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
     bias = constants.get(node.inputs[2]) if has_bias else None
+    x_shape, w_shape, attrs = static_shape(ins[0]), static_shape(ins[1]), node.attrs
+    if len(x_shape) == 5:
+        return _prepare_conv3d(node, ins, outs, weight, bias, has_bias, ctx)
+    if len(x_shape) == 3:
+        x_shape, w_shape, attrs = _as_2d(x_shape, w_shape, attrs)
+        weight = np.asarray(weight).reshape(w_shape)
+    p = _geometry(x_shape, w_shape, attrs)
+    p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
+    p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))  # scratch per thread
     path = paths.float_path(ctx.precision, ctx.options)
     if not half.half_activations(ctx):
         p["winograd"] = int(_winograd(p, path, ctx.options))
