@@ -75,6 +75,15 @@ printf 'Metadata-Version: 2.1\nName: mnn-arm\nVersion: 0.1.0\n' > "$BUILD/site/m
 printf '[mnn]\narm = mnn_arm\n' > "$BUILD/site/mnn_arm-0.1.0.dist-info/entry_points.txt"
 printf 'Metadata-Version: 2.1\nName: mnn-core\nVersion: 0.1.0\n' > "$BUILD/site/mnn_core-0.1.0.dist-info/METADATA"
 
+# ONNX ops imported through their function bodies (Attention, GroupNormalization), with ONNX Runtime's
+# outputs: exported on the host when it has onnx and onnxruntime (tests/test_onnx_function_ops.py)
+ONNX_OPS="$BUILD/onnx_ops"
+rm -rf "$ONNX_OPS"
+if python3 -c "import onnx, onnxruntime" 2>/dev/null; then
+    (cd "$REPO" && timeout 300 python3 "$PLUGIN/tools/onnx_function_ops.py" export "$ONNX_OPS" >/dev/null) ||
+        echo "== (tools/onnx_function_ops.py export failed: its tests will skip)"
+fi
+
 echo "== pytest on emulated aarch64 (qemu-aarch64-static -cpu ${MNN_ARM_CPU:-max})"
 LIBS="$ROOT/usr/lib/aarch64-linux-gnu"
 REQUIRED="${MNN_REQUIRE_BACKENDS:-}"
@@ -85,4 +94,4 @@ cd "$BUILD"  # not the source tree: its mnn_arm/ has no aarch64 extension
 if [ "${MNN_ARM_RUN:-pytest}" = python ]; then RUNNER=(); else RUNNER=(-m pytest -p no:cacheprovider -q --rootdir "$PLUGIN"); fi
 exec timeout "${MNN_ARM_TIMEOUT:-1500}" qemu-aarch64-static -cpu "${MNN_ARM_CPU:-max}" -L "$ROOT" \
     -E PYTHONPATH="$BUILD/site" -E LD_LIBRARY_PATH="$LIBS/blas:$LIBS/lapack" -E MNN_LOAD_PLUGINS=arm \
-    -E PYTHONDONTWRITEBYTECODE=1 -E MNN_REQUIRE_BACKENDS="$REQUIRED" "$ROOT/usr/bin/$PY" "${RUNNER[@]}" "$@"
+    -E PYTHONDONTWRITEBYTECODE=1 -E MNN_REQUIRE_BACKENDS="$REQUIRED" -E MNN_ARM_ONNX_OPS="$ONNX_OPS" "$ROOT/usr/bin/$PY" "${RUNNER[@]}" "$@"
