@@ -148,3 +148,11 @@ def test_build_paths_say_what_is_missing(tmp_path):
         paths["get_include"]()
     with pytest.raises(FileNotFoundError, match="lacks abi.pxd"):
         paths["get_cython_include"]()
+
+
+def test_half_shader_sets_name_the_float16_variants():
+    from mnn_core.backend.kit import spirv
+
+    names = set(spirv.names())
+    assert spirv.HALF_SHADERS == {n[:-2] for n in names if n.endswith("_h")} - {"copy"}  # copy_h: record_copy's
+    assert spirv.HALF_FMA_SHADERS == {n[:-3] for n in names if n.endswith("_hf")}

@@ -10,6 +10,8 @@
 - `tiling`: GEMM work-group tile arithmetic
 - `gpu_kernels`: the kernel table of a shader backend (the 32-bit indexing guard)
 - `recorder`: grids and the float16-storage bookkeeping of a segment recorder
+- `shader_ops`: the ops that are one dispatch of a shared shader (binary, unary, pool, reduce,
+  views, Concat, Pad), recorded alike by every API that runs those shaders
 - `weights`: `checksum`, to tell whether a weight packed before has changed
 - `spirv`: the shared compute shaders (GLSL in `shaders/`, committed SPIR-V and its lock) that
   mnn-vulkan runs and mnn-metal translates to MSL

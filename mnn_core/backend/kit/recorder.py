@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from .params import copy_params, pack
+from .spirv import HALF_FMA_SHADERS, HALF_SHADERS
 
 if TYPE_CHECKING:
     from ...graph.ir import TensorInfo
@@ -124,11 +125,23 @@ class SegmentRecorder:
     def elementwise(self, shader: str, bindings: list, params: bytes, total: int, local: int = 256) -> None:
         self.dispatch(shader, bindings, params, linear_groups(total, local), (local, 1, 1))
 
-    def variant(self, shader: str, half_shaders: Collection[str], half_fma_shaders: Collection[str]) -> str:
+    def variant(
+        self,
+        shader: str,
+        half_shaders: Collection[str] = HALF_SHADERS,
+        half_fma_shaders: Collection[str] = HALF_FMA_SHADERS,
+    ) -> str:
         """The shader to run: its float16 variant (`_h`, or `_hf` with fp16 FMA) where it has one."""
         if self.half and self.native and shader in half_shaders:
             shader += "_hf" if self.half_fma and shader in half_fma_shaders else "_h"
         return shader
+
+    def shader_for(self, shader: str, bindings: Sequence[Binding], groups: Sequence[int]) -> str | None:
+        """What dispatch() records: the shader's variant (see variant), or None for a dispatch
+        that would do nothing (an empty grid or an empty output), which is left out."""
+        if 0 in groups or any(b.written and b.nbytes == 0 for b in bindings):
+            return None
+        return self.variant(shader)
 
     # -- bindings -----------------------------------------------------------------------
 

@@ -26,6 +26,14 @@ GLSLC_FLAGS = ("--target-env=vulkan1.1", "-O")
 #: shaders built on Vulkan extensions that have no MSL translation (cooperative matrices):
 #: mnn-metal leaves them out
 VULKAN_ONLY = frozenset({"gemm_coop"})
+#: shaders with a float16 variant <name>_h.comp (float tensors stored as float16; see common.glsl),
+#: which a recorder picks under float16 storage (copy_h is chosen by record_copy instead)
+HALF_SHADERS = frozenset(
+    ["conv2d", "conv_dw", "gemm", "gemv", "splitk_reduce", "binary", "unary", "pool2d", "reduce"]
+    + ["batchnorm", "norm_rows", "softmax"]
+)
+#: ... and those with a <name>_hf variant that also multiplies and adds in float16 (see tile.glsl)
+HALF_FMA_SHADERS = frozenset(["conv2d", "conv_dw", "gemm"])
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

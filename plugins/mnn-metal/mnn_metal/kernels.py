@@ -14,56 +14,36 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.codes import BINARY, REDUCE, UNARY, activation_code, fuse_activations, unary_code
+from mnn_core.backend.kit.codes import BINARY, REDUCE, UNARY, activation_code, fuse_activations
 from mnn_core.backend.kit.gpu_kernels import GpuKernelTable
-from mnn_core.backend.kit.layout import broadcast_plan, cdiv, concat_copies
-from mnn_core.backend.kit.params import (
-    binary_params,
-    conv_plan,
-    gemm_args,
-    gemm_params,
-    pack,
-    pad_params,
-    pool_params,
-    reduce_params,
-    reduce_supports,
+from mnn_core.backend.kit.layout import cdiv
+from mnn_core.backend.kit.params import conv_plan, gemm_args, gemm_params, reduce_supports
+from mnn_core.backend.kit.shader_ops import (
+    WORDS,
+    binary_supports,
+    conv_supports,
+    operand_bindings,
+    pool_supports,
+    rank6,
+    record_binary,
+    record_concat,
+    record_pad,
+    record_pool,
+    record_reduce,
+    record_unary,
+    record_view,
 )
-from mnn_core.backend.kit.recorder import copy_words, record_copy
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
-from .recorder import HALF_OPS, MAX_ELEMENTS, MAX_GROUPS, row_groups
-
-WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
-
+from .recorder import HALF_OPS, MAX_ELEMENTS, MAX_GROUPS
 
 KERNELS = GpuKernelTable(MAX_ELEMENTS, programs="kernels")
 register = KERNELS.register
 
 
-# -- element-wise ---------------------------------------------------------------------------
-
-
-def _binary_supports(node, ins):
-    out = tuple(np.broadcast_shapes(*(i.shape for i in ins)))
-    dims, _ = broadcast_plan(out, ins[0].shape, ins[1].shape)
-    return True if len(dims) <= 6 else f"broadcast pattern needs {len(dims)} dims after collapsing (max 6)"
-
-
-def _record_binary(op, rec, act=(0, 0.0, 0.0)):
-    a, b = op.inputs
-    y = op.outputs[0]
-    params = binary_params(BINARY[op.node.op], y.info.shape, a.info.shape, b.info.shape, act)
-    rec.elementwise("binary", [rec.tensor(a), rec.tensor(b), rec.output(y)], params, y.info.size)
-
-
 def record_fused(op, act, rec):
-    _record_binary(op, rec, act)
-
-
-def _record_unary(op, rec):
-    x, y = op.inputs[0], op.outputs[0]
-    params = pack(y.info.size, *unary_code(op.node.op, op.node.attrs))
-    rec.elementwise("unary", [rec.tensor(x), rec.output(y)], params, y.info.size)
+    """The binary op with the activation that follows it, as one dispatch."""
+    record_binary(op, rec, act)
 
 
 # -- GEMM tiling (gemm.comp, conv2d.comp: tile.glsl's TM, TN, BK) -------------------------------
@@ -96,11 +76,7 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
 
 
 def _record_gemm(op, rec):
-    a, b = op.inputs[0], op.inputs[1]
-    c = op.inputs[2] if len(op.inputs) > 2 else None
-    y = op.outputs[0]
-    bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(c if c is not None else a), rec.output(y)]
-    _gemm(rec, bindings, *gemm_args(op))
+    _gemm(rec, operand_bindings(op, rec, stand_in=0), *gemm_args(op))
 
 
 def _matmul_supports(node, ins):
@@ -140,21 +116,12 @@ def _record_matmul(op, rec):
 # -- Conv ------------------------------------------------------------------------------------
 
 
-def _conv_supports(node, ins):
-    if len(ins[0].shape) != 4:
-        return f"2-D convolution only (NCHW input), got rank {len(ins[0].shape)}"
-    groups = node.attrs.get("group", 1)
-    return True if groups <= MAX_GROUPS else f"{groups} groups exceed the grid"
-
-
 def _record_conv(op, rec):
-    x, w = op.inputs[0], op.inputs[1]
-    bias = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
     p = conv_plan(op)
     # under float16 storage the weights and bias are float16 in the arena too (the core uploads
     # them through MetalArena.write, which narrows), and dispatch() picks the *_h kernels
-    bindings = [rec.tensor(x), rec.tensor(w), rec.tensor(bias if bias is not None else w), rec.output(y)]
+    bindings = operand_bindings(op, rec, stand_in=1)
     if p.depthwise:
         rec.elementwise("conv_dw", bindings, p.dw_params(), y.info.size)
         return
@@ -178,72 +145,25 @@ def _pointwise(rec, bindings, p):
     rec.dispatch("gemm", [w, x, bias, y], p.pointwise_params(), (cdiv(hw, bn), cdiv(og, bm), p.n * p.g), local, spec)
 
 
-# -- pooling and reductions -------------------------------------------------------------------
-
-
-def _record_pool(op, rec):
-    x, y = op.inputs[0], op.outputs[0]
-    rec.elementwise("pool2d", [rec.tensor(x), rec.output(y)], pool_params(op), y.info.size)
-
-
-def _pool_supports(node, ins):
-    return True if len(ins[0].shape) == 4 else "2-D pooling over NCHW only"
-
-
-def _record_reduce(op, rec):
-    x, y = op.inputs[0], op.outputs[0]
-    params, r = reduce_params(op)
-    local = 64 if r <= 1024 else 256
-    rec.dispatch("reduce", [rec.tensor(x), rec.output(y)], params, row_groups(y.info.size), (local, 1, 1))
-
-
-# -- data movement (copy.comp) ------------------------------------------------------------------
-
-
-def _record_view(op, rec):
-    """A reshape the core did not alias (it aliases most): one flat copy."""
-    x, y = op.inputs[0], op.outputs[0]
-    record_copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=copy_words(x, rec))
-
-
-def _record_concat(op, rec):
-    y = op.outputs[0]
-    axis = op.node.attrs["axis"] % len(y.info.shape)
-    out = rec.output(y)
-    for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
-        record_copy(rec, rec.tensor(x), out, *plan, copy_words(x, rec))
-
-
-def _rank6(node, ins):
-    return True if len(ins[0].shape) <= 6 else f"rank {len(ins[0].shape)} above 6"
-
-
-def _record_pad(op, rec):
-    """Pad (or crop: negative pads) in four modes. pad has no float16 variant: under float16
-    storage it runs on float32 copies (widen before, narrow after), as in mnn-vulkan."""
-    x, y = op.inputs[0], op.outputs[0]
-    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], pad_params(op), y.info.size)
-
-
 # -- registration -------------------------------------------------------------------------------
 
 for _op in BINARY:
-    register(_op, _record_binary, _binary_supports, inplace=_op == "PRelu", efficiency=0.8)
+    register(_op, record_binary, binary_supports, inplace=_op == "PRelu", efficiency=0.8)
 for _op in UNARY:
-    register(_op, _record_unary, inplace=True, efficiency=0.8)
+    register(_op, record_unary, inplace=True, efficiency=0.8)
 HALF_OPS.update(UNARY)  # unary has a float16 variant
-register("Conv", _record_conv, _conv_supports, efficiency=0.3)
+register("Conv", _record_conv, conv_supports, efficiency=0.3)
 register("Gemm", _record_gemm, efficiency=0.3)
 register("MatMul", _record_matmul, _matmul_supports, efficiency=0.3)
-register("MaxPool", _record_pool, _pool_supports)
-register("AveragePool", _record_pool, _pool_supports)
+register("MaxPool", record_pool, pool_supports)
+register("AveragePool", record_pool, pool_supports)
 for _op in REDUCE:
-    register(_op, _record_reduce, reduce_supports)
+    register(_op, record_reduce, reduce_supports)
 for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
-    register(_op, _record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
-register("Identity", _record_view, dtypes=WORDS, efficiency=1.0)
-register("Concat", _record_concat, _rank6, dtypes=WORDS, efficiency=0.8)
-register("Pad", _record_pad, _rank6, efficiency=0.8)  # not in HALF_OPS: widened under float16
+    register(_op, record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
+register("Identity", record_view, dtypes=WORDS, efficiency=1.0)
+register("Concat", record_concat, rank6, dtypes=WORDS, efficiency=0.8)
+register("Pad", record_pad, rank6, efficiency=0.8)  # not in HALF_OPS: widened under float16
 
 
 def record_segment(ops, rec) -> None:

@@ -37,6 +37,7 @@ from mnn_core.backend.kit.recorder import (  # noqa: F401  (re-exported for the 
     row_groups,
     tensor_bytes,
 )
+from mnn_core.backend.kit.spirv import HALF_FMA_SHADERS, HALF_SHADERS
 
 from .signature import signature
 
@@ -50,14 +51,9 @@ HALF_OPS = set(
     + ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"]
     + ["Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Concat"]
 )  # the unary activations are added by kernels.py
-#: kernels with a float16 variant <name>_h (float tensors float16), as mnn-vulkan's HALF_SHADERS
-HALF_KERNELS = frozenset(
-    ["conv2d", "conv_dw", "gemm", "gemv", "splitk_reduce", "binary", "unary", "pool2d", "reduce"]
-    + ["batchnorm", "norm_rows", "softmax"]
-)
-#: ... and those with a <name>_hf variant that also multiplies and adds in float16
-#: (options={"metal.fp16_fma": True} or MNN_METAL_FP16_FMA=1)
-HALF_FMA_KERNELS = frozenset(["conv2d", "conv_dw", "gemm"])
+#: the kernels with a float16 variant <name>_h, and those with a <name>_hf that also multiplies and adds
+#: in float16 (options={"metal.fp16_fma": True} or MNN_METAL_FP16_FMA=1): the kit's shaders' own
+HALF_KERNELS, HALF_FMA_KERNELS = HALF_SHADERS, HALF_FMA_SHADERS
 FP16_FMA_OPTION = "metal.fp16_fma"
 
 
@@ -117,9 +113,9 @@ class Recorder(SegmentRecorder):
         self, kernel: str, bindings: list, params: bytes, groups: tuple, local: tuple = (256, 1, 1), spec: tuple = ()
     ) -> None:
         """Record one dispatch; skipped when it would do nothing (an empty output)."""
-        if 0 in groups or any(b.written and b.nbytes == 0 for b in bindings):
+        kernel = self.shader_for(kernel, bindings, groups)
+        if kernel is None:
             return
-        kernel = self.variant(kernel, HALF_KERNELS, HALF_FMA_KERNELS)
         threads = local[0] * local[1] * local[2]
         if threads > 1024:
             raise ValueError(f"{kernel}: {threads} threads per threadgroup exceed Metal's 1024")

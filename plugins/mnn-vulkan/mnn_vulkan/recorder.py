@@ -30,6 +30,7 @@ from mnn_core.backend.kit.recorder import (  # noqa: F401  (MAX_*, Binding, row_
     SegmentRecorder,
     row_groups,
 )
+from mnn_core.backend.kit.spirv import HALF_FMA_SHADERS, HALF_SHADERS  # noqa: F401  (re-exported for the tests)
 
 from . import _vulkan
 
@@ -64,26 +65,6 @@ HALF_OPS = set(  # the unary activations are added by kernels/eltwise.py
         "LogSoftmax",
     ]
 )
-#: shaders with a float16 variant <name>_h (float tensors float16; see common.glsl)
-HALF_SHADERS = frozenset(
-    [
-        "conv2d",
-        "conv_dw",
-        "gemm",
-        "gemv",
-        "splitk_reduce",
-        "binary",
-        "unary",
-        "pool2d",
-        "reduce",
-        "batchnorm",
-        "norm_rows",
-        "softmax",
-    ]
-)
-#: ... and those with a <name>_hf variant that also multiplies and adds in float16
-#: (options={"vulkan.fp16_fma": True} or MNN_VULKAN_FP16_FMA=1; see tile.glsl)
-HALF_FMA_SHADERS = frozenset(["conv2d", "conv_dw", "gemm"])
 
 
 def _overlaps(a: tuple, ranges: list) -> bool:
@@ -112,9 +93,9 @@ class Recorder(SegmentRecorder):
         self, shader: str, bindings: list, push: bytes, groups: tuple, local: tuple = (256, 1, 1), spec: tuple = ()
     ) -> None:
         """Record one dispatch; skipped when it would do nothing (an empty output)."""
-        if 0 in groups or any(b.written and b.nbytes == 0 for b in bindings):
+        shader = self.shader_for(shader, bindings, groups)
+        if shader is None:
             return
-        shader = self.variant(shader, HALF_SHADERS, HALF_FMA_SHADERS)
         spans = [
             (b.buffer if isinstance(b.buffer, str) else "arena", b.offset, b.offset + max(b.nbytes, 4), b.written)
             for b in bindings

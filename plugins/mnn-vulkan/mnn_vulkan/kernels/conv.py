@@ -8,26 +8,16 @@ from __future__ import annotations
 
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import conv_plan, pack
+from mnn_core.backend.kit.shader_ops import conv_supports, operand_bindings
 
 from . import register
 from .matmul import dispatch_gemm, gemm_tiles, split_k, use_coopmat
 
 
-def _supports(node, ins):
-    if len(ins[0].shape) != 4:
-        return f"2-D convolution only (NCHW input), got rank {len(ins[0].shape)}"
-    groups = node.attrs.get("group", 1)
-    if groups > 65535:
-        return f"{groups} groups exceed the work-group grid"
-    return True
-
-
 def _record(op, rec):
-    x, w = op.inputs[0], op.inputs[1]
-    bias = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
     p = conv_plan(op)
-    bindings = [rec.tensor(x), rec.tensor(w), rec.tensor(bias if bias is not None else w), rec.output(y)]
+    bindings = operand_bindings(op, rec, stand_in=1)
     if p.depthwise:
         rec.elementwise("conv_dw", bindings, p.dw_params(), y.info.size)
         return
@@ -57,4 +47,4 @@ def _pointwise(rec, bindings, p):
     dispatch_gemm(rec, [w, x, bias, y], p.pointwise_params(), p.o // p.g, p.h * p.w, p.n * p.g)
 
 
-register("Conv", _record, _supports, efficiency=0.3)
+register("Conv", _record, conv_supports, efficiency=0.3)

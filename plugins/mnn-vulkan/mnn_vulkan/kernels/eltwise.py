@@ -4,11 +4,10 @@ the fused activations in act.glsl: mnn_core.backend.kit.codes)."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from mnn_core.backend.kit.codes import BINARY, UNARY, unary_code
+from mnn_core.backend.kit.codes import BINARY, UNARY
 from mnn_core.backend.kit.layout import broadcast_plan, pad6
-from mnn_core.backend.kit.params import binary_params, pack
+from mnn_core.backend.kit.params import pack
+from mnn_core.backend.kit.shader_ops import binary_supports, record_binary, record_unary
 
 from ..recorder import HALF_OPS
 from . import register
@@ -21,17 +20,14 @@ def _binary_supports(node, ins):
     dtype = ins[0].dtype
     if dtype != "float32" and node.op not in INT_OPS.get(dtype, ()):
         return f"{node.op} of {dtype} tensors is not implemented (float32 only)"
-    out = tuple(np.broadcast_shapes(*(i.shape for i in ins)))
-    dims, _ = broadcast_plan(out, ins[0].shape, ins[1].shape)
-    return True if len(dims) <= 6 else f"broadcast pattern needs {len(dims)} dims after collapsing (max 6)"
+    return binary_supports(node, ins)
 
 
 def _record_binary(op, rec, act=(0, 0.0, 0.0)):
     a, b = op.inputs
     y = op.outputs[0]
     if a.info.dtype == "float32":
-        push = binary_params(BINARY[op.node.op], y.info.shape, a.info.shape, b.info.shape, act)
-        rec.elementwise("binary", [rec.tensor(a), rec.tensor(b), rec.output(y)], push, y.info.size)
+        record_binary(op, rec, act)
         return
     dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
     push = pack(
@@ -45,12 +41,6 @@ def record_fused(op, act, rec):
     _record_binary(op, rec, act)
 
 
-def _record_unary(op, rec):
-    x, y = op.inputs[0], op.outputs[0]
-    push = pack(y.info.size, *unary_code(op.node.op, op.node.attrs))
-    rec.elementwise("unary", [rec.tensor(x), rec.output(y)], push, y.info.size)
-
-
 for _op in BINARY:
     register(
         _op,
@@ -61,5 +51,5 @@ for _op in BINARY:
         efficiency=0.8,
     )
 for _op in UNARY:
-    register(_op, _record_unary, inplace=True, efficiency=0.8)
+    register(_op, record_unary, inplace=True, efficiency=0.8)
 HALF_OPS.update(UNARY)  # unary.comp has a float16 variant

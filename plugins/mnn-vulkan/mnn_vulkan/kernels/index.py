@@ -5,7 +5,7 @@ strides, batch_dims) is the host's."""
 from __future__ import annotations
 
 from mnn_core.backend.kit.gather import gather_nd_plan
-from mnn_core.backend.kit.layout import pad_to
+from mnn_core.backend.kit.layout import numel, pad_to
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import copy_words
 
@@ -26,9 +26,7 @@ def _record_onehot(op, rec):
     y = op.outputs[0]
     rank = len(y.info.shape)
     axis = op.node.attrs.get("axis", -1) % rank
-    inner = 1
-    for d in y.info.shape[axis + 1 :]:
-        inner *= d
+    inner = numel(y.info.shape[axis + 1 :])
     words = copy_words(values)
     kind = {"int32": 0, "int64": 1, "float32": 2}[idx.info.dtype]
     push = pack(y.info.size * words, inner, y.info.shape[axis], words, kind)

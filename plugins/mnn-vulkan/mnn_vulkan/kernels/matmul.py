@@ -11,6 +11,7 @@ import numpy as np
 from mnn_core.backend.kit.codes import activation_code
 from mnn_core.backend.kit.layout import cdiv, collapse, contiguous_strides
 from mnn_core.backend.kit.params import gemm_args, gemm_params
+from mnn_core.backend.kit.shader_ops import operand_bindings
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
 from ..recorder import MAX_GROUPS
@@ -230,11 +231,7 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
 
 
 def _record_gemm(op, rec):
-    a, b = op.inputs[0], op.inputs[1]
-    c = op.inputs[2] if len(op.inputs) > 2 else None
-    y = op.outputs[0]
-    bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(c if c is not None else a), rec.output(y)]
-    _gemm(rec, bindings, *gemm_args(op))
+    _gemm(rec, operand_bindings(op, rec, stand_in=0), *gemm_args(op))
 
 
 register("MatMul", _record_matmul, _matmul_supports, efficiency=0.3)

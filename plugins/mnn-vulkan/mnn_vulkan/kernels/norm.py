@@ -3,6 +3,7 @@ InstanceNormalization (norm_rows.comp), Softmax and LogSoftmax (softmax.comp).""
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.layout import numel
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import row_groups
 
@@ -85,9 +86,7 @@ def _record_softmax(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     shape = x.info.shape
     axis = op.node.attrs["axis"] % len(shape)
-    inner = 1
-    for d in shape[axis + 1 :]:
-        inner *= d
+    inner = numel(shape[axis + 1 :])
     length = shape[axis]
     rows = x.info.size // length if length else 0
     push = pack(rows, length, inner, int(op.node.op == "LogSoftmax"))

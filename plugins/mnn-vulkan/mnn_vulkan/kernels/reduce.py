@@ -7,17 +7,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mnn_core.backend.kit.codes import BINARY, REDUCE
+from mnn_core.backend.kit.layout import numel
 from mnn_core.backend.kit.params import binary_params, pack, reduce_params, reduce_supports
 from mnn_core.backend.kit.recorder import row_groups
+from mnn_core.backend.kit.shader_ops import record_reduce
 
 from . import register
-
-
-def _record(op, rec):
-    x, y = op.inputs[0], op.outputs[0]
-    params, r = reduce_params(op)
-    local = 64 if r <= 1024 else 256
-    rec.dispatch("reduce", [rec.tensor(x), rec.output(y)], params, row_groups(y.info.size), (local, 1, 1))
 
 
 def _record_sum_square(op, rec):
@@ -45,9 +40,7 @@ def _record_arg(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     shape = x.info.shape
     axis = op.node.attrs["axis"] % len(shape)
-    inner = 1
-    for d in shape[axis + 1 :]:
-        inner *= d
+    inner = numel(shape[axis + 1 :])
     length = shape[axis]
     rows = x.info.size // length if length else 0
     push = pack(rows, length, inner, int(op.node.op == "ArgMin"), op.node.attrs["select_last_index"])
@@ -56,7 +49,7 @@ def _record_arg(op, rec):
 
 
 for _op in REDUCE:
-    register(_op, _record, reduce_supports, efficiency=0.5)
+    register(_op, record_reduce, reduce_supports, efficiency=0.5)
 register("ReduceSumSquare", _record_sum_square, _sum_square_supports, efficiency=0.5)
 register("ArgMax", _record_arg, efficiency=0.5)
 register("ArgMin", _record_arg, efficiency=0.5)

@@ -8,21 +8,19 @@ from __future__ import annotations
 from mnn_core.backend.kit.layout import (
     broadcast_strides,
     collapse,
-    concat_copies,
     contiguous_strides,
+    numel,
     pad6,
     slice_copy,
     split_copies,
     transpose_copy,
 )
-from mnn_core.backend.kit.params import pack, pad_params
+from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import copy_words, record_copy
+from mnn_core.backend.kit.shader_ops import BYTES, WORDS, rank6, record_concat, record_pad, record_view
 
 from ..recorder import HALF_OPS
 from . import register
-
-WORDS = ("float32", "int32", "int64")  # what a copy of 32-bit words can move
-BYTES = ("bool", "uint8", "int8")  # ... and what the views copy as whole words of bytes (no reordering)
 
 
 def _dims_fit(shape_pairs) -> bool | str:
@@ -34,14 +32,6 @@ def _dims_fit(shape_pairs) -> bool | str:
 
 
 # -- views the core could not alias, and Transpose ----------------------------------------
-
-
-def _record_view(op, rec):
-    x, y = op.inputs[0], op.outputs[0]
-    if x.info.dtype in BYTES:  # whole words: the arena gives every tensor a multiple of 4 bytes
-        record_copy(rec, rec.tensor(x), rec.output(y), (-(-x.info.nbytes // 4),), [1], [1])
-        return
-    record_copy(rec, rec.tensor(x), rec.output(y), (y.info.size,), [1], [1], words=copy_words(x, rec))
 
 
 def _perm(node, rank):
@@ -60,14 +50,6 @@ def _record_transpose(op, rec):
 
 
 # -- Concat / Split / Slice -------------------------------------------------------------------
-
-
-def _record_concat(op, rec):
-    y = op.outputs[0]
-    axis = op.node.attrs["axis"] % len(y.info.shape)
-    out = rec.output(y)
-    for x, plan in zip(op.inputs, concat_copies(y.info.shape, [x.info.shape for x in op.inputs], axis)):
-        record_copy(rec, rec.tensor(x), out, *plan, copy_words(x, rec))
 
 
 def _record_split(op, rec):
@@ -123,11 +105,6 @@ def _record_tile(op, rec):
 # -- Pad / Gather ----------------------------------------------------------------------------------
 
 
-def _record_pad(op, rec):
-    x, y = op.inputs[0], op.outputs[0]
-    rec.elementwise("pad", [rec.tensor(x), rec.output(y)], pad_params(op), y.info.size)
-
-
 def _gather_supports(node, ins):
     if ins[1].dtype not in ("int64", "int32"):
         return f"int64/int32 indices only, got {ins[1].dtype}"
@@ -139,9 +116,7 @@ def _record_gather(op, rec):
     y = op.outputs[0]
     shape = data.info.shape
     axis = op.node.attrs["axis"] % len(shape)
-    inner = 1
-    for d in shape[axis + 1 :]:
-        inner *= d
+    inner = numel(shape[axis + 1 :])
     inner *= copy_words(data)  # gather.comp moves 32-bit words
     total = y.info.size * copy_words(data)
     push = pack(total, inner, shape[axis], idx.info.size, int(idx.info.dtype == "int64"))
@@ -169,12 +144,8 @@ def _record_gather_elements(op, rec):
 
 
 def _gather_elements_supports(node, ins):
-    fits = _rank6(node, ins)
+    fits = rank6(node, ins)
     return _gather_supports(node, ins) if fits is True else fits
-
-
-def _rank6(node, ins):
-    return True if len(ins[0].shape) <= 6 else f"rank {len(ins[0].shape)} above 6"
 
 
 def _expand_supports(node, ins):
@@ -188,15 +159,15 @@ def _tile_supports(node, ins):
 
 
 for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
-    register(_op, _record_view, dtypes=WORDS + BYTES, inplace=True, efficiency=1.0)
-register("Identity", _record_view, dtypes=WORDS + BYTES, efficiency=1.0)
+    register(_op, record_view, dtypes=WORDS + BYTES, inplace=True, efficiency=1.0)
+register("Identity", record_view, dtypes=WORDS + BYTES, efficiency=1.0)
 register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, efficiency=0.5)
-register("Concat", _record_concat, _rank6, dtypes=WORDS, efficiency=0.8)
-register("Split", _record_split, _rank6, dtypes=WORDS, efficiency=0.8)
-register("Slice", _record_slice, _rank6, dtypes=WORDS, efficiency=0.8)
+register("Concat", record_concat, rank6, dtypes=WORDS, efficiency=0.8)
+register("Split", _record_split, rank6, dtypes=WORDS, efficiency=0.8)
+register("Slice", _record_slice, rank6, dtypes=WORDS, efficiency=0.8)
 register("Expand", _record_expand, _expand_supports, dtypes=WORDS, efficiency=0.8)
 register("Tile", _record_tile, _tile_supports, dtypes=WORDS, efficiency=0.8)
-register("Pad", _record_pad, _rank6, efficiency=0.8)
+register("Pad", record_pad, rank6, efficiency=0.8)
 register("Gather", _record_gather, _gather_supports, dtypes=WORDS, efficiency=0.8)
 register("GatherElements", _record_gather_elements, _gather_elements_supports, dtypes=WORDS, efficiency=0.8)
 # these move float16 tensors as 16-bit elements (copy_h.comp) instead of widening them
