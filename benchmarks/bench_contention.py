@@ -105,9 +105,10 @@ def zoo_model(name: str, threads: int):
 
 def lenet_train(threads: int, steps: int = 10):
     import numpy as np
-    from bench_train import initial_state, lenet, orders
+    from bench_train import initial_state, orders
 
     from mnn_core import data, nn, optim, train
+    from mnn_core.testing.models import lenet
 
     try:
         x, y = data.load_mnist(data.FASHION_MNIST_DIR, train=True, limit=steps * 64)

@@ -26,7 +26,7 @@ from mnn_core import express, nn, quant
 
 
 def lenet():
-    from bench_train import lenet as lenet_in  # the LeNet-5 the training benchmark times
+    from mnn_core.testing.models import lenet as lenet_in  # the LeNet-5 the training benchmark times
 
     return lenet_in(nn), (1, 28, 28)
 

@@ -35,7 +35,7 @@ HEADER = struct.Struct("<8sIIQQQQII")  # docs/FORMAT.md
 
 
 def lenet():
-    from qat import lenet as build
+    from mnn_core.testing.models import lenet as build
 
     mnn.express.manual_seed(0)
     return build().to_graph([(1, 1, 28, 28)]), (1, 28, 28)

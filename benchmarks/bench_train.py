@@ -30,24 +30,6 @@ HERE = Path(__file__).resolve().parent
 TORCH_VERSION = "2.13"
 
 
-def lenet(nn):
-    """The same LeNet-5 in mnn.nn or torch.nn (they share the layer names)."""
-    return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    )
-
-
 def load(limit):
     from mnn_core import data
 
@@ -65,6 +47,7 @@ def orders(n, epochs, batch):
 
 def initial_state():
     from mnn_core import express, nn
+    from mnn_core.testing.models import lenet
 
     express.manual_seed(0)
     return lenet(nn).state_dict()
@@ -112,6 +95,7 @@ def run_mnn(args, x, y, tx, ty, epochs):
 
     import mnn_core as mnn
     from mnn_core import nn, optim
+    from mnn_core.testing.models import lenet
 
     model = lenet(nn)
     model.load_state_dict(initial_state())
@@ -160,6 +144,8 @@ def eager_accuracy(model, tx, ty) -> float:
 def run_torch(args, x, y, tx, ty, epochs):
     import torch
 
+    from mnn_core.testing.models import lenet
+
     torch.set_num_threads(args.threads)
     model = lenet(torch.nn)
     model.load_state_dict({k: torch.from_numpy(v) for k, v in initial_state().items()})
@@ -191,6 +177,7 @@ def run_interleaved(args, x, y, tx, ty, epochs):
     import torch
 
     from mnn_core import nn, optim
+    from mnn_core.testing.models import lenet
 
     torch.set_num_threads(args.threads)
     model = lenet(nn)

@@ -25,9 +25,10 @@ def main():
     args = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import numpy as np
-    from bench_train import initial_state, lenet, load, orders
+    from bench_train import initial_state, load, orders
 
     from mnn_core import nn, optim, train
+    from mnn_core.testing.models import lenet
 
     x, y, _, _ = load(None)
     model = lenet(nn)

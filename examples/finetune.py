@@ -19,6 +19,7 @@ import numpy as np
 
 import mnn_core as mnn
 from mnn_core import data, express, nn, optim, train
+from mnn_core.testing.models import lenet  # LeNet-5, as examples/train_lenet.py trains it
 
 
 def subset(x, y, classes, limit=None):
@@ -44,20 +45,7 @@ def accuracy(model, x, y, backend) -> float:
 
 def make_base(path: str, x, y, backend) -> str:
     express.manual_seed(0)
-    base = nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 5),
-    )
+    base = lenet(classes=5)
     bx, by = subset(x, y, [0, 1, 2, 3, 4])
     print(f"training a base model on classes 0-4 ({len(bx)} images)")
     fit(base, base.parameters(), bx, by, 1, 0.01, backend)

@@ -31,26 +31,9 @@ from _quant_common import (
     train_torch_epochs,
 )
 
-from mnn_core import data, nn, quant
+from mnn_core import data, quant
 from mnn_core.format import save_mnn
-
-
-def lenet(lib=nn):
-    """LeNet-5 in mnn_core.nn (default) or torch.nn: the same layers, names and state_dict keys."""
-    return lib.Sequential(
-        lib.Conv2d(1, 6, 5, padding=2),
-        lib.ReLU(),
-        lib.MaxPool2d(2),
-        lib.Conv2d(6, 16, 5),
-        lib.ReLU(),
-        lib.MaxPool2d(2),
-        lib.Flatten(),
-        lib.Linear(400, 120),
-        lib.ReLU(),
-        lib.Linear(120, 84),
-        lib.ReLU(),
-        lib.Linear(84, 10),
-    )
+from mnn_core.testing.models import lenet  # in mnn_core.nn or torch.nn: the same layers and state_dict keys
 
 
 def torch_lenet(torch, quantizable: bool = False):

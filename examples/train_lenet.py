@@ -18,23 +18,7 @@ import numpy as np
 import mnn_core as mnn
 from mnn_core import data, express, nn, optim, train
 from mnn_core.express import functional as F
-
-
-def lenet() -> nn.Module:
-    return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    )
+from mnn_core.testing.models import lenet  # LeNet-5: conv-relu-pool twice, then three linear layers
 
 
 def evaluate(session: mnn.Session, x: np.ndarray, y: np.ndarray, batch: int = 500) -> float:

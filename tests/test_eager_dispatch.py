@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from mnn_core import express as E
-from mnn_core import nn, optim
+from mnn_core import optim
 from mnn_core.errors import MnnError
 from mnn_core.express import _eager, dispatch
 from mnn_core.express import functional as F
 from mnn_core.express.device import set_default_device
+from mnn_core.testing.models import lenet
 from mnn_core.testing.required import check_required, unavailable_reason
 
 check_required("x86")
@@ -89,20 +90,7 @@ def test_dispatched_ops_match_the_reference(name):
 
 def _lenet():
     E.manual_seed(3)
-    return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    )
+    return lenet()
 
 
 def _train(steps=6):

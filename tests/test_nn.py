@@ -12,25 +12,9 @@ from mnn_core import express as E
 from mnn_core import nn, optim
 from mnn_core.errors import MnnError
 from mnn_core.express import functional as F
+from mnn_core.testing.models import lenet
 
 torch = pytest.importorskip("torch", reason="PyTorch is the reference these layers are compared with")
-
-
-def lenet() -> nn.Module:
-    return nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    )
 
 
 class Net(nn.Module):
