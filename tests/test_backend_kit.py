@@ -134,11 +134,17 @@ def test_build_paths_find_the_abi_header_and_its_cython_mirror():
     assert imported <= {"os", "__future__"}, imported
 
 
-def test_build_paths_say_what_is_missing(tmp_path):
+def test_build_paths_say_what_is_missing(tmp_path, monkeypatch):
     import runpy
 
     from mnn_core.backend import build
 
+    monkeypatch.setenv("MNN_CORE_ROOT", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="MNN_CORE_ROOT=.* holds no mnn_core/abi.pxd"):
+        build.get_cython_include()
+    monkeypatch.setenv("MNN_CORE_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(build.__file__))))
+    assert build.get_cython_include() == os.path.dirname(os.path.dirname(os.path.dirname(build.__file__)))
+    monkeypatch.delenv("MNN_CORE_ROOT")
     package = tmp_path / "mnn_core"
     (package / "backend").mkdir(parents=True)
     copy = package / "backend" / "build.py"

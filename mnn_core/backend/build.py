@@ -7,7 +7,8 @@
 
 This module imports only `os`, so a build environment that cannot import mnn_core (pip's isolated
 build has neither numpy nor pluggy) runs this very file from the source tree with runpy.run_path:
-the lookup is written here alone, and every plugin's setup.py asks it.
+the lookup is written here alone, and every plugin's setup.py asks it. MNN_CORE_ROOT, where set,
+names the folder holding another mnn_core to build against (a second checkout, a patched copy).
 """
 
 from __future__ import annotations
@@ -18,23 +19,29 @@ import os
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _require(path: str) -> str:
-    if not os.path.isfile(path):
+def _package(*parts: str) -> str:
+    """A file of the mnn_core package to build against (see MNN_CORE_ROOT), which must exist."""
+    root = os.environ.get("MNN_CORE_ROOT")
+    package = os.path.join(root, "mnn_core") if root else PACKAGE_DIR
+    path = os.path.join(package, *parts)
+    if os.path.isfile(path):
+        return path
+    if root:
         raise FileNotFoundError(
-            f"mnn_core at {PACKAGE_DIR} lacks {os.path.relpath(path, PACKAGE_DIR)}, which compiled backends "
-            "build against: reinstall mnn-core from its wheel or from the mnn source tree"
+            f"MNN_CORE_ROOT={root} holds no {os.path.join('mnn_core', *parts)}: unset it, or "
+            "point it at the folder that holds the mnn_core to build against"
         )
-    return path
+    raise FileNotFoundError(
+        f"mnn_core at {package} lacks {'/'.join(parts)}, which compiled backends build against: "
+        "reinstall mnn-core from its wheel or from the mnn source tree"
+    )
 
 
 def get_include() -> str:
     """The folder for a C extension's include_dirs, so `#include "mnn_core/abi.h"` resolves."""
-    include = os.path.join(PACKAGE_DIR, "include")
-    _require(os.path.join(include, "mnn_core", "abi.h"))
-    return include
+    return os.path.dirname(os.path.dirname(_package("include", "mnn_core", "abi.h")))
 
 
 def get_cython_include() -> str:
     """The folder for cythonize's include_path, so `from mnn_core.abi cimport ...` (abi.pxd) resolves."""
-    _require(os.path.join(PACKAGE_DIR, "abi.pxd"))
-    return os.path.dirname(PACKAGE_DIR)
+    return os.path.dirname(os.path.dirname(_package("abi.pxd")))
