@@ -31,6 +31,7 @@ try:  # the compiled glue; a failure is reported by availability(), not raised h
         ops_index,
         ops_layout,
         ops_matmul,
+        ops_ml,
         ops_norm,
         ops_pool,
         ops_reduce,
