@@ -32,6 +32,7 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     cdef int64_t t, a_panel, b_panel
     cdef const float* bsrc
     cdef const int64_t* boff
+    cdef bint fresh = True
     ex.packed = ((1,) if b_const is not None else ()) + ((2,) if bias is not None else ())
     s.M, s.N, s.K, s.batch = p["M"], p["N"], p["K"], p["batch"]
     s.a_rs, s.a_cs, s.b_rs, s.b_cs = p["a_rs"], p["a_cs"], p["b_rs"], p["b_cs"]
@@ -66,11 +67,14 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     if b_const is not None:
         bc = np.ascontiguousarray(b_const, dtype=np.float32)
         s.b_packed_stride = b_panel if b_off is not None else 0
-        buf = _floats(b_panel * (s.batch if b_off is not None else 1))
+        if b_off is None:  # one B: packed once for every plan of the model that multiplies by it (_packed)
+            buf = _packed(b_const, ("matmul", <bytes>k.name, s.K, s.N, s.b_rs, s.b_cs), b_panel, &fresh)
+        else:
+            buf = _floats(b_panel * s.batch)
         ex.keep.append(buf)
         s.b_packed = <const float*>buf.ptr
         bsrc = <const float*><size_t>bc.ctypes.data
-        if bc.size:
+        if bc.size and fresh:
             for t in range(s.batch if b_off is not None else 1):
                 k.pack_b(bsrc + (s.b_off[t] if b_off is not None else 0), s.b_rs, s.b_cs, s.K, s.N,
                          <float*>buf.ptr + t * s.b_packed_stride, threads)
