@@ -2,12 +2,15 @@
 
     python benchmarks/bench_llm.py --size small --threads 1,2           # a ~30M Qwen2-shaped model
     python benchmarks/bench_llm.py --size 0.5b --prompt 512 --decode 128  # Qwen2-0.5B's shape
+    python benchmarks/bench_llm.py --size 0.5b --weights fp32,int8,int4 --group 64 --engines mnn,torch
 
 A random-weight checkpoint of the chosen shape is built with transformers and saved once under
 --dir (no weights are downloaded). Each (engine, threads) runs in a child process with the thread
 counts set before numpy or torch load, so peak memory (max RSS) is that engine's alone. Both
 engines decode greedily from the same prompt; the decoded tokens are compared and a mismatch is
 reported. Prefill: the prompt's tokens/s; decode: tokens after the first, per second.
+--weights runs mnn once per weight format (int8/int4: MatMulNBits, group --group, an int8 head);
+PyTorch always runs float32.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def build(size: str, root: Path) -> Path:
     return path
 
 
-def child(engine: str, path: str, threads: int, prompt: int, decode: int) -> dict:
+def child(engine: str, path: str, threads: int, prompt: int, decode: int, weights: str, group: int) -> dict:
     import resource
 
     import numpy as np
@@ -62,7 +65,9 @@ def child(engine: str, path: str, threads: int, prompt: int, decode: int) -> dic
         from mnn_core.llm import load
 
         t = time.perf_counter()
-        llm = load(path, backend="x86", threads=threads, context=prompt + decode + 1, chunk=64)
+        llm = load(
+            path, backend="x86", threads=threads, context=prompt + decode + 1, chunk=64, weights=weights, group=group
+        )
         load_s = time.perf_counter() - t
         tokens = list(llm.generate_ids(ids, max_tokens=decode, eos=False))
         st = llm.last_stats
@@ -89,6 +94,7 @@ def child(engine: str, path: str, threads: int, prompt: int, decode: int) -> dic
             decode_s = time.perf_counter() - t
     return {
         "engine": engine,
+        "weights": weights if engine == "mnn" else "fp32",
         "threads": threads,
         "load_s": load_s,
         "prefill_tok_s": prompt / prefill_s,
@@ -105,17 +111,20 @@ def main() -> None:
     ap.add_argument("--prompt", type=int, default=128, help="prompt tokens (default 128)")
     ap.add_argument("--decode", type=int, default=32, help="tokens generated (default 32)")
     ap.add_argument("--engines", default="mnn,torch")
+    ap.add_argument("--weights", default="fp32", help="mnn's weight formats, comma-separated: fp32,int8,int4")
+    ap.add_argument("--group", type=int, default=64, help="quantization group (default 64)")
     ap.add_argument("--dir", default="/tmp/mnn_bench_llm", help="where the random checkpoints are kept")
-    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        engine, path, threads, prompt, decode = args.child
-        print(json.dumps(child(engine, path, int(threads), int(prompt), int(decode))))
+        engine, path, threads, prompt, decode, weights, group = args.child
+        print(json.dumps(child(engine, path, int(threads), int(prompt), int(decode), weights, int(group))))
         return
     path = build(args.size, Path(args.dir))
     rows = []
     for threads in [int(t) for t in args.threads.split(",")]:
-        for engine in args.engines.split(","):
+        runs = [(e, w) for e in args.engines.split(",") for w in (args.weights.split(",") if e == "mnn" else ["fp32"])]
+        for engine, weights in runs:
             env = {
                 **os.environ,
                 "OMP_NUM_THREADS": str(threads),
@@ -131,22 +140,26 @@ def main() -> None:
                 str(threads),
                 str(args.prompt),
                 str(args.decode),
+                weights,
+                str(args.group),
             ]
             res = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if res.returncode:
-                sys.exit(f"{engine} x{threads} failed:\n{res.stderr[-2000:]}")
+                sys.exit(f"{engine} {weights} x{threads} failed:\n{res.stderr[-2000:]}")
             rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
     print(f"qwen2-{args.size}: prompt {args.prompt}, decode {args.decode}, load {os.getloadavg()[0]:.2f}")
-    print(f"{'engine':8} {'threads':>7} {'prefill tok/s':>14} {'decode tok/s':>13} {'peak MB':>8} {'load s':>7}")
+    print("| engine | weights | threads | prefill tok/s | decode tok/s | peak MB | load s |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"{r['engine']:8} {r['threads']:>7} {r['prefill_tok_s']:>14.1f} {r['decode_tok_s']:>13.2f} "
-            f"{r['peak_mb']:>8.0f} {r['load_s']:>7.2f}"
+            f"| {r['engine']} | {r['weights']} | {r['threads']} | {r['prefill_tok_s']:.1f} | {r['decode_tok_s']:.2f} "
+            f"| {r['peak_mb']:.0f} | {r['load_s']:.2f} |"
         )
     ref = {r["threads"]: r["tokens"] for r in rows if r["engine"] == "torch"}
     for r in rows:
         if r["engine"] == "mnn" and r["threads"] in ref and r["tokens"] != ref[r["threads"]]:
-            print(f"note: mnn's greedy tokens differ from torch's at {r['threads']} threads")
+            same = next((i for i, (a, b) in enumerate(zip(r["tokens"], ref[r["threads"]])) if a != b), None)
+            print(f"note: mnn {r['weights']} greedy tokens differ from torch's ({r['threads']} threads) from #{same}")
 
 
 if __name__ == "__main__":
