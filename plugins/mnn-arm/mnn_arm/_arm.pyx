@@ -163,6 +163,8 @@ cdef extern from "ops.h" nogil:
         int32_t* acc
         int16_t* dwork
         int64_t chunk_cols
+        int32_t slices
+        int64_t bwork_bytes, acc_elems, dwork_elems
     enum: ARM_WIDEN_MAX_IN
     enum: ARM_WIDEN_MAX_OUT
     ctypedef struct arm_widen_state:
@@ -527,6 +529,8 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.is_uint8, s.zx = is_uint8, zx
     s.out_bytes = 4 if out_kind == 0 else 1
     s.bias_input = bias_input if bias is None else -1
+    s.slices = max(1, int(p.get("threads", 1)))
+    s.op.threads = s.slices
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, K4 = arm_k4(Kg), gi, stride
     zw = np.broadcast_to(np.asarray(zw, np.int64), (s.O,))
     offset = 128 if is_uint8 else 0
@@ -545,8 +549,10 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     if s.depthwise:
         w16 = wc.reshape(s.O, -1).astype(np.int64) - zw.reshape(-1, 1)
         s.w16 = <const int16_t*>ex.hold(_copy(w16, np.int16))
-        s.dwork = <int16_t*>ex.hold(Buffer(arm_q_depthwise_work_elems(&s.g) * 2))
-        s.acc = <int32_t*>ex.hold(Buffer(s.g.C * s.g.OH * s.g.OW * 4))
+        s.dwork_elems = (arm_q_depthwise_work_elems(&s.g) + 31) // 32 * 32
+        s.dwork = <int16_t*>ex.hold(Buffer(s.dwork_elems * 2 * s.slices))
+        s.acc_elems = (s.g.C * s.g.OH * s.g.OW + 15) // 16 * 16
+        s.acc = <int32_t*>ex.hold(Buffer(s.acc_elems * 4 * s.slices))
         return ex
     stride = (s.og + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * K4
     s.w_group_bytes = stride
@@ -557,10 +563,12 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
         for gi in range(s.group):
             arm_q_pack_a(<const char*><size_t>wc.ctypes.data + gi * s.og * Kg, w_uint8, Kg, 1, s.og, Kg,
                          <int8_t*>s.w + gi * stride, <int32_t*>rowsum.ptr + gi * s.og)
-    s.chunk_cols = arm_qconv_chunk_cols(&s.g)
-    s.bwork = <int8_t*>ex.hold(Buffer(s.chunk_cols * K4))
-    s.colsum = <int32_t*>ex.hold(Buffer(s.chunk_cols * 4))
-    s.acc = <int32_t*>ex.hold(Buffer(s.og * s.chunk_cols * 4))
+    s.chunk_cols = _split_cols(arm_qconv_chunk_cols(&s.g), s.g.OH * s.g.OW, ARM_Q_NR, s.slices)
+    s.bwork_bytes = _round64(s.chunk_cols * K4)
+    s.bwork = <int8_t*>ex.hold(Buffer(s.bwork_bytes * s.slices))
+    s.colsum = <int32_t*>ex.hold(Buffer(s.chunk_cols * 4 * s.slices))
+    s.acc_elems = (s.og * s.chunk_cols + 15) // 16 * 16
+    s.acc = <int32_t*>ex.hold(Buffer(s.acc_elems * 4 * s.slices))
     return ex
 
 

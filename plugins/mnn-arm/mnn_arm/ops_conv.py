@@ -170,6 +170,7 @@ def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     has_bias = len(names) > 8 and bool(names[8])
     bias = constants.get(names[8]) if has_bias else None
     p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
+    p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))  # scratch per thread
     o = w.shape[0]
     # the reference's multiplier (float32(float32(sx * sw) / sy), mnn_core/ops/quant.py), exact in float64
     mult = np.broadcast_to(requant_multiplier(sx.reshape(()), sw.ravel(), sy.reshape(())), (o,)).astype(np.float64)
@@ -206,6 +207,7 @@ def prepare_conv_integer(node, ins, outs, constants, ctx):
     zx = _scalar(constants, names[2], "x_zero_point") if len(names) > 2 and names[2] else np.int64(0)
     zw = _scalar(constants, names[3], "w_zero_point") if len(names) > 3 and names[3] else np.int64(0)
     p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
+    p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))
     return _arm.qconv(
         paths.int8_path(),
         p,

@@ -66,6 +66,46 @@ CASES = {
 }
 
 
+def _qconv(x_shape, o, k, group=1, stride=1, pad=0):
+    c = x_shape[1]
+    ins = [
+        RNG.integers(0, 256, x_shape).astype(np.uint8),
+        np.float32(0.02),
+        np.uint8(128),
+        RNG.integers(-127, 128, (o, c // group, k, k)).astype(np.int8),
+        (RNG.random(o) * 0.01 + 0.001).astype(np.float32),
+        np.zeros(o, np.int8),
+        np.float32(0.7),
+        np.uint8(120),
+        RNG.integers(-2000, 2000, o).astype(np.int32),
+    ]
+    return ("QLinearConv", ins, {"group": group, "strides": [stride] * 2, "pads": [pad] * 4}, True)
+
+
+#: int8 (bit-exact with the reference, so compared exactly at every thread count)
+INT8_CASES = {
+    "qconv3x3": _qconv((1, 16, 23, 21), 24, 3, pad=1),
+    "qconv1x1-n2": _qconv((2, 32, 13, 11), 40, 1),
+    "qconv-grouped": _qconv((1, 12, 17, 19), 12, 3, group=3, stride=2, pad=1),
+    "qdepthwise": _qconv((2, 13, 41, 37), 13, 3, group=13, pad=1),
+    "qmatmul": (
+        "QLinearMatMul",
+        [
+            RNG.integers(0, 256, (3, 37, 61)).astype(np.uint8),
+            np.float32(0.03),
+            np.uint8(125),
+            RNG.integers(0, 256, (61, 53)).astype(np.uint8),
+            np.float32(0.02),
+            np.uint8(130),
+            np.float32(0.5),
+            np.uint8(128),
+        ],
+        {},
+        True,
+    ),
+}
+
+
 def _run(graph, feeds, threads, precision="normal"):
     from mnn_core import Session
 
@@ -129,3 +169,17 @@ def test_the_session_thread_count_reaches_the_kernels():
     assert ex.threads == 2
     _run(graph, feeds, 3)
     assert _arm.pool_workers() >= 2  # a region of 3 parts ran on the pool's threads
+
+
+@needs_arm
+@pytest.mark.parametrize("name", sorted(INT8_CASES))
+def test_int8_threads_bit_exact(name):
+    from mnn_core import Session
+
+    op, ins, attrs, const = INT8_CASES[name]
+    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    want = Session(graph, backend="reference").run(dict(feeds))
+    for t in THREADS:
+        got = _run(graph, feeds, t)
+        for key, ref in want.items():
+            np.testing.assert_array_equal(got[key], ref, err_msg=f"{name} threads={t}")

@@ -211,39 +211,9 @@ int arm_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
 int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_qconv_state *s = (arm_qconv_state *)state;
     (void)n_out;
-    const arm_conv_geom *g = &s->g;
-    const int64_t npix = g->OH * g->OW, in_plane = g->H * g->W;
-    const char *x = (const char *)arm_data(&ins[0]);
-    char *y = (char *)arm_data(&outs[0]);
     arm_qepilogue e = s->epi;
     if (s->bias_input >= 0 && s->bias_input < n_in) e.bias = (const int32_t *)arm_data(&ins[s->bias_input]);
-    if (s->depthwise) {
-        for (int64_t n = 0; n < s->N; ++n) {
-            s->k->depthwise(x + n * g->C * in_plane, s->is_uint8, s->zx, s->w16, e.bias, s->acc, g->C, g, s->dwork);
-            for (int64_t c = 0; c < g->C; ++c) {
-                arm_qepilogue ec = e; /* the depthwise sums are exact (x - zx, w - zw): nothing to undo */
-                ec.K = 0;
-                ec.rowsum = ec.colsum = NULL;
-                ec.bias = NULL;
-                ec.mult = e.mult + c * e.mult_rs;
-                ec.mult_rs = 0;
-                arm_q_finish(s->acc + c * npix, npix, y + (n * g->C + c) * npix * s->out_bytes, npix, 0, 0, 1, npix,
-                             &ec);
-            }
-        }
-        return 0;
-    }
-    for (int64_t n = 0; n < s->N; ++n)
-        for (int64_t gi = 0; gi < s->group; ++gi) {
-            arm_qepilogue eg = e;
-            eg.da = e.da + gi * s->og * e.da_rs;
-            eg.rowsum = e.rowsum + gi * s->og;
-            eg.bias = e.bias ? e.bias + gi * s->og : NULL;
-            eg.mult = e.mult + gi * s->og * e.mult_rs;
-            arm_qconv_gemm(s->k, g, s->og, s->w + gi * s->w_group_bytes, x + (n * s->group + gi) * g->C * in_plane,
-                           s->is_uint8, s->zx, y + (n * s->O + gi * s->og) * npix * s->out_bytes, s->out_bytes, &eg,
-                           s->chunk_cols, s->bwork, s->colsum, s->acc);
-        }
+    arm_qconv_par(s, (const char *)arm_data(&ins[0]), (char *)arm_data(&outs[0]), &e);
     return 0;
 }
 
@@ -257,7 +227,7 @@ int arm_qmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor
     const int64_t batch = s->M ? mnn_tensor_numel(&ins[0]) / (s->M * s->K > 0 ? s->M * s->K : 1) : 0;
     for (int64_t t = 0; t < batch; ++t) {
         arm_q_pack_a(a + t * s->M * s->K, s->a_uint8, s->K, 1, s->M, s->K, s->ap, s->rowsum);
-        s->k->gemm(s->M, s->N, arm_k4(s->K), s->ap, s->bp, s->acc, s->N);
+        arm_qgemm_par(s->k, arm_threads(s), s->M, s->N, arm_k4(s->K), s->ap, s->bp, s->acc, s->N);
         arm_q_finish(s->acc, s->N, y + t * s->M * s->N * s->out_bytes, s->N, 0, 0, s->M, s->N, &e);
     }
     return 0;

@@ -137,6 +137,8 @@ typedef struct arm_qconv_state {
     int32_t *colsum, *acc;
     int16_t *dwork;
     int64_t chunk_cols;
+    int32_t slices;                          /* scratch slices: one per thread */
+    int64_t bwork_bytes, acc_elems, dwork_elems; /* the size of each slice */
 } arm_qconv_state;
 int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
@@ -163,6 +165,11 @@ void arm_gemm_par(const arm_fkernels *k, int threads, int64_t M, int64_t N, int6
                   void *c, int64_t ldc, const arm_epilogue *e);
 /* the float Conv (GEMM, Winograd or depthwise) of arm_conv_run */
 void arm_conv_par(const arm_conv_state *s, const char *x, char *y, const float *bias);
+/* the int8 Conv (GEMM or depthwise) of arm_qconv_run; e: its epilogue with a run-time bias placed */
+void arm_qconv_par(const arm_qconv_state *s, const char *x, char *y, const arm_qepilogue *e);
+/* int32 C[M][N] (row stride ldc) = A @ B of packed int8 operands, split into column panel ranges */
+void arm_qgemm_par(const arm_qkernels *k, int threads, int64_t M, int64_t N, int64_t K4, const int8_t *ap,
+                   const int8_t *bp, int32_t *c, int64_t ldc);
 /* whether M*N*K multiply-adds are worth more than one thread */
 int arm_par_parts(int threads, double macs);
 

@@ -137,3 +137,96 @@ void arm_conv_par(const arm_conv_state *s, const char *x, char *y, const float *
                      y + ((n * s->O + gi * s->og) * cols + n0) * eb, cols, &e);
     }
 }
+
+/* -- int8 ------------------------------------------------------------------------------------------ */
+
+typedef struct qgemm_job {
+    const arm_qkernels *k;
+    int64_t M, K4, ldc;
+    const int8_t *ap, *bp;
+    int32_t *c;
+} qgemm_job;
+
+static void qgemm_cols(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const qgemm_job *j = (const qgemm_job *)ctx;
+    j->k->gemm(j->M, end - b, j->K4, j->ap, j->bp + b * j->K4, j->c + b, j->ldc);
+}
+
+void arm_qgemm_par(const arm_qkernels *k, int threads, int64_t M, int64_t N, int64_t K4, const int8_t *ap,
+                   const int8_t *bp, int32_t *c, int64_t ldc) {
+    const int parts = arm_par_parts(threads, (double)M * (double)N * (double)K4 * 4.0);
+    if (parts <= 1 || N <= k->nr) {
+        k->gemm(M, N, K4, ap, bp, c, ldc);
+        return;
+    }
+    qgemm_job j = {k, M, K4, ldc, ap, bp, c};
+    arm_parallel(parts, N, k->nr, qgemm_cols, &j); /* panel q of B starts at q * NR * K4 bytes */
+}
+
+typedef struct qconv_job {
+    const arm_qconv_state *s;
+    const char *x;
+    char *y;
+    const arm_qepilogue *e;
+    int64_t chunks;
+} qconv_job;
+
+static void qconv_tasks(void *ctx, int64_t b, int64_t end, int tid) {
+    const qconv_job *j = (const qconv_job *)ctx;
+    const arm_qconv_state *s = j->s;
+    const arm_conv_geom *g = &s->g;
+    const int64_t npix = g->OH * g->OW, in_plane = g->H * g->W, K4 = arm_k4(g->C * g->kh * g->kw);
+    int8_t *bwork = s->bwork + tid * s->bwork_bytes;
+    int32_t *colsum = s->colsum + tid * s->chunk_cols, *acc = s->acc + tid * s->acc_elems;
+    for (int64_t t = b; t < end; ++t) {
+        const int64_t ci = t % j->chunks, gi = (t / j->chunks) % s->group, n = t / j->chunks / s->group;
+        const int64_t n0 = ci * s->chunk_cols, nc = npix - n0 < s->chunk_cols ? npix - n0 : s->chunk_cols;
+        arm_qepilogue ec = *j->e; /* this group's rows (as arm_qconv_gemm's callers place them) */
+        ec.da = j->e->da + gi * s->og * j->e->da_rs;
+        ec.rowsum = j->e->rowsum + gi * s->og;
+        ec.bias = j->e->bias ? j->e->bias + gi * s->og : NULL;
+        ec.mult = j->e->mult + gi * s->og * j->e->mult_rs;
+        ec.colsum = colsum;
+        arm_q_im2col_b(j->x + (n * s->group + gi) * g->C * in_plane, s->is_uint8, s->zx, g, n0, nc, bwork, colsum);
+        s->k->gemm(s->og, nc, K4, s->w + gi * s->w_group_bytes, bwork, acc, nc);
+        arm_q_finish(acc, nc, j->y + ((n * s->O + gi * s->og) * npix + n0) * s->out_bytes, npix, 0, 0, s->og, nc,
+                     &ec);
+    }
+}
+
+/* planes [b, end) of N*C, cut at image boundaries; sums in this slice's acc, indexed by channel */
+static void qdepthwise_planes(void *ctx, int64_t b, int64_t end, int tid) {
+    const qconv_job *j = (const qconv_job *)ctx;
+    const arm_qconv_state *s = j->s;
+    const arm_conv_geom *g = &s->g;
+    const int64_t npix = g->OH * g->OW, in_plane = g->H * g->W, taps = g->kh * g->kw;
+    int32_t *acc = s->acc + tid * s->acc_elems;
+    int16_t *dwork = s->dwork + tid * s->dwork_elems;
+    for (int64_t p = b; p < end;) {
+        const int64_t c0 = p % g->C, img_end = p - c0 + g->C, q = end < img_end ? end : img_end;
+        s->k->depthwise(j->x + p * in_plane, s->is_uint8, s->zx, s->w16 + c0 * taps,
+                        j->e->bias ? j->e->bias + c0 : NULL, acc + c0 * npix, q - p, g, dwork);
+        for (int64_t c = c0; c < c0 + (q - p); ++c) {
+            arm_qepilogue ec = *j->e; /* the depthwise sums are exact (x - zx, w - zw): nothing to undo */
+            ec.K = 0;
+            ec.rowsum = ec.colsum = NULL;
+            ec.bias = NULL;
+            ec.mult = j->e->mult + c * j->e->mult_rs;
+            ec.mult_rs = 0;
+            arm_q_finish(acc + c * npix, npix, j->y + (p - c0 + c) * npix * s->out_bytes, npix, 0, 0, 1, npix, &ec);
+        }
+        p = q;
+    }
+}
+
+void arm_qconv_par(const arm_qconv_state *s, const char *x, char *y, const arm_qepilogue *e) {
+    const arm_conv_geom *g = &s->g;
+    const int64_t npix = g->OH * g->OW;
+    int threads = arm_threads(s) < s->slices ? arm_threads(s) : (s->slices > 0 ? s->slices : 1);
+    const double macs = (double)s->N * s->O * npix * (s->depthwise ? 1 : g->C) * g->kh * g->kw;
+    const int parts = arm_par_parts(threads, macs);
+    qconv_job j = {s, x, y, e, npix > 0 ? (npix + s->chunk_cols - 1) / s->chunk_cols : 0};
+    if (s->depthwise) arm_parallel(parts, s->N * g->C, 1, qdepthwise_planes, &j);
+    else arm_parallel(parts, s->N * s->group * j.chunks, 1, qconv_tasks, &j);
+}
