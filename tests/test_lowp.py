@@ -139,3 +139,48 @@ def test_quantize_dequantize_beyond_int8_matches_onnxruntime(rng, zp_type, zp_va
     graph = import_onnx(m)
     got = mnn.Session(graph, backend="reference").run({"x": x})["y"]
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_ml_dtypes_loads_on_first_use_only(tmp_path):
+    """Importing mnn and running a float32 model leave ml_dtypes (slow to import) unloaded; the first
+    low-precision value loads it: a bfloat16 Cast traced and run, and a .mnn file holding bfloat16."""
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "bf16.mnn")
+    code = f"""
+import sys, numpy as np, mnn_core as mnn
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+g = Graph(name="f32")
+g.inputs["x"] = TensorInfo((2, 3), "float32")
+g.nodes.append(Node("Relu", ["x"], ["y"], {{}}, "relu"))
+g.outputs = ["y"]
+mnn.Session(g, backend="reference").run({{"x": np.ones((2, 3), np.float32)}})
+print("after float32:", "ml_dtypes" in sys.modules)
+g = Graph(name="bf16")
+g.inputs["x"] = TensorInfo((2, 3), "float32")
+g.nodes.append(Node("Cast", ["x"], ["h"], {{"to": "bfloat16"}}, "down"))
+g.nodes.append(Node("Cast", ["h"], ["y"], {{"to": "float32"}}, "up"))
+g.outputs = ["y", "h"]
+out = mnn.Session(g, backend="reference").run({{"x": np.full((2, 3), 1.00390625, np.float32)}})
+print("bfloat16:", out["h"].dtype.name, float(out["y"][0, 0]))
+w = Graph(name="bf16-weight")
+w.inputs["x"] = TensorInfo((2, 3), "float32")
+w.initializers["c"] = out["h"]
+w.nodes.append(Node("Cast", ["c"], ["z"], {{"to": "float32"}}, "widen"))
+w.nodes.append(Node("Add", ["x", "z"], ["y"], {{}}, "add"))
+w.outputs = ["y"]
+mnn.save(w, {path!r})
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "after float32: False" in out
+    assert "bfloat16: bfloat16 1.0" in out  # 1 + 2**-8 rounds to even in bfloat16's 8-bit mantissa
+    load = f"""
+import sys, mnn_core as mnn
+import numpy as np
+g = mnn.load({path!r})
+y = mnn.Session(g, backend="reference").run({{"x": np.zeros((2, 3), np.float32)}})["y"]
+print("loaded:", g.initializers["c"].dtype.name, float(y.sum()))
+"""
+    out = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True, check=True).stdout
+    assert "loaded: bfloat16 6.0" in out

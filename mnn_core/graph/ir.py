@@ -54,10 +54,24 @@ DTYPES = NUMPY_DTYPES + LOW_PRECISION_DTYPES
 #: an arena, so a graph with such values runs eagerly (Graph.is_dynamic); they have no C ABI code.
 HOST_DTYPES = ("object",)
 
-try:  # registers the low-precision dtypes with numpy, so np.dtype("bfloat16") works
-    import ml_dtypes  # noqa: F401
-except ImportError:  # pragma: no cover - mnn runs without it; those dtypes then raise on use
-    ml_dtypes = None
+_LOW_PRECISION = frozenset(LOW_PRECISION_DTYPES)
+_ml_dtypes: object = None  # the ml_dtypes module once imported, False where it is not installed
+
+
+def low_precision_dtypes() -> bool:
+    """Register the low-precision dtypes with numpy (import ml_dtypes, so np.dtype("bfloat16")
+    works) on first need: the import costs more than the rest of mnn_core's, and most models never
+    use them. False where ml_dtypes is not installed (those dtypes then raise on use)."""
+    global _ml_dtypes
+    if _ml_dtypes is None:
+        try:
+            import ml_dtypes
+
+            _ml_dtypes = ml_dtypes
+        except ImportError:  # pragma: no cover - mnn runs without it
+            _ml_dtypes = False
+    return _ml_dtypes is not False
+
 
 Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic; graph.symbolic.Sym)
 
@@ -80,7 +94,7 @@ class TensorInfo:
     def __post_init__(self):
         if self.dtype not in DTYPES and self.dtype not in HOST_DTYPES:
             raise GraphError(f"unknown dtype {self.dtype!r}; known: {', '.join(DTYPES + HOST_DTYPES)}")
-        if ml_dtypes is None and self.dtype in LOW_PRECISION_DTYPES:
+        if self.dtype in _LOW_PRECISION and not low_precision_dtypes():
             raise GraphError(f"dtype {self.dtype} needs the ml_dtypes package: pip install ml_dtypes")
         if self.shape is not None:
             object.__setattr__(

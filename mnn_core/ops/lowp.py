@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.ir import LOW_PRECISION_DTYPES
+from ..graph.ir import LOW_PRECISION_DTYPES, low_precision_dtypes
 
 #: float formats that saturation applies to (it changes nothing for the integer and wide formats)
 SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
@@ -23,13 +23,15 @@ _E8M0_MIN_EXP, _E8M0_MAX_EXP = -127, 127
 
 
 def is_low_precision(dtype) -> bool:
-    return np.dtype(dtype).name in LOW_PRECISION_DTYPES
+    return (dtype if isinstance(dtype, str) else np.dtype(dtype).name) in LOW_PRECISION_DTYPES
 
 
 def cast(x: np.ndarray, to: str, saturate: bool = True, round_mode: str = "up") -> np.ndarray:
     """x converted to dtype `to` with ONNX Cast semantics (floats to ints truncate toward zero)."""
     x = np.asarray(x)
     src = x.dtype.name
+    if to in LOW_PRECISION_DTYPES:
+        low_precision_dtypes()  # np.dtype(to) needs ml_dtypes registered
     if to == "float8_e8m0fnu":
         return _to_e8m0(x.astype(np.float32), saturate, round_mode)
     if src in LOW_PRECISION_DTYPES and to not in LOW_PRECISION_DTYPES:

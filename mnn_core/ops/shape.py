@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from ..graph.ir import DTYPES, TensorInfo, ml_dtypes
+from ..graph.ir import DTYPES, TensorInfo, low_precision_dtypes
 from ..graph.symbolic import is_sym, prod, unify
 from . import lowp
 from ._util import broadcast_shape, info_like, normalize_axis, rand, same_dtype
@@ -666,7 +666,7 @@ def _cast_samples(rng):
         (rand(rng, 0, 3), "int64"),
         (floats, "float32"),
     ]
-    if ml_dtypes is not None:  # low-precision targets and sources (rounding, saturation)
+    if low_precision_dtypes():  # low-precision targets and sources (rounding, saturation)
         cases += [
             (floats, "bfloat16"),
             (floats, "float8_e4m3fn"),
