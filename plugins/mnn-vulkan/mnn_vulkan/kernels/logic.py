@@ -5,10 +5,12 @@ between two tensors by a bool condition; and Cast among those dtypes (cast.comp)
 
 from __future__ import annotations
 
+from mnn_core.backend.kit import quant
 from mnn_core.backend.kit.layout import broadcast_plan, pad6
 from mnn_core.backend.kit.params import pack
 
 from . import register
+from .quant import record_cast_to_bytes
 
 COMPARE = {
     "Equal": 0,
@@ -67,11 +69,15 @@ def _record_where(op, rec):
 
 def _cast_supports(node, ins):
     to = node.attrs["to"]
-    return True if to in KINDS else f"casts to float32, int32, int64 and bool only, not {to}"
+    if to in KINDS and ins[0].dtype in KINDS or quant.cast_to_bytes(node, ins):
+        return True
+    return f"casts among float32, int32, int64 and bool, and of float32 / int32 to 8 bits, not {ins[0].dtype} to {to}"
 
 
 def _record_cast(op, rec):
     x, y = op.inputs[0], op.outputs[0]
+    if y.info.dtype in quant.BYTES:
+        return record_cast_to_bytes(op, rec)
     push = pack(y.info.size, KINDS[x.info.dtype], KINDS[y.info.dtype])
     rec.elementwise("cast", [rec.tensor(x), rec.output(y)], push, -(-y.info.size // 4))
 
@@ -88,4 +94,4 @@ register("Not", _record_compare, dtypes=("bool",), efficiency=0.8)
 register("IsNaN", _record_compare, _float_only, efficiency=0.8)
 register("IsInf", _record_compare, _float_only, efficiency=0.8)
 register("Where", _record_where, _where_supports, dtypes=ANY, efficiency=0.8)
-register("Cast", _record_cast, _cast_supports, dtypes=ANY, efficiency=0.8)
+register("Cast", _record_cast, _cast_supports, dtypes=ANY + quant.BYTES, efficiency=0.8)
