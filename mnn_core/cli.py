@@ -301,6 +301,10 @@ def cmd_export(args) -> int:
 
 
 def cmd_quantize(args) -> int:
+    if args.llm:  # a decoder checkpoint's weights as MatMulNBits (mnn_core.llm)
+        from .llm.cli_quantize import run_llm_quantize
+
+        return run_llm_quantize(args)
     from .quant.cli import run_quantize
 
     return run_quantize(args)
@@ -396,6 +400,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--weight-only", action="store_true", help="int8 weights, float compute (no calibration)")
     s.add_argument("--batch-size", type=int, default=32, help="calibration batch size (default 32)")
     s.add_argument("--json", metavar="FILE.json", help="write the per-layer error report here too")
+    s.add_argument("--llm", action="store_true", help="MODEL is a decoder checkpoint: weight-only int4/int8 groups")
+    s.add_argument("--bits", type=int, choices=(4, 8), default=4, help="--llm: weight bits (default 4)")
+    s.add_argument("--group", type=int, default=64, help="--llm: group size 32, 64, 128 or 256 (default 64)")
+    s.add_argument("--asymmetric", action="store_true", help="--llm: a zero point per group")
+    s.add_argument("--context", type=int, help="--llm: the exported decoder's context (default 2048)")
     s.set_defaults(fn=cmd_quantize)
 
     s = sub.add_parser("batch", help="run a model over a folder or Parquet dataset on a Ray cluster, resumable")

@@ -313,6 +313,23 @@ def test_quantized_weights(checkpoints, name, weights, group, symmetric):
     assert "MatMulNBits" in str(llm.decoder.session.plan)
 
 
+def test_cli_quantize_llm_writes_a_decoder_on_the_nbits_kernels(checkpoints, tmp_path, capsys):
+    from mnn_core.cli import main
+
+    path, out = checkpoints["qwen2"], tmp_path / "q4.mnn"
+    args = ["quantize", "--llm", str(path), "-o", str(out), "--bits", "4", "--group", "64", "--context", "40"]
+    assert main(args) == 0
+    assert "int4" in capsys.readouterr().out
+    exported = load(out, backend="x86", fallback=False)
+    rows = [line.split() for line in str(exported.decoder.session.plan).splitlines() if " MatMulNBits " in line]
+    assert rows and all(r[2] == "x86" for r in rows)
+    bits = {n.attrs["bits"] for n in exported.decoder.graph.nodes if n.op == "MatMulNBits"}
+    assert bits == {4, 8}  # the projections, the head
+    want = list(load(path, backend="x86", context=40, weights="int4", group=64).generate_ids([1, 5, 9], 8, eos=False))
+    assert list(exported.generate_ids([1, 5, 9], 8, eos=False)) == want
+    assert main(["quantize", "--llm", str(path), "-o", str(tmp_path / "x.onnx")]) == 2
+
+
 def test_quantize_rejects_bad_settings():
     from mnn_core.llm.quantize import WeightQuant
 

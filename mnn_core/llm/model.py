@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, MnnError
-from .config import load_config, parse_config
+from ..graph.ir import Graph
+from .config import LlmConfig, load_config, parse_config
 from .graph import NEG, build_decoder
 from .quantize import WeightQuant
 from .weights import Checkpoint
@@ -115,16 +116,7 @@ class Decoder:
     def save(self, path: str | Path) -> None:
         """Write the decoder as one .mnn file (graph, weights as built, config, context, and the
         tokenizer files), which Decoder / mnn_core.llm.load open with one mmap."""
-        from ..format import save_mnn
-
-        graph = self.graph.copy()
-        graph.metadata = {
-            **graph.metadata,
-            META_CONFIG: json.dumps(self.config.raw),
-            META_CONTEXT: str(self.context),
-            **{META_FILE + n: text for n, text in self.files.items()},
-        }
-        save_mnn(graph, path)
+        save_decoder(self.graph, self.config, self.context, self.files, path)
 
     def reset(self) -> None:
         """Forget the cache's contents (its slots are masked by length, so nothing is cleared)."""
@@ -191,6 +183,35 @@ class Decoder:
             seen &= (q - keys) < window
         mask = np.where(seen, 0.0, NEG).astype(np.float32)
         return np.ascontiguousarray(np.tile(mask, (self.config.groups, 1))[None, None])
+
+
+def build_export(
+    path: str | Path, context: int | None = None, quant: WeightQuant | None = None
+) -> tuple[Graph, LlmConfig, int, dict]:
+    """(graph, config, context, tokenizer files) of a checkpoint directory, built as Decoder builds it,
+    without planning it (what an export needs)."""
+    path = Path(path)
+    config = load_config(path)
+    context = int(min(context or DEFAULT_CONTEXT, config.max_position_embeddings))
+    if context < 2:
+        raise MnnError(f"context must be at least 2 positions, got {context}")
+    graph = build_decoder(config, Checkpoint(path), context, 1, quant=quant)
+    files = {n: (path / n).read_text() for n in EXPORTED_FILES if (path / n).is_file()}
+    return graph, config, context, files
+
+
+def save_decoder(graph: Graph, config: LlmConfig, context: int, files: dict, path: str | Path) -> None:
+    """Write a decoder graph as one .mnn with its config, context and tokenizer files as metadata."""
+    from ..format import save_mnn
+
+    graph = graph.copy()
+    graph.metadata = {
+        **graph.metadata,
+        META_CONFIG: json.dumps(config.raw),
+        META_CONTEXT: str(context),
+        **{META_FILE + n: text for n, text in files.items()},
+    }
+    save_mnn(graph, path)
 
 
 def _load_exported(path: Path, context: int | None, quant) -> tuple:
