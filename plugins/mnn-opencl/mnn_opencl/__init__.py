@@ -34,6 +34,7 @@ try:  # the compiled glue; a failure is reported by availability(), not raised h
         ops_ml,
         ops_norm,
         ops_pool,
+        ops_quant,
         ops_reduce,
         ops_rnn,
     )

@@ -38,10 +38,26 @@ def _iteration(out_shape, *in_shapes):
     return collapse(out_shape, *strides)
 
 
+#: integer ops of ibinary_bcast_*, per dtype (as mnn-vulkan's ibinary.comp)
+INT_OPS = {"int32": ("Add", "Sub", "Mul", "Div", "Max", "Min"), "int64": ("Add", "Sub", "Mul", "Max", "Min")}
+
+
+def _binary_supports(node, ins):
+    dtype = ins[0].dtype
+    if dtype == "float32" or node.op in INT_OPS.get(dtype, ()):
+        return True if all(i.dtype == dtype for i in ins) else "operands of one dtype only"
+    return f"{node.op} of {dtype} is not supported"
+
+
 def _build_binary(op, b):
     x, z = op.inputs
     y = op.outputs[0]
     n = numel(y.info.shape)
+    if y.info.dtype != "float32":
+        shape, (sx, sz) = _iteration(y.info.shape, x.info.shape, z.info.shape)
+        args = [b.tensor(x), b.tensor(z), b.tensor(y), n, BINARY_CODES[op.node.op], len(shape), int8(shape)]
+        b.launch("ibinary_bcast_" + ("i32" if y.info.dtype == "int32" else "i64"), args + [int8(sx), int8(sz)], (n,))
+        return
     if x.info.shape == z.info.shape:
         b.launch("binary_same", [b.tensor(x), b.tensor(z), b.tensor(y), n, BINARY_CODES[op.node.op]], (n,))
         return
@@ -122,7 +138,7 @@ def _build_unary(op, b):
 
 
 for _op in BINARY_CODES:
-    kernel(_op)(_build_binary)
+    kernel(_op, dtypes=("float32", "int32", "int64"), supports=_binary_supports)(_build_binary)
 for _op in COMPARE_CODES:
     kernel(_op)(_build_compare)
 for _op in ACTIVATION_OPS:

@@ -22,10 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mnn_core.backend.kit import quant
 from mnn_core.ops import get_schema
 from mnn_core.ops.schema import is_view
 
 from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
+from .ops_quant import build_cast_to_bytes
 
 MOVEMENT_OPS = (
     "Reshape",
@@ -264,7 +266,7 @@ CASTS = {
 
 def _cast_supports(node, ins):
     to = full_attrs(node)["to"]
-    if ins[0].dtype == to or (ins[0].dtype, to) in CASTS:
+    if ins[0].dtype == to or (ins[0].dtype, to) in CASTS or quant.cast_to_bytes(node, ins):
         return True
     return f"a cast from {ins[0].dtype} to {to} (float32, int32, int64 and bool only)"
 
@@ -272,6 +274,8 @@ def _cast_supports(node, ins):
 @kernel("Cast", dtypes=("float32", "int32", "int64", "bool"), supports=_cast_supports)
 def _build_cast(op, b):
     x, y = op.inputs[0], op.outputs[0]
+    if y.info.dtype in quant.BYTES and x.info.dtype != y.info.dtype:
+        return build_cast_to_bytes(op, b)
     n = numel(y.info.shape)
     if x.info.dtype == y.info.dtype:
         suffix = _width_suffix(x.info.dtype)

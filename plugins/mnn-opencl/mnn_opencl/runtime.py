@@ -28,7 +28,20 @@ LIBRARY_ENV = "MNN_OPENCL_LIBRARY"
 DEVICE_ENV = "MNN_OPENCL_DEVICE"
 DEVICE_OPTION = "opencl.device"
 SPLIT_ENV = "MNN_OPENCL_MIN_ITEMS"
-KERNEL_FILES = ("common", "eltwise", "conv", "matmul", "pool", "norm", "reduce", "layout", "rnn", "index", "ml")
+KERNEL_FILES = (
+    "common",
+    "eltwise",
+    "conv",
+    "matmul",
+    "pool",
+    "norm",
+    "reduce",
+    "layout",
+    "rnn",
+    "index",
+    "ml",
+    "quant",
+)
 BUILD_OPTIONS = "-cl-std=CL1.2"
 TYPE_ORDER = {"gpu": 0, "accelerator": 1, "cpu": 2, "other": 3}
 

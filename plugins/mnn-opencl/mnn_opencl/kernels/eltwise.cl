@@ -31,6 +31,23 @@ __kernel void binary_bcast(__global const float *a, int ao, __global const float
     y[yo + i] = binary_op(a[ao + ai], b[bo + bi], op);
 }
 
+/* integer a (op) b with broadcasting, wrapping as C does: 0 add, 1 sub, 2 mul, 3 div (truncating; by
+ * zero: 0), 5 max, 6 min (ops_eltwise.INT_OPS) */
+#define IBINARY_KERNEL(T, W)                                                                                \
+    __kernel void ibinary_bcast_##W(__global const T *a, int ao, __global const T *b, int bo, __global T *y, \
+                                    int yo, int n, int op, int ndim, int8 shape, int8 as, int8 bs) {        \
+        int i = get_global_id(0);                                                                          \
+        if (i >= n) return;                                                                                \
+        int ai, bi;                                                                                        \
+        strided_offsets2(i, ndim, shape, as, bs, &ai, &bi);                                                \
+        T x = a[ao + ai], z = b[bo + bi];                                                                  \
+        T r = op == 0 ? x + z : op == 1 ? x - z : op == 2 ? x * z : op == 5 ? max(x, z) : min(x, z);       \
+        if (op == 3) r = z == 0 ? 0 : x / z;                                                               \
+        y[yo + i] = r;                                                                                     \
+    }
+IBINARY_KERNEL(int, i32)
+IBINARY_KERNEL(long, i64)
+
 __kernel void compare_bcast(__global const float *a, int ao, __global const float *b, int bo,
                             __global uchar *y, int yo, int n, int op, int ndim, int8 shape, int8 as, int8 bs) {
     int i = get_global_id(0);
