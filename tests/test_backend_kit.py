@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 import mnn_core
-from mnn_core.backend import KernelSpec, KernelTable
+from mnn_core.backend import DeviceInfo, KernelSpec, KernelTable
 from mnn_core.backend.kit import activation, layout
 from mnn_core.ops.elementwise import ACTIVATIONS
 
@@ -162,3 +162,36 @@ def test_half_shader_sets_name_the_float16_variants():
     names = set(spirv.names())
     assert spirv.HALF_SHADERS == {n[:-2] for n in names if n.endswith("_h")} - {"copy"}  # copy_h: record_copy's
     assert spirv.HALF_FMA_SHADERS == {n[:-3] for n in names if n.endswith("_hf")}
+
+
+def test_segment_backend_answers_from_its_reason_device_and_table():
+    from mnn_core.backend.kit.segments import SegmentBackend, segment_name
+    from mnn_core.errors import BackendError
+
+    table = KernelTable()
+    table.add(KernelSpec("Relu"), lambda op, rec: None)
+    table.add(KernelSpec("NoSuchOp"), lambda op, rec: None)
+
+    class Gpu(SegmentBackend):
+        name = "gpu"
+        kernel_table = table
+        reason = None
+
+        def unavailable_reason(self):
+            return self.reason
+
+        def device_info(self):
+            if self.reason:
+                raise BackendError(self.reason)
+            return DeviceInfo("card", kind="gpu")
+
+    gpu = Gpu()
+    assert gpu.availability() and [d.name for d in gpu.devices()] == ["card"]
+    assert set(gpu.kernels()) == {"Relu"}  # an op this core has no schema for is not offered
+    gpu.reason = "no driver"
+    assert not gpu.availability() and gpu.availability().reason == "no driver"
+    assert [d.name for d in gpu.devices()] == ["gpu (unavailable)"]
+    with pytest.raises(BackendError, match="prepares whole segments"):
+        gpu.prepare(None, [], [], {}, None)
+    ops = [SimpleNamespace(node=SimpleNamespace(name=n)) for n in ("conv1", "relu1", "fc")]
+    assert segment_name("gpu", ops) == "gpu:conv1..fc" and segment_name("gpu", []) == "gpu:empty"

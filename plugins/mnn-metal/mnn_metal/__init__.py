@@ -20,7 +20,8 @@ MNN_METAL_FP16=0 keeps float32.
 
 from __future__ import annotations
 
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
+from mnn_core.backend import CExecution, DeviceInfo, hookimpl
+from mnn_core.backend.kit.segments import SegmentBackend, segment_name
 from mnn_core.errors import BackendError
 
 from . import device as _device
@@ -56,35 +57,28 @@ def plan_segment(ops, ctx, half: bool | None = None) -> SegmentPlan:
     return rec.finish()
 
 
-class MetalBackend(Backend):
+class MetalBackend(SegmentBackend):
     name = "metal"
     memory_domain = "metal"
     priority = 5
+    kernel_table = KERNELS
 
-    def availability(self) -> Availability:
+    def unavailable_reason(self) -> str | None:
+        return _device.unavailable_reason()
+
+    def device_info(self) -> DeviceInfo:
         reason = _device.unavailable_reason()
-        return Availability(not reason, reason)
-
-    def devices(self) -> list[DeviceInfo]:
-        if self.availability():
-            # Apple M1-class numbers until calibrated; the scheduler only compares them
-            return [
-                DeviceInfo(
-                    _device.device_name(),
-                    kind="gpu",
-                    peak_gflops=2600.0,
-                    bandwidth_gbs=68.0,
-                    launch_us=10.0,
-                    extra=precision_low(),
-                )
-            ]
-        return [DeviceInfo("metal (unavailable)", kind="gpu")]
-
-    def kernels(self):
-        from mnn_core.ops import all_schemas
-
-        known = all_schemas()
-        return {op: k.spec for op, k in KERNELS.items() if op in known}
+        if reason:
+            raise BackendError(reason)
+        # Apple M1-class numbers until calibrated; the scheduler only compares them
+        return DeviceInfo(
+            _device.device_name(),
+            kind="gpu",
+            peak_gflops=2600.0,
+            bandwidth_gbs=68.0,
+            launch_us=10.0,
+            extra=precision_low(),
+        )
 
     def tensor_nbytes(self, info, ctx=None) -> int:
         """Whole 32-bit words, as the kernels (Vulkan's shaders) read and write them; float32
@@ -96,14 +90,11 @@ class MetalBackend(Backend):
 
         return MetalArena(nbytes, half=use_fp16(ctx))
 
-    def prepare(self, node, ins, outs, constants, ctx):
-        raise BackendError("the metal backend prepares whole segments (prepare_segment), not single ops")
-
     def prepare_segment(self, ops, arena, ctx):
         from .runtime import build_program
 
         plan = plan_segment(ops, ctx, half=arena.half)  # the arena's tensors were sized by it
-        name = f"metal:{ops[0].node.name}..{ops[-1].node.name}" if ops else "metal:empty"
+        name = segment_name("metal", ops)
         program = build_program(plan, arena)
         return CExecution(program.capsule(), owner=program, name=name)
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import weakref
 
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
-from mnn_core.errors import BackendError
+from mnn_core.backend import CExecution, DeviceInfo, hookimpl
+from mnn_core.backend.kit.segments import SegmentBackend, segment_name
 
 from . import device as _device
 
@@ -58,26 +58,17 @@ def _device_for(ctx):
     return _device.open_device(options.get(_device.PLATFORM_OPTION), options.get(_device.API_OPTION))
 
 
-class OpenGLBackend(Backend):
+class OpenGLBackend(SegmentBackend):
     name = "opengl"
     memory_domain = "opengl"
     priority = 4
+    kernel_table = KERNELS
 
-    def availability(self) -> Availability:
-        reason = _device.unavailable_reason()
-        return Availability(not reason, reason)
+    def unavailable_reason(self) -> str | None:
+        return _device.unavailable_reason()
 
-    def devices(self) -> list[DeviceInfo]:
-        try:
-            return [_device.open_device().info()]
-        except BackendError:
-            return [DeviceInfo("opengl (unavailable)", kind="gpu")]
-
-    def kernels(self):
-        from mnn_core.ops import all_schemas
-
-        known = all_schemas()
-        return {op: k.spec for op, k in KERNELS.items() if op in known}
+    def device_info(self) -> DeviceInfo:
+        return _device.open_device().info()
 
     def allocate_arena(self, nbytes: int, ctx=None):
         arena = OpenGLArena(nbytes)
@@ -89,9 +80,6 @@ class OpenGLBackend(Backend):
         """Whole 32-bit words, so every tensor starts word-aligned in the arena."""
         return -(-info.nbytes // 4) * 4
 
-    def prepare(self, node, ins, outs, constants, ctx):
-        raise BackendError("the opengl backend prepares whole segments (prepare_segment), not single ops")
-
     def prepare_segment(self, ops, arena, ctx):
         dev = _device_for(ctx)
         arena.bind(dev)
@@ -100,7 +88,7 @@ class OpenGLBackend(Backend):
             rec.op_name = op.node.name
             KERNELS[op.node.op].impl(op, rec)
         program = rec.finish()
-        name = f"opengl:{ops[0].node.name}..{ops[-1].node.name}" if ops else "opengl:empty"
+        name = segment_name("opengl", ops)
         segment = Segment(
             program,
             arena,

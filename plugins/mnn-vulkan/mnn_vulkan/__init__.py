@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import weakref
 
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
+from mnn_core.backend import CExecution, DeviceInfo, hookimpl
+from mnn_core.backend.kit.segments import SegmentBackend, segment_name
 from mnn_core.errors import BackendError
 
 from . import device as _device
@@ -58,26 +59,17 @@ class Segment:
         self.widened: list[str] = []  # ops run in float32 on widened copies of float16 tensors
 
 
-class VulkanBackend(Backend):
+class VulkanBackend(SegmentBackend):
     name = "vulkan"
     memory_domain = "vulkan"
     priority = 5
+    kernel_table = KERNELS
 
-    def availability(self) -> Availability:
-        reason = _device.unavailable_reason()
-        return Availability(not reason, reason)
+    def unavailable_reason(self) -> str | None:
+        return _device.unavailable_reason()
 
-    def devices(self) -> list[DeviceInfo]:
-        try:
-            return [_device.choose(None).info()]
-        except BackendError:
-            return [DeviceInfo("vulkan (unavailable)", kind="gpu")]
-
-    def kernels(self):
-        from mnn_core.ops import all_schemas
-
-        known = all_schemas()
-        return {op: k.spec for op, k in KERNELS.items() if op in known}
+    def device_info(self) -> DeviceInfo:
+        return _device.choose(None).info()
 
     def allocate_arena(self, nbytes: int, ctx=None):
         """The plan's arena, bound at once to the session's device when the core passes
@@ -98,9 +90,6 @@ class VulkanBackend(Backend):
             nbytes = info.size * 2
         return -(-nbytes // 4) * 4
 
-    def prepare(self, node, ins, outs, constants, ctx):
-        raise BackendError("the vulkan backend prepares whole segments (prepare_segment), not single ops")
-
     def prepare_segment(self, ops, arena, ctx):
         options = ctx.options or {}
         dev = _device.choose(options.get(_device.DEVICE_OPTION))
@@ -114,7 +103,7 @@ class VulkanBackend(Backend):
             if any(d[5].endswith((":widen", ":narrow")) for d in rec.dispatches[first:]):
                 widened.append(op.node.name)
         program = rec.finish()
-        name = f"vulkan:{ops[0].node.name}..{ops[-1].node.name}" if ops else "vulkan:empty"
+        name = segment_name("vulkan", ops)
         segment = Segment(program, arena, dev, [op.node.name for op in ops])
         segment.precision = "float16" if fp16 else "float32"
         segment.shaders = [d[5].split(":")[-1] for d in rec.dispatches]
