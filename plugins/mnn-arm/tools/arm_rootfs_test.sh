@@ -89,7 +89,10 @@ LIBS="$ROOT/usr/lib/aarch64-linux-gnu"
 REQUIRED="${MNN_REQUIRE_BACKENDS:-}"
 REQUIRED="${REQUIRED//,/ }"  # qemu's -E would split a comma-separated value into several variables
 cd "$BUILD"  # not the source tree: its mnn_arm/ has no aarch64 extension
-[ $# -gt 0 ] || set -- "$PLUGIN/tests"
+# no test path among the arguments (none, or only options such as -k EXPR): the plugin's tests
+has_path=0
+for arg in "$@"; do [ -e "$arg" ] && has_path=1; done
+[ "$has_path" = 1 ] || set -- "$@" "$PLUGIN/tests"
 # MNN_ARM_RUN=python runs a script (tools/arm_coverage.py) with the root's python instead of pytest
 if [ "${MNN_ARM_RUN:-pytest}" = python ]; then RUNNER=(); else RUNNER=(-m pytest -p no:cacheprovider -q --rootdir "$PLUGIN"); fi
 exec timeout "${MNN_ARM_TIMEOUT:-1500}" qemu-aarch64-static -cpu "${MNN_ARM_CPU:-max}" -L "$ROOT" \
