@@ -105,6 +105,16 @@ def _quant_samples(rng):
         ],
         {"axis": 0},
     )
+    # an odd size (words only partly filled), saturation at both ends, no zero point (uint8)
+    yield Sample([rand(rng, 3, 5, 7, low=-4, high=4), np.float32(0.015), np.uint8(100)], label="odd size, saturating")
+    yield Sample([rand(rng, 7, low=-1, high=3), np.float32(0.01)], label="no zero point")
+    yield Sample(
+        [rand(rng, 2, 3, 5, low=-2, high=2), np.array([0.01, 0.02, 0.005], np.float32), np.array([-3, 0, 5], np.int8)],
+        {"axis": 1},
+        "int8 per channel, axis 1",
+    )
+    halves = np.array([0.25, 0.75, -0.25, -0.75, 1.25, 0.0, 63.75], np.float32)  # x / 0.5 = k + 0.5: ties
+    yield Sample([halves, np.float32(0.5), np.uint8(2)], label="ties to even")
 
 
 def _dequant_samples(rng):
@@ -189,6 +199,24 @@ register(
                         rng.integers(-128, 127, (2, 4, 3)).astype(np.int8),
                         rng.integers(-128, 127, (3, 5)).astype(np.int8),
                     ]
+                ),
+                Sample(
+                    [
+                        rng.integers(0, 255, (2, 3, 5)).astype(np.uint8),
+                        rng.integers(0, 255, (2, 5, 7)).astype(np.uint8),
+                        np.uint8(131),
+                        np.uint8(77),
+                    ],
+                    label="batched B, odd sizes",
+                ),
+                Sample(
+                    [
+                        rng.integers(0, 255, (5, 9)).astype(np.uint8),
+                        rng.integers(-128, 127, (9, 3)).astype(np.int8),
+                        np.uint8(200),
+                        np.int8(-7),
+                    ],
+                    label="uint8 A, int8 B",
                 ),
             ]
         ),
@@ -293,7 +321,25 @@ register(
                         np.uint8(10),
                     ],
                     {"pads": [1, 1, 1, 1]},
-                )
+                ),
+                Sample(
+                    [
+                        rng.integers(-128, 127, (2, 4, 7, 9)).astype(np.int8),
+                        rng.integers(-128, 127, (6, 2, 3, 2)).astype(np.int8),
+                        np.int8(-5),
+                        np.int8(3),
+                    ],
+                    {"strides": [2, 1], "pads": [1, 0, 2, 1], "dilations": [1, 2], "group": 2},
+                    "int8, groups, strides, dilations, odd sizes",
+                ),
+                Sample(
+                    [
+                        rng.integers(0, 255, (1, 3, 5, 6)).astype(np.uint8),
+                        rng.integers(0, 255, (5, 3, 1, 1)).astype(np.uint8),
+                    ],
+                    {},
+                    "1x1 without zero points",
+                ),
             ]
         ),
     )

@@ -19,9 +19,9 @@ layout(push_constant) uniform Params {
 
 bool voted[ML_MAX_CLASSES];
 
-// the mode's comparison (kit.ml: LEQ, LT, GTE, GT, EQ, NEQ), or the missing-value rule for NaN
+// the mode's comparison (kit.ml: LEQ, LT, GTE, GT, EQ, NEQ); NaN goes true where it tracks missing values
 bool goes_true(uint bits, float t, uint mode) {
-    if (bits_nan(bits)) return (mode >> 8u) != 0u;
+    if (bits_nan(bits)) return (mode >> 8u) != 0u || (mode & 255u) == 5u;  // NaN != t holds
     float v = uintBitsToFloat(bits);
     switch (mode & 255u) {
     case 0u: return v <= t;

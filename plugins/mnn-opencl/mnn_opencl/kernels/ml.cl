@@ -81,7 +81,7 @@ __kernel void ml_linear(__global const float *x, int xo, __global const uint *ta
 
 /* the node's comparison (LEQ, LT, GTE, GT, EQ, NEQ in the low byte), or for NaN its missing-value rule */
 inline bool ml_goes_true(float v, float t, uint mode) {
-    if (isnan(v)) return (mode >> 8) != 0;
+    if (isnan(v)) return (mode >> 8) != 0 || (mode & 255) == 5; /* NaN != t holds */
     switch (mode & 255) {
     case 0: return v <= t;
     case 1: return v < t;
