@@ -19,7 +19,7 @@ import numpy as np
 from ..graph.builder import GraphBuilder
 from ..graph.ir import Graph
 from .config import ACTIVATIONS, LlmConfig
-from .quantize import WeightQuant
+from .quantize import WeightQuant, rows_per_slice
 from .weights import Checkpoint
 
 NEG = -1e30  # the mask's "hidden": exp underflows to exactly 0, without inf arithmetic
@@ -60,14 +60,14 @@ def build_decoder(
             (b.input(f"k_cache.{i}", (batch, Hkv, D, context)), b.input(f"v_cache.{i}", (batch, Hkv, context, D)))
         )
 
-    embed = w.get("embed_tokens.weight")
     tied = cfg.tie_word_embeddings or "lm_head.weight" not in ckpt
     head_bits = quant.head_bits if quant is not None else None
-    head = None
+    head = embed = None
     if head_bits and tied:  # the table once, quantized: the head multiplies it, the embedding gathers from it
-        head = _nbits_operands(b, quant, embed, "lm_head", head_bits)
+        head, head_shape = _nbits_from_checkpoint(b, quant, w, "embed_tokens.weight", head_bits)
         x = _gather_rows(b, head, ids, cfg.hidden_size, quant.group, head_bits)
     else:
+        embed = w.get("embed_tokens.weight")
         x = b.Gather(b.const(embed, "embed"), ids, axis=0)
     if cfg.embed_scale != 1.0:
         x = b.Mul(x, b.const(np.float32(cfg.embed_scale), "embed_scale"))
@@ -102,11 +102,12 @@ def build_decoder(
         x = b.Add(x, _mlp(b, cfg, w, p, h))
 
     x = _rms_norm(b, cfg, x, w.get("norm.weight"))
-    table = embed if tied else ckpt.get("lm_head.weight")
-    if head is None and head_bits:
-        head = _nbits_operands(b, quant, table, "lm_head", head_bits)
+    if head is None and head_bits:  # untied: a head of its own, quantized as it is read
+        head, head_shape = _nbits_from_checkpoint(b, quant, w, "lm_head.weight", head_bits, prefixed=False)
+    elif head is None:
+        table = embed if tied else ckpt.get("lm_head.weight")
     if head is not None:
-        logits = _nbits_matmul(b, quant, x, head, table.shape, head_bits)
+        logits = _nbits_matmul(b, quant, x, head, head_shape, head_bits)
     else:
         logits = b.MatMul(x, b.const(np.ascontiguousarray(table.T), "lm_head"))
     b.output(logits, "logits")
@@ -114,16 +115,25 @@ def build_decoder(
 
 
 def _nbits_operands(b: GraphBuilder, quant: WeightQuant, weight: np.ndarray, name: str, bits: int) -> tuple:
-    """MatMulNBits' B, scales and zero points (None: symmetric) of an [out, in] weight, as constants.
-    The head is quantized symmetric always (its rows are also the embedding's, gathered below)."""
-    head = name == "lm_head"
-    q = WeightQuant(bits, quant.group, True) if head else quant
-    packed, scale, zero = q.pack(np.asarray(weight, np.float32), bits)
+    """MatMulNBits' B, scales and zero points (None: symmetric) of an [out, in] weight, as constants."""
+    packed, scale, zero = quant.pack(np.asarray(weight, np.float32), bits)
     return (
         b.const(packed, name + ".q"),
         b.const(scale, name + ".scale"),
         None if zero is None else b.const(zero, name + ".zero"),
     )
+
+
+def _nbits_from_checkpoint(
+    b: GraphBuilder, quant: WeightQuant, w: _Names, name: str, bits: int, prefixed: bool = True
+) -> tuple[tuple, tuple]:
+    """The head's MatMulNBits operands (symmetric) and its [out, in] shape, quantized a slice of rows at a
+    time as they are read: a vocabulary-sized float table is never held whole."""
+    full = (w.prefix if prefixed else "") + name
+    shape = w.ckpt.shape(full)
+    q = WeightQuant(bits, quant.group, True)
+    packed, scale, _ = q.pack_slices(w.ckpt.rows(full, rows_per_slice(shape[1])), bits)
+    return (b.const(packed, "lm_head.q"), b.const(scale, "lm_head.scale"), None), shape
 
 
 def _nbits_matmul(b: GraphBuilder, quant: WeightQuant, x: str, operands: tuple, shape, bits: int, bias=None) -> str:

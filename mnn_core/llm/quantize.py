@@ -20,6 +20,9 @@ import numpy as np
 from ..errors import MnnError
 from ..ops.matmul_nbits import ACCURACY_INT8
 
+#: rows of a 1024-wide weight quantized at a time (a few MB of float temporaries)
+ROWS_PER_SLICE = 2048
+
 
 @dataclass(frozen=True)
 class WeightQuant:
@@ -53,8 +56,20 @@ class WeightQuant:
         return ACCURACY_INT8 if self.int8_compute else 0
 
     def pack(self, w: np.ndarray, bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(B, scales, zero points or None) of an [N, K] float weight, at `bits` (default self.bits)."""
+        """(B, scales, zero points or None) of an [N, K] float weight, at `bits` (default self.bits).
+        Rows go a slice at a time, so the float temporaries stay small next to a vocabulary-sized head."""
+        step = rows_per_slice(w.shape[1])
+        return self.pack_slices((w[i : i + step] for i in range(0, w.shape[0], step)), bits)
+
+    def pack_slices(self, slices, bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """pack() of the weight whose rows come as these slices, in order (read as they are needed)."""
         bits = bits or self.bits
+        parts = [self._pack_rows(np.asarray(w, np.float32), bits) for w in slices]
+        b, scale = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        zero = None if self.symmetric else np.concatenate([p[2] for p in parts])
+        return b, scale, zero
+
+    def _pack_rows(self, w: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         n, k = w.shape
         blocks = -(-k // self.group)
         padded = np.zeros((n, blocks * self.group), np.float32)
@@ -76,6 +91,11 @@ class WeightQuant:
             zero = _pack_rows(zero.astype(np.uint8), bits)
         b = _pack_rows(q.astype(np.uint8).reshape(n * blocks, self.group), bits).reshape(n, blocks, -1)
         return b, scale, zero
+
+
+def rows_per_slice(width: int) -> int:
+    """Rows of a weight `width` wide quantized at a time."""
+    return max(1, ROWS_PER_SLICE * 1024 // max(1, width))
 
 
 def _pack_rows(q: np.ndarray, bits: int) -> np.ndarray:

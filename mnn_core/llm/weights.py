@@ -1,7 +1,10 @@
 """Checkpoint tensors from `*.safetensors`, opened memory-mapped by the safetensors package.
 
-Tensors are read by name on demand, so a loader touches only the pages it uses. bfloat16 (which
-numpy lacks) is widened to float32 here: its bits are the top half of a float32's.
+Tensors are read by name on demand, so a loader touches only the pages it uses, each through a handle
+opened for that read: the package's numpy arrays are copies, and a mapping kept open would hold every
+page read so far in the process's memory (a 0.5B checkpoint's 2 GB while a quantized decoder that
+keeps 0.3 GB is built). bfloat16 (which numpy lacks) is widened to float32 here: its bits are the top
+half of a float32's.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MnnError
+
+#: a float32 tensor larger than this is read a slice of rows of about this size at a time
+SLICE_BYTES = 64 << 20
 
 
 class Checkpoint:
@@ -25,17 +31,51 @@ class Checkpoint:
         files = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
         if not files:
             raise MnnError(f"{path}: no *.safetensors files (save the model with save_pretrained)")
-        self._where: dict[str, object] = {}
-        self._handles = []
+        self._open = safe_open
+        self._where: dict[str, Path] = {}
         for file in files:
-            try:
-                # framework "pt" only reads bf16 as torch does; "numpy" serves every other dtype
-                handle = safe_open(str(file), framework="numpy")
-            except Exception as exc:  # the package raises its own error types for a damaged header
-                raise MnnError(f"{file}: not a readable safetensors file ({exc})") from None
-            self._handles.append((file, handle))
-            for name in handle.keys():
-                self._where[name] = (file, handle)
+            for name in self._handle(file).keys():
+                self._where[name] = file
+
+    def _handle(self, file: Path):
+        try:
+            # framework "pt" only reads bf16 as torch does; "numpy" serves every other dtype
+            return self._open(str(file), framework="numpy")
+        except Exception as exc:  # the package raises its own error types for a damaged header
+            raise MnnError(f"{file}: not a readable safetensors file ({exc})") from None
+
+    def _read(self, file: Path, name: str) -> np.ndarray:
+        """The tensor, through handles that live for one read each; a large float32 one a slice of rows
+        per handle, so no more than a slice of the file is mapped beside the copy."""
+        part = self._handle(file).get_slice(name)
+        shape, dtype = part.get_shape(), part.get_dtype()
+        size = int(np.prod(shape, dtype=np.int64)) * 4
+        if dtype != "F32" or len(shape) < 2 or size <= SLICE_BYTES:
+            return self._handle(file).get_tensor(name)
+        out = np.empty(shape, np.float32)
+        for lo, rows in self._row_slices(file, name, shape, max(1, shape[0] * SLICE_BYTES // size)):
+            out[lo : lo + len(rows)] = rows
+        return out
+
+    def _row_slices(self, file: Path, name: str, shape, step: int):
+        for lo in range(0, shape[0], step):
+            yield lo, self._handle(file).get_slice(name)[lo : min(lo + step, shape[0])]
+
+    def rows(self, name: str, step: int):
+        """A float32 matrix's rows, `step` at a time (the whole tensor at once where it is not float32),
+        each read through a handle of its own: a reader that keeps only what it makes of them (a
+        quantized head) never holds the float tensor."""
+        file = self._where.get(name)
+        part = self._handle(file).get_slice(name) if file is not None else None
+        if part is None or part.get_dtype() != "F32" or len(part.get_shape()) != 2:
+            arr = self.get(name)
+            yield from (arr[i : i + step] for i in range(0, arr.shape[0], step))
+            return
+        for _, rows in self._row_slices(file, name, part.get_shape(), step):
+            yield rows
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self._handle(self._where[name]).get_slice(name).get_shape()) if name in self._where else ()
 
     def names(self) -> list[str]:
         return sorted(self._where)
@@ -50,9 +90,9 @@ class Checkpoint:
                 f"checkpoint has no tensor {name!r} (it has {len(self._where)} tensors, "
                 f"e.g. {', '.join(self.names()[:4])})"
             )
-        file, handle = self._where[name]
+        file = self._where[name]
         try:
-            arr = handle.get_tensor(name)
+            arr = self._read(file, name)
         except (TypeError, ValueError) as exc:
             if "bf16" not in str(exc).lower() and "bfloat16" not in str(exc).lower():
                 raise MnnError(f"{file}: tensor {name!r}: {exc}") from None
