@@ -42,6 +42,7 @@ if paths.is_arm_machine():
             ops_move,
             ops_norm,
             ops_pool,
+            ops_qlinear,
             ops_reduce,
             ops_resize,
             ops_rnn,

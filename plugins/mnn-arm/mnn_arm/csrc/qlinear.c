@@ -1,0 +1,196 @@
+/* QuantizeLinear, DequantizeLinear and QLinearAdd (qlinear.h), armv8-a NEON, 8 elements a step.
+ * Rounding as the reference: float32 division / products / sum, then round half to even (fcvtns, a
+ * saturating conversion), the zero point added with saturation and saturating narrows: the same as
+ * numpy's rint + clip for every finite input. No multiply-add is fused (fp-contract off). */
+#pragma GCC optimize("fp-contract=off")
+#include <arm_neon.h>
+#include <math.h>
+
+#include "parallel.h"
+#include "qlinear.h"
+
+#define RUN 256 /* elements a unit of work (a multiple of the 8-element step) */
+
+static inline int32_t sat_q(double v, int32_t qdtype) {
+    const double lo = qdtype == ARM_Q_UINT8 ? 0.0 : -128.0, hi = qdtype == ARM_Q_UINT8 ? 255.0 : 127.0;
+    return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* int32 lanes -> 8 saturated uint8 / int8 stored at y */
+static inline void store8(int32x4_t lo, int32x4_t hi, int32_t qdtype, void *y) {
+    const int16x8_t h = vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi));
+    if (qdtype == ARM_Q_UINT8) vst1_u8((uint8_t *)y, vqmovun_s16(h));
+    else vst1_s8((int8_t *)y, vqmovn_s16(h));
+}
+
+/* 8 uint8 / int8 at x minus z, as two float32x4 (exact: at most 9 bits) */
+static inline void load8(const void *x, int32_t qdtype, int32x4_t z, float32x4_t *lo, float32x4_t *hi) {
+    int16x8_t h;
+    if (qdtype == ARM_Q_UINT8) h = vreinterpretq_s16_u16(vmovl_u8(vld1_u8((const uint8_t *)x)));
+    else h = vmovl_s8(vld1_s8((const int8_t *)x));
+    *lo = vcvtq_f32_s32(vsubq_s32(vmovl_s16(vget_low_s16(h)), z));
+    *hi = vcvtq_f32_s32(vsubq_s32(vmovl_s16(vget_high_s16(h)), z));
+}
+
+static inline int32_t q_at(const void *x, int32_t qdtype, int64_t i) {
+    return qdtype == ARM_Q_UINT8 ? ((const uint8_t *)x)[i] : ((const int8_t *)x)[i];
+}
+
+typedef struct quant_job {
+    const arm_quant_state *s;
+    const char *x;
+    char *y;
+    int64_t runs; /* units of RUN elements per row */
+} quant_job;
+
+/* units [b, e): unit u is run u % runs of row u / runs (row = o * C + c) */
+static void quantize_units(void *ctx, int64_t b, int64_t e, int tid) {
+    (void)tid;
+    const quant_job *j = (const quant_job *)ctx;
+    const arm_quant_state *s = j->s;
+    for (int64_t u = b; u < e; ++u) {
+        const int64_t r = u / j->runs, c = r % s->C, i0 = (u % j->runs) * RUN;
+        const int64_t n = s->inner - i0 < RUN ? s->inner - i0 : RUN;
+        const float *x = (const float *)j->x + r * s->inner + i0;
+        char *y = j->y + r * s->inner + i0;
+        const float sc = s->scale[c];
+        const int32_t z = s->zp[c];
+        const float32x4_t vs = vdupq_n_f32(sc);
+        const int32x4_t vz = vdupq_n_s32(z);
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            const int32x4_t lo = vqaddq_s32(vcvtnq_s32_f32(vdivq_f32(vld1q_f32(x + i), vs)), vz);
+            const int32x4_t hi = vqaddq_s32(vcvtnq_s32_f32(vdivq_f32(vld1q_f32(x + i + 4), vs)), vz);
+            store8(lo, hi, s->qdtype, y + i);
+        }
+        for (; i < n; ++i) {
+            const int32_t q = sat_q((double)nearbyintf(x[i] / sc) + z, s->qdtype);
+            if (s->qdtype == ARM_Q_UINT8) ((uint8_t *)y)[i] = (uint8_t)q;
+            else ((int8_t *)y)[i] = (int8_t)q;
+        }
+    }
+}
+
+static void dequantize_units(void *ctx, int64_t b, int64_t e, int tid) {
+    (void)tid;
+    const quant_job *j = (const quant_job *)ctx;
+    const arm_quant_state *s = j->s;
+    const int ib = s->qdtype == ARM_Q_INT32 ? 4 : 1;
+    for (int64_t u = b; u < e; ++u) {
+        const int64_t r = u / j->runs, c = r % s->C, i0 = (u % j->runs) * RUN;
+        const int64_t n = s->inner - i0 < RUN ? s->inner - i0 : RUN;
+        const char *x = j->x + (r * s->inner + i0) * ib;
+        float *y = (float *)j->y + r * s->inner + i0;
+        const float sc = s->scale[c];
+        const int32_t z = s->zp[c];
+        int64_t i = 0;
+        if (ib == 1) { /* x - z exact in float32: one float32 product is the reference's float64 one, rounded */
+            const float32x4_t vs = vdupq_n_f32(sc);
+            const int32x4_t vz = vdupq_n_s32(z);
+            for (; i + 8 <= n; i += 8) {
+                float32x4_t lo, hi;
+                load8(x + i, s->qdtype, vz, &lo, &hi);
+                vst1q_f32(y + i, vmulq_f32(lo, vs));
+                vst1q_f32(y + i + 4, vmulq_f32(hi, vs));
+            }
+            for (; i < n; ++i) y[i] = (float)(q_at(x, s->qdtype, i) - z) * sc;
+        } else { /* int32: x - z needs 33 bits; in double, as the reference */
+            for (; i < n; ++i) y[i] = (float)(((double)((const int32_t *)x)[i] - (double)z) * (double)sc);
+        }
+    }
+}
+
+static int units_parts(const void *state, int64_t units) {
+    const int64_t most = units / 32; /* 8K elements a part at least */
+    const int t = arm_threads(state);
+    return most < 2 ? 1 : (most < t ? (int)most : t);
+}
+
+static int quant_common(void *state, const mnn_tensor *ins, mnn_tensor *outs, arm_range_fn fn) {
+    arm_quant_state *s = (arm_quant_state *)state;
+    quant_job j = {s, (const char *)arm_data(&ins[0]), (char *)arm_data(&outs[0]), (s->inner + RUN - 1) / RUN};
+    const int64_t units = s->outer * s->C * j.runs;
+    arm_parallel(units_parts(s, units), units, 1, fn, &j);
+    return 0;
+}
+
+int arm_quantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    return quant_common(state, ins, outs, quantize_units);
+}
+
+int arm_dequantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    return quant_common(state, ins, outs, dequantize_units);
+}
+
+/* -- QLinearAdd ------------------------------------------------------------------------------------ */
+
+/* one run of n outputs; a and b advance by sa / sb (1, or 0 for a broadcast value) */
+static void qadd_run1(const arm_qadd_state *s, const char *a, int64_t sa, const char *b, int64_t sb, char *y, int64_t n) {
+    int64_t i = 0;
+    const float32x4_t ma = vdupq_n_f32(s->ma), mb = vdupq_n_f32(s->mb);
+    const int32x4_t za = vdupq_n_s32(s->za), zb = vdupq_n_s32(s->zb), zc = vdupq_n_s32(s->zc);
+    if ((sa == 1 || sa == 0) && (sb == 1 || sb == 0)) {
+        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, b0 = a0, b1 = a0;
+        if (sa == 0) a0 = a1 = vdupq_n_f32((float)(q_at(a, s->qdtype, 0) - s->za));
+        if (sb == 0) b0 = b1 = vdupq_n_f32((float)(q_at(b, s->qdtype, 0) - s->zb));
+        for (; i + 8 <= n; i += 8) {
+            if (sa) load8(a + i, s->qdtype, za, &a0, &a1);
+            if (sb) load8(b + i, s->qdtype, zb, &b0, &b1);
+            const float32x4_t lo = vaddq_f32(vmulq_f32(a0, ma), vmulq_f32(b0, mb));
+            const float32x4_t hi = vaddq_f32(vmulq_f32(a1, ma), vmulq_f32(b1, mb));
+            store8(vqaddq_s32(vcvtnq_s32_f32(lo), zc), vqaddq_s32(vcvtnq_s32_f32(hi), zc), s->qdtype, y + i);
+        }
+    }
+    for (; i < n; ++i) {
+        const float va = (float)(q_at(a, s->qdtype, i * sa) - s->za) * s->ma;
+        const float vb = (float)(q_at(b, s->qdtype, i * sb) - s->zb) * s->mb;
+        const int32_t q = sat_q((double)nearbyintf(va + vb) + s->zc, s->qdtype);
+        if (s->qdtype == ARM_Q_UINT8) ((uint8_t *)y)[i] = (uint8_t)q;
+        else ((int8_t *)y)[i] = (int8_t)q;
+    }
+}
+
+typedef struct qadd_job {
+    const arm_qadd_state *s;
+    const char *a, *b;
+    char *y;
+    int64_t inner;
+} qadd_job;
+
+/* indices [b, e) of the outermost collapsed dim (of the only one: a run of elements) */
+static void qadd_part(void *ctx, int64_t b0, int64_t e0, int tid) {
+    (void)tid;
+    const qadd_job *j = (const qadd_job *)ctx;
+    const arm_qadd_state *s = j->s;
+    const int nd = s->ndim;
+    if (nd == 1) {
+        qadd_run1(s, j->a + b0 * s->sa[0], s->sa[0], j->b + b0 * s->sb[0], s->sb[0], j->y + b0, e0 - b0);
+        return;
+    }
+    const int64_t n = s->dims[nd - 1];
+    int64_t idx[MNN_MAX_DIMS] = {0}, outer = e0 - b0;
+    for (int d = 1; d < nd - 1; ++d) outer *= s->dims[d];
+    idx[0] = b0;
+    for (int64_t o = 0; o < outer; ++o) {
+        int64_t oa = 0, ob = 0;
+        for (int d = 0; d < nd - 1; ++d) oa += idx[d] * s->sa[d], ob += idx[d] * s->sb[d];
+        qadd_run1(s, j->a + oa, s->sa[nd - 1], j->b + ob, s->sb[nd - 1], j->y + b0 * j->inner + o * n, n);
+        for (int d = nd - 2; d >= 0; --d) {
+            if (++idx[d] < (d == 0 ? e0 : s->dims[d])) break;
+            idx[d] = d == 0 ? b0 : 0;
+        }
+    }
+}
+
+int arm_qadd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    arm_qadd_state *s = (arm_qadd_state *)state;
+    qadd_job j = {s, (const char *)arm_data(&ins[0]), (const char *)arm_data(&ins[3]), (char *)arm_data(&outs[0]), 1};
+    for (int d = 1; d < s->ndim; ++d) j.inner *= s->dims[d];
+    const int64_t total = s->dims[0] * j.inner, most = total / 8192;
+    const int parts = most < 2 ? 1 : (most < arm_threads(s) ? (int)most : arm_threads(s));
+    arm_parallel(parts, s->dims[0], s->ndim == 1 ? RUN : 1, qadd_part, &j);
+    return 0;
+}

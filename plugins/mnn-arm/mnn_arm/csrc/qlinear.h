@@ -1,0 +1,33 @@
+/* The int8 graph's glue ops (qlinear.c), bit-exact with mnn_core/ops/quant.py: QuantizeLinear
+ * (float32 -> uint8/int8, per tensor or per axis), DequantizeLinear (uint8/int8/int32 -> float32) and
+ * QLinearAdd (uint8/int8, broadcasting). Tensors are seen as [outer][C][inner] about the quantization
+ * axis (C = 1 per tensor); QLinearAdd walks the collapsed broadcast dims of the binary ops. */
+#ifndef MNN_ARM_QLINEAR_H
+#define MNN_ARM_QLINEAR_H
+
+#include "ops.h"
+
+enum arm_qdtype { ARM_Q_UINT8 = 0, ARM_Q_INT8 = 1, ARM_Q_INT32 = 2 };
+
+typedef struct arm_quant_state {
+    arm_op op;
+    int32_t qdtype;  /* the quantized side's dtype (QuantizeLinear: uint8 / int8) */
+    int64_t outer, C, inner;
+    const float *scale; /* C values */
+    const int32_t *zp;  /* C values */
+} arm_quant_state;
+int arm_quantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+int arm_dequantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* y = saturate(rint(float32(a - za) * ma + float32(b - zb) * mb) + zc): each product and the sum one
+ * float32 rounding (never fused), ma = float32(sa / sc), mb = float32(sb / sc) */
+typedef struct arm_qadd_state {
+    arm_op op;
+    int32_t qdtype, ndim;
+    float ma, mb;
+    int32_t za, zb, zc;
+    int64_t dims[MNN_MAX_DIMS], sa[MNN_MAX_DIMS], sb[MNN_MAX_DIMS];
+} arm_qadd_state;
+int arm_qadd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+#endif

@@ -1,0 +1,129 @@
+"""QuantizeLinear, DequantizeLinear and QLinearAdd on Arm (csrc/qlinear.c) against the reference backend,
+exactly: per tensor and per axis, uint8 and int8 (and int32 for DequantizeLinear), odd sizes (the 8-wide
+steps' tails), halves that round to even, saturation at both ends, broadcasting adds; 1 and 3 threads.
+Then a post-training-quantized CNN (mnn_core.quant: QLinearConv, QLinearAdd and the glue between them)
+runs whole on Arm and gives the reference's bits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import needs_arm
+
+from mnn_core.testing.conformance import _one_node_graph
+
+RNG = np.random.default_rng(41)
+
+
+def _q(op, ins, attrs=None):
+    return (op, ins, {"axis": 1, "block_size": 0, "output_dtype": "", **(attrs or {})})
+
+
+def _cases():
+    c = []
+    for shape, scale, zp, axis in [
+        ((2, 3, 37), np.float32(0.013), np.uint8(128), 1),
+        ((5, 7), np.float32(0.02), np.int8(-3), 1),
+        ((4, 6, 3), RNG.uniform(0.005, 0.05, 6).astype(np.float32), RNG.integers(0, 30, 6).astype(np.uint8), 1),
+        ((3, 11, 9), RNG.uniform(0.005, 0.05, 3).astype(np.float32), RNG.integers(-5, 5, 3).astype(np.int8), 0),
+        ((2, 5, 13), RNG.uniform(0.005, 0.05, 13).astype(np.float32), np.zeros(13, np.int8), -1),
+        ((1001,), np.float32(0.01), None, 0),
+    ]:
+        x = RNG.uniform(-4, 4, shape).astype(np.float32)
+        c.append(_q("QuantizeLinear", [x, scale] + ([zp] if zp is not None else []), {"axis": axis}))
+        q = RNG.integers(0, 256, shape).astype(np.uint8) if zp is None or zp.dtype == np.uint8 else None
+        if q is None:
+            q = RNG.integers(-128, 128, shape).astype(np.int8)
+        c.append(_q("DequantizeLinear", [q, scale] + ([zp] if zp is not None else []), {"axis": axis}))
+    halves = (np.arange(-40, 41, dtype=np.float32) + 0.5) * np.float32(0.5)  # x / 0.5 = k + 0.5: ties to even
+    c.append(_q("QuantizeLinear", [halves, np.float32(0.5), np.uint8(20)]))
+    c.append(_q("QuantizeLinear", [halves, np.float32(0.5), np.int8(3)]))
+    c.append(_q("DequantizeLinear", [RNG.integers(-(2**31), 2**31 - 1, (3, 19)).astype(np.int32), np.float32(1e-4)]))
+    for a_shape, b_shape, dt in [
+        ((2, 3, 21), (2, 3, 21), np.uint8),
+        ((1, 4, 3, 9), (4, 1, 1), np.uint8),
+        ((5, 17), (17,), np.int8),
+        ((3, 1, 11), (1, 7, 1), np.int8),
+        ((1003,), (1,), np.uint8),
+    ]:
+        lo, hi = (0, 256) if dt == np.uint8 else (-128, 128)
+        zs = [dt(RNG.integers(lo, hi) // 2) for _ in range(3)]
+        ins = [
+            RNG.integers(lo, hi, a_shape).astype(dt),
+            np.float32(0.021),
+            zs[0],
+            RNG.integers(lo, hi, b_shape).astype(dt),
+            np.float32(0.034),
+            zs[1],
+            np.float32(0.047),
+            zs[2],
+        ]
+        c.append(("QLinearAdd", ins, {}))
+    return c
+
+
+CASES = _cases()
+
+
+@needs_arm
+@pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: f"{CASES[i][0]}-{i}")
+def test_glue_ops_bit_exact(case):
+    from mnn_core import Session
+
+    op, ins, attrs = CASES[case]
+    graph, feeds = _one_node_graph(op, ins, attrs, True)
+    want = Session(graph, backend="reference").run(dict(feeds))
+    for threads in (1, 3):
+        sess = Session(graph, backend="arm", fallback=False, threads=threads)
+        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+        got = sess.run(dict(feeds))
+        for key, ref in want.items():
+            assert got[key].dtype == ref.dtype
+            np.testing.assert_array_equal(got[key], ref, err_msg=f"{op} threads={threads}")
+
+
+@needs_arm
+def test_big_tensors_split_over_threads():
+    from mnn_core import Session
+
+    x = RNG.uniform(-3, 3, (4, 16, 45, 43)).astype(np.float32)
+    graph, feeds = _one_node_graph("QuantizeLinear", [x, np.float32(0.02), np.uint8(128)], _q("Q", [])[2], True)
+    want = Session(graph, backend="reference").run(dict(feeds))["out0"]
+    for threads in (2, 3):
+        got = Session(graph, backend="arm", fallback=False, threads=threads).run(dict(feeds))["out0"]
+        np.testing.assert_array_equal(got, want)
+
+
+def _residual_cnn():
+    from mnn_core import GraphBuilder
+
+    rng = np.random.default_rng(3)
+    g = GraphBuilder("qcnn")
+    x = g.input("x", (1, 3, 19, 17), "float32")
+
+    def conv(v, c, o, k, group=1):
+        w = g.const((rng.standard_normal((o, c // group, k, k)) * 0.3).astype(np.float32))
+        b = g.const((rng.standard_normal(o) * 0.1).astype(np.float32))
+        return g.Relu(g.Conv(v, w, b, pads=[k // 2] * 4, group=group))
+
+    h = conv(x, 3, 16, 3)
+    r = conv(conv(h, 16, 16, 3, group=16), 16, 16, 1)
+    g.output(g.Add(h, r), "y")
+    return g.build()
+
+
+@needs_arm
+def test_post_training_quantized_cnn_runs_whole():
+    from mnn_core import Session
+    from mnn_core.quant.ptq import quantize
+
+    graph = _residual_cnn()
+    calib = {"x": np.random.default_rng(4).standard_normal((4, 3, 19, 17)).astype(np.float32)}
+    qgraph = quantize(graph, calib, progress=False).graph
+    ops = {n.op for n in qgraph.nodes}
+    assert {"QLinearConv", "QuantizeLinear", "DequantizeLinear"} <= ops, ops
+    x = {"x": calib["x"][:1]}
+    want = Session(qgraph, backend="reference").run(x)["y"]
+    sess = Session(qgraph, backend="arm", fallback=False)
+    assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+    np.testing.assert_array_equal(sess.run(x)["y"], want)
