@@ -32,3 +32,19 @@ def test_session_on_arm_off_arm_is_a_clear_error():
     g.output(g.Relu(g.input("x", (2, 3))), "y")
     with pytest.raises(MnnError, match="needs an Arm"):
         Session(g.build(), backend="arm", fallback=False).run({"x": np.zeros((2, 3), np.float32)})
+
+
+def test_every_kernel_unit_is_built_by_both_builds():
+    """setup.py (pip) and tools/arm_rootfs_test.sh (qemu) compile the same C units: a unit missing from
+    one of them links on one build and fails with undefined symbols on the other."""
+    import re
+    from pathlib import Path
+
+    plugin = Path(__file__).resolve().parents[1]
+    units = {p.stem for p in (plugin / "mnn_arm" / "csrc").glob("*.c")}
+    setup = (plugin / "setup.py").read_text()
+    in_setup = set(re.findall(r'"(\w+)\.c": ', setup)) | set(re.findall(r"\{CSRC\}/(\w+)\.c", setup))
+    script = (plugin / "tools" / "arm_rootfs_test.sh").read_text()
+    in_script = set(re.findall(r"\b(\w+):armv8", script))
+    assert units == in_setup, f"setup.py: missing {units - in_setup}, extra {in_setup - units}"
+    assert units == in_script, f"arm_rootfs_test.sh: missing {units - in_script}, extra {in_script - units}"
