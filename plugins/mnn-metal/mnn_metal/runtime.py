@@ -8,19 +8,15 @@ planning itself is tested on Linux.
 from __future__ import annotations
 
 import ctypes
-import itertools
 
 import numpy as np
 
-from mnn_core.backend import Arena
+from mnn_core.backend.kit.arena import PAD, DeviceArena
 from mnn_core.errors import BackendError
 
 from . import msl
 from .recorder import ARENA, CONSTANTS, SCRATCH, WIDE, SegmentPlan
 
-#: bytes past the last tensor, so a binding of an empty tensor stays in bounds
-PAD = 256
-_handles = itertools.count(1)
 _CONTEXT = None
 
 
@@ -39,35 +35,20 @@ def context():
     return _CONTEXT
 
 
-class MetalArena(Arena):
+class MetalArena(DeviceArena):
     """The plan's tensors in one shared-storage MTLBuffer (unified memory on Apple GPUs,
-    so host copies are memcpy through its contents pointer). With `half` (precision="low",
-    see recorder.py) float32 tensors are stored as float16: host copies of float32 arrays
-    narrow and widen while copying, in C, so users still see float32."""
+    so host copies are memcpy through its contents pointer), made at once on the process's
+    context. With `half` (precision="low", see recorder.py) float32 tensors are stored as
+    float16: host copies of float32 arrays narrow and widen while copying, in C."""
+
+    api = "Metal"
 
     def __init__(self, nbytes: int, half: bool = False):
         ctx = context()  # first: it says why when Metal is unavailable
         from . import _metal
 
-        super().__init__(nbytes)
-        self.half = half
-        self.handle = next(_handles)  # what mnn_tensor.data carries; the programs know the buffer
-        self.buffer = _metal.Buffer(ctx, nbytes + PAD)
-
-    def _halved(self, array: np.ndarray) -> bool:
-        return self.half and array.dtype == np.float32
-
-    def write(self, offset: int, array: np.ndarray) -> None:
-        array = np.ascontiguousarray(array)
-        self.buffer.write(offset, array, self._halved(array))
-
-    def read(self, offset: int, out: np.ndarray) -> None:
-        if out.flags.c_contiguous:
-            self.buffer.read(offset, out, self._halved(out))
-        else:
-            tmp = np.empty_like(out, order="C")
-            self.buffer.read(offset, tmp, self._halved(out))
-            out[...] = tmp
+        super().__init__(nbytes, half)
+        self._attach(_metal.Buffer(ctx, nbytes + PAD), ctx)
 
     def view(self, offset: int, info) -> np.ndarray:
         """A numpy view of a tensor (shared storage is host-visible), for Python executions
