@@ -97,6 +97,39 @@ def test_recurrent_layers(cls, kwargs, shape):
     _compare(getattr(tnn, cls)(**kwargs), getattr(nn, cls)(**kwargs), [_rand(*shape)])
 
 
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize(
+    "kwargs, shape",
+    [
+        (dict(input_size=3, hidden_size=5), (7, 2, 3)),
+        (dict(input_size=4, hidden_size=3, num_layers=2, batch_first=True, bidirectional=True), (2, 5, 4)),
+        (dict(input_size=2, hidden_size=4, bias=False, nonlinearity="relu"), (3, 2)),  # unbatched
+    ],
+)
+def test_recurrent_layers_without_gradients_run_as_one_op(cls, kwargs, shape):
+    """No gradient needed: each layer and direction is one ONNX recurrent op (PyTorch's gates
+    reordered), in eager mode and in a traced graph, with PyTorch's float32 outputs and states."""
+    if cls != "RNN":
+        kwargs = {k: v for k, v in kwargs.items() if k != "nonlinearity"}
+    torch.manual_seed(0)
+    theirs, ours = getattr(tnn, cls)(**kwargs).eval(), getattr(nn, cls)(**kwargs).eval()
+    ours.load_state_dict({k: v.detach() for k, v in theirs.state_dict().items()})
+    x = _rand(*shape).astype(np.float32)
+    with torch.no_grad():
+        t_out, t_state = theirs(torch.tensor(x))
+    with E.no_grad():
+        m_out, m_state = ours(x)
+    t_states = t_state if cls == "LSTM" else (t_state,)
+    m_states = m_state if cls == "LSTM" else (m_state,)
+    for m, t in [(m_out, t_out), *zip(m_states, t_states)]:
+        np.testing.assert_allclose(m.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+    wrapped = nn.Sequential(ours)  # its first output only: to_graph takes a tensor or a flat tuple
+    wrapped.forward = lambda x: ours(x)[0]
+    graph = wrapped.to_graph([shape], dynamic_batch=False)
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    assert [n.op for n in graph.nodes].count(cls) == layers
+
+
 def test_lstm_initial_state_and_final_states():
     torch.manual_seed(0)
     theirs, ours = tnn.LSTM(3, 4, num_layers=2).double(), nn.LSTM(3, 4, num_layers=2)

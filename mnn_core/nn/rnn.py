@@ -1,9 +1,12 @@
 """Recurrent layers as torch.nn: RNN, LSTM and GRU, with PyTorch's parameters, gate order and shapes.
 
-Each layer and direction projects the whole input sequence with one matrix
-product, then steps through time with one small product per step; the steps
-are ordinary express ops, so the layers train (backpropagation through time
-by the tape), trace and export like any module.
+Where gradients are needed, each layer and direction projects the whole input
+sequence with one matrix product, then steps through time with one small
+product per step; the steps are ordinary express ops, so the layers train
+(backpropagation through time by the tape). Where none are (inference, a
+compiled or exported forward), each layer and direction is one ONNX LSTM / GRU /
+RNN op, which a backend runs as one recurrent kernel: PyTorch's gate order is
+rearranged into ONNX's on the way.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 from ..errors import MnnError
 from ..express import Var
 from ..express import functional as F
+from ..express.var import apply, is_grad_enabled
 from . import init
 from .module import Module, Parameter
 
@@ -118,7 +122,10 @@ class _RNNBase(Module):
 
     def _run(self, x: Var, h: Var, c: Var | None, layer: int, reverse: bool):
         """One layer in one direction over the sequence x (L, N, I): (outputs (L, N, H), h_n, c_n)."""
-        w_ih, w_hh, b_ih, b_hh = self._weights(layer, reverse)
+        weights = self._weights(layer, reverse)
+        if not (is_grad_enabled() and any(v is not None and v.requires_grad for v in (x, h, c, *weights))):
+            return self._run_fused(x, h, c, weights, reverse)
+        w_ih, w_hh, b_ih, b_hh = weights
         length, n = x.shape[:2]
         proj = F.linear(F.reshape(x, [length * n, x.shape[2]]), w_ih, b_ih)  # every step's input part at once
         proj = F.reshape(proj, [length, n, proj.shape[-1]])
@@ -130,6 +137,33 @@ class _RNNBase(Module):
 
     def _cell(self, xt: Var, h: Var, c: Var | None, w_hh: Var, b_hh: Var | None):
         raise NotImplementedError
+
+    #: PyTorch's gate blocks in ONNX's order (LSTM i,f,g,o -> i,o,f,c; GRU r,z,n -> z,r,h)
+    _ONNX_GATES = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2)}
+
+    def _run_fused(self, x: Var, h: Var, c: Var | None, weights: tuple, reverse: bool):
+        """The same layer as one ONNX recurrent op (no gradient flows through it)."""
+        op = "RNN" if self.mode.startswith("RNN") else self.mode
+        order = self._ONNX_GATES.get(op, (0,))
+
+        def onnx_gates(v: Var) -> Var:
+            if len(order) == 1:
+                return v
+            blocks = F.chunk(v, len(order), dim=0)
+            return F.cat([blocks[i] for i in order], dim=0)
+
+        w_ih, w_hh, b_ih, b_hh = weights
+        w, r = F.unsqueeze(onnx_gates(w_ih), 0), F.unsqueeze(onnx_gates(w_hh), 0)
+        b = None if b_ih is None else F.unsqueeze(F.cat([onnx_gates(b_ih), onnx_gates(b_hh)], dim=0), 0)
+        attrs = {"hidden_size": self.hidden_size, "direction": "reverse" if reverse else "forward"}
+        if op == "GRU":
+            attrs["linear_before_reset"] = 1  # PyTorch applies r to the hidden product, bias included
+        if op == "RNN":
+            attrs["activation_names"] = "Tanh" if self.mode == "RNN_TANH" else "Relu"
+        states = [F.unsqueeze(h, 0)] + ([F.unsqueeze(c, 0)] if op == "LSTM" else [])
+        outs = apply(op, x, w, r, b, None, *states, n_outputs=3 if op == "LSTM" else 2, **attrs)
+        seq, h_n = F.squeeze(outs[0], 1), F.squeeze(outs[1], 0)
+        return seq, h_n, (F.squeeze(outs[2], 0) if op == "LSTM" else None)
 
     def extra_repr(self) -> str:
         extra = ", batch_first=True" if self.batch_first else ""
