@@ -86,22 +86,10 @@ def rng():
 def compiled_lenet(backend: str, threads: int):
     """(model, compiled training step) of a seeded LeNet-5 under SGD with momentum."""
     from mnn_core import express, nn, optim, train
+    from mnn_core.testing.models import lenet
 
     express.manual_seed(0)
-    model = nn.Sequential(
-        nn.Conv2d(1, 6, 5, padding=2),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(400, 120),
-        nn.ReLU(),
-        nn.Linear(120, 84),
-        nn.ReLU(),
-        nn.Linear(84, 10),
-    )
+    model = lenet()
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     return model, train.compile(model, nn.CrossEntropyLoss(), opt, backend=backend, threads=threads)
 
