@@ -14,12 +14,15 @@ cdef extern from "move.h" nogil:
     int arm_deconv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 
-def deconv(dict p, weight, bias):
+def deconv(dict p, weight, bias, str path="fp32"):
     """p: N, C, H, W, O, OH, OW, group, kh, kw, sh, sw, dh, dw, pt, pl, act, act_alpha, act_beta;
-    weight [C][O/group][kh][kw] (constant: each group's transpose packed here as the GEMM's A)."""
-    cdef Execution ex = _execution("arm.ConvTranspose [fp32]", sizeof(arm_deconv_state), arm_deconv_run)
+    weight [C][O/group][kh][kw] (constant: each group's transpose packed here as the GEMM's A).
+    path: fp32, or fp16 (fp16 arithmetic in the GEMM, on fp32 tensors)."""
+    if path not in ("fp32", "fp16"):
+        raise ValueError(f"arm ConvTranspose runs on the fp32 or fp16 path, not {path}")
+    cdef Execution ex = _execution(f"arm.ConvTranspose [{path}]", sizeof(arm_deconv_state), arm_deconv_run)
     cdef arm_deconv_state* s = <arm_deconv_state*>ex.state
-    s.k = _ftable("fp32")
+    s.k = _ftable(path)
     s.N, s.C, s.H, s.W, s.O, s.OH, s.OW = p["N"], p["C"], p["H"], p["W"], p["O"], p["OH"], p["OW"]
     s.group, s.kh, s.kw, s.sh, s.sw = p["group"], p["kh"], p["kw"], p["sh"], p["sw"]
     s.dh, s.dw, s.pt, s.pl = p["dh"], p["dw"], p["pt"], p["pl"]

@@ -1,12 +1,13 @@
-"""ConvTranspose on Arm (csrc/deconv.c), 1-D and 2-D, float32: the fp32 path's packed GEMM
-(W_g^T X_g per group, constant weights packed at prepare) then col2im; geometry (auto_pad,
+"""ConvTranspose on Arm (csrc/deconv.c), 1-D and 2-D, float32: the float path's packed GEMM
+(W_g^T X_g per group, constant weights packed at prepare; fp16 arithmetic under precision="low") then
+col2im in fp32; geometry (auto_pad,
 output_shape, output_padding) from the core's conv_transpose_geometry."""
 
 from __future__ import annotations
 
 from mnn_core.backend.kit.geometry import conv_transpose_geometry
 
-from . import _arm
+from . import _arm, paths
 from ._common import fused_activation, kernel, static_shape
 
 
@@ -61,4 +62,5 @@ def prepare_deconv(node, ins, outs, constants, ctx):
         act_alpha=act_alpha,
         act_beta=act_beta,
     )
-    return _arm.deconv(p, weight, bias)
+    # precision="low": the GEMM (nearly all the work) in fp16 arithmetic on the fp16 path; col2im sums in fp32
+    return _arm.deconv(p, weight, bias, paths.float_path(ctx.precision, ctx.options))

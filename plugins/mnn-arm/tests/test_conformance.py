@@ -55,4 +55,4 @@ class TestFP16OnFP32Tensors(BackendConformance):
     options = {"arm.fp16_activations": False}
     rtol = 1e-2
     atol = 1e-2
-    ops = ("Conv", "Gemm", "MatMul")
+    ops = ("Conv", "ConvTranspose", "Gemm", "MatMul")
