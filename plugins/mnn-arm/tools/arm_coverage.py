@@ -8,8 +8,8 @@ Two steps, since the arm64 root has no onnx package:
     MNN_ARM_RUN=python plugins/mnn-arm/tools/arm_rootfs_test.sh \\
         $PWD/plugins/mnn-arm/tools/arm_coverage.py check DIR          # under qemu (an absolute path)
 
-`check --run [--max-mb=N]` also runs each model that plans whole (files up to N MB) with fallback=False
-and compares its outputs with ONNX Runtime's on the host (saved by `export`).
+`check --run [--max-mb=N] [--threads=T]` also runs each model that plans whole (files up to N MB) with
+fallback=False (on T threads) and compares its outputs with ONNX Runtime's on the host (saved by `export`).
 
 `check` plans every model for its inputs' shapes with fallback on and lists, per model, the ops
 the plan put on another backend (nothing is run: planning is what decides fallback=False). The
@@ -71,12 +71,12 @@ def export(out: Path) -> None:
             print(f"{name}: not exported ({type(exc).__name__}: {str(exc)[:120]})")
 
 
-def run_whole(path: Path, feeds: dict) -> str:
+def run_whole(path: Path, feeds: dict, threads: int = 1) -> str:
     """Run a model that plans whole on arm with fallback=False; compare with ONNX Runtime's outputs."""
     import mnn_core as mnn
 
     ref = path.with_suffix(".ort.npz")
-    got = mnn.Session(mnn.load(path), backend="arm", fallback=False).run(feeds)
+    got = mnn.Session(mnn.load(path), backend="arm", fallback=False, threads=threads).run(feeds)
     if not ref.exists():
         return "ran (no ONNX Runtime outputs to compare)"
     want, worst = dict(np.load(ref)), 0.0
@@ -91,7 +91,7 @@ def run_whole(path: Path, feeds: dict) -> str:
     return f"ran, max |diff| / max |ORT| = {worst:.1e}"
 
 
-def check(src: Path, run: bool = False, max_mb: float = 1e9) -> int:
+def check(src: Path, run: bool = False, max_mb: float = 1e9, threads: int = 1) -> int:
     import mnn_core as mnn
 
     whole, report = [], {}
@@ -117,7 +117,7 @@ def check(src: Path, run: bool = False, max_mb: float = 1e9) -> int:
             report[name] = "whole on arm"
             if run and path.stat().st_size <= max_mb * 1e6:
                 try:
-                    report[name] += "; " + run_whole(path, feeds)
+                    report[name] += "; " + run_whole(path, feeds, threads)
                 except Exception as exc:  # noqa: BLE001
                     report[name] += f"; run failed: {type(exc).__name__}: {str(exc)[:160]}"
             if run:
@@ -141,4 +141,5 @@ if __name__ == "__main__":
     if args[0] == "export":
         sys.exit(export(Path(args[1])))
     mb = next((float(a.split("=", 1)[1]) for a in args if a.startswith("--max-mb=")), 1e9)
-    sys.exit(check(Path(args[1]), run="--run" in args, max_mb=mb))
+    threads = next((int(a.split("=", 1)[1]) for a in args if a.startswith("--threads=")), 1)
+    sys.exit(check(Path(args[1]), run="--run" in args, max_mb=mb, threads=threads))
