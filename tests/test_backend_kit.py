@@ -195,3 +195,18 @@ def test_segment_backend_answers_from_its_reason_device_and_table():
         gpu.prepare(None, [], [], {}, None)
     ops = [SimpleNamespace(node=SimpleNamespace(name=n)) for n in ("conv1", "relu1", "fc")]
     assert segment_name("gpu", ops) == "gpu:conv1..fc" and segment_name("gpu", []) == "gpu:empty"
+
+
+def test_gemm_fields_of_the_cpu_backends():
+    from mnn_core.backend.kit.params import gemm_fields
+
+    attrs = {"transA": 1, "transB": 0, "alpha": 0.5, "beta": 2.0, "activation": "relu"}
+    p = gemm_fields(attrs, (5, 3), (3, 1), (3, 4))  # A (K=5, M=3) transposed, a C column broadcast along N
+    assert (p["M"], p["N"], p["K"], p["batch"]) == (3, 4, 5, 1)
+    assert (p["a_rs"], p["a_cs"], p["b_rs"], p["b_cs"]) == (1, 3, 4, 1)
+    assert (p["bias_rs"], p["bias_cs"]) == (1, 0)
+    assert (p["alpha"], p["beta"], p["act"]) == (0.5, 2.0, activation.ACT_CODES["relu"])
+    assert (
+        gemm_fields(attrs, (5, 3), None, (3, 4))["bias_rs"],
+        gemm_fields(attrs, (5, 3), (4,), (3, 4))["bias_cs"],
+    ) == (0, 1)

@@ -84,6 +84,34 @@ def gemm_operands(
     return m, n, k, a_st, b_st, bias_st
 
 
+def gemm_fields(
+    attrs: dict, a_shape: Sequence[int], c_shape: Sequence[int] | None, out_shape: Sequence[int]
+) -> dict[str, int | float]:
+    """A Gemm's parameters as the CPU backends' C structs name them (mnn-x86, mnn-arm): sizes, the
+    row and column strides of A, B and the bias (0 along a broadcast C's axes; c_shape None: no C),
+    alpha, beta and the fused activation."""
+    m, n, k, a_st, b_st, bias_st = gemm_operands(attrs, a_shape, c_shape, out_shape)
+    act, act_alpha, act_beta = activation_code(attrs)
+    bias_rs, bias_cs = bias_st[:2] if bias_st is not None else (0, 0)
+    return dict(
+        M=m,
+        N=n,
+        K=k,
+        batch=1,
+        a_rs=a_st[0],
+        a_cs=a_st[1],
+        b_rs=b_st[0],
+        b_cs=b_st[1],
+        bias_rs=bias_rs,
+        bias_cs=bias_cs,
+        alpha=attrs["alpha"],
+        beta=attrs["beta"],
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
+
+
 def gemm_args(op: SegmentOp) -> tuple:
     """A Gemm SegmentOp as gemm.comp's (m, n, k, nb1, nb2, A strides, B strides, C batch
     strides, bias strides or None, alpha, beta, act, act_alpha, act_beta): see gemm_params."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.params import gemm_fields
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _arm, half, paths
@@ -73,39 +74,11 @@ def prepare_matmul(node, ins, outs, constants, ctx):
     return _arm.matmul(path, "arm.MatMul", p, constants.get(node.inputs[1]), None, -1)
 
 
-def _bias_strides(shape: tuple) -> tuple[int, int]:
-    r, c = ((1, 1) + shape)[-2:]
-    return (0 if r == 1 else c), (0 if c == 1 else 1)
-
-
 @kernel("Gemm", half_native=True, efficiency=0.7)
 def prepare_gemm(node, ins, outs, constants, ctx):
-    attrs = node.attrs
-    a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
-    m, k = a_shape[::-1] if attrs["transA"] else a_shape
-    n = b_shape[0] if attrs["transB"] else b_shape[1]
-    act, act_alpha, act_beta = fused_activation(attrs)
-    a_rs, a_cs = (1, m) if attrs["transA"] else (k, 1)
-    b_rs, b_cs = (1, k) if attrs["transB"] else (n, 1)
     has_c = len(node.inputs) > 2 and bool(node.inputs[2])
-    bias_rs, bias_cs = _bias_strides(static_shape(ins[2])) if has_c else (0, 0)
-    p = dict(
-        M=m,
-        N=n,
-        K=k,
-        batch=1,
-        a_rs=a_rs,
-        a_cs=a_cs,
-        b_rs=b_rs,
-        b_cs=b_cs,
-        bias_rs=bias_rs,
-        bias_cs=bias_cs,
-        alpha=attrs["alpha"],
-        beta=attrs["beta"],
-        act=act,
-        act_alpha=act_alpha,
-        act_beta=act_beta,
-    )
+    c_shape = static_shape(ins[2]) if has_c else None
+    p = gemm_fields(node.attrs, static_shape(ins[0]), c_shape, static_shape(outs[0]))
     bias = constants.get(node.inputs[2]) if has_c else None
     path = _float_path(ctx, has_c and bias is None)
     execution = _arm.matmul(

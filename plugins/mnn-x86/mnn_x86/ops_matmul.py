@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.params import gemm_fields
 from mnn_core.ops.helpers import broadcast_shape
 
 from . import _x86
@@ -63,40 +64,11 @@ def prepare_matmul(node, ins, outs, constants, ctx, isa):
     return _x86.matmul(isa, ctx.threads, "x86.MatMul", p, b_const, a_off, b_off, None, -1)
 
 
-def _bias_strides(shape: tuple, n: int) -> tuple[int, int]:
-    """Strides (over rows, over cols) of a C broadcast to (M, N); 0 where broadcast."""
-    r, c = ((1, 1) + shape)[-2:]
-    return (0 if r == 1 else c), (0 if c == 1 else 1)
-
-
 @kernel("Gemm", efficiency=0.7)
 def prepare_gemm(node, ins, outs, constants, ctx, isa):
-    attrs = node.attrs
-    a_shape, b_shape = static_shape(ins[0]), static_shape(ins[1])
-    m, k = a_shape[::-1] if attrs["transA"] else a_shape
-    n = b_shape[0] if attrs["transB"] else b_shape[1]
-    act, act_alpha, act_beta = fused_activation(attrs)
-    a_rs, a_cs = (1, m) if attrs["transA"] else (k, 1)
-    b_rs, b_cs = (1, k) if attrs["transB"] else (n, 1)
     has_c = len(node.inputs) > 2 and bool(node.inputs[2])
-    bias_rs, bias_cs = _bias_strides(static_shape(ins[2]), n) if has_c else (0, 0)
-    p = dict(
-        M=m,
-        N=n,
-        K=k,
-        batch=1,
-        a_rs=a_rs,
-        a_cs=a_cs,
-        b_rs=b_rs,
-        b_cs=b_cs,
-        bias_rs=bias_rs,
-        bias_cs=bias_cs,
-        alpha=attrs["alpha"],
-        beta=attrs["beta"],
-        act=act,
-        act_alpha=act_alpha,
-        act_beta=act_beta,
-    )
+    c_shape = static_shape(ins[2]) if has_c else None
+    p = gemm_fields(node.attrs, static_shape(ins[0]), c_shape, static_shape(outs[0]))
     bias = constants.get(node.inputs[2]) if has_c else None
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": a constant B on bf16 (precision.py)
     return _x86.matmul(
