@@ -15,15 +15,14 @@ see csrc/family.h) are extensions of their own: a few seconds each to build.
 MNN_X86_EXTENSIONS=_movement,_math builds only those (and skips _x86).
 
 The C ABI header (mnn_core/abi.h) and its Cython mirror (mnn_core/abi.pxd)
-come from an importable mnn_core when there is one, else from this source
-tree (../../mnn_core), so a build with isolation needs no mnn-core installed.
-Set MNN_CORE_ROOT to the folder holding mnn_core/ to point elsewhere.
+come from mnn_core.backend.build: the importable mnn_core's, or, in an isolated
+build (which cannot import mnn_core), this source tree's (../../mnn_core).
 """
 
 import glob
-import importlib.util
 import os
 import platform
+import runpy
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -45,30 +44,11 @@ ISA_FLAGS["avx512_t8"] = ISA_FLAGS["avx512"]  # ... and with an 8x48 one (chosen
 ISA_FLAGS["avx512_bf16"] = ISA_FLAGS["avx512"] + (["-mavx512bf16"] if IS_X86 else [])
 DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "language_level": 3}
 
-
-def _has_abi(root: str) -> bool:
-    return os.path.isfile(os.path.join(root, "mnn_core", "abi.pxd")) and os.path.isfile(
-        os.path.join(root, "mnn_core", "include", "mnn_core", "abi.h")
-    )
-
-
-def mnn_core_root() -> str:
-    """The folder that holds mnn_core/ (abi.pxd and include/mnn_core/abi.h)."""
-    candidates = []
-    if os.environ.get("MNN_CORE_ROOT"):
-        candidates.append(os.environ["MNN_CORE_ROOT"])
-    spec = importlib.util.find_spec("mnn_core")  # locates without importing numpy or pluggy
-    if spec is not None and spec.submodule_search_locations:
-        candidates.append(os.path.dirname(list(spec.submodule_search_locations)[0]))
-    candidates.append(os.path.normpath(os.path.join(HERE, "..", "..")))
-    for root in candidates:
-        if _has_abi(root):
-            return root
-    raise SystemExit(
-        "mnn-x86 build: cannot find the mnn C ABI header (mnn_core/include/mnn_core/abi.h). "
-        f"Looked in: {', '.join(candidates)}. Install mnn-core first, build from the mnn source tree, "
-        "or set MNN_CORE_ROOT to the folder that contains mnn_core/."
-    )
+try:  # the core's own lookup of its C ABI header, like numpy.get_include()
+    from mnn_core.backend.build import get_cython_include, get_include
+except ImportError:  # pip's isolated build cannot import mnn_core: the source tree's copy (imports only os)
+    build = runpy.run_path(os.path.join(HERE, "..", "..", "mnn_core", "backend", "build.py"))
+    get_cython_include, get_include = build["get_cython_include"], build["get_include"]
 
 
 class BuildExt(build_ext):
@@ -103,7 +83,7 @@ def family_extension(pyx: str) -> Extension:
     return Extension(
         f"mnn_x86._{family}",
         [pyx] + _files(f"{CSRC}/{family}/*.c"),
-        include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
+        include_dirs=[CSRC, get_include()],
         depends=_files(f"{CSRC}/{family}/*")
         + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h", "mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
         extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"] + NO_DEBUG,
@@ -113,11 +93,10 @@ def family_extension(pyx: str) -> Extension:
 
 
 os.chdir(HERE)  # sources are named relative to this file
-ROOT = mnn_core_root()
 ext = Extension(
     "mnn_x86._x86",
     ["mnn_x86/_x86.pyx", f"{CSRC}/dispatch.c", f"{CSRC}/dispatch_bf16.c"] + _files(f"{CSRC}/op_*.c"),
-    include_dirs=[CSRC, os.path.join(ROOT, "mnn_core", "include")],
+    include_dirs=[CSRC, get_include()],
     depends=_files(f"{CSRC}/*") + ["mnn_x86/_x86.pxd"] + _files("mnn_x86/_x86_*.pxi"),
     extra_compile_args=["-O2"] + OPENMP + NO_DEBUG,
     extra_link_args=OPENMP + STRIP,
@@ -128,6 +107,6 @@ if os.environ.get("MNN_X86_EXTENSIONS"):
     only = {f"mnn_x86.{n.strip()}" for n in os.environ["MNN_X86_EXTENSIONS"].split(",")}
     extensions = [e for e in extensions if e.name in only]
 setup(
-    ext_modules=cythonize(extensions, include_path=[ROOT, "."], compiler_directives=DIRECTIVES),
+    ext_modules=cythonize(extensions, include_path=[get_cython_include(), "."], compiler_directives=DIRECTIVES),
     cmdclass={"build_ext": BuildExt},
 )
