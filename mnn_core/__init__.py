@@ -38,7 +38,7 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(__file__), "include")
 
 
-_LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant", "torch")
+_LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant", "torch", "ops", "graph", "llm")
 #: the runtime loads on first use too, so `import mnn_core.backend` (what a plugin imports) does not
 #: load the session, the compiled planner and the run loop
 _RUNTIME = {
