@@ -1,10 +1,12 @@
 """The compute shaders: GLSL sources in `shaders/`, compiled by the driver at first use.
 
 A shader is `shaders/NAME.comp`; `#include "x.glsl"` lines are expanded here
-(GLSL has no include). The version line is chosen per context (`#version 310
-es` with highp defaults, or `#version 430 core`), then the compile-time
-defines (work-group size LOCAL_X/LOCAL_Y and any shader switches), then
-common.glsl, then the source.
+(GLSL has no include), from `shaders/` or else from the backend kit's shared
+sources (act.glsl: the activation and unary-math codes every GPU backend
+applies alike). The version line is chosen per context (`#version 310 es` with
+highp defaults, or `#version 430 core`), then the compile-time defines
+(work-group size LOCAL_X/LOCAL_Y and any shader switches), then common.glsl,
+then the source.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+
+from mnn_core.backend.kit.spirv import SHADER_DIR as KIT_SHADER_DIR
 
 SHADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shaders")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
@@ -27,11 +31,13 @@ def _text(filename: str, depth: int = 0) -> str:
     if depth > 8:
         raise ValueError(f"shader include nesting too deep at {filename}")
     path = os.path.join(SHADER_DIR, filename)
+    if not os.path.isfile(path) and filename.endswith(".glsl"):
+        path = os.path.join(KIT_SHADER_DIR, filename)
     try:
         with open(path) as f:
             text = f.read()
     except FileNotFoundError:
-        raise FileNotFoundError(f"no shader source {filename} at {path}; reinstall mnn-opengl") from None
+        raise FileNotFoundError(f"no shader source {filename} at {path}; reinstall mnn-opengl (or mnn-core)") from None
     return _INCLUDE.sub(lambda m: _text(m.group(1), depth + 1), text)
 
 

@@ -2,6 +2,7 @@
 // collapsed dims: y[i] = act(a[idx . sa] (op) b[idx . sb]).
 // P: total, ndim, op, act, alpha, beta, a_off, b_off, y_off, shape[6], sa[6], sb[6]
 #include "act.glsl"
+#include "pow.glsl"
 
 float apply_op(int op, float a, float b) {
     switch (op) {
@@ -28,5 +29,5 @@ void main() {
         ai += k * pi(15 + d);
         bi += k * pi(21 + d);
     }
-    A[pi(8) + i] = activate(apply_op(pi(2), A[ai], A[bi]), pi(3), pf(4), pf(5));
+    A[pi(8) + i] = apply_act(apply_op(pi(2), A[ai], A[bi]), pi(3), pf(4), pf(5));
 }

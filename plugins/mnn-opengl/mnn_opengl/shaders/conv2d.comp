@@ -59,6 +59,6 @@ void main() {
         float b = b_off >= 0 ? A[b_off + o] : 0.0;
         int yrow = y_off + ((n * O + o) * OH + oy) * OW;
         for (int q = 0; q < OUT_X; ++q)
-            if (ox0 + q < OW) A[yrow + ox0 + q] = activate(acc[j * OUT_X + q] + b, act, alpha, beta);
+            if (ox0 + q < OW) A[yrow + ox0 + q] = apply_act(acc[j * OUT_X + q] + b, act, alpha, beta);
     }
 }

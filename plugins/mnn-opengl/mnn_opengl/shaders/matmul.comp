@@ -29,5 +29,5 @@ void main() {
     float v = pf(26) * acc;
     int c_off = pi(23);
     if (c_off >= 0) v += pf(27) * A[c_off + m * pi(24) + n * pi(25)];
-    A[pi(28) + i] = activate(v, pi(29), pf(30), pf(31));
+    A[pi(28) + i] = apply_act(v, pi(29), pf(30), pf(31));
 }

@@ -5,5 +5,5 @@
 void main() {
     int i = flat_index();
     if (i >= pi(0)) return;
-    A[pi(5) + i] = activate(A[pi(4) + i], pi(1), pf(2), pf(3));
+    A[pi(5) + i] = apply_act(A[pi(4) + i], pi(1), pf(2), pf(3));
 }
