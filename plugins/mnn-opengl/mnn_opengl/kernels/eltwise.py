@@ -12,7 +12,7 @@ from mnn_core.backend.kit.layout import broadcast_plan, pad_to
 from ..recorder import element
 from . import register
 
-#: the unary ops (act.glsl codes) this backend's act.glsl implements
+#: the unary ops (act.glsl codes) this backend offers (the kit's act.glsl has more; these are the ones checked here)
 UNARY = {
     op: _ALL_UNARY[op]
     for op in ("Relu", "Clip", "LeakyRelu", "Sigmoid", "Silu", "Gelu", "Tanh", "HardSigmoid", "HardSwish")
