@@ -4,7 +4,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t
 
 from mnn_core.abi cimport mnn_tensor
 
-from mnn_x86.family cimport Buffer, Execution, _execution, _floats, attach_pool, x86_op
+from mnn_x86.family cimport Execution, _execution, attach_pool, x86_op
 
 attach_pool()
 
@@ -28,9 +28,6 @@ cdef extern from "llm/nbits.h" nogil:
         int32_t workers
     int x86_nbits_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     int x86_nbits_int8_path(int level)
-    int64_t x86_nbits_panel_rows(const x86_nbits_state* s)
-    int64_t x86_nbits_packed_b(const x86_nbits_state* s)
-    int64_t x86_nbits_panel_floats(const x86_nbits_state* s)
 
 LEVELS = {"scalar": 0, "avx2": 1, "avx512": 2}
 PATHS = {NBITS_FLOAT: "float", NBITS_AVX2: "avx2", NBITS_VNNI: "vnni", NBITS_GEMM: "gemm"}
@@ -41,12 +38,6 @@ GEMM_ROWS = 4
 def int8_path(str isa) -> str:
     """How MatMulNBits multiplies in int8 at this ISA level on this CPU: "vnni", "avx2" or "float"."""
     return PATHS[x86_nbits_int8_path(LEVELS[isa])]
-
-
-cdef void* _keep(Execution ex, int64_t nbytes) except NULL:
-    cdef Buffer buf = _floats((nbytes + 3) // 4)
-    ex.keep.append(buf)
-    return buf.ptr
 
 
 def matmul_nbits(str isa, int threads, int64_t M, int64_t N, int64_t K, int bits, int block, bint int8,
@@ -66,16 +57,8 @@ def matmul_nbits(str isa, int threads, int64_t M, int64_t N, int64_t K, int bits
     s.zp_in, s.bias_in = zp_in, bias_in
     s.level = LEVELS[isa]
     s.workers = max(threads, 1)
-    cdef int64_t kp = <int64_t>s.nb * block
-    s.work = <float*>_keep(ex, 4 * s.workers * max(kp, 1))
     s.path = x86_nbits_int8_path(LEVELS[isa]) if int8 and block >= 32 else NBITS_FLOAT
     if 0 < gemm_rows <= M:
         s.path = NBITS_GEMM
-        s.bp = <float*>_keep(ex, 4 * x86_nbits_packed_b(s))
-        s.panel = <float*>_keep(ex, 4 * s.workers * x86_nbits_panel_floats(s))
-    elif s.path != NBITS_FLOAT:
-        s.aq = <int8_t*>_keep(ex, M * kp + 64)
-        s.ascale = <float*>_keep(ex, 4 * M * s.nb + 4)
-        s.asum = <float*>_keep(ex, 4 * M * s.nb + 4)
     ex._name = f"x86.MatMulNBits.int{bits}.{PATHS[s.path]} [{isa}]".encode()
     return ex

@@ -102,3 +102,25 @@ def test_int8_rounding_is_what_the_bound_allows(rng):
     err = np.abs(got - want)
     assert err.max() > 0
     assert err.max() < 0.25 * _int8_bound(ins[0], w, 64).max()
+
+
+def test_sessions_on_two_threads_keep_their_scratch_apart(rng):
+    """The run's scratch is the calling thread's: two sessions running at once on two threads (a GEMM
+    and a dot path, of different sizes) each get their own product."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cases = []
+    for lead, k, n in (((9,), 300, 70), ((1,), 520, 33)):
+        ins, attrs = _case(rng, lead, k, n, 4, 64, zp=True, bias=True)
+        attrs["accuracy_level"] = 0
+        graph, feeds = one_op_graph("MatMulNBits", ins, attrs, constant=(1, 2, 3, 5))
+        sess = Session(graph, backend="x86", fallback=False, threads=1)
+        cases.append((sess, feeds, run_reference("MatMulNBits", ins, attrs)[0]))
+
+    def work(case):
+        sess, feeds, want = case
+        for _ in range(30):
+            np.testing.assert_allclose(sess.run(feeds)["out"], want, rtol=1e-4, atol=1e-4)
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(work, cases * 2))

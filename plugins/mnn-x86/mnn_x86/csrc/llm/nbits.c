@@ -3,6 +3,8 @@
 #include "nbits.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GRAIN_BYTES 32768 /* weight bytes a range should hold at least */
@@ -169,9 +171,73 @@ static void gemm_panels(void *ctx, int64_t lo, int64_t hi, int worker) {
     }
 }
 
+/* The run's scratch (quantized rows, dequantized panels, per-worker columns): one grow-only buffer per
+ * calling thread, shared by every MatMulNBits that thread runs one after another, instead of one per
+ * node and plan (a 24-layer decoder's 170 nodes held 300 MB of them). Freed when the thread ends. */
+typedef struct {
+    void *p;
+    size_t n;
+} nbits_scratch;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *v) {
+    nbits_scratch *sc = (nbits_scratch *)v;
+    free(sc->p);
+    free(sc);
+}
+
+static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
+
+static void *thread_scratch(size_t n) {
+    pthread_once(&scratch_once, scratch_init);
+    nbits_scratch *sc = (nbits_scratch *)pthread_getspecific(scratch_key);
+    if (!sc) {
+        sc = (nbits_scratch *)calloc(1, sizeof *sc);
+        if (!sc || pthread_setspecific(scratch_key, sc) != 0) {
+            free(sc);
+            return NULL;
+        }
+    }
+    if (sc->n < n) {
+        free(sc->p);
+        sc->p = NULL, sc->n = 0;
+        if (posix_memalign(&sc->p, 64, n) != 0) return sc->p = NULL;
+        sc->n = n;
+    }
+    return sc->p;
+}
+
+#define ROUND64(n) (((n) + 63) & ~(size_t)63)
+
+/* points the state's scratch into this thread's buffer; 0 when it cannot be had */
+static int bind_scratch(x86_nbits_state *s) {
+    const size_t kp = (size_t)s->nb * s->block, M = (size_t)s->M;
+    size_t at[6], total = 0;
+    at[0] = total, total += ROUND64(4 * (size_t)s->workers * (kp > 0 ? kp : 1)); /* work */
+    at[1] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(M * kp + 64);     /* aq */
+    at[2] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(4 * M * s->nb + 4); /* ascale */
+    at[3] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(4 * M * s->nb + 4); /* asum */
+    at[4] = total, total += s->path == NBITS_GEMM ? ROUND64(4 * (size_t)x86_nbits_packed_b(s)) : 0;
+    at[5] = total, total += s->path == NBITS_GEMM ? ROUND64(4 * (size_t)s->workers * x86_nbits_panel_floats(s)) : 0;
+    char *base = (char *)thread_scratch(total);
+    if (!base) return 0;
+    s->work = (float *)(base + at[0]);
+    s->aq = (int8_t *)(base + at[1]);
+    s->ascale = (float *)(base + at[2]);
+    s->asum = (float *)(base + at[3]);
+    s->bp = (float *)(base + at[4]);
+    s->panel = (float *)(base + at[5]);
+    return 1;
+}
+
 int x86_nbits_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_nbits_state *s = (x86_nbits_state *)state;
     (void)n_in, (void)n_out;
+    if (!bind_scratch(s)) {
+        s->op.error = "MatMulNBits: out of memory for the run's scratch";
+        return 1;
+    }
     nbits_job j = {s,
                    (const float *)ins[0].data,
                    (const float *)ins[2].data,

@@ -31,6 +31,7 @@ typedef struct {
     int32_t level;                         /* ISA level: 0 scalar, 1 avx2, 2 avx512 (dequantization) */
     int32_t zp_in, bias_in;                /* positions of zero_points and bias among the inputs, or -1 */
     int64_t M, N, K;
+    /* scratch, pointed into the calling thread's buffer at each run (nbits.c) */
     int8_t *aq;    /* int8 path: [M][nb * block] quantized A (4-bit: nibble order) */
     float *ascale; /* [M][nb] each block's scale */
     float *asum;   /* [M][nb] scale * sum of the block's int8 values */
