@@ -50,10 +50,15 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
                     and not p.get("out_nc16") and not p.get("bf16") and not p.get("direct")):
         raise ValueError("x86: a global average pooling fused after a convolution that is not a plain fp32 1x1 "
                          "of one group with constant weights (mnn_x86/fuse.py should not have fused them)")
+    # a batch whose rows are independent (kh = sh = 1, no vertical padding: 1-D convolutions) runs, when
+    # transposed, as one image of N * H rows (op_conv.c: merge_h): short sequences then fill the row tiles
+    mergeable = (p["N"] > 1 and p["kh"] == 1 and p["sh"] == 1 and p["pt"] == 0 and p["OH"] == p["H"]
+                 and not _plain_1x1(p))
     # p["transposed"]: None lets the lane rule choose, True/False force it (option x86.conv_t)
     transposed = (not gap and not p["depthwise"] and not pointwise and weight is not None and p["group"] == 1 and not p.get("winograd")
                   and kt != NULL and (_transposed_pays(p["OH"] * p["OW"], p["O"], p["C"] * p["kh"] * p["kw"],
-                                                       _plain_1x1(p), kt.mr, kt.nr, kt.vlen)
+                                                       _plain_1x1(p), kt.mr, kt.nr, kt.vlen,
+                                                       p["N"] if mergeable else 1)
                                       if p.get("transposed") is None else bool(p["transposed"])))
     # p["direct"]: few input channels, by the direct kernel (conv_direct_impl.h; ops_conv.py chose it),
     # which takes no dilation and a horizontal stride of 1 or 2 (its strip's columns: plain or split)
@@ -119,6 +124,8 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         s.transposed, s.gap = 0, 1
         return ex
     if transposed or pointwise:  # the pointwise kernel reads X^T in place and needs no scratch
+        if transposed and mergeable and not pointwise:
+            s.merge_h, s.g.H, s.g.OH = p["H"], p["H"] * p["N"], p["OH"] * p["N"]
         _transposed_weights(ex, s, weight, threads, scratch=not pointwise)
         s.transposed, s.pointwise = not pointwise, pointwise
         if p.get("pwdw") is not None:
@@ -205,17 +212,25 @@ def _lanes_used(int64_t n, int64_t tile, int64_t vlen=0):
 
 
 def _transposed_pays(int64_t pixels, int64_t out_channels, int64_t taps, bint plain_1x1, int mr, int nr,
-                     int vlen=0):
+                     int vlen=0, int64_t images=1):
     """The one rule for a convolution's GEMM orientation (op_conv.c: conv_transposed), by lane use.
     The usual orientation runs the output channels along the register tile's MR rows and the pixels
     along its NR columns (vectors); the transposed one swaps them. Each wastes the padding of its
     last row panel and of its last column panel: 49 pixels fill 64 columns on AVX-512 (6x32 tiles)
     but 54 rows; 196 fill 208 columns but 198 rows; 128 output channels fill 132 rows but 4 column
     panels. `taps` is K = C * kh * kw; `plain_1x1`: stride 1, no padding (the usual
-    orientation reads the input in place). The thresholds above say why each is where it is."""
-    if pixels <= 0 or out_channels <= 0 or pixels > TRANSPOSED_MAX_PIXELS:
+    orientation reads the input in place). The thresholds above say why each is where it is. `images` > 1:
+    the transposed orientation takes that many images' pixels as one run of rows (merge_h), the usual
+    one still one image at a time."""
+    if pixels <= 0 or out_channels <= 0 or pixels * images > TRANSPOSED_MAX_PIXELS:
         return False
     usual = _lanes_used(out_channels, mr) * _lanes_used(pixels, nr, vlen)
+    if images > 1 and pixels < nr:
+        # images of less than one column panel each: measured, the per-image GEMMs lose far more than
+        # their lanes say (deepcut's 1-D convolutions of 15-16 pixels, 8 images: 95-109 us against 56-64
+        # merged), so count the whole panel
+        usual = _lanes_used(out_channels, mr) * pixels / nr
+    pixels *= images
     swapped = _lanes_used(pixels, mr) * _lanes_used(out_channels, nr, vlen)
     if plain_1x1:
         return pixels <= TRANSPOSED_1X1_MAX_PIXELS and swapped > TRANSPOSED_1X1_MIN_GAIN * usual
@@ -240,7 +255,8 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     if not scratch:
         return
     cdef int64_t work_floats
-    x86_conv_transposed_plan(k, &s.g, s.O, max(threads, 1), &s.chunk_cols, &s.per_item, &work_floats)
+    x86_conv_transposed_plan(k, &s.g, s.O, max(threads, 1), s.merge_h > 0, &s.chunk_cols, &s.per_item,
+                             &work_floats)
     cdef Buffer work = _floats(max(work_floats, 1))
     ex.keep.append(work)
     s.t_work = <float*>work.ptr

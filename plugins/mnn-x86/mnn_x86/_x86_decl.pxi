@@ -111,6 +111,7 @@ cdef extern from "ops.h" nogil:
         int32_t wino_gemm_t
         int32_t transposed
         float* t_work
+        int64_t merge_h
         int32_t pointwise
         int32_t direct
         int64_t d_rows, d_parts, d_worker_floats
@@ -198,7 +199,7 @@ cdef extern from "ops.h" nogil:
 
     int x86_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     void x86_conv_transposed_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t O, int threads,
-                                  int64_t* chunk, int32_t* per_item, int64_t* work_floats)
+                                  int merged, int64_t* chunk, int32_t* per_item, int64_t* work_floats)
     int x86_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_unary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept

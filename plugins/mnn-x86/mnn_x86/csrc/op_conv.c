@@ -79,18 +79,19 @@ typedef struct {
 } conv_t_scratch;
 
 /* floats of each part, rounded up to 16 so the next one stays 64-byte aligned */
-static void conv_t_sizes(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t chunk, int64_t *xp,
-                         int64_t *ap, int64_t *ct) {
+static void conv_t_sizes(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t chunk, int merged,
+                         int64_t *xp, int64_t *ap, int64_t *ct) {
     const int64_t Kg = g->C * g->kh * g->kw;
-    *xp = conv_is_plain_1x1(g) || conv_t_unpadded(g) ? 0 : (g->C * conv_t_ph(g) * conv_t_pw(g) + 15) / 16 * 16;
+    const int in_place = !merged && (conv_is_plain_1x1(g) || conv_t_unpadded(g)); /* merged: rows regathered */
+    *xp = in_place ? 0 : (g->C * conv_t_ph(g) * conv_t_pw(g) + 15) / 16 * 16;
     *ap = ((chunk + k->mr - 1) / k->mr * k->mr * Kg + 15) / 16 * 16;
     *ct = (chunk * O + 15) / 16 * 16;
 }
 
 static conv_t_scratch conv_t_layout(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int64_t chunk,
-                                    float *work) {
+                                    int merged, float *work) {
     int64_t xp, ap, ct;
-    conv_t_sizes(k, g, O, chunk, &xp, &ap, &ct);
+    conv_t_sizes(k, g, O, chunk, merged, &xp, &ap, &ct);
     conv_t_scratch t = {work, work + xp, work + xp + ap};
     return t;
 }
@@ -103,8 +104,8 @@ static conv_t_scratch conv_t_layout(const x86_kernels *k, const x86_conv_geom *g
  * 0.483 -> 0.424 ms. Not below CONV_T_MIN_THREAD_PIXELS pixels a thread (7x7 planes stay shared). */
 #define CONV_T_MIN_THREAD_PIXELS 64
 
-void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int threads, int64_t *chunk,
-                              int32_t *per_item, int64_t *work_floats) {
+void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int threads, int merged,
+                              int64_t *chunk, int32_t *per_item, int64_t *work_floats) {
     const int64_t P = g->OH * g->OW;
     int64_t xp, ap, ct;
     *chunk = conv_t_chunk(k, g, O);
@@ -113,12 +114,13 @@ void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int6
         const int64_t items = ((P + *chunk - 1) / *chunk + threads - 1) / threads * threads;
         *chunk = ((P + items - 1) / items + k->mr - 1) / k->mr * k->mr;
     }
-    conv_t_sizes(k, g, O, *chunk, &xp, &ap, &ct);
+    conv_t_sizes(k, g, O, *chunk, merged, &xp, &ap, &ct);
     *work_floats = xp + (*per_item ? threads : 1) * (ap + ct);
 }
 
-/* channels [c0, c1) of one image, padding written out as zeros */
-static void conv_t_pad(const float *x, const x86_conv_geom *g, float *xp, int64_t c0, int64_t c1) {
+/* channels [c0, c1) of one image, padding written out as zeros; merge_h > 0: of all images, as one
+ * image whose row iy is row iy % merge_h of image iy / merge_h */
+static void conv_t_pad(const float *x, const x86_conv_geom *g, int64_t merge_h, float *xp, int64_t c0, int64_t c1) {
     const int64_t PH = conv_t_ph(g), PW = conv_t_pw(g);
     const int64_t lo = g->pl < PW ? g->pl : PW; /* columns [lo, hi) come from the input */
     int64_t hi = g->pl + g->W < PW ? g->pl + g->W : PW;
@@ -132,7 +134,9 @@ static void conv_t_pad(const float *x, const x86_conv_geom *g, float *xp, int64_
                 continue;
             }
             memset(d, 0, (size_t)lo * sizeof(float));
-            memcpy(d + lo, x + (c * g->H + iy) * g->W + (lo - g->pl), (size_t)(hi - lo) * sizeof(float));
+            const float *row = merge_h ? x + ((iy / merge_h * g->C + c) * merge_h + iy % merge_h) * g->W
+                                       : x + (c * g->H + iy) * g->W;
+            memcpy(d + lo, row + (lo - g->pl), (size_t)(hi - lo) * sizeof(float));
             memset(d + hi, 0, (size_t)(PW - hi) * sizeof(float));
         }
 }
@@ -153,14 +157,14 @@ static void conv_t_pad_task(void *ctx, int64_t item, int worker) {
     const conv_t_job *J = (const conv_t_job *)ctx;
     const int64_t c0 = item * CONV_T_CHANNELS, C = J->s->g.C;
     (void)worker;
-    conv_t_pad(J->xn, &J->s->g, J->t.xp, c0, c0 + CONV_T_CHANNELS < C ? c0 + CONV_T_CHANNELS : C);
+    conv_t_pad(J->xn, &J->s->g, J->s->merge_h, J->t.xp, c0, c0 + CONV_T_CHANNELS < C ? c0 + CONV_T_CHANNELS : C);
 }
 
 /* taps [kk0, kk1) of X^T for pixels [p0, p0 + np) into ap: from the input in place where no tap
  * reaches padding, else from its padded copy */
 static void conv_t_im2col(const conv_t_job *J, float *ap, int64_t kk0, int64_t kk1, int64_t p0, int64_t np) {
     const x86_conv_geom *g = &J->s->g;
-    const int in_place = conv_t_unpadded(g);
+    const int in_place = conv_t_unpadded(g) && !J->s->merge_h;
     J->s->op.k->im2col_a(in_place ? J->xn : J->t.xp, g, in_place ? g->H : conv_t_ph(g), in_place ? g->W : conv_t_pw(g),
                          ap, kk0, kk1, p0, np);
 }
@@ -173,12 +177,28 @@ static void conv_t_im2col_task(void *ctx, int64_t item, int worker) {
     conv_t_im2col(J, J->t.ap, kk0, kk0 + rows < K ? kk0 + rows : K, J->p0, J->np);
 }
 
+/* C^T of pixels [p0, p0 + np) (ct: np x O), output channels [o0, o1), into the NCHW output; merged
+ * images: cut where an image ends (each image's P0 = P / N pixels, O * P0 floats apart) */
+static void conv_t_store(const conv_t_job *J, const float *ct, int64_t p0, int64_t np, int64_t o0, int64_t o1) {
+    const x86_conv_state *s = J->s;
+    const int64_t P = s->g.OH * s->g.OW, O = s->O;
+    if (!s->merge_h) {
+        s->op.k->transpose_out(ct, np, O, J->yn + p0, P, o0, o1);
+        return;
+    }
+    const int64_t P0 = P / s->N;
+    for (int64_t p = p0; p < p0 + np;) {
+        const int64_t n = p / P0, end = (n + 1) * P0 < p0 + np ? (n + 1) * P0 : p0 + np;
+        s->op.k->transpose_out(ct + (p - p0) * O, end - p, O, J->yn + n * O * P0 + (p - n * P0), P0, o0, o1);
+        p = end;
+    }
+}
+
 static void conv_t_out_task(void *ctx, int64_t item, int worker) {
     const conv_t_job *J = (const conv_t_job *)ctx;
     const int64_t O = J->s->O, o0 = item * CONV_T_OUT;
     (void)worker;
-    J->s->op.k->transpose_out(J->t.ct, J->np, O, J->yn + J->p0, J->s->g.OH * J->s->g.OW, o0,
-                              o0 + CONV_T_OUT < O ? o0 + CONV_T_OUT : O);
+    conv_t_store(J, J->t.ct, J->p0, J->np, o0, o0 + CONV_T_OUT < O ? o0 + CONV_T_OUT : O);
 }
 
 /* per_item: chunk `item` of the image, whole, on the worker's own part of the scratch */
@@ -190,28 +210,28 @@ static void conv_t_chunk_task(void *ctx, int64_t item, int worker) {
     const int64_t P = g->OH * g->OW, Kg = g->C * g->kh * g->kw, p0 = item * s->chunk_cols;
     const int64_t np = P - p0 < s->chunk_cols ? P - p0 : s->chunk_cols;
     int64_t xp_floats, ap_floats, ct_floats;
-    conv_t_sizes(k, g, s->O, s->chunk_cols, &xp_floats, &ap_floats, &ct_floats);
+    conv_t_sizes(k, g, s->O, s->chunk_cols, s->merge_h > 0, &xp_floats, &ap_floats, &ct_floats);
     float *ap = J->t.ap + worker * (ap_floats + ct_floats), *ct = ap + ap_floats;
-    if (conv_is_plain_1x1(g)) k->pack_a(J->xn + p0, 1, P, np, Kg, ap, 1);
+    if (conv_is_plain_1x1(g) && !s->merge_h) k->pack_a(J->xn + p0, 1, P, np, Kg, ap, 1);
     else conv_t_im2col(J, ap, 0, Kg, p0, np);
     k->gemm(np, s->O, Kg, ap, s->w, ct, s->O, &J->e, 1);
-    k->transpose_out(ct, np, s->O, J->yn + p0, P, 0, s->O);
+    conv_t_store(J, ct, p0, np, 0, s->O);
 }
 
 static void conv_transposed(const x86_conv_state *s, const float *x, const float *bias, float *y) {
     const x86_kernels *k = s->op.k;
     const x86_conv_geom *g = &s->g;
     const int64_t P = g->OH * g->OW, Kg = g->C * g->kh * g->kw, O = s->O;
-    const int direct = conv_is_plain_1x1(g), threads = s->op.threads;
-    conv_t_job J = {s, NULL, NULL, conv_t_layout(k, g, O, s->chunk_cols, s->t_work), 0, 0, s->epi};
+    const int merged = s->merge_h > 0, direct = conv_is_plain_1x1(g) && !merged, threads = s->op.threads;
+    conv_t_job J = {s, NULL, NULL, conv_t_layout(k, g, O, s->chunk_cols, merged, s->t_work), 0, 0, s->epi};
     x86_epilogue *e = &J.e;
     e->bias = bias;
     e->bias_rs = 0; /* C^T: the bias runs along the columns */
     e->bias_cs = 1;
-    for (int64_t n = 0; n < s->N; ++n) {
+    for (int64_t n = 0; n < (merged ? 1 : s->N); ++n) { /* merged: g is all images' rows, once */
         J.xn = x + n * g->C * g->H * g->W;
         J.yn = y + n * O * P;
-        if (!direct && !conv_t_unpadded(g))
+        if (!direct && (merged || !conv_t_unpadded(g)))
             x86_parallel(threads, (g->C + CONV_T_CHANNELS - 1) / CONV_T_CHANNELS, conv_t_pad_task, &J);
         if (s->per_item) {
             x86_parallel(threads, (P + s->chunk_cols - 1) / s->chunk_cols, conv_t_chunk_task, &J);

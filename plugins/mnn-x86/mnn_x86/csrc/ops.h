@@ -43,6 +43,9 @@ typedef struct x86_conv_state {
     int32_t transposed; /* 1: small planes, computed as C^T = X^T W^T (pixels as the GEMM's rows,
                          * see conv_transposed in op_conv.c); w then holds W^T packed as B */
     float *t_work;      /* transposed: the padded input, X^T of a chunk of chunk_cols pixels packed, its C^T */
+    int64_t merge_h;    /* transposed, > 0: the N images run as one image of N * merge_h rows (g holds that
+                         * geometry): kh = sh = 1 and no vertical padding make every row independent, so a
+                         * batch of short 1-D sequences fills the GEMM's row tiles (op_conv.c) */
     int32_t pointwise;  /* 1: a 1x1 with an NC16 side (g.in_nc16 / g.out_nc16), by the kernels' pointwise;
                          * w then holds W^T packed as B, as for transposed */
     int32_t direct;     /* 1: few input channels, by the kernels' direct_conv; w holds its packed weights,
@@ -69,7 +72,7 @@ typedef struct x86_conv_state {
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* a transposed convolution's pixels per chunk (a multiple of MR, or all of them), whether each thread
  * takes whole chunks (per_item) and the scratch (floats) */
-void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int threads, int64_t *chunk,
+void x86_conv_transposed_plan(const x86_kernels *k, const x86_conv_geom *g, int64_t O, int threads, int merged, int64_t *chunk,
                               int32_t *per_item, int64_t *work_floats);
 
 /* MatMul / Gemm: batch of C[t] = epilogue(A[t] @ B[t]) */
