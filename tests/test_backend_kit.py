@@ -210,3 +210,12 @@ def test_gemm_fields_of_the_cpu_backends():
         gemm_fields(attrs, (5, 3), None, (3, 4))["bias_rs"],
         gemm_fields(attrs, (5, 3), (4,), (3, 4))["bias_cs"],
     ) == (0, 1)
+
+
+def test_load_native_reports_a_broken_install():
+    from mnn_core.backend.kit.segments import load_native
+
+    module, why = load_native("mnn_core.backend", "kit", "mnn-core")
+    assert module is not None and why == ""
+    module, why = load_native("mnn_core.backend", "_no_such_module", "mnn-foo")
+    assert module is None and "failed to load (ModuleNotFoundError" in why and why.endswith("reinstall mnn-foo")

@@ -5,7 +5,9 @@ name of a prepared segment."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BackendError
@@ -54,3 +56,12 @@ class SegmentBackend(Backend):
 def segment_name(backend: str, ops: Sequence[SegmentOp]) -> str:
     """ "<backend>:<first op>..<last op>", the name a segment's execution and profile carry."""
     return f"{backend}:{ops[0].node.name}..{ops[-1].node.name}" if ops else f"{backend}:empty"
+
+
+def load_native(package: str, module: str, plugin: str) -> tuple[ModuleType | None, str]:
+    """(package.module, "") or, where the compiled module fails to load (a broken install), (None,
+    why, and what to do): importing the plugin still works, and its availability() says why not."""
+    try:
+        return importlib.import_module(f"{package}.{module}"), ""
+    except ImportError as exc:
+        return None, f"the compiled runtime failed to load ({type(exc).__name__}: {exc}); reinstall {plugin}"

@@ -16,15 +16,10 @@ import threading
 from dataclasses import dataclass, field
 
 from mnn_core.backend import DeviceInfo
+from mnn_core.backend.kit.segments import load_native
 from mnn_core.errors import BackendError
 
-try:
-    from . import _gl
-
-    _IMPORT_ERROR = ""
-except ImportError as exc:  # pragma: no cover - a broken install
-    _gl = None
-    _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+_gl, _LOAD_ERROR = load_native(__package__, "_gl", "mnn-opengl")
 
 LIBRARY_ENV = "MNN_OPENGL_LIBRARY"
 PLATFORM_ENV = "MNN_OPENGL_PLATFORM"
@@ -128,7 +123,7 @@ def open_device(platform=None, api=None) -> Device:
 
 def _open(platform: str, api: str):
     if _gl is None:
-        return f"the compiled runtime failed to load ({_IMPORT_ERROR}); reinstall mnn-opengl"
+        return _LOAD_ERROR
     library = os.environ.get(LIBRARY_ENV) or "libEGL.so.1"
     try:
         return Device(platform, api, _gl.Context(library, platform, api))

@@ -16,15 +16,10 @@ import threading
 from dataclasses import dataclass, field
 
 from mnn_core.backend import DeviceInfo
+from mnn_core.backend.kit.segments import load_native
 from mnn_core.errors import BackendError
 
-try:
-    from . import _vulkan
-
-    _IMPORT_ERROR = ""
-except ImportError as exc:  # pragma: no cover - a broken install
-    _vulkan = None
-    _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+_vulkan, _LOAD_ERROR = load_native(__package__, "_vulkan", "mnn-vulkan")
 
 LIBRARY_ENV = "MNN_VULKAN_LIBRARY"
 DEVICE_ENV = "MNN_VULKAN_DEVICE"
@@ -127,7 +122,7 @@ def _start() -> None:
         return
     _State.tried = True
     if _vulkan is None:
-        _State.reason = f"the compiled runtime failed to load ({_IMPORT_ERROR}); reinstall mnn-vulkan"
+        _State.reason = _LOAD_ERROR
         return
     library = os.environ.get(LIBRARY_ENV) or "libvulkan.so.1"
     status, message = _vulkan.init(library, validation_requested())
