@@ -91,10 +91,29 @@ def cumulative(
 ) -> Execution: ...
 def conv3d(path: str, p: dict, weight: Any, bias: Any, bias_input: int, threads: int = ...) -> Execution: ...
 def quant(
-    name: str, dequantize: bool, qdtype: int, outer: int, C: int, inner: int, scale: Any, zp: Any
+    name: str,
+    dequantize: bool,
+    qdtype: int,
+    outer: int,
+    C: int,
+    inner: int,
+    scale: Any,
+    zp: Any,
+    scale_input: int = ...,
+    zp_input: int = ...,
 ) -> Execution: ...
 def qadd(
-    name: str, qdtype: int, dims: Any, sa: Any, sb: Any, ma: float, mb: float, za: int, zb: int, zc: int
+    name: str,
+    qdtype: int,
+    dims: Any,
+    sa: Any,
+    sb: Any,
+    ma: float,
+    mb: float,
+    za: int,
+    zb: int,
+    zc: int,
+    runtime: bool = ...,
 ) -> Execution: ...
 def rnn(name: str, p: dict, w: Any, r: Any, b: Any, peep: Any) -> Execution: ...
 def scaler(name: str, dtype: int, features: int, offset: Any, scale: Any) -> Execution: ...

@@ -6,11 +6,12 @@ cdef extern from "qlinear.h" nogil:
         arm_op op
         int32_t qdtype
         int64_t outer, C, inner
-        const float* scale
-        const int32_t* zp
+        float* scale
+        int32_t* zp
+        int32_t scale_input, zp_input
     ctypedef struct arm_qadd_state:
         arm_op op
-        int32_t qdtype, ndim
+        int32_t qdtype, ndim, runtime
         float ma, mb
         int32_t za, zb, zc
         int64_t dims[8]
@@ -21,23 +22,30 @@ cdef extern from "qlinear.h" nogil:
     int arm_qadd_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 
-def quant(str name, bint dequantize, int qdtype, int64_t outer, int64_t C, int64_t inner, scale, zp):
+def quant(str name, bint dequantize, int qdtype, int64_t outer, int64_t C, int64_t inner, scale, zp,
+          int scale_input=-1, int zp_input=-1):
     """QuantizeLinear (float32 -> qdtype) or DequantizeLinear (qdtype -> float32) about x [outer][C][inner];
-    scale and zp: C values each."""
+    scale and zp: C values each, or None with scale_input / zp_input: read from that input at run."""
     cdef Execution ex = _execution(name, sizeof(arm_quant_state), arm_dequantize_run if dequantize else arm_quantize_run)
     cdef arm_quant_state* s = <arm_quant_state*>ex.state
     s.qdtype, s.outer, s.C, s.inner = qdtype, outer, C, inner
-    s.scale = <const float*>ex.hold(_copy(np.broadcast_to(np.asarray(scale, np.float32).ravel(), (C,)), np.float32))
-    s.zp = <const int32_t*>ex.hold(_copy(np.broadcast_to(np.asarray(zp, np.int64).ravel(), (C,)), np.int32))
+    s.scale_input = scale_input if scale is None else -1
+    s.zp_input = zp_input if zp is None else -1
+    scale = np.ones(C, np.float32) if scale is None else scale
+    zp = np.zeros(C, np.int64) if zp is None else zp
+    s.scale = <float*>ex.hold(_copy(np.broadcast_to(np.asarray(scale, np.float32).ravel(), (C,)), np.float32))
+    s.zp = <int32_t*>ex.hold(_copy(np.broadcast_to(np.asarray(zp, np.int64).ravel(), (C,)), np.int32))
     return ex
 
 
-def qadd(str name, int qdtype, dims, sa, sb, float ma, float mb, int za, int zb, int zc):
+def qadd(str name, int qdtype, dims, sa, sb, float ma, float mb, int za, int zb, int zc, bint runtime=False):
+    """runtime: the scales and zero points are read from the inputs at run (ma .. zc unused)."""
     if not 1 <= len(dims) <= 8:
         raise ValueError(f"arm QLinearAdd takes 1 to 8 collapsed dims, got {len(dims)}")
     cdef Execution ex = _execution(name, sizeof(arm_qadd_state), arm_qadd_run)
     cdef arm_qadd_state* s = <arm_qadd_state*>ex.state
     s.qdtype, s.ndim, s.ma, s.mb, s.za, s.zb, s.zc = qdtype, len(dims), ma, mb, za, zb, zc
+    s.runtime = runtime
     for i in range(s.ndim):
         s.dims[i], s.sa[i], s.sb[i] = dims[i], sa[i], sb[i]
     return ex

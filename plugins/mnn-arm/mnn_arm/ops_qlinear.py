@@ -1,8 +1,8 @@
 """The int8 graph's glue on Arm (csrc/qlinear.c), bit-exact with mnn_core/ops/quant.py: QuantizeLinear
 (float32 -> uint8/int8 per tensor or per axis), DequantizeLinear (uint8/int8/int32 -> float32) and
 QLinearAdd (uint8/int8, broadcasting), so a post-training-quantized graph (QLinearConv / QLinearMatMul
-between them) runs whole on Arm. Scales and zero points must be constants; blocked quantization is
-declined."""
+between them) runs whole on Arm. Scales and zero points are packed at prepare when constant, read at
+run otherwise; blocked quantization is declined."""
 
 from __future__ import annotations
 
@@ -20,16 +20,15 @@ QDTYPES = {"uint8": 0, "int8": 1, "int32": 2}
 MAX_DIMS = 8
 
 
-def _constant(constants, node, i, what, default=None):
+def _param(constants, node, i):
+    """A scale or zero point: its constant value, or None where it arrives at run (or is absent)."""
     name = node.inputs[i] if len(node.inputs) > i else ""
-    if not name:
-        return default
-    value = constants.get(name)
-    if value is None:
-        from mnn_core.errors import UnsupportedOpError
+    value = constants.get(name) if name else None
+    return None if value is None else np.asarray(value)
 
-        raise UnsupportedOpError(f"arm {node.op} needs a constant {what} (a graph input was given)")
-    return np.asarray(value)
+
+def _has(node, i) -> bool:
+    return len(node.inputs) > i and bool(node.inputs[i])
 
 
 def _quant_supports(node, ins):
@@ -41,24 +40,25 @@ def _quant_supports(node, ins):
     return True
 
 
-def _layout(node, shape, scale) -> tuple[int, int, int]:
-    """[outer][C][inner] about the quantization axis (C = 1 for one scale)."""
-    if scale.size == 1 or not shape:
+def _layout(node, shape, n_scales: int) -> tuple[int, int, int]:
+    """[outer][C][inner] about the quantization axis (C = 1 for one scale; the core checked the sizes)."""
+    if n_scales == 1 or not shape:
         return 1, 1, prod(shape)
     axis = normalize_axis(node.attrs.get("axis", 1), len(shape), node.op)
-    if scale.size != shape[axis]:
-        from mnn_core.errors import UnsupportedOpError
-
-        raise UnsupportedOpError(f"arm {node.op}: {scale.size} scales for axis {axis} of {shape}")
     return prod(shape[:axis]), shape[axis], prod(shape[axis + 1 :])
+
+
+def _prepare_quant(node, ins, constants, dequantize: bool, qdtype: str):
+    scale, zp = _param(constants, node, 1), _param(constants, node, 2)
+    if zp is None and not _has(node, 2):
+        zp = np.zeros(1, np.int64)
+    outer, c, inner = _layout(node, static_shape(ins[0]), prod(static_shape(ins[1])))
+    return _arm.quant(f"arm.{node.op}", dequantize, QDTYPES[qdtype], outer, c, inner, scale, zp, 1, 2)
 
 
 @kernel("QuantizeLinear", dtypes=("float32", "uint8", "int8"), supports=_quant_supports, efficiency=0.5)
 def prepare_quantize(node, ins, outs, constants, ctx):
-    scale = _constant(constants, node, 1, "scale")
-    zp = _constant(constants, node, 2, "zero point", np.zeros(1, np.int64))
-    outer, c, inner = _layout(node, static_shape(ins[0]), scale)
-    return _arm.quant("arm.QuantizeLinear", False, QDTYPES[outs[0].dtype], outer, c, inner, scale, zp)
+    return _prepare_quant(node, ins, constants, False, outs[0].dtype)
 
 
 def _dequant_supports(node, ins):
@@ -71,10 +71,7 @@ def _dequant_supports(node, ins):
 
 @kernel("DequantizeLinear", dtypes=("uint8", "int8", "int32", "float32"), supports=_dequant_supports, efficiency=0.5)
 def prepare_dequantize(node, ins, outs, constants, ctx):
-    scale = _constant(constants, node, 1, "scale")
-    zp = _constant(constants, node, 2, "zero point", np.zeros(1, np.int64))
-    outer, c, inner = _layout(node, static_shape(ins[0]), scale)
-    return _arm.quant("arm.DequantizeLinear", True, QDTYPES[ins[0].dtype], outer, c, inner, scale, zp)
+    return _prepare_quant(node, ins, constants, True, ins[0].dtype)
 
 
 def _qadd_supports(node, ins):
@@ -88,11 +85,13 @@ def _qadd_supports(node, ins):
 
 @kernel("QLinearAdd", dtypes=("uint8", "int8", "float32"), supports=_qadd_supports, efficiency=0.5)
 def prepare_qlinear_add(node, ins, outs, constants, ctx):
-    sa, za = _constant(constants, node, 1, "A_scale"), _constant(constants, node, 2, "A_zero_point")
-    sb, zb = _constant(constants, node, 4, "B_scale"), _constant(constants, node, 5, "B_zero_point")
-    sc, zc = _constant(constants, node, 6, "C_scale"), _constant(constants, node, 7, "C_zero_point")
-    ma, mb = add_multipliers(sa, sb, sc)
+    params = [_param(constants, node, i) for i in (1, 2, 4, 5, 6, 7)]
     a, b = static_shape(ins[0]), static_shape(ins[3])
     dims, st_a, st_b = collapse_broadcast(static_shape(outs[0]), a, b, MAX_DIMS)
-    z = [int(np.asarray(v).reshape(-1)[0]) for v in (za, zb, zc)]
-    return _arm.qadd("arm.QLinearAdd", QDTYPES[outs[0].dtype], dims, st_a, st_b, float(ma), float(mb), *z)
+    qdtype = QDTYPES[outs[0].dtype]
+    if any(p is None for p in params):  # some arrive at run: all are read there
+        return _arm.qadd("arm.QLinearAdd", qdtype, dims, st_a, st_b, 1.0, 1.0, 0, 0, 0, True)
+    sa, za, sb, zb, sc, zc = params
+    ma, mb = add_multipliers(sa, sb, sc)
+    z = [int(v.reshape(-1)[0]) for v in (za, zb, zc)]
+    return _arm.qadd("arm.QLinearAdd", qdtype, dims, st_a, st_b, float(ma), float(mb), *z)

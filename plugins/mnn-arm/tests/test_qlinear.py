@@ -1,6 +1,7 @@
 """QuantizeLinear, DequantizeLinear and QLinearAdd on Arm (csrc/qlinear.c) against the reference backend,
 exactly: per tensor and per axis, uint8 and int8 (and int32 for DequantizeLinear), odd sizes (the 8-wide
-steps' tails), halves that round to even, saturation at both ends, broadcasting adds; 1 and 3 threads.
+steps' tails), halves that round to even, saturation at both ends, broadcasting adds; parameters as
+constants and as graph inputs; 1 and 3 threads.
 Then a post-training-quantized CNN (mnn_core.quant: QLinearConv, QLinearAdd and the glue between them)
 runs whole on Arm and gives the reference's bits."""
 
@@ -66,12 +67,14 @@ CASES = _cases()
 
 
 @needs_arm
+@pytest.mark.parametrize("constant", [True, False], ids=["constant-params", "runtime-params"])
 @pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: f"{CASES[i][0]}-{i}")
-def test_glue_ops_bit_exact(case):
+def test_glue_ops_bit_exact(case, constant):
+    """Scales and zero points as constants (taken at prepare) and as graph inputs (read at run)."""
     from mnn_core import Session
 
     op, ins, attrs = CASES[case]
-    graph, feeds = _one_node_graph(op, ins, attrs, True)
+    graph, feeds = _one_node_graph(op, ins, attrs, constant)
     want = Session(graph, backend="reference").run(dict(feeds))
     for threads in (1, 3):
         sess = Session(graph, backend="arm", fallback=False, threads=threads)

@@ -106,8 +106,23 @@ static int units_parts(const void *state, int64_t units) {
     return most < 2 ? 1 : (most < t ? (int)most : t);
 }
 
-static int quant_common(void *state, const mnn_tensor *ins, mnn_tensor *outs, arm_range_fn fn) {
+/* a zero point of the quantized dtype as int32 */
+static int32_t zp_value(const mnn_tensor *t, int32_t qdtype, int64_t i) {
+    const void *p = arm_data(t);
+    return qdtype == ARM_Q_INT32 ? ((const int32_t *)p)[i] : q_at(p, qdtype, i);
+}
+
+static int quant_common(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, arm_range_fn fn) {
     arm_quant_state *s = (arm_quant_state *)state;
+    if (s->scale_input >= 0 && s->scale_input < n_in) {
+        const float *sc = (const float *)arm_data(&ins[s->scale_input]);
+        const int64_t n = mnn_tensor_numel(&ins[s->scale_input]);
+        for (int64_t c = 0; c < s->C; ++c) s->scale[c] = sc[n == 1 ? 0 : c];
+    }
+    if (s->zp_input >= 0 && s->zp_input < n_in) {
+        const int64_t n = mnn_tensor_numel(&ins[s->zp_input]);
+        for (int64_t c = 0; c < s->C; ++c) s->zp[c] = zp_value(&ins[s->zp_input], s->qdtype, n == 1 ? 0 : c);
+    }
     quant_job j = {s, (const char *)arm_data(&ins[0]), (char *)arm_data(&outs[0]), (s->inner + RUN - 1) / RUN};
     const int64_t units = s->outer * s->C * j.runs;
     arm_parallel(units_parts(s, units), units, 1, fn, &j);
@@ -115,13 +130,13 @@ static int quant_common(void *state, const mnn_tensor *ins, mnn_tensor *outs, ar
 }
 
 int arm_quantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    (void)n_in, (void)n_out;
-    return quant_common(state, ins, outs, quantize_units);
+    (void)n_out;
+    return quant_common(state, ins, n_in, outs, quantize_units);
 }
 
 int arm_dequantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    (void)n_in, (void)n_out;
-    return quant_common(state, ins, outs, dequantize_units);
+    (void)n_out;
+    return quant_common(state, ins, n_in, outs, dequantize_units);
 }
 
 /* -- QLinearAdd ------------------------------------------------------------------------------------ */
@@ -185,8 +200,16 @@ static void qadd_part(void *ctx, int64_t b0, int64_t e0, int tid) {
 }
 
 int arm_qadd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
-    (void)n_in, (void)n_out;
+    (void)n_out;
     arm_qadd_state *s = (arm_qadd_state *)state;
+    if (s->runtime && n_in >= 8) { /* as the reference's add_multipliers: one float32 division each */
+        const float sc = *(const float *)arm_data(&ins[6]);
+        s->ma = *(const float *)arm_data(&ins[1]) / sc;
+        s->mb = *(const float *)arm_data(&ins[4]) / sc;
+        s->za = q_at(arm_data(&ins[2]), s->qdtype, 0);
+        s->zb = q_at(arm_data(&ins[5]), s->qdtype, 0);
+        s->zc = q_at(arm_data(&ins[7]), s->qdtype, 0);
+    }
     qadd_job j = {s, (const char *)arm_data(&ins[0]), (const char *)arm_data(&ins[3]), (char *)arm_data(&outs[0]), 1};
     for (int d = 1; d < s->ndim; ++d) j.inner *= s->dims[d];
     const int64_t total = s->dims[0] * j.inner, most = total / 8192;

@@ -13,8 +13,10 @@ typedef struct arm_quant_state {
     arm_op op;
     int32_t qdtype;  /* the quantized side's dtype (QuantizeLinear: uint8 / int8) */
     int64_t outer, C, inner;
-    const float *scale; /* C values */
-    const int32_t *zp;  /* C values */
+    float *scale;        /* C values */
+    int32_t *zp;         /* C values */
+    int32_t scale_input; /* >= 0: the scale arrives at run (input 1), copied into `scale` */
+    int32_t zp_input;    /* >= 0: the zero point arrives at run (input 2, the quantized dtype), into `zp` */
 } arm_quant_state;
 int arm_quantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 int arm_dequantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
@@ -24,6 +26,7 @@ int arm_dequantize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_ten
 typedef struct arm_qadd_state {
     arm_op op;
     int32_t qdtype, ndim;
+    int32_t runtime; /* the scales and zero points arrive at run (inputs 1, 2, 4, 5, 6, 7) */
     float ma, mb;
     int32_t za, zb, zc;
     int64_t dims[MNN_MAX_DIMS], sa[MNN_MAX_DIMS], sb[MNN_MAX_DIMS];
