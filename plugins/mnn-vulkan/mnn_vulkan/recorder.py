@@ -20,16 +20,7 @@ segment's WIDE buffer first, `output()` hands it a float32 range there, and
 
 from __future__ import annotations
 
-from mnn_core.backend.kit.recorder import (  # noqa: F401  (MAX_*, Binding, row_groups: re-exported for the kernels)
-    CONSTANTS,
-    MAX_ELEMENTS,
-    MAX_GROUPS,
-    SCRATCH,
-    WIDE,
-    Binding,
-    SegmentRecorder,
-    row_groups,
-)
+from mnn_core.backend.kit.recorder import CONSTANTS, SCRATCH, WIDE, SegmentRecorder
 from mnn_core.backend.kit.spirv import HALF_FMA_SHADERS, HALF_SHADERS  # noqa: F401  (re-exported for the tests)
 
 from . import _vulkan

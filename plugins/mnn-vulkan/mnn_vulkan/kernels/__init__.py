@@ -10,8 +10,7 @@ mnn-opengl.
 from __future__ import annotations
 
 from mnn_core.backend.kit.gpu_kernels import GpuKernelTable
-
-from ..recorder import MAX_ELEMENTS
+from mnn_core.backend.kit.recorder import MAX_ELEMENTS
 
 
 def _storage_limit() -> int:

@@ -11,10 +11,10 @@ import numpy as np
 from mnn_core.backend.kit.codes import activation_code
 from mnn_core.backend.kit.layout import cdiv, collapse, contiguous_strides
 from mnn_core.backend.kit.params import gemm_args, gemm_params
+from mnn_core.backend.kit.recorder import MAX_GROUPS
 from mnn_core.backend.kit.shader_ops import operand_bindings
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
-from ..recorder import MAX_GROUPS
 from . import register
 
 #: (local size, (TM, TN, BK)): blocks of 128x128, 64x64 and 32x32 outputs
