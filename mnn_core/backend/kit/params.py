@@ -13,7 +13,7 @@ import numpy as np
 
 from .codes import PAD_MODES, REDUCE, activation_code
 from .geometry import conv_geometry, pool_geometry
-from .layout import broadcast_plan, collapse, numel, pad6, pad_to, reduce_plan
+from .layout import broadcast_plan, collapse, contiguous_strides, numel, pad6, pad_to, reduce_plan
 
 if TYPE_CHECKING:
     from ...graph.ir import Node, TensorInfo
@@ -122,6 +122,35 @@ def gemm_args(op: SegmentOp) -> tuple:
     m, n, k, a_st, b_st, bias_st = gemm_operands(attrs, a.info.shape, c_shape, y.info.shape)
     act, aa, ab = activation_code(attrs)
     return m, n, k, 1, 1, a_st, b_st, (0, 0), bias_st, attrs["alpha"], attrs["beta"], act, aa, ab
+
+
+def matmul_plan(a_shape: Sequence[int], b_shape: Sequence[int]) -> tuple:
+    """MatMul's (M, N, K, batch dims, and the batch strides of A, B and Y in elements) with numpy's
+    rules (a 1-D operand as a row or column, broadcast batch dims), the batch dims collapsed."""
+    a2 = (1,) + tuple(a_shape) if len(a_shape) == 1 else tuple(a_shape)
+    b2 = tuple(b_shape) + (1,) if len(b_shape) == 1 else tuple(b_shape)
+    m, k, n = a2[-2], a2[-1], b2[-1]
+    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    strides = []
+    for shape, unit in ((a2[:-2], m * k), (b2[:-2], k * n), (batch, m * n)):
+        padded = (1,) * (len(batch) - len(shape)) + tuple(shape)
+        cs = contiguous_strides(padded)
+        strides.append([0 if d == 1 and o != 1 else s * unit for d, o, s in zip(padded, batch, cs)])
+    dims, (sa, sb, sc) = collapse(batch, *strides)
+    return m, n, k, dims, sa, sb, sc
+
+
+def matmul_args(op: SegmentOp) -> tuple:
+    """A MatMul SegmentOp as gemm.comp's arguments, in gemm_args's order; its batch (at most two
+    dims once collapsed: see matmul_plan) as (nb1, nb2), padded with size-1 dims."""
+    a, b = op.inputs
+    m, n, k, dims, sa, sb, sc = matmul_plan(a.info.shape, b.info.shape)
+    if len(dims) > 2:
+        raise ValueError(f"MatMul batch of {len(dims)} dims after collapsing (max 2)")
+    pad = 2 - len(dims)
+    (nb1, nb2), sa, sb, sc = [1] * pad + list(dims), [0] * pad + sa, [0] * pad + sb, [0] * pad + sc
+    act, aa, ab = activation_code(op.node.attrs)
+    return m, n, k, nb1, nb2, (k, 1, sa[0], sa[1]), (n, 1, sb[0], sb[1]), (sc[0], sc[1]), None, 1.0, 0.0, act, aa, ab
 
 
 def pointwise_params(n: int, c: int, hw: int, o: int, g: int, has_bias: int, act: int, a: float, b: float) -> bytes:

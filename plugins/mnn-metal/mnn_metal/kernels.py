@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.codes import BINARY, REDUCE, UNARY, activation_code, fuse_activations
+from mnn_core.backend.kit.codes import BINARY, REDUCE, UNARY, fuse_activations
 from mnn_core.backend.kit.gpu_kernels import GpuKernelTable
 from mnn_core.backend.kit.layout import cdiv
-from mnn_core.backend.kit.params import conv_plan, gemm_args, gemm_params, reduce_supports
+from mnn_core.backend.kit.params import conv_plan, gemm_args, gemm_params, matmul_args, reduce_supports
 from mnn_core.backend.kit.shader_ops import (
     WORDS,
     binary_supports,
@@ -89,28 +89,7 @@ def _matmul_supports(node, ins):
 
 def _record_matmul(op, rec):
     a, b = op.inputs
-    y = op.outputs[0]
-    m, k, n = a.info.shape[-2], a.info.shape[-1], b.info.shape[-1]
-    batch = int(np.prod(a.info.shape[:-2])) if len(a.info.shape) > 2 else 1
-    act, aa, ab = activation_code(op.node.attrs)
-    _gemm(
-        rec,
-        [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(y)],
-        m,
-        n,
-        k,
-        1,
-        batch,
-        (k, 1, 0, m * k),
-        (n, 1, 0, k * n),
-        (0, m * n),
-        None,
-        1.0,
-        0.0,
-        act,
-        aa,
-        ab,
-    )
+    _gemm(rec, [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(op.outputs[0])], *matmul_args(op))
 
 
 # -- Conv ------------------------------------------------------------------------------------

@@ -8,9 +8,8 @@ import os
 
 import numpy as np
 
-from mnn_core.backend.kit.codes import activation_code
-from mnn_core.backend.kit.layout import cdiv, collapse, contiguous_strides
-from mnn_core.backend.kit.params import gemm_args, gemm_params
+from mnn_core.backend.kit.layout import cdiv
+from mnn_core.backend.kit.params import gemm_args, gemm_params, matmul_args, matmul_plan
 from mnn_core.backend.kit.recorder import MAX_GROUPS
 from mnn_core.backend.kit.shader_ops import operand_bindings
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
@@ -116,23 +115,8 @@ def split_k(device, groups: int, k: int, options: dict) -> int:
     return max(1, min(cdiv(wave, groups), k // 256, 16))  # each slice keeps >= 256 of K
 
 
-def _matmul_plan(a_shape, b_shape):
-    """M, N, K and the collapsed batch dims with the element strides of A, B and C."""
-    a2 = (1,) + tuple(a_shape) if len(a_shape) == 1 else tuple(a_shape)
-    b2 = tuple(b_shape) + (1,) if len(b_shape) == 1 else tuple(b_shape)
-    m, k, n = a2[-2], a2[-1], b2[-1]
-    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
-    strides = []
-    for shape, unit in ((a2[:-2], m * k), (b2[:-2], k * n), (batch, m * n)):
-        padded = (1,) * (len(batch) - len(shape)) + tuple(shape)
-        cs = contiguous_strides(padded)
-        strides.append([0 if d == 1 and o != 1 else s * unit for d, o, s in zip(padded, batch, cs)])
-    dims, (sa, sb, sc) = collapse(batch, *strides)
-    return m, n, k, dims, sa, sb, sc
-
-
 def _matmul_supports(node, ins):
-    m, n, k, dims, *_ = _matmul_plan(ins[0].shape, ins[1].shape)
+    m, n, k, dims, *_ = matmul_plan(ins[0].shape, ins[1].shape)
     if len(dims) > 2:
         return f"batch broadcasting needs {len(dims)} dims after collapsing (max 2)"
     if int(np.prod(dims)) > MAX_GROUPS:
@@ -140,38 +124,9 @@ def _matmul_supports(node, ins):
     return True
 
 
-def _batch2(dims, *strides):
-    """Exactly two batch dims (z = z1 * nb2 + z2), padding with size-1 dims."""
-    while len(dims) < 2:
-        dims = [1] + list(dims)
-        strides = tuple([0] + list(s) for s in strides)
-    return dims, strides
-
-
 def _record_matmul(op, rec):
     a, b = op.inputs
-    y = op.outputs[0]
-    m, n, k, dims, sa, sb, sc = _matmul_plan(a.info.shape, b.info.shape)
-    (nb1, nb2), (sa, sb, sc) = _batch2(dims, sa, sb, sc)
-    act, aa, ab = activation_code(op.node.attrs)
-    _gemm(
-        rec,
-        [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(y)],
-        m,
-        n,
-        k,
-        nb1,
-        nb2,
-        (k, 1, sa[0], sa[1]),
-        (n, 1, sb[0], sb[1]),
-        (sc[0], sc[1]),
-        None,
-        1.0,
-        0.0,
-        act,
-        aa,
-        ab,
-    )
+    _gemm(rec, [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(op.outputs[0])], *matmul_args(op))
 
 
 #: gemv.comp: rows of A it takes (its shared memory holds this many partial sums per invocation)
