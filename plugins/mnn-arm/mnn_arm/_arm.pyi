@@ -39,6 +39,7 @@ def qconv(
     out_kind: int,
     bias: Any,
     bias_input: int,
+    zx_input: int = ...,
 ) -> Execution: ...
 def qmatmul(
     path: str,

@@ -165,6 +165,7 @@ cdef extern from "ops.h" nogil:
         int64_t chunk_cols
         int32_t slices
         int64_t bwork_bytes, acc_elems, dwork_elems
+        int32_t zx_input
     enum: ARM_WIDEN_MAX_IN
     enum: ARM_WIDEN_MAX_OUT
     ctypedef struct arm_widen_state:
@@ -514,8 +515,10 @@ def concat(str name, int64_t outer, blocks, int64_t elem):
     return ex
 
 
-def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult, double zy, int out_kind, bias, int bias_input):
-    """QLinearConv (out_kind 1 uint8 / 2 int8) or ConvInteger (out_kind 0). zw, mult: per output channel."""
+def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult, double zy, int out_kind, bias, int bias_input,
+          int zx_input=-1):
+    """QLinearConv (out_kind 1 uint8 / 2 int8) or ConvInteger (out_kind 0). zw, mult: per output channel.
+    zx_input >= 0: x's zero point is read from that input at run (zx unused)."""
     cdef Execution ex = _execution(f"arm.{'QLinearConv' if out_kind else 'ConvInteger'} [{path}]",
                                    sizeof(arm_qconv_state), arm_qconv_run)
     cdef arm_qconv_state* s = <arm_qconv_state*>ex.state
@@ -526,7 +529,7 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.N, s.O, s.group = p["N"], p["O"], p["group"]
     s.og = s.O // s.group
     s.depthwise = p["depthwise"]
-    s.is_uint8, s.zx = is_uint8, zx
+    s.is_uint8, s.zx, s.zx_input = is_uint8, zx, zx_input
     s.out_bytes = 4 if out_kind == 0 else 1
     s.bias_input = bias_input if bias is None else -1
     s.slices = max(1, int(p.get("threads", 1)))

@@ -204,7 +204,8 @@ def prepare_conv_integer(node, ins, outs, constants, ctx):
     names = node.inputs
     w = _scalar(constants, names[1], "weight")
     o = w.shape[0]
-    zx = _scalar(constants, names[2], "x_zero_point") if len(names) > 2 and names[2] else np.int64(0)
+    zx_runtime = len(names) > 2 and bool(names[2]) and constants.get(names[2]) is None  # read at run
+    zx = _scalar(constants, names[2], "x_zero_point") if len(names) > 2 and names[2] and not zx_runtime else 0
     zw = _scalar(constants, names[3], "w_zero_point") if len(names) > 3 and names[3] else np.int64(0)
     p = _geometry(static_shape(ins[0]), w.shape, node.attrs)
     p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))
@@ -221,4 +222,5 @@ def prepare_conv_integer(node, ins, outs, constants, ctx):
         0,
         None,
         -1,
+        2 if zx_runtime else -1,
     )

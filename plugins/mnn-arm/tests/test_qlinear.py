@@ -130,3 +130,28 @@ def test_post_training_quantized_cnn_runs_whole():
     sess = Session(qgraph, backend="arm", fallback=False)
     assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
     np.testing.assert_array_equal(sess.run(x)["y"], want)
+
+
+@needs_arm
+@pytest.mark.parametrize("dtype,shape,group", [(np.uint8, (2, 6, 11, 9), 1), (np.int8, (1, 8, 13, 7), 8)])
+def test_conv_integer_with_a_runtime_x_zero_point(dtype, shape, group):
+    """ConvInteger whose x_zero_point is a graph input (a dynamically quantized model's): read at run, as
+    the im2col padding and the column correction, for the GEMM and the depthwise kernels alike."""
+    from mnn_core import Session
+    from mnn_core.graph.ir import Graph, Node, TensorInfo
+
+    lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
+    c = shape[1]
+    g = Graph(name="conv_integer")
+    g.inputs["x"] = TensorInfo(shape, np.dtype(dtype).name)
+    g.inputs["zx"] = TensorInfo((), np.dtype(dtype).name)
+    g.initializers["w"] = RNG.integers(-127, 128, (8, c // group, 3, 3)).astype(np.int8)
+    g.initializers["zw"] = np.int8(2)
+    attrs = {"group": group, "pads": [1, 1, 1, 1], "strides": [1, 1], "dilations": [1, 1]}
+    g.nodes.append(Node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], attrs, "conv"))
+    g.outputs = ["y"]
+    sess = Session(g, backend="arm", fallback=False, threads=2)
+    ref = Session(g, backend="reference")
+    for zx in (dtype(lo + 3), dtype(hi // 2 - 1)):  # two zero points on one session: each run reads its own
+        feeds = {"x": RNG.integers(lo, hi, shape).astype(dtype), "zx": zx}
+        np.testing.assert_array_equal(sess.run(feeds)["y"], ref.run(feeds)["y"])

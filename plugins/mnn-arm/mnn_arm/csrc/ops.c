@@ -211,6 +211,11 @@ int arm_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
 int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_qconv_state *s = (arm_qconv_state *)state;
     (void)n_out;
+    if (s->zx_input >= 0 && s->zx_input < n_in) { /* db holds offset - zx: the column side's correction */
+        const void *z = arm_data(&ins[s->zx_input]);
+        s->zx = s->is_uint8 ? (int32_t)*(const uint8_t *)z : (int32_t)*(const int8_t *)z;
+        *(int32_t *)s->epi.db = (s->is_uint8 ? 128 : 0) - s->zx;
+    }
     arm_qepilogue e = s->epi;
     if (s->bias_input >= 0 && s->bias_input < n_in) e.bias = (const int32_t *)arm_data(&ins[s->bias_input]);
     arm_qconv_par(s, (const char *)arm_data(&ins[0]), (char *)arm_data(&outs[0]), &e);

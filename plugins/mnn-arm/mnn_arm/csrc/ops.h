@@ -139,6 +139,7 @@ typedef struct arm_qconv_state {
     int64_t chunk_cols;
     int32_t slices;                          /* scratch slices: one per thread */
     int64_t bwork_bytes, acc_elems, dwork_elems; /* the size of each slice */
+    int32_t zx_input; /* >= 0: x's zero point arrives at run (ConvInteger's input 2): zx and epi.db set then */
 } arm_qconv_state;
 int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
