@@ -28,6 +28,7 @@ UNARY = {
     "Elu": 12,
     "Selu": 13,
     "Mish": 14,
+    "Round": 17,  # after Not (15) and IsNaN (16)
 }
 #: enum arm_dtype
 DTYPE_CODES = {"float32": 0, "float64": 1, "int32": 2, "int64": 3, "int16": 4, "int8": 5, "uint8": 6, "bool": 7}

@@ -137,6 +137,9 @@ def _cases():
         for shape in [(7,), (3, 5, 9), (2, 33)]:
             x = f32(*shape) * 3
             c.append((op, [np.abs(x) + 0.1 if op in ("Log", "Sqrt") else x], {}))
+    halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, -0.49, 0.51, 7.25, -8.75], np.float32)
+    c.append(("Round", [np.concatenate([halves, f32(30) * 4])], {}))  # ties to even, vector and tail
+    c.append(("Round", [f32(3, 5, 9) * 3], {}))
     c.append(("IsNaN", [np.where(RNG.random((5, 7)) > 0.7, np.nan, f32(5, 7)).astype(np.float32)], {}))
     c.append(("Not", [RNG.random((3, 11)) > 0.5], {}))
     for a, b in [((5, 7), (5, 7)), ((3, 1, 9), (4, 1)), ((13,), ())]:
@@ -304,6 +307,8 @@ def test_fp16_domain(i):
     op, inputs, attrs = CASES[i]
     if op == "Cast" and inputs[0].dtype == np.float32 and attrs["to"] not in ("float32", "float64", "bool"):
         pytest.skip("float -> integer casts truncate the fp16-rounded value: off by one near integers, as designed")
+    if op == "Round":
+        pytest.skip("Round of an fp16-rounded value near a half moves by one: a step function, as Floor/Ceil")
     case = _case(i)
     reason = run_case(case, "arm", rtol=1e-2, atol=1e-2, precision="low")
     assert reason is None, reason

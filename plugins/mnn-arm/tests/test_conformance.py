@@ -29,7 +29,7 @@ class TestFP32(BackendConformance):
 #: ops whose output jumps where the input crosses an integer: fp16 storage of an input within 1e-2 of
 #: one moves the result by a whole step, so no tolerance compares them with the fp32 reference
 #: (quantization is such a step: x / scale rounded; the samples' scales are graph inputs, fp16 too)
-FP16_STEP_OPS = frozenset({"Floor", "Ceil", "QuantizeLinear", "QLinearAdd"})
+FP16_STEP_OPS = frozenset({"Floor", "Ceil", "Round", "QuantizeLinear", "QLinearAdd"})
 
 
 def _all_ops_but(skip):

@@ -21,6 +21,7 @@ static void unary_f32(int kind, const float *x, float *y, int64_t n, float alpha
         break;
     case ARM_MATH_FLOOR: for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vrndmq_f32(vld1q_f32(x + i))); break;
     case ARM_MATH_CEIL: for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vrndpq_f32(vld1q_f32(x + i))); break;
+    case ARM_MATH_ROUND: for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vrndnq_f32(vld1q_f32(x + i))); break;
     default: break;
     }
     for (; i < n; ++i) {
@@ -36,6 +37,7 @@ static void unary_f32(int kind, const float *x, float *y, int64_t n, float alpha
         case ARM_MATH_ERF: r = erff(v); break;
         case ARM_MATH_FLOOR: r = floorf(v); break;
         case ARM_MATH_CEIL: r = ceilf(v); break;
+        case ARM_MATH_ROUND: r = nearbyintf(v); break; /* halves to even (the default rounding mode) */
         case ARM_MATH_SIN: r = sinf(v); break;
         case ARM_MATH_COS: r = cosf(v); break;
         case ARM_MATH_SOFTPLUS: r = softplus(v); break;

@@ -78,7 +78,7 @@ int arm_reduce_any_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_ten
 enum arm_math_kind {
     ARM_MATH_EXP, ARM_MATH_LOG, ARM_MATH_SQRT, ARM_MATH_NEG, ARM_MATH_ABS, ARM_MATH_RECIPROCAL, ARM_MATH_ERF,
     ARM_MATH_FLOOR, ARM_MATH_CEIL, ARM_MATH_SIN, ARM_MATH_COS, ARM_MATH_SOFTPLUS, ARM_MATH_ELU, ARM_MATH_SELU,
-    ARM_MATH_MISH, ARM_MATH_NOT, ARM_MATH_ISNAN
+    ARM_MATH_MISH, ARM_MATH_NOT, ARM_MATH_ISNAN, ARM_MATH_ROUND
 };
 typedef struct arm_math_state {
     arm_op op;
