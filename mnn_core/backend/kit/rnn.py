@@ -119,6 +119,12 @@ class RnnPlan:
             | F_Y * has_y
         )
 
+    def step_params(self, phase: int, t: int, has_y: bool) -> tuple:
+        """The rnn_step kernel's parameters for one phase of step `t` (the state ping-pongs between
+        regions t % 2 and the other), the same on every GPU API."""
+        head = (self.kind, phase, t, self.T, t % 2, self.B, self.I, self.H, self.D, self.reverse, self.flags(has_y))
+        return (*head, float(self.clip), self.acts, *self.x_strides, *self.y_strides)
+
     def state_copy(self, back: bool = False) -> tuple[list, list, list]:
         """(shape, src strides, dst strides) of a user state tensor into the state buffer's (D, B, H)
         order, or `back` out of it."""

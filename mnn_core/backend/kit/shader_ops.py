@@ -11,7 +11,7 @@ import numpy as np
 
 from .codes import BINARY, unary_code
 from .layout import broadcast_plan, concat_copies
-from .params import binary_params, pack, pad_params, pool_params, reduce_params
+from .params import ConvPlan, binary_params, conv_plan, pack, pad_params, pool_params, reduce_params
 from .recorder import MAX_GROUPS, Binding, SegmentRecorder, copy_words, record_copy, row_groups
 
 if TYPE_CHECKING:
@@ -52,6 +52,18 @@ def operand_bindings(op: SegmentOp, rec: SegmentRecorder, stand_in: int) -> list
     `stand_in` (a binding must name some buffer)."""
     bias = op.inputs[2] if len(op.inputs) > 2 else op.inputs[stand_in]
     return [rec.tensor(op.inputs[0]), rec.tensor(op.inputs[1]), rec.tensor(bias), rec.output(op.outputs[0])]
+
+
+def conv_operands(op: SegmentOp, rec: SegmentRecorder) -> tuple[ConvPlan, list[Binding]] | None:
+    """A Conv's plan and bindings [X, W, bias, Y] for the backend's GEMM paths; a depthwise Conv is
+    recorded here instead (conv_dw.comp: one invocation per output) and gives None. Under float16
+    storage the weights and bias are float16 in the arena too, and dispatch() picks the *_h variants."""
+    p = conv_plan(op)
+    bindings = operand_bindings(op, rec, stand_in=1)
+    if p.depthwise:
+        rec.elementwise("conv_dw", bindings, p.dw_params(), op.outputs[0].info.size)
+        return None
+    return p, bindings
 
 
 def conv_supports(node: Node, ins: list[TensorInfo]) -> bool | str:

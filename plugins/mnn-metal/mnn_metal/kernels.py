@@ -17,10 +17,11 @@ import numpy as np
 from mnn_core.backend.kit.codes import BINARY, REDUCE, UNARY, fuse_activations
 from mnn_core.backend.kit.gpu_kernels import GpuKernelTable
 from mnn_core.backend.kit.layout import cdiv
-from mnn_core.backend.kit.params import conv_plan, gemm_args, gemm_params, matmul_args, reduce_supports
+from mnn_core.backend.kit.params import gemm_args, gemm_params, matmul_args, reduce_supports
 from mnn_core.backend.kit.shader_ops import (
     WORDS,
     binary_supports,
+    conv_operands,
     conv_supports,
     operand_bindings,
     pool_supports,
@@ -96,14 +97,10 @@ def _record_matmul(op, rec):
 
 
 def _record_conv(op, rec):
-    y = op.outputs[0]
-    p = conv_plan(op)
-    # under float16 storage the weights and bias are float16 in the arena too (the core uploads
-    # them through MetalArena.write, which narrows), and dispatch() picks the *_h kernels
-    bindings = operand_bindings(op, rec, stand_in=1)
-    if p.depthwise:
-        rec.elementwise("conv_dw", bindings, p.dw_params(), y.info.size)
+    planned = conv_operands(op, rec)  # the weights reach a float16 arena through MetalArena.write
+    if planned is None:  # depthwise: recorded
         return
+    p, bindings = planned
     og, k, cols = p.gemm
     if p.pointwise and p.n * p.g <= MAX_GROUPS:
         _pointwise(rec, bindings, p)

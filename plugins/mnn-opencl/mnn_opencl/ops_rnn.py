@@ -46,24 +46,7 @@ def _build_rnn(op, b):
         for phase in p.phases:
             b.launch(
                 "rnn_step",
-                args
-                + [
-                    p.kind,
-                    phase,
-                    t,
-                    p.T,
-                    t % 2,
-                    p.B,
-                    p.I,
-                    p.H,
-                    p.D,
-                    p.reverse,
-                    p.flags(has_y),
-                    float(p.clip),
-                    p.acts,
-                    *p.x_strides,
-                    *p.y_strides,
-                ],
+                args + list(p.step_params(phase, t, has_y)),
                 (p.dbh,),
                 tunable=False,
             )

@@ -7,20 +7,19 @@ products summed in float32 every BK steps (see tile.glsl)."""
 from __future__ import annotations
 
 from mnn_core.backend.kit.layout import cdiv
-from mnn_core.backend.kit.params import conv_plan, pack
-from mnn_core.backend.kit.shader_ops import conv_supports, operand_bindings
+from mnn_core.backend.kit.params import pack
+from mnn_core.backend.kit.shader_ops import conv_operands, conv_supports
 
 from . import register
 from .matmul import dispatch_gemm, gemm_tiles, split_k, use_coopmat
 
 
 def _record(op, rec):
-    y = op.outputs[0]
-    p = conv_plan(op)
-    bindings = operand_bindings(op, rec, stand_in=1)
-    if p.depthwise:
-        rec.elementwise("conv_dw", bindings, p.dw_params(), y.info.size)
+    planned = conv_operands(op, rec)
+    if planned is None:  # depthwise: recorded
         return
+    p, bindings = planned
+    y = op.outputs[0]
     og, k, cols = p.gemm
     local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, p.g, rec.options, k=k)
     grid = (cdiv(cols, bn), cdiv(og, bm), p.g)

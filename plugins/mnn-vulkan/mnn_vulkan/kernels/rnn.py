@@ -33,26 +33,10 @@ def _record(op, rec):
     bind += [rec.tensor(ins[i]) if ins[i] is not None else w for i in (3, 4, 7)]
     y = outs[0]
     y_bind = rec.output(y) if y is not None and y.info.size else Binding(SCRATCH, 0, state.nbytes)
-    flags = p.flags(has_y=y is not None and y.info.size > 0)
+    has_y = y is not None and y.info.size > 0
     for t in range(p.T):
         for phase in p.phases:
-            push = pack(
-                p.kind,
-                phase,
-                t,
-                p.T,
-                t % 2,
-                p.B,
-                p.I,
-                p.H,
-                p.D,
-                p.reverse,
-                flags,
-                float(p.clip),
-                p.acts,
-                *p.x_strides,
-                *p.y_strides,
-            )
+            push = pack(*p.step_params(phase, t, has_y))
             rec.elementwise("rnn_step", bind + [state, y_bind], push, p.dbh)
     last = Binding(SCRATCH, 0, state.nbytes)
     for out, region in ((outs[1], p.T % 2), (outs[2], 2)):  # Y_h, Y_c
