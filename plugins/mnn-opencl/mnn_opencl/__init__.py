@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 
-from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, PrepareContext, hookimpl
+from mnn_core.backend import Availability, CExecution, DeviceInfo, PrepareContext, hookimpl
+from mnn_core.backend.kit.segments import SegmentBackend
 from mnn_core.errors import BackendError, MnnError
 
 __version__ = "0.1.0"
@@ -77,10 +78,11 @@ def device_info(entry) -> DeviceInfo:
     )
 
 
-class OpenCLBackend(Backend):
+class OpenCLBackend(SegmentBackend):
     name = "opencl"
     memory_domain = "opencl"
     priority = 20
+    kernel_table = KERNELS
 
     def __init__(self):
         #: what the last prepared segments were, for tests and `explain`: device, precision, launches, tuning
@@ -105,12 +107,6 @@ class OpenCLBackend(Backend):
         rest = [e for e in discover().devices if e is not chosen]
         return [device_info(e) for e in [chosen] + rest]
 
-    def kernels(self):
-        from mnn_core.ops import all_schemas
-
-        known = all_schemas()
-        return {op: k.spec for op, k in KERNELS.items() if op in known}
-
     # -- per session ----------------------------------------------------------------------
 
     def runtime_for(self, ctx: PrepareContext):
@@ -128,11 +124,6 @@ class OpenCLBackend(Backend):
         if ctx.precision != "low" or setting == "0":
             return "float32"
         return "float16" if runtime.entry.has_fp16 or setting == "force" else "float32"
-
-    def prepare(self, node, ins, outs, constants, ctx):
-        raise BackendError(
-            f"mnn-opencl prepares runs of ops as segments (prepare_segment); it cannot prepare {node.op} on its own"
-        )
 
     def allocate_arena(self, nbytes: int, ctx: PrepareContext | None = None) -> OpenCLArena:
         # on the session's device when the core passes its context (an older core does not:
