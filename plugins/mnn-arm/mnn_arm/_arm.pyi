@@ -54,6 +54,10 @@ def qmatmul(
     mult: Any,
     zy: int,
     out_kind: int,
+    name: str = ...,
+    b_input: int = ...,
+    za_input: int = ...,
+    zb_input: int = ...,
 ) -> Execution: ...
 
 # _arm_move.pxi

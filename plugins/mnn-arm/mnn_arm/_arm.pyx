@@ -185,6 +185,7 @@ cdef extern from "ops.h" nogil:
         int8_t* ap
         int32_t* rowsum
         int32_t* acc
+        int32_t b_input, za_input, zb_input, b_uint8
     int arm_qmatmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_widen_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_conv_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
@@ -576,20 +577,23 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
 
 
 def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, int b_uint8, zb, mult, int zy,
-            int out_kind):
-    """QLinearMatMul with a constant B [K][N]: zb and mult per column (float32 multipliers held in float64),
-    A's batch (its leading dims) folded into repeated M x K products."""
-    cdef Execution ex = _execution(f"arm.QLinearMatMul [{path}]", sizeof(arm_qmatmul_state), arm_qmatmul_run)
+            int out_kind, str name="arm.QLinearMatMul", int b_input=-1, int za_input=-1, int zb_input=-1):
+    """QLinearMatMul (out_kind 1 uint8 / 2 int8) or MatMulInteger (out_kind 0: int32) with B [K][N]: zb and mult
+    per column (float32 multipliers held in float64), A's batch (its leading dims) folded into repeated
+    M x K products. b_input / za_input / zb_input >= 0: B / A's / B's zero point read from that input at run
+    (b, za, zb are then placeholders)."""
+    cdef Execution ex = _execution(f"{name} [{path}]", sizeof(arm_qmatmul_state), arm_qmatmul_run)
     cdef arm_qmatmul_state* s = <arm_qmatmul_state*>ex.state
     s.k = arm_qkernels_for(PATHS[path])
     if s.k == NULL:
         raise RuntimeError(f"arm: the {path} path is not runnable on this CPU")
-    s.M, s.K, s.N, s.a_uint8, s.out_bytes = M, K, N, a_uint8, 1
+    s.M, s.K, s.N, s.a_uint8, s.out_bytes = M, K, N, a_uint8, 4 if out_kind == 0 else 1
+    s.b_input, s.za_input, s.zb_input, s.b_uint8 = b_input, za_input, zb_input, b_uint8
     cdef int64_t K4 = arm_k4(K)
     bc = np.ascontiguousarray(b)
     bp = Buffer((N + ARM_Q_NR - 1) // ARM_Q_NR * ARM_Q_NR * K4)
     colsum = Buffer(N * 4)
-    if bc.size:
+    if bc.size and b_input < 0:
         arm_q_pack_b(<const void*><size_t>bc.ctypes.data, b_uint8, N, 1, K, N, <int8_t*>bp.ptr, <int32_t*>colsum.ptr)
     s.bp = <const int8_t*>ex.hold(bp)
     s.epi.K = K

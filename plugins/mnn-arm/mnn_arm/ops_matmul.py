@@ -1,7 +1,7 @@
 """MatMul (B 2-D: A's batch folds into M; B with batch dims: one GEMM per output batch, broadcast)
 and Gemm (transposes, alpha, beta,
 broadcast C) on a float path's packed GEMM; constant B is packed at prepare.
-QLinearMatMul (uint8/int8, constant B with per-tensor or per-column parameters)
+QLinearMatMul (uint8/int8, constant B with per-tensor or per-column parameters) and MatMulInteger
 on the int8 GEMM (sdot where the CPU has it), bit-exact with the reference."""
 
 from __future__ import annotations
@@ -136,4 +136,43 @@ def prepare_qlinear_matmul(node, ins, outs, constants, ctx):
         mult,
         int(zy.reshape(())),
         1 if outs[0].dtype == "uint8" else 2,
+    )
+
+
+def _mmi_supports(node, ins):
+    if len(ins[1].shape) != 2 or len(ins[0].shape) < 2:
+        return "only A with 2 or more dims and a 2-D B"
+    n = int(ins[1].shape[1])
+    if len(ins) > 2 and ins[2] is not None and int(np.prod(ins[2].shape)) != 1:
+        return "a_zero_point must be one value (not one per row)"
+    if len(ins) > 3 and ins[3] is not None and int(np.prod(ins[3].shape)) not in (1, n):
+        return "b_zero_point must be one value or one per column of B"
+    return True
+
+
+@kernel("MatMulInteger", half_native=True, dtypes=("uint8", "int8"), supports=_mmi_supports, efficiency=0.8)
+def prepare_matmul_integer(node, ins, outs, constants, ctx):
+    """(A - a_zero_point) @ (B - b_zero_point) in int32 on the int8 GEMM (sdot where the CPU has it); B and
+    the zero points packed at prepare when constant, read at run otherwise (dynamically quantized models)."""
+    names = list(node.inputs) + [""] * (4 - len(node.inputs))
+    a_shape = static_shape(ins[0])
+    k, n = static_shape(ins[1])
+    b, za, zb = (constants.get(name) if name else None for name in names[1:4])
+    return _arm.qmatmul(
+        paths.int8_path(),
+        a_shape[-2],
+        k,
+        n,
+        int(ins[0].dtype == "uint8"),
+        int(np.asarray(za).reshape(())) if za is not None else 0,
+        b if b is not None else np.zeros((k, n), ins[1].dtype),
+        int(ins[1].dtype == "uint8"),
+        np.broadcast_to(np.asarray(zb, np.int64).ravel(), (n,)) if zb is not None else np.zeros(n, np.int64),
+        np.ones(n),
+        0,
+        0,
+        "arm.MatMulInteger",
+        1 if b is None else -1,
+        2 if za is None and names[2] else -1,
+        3 if zb is None and names[3] else -1,
     )

@@ -155,3 +155,44 @@ def test_conv_integer_with_a_runtime_x_zero_point(dtype, shape, group):
     for zx in (dtype(lo + 3), dtype(hi // 2 - 1)):  # two zero points on one session: each run reads its own
         feeds = {"x": RNG.integers(lo, hi, shape).astype(dtype), "zx": zx}
         np.testing.assert_array_equal(sess.run(feeds)["y"], ref.run(feeds)["y"])
+
+
+def _mmi_cases():
+    c = []
+    for a_shape, n, adt, bdt, per_col in [
+        ((7, 13), 5, np.uint8, np.int8, False),
+        ((3, 37, 61), 53, np.uint8, np.uint8, True),
+        ((2, 5, 33), 29, np.int8, np.int8, True),
+        ((1, 19), 1, np.int8, np.uint8, False),
+    ]:
+        k = a_shape[-1]
+
+        def ints(shape, dt):
+            lo, hi = (0, 256) if dt == np.uint8 else (-128, 128)
+            return RNG.integers(lo, hi, shape).astype(dt)
+
+        za = ints((), adt)
+        zb = ints((n,), bdt) if per_col else ints((), bdt)
+        c.append([ints(a_shape, adt), ints((k, n), bdt), np.asarray(za, adt), np.asarray(zb, bdt)])
+    return c
+
+
+MMI_CASES = _mmi_cases()
+
+
+@needs_arm
+@pytest.mark.parametrize("constant", [True, False], ids=["constant-B", "runtime-B"])
+@pytest.mark.parametrize("case", range(len(MMI_CASES)))
+def test_matmul_integer_bit_exact(case, constant):
+    """MatMulInteger (dynamically quantized models' matmul): B and the zero points as constants (packed at
+    prepare) or graph inputs (read at run), batched A, per-column b_zero_point; 1 and 3 threads."""
+    from mnn_core import Session
+
+    graph, feeds = _one_node_graph("MatMulInteger", MMI_CASES[case], {}, constant)
+    want = Session(graph, backend="reference").run(dict(feeds))["out0"]
+    for threads in (1, 3):
+        sess = Session(graph, backend="arm", fallback=False, threads=threads)
+        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+        got = sess.run(dict(feeds))["out0"]
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)

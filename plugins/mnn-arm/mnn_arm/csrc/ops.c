@@ -224,7 +224,24 @@ int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
 
 int arm_qmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     arm_qmatmul_state *s = (arm_qmatmul_state *)state;
-    (void)n_in, (void)n_out;
+    (void)n_out;
+    /* the epilogue's da / db / colsum and bp point at this state's own writable buffers */
+    if (s->za_input >= 0 && s->za_input < n_in) {
+        const void *z = arm_data(&ins[s->za_input]);
+        *(int32_t *)s->epi.da = (s->a_uint8 ? 128 : 0) - (s->a_uint8 ? *(const uint8_t *)z : *(const int8_t *)z);
+    }
+    if (s->zb_input >= 0 && s->zb_input < n_in) {
+        const void *z = arm_data(&ins[s->zb_input]);
+        const int64_t nz = mnn_tensor_numel(&ins[s->zb_input]);
+        for (int64_t c = 0; c < s->N; ++c) {
+            const int64_t i = nz == 1 ? 0 : c;
+            const int32_t zb = s->b_uint8 ? ((const uint8_t *)z)[i] : ((const int8_t *)z)[i];
+            ((int32_t *)s->epi.db)[c] = (s->b_uint8 ? 128 : 0) - zb;
+        }
+    }
+    if (s->b_input >= 0 && s->b_input < n_in)
+        arm_q_pack_b(arm_data(&ins[s->b_input]), s->b_uint8, s->N, 1, s->K, s->N, (int8_t *)s->bp,
+                     (int32_t *)s->epi.colsum);
     const char *a = (const char *)arm_data(&ins[0]);
     char *y = (char *)arm_data(&outs[0]);
     arm_qepilogue e = s->epi;

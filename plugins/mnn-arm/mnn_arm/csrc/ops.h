@@ -143,7 +143,7 @@ typedef struct arm_qconv_state {
 } arm_qconv_state;
 int arm_qconv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
-/* QLinearMatMul: A [M][K] (uint8/int8) at run, B [K][N] constant, packed at prepare */
+/* QLinearMatMul / MatMulInteger: A [M][K] (uint8/int8) at run, B [K][N] packed at prepare when constant */
 typedef struct arm_qmatmul_state {
     arm_op op;
     const arm_qkernels *k;
@@ -153,6 +153,9 @@ typedef struct arm_qmatmul_state {
     arm_qepilogue epi; /* da, db per column, colsum of B, mult per column, zy; rowsum filled at run */
     int8_t *ap;
     int32_t *rowsum, *acc;
+    /* MatMulInteger's inputs that may arrive at run (-1: constant, taken at prepare): B (packed into
+     * bp, colsum), A's and B's zero points (into da, db); b_uint8: B's dtype */
+    int32_t b_input, za_input, zb_input, b_uint8;
 } arm_qmatmul_state;
 int arm_qmatmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
