@@ -3,17 +3,12 @@ one work-item per output element, kept and reduced dims as strided walks."""
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.codes import REDUCE
+
 from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
 
-REDUCE_CODES = {
-    "ReduceSum": 0,
-    "ReduceMean": 1,
-    "ReduceMax": 2,
-    "ReduceMin": 3,
-    "ReduceProd": 4,
-    "ReduceL2": 5,
-    "ReduceSumSquare": 6,
-}
+#: reduce.cl's modes: the shared shaders' (reduce.comp) numbering, and SumSquare, which only it has
+REDUCE_CODES = {op: code for op, code in REDUCE.items() if op.startswith("Reduce")} | {"ReduceSumSquare": 6}
 
 
 def _build_reduce(op, b):
