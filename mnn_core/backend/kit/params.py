@@ -112,6 +112,28 @@ def gemm_fields(
     )
 
 
+def matmul_fields(m: int, n: int, k: int, batch: int, attrs: dict) -> dict[str, int | float]:
+    """A row-major MatMul (no bias, `batch` matrices) in gemm_fields' form, with its fused activation."""
+    act, act_alpha, act_beta = activation_code(attrs)
+    return dict(
+        M=m,
+        N=n,
+        K=k,
+        batch=batch,
+        a_rs=k,
+        a_cs=1,
+        b_rs=n,
+        b_cs=1,
+        bias_rs=0,
+        bias_cs=0,
+        alpha=1.0,
+        beta=1.0,
+        act=act,
+        act_alpha=act_alpha,
+        act_beta=act_beta,
+    )
+
+
 def gemm_args(op: SegmentOp) -> tuple:
     """A Gemm SegmentOp as gemm.comp's (m, n, k, nb1, nb2, A strides, B strides, C batch
     strides, bias strides or None, alpha, beta, act, act_alpha, act_beta): see gemm_params."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.params import gemm_fields
+from mnn_core.backend.kit.params import gemm_fields, matmul_fields
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _arm, half, paths
@@ -52,24 +52,7 @@ def prepare_matmul(node, ins, outs, constants, ctx):
         return _batched(node, ins, outs, ctx)
     k, n = b_shape
     m = prod(a_shape[:-1]) if len(a_shape) > 1 else 1
-    act, act_alpha, act_beta = fused_activation(node.attrs)
-    p = dict(
-        M=m,
-        N=n,
-        K=k,
-        batch=1,
-        a_rs=k,
-        a_cs=1,
-        b_rs=n,
-        b_cs=1,
-        bias_rs=0,
-        bias_cs=0,
-        alpha=1.0,
-        beta=1.0,
-        act=act,
-        act_alpha=act_alpha,
-        act_beta=act_beta,
-    )
+    p = matmul_fields(m, n, k, 1, node.attrs)
     path = _float_path(ctx, False)
     return _arm.matmul(path, "arm.MatMul", p, constants.get(node.inputs[1]), None, -1)
 

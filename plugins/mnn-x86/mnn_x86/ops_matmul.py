@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.params import gemm_fields
+from mnn_core.backend.kit.params import gemm_fields, matmul_fields
 from mnn_core.ops.helpers import broadcast_shape
 
 from . import _x86
-from ._common import fused_activation, kernel, static_shape
+from ._common import kernel, static_shape
 from .precision import use_bf16
 
 
@@ -35,24 +35,7 @@ def prepare_matmul(node, ins, outs, constants, ctx, isa):
     n = b2[-1]
     a_batch, b_batch = a2[:-2], b2[:-2]
     out_batch = broadcast_shape(a_batch, b_batch)
-    act, act_alpha, act_beta = fused_activation(node.attrs)
-    p = dict(
-        M=m,
-        N=n,
-        K=k,
-        batch=int(np.prod(out_batch, dtype=np.int64)),
-        a_rs=k,
-        a_cs=1,
-        b_rs=n,
-        b_cs=1,
-        bias_rs=0,
-        bias_cs=0,
-        alpha=1.0,
-        beta=1.0,
-        act=act,
-        act_alpha=act_alpha,
-        act_beta=act_beta,
-    )
+    p = matmul_fields(m, n, k, int(np.prod(out_batch, dtype=np.int64)), node.attrs)
     a_off = b_off = None
     if int(np.prod(b_batch, dtype=np.int64)) == 1:  # one B for all: stack A's batch into M
         p["M"], p["batch"] = m * p["batch"], 1
