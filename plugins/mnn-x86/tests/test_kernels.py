@@ -67,6 +67,21 @@ def test_matmul_narrow(rng, isa, threads, m, k, n):
 
 
 @pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("k,n", [(1, 9), (7, 47), (300, 128), (1536, 130), (65, 300), (9, 4100)])
+def test_matmul_one_row(rng, isa, threads, k, n):
+    """One row of A by a constant B (x86_matmul_row in csrc/op_narrow.c: panel by panel, K odd and even,
+    a partial last panel; N above X86_ROW_MAX_N takes the GEMM), as MatMul and as Gemm with each bias
+    broadcast, alpha, beta and a fused activation."""
+    a, b = _r(rng, 1, k), _r(rng, k, n)
+    check_op("MatMul", [a, b], {}, isa, threads, constant=(1,), rtol=1e-4, atol=1e-4)
+    for c_shape in [(), (n,), (1, n)]:
+        attrs = {"transB": int(c_shape == (n,)), "alpha": 0.7, "beta": -1.5, "activation": "tanh"}
+        bb = np.ascontiguousarray(b.T) if attrs["transB"] else b
+        check_op("Gemm", [a, bb, _r(rng, *c_shape)], attrs, isa, threads, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("isa", ISAS)
 def test_matmul_batch_broadcast_runtime_weights(rng, isa):
     a, b = _r(rng, 3, 1, 20, 33), _r(rng, 4, 33, 17)
     check_op("MatMul", [a, b], {"activation": "relu"}, isa, constant=())

@@ -20,6 +20,10 @@ int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
         x86_matmul_narrow(s, a, y, &e);
         return 0;
     }
+    if (x86_matmul_row_fits(s)) { /* M = 1 (op_narrow.c) */
+        x86_matmul_row(s, a, y, &e);
+        return 0;
+    }
     for (int64_t t = 0; t < s->batch; ++t) {
         const int64_t ao = s->a_off ? s->a_off[t] : 0, bo = s->b_off ? s->b_off[t] : 0;
         if (t == 0 || (s->a_off && ao != s->a_off[t - 1])) k->pack_a(a + ao, s->a_rs, s->a_cs, s->M, s->K, s->a_work, s->op.threads);

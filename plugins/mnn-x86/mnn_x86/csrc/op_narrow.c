@@ -1,8 +1,9 @@
-/* MatMul / Gemm with a constant B of few columns (N <= X86_NARROW_N: a per-token classifier, deepcut's
+/* MatMul / Gemm special cases of the packed GEMM. First, a constant B of few columns (N <= X86_NARROW_N: a per-token classifier, deepcut's
  * 200 -> 5 dense layers). The packed GEMM pads N to its register tile's NR (32 or 48), so N = 5 did
  * 15 % useful work and packed all of A first; here each output is a dot product of an A row with a
  * row of B^T (kept [N][K] at prepare), four A rows at a time sharing each load of B^T, and A is read
- * in place. GCC's function multi-versioning builds the loop for AVX-512, AVX2 and SSE2. */
+ * in place. Second, one row of A by a packed constant B (x86_matmul_row). GCC's function
+ * multi-versioning builds the loops for AVX-512, AVX2 and SSE2. */
 #include <string.h>
 
 #include "ops.h"
@@ -108,4 +109,78 @@ void x86_matmul_narrow(const x86_matmul_state *s, const float *a, float *y, cons
     /* under about 64k multiply-adds a second thread costs more than it saves */
     const int threads = s->M * s->K * s->N >= 65536 ? s->op.threads : 1;
     x86_parallel(threads, items, narrow_task, &J);
+}
+
+/* -- one row of A (M = 1: a fully connected layer at batch 1) -------------------------------------- */
+
+/* y[0:NR] = a · panel ([K][NR] of the packed B, nv = NR / 16 vectors): two accumulator sets (even and
+ * odd k), so each FMA waits on the one two steps back; the panel is read in order (the GEMM's one-row
+ * tile took 10 us for 1536 x 128 with B in L2, where streaming it takes about 5) */
+static inline __attribute__((always_inline)) void row_panel(const float *a, int64_t a_cs, const float *p, int64_t K,
+                                                            int nv, float *y) {
+    nv16 s0[3] = {{0}}, s1[3] = {{0}};
+    int64_t k = 0;
+    for (; k + 2 <= K; k += 2) {
+        const float x0 = a[k * a_cs], x1 = a[(k + 1) * a_cs];
+        for (int v = 0; v < nv; ++v) {
+            nv16 b0, b1;
+            memcpy(&b0, p + k * nv * 16 + v * 16, sizeof b0);
+            memcpy(&b1, p + (k + 1) * nv * 16 + v * 16, sizeof b1);
+            s0[v] += x0 * b0;
+            s1[v] += x1 * b1;
+        }
+    }
+    if (k < K)
+        for (int v = 0; v < nv; ++v) {
+            nv16 b0;
+            memcpy(&b0, p + k * nv * 16 + v * 16, sizeof b0);
+            s0[v] += a[k * a_cs] * b0;
+        }
+    for (int v = 0; v < nv; ++v) {
+        const nv16 s = s0[v] + s1[v];
+        memcpy(y + v * 16, &s, sizeof s);
+    }
+}
+
+#define ROW_PANELS(NV)                                                                                             \
+    static NARROW_CLONES void row_panels_##NV(const float *a, int64_t a_cs, const float *bp, int64_t K, int64_t q0, \
+                                              int64_t q1, float *y) {                                           \
+        for (int64_t q = q0; q < q1; ++q) row_panel(a, a_cs, bp + q * NV * 16 * K, K, NV, y + q * NV * 16);      \
+    }
+ROW_PANELS(1)
+ROW_PANELS(2)
+ROW_PANELS(3)
+
+typedef struct {
+    const x86_matmul_state *s;
+    const float *a;
+    float *row; /* the panels' columns, NR a panel (N rounded up) */
+} row_job;
+
+static void row_task(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const row_job *J = (const row_job *)ctx;
+    const x86_matmul_state *s = J->s;
+    const int nv = s->op.k->nr / 16;
+    (void)worker;
+    if (nv == 1) row_panels_1(J->a, s->a_cs, s->b_packed, s->K, lo, hi, J->row);
+    else if (nv == 2) row_panels_2(J->a, s->a_cs, s->b_packed, s->K, lo, hi, J->row);
+    else row_panels_3(J->a, s->a_cs, s->b_packed, s->K, lo, hi, J->row);
+}
+
+int x86_matmul_row_fits(const x86_matmul_state *s) {
+    const int nr = s->op.k->nr;
+    return s->M == 1 && s->batch == 1 && s->b_packed && !s->bf16 && (nr == 16 || nr == 32 || nr == 48) &&
+           s->N <= X86_ROW_MAX_N;
+}
+
+void x86_matmul_row(const x86_matmul_state *s, const float *a, float *y, const x86_epilogue *e) {
+    float row[X86_ROW_MAX_N + 48] __attribute__((aligned(64)));
+    const int64_t nr = s->op.k->nr, panels = (s->N + nr - 1) / nr, N = s->N;
+    row_job J = {s, a, row};
+    /* a thread per part only where the panels are large: below about 1 MB of B one core streams it */
+    const int threads = s->K * N >= (1 << 18) ? s->op.threads : 1;
+    x86_parallel_ranges(threads, panels, 1, row_task, &J);
+    for (int64_t j = 0; j < N; ++j)
+        y[j] = e->alpha * row[j] + (e->bias ? e->beta * e->bias[j * e->bias_cs] : 0.0f);
+    if (e->act != MNN_ACT_NONE) s->op.k->activation(e, y, y, N, 1);
 }

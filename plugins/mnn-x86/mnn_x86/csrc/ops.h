@@ -93,6 +93,10 @@ typedef struct x86_matmul_state {
 /* op_narrow.c: C = epilogue(A @ B) for a constant B of few columns, by dot products with B^T's rows */
 #define X86_NARROW_N 8
 void x86_matmul_narrow(const x86_matmul_state *s, const float *a, float *y, const x86_epilogue *e);
+/* one row of A times the packed constant B, panel by panel in order (M = 1, N <= X86_ROW_MAX_N) */
+#define X86_ROW_MAX_N 4096
+int x86_matmul_row_fits(const x86_matmul_state *s);
+void x86_matmul_row(const x86_matmul_state *s, const float *a, float *y, const x86_epilogue *e);
 int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 /* binary element-wise op over collapsed, broadcast dims */
