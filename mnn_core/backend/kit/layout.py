@@ -61,6 +61,13 @@ def collapse(dims: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], l
     return [d for d, _ in out], [[st[k] for _, st in out] for k in range(len(strides))]
 
 
+def collapse_walk(dims: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], list[list[int]]]:
+    """collapse() for a kernel that walks at least one dim: a single dim of 1 (stride 0) where every
+    dim is 1."""
+    out, st = collapse(dims, *strides)
+    return (out, st) if out else ([1], [[0] for _ in strides])
+
+
 def broadcast_plan(out_shape: Sequence[int], *in_shapes: Sequence[int]) -> tuple[list[int], list[list[int]]]:
     """Collapsed output dims and each input's element strides (0 where it broadcasts)."""
     return collapse(out_shape, *(broadcast_strides(shape, out_shape) for shape in in_shapes))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.layout import collapse_walk as merge_dims
+from mnn_core.backend.kit.layout import contiguous_strides as dense
 from mnn_core.graph.ir import DTYPES
 from mnn_core.ops.helpers import normalize_axis
 from mnn_core.ops.shape import slice_plan, split_sizes
@@ -25,30 +27,6 @@ MAX_WHERE_DIMS = 8  # MNN_MAX_DIMS
 
 def elem_bytes(info, ctx) -> int:
     return 2 if half.half_activations(ctx) and half.stored_half(info) else np.dtype(info.dtype).itemsize
-
-
-def dense(shape) -> list[int]:
-    """Element strides of a dense row-major tensor."""
-    return [prod(shape[i + 1 :]) for i in range(len(shape))]
-
-
-def merge_dims(dims, *strides) -> tuple[list, list]:
-    """Drop dims of 1 and merge neighbours every operand walks contiguously (the output is dense)."""
-    out_dims, out_str = [], [[] for _ in strides]
-    for d, dim in enumerate(dims):
-        if dim == 1:
-            continue
-        if out_dims and all(s[-1] == st[d] * dim for s, st in zip(out_str, strides)):
-            out_dims[-1] *= dim
-            for s, st in zip(out_str, strides):
-                s[-1] = st[d]
-            continue
-        out_dims.append(dim)
-        for s, st in zip(out_str, strides):
-            s.append(st[d])
-    if not out_dims:
-        return [1], [[0] for _ in strides]
-    return out_dims, out_str
 
 
 def _strided(node, outs, ctx, dims, strides, base=0):

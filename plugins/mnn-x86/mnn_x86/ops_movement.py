@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.layout import collapse_walk as merge_dims
+from mnn_core.backend.kit.layout import contiguous_strides as _dense
 from mnn_core.graph.ir import DTYPES, NUMPY_DTYPES
 from mnn_core.ops.helpers import normalize_axis
 from mnn_core.ops.shape import slice_plan, split_sizes
@@ -28,31 +30,6 @@ def _prod(shape) -> int:
 
 def _size(dtype: str) -> int:
     return np.dtype(dtype).itemsize
-
-
-def _dense(shape) -> list[int]:
-    """Element strides of a dense row-major tensor."""
-    return [_prod(shape[i + 1 :]) for i in range(len(shape))]
-
-
-def merge_dims(dims, *strides) -> tuple[list, list]:
-    """Drop dims of 1 and merge neighbours every operand walks contiguously (the output is dense);
-    a scalar walks one dim of 1."""
-    out_dims, out_str = [], [[] for _ in strides]
-    for d, dim in enumerate(dims):
-        if dim == 1:
-            continue
-        if out_dims and all(s[-1] == st[d] * dim for s, st in zip(out_str, strides)):
-            out_dims[-1] *= dim
-            for s, st in zip(out_str, strides):
-                s[-1] = st[d]
-            continue
-        out_dims.append(dim)
-        for s, st in zip(out_str, strides):
-            s.append(st[d])
-    if not out_dims:
-        return [1], [[0] for _ in strides]
-    return out_dims, out_str
 
 
 def _plan(dims, strides, base: int = 0) -> tuple:
