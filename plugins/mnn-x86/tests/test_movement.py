@@ -446,6 +446,22 @@ def test_concat_transpose_element_sizes(rng, dtype, threads):
     check("Transpose", [data(rng, (2, 300, 400), dtype)], {"perm": [0, 2, 1]}, threads)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "uint8", "int64"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_concat_short_rows(rng, dtype, threads):
+    """Rows of at most 256 bytes (op_layout.c: concat_rows): single elements stacked on a new last axis
+    (torch.stack), blocks of odd sizes, an empty input, enough rows for both threads."""
+    cols = [data(rng, (24, 64, 1), dtype) for _ in range(3)]
+    check("Concat", cols, {"axis": 2}, threads)
+    check(
+        "Concat",
+        [data(rng, (3000, 1), dtype), data(rng, (3000, 5), dtype), data(rng, (3000, 2), dtype)],
+        {"axis": 1},
+        threads,
+    )
+    check("Concat", [data(rng, (7, 0, 3), dtype), data(rng, (7, 3, 3), dtype)], {"axis": 1}, threads)
+
+
 def test_scatter_elements_smaller_indices(rng):
     """Indices smaller than the data off the axis update its first entries there."""
     check("ScatterElements", [data(rng, (5, 6)), indices(rng, (2, 3), 6), data(rng, (2, 3))], {"axis": 1})

@@ -41,6 +41,24 @@ static void concat_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     }
 }
 
+/* rows of at most CONCAT_SHORT_ROW bytes (attacut's stack of three 1-float columns: 4608 pieces of 4
+ * bytes, 19.6 us by the byte walk above): a row at a time, each input's block copied in turn */
+#define CONCAT_SHORT_ROW 256
+static void concat_rows(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const concat_job *j = (const concat_job *)ctx;
+    (void)worker;
+    for (int64_t o = lo; o < hi; ++o) {
+        char *dst = j->y + (size_t)o * j->row;
+        for (int32_t i = 0; i < j->n; ++i) {
+            const size_t nb = (size_t)j->s->block[i] * j->es;
+            const char *src = (const char *)j->ins[i].data + (size_t)o * nb;
+            if (nb == 4) memcpy(dst, src, 4); /* a constant size: one move */
+            else memcpy(dst, src, nb);
+            dst += nb;
+        }
+    }
+}
+
 int x86_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_concat_state *s = (x86_concat_state *)state;
     (void)n_out;
@@ -48,6 +66,10 @@ int x86_concat_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
     for (int32_t i = 0; i < j.n; ++i) j.row += (size_t)s->block[i] * j.es;
     j.total = j.row * (size_t)s->outer;
     if (j.total == 0) return 0;
+    if (j.row <= CONCAT_SHORT_ROW) {
+        x86_parallel_ranges(s->op.threads, s->outer, 1 + CONCAT_GRAIN_UNITS * CONCAT_UNIT / j.row, concat_rows, &j);
+        return 0;
+    }
     x86_parallel_ranges(s->op.threads, (int64_t)((j.total + CONCAT_UNIT - 1) / CONCAT_UNIT), CONCAT_GRAIN_UNITS,
                         concat_range, &j);
     return 0;
