@@ -1,8 +1,9 @@
 """Extra random cases for the GPU backends' integer and classic-ML kernels, beyond the op schemas'
 samples (which ONNX Runtime must also run): zero points per output channel, per row of A and per
 column of B; integer arithmetic with broadcasting; DynamicQuantizeLSTM at odd sizes; forests and
-linear models with many classes, NaN features and every node mode. `quant_cases()` gives them as
-mnn_core.testing conformance cases (one-node graphs with the reference's outputs)."""
+linear models with many classes or one score per row, two-class forests, NaN features and every
+node mode. `quant_cases()` gives them as mnn_core.testing conformance cases (one-node graphs with
+the reference's outputs)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,22 @@ def _classic_ml(rng):
         x = rng.uniform(-1, 1, (37, 6)).astype(np.float32)
         x[rng.random(x.shape) < 0.1] = np.nan
         yield "TreeEnsembleClassifier", [x], attrs, f"7 trees depth 4, {k} classes {how}, NaN features"
+    for voters, positive, n_base, how in (
+        ([1], False, 0, "NONE"),
+        (None, False, 1, "LOGISTIC"),
+        ([0], True, 2, "NONE"),
+    ):
+        attrs = random_trees(rng, "class", 5, 3, 4, 2, voters, MODES[:6], positive)
+        attrs.update(classlabels_int64s=[3, 9], post_transform=how, base_values=[0.2, -0.1][:n_base])
+        x = rng.uniform(-1, 1, (29, 4)).astype(np.float32)
+        x[rng.random(x.shape) < 0.1] = np.nan
+        yield "TreeEnsembleClassifier", [x], attrs, f"two classes, votes {voters}, {n_base} base values, {how}"
+    for how in ("NONE", "LOGISTIC", "PROBIT"):
+        scale = 0.1 if how == "PROBIT" else 1.0  # (probit of scores within (0, 1))
+        attrs = {"coefficients": (rng.uniform(0, 1, 6) * scale).tolist(), "intercepts": [0.05], "post_transform": how}
+        attrs["classlabels_ints"] = [-4, 6]
+        x = rng.uniform(-1 if how != "PROBIT" else 0, 1, (13, 6)).astype(np.float32)
+        yield "LinearClassifier", [x], attrs, f"one score per row, {how}"
     coef = rng.standard_normal(9 * 13).astype(np.float32)
     for how in ("SOFTMAX_ZERO", "LOGISTIC"):
         attrs = {"coefficients": coef.tolist(), "intercepts": [0.0] * 9, "post_transform": how}

@@ -2,7 +2,8 @@
 they decline, and the host tables and parameters their kernels read (ml_*.comp, mnn-opencl's ml.cl).
 
 A classifier's row is one invocation: its scores (at most MAX_CLASSES) live in registers, the label
-is the first best score's, and the post transform is applied in place, as mnn_core.ops.ml does it.
+is the first best score's, and the post transform is applied in place, as mnn_core.ops.ml does it;
+one score per row (a one-column LinearClassifier) and two-class forests follow ONNX Runtime's rules.
 A model's constants (coefficients, the trees) are one table of 32-bit words uploaded with the segment;
 `words` says where each section starts.
 """
@@ -82,8 +83,6 @@ def linear_supports(node: Node, ins: Sequence[TensorInfo]) -> str | bool:
         return ok
     attrs = full_attrs(node)
     k = _classes(attrs, rows(ins[0])[1])
-    if k < 2:
-        return "one score per row (two classes from one column) is not supported"
     if k > MAX_CLASSES:
         return f"{k} classes exceed the {MAX_CLASSES} one invocation keeps"
     return True
@@ -115,8 +114,8 @@ def trees_supports(node: Node, ins: Sequence[TensorInfo]) -> str | bool:
         return ok
     attrs = full_attrs(node)
     k = len(attrs["classlabels_int64s"])
-    if k == 2:
-        return "two classes (ONNX Runtime's one-score binary case) are not supported"
+    if k == 2 and len(attrs["base_values"]) > 2:
+        return f"two classes with {len(attrs['base_values'])} base values are not supported"
     if k > MAX_CLASSES:
         return f"{k} classes exceed the {MAX_CLASSES} one invocation keeps"
     if attrs.get("nodes_values_as_tensor") is not None or attrs.get("class_weights_as_tensor") is not None:
@@ -163,8 +162,32 @@ def trees_table(info: TensorInfo, attrs: dict) -> tuple[np.ndarray, dict]:
         base=starts[6],
         n_base=int(base.size),
         steps=int(forest.mode.size) + 1,
+        binary=_binary_flags(attrs),
     )
     return table, params
 
 
-TREE_PARAMS = ("n", "f", "k", "how", "trees", "thr", "w", "has", "roots", "labels", "base", "n_base", "steps")
+def _binary_flags(attrs: dict) -> int:
+    """ONNX Runtime's two-class rules: 1 when every leaf votes for one class id (the label then
+    follows that score), | 2 when all those weights are >= 0 (the threshold is 0.5, not 0)."""
+    one_id = len(set(attrs["class_ids"])) == 1
+    positive = all(w >= 0 for w in attrs["class_weights"])
+    return int(one_id) | int(one_id and positive) << 1
+
+
+TREE_PARAMS = (
+    "n",
+    "f",
+    "k",
+    "how",
+    "trees",
+    "thr",
+    "w",
+    "has",
+    "roots",
+    "labels",
+    "base",
+    "n_base",
+    "steps",
+    "binary",
+)

@@ -34,3 +34,21 @@ void ml_post_transform(uint k, uint how) {
         for (uint c = 0u; c < k; ++c) score[c] /= sum;
     }
 }
+
+// Two classes from one score v (ONNX Runtime's expansion): PROBIT gives [probit(v), 0], LOGISTIC
+// [1 - p, p] with p = logistic(v), else [1 - v, v], or [-v, v] where extra >= 2; extra < 0 keeps
+// [v, 0]. (mnn_core.ops.ml._one_score)
+void ml_one_score(float v, uint how, int extra) {
+    if (how == 4u) {
+        score[0] = ml_probit(v);
+        score[1] = 0.0;
+        return;
+    }
+    float lo = extra >= 2 ? -v : 1.0 - v, hi = v;
+    if (how == 2u) {
+        hi = ml_logistic(v);
+        lo = 1.0 - hi;
+    }
+    score[0] = extra < 0 ? v : lo;
+    score[1] = extra < 0 ? 0.0 : hi;
+}

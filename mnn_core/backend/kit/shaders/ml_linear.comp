@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// LinearClassifier (ai.onnx.ml), k >= 2 classes: per row, scores x . coefficients[c] + intercepts[c],
-// the label of the first best score (int64), the scores after the post transform. One invocation
-// per row; the table is kit.ml.linear_table's (coefficients [k, f], intercepts, labels).
+// LinearClassifier (ai.onnx.ml): per row, scores x . coefficients[c] + intercepts[c], the label of
+// the first best score (int64), the scores after the post transform; with one score (k = 1) its sign
+// picks one of two labels and it becomes two scores (ml_one_score). One invocation per row; the table
+// is kit.ml.linear_table's (coefficients [k, f], intercepts, labels).
 #include "common.glsl"
 #include "ml.glsl"
 
@@ -25,8 +26,14 @@ void main() {
         score[c] = s + uintBitsToFloat(table[p.icpt + c]);
         if (score[c] > score[best]) best = c;
     }
+    if (p.k == 1u) best = score[0] > 0.0 ? 1u : 0u;
     label[2u * r] = table[p.labels + 2u * best];
     label[2u * r + 1u] = table[p.labels + 2u * best + 1u];
-    ml_post_transform(p.k, p.how);
-    for (uint c = 0u; c < p.k; ++c) z[r * p.k + c] = score[c];
+    if (p.k == 1u) {
+        ml_one_score(score[0], p.how, 0);
+    } else {
+        ml_post_transform(p.k, p.how);
+    }
+    uint cols = max(p.k, 2u);
+    for (uint c = 0u; c < cols; ++c) z[r * cols + c] = score[c];
 }

@@ -44,15 +44,15 @@ struct spvUnsafeArray
     }
 };
 
-constant uint _40_tmp [[function_constant(0)]];
-constant uint _40 = is_function_constant_defined(_40_tmp) ? _40_tmp : 1u;
-constant uint _41_tmp [[function_constant(1)]];
-constant uint _41 = is_function_constant_defined(_41_tmp) ? _41_tmp : 1u;
-constant uint _42_tmp [[function_constant(2)]];
-constant uint _42 = is_function_constant_defined(_42_tmp) ? _42_tmp : 1u;
-constant uint3 gl_WorkGroupSize [[maybe_unused]] = uint3(_40, _41, _42);
+constant uint _48_tmp [[function_constant(0)]];
+constant uint _48 = is_function_constant_defined(_48_tmp) ? _48_tmp : 1u;
+constant uint _49_tmp [[function_constant(1)]];
+constant uint _49 = is_function_constant_defined(_49_tmp) ? _49_tmp : 1u;
+constant uint _50_tmp [[function_constant(2)]];
+constant uint _50 = is_function_constant_defined(_50_tmp) ? _50_tmp : 1u;
+constant uint3 gl_WorkGroupSize [[maybe_unused]] = uint3(_48, _49, _50);
 
-struct _265
+struct _317
 {
     uint _m0;
     uint _m1;
@@ -62,146 +62,201 @@ struct _265
     uint _m5;
 };
 
-struct _299
+struct _350
 {
     float _m0[1];
 };
 
-struct _312
+struct _363
 {
     uint _m0[1];
 };
 
-struct _355
+struct _415
 {
     uint _m0[1];
 };
 
-struct _400
+struct _477
 {
     float _m0[1];
 };
 
-kernel void ml_linear(const device _299& _301 [[buffer(0)]], const device _312& _314 [[buffer(1)]], device _355& _357 [[buffer(2)]], device _400& _402 [[buffer(3)]], constant _265& _267 [[buffer(30)]], uint3 gl_WorkGroupID [[threadgroup_position_in_grid]], uint3 gl_NumWorkGroups [[threadgroups_per_grid]], uint3 gl_LocalInvocationID [[thread_position_in_threadgroup]])
+kernel void ml_linear(const device _350& _352 [[buffer(0)]], const device _363& _365 [[buffer(1)]], device _415& _417 [[buffer(2)]], device _477& _479 [[buffer(3)]], constant _317& _319 [[buffer(30)]], uint3 gl_WorkGroupID [[threadgroup_position_in_grid]], uint3 gl_NumWorkGroups [[threadgroups_per_grid]], uint3 gl_LocalInvocationID [[thread_position_in_threadgroup]])
 {
     do
     {
-        uint _434 = (((gl_WorkGroupID.y * gl_NumWorkGroups.x) + gl_WorkGroupID.x) * gl_WorkGroupSize.x) + gl_LocalInvocationID.x;
-        if (_434 >= _267._m0)
+        uint _513 = (((gl_WorkGroupID.y * gl_NumWorkGroups.x) + gl_WorkGroupID.x) * gl_WorkGroupSize.x) + gl_LocalInvocationID.x;
+        if (_513 >= _319._m0)
         {
             break;
         }
-        uint _625;
-        uint _626;
-        _626 = 0u;
-        _625 = 0u;
-        uint _660;
-        spvUnsafeArray<float, 64> _136;
-        for (; _625 < _267._m2; _626 = _660, _625++)
+        uint _805;
+        uint _807;
+        _807 = 0u;
+        _805 = 0u;
+        uint _848;
+        spvUnsafeArray<float, 64> _144;
+        for (; _805 < _319._m2; _807 = _848, _805++)
         {
-            float _649;
-            _649 = 0.0;
-            for (uint _647 = 0u; _647 < _267._m1; )
+            float _834;
+            _834 = 0.0;
+            for (uint _832 = 0u; _832 < _319._m1; )
             {
-                _649 = fma(_301._m0[(_434 * _267._m1) + _647], as_type<float>(_314._m0[(_625 * _267._m1) + _647]), _649);
-                _647++;
+                _834 = fma(_352._m0[(_513 * _319._m1) + _832], as_type<float>(_365._m0[(_805 * _319._m1) + _832]), _834);
+                _832++;
                 continue;
             }
-            _136[_625] = _649 + as_type<float>(_314._m0[_267._m4 + _625]);
-            _660 = (_136[_625] > _136[_626]) ? _625 : _626;
+            _144[_805] = _834 + as_type<float>(_365._m0[_319._m4 + _805]);
+            _848 = (_144[_805] > _144[_807]) ? _805 : _807;
         }
-        uint _359 = 2u * _434;
-        uint _365 = _267._m5 + (2u * _626);
-        _357._m0[_359] = _314._m0[_365];
-        _357._m0[_359 + 1u] = _314._m0[_365 + 1u];
-        bool _448 = _267._m3 == 2u;
-        if (_448 || (_267._m3 == 4u))
+        bool _407 = _319._m2 == 1u;
+        uint _806;
+        if (_407)
         {
-            for (uint _641 = 0u; _641 < _267._m2; _641++)
-            {
-                float _644;
-                if (_448)
-                {
-                    float _579 = 1.0 / (1.0 + exp(-abs(_136[_641])));
-                    float _643;
-                    if (_136[_641] < 0.0)
-                    {
-                        _643 = 1.0 - _579;
-                    }
-                    else
-                    {
-                        _643 = _579;
-                    }
-                    _644 = _643;
-                }
-                else
-                {
-                    float _597 = fma(2.0, _136[_641], -1.0);
-                    float _603 = log((1.0 - _597) * (1.0 + _597));
-                    float _606 = fma(0.5, _603, 4.33074665069580078125);
-                    _644 = (1.41421353816986083984375 * ((_597 < 0.0) ? (-1.0) : 1.0)) * sqrt((-_606) + sqrt(fma(_606, _606, _603 * (-6.8027210235595703125))));
-                }
-                _136[_641] = _644;
-            }
+            _806 = uint(_144[0] > 0.0);
         }
         else
         {
-            bool _481 = _267._m3 == 1u;
-            if (_481 || (_267._m3 == 3u))
+            _806 = _807;
+        }
+        uint _419 = 2u * _513;
+        uint _425 = _319._m5 + (2u * _806);
+        _417._m0[_419] = _365._m0[_425];
+        _417._m0[_419 + 1u] = _365._m0[_425 + 1u];
+        if (_407)
+        {
+            float _449 = _144[0];
+            do
             {
-                float _635;
-                _635 = _136[0];
-                for (uint _627 = 1u; _627 < _267._m2; )
+                if (_319._m3 == 4u)
                 {
-                    _635 = fast::max(_635, _136[_627]);
-                    _627++;
-                    continue;
+                    float _569 = fma(2.0, _449, -1.0);
+                    float _575 = log((1.0 - _569) * (1.0 + _569));
+                    float _578 = fma(0.5, _575, 4.33074665069580078125);
+                    _144[0] = (1.41421353816986083984375 * ((_569 < 0.0) ? (-1.0) : 1.0)) * sqrt((-_578) + sqrt(fma(_578, _578, _575 * (-6.8027210235595703125))));
+                    _144[1] = 0.0;
+                    break;
                 }
-                float _631;
-                _631 = 0.0;
-                float _653;
-                for (uint _628 = 0u; _628 < _267._m2; _631 = _653, _628++)
+                float _829;
+                float _830;
+                if (_319._m3 == 2u)
                 {
-                    bool _519;
-                    if (!_481)
+                    float _605 = 1.0 / (1.0 + exp(-abs(_449)));
+                    float _828;
+                    if (_449 < 0.0)
                     {
-                        _519 = abs(_136[_628]) > 1.0000000116860974230803549289703e-07;
+                        _828 = 1.0 - _605;
                     }
                     else
                     {
-                        _519 = _481;
+                        _828 = _605;
                     }
-                    float _636;
-                    if (_519)
-                    {
-                        _636 = exp(_136[_628] - _635);
-                    }
-                    else
-                    {
-                        _636 = _136[_628] * exp(-_635);
-                    }
-                    _136[_628] = _636;
-                    if (_519)
-                    {
-                        _653 = _631 + _136[_628];
-                    }
-                    else
-                    {
-                        _653 = _631;
-                    }
+                    _830 = _828;
+                    _829 = 1.0 - _828;
                 }
-                for (uint _629 = 0u; _629 < _267._m2; )
+                else
                 {
-                    _136[_629] /= _631;
-                    _629++;
-                    continue;
+                    _830 = _449;
+                    _829 = 1.0 - _449;
+                }
+                _144[0] = _829;
+                _144[1] = _830;
+                break;
+            } while(false);
+        }
+        else
+        {
+            bool _628 = _319._m3 == 2u;
+            if (_628 || (_319._m3 == 4u))
+            {
+                for (uint _822 = 0u; _822 < _319._m2; _822++)
+                {
+                    float _824;
+                    if (_628)
+                    {
+                        float _759 = 1.0 / (1.0 + exp(-abs(_144[_822])));
+                        float _823;
+                        if (_144[_822] < 0.0)
+                        {
+                            _823 = 1.0 - _759;
+                        }
+                        else
+                        {
+                            _823 = _759;
+                        }
+                        _824 = _823;
+                    }
+                    else
+                    {
+                        float _777 = fma(2.0, _144[_822], -1.0);
+                        float _783 = log((1.0 - _777) * (1.0 + _777));
+                        float _786 = fma(0.5, _783, 4.33074665069580078125);
+                        _824 = (1.41421353816986083984375 * ((_777 < 0.0) ? (-1.0) : 1.0)) * sqrt((-_786) + sqrt(fma(_786, _786, _783 * (-6.8027210235595703125))));
+                    }
+                    _144[_822] = _824;
+                }
+            }
+            else
+            {
+                bool _661 = _319._m3 == 1u;
+                if (_661 || (_319._m3 == 3u))
+                {
+                    float _816;
+                    _816 = _144[0];
+                    for (uint _808 = 1u; _808 < _319._m2; )
+                    {
+                        _816 = fast::max(_816, _144[_808]);
+                        _808++;
+                        continue;
+                    }
+                    float _812;
+                    _812 = 0.0;
+                    float _838;
+                    for (uint _809 = 0u; _809 < _319._m2; _812 = _838, _809++)
+                    {
+                        bool _699;
+                        if (!_661)
+                        {
+                            _699 = abs(_144[_809]) > 1.0000000116860974230803549289703e-07;
+                        }
+                        else
+                        {
+                            _699 = _661;
+                        }
+                        float _817;
+                        if (_699)
+                        {
+                            _817 = exp(_144[_809] - _816);
+                        }
+                        else
+                        {
+                            _817 = _144[_809] * exp(-_816);
+                        }
+                        _144[_809] = _817;
+                        if (_699)
+                        {
+                            _838 = _812 + _144[_809];
+                        }
+                        else
+                        {
+                            _838 = _812;
+                        }
+                    }
+                    for (uint _810 = 0u; _810 < _319._m2; )
+                    {
+                        _144[_810] /= _812;
+                        _810++;
+                        continue;
+                    }
                 }
             }
         }
-        for (uint _642 = 0u; _642 < _267._m2; )
+        uint _466 = max(_319._m2, 2u);
+        for (uint _831 = 0u; _831 < _466; )
         {
-            _402._m0[(_434 * _267._m2) + _642] = _136[_642];
-            _642++;
+            _479._m0[(_513 * _466) + _831] = _144[_831];
+            _831++;
             continue;
         }
         break;

@@ -62,6 +62,24 @@ inline void ml_finish(float *s, int k, int how, __global float *z) {
     for (int c = 0; c < k; ++c) z[c] = s[c];
 }
 
+/* two classes from one score v (ONNX Runtime's expansion, mnn_core.ops.ml._one_score): PROBIT gives
+ * [probit(v), 0], LOGISTIC [1 - p, p], else [1 - v, v], or [-v, v] where extra >= 2; extra < 0 keeps [v, 0] */
+inline void ml_one_score(float v, int how, int extra, __global float *z) {
+    if (how == 4) {
+        z[0] = ml_probit(v);
+        z[1] = 0.0f;
+        return;
+    }
+    float lo = extra >= 2 ? -v : 1.0f - v, hi = v;
+    if (how == 2) {
+        hi = ml_logistic(v);
+        lo = 1.0f - hi;
+    }
+    z[0] = extra < 0 ? v : lo;
+    z[1] = extra < 0 ? 0.0f : hi;
+}
+
+/* k = 1: the score's sign picks one of two labels, and it becomes two scores */
 __kernel void ml_linear(__global const float *x, int xo, __global const uint *table, int to, __global long *label,
                         int lo, __global float *z, int zo, int n, int f, int k, int how, int icpt, int labels) {
     int r = get_global_id(0);
@@ -75,8 +93,13 @@ __kernel void ml_linear(__global const float *x, int xo, __global const uint *ta
         s[c] = acc + as_float(table[icpt + c]);
         if (s[c] > s[best]) best = c;
     }
+    if (k == 1) best = s[0] > 0.0f ? 1 : 0;
     label[lo + r] = as_long((uint2)(table[labels + 2 * best], table[labels + 2 * best + 1]));
-    ml_finish(s, k, how, z + zo + r * k);
+    if (k == 1) {
+        ml_one_score(s[0], how, 0, z + zo + r * 2);
+    } else {
+        ml_finish(s, k, how, z + zo + r * k);
+    }
 }
 
 /* the node's comparison (LEQ, LT, GTE, GT, EQ, NEQ in the low byte), or for NaN its missing-value rule */
@@ -92,11 +115,49 @@ inline bool ml_goes_true(float v, float t, uint mode) {
     }
 }
 
-/* every tree walked to a leaf, its class weights added tree by tree in float32; base values added and
- * voting; the label is the first best score among the voted classes, unvoted scores are 0 */
+/* two classes, ONNX Runtime's rules (mnn_core.ops.ml_trees._binary_scores): binary bit 1 when every vote
+ * is for one class id, bit 2 when its weights are all >= 0; the label, or 0/1 itself without bit 1 */
+inline long ml_two_class(float *s, bool *voted, __global const uint *table, int base, int n_base, int labels,
+                         int binary, int how, __global float *z) {
+    float s0 = s[0], s1 = s[1];
+    bool h0 = voted[0], h1 = voted[1], two = true;
+    int extra = -1;
+    if (n_base == 2) {
+        float b1 = as_float(table[base + 1]);
+        s1 = h1 ? b1 + s[0] : s[1] + b1;
+        s0 = h1 ? -(b1 + s[0]) : s[0] + as_float(table[base]);
+    } else if (n_base == 1) {
+        s0 += as_float(table[base]);
+        two = h1;
+    } else {
+        extra = 3;
+        two = h1;
+    }
+    float pos = two && h1 ? s1 : (h0 ? s0 : 0.0f);
+    long y;
+    if (binary & 1) {
+        bool positive = (binary & 2) != 0;
+        bool win = pos > (positive ? 0.5f : 0.0f);
+        extra = (win ? 0 : 1) + (positive ? 0 : 2);
+        int at = labels + (win ? 2 : 0);
+        y = as_long((uint2)(table[at], table[at + 1]));
+    } else {
+        y = pos > 0.0f ? 1 : 0;
+    }
+    float v[2] = {h0 ? s0 : 0.0f, h1 ? s1 : 0.0f};
+    if (two) {
+        ml_finish(v, 2, how, z);
+    } else {
+        ml_one_score(v[0], how, extra, z);
+    }
+    return y;
+}
+
+/* every tree walked to a leaf, its class weights added tree by tree in float32; k >= 3: base values added
+ * and voting; the label is the first best score among the voted classes, unvoted scores are 0 */
 __kernel void ml_trees(__global const float *x, int xo, __global const uint *table, int to, __global long *label,
                        int lo, __global float *z, int zo, int n, int f, int k, int how, int trees, int thr, int w,
-                       int has, int roots, int labels, int base, int n_base, int steps) {
+                       int has, int roots, int labels, int base, int n_base, int steps, int binary) {
     int r = get_global_id(0);
     if (r >= n) return;
     float s[ML_MAX_CLASSES];
@@ -118,6 +179,10 @@ __kernel void ml_trees(__global const float *x, int xo, __global const uint *tab
             s[c] += as_float(table[w + node * k + c]);
             voted[c] = voted[c] || table[has + node * k + c] != 0;
         }
+    }
+    if (k == 2) {
+        label[lo + r] = ml_two_class(s, voted, table, base, n_base, labels, binary, how, z + zo + r * 2);
+        return;
     }
     for (int c = 0; c < n_base; ++c) {
         s[c] += as_float(table[base + c]);
