@@ -23,6 +23,7 @@ import glob
 import os
 import platform
 import runpy
+from concurrent.futures import ThreadPoolExecutor
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -51,19 +52,32 @@ except ImportError:  # pip's isolated build cannot import mnn_core: the source t
     get_cython_include, get_include = build["get_cython_include"], build["get_include"]
 
 
+#: compilers run at once: the extensions build side by side, and _x86's ISA units too (MNN_BUILD_JOBS)
+JOBS = max(1, int(os.environ.get("MNN_BUILD_JOBS", 0)) or os.cpu_count() or 1)
+
+
 class BuildExt(build_ext):
-    """_x86: compiles each ISA translation unit with its own flags, then links them in."""
+    """_x86: compiles each ISA translation unit with its own flags, then links them in. Extensions
+    build in parallel (build_ext's `parallel`), and so do the ISA units, each a compiler process."""
+
+    def finalize_options(self):
+        build_ext.finalize_options(self)
+        if not self.parallel:
+            self.parallel = JOBS
 
     def build_isa_extension(self, ext):
-        objects = []
-        for isa, flags in ISA_FLAGS.items():
-            objects += self.compiler.compile(
+        def compile_isa(item):
+            isa, flags = item
+            return self.compiler.compile(
                 [f"{CSRC}/isa_{isa}.c"],
                 output_dir=self.build_temp,
                 include_dirs=ext.include_dirs,
                 extra_postargs=flags + OPENMP + NO_DEBUG + ["-fPIC"],
                 depends=ext.depends,
             )
+
+        with ThreadPoolExecutor(max_workers=JOBS) as pool:
+            objects = [obj for objs in pool.map(compile_isa, ISA_FLAGS.items()) for obj in objs]
         ext.extra_objects = list(ext.extra_objects or []) + objects
         build_ext.build_extension(self, ext)
 
@@ -107,6 +121,8 @@ if os.environ.get("MNN_X86_EXTENSIONS"):
     only = {f"mnn_x86.{n.strip()}" for n in os.environ["MNN_X86_EXTENSIONS"].split(",")}
     extensions = [e for e in extensions if e.name in only]
 setup(
-    ext_modules=cythonize(extensions, include_path=[get_cython_include(), "."], compiler_directives=DIRECTIVES),
+    ext_modules=cythonize(
+        extensions, include_path=[get_cython_include(), "."], compiler_directives=DIRECTIVES, nthreads=JOBS
+    ),
     cmdclass={"build_ext": BuildExt},
 )
