@@ -183,3 +183,55 @@ def test_int8_threads_bit_exact(name):
         got = _run(graph, feeds, t)
         for key, ref in want.items():
             np.testing.assert_array_equal(got[key], ref, err_msg=f"{name} threads={t}")
+
+
+@needs_arm
+def test_sessions_on_several_python_threads_at_once():
+    """Two sessions with threads=3 run at once from Python threads (the core runs kernels without the GIL):
+    one region at a time uses the pool, the other runs its parts on its own thread; no deadlock, same bits."""
+    import threading
+
+    op, ins, attrs, const = CASES["conv3x3-s2-im2col"]
+    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    one = _run(graph, feeds, 1)["out0"]
+    from mnn_core import Session
+
+    sessions = [Session(graph, backend="arm", fallback=False, threads=3) for _ in range(2)]
+    results, errors = [], []
+
+    def work(sess):
+        try:
+            for _ in range(5):
+                results.append(sess.run(dict(feeds))["out0"])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(s,)) for s in sessions]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=120)
+    assert not any(w.is_alive() for w in workers), "a session hung"
+    assert not errors, errors
+    assert len(results) == 10 and all(np.array_equal(r, one) for r in results)
+
+
+@needs_arm
+def test_a_forked_child_starts_its_own_pool():
+    """After the parent's pool ran, a forked child (which has none of its threads) runs threaded kernels."""
+    import os
+    import signal
+
+    op, ins, attrs, const = CASES["conv1x1"]
+    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    one = _run(graph, feeds, 3)["out0"]  # the parent's pool exists now
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 when its 3-thread run gives the parent's bits; SIGALRM if it hangs
+        signal.alarm(60)
+        ok = False
+        try:
+            ok = np.array_equal(_run(graph, feeds, 3)["out0"], one)
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child status {status}"
