@@ -212,3 +212,45 @@ def test_passes_returning_nothing_usable_are_named_and_skipped(install):
     for name in ("returns_none", "returns_dict", "raises", "breaks_the_graph"):
         assert f"graph pass {name!r}" in said
     assert "returned NoneType, not a Graph" in said and "returned dict" in said
+
+
+SCOPED_PASS = (
+    HEADER
+    + """
+class Scoped(Backend):
+    name = "scoped"
+    def kernels(self):
+        return {"Relu": KernelSpec("Relu")}
+    def prepare(self, node, inputs, outputs, constants, ctx=None):
+        from mnn_core.backend import PyExecution
+        import numpy as np
+        return PyExecution(lambda ins, outs: np.maximum(ins[0], 0, out=outs[0]))
+
+RAN = []
+
+def mark(graph):
+    RAN.append(graph.name)
+    return graph
+
+@hookimpl
+def mnn_register_backends(register):
+    register(Scoped())
+
+@hookimpl
+def mnn_register_passes(register):
+    register("scoped_mark", mark)
+"""
+)
+
+
+def test_a_backends_passes_run_only_in_sessions_on_that_backend(install):
+    """A plugin's graph rewrites suit its own kernels: a session on another backend never sees them."""
+    import sys
+
+    plugins = install({"scoped": SCOPED_PASS})
+    ran = next(m for name, m in sys.modules.items() if name.startswith("mnn_test_plugin_scoped_")).RAN
+    mnn.Session(_relu_graph(), backend="reference").run({"x": np.array([-1, 2], "float32")})
+    assert ran == [] and [p[0] for p in plugins.passes_for(["reference"])].count("scoped_mark") == 0
+    y = mnn.Session(_relu_graph(), backend="scoped").run({"x": np.array([-1, 2], "float32")})["y"]
+    np.testing.assert_array_equal(y, [0, 2])
+    assert len(ran) == 1

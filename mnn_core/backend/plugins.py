@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable
@@ -62,6 +63,7 @@ class Plugins:
         self.backends: dict[str, object] = {}
         self.backend_plugin: dict[str, PluginRecord] = {}
         self.passes: list[tuple[str, object, str]] = []
+        self.pass_backends: list[tuple[str, ...]] = []  # per pass: its plugin's backends (none: a pass-only plugin)
         self.loaders: dict[str, object] = {}
         self.loader_plugin: dict[str, PluginRecord] = {}  # suffix -> the plugin whose loader reads it
 
@@ -146,8 +148,16 @@ class Plugins:
         if (passes or loaders) and record.backends and not any(_available(self.backends[n]) for n in record.backends):
             return  # an unavailable plugin's passes would rewrite graphs for a backend that cannot run them
         self.passes += passes
+        self.pass_backends += [tuple(record.backends)] * len(passes)
         self.loaders.update(loaders)
         self.loader_plugin.update(dict.fromkeys(loaders, record))
+
+    def passes_for(self, backends: Iterable[str]) -> list[tuple[str, object, str]]:
+        """The passes a session on `backends` runs: those of plugins with one of these backends, and of
+        plugins that register passes only. A backend's rewrites (x86's MatMul as a 1-D convolution)
+        suit its own kernels and must not reach a session on another backend."""
+        chosen = set(backends)
+        return [p for p, owners in zip(self.passes, self.pass_backends) if not owners or chosen.intersection(owners)]
 
 
 def _available(backend: Any) -> bool:

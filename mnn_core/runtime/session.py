@@ -137,15 +137,16 @@ class Session:
         self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE], self.ctx)
         self._by_name.setdefault(REFERENCE, self._reference)
         limit = self.max_loop_iterations  # constant folding runs Loops too: under the same cap
+        passes = plugins.passes_for(self._by_name)  # the chosen backends' plugins' passes only
 
         def derive(g: Graph) -> Graph:
             if not optimize:
                 return g.copy()
             token = loop_limit.set(limit)
             try:
-                out = run_passes(g, extra=plugins.passes)
+                out = run_passes(g, extra=passes)
                 # the branches of an If inlined at resize are planned too: optimized like the graph
-                return map_branches(out, lambda b: run_passes(b, extra=plugins.passes)) if resolvable_ifs(out) else out
+                return map_branches(out, lambda b: run_passes(b, extra=passes)) if resolvable_ifs(out) else out
             finally:
                 loop_limit.reset(token)
 
