@@ -17,7 +17,16 @@ BINARY_CODES = {"Add": 0, "Sub": 1, "Mul": 2, "Div": 3, "Max": 4, "Min": 5}
 MAX_DIMS = 8  # MNN_MAX_DIMS of the C ABI
 
 
+#: int32 / int64 operands: through the broadcasting integer kernel of csrc/math.c (enum arm_bin2_kind)
+INT_CODES = {"Add": 9, "Sub": 10, "Mul": 11, "Max": 12, "Min": 13}
+INT_DTYPES = ("int32", "int64")
+
+
 def _binary_supports(node, ins):
+    if ins[0].dtype != ins[1].dtype:
+        return "inputs of one dtype"
+    if ins[0].dtype in INT_DTYPES and node.op not in INT_CODES:
+        return f"{node.op} of integers (float32 only)"
     a, b = static_shape(ins[0]), static_shape(ins[1])
     if collapse_broadcast(tuple(np.broadcast_shapes(a, b)), a, b, MAX_DIMS) is None:
         return f"broadcast of {a} with {b} needs more than {MAX_DIMS} dims"
@@ -27,11 +36,16 @@ def _binary_supports(node, ins):
 def _prepare_binary(node, ins, outs, constants, ctx):
     a, b = static_shape(ins[0]), static_shape(ins[1])
     dims, sa, sb = collapse_broadcast(static_shape(outs[0]), a, b, MAX_DIMS)
+    if ins[0].dtype in INT_DTYPES:
+        size = np.dtype(ins[0].dtype).itemsize
+        code = {"int32": 2, "int64": 3}[ins[0].dtype]  # ops_math.DTYPE_CODES
+        return _arm.bin2(f"arm.{node.op}", INT_CODES[node.op], code, size, size, dims, sa, sb)
     return _arm.binary(f"arm.{node.op}", BINARY_CODES[node.op], dims, sa, sb, half.half_activations(ctx))
 
 
 for _op in BINARY_CODES:
-    register(KernelSpec(_op, supports=_binary_supports, efficiency=0.5), _prepare_binary, half_native=True)
+    spec = KernelSpec(_op, dtypes=("float32",) + INT_DTYPES, supports=_binary_supports, efficiency=0.5)
+    register(spec, _prepare_binary, half_native=True)
 
 
 def _prepare_activation(node, ins, outs, constants, ctx):

@@ -137,6 +137,10 @@ def _cases():
         for shape in [(7,), (3, 5, 9), (2, 33)]:
             x = f32(*shape) * 3
             c.append((op, [np.abs(x) + 0.1 if op in ("Log", "Sqrt") else x], {}))
+    for op in ("Add", "Sub", "Mul", "Max", "Min"):  # integers: numpy's wrapping arithmetic, broadcasting
+        for dt, (a, b) in [(np.int32, ((3, 1, 9), (4, 1))), (np.int64, ((5, 7), (7,))), (np.int32, ((13,), ()))]:
+            big = np.iinfo(dt).max // 3
+            c.append((op, [RNG.integers(-big, big, a).astype(dt), RNG.integers(-big, big, b).astype(dt)], {}))
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, -0.49, 0.51, 7.25, -8.75], np.float32)
     c.append(("Round", [np.concatenate([halves, f32(30) * 4])], {}))  # ties to even, vector and tail
     c.append(("Round", [f32(3, 5, 9) * 3], {}))

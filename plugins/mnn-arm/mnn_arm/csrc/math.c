@@ -85,8 +85,28 @@ int arm_math_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     return 0;
 }
 
+/* integer arithmetic, wrapping like numpy (done in unsigned, where overflow is defined) */
+#define INT_ARITH(T, U)                                                                                        \
+    do {                                                                                                       \
+        const T p = *(const T *)a, q = *(const T *)b;                                                          \
+        T r;                                                                                                   \
+        switch (kind) {                                                                                        \
+        case ARM_BIN_IADD: r = (T)((U)p + (U)q); break;                                                        \
+        case ARM_BIN_ISUB: r = (T)((U)p - (U)q); break;                                                        \
+        case ARM_BIN_IMUL: r = (T)((U)p * (U)q); break;                                                        \
+        case ARM_BIN_IMAX: r = p > q ? p : q; break;                                                           \
+        default: r = p < q ? p : q; break;                                                                     \
+        }                                                                                                      \
+        *(T *)y = r;                                                                                           \
+    } while (0)
+
 /* one element of a broadcasting binary op */
 static inline void bin1(int kind, int32_t dtype, const char *a, const char *b, char *y) {
+    if (kind >= ARM_BIN_IADD) {
+        if (dtype == ARM_DT_I32) INT_ARITH(int32_t, uint32_t);
+        else INT_ARITH(int64_t, uint64_t);
+        return;
+    }
     if (kind == ARM_BIN_POW) {
         *(float *)y = powf(*(const float *)a, *(const float *)b);
         return;

@@ -94,7 +94,9 @@ enum arm_dtype { ARM_DT_F32, ARM_DT_F64, ARM_DT_I32, ARM_DT_I64, ARM_DT_I16, ARM
  * int64 -> bool), And / Or / Xor (bool); per output dim the element strides of both inputs */
 enum arm_bin2_kind {
     ARM_BIN_POW, ARM_BIN_EQUAL, ARM_BIN_LESS, ARM_BIN_GREATER, ARM_BIN_LESS_EQ, ARM_BIN_GREATER_EQ, ARM_BIN_AND,
-    ARM_BIN_OR, ARM_BIN_XOR
+    ARM_BIN_OR, ARM_BIN_XOR,
+    /* int32 / int64 arithmetic (numpy's: wrapping two's complement) */
+    ARM_BIN_IADD, ARM_BIN_ISUB, ARM_BIN_IMUL, ARM_BIN_IMAX, ARM_BIN_IMIN
 };
 typedef struct arm_bin2_state {
     arm_op op;
