@@ -450,3 +450,19 @@ def test_bfloat16_read_without_ml_dtypes(checkpoints, tmp_path):
     name = next(n for n in ckpt.names() if n.endswith("q_proj.weight"))
     file = next(tmp_path.glob("*.safetensors"))
     np.testing.assert_array_equal(_bf16(file, name), ckpt.get(name))  # from the file's bits
+
+
+def test_stop_strings_apply_to_text_held_back_at_the_end():
+    """Tokens that never complete a character (bytes of random weights) keep the decoded text ending in
+    U+FFFD, so the stream holds it back to the end: a stop string inside it still ends the text there."""
+    from mnn_core.llm.generate import LLM
+
+    class Bytes:  # token t decodes to "ab" then one dangling byte per token
+        def decode(self, ids):
+            return "ab" + "\ufffd" * len(ids)
+
+    llm = LLM.__new__(LLM)
+    llm.tokenizer = Bytes()
+    llm.generate_ids = lambda ids, max_tokens, **kw: iter(range(max_tokens))
+    assert "".join(llm._text_stream([0], 4, ["b\ufffd"], {})) == "a"
+    assert "".join(llm._text_stream([0], 4, [], {})) == "ab" + "\ufffd" * 4

@@ -65,12 +65,16 @@ class LLM:
         out: list[int] = []
         sent = 0  # characters of the decoded text already yielded
         hold = max((len(s) for s in stop), default=1) - 1  # a stop string may still be forming
+
+        def first_stop(text: str) -> int:
+            return min((i for i in (text.find(s, max(0, sent - hold)) for s in stop) if i >= 0), default=-1)
+
         for token in self.generate_ids(ids, max_tokens, **sampling):
             out.append(token)
             text = tok.decode(out)
             if text.endswith("\ufffd"):  # a character split across tokens: wait for the rest
                 continue
-            cut = min((i for i in (text.find(s, max(0, sent - hold)) for s in stop) if i >= 0), default=-1)
+            cut = first_stop(text)
             if cut >= 0:
                 if cut > sent:
                     yield text[sent:cut]
@@ -79,9 +83,11 @@ class LLM:
             if ready > sent:
                 yield text[sent:ready]
                 sent = ready
-        text = tok.decode(out)
-        if len(text) > sent:
-            yield text[sent:]
+        text = tok.decode(out)  # the rest, held back above; a stop string in it still ends the text
+        cut = first_stop(text)
+        end = cut if cut >= 0 else len(text)
+        if end > sent:
+            yield text[sent:end]
 
     # -- token ids ----------------------------------------------------------------------
 
