@@ -13,6 +13,7 @@ from . import (  # noqa: E402,F401  isort: skip
     norm,
     reduce,
     shape,
+    grow,
     cast,
     resize,
     convtranspose,
