@@ -8,7 +8,7 @@ PyTorch runs the zoo's torch modules themselves (benchmarks/zoo_arch, seeded wei
 their ONNX export (the legacy exporter, cached like bench_zoo.py's) with fallback=False. Every
 engine is timed host numpy in to host numpy out: PyTorch copies the input to the GPU and the
 output back inside the timed call, the CUDA-graph replay copies the input into the captured
-buffer. Errors are relative L2 against PyTorch fp32 eager.
+buffer. Errors are relative L2 against PyTorch fp32 eager, with TF32 off for every PyTorch engine.
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ def torch_runner(module, feeds: dict, engine: str):
     import torch
 
     mode, _, half = engine.partition("-")
+    # fp32 is fp32: cuDNN's convolutions otherwise run in TF32 by default (10-bit mantissas)
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
     model = module.to("cuda").eval()
     if half:
         model = model.half()
