@@ -254,3 +254,35 @@ def test_a_backends_passes_run_only_in_sessions_on_that_backend(install):
     y = mnn.Session(_relu_graph(), backend="scoped").run({"x": np.array([-1, 2], "float32")})["y"]
     np.testing.assert_array_equal(y, [0, 2])
     assert len(ran) == 1
+
+
+DECLINES_AT_PREPARE = (
+    HEADER
+    + """
+from mnn_core.errors import UnsupportedOpError
+
+class Picky(Backend):
+    name = "picky"
+    def kernels(self):
+        return {"Relu": KernelSpec("Relu")}
+    def prepare(self, node, inputs, outputs, constants, ctx=None):
+        raise UnsupportedOpError("picky: this Relu wants a constant input")
+
+@hookimpl
+def mnn_register_backends(register):
+    register(Picky())
+"""
+)
+
+
+def test_a_node_declined_at_prepare_falls_back_to_the_reference(install):
+    """A kernel may find at prepare what placement could not see: with fallback on the node runs on the
+    reference (and the plan says why); with fallback off the backend's refusal is the error."""
+    install({"picky": DECLINES_AT_PREPARE})
+    sess = mnn.Session(_relu_graph(), backend="picky")
+    y = sess.run({"x": np.array([-1, 2], "float32")})["y"]
+    np.testing.assert_array_equal(y, [0, 2])
+    (placed,) = sess.plan
+    assert placed.backend == "reference" and "declined at prepare: picky: this Relu wants" in placed.reason
+    with pytest.raises(mnn.UnsupportedOpError, match="picky: this Relu wants a constant input"):
+        mnn.Session(_relu_graph(), backend="picky", fallback=False).run({"x": np.array([-1, 2], "float32")})

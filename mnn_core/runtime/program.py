@@ -28,13 +28,13 @@ from ..backend import (
     TensorRef,
     takes_context,
 )
-from ..errors import BackendError, LimitError, MnnError
+from ..errors import BackendError, LimitError, MnnError, UnsupportedOpError
 from ..graph.ir import Graph, Node, TensorInfo, consumers_of
 from ..memory.planner import ALIGNMENT, MemoryReport, TensorUse, plan_arena
 from ..ops import get_schema
 from ..ops.schema import is_view
 from ._runloop import Program
-from .scheduler import Candidate, Placement
+from .scheduler import REFERENCE, Candidate, Placement
 from .weights import ReleasedWeights
 
 FOREVER = 1 << 40  # a lifetime end past the last step
@@ -133,12 +133,15 @@ class ProgramBuilder:
         model: Graph | None = None,
         pinned: frozenset = frozenset(),
         max_arena_bytes: int | None = None,
+        fallback: bool = False,
     ):
         """`candidates`: the session's backends by name; `released`, `model` and `pinned`: where
         packed weights are released (the session's ReleasedWeights, the graph they are released
         from, the constants some earlier plan reads at run and that must stay); `max_arena_bytes`:
-        the most the plan's arenas may take together (LimitError before any is allocated)."""
+        the most the plan's arenas may take together (LimitError before any is allocated); `fallback`:
+        the session's (_prepare_on_reference)."""
         self.candidates = candidates
+        self.fallback = fallback  # a node its backend declines at prepare may still run on the reference
         self.max_arena_bytes = max_arena_bytes
         self.ctx = ctx
         self.released = released
@@ -560,6 +563,30 @@ class ProgramBuilder:
         """A constant the execution packed: no data pointer (it may be freed, weights.py)."""
         return (0, 0, slot.info.shape, slot.info.dtype, slot.info.layout)
 
+    def _prepare_on_reference(self, node: Node, backend_name: str, ins, outs, constants, exc: Exception):
+        """A backend that took a node at placement declines it at prepare (an input it needs constant
+        arrives at run, say): with fallback on, the reference runs it in the same host memory, and the
+        plan says so. Not where the node's tensors are in a layout only that backend reads."""
+        ref = self.candidates.get(REFERENCE)
+        slots = [s for s in ins + outs if s is not None]
+        if (
+            not self.fallback
+            or ref is None
+            or backend_name == REFERENCE
+            or ref.domain != self.candidates[backend_name].domain
+            or node.op not in ref.kernels
+            or any(s.info.layout for s in slots)
+        ):
+            raise exc
+        execution = ref.backend.prepare(
+            node, [s.info if s else None for s in ins], [s.info for s in outs], constants, self.ctx
+        )
+        old = self.placements[node.name]
+        moved = Placement(node.name, node.op, REFERENCE, f"fallback (declined at prepare: {exc})", old.est_ms)
+        self.placements[node.name] = moved
+        self.plan.placements[self.plan.placements.index(old)] = moved
+        return execution
+
     def _op_step(self, payload, arenas) -> tuple:
         node, backend_name = payload
         cand: Candidate = self.candidates[backend_name]
@@ -573,6 +600,8 @@ class ProgramBuilder:
             execution = cand.backend.prepare(
                 node, [s.info if s else None for s in ins], [s.info for s in outs], constants, self.ctx
             )
+        except UnsupportedOpError as exc:
+            execution = self._prepare_on_reference(node, backend_name, ins, outs, constants, exc)
         except MnnError:
             raise
         except Exception as exc:

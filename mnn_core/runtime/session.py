@@ -271,6 +271,7 @@ class Session:
             model=self.graph,
             pinned=frozenset(self._pinned),
             max_arena_bytes=self.max_arena_bytes,
+            fallback=self.fallback,
         )
         builder.plan.fused = fused
         plan = builder.build()
