@@ -7,7 +7,6 @@ out = sess.run({"input": x})
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from .backend.hookspecs import hookimpl
@@ -34,8 +33,10 @@ __version__ = "0.2.0"
 
 
 def get_include() -> str:
-    """The folder holding mnn_core/abi.h, for compiled backends' include_dirs."""
-    return os.path.join(os.path.dirname(__file__), "include")
+    """The folder holding mnn_core/abi.h, for compiled backends' include_dirs (mnn_core.backend.build's)."""
+    from .backend.build import get_include as lookup
+
+    return lookup()
 
 
 _LAZY = ("express", "nn", "optim", "data", "train", "convert", "quant", "torch", "ops", "graph", "llm")
