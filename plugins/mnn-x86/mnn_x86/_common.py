@@ -70,3 +70,25 @@ def conv_params(x_shape, w_shape, geo: dict) -> dict:
         pt=geo["pads"][0],
         pl=geo["pads"][1],
     )
+
+
+def pool_params(x_shape, geo: dict) -> dict:
+    """The window fields of a 2-D pooling the x86 kernels take (max pooling, its gradient, the int8 and
+    the fused forms): planes, kernel, strides, dilations and the top/left pads of `geo`
+    (mnn_core.backend.kit.geometry.pool_geometry's, or the gradient op's)."""
+    _, _, h, w = x_shape
+    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
+    return dict(
+        H=h,
+        W=w,
+        OH=geo["out"][2],
+        OW=geo["out"][3],
+        kh=kh,
+        kw=kw,
+        sh=sh,
+        sw=sw,
+        dh=dh,
+        dw=dw,
+        pt=geo["pads"][0],
+        pl=geo["pads"][1],
+    )

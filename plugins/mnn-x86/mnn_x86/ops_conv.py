@@ -26,12 +26,12 @@ Winograd's GEMMs run on bf16 operands instead (precision.py).
 
 from __future__ import annotations
 
-from mnn_core.backend.kit.geometry import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry, pool_geometry
 from mnn_core.errors import BackendError
 from mnn_core.graph.ir import Node, TensorInfo
 
 from . import _x86
-from ._common import CONV_ADD, CONV_DW, CONV_GAP, conv_params, fused_activation, kernel, static_shape
+from ._common import CONV_ADD, CONV_DW, CONV_GAP, conv_params, fused_activation, kernel, pool_params, static_shape
 from .isa import l3_cache_bytes
 from .layouts import NC16, fused_conv
 from .layouts import nbytes as nc16_nbytes
@@ -210,26 +210,9 @@ def prepare_conv(node, ins, outs, constants, ctx, isa):
 def prepare_conv_maxpool(node, ins, outs, constants, ctx, isa):
     """x86.ConvMaxPool (fuse.py): a Conv the direct kernel runs, then a MaxPool of its output; the
     node's attrs hold each one's ("conv", "pool")."""
-    from mnn_core.backend.kit.geometry import pool_geometry
-
     conv_out, (p, weight, bias, has_bias) = _fused_conv_setup(node, ins, constants, ctx, isa)
     geo = pool_geometry(conv_out.shape, node.attrs["pool"], "MaxPool")
-    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    _, _, h, w = conv_out.shape
-    p["pool"] = dict(
-        H=h,
-        W=w,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=sh,
-        sw=sw,
-        dh=dh,
-        dw=dw,
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-    )
+    p["pool"] = pool_params(conv_out.shape, geo)
     if tuple(geo["out"]) != tuple(outs[0].shape) or not p["direct"]:
         raise BackendError(
             f"x86: {node.name} is not a convolution by the direct kernel and a max pooling of "

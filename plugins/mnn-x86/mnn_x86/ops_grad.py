@@ -18,7 +18,7 @@ from mnn_core.backend.kit.geometry import conv_geometry
 from mnn_core.ops.conv_grad import pool_grad_geometry
 
 from . import _x86
-from ._common import conv_params, register, static_shape
+from ._common import conv_params, pool_params, register, static_shape
 
 MAX_DIMS = 8
 
@@ -56,22 +56,8 @@ register(KernelSpec("ConvGradInput", supports=_four_d(0, 1), efficiency=0.5), _p
 def _prepare_max_pool_grad(node, ins, outs, constants, ctx, isa):
     x = static_shape(ins[1])
     geo = pool_grad_geometry(x, node.attrs)
-    n, c, h, w = x
-    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    p = dict(
-        H=h,
-        W=w,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=sh,
-        sw=sw,
-        dh=dh,
-        dw=dw,
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-    )
+    n, c = x[:2]
+    p = pool_params(x, geo)
     return _x86.max_pool_grad(isa, ctx.threads, "x86.MaxPoolGrad", n * c, p)
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.geometry import conv_geometry
+from mnn_core.backend.kit.geometry import conv_geometry, pool_geometry
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _x86
-from ._common import KERNELS, KernelSpec, conv_params, kernel, register, static_shape
+from ._common import KERNELS, KernelSpec, conv_params, kernel, pool_params, register, static_shape
 
 #: take the VNNI GEMM where the ISA has it (tests turn it off to check the int16-pair path on avx512)
 USE_VNNI = True
@@ -158,26 +158,10 @@ def _wrap_maxpool():
     def prepare(node, ins, outs, constants, ctx, isa):
         if ins[0].dtype != "uint8":
             return float_kernel.impl(node, ins, outs, constants, ctx, isa)
-        from mnn_core.backend.kit.geometry import pool_geometry
-
-        n, c, h, wd = static_shape(ins[0])
-        geo = pool_geometry((n, c, h, wd), node.attrs, node.op)
-        (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-        p = dict(
-            H=h,
-            W=wd,
-            OH=geo["out"][2],
-            OW=geo["out"][3],
-            kh=kh,
-            kw=kw,
-            sh=sh,
-            sw=sw,
-            dh=dh,
-            dw=dw,
-            pt=geo["pads"][0],
-            pl=geo["pads"][1],
-        )
-        return _x86.qmaxpool(isa, ctx.threads, n * c, p, USE_VNNI)
+        x = static_shape(ins[0])
+        geo = pool_geometry(x, node.attrs, node.op)
+        p = pool_params(x, geo)
+        return _x86.qmaxpool(isa, ctx.threads, x[0] * x[1], p, USE_VNNI)
 
     spec = float_kernel.spec
     register(
