@@ -55,7 +55,7 @@ from .format_checks import (  # noqa: F401  (_attr: tests read attributes back t
     _shape,
     _short,
 )
-from .graph.ir import DTYPES, LOW_PRECISION_DTYPES, Graph, TensorInfo, low_precision_dtypes
+from .graph.ir import DTYPES, Graph, TensorInfo, numpy_dtype
 
 MAGIC = b"MNNMODEL"
 VERSION = 2  # the version save_mnn writes and the newest load_mnn reads (it reads 1 too)
@@ -487,9 +487,7 @@ def _tensor_entry(name: str, obj: Any, data_size: int, version: int) -> dict:
     if scales != (storage == "int8",) * 2 or storage == "int8" and not shape:
         raise _Bad(f"{where}: scales_offset/scales_nbytes go with int8 storage of rank >= 1, and only there")
     stored = STORAGES[storage] or dtype
-    if stored in LOW_PRECISION_DTYPES:
-        low_precision_dtypes()
-    extents = [(f"{where}", obj["offset"], obj["nbytes"], math.prod(shape) * np.dtype(stored).itemsize)]
+    extents = [(f"{where}", obj["offset"], obj["nbytes"], math.prod(shape) * numpy_dtype(stored).itemsize)]
     if storage == "int8":
         extents.append((f"{where} scales", obj["scales_offset"], obj["scales_nbytes"], shape[0] * 4))
     for label, offset, nbytes, expected in extents:

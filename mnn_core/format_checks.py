@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .graph.ir import DTYPES, LOW_PRECISION_DTYPES, Node, TensorInfo, low_precision_dtypes
+from .graph.ir import DTYPES, Node, TensorInfo, numpy_dtype
 
 MAX_RANK = 8
 MAX_ELEMENTS = 1 << 40  # per tensor; keeps every size computation far from int64 overflow
@@ -40,9 +40,7 @@ def _clip(text: str, limit: int = 160) -> str:
 
 
 def _le(dtype: str) -> np.dtype:
-    if dtype in LOW_PRECISION_DTYPES:
-        low_precision_dtypes()
-    return np.dtype(dtype).newbyteorder("<")  # the file is little-endian whatever the host
+    return numpy_dtype(dtype).newbyteorder("<")  # the file is little-endian whatever the host
 
 
 # -- checking the JSON ----------------------------------------------------------

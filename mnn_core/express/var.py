@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MnnError
-from ..graph.ir import LOW_PRECISION_DTYPES, TensorInfo, low_precision_dtypes
+from ..graph.ir import TensorInfo, numpy_dtype
 from ..ops import get_schema
 from . import dispatch
 from .tensor_methods import TensorMethods
@@ -68,8 +68,8 @@ def is_grad_enabled() -> bool:
 
 def _default_array(data: Any, dtype) -> np.ndarray:
     """numpy arrays keep their dtype; Python numbers and lists become float32 / int64."""
-    if isinstance(dtype, str) and dtype in LOW_PRECISION_DTYPES:
-        low_precision_dtypes()
+    if isinstance(dtype, str):
+        dtype = numpy_dtype(dtype)
     if isinstance(data, np.ndarray):
         return data if dtype is None else data.astype(dtype, copy=False)
     arr = np.asarray(data, dtype=dtype)

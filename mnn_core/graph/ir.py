@@ -73,6 +73,13 @@ def low_precision_dtypes() -> bool:
     return _ml_dtypes is not False
 
 
+def numpy_dtype(name: str) -> np.dtype:
+    """np.dtype(name), the low-precision dtypes registered with numpy first where `name` is one."""
+    if name in _LOW_PRECISION:
+        low_precision_dtypes()
+    return np.dtype(name)
+
+
 Dim = "int | str"  # a dimension: a size, or a symbol such as "N" (dynamic; graph.symbolic.Sym)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.ir import LOW_PRECISION_DTYPES, low_precision_dtypes
+from ..graph.ir import LOW_PRECISION_DTYPES, numpy_dtype
 
 #: float formats that saturation applies to (it changes nothing for the integer and wide formats)
 SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
@@ -29,9 +29,7 @@ def is_low_precision(dtype) -> bool:
 def cast(x: np.ndarray, to: str, saturate: bool = True, round_mode: str = "up") -> np.ndarray:
     """x converted to dtype `to` with ONNX Cast semantics (floats to ints truncate toward zero)."""
     x = np.asarray(x)
-    src = x.dtype.name
-    if to in LOW_PRECISION_DTYPES:
-        low_precision_dtypes()  # np.dtype(to) needs ml_dtypes registered
+    src, target = x.dtype.name, numpy_dtype(to)
     if to == "float8_e8m0fnu":
         return _to_e8m0(x.astype(np.float32), saturate, round_mode)
     if src in LOW_PRECISION_DTYPES and to not in LOW_PRECISION_DTYPES:
@@ -42,9 +40,9 @@ def cast(x: np.ndarray, to: str, saturate: bool = True, round_mode: str = "up") 
         x = x.astype(np.float32)
         top = float(_finfo_max(to))
         x = np.where(np.isnan(x), x, np.clip(x, -top, top))
-    elif np.dtype(to).kind in "iu" and not is_low_precision(to) and x.dtype.kind == "f":
+    elif target.kind in "iu" and not is_low_precision(to) and x.dtype.kind == "f":
         x = np.trunc(x)
-    return x.astype(to)
+    return x.astype(target)
 
 
 def _finfo_max(dtype: str):
