@@ -23,6 +23,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from harness import wall_ms  # noqa: E402
 
 MNN_ENGINES = ("vulkan", "vulkan-low", "vulkan-lowcoop", "opencl", "opencl-low", "opengl")
 TORCH_ENGINES = ("eager", "eager-fp16", "graph", "graph-fp16", "compile", "compile-fp16")
@@ -30,13 +31,7 @@ DEFAULT_MODELS = ("mobilenet-v3", "resnet-50", "efficientnet-b0", "convnext-t", 
 
 
 def timed(fn, repeat: int, warmup: int) -> tuple[float, float]:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
+    times = wall_ms(fn, repeat, warmup)
     return statistics.median(times), min(times)
 
 

@@ -47,6 +47,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
+from harness import wall_ms, worker_command  # noqa: E402  (benchmarks/, this script's folder)
 
 ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "ncnn", "torch")
 #: the peers a ratio divides by: the fastest of them in the same round
@@ -69,17 +70,6 @@ def _max_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _time(fn, repeat: int, warmup: int) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
 
 
 def _onnx_file(graph, tmp: Path) -> str:
@@ -216,7 +206,7 @@ def worker(args) -> None:
     x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
     with tempfile.TemporaryDirectory() as tmp:
         fn = _runner(args.engine, graph, x, args.threads, Path(tmp), args.precision[0])
-        times = _time(fn, args.repeat, args.warmup)
+        times = wall_ms(fn, args.repeat, args.warmup)
     print(
         json.dumps({"median_ms": statistics.median(times), "min_ms": min(times), "peak_mb": _max_rss_mb() - baseline})
     )
@@ -226,25 +216,16 @@ def worker(args) -> None:
 
 
 def run_config(engine, model, batch, threads, repeat, warmup, precision="normal") -> dict:
-    cmd = [
-        sys.executable,
+    cmd = worker_command(
         __file__,
-        "--worker",
-        "--engine",
-        engine,
-        "--model",
-        model,
-        "--batch",
-        str(batch),
-        "--threads",
-        str(threads),
-        "--repeat",
-        str(repeat),
-        "--warmup",
-        str(warmup),
-        "--precision",
-        precision,
-    ]
+        engine=engine,
+        model=model,
+        batch=batch,
+        threads=threads,
+        repeat=repeat,
+        warmup=warmup,
+        precision=precision,
+    )
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)

@@ -41,12 +41,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import wall_ms, worker_command  # noqa: E402
 
 ENGINES = ("mnn-x86", "onnxruntime", "MNN-wheel", "ncnn")
 #: the engines mnn is measured against: a row's ratio divides by the fastest of them in the same round
@@ -193,37 +193,22 @@ def worker(args) -> None:
     feeds = model_feeds(args.model, args.batch, args.small)
     with tempfile.TemporaryDirectory() as tmp:
         run, state = _runner(args.engine, Path(args.path), feeds, args.threads, Path(tmp), args.strict)
-        for _ in range(max(1, args.warmup)):
-            run()
-        times = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            run()
-            times.append((time.perf_counter() - t0) * 1e3)
+        times = wall_ms(run, args.repeat, max(1, args.warmup))
     print(json.dumps({"median": statistics.median(times), "min": min(times), "fallback": state.get("fallback")}))
 
 
 def _measure(engine: str, model: str, path: Path, batch: int, threads: int, args) -> dict:
     cmd = (
-        [
-            sys.executable,
+        worker_command(
             __file__,
-            "--worker",
-            "--engine",
-            engine,
-            "--model",
-            model,
-            "--path",
-            str(path),
-            "--batch",
-            str(batch),
-            "--threads",
-            str(threads),
-            "--repeat",
-            str(args.repeat),
-            "--warmup",
-            str(args.warmup),
-        ]
+            engine=engine,
+            model=model,
+            path=path,
+            batch=batch,
+            threads=threads,
+            repeat=args.repeat,
+            warmup=args.warmup,
+        )
         + ["--small"] * args.small
         + ["--strict"] * args.strict
     )

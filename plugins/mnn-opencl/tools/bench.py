@@ -30,16 +30,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "benchmarks")]
+from harness import wall_ms  # noqa: E402
 
 
 def _time(fn, repeat: int, warmup: int) -> dict:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
+    times = wall_ms(fn, repeat, warmup)
     return {"median_ms": statistics.median(times), "min_ms": min(times)}
 
 

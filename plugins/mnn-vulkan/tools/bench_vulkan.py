@@ -36,6 +36,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from harness import wall_ms, worker_command  # noqa: E402
+
 ENGINES = ("vulkan", "torch-cuda", "torch-cuda+io", "x86")
 
 
@@ -44,17 +47,6 @@ def _graph(model: str, batch: int):
     from build_models import MODELS
 
     return MODELS[model](batch)
-
-
-def _time(fn, repeat: int, warmup: int) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
 
 
 def _vulkan(graph, x, args) -> dict:
@@ -66,7 +58,7 @@ def _vulkan(graph, x, args) -> dict:
     options = json.loads(args.vulkan_options or "{}")
     sess = mnn.Session(graph, backend="vulkan", fallback=False, options=options)
     feeds = {"input": x}
-    times = _time(lambda: sess.run(feeds, copy=False), args.repeat, args.warmup)
+    times = wall_ms(lambda: sess.run(feeds, copy=False), args.repeat, args.warmup)
     out = {"median_ms": statistics.median(times), "min_ms": min(times), "device": device.choose(None).name}
     got = sess.run(feeds)
     try:
@@ -93,8 +85,6 @@ def _vulkan(graph, x, args) -> dict:
 
 def _torch(graph, x, args, io: bool) -> dict:
     import torch
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from torch_interpreter import TorchGraph
 
     if not torch.cuda.is_available():
@@ -111,7 +101,7 @@ def _torch(graph, x, args, io: bool) -> dict:
                 [y.cpu() for y in ys]
             torch.cuda.synchronize()
 
-    times = _time(run, args.repeat, args.warmup)
+    times = wall_ms(run, args.repeat, args.warmup)
     return {"median_ms": statistics.median(times), "min_ms": min(times), "device": torch.cuda.get_device_name()}
 
 
@@ -120,7 +110,7 @@ def _x86(graph, x, args) -> dict:
 
     sess = mnn.Session(graph, backend="x86", threads=os.cpu_count() or 1)
     feeds = {"input": x}
-    times = _time(lambda: sess.run(feeds, copy=False), args.repeat, args.warmup)
+    times = wall_ms(lambda: sess.run(feeds, copy=False), args.repeat, args.warmup)
     return {"median_ms": statistics.median(times), "min_ms": min(times), "threads": os.cpu_count()}
 
 
@@ -137,21 +127,7 @@ def worker(args) -> None:
 
 
 def run_config(engine, model, batch, args) -> dict:
-    cmd = [
-        sys.executable,
-        __file__,
-        "--worker",
-        "--engine",
-        engine,
-        "--model",
-        model,
-        "--batch",
-        str(batch),
-        "--repeat",
-        str(args.repeat),
-        "--warmup",
-        str(args.warmup),
-    ]
+    cmd = worker_command(__file__, engine=engine, model=model, batch=batch, repeat=args.repeat, warmup=args.warmup)
     if args.vulkan_options:
         cmd += ["--vulkan-options", args.vulkan_options]
     try:
