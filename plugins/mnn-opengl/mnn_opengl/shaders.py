@@ -6,7 +6,9 @@ sources (act.glsl: the activation and unary-math codes every GPU backend
 applies alike). The version line is chosen per context (`#version 310 es` with
 highp defaults, or `#version 430 core`), then the compile-time defines
 (work-group size LOCAL_X/LOCAL_Y and any shader switches), then common.glsl,
-then the source.
+then the source. The shaders in WORD_SHADERS see the arena as uint words
+(ARENA_UINT): they move or compare bits (ints, bools, int64 halves), which a
+float view could flush or canonicalize.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from mnn_core.backend.kit.spirv import SHADER_DIR as KIT_SHADER_DIR
 
 SHADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shaders")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
+WORD_SHADERS = frozenset({"argreduce", "cast", "compare", "copy", "gather", "gather_elements", "where"})
 HEADERS = {True: "#version 310 es\nprecision highp float;\nprecision highp int;\n", False: "#version 430 core\n"}
 
 
@@ -45,6 +48,8 @@ def source(name: str, defines: tuple = (), gles: bool = True) -> str:
     """The full source of shader `name` for a context: version, defines, common code, body.
     `defines` holds (NAME, value) pairs; LOCAL_X and LOCAL_Y default to 64 and 1."""
     values = {"LOCAL_X": 64, "LOCAL_Y": 1}
+    if name in WORD_SHADERS:
+        values["ARENA_UINT"] = 1
     values.update(dict(defines))
     lines = [HEADERS[bool(gles)]] + [f"#define {k} {v}\n" for k, v in values.items()]
     return "".join(lines) + _text("common.glsl") + "#line 1\n" + _text(f"{name}.comp")

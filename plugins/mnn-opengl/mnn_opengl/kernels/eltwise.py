@@ -5,19 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.codes import BINARY, unary_code
-from mnn_core.backend.kit.codes import UNARY as _ALL_UNARY
+from mnn_core.backend.kit.codes import BINARY, UNARY, unary_code
 from mnn_core.backend.kit.layout import broadcast_plan, pad_to
 
 from ..recorder import element
 from . import register
-
-#: the unary ops (act.glsl codes) this backend offers (the kit's act.glsl has more; these are the ones checked here)
-UNARY = {
-    op: _ALL_UNARY[op]
-    for op in ("Relu", "Clip", "LeakyRelu", "Sigmoid", "Silu", "Gelu", "Tanh", "HardSigmoid", "HardSwish")
-    + ("Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Erf", "Floor", "Ceil", "Softplus", "Sign", "Elu")
-}
 
 
 def _binary_supports(node, ins):

@@ -1,5 +1,5 @@
-"""Softmax / LogSoftmax (softmax.comp), LayerNormalization (layernorm.comp) and
-inference BatchNormalization (batchnorm.comp; the core usually folds it into
+"""Softmax / LogSoftmax (softmax.comp), LayerNormalization and InstanceNormalization
+(layernorm.comp) and inference BatchNormalization (batchnorm.comp; the core usually folds it into
 the convolution before it)."""
 
 from __future__ import annotations
@@ -58,7 +58,21 @@ def _record_ln(op, rec):
         element(y),
         element(scale) if scale is not None else -1,
         element(bias) if bias is not None else -1,
+        0,
     ]
+    rec.elementwise("layernorm", params, [x, scale, bias], [y], rows)
+
+
+def _record_instancenorm(op, rec):
+    x, scale, bias = op.inputs
+    y = op.outputs[0]
+    shape = x.info.shape
+    d = numel(shape[2:])
+    rows = shape[0] * shape[1]
+    if d == 0:
+        return
+    eps = float(op.node.attrs.get("epsilon", 1e-5))
+    params = [rows, d, eps, element(x), element(y), element(scale), element(bias), shape[1]]
     rec.elementwise("layernorm", params, [x, scale, bias], [y], rows)
 
 
@@ -92,4 +106,5 @@ def _record_bn(op, rec):
 register("Softmax", _record_softmax, efficiency=0.5)
 register("LogSoftmax", _record_softmax, efficiency=0.5)
 register("LayerNormalization", _record_ln, _ln_supports, efficiency=0.5)
+register("InstanceNormalization", _record_instancenorm, efficiency=0.5)
 register("BatchNormalization", _record_bn, _bn_supports, inplace=True, efficiency=0.8)

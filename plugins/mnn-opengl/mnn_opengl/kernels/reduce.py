@@ -1,16 +1,26 @@
-"""ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd and ReduceL2 over any
-axes (reduce.comp): the kept and the reduced dims, each collapsed, with their
-strides in the input."""
+"""ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2 and
+ReduceSumSquare over any axes (reduce.comp): the kept and the reduced dims, each
+collapsed, with their strides in the input. ArgMax / ArgMin along one axis
+(argreduce.comp)."""
 
 from __future__ import annotations
 
 from mnn_core.backend.kit.layout import collapse, contiguous_strides, numel, pad_to
+from mnn_core.ops.helpers import normalize_axis
 from mnn_core.ops.reduce import reduce_axes
 
 from ..recorder import element
 from . import register
 
-REDUCE = {"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4, "ReduceL2": 5}
+REDUCE = {
+    "ReduceSum": 0,
+    "ReduceMean": 1,
+    "ReduceMax": 2,
+    "ReduceMin": 3,
+    "ReduceProd": 4,
+    "ReduceL2": 5,
+    "ReduceSumSquare": 6,
+}
 
 
 def _plan(shape, attrs, op):
@@ -52,3 +62,25 @@ def _record(op, rec):
 
 for _op in REDUCE:
     register(_op, _record, _supports, efficiency=0.5)
+
+
+def _record_arg(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    shape = x.info.shape
+    axis = normalize_axis(op.node.attrs.get("axis", 0), len(shape), op.node.op)
+    length = shape[axis]
+    rows = x.info.size // length if length else 0
+    params = [
+        rows,
+        length,
+        numel(shape[axis + 1 :]),
+        int(op.node.op == "ArgMin"),
+        int(op.node.attrs.get("select_last_index", 0)),
+        element(x),
+        element(y),
+    ]
+    rec.elementwise("argreduce", params, [x], [y], rows)
+
+
+register("ArgMax", _record_arg, efficiency=0.5)
+register("ArgMin", _record_arg, efficiency=0.5)

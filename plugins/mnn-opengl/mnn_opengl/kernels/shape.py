@@ -1,17 +1,26 @@
 """Data movement: one strided copy shader (copy.comp, raw 32-bit words) for
-reshapes the core did not alias, Identity, Transpose, Concat, Split and Slice;
-Pad has its own (pad.comp). Copies move words, so int32 and int64 (two words)
-tensors move too."""
+reshapes the core did not alias, Identity, Transpose, Concat, Split, Slice,
+Expand and Tile; Pad has its own (pad.comp). Copies move words, so int32 and
+int64 (two words) tensors move too."""
 
 from __future__ import annotations
 
-from mnn_core.backend.kit.layout import collapse, concat_copies, numel, pad_to, slice_copy, split_copies, transpose_copy
+from mnn_core.backend.kit.layout import (
+    broadcast_strides,
+    collapse,
+    concat_copies,
+    contiguous_strides,
+    numel,
+    pad_to,
+    slice_copy,
+    split_copies,
+    transpose_copy,
+)
 
 from ..recorder import element
 from . import register
 
 WORDS = ("float32", "int32", "int64")
-RAW = (("ARENA_UINT", 1),)
 
 
 def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
@@ -37,7 +46,7 @@ def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_o
         pad_to(ss, 6),
         pad_to(ds, 6),
     ]
-    rec.elementwise("copy", params, [src], [dst], total, defines=RAW)
+    rec.elementwise("copy", params, [src], [dst], total)
 
 
 def words(ref) -> int:
@@ -94,6 +103,41 @@ def _record_slice(op, rec):
     copy(rec, x, y, *slice_copy(x.info.shape, op.node.attrs), words=words(x))
 
 
+def _expand_out(node, ins):
+    import numpy as np
+
+    return tuple(np.broadcast_shapes(tuple(ins[0].shape), tuple(node.attrs["shape"])))
+
+
+def _expand_supports(node, ins):
+    out = _expand_out(node, ins)
+    return _fits(out, broadcast_strides(ins[0].shape, out), contiguous_strides(out))
+
+
+def _record_expand(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    shape = y.info.shape
+    copy(rec, x, y, shape, broadcast_strides(x.info.shape, shape), contiguous_strides(shape), words=words(x))
+
+
+def _tile_plan(shape, reps):
+    """Tile as a copy: the output viewed as (r0, d0, r1, d1, ...), the input repeated along each r."""
+    view, src = [], []
+    for d, r, s in zip(shape, reps, contiguous_strides(shape)):
+        view += [r, d]
+        src += [0, s]
+    return view, src, contiguous_strides(view)
+
+
+def _tile_supports(node, ins):
+    return _fits(*_tile_plan(ins[0].shape, node.attrs["repeats"]))
+
+
+def _record_tile(op, rec):
+    x, y = op.inputs[0], op.outputs[0]
+    copy(rec, x, y, *_tile_plan(x.info.shape, op.node.attrs["repeats"]), words=words(x))
+
+
 PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2}
 
 
@@ -128,4 +172,6 @@ register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, effi
 register("Concat", _record_concat, _rank5, dtypes=WORDS, efficiency=0.8)
 register("Split", _record_split, _rank5, dtypes=WORDS, efficiency=0.8)
 register("Slice", _record_slice, _rank5, dtypes=WORDS, efficiency=0.8)
+register("Expand", _record_expand, _expand_supports, dtypes=WORDS, efficiency=0.8)
+register("Tile", _record_tile, _tile_supports, dtypes=WORDS, efficiency=0.8)
 register("Pad", _record_pad, _pad_supports, efficiency=0.8)

@@ -1,7 +1,7 @@
-// ReduceSum/Mean/Max/Min/Prod/L2 over any set of axes: one invocation per
+// ReduceSum/Mean/Max/Min/Prod/L2/SumSquare over any set of axes: one invocation per
 // output element walks the R reduced elements. Kept and reduced dims are
 // collapsed on the host (up to 6 each) with their input strides.
-// P: total, nk, nr, R, op (0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 l2), x_off, y_off,
+// P: total, nk, nr, R, op (0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 l2, 6 sum of squares), x_off, y_off,
 //    kshape[6], kstride[6], rshape[6], rstride[6]
 void main() {
     int i = flat_index();
@@ -25,7 +25,7 @@ void main() {
         if (op == 2) acc = max(acc, v);
         else if (op == 3) acc = min(acc, v);
         else if (op == 4) acc *= v;
-        else if (op == 5) acc += v * v;
+        else if (op >= 5) acc += v * v;
         else acc += v;
     }
     if (op == 1) acc /= float(R);
