@@ -6,6 +6,8 @@
 # through the host paths).
 #
 #   plugins/mnn-arm/tools/arm_rootfs_test.sh [pytest args]
+#   MNN_ARM_RUN=python plugins/mnn-arm/tools/arm_rootfs_test.sh SCRIPT [args]   # a script instead
+#   MNN_ARM_RUN=build plugins/mnn-arm/tools/arm_rootfs_test.sh                  # build only
 #
 # Needs (Debian host, as root for debootstrap): debootstrap qemu-user-static
 # gcc-aarch64-linux-gnu, network to a Debian mirror the first time, and the
@@ -85,6 +87,9 @@ if python3 -c "import onnx, onnxruntime" 2>/dev/null; then
     (cd "$REPO" && timeout 300 python3 "$PLUGIN/tools/onnx_function_ops.py" export "$ONNX_OPS" >/dev/null) ||
         echo "== (tools/onnx_function_ops.py export failed: its tests will skip)"
 fi
+
+# MNN_ARM_RUN=build stops here: the root and $BUILD/site ready for another runner (tools/count_peer.py)
+[ "${MNN_ARM_RUN:-pytest}" = build ] && exit 0
 
 echo "== pytest on emulated aarch64 (qemu-aarch64-static -cpu ${MNN_ARM_CPU:-max})"
 LIBS="$ROOT/usr/lib/aarch64-linux-gnu"
