@@ -1,6 +1,6 @@
 """2-D convolution (conv2d.comp): 1x1, 3x3, depthwise and the general case
 (stride, padding, dilation, group) in one shader, with bias and the fused
-activation. Each invocation computes a register tile of OUT_C output channels
+activation; a 1-D one runs as 2-D over a single row. Each invocation computes a register tile of OUT_C output channels
 by OUT_X output columns (see tile())."""
 
 from __future__ import annotations
@@ -13,9 +13,22 @@ from . import register
 
 
 def _supports(node, ins):
-    if len(ins[0].shape) != 4:
-        return f"2-D convolution only (NCHW input), got rank {len(ins[0].shape)}"
+    if len(ins[0].shape) not in (3, 4):
+        return f"1-D and 2-D convolution only (NCL or NCHW input), got rank {len(ins[0].shape)}"
     return True
+
+
+def as_2d(x_shape, w_shape, attrs):
+    """A 1-D convolution's shapes and attributes as those of a 2-D one over a (1, L) image."""
+    if len(x_shape) == 4:
+        return tuple(x_shape), tuple(w_shape), attrs
+    out = dict(attrs)
+    for key in ("strides", "dilations", "kernel_shape"):
+        if attrs.get(key):
+            out[key] = [1, *attrs[key]]
+    if attrs.get("pads"):
+        out["pads"] = [0, attrs["pads"][0], 0, attrs["pads"][1]]
+    return (*x_shape[:2], 1, x_shape[2]), (*w_shape[:2], 1, w_shape[2]), out
 
 
 #: invocations a GPU's convolution should have at least: with fewer, the register tile shrinks
@@ -45,8 +58,9 @@ def _record(op, rec):
     x, w = op.inputs[0], op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else None
     y = op.outputs[0]
-    geo = conv_geometry(x.info.shape, w.info.shape, op.node.attrs)
-    n, c, h, wd = x.info.shape
+    x_shape, w_shape, attrs = as_2d(x.info.shape, w.info.shape, op.node.attrs)
+    geo = conv_geometry(x_shape, w_shape, attrs)
+    n, c, h, wd = x_shape
     _, o, oh, ow = geo["out"]
     g = geo["group"]
 

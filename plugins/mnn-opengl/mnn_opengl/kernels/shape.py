@@ -21,6 +21,7 @@ from ..recorder import element
 from . import register
 
 WORDS = ("float32", "int32", "int64")
+BYTES = ("bool", "uint8", "int8")  # four to a word; every tensor is planned in whole words
 
 
 def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
@@ -61,6 +62,9 @@ def _fits(shape, *strides) -> bool | str:
 def _record_view(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     if x.offset == y.offset:  # aliased by the core: nothing to move
+        return
+    if x.info.dtype in BYTES:  # whole words: the padding bytes of the last one go along
+        copy(rec, x, y, (-(-y.info.size // 4),), [1], [1])
         return
     copy(rec, x, y, (y.info.size,), [1], [1], words=words(x))
 
@@ -166,8 +170,8 @@ def _record_pad(op, rec):
 
 
 for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
-    register(_op, _record_view, dtypes=WORDS, inplace=True, efficiency=1.0)
-register("Identity", _record_view, dtypes=WORDS, efficiency=1.0)
+    register(_op, _record_view, dtypes=WORDS + BYTES, inplace=True, efficiency=1.0)
+register("Identity", _record_view, dtypes=WORDS + BYTES, efficiency=1.0)
 register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, efficiency=0.5)
 register("Concat", _record_concat, _rank5, dtypes=WORDS, efficiency=0.8)
 register("Split", _record_split, _rank5, dtypes=WORDS, efficiency=0.8)

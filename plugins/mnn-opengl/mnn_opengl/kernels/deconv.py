@@ -1,0 +1,59 @@
+"""ConvTranspose, 1-D and 2-D (deconv2d.comp): groups, strides, dilations, pads,
+output_padding, output_shape, auto_pad, bias and the fused activation; the geometry
+is the backend kit's (a 1-D one runs as 2-D over a single row)."""
+
+from __future__ import annotations
+
+from mnn_core.backend.kit.codes import activation_code
+from mnn_core.backend.kit.deconv import deconv_plan
+from mnn_core.ops import get_schema
+
+from ..recorder import element
+from . import register
+
+
+def _attrs(node) -> dict:
+    return get_schema("ConvTranspose").check_attrs(node.attrs, node.name)
+
+
+def _supports(node, ins):
+    if len(ins[0].shape) not in (3, 4):
+        return f"1-D and 2-D ConvTranspose only, got an input of rank {len(ins[0].shape)}"
+    return True
+
+
+def _record(op, rec):
+    x, w = op.inputs[0], op.inputs[1]
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    y = op.outputs[0]
+    attrs = _attrs(op.node)
+    p = deconv_plan(x.info.shape, w.info.shape, attrs)
+    # the plan's pads are those of the equivalent convolution, d * (k - 1) - pad: back to the crop
+    pt, pl = p.dh * (p.kh - 1) - p.pt, p.dw * (p.kw - 1) - p.pl
+    params = [
+        y.info.size,
+        p.c,
+        p.h,
+        p.w,
+        p.o,
+        p.oh,
+        p.ow,
+        p.kh,
+        p.kw,
+        p.sh,
+        p.sw,
+        pt,
+        pl,
+        p.dh,
+        p.dw,
+        p.g,
+        element(x),
+        element(w),
+        element(bias) if bias is not None else -1,
+        element(y),
+        activation_code(attrs),
+    ]
+    rec.elementwise("deconv2d", params, [x, w, bias], [y], y.info.size)
+
+
+register("ConvTranspose", _record, _supports, efficiency=0.2)
