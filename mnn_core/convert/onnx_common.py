@@ -62,6 +62,16 @@ def onnx_type_name(code: int) -> str:
         return ONNX_TYPE_NAMES.get(code, f"type {code}")
 
 
+def fresh_name(base: str, taken: set[str]) -> str:
+    """`base`, or `base_1`, `base_2`, ... where it is taken; the name returned is added to `taken`."""
+    name, i = base, 1
+    while name in taken:
+        name = f"{base}_{i}"
+        i += 1
+    taken.add(name)
+    return name
+
+
 def numpy_to_onnx(dtype: str) -> int:
     """The ONNX type code of a numpy (or ml_dtypes) dtype name."""
     if dtype in NUMPY_TO_ONNX:

@@ -44,6 +44,7 @@ from .onnx_common import (
     OnnxImportError,
     Unsupported,
     attribute_value,
+    fresh_name,
     onnx_type_name,
     require_onnx,
 )
@@ -363,12 +364,7 @@ class _Importer(BodyImport):
             self.unknown.update(outputs)
 
     def _node_name(self, base: str) -> str:
-        name, i = base, 1
-        while name in self.node_names:
-            name = f"{base}_{i}"
-            i += 1
-        self.node_names.add(name)
-        return name
+        return fresh_name(base, self.node_names)
 
     def fresh(self, base: str) -> str:
         name, i = base, 1
