@@ -18,7 +18,8 @@ image's activations outweigh the model's weights (batch_split.py says why and wh
 
 At each plan a backend may run some of the ops placed on it as one op of its own (fusion.py;
 Session(fuse=False) keeps every op apart). The steps, arenas and compiled program of a plan are
-built by program.py.
+built by program.py. The Session's arguments are checked in session_args.py, its backends chosen in
+backend_choice.py, and a run's inputs checked in feeds.py.
 
 Weights that every kernel reading them copied at prepare (CExecution.packed: x86's GEMM panels) are
 freed from the session's graph as the plan is built, and derived again from the model when
@@ -45,37 +46,37 @@ import numpy as np
 
 from ..backend import HOST, PrepareContext
 from ..backend.plugins import get_plugins
-from ..errors import BackendError, GraphError, InputError, LimitError, MnnError, UnsupportedOpError
+from ..errors import GraphError, InputError, LimitError, MnnError
 from ..graph.batch import not_separable
 from ..graph.inline import map_branches, resolvable_ifs
 from ..graph.ir import Graph, TensorInfo
 from ..graph.shapes import value_sources, walk
 from ..memory.planner import MemoryReport
-from ..ops import get_schema
 from ..ops.control_flow import loop_limit
 from ._runloop import bind_inputs
+from .backend_choice import backend_names, candidates, check_eager
 from .batch_split import BatchSplit, split_pays
 from .cancel import CancelToken, RunLimits, current_limits
+from .feeds import FastFeeds, check_feeds, readable_in_place
 from .fusion import fuse_placed
-from .program import Plan, PreparedPlan, ProgramBuilder
+from .plan import Plan, PreparedPlan
+from .program import ProgramBuilder
 from .scheduler import REFERENCE, make_candidate, place_auto, place_listed
+from .session_args import (
+    BATCH_PARALLEL,
+    LIMIT_ENV,
+    MAX_PLANS,
+    PRECISIONS,
+    check_arguments,
+    fix_input_shapes,
+    session_limit,
+)
 from .weights import ReleasedWeights, give_back_freed
 
-PRECISIONS = ("high", "normal", "low")
-#: Session(batch_parallel=): "auto" (the default) runs a batch as images where that is safe (host
-#: backends only, a batch-separable model) and pays (batch_split.split_pays: an image's activations
-#: outweigh the weights); "on" whenever the model is batch-separable (at one thread: the images in
-#: turn); "off" never
-BATCH_PARALLEL = ("auto", "on", "off")
-#: plans a session keeps by default, one per set of input shapes (and values of inputs that decide
-#: shapes): the least recently used goes when one more is made (Session(max_plans=), MNN_MAX_PLANS)
-MAX_PLANS = 32
-#: the environment's defaults for Session(max_plans=, max_arena_bytes=, max_loop_iterations=)
-LIMIT_ENV = {
-    "max_plans": "MNN_MAX_PLANS",
-    "max_arena_bytes": "MNN_MAX_ARENA_BYTES",
-    "max_loop_iterations": "MNN_MAX_LOOP_ITERATIONS",
-}
+#: names other modules and tests take from here: the Session's argument values and limits, and the
+#: in-place check of an input array (feeds.py)
+__all__ = ["BATCH_PARALLEL", "LIMIT_ENV", "MAX_PLANS", "PRECISIONS", "Session"]
+_readable_in_place = readable_in_place
 
 
 class Session:
@@ -104,17 +105,12 @@ class Session:
         graph = model if isinstance(model, Graph) else load(model)
         graph.validate()
         if input_shapes:
-            graph = _fix_input_shapes(graph, input_shapes)
-        if precision not in PRECISIONS:
-            raise MnnError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-        if not isinstance(threads, int) or threads < 1:
-            raise MnnError(f"threads must be a positive int, got {threads!r}")
-        if batch_parallel not in BATCH_PARALLEL:
-            raise MnnError(f"batch_parallel must be one of {', '.join(BATCH_PARALLEL)}, got {batch_parallel!r}")
+            graph = fix_input_shapes(graph, input_shapes)
+        check_arguments(precision, threads, batch_parallel)
         self.threads = threads
-        self.max_plans = _limit("max_plans", max_plans, MAX_PLANS)
-        self.max_arena_bytes = _limit("max_arena_bytes", max_arena_bytes)  # None: no limit
-        self.max_loop_iterations = _limit("max_loop_iterations", max_loop_iterations)
+        self.max_plans = session_limit("max_plans", max_plans, MAX_PLANS)
+        self.max_arena_bytes = session_limit("max_arena_bytes", max_arena_bytes)  # None: no limit
+        self.max_loop_iterations = session_limit("max_loop_iterations", max_loop_iterations)
         self._lock = threading.RLock()  # one run or plan at a time (module docstring)
         self._limits: RunLimits | None = None  # the run in progress's, for cancel()
         self._idle_limits = RunLimits.make(None, None)  # reused by runs with no token and no timeout
@@ -131,8 +127,8 @@ class Session:
         self.ctx = PrepareContext(threads=threads, precision=precision, options=dict(options or {}))
         plugins = get_plugins()
         self._auto = backend == "auto"
-        names = self._backend_names(backend, plugins)
-        self._candidates = _candidates(names, plugins, self.ctx, self._auto)
+        names = backend_names(backend, plugins)
+        self._candidates = candidates(names, plugins, self.ctx, self._auto)
         self._by_name = {c.backend.name: c for c in self._candidates}
         self._reference = self._by_name.get(REFERENCE) or make_candidate(plugins.backends[REFERENCE], self.ctx)
         self._by_name.setdefault(REFERENCE, self._reference)
@@ -168,41 +164,12 @@ class Session:
             except GraphError:  # shapes that follow the data: no plan can hold for every run
                 self.eager = True
         if self.eager:  # sequences, optionals, control flow: no plan per shape (graph/evaluate.py)
-            _check_eager(self.graph, names, fallback)
+            check_eager(self.graph, names, fallback)
             return
         if all(info.is_static for info in self.graph.inputs.values()) and not self.value_inputs:
             shapes = {n: i.shape for n, i in self.graph.inputs.items()}
             if self._split_for(shapes) is None:  # a batch run as images needs no plan for the whole batch
                 self.resize(shapes)
-
-    # -- backend choice ----------------------------------------------------------------
-
-    @staticmethod
-    def _backend_names(backend, plugins) -> list[str]:
-        known = plugins.backends
-        if backend == "auto":
-            names = []
-            for name, b in known.items():
-                try:
-                    if b.availability():
-                        names.append(name)
-                except Exception:  # a backend that cannot say is not available
-                    continue
-            return names
-        names = [backend] if isinstance(backend, str) else list(backend)
-        if not names:
-            raise BackendError("backend list is empty; name one, or use backend='auto'")
-        for name in names:
-            if name not in known:
-                hint = ""
-                broken = [r for r in plugins.records if r.name == name and r.error]
-                if broken:
-                    hint = f" (its plugin failed to load: {broken[0].error})"
-                raise BackendError(
-                    f"no backend named {name!r}{hint}; installed: {', '.join(sorted(known))}. "
-                    f"Install it (e.g. pip install mnn-{name}) or see `mnnx backends`"
-                )
-        return names
 
     # -- planning ----------------------------------------------------------------------
 
@@ -346,7 +313,7 @@ class Session:
                     return {n: v.copy() for n, v in cur.output_views.items()}
                 return dict(cur.output_views)
         given = feeds
-        feeds = self._check_feeds(feeds)
+        feeds = check_feeds(feeds, self.graph.inputs)
         shapes = {n: a.shape for n, a in feeds.items()}
         split = None if profile else self._split_for(shapes)  # a profile is of the whole-batch plan
         if split is not None:
@@ -364,7 +331,7 @@ class Session:
         for name, arr in feeds.items():
             view = cur.input_views[name]
             j = cur.move_index.get(name)
-            if j is not None and _readable_in_place(arr, view.dtype, cur.arenas.get(HOST)):
+            if j is not None and readable_in_place(arr, view.dtype, cur.arenas.get(HOST)):
                 moved = moved or [0] * len(cur.program.movable)
                 moved[j] = arr.ctypes.data  # read where it is: no copy into the arena
             else:
@@ -434,37 +401,6 @@ class Session:
             max_arena_bytes=self.max_arena_bytes,
         )
 
-    def _check_feeds(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
-        if not isinstance(feeds, dict):
-            raise InputError(f"run() takes a dict {{input name: array}}; inputs are {self.input_names}")
-        odd = [k for k in feeds if not isinstance(k, str)]
-        if odd:
-            raise InputError(
-                f"run() takes a dict {{input name: array}} keyed by the inputs' names "
-                f"({', '.join(self.input_names)}), got key {odd[0]!r} ({type(odd[0]).__name__})"
-            )
-        missing = [n for n in self.input_names if n not in feeds]
-        extra = [n for n in feeds if n not in self.graph.inputs]
-        if missing or extra:
-            raise InputError(
-                f"inputs {'missing: ' + ', '.join(missing) if missing else ''}"
-                f"{'; ' if missing and extra else ''}{'unknown: ' + ', '.join(extra) if extra else ''}"
-                f" (the model takes {', '.join(f'{n} {i}' for n, i in self.graph.inputs.items())})"
-            )
-        out = {}
-        for name in self.input_names:
-            arr = np.asarray(feeds[name])
-            want = self.graph.inputs[name]
-            if arr.dtype != np.dtype(want.dtype) and _kind(arr.dtype) != _kind(np.dtype(want.dtype)):
-                raise InputError(
-                    f"input {name!r} must be {want.dtype} (another {_kind(np.dtype(want.dtype))} "
-                    f"dtype is converted), got {arr.dtype}"
-                )
-            if arr.ndim != len(want.shape) or any(isinstance(d, int) and d != s for d, s in zip(want.shape, arr.shape)):
-                raise InputError(f"input {name!r} must have shape {want}, got {tuple(arr.shape)}")
-            out[name] = arr
-        return out
-
     # -- introspection ------------------------------------------------------------------
 
     def _need_plan(self) -> PreparedPlan:
@@ -503,26 +439,6 @@ class Session:
         return {n: infos[n] for n in self.output_names}
 
 
-def _candidates(names: list[str], plugins, ctx: PrepareContext, auto: bool) -> list:
-    """The named backends as scheduler candidates. Under "auto" a backend that cannot describe
-    itself (a plugin's object lacking an attribute, a method that raises) is left out; a named one
-    is a BackendError saying so."""
-    out = []
-    for name in names:
-        try:
-            out.append(make_candidate(plugins.backends[name], ctx))
-        except MnnError:
-            if not auto:
-                raise
-        except Exception as exc:
-            if not auto:
-                raise BackendError(
-                    f"backend {name!r} cannot describe itself ({type(exc).__name__}: {exc}); "
-                    "see `mnnx backends`, or update its plugin"
-                ) from exc
-    return out
-
-
 #: every live session, for the fork handler below
 _SESSIONS: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -538,114 +454,3 @@ def _renew_after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_renew_after_fork)
-
-
-def _limit(name: str, given: int | None, default: int | None = None) -> int | None:
-    """A Session limit: the argument, else its environment variable (LIMIT_ENV), else `default`."""
-    source = f"Session({name}=)"
-    if given is None:
-        text = os.environ.get(LIMIT_ENV[name], "").strip()
-        if not text:
-            return default
-        source = f"environment variable {LIMIT_ENV[name]}"
-        try:
-            given = int(text.replace("_", ""))
-        except ValueError:
-            raise MnnError(f"{source} must be a positive integer, got {text!r}") from None
-    if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or given < 1:
-        raise MnnError(f"{source} must be a positive integer, got {given!r}")
-    return int(given)
-
-
-def _fix_input_shapes(graph: Graph, shapes: dict) -> Graph:
-    """The graph with these inputs' symbolic dimensions fixed (Session(input_shapes=...))."""
-    unknown = sorted(set(shapes) - set(graph.inputs))
-    if unknown:
-        raise InputError(
-            f"input_shapes names {', '.join(unknown)}, which are not inputs (the model takes {', '.join(graph.inputs)})"
-        )
-    graph = graph.copy()
-    for name, shape in shapes.items():
-        declared = graph.inputs[name]
-        shape = tuple(int(d) for d in shape)
-        if len(shape) != len(declared.shape) or any(
-            isinstance(d, int) and d != s for d, s in zip(declared.shape, shape)
-        ):
-            raise InputError(f"input_shapes: input {name!r} is {declared}; {shape} does not fit it")
-        graph.inputs[name] = TensorInfo(shape, declared.dtype)
-    return graph
-
-
-def _check_eager(graph: Graph, backends: list[str], fallback: bool) -> None:
-    """An eager graph runs on the reference kernels: fine unless fallback=False names another backend."""
-    if fallback or REFERENCE in backends:
-        return
-    ops = sorted({n.op for n in graph.nodes if get_schema(n.op).dynamic})
-    raise UnsupportedOpError(
-        f"op {ops[0] if ops else '?'}: this model runs eagerly on the reference backend (sequence/optional "
-        f"values or outputs sized by input values: {', '.join(ops) or 'its inputs'}), not on "
-        f"{', '.join(backends)}; allow fallback=True"
-    )
-
-
-class FastFeeds:
-    """What a run's checks decided, kept for the next run: the input arrays' types, dtypes and
-    shapes, and where each goes (bind_inputs). A run whose arrays match skips _check_feeds, the
-    batch split's look-up and the plan's; anything else takes the checked path."""
-
-    __slots__ = ("plan", "names", "kinds", "views", "move_at", "lo", "hi", "n_movable")
-
-    @classmethod
-    def make(cls, given: Any, names: list[str], plan: PreparedPlan) -> FastFeeds | None:
-        if type(given) is not dict or len(given) != len(names):
-            return None
-        kinds = []
-        for name in names:
-            arr = given[name]
-            if type(arr) is not np.ndarray:  # lists and subclasses go through np.asarray each time
-                return None
-            kinds.append((arr.dtype, arr.shape))
-        self = cls()
-        self.plan, self.names, self.kinds = plan, tuple(names), tuple(kinds)
-        self.views = tuple(plan.input_views[n] for n in names)
-        self.move_at = tuple(
-            plan.move_index.get(n, -1) if d == v.dtype else -1 for n, (d, _), v in zip(names, kinds, self.views)
-        )
-        host = plan.arenas.get(HOST)
-        self.lo, self.hi = (0, 0) if host is None else (host.ctypes.data, host.ctypes.data + host.nbytes)
-        self.n_movable = len(plan.program.movable)
-        return self
-
-    def match(self, feeds: Any) -> tuple | None:
-        """The arrays in input order where `feeds` has exactly the inputs, each an ndarray of the
-        dtype and shape of last time; else None."""
-        if type(feeds) is not dict or len(feeds) != len(self.names):
-            return None
-        arrays = []
-        for name, (dtype, shape) in zip(self.names, self.kinds):
-            arr = feeds.get(name)
-            if type(arr) is not np.ndarray or arr.shape != shape or arr.dtype != dtype:
-                return None
-            arrays.append(arr)
-        return tuple(arrays)
-
-
-def _readable_in_place(arr: np.ndarray, dtype: np.dtype, host: np.ndarray | None) -> bool:
-    """Whether a movable input's steps may read the caller's array itself: its exact dtype, C order,
-    aligned to its element size, and outside the arena (a view of the last run's outputs is copied
-    first, as the steps will overwrite those bytes)."""
-    return (
-        arr.dtype == dtype
-        and arr.flags.c_contiguous
-        and arr.flags.aligned
-        and (host is None or not np.may_share_memory(arr, host))
-    )
-
-
-def _kind(dtype: np.dtype) -> str:
-    """Inputs of the same kind are converted to the model's dtype; others are errors."""
-    if dtype.kind == "f":
-        return "floating-point"
-    if dtype.kind in "iu":
-        return "integer"
-    return dtype.name
