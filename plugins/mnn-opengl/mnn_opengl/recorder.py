@@ -11,6 +11,11 @@ where it touches arena bytes that an earlier, unbarriered dispatch wrote
 (read-after-write, write-after-write) or writes bytes one of them reads
 (write-after-read). `finish` uploads the parameters once and returns the
 replayable _gl.Segment.
+
+Scratch (`scratch`) is words of the parameter buffer past the parameters,
+zero at upload: state a kernel keeps between its own dispatches (a recurrent
+layer's h and c). The recorder does not track it; a dispatch that reads what
+the previous one wrote there asks for its barrier (`barrier=True`).
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ class Recorder:
         self.options = options or {}
         self.dispatches: list = []  # (program, param base, groups, barrier, label)
         self.params: list[int] = []
+        self.scratch_words = 0
         self.barriers = 0
         self.op_name = ""
         self._written: list = []  # arena byte ranges written since the last barrier
@@ -71,15 +77,18 @@ class Recorder:
         groups: tuple,
         local: tuple = (64, 1),
         defines: tuple = (),
+        barrier: bool = False,
     ) -> None:
         """Record one dispatch of `shader`; `reads`/`writes` are the TensorRefs it touches
-        (for barriers). Skipped when it would do nothing."""
+        (for barriers; `barrier` forces one). Skipped when it would do nothing."""
         if 0 in groups or any(w.info.size == 0 for w in writes):
             return
         spans = [(r.offset, r.offset + max(r.info.nbytes, 4), False) for r in reads if r is not None] + [
             (w.offset, w.offset + max(w.info.nbytes, 4), True) for w in writes
         ]
-        barrier = any(_overlaps(s[:2], self._written) or (s[2] and _overlaps(s[:2], self._read)) for s in spans)
+        barrier = barrier or any(
+            _overlaps(s[:2], self._written) or (s[2] and _overlaps(s[:2], self._read)) for s in spans
+        )
         if barrier:
             self.barriers += 1
             self._written, self._read = [], []
@@ -91,13 +100,26 @@ class Recorder:
         self.dispatches.append((program, base, tuple(groups), barrier, f"{self.op_name}:{shader}"))
 
     def elementwise(
-        self, shader: str, params: list, reads: list, writes: list, total: int, local: int = 64, defines: tuple = ()
+        self,
+        shader: str,
+        params: list,
+        reads: list,
+        writes: list,
+        total: int,
+        local: int = 64,
+        defines: tuple = (),
+        barrier: bool = False,
     ) -> None:
-        self.dispatch(shader, params, reads, writes, linear_groups(total, local), (local, 1), defines)
+        self.dispatch(shader, params, reads, writes, linear_groups(total, local), (local, 1), defines, barrier)
+
+    def scratch(self, words: int) -> int:
+        """`words` zeroed scratch words for one kernel; their index in the parameter buffer (P[])."""
+        self.scratch_words += words
+        return -self.scratch_words  # made absolute in finish(), once the parameters' length is known
 
     def finish(self):
         """The replayable segment (a _gl.Segment); parameters uploaded once, here."""
-        data = np.asarray(self.params or [0], dtype=np.uint32)
+        data = np.asarray((self.params or [0]) + [0] * self.scratch_words, dtype=np.uint32)
         params = _gl.Buffer(self.device.context, data.nbytes)
         params.write(0, data)
         return _gl.Segment(

@@ -24,6 +24,7 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
 WORD_SHADERS = frozenset(
     {"argreduce", "cast", "compare", "copy", "gather", "gather_elements", "gather_nd", "onehot", "where"}
 )
+SCRATCH_SHADERS = frozenset({"rnn_step"})  # they keep state in the recorder's scratch words
 HEADERS = {True: "#version 310 es\nprecision highp float;\nprecision highp int;\n", False: "#version 430 core\n"}
 
 
@@ -52,6 +53,8 @@ def source(name: str, defines: tuple = (), gles: bool = True) -> str:
     values = {"LOCAL_X": 64, "LOCAL_Y": 1}
     if name in WORD_SHADERS:
         values["ARENA_UINT"] = 1
+    if name in SCRATCH_SHADERS:
+        values["PARAMS_RW"] = 1
     values.update(dict(defines))
     lines = [HEADERS[bool(gles)]] + [f"#define {k} {v}\n" for k, v in values.items()]
     return "".join(lines) + _text("common.glsl") + "#line 1\n" + _text(f"{name}.comp")
