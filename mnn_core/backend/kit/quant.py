@@ -17,6 +17,7 @@ from .geometry import conv_geometry
 
 if TYPE_CHECKING:
     from ...graph.ir import Node, TensorInfo
+    from ..api import SegmentOp
 
 BYTES = ("uint8", "int8")
 Infos = Sequence["TensorInfo | None"]
@@ -34,6 +35,13 @@ def _arg(ins: Infos, i: int) -> TensorInfo | None:
 
 def _size(info: TensorInfo | None) -> int:
     return 0 if info is None else int(np.prod(info.shape, dtype=np.int64))
+
+
+def padded_inputs(op: SegmentOp, n: int) -> tuple[list, list]:
+    """A SegmentOp's first `n` inputs, None for those it lacks, and their TensorInfos (None alike):
+    the operands of an op whose kernels take its optional inputs by position."""
+    ins = list(op.inputs) + [None] * (n - len(op.inputs))
+    return ins, [None if r is None else r.info for r in ins]
 
 
 # -- QuantizeLinear and Cast to 8 bits ---------------------------------------------------------------
@@ -185,6 +193,7 @@ class DqLstmPlan:
 
     def __init__(self, ins: Infos, n_outputs_y: bool, attrs: dict) -> None:
         x, w, r = ins[0], ins[1], ins[2]
+        self.has_y = bool(n_outputs_y)  # Y itself is written, not only Y_h / Y_c
         self.T, self.B, self.I = (int(v) for v in x.shape)
         self.D, self.H = int(w.shape[0]), int(attrs["hidden_size"])
         self.dirs_mode = ("forward", "reverse", "bidirectional").index(attrs["direction"])
@@ -232,3 +241,13 @@ class DqLstmPlan:
             self.gx_at // 4,
             self.state_at // 4,
         ]
+
+
+def dq_lstm_plan(op: SegmentOp) -> tuple[list, list, DqLstmPlan] | None:
+    """A DynamicQuantizeLSTM SegmentOp's 12 inputs and 3 outputs (None where absent) and its plan;
+    None when there is nothing to compute (no steps, or no hidden units)."""
+    ins, infos = padded_inputs(op, 12)
+    outs = list(op.outputs) + [None] * (3 - len(op.outputs))
+    has_y = outs[0] is not None and outs[0].info.size > 0
+    plan = DqLstmPlan(infos, has_y, full_attrs(op.node))
+    return None if plan.T == 0 or plan.dbh == 0 else (ins, outs, plan)

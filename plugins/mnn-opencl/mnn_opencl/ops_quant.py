@@ -15,11 +15,6 @@ from ._common import T, int8, kernel
 ANY = ("float32", "int32", "int64", "uint8", "int8")
 
 
-def _infos(op, n: int) -> tuple[list, list]:
-    ins = list(op.inputs) + [None] * (n - len(op.inputs))
-    return ins, [None if r is None else r.info for r in ins]
-
-
 def _bytes(b, ref) -> T:
     """A tensor as a byte pointer (int8 / uint8 tensors, or any tensor passed where a kernel ignores it)."""
     return T(b.arena.buffer, ref.offset)
@@ -27,7 +22,7 @@ def _bytes(b, ref) -> T:
 
 @kernel("QuantizeLinear", dtypes=ANY, supports=quant.quantize_supports)
 def _build_quantize(op, b):
-    ins, infos = _infos(op, 3)
+    ins, infos = quant.padded_inputs(op, 3)
     p = quant.quantize_params(infos, quant.full_attrs(op.node))
     x, y = ins[0], op.outputs[0]
     zp = _bytes(b, ins[2] if ins[2] is not None else x)
@@ -47,7 +42,7 @@ def build_cast_to_bytes(op, b) -> None:
 
 @kernel("ConvInteger", dtypes=quant.BYTES, supports=quant.conv_int_supports)
 def _build_conv_int(op, b):
-    ins, infos = _infos(op, 4)
+    ins, infos = quant.padded_inputs(op, 4)
     y = op.outputs[0]
     params = quant.conv_int_params(infos, quant.full_attrs(op.node))
     zx, zw = (_bytes(b, ins[i] if ins[i] is not None else ins[0]) for i in (2, 3))
@@ -57,7 +52,7 @@ def _build_conv_int(op, b):
 
 @kernel("MatMulInteger", dtypes=quant.BYTES, supports=quant.matmul_int_supports)
 def _build_matmul_int(op, b):
-    ins, infos = _infos(op, 4)
+    ins, infos = quant.padded_inputs(op, 4)
     y = op.outputs[0]
     za, zb = (_bytes(b, ins[i] if ins[i] is not None else ins[0]) for i in (2, 3))
     args = [b.tensor(ins[0]), b.tensor(ins[1]), za, zb, b.tensor(y), y.info.size]
@@ -70,12 +65,10 @@ def _copy(b, src, dst, n, src_stride=1):
 
 @kernel("DynamicQuantizeLSTM", dtypes=ANY, supports=quant.dq_lstm_supports)
 def _build_dq_lstm(op, b):
-    ins, infos = _infos(op, 12)
-    outs = list(op.outputs) + [None] * (3 - len(op.outputs))
-    has_y = outs[0] is not None and outs[0].info.size > 0
-    p = quant.DqLstmPlan(infos, has_y, quant.full_attrs(op.node))
-    if p.T == 0 or p.dbh == 0:
+    planned = quant.dq_lstm_plan(op)
+    if planned is None:
         return
+    ins, outs, p = planned
     buf = b.scratch(p.scratch_bytes).buffer
     at = p.state_at // 4
     _copy(b, b.upload(np.zeros(1, np.float32)), T(buf, at), 3 * p.dbh, 0)
@@ -91,7 +84,7 @@ def _build_dq_lstm(op, b):
     rz = _bytes(b, ins[11] if ins[11] is not None else ins[2])
     bias = b.tensor(ins[3]) if ins[3] is not None else x
     peep = b.tensor(ins[7]) if ins[7] is not None else x
-    y = b.tensor(outs[0]) if has_y else T(buf, 0)
+    y = b.tensor(outs[0]) if p.has_y else T(buf, 0)
     for t in range(p.T):
         range_args = [T(buf, at), T(buf, 0), (t % 2) * p.dbh, p.B * p.H, p.B * p.H, 2]
         b.launch("dq_range", range_args, (256 * p.D,), (256,), tunable=False)

@@ -17,13 +17,8 @@ from . import register
 ANY = ("float32", "int32", "int64", "uint8", "int8")
 
 
-def _infos(op, n: int) -> list:
-    ins = list(op.inputs) + [None] * (n - len(op.inputs))
-    return ins, [None if r is None else r.info for r in ins]
-
-
 def _record_quantize(op, rec):
-    ins, infos = _infos(op, 3)
+    ins, infos = quant.padded_inputs(op, 3)
     p = quant.quantize_params(infos, quant.full_attrs(op.node))
     x, y = ins[0], op.outputs[0]
     zp = rec.tensor(ins[2]) if ins[2] is not None else rec.tensor(x)
@@ -40,7 +35,7 @@ def record_cast_to_bytes(op, rec) -> None:
 
 
 def _record_conv_int(op, rec):
-    ins, infos = _infos(op, 4)
+    ins, infos = quant.padded_inputs(op, 4)
     y = op.outputs[0]
     params = quant.conv_int_params(infos, quant.full_attrs(op.node))
     x, w = rec.tensor(ins[0]), rec.tensor(ins[1])
@@ -49,7 +44,7 @@ def _record_conv_int(op, rec):
 
 
 def _record_matmul_int(op, rec):
-    ins, infos = _infos(op, 4)
+    ins, infos = quant.padded_inputs(op, 4)
     y = op.outputs[0]
     a, b = rec.tensor(ins[0]), rec.tensor(ins[1])
     bind = [a, b, rec.tensor(ins[2]) if ins[2] else a, rec.tensor(ins[3]) if ins[3] else b, rec.output(y)]
@@ -57,12 +52,10 @@ def _record_matmul_int(op, rec):
 
 
 def _record_dq_lstm(op, rec):
-    ins, infos = _infos(op, 12)
-    outs = list(op.outputs) + [None] * (3 - len(op.outputs))
-    has_y = outs[0] is not None and outs[0].info.size > 0
-    p = quant.DqLstmPlan(infos, has_y, quant.full_attrs(op.node))
-    if p.T == 0 or p.dbh == 0:
+    planned = quant.dq_lstm_plan(op)
+    if planned is None:
         return
+    ins, outs, p = planned
     rec.scratch(p.scratch_bytes, written=True)
     params_w = Binding(SCRATCH, p.params_at, p.params_bytes, written=True)
     params = Binding(SCRATCH, p.params_at, p.params_bytes)
@@ -80,7 +73,7 @@ def _record_dq_lstm(op, rec):
     rz = rec.tensor(ins[11]) if ins[11] is not None else r
     bias = rec.tensor(ins[3]) if ins[3] is not None else r
     peep = rec.tensor(ins[7]) if ins[7] is not None else r
-    y = rec.output(outs[0]) if has_y else state
+    y = rec.output(outs[0]) if p.has_y else state
     whole = Binding(SCRATCH, 0, p.scratch_bytes, written=True)
     for t in range(p.T):
         rec.dispatch("dq_range", [state, params_w], pack((t % 2) * p.dbh, p.B * p.H, p.B * p.H, 2), (p.D, 1, 1))
