@@ -302,20 +302,24 @@ def k_table(cg: int, kh: int, kw: int, dh: int, dw: int, h: int, w: int) -> np.n
 # -- pooling, reductions, pad, copies ------------------------------------------------------------
 
 
+def pool_fields(x_shape: Sequence[int], y_shape: Sequence[int], geo: dict, mode: int, include_pad: int) -> list[int]:
+    """pool2d's parameters in its order: the output's size, the planes, the window (`geo`'s kernel,
+    strides, four pads and dilations), mode (0 max, 1 average) and count_include_pad."""
+    _, _, h, w = x_shape
+    _, _, oh, ow = y_shape
+    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
+    pt, pl, pb, pr = geo["pads"]
+    return [numel(y_shape), h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, mode, int(include_pad)]
+
+
 def pool_params(op: SegmentOp) -> bytes:
     """pool2d.comp's parameters for a MaxPool / AveragePool SegmentOp."""
 
     x, y = op.inputs[0], op.outputs[0]
     attrs = op.node.attrs
     geo = pool_geometry(x.info.shape, attrs, op.node.op)
-    _, _, h, w = x.info.shape
-    _, _, oh, ow = geo["out"]
-    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    pt, pl, pb, pr = geo["pads"]
     mode = 0 if op.node.op == "MaxPool" else 1
-    return pack(
-        y.info.size, h, w, oh, ow, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, mode, int(attrs.get("count_include_pad", 0))
-    )
+    return pack(*pool_fields(x.info.shape, y.info.shape, geo, mode, attrs.get("count_include_pad", 0)))
 
 
 def reduce_params(op: SegmentOp) -> tuple[bytes, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mnn_core.backend.kit.geometry import pool_geometry
+from mnn_core.backend.kit.params import pool_fields
 
 from ..recorder import element
 from . import register
@@ -14,40 +15,16 @@ def _supports(node, ins):
     return True
 
 
-def _record(op, rec, mode, geo):
+def _record(op, rec, mode: int, geo: dict, include_pad: int = 0):
     x, y = op.inputs[0], op.outputs[0]
-    _, _, h, w = x.info.shape
-    _, _, oh, ow = y.info.shape
-    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    pt, pl, pb, pr = geo["pads"]
-    params = [
-        y.info.size,
-        h,
-        w,
-        oh,
-        ow,
-        kh,
-        kw,
-        sh,
-        sw,
-        pt,
-        pl,
-        pb,
-        pr,
-        dh,
-        dw,
-        mode,
-        int(geo.get("count_include_pad", 0)),
-        element(x),
-        element(y),
-    ]
+    params = [*pool_fields(x.info.shape, y.info.shape, geo, mode, include_pad), element(x), element(y)]
     rec.elementwise("pool2d", params, [x], [y], y.info.size)
 
 
 def _record_local(op, rec):
-    geo = dict(pool_geometry(op.inputs[0].info.shape, op.node.attrs, op.node.op))
-    geo["count_include_pad"] = op.node.attrs.get("count_include_pad", 0)
-    _record(op, rec, 0 if op.node.op == "MaxPool" else 1, geo)
+    geo = pool_geometry(op.inputs[0].info.shape, op.node.attrs, op.node.op)
+    mode = 0 if op.node.op == "MaxPool" else 1
+    _record(op, rec, mode, geo, op.node.attrs.get("count_include_pad", 0))
 
 
 def _record_global(op, rec):
