@@ -22,7 +22,20 @@ from mnn_core.backend.kit.spirv import SHADER_DIR as KIT_SHADER_DIR
 SHADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shaders")
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
 WORD_SHADERS = frozenset(
-    {"argreduce", "cast", "compare", "copy", "gather", "gather_elements", "gather_nd", "onehot", "where"}
+    {
+        "argreduce",
+        "cast",
+        "compare",
+        "copy",
+        "gather",
+        "gather_elements",
+        "gather_nd",
+        "ibinary",
+        "ml_linear",
+        "ml_trees",
+        "onehot",
+        "where",
+    }
 )
 SCRATCH_SHADERS = frozenset({"rnn_step"})  # they keep state in the recorder's scratch words
 HEADERS = {True: "#version 310 es\nprecision highp float;\nprecision highp int;\n", False: "#version 430 core\n"}

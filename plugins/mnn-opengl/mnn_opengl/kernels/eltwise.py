@@ -1,5 +1,6 @@
-"""Element-wise ops: broadcasting binary arithmetic (binary.comp) and unary math
-and activations (unary.comp; codes shared with the fused activations in act.glsl)."""
+"""Element-wise ops: broadcasting binary arithmetic (binary.comp; int32/int64 in
+ibinary.comp) and unary math and activations (unary.comp; codes shared with the
+fused activations in act.glsl)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ from mnn_core.backend.kit.layout import broadcast_plan, pad_to
 from ..recorder import element
 from . import register
 
+#: integer ops of ibinary.comp, per dtype
+INT_OPS = {"int32": ("Add", "Sub", "Mul", "Div", "Max", "Min"), "int64": ("Add", "Sub", "Mul", "Max", "Min")}
+
 
 def _binary_supports(node, ins):
     if len(ins) != 2 or any(i is None for i in ins):
         return f"{node.op} takes two inputs"
+    dtype = ins[0].dtype
+    if dtype != "float32" and node.op not in INT_OPS.get(dtype, ()):
+        return f"{node.op} of {dtype} tensors is not implemented"
     dims, _ = broadcast_plan(tuple(np.broadcast_shapes(ins[0].shape, ins[1].shape)), ins[0].shape, ins[1].shape)
     return True if len(dims) <= 6 else f"broadcast pattern needs {len(dims)} dims after collapsing (max 6)"
 
@@ -23,6 +30,11 @@ def _record_binary(op, rec):
     a, b = op.inputs
     y = op.outputs[0]
     dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
+    if a.info.dtype != "float32":
+        params = [y.info.size, len(dims), BINARY[op.node.op], int(a.info.dtype == "int64"), element(a), element(b)]
+        params += [element(y), pad_to(dims, 6, 1), pad_to(sa, 6), pad_to(sb, 6)]
+        rec.elementwise("ibinary", params, [a, b], [y], y.info.size)
+        return
     params = [
         y.info.size,
         len(dims),
@@ -53,6 +65,13 @@ def _unary_supports(node, ins):
 
 
 for _op in BINARY:
-    register(_op, _record_binary, _binary_supports, inplace=_op == "PRelu", efficiency=0.8)
+    register(
+        _op,
+        _record_binary,
+        _binary_supports,
+        dtypes=("float32", "int32", "int64"),
+        inplace=_op == "PRelu",
+        efficiency=0.8,
+    )
 for _op in UNARY:
     register(_op, _record_unary, _unary_supports, inplace=True, efficiency=0.8)
