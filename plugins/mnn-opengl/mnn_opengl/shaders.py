@@ -26,14 +26,17 @@ WORD_SHADERS = frozenset(
         "argreduce",
         "cast",
         "compare",
+        "conv_int",
         "copy",
         "gather",
         "gather_elements",
         "gather_nd",
         "ibinary",
+        "matmul_int",
         "ml_linear",
         "ml_trees",
         "onehot",
+        "quantize",
         "where",
     }
 )

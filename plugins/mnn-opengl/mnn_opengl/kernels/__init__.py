@@ -18,4 +18,4 @@ KERNELS = GpuKernelTable(MAX_ELEMENTS // 2)
 register = KERNELS.register
 
 
-from . import conv, deconv, eltwise, index, logic, matmul, ml, norm, pool, reduce, resize, rnn, shape  # noqa: E402,F401  (registration)
+from . import conv, deconv, eltwise, index, logic, matmul, ml, norm, pool, quant, reduce, resize, rnn, shape  # noqa: E402,F401  (registration)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit import quant
 from mnn_core.backend.kit.layout import broadcast_plan, pad_to
 
 from ..recorder import element
 from . import register
+from .quant import record_cast_to_bytes
 
 COMPARE = {
     "Equal": 0,
@@ -92,13 +94,15 @@ def _record_where(op, rec):
 
 def _cast_supports(node, ins):
     to = node.attrs["to"]
-    if to in KINDS and ins[0].dtype in KINDS:
+    if to in KINDS and ins[0].dtype in KINDS or quant.cast_to_bytes(node, ins):
         return True
-    return f"casts among float32, int32, int64 and bool, not {ins[0].dtype} to {to}"
+    return f"casts among float32, int32, int64 and bool, and of float32 / int32 to 8 bits, not {ins[0].dtype} to {to}"
 
 
 def _record_cast(op, rec):
     x, y = op.inputs[0], op.outputs[0]
+    if y.info.dtype in quant.BYTES:
+        return record_cast_to_bytes(op, rec)
     params = [y.info.size, KINDS[x.info.dtype], KINDS[y.info.dtype], element(x), element(y)]
     rec.elementwise("cast", params, [x], [y], -(-y.info.size // 4))
 
@@ -115,4 +119,4 @@ register("Not", _record_compare, dtypes=("bool",), efficiency=0.8)
 register("IsNaN", _record_compare, _float_only, efficiency=0.8)
 register("IsInf", _record_compare, _float_only, efficiency=0.8)
 register("Where", _record_where, _where_supports, dtypes=ANY, efficiency=0.8)
-register("Cast", _record_cast, _cast_supports, dtypes=ANY, efficiency=0.8)
+register("Cast", _record_cast, _cast_supports, dtypes=ANY + quant.BYTES, efficiency=0.8)
