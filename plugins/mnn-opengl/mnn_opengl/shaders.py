@@ -27,6 +27,9 @@ WORD_SHADERS = frozenset(
         "cast",
         "compare",
         "conv_int",
+        "dq_lstm_step",
+        "dq_lstm_x",
+        "dq_range",
         "copy",
         "gather",
         "gather_elements",
@@ -37,10 +40,13 @@ WORD_SHADERS = frozenset(
         "ml_trees",
         "onehot",
         "quantize",
+        "scratch_copy",
         "where",
     }
 )
-SCRATCH_SHADERS = frozenset({"rnn_step"})  # they keep state in the recorder's scratch words
+SCRATCH_SHADERS = frozenset(
+    {"dq_lstm_step", "dq_lstm_x", "dq_range", "rnn_step", "scratch_copy"}
+)  # they keep state in the recorder's scratch words
 HEADERS = {True: "#version 310 es\nprecision highp float;\nprecision highp int;\n", False: "#version 430 core\n"}
 
 
