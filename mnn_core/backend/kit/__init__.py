@@ -7,6 +7,8 @@
   fused-activation detection in a GPU segment
 - `params`: pack() for push constants / parameter buffers, and the parameter blocks of the
   shared shaders (gemm, conv, pool, reduce, pad, copy)
+- `window`: the fields of a CPU kernel's 2-D convolution or pooling window, and an average
+  pooling's divisors per output row and column
 - `tiling`: GEMM work-group tile arithmetic
 - `gpu_kernels`: the kernel table of a shader backend (the 32-bit indexing guard)
 - `recorder`: grids and the float16-storage bookkeeping of a segment recorder
@@ -16,6 +18,6 @@
 - `spirv`: the shared compute shaders (GLSL in `shaders/`, committed SPIR-V and its lock) that
   mnn-vulkan runs and mnn-metal translates to MSL
 
-mnn-x86 and mnn-arm use `activation` and `layout`; mnn-vulkan, mnn-metal and mnn-opengl build
+mnn-x86 and mnn-arm use `activation`, `layout` and `window`; mnn-vulkan, mnn-metal and mnn-opengl build
 on all of it; see docs/PLUGINS.md. Importing the kit loads neither a device API nor the engine.
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend.kit.geometry import conv_geometry
+from mnn_core.backend.kit.window import conv_params
 from mnn_core.ops.quant import requant_multiplier
 
 from . import _arm, half, paths
@@ -17,30 +18,15 @@ from ._common import fused_activation, kernel, static_shape
 
 
 def _geometry(x_shape, w_shape, attrs) -> dict:
-    geo = conv_geometry(x_shape, w_shape, attrs)
-    n, c, h, w = x_shape
-    o, cg, kh, kw = w_shape
-    group = geo["group"]
-    depthwise = group == c and o == c
-    return dict(
-        N=n,
-        O=o,
-        group=group,
-        depthwise=int(depthwise),
-        C=c if depthwise else cg,
-        H=h,
-        W=w,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=geo["strides"][0],
-        sw=geo["strides"][1],
-        dh=geo["dilations"][0],
-        dw=geo["dilations"][1],
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-    )
+    """The kit's conv fields, with C the input's channels where the convolution is depthwise (the
+    depthwise kernel walks every channel, not one group's)."""
+    p = conv_params(x_shape, w_shape, conv_geometry(x_shape, w_shape, attrs))
+    c = x_shape[1]
+    depthwise = p["group"] == c and p["O"] == c
+    p["depthwise"] = int(depthwise)
+    if depthwise:
+        p["C"] = c
+    return p
 
 
 def _conv_supports(node, ins):

@@ -1,20 +1,14 @@
 """Pooling: MaxPool / AveragePool over zero- or -inf-padded planes (the
-average's divisor per output row and column computed here by the schema's
-rules), GlobalAveragePool / GlobalMaxPool as row reductions."""
+average's divisor per output row and column by the schema's rules, from the
+kit's pool_divisors), GlobalAveragePool / GlobalMaxPool as row reductions."""
 
 from __future__ import annotations
 
-import numpy as np
+from mnn_core.backend.kit.geometry import pool_geometry
+from mnn_core.backend.kit.window import pool_divisors, pool_params
 
 from . import _arm
 from ._common import kernel, static_shape
-
-
-def _window_counts(size, out, k, stride, dil, pad_lo, pad_hi, include_pad):
-    starts = np.arange(out) * stride - pad_lo
-    taps = starts[:, None] + np.arange(k)[None, :] * dil
-    lo, hi = (-pad_lo, size + pad_hi) if include_pad else (0, size)
-    return ((taps >= lo) & (taps < hi)).sum(axis=1)
 
 
 def _pool_supports(node, ins):
@@ -22,20 +16,11 @@ def _pool_supports(node, ins):
 
 
 def _prepare_pool(node, ins, kind, ctx):
-    from mnn_core.backend.kit.geometry import pool_geometry
-
     x = static_shape(ins[0])
     geo = pool_geometry(x, node.attrs, node.op)
-    n, c, h, w = x
-    _, _, oh, ow = geo["out"]
-    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    pt, pl, pb, pr = geo["pads"]
-    include = bool(node.attrs.get("count_include_pad", 0))
-    rows = _window_counts(h, oh, kh, sh, dh, pt, pb, include)
-    cols = _window_counts(w, ow, kw, sw, dw, pl, pr, include)
-    p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl)
+    inv_rows, inv_cols = pool_divisors(x, geo, bool(node.attrs.get("count_include_pad", 0)))
     threads = max(1, int(getattr(ctx, "threads", 1) or 1))
-    return _arm.pool(f"arm.{node.op}", n * c, p, kind, 1.0 / np.maximum(rows, 1), 1.0 / np.maximum(cols, 1), threads)
+    return _arm.pool(f"arm.{node.op}", x[0] * x[1], pool_params(x, geo), kind, inv_rows, inv_cols, threads)
 
 
 @kernel("MaxPool", supports=_pool_supports, efficiency=0.3)

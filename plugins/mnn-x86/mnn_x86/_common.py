@@ -1,6 +1,7 @@
 """What the op modules share: the kernel table they register into (mnn_core.backend's KernelTable),
-the fused-activation codes (abi.h's enum mnn_activation, which the C kernels switch on), and
-the op names of this backend's fusions."""
+the fused-activation codes (abi.h's enum mnn_activation, which the C kernels switch on), the
+window fields of a convolution and a pooling (the kit's, which mnn-arm reads too), and the op
+names of this backend's fusions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from mnn_core.backend import Kernel, KernelSpec, KernelTable
 from mnn_core.backend.kit.activation import ACT_CODES
 from mnn_core.backend.kit.activation import activation_code as fused_activation
 from mnn_core.backend.kit.layout import static_shape
+from mnn_core.backend.kit.window import conv_params, pool_params
 
 __all__ = [
     "ACT_CODES",
@@ -23,6 +25,7 @@ __all__ = [
     "conv_params",
     "fused_activation",
     "kernel",
+    "pool_params",
     "register",
     "static_shape",
 ]
@@ -44,51 +47,3 @@ KERNELS = KernelTable()
 #: register(spec, prepare), and the decorator @kernel(op, **KernelSpec fields)
 register = KERNELS.add
 kernel = KERNELS.kernel
-
-
-def conv_params(x_shape, w_shape, geo: dict) -> dict:
-    """The geometry fields _x86.conv and _x86.qconv share: batch, channels, planes, kernel, strides,
-    dilations and the top/left pads of a convolution (mnn_core.backend.kit.geometry.conv_geometry's `geo`).
-    C is the channels one group reads (the weight's second dimension)."""
-    n, _, h, w = x_shape
-    o, cg, kh, kw = w_shape
-    return dict(
-        N=n,
-        O=o,
-        group=geo["group"],
-        C=cg,
-        H=h,
-        W=w,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=geo["strides"][0],
-        sw=geo["strides"][1],
-        dh=geo["dilations"][0],
-        dw=geo["dilations"][1],
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-    )
-
-
-def pool_params(x_shape, geo: dict) -> dict:
-    """The window fields of a 2-D pooling the x86 kernels take (max pooling, its gradient, the int8 and
-    the fused forms): planes, kernel, strides, dilations and the top/left pads of `geo`
-    (mnn_core.backend.kit.geometry.pool_geometry's, or the gradient op's)."""
-    _, _, h, w = x_shape
-    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    return dict(
-        H=h,
-        W=w,
-        OH=geo["out"][2],
-        OW=geo["out"][3],
-        kh=kh,
-        kw=kw,
-        sh=sh,
-        sw=sw,
-        dh=dh,
-        dw=dw,
-        pt=geo["pads"][0],
-        pl=geo["pads"][1],
-    )

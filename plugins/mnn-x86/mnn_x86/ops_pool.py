@@ -2,31 +2,23 @@
 GlobalAveragePool and GlobalMaxPool (one vector reduction per plane, of any number of spatial axes).
 
 Padding and the ceil_mode overhang are -inf for max and 0 for average; an
-average divides by the window's row count times its column count, computed
-here by the schema's rules (count_include_pad counts padding, never the
-overhang), so the C kernel knows no convention.
+average divides by the window's row count times its column count, counted
+by the schema's rules in the kit (window.pool_divisors: count_include_pad
+counts padding, never the overhang), so the C kernel knows no convention.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.geometry import pool_geometry
+from mnn_core.backend.kit.window import pool_divisors
 from mnn_core.errors import BackendError
 
 from . import _x86
-from ._common import kernel, static_shape
+from ._common import kernel, pool_params, static_shape
 from .layouts import BLOCK, NC16, channels
 from .ops_spatial import lift_1d
-
-
-def _window_counts(
-    size: int, out: int, k: int, stride: int, dil: int, pad_lo: int, pad_hi: int, include_pad: bool
-) -> np.ndarray:
-    """Per output index: how many taps of its window count in the divisor."""
-    starts = np.arange(out) * stride - pad_lo
-    taps = starts[:, None] + np.arange(k)[None, :] * dil
-    lo, hi = (-pad_lo, size + pad_hi) if include_pad else (0, size)
-    return ((taps >= lo) & (taps < hi)).sum(axis=1)
 
 
 def _window_supports(node, ins):
@@ -34,19 +26,12 @@ def _window_supports(node, ins):
 
 
 def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
-    from mnn_core.backend.kit.geometry import pool_geometry
-
     if len(static_shape(ins[0])) == 3:  # 1-D: the 2-D pooling of a plane one row high
         node, ins, outs, constants = lift_1d(node, ins, outs, constants)
     x = static_shape(ins[0])
     geo = pool_geometry(x, node.attrs, node.op)
-    n, c, h, w = x
-    _, _, oh, ow = geo["out"]
-    (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
-    pt, pl, pb, pr = geo["pads"]
-    include = bool(node.attrs.get("count_include_pad", 0))
-    rows = _window_counts(h, oh, kh, sh, dh, pt, pb, include)
-    cols = _window_counts(w, ow, kw, sw, dw, pl, pr, include)
+    n, c = x[:2]
+    inv_rows, inv_cols = pool_divisors(x, geo, bool(node.attrs.get("count_include_pad", 0)))
     # NC16 sides (layouts.py chose them): the planes are blocks of 16 channels, pooled as vectors
     nc16 = ins[0].layout == NC16
     if nc16 != (outs[0].layout == NC16):
@@ -54,9 +39,7 @@ def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
             f"x86: {node.name} pools between NC16 and another layout (mnn_x86/layouts.py should "
             "have chosen one for both)"
         )
-    p = dict(H=h, W=w, OH=oh, OW=ow, kh=kh, kw=kw, sh=sh, sw=sw, dh=dh, dw=dw, pt=pt, pl=pl, nc16=int(nc16))
-    inv_rows = 1.0 / np.maximum(rows, 1).astype(np.float64)
-    inv_cols = 1.0 / np.maximum(cols, 1).astype(np.float64)
+    p = dict(pool_params(x, geo), nc16=int(nc16))
     planes = n * channels(c) // BLOCK if nc16 else n * c
     return _x86.pool(isa, ctx.threads, f"x86.{node.op}", planes, p, kind, inv_rows, inv_cols)
 
