@@ -13,9 +13,10 @@ import numpy as np
 
 from mnn_core.backend.kit.layout import collapse_walk as merge_dims
 from mnn_core.backend.kit.layout import contiguous_strides as dense
+from mnn_core.backend.kit.layout import slice_copy
 from mnn_core.graph.ir import DTYPES
 from mnn_core.ops.helpers import normalize_axis
-from mnn_core.ops.shape import slice_plan, split_sizes
+from mnn_core.ops.shape import split_sizes
 
 from . import _arm, half
 from ._common import kernel, prod, static_shape
@@ -50,13 +51,8 @@ def prepare_identity(node, ins, outs, constants, ctx):
 
 @kernel("Slice", half_native=True, dtypes=DTYPES, efficiency=0.5)
 def prepare_slice(node, ins, outs, constants, ctx):
-    shape = static_shape(ins[0])
-    slices, out = slice_plan(shape, node.attrs)
-    st = dense(shape)
-    starts = [s.start or 0 for s in slices]
-    strides = [a * (s.step or 1) for a, s in zip(st, slices)]
-    base = sum(a * b for a, b in zip(starts, st)) if prod(out) else 0
-    return _strided(node, outs, ctx, list(out), strides, base)
+    out, strides, _, offset, _ = slice_copy(static_shape(ins[0]), node.attrs)
+    return _strided(node, outs, ctx, list(out), strides, offset if prod(out) else 0)
 
 
 @kernel("Transpose", half_native=True, dtypes=DTYPES, efficiency=0.5, supports=_dims_ok(MAX_DIMS))

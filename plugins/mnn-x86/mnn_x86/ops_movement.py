@@ -13,9 +13,10 @@ import numpy as np
 
 from mnn_core.backend.kit.layout import collapse_walk as merge_dims
 from mnn_core.backend.kit.layout import contiguous_strides as _dense
+from mnn_core.backend.kit.layout import slice_copy
 from mnn_core.graph.ir import DTYPES, NUMPY_DTYPES
 from mnn_core.ops.helpers import normalize_axis
-from mnn_core.ops.shape import slice_plan, split_sizes
+from mnn_core.ops.shape import split_sizes
 
 from . import _movement
 from ._common import kernel, static_shape
@@ -51,13 +52,8 @@ def prepare_identity(node, ins, outs, constants, ctx, isa):
 
 @kernel("Slice", dtypes=DTYPES, efficiency=0.5)
 def prepare_slice(node, ins, outs, constants, ctx, isa):
-    shape = static_shape(ins[0])
-    slices, out = slice_plan(shape, node.attrs)
-    dense = _dense(shape)
-    starts = [s.start or 0 for s in slices]
-    strides = [st * (s.step or 1) for st, s in zip(dense, slices)]
-    base = sum(a * st for a, st in zip(starts, dense)) if _prod(out) else 0
-    return _strided(node, outs, ctx, isa, [_plan(out, strides, base)])
+    out, strides, _, offset, _ = slice_copy(static_shape(ins[0]), node.attrs)
+    return _strided(node, outs, ctx, isa, [_plan(out, strides, offset if _prod(out) else 0)])
 
 
 @kernel("Split", dtypes=DTYPES, efficiency=0.5)
