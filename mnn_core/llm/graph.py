@@ -28,12 +28,18 @@ NEG = -1e30  # the mask's "hidden": exp underflows to exactly 0, without inf ari
 class _Names:
     """Tensor names of the HF checkpoint for this family."""
 
-    def __init__(self, cfg: LlmConfig, ckpt: Checkpoint, quant: WeightQuant | None):
+    def __init__(self, cfg: LlmConfig, ckpt: Checkpoint, quant: WeightQuant | None, batch: int):
         self.prefix = "model." if "model.embed_tokens.weight" in ckpt else ""
-        self.cfg, self.ckpt, self.quant = cfg, ckpt, quant
+        self.cfg, self.ckpt, self.quant, self.batch = cfg, ckpt, quant, batch
 
     def get(self, name: str) -> np.ndarray:
         return self.ckpt.get(self.prefix + name)
+
+    def mapped(self, name: str, prefixed: bool = True) -> np.ndarray:
+        """A float weight as it lies in the file (a read-only map: Checkpoint.view), else a float32 copy."""
+        full = (self.prefix if prefixed else "") + name
+        arr = self.ckpt.view(full)
+        return self.ckpt.get(full) if arr is None else arr
 
     def has(self, name: str) -> bool:
         return self.prefix + name in self.ckpt
@@ -45,7 +51,7 @@ def build_decoder(
     """The decoder graph for a cache of `context` positions; S (tokens per run) stays symbolic.
     `quant`: the projections' weights (and the head) quantized as MatMulNBits operands (quantize.py);
     None keeps them float32."""
-    w = _Names(cfg, ckpt, quant)
+    w = _Names(cfg, ckpt, quant, batch)
     b = GraphBuilder(f"{cfg.model_type}_decoder")
     H, Hkv, D = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     ids = b.input("ids", (batch, "S"), "int64")
@@ -62,13 +68,12 @@ def build_decoder(
 
     tied = cfg.tie_word_embeddings or "lm_head.weight" not in ckpt
     head_bits = quant.head_bits if quant is not None else None
-    head = embed = None
+    head = None
     if head_bits and tied:  # the table once, quantized: the head multiplies it, the embedding gathers from it
         head, head_shape = _nbits_from_checkpoint(b, quant, w, "embed_tokens.weight", head_bits)
         x = _gather_rows(b, head, ids, cfg.hidden_size, quant.group, head_bits)
     else:
-        embed = w.get("embed_tokens.weight")
-        x = b.Gather(b.const(embed, "embed"), ids, axis=0)
+        x = b.Gather(b.const(w.mapped("embed_tokens.weight"), "embed"), ids, axis=0)
     if cfg.embed_scale != 1.0:
         x = b.Mul(x, b.const(np.float32(cfg.embed_scale), "embed_scale"))
     cos, sin = cfg.rope_tables(context)
@@ -104,12 +109,11 @@ def build_decoder(
     x = _rms_norm(b, cfg, x, w.get("norm.weight"))
     if head is None and head_bits:  # untied: a head of its own, quantized as it is read
         head, head_shape = _nbits_from_checkpoint(b, quant, w, "lm_head.weight", head_bits, prefixed=False)
-    elif head is None:
-        table = embed if tied else ckpt.get("lm_head.weight")
     if head is not None:
         logits = _nbits_matmul(b, quant, x, head, head_shape, head_bits)
-    else:
-        logits = b.MatMul(x, b.const(np.ascontiguousarray(table.T), "lm_head"))
+    else:  # a map of its own, even when tied: its pages are handed back once packed, the Gather's are not
+        table = w.mapped("embed_tokens.weight") if tied else w.mapped("lm_head.weight", prefixed=False)
+        logits = _dense(b, w, x, table, "lm_head")
     b.output(logits, "logits")
     return b.build()
 
@@ -165,16 +169,22 @@ def _linear(b: GraphBuilder, w: _Names, name: str, x: str, bias: bool) -> str:
         operands = _nbits_operands(b, w.quant, weight, name, w.quant.bits)
         bias_c = b.const(w.get(name + ".bias"), name + ".bias") if bias else None
         return _nbits_matmul(b, w.quant, x, operands, weight.shape, w.quant.bits, bias_c)
-    y = b.MatMul(x, b.const(np.ascontiguousarray(w.get(name + ".weight").T), name))
-    if bias:
-        y = b.Add(y, b.const(w.get(name + ".bias"), name + ".bias"))
-    return y
+    bias_c = b.const(w.get(name + ".bias"), name + ".bias") if bias else None
+    return _dense(b, w, x, w.mapped(name + ".weight"), name, bias_c)
+
+
+def _dense(b: GraphBuilder, w: _Names, x: str, weight: np.ndarray, name: str, bias: str | None = None) -> str:
+    """x [B, S, in] @ weight^T (+ bias) of a float [out, in] weight: a Gemm with transB reads the weight in
+    the checkpoint's own layout, so the graph holds the file's map of it and no transposed copy."""
+    n, k = weight.shape
+    y = b.Gemm(b.Reshape(x, shape=[-1, k]), b.const(weight, name), *([bias] if bias else []), transB=1)
+    return b.Reshape(y, shape=[w.batch, -1, n])
 
 
 def _projection(b: GraphBuilder, w: _Names, x: str, weight: np.ndarray, name: str) -> str:
     """x @ weight^T of an [out, in] weight without bias, float or MatMulNBits."""
     if w.quant is None:
-        return b.MatMul(x, b.const(np.ascontiguousarray(weight.T), name))
+        return _dense(b, w, x, weight, name)
     operands = _nbits_operands(b, w.quant, weight, name, w.quant.bits)
     return _nbits_matmul(b, w.quant, x, operands, weight.shape, w.quant.bits)
 
@@ -183,7 +193,7 @@ def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[st
     if cfg.family != "phi3":
         return tuple(_linear(b, w, p + f"self_attn.{n}_proj", h, cfg.qkv_bias) for n in "qkv")
     # Phi-3 stores q, k and v as one matrix: one MatMul, then three slices of its columns
-    weight = w.get(p + "self_attn.qkv_proj.weight")
+    weight = w.mapped(p + "self_attn.qkv_proj.weight") if w.quant is None else w.get(p + "self_attn.qkv_proj.weight")
     y = _projection(b, w, h, weight, p + "qkv_proj")
     nq, nk = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
     return tuple(
@@ -193,7 +203,8 @@ def _qkv(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> tuple[st
 
 def _mlp(b: GraphBuilder, cfg: LlmConfig, w: _Names, p: str, h: str) -> str:
     if cfg.family == "phi3":
-        y = _projection(b, w, h, w.get(p + "mlp.gate_up_proj.weight"), p + "gate_up")
+        name = p + "mlp.gate_up_proj.weight"
+        y = _projection(b, w, h, w.mapped(name) if w.quant is None else w.get(name), p + "gate_up")
         n = cfg.intermediate_size
         gate, up = b.Slice(y, starts=[0], ends=[n], axes=[-1]), b.Slice(y, starts=[n], ends=[2 * n], axes=[-1])
     else:

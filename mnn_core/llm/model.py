@@ -70,16 +70,17 @@ class Decoder:
         cfg = self.config
         self.chunk = max(1, min(int(chunk), self.context))
         self.graph = graph
-        # Two plans (chunk and one token), both made now. Weights released after the first plan's
-        # packing would be derived again for the second, peaking higher and loading slower
-        # (benchmarks/RESULTS_LLM.md), so they stay; from an export they are the file's mmap.
+        # Two plans (chunk and one token), both made now. A float32 checkpoint's weights are maps of
+        # its file (weights.py): once packed, the session hands their pages back, and the second plan
+        # packs from the file again (or finds the first plan's packing). From an export they are the
+        # file's mmap.
         exported = self.path.suffix == ".mnn"
         self.session = Session(
             self.path if exported else graph,
             backend=backend,
             threads=threads,
             precision=precision,
-            release_weights=False,
+            release_weights=True,
             batch_parallel="off",
             fallback=fallback,
         )

@@ -5,6 +5,10 @@ opened for that read: the package's numpy arrays are copies, and a mapping kept 
 page read so far in the process's memory (a 0.5B checkpoint's 2 GB while a quantized decoder that
 keeps 0.3 GB is built). bfloat16 (which numpy lacks) is widened to float32 here: its bits are the top
 half of a float32's.
+
+A float32 decoder's weights are not copied at all (`view`): the graph holds read-only maps of their
+bytes in the file, which the kernels pack from; pages of the file are not the process's heap, and the
+session hands them back once packed (runtime/weights.py), so the weights are held once, packed.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class Checkpoint:
             raise MnnError(f"{path}: no *.safetensors files (save the model with save_pretrained)")
         self._open = safe_open
         self._where: dict[str, Path] = {}
+        self._headers: dict[Path, tuple[int, dict]] = {}  # file -> (where its data starts, its header)
         for file in files:
             for name in self._handle(file).keys():
                 self._where[name] = file
@@ -74,6 +79,26 @@ class Checkpoint:
         for _, rows in self._row_slices(file, name, part.get_shape(), step):
             yield rows
 
+    def view(self, name: str) -> np.ndarray | None:
+        """A float32 tensor as a read-only memory map of its bytes in the file (nothing read until
+        touched), or None where it is stored as another dtype (get() converts a copy)."""
+        file = self._where.get(name)
+        if file is None:
+            return None
+        if file not in self._headers:
+            self._headers[file] = _header(file)
+        data_start, header = self._headers[file]
+        entry = header[name]
+        if entry["dtype"] != "F32":
+            return None
+        start, end = entry["data_offsets"]
+        shape = tuple(entry["shape"])
+        if end - start != 4 * int(np.prod(shape, dtype=np.int64)):
+            raise MnnError(f"{file}: tensor {name!r}: {end - start} bytes for float32 {shape}")
+        if end == start:
+            return np.zeros(shape, np.float32)
+        return np.memmap(file, dtype="<f4", mode="r", offset=data_start + start, shape=shape)
+
     def shape(self, name: str) -> tuple[int, ...]:
         return tuple(self._handle(self._where[name]).get_slice(name).get_shape()) if name in self._where else ()
 
@@ -102,18 +127,23 @@ class Checkpoint:
         return arr
 
 
-def _bf16(file: Path, name: str) -> np.ndarray:
-    """A bfloat16 tensor as float32, read from the file's own bytes (offsets from its header)."""
+def _header(file: Path) -> tuple[int, dict]:
+    """(offset of the data, the JSON header) of a safetensors file."""
     import json
     import struct
 
     with open(file, "rb") as fh:
         (size,) = struct.unpack("<Q", fh.read(8))
-        header = json.loads(fh.read(size))
+        return 8 + size, json.loads(fh.read(size))
+
+
+def _bf16(file: Path, name: str) -> np.ndarray:
+    """A bfloat16 tensor as float32, read from the file's own bytes (offsets from its header)."""
+    data_start, header = _header(file)
     entry = header[name]
     start, end = entry["data_offsets"]
     shape = tuple(entry["shape"])
-    raw = np.memmap(file, dtype=np.uint16, mode="r", offset=8 + size + start, shape=((end - start) // 2,))
+    raw = np.memmap(file, dtype=np.uint16, mode="r", offset=data_start + start, shape=((end - start) // 2,))
     if raw.size != int(np.prod(shape)):
         raise MnnError(f"{file}: tensor {name!r}: {raw.size} values for shape {shape}")
     return (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)

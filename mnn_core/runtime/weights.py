@@ -12,12 +12,17 @@ A plan for another input shape needs the values again. They are derived afresh f
 the session was given (the Graph it holds, or the file read again, then the same passes) and
 checked against the CRC-32 of the bytes released, so a model changed since is a clear error, not
 a silent change of weights. Session(release_weights=False) keeps every constant instead.
+
+A constant that is a read-only map of a file (an LLM checkpoint's weights: mnn_core/llm/weights.py)
+stays: keeping it costs nothing but the pages packing read, and those are handed back instead
+(madvise), so the next plan reads them again from the file, not from a re-derived model.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import mmap
 import os
 from collections.abc import Callable
 
@@ -53,6 +58,8 @@ class ReleasedWeights:
         """Replace this constant of the session's graph by a placeholder; False where it stays (a
         small one, or an array the model itself holds: freeing it would free nothing)."""
         arr = np.asarray(graph.initializers[name])
+        if drop_mapped_pages(arr):
+            return False
         model_arrays = self._model.initializers if isinstance(self._model, Graph) else {}
         if name in self._crcs or arr.nbytes < MIN_BYTES or arr.dtype.hasobject or model_arrays.get(name) is arr:
             return False
@@ -90,6 +97,30 @@ class ReleasedWeights:
         for name, _ in released:
             graph.initializers[name] = np.asarray(fresh.initializers[name])
             del self._crcs[name]
+
+
+def _file_map(arr: np.ndarray) -> mmap.mmap | None:
+    """The read-only file mapping under `arr` (np.memmap of mode "r"), or None."""
+    while arr is not None:
+        mm = getattr(arr, "_mmap", None)
+        if isinstance(mm, mmap.mmap):
+            return mm if getattr(arr, "mode", None) == "r" else None
+        arr = arr.base if isinstance(arr, np.ndarray) else None
+    return None
+
+
+def drop_mapped_pages(arr: np.ndarray) -> bool:
+    """Hand back the resident pages of an array that maps a file read-only (they are the file's: a
+    later read faults them in again); False where `arr` is not such a map (anonymous memory: dropping
+    its pages would zero it)."""
+    mm = _file_map(arr)
+    if mm is None or not hasattr(mm, "madvise") or arr.nbytes == 0:
+        return False
+    base = np.frombuffer(mm, np.uint8).ctypes.data
+    lo = (arr.ctypes.data - base) // mmap.PAGESIZE * mmap.PAGESIZE
+    hi = min(len(mm), arr.ctypes.data - base + arr.nbytes)
+    mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+    return True
 
 
 def _libc_trim():
