@@ -2,9 +2,9 @@
 (mnn_core/ops/quant.py): uint8 or int8 operands, zero points per tensor or per row of A / column of B /
 output channel of W, constant or computed, int32 output equal to the reference's.
 
-Both operands have their zero points subtracted into int16 with K contiguous: every output is then an
-exact dot product of int16 rows that GCC vectorizes as pmaddwd (csrc/integer/gemm.c). Constant B and W
-are packed so at prepare; A, the convolution's im2col, and whatever is computed are packed at each run.
+Both run the u8 x s8 register tiles of csrc/integer/qgemm.h (vpdpbusd on AVX-512 VNNI), the zero points
+taken out afterwards by row and column sums. Constant B and W are packed once at prepare (by the C the
+run uses when they are computed); A and the convolution's input are packed at each run.
 """
 
 from __future__ import annotations
@@ -36,17 +36,6 @@ def _zero_point(names, at, constants, i: int, n: int) -> tuple[np.ndarray, int]:
 
 def _zp_size(ins, i: int) -> int:
     return int(np.prod(static_shape(ins[i]), dtype=np.int64)) if len(ins) > i and ins[i] is not None else 1
-
-
-def _padded(mats: np.ndarray, rows: int, depth: int) -> np.ndarray:
-    """[count][r][k] int16 zero-padded to [count][rows][depth]."""
-    out = np.zeros((mats.shape[0], rows, depth), np.int16)
-    out[:, : mats.shape[1], : mats.shape[2]] = mats
-    return out
-
-
-def _round(n: int, to: int) -> int:
-    return -(-n // to) * to
 
 
 # -- MatMulInteger -----------------------------------------------------------------------------------
@@ -84,10 +73,9 @@ def prepare_matmul_integer(node, ins, outs, constants, ctx, isa):
     za, in_za = _zero_point(names, at, constants, 2, m)
     zb, in_zb = _zero_point(names, at, constants, 3, n)
     b_count = int(np.prod(b[:-2], dtype=np.int64))
-    bp, packed = None, [i for i in (2, 3) if names[i] in constants]
-    if names[1] in constants and in_zb < 0:
-        mats = np.asarray(constants[names[1]]).reshape(b_count, k, n).astype(np.int16) - zb.astype(np.int16)
-        bp = _padded(mats.transpose(0, 2, 1), _round(n, _integer.IT), _round(k, _integer.IK))
+    bmat, packed = None, [i for i in (2, 3) if names[i] in constants]
+    if names[1] in constants:
+        bmat = np.asarray(constants[names[1]]).reshape(b_count, k, n)
         packed.append(1)
     p = dict(
         M=m,
@@ -97,6 +85,8 @@ def prepare_matmul_integer(node, ins, outs, constants, ctx, isa):
         b_count=b_count,
         in_za=in_za,
         in_zb=in_zb,
+        a_signed=int(ins[0].dtype == "int8"),
+        b_signed=int(ins[1].dtype == "int8"),
         packed=packed,
     )
     return _integer.matmul_integer(
@@ -108,7 +98,7 @@ def prepare_matmul_integer(node, ins, outs, constants, ctx, isa):
         _matrix_index(b[:-2], out_batch),
         za,
         zb,
-        bp,
+        bmat,
     )
 
 
@@ -132,14 +122,19 @@ def prepare_conv_integer(node, ins, outs, constants, ctx, isa):
     names, at = _present(node)
     x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
     geo = conv_geometry(x_shape, w_shape, node.attrs)
-    o, group = w_shape[0], geo["group"]
+    o = w_shape[0]
     zx, in_zx = _zero_point(names, at, constants, 2, 1)
     zw, in_zw = _zero_point(names, at, constants, 3, o)
-    wp, packed = None, [i for i in (2, 3) if names[i] in constants]
-    if names[1] in constants and in_zw < 0:
-        mats = np.asarray(constants[names[1]]).reshape(group, o // group, -1).astype(np.int16)
-        mats -= zw.reshape(group, o // group, 1).astype(np.int16)
-        wp = _padded(mats, _round(o // group, _integer.IT), _round(mats.shape[2], _integer.IK))
+    weight, packed = None, [i for i in (2, 3) if names[i] in constants]
+    if names[1] in constants:
+        weight = np.asarray(constants[names[1]])
         packed.append(1)
-    p = dict(conv_params(x_shape, w_shape, geo), in_zx=in_zx, in_zw=in_zw, packed=packed)
-    return _integer.conv_integer(isa, ctx.threads, "x86.ConvInteger", p, int(zx[0]), zw, wp)
+    p = dict(
+        conv_params(x_shape, w_shape, geo),
+        in_zx=in_zx,
+        in_zw=in_zw,
+        x_signed=int(ins[0].dtype == "int8"),
+        w_signed=int(ins[1].dtype == "int8"),
+        packed=packed,
+    )
+    return _integer.conv_integer(isa, ctx.threads, "x86.ConvInteger", p, int(zx[0]), zw, weight)

@@ -1,13 +1,15 @@
 """MatMulInteger and ConvInteger on x86 (ops_integer.py) against the reference backend, to the bit:
 uint8 and int8 operands, every zero-point form (absent, scalar, per row of A, per column of B, per
 output channel of W; constant or computed), batch broadcasting, groups, strides, pads, dilations, odd
-sizes, batch 1 and 3, one and two threads."""
+sizes, batch 1 and 3, one and two threads; the extreme operands and zero points (0/255, -128/127) on
+each of the u8 x s8 tiles (csrc/integer/qgemm.c: VNNI, AVX2, plain C) this CPU runs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import one_op_graph
+from conftest import ISAS, one_op_graph
+from mnn_x86 import _integer
 
 from mnn_core.ops import run_reference
 from mnn_core.session import Session
@@ -20,9 +22,10 @@ def _q(rng, dtype, *shape):
     return rng.integers(lo, hi, shape).astype(dtype)
 
 
-def _check(op, ins, attrs, threads, constant):
+def _check(op, ins, attrs, threads, constant, isa=None):
     graph, feeds = one_op_graph(op, ins, attrs, constant)
-    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads)
+    options = {"x86.isa": isa} if isa else None
+    sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=threads, options=options)
     want = run_reference(op, list(ins), attrs)[0]
     for _ in range(2):  # the second run reuses the packed operands and scratch of the first
         got = sess.run(feeds)["out"]
@@ -47,6 +50,8 @@ SHAPES = [
     ((9,), (9, 5)),
     ((4, 9), (9,)),
     ((70, 100), (100, 130)),
+    ((12, 1024), (1024, 300)),
+    ((13, 5), (5, 64)),
 ]
 
 
@@ -95,6 +100,8 @@ CONVS = [
     ((1, 1, 16, 37), (24, 1, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ((1, 5, 6, 6), (3, 5, 2, 2), {"auto_pad": "SAME_UPPER"}),
     ((1, 9, 5, 5), (70, 9, 3, 3), {"pads": [1, 1, 1, 1], "strides": [1, 2]}),
+    ((1, 24, 16, 70), (13, 24, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((2, 7, 11, 13), (8, 7, 5, 3), {"pads": [2, 0, 1, 2], "strides": [2, 3], "dilations": [1, 2]}),
 ]
 
 
@@ -110,6 +117,52 @@ def test_conv_integer(rng, case, x_dtype, w_dtype, threads):
         ins = [x, w, zx, zw] if zw is not None else ([x, w, zx] if zx is not None else [x, w])
         for constant in ((1, 2, 3), (), (1,)):
             _check("ConvInteger", ins, dict(attrs), threads, constant)
+
+
+# -- the tiles at each ISA level, extreme values ------------------------------------------------------
+
+EXTREMES = {"uint8": (0, 255), "int8": (-128, 127)}
+SIGNS = [("uint8", "uint8"), ("uint8", "int8"), ("int8", "int8"), ("int8", "uint8")]
+
+
+def _extreme(rng, dtype, *shape):
+    """Operands of only the type's two extremes (the largest products and sums), or a scalar of one."""
+    lo, hi = EXTREMES[dtype]
+    return np.where(rng.random(shape) < 0.5, lo, hi).astype(dtype)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("a_dtype,b_dtype", SIGNS)
+def test_matmul_integer_tiles_extremes(rng, isa, a_dtype, b_dtype):
+    for m, k, n in [(7, 300, 67), (1, 9, 3), (13, 4099, 5)]:
+        a, b = _extreme(rng, a_dtype, m, k), _extreme(rng, b_dtype, k, n)
+        for za, zb in [(EXTREMES[a_dtype][0], EXTREMES[b_dtype][1]), (EXTREMES[a_dtype][1], EXTREMES[b_dtype][0])]:
+            ins = [a, b, np.array(za, a_dtype), np.array(zb, b_dtype)]
+            _check("MatMulInteger", ins, {}, 1, (1, 3), isa)
+        ins = [a, b, _extreme(rng, a_dtype, m), _extreme(rng, b_dtype, n)]
+        _check("MatMulInteger", ins, {}, 2, (1,), isa)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("x_dtype,w_dtype", SIGNS)
+def test_conv_integer_tiles_extremes(rng, isa, x_dtype, w_dtype):
+    for case in (0, 1, 6, 7, 8):
+        xs, ws, attrs = CONVS[case]
+        x, w = _extreme(rng, x_dtype, *xs), _extreme(rng, w_dtype, *ws)
+        for zx, zw in [(EXTREMES[x_dtype][0], EXTREMES[w_dtype][1]), (EXTREMES[x_dtype][1], EXTREMES[w_dtype][0])]:
+            ins = [x, w, np.array(zx, x_dtype), np.array(zw, w_dtype)]
+            _check("ConvInteger", ins, dict(attrs), 1, (1, 3), isa)
+        ins = [x, w, np.array(EXTREMES[x_dtype][1], x_dtype), _extreme(rng, w_dtype, ws[0])]
+        _check("ConvInteger", ins, dict(attrs), 2, (), isa)
+
+
+def test_qgemm_path_follows_isa():
+    """The tiles follow the session's ISA level: plain C at scalar, AVX2 or VNNI above (as the CPU runs)."""
+    assert _integer.qgemm_path("scalar") == "scalar"
+    from mnn_x86 import isa as x86_isa
+
+    if "avx2" in x86_isa.supported():
+        assert _integer.qgemm_path("avx2") == "avx2"
 
 
 # -- DynamicQuantizeLSTM (ops_recurrent.py, csrc/recurrent/quant.c) -----------------------------------

@@ -1,39 +1,11 @@
-/* The exact int16 GEMM of packed operands and MatMulInteger (integer.h). */
+/* MatMulInteger (integer.h): A's rows as words of uint8 (int8 A shifted by 128), B in panels of
+ * X86_QG_NR columns of int8 (uint8 B shifted by 128), the zero points shifted with them, then the
+ * qgemm.h tiles panel by panel. */
 #include <string.h>
 
 #include "integer.h"
-#include "integer/dot.h"
 
-/* columns are taken in panels that stay in cache while every row block passes over them */
-enum { PANEL = 64 };
-
-void x86_igemm(const int16_t *ap, const int16_t *bp, int64_t M, int64_t n0, int64_t n1, int64_t Kp, int32_t *c,
-               int64_t ldc) {
-    int32_t t[16];
-    for (int64_t p0 = n0; p0 < n1; p0 += PANEL) {
-        const int64_t p1 = p0 + PANEL < n1 ? p0 + PANEL : n1;
-        for (int64_t m = 0; m < M; m += X86_IT) {
-            const int64_t mr = M - m < X86_IT ? M - m : X86_IT;
-            for (int64_t n = p0; n < p1; n += X86_IT) {
-                const int64_t nr = p1 - n < X86_IT ? p1 - n : X86_IT;
-                x86_idot4x4(ap + m * Kp, bp + n * Kp, Kp, t);
-                for (int64_t i = 0; i < mr; ++i) memcpy(c + (m + i) * ldc + n, t + i * 4, (size_t)nr * sizeof(int32_t));
-            }
-        }
-    }
-}
-
-X86_CLONES void x86_iload(const void *x, int is_signed, int64_t n, int32_t z, int16_t *y) {
-    if (is_signed) {
-        const int8_t *s = (const int8_t *)x;
-        for (int64_t i = 0; i < n; ++i) y[i] = (int16_t)(s[i] - z);
-    } else {
-        const uint8_t *u = (const uint8_t *)x;
-        for (int64_t i = 0; i < n; ++i) y[i] = (int16_t)(u[i] - z);
-    }
-}
-
-/* -- MatMulInteger --------------------------------------------------------------------------------- */
+enum { NR = X86_QG_NR, MR = X86_QG_MR };
 
 static int64_t numel(const mnn_tensor *t) {
     int64_t n = 1;
@@ -50,54 +22,78 @@ static void read_zero_points(const mnn_tensor *t, int32_t *z, int64_t n) {
     }
 }
 
+/* panels [lo, hi) of all matrices' B: bp[mat][panel][k4][n][e] = B[4 * k4 + e][panel * NR + n] ^ flip, and
+ * each column's sum (zeros past K and N) */
+X86_CLONES static void pack_b_panels(x86_mmi_state *s, const uint8_t *b, uint8_t flip, int64_t lo, int64_t hi) {
+    const int64_t K = s->K, N = s->N, K4 = s->g.K4;
+    for (int64_t it = lo; it < hi; ++it) {
+        const int64_t mat = it / s->panels, n0 = it % s->panels * NR, nr = N - n0 < NR ? N - n0 : NR;
+        uint8_t *dst = s->bp + it * K4 * NR * 4;
+        int32_t *sum = s->bsum + it * NR;
+        memset(dst, 0, (size_t)(K4 * NR * 4));
+        for (int64_t n = 0; n < NR; ++n) sum[n] = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            const uint8_t *src = b + (mat * K + k) * N + n0;
+            uint8_t *d = dst + (k / 4) * NR * 4 + k % 4;
+            for (int64_t n = 0; n < nr; ++n) {
+                const uint8_t v = src[n] ^ flip;
+                d[4 * n] = v;
+                sum[n] += (int8_t)v;
+            }
+        }
+    }
+}
+
+void x86_mmi_pack_b(x86_mmi_state *s, const void *b, int is_signed) {
+    pack_b_panels(s, (const uint8_t *)b, is_signed ? 0 : 0x80, 0, s->b_count * s->panels);
+}
+
 typedef struct {
     x86_mmi_state *s;
     const mnn_tensor *ins;
     int32_t *y;
 } mmi_job;
 
-/* rows of A (all matrices' rows in one range), each minus its zero point */
-static void pack_a(void *ctx, int64_t lo, int64_t hi, int worker) {
+static void pack_b_range(void *ctx, int64_t lo, int64_t hi, int worker) {
+    const mmi_job *j = (const mmi_job *)ctx;
+    (void)worker;
+    pack_b_panels(j->s, (const uint8_t *)j->ins[1].data, j->s->b_signed ? 0 : 0x80, lo, hi);
+}
+
+/* rows of A (all matrices' rows in one range) as words, flipped to uint8, and u = row sum - K * zl */
+X86_CLONES static void pack_a(void *ctx, int64_t lo, int64_t hi, int worker) {
     const mmi_job *j = (const mmi_job *)ctx;
     const x86_mmi_state *s = j->s;
-    const int sgn = j->ins[0].dtype == MNN_INT8;
+    const int64_t K = s->K, K4 = s->g.K4;
+    const uint8_t flip = s->a_signed ? 0x80 : 0;
     (void)worker;
     for (int64_t r = lo; r < hi; ++r) {
         const int64_t m = r % s->M, mat = r / s->M;
-        x86_iload((const char *)j->ins[0].data + r * s->K, sgn, s->K, s->za[m], s->ap + (mat * s->Mp + m) * s->Kp);
-    }
-}
-
-/* B^T of columns lo..hi (all matrices' columns in one range), each minus its zero point */
-X86_CLONES static void pack_b(void *ctx, int64_t lo, int64_t hi, int worker) {
-    const mmi_job *j = (const mmi_job *)ctx;
-    const x86_mmi_state *s = j->s;
-    const int64_t K = s->K, N = s->N;
-    (void)worker;
-    for (int64_t r = lo; r < hi; ++r) {
-        const int64_t n = r % N, mat = r / N;
-        int16_t *dst = s->bp + (mat * s->Np + n) * s->Kp;
-        const int32_t z = s->zb[n];
-        if (j->ins[1].dtype == MNN_INT8) {
-            const int8_t *src = (const int8_t *)j->ins[1].data + mat * K * N + n;
-            for (int64_t k = 0; k < K; ++k) dst[k] = (int16_t)(src[k * N] - z);
-        } else {
-            const uint8_t *src = (const uint8_t *)j->ins[1].data + mat * K * N + n;
-            for (int64_t k = 0; k < K; ++k) dst[k] = (int16_t)(src[k * N] - z);
+        const uint8_t *src = (const uint8_t *)j->ins[0].data + r * K;
+        uint8_t *dst = (uint8_t *)(s->ap + (mat * s->Mp + m) * K4);
+        int32_t sum = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            dst[k] = src[k] ^ flip;
+            sum += dst[k];
         }
+        for (int64_t k = K; k < K4 * 4; ++k) dst[k] = 0;
+        s->u[mat * s->Mp + m] = (int32_t)((uint32_t)sum - (uint32_t)K * (uint32_t)s->zl[m]);
     }
 }
 
-/* item = (output matrix, panel of columns) */
+/* item = (output matrix, panel of columns), all rows */
 static void mmi_range(void *ctx, int64_t lo, int64_t hi, int worker) {
     const mmi_job *j = (const mmi_job *)ctx;
     const x86_mmi_state *s = j->s;
-    const int64_t panels = (s->N + PANEL - 1) / PANEL;
+    const int64_t K4 = s->g.K4, M = s->M, N = s->N;
     (void)worker;
     for (int64_t it = lo; it < hi; ++it) {
-        const int64_t b = it / panels, n0 = it % panels * PANEL, n1 = n0 + PANEL < s->N ? n0 + PANEL : s->N;
-        x86_igemm(s->ap + s->a_at[b] * s->Mp * s->Kp, s->bp + s->b_at[b] * s->Np * s->Kp, s->M, n0, n1, s->Kp,
-                  j->y + b * s->M * s->N, s->N);
+        const int64_t b = it / s->panels, p = it % s->panels, n0 = p * NR, nr = N - n0 < NR ? N - n0 : NR;
+        const int64_t am = s->a_at[b] * s->Mp, bm = s->b_at[b] * s->panels + p;
+        const uint8_t *r = s->bp + bm * K4 * NR * 4;
+        for (int64_t m0 = 0; m0 < M; m0 += MR)
+            x86_qgemm_tile(&s->g, s->ap + (am + m0) * K4, s->u + am + m0, s->zl + m0, M - m0 < MR ? M - m0 : MR, r,
+                           s->zr + n0, s->bsum + bm * NR, nr, j->y + (b * M + m0) * N + n0, N);
     }
 }
 
@@ -113,10 +109,11 @@ int x86_mmi_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *ou
     }
     if (s->in_za >= 0) read_zero_points(&ins[s->in_za], s->za, s->M);
     if (s->in_zb >= 0) read_zero_points(&ins[s->in_zb], s->zb, s->N);
+    for (int64_t m = 0; m < s->M; ++m) s->zl[m] = s->za[m] + (s->a_signed ? 128 : 0);
+    for (int64_t n = 0; n < s->N; ++n) s->zr[n] = s->zb[n] - (s->b_signed ? 0 : 128);
     const int64_t grain = 1 + 4096 / (s->K + 1);
     x86_pool->ranges(s->op.threads, s->a_count * s->M, grain, pack_a, &j);
-    if (!s->b_ready) x86_pool->ranges(s->op.threads, s->b_count * s->N, grain, pack_b, &j);
-    const int64_t panels = (s->N + PANEL - 1) / PANEL;
-    x86_pool->ranges(s->op.threads, s->batch * panels, 1, mmi_range, &j);
+    if (!s->b_ready) x86_pool->ranges(s->op.threads, s->b_count * s->panels, 1, pack_b_range, &j);
+    x86_pool->ranges(s->op.threads, s->batch * s->panels, 1, mmi_range, &j);
     return 0;
 }
