@@ -1,11 +1,12 @@
 """ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2 and
-ReduceSumSquare over any axes (reduce.comp): the kept and the reduced dims, each
-collapsed, with their strides in the input. ArgMax / ArgMin along one axis
+ReduceSumSquare over any axes (reduce.comp, a work group per output): the kept and
+the reduced dims, each collapsed, with their strides in the input. ArgMax / ArgMin along one axis
 (argreduce.comp)."""
 
 from __future__ import annotations
 
 from mnn_core.backend.kit.layout import collapse, contiguous_strides, numel, pad_to
+from mnn_core.backend.kit.recorder import row_groups
 from mnn_core.ops.helpers import normalize_axis
 from mnn_core.ops.reduce import reduce_axes
 
@@ -57,7 +58,14 @@ def _record(op, rec):
         pad_to(rdims, 6, 1),
         pad_to(rst, 6),
     ]
-    rec.elementwise("reduce", params, [x], [y], y.info.size)
+    rec.dispatch("reduce", params, [x], [y], row_groups(y.info.size), (group_size(count), 1))
+
+
+def group_size(count: int) -> int:
+    """Invocations that share one output's reduction: one where it is short, so many outputs
+    fill the device; more where one invocation alone would loop too long (llvmpipe ends a loop
+    nest after 65535 iterations)."""
+    return 1 if count <= 4096 else 64 if count <= 64 * 4096 else 256
 
 
 for _op in REDUCE:
