@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import shutil
 import subprocess
@@ -53,17 +52,11 @@ def main() -> int:
                 "source_sha256": shaders.source_digest(name),
                 "spirv_sha256": shaders.sha256_file(out),
             }
-    for f in os.listdir(shaders.SHADER_DIR):  # binaries whose source is gone
-        if f.endswith(".spv") and f[:-4] not in lock["shaders"]:
-            stale.append(f[:-4])
-            if not args.check:
-                os.remove(os.path.join(shaders.SHADER_DIR, f))
-    if args.check:
-        print("stale: " + ", ".join(stale) if stale else "all SPIR-V up to date")
-        return 1 if stale else 0
-    with open(shaders.LOCK_FILE, "w") as f:
-        json.dump(lock, f, indent=1, sort_keys=True)
-        f.write("\n")
+    done = shaders.finish_generated(
+        shaders.SHADER_DIR, ".spv", lock["shaders"], stale, lock, shaders.LOCK_FILE, args.check
+    )
+    if done is not None:
+        return done
     print(f"built {len(lock['shaders'])} shaders ({', '.join(stale) or 'none'} changed) with {lock['glslc']}")
     return 0
 

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Collection
 
 SHADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shaders")
 LOCK_FILE = os.path.join(SHADER_DIR, "SPIRV.lock")
@@ -98,3 +99,25 @@ def read_lock() -> dict:
 def sha256_file(path: str) -> str:
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
+
+
+def finish_generated(
+    out_dir: str, suffix: str, made: Collection[str], stale: list[str], lock: dict, lock_file: str, check: bool
+) -> int | None:
+    """The end of a run of a generator whose outputs are committed with a lock (tools/build_shaders.py,
+    mnn-metal's tools/build_msl.py). An output in `out_dir` (`NAME{suffix}`) whose NAME is not in `made`
+    lost its source: it is stale too, and removed unless `check`. With `check`: prints what is stale
+    and returns the exit status (1 where any is); else writes `lock` to `lock_file` and returns None."""
+    for f in sorted(os.listdir(out_dir)):
+        name = f[: -len(suffix)]
+        if f.endswith(suffix) and name not in made:
+            stale.append(name)
+            if not check:
+                os.remove(os.path.join(out_dir, f))
+    if check:
+        print("stale: " + ", ".join(stale) if stale else f"all {suffix.lstrip('.')} files up to date")
+        return 1 if stale else 0
+    with open(lock_file, "w") as f:
+        json.dump(lock, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return None

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import sys
 import tempfile
+
+from mnn_core.backend.kit.spirv import finish_generated
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -68,17 +69,9 @@ def main() -> int:
                     with open(path, "w") as f:
                         f.write(text)
             lock["kernels"][name] = {"spirv_sha256": msl.sha256(spirv), "msl_sha256": msl.sha256(text.encode())}
-    for f in os.listdir(msl.MSL_DIR):  # kernels whose shader is gone
-        if f.endswith(".metal") and f[:-6] not in lock["kernels"]:
-            stale.append(f[:-6])
-            if not args.check:
-                os.remove(os.path.join(msl.MSL_DIR, f))
-    if args.check:
-        print("stale: " + ", ".join(stale) if stale else "all MSL up to date")
-        return 1 if stale else 0
-    with open(msl.LOCK_FILE, "w") as f:
-        json.dump(lock, f, indent=1, sort_keys=True)
-        f.write("\n")
+    done = finish_generated(msl.MSL_DIR, ".metal", lock["kernels"], stale, lock, msl.LOCK_FILE, args.check)
+    if done is not None:
+        return done
     print(f"generated {len(lock['kernels'])} kernels ({', '.join(stale) or 'none'} changed) with {lock['spirv_cross']}")
     return 0
 
