@@ -120,6 +120,41 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     return not forced and not winograd and not bf16 and cg <= limit
 
 
+#: The direct kernel's AVX-512 register tile: output channels x pixels of one output row
+DIRECT_TILE_AVX512 = (8, 32)
+#: Below this share of that tile's lanes in use (few output channels, short output rows), a stride-1
+#: convolution with constant weights runs faster as the training forward's row GEMM (ops_conv_train.py:
+#: no lanes padded along the rows, an image per thread). Measured per shape on Zen 5
+#: (benchmarks/RESULTS_ZOO.md, 2026-12-07): the row GEMM faster at 75 % of the lanes and below (LeNet's
+#: 1->6 5x5 at 28x28: 66 %, its 6->16 at 10x10: 31 %), the direct kernel at 87 % and above (the stems).
+ROWS_MAX_LANE_USE = 0.8
+
+
+def direct_lane_use(o: int, ow: int) -> float:
+    """The share of the AVX-512 direct tile's lanes a convolution of o output channels and rows of ow
+    output pixels fills."""
+    oc, px = DIRECT_TILE_AVX512
+    return (o / (-(-o // oc) * oc)) * (ow / (-(-ow // px) * px))
+
+
+def prefers_row_gemm(node, ins, constant_names, ctx, isa) -> bool:
+    """Whether this Conv, which the direct kernel would run (option x86.direct "auto"), runs as the row GEMM
+    of ops_conv_train.py instead: on AVX-512, a kernel larger than 1x1 at stride 1 with no activation or
+    ReLU, its direct tile less than ROWS_MAX_LANE_USE full, and an image for every thread (the row GEMM
+    splits the batch only)."""
+    x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
+    if isa != "avx512" or len(x_shape) != 4 or len(w_shape) != 4 or tuple(w_shape[2:]) == (1, 1):
+        return False
+    if node.attrs.get("activation", "none") not in ("none", "relu"):
+        return False
+    if _choice(getattr(ctx, "options", None), "x86.direct") != "auto":
+        return False
+    p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
+    if not p["direct"] or (p["sh"], p["sw"]) != (1, 1) or p["N"] < max(ctx.threads, 1):
+        return False
+    return direct_lane_use(p["O"], p["OW"]) < ROWS_MAX_LANE_USE
+
+
 #: A 1x1 convolution writing NC16 stores its output around the caches (streaming stores) when the
 #: output is at least this fraction of the L3 cache: a tensor that large (MobileNetV2's 112x112 and 56x56
 #: expansions at batch 8: 38 and 14 MB) would evict itself before its consumer reads it, and a plain store
@@ -192,7 +227,8 @@ def _fused_conv_setup(node, ins, constants, ctx, isa):
 def runs_direct(node, ins, constant_names, ctx, isa) -> bool:
     """Whether this Conv, its output dense, runs by the direct kernel (fuse.py asks, before prepare)."""
     p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
-    return bool(p["direct"])  # _use_direct holds _x86.conv's conditions (constant weights, one group, ...)
+    # _use_direct holds _x86.conv's conditions (constant weights, one group, ...)
+    return bool(p["direct"]) and not prefers_row_gemm(node, ins, constant_names, ctx, isa)
 
 
 @kernel("Conv", supports=_supports, efficiency=0.6)

@@ -51,10 +51,11 @@ POOL3 = {"kernel_shape": [3, 3], "strides": [2, 2]}
         (
             1,
             3,
-            20,
+            16,
             25,
-            43,
-            {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},  # no activation, stride 1
+            31,
+            # no activation, stride 1 (rows of 31: a fuller direct tile than ops_conv.ROWS_MAX_LANE_USE)
+            {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},
             {"kernel_shape": [2, 2], "strides": [2, 2]},
         ),  # 2x2 windows
         (

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import ISAS, one_op_graph
-from mnn_x86 import _x86
+from mnn_x86 import _x86, ops_conv
+from mnn_x86 import isa as x86_isa
 from test_infer_kernels import _r, _run_conv, conv_kinds  # noqa: F401  (conv_kinds: a fixture)
 
 from mnn_core.errors import BackendError
@@ -90,6 +91,25 @@ def test_auto_takes_the_stems(rng, conv_kinds, c, o, k, stride, pad):  # noqa: F
     attrs = {"pads": [pad] * 4, "strides": [stride, stride], "activation": "relu"}
     _run_conv([x, wt, b], attrs, "avx512" if "avx512" in _supported() else "scalar", 2, {})
     assert _kinds(conv_kinds) == ["direct"]
+
+
+@pytest.mark.skipif("avx512" not in x86_isa.supported(), reason="the rule is AVX-512's (this CPU lacks it)")
+def test_auto_gives_sparse_tiles_to_the_row_gemm(rng, conv_kinds):  # noqa: F811
+    """Under auto on AVX-512, a stride-1 convolution whose direct tile would be mostly empty (LeNet's 5x5s:
+    6 output channels of 28-pixel rows, 16 of 10-pixel rows) runs as the row GEMM, measured faster there
+    (ops_conv.ROWS_MAX_LANE_USE); a fuller tile (16 channels of 32-pixel rows), a batch smaller than the
+    threads, a stride of 2 and x86.direct=on keep the direct kernel. All match the reference."""
+    lenet1 = [_r(rng, 16, 1, 28, 28), _r(rng, 6, 1, 5, 5, scale=0.3), _r(rng, 6)]
+    lenet2 = [_r(rng, 16, 6, 14, 14), _r(rng, 16, 6, 5, 5, scale=0.3), _r(rng, 16)]
+    relu = {"activation": "relu"}
+    _run_conv(lenet1, {"pads": [2, 2, 2, 2], **relu}, "avx512", 1, {})
+    _run_conv(lenet2, relu, "avx512", 2, {})
+    _run_conv([_r(rng, 2, 4, 32, 32), _r(rng, 16, 4, 5, 5, scale=0.3)], {"pads": [2] * 4}, "avx512", 1, {}, (1,))
+    _run_conv([lenet2[0][:1], *lenet2[1:]], relu, "avx512", 2, {})
+    _run_conv(lenet2, {"strides": [2, 2]}, "avx512", 1, {})
+    _run_conv(lenet1, {"pads": [2, 2, 2, 2]}, "avx512", 1, ON)
+    assert _kinds(conv_kinds) == ["rows", "rows", "direct", "direct", "direct", "direct"]
+    assert ops_conv.direct_lane_use(6, 28) < ops_conv.ROWS_MAX_LANE_USE <= ops_conv.direct_lane_use(16, 32)
 
 
 def _supported():
