@@ -26,4 +26,16 @@ X86_CLONES static void x86_idot4x4(const int16_t *restrict a, const int16_t *res
     memcpy(c, s, sizeof(s));
 }
 
+/* one row a against the 4 rows b[0..3] (Kp apart): the per-step product of a batch of one, which the
+ * 4x4 tile would pad to four rows */
+X86_CLONES static void x86_idot1x4(const int16_t *restrict a, const int16_t *restrict b, int64_t Kp, int32_t *restrict c) {
+    const int16_t *b0 = b, *b1 = b + Kp, *b2 = b + 2 * Kp, *b3 = b + 3 * Kp;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int64_t k = 0; k < Kp; ++k) {
+        const int32_t x = a[k];
+        s0 += x * b0[k]; s1 += x * b1[k]; s2 += x * b2[k]; s3 += x * b3[k];
+    }
+    c[0] = s0, c[1] = s1, c[2] = s2, c[3] = s3;
+}
+
 #endif

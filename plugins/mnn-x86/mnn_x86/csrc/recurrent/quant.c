@@ -43,6 +43,13 @@ static float quantize_block(const float *x, int64_t m, int64_t n, int64_t ld, in
 static void scaled_product(const int16_t *a, int64_t m, const int16_t *b, int64_t kp, int64_t n0, int64_t n1,
                            float sa, const float *bscale, float *y, int64_t y_ld) {
     int32_t t[16];
+    if (m == 1) {
+        for (int64_t n = n0; n < n1; n += X86_IT) {
+            x86_idot1x4(a, b + n * kp, kp, t);
+            for (int64_t jj = 0; jj < X86_IT && n + jj < n1; ++jj) y[n + jj] = (float)t[jj] * (sa * bscale[n + jj]);
+        }
+        return;
+    }
     for (int64_t r = 0; r < m; r += X86_IT) {
         for (int64_t n = n0; n < n1; n += X86_IT) {
             x86_idot4x4(a + r * kp, b + n * kp, kp, t);
