@@ -1,12 +1,16 @@
-"""MaxPool, AveragePool and GlobalAveragePool/GlobalMaxPool (pool2d.comp)."""
+"""MaxPool and AveragePool (pool2d.comp); GlobalAveragePool and GlobalMaxPool of any
+spatial rank as a mean / max over the spatial elements of each (image, channel) row
+(reduce.comp: a work group shares a large window)."""
 
 from __future__ import annotations
 
 from mnn_core.backend.kit.geometry import pool_geometry
+from mnn_core.backend.kit.layout import numel
 from mnn_core.backend.kit.params import pool_fields
 
 from ..recorder import element
 from . import register
+from .reduce import REDUCE, record_reduce
 
 
 def _supports(node, ins):
@@ -28,9 +32,14 @@ def _record_local(op, rec):
 
 
 def _record_global(op, rec):
-    _, _, h, w = op.inputs[0].info.shape
-    geo = dict(kernel=[h, w], strides=[1, 1], dilations=[1, 1], pads=[0, 0, 0, 0])
-    _record(op, rec, 0 if op.node.op == "GlobalMaxPool" else 1, geo)
+    x, y = op.inputs[0], op.outputs[0]
+    rows, count = numel(x.info.shape[:2]), numel(x.info.shape[2:])
+    code = REDUCE["ReduceMax" if op.node.op == "GlobalMaxPool" else "ReduceMean"]
+    record_reduce(rec, x, y, ([rows], [count]), ([count], [1]), count, code)
+
+
+def _global_supports(node, ins):
+    return True if len(ins[0].shape) >= 3 else f"a channel axis and a spatial one needed, got rank {len(ins[0].shape)}"
 
 
 def _maxpool_supports(node, ins):
@@ -41,5 +50,5 @@ def _maxpool_supports(node, ins):
 
 register("MaxPool", _record_local, _maxpool_supports, efficiency=0.6)
 register("AveragePool", _record_local, _supports, efficiency=0.6)
-register("GlobalAveragePool", _record_global, _supports, efficiency=0.6)
-register("GlobalMaxPool", _record_global, _supports, efficiency=0.6)
+register("GlobalAveragePool", _record_global, _global_supports, efficiency=0.6)
+register("GlobalMaxPool", _record_global, _global_supports, efficiency=0.6)

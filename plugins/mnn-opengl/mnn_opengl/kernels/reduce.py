@@ -45,12 +45,18 @@ def _supports(node, ins):
 def _record(op, rec):
     x, y = op.inputs[0], op.outputs[0]
     kdims, kst, rdims, rst, count = _plan(x.info.shape, op.node.attrs, op.node.op)
+    record_reduce(rec, x, y, (kdims, kst), (rdims, rst), count, REDUCE[op.node.op])
+
+
+def record_reduce(rec, x, y, kept, reduced, count: int, code: int) -> None:
+    """One reduce.comp dispatch: `kept` and `reduced` are (dims, input strides), each collapsed."""
+    (kdims, kst), (rdims, rst) = kept, reduced
     params = [
         y.info.size,
         len(kdims),
         len(rdims),
         count,
-        REDUCE[op.node.op],
+        code,
         element(x),
         element(y),
         pad_to(kdims, 6, 1),
