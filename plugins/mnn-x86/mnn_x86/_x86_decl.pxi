@@ -134,8 +134,8 @@ cdef extern from "ops.h" nogil:
         const int64_t* b_off
         const float* b_packed
         int64_t b_packed_stride
-        float* a_work
-        float* b_work
+        int64_t a_work_floats
+        int64_t b_work_floats
         int32_t bias_input
         x86_epilogue epi
         const x86_bf16_matmul* bf16

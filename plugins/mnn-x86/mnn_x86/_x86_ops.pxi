@@ -61,9 +61,7 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
         return ex
     a_panel = (s.M + k.mr - 1) // k.mr * k.mr * s.K
     b_panel = (s.N + k.nr - 1) // k.nr * k.nr * s.K
-    buf = _floats(a_panel)
-    ex.keep.append(buf)
-    s.a_work = <float*>buf.ptr
+    s.a_work_floats = a_panel  # packing space: the run's scratch, one per thread (op_matmul.c)
     if b_const is not None:
         bc = np.ascontiguousarray(b_const, dtype=np.float32)
         s.b_packed_stride = b_panel if b_off is not None else 0
@@ -79,9 +77,7 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
                 k.pack_b(bsrc + (s.b_off[t] if b_off is not None else 0), s.b_rs, s.b_cs, s.K, s.N,
                          <float*>buf.ptr + t * s.b_packed_stride, threads)
     else:
-        buf = _floats(b_panel)
-        ex.keep.append(buf)
-        s.b_work = <float*>buf.ptr
+        s.b_work_floats = b_panel
     return ex
 
 

@@ -83,7 +83,7 @@ typedef struct x86_matmul_state {
     const int64_t *a_off, *b_off;     /* per output matrix: element offset into the input */
     const float *b_packed;            /* B packed at prepare, or NULL: packed at run */
     int64_t b_packed_stride;          /* floats between the batches of b_packed (0: one B for all) */
-    float *a_work, *b_work;
+    int64_t a_work_floats, b_work_floats; /* A's packing (and B's, where it arrives at run): the run's scratch */
     int32_t bias_input;               /* >= 0: epi.bias is this input's data at run */
     x86_epilogue epi;
     const struct x86_bf16_matmul *bf16; /* non-NULL: B packed as bf16 at prepare (precision="low", bf16.h) */
