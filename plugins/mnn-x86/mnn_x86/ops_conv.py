@@ -15,7 +15,9 @@ the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (c
 no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
 their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
 at most DIRECT_MAX_CHANNELS (8; a 1x1: 4) input channels where Winograd does not take the convolution
-("on" wins over Winograd too). It takes one group, constant weights, dilation 1 and a horizontal stride of
+("on" wins over Winograd too); under "auto" on AVX-512, a stride-1 one whose register tile would be mostly
+empty (few output channels, short rows: ROWS_MAX_LANE_USE) runs as the row GEMM of ops_conv_train.py
+instead. It takes one group, constant weights, dilation 1 and a horizontal stride of
 1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16
 GEMMs "auto" leaves the convolutions to them (and "on" keeps them fp32).
 A 1x1 convolution that writes NC16 (the pointwise kernel) streams its stores past the caches when its
