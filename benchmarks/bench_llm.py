@@ -1,8 +1,10 @@
-"""Prefill and decode tokens/s of mnn_core.llm against transformers' PyTorch (eager), batch 1.
+"""Prefill and decode tokens/s of mnn_core.llm against transformers' PyTorch (eager) and llama.cpp, batch 1.
 
     python benchmarks/bench_llm.py --size small --threads 1,2           # a ~30M Qwen2-shaped model
     python benchmarks/bench_llm.py --size 0.5b --prompt 512 --decode 128  # Qwen2-0.5B's shape
     python benchmarks/bench_llm.py --size 0.5b --weights fp32,int8,int4 --group 64 --engines mnn,torch
+    python benchmarks/bench_llm.py --size 0.5b --weights fp32,int8,int4 --engines mnn,llama \
+        --llama-cpp-src llama_cpp_python-0.3.36/vendor/llama.cpp
 
 A random-weight checkpoint of the chosen shape is built with transformers and saved once under
 --dir (no weights are downloaded). Each (engine, threads) runs in a child process with the thread
@@ -11,7 +13,8 @@ engines decode greedily from the same prompt; the decoded tokens are compared an
 reported. Prefill: the prompt's tokens/s; decode: tokens after the first, per second (--repeat N:
 the best of N runs of each).
 --weights runs mnn once per weight format (int8/int4: MatMulNBits, group --group, an int8 head);
-PyTorch always runs float32.
+PyTorch always runs float32; llama.cpp (llama_cpp_peer.py, skipped with a message where llama_cpp is
+not importable) runs the GGUF counterpart of each: f32, q8_0, q4_0.
 """
 
 from __future__ import annotations
@@ -64,7 +67,11 @@ def child(
     import numpy as np
 
     ids = np.random.default_rng(0).integers(10, 1000, prompt).tolist()
-    if engine == "mnn":
+    if engine == "llama":
+        import llama_cpp_peer
+
+        load_s, prefill_s, decode_s, tokens = llama_cpp_peer.measure(Path(path), ids, threads, decode, repeat)
+    elif engine == "mnn":
         from mnn_core.llm import load
 
         t = time.perf_counter()
@@ -101,7 +108,7 @@ def child(
                 decode_s = min(decode_s, time.perf_counter() - t)
     return {
         "engine": engine,
-        "weights": weights if engine == "mnn" else "fp32",
+        "weights": weights if engine == "mnn" else "fp32" if engine == "torch" else Path(path).stem.rsplit("-", 1)[1],
         "threads": threads,
         "load_s": load_s,
         "prefill_tok_s": prompt / prefill_s,
@@ -117,11 +124,12 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--prompt", type=int, default=128, help="prompt tokens (default 128)")
     ap.add_argument("--decode", type=int, default=32, help="tokens generated (default 32)")
-    ap.add_argument("--engines", default="mnn,torch")
+    ap.add_argument("--engines", default="mnn,torch", help="of mnn, torch, llama (default mnn,torch)")
     ap.add_argument("--weights", default="fp32", help="mnn's weight formats, comma-separated: fp32,int8,int4")
     ap.add_argument("--group", type=int, default=64, help="quantization group (default 64)")
     ap.add_argument("--dir", default="/tmp/mnn_bench_llm", help="where the random checkpoints are kept")
     ap.add_argument("--repeat", type=int, default=1, help="runs per engine, the best kept (default 1)")
+    ap.add_argument("--llama-cpp-src", help="a llama.cpp source tree, for its GGUF converter (or $LLAMA_CPP_SRC)")
     ap.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -130,9 +138,20 @@ def main() -> None:
         print(json.dumps(res))
         return
     path = build(args.size, Path(args.dir))
+    engines = args.engines.split(",")
+    ggufs = {}
+    if "llama" in engines:
+        import llama_cpp_peer
+
+        why = llama_cpp_peer.missing()
+        if why:
+            print(f"llama.cpp skipped: {why}")
+            engines.remove("llama")
+        else:  # converted here, once: a child's peak memory is its engine's alone
+            ggufs = {w: llama_cpp_peer.gguf_file(path, w, args.llama_cpp_src) for w in args.weights.split(",")}
     rows = []
     for threads in [int(t) for t in args.threads.split(",")]:
-        runs = [(e, w) for e in args.engines.split(",") for w in (args.weights.split(",") if e == "mnn" else ["fp32"])]
+        runs = [(e, w) for e in engines for w in (["fp32"] if e == "torch" else args.weights.split(","))]
         for engine, weights in runs:
             env = {
                 **os.environ,
@@ -145,7 +164,7 @@ def main() -> None:
                 __file__,
                 "--child",
                 engine,
-                str(path),
+                str(ggufs.get(weights) if engine == "llama" else path),
                 str(threads),
                 str(args.prompt),
                 str(args.decode),
@@ -168,11 +187,17 @@ def main() -> None:
             f"| {r['engine']} | {r['weights']} | {r['threads']} | {r['prefill_tok_s']:.1f} | {r['decode_tok_s']:.2f} "
             f"| {r['peak_mb']:.0f} | {r['load_s']:.2f} |"
         )
-    ref = {r["threads"]: r["tokens"] for r in rows if r["engine"] == "torch"}
+    # the float32 reference: PyTorch's tokens where it ran, else llama.cpp's at f32
+    ref = {r["threads"]: r["tokens"] for r in rows if r["engine"] == "llama" and r["weights"] == "f32"}
+    ref.update({r["threads"]: r["tokens"] for r in rows if r["engine"] == "torch"})
     for r in rows:
-        if r["engine"] == "mnn" and r["threads"] in ref and r["tokens"] != ref[r["threads"]]:
-            same = next((i for i, (a, b) in enumerate(zip(r["tokens"], ref[r["threads"]])) if a != b), None)
-            print(f"note: mnn {r['weights']} greedy tokens differ from torch's ({r['threads']} threads) from #{same}")
+        mine = ref.get(r["threads"])
+        if mine is not None and mine is not r["tokens"] and r["tokens"] != mine:
+            same = next((i for i, (a, b) in enumerate(zip(r["tokens"], mine)) if a != b), None)
+            print(
+                f"note: {r['engine']} {r['weights']} greedy tokens differ from the float32 reference's "
+                f"({r['threads']} threads) from #{same}"
+            )
 
 
 if __name__ == "__main__":
