@@ -157,12 +157,27 @@ def quantize_ort(fp32: Path, out: Path, samples: list[dict]) -> None:
             return next(self.it, None)
 
     pre = out.with_suffix(".pre.onnx")
+    src = _opset_at_least(fp32, 13, out.with_suffix(".opset.onnx"))
     try:
-        quant_pre_process(str(fp32), str(pre))
+        quant_pre_process(str(src), str(pre))
     except Exception:  # noqa: BLE001 - its symbolic shape inference gives up on some graphs; ONNX's own will do
-        quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=True)
+        quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
     quantize_static(str(pre), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True)
     pre.unlink()
+    out.with_suffix(".opset.onnx").unlink(missing_ok=True)
+
+
+def _opset_at_least(path: Path, opset: int, tmp: Path) -> Path:
+    """The model at `opset` or later: per-channel DequantizeLinear (its axis) needs opset 13, and the
+    quantizer writes it into older models as it is, which ONNX Runtime then refuses to load."""
+    import onnx
+    from onnx import version_converter
+
+    model = onnx.load(path)
+    if next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), opset) >= opset:
+        return path
+    onnx.save(version_converter.convert_version(model, opset), tmp)
+    return tmp
 
 
 def prepare(folder: Path, names: list[str]) -> None:
@@ -332,6 +347,10 @@ def rel_diff(got: dict, want: dict) -> float:
     return worst
 
 
+def result_key(name: str, engine: str, cpu: str, per_thread: bool) -> str:
+    return f"{name} {engine} {cpu}" + (" per-thread" if per_thread else "")
+
+
 def count(
     folder: Path, names: list[str], engines: list[str], runs: int, cpu: str, force: bool, per_thread: bool
 ) -> dict:
@@ -346,7 +365,7 @@ def count(
     tools["mode"] = ",per_thread=on" if per_thread else ""
     for name in names:
         for engine in engines:
-            key = f"{name} {engine} {cpu}" + (" per-thread" if per_thread else "")
+            key = result_key(name, engine, cpu, per_thread)
             if not (folder / ENGINES[engine][1].format(name)).exists() or (key in results and not force):
                 continue
             results[key] = count_one(folder, name, engine, runs, cpu, tools)
@@ -355,9 +374,9 @@ def count(
     return results
 
 
-def tables(results: dict, names: list[str], engines: list[str], cpu: str) -> str:
+def tables(results: dict, names: list[str], engines: list[str], cpu: str, per_thread: bool) -> str:
     def get(name, engine):
-        return results.get(f"{name} {engine} {cpu}", {})
+        return results.get(result_key(name, engine, cpu, per_thread), {})
 
     def cell(name, engine):
         r = get(name, engine)
@@ -423,7 +442,7 @@ def main() -> None:
         else None
     )
     results = results or json.loads((args.dir / "counts.json").read_text())
-    print(tables(results, names, engines, args.cpu))
+    print(tables(results, names, engines, args.cpu, args.per_thread))
 
 
 if __name__ == "__main__":
