@@ -10,6 +10,7 @@ from mnn_core.backend.kit.geometry import conv_geometry
 
 from ..recorder import element
 from . import register
+from .loops import budgeted
 
 
 def _supports(node, ins):
@@ -97,4 +98,11 @@ def _record(op, rec):
     rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c), ("OUT_X", out_x)))
 
 
-register("Conv", _record, _supports, efficiency=0.4)
+def window_passes(node, ins) -> int:
+    """Loop passes of one conv2d.comp invocation: its channels x kernel rows x kernel columns."""
+    w = ins[1].shape
+    kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
+    return w[1] * (kh * (kw + 2) + 2) + 16
+
+
+register("Conv", _record, budgeted(_supports, window_passes), efficiency=0.4)

@@ -10,6 +10,7 @@ from mnn_core.ops import get_schema
 
 from ..recorder import element
 from . import register
+from .loops import budgeted
 
 
 def _attrs(node) -> dict:
@@ -56,4 +57,12 @@ def _record(op, rec):
     rec.elementwise("deconv2d", params, [x, w, bias], [y], y.info.size)
 
 
-register("ConvTranspose", _record, _supports, efficiency=0.2)
+def _passes(node, ins) -> int:
+    # deconv2d.comp: kernel rows x kernel columns x the group's input channels
+    w = ins[1].shape
+    kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
+    cg = w[0] // max(int(node.attrs.get("group", 1)), 1)
+    return kh * (kw * (cg + 2) + 2) + 16
+
+
+register("ConvTranspose", _record, budgeted(_supports, _passes), efficiency=0.2)

@@ -7,9 +7,11 @@ import numpy as np
 
 from mnn_core.backend.kit.codes import activation_code
 from mnn_core.backend.kit.layout import broadcast_plan, collapse, contiguous_strides, pad_to
+from mnn_core.backend.kit.recorder import row_groups
 
 from ..recorder import element
 from . import register
+from .loops import group_passes, group_size, within_budget
 
 
 def _matmul_plan(a_shape, b_shape):
@@ -33,8 +35,26 @@ def _matmul_plan(a_shape, b_shape):
 
 
 def _matmul_supports(node, ins):
-    dims = _matmul_plan(ins[0].shape, ins[1].shape)[0]
-    return True if len(dims) <= 4 else f"{len(dims)} batch dims after collapsing (max 4)"
+    plan = _matmul_plan(ins[0].shape, ins[1].shape)
+    dims, k = plan[0], plan[5]
+    if len(dims) > 4:
+        return f"{len(dims)} batch dims after collapsing (max 4)"
+    return within_budget(group_passes(k), f"a MatMul over K={k}")
+
+
+def _gemm_supports(node, ins):
+    k = ins[0].shape[0] if node.attrs.get("transA", 0) else ins[0].shape[1]
+    return within_budget(group_passes(k), f"a Gemm over K={k}")
+
+
+def _record_product(rec, params, reads, y, k):
+    """One matmul.comp dispatch; a long K is shared by a work group per output (SPLIT_K)."""
+    group = group_size(k)
+    if group == 1:
+        rec.elementwise("matmul", params, reads, [y], y.info.size)
+    else:
+        groups = row_groups(y.info.size)
+        rec.dispatch("matmul", params, reads, [y], groups, (group, 1), (("SPLIT_K", 1),))
 
 
 def _record_matmul(op, rec):
@@ -64,7 +84,7 @@ def _record_matmul(op, rec):
         element(y),
         activation_code(op.node.attrs),
     ]
-    rec.elementwise("matmul", params, [a, b], [y], y.info.size)
+    _record_product(rec, params, [a, b], y, k)
 
 
 def _record_gemm(op, rec):
@@ -108,8 +128,8 @@ def _record_gemm(op, rec):
         element(y),
         activation_code(attrs),
     ]
-    rec.elementwise("matmul", params, [a, b, c], [y], y.info.size)
+    _record_product(rec, params, [a, b, c], y, k)
 
 
 register("MatMul", _record_matmul, _matmul_supports, efficiency=0.4)
-register("Gemm", _record_gemm, efficiency=0.4)
+register("Gemm", _record_gemm, _gemm_supports, efficiency=0.4)

@@ -5,10 +5,32 @@ the convolution before it)."""
 from __future__ import annotations
 
 from mnn_core.backend.kit.layout import numel
+from mnn_core.backend.kit.recorder import row_groups
 from mnn_core.ops.helpers import normalize_axis
 
 from ..recorder import element
 from . import register
+from .loops import group_passes, group_size, within_budget
+
+
+def _record_rows(rec, shader, params, reads, y, rows, length):
+    """A row per invocation; a long row per work group (GROUP_ROW), its loops shared."""
+    group = group_size(length)
+    if group == 1:
+        rec.elementwise(shader, params, reads, [y], rows)
+    else:
+        rec.dispatch(shader, params, reads, [y], row_groups(rows), (group, 1), (("GROUP_ROW", 1),))
+
+
+def _row_budget(length, what):
+    # three passes over the row, and the group's trees between them
+    return within_budget(3 * group_passes(length) + 64, f"a {what} over rows of {length}")
+
+
+def _softmax_supports(node, ins):
+    shape = ins[0].shape
+    axis = normalize_axis(node.attrs.get("axis", -1), len(shape), node.op)
+    return _row_budget(shape[axis], node.op)
 
 
 def _record_softmax(op, rec):
@@ -20,13 +42,8 @@ def _record_softmax(op, rec):
     rows = numel(shape[:axis]) * inner
     if length == 0:
         return
-    rec.elementwise(
-        "softmax",
-        [rows, length, max(inner, 1), int(op.node.op == "LogSoftmax"), element(x), element(y)],
-        [x],
-        [y],
-        rows,
-    )
+    params = [rows, length, max(inner, 1), int(op.node.op == "LogSoftmax"), element(x), element(y)]
+    _record_rows(rec, "softmax", params, [x], y, rows, length)
 
 
 def _ln_supports(node, ins):
@@ -38,7 +55,11 @@ def _ln_supports(node, ins):
     for extra in ins[1:]:
         if extra is not None and extra.size != d:
             return "scale/bias broadcast over the normalized shape (only full-size scale and bias)"
-    return True
+    return _row_budget(d, node.op)
+
+
+def _in_supports(node, ins):
+    return _row_budget(numel(ins[0].shape[2:]), node.op)
 
 
 def _record_ln(op, rec):
@@ -60,7 +81,7 @@ def _record_ln(op, rec):
         element(bias) if bias is not None else -1,
         0,
     ]
-    rec.elementwise("layernorm", params, [x, scale, bias], [y], rows)
+    _record_rows(rec, "layernorm", params, [x, scale, bias], y, rows, d)
 
 
 def _record_instancenorm(op, rec):
@@ -73,7 +94,7 @@ def _record_instancenorm(op, rec):
         return
     eps = float(op.node.attrs.get("epsilon", 1e-5))
     params = [rows, d, eps, element(x), element(y), element(scale), element(bias), shape[1]]
-    rec.elementwise("layernorm", params, [x, scale, bias], [y], rows)
+    _record_rows(rec, "layernorm", params, [x, scale, bias], y, rows, d)
 
 
 def _bn_supports(node, ins):
@@ -103,8 +124,8 @@ def _record_bn(op, rec):
     rec.elementwise("batchnorm", params, [x, scale, bias, mean, var], [y], y.info.size)
 
 
-register("Softmax", _record_softmax, efficiency=0.5)
-register("LogSoftmax", _record_softmax, efficiency=0.5)
+register("Softmax", _record_softmax, _softmax_supports, efficiency=0.5)
+register("LogSoftmax", _record_softmax, _softmax_supports, efficiency=0.5)
 register("LayerNormalization", _record_ln, _ln_supports, efficiency=0.5)
-register("InstanceNormalization", _record_instancenorm, efficiency=0.5)
+register("InstanceNormalization", _record_instancenorm, _in_supports, efficiency=0.5)
 register("BatchNormalization", _record_bn, _bn_supports, inplace=True, efficiency=0.8)

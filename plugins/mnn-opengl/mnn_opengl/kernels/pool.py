@@ -10,6 +10,7 @@ from mnn_core.backend.kit.params import pool_fields
 
 from ..recorder import element
 from . import register
+from .loops import budgeted
 from .reduce import REDUCE, record_reduce
 
 
@@ -48,7 +49,12 @@ def _maxpool_supports(node, ins):
     return _supports(node, ins)
 
 
-register("MaxPool", _record_local, _maxpool_supports, efficiency=0.6)
-register("AveragePool", _record_local, _supports, efficiency=0.6)
+def _window_passes(node, ins) -> int:
+    kh, kw = node.attrs.get("kernel_shape", [1, 1])[-2:]
+    return kh * (kw + 2) + 16
+
+
+register("MaxPool", _record_local, budgeted(_maxpool_supports, _window_passes), efficiency=0.6)
+register("AveragePool", _record_local, budgeted(_supports, _window_passes), efficiency=0.6)
 register("GlobalAveragePool", _record_global, _global_supports, efficiency=0.6)
 register("GlobalMaxPool", _record_global, _global_supports, efficiency=0.6)

@@ -12,6 +12,7 @@ from mnn_core.ops.reduce import reduce_axes
 
 from ..recorder import element
 from . import register
+from .loops import budgeted, group_passes, group_size, within_budget
 
 REDUCE = {
     "ReduceSum": 0,
@@ -38,8 +39,10 @@ def _plan(shape, attrs, op):
 
 
 def _supports(node, ins):
-    kdims, _, rdims, _, _ = _plan(ins[0].shape, node.attrs, node.op)
-    return True if len(kdims) <= 6 and len(rdims) <= 6 else "more than 6 dims after collapsing"
+    kdims, _, rdims, _, count = _plan(ins[0].shape, node.attrs, node.op)
+    if len(kdims) > 6 or len(rdims) > 6:
+        return "more than 6 dims after collapsing"
+    return within_budget(group_passes(count, len(rdims) + 2), f"a {node.op} over {count} elements")
 
 
 def _record(op, rec):
@@ -67,13 +70,6 @@ def record_reduce(rec, x, y, kept, reduced, count: int, code: int) -> None:
     rec.dispatch("reduce", params, [x], [y], row_groups(y.info.size), (group_size(count), 1))
 
 
-def group_size(count: int) -> int:
-    """Invocations that share one output's reduction: one where it is short, so many outputs
-    fill the device; more where one invocation alone would loop too long (llvmpipe ends a loop
-    nest after 65535 iterations)."""
-    return 1 if count <= 4096 else 64 if count <= 64 * 4096 else 256
-
-
 for _op in REDUCE:
     register(_op, _record, _supports, efficiency=0.5)
 
@@ -96,5 +92,10 @@ def _record_arg(op, rec):
     rec.elementwise("argreduce", params, [x], [y], rows)
 
 
-register("ArgMax", _record_arg, efficiency=0.5)
-register("ArgMin", _record_arg, efficiency=0.5)
+def _axis_length(node, ins) -> int:
+    shape = ins[0].shape
+    return shape[normalize_axis(node.attrs.get("axis", 0), len(shape), node.op)] + 16
+
+
+register("ArgMax", _record_arg, budgeted(None, _axis_length), efficiency=0.5)
+register("ArgMin", _record_arg, budgeted(None, _axis_length), efficiency=0.5)

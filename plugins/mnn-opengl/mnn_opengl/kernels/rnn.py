@@ -11,10 +11,17 @@ from mnn_core.backend.kit.rnn import DTYPES, rnn_plan, rnn_supports
 
 from ..recorder import element
 from . import register
+from .loops import budgeted
 
 
 def _at(ref) -> int:
     return element(ref) if ref is not None and ref.info.size else -1
+
+
+def _step_passes(node, ins) -> int:
+    # rnn_step.comp loops over the input size, then over the hidden size (W is D x gates*H x I)
+    w, r = ins[1].shape, ins[2].shape
+    return w[-1] + r[-1] + 16
 
 
 def _record(op, rec):
@@ -45,4 +52,4 @@ def _record(op, rec):
 
 
 for _op in ("RNN", "GRU", "LSTM"):
-    register(_op, _record, rnn_supports, dtypes=DTYPES, efficiency=0.1)
+    register(_op, _record, budgeted(rnn_supports, _step_passes), dtypes=DTYPES, efficiency=0.1)
