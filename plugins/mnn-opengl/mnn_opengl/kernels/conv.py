@@ -1,7 +1,9 @@
-"""2-D convolution (conv2d.comp): 1x1, 3x3, depthwise and the general case
-(stride, padding, dilation, group) in one shader, with bias and the fused
-activation; a 1-D one runs as 2-D over a single row. Each invocation computes a register tile of OUT_C output channels
-by OUT_X output columns (see tile())."""
+"""2-D convolution: on GPUs a shared-memory tiled implicit GEMM (conv_tiled.py,
+conv2d_tiled.comp) where a group has 8 or more output channels; elsewhere (depthwise,
+llvmpipe) conv2d.comp, a direct convolution of 1x1, 3x3, depthwise and the general case
+(stride, padding, dilation, group) in one shader, each invocation a register tile of OUT_C
+output channels by OUT_X output columns (see tile()). Both fuse bias and activation; a 1-D
+convolution runs as 2-D over a single row."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from mnn_core.backend.kit.codes import activation_code
 from mnn_core.backend.kit.geometry import conv_geometry
 
 from ..recorder import element
-from . import register
-from .loops import budgeted
+from . import conv_tiled, register
+from .loops import budgeted, within_budget
 
 
 def _supports(node, ins):
@@ -69,6 +71,11 @@ def _record(op, rec):
         return n * g * -(-(o // g) // out_c) * oh * -(-ow // out_x)
 
     gpu = rec.device.info().kind == "gpu" or bool(rec.options.get("opengl.gpu_tiling"))  # (option: tests)
+    tiles = _tiled(rec.options, o // g, c // g, w_shape[2], w_shape[3], n * oh * ow, g, gpu)
+    if tiles is not None:
+        act = activation_code(op.node.attrs)
+        conv_tiled.record(rec, x, w, bias, y, x_shape, geo, act, tiles, element)
+        return
     out_c, out_x = tile(o // g, ow, rec.options.get("opengl.conv_tile"), invocations if gpu else None)
     total = invocations(out_c, out_x)
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
@@ -98,11 +105,44 @@ def _record(op, rec):
     rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c), ("OUT_X", out_x)))
 
 
-def window_passes(node, ins) -> int:
+def _tiled(options, og, cg, kh, kw, cols, g, gpu):
+    """The tiling of conv2d_tiled.comp for this layer, or None for the direct shader. The tiled
+    one runs on GPUs; on a CPU device (llvmpipe) the direct one ran every layer tried faster
+    (work-group barriers are costly there), so the tiled one takes only what the direct one's
+    loops cannot finish. Depthwise and other groups of under 8 channels stay direct (a GEMM
+    tile would be mostly empty). "opengl.conv_path" ("tiled", "direct") forces the choice
+    where the layer allows it, "opengl.conv_tiles" a tiling (conv_tiled.TILES)."""
+    path = options.get("opengl.conv_path")
+    if path not in (None, "tiled", "direct"):
+        raise ValueError(f'opengl.conv_path must be "tiled" or "direct", got {path!r}')
+    if path == "direct" or og < 8:
+        return None
+    tiles = conv_tiled.tiling(og, cols, g, gpu, options.get("opengl.conv_tiles"))
+    if not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
+        tiles = conv_tiled.SMALL  # what the Conv's loop-budget check counted
+    if not conv_tiled.fits(og, cols, g, tiles) or not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
+        return None
+    return tiles if path == "tiled" or gpu or not _in_budget(direct_passes(cg, kh, kw)) else None
+
+
+def _in_budget(passes: int) -> bool:
+    return within_budget(passes, "") is True
+
+
+def direct_passes(cg: int, kh: int, kw: int) -> int:
     """Loop passes of one conv2d.comp invocation: its channels x kernel rows x kernel columns."""
+    return cg * (kh * (kw + 2) + 2) + 16
+
+
+def window_passes(node, ins) -> int:
+    """Loop passes of one invocation: of conv2d.comp (channels x kernel rows x kernel columns),
+    or of conv2d_tiled.comp's smallest tiling where it is shorter and takes the layer."""
     w = ins[1].shape
     kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
-    return w[1] * (kh * (kw + 2) + 2) + 16
+    direct = direct_passes(w[1], kh, kw)
+    if w[0] // (node.attrs.get("group") or 1) < 8:
+        return direct
+    return min(direct, conv_tiled.loop_passes(w[1] * kh * kw, conv_tiled.SMALL))
 
 
 register("Conv", _record, budgeted(_supports, window_passes), efficiency=0.4)
