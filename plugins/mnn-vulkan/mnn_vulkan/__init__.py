@@ -103,6 +103,7 @@ class VulkanBackend(SegmentBackend):
             if any(d[5].endswith((":widen", ":narrow")) for d in rec.dispatches[first:]):
                 widened.append(op.node.name)
         program = rec.finish()
+        dev.save_pipeline_cache()
         name = segment_name("vulkan", ops)
         segment = Segment(program, arena, dev, [op.node.name for op in ops])
         segment.precision = "float16" if fp16 else "float32"

@@ -52,6 +52,9 @@ cdef extern from "mvk.h" nogil:
     int mvk_validation_active()
     uint64_t mvk_validation_errors(char *last, size_t lastlen)
     mvk_context *mvk_context_create(int device_index, char *err, size_t errlen)
+    int mvk_context_cache_load(mvk_context *ctx, const void *data, size_t size, char *err, size_t errlen)
+    int mvk_context_cache_data(mvk_context *ctx, void *dst, size_t *size, char *err, size_t errlen)
+    void mvk_context_pipeline_stats(mvk_context *ctx, uint64_t *created, uint64_t *ns)
     void mvk_context_destroy(mvk_context *ctx)
     mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, char *err, size_t errlen)
     void mvk_buffer_destroy(mvk_buffer *buf)
@@ -147,6 +150,32 @@ cdef class Context:
     def __dealloc__(self):
         if self.ctx != NULL:
             mvk_context_destroy(self.ctx)
+
+    def load_pipeline_cache(self, bytes data):
+        """Start from saved pipeline-cache data; returns "" when taken, else why not (the
+        header names another device or driver, or the driver refused it)."""
+        _err[0] = 0
+        if mvk_context_cache_load(self.ctx, <const char *>data, len(data), _err, sizeof(_err)) == 0:
+            return ""
+        return (<bytes>_err).decode("utf-8", "replace")
+
+    def pipeline_cache_data(self):
+        """The pipeline cache's contents, to save for the next process."""
+        cdef size_t size = 0
+        _err[0] = 0
+        if mvk_context_cache_data(self.ctx, NULL, &size, _err, sizeof(_err)) != 0:
+            _raise("cannot read the pipeline cache")
+        buf = bytearray(size)
+        cdef char *dst = buf
+        if size and mvk_context_cache_data(self.ctx, dst, &size, _err, sizeof(_err)) != 0:
+            _raise("cannot read the pipeline cache")
+        return bytes(buf[:size])
+
+    def pipeline_stats(self):
+        """(pipelines created, seconds spent creating them) in this context."""
+        cdef uint64_t n = 0, ns = 0
+        mvk_context_pipeline_stats(self.ctx, &n, &ns)
+        return int(n), ns / 1e9
 
 
 cdef class Buffer:

@@ -40,13 +40,25 @@ class Device:
     props: dict
     _context: object = field(default=None, repr=False)
     pipelines: dict = field(default_factory=dict, repr=False)
+    disk_cache: object = field(default=None, repr=False)
 
     @property
     def context(self):
         with _LOCK:  # one logical device per physical device, even when sessions start in threads
             if self._context is None:
-                self._context = _vulkan.Context(self.index)
+                from .pipeline_cache import PipelineCache
+
+                context = _vulkan.Context(self.index)
+                self.disk_cache = PipelineCache(self)
+                self.disk_cache.load(context)
+                self._context = context
             return self._context
+
+    def save_pipeline_cache(self) -> None:
+        """Keep new pipelines on disk for the next process (see pipeline_cache.py)."""
+        with _LOCK:
+            if self._context is not None:
+                self.disk_cache.save(self._context)
 
     @property
     def host_shared(self) -> bool:

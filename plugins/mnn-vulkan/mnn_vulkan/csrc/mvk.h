@@ -64,6 +64,14 @@ uint64_t mvk_validation_errors(char *last, size_t lastlen);
 /* -- a device ---------------------------------------------------------------- */
 mvk_context *mvk_context_create(int device_index, char *err, size_t errlen);
 void mvk_context_destroy(mvk_context *ctx);
+/* The pipeline cache, saved to disk by the caller between processes. `load` replaces the
+ * context's (empty) cache with `data` when its header names this device and driver, else
+ * returns MVK_ERROR with the reason and keeps the cache as it was. `data`: dst NULL asks
+ * for the size, as vkGetPipelineCacheData does. With the GIL held. */
+int mvk_context_cache_load(mvk_context *ctx, const void *data, size_t size, char *err, size_t errlen);
+int mvk_context_cache_data(mvk_context *ctx, void *dst, size_t *size, char *err, size_t errlen);
+/* Pipelines created through this context, and the nanoseconds spent in vkCreateComputePipelines. */
+void mvk_context_pipeline_stats(mvk_context *ctx, uint64_t *created, uint64_t *ns);
 
 /* -- memory: host_mapped=1 asks for host-visible coherent memory used through
  * its mapping; 0 asks for device-local memory reached through staging. */

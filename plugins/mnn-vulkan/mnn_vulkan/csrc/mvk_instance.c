@@ -398,6 +398,54 @@ void mvk_context_destroy(mvk_context *ctx) {
     free(ctx);
 }
 
+/* -- the pipeline cache ---------------------------------------------------------- */
+
+/* Data from disk reaches the driver only when its header (VkPipelineCacheHeaderVersionOne:
+ * length 32, version 1, vendor, device, pipelineCacheUUID) names this very device and
+ * driver build: drivers are meant to check it themselves, but not all do it safely. */
+int mvk_context_cache_load(mvk_context *ctx, const void *data, size_t size, char *err, size_t errlen) {
+    const uint8_t *b = data;
+    uint32_t header_len, version, vendor, device;
+    if (size < 32) {
+        mvk_set_error(err, errlen, "is %zu bytes, shorter than a pipeline cache header", size);
+        return MVK_ERROR;
+    }
+    memcpy(&header_len, b, 4);
+    memcpy(&version, b + 4, 4);
+    memcpy(&vendor, b + 8, 4);
+    memcpy(&device, b + 12, 4);
+    if (header_len != 32 || version != 1) {
+        mvk_set_error(err, errlen, "has no version-one pipeline cache header (length %u, version %u)", header_len,
+                      version);
+        return MVK_ERROR;
+    }
+    if (vendor != ctx->props.vendorID || device != ctx->props.deviceID ||
+        memcmp(b + 16, ctx->props.pipelineCacheUUID, VK_UUID_SIZE) != 0) {
+        mvk_set_error(err, errlen, "was written for another device or driver (vendor 0x%x device 0x%x)", vendor,
+                      device);
+        return MVK_ERROR;
+    }
+    VkPipelineCacheCreateInfo ci = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, NULL, 0, size, data};
+    VkPipelineCache cache = 0;
+    VkResult r = vk.vkCreatePipelineCache(ctx->device, &ci, NULL, &cache);
+    if (r != VK_SUCCESS) {
+        mvk_set_error(err, errlen, "was refused by the driver: %s", mvk_result_name(r));
+        return MVK_ERROR;
+    }
+    vk.vkDestroyPipelineCache(ctx->device, ctx->cache, NULL); /* pipelines made from it stay valid */
+    ctx->cache = cache;
+    return MVK_OK;
+}
+
+int mvk_context_cache_data(mvk_context *ctx, void *dst, size_t *size, char *err, size_t errlen) {
+    VkResult r = vk.vkGetPipelineCacheData(ctx->device, ctx->cache, size, dst);
+    if (r != VK_SUCCESS && !(r == VK_INCOMPLETE && dst == NULL)) {
+        mvk_set_error(err, errlen, "vkGetPipelineCacheData failed: %s", mvk_result_name(r));
+        return MVK_ERROR;
+    }
+    return MVK_OK;
+}
+
 int mvk_submit_and_wait(mvk_context *ctx, VkCommandBuffer cb, VkFence fence, char *err, size_t errlen) {
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL};
     pthread_mutex_lock(&ctx->queue_lock);

@@ -100,6 +100,7 @@ struct mvk_context {
     pthread_mutex_t queue_lock; /* vkQueueSubmit needs external synchronization */
     VkCommandPool pool;
     VkPipelineCache cache;
+    uint64_t pipelines_created, pipeline_ns; /* what start-up spends compiling (mvk_context_pipeline_stats) */
     VkDescriptorSetLayout set_layouts[MVK_MAX_BINDINGS + 1];
     VkPipelineLayout layouts[MVK_MAX_BINDINGS + 1];
     /* host copies: a staging buffer, grown on demand up to MVK_STAGING_CAP */

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mvk_internal.h"
 
@@ -33,12 +34,22 @@ mvk_pipeline *mvk_pipeline_create(mvk_context *ctx, const uint32_t *code, size_t
                                              VK_SHADER_STAGE_COMPUTE_BIT, p->module, "main", n_spec ? &spi : NULL};
     VkComputePipelineCreateInfo ci = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, NULL, 0, stage,
                                       ctx->layouts[n_bindings], NULL, -1};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     MVK_CHECK(vk.vkCreateComputePipelines(ctx->device, ctx->cache, 1, &ci, NULL, &p->pipeline),
               "vkCreateComputePipelines");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ctx->pipelines_created += 1;
+    ctx->pipeline_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
     return p;
 fail:
     mvk_pipeline_destroy(p);
     return NULL;
+}
+
+void mvk_context_pipeline_stats(mvk_context *ctx, uint64_t *created, uint64_t *ns) {
+    *created = ctx->pipelines_created;
+    *ns = ctx->pipeline_ns;
 }
 
 void mvk_pipeline_destroy(mvk_pipeline *p) {
