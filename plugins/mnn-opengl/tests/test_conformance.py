@@ -35,10 +35,26 @@ class TestOpenGLConformanceConvTiles(BackendConformance):
 
 
 class TestOpenGLConformanceConvGpuTiles(BackendConformance):
-    """The register tiles a GPU picks (4x4, 2x2 or 1x1 by the invocations they give), here."""
+    """The direct shader's register tiles a GPU picks (4x4, 2x2 or 1x1 by the invocations they give), here."""
+
+    backend = "opengl"
+    options = {"opengl.gpu_tiling": True, "opengl.conv_path": "direct"}
+    ops = ("Conv",)
+
+
+class TestOpenGLConformanceConvTiledGpu(BackendConformance):
+    """What a GPU runs: the tiled implicit GEMM (conv2d_tiled.comp) with a GPU's tilings."""
 
     backend = "opengl"
     options = {"opengl.gpu_tiling": True}
+    ops = ("Conv",)
+
+
+class TestOpenGLConformanceConvTiledOdd(BackendConformance):
+    """The tiled convolution with odd tiles (18x8 blocks, 3x2 outputs each, 5-deep slices)."""
+
+    backend = "opengl"
+    options = {"opengl.conv_path": "tiled", "opengl.conv_tiles": "4x6x3x2x5"}
     ops = ("Conv",)
 
 
