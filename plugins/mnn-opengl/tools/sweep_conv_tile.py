@@ -1,10 +1,13 @@
 """Convolution register tiles of mnn-opengl compared on one device, in one process.
 
-    python plugins/mnn-opengl/tools/sweep_conv_tile.py --batch 1 --batch 16 --tile 8x4 --tile 1x1
+    python plugins/mnn-opengl/tools/sweep_conv_tile.py --batch 1 --batch 16 --tile tiled:big --tile 8x4
 
-For each model, batch and tile (OUT_C x OUT_X, the session option "opengl.conv_tile"; "auto"
-is the default choice): the wall-clock median of session.run and the largest difference to
-the first tile's output, relative to its largest magnitude.
+For each model, batch and tile: the wall-clock median of session.run and the largest difference
+to the first tile's output, relative to its largest magnitude. A tile is "auto" (the default
+choice), "direct" (conv2d.comp with its default register tiles), CxX (conv2d.comp with OUT_C x
+OUT_X, the option "opengl.conv_tile"), "tiled" (conv2d_tiled.comp with its default tilings) or
+"tiled:T" (conv2d_tiled.comp forced to T: big, wide, mid, one, small or TXxTYxTMxTNxBK, the
+option "opengl.conv_tiles"). Depthwise layers run conv2d.comp whatever the tile.
 """
 
 from __future__ import annotations
@@ -21,6 +24,20 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "examples"))
 
 
+TILES = ["auto", "direct", "tiled:big", "tiled:wide", "tiled:mid", "tiled:one", "8x4", "4x4", "2x2", "1x1"]
+
+
+def tile_options(tile: str) -> dict:
+    """The session options that force `tile` (see the module's docstring)."""
+    if tile == "auto":
+        return {}
+    if tile == "direct" or tile == "tiled":
+        return {"opengl.conv_path": tile}
+    if tile.startswith("tiled:"):
+        return {"opengl.conv_path": "tiled", "opengl.conv_tiles": tile[len("tiled:") :]}
+    return {"opengl.conv_path": "direct", "opengl.conv_tile": tuple(int(v) for v in tile.split("x"))}
+
+
 def main(argv=None):
     from build_models import MODELS
 
@@ -29,10 +46,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
-    p.add_argument("--tile", action="append", help="CxX or auto (default: auto 8x4 4x4 4x1 1x4 1x1)")
+    p.add_argument("--tile", action="append", help=f"auto, direct, CxX, tiled or tiled:T (default: {' '.join(TILES)})")
     p.add_argument("--repeat", type=int, default=10)
     args = p.parse_args(argv)
-    tiles = args.tile or ["auto", "8x4", "4x4", "4x1", "1x4", "1x1"]
+    tiles = args.tile or TILES
     rows = []
     for model in args.model or ["resnet18", "mobilenet_v2"]:
         for batch in args.batch or [1]:
@@ -40,7 +57,7 @@ def main(argv=None):
             x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")
             base = None
             for tile in tiles:
-                options = {} if tile == "auto" else {"opengl.conv_tile": tuple(int(v) for v in tile.split("x"))}
+                options = tile_options(tile)
                 sess = mnn.Session(graph, backend="opengl", fallback=False, options=options)
                 out = sess.run({"input": x})["logits"]
                 walls = []
