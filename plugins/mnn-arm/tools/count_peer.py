@@ -408,8 +408,10 @@ def tables(results: dict, names: list[str], engines: list[str], cpu: str, per_th
         cells = []
         for e in engines:
             r = get(name, e)
-            cells.append(f"{r['rel_diff']:.1e}" if "rel_diff" in r else (r.get("error", "-")[:60] or "-"))
+            cells.append(f"{r['rel_diff']:.1e}" if "rel_diff" in r else ("fails" if r else "-"))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    errors = {(n, e): get(n, e)["error"] for n in names for e in engines if "error" in get(n, e)}
+    lines += [""] + [f"- {n} {e} fails: {err[:160]}" for (n, e), err in errors.items()] if errors else []
     return "\n".join(lines)
 
 
