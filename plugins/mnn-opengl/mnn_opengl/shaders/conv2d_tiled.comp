@@ -16,6 +16,10 @@
 //    x_off, w_off, b_off (-1: none), y_off, act, alpha, beta, then ktab[3 * K]
 #include "act.glsl"
 
+// GLSL ES has no [[unroll]]: NVIDIA's compiler takes this pragma instead (others ignore it),
+// so acc[] is indexed by constants and stays in registers.
+#pragma optionNV(unroll all)
+
 #define BM (LOCAL_Y * TM)
 #define BN (LOCAL_X * TN)
 #define NT (LOCAL_X * LOCAL_Y)
