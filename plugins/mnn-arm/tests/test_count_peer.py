@@ -7,6 +7,7 @@ one tools/count_peer.py unpacks into ~/.cache/mnn-arm/qemu-user); skipped with t
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -19,9 +20,10 @@ sys.path.insert(0, str(TOOLS))
 import count_peer  # noqa: E402
 
 HAVE_QEMU = bool(os.environ.get("MNN_QEMU_AARCH64")) or (count_peer.CACHE / "qemu-user/usr/bin/qemu-aarch64").exists()
+ON_HOST = platform.machine().lower() not in ("aarch64", "arm64")  # the tools run qemu; under qemu they do not
 pytestmark = pytest.mark.skipif(
-    not (HAVE_QEMU and shutil.which("gcc") and shutil.which("aarch64-linux-gnu-gcc")),
-    reason="needs gcc, aarch64-linux-gnu-gcc and a plugin-capable qemu-aarch64 "
+    not (ON_HOST and HAVE_QEMU and shutil.which("gcc") and shutil.which("aarch64-linux-gnu-gcc")),
+    reason="needs a non-Arm host with gcc, aarch64-linux-gnu-gcc and a plugin-capable qemu-aarch64 "
     "(MNN_QEMU_AARCH64, or run plugins/mnn-arm/tools/count_peer.py count once to unpack Debian's)",
 )
 

@@ -2,7 +2,8 @@
 aarch64 wheel (fp32, and int8 from its own quantize_static) on the same models, counted under qemu.
 
     python plugins/mnn-arm/tools/count_peer.py prepare DIR [--models a,b]     # host: model files, inputs
-    python plugins/mnn-arm/tools/count_peer.py count DIR [--cpu max] [--runs 3] [--models a,b] [--engines a,b]
+    python plugins/mnn-arm/tools/count_peer.py count DIR [--per-thread] [--cpu max] [--runs 3] [--models a,b]
+    python plugins/mnn-arm/tools/count_peer.py table DIR [--per-thread] [--cpu max]   # the tables again
 
 Each (model, engine) runs in its own process: the arm64 root's python3 (tools/arm_rootfs_test.sh makes
 the root and the cross-compiled extensions: `MNN_ARM_RUN=build plugins/mnn-arm/tools/arm_rootfs_test.sh`)
@@ -13,8 +14,10 @@ names another plugin-capable build. tools/count_peer_run.py makes the session, r
 counts an empty window and --runs runs between marker calls: a run's count is the median of its windows
 less the empty one. A window holds all the process executes in it, the engine's Python side included
 (mnn's Session.run, ONNX Runtime's binding, numpy): the `floor` model (one Add of two 1-element
-tensors) measures that fixed cost per run. Each run's outputs are checked against ONNX Runtime fp32 on
-the host (max |diff| / max |reference| over the float outputs).
+tensors) measures that fixed cost per run. ONNX Runtime starts threads of its own, some woken by timers
+(wall time, which emulation stretches): --per-thread counts the calling thread alone and records what the
+others ran in each window; without it one shared counter takes all threads. Each run's outputs are
+checked against ONNX Runtime fp32 on the host (max |diff| / max |reference| over the float outputs).
 
 `count` keeps its results in DIR/counts.json (a pair counted before is not counted again; --force
 counts again) and prints the tables of benchmarks/RESULTS_ARM.md. Needs on the host onnx, onnxruntime
