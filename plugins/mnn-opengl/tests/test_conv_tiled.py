@@ -79,6 +79,7 @@ def test_tiled_tilings_are_chosen_and_checked():
     # a GPU: the largest block that still gives GPU_ENOUGH work groups
     assert ct.tiling(64, 3136 * 16, 1, gpu=True) == ct.BIG and ct.tiling(512, 49 * 16, 1, gpu=True) == ct.WIDE
     assert ct.tiling(64, 3136, 1, gpu=True) == ct.MID and ct.tiling(512, 49, 1, gpu=True) == ct.ONE
+    assert ct.tiling(64, 3136 * 16, 1, gpu=True, max_invocations=128) == ct.SMALL
     assert ct.parse_tiles("8x8x4x4x16") == ct.SMALL
     for bad in ("8x8x4x3x16", "16x16x8x8x64", "wide-ish"):
         with pytest.raises(ValueError, match="opengl.conv_tiles"):

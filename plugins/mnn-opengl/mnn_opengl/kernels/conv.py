@@ -71,7 +71,8 @@ def _record(op, rec):
         return n * g * -(-(o // g) // out_c) * oh * -(-ow // out_x)
 
     gpu = rec.device.info().kind == "gpu" or bool(rec.options.get("opengl.gpu_tiling"))  # (option: tests)
-    tiles = _tiled(rec.options, o // g, c // g, w_shape[2], w_shape[3], n * oh * ow, g, gpu)
+    limit = rec.device.props.get("max_invocations", 128)
+    tiles = _tiled(rec.options, o // g, c // g, w_shape[2], w_shape[3], n * oh * ow, g, gpu, limit)
     if tiles is not None:
         act = activation_code(op.node.attrs)
         conv_tiled.record(rec, x, w, bias, y, x_shape, geo, act, tiles, element)
@@ -105,7 +106,7 @@ def _record(op, rec):
     rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c), ("OUT_X", out_x)))
 
 
-def _tiled(options, og, cg, kh, kw, cols, g, gpu):
+def _tiled(options, og, cg, kh, kw, cols, g, gpu, max_invocations):
     """The tiling of conv2d_tiled.comp for this layer, or None for the direct shader. The tiled
     one runs on GPUs; on a CPU device (llvmpipe) the direct one ran every layer tried faster
     (work-group barriers are costly there), so the tiled one takes only what the direct one's
@@ -117,7 +118,7 @@ def _tiled(options, og, cg, kh, kw, cols, g, gpu):
         raise ValueError(f'opengl.conv_path must be "tiled" or "direct", got {path!r}')
     if path == "direct" or og < 8:
         return None
-    tiles = conv_tiled.tiling(og, cols, g, gpu, options.get("opengl.conv_tiles"))
+    tiles = conv_tiled.tiling(og, cols, g, gpu, options.get("opengl.conv_tiles"), max_invocations)
     if not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
         tiles = conv_tiled.SMALL  # what the Conv's loop-budget check counted
     if not conv_tiled.fits(og, cols, g, tiles) or not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):

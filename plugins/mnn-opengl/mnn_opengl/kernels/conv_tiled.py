@@ -43,12 +43,15 @@ def parse_tiles(text: str):
     return (tx, ty), (tm, tn, bk)
 
 
-def tiling(og: int, cols: int, groups: int, gpu: bool, forced=None):
+def tiling(og: int, cols: int, groups: int, gpu: bool, forced=None, max_invocations: int = 1024):
     """(local, (TM, TN, BK)) for an og x cols output per group. On a GPU, as mnn-vulkan: the
     largest of BIG, WIDE, MID, ONE that still gives GPU_ENOUGH work groups. On a CPU device
-    (llvmpipe), BIG where its 64x64 blocks fit and give each core work, else SMALL."""
+    (llvmpipe), BIG where its 64x64 blocks fit and give each core work, else SMALL. SMALL too
+    where a device runs fewer than 256 invocations per work group (GLES 3.1 promises 128)."""
     if forced:
         return parse_tiles(forced)
+    if max_invocations < 256:
+        return SMALL
     if gpu:
         local, spec, _ = busiest_tile(og, cols, groups, [BIG, WIDE, MID, ONE], GPU_ENOUGH)
         return local, spec
