@@ -20,6 +20,11 @@
 // so acc[] is indexed by constants and stays in registers.
 #pragma optionNV(unroll all)
 
+#ifndef TM  // the host defines all three; these defaults let the shader compile alone
+#define TM 4
+#define TN 4
+#define BK 16
+#endif
 #define BM (LOCAL_Y * TM)
 #define BN (LOCAL_X * TN)
 #define NT (LOCAL_X * LOCAL_Y)
