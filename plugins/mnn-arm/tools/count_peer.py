@@ -1,5 +1,6 @@
 """Executed aarch64 instructions per inference of mnn-arm (fp32, fp16, int8) and of ONNX Runtime's
-aarch64 wheel (fp32, and int8 from its own quantize_static) on the same models, counted under qemu.
+aarch64 wheel (fp32, and int8 from its own quantize_static) on the same models, counted under qemu; ncnn's
+aarch64 wheel too (fp32 and fp16) on the models pnnx converts (where pnnx is installed on the host).
 
     python plugins/mnn-arm/tools/count_peer.py prepare DIR [--models a,b]     # host: model files, inputs
     python plugins/mnn-arm/tools/count_peer.py count DIR [--per-thread] [--cpu max] [--runs 3] [--models a,b]
@@ -30,9 +31,11 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -51,7 +54,10 @@ ENGINES = {
     "mnn-int8": ("mnn", "{}.int8.mnn"),
     "ort-fp32": ("ort", "{}.onnx"),
     "ort-int8": ("ort", "{}.int8.onnx"),
+    "ncnn-fp32": ("ncnn", "{}.ncnn.param"),
+    "ncnn-fp16": ("ncnn-low", "{}.ncnn.param"),
 }
+NCNN_WHEEL = "ncnn==1.0.20261020"
 #: name -> where it comes from: examples/build_models.py, the architecture zoo (exporter "legacy";
 #: small=False is the zoo's benchmark size), the corpus (mnn_core.zoo), or the one-Add floor
 MODELS = {
@@ -183,6 +189,18 @@ def _opset_at_least(path: Path, opset: int, tmp: Path) -> Path:
     return tmp
 
 
+def to_ncnn(onnx_path: Path, feeds: dict) -> list[str]:
+    """DIR/name.ncnn.param and .bin by pnnx (ncnn's converter), from the ONNX file at the inputs' shape."""
+    shape = ",".join(map(str, next(iter(feeds.values())).shape))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / onnx_path.name
+        shutil.copy(onnx_path, src)
+        subprocess.run(["pnnx", str(src), f"inputshape=[{shape}]"], cwd=tmp, check=True, capture_output=True)
+        for ext in ("param", "bin"):
+            shutil.move(src.with_suffix(f".ncnn.{ext}"), onnx_path.with_suffix(f".ncnn.{ext}"))
+    return ["ncnn"]
+
+
 def prepare(folder: Path, names: list[str]) -> None:
     import onnxruntime as ort
 
@@ -198,6 +216,8 @@ def prepare(folder: Path, names: list[str]) -> None:
         outs = [o.name for o in sess.get_outputs()]
         np.savez(folder / f"{name}.ref.npz", **dict(zip(outs, sess.run(outs, feeds))))
         made = ["fp32"]
+        if MODELS[name][0] == "examples" and shutil.which("pnnx"):
+            made += to_ncnn(onnx_path, feeds)
         if name != "floor":
             samples = calibration(feeds)
             for label, quantize, dst in (
@@ -250,21 +270,29 @@ def _unpack_debs(packages: list[str], into: Path) -> None:
 
 
 def peer_site() -> Path:
-    """ONNX Runtime's aarch64 wheel for the root's python (3.11), the host's version, unpacked."""
+    """ONNX Runtime's aarch64 wheel for the root's python (3.11), the host's version, and ncnn's, unpacked."""
     import onnxruntime
 
-    site = CACHE / f"peer-site-ort{onnxruntime.__version__}"
+    site = CACHE / f"peer-site-ort{onnxruntime.__version__}-{NCNN_WHEEL.replace('==', '')}"
     if not (site / "onnxruntime").is_dir():
         wheels = CACHE / "peer-wheels"
         pin = f"{ORT_WHEEL}=={onnxruntime.__version__}"
-        subprocess.run(
-            ["pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "--platform", "manylinux_2_28_aarch64",
-             "--platform", "manylinux2014_aarch64", "--python-version", "3.11", "-d", str(wheels), pin],
-            check=True, timeout=600,
-        )  # fmt: skip
+        _pip_download_aarch64(pin, wheels)
         wheel = next(wheels.glob(f"onnxruntime-{onnxruntime.__version__}-cp311-*aarch64*.whl"))
         zipfile.ZipFile(wheel).extractall(site)
+    if not (site / "ncnn").is_dir():
+        _pip_download_aarch64(NCNN_WHEEL, CACHE / "peer-wheels")
+        name, version = NCNN_WHEEL.split("==")
+        zipfile.ZipFile(next((CACHE / "peer-wheels").glob(f"{name}-{version}-cp311-*aarch64*.whl"))).extractall(site)
     return site
+
+
+def _pip_download_aarch64(pin: str, into: Path) -> None:
+    subprocess.run(
+        ["pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "--platform", "manylinux_2_28_aarch64",
+         "--platform", "manylinux2014_aarch64", "--python-version", "3.11", "-d", str(into), pin],
+        check=True, timeout=600,
+    )  # fmt: skip
 
 
 #: what a Cortex-A76 reports; ONNX Runtime's CPU detection (cpuinfo) reads the core's identity here
@@ -340,6 +368,8 @@ def count_one(folder: Path, name: str, engine: str, runs: int, cpu: str, tools: 
 
 
 def rel_diff(got: dict, want: dict) -> float:
+    if set(got) != set(want):  # ncnn's out0, out1...: the ONNX model's outputs in order, without the batch axis
+        got = {k: np.asarray(g).reshape(w.shape) for (k, w), g in zip(want.items(), got.values())}
     worst = 0.0
     for k, w in want.items():
         if np.issubdtype(w.dtype, np.floating) and w.size:
@@ -389,7 +419,8 @@ def tables(results: dict, names: list[str], engines: list[str], cpu: str, per_th
         ra, rb = get(name, a), get(name, b)
         return f"{ra['per_run'] / rb['per_run']:.2f}" if "per_run" in ra and "per_run" in rb else "-"
 
-    pairs = [("mnn-fp32", "ort-fp32"), ("mnn-fp16", "mnn-fp32"), ("mnn-int8", "mnn-fp32"), ("ort-int8", "ort-fp32")]
+    pairs = [("mnn-fp32", "ort-fp32"), ("mnn-fp32", "ncnn-fp32"), ("mnn-fp16", "mnn-fp32"), ("mnn-int8", "mnn-fp32")]
+    pairs += [("ort-int8", "ort-fp32"), ("ncnn-fp16", "ncnn-fp32")]
     pairs = [(a, b) for a, b in pairs if a in engines and b in engines]
     lines = [
         f"Instructions per inference (qemu -cpu {cpu}, one thread):",

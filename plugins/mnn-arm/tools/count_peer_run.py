@@ -6,7 +6,8 @@ check against ONNX Runtime's fp32 outputs.
     python3 count_peer_run.py MARKS_SO ENGINE MODEL INPUTS.npz OUTPUTS.npz RUNS
 
 ENGINE: mnn (precision "normal"), mnn-low (precision "low": fp16 activations), ort (ONNX Runtime's CPU
-provider). Both engines run on the calling thread only (one guest thread is what the counter needs).
+provider), ncnn (fp32) or ncnn-low (its default on a CPU with fp16: fp16 storage and arithmetic; MODEL is
+the .param, its .bin beside it). Every engine runs on the calling thread only.
 """
 
 from __future__ import annotations
@@ -38,6 +39,27 @@ def ort_runner(path: str) -> Callable[[dict], dict]:
     return lambda feeds: dict(zip(names, sess.run(names, feeds)))
 
 
+def ncnn_runner(path: str, fp16: bool) -> Callable[[dict], dict]:
+    """Outputs keyed out0, out1...: pnnx's names, in the ONNX model's order."""
+    import ncnn
+
+    net = ncnn.Net()
+    net.opt.num_threads = 1
+    net.opt.use_fp16_packed = net.opt.use_fp16_storage = net.opt.use_fp16_arithmetic = fp16
+    net.opt.use_bf16_storage = False
+    net.load_param(path)
+    net.load_model(path[: -len(".param")] + ".bin")
+    ins, outs = net.input_names(), net.output_names()
+
+    def run(feeds: dict) -> dict:
+        ex = net.create_extractor()
+        for name, value in zip(ins, feeds.values()):
+            ex.input(name, ncnn.Mat(np.ascontiguousarray(value[0])))  # ncnn's blobs have no batch axis
+        return {name: np.array(ex.extract(name)[1]) for name in outs}
+
+    return run
+
+
 def main(marks_so: str, engine: str, model: str, inputs: str, outputs: str, runs: str) -> None:
     marks = ctypes.CDLL(marks_so)
     begin, end = marks.mnn_count_begin, marks.mnn_count_end
@@ -46,8 +68,10 @@ def main(marks_so: str, engine: str, model: str, inputs: str, outputs: str, runs
         run = ort_runner(model)
     elif engine in ("mnn", "mnn-low"):
         run = mnn_runner(model, "low" if engine == "mnn-low" else "normal")
+    elif engine in ("ncnn", "ncnn-low"):
+        run = ncnn_runner(model, engine == "ncnn-low")
     else:
-        sys.exit(f"count_peer_run: unknown engine {engine!r} (mnn, mnn-low or ort)")
+        sys.exit(f"count_peer_run: unknown engine {engine!r} (mnn, mnn-low, ort, ncnn or ncnn-low)")
     out = run(feeds)  # warm-up: first-run packing and planning stay out of the count
     gc.collect()
     begin()
