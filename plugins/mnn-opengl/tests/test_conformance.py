@@ -58,6 +58,14 @@ class TestOpenGLConformanceConvTiledOdd(BackendConformance):
     ops = ("Conv",)
 
 
+class TestOpenGLConformanceConvSplitK(BackendConformance):
+    """The tiled convolution with K cut in two slices, summed by splitk_reduce.comp."""
+
+    backend = "opengl"
+    options = {"opengl.conv_path": "tiled", "opengl.splitk": 2}
+    ops = ("Conv",)
+
+
 def test_gpu_tile_shrinks_until_the_gpu_is_filled():
     from mnn_opengl.kernels.conv import GPU_INVOCATIONS, tile
 

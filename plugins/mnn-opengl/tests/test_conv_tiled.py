@@ -1,6 +1,6 @@
 """The tiled convolution (conv2d_tiled.comp) against the reference on random inputs: odd channel
 counts (partial blocks), strides, dilations, asymmetric pads, groups, batch > 1, 1x1 and 1-D,
-fused activations, under each tiling (the CPU's, the GPU's, and odd forced ones), and K long
+fused activations, under each tiling (the CPU's, the GPU's, odd forced ones, split-K), and K long
 enough that its slice loop runs past llvmpipe's loop budget counted per loop."""
 
 import numpy as np
@@ -24,6 +24,7 @@ TILINGS = [
     {"opengl.gpu_tiling": True},
     {"opengl.conv_path": "tiled", "opengl.conv_tiles": "4x6x3x2x5"},
     {"opengl.conv_path": "tiled", "opengl.conv_tiles": "one"},
+    {"opengl.conv_path": "tiled", "opengl.splitk": 3},  # K summed in slices, then splitk_reduce.comp
 ]
 
 
@@ -81,6 +82,10 @@ def test_tiled_tilings_are_chosen_and_checked():
     assert ct.tiling(64, 3136, 1, gpu=True) == ct.MID and ct.tiling(512, 49, 1, gpu=True) == ct.ONE
     assert ct.tiling(64, 3136 * 16, 1, gpu=True, max_invocations=128) == ct.SMALL
     assert ct.parse_tiles("8x8x4x4x16") == ct.SMALL
+    # split-K: on a GPU until about GPU_WAVE work groups, each slice 256+ of K, at most 16
+    assert ct.split_k(100, 4608, gpu=True) == 11 and ct.split_k(100, 1024, gpu=True) == 4
+    assert ct.split_k(4, 65536, gpu=True) == 16 and ct.split_k(600, 4608, gpu=True) == 1
+    assert ct.split_k(100, 4608, gpu=False) == 1 and ct.split_k(100, 40, gpu=False, forced=5) == 3
     for bad in ("8x8x4x3x16", "16x16x8x8x64", "wide-ish"):
         with pytest.raises(ValueError, match="opengl.conv_tiles"):
             ct.parse_tiles(bad)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from mnn_core.backend.kit.codes import activation_code
 from mnn_core.backend.kit.geometry import conv_geometry
 
-from ..recorder import element
+from ..recorder import MAX_GROUPS, element
 from . import conv_tiled, register
 from .loops import budgeted, within_budget
 
@@ -75,7 +75,13 @@ def _record(op, rec):
     tiles = _tiled(rec.options, o // g, c // g, w_shape[2], w_shape[3], n * oh * ow, g, gpu, limit)
     if tiles is not None:
         act = activation_code(op.node.attrs)
-        conv_tiled.record(rec, x, w, bias, y, x_shape, geo, act, tiles, element)
+        gx, gy, _ = conv_tiled.grid(o // g, n * oh * ow, g, tiles)
+        splits = conv_tiled.split_k(
+            gx * gy * g, c // g * w_shape[2] * w_shape[3], gpu, rec.options.get("opengl.splitk")
+        )
+        if g * splits > MAX_GROUPS:
+            splits = 1
+        conv_tiled.record(rec, x, w, bias, y, x_shape, geo, act, tiles, element, splits)
         return
     out_c, out_x = tile(o // g, ow, rec.options.get("opengl.conv_tile"), invocations if gpu else None)
     total = invocations(out_c, out_x)
@@ -112,13 +118,14 @@ def _tiled(options, og, cg, kh, kw, cols, g, gpu, max_invocations):
     (work-group barriers are costly there), so the tiled one takes only what the direct one's
     loops cannot finish. Depthwise and other groups of under 8 channels stay direct (a GEMM
     tile would be mostly empty). "opengl.conv_path" ("tiled", "direct") forces the choice
-    where the layer allows it, "opengl.conv_tiles" a tiling (conv_tiled.TILES)."""
+    where the layer allows it, "opengl.conv_tiles" a tiling (conv_tiled.TILES), "opengl.splitk"
+    the slices of K (split-K)."""
     path = options.get("opengl.conv_path")
     if path not in (None, "tiled", "direct"):
         raise ValueError(f'opengl.conv_path must be "tiled" or "direct", got {path!r}')
     if path == "direct" or og < 8:
         return None
-    tiles = conv_tiled.tiling(og, cols, g, gpu, options.get("opengl.conv_tiles"), max_invocations)
+    tiles = conv_tiled.tiling(og, cols, g, gpu, options.get("opengl.conv_tiles"), max_invocations, cg * kh * kw)
     if not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
         tiles = conv_tiled.SMALL  # what the Conv's loop-budget check counted
     if not conv_tiled.fits(og, cols, g, tiles) or not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):

@@ -1,7 +1,8 @@
 """The tiled convolution (conv2d_tiled.comp): an implicit GEMM, output channels x output
 pixels, with K = C/group * KH * KW staged through shared memory in BK slices. Its tilings
 are mnn-vulkan's (a work group of TX x TY invocations, TM x TN outputs each, BK deep);
-`tiling` picks one per layer, `record` dispatches it. conv.py decides where it runs."""
+`tiling` picks one per layer, `split_k` how many slices of K a small output is cut into
+(summed by splitk_reduce.comp), `record` dispatches them. conv.py decides where it runs."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ ONE = ((16, 16), (1, 1, 16))
 #: 64 invocations, 32x32 outputs: a CPU device's tile where BIG leaves its cores idle
 SMALL = ((8, 8), (4, 4, 16))
 TILES = {"big": BIG, "wide": WIDE, "mid": MID, "one": ONE, "small": SMALL}
+#: work groups that keep a discrete GPU busy: split-K cuts K until a layer gives about this
+#: many (mnn-vulkan's GPU_WAVE)
+GPU_WAVE = 1056
 #: shared memory every GLES 3.1 device offers a work group
 SHARED_BYTES = 16384
 #: work groups below which a GPU takes the next smaller tiling (mnn-vulkan's GPU_ENOUGH)
@@ -43,9 +47,10 @@ def parse_tiles(text: str):
     return (tx, ty), (tm, tn, bk)
 
 
-def tiling(og: int, cols: int, groups: int, gpu: bool, forced=None, max_invocations: int = 1024):
+def tiling(og: int, cols: int, groups: int, gpu: bool, forced=None, max_invocations: int = 1024, k: int = 0):
     """(local, (TM, TN, BK)) for an og x cols output per group. On a GPU, as mnn-vulkan: the
-    largest of BIG, WIDE, MID, ONE that still gives GPU_ENOUGH work groups. On a CPU device
+    largest of BIG, WIDE, MID, ONE that still gives GPU_ENOUGH work groups, counting those
+    split-K adds over a K of `k`. On a CPU device
     (llvmpipe), BIG where its 64x64 blocks fit and give each core work, else SMALL. SMALL too
     where a device runs fewer than 256 invocations per work group (GLES 3.1 promises 128)."""
     if forced:
@@ -53,12 +58,23 @@ def tiling(og: int, cols: int, groups: int, gpu: bool, forced=None, max_invocati
     if max_invocations < 256:
         return SMALL
     if gpu:
-        local, spec, _ = busiest_tile(og, cols, groups, [BIG, WIDE, MID, ONE], GPU_ENOUGH)
+        more = (lambda count: split_k(count, k, gpu)) if k else None
+        local, spec, _ = busiest_tile(og, cols, groups, [BIG, WIDE, MID, ONE], GPU_ENOUGH, more)
         return local, spec
     bm, bn = blocks(*BIG)
     if bm <= og and bn <= cols and cdiv(og, bm) * cdiv(cols, bn) * groups >= 8:
         return BIG
     return SMALL
+
+
+def split_k(groups: int, k: int, gpu: bool, forced=None) -> int:
+    """Slices of K for a layer of `groups` work groups: on a GPU enough to give about GPU_WAVE,
+    each keeping 256 or more of K, at most 16; 1 on a CPU device. `forced` sets the count."""
+    if forced:
+        return max(1, min(int(forced), cdiv(k, 16)))
+    if not gpu or groups == 0 or groups * 2 >= GPU_WAVE:
+        return 1
+    return max(1, min(cdiv(GPU_WAVE, groups), k // 256, 16))
 
 
 def grid(og: int, cols: int, groups: int, tiles) -> tuple[int, int, int]:
@@ -93,24 +109,30 @@ def k_table(c: int, h: int, w: int, kh: int, kw: int, dh: int, dw: int) -> list[
     return table
 
 
-def record(rec, x, w, bias, y, x_shape, geo, act, tiles, elem) -> None:
-    """One conv2d_tiled.comp dispatch: `x_shape` NCHW, `geo` conv_geometry's, `act`
+def record(rec, x, w, bias, y, x_shape, geo, act, tiles, elem, splits: int = 1) -> None:
+    """One conv2d_tiled.comp dispatch, or with `splits` > 1 one that sums each slice of K into
+    scratch words and a splitk_reduce.comp one: `x_shape` NCHW, `geo` conv_geometry's, `act`
     activation_code's (code, alpha, beta), `elem` a tensor's arena offset."""
     n, c, h, wd = x_shape
     _, o, oh, ow = geo["out"]
     g = geo["group"]
     (kh, kw), (sh, sw), (dh, dw) = geo["kernel"], geo["strides"], geo["dilations"]
     cg = c // g
-    params = [n, c, h, wd, o, oh, ow, sh, sw, geo["pads"][0], geo["pads"][1], g, cg * kh * kw]
-    params += [elem(x), elem(w), elem(bias) if bias is not None else -1, elem(y), *act]
-    params += k_table(cg, h, wd, kh, kw, dh, dw)
+    k = cg * kh * kw
     local, (tm, tn, bk) = tiles
-    rec.dispatch(
-        "conv2d_tiled",
-        params,
-        [x, w, bias],
-        [y],
-        grid(o // g, n * oh * ow, g, tiles),
-        local,
-        (("TM", tm), ("TN", tn), ("BK", bk)),
-    )
+    chunk = cdiv(cdiv(k, splits), bk) * bk  # K per slice, in whole BK steps
+    splits = cdiv(k, chunk)
+    total = n * o * oh * ow
+    scratch = rec.scratch(splits * total) if splits > 1 else 0
+    params = [n, c, h, wd, o, oh, ow, sh, sw, geo["pads"][0], geo["pads"][1], g, k]
+    params += [elem(x), elem(w), elem(bias) if bias is not None else -1, elem(y), *act, splits, chunk, scratch]
+    params += k_table(cg, h, wd, kh, kw, dh, dw)
+    gx, gy, _ = grid(o // g, n * oh * ow, g, tiles)
+    defines = (("TM", tm), ("TN", tn), ("BK", bk))
+    if splits == 1:
+        rec.dispatch("conv2d_tiled", params, [x, w, bias], [y], (gx, gy, g), local, defines)
+        return
+    split_defines = defines + (("SPLIT_K", 1), ("PARAMS_RW", 1))
+    rec.dispatch("conv2d_tiled", params, [x, w], [], (gx, gy, g * splits), local, split_defines)
+    reduce = [total, splits, oh * ow, o, elem(bias) if bias is not None else -1, elem(y), *act, scratch]
+    rec.elementwise("splitk_reduce", reduce, [bias], [y], total, barrier=True)

@@ -9,11 +9,15 @@
 // tx + j*LOCAL_X (neighbouring invocations read neighbouring words). TM, TN, BK
 // are compile-time defines, so the short loops over them have constant trip
 // counts and acc[] is indexed by constants once the compiler unrolls them.
+// Split-K (ksplit > 1, SPLIT_K defined; for outputs too small to fill a GPU): z = group *
+// ksplit + split, each split sums kchunk of K into its slice of the scratch words, and
+// splitk_reduce.comp adds the slices, the bias and the activation.
 // The host makes LOCAL_X*LOCAL_Y a multiple of BN, and tabulates after
 // the parameters, per k, the input offset and the kernel tap (dy, dx), so the
 // staging loop divides nothing.
 // P: N, C, H, W, O, OH, OW, SH, SW, PT, PL, group, K (per group),
-//    x_off, w_off, b_off (-1: none), y_off, act, alpha, beta, then ktab[3 * K]
+//    x_off, w_off, b_off (-1: none), y_off, act, alpha, beta, ksplit, kchunk,
+//    scratch (from the buffer's end), then ktab[3 * K]
 #include "act.glsl"
 
 // GLSL ES has no [[unroll]]: NVIDIA's compiler takes this pragma instead (others ignore it),
@@ -30,7 +34,7 @@
 #define NT (LOCAL_X * LOCAL_Y)
 #define AS (BM + 1)  // padded rows of the staged tiles
 #define BS (BN + 1)
-#define KTAB 20
+#define KTAB 23
 
 shared float As[BK * AS];  // As[k * AS + m]
 shared float Bs[BK * BS];  // Bs[k * BS + n]
@@ -40,7 +44,9 @@ void main() {
     int tid = ty * LOCAL_X + tx;
     int C = pi(1), H = pi(2), W = pi(3), O = pi(4), OH = pi(5), OW = pi(6);
     int SH = pi(7), SW = pi(8), PT = pi(9), PL = pi(10), G = pi(11), K = pi(12);
-    int g = int(gl_WorkGroupID.z);
+    int ksplit = pi(20), kchunk = pi(21);
+    int g = int(gl_WorkGroupID.z) / ksplit, split = int(gl_WorkGroupID.z) % ksplit;
+    int k_end = min(K, (split + 1) * kchunk);
     int og = O / G, cg = C / G;
     int OHW = OH * OW, NCOL = pi(0) * OHW;
     int m0 = int(gl_WorkGroupID.y) * BM, n0 = int(gl_WorkGroupID.x) * BN;
@@ -57,16 +63,16 @@ void main() {
     float acc[TM * TN];
     for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0;
 
-    for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int k0 = split * kchunk; k0 < k_end; k0 += BK) {
         for (int e = tid; e < BK * BM; e += NT) {  // weights: neighbouring invocations read neighbouring k
             int kk = e % BK, mm = e / BK;
             int gm = m0 + mm, gk = k0 + kk;
-            As[kk * AS + mm] = (gm < og && gk < K) ? A[wbase + gm * K + gk] : 0.0;
+            As[kk * AS + mm] = (gm < og && gk < k_end) ? A[wbase + gm * K + gk] : 0.0;
         }
         for (int kk = tid / BN; kk < BK; kk += NT / BN) {
             int gk = k0 + kk;
             float v = 0.0;
-            if (col_ok && gk < K) {
+            if (col_ok && gk < k_end) {
                 int t = pbase + KTAB + 3 * gk;
                 int iy = iy0 + int(P[t + 1]), ix = ix0 + int(P[t + 2]);
                 if (iy >= 0 && iy < H && ix >= 0 && ix < W) v = A[xbase + int(P[t])];
@@ -96,7 +102,12 @@ void main() {
         for (int j = 0; j < TN; ++j) {
             int c = n0 + tx + j * LOCAL_X;
             if (c >= NCOL) continue;
-            A[y_off + ((c / OHW) * O + oc) * OHW + c % OHW] = apply_act(acc[i * TN + j] + b, act, alpha, beta);
+            int at = ((c / OHW) * O + oc) * OHW + c % OHW;
+#ifdef SPLIT_K
+            P[int(P.length()) + pi(22) + split * pi(0) * O * OHW + at] = floatBitsToUint(acc[i * TN + j]);
+#else
+            A[y_off + at] = apply_act(acc[i * TN + j] + b, act, alpha, beta);
+#endif
         }
     }
 }
