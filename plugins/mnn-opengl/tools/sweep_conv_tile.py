@@ -7,7 +7,8 @@ to the first tile's output, relative to its largest magnitude. A tile is "auto" 
 choice), "direct" (conv2d.comp with its default register tiles), CxX (conv2d.comp with OUT_C x
 OUT_X, the option "opengl.conv_tile"), "tiled" (conv2d_tiled.comp with its default tilings) or
 "tiled:T" (conv2d_tiled.comp forced to T: big, wide, mid, one, small or TXxTYxTMxTNxBK, the
-option "opengl.conv_tiles"). Depthwise layers run conv2d.comp whatever the tile.
+option "opengl.conv_tiles"). Depthwise layers run conv2d.comp whatever the tile. --option KEY=VALUE
+adds a session option to every run (e.g. opengl.splitk=1: the tiled shader without split-K).
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ def main(argv=None):
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--tile", action="append", help=f"auto, direct, CxX, tiled or tiled:T (default: {' '.join(TILES)})")
+    p.add_argument("--option", action="append", default=[], help="KEY=VALUE, added to every tile's options")
     p.add_argument("--repeat", type=int, default=10)
     args = p.parse_args(argv)
     tiles = args.tile or TILES
+    extra = dict(o.split("=", 1) for o in args.option)
     rows = []
     for model in args.model or ["resnet18", "mobilenet_v2"]:
         for batch in args.batch or [1]:
@@ -57,7 +60,7 @@ def main(argv=None):
             x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")
             base = None
             for tile in tiles:
-                options = tile_options(tile)
+                options = {**tile_options(tile), **extra}
                 sess = mnn.Session(graph, backend="opengl", fallback=False, options=options)
                 out = sess.run({"input": x})["logits"]
                 walls = []
