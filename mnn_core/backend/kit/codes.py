@@ -66,6 +66,9 @@ REDUCE = {
     "GlobalMaxPool": 2,
 }
 
+#: the Reduce* ops by mode, with ReduceSumSquare (6), which the reduce shaders of some backends add
+REDUCE_OPS = {op: code for op, code in REDUCE.items() if op.startswith("Reduce")} | {"ReduceSumSquare": 6}
+
 #: pad.comp's modes
 PAD_MODES = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}
 
@@ -74,6 +77,7 @@ __all__ = [
     "FUSABLE",
     "PAD_MODES",
     "REDUCE",
+    "REDUCE_OPS",
     "UNARY",
     "activation_code",
     "fuse_activations",

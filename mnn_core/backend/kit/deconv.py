@@ -12,8 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .layout import contiguous_strides
+
+if TYPE_CHECKING:
+    from ...graph.ir import Node, TensorInfo
+    from ..api import SegmentOp
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,28 @@ def _as_2d(attrs: dict) -> dict:
     if attrs.get("pads"):
         out["pads"] = [0, attrs["pads"][0], 0, attrs["pads"][1]]
     return out
+
+
+def deconv_attrs(node: Node) -> dict:
+    """A ConvTranspose node's attributes, checked and with the schema's defaults."""
+    from ...ops import get_schema  # the op registry imports the backend contract
+
+    return get_schema("ConvTranspose").check_attrs(node.attrs, node.name)
+
+
+def deconv_supports(node: Node, ins: Sequence[TensorInfo]) -> bool | str:
+    """The ranks a GPU ConvTranspose takes: 1-D and 2-D (a 1-D one runs over a single row)."""
+    if len(ins[0].shape) not in (3, 4):
+        return f"1-D and 2-D ConvTranspose only, got an input of rank {len(ins[0].shape)}"
+    return True
+
+
+def deconv_operands(op: SegmentOp) -> tuple:
+    """A recorded ConvTranspose's (x, w, bias or None, y, attributes, plan)."""
+    x, w = op.inputs[0], op.inputs[1]
+    bias = op.inputs[2] if len(op.inputs) > 2 else None
+    attrs = deconv_attrs(op.node)
+    return x, w, bias, op.outputs[0], attrs, deconv_plan(x.info.shape, w.info.shape, attrs)
 
 
 def deconv_plan(x_shape: Sequence[int], w_shape: Sequence[int], attrs: dict) -> DeconvPlan:

@@ -1,11 +1,73 @@
 """GatherND as the GPU kernels take it: output element (j, s) is element s of the slice at
-batch(j) * batch_stride + sum_k idx[j][k] * strides[k] in the data, j / per_batch its batch entry."""
+batch(j) * batch_stride + sum_k idx[j][k] * strides[k] in the data, j / per_batch its batch entry;
+and what the GPU index kernels (gather, gather_elements, gather_nd, onehot shaders) take."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .layout import contiguous_strides, numel
+from .layout import contiguous_strides, numel, pad_to
+
+if TYPE_CHECKING:
+    from ...graph.ir import Node, TensorInfo
+
+GATHER_ND_MAX = 8  # indexed dims the gather_nd shaders take
+
+
+def indices_supports(node: Node, ins: Sequence[TensorInfo]) -> bool | str:
+    """Gather's and GatherElements' indices (input 1): int32 or int64."""
+    if ins[1].dtype not in ("int64", "int32"):
+        return f"int64/int32 indices only, got {ins[1].dtype}"
+    return True
+
+
+def gather_nd_supports(node: Node, ins: Sequence[TensorInfo]) -> bool | str:
+    if ins[1].dtype not in ("int32", "int64"):
+        return f"int32/int64 indices only, got {ins[1].dtype}"
+    if ins[1].shape and ins[1].shape[-1] > GATHER_ND_MAX:
+        return f"indices address {ins[1].shape[-1]} dims (max {GATHER_ND_MAX})"
+    return True
+
+
+def onehot_supports(node: Node, ins: Sequence[TensorInfo]) -> bool | str:
+    if ins[0].dtype not in ("int32", "int64", "float32"):
+        return f"int32/int64/float32 indices only, got {ins[0].dtype}"
+    return True
+
+
+#: 1-byte dtypes: gather_nd moves them four to a word
+ONE_BYTE = ("bool", "uint8", "int8")
+
+
+def _value_words(info: TensorInfo) -> int:
+    return 2 if info.dtype == "int64" else 1
+
+
+def gather_nd_fields(data: TensorInfo, idx: TensorInfo, out_size: int, batch_dims: int) -> tuple[list, list, int]:
+    """The gather_nd shaders' parameters around the tensors' places, and their invocations:
+    (total, slice size, m, per_batch, batch stride, int64 indices, one-byte data), (dims, strides)
+    padded to GATHER_ND_MAX. Sizes count 32-bit words, or elements of 1-byte data (four an invocation)."""
+    s, m, per_batch, batch_stride, dims, strides = gather_nd_plan(data.shape, idx.shape, batch_dims)
+    one_byte = data.dtype in ONE_BYTE
+    w = 1 if one_byte else _value_words(data)
+    total = out_size * w
+    head = [total, max(s, 1) * w, m, max(per_batch, 1), batch_stride * w, int(idx.dtype == "int64"), int(one_byte)]
+    tail = [pad_to(dims, GATHER_ND_MAX, 1), pad_to([st * w for st in strides], GATHER_ND_MAX)]
+    return head, tail, -(-total // 4) if one_byte else total
+
+
+def gather_elements_fields(data: TensorInfo, idx: TensorInfo, out_size: int, axis: int) -> tuple[list, list]:
+    """The gather_elements shaders' parameters around the tensors' places: (outputs, rank, axis,
+    words a value, the axis' length, int64 indices), (index shape, data strides) padded to 6."""
+    rank = len(data.shape)
+    axis %= rank
+    head = [out_size, rank, axis, _value_words(data), data.shape[axis], int(idx.dtype == "int64")]
+    return head, [pad_to(idx.shape, 6, 1), pad_to(contiguous_strides(data.shape), 6)]
+
+
+#: the onehot shaders' index kinds
+ONEHOT_KINDS = {"int32": 0, "int64": 1, "float32": 2}
 
 
 def gather_nd_plan(

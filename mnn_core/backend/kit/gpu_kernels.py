@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Callable
 
 from ..api import KernelSpec, SupportFn
 from ..kernels import Kernel, KernelTable
+from .codes import BINARY
 
 if TYPE_CHECKING:
     from ...graph.ir import TensorInfo
 
 F32 = ("float32",)
+INTEGER_AND_F32 = ("float32", "int32", "int64")
 
 #: the old name of a shader backend's table entry: `impl` is its record(op: SegmentOp, rec) function
 GpuKernel = Kernel
@@ -44,3 +46,15 @@ class GpuKernelTable(KernelTable):
         efficiency: float = 0.5,
     ) -> None:
         self.add(KernelSpec(op, dtypes, inplace=inplace, supports=supports, efficiency=efficiency), record)
+
+    def register_views(self, record: Callable, bytes_too: tuple[str, ...] = ("bool", "uint8", "int8")) -> None:
+        """Reshape, Flatten, Squeeze and Unsqueeze (in place) and Identity: views of 32-bit words or bytes."""
+        dtypes = INTEGER_AND_F32 + bytes_too
+        for op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
+            self.register(op, record, dtypes=dtypes, inplace=True, efficiency=1.0)
+        self.register("Identity", record, dtypes=dtypes, efficiency=1.0)
+
+    def register_binary(self, record: Callable, supports: SupportFn | None = None) -> None:
+        """Every kit.codes.BINARY op: float32, int32 and int64 operands; PRelu may write in place."""
+        for op in BINARY:
+            self.register(op, record, supports, dtypes=INTEGER_AND_F32, inplace=op == "PRelu", efficiency=0.8)

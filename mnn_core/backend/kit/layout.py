@@ -142,6 +142,16 @@ def split_copies(in_shape: Sequence[int], out_shapes: Sequence[Sequence[int]], a
     return copies
 
 
+def tile_plan(shape: Sequence[int], reps: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """Tile as a copy (view, source strides, destination strides): the output viewed as
+    (r0, d0, r1, d1, ...), the input repeated along each r."""
+    view, src = [], []
+    for d, r, s in zip(shape, reps, contiguous_strides(shape)):
+        view += [r, d]
+        src += [0, s]
+    return view, src, contiguous_strides(view)
+
+
 def slice_copy(in_shape: Sequence[int], attrs: dict) -> tuple:
     """Slice (steps, negative ones included) as one copy over the output's shape."""
     from mnn_core.ops.shape import slice_plan

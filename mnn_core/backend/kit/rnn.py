@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ...graph.ir import Node, TensorInfo
+    from ..api import SegmentOp
 
 KINDS = {"RNN": 0, "GRU": 1, "LSTM": 2}
 #: the activations the step kernels compute (ONNX's parameter-free ones)
@@ -132,6 +133,15 @@ class RnnPlan:
         theirs = ours if self.layout == 0 else [self.H, self.D * self.H, 1]
         shape = [self.D, self.B, self.H]
         return (shape, ours, theirs) if back else (shape, theirs, ours)
+
+
+def rnn_op_plan(op: SegmentOp) -> tuple[RnnPlan, list, list] | None:
+    """A recorded RNN/GRU/LSTM op's plan, its inputs padded to 8 and outputs to 3 with None; None
+    where it has nothing to compute (no steps, or no state)."""
+    p = rnn_plan(op.node.op, [None if r is None else r.info for r in op.inputs], op.node.attrs)
+    if p.T == 0 or p.dbh == 0:
+        return None
+    return p, list(op.inputs) + [None] * (8 - len(op.inputs)), list(op.outputs) + [None] * (3 - len(op.outputs))
 
 
 def rnn_plan(op: str, ins: list, attrs: dict) -> RnnPlan:

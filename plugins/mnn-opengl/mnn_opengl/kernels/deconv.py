@@ -5,30 +5,15 @@ is the backend kit's (a 1-D one runs as 2-D over a single row)."""
 from __future__ import annotations
 
 from mnn_core.backend.kit.codes import activation_code
-from mnn_core.backend.kit.deconv import deconv_plan
-from mnn_core.ops import get_schema
+from mnn_core.backend.kit.deconv import deconv_operands, deconv_supports
 
 from ..recorder import element
 from . import register
 from .loops import budgeted
 
 
-def _attrs(node) -> dict:
-    return get_schema("ConvTranspose").check_attrs(node.attrs, node.name)
-
-
-def _supports(node, ins):
-    if len(ins[0].shape) not in (3, 4):
-        return f"1-D and 2-D ConvTranspose only, got an input of rank {len(ins[0].shape)}"
-    return True
-
-
 def _record(op, rec):
-    x, w = op.inputs[0], op.inputs[1]
-    bias = op.inputs[2] if len(op.inputs) > 2 else None
-    y = op.outputs[0]
-    attrs = _attrs(op.node)
-    p = deconv_plan(x.info.shape, w.info.shape, attrs)
+    x, w, bias, y, attrs, p = deconv_operands(op)
     # the plan's pads are those of the equivalent convolution, d * (k - 1) - pad: back to the crop
     pt, pl = p.dh * (p.kh - 1) - p.pt, p.dw * (p.kw - 1) - p.pl
     params = [
@@ -65,4 +50,4 @@ def _passes(node, ins) -> int:
     return kh * (kw * (cg + 2) + 2) + 16
 
 
-register("ConvTranspose", _record, budgeted(_supports, _passes), efficiency=0.2)
+register("ConvTranspose", _record, budgeted(deconv_supports, _passes), efficiency=0.2)

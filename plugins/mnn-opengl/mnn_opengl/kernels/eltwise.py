@@ -10,7 +10,7 @@ from mnn_core.backend.kit.codes import BINARY, UNARY, unary_code
 from mnn_core.backend.kit.layout import broadcast_plan, pad_to
 
 from ..recorder import element
-from . import register
+from . import KERNELS, register
 
 #: integer ops of ibinary.comp, per dtype
 INT_OPS = {"int32": ("Add", "Sub", "Mul", "Div", "Max", "Min"), "int64": ("Add", "Sub", "Mul", "Max", "Min")}
@@ -64,14 +64,6 @@ def _unary_supports(node, ins):
     return True
 
 
-for _op in BINARY:
-    register(
-        _op,
-        _record_binary,
-        _binary_supports,
-        dtypes=("float32", "int32", "int64"),
-        inplace=_op == "PRelu",
-        efficiency=0.8,
-    )
+KERNELS.register_binary(_record_binary, _binary_supports)
 for _op in UNARY:
     register(_op, _record_unary, _unary_supports, inplace=True, efficiency=0.8)

@@ -5,6 +5,7 @@ the reduced dims, each collapsed, with their strides in the input. ArgMax / ArgM
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.codes import REDUCE_OPS
 from mnn_core.backend.kit.layout import collapse, contiguous_strides, numel, pad_to
 from mnn_core.backend.kit.recorder import row_groups
 from mnn_core.ops.helpers import normalize_axis
@@ -14,15 +15,7 @@ from ..recorder import element
 from . import register
 from .loops import budgeted, group_passes, group_size, within_budget
 
-REDUCE = {
-    "ReduceSum": 0,
-    "ReduceMean": 1,
-    "ReduceMax": 2,
-    "ReduceMin": 3,
-    "ReduceProd": 4,
-    "ReduceL2": 5,
-    "ReduceSumSquare": 6,
-}
+REDUCE = REDUCE_OPS  # reduce.comp's modes
 
 
 def _plan(shape, attrs, op):

@@ -7,7 +7,7 @@ writes Y_h and Y_c, so no copies are needed."""
 
 from __future__ import annotations
 
-from mnn_core.backend.kit.rnn import DTYPES, rnn_plan, rnn_supports
+from mnn_core.backend.kit.rnn import DTYPES, rnn_op_plan, rnn_supports
 
 from ..recorder import element
 from . import register
@@ -25,11 +25,10 @@ def _step_passes(node, ins) -> int:
 
 
 def _record(op, rec):
-    p = rnn_plan(op.node.op, [None if r is None else r.info for r in op.inputs], op.node.attrs)
-    ins = list(op.inputs) + [None] * (8 - len(op.inputs))
-    outs = list(op.outputs) + [None] * (3 - len(op.outputs))
-    if p.T == 0 or p.dbh == 0:
+    planned = rnn_op_plan(op)
+    if planned is None:
         return
+    p, ins, outs = planned
     state = rec.scratch(p.state_floats)
     y = outs[0]
     has_y = y is not None and y.info.size > 0

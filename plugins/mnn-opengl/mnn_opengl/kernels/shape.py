@@ -14,14 +14,13 @@ from mnn_core.backend.kit.layout import (
     pad_to,
     slice_copy,
     split_copies,
+    tile_plan,
     transpose_copy,
 )
+from mnn_core.backend.kit.shader_ops import BYTES, WORDS  # BYTES: four to a word, every tensor in whole words
 
 from ..recorder import element
-from . import register
-
-WORDS = ("float32", "int32", "int64")
-BYTES = ("bool", "uint8", "int8")  # four to a word; every tensor is planned in whole words
+from . import KERNELS, register
 
 
 def copy(rec, src, dst, shape, src_strides, dst_strides, src_off: int = 0, dst_off: int = 0, words: int = 1):
@@ -124,22 +123,13 @@ def _record_expand(op, rec):
     copy(rec, x, y, shape, broadcast_strides(x.info.shape, shape), contiguous_strides(shape), words=words(x))
 
 
-def _tile_plan(shape, reps):
-    """Tile as a copy: the output viewed as (r0, d0, r1, d1, ...), the input repeated along each r."""
-    view, src = [], []
-    for d, r, s in zip(shape, reps, contiguous_strides(shape)):
-        view += [r, d]
-        src += [0, s]
-    return view, src, contiguous_strides(view)
-
-
 def _tile_supports(node, ins):
-    return _fits(*_tile_plan(ins[0].shape, node.attrs["repeats"]))
+    return _fits(*tile_plan(ins[0].shape, node.attrs["repeats"]))
 
 
 def _record_tile(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    copy(rec, x, y, *_tile_plan(x.info.shape, op.node.attrs["repeats"]), words=words(x))
+    copy(rec, x, y, *tile_plan(x.info.shape, op.node.attrs["repeats"]), words=words(x))
 
 
 PAD_MODES = {"constant": 0, "edge": 1, "reflect": 2}
@@ -169,9 +159,7 @@ def _record_pad(op, rec):
     rec.elementwise("pad", params, [x], [y], y.info.size)
 
 
-for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
-    register(_op, _record_view, dtypes=WORDS + BYTES, inplace=True, efficiency=1.0)
-register("Identity", _record_view, dtypes=WORDS + BYTES, efficiency=1.0)
+KERNELS.register_views(_record_view, BYTES)
 register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, efficiency=0.5)
 register("Concat", _record_concat, _rank5, dtypes=WORDS, efficiency=0.8)
 register("Split", _record_split, _rank5, dtypes=WORDS, efficiency=0.8)

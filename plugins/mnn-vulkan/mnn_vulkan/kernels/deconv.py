@@ -7,24 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.deconv import deconv_plan
+from mnn_core.backend.kit.deconv import deconv_attrs, deconv_operands, deconv_plan, deconv_supports
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import ConvPlan, k_table
 from mnn_core.backend.kit.recorder import ALIGN, SCRATCH, Binding, record_copy
-from mnn_core.ops import get_schema
 
 from . import register
 from .matmul import gemm_tiles
 
 
-def _attrs(node) -> dict:
-    return get_schema("ConvTranspose").check_attrs(node.attrs, node.name)
-
-
 def _supports(node, ins):
-    if len(ins[0].shape) not in (3, 4):
-        return f"1-D and 2-D ConvTranspose only, got an input of rank {len(ins[0].shape)}"
-    p = deconv_plan(ins[0].shape, ins[1].shape, _attrs(node))
+    rank = deconv_supports(node, ins)
+    if rank is not True:
+        return rank
+    p = deconv_plan(ins[0].shape, ins[1].shape, deconv_attrs(node))
     if p.g > 65535:
         return f"{p.g} groups exceed the work-group grid"
     if p.stuffed_size >= 2**31:
@@ -35,11 +31,7 @@ def _supports(node, ins):
 def _record(op, rec):
     from mnn_core.backend.kit.activation import activation_code
 
-    x, w = op.inputs[0], op.inputs[1]
-    bias = op.inputs[2] if len(op.inputs) > 2 else None
-    y = op.outputs[0]
-    attrs = _attrs(op.node)
-    p = deconv_plan(x.info.shape, w.info.shape, attrs)
+    x, w, bias, y, attrs, p = deconv_operands(op)
     stuffed_bytes = p.stuffed_size * 4
     w_off = cdiv(stuffed_bytes, ALIGN) * ALIGN
     rec.scratch(w_off + p.weight_size * 4, written=True)

@@ -10,7 +10,7 @@ from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.shader_ops import binary_supports, record_binary, record_unary
 
 from ..recorder import HALF_OPS
-from . import register
+from . import KERNELS, register
 
 #: integer ops of ibinary.comp, per dtype
 INT_OPS = {"int32": ("Add", "Sub", "Mul", "Div", "Max", "Min"), "int64": ("Add", "Sub", "Mul", "Max", "Min")}
@@ -41,15 +41,7 @@ def record_fused(op, act, rec):
     _record_binary(op, rec, act)
 
 
-for _op in BINARY:
-    register(
-        _op,
-        _record_binary,
-        _binary_supports,
-        dtypes=("float32", "int32", "int64"),
-        inplace=_op == "PRelu",
-        efficiency=0.8,
-    )
+KERNELS.register_binary(_record_binary, _binary_supports)
 for _op in UNARY:
     register(_op, record_unary, inplace=True, efficiency=0.8)
 HALF_OPS.update(UNARY)  # unary.comp has a float16 variant

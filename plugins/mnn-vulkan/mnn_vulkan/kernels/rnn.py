@@ -10,17 +10,16 @@ import numpy as np
 
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import SCRATCH, Binding, record_copy
-from mnn_core.backend.kit.rnn import DTYPES, rnn_plan, rnn_supports
+from mnn_core.backend.kit.rnn import DTYPES, rnn_op_plan, rnn_supports
 
 from . import register
 
 
 def _record(op, rec):
-    p = rnn_plan(op.node.op, [None if r is None else r.info for r in op.inputs], op.node.attrs)
-    ins = list(op.inputs) + [None] * (8 - len(op.inputs))
-    outs = list(op.outputs) + [None] * (3 - len(op.outputs))
-    if p.T == 0 or p.dbh == 0:
+    planned = rnn_op_plan(op)
+    if planned is None:
         return
+    p, ins, outs = planned
     state = Binding(SCRATCH, 0, p.state_floats * 4, written=True)
     rec.scratch(state.nbytes, written=True)
     zero = rec.constant(np.zeros(1, np.float32))

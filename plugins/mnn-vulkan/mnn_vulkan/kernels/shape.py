@@ -5,14 +5,15 @@ Pad (pad.comp), Gather (gather.comp) and GatherElements have their own. The copi
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.gather import gather_elements_fields, indices_supports
 from mnn_core.backend.kit.layout import (
     broadcast_strides,
     collapse,
     contiguous_strides,
     numel,
-    pad6,
     slice_copy,
     split_copies,
+    tile_plan,
     transpose_copy,
 )
 from mnn_core.backend.kit.params import pack
@@ -20,7 +21,7 @@ from mnn_core.backend.kit.recorder import copy_words, record_copy
 from mnn_core.backend.kit.shader_ops import BYTES, WORDS, rank6, record_concat, record_pad, record_view
 
 from ..recorder import HALF_OPS
-from . import register
+from . import KERNELS, register
 
 
 def _dims_fit(shape_pairs) -> bool | str:
@@ -87,28 +88,13 @@ def _record_expand(op, rec):
     )
 
 
-def _tile_plan(shape, reps):
-    """Tile as a copy: the output viewed as (r0, d0, r1, d1, ...), the input repeated along each r."""
-    view, src = [], []
-    for d, r, s in zip(shape, reps, contiguous_strides(shape)):
-        view += [r, d]
-        src += [0, s]
-    return view, src, contiguous_strides(view)
-
-
 def _record_tile(op, rec):
     x, y = op.inputs[0], op.outputs[0]
-    view, src, dst = _tile_plan(x.info.shape, op.node.attrs["repeats"])
+    view, src, dst = tile_plan(x.info.shape, op.node.attrs["repeats"])
     record_copy(rec, rec.tensor(x), rec.output(y), view, src, dst, words=copy_words(x, rec))
 
 
 # -- Pad / Gather ----------------------------------------------------------------------------------
-
-
-def _gather_supports(node, ins):
-    if ins[1].dtype not in ("int64", "int32"):
-        return f"int64/int32 indices only, got {ins[1].dtype}"
-    return True
 
 
 def _record_gather(op, rec):
@@ -126,26 +112,14 @@ def _record_gather(op, rec):
 def _record_gather_elements(op, rec):
     data, idx = op.inputs
     y = op.outputs[0]
-    rank = len(data.info.shape)
-    axis = op.node.attrs["axis"] % rank
-    push = pack(
-        y.info.size,
-        rank,
-        axis,
-        copy_words(data),
-        data.info.shape[axis],
-        int(idx.info.dtype == "int64"),
-        0,
-        0,
-        pad6(idx.info.shape, 1),
-        pad6(contiguous_strides(data.info.shape)),
-    )
+    head, tail = gather_elements_fields(data.info, idx.info, y.info.size, op.node.attrs["axis"])
+    push = pack(*head, 0, 0, *tail)
     rec.elementwise("gather_elements", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, y.info.size)
 
 
 def _gather_elements_supports(node, ins):
     fits = rank6(node, ins)
-    return _gather_supports(node, ins) if fits is True else fits
+    return indices_supports(node, ins) if fits is True else fits
 
 
 def _expand_supports(node, ins):
@@ -154,13 +128,11 @@ def _expand_supports(node, ins):
 
 
 def _tile_supports(node, ins):
-    view, src, dst = _tile_plan(ins[0].shape, node.attrs["repeats"])
+    view, src, dst = tile_plan(ins[0].shape, node.attrs["repeats"])
     return _dims_fit([(view, (src, dst))])
 
 
-for _op in ("Reshape", "Flatten", "Squeeze", "Unsqueeze"):
-    register(_op, record_view, dtypes=WORDS + BYTES, inplace=True, efficiency=1.0)
-register("Identity", record_view, dtypes=WORDS + BYTES, efficiency=1.0)
+KERNELS.register_views(record_view, BYTES)
 register("Transpose", _record_transpose, _transpose_supports, dtypes=WORDS, efficiency=0.5)
 register("Concat", record_concat, rank6, dtypes=WORDS, efficiency=0.8)
 register("Split", _record_split, rank6, dtypes=WORDS, efficiency=0.8)
@@ -168,7 +140,7 @@ register("Slice", _record_slice, rank6, dtypes=WORDS, efficiency=0.8)
 register("Expand", _record_expand, _expand_supports, dtypes=WORDS, efficiency=0.8)
 register("Tile", _record_tile, _tile_supports, dtypes=WORDS, efficiency=0.8)
 register("Pad", record_pad, rank6, efficiency=0.8)
-register("Gather", _record_gather, _gather_supports, dtypes=WORDS, efficiency=0.8)
+register("Gather", _record_gather, indices_supports, dtypes=WORDS, efficiency=0.8)
 register("GatherElements", _record_gather_elements, _gather_elements_supports, dtypes=WORDS, efficiency=0.8)
 # these move float16 tensors as 16-bit elements (copy_h.comp) instead of widening them
 HALF_OPS.update(
