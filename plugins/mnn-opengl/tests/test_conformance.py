@@ -66,6 +66,14 @@ class TestOpenGLConformanceConvSplitK(BackendConformance):
     ops = ("Conv",)
 
 
+class TestOpenGLConformanceMatMulTiled(BackendConformance):
+    """MatMul on the tiled convolution where its operands allow (conv_tiled.gemm), as on a GPU."""
+
+    backend = "opengl"
+    options = {"opengl.gemm_path": "tiled"}
+    ops = ("MatMul",)
+
+
 def test_gpu_tile_shrinks_until_the_gpu_is_filled():
     from mnn_opengl.kernels.conv import GPU_INVOCATIONS, tile
 

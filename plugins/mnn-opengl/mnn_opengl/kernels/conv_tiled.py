@@ -2,7 +2,8 @@
 pixels, with K = C/group * KH * KW staged through shared memory in BK slices. Its tilings
 are mnn-vulkan's (a work group of TX x TY invocations, TM x TN outputs each, BK deep);
 `tiling` picks one per layer, `split_k` how many slices of K a small output is cut into
-(summed by splitk_reduce.comp), `record` dispatches them. conv.py decides where it runs."""
+(summed by splitk_reduce.comp), `record` dispatches them. conv.py decides where it runs;
+`gemm` runs a MatMul on it as a 1x1 convolution (matmul.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
 from ..recorder import MAX_GROUPS
+from .loops import within_budget
 
 #: (local size (TX, TY), (TM, TN, BK)): blocks of 64x64, 32x64, 32x32 and 16x16 outputs
 BIG = ((16, 16), (4, 4, 16))
@@ -136,3 +138,22 @@ def record(rec, x, w, bias, y, x_shape, geo, act, tiles, elem, splits: int = 1) 
     rec.dispatch("conv2d_tiled", params, [x, w], [], (gx, gy, g * splits), local, split_defines)
     reduce = [total, splits, oh * ow, o, elem(bias) if bias is not None else -1, elem(y), *act, scratch]
     rec.elementwise("splitk_reduce", reduce, [bias], [y], total, barrier=True)
+
+
+def gemm(rec, a, b, y, batch: int, rows: int, k: int, n: int, act, elem, gpu: bool) -> bool:
+    """Y (batch x rows x n) = A (batch x rows x k) @ B (batch x k x n), all contiguous, as a 1x1
+    convolution of `batch` groups: A's rows are its weights, B a (1, batch*k, 1, n) image.
+    False where the tiled shader does not take it (fewer than 8 rows, too many groups)."""
+    options = rec.options
+    tiles = tiling(
+        rows, n, batch, gpu, options.get("opengl.conv_tiles"), rec.device.props.get("max_invocations", 128), k
+    )
+    if rows < 8 or not fits(rows, n, batch, tiles) or within_budget(loop_passes(k, tiles), "") is not True:
+        return False
+    gx, gy, _ = grid(rows, n, batch, tiles)
+    splits = split_k(gx * gy * batch, k, gpu, options.get("opengl.splitk"))
+    splits = 1 if batch * splits > MAX_GROUPS else splits
+    geo = dict(out=(1, batch * rows, 1, n), group=batch, kernel=(1, 1), strides=(1, 1), dilations=(1, 1))
+    geo["pads"] = (0, 0, 0, 0)
+    record(rec, b, a, None, y, (1, batch * k, 1, n), geo, act, tiles, elem, splits)
+    return True

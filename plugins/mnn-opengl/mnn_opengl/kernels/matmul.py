@@ -1,5 +1,7 @@
 """MatMul (numpy broadcasting of batch dims, 1-D operands) and Gemm (transposes,
-alpha, beta * C broadcast) in matmul.comp, with the fused activation."""
+alpha, beta * C broadcast) in matmul.comp, with the fused activation. On a GPU a MatMul
+whose B is shared by every batch, or batched alike with A, runs on the tiled convolution
+(conv_tiled.gemm)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from mnn_core.backend.kit.layout import broadcast_plan, collapse, contiguous_str
 from mnn_core.backend.kit.recorder import row_groups
 
 from ..recorder import element
-from . import register
+from . import conv_tiled, register
 from .loops import group_passes, group_size, within_budget
 
 
@@ -61,6 +63,8 @@ def _record_matmul(op, rec):
     a, b = op.inputs
     y = op.outputs[0]
     dims, sa, sb, m, n, k, sam, sak, sbk, sbn = _matmul_plan(a.info.shape, b.info.shape)
+    if _tiled_matmul(op, rec, dims, sa, sb, m, n, k):
+        return
     params = [
         y.info.size,
         m,
@@ -85,6 +89,24 @@ def _record_matmul(op, rec):
         activation_code(op.node.attrs),
     ]
     _record_product(rec, params, [a, b], y, k)
+
+
+def _tiled_matmul(op, rec, dims, sa, sb, m, n, k) -> bool:
+    """The MatMul on conv_tiled.gemm, where it runs on a GPU (the option "opengl.gemm_path":
+    "tiled" or "direct" forces the choice, as "opengl.conv_path" does for Conv) and B is shared
+    by every batch (A's batches become rows) or batched alike with A; else False."""
+    path = rec.options.get("opengl.gemm_path")
+    gpu = rec.device.info().kind == "gpu" or bool(rec.options.get("opengl.gpu_tiling"))
+    if path == "direct" or (path != "tiled" and not gpu) or len(dims) > 1:
+        return False
+    batch = dims[0] if dims else 1
+    if batch > 1 and sa[0] == m * k and sb[0] == 0:
+        batch, m = 1, batch * m
+    elif batch > 1 and not (sa[0] == m * k and sb[0] == k * n):
+        return False
+    a, b = op.inputs
+    act = activation_code(op.node.attrs)
+    return conv_tiled.gemm(rec, a, b, op.outputs[0], batch, m, k, n, act, element, gpu)
 
 
 def _record_gemm(op, rec):
