@@ -152,3 +152,16 @@ def test_the_work_group_variants_compile(api):
     for name, switch in [("matmul", "SPLIT_K"), ("softmax", "GROUP_ROW"), ("layernorm", "GROUP_ROW")]:
         for local in (64, 256):
             assert dev.program(name, (("LOCAL_X", local), ("LOCAL_Y", 1), (switch, 1))).name > 0
+
+
+@pytest.mark.parametrize("op, channels, k", [("Conv", 10749, 1), ("Conv", 3583, 3), ("ConvTranspose", 64489, 1)])
+def test_a_window_at_the_edge_of_the_budget_runs_to_the_end(op, channels, k):
+    """The largest channel counts the loop-pass estimate lets run on llvmpipe: the estimate must not
+    undercount (the last channel decides the result)."""
+    b = mnn.GraphBuilder("edge")
+    x = b.input("x", (1, channels, 3, 3))
+    w_shape = (1, channels, k, k) if op == "Conv" else (channels, 1, k, k)
+    b.output(getattr(b, op)(x, b.input("w", w_shape), pads=[k // 2] * 4), "y")
+    feeds = {"x": _rand((1, channels, 3, 3), 17), "w": _rand(w_shape, 18)}
+    feeds["x"][:, -1] = 300.0
+    _compare(b.build(), feeds, rtol=1e-3, atol=0.5)

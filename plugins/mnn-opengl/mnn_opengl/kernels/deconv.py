@@ -47,7 +47,7 @@ def _passes(node, ins) -> int:
     w = ins[1].shape
     kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
     cg = w[0] // max(int(node.attrs.get("group", 1)), 1)
-    return kh * (kw * (cg + 2) + 2) + 16
+    return kh * (kw * (cg + 3) + 3) + 16
 
 
 register("ConvTranspose", _record, budgeted(deconv_supports, _passes), efficiency=0.2)

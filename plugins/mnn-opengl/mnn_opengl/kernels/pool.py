@@ -51,7 +51,7 @@ def _maxpool_supports(node, ins):
 
 def _window_passes(node, ins) -> int:
     kh, kw = node.attrs.get("kernel_shape", [1, 1])[-2:]
-    return kh * (kw + 2) + 16
+    return kh * (kw + 3) + 16
 
 
 register("MaxPool", _record_local, budgeted(_maxpool_supports, _window_passes), efficiency=0.6)

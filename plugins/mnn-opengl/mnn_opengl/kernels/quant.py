@@ -104,7 +104,7 @@ def _conv_int_passes(node, ins) -> int:
     # conv_int.comp: the group's channels x kernel rows x kernel columns
     w = ins[1].shape
     kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
-    return w[1] * (kh * (kw + 2) + 2) + 16
+    return w[1] * (kh * (kw + 2) + 3) + 16
 
 
 def _lstm_passes(node, ins) -> int:
