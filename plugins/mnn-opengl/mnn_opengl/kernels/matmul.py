@@ -13,7 +13,7 @@ from mnn_core.backend.kit.recorder import row_groups
 
 from ..recorder import element
 from . import conv_tiled, register
-from .loops import group_passes, group_size, within_budget
+from .loops import group_passes, group_size, loop_budget, within_budget
 
 
 def _matmul_plan(a_shape, b_shape):
@@ -49,9 +49,16 @@ def _gemm_supports(node, ins):
     return within_budget(group_passes(k), f"a Gemm over K={k}")
 
 
+#: outputs that keep a GPU busy with one invocation each; fewer, and a long K is shared by a group
+GPU_OUTPUTS = 1 << 16
+
+
 def _record_product(rec, params, reads, y, k):
-    """One matmul.comp dispatch; a long K is shared by a work group per output (SPLIT_K)."""
+    """One matmul.comp dispatch; a long K is shared by a work group per output (SPLIT_K): always
+    on llvmpipe (its loop budget), on a GPU only where few outputs would leave it idle."""
     group = group_size(k)
+    if group > 1 and loop_budget() is None and y.info.size >= GPU_OUTPUTS:
+        group = 1
     if group == 1:
         rec.elementwise("matmul", params, reads, [y], y.info.size)
     else:
