@@ -98,12 +98,24 @@ def test_a_conv_past_the_budget_is_declined_with_the_reason_and_falls_back():
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-2)
 
 
-def test_an_argmax_past_the_budget_is_declined():
+def test_a_pooling_window_past_the_budget_is_declined():
     _budget_or_skip()
-    b = mnn.GraphBuilder("long_argmax")
-    b.output(b.ArgMax(b.input("x", (2, LONG)), axis=1), "y")
-    with pytest.raises(UnsupportedOpError, match="this ArgMax takes"):
+    b = mnn.GraphBuilder("wide_pool")
+    b.output(b.MaxPool(b.input("x", (1, 1, 300, 300)), kernel_shape=[300, 300]), "y")
+    with pytest.raises(UnsupportedOpError, match="this MaxPool takes"):
         mnn.Session(b.build(), backend="opengl", fallback=False)
+
+
+@pytest.mark.parametrize("shape, axis", [((2, LONG), 1), ((1, 4099, 3), 1), ((3, 5), 1)])
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("select_last", [0, 1])
+def test_argmax_over_a_long_axis_matches_reference_ties_included(op, shape, axis, select_last):
+    b = mnn.GraphBuilder("long_arg")
+    b.output(getattr(b, op)(b.input("x", shape), axis=axis, select_last_index=select_last), "y")
+    xv = np.round(_rand(shape, 19) * 2)  # few distinct values: many ties
+    tied = [1, shape[axis] // 2, shape[axis] - 2]  # three tied extremes: first or last decides
+    np.moveaxis(xv, axis, 0)[tied] = 9.0 if op == "ArgMax" else -9.0
+    _compare(b.build(), {"x": xv}, rtol=0, atol=0)
 
 
 def _loop_passes_made(dev, first: int, second: int) -> tuple[int, int]:
@@ -149,7 +161,8 @@ def test_the_work_group_variants_compile(api):
     from mnn_opengl import device
 
     dev = device.open_device(None, api)
-    for name, switch in [("matmul", "SPLIT_K"), ("softmax", "GROUP_ROW"), ("layernorm", "GROUP_ROW")]:
+    variants = [("matmul", "SPLIT_K"), ("softmax", "GROUP_ROW"), ("layernorm", "GROUP_ROW"), ("argreduce", "GROUP_ROW")]
+    for name, switch in variants:
         for local in (64, 256):
             assert dev.program(name, (("LOCAL_X", local), ("LOCAL_Y", 1), (switch, 1))).name > 0
 

@@ -82,13 +82,17 @@ def _record_arg(op, rec):
         element(x),
         element(y),
     ]
-    rec.elementwise("argreduce", params, [x], [y], rows)
+    group = group_size(length)
+    if group == 1:
+        rec.elementwise("argreduce", params, [x], [y], rows)
+    else:  # a long row shared by a work group
+        rec.dispatch("argreduce", params, [x], [y], row_groups(rows), (group, 1), (("GROUP_ROW", 1),))
 
 
-def _axis_length(node, ins) -> int:
+def _axis_passes(node, ins) -> int:
     shape = ins[0].shape
-    return shape[normalize_axis(node.attrs.get("axis", 0), len(shape), node.op)] + 16
+    return group_passes(shape[normalize_axis(node.attrs.get("axis", 0), len(shape), node.op)]) + 16
 
 
-register("ArgMax", _record_arg, budgeted(None, _axis_length), efficiency=0.5)
-register("ArgMin", _record_arg, budgeted(None, _axis_length), efficiency=0.5)
+register("ArgMax", _record_arg, budgeted(None, _axis_passes), efficiency=0.5)
+register("ArgMin", _record_arg, budgeted(None, _axis_passes), efficiency=0.5)
