@@ -45,6 +45,8 @@ CHILD = textwrap.dedent(
         f.write("5")  # the peak (VmHWM) starts again from here
     before = status("RssAnon", "RssFile")
     llm = load(path, backend=backend, threads=1, context=context, chunk=chunk)
+    for cache in llm.decoder.k_cache + llm.decoder.v_cache:
+        cache.fill(0.0)  # every page of the cache resident, as at the end of a long context
     tokens = list(llm.generate_ids(list(range(3, 11)), max_tokens=4, eos=False))
     after = status("RssAnon", "RssFile")
     print(json.dumps({"held": after - before, "peak": status("VmHWM") - before, "tokens": tokens}))
@@ -120,9 +122,11 @@ def test_a_mapped_constant_keeps_its_values_and_gives_back_its_pages(tmp_path):
 
 def test_kv_cache_is_allocated_once(checkpoints):
     pytest.importorskip("mnn_x86")
-    # one plan (chunk 1): what grows with the context is the cache, besides a few rows of scores
+    # one plan (chunk 1): what grows with the context is the cache, the packing space of the products
+    # that read it (one per thread) and the scores' rows; a second copy of the cache (the arena's slot
+    # written at each run, or a packing buffer per product as before) would make it 1.9 times or more
     small, large = 256, 16384
     path = checkpoints / "small"
     grown = measure(path, context=large, chunk=1)["held"] - measure(path, context=small, chunk=1)["held"]
     cache = 4 * LAYERS * 2 * KV_HEADS * (HIDDEN // HEADS) * (large - small)  # keys and values, float32
-    assert 0.8 * cache < grown < 1.4 * cache, f"{grown / 1e6:.1f} MB more for {cache / 1e6:.1f} MB of cache"
+    assert 0.9 * cache < grown < 1.6 * cache, f"{grown / 1e6:.1f} MB more for {cache / 1e6:.1f} MB of cache"
