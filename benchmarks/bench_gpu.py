@@ -3,6 +3,7 @@ CUDA (eager, CUDA-graph replay, torch.compile), fp32 and fp16, like against like
 
     python benchmarks/bench_gpu.py --model resnet-50 --batch 1 --batch 16 --markdown benchmarks/RESULTS_GPU.md
     python benchmarks/bench_gpu.py --startup      # OpenCL start-up, cold then warm program cache
+                                                  # (every backend and zoo model: bench_startup.py)
 
 PyTorch runs the zoo's torch modules themselves (benchmarks/zoo_arch, seeded weights); mnn runs
 their ONNX export (the legacy exporter, cached like bench_zoo.py's) with fallback=False. Every
@@ -154,7 +155,8 @@ def main(argv=None):
         "--startup",
         action="store_true",
         help="instead: OpenCL first-session start-up (session + first run) in fresh processes, "
-        "cold then warm program cache (plugins/mnn-opencl/tools/bench.py's measurement)",
+        "cold then warm program cache (plugins/mnn-opencl/tools/bench.py's measurement); any backend and the "
+        "whole zoo: benchmarks/bench_startup.py",
     )
     args = p.parse_args(argv)
     if args.startup:
