@@ -28,6 +28,7 @@ counts again) and prints the tables of benchmarks/RESULTS_ARM.md. Needs on the h
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -167,11 +168,14 @@ def quantize_ort(fp32: Path, out: Path, samples: list[dict]) -> None:
 
     pre = out.with_suffix(".pre.onnx")
     src = _opset_at_least(fp32, 13, out.with_suffix(".opset.onnx"))
-    try:
-        quant_pre_process(str(src), str(pre))
-    except Exception:  # noqa: BLE001 - its symbolic shape inference gives up on some graphs; ONNX's own will do
-        quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
-    quantize_static(str(pre), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True)
+    src, pre, out = src.resolve(), pre.resolve(), out.resolve()
+    # its symbolic shape inference can leave a temporary model in the working folder
+    with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        try:
+            quant_pre_process(str(src), str(pre))
+        except Exception:  # noqa: BLE001 - its symbolic shape inference gives up on some graphs; ONNX's own will do
+            quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
+        quantize_static(str(pre), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True)
     pre.unlink()
     out.with_suffix(".opset.onnx").unlink(missing_ok=True)
 
