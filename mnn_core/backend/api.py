@@ -198,6 +198,9 @@ class Backend:
     memory_domain: str = HOST
     #: tried first by "auto" when costs tie; the reference backend is lowest
     priority: int = 0
+    #: the Session options this backend reads, each "<name>.<key>"; declared, a Session given
+    #: another "<name>.*" key refuses it, naming these (None: not declared, nothing checked)
+    options: tuple[str, ...] | None = None
 
     def availability(self) -> Availability:
         return Availability(True)

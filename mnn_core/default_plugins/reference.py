@@ -22,6 +22,7 @@ from ..ops.lowp import run_widened
 class ReferenceBackend(Backend):
     name = "reference"
     priority = -100  # chosen last when costs tie
+    options = ()
 
     def devices(self):
         # numpy on one core: slow per call, modest throughput

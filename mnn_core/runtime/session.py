@@ -68,6 +68,7 @@ from .session_args import (
     MAX_PLANS,
     PRECISIONS,
     check_arguments,
+    check_options,
     fix_input_shapes,
     session_limit,
 )
@@ -126,6 +127,7 @@ class Session:
         self._split_shapes: dict | None = None  # the last run's shapes when it ran as images (_need_plan)
         self.ctx = PrepareContext(threads=threads, precision=precision, options=dict(options or {}))
         plugins = get_plugins()
+        check_options(self.ctx.options, plugins.backends)
         self._auto = backend == "auto"
         names = backend_names(backend, plugins)
         self._candidates = candidates(names, plugins, self.ctx, self._auto)

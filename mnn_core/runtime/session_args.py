@@ -1,11 +1,13 @@
 """The Session's arguments checked and resolved: the precisions and batch_parallel modes it takes
-(check_arguments), its limits from the argument or the environment (session_limit, LIMIT_ENV), and
-the inputs' symbolic dimensions fixed by Session(input_shapes=) (fix_input_shapes).
+(check_arguments), its backends' options (check_options), its limits from the argument or the
+environment (session_limit, LIMIT_ENV), and the inputs' symbolic dimensions fixed by
+Session(input_shapes=) (fix_input_shapes).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -37,6 +39,27 @@ def check_arguments(precision: str, threads: int, batch_parallel: str) -> None:
         raise MnnError(f"threads must be a positive int, got {threads!r}")
     if batch_parallel not in BATCH_PARALLEL:
         raise MnnError(f"batch_parallel must be one of {', '.join(BATCH_PARALLEL)}, got {batch_parallel!r}")
+
+
+def check_options(options: dict, backends: dict) -> None:
+    """A MnnError for a "<backend>.<key>" option that its installed backend does not declare
+    (Backend.options), naming those it takes; a warning for one whose prefix names no installed
+    backend, which nothing would read (a backend installed elsewhere may, so it is not an error)."""
+    for key in options:
+        prefix, dot, _ = str(key).partition(".")
+        backend = backends.get(prefix) if dot else None
+        if backend is None:
+            warnings.warn(
+                f"Session option {key!r} names no installed backend, so nothing reads it (options are "
+                f"'<backend>.<name>'; installed: {', '.join(sorted(backends))})",
+                stacklevel=3,
+            )
+            continue
+        declared = getattr(backend, "options", None)
+        if declared is not None and key not in declared:
+            unknown = sorted(k for k in options if str(k).startswith(dot.join((prefix, ""))) and k not in declared)
+            takes = f"the options are {', '.join(declared)}" if declared else "it takes none"
+            raise MnnError(f"{prefix}: unknown option(s) {', '.join(unknown)}; {takes}")
 
 
 def session_limit(name: str, given: int | None, default: int | None = None) -> int | None:

@@ -61,6 +61,7 @@ PEAK_GFLOPS = {"fp32": 16.0, "fp16": 32.0}
 
 class ArmBackend(Backend):
     name = "arm"
+    options = (paths.OPTION, paths.WINOGRAD_OPTION, half.OPTION)
     priority = 10
 
     def availability(self) -> Availability:

@@ -59,6 +59,7 @@ def plan_segment(ops, ctx, half: bool | None = None) -> SegmentPlan:
 
 class MetalBackend(SegmentBackend):
     name = "metal"
+    options = ("metal.fp16_fma", "metal.tiles")
     memory_domain = "metal"
     priority = 5
     kernel_table = KERNELS

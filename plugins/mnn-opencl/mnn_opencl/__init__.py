@@ -19,7 +19,7 @@ import os
 
 from mnn_core.backend import Availability, CExecution, DeviceInfo, PrepareContext, hookimpl
 from mnn_core.backend.kit.segments import SegmentBackend
-from mnn_core.errors import BackendError, MnnError
+from mnn_core.errors import MnnError
 
 __version__ = "0.1.0"
 
@@ -80,6 +80,7 @@ def device_info(entry) -> DeviceInfo:
 
 class OpenCLBackend(SegmentBackend):
     name = "opencl"
+    options = OPTIONS
     memory_domain = "opencl"
     priority = 20
     kernel_table = KERNELS
@@ -110,9 +111,6 @@ class OpenCLBackend(SegmentBackend):
     # -- per session ----------------------------------------------------------------------
 
     def runtime_for(self, ctx: PrepareContext):
-        unknown = [k for k in ctx.options if k.startswith("opencl.") and k not in OPTIONS]
-        if unknown:
-            raise BackendError(f"unknown mnn-opencl option(s) {unknown}; known: {', '.join(OPTIONS)}")
         return get_runtime(select_device(ctx.options.get(DEVICE_OPTION)))
 
     def compute_dtype(self, ctx: PrepareContext, runtime=None) -> str:

@@ -155,7 +155,7 @@ def test_unknown_option_is_an_error():
     b = mnn.GraphBuilder()
     x = b.input("x", (2,))
     b.output(b.Relu(x), "y")
-    with pytest.raises(mnn.MnnError, match=r"unknown mnn-opencl option\(s\) \['opencl.devcie'\]"):
+    with pytest.raises(mnn.MnnError, match=r"opencl: unknown option\(s\) opencl.devcie; the options are opencl.device"):
         mnn.Session(b.build(), backend="opencl", options={"opencl.devcie": 0})
 
 

@@ -60,6 +60,16 @@ def _device_for(ctx):
 
 class OpenGLBackend(SegmentBackend):
     name = "opengl"
+    options = (
+        _device.PLATFORM_OPTION,
+        _device.API_OPTION,
+        "opengl.conv_path",
+        "opengl.conv_tile",
+        "opengl.conv_tiles",
+        "opengl.gemm_path",
+        "opengl.gpu_tiling",
+        "opengl.splitk",
+    )
     memory_domain = "opengl"
     priority = 4
     kernel_table = KERNELS

@@ -61,6 +61,20 @@ class Segment:
 
 class VulkanBackend(SegmentBackend):
     name = "vulkan"
+    options = (
+        _device.DEVICE_OPTION,
+        "vulkan.coopmat",
+        "vulkan.fp16_fma",
+        "vulkan.gemv",
+        "vulkan.gpu_enough",
+        "vulkan.gpu_tiling",
+        "vulkan.gpu_tilings",
+        "vulkan.gpu_wave",
+        "vulkan.profile",
+        "vulkan.splitk",
+        "vulkan.staging",
+        "vulkan.tiles",
+    )
     memory_domain = "vulkan"
     priority = 5
     kernel_table = KERNELS
