@@ -14,6 +14,7 @@ cdef extern from "llm/nbits.h" nogil:
         NBITS_AVX2
         NBITS_VNNI
         NBITS_GEMM
+        NBITS_QGEMM
         NBITS_PANEL
     ctypedef struct x86_nbits_state:
         x86_op op
@@ -30,9 +31,11 @@ cdef extern from "llm/nbits.h" nogil:
     int x86_nbits_int8_path(int level)
 
 LEVELS = {"scalar": 0, "avx2": 1, "avx512": 2}
-PATHS = {NBITS_FLOAT: "float", NBITS_AVX2: "avx2", NBITS_VNNI: "vnni", NBITS_GEMM: "gemm"}
+PATHS = {NBITS_FLOAT: "float", NBITS_AVX2: "avx2", NBITS_VNNI: "vnni", NBITS_GEMM: "gemm", NBITS_QGEMM: "qgemm"}
 #: rows of A from which the packed GEMM on dequantized panels beats the dots (prefill)
 GEMM_ROWS = 4
+#: rows of A from which, at accuracy_level 4 on AVX-512 VNNI, the integer tiles on int8 rows run (prefill)
+QGEMM_ROWS = 6
 
 
 def int8_path(str isa) -> str:
@@ -41,11 +44,11 @@ def int8_path(str isa) -> str:
 
 
 def matmul_nbits(str isa, int threads, int64_t M, int64_t N, int64_t K, int bits, int block, bint int8,
-                 int zp_in, int bias_in, int gemm_rows=GEMM_ROWS):
+                 int zp_in, int bias_in, int gemm_rows=GEMM_ROWS, int qgemm_rows=QGEMM_ROWS):
     """MatMulNBits of A [M, K] (leading dims folded) by B [N, blocks, block * bits / 8]; int8: multiply in
     int8 where the ISA can (accuracy_level 4, blocks of 32 or more); zp_in / bias_in: those inputs'
     positions among the present ones, or -1; from gemm_rows rows of A on (0: never), the packed GEMM
-    on dequantized panels."""
+    on dequantized panels; from qgemm_rows rows on (0: never), where int8 runs VNNI, the integer tiles."""
     # the GEMM path multiplies Y^T = B A^T: N rows, M columns
     cdef Execution ex = _execution(f"x86.MatMulNBits.int{bits}", sizeof(x86_nbits_state), x86_nbits_run, isa,
                                    threads, K, N, M)
@@ -58,7 +61,9 @@ def matmul_nbits(str isa, int threads, int64_t M, int64_t N, int64_t K, int bits
     s.level = LEVELS[isa]
     s.workers = max(threads, 1)
     s.path = x86_nbits_int8_path(LEVELS[isa]) if int8 and block >= 32 else NBITS_FLOAT
-    if 0 < gemm_rows <= M:
+    if 0 < qgemm_rows <= M and s.path == NBITS_VNNI:
+        s.path = NBITS_QGEMM
+    elif 0 < gemm_rows <= M:
         s.path = NBITS_GEMM
     ex._name = f"x86.MatMulNBits.int{bits}.{PATHS[s.path]} [{isa}]".encode()
     return ex

@@ -1,7 +1,8 @@
 """MatMulNBits on x86 (ops_llm.py, csrc/llm/) against the reference backend: 4- and 8-bit weights,
 blocks of 16 to 256, with and without zero points and bias, odd K (partial last blocks) and N, one row
-(decode) and many (prefill), 1 and 2 threads, each ISA level and both ways to multiply (float, and
-int8 at accuracy_level 4, whose error is bounded by A's rounding to int8 per block)."""
+(decode) and many (prefill), 1 and 2 threads, each ISA level and each way to multiply (float, the
+float GEMM on dequantized panels, and int8 at accuracy_level 4 in dots or, for many rows on AVX-512
+VNNI, integer tiles; int8's error is bounded by A's rounding to int8 per block)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mnn_core.session import Session
 
 # (leading dims of A, K, N)
 SHAPES = [((1,), 64, 33), ((1, 1), 200, 17), ((7,), 96, 40), ((2, 5), 130, 9), ((1,), 1000, 70), ((32,), 257, 65)]
+SHAPES += [((70,), 200, 13), ((3, 11), 96, 64)]  # several panels of rows, the last partial
 BLOCKS = [(4, 32), (4, 64), (4, 128), (8, 32), (8, 64), (8, 128), (4, 256)]
 
 
@@ -62,10 +64,13 @@ def _int8_bound(a, w, block):
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("bits,block", BLOCKS)
 @pytest.mark.parametrize("accuracy", [0, 4])
-@pytest.mark.parametrize("gemm", [True, False])
-def test_matmul_nbits(isa, bits, block, accuracy, gemm, monkeypatch):
-    if not gemm:  # many rows through the dots too
+@pytest.mark.parametrize("path", ["qgemm", "gemm", "dots"])
+def test_matmul_nbits(isa, bits, block, accuracy, path, monkeypatch):
+    if path != "qgemm":  # many rows through the float GEMM, or through the dots too
+        monkeypatch.setattr(ops_llm, "QGEMM_ROWS", 0)
+    if path == "dots":
         monkeypatch.setattr(ops_llm, "GEMM_ROWS", 0)
+    gemm = path == "gemm"
     rng = np.random.default_rng(bits * 1000 + block + accuracy)
     for i, (lead, k, n) in enumerate(SHAPES):
         ins, attrs = _case(rng, lead, k, n, bits, block, zp=i % 2 == 1, bias=i % 3 == 2)
@@ -73,7 +78,8 @@ def test_matmul_nbits(isa, bits, block, accuracy, gemm, monkeypatch):
         want = run_reference("MatMulNBits", ins, attrs)[0]
         mag, w = _magnitude(ins, attrs)
         slack = 1e-5 * mag + 1e-6
-        dots = not gemm or len(want.reshape(-1, attrs["N"])) < _llm.GEMM_ROWS
+        rows = len(want.reshape(-1, attrs["N"]))
+        dots = not gemm or rows < _llm.GEMM_ROWS or (_llm.int8_path(isa) == "vnni" and 0 < ops_llm.QGEMM_ROWS <= rows)
         if accuracy == 4 and _llm.int8_path(isa) != "float" and block >= 32 and dots:
             slack = slack + _int8_bound(ins[0], w, block) * 1.001
         for threads in (1, 2):
@@ -102,6 +108,20 @@ def test_int8_rounding_is_what_the_bound_allows(rng):
     err = np.abs(got - want)
     assert err.max() > 0
     assert err.max() < 0.25 * _int8_bound(ins[0], w, 64).max()
+
+
+def test_int8_tiles_round_as_the_bound_allows(rng):
+    """The prefill tiles (many rows, AVX-512 VNNI) round A like the dots: within the bound, and reaching
+    a good share of it."""
+    if _llm.int8_path("avx512") != "vnni":
+        pytest.skip("no AVX-512 VNNI on this CPU")
+    ins, attrs = _case(rng, (40,), 515, 70, 4, 32, zp=True, bias=True)
+    want = run_reference("MatMulNBits", ins, {**attrs, "accuracy_level": 0})[0]
+    got = _run(ins, {**attrs, "accuracy_level": 4}, "avx512", 1)
+    _, w = _magnitude(ins, attrs)
+    err, bound = np.abs(got - want), _int8_bound(ins[0], w, 32)
+    assert (err <= bound * 1.001 + 1e-4).all()
+    assert err.max() > 0.02 * bound.max()
 
 
 def test_sessions_on_two_threads_keep_their_scratch_apart(rng):

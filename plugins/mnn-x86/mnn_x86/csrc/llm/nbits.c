@@ -48,13 +48,6 @@ X86_CLONES static void quantize_row(const x86_nbits_state *s, const float *a, in
     }
 }
 
-typedef struct {
-    const x86_nbits_state *s;
-    const float *a, *scales, *bias;
-    const uint8_t *w, *zp;
-    float *y;
-} nbits_job;
-
 static void int8_columns(void *ctx, int64_t lo, int64_t hi, int worker) {
     const nbits_job *j = (const nbits_job *)ctx;
     const x86_nbits_state *s = j->s;
@@ -220,6 +213,15 @@ static int bind_scratch(x86_nbits_state *s) {
     at[3] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(4 * M * s->nb + 4); /* asum */
     at[4] = total, total += s->path == NBITS_GEMM ? ROUND64(4 * (size_t)x86_nbits_packed_b(s)) : 0;
     at[5] = total, total += s->path == NBITS_GEMM ? ROUND64(4 * (size_t)s->workers * x86_nbits_panel_floats(s)) : 0;
+    if (s->path == NBITS_QGEMM) { /* packed A, its scales, the workers' columns */
+        const size_t P = (size_t)x86_nbits_qgemm_panels(s), rows = NBITS_QG_ROWS;
+        total = 0;
+        at[1] = total, total += ROUND64(P * rows * kp);
+        at[2] = total, total += ROUND64(4 * P * rows * s->nb);
+        at[3] = total, total += ROUND64(4 * P * rows * s->nb);
+        at[5] = total, total += ROUND64((size_t)s->workers * x86_nbits_qgemm_worker_bytes(s));
+        at[0] = at[4] = 0;
+    }
     char *base = (char *)thread_scratch(total);
     if (!base) return 0;
     s->work = (float *)(base + at[0]);
@@ -252,6 +254,11 @@ int x86_nbits_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
         s->op.k->pack_b(j.a, 1, s->K, s->K, s->M, s->bp, s->op.threads);
         const int64_t rows = x86_nbits_panel_rows(s);
         x86_pool->ranges(s->op.threads, (s->N + rows - 1) / rows, 1, gemm_panels, &j);
+        return 0;
+    }
+    if (s->path == NBITS_QGEMM) {
+        x86_nbits_qgemm_quantize(s, j.a);
+        x86_pool->ranges(s->op.threads, (s->N + NBITS_QG_COLS - 1) / NBITS_QG_COLS, 1 + grain / NBITS_QG_COLS, x86_nbits_qgemm_columns, &j);
         return 0;
     }
     if (s->path == NBITS_FLOAT) {

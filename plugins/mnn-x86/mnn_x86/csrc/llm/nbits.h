@@ -13,6 +13,8 @@
  *  - GEMM (many rows, prefill): Y^T = B A^T on the packed GEMM of _x86 (its kernel table), panels
  *    of about 64 columns of B dequantized straight into the packed layout of its left operand, A^T
  *    packed once per run as the right one.
+ *  - QGEMM (many rows at accuracy_level 4 on AVX-512 VNNI, prefill): A quantized to int8 per block and
+ *    multiplied in integer register tiles (nbits_qgemm.c).
  * The threads split N: a column of B is read from memory once and stays in cache for all M rows. */
 #ifndef MNN_X86_LLM_NBITS_H
 #define MNN_X86_LLM_NBITS_H
@@ -21,7 +23,8 @@
 
 #include "family.h"
 
-enum { NBITS_FLOAT = 0, NBITS_AVX2 = 1, NBITS_VNNI = 2, NBITS_GEMM = 3 };
+enum { NBITS_FLOAT = 0, NBITS_AVX2 = 1, NBITS_VNNI = 2, NBITS_GEMM = 3, NBITS_QGEMM = 4 };
+enum { NBITS_QG_COLS = 6, NBITS_QG_ROWS = 32 }; /* the QGEMM tile: columns of B by rows of A */
 #define NBITS_PANEL 64 /* columns of B dequantized at a time for the GEMM path (rounded to the row tile) */
 
 typedef struct {
@@ -32,12 +35,12 @@ typedef struct {
     int32_t zp_in, bias_in;                /* positions of zero_points and bias among the inputs, or -1 */
     int64_t M, N, K;
     /* scratch, pointed into the calling thread's buffer at each run (nbits.c) */
-    int8_t *aq;    /* int8 path: [M][nb * block] quantized A (4-bit: nibble order) */
-    float *ascale; /* [M][nb] each block's scale */
-    float *asum;   /* [M][nb] scale * sum of the block's int8 values */
+    int8_t *aq;    /* int8 path: [M][nb * block] quantized A (4-bit: nibble order); QGEMM: packed panels */
+    float *ascale; /* [M][nb] each block's scale (QGEMM: [panel][nb][rows]) */
+    float *asum;   /* [M][nb] scale * sum of the block's int8 values (QGEMM: as ascale) */
     float *work;   /* a dequantized column (or the zero-point terms) per worker, [workers][nb * block] */
     float *bp;     /* GEMM path: A^T packed, x86_nbits_packed_b floats */
-    float *panel;  /* GEMM path: per worker, a panel of B dequantized, packed, and its product [rows][M] */
+    float *panel;  /* GEMM and QGEMM paths: per worker, a panel of B dequantized, packed, and its product [rows][M] */
     int32_t workers;
 } x86_nbits_state;
 
@@ -48,6 +51,14 @@ static inline int x86_nbits_zero(const uint8_t *zp, int bits, int b) {
     return b & 1 ? zp[b / 2] >> 4 : zp[b / 2] & 0x0F;
 }
 
+/* a run's operands, shared by its workers */
+typedef struct {
+    const x86_nbits_state *s;
+    const float *a, *scales, *bias;
+    const uint8_t *w, *zp;
+    float *y;
+} nbits_job;
+
 int x86_nbits_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 /* the GEMM path: columns of B per panel (a multiple of the kernel table's row tile), floats of A^T packed */
 int64_t x86_nbits_panel_rows(const x86_nbits_state *s);
@@ -55,6 +66,13 @@ int64_t x86_nbits_packed_b(const x86_nbits_state *s);
 int64_t x86_nbits_panel_floats(const x86_nbits_state *s); /* per worker */
 /* which int8 path this CPU runs at an ISA level (0 scalar, 1 avx2, 2 avx512): NBITS_* */
 int x86_nbits_int8_path(int level);
+
+/* nbits_qgemm.c: the QGEMM path's panels of A, its per-worker scratch, A quantized and packed (on the
+ * caller), and the workers' ranges of 6-column groups (x86_range_fn) */
+int64_t x86_nbits_qgemm_panels(const x86_nbits_state *s);
+int64_t x86_nbits_qgemm_worker_bytes(const x86_nbits_state *s);
+void x86_nbits_qgemm_quantize(const x86_nbits_state *s, const float *a);
+void x86_nbits_qgemm_columns(void *ctx, int64_t lo, int64_t hi, int worker);
 
 /* nbits_simd.c: the int8 dot of one column (nb blocks) with one quantized row, each block's int32 sum
  * times wscale[b] * ascale[b], summed */
