@@ -91,14 +91,22 @@ def _files(pattern: str) -> list:
     return sorted(f for f in glob.glob(pattern) if os.path.isfile(f))
 
 
+#: kernels of another family that a family's extension compiles in too (each module its own copy of the object
+#: code, one source): the recurrent layers' quantized products run on the integer family's u8 x s8 tiles
+SHARED_SOURCES = {"recurrent": ["integer/qgemm.c", "integer/qgemv.c"]}
+
+
 def family_extension(pyx: str) -> Extension:
-    """mnn_x86/_<family>.pyx and its kernels in csrc/<family>/ (csrc/family.h)."""
+    """mnn_x86/_<family>.pyx and its kernels in csrc/<family>/ (csrc/family.h), plus its SHARED_SOURCES."""
     family = os.path.basename(pyx)[1 : -len(".pyx")]
+    shared = [f"{CSRC}/{f}" for f in SHARED_SOURCES.get(family, [])]
     return Extension(
         f"mnn_x86._{family}",
-        [pyx] + _files(f"{CSRC}/{family}/*.c"),
+        [pyx] + _files(f"{CSRC}/{family}/*.c") + shared,
         include_dirs=[CSRC, get_include()],
         depends=_files(f"{CSRC}/{family}/*")
+        + shared
+        + [s[: -len(".c")] + ".h" for s in shared]
         + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h", "mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
         extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"] + NO_DEBUG,
         extra_link_args=STRIP,

@@ -13,8 +13,6 @@ attach_pool()
 
 cdef extern from "integer/integer.h" nogil:
     enum:
-        X86_IK
-        X86_IT
         X86_QG_NR
         X86_QG_MR
         X86_QG_SCALAR
@@ -65,8 +63,6 @@ cdef extern from "integer/integer.h" nogil:
     int x86_convi_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     void x86_convi_pack_weights(x86_convi_state* s, const void* w, int is_signed)
 
-#: the int16 dot tile's padding (dot.h), which the dynamically quantized LSTM packs its weights for
-IK, IT = X86_IK, X86_IT
 LEVELS = {"scalar": 0, "avx2": 1, "avx512": 2}
 PATHS = {X86_QG_SCALAR: "scalar", X86_QG_AVX2: "avx2", X86_QG_VNNI: "vnni"}
 

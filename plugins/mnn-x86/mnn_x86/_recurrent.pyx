@@ -1,16 +1,25 @@
 # The Cython glue of the recurrent layers (ops_recurrent.py, csrc/recurrent/): fills an RNN/GRU/LSTM's
 # C state at prepare (R^T in panels, the summed biases, the peepholes, scratch) and hands it to the core as an
 # _x86.Execution that calls the input projection's MatMul execution. Nothing here runs per inference.
-from libc.stdint cimport int16_t, int32_t, int64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uintptr_t
 from libc.string cimport memcpy
 
 import numpy as np
 
 from mnn_core.abi cimport mnn_run_fn, mnn_tensor
 
+from mnn_x86._integer import LEVELS
 from mnn_x86.family cimport Buffer, Execution, _copy_array, _execution, _floats, attach_pool
 
 attach_pool()
+
+cdef extern from "integer/qgemm.h" nogil:
+    ctypedef struct x86_qgemm:
+        int32_t path, l_unsigned
+        int64_t K4
+        const int64_t* roff
+    int x86_qgemm_path(int level)
+    enum: X86_QG_NR, X86_QG_MR
 
 cdef extern from "recurrent/recurrent.h" nogil:
     ctypedef struct x86_rnn_act:
@@ -36,17 +45,25 @@ cdef extern from "recurrent/recurrent.h" nogil:
         float* work
         int64_t work_row
         int32_t quant
-        int64_t kp, hp
-        const int16_t* wq
-        const int16_t* rq
+        x86_qgemm gw, gr
+        const uint8_t* wp
+        const uint8_t* rp
+        const int32_t* wsum
+        const int32_t* rsum
+        const int32_t* wz
+        const int32_t* rz
         const float* wscale
         const float* rscale
-        int16_t* xq
-        int16_t* hq
+        int32_t* xq
+        int32_t* xu
+        int32_t* hq
+        int32_t* hu
     int x86_rnn_run(void* state, const mnn_tensor* ins, int32_t n_in, mnn_tensor* outs, int32_t n_out) noexcept
     void x86_rnn_pack_rt(const float* r, int64_t gates, int64_t hidden, int64_t k, float* rt) noexcept
 
 CELLS = {"RNN": 0, "GRU": 1, "LSTM": 2}
+#: the columns of a weight panel of the u8 x s8 tiles, which ops_recurrent packs a DynamicQuantizeLSTM's W and R in
+QG_NR = X86_QG_NR
 
 
 cdef float* _scratch(Execution ex, int64_t n):
@@ -82,7 +99,7 @@ def recurrent(str isa, int threads, str name, dict p, Execution proj, r, b, peep
     s.in_lens, s.in_h0, s.in_c0 = p["in_lens"], p["in_h0"], p["in_c0"]
     s.xw = _scratch(ex, s.seq * s.batch * dirs * g * h)
     if quant is not None:
-        _quantized(ex, s, quant)
+        _quantized(ex, s, quant, LEVELS[isa])
     else:
         ex.keep.append(proj)
         s.proj.run, s.proj.state = proj.exe.run, proj.exe.state
@@ -113,27 +130,34 @@ cdef void _pack_rt(x86_rnn_state* s, r):
         x86_rnn_pack_rt(src + d * n, s.gates, s.hidden, s.hidden, s.rt + d * n)
 
 
-cdef void _quantized(Execution ex, x86_rnn_state* s, dict q):
-    """wq [dirs][G*H][kp], rq [dirs][G*H][hp] int16 (the weights minus their zero points, transposed and
-    padded), wscale and rscale [dirs][G*H] float32; and the scratch of the quantized X and h."""
-    cdef Buffer buf
+cdef void* _keep(Execution ex, arr):
+    """A copy of arr (a numpy array, its own dtype) that the execution keeps."""
+    cdef Buffer buf = _copy_array(arr, arr.dtype) if arr.nbytes else Buffer(16)
+    ex.keep.append(buf)
+    return buf.ptr
+
+
+cdef void* _zeros(Execution ex, int64_t nbytes):
+    cdef Buffer buf = Buffer(max(nbytes, 16))
+    ex.keep.append(buf)
+    return buf.ptr
+
+
+cdef void _quantized(Execution ex, x86_rnn_state* s, dict q, int level):
+    """The u8 x s8 tiles of a DynamicQuantizeLSTM (q from ops_recurrent._dq_weights: W and R as int8 panels
+    [dirs][panels][K4][NR][4], their column sums and shifted zero points [dirs][panels * NR], the scales
+    [dirs][G*H]), and the scratch of the quantized X and h (rows of words, rounded up to X86_QG_MR rows)."""
     s.quant = 1
-    s.kp, s.hp = q["wq"].shape[2], q["rq"].shape[2]
-    for key in ("wq", "rq", "wscale", "rscale"):
-        buf = _copy_array(q[key], q[key].dtype)
-        ex.keep.append(buf)
-        if key == "wq":
-            s.wq = <const int16_t*>buf.ptr
-        elif key == "rq":
-            s.rq = <const int16_t*>buf.ptr
-        elif key == "wscale":
-            s.wscale = <const float*>buf.ptr
-        else:
-            s.rscale = <const float*>buf.ptr
-    cdef int64_t rows = (s.seq * s.batch + 3) // 4 * 4, mp = (s.batch + 3) // 4 * 4
-    buf = Buffer(max(rows * s.kp * 2, 16))
-    ex.keep.append(buf)
-    s.xq = <int16_t*>buf.ptr
-    buf = Buffer(max(s.dirs * mp * s.hp * 2, 16))
-    ex.keep.append(buf)
-    s.hq = <int16_t*>buf.ptr
+    s.wp, s.rp = <const uint8_t*>_keep(ex, q["wp"]), <const uint8_t*>_keep(ex, q["rp"])
+    s.wsum, s.rsum = <const int32_t*>_keep(ex, q["wsum"]), <const int32_t*>_keep(ex, q["rsum"])
+    s.wz, s.rz = <const int32_t*>_keep(ex, q["wz"]), <const int32_t*>_keep(ex, q["rz"])
+    s.wscale, s.rscale = <const float*>_keep(ex, q["wscale"]), <const float*>_keep(ex, q["rscale"])
+    s.gw.path = s.gr.path = x86_qgemm_path(level)
+    s.gw.l_unsigned = s.gr.l_unsigned = 1
+    s.gw.K4, s.gr.K4 = q["wp"].shape[2], q["rp"].shape[2]
+    s.gw.roff = <const int64_t*>_keep(ex, np.arange(s.gw.K4, dtype=np.int64) * (X86_QG_NR * 4))
+    s.gr.roff = <const int64_t*>_keep(ex, np.arange(s.gr.K4, dtype=np.int64) * (X86_QG_NR * 4))
+    cdef int64_t rows = (s.seq * s.batch + X86_QG_MR - 1) // X86_QG_MR * X86_QG_MR
+    cdef int64_t mp = (s.batch + X86_QG_MR - 1) // X86_QG_MR * X86_QG_MR
+    s.xq, s.xu = <int32_t*>_zeros(ex, rows * s.gw.K4 * 4), <int32_t*>_zeros(ex, rows * 4)
+    s.hq, s.hu = <int32_t*>_zeros(ex, s.dirs * mp * s.gr.K4 * 4), <int32_t*>_zeros(ex, s.dirs * mp * 4)

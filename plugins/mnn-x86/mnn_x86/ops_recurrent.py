@@ -7,8 +7,9 @@ prepare); each step is then a GEMV over R^T and the gate math in C, a task per (
 
 DynamicQuantizeLSTM (ONNX Runtime's, mnn_core/ops/rnn_quant.py) is the same LSTM whose products are
 quantized as ONNX Runtime quantizes them: X (all steps) and each step's h (a direction's rows) to uint8
-over their range, exact integer products with the int8/uint8 W and R (csrc/recurrent/quant.c), a task
-per direction.
+over their range, exact integer products with W and R packed once as int8 panels on the integer family's
+u8 x s8 tiles (csrc/recurrent/quant.c, csrc/integer/qgemm.h and the one-row qgemv.h for a step of batch 1),
+a task per direction.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from mnn_core.ops.rnn import ACTIVATIONS, DEFAULT_ACTIVATIONS, GATES
 
-from . import _integer, _recurrent, _x86
+from . import _recurrent, _x86
 from ._common import kernel, static_shape
 
 #: activation name -> the code csrc/recurrent/recurrent.h switches on (X86_RA_*)
@@ -119,15 +120,27 @@ def _dq_supports(node, ins):
     return True
 
 
-def _dq_weights(w, scale, zero_point, dirs: int, k_pad: int) -> tuple:
-    """(W - zp)^T per direction, [dirs][4H][k_pad] int16, and the scale per column [dirs][4H] float32; one zero
-    point per direction, as the reference (mnn_core/ops/rnn_quant.py) and ONNX Runtime take it."""
+def _dq_weights(w, scale, zero_point, dirs: int) -> dict:
+    """W (or R) [dirs][K][G*H] for the u8 x s8 tiles (csrc/integer/qgemm.h): int8 (uint8 weights shifted by
+    128, their zero point with them) in panels [dirs][panels][K4][NR][4], the column sums and zero points
+    [dirs][panels * NR] int32, the scale per column [dirs][G*H] float32. One zero point per direction, as the
+    reference (mnn_core/ops/rnn_quant.py) and ONNX Runtime take it."""
     w = np.asarray(w)
-    zp = np.zeros(dirs, np.int16) if zero_point is None else np.asarray(zero_point).reshape(dirs, -1)[:, 0]
-    q = np.zeros((dirs, w.shape[2], k_pad), np.int16)
-    q[:, :, : w.shape[1]] = (w.astype(np.int16) - zp.astype(np.int16).reshape(dirs, 1, 1)).transpose(0, 2, 1)
-    scale = np.broadcast_to(np.asarray(scale, np.float32).reshape(dirs, -1), (dirs, w.shape[2]))
-    return q, np.ascontiguousarray(scale)
+    dirs, k, n = w.shape
+    nr, shift = _recurrent.QG_NR, 128 if w.dtype == np.uint8 else 0
+    k4, panels = -(-k // 4), -(-n // nr)
+    zp = np.zeros(dirs, np.int32) if zero_point is None else np.asarray(zero_point).reshape(dirs, -1)[:, 0]
+    q = np.zeros((dirs, k4 * 4, panels * nr), np.int8)
+    q[:, :k, :n] = (w.astype(np.int32) - shift).astype(np.int8)
+    panel = q.reshape(dirs, k4, 4, panels, nr).transpose(0, 3, 1, 4, 2)
+    zr = np.repeat(zp.astype(np.int32) - shift, panels * nr).reshape(dirs, panels * nr)
+    scale = np.broadcast_to(np.asarray(scale, np.float32).reshape(dirs, -1), (dirs, n))
+    return dict(
+        p=np.ascontiguousarray(panel).view(np.uint8),
+        sum=q.sum(axis=1, dtype=np.int32),
+        z=np.ascontiguousarray(zr),
+        scale=np.ascontiguousarray(scale),
+    )
 
 
 @kernel("DynamicQuantizeLSTM", dtypes=("float32", "int8", "uint8"), supports=_dq_supports, efficiency=0.3)
@@ -143,8 +156,8 @@ def prepare_dq_lstm(node, ins, outs, constants, ctx, isa):
     const = [constants.get(n) if n else None for n in names]
     seq, batch, size = static_shape(ins[0])
     dirs, h = 2 if attrs["direction"] == "bidirectional" else 1, attrs["hidden_size"]
-    wq, wscale = _dq_weights(const[1], const[8], const[9], dirs, -(-size // _integer.IK) * _integer.IK)
-    rq, rscale = _dq_weights(const[2], const[10], const[11], dirs, -(-h // _integer.IK) * _integer.IK)
+    packed_w = _dq_weights(const[1], const[8], const[9], dirs)
+    packed_r = _dq_weights(const[2], const[10], const[11], dirs)
     runtime = [at[i] if names[i] and const[i] is None else -1 for i in range(8)]
     p = dict(
         cell="LSTM",
@@ -169,5 +182,5 @@ def prepare_dq_lstm(node, ins, outs, constants, ctx, isa):
         in_c0=at.get(6, -1),
         packed=[i for i in (1, 2, 3, 7) + _DQ_CONSTANT[2:] if const[i] is not None],
     )
-    quant = dict(wq=wq, rq=rq, wscale=wscale, rscale=rscale)
+    quant = {side + key: arr for side, packed in (("w", packed_w), ("r", packed_r)) for key, arr in packed.items()}
     return _recurrent.recurrent(isa, ctx.threads, "x86.DynamicQuantizeLSTM", p, None, None, const[3], const[7], quant)

@@ -165,7 +165,7 @@ def test_qgemm_path_follows_isa():
         assert _integer.qgemm_path("avx2") == "avx2"
 
 
-# -- DynamicQuantizeLSTM (ops_recurrent.py, csrc/recurrent/quant.c) -----------------------------------
+# -- DynamicQuantizeLSTM (ops_recurrent.py, csrc/recurrent/quant.c on the tiles above) ---------------------
 
 
 def _dq_lstm_inputs(rng, seq, batch, size, hidden, dirs, per_column, dtype, states):
@@ -207,3 +207,49 @@ def test_dynamic_quantize_lstm(rng, dtype, per_column, direction, batch, threads
                 # float32 gate math against the reference's float64: a few ulp, unless an h lands on a
                 # quantization boundary (then one step of R's scale), which these sizes do not hit
                 np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-5, err_msg=f"{name} {attrs} {seq}")
+
+
+def _extreme_q(rng, dtype, *shape):
+    """Weights where half the bytes sit at the type's ends (the tiles' widest products), half anywhere."""
+    lo, hi = RANGES[dtype]
+    q = _q(rng, dtype, *shape)
+    ends = rng.integers(0, 2, shape).astype(bool)
+    q[ends] = np.where(rng.integers(0, 2, int(ends.sum())), hi - 1, lo).astype(dtype)
+    return q
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_dynamic_quantize_lstm_tiles_extremes(rng, isa, direction):
+    """The quantized products on each tile path this CPU runs: 4H columns that end mid-panel or span several
+    panels, inputs that end mid-word, batch 1 (the one-row tile) and batches past a tile's rows, zero points at
+    the types' ends, and X all positive (its zero point 0), all negative (255) or all zero (scale 1)."""
+    dirs = 2 if direction == "bidirectional" else 1
+    cases = [  # seq, batch, input, hidden, weight type, zero point, X's range
+        (3, 1, 13, 17, "uint8", 0, (-2, 2)),
+        (2, 7, 5, 33, "uint8", 255, (0.1, 2)),
+        (4, 1, 70, 70, "int8", -128, (-2, -0.1)),
+        (2, 2, 3, 130, "int8", 127, (-2, 2)),
+        (3, 1, 9, 5, "uint8", 128, (0, 0)),
+    ]
+    for seq, batch, size, hidden, dtype, zp, (xlo, xhi) in cases:
+        ins = [
+            rng.uniform(xlo, xhi, (seq, batch, size)).astype(np.float32),
+            _extreme_q(rng, dtype, dirs, size, 4 * hidden),
+            _extreme_q(rng, dtype, dirs, hidden, 4 * hidden),
+            rng.uniform(-0.5, 0.5, (dirs, 8 * hidden)).astype(np.float32),
+            None,
+            rng.uniform(-1, 1, (dirs, batch, hidden)).astype(np.float32),
+            rng.uniform(-1, 1, (dirs, batch, hidden)).astype(np.float32),
+            None,
+        ]
+        for _ in range(2):
+            ins += [rng.uniform(0.0005, 0.002, (dirs,)).astype(np.float32), np.full((dirs,), zp, dtype)]
+        attrs = {"hidden_size": hidden, "direction": direction}
+        graph, feeds = one_op_graph("DynamicQuantizeLSTM", ins, attrs, (1, 2, 3, 8, 9, 10, 11))
+        graph.nodes[0].outputs = graph.outputs = ["y", "y_h", "y_c"]
+        sess = Session(graph, backend="x86", fallback=False, optimize=False, threads=2, options={"x86.isa": isa})
+        want = run_reference("DynamicQuantizeLSTM", list(ins), attrs)
+        got = sess.run(feeds)
+        for name, w in zip(graph.outputs, want):
+            np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-5, err_msg=f"{name} {attrs} {seq} {batch}")

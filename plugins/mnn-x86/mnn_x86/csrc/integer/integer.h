@@ -2,16 +2,12 @@
  * with ONNX semantics (mnn_core/ops/quant.py), exact int32 results, by the u8 x s8 tiles of qgemm.h: the
  * weights packed once (MatMulInteger's B in column panels, ConvInteger's W as rows of words), the
  * activations at each run (A as rows of words, the convolution's input as channel-quad phase planes read
- * in place at each tap's offset, no im2col). X86_IK and X86_IT are the int16 dot tile's (dot.h), which the
- * dynamically quantized LSTM uses. */
+ * in place at each tap's offset, no im2col). */
 #ifndef MNN_X86_INTEGER_H
 #define MNN_X86_INTEGER_H
 
 #include "family.h"
 #include "integer/qgemm.h"
-
-/* K is padded to a multiple of this (zeros), the rows of both operands to a multiple of X86_IT */
-enum { X86_IK = 32, X86_IT = 4 };
 
 /* MatMulInteger: out[b] = (A[a_at[b]] - za) · (B[b_at[b]] - zb), [M][K] · [K][N]; L = A (uint8), R = B (int8) */
 typedef struct {

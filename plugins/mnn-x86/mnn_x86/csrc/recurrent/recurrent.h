@@ -6,6 +6,7 @@
 #define MNN_X86_RECURRENT_H
 
 #include "family.h"
+#include "integer/qgemm.h"
 
 enum { X86_RNN = 0, X86_GRU = 1, X86_LSTM = 2 };
 
@@ -59,13 +60,16 @@ typedef struct {
     float *work;    /* per (direction, batch row): h, c, tmp [H] each, then the gates [G*H] */
     int64_t work_row;
     /* DynamicQuantizeLSTM (quant.c): X (all steps, one block) and each step's h (a direction's rows,
-     * one block) quantized to uint8 as ONNX Runtime does, integer products with the constant W and R */
+     * one block) quantized to uint8 as ONNX Runtime does, exact u8 x s8 products with the constant W and R
+     * (integer/qgemm.h: L the quantized rows as words, R the weights in panels of X86_QG_NR columns) */
     int32_t quant;
-    int64_t kp, hp;         /* input and hidden padded to X86_IK */
-    const int16_t *wq, *rq; /* [dirs][G*H][kp], [dirs][G*H][hp]: (W - zp)^T, (R - zp)^T */
+    x86_qgemm gw, gr;             /* K4 over the input and the hidden size */
+    const uint8_t *wp, *rp;       /* [dirs][panels][K4][NR][4]: W and R as int8 (uint8 ones shifted by 128) */
+    const int32_t *wsum, *rsum;   /* [dirs][panels * NR]: their column sums */
+    const int32_t *wz, *rz;       /* [dirs][panels * NR]: their zero points, shifted with them */
     const float *wscale, *rscale; /* [dirs][G*H] */
-    int16_t *xq;            /* [seq*batch rounded to X86_IT][kp]: X quantized, minus its zero point */
-    int16_t *hq;            /* [dirs][batch rounded to X86_IT][hp]: h the same */
+    int32_t *xq, *xu;             /* [seq*batch rounded to X86_QG_MR][gw.K4] words of X quantized; row sums - K * z */
+    int32_t *hq, *hu;             /* [dirs][batch rounded to X86_QG_MR][gr.K4] words of h the same; [dirs][that] */
 } x86_rnn_state;
 int x86_rnn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
