@@ -161,8 +161,12 @@ def run_values(graph: Graph, feeds: dict[str, np.ndarray], keep=None) -> dict[st
     wanted = None if keep is None else set(keep) | set(graph.outputs)
     out = {}
     for i, node in enumerate(graph.nodes):
-        ins = [env[n] if n else None for n in node.inputs]
-        results = get_schema(node.op).reference(ins, node.attrs)
+        schema = get_schema(node.op)
+        inputs, attrs = node.inputs, node.attrs
+        if schema.takes_values(node):  # a shape computed in the graph (Reshape's, Slice's): bound as attributes
+            inputs, attrs = schema.bind_values(inputs, attrs, env.get)
+            attrs = schema.check_attrs(attrs, node.name)
+        results = schema.reference([env[n] if n else None for n in inputs], attrs)
         for name, value in zip(node.outputs, results):
             env[name] = value
             if wanted is None or name in wanted:

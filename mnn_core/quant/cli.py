@@ -41,10 +41,10 @@ def run_quantize(args) -> int:
     print(
         f"wrote {out} ({out.stat().st_size / 1e6:.3f} MB, {out.stat().st_size / src:.2f}x of "
         f"{src / 1e6:.3f} MB; {mode}; {len(res.rewrite.layers)} layers quantized"
-        + (f", {len(res.rewrite.float_nodes)} kept float" if res.rewrite.float_nodes else "")
+        + (f", {len(res.float_reasons)} kept float" if res.float_reasons else "")
         + ")"
     )
-    if res.errors:
+    if res.errors or res.float_reasons:
         print("per-layer error, quantized vs float (all upstream quantization included):")
         print(res.report())
     if args.json:

@@ -22,8 +22,14 @@ class QuantResult:
     errors: list[LayerError] = field(default_factory=list)
     rewrite: Rewrite | None = None
 
+    @property
+    def float_reasons(self) -> dict[str, str]:
+        """Conv, Gemm and MatMul nodes that stayed float, and why."""
+        return {} if self.rewrite is None else dict(self.rewrite.float_reasons)
+
     def report(self) -> str:
-        return format_table(self.errors)
+        kept = [f"kept float: {node}: {why}" for node, why in self.float_reasons.items()]
+        return "\n".join([format_table(self.errors)] + kept)
 
 
 def prepare_float(graph: Graph) -> Graph:
@@ -89,11 +95,11 @@ def quantize(
 def observed_values(graph: Graph) -> set[str]:
     """Values whose range a quantized model may need: inputs and outputs of quantizable layers and of
     the activations after them."""
-    ranks = {k: len(v.shape) for k, v in graph.infer().items()}
+    shapes = {k: tuple(v.shape) for k, v in graph.infer().items()}
     consumers = graph.consumers()
     out = set()
     for node in graph.nodes:
-        if quantizable(graph, node, ranks):
+        if quantizable(graph, node, shapes):
             out.add(node.inputs[0])
             out.add(node.outputs[0])
             for user in consumers.get(node.outputs[0], []):

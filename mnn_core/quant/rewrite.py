@@ -1,11 +1,12 @@
 """Rewrite a float graph into the int8 representation (docs/QUANT.md).
 
-Conv, and Gemm/MatMul with a constant weight, become QLinearConv (a fully connected layer
-is a 1x1 convolution between two Reshapes) with uint8 activations, per-channel int8
+Conv, and Gemm/MatMul with a constant weight, become QLinearConv (a fully connected layer,
+a MatMul on [N, ..., K] too, is a 1x1 convolution between two Reshapes) with uint8 activations, per-channel int8
 weights and an int32 bias. A ReLU (or Clip(0, m)) that is the only reader of such a layer's
 output is folded into it: the output's range starts at 0, so saturation at the zero point
 is the ReLU. MaxPool, Reshape, Flatten, Squeeze, Unsqueeze, Transpose and Identity pass
-uint8 through with the same scale. Every other op stays float; QuantizeLinear and
+uint8 through with the same scale. Every other op stays float (Rewrite.float_reasons says why
+for the layers that do); QuantizeLinear and
 DequantizeLinear are inserted at the borders, and graph outputs stay float under their names.
 """
 
@@ -20,6 +21,7 @@ from ..graph.ir import Graph, Node, unique_name
 from ..graph.passes import eliminate_dead
 from .params import activation_params, quantize_bias, quantize_weight, weight_scales
 
+LAYER_OPS = ("Conv", "Gemm", "MatMul")  # the ops that become QLinearConv
 PASSTHROUGH = ("MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity")
 
 
@@ -40,6 +42,8 @@ class Rewrite:
     graph: Graph
     layers: list[QuantLayer] = field(default_factory=list)
     float_nodes: list[str] = field(default_factory=list)  # quantizable nodes left float (excluded)
+    #: Conv/Gemm/MatMul nodes that stay float, and why (excluded ones too)
+    float_reasons: dict[str, str] = field(default_factory=dict)
 
 
 def fc_weight(graph: Graph, node: Node) -> np.ndarray | None:
@@ -62,20 +66,34 @@ def fc_weight(graph: Graph, node: Node) -> np.ndarray | None:
     return w if a.get("transB", 0) else w.T
 
 
-def quantizable(graph: Graph, node: Node, ranks: dict) -> bool:
+def quantizable(graph: Graph, node: Node, shapes: dict) -> bool:
+    return node.op in LAYER_OPS and why_float(graph, node, shapes) is None
+
+
+def why_float(graph: Graph, node: Node, shapes: dict) -> str | None:
+    """Why a Conv, Gemm or MatMul stays float (None: it becomes QLinearConv)."""
     init = graph.initializers
+    w = init.get(node.inputs[1]) if len(node.inputs) >= 2 else None
+    if w is None:
+        return "its weight is computed in the graph, not a constant"
+    if w.dtype != np.float32:
+        return f"its weight is {w.dtype}, not float32"
     if node.op == "Conv":
-        return (
-            len(node.inputs) >= 2
-            and node.inputs[1] in init
-            and init[node.inputs[1]].ndim == 4
-            and init[node.inputs[1]].dtype == np.float32
-            and node.attrs.get("activation", "none") == "none"
-            and (len(node.inputs) < 3 or not node.inputs[2] or node.inputs[2] in init)
-        )
-    if node.op in ("Gemm", "MatMul"):
-        return ranks.get(node.inputs[0]) == 2 and fc_weight(graph, node) is not None
-    return False
+        if w.ndim != 4:
+            return f"a {w.ndim - 2}-d convolution (only 2-d ones are quantized)"
+        if node.attrs.get("activation", "none") != "none":
+            return f"a fused {node.attrs['activation']} activation"
+        if len(node.inputs) >= 3 and node.inputs[2] and node.inputs[2] not in init:
+            return "its bias is computed in the graph, not a constant"
+        return None
+    shape = shapes.get(node.inputs[0], ())
+    if len(shape) < 2 or (node.op == "Gemm" and len(shape) != 2):
+        return f"its input has rank {len(shape)}"
+    if not all(isinstance(d, (int, np.integer)) for d in shape[1:-1]):
+        return f"its input {shape} has symbolic dims between the first and the last"
+    if fc_weight(graph, node) is None:
+        return "a weight of rank other than 2, transA, alpha or beta other than 1, or a bias that is not a vector"
+    return None
 
 
 def folded_activation(graph: Graph, node: Node, consumers) -> tuple[Node | None, float]:
@@ -106,23 +124,27 @@ def to_int8(
             f"--exclude names node(s) {', '.join(sorted(unknown))} that the model does not have; "
             "`mnnx info MODEL --nodes` lists them"
         )
-    ranks = {k: len(v.shape) for k, v in graph.infer().items()}
+    shapes = {k: tuple(v.shape) for k, v in graph.infer().items()}
     consumers = graph.consumers()
-    b = _Builder(graph)
+    b = _Builder(graph, shapes)
     out = Rewrite(b.g)
     skip: set[int] = set()
     for node in graph.nodes:
         if id(node) in skip:
             continue
-        if quantizable(graph, node, ranks):
-            if node.name in exclude:
-                out.float_nodes.append(node.name)
-            else:
-                act, upper = folded_activation(graph, node, consumers)
-                if act is not None:
-                    skip.add(id(act))
-                out.layers.append(b.layer(node, act, upper, ranges, per_channel))
-                continue
+        layer = node.op in LAYER_OPS
+        reason = why_float(graph, node, shapes) if layer else None
+        if layer and reason is None and node.name in exclude:
+            reason = "excluded"
+            out.float_nodes.append(node.name)
+        if reason is not None:
+            out.float_reasons[node.name] = reason
+        elif layer:
+            act, upper = folded_activation(graph, node, consumers)
+            if act is not None:
+                skip.add(id(act))
+            out.layers.append(b.layer(node, act, upper, ranges, per_channel))
+            continue
         if fuse_add and node.op == "Add" and node.name not in exclude and b.can_add(node, ranges, consumers):
             act, _ = folded_activation(graph, node, consumers)
             if act is not None and act.op != "Relu":
@@ -143,8 +165,8 @@ def to_int8(
 
 
 class _Builder:
-    def __init__(self, src: Graph):
-        self.src = src
+    def __init__(self, src: Graph, shapes: dict):
+        self.src, self.shapes = src, shapes
         self.g = Graph(
             inputs=dict(src.inputs),
             outputs=list(src.outputs),
@@ -274,14 +296,15 @@ class _Builder:
         qy = self.fresh(f"{y}.q")
         if node.op == "Conv":
             self.g.nodes.append(Node("QLinearConv", ins, [qy], attrs, node.name))
-        else:  # [N, K] -> [N, K, 1, 1] -> 1x1 QLinearConv -> [N, M]
+        else:  # [N, ..., K] -> [N * ..., K, 1, 1] -> 1x1 QLinearConv -> [N, ..., M]
             r = self.nk11.get(qx)
             if r is None:
                 r = self.fresh(f"{qx}.nk11")
                 self.emit("Reshape", [qx], [r], {"shape": [-1, int(w.shape[1]), 1, 1]}, f"{base}.to_nchw")
             c = self.fresh(f"{qy}.nm11")
             self.g.nodes.append(Node("QLinearConv", [r] + ins[1:], [c], attrs, node.name))
-            self.emit("Reshape", [c], [qy], {"shape": [-1, int(w.shape[0])]}, f"{base}.to_nm")
+            lead = [int(d) for d in self.shapes[x][1:-1]]  # a MatMul on [N, ..., K]: the rows are N * ...
+            self.emit("Reshape", [c], [qy], {"shape": [-1, *lead, int(w.shape[0])]}, f"{base}.to_nm")
             self.nk11[qy] = c
         self.q[y] = (qy, ins[6], ins[7])
         # the report reads the QLinearConv's own output (a following Reshape may be dropped as dead)
@@ -292,7 +315,7 @@ def weight_only(graph: Graph, per_channel: bool = True, exclude=()) -> Rewrite:
     """Weights stored int8 (DequantizeLinear of int8 initializers), compute in float.
 
     A session folds the DequantizeLinear into float32 weights once, at load."""
-    ranks = {k: len(v.shape) for k, v in graph.infer().items()}
+    shapes = {k: tuple(v.shape) for k, v in graph.infer().items()}
     g = graph.copy()
     g.metadata["mnn.quant"] = "int8-weights"
     out = Rewrite(g)
@@ -300,7 +323,7 @@ def weight_only(graph: Graph, per_channel: bool = True, exclude=()) -> Rewrite:
     new_nodes = []
     users = graph.consumers()
     for node in g.nodes:
-        if quantizable(graph, node, ranks) and node.name not in exclude and len(users.get(node.inputs[1], [])) == 1:
+        if quantizable(graph, node, shapes) and node.name not in exclude and len(users.get(node.inputs[1], [])) == 1:
             w = g.initializers[node.inputs[1]]
             transposed = node.op == "MatMul" or (node.op == "Gemm" and not node.attrs.get("transB", 0))
             wm = w.T if transposed else w  # output channels on axis 0
@@ -327,6 +350,7 @@ def weight_only(graph: Graph, per_channel: bool = True, exclude=()) -> Rewrite:
             out.layers.append(QuantLayer(node.name, node.op, node.outputs[0], node.outputs[0], 0.0, 0))
         elif node.name in exclude:
             out.float_nodes.append(node.name)
+            out.float_reasons[node.name] = "excluded"
         new_nodes.append(node)
     g.nodes = new_nodes
     g.validate()
