@@ -1,60 +1,23 @@
-"""llvmpipe's loop budget. Mesa's llvmpipe ends loops without a word once one invocation has made
-65535 loop passes in all: the count is shared by every loop of the shader, nested or one after
-another, not kept per loop (after it runs out, each further loop makes one pass). A kernel whose
-loops follow the data therefore either shares a long loop among a work group's invocations
-(`group_size`) or declines what would still run past the budget. GPU drivers have no such limit."""
+"""llvmpipe's loop budget (mnn_core.backend.kit.loops) for the default OpenGL renderer."""
 
 from __future__ import annotations
 
-from typing import Callable
-
+from mnn_core.backend.kit.loops import LLVMPIPE_LOOP_PASSES, LoopBudget, group_passes, group_size
 from mnn_core.errors import BackendError
 
 from ..device import open_device
 
-LLVMPIPE_LOOP_PASSES = 65535
-#: passes kept back for the short fixed loops around a kernel's long one (dims, tree steps)
-MARGIN = 1024
-#: a loop this long runs in one invocation; a longer one is shared by a work group
-SHORT_LOOP = 4096
 
-
-def loop_budget() -> int | None:
-    """The loop passes one invocation may make on the default device, or None where unlimited."""
+def _renderer() -> str | None:
     try:
-        renderer = open_device().props["renderer"].lower()
+        return open_device().props["renderer"]
     except BackendError:
         return None
-    return LLVMPIPE_LOOP_PASSES - MARGIN if "llvmpipe" in renderer else None
 
 
-def within_budget(passes: int, what: str) -> bool | str:
-    """True where one invocation's `passes` loop passes run to the end here, else the reason."""
-    budget = loop_budget()
-    if budget is None or passes <= budget:
-        return True
-    return (
-        f"{what} takes {passes} loop passes in one invocation, past llvmpipe's {LLVMPIPE_LOOP_PASSES} "
-        "(it would end the loops early without an error)"
-    )
+BUDGET = LoopBudget(_renderer)
+loop_budget = BUDGET.passes
+within_budget = BUDGET.within
+budgeted = BUDGET.budgeted
 
-
-def group_size(count: int) -> int:
-    """Invocations that share one loop of `count` passes: one where it is short, so many outputs
-    fill the device; 64 or 256 where one invocation alone would loop too long."""
-    return 1 if count <= SHORT_LOOP else 64 if count <= 64 * SHORT_LOOP else 256
-
-
-def group_passes(count: int, per_pass: int = 1) -> int:
-    """Loop passes of one invocation of a group sharing `count` passes (`per_pass` each)."""
-    return -(-count // group_size(count)) * per_pass
-
-
-def budgeted(supports: Callable | None, passes: Callable[..., int]) -> Callable:
-    """`supports`, then the loop budget: `passes(node, ins)` counts one invocation's loop passes."""
-
-    def check(node, ins):
-        found = supports(node, ins) if supports is not None else True
-        return found if found is not True else within_budget(passes(node, ins), f"this {node.op}")
-
-    return check
+__all__ = ["LLVMPIPE_LOOP_PASSES", "budgeted", "group_passes", "group_size", "loop_budget", "within_budget"]
