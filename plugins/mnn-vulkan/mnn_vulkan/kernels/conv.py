@@ -9,9 +9,11 @@ from __future__ import annotations
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.shader_ops import conv_operands, conv_supports
+from mnn_core.backend.kit.tiling import blocks
 
 from . import register
-from .matmul import dispatch_gemm, gemm_tiles, split_k, use_coopmat
+from .loops import within_budget
+from .matmul import SMALL, budget_splits, dispatch_gemm, gemm_tiles, split_k, use_coopmat
 
 
 def _record(op, rec):
@@ -24,6 +26,7 @@ def _record(op, rec):
     local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, p.g, rec.options, k=k)
     grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
     splits = split_k(rec.device, grid[0] * grid[1] * p.g, k, rec.options) if p.g <= 4096 else 1
+    splits = max(splits, budget_splits(rec.device, local, spec, (bm, bn), k))  # lavapipe's loop budget
     tensor_cores = p.pointwise and use_coopmat(rec, p.o // p.g, p.h * p.w)
     if p.pointwise and (splits == 1 or tensor_cores) and p.n * p.g <= 65535:
         _pointwise(rec, bindings, p)
@@ -46,4 +49,26 @@ def _pointwise(rec, bindings, p):
     dispatch_gemm(rec, [w, x, bias, y], p.pointwise_params(), p.o // p.g, p.h * p.w, p.n * p.g)
 
 
-register("Conv", _record, conv_supports, efficiency=0.3)
+def _supports(node, ins):
+    """conv_supports, then lavapipe's loop budget: a depthwise window (conv_dw.comp walks it in one
+    invocation) of bounded size, and K cut into slices (split-K) that the work-group grid holds."""
+    found = conv_supports(node, ins)
+    if found is not True:
+        return found
+    from ..device import choose
+
+    w = ins[1].shape
+    kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
+    groups = int(node.attrs.get("group", 1) or 1)
+    if groups > 1 and w[1] == 1:  # depthwise: conv_dw.comp (or conv2d.comp: counted below too)
+        window = within_budget(kh * (kw + 3) + 16, f"a Conv window of {kh}x{kw}")
+        if window is not True:
+            return window
+    k = w[1] * kh * kw
+    splits = budget_splits(choose(), SMALL[0], SMALL[1], blocks(*SMALL), k)
+    if splits > 1 and groups * splits > 65535:
+        return f"a Conv over K={k} needs {splits} slices of K on lavapipe (its loop budget) for {groups} groups"
+    return True
+
+
+register("Conv", _record, _supports, efficiency=0.3)

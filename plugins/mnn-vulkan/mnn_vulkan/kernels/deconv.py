@@ -13,6 +13,7 @@ from mnn_core.backend.kit.params import ConvPlan, k_table
 from mnn_core.backend.kit.recorder import ALIGN, SCRATCH, Binding, record_copy
 
 from . import register
+from .loops import within_budget
 from .matmul import gemm_tiles
 
 
@@ -25,7 +26,9 @@ def _supports(node, ins):
         return f"{p.g} groups exceed the work-group grid"
     if p.stuffed_size >= 2**31:
         return f"the zero-stuffed input has {p.stuffed_size} elements (max 2^31 - 1)"
-    return True
+    # conv2d.comp in one slice: at most 24 loop passes per 16 of K (K = cg x KH x KW) on lavapipe
+    k = p.cg * p.kh * p.kw
+    return within_budget(cdiv(k, 16) * 24 + 16, f"a ConvTranspose over K={k}")
 
 
 def _record(op, rec):

@@ -9,12 +9,14 @@ import os
 import numpy as np
 
 from mnn_core.backend.kit.layout import cdiv
+from mnn_core.backend.kit.loops import budget_of
 from mnn_core.backend.kit.params import gemm_args, gemm_params, matmul_args, matmul_plan
 from mnn_core.backend.kit.recorder import MAX_GROUPS
 from mnn_core.backend.kit.shader_ops import operand_bindings
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
 from . import register
+from .loops import within_budget
 
 #: (local size, (TM, TN, BK)): blocks of 128x128, 64x64 and 32x32 outputs
 HUGE = ((16, 16, 1), (8, 8, 16))
@@ -121,7 +123,59 @@ def _matmul_supports(node, ins):
         return f"batch broadcasting needs {len(dims)} dims after collapsing (max 2)"
     if int(np.prod(dims)) > MAX_GROUPS:
         return f"{int(np.prod(dims))} matrices exceed the work-group grid"
-    return True
+    return _k_supported(m, n, k, int(np.prod(dims)), "a MatMul")
+
+
+def _gemm_supports(node, ins):
+    a, b = ins[0].shape, ins[1].shape
+    m, k = (a[1], a[0]) if node.attrs.get("transA", 0) else (a[0], a[1])
+    n = b[0] if node.attrs.get("transB", 0) else b[1]
+    return _k_supported(m, n, k, 1, "a Gemm")
+
+
+def tile_passes(local: tuple, spec: tuple, block: tuple, k: int) -> int:
+    """Loop passes of one gemm.comp invocation: for each BK of K, the K loop's pass and its two
+    staging loops' (each with its leaving pass); the tile's own loops are unrolled."""
+    nt, bk = local[0] * local[1], spec[2]
+    return cdiv(k, bk) * (3 + cdiv(bk * block[0], nt) + cdiv(bk * block[1], nt)) + 16
+
+
+def budget_splits(device, local: tuple, spec: tuple, block: tuple, k: int) -> int:
+    """Slices of K (whole BK steps each) that keep one gemm.comp/conv2d.comp invocation's loops
+    within the device's loop budget: 1 where it has none (a GPU), more on lavapipe for a long K."""
+    budget = budget_of(device.name)
+    if budget is None:
+        return 1
+    nt, bk = local[0] * local[1], spec[2]
+    per_step = 3 + cdiv(bk * block[0], nt) + cdiv(bk * block[1], nt)
+    return cdiv(k, max(1, (budget - 16) // per_step) * bk)
+
+
+def gemv_passes(k: int) -> int:
+    """Loop passes of one gemv.comp invocation, its row loop counted as if not unrolled."""
+    return (cdiv(k, GEMV_LOCAL) + 8) * (GEMV_ROWS + 2) + 16
+
+
+def _tile_too_long(device, m: int, n: int, k: int, batch: int, options: dict | None) -> bool:
+    """Whether gemm.comp's loops over K would pass the device's loop budget (lavapipe's)."""
+    budget = budget_of(device.name)
+    if budget is None:
+        return False
+    local, spec, block = gemm_tiles(device, m, n, batch, options)
+    return tile_passes(local, spec, block, k) > budget
+
+
+def _k_supported(m: int, n: int, k: int, batch: int, what: str):
+    """A long K on lavapipe: gemv.comp shares it among 128 invocations where A has at most
+    GEMV_ROWS rows; more rows would take gemm.comp past the loop budget, so they are declined."""
+    from ..device import choose
+
+    if not _tile_too_long(choose(), m, n, k, batch, None):
+        return True
+    if m <= GEMV_ROWS:
+        return within_budget(gemv_passes(k), f"{what} over K={k}")
+    local, spec, block = gemm_tiles(choose(), m, n, batch)
+    return within_budget(tile_passes(local, spec, block, k), f"{what} of {m} rows over K={k}")
 
 
 def _record_matmul(op, rec):
@@ -178,7 +232,8 @@ def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int) -> Non
 
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
     push = gemm_params(m, n, k, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab)
-    if use_gemv(rec.device, m, k, b_st[0], rec.options):  # m <= 8: never a tensor-core GEMM (m >= 16)
+    long_k = m <= GEMV_ROWS and _tile_too_long(rec.device, m, n, k, nb1 * nb2, rec.options)
+    if long_k or use_gemv(rec.device, m, k, b_st[0], rec.options):  # m <= 8: never a tensor-core GEMM
         gx = min(n, MAX_GROUPS)
         rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
         return
@@ -190,4 +245,4 @@ def _record_gemm(op, rec):
 
 
 register("MatMul", _record_matmul, _matmul_supports, efficiency=0.3)
-register("Gemm", _record_gemm, efficiency=0.3)
+register("Gemm", _record_gemm, _gemm_supports, efficiency=0.3)

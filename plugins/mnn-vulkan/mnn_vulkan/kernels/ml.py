@@ -9,6 +9,19 @@ from mnn_core.backend.kit import ml
 from mnn_core.backend.kit.params import pack
 
 from . import register
+from .loops import budgeted
+
+
+def _linear_passes(node, ins) -> int:
+    # ml_linear.comp: every class's dot product over the features, then a pass per class
+    coefficients = len(node.attrs.get("coefficients", ()))
+    return coefficients + 4 * (coefficients // max(ins[0].shape[-1], 1)) + 16
+
+
+def _tree_passes(node, ins) -> int:
+    # ml_trees.comp walks every tree to the forest's depth, then adds each class's weight
+    p = ml.trees_table(ins[0], ml.full_attrs(node))[1]
+    return p["trees"] * (p["steps"] + p["k"] + 4) + 4 * p["k"] + 16
 
 
 def _record_scaler(op, rec):
@@ -42,6 +55,11 @@ def _record_trees(op, rec):
 
 
 register("Scaler", _record_scaler, ml.scaler_supports, efficiency=0.5)
-register("Normalizer", _record_normalizer, ml.normalizer_supports, efficiency=0.3)
-register("LinearClassifier", _record_linear, ml.linear_supports, efficiency=0.3)
-register("TreeEnsembleClassifier", _record_trees, ml.trees_supports, efficiency=0.3)
+register(
+    "Normalizer",
+    _record_normalizer,
+    budgeted(ml.normalizer_supports, lambda node, ins: 2 * ins[0].shape[-1] + 16),
+    efficiency=0.3,
+)
+register("LinearClassifier", _record_linear, budgeted(ml.linear_supports, _linear_passes), efficiency=0.3)
+register("TreeEnsembleClassifier", _record_trees, budgeted(ml.trees_supports, _tree_passes), efficiency=0.3)

@@ -3,11 +3,27 @@ InstanceNormalization (norm_rows.comp), Softmax and LogSoftmax (softmax.comp).""
 
 from __future__ import annotations
 
-from mnn_core.backend.kit.layout import numel
+from mnn_core.backend.kit.layout import cdiv, numel
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import row_groups
 
 from . import register
+from .loops import budgeted
+
+
+def _row_passes(length: int) -> int:
+    # norm_rows.comp / softmax.comp: three walks of a row shared by its group, trees between them
+    return 3 * cdiv(length, _local(length)) + 64
+
+
+def _softmax_passes(node, ins) -> int:
+    shape = ins[0].shape
+    return _row_passes(shape[node.attrs.get("axis", -1) % len(shape)] if shape else 1)
+
+
+def _ln_passes(node, ins) -> int:
+    shape = ins[0].shape
+    return _row_passes(numel(shape[node.attrs["axis"] % len(shape) :]))
 
 
 def _local(length: int) -> int:
@@ -94,7 +110,12 @@ def _record_softmax(op, rec):
 
 
 register("BatchNormalization", _record_batchnorm, inplace=True, efficiency=0.8)
-register("LayerNormalization", _record_layernorm, _ln_supports, efficiency=0.5)
-register("InstanceNormalization", _record_instancenorm, efficiency=0.5)
-register("Softmax", _record_softmax, efficiency=0.5)
-register("LogSoftmax", _record_softmax, efficiency=0.5)
+register("LayerNormalization", _record_layernorm, budgeted(_ln_supports, _ln_passes), efficiency=0.5)
+register(
+    "InstanceNormalization",
+    _record_instancenorm,
+    budgeted(None, lambda n, ins: _row_passes(numel(ins[0].shape[2:]))),
+    efficiency=0.5,
+)
+register("Softmax", _record_softmax, budgeted(None, _softmax_passes), efficiency=0.5)
+register("LogSoftmax", _record_softmax, budgeted(None, _softmax_passes), efficiency=0.5)

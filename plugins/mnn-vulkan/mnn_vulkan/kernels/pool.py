@@ -5,6 +5,14 @@ from __future__ import annotations
 from mnn_core.backend.kit.shader_ops import pool_supports, record_pool
 
 from . import register
+from .loops import budgeted
 
-register("MaxPool", record_pool, pool_supports, efficiency=0.5)
-register("AveragePool", record_pool, pool_supports, efficiency=0.5)
+
+def _window_passes(node, ins) -> int:
+    # pool2d.comp walks the whole window in one invocation
+    kh, kw = node.attrs.get("kernel_shape", [1, 1])[-2:]
+    return kh * (kw + 3) + 16
+
+
+register("MaxPool", record_pool, budgeted(pool_supports, _window_passes), efficiency=0.5)
+register("AveragePool", record_pool, budgeted(pool_supports, _window_passes), efficiency=0.5)

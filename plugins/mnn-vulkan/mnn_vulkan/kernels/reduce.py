@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mnn_core.backend.kit.codes import BINARY, REDUCE
-from mnn_core.backend.kit.layout import numel
+from mnn_core.backend.kit.layout import cdiv, numel, reduce_plan
 from mnn_core.backend.kit.params import binary_params, pack, reduce_params, reduce_supports
 from mnn_core.backend.kit.recorder import row_groups
 from mnn_core.backend.kit.shader_ops import record_reduce
 
 from . import register
+from .loops import budgeted
 
 
 def _record_sum_square(op, rec):
@@ -48,8 +49,24 @@ def _record_arg(op, rec):
     rec.dispatch("argreduce", [rec.tensor(x), rec.output(y)], push, row_groups(rows), (local, 1, 1))
 
 
+def _reduce_passes(node, ins) -> int:
+    # reduce.comp: a group of up to 256 shares each output's elements, each walking <= 4 dims
+    (_, _), (rd, _) = reduce_plan(node.op, ins[0].shape, node.attrs)
+    count = 1
+    for d in rd:
+        count *= d
+    return cdiv(count, 64 if count <= 1024 else 256) * (len(rd) + 2) + 64
+
+
+def _arg_passes(node, ins) -> int:
+    # argreduce.comp: a group of up to 256 shares each row, then a tree
+    shape = ins[0].shape
+    length = shape[node.attrs.get("axis", 0) % len(shape)] if shape else 1
+    return cdiv(length, 64 if length <= 1024 else 256) + 64
+
+
 for _op in REDUCE:
-    register(_op, record_reduce, reduce_supports, efficiency=0.5)
-register("ReduceSumSquare", _record_sum_square, _sum_square_supports, efficiency=0.5)
-register("ArgMax", _record_arg, efficiency=0.5)
-register("ArgMin", _record_arg, efficiency=0.5)
+    register(_op, record_reduce, budgeted(reduce_supports, _reduce_passes), efficiency=0.5)
+register("ReduceSumSquare", _record_sum_square, budgeted(_sum_square_supports, _reduce_passes), efficiency=0.5)
+register("ArgMax", _record_arg, budgeted(None, _arg_passes), efficiency=0.5)
+register("ArgMin", _record_arg, budgeted(None, _arg_passes), efficiency=0.5)

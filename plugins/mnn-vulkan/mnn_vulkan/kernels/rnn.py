@@ -13,6 +13,12 @@ from mnn_core.backend.kit.recorder import SCRATCH, Binding, record_copy
 from mnn_core.backend.kit.rnn import DTYPES, rnn_op_plan, rnn_supports
 
 from . import register
+from .loops import budgeted
+
+
+def _step_passes(node, ins) -> int:
+    # rnn_step.comp loops over the input size, then over the hidden size (W is D x gates*H x I)
+    return ins[1].shape[-1] + ins[2].shape[-1] + 16
 
 
 def _record(op, rec):
@@ -45,4 +51,4 @@ def _record(op, rec):
 
 
 for _op in ("RNN", "GRU", "LSTM"):
-    register(_op, _record, rnn_supports, dtypes=DTYPES, efficiency=0.1)
+    register(_op, _record, budgeted(rnn_supports, _step_passes), dtypes=DTYPES, efficiency=0.1)
