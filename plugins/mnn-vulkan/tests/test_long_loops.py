@@ -169,3 +169,17 @@ def test_the_loop_budget_is_known_wherever_loops_are_cut_short(tmp_path):
     buf.read(0, made)
     if tuple(made) != (40000, 40000):
         assert loop_budget() is not None and made[0] == 40000 and made[1] < 40000
+
+
+def test_an_integer_product_past_the_budget_is_declined_and_falls_back():
+    _budget_or_skip()
+    b = mnn.GraphBuilder("long_matmul_int")
+    a, w = b.input("a", (1, LONG), "uint8"), b.input("b", (LONG, 2), "uint8")
+    b.output(b.MatMulInteger(a, w), "y")
+    graph = b.build()
+    with pytest.raises(UnsupportedOpError, match="this MatMulInteger takes"):
+        mnn.Session(graph, backend="vulkan", fallback=False)
+    rng = np.random.default_rng(13)
+    feeds = {"a": rng.integers(0, 255, (1, LONG), np.uint8), "b": rng.integers(0, 255, (LONG, 2), np.uint8)}
+    want = mnn.Session(graph, backend="reference").run(feeds)["y"]
+    np.testing.assert_array_equal(mnn.Session(graph, backend="vulkan").run(feeds)["y"], want)
