@@ -37,7 +37,14 @@ def _budget_or_skip():
 
 
 @pytest.mark.parametrize(
-    "a_shape, b_shape", [((1, LONG), (LONG, 2)), ((3, LONG), (LONG, 1)), ((2, 8, 40001), (40001, 3)), ((5,), (5, 4))]
+    "a_shape, b_shape",
+    [
+        ((1, LONG), (LONG, 2)),
+        ((3, LONG), (LONG, 1)),
+        ((9, LONG), (LONG, 2)),
+        ((2, 8, 40001), (40001, 3)),
+        ((5,), (5, 4)),
+    ],
 )
 def test_matmul_with_a_long_k_matches_reference(a_shape, b_shape):
     b = mnn.GraphBuilder("long_matmul")
@@ -60,15 +67,15 @@ def test_gemm_with_a_long_k_matches_reference(trans_a, trans_b):
     _compare(b.build(), feeds)
 
 
-def test_a_matmul_of_many_rows_past_the_budget_is_declined_and_falls_back():
+def test_a_batched_matmul_of_many_rows_past_the_budget_is_declined_and_falls_back():
     _budget_or_skip()
     b = mnn.GraphBuilder("tall_long_matmul")
-    a, w = b.input("a", (9, LONG)), b.input("b", (LONG, 2))
+    a, w = b.input("a", (2, 9, LONG)), b.input("b", (LONG, 2))
     b.output(b.MatMul(a, w), "y")
     graph = b.build()
     with pytest.raises(UnsupportedOpError, match=r"MatMul of 9 rows over K=70001 takes \d+ loop passes"):
         mnn.Session(graph, backend="vulkan", fallback=False)
-    feeds = {"a": _rand((9, LONG), 6), "b": _rand((LONG, 2), 7)}
+    feeds = {"a": _rand((2, 9, LONG), 6), "b": _rand((LONG, 2), 7)}
     want = mnn.Session(graph, backend="reference").run(feeds)["y"]
     np.testing.assert_allclose(mnn.Session(graph, backend="vulkan").run(feeds)["y"], want, rtol=1e-3, atol=1e-2)
 

@@ -20,8 +20,13 @@ def _record(op, rec):
     planned = conv_operands(op, rec)
     if planned is None:  # depthwise: recorded
         return
-    p, bindings = planned
-    y = op.outputs[0]
+    record_implicit_gemm(rec, *planned, op.outputs[0].info.nbytes)
+
+
+def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
+    """conv2d.comp over a plan's implicit GEMM, bindings [X, W, bias, Y]: K cut into slices (split-K)
+    where a GPU has too few work groups or lavapipe's loop budget needs it; a 1x1 convolution
+    that needs neither runs as a batched GEMM (gemm.comp)."""
     og, k, cols = p.gemm
     local, spec, (bm, bn) = gemm_tiles(rec.device, og, cols, p.g, rec.options, k=k)
     grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
@@ -33,14 +38,14 @@ def _record(op, rec):
         return
     chunk = cdiv(cdiv(k, splits), 16) * 16  # K per slice, in whole BK steps
     splits = cdiv(k, chunk)
-    partial = rec.scratch(splits * y.info.nbytes, written=True) if splits > 1 else bindings[3]
+    partial = rec.scratch(splits * y_nbytes, written=True) if splits > 1 else bindings[3]
     table = rec.constant(p.k_table())
     push = p.conv2d_params(splits, chunk)
     rec.dispatch("conv2d", bindings + [partial, table], push, (grid[0], grid[1], p.g * splits), local, spec)
     if splits > 1:
-        push = pack(y.info.size, splits, p.oh * p.ow, p.o, p.has_bias, p.act, p.alpha, p.beta)
-        partials = rec.scratch(splits * y.info.nbytes, written=False)
-        rec.elementwise("splitk_reduce", [partials, bindings[2], bindings[3]], push, y.info.size)
+        push = pack(p.total, splits, p.oh * p.ow, p.o, p.has_bias, p.act, p.alpha, p.beta)
+        partials = rec.scratch(splits * y_nbytes, written=False)
+        rec.elementwise("splitk_reduce", [partials, bindings[2], bindings[3]], push, p.total)
 
 
 def _pointwise(rec, bindings, p):

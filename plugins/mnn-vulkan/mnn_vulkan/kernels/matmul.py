@@ -174,13 +174,35 @@ def _k_supported(m: int, n: int, k: int, batch: int, what: str):
         return True
     if m <= GEMV_ROWS:
         return within_budget(gemv_passes(k), f"{what} over K={k}")
+    if what == "a MatMul" and batch == 1:
+        local, spec, block = gemm_tiles(choose(), m, n, 1, k=k)
+        splits = budget_splits(choose(), local, spec, block, k)
+        return True if splits <= 65535 else f"{what} over K={k} needs {splits} slices of K (max 65535)"
     local, spec, block = gemm_tiles(choose(), m, n, batch)
     return within_budget(tile_passes(local, spec, block, k), f"{what} of {m} rows over K={k}")
 
 
 def _record_matmul(op, rec):
     a, b = op.inputs
-    _gemm(rec, [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(op.outputs[0])], *matmul_args(op))
+    args = matmul_args(op)
+    m, n, k, nb1, nb2 = args[:5]
+    bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(a), rec.output(op.outputs[0])]
+    if m > GEMV_ROWS and nb1 * nb2 == 1 and _tile_too_long(rec.device, m, n, k, 1, rec.options):
+        _record_as_conv(rec, bindings, m, n, k, args[-3:], op.outputs[0].info.nbytes)
+        return
+    _gemm(rec, bindings, *args)
+
+
+def _record_as_conv(rec, bindings: list, m: int, n: int, k: int, act: tuple, y_nbytes: int) -> None:
+    """A (M x K) @ B (K x N) as a 1x1 convolution of B (K channels of 1 x N) by A's rows, on
+    conv2d.comp, whose split-K keeps each slice of a long K within lavapipe's loop budget."""
+    from mnn_core.backend.kit.params import ConvPlan
+
+    from .conv import record_implicit_gemm
+
+    p = ConvPlan(1, k, 1, n, m, k, 1, 1, 1, n, 1, (0, 0, 0, 0), 1, 1, 1, 1, *act, 0, m * n)
+    a, b, _, y = bindings
+    record_implicit_gemm(rec, p, [b, a, a, y], y_nbytes)
 
 
 #: gemv.comp: rows of A it takes (its shared memory holds this many partial sums per invocation)
