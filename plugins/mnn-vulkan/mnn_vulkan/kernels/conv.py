@@ -13,7 +13,7 @@ from mnn_core.backend.kit.tiling import blocks
 
 from . import register
 from .loops import within_budget
-from .matmul import SMALL, budget_splits, dispatch_gemm, gemm_tiles, split_k, use_coopmat
+from .matmul import FEW_ROWS, SMALL, budget_splits, dispatch_gemm, gemm_tiles, split_k, use_coopmat
 
 
 def _record(op, rec):
@@ -70,7 +70,8 @@ def _supports(node, ins):
         if window is not True:
             return window
     k = w[1] * kh * kw
-    splits = budget_splits(choose(), SMALL[0], SMALL[1], blocks(*SMALL), k)
+    # the most slices a CPU device's tilings need (64 invocations of 4x4 or of 4x1 outputs)
+    splits = max(budget_splits(choose(), local, spec, blocks(local, spec), k) for local, spec in (SMALL, FEW_ROWS))
     if splits > 1 and groups * splits > 65535:
         return f"a Conv over K={k} needs {splits} slices of K on lavapipe (its loop budget) for {groups} groups"
     return True

@@ -41,6 +41,9 @@ GPU_WAVE = 1056
 GPU_ENOUGH = 180
 
 
+#: a CPU device's tiling for at most 8 rows: blocks of 4 x 64 (1 x 64 for one row)
+FEW_ROWS = ((64, 1, 1), (4, 1, 16))
+
 TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "wide": WIDE, "mid": MID, "one": ONE}
 
 
@@ -73,8 +76,9 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, 
         return local, spec, blocks(local, spec)
     gpu = is_gpu(device, options)
     if m <= 8 and not gpu:
-        tm = 1 if m == 1 else 4
-        return (64, 1, 1), (tm, 1, 16), (tm, 64)
+        local, (tm, tn, bk) = FEW_ROWS
+        tm = 1 if m == 1 else tm
+        return local, (tm, tn, bk), (tm, 64)
     if not gpu:  # a CPU device (lavapipe) has a few cores to fill
         bm, bn = blocks(*BIG)
         if bm <= m and bn <= max(n, 64) and cdiv(m, bm) * cdiv(n, bn) * batch >= 8:
