@@ -1,4 +1,4 @@
-# QuantizeLinear, DequantizeLinear, QLinearAdd (csrc/qlinear.h): the states of ops_qlinear.py.
+# QuantizeLinear, DequantizeLinear, QLinearAdd, uint8 / int8 MaxPool (csrc/qlinear.h): the states of ops_qlinear.py.
 # Included by _arm.pyx.
 
 cdef extern from "qlinear.h" nogil:
@@ -20,6 +20,12 @@ cdef extern from "qlinear.h" nogil:
     int arm_quantize_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_dequantize_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int arm_qadd_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    ctypedef struct arm_qmaxpool_state:
+        arm_op op
+        int32_t qdtype
+        int64_t planes
+        arm_pool_geom g
+    int arm_qmaxpool_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 
 def quant(str name, bint dequantize, int qdtype, int64_t outer, int64_t C, int64_t inner, scale, zp,
@@ -48,4 +54,16 @@ def qadd(str name, int qdtype, dims, sa, sb, float ma, float mb, int za, int zb,
     s.runtime = runtime
     for i in range(s.ndim):
         s.dims[i], s.sa[i], s.sb[i] = dims[i], sa[i], sb[i]
+    return ex
+
+
+def qmaxpool(str name, int qdtype, int64_t planes, dict p, int threads=1):
+    """MaxPool on [planes][H][W] uint8 / int8 (qdtype); p: the window (kit.window.pool_params)."""
+    cdef Execution ex = _execution(name, sizeof(arm_qmaxpool_state), arm_qmaxpool_run)
+    cdef arm_qmaxpool_state* s = <arm_qmaxpool_state*>ex.state
+    s.qdtype, s.planes = qdtype, planes
+    s.g.H, s.g.W, s.g.OH, s.g.OW = p["H"], p["W"], p["OH"], p["OW"]
+    s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
+    s.g.dh, s.g.dw, s.g.pt, s.g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
+    s.op.threads = max(1, threads)
     return ex

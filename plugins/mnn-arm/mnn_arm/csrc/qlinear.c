@@ -1,10 +1,12 @@
-/* QuantizeLinear, DequantizeLinear and QLinearAdd (qlinear.h), armv8-a NEON, 8 elements a step.
+/* QuantizeLinear, DequantizeLinear, QLinearAdd (qlinear.h), armv8-a NEON, 8 elements a step; uint8 / int8
+ * MaxPool at the end.
  * Rounding as the reference: float32 division / products / sum, then round half to even (fcvtns, a
  * saturating conversion), the zero point added with saturation and saturating narrows: the same as
  * numpy's rint + clip for every finite input. No multiply-add is fused (fp-contract off). */
 #pragma GCC optimize("fp-contract=off")
 #include <arm_neon.h>
 #include <math.h>
+#include <string.h>
 
 #include "parallel.h"
 #include "qlinear.h"
@@ -215,5 +217,65 @@ int arm_qadd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     const int64_t total = s->dims[0] * j.inner, most = total / 8192;
     const int parts = most < 2 ? 1 : (most < arm_threads(s) ? (int)most : arm_threads(s));
     arm_parallel(parts, s->dims[0], s->ndim == 1 ? RUN : 1, qadd_part, &j);
+    return 0;
+}
+
+/* -- MaxPool on uint8 / int8 ------------------------------------------------------------------ */
+
+/* int8 is compared as uint8 after flipping the sign bit (x ^ 0x80 keeps the order), so one unsigned
+ * kernel serves both; the output row is built in that domain and flipped back */
+static void qmaxpool_plane(const arm_qmaxpool_state *s, const uint8_t *x, uint8_t *y) {
+    const arm_pool_geom *g = &s->g;
+    const uint8_t flip = s->qdtype == ARM_Q_INT8 ? 0x80 : 0;
+    const uint8x16_t vflip = vdupq_n_u8(flip);
+    for (int64_t oh = 0; oh < g->OH; ++oh) {
+        uint8_t *yr = y + oh * g->OW;
+        memset(yr, 0, (size_t)g->OW); /* the lowest value of the unsigned domain */
+        for (int64_t i = 0; i < g->kh; ++i) {
+            const int64_t ih = oh * g->sh - g->pt + i * g->dh;
+            if (ih < 0 || ih >= g->H) continue;
+            const uint8_t *xr = x + ih * g->W;
+            for (int64_t j = 0; j < g->kw; ++j) {
+                const int64_t off = j * g->dw - g->pl; /* column of output ow: ow * sw + off */
+                int64_t ow = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+                const int64_t end = g->W - off <= 0 ? 0 : (g->W - off + g->sw - 1) / g->sw;
+                const int64_t stop = end < g->OW ? end : g->OW;
+                if (g->sw == 1)
+                    for (; ow + 16 <= stop; ow += 16)
+                        vst1q_u8(yr + ow, vmaxq_u8(vld1q_u8(yr + ow), veorq_u8(vld1q_u8(xr + ow + off), vflip)));
+                else if (g->sw == 2) /* vld2 reads 32 columns: only where all lie in the row */
+                    for (; ow + 16 <= stop && (ow + 16) * 2 + off <= g->W; ow += 16)
+                        vst1q_u8(yr + ow, vmaxq_u8(vld1q_u8(yr + ow), veorq_u8(vld2q_u8(xr + ow * 2 + off).val[0], vflip)));
+                for (; ow < stop; ++ow) {
+                    const uint8_t v = xr[ow * g->sw + off] ^ flip;
+                    if (v > yr[ow]) yr[ow] = v;
+                }
+            }
+        }
+        if (flip)
+            for (int64_t ow = 0; ow < g->OW; ++ow) yr[ow] ^= flip;
+    }
+}
+
+typedef struct qmaxpool_job {
+    const arm_qmaxpool_state *s;
+    const uint8_t *x;
+    uint8_t *y;
+} qmaxpool_job;
+
+static void qmaxpool_part(void *ctx, int64_t b, int64_t end, int tid) {
+    const qmaxpool_job *j = (const qmaxpool_job *)ctx;
+    const arm_pool_geom *g = &j->s->g;
+    (void)tid;
+    for (int64_t p = b; p < end; ++p) qmaxpool_plane(j->s, j->x + p * g->H * g->W, j->y + p * g->OH * g->OW);
+}
+
+int arm_qmaxpool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    const arm_qmaxpool_state *s = (const arm_qmaxpool_state *)state;
+    (void)n_in, (void)n_out;
+    qmaxpool_job j = {s, (const uint8_t *)arm_data(&ins[0]), (uint8_t *)arm_data(&outs[0])};
+    const int64_t most = s->planes * s->g.OH * s->g.OW * s->g.kh * s->g.kw / (RUN * 64);
+    const int parts = most < 2 ? 1 : (most < arm_threads(s) ? (int)most : arm_threads(s));
+    arm_parallel(parts, s->planes, 1, qmaxpool_part, &j);
     return 0;
 }

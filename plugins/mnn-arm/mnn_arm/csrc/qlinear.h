@@ -1,6 +1,6 @@
 /* The int8 graph's glue ops (qlinear.c), bit-exact with mnn_core/ops/quant.py: QuantizeLinear
- * (float32 -> uint8/int8, per tensor or per axis), DequantizeLinear (uint8/int8/int32 -> float32) and
- * QLinearAdd (uint8/int8, broadcasting). Tensors are seen as [outer][C][inner] about the quantization
+ * (float32 -> uint8/int8, per tensor or per axis), DequantizeLinear (uint8/int8/int32 -> float32),
+ * QLinearAdd (uint8/int8, broadcasting) and MaxPool on uint8/int8 planes. Tensors are seen as [outer][C][inner] about the quantization
  * axis (C = 1 per tensor); QLinearAdd walks the collapsed broadcast dims of the binary ops. */
 #ifndef MNN_ARM_QLINEAR_H
 #define MNN_ARM_QLINEAR_H
@@ -32,5 +32,16 @@ typedef struct arm_qadd_state {
     int64_t dims[MNN_MAX_DIMS], sa[MNN_MAX_DIMS], sb[MNN_MAX_DIMS];
 } arm_qadd_state;
 int arm_qadd_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* MaxPool on [planes][H][W] uint8 / int8: max is order-preserving, so the stored values are compared
+ * as they are (the zero point untouched); a tap outside the input never wins (the reference pads with
+ * the type's lowest value) */
+typedef struct arm_qmaxpool_state {
+    arm_op op;
+    int32_t qdtype; /* ARM_Q_UINT8 or ARM_Q_INT8 */
+    int64_t planes;
+    arm_pool_geom g; /* kind and the divisors unused */
+} arm_qmaxpool_state;
+int arm_qmaxpool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 #endif
