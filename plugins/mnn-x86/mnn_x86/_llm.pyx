@@ -34,8 +34,10 @@ LEVELS = {"scalar": 0, "avx2": 1, "avx512": 2}
 PATHS = {NBITS_FLOAT: "float", NBITS_AVX2: "avx2", NBITS_VNNI: "vnni", NBITS_GEMM: "gemm", NBITS_QGEMM: "qgemm"}
 #: rows of A from which the packed GEMM on dequantized panels beats the dots (prefill)
 GEMM_ROWS = 4
-#: rows of A from which, at accuracy_level 4 on AVX-512 VNNI, the integer tiles on int8 rows run (prefill)
+#: rows of A from which, at accuracy_level 4, the integer tiles on int8 rows run (prefill) on AVX-512 VNNI,
+#: and (4-bit weights only) on AVX2, where the tile holds fewer rows in registers
 QGEMM_ROWS = 6
+QGEMM_ROWS_AVX2 = 16
 
 
 def int8_path(str isa) -> str:
@@ -48,7 +50,8 @@ def matmul_nbits(str isa, int threads, int64_t M, int64_t N, int64_t K, int bits
     """MatMulNBits of A [M, K] (leading dims folded) by B [N, blocks, block * bits / 8]; int8: multiply in
     int8 where the ISA can (accuracy_level 4, blocks of 32 or more); zp_in / bias_in: those inputs'
     positions among the present ones, or -1; from gemm_rows rows of A on (0: never), the packed GEMM
-    on dequantized panels; from qgemm_rows rows on (0: never), where int8 runs VNNI, the integer tiles."""
+    on dequantized panels; from qgemm_rows rows on (0: never; AVX2: 4-bit only, from QGEMM_ROWS_AVX2
+    rows at least), the integer tiles."""
     # the GEMM path multiplies Y^T = B A^T: N rows, M columns
     cdef Execution ex = _execution(f"x86.MatMulNBits.int{bits}", sizeof(x86_nbits_state), x86_nbits_run, isa,
                                    threads, K, N, M)
@@ -61,7 +64,8 @@ def matmul_nbits(str isa, int threads, int64_t M, int64_t N, int64_t K, int bits
     s.level = LEVELS[isa]
     s.workers = max(threads, 1)
     s.path = x86_nbits_int8_path(LEVELS[isa]) if int8 and block >= 32 else NBITS_FLOAT
-    if 0 < qgemm_rows <= M and s.path == NBITS_VNNI:
+    tile_rows = qgemm_rows if s.path == NBITS_VNNI else max(qgemm_rows, QGEMM_ROWS_AVX2)
+    if 0 < qgemm_rows and tile_rows <= M and (s.path == NBITS_VNNI or (s.path == NBITS_AVX2 and bits == 4)):
         s.path = NBITS_QGEMM
     elif 0 < gemm_rows <= M:
         s.path = NBITS_GEMM

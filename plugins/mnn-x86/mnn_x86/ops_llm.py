@@ -6,9 +6,10 @@ a session share it, and its bytes are all a run streams. At accuracy_level 4 the
 quantized to int8 per block and multiplied with VPDPBUSD (AVX-512 VNNI) or VPMADDUBSW (AVX2); at the
 other levels (and for blocks of 16) a column is dequantized to float32 and dotted with each row.
 From GEMM_ROWS rows of A on (a prompt's chunk) panels of B are dequantized and multiplied by the packed
-float32 GEMM, which reuses each weight over the rows better than the dots do; at accuracy_level 4 on
-AVX-512 VNNI, from QGEMM_ROWS rows on, the int8 rows are multiplied by the weights in integer register
-tiles instead (llama.cpp's trade: A rounded to int8 per block, as at decode).
+float32 GEMM, which reuses each weight over the rows better than the dots do; at accuracy_level 4
+(AVX-512 VNNI, or AVX2 with 4-bit weights), from QGEMM_ROWS rows on, the int8 rows are multiplied
+by the weights in integer register tiles instead (llama.cpp's trade: A rounded to int8 per block,
+as at decode).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ._common import kernel, static_shape
 
 #: rows of A from which the GEMM on dequantized panels runs (0: never; tests set it to check the dots)
 GEMM_ROWS = _llm.GEMM_ROWS
-#: rows of A from which int8 (accuracy_level 4) runs the integer tiles on AVX-512 VNNI (0: never)
+#: rows of A from which int8 (accuracy_level 4) runs the integer tiles (0: never)
 QGEMM_ROWS = _llm.QGEMM_ROWS
 
 

@@ -1,8 +1,8 @@
 """MatMulNBits on x86 (ops_llm.py, csrc/llm/) against the reference backend: 4- and 8-bit weights,
 blocks of 16 to 256, with and without zero points and bias, odd K (partial last blocks) and N, one row
 (decode) and many (prefill), 1 and 2 threads, each ISA level and each way to multiply (float, the
-float GEMM on dequantized panels, and int8 at accuracy_level 4 in dots or, for many rows on AVX-512
-VNNI, integer tiles; int8's error is bounded by A's rounding to int8 per block)."""
+float GEMM on dequantized panels, and int8 at accuracy_level 4 in dots or, for many rows, integer
+tiles; int8's error is bounded by A's rounding to int8 per block)."""
 
 from __future__ import annotations
 
@@ -61,6 +61,15 @@ def _int8_bound(a, w, block):
     return bound.reshape(a.shape[:-1] + (w.shape[0],))
 
 
+def _tiles(isa, bits, rows):
+    """whether the integer tiles multiply these rows at accuracy_level 4 (_llm.matmul_nbits)"""
+    if ops_llm.QGEMM_ROWS <= 0:
+        return False
+    if _llm.int8_path(isa) == "vnni":
+        return rows >= ops_llm.QGEMM_ROWS
+    return _llm.int8_path(isa) == "avx2" and bits == 4 and rows >= max(ops_llm.QGEMM_ROWS, _llm.QGEMM_ROWS_AVX2)
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("bits,block", BLOCKS)
 @pytest.mark.parametrize("accuracy", [0, 4])
@@ -79,7 +88,7 @@ def test_matmul_nbits(isa, bits, block, accuracy, path, monkeypatch):
         mag, w = _magnitude(ins, attrs)
         slack = 1e-5 * mag + 1e-6
         rows = len(want.reshape(-1, attrs["N"]))
-        dots = not gemm or rows < _llm.GEMM_ROWS or (_llm.int8_path(isa) == "vnni" and 0 < ops_llm.QGEMM_ROWS <= rows)
+        dots = not gemm or rows < _llm.GEMM_ROWS or _tiles(isa, bits, rows)
         if accuracy == 4 and _llm.int8_path(isa) != "float" and block >= 32 and dots:
             slack = slack + _int8_bound(ins[0], w, block) * 1.001
         for threads in (1, 2):
@@ -110,14 +119,15 @@ def test_int8_rounding_is_what_the_bound_allows(rng):
     assert err.max() < 0.25 * _int8_bound(ins[0], w, 64).max()
 
 
-def test_int8_tiles_round_as_the_bound_allows(rng):
-    """The prefill tiles (many rows, AVX-512 VNNI) round A like the dots: within the bound, and reaching
-    a good share of it."""
-    if _llm.int8_path("avx512") != "vnni":
-        pytest.skip("no AVX-512 VNNI on this CPU")
-    ins, attrs = _case(rng, (40,), 515, 70, 4, 32, zp=True, bias=True)
+@pytest.mark.parametrize("isa,bits", [("avx2", 4), ("avx512", 4), ("avx512", 8)])
+def test_int8_tiles_round_as_the_bound_allows(rng, isa, bits):
+    """The prefill tiles (many rows) round A like the dots: within the bound, and reaching a good share
+    of it."""
+    if not _tiles(isa, bits, 40):
+        pytest.skip(f"no integer tiles at {isa} on this CPU")
+    ins, attrs = _case(rng, (40,), 515, 70, bits, 32, zp=True, bias=True)
     want = run_reference("MatMulNBits", ins, {**attrs, "accuracy_level": 0})[0]
-    got = _run(ins, {**attrs, "accuracy_level": 4}, "avx512", 1)
+    got = _run(ins, {**attrs, "accuracy_level": 4}, isa, 1)
     _, w = _magnitude(ins, attrs)
     err, bound = np.abs(got - want), _int8_bound(ins[0], w, 32)
     assert (err <= bound * 1.001 + 1e-4).all()

@@ -258,7 +258,8 @@ int x86_nbits_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     }
     if (s->path == NBITS_QGEMM) {
         x86_nbits_qgemm_quantize(s, j.a);
-        x86_pool->ranges(s->op.threads, (s->N + NBITS_QG_COLS - 1) / NBITS_QG_COLS, 1 + grain / NBITS_QG_COLS, x86_nbits_qgemm_columns, &j);
+        const int64_t groups = (s->N + NBITS_QG_COLS - 1) / NBITS_QG_COLS;
+        x86_pool->ranges(s->op.threads, groups, 1 + grain / NBITS_QG_COLS, x86_nbits_qgemm_columns, &j);
         return 0;
     }
     if (s->path == NBITS_FLOAT) {

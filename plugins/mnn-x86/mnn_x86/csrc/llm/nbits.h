@@ -13,7 +13,7 @@
  *  - GEMM (many rows, prefill): Y^T = B A^T on the packed GEMM of _x86 (its kernel table), panels
  *    of about 64 columns of B dequantized straight into the packed layout of its left operand, A^T
  *    packed once per run as the right one.
- *  - QGEMM (many rows at accuracy_level 4 on AVX-512 VNNI, prefill): A quantized to int8 per block and
+ *  - QGEMM (many rows at accuracy_level 4 on AVX-512 VNNI, or AVX2 with 4-bit weights; prefill): A quantized to int8 per block and
  *    multiplied in integer register tiles (nbits_qgemm.c).
  * The threads split N: a column of B is read from memory once and stays in cache for all M rows. */
 #ifndef MNN_X86_LLM_NBITS_H
