@@ -16,8 +16,8 @@ only when all of these hold, and is otherwise ignored, deleted and reported once
   does not match.
 
 The backend then checks the payload itself (a Vulkan pipeline cache's header names
-the device and driver) before its driver sees it. mnn-opencl keeps its own copy of
-these rules in program_cache.py.
+the device and driver; an OpenCL driver must build the binary) before its driver
+sees it. mnn-vulkan's pipeline_cache.py and mnn-opencl's program_cache.py use these rules.
 """
 
 from __future__ import annotations
@@ -80,7 +80,12 @@ def private_dir(package: str, root: Path | None) -> Path | None:
     elif st.st_mode & 0o022:
         why = f"is writable by group or others (mode {stat.filemode(st.st_mode)})"
     if why:
-        report_once(package, root, f"the cache folder {root} {why}, so its files could be anyone's: not using it")
+        report_once(
+            package,
+            root,
+            f"the cache folder {root} {why}, so its files could be anyone's: not using it "
+            "(chmod go-w it, or name another folder in the backend's *_CACHE_DIR variable)",
+        )
         return None
     return root
 
@@ -178,7 +183,7 @@ def unpack(magic: bytes, data: bytes, key: bytes, secret: bytes) -> bytes:
         raise Unusable("is not a cache file of this version (damaged or truncated)")
     stored_key, mac, payload = data[len(magic) : len(magic) + 32], data[len(magic) + 32 : head], data[head:]
     if not hmac.compare_digest(stored_key, key):
-        raise Unusable("was built for another device, driver or package version (its key differs)")
+        raise Unusable("was built from other inputs (device, driver, source or package version: its key differs)")
     if not hmac.compare_digest(mac, hmac.new(secret, key + payload, hashlib.sha256).digest()):
         raise Unusable("was not written by this cache (its HMAC does not match: copied, damaged or edited)")
     return payload

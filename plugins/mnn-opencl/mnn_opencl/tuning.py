@@ -7,8 +7,8 @@ many), as MNN's GPU tuning modes.
 
 Results go to <cache dir>/tuning-<device>-<driver hash>.json, keyed by kernel
 name, work size and a hash of the kernel's shape arguments. The file is read under
-the program cache's rules (program_cache.py: a private folder, a regular file of
-bounded size), and an entry that does not fit the launch is measured again.
+the program cache's rules (mnn_core.backend.kit.disk_cache: a private folder, a
+regular file of bounded size), and an entry that does not fit the launch is measured again.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import os
 import threading
 from pathlib import Path
 
+from mnn_core.backend.kit import disk_cache
 from mnn_core.errors import BackendError
 
-from .program_cache import Unusable, device_tag, private_dir, read_private, report_once, write_private
+from .program_cache import PACKAGE, device_tag, private_dir
 
 MODES = ("none", "fast", "wide")
 MAX_FILE_BYTES = 16 << 20
@@ -86,11 +87,13 @@ class TuningCache:
         self._lock = threading.Lock()
         if self.path is not None:
             try:
-                data = read_private(self.path, MAX_FILE_BYTES)
+                data = disk_cache.read_private(self.path, MAX_FILE_BYTES)
                 table = json.loads(data) if data is not None else {}
                 self.table = {k: v for k, v in table.items() if isinstance(v, list)}
-            except Unusable as exc:
-                report_once(self.path, f"the tuning file {self.path} {exc}: not used, replaced on the next save")
+            except disk_cache.Unusable as exc:
+                disk_cache.report_once(
+                    PACKAGE, self.path, f"the tuning file {self.path} {exc}: not used, replaced on the next save"
+                )
             except (OSError, ValueError, AttributeError):
                 self.table = {}  # a damaged file is rewritten on the next save
 
@@ -106,7 +109,7 @@ class TuningCache:
         if self.path is None:
             return
         try:
-            write_private(self.path, json.dumps(self.table, indent=0, sort_keys=True).encode())
+            disk_cache.write_private(self.path, json.dumps(self.table, indent=0, sort_keys=True).encode())
         except OSError:
             pass  # tuning still applies to this process
 

@@ -138,7 +138,7 @@ def test_foreign_binary_at_the_predictable_name_is_rebuilt(private_cache, forger
         why = "key differs"
     else:  # version 1: a plain SHA-256 of the payload proved integrity, not origin
         data = b"MNNCLBIN1\n" + hashlib.sha256(foreign).digest() + foreign
-        why = "not a program cache file"
+        why = "not a cache file"
     assert not hmac.compare_digest(data, good)
     path.write_bytes(data)
     with pytest.warns(UserWarning, match=why):
@@ -159,7 +159,7 @@ def test_truncated_binary_with_a_valid_digest_never_reaches_the_driver(private_c
         path.write_bytes(MAGIC + key + hashlib.sha256(key + cut).digest() + cut)
     else:
         path.write_bytes(b"MNNCLBIN1\n" + hashlib.sha256(cut).digest() + cut)
-    with pytest.warns(UserWarning, match="HMAC|not a program cache file"):
+    with pytest.warns(UserWarning, match="HMAC|not a cache file"):
         assert _load()["how"] == "source"  # (handing it to PoCL would crash the process)
     assert path.read_bytes() == good
 
