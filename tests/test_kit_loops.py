@@ -26,3 +26,31 @@ def test_budgeted_declines_past_the_budget_with_the_count_and_only_there():
     assert reason.startswith("this MaxPool takes 64512 loop passes in one invocation, past llvmpipe's 65535")
     assert on_gpu.budgeted(None, passes)(node, [10**9]) is True
     assert on_cpu.budgeted(lambda node, ins: "rank 3", passes)(node, [10**9]) == "rank 3"
+
+
+def test_no_device_means_no_budget():
+    from mnn_core.errors import BackendError
+
+    def no_device():
+        raise BackendError("no renderer here")
+
+    assert LoopBudget(no_device).passes() is None
+    assert LoopBudget(no_device).within(10**9, "this MatMul") is True
+
+
+def test_the_kits_ops_whose_loops_follow_the_data_are_declined_past_the_budget():
+    from mnn_core.backend.kit import ml, quant
+
+    on_cpu = LoopBudget(lambda: "llvmpipe (LLVM 15)")
+    matmul_int = on_cpu.budgeted(*quant.LOOPED["MatMulInteger"])
+    node = SimpleNamespace(op="MatMulInteger")
+    tall = [SimpleNamespace(shape=(1, 70001), dtype="uint8"), SimpleNamespace(shape=(70001, 2), dtype="uint8")]
+    assert matmul_int(node, tall).startswith("this MatMulInteger takes 70017 loop passes")
+    short = [SimpleNamespace(shape=(3, 9), dtype="int8"), SimpleNamespace(shape=(9, 5), dtype="int8")]
+    assert matmul_int(node, short) is True
+    normalizer = on_cpu.budgeted(*ml.LOOPED["Normalizer"])
+    node = SimpleNamespace(op="Normalizer")
+    assert normalizer(node, [SimpleNamespace(shape=(2, 40000), dtype="float32")]).startswith(
+        "this Normalizer takes 80016"
+    )
+    assert normalizer(node, [SimpleNamespace(shape=(2, 31), dtype="float32")]) is True

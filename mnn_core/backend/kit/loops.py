@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ...errors import BackendError
+
 LLVMPIPE_LOOP_PASSES = 65535
 #: passes kept back for the short fixed loops around a kernel's long one (dims, tree steps)
 MARGIN = 1024
@@ -35,14 +37,19 @@ def group_passes(count: int, per_pass: int = 1) -> int:
 
 
 class LoopBudget:
-    """A backend's loop budget: `device_name()` names its default device (None: no device)."""
+    """A backend's loop budget: `device_name()` names its default device (a GL renderer, a Vulkan
+    device name), None or a BackendError where there is none (then there is no budget either)."""
 
     def __init__(self, device_name: Callable[[], str | None]) -> None:
         self.device_name = device_name
 
     def passes(self) -> int | None:
         """The loop passes one invocation may make on the default device, or None where unlimited."""
-        return budget_of(self.device_name())
+        try:
+            name = self.device_name()
+        except BackendError:
+            return None
+        return budget_of(name)
 
     def within(self, passes: int, what: str) -> bool | str:
         """True where one invocation's `passes` loop passes run to the end here, else the reason."""

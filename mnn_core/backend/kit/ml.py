@@ -175,6 +175,35 @@ def _binary_flags(attrs: dict) -> int:
     return int(one_id) | int(one_id and positive) << 1
 
 
+# -- loop passes (mnn_core.backend.kit.loops): one invocation's, in the GLSL kernels of these ops -----
+
+
+def normalizer_passes(node: Node, ins: Sequence[TensorInfo]) -> int:
+    """ml_normalizer.comp: a row's norm, then the row scaled."""
+    return 2 * ins[0].shape[-1] + 16
+
+
+def linear_passes(node: Node, ins: Sequence[TensorInfo]) -> int:
+    """ml_linear.comp: every class's dot product over the features, then a pass per class."""
+    coefficients = len(node.attrs.get("coefficients", ()))
+    return coefficients + 4 * (coefficients // max(ins[0].shape[-1], 1)) + 16
+
+
+def trees_passes(node: Node, ins: Sequence[TensorInfo]) -> int:
+    """ml_trees.comp walks every tree to the forest's depth, then adds each class's weight."""
+    p = trees_table(ins[0], full_attrs(node))[1]
+    return p["trees"] * (p["steps"] + p["k"] + 4) + 4 * p["k"] + 16
+
+
+#: the ops whose loops follow the data: (supports, loop passes of one invocation), for a backend's
+#: LoopBudget.budgeted
+LOOPED = {
+    "Normalizer": (normalizer_supports, normalizer_passes),
+    "LinearClassifier": (linear_supports, linear_passes),
+    "TreeEnsembleClassifier": (trees_supports, trees_passes),
+}
+
+
 TREE_PARAMS = (
     "n",
     "f",

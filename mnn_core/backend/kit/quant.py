@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..api import SegmentOp
 
 BYTES = ("uint8", "int8")
+ANY = ("float32", "int32", "int64", "uint8", "int8")  # QuantizeLinear's and DynamicQuantizeLSTM's inputs
 Infos = Sequence["TensorInfo | None"]
 
 
@@ -251,3 +252,34 @@ def dq_lstm_plan(op: SegmentOp) -> tuple[list, list, DqLstmPlan] | None:
     has_y = outs[0] is not None and outs[0].info.size > 0
     plan = DqLstmPlan(infos, has_y, full_attrs(op.node))
     return None if plan.T == 0 or plan.dbh == 0 else (ins, outs, plan)
+
+
+# -- loop passes (mnn_core.backend.kit.loops): one invocation's, in the GLSL kernels of these ops --
+
+
+def conv_int_passes(node: Node, ins: Infos) -> int:
+    """conv_int.comp: the group's channels x kernel rows x kernel columns in one invocation."""
+    w = ins[1].shape
+    kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
+    return w[1] * (kh * (kw + 2) + 3) + 16
+
+
+def matmul_int_passes(node: Node, ins: Infos) -> int:
+    """matmul_int.comp: one output's sum over K."""
+    return ins[0].shape[-1] + 16
+
+
+def dq_lstm_passes(node: Node, ins: Infos) -> int:
+    """dq_lstm_x.comp loops over the input size, dq_lstm_step.comp over the hidden size, dq_range.comp
+    over a step's inputs shared by its work group (counted as 64 invocations of its 256: a margin)."""
+    x, r = ins[0].shape, ins[2].shape
+    return max(x[-1], r[1]) + x[-1] * x[1] // 64 + 64
+
+
+#: the ops whose loops follow the data: (supports, loop passes of one invocation), for a backend's
+#: LoopBudget.budgeted
+LOOPED = {
+    "ConvInteger": (conv_int_supports, conv_int_passes),
+    "MatMulInteger": (matmul_int_supports, matmul_int_passes),
+    "DynamicQuantizeLSTM": (dq_lstm_supports, dq_lstm_passes),
+}

@@ -41,31 +41,8 @@ def _record_trees(op, rec):
     rec.elementwise("ml_trees", params, [x], [label, z], p["n"])
 
 
+CHECKS = {op: budgeted(*checks) for op, checks in ml.LOOPED.items()}
 register("Scaler", _record_scaler, ml.scaler_supports, efficiency=0.5)
-
-
-def _linear_passes(node, ins) -> int:
-    # ml_linear.comp: every class's dot product over the features, then a pass per class
-    coefficients = len(node.attrs.get("coefficients", ()))
-    return coefficients + 4 * (coefficients // max(ins[0].shape[-1], 1)) + 16
-
-
-def _tree_passes(node, ins) -> int:
-    # ml_trees.comp walks every tree to the forest's depth, then adds each class's weight
-    p = ml.trees_table(ins[0], ml.full_attrs(node))[1]
-    return p["trees"] * (p["steps"] + p["k"] + 4) + 4 * p["k"] + 16
-
-
-register(
-    "Normalizer",
-    _record_normalizer,
-    budgeted(ml.normalizer_supports, lambda n, ins: 2 * ins[0].shape[-1] + 16),
-    efficiency=0.3,
-)
-register(
-    "LinearClassifier",
-    _record_linear,
-    budgeted(ml.linear_supports, _linear_passes),
-    efficiency=0.3,
-)
-register("TreeEnsembleClassifier", _record_trees, budgeted(ml.trees_supports, _tree_passes), efficiency=0.3)
+register("Normalizer", _record_normalizer, CHECKS["Normalizer"], efficiency=0.3)
+register("LinearClassifier", _record_linear, CHECKS["LinearClassifier"], efficiency=0.3)
+register("TreeEnsembleClassifier", _record_trees, CHECKS["TreeEnsembleClassifier"], efficiency=0.3)

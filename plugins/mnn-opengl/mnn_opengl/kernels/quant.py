@@ -14,8 +14,6 @@ from ..recorder import element
 from . import register
 from .loops import budgeted
 
-ANY = ("float32", "int32", "int64", "uint8", "int8")
-
 
 def _at(ref, fallback) -> int:
     return element(ref if ref is not None else fallback)
@@ -97,41 +95,8 @@ def _record_dq_lstm(op, rec):
             dispatch("scratch_copy", [p.dbh, 0, element(out), scratch + state + slot * p.dbh], p.dbh)
 
 
-register("QuantizeLinear", _record_quantize, quant.quantize_supports, dtypes=ANY, efficiency=0.5)
-
-
-def _conv_int_passes(node, ins) -> int:
-    # conv_int.comp: the group's channels x kernel rows x kernel columns
-    w = ins[1].shape
-    kh, kw = (w[2], w[3]) if len(w) == 4 else (1, w[2])
-    return w[1] * (kh * (kw + 2) + 3) + 16
-
-
-def _lstm_passes(node, ins) -> int:
-    # dq_lstm_x.comp loops over the input size, dq_lstm_step.comp over the hidden size, dq_range.comp
-    # over a step's inputs by its 64 invocations
-    x, r = ins[0].shape, ins[2].shape
-    return max(x[-1], r[1]) + x[-1] * x[1] // 64 + 64
-
-
-register(
-    "ConvInteger",
-    _record_conv_int,
-    budgeted(quant.conv_int_supports, _conv_int_passes),
-    dtypes=quant.BYTES,
-    efficiency=0.2,
-)
-register(
-    "MatMulInteger",
-    _record_matmul_int,
-    budgeted(quant.matmul_int_supports, lambda node, ins: ins[0].shape[-1] + 16),
-    dtypes=quant.BYTES,
-    efficiency=0.2,
-)
-register(
-    "DynamicQuantizeLSTM",
-    _record_dq_lstm,
-    budgeted(quant.dq_lstm_supports, _lstm_passes),
-    dtypes=ANY,
-    efficiency=0.1,
-)
+CHECKS = {op: budgeted(*checks) for op, checks in quant.LOOPED.items()}
+register("QuantizeLinear", _record_quantize, quant.quantize_supports, dtypes=quant.ANY, efficiency=0.5)
+register("ConvInteger", _record_conv_int, CHECKS["ConvInteger"], dtypes=quant.BYTES, efficiency=0.2)
+register("MatMulInteger", _record_matmul_int, CHECKS["MatMulInteger"], dtypes=quant.BYTES, efficiency=0.2)
+register("DynamicQuantizeLSTM", _record_dq_lstm, CHECKS["DynamicQuantizeLSTM"], dtypes=quant.ANY, efficiency=0.1)
