@@ -8,54 +8,33 @@ from opengl_testing import needs_opengl
 
 import mnn_core as mnn
 from mnn_core.errors import UnsupportedOpError
+from mnn_core.testing import long_loops
+from mnn_core.testing.long_loops import LONG
 
 pytestmark = needs_opengl
-LONG = 70001  # past 65535, odd
+_rand = long_loops.rand
 
 
 def _compare(graph, feeds, rtol=1e-4, atol=1e-4):
-    want = mnn.Session(graph, backend="reference").run(feeds)
-    got = mnn.Session(graph, backend="opengl", fallback=False).run(feeds)
-    for name in want:
-        np.testing.assert_allclose(got[name], want[name], rtol=rtol, atol=atol)
-
-
-def _rand(shape, seed=7):
-    return np.random.default_rng(seed).standard_normal(shape).astype("float32")
+    long_loops.compare("opengl", graph, feeds, rtol, atol)
 
 
 @pytest.mark.parametrize(
     "a_shape, b_shape", [((1, LONG), (LONG, 2)), ((3, LONG), (LONG, 1)), ((2, 1, 5000), (5000, 3))]
 )
 def test_matmul_with_a_long_k_matches_reference(a_shape, b_shape):
-    b = mnn.GraphBuilder("long_matmul")
-    a, w = b.input("a", a_shape), b.input("b", b_shape)
-    b.output(b.MatMul(a, w), "y")
-    feeds = {"a": _rand(a_shape, 1), "b": _rand(b_shape, 2)}
-    feeds["a"][..., -1] = 100.0  # the last product counts
-    _compare(b.build(), feeds, rtol=1e-3, atol=1e-2)
+    _compare(*long_loops.matmul(a_shape, b_shape), rtol=1e-3, atol=1e-2)
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (1, 0), (0, 1), (1, 1)])
 def test_gemm_with_a_long_k_matches_reference(trans_a, trans_b):
-    m, n = 2, 3
-    b = mnn.GraphBuilder("long_gemm")
-    a_shape = (LONG, m) if trans_a else (m, LONG)
-    w_shape = (n, LONG) if trans_b else (LONG, n)
-    a, w, c = b.input("a", a_shape), b.input("b", w_shape), b.input("c", (n,))
-    b.output(b.Gemm(a, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0), "y")
-    feeds = {"a": _rand(a_shape, 3), "b": _rand(w_shape, 4), "c": _rand((n,), 5)}
-    _compare(b.build(), feeds, rtol=1e-3, atol=1e-2)
+    _compare(*long_loops.gemm(trans_a, trans_b), rtol=1e-3, atol=1e-2)
 
 
 @pytest.mark.parametrize("shape, axis", [((2, LONG), 1), ((LONG,), 0), ((1, 4099, 3), 1), ((2, 5, 7), 2)])
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
 def test_softmax_over_a_long_axis_matches_reference(op, shape, axis):
-    b = mnn.GraphBuilder("long_softmax")
-    x = b.input("x", shape)
-    b.output(getattr(b, op)(x, axis=axis), "y")
-    feeds = {"x": _rand(shape, 8) * 4}
-    _compare(b.build(), feeds, rtol=1e-3, atol=1e-5)
+    _compare(*long_loops.softmax(op, shape, axis), rtol=1e-3, atol=1e-5)
 
 
 @pytest.mark.parametrize("shape", [(2, LONG), (3, 4097), (4, 9)])
@@ -80,8 +59,7 @@ def test_instancenorm_over_a_long_image_matches_reference():
 def _budget_or_skip():
     from mnn_opengl.kernels.loops import loop_budget
 
-    if loop_budget() is None:
-        pytest.skip("this renderer has no loop budget (not llvmpipe)")
+    long_loops.skip_without_budget(loop_budget, "renderer")
 
 
 def test_a_conv_past_the_budget_is_declined_with_the_reason_and_falls_back():
@@ -100,10 +78,8 @@ def test_a_conv_past_the_budget_is_declined_with_the_reason_and_falls_back():
 
 def test_a_pooling_window_past_the_budget_is_declined():
     _budget_or_skip()
-    b = mnn.GraphBuilder("wide_pool")
-    b.output(b.MaxPool(b.input("x", (1, 1, 300, 300)), kernel_shape=[300, 300]), "y")
     with pytest.raises(UnsupportedOpError, match="this MaxPool takes"):
-        mnn.Session(b.build(), backend="opengl", fallback=False)
+        mnn.Session(long_loops.wide_pool(), backend="opengl", fallback=False)
 
 
 @pytest.mark.parametrize("shape, axis", [((2, LONG), 1), ((1, 4099, 3), 1), ((3, 5), 1)])

@@ -13,27 +13,21 @@ from vulkan_testing import needs_vulkan
 
 import mnn_core as mnn
 from mnn_core.errors import UnsupportedOpError
+from mnn_core.testing import long_loops
+from mnn_core.testing.long_loops import LONG
 
 pytestmark = needs_vulkan
-LONG = 70001  # past 65535, odd
+_rand = long_loops.rand
 
 
 def _compare(graph, feeds, rtol=1e-3, atol=1e-2):
-    want = mnn.Session(graph, backend="reference").run(feeds)
-    got = mnn.Session(graph, backend="vulkan", fallback=False).run(feeds)
-    for name in want:
-        np.testing.assert_allclose(got[name], want[name], rtol=rtol, atol=atol)
-
-
-def _rand(shape, seed=7):
-    return np.random.default_rng(seed).standard_normal(shape).astype("float32")
+    long_loops.compare("vulkan", graph, feeds, rtol, atol)
 
 
 def _budget_or_skip():
     from mnn_vulkan.kernels.loops import loop_budget
 
-    if loop_budget() is None:
-        pytest.skip("this device has no loop budget (not lavapipe)")
+    long_loops.skip_without_budget(loop_budget, "device")
 
 
 @pytest.mark.parametrize(
@@ -47,24 +41,12 @@ def _budget_or_skip():
     ],
 )
 def test_matmul_with_a_long_k_matches_reference(a_shape, b_shape):
-    b = mnn.GraphBuilder("long_matmul")
-    a, w = b.input("a", a_shape), b.input("b", b_shape)
-    b.output(b.MatMul(a, w), "y")
-    feeds = {"a": _rand(a_shape, 1), "b": _rand(b_shape, 2)}
-    feeds["a"][..., -1] = 100.0  # the last product counts
-    _compare(b.build(), feeds)
+    _compare(*long_loops.matmul(a_shape, b_shape))
 
 
 @pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (1, 0), (0, 1), (1, 1)])
 def test_gemm_with_a_long_k_matches_reference(trans_a, trans_b):
-    m, n = 2, 3
-    b = mnn.GraphBuilder("long_gemm")
-    a_shape = (LONG, m) if trans_a else (m, LONG)
-    w_shape = (n, LONG) if trans_b else (LONG, n)
-    a, w, c = b.input("a", a_shape), b.input("b", w_shape), b.input("c", (n,))
-    b.output(b.Gemm(a, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0), "y")
-    feeds = {"a": _rand(a_shape, 3), "b": _rand(w_shape, 4), "c": _rand((n,), 5)}
-    _compare(b.build(), feeds)
+    _compare(*long_loops.gemm(trans_a, trans_b))
 
 
 def test_a_batched_matmul_of_many_rows_past_the_budget_is_declined_and_falls_back():
@@ -100,17 +82,13 @@ def test_a_deconv_past_the_budget_is_declined():
 
 def test_a_pooling_window_past_the_budget_is_declined():
     _budget_or_skip()
-    b = mnn.GraphBuilder("wide_pool")
-    b.output(b.MaxPool(b.input("x", (1, 1, 300, 300)), kernel_shape=[300, 300]), "y")
     with pytest.raises(UnsupportedOpError, match="this MaxPool takes"):
-        mnn.Session(b.build(), backend="vulkan", fallback=False)
+        mnn.Session(long_loops.wide_pool(), backend="vulkan", fallback=False)
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])
 def test_softmax_over_a_long_axis_matches_reference(op):
-    b = mnn.GraphBuilder("long_softmax")
-    b.output(getattr(b, op)(b.input("x", (2, LONG)), axis=1), "y")
-    _compare(b.build(), {"x": _rand((2, LONG), 10) * 4}, atol=1e-5)
+    _compare(*long_loops.softmax(op, (2, LONG), 1), atol=1e-5)
 
 
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
