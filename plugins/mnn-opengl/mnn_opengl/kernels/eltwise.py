@@ -16,6 +16,12 @@ from . import KERNELS, register
 INT_OPS = {"int32": ("Add", "Sub", "Mul", "Div", "Max", "Min"), "int64": ("Add", "Sub", "Mul", "Max", "Min")}
 
 
+def broadcast_params(a, b, y, dims, sa, sb) -> list:
+    """The operand fields of a broadcasting two-input shader (binary, ibinary, compare): where a, b
+    and y start, then the collapsed dims and both inputs' strides, each padded to 6."""
+    return [element(a), element(b), element(y), pad_to(dims, 6, 1), pad_to(sa, 6), pad_to(sb, 6)]
+
+
 def _binary_supports(node, ins):
     if len(ins) != 2 or any(i is None for i in ins):
         return f"{node.op} takes two inputs"
@@ -31,24 +37,11 @@ def _record_binary(op, rec):
     y = op.outputs[0]
     dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
     if a.info.dtype != "float32":
-        params = [y.info.size, len(dims), BINARY[op.node.op], int(a.info.dtype == "int64"), element(a), element(b)]
-        params += [element(y), pad_to(dims, 6, 1), pad_to(sa, 6), pad_to(sb, 6)]
+        params = [y.info.size, len(dims), BINARY[op.node.op], int(a.info.dtype == "int64")]
+        params += broadcast_params(a, b, y, dims, sa, sb)
         rec.elementwise("ibinary", params, [a, b], [y], y.info.size)
         return
-    params = [
-        y.info.size,
-        len(dims),
-        BINARY[op.node.op],
-        0,
-        0.0,
-        0.0,
-        element(a),
-        element(b),
-        element(y),
-        pad_to(dims, 6, 1),
-        pad_to(sa, 6),
-        pad_to(sb, 6),
-    ]
+    params = [y.info.size, len(dims), BINARY[op.node.op], 0, 0.0, 0.0, *broadcast_params(a, b, y, dims, sa, sb)]
     rec.elementwise("binary", params, [a, b], [y], y.info.size)
 
 

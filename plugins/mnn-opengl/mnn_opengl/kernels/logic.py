@@ -13,6 +13,7 @@ from mnn_core.backend.kit.logic import KINDS, VALUE_WORDS, compare_code, registe
 
 from ..recorder import element
 from . import register
+from .eltwise import broadcast_params
 from .quant import record_cast_to_bytes
 
 
@@ -21,18 +22,8 @@ def _record_compare(op, rec):
     b = op.inputs[1] if len(op.inputs) > 1 else a  # unary ops read the first input twice
     y = op.outputs[0]
     dims, (sa, sb) = broadcast_plan(y.info.shape, a.info.shape, b.info.shape)
-    params = [
-        y.info.size,
-        len(dims),
-        compare_code(op.node),
-        KINDS[a.info.dtype],
-        element(a),
-        element(b),
-        element(y),
-        pad_to(dims, 6, 1),
-        pad_to(sa, 6),
-        pad_to(sb, 6),
-    ]
+    params = [y.info.size, len(dims), compare_code(op.node), KINDS[a.info.dtype]]
+    params += broadcast_params(a, b, y, dims, sa, sb)
     rec.elementwise("compare", params, [a, b], [y], -(-y.info.size // 4))
 
 
