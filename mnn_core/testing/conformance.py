@@ -39,26 +39,38 @@ class ConformanceCase:
         return f"{self.op}-{self.index}"
 
 
-def _one_node_graph(op: str, inputs: list, attrs: dict, constant_weights: bool) -> tuple[Graph, dict]:
-    graph = Graph(name=f"conformance_{op}")
+def one_node_graph(
+    op: str, inputs: list, attrs: dict, constant=(), outputs=("out",), name: str | None = None
+) -> tuple[Graph, dict]:
+    """A graph of one `op` node and its feeds: input i is in{i} (None: an absent optional input), an
+    initializer where i is in `constant`, else a graph input fed by that name."""
+    graph = Graph(name=name or op)
     feeds = {}
     names = []
     for i, arr in enumerate(inputs):
         if arr is None:
             names.append("")
             continue
-        name = f"in{i}"
-        names.append(name)
-        if constant_weights and i > 0:
-            graph.initializers[name] = np.asarray(arr, order="C")
+        names.append(f"in{i}")
+        if i in constant:
+            graph.initializers[names[-1]] = np.asarray(arr, order="C")
         else:
-            graph.inputs[name] = TensorInfo(arr.shape, str(arr.dtype))
-            feeds[name] = arr
+            graph.inputs[names[-1]] = TensorInfo(arr.shape, str(arr.dtype))
+            feeds[names[-1]] = arr
+    graph.nodes.append(Node(op, names, list(outputs), dict(attrs), op.lower()))
+    graph.outputs = list(outputs)
+    return graph, feeds
+
+
+def _one_node_graph(op: str, inputs: list, attrs: dict, constant_weights: bool) -> tuple[Graph, dict]:
+    """one_node_graph with every output the reference gives and, with `constant_weights`, every input
+    after the first constant; at least one input stays a graph input so the op is not folded away."""
     n_out = len(run_reference(op, list(inputs), attrs))
-    graph.nodes.append(Node(op, names, [f"out{i}" for i in range(n_out)], dict(attrs), op.lower()))
-    graph.outputs = [f"out{i}" for i in range(n_out)]
-    if not graph.inputs:  # keep one runtime input so the op is not folded away
-        first = names[0]
+    constant = range(1, len(inputs)) if constant_weights else ()
+    outputs = [f"out{i}" for i in range(n_out)]
+    graph, feeds = one_node_graph(op, inputs, attrs, constant, outputs, name=f"conformance_{op}")
+    if not graph.inputs:
+        first = graph.nodes[0].inputs[0]
         graph.inputs[first] = TensorInfo(inputs[0].shape, str(inputs[0].dtype))
         feeds[first] = graph.initializers.pop(first)
     return graph, feeds

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from mnn_x86 import isa as x86_isa
 
-from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.graph.ir import Graph
 from mnn_core.ops import run_reference
 from mnn_core.session import Session
+from mnn_core.testing import one_node_graph
 
 
 @pytest.fixture(params=list(x86_isa.TILES)[1:])
@@ -32,23 +33,8 @@ ISAS = [
 
 
 def one_op_graph(op: str, inputs: list, attrs: dict, constant: tuple = ()) -> tuple[Graph, dict]:
-    """A graph of one node; inputs whose index is in `constant` become initializers."""
-    graph = Graph(name=op)
-    feeds, names = {}, []
-    for i, arr in enumerate(inputs):
-        if arr is None:
-            names.append("")
-            continue
-        name = f"in{i}"
-        names.append(name)
-        if i in constant:
-            graph.initializers[name] = np.ascontiguousarray(arr)
-        else:
-            graph.inputs[name] = TensorInfo(arr.shape, str(arr.dtype))
-            feeds[name] = arr
-    graph.nodes.append(Node(op, names, ["out"], dict(attrs), op.lower()))
-    graph.outputs = ["out"]
-    return graph, feeds
+    """A graph of one node with output "out"; inputs whose index is in `constant` become initializers."""
+    return one_node_graph(op, inputs, attrs, constant)
 
 
 def check_op(

@@ -7,25 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mnn_core.graph.ir import Graph, Node, TensorInfo
-from mnn_core.ops import run_reference
+from mnn_core.graph.ir import NUMPY_DTYPES
+from mnn_core.ops import get_schema, run_reference
 from mnn_core.session import Session
+from mnn_core.testing import one_node_graph
 
 DTYPES = ["float32", "int64", "bool", "float64", "float16", "uint8"]
-NUMERIC = [
-    "float32",
-    "float16",
-    "int64",
-    "int32",
-    "int8",
-    "uint8",
-    "bool",
-    "float64",
-    "int16",
-    "uint16",
-    "uint32",
-    "uint64",
-]
 BIG = 2**63 - 1
 THREADS = pytest.mark.parametrize("threads", [1, 2])
 
@@ -39,14 +26,14 @@ def data(rng, shape, dtype="float32") -> np.ndarray:
     return rng.integers(max(info.min, -100), min(info.max, 100), size=shape).astype(dtype)
 
 
+def schema_cases(op: str) -> list[tuple[tuple, dict]]:
+    """(input shape, attrs) of each of the op schema's own samples; a test adds its odd, size-1 and
+    threaded cases after these."""
+    return [(s.inputs[0].shape, s.attrs) for s in get_schema(op).samples(np.random.default_rng(0))]
+
+
 def session(op, inputs, attrs, n_out=1, threads=1) -> tuple[Session, dict]:
-    graph = Graph(name=op)
-    feeds = {f"in{i}": x for i, x in enumerate(inputs)}
-    for name, x in feeds.items():
-        graph.inputs[name] = TensorInfo(x.shape, str(x.dtype))
-    outs = [f"out{i}" for i in range(n_out)]
-    graph.nodes.append(Node(op, list(feeds), outs, dict(attrs), op.lower()))
-    graph.outputs = outs
+    graph, feeds = one_node_graph(op, inputs, attrs, outputs=[f"out{i}" for i in range(n_out)])
     return Session(graph, backend="x86", fallback=False, optimize=False, threads=threads), feeds
 
 
@@ -71,15 +58,7 @@ def rng():
 
 
 SLICES = [
-    ((10,), {"starts": [2], "ends": [8]}),
-    ((5, 6), {"starts": [1, -4], "ends": [4, 100], "axes": [0, 1]}),
-    ((10,), {"starts": [-1], "ends": [-BIG], "steps": [-1]}),
-    ((6, 7, 8), {"starts": [7, 5], "ends": [0, 0], "axes": [-1, 0], "steps": [-2, -2]}),
-    ((6, 7, 8), {"starts": [1, 0], "ends": [BIG, 5], "axes": [2, 1], "steps": [3, 2]}),
-    ((5,), {"starts": [7], "ends": [10]}),
-    ((4, 5), {"starts": [0], "ends": [-1], "axes": [1], "steps": [3]}),
-    ((0, 5), {"starts": [1], "ends": [3], "axes": [1]}),
-    ((3, 4), {"starts": [2], "ends": [-5], "axes": [0], "steps": [-1]}),
+    *schema_cases("Slice"),
     ((1, 9, 1, 3), {"starts": [0, 1], "ends": [1, 8], "axes": [2, 1], "steps": [1, 2]}),
     ((300, 301), {"starts": [3, 1], "ends": [297, 300], "axes": [0, 1]}),  # threaded
     ((257, 129), {"starts": [-1], "ends": [-BIG], "axes": [1], "steps": [-1]}),
@@ -98,14 +77,7 @@ def test_slice(rng, threads, dtype, shape, attrs):
 @pytest.mark.parametrize(
     "shape,attrs",
     [
-        ((6, 4), {"split": [2, 4]}),
-        ((2, 9), {"axis": -1, "num_outputs": 3}),
-        ((5, 7), {"axis": 1, "num_outputs": 3}),
-        ((4, 6), {"split": [4]}),
-        ((3, 2, 8), {"axis": 2, "split": [1, 5, 2]}),
-        ((0, 6), {"axis": 1, "split": [3, 3]}),
-        ((8,), {"num_outputs": 8}),
-        ((4, 5), {"axis": 1, "split": [0, 3, 2]}),
+        *schema_cases("Split"),
         ((300, 257), {"axis": 1, "split": [100, 157]}),
         ((512, 130), {"axis": 0, "num_outputs": 2}),
     ],
@@ -117,21 +89,16 @@ def test_split(rng, threads, dtype, shape, attrs):
 @THREADS
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
-    "shape,target",
+    "shape,attrs",
     [
-        ((3, 1), [2, 1, 6]),
-        ((1,), [4]),
-        ((2, 3), [1, 1]),
-        ((4, 1, 5), [4, 3, 1]),
-        ((0, 1), [0, 3]),
-        ((), [2, 2]),
-        ((1, 7), [3, 1, 1]),
-        ((300, 1), [300, 257]),
-        ((1, 301), [256, 301]),
+        *schema_cases("Expand"),
+        ((1, 7), {"shape": [3, 1, 1]}),
+        ((300, 1), {"shape": [300, 257]}),
+        ((1, 301), {"shape": [256, 301]}),
     ],
 )
-def test_expand(rng, threads, dtype, shape, target):
-    check("Expand", [data(rng, shape, dtype)], {"shape": target}, threads)
+def test_expand(rng, threads, dtype, shape, attrs):
+    check("Expand", [data(rng, shape, dtype)], attrs, threads)
 
 
 @THREADS
@@ -231,8 +198,8 @@ def cast_source(rng, src: str, to: str) -> np.ndarray:
 
 
 @THREADS
-@pytest.mark.parametrize("to", NUMERIC)
-@pytest.mark.parametrize("src", NUMERIC)
+@pytest.mark.parametrize("to", NUMPY_DTYPES)
+@pytest.mark.parametrize("src", NUMPY_DTYPES)
 def test_cast(rng, threads, src, to):
     check("Cast", [cast_source(rng, src, to)], {"to": to}, threads)
 
