@@ -20,42 +20,21 @@ segment's WIDE buffer first, `output()` hands it a float32 range there, and
 
 from __future__ import annotations
 
+from mnn_core.backend.kit.codes import BINARY, REDUCE
 from mnn_core.backend.kit.recorder import CONSTANTS, SCRATCH, WIDE, SegmentRecorder
 from mnn_core.backend.kit.spirv import HALF_FMA_SHADERS, HALF_SHADERS  # noqa: F401  (re-exported for the tests)
 
 from . import _vulkan
 
-#: ops whose kernels run on float16 tensors directly (every float shader they use has a _h variant)
-HALF_OPS = set(  # the unary activations are added by kernels/eltwise.py
-    [
-        "Conv",
-        "MatMul",
-        "Gemm",
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Pow",
-        "Max",
-        "Min",
-        "PRelu",
-        "MaxPool",
-        "AveragePool",
-        "GlobalAveragePool",
-        "GlobalMaxPool",
-        "ReduceSum",
-        "ReduceMean",
-        "ReduceMax",
-        "ReduceMin",
-        "ReduceProd",
-        "ReduceL2",
-        "BatchNormalization",
-        "LayerNormalization",
-        "InstanceNormalization",
-        "Softmax",
-        "LogSoftmax",
-    ]
-)
+#: ops whose kernels run on float16 tensors directly (every float shader they use has a _h variant:
+#: binary.comp and reduce.comp do, so every op mapped to them is here); kernels/eltwise.py adds the
+#: unary activations
+HALF_OPS = {
+    *("Conv", "MatMul", "Gemm", "MaxPool", "AveragePool"),
+    *BINARY,
+    *REDUCE,
+    *("BatchNormalization", "LayerNormalization", "InstanceNormalization", "Softmax", "LogSoftmax"),
+}
 
 
 def _overlaps(a: tuple, ranges: list) -> bool:
