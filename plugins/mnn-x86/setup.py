@@ -107,7 +107,8 @@ def family_extension(pyx: str) -> Extension:
         depends=_files(f"{CSRC}/{family}/*")
         + shared
         + [s[: -len(".c")] + ".h" for s in shared]
-        + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h", "mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
+        + [f"{CSRC}/family.h", f"{CSRC}/ops.h", f"{CSRC}/x86.h", f"{CSRC}/thread_scratch.h"]
+        + ["mnn_x86/family.pxd", "mnn_x86/_x86.pxd"],
         extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"] + NO_DEBUG,
         extra_link_args=STRIP,
         libraries=["m"],

@@ -1,47 +1,10 @@
 /* MatMul / Gemm run: per output matrix, pack A (and B unless it was packed
  * at prepare) and call the packed GEMM. */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "bf16.h"
 #include "ops.h"
-
-/* The packing space of A and of a B that arrives at run (a decoder's KV cache): one grow-only buffer per
- * calling thread, shared by every MatMul that thread runs one after another, instead of one per node
- * and plan (each holding a copy the size of the cache it multiplies). Freed when the thread ends. */
-typedef struct {
-    float *p;
-    size_t n;
-} matmul_scratch;
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-
-static void scratch_free(void *v) {
-    matmul_scratch *sc = (matmul_scratch *)v;
-    free(sc->p);
-    free(sc);
-}
-
-static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
-
-static float *thread_scratch(size_t floats) {
-    pthread_once(&scratch_once, scratch_init);
-    matmul_scratch *sc = (matmul_scratch *)pthread_getspecific(scratch_key);
-    if (!sc) {
-        sc = (matmul_scratch *)calloc(1, sizeof *sc);
-        if (!sc || pthread_setspecific(scratch_key, sc) != 0) {
-            free(sc);
-            return NULL;
-        }
-    }
-    if (sc->n < floats) {
-        free(sc->p);
-        sc->p = NULL, sc->n = 0;
-        if (posix_memalign((void **)&sc->p, 64, floats * sizeof(float)) != 0) return sc->p = NULL;
-        sc->n = floats;
-    }
-    return sc->p;
-}
+#include "thread_scratch.h"
 
 int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_matmul_state *s = (x86_matmul_state *)state;
@@ -65,7 +28,9 @@ int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
         return 0;
     }
     const size_t a_floats = ((size_t)s->a_work_floats + 15) & ~(size_t)15; /* B's part 64-byte aligned */
-    float *a_work = thread_scratch(a_floats + (size_t)s->b_work_floats);
+    /* packing space of A and of a B that arrives at run (a KV cache): the thread's scratch, not a
+     * copy per node and plan the size of the cache it multiplies */
+    float *a_work = (float *)thread_scratch((a_floats + (size_t)s->b_work_floats) * sizeof(float));
     if (!a_work) {
         s->op.error = "MatMul: out of memory for the run's packing space";
         return 1;

@@ -1,6 +1,7 @@
 /* MatMulNBits on x86: the run (nbits.h). A is quantized (int8 path) on the caller, then the threads
  * take ranges of B's columns; each column is read once and multiplied with every row of A. */
 #include "nbits.h"
+#include "thread_scratch.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -164,42 +165,9 @@ static void gemm_panels(void *ctx, int64_t lo, int64_t hi, int worker) {
     }
 }
 
-/* The run's scratch (quantized rows, dequantized panels, per-worker columns): one grow-only buffer per
- * calling thread, shared by every MatMulNBits that thread runs one after another, instead of one per
- * node and plan (a 24-layer decoder's 170 nodes held 300 MB of them). Freed when the thread ends. */
-typedef struct {
-    void *p;
-    size_t n;
-} nbits_scratch;
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-
-static void scratch_free(void *v) {
-    nbits_scratch *sc = (nbits_scratch *)v;
-    free(sc->p);
-    free(sc);
-}
-
-static void scratch_init(void) { pthread_key_create(&scratch_key, scratch_free); }
-
-static void *thread_scratch(size_t n) {
-    pthread_once(&scratch_once, scratch_init);
-    nbits_scratch *sc = (nbits_scratch *)pthread_getspecific(scratch_key);
-    if (!sc) {
-        sc = (nbits_scratch *)calloc(1, sizeof *sc);
-        if (!sc || pthread_setspecific(scratch_key, sc) != 0) {
-            free(sc);
-            return NULL;
-        }
-    }
-    if (sc->n < n) {
-        free(sc->p);
-        sc->p = NULL, sc->n = 0;
-        if (posix_memalign(&sc->p, 64, n) != 0) return sc->p = NULL;
-        sc->n = n;
-    }
-    return sc->p;
-}
+/* The run's scratch (quantized rows, dequantized panels, per-worker columns) is the calling thread's,
+ * shared by every MatMulNBits it runs, not one per node and plan (a 24-layer decoder's 170 nodes held
+ * 300 MB of them). */
 
 #define ROUND64(n) (((n) + 63) & ~(size_t)63)
 
