@@ -158,7 +158,7 @@ class LLM:
         idle = [[] for _ in range(dec.batch - len(prompts))]  # rows this call does not use
         history = [list(p) for p in prompts]
         t0 = time.perf_counter()
-        logits = [row[-1] for row in dec.feed_rows(prompts + idle)[: len(prompts)]]
+        logits = [row[-1] for row in dec.feed_rows(prompts + idle, last_only=True)[: len(prompts)]]
         t1 = time.perf_counter()
         self.last_stats = {"prompt_tokens": sum(map(len, prompts)), "prefill_s": t1 - t0, "tokens": 0, "decode_s": 0.0}
         active, n = list(range(len(prompts))), 0

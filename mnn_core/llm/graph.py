@@ -1,10 +1,15 @@
 """The decoder as one mnn graph, planned per chunk length (prefill) and for one token (decode).
 
 Inputs: `ids` and `pos` [B, S] (int64), an additive mask [B, 1, G*S, C + S] per attention kind
-(full, and windowed where a layer slides), and per layer the KV cache: `k_cache.i` [B, Hkv, D, C]
-(keys stored transposed, as the score MatMul reads them) and `v_cache.i` [B, Hkv, C, D]. Outputs:
-`logits` [B, S, V] and each layer's new keys and values (`k_new.i` [B, Hkv, D, S], `v_new.i`
-[B, Hkv, S, D]) for the runtime to write into the cache at the chunk's positions.
+(full, and windowed where a layer slides), per layer the KV cache: `k_cache.i` [B, Hkv, D, C]
+(keys stored transposed, as the score MatMul reads them) and `v_cache.i` [B, Hkv, C, D], and
+`logit_rows` [B, R] (int64): which of the chunk's B*S rows (row-major) reach the output head.
+Outputs: `logits` [B, R, V] and each layer's new keys and values (`k_new.i` [B, Hkv, D, S],
+`v_new.i` [B, Hkv, S, D]) for the runtime to write into the cache at the chunk's positions.
+
+Why `logit_rows`: a prompt needs the logits of its last token only, and the head (vocabulary x
+hidden) is a quarter of a small model's weights: R = 1 skips its product for the other rows of a
+chunk, and the [S, V] logits (a 64-row chunk of a 152k vocabulary: 39 MB) are never made.
 
 Why scores over [cache | chunk] instead of concatenating the chunk into the cache: a Concat would
 copy the whole cache every token. Here the cache is only read, by MatMuls (C executions), so a run
@@ -18,6 +23,7 @@ import numpy as np
 
 from ..graph.builder import GraphBuilder
 from ..graph.ir import Graph
+from ..runtime.weights import give_back_freed
 from .config import ACTIVATIONS, LlmConfig
 from .quantize import WeightQuant, rows_per_slice
 from .weights import Checkpoint
@@ -56,6 +62,7 @@ def build_decoder(
     H, Hkv, D = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     ids = b.input("ids", (batch, "S"), "int64")
     pos = b.input("pos", (batch, "S"), "int64")
+    logit_rows = b.input("logit_rows", (batch, "R"), "int64")
     windowed = any(cfg.sliding_window)
     masks = {None: b.input("mask", (batch, 1, "GS", "C_S"), "float32")}
     if windowed:
@@ -105,7 +112,10 @@ def build_decoder(
         x = b.Add(x, o)
         h = _rms_norm(b, cfg, x, w.get(p + "post_attention_layernorm.weight"))
         x = b.Add(x, _mlp(b, cfg, w, p, h))
+        if quant is not None:  # quantizing's float temporaries leave holes that glibc's heap keeps
+            give_back_freed()
 
+    x = b.Gather(b.Reshape(x, shape=[-1, cfg.hidden_size]), logit_rows, axis=0)  # [B, R, hidden]
     x = _rms_norm(b, cfg, x, w.get("norm.weight"))
     if head is None and head_bits:  # untied: a head of its own, quantized as it is read
         head, head_shape = _nbits_from_checkpoint(b, quant, w, "lm_head.weight", head_bits, prefixed=False)
@@ -136,7 +146,7 @@ def _nbits_from_checkpoint(
     full = (w.prefix if prefixed else "") + name
     shape = w.ckpt.shape(full)
     q = WeightQuant(bits, quant.group, True)
-    packed, scale, _ = q.pack_slices(w.ckpt.rows(full, rows_per_slice(shape[1])), bits)
+    packed, scale, _ = q.pack_slices(w.ckpt.rows(full, rows_per_slice(shape[1])), shape, bits)
     return (b.const(packed, "lm_head.q"), b.const(scale, "lm_head.scale"), None), shape
 
 

@@ -3,8 +3,9 @@
 The cache is allocated once, sized to the context, and handed to every run as the graph's cache
 inputs; the session's MatMuls read those arrays where they are (no copy into the arena), and after
 each run the new keys and values of the chunk (a few rows per layer) are written into them at the
-chunk's positions. Two plans serve everything: S = `chunk` (prefill; a prompt's last chunk is padded,
-its padding rows never reach the cache) and S = 1 (decode).
+chunk's positions. Two plans serve generation: S = `chunk` with the logits of each row's last token
+only (prefill; a prompt's last chunk is padded, its padding rows never reach the cache) and S = 1
+(decode); a third, with the logits of every token of a chunk, is made when feed() first asks for them.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class Decoder:
         self._windowed = any(cfg.sliding_window)
         self._window = next((w for w in cfg.sliding_window if w), None)
         for size in {self.chunk, 1}:  # both plans now: no planning (weight packing) while generating
-            feeds = self._feeds([np.zeros(0, np.int64)] * self.batch, size)
+            feeds = self._feeds([np.zeros(0, np.int64)] * self.batch, size, last_only=True)
             self.session.resize({n: a.shape for n, a in feeds.items()})
 
     @property
@@ -100,13 +101,17 @@ class Decoder:
         """Positions written in the cache (the longest row's)."""
         return int(self.lengths.max())
 
-    def _feeds(self, rows: list[np.ndarray], size: int) -> dict[str, np.ndarray]:
+    def _feeds(self, rows: list[np.ndarray], size: int, last_only: bool) -> dict[str, np.ndarray]:
         ids = np.zeros((self.batch, size), np.int64)
         for r, tokens in enumerate(rows):
             ids[r, : len(tokens)] = tokens
+        # the head's rows, as indices into the chunk's batch * size rows: each row's last token, or all
+        starts = np.arange(self.batch, dtype=np.int64)[:, None] * size
+        last = np.array([[max(len(t) - 1, 0)] for t in rows], np.int64)
+        picked = last if last_only and size > 1 else np.arange(size, dtype=np.int64)[None, :]
         # padding takes the next positions too (clipped to the table): its keys never reach the cache
         pos = np.minimum(self.lengths[:, None] + np.arange(size), self.context - 1).astype(np.int64)
-        feeds = {"ids": ids, "pos": pos, "mask": self._masks(size, None)}
+        feeds = {"ids": ids, "pos": pos, "mask": self._masks(size, None), "logit_rows": starts + picked}
         if self._windowed:
             feeds["mask_window"] = self._masks(size, self._window)
         for i in range(self.config.num_layers):
@@ -132,9 +137,10 @@ class Decoder:
             raise InputError("feed() needs at least one token")
         return self.feed_rows([tokens])[0]
 
-    def feed_rows(self, rows) -> list[np.ndarray]:
+    def feed_rows(self, rows, last_only: bool = False) -> list[np.ndarray]:
         """Run each row's tokens after what its cache holds (rows may differ in length, or be empty);
-        returns each row's logits [its token count, vocab]."""
+        returns each row's logits [its token count, vocab], or with `last_only` those of its last
+        token [1, vocab] (an empty row: [0, vocab]), the head run for that token alone."""
         if len(rows) != self.batch:
             raise InputError(f"feed_rows() takes one token list per row: {self.batch}, got {len(rows)}")
         rows = [np.asarray(t, dtype=np.int64).reshape(-1) for t in rows]
@@ -152,18 +158,22 @@ class Decoder:
         out: list[list[np.ndarray]] = [[] for _ in rows]
         step = 1 if longest == 1 else self.chunk
         for lo in range(0, longest, step):
-            for r, logits in enumerate(self._run([t[lo : lo + step] for t in rows], step)):
-                out[r].append(logits)
+            part = [t[lo : lo + step] for t in rows]
+            for r, logits in enumerate(self._run(part, step, last_only)):
+                if not last_only or lo < len(rows[r]) <= lo + step:  # last_only: the chunk of its last token
+                    out[r].append(logits)
         return [np.concatenate(o, axis=0) if o else np.zeros((0, vocab), np.float32) for o in out]
 
-    def _run(self, rows: list[np.ndarray], size: int) -> list[np.ndarray]:
-        res = self.session.run(self._feeds(rows, size), copy=False)
+    def _run(self, rows: list[np.ndarray], size: int, last_only: bool) -> list[np.ndarray]:
+        res = self.session.run(self._feeds(rows, size, last_only), copy=False)
         for r, tokens in enumerate(rows):
             n, start = len(tokens), int(self.lengths[r])
             for i in range(self.config.num_layers):
                 self.k_cache[i][r, :, :, start : start + n] = res[f"k_new.{i}"][r, :, :, :n]
                 self.v_cache[i][r, :, start : start + n] = res[f"v_new.{i}"][r, :, :n]
             self.lengths[r] = start + n
+        if last_only and size > 1:
+            return [np.array(res["logits"][r, : min(len(t), 1)]) for r, t in enumerate(rows)]
         return [np.array(res["logits"][r, : len(t)]) for r, t in enumerate(rows)]
 
     def _masks(self, size: int, window: int | None) -> np.ndarray:

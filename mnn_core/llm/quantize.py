@@ -59,35 +59,57 @@ class WeightQuant:
         """(B, scales, zero points or None) of an [N, K] float weight, at `bits` (default self.bits).
         Rows go a slice at a time, so the float temporaries stay small next to a vocabulary-sized head."""
         step = rows_per_slice(w.shape[1])
-        return self.pack_slices((w[i : i + step] for i in range(0, w.shape[0], step)), bits)
+        return self.pack_slices((w[i : i + step] for i in range(0, w.shape[0], step)), w.shape, bits)
 
-    def pack_slices(self, slices, bits: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """pack() of the weight whose rows come as these slices, in order (read as they are needed)."""
+    def pack_slices(
+        self, slices, shape: tuple[int, int], bits: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """pack() of the [N, K] weight whose rows come as these slices, in order (read as they are
+        needed), each written into the outputs as it comes: the packed weight is held once."""
         bits = bits or self.bits
-        parts = [self._pack_rows(np.asarray(w, np.float32), bits) for w in slices]
-        b, scale = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-        zero = None if self.symmetric else np.concatenate([p[2] for p in parts])
+        n, k = shape
+        blocks = -(-k // self.group)
+        b = np.empty((n, blocks, -(-self.group * bits // 8)), np.uint8)
+        scale = np.empty((n, blocks), np.float32)
+        zero = None if self.symmetric else np.empty((n, -(-blocks * bits // 8)), np.uint8)
+        lo = 0
+        for w in slices:
+            hi = lo + len(w)
+            if hi > n:
+                raise MnnError(f"the weight's slices hold more than its {n} rows")
+            part = self._pack_rows(np.asarray(w, np.float32), bits)
+            b[lo:hi], scale[lo:hi] = part[0], part[1]
+            if zero is not None:
+                zero[lo:hi] = part[2]
+            lo = hi
+        if lo != n:
+            raise MnnError(f"the weight's slices hold {lo} of its {n} rows")
         return b, scale, zero
 
     def _pack_rows(self, w: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         n, k = w.shape
         blocks = -(-k // self.group)
-        padded = np.zeros((n, blocks * self.group), np.float32)
-        padded[:, :k] = w
-        grouped = padded.reshape(n, blocks, self.group)
+        if blocks * self.group != k:
+            w = np.concatenate([w, np.zeros((n, blocks * self.group - k), np.float32)], axis=1)
+        grouped = w.reshape(n, blocks, self.group)
         top = (1 << bits) - 1
         if self.symmetric:
             half = 1 << (bits - 1)
             scale = np.abs(grouped).max(axis=2) / (half - 1)
             scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
-            q = np.clip(np.rint(grouped / scale[:, :, None]), -half, half - 1) + half
+            q = grouped / scale[:, :, None]  # rounded, clipped and offset in place: one float temporary
+            np.clip(np.rint(q, out=q), -half, half - 1, out=q)
+            q += half
             zero = None
         else:
             lo, hi = np.minimum(grouped.min(axis=2), 0), np.maximum(grouped.max(axis=2), 0)
             scale = ((hi - lo) / top).astype(np.float32)
             scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
             zero = np.clip(np.rint(-lo / scale), 0, top)
-            q = np.clip(np.rint(grouped / scale[:, :, None]) + zero[:, :, None], 0, top)
+            q = grouped / scale[:, :, None]
+            np.rint(q, out=q)
+            q += zero[:, :, None]
+            np.clip(q, 0, top, out=q)
             zero = _pack_rows(zero.astype(np.uint8), bits)
         b = _pack_rows(q.astype(np.uint8).reshape(n * blocks, self.group), bits).reshape(n, blocks, -1)
         return b, scale, zero
