@@ -372,6 +372,23 @@ def test_batch_of_prompts_of_different_lengths(checkpoints):
         batched.generate_batch_ids(prompts * 2, max_tokens=1)
 
 
+def test_last_token_logits_are_those_of_every_token(checkpoints):
+    """feed_rows(last_only=True) runs the head on each row's last token alone (prefill's plan): its
+    logits are the last row of what the plan for every token gives, in every chunk position."""
+    path = checkpoints["qwen3"]
+    rows = [[1, 17, 42, 5, 99, 23, 8, 9, 10], [], [1, 50, 60, 70, 80, 4, 6, 7]]
+    full = load(path, backend="x86", context=32, chunk=4, batch=3).decoder
+    last = load(path, backend="x86", context=32, chunk=4, batch=3).decoder
+    want = full.feed_rows(rows)
+    got = last.feed_rows(rows, last_only=True)
+    assert [g.shape[0] for g in got] == [1, 0, 1]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w[len(w) - 1 :], rtol=1e-5, atol=1e-5)
+    nxt = [[3], [2], []]  # the caches agree after: the next token's logits too
+    for g, w in zip(last.feed_rows(nxt, last_only=True), full.feed_rows(nxt)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("backend", ["vulkan", "opencl"])
 def test_gpu_backends_run_the_decoder_without_fallback(checkpoints, backend):
     from mnn_core.backend.plugins import get_plugins
