@@ -112,6 +112,37 @@ def test_predict_matches_a_local_session_row_by_row(cluster, model):
     np.testing.assert_allclose(np.stack(got["probs"].to_numpy())[order], local(model, x), rtol=1e-6, atol=1e-7)
 
 
+@ray.remote(num_cpus=0)
+class PluginProbe:
+    """A fresh actor process: which plugins a Predictor given `plugins` leaves loaded there."""
+
+    def loaded(self, ref, plugins):
+        from mnn_core.backend.plugins import get_plugins
+
+        mray.Predictor(ref, backend="reference", plugins=plugins)
+        return sorted(r.name for r in get_plugins().records)
+
+
+def test_onnx_ships_as_mnn_and_an_actor_loads_only_the_plugins_it_needs(cluster, tmp_path):
+    """Otherwise each actor of each run imports the ONNX importer and probes every installed backend."""
+    from mnn_core.ray.resources import actor_plugins
+
+    path = tmp_path / "mlp.onnx"
+    mnn.save(mlp_graph(), path)
+    ref = mray.ship(str(path))
+    assert ref.suffix == ".mnn"
+    x = rows(37)
+    got = mnn.Session(ref.load(), backend="reference").run({"x": x})["probs"]
+    np.testing.assert_allclose(got, local(path, x), rtol=1e-6, atol=1e-7)
+
+    assert actor_plugins("reference") == ()
+    assert actor_plugins("auto") is None and actor_plugins("no-such-backend") is None
+    if "MNN_LOAD_PLUGINS" not in os.environ and "MNN_DISABLE_PLUGIN_AUTOLOAD" not in os.environ:
+        probe = PluginProbe.remote()
+        assert ray.get(probe.loaded.remote(ref, ())) == ["loaders", "reference"]  # the core's own only
+        ray.kill(probe)
+
+
 def test_predictor_pads_tails_and_passes_columns_through(model):
     p = mray.Predictor(str(model), backend="reference", sub_batch=16)  # no Ray needed: the class alone
     x = rows(37, seed=3)

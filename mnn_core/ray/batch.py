@@ -22,7 +22,7 @@ from ..errors import InputError, MnnError
 from ..graph.batch import not_separable
 from ..graph.ir import TensorInfo
 from .model import ModelRef, ship
-from .resources import actor_resources
+from .resources import actor_plugins, actor_resources, load_only
 
 
 class Predictor:
@@ -30,6 +30,8 @@ class Predictor:
 
     `columns` maps a model input to the column holding it (default: the column of the same name);
     the columns that feed no input pass through unchanged (keep_columns), so ids stay with their rows.
+    `plugins`, for an actor's own process: load only these plugins there (resources.actor_plugins,
+    which `predict` passes); None loads every installed one, as anywhere else.
     """
 
     def __init__(
@@ -42,9 +44,11 @@ class Predictor:
         columns: dict[str, str] | None = None,
         keep_columns: bool = True,
         options: dict | None = None,
+        plugins: Sequence[str] | None = None,
     ):
         from ..runtime.session import Session
 
+        load_only(plugins)
         if not isinstance(sub_batch, int) or sub_batch < 1:
             raise MnnError(f"sub_batch must be a positive int, got {sub_batch!r}")
         graph = model.load() if isinstance(model, ModelRef) else None
@@ -148,9 +152,9 @@ def predict(
     if not isinstance(workers, int) or workers < 1:
         raise MnnError(f"workers must be a positive int, got {workers!r}")
     ref = ship(model)
-    kwargs = dict(
-        model=ref, backend=backend, threads=threads, precision=precision, sub_batch=sub_batch, **predictor_options
-    )
+    kwargs = dict(model=ref, backend=backend, threads=threads, precision=precision, sub_batch=sub_batch)
+    kwargs["plugins"] = actor_plugins(backend, ref.suffix)
+    kwargs.update(predictor_options)
     from ray.data import ActorPoolStrategy
 
     return ds.map_batches(

@@ -22,7 +22,7 @@ from ..errors import MnnError
 from ..progress import Progress
 from .blocks import Block, check_manifest, done_blocks, plan_blocks, read_block, write_part
 from .model import ModelRef, ship
-from .resources import actor_resources
+from .resources import actor_plugins, actor_resources
 
 #: blocks queued on one actor beyond the one it runs: its next block is waiting when it finishes
 QUEUED_PER_ACTOR = 1
@@ -103,10 +103,11 @@ def run_batch(
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
     pool: list = []
     try:
-        options = dict(backend=backend, threads=threads, precision=precision, sub_batch=sub_batch)
         resources = actor_resources(backend, threads, num_gpus)
         actor = ray.remote(max_restarts=-1, max_task_retries=3, **resources)(BlockWorker)
         ref = ship(model_path)
+        options = dict(backend=backend, threads=threads, precision=precision, sub_batch=sub_batch)
+        options["plugins"] = actor_plugins(backend, ref.suffix)
         pool = [actor.remote(ref, str(out_dir.resolve()), options) for _ in range(min(workers, len(todo)))]
         rows = 0
         with Progress(sum(b.rows for b in todo), "mnn batch", enabled=progress) as bar:

@@ -2,7 +2,9 @@
 
 The driver reads the file (or saves a Graph) into bytes and puts them in the object store once
 (`ship`); every actor fetches them from there, so the nodes need no shared path for the model and the
-file is read once, not once per worker. A worker writes the bytes to a private temporary file only
+file is read once, not once per worker. A model of another type (ONNX) is converted to .mnn there,
+once: an actor then opens mnn's own format and never imports the importer (`import onnx` takes a
+second or more, in every actor of every run). A worker writes the bytes to a private temporary file only
 because the loaders open paths (the .mnn reader maps the file); the file goes as soon as the Graph is
 loaded, its memory map staying valid.
 """
@@ -18,7 +20,7 @@ from typing import Any
 
 import ray
 
-from ..errors import MnnError
+from ..errors import GraphError, MnnError, MnnFormatError
 from ..graph.ir import Graph
 
 
@@ -52,23 +54,36 @@ def ship(model: ModelRef | Graph | str | os.PathLike, suffix: str | None = None,
     """Put a model (a path, a Graph, or the bytes of a model file with `suffix`) in the object store.
 
     Needs a connected Ray (ray.init()). A ModelRef passes through unchanged. With `check`, the bytes
-    are loaded here first, so a file that is no model fails now, with its name, not in every actor."""
+    are loaded here first, so a file that is no model fails now, with its name, not in every actor;
+    a model that is not .mnn is loaded here anyway, and shipped converted (see `native`)."""
     if isinstance(model, ModelRef):
         return model
     if not ray.is_initialized():
         raise MnnError("shipping a model needs a running Ray: call ray.init() (or ray.init(address=...)) first")
     data, suffix, name = model_bytes(model, suffix)
-    if check:
+    if suffix != ".mnn":
+        data, suffix = native(data, suffix, name)
+    elif check:
         check_model(data, suffix, name)
     return ModelRef(ray.put(data), suffix, name)
 
 
-def check_model(data: bytes, suffix: str, name: str) -> None:
-    """Raise an MnnError naming the model if its bytes do not load."""
+def check_model(data: bytes, suffix: str, name: str) -> Graph:
+    """The model's Graph; an MnnError naming the model if its bytes do not load."""
     try:
-        load_bytes(data, suffix)
+        return load_bytes(data, suffix)
     except Exception as exc:  # the loaders raise several kinds; the user needs the file's name and why
         raise MnnError(f"model {name} cannot be loaded: {type(exc).__name__}: {exc}") from None
+
+
+def native(data: bytes, suffix: str, name: str) -> tuple[bytes, str]:
+    """A model file of another type as the bytes of a .mnn file (checked: it must load), or as it came
+    where .mnn cannot hold the graph (the actors then load it with its own loader, as here)."""
+    graph = check_model(data, suffix, name)
+    try:
+        return _graph_bytes(graph), ".mnn"
+    except (MnnFormatError, GraphError):
+        return data, suffix
 
 
 def model_bytes(model: Graph | str | os.PathLike | bytes, suffix: str | None = None) -> tuple[bytes, str, str]:

@@ -24,8 +24,8 @@ import numpy as np
 from ray import serve
 
 from ..errors import InputError, MnnError
-from .model import check_model, load_bytes, model_bytes
-from .resources import actor_resources
+from .model import check_model, load_bytes, model_bytes, native
+from .resources import actor_plugins, actor_resources, load_only
 
 
 class MnnModel:
@@ -41,9 +41,11 @@ class MnnModel:
         max_batch_size: int,
         batch_wait_timeout_s: float,
         options: dict | None,
+        plugins: Sequence[str] | None = None,
     ):
         from .batch import Predictor
 
+        load_only(plugins)  # before the model loads: loading it loads the plugins
         self.predictor = Predictor(
             load_bytes(data, suffix),
             backend=backend,
@@ -161,7 +163,10 @@ def serve_app(
     if not isinstance(num_replicas, int) or num_replicas < 1:
         raise MnnError(f"num_replicas must be a positive int, got {num_replicas!r}")
     data, suffix, label = model_bytes(model, suffix)
-    check_model(data, suffix, label)
+    if suffix != ".mnn":
+        data, suffix = native(data, suffix, label)
+    else:
+        check_model(data, suffix, label)
     resources = actor_resources(backend, threads, num_gpus)
     deployment = serve.deployment(
         MnnModel,
@@ -170,4 +175,7 @@ def serve_app(
         max_ongoing_requests=max(2 * max_batch_size, 8),
         ray_actor_options={"num_cpus": resources["num_cpus"], "num_gpus": resources["num_gpus"]},
     )
-    return deployment.bind(data, suffix, backend, threads, precision, max_batch_size, batch_wait_timeout_s, options)
+    plugins = actor_plugins(backend, suffix)
+    return deployment.bind(
+        data, suffix, backend, threads, precision, max_batch_size, batch_wait_timeout_s, options, plugins
+    )
