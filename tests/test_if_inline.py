@@ -121,3 +121,50 @@ def test_inlined_branches_are_optimized_like_the_graph():
     feeds = {"x": rng.standard_normal((1, 2, 5, 5)).astype(np.float32), "flag": np.array(True)}
     np.testing.assert_allclose(sess.run(feeds)["y"], evaluate(g, feeds)["y"], rtol=1e-5, atol=1e-6)
     assert [p.op for p in sess.plan] == ["Conv"]
+
+
+def _two_op_branches(graph: Graph) -> Graph:
+    """graph's If with two ops a branch: then x * [1, 2, 3] + 1, else -relu(x)."""
+    then = _branch("Mul", np.array([1, 2, 3], np.float32))
+    then.nodes[0].outputs = ["m"]
+    then.initializers["one"] = np.array(1, np.float32)
+    then.nodes.append(Node("Add", ["m", "one"], ["y"], {}, "add"))
+    other = _branch("Relu")
+    other.nodes[0].outputs = ["r"]
+    other.nodes.append(Node("Neg", ["r"], ["y"], {}, "neg"))
+    graph.nodes[-1].attrs.update(then_branch=then, else_branch=other)
+    return graph
+
+
+@pytest.mark.parametrize("backend", ["reference", "x86"])
+def test_if_on_data_skips_the_branch_not_taken(backend):
+    """Each run computes only the branch its condition picks: the other's steps do not run (0 ms in
+    the profile) and the Where ignores their stale outputs, run after run with the condition flipping."""
+    from mnn_core.backend.plugins import get_plugins
+
+    if backend not in get_plugins().backends:
+        pytest.skip(f"backend {backend} is not installed")
+    graph = _two_op_branches(_if_graph("data"))
+    sess = mnn.Session(graph, backend=backend, fallback=False)
+    assert not sess.eager
+    rng = np.random.default_rng(5)
+    for sign in (1, -1, -1, 1, -1):
+        x = (sign * np.abs(rng.standard_normal((3, 3)))).astype(np.float32)
+        np.testing.assert_allclose(sess.run({"x": x}, profile=True)["y"], evaluate(graph, {"x": x})["y"], rtol=1e-6)
+        times = dict(sess.profile())
+        taken, skipped = ("then", "else") if sign > 0 else ("else", "then")
+        assert all(ms == 0 for name, ms in times.items() if f"choose/{skipped}/" in name)
+        assert any(ms > 0 for name, ms in times.items() if f"choose/{taken}/" in name)
+
+
+def test_branch_guard_names_one_branch():
+    from mnn_core.graph.inline import branch_guard
+
+    guards = {"a/then": ["a/condition", True], "a/else": ["a/condition", False], "a/then/b/else": ["c", False]}
+    assert branch_guard(guards, ["a/then/x", "a/then:y"]) == ("a/condition", True)
+    assert branch_guard(guards, ["a/else/x"]) == ("a/condition", False)
+    assert branch_guard(guards, ["a/then/b/else/x"]) == ("c", False)  # the innermost If's branch
+    assert branch_guard(guards, ["a/then/x", "a/else/y"]) is None  # two branches: no guard
+    assert branch_guard(guards, ["a/then/x", "z"]) is None  # a value outside: no guard
+    assert branch_guard(guards, ["a/thenx"]) is None
+    assert branch_guard({}, ["a/then/x"]) is None

@@ -7,9 +7,15 @@ reference kernels; its plans are keyed by that value (Session.value_inputs).
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from .ir import Graph, Node
+
+#: Graph.metadata key of lower_data_ifs' branches, as JSON (metadata values are strings): "<If>/then" or
+#: "<If>/else" -> [the If's condition as a bool scalar, the value for which that branch's outputs are picked]
+BRANCH_GUARDS = "mnn.branch_guards"
 
 
 def if_condition(value) -> bool:
@@ -67,7 +73,8 @@ def lower_data_ifs(graph: Graph) -> Graph:
     """An If whose condition follows the data (a keyword spotter's verifier run only on a likely
     hit) becomes both branches and a Where between their outputs, where that is safe: both
     branches are static, run no op that fails on some data, and give outputs of one shape and
-    dtype. The graph then plans; the price is running the other branch too."""
+    dtype. The graph then plans. Its metadata names each branch's condition (BRANCH_GUARDS), so a
+    run skips the steps of the branch the condition does not pick (the Where ignores their outputs)."""
     from ..ops import get_schema
     from .shapes import follows_data
 
@@ -77,6 +84,7 @@ def lower_data_ifs(graph: Graph) -> Graph:
     infos = None
     nodes: list[Node] = []
     inits = dict(graph.initializers)
+    guards = branch_guards(graph)
     for node in graph.nodes:
         branches = (node.attrs["then_branch"], node.attrs["else_branch"]) if node.op == "If" else ()
         if (
@@ -93,6 +101,10 @@ def lower_data_ifs(graph: Graph) -> Graph:
         if any(a != b for a, b in zip(*outs)):
             nodes.append(node)
             continue
+        # the condition first, so that a run can skip the steps of the branch it does not take
+        scalar = f"{node.name}/condition"
+        inits[f"{scalar}/shape"] = np.zeros(0, np.int64)
+        nodes.append(Node("Reshape", [node.inputs[0], f"{scalar}/shape"], [scalar], {}, scalar))
         picked = {}
         for cond, branch in ((True, "then"), (False, "else")):
             body, body_inits = inline_if(node, cond)
@@ -103,9 +115,7 @@ def lower_data_ifs(graph: Graph) -> Graph:
             nodes += body
             inits.update(body_inits)
             picked[branch] = renamed
-        scalar = f"{node.name}/condition"
-        inits[f"{scalar}/shape"] = np.zeros(0, np.int64)
-        nodes.append(Node("Reshape", [node.inputs[0], f"{scalar}/shape"], [scalar], {}, scalar))
+            guards[f"{node.name}/{branch}"] = [scalar, cond]
         nodes += [
             Node("Where", [scalar, picked["then"][o], picked["else"][o]], [o], {}, f"{node.name}/select:{o}")
             for o in node.outputs
@@ -118,8 +128,29 @@ def lower_data_ifs(graph: Graph) -> Graph:
         nodes=nodes,
         initializers=inits,
         name=graph.name,
-        metadata=dict(graph.metadata),
+        metadata={**graph.metadata, BRANCH_GUARDS: json.dumps(guards)},
     )
+
+
+def branch_guards(graph: Graph) -> dict:
+    """lower_data_ifs' branches in `graph` (BRANCH_GUARDS): "<If>/then" -> [condition, value]."""
+    return json.loads(graph.metadata.get(BRANCH_GUARDS, "{}"))
+
+
+def branch_guard(guards: dict, values) -> tuple[str, bool] | None:
+    """(the condition, the value it takes for them to be needed) where every one of `values` (a step's
+    outputs) belongs to one branch that lower_data_ifs inlined, else None. A branch's values are named
+    under "<If>/then/" or "<If>/then:" (inline_if and the outputs lower_data_ifs renames)."""
+    found = None
+    for value in values:
+        if not value:
+            continue
+        keys = [k for k in guards if value.startswith((k + "/", k + ":"))]
+        key = max(keys, key=len) if keys else None  # an If inlined in a branch: its own branch
+        if key is None or found not in (None, key):
+            return None
+        found = key
+    return None if found is None else (guards[found][0], bool(guards[found][1]))
 
 
 def map_branches(graph: Graph, fn) -> Graph:

@@ -8,7 +8,9 @@ def bind_inputs(
 
 class Program:
     movable: tuple[bool, ...]
-    def __init__(self, steps: list[tuple], inputs: Sequence[str | None] = ()) -> None: ...
+    def __init__(
+        self, steps: list[tuple], inputs: Sequence[str | None] = (), guards: dict[int, tuple[int, bool]] | None = None
+    ) -> None: ...
     def __len__(self) -> int: ...
     def run(
         self, profile: bool = False, moved: tuple[int, ...] | None = None, stop_flag: int = 0, deadline_ms: float = 0

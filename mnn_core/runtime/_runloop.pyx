@@ -11,7 +11,7 @@ A graph input read only by C executions that set MNN_EXEC_INPUTS_MAY_MOVE is
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport calloc, free
 from libc.time cimport clock_t
 
@@ -43,6 +43,8 @@ cdef struct Step:
     int32_t n_inputs
     int32_t n_outputs
     int32_t py_index
+    const uint8_t* guard  # a bool the step runs on only while it equals guard_when; NULL: always runs
+    uint8_t guard_when
 
 
 from ..graph.ir import DTYPES
@@ -116,13 +118,15 @@ cdef class Program:
         self.move_start = NULL
         self.homes = NULL
 
-    def __init__(self, list steps, inputs=()):
+    def __init__(self, list steps, inputs=(), dict guards=None):
         """steps: (name, execution, input descs, output descs, input names); a desc is
         (data pointer, byte offset, shape, dtype name, layout); the names (optional) are the
         values of the input descs. An execution is a CExecution-like object (`.capsule`) or a
         callable (Python step). inputs: the graph inputs run() may move (None for one it may not);
         each is movable where every step that reads it is a C execution with
-        MNN_EXEC_INPUTS_MAY_MOVE and names what it reads."""
+        MNN_EXEC_INPUTS_MAY_MOVE and names what it reads. guards: {step index: (address of a
+        bool, value)}: that step runs only while the bool holds the value (an inlined If's branch,
+        program_steps.py), else it is skipped."""
         cdef int n_desc = 0
         cdef int i, k, base
         cdef mnn_execution* exe
@@ -169,6 +173,11 @@ cdef class Program:
                 self.steps[i].py_index = len(self.py_calls)
                 self.py_calls.append(execution)
             self.keep.append(execution)
+        for i, (address, when) in (guards or {}).items():
+            if not 0 <= i < self.n_steps or not address:
+                raise ValueError(f"guard of step {i}: no such step or no address")
+            self.steps[i].guard = <const uint8_t*><size_t>address
+            self.steps[i].guard_when = 1 if when else 0
         self._find_moves(steps, list(inputs))
 
     cdef _find_moves(self, list steps, list inputs):
@@ -258,6 +267,10 @@ cdef class Program:
                     stopped, timed_out = i, 1
                     break
                 s = &self.steps[i]
+                if s.guard != NULL and (s.guard[0] != 0) != s.guard_when:
+                    if profile:
+                        self.times[i] = 0
+                    continue
                 if profile:
                     t0 = _now_ms()
                 if s.exe != NULL:

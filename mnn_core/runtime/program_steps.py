@@ -13,6 +13,7 @@ import numpy as np
 
 from ..backend import HOST, Arena, CExecution, PyExecution, SegmentOp, TensorRef, takes_context
 from ..errors import BackendError, LimitError, MnnError, UnsupportedOpError
+from ..graph.inline import branch_guard, branch_guards
 from ..graph.ir import Node
 from ..memory.planner import ALIGNMENT, plan_arena
 from ..ops.schema import is_view
@@ -54,17 +55,59 @@ class StepCompiler:
             for n in payload[0].inputs
             if n in self.graph.initializers
         }
+        written = []  # each step's output values
         for kind, group in self._group_segments():
             if kind == "copy":
                 steps.append(self._copy_step(group[0], group[1], out.arenas))
+                written.append([group[1][0]])
             elif kind == "segment":
                 steps.append(self._segment_step(group, out.arenas))
+                written.append([n for node, _ in group for n in node.outputs])
             else:
                 steps.append(self._op_step(group, out.arenas))
+                written.append(list(group[0].outputs))
                 self._free_packed(group[0], last_reader)
-        out.program = Program(steps, [name if self._may_move(name) else None for name in self.graph.inputs])
+        out.program = Program(
+            steps,
+            [name if self._may_move(name) else None for name in self.graph.inputs],
+            self._guards(written, out.arenas),
+        )
         out.move_index = {name: j for j, name in enumerate(self.graph.inputs) if out.program.movable[j]}
         return out
+
+    def _guards(self, written: list[list[str]], arenas) -> dict[int, tuple[int, bool]]:
+        """{step: (address of a bool, the value it must hold for the step to run)} for the steps that
+        compute a branch of an If that lower_data_ifs inlined (graph/inline.py), guarded by its
+        condition where that is a host bool written by an earlier step (or an input)."""
+        guards = branch_guards(self.graph)
+        if not guards:
+            return {}
+        producers, elided = self.graph.producers(), set(self.plan.elided)
+        ready: dict[str, int] = {}  # value -> the step that writes it
+        for i, values in enumerate(written):
+            for v in values:
+                ready.setdefault(v, i)
+
+        def written_at(value: str) -> int | None:
+            """The step after which `value` holds its data; a view elided into its input: the input's."""
+            while value not in ready and value not in self.graph.inputs:
+                node = producers.get(value)
+                if node is None or node.name not in elided or not is_view(node.op):
+                    return None
+                value = node.inputs[0]
+            return ready.get(value, -1)
+
+        found = {}
+        for i, values in enumerate(written):
+            guard = branch_guard(guards, values)
+            if guard is None:
+                continue
+            cond, when = guard
+            slot, at = self.slots.get((cond, HOST)), written_at(cond)
+            if slot is None or slot.constant is not None or slot.info.dtype != "bool" or at is None or at >= i:
+                continue
+            found[i] = (self._host_view(arenas[HOST], slot).ctypes.data, when)
+        return found
 
     def _check_arena_limit(self, arena_plans) -> None:
         total = sum(p.report.arena_bytes for p in arena_plans.values())
