@@ -4,6 +4,7 @@ C or Cython sources; the check names what a wheel should not hold."""
 from __future__ import annotations
 
 import importlib.util
+import runpy
 import shutil
 import subprocess
 import sys
@@ -51,3 +52,17 @@ def test_unknown_package_is_refused():
         [sys.executable, str(ROOT / "tools" / "build_wheels.py"), "cuda"], capture_output=True, text=True
     )
     assert out.returncode == 2 and "unknown package(s) cuda" in out.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs the git checkout")
+@pytest.mark.parametrize("plugin", ["x86", "arm", "vulkan", "opencl", "opengl", "metal"])
+def test_a_staged_plugin_finds_the_core_abi_without_mnn_core_installed(tmp_path, plugin):
+    # a clean build environment cannot import mnn_core: the plugin's setup.py then runs the staged
+    # tree's mnn_core/backend/build.py, which must find the ABI header and Cython declarations there
+    source = build_wheels.stage(plugin, tmp_path)
+    build = runpy.run_path(str(source / ".." / ".." / "mnn_core" / "backend" / "build.py"))
+    assert Path(build["get_include"](), "mnn_core", "abi.h").is_file()
+    cython = Path(build["get_cython_include"]())
+    assert (cython / "mnn_core" / "abi.pxd").is_file() and cython.is_relative_to(tmp_path)
+    for pxi in (ROOT / "mnn_core" / "backend").glob("*.pxi"):
+        assert (cython / "mnn_core" / "backend" / pxi.name).is_file()

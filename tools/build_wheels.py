@@ -45,6 +45,9 @@ KEPT_SOURCES = ("mnn_core/include/", "mnn_metal/csrc/")
 
 #: what the core's wheel is built from (the rest of the repository is not part of it)
 CORE_FILES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "mnn_core")
+#: what a plugin's build reads from the core's source tree when it cannot import mnn_core (a clean build
+#: environment): the header lookup (mnn_core.backend.build), the C ABI header, the Cython declarations
+CORE_BUILD_FILES = ("mnn_core/backend/build.py", "mnn_core/include", "mnn_core/abi.pxd", "mnn_core/backend/*.pxi")
 #: build products of earlier in-tree builds, which a wheel built in place would pick up
 BUILD_PRODUCTS = ("build", "dist", "*.egg-info", "__pycache__", "*.so", "*.o")
 
@@ -53,12 +56,12 @@ def stage(name: str, dest: Path) -> Path:
     """A copy of the package's sources under `dest`, at the same relative path (git's tracked and new
     files; outside a git checkout, everything but BUILD_PRODUCTS); returns the package's folder."""
     src = PACKAGES[name]
-    rels = [f for f in CORE_FILES] if name == "core" else [str(src.relative_to(ROOT))]
+    rels = list(CORE_FILES) if name == "core" else [str(src.relative_to(ROOT)), *CORE_BUILD_FILES]
     try:
         git = ["git", "ls-files", "-co", "--exclude-standard", "--", *rels]
         files = subprocess.run(git, cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):
-        for rel in rels:
+        for rel in [m.relative_to(ROOT) for r in rels for m in ROOT.glob(r)]:
             if (ROOT / rel).is_dir():
                 shutil.copytree(ROOT / rel, dest / rel, ignore=shutil.ignore_patterns(*BUILD_PRODUCTS))
             else:
