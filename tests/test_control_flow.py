@@ -247,7 +247,7 @@ def test_optionals():
     assert not bool(out["has"]) and out["v"].tolist() == [7, 7]
 
 
-def test_an_eager_graph_has_no_plan_and_fallback_false_says_why(rng):
+def test_an_eager_graph_has_no_plan_and_fallback_false_names_an_op_only_the_reference_runs(rng):
     graph = import_onnx(loop_model())
     sess = mnn.Session(graph)
     with pytest.raises(mnn.MnnError, match="eagerly"):
@@ -256,8 +256,13 @@ def test_an_eager_graph_has_no_plan_and_fallback_false_says_why(rng):
     other = next((n for n, b in backends.items() if n != "reference" and b.availability()), None)
     if other is None:
         pytest.skip("no backend other than reference is installed and available")
-    with pytest.raises(UnsupportedOpError, match="Loop"):
-        mnn.Session(graph, backend=other, fallback=False)
+    # a Loop's body runs planned on the backend (tests/test_eager_program.py); a NonZero, whose output
+    # is sized by its input's values, only on the reference kernels
+    nonzero = import_onnx(
+        make([helper.make_node("NonZero", ["x"], ["y"])], [vi("x", [3])], [vi("y", [1, None], T.INT64)])
+    )
+    with pytest.raises(UnsupportedOpError, match="NonZero"):
+        mnn.Session(nonzero, backend=other, fallback=False)
 
 
 def test_loop_exports_to_onnx_and_round_trips_through_onnxruntime(rng):

@@ -4,12 +4,16 @@ A body is a `Graph` attribute. Values the ONNX body read from the enclosing grap
 are explicit here: they are the node's trailing `num_captures` inputs and the
 body's trailing graph inputs, so the dataflow between graph and body is visible
 to validation, pruning and placement. Iteration counts and output sizes follow
-input values, so these ops are `dynamic`: a graph using them runs eagerly
-(`mnn_core.graph.evaluate`), and each body runs through the same evaluator.
+input values, so these ops are `dynamic`: a graph using them runs eagerly. The loop
+control (trip count, condition, carried values, stacking) is written once here, in
+run_if / run_loop / run_scan, over a `run_body(body, inputs) -> outputs` callable: the
+reference kernels run each body through the evaluator (`mnn_core.graph.evaluate`), a
+Session's eager program runs it as a planned sub-program on its backend (runtime/eager.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 
 import numpy as np
@@ -26,6 +30,18 @@ MAX_LOOP_ITERATIONS = 1 << 31  # a loop without a trip count stops on its condit
 loop_limit: ContextVar[int | None] = ContextVar("mnn_loop_limit", default=None)
 
 
+#: runs a body on its inputs (in the body's input order), returning its outputs in order
+RunBody = Callable[[Graph, list], list]
+
+
+def evaluate_body(body: Graph, ins: list) -> list:
+    """A body's outputs, run node by node on the reference kernels."""
+    from ..graph.evaluate import evaluate
+
+    out = evaluate(body, dict(zip(body.inputs, ins)))
+    return [out[n] for n in body.outputs]
+
+
 def _body_outputs(body: Graph, ins: list | None = None) -> list:
     infos = body.infer() if ins is None else body.infer(dict(zip(body.inputs, ins)))
     return [infos[o] for o in body.outputs]
@@ -33,7 +49,7 @@ def _body_outputs(body: Graph, ins: list | None = None) -> list:
 
 def _loosen(info, prefix: str):
     """The info of a value whose sizes may change from run to run of a body."""
-    if isinstance(info, TensorInfo):
+    if isinstance(info, TensorInfo) and info.shape is not None:  # (a rank unknown stays so)
         return TensorInfo(symbolic(prefix, len(info.shape)), info.dtype)
     return info
 
@@ -48,12 +64,9 @@ def _if_infer(ins, attrs):
     return [a if a == b else _loosen(a, f"If_out{i}") for i, (a, b) in enumerate(zip(then, other))]
 
 
-def _if(ins, attrs):
-    from ..graph.evaluate import evaluate
-
+def run_if(ins, attrs, run_body: RunBody = evaluate_body) -> list:
     branch = attrs["then_branch"] if bool(np.asarray(ins[0]).reshape(-1)[0]) else attrs["else_branch"]
-    out = evaluate(branch, dict(zip(branch.inputs, ins[1:])))
-    return [out[n] for n in branch.outputs]
+    return run_body(branch, list(ins[1:]))
 
 
 def _if_samples(rng):
@@ -69,7 +82,7 @@ register(
         "If",
         infer=_if_infer,
         samples=_if_samples,
-        reference=_if,
+        reference=run_if,
         n_inputs=(1, 1 << 16),
         n_outputs=1 << 16,
         dynamic=True,
@@ -97,16 +110,13 @@ def _loop_infer(ins, attrs):
     return carried + scans
 
 
-def _loop(ins, attrs):
-    from ..graph.evaluate import evaluate
-
+def run_loop(ins, attrs, run_body: RunBody = evaluate_body) -> list:
     body: Graph = attrs["body"]
     n_carried = len(ins) - 2 - attrs["num_captures"]
     trip = MAX_LOOP_ITERATIONS if ins[0] is None else int(np.asarray(ins[0]).reshape(-1)[0])
     cond = True if ins[1] is None else bool(np.asarray(ins[1]).reshape(-1)[0])
     values = list(ins[2 : 2 + n_carried])
     captured = list(ins[2 + n_carried :])
-    names = list(body.inputs)
     scans: list[list] = [[] for _ in range(len(body.outputs) - 1 - n_carried)]
     i, cap = 0, loop_limit.get()
     while i < trip and cond:
@@ -116,9 +126,7 @@ def _loop(ins, attrs):
                 f"Loop ran {cap} iterations ({asked}, its condition still true), the most "
                 "max_loop_iterations allows (Session(max_loop_iterations=) or MNN_MAX_LOOP_ITERATIONS)"
             )
-        feeds = dict(zip(names, [np.array(i, np.int64), np.array(cond)] + values + captured))
-        out = evaluate(body, feeds)
-        results = [out[n] for n in body.outputs]
+        results = run_body(body, [np.array(i, np.int64), np.array(cond)] + values + captured)
         cond = bool(np.asarray(results[0]).reshape(-1)[0])
         values = results[1 : 1 + n_carried]
         for acc, v in zip(scans, results[1 + n_carried :]):
@@ -154,7 +162,7 @@ register(
         "Loop",
         infer=_loop_infer,
         samples=_loop_samples,
-        reference=_loop,
+        reference=run_loop,
         n_inputs=(2, 1 << 16),
         n_outputs=1 << 16,
         dynamic=True,
@@ -199,9 +207,7 @@ def _scan_infer(ins, attrs):
     return result
 
 
-def _scan(ins, attrs):
-    from ..graph.evaluate import evaluate
-
+def run_scan(ins, attrs, run_body: RunBody = evaluate_body) -> list:
     body: Graph = attrs["body"]
     n_state, n_scan, n_scan_out, in_axes, in_dirs, out_axes, out_dirs = _scan_layout(len(ins), attrs, body)
     states = list(ins[:n_state])
@@ -212,12 +218,10 @@ def _scan(ins, attrs):
     if len(lengths) > 1:
         raise GraphError(f"Scan: scan inputs differ in length along their axes ({sorted(lengths)})")
     n = lengths.pop() if lengths else 0
-    names = list(body.inputs)
     collected: list[list] = [[] for _ in range(n_scan_out)]
     for t in range(n):
         slices = [np.take(x, n - 1 - t if d else t, axis=a) for x, a, d in zip(scan_ins, axes, in_dirs)]
-        out = evaluate(body, dict(zip(names, states + slices + captured)))
-        results = [out[name] for name in body.outputs]
+        results = run_body(body, states + slices + captured)
         states = results[:n_state]
         for acc, v in zip(collected, results[n_state:]):
             acc.append(np.asarray(v))
@@ -259,7 +263,7 @@ register(
         "Scan",
         infer=_scan_infer,
         samples=_scan_samples,
-        reference=_scan,
+        reference=run_scan,
         n_inputs=(1, 1 << 16),
         n_outputs=1 << 16,
         dynamic=True,

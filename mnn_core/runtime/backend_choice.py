@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from ..backend import PrepareContext
 from ..errors import BackendError, MnnError, UnsupportedOpError
 from ..graph.ir import Graph
+from ..graph.shapes import SHAPE_OPS
 from ..ops import get_schema
+from ..ops.schema import is_view
 from .scheduler import REFERENCE, Candidate, make_candidate
 
 
@@ -63,13 +65,60 @@ def candidates(names: list[str], plugins, ctx: PrepareContext, auto: bool) -> li
     return out
 
 
-def check_eager(graph: Graph, backends: list[str], fallback: bool) -> None:
-    """An eager graph runs on the reference kernels: fine unless fallback=False names another backend."""
+def check_eager(graph: Graph, backends: list[str], fallback: bool, cands: list[Candidate] | None = None) -> None:
+    """An eager graph under fallback=False (unless the reference is named): with `cands` (its eager
+    program plans the pieces between control ops: eager.py) every op of the graph and its bodies but
+    If, Loop and Scan needs a kernel on some named backend, and no other dynamic op may run (those run
+    on their reference kernels); without, the whole graph runs on the reference kernels: refused."""
+    from .eager import CONTROL, all_graphs
+
     if fallback or REFERENCE in backends:
         return
-    ops = sorted({n.op for n in graph.nodes if get_schema(n.op).dynamic})
-    raise UnsupportedOpError(
-        f"op {ops[0] if ops else '?'}: this model runs eagerly on the reference backend (sequence/optional "
-        f"values or outputs sized by input values: {', '.join(ops) or 'its inputs'}), not on "
-        f"{', '.join(backends)}; allow fallback=True"
-    )
+    if cands is None:
+        ops = sorted({n.op for n in graph.nodes if get_schema(n.op).dynamic})
+        raise UnsupportedOpError(
+            f"op {ops[0] if ops else '?'}: this model runs eagerly on the reference backend (sequence/optional "
+            f"values or outputs sized by input values: {', '.join(ops) or 'its inputs'}), not on "
+            f"{', '.join(backends)}; allow fallback=True"
+        )
+    for g in all_graphs(graph):
+        folded = shape_nodes(g)
+        for node in g.nodes:
+            if node.op in CONTROL or node.name in folded:
+                continue
+            if get_schema(node.op).dynamic:
+                raise UnsupportedOpError(
+                    f"op {node.op} (node {node.name!r}): its outputs are sized by its input values (or are "
+                    "sequences/optionals), so it runs on the reference kernels, which fallback=False forbids; "
+                    "allow fallback=True"
+                )
+            if not is_view(node.op) and not any(node.op in c.kernels for c in cands):
+                raise UnsupportedOpError(
+                    f"op {node.op} (node {node.name!r}) has no kernel on {', '.join(backends)}, and fallback=False "
+                    "forbids the reference kernels; allow fallback=True or choose another backend"
+                )
+
+
+def shape_nodes(graph: Graph) -> set[str]:
+    """Names of the nodes that compute shapes (Shape, what reads only shapes and constants, and what
+    leads to a value that decides a shape): resize folds them into constants, no kernel runs them.
+    Where one reads data after all, the plan's placement refuses it then."""
+    producer = graph.producers()
+    stack = [n for node in graph.nodes for i, n in enumerate(node.inputs) if i in get_schema(node.op).value_inputs]
+    found: set[str] = set()
+    while stack:
+        node = producer.get(stack.pop())
+        if node is None or node.name in found or get_schema(node.op).dynamic:
+            continue
+        found.add(node.name)
+        if node.op not in SHAPE_OPS:
+            stack.extend(n for n in node.inputs if n)
+    known = set(graph.initializers)
+    for node in graph.nodes:
+        ins = [n for n in node.inputs if n]
+        shapes_only = ins and all(n in known for n in ins) and any(n not in graph.initializers for n in ins)
+        if node.op in SHAPE_OPS or (shapes_only and not get_schema(node.op).dynamic):
+            found.add(node.name)
+        if node.name in found:
+            known.update(node.outputs)
+    return found

@@ -57,6 +57,7 @@ from ._runloop import bind_inputs
 from .backend_choice import backend_names, candidates, check_eager
 from .batch_split import BatchSplit, split_pays
 from .cancel import CancelToken, RunLimits, current_limits
+from .eager import EagerProgram, has_dynamic_ops
 from .feeds import FastFeeds, check_feeds, readable_in_place
 from .fusion import fuse_placed
 from .plan import Plan, PreparedPlan
@@ -155,6 +156,7 @@ class Session:
         self.output_names = list(self.graph.outputs)
         self._plans: OrderedDict[tuple, PreparedPlan] = OrderedDict()  # least recently used first
         self._current: PreparedPlan | None = None
+        self._eager: EagerProgram | None = None  # an eager graph with dynamic ops: its program (eager.py)
         # an If whose condition follows only input values and shapes is inlined at resize (graph/inline.py)
         self.eager = self.graph.is_dynamic() and not resolvable_ifs(self.graph)
         #: graph inputs whose values decide shapes (a Reshape's target fed at run) or an If's branch: plans
@@ -165,8 +167,10 @@ class Session:
                 self.value_inputs = sorted(value_sources(self.graph)[0])
             except GraphError:  # shapes that follow the data: no plan can hold for every run
                 self.eager = True
-        if self.eager:  # sequences, optionals, control flow: no plan per shape (graph/evaluate.py)
-            check_eager(self.graph, names, fallback)
+        if self.eager:  # sequences, optionals, control flow: no plan per shape (runtime/eager.py)
+            if has_dynamic_ops(self.graph):  # planned pieces between the dynamic ops
+                self._eager = EagerProgram(self.graph, self._child)
+            check_eager(self.graph, names, fallback, self._candidates if self._eager else None)
             return
         if all(info.is_static for info in self.graph.inputs.values()) and not self.value_inputs:
             shapes = {n: i.shape for n, i in self.graph.inputs.items()}
@@ -296,7 +300,7 @@ class Session:
 
             token, bound = loop_limit.set(self.max_loop_iterations), current_limits.set(limits)
             try:
-                return evaluate(self.graph, feeds)
+                return evaluate(self.graph, feeds) if self._eager is None else self._eager.run(feeds)
             finally:
                 current_limits.reset(bound)
                 loop_limit.reset(token)
@@ -383,6 +387,25 @@ class Session:
                 old.close()
         return split
 
+    def _child(self, graph: Graph, optimize: bool) -> Session:
+        """A session of a static piece of this eager model (a segment, a body: runtime/eager.py), on
+        this session's backends with its threads, fallback and limits."""
+        return Session(
+            graph,
+            backend=self._backend_arg,
+            threads=self.threads,
+            precision=self.precision,
+            fallback=self.fallback,
+            options=self.ctx.options,
+            optimize=optimize,
+            batch_parallel="off",
+            release_weights=False,
+            fuse=self.fuse,
+            max_plans=self.max_plans,
+            max_arena_bytes=self.max_arena_bytes,
+            max_loop_iterations=self.max_loop_iterations,
+        )
+
     def _image_session(self, threads: int) -> Session:
         """A session of this model for one image (the batch dimension set to 1), with `threads`."""
         if self._released is not None:
@@ -412,8 +435,8 @@ class Session:
     def _need_plan_locked(self) -> PreparedPlan:
         if self.eager:
             raise MnnError(
-                "this model runs eagerly on the reference backend, node by node (it has sequence or "
-                "optional values, control flow or outputs sized by input values): it has no plan"
+                "this model runs eagerly, between its control-flow or value-sized ops (it has sequence or "
+                "optional values, control flow or outputs sized by input values): it has no single plan"
             )
         if self._current is None and all(i.is_static for i in self.graph.inputs.values()):
             self.resize({n: i.shape for n, i in self.graph.inputs.items()})  # skipped at init: batch_parallel

@@ -1,0 +1,153 @@
+"""A static body as planned segments, so that values which change every iteration replan little.
+
+A Session plans per input shapes and per the values of the inputs that decide shapes (a Slice's
+start, a Range's limit). A Loop body that slices at its step counter therefore needs a plan per
+iteration, and replanning the whole body each time costs more than running it. So such a body is
+cut: the nodes that read a value following those inputs (the Slice at the step, a ScatterElements
+whose indices a Range at the step computed) run in small segments of their own, planned per value;
+the rest, its matrix products and activations, in segments planned once per shapes and reused
+across iterations and runs. Each segment carries the shape arithmetic it reads (folded at its
+resize); nodes are reordered, dependencies kept, so that the two kinds alternate as little as they
+can.
+
+A body with no such input is one segment: a single child Session.
+"""
+
+from __future__ import annotations
+
+from ..errors import GraphError
+from ..graph.ir import Graph, Node
+from ..graph.shapes import MAX_VALUE_ELEMENTS, SHAPE_OPS, value_sources
+from ..ops import get_schema
+from .eager import EagerProgram, MakeSession, StaticRunner, pieces_of
+
+
+def body_runner(body: Graph, make_session: MakeSession, optimize: bool = True):
+    """A runner (run_values) of a static body (or segment: optimize=False, its graph's passes ran)."""
+    try:
+        varying = value_sources(body)[0]
+    except GraphError:  # shapes that follow data: the child Session runs it eagerly (and says so)
+        varying = set()
+    if not varying:
+        return StaticRunner(body, make_session, optimize)
+    return EagerProgram(body, make_session, pieces_of(body, segment_runs(body, varying)))
+
+
+def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | Node]:
+    """The body's nodes as runs in an order that keeps dependencies: lists of nodes of one kind
+    (reading a value that follows `varying` where it decides a shape, or not) and, as single nodes,
+    the shape arithmetic on those values that the host computes each iteration."""
+    small = {n for n, a in body.initializers.items() if a.size <= MAX_VALUE_ELEMENTS}
+    values = set(varying) | small  # values resize can compute (shapes, small constants, varying inputs)
+    follows = set(varying)  # values that follow the varying inputs
+    value_node: dict[str, Node] = {}  # value -> the value node computing it
+    host: list[Node] = []  # value nodes the host computes: those following `varying`, and the outputs'
+    kept: list[Node] = []  # the nodes that run on the backend
+    outputs = set(body.outputs)
+    for node in body.nodes:
+        ins = [n for n in node.inputs if n]
+        if node.op in SHAPE_OPS or (not get_schema(node.op).dynamic and ins and all(n in values for n in ins)):
+            values.update(node.outputs)
+            if any(n in follows for n in ins) or any(o in outputs for o in node.outputs):
+                follows.update(node.outputs)
+                host.append(node)
+            else:
+                value_node.update((o, node) for o in node.outputs)
+        else:
+            kept.append(node)
+    closure = _closure(value_node)
+    # and the value nodes those read, computed on the host too (segments compute their own copies)
+    host_ids = {id(n) for n in host}
+    for node in list(host):
+        for v in _reads(node, closure):
+            vn = value_node.get(v)
+            if vn is not None and id(vn) not in host_ids:
+                host.append(vn)
+                host_ids.add(id(vn))
+    bound = {id(n) for n in kept if any(n.inputs[i] in follows for i in _value_positions(n))}
+    items = [n for n in body.nodes if id(n) in {id(m) for m in host + kept}]
+    producer = {o: n for n in items for o in n.outputs}
+    deps = {id(n): {id(producer[v]) for v in _reads(n, closure) if v in producer} for n in items}
+    on_host = {id(n) for n in host}
+
+    runs: list[list[Node] | Node] = []
+    done: set[int] = set()
+    pending = list(items)
+    kind, idle = False, 0
+    while pending:
+        ready = []
+        while True:  # the host's values first, each as soon as what it reads is there
+            now = [n for n in pending if id(n) in on_host and id(n) not in done and deps[id(n)] <= done]
+            if not now:
+                break
+            ready += now
+            done.update(id(n) for n in now)
+        runs.extend(ready)
+        run: list[Node] = []
+        grew = True
+        while grew:  # every ready node of this kind, again as each one frees others
+            grew = False
+            for node in pending:
+                if id(node) not in on_host and (id(node) in bound) == kind and id(node) not in done:
+                    if deps[id(node)] <= done:
+                        run.append(node)
+                        done.add(id(node))
+                        grew = True
+        pending = [n for n in pending if id(n) not in done]
+        if run:
+            runs.append(run)
+        idle = 0 if run or ready else idle + 1
+        if idle > 2:
+            raise GraphError(f"body {body.name!r}: its nodes are not in an order that runs")
+        kind = not kind
+    order = {id(n): i for i, n in enumerate(body.nodes)}
+    return [
+        r if isinstance(r, Node) else sorted(_with_values(r, closure, value_node), key=lambda n: order[id(n)])
+        for r in runs
+    ]
+
+
+def _value_positions(node: Node) -> list[int]:
+    return [i for i in get_schema(node.op).value_inputs if i < len(node.inputs) and node.inputs[i]]
+
+
+def _closure(value_node: dict[str, Node]) -> dict[str, set[str]]:
+    """For each value node's output: the values it reads, through value nodes, back to the first
+    value not computed by one (an input, a constant, a kept node's output)."""
+    memo: dict[str, set[str]] = {}
+
+    def reads(name: str) -> set[str]:
+        if name not in memo:
+            found: set[str] = set()
+            for n in value_node[name].inputs:
+                if n:
+                    found.add(n)
+                    if n in value_node:
+                        found |= reads(n)
+            memo[name] = found
+        return memo[name]
+
+    for name in value_node:
+        reads(name)
+    return memo
+
+
+def _reads(node: Node, closure: dict[str, set[str]]) -> set[str]:
+    """The values a node reads, with those its value-node inputs read in turn."""
+    out = set()
+    for n in node.inputs:
+        if n:
+            out.add(n)
+            out |= closure.get(n, set())
+    return out
+
+
+def _with_values(run: list[Node], closure: dict[str, set[str]], value_node: dict[str, Node]) -> list[Node]:
+    """The run's nodes and the value nodes they read (each run computes its own)."""
+    nodes = {id(n): n for n in run}
+    for node in run:
+        for v in _reads(node, closure):
+            vn = value_node.get(v)
+            if vn is not None:
+                nodes[id(vn)] = vn
+    return list(nodes.values())
