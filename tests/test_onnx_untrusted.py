@@ -5,7 +5,6 @@ reference sits, and sparse or dense tensors never allocate past the bytes that b
 from __future__ import annotations
 
 import os
-import signal
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import mnn_core as mnn  # noqa: E402
 from mnn_core.convert import onnx_tensors  # noqa: E402
+from mnn_core.testing.deadline import fail_after  # noqa: E402
 
 SECRET = np.arange(6, dtype=np.float32) + 1000.0
 vi = helper.make_tensor_value_info
@@ -111,15 +111,8 @@ def save(folder, proto, name="m.onnx"):
 @pytest.fixture
 def alarm():
     """A test that would block (a FIFO opened for reading) fails after 20 s instead of hanging."""
-
-    def on_alarm(*_):
-        raise TimeoutError("blocked: the importer waited on a FIFO or a device")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(20)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+    with fail_after(20, "blocked: the importer waited on a FIFO or a device"):
+        yield
 
 
 @pytest.mark.parametrize("where", WHERE)

@@ -15,6 +15,7 @@ import pytest
 from conftest import needs_opencl, opencl_backend
 
 import mnn_core as mnn
+from mnn_core.testing.deadline import fail_after
 
 pytestmark = needs_opencl
 
@@ -167,16 +168,8 @@ def test_truncated_binary_with_a_valid_digest_never_reaches_the_driver(private_c
 @pytest.fixture
 def alarm():
     """Fail after 30 s instead of hanging (a FIFO opened for reading blocks until a writer comes)."""
-    import signal
-
-    def on_alarm(*_):
-        raise TimeoutError("the program cache blocked on a FIFO or a device")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(30)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+    with fail_after(30, "the program cache blocked on a FIFO or a device"):
+        yield
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/zero", "symlink to a good binary", "folder"])
