@@ -5,7 +5,7 @@ scheduler, fusion pass, weights, memory planner), so the core can change inside 
 a plugin, and importing a plugin does not load the engine.
 
 Walked: every plugin package's sources (plugins/*/mnn_*/: .py by their syntax tree; .pyx, .pxd
-and .pxi by their import lines) and the template backend (examples/backend-template). A plugin's
+and .pxi by their import and include lines) and the template backend (examples/backend-template). A plugin's
 tests and tools are users of the whole engine and are not walked.
 """
 
@@ -44,6 +44,8 @@ _CYTHON_IMPORT = re.compile(
     r"|c?import[ \t]+(?P<mods>[^\n#]+))",
     re.M,
 )
+#: a Cython textual include of a core file (`include "mnn_core/backend/execution.pxi"`) counts as an import
+_CYTHON_INCLUDE = re.compile(r"""^[ \t]*include[ \t]+["'](?P<path>mnn_core/[^"']+)\.px[id]["']""", re.M)
 
 
 def plugin_sources() -> list[Path]:
@@ -125,6 +127,10 @@ def cython_violations(source: str, extra: frozenset = frozenset()) -> list[tuple
                 why = check_import(mod.split(" as ")[0].strip(), [], extra)
                 if why:
                     found.append((line, why))
+    for m in _CYTHON_INCLUDE.finditer(source):
+        why = check_import(m.group("path").replace("/", "."), [], extra)
+        if why:
+            found.append((source.count("\n", 0, m.start()) + 1, why))
     return found
 
 
@@ -183,6 +189,9 @@ def test_the_checker_tells_allowed_from_forbidden(source, ok):
         ("from mnn_core import (\n    hookimpl,\n    Session,\n)", False),
         ("cimport mnn_core.abi", True),
         ("import mnn_core.session", False),
+        ('include "mnn_core/backend/execution.pxi"', True),
+        ('include "_x86_decl.pxi"', True),
+        ('include "mnn_core/runtime/steps.pxi"', False),
     ],
 )
 def test_the_cython_checker_reads_import_lines(source, ok):

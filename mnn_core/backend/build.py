@@ -4,6 +4,7 @@
 
     Extension(..., include_dirs=[get_include()])  # #include "mnn_core/abi.h"
     cythonize(..., include_path=[get_cython_include()])  # from mnn_core.abi cimport mnn_tensor
+                                                         # include "mnn_core/backend/execution.pxi"
 
 This module imports only `os`, so a build environment that cannot import mnn_core (pip's isolated
 build has neither numpy nor pluggy) runs this very file from the source tree with runpy.run_path:
@@ -43,5 +44,6 @@ def get_include() -> str:
 
 
 def get_cython_include() -> str:
-    """The folder for cythonize's include_path, so `from mnn_core.abi cimport ...` (abi.pxd) resolves."""
+    """The folder for cythonize's include_path, so `from mnn_core.abi cimport ...` (abi.pxd) and
+    `include "mnn_core/backend/execution.pxi"` (the buffer and execution record classes) resolve."""
     return os.path.dirname(os.path.dirname(_package("abi.pxd")))

@@ -11,9 +11,6 @@ from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXECUTION_CAPSULE, mnn_execution,
 
 import numpy as np
 
-cdef extern from "stdlib.h" nogil:
-    int posix_memalign(void** memptr, size_t alignment, size_t size)
-
 cdef extern from "arm.h" nogil:
     ctypedef struct arm_epilogue:
         float alpha, beta
@@ -218,50 +215,11 @@ def runnable(str path) -> bool:
     return bool(arm_path_runnable(PATHS[path]))
 
 
-cdef class Buffer:
-    """Zeroed, 64-byte aligned memory (panels start on cache lines)."""
-    cdef void* ptr
-    cdef readonly int64_t nbytes
-
-    def __cinit__(self, int64_t nbytes):
-        self.ptr = NULL
-        self.nbytes = nbytes
-        if posix_memalign(&self.ptr, 64, <size_t>max(nbytes, 64) + 64) != 0:
-            raise MemoryError(f"arm: cannot allocate {nbytes} bytes")
-        memset(self.ptr, 0, <size_t>max(nbytes, 64) + 64)
-
-    def __dealloc__(self):
-        free(self.ptr)
+include "mnn_core/backend/execution.pxi"  # Buffer, _copy_array, ExecutionRecord, _start_execution
 
 
-cdef Buffer _copy(arr, dtype):
-    a = np.ascontiguousarray(arr, dtype=dtype)
-    cdef Buffer b = Buffer(a.nbytes)
-    if a.nbytes:
-        memcpy(b.ptr, <void*><size_t>a.ctypes.data, a.nbytes)
-    return b
-
-
-cdef class Execution:
-    """One prepared op: an mnn_execution plus everything its state points to."""
-    cdef mnn_execution exe
-    cdef void* state
-    cdef list keep
-    cdef bytes _name
-
-    def __cinit__(self):
-        self.state = NULL
-        self.keep = []
-
-    def __dealloc__(self):
-        free(self.state)
-
-    def capsule(self):
-        return PyCapsule_New(&self.exe, MNN_EXECUTION_CAPSULE, NULL)
-
-    @property
-    def name(self):
-        return self._name.decode()
+cdef class Execution(ExecutionRecord):
+    """One prepared op: the record, the buffers its state points into (`hold`) and its thread count."""
 
     cdef void* hold(self, Buffer b):
         self.keep.append(b)
@@ -282,16 +240,7 @@ cdef class Execution:
 
 cdef Execution _execution(str name, size_t size, mnn_run_fn fn):
     cdef Execution ex = Execution()
-    ex.state = calloc(1, size)
-    if ex.state == NULL:
-        raise MemoryError()
-    ex._name = name.encode()
-    ex.exe.abi_version = MNN_ABI_VERSION
-    ex.exe.flags = 0
-    ex.exe.run = fn
-    ex.exe.state = ex.state
-    ex.exe.error = arm_op_error
-    ex.exe.name = ex._name
+    _start_execution(ex, name.encode(), size, fn, arm_op_error, 0)
     return ex
 
 
@@ -335,12 +284,12 @@ def conv(str path, dict p, weight, bias, int bias_input):
     s.op.threads = s.slices
     _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"])
     if bias is not None:
-        s.bias = <const float*>ex.hold(_copy(bias, np.float32))
+        s.bias = <const float*>ex.hold(_copy_array(bias, np.float32))
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, gi, stride
     cdef const char* src
     cdef Buffer tmp
     if s.depthwise:
-        s.w = ex.hold(_copy(weight, np.float32))
+        s.w = ex.hold(_copy_array(weight, np.float32))
         s.work_bytes = _round64(arm_depthwise_work_bytes(&s.g))
         s.work = ex.hold(Buffer(s.work_bytes * s.slices))
     elif p.get("winograd"):
@@ -391,7 +340,7 @@ def matmul(str path, str name, dict p, b_const, bias, int bias_input):
     s.epi.bias_rs, s.epi.bias_cs = p["bias_rs"], p["bias_cs"]
     s.bias_input = -1
     if bias is not None:
-        s.epi.bias = <const float*>ex.hold(_copy(bias, np.float32))
+        s.epi.bias = <const float*>ex.hold(_copy_array(bias, np.float32))
     elif bias_input >= 0:
         s.bias_input = bias_input
     s.a_work = ex.hold(Buffer(arm_packed_a_elems(s.k.mr, s.M, s.K) * s.k.elem_bytes))
@@ -458,8 +407,8 @@ def affine(str name, int64_t outer, int64_t C, int64_t inner, scale, shift):
     cdef Execution ex = _execution(name, sizeof(arm_affine_state), arm_affine_run)
     cdef arm_affine_state* s = <arm_affine_state*>ex.state
     s.outer, s.C, s.inner = outer, C, inner
-    s.scale = <const float*>ex.hold(_copy(scale, np.float32))
-    s.shift = <const float*>ex.hold(_copy(shift, np.float32))
+    s.scale = <const float*>ex.hold(_copy_array(scale, np.float32))
+    s.shift = <const float*>ex.hold(_copy_array(shift, np.float32))
     return ex
 
 
@@ -471,9 +420,9 @@ def norm(str name, int64_t rows, int64_t n, int64_t per_row, float eps, scale, s
     s.scale_input = scale_input if scale is None else -1
     s.shift_input = shift_input if shift is None else -1
     if scale is not None:
-        s.scale = <const float*>ex.hold(_copy(scale, np.float32))
+        s.scale = <const float*>ex.hold(_copy_array(scale, np.float32))
     if shift is not None:
-        s.shift = <const float*>ex.hold(_copy(shift, np.float32))
+        s.shift = <const float*>ex.hold(_copy_array(shift, np.float32))
     return ex
 
 
@@ -499,8 +448,8 @@ def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols, int thr
     s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
     s.g.dh, s.g.dw, s.g.pt, s.g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
     s.g.kind = kind
-    s.g.inv_rows = <const float*>ex.hold(_copy(inv_rows, np.float32))
-    s.g.inv_cols = <const float*>ex.hold(_copy(inv_cols, np.float32))
+    s.g.inv_rows = <const float*>ex.hold(_copy_array(inv_rows, np.float32))
+    s.g.inv_cols = <const float*>ex.hold(_copy_array(inv_cols, np.float32))
     s.work_floats = (arm_pool_work_floats(&s.g) + 15) // 16 * 16
     s.slices = max(1, threads)
     s.op.threads = s.slices
@@ -512,7 +461,7 @@ def concat(str name, int64_t outer, blocks, int64_t elem):
     cdef Execution ex = _execution(name, sizeof(arm_concat_state), arm_concat_run)
     cdef arm_concat_state* s = <arm_concat_state*>ex.state
     s.outer, s.n, s.elem = outer, len(blocks), elem
-    s.block = <const int64_t*>ex.hold(_copy(blocks, np.int64))
+    s.block = <const int64_t*>ex.hold(_copy_array(blocks, np.int64))
     return ex
 
 

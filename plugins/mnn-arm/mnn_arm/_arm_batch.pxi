@@ -23,8 +23,8 @@ def bmatmul(str path, int64_t M, int64_t N, int64_t K, a_off, b_off, int act, fl
     s.k = _ftable(path)
     s.M, s.N, s.K, s.batch = M, N, K, len(a_off)
     _epilogue(&s.epi, act, act_alpha, act_beta)
-    s.a_off = <const int64_t*>ex.hold(_copy(a_off, np.int64))
-    s.b_off = <const int64_t*>ex.hold(_copy(b_off, np.int64))
+    s.a_off = <const int64_t*>ex.hold(_copy_array(a_off, np.int64))
+    s.b_off = <const int64_t*>ex.hold(_copy_array(b_off, np.int64))
     s.a_work = ex.hold(Buffer(arm_packed_a_elems(s.k.mr, M, K) * s.k.elem_bytes))
     s.b_work = ex.hold(Buffer(arm_packed_a_elems(s.k.nr, N, K) * s.k.elem_bytes))
     return ex

@@ -36,7 +36,7 @@ def conv3d(str path, dict p, weight, bias, int bias_input, int threads=1):
     s.op.threads = s.slices
     _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"])
     if bias is not None:
-        s.bias = <const float*>ex.hold(_copy(bias, np.float32))
+        s.bias = <const float*>ex.hold(_copy_array(bias, np.float32))
     cdef int64_t K = s.C * s.kd * s.kh * s.kw, cols = s.OD * s.OH * s.OW, gi
     cdef int64_t stride = arm_packed_a_elems(s.k.mr, s.og, K) * s.k.elem_bytes
     s.w_group_bytes = stride

@@ -29,7 +29,7 @@ def deconv(dict p, weight, bias, str path="fp32"):
     s.cg, s.og = s.C // s.group, s.O // s.group
     _epilogue(&s.act, p["act"], p["act_alpha"], p["act_beta"])
     if bias is not None:
-        s.bias = <const float*>ex.hold(_copy(bias, np.float32))
+        s.bias = <const float*>ex.hold(_copy_array(bias, np.float32))
     cdef int64_t M = s.og * s.kh * s.kw, gi
     cdef int64_t stride = arm_packed_a_elems(s.k.mr, M, s.cg) * s.k.elem_bytes
     s.w_group_bytes = stride

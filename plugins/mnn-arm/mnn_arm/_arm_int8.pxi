@@ -25,20 +25,20 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     zw = np.broadcast_to(np.asarray(zw, np.int64), (s.O,))
     offset = 128 if is_uint8 else 0
     s.epi.K = Kg
-    s.epi.da = <const int32_t*>ex.hold(_copy((128 if w_uint8 else 0) - zw, np.int32))
+    s.epi.da = <const int32_t*>ex.hold(_copy_array((128 if w_uint8 else 0) - zw, np.int32))
     s.epi.da_rs = 1
-    s.epi.db = <const int32_t*>ex.hold(_copy(np.array([offset - zx]), np.int32))
+    s.epi.db = <const int32_t*>ex.hold(_copy_array(np.array([offset - zx]), np.int32))
     s.epi.db_cs = 0
     s.epi.out_kind = out_kind
-    s.epi.mult = <const double*>ex.hold(_copy(np.broadcast_to(np.asarray(mult, np.float64), (s.O,)), np.float64))
+    s.epi.mult = <const double*>ex.hold(_copy_array(np.broadcast_to(np.asarray(mult, np.float64), (s.O,)), np.float64))
     s.epi.mult_rs, s.epi.mult_cs = 1, 0
     s.epi.zy = zy
     if bias is not None:
-        s.epi.bias = <const int32_t*>ex.hold(_copy(bias, np.int32))
+        s.epi.bias = <const int32_t*>ex.hold(_copy_array(bias, np.int32))
     wc = np.ascontiguousarray(weight)
     if s.depthwise:
         w16 = wc.reshape(s.O, -1).astype(np.int64) - zw.reshape(-1, 1)
-        s.w16 = <const int16_t*>ex.hold(_copy(w16, np.int16))
+        s.w16 = <const int16_t*>ex.hold(_copy_array(w16, np.int16))
         s.dwork_elems = (arm_q_depthwise_work_elems(&s.g) + 31) // 32 * 32
         s.dwork = <int16_t*>ex.hold(Buffer(s.dwork_elems * 2 * s.slices))
         s.acc_elems = (s.g.C * s.g.OH * s.g.OW + 15) // 16 * 16
@@ -83,14 +83,14 @@ def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, i
         arm_q_pack_b(<const void*><size_t>bc.ctypes.data, b_uint8, N, 1, K, N, <int8_t*>bp.ptr, <int32_t*>colsum.ptr)
     s.bp = <const int8_t*>ex.hold(bp)
     s.epi.K = K
-    s.epi.da = <const int32_t*>ex.hold(_copy(np.array([(128 if a_uint8 else 0) - za]), np.int32))
+    s.epi.da = <const int32_t*>ex.hold(_copy_array(np.array([(128 if a_uint8 else 0) - za]), np.int32))
     s.epi.da_rs = 0
     zb = np.broadcast_to(np.asarray(zb, np.int64), (N,))
-    s.epi.db = <const int32_t*>ex.hold(_copy((128 if b_uint8 else 0) - zb, np.int32))
+    s.epi.db = <const int32_t*>ex.hold(_copy_array((128 if b_uint8 else 0) - zb, np.int32))
     s.epi.db_cs = 1
     s.epi.colsum = <const int32_t*>ex.hold(colsum)
     s.epi.out_kind = out_kind
-    s.epi.mult = <const double*>ex.hold(_copy(np.broadcast_to(np.asarray(mult, np.float64), (N,)), np.float64))
+    s.epi.mult = <const double*>ex.hold(_copy_array(np.broadcast_to(np.asarray(mult, np.float64), (N,)), np.float64))
     s.epi.mult_rs, s.epi.mult_cs = 0, 1
     s.epi.zy = zy
     s.ap = <int8_t*>ex.hold(Buffer((M + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * K4))

@@ -73,9 +73,9 @@ def resize(str name, list passes, int64_t work_elems):
     for k, (outer, n_in, n_out, inner, idx, w, outside, extrap, nearest) in enumerate(passes):
         p[k].outer, p[k].out, p[k].inner, p[k].taps = outer, n_out, inner, idx.shape[1]
         p[k].in_ = n_in
-        p[k].idx = <const int64_t*>ex.hold(_copy(idx, np.int64))
-        p[k].w = <const float*>ex.hold(_copy(w, np.float32))
-        p[k].outside = <const uint8_t*>ex.hold(_copy(outside, np.uint8)) if outside is not None else NULL
+        p[k].idx = <const int64_t*>ex.hold(_copy_array(idx, np.int64))
+        p[k].w = <const float*>ex.hold(_copy_array(w, np.float32))
+        p[k].outside = <const uint8_t*>ex.hold(_copy_array(outside, np.uint8)) if outside is not None else NULL
         p[k].extrap, p[k].nearest = extrap, nearest
     s.work[0] = <float*>ex.hold(Buffer(work_elems * 4))
     s.work[1] = <float*>ex.hold(Buffer(work_elems * 4))
@@ -149,8 +149,8 @@ def scaler(str name, int dtype, int64_t features, offset, scale):
     cdef Execution ex = _execution(name, sizeof(arm_ml_state), arm_scaler_run)
     cdef arm_ml_state* s = <arm_ml_state*>ex.state
     s.dtype, s.features = dtype, features
-    s.offset = <const double*>ex.hold(_copy(offset, np.float64))
-    s.scale = <const double*>ex.hold(_copy(scale, np.float64))
+    s.offset = <const double*>ex.hold(_copy_array(offset, np.float64))
+    s.scale = <const double*>ex.hold(_copy_array(scale, np.float64))
     return ex
 
 
@@ -179,8 +179,8 @@ def linear_classifier(str name, int dtype, int post, int64_t rows, int64_t featu
     cdef arm_linclass_state* s = <arm_linclass_state*>ex.state
     s.dtype, s.post, s.rows, s.features, s.k = dtype, post, rows, features, len(intercepts)
     s.has_labels = len(labels) > 0
-    s.coef = <const double*>ex.hold(_copy(coef, np.float64))
-    s.intercepts = <const double*>ex.hold(_copy(intercepts, np.float64))
-    s.labels = <const int64_t*>ex.hold(_copy(labels if len(labels) else [0], np.int64))
+    s.coef = <const double*>ex.hold(_copy_array(coef, np.float64))
+    s.intercepts = <const double*>ex.hold(_copy_array(intercepts, np.float64))
+    s.labels = <const int64_t*>ex.hold(_copy_array(labels if len(labels) else [0], np.int64))
     s.work = <double*>ex.hold(Buffer(max(len(intercepts), 1) * 8))
     return ex

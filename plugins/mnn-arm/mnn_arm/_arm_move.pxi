@@ -66,7 +66,7 @@ def split(str name, int64_t outer, blocks, int64_t elem):
     cdef Execution ex = _execution(name, sizeof(arm_concat_state), arm_split_run)
     cdef arm_concat_state* s = <arm_concat_state*>ex.state
     s.outer, s.n, s.elem = outer, len(blocks), elem
-    s.block = <const int64_t*>ex.hold(_copy(blocks, np.int64))
+    s.block = <const int64_t*>ex.hold(_copy_array(blocks, np.int64))
     return ex
 
 
@@ -105,7 +105,7 @@ def pad(str name, int elem, dims, maps, bytes value):
     offs = np.cumsum([0] + [len(m) for m in maps])
     for i in range(s.ndim):
         s.dims[i], s.off[i] = dims[i], offs[i]
-    s.map = <const int64_t*>ex.hold(_copy(np.concatenate(maps) if maps else np.zeros(1), np.int64))
+    s.map = <const int64_t*>ex.hold(_copy_array(np.concatenate(maps) if maps else np.zeros(1), np.int64))
     for i in range(len(value)):
         s.value[i] = value[i]
     return ex

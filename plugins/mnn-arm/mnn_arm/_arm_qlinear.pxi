@@ -39,8 +39,8 @@ def quant(str name, bint dequantize, int qdtype, int64_t outer, int64_t C, int64
     s.zp_input = zp_input if zp is None else -1
     scale = np.ones(C, np.float32) if scale is None else scale
     zp = np.zeros(C, np.int64) if zp is None else zp
-    s.scale = <float*>ex.hold(_copy(np.broadcast_to(np.asarray(scale, np.float32).ravel(), (C,)), np.float32))
-    s.zp = <int32_t*>ex.hold(_copy(np.broadcast_to(np.asarray(zp, np.int64).ravel(), (C,)), np.int32))
+    s.scale = <float*>ex.hold(_copy_array(np.broadcast_to(np.asarray(scale, np.float32).ravel(), (C,)), np.float32))
+    s.zp = <int32_t*>ex.hold(_copy_array(np.broadcast_to(np.asarray(zp, np.int64).ravel(), (C,)), np.int32))
     return ex
 
 

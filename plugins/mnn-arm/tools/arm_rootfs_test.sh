@@ -52,9 +52,10 @@ CFLAGS=(-O2 -fPIC -I"$ROOT/usr/include/$PY" -I"$ROOT/usr/include" -idirafter "$R
 cyth() { # cythonize a .pyx (host Cython; the C it writes is portable) and cross-compile it
     local pyx="$1" mod="$2"; shift 2
     local so="$BUILD/obj/$mod$SUFFIX"
-    # cached unless the .pyx, the .pxi files it includes, its objects or the C headers changed
+    # cached unless the .pyx, the .pxi/.pxd files beside it or the core's, its objects or the C headers changed
     if [ -f "$so" ] && [ -z "$(find "$pyx" "$@" "$REPO/mnn_core/include" "$PLUGIN/mnn_arm/csrc" -newer "$so" 2>/dev/null)" ] &&
-        [ -z "$(find "$(dirname "$pyx")" -maxdepth 1 -name "*.pxi" -newer "$so" 2>/dev/null)" ]; then
+        [ -z "$(find "$(dirname "$pyx")" "$REPO/mnn_core" "$REPO/mnn_core/backend" -maxdepth 1 \( -name "*.pxi" -o -name "*.pxd" \) \
+            -newer "$so" 2>/dev/null)" ]; then
         cp "$so" "$BUILD/site/${mod//.//}$SUFFIX"; return  # cached: nothing it depends on changed
     fi
     timeout 300 cython -3 -I "$REPO" --directive boundscheck=False,wraparound=False,cdivision=True \

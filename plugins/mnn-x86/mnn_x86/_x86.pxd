@@ -5,7 +5,7 @@ from libc.stdint cimport int64_t
 from mnn_core.abi cimport mnn_execution, mnn_run_fn
 
 
-cdef class Buffer:
+cdef class Buffer:  # its methods: mnn_core/backend/execution.pxi
     cdef void* ptr
     cdef readonly int64_t nbytes
     cdef object source  # packed weights: a weak reference to the array they were packed from (_packed_cache)
@@ -13,11 +13,14 @@ cdef class Buffer:
     cdef object __weakref__
 
 
-cdef class Execution:
+cdef class ExecutionRecord:  # its methods: mnn_core/backend/execution.pxi
     cdef mnn_execution exe
     cdef void* state
     cdef list keep
     cdef bytes _name
+
+
+cdef class Execution(ExecutionRecord):
     cdef public tuple packed  # node input positions of constants copied at prepare (CExecution.packed)
 
 

@@ -4,11 +4,8 @@
 # mnn_execution in a PyCapsule. Nothing here runs per inference.
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
-from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy, memset
 
-from mnn_core.abi cimport (MNN_ABI_VERSION, MNN_EXEC_INPUTS_MAY_MOVE, MNN_EXECUTION_CAPSULE, mnn_execution, mnn_run_fn,
-                           mnn_tensor)
+from mnn_core.abi cimport MNN_EXEC_INPUTS_MAY_MOVE, mnn_run_fn, mnn_tensor
 from mnn_core.backend.kit.weights import checksum
 
 import time
@@ -111,18 +108,7 @@ def pool_capsule():
 
 # -- memory owned by executions ----------------------------------------------------
 
-cdef class Buffer:
-    """Zeroed, 64-byte aligned memory for packed weights, scratch or tables (fields: _x86.pxd)."""
-
-    def __cinit__(self, int64_t nbytes):
-        self.ptr = NULL
-        self.nbytes = nbytes
-        if posix_memalign(&self.ptr, 64, <size_t>max(nbytes, 64)) != 0:
-            raise MemoryError(f"x86: cannot allocate {nbytes} bytes")
-        memset(self.ptr, 0, <size_t>max(nbytes, 64))
-
-    def __dealloc__(self):
-        free(self.ptr)
+include "mnn_core/backend/execution.pxi"  # Buffer, _copy_array, ExecutionRecord, _start_execution
 
 
 cdef Buffer _floats(int64_t n):
@@ -152,52 +138,22 @@ cdef Buffer _packed(weight, tuple how, int64_t floats, bint* fresh):
     return buf
 
 
-cdef Buffer _copy_array(arr, dtype):
-    """A Buffer holding a C-contiguous copy of `arr` as `dtype`."""
-    a = np.ascontiguousarray(arr, dtype=dtype)
-    cdef Buffer buf = Buffer(a.nbytes)
-    if a.nbytes:
-        memcpy(buf.ptr, <void*><size_t>a.ctypes.data, a.nbytes)
-    return buf
-
-
-cdef class Execution:
+cdef class Execution(ExecutionRecord):
     """One prepared op: an mnn_execution plus everything its state points to (fields: _x86.pxd)."""
 
     def __cinit__(self):
-        self.state = NULL
-        self.keep = []
         self.packed = ()
-
-    def __dealloc__(self):
-        free(self.state)
-
-    def capsule(self):
-        return PyCapsule_New(&self.exe, MNN_EXECUTION_CAPSULE, NULL)
-
-    @property
-    def name(self):
-        return self._name.decode()
 
 
 cdef Execution _execution(str name, size_t state_size, mnn_run_fn fn, str isa, int threads, int64_t depth=0,
                           int64_t rows=0, int64_t cols=0):
     """A zeroed state of `state_size` bytes (an x86_op first) run by `fn`; the op module fills the rest."""
     cdef Execution ex = Execution()
-    ex.state = calloc(1, state_size)
-    if ex.state == NULL:
-        raise MemoryError()
-    cdef x86_op* op = <x86_op*>ex.state
+    # MNN_EXEC_INPUTS_MAY_MOVE: prepare never sees a pointer; every load is unaligned-safe
+    cdef x86_op* op = <x86_op*>_start_execution(ex, f"{name} [{isa}]".encode(), state_size, fn, x86_op_error,
+                                                MNN_EXEC_INPUTS_MAY_MOVE)
     op.k = _table(isa, depth, rows, cols)
     op.threads = max(threads, 1)
-    op.error = NULL
-    ex._name = f"{name} [{isa}]".encode()
-    ex.exe.abi_version = MNN_ABI_VERSION
-    ex.exe.flags = MNN_EXEC_INPUTS_MAY_MOVE  # prepare never sees a pointer; every load is unaligned-safe
-    ex.exe.run = fn
-    ex.exe.state = ex.state
-    ex.exe.error = x86_op_error
-    ex.exe.name = ex._name
     return ex
 
 

@@ -1,8 +1,5 @@
 # The C side of _x86.pyx: declarations of csrc/x86.h, bf16.h and ops.h (included by _x86.pyx).
 
-cdef extern from "posix_memalign_shim.h" nogil:
-    int posix_memalign(void** memptr, size_t alignment, size_t size)
-
 cdef extern from "x86.h" nogil:
     ctypedef struct x86_epilogue:
         float alpha, beta
