@@ -15,6 +15,8 @@ A body with no such input is one segment: a single child Session.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import GraphError
 from ..graph.ir import Graph, Node
 from ..graph.shapes import MAX_VALUE_ELEMENTS, SHAPE_OPS, value_sources
@@ -30,31 +32,18 @@ def body_runner(body: Graph, make_session: MakeSession, optimize: bool = True):
         varying = set()
     if not varying:
         return StaticRunner(body, make_session, optimize)
-    return EagerProgram(body, make_session, pieces_of(body, segment_runs(body, varying)))
+    return EagerProgram(body, make_session, pieces_of(body, segment_runs(body, varying)), optimize)
 
 
 def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | Node]:
     """The body's nodes as runs in an order that keeps dependencies: lists of nodes of one kind
     (reading a value that follows `varying` where it decides a shape, or not) and, as single nodes,
     the shape arithmetic on those values that the host computes each iteration."""
-    small = {n for n, a in body.initializers.items() if a.size <= MAX_VALUE_ELEMENTS}
-    values = set(varying) | small  # values resize can compute (shapes, small constants, varying inputs)
-    follows = set(varying)  # values that follow the varying inputs
-    value_node: dict[str, Node] = {}  # value -> the value node computing it
-    host: list[Node] = []  # value nodes the host computes: those following `varying`, and the outputs'
-    kept: list[Node] = []  # the nodes that run on the backend
-    outputs = set(body.outputs)
-    for node in body.nodes:
-        ins = [n for n in node.inputs if n]
-        if node.op in SHAPE_OPS or (not get_schema(node.op).dynamic and ins and all(n in values for n in ins)):
-            values.update(node.outputs)
-            if any(n in follows for n in ins) or any(o in outputs for o in node.outputs):
-                follows.update(node.outputs)
-                host.append(node)
-            else:
-                value_node.update((o, node) for o in node.outputs)
-        else:
-            kept.append(node)
+    follows, value_node, host, kept = _classify(body, varying)
+    rewritten = gather_slices(body, follows)
+    if rewritten is not body:
+        body = rewritten
+        follows, value_node, host, kept = _classify(body, varying)
     closure = _closure(value_node)
     # and the value nodes those read, computed on the host too (segments compute their own copies)
     host_ids = {id(n) for n in host}
@@ -105,6 +94,102 @@ def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | Node]:
         r if isinstance(r, Node) else sorted(_with_values(r, closure, value_node), key=lambda n: order[id(n)])
         for r in runs
     ]
+
+
+def _classify(body: Graph, varying: set[str]):
+    """(values that follow `varying`, value nodes by output, the host's nodes, the backend's nodes).
+    A value node computes from shapes, small constants and varying inputs only (resize folds it);
+    the host computes those following `varying` and those giving the body's outputs."""
+    small = {n for n, a in body.initializers.items() if a.size <= MAX_VALUE_ELEMENTS}
+    values = set(varying) | small
+    follows = set(varying)
+    value_node: dict[str, Node] = {}
+    host: list[Node] = []
+    kept: list[Node] = []
+    outputs = set(body.outputs)
+    for node in body.nodes:
+        ins = [n for n in node.inputs if n]
+        if "host_fn" in node.attrs:  # a node of gather_slices: the host's, by construction
+            values.update(node.outputs)
+            follows.update(node.outputs)
+            host.append(node)
+        elif node.op in SHAPE_OPS or (not get_schema(node.op).dynamic and ins and all(n in values for n in ins)):
+            values.update(node.outputs)
+            if any(n in follows for n in ins) or any(o in outputs for o in node.outputs):
+                follows.update(node.outputs)
+                host.append(node)
+            else:
+                value_node.update((o, node) for o in node.outputs)
+        else:
+            kept.append(node)
+    return follows, value_node, host, kept
+
+
+def gather_slices(body: Graph, follows: set[str]) -> Graph:
+    """The body with each Slice whose starts or ends follow the varying inputs (its axes and steps
+    constant) as a Gather per axis, of indices the host computes (slice_indices): a Slice at the
+    step, planned once per shapes instead of once per step. The body itself where there is none."""
+    nodes, changed = [], False
+    for node in body.nodes:
+        ins = list(node.inputs) + [""] * (5 - len(node.inputs))
+        data, starts, ends, axes, steps = ins[:5]
+        fixed = [n for n in (axes, steps) if n]
+        if node.op != "Slice" or not (starts in follows or ends in follows):
+            nodes.append(node)
+            continue
+        if any(n not in body.initializers for n in fixed):
+            nodes.append(node)
+            continue
+        # axes and steps: constant inputs, or the attributes the importer bound them to
+        axes_v = [int(a) for a in body.initializers[axes]] if axes else list(node.attrs.get("axes") or []) or None
+        steps_v = [int(k) for k in body.initializers[steps]] if steps else list(node.attrs.get("steps") or []) or None
+        n_starts = len(body.initializers[starts]) if starts in body.initializers else None
+        count = len(axes_v) if axes_v is not None else len(steps_v) if steps_v is not None else n_starts
+        if count is None:  # how many axes only the starts' length says: left as it is
+            nodes.append(node)
+            continue
+        axes_v = axes_v if axes_v is not None else list(range(count))
+        steps_v = steps_v if steps_v is not None else [1] * count
+        shape, idx = f"{node.name}/shape", [f"{node.name}/indices{j}" for j in range(count)]
+        nodes.append(Node("Shape", [data], [shape], {"start": 0, "end": None}, f"{node.name}/Shape"))
+        nodes.append(
+            Node(
+                "SliceIndices",
+                [shape, starts, ends],
+                idx,
+                {"host_fn": slice_indices, "axes": axes_v, "steps": steps_v},
+                f"{node.name}/indices",
+            )
+        )
+        prev = data
+        for j, axis in enumerate(axes_v):
+            out = node.outputs[0] if j == count - 1 else f"{node.name}/gather{j}"
+            nodes.append(Node("Gather", [prev, idx[j]], [out], {"axis": axis}, f"{node.name}/gather{j}"))
+            prev = out
+        changed = True
+    if not changed:
+        return body
+    out = body.copy()
+    out.nodes = nodes
+    return out
+
+
+def slice_indices(ins: list, attrs: dict) -> list:
+    """Per sliced axis, the indices ONNX Slice takes along it: a negative start or end counts from
+    the end, then going up both are clamped to [0, dim]; going down the start to [0, dim - 1] and
+    the end to [-1, dim - 1] (where Python's slice would make a start below 0 an empty range)."""
+    shape, starts, ends = (np.asarray(v).reshape(-1) for v in ins)
+    rank = len(shape)
+    out = []
+    for j, (axis, step) in enumerate(zip(attrs["axes"], attrs["steps"])):
+        dim = int(shape[axis + rank if axis < 0 else axis])
+        start, end = (int(v) + dim if v < 0 else int(v) for v in (starts[j], ends[j]))
+        if step > 0:
+            start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+        else:
+            start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+        out.append(np.arange(start, end, step, dtype=np.int64))
+    return out
 
 
 def _value_positions(node: Node) -> list[int]:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..graph.evaluate import check_feed, run_node
 from ..graph.ir import HOST_DTYPES, Graph, Node, TensorInfo, symbolic
+from ..graph.shapes import SHAPE_OPS
 from ..ops import get_schema
 from ..ops.control_flow import evaluate_body, run_if, run_loop, run_scan
 from .cancel import current_limits
@@ -34,6 +35,9 @@ from .cancel import current_limits
 #: dynamic ops whose control the host runs, their bodies planned; every other dynamic op runs on
 #: its reference kernel
 CONTROL = {"If": run_if, "Loop": run_loop, "Scan": run_scan}
+
+#: the most host values an eager program keeps (EagerProgram.memo)
+MEMO_ENTRIES = 1 << 14
 
 #: makes the child Session of a static sub-graph (Session._child): (graph, optimize) -> Session
 MakeSession = Callable[[Graph, bool], Any]
@@ -140,19 +144,25 @@ class StaticRunner:
 
 class EagerProgram:
     """A graph's pieces, run in order over one environment of values. `pieces` defaults to the
-    segments between the graph's dynamic nodes (split); body_split.py passes its own."""
+    segments between the graph's dynamic nodes (split); body_split.py passes its own, with
+    optimize=True where the graph's passes have not run (a body's: its constants fold then)."""
 
-    def __init__(self, graph: Graph, make_session: MakeSession, pieces: list[Piece] | None = None):
+    def __init__(
+        self, graph: Graph, make_session: MakeSession, pieces: list[Piece] | None = None, optimize: bool = False
+    ):
         self.graph = graph
         self.make_session = make_session
         from .body_split import body_runner
 
+        #: body_split's host nodes (shape arithmetic on small values) by their inputs: a Loop's step
+        #: takes the same values in every run, so from the second run on each is a look-up
+        self.memo: dict[tuple, list] | None = None
         if pieces is None:  # segments between dynamic nodes, each cut where values change (body_split)
             self.pieces = split(graph, lambda n: get_schema(n.op).dynamic)
             segment = body_runner
         else:  # body_split's own pieces, planned as they are
-            self.pieces, segment = pieces, StaticRunner
-        self.segments = [segment(p.graph, make_session, False) if p.graph is not None else None for p in self.pieces]
+            self.pieces, segment, self.memo = pieces, StaticRunner, {}
+        self.segments = [segment(p.graph, make_session, optimize) if p.graph is not None else None for p in self.pieces]
         self.bodies: dict[int, tuple[Graph, Any]] = {}  # id of a body -> (the body, kept alive; its runner)
         #: id of a body -> (the body with its constant inputs bound, the positions of the others)
         self.bound = {id(b): bind_constants(n, b, graph.initializers) for n, _, b in graph.subgraphs()}
@@ -162,9 +172,11 @@ class EagerProgram:
         for name, info in self.graph.inputs.items():
             env[name] = feeds[name] if checked else check_feed(name, info, feeds[name])
         limits = current_limits.get()
-        for piece, segment in zip(self.pieces, self.segments):
+        for i, (piece, segment) in enumerate(zip(self.pieces, self.segments)):
             if segment is not None:
                 outs = segment.run_values([env[n] for n in piece.inputs])
+            elif self.memo is not None:
+                outs = self.value_node(i, piece.node, env)
             else:
                 node = piece.node
                 if limits is not None:
@@ -174,6 +186,21 @@ class EagerProgram:
                 outs = run_node(node, env, kernel)
             env.update(zip(piece.outputs, outs))
         return {n: env[n] for n in self.graph.outputs}
+
+    def value_node(self, i: int, node: Node, env: dict[str, Any]) -> list:
+        """A value node's outputs (body_split: small values, or a Shape), computed once per inputs."""
+        ins = [env[n] if n else None for n in node.inputs]
+        if node.op in SHAPE_OPS:
+            key = (i, np.shape(ins[0]))
+        else:
+            key = (i, *((None if v is None else (v.dtype.str, v.shape, v.tobytes())) for v in ins))
+        outs = self.memo.get(key)
+        if outs is None:
+            if len(self.memo) >= MEMO_ENTRIES:
+                self.memo.clear()
+            fn = node.attrs.get("host_fn")  # a node of body_split's own (slice_indices)
+            outs = self.memo[key] = fn(ins, node.attrs) if fn is not None else run_node(node, env)
+        return outs
 
     def run_values(self, values: list) -> list:
         """The outputs in order, fed the inputs in order (a body's values, checked by its Loop)."""
@@ -199,7 +226,7 @@ class EagerProgram:
             from .body_split import body_runner
 
             runner = (
-                EagerProgram(bound, self.make_session)
+                EagerProgram(bound, self.make_session, optimize=True)
                 if has_dynamic_ops(bound)
                 else body_runner(bound, self.make_session)
             )
