@@ -19,7 +19,22 @@ passing on skips (required.py).
 
 from __future__ import annotations
 
-from .conformance import BackendConformance, ConformanceCase, conformance_cases, one_node_graph, run_case
+from .conformance import (
+    BackendConformance,
+    ConformanceCase,
+    conformance_cases,
+    conformance_graph,
+    one_node_graph,
+    run_case,
+)
 from .required import check_required
 
-__all__ = ["BackendConformance", "ConformanceCase", "check_required", "conformance_cases", "one_node_graph", "run_case"]
+__all__ = [
+    "BackendConformance",
+    "ConformanceCase",
+    "check_required",
+    "conformance_cases",
+    "conformance_graph",
+    "one_node_graph",
+    "run_case",
+]

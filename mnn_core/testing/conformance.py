@@ -62,9 +62,10 @@ def one_node_graph(
     return graph, feeds
 
 
-def _one_node_graph(op: str, inputs: list, attrs: dict, constant_weights: bool) -> tuple[Graph, dict]:
-    """one_node_graph with every output the reference gives and, with `constant_weights`, every input
-    after the first constant; at least one input stays a graph input so the op is not folded away."""
+def conformance_graph(op: str, inputs: list, attrs: dict, constant_weights: bool = False) -> tuple[Graph, dict]:
+    """The graph a conformance case runs: one_node_graph with every output the reference gives and,
+    with `constant_weights`, every input after the first constant; at least one input stays a graph
+    input so the op is not folded away."""
     n_out = len(run_reference(op, list(inputs), attrs))
     constant = range(1, len(inputs)) if constant_weights else ()
     outputs = [f"out{i}" for i in range(n_out)]
@@ -129,7 +130,7 @@ def conformance_cases(ops=None, seed: int = 0, deep: bool = True) -> list[Confor
         for sample in samples + (deep_samples(op, np.random.default_rng(seed)) if deep else []):
             variants = [op in WEIGHT_OPS] + ([False] if op == "MatMul" else [])
             for constant in variants:
-                graph, feeds = _one_node_graph(op, sample.inputs, sample.attrs, constant)
+                graph, feeds = conformance_graph(op, sample.inputs, sample.attrs, constant)
                 explicit = explicit_same_pads(op, sample.inputs, sample.attrs)
                 expected = run_reference(op, list(sample.inputs), explicit or sample.attrs)
                 label = sample.label + (" (runtime weights)" if op == "MatMul" and not constant else "")

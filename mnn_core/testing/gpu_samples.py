@@ -113,11 +113,11 @@ def _indexing(rng):
 def gpu_cases(seed: int = 0) -> list:
     """The cases, as mnn_core.testing.conformance.ConformanceCase (run them with run_case)."""
     from ..ops import run_reference
-    from .conformance import ConformanceCase, _one_node_graph
+    from .conformance import ConformanceCase, conformance_graph
 
     rng = np.random.default_rng(seed)
     cases = []
     for op, ins, attrs, label in [*_recurrent(rng), *_deconv(rng), *_indexing(rng)]:
-        graph, feeds = _one_node_graph(op, ins, attrs, op == "ConvTranspose")
+        graph, feeds = conformance_graph(op, ins, attrs, op == "ConvTranspose")
         cases.append(ConformanceCase(op, len(cases), graph, feeds, run_reference(op, list(ins), attrs), label))
     return cases

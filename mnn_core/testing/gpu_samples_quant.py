@@ -92,11 +92,11 @@ def _classic_ml(rng):
 def quant_cases(seed: int = 0) -> list:
     """The cases, as mnn_core.testing.conformance.ConformanceCase (run them with run_case)."""
     from ..ops import run_reference
-    from .conformance import ConformanceCase, _one_node_graph
+    from .conformance import ConformanceCase, conformance_graph
 
     rng = np.random.default_rng(seed)
     cases = []
     for op, ins, attrs, label in [*_integer(rng), *_dq_lstm(rng), *_classic_ml(rng)]:
-        graph, feeds = _one_node_graph(op, ins, attrs, op in ("ConvInteger", "MatMulInteger"))
+        graph, feeds = conformance_graph(op, ins, attrs, op in ("ConvInteger", "MatMulInteger"))
         cases.append(ConformanceCase(op, len(cases), graph, feeds, run_reference(op, list(ins), attrs), label))
     return cases

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import ON_ARM, needs_arm
 
-from mnn_core.testing.conformance import ConformanceCase, _one_node_graph, run_case
+from mnn_core.testing import ConformanceCase, conformance_graph, run_case
 
 RNG = np.random.default_rng(7)
 #: ops whose inputs after the first are given as constants (arm packs their weights at prepare)
@@ -285,7 +285,7 @@ def _case(i):
     from mnn_core.ops import run_reference
 
     attrs = _attrs(op, attrs)
-    graph, feeds = _one_node_graph(op, inputs, attrs, op in CONSTANT_WEIGHTS)
+    graph, feeds = conformance_graph(op, inputs, attrs, op in CONSTANT_WEIGHTS)
     return ConformanceCase(op, i, graph, feeds, run_reference(op, list(inputs), attrs), f"{op} {attrs}")
 
 

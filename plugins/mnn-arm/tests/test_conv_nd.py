@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import needs_arm
 
-from mnn_core.testing.conformance import _one_node_graph
+from mnn_core.testing import conformance_graph
 
 RNG = np.random.default_rng(31)
 
@@ -64,7 +64,7 @@ def test_conv_nd_matches_reference(name):
     from mnn_core import Session
 
     ins, attrs = CASES[name]
-    graph, feeds = _one_node_graph("Conv", ins, attrs, True)
+    graph, feeds = conformance_graph("Conv", ins, attrs, True)
     want = Session(graph, backend="reference").run(dict(feeds))["out0"]
     one = _run(graph, feeds)["out0"]
     np.testing.assert_allclose(one, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
@@ -82,7 +82,7 @@ def test_conv_nd_fp16_domain(name):
     if not paths.runnable("fp16"):
         pytest.skip("this CPU lacks asimdhp (no fp16 path)")
     ins, attrs = CASES[name]
-    graph, feeds = _one_node_graph("Conv", ins, attrs, True)
+    graph, feeds = conformance_graph("Conv", ins, attrs, True)
     want = Session(graph, backend="reference").run(dict(feeds))["out0"]
     got = _run(graph, feeds, precision="low")["out0"]
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2 * float(np.abs(want).max()))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import needs_arm
 
-from mnn_core.testing.conformance import _one_node_graph
+from mnn_core.testing import conformance_graph
 
 RNG = np.random.default_rng(41)
 
@@ -74,7 +74,7 @@ def test_glue_ops_bit_exact(case, constant):
     from mnn_core import Session
 
     op, ins, attrs = CASES[case]
-    graph, feeds = _one_node_graph(op, ins, attrs, constant)
+    graph, feeds = conformance_graph(op, ins, attrs, constant)
     want = Session(graph, backend="reference").run(dict(feeds))
     for threads in (1, 3):
         sess = Session(graph, backend="arm", fallback=False, threads=threads)
@@ -90,7 +90,7 @@ def test_big_tensors_split_over_threads():
     from mnn_core import Session
 
     x = RNG.uniform(-3, 3, (4, 16, 45, 43)).astype(np.float32)
-    graph, feeds = _one_node_graph("QuantizeLinear", [x, np.float32(0.02), np.uint8(128)], _q("Q", [])[2], True)
+    graph, feeds = conformance_graph("QuantizeLinear", [x, np.float32(0.02), np.uint8(128)], _q("Q", [])[2], True)
     want = Session(graph, backend="reference").run(dict(feeds))["out0"]
     for threads in (2, 3):
         got = Session(graph, backend="arm", fallback=False, threads=threads).run(dict(feeds))["out0"]
@@ -188,7 +188,7 @@ def test_matmul_integer_bit_exact(case, constant):
     prepare) or graph inputs (read at run), batched A, per-column b_zero_point; 1 and 3 threads."""
     from mnn_core import Session
 
-    graph, feeds = _one_node_graph("MatMulInteger", MMI_CASES[case], {}, constant)
+    graph, feeds = conformance_graph("MatMulInteger", MMI_CASES[case], {}, constant)
     want = Session(graph, backend="reference").run(dict(feeds))["out0"]
     for threads in (1, 3):
         sess = Session(graph, backend="arm", fallback=False, threads=threads)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import needs_arm
 
-from mnn_core.testing.conformance import _one_node_graph
+from mnn_core.testing import conformance_graph
 
 RNG = np.random.default_rng(53)
 
@@ -39,7 +39,7 @@ def test_int_maxpool_bit_exact(case):
     from mnn_core import Session
 
     dtype, shape, attrs = CASES[case]
-    graph, feeds = _one_node_graph("MaxPool", [_ints(dtype, shape)], attrs, True)
+    graph, feeds = conformance_graph("MaxPool", [_ints(dtype, shape)], attrs, True)
     want = Session(graph, backend="reference").run(dict(feeds))["out0"]
     for threads in (1, 3):
         sess = Session(graph, backend="arm", fallback=False, threads=threads)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import needs_arm
 
-from mnn_core.testing.conformance import _one_node_graph
+from mnn_core.testing import conformance_graph
 
 RNG = np.random.default_rng(23)
 
@@ -86,7 +86,7 @@ def test_select_ops_match_the_reference(case):
     from mnn_core.ops import all_schemas
 
     attrs = {**{k: a.default for k, a in all_schemas()[op].attrs.items() if a.default is not None}, **attrs}
-    graph, feeds = _one_node_graph(op, ins, attrs, False)
+    graph, feeds = conformance_graph(op, ins, attrs, False)
     want = Session(graph, backend="reference").run(dict(feeds))
     for threads in (1, 3):
         sess = Session(graph, backend="arm", fallback=False, threads=threads)
@@ -108,7 +108,7 @@ def test_large_rows_split_over_threads():
         ("TopK", {"k": 4, "axis": 1, "largest": 1, "sorted": 1}),
         ("CumSum", {"axis": 1, "exclusive": 0, "reverse": 0}),
     ]:
-        graph, feeds = _one_node_graph(op, [x], attrs, False)
+        graph, feeds = conformance_graph(op, [x], attrs, False)
         want = Session(graph, backend="reference").run(dict(feeds))
         for threads in (1, 2, 3):
             got = Session(graph, backend="arm", fallback=False, threads=threads).run(dict(feeds))

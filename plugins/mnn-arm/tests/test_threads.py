@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import needs_arm
 
-from mnn_core.testing.conformance import _one_node_graph
+from mnn_core.testing import conformance_graph
 
 RNG = np.random.default_rng(11)
 THREADS = (1, 2, 3)
@@ -120,7 +120,7 @@ def test_threads_give_one_threads_result(name):
     from mnn_core import Session
 
     op, ins, attrs, const = CASES[name]
-    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    graph, feeds = conformance_graph(op, ins, attrs, const)
     want = Session(graph, backend="reference").run(dict(feeds))
     one = _run(graph, feeds, 1)
     for key, ref in want.items():
@@ -141,7 +141,7 @@ def test_threads_in_the_fp16_domain(name):
     if not paths.runnable("fp16"):
         pytest.skip("this CPU lacks asimdhp (no fp16 path)")
     op, ins, attrs, const = CASES[name]
-    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    graph, feeds = conformance_graph(op, ins, attrs, const)
     one = _run(graph, feeds, 1, "low")
     for t in THREADS[1:]:
         got = _run(graph, feeds, t, "low")
@@ -159,7 +159,7 @@ def test_the_session_thread_count_reaches_the_kernels():
 
     op, ins, attrs, const = CASES["conv1x1"]
     attrs = {**{k: a.default for k, a in all_schemas()[op].attrs.items()}, **attrs}
-    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    graph, feeds = conformance_graph(op, ins, attrs, const)
     infos = graph.infer()
     node = graph.nodes[0]
     io = [infos[n] for n in node.inputs], [infos[n] for n in node.outputs]
@@ -177,7 +177,7 @@ def test_int8_threads_bit_exact(name):
     from mnn_core import Session
 
     op, ins, attrs, const = INT8_CASES[name]
-    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    graph, feeds = conformance_graph(op, ins, attrs, const)
     want = Session(graph, backend="reference").run(dict(feeds))
     for t in THREADS:
         got = _run(graph, feeds, t)
@@ -192,7 +192,7 @@ def test_sessions_on_several_python_threads_at_once():
     import threading
 
     op, ins, attrs, const = CASES["conv3x3-s2-im2col"]
-    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    graph, feeds = conformance_graph(op, ins, attrs, const)
     one = _run(graph, feeds, 1)["out0"]
     from mnn_core import Session
 
@@ -223,7 +223,7 @@ def test_a_forked_child_starts_its_own_pool():
     import signal
 
     op, ins, attrs, const = CASES["conv1x1"]
-    graph, feeds = _one_node_graph(op, ins, attrs, const)
+    graph, feeds = conformance_graph(op, ins, attrs, const)
     one = _run(graph, feeds, 3)["out0"]  # the parent's pool exists now
     pid = os.fork()
     if pid == 0:  # the child: exit 0 when its 3-thread run gives the parent's bits; SIGALRM if it hangs
