@@ -1,8 +1,9 @@
-"""Executed aarch64 instructions per MobileNetV2 (or ResNet-18) convolution layer, per kernel
+"""Executed aarch64 instructions per MobileNetV2 (ResNet-18, SqueezeNet 1.1) convolution layer, per kernel
 path, counted under qemu-user (no timing: emulation says nothing about time).
 
     python plugins/mnn-arm/tools/count_insns.py [--cpu max] [--size 224] [--paths fp32,fp16h,int8_dot]
     python plugins/mnn-arm/tools/count_insns.py --net resnet18 --paths fp32_im2col,fp32
+    python plugins/mnn-arm/tools/count_insns.py --net squeezenet1_1 --paths fp32,fp32_im2col --cpu neoverse-n1
 
 Paths: fp32 (Winograd F(2x2, 3x3) where Session's auto rule takes it), fp32_im2col (the fp32 path with
 option arm.winograd off: 3x3 convolutions as im2col + GEMM), fp32_winograd (arm.winograd on: wherever it
@@ -72,7 +73,30 @@ def resnet18_convs(size: int = 224) -> list[tuple[int, ...]]:
     return layers
 
 
-NETS = {"mobilenet_v2": ("MobileNetV2", mobilenet_v2_convs), "resnet18": ("ResNet-18 (3x3 layers)", resnet18_convs)}
+def squeezenet1_1_convs(size: int = 224) -> list[tuple[int, ...]]:
+    """(C, H, W, O, k, stride, pad, group) of every conv of examples/build_models.py's SqueezeNet 1.1: the
+    stride-2 stem, each fire module's squeeze 1x1 and expand 1x1 / 3x3, the 1x1 classifier."""
+    h = (size - 3) // 2 + 1
+    layers, cin = [(3, size, size, 64, 3, 2, 0, 1)], 64
+    for pool_before, fires in [
+        (True, [(16, 64), (16, 64)]),
+        (True, [(32, 128), (32, 128)]),
+        (True, [(48, 192), (48, 192), (64, 256), (64, 256)]),
+    ]:
+        if pool_before:
+            h = -(-(h - 3) // 2) + 1  # 3x3 stride-2 max pool, ceil_mode
+        for squeeze, expand in fires:
+            layers += [(cin, h, h, squeeze, 1, 1, 0, 1), (squeeze, h, h, expand, 1, 1, 0, 1)]
+            layers.append((squeeze, h, h, expand, 3, 1, 1, 1))
+            cin = 2 * expand
+    return layers + [(cin, h, h, 1000, 1, 1, 0, 1)]
+
+
+NETS = {
+    "mobilenet_v2": ("MobileNetV2", mobilenet_v2_convs),
+    "resnet18": ("ResNet-18 (3x3 layers)", resnet18_convs),
+    "squeezenet1_1": ("SqueezeNet 1.1", squeezenet1_1_convs),
+}
 
 
 def build(out: Path) -> tuple[Path, str]:
