@@ -16,6 +16,11 @@ independently runs as single images, one per thread at a time, each on a one-ima
 image's activations outweigh the model's weights (batch_split.py says why and what it measured);
 "off" keeps one plan for the whole batch.
 
+A model that cannot be planned once per shape (control flow, sequences, outputs sized by values) runs
+as an eager program (eager.py): its stretches between those ops, and its Loop, Scan and If bodies, as
+child sessions on the same backends, planned per the shapes that reach them; only the control runs on
+the host, so fallback=False takes such a model where its backends have every other op's kernel.
+
 At each plan a backend may run some of the ops placed on it as one op of its own (fusion.py;
 Session(fuse=False) keeps every op apart). The steps, arenas and compiled program of a plan are
 built by program.py. The Session's arguments are checked in session_args.py, its backends chosen in
