@@ -18,14 +18,40 @@ it): a fixed cost of seconds, so the rate rises with --rows. (Rates from the fir
 tried and dropped: Ray Data buffers outputs, so the first batch arrives late and the rate comes out
 higher than the Session's own.)
 Outputs of every path are checked against the loop's first.
+
+--breakdown: where a Ray Data run's fixed cost goes, instead of the comparisons above. One run of
+--rows rows (materialized in the object store first) per engine and actor count (1 and --workers),
+each actor writing wall-clock stamps (one clock for every process of the machine) as it starts:
+its process's start, __init__ entered, plugins loaded, model fetched from the object store, Graph
+loaded, Session open and planned, first block in, last block out, and its busy seconds (inside
+__call__). Engines: mnn (mnn_core.ray.predict's own Predictor, the model shipped as predict ships it),
+ort (ONNX Runtime) and none (returns zeros: Ray Data's own cost, the rows' transfer included).
+Times are seconds from the run's start (the driver's call to map_batches; ship included for mnn).
+
+--job: the issue's bound as a user meets it (Ray Data on --workers actors against as many plain
+processes), instead of the comparisons above. Before any timing, the rows (--rows, random 3x32x32
+float32 with an int64 "id") are written once as Parquet files of --file-rows rows, and the model is
+saved as .mnn (both paths open the same file). Then each path is timed end to end, from nothing
+running to every output written:
+  - plain N: N processes started (spawn); each imports mnn, opens a Session, reads its share of the
+    files (every N-th), runs them in sub-batches and writes one Parquet file of id and logits per input;
+  - ray N: ray.data.read_parquet(folder) -> mnn_core.ray.predict(workers=N) -> write_parquet(folder):
+    actor start-up, the model's shipping, the reads, the object store and the writes all inside.
+The cluster (--nodes) is started before and is not timed: a user's cluster is already up. Both
+outputs are checked against each other, row by row. Pick --rows so that the Sessions' work is tens
+of seconds (the default, 262144 rows in 32 files, is 3.2 GB of input and about 15 s of one core's
+Session work on a quiet 2-core AMD EPYC); the fixed costs are then what a real job pays, not what
+dominates a toy one. --job-rounds repeats the pair (the best of each is kept).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -138,18 +164,261 @@ def runner_steady(model: Path, src: Path, out: Path, n: int, block_rows: int, su
             ray.kill(a)
 
 
+def _process_start() -> float:
+    """This process's start, on time.time()'s clock (Linux /proc; nan elsewhere)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(int(line.split()[1]) for line in open("/proc/stat") if line.startswith("btime"))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return float("nan")
+
+
+class StampedActor:
+    """A Ray Data callable that writes when each step of its start-up ended (see --breakdown)."""
+
+    def __init__(self, engine: str, model, sub_batch: int, folder: str, predictor_kwargs: dict | None = None):
+        self.stamps = {"process start": _process_start(), "__init__": time.time()}
+        self.file = Path(folder) / f"stamps-{os.getpid()}.json"
+        if engine == "mnn":
+            from mnn_core.backend.plugins import get_plugins
+            from mnn_core.ray.batch import Predictor
+            from mnn_core.ray.model import load_bytes
+            from mnn_core.ray.resources import load_only
+
+            load_only(predictor_kwargs.get("plugins"))
+            get_plugins()
+            self.stamps["plugins loaded"] = time.time()
+            data = __import__("ray").get(model.ref)
+            self.stamps["model fetched"] = time.time()
+            graph = load_bytes(data, model.suffix)
+            self.stamps["Graph loaded"] = time.time()
+            self.run = Predictor(graph, sub_batch=sub_batch, **predictor_kwargs)
+            self.run({"x": np.zeros((sub_batch, 3, 32, 32), np.float32)})
+            self.stamps["Session planned"] = time.time()
+        elif engine == "ort":
+            self.run = OrtPredictor(model, sub_batch)
+            self.stamps["Session planned"] = time.time()
+        else:
+            self.run = lambda batch: {"id": batch["id"], "logits": np.zeros((len(batch["x"]), 10), np.float32)}
+        self.busy, self.calls = 0.0, 0
+
+    def __call__(self, batch):
+        t = time.time()
+        self.stamps.setdefault("first block in", t)
+        out = self.run(batch)
+        self.stamps["last block out"] = end = time.time()
+        self.busy += end - t
+        self.calls += 1
+        self.file.write_text(json.dumps({"stamps": self.stamps, "busy": self.busy, "calls": self.calls}))
+        return {"id": out["id"], "logits": out["logits"]}
+
+
+def breakdown(args, folder: Path, model: Path, x: np.ndarray) -> None:
+    """Print each run's stamps (see --breakdown in the module docstring)."""
+    import ray
+
+    import mnn_core.ray as mray
+    from mnn_core.ray.resources import actor_plugins
+
+    ds = ray.data.from_items([{"id": i, "x": r} for i, r in enumerate(x)], override_num_blocks=32).materialize()
+    for n in sorted({1, args.workers}):
+        for engine in ("none", "ort", "mnn"):
+            stamps_dir = folder / f"stamps-{engine}-{n}"
+            stamps_dir.mkdir()
+            t0 = time.time()
+            ref, kwargs = str(model), None
+            if engine == "mnn":
+                ref = mray.ship(str(model))
+                kwargs = {"backend": args.backend, "threads": 1, "plugins": actor_plugins(args.backend, ref.suffix)}
+            shipped = time.time()
+            out = ds.map_batches(
+                StampedActor,
+                fn_constructor_args=(engine, ref, args.sub_batch, str(stamps_dir), kwargs),
+                num_cpus=1,
+                compute=ray.data.ActorPoolStrategy(size=n),
+                batch_size=args.batch_size,
+                batch_format="numpy",
+            )
+            first, rows = None, 0
+            for batch in out.iter_batches(batch_size=None, batch_format="numpy"):
+                first = first or time.time()
+                rows += len(batch["id"])
+            end = time.time()
+            assert rows == len(x), f"{engine}: {rows} rows came back of {len(x)}"
+            print(
+                f"{engine} x{n}: {end - t0:.2f} s end to end; ship {shipped - t0:.2f}, first output "
+                f"{first - t0:.2f}; load average {os.getloadavg()[0]:.1f}"
+            )
+            for f in sorted(stamps_dir.glob("stamps-*.json")):
+                got = json.loads(f.read_text())
+                steps = sorted(got["stamps"].items(), key=lambda kv: kv[1])
+                print("    " + ", ".join(f"{k} {v - t0:.2f}" for k, v in steps), end="")
+                print(f"; busy {got['busy']:.2f} s in {got['calls']} blocks")
+
+
+def write_rows(folder: Path, rows: int, file_rows: int, row_group: int) -> list[Path]:
+    """The job's input: Parquet files of `file_rows` rows (an int64 "id" and a 3x32x32 float32 "x")."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir()
+    rng = np.random.default_rng(1)
+    files = []
+    for start in range(0, rows, file_rows):
+        n = min(file_rows, rows - start)
+        x = rng.standard_normal((n, 3, 32, 32), dtype=np.float32)
+        table = pa.table(
+            {"id": np.arange(start, start + n, dtype=np.int64), "x": pa.FixedShapeTensorArray.from_numpy_ndarray(x)}
+        )
+        files.append(folder / f"rows-{start // file_rows:05d}.parquet")
+        pq.write_table(table, files[-1], row_group_size=row_group)
+    return files
+
+
+def _job_proc(model: str, backend: str, files: list[Path], out_dir: Path, sub_batch: int) -> None:
+    """One plain process of the job: a Session over its files, read and written as a script would."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import mnn_core as mnn
+    from mnn_core.ray.blocks import column_to_numpy
+
+    session = mnn.Session(model, backend=backend, threads=1)
+    for path in files:
+        table = pq.read_table(path)
+        x = column_to_numpy(table.column("x"))
+        logits = np.concatenate(
+            [session.run({"x": x[i : i + sub_batch]})["logits"] for i in range(0, len(x), sub_batch)]
+        )
+        out = pa.table({"id": table.column("id"), "logits": pa.FixedShapeTensorArray.from_numpy_ndarray(logits)})
+        pq.write_table(out, out_dir / path.name)
+
+
+def plain_job(model: str, backend: str, files: list[Path], out_dir: Path, sub_batch: int, n: int) -> float:
+    """Seconds for n fresh processes to do the whole job, each every n-th file: start to last write."""
+    ctx = mp.get_context("spawn")
+    out_dir.mkdir()
+    t = time.perf_counter()
+    procs = [ctx.Process(target=_job_proc, args=(model, backend, files[i::n], out_dir, sub_batch)) for i in range(n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    seconds = time.perf_counter() - t
+    if any(p.exitcode for p in procs):
+        raise SystemExit(f"a plain process failed (exit codes {[p.exitcode for p in procs]})")
+    return seconds
+
+
+def ray_job(model: str, backend: str, src: Path, out_dir: Path, n: int, batch_size: int, sub_batch: int) -> float:
+    """Seconds for read_parquet -> predict on n actors -> write_parquet, as a user's script runs it."""
+    import ray
+
+    import mnn_core.ray as mray
+
+    t = time.perf_counter()
+    ds = ray.data.read_parquet(str(src))
+    out = mray.predict(ds, model, backend=backend, workers=n, batch_size=batch_size, sub_batch=sub_batch)
+    out.write_parquet(str(out_dir))
+    return time.perf_counter() - t
+
+
+def read_output(out_dir: Path) -> np.ndarray:
+    """The logits of a job's output folder, in id order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mnn_core.ray.blocks import column_to_numpy
+
+    table = pa.concat_tables([pq.read_table(p, columns=["id", "logits"]) for p in sorted(out_dir.glob("*.parquet"))])
+    return column_to_numpy(table.column("logits"))[np.argsort(table.column("id").to_numpy())]
+
+
+def run_job(args, folder: Path) -> None:
+    import ray
+
+    import mnn_core as mnn
+    import mnn_core.ray as mray
+
+    onnx_path, model = folder / "small_cnn.onnx", folder / "small_cnn.mnn"
+    build_onnx(onnx_path)
+    mnn.save(mnn.load(onnx_path), model)
+    files = write_rows(folder / "rows", args.rows, args.file_rows, args.block_rows)
+    n, seconds = args.workers, {"plain": [], "ray": []}
+    cluster = mray.LocalCluster(
+        nodes=args.nodes, cpus_per_node=args.cpus_per_node, object_store_bytes=args.store_mb << 20
+    )
+    cluster.start()
+    cluster.connect()
+    try:
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        loads = [os.getloadavg()[0]]
+        for r in range(args.job_rounds):
+            plain_out, ray_out = folder / f"plain-{r}", folder / f"ray-{r}"
+            seconds["plain"].append(plain_job(str(model), args.backend, files, plain_out, args.sub_batch, n))
+            seconds["ray"].append(
+                ray_job(str(model), args.backend, folder / "rows", ray_out, n, args.batch_size, args.sub_batch)
+            )
+            loads.append(os.getloadavg()[0])
+            want = read_output(plain_out)
+            assert len(want) == args.rows, f"the plain processes wrote {len(want)} rows of {args.rows}"
+            np.testing.assert_allclose(read_output(ray_out), want, rtol=1e-5, atol=1e-5)
+            shutil.rmtree(plain_out)
+            shutil.rmtree(ray_out)
+    finally:
+        ray.shutdown()
+        cluster.stop()
+    plain, ray_s = min(seconds["plain"]), min(seconds["ray"])
+    print(
+        f"job: {args.rows} rows of 3x32x32 in {len(files)} Parquet files, backend {args.backend}, "
+        f"sub-batch {args.sub_batch}, Ray batch {args.batch_size}, {args.nodes}-node LocalCluster of "
+        f"{args.cpus_per_node} CPU(s) each; best of {args.job_rounds}"
+    )
+    print(f"  1-minute load average before and after each round: {' -> '.join(f'{x:.1f}' for x in loads)}")
+    print(f"  plain {n} (processes started, read, run, write)   {plain:7.2f} s {args.rows / plain:9.0f} rows/s")
+    print(f"  ray {n} (read_parquet -> predict -> write_parquet) {ray_s:7.2f} s {args.rows / ray_s:9.0f} rows/s")
+    print(f"  ray {n} / plain {n}: {plain / ray_s:.2f}")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", type=int, default=4096)
+    p.add_argument("--rows", type=int, default=4096, help="rows (default 4096; with --job 262144)")
     p.add_argument("--backend", default="x86")
     p.add_argument("--sub-batch", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=512, help="rows per Ray Data batch (default 512)")
     p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--block-rows", type=int, default=1024, help="rows per mnnx batch block (default 1024)")
-    p.add_argument("--nodes", type=int, default=2, help="LocalCluster nodes of one CPU each; 0: ray.init()")
+    p.add_argument(
+        "--block-rows", type=int, default=1024, help="rows per mnnx batch block and per row group of --job's files"
+    )
+    p.add_argument("--nodes", type=int, default=2, help="LocalCluster nodes of one CPU (--job: below); 0: ray.init()")
     p.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime in the actors")
+    p.add_argument("--workers", type=int, default=2, help="--job, --breakdown: actors and processes (default 2)")
+    p.add_argument("--breakdown", action="store_true", help="time each actor's start-up steps instead (see above)")
+    job = p.add_argument_group("--job: end to end from Parquet on disk to Parquet on disk (see above)")
+    job.add_argument("--job", action="store_true", help="time the job instead of the comparisons above")
+    job.add_argument("--file-rows", type=int, default=8192, help="rows per input Parquet file (default 8192)")
+    job.add_argument("--job-rounds", type=int, default=1, help="times each path runs; the best counts (default 1)")
+    job.add_argument(
+        "--cpus-per-node",
+        type=int,
+        default=2,
+        help="logical CPUs of each node (default 2: with 1, the actors hold every CPU and Ray Data's read and "
+        "write tasks never start)",
+    )
+    job.add_argument("--store-mb", type=int, default=400, help="object store of each node, MB (default 400)")
     args = p.parse_args(argv)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops the cluster and removes the rows
+    if args.job:
+        if args.rows == p.get_default("rows"):
+            args.rows = 262144
+        folder = Path(tempfile.mkdtemp(prefix="bench-ray-job-"))
+        try:
+            run_job(args, folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)  # gigabytes of rows and outputs
+        return
     import ray
 
     import mnn_core as mnn
@@ -168,7 +437,7 @@ def main(argv=None) -> None:
     def record(name: str, seconds: float) -> None:
         results[name] = max(results.get(name, 0.0), args.rows / seconds)
 
-    for _ in range(args.rounds):
+    for _ in range(0 if args.breakdown else args.rounds):
         t = time.perf_counter()
         for i in range(0, len(x), args.sub_batch):
             session.run({"x": x[i : i + args.sub_batch]})
@@ -187,6 +456,9 @@ def main(argv=None) -> None:
         ray.init(num_cpus=2, logging_level="ERROR", log_to_driver=False, include_dashboard=False)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False
+        if args.breakdown:
+            breakdown(args, folder, model, x)
+            return
         import pyarrow as pa
         import pyarrow.parquet as pq
 
