@@ -202,6 +202,7 @@ class StampedActor:
         else:
             self.run = lambda batch: {"id": batch["id"], "logits": np.zeros((len(batch["x"]), 10), np.float32)}
         self.busy, self.calls = 0.0, 0
+        self._write()  # an actor that gets no block is listed too
 
     def __call__(self, batch):
         t = time.time()
@@ -210,8 +211,11 @@ class StampedActor:
         self.stamps["last block out"] = end = time.time()
         self.busy += end - t
         self.calls += 1
-        self.file.write_text(json.dumps({"stamps": self.stamps, "busy": self.busy, "calls": self.calls}))
+        self._write()
         return {"id": out["id"], "logits": out["logits"]}
+
+    def _write(self) -> None:
+        self.file.write_text(json.dumps({"stamps": self.stamps, "busy": self.busy, "calls": self.calls}))
 
 
 def breakdown(args, folder: Path, model: Path, x: np.ndarray) -> None:
