@@ -161,10 +161,11 @@ def test_large_hidden(rng, op, extra, hidden):
 
 
 @pytest.mark.parametrize("op,extra", [("RNN", {}), ("GRU", {}), ("GRU", {"linear_before_reset": 1}), ("LSTM", {})])
-@pytest.mark.parametrize("batch,hidden", [(4, 8), (5, 33), (9, 40), (6, 100)])
+@pytest.mark.parametrize("batch,hidden", [(4, 8), (5, 33), (9, 40), (6, 100), (8, 70), (13, 64)])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_row_groups(rng, op, extra, batch, hidden, threads):
-    """Batches that run four rows a GEMM (x86_rnn_gemm) with rows and columns left over, unequal lengths."""
+    """Batches that run eight (AVX-512) or four rows a GEMM (x86_rnn_gemm) with rows and columns left over,
+    unequal lengths."""
     attrs = {"hidden_size": hidden, "direction": "bidirectional", **extra}
     ins = _inputs(rng, op, 5, batch, 6, hidden, attrs, lens=True, states=True, peep=True)
     _check(op, ins, attrs, threads)

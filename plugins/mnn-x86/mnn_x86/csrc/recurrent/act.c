@@ -146,10 +146,34 @@ static inline __attribute__((always_inline)) void gemm4_block(const float *h, in
     o = (x86_v16 *)(y + 3 * y_ld), o[0] = a30, o[1] = a31;
 }
 
-/* one panel of R^T (k rows of w <= RNN_PANEL columns, w apart) for m rows of h: four rows at a time
- * share each load of the panel (32 columns a block), the rest one row each */
-static inline __attribute__((always_inline)) void gemm_panel(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t w, float *y, int64_t y_ld) {
+/* 8 rows x 32 columns: 16 vector accumulators (AVX-512 has the registers: AVX2 would spill them), each
+ * load of R^T feeding eight rows, so a batch of 8 streams R^T once a step instead of twice */
+#define ROW8(r) const float h##r = h[r * h_ld + q]; a##r##0 += h##r * r0, a##r##1 += h##r * r1;
+#define OUT8(r) o = (x86_v16 *)(y + r * y_ld), o[0] = a##r##0, o[1] = a##r##1;
+static inline __attribute__((always_inline)) void gemm8_block(const float *h, int64_t h_ld, const float *rt, int64_t k, int64_t ld, float *y,
+                               int64_t y_ld) {
+    x86_v16 a00 = {0}, a01 = {0}, a10 = {0}, a11 = {0}, a20 = {0}, a21 = {0}, a30 = {0}, a31 = {0};
+    x86_v16 a40 = {0}, a41 = {0}, a50 = {0}, a51 = {0}, a60 = {0}, a61 = {0}, a70 = {0}, a71 = {0};
+    for (int64_t q = 0; q < k; ++q) {
+        const x86_v16 *r = (const x86_v16 *)(rt + q * ld);
+        const x86_v16 r0 = r[0], r1 = r[1];
+        ROW8(0) ROW8(1) ROW8(2) ROW8(3) ROW8(4) ROW8(5) ROW8(6) ROW8(7)
+    }
+    x86_v16 *o;
+    OUT8(0) OUT8(1) OUT8(2) OUT8(3) OUT8(4) OUT8(5) OUT8(6) OUT8(7)
+}
+#undef ROW8
+#undef OUT8
+
+/* one panel of R^T (k rows of w <= RNN_PANEL columns, w apart) for m rows of h: eight (wide: AVX-512)
+ * or four rows at a time share each load of the panel (32 columns a block), the rest one row each */
+static inline __attribute__((always_inline)) void gemm_panel(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t w, float *y, int64_t y_ld, int wide) {
     int64_t i = 0;
+    for (; wide && i + 8 <= m; i += 8) {
+        int64_t j = 0;
+        for (; j + 32 <= w; j += 32) gemm8_block(h + i * h_ld, h_ld, rt + j, k, w, y + i * y_ld + j, y_ld);
+        for (int64_t r = i; j < w && r < i + 8; ++r) gemv_tail(h + r * h_ld, rt + j, k, w, w - j, y + r * y_ld + j);
+    }
     for (; i + 4 <= m; i += 4) {
         int64_t j = 0;
         for (; j + 32 <= w; j += 32) gemm4_block(h + i * h_ld, h_ld, rt + j, k, w, y + i * y_ld + j, y_ld);
@@ -163,10 +187,11 @@ static inline __attribute__((always_inline)) void gemm_panel(const float *h, int
 
 X86_CLONES void x86_rnn_gemm(const float *h, int64_t h_ld, int64_t m, const float *rt, int64_t k, int64_t hidden,
                              int64_t gates, float *y, int64_t y_ld) {
+    const int wide = m >= 8 && __builtin_cpu_supports("avx512f");
     for (int64_t g = 0; g < gates; ++g)
         for (int64_t c = 0; c < hidden; c += RNN_PANEL) {
             const int64_t w = hidden - c < RNN_PANEL ? hidden - c : RNN_PANEL;
-            gemm_panel(h, h_ld, m, rt + (g * hidden + c) * k, k, w, y + g * hidden + c, y_ld);
+            gemm_panel(h, h_ld, m, rt + (g * hidden + c) * k, k, w, y + g * hidden + c, y_ld, wide);
         }
 }
 
