@@ -172,9 +172,11 @@ def mnn_register_passes(register):
     from .conv_bias import fold_conv_bias
     from .dense_ncw import transpose_dense
     from .hoist import hoist_step_projections
+    from .stack_reduce import fold_stack_reduce
 
     register("x86.hoist_step_projections", hoist_step_projections)  # an unrolled loop's input projections
     # before fuse_activations: the activation after a folded bias then fuses into the Conv
     register("x86.fold_conv_bias", fold_conv_bias, after="fold_batchnorm")
     # a per-step dense layer on a channels-first sequence; before fuse_activations takes its MatMul's activation
     register("x86.transpose_dense", transpose_dense, after="fold_batchnorm")
+    register("x86.fold_stack_reduce", fold_stack_reduce)  # torch.stack(...).max(dim): binary ops, no stack
