@@ -35,10 +35,10 @@ def body_runner(body: Graph, make_session: MakeSession, optimize: bool = True):
     return EagerProgram(body, make_session, pieces_of(body, segment_runs(body, varying)), optimize)
 
 
-def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | Node]:
+def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | tuple[Node, ...]]:
     """The body's nodes as runs in an order that keeps dependencies: lists of nodes of one kind
-    (reading a value that follows `varying` where it decides a shape, or not) and, as single nodes,
-    the shape arithmetic on those values that the host computes each iteration."""
+    (reading a value that follows `varying` where it decides a shape, or not) and, as tuples, the
+    shape arithmetic on those values that the host computes each iteration."""
     follows, value_node, host, kept = _classify(body, varying)
     rewritten = gather_slices(body, follows)
     if rewritten is not body:
@@ -59,7 +59,7 @@ def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | Node]:
     deps = {id(n): {id(producer[v]) for v in _reads(n, closure) if v in producer} for n in items}
     on_host = {id(n) for n in host}
 
-    runs: list[list[Node] | Node] = []
+    runs: list[list[Node] | tuple[Node, ...]] = []
     done: set[int] = set()
     pending = list(items)
     kind, idle = False, 0
@@ -71,7 +71,8 @@ def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | Node]:
                 break
             ready += now
             done.update(id(n) for n in now)
-        runs.extend(ready)
+        if ready:
+            runs.append(tuple(ready))
         run: list[Node] = []
         grew = True
         while grew:  # every ready node of this kind, again as each one frees others
@@ -91,7 +92,7 @@ def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | Node]:
         kind = not kind
     order = {id(n): i for i, n in enumerate(body.nodes)}
     return [
-        r if isinstance(r, Node) else sorted(_with_values(r, closure, value_node), key=lambda n: order[id(n)])
+        r if isinstance(r, tuple) else sorted(_with_values(r, closure, value_node), key=lambda n: order[id(n)])
         for r in runs
     ]
 

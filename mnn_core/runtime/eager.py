@@ -19,6 +19,7 @@ cancellation and limits); a piece only has to say which values enter and leave i
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +37,7 @@ from .cancel import current_limits
 #: its reference kernel
 CONTROL = {"If": run_if, "Loop": run_loop, "Scan": run_scan}
 
-#: the most host values an eager program keeps (EagerProgram.memo)
+#: the most results of host blocks an eager program keeps (EagerProgram.memo)
 MEMO_ENTRIES = 1 << 14
 
 #: makes the child Session of a static sub-graph (Session._child): (graph, optimize) -> Session
@@ -56,12 +57,16 @@ def all_graphs(graph: Graph) -> Iterator[Graph]:
 
 @dataclass
 class Piece:
-    """A step of the program: a segment (a static sub-graph, `graph`) or one host node (`node`)."""
+    """A step of the program: a segment (a static sub-graph, `graph`), one host node (`node`), or a
+    block of host nodes computing small values (`block`, body_split's; `shape_only`: the inputs it
+    reads only the shapes of)."""
 
     inputs: list[str]
     outputs: list[str]
     graph: Graph | None = None
     node: Node | None = None
+    block: list[Node] | None = None
+    shape_only: frozenset = frozenset()
 
 
 def split(graph: Graph, is_host: Callable[[Node], bool]) -> list[Piece]:
@@ -77,10 +82,11 @@ def split(graph: Graph, is_host: Callable[[Node], bool]) -> list[Piece]:
     return pieces_of(graph, runs)
 
 
-def pieces_of(graph: Graph, runs: list[list[Node] | Node]) -> list[Piece]:
-    """Pieces from runs of nodes in run order: a list a segment, a Node one host node. A segment's
-    inputs are the values it reads from before it (initializers travel inside it); its outputs the
-    values a later piece or the graph's outputs read. A segment nothing reads is left out."""
+def pieces_of(graph: Graph, runs: list[list[Node] | tuple[Node, ...] | Node]) -> list[Piece]:
+    """Pieces from runs of nodes in run order: a list a segment, a tuple a host block, a Node one
+    host node. A segment's or block's inputs are the values it reads from before it (initializers
+    travel inside a segment); its outputs the values a later piece or the graph's outputs read. A
+    segment or block nothing reads is left out."""
     pieces: list[Piece] = []
     needed = set(graph.outputs)  # read after the piece being built (built last to first)
     for run in reversed(runs):
@@ -94,6 +100,11 @@ def pieces_of(graph: Graph, runs: list[list[Node] | Node]) -> list[Piece]:
             continue
         reads = list(dict.fromkeys(n for node in run for n in node.inputs if n and n not in produced))
         inputs = [n for n in reads if n not in graph.initializers]
+        if isinstance(run, tuple):
+            shape_only = {n for n in inputs if all(m.op in SHAPE_OPS for m in run if n in m.inputs)}
+            pieces.append(Piece(inputs, outputs, block=list(run), shape_only=frozenset(shape_only)))
+            needed.update(inputs)
+            continue
         sub = Graph(
             inputs={n: TensorInfo(()) for n in inputs},  # declared at its first run (StaticRunner)
             outputs=outputs,
@@ -154,14 +165,14 @@ class EagerProgram:
         self.make_session = make_session
         from .body_split import body_runner
 
-        #: body_split's host nodes (shape arithmetic on small values) by their inputs: a Loop's step
+        #: body_split's host blocks (shape arithmetic on small values) by their inputs: a Loop's step
         #: takes the same values in every run, so from the second run on each is a look-up
-        self.memo: dict[tuple, list] | None = None
+        self.memo: dict[tuple, list] = {}
         if pieces is None:  # segments between dynamic nodes, each cut where values change (body_split)
             self.pieces = split(graph, lambda n: get_schema(n.op).dynamic)
             segment = body_runner
         else:  # body_split's own pieces, planned as they are
-            self.pieces, segment, self.memo = pieces, StaticRunner, {}
+            self.pieces, segment = pieces, StaticRunner
         self.segments = [segment(p.graph, make_session, optimize) if p.graph is not None else None for p in self.pieces]
         self.bodies: dict[int, tuple[Graph, Any]] = {}  # id of a body -> (the body, kept alive; its runner)
         #: id of a body -> (the body with its constant inputs bound, the positions of the others)
@@ -175,8 +186,8 @@ class EagerProgram:
         for i, (piece, segment) in enumerate(zip(self.pieces, self.segments)):
             if segment is not None:
                 outs = segment.run_values([env[n] for n in piece.inputs])
-            elif self.memo is not None:
-                outs = self.value_node(i, piece.node, env)
+            elif piece.block is not None:
+                outs = self.host_block(i, piece, env)
             else:
                 node = piece.node
                 if limits is not None:
@@ -187,19 +198,19 @@ class EagerProgram:
             env.update(zip(piece.outputs, outs))
         return {n: env[n] for n in self.graph.outputs}
 
-    def value_node(self, i: int, node: Node, env: dict[str, Any]) -> list:
-        """A value node's outputs (body_split: small values, or a Shape), computed once per inputs."""
-        ins = [env[n] if n else None for n in node.inputs]
-        if node.op in SHAPE_OPS:
-            key = (i, np.shape(ins[0]))
-        else:
-            key = (i, *((None if v is None else (v.dtype.str, v.shape, v.tobytes())) for v in ins))
+    def host_block(self, i: int, piece: Piece, env: dict[str, Any]) -> list:
+        """A host block's outputs (body_split: small values, and shapes), computed once per inputs."""
+        key = (i, *(_key(env[n], n in piece.shape_only) for n in piece.inputs))
         outs = self.memo.get(key)
         if outs is None:
             if len(self.memo) >= MEMO_ENTRIES:
                 self.memo.clear()
-            fn = node.attrs.get("host_fn")  # a node of body_split's own (slice_indices)
-            outs = self.memo[key] = fn(ins, node.attrs) if fn is not None else run_node(node, env)
+            local = ChainMap({}, env)
+            for node in piece.block:
+                fn = node.attrs.get("host_fn")  # a node of body_split's own (slice_indices)
+                ins = [local[n] if n else None for n in node.inputs]
+                local.update(zip(node.outputs, fn(ins, node.attrs) if fn is not None else run_node(node, local)))
+            outs = self.memo[key] = [local[o] for o in piece.outputs]
         return outs
 
     def run_values(self, values: list) -> list:
@@ -232,6 +243,14 @@ class EagerProgram:
             )
             known = self.bodies[id(body)] = (body, runner)
         return known[1].run_values(values)
+
+
+def _key(value, shape_only: bool):
+    if shape_only:
+        return np.shape(value)
+    if value is None or not isinstance(value, np.ndarray):
+        return id(value)
+    return value.dtype.str, value.shape, value.tobytes()
 
 
 def bind_constants(node: Node, body: Graph, constants: dict[str, np.ndarray]) -> tuple[Graph, list[int] | None]:
