@@ -27,6 +27,7 @@ def test_check_names_sources_and_the_largest_extension(tmp_path):
         z.writestr("pkg/_ext.cpython-311-x86_64-linux-gnu.so", b"\0" * 1000)
         z.writestr("pkg/mod.py", "")
         z.writestr("mnn_core/include/mnn_core/abi.h", "")  # the ABI header is meant to ship
+        z.writestr("mnn_core/backend/execution.pxi", "")  # ... and the Cython include plugins build with
     sources, largest = build_wheels.check(wheel)
     assert sources == ["pkg/_ext.c", "pkg/_ext.pyx"] and largest == 1000
 

@@ -38,9 +38,9 @@ PACKAGES = {
 }
 #: what a wheel must not hold: sources the compiled extensions were built from
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".m", ".pyx", ".pxi", ".h")
-#: sources a package needs at run time (the core's C ABI header is for building plugins against it;
-#: mnn-metal compiles its Objective-C runtime on the user's Mac)
-KEPT_SOURCES = ("mnn_core/include/", "mnn_metal/csrc/")
+#: sources a package needs at run time (the core's C ABI header and the Cython include of the execution
+#: record are for building plugins against it; mnn-metal compiles its Objective-C runtime on the user's Mac)
+KEPT_SOURCES = ("mnn_core/include/", "mnn_core/backend/execution.pxi", "mnn_metal/csrc/")
 
 
 #: what the core's wheel is built from (the rest of the repository is not part of it)
