@@ -1,5 +1,6 @@
 /* The fp32 path: NEON on every aarch64 CPU (compiled -march=armv8-a).
- * Packed GEMM with an 8x12 register tile (24 accumulators, vfmaq_laneq_f32),
+ * Packed GEMM with an 8x12 register tile (24 accumulators, fmla by element; the full
+ * tile's k-loop in assembly),
  * depthwise convolution over a zero-padded plane, and the fp32 kernels of
  * the other ops (element-wise, pooling, softmax, norms). */
 #include <arm_neon.h>
@@ -50,11 +51,68 @@
     if (nvc > 1) vst1q_f32(tmp + r * NR + 4, c##r##1); \
     if (nvc > 2) vst1q_f32(tmp + r * NR + 8, c##r##2);
 
+/* The full tile's k-loop in assembly (accumulators v8-v31, row r's three in v8+3r..v10+3r), 4 k-steps
+ * per iteration: each k-step one ldp of A and one ld1 of B's 12 values, post-indexed, for 24 fmla, the
+ * prefetches once per 4 steps as in the C loop below (for which GCC adds an address increment per load
+ * and tests k & 3 every step). The sums go to acc[8][12] (6 stores) for the C epilogue. */
+#define FMA3_ASM(r0, r1, r2, v, lane)         \
+    "fmla " r0 ".4s, v2.4s, " v ".s[" #lane "]\n" \
+    "fmla " r1 ".4s, v3.4s, " v ".s[" #lane "]\n" \
+    "fmla " r2 ".4s, v4.4s, " v ".s[" #lane "]\n"
+#define KSTEP_ASM                                                                                         \
+    "ldp q0, q1, [%[a]], #32\n"                                                                           \
+    "ld1 {v2.4s-v4.4s}, [%[b]], #48\n" FMA3_ASM("v8", "v9", "v10", "v0", 0)                                \
+        FMA3_ASM("v11", "v12", "v13", "v0", 1) FMA3_ASM("v14", "v15", "v16", "v0", 2)                     \
+            FMA3_ASM("v17", "v18", "v19", "v0", 3) FMA3_ASM("v20", "v21", "v22", "v1", 0)                 \
+                FMA3_ASM("v23", "v24", "v25", "v1", 1) FMA3_ASM("v26", "v27", "v28", "v1", 2)             \
+                    FMA3_ASM("v29", "v30", "v31", "v1", 3)
+#define ZERO4_ASM(a, b, c, d) "movi " a ".16b, #0\nmovi " b ".16b, #0\nmovi " c ".16b, #0\nmovi " d ".16b, #0\n"
+static void kloop_8x12(int64_t kc, const float *a, const float *b, float *acc) {
+    int64_t n4 = kc >> 2, n1 = kc & 3;
+    __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
+                         ZERO4_ASM("v16", "v17", "v18", "v19") ZERO4_ASM("v20", "v21", "v22", "v23")
+                             ZERO4_ASM("v24", "v25", "v26", "v27") ZERO4_ASM("v28", "v29", "v30", "v31")
+                     "cbz %[n4], 2f\n"
+                     "1:\n"
+                     "prfm pldl1keep, [%[a], #512]\n"
+                     "prfm pldl1keep, [%[a], #576]\n"
+                     "prfm pldl1keep, [%[b], #768]\n"
+                     "prfm pldl1keep, [%[b], #832]\n"
+                     "prfm pldl1keep, [%[b], #896]\n" KSTEP_ASM KSTEP_ASM KSTEP_ASM KSTEP_ASM
+                     "subs %[n4], %[n4], #1\n"
+                     "b.ne 1b\n"
+                     "2:\n"
+                     "cbz %[n1], 4f\n"
+                     "3:\n" KSTEP_ASM
+                     "subs %[n1], %[n1], #1\n"
+                     "b.ne 3b\n"
+                     "4:\n"
+                     "st1 {v8.4s-v11.4s}, [%[acc]], #64\n"
+                     "st1 {v12.4s-v15.4s}, [%[acc]], #64\n"
+                     "st1 {v16.4s-v19.4s}, [%[acc]], #64\n"
+                     "st1 {v20.4s-v23.4s}, [%[acc]], #64\n"
+                     "st1 {v24.4s-v27.4s}, [%[acc]], #64\n"
+                     "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
+                     : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [acc] "+r"(acc)
+                     :
+                     : "v0", "v1", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+                       "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+                       "v30", "v31", "cc", "memory");
+}
+#define ROW_LOAD(r) c##r##0 = vld1q_f32(acc + r * NR), c##r##1 = vld1q_f32(acc + r * NR + 4), c##r##2 = vld1q_f32(acc + r * NR + 8);
+#define KLOOP_8X12_ASM                                                                            \
+    float acc[MR * NR] __attribute__((aligned(16)));                                              \
+    kloop_8x12(t->kc, a, b, acc);                                                                 \
+    ROW_LOAD(0) ROW_LOAD(1) ROW_LOAD(2) ROW_LOAD(3) ROW_LOAD(4) ROW_LOAD(5) ROW_LOAD(6) ROW_LOAD(7)
+
 #define DEFINE_TILE(NAME, NVC)                                                      \
     static void NAME(const tile_args *t) {                                          \
         const int nvc = NVC;                                                        \
         ROW_ACC(0) ROW_ACC(1) ROW_ACC(2) ROW_ACC(3) ROW_ACC(4) ROW_ACC(5) ROW_ACC(6) ROW_ACC(7) \
         const float *a = t->a, *b = t->b;                                           \
+        if (nvc == 3) {                                                             \
+            KLOOP_8X12_ASM                                                          \
+        } else                                                                      \
         for (int64_t k = 0; k < t->kc; ++k) {                                       \
             if ((k & 3) == 0) { /* 4 k-steps = 2 lines of A, 3 of B: 16 steps ahead */ \
                 __builtin_prefetch(a + 16 * MR);                                    \
