@@ -205,12 +205,16 @@ def _cases():
         inputs = [f32(*x), f32(*w)] + ([f32(w[1] * attrs.get("group", 1))] if len(x) == 4 else [])
         c.append(("ConvTranspose", inputs, attrs))
     for op, g in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
+        lbr = {"linear_before_reset": 1} if op == "GRU" else {}
         for seq, batch, inp, hid, attrs, extras in [
             (5, 3, 7, 6, {}, ()),
             (4, 2, 5, 9, {"direction": "bidirectional"}, ("b",)),
             (6, 3, 4, 5, {"direction": "reverse", "clip": 0.8}, ("b", "lens", "h0")),
             (3, 2, 6, 7, {"layout": 1, "linear_before_reset": 1} if op == "GRU" else {"layout": 1}, ("b", "h0")),
             (5, 4, 3, 4, {"input_forget": 1} if op == "LSTM" else {}, ("b", "lens", "h0", "c0", "p")),
+            # wider than one 16-column panel of R, hidden past a multiple of 8 and of 4
+            (6, 2, 13, 37, {"direction": "bidirectional", **lbr}, ("b", "lens", "h0")),
+            (4, 1, 9, 21, {"clip": 2.5}, ("b", "h0", "c0", "p")),
         ]:
             dirs = 2 if attrs.get("direction") == "bidirectional" else 1
             x = f32(batch, seq, inp) if attrs.get("layout") else f32(seq, batch, inp)
@@ -230,6 +234,16 @@ def _cases():
             while ins[-1] is None:
                 ins.pop()
             c.append((op, ins, {"hidden_size": hid, **attrs}))
+    # rows wide enough for the 4-output vectors (stride 1 and 2), read in place or from the padded copy
+    for op, shape, attrs in [
+        ("MaxPool", (1, 3, 23, 37), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+        ("MaxPool", (2, 2, 19, 41), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        ("MaxPool", (1, 3, 17, 29), {"kernel_shape": [2, 3], "strides": [2, 2], "dilations": [2, 2]}),
+        ("MaxPool", (1, 2, 9, 26), {"kernel_shape": [3, 3], "strides": [1, 1]}),
+        ("AveragePool", (1, 3, 21, 35), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        ("AveragePool", (1, 2, 15, 30), {"kernel_shape": [3, 2], "strides": [2, 2], "ceil_mode": 1}),
+    ]:
+        c.append((op, [f32(*shape)], attrs))
     for shape, idx_shape, b in [((5, 7, 3), (4, 2), 0), ((3, 6, 5), (3, 2, 1), 1), ((4, 9), (2, 3, 2), 0)]:
         k = idx_shape[-1]
         hi = np.array(shape[b : b + k]).reshape((1,) * (len(idx_shape) - 1) + (k,))

@@ -131,37 +131,60 @@ int64_t arm_pool_work_floats(const arm_pool_geom *g) {
     return PH * PW + 64;
 }
 
+/* the plane with its padding (fill) as PH rows of PW: rows copied whole, the fill around them */
+static void pool_pad_plane(const float *xp, const arm_pool_geom *g, float *pad, int64_t PH, int64_t PW, float fill) {
+    const int64_t w0 = g->pl < PW ? g->pl : PW, w1 = g->pl + g->W < PW ? g->pl + g->W : PW;
+    for (int64_t ph = 0; ph < PH; ++ph) {
+        float *d = pad + ph * PW;
+        const int64_t ih = ph - g->pt;
+        int64_t pw = 0;
+        if (ih >= 0 && ih < g->H && w1 > w0) {
+            for (; pw < w0; ++pw) d[pw] = fill;
+            memcpy(d + w0, xp + ih * g->W, (size_t)(w1 - w0) * sizeof(float));
+            pw = w1;
+        }
+        for (; pw < PW; ++pw) d[pw] = fill;
+    }
+}
+
+/* 4 elements sw apart (sw 1 or 2: every other one of 8) */
+static inline float32x4_t load_every(const float *p, int64_t sw) { return sw == 1 ? vld1q_f32(p) : vld2q_f32(p).val[0]; }
+
 void arm_pool(const float *x, float *y, int64_t planes, const arm_pool_geom *g, float *pad) {
     const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     const float fill = g->kind == 0 ? -INFINITY : 0.0f;
+    /* windows inside the plane (ceil_mode's included when they fit): read it as it is, no padded copy */
+    const int direct = g->pt == 0 && g->pl == 0 && PH <= g->H && PW <= g->W;
+    const int64_t ld = direct ? g->W : PW, sw = g->sw, span = (g->kw - 1) * g->dw + 4 * sw - 1;
     for (int64_t p = 0; p < planes; ++p) {
-        const float *xp = x + p * g->H * g->W;
-        for (int64_t ph = 0; ph < PH; ++ph)
-            for (int64_t pw = 0; pw < PW; ++pw) {
-                const int64_t ih = ph - g->pt, iw = pw - g->pl;
-                pad[ph * PW + pw] = ih >= 0 && ih < g->H && iw >= 0 && iw < g->W ? xp[ih * g->W + iw] : fill;
-            }
+        const float *xp = x + p * g->H * g->W, *src = xp;
+        if (!direct) {
+            pool_pad_plane(xp, g, pad, PH, PW, fill);
+            src = pad;
+        }
         float *yp = y + p * g->OH * g->OW;
         for (int64_t oh = 0; oh < g->OH; ++oh) {
             int64_t ow = 0;
-            if (g->sw == 1) {
-                for (; ow + 4 <= g->OW; ow += 4) {
+            /* 4 outputs at a time while every vector read stays inside the row */
+            if (sw <= 2)
+                for (; ow + 4 <= g->OW && ow * sw + span < ld; ow += 4) {
                     float32x4_t acc = vdupq_n_f32(fill);
-                    for (int64_t i = 0; i < g->kh; ++i)
+                    for (int64_t i = 0; i < g->kh; ++i) {
+                        const float *row = src + (oh * g->sh + i * g->dh) * ld + ow * sw;
                         for (int64_t j = 0; j < g->kw; ++j) {
-                            const float32x4_t v = vld1q_f32(pad + (oh * g->sh + i * g->dh) * PW + ow + j * g->dw);
+                            const float32x4_t v = load_every(row + j * g->dw, sw);
                             acc = g->kind == 0 ? vmaxq_f32(acc, v) : vaddq_f32(acc, v);
                         }
+                    }
                     if (g->kind == 1) acc = vmulq_f32(vmulq_n_f32(acc, g->inv_rows[oh]), vld1q_f32(g->inv_cols + ow));
                     vst1q_f32(yp + oh * g->OW + ow, acc);
                 }
-            }
             for (; ow < g->OW; ++ow) {
                 float acc = fill;
                 for (int64_t i = 0; i < g->kh; ++i)
                     for (int64_t j = 0; j < g->kw; ++j) {
-                        const float v = pad[(oh * g->sh + i * g->dh) * PW + ow * g->sw + j * g->dw];
+                        const float v = src[(oh * g->sh + i * g->dh) * ld + ow * sw + j * g->dw];
                         acc = g->kind == 0 ? (v > acc || v != v ? v : acc) : acc + v;
                     }
                 yp[oh * g->OW + ow] = g->kind == 0 ? acc : acc * g->inv_rows[oh] * g->inv_cols[ow];
