@@ -1,16 +1,21 @@
 """A static body as planned segments, so that values which change every iteration replan little.
 
 A Session plans per input shapes and per the values of the inputs that decide shapes (a Slice's
-start, a Range's limit). A Loop body that slices at its step counter therefore needs a plan per
+start, a Range's limit). A Loop body that slices at its step counter would so need a plan per
 iteration, and replanning the whole body each time costs more than running it. So such a body is
-cut: the nodes that read a value following those inputs (the Slice at the step, a ScatterElements
-whose indices a Range at the step computed) run in small segments of their own, planned per value;
-the rest, its matrix products and activations, in segments planned once per shapes and reused
-across iterations and runs. Each segment carries the shape arithmetic it reads (folded at its
-resize); nodes are reordered, dependencies kept, so that the two kinds alternate as little as they
-can.
+cut in three:
 
-A body with no such input is one segment: a single child Session.
+- the shape arithmetic on those values (the step plus one, a Range at the step) runs on the host as
+  blocks, as a Session's resize would compute it, each block's results kept by its inputs (a step
+  takes the same values in every run);
+- a Slice at the step becomes a Gather of the indices the host computes (slice_indices), so the
+  tensors it reads need no plan per step; a ScatterElements reads the host's indices as data;
+- what still reads those values where they decide a shape runs in small segments planned per
+  value, the rest (matrix products, activations) in segments planned once per shapes.
+
+Each segment carries the shape arithmetic on other values it reads (folded at its resize); nodes are
+reordered, dependencies kept, so that the kinds alternate as little as they can. A body with no
+such input is one segment: a single child Session.
 """
 
 from __future__ import annotations

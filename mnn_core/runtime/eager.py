@@ -10,7 +10,9 @@ op (NonZero, sequences) on its reference kernel, which fallback=False refuses (c
 
 A body's runner is a child Session where the body is static (one plan per body-input shapes, reused
 across iterations and runs; body_split.py keeps values that change every iteration from replanning
-it all) and another eager program where the body holds control flow of its own.
+it all) and another eager program where the body holds control flow of its own. The inputs that hold
+one of the enclosing graph's constants in every iteration (weights passed through a Loop) become
+the body's own constants first (bind_constants): packed once, folded where transposed.
 
 Why child Sessions rather than the program builder applied to pieces: a Session already is what a
 piece needs (a plan cache keyed by shapes and values, placement, fusion, the compiled run loop,
@@ -200,17 +202,29 @@ class EagerProgram:
 
     def host_block(self, i: int, piece: Piece, env: dict[str, Any]) -> list:
         """A host block's outputs (body_split: small values, and shapes), computed once per inputs."""
-        key = (i, *(_key(env[n], n in piece.shape_only) for n in piece.inputs))
-        outs = self.memo.get(key)
-        if outs is None:
+        values = [env[n] for n in piece.inputs]
+        key = None
+        if all(isinstance(v, np.ndarray) for v in values):  # (else no key can stand for them)
+            key = (
+                i,
+                *(
+                    v.shape if n in piece.shape_only else (v.dtype.str, v.shape, v.tobytes())
+                    for n, v in zip(piece.inputs, values)
+                ),
+            )
+            outs = self.memo.get(key)
+            if outs is not None:
+                return outs
+        local = ChainMap({}, env)
+        for node in piece.block:
+            fn = node.attrs.get("host_fn")  # a node of body_split's own (slice_indices)
+            ins = [local[n] if n else None for n in node.inputs]
+            local.update(zip(node.outputs, fn(ins, node.attrs) if fn is not None else run_node(node, local)))
+        outs = [local[o] for o in piece.outputs]
+        if key is not None:
             if len(self.memo) >= MEMO_ENTRIES:
                 self.memo.clear()
-            local = ChainMap({}, env)
-            for node in piece.block:
-                fn = node.attrs.get("host_fn")  # a node of body_split's own (slice_indices)
-                ins = [local[n] if n else None for n in node.inputs]
-                local.update(zip(node.outputs, fn(ins, node.attrs) if fn is not None else run_node(node, local)))
-            outs = self.memo[key] = [local[o] for o in piece.outputs]
+            self.memo[key] = outs
         return outs
 
     def run_values(self, values: list) -> list:
@@ -243,14 +257,6 @@ class EagerProgram:
             )
             known = self.bodies[id(body)] = (body, runner)
         return known[1].run_values(values)
-
-
-def _key(value, shape_only: bool):
-    if shape_only:
-        return np.shape(value)
-    if value is None or not isinstance(value, np.ndarray):
-        return id(value)
-    return value.dtype.str, value.shape, value.tobytes()
 
 
 def bind_constants(node: Node, body: Graph, constants: dict[str, np.ndarray]) -> tuple[Graph, list[int] | None]:
