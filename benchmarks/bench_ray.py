@@ -339,6 +339,29 @@ def read_output(out_dir: Path) -> np.ndarray:
     return column_to_numpy(table.column("logits"))[np.argsort(table.column("id").to_numpy())]
 
 
+def cpu_seconds(sessions: set[int]) -> float:
+    """CPU seconds this process, its waited-for children and every process of `sessions` (a cluster's
+    nodes) have used, with what their exited children used (a Ray worker's time goes to its raylet
+    when it exits): a job's cost in CPU, which the machine's other load does not change as it does
+    wall time. Linux /proc; nan elsewhere."""
+    import resource
+
+    own = sum(
+        u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    )
+    if not os.path.isdir("/proc"):
+        return float("nan")
+    ticks = 0
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.getsid(int(entry)) in sessions:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return own + ticks / os.sysconf("SC_CLK_TCK")
+
+
 def run_job(args, folder: Path) -> None:
     import ray
 
@@ -355,15 +378,19 @@ def run_job(args, folder: Path) -> None:
     )
     cluster.start()
     cluster.connect()
+    sessions, cpu = {p.pid for p in cluster._procs}, {}  # the node processes lead their sessions
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False
         loads = [os.getloadavg()[0]]
         for r in range(args.job_rounds):
             plain_out, ray_out = folder / f"plain-{r}", folder / f"ray-{r}"
+            c = cpu_seconds(sessions)
             seconds["plain"].append(plain_job(str(model), args.backend, files, plain_out, args.sub_batch, n))
+            c, cpu["plain"] = cpu_seconds(sessions), cpu_seconds(sessions) - c
             seconds["ray"].append(
                 ray_job(str(model), args.backend, folder / "rows", ray_out, n, args.batch_size, args.sub_batch)
             )
+            cpu["ray"] = cpu_seconds(sessions) - c
             loads.append(os.getloadavg()[0])
             want = read_output(plain_out)
             assert len(want) == args.rows, f"the plain processes wrote {len(want)} rows of {args.rows}"
@@ -380,8 +407,15 @@ def run_job(args, folder: Path) -> None:
         f"{args.cpus_per_node} CPU(s) each; best of {args.job_rounds}"
     )
     print(f"  1-minute load average before and after each round: {' -> '.join(f'{x:.1f}' for x in loads)}")
-    print(f"  plain {n} (processes started, read, run, write)   {plain:7.2f} s {args.rows / plain:9.0f} rows/s")
-    print(f"  ray {n} (read_parquet -> predict -> write_parquet) {ray_s:7.2f} s {args.rows / ray_s:9.0f} rows/s")
+    print("  (CPU s: every process of the path, the last round; the cluster's idle daemons in ray's too)")
+    print(
+        f"  plain {n} (processes started, read, run, write)   {plain:7.2f} s {args.rows / plain:9.0f} rows/s"
+        f"  CPU {cpu['plain']:6.1f} s"
+    )
+    print(
+        f"  ray {n} (read_parquet -> predict -> write_parquet) {ray_s:7.2f} s {args.rows / ray_s:9.0f} rows/s"
+        f"  CPU {cpu['ray']:6.1f} s"
+    )
     print(f"  ray {n} / plain {n}: {plain / ray_s:.2f}")
 
 
