@@ -149,7 +149,8 @@ def gather_slices(body: Graph, follows: set[str]) -> Graph:
         # axes and steps: constant inputs, or the attributes the importer bound them to
         axes_v = [int(a) for a in body.initializers[axes]] if axes else list(node.attrs.get("axes") or []) or None
         steps_v = [int(k) for k in body.initializers[steps]] if steps else list(node.attrs.get("steps") or []) or None
-        n_starts = len(body.initializers[starts]) if starts in body.initializers else None
+        known = [body.initializers.get(n) if n else node.attrs.get(a) for n, a in ((starts, "starts"), (ends, "ends"))]
+        n_starts = next((len(k) for k in known if k is not None), None)
         count = len(axes_v) if axes_v is not None else len(steps_v) if steps_v is not None else n_starts
         if count is None:  # how many axes only the starts' length says: left as it is
             nodes.append(node)
@@ -163,7 +164,13 @@ def gather_slices(body: Graph, follows: set[str]) -> Graph:
                 "SliceIndices",
                 [shape, starts, ends],
                 idx,
-                {"host_fn": slice_indices, "axes": axes_v, "steps": steps_v},
+                {
+                    "host_fn": slice_indices,
+                    "axes": axes_v,
+                    "steps": steps_v,
+                    "starts": node.attrs.get("starts"),  # where one of the two is a constant attribute
+                    "ends": node.attrs.get("ends"),
+                },
                 f"{node.name}/indices",
             )
         )
@@ -184,7 +191,8 @@ def slice_indices(ins: list, attrs: dict) -> list:
     """Per sliced axis, the indices ONNX Slice takes along it: a negative start or end counts from
     the end, then going up both are clamped to [0, dim]; going down the start to [0, dim - 1] and
     the end to [-1, dim - 1] (where Python's slice would make a start below 0 an empty range)."""
-    shape, starts, ends = (np.asarray(v).reshape(-1) for v in ins)
+    given = (ins[0], attrs.get("starts") if ins[1] is None else ins[1], attrs.get("ends") if ins[2] is None else ins[2])
+    shape, starts, ends = (np.asarray(v).reshape(-1) for v in given)
     rank = len(shape)
     out = []
     for j, (axis, step) in enumerate(zip(attrs["axes"], attrs["steps"])):
