@@ -284,3 +284,43 @@ def test_slice_indices_take_what_the_reference_slice_takes(seed):
     for axis, i in zip(axes, idx):
         got = np.take(got, i, axis=axis)
     np.testing.assert_array_equal(got, want)
+
+
+@needs_x86
+def test_a_loop_inside_a_loop_body_runs_planned_on_x86(rng):
+    """The outer body holds a Loop: it runs as an eager program of its own, whose inner body (reading
+    the weight and the inner trip count from two scopes out) is planned on x86."""
+    inner = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["h", "W"], ["hw"]),
+            helper.make_node("Tanh", ["hw"], ["h2"]),
+            helper.make_node("Identity", ["c"], ["c2"]),
+        ],
+        "inner",
+        [vi("j", [], T.INT64), vi("c", [], T.BOOL), vi("h", [1, 6])],
+        [vi("c2", [], T.BOOL), vi("h2", [1, 6])],
+    )
+    outer = helper.make_graph(
+        [
+            helper.make_node("Loop", ["m", "yes", "g"], ["g2"], body=inner),
+            helper.make_node("Add", ["g2", "x"], ["g3"]),
+            helper.make_node("ReduceMax", ["g3"], ["top"], keepdims=0),
+            helper.make_node("Identity", ["c"], ["c2"]),
+        ],
+        "outer",
+        [vi("i", [], T.INT64), vi("c", [], T.BOOL), vi("g", [1, 6])],
+        [vi("c2", [], T.BOOL), vi("g3", [1, 6]), vi("top", [])],
+    )
+    m = model(
+        [const("yes", np.array(True)), helper.make_node("Loop", ["n", "yes", "x"], ["y", "tops"], body=outer)],
+        [vi("x", [1, 6]), vi("n", [], T.INT64), vi("m", [], T.INT64)],
+        [vi("y", [1, 6]), vi("tops", [None])],
+        [weight(rng, "W", 6, 6)],
+    )
+    for n, inner_steps in ((3, 2), (1, 0), (4, 5)):
+        feeds = {
+            "x": rng.standard_normal((1, 6)).astype(np.float32),
+            "n": np.array(n, np.int64),
+            "m": np.array(inner_steps, np.int64),
+        }
+        check(m, feeds)
