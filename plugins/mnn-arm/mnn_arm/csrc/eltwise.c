@@ -150,13 +150,49 @@ static void pool_pad_plane(const float *xp, const arm_pool_geom *g, float *pad, 
 /* 4 elements sw apart (sw 1 or 2: every other one of 8) */
 static inline float32x4_t load_every(const float *p, int64_t sw) { return sw == 1 ? vld1q_f32(p) : vld2q_f32(p).val[0]; }
 
+/* One output row, 4 outputs a vector while every read stays inside the row (width ld); returns where the
+ * vectors stopped. Inlined with sw, kind and k3 (3 window columns side by side) constant, so none is
+ * tested per window element and a 3-wide row needs no column loop. */
+static inline __attribute__((always_inline)) int64_t pool_row4(const float *src, int64_t ld, float *yrow,
+                                                               const arm_pool_geom *g, int64_t oh, int64_t sw,
+                                                               int kind, int k3) {
+    const int64_t span = (g->kw - 1) * g->dw + 4 * sw - 1;
+    int64_t ow = 0;
+    for (; ow + 4 <= g->OW && ow * sw + span < ld; ow += 4) {
+        float32x4_t acc = vdupq_n_f32(kind == 0 ? -INFINITY : 0.0f);
+        for (int64_t i = 0; i < g->kh; ++i) {
+            const float *row = src + (oh * g->sh + i * g->dh) * ld + ow * sw;
+            if (k3) {
+                float32x4_t v0, v1, v2;
+                if (sw == 2) { /* the first two columns: the even and odd elements of one ld2 */
+                    const float32x4x2_t ab = vld2q_f32(row);
+                    v0 = ab.val[0], v1 = ab.val[1], v2 = vld2q_f32(row + 2).val[0];
+                } else {
+                    v0 = vld1q_f32(row), v1 = vld1q_f32(row + 1), v2 = vld1q_f32(row + 2);
+                }
+                acc = kind == 0 ? vmaxq_f32(vmaxq_f32(acc, v0), vmaxq_f32(v1, v2))
+                                : vaddq_f32(vaddq_f32(acc, v0), vaddq_f32(v1, v2));
+                continue;
+            }
+            for (int64_t j = 0; j < g->kw; ++j) {
+                const float32x4_t v = load_every(row + j * g->dw, sw);
+                acc = kind == 0 ? vmaxq_f32(acc, v) : vaddq_f32(acc, v);
+            }
+        }
+        if (kind == 1) acc = vmulq_f32(vmulq_n_f32(acc, g->inv_rows[oh]), vld1q_f32(g->inv_cols + ow));
+        vst1q_f32(yrow + ow, acc);
+    }
+    return ow;
+}
+
 void arm_pool(const float *x, float *y, int64_t planes, const arm_pool_geom *g, float *pad) {
     const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     const float fill = g->kind == 0 ? -INFINITY : 0.0f;
     /* windows inside the plane (ceil_mode's included when they fit): read it as it is, no padded copy */
     const int direct = g->pt == 0 && g->pl == 0 && PH <= g->H && PW <= g->W;
-    const int64_t ld = direct ? g->W : PW, sw = g->sw, span = (g->kw - 1) * g->dw + 4 * sw - 1;
+    const int64_t ld = direct ? g->W : PW, sw = g->sw;
+    const int max = g->kind == 0, k3 = g->kw == 3 && g->dw == 1;
     for (int64_t p = 0; p < planes; ++p) {
         const float *xp = x + p * g->H * g->W, *src = xp;
         if (!direct) {
@@ -165,21 +201,12 @@ void arm_pool(const float *x, float *y, int64_t planes, const arm_pool_geom *g, 
         }
         float *yp = y + p * g->OH * g->OW;
         for (int64_t oh = 0; oh < g->OH; ++oh) {
+            float *yrow = yp + oh * g->OW;
             int64_t ow = 0;
-            /* 4 outputs at a time while every vector read stays inside the row */
-            if (sw <= 2)
-                for (; ow + 4 <= g->OW && ow * sw + span < ld; ow += 4) {
-                    float32x4_t acc = vdupq_n_f32(fill);
-                    for (int64_t i = 0; i < g->kh; ++i) {
-                        const float *row = src + (oh * g->sh + i * g->dh) * ld + ow * sw;
-                        for (int64_t j = 0; j < g->kw; ++j) {
-                            const float32x4_t v = load_every(row + j * g->dw, sw);
-                            acc = g->kind == 0 ? vmaxq_f32(acc, v) : vaddq_f32(acc, v);
-                        }
-                    }
-                    if (g->kind == 1) acc = vmulq_f32(vmulq_n_f32(acc, g->inv_rows[oh]), vld1q_f32(g->inv_cols + ow));
-                    vst1q_f32(yp + oh * g->OW + ow, acc);
-                }
+            if (sw == 1 && k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 1, 0, 1) : pool_row4(src, ld, yrow, g, oh, 1, 1, 1);
+            if (sw == 2 && k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 2, 0, 1) : pool_row4(src, ld, yrow, g, oh, 2, 1, 1);
+            if (sw == 1 && !k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 1, 0, 0) : pool_row4(src, ld, yrow, g, oh, 1, 1, 0);
+            if (sw == 2 && !k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 2, 0, 0) : pool_row4(src, ld, yrow, g, oh, 2, 1, 0);
             for (; ow < g->OW; ++ow) {
                 float acc = fill;
                 for (int64_t i = 0; i < g->kh; ++i)
