@@ -71,6 +71,8 @@ class Decoder:
         cfg = self.config
         self.chunk = max(1, min(int(chunk), self.context))
         self.graph = graph
+        # a decoder exported before the head took `logit_rows` gives every row's logits: picked from those
+        self._picks_rows = "logit_rows" in graph.inputs
         # Two plans (chunk and one token), both made now. A float32 checkpoint's weights are maps of
         # its file (weights.py): once packed, the session hands their pages back, and the second plan
         # packs from the file again (or finds the first plan's packing). From an export they are the
@@ -111,7 +113,9 @@ class Decoder:
         picked = last if last_only and size > 1 else np.arange(size, dtype=np.int64)[None, :]
         # padding takes the next positions too (clipped to the table): its keys never reach the cache
         pos = np.minimum(self.lengths[:, None] + np.arange(size), self.context - 1).astype(np.int64)
-        feeds = {"ids": ids, "pos": pos, "mask": self._masks(size, None), "logit_rows": starts + picked}
+        feeds = {"ids": ids, "pos": pos, "mask": self._masks(size, None)}
+        if self._picks_rows:
+            feeds["logit_rows"] = starts + picked
         if self._windowed:
             feeds["mask_window"] = self._masks(size, self._window)
         for i in range(self.config.num_layers):
@@ -173,7 +177,8 @@ class Decoder:
                 self.v_cache[i][r, :, start : start + n] = res[f"v_new.{i}"][r, :, :n]
             self.lengths[r] = start + n
         if last_only and size > 1:
-            return [np.array(res["logits"][r, : min(len(t), 1)]) for r, t in enumerate(rows)]
+            at = [0 if self._picks_rows else max(len(t) - 1, 0) for t in rows]
+            return [np.array(res["logits"][r, a : a + min(len(t), 1)]) for r, (a, t) in enumerate(zip(at, rows))]
         return [np.array(res["logits"][r, : len(t)]) for r, t in enumerate(rows)]
 
     def _masks(self, size: int, window: int | None) -> np.ndarray:
