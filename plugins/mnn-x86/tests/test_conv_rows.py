@@ -23,7 +23,7 @@ CASES = [
     ((5, 4, 2, 13), (17, 3), {"dilations": [1, 2], "pads": [0, 2, 0, 1]}),
     ((4, 3, 1, 40), (33, 5), {"activation": "sigmoid"}),
     ((2, 8, 1, 6), (5, 1), {"strides": [1, 2]}),  # a 1x1 of stride 2: not the plain GEMM
-    ((7, 9, 1, 14), (11, 4), {"pads": [0, 1, 0, 0]}),  # 84 merged pixels, a right pad only
+    ((7, 9, 1, 14), (11, 4), {"pads": [0, 1, 0, 0]}),  # 84 merged pixels, a left pad only
 ]
 
 
