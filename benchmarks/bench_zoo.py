@@ -24,7 +24,8 @@ size 1 there (else the row is skipped: the file's batch is fixed). An architectu
 inputs at the batch, from a file with a dynamic batch (or one exported at that batch, where the
 exporter cannot keep it dynamic). ncnn runs a batch image by image (its Mat holds one), through
 pnnx's conversion of the same file. mnn runs with fallback on unless --strict: the "ops on the
-reference kernels" column counts the ops its backend lacks (eager graphs run every op there).
+reference kernels" column counts the ops its backend lacks (a model with control flow: over its
+planned pieces, Session.pieces).
 Exports and the corpus are cached (~/.cache/mnn/zoo-arch and ~/.cache/mnn/zoo).
 """
 
@@ -111,8 +112,10 @@ def _runner(engine: str, path: Path, feeds: dict, threads: int, tmp: Path, stric
 
     def run():
         sess.run(feeds, copy=False)
-        if "fallback" not in state:  # an eager graph (control flow, sequences) runs every op on them
-            state["fallback"] = "all (eager)" if sess.eager else sum(p.backend != backend for p in sess.plan)
+        if "fallback" not in state:  # an eager model: the steps of its planned pieces (control on the host)
+            plans = [s.plan for s in sess.pieces] if sess.eager else [sess.plan]
+            eager_only = sess.eager and not plans  # node by node on the reference kernels
+            state["fallback"] = "all (eager)" if eager_only else sum(p.backend != backend for pl in plans for p in pl)
 
     return run, state
 

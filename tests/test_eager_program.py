@@ -54,7 +54,7 @@ def check(onnx_model, feeds, rtol=1e-4, atol=1e-5):
         assert got[name].shape == w.shape and got[name].dtype == w.dtype, name
         np.testing.assert_allclose(got[name], ref[name], rtol=rtol, atol=atol)
         np.testing.assert_allclose(got[name], w, rtol=rtol, atol=atol)
-    sessions = list(sess._eager.sessions())
+    sessions = sess.pieces
     assert sessions
     assert {p.backend for s in sessions for p in s.plan} == {"x86"}
     return sess
@@ -105,9 +105,24 @@ def test_a_loop_with_a_trip_count_runs_planned_on_x86(rng, steps):
     }
     sess = check(rnn_loop(rng, cond_driven=False), feeds)
     feeds["x"] = rng.standard_normal((7, 8)).astype(np.float32)  # the same shapes again: no new plan
-    before = {id(s): len(s._plans) for s in sess._eager.sessions()}
+    before = {id(s): len(s._plans) for s in sess.pieces}
     sess.run(feeds)
-    assert {id(s): len(s._plans) for s in sess._eager.sessions()} == before
+    assert {id(s): len(s._plans) for s in sess.pieces} == before
+
+
+@needs_x86
+def test_pieces_show_where_an_eager_model_ran(rng):
+    feeds = {
+        "x": rng.standard_normal((7, 8)).astype(np.float32),
+        "h0": rng.standard_normal((1, 8)).astype(np.float32),
+        "n": np.array(3, np.int64),
+    }
+    sess = check(rnn_loop(rng, cond_driven=False), feeds)
+    steps = [step for piece in sess.pieces for step in piece.plan]
+    assert steps and {step.backend for step in steps} == {"x86"}
+    io = [helper.make_tensor_value_info(n, T.FLOAT, [2, 3]) for n in ("x", "y")]
+    whole = mnn.Session(import_onnx(model([helper.make_node("Relu", ["x"], ["y"])], io[:1], io[1:])))
+    assert whole.pieces == []  # planned whole: its own plan says where
 
 
 @needs_x86
@@ -180,7 +195,7 @@ def test_a_body_whose_shapes_follow_its_step_is_cut_and_reuses_its_plans(rng, wi
     # the Slice at the step runs as a Gather of indices the host computes, the ScatterElements on the
     # indices it computes from the step: every segment planned once for the 6 steps, and for the next run
     sess.run({"x": rng.standard_normal((1, 6, 5)).astype(np.float32)})
-    assert [len(s._plans) for s in sess._eager.sessions()] == [1] * len(list(sess._eager.sessions()))
+    assert [len(s._plans) for s in sess.pieces] == [1] * len(sess.pieces)
 
 
 @needs_x86
@@ -262,7 +277,7 @@ def test_slanet_table_runs_on_x86_without_fallback():
     want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
     for name, w in zip(sess.output_names, want):
         np.testing.assert_allclose(got[name], w, rtol=1e-3, atol=1e-4)
-    assert {p.backend for s in sess._eager.sessions() for p in s.plan} == {"x86"}
+    assert {p.backend for s in sess.pieces for p in s.plan} == {"x86"}
 
 
 @pytest.mark.parametrize("seed", range(12))

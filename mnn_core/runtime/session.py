@@ -457,6 +457,13 @@ class Session:
         return self._need_plan().plan
 
     @property
+    def pieces(self) -> list[Session]:
+        """An eager model's child Sessions made so far (its segments and Loop/Scan/If bodies; each
+        has its own `plan`): where its ops ran. Empty for a model planned whole, or run by the
+        reference kernels node by node."""
+        return [] if self._eager is None else list(self._eager.sessions())
+
+    @property
     def memory(self) -> dict[str, MemoryReport]:
         return self._need_plan().memory
 
