@@ -29,9 +29,11 @@ def summarize(results: list[Result]) -> dict:
 INTRO = (
     "*unsupported*: the importer or the backend declined the model before running it (an op, a "
     "dtype, a mode or a dynamic input mnn does not take). *failed*: it ran and gave wrong results, "
-    "raised, crashed or timed out. Graphs with sequence/optional values, control flow or "
-    "value-sized outputs run eagerly on the reference kernels (`Graph.is_dynamic`), so a named "
-    "backend other than reference declines them with fallback off."
+    "raised, crashed or timed out. A graph with control flow runs its Loop, Scan and If bodies and "
+    "the stretches between them planned on the named backend, the control on the host "
+    "(runtime/eager.py); sequence/optional values and value-sized outputs (NonZero, Unique, ...) "
+    "run only on the reference kernels, so a named backend other than reference declines them "
+    "with fallback off."
 )
 TABLE_HEAD = ["| backend | passed | failed | unsupported | total | measured |", "|---|---:|---:|---:|---:|---|"]
 
