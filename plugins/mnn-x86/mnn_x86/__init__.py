@@ -29,6 +29,7 @@ __version__ = "0.1.0"
 try:  # the compiled kernels; a failure is reported by availability(), not raised here
     from . import (  # noqa: F401  (each registers; ops_*_train, ops_grad: training)
         _x86,
+        ops_attention,
         ops_conv,
         ops_conv_train,
         ops_eltwise,

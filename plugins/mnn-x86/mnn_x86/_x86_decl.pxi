@@ -139,6 +139,17 @@ cdef extern from "ops.h" nogil:
         const float* b_narrow
         int64_t b_narrow_kp
 
+    ctypedef struct x86_attention_state:
+        x86_op op
+        int64_t batch, M, N, D, Dv
+        int32_t k_rows
+        int32_t mask_input
+        const int64_t* mask_off
+        int64_t mask_cs
+        int64_t y_heads, y_bs, y_hs, y_rs
+        float scale
+        x86_epilogue epi
+
     ctypedef struct x86_binary_state:
         x86_op op
         int32_t binop, ndim
@@ -198,6 +209,7 @@ cdef extern from "ops.h" nogil:
     void x86_conv_transposed_plan(const x86_kernels* k, const x86_conv_geom* g, int64_t O, int threads,
                                   int merged, int64_t* chunk, int32_t* per_item, int64_t* work_floats)
     int x86_matmul_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int x86_attention_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_binary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_unary_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
     int x86_affine_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept

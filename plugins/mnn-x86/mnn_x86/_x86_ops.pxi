@@ -81,6 +81,26 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
     return ex
 
 
+def attention(str isa, int threads, str name, dict p, mask_off):
+    """x86.Attention: softmax(scale * Q K^T + mask) V per batch matrix (csrc/op_attention.c). p: batch, M,
+    N, D, Dv, k_rows, scale, mask_input, mask_cs, y_heads, y_bs, y_hs, y_rs; mask_off: per batch matrix,
+    the element offset of its mask row (int64), or None: no mask."""
+    cdef Execution ex = _execution(name, sizeof(x86_attention_state), x86_attention_run, isa, threads)
+    cdef x86_attention_state* s = <x86_attention_state*>ex.state
+    cdef Buffer buf
+    s.batch, s.M, s.N, s.D, s.Dv = p["batch"], p["M"], p["N"], p["D"], p["Dv"]
+    s.k_rows, s.scale = p["k_rows"], p["scale"]
+    s.y_heads, s.y_bs, s.y_hs, s.y_rs = p["y_heads"], p["y_bs"], p["y_hs"], p["y_rs"]
+    _epilogue(&s.epi, 0, 0.0, 0.0)
+    s.mask_input = -1
+    if mask_off is not None:
+        buf = _copy_array(mask_off, np.int64)
+        ex.keep.append(buf)
+        s.mask_off = <const int64_t*>buf.ptr
+        s.mask_input, s.mask_cs = p["mask_input"], p["mask_cs"]
+    return ex
+
+
 def binary(str isa, int threads, str name, int op, dims, sa, sb):
     """A binary element-wise op over 1 to 8 collapsed dims with strides sa/sb (0: broadcast)."""
     if not 1 <= len(dims) <= 8:

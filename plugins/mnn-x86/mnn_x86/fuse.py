@@ -22,6 +22,13 @@
   the depthwise and runs the depthwise on it while it is in L2 (csrc/pwdw_impl.h), so the expanded
   tensor (MobileNetV2's: 4.8 MB at 112x112, 1.8 MB at 56x56) is never stored and read back.
 
+- MatMul(Q, K^T), its scale, a mask the same for every query row, Softmax over the keys and the MatMul
+  by V: one op, x86.Attention (ops_attention.py), block by block of query rows, so the scores
+  (M x N per head: 54 MB a layer for a Whisper encoder's 1500 frames) never leave the cache.
+
+- A MatMul, the Add of a constant bias row and the activation that alone reads the sum, if any: one op,
+  x86.MatMulBias (ops_matmul.py), bias and activation in the GEMM's epilogue.
+
 The scalar kernels have no fused op (their pooling has no stride-2 register path), so under
 x86.isa="scalar" nothing is fused. `Session(fuse=False)` turns fusions off.
 """
@@ -35,7 +42,9 @@ from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from . import layouts as _layouts
 from ._common import CONV_ADD, CONV_DW
+from .ops_attention import attention_fusion
 from .ops_conv import CONV_GAP, CONV_MAXPOOL, runs_direct, runs_plain_gemm_1x1
+from .ops_matmul import bias_fusion
 
 
 def _pooled_plane(pool: Node, op: str, infos):
@@ -156,6 +165,12 @@ def fusions(offer, ctx, isa: str) -> list[Fusion]:
             claimed.update(fusion.replaces)
             found.append(fusion)
 
+    for node in offer.nodes:
+        if fusion := attention_fusion(node, offer):
+            keep(fusion)
+    for node in offer.nodes:
+        if fusion := bias_fusion(node, offer, _activation_attrs):
+            keep(fusion)
     for conv in offer.nodes:
         if conv.op != "Conv" or len(conv.outputs) != 1:
             continue

@@ -258,14 +258,17 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
                 const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
                 const int b_masked = G->unpacked && !packs && cols < NR;
                 float *cp = G->c + p * MR * G->ldc + q * NR;
+#if GEMM_NV > 1
+                /* a last panel of one vector or less, packed or not: one vector of columns computed
+                 * (x86.Attention's S^T blocks are MR columns wide; 14 of 32 computed in full) */
+                if (rows == MR && cols <= VLEN)
+                    FN(tile_b)(MR, b_masked, 1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                else
+#endif
                 if (rows == MR && !b_masked && G->prefetch)
                     FN(tile_b)(MR, 0, GEMM_NV, 1, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
                 else if (rows == MR && !b_masked)
                     FN(tile_b)(MR, 0, GEMM_NV, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
-#if GEMM_NV > 1
-                else if (rows == MR && cols <= VLEN)
-                    FN(tile_b)(MR, b_masked, 1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
-#endif
                 else if (rows == 1 && b_masked)
                     FN(tile_row1)(1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
                 else if (rows == 1 && G->prefetch)

@@ -99,6 +99,22 @@ int x86_matmul_row_fits(const x86_matmul_state *s);
 void x86_matmul_row(const x86_matmul_state *s, const float *a, float *y, const x86_epilogue *e);
 int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* x86.Attention (op_attention.c): per batch matrix t, Y = softmax(scale * Q K^T + mask) V with Q [M][D],
+ * K^T [D][N] (or K [N][D]: k_rows), V [N][Dv], all dense; Y's rows y_rs floats apart, matrix t at
+ * (t / y_heads) * y_bs + (t % y_heads) * y_hs (a [b][M][heads][Dv] output, heads folded back) */
+typedef struct x86_attention_state {
+    x86_op op;
+    int64_t batch, M, N, D, Dv;
+    int32_t k_rows;        /* 1: input 1 is K ([N][D]), 0: K^T ([D][N]) */
+    int32_t mask_input;    /* input index of the additive mask, or -1 */
+    const int64_t *mask_off; /* per batch matrix: the offset of its mask row */
+    int64_t mask_cs;       /* 1: the mask row runs along the keys, 0: one value for them all */
+    int64_t y_heads, y_bs, y_hs, y_rs;
+    float scale;
+    x86_epilogue epi;      /* no bias, no activation: the GEMMs' epilogue, alpha set per GEMM */
+} x86_attention_state;
+int x86_attention_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 /* binary element-wise op over collapsed, broadcast dims */
 typedef struct x86_binary_state {
     x86_op op;

@@ -1,0 +1,161 @@
+"""x86.Attention: MatMul(Q, K^T), an optional scale (Mul or Div by a constant scalar), an optional additive
+mask that is the same for every query row (BERT's padding mask), Softmax over the keys and MatMul by V,
+as one op (csrc/op_attention.c) that never writes the scores out.
+
+`attention_fusion` finds the pattern for fuse.py; it also takes in the Transpose that makes K^T from K
+(the GEMM packs K either way) and the Transpose that swaps the heads back after the second MatMul
+(the GEMM writes each head's rows in place), where those are the only readers of their inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mnn_core.backend import Fusion
+from mnn_core.errors import BackendError
+from mnn_core.graph.ir import Node
+from mnn_core.ops.helpers import broadcast_shape, normalize_axis
+
+from . import _x86
+from ._common import kernel, static_shape
+
+#: the op of the fused attention
+ATTENTION = "x86.Attention"
+
+
+def _dense_f32(offer, *values) -> bool:
+    infos = [offer.infos.get(v) for v in values]
+    return all(i is not None and i.is_static and i.dtype == "float32" and not i.layout for i in infos)
+
+
+def _swaps_last_two(node: Node | None, rank: int) -> bool:
+    perm = list(node.attrs.get("perm") or ()) if node is not None and node.op == "Transpose" else []
+    return perm == [*range(rank - 2), rank - 1, rank - 2]
+
+
+def _scalar_constant(offer, value: str) -> bool:
+    info = offer.infos.get(value)
+    return value in offer.constants and info is not None and int(np.prod(info.shape, dtype=np.int64)) == 1
+
+
+def _row_mask(offer, mask: str, scores_shape: tuple) -> bool:
+    """Whether `mask` broadcasts to the scores with one row for every query (its next-to-last axis 1)."""
+    info = offer.infos.get(mask)
+    if info is None or not _dense_f32(offer, mask) or len(info.shape) > len(scores_shape):
+        return False
+    shape = (1,) * (len(scores_shape) - len(info.shape)) + tuple(info.shape)
+    try:
+        return broadcast_shape(shape, scores_shape) == tuple(scores_shape) and shape[-2] == 1
+    except Exception:  # noqa: BLE001 - shapes that do not broadcast: not this pattern
+        return False
+
+
+def _softmax_last(node: Node | None, rank: int) -> bool:
+    axis = node.attrs.get("axis", -1) if node is not None and node.op == "Softmax" else None
+    return axis is not None and normalize_axis(axis, rank, "Softmax") == rank - 1
+
+
+def _scale_and_mask(node: Node | None, scores_value: str, scores: tuple, offer):
+    """The scale and mask ops from `node` (the sole reader of the scores) on: (ops, their extra inputs,
+    attrs, the node after them), or None where one of them is not of the fused form."""
+    ops, extra, attrs, x = [], [], {"scale_op": "", "mask": False}, scores_value
+    if (
+        node is not None
+        and node.op in ("Mul", "Div")
+        and x in node.inputs
+        and (node.op == "Mul" or node.inputs[0] == x)
+    ):
+        scale = node.inputs[1 - node.inputs.index(x)]
+        if scale == x or not _scalar_constant(offer, scale) or tuple(offer.infos[node.outputs[0]].shape) != scores:
+            return None
+        attrs["scale_op"], x = node.op, node.outputs[0]
+        ops.append(node)
+        extra.append(scale)
+        node = offer.sole_reader(x)
+    if node is not None and node.op == "Add" and len(node.inputs) == 2:
+        mask = node.inputs[1 - node.inputs.index(x)]
+        if mask == x or not _row_mask(offer, mask, scores) or tuple(offer.infos[node.outputs[0]].shape) != scores:
+            return None
+        attrs["mask"], x = True, node.outputs[0]
+        ops.append(node)
+        extra.append(mask)
+        node = offer.sole_reader(x)
+    return ops, extra, attrs, node
+
+
+def attention_fusion(first: Node, offer) -> Fusion | None:
+    """x86.Attention from the MatMul `first` (Q times K^T) up to the MatMul by V, or None."""
+    if first.op != "MatMul" or len(first.inputs) != 2 or not _dense_f32(offer, *first.inputs, first.outputs[0]):
+        return None
+    scores = tuple(offer.infos[first.outputs[0]].shape)
+    q, kt = first.inputs
+    rank = len(scores)
+    if rank < 3 or any(tuple(offer.infos[v].shape[:-2]) != scores[:-2] for v in (q, kt)):
+        return None  # batch matrices only, none broadcast
+    found = _scale_and_mask(offer.sole_reader(first.outputs[0]), first.outputs[0], scores, offer)
+    if found is None or not _softmax_last(found[3], rank):
+        return None
+    ops, extra, attrs, softmax = found
+    second = offer.sole_reader(softmax.outputs[0])
+    if second is None or second.op != "MatMul" or len(second.inputs) != 2 or second.inputs[0] != softmax.outputs[0]:
+        return None
+    v = second.inputs[1]
+    if v == softmax.outputs[0] or not _dense_f32(offer, v, second.outputs[0]):
+        return None
+    if tuple(offer.infos[v].shape[:-2]) != scores[:-2]:
+        return None
+    group, inputs, out = [first, *ops, softmax, second], [q, kt], second.outputs[0]
+    # K^T made by a Transpose of K that nothing else reads: the GEMM packs K itself
+    k_node = next((n for n in offer.nodes if kt in n.outputs), None)
+    if _swaps_last_two(k_node, rank) and offer.sole_reader(kt) is first and _dense_f32(offer, k_node.inputs[0]):
+        inputs[1], attrs["k_rows"] = k_node.inputs[0], 1
+        group.insert(0, k_node)
+    # the heads swapped back ([b, h, M, Dv] -> [b, M, h, Dv]) by a Transpose that alone reads the product
+    after = offer.sole_reader(out)
+    if (
+        rank == 4
+        and after is not None
+        and after.op == "Transpose"
+        and list(after.attrs.get("perm") or ()) == [0, 2, 1, 3]
+    ):
+        if _dense_f32(offer, after.outputs[0]):
+            attrs["heads_back"], out = True, after.outputs[0]
+            group.append(after)
+    fused = Node(ATTENTION, [*inputs, v, *extra], [out], attrs, "+".join(n.name for n in group))
+    return Fusion(fused, tuple(n.name for n in group), "the scores kept in cache, block by block")
+
+
+@kernel(ATTENTION)
+def prepare_attention(node, ins, outs, constants, ctx, isa):
+    """x86.Attention (attention_fusion): inputs Q, K^T (K with attrs k_rows), V, then the scale (attrs
+    scale_op: "Mul" or "Div") and the mask (attrs mask), where present."""
+    attrs = node.attrs
+    q, kt, v = (static_shape(i) for i in ins[:3])
+    k_rows = int(attrs.get("k_rows", 0))
+    m, d = q[-2:]
+    n = kt[-2] if k_rows else kt[-1]
+    dv = v[-1]
+    batch_shape = tuple(q[:-2])
+    batch = int(np.prod(batch_shape, dtype=np.int64))
+    scale, i = 1.0, 3
+    if attrs.get("scale_op"):
+        value = constants.get(node.inputs[i])
+        if value is None:
+            raise BackendError(
+                f"x86: {node.name}'s scale is not a constant (ops_attention.py should not have fused it)"
+            )
+        value = float(np.asarray(value, np.float64).reshape(-1)[0])
+        scale, i = (value if attrs["scale_op"] == "Mul" else 1.0 / value), i + 1
+    p = {"batch": batch, "M": m, "N": n, "D": d, "Dv": dv, "k_rows": k_rows, "scale": scale}
+    p.update(mask_input=-1, mask_cs=0, y_heads=1, y_bs=m * dv, y_hs=0, y_rs=dv)
+    if attrs.get("heads_back"):  # output [b, M, h, Dv]: batch matrix t = (b, h)
+        heads = batch_shape[-1]
+        p.update(y_heads=heads, y_bs=m * heads * dv, y_hs=dv, y_rs=heads * dv)
+    mask_off = None
+    if attrs.get("mask"):
+        mask = static_shape(ins[i])
+        full = (1,) * (len(q) - len(mask)) + tuple(mask)
+        p["mask_input"], p["mask_cs"] = i, 1 if full[-1] == n else 0
+        idx = np.arange(int(np.prod(full[:-2], dtype=np.int64)), dtype=np.int64).reshape(full[:-2])
+        mask_off = np.ascontiguousarray(np.broadcast_to(idx, batch_shape).ravel() * full[-1])
+    return _x86.attention(isa, ctx.threads, ATTENTION, p, mask_off)

@@ -1,0 +1,100 @@
+"""MatMul(Q, K^T), its scale, a row mask, Softmax and the MatMul by V as one op (mnn_x86/ops_attention.py,
+x86.Attention; csrc/op_attention.c), with the Transposes of K and of the heads taken in where they are
+the only readers. Oracle: the reference backend, node by node, on random inputs of odd sizes too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ISAS
+
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
+
+
+def _attention(rng, batch, m, n, d, dv, scale="Mul", mask=None, k_transpose=False, heads_back=False):
+    """q [batch.., m, d] @ kT [batch.., d, n] (or Transpose(k [batch.., n, d])), scaled, masked, softmax,
+    @ v [batch.., n, dv], maybe with the heads swapped back. mask: None, or the mask's shape."""
+    g = Graph(name="attention")
+    feeds = {}
+
+    def graph_input(name, shape, scale_by=1.0):
+        g.inputs[name] = TensorInfo(shape, "float32")
+        feeds[name] = (rng.standard_normal(shape) * scale_by).astype(np.float32)
+        return name
+
+    q = graph_input("q", (*batch, m, d), 0.5)
+    if k_transpose:
+        k = graph_input("k", (*batch, n, d), 0.5)
+        rank = len(batch) + 2
+        g.nodes.append(Node("Transpose", [k], ["kt"], {"perm": [*range(rank - 2), rank - 1, rank - 2]}, "kt"))
+        kt = "kt"
+    else:
+        kt = graph_input("kt", (*batch, d, n), 0.5)
+    v = graph_input("v", (*batch, n, dv))
+    g.nodes.append(Node("MatMul", [q, kt], ["s"], {}, "qk"))
+    x = "s"
+    if scale:
+        g.initializers["c"] = np.array(0.125 if scale == "Mul" else 8.0, np.float32)
+        g.nodes.append(Node(scale, [x, "c"], ["scaled"], {}, "scale"))
+        x = "scaled"
+    if mask is not None:
+        mk = graph_input("mask", mask, 3.0)
+        g.nodes.append(Node("Add", [mk, x], ["masked"], {}, "mask"))  # the mask first: either order fuses
+        x = "masked"
+    g.nodes.append(Node("Softmax", [x], ["p"], {"axis": -1}, "softmax"))
+    g.nodes.append(Node("MatMul", ["p", v], ["o"], {}, "pv"))
+    g.outputs = ["o"]
+    if heads_back:
+        g.nodes.append(Node("Transpose", ["o"], ["y"], {"perm": [0, 2, 1, 3]}, "heads"))
+        g.outputs = ["y"]
+    return g, feeds
+
+
+def _reference(g, feeds):
+    values = {**feeds, **g.initializers}
+    for node in g.nodes:
+        values.update(zip(node.outputs, run_reference(node.op, [values[n] for n in node.inputs], node.attrs)))
+    return values[g.outputs[0]]
+
+
+CASES = [  # batch, m, n, d, dv, options
+    ((2, 3), 13, 17, 8, 5, {}),
+    ((1, 6), 197, 197, 64, 64, {"k_transpose": True, "heads_back": True}),
+    ((2, 4), 29, 128, 16, 16, {"scale": "Div", "mask": (2, 1, 1, 128), "heads_back": True}),
+    ((3,), 1, 7, 3, 33, {"scale": None}),
+    ((2, 2), 15, 1, 5, 7, {"mask": (1,), "k_transpose": True}),
+    ((1, 2), 45, 300, 33, 40, {"mask": (300,)}),
+    ((2, 1, 3), 14, 31, 7, 9, {"mask": (2, 1, 1, 1, 31)}),
+]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch, m, n, d, dv, options", CASES)
+def test_fused_attention_matches_reference(rng, isa, threads, batch, m, n, d, dv, options):
+    g, feeds = _attention(rng, batch, m, n, d, dv, **options)
+    sess = Session(g, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa})
+    fused = [name for name in sess.plan.fused if name.startswith("qk") or name.startswith("kt")]
+    assert len(fused) == (0 if isa == "scalar" else 1), sess.plan.fused
+    want = _reference(g, feeds)
+    got = sess.run(feeds)[g.outputs[0]]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
+    np.testing.assert_array_equal(sess.run(feeds)[g.outputs[0]], got)
+
+
+def test_what_is_not_fused(rng):
+    """A mask that differs between query rows, and scores another op also reads, stay unfused."""
+    g, feeds = _attention(rng, (2,), 9, 11, 4, 4, mask=(9, 11))
+    sess = Session(g, backend="x86", fallback=False, options={"x86.isa": "avx2"})
+    assert sess.plan.fused == {}
+    np.testing.assert_allclose(sess.run(feeds)["o"], _reference(g, feeds), rtol=1e-4, atol=2e-5)
+    g, feeds = _attention(rng, (2,), 9, 11, 4, 4)
+    g.outputs.append("s")
+    sess = Session(g, backend="x86", fallback=False, options={"x86.isa": "avx2"})
+    assert sess.plan.fused == {}
+    np.testing.assert_allclose(sess.run(feeds)["o"], _reference(g, feeds), rtol=1e-4, atol=2e-5)

@@ -1,0 +1,72 @@
+"""A MatMul, the Add of a constant bias row and the activation after as one op (mnn_x86/ops_matmul.py,
+x86.MatMulBias): bias and activation in the GEMM's epilogue. Oracle: the reference backend, node by
+node, on random inputs of odd sizes too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ISAS
+
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
+
+
+def _linear(rng, a_shape, n, bias_shape, act=None, b_batch=()):
+    """x @ w + bias [-> act], then a Neg so the output is not the fused op's (nothing is a graph output
+    but the Neg's)."""
+    k = a_shape[-1]
+    g = Graph(name="linear")
+    g.inputs["x"] = TensorInfo(a_shape, "float32")
+    feeds = {"x": rng.standard_normal(a_shape).astype(np.float32)}
+    g.initializers["w"] = (rng.standard_normal((*b_batch, k, n)) / np.sqrt(k)).astype(np.float32)
+    g.initializers["b"] = rng.standard_normal(bias_shape).astype(np.float32)
+    g.nodes.append(Node("MatMul", ["x", "w"], ["y"], {}, "mm"))
+    g.nodes.append(Node("Add", ["b", "y"], ["s"], {}, "bias"))  # the bias first: either order fuses
+    last = "s"
+    if act:
+        g.nodes.append(Node(act, ["s"], ["z"], {}, "act"))
+        last = "z"
+    g.nodes.append(Node("Neg", [last], ["out"], {}, "neg"))
+    g.outputs = ["out"]
+    return g, feeds
+
+
+def _reference(g, feeds):
+    values = {**feeds, **g.initializers}
+    for node in g.nodes:
+        values.update(zip(node.outputs, run_reference(node.op, [values[n] for n in node.inputs], node.attrs)))
+    return values[g.outputs[0]]
+
+
+CASES = [  # A's shape, N, the bias's shape, activation, B's batch
+    ((1, 37, 48), 96, (96,), "Gelu", ()),
+    ((2, 15, 33), 7, (1, 1, 7), None, ()),
+    ((5, 64), 3, (3,), "Relu", ()),
+    ((3, 1, 29), 130, (1, 130), "Tanh", ()),
+    ((2, 9, 17), 40, (40,), None, (2,)),
+]
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("a_shape, n, bias_shape, act, b_batch", CASES)
+def test_matmul_bias_matches_reference(rng, isa, threads, a_shape, n, bias_shape, act, b_batch):
+    g, feeds = _linear(rng, a_shape, n, bias_shape, act, b_batch)
+    sess = Session(g, backend="x86", fallback=False, optimize=False, threads=threads, options={"x86.isa": isa})
+    group = ["mm", "bias"] + (["act"] if act else [])
+    assert sess.plan.fused == ({} if isa == "scalar" else {"+".join(group): group})
+    want = _reference(g, feeds)
+    got = sess.run(feeds)["out"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
+    np.testing.assert_array_equal(sess.run(feeds)["out"], got)
+
+
+def test_bias_of_more_than_one_row_is_not_fused(rng):
+    g, feeds = _linear(rng, (2, 6, 8), 5, (6, 5))
+    sess = Session(g, backend="x86", fallback=False, optimize=False, options={"x86.isa": "avx2"})
+    assert sess.plan.fused == {}
+    np.testing.assert_allclose(sess.run(feeds)["out"], _reference(g, feeds), rtol=1e-4, atol=2e-5)
