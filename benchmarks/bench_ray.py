@@ -36,7 +36,10 @@ running to every output written:
   - plain N: N processes started (spawn); each imports mnn, opens a Session, reads its share of the
     files (every N-th), runs them in sub-batches and writes one Parquet file of id and logits per input;
   - ray N: ray.data.read_parquet(folder) -> mnn_core.ray.predict(workers=N) -> write_parquet(folder):
-    actor start-up, the model's shipping, the reads, the object store and the writes all inside.
+    actor start-up, the model's shipping, the reads, the object store and the writes all inside;
+  - batch N: `mnnx batch MODEL --input folder --output folder --workers N` on the same cluster
+    (run_batch; blocks of --block-rows rows): actors that read their blocks from the files and write
+    their parts themselves, so the rows never pass through the object store.
 The cluster (--nodes) is started before and is not timed: a user's cluster is already up. Both
 outputs are checked against each other, row by row. Pick --rows so that the Sessions' work is tens
 of seconds (the default, 262144 rows in 32 files, is 3.2 GB of input and about 15 s of one core's
@@ -328,6 +331,17 @@ def ray_job(model: str, backend: str, src: Path, out_dir: Path, n: int, batch_si
     return time.perf_counter() - t
 
 
+def batch_job(model: str, backend: str, src: Path, out_dir: Path, n: int, block_rows: int, sub_batch: int) -> float:
+    """Seconds for `mnnx batch` (run_batch) on n actors of the connected cluster, start to last part."""
+    from mnn_core.ray.cli_batch import run_batch
+
+    t = time.perf_counter()
+    run_batch(
+        model, src, out_dir, backend=backend, workers=n, block_rows=block_rows, sub_batch=sub_batch, progress=False
+    )
+    return time.perf_counter() - t
+
+
 def read_output(out_dir: Path) -> np.ndarray:
     """The logits of a job's output folder, in id order."""
     import pyarrow as pa
@@ -339,27 +353,56 @@ def read_output(out_dir: Path) -> np.ndarray:
     return column_to_numpy(table.column("logits"))[np.argsort(table.column("id").to_numpy())]
 
 
-def cpu_seconds(sessions: set[int]) -> float:
-    """CPU seconds this process, its waited-for children and every process of `sessions` (a cluster's
-    nodes) have used, with what their exited children used (a Ray worker's time goes to its raylet
-    when it exits): a job's cost in CPU, which the machine's other load does not change as it does
-    wall time. Linux /proc; nan elsewhere."""
-    import resource
+class CpuMeter:
+    """CPU seconds used inside `with` by this process, its waited-for children (the plain processes) and
+    the processes of `sessions` (a cluster's nodes): a job's cost in CPU, which the machine's other load
+    changes far less than its wall time. The cluster's processes are sampled every `period` seconds, so
+    a worker that exits meanwhile counts up to its last sample (Ray does not account its exited workers
+    to their parent). Linux /proc; nan elsewhere."""
 
-    own = sum(
-        u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    )
-    if not os.path.isdir("/proc"):
-        return float("nan")
-    ticks = 0
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and os.getsid(int(entry)) in sessions:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-                ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-        except (OSError, ValueError):
-            continue  # gone meanwhile
-    return own + ticks / os.sysconf("SC_CLK_TCK")
+    def __init__(self, sessions: set[int], period: float = 0.2):
+        self.sessions, self.period, self.seconds = sessions, period, float("nan")
+
+    def _cluster(self) -> dict[int, float]:
+        found = {}
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and os.getsid(int(entry)) in self.sessions:
+                    fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                    found[int(entry)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, ValueError):
+                continue  # gone meanwhile
+        return found
+
+    @staticmethod
+    def _own() -> float:
+        import resource
+
+        return sum(
+            u.ru_utime + u.ru_stime for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+        )
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.period):
+            self.last.update(self._cluster())
+
+    def __enter__(self) -> CpuMeter:
+        import threading
+
+        if os.path.isdir("/proc"):
+            self.own, self.first = self._own(), self._cluster()
+            self.last, self._done = dict(self.first), threading.Event()
+            self._thread = threading.Thread(target=self._watch, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if os.path.isdir("/proc"):
+            self._done.set()
+            self._thread.join()
+            self.last.update(self._cluster())
+            cluster = sum(v - self.first.get(pid, 0.0) for pid, v in self.last.items())
+            self.seconds = self._own() - self.own + cluster
 
 
 def run_job(args, folder: Path) -> None:
@@ -372,7 +415,7 @@ def run_job(args, folder: Path) -> None:
     build_onnx(onnx_path)
     mnn.save(mnn.load(onnx_path), model)
     files = write_rows(folder / "rows", args.rows, args.file_rows, args.block_rows)
-    n, seconds = args.workers, {"plain": [], "ray": []}
+    n, seconds = args.workers, {"plain": [], "ray": [], "batch": []}
     cluster = mray.LocalCluster(
         nodes=args.nodes, cpus_per_node=args.cpus_per_node, object_store_bytes=args.store_mb << 20
     )
@@ -383,20 +426,24 @@ def run_job(args, folder: Path) -> None:
         ray.data.DataContext.get_current().enable_progress_bars = False
         loads = [os.getloadavg()[0]]
         for r in range(args.job_rounds):
-            plain_out, ray_out = folder / f"plain-{r}", folder / f"ray-{r}"
-            c = cpu_seconds(sessions)
-            seconds["plain"].append(plain_job(str(model), args.backend, files, plain_out, args.sub_batch, n))
-            c, cpu["plain"] = cpu_seconds(sessions), cpu_seconds(sessions) - c
-            seconds["ray"].append(
-                ray_job(str(model), args.backend, folder / "rows", ray_out, n, args.batch_size, args.sub_batch)
-            )
-            cpu["ray"] = cpu_seconds(sessions) - c
+            plain_out, ray_out, batch_out = folder / f"plain-{r}", folder / f"ray-{r}", folder / f"batch-{r}"
+            with CpuMeter(sessions) as cpu["plain"]:
+                seconds["plain"].append(plain_job(str(model), args.backend, files, plain_out, args.sub_batch, n))
+            with CpuMeter(sessions) as cpu["ray"]:
+                seconds["ray"].append(
+                    ray_job(str(model), args.backend, folder / "rows", ray_out, n, args.batch_size, args.sub_batch)
+                )
+            with CpuMeter(sessions) as cpu["batch"]:
+                seconds["batch"].append(
+                    batch_job(str(model), args.backend, folder / "rows", batch_out, n, args.block_rows, args.sub_batch)
+                )
             loads.append(os.getloadavg()[0])
             want = read_output(plain_out)
             assert len(want) == args.rows, f"the plain processes wrote {len(want)} rows of {args.rows}"
-            np.testing.assert_allclose(read_output(ray_out), want, rtol=1e-5, atol=1e-5)
-            shutil.rmtree(plain_out)
-            shutil.rmtree(ray_out)
+            for out in (ray_out, batch_out):
+                np.testing.assert_allclose(read_output(out), want, rtol=1e-5, atol=1e-5)
+            for out in (plain_out, ray_out, batch_out):
+                shutil.rmtree(out)
     finally:
         ray.shutdown()
         cluster.stop()
@@ -407,16 +454,21 @@ def run_job(args, folder: Path) -> None:
         f"{args.cpus_per_node} CPU(s) each; best of {args.job_rounds}"
     )
     print(f"  1-minute load average before and after each round: {' -> '.join(f'{x:.1f}' for x in loads)}")
-    print("  (CPU s: every process of the path, the last round; the cluster's idle daemons in ray's too)")
+    print("  (CPU: the last round's, of this process, the plain processes and every process of the cluster)")
     print(
         f"  plain {n} (processes started, read, run, write)   {plain:7.2f} s {args.rows / plain:9.0f} rows/s"
-        f"  CPU {cpu['plain']:6.1f} s"
+        f"  CPU {cpu['plain'].seconds:6.1f} s"
     )
     print(
         f"  ray {n} (read_parquet -> predict -> write_parquet) {ray_s:7.2f} s {args.rows / ray_s:9.0f} rows/s"
-        f"  CPU {cpu['ray']:6.1f} s"
+        f"  CPU {cpu['ray'].seconds:6.1f} s"
     )
-    print(f"  ray {n} / plain {n}: {plain / ray_s:.2f}")
+    batch = min(seconds["batch"])
+    print(
+        f"  batch {n} (mnnx batch: actors read and write)     {batch:7.2f} s {args.rows / batch:9.0f} rows/s"
+        f"  CPU {cpu['batch'].seconds:6.1f} s"
+    )
+    print(f"  ray {n} / plain {n}: {plain / ray_s:.2f}; batch {n} / plain {n}: {plain / batch:.2f}")
 
 
 def main(argv=None) -> None:
