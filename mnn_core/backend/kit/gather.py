@@ -1,6 +1,7 @@
 """GatherND as the GPU kernels take it: output element (j, s) is element s of the slice at
 batch(j) * batch_stride + sum_k idx[j][k] * strides[k] in the data, j / per_batch its batch entry;
-and what the GPU index kernels (gather, gather_elements, gather_nd, onehot shaders) take."""
+and what the GPU index kernels (gather, gather_elements, gather_nd, onehot, scatter_elements
+shaders) take."""
 
 from __future__ import annotations
 
@@ -64,6 +65,56 @@ def gather_elements_fields(data: TensorInfo, idx: TensorInfo, out_size: int, axi
     axis %= rank
     head = [out_size, rank, axis, _value_words(data), data.shape[axis], int(idx.dtype == "int64")]
     return head, [pad_to(idx.shape, 6, 1), pad_to(contiguous_strides(data.shape), 6)]
+
+
+#: the scatter_elements shaders' reductions
+SCATTER_REDUCTIONS = {"none": 0, "add": 1, "mul": 2, "max": 3, "min": 4}
+
+
+def scatter_elements_supports(node: Node, ins: Sequence[TensorInfo]) -> bool | str:
+    """ScatterElements (and the older Scatter) on up to 6 dims; the reductions on float32 or int32
+    data (a plain write moves int64's two words as well)."""
+    if len(ins[0].shape) > 6:
+        return f"rank {len(ins[0].shape)} above 6"
+    if ins[1].dtype not in ("int64", "int32"):
+        return f"int64/int32 indices only, got {ins[1].dtype}"
+    reduction = node.attrs.get("reduction", "none")
+    if reduction != "none" and ins[0].dtype not in ("float32", "int32"):
+        return f"reduction {reduction!r} of {ins[0].dtype} data (float32/int32 only)"
+    return True
+
+
+def scatter_elements_fields(
+    data: TensorInfo, idx: TensorInfo, axis: int, reduction: str
+) -> tuple[list[int], list[int], int]:
+    """The scatter_elements shaders' parameters after the output holds a copy of the data:
+    (lines, rank, axis, words a value, the data's axis length, indices along the axis, int64
+    indices, reduction, int data), (the index shape with the axis as 1, data strides, index
+    strides) padded to 6, and the invocations. One invocation walks one line of indices along
+    the axis in order: only indices of one line can name the same element, so duplicates
+    reduce (or, for a plain write, the last wins) without atomics."""
+    rank = len(data.shape)
+    axis %= rank
+    count = int(idx.shape[axis])
+    lines = numel(idx.shape) // count if count else 0
+    line_shape = [1 if d == axis else int(n) for d, n in enumerate(idx.shape)]
+    head = [
+        lines,
+        rank,
+        axis,
+        _value_words(data),
+        int(data.shape[axis]),
+        count,
+        int(idx.dtype == "int64"),
+        SCATTER_REDUCTIONS[reduction],
+        int(data.dtype == "int32"),
+    ]
+    tail = [
+        *pad_to(line_shape, 6, 1),
+        *pad_to(contiguous_strides(data.shape), 6),
+        *pad_to(contiguous_strides(idx.shape), 6),
+    ]
+    return head, tail, lines
 
 
 #: the onehot shaders' index kinds

@@ -40,6 +40,7 @@ WORD_SHADERS = frozenset(
         "ml_trees",
         "onehot",
         "quantize",
+        "scatter_elements",
         "scratch_copy",
         "where",
     }

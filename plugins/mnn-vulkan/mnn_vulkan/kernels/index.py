@@ -1,13 +1,21 @@
-"""OneHot (onehot.comp) and GatherND (gather_nd.comp): 32-bit words moved, so float32, int32 and
-int64 data alike (GatherND also 1-byte data, four elements a word); the index arithmetic (slice
-strides, batch_dims) is the host's."""
+"""OneHot (onehot.comp), GatherND (gather_nd.comp) and ScatterElements (a copy of the data, then
+scatter_elements.comp): 32-bit words moved, so float32, int32 and int64 data alike (GatherND also
+1-byte data, four elements a word; the scatter's reductions float32 and int32); the index
+arithmetic (slice strides, batch_dims, scatter lines) is the host's."""
 
 from __future__ import annotations
 
-from mnn_core.backend.kit.gather import ONEHOT_KINDS, gather_nd_fields, gather_nd_supports, onehot_supports
+from mnn_core.backend.kit.gather import (
+    ONEHOT_KINDS,
+    gather_nd_fields,
+    gather_nd_supports,
+    onehot_supports,
+    scatter_elements_fields,
+    scatter_elements_supports,
+)
 from mnn_core.backend.kit.layout import numel
 from mnn_core.backend.kit.params import pack
-from mnn_core.backend.kit.recorder import copy_words
+from mnn_core.backend.kit.recorder import copy_words, record_copy
 
 from . import register
 from .shape import BYTES, WORDS
@@ -33,5 +41,21 @@ def _record_gather_nd(op, rec):
     rec.elementwise("gather_nd", [rec.tensor(data), rec.tensor(idx), rec.output(y)], push, invocations)
 
 
+def _record_scatter_elements(op, rec):
+    data, idx, upd = op.inputs
+    y = op.outputs[0]
+    words = copy_words(data)
+    out = rec.output(y)
+    record_copy(rec, rec.tensor(data), out, (data.info.size,), [1], [1], words=words)
+    attrs = op.node.attrs
+    head, tail, lines = scatter_elements_fields(
+        data.info, idx.info, attrs.get("axis", 0), attrs.get("reduction", "none")
+    )
+    push = pack(*head, 0, 0, 0, *tail)
+    rec.elementwise("scatter_elements", [rec.tensor(idx), rec.tensor(upd), out], push, lines)
+
+
 register("OneHot", _record_onehot, onehot_supports, dtypes=WORDS, efficiency=0.8)
 register("GatherND", _record_gather_nd, gather_nd_supports, dtypes=WORDS + BYTES, efficiency=0.8)
+for _op in ("ScatterElements", "Scatter"):
+    register(_op, _record_scatter_elements, scatter_elements_supports, dtypes=WORDS, efficiency=0.5)

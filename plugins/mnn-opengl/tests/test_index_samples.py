@@ -1,0 +1,18 @@
+"""ScatterElements (every axis, int32/int64 indices, each reduction with duplicate indices) and
+ArgMax / ArgMin (keepdims, select_last_index, long rows) against the reference on random inputs of
+odd sizes: mnn_core.testing.index_samples, fp32 at rtol 1e-4 / atol 1e-5, integers exact."""
+
+import pytest
+from opengl_testing import needs_opengl
+
+from mnn_core.testing.conformance import run_case
+from mnn_core.testing.index_samples import index_cases
+
+pytestmark = needs_opengl
+CASES = index_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.index}" for c in CASES])
+def test_matches_reference(case):
+    skipped = run_case(case, "opengl", rtol=1e-4, atol=1e-5)
+    assert skipped is None, skipped
