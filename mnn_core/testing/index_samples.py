@@ -65,6 +65,8 @@ def _argreduce(rng):
             for last in (0, 1):
                 attrs = {"axis": axis, "keepdims": 1, "select_last_index": last}
                 yield op, [ties], attrs, f"ties {shape} axis {axis} select_last_index {last}"
+            yield op, [ties.astype(np.int32)], {"axis": axis, "select_last_index": 1}, f"int32 {shape} axis {axis}"
+            yield op, [x.astype(np.int64) * 7], {"axis": axis}, f"int64 {shape} axis {axis}"
 
 
 def index_cases(seed: int = 0) -> list:

@@ -84,8 +84,9 @@ def _build_compare(op, b):
     y = op.outputs[0]
     n = numel(y.info.shape)
     shape, (sx, sz) = _iteration(y.info.shape, x.info.shape, z.info.shape)
+    suffix = {"float32": "", "int32": "_i32", "int64": "_i64"}[x.info.dtype]
     b.launch(
-        "compare_bcast",
+        "compare_bcast" + suffix,
         [
             b.tensor(x),
             b.tensor(z),
@@ -139,8 +140,14 @@ def _build_unary(op, b):
 
 for _op in BINARY_CODES:
     kernel(_op, dtypes=("float32", "int32", "int64"), supports=_binary_supports)(_build_binary)
+
+
+def _compare_supports(node, ins):
+    return True if ins[0].dtype == ins[1].dtype else "operands of one dtype only"
+
+
 for _op in COMPARE_CODES:
-    kernel(_op)(_build_compare)
+    kernel(_op, dtypes=("float32", "int32", "int64"), supports=_compare_supports)(_build_compare)
 for _op in ACTIVATION_OPS:
     kernel(_op, inplace=True)(_build_unary)
 for _op in MATH_CODES:

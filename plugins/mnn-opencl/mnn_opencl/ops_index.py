@@ -1,12 +1,13 @@
 """Gather along an axis for any data width (float32 keeps layout's gather_axis), GatherND, OneHot,
-And/Or/Xor/Not, IsNaN/IsInf (kernels/index.cl), and Identity as a bit copy. Indices are read as
-32-bit words (the low word of an int64: any index a 32-bit offset can reach)."""
+ScatterElements (a copy of the data, then one work-item a line of indices), And/Or/Xor/Not,
+IsNaN/IsInf (kernels/index.cl), and Identity as a bit copy. Indices are read as 32-bit words
+(the low word of an int64: any index a 32-bit offset can reach)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mnn_core.backend.kit.gather import gather_nd_plan
+from mnn_core.backend.kit.gather import gather_nd_plan, scatter_elements_fields, scatter_elements_supports
 
 from . import ops_eltwise, ops_layout  # noqa: F401  (registered first: Gather and Identity here replace theirs)
 from ._common import T, broadcast_strides, collapse, full_attrs, int8, kernel, numel
@@ -118,6 +119,30 @@ def _build_onehot(op, b):
         ],
         (n,),
     )
+
+
+def _build_scatter_elements(op, b):
+    data, idx, upd = op.inputs
+    y = op.outputs[0]
+    attrs = full_attrs(op.node)
+    head, (shape, dstride, istride), lines = _scatter_fields(data.info, idx.info, attrs)
+    n = data.info.size * head[3]
+    if n == 0:
+        return
+    b.launch("copy_strided_4", [_words(b, data), _words(b, y), n, 1, int8([n]), int8([1]), int8([1])], (n,))
+    if lines:
+        args = [_words(b, idx), head[6], _words(b, upd), _words(b, y), *head[:6], *head[7:], shape, dstride, istride]
+        b.launch("scatter_elements", args, (lines,))
+
+
+def _scatter_fields(data, idx, attrs):
+    """scatter_elements_fields with its three 6-long arrays as int8 arguments."""
+    head, tail, lines = scatter_elements_fields(data, idx, attrs["axis"], attrs.get("reduction", "none"))
+    return head, [int8(tail[k : k + 6]) for k in (0, 6, 12)], lines
+
+
+for _op in ("ScatterElements", "Scatter"):
+    kernel(_op, dtypes=("float32", "int32", "int64"), supports=scatter_elements_supports)(_build_scatter_elements)
 
 
 LOGIC = {"And": 0, "Or": 1, "Xor": 2, "Not": 3}

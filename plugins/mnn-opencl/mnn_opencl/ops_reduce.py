@@ -1,5 +1,6 @@
 """ReduceSum / Mean / Max / Min / Prod / L2 / SumSquare over any axes (kernels/reduce.cl):
-one work-item per output element, kept and reduced dims as strided walks."""
+one work-item per output element, kept and reduced dims as strided walks; ArgMax / ArgMin along
+one axis of float32, int32 or int64 (arg_reduce), one work-item per row."""
 
 from __future__ import annotations
 
@@ -52,3 +53,21 @@ def _build_reduce(op, b):
 
 for _op in REDUCE_CODES:
     kernel(_op)(_build_reduce)
+
+
+def _build_arg(op, b):
+    attrs = full_attrs(op.node)
+    x, y = op.inputs[0], op.outputs[0]
+    shape = x.info.shape
+    axis = attrs["axis"] % len(shape)
+    length = int(shape[axis])
+    rows = x.info.size // length if length else 0
+    if rows == 0:
+        return
+    inner = numel(shape[axis + 1 :])
+    args = [b.tensor(x), b.tensor(y), rows, length, inner, int(op.node.op == "ArgMin"), attrs["select_last_index"]]
+    b.launch("arg_reduce" + {"float32": "", "int32": "_i32", "int64": "_i64"}[x.info.dtype], args, (rows,))
+
+
+for _op in ("ArgMax", "ArgMin"):
+    kernel(_op, dtypes=("float32", "int32", "int64"))(_build_arg)

@@ -63,3 +63,36 @@ __kernel void float_class(__global const float *x, int xo, __global uchar *y, in
     float v = x[xo + i];
     y[yo + i] = op == 0 ? isnan(v) : (isinf(v) && ((v < 0.0f && neg) || (v > 0.0f && pos)));
 }
+
+/* ScatterElements after y holds a copy of the data (kit.gather.scatter_elements_fields): one
+ * work-item walks one line of indices along the axis in order, so duplicates (which only one line
+ * can hold) reduce in index order, or the last one wins a plain write. Values are 32-bit words
+ * (`words` a value for a plain write); reductions (1 add, 2 mul, 3 max, 4 min) on float or, with
+ * int_data, int32 values. Negative indices count from the end, out-of-range ones are clamped. */
+__kernel void scatter_elements(__global const int *idx, int io, int idx64, __global const uint *upd, int uo,
+                               __global uint *y, int yo, int lines, int ndim, int axis, int words, int dim,
+                               int count, int reduction, int int_data, int8 shape, int8 dstride, int8 istride) {
+    int line = get_global_id(0);
+    if (line >= lines) return;
+    int dst, src;
+    strided_offsets2(line, ndim, shape, dstride, istride, &dst, &src);
+    int ds[8], is[8];
+    vstore8(dstride, 0, ds);
+    vstore8(istride, 0, is);
+    for (int j = 0; j < count; ++j, src += is[axis]) {
+        int k = idx64 ? idx[io + 2 * src] : idx[io + src];
+        k = clamp(k < 0 ? k + dim : k, 0, dim - 1);
+        int at = dst + k * ds[axis];
+        if (reduction == 0) {
+            for (int w = 0; w < words; ++w) y[yo + at * words + w] = upd[uo + src * words + w];
+        } else if (int_data) {
+            int a = as_int(y[yo + at]), b = as_int(upd[uo + src]);
+            int r = reduction == 1 ? a + b : reduction == 2 ? a * b : reduction == 3 ? max(a, b) : min(a, b);
+            y[yo + at] = as_uint(r);
+        } else {
+            float a = as_float(y[yo + at]), b = as_float(upd[uo + src]);
+            float r = reduction == 1 ? a + b : reduction == 2 ? a * b : reduction == 3 ? fmax(a, b) : fmin(a, b);
+            y[yo + at] = as_uint(r);
+        }
+    }
+}

@@ -33,3 +33,27 @@ __kernel void reduce_axes(__global const float *x, int xo, __global float *y, in
     if (op == 5) acc = sqrt(acc);
     y[yo + i] = acc;
 }
+
+/* ArgMax / ArgMin along one axis of x seen as (outer, L, inner), x float, int32 (_i32) or int64
+ * (_i64): one work-item per (outer, inner) row scans it in order; ties go to the first index, or the
+ * last with select_last. int64 result. */
+#define ARG_KERNEL(T, NAME)                                                                                 \
+    __kernel void NAME(__global const T *x, int xo, __global long *y, int yo, int rows, int L, int inner,   \
+                       int is_min, int select_last) {                                                       \
+        int row = get_global_id(0);                                                                         \
+        if (row >= rows) return;                                                                            \
+        __global const T *xb = x + xo + (row / inner) * L * inner + row % inner;                            \
+        T best = xb[0];                                                                                     \
+        int at = 0;                                                                                         \
+        for (int j = 1; j < L; ++j) {                                                                       \
+            T v = xb[j * inner];                                                                            \
+            if ((is_min ? v < best : v > best) || (select_last && v == best)) {                             \
+                best = v;                                                                                   \
+                at = j;                                                                                     \
+            }                                                                                               \
+        }                                                                                                   \
+        y[yo + row] = at;                                                                                   \
+    }
+ARG_KERNEL(float, arg_reduce)
+ARG_KERNEL(int, arg_reduce_i32)
+ARG_KERNEL(long, arg_reduce_i64)
