@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arm.h"
+#include "vmath.h"
 
 static float act1(const arm_epilogue *e, float v) {
     switch (e->act) {
@@ -37,6 +38,17 @@ void arm_activation(const arm_epilogue *e, const float *x, float *y, int64_t n) 
     } else if (e->act == MNN_ACT_NONE) {
         if (x != y) memcpy(y, x, (size_t)n * sizeof(float));
         return;
+    } else if (e->act == MNN_ACT_GELU) {
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, v_gelu(vld1q_f32(x + i)));
+    } else if (e->act == MNN_ACT_SIGMOID) {
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, v_sigmoid(vld1q_f32(x + i)));
+    } else if (e->act == MNN_ACT_SILU) {
+        for (; i + 4 <= n; i += 4) {
+            const float32x4_t v = vld1q_f32(x + i);
+            vst1q_f32(y + i, vmulq_f32(v, v_sigmoid(v)));
+        }
+    } else if (e->act == MNN_ACT_TANH) {
+        for (; i + 4 <= n; i += 4) vst1q_f32(y + i, v_tanh(vld1q_f32(x + i)));
     }
     for (; i < n; ++i) y[i] = act1(e, x[i]);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rnn.h"
+#include "vmath.h"
 
 #define AI static inline __attribute__((always_inline))
 
@@ -61,34 +62,6 @@ static void gemv(const float *h, int64_t K, const float *packed, const float *in
         vst1q_f32(out, a0), vst1q_f32(out + 4, a1), vst1q_f32(out + 8, a2), vst1q_f32(out + 12, a3);
         if (nc < ARM_RNN_NC) memcpy(y + n0, edge, (size_t)nc * sizeof(float));
     }
-}
-
-/* -- 4-lane activations (Cephes' expf: within 2 ulp over the clamped range) ------------------------ */
-
-AI float32x4_t v_exp(float32x4_t x) {
-    x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.3f)), vdupq_n_f32(88.3f));
-    const float32x4_t fx = vrndmq_f32(vfmaq_f32(vdupq_n_f32(0.5f), x, vdupq_n_f32(1.44269504088896341f)));
-    x = vfmsq_f32(x, fx, vdupq_n_f32(0.693359375f));
-    x = vfmsq_f32(x, fx, vdupq_n_f32(-2.12194440e-4f));
-    float32x4_t y = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), vdupq_n_f32(1.9875691500e-4f), x);
-    y = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), y, x);
-    y = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), y, x);
-    y = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), y, x);
-    y = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), y, x);
-    y = vaddq_f32(vfmaq_f32(x, y, vmulq_f32(x, x)), vdupq_n_f32(1.0f));
-    const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(fx), vdupq_n_s32(127)), 23);
-    return vmulq_f32(y, vreinterpretq_f32_s32(e));
-}
-
-AI float32x4_t v_sigmoid(float32x4_t x) {
-    const float32x4_t one = vdupq_n_f32(1.0f);
-    return vdivq_f32(one, vaddq_f32(one, v_exp(vnegq_f32(x))));
-}
-
-/* 1 - 2 / (1 + e^2x): saturates to +-1 where e^2x overflows or vanishes */
-AI float32x4_t v_tanh(float32x4_t x) {
-    const float32x4_t one = vdupq_n_f32(1.0f);
-    return vsubq_f32(one, vdivq_f32(vdupq_n_f32(2.0f), vaddq_f32(one, v_exp(vaddq_f32(x, x)))));
 }
 
 /* -- one step's gates, 4 hidden units at a time (n < 4: the last, partial group) ------------------- */
