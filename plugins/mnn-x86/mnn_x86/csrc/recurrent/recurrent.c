@@ -258,6 +258,9 @@ int x86_rnn_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *ou
         return 0;
     }
     if (s->seq * s->batch > 0 && project(s, ins) != 0) return 1;
-    x86_pool->ranges(s->op.threads, s->dirs * s->batch, 1, run_rows, &j);
+    /* a thread's rows in one item: a group of rows reads R^T once a step for all of them (in items of
+     * a few rows, each streamed it again: a batch of 8 at two threads ran eight groups of two rows) */
+    const int64_t rows = s->dirs * s->batch, threads = s->op.threads > 1 ? s->op.threads : 1;
+    x86_pool->ranges(s->op.threads, rows, (rows + threads - 1) / threads, run_rows, &j);
     return 0;
 }
