@@ -84,7 +84,7 @@ def _build_compare(op, b):
     y = op.outputs[0]
     n = numel(y.info.shape)
     shape, (sx, sz) = _iteration(y.info.shape, x.info.shape, z.info.shape)
-    suffix = {"float32": "", "int32": "_i32", "int64": "_i64"}[x.info.dtype]
+    suffix = {"float32": "_f32", "int32": "_i32", "int64": "_i64"}[x.info.dtype]
     b.launch(
         "compare_bcast" + suffix,
         [

@@ -66,7 +66,7 @@ def _build_arg(op, b):
         return
     inner = numel(shape[axis + 1 :])
     args = [b.tensor(x), b.tensor(y), rows, length, inner, int(op.node.op == "ArgMin"), attrs["select_last_index"]]
-    b.launch("arg_reduce" + {"float32": "", "int32": "_i32", "int64": "_i64"}[x.info.dtype], args, (rows,))
+    b.launch("arg_reduce" + {"float32": "_f32", "int32": "_i32", "int64": "_i64"}[x.info.dtype], args, (rows,))
 
 
 for _op in ("ArgMax", "ArgMin"):

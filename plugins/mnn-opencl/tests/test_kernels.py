@@ -55,6 +55,8 @@ def test_program_has_every_kernel_the_ops_launch():
         for k in ("copy_strided", "gather_table")
     }
     names |= {f"cast_{n}" for n in re.findall(r"^CAST_KERNEL\((\w+),", source, re.M)}
+    for macro, k in (("COMPARE_KERNEL", "compare_bcast"), ("ARG_KERNEL", "arg_reduce")):
+        names |= {f"{k}_{s}" for s in re.findall(rf"^{macro}\(\w+, (\w+)\)", source, re.M)}
     assert len(names) > 30
     for name in names:
         prog.kernel(name)  # raises CLError when missing

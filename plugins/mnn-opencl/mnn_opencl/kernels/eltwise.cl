@@ -48,20 +48,21 @@ __kernel void binary_bcast(__global const float *a, int ao, __global const float
 IBINARY_KERNEL(int, i32)
 IBINARY_KERNEL(long, i64)
 
-/* comparisons of float, int32 (_i32) and int64 (_i64) operands: op 0 ==, 1 <, 2 >, 3 <=, 4 >= */
-#define COMPARE_KERNEL(T, NAME)                                                                            \
-    __kernel void NAME(__global const T *a, int ao, __global const T *b, int bo, __global uchar *y, int yo, \
-                       int n, int op, int ndim, int8 shape, int8 as, int8 bs) {                              \
+/* comparisons of float (_f32), int32 (_i32) and int64 (_i64) operands: op 0 ==, 1 <, 2 >, 3 <=, 4 >= */
+#define COMPARE_KERNEL(T, S)                                                                               \
+    __kernel void compare_bcast_##S(__global const T *a, int ao, __global const T *b, int bo,              \
+                                    __global uchar *y, int yo, int n, int op, int ndim, int8 shape,        \
+                                    int8 as, int8 bs) {                                                    \
         int i = get_global_id(0);                                                                          \
         if (i >= n) return;                                                                                \
         int ai, bi;                                                                                        \
         strided_offsets2(i, ndim, shape, as, bs, &ai, &bi);                                                \
         T x = a[ao + ai], z = b[bo + bi];                                                                  \
-        y[yo + i] = op == 0 ? (x == z) : op == 1 ? (x < z) : op == 2 ? (x > z) : op == 3 ? (x <= z) : (x >= z); \
+        y[yo + i] = op == 0 ? x == z : op == 1 ? x < z : op == 2 ? x > z : op == 3 ? x <= z : x >= z;      \
     }
-COMPARE_KERNEL(float, compare_bcast)
-COMPARE_KERNEL(int, compare_bcast_i32)
-COMPARE_KERNEL(long, compare_bcast_i64)
+COMPARE_KERNEL(float, f32)
+COMPARE_KERNEL(int, i32)
+COMPARE_KERNEL(long, i64)
 
 __kernel void where_bcast(__global const uchar *c, int co, __global const float *a, int ao,
                           __global const float *b, int bo, __global float *y, int yo, int n, int ndim,

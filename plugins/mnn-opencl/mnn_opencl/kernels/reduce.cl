@@ -34,12 +34,12 @@ __kernel void reduce_axes(__global const float *x, int xo, __global float *y, in
     y[yo + i] = acc;
 }
 
-/* ArgMax / ArgMin along one axis of x seen as (outer, L, inner), x float, int32 (_i32) or int64
+/* ArgMax / ArgMin along one axis of x seen as (outer, L, inner), x float (_f32), int32 (_i32) or int64
  * (_i64): one work-item per (outer, inner) row scans it in order; ties go to the first index, or the
  * last with select_last. int64 result. */
-#define ARG_KERNEL(T, NAME)                                                                                 \
-    __kernel void NAME(__global const T *x, int xo, __global long *y, int yo, int rows, int L, int inner,   \
-                       int is_min, int select_last) {                                                       \
+#define ARG_KERNEL(T, S)                                                                                    \
+    __kernel void arg_reduce_##S(__global const T *x, int xo, __global long *y, int yo, int rows, int L,     \
+                                 int inner, int is_min, int select_last) {                                  \
         int row = get_global_id(0);                                                                         \
         if (row >= rows) return;                                                                            \
         __global const T *xb = x + xo + (row / inner) * L * inner + row % inner;                            \
@@ -54,6 +54,6 @@ __kernel void reduce_axes(__global const float *x, int xo, __global float *y, in
         }                                                                                                   \
         y[yo + row] = at;                                                                                   \
     }
-ARG_KERNEL(float, arg_reduce)
-ARG_KERNEL(int, arg_reduce_i32)
-ARG_KERNEL(long, arg_reduce_i64)
+ARG_KERNEL(float, f32)
+ARG_KERNEL(int, i32)
+ARG_KERNEL(long, i64)
