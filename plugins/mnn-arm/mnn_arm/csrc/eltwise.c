@@ -92,19 +92,44 @@ static inline float binop1(int op, float a, float b) {
     }
 }
 
-/* the innermost run: strides 1/1, 1/0 (b broadcast) or 0/1 */
-static void binary_run(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n) {
+/* the innermost run: strides 1/1, 1/0 (b broadcast) or 0/1; 8 elements an iteration, inlined per op
+ * (binary_run below) so the op is not switched on per vector */
+static inline __attribute__((always_inline)) void binary_run_op(int op, const float *a, int64_t sa, const float *b,
+                                                                int64_t sb, float *y, int64_t n) {
     int64_t i = 0;
     if (sa == 1 && sb == 1) {
+        for (; i + 8 <= n; i += 8) {
+            vst1q_f32(y + i, binop4(op, vld1q_f32(a + i), vld1q_f32(b + i)));
+            vst1q_f32(y + i + 4, binop4(op, vld1q_f32(a + i + 4), vld1q_f32(b + i + 4)));
+        }
         for (; i + 4 <= n; i += 4) vst1q_f32(y + i, binop4(op, vld1q_f32(a + i), vld1q_f32(b + i)));
     } else if (sa == 1 && sb == 0) {
         const float32x4_t bv = vdupq_n_f32(b[0]);
+        for (; i + 8 <= n; i += 8) {
+            vst1q_f32(y + i, binop4(op, vld1q_f32(a + i), bv));
+            vst1q_f32(y + i + 4, binop4(op, vld1q_f32(a + i + 4), bv));
+        }
         for (; i + 4 <= n; i += 4) vst1q_f32(y + i, binop4(op, vld1q_f32(a + i), bv));
     } else if (sa == 0 && sb == 1) {
         const float32x4_t av = vdupq_n_f32(a[0]);
+        for (; i + 8 <= n; i += 8) {
+            vst1q_f32(y + i, binop4(op, av, vld1q_f32(b + i)));
+            vst1q_f32(y + i + 4, binop4(op, av, vld1q_f32(b + i + 4)));
+        }
         for (; i + 4 <= n; i += 4) vst1q_f32(y + i, binop4(op, av, vld1q_f32(b + i)));
     }
     for (; i < n; ++i) y[i] = binop1(op, a[i * sa], b[i * sb]);
+}
+
+static void binary_run(int op, const float *a, int64_t sa, const float *b, int64_t sb, float *y, int64_t n) {
+    switch (op) {
+    case ARM_ADD: binary_run_op(ARM_ADD, a, sa, b, sb, y, n); break;
+    case ARM_SUB: binary_run_op(ARM_SUB, a, sa, b, sb, y, n); break;
+    case ARM_MUL: binary_run_op(ARM_MUL, a, sa, b, sb, y, n); break;
+    case ARM_DIV: binary_run_op(ARM_DIV, a, sa, b, sb, y, n); break;
+    case ARM_MAX: binary_run_op(ARM_MAX, a, sa, b, sb, y, n); break;
+    default: binary_run_op(ARM_MIN, a, sa, b, sb, y, n); break;
+    }
 }
 
 void arm_binary(int op, const float *a, const float *b, float *y, int ndim, const int64_t *dims,
