@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.graph.ir import Graph, Node
+from mnn_core.graph.rewrite import NewNames, sole_reader
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 
@@ -54,12 +55,7 @@ def fold_conv_bias(graph: Graph) -> Graph:
     consumers = graph.consumers()
     outputs = set(graph.outputs)
     infos = None
-
-    def sole(value: str) -> Node | None:
-        users = consumers.get(value, [])
-        return users[0] if len(users) == 1 and value not in outputs else None
-
-    taken = set(graph.producers()) | set(graph.initializers) | set(graph.inputs)
+    fresh = NewNames(graph)
     for conv in list(graph.nodes):
         w = graph.initializers.get(conv.inputs[1]) if conv.op == "Conv" and len(conv.inputs) > 1 else None
         if w is None or w.dtype != np.float32 or conv.attrs.get("activation", "none") != "none":
@@ -67,13 +63,13 @@ def fold_conv_bias(graph: Graph) -> Graph:
         old_bias = conv.inputs[2] if len(conv.inputs) > 2 and conv.inputs[2] else ""
         if old_bias and old_bias not in graph.initializers:
             continue
-        view = sole(conv.outputs[0])
+        view = sole_reader(consumers, outputs, conv.outputs[0])
         rank = w.ndim
         if view is not None and view.op == "Squeeze":
             axes = _squeeze_axes(view, graph, rank)
             if axes is None or min(axes) < 2:
                 continue
-            add, rank = sole(view.outputs[0]), rank - len(axes)
+            add, rank = sole_reader(consumers, outputs, view.outputs[0]), rank - len(axes)
         else:
             add, view = view, None
         if add is None or add.op != "Add" or len(add.inputs) != 2:
@@ -89,10 +85,7 @@ def fold_conv_bias(graph: Graph) -> Graph:
             if y is None or len(y.shape) != w.ndim or any(y.shape[a] != 1 for a in _squeeze_axes(view, graph, w.ndim)):
                 continue
         bias = c + (graph.initializers[old_bias].astype(np.float32) if old_bias else 0)
-        name = f"{conv.name or conv.outputs[0]}.bias"
-        while name in taken:
-            name += "_"
-        taken.add(name)
+        name = fresh(f"{conv.name or conv.outputs[0]}.bias")
         graph.initializers[name] = np.ascontiguousarray(bias, dtype=np.float32)
         conv.inputs = [conv.inputs[0], conv.inputs[1], name]
         graph.nodes.remove(add)
@@ -101,14 +94,11 @@ def fold_conv_bias(graph: Graph) -> Graph:
             consumers = graph.consumers()
             continue
         view.outputs = list(add.outputs)
-        act = sole(add.outputs[0])
+        act = sole_reader(consumers, outputs, add.outputs[0])
         if act is not None and act.op in ACTIVATION_OPS and len([n for n in act.inputs if n]) == 1:
             # Conv -> act -> Squeeze: the activation next to the Conv, for fuse_activations
             act.inputs = [conv.outputs[0]]
-            mid = f"{act.outputs[0]}.unsqueezed"
-            while mid in taken:
-                mid += "_"
-            taken.add(mid)
+            mid = fresh(f"{act.outputs[0]}.unsqueezed")
             view.inputs = [mid] + view.inputs[1:]
             view.outputs, act.outputs = list(act.outputs), [mid]
             graph.nodes.remove(act)

@@ -18,9 +18,12 @@ so the pass is sound on every backend.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from mnn_core.graph.ir import Graph, Node
+from mnn_core.graph.rewrite import NewNames, sole_reader
 
 #: a 1-D convolution of width 1: W^T applied at every step, the bias in its epilogue
 _POINTWISE = {"kernel_shape": [1], "strides": [1], "pads": [0, 0], "dilations": [1], "group": 1, "auto_pad": "NOTSET"}
@@ -82,18 +85,8 @@ def transpose_dense(graph: Graph) -> Graph:
     consumers = graph.consumers()
     outputs = set(graph.outputs)
     infos = graph.infer()
-    taken = set(graph.producers()) | set(graph.initializers) | set(graph.inputs)
-
-    def sole(value: str) -> Node | None:
-        users = consumers.get(value, [])
-        return users[0] if len(users) == 1 and value not in outputs else None
-
-    def fresh(base: str) -> str:
-        name = base
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        return name
+    fresh = NewNames(graph)
+    sole = partial(sole_reader, consumers, outputs)
 
     replace: dict[int, list[Node]] = {}  # the chain's last node -> the new nodes
     drop: set[int] = set()

@@ -19,9 +19,12 @@ ONNX semantics, so the pass is sound on every backend.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from mnn_core.graph.ir import Graph, Node
+from mnn_core.graph.rewrite import NewNames, sole_reader
 
 #: reduction -> the binary op that folds its operands
 _FOLD = {"ReduceMax": "Max", "ReduceMin": "Min", "ReduceSum": "Add", "ReduceMean": "Add"}
@@ -67,18 +70,8 @@ def fold_stack_reduce(graph: Graph) -> Graph:
     outputs = set(graph.outputs)
     infos = graph.infer()
     producers = graph.producers()
-    taken = set(producers) | set(graph.initializers) | set(graph.inputs)
-
-    def sole(value: str) -> Node | None:
-        users = consumers.get(value, [])
-        return users[0] if len(users) == 1 and value not in outputs else None
-
-    def fresh(base: str) -> str:
-        name = base
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        return name
+    fresh = NewNames(graph)
+    sole = partial(sole_reader, consumers, outputs)
 
     replace: dict[int, list[Node]] = {}  # the reduction -> the new nodes
     drop: set[int] = set()
