@@ -280,7 +280,39 @@ void arm_reduce_rows(const float *x, float *y, int64_t rows, int64_t n, int kind
     }
 }
 
+/* softmax of contiguous rows (the last axis), 4 lanes at a time */
+static void softmax_rows(const float *x, float *y, int64_t rows, int64_t n) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float *p = x + r * n;
+        float *q = y + r * n;
+        float m = -INFINITY;
+        int64_t i = 0;
+        if (n >= 4) {
+            float32x4_t vm = vld1q_f32(p);
+            for (i = 4; i + 4 <= n; i += 4) vm = vmaxq_f32(vm, vld1q_f32(p + i));
+            m = vmaxvq_f32(vm);
+        }
+        for (; i < n; ++i) m = p[i] > m || p[i] != p[i] ? p[i] : m;
+        const float32x4_t vmax = vdupq_n_f32(m);
+        float32x4_t vs = vdupq_n_f32(0.0f);
+        for (i = 0; i + 4 <= n; i += 4) {
+            const float32x4_t e = v_exp(vsubq_f32(vld1q_f32(p + i), vmax));
+            vst1q_f32(q + i, e);
+            vs = vaddq_f32(vs, e);
+        }
+        float s = vaddvq_f32(vs);
+        for (; i < n; ++i) s += q[i] = expf(p[i] - m);
+        const float32x4_t inv = vdupq_n_f32(1.0f / s);
+        for (i = 0; i + 4 <= n; i += 4) vst1q_f32(q + i, vmulq_f32(vld1q_f32(q + i), inv));
+        for (; i < n; ++i) q[i] *= 1.0f / s;
+    }
+}
+
 void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log) {
+    if (inner == 1 && !log) {
+        softmax_rows(x, y, outer, axis);
+        return;
+    }
     for (int64_t o = 0; o < outer; ++o)
         for (int64_t in = 0; in < inner; ++in) {
             const float *p = x + o * axis * inner + in;
