@@ -1,5 +1,6 @@
 """What a graph pass that rewrites chains of nodes asks of the graph again and again: the one node
-reading a value (where the chain may be replaced) and names no value of the graph already has."""
+reading a value (where the chain may be replaced), names no value of the graph already has, and the
+graph's node list with the chains swapped for their new nodes."""
 
 from __future__ import annotations
 
@@ -28,3 +29,17 @@ class NewNames:
             name += "_"
         self.taken.add(name)
         return name
+
+
+def splice(graph: Graph, replace: Mapping[int, Sequence[Node]], drop: Collection[int]) -> Graph:
+    """`graph` with each node whose id is a key of `replace` swapped for those nodes, in its place, and
+    each node whose id is in `drop` left out (a rewritten chain's other members)."""
+    if replace:
+        out: list[Node] = []
+        for node in graph.nodes:
+            if id(node) in replace:
+                out.extend(replace[id(node)])
+            elif id(node) not in drop:
+                out.append(node)
+        graph.nodes = out
+    return graph

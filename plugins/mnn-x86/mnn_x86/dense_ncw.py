@@ -23,7 +23,7 @@ from functools import partial
 import numpy as np
 
 from mnn_core.graph.ir import Graph, Node
-from mnn_core.graph.rewrite import NewNames, sole_reader
+from mnn_core.graph.rewrite import NewNames, sole_reader, splice
 
 #: a 1-D convolution of width 1: W^T applied at every step, the bias in its epilogue
 _POINTWISE = {"kernel_shape": [1], "strides": [1], "pads": [0, 0], "dilations": [1], "group": 1, "auto_pad": "NOTSET"}
@@ -109,13 +109,4 @@ def transpose_dense(graph: Graph) -> Graph:
         ]
         drop.update(id(nd) for nd in nodes)
         replace[id(nodes[-1])] = new
-    if not replace:
-        return graph
-    out = []
-    for node in graph.nodes:
-        if id(node) in replace:
-            out.extend(replace[id(node)])
-        elif id(node) not in drop:
-            out.append(node)
-    graph.nodes = out
-    return graph
+    return splice(graph, replace, drop)

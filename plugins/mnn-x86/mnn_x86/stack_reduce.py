@@ -24,7 +24,7 @@ from functools import partial
 import numpy as np
 
 from mnn_core.graph.ir import Graph, Node
-from mnn_core.graph.rewrite import NewNames, sole_reader
+from mnn_core.graph.rewrite import NewNames, sole_reader, splice
 
 #: reduction -> the binary op that folds its operands
 _FOLD = {"ReduceMax": "Max", "ReduceMin": "Min", "ReduceSum": "Add", "ReduceMean": "Add"}
@@ -93,13 +93,4 @@ def fold_stack_reduce(graph: Graph) -> Graph:
             new.append(Node("Div", [acc, n], list(reduce.outputs), {}, name=base))
         drop.update(id(nd) for nd in [cat, *unsqueezes])
         replace[id(reduce)] = new
-    if not replace:
-        return graph
-    out = []
-    for node in graph.nodes:
-        if id(node) in replace:
-            out.extend(replace[id(node)])
-        elif id(node) not in drop:
-            out.append(node)
-    graph.nodes = out
-    return graph
+    return splice(graph, replace, drop)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import ISAS
 
+from mnn_core.graph.evaluate import evaluate
 from mnn_core.graph.ir import Graph, Node, TensorInfo
-from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
 pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
@@ -55,10 +55,7 @@ def _attention(rng, batch, m, n, d, dv, scale="Mul", mask=None, k_transpose=Fals
 
 
 def _reference(g, feeds):
-    values = {**feeds, **g.initializers}
-    for node in g.nodes:
-        values.update(zip(node.outputs, run_reference(node.op, [values[n] for n in node.inputs], node.attrs)))
-    return values[g.outputs[0]]
+    return evaluate(g, feeds)[g.outputs[0]]  # node by node on the reference kernels
 
 
 CASES = [  # batch, m, n, d, dv, options
