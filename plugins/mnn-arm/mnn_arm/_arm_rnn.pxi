@@ -50,11 +50,7 @@ cdef const float* _packed_gemv(Execution ex, w, int64_t N, int64_t K):
 
 cdef const float* _held_floats(Execution ex, arr):
     """A float32 copy of arr that the execution keeps."""
-    a = np.ascontiguousarray(arr, dtype=np.float32)
-    cdef Buffer b = Buffer(a.nbytes)
-    if a.nbytes:
-        memcpy(b.ptr, <void*><size_t>a.ctypes.data, a.nbytes)
-    return <const float*>ex.hold(b)
+    return <const float*>ex.hold(_copy_array(arr, np.float32))
 
 
 def rnn(str name, dict p, w, r, b, peep):
