@@ -59,7 +59,8 @@ def segment_runs(body: Graph, varying: set[str]) -> list[list[Node] | tuple[Node
                 host.append(vn)
                 host_ids.add(id(vn))
     bound = {id(n) for n in kept if any(n.inputs[i] in follows for i in _value_positions(n))}
-    items = [n for n in body.nodes if id(n) in {id(m) for m in host + kept}]
+    placed = {id(m) for m in host + kept}
+    items = [n for n in body.nodes if id(n) in placed]
     producer = {o: n for n in items for o in n.outputs}
     deps = {id(n): {id(producer[v]) for v in _reads(n, closure) if v in producer} for n in items}
     on_host = {id(n) for n in host}
