@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MnnError
+from ..graph.evaluate import run_node
 from ..graph.ir import Graph
-from ..ops import get_schema
 
 METHODS = ("minmax", "percentile", "kl")
 HIST_BINS = 2048
@@ -161,12 +161,7 @@ def run_values(graph: Graph, feeds: dict[str, np.ndarray], keep=None) -> dict[st
     wanted = None if keep is None else set(keep) | set(graph.outputs)
     out = {}
     for i, node in enumerate(graph.nodes):
-        schema = get_schema(node.op)
-        inputs, attrs = node.inputs, node.attrs
-        if schema.takes_values(node):  # a shape computed in the graph (Reshape's, Slice's): bound as attributes
-            inputs, attrs = schema.bind_values(inputs, attrs, env.get)
-            attrs = schema.check_attrs(attrs, node.name)
-        results = schema.reference([env[n] if n else None for n in inputs], attrs)
+        results = run_node(node, env)  # shapes computed in the graph (Reshape's, Slice's) bound as attributes
         for name, value in zip(node.outputs, results):
             env[name] = value
             if wanted is None or name in wanted:
