@@ -8,10 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from . import quant
-from .layout import broadcast_plan
+from .shader_ops import binary_supports as broadcast_supports
 
 if TYPE_CHECKING:
     from ...graph.ir import Node, TensorInfo
@@ -34,14 +32,6 @@ KINDS = {"float32": 0, "int32": 1, "int64": 2, "bool": 3}
 ANY = tuple(KINDS)
 #: 32-bit words of one Where value
 VALUE_WORDS = {"float32": 1, "int32": 1, "int64": 2}
-MAX_DIMS = 6  # broadcast dims the shaders take
-
-
-def broadcast_supports(node: Node, ins: Sequence[TensorInfo | None]) -> bool | str:
-    present = [i for i in ins if i is not None]
-    out = tuple(np.broadcast_shapes(*(i.shape for i in present)))
-    dims, _ = broadcast_plan(out, *(i.shape for i in present))
-    return True if len(dims) <= MAX_DIMS else f"broadcast pattern needs {len(dims)} dims after collapsing (max 6)"
 
 
 def isinf_code(attrs: dict) -> int:

@@ -5,6 +5,7 @@ parameter bytes and grid follow from the op and the shader alone. `rec` is a Seg
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,11 +25,18 @@ BYTES = ("bool", "uint8", "int8")
 NO_ACTIVATION = (0, 0.0, 0.0)
 
 
-def binary_supports(node: Node, ins: list[TensorInfo]) -> bool | str:
-    """binary.comp indexes up to 6 dims once the broadcast is collapsed."""
-    out = tuple(np.broadcast_shapes(*(i.shape for i in ins)))
-    dims, _ = broadcast_plan(out, ins[0].shape, ins[1].shape)
-    return True if len(dims) <= 6 else f"broadcast pattern needs {len(dims)} dims after collapsing (max 6)"
+#: broadcast dims the shaders index (binary.comp, compare.comp, where.comp)
+MAX_BROADCAST_DIMS = 6
+
+
+def binary_supports(node: Node, ins: Sequence[TensorInfo | None]) -> bool | str:
+    """The shaders index up to MAX_BROADCAST_DIMS dims once the inputs' broadcast (absent optional
+    inputs left out) is collapsed."""
+    shapes = [i.shape for i in ins if i is not None]
+    dims, _ = broadcast_plan(tuple(np.broadcast_shapes(*shapes)), *shapes)
+    if len(dims) <= MAX_BROADCAST_DIMS:
+        return True
+    return f"broadcast pattern needs {len(dims)} dims after collapsing (max {MAX_BROADCAST_DIMS})"
 
 
 def record_binary(op: SegmentOp, rec: SegmentRecorder, act: tuple[int, float, float] = NO_ACTIVATION) -> None:
