@@ -61,11 +61,18 @@ def ship(model: ModelRef | Graph | str | os.PathLike, suffix: str | None = None,
     if not ray.is_initialized():
         raise MnnError("shipping a model needs a running Ray: call ray.init() (or ray.init(address=...)) first")
     data, suffix, name = model_bytes(model, suffix)
-    if suffix != ".mnn":
-        data, suffix = native(data, suffix, name)
-    elif check:
-        check_model(data, suffix, name)
+    data, suffix = shippable(data, suffix, name, check)
     return ModelRef(ray.put(data), suffix, name)
+
+
+def shippable(data: bytes, suffix: str, name: str, check: bool = True) -> tuple[bytes, str]:
+    """The bytes (and their file type) actors are given: a .mnn file as it is (loaded here first with
+    `check`), a model of another type converted (`native`)."""
+    if suffix != ".mnn":
+        return native(data, suffix, name)
+    if check:
+        check_model(data, suffix, name)
+    return data, suffix
 
 
 def check_model(data: bytes, suffix: str, name: str) -> Graph:

@@ -24,7 +24,7 @@ import numpy as np
 from ray import serve
 
 from ..errors import InputError, MnnError
-from .model import check_model, load_bytes, model_bytes, native
+from .model import load_bytes, model_bytes, shippable
 from .resources import actor_plugins, actor_resources, load_only
 
 
@@ -163,10 +163,7 @@ def serve_app(
     if not isinstance(num_replicas, int) or num_replicas < 1:
         raise MnnError(f"num_replicas must be a positive int, got {num_replicas!r}")
     data, suffix, label = model_bytes(model, suffix)
-    if suffix != ".mnn":
-        data, suffix = native(data, suffix, label)
-    else:
-        check_model(data, suffix, label)
+    data, suffix = shippable(data, suffix, label)
     resources = actor_resources(backend, threads, num_gpus)
     deployment = serve.deployment(
         MnnModel,
