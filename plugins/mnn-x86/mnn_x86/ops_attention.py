@@ -18,6 +18,7 @@ from mnn_core.ops.helpers import broadcast_shape, normalize_axis
 
 from . import _x86
 from ._common import kernel, static_shape
+from .ops_matmul import _batch_offsets
 
 #: the op of the fused attention
 ATTENTION = "x86.Attention"
@@ -156,6 +157,5 @@ def prepare_attention(node, ins, outs, constants, ctx, isa):
         mask = static_shape(ins[i])
         full = (1,) * (len(q) - len(mask)) + tuple(mask)
         p["mask_input"], p["mask_cs"] = i, 1 if full[-1] == n else 0
-        idx = np.arange(int(np.prod(full[:-2], dtype=np.int64)), dtype=np.int64).reshape(full[:-2])
-        mask_off = np.ascontiguousarray(np.broadcast_to(idx, batch_shape).ravel() * full[-1])
+        mask_off = _batch_offsets(full[:-2], batch_shape, full[-1])
     return _x86.attention(isa, ctx.threads, ATTENTION, p, mask_off)

@@ -98,12 +98,7 @@ int x86_attention_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tens
         return 1;
     }
     c.kv = buf, c.work = buf + s->batch * c.kv_floats;
-    if (threads > 1) {
-        x86_parallel(threads, 2 * s->batch, attention_pack, &c);
-        x86_parallel(threads, s->batch * c.blocks, attention_block, &c);
-    } else {
-        for (int64_t i = 0; i < 2 * s->batch; ++i) attention_pack(&c, i, 0);
-        for (int64_t i = 0; i < s->batch * c.blocks; ++i) attention_block(&c, i, 0);
-    }
+    x86_parallel(threads, 2 * s->batch, attention_pack, &c);  /* (in order on this thread at 1) */
+    x86_parallel(threads, s->batch * c.blocks, attention_block, &c);
     return 0;
 }
