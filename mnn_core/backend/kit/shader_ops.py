@@ -92,12 +92,17 @@ def pool_supports(node: Node, ins: list[TensorInfo]) -> bool | str:
     return True if len(ins[0].shape) == 4 else "2-D pooling over NCHW only"
 
 
+def reduce_local(length: int) -> int:
+    """Invocations of the work group that shares one reduced row of `length` elements (reduce.comp,
+    argreduce.comp): what the dispatch asks for, and what a loop-pass count divides by."""
+    return 64 if length <= 1024 else 256
+
+
 def record_reduce(op: SegmentOp, rec: SegmentRecorder) -> None:
     """Reduce* and the global pools (reduce.comp): one work group per output element."""
     x, y = op.inputs[0], op.outputs[0]
     params, r = reduce_params(op)
-    local = 64 if r <= 1024 else 256
-    rec.dispatch("reduce", [rec.tensor(x), rec.output(y)], params, row_groups(y.info.size), (local, 1, 1))
+    rec.dispatch("reduce", [rec.tensor(x), rec.output(y)], params, row_groups(y.info.size), (reduce_local(r), 1, 1))
 
 
 def record_view(op: SegmentOp, rec: SegmentRecorder) -> None:

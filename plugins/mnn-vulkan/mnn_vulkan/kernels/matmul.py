@@ -137,11 +137,20 @@ def _gemm_supports(node, ins):
     return _k_supported(m, n, k, 1, "a Gemm")
 
 
-def tile_passes(local: tuple, spec: tuple, block: tuple, k: int) -> int:
-    """Loop passes of one gemm.comp invocation: for each BK of K, the K loop's pass and its two
-    staging loops' (each with its leaving pass); the tile's own loops are unrolled."""
+#: loop passes of one gemm.comp invocation besides its K steps
+TILE_FIXED_PASSES = 16
+
+
+def _step_passes(local: tuple, spec: tuple, block: tuple) -> int:
+    """Loop passes of one BK step of gemm.comp: the K loop's pass and its two staging loops' (each
+    with its leaving pass); the tile's own loops are unrolled."""
     nt, bk = local[0] * local[1], spec[2]
-    return cdiv(k, bk) * (3 + cdiv(bk * block[0], nt) + cdiv(bk * block[1], nt)) + 16
+    return 3 + cdiv(bk * block[0], nt) + cdiv(bk * block[1], nt)
+
+
+def tile_passes(local: tuple, spec: tuple, block: tuple, k: int) -> int:
+    """Loop passes of one gemm.comp invocation over K."""
+    return cdiv(k, spec[2]) * _step_passes(local, spec, block) + TILE_FIXED_PASSES
 
 
 def budget_splits(device, local: tuple, spec: tuple, block: tuple, k: int) -> int:
@@ -150,9 +159,7 @@ def budget_splits(device, local: tuple, spec: tuple, block: tuple, k: int) -> in
     budget = budget_of(device.name)
     if budget is None:
         return 1
-    nt, bk = local[0] * local[1], spec[2]
-    per_step = 3 + cdiv(bk * block[0], nt) + cdiv(bk * block[1], nt)
-    return cdiv(k, max(1, (budget - 16) // per_step) * bk)
+    return cdiv(k, max(1, (budget - TILE_FIXED_PASSES) // _step_passes(local, spec, block)) * spec[2])
 
 
 def gemv_passes(k: int) -> int:

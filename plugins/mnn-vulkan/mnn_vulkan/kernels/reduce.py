@@ -10,7 +10,7 @@ from mnn_core.backend.kit.codes import BINARY, REDUCE
 from mnn_core.backend.kit.layout import cdiv, numel, reduce_plan
 from mnn_core.backend.kit.params import binary_params, pack, reduce_params, reduce_supports
 from mnn_core.backend.kit.recorder import row_groups
-from mnn_core.backend.kit.shader_ops import record_reduce
+from mnn_core.backend.kit.shader_ops import record_reduce, reduce_local
 
 from . import register
 from .loops import budgeted
@@ -26,7 +26,7 @@ def _record_sum_square(op, rec):
         [rec.tensor(op.inputs[0]), y],
         params,
         row_groups(y_size := op.outputs[0].info.size),
-        (64 if r <= 1024 else 256, 1, 1),
+        (reduce_local(r), 1, 1),
     )
     shape = op.outputs[0].info.shape
     reads = replace(y, written=False)
@@ -45,24 +45,21 @@ def _record_arg(op, rec):
     length = shape[axis]
     rows = x.info.size // length if length else 0
     push = pack(rows, length, inner, int(op.node.op == "ArgMin"), op.node.attrs["select_last_index"])
-    local = 64 if length <= 1024 else 256
-    rec.dispatch("argreduce", [rec.tensor(x), rec.output(y)], push, row_groups(rows), (local, 1, 1))
+    rec.dispatch("argreduce", [rec.tensor(x), rec.output(y)], push, row_groups(rows), (reduce_local(length), 1, 1))
 
 
 def _reduce_passes(node, ins) -> int:
     # reduce.comp: a group of up to 256 shares each output's elements, each walking <= 4 dims
     (_, _), (rd, _) = reduce_plan(node.op, ins[0].shape, node.attrs)
-    count = 1
-    for d in rd:
-        count *= d
-    return cdiv(count, 64 if count <= 1024 else 256) * (len(rd) + 2) + 64
+    count = numel(rd)
+    return cdiv(count, reduce_local(count)) * (len(rd) + 2) + 64
 
 
 def _arg_passes(node, ins) -> int:
     # argreduce.comp: a group of up to 256 shares each row, then a tree
     shape = ins[0].shape
     length = shape[node.attrs.get("axis", 0) % len(shape)] if shape else 1
-    return cdiv(length, 64 if length <= 1024 else 256) + 64
+    return cdiv(length, reduce_local(length)) + 64
 
 
 for _op in REDUCE:
