@@ -187,3 +187,16 @@ def unpack(magic: bytes, data: bytes, key: bytes, secret: bytes) -> bytes:
     if not hmac.compare_digest(mac, hmac.new(secret, key + payload, hashlib.sha256).digest()):
         raise Unusable("was not written by this cache (its HMAC does not match: copied, damaged or edited)")
     return payload
+
+
+def load(package: str, magic: bytes, path: Path, key: bytes, secret: bytes) -> bytes | None:
+    """The payload of the cache file at `path` built for `key`; None where there is no file, or (the
+    file discarded, the reason reported) where it is not one to trust or cannot be read."""
+    try:
+        data = read_private(path)
+        return None if data is None else unpack(magic, data, key, secret)
+    except Unusable as exc:
+        discard(package, path, str(exc))
+    except OSError as exc:
+        discard(package, path, f"cannot be read ({exc.strerror or exc})")
+    return None

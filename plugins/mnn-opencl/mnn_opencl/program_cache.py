@@ -75,16 +75,8 @@ def pack(key: bytes, secret: bytes, payload: bytes) -> bytes:
 
 def _from_binary(context, path: Path, key: bytes, secret: bytes, options: str):
     """The program from the cached binary, or None (the entry discarded) when there is none to trust."""
-    try:
-        data = disk_cache.read_private(path)
-        if data is None:
-            return None
-        payload = disk_cache.unpack(MAGIC, data, key, secret)
-    except disk_cache.Unusable as exc:
-        disk_cache.discard(PACKAGE, path, str(exc))
-        return None
-    except OSError as exc:
-        disk_cache.discard(PACKAGE, path, f"cannot be read ({exc.strerror or exc})")
+    payload = disk_cache.load(PACKAGE, MAGIC, path, key, secret)
+    if payload is None:
         return None
     try:
         program = context.build_binary(payload, options)  # (clBuildProgram, then its build status)

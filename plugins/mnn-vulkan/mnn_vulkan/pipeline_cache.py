@@ -57,16 +57,8 @@ class PipelineCache:
         """Start `context` from the file; False (the file discarded, warned) when it is not to trust."""
         if self.path is None or self.secret is None:
             return False
-        try:
-            data = disk_cache.read_private(self.path)
-            if data is None:
-                return False
-            payload = disk_cache.unpack(MAGIC, data, self.key, self.secret)
-        except disk_cache.Unusable as exc:
-            disk_cache.discard(PACKAGE, self.path, str(exc))
-            return False
-        except OSError as exc:
-            disk_cache.discard(PACKAGE, self.path, f"cannot be read ({exc.strerror or exc})")
+        payload = disk_cache.load(PACKAGE, MAGIC, self.path, self.key, self.secret)
+        if payload is None:
             return False
         why = context.load_pipeline_cache(payload)
         if why:
