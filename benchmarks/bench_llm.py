@@ -110,7 +110,7 @@ def child(
                 decode_s = min(decode_s, time.perf_counter() - t)
     return {
         "engine": engine,
-        "weights": weights if engine == "mnn" else "fp32" if engine == "torch" else Path(path).stem.rsplit("-", 1)[1],
+        "weights": {"mnn": weights, "torch": "fp32"}.get(engine) or llama_cpp_peer.GGUF_TYPES[weights],
         "threads": threads,
         "load_s": load_s,
         "prefill_tok_s": prompt / prefill_s,
