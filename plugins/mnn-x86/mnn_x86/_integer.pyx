@@ -7,7 +7,7 @@ import numpy as np
 
 from mnn_core.abi cimport mnn_tensor
 
-from mnn_x86.family cimport Buffer, Execution, _copy_array, _execution, attach_pool
+from mnn_x86.family cimport Buffer, Execution, _copy_array, _execution, _keep, _zeros, attach_pool
 
 attach_pool()
 
@@ -70,20 +70,6 @@ PATHS = {X86_QG_SCALAR: "scalar", X86_QG_AVX2: "avx2", X86_QG_VNNI: "vnni"}
 def qgemm_path(str isa) -> str:
     """The integer products' tiles at this ISA level on this CPU: "vnni", "avx2" or "scalar"."""
     return PATHS[x86_qgemm_path(LEVELS[isa])]
-
-
-cdef void* _keep(Execution ex, arr, dtype):
-    """A copy of arr the execution keeps (one byte at least, zeroed)."""
-    a = np.ascontiguousarray(arr, dtype=dtype)
-    cdef Buffer buf = _copy_array(a, dtype) if a.nbytes else Buffer(16)
-    ex.keep.append(buf)
-    return buf.ptr
-
-
-cdef void* _zeros(Execution ex, int64_t nbytes):
-    cdef Buffer buf = Buffer(max(nbytes, 16))
-    ex.keep.append(buf)
-    return buf.ptr
 
 
 def _round(int64_t n, int64_t to):

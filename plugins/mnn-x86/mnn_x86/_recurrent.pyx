@@ -9,7 +9,7 @@ import numpy as np
 from mnn_core.abi cimport mnn_run_fn, mnn_tensor
 
 from mnn_x86._integer import LEVELS
-from mnn_x86.family cimport Buffer, Execution, _copy_array, _execution, _floats, attach_pool
+from mnn_x86.family cimport Buffer, Execution, _copy_array, _execution, _floats, _keep, _zeros, attach_pool
 
 attach_pool()
 
@@ -128,19 +128,6 @@ cdef void _pack_rt(x86_rnn_state* s, r):
     cdef int64_t d, n = s.gates * s.hidden * s.hidden
     for d in range(s.dirs):
         x86_rnn_pack_rt(src + d * n, s.gates, s.hidden, s.hidden, s.rt + d * n)
-
-
-cdef void* _keep(Execution ex, arr):
-    """A copy of arr (a numpy array, its own dtype) that the execution keeps."""
-    cdef Buffer buf = _copy_array(arr, arr.dtype) if arr.nbytes else Buffer(16)
-    ex.keep.append(buf)
-    return buf.ptr
-
-
-cdef void* _zeros(Execution ex, int64_t nbytes):
-    cdef Buffer buf = Buffer(max(nbytes, 16))
-    ex.keep.append(buf)
-    return buf.ptr
 
 
 cdef void _quantized(Execution ex, x86_rnn_state* s, dict q, int level):
