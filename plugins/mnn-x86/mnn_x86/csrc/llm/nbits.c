@@ -26,23 +26,18 @@ int x86_nbits_int8_path(int level) {
  * each chunk's even elements first, then its odd ones (chunks of 32 for blocks of 32, else 64). */
 X86_CLONES static void quantize_row(const x86_nbits_state *s, const float *a, int8_t *q, float *scale, float *sum) {
     const int chunk = s->block == 32 ? 32 : 64;
+    int8_t kq[s->block];
     for (int b = 0; b < s->nb; b++) {
-        const int64_t k0 = (int64_t)b * s->block;
-        const int64_t n = s->K - k0 < s->block ? s->K - k0 : s->block;
-        float amax = 0.0f;
-        for (int64_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(a[k0 + i]));
-        const float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-        int8_t *qb = q + k0;
-        int32_t total = 0;
-        for (int64_t i = 0; i < s->block; i++) {
-            const int v = i < n ? (int)nearbyintf(a[k0 + i] * inv) : 0;
-            total += v;
-            int64_t at = i;
-            if (s->bits == 4) {
+        int32_t total;
+        const float d = x86_nbits_quantize_block(s, a, b, kq, &total);
+        int8_t *qb = q + (int64_t)b * s->block;
+        if (s->bits != 4) {
+            memcpy(qb, kq, (size_t)s->block);
+        } else {
+            for (int64_t i = 0; i < s->block; i++) {
                 const int64_t c = i % chunk, base = i - c;
-                at = base + (c & 1 ? chunk / 2 : 0) + c / 2;
+                qb[base + (c & 1 ? chunk / 2 : 0) + c / 2] = kq[i];
             }
-            qb[at] = (int8_t)v;
         }
         scale[b] = d;
         sum[b] = d * (float)total;

@@ -19,6 +19,7 @@
 #ifndef MNN_X86_LLM_NBITS_H
 #define MNN_X86_LLM_NBITS_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "family.h"
@@ -49,6 +50,25 @@ static inline int x86_nbits_zero(const uint8_t *zp, int bits, int b) {
     if (!zp) return 1 << (bits - 1);
     if (bits == 8) return zp[b];
     return b & 1 ? zp[b / 2] >> 4 : zp[b / 2] & 0x0F;
+}
+
+/* A's block b (float, K long) as int8 in K's order, scale amax / 127 rounded to nearest, zero past K;
+ * returns the scale, and in *total the sum of the int8 values */
+static inline float x86_nbits_quantize_block(const x86_nbits_state *s, const float *a, int b, int8_t *q,
+                                             int32_t *total) {
+    const int64_t k0 = (int64_t)b * s->block;
+    const int64_t n = s->K - k0 < s->block ? s->K - k0 : s->block;
+    float amax = 0.0f;
+    for (int64_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(a[k0 + i]));
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < s->block; i++) {
+        const int v = i < n ? (int)nearbyintf(a[k0 + i] * inv) : 0;
+        q[i] = (int8_t)v;
+        sum += v;
+    }
+    *total = sum;
+    return amax / 127.0f;
 }
 
 /* a run's operands, shared by its workers */

@@ -34,17 +34,8 @@ X86_CLONES void x86_nbits_qgemm_quantize(const x86_nbits_state *s, const float *
         const int64_t p = m / NBITS_QG_ROWS, r = m % NBITS_QG_ROWS;
         int32_t *words = (int32_t *)s->aq + p * K4 * NBITS_QG_ROWS + r;
         for (int b = 0; b < s->nb; b++) {
-            const float *ab = a + m * K + (int64_t)b * s->block;
-            const int64_t n = K - (int64_t)b * s->block < s->block ? K - (int64_t)b * s->block : s->block;
-            float amax = 0.0f;
-            for (int64_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(ab[i]));
-            const float d = amax / 127.0f, inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-            int32_t total = 0;
-            for (int64_t i = 0; i < s->block; i++) {
-                const int v = i < n ? (int)nearbyintf(ab[i] * inv) : 0;
-                q[i] = (int8_t)v;
-                total += v;
-            }
+            int32_t total;
+            const float d = x86_nbits_quantize_block(s, a + m * K, b, q, &total);
             int32_t *bw = words + (int64_t)b * s->block / 4 * NBITS_QG_ROWS;
             for (int w = 0; w < s->block / 4; w++) memcpy(bw + (int64_t)w * NBITS_QG_ROWS, q + 4 * w, 4);
             s->ascale[(p * s->nb + b) * NBITS_QG_ROWS + r] = d;
