@@ -21,6 +21,7 @@ from collections import defaultdict
 import numpy as np
 
 from mnn_core.graph.ir import Graph, Node
+from mnn_core.graph.rewrite import NewNames
 
 
 def _step_row(node: Node | None, producers: dict, graph: Graph) -> tuple[str, int, list[Node]] | None:
@@ -71,18 +72,10 @@ def hoist_step_projections(graph: Graph) -> Graph:
         if row is not None:
             x, t, chain = row
             groups[(x,) + key].append((node, t, chain))
-    taken = set(graph.producers()) | set(graph.initializers) | set(graph.inputs)
+    fresh = NewNames(graph)
     position = {id(n): i for i, n in enumerate(graph.nodes)}
     before: dict[int, list[Node]] = {}  # new nodes, by the position they go before
     replace: dict[int, list[Node]] = {}  # a step's projection -> the Gather (+ Squeeze) of its row of P
-
-    def fresh(base: str) -> str:
-        name, k = base, 0
-        while name in taken:
-            k += 1
-            name = f"{base}.{k}"
-        taken.add(name)
-        return name
 
     for (x, w_name, c_name, alpha, beta, trans_b), members in groups.items():
         rows = sorted(t for _, t, _ in members)
