@@ -1,0 +1,158 @@
+/* DynamicQuantizeLSTM of mnn-arm (armv8-a NEON): see qlstm.h. The integer products are exact, so the
+ * outputs differ from the reference's only by its float64 gate math; a fused multiply-add would round
+ * the scaled products and their sums differently from it (and from ONNX Runtime), hence no contraction. */
+#pragma GCC optimize("fp-contract=off")
+#include <arm_neon.h>
+#include <math.h>
+#include <string.h>
+
+#include "qlstm.h"
+#include "vmath.h"
+
+#define AI static inline __attribute__((always_inline))
+
+/* the smallest and largest of n floats, widened to hold 0 */
+static void range0(const float *x, int64_t n, float *lo, float *hi) {
+    float32x4_t a = vdupq_n_f32(0.0f), b = a;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v = vld1q_f32(x + i);
+        a = vminq_f32(a, v), b = vmaxq_f32(b, v);
+    }
+    float l = vminvq_f32(a), h = vmaxvq_f32(b);
+    for (; i < n; ++i) l = x[i] < l ? x[i] : l, h = x[i] > h ? x[i] : h;
+    *lo = l, *hi = h;
+}
+
+/* q = clip(round(x / scale) + z, 0, 255) - 128 for n floats, rounding halves to even as the reference;
+ * returns the scale, the zero point in *zp */
+static float quantize(const float *x, int64_t n, int8_t *q, int32_t *zp) {
+    float lo, hi;
+    range0(x, n, &lo, &hi);
+    const float scale = lo == hi ? 1.0f : (hi - lo) / 255.0f;
+    float z = rintf(-lo / scale);
+    z = z < 0.0f ? 0.0f : (z > 255.0f ? 255.0f : z);
+    *zp = (int32_t)z;
+    const float32x4_t sv = vdupq_n_f32(scale), zv = vdupq_n_f32(z), top = vdupq_n_f32(255.0f), zero = vdupq_n_f32(0.0f);
+    const int32x4_t off = vdupq_n_s32(128);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        int32x4_t w[2];
+        for (int h = 0; h < 2; ++h) {
+            float32x4_t v = vaddq_f32(vrndnq_f32(vdivq_f32(vld1q_f32(x + i + 4 * h), sv)), zv);
+            v = vminq_f32(vmaxq_f32(v, zero), top);
+            w[h] = vsubq_s32(vcvtq_s32_f32(v), off);
+        }
+        vst1_s8(q + i, vmovn_s16(vcombine_s16(vmovn_s32(w[0]), vmovn_s32(w[1]))));
+    }
+    for (; i < n; ++i) {
+        float v = rintf(x[i] / scale) + z;
+        v = v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v);
+        q[i] = (int8_t)((int32_t)v - 128);
+    }
+    return scale;
+}
+
+/* the m x K block at s->q (quantized with scale sa and zero point za) times w: exact int32 products of the
+ * true operands, scaled per column; y[i][n] = product (+ add[i][n] + bias[n] where add is given) */
+static void product(arm_qlstm_state *s, const arm_qlstm_weights *w, int64_t m, int64_t K, float sa, int32_t za,
+                    const float *add, const float *bias, float *y) {
+    const int64_t N = 4 * s->hidden, K4 = arm_k4(K);
+    arm_q_pack_a(s->q, 0, K, 1, m, K, s->ap, s->rowsum);
+    arm_qgemm_par(s->k, arm_threads(s), m, N, K4, s->ap, w->packed, s->acc, N);
+    /* (a + da)(b + db) summed over K: acc + da colsum + db rowsum + K da db */
+    const int32_t da = 128 - za, kdd = (int32_t)K * da * w->db;
+    for (int64_t i = 0; i < m; ++i) {
+        const int32x4_t rowpart = vdupq_n_s32(w->db * s->rowsum[i] + kdd);
+        const int32_t *acc = s->acc + i * N;
+        const float *ad = add ? add + i * N : NULL;
+        float *yi = y + i * N;
+        int64_t n = 0;
+        for (; n + 4 <= N; n += 4) {
+            const int32x4_t t = vmlaq_n_s32(vaddq_s32(vld1q_s32(acc + n), rowpart), vld1q_s32(w->colsum + n), da);
+            float32x4_t v = vmulq_f32(vcvtq_f32_s32(t), vmulq_n_f32(vld1q_f32(w->scale + n), sa));
+            if (ad) v = vaddq_f32(vaddq_f32(vld1q_f32(ad + n), v), vld1q_f32(bias + n));
+            vst1q_f32(yi + n, v);
+        }
+        for (; n < N; ++n) {
+            const int32_t t = acc[n] + w->db * s->rowsum[i] + kdd + da * w->colsum[n];
+            float v = (float)t * (sa * w->scale[n]);
+            yi[n] = ad ? (ad[n] + v) + bias[n] : v;
+        }
+    }
+}
+
+/* -- the gates, 4 hidden units at a time (n < 4: the last, partial group) ------------------------------ */
+
+AI float32x4_t ld(const float *p, int n) {
+    if (n == 4) return vld1q_f32(p);
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int i = 0; i < n; ++i) t[i] = p[i];
+    return vld1q_f32(t);
+}
+
+AI void st(float *p, float32x4_t v, int n) {
+    if (n == 4) {
+        vst1q_f32(p, v);
+        return;
+    }
+    float t[4];
+    vst1q_f32(t, v);
+    for (int i = 0; i < n; ++i) p[i] = t[i];
+}
+
+/* one batch entry: g its 4H pre-activations (i, o, f, c), h and c its state, p the peepholes or NULL */
+static void cell(const arm_qlstm_state *s, const float *g, const float *p, float *h, float *c) {
+    const int64_t H = s->hidden;
+    const float32x4_t lo = vdupq_n_f32(-s->clip), hi = vdupq_n_f32(s->clip), one = vdupq_n_f32(1.0f);
+    const int clip = s->clip > 0.0f;
+#define CLIP(v) (clip ? vminq_f32(vmaxq_f32(v, lo), hi) : (v))
+    for (int64_t j = 0; j < H; j += 4) {
+        const int n = H - j < 4 ? (int)(H - j) : 4;
+        const float32x4_t c0 = ld(c + j, n);
+        float32x4_t gi = ld(g + j, n), go = ld(g + H + j, n), gf = ld(g + 2 * H + j, n);
+        if (p) {
+            gi = vaddq_f32(gi, vmulq_f32(ld(p + j, n), c0));
+            gf = vaddq_f32(gf, vmulq_f32(ld(p + 2 * H + j, n), c0));
+        }
+        const float32x4_t i = v_sigmoid(CLIP(gi));
+        const float32x4_t f = s->input_forget ? vsubq_f32(one, i) : v_sigmoid(CLIP(gf));
+        const float32x4_t cn = vaddq_f32(vmulq_f32(f, c0), vmulq_f32(i, v_tanh(CLIP(ld(g + 3 * H + j, n)))));
+        if (p) go = vaddq_f32(go, vmulq_f32(ld(p + H + j, n), cn));
+        st(c + j, cn, n);
+        st(h + j, vmulq_f32(v_sigmoid(CLIP(go)), v_tanh(cn)), n);
+    }
+#undef CLIP
+}
+
+int arm_qlstm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    arm_qlstm_state *s = (arm_qlstm_state *)state;
+    const int64_t H = s->hidden, B = s->batch, T = s->seq, I = s->input, N = 4 * H;
+    const float *x = (const float *)arm_data(&ins[0]);
+    const float *h0 = s->in_h0 >= 0 && s->in_h0 < n_in ? (const float *)arm_data(&ins[s->in_h0]) : NULL;
+    const float *c0 = s->in_c0 >= 0 && s->in_c0 < n_in ? (const float *)arm_data(&ins[s->in_c0]) : NULL;
+    float *y = n_out > 0 ? (float *)arm_data(&outs[0]) : NULL;
+    for (int d = 0; d < s->dirs; ++d) {
+        const int reverse = s->reverse || d == 1;
+        int32_t zx;
+        /* every step's X in one block, as ONNX Runtime multiplies them (reversing the rows keeps the range) */
+        const float sx = quantize(x, T * B * I, s->q, &zx);
+        product(s, &s->w[d], T * B, I, sx, zx, NULL, NULL, s->xw);
+        const size_t bytes = (size_t)(B * H) * sizeof(float);
+        if (h0) memcpy(s->h, h0 + d * B * H, bytes);
+        else memset(s->h, 0, bytes);
+        if (c0) memcpy(s->c, c0 + d * B * H, bytes);
+        else memset(s->c, 0, bytes);
+        for (int64_t t = 0; t < T; ++t) {
+            const int64_t tt = reverse ? T - 1 - t : t;
+            int32_t zh;
+            const float sh = quantize(s->h, B * H, s->q, &zh);
+            product(s, &s->r[d], B, H, sh, zh, s->xw + tt * B * N, s->bias[d], s->gates);
+            for (int64_t b = 0; b < B; ++b) cell(s, s->gates + b * N, s->peep[d], s->h + b * H, s->c + b * H);
+            if (y) memcpy(y + (tt * s->dirs + d) * B * H, s->h, bytes);
+        }
+        if (n_out > 1) memcpy((float *)arm_data(&outs[1]) + d * B * H, s->h, bytes);
+        if (n_out > 2) memcpy((float *)arm_data(&outs[2]) + d * B * H, s->c, bytes);
+    }
+    return 0;
+}

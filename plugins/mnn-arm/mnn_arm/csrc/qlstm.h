@@ -1,0 +1,39 @@
+/* ONNX Runtime's dynamically quantized LSTM (com.microsoft DynamicQuantizeLSTM) on mnn-arm (qlstm.c), as
+ * mnn_core/ops/rnn_quant.py computes it: X (all steps, one block) and each step's h (one block per
+ * direction) quantized to uint8 over their range widened to hold 0, exact integer products with the
+ * constant int8/uint8 W and R on the int8 path's GEMM (packed once at prepare), one float32 scale per
+ * output column, then the LSTM gates (i, o, f, c; sigmoid, tanh, tanh) in float32. */
+#ifndef MNN_ARM_QLSTM_H
+#define MNN_ARM_QLSTM_H
+
+#include "ops.h"
+
+typedef struct arm_qlstm_weights {
+    const int8_t *packed; /* B [K][4H] packed for the int8 GEMM (uint8 weights shifted by -128) */
+    const int32_t *colsum;
+    int32_t db;           /* the true weight is packed + db: minus its zero point (plus 128 for uint8) */
+    const float *scale;   /* [4H] */
+} arm_qlstm_weights;
+
+typedef struct arm_qlstm_state {
+    arm_op op;
+    const arm_qkernels *k;
+    int32_t dirs, reverse, input_forget;
+    int64_t seq, batch, input, hidden;
+    float clip;             /* > 0: gate pre-activations clipped to [-clip, clip] */
+    int32_t in_h0, in_c0;   /* positions among the present inputs, -1: absent */
+    arm_qlstm_weights w[2], r[2];
+    const float *bias[2];   /* [4H]: Wb + Rb in float32 */
+    const float *peep[2];   /* [3H] (i, o, f), or NULL */
+    int8_t *q;              /* [seq * batch][max(input, hidden)]: a block quantized, minus 128 */
+    int8_t *ap;             /* that block packed as the GEMM's A */
+    int32_t *rowsum;        /* [seq * batch] */
+    int32_t *acc;           /* [seq * batch][4H] */
+    float *xw;              /* [seq * batch][4H]: X W of one direction, scaled */
+    float *gates;           /* [batch][4H] */
+    float *h, *c;           /* [batch][H] */
+} arm_qlstm_state;
+
+int arm_qlstm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+#endif
