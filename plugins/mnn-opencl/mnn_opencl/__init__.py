@@ -41,6 +41,7 @@ try:  # the compiled glue; a failure is reported by availability(), not raised h
     )
     from ._common import KERNELS, Builder
     from .arena import OpenCLArena
+    from .fuse import fusions
     from .runtime import DEVICE_OPTION, discover, get_runtime, select_device
     from .tuning import tune, tuning_mode
 
@@ -51,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - a broken install
     _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
 
 FP16_ENV = "MNN_OPENCL_FP16"  # "0": fp32 even with precision="low"; "force": fp16 weights without cl_khr_fp16
-OPTIONS = ("opencl.device", "opencl.tuning")
+OPTIONS = ("opencl.device", "opencl.tuning", "opencl.gemm")
 
 
 def device_info(entry) -> DeviceInfo:
@@ -86,7 +87,8 @@ class OpenCLBackend(SegmentBackend):
     kernel_table = KERNELS
 
     def __init__(self):
-        #: what the last prepared segments were, for tests and `explain`: device, precision, launches, tuning
+        #: what the last prepared segments were, for tests and `explain`: device, precision, launches (and
+        #: their kernels), tuning
         self.segments: list[dict] = []
 
     def availability(self) -> Availability:
@@ -109,6 +111,9 @@ class OpenCLBackend(SegmentBackend):
         return [device_info(e) for e in [chosen] + rest]
 
     # -- per session ----------------------------------------------------------------------
+
+    def fuse(self, offer, ctx):
+        return fusions(offer)
 
     def runtime_for(self, ctx: PrepareContext):
         return get_runtime(select_device(ctx.options.get(DEVICE_OPTION)))
@@ -135,7 +140,7 @@ class OpenCLBackend(SegmentBackend):
         arena.rebind(runtime)
         precision = self.compute_dtype(ctx, runtime)
         mode = tuning_mode(ctx.options)
-        builder = Builder(runtime, runtime.program(precision), arena, precision)
+        builder = Builder(runtime, runtime.program(precision), arena, precision, options=dict(ctx.options))
         for op in ops:
             KERNELS[op.node.op].impl(op, builder)
         setup = _cl.Segment(runtime.context, [(s.kernel, s.rounded_gws, s.lws) for s in builder.setup])
@@ -149,6 +154,7 @@ class OpenCLBackend(SegmentBackend):
                 "precision": precision,
                 "ops": len(ops),
                 "launches": len(builder.launches),
+                "kernels": [x.key.split("|")[0] for x in builder.launches],
                 "tuning": mode,
                 "tuned": measured,
             }

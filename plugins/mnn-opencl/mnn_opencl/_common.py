@@ -124,6 +124,7 @@ class Builder:
     setup: list = field(default_factory=list)  # launches run once, at resize (weight packing)
     keep: list = field(default_factory=list)  # private buffers the launches use
     pending: list = field(default_factory=list)  # launches an op records after its main one
+    options: dict = field(default_factory=dict)  # the session's options (opencl.*)
 
     def tensor(self, ref) -> T:
         """The kernel argument of a segment tensor (TensorRef) in the arena."""

@@ -1,19 +1,26 @@
-"""MatMul (numpy semantics: 1-D operands, broadcast batch dims) and Gemm
-(transposes, alpha, beta, broadcast bias), activation fused (kernels/matmul.cl).
+"""MatMul (numpy semantics: 1-D operands, broadcast batch dims), Gemm (transposes, alpha, beta,
+broadcast bias) and opencl.MatMulBias (fuse.py: a MatMul, its bias row and activation), activation
+fused.
 
-Transposes and 1-D operands become strides; batch broadcasting becomes a small
-table of per-batch operand offsets, uploaded at resize. A Gemm of a few rows
-(a classifier at batch 1) runs one work-group per output column over B stored
-N x K (matvec_nk); a constant B is transposed once at resize into whichever
-layout makes the loads coalesce."""
+On a GPU every product runs on a register-tiled kernel of kernels/gemm.cl (mnn-vulkan's gemm.comp:
+blocks staged through local memory), the tiling chosen by the work-groups it gives; on a CPU device
+on matmul.cl's direct kernel (4x4 outputs per work-item, no barriers). Transposes and 1-D operands
+become strides; batch broadcasting becomes a small table of per-batch operand offsets, uploaded at
+resize, and a B shared by every batch folds A's batch into rows. A Gemm of a few rows (a classifier
+at batch 1) runs one work-group per output column over B stored N x K (matvec_nk); a constant B is
+transposed once at resize into whichever layout makes the loads coalesce."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.tiling import blocks, busiest_tile
+
 from ._cl import LocalMem
 from ._common import T, broadcast_strides, collapse, full_attrs, fused_activation, int8, kernel, numel
 
+#: a MatMul, the Add of a constant bias row and an activation, run as one (fuse.py)
+MATMUL_BIAS = "opencl.MatMulBias"
 MATVEC_ROWS = 4  # up to this many rows, a Gemm reads B row by row (matvec_nk)
 MATVEC_LWS = 64
 
@@ -37,28 +44,53 @@ def _bias_args(b, bias, y, bias_strides):
     return [b.tensor(bias), 1, *bias_strides] if bias is not None else [b.tensor(y), 0, 0, 0]
 
 
+#: the register-tiled kernels of kernels/gemm.cl, gemm_<name>: (local size, (TM, TN, BK)) as
+#: mnn-vulkan's tilings (mnn_core.backend.kit.tiling): TX x TY work-items of TM x TN outputs each
+GEMM_TILINGS = {
+    "big": ((16, 16, 1), (4, 4, 16)),
+    "wide": ((16, 16, 1), (2, 4, 16)),
+    "mid": ((16, 16, 1), (2, 2, 16)),
+    "one": ((16, 16, 1), (1, 1, 16)),
+}
+GEMM_OPTION = "opencl.gemm"  # a name of GEMM_TILINGS, or "direct" (matmul.cl's kernel): forces one
+#: a GPU's tilings, largest block first, and the work-groups the first taken must give
+#: (mnn-vulkan's for its GEMMs: 32x64, then 32x32, then 16x16 blocks)
+GPU_ORDER = ("wide", "mid", "one")
+GPU_ENOUGH = 180
+
+
+def gemm_kernel(b, m: int, n: int, batches: int) -> str:
+    """The kernel of an M x N product `batches` times: on a GPU the tiling of the largest block that
+    still gives every compute unit work; on a CPU device "direct" (PoCL runs the tiled kernels' 256
+    work-items between barriers one by one, their tiles spilled: several times slower there)."""
+    forced = b.options.get(GEMM_OPTION)
+    if forced:
+        if forced != "direct" and forced not in GEMM_TILINGS:
+            raise ValueError(f"{GEMM_OPTION} must be direct or one of {', '.join(GEMM_TILINGS)}, got {forced!r}")
+        return forced
+    if not b.runtime.is_gpu:
+        return "direct"
+    local, spec, _ = busiest_tile(m, n, batches, (GEMM_TILINGS[t] for t in GPU_ORDER), GPU_ENOUGH)
+    return next(t for t in GPU_ORDER if GEMM_TILINGS[t] == (local, spec))
+
+
 def _tiled(b, a: T, bm: T, y, offs, batches, m, n, k, a_strides, b_strides, bias_args, alpha, beta, act):
+    """y[z] = act(alpha * A[z] @ B[z] + beta * C) on the kernel gemm_kernel picks."""
     if batches * m * n == 0:
         return
+    name = gemm_kernel(b, m, n, batches)
+    head = [a, bm, b.tensor(y), b.upload(offs), batches, m, n, k, *a_strides, *b_strides, *bias_args]
+    if name == "direct":
+        b.launch("matmul", [*head, float(alpha), float(beta), *act], (-(-n // 4), -(-m // 4), batches))
+        return
+    local, spec = GEMM_TILINGS[name]
+    (tx, ty, _), (bmk, bnk) = local, blocks(local, spec)
     b.launch(
-        "matmul",
-        [
-            a,
-            bm,
-            b.tensor(y),
-            b.upload(offs),
-            batches,
-            m,
-            n,
-            k,
-            *a_strides,
-            *b_strides,
-            *bias_args,
-            float(alpha),
-            float(beta),
-            *act,
-        ],
-        (-(-n // 4), -(-m // 4), batches),
+        f"gemm_{name}",
+        [*head, float(alpha), float(beta), *act],
+        (-(-n // bnk) * tx, -(-m // bmk) * ty, batches),
+        (tx, ty, 1),
+        tunable=False,
     )
 
 
@@ -76,9 +108,9 @@ def _transposed_copy(b, src: T, rows: int, cols: int) -> T:
     return dst
 
 
-@kernel("MatMul")
-def _build_matmul(op, b):
-    a, bm = op.inputs
+def _matmul(op, b, row=None):
+    """MatMul (numpy semantics) with an optional bias row of N values added before the activation."""
+    a, bm = op.inputs[:2]
     y = op.outputs[0]
     sa, sb = a.info.shape, bm.info.shape
     sa2 = (1,) + tuple(sa) if len(sa) == 1 else tuple(sa)
@@ -86,24 +118,25 @@ def _build_matmul(op, b):
     m, k = sa2[-2:]
     n = sb2[-1]
     out_batch = tuple(np.broadcast_shapes(sa2[:-2], sb2[:-2]))
-    offs = _batch_offsets(sa2[:-2], sb2[:-2], out_batch, m * k, k * n)
-    _tiled(
-        b,
-        b.tensor(a),
-        b.tensor(bm),
-        y,
-        offs,
-        numel(out_batch),
-        m,
-        n,
-        k,
-        (k, 1),
-        (n, 1),
-        _bias_args(b, None, y, None),
-        1.0,
-        0.0,
-        fused_activation(full_attrs(op.node)),
-    )
+    batches = numel(out_batch)
+    if numel(sb2[:-2]) == 1:  # one B for every batch (a Linear layer): A's batch is more rows, one GEMM
+        m, batches, offs = m * batches, 1, np.zeros((1, 2), np.int32)
+    else:
+        offs = _batch_offsets(sa2[:-2], sb2[:-2], out_batch, m * k, k * n)
+    act = fused_activation(op.node.attrs)
+    bias_args = [row, 1, 0, 1] if row is not None else _bias_args(b, None, y, None)  # the row as C, every row alike
+    _tiled(b, b.tensor(a), b.tensor(bm), y, offs, batches, m, n, k, (k, 1), (n, 1), bias_args, 1.0, 1.0, act)
+
+
+@kernel("MatMul")
+def _build_matmul(op, b):
+    _matmul(op, b)
+
+
+@kernel(MATMUL_BIAS)
+def _build_matmul_bias(op, b):
+    """opencl.MatMulBias (fuse.py): MatMul(A, B) + a constant row of N (input 2), then the node's activation."""
+    _matmul(op, b, row=b.tensor(op.inputs[2]))
 
 
 def _gemm_supports(node, ins):

@@ -33,6 +33,7 @@ KERNEL_FILES = (
     "eltwise",
     "conv",
     "matmul",
+    "gemm",
     "pool",
     "norm",
     "reduce",

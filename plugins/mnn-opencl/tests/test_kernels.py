@@ -55,12 +55,16 @@ def test_program_has_every_kernel_the_ops_launch():
         for k in ("copy_strided", "gather_table")
     }
     names |= {f"cast_{n}" for n in re.findall(r"^CAST_KERNEL\((\w+),", source, re.M)}
+    names |= {f"gemm_{n}" for n in re.findall(r"^GEMM_TILED\((\w+),", source, re.M)}
     for macro, k in (("COMPARE_KERNEL", "compare_bcast"), ("ARG_KERNEL", "arg_reduce")):
         names |= {f"{k}_{s}" for s in re.findall(rf"^{macro}\(\w+, (\w+)\)", source, re.M)}
     assert len(names) > 30
     for name in names:
         prog.kernel(name)  # raises CLError when missing
     assert {"conv2d_oc4", "conv1x1_oc4", "conv2d_c1", "matmul", "matvec_nk", "copy_strided"} <= names
+    from mnn_opencl.ops_matmul import GEMM_TILINGS
+
+    assert {f"gemm_{t}" for t in GEMM_TILINGS} <= names
 
 
 @needs_opencl

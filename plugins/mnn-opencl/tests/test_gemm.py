@@ -1,0 +1,153 @@
+"""The register-tiled GEMMs (kernels/gemm.cl), each tiling forced through "opencl.gemm" (a CPU device
+takes the direct kernel by default), and opencl.MatMulBias (fuse.py), against the reference backend
+on odd sizes: every MatMul and Gemm sample of the op schemas, plus shapes that cross the tiles' edges."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import needs_opencl, opencl_backend
+
+import mnn_core as mnn
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.ops import run_reference
+from mnn_core.testing import BackendConformance
+
+KERNELS = ("direct", "big", "wide", "mid", "one")
+
+
+@pytest.mark.parametrize("tiling", KERNELS[1:])
+class TestTiledGemmConformance(BackendConformance):
+    backend = "opencl"
+    rtol = 1e-4
+    atol = 1e-5
+    ops = ("MatMul", "Gemm")
+
+    @pytest.fixture(autouse=True)
+    def _force(self, tiling):
+        self.options = {"opencl.gemm": tiling}
+
+
+def _session(graph, tiling, fuse=True):
+    return mnn.Session(
+        graph, backend="opencl", fallback=False, optimize=False, fuse=fuse, options={"opencl.gemm": tiling}
+    )
+
+
+@needs_opencl
+@pytest.mark.parametrize("tiling", KERNELS)
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((37, 29), (29, 51)),  # no dimension a multiple of any block
+        ((2, 3, 17, 5), (3, 5, 70)),  # broadcast batch, K below one step
+        ((4, 67, 33), (33, 1)),  # one column
+        ((1, 200), (200, 130)),  # one row, K past several steps
+        ((65,), (3, 65, 31)),  # 1-D A against a batch of B
+        ((2, 9, 40), (40,)),  # 1-D B
+        ((3, 33, 70), (70, 129)),  # a shared B: A's batch folded into rows
+    ],
+)
+def test_matmul_tilings_match_reference(rng, tiling, a_shape, b_shape):
+    a = rng.uniform(-1, 1, a_shape).astype("float32")
+    b = rng.uniform(-1, 1, b_shape).astype("float32")
+    graph = Graph(
+        inputs={"a": TensorInfo(a_shape, "float32"), "b": TensorInfo(b_shape, "float32")},
+        nodes=[Node("MatMul", ["a", "b"], ["y"], {}, "mm")],
+        outputs=["y"],
+    )
+    got = _session(graph, tiling).run({"a": a, "b": b})["y"]
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@needs_opencl
+@pytest.mark.parametrize("tiling", KERNELS)
+@pytest.mark.parametrize("trans_a, trans_b", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_gemm_transposes_bias_and_activation(rng, tiling, trans_a, trans_b):
+    m, k, n = 23, 41, 35
+    a = rng.uniform(-1, 1, (k, m) if trans_a else (m, k)).astype("float32")
+    b = rng.uniform(-1, 1, (n, k) if trans_b else (k, n)).astype("float32")
+    c = rng.uniform(-1, 1, (m, 1)).astype("float32")
+    attrs = {"transA": trans_a, "transB": trans_b, "alpha": 0.7, "beta": -1.3, "activation": "relu"}
+    graph = Graph(
+        inputs={"a": TensorInfo(a.shape, "float32")},
+        initializers={"b": b, "c": c},
+        nodes=[Node("Gemm", ["a", "b", "c"], ["y"], attrs, "gemm")],
+        outputs=["y"],
+    )
+    got = _session(graph, tiling).run({"a": a})["y"]
+    want = run_reference("Gemm", [a, b, c], attrs)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _linear(rng, x_shape, n, act: str | None, bias_shape=None, bias_input=False):
+    """x @ W + bias, then `act` (an op name) if given."""
+    k = x_shape[-1]
+    inits = {"w": rng.uniform(-1, 1, (k, n)).astype("float32")}
+    inputs = {"x": TensorInfo(x_shape, "float32")}
+    if bias_input:
+        inputs["bias"] = TensorInfo(bias_shape or (n,), "float32")
+    else:
+        inits["bias"] = rng.uniform(-1, 1, bias_shape or (n,)).astype("float32")
+    nodes = [Node("MatMul", ["x", "w"], ["xw"], {}, "mm"), Node("Add", ["bias", "xw"], ["s"], {}, "add")]
+    if act:
+        attrs = {"alpha": 0.2} if act == "LeakyRelu" else {}
+        nodes.append(Node(act, ["s"], ["y"], attrs, "act"))
+    return Graph(inputs=inputs, initializers=inits, nodes=nodes, outputs=["y" if act else "s"])
+
+
+@needs_opencl
+@pytest.mark.parametrize("tiling", KERNELS)
+@pytest.mark.parametrize("act", [None, "Gelu", "Relu", "LeakyRelu"])
+def test_matmul_bias_activation_fused_matches_reference(rng, tiling, act):
+    graph = _linear(rng, (2, 19, 45), 37, act, bias_shape=(1, 37))
+    x = rng.uniform(-2, 2, (2, 19, 45)).astype("float32")
+    sess = _session(graph, tiling)
+    got = sess.run({"x": x})
+    want = mnn.Session(graph, backend="reference").run({"x": x})
+    assert sess.plan.fused == {"mm+add" + ("+act" if act else ""): ["mm", "add"] + (["act"] if act else [])}
+    np.testing.assert_allclose(got["y" if act else "s"], want["y" if act else "s"], rtol=1e-4, atol=1e-4)
+
+
+@needs_opencl
+def test_what_is_not_fused(rng):
+    x = rng.uniform(-1, 1, (5, 24)).astype("float32")
+    bias = rng.uniform(-1, 1, (16,)).astype("float32")
+    cases = [
+        (_linear(rng, (5, 24), 16, None, bias_input=True), {"bias": bias}, {}),  # a bias computed at run
+        (_linear(rng, (5, 24), 16, None, bias_shape=(5, 16)), {}, {}),  # not one row
+        (_linear(rng, (5, 24), 16, "Softmax"), {}, {"mm+add": ["mm", "add"]}),  # not an activation
+    ]
+    for graph, extra, fused in cases:
+        sess = _session(graph, "mid")
+        feeds = {"x": x, **extra}
+        got = sess.run(feeds)
+        assert sess.plan.fused == fused
+        want = mnn.Session(graph, backend="reference").run(feeds)
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4)
+
+
+def test_gpu_tiling_follows_the_work_groups():
+    """On a GPU the largest block that still gives 180 work-groups (mnn-vulkan's rule), else the
+    tiling with the most; a CPU device keeps the direct kernel; a bad name is an error."""
+    from mnn_opencl.ops_matmul import gemm_kernel
+
+    gpu = SimpleNamespace(runtime=SimpleNamespace(is_gpu=True), options={})
+    cpu = SimpleNamespace(runtime=SimpleNamespace(is_gpu=False), options={})
+    assert gemm_kernel(gpu, 197 * 16, 1152, 1) == "wide"  # ViT-S/16 batch 16, qkv: 99 x 18 blocks of 32x64
+    assert gemm_kernel(gpu, 197, 1152, 1) == "mid"  # batch 1: 7 x 18 = 126 of 32x64, 7 x 36 of 32x32
+    assert gemm_kernel(gpu, 197, 384, 1) == "one"  # batch 1, the projection: 13 x 24 of 16x16
+    assert gemm_kernel(gpu, 64, 128, 1) == "one"  # none gives 180: the most (4, 8 or 32 work-groups)
+    assert gemm_kernel(cpu, 197, 1152, 1) == "direct"
+    with pytest.raises(ValueError, match="opencl.gemm must be"):
+        gemm_kernel(SimpleNamespace(runtime=gpu.runtime, options={"opencl.gemm": "huge"}), 8, 8, 1)
+
+
+@needs_opencl
+def test_tiled_kernel_is_what_runs(rng):
+    graph = _linear(rng, (3, 20), 12, None)
+    _session(graph, "wide").run({"x": rng.uniform(-1, 1, (3, 20)).astype("float32")})
+    assert opencl_backend().segments[-1]["kernels"] == ["gemm_wide"]  # the bias in the GEMM's store
