@@ -2,6 +2,7 @@
 
     python plugins/mnn-opencl/tools/profile_ops.py MODEL.onnx --batch 1
     python plugins/mnn-opencl/tools/profile_ops.py ~/.cache/mnn/zoo-arch/vit-s16/legacy.onnx --top 15
+    python plugins/mnn-opencl/tools/profile_ops.py MODEL.onnx --option opencl.gemm=direct --no-fuse  # untiled
 
 Each launch the segments recorded is timed alone on a profiling queue (Context.time_kernel,
 the tuner's measurement: the median of --reps after one warm-up) once the session has run once,
@@ -58,6 +59,7 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--top", type=int, default=12, help="the slowest launches to list one by one")
     p.add_argument("--option", action="append", default=[], help="a session option, KEY=VALUE")
+    p.add_argument("--no-fuse", action="store_true", help="Session(fuse=False): no opencl.MatMulBias")
     args = p.parse_args(argv)
 
     import mnn_opencl
@@ -68,7 +70,7 @@ def main(argv=None) -> int:
     graph = mnn.load(args.model)
     feeds = _feeds(graph, args.batch)
     options = dict(o.split("=", 1) for o in args.option)
-    sess = mnn.Session(graph, backend="opencl", fallback=False, options=options)
+    sess = mnn.Session(graph, backend="opencl", fallback=False, options=options, fuse=not args.no_fuse)
     sess.run(feeds)
     walls = []
     for _ in range(5):
