@@ -113,6 +113,8 @@ int arm_epilogue_in_tile(const arm_epilogue *e); /* bias per row (or none) and r
 int64_t arm_depthwise_work_bytes(const arm_conv_geom *g);
 /* the 3x3 depthwise kernels: which geometries they take, the element stride of their padded rows */
 int arm_dw3x3(const arm_conv_geom *g);
+/* the fp32 / fp16 register-held depthwise kernels: 3 or 5 (the window) where they take g, else 0 */
+int arm_dwk(const arm_conv_geom *g);
 int64_t arm_dw_row(const arm_conv_geom *g);
 
 /* fp32 <-> fp16 (fcvtl / fcvtn: base ARMv8, every aarch64 CPU), for the fp16 domain's boundaries */

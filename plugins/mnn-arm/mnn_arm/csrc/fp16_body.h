@@ -180,12 +180,12 @@ static inline float16x8_t load_strided16(const __fp16 *p, int64_t s) {
     return vld1q_f16(v);
 }
 
-/* 3x3, stride 1 or 2, no dilation: the same kernel as fp32.c's, 8 halves per
- * vector. Taps 0-7 in one register and tap 8 in another (fmla by element);
- * bias, clamp and the accumulation in fp16, widened to fp32 for the store. */
+/* 3x3 and 5x5, no dilation, stride across 1 or 2: the same kernels as fp32.c's, 8 halves per vector.
+ * Taps 0-7 (8-15, 16-23) in one register each and the last tap in another (fmla by element); bias,
+ * clamp and the accumulation in fp16, widened to fp32 for the store. */
 /* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f16(const xelem *x, const arm_conv_geom *g, __fp16 *pad, int64_t PH, int64_t R, int fresh) {
-    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane_k_f16(const xelem *x, const arm_conv_geom *g, __fp16 *pad, int64_t PH, int64_t R, int fresh) {
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + g->kw;
     const float16x8_t z = vdupq_n_f16((__fp16)0);
     /* the zeros are the same for every plane: stored for the first (fresh) only, later planes copy their rows */
     const int64_t ph0 = fresh ? 0 : g->pt, ph1 = fresh || g->pt + g->H > PH ? PH : g->pt + g->H;
@@ -215,38 +215,68 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_pl
     }
 }
 
-static inline __attribute__((always_inline)) void dw3x3_rows_f16(const __fp16 *pad, int64_t R, xelem *yp,
-                                                                 const arm_conv_geom *g, const float16x8_t w0,
-                                                                 const float16x8_t w1, float16x8_t vb,
-                                                                 const int clamp, float16x8_t lo, float16x8_t hi,
-                                                                 const int s, const int64_t room) {
-    const int64_t OH = g->OH, OW = g->OW;
+/* FMA16 with the lane as a value (constant once inlined) */
+static inline __attribute__((always_inline)) float16x8_t fma_lane_f16(float16x8_t acc, float16x8_t b,
+                                                                       float16x8_t a, const int lane) {
+    if (lane == 0) FMA16(acc, b, a, 0);
+    else if (lane == 1) FMA16(acc, b, a, 1);
+    else if (lane == 2) FMA16(acc, b, a, 2);
+    else if (lane == 3) FMA16(acc, b, a, 3);
+    else if (lane == 4) FMA16(acc, b, a, 4);
+    else if (lane == 5) FMA16(acc, b, a, 5);
+    else if (lane == 6) FMA16(acc, b, a, 6);
+    else FMA16(acc, b, a, 7);
+    return acc;
+}
+
+/* tap t of the window (row-major): lane t % 8 of register t / 8 */
+#define DW16_TAP(v, t) acc = fma_lane_f16(acc, v, (t) < 8 ? w0 : (t) < 16 ? w1 : (t) < 24 ? w2 : w3, (t) & 7)
+/* window row i (taps K*i ...) for the 8 outputs from ow, as fp32.c's DW_ROW */
+#define DW16_ROW(r, K, i)                                                             \
+    do {                                                                              \
+        const __fp16 *q_ = (r) + s * ow;                                              \
+        if (s == 1) {                                                                 \
+            DW16_TAP(vld1q_f16(q_), K * i);                                           \
+            DW16_TAP(vld1q_f16(q_ + 1), K * i + 1);                                   \
+            DW16_TAP(vld1q_f16(q_ + 2), K * i + 2);                                   \
+            if (K == 5) {                                                             \
+                DW16_TAP(vld1q_f16(q_ + 3), K * i + 3);                               \
+                DW16_TAP(vld1q_f16(q_ + 4), K * i + 4);                               \
+            }                                                                         \
+        } else {                                                                      \
+            const float16x8x2_t a_ = vld2q_f16(q_), b_ = vld2q_f16(q_ + 2);           \
+            DW16_TAP(a_.val[0], K * i);                                               \
+            DW16_TAP(a_.val[1], K * i + 1);                                           \
+            DW16_TAP(b_.val[0], K * i + 2);                                           \
+            if (K == 5) {                                                             \
+                DW16_TAP(b_.val[1], K * i + 3);                                       \
+                DW16_TAP(vld2q_f16(q_ + 4).val[0], K * i + 4);                        \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
+
+static inline __attribute__((always_inline)) void dwk_rows_f16(const __fp16 *pad, int64_t R, xelem *yp,
+                                                               const arm_conv_geom *g, const int K,
+                                                               const float16x8_t w0, const float16x8_t w1,
+                                                               const float16x8_t w2, const float16x8_t w3,
+                                                               float16x8_t vb, const int clamp, float16x8_t lo,
+                                                               float16x8_t hi, const int s, const int64_t room) {
+    const int64_t OH = g->OH, OW = g->OW, down = g->sh * R;
     for (int64_t oh = 0; oh < OH; ++oh) {
-        const __fp16 *r0 = pad + oh * s * R, *r1 = r0 + R, *r2 = r1 + R;
+        const __fp16 *r0 = pad + oh * down;
         xelem *yo = yp + oh * OW;
         for (int64_t ow = 0; ow < OW; ow += 8) {
             float16x8_t acc = vb;
-            if (s == 1) {
-                FMA16(acc, vld1q_f16(r0 + ow), w0, 0);
-                FMA16(acc, vld1q_f16(r0 + ow + 1), w0, 1);
-                FMA16(acc, vld1q_f16(r0 + ow + 2), w0, 2);
-                FMA16(acc, vld1q_f16(r1 + ow), w0, 3);
-                FMA16(acc, vld1q_f16(r1 + ow + 1), w0, 4);
-                FMA16(acc, vld1q_f16(r1 + ow + 2), w0, 5);
-                FMA16(acc, vld1q_f16(r2 + ow), w0, 6);
-                FMA16(acc, vld1q_f16(r2 + ow + 1), w0, 7);
-                FMA16(acc, vld1q_f16(r2 + ow + 2), w1, 0);
+            if (K == 3) {
+                DW16_ROW(r0, 3, 0);
+                DW16_ROW(r0 + R, 3, 1);
+                DW16_ROW(r0 + 2 * R, 3, 2);
             } else {
-                const float16x8x2_t a = vld2q_f16(r0 + 2 * ow), b = vld2q_f16(r1 + 2 * ow), c = vld2q_f16(r2 + 2 * ow);
-                FMA16(acc, a.val[0], w0, 0);
-                FMA16(acc, a.val[1], w0, 1);
-                FMA16(acc, vld2q_f16(r0 + 2 * ow + 2).val[0], w0, 2);
-                FMA16(acc, b.val[0], w0, 3);
-                FMA16(acc, b.val[1], w0, 4);
-                FMA16(acc, vld2q_f16(r1 + 2 * ow + 2).val[0], w0, 5);
-                FMA16(acc, c.val[0], w0, 6);
-                FMA16(acc, c.val[1], w0, 7);
-                FMA16(acc, vld2q_f16(r2 + 2 * ow + 2).val[0], w1, 0);
+                DW16_ROW(r0, 5, 0);
+                DW16_ROW(r0 + R, 5, 1);
+                DW16_ROW(r0 + 2 * R, 5, 2);
+                DW16_ROW(r0 + 3 * R, 5, 3);
+                DW16_ROW(r0 + 4 * R, 5, 4);
             }
             if (clamp) acc = vminq_f16(vmaxq_f16(acc, lo), hi);
             /* as in fp32.c: whole vectors spill into the next rows where that stays inside y */
@@ -256,25 +286,33 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f16(const __fp16 *p
     }
 }
 
-static void depthwise3x3_f16(const xelem *x, const float *w, const float *bias, xelem *y, int64_t planes,
-                             const arm_conv_geom *g, int clamp, float lo, float hi, __fp16 *pad) {
-    const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
+static inline float16x8_t load8w(const float *w) { return vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(w)), vld1q_f32(w + 4)); }
+
+static void depthwise_k_f16(const xelem *x, const float *w, const float *bias, xelem *y, int64_t planes,
+                            const arm_conv_geom *g, int clamp, float lo, float hi, __fp16 *pad) {
+    const int K = arm_dwk(g), taps = K * K;
+    const int64_t PH = (g->OH - 1) * g->sh + K, R = arm_dw_row(g);
     const float16x8_t vlo = vdupq_n_f16((__fp16)lo);
     /* an fp16 ceiling: +inf (no clip) stays inf, a finite clip bound rounds to the nearest half */
     const float16x8_t vhi = vdupq_n_f16((__fp16)hi);
     for (int64_t p = 0; p < planes; ++p) {
         const int64_t c = p % g->C;
-        const float *wk = w + c * 9;
-        const float16x8_t w0 = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(wk)), vld1q_f32(wk + 4));
-        const float16x8_t w1 = vdupq_n_f16((__fp16)wk[8]);
+        const float *wk = w + c * taps;
+        const float16x8_t w0 = load8w(wk), last = vdupq_n_f16((__fp16)wk[taps - 1]);
+        const float16x8_t w1 = K == 3 ? last : load8w(wk + 8), w2 = K == 3 ? last : load8w(wk + 16);
+        const float16x8_t w3 = last;
         const float16x8_t vb = vdupq_n_f16((__fp16)(bias ? bias[c] : 0.0f));
-        pad_plane3_f16(x + p * g->H * g->W, g, pad, PH, R, p == 0);
+        pad_plane_k_f16(x + p * g->H * g->W, g, pad, PH, R, p == 0);
         xelem *yp = y + p * g->OH * g->OW;
         const int64_t room = (planes - p) * g->OH * g->OW; /* elements from yp to the end of y */
-        if (g->sh == 1 && clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 1, room);
-        else if (g->sh == 1) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 1, room);
-        else if (clamp) dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 1, vlo, vhi, 2, room);
-        else dw3x3_rows_f16(pad, R, yp, g, w0, w1, vb, 0, vlo, vhi, 2, room);
+#define DW16_CASE(K_, s_)                                                                          \
+    if (clamp) dwk_rows_f16(pad, R, yp, g, K_, w0, w1, w2, w3, vb, 1, vlo, vhi, s_, room);         \
+    else dwk_rows_f16(pad, R, yp, g, K_, w0, w1, w2, w3, vb, 0, vlo, vhi, s_, room);
+        if (K == 3 && g->sw == 1) { DW16_CASE(3, 1) }
+        else if (K == 3) { DW16_CASE(3, 2) }
+        else if (g->sw == 1) { DW16_CASE(5, 1) }
+        else { DW16_CASE(5, 2) }
+#undef DW16_CASE
     }
 }
 
@@ -289,8 +327,8 @@ static void depthwise_impl(const void *xv, const float *w, const float *bias, vo
     const int clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
     const float lo = e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f;
     const float hi = e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY;
-    if (arm_dw3x3(g)) {
-        depthwise3x3_f16(x, w, bias, y, planes, g, clamp, lo, hi, pad);
+    if (arm_dwk(g)) {
+        depthwise_k_f16(x, w, bias, y, planes, g, clamp, lo, hi, pad);
         if (!clamp && e->act != MNN_ACT_NONE) activation_x(e, y, planes * g->OH * g->OW);
         return;
     }

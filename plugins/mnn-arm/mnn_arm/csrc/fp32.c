@@ -185,20 +185,18 @@ int arm_dw3x3(const arm_conv_geom *g) {
     return g->kh == 3 && g->kw == 3 && g->dh == 1 && g->dw == 1 && (g->sh == 1 || g->sh == 2) && g->sw == g->sh;
 }
 
-static inline float32x4_t load_strided(const float *p, int64_t s) {
-    if (s == 1) return vld1q_f32(p);
-    if (s == 2) return vld2q_f32(p).val[0];
-    const float v[4] = {p[0], p[s], p[2 * s], p[3 * s]};
-    return vld1q_f32(v);
+int arm_dwk(const arm_conv_geom *g) {
+    const int k = g->kh == g->kw && (g->kh == 3 || g->kh == 5) ? (int)g->kh : 0;
+    return k && g->dh == 1 && g->dw == 1 && (g->sw == 1 || g->sw == 2) && g->sh >= 1 ? k : 0;
 }
 
-/* 3x3, stride 1 or 2, no dilation (every depthwise layer of MobileNet): the
- * 9 weights held in 3 registers (fmla by element), the plane copied into the
- * padded scratch with vector moves, one output row of 4-lane vectors at a time
- * (the last vector of a row computed whole and stored lane by lane). */
+/* 3x3 and 5x5, no dilation (MobileNet's and PP-LCNet's depthwise layers, strides (1, 1), (2, 2), (2, 1),
+ * (1, 2)): the 9 or 25 weights held in 3 or 7 registers (fmla by element), the plane copied into the
+ * padded scratch with vector moves, one output row of 4-lane vectors at a time (the last vector of a
+ * row computed whole and stored lane by lane). */
 /* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R, int fresh) {
-    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3; /* columns a stored output reads */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane_k_f32(const float *x, const arm_conv_geom *g, float *pad, int64_t PH, int64_t R, int fresh) {
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + g->kw; /* columns a stored output reads */
     const float32x4_t z = vdupq_n_f32(0.0f);
     /* the zeros are the same for every plane: stored for the first (fresh) only, later planes copy their rows */
     const int64_t ph0 = fresh ? 0 : g->pt, ph1 = fresh || g->pt + g->H > PH ? PH : g->pt + g->H;
@@ -233,38 +231,70 @@ static inline void store_part_f32(float *d, float32x4_t v, int64_t n) {
     if (n > 2) vst1q_lane_f32(d + 2, v, 2);
 }
 
-static inline __attribute__((always_inline)) void dw3x3_rows_f32(const float *pad, int64_t R, float *yp,
-                                                                 const arm_conv_geom *g, const float32x4_t w0,
-                                                                 const float32x4_t w1, const float32x4_t w2,
-                                                                 float32x4_t vb, const int clamp, float32x4_t lo,
-                                                                 float32x4_t hi, const int s, const int64_t room) {
-    const int64_t OH = g->OH, OW = g->OW;
+/* fmla by element, kept so: the intrinsic lets GCC hoist a dup of each of the 25 weights out of the
+ * loop (25 registers, spills) */
+#define FMA32(acc, b, a, lane) __asm__("fmla %0.4s, %1.4s, %2.s[" #lane "]" : "+w"(acc) : "w"(b), "w"(a))
+static inline __attribute__((always_inline)) float32x4_t fma_lane_f32(float32x4_t acc, float32x4_t b,
+                                                                       float32x4_t a, const int lane) {
+    if (lane == 0) FMA32(acc, b, a, 0);
+    else if (lane == 1) FMA32(acc, b, a, 1);
+    else if (lane == 2) FMA32(acc, b, a, 2);
+    else FMA32(acc, b, a, 3);
+    return acc;
+}
+
+/* tap t of the window (row-major) times the vector v: weight t is lane t % 4 of register t / 4 */
+#define DW_W(t) ((t) < 4 ? w0 : (t) < 8 ? w1 : (t) < 12 ? w2 : (t) < 16 ? w3 : (t) < 20 ? w4 : (t) < 24 ? w5 : w6)
+#define DW_TAP(v, t) acc = fma_lane_f32(acc, v, DW_W(t), (t) & 3)
+/* window row i (taps K*i ...) for the 4 outputs from ow: unit-stride loads, or at stride 2 each ld2
+ * giving two columns */
+#define DW_ROW(r, K, i)                                                               \
+    do {                                                                              \
+        const float *q_ = (r) + s * ow;                                               \
+        if (s == 1) {                                                                 \
+            DW_TAP(vld1q_f32(q_), K * i);                                             \
+            DW_TAP(vld1q_f32(q_ + 1), K * i + 1);                                     \
+            DW_TAP(vld1q_f32(q_ + 2), K * i + 2);                                     \
+            if (K == 5) {                                                             \
+                DW_TAP(vld1q_f32(q_ + 3), K * i + 3);                                 \
+                DW_TAP(vld1q_f32(q_ + 4), K * i + 4);                                 \
+            }                                                                         \
+        } else {                                                                      \
+            const float32x4x2_t a_ = vld2q_f32(q_), b_ = vld2q_f32(q_ + 2);           \
+            DW_TAP(a_.val[0], K * i);                                                 \
+            DW_TAP(a_.val[1], K * i + 1);                                             \
+            DW_TAP(b_.val[0], K * i + 2);                                             \
+            if (K == 5) {                                                             \
+                DW_TAP(b_.val[1], K * i + 3);                                         \
+                DW_TAP(vld2q_f32(q_ + 4).val[0], K * i + 4);                          \
+            }                                                                         \
+        }                                                                             \
+    } while (0)
+
+static inline __attribute__((always_inline)) void dwk_rows_f32(const float *pad, int64_t R, float *yp,
+                                                               const arm_conv_geom *g, const int K,
+                                                               const float32x4_t w0, const float32x4_t w1,
+                                                               const float32x4_t w2, const float32x4_t w3,
+                                                               const float32x4_t w4, const float32x4_t w5,
+                                                               const float32x4_t w6, float32x4_t vb,
+                                                               const int clamp, float32x4_t lo, float32x4_t hi,
+                                                               const int s, const int64_t room) {
+    const int64_t OH = g->OH, OW = g->OW, down = g->sh * R;
     for (int64_t oh = 0; oh < OH; ++oh) {
-        const float *r0 = pad + oh * s * R, *r1 = r0 + R, *r2 = r1 + R;
+        const float *r0 = pad + oh * down;
         float *yo = yp + oh * OW;
         for (int64_t ow = 0; ow < OW; ow += 4) {
             float32x4_t acc = vb;
-            if (s == 1) {
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r0 + ow), w0, 0);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r0 + ow + 1), w0, 1);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r0 + ow + 2), w0, 2);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r1 + ow), w0, 3);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r1 + ow + 1), w1, 0);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r1 + ow + 2), w1, 1);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r2 + ow), w1, 2);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r2 + ow + 1), w1, 3);
-                acc = vfmaq_laneq_f32(acc, vld1q_f32(r2 + ow + 2), w2, 0);
-            } else { /* even / odd columns of 2*ow, then the even ones of 2*ow + 2 */
-                const float32x4x2_t a = vld2q_f32(r0 + 2 * ow), b = vld2q_f32(r1 + 2 * ow), c = vld2q_f32(r2 + 2 * ow);
-                acc = vfmaq_laneq_f32(acc, a.val[0], w0, 0);
-                acc = vfmaq_laneq_f32(acc, a.val[1], w0, 1);
-                acc = vfmaq_laneq_f32(acc, vld2q_f32(r0 + 2 * ow + 2).val[0], w0, 2);
-                acc = vfmaq_laneq_f32(acc, b.val[0], w0, 3);
-                acc = vfmaq_laneq_f32(acc, b.val[1], w1, 0);
-                acc = vfmaq_laneq_f32(acc, vld2q_f32(r1 + 2 * ow + 2).val[0], w1, 1);
-                acc = vfmaq_laneq_f32(acc, c.val[0], w1, 2);
-                acc = vfmaq_laneq_f32(acc, c.val[1], w1, 3);
-                acc = vfmaq_laneq_f32(acc, vld2q_f32(r2 + 2 * ow + 2).val[0], w2, 0);
+            if (K == 3) {
+                DW_ROW(r0, 3, 0);
+                DW_ROW(r0 + R, 3, 1);
+                DW_ROW(r0 + 2 * R, 3, 2);
+            } else {
+                DW_ROW(r0, 5, 0);
+                DW_ROW(r0 + R, 5, 1);
+                DW_ROW(r0 + 2 * R, 5, 2);
+                DW_ROW(r0 + 3 * R, 5, 3);
+                DW_ROW(r0 + 4 * R, 5, 4);
             }
             if (clamp) acc = vminq_f32(vmaxq_f32(acc, lo), hi);
             /* a whole vector, spilling past the row into the next rows (written after this one) where
@@ -275,24 +305,40 @@ static inline __attribute__((always_inline)) void dw3x3_rows_f32(const float *pa
     }
 }
 
-static void depthwise3x3_f32(const float *x, const float *w, const float *bias, float *y, int64_t planes,
-                             const arm_conv_geom *g, int clamp, float lo, float hi, float *pad) {
-    const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
+static void depthwise_k_f32(const float *x, const float *w, const float *bias, float *y, int64_t planes,
+                            const arm_conv_geom *g, int clamp, float lo, float hi, float *pad) {
+    const int K = arm_dwk(g), taps = K * K;
+    const int64_t PH = (g->OH - 1) * g->sh + K, R = arm_dw_row(g);
     const float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
     for (int64_t p = 0; p < planes; ++p) {
         const int64_t c = p % g->C;
-        const float *wk = w + c * 9;
-        const float32x4_t w0 = vld1q_f32(wk), w1 = vld1q_f32(wk + 4), w2 = vdupq_n_f32(wk[8]);
+        const float *wk = w + c * taps;
+        /* whole vectors of taps, the last tap alone (never read past the channel's weights) */
+        const float32x4_t w0 = vld1q_f32(wk), w1 = vld1q_f32(wk + 4);
+        const float32x4_t w2 = K == 3 ? vdupq_n_f32(wk[8]) : vld1q_f32(wk + 8);
+        const float32x4_t w3 = K == 3 ? w2 : vld1q_f32(wk + 12), w4 = K == 3 ? w2 : vld1q_f32(wk + 16);
+        const float32x4_t w5 = K == 3 ? w2 : vld1q_f32(wk + 20), w6 = vdupq_n_f32(wk[taps - 1]);
         const float32x4_t vb = vdupq_n_f32(bias ? bias[c] : 0.0f);
-        pad_plane3_f32(x + p * g->H * g->W, g, pad, PH, R, p == 0);
+        pad_plane_k_f32(x + p * g->H * g->W, g, pad, PH, R, p == 0);
         float *yp = y + p * g->OH * g->OW;
         const int64_t room = (planes - p) * g->OH * g->OW; /* elements from yp to the end of y */
-        /* stride and clamp as constants: four specialised loops */
-        if (g->sh == 1 && clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 1, room);
-        else if (g->sh == 1) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 1, room);
-        else if (clamp) dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 1, vlo, vhi, 2, room);
-        else dw3x3_rows_f32(pad, R, yp, g, w0, w1, w2, vb, 0, vlo, vhi, 2, room);
+        /* window, stride across and clamp as constants: eight specialised loops */
+#define DW_CASE(K_, s_)                                                                                  \
+    if (clamp) dwk_rows_f32(pad, R, yp, g, K_, w0, w1, w2, w3, w4, w5, w6, vb, 1, vlo, vhi, s_, room);   \
+    else dwk_rows_f32(pad, R, yp, g, K_, w0, w1, w2, w3, w4, w5, w6, vb, 0, vlo, vhi, s_, room);
+        if (K == 3 && g->sw == 1) { DW_CASE(3, 1) }
+        else if (K == 3) { DW_CASE(3, 2) }
+        else if (g->sw == 1) { DW_CASE(5, 1) }
+        else { DW_CASE(5, 2) }
+#undef DW_CASE
     }
+}
+
+static inline float32x4_t load_strided(const float *p, int64_t s) {
+    if (s == 1) return vld1q_f32(p);
+    if (s == 2) return vld2q_f32(p).val[0];
+    const float v[4] = {p[0], p[s], p[2 * s], p[3 * s]};
+    return vld1q_f32(v);
 }
 
 static void depthwise_fp32(const void *xv, const float *w, const float *bias, void *yv, int64_t planes,
@@ -307,8 +353,8 @@ static void depthwise_fp32(const void *xv, const float *w, const float *bias, vo
     const int clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
     lo = e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f;
     hi = e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY;
-    if (arm_dw3x3(g)) {
-        depthwise3x3_f32(x, w, bias, y, planes, g, clamp, lo, hi, pad);
+    if (arm_dwk(g)) {
+        depthwise_k_f32(x, w, bias, y, planes, g, clamp, lo, hi, pad);
         if (!clamp && e->act != MNN_ACT_NONE) arm_activation(e, y, y, planes * g->OH * g->OW);
         return;
     }

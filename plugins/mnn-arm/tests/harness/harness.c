@@ -91,10 +91,10 @@ static void conv_ref(const float *x, const float *w, const float *bias, int64_t 
                 }
 }
 
-static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, int64_t H, int64_t O, int64_t ks,
-                      int64_t s, int64_t d, int64_t p, int64_t group) {
-    const int64_t W = H + 1, cg = C / group, og = O / group;
-    arm_conv_geom g = geom(cg, H, W, ks, s, d, p);
+/* a convolution of geometry g (C: one group's channels; W = g.W) against the double reference */
+static void test_conv_g(const arm_fkernels *k, double rtol, int64_t N, int64_t C, int64_t H, int64_t O,
+                        int64_t group, arm_conv_geom g) {
+    const int64_t W = g.W, cg = C / group, og = O / group, ks = g.kh, s = g.sh, d = g.dh, p = g.pt;
     const int64_t out = N * O * g.OH * g.OW, Kg = cg * ks * ks;
     float *x = xalloc(N * C * H * W * 4), *w = xalloc(O * Kg * 4), *bias = xalloc(O * 4), *y = xalloc(out * 4);
     double *want = xalloc(out * 8), *mag = xalloc(out * 8);
@@ -129,11 +129,25 @@ static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, 
     free(xio), free(yio);
     conv_ref(x, w, bias, N, C, H, W, O, group, &g, MNN_ACT_CLIP, want, mag);
     char what[96];
-    snprintf(what, sizeof what, "%s %s conv N=%ld C=%ld H=%ld O=%ld k=%ld s=%ld d=%ld p=%ld g=%ld", k->name,
-             depthwise ? "depthwise" : "gemm", (long)N, (long)C, (long)H, (long)O, (long)ks, (long)s, (long)d,
-             (long)p, (long)group);
+    snprintf(what, sizeof what, "%s %s conv N=%ld C=%ld H=%ld W=%ld O=%ld k=%ld s=%ld,%ld d=%ld p=%ld g=%ld",
+             k->name, depthwise ? "depthwise" : "gemm", (long)N, (long)C, (long)H, (long)W, (long)O, (long)ks,
+             (long)s, (long)g.sw, (long)d, (long)p, (long)group);
     compare(what, y, want, mag, out, rtol);
     free(x), free(w), free(bias), free(y), free(want), free(mag);
+}
+
+static void test_conv(const arm_fkernels *k, double rtol, int64_t N, int64_t C, int64_t H, int64_t O, int64_t ks,
+                      int64_t s, int64_t d, int64_t p, int64_t group) {
+    test_conv_g(k, rtol, N, C, H, O, group, geom(C / group, H, H + 1, ks, s, d, p));
+}
+
+/* depthwise of a k x k window, strides (sh, sw), padding p on every side, no dilation */
+static void test_dw(const arm_fkernels *k, double rtol, int64_t N, int64_t C, int64_t H, int64_t W, int64_t ks,
+                    int64_t sh, int64_t sw, int64_t p) {
+    arm_conv_geom g = geom(1, H, W, ks, 1, 1, p);
+    g.sh = sh, g.sw = sw;
+    g.OH = (H + 2 * p - ks) / sh + 1, g.OW = (W + 2 * p - ks) / sw + 1;
+    test_conv_g(k, rtol, N, C, H, C, C, g);
 }
 
 static void test_float_path(const arm_fkernels *k, double rtol) {
@@ -162,6 +176,18 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     test_conv(k, rtol, 1, 5, 23, 5, 3, 2, 1, 1, 5);
     test_conv(k, rtol, 1, 6, 2, 6, 3, 2, 1, 1, 6);
     test_conv(k, rtol, 1, 2, 3, 2, 3, 1, 1, 0, 2);
+    /* 3x3 and 5x5 at strides (1, 1), (2, 1), (1, 2), (2, 2), (3, 1): rows of 2 and 3 under padding 2
+     * (every window row reaches into the padding), whole vectors and tails of 4 and 8 */
+    test_dw(k, rtol, 1, 5, 3, 37, 5, 1, 1, 2);
+    test_dw(k, rtol, 2, 3, 2, 17, 5, 1, 1, 2);
+    test_dw(k, rtol, 1, 4, 12, 19, 5, 2, 1, 2);
+    test_dw(k, rtol, 1, 3, 9, 40, 5, 1, 2, 2);
+    test_dw(k, rtol, 1, 3, 11, 21, 5, 2, 2, 2);
+    test_dw(k, rtol, 1, 2, 13, 9, 5, 3, 1, 1);
+    test_dw(k, rtol, 1, 6, 3, 5, 5, 1, 1, 2);
+    test_dw(k, rtol, 1, 4, 24, 23, 3, 2, 1, 1);
+    test_dw(k, rtol, 1, 4, 12, 35, 3, 1, 2, 1);
+    test_dw(k, rtol, 2, 3, 7, 16, 3, 3, 1, 0);
 }
 
 /* Winograd F(2x2, 3x3) (fp32 path): 3x3 stride 1 against the double reference, through the weight
