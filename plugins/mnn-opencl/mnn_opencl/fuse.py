@@ -1,10 +1,17 @@
 """Which of its placed ops mnn-opencl runs as one (Backend.fuse; the core's side is mnn_core/runtime/fusion.py).
 
-A MatMul, the Add of a constant bias row of its N columns that alone reads it, and the activation that
-alone reads the sum, if any (a Linear layer on a sequence as torch exports it, GELU after the first of
-a transformer's MLP): one op, opencl.MatMulBias (ops_matmul.py), the row and the activation applied in
-the GEMM's store. Two launches and two passes over the output fewer per layer.
-`Session(fuse=False)` turns it off.
+A MatMul and, around it, what its GEMM can do in the same launch: one op, opencl.FusedMatMul
+(ops_matmul.py), that takes the place of
+
+- a Transpose whose output only the MatMul reads, on either operand: the GEMM reads the Transpose's
+  input through permuted strides (attention's heads, K transposed for Q @ K^T);
+- then a Mul or Div of the product by a constant scalar that alone reads it (attention's scale): the
+  GEMM's alpha;
+- then the Add of a constant bias row of its N columns that alone reads the result (a Linear layer
+  on a sequence, as torch exports it): the GEMM's C, the same for every row;
+- then the activation that alone reads the sum (GELU after a transformer MLP's first layer).
+
+Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns it off.
 """
 
 from __future__ import annotations
@@ -13,16 +20,20 @@ from mnn_core.backend import Fusion
 from mnn_core.graph.ir import Node
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
-from .ops_matmul import MATMUL_BIAS
+from .ops_matmul import FUSED_MATMUL
+
+
+def _float32(offer, name: str) -> bool:
+    info = offer.infos.get(name)
+    return info is not None and info.is_static and info.dtype == "float32"
 
 
 def _bias_row(offer, bias: str, out_shape: tuple) -> bool:
     """Whether `bias` is a float32 constant of the output's last axis (leading axes of 1)."""
-    info = offer.infos.get(bias)
-    shape = tuple(info.shape) if info is not None else ()
+    shape = tuple(offer.infos[bias].shape) if bias in offer.infos else ()
     return (
         bias in offer.constants
-        and info.dtype == "float32"
+        and _float32(offer, bias)
         and 1 <= len(shape) <= len(out_shape)
         and shape[-1] == out_shape[-1]
         and all(d == 1 for d in shape[:-1])
@@ -41,26 +52,69 @@ def _activation_attrs(act: Node | None) -> dict | None:
     return {"activation": kind, "act_alpha": values.get("alpha", 0.0), "act_beta": values.get("beta", 0.0)}
 
 
-def bias_fusion(matmul: Node, offer) -> Fusion | None:
-    """opencl.MatMulBias of `matmul`, the Add of a bias row that alone reads it and the activation that
-    alone reads the sum, or None."""
-    if matmul.op != "MatMul" or matmul.attrs.get("activation", "none") != "none":
+def _transposed(offer, producers: dict, value: str) -> Node | None:
+    """The Transpose on this backend that makes `value`, read by nothing else, else None."""
+    node = producers.get(value)
+    if node is None or node.op != "Transpose" or offer.sole_reader(value) is None:
+        return None
+    return node if _float32(offer, node.inputs[0]) and len(offer.infos[node.inputs[0]].shape) >= 2 else None
+
+
+def _scale(offer, node: Node | None, value: str) -> tuple[str, str] | None:
+    """(op, scalar) where `node` multiplies `value` by a constant float32 scalar or divides it by one."""
+    if node is None or node.op not in ("Mul", "Div") or len(node.inputs) != 2 or node.inputs.count(value) != 1:
+        return None
+    if node.op == "Div" and node.inputs[0] != value:
+        return None
+    other = node.inputs[1 - node.inputs.index(value)]
+    info = offer.infos.get(other)
+    if other not in offer.constants or not _float32(offer, other) or any(d != 1 for d in info.shape):
+        return None
+    return node.op, other
+
+
+def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
+    """opencl.FusedMatMul of `matmul` and what around it the GEMM can do (the module's list), or None."""
+    if matmul.op != "MatMul" or len(matmul.inputs) != 2:
         return None
     y = offer.infos.get(matmul.outputs[0])
-    add = offer.sole_reader(matmul.outputs[0])
-    if y is None or not y.is_static or y.dtype != "float32" or len(y.shape) < 2 or add is None or add.op != "Add":
+    if y is None or not y.is_static or y.dtype != "float32" or len(y.shape) < 2:
         return None
-    if len(add.inputs) != 2 or add.inputs.count(matmul.outputs[0]) != 1:
+    inputs, attrs, before = list(matmul.inputs), dict(matmul.attrs), []
+    for i, key in enumerate(("perm_a", "perm_b")):
+        t = _transposed(offer, producers, inputs[i])
+        if t is not None and inputs.count(inputs[i]) == 1:
+            rank = len(offer.infos[t.inputs[0]].shape)
+            attrs[key] = [int(p) for p in t.attrs.get("perm") or range(rank - 1, -1, -1)]  # none: reversed
+            inputs[i] = t.inputs[0]
+            before.append(t)
+    after, out, extra = [], matmul.outputs[0], []
+    # an activation the core already fused into the MatMul comes before anything after it
+    nxt = offer.sole_reader(out) if attrs.get("activation", "none") == "none" else None
+    if scale := _scale(offer, nxt, out):
+        attrs["scale"] = scale[0]
+        extra.append(scale[1])
+        after.append(nxt)
+        out = nxt.outputs[0]
+        nxt = offer.sole_reader(out)
+    if nxt is not None and nxt.op == "Add" and len(nxt.inputs) == 2 and nxt.inputs.count(out) == 1:
+        bias = nxt.inputs[1 - nxt.inputs.index(out)]
+        if _bias_row(offer, bias, tuple(y.shape)) and tuple(offer.infos[nxt.outputs[0]].shape) == tuple(y.shape):
+            attrs["bias"] = 1
+            extra.insert(0, bias)
+            after.append(nxt)
+            out = nxt.outputs[0]
+            nxt = offer.sole_reader(out)
+    if act_attrs := _activation_attrs(nxt):
+        attrs.update(act_attrs)
+        after.append(nxt)
+    if not before and not after:
         return None
-    bias = add.inputs[1 - add.inputs.index(matmul.outputs[0])]
-    if not _bias_row(offer, bias, tuple(y.shape)) or tuple(offer.infos[add.outputs[0]].shape) != tuple(y.shape):
-        return None
-    act_attrs = _activation_attrs(offer.sole_reader(add.outputs[0]))
-    group = (matmul, add, offer.sole_reader(add.outputs[0])) if act_attrs else (matmul, add)
-    attrs = {**matmul.attrs, **(act_attrs or {})}
-    node = Node(MATMUL_BIAS, [*matmul.inputs, bias], [group[-1].outputs[0]], attrs, "+".join(n.name for n in group))
-    return Fusion(node, tuple(n.name for n in group), "bias and activation in the GEMM's store")
+    group = (*before, matmul, *after)
+    node = Node(FUSED_MATMUL, inputs + extra, [group[-1].outputs[0]], attrs, "+".join(n.name for n in group))
+    return Fusion(node, tuple(n.name for n in group), "transposes, scale, bias and activation in the GEMM")
 
 
 def fusions(offer) -> list[Fusion]:
-    return [f for node in offer.nodes if (f := bias_fusion(node, offer)) is not None]
+    producers = {out: node for node in offer.nodes for out in node.outputs}
+    return [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]

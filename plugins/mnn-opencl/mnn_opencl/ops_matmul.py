@@ -1,14 +1,15 @@
 """MatMul (numpy semantics: 1-D operands, broadcast batch dims), Gemm (transposes, alpha, beta,
-broadcast bias) and opencl.MatMulBias (fuse.py: a MatMul, its bias row and activation), activation
-fused.
+broadcast bias) and opencl.FusedMatMul (fuse.py: a MatMul with the Transposes before it and its scale,
+bias row and activation after it), activation fused.
 
 On a GPU every product runs on a register-tiled kernel of kernels/gemm.cl (mnn-vulkan's gemm.comp:
 blocks staged through local memory), the tiling chosen by the work-groups it gives; on a CPU device
-on matmul.cl's direct kernel (4x4 outputs per work-item, no barriers). Transposes and 1-D operands
-become strides; batch broadcasting becomes a small table of per-batch operand offsets, uploaded at
-resize, and a B shared by every batch folds A's batch into rows. A Gemm of a few rows (a classifier
-at batch 1) runs one work-group per output column over B stored N x K (matvec_nk); a constant B is
-transposed once at resize into whichever layout makes the loads coalesce."""
+on matmul.cl's direct kernel (4x4 outputs per work-item, no barriers). Transposes (Gemm's and fused
+ones) and 1-D operands become strides; batch broadcasting becomes a small table of per-batch operand
+offsets, uploaded at resize, and a B shared by every batch folds A's batch into rows. A Gemm of a few
+rows (a classifier at batch 1) runs one work-group per output column over B stored N x K
+(matvec_nk); a constant B is transposed once at resize into whichever layout makes the loads
+coalesce."""
 
 from __future__ import annotations
 
@@ -17,26 +18,47 @@ import numpy as np
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
 from ._cl import LocalMem
-from ._common import T, broadcast_strides, collapse, full_attrs, fused_activation, int8, kernel, numel
+from ._common import (
+    T,
+    broadcast_strides,
+    collapse,
+    contiguous_strides,
+    full_attrs,
+    fused_activation,
+    int8,
+    kernel,
+    numel,
+)
 
-#: a MatMul, the Add of a constant bias row and an activation, run as one (fuse.py)
-MATMUL_BIAS = "opencl.MatMulBias"
+#: a MatMul with Transposes before it and a scale, a bias row and an activation after it, run as one
+#: (fuse.py)
+FUSED_MATMUL = "opencl.FusedMatMul"
 MATVEC_ROWS = 4  # up to this many rows, a Gemm reads B row by row (matvec_nk)
 MATVEC_LWS = 64
 
 
-def _batch_offsets(a_batch, b_batch, out_batch, a_mat: int, b_mat: int) -> np.ndarray:
-    """[(offset of A, offset of B)] per output batch index, in elements."""
+def _operand(shape, strides, perm) -> tuple[tuple, tuple]:
+    """(shape, element strides) of a MatMul operand stored with `strides`, read through a Transpose
+    by `perm` (empty: as stored)."""
+    shape, strides = tuple(int(d) for d in shape), tuple(int(s) for s in strides)
+    if perm:
+        shape, strides = tuple(shape[p] for p in perm), tuple(strides[p] for p in perm)
+    return shape, strides
+
+
+def _batch_offsets(a_batch, a_strides, b_batch, b_strides, out_batch) -> np.ndarray:
+    """[(offset of A, offset of B)] per output batch index, in elements: each operand's batch dims
+    (with their strides) broadcast over `out_batch` as numpy does."""
     count = numel(out_batch)
     if count == 0:
         return np.zeros((1, 2), np.int32)
     idx = np.indices(out_batch).reshape(len(out_batch), -1) if out_batch else np.zeros((0, 1), np.int64)
-    sa = broadcast_strides(a_batch, out_batch)
-    sb = broadcast_strides(b_batch, out_batch)
     offs = np.zeros((count, 2), np.int64)
-    for d in range(len(out_batch)):
-        offs[:, 0] += idx[d] * sa[d] * a_mat
-        offs[:, 1] += idx[d] * sb[d] * b_mat
+    for col, (batch, strides) in enumerate(((a_batch, a_strides), (b_batch, b_strides))):
+        pad = len(out_batch) - len(batch)
+        for d in range(len(batch)):
+            if batch[d] != 1:
+                offs[:, col] += idx[pad + d] * strides[d]
     return offs.astype(np.int32)
 
 
@@ -108,24 +130,29 @@ def _transposed_copy(b, src: T, rows: int, cols: int) -> T:
     return dst
 
 
-def _matmul(op, b, row=None):
-    """MatMul (numpy semantics) with an optional bias row of N values added before the activation."""
+def _matmul(op, b, perms=((), ()), alpha: float = 1.0, row=None):
+    """MatMul (numpy semantics) of its operands read through Transposes by `perms`, times `alpha`,
+    plus a bias row of N values (`row`), then the node's activation."""
     a, bm = op.inputs[:2]
     y = op.outputs[0]
-    sa, sb = a.info.shape, bm.info.shape
-    sa2 = (1,) + tuple(sa) if len(sa) == 1 else tuple(sa)
-    sb2 = tuple(sb) + (1,) if len(sb) == 1 else tuple(sb)
-    m, k = sa2[-2:]
-    n = sb2[-1]
-    out_batch = tuple(np.broadcast_shapes(sa2[:-2], sb2[:-2]))
+    sa, ta = _operand(a.info.shape, contiguous_strides(a.info.shape), perms[0])
+    sb, tb = _operand(bm.info.shape, contiguous_strides(bm.info.shape), perms[1])
+    if len(sa) == 1:  # a row
+        sa, ta = (1,) + sa, (0,) + ta
+    if len(sb) == 1:  # a column
+        sb, tb = sb + (1,), tb + (0,)
+    m, k = sa[-2:]
+    n = sb[-1]
+    out_batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
     batches = numel(out_batch)
-    if numel(sb2[:-2]) == 1:  # one B for every batch (a Linear layer): A's batch is more rows, one GEMM
+    if numel(sb[:-2]) == 1 and not perms[0]:  # one B for every batch (a Linear layer): A's batch is more rows
         m, batches, offs = m * batches, 1, np.zeros((1, 2), np.int32)
     else:
-        offs = _batch_offsets(sa2[:-2], sb2[:-2], out_batch, m * k, k * n)
+        offs = _batch_offsets(sa[:-2], ta[:-2], sb[:-2], tb[:-2], out_batch)
     act = fused_activation(op.node.attrs)
     bias_args = [row, 1, 0, 1] if row is not None else _bias_args(b, None, y, None)  # the row as C, every row alike
-    _tiled(b, b.tensor(a), b.tensor(bm), y, offs, batches, m, n, k, (k, 1), (n, 1), bias_args, 1.0, 1.0, act)
+    a_strides, b_strides = (ta[-2], ta[-1]), (tb[-2], tb[-1])
+    _tiled(b, b.tensor(a), b.tensor(bm), y, offs, batches, m, n, k, a_strides, b_strides, bias_args, alpha, 1.0, act)
 
 
 @kernel("MatMul")
@@ -133,10 +160,18 @@ def _build_matmul(op, b):
     _matmul(op, b)
 
 
-@kernel(MATMUL_BIAS)
-def _build_matmul_bias(op, b):
-    """opencl.MatMulBias (fuse.py): MatMul(A, B) + a constant row of N (input 2), then the node's activation."""
-    _matmul(op, b, row=b.tensor(op.inputs[2]))
+@kernel(FUSED_MATMUL)
+def _build_fused_matmul(op, b):
+    """opencl.FusedMatMul (fuse.py): inputs A, B, then the bias row if attrs["bias"], then the scalar
+    if attrs["scale"] ("Mul" or "Div"); A and B read through attrs["perm_a"] / ["perm_b"]."""
+    attrs = op.node.attrs
+    extra = list(op.inputs[2:])
+    row = b.tensor(extra.pop(0)) if attrs.get("bias") else None
+    alpha = 1.0
+    if attrs.get("scale"):
+        value = float(np.asarray(op.constants[extra.pop(0).name]).reshape(-1)[0])
+        alpha = value if attrs["scale"] == "Mul" else 1.0 / value
+    _matmul(op, b, (tuple(attrs.get("perm_a", ())), tuple(attrs.get("perm_b", ()))), alpha, row)
 
 
 def _gemm_supports(node, ins):

@@ -1,5 +1,5 @@
 """The register-tiled GEMMs (kernels/gemm.cl), each tiling forced through "opencl.gemm" (a CPU device
-takes the direct kernel by default), and opencl.MatMulBias (fuse.py), against the reference backend
+takes the direct kernel by default), and opencl.FusedMatMul (fuse.py), against the reference backend
 on odd sizes: every MatMul and Gemm sample of the op schemas, plus shapes that cross the tiles' edges."""
 
 from __future__ import annotations
@@ -111,6 +111,56 @@ def test_matmul_bias_activation_fused_matches_reference(rng, tiling, act):
     np.testing.assert_allclose(got["y" if act else "s"], want["y" if act else "s"], rtol=1e-4, atol=1e-4)
 
 
+def _attention_scores(q_shape, k_shape, perm_q, perm_k, scale_op, scale_first=True):
+    """Transpose(q) @ Transpose(k) (an empty perm: no Transpose), then Mul or Div by a scalar."""
+    nodes, a, b = [], "q", "k"
+    if perm_q:
+        nodes.append(Node("Transpose", ["q"], ["qt"], {"perm": perm_q}, "tq"))
+        a = "qt"
+    if perm_k:
+        nodes.append(Node("Transpose", ["k"], ["kt"], {"perm": perm_k}, "tk"))
+        b = "kt"
+    nodes.append(Node("MatMul", [a, b], ["s"], {}, "mm"))
+    out = "s"
+    if scale_op:
+        ins = ["s", "c"] if scale_first else ["c", "s"]
+        nodes.append(Node(scale_op, ins, ["y"], {}, "scale"))
+        out = "y"
+    return Graph(
+        inputs={"q": TensorInfo(q_shape, "float32"), "k": TensorInfo(k_shape, "float32")},
+        initializers={"c": np.array(0.37, np.float32)},
+        nodes=nodes,
+        outputs=[out],
+    )
+
+
+@needs_opencl
+@pytest.mark.parametrize("tiling", KERNELS)
+@pytest.mark.parametrize(
+    "q_shape, k_shape, perm_q, perm_k, scale_op",
+    [
+        ((2, 19, 3, 8), (2, 21, 3, 8), [0, 2, 1, 3], [0, 2, 3, 1], "Div"),  # BERT's heads, K transposed
+        ((3, 17, 9), (3, 17, 9), [], [0, 2, 1], "Mul"),  # ViT's K^T
+        ((9, 17), (9, 33), [1, 0], [], None),  # A transposed, 2-D
+        ((5, 2, 7, 11), (2, 5, 13, 11), [1, 0, 2, 3], [0, 1, 3, 2], "Mul"),  # batch dims swapped
+        ((4, 6, 10), (7, 10, 4), [], None, "Div"),  # B's default perm: reversed
+    ],
+)
+def test_transposes_and_scale_fused_match_reference(rng, tiling, q_shape, k_shape, perm_q, perm_k, scale_op):
+    graph = _attention_scores(q_shape, k_shape, perm_q, perm_k, scale_op)
+    if perm_k is None:  # a Transpose without perm (reversed dims)
+        graph.nodes.insert(0, Node("Transpose", ["k"], ["kt"], {}, "tk"))
+        graph.nodes[1].inputs[1] = "kt"
+    feeds = {"q": rng.uniform(-1, 1, q_shape).astype("float32"), "k": rng.uniform(-1, 1, k_shape).astype("float32")}
+    sess = _session(graph, tiling)
+    got = sess.run(feeds)[graph.outputs[0]]
+    want = mnn.Session(graph, backend="reference").run(feeds)[graph.outputs[0]]
+    (fused,) = sess.plan.fused.values()
+    assert set(fused) == {n.name for n in graph.nodes}
+    assert opencl_backend().segments[-1]["launches"] == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 @needs_opencl
 def test_what_is_not_fused(rng):
     x = rng.uniform(-1, 1, (5, 24)).astype("float32")
@@ -120,9 +170,12 @@ def test_what_is_not_fused(rng):
         (_linear(rng, (5, 24), 16, None, bias_shape=(5, 16)), {}, {}),  # not one row
         (_linear(rng, (5, 24), 16, "Softmax"), {}, {"mm+add": ["mm", "add"]}),  # not an activation
     ]
+    shared = _attention_scores((3, 24), (5, 24), [], [1, 0], "Div", scale_first=False)  # c / (q @ k^T)
+    shared.outputs.append("kt")  # the transposed K is read outside the MatMul too
+    cases.append((shared, {"q": x[:3], "k": rng.uniform(-1, 1, (5, 24)).astype("float32")}, {}))
     for graph, extra, fused in cases:
         sess = _session(graph, "mid")
-        feeds = {"x": x, **extra}
+        feeds = {"x": x, **extra} if "x" in graph.inputs else extra
         got = sess.run(feeds)
         assert sess.plan.fused == fused
         want = mnn.Session(graph, backend="reference").run(feeds)
