@@ -5,7 +5,9 @@
  * it stages a BK-deep slice of A and B in local memory, then each work-item accumulates TM x TN
  * outputs at rows ty + i*TY and columns tx + j*TX (strided, so neighbouring work-items read
  * neighbouring words and store neighbouring columns). Each tiling is its own kernel (GEMM_TILED
- * below, gemm_<name>), its sizes constants, so the loops unroll and acc[] stays in registers.
+ * below, gemm_<name>), its sizes constants, so the loops unroll and acc[] stays in registers (the
+ * stores' loops carry an unroll hint: left rolled, their indexing put acc[] in memory, per clang's
+ * NVPTX output).
  * Launched with exactly the blocks' work-groups: no work-item returns ahead of a barrier.
  */
 
@@ -28,45 +30,45 @@ inline void gemm_stage(__local float *As, __local float *Bs, __global const floa
     }
 }
 
-#define GEMM_TILED(NAME, TX, TY, TM, TN, BK)                                                                        \
-    __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_##NAME(                                    \
-        __global const float *a, int ao, __global const float *b, int bo, __global float *y, int yo,               \
-        __global const int *boffs, int bto, int B, int M, int N, int K, int a_sm, int a_sk, int b_sk, int b_sn,    \
-        __global const float *c, int co, int has_c, int c_sm, int c_sn, float alpha, float beta, int act, float aa, \
-        float ab) {                                       \
-        __local float As[BK * (TY * TM + 1)];                                                                       \
-        __local float Bs[BK * (TX * TN + 1)];                                                                       \
-        const int tx = get_local_id(0), ty = get_local_id(1), bi = get_group_id(2);                                \
-        const int m0 = get_group_id(1) * (TY * TM), n0 = get_group_id(0) * (TX * TN);                              \
-        __global const float *pa = a + ao + boffs[bto + 2 * bi];                                                    \
-        __global const float *pb = b + bo + boffs[bto + 2 * bi + 1];                                                \
-        float acc[TM * TN];                                                                                         \
-        for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0f;                                          \
-        for (int k0 = 0; k0 < K; k0 += BK) {                                                                        \
-            gemm_stage(As, Bs, pa, pb, ty * TX + tx, TX * TY, TY * TM, TX * TN, BK, m0, n0, k0, M, N, K, a_sm,     \
-                       a_sk, b_sk, b_sn);                                                                           \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                                           \
-            for (int kk = 0; kk < BK; ++kk) {                                                     \
-                float av[TM], bv[TN];                                                                               \
-                for (int i = 0; i < TM; ++i) av[i] = As[kk * (TY * TM + 1) + ty + i * TY];        \
-                for (int j = 0; j < TN; ++j) bv[j] = Bs[kk * (TX * TN + 1) + tx + j * TX];        \
-                for (int i = 0; i < TM; ++i)                                                      \
-                    for (int j = 0; j < TN; ++j) acc[i * TN + j] = mad(av[i], bv[j], acc[i * TN + j]); \
-            }                                                                                                       \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                                           \
-        }                                                                                                           \
-        __global float *yb = y + yo + bi * M * N;                                                                   \
-        for (int i = 0; i < TM; ++i) {                                                            \
-            int gm = m0 + ty + i * TY;                                                                              \
-            for (int j = 0; j < TN; ++j) {                                                        \
-                int gn = n0 + tx + j * TX;                                                                          \
-                if (gm < M && gn < N) {                                                                             \
-                    float t = alpha * acc[i * TN + j];                                                              \
-                    if (has_c) t += beta * c[co + gm * c_sm + gn * c_sn];                                           \
-                    yb[gm * N + gn] = activate(t, act, aa, ab);                                                     \
-                }                                                                                                   \
-            }                                                                                                       \
-        }                                                                                                           \
+#define GEMM_TILED(NAME, TX, TY, TM, TN, BK)                                                                         \
+    __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_##NAME(                                      \
+        __global const float *a, int ao, __global const float *b, int bo, __global float *y, int yo,                 \
+        __global const int *boffs, int bto, int B, int M, int N, int K, int a_sm, int a_sk, int b_sk, int b_sn,      \
+        __global const float *c, int co, int has_c, int c_sm, int c_sn, float alpha, float beta, int act, float aa,  \
+        float ab) {                                                                                                  \
+        __local float As[BK * (TY * TM + 1)];                                                                        \
+        __local float Bs[BK * (TX * TN + 1)];                                                                        \
+        const int tx = get_local_id(0), ty = get_local_id(1), bi = get_group_id(2);                                  \
+        const int m0 = get_group_id(1) * (TY * TM), n0 = get_group_id(0) * (TX * TN);                                \
+        __global const float *pa = a + ao + boffs[bto + 2 * bi];                                                     \
+        __global const float *pb = b + bo + boffs[bto + 2 * bi + 1];                                                 \
+        float acc[TM * TN];                                                                                          \
+        for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0f;                                                             \
+        for (int k0 = 0; k0 < K; k0 += BK) {                                                                         \
+            gemm_stage(As, Bs, pa, pb, ty * TX + tx, TX * TY, TY * TM, TX * TN, BK, m0, n0, k0, M, N, K, a_sm,       \
+                       a_sk, b_sk, b_sn);                                                                            \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                            \
+            for (int kk = 0; kk < BK; ++kk) {                                                                        \
+                float av[TM], bv[TN];                                                                                \
+                for (int i = 0; i < TM; ++i) av[i] = As[kk * (TY * TM + 1) + ty + i * TY];                           \
+                for (int j = 0; j < TN; ++j) bv[j] = Bs[kk * (TX * TN + 1) + tx + j * TX];                           \
+                for (int i = 0; i < TM; ++i)                                                                         \
+                    for (int j = 0; j < TN; ++j) acc[i * TN + j] = mad(av[i], bv[j], acc[i * TN + j]);               \
+            }                                                                                                        \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                                            \
+        }                                                                                                            \
+        __global float *yb = y + yo + bi * M * N;                                                                    \
+        _Pragma("unroll") for (int i = 0; i < TM; ++i) {                                                             \
+            int gm = m0 + ty + i * TY;                                                                               \
+            _Pragma("unroll") for (int j = 0; j < TN; ++j) {                                                         \
+                int gn = n0 + tx + j * TX;                                                                           \
+                if (gm < M && gn < N) {                                                                              \
+                    float t = alpha * acc[i * TN + j];                                                               \
+                    if (has_c) t += beta * c[co + gm * c_sm + gn * c_sn];                                            \
+                    yb[gm * N + gn] = activate(t, act, aa, ab);                                                      \
+                }                                                                                                    \
+            }                                                                                                        \
+        }                                                                                                            \
     }
 
 /* the tilings of ops_matmul.GEMM_TILINGS: NAME, TX, TY, TM, TN, BK */
