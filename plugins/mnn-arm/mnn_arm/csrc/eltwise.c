@@ -335,26 +335,54 @@ void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t 
         }
 }
 
+/* sum of p[i] (centred: of (p[i] - mu)^2) over n: 4-lane float sums of at most NORM_BLOCK elements, each
+ * block's added up in double, so a long row (an instance norm's plane) keeps the double sum's precision */
+#define NORM_BLOCK 512
+static double norm_sum(const float *p, int64_t n, float mu, int centred) {
+    const float32x4_t vm = vdupq_n_f32(mu);
+    double total = 0.0;
+    for (int64_t b = 0; b < n; b += NORM_BLOCK) {
+        const int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;
+        float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0;
+        int64_t i = b;
+        if (centred) {
+            for (; i + 8 <= e; i += 8) {
+                const float32x4_t d0 = vsubq_f32(vld1q_f32(p + i), vm), d1 = vsubq_f32(vld1q_f32(p + i + 4), vm);
+                s0 = vfmaq_f32(s0, d0, d0), s1 = vfmaq_f32(s1, d1, d1);
+            }
+        } else {
+            for (; i + 8 <= e; i += 8) s0 = vaddq_f32(s0, vld1q_f32(p + i)), s1 = vaddq_f32(s1, vld1q_f32(p + i + 4));
+        }
+        double part = (double)vaddvq_f32(vaddq_f32(s0, s1));
+        for (; i < e; ++i) part += centred ? (double)(p[i] - mu) * (double)(p[i] - mu) : (double)p[i];
+        total += part;
+    }
+    return total;
+}
+
 void arm_normalize_rows(const float *x, float *y, int64_t rows, int64_t n, float eps, const float *scale,
                         const float *shift, int64_t per_row) {
     for (int64_t r = 0; r < rows; ++r) {
         const float *p = x + r * n;
         float *q = y + r * n;
-        double s = 0.0, ss = 0.0;
-        for (int64_t i = 0; i < n; ++i) s += p[i];
-        const double mean = n ? s / (double)n : 0.0;
-        for (int64_t i = 0; i < n; ++i) ss += (p[i] - mean) * (p[i] - mean);
-        const float inv = (float)(1.0 / sqrt((n ? ss / (double)n : 0.0) + eps)), mu = (float)mean;
-        for (int64_t i = 0; i < n; ++i) {
-            float v = (p[i] - mu) * inv;
-            if (per_row) {
-                const int64_t c = r % per_row;
-                v = v * (scale ? scale[c] : 1.0f) + (shift ? shift[c] : 0.0f);
-            } else {
-                v = v * (scale ? scale[i] : 1.0f) + (shift ? shift[i] : 0.0f);
-            }
-            q[i] = v;
+        const float mu = n ? (float)(norm_sum(p, n, 0.0f, 0) / (double)n) : 0.0f;
+        const float inv = (float)(1.0 / sqrt((n ? norm_sum(p, n, mu, 1) / (double)n : 0.0) + eps));
+        int64_t i = 0;
+        if (per_row || (!scale && !shift)) { /* one scale and shift for the row: (x - mu) * a + b */
+            const int64_t c = per_row ? r % per_row : 0;
+            const float a = inv * (per_row && scale ? scale[c] : 1.0f), b = per_row && shift ? shift[c] : 0.0f;
+            const float32x4_t vm = vdupq_n_f32(mu), va = vdupq_n_f32(a), vb = vdupq_n_f32(b);
+            for (; i + 4 <= n; i += 4) vst1q_f32(q + i, vfmaq_f32(vb, vsubq_f32(vld1q_f32(p + i), vm), va));
+            for (; i < n; ++i) q[i] = (p[i] - mu) * a + b;
+            continue;
         }
+        /* a scale and shift per element (LayerNorm's): ((x - mu) * inv) * scale + shift */
+        const float32x4_t vm = vdupq_n_f32(mu), vi = vdupq_n_f32(inv), one = vdupq_n_f32(1.0f), zero = vdupq_n_f32(0.0f);
+        for (; i + 4 <= n; i += 4) {
+            const float32x4_t v = vmulq_f32(vsubq_f32(vld1q_f32(p + i), vm), vi);
+            vst1q_f32(q + i, vfmaq_f32(shift ? vld1q_f32(shift + i) : zero, v, scale ? vld1q_f32(scale + i) : one));
+        }
+        for (; i < n; ++i) q[i] = (p[i] - mu) * inv * (scale ? scale[i] : 1.0f) + (shift ? shift[i] : 0.0f);
     }
 }
 

@@ -138,6 +138,13 @@ static void gemm_driver(int64_t M, int64_t N, int64_t K, const void *apv, const 
         epilogue_rows_x(c, ldc, M, N, e);
         return;
     }
+#ifdef GEMV_ROW
+    if (M == 1) { /* one row: a matrix-vector product over B's panels, the epilogue after */
+        GEMV_ROW(N, K, ap, bp, c);
+        epilogue_rows_x(c, ldc, 1, N, e);
+        return;
+    }
+#endif
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         const int64_t kc = K - k0 < KC ? K - k0 : KC;
         const int first = k0 == 0, last = k0 + kc == K;

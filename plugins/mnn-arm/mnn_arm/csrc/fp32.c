@@ -19,7 +19,49 @@
 #define COPY_X(d, s) vst1q_f32(d, vld1q_f32(s))
 #define COPY_X2(d, s) vst1q_f32(d, vld2q_f32(s).val[0]) /* every other element */
 
+static void gemv_row_f32(int64_t N, int64_t K, const float *ap, const float *bp, float *c);
+#define GEMV_ROW gemv_row_f32
+
 #include "fgemm_body.h"
+
+/* c[0, N) = a . B for one packed row of A (a[k] at ap[k * MR]) and B's NR-column panels: per 4 k-steps
+ * 4 lane loads of a, 4 loads of 12 B values and 12 fmla by element (the 8-row tile would do 8 rows'
+ * work for this one) */
+static void gemv_row_f32(int64_t N, int64_t K, const float *ap, const float *bp, float *c) {
+    for (int64_t n = 0; n < N; n += NR) {
+        const float *b = bp + (n / NR) * NR * K;
+        float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0;
+        int64_t k = 0;
+        for (; k + 4 <= K; k += 4, b += 4 * NR) {
+            float32x4_t a = vld1q_dup_f32(ap + k * MR);
+            a = vld1q_lane_f32(ap + (k + 1) * MR, a, 1);
+            a = vld1q_lane_f32(ap + (k + 2) * MR, a, 2);
+            a = vld1q_lane_f32(ap + (k + 3) * MR, a, 3);
+            const float32x4x3_t b0 = vld1q_f32_x3(b), b1 = vld1q_f32_x3(b + NR);
+            const float32x4x3_t b2 = vld1q_f32_x3(b + 2 * NR), b3 = vld1q_f32_x3(b + 3 * NR);
+            c0 = vfmaq_laneq_f32(c0, b0.val[0], a, 0), c1 = vfmaq_laneq_f32(c1, b0.val[1], a, 0);
+            c2 = vfmaq_laneq_f32(c2, b0.val[2], a, 0);
+            c0 = vfmaq_laneq_f32(c0, b1.val[0], a, 1), c1 = vfmaq_laneq_f32(c1, b1.val[1], a, 1);
+            c2 = vfmaq_laneq_f32(c2, b1.val[2], a, 1);
+            c0 = vfmaq_laneq_f32(c0, b2.val[0], a, 2), c1 = vfmaq_laneq_f32(c1, b2.val[1], a, 2);
+            c2 = vfmaq_laneq_f32(c2, b2.val[2], a, 2);
+            c0 = vfmaq_laneq_f32(c0, b3.val[0], a, 3), c1 = vfmaq_laneq_f32(c1, b3.val[1], a, 3);
+            c2 = vfmaq_laneq_f32(c2, b3.val[2], a, 3);
+        }
+        for (; k < K; ++k, b += NR) {
+            const float32x4x3_t bk = vld1q_f32_x3(b);
+            const float32x4_t a = vld1q_dup_f32(ap + k * MR);
+            c0 = vfmaq_f32(c0, bk.val[0], a), c1 = vfmaq_f32(c1, bk.val[1], a), c2 = vfmaq_f32(c2, bk.val[2], a);
+        }
+        if (N - n >= NR) {
+            vst1q_f32(c + n, c0), vst1q_f32(c + n + 4, c1), vst1q_f32(c + n + 8, c2);
+        } else { /* a partial panel (zero padded): the columns there are */
+            float t[NR];
+            vst1q_f32(t, c0), vst1q_f32(t + 4, c1), vst1q_f32(t + 8, c2);
+            for (int64_t j = 0; j < N - n; ++j) c[n + j] = t[j];
+        }
+    }
+}
 
 /* The 8 x (4*nvc) tile with its 8*nvc accumulators as named variables (an
  * array of vectors makes GCC keep a stack copy it rewrites every k-step). */
