@@ -96,6 +96,26 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         }
         return;
     }
+#if VLEN > 1 && MR <= VLEN
+    /* dense output: each vector of channels transposed in registers, so that a channel's `rows`
+     * pixels are one masked store (an NCHW row segment) and its residual one masked load. Through a
+     * buffer, column by column, ResNet-50's 32 -> 128 1x1 + residual + relu on 56x56 took 4.5x
+     * ONNX Runtime's time (the scalar copies cost more than its 32 FMAs a pixel). */
+    const int act = e->act > MNN_ACT_CLIP || late_act ? e->act : MNN_ACT_NONE;
+    for (int v = 0; v < nv; ++v) {
+        const int n = cols - v * VLEN < VLEN ? cols - v * VLEN : VLEN;
+        vf t[VLEN];
+        for (int r = 0; r < VLEN; ++r) t[r] = r < rows ? acc[r][v] : vf_zero();
+        vf_transpose(t);
+        for (int c = 0; c < n; ++c) {
+            const int64_t o = o0 + v * VLEN + c;
+            vf u = t[c];
+            if (has_res) u = vf_add(u, vf_load_n(J->res + o * P + p0, rows));
+            if (act != MNN_ACT_NONE) u = vf_activate(u, act, e->act_alpha, e->act_beta);
+            vf_store_n(J->y + o * J->yP + p0 - J->y_p0, u, rows);
+        }
+    }
+#else
     /* dense output: the tile through a buffer, each column an NCHW row segment of `rows` pixels */
     float buf[MR * NR];
     memset(buf, 0, sizeof buf); /* the columns past nv vectors are never read; this tells the compiler */
@@ -112,6 +132,7 @@ static inline __attribute__((always_inline)) void FN(pw_tile)(const int rows, co
         if (e->act > MNN_ACT_CLIP || (late_act && e->act != MNN_ACT_NONE))
             FN(act_row)(e->act, e->act_alpha, e->act_beta, yc, yc, rows);
     }
+#endif
 }
 
 static void FN(pw_tile_any)(int rows, int nv, const FN(pw_job) *J, int64_t p0, int64_t q) {
