@@ -23,6 +23,7 @@ cdef extern from "llm/nbits.h" nogil:
         int8_t* aq
         float* ascale
         float* asum
+        int32_t* atotal
         float* work
         float* bp
         float* panel

@@ -24,7 +24,8 @@ int x86_nbits_int8_path(int level) {
 
 /* Row m of A as int8 blocks (scale amax / 127, rounded to nearest), zero past K; 4-bit weights take
  * each chunk's even elements first, then its odd ones (chunks of 32 for blocks of 32, else 64). */
-X86_CLONES static void quantize_row(const x86_nbits_state *s, const float *a, int8_t *q, float *scale, float *sum) {
+X86_CLONES static void quantize_row(const x86_nbits_state *s, const float *a, int8_t *q, float *scale, float *sum,
+                                     int32_t *totals) {
     const int chunk = s->block == 32 ? 32 : 64;
     int8_t kq[s->block];
     for (int b = 0; b < s->nb; b++) {
@@ -41,15 +42,20 @@ X86_CLONES static void quantize_row(const x86_nbits_state *s, const float *a, in
         }
         scale[b] = d;
         sum[b] = d * (float)total;
+        totals[b] = total;
     }
 }
 
 static void int8_columns(void *ctx, int64_t lo, int64_t hi, int worker) {
     const nbits_job *j = (const nbits_job *)ctx;
     const x86_nbits_state *s = j->s;
+    if (s->path == NBITS_VNNI) {
+        x86_nbits_gemv_vnni(j, lo, hi);
+        return;
+    }
     const int nb = s->nb, kp = nb * s->block;
     /* the int8 AVX2 dot makes 8-bit weights signed (q - 128): the zero point moves with them */
-    const int shift = s->path == NBITS_AVX2 && s->bits == 8 ? 128 : 0;
+    const int shift = s->bits == 8 ? 128 : 0;
     float *zs = s->work + (int64_t)worker * kp; /* each block's scale * zero point */
     for (int64_t n = lo; n < hi; n++) {
         const uint8_t *wn = j->w + n * nb * s->blob;
@@ -60,8 +66,7 @@ static void int8_columns(void *ctx, int64_t lo, int64_t hi, int worker) {
         for (int64_t m = 0; m < s->M; m++) {
             const float *as = s->ascale + m * nb, *sums = s->asum + m * nb;
             const int8_t *aq = s->aq + m * kp;
-            const float dot = s->path == NBITS_VNNI ? x86_nbits_dot_vnni(s->bits, s->block, nb, wn, aq, sn, as)
-                                                    : x86_nbits_dot_avx2(s->bits, s->block, nb, wn, aq, sn, as);
+            const float dot = x86_nbits_dot_avx2(s->bits, s->block, nb, wn, aq, sn, as);
             float corr = 0.0f;
             for (int b = 0; b < nb; b++) corr += zs[b] * sums[b];
             j->y[m * s->N + n] = dot - corr + bias;
@@ -169,13 +174,14 @@ static void gemm_panels(void *ctx, int64_t lo, int64_t hi, int worker) {
 /* points the state's scratch into this thread's buffer; 0 when it cannot be had */
 static int bind_scratch(x86_nbits_state *s) {
     const size_t kp = (size_t)s->nb * s->block, M = (size_t)s->M;
-    size_t at[6], total = 0;
+    size_t at[7], total = 0;
     at[0] = total, total += ROUND64(4 * (size_t)s->workers * (kp > 0 ? kp : 1)); /* work */
     at[1] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(M * kp + 64);     /* aq */
     at[2] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(4 * M * s->nb + 4); /* ascale */
     at[3] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(4 * M * s->nb + 4); /* asum */
     at[4] = total, total += s->path == NBITS_GEMM ? ROUND64(4 * (size_t)x86_nbits_packed_b(s)) : 0;
     at[5] = total, total += s->path == NBITS_GEMM ? ROUND64(4 * (size_t)s->workers * x86_nbits_panel_floats(s)) : 0;
+    at[6] = total, total += s->path == NBITS_GEMM ? 0 : ROUND64(4 * M * s->nb + 4); /* atotal */
     if (s->path == NBITS_QGEMM) { /* packed A, its scales, the workers' columns */
         const size_t P = (size_t)x86_nbits_qgemm_panels(s), rows = NBITS_QG_ROWS;
         total = 0;
@@ -183,7 +189,7 @@ static int bind_scratch(x86_nbits_state *s) {
         at[2] = total, total += ROUND64(4 * P * rows * s->nb);
         at[3] = total, total += ROUND64(4 * P * rows * s->nb);
         at[5] = total, total += ROUND64((size_t)s->workers * x86_nbits_qgemm_worker_bytes(s));
-        at[0] = at[4] = 0;
+        at[0] = at[4] = at[6] = 0;
     }
     char *base = (char *)thread_scratch(total);
     if (!base) return 0;
@@ -193,6 +199,7 @@ static int bind_scratch(x86_nbits_state *s) {
     s->asum = (float *)(base + at[3]);
     s->bp = (float *)(base + at[4]);
     s->panel = (float *)(base + at[5]);
+    s->atotal = (int32_t *)(base + at[6]);
     return 1;
 }
 
@@ -231,7 +238,8 @@ int x86_nbits_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     }
     const int64_t kp = (int64_t)s->nb * s->block;
     for (int64_t m = 0; m < s->M; m++)
-        quantize_row(s, j.a + m * s->K, s->aq + m * kp, s->ascale + m * s->nb, s->asum + m * s->nb);
+        quantize_row(s, j.a + m * s->K, s->aq + m * kp, s->ascale + m * s->nb, s->asum + m * s->nb,
+                     s->atotal + m * s->nb);
     x86_pool->ranges(s->op.threads, s->N, grain, int8_columns, &j);
     return 0;
 }

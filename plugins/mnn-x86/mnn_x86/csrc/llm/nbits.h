@@ -7,7 +7,8 @@
  *    (AVX-512 VNNI) or VPMADDUBSW (AVX2): unsigned weights times signed activations. The zero point
  *    comes off afterwards, as zero * scale_a * sum(q_a) per block, so the weights need no unpacking
  *    beyond their nibbles. Every 4-bit block's activations are stored even elements first, then odd
- *    ones (per 32 or 64 of them), the order in which the low and high nibbles come out.
+ *    ones (per 32 or 64 of them), the order in which the low and high nibbles come out. On VNNI the
+ *    columns go through nbits_gemv.c, the zero point folded into each block's int32 sum.
  *  - float: a column of B dequantized into float32 and dotted with each row of A (any block size,
  *    any ISA; GCC's clones vectorize it).
  *  - GEMM (many rows, prefill): Y^T = B A^T on the packed GEMM of _x86 (its kernel table), panels
@@ -39,6 +40,7 @@ typedef struct {
     int8_t *aq;    /* int8 path: [M][nb * block] quantized A (4-bit: nibble order); QGEMM: packed panels */
     float *ascale; /* [M][nb] each block's scale (QGEMM: [panel][nb][rows]) */
     float *asum;   /* [M][nb] scale * sum of the block's int8 values (QGEMM: as ascale) */
+    int32_t *atotal; /* int8 path: [M][nb] the sum of the block's int8 values */
     float *work;   /* a dequantized column (or the zero-point terms) per worker, [workers][nb * block] */
     float *bp;     /* GEMM path: A^T packed, x86_nbits_packed_b floats */
     float *panel;  /* GEMM and QGEMM paths: per worker, a panel of B dequantized, packed, and its product [rows][M] */
@@ -58,12 +60,12 @@ static inline float x86_nbits_quantize_block(const x86_nbits_state *s, const flo
                                              int32_t *total) {
     const int64_t k0 = (int64_t)b * s->block;
     const int64_t n = s->K - k0 < s->block ? s->K - k0 : s->block;
-    float amax = 0.0f;
-    for (int64_t i = 0; i < n; i++) amax = fmaxf(amax, fabsf(a[k0 + i]));
+    float amax = 0.0f; /* max and rintf, not fmaxf and nearbyintf: those are libm calls per element */
+    for (int64_t i = 0; i < n; i++) amax = fabsf(a[k0 + i]) > amax ? fabsf(a[k0 + i]) : amax;
     const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     int32_t sum = 0;
     for (int64_t i = 0; i < s->block; i++) {
-        const int v = i < n ? (int)nearbyintf(a[k0 + i] * inv) : 0;
+        const int v = i < n ? (int)rintf(a[k0 + i] * inv) : 0;
         q[i] = (int8_t)v;
         sum += v;
     }
@@ -94,10 +96,11 @@ int64_t x86_nbits_qgemm_worker_bytes(const x86_nbits_state *s);
 void x86_nbits_qgemm_quantize(const x86_nbits_state *s, const float *a);
 void x86_nbits_qgemm_columns(void *ctx, int64_t lo, int64_t hi, int worker);
 
-/* nbits_simd.c: the int8 dot of one column (nb blocks) with one quantized row, each block's int32 sum
+/* nbits_gemv.c: columns [lo, hi) of Y, every row, on AVX-512 VNNI (the int8 path's aq, ascale, atotal) */
+void x86_nbits_gemv_vnni(const nbits_job *j, int64_t lo, int64_t hi);
+
+/* nbits_simd.c: the AVX2 int8 dot of one column (nb blocks) with one quantized row, each block's int32 sum
  * times wscale[b] * ascale[b], summed */
-float x86_nbits_dot_vnni(int bits, int block, int nb, const uint8_t *w, const int8_t *a, const float *ws,
-                         const float *as);
 float x86_nbits_dot_avx2(int bits, int block, int nb, const uint8_t *w, const int8_t *a, const float *ws,
                          const float *as);
 

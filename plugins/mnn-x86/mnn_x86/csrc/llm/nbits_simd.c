@@ -1,7 +1,8 @@
-/* The int8 dots of MatMulNBits (nbits.h): one column of B (nb blocks, unsigned 4- or 8-bit weights)
- * times one row of A quantized to int8, each block's int32 sum scaled by the weight's and the row's
- * scale and summed in float lanes (one horizontal sum per column). Compiled for their ISA by target
- * attributes; nbits.c calls them only where cpuid says they run. */
+/* MatMulNBits' column kernels (nbits.h): the AVX2 int8 dot of one column of B (nb blocks, unsigned 4- or
+ * 8-bit weights) with one row of A quantized to int8, each block's int32 sum scaled by the weight's and
+ * the row's scale and summed in float lanes (one horizontal sum per column), and a column dequantized
+ * on AVX-512 or AVX2. Compiled for their ISA by target attributes; nbits.c calls them only where cpuid
+ * says they run. */
 #include "nbits.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -22,40 +23,6 @@ TARGET_AVX2 static inline __m256i nibbles128(const uint8_t *p) {
     const __m128i x = _mm_loadu_si128((const __m128i *)p);
     const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(x), _mm_srli_epi16(x, 4), 1);
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-}
-
-TARGET_VNNI float x86_nbits_dot_vnni(int bits, int block, int nb, const uint8_t *w, const int8_t *a, const float *ws,
-                                     const float *as) {
-    const int blob = block * bits / 8;
-    if (block == 32) { /* one 256-bit product per block */
-        __m256 acc = _mm256_setzero_ps();
-        for (int b = 0; b < nb; b++) {
-            const __m256i v = bits == 4 ? nibbles128(w + b * 16) : _mm256_loadu_si256((const __m256i *)(w + b * 32));
-            const __m256i s =
-                _mm256_dpbusd_epi32(_mm256_setzero_si256(), v, _mm256_loadu_si256((const __m256i *)(a + b * 32)));
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(ws[b] * as[b]), acc);
-        }
-        return hsum256(acc);
-    }
-    __m512 acc = _mm512_setzero_ps();
-    const __m512i low = _mm512_set1_epi8(0x0F);
-    for (int b = 0; b < nb; b++) {
-        const uint8_t *wb = w + (int64_t)b * blob;
-        const int8_t *ab = a + (int64_t)b * block;
-        __m512i s = _mm512_setzero_si512();
-        for (int c = 0; c < block; c += 64) {
-            __m512i v;
-            if (bits == 4) { /* 32 bytes: 32 even elements, then 32 odd ones */
-                const __m256i x = _mm256_loadu_si256((const __m256i *)(wb + c / 2));
-                v = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(x), _mm256_srli_epi16(x, 4), 1), low);
-            } else {
-                v = _mm512_loadu_si512(wb + c);
-            }
-            s = _mm512_dpbusd_epi32(s, v, _mm512_loadu_si512(ab + c));
-        }
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(ws[b] * as[b]), acc);
-    }
-    return _mm512_reduce_add_ps(acc);
 }
 
 /* 32 unsigned weights times 32 signed activations as 8 int32 sums. 8-bit weights are made signed
@@ -158,11 +125,6 @@ TARGET_AVX2 void x86_nbits_dequant_avx2(int bits, int block, int nb, const uint8
 }
 
 #else /* not x86-64 GCC: nbits.c never picks these */
-float x86_nbits_dot_vnni(int bits, int block, int nb, const uint8_t *w, const int8_t *a, const float *ws,
-                         const float *as) {
-    (void)bits, (void)block, (void)nb, (void)w, (void)a, (void)ws, (void)as;
-    return 0.0f;
-}
 float x86_nbits_dot_avx2(int bits, int block, int nb, const uint8_t *w, const int8_t *a, const float *ws,
                          const float *as) {
     (void)bits, (void)block, (void)nb, (void)w, (void)a, (void)ws, (void)as;
