@@ -6,7 +6,8 @@ getauxval(AT_HWCAP):
 
     csrc/fp32.c, eltwise.c, conv.c, int8.c, winograd.c, move.c, reduce.c,
          matmul_batch.c, math.c, resize.c, deconv.c, rnn.c, parallel.c,
-         threads.c, select.c, conv3d.c, qlinear.c, ml.c, qlstm.c, caps.c, ops.c -O3 -march=armv8-a
+         threads.c, select.c, conv3d.c, qlinear.c, ml.c, qlstm.c,
+         scatter.c, caps.c, ops.c -O3 -march=armv8-a
     csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
 
@@ -49,6 +50,7 @@ PATH_UNITS = {
     "qlinear.c": BASE,
     "ml.c": BASE,
     "qlstm.c": BASE,
+    "scatter.c": BASE,
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],

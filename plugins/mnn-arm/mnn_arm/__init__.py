@@ -48,6 +48,7 @@ if paths.is_arm_machine():
             ops_reduce,
             ops_resize,
             ops_rnn,
+            ops_scatter,
             ops_select,
         )
         from ._common import HALF_NATIVE, KERNELS

@@ -15,20 +15,68 @@ fallback=False (on T threads) and compares its outputs with ONNX Runtime's on th
 the plan put on another backend (nothing is run: planning is what decides fallback=False). The
 models: the architecture zoo's small variants (benchmarks/zoo_arch, both exporters, from
 ~/.cache/mnn/zoo-arch) and the real-model corpus (mnn_core.zoo, from ~/.cache/mnn/zoo).
+
+A model with control flow (If / Loop), which .mnn does not store, is exported as DIR/<name>.graph.pkl:
+the Graph pickled with its arrays as (dtype, shape, bytes), which the root's older numpy reads back.
+Such a graph runs as planned pieces between its control ops (mnn_core/runtime/eager.py); `check`
+asks for fallback=False, which names the first op without an arm kernel.
 """
 
 from __future__ import annotations
 
 import collections
 import json
+import pickle
 import sys
 from pathlib import Path
 
 import numpy as np
 
+GRAPH_SUFFIX = ".graph.pkl"
+
+
+def _array(dtype: str, shape: tuple, data: bytes) -> np.ndarray:
+    return np.frombuffer(data, np.dtype(dtype)).reshape(shape).copy()
+
+
+def _scalar(dtype: str, data: bytes):
+    return np.frombuffer(data, np.dtype(dtype))[0]
+
+
+class _PortablePickler(pickle.Pickler):
+    """numpy arrays, scalars and dtypes as plain (dtype, shape, bytes): numpy 2's own pickles name
+    numpy._core, which the arm64 root's numpy 1.24 lacks."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, np.ndarray) and obj.dtype != object:
+            return _array, (obj.dtype.str, obj.shape, obj.tobytes())
+        if isinstance(obj, np.generic) and not isinstance(obj, np.object_):
+            return _scalar, (obj.dtype.str, obj.tobytes())
+        if isinstance(obj, np.dtype):
+            return np.dtype, (obj.str,)
+        return NotImplemented
+
+
+class _PortableUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if name in ("_array", "_scalar"):  # this module's, whatever name it ran under when saved
+            return {"_array": _array, "_scalar": _scalar}[name]
+        return super().find_class(module, name)
+
+
+def save_graph(graph, path: Path) -> None:
+    with open(path, "wb") as f:
+        _PortablePickler(f, protocol=4).dump(graph)
+
+
+def load_graph(path: Path):
+    with open(path, "rb") as f:
+        return _PortableUnpickler(f).load()
+
 
 def export(out: Path) -> None:
     import mnn_core as mnn
+    from mnn_core.errors import MnnFormatError
 
     root = Path(__file__).resolve().parents[3]
     sys.path.insert(0, str(root / "benchmarks"))
@@ -55,7 +103,10 @@ def export(out: Path) -> None:
     for name, path, feeds in jobs:
         try:
             graph = mnn.load(path)
-            mnn.save(graph, out / f"{name}.mnn")
+            try:
+                mnn.save(graph, out / f"{name}.mnn")
+            except MnnFormatError:  # control flow, which .mnn does not store
+                save_graph(graph, out / f"{name}{GRAPH_SUFFIX}")
             inputs = feeds()
             np.savez(out / f"{name}.npz", **inputs)
             try:  # the peer's outputs, for `check --run` (the arm64 root has no onnxruntime)
@@ -71,12 +122,11 @@ def export(out: Path) -> None:
             print(f"{name}: not exported ({type(exc).__name__}: {str(exc)[:120]})")
 
 
-def run_whole(path: Path, feeds: dict, threads: int = 1) -> str:
-    """Run a model that plans whole on arm with fallback=False; compare with ONNX Runtime's outputs."""
+def run_whole(graph, ref: Path, feeds: dict, threads: int = 1) -> str:
+    """Run a model that plans whole on arm with fallback=False; compare with ONNX Runtime's outputs (ref)."""
     import mnn_core as mnn
 
-    ref = path.with_suffix(".ort.npz")
-    got = mnn.Session(mnn.load(path), backend="arm", fallback=False, threads=threads).run(feeds)
+    got = mnn.Session(graph, backend="arm", fallback=False, threads=threads).run(feeds)
     if not ref.exists():
         return "ran (no ONNX Runtime outputs to compare)"
     want, worst = dict(np.load(ref)), 0.0
@@ -96,28 +146,33 @@ def check(src: Path, run: bool = False, max_mb: float = 1e9, threads: int = 1) -
 
     whole, report = [], {}
     missing_all: collections.Counter = collections.Counter()
-    for path in sorted(src.glob("*.mnn")):
-        name = path.stem
+    paths = sorted(src.glob("*.mnn")) + sorted(src.glob(f"*{GRAPH_SUFFIX}"))
+    for path in paths:
+        name = path.name[: -len(GRAPH_SUFFIX)] if path.name.endswith(GRAPH_SUFFIX) else path.stem
+        eager = ""
         try:
-            feeds = dict(np.load(path.with_suffix(".npz")))
-            sess = mnn.Session(mnn.load(path), backend=["arm", "reference"], fallback=True)
-            if sess.eager:
-                report[name] = "eager (control flow / sequences): every op on the reference kernels"
-                continue
-            sess.resize(
-                {k: v.shape for k, v in feeds.items()},
-                {k: v for k, v in feeds.items() if k in sess.value_inputs} or None,
-            )
-            off = collections.Counter(s.op for s in sess.plan if s.backend != "arm")
+            feeds = dict(np.load(src / f"{name}.npz"))
+            graph = load_graph(path) if path.name.endswith(GRAPH_SUFFIX) else mnn.load(path)
+            sess = mnn.Session(graph, backend=["arm", "reference"], fallback=True)
+            if sess.eager:  # planned pieces between control ops: fallback=False names an op without a kernel
+                eager = " (control flow: planned pieces)"
+                mnn.Session(graph, backend="arm", fallback=False)
+                off = collections.Counter()
+            else:
+                sess.resize(
+                    {k: v.shape for k, v in feeds.items()},
+                    {k: v for k, v in feeds.items() if k in sess.value_inputs} or None,
+                )
+                off = collections.Counter(s.op for s in sess.plan if s.backend != "arm")
         except Exception as exc:  # noqa: BLE001
-            report[name] = f"error: {type(exc).__name__}: {str(exc)[:160]}"
+            report[name] = f"error{eager}: {type(exc).__name__}: {str(exc)[:160]}"
             continue
         if not off:
             whole.append(name)
-            report[name] = "whole on arm"
+            report[name] = "whole on arm" + eager
             if run and path.stat().st_size <= max_mb * 1e6:
                 try:
-                    report[name] += "; " + run_whole(path, feeds, threads)
+                    report[name] += "; " + run_whole(graph, src / f"{name}.ort.npz", feeds, threads)
                 except Exception as exc:  # noqa: BLE001
                     report[name] += f"; run failed: {type(exc).__name__}: {str(exc)[:160]}"
             if run:
