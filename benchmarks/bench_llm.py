@@ -16,6 +16,9 @@ engines next to each other, the best of all).
 --weights runs mnn once per weight format (int8/int4: MatMulNBits, group --group, an int8 head);
 PyTorch always runs float32; llama.cpp (llama_cpp_peer.py, skipped with a message where llama_cpp is
 not importable) runs the GGUF counterpart of each: f32, q8_0, q4_0.
+A quantized mnn decoder loads, as llama.cpp loads its GGUF, from a file quantized beforehand: a .mnn
+exported once per format, group and context (kept under --dir beside the GGUFs); --mnn-load checkpoint
+quantizes the safetensors checkpoint at each load instead.
 """
 
 from __future__ import annotations
@@ -61,6 +64,18 @@ def build(size: str, root: Path) -> Path:
     return path
 
 
+def mnn_export(path: Path, weights: str, group: int, context: int) -> Path:
+    """The checkpoint quantized once into a .mnn file (made here on first use) that a child loads with
+    one mmap, as llama.cpp maps its GGUF."""
+    out = path.parent / f"{path.name}-{weights}-g{group}-c{context}.mnn"
+    if not out.is_file():
+        from mnn_core.llm import load
+
+        llm = load(path, backend="x86", context=context, weights=weights, group=group)
+        llm.save(out)
+    return out
+
+
 def child(
     engine: str, path: str, threads: int, prompt: int, decode: int, weights: str, group: int, repeat: int
 ) -> dict:
@@ -76,10 +91,9 @@ def child(
     elif engine == "mnn":
         from mnn_core.llm import load
 
+        quant = {} if path.endswith(".mnn") else {"weights": weights, "group": group}  # an export keeps its own
         t = time.perf_counter()
-        llm = load(
-            path, backend="x86", threads=threads, context=prompt + decode + 1, chunk=64, weights=weights, group=group
-        )
+        llm = load(path, backend="x86", threads=threads, context=prompt + decode + 1, chunk=64, **quant)
         load_s = time.perf_counter() - t
         prefill_s = decode_s = float("inf")
         for _ in range(repeat):  # the best of `repeat` runs: the machine may be shared
@@ -133,6 +147,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs per engine, the best kept (default 1)")
     ap.add_argument("--rounds", type=int, default=1, help="times every engine runs in turn, the best kept (default 1)")
     ap.add_argument("--llama-cpp-src", help="a llama.cpp source tree, for its GGUF converter (or $LLAMA_CPP_SRC)")
+    ap.add_argument(
+        "--mnn-load",
+        choices=("export", "checkpoint"),
+        default="export",
+        help="what a quantized mnn decoder loads: a .mnn exported once (default), or the checkpoint, quantized",
+    )
     ap.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -152,6 +172,10 @@ def main() -> None:
             engines.remove("llama")
         else:  # converted here, once: a child's peak memory is its engine's alone
             ggufs = {w: llama_cpp_peer.gguf_file(path, w, args.llama_cpp_src) for w in args.weights.split(",")}
+    exports = {}
+    if "mnn" in engines and args.mnn_load == "export":
+        context = args.prompt + args.decode + 1
+        exports = {w: mnn_export(path, w, args.group, context) for w in args.weights.split(",") if w != "fp32"}
     best: dict[tuple, dict] = {}
     weight_list = args.weights.split(",")
     # each weight format's engines back to back, and every round again: a shared machine's load moves
@@ -171,7 +195,7 @@ def main() -> None:
                 __file__,
                 "--child",
                 engine,
-                str(ggufs.get(weights) if engine == "llama" else path),
+                str(ggufs.get(weights) if engine == "llama" else exports.get(weights, path)),
                 str(threads),
                 str(args.prompt),
                 str(args.decode),
