@@ -9,7 +9,9 @@ A MatMul and, around it, what its GEMM can do in the same launch: one op, opencl
   GEMM's alpha;
 - then the Add of a constant bias row of its N columns that alone reads the result (a Linear layer
   on a sequence, as torch exports it): the GEMM's C, the same for every row;
-- then the activation that alone reads the sum (GELU after a transformer MLP's first layer).
+- then the activation that alone reads the sum (GELU after a transformer MLP's first layer);
+- then a Transpose that alone reads the result and keeps its last axis last (attention's heads
+  gathered back): the GEMM stores through permuted strides.
 
 Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns it off.
 """
@@ -73,6 +75,15 @@ def _scale(offer, node: Node | None, value: str) -> tuple[str, str] | None:
     return node.op, other
 
 
+def _store_perm(offer, node: Node | None, rank: int) -> list[int] | None:
+    """The perm of a Transpose `node` of a rank-`rank` float32 value that keeps its last axis last
+    (the GEMM's stores stay contiguous along N), else None."""
+    if node is None or node.op != "Transpose" or not _float32(offer, node.outputs[0]):
+        return None
+    perm = [int(p) for p in node.attrs.get("perm") or range(rank - 1, -1, -1)]
+    return perm if len(perm) == rank and perm[-1] == rank - 1 else None
+
+
 def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
     """opencl.FusedMatMul of `matmul` and what around it the GEMM can do (the module's list), or None."""
     if matmul.op != "MatMul" or len(matmul.inputs) != 2:
@@ -89,15 +100,16 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
             inputs[i] = t.inputs[0]
             before.append(t)
     after, out, extra = [], matmul.outputs[0], []
-    # an activation the core already fused into the MatMul comes before anything after it
-    nxt = offer.sole_reader(out) if attrs.get("activation", "none") == "none" else None
-    if scale := _scale(offer, nxt, out):
+    nxt = offer.sole_reader(out)
+    # an activation the core already fused into the MatMul comes before a scale, bias or activation
+    epilogue = attrs.get("activation", "none") == "none"
+    if epilogue and (scale := _scale(offer, nxt, out)):
         attrs["scale"] = scale[0]
         extra.append(scale[1])
         after.append(nxt)
         out = nxt.outputs[0]
         nxt = offer.sole_reader(out)
-    if nxt is not None and nxt.op == "Add" and len(nxt.inputs) == 2 and nxt.inputs.count(out) == 1:
+    if epilogue and nxt is not None and nxt.op == "Add" and len(nxt.inputs) == 2 and nxt.inputs.count(out) == 1:
         bias = nxt.inputs[1 - nxt.inputs.index(out)]
         if _bias_row(offer, bias, tuple(y.shape)) and tuple(offer.infos[nxt.outputs[0]].shape) == tuple(y.shape):
             attrs["bias"] = 1
@@ -105,9 +117,15 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
             after.append(nxt)
             out = nxt.outputs[0]
             nxt = offer.sole_reader(out)
-    if act_attrs := _activation_attrs(nxt):
+    if epilogue and (act_attrs := _activation_attrs(nxt)):
         attrs.update(act_attrs)
         after.append(nxt)
+        out = after[-1].outputs[0]
+        nxt = offer.sole_reader(out)
+    if perm := _store_perm(offer, nxt, len(y.shape)):
+        if all(len(offer.infos[v].shape) >= 2 for v in matmul.inputs):  # the product has y's rank
+            attrs["perm_y"] = perm
+            after.append(nxt)
     if not before and not after:
         return None
     group = (*before, matmul, *after)

@@ -46,15 +46,15 @@ def _operand(shape, strides, perm) -> tuple[tuple, tuple]:
     return shape, strides
 
 
-def _batch_offsets(a_batch, a_strides, b_batch, b_strides, out_batch) -> np.ndarray:
-    """[(offset of A, offset of B)] per output batch index, in elements: each operand's batch dims
-    (with their strides) broadcast over `out_batch` as numpy does."""
+def _batch_offsets(out_batch, *operands) -> np.ndarray:
+    """[(offset of A, of B, of Y)] per output batch index, in elements: each operand's batch dims
+    (batch, strides) broadcast over `out_batch` as numpy does."""
     count = numel(out_batch)
     if count == 0:
-        return np.zeros((1, 2), np.int32)
+        return np.zeros((1, 3), np.int32)
     idx = np.indices(out_batch).reshape(len(out_batch), -1) if out_batch else np.zeros((0, 1), np.int64)
-    offs = np.zeros((count, 2), np.int64)
-    for col, (batch, strides) in enumerate(((a_batch, a_strides), (b_batch, b_strides))):
+    offs = np.zeros((count, 3), np.int64)
+    for col, (batch, strides) in enumerate(operands):
         pad = len(out_batch) - len(batch)
         for d in range(len(batch)):
             if batch[d] != 1:
@@ -96,12 +96,12 @@ def gemm_kernel(b, m: int, n: int, batches: int) -> str:
     return next(t for t in GPU_ORDER if GEMM_TILINGS[t] == (local, spec))
 
 
-def _tiled(b, a: T, bm: T, y, offs, batches, m, n, k, a_strides, b_strides, bias_args, alpha, beta, act):
+def _tiled(b, a: T, bm: T, y, offs, batches, m, n, k, y_sm, a_strides, b_strides, bias_args, alpha, beta, act):
     """y[z] = act(alpha * A[z] @ B[z] + beta * C) on the kernel gemm_kernel picks."""
     if batches * m * n == 0:
         return
     name = gemm_kernel(b, m, n, batches)
-    head = [a, bm, b.tensor(y), b.upload(offs), batches, m, n, k, *a_strides, *b_strides, *bias_args]
+    head = [a, bm, b.tensor(y), b.upload(offs), batches, m, n, k, y_sm, *a_strides, *b_strides, *bias_args]
     if name == "direct":
         b.launch("matmul", [*head, float(alpha), float(beta), *act], (-(-n // 4), -(-m // 4), batches))
         return
@@ -130,9 +130,10 @@ def _transposed_copy(b, src: T, rows: int, cols: int) -> T:
     return dst
 
 
-def _matmul(op, b, perms=((), ()), alpha: float = 1.0, row=None):
-    """MatMul (numpy semantics) of its operands read through Transposes by `perms`, times `alpha`,
-    plus a bias row of N values (`row`), then the node's activation."""
+def _matmul(op, b, perms=((), (), ()), alpha: float = 1.0, row=None):
+    """MatMul (numpy semantics) of its operands read through Transposes by perms[0] and perms[1],
+    times `alpha`, plus a bias row of N values (`row`), then the node's activation, written through
+    a Transpose by perms[2] (its last axis kept last)."""
     a, bm = op.inputs[:2]
     y = op.outputs[0]
     sa, ta = _operand(a.info.shape, contiguous_strides(a.info.shape), perms[0])
@@ -144,15 +145,21 @@ def _matmul(op, b, perms=((), ()), alpha: float = 1.0, row=None):
     m, k = sa[-2:]
     n = sb[-1]
     out_batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
+    # the product's strides in Y: contiguous, or the Transpose's (Y = transpose(product, perm))
+    ys = contiguous_strides(y.info.shape)
+    zs = [ys[list(perms[2]).index(d)] for d in range(len(ys))] if perms[2] else contiguous_strides(out_batch + (m, n))
     batches = numel(out_batch)
-    if numel(sb[:-2]) == 1 and not perms[0]:  # one B for every batch (a Linear layer): A's batch is more rows
-        m, batches, offs = m * batches, 1, np.zeros((1, 2), np.int32)
+    if numel(sb[:-2]) == 1 and not perms[0] and not perms[2]:  # one B for every batch (a Linear layer)
+        m, batches, offs = m * batches, 1, np.zeros((1, 3), np.int32)  # A's batch is more rows
     else:
-        offs = _batch_offsets(sa[:-2], ta[:-2], sb[:-2], tb[:-2], out_batch)
+        offs = _batch_offsets(out_batch, (sa[:-2], ta[:-2]), (sb[:-2], tb[:-2]), (out_batch, zs[:-2]))
     act = fused_activation(op.node.attrs)
     bias_args = [row, 1, 0, 1] if row is not None else _bias_args(b, None, y, None)  # the row as C, every row alike
     a_strides, b_strides = (ta[-2], ta[-1]), (tb[-2], tb[-1])
-    _tiled(b, b.tensor(a), b.tensor(bm), y, offs, batches, m, n, k, a_strides, b_strides, bias_args, alpha, 1.0, act)
+    y_sm = zs[-2] if len(zs) >= 2 else n
+    _tiled(
+        b, b.tensor(a), b.tensor(bm), y, offs, batches, m, n, k, y_sm, a_strides, b_strides, bias_args, alpha, 1.0, act
+    )
 
 
 @kernel("MatMul")
@@ -163,7 +170,8 @@ def _build_matmul(op, b):
 @kernel(FUSED_MATMUL)
 def _build_fused_matmul(op, b):
     """opencl.FusedMatMul (fuse.py): inputs A, B, then the bias row if attrs["bias"], then the scalar
-    if attrs["scale"] ("Mul" or "Div"); A and B read through attrs["perm_a"] / ["perm_b"]."""
+    if attrs["scale"] ("Mul" or "Div"); A and B read through attrs["perm_a"] / ["perm_b"], the result
+    written through attrs["perm_y"]."""
     attrs = op.node.attrs
     extra = list(op.inputs[2:])
     row = b.tensor(extra.pop(0)) if attrs.get("bias") else None
@@ -171,7 +179,8 @@ def _build_fused_matmul(op, b):
     if attrs.get("scale"):
         value = float(np.asarray(op.constants[extra.pop(0).name]).reshape(-1)[0])
         alpha = value if attrs["scale"] == "Mul" else 1.0 / value
-    _matmul(op, b, (tuple(attrs.get("perm_a", ())), tuple(attrs.get("perm_b", ()))), alpha, row)
+    perms = tuple(tuple(attrs.get(key, ())) for key in ("perm_a", "perm_b", "perm_y"))
+    _matmul(op, b, perms, alpha, row)
 
 
 def _gemm_supports(node, ins):
@@ -228,11 +237,12 @@ def _build_gemm(op, b):
         b.tensor(a),
         bmat,
         y,
-        np.zeros((1, 2), np.int32),
+        np.zeros((1, 3), np.int32),
         1,
         m,
         n,
         k,
+        n,
         a_strides,
         b_strides,
         bias_args,

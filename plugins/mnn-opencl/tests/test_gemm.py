@@ -162,6 +162,41 @@ def test_transposes_and_scale_fused_match_reference(rng, tiling, q_shape, k_shap
 
 
 @needs_opencl
+@pytest.mark.parametrize("tiling", KERNELS)
+@pytest.mark.parametrize(
+    "p_shape, v_shape, perm_v, perm_y, bias",
+    [
+        ((2, 3, 19, 21), (2, 21, 3, 8), [0, 2, 1, 3], [0, 2, 1, 3], False),  # BERT: P @ V, heads gathered back
+        ((3, 17, 17), (3, 17, 9), [], [1, 0, 2], True),  # ViT's P @ V, and a bias row before the store
+        ((2, 5, 7, 6), (5, 6, 11), [], [2, 1, 0, 3], False),  # a broadcast B
+    ],
+)
+def test_transposed_store_fused_matches_reference(rng, tiling, p_shape, v_shape, perm_v, perm_y, bias):
+    nodes, b_name = [], "v"
+    if perm_v:
+        nodes.append(Node("Transpose", ["v"], ["vt"], {"perm": perm_v}, "tv"))
+        b_name = "vt"
+    nodes.append(Node("MatMul", ["p", b_name], ["o"], {}, "mm"))
+    if bias:
+        nodes.append(Node("Add", ["o", "bias"], ["ob"], {}, "add"))
+    nodes.append(Node("Transpose", [nodes[-1].outputs[0]], ["y"], {"perm": perm_y}, "ty"))
+    n = (np.empty(v_shape).transpose(perm_v) if perm_v else np.empty(v_shape)).shape[-1]
+    graph = Graph(
+        inputs={"p": TensorInfo(p_shape, "float32"), "v": TensorInfo(v_shape, "float32")},
+        initializers={"bias": rng.uniform(-1, 1, (n,)).astype("float32")},
+        nodes=nodes,
+        outputs=["y"],
+    )
+    feeds = {"p": rng.uniform(-1, 1, p_shape).astype("float32"), "v": rng.uniform(-1, 1, v_shape).astype("float32")}
+    sess = _session(graph, tiling)
+    got = sess.run(feeds)["y"]
+    want = mnn.Session(graph, backend="reference").run(feeds)["y"]
+    (fused,) = sess.plan.fused.values()
+    assert set(fused) == {node.name for node in nodes}
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@needs_opencl
 def test_what_is_not_fused(rng):
     x = rng.uniform(-1, 1, (5, 24)).astype("float32")
     bias = rng.uniform(-1, 1, (16,)).astype("float32")
@@ -173,6 +208,14 @@ def test_what_is_not_fused(rng):
     shared = _attention_scores((3, 24), (5, 24), [], [1, 0], "Div", scale_first=False)  # c / (q @ k^T)
     shared.outputs.append("kt")  # the transposed K is read outside the MatMul too
     cases.append((shared, {"q": x[:3], "k": rng.uniform(-1, 1, (5, 24)).astype("float32")}, {}))
+    moved = _attention_scores((2, 3, 24), (2, 5, 24), [], [0, 2, 1], None)  # a store moving N off the last axis
+    moved.nodes.append(Node("Transpose", ["s"], ["y"], {"perm": [0, 2, 1]}, "ty"))
+    moved.outputs = ["y"]
+    feeds = {
+        "q": rng.uniform(-1, 1, (2, 3, 24)).astype("float32"),
+        "k": rng.uniform(-1, 1, (2, 5, 24)).astype("float32"),
+    }
+    cases.append((moved, feeds, {"tk+mm": ["tk", "mm"]}))
     for graph, extra, fused in cases:
         sess = _session(graph, "mid")
         feeds = {"x": x, **extra} if "x" in graph.inputs else extra

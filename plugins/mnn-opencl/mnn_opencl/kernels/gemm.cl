@@ -1,5 +1,6 @@
 /* Register-tiled matrix products through local memory (mnn-vulkan's gemm.comp, in OpenCL C):
- * y[b] = act(alpha * A[b] @ B[b] + beta * C), with matmul's arguments (matmul.cl).
+ * y[b] = act(alpha * A[b] @ B[b] + beta * C), with matmul's arguments (matmul.cl: any strides, a
+ * table of per-batch offsets of A, B and Y).
  *
  * A work-group of TX x TY work-items computes a BM x BN block (BM = TY*TM, BN = TX*TN): per step
  * it stages a BK-deep slice of A and B in local memory, then each work-item accumulates TM x TN
@@ -33,15 +34,16 @@ inline void gemm_stage(__local float *As, __local float *Bs, __global const floa
 #define GEMM_TILED(NAME, TX, TY, TM, TN, BK)                                                                         \
     __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_##NAME(                                      \
         __global const float *a, int ao, __global const float *b, int bo, __global float *y, int yo,                 \
-        __global const int *boffs, int bto, int B, int M, int N, int K, int a_sm, int a_sk, int b_sk, int b_sn,      \
+        __global const int *boffs, int bto, int B, int M, int N, int K, int y_sm, int a_sm, int a_sk, int b_sk,       \
+        int b_sn,                                                                                                    \
         __global const float *c, int co, int has_c, int c_sm, int c_sn, float alpha, float beta, int act, float aa,  \
         float ab) {                                                                                                  \
         __local float As[BK * (TY * TM + 1)];                                                                        \
         __local float Bs[BK * (TX * TN + 1)];                                                                        \
         const int tx = get_local_id(0), ty = get_local_id(1), bi = get_group_id(2);                                  \
         const int m0 = get_group_id(1) * (TY * TM), n0 = get_group_id(0) * (TX * TN);                                \
-        __global const float *pa = a + ao + boffs[bto + 2 * bi];                                                     \
-        __global const float *pb = b + bo + boffs[bto + 2 * bi + 1];                                                 \
+        __global const float *pa = a + ao + boffs[bto + 3 * bi];                                                     \
+        __global const float *pb = b + bo + boffs[bto + 3 * bi + 1];                                                 \
         float acc[TM * TN];                                                                                          \
         for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0f;                                                             \
         for (int k0 = 0; k0 < K; k0 += BK) {                                                                         \
@@ -57,7 +59,7 @@ inline void gemm_stage(__local float *As, __local float *Bs, __global const floa
             }                                                                                                        \
             barrier(CLK_LOCAL_MEM_FENCE);                                                                            \
         }                                                                                                            \
-        __global float *yb = y + yo + bi * M * N;                                                                    \
+        __global float *yb = y + yo + boffs[bto + 3 * bi + 2];                                                       \
         _Pragma("unroll") for (int i = 0; i < TM; ++i) {                                                             \
             int gm = m0 + ty + i * TY;                                                                               \
             _Pragma("unroll") for (int j = 0; j < TN; ++j) {                                                         \
@@ -65,7 +67,7 @@ inline void gemm_stage(__local float *As, __local float *Bs, __global const floa
                 if (gm < M && gn < N) {                                                                              \
                     float t = alpha * acc[i * TN + j];                                                               \
                     if (has_c) t += beta * c[co + gm * c_sm + gn * c_sn];                                            \
-                    yb[gm * N + gn] = activate(t, act, aa, ab);                                                      \
+                    yb[gm * y_sm + gn] = activate(t, act, aa, ab);                                                   \
                 }                                                                                                    \
             }                                                                                                        \
         }                                                                                                            \
