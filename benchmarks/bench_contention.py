@@ -23,7 +23,9 @@ Workloads (--workload, repeatable; --list shows them):
   squeezenet1_1, mobilenet_v2, resnet18   examples/build_models.py, batch 1, 224x224
   minilm-l3                               a transformer (MiniLM, 3 layers) from the model zoo
                                           (mnn_core.zoo; skipped, with a note, when not cached)
-  zoo:<name>                              any other zoo model (python -m mnn_core.zoo list)
+  zoo:<name>                              any other corpus model (python -m mnn_core.zoo list), or an
+                                          architecture of bench_zoo.py (its legacy export, e.g.
+                                          zoo:lstm-tagger; benchmarks/zoo_arch)
   lenet-train                             the LeNet-5 training step of benchmarks/bench_train.py
                                           (batch 64, SGD with momentum), 10 steps a run
 
@@ -88,12 +90,16 @@ def image_model(name: str, threads: int):
 
 
 def zoo_model(name: str, threads: int):
+    from zoo_arch import ARCHES
+
     import mnn_core as mnn
     from mnn_core.zoo.corpus import BY_NAME
     from mnn_core.zoo.fetch import cache_dir
 
+    if name in ARCHES:
+        return arch_model(name, threads)
     if name not in BY_NAME:
-        raise LookupError(f"{name!r} is not a zoo model (python -m mnn_core.zoo list)")
+        raise LookupError(f"{name!r} is not a zoo model (python -m mnn_core.zoo list, benchmarks/zoo_arch)")
     model = BY_NAME[name]
     files = sorted((Path(cache_dir(None)) / "models" / name).glob("*.onnx"))
     if not files:
@@ -101,6 +107,20 @@ def zoo_model(name: str, threads: int):
     sess = mnn.Session(mnn.load(files[0]), backend="x86", threads=threads)
     feeds = model.make_feeds()
     return lambda: sess.run(feeds)
+
+
+def arch_model(name: str, threads: int):
+    """an architecture of bench_zoo.py at batch 1, from its legacy export (exported on first use)"""
+    from types import SimpleNamespace
+
+    import bench_zoo
+
+    import mnn_core as mnn
+
+    where = SimpleNamespace(cache=None, arch_cache=None, small=False)
+    sess = mnn.Session(mnn.load(bench_zoo._path(name, "legacy", 1, where)), backend="x86", threads=threads)
+    feeds = bench_zoo.model_feeds(name, 1)
+    return lambda: sess.run(feeds, copy=False)
 
 
 def lenet_train(threads: int, steps: int = 10):

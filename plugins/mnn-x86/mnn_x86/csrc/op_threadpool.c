@@ -19,7 +19,15 @@
  *
  * One job at a time: a caller that finds the pool busy (another session on
  * another Python thread) runs its items itself. Workers spin briefly for the
- * next job, then sleep on a condition variable.
+ * next job, then sleep (a futex on Linux: the caller wakes them without a lock
+ * that a descheduled worker could hold).
+ *
+ * Small jobs. A hand-off costs a few microseconds (the job's cache lines, the
+ * worker's output read back), a wake-up more: a job the caller does in less
+ * runs on it alone. The pool remembers each loop's last serial time by its
+ * task and item count; a loop it has not timed yet, or timed small, runs its
+ * first item on the caller before the job is offered (a decoder step's GEMVs
+ * take a few microseconds each).
  *
  * Starved workers. Claiming spares the caller a worker that never wakes, not
  * one the OS takes off its core in the middle of an item: the caller then waits
@@ -32,6 +40,11 @@
  * workers again; the pause doubles while they keep failing. */
 #include <pthread.h>
 #include <sched.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +67,10 @@
 #define POOL_PREEMPTED_NS 200000
 #define POOL_SPIN_BUSY_NS 20000
 #define POOL_BUSY_HOLD_NS 100000000
+/* A job whose serial time is below this runs on the caller alone (the header's "small jobs"). */
+#define POOL_SMALL_JOB_NS 8000
+/* the loops' last serial times (seen_jobs), a direct-mapped table */
+#define POOL_SEEN 256
 
 typedef struct {
     _Alignas(64) _Atomic int64_t next; /* its next unclaimed item; a cache line each */
@@ -73,7 +90,7 @@ static struct {
     pthread_cond_t cv;
     int started;                 /* worker threads created (ids 1..started) */
     _Atomic(pool_job *) job;     /* the job on offer, or NULL */
-    _Atomic uint64_t gen;        /* bumped at each new job */
+    _Atomic uint32_t gen;        /* bumped at each new job; the futex word the sleepers wait on */
     _Atomic int inside;          /* workers between entering and leaving a job */
     _Atomic int sleepers;
     _Atomic int64_t oversubscribed_until; /* now_ns() before which workers spin POOL_SPIN_BUSY_NS */
@@ -94,8 +111,8 @@ static struct { /* read and written by the caller holding P.busy, except serial_
     int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins; default 3 (0: as before, to compare) */
     _Atomic int64_t serial_until; /* now_ns() before which jobs run on the caller alone */
     int64_t backoff, wall, estimate; /* the window so far: the jobs' time and their serial estimate */
-    int64_t jobs, solo_jobs, windows, failed; /* MNN_X86_POOL_TRACE=1 prints these at exit */
-} A = {-1, 0, POOL_BACKOFF_MIN_NS, 0, 0, 0, 0, 0, 0};
+    int64_t jobs, solo_jobs, small_jobs, windows, failed; /* MNN_X86_POOL_TRACE=1 prints these at exit */
+} A = {-1, 0, POOL_BACKOFF_MIN_NS, 0, 0, 0, 0, 0, 0, 0};
 
 static inline void pause_cpu(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -107,6 +124,32 @@ static int64_t now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* a worker: sleep until P.gen moves on from `seen`. The caller bumps gen, then wakes if it sees a
+ * sleeper; a worker counts itself a sleeper, then checks gen: one of the two sees the other. */
+static void sleep_until_job(uint32_t seen) {
+    atomic_fetch_add(&P.sleepers, 1);
+#ifdef __linux__
+    while (atomic_load(&P.gen) == seen) syscall(SYS_futex, &P.gen, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+#else
+    pthread_mutex_lock(&P.mu);
+    while (atomic_load(&P.gen) == seen) pthread_cond_wait(&P.cv, &P.mu);
+    pthread_mutex_unlock(&P.mu);
+#endif
+    atomic_fetch_sub(&P.sleepers, 1);
+}
+
+/* the caller, after bumping P.gen */
+static void wake_sleepers(void) {
+    if (atomic_load(&P.sleepers) == 0) return;
+#ifdef __linux__
+    syscall(SYS_futex, &P.gen, FUTEX_WAKE_PRIVATE, POOL_MAX, NULL, NULL, 0);
+#else
+    pthread_mutex_lock(&P.mu);
+    pthread_cond_broadcast(&P.cv);
+    pthread_mutex_unlock(&P.mu);
+#endif
 }
 
 /* its own part first, then what is left of the others'; returns how many items it ran */
@@ -127,7 +170,7 @@ static int64_t run_items(pool_job *j, int worker) {
 
 static void *worker_main(void *arg) {
     const int id = (int)(intptr_t)arg;
-    uint64_t seen = atomic_load(&P.gen);
+    uint32_t seen = atomic_load(&P.gen);
     for (;;) {
         const int64_t since = now_ns();
         int64_t last = since, spin = since < atomic_load(&P.oversubscribed_until) ? POOL_SPIN_BUSY_NS : POOL_SPIN_NS;
@@ -146,11 +189,7 @@ static void *worker_main(void *arg) {
                 pause_cpu();
                 continue;
             }
-            pthread_mutex_lock(&P.mu);
-            atomic_fetch_add(&P.sleepers, 1);
-            while (atomic_load(&P.gen) == seen) pthread_cond_wait(&P.cv, &P.mu);
-            atomic_fetch_sub(&P.sleepers, 1);
-            pthread_mutex_unlock(&P.mu);
+            sleep_until_job(seen);
         }
         seen = atomic_load(&P.gen);
         /* enter, then check the job is still on offer: the caller withdraws it
@@ -195,9 +234,11 @@ static void grow(int workers) {
 }
 
 static double pool_gain = POOL_GAIN; /* MNN_X86_POOL_GAIN overrides it, to tune */
+static int64_t pool_small_ns = POOL_SMALL_JOB_NS; /* MNN_X86_POOL_SMALL_US (0: every job offered, as before) */
 static void print_trace(void) {
-    fprintf(stderr, "mnn-x86 pool: %lld parallel jobs, %lld on the caller alone (starved), %lld windows, %lld failed\n",
-            (long long)A.jobs, (long long)A.solo_jobs, (long long)A.windows, (long long)A.failed);
+    fprintf(stderr, "mnn-x86 pool: %lld parallel jobs, %lld on the caller alone (starved), %lld small, ",
+            (long long)A.jobs, (long long)A.solo_jobs, (long long)A.small_jobs);
+    fprintf(stderr, "%lld windows, %lld failed\n", (long long)A.windows, (long long)A.failed);
 }
 
 /* under P.busy, before a job: whether it runs on the caller alone */
@@ -206,26 +247,32 @@ static int starved_now(void) {
         const char *e = getenv("MNN_X86_POOL_ADAPT"), *t = getenv("MNN_X86_POOL_TRACE");
         A.on = e ? atoi(e) : 3;
         if (getenv("MNN_X86_POOL_GAIN")) pool_gain = atof(getenv("MNN_X86_POOL_GAIN"));
+        if (getenv("MNN_X86_POOL_SMALL_US")) pool_small_ns = (int64_t)(1000 * atof(getenv("MNN_X86_POOL_SMALL_US")));
         if (t && t[0] == '1') atexit(print_trace);
     }
     return (A.on & 1) && now_ns() < atomic_load_explicit(&A.serial_until, memory_order_relaxed);
 }
 
-/* under P.busy, after a parallel job of n items that took [t0, t2), of which the caller ran `mine` in [t1, t_mine) */
-static void keep_score(int64_t t0, int64_t t1, int64_t t_mine, int64_t t2, int64_t mine, int64_t n) {
+/* under P.busy, after a parallel job of n items that took `wall`, of which the caller ran `mine` in `caller_ns`:
+ * its serial estimate, or -1 when the caller ran none (it lost its core; neither gain nor loss). A job whose first
+ * item ran before it was offered (`probed`) is not scored: the workers could not help with that item. */
+static int64_t keep_score(int64_t wall, int64_t caller_ns, int64_t mine, int64_t n, int probed) {
+    const int64_t estimate = mine > 0 ? caller_ns * n / mine : -1;
+    if (probed) return estimate;
     A.jobs++;
-    A.wall += t2 - t0;
-    A.estimate += mine > 0 ? (t_mine - t1) * n / mine : t2 - t0; /* none: it lost its core; neither gain nor loss */
-    if (A.wall < POOL_WINDOW_NS) return;
+    A.wall += wall;
+    A.estimate += estimate >= 0 ? estimate : wall;
+    if (A.wall < POOL_WINDOW_NS) return estimate;
     A.windows++;
     if ((double)A.wall > pool_gain * (double)A.estimate) {
         A.failed++;
-        atomic_store_explicit(&A.serial_until, t2 + A.backoff, memory_order_relaxed);
+        atomic_store_explicit(&A.serial_until, now_ns() + A.backoff, memory_order_relaxed);
         A.backoff = A.backoff * 2 < POOL_BACKOFF_MAX_NS ? A.backoff * 2 : POOL_BACKOFF_MAX_NS;
     } else {
         A.backoff = POOL_BACKOFF_MIN_NS;
     }
     A.wall = A.estimate = 0;
+    return estimate;
 }
 
 int x86_pool_starved(void) {
@@ -233,46 +280,85 @@ int x86_pool_starved(void) {
     return until != 0 && (A.on & 1) && now_ns() < until;
 }
 
-void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
+/* A loop's last serial time, by its task and item count (the caller holds P.busy). Loops that share a
+ * task and a count but not a size take each other's time: a large one then runs its first item before
+ * the job is offered, a small one is offered; each costs at most that. */
+static struct {
+    const void *task;
+    int64_t n, ns;
+} seen_jobs[POOL_SEEN];
+
+static int64_t *seen_ns(const void *task, int64_t n) {
+    const uint64_t h = ((uint64_t)(uintptr_t)task >> 4) * 0x9E3779B97F4A7C15ull ^ (uint64_t)n * 0xC2B2AE3D27D4EB4Full;
+    const size_t at = (size_t)(h >> 56) % POOL_SEEN;
+    if (seen_jobs[at].task != task || seen_jobs[at].n != n) {
+        seen_jobs[at].task = task, seen_jobs[at].n = n;
+        seen_jobs[at].ns = 0; /* not timed: its first item tells */
+    }
+    return &seen_jobs[at].ns;
+}
+
+static void run_serial(int64_t from, int64_t n, x86_task_fn fn, void *ctx) {
+    for (int64_t i = from; i < n; ++i) fn(ctx, i, 0);
+}
+
+/* x86_parallel, with the loop's key for seen_ns (a range loop's own function, not range_task) */
+static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn, void *ctx) {
     if (n <= 0) return;
     if (threads > POOL_MAX) threads = POOL_MAX;
     if (threads <= 1 || n == 1 || pthread_mutex_trylock(&P.busy) != 0) {
-        for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
+        run_serial(0, n, fn, ctx);
         return;
     }
     if (starved_now()) {
         A.solo_jobs++;
         pthread_mutex_unlock(&P.busy);
-        for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
+        run_serial(0, n, fn, ctx);
         return;
     }
+    int64_t *serial = seen_ns(task, n);
     const int64_t t0 = now_ns();
+    int64_t probed = 0, probe_ns = 0;
+    if (*serial < pool_small_ns) { /* small or not timed: its first item on the caller says which */
+        fn(ctx, 0, 0);
+        probed = 1;
+        probe_ns = now_ns() - t0;
+        if (probe_ns * n < pool_small_ns) {
+            run_serial(1, n, fn, ctx);
+            *serial = now_ns() - t0;
+            A.small_jobs++;
+            pthread_mutex_unlock(&P.busy);
+            return;
+        }
+    }
     grow(threads - 1);
     pool_job j;
     j.fn = fn;
     j.ctx = ctx;
     j.want = threads < P.started + 1 ? threads : P.started + 1;
-    atomic_store(&j.done, 0);
+    if (j.want > n) j.want = (int)n; /* no empty part: item 0 is part 0's, which the probe took */
+    atomic_store(&j.done, probed);
     for (int r = 0; r < j.want; ++r) {
-        atomic_store(&j.part[r].next, n * r / j.want);
+        atomic_store(&j.part[r].next, n * r / j.want + (r == 0 ? probed : 0));
         j.part[r].end = n * (r + 1) / j.want;
     }
     atomic_store(&P.job, &j);
     atomic_fetch_add(&P.gen, 1);
-    if (atomic_load(&P.sleepers) > 0) {
-        pthread_mutex_lock(&P.mu);
-        pthread_cond_broadcast(&P.cv);
-        pthread_mutex_unlock(&P.mu);
-    }
+    wake_sleepers();
     const int64_t t1 = now_ns();
-    const int64_t mine = run_items(&j, 0);
-    const int64_t t_mine = now_ns();
+    const int64_t mine = probed + run_items(&j, 0);
+    const int64_t caller_ns = probe_ns + now_ns() - t1;
     atomic_store(&P.job, NULL); /* withdrawn: late workers see NULL */
     for (int spins = 0; atomic_load(&j.done) < n || atomic_load(&P.inside) > 0;) /* claimed items finish */
         if (++spins < 2000) pause_cpu();
         else sched_yield();
-    keep_score(t0, t1, t_mine, now_ns(), mine, n);
+    const int64_t estimate = keep_score(now_ns() - t0, caller_ns, mine, n, (int)probed);
+    if (estimate >= 0) *serial = estimate;
     pthread_mutex_unlock(&P.busy);
+}
+
+void x86_parallel(int threads, int64_t n, x86_task_fn fn, void *ctx) {
+    parallel_as((const void *)fn, threads, n, fn, ctx);
 }
 
 /* x86_parallel_ranges: the ranges as x86_parallel items */
@@ -299,7 +385,7 @@ void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn,
         return;
     }
     range_job r = {fn, ctx, n, (n + items - 1) / items};
-    x86_parallel(threads, (n + r.per - 1) / r.per, range_task, &r);
+    parallel_as((const void *)fn, threads, (n + r.per - 1) / r.per, range_task, &r);
 }
 
 const x86_pool_api x86_pool_functions = {x86_parallel, x86_parallel_ranges};
