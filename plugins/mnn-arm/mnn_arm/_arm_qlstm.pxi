@@ -9,6 +9,7 @@ cdef extern from "qlstm.h" nogil:
     ctypedef struct arm_qlstm_state:
         arm_op op
         const arm_qkernels* k
+        int32_t row_product
         int32_t dirs, reverse, input_forget
         int64_t seq, batch, input, hidden
         float clip
@@ -52,6 +53,7 @@ def qlstm(str path, str name, dict p, list w, list r, list bias, peep):
     s.k = arm_qkernels_for(PATHS[path])
     if s.k == NULL:
         raise RuntimeError(f"arm: the {path} path is not runnable on this CPU")
+    s.row_product = path == "int8"
     s.dirs, s.reverse, s.input_forget, s.clip = p["dirs"], p["reverse"], p["input_forget"], p["clip"]
     s.seq, s.batch, s.input, s.hidden = p["seq"], p["batch"], p["input"], p["hidden"]
     s.in_h0, s.in_c0 = p["in_h0"], p["in_c0"]

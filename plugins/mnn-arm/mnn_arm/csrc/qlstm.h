@@ -18,6 +18,7 @@ typedef struct arm_qlstm_weights {
 typedef struct arm_qlstm_state {
     arm_op op;
     const arm_qkernels *k;
+    int32_t row_product;    /* a block of one row by smull (the plain int8 path), not by the GEMM's tile */
     int32_t dirs, reverse, input_forget;
     int64_t seq, batch, input, hidden;
     float clip;             /* > 0: gate pre-activations clipped to [-clip, clip] */
