@@ -18,9 +18,8 @@
 /* 32 bytes of nibbles as 64 values: the low nibbles (even elements) in the lower half, the high ones
  * (odd) in the upper, the order in which nbits.c stores a 4-bit block's activations */
 TARGET_VNNI INLINE __m512i nibbles64(const uint8_t *p) {
-    const __m256i x = _mm256_loadu_si256((const __m256i *)p);
-    return _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(x), _mm256_srli_epi16(x, 4), 1),
-                            _mm512_set1_epi8(0x0F));
+    const __m512i x = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)p));
+    return _mm512_and_si512(_mm512_mask_srli_epi16(x, 0xFFFF0000u, x, 4), _mm512_set1_epi8(0x0F));
 }
 
 /* 16 bytes of nibbles as 32 values, low nibbles first (blocks of 32) */
@@ -65,27 +64,29 @@ typedef struct {
 } nbits_row;
 
 /* acc + block b of column c times row r: the block's int32 sum, less zero * sum(q_a), scaled */
-TARGET_VNNI INLINE __m512 add_block(__m512 acc, int bits, int block, int blob, int asym, nbits_column c, nbits_row r,
-                                    int b) {
+TARGET_VNNI INLINE __m512 add_block(__m512 acc, int bits, int block, int asym, nbits_column c, nbits_row r, int b) {
+    const int blob = block * bits / 8;
     const int z = asym ? x86_nbits_zero(c.zp, bits, b) : 1 << (bits - 1);
     const __m512i zero = _mm512_maskz_set1_epi32(1, -z * r.total[b]);
     const __m512i d = block_dot(bits, block, c.w + (int64_t)b * blob, r.q + (int64_t)b * block, zero);
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(c.ws[b] * r.scale[b]), acc);
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(r.scale[b])), _mm512_set1_ps(c.ws[b]),
+                           acc);
 }
 
 /* one column times one row in float lanes: blocks in pairs on two accumulators, so that a block's
  * float product need not wait for the last one's */
-TARGET_VNNI INLINE __m512 column_dot(int nb, int bits, int block, int blob, int asym, nbits_column c, nbits_row r) {
+TARGET_VNNI INLINE __m512 column_dot(int nb, int bits, int block, int asym, nbits_column c, nbits_row r) {
+    const int blob = block * bits / 8;
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int b = 0;
     for (; b + 2 <= nb; b += 2) {
         const char *ahead = (const char *)(c.w + (int64_t)b * blob) + PREFETCH;
         for (int o = 0; o < 2 * blob; o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
         _mm_prefetch((const char *)(c.ws + b) + PREFETCH / 8, _MM_HINT_T0);
-        acc0 = add_block(acc0, bits, block, blob, asym, c, r, b);
-        acc1 = add_block(acc1, bits, block, blob, asym, c, r, b + 1);
+        acc0 = add_block(acc0, bits, block, asym, c, r, b);
+        acc1 = add_block(acc1, bits, block, asym, c, r, b + 1);
     }
-    if (b < nb) acc0 = add_block(acc0, bits, block, blob, asym, c, r, b);
+    if (b < nb) acc0 = add_block(acc0, bits, block, asym, c, r, b);
     return _mm512_add_ps(acc0, acc1);
 }
 
@@ -101,7 +102,7 @@ TARGET_VNNI INLINE void columns(const nbits_job *j, int64_t n, int NC, int bits,
         for (int c = 0; c < NC; c++) {
             const nbits_column col = {j->w + (n + c) * nb * s->blob, asym ? j->zp + (n + c) * s->zbytes : NULL,
                                       j->scales + (n + c) * nb};
-            acc[c] = column_dot(nb, bits, block, s->blob, asym, col, r);
+            acc[c] = column_dot(nb, bits, block, asym, col, r);
         }
         float *y = j->y + m * s->N + n;
         if (NC == 4) {
