@@ -110,6 +110,52 @@ static void activation_x(const arm_epilogue *e, xelem *y, int64_t n) {
     acc = vaddq_f16(acc, vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(tmp + r * NR + 8 * v)), vld1q_f32(tmp + r * NR + 8 * v + 4)));
 #define ROW_FOLD(r) FOLD8(r, 0, c##r##0) if (nvc > 1) { FOLD8(r, 1, c##r##1) } if (nvc > 2) { FOLD8(r, 2, c##r##2) }
 
+/* The full tile's k-loop of one span in assembly, as fp32.c's: accumulators v8-v31 (row r's three in
+ * v8+3r..v10+3r), 4 k-steps an iteration, each one ldr of A's 8 halves (v0: by-element fmla on halves
+ * takes v0-v15) and one ld1 of B's 24, post-indexed, for 24 fmla; the sums go to acc[8][24] */
+#define FMA3H_ASM(r0, r1, r2, lane)            \
+    "fmla " r0 ".8h, v2.8h, v0.h[" #lane "]\n" \
+    "fmla " r1 ".8h, v3.8h, v0.h[" #lane "]\n" \
+    "fmla " r2 ".8h, v4.8h, v0.h[" #lane "]\n"
+#define KSTEPH_ASM                                                                                        \
+    "ldr q0, [%[a]], #16\n"                                                                               \
+    "ld1 {v2.8h-v4.8h}, [%[b]], #48\n" FMA3H_ASM("v8", "v9", "v10", 0) FMA3H_ASM("v11", "v12", "v13", 1)   \
+        FMA3H_ASM("v14", "v15", "v16", 2) FMA3H_ASM("v17", "v18", "v19", 3) FMA3H_ASM("v20", "v21", "v22", 4) \
+            FMA3H_ASM("v23", "v24", "v25", 5) FMA3H_ASM("v26", "v27", "v28", 6) FMA3H_ASM("v29", "v30", "v31", 7)
+#define ZERO4H_ASM(a, b, c, d) "movi " a ".16b, #0\nmovi " b ".16b, #0\nmovi " c ".16b, #0\nmovi " d ".16b, #0\n"
+static void kloop_8x24(int64_t kc, const __fp16 *a, const __fp16 *b, __fp16 *acc) {
+    int64_t n4 = kc >> 2, n1 = kc & 3;
+    __asm__ volatile(ZERO4H_ASM("v8", "v9", "v10", "v11") ZERO4H_ASM("v12", "v13", "v14", "v15")
+                         ZERO4H_ASM("v16", "v17", "v18", "v19") ZERO4H_ASM("v20", "v21", "v22", "v23")
+                             ZERO4H_ASM("v24", "v25", "v26", "v27") ZERO4H_ASM("v28", "v29", "v30", "v31")
+                     "cbz %[n4], 2f\n"
+                     "1:\n"
+                     "prfm pldl1keep, [%[a], #256]\n"
+                     "prfm pldl1keep, [%[b], #768]\n"
+                     "prfm pldl1keep, [%[b], #832]\n"
+                     "prfm pldl1keep, [%[b], #896]\n" KSTEPH_ASM KSTEPH_ASM KSTEPH_ASM KSTEPH_ASM
+                     "subs %[n4], %[n4], #1\n"
+                     "b.ne 1b\n"
+                     "2:\n"
+                     "cbz %[n1], 4f\n"
+                     "3:\n" KSTEPH_ASM
+                     "subs %[n1], %[n1], #1\n"
+                     "b.ne 3b\n"
+                     "4:\n"
+                     "st1 {v8.8h-v11.8h}, [%[acc]], #64\n"
+                     "st1 {v12.8h-v15.8h}, [%[acc]], #64\n"
+                     "st1 {v16.8h-v19.8h}, [%[acc]], #64\n"
+                     "st1 {v20.8h-v23.8h}, [%[acc]], #64\n"
+                     "st1 {v24.8h-v27.8h}, [%[acc]], #64\n"
+                     "st1 {v28.8h-v31.8h}, [%[acc]], #64\n"
+                     : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [acc] "+r"(acc)
+                     :
+                     : "v0", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+                       "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+                       "v30", "v31", "cc", "memory");
+}
+#define ROW_LOADH(r) c##r##0 = vld1q_f16(acc + r * NR), c##r##1 = vld1q_f16(acc + r * NR + 8), c##r##2 = vld1q_f16(acc + r * NR + 16);
+
 #define DEFINE_TILE(NAME, NVC)                                                      \
     static void NAME(const tile_args *t) {                                          \
         const int nvc = NVC;                                                        \
@@ -120,6 +166,12 @@ static void activation_x(const arm_epilogue *e, xelem *y, int64_t n) {
         int64_t k = 0;                                                              \
         for (;;) {                                                                  \
             const int64_t kend = t->kc - k > SPAN ? k + SPAN : t->kc;               \
+            if (nvc == 3) { /* the span's sums in assembly (kloop_8x24) */          \
+                __fp16 acc[MR * NR] __attribute__((aligned(16)));                   \
+                kloop_8x24(kend - k, a, b, acc);                                    \
+                a += (kend - k) * MR, b += (kend - k) * NR, k = kend;               \
+                ROW_LOADH(0) ROW_LOADH(1) ROW_LOADH(2) ROW_LOADH(3) ROW_LOADH(4) ROW_LOADH(5) ROW_LOADH(6) ROW_LOADH(7) \
+            }                                                                       \
             for (; k < kend; ++k) {                                                 \
                 if ((k & 3) == 0) { /* 4 k-steps = 1 line of A, 3 of B: 16 steps ahead */ \
                     __builtin_prefetch(a + 16 * MR);                                \

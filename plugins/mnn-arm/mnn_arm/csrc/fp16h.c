@@ -43,17 +43,47 @@ static inline float16x8_t binop8(int op, float16x8_t a, float16x8_t b) {
     }
 }
 
-/* n results; sa / sb: 1 (contiguous) or 0 (one value broadcast) */
-static void binary_run_h(int op, const __fp16 *a, int64_t sa, const __fp16 *b, int64_t sb, __fp16 *y, int64_t n) {
+/* n results; sa / sb: 1 (contiguous) or 0 (one value broadcast). Inlined per op (binary_run_h below)
+ * so the op is not switched on per vector, 16 halves an iteration as eltwise.c's fp32 runs */
+static inline __attribute__((always_inline)) void binary_run_op_h(int op, const __fp16 *a, int64_t sa,
+                                                                  const __fp16 *b, int64_t sb, __fp16 *y,
+                                                                  int64_t n) {
     int64_t i = 0;
     if ((sa == 1 || sa == 0) && (sb == 1 || sb == 0)) {
-        const float16x8_t a1 = vdupq_n_f16(a[0]), b1 = vdupq_n_f16(b[0]);
+        const float16x8_t a1 = vld1q_dup_f16(a), b1 = vld1q_dup_f16(b);
+        if (sa && sb) {
+            for (; i + 16 <= n; i += 16) {
+                vst1q_f16(y + i, binop8(op, vld1q_f16(a + i), vld1q_f16(b + i)));
+                vst1q_f16(y + i + 8, binop8(op, vld1q_f16(a + i + 8), vld1q_f16(b + i + 8)));
+            }
+        } else if (sa) {
+            for (; i + 16 <= n; i += 16) {
+                vst1q_f16(y + i, binop8(op, vld1q_f16(a + i), b1));
+                vst1q_f16(y + i + 8, binop8(op, vld1q_f16(a + i + 8), b1));
+            }
+        } else if (sb) {
+            for (; i + 16 <= n; i += 16) {
+                vst1q_f16(y + i, binop8(op, a1, vld1q_f16(b + i)));
+                vst1q_f16(y + i + 8, binop8(op, a1, vld1q_f16(b + i + 8)));
+            }
+        }
         for (; i + 8 <= n; i += 8)
             vst1q_f16(y + i, binop8(op, sa ? vld1q_f16(a + i) : a1, sb ? vld1q_f16(b + i) : b1));
     }
     for (; i < n; ++i) {
         const float16x8_t r = binop8(op, vdupq_n_f16(a[i * sa]), vdupq_n_f16(b[i * sb]));
         y[i] = vgetq_lane_f16(r, 0);
+    }
+}
+
+static void binary_run_h(int op, const __fp16 *a, int64_t sa, const __fp16 *b, int64_t sb, __fp16 *y, int64_t n) {
+    switch (op) {
+    case ARM_ADD: binary_run_op_h(ARM_ADD, a, sa, b, sb, y, n); break;
+    case ARM_SUB: binary_run_op_h(ARM_SUB, a, sa, b, sb, y, n); break;
+    case ARM_MUL: binary_run_op_h(ARM_MUL, a, sa, b, sb, y, n); break;
+    case ARM_DIV: binary_run_op_h(ARM_DIV, a, sa, b, sb, y, n); break;
+    case ARM_MAX: binary_run_op_h(ARM_MAX, a, sa, b, sb, y, n); break;
+    default: binary_run_op_h(ARM_MIN, a, sa, b, sb, y, n); break;
     }
 }
 
