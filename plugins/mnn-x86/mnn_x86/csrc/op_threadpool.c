@@ -100,7 +100,8 @@ static struct {
  * the threads pass when the jobs took at most POOL_GAIN of the serial estimate (two threads reach about
  * 0.55 where they pay on a quiet machine); else jobs run on the caller alone for the backoff, which starts
  * at POOL_BACKOFF_MIN_NS and doubles on each failed window up to POOL_BACKOFF_MAX_NS. The window is short
- * so that a failed try costs little; the longest pause keeps tries a few percent of the time. */
+ * so that a failed try costs little; the longest pause keeps tries a few percent of the time. The window in which
+ * workers start sets no verdict: a short run of a fresh process would otherwise judge the threads' start. */
 #define POOL_WINDOW_NS 10000000
 #define POOL_GAIN 0.9
 #define POOL_BACKOFF_MIN_NS 20000000
@@ -111,8 +112,9 @@ static struct { /* read and written by the caller holding P.busy, except serial_
     int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins; default 3 (0: as before, to compare) */
     _Atomic int64_t serial_until; /* now_ns() before which jobs run on the caller alone */
     int64_t backoff, wall, estimate; /* the window so far: the jobs' time and their serial estimate */
+    int unjudged; /* workers started in this window: their first jobs pay the threads' start and first touches */
     int64_t jobs, solo_jobs, small_jobs, windows, failed; /* MNN_X86_POOL_TRACE=1 prints these at exit */
-} A = {-1, 0, POOL_BACKOFF_MIN_NS, 0, 0, 0, 0, 0, 0, 0};
+} A = {-1, 0, POOL_BACKOFF_MIN_NS, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static inline void pause_cpu(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -230,6 +232,7 @@ static void grow(int workers) {
         pthread_attr_destroy(&attr);
         if (!ok) break;
         P.started++;
+        A.unjudged = 1;
     }
 }
 
@@ -264,7 +267,9 @@ static int64_t keep_score(int64_t wall, int64_t caller_ns, int64_t mine, int64_t
     A.estimate += estimate >= 0 ? estimate : wall;
     if (A.wall < POOL_WINDOW_NS) return estimate;
     A.windows++;
-    if ((double)A.wall > pool_gain * (double)A.estimate) {
+    if (A.unjudged) {
+        A.unjudged = 0;
+    } else if ((double)A.wall > pool_gain * (double)A.estimate) {
         A.failed++;
         atomic_store_explicit(&A.serial_until, now_ns() + A.backoff, memory_order_relaxed);
         A.backoff = A.backoff * 2 < POOL_BACKOFF_MAX_NS ? A.backoff * 2 : POOL_BACKOFF_MAX_NS;
