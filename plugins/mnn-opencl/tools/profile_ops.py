@@ -40,7 +40,7 @@ def _tag_launches(kernels) -> list:
     return tagged
 
 
-def _feeds(graph, batch: int, seed: int = 0) -> dict:
+def random_feeds(graph, batch: int, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     feeds = {}
     for name, info in graph.inputs.items():
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
 
     tagged = _tag_launches(mnn_opencl.KERNELS)
     graph = mnn.load(args.model)
-    feeds = _feeds(graph, args.batch)
+    feeds = random_feeds(graph, args.batch)
     options = dict(o.split("=", 1) for o in args.option)
     sess = mnn.Session(graph, backend="opencl", fallback=False, options=options, fuse=not args.no_fuse)
     sess.run(feeds)
