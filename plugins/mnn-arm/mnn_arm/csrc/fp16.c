@@ -22,6 +22,10 @@ static inline void store4(__fp16 *d, float32x4_t v) { vst1_f16(d, vcvt_f16_f32(v
 #define COPY_X(d, s) store4(d, vld1q_f32(s))
 #define COPY_X2(d, s) store4(d, vld2q_f32(s).val[0]) /* every other element */
 
+/* one-row GEMMs as a matrix-vector product (fp16_body.h) */
+static void gemv_row_h(int64_t N, int64_t K, const __fp16 *ap, const __fp16 *bp, void *c);
+#define GEMV_ROW gemv_row_h
+
 #include "fgemm_body.h"
 #include "fp16_body.h"
 

@@ -212,6 +212,52 @@ static void kloop_8x24(int64_t kc, const __fp16 *a, const __fp16 *b, __fp16 *acc
         }                                                                           \
     }
 
+/* c[0, N) = a . B for one packed row of A (a[k] at ap[k * MR]) and B's 24-column panels: per 8 k-steps
+ * 8 lane loads of a, 8 loads of 24 B values and 24 fmla by element (the 8-row tile would do 8 rows'
+ * work for this one); fp16 sums carried into fp32 every SPAN steps, as the tile's */
+#define GEMV_STEP(j)                                        \
+    {                                                       \
+        const float16x8x3_t b_ = vld1q_f16_x3(b + j * NR);  \
+        FMA16(c0, b_.val[0], a, j);                         \
+        FMA16(c1, b_.val[1], a, j);                         \
+        FMA16(c2, b_.val[2], a, j);                         \
+    }
+static void gemv_row_h(int64_t N, int64_t K, const __fp16 *ap, const __fp16 *bp, void *cv) {
+    xelem *c = (xelem *)cv;
+    for (int64_t n = 0; n < N; n += NR) {
+        const __fp16 *b = bp + (n / NR) * NR * K;
+        float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0;
+        for (int64_t k = 0; k < K;) {
+            const int64_t kend = K - k > SPAN ? k + SPAN : K;
+            float16x8_t c0 = vdupq_n_f16(0), c1 = c0, c2 = c0;
+            for (; k + 8 <= kend; k += 8, b += 8 * NR) {
+                float16x8_t a = vld1q_dup_f16(ap + k * MR);
+                a = vld1q_lane_f16(ap + (k + 1) * MR, a, 1);
+                a = vld1q_lane_f16(ap + (k + 2) * MR, a, 2);
+                a = vld1q_lane_f16(ap + (k + 3) * MR, a, 3);
+                a = vld1q_lane_f16(ap + (k + 4) * MR, a, 4);
+                a = vld1q_lane_f16(ap + (k + 5) * MR, a, 5);
+                a = vld1q_lane_f16(ap + (k + 6) * MR, a, 6);
+                a = vld1q_lane_f16(ap + (k + 7) * MR, a, 7);
+                GEMV_STEP(0) GEMV_STEP(1) GEMV_STEP(2) GEMV_STEP(3) GEMV_STEP(4) GEMV_STEP(5) GEMV_STEP(6) GEMV_STEP(7)
+            }
+            for (; k < kend; ++k, b += NR) {
+                const float16x8x3_t bk = vld1q_f16_x3(b);
+                const float16x8_t a = vld1q_dup_f16(ap + k * MR);
+                c0 = vfmaq_f16(c0, bk.val[0], a), c1 = vfmaq_f16(c1, bk.val[1], a), c2 = vfmaq_f16(c2, bk.val[2], a);
+            }
+            s0 = vaddq_f32(s0, vcvt_f32_f16(vget_low_f16(c0))), s1 = vaddq_f32(s1, vcvt_high_f32_f16(c0));
+            s2 = vaddq_f32(s2, vcvt_f32_f16(vget_low_f16(c1))), s3 = vaddq_f32(s3, vcvt_high_f32_f16(c1));
+            s4 = vaddq_f32(s4, vcvt_f32_f16(vget_low_f16(c2))), s5 = vaddq_f32(s5, vcvt_high_f32_f16(c2));
+        }
+        float t[NR];
+        vst1q_f32(t, s0), vst1q_f32(t + 4, s1), vst1q_f32(t + 8, s2);
+        vst1q_f32(t + 12, s3), vst1q_f32(t + 16, s4), vst1q_f32(t + 20, s5);
+        const int64_t nc = N - n < NR ? N - n : NR;
+        for (int64_t j = 0; j < nc; ++j) c[n + j] = (xelem)t[j];
+    }
+}
+
 DEFINE_TILE(tile_nv3, 3)
 DEFINE_TILE(tile_nv2, 2)
 DEFINE_TILE(tile_nv1, 1)

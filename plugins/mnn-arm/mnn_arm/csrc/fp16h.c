@@ -24,6 +24,10 @@
 #define COPY_X(d, s) vst1q_f16(d, vld1q_f16(s))
 #define COPY_X2(d, s) vst1q_f16(d, vld2q_f16(s).val[0]) /* every other element */
 
+/* one-row GEMMs as a matrix-vector product (fp16_body.h) */
+static void gemv_row_h(int64_t N, int64_t K, const __fp16 *ap, const __fp16 *bp, void *c);
+#define GEMV_ROW gemv_row_h
+
 #include "fgemm_body.h"
 #include "fp16_body.h"
 
