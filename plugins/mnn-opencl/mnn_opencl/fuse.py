@@ -13,7 +13,11 @@ A MatMul and, around it, what its GEMM can do in the same launch: one op, opencl
 - then a Transpose that alone reads the result and keeps its last axis last (attention's heads
   gathered back): the GEMM stores through permuted strides.
 
-Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns it off.
+And an Add of two same-shape tensors (a residual) and the LayerNormalization of the sum: one op,
+opencl.AddLayerNorm (ops_norm.py), whose row kernel adds as it reads and also stores the sum when
+something else reads it (the next residual).
+
+Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns them off.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from mnn_core.graph.ir import Node
 from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from .ops_matmul import FUSED_MATMUL
+from .ops_norm import ADD_LAYERNORM
 
 
 def _float32(offer, name: str) -> bool:
@@ -133,6 +138,42 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
     return Fusion(node, tuple(n.name for n in group), "transposes, scale, bias and activation in the GEMM")
 
 
+def add_layernorm_fusion(add: Node, offer, order: dict) -> Fusion | None:
+    """opencl.AddLayerNorm of `add` (two float32 tensors of one shape) and the LayerNormalization of
+    its sum, when every other reader of the sum runs on this backend after that LayerNormalization
+    (the fused op takes its place and also writes the sum for them)."""
+    if add.op != "Add" or len(add.inputs) != 2 or not all(_float32(offer, v) for v in add.inputs):
+        return None
+    shapes = {tuple(offer.infos[v].shape) for v in (*add.inputs, add.outputs[0])}
+    readers = offer.readers.get(add.outputs[0], ())
+    norms = [r for r in readers if r.op == "LayerNormalization" and r.inputs[0] == add.outputs[0]]
+    if len(shapes) != 1 or len(norms) != 1 or len(norms[0].outputs) != 1 or norms[0].name not in order:
+        return None
+    norm = norms[0]
+    length = 1
+    for d in next(iter(shapes))[norm.attrs.get("axis", -1) :]:
+        length *= d
+    params = [v for v in norm.inputs[1:3] if v]
+    if any(v in (add.outputs[0], *add.inputs) or tuple(offer.infos[v].shape) != (length,) for v in params):
+        return None  # scale and bias of the normalized length only, as layernorm_rows reads them
+    others = [r for r in readers if r is not norm]
+    if any(r.name not in order or order[r.name] < order[norm.name] for r in others):
+        return None
+    outputs = [norm.outputs[0]] + ([add.outputs[0]] if others or add.outputs[0] in offer.outputs else [])
+    attrs = {**norm.attrs, "has_scale": int(len(norm.inputs) > 1 and bool(norm.inputs[1]))}
+    attrs["has_bias"] = int(len(norm.inputs) > 2 and bool(norm.inputs[2]))
+    node = Node(ADD_LAYERNORM, [*add.inputs, *params], outputs, attrs, f"{add.name}+{norm.name}")
+    return Fusion(node, (add.name, norm.name), "the residual sum normalized as it is read")
+
+
 def fusions(offer) -> list[Fusion]:
     producers = {out: node for node in offer.nodes for out in node.outputs}
-    return [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
+    order = {node.name: i for i, node in enumerate(offer.nodes)}
+    found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
+    taken = {name for f in found for name in f.replaces}
+    for node in offer.nodes:
+        f = add_layernorm_fusion(node, offer, order)
+        if f is not None and not taken & set(f.replaces):
+            found.append(f)
+            taken |= set(f.replaces)
+    return found

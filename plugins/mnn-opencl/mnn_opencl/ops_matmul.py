@@ -156,9 +156,23 @@ def _matmul(op, b, perms=((), (), ()), alpha: float = 1.0, row=None):
     act = fused_activation(op.node.attrs)
     bias_args = [row, 1, 0, 1] if row is not None else _bias_args(b, None, y, None)  # the row as C, every row alike
     a_strides, b_strides = (ta[-2], ta[-1]), (tb[-2], tb[-1])
-    y_sm = zs[-2] if len(zs) >= 2 else n
     _tiled(
-        b, b.tensor(a), b.tensor(bm), y, offs, batches, m, n, k, y_sm, a_strides, b_strides, bias_args, alpha, 1.0, act
+        b,
+        b.tensor(a),
+        b.tensor(bm),
+        y,
+        offs,
+        batches,
+        m,
+        n,
+        k,
+        zs[-2],
+        a_strides,
+        b_strides,
+        bias_args,
+        alpha,
+        1.0,
+        act,
     )
 
 

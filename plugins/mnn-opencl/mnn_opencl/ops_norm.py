@@ -1,6 +1,8 @@
 """Softmax / LogSoftmax over any axis, LayerNormalization over the trailing
-axes from `axis`, inference BatchNormalization over axis 1 (kernels/norm.cl).
-Claimed only when mnn-core has these schemas; attributes follow ONNX."""
+axes from `axis` (and opencl.AddLayerNorm, fuse.py: a residual Add and the
+LayerNormalization of its sum), inference BatchNormalization over axis 1
+(kernels/norm.cl). Claimed only when mnn-core has these schemas; attributes
+follow ONNX."""
 
 from __future__ import annotations
 
@@ -79,6 +81,44 @@ def _build_layernorm(op, b):
             length,
             float(attrs.get("epsilon", 1e-5)),
             0,
+            LocalMem(ROW_LWS * 4),
+        ],
+        (rows * ROW_LWS,),
+        (ROW_LWS,),
+        tunable=False,
+    )
+
+
+#: an Add of two same-shape tensors and the LayerNormalization that reads the sum, run as one (fuse.py)
+ADD_LAYERNORM = "opencl.AddLayerNorm"
+
+
+@kernel(ADD_LAYERNORM)
+def _build_add_layernorm(op, b):
+    """opencl.AddLayerNorm: inputs x1, x2, then LayerNormalization's scale if attrs["has_scale"] and its
+    bias if attrs["has_bias"]; outputs the normalized sum, then the sum itself when something else reads it."""
+    x1, x2, *rest = op.inputs
+    g = rest.pop(0) if op.node.attrs.get("has_scale") else None
+    bias = rest.pop(0) if op.node.attrs.get("has_bias") else None
+    y = op.outputs[0]
+    total = op.outputs[1] if len(op.outputs) > 1 else None
+    shape = x1.info.shape
+    axis = _axis(op.node.attrs, len(shape), -1)
+    rows, length = numel(shape[:axis]), numel(shape[axis:])
+    if rows * length == 0:
+        return
+    b.launch(
+        "add_layernorm_rows",
+        [
+            b.tensor(x1),
+            b.tensor(x2),
+            *([b.tensor(total), 1] if total is not None else [b.tensor(y), 0]),
+            *([b.tensor(g), 1] if g is not None else [b.tensor(y), 0]),
+            *([b.tensor(bias), 1] if bias is not None else [b.tensor(y), 0]),
+            b.tensor(y),
+            rows,
+            length,
+            float(op.node.attrs.get("epsilon", 1e-5)),
             LocalMem(ROW_LWS * 4),
         ],
         (rows * ROW_LWS,),

@@ -83,6 +83,36 @@ __kernel void layernorm_rows(__global const float *x, int xo, __global const flo
     }
 }
 
+/* layernorm_rows of x1 + x2 (a residual sum, same shapes), the sum also stored in s when has_s:
+ * opencl.AddLayerNorm, one launch and one read of the sum fewer than Add then LayerNormalization */
+__kernel void add_layernorm_rows(__global const float *x1, int x1o, __global const float *x2, int x2o,
+                                 __global float *s_out, int so, int has_s, __global const float *g, int go,
+                                 int has_g, __global const float *b, int bo, int has_b, __global float *y, int yo,
+                                 int R, int L, float eps, __local float *s) {
+    int r = get_group_id(0), lid = get_local_id(0), lsz = get_local_size(0);
+    __global const float *ar = x1 + x1o + r * L, *br = x2 + x2o + r * L;
+    __global float *yr = y + yo + r * L;
+    float sum = 0.0f;
+    for (int j = lid; j < L; j += lsz) {
+        float v = ar[j] + br[j];
+        if (has_s) s_out[so + r * L + j] = v;
+        sum += v;
+    }
+    float mean = wg_reduce(s, sum, 0) / (float)L;
+    float sq = 0.0f;
+    for (int j = lid; j < L; j += lsz) {
+        float d = ar[j] + br[j] - mean;
+        sq += d * d;
+    }
+    float inv = 1.0f / sqrt(wg_reduce(s, sq, 0) / (float)L + eps);
+    for (int j = lid; j < L; j += lsz) {
+        float v = (ar[j] + br[j] - mean) * inv;
+        if (has_g) v *= g[go + j];
+        if (has_b) v += b[bo + j];
+        yr[j] = v;
+    }
+}
+
 /* inference batch norm over axis 1: per channel (x - mean) / sqrt(var + eps) * scale + bias */
 __kernel void batchnorm(__global const float *x, int xo, __global const float *g, int go, __global const float *b,
                         int bo, __global const float *mean, int mo, __global const float *var, int vo,
