@@ -256,16 +256,13 @@ static int starved_now(void) {
     return (A.on & 1) && now_ns() < atomic_load_explicit(&A.serial_until, memory_order_relaxed);
 }
 
-/* under P.busy, after a parallel job of n items that took `wall`, of which the caller ran `mine` in `caller_ns`:
- * its serial estimate, or -1 when the caller ran none (it lost its core; neither gain nor loss). A job whose first
- * item ran before it was offered (`probed`) is not scored: the workers could not help with that item. */
-static int64_t keep_score(int64_t wall, int64_t caller_ns, int64_t mine, int64_t n, int probed) {
-    const int64_t estimate = mine > 0 ? caller_ns * n / mine : -1;
-    if (probed) return estimate;
+/* under P.busy, after n items were offered to the workers and took `wall`, of which the caller ran `mine` in
+ * `caller_ns` (where none, it lost its core: neither gain nor loss) */
+static void keep_score(int64_t wall, int64_t caller_ns, int64_t mine, int64_t n) {
     A.jobs++;
     A.wall += wall;
-    A.estimate += estimate >= 0 ? estimate : wall;
-    if (A.wall < POOL_WINDOW_NS) return estimate;
+    A.estimate += mine > 0 ? caller_ns * n / mine : wall;
+    if (A.wall < POOL_WINDOW_NS) return;
     A.windows++;
     if (A.unjudged) {
         A.unjudged = 0;
@@ -277,7 +274,6 @@ static int64_t keep_score(int64_t wall, int64_t caller_ns, int64_t mine, int64_t
         A.backoff = POOL_BACKOFF_MIN_NS;
     }
     A.wall = A.estimate = 0;
-    return estimate;
 }
 
 int x86_pool_starved(void) {
@@ -336,6 +332,7 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
             return;
         }
     }
+    const int64_t t_offer = now_ns();
     grow(threads - 1);
     pool_job j;
     j.fn = fn;
@@ -357,8 +354,9 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
     for (int spins = 0; atomic_load(&j.done) < n || atomic_load(&P.inside) > 0;) /* claimed items finish */
         if (++spins < 2000) pause_cpu();
         else sched_yield();
-    const int64_t estimate = keep_score(now_ns() - t0, caller_ns, mine, n, (int)probed);
-    if (estimate >= 0) *serial = estimate;
+    /* scored from the offer on: the probe's item had no workers to gain from (with one item left, none) */
+    if (n - probed > 1) keep_score(now_ns() - t_offer, caller_ns - probe_ns, mine - probed, n - probed);
+    if (mine > 0) *serial = caller_ns * n / mine;
     pthread_mutex_unlock(&P.busy);
 }
 
