@@ -71,11 +71,16 @@ static void gather_row(const uint8_t *x, int is_uint8, int8_t padv, const arm_co
         } else if (g->sw == 1 && iw0 >= 0 && iw0 + run <= g->W) {
             const uint8_t *src = plane + ih * g->W + iw0;
             for (int r = 0; r < run; ++r) out[col + r] = (int8_t)(src[r] ^ flip);
-        } else {
-            for (int r = 0; r < run; ++r) {
-                const int64_t iw = iw0 + r * g->sw;
-                out[col + r] = iw >= 0 && iw < g->W ? (int8_t)(plane[ih * g->W + iw] ^ flip) : padv;
-            }
+        } else { /* padding at either end, the columns between without a bounds test (stride 2: ld2) */
+            const uint8_t *row = plane + ih * g->W;
+            const int64_t sw = g->sw;
+            int r = 0, end = run;
+            while (r < run && iw0 + r * sw < 0) out[col + r++] = padv;
+            while (end > r && iw0 + (end - 1) * sw >= g->W) out[col + --end] = padv;
+            if (sw == 2)
+                for (; r + 8 <= end && iw0 + 2 * r + 16 <= g->W; r += 8)
+                    vst1_s8(out + col + r, vreinterpret_s8_u8(veor_u8(vld2_u8(row + iw0 + 2 * r).val[0], vdup_n_u8(flip))));
+            for (; r < end; ++r) out[col + r] = (int8_t)(row[iw0 + r * sw] ^ flip);
         }
         col += run;
         ow = 0;

@@ -179,6 +179,8 @@ void test_int8_path(const arm_qkernels *k) {
     test_qconv(k, 1, 1, 16, 9, 24, 1, 1, 0, 1, 1);  /* pointwise, u8, per-channel */
     test_qconv(k, 0, 2, 13, 7, 20, 1, 1, 0, 1, 0);  /* pointwise, s8, per-tensor, odd C */
     test_qconv(k, 1, 1, 3, 13, 10, 3, 2, 1, 1, 1);  /* 3x3 stride 2, zero point padding */
+    test_qconv(k, 0, 1, 3, 45, 8, 3, 2, 1, 1, 1);   /* the same on rows of 46: whole ld2 runs of the im2col */
+    test_qconv(k, 1, 2, 2, 41, 5, 5, 3, 2, 1, 0);   /* 5x5 stride 3: the columns between the pads */
     test_qconv(k, 1, 0, 6, 8, 8, 3, 1, 1, 2, 1);    /* ConvInteger, grouped */
     test_qconv(k, 0, 0, 200, 5, 17, 3, 1, 1, 1, 1); /* K = 1800 */
     test_qconv(k, 1, 1, 9, 13, 9, 3, 1, 1, 9, 1);   /* depthwise */
