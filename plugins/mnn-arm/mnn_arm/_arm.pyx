@@ -129,6 +129,7 @@ cdef extern from "ops.h" nogil:
         arm_op op
         int64_t rows, n
         int32_t kind
+        int32_t half
     ctypedef struct arm_softmax_state:
         arm_op op
         int64_t outer, axis, inner
@@ -426,10 +427,10 @@ def norm(str name, int64_t rows, int64_t n, int64_t per_row, float eps, scale, s
     return ex
 
 
-def reduce(str name, int64_t rows, int64_t n, int kind):
+def reduce(str name, int64_t rows, int64_t n, int kind, bint half=False):
     cdef Execution ex = _execution(name, sizeof(arm_reduce_state), arm_reduce_run)
     cdef arm_reduce_state* s = <arm_reduce_state*>ex.state
-    s.rows, s.n, s.kind = rows, n, kind
+    s.rows, s.n, s.kind, s.half = rows, n, kind, half
     return ex
 
 

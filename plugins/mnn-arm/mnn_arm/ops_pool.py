@@ -9,7 +9,7 @@ from __future__ import annotations
 from mnn_core.backend.kit.geometry import pool_geometry
 from mnn_core.backend.kit.window import pool_divisors, pool_params
 
-from . import _arm
+from . import _arm, half
 from ._common import kernel, static_shape
 from .ops_qlinear import QDTYPES
 
@@ -50,13 +50,13 @@ def prepare_avgpool(node, ins, outs, constants, ctx):
     return _prepare_pool(node, ins, 1, ctx)
 
 
-@kernel("GlobalAveragePool", supports=_pool_supports, efficiency=0.3)
+@kernel("GlobalAveragePool", half_native=True, supports=_pool_supports, efficiency=0.3)
 def prepare_global_avg(node, ins, outs, constants, ctx):
     n, c, h, w = static_shape(ins[0])
-    return _arm.reduce("arm.GlobalAveragePool", n * c, h * w, 1)
+    return _arm.reduce("arm.GlobalAveragePool", n * c, h * w, 1, half.half_activations(ctx))
 
 
-@kernel("GlobalMaxPool", supports=_pool_supports, efficiency=0.3)
+@kernel("GlobalMaxPool", half_native=True, supports=_pool_supports, efficiency=0.3)
 def prepare_global_max(node, ins, outs, constants, ctx):
     n, c, h, w = static_shape(ins[0])
-    return _arm.reduce("arm.GlobalMaxPool", n * c, h * w, 0)
+    return _arm.reduce("arm.GlobalMaxPool", n * c, h * w, 0, half.half_activations(ctx))

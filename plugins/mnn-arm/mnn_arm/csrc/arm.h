@@ -125,6 +125,8 @@ void arm_f32_to_f16(const float *x, void *y, int64_t n);
 void arm_binary_h(int op, const void *a, const void *b, void *y, int ndim, const int64_t *dims,
                   const int64_t *sa, const int64_t *sb);
 void arm_activation_h(const arm_epilogue *e, const void *x, void *y, int64_t n);
+/* arm_reduce_rows on halves (kind 0: max, else mean; the mean's sums in fp32) */
+void arm_reduce_rows_h(const void *x, void *y, int64_t rows, int64_t n, int kind);
 
 /* -- conv.c: drivers over a path's kernels ----------------------------------------------- */
 /* Floats of B scratch a GEMM conv needs for `cols` output columns. */

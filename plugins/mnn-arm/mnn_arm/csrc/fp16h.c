@@ -109,6 +109,34 @@ void arm_binary_h(int op, const void *av, const void *bv, void *yv, int ndim, co
     }
 }
 
+void arm_reduce_rows_h(const void *xv, void *yv, int64_t rows, int64_t n, int kind) {
+    const __fp16 *x = (const __fp16 *)xv;
+    __fp16 *y = (__fp16 *)yv;
+    for (int64_t r = 0; r < rows; ++r) {
+        const __fp16 *p = x + r * n;
+        int64_t i = 0;
+        if (kind == 0) {
+            float m = -INFINITY;
+            if (n >= 8) {
+                float16x8_t v = vld1q_f16(p);
+                for (i = 8; i + 8 <= n; i += 8) v = vmaxq_f16(v, vld1q_f16(p + i));
+                m = (float)vmaxvq_f16(v);
+            }
+            for (; i < n; ++i) m = (float)p[i] > m || p[i] != p[i] ? (float)p[i] : m;
+            y[r] = (__fp16)m;
+        } else {
+            float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0;
+            for (; i + 8 <= n; i += 8) {
+                const float16x8_t v = vld1q_f16(p + i);
+                s0 = vaddq_f32(s0, vcvt_f32_f16(vget_low_f16(v))), s1 = vaddq_f32(s1, vcvt_high_f32_f16(v));
+            }
+            float s = vaddvq_f32(vaddq_f32(s0, s1));
+            for (; i < n; ++i) s += (float)p[i];
+            y[r] = (__fp16)(n ? s / (float)n : NAN);
+        }
+    }
+}
+
 /* relu / clip on 8 halves per instruction; the other activations in fp32, 256 values at a time */
 void arm_activation_h(const arm_epilogue *e, const void *xv, void *yv, int64_t n) {
     const __fp16 *x = (const __fp16 *)xv;

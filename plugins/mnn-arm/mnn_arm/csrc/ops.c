@@ -152,7 +152,8 @@ static void reduce_part(void *ctx, int64_t b, int64_t end, int tid) {
     (void)tid;
     const rows_job *j = (const rows_job *)ctx;
     const arm_reduce_state *s = (const arm_reduce_state *)j->s;
-    arm_reduce_rows(j->x + b * s->n, j->y + b, end - b, s->n, s->kind);
+    if (s->half) arm_reduce_rows_h((const char *)j->x + b * s->n * 2, (char *)j->y + b * 2, end - b, s->n, s->kind);
+    else arm_reduce_rows(j->x + b * s->n, j->y + b, end - b, s->n, s->kind);
 }
 
 int arm_reduce_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {

@@ -94,6 +94,7 @@ typedef struct arm_reduce_state {
     arm_op op;
     int64_t rows, n;
     int32_t kind;
+    int32_t half; /* fp16 rows in, fp16 results out (the fp16 domain) */
 } arm_reduce_state;
 int arm_reduce_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
