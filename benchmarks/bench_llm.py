@@ -65,14 +65,15 @@ def build(size: str, root: Path) -> Path:
 
 
 def mnn_export(path: Path, weights: str, group: int, context: int) -> Path:
-    """The checkpoint quantized once into a .mnn file (made here on first use) that a child loads with
-    one mmap, as llama.cpp maps its GGUF."""
+    """The checkpoint quantized once into a .mnn file (made on first use) that a child loads with one
+    mmap, as llama.cpp maps its GGUF. Made in a process of its own: a child's peak memory (max RSS)
+    starts from what its parent held when it was started."""
     out = path.parent / f"{path.name}-{weights}-g{group}-c{context}.mnn"
     if not out.is_file():
-        from mnn_core.llm import load
-
-        llm = load(path, backend="x86", context=context, weights=weights, group=group)
-        llm.save(out)
+        cmd = [sys.executable, __file__, "--export", str(path), weights, str(group), str(context), str(out)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode:
+            sys.exit(f"exporting {out.name} failed:\n{res.stderr[-2000:]}")
     return out
 
 
@@ -154,7 +155,14 @@ def main() -> None:
         help="what a quantized mnn decoder loads: a .mnn exported once (default), or the checkpoint, quantized",
     )
     ap.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
+    ap.add_argument("--export", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.export:
+        from mnn_core.llm import load
+
+        path, weights, group, context, out = args.export
+        load(path, backend="x86", context=int(context), weights=weights, group=int(group)).save(out)
+        return
     if args.child:
         engine, path, threads, prompt, decode, weights, group, repeat = args.child
         res = child(engine, path, int(threads), int(prompt), int(decode), weights, int(group), int(repeat))
