@@ -25,7 +25,7 @@ cdef extern from "qlstm.h" nogil:
         float* xw
         float* gates
         float* h
-        float* c
+        double* c
     int arm_qlstm_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 
@@ -72,5 +72,5 @@ def qlstm(str path, str name, dict p, list w, list r, list bias, peep):
     s.xw = <float*>ex.hold(Buffer(max(rows, 1) * N * 4))
     s.gates = <float*>ex.hold(Buffer(max(s.batch, 1) * N * 4))
     s.h = <float*>ex.hold(Buffer(max(s.batch, 1) * s.hidden * 4))
-    s.c = <float*>ex.hold(Buffer(max(s.batch, 1) * s.hidden * 4))
+    s.c = <double*>ex.hold(Buffer(max(s.batch, 1) * s.hidden * 8))
     return ex

@@ -1,15 +1,12 @@
-/* DynamicQuantizeLSTM of mnn-arm (armv8-a NEON): see qlstm.h. The integer products are exact, so the
- * outputs differ from the reference's only by its float64 gate math; a fused multiply-add would round
- * the scaled products and their sums differently from it (and from ONNX Runtime), hence no contraction. */
+/* DynamicQuantizeLSTM of mnn-arm (armv8-a NEON): see qlstm.h. The integer products are exact and the
+ * float32 scaling and sums are the reference's operations in its order (a fused multiply-add would round
+ * them differently, hence no contraction), so the gates' inputs are the reference's bits. */
 #pragma GCC optimize("fp-contract=off")
 #include <arm_neon.h>
 #include <math.h>
 #include <string.h>
 
 #include "qlstm.h"
-#include "vmath.h"
-
-#define AI static inline __attribute__((always_inline))
 
 /* the smallest and largest of n floats, widened to hold 0 */
 static void range0(const float *x, int64_t n, float *lo, float *hi) {
@@ -113,47 +110,28 @@ static void product(arm_qlstm_state *s, const arm_qlstm_weights *w, int64_t m, i
     }
 }
 
-/* -- the gates, 4 hidden units at a time (n < 4: the last, partial group) ------------------------------ */
+/* -- the gates ---------------------------------------------------------------------------------------- */
 
-AI float32x4_t ld(const float *p, int n) {
-    if (n == 4) return vld1q_f32(p);
-    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int i = 0; i < n; ++i) t[i] = p[i];
-    return vld1q_f32(t);
-}
+static inline double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static inline double clipped(double v, double clip) { return clip > 0.0 ? (v < -clip ? -clip : (v > clip ? clip : v)) : v; }
 
-AI void st(float *p, float32x4_t v, int n) {
-    if (n == 4) {
-        vst1q_f32(p, v);
-        return;
-    }
-    float t[4];
-    vst1q_f32(t, v);
-    for (int i = 0; i < n; ++i) p[i] = t[i];
-}
-
-/* one batch entry: g its 4H pre-activations (i, o, f, c), h and c its state, p the peepholes or NULL */
-static void cell(const arm_qlstm_state *s, const float *g, const float *p, float *h, float *c) {
+/* one batch entry: g its 4H float32 pre-activations (i, o, f, c), h its state, c its cell, p the peepholes or
+ * NULL. In float64 with the cell carried in float64, as the reference: the next step quantizes h, and an h
+ * a float32 approximation moves across a rounding boundary moves a whole quantization step there. */
+static void cell(const arm_qlstm_state *s, const float *g, const float *p, float *h, double *c) {
     const int64_t H = s->hidden;
-    const float32x4_t lo = vdupq_n_f32(-s->clip), hi = vdupq_n_f32(s->clip), one = vdupq_n_f32(1.0f);
-    const int clip = s->clip > 0.0f;
-#define CLIP(v) (clip ? vminq_f32(vmaxq_f32(v, lo), hi) : (v))
-    for (int64_t j = 0; j < H; j += 4) {
-        const int n = H - j < 4 ? (int)(H - j) : 4;
-        const float32x4_t c0 = ld(c + j, n);
-        float32x4_t gi = ld(g + j, n), go = ld(g + H + j, n), gf = ld(g + 2 * H + j, n);
-        if (p) {
-            gi = vaddq_f32(gi, vmulq_f32(ld(p + j, n), c0));
-            gf = vaddq_f32(gf, vmulq_f32(ld(p + 2 * H + j, n), c0));
-        }
-        const float32x4_t i = v_sigmoid(CLIP(gi));
-        const float32x4_t f = s->input_forget ? vsubq_f32(one, i) : v_sigmoid(CLIP(gf));
-        const float32x4_t cn = vaddq_f32(vmulq_f32(f, c0), vmulq_f32(i, v_tanh(CLIP(ld(g + 3 * H + j, n)))));
-        if (p) go = vaddq_f32(go, vmulq_f32(ld(p + H + j, n), cn));
-        st(c + j, cn, n);
-        st(h + j, vmulq_f32(v_sigmoid(CLIP(go)), v_tanh(cn)), n);
+    const double clip = s->clip;
+    for (int64_t j = 0; j < H; ++j) {
+        const double c0 = c[j];
+        double gi = g[j], go = g[H + j], gf = g[2 * H + j];
+        if (p) gi += (double)p[j] * c0, gf += (double)p[2 * H + j] * c0;
+        const double i = sigmoid(clipped(gi, clip));
+        const double f = s->input_forget ? 1.0 - i : sigmoid(clipped(gf, clip));
+        const double cn = f * c0 + i * tanh(clipped(g[3 * H + j], clip));
+        if (p) go += (double)p[H + j] * cn;
+        h[j] = (float)(sigmoid(clipped(go, clip)) * tanh(cn));
+        c[j] = cn;
     }
-#undef CLIP
 }
 
 int arm_qlstm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
@@ -172,8 +150,7 @@ int arm_qlstm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
         const size_t bytes = (size_t)(B * H) * sizeof(float);
         if (h0) memcpy(s->h, h0 + d * B * H, bytes);
         else memset(s->h, 0, bytes);
-        if (c0) memcpy(s->c, c0 + d * B * H, bytes);
-        else memset(s->c, 0, bytes);
+        for (int64_t j = 0; j < B * H; ++j) s->c[j] = c0 ? c0[d * B * H + j] : 0.0;
         for (int64_t t = 0; t < T; ++t) {
             const int64_t tt = reverse ? T - 1 - t : t;
             int32_t zh;
@@ -183,7 +160,8 @@ int arm_qlstm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
             if (y) memcpy(y + (tt * s->dirs + d) * B * H, s->h, bytes);
         }
         if (n_out > 1) memcpy((float *)arm_data(&outs[1]) + d * B * H, s->h, bytes);
-        if (n_out > 2) memcpy((float *)arm_data(&outs[2]) + d * B * H, s->c, bytes);
+        if (n_out > 2)
+            for (int64_t j = 0; j < B * H; ++j) ((float *)arm_data(&outs[2]))[d * B * H + j] = (float)s->c[j];
     }
     return 0;
 }

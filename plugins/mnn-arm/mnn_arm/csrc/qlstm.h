@@ -2,7 +2,7 @@
  * mnn_core/ops/rnn_quant.py computes it: X (all steps, one block) and each step's h (one block per
  * direction) quantized to uint8 over their range widened to hold 0, exact integer products with the
  * constant int8/uint8 W and R on the int8 path's GEMM (packed once at prepare), one float32 scale per
- * output column, then the LSTM gates (i, o, f, c; sigmoid, tanh, tanh) in float32. */
+ * output column, then the LSTM gates (i, o, f, c; sigmoid, tanh, tanh) in float64 as the reference's. */
 #ifndef MNN_ARM_QLSTM_H
 #define MNN_ARM_QLSTM_H
 
@@ -32,7 +32,8 @@ typedef struct arm_qlstm_state {
     int32_t *acc;           /* [seq * batch][4H] */
     float *xw;              /* [seq * batch][4H]: X W of one direction, scaled */
     float *gates;           /* [batch][4H] */
-    float *h, *c;           /* [batch][H] */
+    float *h;               /* [batch][H] */
+    double *c;              /* [batch][H]: the cell, carried in float64 as the reference carries it */
 } arm_qlstm_state;
 
 int arm_qlstm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
