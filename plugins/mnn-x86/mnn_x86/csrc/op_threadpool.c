@@ -324,7 +324,7 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
         fn(ctx, 0, 0);
         probed = 1;
         probe_ns = now_ns() - t0;
-        if (probe_ns * n < pool_small_ns) {
+        if (probe_ns * n < pool_small_ns || n == 2) { /* (one item left: the workers could only take it over) */
             run_serial(1, n, fn, ctx);
             *serial = now_ns() - t0;
             A.small_jobs++;
