@@ -9,7 +9,7 @@ getauxval(AT_HWCAP):
          threads.c, select.c, conv3d.c, qlinear.c, ml.c, qlstm.c,
          scatter.c, caps.c, ops.c -O3 -march=armv8-a
     csrc/fp16.c, fp16h.c                                   -O3 -march=armv8.2-a+fp16
-    csrc/int8_dot.c                                        -O3 -march=armv8.2-a+dotprod
+    csrc/int8_dot.c, qlstm_dot.c                           -O3 -march=armv8.2-a+dotprod
 
 On any other machine nothing native is built: the package installs as pure
 Python and the backend reports "needs an Arm (aarch64) CPU" (no compiler
@@ -54,6 +54,7 @@ PATH_UNITS = {
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],
+    "qlstm_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],
 }
 DIRECTIVES = {"boundscheck": False, "wraparound": False, "cdivision": True, "language_level": 3}
 

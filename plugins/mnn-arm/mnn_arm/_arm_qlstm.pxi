@@ -53,7 +53,7 @@ def qlstm(str path, str name, dict p, list w, list r, list bias, peep):
     s.k = arm_qkernels_for(PATHS[path])
     if s.k == NULL:
         raise RuntimeError(f"arm: the {path} path is not runnable on this CPU")
-    s.row_product = path == "int8"
+    s.row_product = 1 if path == "int8" else 2
     s.dirs, s.reverse, s.input_forget, s.clip = p["dirs"], p["reverse"], p["input_forget"], p["clip"]
     s.seq, s.batch, s.input, s.hidden = p["seq"], p["batch"], p["input"], p["hidden"]
     s.in_h0, s.in_c0 = p["in_h0"], p["in_c0"]

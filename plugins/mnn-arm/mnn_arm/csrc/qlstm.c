@@ -51,8 +51,8 @@ static float quantize(const float *x, int64_t n, int8_t *q, int32_t *zp) {
 }
 
 /* c[0:N] = one row a (K4 int8; what lies past K meets B's zero padding) times B packed for the int8 GEMM,
- * by smull: per 4 k-steps of a 12-column panel, 3 loads, 6 smull and 6 sadalp. The plain int8 GEMM would
- * run its 8-row tile for this one row; the sdot tile does not lose that much, so only that path takes it. */
+ * by smull: per 4 k-steps of a 12-column panel, 3 loads, 6 smull and 6 sadalp. The GEMM would run its
+ * 8-row tile for this one row (the sdot path's own: qlstm_dot.c). */
 static void row_product(const int8_t *a, const int8_t *bp, int64_t N, int64_t K4, int32_t *c) {
     for (int64_t n0 = 0; n0 < N; n0 += ARM_Q_NR) {
         const int8_t *b = bp + n0 * K4;
@@ -83,7 +83,8 @@ static void product(arm_qlstm_state *s, const arm_qlstm_weights *w, int64_t m, i
         int32_t sum = 0;
         for (int64_t k = 0; k < K; ++k) sum += s->q[k];
         s->rowsum[0] = sum;
-        row_product(s->q, w->packed, N, K4, s->acc);
+        if (s->row_product == 2) arm_qlstm_row_dot(s->q, w->packed, N, K4, s->acc);
+        else row_product(s->q, w->packed, N, K4, s->acc);
     } else {
         arm_q_pack_a(s->q, 0, K, 1, m, K, s->ap, s->rowsum);
         arm_qgemm_par(s->k, arm_threads(s), m, N, K4, s->ap, w->packed, s->acc, N);

@@ -18,7 +18,7 @@ typedef struct arm_qlstm_weights {
 typedef struct arm_qlstm_state {
     arm_op op;
     const arm_qkernels *k;
-    int32_t row_product;    /* a block of one row by smull (the plain int8 path), not by the GEMM's tile */
+    int32_t row_product;    /* a block of one row not by the GEMM's tile: 1 by smull (plain int8), 2 by sdot */
     int32_t dirs, reverse, input_forget;
     int64_t seq, batch, input, hidden;
     float clip;             /* > 0: gate pre-activations clipped to [-clip, clip] */
@@ -37,5 +37,8 @@ typedef struct arm_qlstm_state {
 } arm_qlstm_state;
 
 int arm_qlstm_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+/* qlstm_dot.c: c[0:N] = one row a (K4 int8, anything past K meets B's zero padding) times B packed for the int8
+ * GEMM, by sdot */
+void arm_qlstm_row_dot(const int8_t *a, const int8_t *bp, int64_t N, int64_t K4, int32_t *c);
 
 #endif
