@@ -27,6 +27,18 @@ static void FN(pack_a_panel)(void *ctx, int64_t p) {
         }
         return;
     }
+#if VLEN > 1 && MR <= VLEN
+    if (cs == 1) { /* rows of A in place (a MatMul's activations): VLEN x VLEN blocks transposed in registers */
+        for (int64_t k = 0; k < K; k += VLEN) {
+            const int n = (int)(K - k < VLEN ? K - k : VLEN);
+            vf t[VLEN];
+            for (int r = 0; r < VLEN; ++r) t[r] = r < rows ? vf_load_n(a + (r0 + r) * rs + k, n) : vf_zero();
+            vf_transpose(t); /* t[j]: column k + j, its MR rows in the first lanes (0 past `rows`) */
+            for (int j = 0; j < n; ++j) vf_store_n(dst + (k + j) * MR, t[j], MR);
+        }
+        return;
+    }
+#endif
     for (int64_t k0 = 0; k0 < K; k0 += 64) { /* 64-column strips keep the writes in cache */
         const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
         for (int64_t r = 0; r < MR; ++r) {
