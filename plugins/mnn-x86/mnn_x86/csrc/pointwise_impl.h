@@ -225,11 +225,19 @@ static void FN(pw_item)(void *ctx, int64_t item, int worker) {
     if (J->stream) vf_stream_fence(); /* the streamed stores reach memory before the job ends */
 }
 
+#if VLEN == X86_NC16 && MR <= VLEN
+#include "pointwise_dense_impl.h" /* an NC16 input to a dense output, on big planes */
+#endif
+
 static void FN(pointwise)(const float *x, const float *wt, const float *bias, const float *res, float *y, int64_t K,
                           int64_t O, int64_t P, const x86_conv_geom *g, const x86_epilogue *e, int threads) {
     FN(pw_job) J;
     x86_epilogue eb = *e;
     eb.bias = bias;
+#if VLEN == X86_NC16 && MR <= VLEN
+    if (g->in_nc16 && !g->out_nc16 && P >= PWD_MIN_PIXELS && !FN(pwd_pointwise)(x, wt, bias, res, y, K, O, P, &eb, threads))
+        return;
+#endif
     J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y, J.K = K, J.O = O, J.P = P, J.g = g, J.e = &eb;
     J.yP = P, J.y_p0 = 0;
     J.Op = g->out_nc16 ? x86_nc16_channels(O) : O;

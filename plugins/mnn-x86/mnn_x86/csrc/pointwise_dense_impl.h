@@ -1,0 +1,213 @@
+/* inference (x86infer): a 1x1 convolution from an NC16 input to a dense NCHW output, as C = W X
+ * (register tile: MR output channels x NR pixels). Generic over `vf`, for VLEN = X86_NC16 (AVX-512);
+ * included by pointwise_impl.h, whose pointwise() hands it such layers on planes of at least
+ * PWD_MIN_PIXELS.
+ *
+ * Why not pointwise_impl.h's orientation (pixels as rows): there each tile's columns are output
+ * channels, so a dense output takes a transpose per vector of channels and a masked store of MR
+ * pixels per channel, which cost as much as the FMAs where K is short (ResNet-50's 32 -> 128 and
+ * 64 -> 256 1x1s with their residual). Here a tile's vectors are runs of one channel's pixels: whole
+ * stores along the output's rows, the residual (x86.ConvAdd) loaded the same way. The price: X's
+ * pixels packed into NR-column panels per item (a 16 x 16 transpose per block of channels and 16
+ * pixels), and W repacked from its W^T panels into MR-row panels once per call (O x K floats). */
+#ifndef MNN_X86_POINTWISE_DENSE_IMPL_H
+#define MNN_X86_POINTWISE_DENSE_IMPL_H
+
+#define PWD_MIN_PIXELS 512 /* below, W's repacking per call is no longer small beside the GEMM */
+#define PWD_PANELS 8       /* pixel panels (of NR) per work item: K x 8 NR floats packed, in L2 */
+
+typedef struct {
+    const float *x, *a, *bias, *res; /* a: W in MR-row panels */
+    float *y, *xp;                   /* xp: each worker's X panels, PWD_PANELS * NR * K floats apart */
+    int64_t K, O, P, per_item, items; /* per_item: pixel panels per item, at most PWD_PANELS */
+    const x86_epilogue *e;
+} FN(pwd_job);
+
+/* A buffer of the calling thread, grown as needed and kept for its life (gemm_impl.h: b_scratch):
+ * W's panels, then every worker's X panels. */
+static float *FN(pwd_scratch)(int64_t floats) {
+    static __thread float *buf = NULL;
+    static __thread int64_t cap = 0;
+    if (floats > cap) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, (size_t)floats * sizeof(float)) != 0) return NULL;
+        free(buf);
+        buf = (float *)p, cap = floats;
+    }
+    return buf;
+}
+
+/* W (O x K) in MR-row panels from its W^T in NR-column panels (W^T[k][o] at wt + (o/NR)*NR*K +
+ * k*NR + o%NR): for each k, a panel's MR weights are at most two runs of one W^T row. */
+static void FN(pwd_pack_w)(const float *wt, int64_t O, int64_t K, float *a) {
+    for (int64_t o0 = 0; o0 < O; o0 += MR) {
+        const int64_t rows = O - o0 < MR ? O - o0 : MR;
+        float *dst = a + o0 * K; /* panel o0 / MR */
+        for (int64_t k = 0; k < K; ++k) {
+            float *d = dst + k * MR;
+            for (int64_t o = o0; o < o0 + rows;) {
+                const int64_t q = o / NR, j = o % NR, n = NR - j < o0 + rows - o ? NR - j : o0 + rows - o;
+                FN(copy_n)(d + (o - o0), wt + q * NR * K + k * NR + j, n);
+                o += n;
+            }
+            if (rows < MR) FN(zero_short)(d + rows, MR - rows);
+        }
+    }
+}
+
+/* pixels [p0, p0 + cols) of an NC16 X (K channels of P pixels) as one NR-column panel: row k at
+ * dst + k*NR; columns past cols 0. Each 16 pixels x 16 channels block is transposed in registers;
+ * the padding lanes of a last partial channel block land in rows that are not stored. */
+static void FN(pwd_pack_x)(const float *x, int64_t K, int64_t P, int64_t p0, int cols, float *dst) {
+    for (int64_t k0 = 0; k0 < K; k0 += X86_NC16) {
+        const int kn = (int)(K - k0 < X86_NC16 ? K - k0 : X86_NC16);
+        const float *blk = x + k0 * P; /* block k0 / 16: pixel p's channels at + p * 16 */
+        for (int h = 0; h < NR; h += VLEN) {
+            const int n = cols - h < 0 ? 0 : cols - h < VLEN ? cols - h : VLEN;
+            vf t[VLEN];
+            for (int i = 0; i < VLEN; ++i) t[i] = i < n ? vf_load(blk + (p0 + h + i) * X86_NC16) : vf_zero();
+            vf_transpose(t); /* t[j]: channel k0 + j of the 16 pixels */
+            for (int j = 0; j < kn; ++j) vf_store(dst + (k0 + j) * NR + h, t[j]);
+        }
+    }
+}
+
+/* One tile: output channels [o0, o0 + rows) x pixels [p0, p0 + cols) over all of K; `rows` and
+ * `has_res` compile-time constants at each call (pwd_tile_any), so the accumulators stay in
+ * registers. Bias, alpha, the residual and then the activation, in registers. */
+static inline __attribute__((always_inline)) void FN(pwd_tile)(const int rows, const int has_res,
+                                                               const FN(pwd_job) *J, const float *a,
+                                                               const float *b, int64_t o0, int64_t p0,
+                                                               int cols) {
+    const x86_epilogue *e = J->e;
+    vf acc[MR][GEMM_NV];
+    for (int r = 0; r < rows; ++r)
+        for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_zero();
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < J->K; ++k) {
+        vf bv[GEMM_NV];
+        for (int v = 0; v < GEMM_NV; ++v) bv[v] = vf_load(b + k * NR + v * VLEN);
+        for (int r = 0; r < rows; ++r) {
+            const vf av = vf_set1(a[k * MR + r]);
+            for (int v = 0; v < GEMM_NV; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+        }
+    }
+    const int full = cols == NR;
+    for (int r = 0; r < rows; ++r) {
+        const int64_t o = o0 + r;
+        const vf bias = vf_set1(J->bias ? e->beta * J->bias[o] : 0.0f);
+        float *yr = J->y + o * J->P + p0;
+        const float *rr = has_res ? J->res + o * J->P + p0 : NULL;
+        for (int v = 0; v < GEMM_NV; ++v) {
+            const int n = cols - v * VLEN;
+            if (!full && n <= 0) break;
+            vf t = vf_add(e->alpha != 1.0f ? vf_mul(acc[r][v], vf_set1(e->alpha)) : acc[r][v], bias);
+            if (has_res) t = vf_add(t, full ? vf_load(rr + v * VLEN) : vf_load_n(rr + v * VLEN, n));
+            t = vf_activate(t, e->act, e->act_alpha, e->act_beta);
+            if (full) vf_store(yr + v * VLEN, t);
+            else vf_store_n(yr + v * VLEN, t, n);
+        }
+    }
+}
+
+static void FN(pwd_tile_any)(int rows, const FN(pwd_job) *J, const float *a, const float *b, int64_t o0,
+                             int64_t p0, int cols) {
+    const int has_res = J->res != NULL;
+    switch (rows) { /* each case inlines pwd_tile with constant rows and residual or not */
+#define PWD_CASE(R)                                                  \
+    case R:                                                          \
+        if (has_res) FN(pwd_tile)(R, 1, J, a, b, o0, p0, cols);      \
+        else FN(pwd_tile)(R, 0, J, a, b, o0, p0, cols);              \
+        break;
+    PWD_CASE(1)
+#if MR > 1
+    PWD_CASE(2)
+#endif
+#if MR > 2
+    PWD_CASE(3)
+#endif
+#if MR > 3
+    PWD_CASE(4)
+#endif
+#if MR > 4
+    PWD_CASE(5)
+#endif
+#if MR > 5
+    PWD_CASE(6)
+#endif
+#if MR > 6
+    PWD_CASE(7)
+#endif
+#if MR > 7
+    PWD_CASE(8)
+#endif
+#if MR > 8
+    PWD_CASE(9)
+#endif
+#if MR > 9
+    PWD_CASE(10)
+#endif
+#if MR > 10
+    PWD_CASE(11)
+#endif
+#if MR > 11
+    PWD_CASE(12)
+#endif
+#if MR > 12
+    PWD_CASE(13)
+#endif
+#if MR > 13
+    PWD_CASE(14)
+#endif
+#undef PWD_CASE
+    default: break;
+    }
+}
+
+/* item: PWD_PANELS pixel panels, packed into the worker's buffer, then every W panel over them (one
+ * W panel stays in L1 while it walks the item's pixels; the packed pixels stay in L2) */
+static void FN(pwd_item)(void *ctx, int64_t item, int worker) {
+    const FN(pwd_job) *J = (const FN(pwd_job) *)ctx;
+    const int64_t K = J->K, c0 = item * J->per_item * NR;
+    const int64_t c1 = c0 + J->per_item * NR < J->P ? c0 + J->per_item * NR : J->P;
+    const int64_t panels = (c1 - c0 + NR - 1) / NR;
+    float *bp = J->xp + worker * PWD_PANELS * NR * K;
+    for (int64_t q = 0; q < panels; ++q) {
+        const int cols = (int)(c1 - c0 - q * NR < NR ? c1 - c0 - q * NR : NR);
+        FN(pwd_pack_x)(J->x, K, J->P, c0 + q * NR, cols, bp + q * K * NR);
+    }
+    for (int64_t o0 = 0; o0 < J->O; o0 += MR) {
+        const float *a = J->a + o0 * K;
+        const int rows = (int)(J->O - o0 < MR ? J->O - o0 : MR);
+        for (int64_t q = 0; q < panels; ++q) {
+            const int cols = (int)(c1 - c0 - q * NR < NR ? c1 - c0 - q * NR : NR);
+            const float *b = bp + q * K * NR;
+            if (rows == MR && J->res) FN(pwd_tile)(MR, 1, J, a, b, o0, c0 + q * NR, cols);
+            else if (rows == MR) FN(pwd_tile)(MR, 0, J, a, b, o0, c0 + q * NR, cols);
+            else FN(pwd_tile_any)(rows, J, a, b, o0, c0 + q * NR, cols);
+        }
+    }
+}
+
+/* 0 when done; 1 when a buffer could not be had (the caller then takes the other orientation) */
+static int FN(pwd_pointwise)(const float *x, const float *wt, const float *bias, const float *res, float *y,
+                             int64_t K, int64_t O, int64_t P, const x86_epilogue *e, int threads) {
+    if (threads < 1) threads = 1;
+    const int64_t a_floats = ((O + MR - 1) / MR * MR * K + VLEN - 1) / VLEN * VLEN; /* X panels on a vector */
+    float *a = FN(pwd_scratch)(a_floats + threads * PWD_PANELS * NR * K);
+    if (!a) return 1;
+    FN(pwd_pack_w)(wt, O, K, a);
+    /* items of PWD_PANELS panels, or fewer where that leaves a thread fewer than X86_ITEMS_PER_THREAD
+     * (claimed one at a time, they even out: 784 pixels in items of 8 panels were 3 full and one of a
+     * half panel, 2 items against 1.06 at two threads) */
+    const int64_t panels = (P + NR - 1) / NR;
+    int64_t per = threads > 1 ? (panels + X86_ITEMS_PER_THREAD * threads - 1) / (X86_ITEMS_PER_THREAD * threads) : PWD_PANELS;
+    if (per > PWD_PANELS) per = PWD_PANELS;
+    FN(pwd_job) J = {x, a, bias, res, y, a + a_floats, K, O, P, per, (panels + per - 1) / per, e};
+    if (threads > 1 && J.items > 1) x86_parallel(threads, J.items, FN(pwd_item), &J);
+    else
+        for (int64_t i = 0; i < J.items; ++i) FN(pwd_item)(&J, i, 0);
+    return 0;
+}
+
+#endif
