@@ -70,6 +70,10 @@ cdef extern from "arm.h" nogil:
     int64_t arm_wino_chunk_tiles(const arm_fkernels* k, const arm_conv_geom* g)
     int64_t arm_wino_work_bytes(const arm_fkernels* k, const arm_conv_geom* g, int64_t O, int64_t chunk)
     int64_t arm_wino_work_bytes_mt(const arm_fkernels* k, const arm_conv_geom* g, int64_t O, int64_t chunk, int slices)
+    int64_t arm_wino_h_weight_bytes(int64_t O, int64_t C)
+    void arm_wino_h_pack_weights(const float* w, int64_t O, int64_t C, void* packed, void* tmp)
+    int64_t arm_wino_h_chunk_tiles(const arm_conv_geom* g)
+    int64_t arm_wino_h_work_bytes_mt(const arm_conv_geom* g, int64_t O, int64_t chunk, int slices)
 
 cdef extern from "parallel.h" nogil:
     int arm_pool_workers()
@@ -270,8 +274,8 @@ cdef int64_t _round64(int64_t n):
 def conv(str path, dict p, weight, bias, int bias_input):
     """Float Conv; p: N, O, group, depthwise, winograd, act, act_alpha, act_beta and one group's geometry;
     threads (default 1): scratch for that many threads, and chunks of output columns small enough that
-    one image gives each thread one. winograd (fp32 path, 3x3 stride 1 dilation 1, one group): F(2x2, 3x3)
-    with weights transformed here."""
+    one image gives each thread one. winograd (3x3 stride 1 dilation 1, one group): F(2x2, 3x3) with
+    weights transformed here (winograd.c on fp32, winograd_fp16.c on fp16 / fp16h)."""
     kind = "depthwise" if p["depthwise"] else ("winograd" if p.get("winograd") else "gemm")
     cdef Execution ex = _execution(f"arm.Conv.{kind} [{path}]", sizeof(arm_conv_state), arm_conv_run)
     cdef arm_conv_state* s = <arm_conv_state*>ex.state
@@ -293,9 +297,21 @@ def conv(str path, dict p, weight, bias, int bias_input):
         s.w = ex.hold(_copy_array(weight, np.float32))
         s.work_bytes = _round64(arm_depthwise_work_bytes(&s.g))
         s.work = ex.hold(Buffer(s.work_bytes * s.slices))
+    elif p.get("winograd") and path != "fp32":
+        if path not in ("fp16", "fp16h") or s.group != 1 or not arm_wino_applies(&s.g):
+            raise ValueError(f"arm: Winograd needs a float path and a 3x3 stride-1 dilation-1 ungrouped conv ({p})")
+        s.winograd = 2
+        s.w = ex.hold(Buffer(arm_wino_h_weight_bytes(s.O, s.g.C)))
+        wc = np.ascontiguousarray(weight, dtype=np.float32)
+        tmp = Buffer(16 * s.O * s.g.C * 2)
+        if wc.size:
+            arm_wino_h_pack_weights(<const float*><size_t>wc.ctypes.data, s.O, s.g.C, s.w, tmp.ptr)
+        s.chunk_cols = _split_cols(arm_wino_h_chunk_tiles(&s.g), (s.g.OH + 1) // 2 * ((s.g.OW + 1) // 2),
+                                   s.k.nr, s.slices)
+        s.work = ex.hold(Buffer(arm_wino_h_work_bytes_mt(&s.g, s.O, s.chunk_cols, s.slices)))
     elif p.get("winograd"):
-        if path != "fp32" or s.group != 1 or not arm_wino_applies(&s.g):
-            raise ValueError(f"arm: Winograd needs the fp32 path and a 3x3 stride-1 dilation-1 ungrouped conv ({p})")
+        if s.group != 1 or not arm_wino_applies(&s.g):
+            raise ValueError(f"arm: Winograd needs a 3x3 stride-1 dilation-1 ungrouped conv ({p})")
         s.winograd = 1
         s.w = ex.hold(Buffer(arm_wino_weight_elems(s.k, s.O, s.g.C) * 4))
         wc = np.ascontiguousarray(weight, dtype=np.float32)

@@ -1,9 +1,9 @@
 """Conv (fp32 or fp16 path: depthwise kernel, or im2col / 1x1 into packed
 panels + packed GEMM with bias and activation in its epilogue) and the int8
 convolutions QLinearConv and ConvInteger (int8 or sdot path, bit-exact with
-the reference's ONNX semantics). 3x3 stride-1 convolutions on the fp32 path
-use Winograd F(2x2, 3x3) where it is cheaper (csrc/winograd.c; option
-"arm.winograd" / MNN_ARM_WINOGRAD: auto, on, off)."""
+the reference's ONNX semantics). 3x3 stride-1 convolutions on the fp32 and
+fp16 paths use Winograd F(2x2, 3x3) where it is cheaper (csrc/winograd.c,
+csrc/winograd_fp16.c; option "arm.winograd" / MNN_ARM_WINOGRAD: auto, on, off)."""
 
 from __future__ import annotations
 
@@ -75,9 +75,9 @@ WINO_MIN_SIDE = 3
 
 
 def _winograd(p: dict, path: str, options) -> bool:
-    """F(2x2, 3x3) on the fp32 path for 3x3 stride-1 dilation-1 ungrouped convolutions (not depthwise)."""
+    """F(2x2, 3x3) on the float paths for 3x3 stride-1 dilation-1 ungrouped convolutions (not depthwise)."""
     applies = (
-        path == "fp32"
+        path in ("fp32", "fp16")
         and p["group"] == 1
         and not p["depthwise"]
         and (p["kh"], p["kw"]) == (3, 3)
@@ -110,8 +110,8 @@ def prepare_conv(node, ins, outs, constants, ctx):
     p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
     p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))  # scratch per thread
     path = paths.float_path(ctx.precision, ctx.options)
+    p["winograd"] = int(_winograd(p, path, ctx.options))
     if not half.half_activations(ctx):
-        p["winograd"] = int(_winograd(p, path, ctx.options))
         return _arm.conv(path, p, weight, bias, 2 if has_bias else -1)
     if bias is None and has_bias:  # a bias arriving at run would be fp16: the fp32-io kernel, widened
         return half.widen(_arm.conv(path, p, weight, None, 2), ins, outs)

@@ -1,7 +1,7 @@
-"""Winograd F(2x2, 3x3) on the fp32 path (csrc/winograd.c): Session(backend="arm") runs 3x3 stride-1
-convolutions through it (by the auto rule, or forced with option "arm.winograd") and matches the
-reference backend within 1e-4 relative; the option's off setting and the cases it does not apply to
-(stride 2, grouped, fp16) keep im2col + GEMM."""
+"""Winograd F(2x2, 3x3) on the fp32 path (csrc/winograd.c) and the fp16 path (csrc/winograd_fp16.c):
+Session(backend="arm") runs 3x3 stride-1 convolutions through it (by the auto rule, or forced with
+option "arm.winograd") and matches the reference backend within 1e-4 relative (fp16: 1e-2); the
+option's off setting and the cases it does not apply to (stride 2, grouped) keep im2col + GEMM."""
 
 from __future__ import annotations
 
@@ -100,12 +100,60 @@ def test_not_applied_to_strided_or_grouped(stride, group):
     _check(graph, x, {"arm.winograd": "on"})
 
 
-@needs_arm
-def test_fp16_path_keeps_its_gemm():
+def _check_fp16(graph, x, options=None):
+    """precision="low" against the reference within the fp16 path's 1e-2 (relative to the output's magnitude)."""
+    want = Session(graph, backend="reference").run({"x": x})["y"]
+    sess = Session(graph, backend="arm", fallback=False, precision="low", options=options or {})
+    got = sess.run({"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2 * np.abs(want).max())
+    return got
+
+
+def _needs_fp16():
     from mnn_arm import paths
 
     if not paths.runnable("fp16"):
         pytest.skip("this CPU lacks asimdhp (no fp16 path)")
-    graph, _ = _conv_graph(16, 13, 13, 16, 1)
-    name = _execution_name(graph, {"arm.winograd": "on"}, precision="low")
-    assert "winograd" not in name, name
+
+
+@needs_arm
+@pytest.mark.parametrize(
+    "c,h,w,o,pad,relu",
+    [
+        (16, 13, 13, 24, 1, True),
+        (8, 5, 7, 9, 1, False),
+        (5, 5, 7, 6, 0, True),
+        (37, 21, 19, 29, 1, False),
+        (9, 3, 3, 4, 1, True),
+        (64, 34, 33, 40, 1, True),
+    ],
+)
+def test_fp16_path_takes_winograd_and_matches_reference(c, h, w, o, pad, relu):
+    """fp16 activations (fp16h) and fp32 activations with fp16 arithmetic ("arm.fp16_activations" off)."""
+    _needs_fp16()
+    graph, x = _conv_graph(c, h, w, o, pad, relu=relu, seed=c)
+    assert _execution_name(graph, precision="low") == "arm.Conv.winograd [fp16h]"
+    on = _check_fp16(graph, x)
+    off = _check_fp16(graph, x, {"arm.winograd": "off"})
+    assert not np.array_equal(on, off)
+    assert _execution_name(graph, {"arm.fp16_activations": False}, precision="low") == "arm.Conv.winograd [fp16]"
+    _check_fp16(graph, x, {"arm.fp16_activations": False})
+
+
+@needs_arm
+@pytest.mark.parametrize("c,h,w,o,pad", [(3, 1, 1, 5, 1), (2, 4, 6, 3, 0), (7, 2, 2, 7, 1)])
+def test_fp16_forced_on_below_the_auto_rule(c, h, w, o, pad):
+    _needs_fp16()
+    graph, x = _conv_graph(c, h, w, o, pad, relu=False)
+    assert _execution_name(graph, precision="low") == "arm.Conv.gemm [fp16h]"
+    assert _execution_name(graph, {"arm.winograd": "on"}, precision="low") == "arm.Conv.winograd [fp16h]"
+    _check_fp16(graph, x, {"arm.winograd": "on"})
+
+
+@needs_arm
+def test_fp16_threads_give_one_threads_bits():
+    _needs_fp16()
+    graph, x = _conv_graph(24, 30, 29, 16, 1)
+    one = Session(graph, backend="arm", fallback=False, precision="low").run({"x": x})["y"]
+    three = Session(graph, backend="arm", fallback=False, precision="low", threads=3).run({"x": x})["y"]
+    assert np.array_equal(one, three)

@@ -5,7 +5,8 @@
  *   fp16.c      -march=armv8.2-a+fp16     vfmaq_f16, used when the CPU has asimdhp
  *   int8_dot.c  -march=armv8.2-a+dotprod  vdotq_s32 (sdot), used when the CPU has asimddp
  * plus int8.c (armv8-a: int8 packing, requantization, the GEMM without sdot) and
- * winograd.c (armv8-a: the fp32 path's Winograd F(2x2, 3x3) convolution).
+ * winograd.c (armv8-a: the fp32 path's Winograd F(2x2, 3x3) convolution; winograd_fp16.c, built
+ * with fp16's flags, the fp16 path's).
  * caps.c reads getauxval(AT_HWCAP) and hands out a path's table only when
  * the CPU reports the instructions it needs, so no path ever runs where it
  * would raise SIGILL.
@@ -155,6 +156,17 @@ void arm_wino_conv(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, con
 int64_t arm_wino_work_bytes_mt(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, int64_t chunk, int slices);
 void arm_wino_conv_mt(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, const float *wpacked, const float *x,
                       float *y, const arm_epilogue *e, int64_t chunk, void *work, int threads);
+
+/* -- winograd_fp16.c: the same F(2x2, 3x3) on the fp16 path (armv8.2-a+fp16; reached only where it runs) -- */
+/* bytes of the 16 transformed points, packed for the fp16h tile */
+int64_t arm_wino_h_weight_bytes(int64_t O, int64_t C);
+/* w: [O][C][3][3] fp32; tmp: 16 * O * C halves of scratch */
+void arm_wino_h_pack_weights(const float *w, int64_t O, int64_t C, void *packed, void *tmp);
+int64_t arm_wino_h_chunk_tiles(const arm_conv_geom *g);
+int64_t arm_wino_h_work_bytes_mt(const arm_conv_geom *g, int64_t O, int64_t chunk, int slices);
+/* one image; x and y hold io_bytes-wide elements (2: fp16 activations, 4: fp32) */
+void arm_wino_h_conv_mt(const arm_conv_geom *g, int64_t O, const void *wpacked, const void *x, void *y, int io_bytes,
+                        const arm_epilogue *e, int64_t chunk, void *work, int threads);
 
 /* -- int8.c --------------------------------------------------------------------------------- */
 /* The true operands are a = as + da[row], b = bs + db[col] with as/bs the packed int8 values. */

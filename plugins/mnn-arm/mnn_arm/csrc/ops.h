@@ -22,7 +22,7 @@ typedef struct arm_conv_state {
     arm_op op;
     const arm_fkernels *k;
     int32_t depthwise, bias_input; /* bias_input >= 0: the bias arrives at run */
-    int32_t winograd;              /* fp32 Winograd F(2x2, 3x3): w holds the 16 transformed, packed points */
+    int32_t winograd; /* Winograd F(2x2, 3x3), 1 fp32 / 2 fp16: w holds the 16 transformed, packed points */
     int64_t N, O, group, og;
     arm_conv_geom g;
     void *w;              /* gemm: packed A per group; depthwise: [C][kh*kw] fp32 */

@@ -109,8 +109,12 @@ void arm_conv_par(const arm_conv_state *s, const char *x, char *y, const float *
         e.bias_rs = 1;
         e.bias_cs = 0;
         for (int64_t n = 0; n < s->N; ++n)
-            arm_wino_conv_mt(s->k, g, s->O, (const float *)s->w, (const float *)(x + n * g->C * g->H * g->W * eb),
-                             (float *)(y + n * s->O * cols * eb), &e, s->chunk_cols, s->work, parts);
+            if (s->winograd == 2) /* the fp16 path's, on fp16 or fp32 activations */
+                arm_wino_h_conv_mt(g, s->O, s->w, x + n * g->C * g->H * g->W * eb, y + n * s->O * cols * eb, (int)eb,
+                                   &e, s->chunk_cols, s->work, parts);
+            else
+                arm_wino_conv_mt(s->k, g, s->O, (const float *)s->w, (const float *)(x + n * g->C * g->H * g->W * eb),
+                                 (float *)(y + n * s->O * cols * eb), &e, s->chunk_cols, s->work, parts);
         return;
     }
     const int64_t tasks = s->N * s->group * j.chunks;
