@@ -104,6 +104,19 @@ static inline void input_transform(float16x8_t d[4][4], float16x8_t v[16]) {
     }
 }
 
+/* r.val[j] lane l = (b + at[l])[j] for the 8 lanes (ld4 to one lane takes a constant lane number) */
+#define LD4_LANES(r, b, at)                      \
+    do {                                         \
+        r = vld4q_lane_f16((b) + (at)[0], r, 0); \
+        r = vld4q_lane_f16((b) + (at)[1], r, 1); \
+        r = vld4q_lane_f16((b) + (at)[2], r, 2); \
+        r = vld4q_lane_f16((b) + (at)[3], r, 3); \
+        r = vld4q_lane_f16((b) + (at)[4], r, 4); \
+        r = vld4q_lane_f16((b) + (at)[5], r, 5); \
+        r = vld4q_lane_f16((b) + (at)[6], r, 6); \
+        r = vld4q_lane_f16((b) + (at)[7], r, 7); \
+    } while (0)
+
 /* V of tiles [t0, t0 + nt) for every channel, into packed panels: V[p] at vbuf + p * C * ntp */
 static void transform_input(const __fp16 *xp, const arm_conv_geom *g, int64_t nr, int64_t t0, int64_t nt, int64_t ntp,
                             __fp16 *vbuf) {
@@ -113,6 +126,16 @@ static void transform_input(const __fp16 *xp, const arm_conv_geom *g, int64_t nr
         const int64_t off = (n / nr) * nr * C + n % nr; /* column n's place in its panel, channel 0 */
         /* 8 tiles in one tile row: their windows are columns 2tw.. of rows 2th..2th+3, read by ld2 */
         const int same_row = n + LN <= nt && tw + LN <= TW;
+        if (n >= nt) { /* past the last tile: zero columns */
+            for (int64_t c = 0; c < C; ++c)
+                for (int p = 0; p < PTS; ++p) vst1q_f16(vbuf + off + c * nr + p * C * ntp, vdupq_n_f16(0));
+            continue;
+        }
+        int64_t at[LN]; /* each lane's window in a channel's plane; lanes past the last tile repeat lane 0 */
+        for (int l = 0; l < LN; ++l) {
+            const int64_t tl = n + l < nt ? t + l : t;
+            at[l] = 2 * (tl / TW) * PW + 2 * (tl % TW);
+        }
         for (int64_t c = 0; c < C; ++c) {
             const __fp16 *base = xp + c * plane + 2 * th * PW + 2 * tw;
             float16x8_t d[4][4], v[16];
@@ -121,16 +144,13 @@ static void transform_input(const __fp16 *xp, const arm_conv_geom *g, int64_t nr
                     const float16x8x2_t e = vld2q_f16(base + i * PW), o = vld2q_f16(base + i * PW + 2);
                     d[i][0] = e.val[0], d[i][1] = e.val[1], d[i][2] = o.val[0], d[i][3] = o.val[1];
                 }
-            } else { /* tiles across a row end, or past the last tile (zeros) */
-                __fp16 lanes[4][4][LN];
-                for (int l = 0; l < LN; ++l) {
-                    const int64_t tl = t + l, hl = tl / TW, wl = tl % TW;
-                    const __fp16 *b = xp + c * plane + 2 * hl * PW + 2 * wl;
-                    for (int i = 0; i < 4; ++i)
-                        for (int j = 0; j < 4; ++j) lanes[i][j][l] = n + l < nt ? b[i * PW + j] : (__fp16)0.0f;
+            } else { /* tiles across row ends: each lane's 4x4 window by ld4 into that lane, row by row */
+                const __fp16 *b = xp + c * plane;
+                for (int i = 0; i < 4; ++i) {
+                    float16x8x4_t r = {{vdupq_n_f16(0), vdupq_n_f16(0), vdupq_n_f16(0), vdupq_n_f16(0)}};
+                    LD4_LANES(r, b + i * PW, at);
+                    d[i][0] = r.val[0], d[i][1] = r.val[1], d[i][2] = r.val[2], d[i][3] = r.val[3];
                 }
-                for (int i = 0; i < 4; ++i)
-                    for (int j = 0; j < 4; ++j) d[i][j] = vld1q_f16(lanes[i][j]);
             }
             input_transform(d, v);
             __fp16 *dst = vbuf + off + c * nr;
@@ -150,6 +170,20 @@ static inline void store_blocks(void *y, int io_bytes, int64_t at, int64_t OW, c
             vst2q_f32(row, (float32x4x2_t){{vcvt_f32_f16(vget_low_f16(ev)), vcvt_f32_f16(vget_low_f16(od))}});
             vst2q_f32(row + 8, (float32x4x2_t){{vcvt_high_f32_f16(ev), vcvt_high_f32_f16(od)}});
         }
+    }
+}
+
+/* lane l of one 2x2 block: r[0], r[1] to y[0..1], r[2], r[3] to y[OW..OW+1] (st2 to one lane takes a constant) */
+static inline void st2_lane(__fp16 *y, int64_t OW, const float16x8_t r[4], int l) {
+    const float16x8x2_t top = {{r[0], r[1]}}, bot = {{r[2], r[3]}};
+    switch (l) {
+#define ST2_CASE(L)                             \
+    case L:                                     \
+        vst2q_lane_f16(y, top, L);              \
+        vst2q_lane_f16(y + OW, bot, L);         \
+        break;
+        ST2_CASE(0) ST2_CASE(1) ST2_CASE(2) ST2_CASE(3) ST2_CASE(4) ST2_CASE(5) ST2_CASE(6) ST2_CASE(7)
+#undef ST2_CASE
     }
 }
 
@@ -186,6 +220,10 @@ static void transform_output(const __fp16 *mbuf, const arm_conv_geom *g, int64_t
             for (int q = 0; q < 4; ++q) vst1q_f16(v[q], r[q]);
             for (int l = 0; l < LN && n + l < nt; ++l) {
                 const int64_t tl = t + l, h = 2 * (tl / TW), w = 2 * (tl % TW);
+                if (io_bytes == 2 && h + 2 <= OH && w + 2 <= OW) { /* a whole 2x2 block: two st2 of one lane */
+                    st2_lane((__fp16 *)y + yo + h * OW + w, OW, r, l);
+                    continue;
+                }
                 for (int i = 0; i < 2 && h + i < OH; ++i)
                     for (int j = 0; j < 2 && w + j < OW; ++j) {
                         const int64_t at = yo + (h + i) * OW + w + j;
