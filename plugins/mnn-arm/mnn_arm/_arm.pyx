@@ -70,8 +70,8 @@ cdef extern from "arm.h" nogil:
     int64_t arm_wino_chunk_tiles(const arm_fkernels* k, const arm_conv_geom* g)
     int64_t arm_wino_work_bytes(const arm_fkernels* k, const arm_conv_geom* g, int64_t O, int64_t chunk)
     int64_t arm_wino_work_bytes_mt(const arm_fkernels* k, const arm_conv_geom* g, int64_t O, int64_t chunk, int slices)
-    int64_t arm_wino_h_weight_bytes(int64_t O, int64_t C)
-    void arm_wino_h_pack_weights(const float* w, int64_t O, int64_t C, void* packed, void* tmp)
+    int64_t arm_wino_h_weight_bytes(const arm_conv_geom* g, int64_t O)
+    void arm_wino_h_pack_weights(const arm_conv_geom* g, const float* w, int64_t O, void* packed, void* tmp)
     int64_t arm_wino_h_chunk_tiles(const arm_conv_geom* g)
     int64_t arm_wino_h_work_bytes_mt(const arm_conv_geom* g, int64_t O, int64_t chunk, int slices)
 
@@ -301,11 +301,11 @@ def conv(str path, dict p, weight, bias, int bias_input):
         if path not in ("fp16", "fp16h") or s.group != 1 or not arm_wino_applies(&s.g):
             raise ValueError(f"arm: Winograd needs a float path and a 3x3 stride-1 dilation-1 ungrouped conv ({p})")
         s.winograd = 2
-        s.w = ex.hold(Buffer(arm_wino_h_weight_bytes(s.O, s.g.C)))
+        s.w = ex.hold(Buffer(arm_wino_h_weight_bytes(&s.g, s.O)))
         wc = np.ascontiguousarray(weight, dtype=np.float32)
         tmp = Buffer(16 * s.O * s.g.C * 2)
         if wc.size:
-            arm_wino_h_pack_weights(<const float*><size_t>wc.ctypes.data, s.O, s.g.C, s.w, tmp.ptr)
+            arm_wino_h_pack_weights(&s.g, <const float*><size_t>wc.ctypes.data, s.O, s.w, tmp.ptr)
         s.chunk_cols = _split_cols(arm_wino_h_chunk_tiles(&s.g), (s.g.OH + 1) // 2 * ((s.g.OW + 1) // 2),
                                    s.k.nr, s.slices)
         s.work = ex.hold(Buffer(arm_wino_h_work_bytes_mt(&s.g, s.O, s.chunk_cols, s.slices)))

@@ -126,6 +126,8 @@ def _needs_fp16():
         (37, 21, 19, 29, 1, False),
         (9, 3, 3, 4, 1, True),
         (64, 34, 33, 40, 1, True),
+        (24, 7, 9, 16, 1, False),  # few tiles, O a multiple of 8: the GEMMs turned around
+        (40, 13, 13, 48, 0, True),
     ],
 )
 def test_fp16_path_takes_winograd_and_matches_reference(c, h, w, o, pad, relu):
@@ -151,9 +153,10 @@ def test_fp16_forced_on_below_the_auto_rule(c, h, w, o, pad):
 
 
 @needs_arm
-def test_fp16_threads_give_one_threads_bits():
+@pytest.mark.parametrize("c,h,w,o", [(24, 30, 29, 16), (24, 13, 13, 16)])
+def test_fp16_threads_give_one_threads_bits(c, h, w, o):
     _needs_fp16()
-    graph, x = _conv_graph(24, 30, 29, 16, 1)
+    graph, x = _conv_graph(c, h, w, o, 1)
     one = Session(graph, backend="arm", fallback=False, precision="low").run({"x": x})["y"]
     three = Session(graph, backend="arm", fallback=False, precision="low", threads=3).run({"x": x})["y"]
     assert np.array_equal(one, three)

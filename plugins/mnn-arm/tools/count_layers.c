@@ -8,7 +8,7 @@
  * fp32 takes Winograd F(2x2, 3x3) where Session's "auto" rule does (ops_conv.py: 3x3 stride 1, one
  * group, at least WINO_MIN_CHANNELS in and out, WINO_MIN_SIDE output rows and columns); fp32_im2col
  * never does (option arm.winograd off: im2col + GEMM, as before); fp32_winograd takes it wherever it
- * applies (on).
+ * applies (on). fp16 and fp16h take the fp16 Winograd (winograd_fp16.c) by the same auto rule.
  *
  * Only what one inference executes lies between count_begin() and
  * count_end() (the counter adds up the translation blocks qemu logs between
@@ -78,11 +78,18 @@ static void float_layer(int path, int wino_mode, long C, long H, long W, long O,
     float *w = malloc(O * Kg * sizeof(float));
     for (long i = 0; i < O * Kg; ++i) w[i] = next_float() * 0.5f;
     /* wino_mode 0 off, 1 auto, 2 on */
-    st.winograd = wino_mode && path == ARM_PATH_FP32 && group == 1 && !st.depthwise && arm_wino_applies(g) &&
-                  (wino_mode == 2 ||
-                   (C >= WINO_MIN_CHANNELS && O >= WINO_MIN_CHANNELS && g->OH >= WINO_MIN_SIDE &&
-                    g->OW >= WINO_MIN_SIDE));
-    if (st.winograd) { /* as _arm.pyx: transformed and packed once (not counted) */
+    const int wino = wino_mode && group == 1 && !st.depthwise && arm_wino_applies(g) &&
+                     (wino_mode == 2 || (C >= WINO_MIN_CHANNELS && O >= WINO_MIN_CHANNELS && g->OH >= WINO_MIN_SIDE &&
+                                         g->OW >= WINO_MIN_SIDE));
+    st.winograd = wino ? (path == ARM_PATH_FP32 ? 1 : 2) : 0;
+    if (st.winograd == 2) { /* the fp16 paths' (winograd_fp16.c), as _arm.pyx */
+        void *tmp = malloc(16 * O * C * 2);
+        st.w = malloc(arm_wino_h_weight_bytes(g, O));
+        arm_wino_h_pack_weights(g, w, O, st.w, tmp);
+        free(tmp);
+        st.chunk_cols = arm_wino_h_chunk_tiles(g);
+        st.work = malloc(arm_wino_h_work_bytes_mt(g, O, st.chunk_cols, 1));
+    } else if (st.winograd) { /* as _arm.pyx: transformed and packed once (not counted) */
         float *tmp = malloc(16 * O * C * sizeof(float));
         st.w = malloc(arm_wino_weight_elems(st.k, O, C) * sizeof(float));
         arm_wino_pack_weights(st.k, w, O, C, (float *)st.w, tmp);

@@ -158,10 +158,10 @@ void arm_wino_conv_mt(const arm_fkernels *k, const arm_conv_geom *g, int64_t O, 
                       float *y, const arm_epilogue *e, int64_t chunk, void *work, int threads);
 
 /* -- winograd_fp16.c: the same F(2x2, 3x3) on the fp16 path (armv8.2-a+fp16; reached only where it runs) -- */
-/* bytes of the 16 transformed points, packed for the fp16h tile */
-int64_t arm_wino_h_weight_bytes(int64_t O, int64_t C);
-/* w: [O][C][3][3] fp32; tmp: 16 * O * C halves of scratch */
-void arm_wino_h_pack_weights(const float *w, int64_t O, int64_t C, void *packed, void *tmp);
+/* bytes of the 16 transformed points, packed for the fp16h tile (the layout depends on the geometry) */
+int64_t arm_wino_h_weight_bytes(const arm_conv_geom *g, int64_t O);
+/* w: [O][g->C][3][3] fp32; tmp: 16 * O * C halves of scratch */
+void arm_wino_h_pack_weights(const arm_conv_geom *g, const float *w, int64_t O, void *packed, void *tmp);
 int64_t arm_wino_h_chunk_tiles(const arm_conv_geom *g);
 int64_t arm_wino_h_work_bytes_mt(const arm_conv_geom *g, int64_t O, int64_t chunk, int slices);
 /* one image; x and y hold io_bytes-wide elements (2: fp16 activations, 4: fp32) */

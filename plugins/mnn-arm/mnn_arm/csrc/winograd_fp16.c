@@ -29,13 +29,24 @@ static int64_t pad_h(const arm_conv_geom *g) { return 2 * tiles_h(g) + 2; }
 static int64_t pad_w(const arm_conv_geom *g) { return 2 * tiles_w(g) + 2; }
 static int64_t round32(int64_t n) { return (n + 31) / 32 * 32; }
 
-int64_t arm_wino_h_weight_bytes(int64_t O, int64_t C) { return PTS * arm_packed_a_elems(HK->mr, O, C) * 2; }
+/* Few tiles (a small plane): each point's GEMM turned around, M^T (tiles x O) = V^T U^T, so the tile's
+ * 24 columns run over output channels (O a multiple of 8: no partial columns) instead of a handful of
+ * tiles, most of them in a partial panel; V^T's 8-row panels are what the input transform writes with
+ * 8 tiles a vector. The output transform then takes 8 channels a vector. */
+static int turned(const arm_conv_geom *g, int64_t O) { return O % 8 == 0 && tiles_h(g) * tiles_w(g) < 3 * HK->nr; }
+/* elements of one point's packed U: A panels of O x C, or (turned) B panels of C x O */
+static int64_t point_elems(const arm_conv_geom *g, int64_t O) {
+    return arm_packed_a_elems(turned(g, O) ? HK->nr : HK->mr, O, g->C);
+}
 
-/* U[p] = G g G^T in double, rounded to fp16 once, each point packed as an O x C A operand of the fp16h tile */
-void arm_wino_h_pack_weights(const float *w, int64_t O, int64_t C, void *packed, void *tmpv) {
+int64_t arm_wino_h_weight_bytes(const arm_conv_geom *g, int64_t O) { return PTS * point_elems(g, O) * 2; }
+
+/* U[p] = G g G^T in double, rounded to fp16 once, each point packed for the fp16h tile (A, or B if turned) */
+void arm_wino_h_pack_weights(const arm_conv_geom *geo, const float *w, int64_t O, void *packed, void *tmpv) {
+    const int64_t C = geo->C;
     static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
     __fp16 *tmp = (__fp16 *)tmpv;
-    const int64_t stride = arm_packed_a_elems(HK->mr, O, C);
+    const int64_t stride = point_elems(geo, O);
     for (int64_t o = 0; o < O; ++o)
         for (int64_t c = 0; c < C; ++c) {
             const float *g = w + (o * C + c) * 9;
@@ -48,7 +59,10 @@ void arm_wino_h_pack_weights(const float *w, int64_t O, int64_t C, void *packed,
                         (__fp16)(float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
         }
     for (int p = 0; p < PTS; ++p)
-        HK->pack_a(tmp + (int64_t)p * O * C, C, 1, O, C, (__fp16 *)packed + p * stride);
+        if (turned(geo, O))
+            HK->pack_b(tmp + (int64_t)p * O * C, 1, C, C, O, (__fp16 *)packed + p * stride);
+        else
+            HK->pack_a(tmp + (int64_t)p * O * C, C, 1, O, C, (__fp16 *)packed + p * stride);
 }
 
 /* tiles per chunk: a multiple of the tile width NR whose 16 packed V panels stay near L2 */
@@ -237,6 +251,59 @@ static void transform_output(const __fp16 *mbuf, const arm_conv_geom *g, int64_t
     }
 }
 
+/* st1 of lane L of v to p (one lane per constant) */
+#define ST1_LANES(v, p, stride)                       \
+    do {                                              \
+        vst1q_lane_f16((p) + 0 * (stride), v, 0);     \
+        vst1q_lane_f16((p) + 1 * (stride), v, 1);     \
+        vst1q_lane_f16((p) + 2 * (stride), v, 2);     \
+        vst1q_lane_f16((p) + 3 * (stride), v, 3);     \
+        vst1q_lane_f16((p) + 4 * (stride), v, 4);     \
+        vst1q_lane_f16((p) + 5 * (stride), v, 5);     \
+        vst1q_lane_f16((p) + 6 * (stride), v, 6);     \
+        vst1q_lane_f16((p) + 7 * (stride), v, 7);     \
+    } while (0)
+
+/* turned: Y = A^T M A for tiles [t0, t0 + nt), 8 output channels a vector; M[p] at mbuf + p * ntp * O, [tile][O] */
+static void transform_output_turned(const __fp16 *mbuf, const arm_conv_geom *g, int64_t O, int64_t t0, int64_t nt,
+                                    int64_t ntp, void *y, int io_bytes, const arm_epilogue *e, int clamp, float lo,
+                                    float hi) {
+    const int64_t TW = tiles_w(g), OH = g->OH, OW = g->OW, plane = OH * OW;
+    const float16x8_t vlo = vdupq_n_f16((__fp16)lo), vhi = vdupq_n_f16((__fp16)hi), va = vdupq_n_f16((__fp16)e->alpha);
+    for (int64_t o = 0; o < O; o += 8) {
+        __fp16 bias[8];
+        for (int l = 0; l < 8; ++l) bias[l] = (__fp16)(e->bias ? e->beta * e->bias[(o + l) * e->bias_rs] : 0.0f);
+        const float16x8_t vb = vld1q_f16(bias);
+        for (int64_t n = 0; n < nt; ++n) {
+            float16x8_t m[16], s[2][4], r[4];
+            for (int p = 0; p < PTS; ++p) m[p] = vld1q_f16(mbuf + (p * ntp + n) * O + o);
+            for (int j = 0; j < 4; ++j) {
+                s[0][j] = vaddq_f16(vaddq_f16(m[j], m[4 + j]), m[8 + j]);
+                s[1][j] = vsubq_f16(vsubq_f16(m[4 + j], m[8 + j]), m[12 + j]);
+            }
+            for (int i = 0; i < 2; ++i) {
+                r[i * 2 + 0] = vaddq_f16(vaddq_f16(s[i][0], s[i][1]), s[i][2]);
+                r[i * 2 + 1] = vsubq_f16(vsubq_f16(s[i][1], s[i][2]), s[i][3]);
+            }
+            const int64_t t = t0 + n, h = 2 * (t / TW), w = 2 * (t % TW);
+            for (int q = 0; q < 4; ++q) {
+                r[q] = vfmaq_f16(vb, r[q], va);
+                if (clamp) r[q] = vminq_f16(vmaxq_f16(r[q], vlo), vhi);
+                const int i = q / 2, jj = q % 2;
+                if (h + i >= OH || w + jj >= OW) continue;
+                const int64_t at = (o * OH + h + i) * OW + w + jj;
+                if (io_bytes == 2) {
+                    ST1_LANES(r[q], (__fp16 *)y + at, plane);
+                } else {
+                    __fp16 v[8];
+                    vst1q_f16(v, r[q]);
+                    for (int l = 0; l < 8; ++l) ((float *)y)[at + l * plane] = (float)v[l];
+                }
+            }
+        }
+    }
+}
+
 typedef struct wino_job {
     const arm_conv_geom *g;
     int64_t O, chunk;
@@ -252,14 +319,20 @@ typedef struct wino_job {
 static void wino_chunks(void *ctx, int64_t c0, int64_t c1, int tid) {
     const wino_job *j = (const wino_job *)ctx;
     const arm_conv_geom *g = j->g;
-    const int64_t C = g->C, O = j->O, nr = HK->nr, T = tiles_h(g) * tiles_w(g);
-    const int64_t wstride = arm_packed_a_elems(HK->mr, O, C);
+    const int64_t C = g->C, O = j->O, T = tiles_h(g) * tiles_w(g), wstride = point_elems(g, O);
+    const int turn = turned(g, O), nr = turn ? HK->mr : HK->nr; /* V's panel width: A's rows, or B's columns */
     __fp16 *vbuf = j->bufs + tid * (round32(PTS * C * j->chunk) + round32(PTS * O * j->chunk));
     __fp16 *mbuf = vbuf + round32(PTS * C * j->chunk);
     const arm_epilogue plain = {1.0f, 1.0f, NULL, 0, 0, MNN_ACT_NONE, 0.0f, 0.0f};
     for (int64_t ci = c0; ci < c1; ++ci) {
         const int64_t t0 = ci * j->chunk, nt = T - t0 < j->chunk ? T - t0 : j->chunk, ntp = (nt + nr - 1) / nr * nr;
         transform_input(j->xp, g, nr, t0, nt, ntp, vbuf);
+        if (turn) {
+            for (int p = 0; p < PTS; ++p)
+                HK->gemm(nt, O, C, vbuf + p * C * ntp, j->wpacked + p * wstride, mbuf + p * ntp * O, O, &plain);
+            transform_output_turned(mbuf, g, O, t0, nt, ntp, j->y, j->io_bytes, j->e, j->clamp, j->lo, j->hi);
+            continue;
+        }
         for (int p = 0; p < PTS; ++p)
             HK->gemm(O, nt, C, j->wpacked + p * wstride, vbuf + p * C * ntp, mbuf + p * O * ntp, ntp, &plain);
         transform_output(mbuf, g, O, t0, nt, ntp, j->y, j->io_bytes, j->e, j->clamp, j->lo, j->hi);

@@ -18,6 +18,7 @@ $CC "${common[@]}" -march=armv8-a "$SRC/winograd.c" -o "$OUT/winograd.o"
 $CC "${common[@]}" -march=armv8-a "$SRC/parallel.c" -o "$OUT/parallel.o"
 $CC "${common[@]}" -march=armv8.2-a+fp16 "$SRC/fp16.c" -o "$OUT/fp16.o"
 $CC "${common[@]}" -march=armv8.2-a+fp16 "$SRC/fp16h.c" -o "$OUT/fp16h.o"
+$CC "${common[@]}" -march=armv8.2-a+fp16 "$SRC/winograd_fp16.c" -o "$OUT/winograd_fp16.o"
 $CC "${common[@]}" -march=armv8.2-a+dotprod "$SRC/int8_dot.c" -o "$OUT/int8_dot.o"
 for f in harness harness_util harness_int8; do $CC "${common[@]}" -march=armv8-a "$HERE/$f.c" -o "$OUT/$f.o"; done
 $CC -static "$OUT"/*.o -lm -o "$OUT/harness"
