@@ -23,40 +23,11 @@ Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns them o
 from __future__ import annotations
 
 from mnn_core.backend import Fusion
+from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
 from mnn_core.graph.ir import Node
-from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from .ops_matmul import FUSED_MATMUL
 from .ops_norm import ADD_LAYERNORM
-
-
-def _float32(offer, name: str) -> bool:
-    info = offer.infos.get(name)
-    return info is not None and info.is_static and info.dtype == "float32"
-
-
-def _bias_row(offer, bias: str, out_shape: tuple) -> bool:
-    """Whether `bias` is a float32 constant of the output's last axis (leading axes of 1)."""
-    shape = tuple(offer.infos[bias].shape) if bias in offer.infos else ()
-    return (
-        bias in offer.constants
-        and _float32(offer, bias)
-        and 1 <= len(shape) <= len(out_shape)
-        and shape[-1] == out_shape[-1]
-        and all(d == 1 for d in shape[:-1])
-    )
-
-
-def _activation_attrs(act: Node | None) -> dict | None:
-    """The fused-activation attrs (as the core's fuse_activations pass sets them) of an activation op
-    of one input whose parameters are attributes, else None."""
-    if act is None or act.op not in ACTIVATION_OPS or len([n for n in act.inputs if n]) != 1:
-        return None
-    kind, params = ACTIVATION_OPS[act.op]
-    if any(v not in act.attrs for v in params.values()):
-        return None
-    values = {k: float(act.attrs[v]) for k, v in params.items()}
-    return {"activation": kind, "act_alpha": values.get("alpha", 0.0), "act_beta": values.get("beta", 0.0)}
 
 
 def _transposed(offer, producers: dict, value: str) -> Node | None:
@@ -64,7 +35,7 @@ def _transposed(offer, producers: dict, value: str) -> Node | None:
     node = producers.get(value)
     if node is None or node.op != "Transpose" or offer.sole_reader(value) is None:
         return None
-    return node if _float32(offer, node.inputs[0]) and len(offer.infos[node.inputs[0]].shape) >= 2 else None
+    return node if float32_static(offer, node.inputs[0]) and len(offer.infos[node.inputs[0]].shape) >= 2 else None
 
 
 def _scale(offer, node: Node | None, value: str) -> tuple[str, str] | None:
@@ -75,7 +46,7 @@ def _scale(offer, node: Node | None, value: str) -> tuple[str, str] | None:
         return None
     other = node.inputs[1 - node.inputs.index(value)]
     info = offer.infos.get(other)
-    if other not in offer.constants or not _float32(offer, other) or any(d != 1 for d in info.shape):
+    if other not in offer.constants or not float32_static(offer, other) or any(d != 1 for d in info.shape):
         return None
     return node.op, other
 
@@ -83,7 +54,7 @@ def _scale(offer, node: Node | None, value: str) -> tuple[str, str] | None:
 def _store_perm(offer, node: Node | None, rank: int) -> list[int] | None:
     """The perm of a Transpose `node` of a rank-`rank` float32 value that keeps its last axis last
     (the GEMM's stores stay contiguous along N), else None."""
-    if node is None or node.op != "Transpose" or not _float32(offer, node.outputs[0]):
+    if node is None or node.op != "Transpose" or not float32_static(offer, node.outputs[0]):
         return None
     perm = [int(p) for p in node.attrs.get("perm") or range(rank - 1, -1, -1)]
     return perm if len(perm) == rank and perm[-1] == rank - 1 else None
@@ -116,13 +87,13 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
         nxt = offer.sole_reader(out)
     if epilogue and nxt is not None and nxt.op == "Add" and len(nxt.inputs) == 2 and nxt.inputs.count(out) == 1:
         bias = nxt.inputs[1 - nxt.inputs.index(out)]
-        if _bias_row(offer, bias, tuple(y.shape)) and tuple(offer.infos[nxt.outputs[0]].shape) == tuple(y.shape):
+        if bias_row(offer, bias, tuple(y.shape)) and tuple(offer.infos[nxt.outputs[0]].shape) == tuple(y.shape):
             attrs["bias"] = 1
             extra.insert(0, bias)
             after.append(nxt)
             out = nxt.outputs[0]
             nxt = offer.sole_reader(out)
-    if epilogue and (act_attrs := _activation_attrs(nxt)):
+    if epilogue and (act_attrs := activation_attrs(nxt)):
         attrs.update(act_attrs)
         after.append(nxt)
         out = after[-1].outputs[0]
@@ -142,7 +113,7 @@ def add_layernorm_fusion(add: Node, offer, order: dict) -> Fusion | None:
     """opencl.AddLayerNorm of `add` (two float32 tensors of one shape) and the LayerNormalization of
     its sum, when every other reader of the sum runs on this backend after that LayerNormalization
     (the fused op takes its place and also writes the sum for them)."""
-    if add.op != "Add" or len(add.inputs) != 2 or not all(_float32(offer, v) for v in add.inputs):
+    if add.op != "Add" or len(add.inputs) != 2 or not all(float32_static(offer, v) for v in add.inputs):
         return None
     shapes = {tuple(offer.infos[v].shape) for v in (*add.inputs, add.outputs[0])}
     readers = offer.readers.get(add.outputs[0], ())

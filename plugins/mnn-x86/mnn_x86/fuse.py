@@ -36,9 +36,9 @@ x86.isa="scalar" nothing is fused. `Session(fuse=False)` turns fusions off.
 from __future__ import annotations
 
 from mnn_core.backend import Fusion
+from mnn_core.backend.kit.epilogue import activation_attrs
 from mnn_core.backend.kit.geometry import pool_geometry
 from mnn_core.graph.ir import Node
-from mnn_core.ops.elementwise import ACTIVATION_OPS
 
 from . import layouts as _layouts
 from ._common import CONV_ADD, CONV_DW
@@ -89,18 +89,6 @@ def _residual(conv: Node, add: Node, infos) -> str | None:
     return res if same and tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype == "float32" else None
 
 
-def _activation_attrs(act: Node | None) -> dict | None:
-    """The fused-activation attrs (mnn_core/graph/passes.py: fuse_activations) of an activation op
-    of one input whose parameters are attributes, else None."""
-    if act is None or act.op not in ACTIVATION_OPS or len([n for n in act.inputs if n]) != 1:
-        return None
-    kind, params = ACTIVATION_OPS[act.op]
-    if any(v not in act.attrs for v in params.values()):
-        return None
-    values = {k: float(act.attrs[v]) for k, v in params.items()}
-    return {"activation": kind, "act_alpha": values.get("alpha", 0.0), "act_beta": values.get("beta", 0.0)}
-
-
 def _conv_add(conv: Node, add: Node, offer, ctx, isa: str) -> Fusion | None:
     """x86.ConvAdd of `conv`, the Add that alone reads it and the activation that alone reads the sum
     (if any): where the conv is a plain 1x1 with no activation that the pointwise kernel can run (the
@@ -114,7 +102,7 @@ def _conv_add(conv: Node, add: Node, offer, ctx, isa: str) -> Fusion | None:
     ):
         return None
     act = offer.sole_reader(add.outputs[0])
-    act_attrs = _activation_attrs(act)
+    act_attrs = activation_attrs(act)
     group = (conv, add, act) if act_attrs else (conv, add)
     node = Node(
         CONV_ADD,
@@ -169,7 +157,7 @@ def fusions(offer, ctx, isa: str) -> list[Fusion]:
         if fusion := attention_fusion(node, offer):
             keep(fusion)
     for node in offer.nodes:
-        if fusion := bias_fusion(node, offer, _activation_attrs):
+        if fusion := bias_fusion(node, offer, activation_attrs):
             keep(fusion)
     for conv in offer.nodes:
         if conv.op != "Conv" or len(conv.outputs) != 1:

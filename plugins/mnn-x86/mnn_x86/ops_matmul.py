@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from mnn_core.backend import Fusion
+from mnn_core.backend.kit.epilogue import bias_row
 from mnn_core.backend.kit.params import gemm_fields, matmul_fields
 from mnn_core.graph.ir import Node
 from mnn_core.ops.helpers import broadcast_shape
@@ -36,19 +37,6 @@ def _batch_offsets(batch: tuple, out_batch: tuple, matrix: int) -> np.ndarray:
 MATMUL_BIAS = "x86.MatMulBias"
 
 
-def _bias_row(offer, bias: str, out_shape: tuple) -> bool:
-    """Whether `bias` is a float32 constant of the output's last axis (leading axes of 1)."""
-    info = offer.infos.get(bias)
-    shape = tuple(info.shape) if info is not None else ()
-    return (
-        bias in offer.constants
-        and info.dtype == "float32"
-        and 1 <= len(shape) <= len(out_shape)
-        and shape[-1] == out_shape[-1]
-        and all(d == 1 for d in shape[:-1])
-    )
-
-
 def bias_fusion(matmul: Node, offer, activation_attrs) -> Fusion | None:
     """x86.MatMulBias of `matmul`, the Add of a bias row that alone reads it and the activation that
     alone reads the sum (`activation_attrs` gives its fused attrs, or None: not one), or None."""
@@ -61,7 +49,7 @@ def bias_fusion(matmul: Node, offer, activation_attrs) -> Fusion | None:
     if len(add.inputs) != 2 or add.inputs.count(matmul.outputs[0]) != 1:
         return None
     bias = add.inputs[1 - add.inputs.index(matmul.outputs[0])]
-    if not _bias_row(offer, bias, tuple(y.shape)) or tuple(offer.infos[add.outputs[0]].shape) != tuple(y.shape):
+    if not bias_row(offer, bias, tuple(y.shape)) or tuple(offer.infos[add.outputs[0]].shape) != tuple(y.shape):
         return None
     act = offer.sole_reader(add.outputs[0])
     act_attrs = activation_attrs(act)
