@@ -243,18 +243,31 @@ def test_text_generation_with_trained_tokenizer(checkpoints, tmp_path):
     assert chat == "<s>user: hi\nassistant:"
 
 
-def test_cli_generate_streams_text(checkpoints, tmp_path, capsys):
+def _skip_unavailable(backend):
+    from mnn_core.backend.plugins import get_plugins
+
+    plugin = get_plugins().backends.get(backend)
+    if plugin is None:
+        pytest.skip(f"{backend}: plugin not installed")
+    why = plugin.availability()
+    if not why:
+        pytest.skip(f"{backend}: unavailable ({getattr(why, 'reason', why)})")
+
+
+@pytest.mark.parametrize("backend", ["x86", "vulkan"])
+def test_cli_generate_streams_text(checkpoints, tmp_path, capsys, backend):
     import shutil
     from pathlib import Path
 
     from mnn_core.cli import main
 
+    _skip_unavailable(backend)
     path = tmp_path / "model"
     shutil.copytree(Path(checkpoints["qwen2"]), path)
     _train_tokenizer(path)
     want = load(path, backend="x86", context=64).generate("hello", max_tokens=6)
     assert (
-        main(["generate", str(path), "--prompt", "hello", "--max-tokens", "6", "--backend", "x86", "--context", "64"])
+        main(["generate", str(path), "--prompt", "hello", "--max-tokens", "6", "--backend", backend, "--context", "64"])
         == 0
     )
     out, err = capsys.readouterr()
@@ -391,14 +404,7 @@ def test_last_token_logits_are_those_of_every_token(checkpoints):
 
 @pytest.mark.parametrize("backend", ["vulkan", "opencl"])
 def test_gpu_backends_run_the_decoder_without_fallback(checkpoints, backend):
-    from mnn_core.backend.plugins import get_plugins
-
-    plugin = get_plugins().backends.get(backend)
-    if plugin is None:
-        pytest.skip(f"{backend}: plugin not installed")
-    why = plugin.availability()
-    if not why:
-        pytest.skip(f"{backend}: unavailable ({getattr(why, 'reason', why)})")
+    _skip_unavailable(backend)
     path = checkpoints["qwen3"]
     ids = [1, 17, 42, 5, 99, 23]
     want = load(path, backend="x86", context=24, chunk=4).decoder.feed(ids)
