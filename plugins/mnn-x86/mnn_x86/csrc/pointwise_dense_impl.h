@@ -23,20 +23,6 @@ typedef struct {
     const x86_epilogue *e;
 } FN(pwd_job);
 
-/* A buffer of the calling thread, grown as needed and kept for its life (gemm_impl.h: b_scratch):
- * W's panels, then every worker's X panels. */
-static float *FN(pwd_scratch)(int64_t floats) {
-    static __thread float *buf = NULL;
-    static __thread int64_t cap = 0;
-    if (floats > cap) {
-        void *p = NULL;
-        if (posix_memalign(&p, 64, (size_t)floats * sizeof(float)) != 0) return NULL;
-        free(buf);
-        buf = (float *)p, cap = floats;
-    }
-    return buf;
-}
-
 /* W (O x K) in MR-row panels from its W^T in NR-column panels (W^T[k][o] at wt + (o/NR)*NR*K +
  * k*NR + o%NR): for each k, a panel's MR weights are at most two runs of one W^T row. */
 static void FN(pwd_pack_w)(const float *wt, int64_t O, int64_t K, float *a) {
@@ -194,7 +180,9 @@ static int FN(pwd_pointwise)(const float *x, const float *wt, const float *bias,
                              int64_t K, int64_t O, int64_t P, const x86_epilogue *e, int threads) {
     if (threads < 1) threads = 1;
     const int64_t a_floats = ((O + MR - 1) / MR * MR * K + VLEN - 1) / VLEN * VLEN; /* X panels on a vector */
-    float *a = FN(pwd_scratch)(a_floats + threads * PWD_PANELS * NR * K);
+    /* W's panels, then every worker's X panels, in the calling thread's buffer that gemm_impl.h's
+     * tiles pack B into (no GEMM of this thread holds it while this layer runs) */
+    float *a = FN(b_scratch)(a_floats + threads * PWD_PANELS * NR * K);
     if (!a) return 1;
     FN(pwd_pack_w)(wt, O, K, a);
     /* items of PWD_PANELS panels, or fewer where that leaves a thread fewer than X86_ITEMS_PER_THREAD
