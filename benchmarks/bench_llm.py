@@ -15,7 +15,8 @@ the best of N runs of each; --rounds R: every engine and format in turn, R times
 engines next to each other, the best of all).
 --weights runs mnn once per weight format (int8/int4: MatMulNBits, group --group, an int8 head);
 PyTorch always runs float32; llama.cpp (llama_cpp_peer.py, skipped with a message where llama_cpp is
-not importable) runs the GGUF counterpart of each: f32, q8_0, q4_0.
+not importable) runs the GGUF counterpart of each: f32, q8_0, q4_0; ONNX Runtime GenAI (genai_peer.py,
+skipped likewise) its own builder's fp32 and int4 models.
 A quantized mnn decoder loads, as llama.cpp loads its GGUF, from a file quantized beforehand: a .mnn
 exported once per format, group and context (kept under --dir beside the GGUFs); --mnn-load checkpoint
 quantizes the safetensors checkpoint at each load instead.
@@ -89,6 +90,10 @@ def child(
         import llama_cpp_peer
 
         load_s, prefill_s, decode_s, tokens = llama_cpp_peer.measure(Path(path), ids, threads, decode, repeat)
+    elif engine == "genai":
+        import genai_peer
+
+        load_s, prefill_s, decode_s, tokens = genai_peer.measure(Path(path), ids, threads, decode, repeat)
     elif engine == "mnn":
         from mnn_core.llm import load
 
@@ -125,7 +130,8 @@ def child(
                 decode_s = min(decode_s, time.perf_counter() - t)
     return {
         "engine": engine,
-        "weights": {"mnn": weights, "torch": "fp32"}.get(engine) or llama_cpp_peer.GGUF_TYPES[weights],
+        "weights": {"mnn": weights, "genai": weights, "torch": "fp32"}.get(engine)
+        or llama_cpp_peer.GGUF_TYPES[weights],
         "threads": threads,
         "load_s": load_s,
         "prefill_tok_s": prompt / prefill_s,
@@ -141,7 +147,7 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--prompt", type=int, default=128, help="prompt tokens (default 128)")
     ap.add_argument("--decode", type=int, default=32, help="tokens generated (default 32)")
-    ap.add_argument("--engines", default="mnn,torch", help="of mnn, torch, llama (default mnn,torch)")
+    ap.add_argument("--engines", default="mnn,torch", help="of mnn, torch, llama, genai (default mnn,torch)")
     ap.add_argument("--weights", default="fp32", help="mnn's weight formats, comma-separated: fp32,int8,int4")
     ap.add_argument("--group", type=int, default=64, help="quantization group (default 64)")
     ap.add_argument("--dir", default="/tmp/mnn_bench_llm", help="where the random checkpoints are kept")
@@ -180,6 +186,18 @@ def main() -> None:
             engines.remove("llama")
         else:  # converted here, once: a child's peak memory is its engine's alone
             ggufs = {w: llama_cpp_peer.gguf_file(path, w, args.llama_cpp_src) for w in args.weights.split(",")}
+    genai_dirs = {}
+    if "genai" in engines:
+        import genai_peer
+
+        why = genai_peer.missing()
+        if why:
+            print(f"ONNX Runtime GenAI skipped: {why}")
+            engines.remove("genai")
+        else:  # built here, once
+            genai_dirs = {
+                w: genai_peer.model_dir(path, w) for w in args.weights.split(",") if w in genai_peer.PRECISIONS
+            }
     exports = {}
     if "mnn" in engines and args.mnn_load == "export":
         context = args.prompt + args.decode + 1
@@ -188,7 +206,7 @@ def main() -> None:
     weight_list = args.weights.split(",")
     # each weight format's engines back to back, and every round again: a shared machine's load moves
     # within minutes, so engines compared are measured in the same ones
-    runs = [(e, w) for w in weight_list for e in engines if e != "torch"]
+    runs = [(e, w) for w in weight_list for e in engines if e != "torch" and (e != "genai" or w in genai_dirs)]
     runs += [("torch", "fp32")] if "torch" in engines else []
     for _, threads in itertools.product(range(args.rounds), [int(t) for t in args.threads.split(",")]):
         for engine, weights in runs:
@@ -203,7 +221,7 @@ def main() -> None:
                 __file__,
                 "--child",
                 engine,
-                str(ggufs.get(weights) if engine == "llama" else exports.get(weights, path)),
+                str({"llama": ggufs, "genai": genai_dirs}.get(engine, exports).get(weights, path)),
                 str(threads),
                 str(args.prompt),
                 str(args.decode),
