@@ -354,9 +354,11 @@ def test_quantize_rejects_bad_settings():
         WeightQuant.parse("int2")
 
 
-def test_export_to_mnn_and_load(checkpoints, tmp_path):
+def test_export_to_mnn_and_load(checkpoints, tmp_path, monkeypatch):
     import shutil
     from pathlib import Path
+
+    from mnn_core import format as mnn_format
 
     path = tmp_path / "model"
     shutil.copytree(Path(checkpoints["phi3"]), path)
@@ -365,7 +367,11 @@ def test_export_to_mnn_and_load(checkpoints, tmp_path):
     want = list(llm.generate_ids([1, 9, 4], max_tokens=10, eos=False))
     text = llm.generate("hello", max_tokens=6)
     llm.save(tmp_path / "phi3.mnn")
+    reads = []
+    read = mnn_format._load
+    monkeypatch.setattr(mnn_format, "_load", lambda *args: reads.append(args) or read(*args))
     again = load(tmp_path / "phi3.mnn", backend="x86")
+    assert len(reads) == 1  # the decoder and its session share one parse (and one mmap) of the file
     assert again.decoder.context == 32 and again.config.model_type == "phi3"
     assert list(again.generate_ids([1, 9, 4], max_tokens=10, eos=False)) == want
     assert again.generate("hello", max_tokens=6) == text

@@ -76,10 +76,9 @@ class Decoder:
         # Two plans (chunk and one token), both made now. A float32 checkpoint's weights are maps of
         # its file (weights.py): once packed, the session hands their pages back, and the second plan
         # packs from the file again (or finds the first plan's packing). From an export they are the
-        # file's mmap.
-        exported = self.path.suffix == ".mnn"
+        # file's mmap, read once above.
         self.session = Session(
-            self.path if exported else graph,
+            graph,
             backend=backend,
             threads=threads,
             precision=precision,
