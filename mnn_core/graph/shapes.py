@@ -416,7 +416,16 @@ def follows_data(graph: Graph, name: str) -> bool:
     return False
 
 
-def _trace(graph: Graph, stack: list[str]) -> tuple[set[str], set[str]]:
+def value_nodes(graph: Graph, names: list[str]) -> set[str]:
+    """Names of the nodes on value_sources' path back from values `names` of `graph` (with no If),
+    the path passing over what follows data (a dynamic op, a large input) instead of refusing it."""
+    producer = graph.producers()
+    return {producer[name].name for name in _trace(graph, list(names), strict=False)[1]}
+
+
+def _trace(graph: Graph, stack: list[str], strict: bool = True) -> tuple[set[str], set[str]]:
+    """(small graph inputs, values computed) on the path back from `stack` to constants and Shape/Size;
+    what follows data raises GraphError when `strict`, else ends the path there."""
     from ..ops import get_schema
 
     producer = graph.producers()
@@ -428,20 +437,33 @@ def _trace(graph: Graph, stack: list[str]) -> tuple[set[str], set[str]]:
             continue
         if name in graph.inputs:
             info = graph.inputs[name]
-            if not isinstance(info, TensorInfo) or len(info.shape) > 1:
+            if isinstance(info, TensorInfo) and len(info.shape) <= 1:
+                inputs.add(name)
+            elif strict:
                 raise GraphError(f"a shape in this graph follows the data of input {name!r} ({info})")
-            inputs.add(name)
             continue
         node = producer.get(name)
         if node is None:
             continue
-        needed.add(name)
-        if node.op in SHAPE_OPS:
+        if node.op not in SHAPE_OPS and get_schema(node.op).dynamic:
+            if strict:
+                raise GraphError(f"a shape in this graph follows the data of {node.op} node {node.name!r}")
             continue
-        if get_schema(node.op).dynamic:
-            raise GraphError(f"a shape in this graph follows the data of {node.op} node {node.name!r}")
-        stack.extend(n for n in node.inputs if n)
+        needed.add(name)
+        if node.op not in SHAPE_OPS:
+            stack.extend(n for n in node.inputs if n)
     return inputs, needed
 
 
-__all__ = ["SHAPE_OPS", "Sym", "UNKNOWN", "Walk", "follows_data", "infer_node", "shape_value", "value_sources", "walk"]
+__all__ = [
+    "SHAPE_OPS",
+    "Sym",
+    "UNKNOWN",
+    "Walk",
+    "follows_data",
+    "infer_node",
+    "shape_value",
+    "value_nodes",
+    "value_sources",
+    "walk",
+]

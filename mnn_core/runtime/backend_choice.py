@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from ..backend import PrepareContext
 from ..errors import BackendError, MnnError, UnsupportedOpError
 from ..graph.ir import Graph
-from ..graph.shapes import SHAPE_OPS
+from ..graph.shapes import SHAPE_OPS, value_nodes
 from ..ops import get_schema
 from ..ops.schema import is_view
 from .scheduler import REFERENCE, Candidate, make_candidate
@@ -103,16 +103,8 @@ def shape_nodes(graph: Graph) -> set[str]:
     """Names of the nodes that compute shapes (Shape, what reads only shapes and constants, and what
     leads to a value that decides a shape): resize folds them into constants, no kernel runs them.
     Where one reads data after all, the plan's placement refuses it then."""
-    producer = graph.producers()
-    stack = [n for node in graph.nodes for i, n in enumerate(node.inputs) if i in get_schema(node.op).value_inputs]
-    found: set[str] = set()
-    while stack:
-        node = producer.get(stack.pop())
-        if node is None or node.name in found or get_schema(node.op).dynamic:
-            continue
-        found.add(node.name)
-        if node.op not in SHAPE_OPS:
-            stack.extend(n for n in node.inputs if n)
+    values = [n for node in graph.nodes for i, n in enumerate(node.inputs) if i in get_schema(node.op).value_inputs]
+    found = value_nodes(graph, values)
     known = set(graph.initializers)
     for node in graph.nodes:
         ins = [n for n in node.inputs if n]
