@@ -2,7 +2,7 @@
 
     python benchmarks/bench_contention.py                  # the default workloads, quiet then busy
     python benchmarks/bench_contention.py --quick          # SqueezeNet and the LeNet step, fewer rounds
-    python benchmarks/bench_contention.py --workload resnet18 --workload lenet-train --rounds 9
+    python benchmarks/bench_contention.py --workload resnet18 --workload lenet-train --rounds 40
     python benchmarks/bench_contention.py --busy 4 --threads 4   # 4 competitors, threads=4 against threads=1
     python benchmarks/bench_contention.py --json out.json  # every sample, for a later comparison
 
@@ -11,13 +11,17 @@ hold the others up (a barrier at the end of each parallel loop waits for it), an
 up slower than threads=1. This script measures that. It starts --busy processes that spin on the CPU
 (one per core by default) and stops them when it is done, on an error or on Ctrl-C. For each
 workload it builds one threads=1 and one threads=N instance in this process and times them
-interleaved, run against run (the order swaps every round), first with the machine as it is
-("quiet": no competitors of ours), then with the competitors running ("busy"). A sample is the
-median of --repeat runs; a time is the median over --rounds samples; `N/1` is the median over rounds of
-the threads=N sample divided by the threads=1 sample of the same round. Per round, because with one
-competitor per core the scheduler sometimes leaves a core to this process alone and sometimes not, for
-a second or so at a time, and threads=1 runs 2-2.5x faster in the first case: samples taken next to
-each other see the same case. The item this measures: busy N/1 <= 1.2 everywhere.
+interleaved, sample against sample (the order swaps every round), first with the machine as it is
+("quiet": no competitors of ours), then with the competitors running ("busy").
+
+The verdict is a paired one. With one competitor per core the scheduler sometimes leaves a core to
+this process alone and sometimes not, for a second or so at a time, and threads=1 runs 2-2.5x faster
+in the first case: a ratio of two medians taken seconds apart moves by 2x from run to run. So samples
+are short (about --sample-ms each: a few runs of a small model, one of a large one), many (--rounds),
+and compared within their round: `N/1` is the median over rounds of the round's threads=N sample over
+its threads=1 sample, shown with the quartiles of those ratios as its spread. `cores` is the CPU time
+the process used over the wall time (all its threads, the pool's spinning included): how much of the
+machine each configuration got. The item this measures: busy N/1 <= 1.2 everywhere.
 
 Workloads (--workload, repeatable; --list shows them):
   squeezenet1_1, mobilenet_v2, resnet18   examples/build_models.py, batch 1, 224x224
@@ -30,7 +34,7 @@ Workloads (--workload, repeatable; --list shows them):
                                           (batch 64, SGD with momentum), 10 steps a run
 
 On a machine with other users the quiet phase is not really quiet: compare ratios, not times, and
-repeat (--rounds) until the medians settle.
+raise --rounds until the quartiles are narrow enough to tell what you compare apart.
 """
 
 from __future__ import annotations
@@ -160,52 +164,86 @@ def make(workload: str, threads: int):
 # -- measuring ------------------------------------------------------------------------------------
 
 
-def sample(fn, repeat: int) -> float:
-    """the median of `repeat` runs, ms"""
-    times = []
+def run_times(fn, repeat: int) -> tuple[float, float]:
+    """(wall ms, process CPU ms) per run, over `repeat` back-to-back runs"""
+    w0, c0 = time.perf_counter(), time.process_time()
     for _ in range(repeat):
-        t0 = time.perf_counter()
         fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+    return (time.perf_counter() - w0) * 1e3 / repeat, (time.process_time() - c0) * 1e3 / repeat
+
+
+def runs_per_sample(runners: dict, sample_ms: float) -> int:
+    """enough runs of the slowest configuration for about sample_ms, after a warm-up (plans, scratch, workers)"""
+    slowest = 0.0
+    for fn in runners.values():
+        fn()
+        slowest = max(slowest, min(run_times(fn, 1)[0] for _ in range(2)))
+    return max(1, round(sample_ms / max(slowest, 1e-3)))
 
 
 def phase(runners: dict, rounds: int, repeat: int) -> dict:
-    """{threads: [sample ms per round]}, the thread counts interleaved, their order swapped each round"""
-    for fn in runners.values():  # warm-up: plans, scratch, the pool's workers
-        fn()
-        fn()
-    out = {t: [] for t in runners}
+    """{threads: {"wall": [ms per round], "cpu": [ms per round]}}, interleaved, the order swapped each round"""
+    out = {t: {"wall": [], "cpu": []} for t in runners}
     order = list(runners)
     for r in range(rounds):
         for t in order if r % 2 == 0 else order[::-1]:
-            out[t].append(sample(runners[t], repeat))
+            wall, cpu = run_times(runners[t], repeat)
+            out[t]["wall"].append(wall)
+            out[t]["cpu"].append(cpu)
     return out
 
 
-def measure(workload: str, threads: int, busy: int, rounds: int, repeat: int) -> dict:
+def measure(workload: str, threads: int, busy: int, rounds: int, repeat: int, sample_ms: float) -> dict:
     runners = {1: make(workload, 1), threads: make(workload, threads)}
-    result = {"quiet": phase(runners, rounds, repeat)}
-    with competitors(busy):
-        result["busy"] = phase(runners, rounds, repeat)
+    result = {}
+    for name, n in (("quiet", 0), ("busy", busy)):
+        with competitors(n):
+            runs = repeat or runs_per_sample(runners, sample_ms)
+            result[name] = {"runs_per_sample": runs, **phase(runners, rounds, runs)}
     return result
+
+
+def ratios(samples: dict, threads: int) -> list[float]:
+    """per round: threads=N's sample over threads=1's"""
+    return [n / one for n, one in zip(samples[threads]["wall"], samples[1]["wall"])]
 
 
 def ratio(samples: dict, threads: int) -> float:
     """the median over rounds of threads=N's sample over threads=1's"""
-    return statistics.median(n / one for n, one in zip(samples[threads], samples[1]))
+    return statistics.median(ratios(samples, threads))
+
+
+def spread(samples: dict, threads: int) -> tuple[float, float]:
+    """the quartiles of the per-round ratios"""
+    r = ratios(samples, threads)
+    if len(r) < 2:
+        return r[0], r[0]
+    q = statistics.quantiles(r, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def cores(s: dict) -> float:
+    """CPU time over wall time: the cores this configuration had, its threads together"""
+    return statistics.median(c / w for c, w in zip(s["cpu"], s["wall"]))
 
 
 def row(workload: str, r: dict, threads: int) -> str:
     cells = []
     for ph in ("quiet", "busy"):
         s = r[ph]
+        lo, hi = spread(s, threads)
         cells += [
-            f"{statistics.median(s[1]):9.2f}",
-            f"{statistics.median(s[threads]):9.2f}",
-            f"{ratio(s, threads):5.2f}",
+            f"{statistics.median(s[1]['wall']):10.2f}",
+            f"{statistics.median(s[threads]['wall']):9.2f}",
+            f"{ratio(s, threads):5.2f} {lo:4.2f}-{hi:4.2f}",
+            f"{cores(s[1]):4.2f} {cores(s[threads]):4.2f}",
         ]
-    return f"{workload:<16}" + "  ".join(cells)
+    return f"{workload:<17}" + "  ".join(cells)
+
+
+HEADER = f"{'workload':<17}" + "  ".join(
+    f"{a:>10}  {'N':>9}  {'N/1 [quartiles]':>14}  {'cores 1 N':>9}" for a in ("quiet ms 1", "busy ms 1")
+)
 
 
 def main(argv=None) -> int:
@@ -216,9 +254,10 @@ def main(argv=None) -> int:
         "--threads", type=int, default=max(cores, 2), help="N, compared with 1 (default: the cores, %(default)s)"
     )
     p.add_argument("--busy", type=int, default=cores, help="competing processes (default: one per core, %(default)s)")
-    p.add_argument("--rounds", type=int, default=9, help="samples per configuration and phase (default %(default)s)")
-    p.add_argument("--repeat", type=int, default=5, help="runs per sample, its median taken (default %(default)s)")
-    p.add_argument("--quick", action="store_true", help=f"{' and '.join(QUICK)} only, 3 rounds of 3 runs")
+    p.add_argument("--rounds", type=int, default=30, help="samples per configuration and phase (default %(default)s)")
+    p.add_argument("--sample-ms", type=float, default=40.0, help="about how long a sample runs (default %(default)s)")
+    p.add_argument("--repeat", type=int, default=0, help="runs per sample (default: as many as --sample-ms takes)")
+    p.add_argument("--quick", action="store_true", help=f"{' and '.join(QUICK)} only, 10 rounds")
     p.add_argument("--json", metavar="FILE", help="write every sample here")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     args = p.parse_args(argv)
@@ -228,27 +267,30 @@ def main(argv=None) -> int:
     if args.threads < 2 or args.busy < 0:
         p.error("--threads must be at least 2 (it is compared with 1) and --busy at least 0")
     if args.quick:
-        args.rounds, args.repeat = 3, 3
+        args.rounds = 10
     workloads = args.workload or list(QUICK if args.quick else DEFAULT)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))  # a kill stops the competitors too (finally)
     print(
         f"{platform.processor() or platform.machine()}, {cores} cores; threads={args.threads} against "
-        f"threads=1; busy: {args.busy} spinning processes; {args.rounds} rounds of {args.repeat} runs\n"
+        f"threads=1; busy: {args.busy} spinning processes; {args.rounds} rounds of samples of "
+        f"{f'{args.repeat} runs' if args.repeat else f'about {args.sample_ms:g} ms'}\n"
     )
     n = args.threads
-    print(f"{'workload':<16}{'quiet ms: 1':>11}{f'{n}':>11}{f'{n}/1':>7}{'busy ms: 1':>13}{f'{n}':>11}{f'{n}/1':>7}")
-    results, worst = {}, 0.0
+    print(HEADER.replace("N", str(n)))
+    results, worst = {}, (0.0, "")
     for w in workloads:
         try:
-            r = measure(w, n, args.busy, args.rounds, args.repeat)
+            r = measure(w, n, args.busy, args.rounds, args.repeat, args.sample_ms)
         except (LookupError, OSError) as e:
-            print(f"{w:<16}skipped: {e}")
+            print(f"{w:<17}skipped: {e}")
             continue
         results[w] = r
-        worst = max(worst, ratio(r["busy"], n))
+        worst = max(worst, (ratio(r["busy"], n), w))
         print(row(w, r, n), flush=True)
     if results:
-        print(f"\nworst busy {n}/1: {worst:.2f} (the aim: <= 1.2)")
+        over = [w for w, r in results.items() if ratio(r["busy"], n) > 1.2]
+        print(f"\nworst busy {n}/1: {worst[0]:.2f} ({worst[1]}); the aim: <= 1.2, ", end="")
+        print(f"not met by {', '.join(over)}" if over else "met by every workload")
     if args.json:
         Path(args.json).write_text(json.dumps({"threads": n, "busy": args.busy, "results": results}, indent=1))
     return 0
