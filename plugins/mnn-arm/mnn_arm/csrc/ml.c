@@ -1,4 +1,5 @@
-/* TreeEnsembleClassifier / TreeEnsembleRegressor of mnn-arm: see ml.h. Rows go in blocks of
+/* TreeEnsembleClassifier / TreeEnsembleRegressor of mnn-arm (ml.h), and LinearClassifier (move.h),
+ * which shares their post transforms. Tree rows go in blocks of
  * ARM_ML_BLOCK with the trees in the outer loop (a tree's nodes are read from cache for the whole
  * block); blocks are split over the session's threads. The post steps (base values, the two-class
  * cases, transforms) follow mnn_core/ops/ml_trees.py line by line. Gathers of nodes and features
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "ml.h"
+#include "move.h"
 #include "parallel.h"
 
 /* v rounded to the scores' type: an add or divide done in double and rounded is the float32 one */
@@ -254,5 +256,33 @@ int arm_tree_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     int parts = arm_threads(s) < s->slices ? arm_threads(s) : s->slices;
     parts = work < 2.0 ? 1 : (work < parts ? (int)work : parts);
     arm_parallel(parts, blocks, 1, tree_blocks, &j);
+    return 0;
+}
+
+int arm_linclass_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    const arm_linclass_state *s = (const arm_linclass_state *)state;
+    int64_t *label = (int64_t *)arm_data(&outs[0]);
+    float *z = (float *)arm_data(&outs[1]);
+    const int64_t K = s->k, F = s->features, zc = K > 1 ? K : 2;
+    double *sc = s->work;
+    for (int64_t r = 0; r < s->rows; ++r) {
+        for (int64_t c = 0; c < K; ++c) {
+            double acc = 0.0;
+            for (int64_t f = 0; f < F; ++f) acc += load(&ins[0], r * F + f) * s->coef[c * F + f];
+            sc[c] = acc + s->intercepts[c];
+        }
+        float *zr = z + r * zc;
+        if (K == 1) { /* the sign decides; the two classes' scores are (1 - v, v), transformed */
+            label[r] = sc[0] > 0 ? s->labels[1] : s->labels[0];
+            one_score(sc[0], s->post, 0, zr);
+            continue;
+        }
+        int64_t best = 0;
+        for (int64_t c = 1; c < K; ++c) best = sc[c] > sc[best] ? c : best;
+        label[r] = s->has_labels ? s->labels[best] : best;
+        post_transform(sc, (int32_t)K, s->post);
+        for (int64_t c = 0; c < K; ++c) zr[c] = (float)sc[c];
+    }
     return 0;
 }

@@ -187,9 +187,8 @@ typedef struct arm_ml_state {
 int arm_scaler_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 int arm_normalizer_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
-/* LinearClassifier of ai.onnx.ml (math.c): scores = x coef^T + intercepts in double, the label of the
- * first highest score (k >= 2) or of the sign (k == 1), scores post-transformed (enum below) */
-enum arm_post { ARM_POST_NONE, ARM_POST_SOFTMAX, ARM_POST_LOGISTIC, ARM_POST_SOFTMAX_ZERO, ARM_POST_PROBIT };
+/* LinearClassifier of ai.onnx.ml (ml.c): scores = x coef^T + intercepts in double, the label of the
+ * first highest score (k >= 2) or of the sign (k == 1), scores post-transformed (ml.h's arm_ml_post) */
 typedef struct arm_linclass_state {
     arm_op op;
     int32_t dtype, post, has_labels;
