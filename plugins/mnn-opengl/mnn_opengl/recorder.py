@@ -24,7 +24,7 @@ import struct
 
 import numpy as np
 
-from mnn_core.backend.kit.recorder import linear_groups
+from mnn_core.backend.kit.recorder import linear_groups, row_groups
 
 from . import _gl
 
@@ -111,6 +111,14 @@ class Recorder:
         barrier: bool = False,
     ) -> None:
         self.dispatch(shader, params, reads, writes, linear_groups(total, local), (local, 1), defines, barrier)
+
+    def rows(self, shader: str, params: list, reads: list, writes: list, rows: int, group: int, shared: str) -> None:
+        """A row per invocation, or with `group` > 1 a row per work group of that size, the shader
+        built with `shared` defined to share the row's loop among the group."""
+        if group == 1:
+            self.elementwise(shader, params, reads, writes, rows)
+        else:
+            self.dispatch(shader, params, reads, writes, row_groups(rows), (group, 1), ((shared, 1),))
 
     def scratch(self, words: int) -> int:
         """`words` zeroed scratch words for one kernel; their index in the parameter buffer (P[])."""

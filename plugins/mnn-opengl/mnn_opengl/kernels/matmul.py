@@ -9,7 +9,6 @@ import numpy as np
 
 from mnn_core.backend.kit.codes import activation_code
 from mnn_core.backend.kit.layout import broadcast_plan, collapse, contiguous_strides, pad_to
-from mnn_core.backend.kit.recorder import row_groups
 
 from ..recorder import element
 from . import conv_tiled, register
@@ -59,11 +58,7 @@ def _record_product(rec, params, reads, y, k):
     group = group_size(k)
     if group > 1 and loop_budget() is None and y.info.size >= GPU_OUTPUTS:
         group = 1
-    if group == 1:
-        rec.elementwise("matmul", params, reads, [y], y.info.size)
-    else:
-        groups = row_groups(y.info.size)
-        rec.dispatch("matmul", params, reads, [y], groups, (group, 1), (("SPLIT_K", 1),))
+    rec.rows("matmul", params, reads, [y], y.info.size, group, "SPLIT_K")
 
 
 def _record_matmul(op, rec):

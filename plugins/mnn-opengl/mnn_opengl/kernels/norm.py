@@ -5,7 +5,6 @@ the convolution before it)."""
 from __future__ import annotations
 
 from mnn_core.backend.kit.layout import numel
-from mnn_core.backend.kit.recorder import row_groups
 from mnn_core.ops.helpers import normalize_axis
 
 from ..recorder import element
@@ -15,11 +14,7 @@ from .loops import group_passes, group_size, within_budget
 
 def _record_rows(rec, shader, params, reads, y, rows, length):
     """A row per invocation; a long row per work group (GROUP_ROW), its loops shared."""
-    group = group_size(length)
-    if group == 1:
-        rec.elementwise(shader, params, reads, [y], rows)
-    else:
-        rec.dispatch(shader, params, reads, [y], row_groups(rows), (group, 1), (("GROUP_ROW", 1),))
+    rec.rows(shader, params, reads, [y], rows, group_size(length), "GROUP_ROW")
 
 
 def _row_budget(length, what):

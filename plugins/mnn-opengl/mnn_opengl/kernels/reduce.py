@@ -82,11 +82,7 @@ def _record_arg(op, rec):
         element(x),
         element(y),
     ]
-    group = group_size(length)
-    if group == 1:
-        rec.elementwise("argreduce", params, [x], [y], rows)
-    else:  # a long row shared by a work group
-        rec.dispatch("argreduce", params, [x], [y], row_groups(rows), (group, 1), (("GROUP_ROW", 1),))
+    rec.rows("argreduce", params, [x], [y], rows, group_size(length), "GROUP_ROW")
 
 
 def _axis_passes(node, ins) -> int:
