@@ -354,10 +354,7 @@ def _qlinear_conv_infer(ins, attrs):
 def _qlinear_conv(ins, attrs):
     x, sx, zx, w, sw, zw, sy, zy = ins[:8]
     bias = ins[8] if len(ins) > 8 and ins[8] is not None else None
-    xf = x.astype(np.float64) - zx.astype(np.float64)
-    wf = w.astype(np.float64) - _w_zp(zw, w)
-    geo = conv_geometry(x.shape, w.shape, attrs)
-    acc = _wrap_int32(conv2d_reference(xf, wf, None, geo))
+    acc = _conv_integer([x, w, zx, zw], attrs)[0]
     if bias is not None:  # int32 + int32 wraps, as in ONNX Runtime and the compiled kernels
         acc = (acc.astype(np.int64) + bias.astype(np.int64).reshape((1, -1) + (1,) * (acc.ndim - 2))).astype(np.int32)
     mult = requant_multiplier(sx, sw.reshape(1, -1, 1, 1) if sw.size > 1 else sw.reshape(()), sy)
