@@ -62,6 +62,19 @@ def test_state_dict_round_trip_and_errors():
         b.load_state_dict(bad)
 
 
+@pytest.mark.parametrize("layer", [nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose2d])
+def test_convolutions_refuse_what_they_cannot_do_by_name(layer):
+    name = layer.__name__
+    with pytest.raises(MnnError, match=f"{name}: padding_mode 'reflect' is not supported"):
+        layer(4, 4, 3, padding_mode="reflect")
+    with pytest.raises(MnnError, match=f"{name}: channels 3 -> 4 must divide by groups=2"):
+        layer(3, 4, 3, groups=2)
+    conv = layer(4, 6, 3, groups=2)
+    lead = (6, 2) if layer is not nn.ConvTranspose2d else (4, 3)
+    assert conv.weight.shape == lead + conv.kernel_size and conv.bias.shape == (6,)
+    assert repr(conv).startswith(f"{name}(4, 6, kernel_size={conv.kernel_size}, stride=")
+
+
 def test_default_initialization_follows_pytorch():
     E.manual_seed(3)
     lin = nn.Linear(300, 50)

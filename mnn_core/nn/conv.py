@@ -1,4 +1,5 @@
-"""Convolutions over 1 and 3 spatial axes and the 2-D transposed convolution, as torch.nn."""
+"""Convolutions over 1, 2 and 3 spatial axes (Conv2d, in layers.py, on this _ConvNd too) and the 2-D
+transposed convolution, as torch.nn."""
 
 from __future__ import annotations
 
@@ -14,7 +15,16 @@ def _tuple(v, k: int) -> tuple:
     return (int(v),) * k if isinstance(v, (int, np.integer)) else tuple(int(a) for a in v)
 
 
+def _check(name: str, in_channels: int, out_channels: int, groups: int, padding_mode: str) -> None:
+    if padding_mode != "zeros":
+        raise MnnError(f"{name}: padding_mode {padding_mode!r} is not supported (only 'zeros')")
+    if in_channels % groups or out_channels % groups:
+        raise MnnError(f"{name}: channels {in_channels} -> {out_channels} must divide by groups={groups}")
+
+
 class _ConvNd(Module):
+    """A convolution over `_k` spatial axes, by `_fn` (Conv1d, Conv2d, Conv3d)."""
+
     _k = 0
     _fn = staticmethod(T.conv1d)
 
@@ -31,11 +41,7 @@ class _ConvNd(Module):
         padding_mode: str = "zeros",
     ):
         super().__init__()
-        name = type(self).__name__
-        if padding_mode != "zeros":
-            raise MnnError(f"{name}: padding_mode {padding_mode!r} is not supported (only 'zeros')")
-        if in_channels % groups or out_channels % groups:
-            raise MnnError(f"{name}: channels {in_channels} -> {out_channels} must divide by groups={groups}")
+        _check(type(self).__name__, in_channels, out_channels, groups, padding_mode)
         k = self._k
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.dilation = _tuple(kernel_size, k), _tuple(stride, k), _tuple(dilation, k)
@@ -85,10 +91,7 @@ class ConvTranspose2d(Module):
         padding_mode: str = "zeros",
     ):
         super().__init__()
-        if padding_mode != "zeros":
-            raise MnnError(f"ConvTranspose2d: padding_mode {padding_mode!r} is not supported (only 'zeros')")
-        if in_channels % groups or out_channels % groups:
-            raise MnnError(f"ConvTranspose2d: channels {in_channels} -> {out_channels} must divide by groups={groups}")
+        _check("ConvTranspose2d", in_channels, out_channels, groups, padding_mode)
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _tuple(kernel_size, 2), _tuple(stride, 2)
         self.padding, self.output_padding = _tuple(padding, 2), _tuple(output_padding, 2)
@@ -102,8 +105,4 @@ class ConvTranspose2d(Module):
             x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
         )
 
-    def extra_repr(self) -> str:
-        return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-            f"padding={self.padding}"
-        )
+    extra_repr = _ConvNd.extra_repr

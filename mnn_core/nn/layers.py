@@ -9,11 +9,8 @@ import numpy as np
 from ..errors import MnnError
 from ..express import functional as F
 from . import init
+from .conv import _ConvNd
 from .module import Module, Parameter
-
-
-def _pair(v) -> tuple:
-    return (v, v) if isinstance(v, int) else tuple(v)
 
 
 class Identity(Module):
@@ -36,41 +33,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class Conv2d(Module):
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-    ):
-        super().__init__()
-        if padding_mode != "zeros":
-            raise MnnError(f"Conv2d: padding_mode {padding_mode!r} is not supported (only 'zeros')")
-        if in_channels % groups or out_channels % groups:
-            raise MnnError(f"Conv2d: channels {in_channels} -> {out_channels} must divide by groups={groups}")
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride, self.dilation = _pair(kernel_size), _pair(stride), _pair(dilation)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
-        self.groups = groups
-        kh, kw = self.kernel_size
-        self.weight = Parameter(np.empty((out_channels, in_channels // groups, kh, kw), np.float32))
-        self.bias = Parameter(np.empty(out_channels, np.float32)) if bias else None
-        init.default_weight_and_bias_(self.weight, self.bias)
+class Conv2d(_ConvNd):
+    """Input (N, C, H, W); weight (out, in / groups, kh, kw)."""
 
-    def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-            f"padding={self.padding}"
-        )
+    _k = 2
+    _fn = staticmethod(F.conv2d)
 
 
 class _BatchNorm(Module):
