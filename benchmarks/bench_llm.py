@@ -25,6 +25,7 @@ quantizes the safetensors checkpoint at each load instead.
 from __future__ import annotations
 
 import argparse
+import importlib
 import itertools
 import json
 import os
@@ -32,6 +33,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+#: the peer engines: their modules beside this file (missing(), measure(); llama_cpp_peer.py, genai_peer.py)
+#: and their names
+PEERS = {"llama": ("llama_cpp_peer", "llama.cpp"), "genai": ("genai_peer", "ONNX Runtime GenAI")}
 
 #: Qwen2-shaped sizes (hidden, intermediate, layers, heads, kv heads, vocab)
 SIZES = {
@@ -86,14 +91,9 @@ def child(
     import numpy as np
 
     ids = np.random.default_rng(0).integers(10, 1000, prompt).tolist()
-    if engine == "llama":
-        import llama_cpp_peer
-
-        load_s, prefill_s, decode_s, tokens = llama_cpp_peer.measure(Path(path), ids, threads, decode, repeat)
-    elif engine == "genai":
-        import genai_peer
-
-        load_s, prefill_s, decode_s, tokens = genai_peer.measure(Path(path), ids, threads, decode, repeat)
+    if engine in PEERS:
+        peer = importlib.import_module(PEERS[engine][0])
+        load_s, prefill_s, decode_s, tokens = peer.measure(Path(path), ids, threads, decode, repeat)
     elif engine == "mnn":
         from mnn_core.llm import load
 
@@ -130,8 +130,7 @@ def child(
                 decode_s = min(decode_s, time.perf_counter() - t)
     return {
         "engine": engine,
-        "weights": {"mnn": weights, "genai": weights, "torch": "fp32"}.get(engine)
-        or llama_cpp_peer.GGUF_TYPES[weights],
+        "weights": {"mnn": weights, "genai": weights, "torch": "fp32"}.get(engine) or peer.GGUF_TYPES[weights],
         "threads": threads,
         "load_s": load_s,
         "prefill_tok_s": prompt / prefill_s,
@@ -139,6 +138,22 @@ def child(
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "tokens": tokens,
     }
+
+
+def peer_files(engines: list[str], engine: str, make) -> dict:
+    """{weights: what peer `engine` loads}, made by make(its module) here, once (a child's peak memory
+    is its engine's alone); {} where the engine is not asked for, or cannot run: then it is left out of
+    `engines`, with a message."""
+    if engine not in engines:
+        return {}
+    module, name = PEERS[engine]
+    peer = importlib.import_module(module)
+    why = peer.missing()
+    if why:
+        print(f"{name} skipped: {why}")
+        engines.remove(engine)
+        return {}
+    return make(peer)
 
 
 def main() -> None:
@@ -176,39 +191,21 @@ def main() -> None:
         return
     path = build(args.size, Path(args.dir))
     engines = args.engines.split(",")
-    ggufs = {}
-    if "llama" in engines:
-        import llama_cpp_peer
-
-        why = llama_cpp_peer.missing()
-        if why:
-            print(f"llama.cpp skipped: {why}")
-            engines.remove("llama")
-        else:  # converted here, once: a child's peak memory is its engine's alone
-            ggufs = {w: llama_cpp_peer.gguf_file(path, w, args.llama_cpp_src) for w in args.weights.split(",")}
-    genai_dirs = {}
-    if "genai" in engines:
-        import genai_peer
-
-        why = genai_peer.missing()
-        if why:
-            print(f"ONNX Runtime GenAI skipped: {why}")
-            engines.remove("genai")
-        else:  # built here, once
-            genai_dirs = {
-                w: genai_peer.model_dir(path, w) for w in args.weights.split(",") if w in genai_peer.PRECISIONS
-            }
+    weight_list, thread_list = args.weights.split(","), [int(t) for t in args.threads.split(",")]
+    ggufs = peer_files(engines, "llama", lambda p: {w: p.gguf_file(path, w, args.llama_cpp_src) for w in weight_list})
+    genai_dirs = peer_files(
+        engines, "genai", lambda p: {w: p.model_dir(path, w, thread_list) for w in weight_list if w in p.PRECISIONS}
+    )
     exports = {}
     if "mnn" in engines and args.mnn_load == "export":
         context = args.prompt + args.decode + 1
         exports = {w: mnn_export(path, w, args.group, context) for w in args.weights.split(",") if w != "fp32"}
     best: dict[tuple, dict] = {}
-    weight_list = args.weights.split(",")
     # each weight format's engines back to back, and every round again: a shared machine's load moves
     # within minutes, so engines compared are measured in the same ones
     runs = [(e, w) for w in weight_list for e in engines if e != "torch" and (e != "genai" or w in genai_dirs)]
     runs += [("torch", "fp32")] if "torch" in engines else []
-    for _, threads in itertools.product(range(args.rounds), [int(t) for t in args.threads.split(",")]):
+    for _, threads in itertools.product(range(args.rounds), thread_list):
         for engine, weights in runs:
             env = {
                 **os.environ,

@@ -26,8 +26,9 @@ def missing() -> str | None:
     return None
 
 
-def model_dir(checkpoint: Path, weights: str) -> Path:
-    """GenAI's build of `checkpoint` at `weights`, made once beside it."""
+def model_dir(checkpoint: Path, weights: str, threads: list[int]) -> Path:
+    """GenAI's build of `checkpoint` at `weights`, made once beside it, and its folder for each thread
+    count (threads_dir), written here so that the children only read them."""
     out = checkpoint.parent / f"{checkpoint.name}-genai-{weights}"
     if not (out / "genai_config.json").exists():
         builder = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-m", str(checkpoint)]
@@ -35,19 +36,32 @@ def model_dir(checkpoint: Path, weights: str) -> Path:
         res = subprocess.run([*builder, "-c", f"{out}.cache"], capture_output=True, text=True)
         if res.returncode:
             sys.exit(f"GenAI's builder failed on {checkpoint}:\n{res.stderr[-2000:]}")
+    config = json.loads((out / "genai_config.json").read_text())
+    for n in threads:
+        folder = threads_dir(out, n)
+        folder.mkdir(exist_ok=True)
+        for f in out.iterdir():
+            if f.name != "genai_config.json" and not (folder / f.name).exists():
+                (folder / f.name).symlink_to(f.resolve())
+        config["model"]["decoder"].setdefault("session_options", {})["intra_op_num_threads"] = n
+        (folder / "genai_config.json").write_text(json.dumps(config, indent=1))
     return out
 
 
+def threads_dir(folder: Path, threads: int) -> Path:
+    """A build's folder for `threads` threads: links to its files, and its genai_config.json with that
+    thread count (GenAI reads the count from the model's config file)."""
+    return folder.parent / f"{folder.name}-t{threads}"
+
+
 def measure(folder: Path, ids: list[int], threads: int, decode: int, repeat: int):
-    """(load s, prefill s, decode s for the tokens after the first, greedy tokens), the best of `repeat`."""
+    """(load s, prefill s, decode s for the tokens after the first, greedy tokens), the best of `repeat`,
+    of the build in `folder` (model_dir, given these threads)."""
     import numpy as np
     import onnxruntime_genai as og
 
-    config = json.loads((folder / "genai_config.json").read_text())
-    config["model"]["decoder"].setdefault("session_options", {})["intra_op_num_threads"] = threads
-    (folder / "genai_config.json").write_text(json.dumps(config, indent=1))
     t = time.perf_counter()
-    model = og.Model(str(folder))
+    model = og.Model(str(threads_dir(folder, threads)))
     load_s = time.perf_counter() - t
     length = len(ids) + decode
     prefill_s = decode_s = float("inf")
