@@ -37,7 +37,21 @@
  * all n). Over a window of jobs, where threads did not bring the time well
  * below that estimate, the pool runs jobs on the caller alone for a while
  * (OpenMP regions too: x86_pool_starved), its workers asleep, then tries the
- * workers again; the pause doubles while they keep failing. */
+ * workers again; the pause doubles while they keep failing.
+ *
+ * Each loop is judged on its own as well (by task and item count, beside its
+ * serial time): where its last job on the workers did not come under the same
+ * share of its serial estimate, its next calls run on the caller alone, one,
+ * then two, up to LOOP_BACKOFF_MAX while tries keep failing. A window mixes
+ * loops that pay with loops that never do (a decoder's 10-20 us GEMMs, whose
+ * hand-offs eat the gain even on a quiet machine); per loop, those run alone
+ * while the large ones keep their threads.
+ *
+ * Waiting. After its own items the caller waits for the items workers have
+ * claimed; where one of them lost its core that is a time slice of another
+ * process. Spinning or yielding through it spends the caller's own share of
+ * the CPU, which the serial ops after the job then lack: past a short spin,
+ * the caller sleeps on a futex that the worker finishing the last item wakes. */
 #include <pthread.h>
 #include <sched.h>
 #ifdef __linux__
@@ -69,8 +83,14 @@
 #define POOL_BUSY_HOLD_NS 100000000
 /* A job whose serial time is below this runs on the caller alone (the header's "small jobs"). */
 #define POOL_SMALL_JOB_NS 8000
-/* the loops' last serial times (seen_jobs), a direct-mapped table */
+/* the loops' records (seen_jobs), a direct-mapped table */
 #define POOL_SEEN 256
+/* the most calls a loop whose threads did not pay sits out before it tries them again (the header's
+ * "each loop"): a few percent of its calls at most, where tries keep failing */
+#define LOOP_BACKOFF_MAX 64
+/* how long the caller spins for claimed items before it sleeps ("waiting"): a worker in the middle of its
+ * item finishes in a few microseconds; one that lost its core, in milliseconds */
+#define POOL_WAIT_SPIN_NS 30000
 
 typedef struct {
     _Alignas(64) _Atomic int64_t next; /* its next unclaimed item; a cache line each */
@@ -81,7 +101,10 @@ typedef struct {
     x86_task_fn fn;
     void *ctx;
     int want; /* workers with id < want may join (the caller is id 0); also the number of parts */
+    int64_t n;
     _Atomic int64_t done;
+    _Atomic uint32_t finished; /* set by the worker that finishes the last item: the futex word of a sleeping caller */
+    _Atomic int caller_asleep;
     pool_part part[POOL_MAX]; /* part r: items [n*r/want, n*(r+1)/want), owned by participant r */
 } pool_job;
 
@@ -109,12 +132,14 @@ static struct {
 
 static struct { /* read and written by the caller holding P.busy, except serial_until (and `on`, set before
                 * the first worker starts) */
-    int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins; default 3 (0: as before, to compare) */
+    int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins, 4 the loops' verdicts, 8 the caller's
+             * sleep while it waits; default 15 (0: none, to compare) */
     _Atomic int64_t serial_until; /* now_ns() before which jobs run on the caller alone */
     int64_t backoff, wall, estimate; /* the window so far: the jobs' time and their serial estimate */
     int unjudged; /* workers started in this window: their first jobs pay the threads' start and first touches */
     int64_t jobs, solo_jobs, small_jobs, windows, failed; /* MNN_X86_POOL_TRACE=1 prints these at exit */
-} A = {-1, 0, POOL_BACKOFF_MIN_NS, 0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t loop_solo_jobs, loop_failed, passive_waits;
+} A = {.on = -1, .backoff = POOL_BACKOFF_MIN_NS};
 
 static inline void pause_cpu(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -154,6 +179,39 @@ static void wake_sleepers(void) {
 #endif
 }
 
+/* a worker that finished a job's last item: the caller may sleep on `finished` ("waiting"). The caller sets
+ * caller_asleep, then checks done; the worker counts done, then checks caller_asleep: one sees the other. */
+static void wake_caller(pool_job *j) {
+    atomic_store(&j->finished, 1);
+#ifdef __linux__
+    if (atomic_load(&j->caller_asleep)) syscall(SYS_futex, &j->finished, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+#endif
+}
+
+/* the caller, after its own items: until the workers' claimed items are done, spinning briefly, then asleep
+ * where ADAPT bit 8 allows (a timed sleep: a late wake costs a millisecond, not a hang) */
+static void wait_for_items(pool_job *j, int passive) {
+    const int64_t since = now_ns();
+    for (int spins = 0; atomic_load(&j->done) < j->n;) {
+        if (++spins < 2000) {
+            pause_cpu();
+            continue;
+        }
+#ifdef __linux__
+        if (passive && now_ns() - since > POOL_WAIT_SPIN_NS) {
+            atomic_store(&j->caller_asleep, 1);
+            if (atomic_load(&j->done) < j->n) {
+                const struct timespec ms = {0, 1000000};
+                syscall(SYS_futex, &j->finished, FUTEX_WAIT_PRIVATE, 0, &ms, NULL, 0);
+                A.passive_waits++;
+            }
+            continue;
+        }
+#endif
+        sched_yield();
+    }
+}
+
 /* its own part first, then what is left of the others'; returns how many items it ran */
 static int64_t run_items(pool_job *j, int worker) {
     int64_t ran = 0;
@@ -163,8 +221,8 @@ static int64_t run_items(pool_job *j, int worker) {
             const int64_t i = atomic_fetch_add(&p->next, 1);
             if (i >= p->end) break;
             j->fn(j->ctx, i, worker);
-            atomic_fetch_add(&j->done, 1);
             ++ran;
+            if (atomic_fetch_add(&j->done, 1) + 1 == j->n && worker != 0) wake_caller(j);
         }
     }
     return ran;
@@ -241,14 +299,16 @@ static int64_t pool_small_ns = POOL_SMALL_JOB_NS; /* MNN_X86_POOL_SMALL_US (0: e
 static void print_trace(void) {
     fprintf(stderr, "mnn-x86 pool: %lld parallel jobs, %lld on the caller alone (starved), %lld small, ",
             (long long)A.jobs, (long long)A.solo_jobs, (long long)A.small_jobs);
-    fprintf(stderr, "%lld windows, %lld failed\n", (long long)A.windows, (long long)A.failed);
+    fprintf(stderr, "%lld windows, %lld failed, ", (long long)A.windows, (long long)A.failed);
+    fprintf(stderr, "%lld loop verdicts failed, %lld on the caller alone (loop), %lld waits asleep\n",
+            (long long)A.loop_failed, (long long)A.loop_solo_jobs, (long long)A.passive_waits);
 }
 
 /* under P.busy, before a job: whether it runs on the caller alone */
 static int starved_now(void) {
     if (A.on < 0) {
         const char *e = getenv("MNN_X86_POOL_ADAPT"), *t = getenv("MNN_X86_POOL_TRACE");
-        A.on = e ? atoi(e) : 3;
+        A.on = e ? atoi(e) : 15;
         if (getenv("MNN_X86_POOL_GAIN")) pool_gain = atof(getenv("MNN_X86_POOL_GAIN"));
         if (getenv("MNN_X86_POOL_SMALL_US")) pool_small_ns = (int64_t)(1000 * atof(getenv("MNN_X86_POOL_SMALL_US")));
         if (t && t[0] == '1') atexit(print_trace);
@@ -281,22 +341,36 @@ int x86_pool_starved(void) {
     return until != 0 && (A.on & 1) && now_ns() < until;
 }
 
-/* A loop's last serial time, by its task and item count (the caller holds P.busy). Loops that share a
- * task and a count but not a size take each other's time: a large one then runs its first item before
- * the job is offered, a small one is offered; each costs at most that. */
-static struct {
+/* A loop's record, by its task and item count (the caller holds P.busy). Loops that share a task and a
+ * count but not a size share a record: a large one then runs its first item before the job is offered,
+ * a small one is offered, and a verdict on one applies to the other; each costs at most a job's gain. */
+typedef struct {
     const void *task;
-    int64_t n, ns;
-} seen_jobs[POOL_SEEN];
+    int64_t n;
+    int64_t ns;        /* its last serial time; 0: not timed, its first item tells */
+    int32_t solo_left; /* its next calls that run on the caller alone (the header's "each loop") */
+    int32_t backoff;   /* the calls it sits out after its next failed try */
+} loop_record;
+static loop_record seen_jobs[POOL_SEEN];
 
-static int64_t *seen_ns(const void *task, int64_t n) {
+static loop_record *seen_loop(const void *task, int64_t n) {
     const uint64_t h = ((uint64_t)(uintptr_t)task >> 4) * 0x9E3779B97F4A7C15ull ^ (uint64_t)n * 0xC2B2AE3D27D4EB4Full;
-    const size_t at = (size_t)(h >> 56) % POOL_SEEN;
-    if (seen_jobs[at].task != task || seen_jobs[at].n != n) {
-        seen_jobs[at].task = task, seen_jobs[at].n = n;
-        seen_jobs[at].ns = 0; /* not timed: its first item tells */
+    loop_record *l = &seen_jobs[(size_t)(h >> 56) % POOL_SEEN];
+    if (l->task != task || l->n != n) *l = (loop_record){task, n, 0, 0, 1};
+    return l;
+}
+
+/* a loop's job on the workers took `wall` against `estimate` on the caller alone: whether it sits out
+ * its next calls */
+static void judge_loop(loop_record *l, int64_t wall, int64_t estimate) {
+    if (!(A.on & 4) || A.unjudged) return;
+    if ((double)wall > pool_gain * (double)estimate) {
+        A.loop_failed++;
+        l->solo_left = l->backoff;
+        l->backoff = l->backoff * 2 < LOOP_BACKOFF_MAX ? l->backoff * 2 : LOOP_BACKOFF_MAX;
+    } else {
+        l->backoff = 1;
     }
-    return &seen_jobs[at].ns;
 }
 
 static void run_serial(int64_t from, int64_t n, x86_task_fn fn, void *ctx) {
@@ -317,20 +391,28 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
         run_serial(0, n, fn, ctx);
         return;
     }
-    int64_t *serial = seen_ns(task, n);
+    loop_record *loop = seen_loop(task, n);
     const int64_t t0 = now_ns();
     int64_t probed = 0, probe_ns = 0;
-    if (*serial < pool_small_ns) { /* small or not timed: its first item on the caller says which */
+    if (loop->ns < pool_small_ns) { /* small or not timed: its first item on the caller says which */
         fn(ctx, 0, 0);
         probed = 1;
         probe_ns = now_ns() - t0;
         if (probe_ns * n < pool_small_ns || n == 2) { /* (one item left: the workers could only take it over) */
             run_serial(1, n, fn, ctx);
-            *serial = now_ns() - t0;
+            loop->ns = now_ns() - t0;
             A.small_jobs++;
             pthread_mutex_unlock(&P.busy);
             return;
         }
+    }
+    if (loop->solo_left > 0) { /* its threads did not pay lately */
+        loop->solo_left--;
+        run_serial(probed, n, fn, ctx);
+        loop->ns = now_ns() - t0;
+        A.loop_solo_jobs++;
+        pthread_mutex_unlock(&P.busy);
+        return;
     }
     const int64_t t_offer = now_ns();
     grow(threads - 1);
@@ -338,6 +420,9 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
     j.fn = fn;
     j.ctx = ctx;
     j.want = threads < P.started + 1 ? threads : P.started + 1;
+    j.n = n;
+    atomic_store(&j.finished, 0);
+    atomic_store(&j.caller_asleep, 0);
     if (j.want > n) j.want = (int)n; /* no empty part: item 0 is part 0's, which the probe took */
     atomic_store(&j.done, probed);
     for (int r = 0; r < j.want; ++r) {
@@ -351,12 +436,17 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
     const int64_t mine = probed + run_items(&j, 0);
     const int64_t caller_ns = probe_ns + now_ns() - t1;
     atomic_store(&P.job, NULL); /* withdrawn: late workers see NULL */
-    for (int spins = 0; atomic_load(&j.done) < n || atomic_load(&P.inside) > 0;) /* claimed items finish */
+    wait_for_items(&j, A.on & 8); /* claimed items finish, and the workers leave the job, which lives on this stack */
+    for (int spins = 0; atomic_load(&P.inside) > 0;)
         if (++spins < 2000) pause_cpu();
         else sched_yield();
     /* scored from the offer on: the probe's item had no workers to gain from (with one item left, none) */
-    if (n - probed > 1) keep_score(now_ns() - t_offer, caller_ns - probe_ns, mine - probed, n - probed);
-    if (mine > 0) *serial = caller_ns * n / mine;
+    if (n - probed > 1) {
+        const int64_t wall = now_ns() - t_offer;
+        keep_score(wall, caller_ns - probe_ns, mine - probed, n - probed);
+        if (mine > probed) judge_loop(loop, wall, (caller_ns - probe_ns) * (n - probed) / (mine - probed));
+    }
+    if (mine > 0) loop->ns = caller_ns * n / mine;
     pthread_mutex_unlock(&P.busy);
 }
 
