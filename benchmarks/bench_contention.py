@@ -5,6 +5,7 @@
     python benchmarks/bench_contention.py --workload resnet18 --workload lenet-train --rounds 40
     python benchmarks/bench_contention.py --busy 4 --threads 4   # 4 competitors, threads=4 against threads=1
     python benchmarks/bench_contention.py --json out.json  # every sample, for a later comparison
+    python benchmarks/bench_contention.py --pool a1.json a2.json   # runs of one build, their rounds pooled
 
 A backend's threads help on a quiet machine; on a shared one a thread the OS does not schedule can
 hold the others up (a barrier at the end of each parallel loop waits for it), and threads=N can end
@@ -246,6 +247,40 @@ HEADER = f"{'workload':<17}" + "  ".join(
 )
 
 
+def report(results: dict, n: int) -> None:
+    """the table and the verdict"""
+    print(HEADER.replace("N", str(n)))
+    for w, r in results.items():
+        print(row(w, r, n))
+    verdict(results, n)
+
+
+def verdict(results: dict, n: int) -> None:
+    if results:
+        worst = max((ratio(r["busy"], n), w) for w, r in results.items())
+        over = [w for w, r in results.items() if ratio(r["busy"], n) > 1.2]
+        print(f"\nworst busy {n}/1: {worst[0]:.2f} ({worst[1]}); the aim: <= 1.2, ", end="")
+        print(f"not met by {', '.join(over)}" if over else "met by every workload")
+
+
+def pooled(files: list[str]) -> tuple[dict, int]:
+    """the results of several --json files, each workload's rounds of every phase put together"""
+    results, n = {}, None
+    for f in files:
+        d = json.loads(Path(f).read_text())
+        if n not in (None, d["threads"]):
+            raise SystemExit(f"{f}: threads={d['threads']}, the others {n}: pool runs of one comparison")
+        n = d["threads"]
+        for w, r in d["results"].items():
+            into = results.setdefault(w, {})
+            for ph, s in r.items():
+                ph_into = into.setdefault(ph, {})
+                for t, series in ((int(k), v) for k, v in s.items() if k != "runs_per_sample"):
+                    for key, values in series.items():
+                        ph_into.setdefault(t, {}).setdefault(key, []).extend(values)
+    return results, n
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cores = os.cpu_count() or 1
@@ -260,7 +295,11 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help=f"{' and '.join(QUICK)} only, 10 rounds")
     p.add_argument("--json", metavar="FILE", help="write every sample here")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    p.add_argument("--pool", nargs="+", metavar="FILE", help="no run: the table of these --json files, pooled")
     args = p.parse_args(argv)
+    if args.pool:
+        report(*pooled(args.pool))
+        return 0
     if args.list:
         print("\n".join(DEFAULT) + "\nzoo:<name>  (python -m mnn_core.zoo list)")
         return 0
@@ -277,20 +316,15 @@ def main(argv=None) -> int:
     )
     n = args.threads
     print(HEADER.replace("N", str(n)))
-    results, worst = {}, (0.0, "")
+    results = {}
     for w in workloads:
         try:
-            r = measure(w, n, args.busy, args.rounds, args.repeat, args.sample_ms)
+            results[w] = measure(w, n, args.busy, args.rounds, args.repeat, args.sample_ms)
         except (LookupError, OSError) as e:
             print(f"{w:<17}skipped: {e}")
             continue
-        results[w] = r
-        worst = max(worst, (ratio(r["busy"], n), w))
-        print(row(w, r, n), flush=True)
-    if results:
-        over = [w for w, r in results.items() if ratio(r["busy"], n) > 1.2]
-        print(f"\nworst busy {n}/1: {worst[0]:.2f} ({worst[1]}); the aim: <= 1.2, ", end="")
-        print(f"not met by {', '.join(over)}" if over else "met by every workload")
+        print(row(w, results[w], n), flush=True)
+    verdict(results, n)
     if args.json:
         Path(args.json).write_text(json.dumps({"threads": n, "busy": args.busy, "results": results}, indent=1))
     return 0
