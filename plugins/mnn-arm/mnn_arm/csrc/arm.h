@@ -191,9 +191,12 @@ void arm_q_pack_a(const void *a, int is_uint8, int64_t rs, int64_t cs, int64_t M
                   int32_t *rowsum);
 void arm_q_pack_b(const void *b, int is_uint8, int64_t rs, int64_t cs, int64_t K, int64_t N, int8_t *bp,
                   int32_t *colsum);
-/* im2col of one group (padding = the zero point zx), packed, shifted; colsum per output column */
+/* im2col of one group (padding = the zero point zx), packed, shifted; colsum per output column (or NULL) */
 void arm_q_im2col_b(const void *x, int is_uint8, int32_t zx, const arm_conv_geom *g, int64_t n0, int64_t ncols,
                     int8_t *bp, int32_t *colsum);
+/* whether a convolution's epilogue reads the column sums: only rows whose weights have a zero point
+ * (da != 0) do; im2col skips them otherwise (colsum NULL) */
+int arm_q_needs_colsum(const arm_qepilogue *e, int64_t rows);
 /* out[r * ldo + c] for the M x N block, from raw accumulators acc[r * ldacc + c];
  * m0/n0: where the block starts (to index da/db/rowsum/colsum/mult/bias) */
 void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int64_t m0, int64_t n0, int64_t M,

@@ -52,10 +52,11 @@ void arm_qconv_gemm(const arm_qkernels *k, const arm_conv_geom *g, int64_t og, c
                     int8_t *bwork, int32_t *colsum, int32_t *acc) {
     const int64_t K4 = arm_k4(g->C * g->kh * g->kw), N = g->OH * g->OW;
     arm_qepilogue ec = *e;
-    ec.colsum = colsum;
+    int32_t *cs = arm_q_needs_colsum(e, og) ? colsum : NULL;
+    ec.colsum = cs;
     for (int64_t n0 = 0; n0 < N; n0 += chunk_cols) {
         const int64_t nc = N - n0 < chunk_cols ? N - n0 : chunk_cols;
-        arm_q_im2col_b(x, is_uint8, zx, g, n0, nc, bwork, colsum);
+        arm_q_im2col_b(x, is_uint8, zx, g, n0, nc, bwork, cs);
         k->gemm(og, nc, K4, wpacked, bwork, acc, nc);
         arm_q_finish(acc, nc, (char *)y + n0 * out_bytes, N, 0, 0, og, nc, &ec);
     }

@@ -53,98 +53,198 @@ void arm_q_pack_b(const void *b, int is_uint8, int64_t rs, int64_t cs, int64_t K
     }
 }
 
-/* Row k of the im2col matrix for output columns [c0, c0 + nc), shifted to int8, into out[0..16) */
-static void gather_row(const uint8_t *x, int is_uint8, int8_t padv, const arm_conv_geom *g, int64_t k, int64_t c0,
-                       int64_t nc, int8_t *out) {
-    const int64_t ch = k / (g->kh * g->kw), i = (k / g->kw) % g->kh, j = k % g->kw;
-    const uint8_t *plane = x + ch * g->H * g->W;
-    const uint8_t flip = is_uint8 ? 0x80 : 0; /* u8 - 128 == u8 ^ 0x80 reinterpreted as s8 */
-    int64_t oh = c0 / g->OW, ow = c0 % g->OW;
-    int col = 0;
+/* im2col in two steps: 4 k-rows at a time are laid out whole over a span of output columns (runs of an
+ * input row by vector copies; the k-row's channel and tap, and the span's first output pixel, found once
+ * per span instead of once per 12 columns), then interleaved into the sdot layout 12 columns (one panel)
+ * at a time. */
+#define QSPAN 240 /* output columns per span: 20 panels; 4 rows of it sit on the stack */
+/* padding stored by the loops themselves, not by calls to memset (they would run outside the counted code) */
+#define NO_MEMSET __attribute__((optimize("no-tree-loop-distribute-patterns")))
+
+/* Vector copy of x[lo, hi) ^ flip to d[lo, hi) (a short tail by bytes); nothing outside is read or written */
+static inline void copy_flip(int8_t *d, const uint8_t *x, int64_t lo, int64_t hi, uint8x16_t fv) {
+    int64_t r = lo;
+    for (; r + 16 <= hi; r += 16) vst1q_s8(d + r, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(x + r), fv)));
+    if (r < hi && hi - lo >= 16) { /* the last vector overlapping the one before */
+        vst1q_s8(d + hi - 16, vreinterpretq_s8_u8(veorq_u8(vld1q_u8(x + hi - 16), fv)));
+        return;
+    }
+    if (r + 8 <= hi) {
+        vst1_s8(d + r, vreinterpret_s8_u8(veor_u8(vld1_u8(x + r), vget_low_u8(fv))));
+        r += 8;
+    }
+    for (; r < hi; ++r) d[r] = (int8_t)(x[r] ^ vgetq_lane_u8(fv, 0));
+}
+
+/* The k-row of tap (i, j) for stride 1 and OW == W: output column c reads input c + off of the plane, across
+ * output rows too, so the whole span is one copy; then the columns whose tap falls beyond a row end, and
+ * the rows above and below the input, are set to the padding. May write up to 16 bytes past out[nc]. */
+NO_MEMSET static void im2col_row_flat(const uint8_t *plane, uint8x16_t fv, int8_t padv, const arm_conv_geom *g, int64_t i,
+                            int64_t j, int64_t c0, int64_t ow0, int64_t nc, int8_t *out) {
+    const int64_t W = g->W, HW = g->H * W, dy = i * g->dh - g->pt, dx = j * g->dw - g->pl, off = dy * W + dx;
+    /* [lo, hi): columns whose input row exists and whose input index lies in the plane (of the others in
+     * the row range, all are beyond a row end: padding either way) */
+    int64_t lo = -dy * W > -off ? -dy * W : -off, hi = (g->H - dy) * W < HW - off ? (g->H - dy) * W : HW - off;
+    lo = lo - c0 < 0 ? 0 : (lo - c0 > nc ? nc : lo - c0);
+    hi = hi - c0 > nc ? nc : (hi - c0 < lo ? lo : hi - c0);
+    const int8x16_t pv = vdupq_n_s8(padv);
+    for (int64_t r = 0; r < lo; r += 16) vst1q_s8(out + r, pv); /* overwritten from lo on */
+    copy_flip(out, plane + c0 + off, lo, hi, fv);
+    for (int64_t r = hi; r < nc; r += 16) vst1q_s8(out + r, pv);
+    if (dx == 0) return;
+    /* the row ends: ow < -dx (left) or ow >= W - dx (right), in each output row */
+    const int64_t a = dx < 0 ? 0 : (W - dx > 0 ? W - dx : 0), b = dx < 0 ? (-dx < W ? -dx : W) : W;
+    for (int64_t base = -ow0; base < hi; base += W)
+        for (int64_t t = base + a; t < base + b; ++t)
+            if (t >= lo && t < hi) out[t] = padv;
+}
+
+/* out[0..nc) = the k-row of channel ch, tap (i, j) of the im2col matrix for output columns [c0, c0 + nc)
+ * (c0 = oh0 * OW + ow0), shifted to int8: by runs of output rows. May write up to 16 bytes past out[nc]. */
+NO_MEMSET static void im2col_row(const uint8_t *plane, uint8x16_t fv, int8_t padv, const arm_conv_geom *g, int64_t i,
+                       int64_t j, int64_t oh0, int64_t ow0, int64_t nc, int8_t *out) {
+    const int8x16_t pv = vdupq_n_s8(padv);
+    const uint8_t flip = vgetq_lane_u8(fv, 0);
+    const int64_t W = g->W, sw = g->sw;
+    int64_t oh = oh0, ow = ow0, col = 0;
     while (col < nc) {
-        int run = (int)(g->OW - ow);
-        if (run > nc - col) run = (int)(nc - col);
-        const int64_t ih = oh * g->sh + i * g->dh - g->pt;
-        const int64_t iw0 = ow * g->sw + j * g->dw - g->pl;
+        const int64_t run = g->OW - ow < nc - col ? g->OW - ow : nc - col;
+        const int64_t ih = oh * g->sh + i * g->dh - g->pt, iw0 = ow * sw + j * g->dw - g->pl;
+        int8_t *d = out + col;
         if (ih < 0 || ih >= g->H) {
-            memset(out + col, (uint8_t)padv, (size_t)run);
-        } else if (g->sw == 1 && iw0 >= 0 && iw0 + run <= g->W) {
-            const uint8_t *src = plane + ih * g->W + iw0;
-            for (int r = 0; r < run; ++r) out[col + r] = (int8_t)(src[r] ^ flip);
-        } else { /* padding at either end, the columns between without a bounds test (stride 2: ld2) */
-            const uint8_t *row = plane + ih * g->W;
-            const int64_t sw = g->sw;
-            int r = 0, end = run;
-            while (r < run && iw0 + r * sw < 0) out[col + r++] = padv;
-            while (end > r && iw0 + (end - 1) * sw >= g->W) out[col + --end] = padv;
-            if (sw == 2)
-                for (; r + 8 <= end && iw0 + 2 * r + 16 <= g->W; r += 8)
-                    vst1_s8(out + col + r, vreinterpret_s8_u8(veor_u8(vld2_u8(row + iw0 + 2 * r).val[0], vdup_n_u8(flip))));
-            for (; r < end; ++r) out[col + r] = (int8_t)(row[iw0 + r * sw] ^ flip);
+            for (int64_t r = 0; r < run; r += 16) vst1q_s8(d + r, pv);
+        } else {
+            const uint8_t *row = plane + ih * W;
+            /* [r0, r1): the columns whose input lies inside the row */
+            int64_t r0 = 0, r1 = 0;
+            if (iw0 < W) {
+                r0 = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0;
+                r1 = iw0 + (run - 1) * sw < W ? run : (W - 1 - iw0) / sw + 1;
+            }
+            if (r0 > run) r0 = run;
+            if (r1 < r0) r1 = r0;
+            for (int64_t r = 0; r < r0; ++r) d[r] = padv;
+            int64_t r = r0;
+            if (sw == 1) {
+                copy_flip(d, row + iw0, r0, r1, fv);
+                r = r1;
+            } else if (sw == 2) {
+                for (; r + 16 <= r1 && iw0 + 2 * r + 32 <= W; r += 16)
+                    vst1q_s8(d + r, vreinterpretq_s8_u8(veorq_u8(vld2q_u8(row + iw0 + 2 * r).val[0], fv)));
+            }
+            for (; r < r1; ++r) d[r] = (int8_t)(row[iw0 + r * sw] ^ flip);
+            for (r = r1; r < run; ++r) d[r] = padv;
         }
         col += run;
         ow = 0;
         ++oh;
     }
-    for (; col < 16; ++col) out[col] = 0;
 }
 
-void arm_q_im2col_b(const void *xv, int is_uint8, int32_t zx, const arm_conv_geom *g, int64_t n0, int64_t ncols,
+NO_MEMSET void arm_q_im2col_b(const void *xv, int is_uint8, int32_t zx, const arm_conv_geom *g, int64_t n0, int64_t ncols,
                     int8_t *bp, int32_t *colsum) {
     const uint8_t *x = (const uint8_t *)xv;
     const int64_t K = g->C * g->kh * g->kw, K4 = arm_k4(K);
     const int8_t padv = (int8_t)(is_uint8 ? zx - 128 : zx);
-    int8_t rows[4][16] __attribute__((aligned(16)));
+    const uint8_t flip = is_uint8 ? 0x80 : 0; /* u8 - 128 == u8 ^ 0x80 reinterpreted as s8 */
     const int plain = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
                       g->OH == g->H && g->OW == g->W;
+    const int flat = g->sh == 1 && g->sw == 1 && g->OW == g->W; /* im2col_row_flat's case */
     const int64_t plane = g->H * g->W;
-    const uint8x16_t flipv = vdupq_n_u8(is_uint8 ? 0x80 : 0);
-    for (int64_t q = 0; q * QNR < ncols; ++q) {
-        const int64_t c0 = n0 + q * QNR, nc = ncols - q * QNR < QNR ? ncols - q * QNR : QNR;
-        int8_t *dst = bp + q * QNR * K4;
-        int32x4_t s0 = vdupq_n_s32(0), s1 = s0, s2 = s0;
+    const uint8x16_t fv = vdupq_n_u8(flip);
+    int8_t rows[4][QSPAN + 16] __attribute__((aligned(16)));
+    for (int64_t s0 = 0; s0 < ncols; s0 += QSPAN) {
+        const int64_t ns = ncols - s0 < QSPAN ? ncols - s0 : QSPAN, panels = (ns + QNR - 1) / QNR;
+        const int64_t c0 = n0 + s0, oh0 = c0 / g->OW, ow0 = c0 % g->OW;
+        int8_t *dst0 = bp + s0 * K4; /* s0 is a multiple of QNR: panel s0 / QNR */
+        int32_t at[QSPAN]; /* where column t's 4 bytes of a k-group sit in the packed panels */
+        if (flat && !colsum)
+            for (int64_t t = 0; t < ns; ++t) at[t] = (int32_t)(t / QNR * QNR * K4 + t % QNR * 4);
+        int64_t ch = 0, i = 0, j = 0; /* the channel and tap of k-row k0 + r, counted along */
         for (int64_t k0 = 0; k0 < K4; k0 += 4) {
-            int8x16_t rv[4];
-            if (plain && nc == QNR) { /* 1x1: 12 bytes straight from each of 4 input channels */
-                for (int r = 0; r < 4; ++r) {
-                    if (k0 + r < K) {
-                        const uint8_t *src = x + (k0 + r) * plane + c0;
-                        uint32_t tail;
-                        memcpy(&tail, src + 8, 4);
-                        const uint8x16_t v = vcombine_u8(vld1_u8(src), vreinterpret_u8_u32(vdup_n_u32(tail)));
-                        rv[r] = vreinterpretq_s8_u8(veorq_u8(v, flipv));
+            const int8_t *src[4];
+            uint8x16_t fr[4]; /* what a row still needs xor'ed: the input's rows read in place are not shifted */
+            int64_t dxr[4] = {0, 0, 0, 0};
+            for (int r = 0; r < 4; ++r, ++j) {
+                if (j == g->kw) j = 0, ++i;
+                if (i == g->kh) i = 0, ++ch;
+                const int64_t k = k0 + r;
+                const uint8_t *in = x + ch * plane;
+                src[r] = rows[r];
+                fr[r] = vdupq_n_u8(0);
+                if (k >= K) { /* the zero rows that pad K to K4 */
+                    for (int64_t c = 0; c < ns; c += 16) vst1q_s8(rows[r] + c, vdupq_n_s8(0));
+                } else if (plain) {
+                    copy_flip(rows[r], in + c0, 0, ns, fv);
+                } else if (flat) {
+                    const int64_t dy = i * g->dh - g->pt, dx = j * g->dw - g->pl, off = dy * g->W + dx;
+                    const int64_t oh1 = (c0 + ns - 1) / g->W;
+                    /* read in place: every output row of the span has its input row, every 16-byte load of
+                     * the panels below stays in the plane, and no column sums are taken (the taps beyond a
+                     * row end are set in the packed panels afterwards) */
+                    if (!colsum && oh0 + dy >= 0 && oh1 + dy < g->H && c0 + off >= 0 &&
+                        c0 + off + panels * QNR + 4 <= plane) {
+                        src[r] = (const int8_t *)in + c0 + off;
+                        fr[r] = fv;
+                        dxr[r] = dx;
                     } else {
-                        rv[r] = vdupq_n_s8(0);
+                        im2col_row_flat(in, fv, padv, g, i, j, c0, ow0, ns, rows[r]);
                     }
-                }
-            } else {
-                for (int r = 0; r < 4; ++r) {
-                    if (k0 + r < K) gather_row(x, is_uint8, padv, g, k0 + r, c0, nc, rows[r]);
-                    else memset(rows[r], 0, 16);
-                    rv[r] = vld1q_s8(rows[r]);
+                } else {
+                    im2col_row(in, fv, padv, g, i, j, oh0, ow0, ns, rows[r]);
                 }
             }
-            /* interleave 4 rows so each column's 4 k-values are adjacent */
-            const int8x16_t r0 = rv[0], r1 = rv[1], r2 = rv[2], r3 = rv[3];
-            const int16x8_t z01l = vreinterpretq_s16_s8(vzip1q_s8(r0, r1)), z01h = vreinterpretq_s16_s8(vzip2q_s8(r0, r1));
-            const int16x8_t z23l = vreinterpretq_s16_s8(vzip1q_s8(r2, r3)), z23h = vreinterpretq_s16_s8(vzip2q_s8(r2, r3));
-            const int8x16_t o0 = vreinterpretq_s8_s16(vzip1q_s16(z01l, z23l));
-            const int8x16_t o1 = vreinterpretq_s8_s16(vzip2q_s16(z01l, z23l));
-            const int8x16_t o2 = vreinterpretq_s8_s16(vzip1q_s16(z01h, z23h));
-            int8_t *d = dst + k0 * QNR;
-            vst1q_s8(d, o0);
-            vst1q_s8(d + 16, o1);
-            vst1q_s8(d + 32, o2);
-            s0 = vpadalq_s16(s0, vpaddlq_s8(o0));
-            s1 = vpadalq_s16(s1, vpaddlq_s8(o1));
-            s2 = vpadalq_s16(s2, vpaddlq_s8(o2));
+            /* 16 bytes of each row, of which the panel's 12 are used; past ns (a partial last panel) the
+             * bytes land in columns that are never stored */
+            for (int64_t q = 0; q < panels; ++q) {
+                const int64_t c = q * QNR;
+                const int8x16_t r0 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8((const uint8_t *)src[0] + c), fr[0]));
+                const int8x16_t r1 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8((const uint8_t *)src[1] + c), fr[1]));
+                const int8x16_t r2 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8((const uint8_t *)src[2] + c), fr[2]));
+                const int8x16_t r3 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8((const uint8_t *)src[3] + c), fr[3]));
+                /* interleave 4 rows so each column's 4 k-values are adjacent */
+                const int16x8_t z01l = vreinterpretq_s16_s8(vzip1q_s8(r0, r1));
+                const int16x8_t z01h = vreinterpretq_s16_s8(vzip2q_s8(r0, r1));
+                const int16x8_t z23l = vreinterpretq_s16_s8(vzip1q_s8(r2, r3));
+                const int16x8_t z23h = vreinterpretq_s16_s8(vzip2q_s8(r2, r3));
+                int8_t *d = dst0 + q * QNR * K4 + k0 * QNR;
+                vst1q_s8(d, vreinterpretq_s8_s16(vzip1q_s16(z01l, z23l)));
+                vst1q_s8(d + 16, vreinterpretq_s8_s16(vzip2q_s16(z01l, z23l)));
+                vst1q_s8(d + 32, vreinterpretq_s8_s16(vzip1q_s16(z01h, z23h)));
+            }
+            for (int r = 0; r < 4; ++r) { /* rows read in place: their taps beyond a row end */
+                const int64_t dx = dxr[r], W = g->W;
+                if (dx == 0) continue;
+                const int64_t a = dx < 0 ? 0 : (W - dx > 0 ? W - dx : 0), b = dx < 0 ? (-dx < W ? -dx : W) : W;
+                int8_t *d = dst0 + k0 * QNR + r;
+                for (int64_t base = -ow0; base < ns; base += W)
+                    for (int64_t t = base + a < 0 ? 0 : base + a; t < base + b && t < ns; ++t) d[at[t]] = padv;
+            }
+            if (colsum) { /* column sums of the 4 rows, added to the span's running sums */
+                int32_t *cs = colsum + s0;
+                int64_t c = 0;
+                for (; c + 8 <= ns; c += 8) {
+                    int16x8_t t = vaddl_s8(vld1_s8(rows[0] + c), vld1_s8(rows[1] + c));
+                    t = vaddw_s8(vaddw_s8(t, vld1_s8(rows[2] + c)), vld1_s8(rows[3] + c));
+                    const int32x4_t lo = vmovl_s16(vget_low_s16(t)), hi = vmovl_high_s16(t);
+                    if (k0 == 0) {
+                        vst1q_s32(cs + c, lo);
+                        vst1q_s32(cs + c + 4, hi);
+                    } else {
+                        vst1q_s32(cs + c, vaddq_s32(vld1q_s32(cs + c), lo));
+                        vst1q_s32(cs + c + 4, vaddq_s32(vld1q_s32(cs + c + 4), hi));
+                    }
+                }
+                for (; c < ns; ++c) cs[c] = (k0 ? cs[c] : 0) + rows[0][c] + rows[1][c] + rows[2][c] + rows[3][c];
+            }
         }
-        int32_t sums[12];
-        vst1q_s32(sums, s0);
-        vst1q_s32(sums + 4, s1);
-        vst1q_s32(sums + 8, s2);
-        for (int64_t c = 0; c < nc; ++c) colsum[q * QNR + c] = sums[c];
     }
+}
+
+int arm_q_needs_colsum(const arm_qepilogue *e, int64_t rows) {
+    for (int64_t r = 0; r < rows; ++r)
+        if (e->da[r * e->da_rs]) return 1;
+    return 0;
 }
 
 static inline int32_t store_q(double v, int kind) {

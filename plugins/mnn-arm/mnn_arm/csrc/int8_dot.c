@@ -22,12 +22,84 @@
         acc[1][4 * v + 3] = vdotq_laneq_s32(acc[1][4 * v + 3], a1, bv[v], 3); \
     } while (0)
 
+/* The full tile's k-loop in assembly (accumulators v8-v31: column j of rows 0-3 in v8+j, of rows 4-7 in
+ * v20+j), 4 k-groups per iteration: each one ldp of A's 32 bytes and one ld1 of B's 48, post-indexed, for
+ * 24 sdot; the prefetches once per 4 groups (the C loop below tests every other group and adds an address
+ * increment per load). The sums go to acc[2][12][4] in that order for the C epilogue. */
+#define KGROUP_ASM                                     \
+    "ldp q0, q1, [%[a]], #32\n"                       \
+    "ld1 {v2.16b-v4.16b}, [%[b]], #48\n"              \
+    "sdot v8.4s, v0.16b, v2.4b[0]\n" \
+    "sdot v9.4s, v0.16b, v2.4b[1]\n" \
+    "sdot v10.4s, v0.16b, v2.4b[2]\n" \
+    "sdot v11.4s, v0.16b, v2.4b[3]\n" \
+    "sdot v12.4s, v0.16b, v3.4b[0]\n" \
+    "sdot v13.4s, v0.16b, v3.4b[1]\n" \
+    "sdot v14.4s, v0.16b, v3.4b[2]\n" \
+    "sdot v15.4s, v0.16b, v3.4b[3]\n" \
+    "sdot v16.4s, v0.16b, v4.4b[0]\n" \
+    "sdot v17.4s, v0.16b, v4.4b[1]\n" \
+    "sdot v18.4s, v0.16b, v4.4b[2]\n" \
+    "sdot v19.4s, v0.16b, v4.4b[3]\n" \
+    "sdot v20.4s, v1.16b, v2.4b[0]\n" \
+    "sdot v21.4s, v1.16b, v2.4b[1]\n" \
+    "sdot v22.4s, v1.16b, v2.4b[2]\n" \
+    "sdot v23.4s, v1.16b, v2.4b[3]\n" \
+    "sdot v24.4s, v1.16b, v3.4b[0]\n" \
+    "sdot v25.4s, v1.16b, v3.4b[1]\n" \
+    "sdot v26.4s, v1.16b, v3.4b[2]\n" \
+    "sdot v27.4s, v1.16b, v3.4b[3]\n" \
+    "sdot v28.4s, v1.16b, v4.4b[0]\n" \
+    "sdot v29.4s, v1.16b, v4.4b[1]\n" \
+    "sdot v30.4s, v1.16b, v4.4b[2]\n" \
+    "sdot v31.4s, v1.16b, v4.4b[3]\n"
+#define ZERO4_ASM(a, b, c, d) "movi " a ".16b, #0\nmovi " b ".16b, #0\nmovi " c ".16b, #0\nmovi " d ".16b, #0\n"
+static void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b, int32_t *acc) {
+    int64_t n4 = groups >> 2, n1 = groups & 3;
+    __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
+                         ZERO4_ASM("v16", "v17", "v18", "v19") ZERO4_ASM("v20", "v21", "v22", "v23")
+                             ZERO4_ASM("v24", "v25", "v26", "v27") ZERO4_ASM("v28", "v29", "v30", "v31")
+                     "cbz %[n4], 2f\n"
+                     "1:\n"
+                     "prfm pldl1keep, [%[a], #256]\n"
+                     "prfm pldl1keep, [%[a], #320]\n"
+                     "prfm pldl1keep, [%[b], #384]\n"
+                     "prfm pldl1keep, [%[b], #448]\n"
+                     "prfm pldl1keep, [%[b], #512]\n" KGROUP_ASM KGROUP_ASM KGROUP_ASM KGROUP_ASM
+                     "subs %[n4], %[n4], #1\n"
+                     "b.ne 1b\n"
+                     "2:\n"
+                     "cbz %[n1], 4f\n"
+                     "3:\n" KGROUP_ASM
+                     "subs %[n1], %[n1], #1\n"
+                     "b.ne 3b\n"
+                     "4:\n"
+                     "st1 {v8.4s-v11.4s}, [%[acc]], #64\n"
+                     "st1 {v12.4s-v15.4s}, [%[acc]], #64\n"
+                     "st1 {v16.4s-v19.4s}, [%[acc]], #64\n"
+                     "st1 {v20.4s-v23.4s}, [%[acc]], #64\n"
+                     "st1 {v24.4s-v27.4s}, [%[acc]], #64\n"
+                     "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
+                     : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [acc] "+r"(acc)
+                     :
+                     : "v0", "v1", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
+                       "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
+                       "v30", "v31", "cc", "memory");
+}
+
 static inline __attribute__((always_inline)) void tile_dot(int64_t K4, const int8_t *a, const int8_t *b, int32_t *c,
                                                            int64_t ldc, int64_t mr, int64_t nc, const int nv) {
     int32x4_t acc[2][QNR];
-    for (int h = 0; h < 2; ++h)
-        for (int j = 0; j < QNR; ++j) acc[h][j] = vdupq_n_s32(0);
-    for (int64_t g = 0; g < K4 / 4; ++g) {
+    if (nv == 3) { /* sums through the stack: an array of vectors would not stay in registers anyway */
+        int32_t sums[2 * QNR * 4] __attribute__((aligned(16)));
+        kloop_dot_8x12(K4 / 4, a, b, sums);
+        for (int h = 0; h < 2; ++h)
+            for (int j = 0; j < QNR; ++j) acc[h][j] = vld1q_s32(sums + (h * QNR + j) * 4);
+    } else {
+        for (int h = 0; h < 2; ++h)
+            for (int j = 0; j < QNR; ++j) acc[h][j] = vdupq_n_s32(0);
+    }
+    for (int64_t g = 0; nv < 3 && g < K4 / 4; ++g) {
         if ((g & 1) == 0) { /* 2 k-groups = 1 line of A, 1.5 of B: fetch 8 groups ahead */
             __builtin_prefetch(a + 8 * 32);
             __builtin_prefetch(b + 8 * 48);

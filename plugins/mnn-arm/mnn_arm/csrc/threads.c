@@ -191,8 +191,9 @@ static void qconv_tasks(void *ctx, int64_t b, int64_t end, int tid) {
         ec.rowsum = j->e->rowsum + gi * s->og;
         ec.bias = j->e->bias ? j->e->bias + gi * s->og : NULL;
         ec.mult = j->e->mult + gi * s->og * j->e->mult_rs;
-        ec.colsum = colsum;
-        arm_q_im2col_b(j->x + (n * s->group + gi) * g->C * in_plane, s->is_uint8, s->zx, g, n0, nc, bwork, colsum);
+        int32_t *cs = arm_q_needs_colsum(&ec, s->og) ? colsum : NULL;
+        ec.colsum = cs;
+        arm_q_im2col_b(j->x + (n * s->group + gi) * g->C * in_plane, s->is_uint8, s->zx, g, n0, nc, bwork, cs);
         s->k->gemm(s->og, nc, K4, s->w + gi * s->w_group_bytes, bwork, acc, nc);
         arm_q_finish(acc, nc, j->y + ((n * s->O + gi * s->og) * npix + n0) * s->out_bytes, npix, 0, 0, s->og, nc,
                      &ec);

@@ -23,10 +23,10 @@ static int32_t qget(const void *p, int is_u8, int64_t i) {
 }
 
 /* QLinearConv (out_kind 1/2) or ConvInteger (out_kind 0), groups of one image, against the ONNX semantics */
-static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C, int64_t H, int64_t O, int64_t ks,
-                       int64_t s, int64_t p, int64_t group, int per_channel) {
+static void test_qconv_d(const arm_qkernels *k, int is_u8, int out_kind, int64_t C, int64_t H, int64_t O, int64_t ks,
+                         int64_t s, int64_t p, int64_t group, int per_channel, int64_t d) {
     const int64_t W = H + 2, cg = C / group, og = O / group, Kg = cg * ks * ks;
-    arm_conv_geom g = geom(cg, H, W, ks, s, 1, p);
+    arm_conv_geom g = geom(cg, H, W, ks, s, d, p);
     const int64_t npix = g.OH * g.OW, nx = C * H * W, nw = O * Kg;
     uint8_t *x = xalloc(nx), *w = xalloc(nw);
     for (int64_t i = 0; i < nx; ++i) x[i] = (uint8_t)(is_u8 ? irand(0, 255) : irand(-128, 127));
@@ -87,7 +87,7 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
                 for (int64_t c = 0; c < cg; ++c)
                     for (int64_t i = 0; i < ks; ++i)
                         for (int64_t j = 0; j < ks; ++j) {
-                            const int64_t ih = oh * s + i - p, iw = ow * s + j - p;
+                            const int64_t ih = oh * s + i * d - p, iw = ow * s + j * d - p;
                             if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue; /* x - zx pads as 0 */
                             acc += (double)(qget(x, is_u8, ((gi * cg + c) * H + ih) * W + iw) - zx) *
                                    (double)(qget(w, is_u8, ((o * cg + c) * ks + i) * ks + j) - zw[o]);
@@ -100,13 +100,18 @@ static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C
                 bad += got != want;
             }
     char what[120];
-    snprintf(what, sizeof what, "%s %s %s->%s C=%ld H=%ld O=%ld k=%ld s=%ld p=%ld g=%ld%s", k->name,
+    snprintf(what, sizeof what, "%s %s %s->%s C=%ld H=%ld O=%ld k=%ld s=%ld d=%ld p=%ld g=%ld%s", k->name,
              out_kind ? "QLinearConv" : "ConvInteger", is_u8 ? "u8" : "s8",
              out_kind == 0 ? "s32" : out_kind == 1 ? "u8" : "s8", (long)C, (long)H, (long)O, (long)ks, (long)s,
-             (long)p, (long)group, per_channel ? " per-channel" : "");
+             (long)d, (long)p, (long)group, per_channel ? " per-channel" : "");
     report(what, (double)bad, bad == 0);
     free(x), free(w), free(zw), free(bias), free(da), free(rowsum), free(mult), free(y);
     (void)0;
+}
+
+static void test_qconv(const arm_qkernels *k, int is_u8, int out_kind, int64_t C, int64_t H, int64_t O, int64_t ks,
+                       int64_t s, int64_t p, int64_t group, int per_channel) {
+    test_qconv_d(k, is_u8, out_kind, C, H, O, ks, s, p, group, per_channel, 1);
 }
 
 /* QLinearMatMul: A [M][K] u8 runtime, B [K][N] u8 with per-column zero point and scale */
@@ -192,6 +197,24 @@ void test_int8_path(const arm_qkernels *k) {
     test_qconv(k, 1, 0, 3, 30, 3, 3, 2, 0, 3, 1);
     test_qconv(k, 0, 1, 7, 4, 7, 3, 1, 1, 7, 1);
     test_qconv(k, 1, 1, 6, 3, 6, 3, 1, 0, 6, 1);
+    /* im2col's rows over spans of output columns: more than one span (240 columns), runs that start and
+     * end in the padding, rows narrower than a vector, K not a multiple of 4, column sums with and
+     * without weight zero points, the 1x1 input rows read up to their end */
+    test_qconv(k, 1, 1, 5, 19, 11, 3, 1, 1, 1, 1);
+    test_qconv(k, 0, 2, 5, 19, 11, 3, 1, 1, 1, 0);
+    test_qconv(k, 0, 1, 3, 1, 9, 3, 1, 1, 1, 1);
+    test_qconv(k, 1, 0, 7, 3, 10, 3, 1, 0, 1, 1);
+    test_qconv(k, 0, 2, 13, 17, 9, 1, 1, 0, 1, 0);
+    test_qconv(k, 1, 1, 13, 17, 9, 1, 1, 0, 1, 1);
+    test_qconv(k, 1, 2, 4, 20, 6, 5, 1, 2, 1, 1);
+    test_qconv(k, 0, 1, 4, 40, 10, 3, 2, 1, 1, 1);
+    test_qconv(k, 1, 1, 2, 2, 3, 5, 2, 2, 1, 0);
+    test_qconv(k, 0, 0, 64, 14, 20, 3, 1, 1, 1, 1);
+    test_qconv(k, 1, 1, 16, 30, 12, 3, 1, 1, 1, 0); /* u8 rows read in place, many chunks */
+    test_qconv(k, 0, 1, 4, 20, 6, 5, 1, 2, 1, 0);
+    test_qconv(k, 1, 2, 200, 7, 10, 3, 1, 1, 1, 0); /* two chunks of 36 columns */
+    test_qconv_d(k, 1, 1, 3, 16, 5, 3, 1, 2, 1, 1, 2);
+    test_qconv_d(k, 0, 2, 3, 15, 5, 3, 2, 2, 1, 0, 2);
     test_qmatmul(k, 2, 4, 3);
     test_qmatmul(k, 17, 129, 30);
 }
