@@ -145,6 +145,7 @@ cdef extern from "ops.h" nogil:
         float* work
         int64_t work_floats
         int32_t slices
+        int32_t half
     ctypedef struct arm_concat_state:
         arm_op op
         int64_t outer, elem
@@ -457,7 +458,7 @@ def softmax(str name, int64_t outer, int64_t axis, int64_t inner, bint log):
     return ex
 
 
-def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols, int threads=1):
+def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols, int threads=1, bint half=False):
     cdef Execution ex = _execution(name, sizeof(arm_pool_state), arm_pool_run)
     cdef arm_pool_state* s = <arm_pool_state*>ex.state
     s.planes = planes
@@ -471,6 +472,7 @@ def pool(str name, int64_t planes, dict p, int kind, inv_rows, inv_cols, int thr
     s.slices = max(1, threads)
     s.op.threads = s.slices
     s.work = <float*>ex.hold(Buffer(s.work_floats * 4 * s.slices))
+    s.half = half
     return ex
 
 

@@ -1,6 +1,7 @@
 """Pooling: MaxPool / AveragePool over zero- or -inf-padded planes (the
 average's divisor per output row and column by the schema's rules, from the
 kit's pool_divisors), GlobalAveragePool / GlobalMaxPool as row reductions.
+In the fp16 domain (half.py) all four read and write the halves as they are.
 MaxPool on uint8 / int8 (an int8 graph's pooling) compares the stored values:
 max is order-preserving, so the scale and zero point pass through untouched."""
 
@@ -32,10 +33,11 @@ def _prepare_pool(node, ins, kind, ctx):
     geo = pool_geometry(x, node.attrs, node.op)
     inv_rows, inv_cols = pool_divisors(x, geo, bool(node.attrs.get("count_include_pad", 0)))
     threads = max(1, int(getattr(ctx, "threads", 1) or 1))
-    return _arm.pool(f"arm.{node.op}", x[0] * x[1], pool_params(x, geo), kind, inv_rows, inv_cols, threads)
+    halves = half.half_activations(ctx)
+    return _arm.pool(f"arm.{node.op}", x[0] * x[1], pool_params(x, geo), kind, inv_rows, inv_cols, threads, halves)
 
 
-@kernel("MaxPool", dtypes=("float32", *INT_DTYPES), supports=_maxpool_supports, efficiency=0.3)
+@kernel("MaxPool", half_native=True, dtypes=("float32", *INT_DTYPES), supports=_maxpool_supports, efficiency=0.3)
 def prepare_maxpool(node, ins, outs, constants, ctx):
     if ins[0].dtype not in INT_DTYPES:
         return _prepare_pool(node, ins, 0, ctx)
@@ -45,7 +47,7 @@ def prepare_maxpool(node, ins, outs, constants, ctx):
     return _arm.qmaxpool(f"arm.{node.op}.{ins[0].dtype}", QDTYPES[ins[0].dtype], x[0] * x[1], p, threads)
 
 
-@kernel("AveragePool", supports=_pool_supports, efficiency=0.3)
+@kernel("AveragePool", half_native=True, supports=_pool_supports, efficiency=0.3)
 def prepare_avgpool(node, ins, outs, constants, ctx):
     return _prepare_pool(node, ins, 1, ctx)
 

@@ -242,6 +242,13 @@ def _cases():
         ("MaxPool", (1, 2, 9, 26), {"kernel_shape": [3, 3], "strides": [1, 1]}),
         ("AveragePool", (1, 3, 21, 35), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
         ("AveragePool", (1, 2, 15, 30), {"kernel_shape": [3, 2], "strides": [2, 2], "ceil_mode": 1}),
+        # several 8-output vectors and a tail (the fp16 domain's kernel), both strides, 3-wide and not
+        ("MaxPool", (1, 3, 13, 53), {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]}),
+        ("MaxPool", (1, 2, 11, 67), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+        ("MaxPool", (1, 2, 9, 43), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+        ("AveragePool", (2, 2, 10, 51), {"kernel_shape": [3, 3], "strides": [1, 1]}),
+        ("AveragePool", (1, 3, 12, 45), {"kernel_shape": [5, 5], "pads": [2, 2, 2, 2], "count_include_pad": 1}),
+        ("AveragePool", (1, 2, 13, 71), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ]:
         c.append((op, [f32(*shape)], attrs))
     for shape, idx_shape, b in [((5, 7, 3), (4, 2), 0), ((3, 6, 5), (3, 2, 1), 1), ((4, 9), (2, 3, 2), 0)]:

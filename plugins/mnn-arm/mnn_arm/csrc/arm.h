@@ -128,6 +128,8 @@ void arm_binary_h(int op, const void *a, const void *b, void *y, int ndim, const
 void arm_activation_h(const arm_epilogue *e, const void *x, void *y, int64_t n);
 /* arm_reduce_rows on halves (kind 0: max, else mean; the mean's sums in fp32) */
 void arm_reduce_rows_h(const void *x, void *y, int64_t rows, int64_t n, int kind);
+/* arm_pool on halves (work: arm_pool_work_floats floats, which hold the padded plane's halves) */
+void arm_pool_h(const void *x, void *y, int64_t planes, const arm_pool_geom *g, void *work);
 
 /* -- conv.c: drivers over a path's kernels ----------------------------------------------- */
 /* Floats of B scratch a GEMM conv needs for `cols` output columns. */

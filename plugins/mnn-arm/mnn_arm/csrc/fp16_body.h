@@ -123,25 +123,31 @@ static void activation_x(const arm_epilogue *e, xelem *y, int64_t n) {
         FMA3H_ASM("v14", "v15", "v16", 2) FMA3H_ASM("v17", "v18", "v19", 3) FMA3H_ASM("v20", "v21", "v22", 4) \
             FMA3H_ASM("v23", "v24", "v25", 5) FMA3H_ASM("v26", "v27", "v28", 6) FMA3H_ASM("v29", "v30", "v31", 7)
 #define ZERO4H_ASM(a, b, c, d) "movi " a ".16b, #0\nmovi " b ".16b, #0\nmovi " c ".16b, #0\nmovi " d ".16b, #0\n"
+/* the span's k-steps, 4 an iteration (prefetches once per iteration), then the 0-3 left */
+#define KLOOPH_ASM                                                                                            \
+    "cbz %[n4], 2f\n"                                                                                         \
+    "1:\n"                                                                                                    \
+    "prfm pldl1keep, [%[a], #256]\n"                                                                          \
+    "prfm pldl1keep, [%[b], #768]\n"                                                                          \
+    "prfm pldl1keep, [%[b], #832]\n"                                                                          \
+    "prfm pldl1keep, [%[b], #896]\n" KSTEPH_ASM KSTEPH_ASM KSTEPH_ASM KSTEPH_ASM                              \
+    "subs %[n4], %[n4], #1\n"                                                                                 \
+    "b.ne 1b\n"                                                                                               \
+    "2:\n"                                                                                                    \
+    "cbz %[n1], 4f\n"                                                                                         \
+    "3:\n" KSTEPH_ASM                                                                                         \
+    "subs %[n1], %[n1], #1\n"                                                                                 \
+    "b.ne 3b\n"                                                                                               \
+    "4:\n"
+#define KLOOPH_CLOBBERS                                                                                       \
+    "v0", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", \
+        "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc", "memory"
 static void kloop_8x24(int64_t kc, const __fp16 *a, const __fp16 *b, __fp16 *acc) {
     int64_t n4 = kc >> 2, n1 = kc & 3;
     __asm__ volatile(ZERO4H_ASM("v8", "v9", "v10", "v11") ZERO4H_ASM("v12", "v13", "v14", "v15")
                          ZERO4H_ASM("v16", "v17", "v18", "v19") ZERO4H_ASM("v20", "v21", "v22", "v23")
                              ZERO4H_ASM("v24", "v25", "v26", "v27") ZERO4H_ASM("v28", "v29", "v30", "v31")
-                     "cbz %[n4], 2f\n"
-                     "1:\n"
-                     "prfm pldl1keep, [%[a], #256]\n"
-                     "prfm pldl1keep, [%[b], #768]\n"
-                     "prfm pldl1keep, [%[b], #832]\n"
-                     "prfm pldl1keep, [%[b], #896]\n" KSTEPH_ASM KSTEPH_ASM KSTEPH_ASM KSTEPH_ASM
-                     "subs %[n4], %[n4], #1\n"
-                     "b.ne 1b\n"
-                     "2:\n"
-                     "cbz %[n1], 4f\n"
-                     "3:\n" KSTEPH_ASM
-                     "subs %[n1], %[n1], #1\n"
-                     "b.ne 3b\n"
-                     "4:\n"
+                                 KLOOPH_ASM
                      "st1 {v8.8h-v11.8h}, [%[acc]], #64\n"
                      "st1 {v12.8h-v15.8h}, [%[acc]], #64\n"
                      "st1 {v16.8h-v19.8h}, [%[acc]], #64\n"
@@ -150,15 +156,89 @@ static void kloop_8x24(int64_t kc, const __fp16 *a, const __fp16 *b, __fp16 *acc
                      "st1 {v28.8h-v31.8h}, [%[acc]], #64\n"
                      : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [acc] "+r"(acc)
                      :
-                     : "v0", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-                       "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29",
-                       "v30", "v31", "cc", "memory");
+                     : KLOOPH_CLOBBERS);
 }
+
+#if XHALF
+/* A whole tile of one span with its epilogue in the same assembly, on fp16 outputs: the sums start at
+ * their row's bias (as the depthwise kernels' do), relu / clip on the registers, each row's 24 results
+ * stored by one st1. The accumulators never go through the stack, and nothing is set up per row: on
+ * short k-loops (K = 16..64) that epilogue was a tenth of the tile. clamp: 0 none, 1 max(lo), 2 both. */
+typedef struct tile_out_h {
+    __fp16 bias[MR], lo[8], hi[8];
+} tile_out_h;
+#define BIAS3H_ASM(r0, r1, r2, lane) "dup " r0 ".8h, v1.h[" #lane "]\nmov " r1 ".16b, " r0 ".16b\nmov " r2 ".16b, " r0 ".16b\n"
+#define OP6H_ASM(op, bound, a, b, c, d, e, f)                                                                 \
+    op " " a ".8h, " a ".8h, " bound ".8h\n" op " " b ".8h, " b ".8h, " bound ".8h\n" op " " c ".8h, " c ".8h, " \
+    bound ".8h\n" op " " d ".8h, " d ".8h, " bound ".8h\n" op " " e ".8h, " e ".8h, " bound ".8h\n" op " " f    \
+    ".8h, " f ".8h, " bound ".8h\n"
+#define OP24H_ASM(op, bound)                                                                                  \
+    OP6H_ASM(op, bound, "v8", "v9", "v10", "v11", "v12", "v13") OP6H_ASM(op, bound, "v14", "v15", "v16", "v17",  \
+                                                                         "v18", "v19")                         \
+        OP6H_ASM(op, bound, "v20", "v21", "v22", "v23", "v24", "v25")                                          \
+            OP6H_ASM(op, bound, "v26", "v27", "v28", "v29", "v30", "v31")
+static void kloop_8x24_out(int64_t kc, const __fp16 *a, const __fp16 *b, __fp16 *c, int64_t ldc,
+                           const tile_out_h *o, int64_t clamp) {
+    int64_t n4 = kc >> 2, n1 = kc & 3, ldc_bytes = ldc * 2;
+    __asm__ volatile("ldr q1, [%[o]]\n"
+                     "ldr q5, [%[o], #16]\n"
+                     "ldr q6, [%[o], #32]\n" BIAS3H_ASM("v8", "v9", "v10", 0) BIAS3H_ASM("v11", "v12", "v13", 1)
+                         BIAS3H_ASM("v14", "v15", "v16", 2) BIAS3H_ASM("v17", "v18", "v19", 3)
+                             BIAS3H_ASM("v20", "v21", "v22", 4) BIAS3H_ASM("v23", "v24", "v25", 5)
+                                 BIAS3H_ASM("v26", "v27", "v28", 6) BIAS3H_ASM("v29", "v30", "v31", 7) KLOOPH_ASM
+                     "cbz %[clamp], 5f\n" OP24H_ASM("fmax", "v5")
+                     "cmp %[clamp], #1\n"
+                     "b.eq 5f\n" OP24H_ASM("fmin", "v6")
+                     "5:\n"
+                     "st1 {v8.8h-v10.8h}, [%[c]], %[ldc]\n"
+                     "st1 {v11.8h-v13.8h}, [%[c]], %[ldc]\n"
+                     "st1 {v14.8h-v16.8h}, [%[c]], %[ldc]\n"
+                     "st1 {v17.8h-v19.8h}, [%[c]], %[ldc]\n"
+                     "st1 {v20.8h-v22.8h}, [%[c]], %[ldc]\n"
+                     "st1 {v23.8h-v25.8h}, [%[c]], %[ldc]\n"
+                     "st1 {v26.8h-v28.8h}, [%[c]], %[ldc]\n"
+                     "st1 {v29.8h-v31.8h}, [%[c]], %[ldc]\n"
+                     : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [c] "+r"(c)
+                     : [o] "r"(o), [ldc] "r"(ldc_bytes), [clamp] "r"(clamp)
+                     : "v1", "v5", "v6", KLOOPH_CLOBBERS);
+}
+
+/* the full tile of one span that does not add to C: kloop_8x24_out with the row biases as halves */
+static void tile_out_fast(const tile_args *t) {
+    const arm_epilogue *e = t->e;
+    tile_out_h o __attribute__((aligned(16)));
+    int64_t clamp = 0;
+    if (!t->epi || !e->bias) {
+        vst1q_f16(o.bias, vdupq_n_f16(0));
+    } else if (e->beta == 1.0f && e->bias_rs == 1) {
+        const float *bias = e->bias + t->m;
+        vst1q_f16(o.bias, vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(bias)), vld1q_f32(bias + 4)));
+    } else {
+        for (int r = 0; r < MR; ++r) o.bias[r] = (__fp16)row_bias(t, r);
+    }
+    if (t->epi && e->act != MNN_ACT_NONE) {
+        float lo, hi;
+        clamp_bounds(e, &lo, &hi);
+        vst1q_f16(o.lo, vdupq_n_f16((__fp16)lo));
+        vst1q_f16(o.hi, vdupq_n_f16((__fp16)hi));
+        clamp = e->act == MNN_ACT_RELU ? 1 : 2;
+    }
+    kloop_8x24_out(t->kc, t->a, t->b, t->c, t->ldc, &o, clamp);
+}
+#define TILE_OUT_FAST(t, nvc)                                                                     \
+    if (nvc == 3 && t->kc <= SPAN && !t->accumulate && t->mr == MR && t->nc == NR) {               \
+        tile_out_fast(t);                                                                         \
+        return;                                                                                   \
+    }
+#else
+#define TILE_OUT_FAST(t, nvc)
+#endif
 #define ROW_LOADH(r) c##r##0 = vld1q_f16(acc + r * NR), c##r##1 = vld1q_f16(acc + r * NR + 8), c##r##2 = vld1q_f16(acc + r * NR + 16);
 
 #define DEFINE_TILE(NAME, NVC)                                                      \
     static void NAME(const tile_args *t) {                                          \
         const int nvc = NVC;                                                        \
+        TILE_OUT_FAST(t, nvc)                                                       \
         ROW_ACC(0) ROW_ACC(1) ROW_ACC(2) ROW_ACC(3) ROW_ACC(4) ROW_ACC(5) ROW_ACC(6) ROW_ACC(7) \
         const __fp16 *a = t->a, *b = t->b;                                          \
         float tmp[MR * NR];                                                         \

@@ -156,3 +156,148 @@ void arm_activation_h(const arm_epilogue *e, const void *xv, void *yv, int64_t n
     if (x != y) memmove(y, x, (size_t)n * 2);
     activation_x(e, y, n);
 }
+
+/* -- pooling on halves: arm_pool's structure (eltwise.c) with 8 outputs a vector. Max compares the
+ * halves as stored; the average sums in fp32 (two vectors of 4) and scales there, as the fp32 kernel. */
+
+static void pool_pad_plane_h(const __fp16 *xp, const arm_pool_geom *g, __fp16 *pad, int64_t PH, int64_t PW,
+                             __fp16 fill) {
+    const int64_t w0 = g->pl < PW ? g->pl : PW, w1 = g->pl + g->W < PW ? g->pl + g->W : PW;
+    const float16x8_t f8 = vdupq_n_f16(fill);
+    for (int64_t ph = 0; ph < PH; ++ph) {
+        __fp16 *d = pad + ph * PW;
+        const int64_t ih = ph - g->pt;
+        if (ih < 0 || ih >= g->H || w1 <= w0) {
+            int64_t pw = 0;
+            for (; pw + 8 <= PW; pw += 8) vst1q_f16(d + pw, f8);
+            for (; pw < PW; ++pw) d[pw] = fill;
+            continue;
+        }
+        for (int64_t pw = 0; pw < w0; ++pw) d[pw] = fill;
+        memcpy(d + w0, xp + ih * g->W, (size_t)(w1 - w0) * sizeof(__fp16));
+        for (int64_t pw = w1; pw < PW; ++pw) d[pw] = fill;
+    }
+}
+
+/* 8 elements sw apart (sw 1 or 2: every other one of 16) */
+static inline float16x8_t load_every_h(const __fp16 *p, int64_t sw) {
+    return sw == 1 ? vld1q_f16(p) : vld2q_f16(p).val[0];
+}
+
+/* the window's columns j0..: max into m, or widened sums into s0 / s1 */
+static inline __attribute__((always_inline)) void pool_take_h(int kind, float16x8_t v, float16x8_t *m,
+                                                              float32x4_t *s0, float32x4_t *s1) {
+    if (kind == 0) {
+        *m = vmaxq_f16(*m, v);
+    } else {
+        *s0 = vaddq_f32(*s0, vcvt_f32_f16(vget_low_f16(v)));
+        *s1 = vaddq_f32(*s1, vcvt_high_f32_f16(v));
+    }
+}
+
+/* One output row, 8 outputs a vector while every read stays inside the row (width ld); returns where the
+ * vectors stopped. Inlined with sw, kind and k3 constant, as pool_row4 in eltwise.c. */
+static inline __attribute__((always_inline)) int64_t pool_row8_h(const __fp16 *src, int64_t ld, __fp16 *yrow,
+                                                                 const arm_pool_geom *g, int64_t oh, int64_t sw,
+                                                                 int kind, int k3) {
+    const int64_t span = (g->kw - 1) * g->dw + 8 * sw - 1;
+    int64_t ow = 0;
+    for (; ow + 8 <= g->OW && ow * sw + span < ld; ow += 8) {
+        float16x8_t m = vdupq_n_f16(-INFINITY);
+        float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0;
+        for (int64_t i = 0; i < g->kh; ++i) {
+            const __fp16 *row = src + (oh * g->sh + i * g->dh) * ld + ow * sw;
+            if (k3) {
+                float16x8_t v0, v1, v2;
+                if (sw == 2) { /* the first two columns: the even and odd elements of one ld2 */
+                    const float16x8x2_t ab = vld2q_f16(row);
+                    v0 = ab.val[0], v1 = ab.val[1], v2 = vld2q_f16(row + 2).val[0];
+                } else {
+                    v0 = vld1q_f16(row), v1 = vld1q_f16(row + 1), v2 = vld1q_f16(row + 2);
+                }
+                if (kind == 0) {
+                    m = vmaxq_f16(vmaxq_f16(m, v0), vmaxq_f16(v1, v2));
+                    continue;
+                }
+                pool_take_h(kind, v0, &m, &s0, &s1);
+                pool_take_h(kind, v1, &m, &s0, &s1);
+                pool_take_h(kind, v2, &m, &s0, &s1);
+                continue;
+            }
+            for (int64_t j = 0; j < g->kw; ++j) pool_take_h(kind, load_every_h(row + j * g->dw, sw), &m, &s0, &s1);
+        }
+        if (kind == 1) {
+            const float32x4_t r = vdupq_n_f32(g->inv_rows[oh]);
+            s0 = vmulq_f32(vmulq_f32(s0, r), vld1q_f32(g->inv_cols + ow));
+            s1 = vmulq_f32(vmulq_f32(s1, r), vld1q_f32(g->inv_cols + ow + 4));
+            m = vcvt_high_f16_f32(vcvt_f16_f32(s0), s1);
+        }
+        vst1q_f16(yrow + ow, m);
+    }
+    return ow;
+}
+
+/* then 4 outputs a vector (64-bit halves), where 8 would read past the row: the tail left to the scalar
+ * loop is then no longer than the fp32 kernel's (a 55-wide row at stride 2: 3 outputs, not 7) */
+static inline __attribute__((always_inline)) int64_t pool_row4_h(const __fp16 *src, int64_t ld, __fp16 *yrow,
+                                                                 const arm_pool_geom *g, int64_t oh, int64_t ow,
+                                                                 int64_t sw, int kind, int k3) {
+    const int64_t span = (g->kw - 1) * g->dw + 4 * sw - 1;
+    for (; ow + 4 <= g->OW && ow * sw + span < ld; ow += 4) {
+        float16x4_t m = vdup_n_f16(-INFINITY);
+        float32x4_t s = vdupq_n_f32(0.0f);
+        for (int64_t i = 0; i < g->kh; ++i) {
+            const __fp16 *row = src + (oh * g->sh + i * g->dh) * ld + ow * sw;
+            for (int64_t j = 0; j < (k3 ? 3 : g->kw); ++j) {
+                const __fp16 *p = row + j * (k3 ? 1 : g->dw);
+                const float16x4_t v = sw == 1 ? vld1_f16(p) : vld2_f16(p).val[0];
+                if (kind == 0) m = vmax_f16(m, v);
+                else s = vaddq_f32(s, vcvt_f32_f16(v));
+            }
+        }
+        if (kind == 1) m = vcvt_f16_f32(vmulq_f32(vmulq_n_f32(s, g->inv_rows[oh]), vld1q_f32(g->inv_cols + ow)));
+        vst1_f16(yrow + ow, m);
+    }
+    return ow;
+}
+
+void arm_pool_h(const void *xv, void *yv, int64_t planes, const arm_pool_geom *g, void *work) {
+    const __fp16 *x = (const __fp16 *)xv;
+    __fp16 *y = (__fp16 *)yv, *pad = (__fp16 *)work;
+    const int64_t PH = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t PW = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+    const __fp16 fill = g->kind == 0 ? (__fp16)-INFINITY : (__fp16)0.0f;
+    /* windows inside the plane (ceil_mode's included when they fit): read it as it is, no padded copy */
+    const int direct = g->pt == 0 && g->pl == 0 && PH <= g->H && PW <= g->W;
+    const int64_t ld = direct ? g->W : PW, sw = g->sw;
+    const int max = g->kind == 0, k3 = g->kw == 3 && g->dw == 1;
+    for (int64_t p = 0; p < planes; ++p) {
+        const __fp16 *xp = x + p * g->H * g->W, *src = xp;
+        if (!direct) {
+            pool_pad_plane_h(xp, g, pad, PH, PW, fill);
+            src = pad;
+        }
+        __fp16 *yp = y + p * g->OH * g->OW;
+        for (int64_t oh = 0; oh < g->OH; ++oh) {
+            __fp16 *yrow = yp + oh * g->OW;
+            int64_t ow = 0;
+            if (sw == 1 && k3) ow = max ? pool_row8_h(src, ld, yrow, g, oh, 1, 0, 1) : pool_row8_h(src, ld, yrow, g, oh, 1, 1, 1);
+            if (sw == 2 && k3) ow = max ? pool_row8_h(src, ld, yrow, g, oh, 2, 0, 1) : pool_row8_h(src, ld, yrow, g, oh, 2, 1, 1);
+            if (sw == 1 && !k3) ow = max ? pool_row8_h(src, ld, yrow, g, oh, 1, 0, 0) : pool_row8_h(src, ld, yrow, g, oh, 1, 1, 0);
+            if (sw == 2 && !k3) ow = max ? pool_row8_h(src, ld, yrow, g, oh, 2, 0, 0) : pool_row8_h(src, ld, yrow, g, oh, 2, 1, 0);
+            if (sw == 1 && k3) ow = max ? pool_row4_h(src, ld, yrow, g, oh, ow, 1, 0, 1) : pool_row4_h(src, ld, yrow, g, oh, ow, 1, 1, 1);
+            if (sw == 2 && k3) ow = max ? pool_row4_h(src, ld, yrow, g, oh, ow, 2, 0, 1) : pool_row4_h(src, ld, yrow, g, oh, ow, 2, 1, 1);
+            if (sw == 1 && !k3) ow = max ? pool_row4_h(src, ld, yrow, g, oh, ow, 1, 0, 0) : pool_row4_h(src, ld, yrow, g, oh, ow, 1, 1, 0);
+            if (sw == 2 && !k3) ow = max ? pool_row4_h(src, ld, yrow, g, oh, ow, 2, 0, 0) : pool_row4_h(src, ld, yrow, g, oh, ow, 2, 1, 0);
+            for (; ow < g->OW; ++ow) {
+                float acc = max ? -INFINITY : 0.0f;
+                for (int64_t i = 0; i < g->kh; ++i)
+                    for (int64_t j = 0; j < g->kw; ++j) {
+                        const float v = (float)src[(oh * g->sh + i * g->dh) * ld + ow * sw + j * g->dw];
+                        acc = max ? (v > acc || v != v ? v : acc) : acc + v;
+                    }
+                yrow[ow] = (__fp16)(max ? acc : acc * g->inv_rows[oh] * g->inv_cols[ow]);
+            }
+        }
+    }
+}

@@ -183,7 +183,12 @@ int arm_softmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor
 static void pool_part(void *ctx, int64_t b, int64_t end, int tid) {
     const rows_job *j = (const rows_job *)ctx;
     const arm_pool_state *s = (const arm_pool_state *)j->s;
-    arm_pool(j->x + b * s->g.H * s->g.W, j->y + b * s->g.OH * s->g.OW, end - b, &s->g, s->work + tid * s->work_floats);
+    float *work = s->work + tid * s->work_floats;
+    if (s->half)
+        arm_pool_h((const char *)j->x + b * s->g.H * s->g.W * 2, (char *)j->y + b * s->g.OH * s->g.OW * 2, end - b,
+                   &s->g, work);
+    else
+        arm_pool(j->x + b * s->g.H * s->g.W, j->y + b * s->g.OH * s->g.OW, end - b, &s->g, work);
 }
 
 int arm_pool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {

@@ -112,6 +112,7 @@ typedef struct arm_pool_state {
     float *work;                   /* slices x work_floats */
     int64_t work_floats;
     int32_t slices;
+    int32_t half; /* fp16 planes in and out (the fp16 domain) */
 } arm_pool_state;
 int arm_pool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 

@@ -154,8 +154,10 @@ static void test_float_path(const arm_fkernels *k, double rtol) {
     /* K 700 / 1100: K blocks of 512 (the fp16 paths carry their sums into fp32 every 256 steps inside one) */
     /* M = 1: the matrix-vector products (full and partial panels, K not a multiple of 4 or 8, fp16 sums
      * carried past 256 steps) */
+    /* 24 x 72, K 129: whole tiles of one span (the fp16h tile's epilogue in its assembly) */
     const int64_t shapes[][3] = {{1, 1, 1},     {7, 13, 5},    {8, 12, 64}, {8, 24, 17},  {33, 50, 700},
-                                 {20, 7, 300}, {9, 30, 1100}, {1, 37, 301}, {1, 24, 8}, {1, 5, 3}, {1, 50, 700}};
+                                 {20, 7, 300}, {9, 30, 1100}, {1, 37, 301}, {1, 24, 8}, {1, 5, 3}, {1, 50, 700},
+                                 {24, 72, 129}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
         test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 0);
         test_gemm(k, rtol, shapes[i][0], shapes[i][1], shapes[i][2], 1);
