@@ -101,12 +101,35 @@ def use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
 #: faster on AVX-512 but 0.9x on AVX2, so above DIRECT_MAX_CHANNELS_1X1 a 1x1 keeps the GEMM
 DIRECT_MAX_CHANNELS = 8
 DIRECT_MAX_CHANNELS_1X1 = 4
+#: A 1-D kernel (3x1, 1x3: kh or kw 1) at stride 1 takes the direct kernel with any channel count: its
+#: output rows run as one (conv_direct_impl.h, dc_flat), where im2col would copy K = C * 3 floats a pixel
+#: for a short GEMM. openWakeWord's embedding model (24-96 channels, planes 74x32 down to 10x2), one
+#: thread, per layer 1.06-2.1x faster than im2col + GEMM, the model's step minima 0.72 -> 0.53 ms
+#: (benchmarks/RESULTS_ZOO.md, 2026-12-07 13:20). Not measured past K = 288, so bounded a little above;
+#: below DIRECT_MIN_PIXELS_1D outputs (its last layer: one pixel) the GEMM stays faster. The 3x3s at 7x7
+#: that Winograd leaves (256 channels, K = 2304) lost to the GEMM (0.42 against 0.33 ms).
+DIRECT_MAX_TAPS_1D = 512
+DIRECT_MIN_PIXELS_1D = 8
+
+
+def _wide_1d_direct(geo, w_shape) -> bool:
+    """Whether a convolution of many input channels takes the direct kernel under auto: a 1-D kernel at
+    stride 1, K = C * taps at most DIRECT_MAX_TAPS_1D, at least DIRECT_MIN_PIXELS_1D outputs an image."""
+    cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
+    _, _, oh, ow = geo["out"]
+    return (
+        min(kh, kw) == 1
+        and max(kh, kw) > 1
+        and tuple(geo["strides"]) == (1, 1)
+        and cg * kh * kw <= DIRECT_MAX_TAPS_1D
+        and oh * ow >= DIRECT_MIN_PIXELS_1D
+    )
 
 
 def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bool) -> bool:
     """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel (auto: at most
-    DIRECT_MAX_CHANNELS input channels, unless Winograd takes the convolution, another path is forced
-    on, or the GEMMs run on bf16: precision="low" asked for them)."""
+    DIRECT_MAX_CHANNELS input channels or a 1-D kernel (_wide_1d_direct), unless Winograd takes the
+    convolution, another path is forced on, or the GEMMs run on bf16: precision="low" asked for them)."""
     choice = _choice(options, "x86.direct")
     cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
     eligible = (
@@ -119,7 +142,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     # another path forced on keeps its convolutions
     forced = any(_choice(options, k) == "on" for k in ("x86.winograd", "x86.conv_t"))
     limit = DIRECT_MAX_CHANNELS_1X1 if (kh, kw) == (1, 1) else DIRECT_MAX_CHANNELS
-    return not forced and not winograd and not bf16 and cg <= limit
+    return not forced and not winograd and not bf16 and (cg <= limit or _wide_1d_direct(geo, w_shape))
 
 
 #: The direct kernel's AVX-512 register tile: output channels x pixels of one output row
@@ -153,6 +176,8 @@ def prefers_row_gemm(node, ins, constant_names, ctx, isa) -> bool:
         return False
     p = _setup_before_prepare(node, ins, constant_names, ctx, isa)
     if not p["direct"] or (p["sh"], p["sw"]) != (1, 1) or p["N"] < max(ctx.threads, 1):
+        return False
+    if p["C"] > DIRECT_MAX_CHANNELS:  # a 1-D kernel of many channels (_wide_1d_direct): its rows run as one
         return False
     return direct_lane_use(p["O"], p["OW"]) < ROWS_MAX_LANE_USE
 

@@ -51,6 +51,12 @@ def _kinds(seen):
         (1, 3, 7, 16, 35, (2, 2), (3, 2), [0, 0, 1, 1]),  # vertical stride 3 (rows need no split)
         (2, 3, 32, 30, 32, (3, 3), (2, 2), [1, 1, 1, 1]),  # MobileNetV2's stem, smaller
         (1, 3, 64, 40, 40, (7, 7), (2, 2), [3, 3, 3, 3]),  # ResNet-18's stem, smaller
+        # stride 1 on short rows: one run over the rows (conv_direct_impl.h, dc_flat)
+        (1, 24, 48, 36, 16, (3, 1), (1, 1), [0, 0, 0, 0]),  # 3x1, no horizontal padding: the run is the output
+        (2, 21, 20, 34, 9, (1, 3), (1, 1), [0, 1, 0, 1]),  # 1x3 "same": through the scratch, odd sizes
+        (1, 96, 96, 10, 2, (3, 1), (1, 1), [0, 0, 0, 0]),  # openWakeWord's 2-wide planes
+        (1, 17, 19, 9, 7, (3, 3), (1, 1), [1, 1, 1, 1]),  # 3x3 on a 7x7 plane, a partial channel block
+        (1, 9, 8, 40, 5, (3, 1), (1, 1), [2, 0, 1, 0]),  # vertical padding only, more rows than a strip
     ],
 )
 def test_direct_matches_reference(rng, conv_kinds, isa, threads, n, c, o, h, w, kernel, strides, pads):  # noqa: F811

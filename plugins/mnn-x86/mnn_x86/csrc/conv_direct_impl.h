@@ -55,19 +55,51 @@ static int64_t FN(dc_offsets_at)(const x86_conv_geom *g, int64_t rows) {
     return (g->C * FN(dc_channel_floats)(g, rows) + FN(dc_slack)(g) + 1) / 2 * 2;
 }
 
+/* Flat rows: at stride 1 output pixel (r, ow) reads the strip at r * rowlen + ow + off[k], so the
+ * output rows of a strip are one run of (rows - 1) * rowlen + OW positions, the rowlen - OW between
+ * two rows computed and dropped. That fills the tiles where short rows would leave lanes idle
+ * (openWakeWord's 3x1 and 1x3 convolutions on planes 16, 8 and 2 wide: a row a vector at most).
+ * Where rowlen == OW (no horizontal padding, kw = 1) the run is the output rows as stored; otherwise
+ * it goes through the worker's scratch and its rows are copied out. Taken when the run uses the
+ * lanes DIR_FLAT_MIN_GAIN times better than the rows would (or as well, with nothing to copy). */
+#ifndef DIR_FLAT_MIN_GAIN
+#define DIR_FLAT_MIN_GAIN 1.1
+#endif
+static int FN(dc_flat)(const x86_conv_geom *g) {
+    if (VLEN == 1 || g->sh != 1 || g->sw != 1 || g->OW <= 0) return 0;
+    const int64_t rowlen = FN(dc_layout)(g).rowlen;
+    const double row_use = (double)g->OW / (double)(((g->OW + VLEN - 1) / VLEN) * VLEN);
+    const double flat_use = (double)g->OW / (double)rowlen;
+    return rowlen == g->OW ? 1 : flat_use >= DIR_FLAT_MIN_GAIN * row_use;
+}
+
+/* floats of the flat run's scratch: DIR_OCB rows of the run (none where the run is the output) */
+static int64_t FN(dc_flat_floats)(const x86_conv_geom *g, int64_t rows) {
+    if (!FN(dc_flat)(g) || FN(dc_layout)(g).rowlen == g->OW) return 0;
+    return DIR_OCB * ((rows * FN(dc_layout)(g).rowlen + 15) / 16 * 16);
+}
+
 static void FN(direct_plan)(const x86_conv_geom *g, int64_t N, int64_t O, int threads, int64_t *rows,
                             int64_t *parts, int64_t *worker_floats, int64_t *w_floats) {
     const int64_t K = g->C * g->kh * g->kw, blocks = (O + DIR_OCB - 1) / DIR_OCB;
     const int64_t want = threads > 1 ? X86_ITEMS_PER_THREAD * (int64_t)threads : 1; /* items enough to balance the threads */
-    int64_t r = DIR_ROWS;
-    while (r > 1 && N * ((g->OH + r - 1) / r) < want) r /= 2;
-    if (r > g->OH) r = g->OH > 0 ? g->OH : 1;
-    int64_t p = 1; /* split the channel blocks too when there are still too few items */
-    while (p < blocks && N * ((g->OH + r - 1) / r) * p < want) p *= 2;
-    if (p > blocks) p = blocks;
+    int64_t r = DIR_ROWS, p = 1;
+    if (FN(dc_flat)(g)) { /* the channel blocks split first: fewer rows would shorten the run */
+        if (r > g->OH) r = g->OH > 0 ? g->OH : 1;
+        while (p < blocks && N * ((g->OH + r - 1) / r) * p < want) p *= 2;
+        if (p > blocks) p = blocks;
+        while (r > 1 && N * ((g->OH + r - 1) / r) * p < want) r /= 2;
+    } else {
+        while (r > 1 && N * ((g->OH + r - 1) / r) < want) r /= 2;
+        if (r > g->OH) r = g->OH > 0 ? g->OH : 1;
+        /* split the channel blocks too when there are still too few items */
+        while (p < blocks && N * ((g->OH + r - 1) / r) * p < want) p *= 2;
+        if (p > blocks) p = blocks;
+    }
     *rows = r;
     *parts = p > 0 ? p : 1;
-    *worker_floats = (FN(dc_offsets_at)(g, r) + 2 * K + 15) / 16 * 16; /* 64-byte aligned parts */
+    /* 64-byte aligned parts: the strip and its tap offsets, then the flat run's scratch */
+    *worker_floats = (FN(dc_offsets_at)(g, r) + 2 * K + 15) / 16 * 16 + FN(dc_flat_floats)(g, r);
     *w_floats = blocks * K * DIR_OCB;
 }
 
@@ -146,6 +178,7 @@ typedef struct {
     x86_epilogue e;    /* the activation (no bias: the sums started with it) */
     int64_t O, rows, row_blocks, parts, worker_floats;
     int64_t strip_rows; /* the output rows a strip holds input for (rows, or a pooled band's) */
+    int flat;           /* the output rows as one run (dc_flat; direct_conv only) */
     const x86_pool_geom *pg; /* direct_conv_pool: the max pooling after the convolution */
 } FN(dc_job);
 
@@ -189,6 +222,22 @@ static inline __attribute__((always_inline)) void FN(dc_block_rows)(const FN(dc_
     const x86_conv_geom *g = J->g;
     const FN(plane_layout) L = FN(dc_layout)(g);
     const int64_t K = g->C * g->kh * g->kw;
+    if (J->flat) {
+        const int64_t n = (rows - 1) * L.rowlen + g->OW; /* run positions up to the last output */
+        if (L.rowlen == g->OW) { /* the run is the output rows as stored */
+            FN(dc_row)(1, strip, 1, off, K, J->wd, J->O, b, y0, plane, n, J->bias, &J->e);
+            return;
+        }
+        /* into the scratch after the strip, then each channel's rows out of it */
+        const int64_t tplane = (rows * L.rowlen + 15) / 16 * 16;
+        float *tmp = (float *)strip + (FN(dc_offsets_at)(g, J->strip_rows) + 2 * K + 15) / 16 * 16;
+        FN(dc_row)(1, strip, 1, off, K, J->wd, J->O, b, tmp, tplane, n, J->bias, &J->e);
+        const int64_t o0 = b * DIR_OCB, nrows = J->O - o0 < DIR_OCB ? J->O - o0 : DIR_OCB;
+        for (int64_t o = 0; o < nrows; ++o)
+            for (int64_t r = 0; r < rows; ++r)
+                FN(copy_n)(y0 + o * plane + r * g->OW, tmp + o * tplane + r * L.rowlen, g->OW);
+        return;
+    }
     for (int64_t r = 0; r < rows; ++r) {
         const float *base = strip + r * g->sh * L.rowlen;
         float *yrow = y0 + r * g->OW;
@@ -219,7 +268,7 @@ static void FN(dc_task)(void *ctx, int64_t item, int worker) {
  * 1, _x86.pyx), so the epilogue keeps only the activation */
 static void FN(dc_job_init)(FN(dc_job) *J, const float *x, const float *wd, const float *bias, float *y, int64_t O,
                             const x86_conv_geom *g, const x86_epilogue *e, int64_t worker_floats, float *work) {
-    J->x = x, J->wd = wd, J->y = y, J->work = work, J->g = g, J->pg = NULL;
+    J->x = x, J->wd = wd, J->y = y, J->work = work, J->g = g, J->pg = NULL, J->flat = 0;
     J->bias = bias;
     J->e = *e;
     J->e.bias = NULL;
@@ -240,6 +289,7 @@ static void FN(direct_conv)(const float *x, const float *wd, const float *bias, 
     FN(dc_job) J;
     FN(dc_job_init)(&J, x, wd, bias, y, O, g, e, worker_floats, work);
     J.rows = rows, J.row_blocks = (g->OH + rows - 1) / rows, J.parts = parts, J.strip_rows = rows;
+    J.flat = FN(dc_flat)(g);
     FN(dc_run)(&J, N * J.row_blocks * parts, FN(dc_task), threads);
 }
 
