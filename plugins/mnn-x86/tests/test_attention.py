@@ -66,6 +66,8 @@ CASES = [  # batch, m, n, d, dv, options
     ((2, 2), 15, 1, 5, 7, {"mask": (1,), "k_transpose": True}),
     ((1, 2), 45, 300, 33, 40, {"mask": (300,)}),
     ((2, 1, 3), 14, 31, 7, 9, {"mask": (2, 1, 1, 1, 31)}),
+    ((4,), 60, 400, 8, 8, {"mask": (4, 1, 400)}),  # blocks of 28 query rows, and a last one of 4
+    ((2, 5), 33, 50, 16, 24, {"k_transpose": True, "heads_back": True}),  # whole matrices on 2 threads too
 ]
 
 

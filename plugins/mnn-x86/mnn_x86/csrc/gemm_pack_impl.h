@@ -72,6 +72,22 @@ static void FN(pack_b_panel)(void *ctx, int64_t q) {
         }
         return;
     }
+#if VLEN > 1
+    if (rs == 1) { /* B's columns in place (x86.Attention's K, a transposed weight): VLEN x VLEN blocks
+                    * transposed in registers, not element by element */
+        for (int64_t j0 = 0; j0 < NR; j0 += VLEN) {
+            const int n = (int)(cols - j0 < VLEN ? cols - j0 : VLEN); /* 0 or less: a zero strip */
+            for (int64_t k = 0; k < K; k += VLEN) {
+                const int kn = (int)(K - k < VLEN ? K - k : VLEN);
+                vf t[VLEN];
+                for (int c = 0; c < VLEN; ++c) t[c] = c < n ? vf_load_n(b + (c0 + j0 + c) * cs + k, kn) : vf_zero();
+                vf_transpose(t); /* t[j]: row k + j, the strip's columns in the first lanes (0 past them) */
+                for (int j = 0; j < kn; ++j) vf_store(dst + (k + j) * NR + j0, t[j]);
+            }
+        }
+        return;
+    }
+#endif
     for (int64_t k0 = 0; k0 < K; k0 += 64) {
         const int64_t k1 = k0 + 64 < K ? k0 + 64 : K;
         for (int64_t c = 0; c < NR; ++c) {
