@@ -14,6 +14,7 @@ from mnn_core.ops.ml import TRANSFORMS
 from mnn_core.ops.ml_trees import AGGREGATES, MODES, random_trees
 from mnn_core.ops.schema import get_schema
 from mnn_core.session import Session
+from mnn_core.testing import ml_trees_cases as cases
 
 ML_OPS = (
     "TreeEnsembleClassifier",
@@ -68,75 +69,28 @@ def test_schema_samples(op, sample):
     check(op, sample.inputs[0], sample.attrs)
 
 
-def _rows(rng, n: int, f: int, dtype: str, nan: bool = True) -> np.ndarray:
-    if dtype.startswith("int"):
-        return rng.integers(-2, 3, (n, f)).astype(dtype)
-    x = rng.uniform(-1.2, 1.2, (n, f)).astype(dtype)
-    if nan:
-        x[rng.random(x.shape) < 0.1] = np.nan
-    return x
-
-
 ROWS = (1, 7, 64, 333)
 
 
 @pytest.mark.parametrize("rows", ROWS)
-@pytest.mark.parametrize(
-    "k,how,voters,positive,n_base",
-    [
-        (3, "NONE", None, False, 0),
-        (4, "SOFTMAX", None, False, 4),
-        (5, "SOFTMAX_ZERO", [0, 3], False, 2),
-        (3, "LOGISTIC", None, True, 5),
-        (2, "NONE", [1], True, 0),
-        (2, "LOGISTIC", [0], False, 1),
-        (2, "PROBIT", [1], True, 0),
-        (2, "SOFTMAX", None, False, 2),
-        (2, "SOFTMAX_ZERO", None, True, 0),
-        (2, "NONE", None, False, 1),
-        (2, "LOGISTIC", [1], False, 2),
-        (2, "NONE", [0], True, 3),
-    ],
-)
-def test_tree_classifier(rows, k, how, voters, positive, n_base):
+@pytest.mark.parametrize("case", cases.CLASSIFIER_CASES)
+def test_tree_classifier(rows, case):
+    k, how, voters, positive, n_base = case
     rng = np.random.default_rng(rows * 31 + k * 7 + n_base)
-    attrs = random_trees(rng, "class", 1 + rows % 5, 2 + rows % 4, 6, k, voters, MODES[:6], positive)
-    if how == "PROBIT":
-        attrs["class_weights"] = [w / 12 for w in attrs["class_weights"]]
-    attrs.update(
-        classlabels_int64s=list(range(3, 3 + k)),
-        post_transform=how,
-        base_values=rng.uniform(-0.5, 0.5, n_base).tolist(),
-    )
+    attrs = cases.classifier(rng, rows, 6, *case)
     for threads in (1, 2):
-        check("TreeEnsembleClassifier", _rows(rng, rows, 6, "float32"), attrs, threads)
+        check("TreeEnsembleClassifier", cases.rows(rng, rows, 6, "float32"), attrs, threads)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
 @pytest.mark.parametrize("agg", AGGREGATES)
-@pytest.mark.parametrize(
-    "how,k,n_base",
-    [("NONE", 1, 1), ("PROBIT", 1, 0), ("NONE", 3, 3), ("SOFTMAX", 2, 2), ("LOGISTIC", 3, 0), ("SOFTMAX_ZERO", 3, 3)],
-)
-def test_tree_regressor(dtype, agg, how, k, n_base):
+@pytest.mark.parametrize("case", cases.REGRESSOR_CASES)
+def test_tree_regressor(dtype, agg, case):
+    how, k, n_base = case
     rng = np.random.default_rng(len(dtype) * 11 + k)
-    attrs = random_trees(rng, "target", 5, 3, 4, k, modes=MODES[:6], voters=[0] if k == 3 and n_base == 0 else None)
-    if how == "PROBIT":
-        attrs["target_weights"] = [abs(w) / 8 for w in attrs["target_weights"]]
-    attrs.update(
-        n_targets=k,
-        aggregate_function=agg,
-        post_transform=how,
-        base_values=rng.uniform(-0.5, 0.5, n_base).tolist() if how != "PROBIT" else [],
-    )
+    attrs = cases.regressor(rng, 4, agg, how, k, n_base)
     for rows in (3, 130):
-        check("TreeEnsembleRegressor", _rows(rng, rows, 4, dtype), attrs, threads=2)
-
-
-def _tie_rows(rng, n: int, f: int, attrs: dict) -> np.ndarray:
-    """Rows whose features are the trees' thresholds (and NaN): every comparison mode meets its tie."""
-    values = np.r_[np.asarray(attrs["nodes_values"], np.float32), np.nan]
-    return rng.choice(values, (n, f)).astype(np.float32)
+        check("TreeEnsembleRegressor", cases.rows(rng, rows, 4, dtype), attrs, threads=2)
 
 
 @pytest.mark.parametrize("modes", [MODES[:1], MODES[:6]])
@@ -145,27 +99,13 @@ def test_tree_ties(modes):
     rng = np.random.default_rng(len(modes))
     attrs = random_trees(rng, "class", 6, 4, 5, 3, modes=modes)
     attrs.update(classlabels_int64s=[0, 1, 2], post_transform="NONE")
-    check("TreeEnsembleClassifier", _tie_rows(rng, 300, 5, attrs), attrs, threads=2)
+    check("TreeEnsembleClassifier", cases.tie_rows(rng, 300, 5, attrs), attrs, threads=2)
 
 
 def test_tree_float32_sums():
-    """Leaf roots (trees of depth 0) whose weights add up in float32 as the reference's: 1e8 + 1 - 1e8 is 0
-    there (1 in float64); float64 input adds in float64."""
-    attrs = dict(
-        nodes_treeids=[0, 1, 2],
-        nodes_nodeids=[0, 0, 0],
-        nodes_featureids=[0, 0, 0],
-        nodes_values=[0.0] * 3,
-        nodes_modes=["LEAF"] * 3,
-        nodes_truenodeids=[0] * 3,
-        nodes_falsenodeids=[0] * 3,
-        target_treeids=[0, 1, 2],
-        target_nodeids=[0, 0, 0],
-        target_ids=[0] * 3,
-        target_weights=[1e8, 1.0, -1e8],
-    )
+    """float32 input's scores add up in float32 as the reference's (1e8 + 1 - 1e8 is 0 there), float64's in float64."""
     for dtype in ("float32", "float64"):
-        check("TreeEnsembleRegressor", np.zeros((3, 2), dtype), attrs)
+        check("TreeEnsembleRegressor", np.zeros((3, 2), dtype), cases.float32_sums())
 
 
 def test_tree_big_forest_threads():
@@ -173,26 +113,13 @@ def test_tree_big_forest_threads():
     rng = np.random.default_rng(5)
     attrs = random_trees(rng, "class", 40, 7, 20, 3)
     attrs.update(classlabels_int64s=[0, 1, 2], post_transform="SOFTMAX", base_values=[0.1, 0.2, 0.3])
-    check("TreeEnsembleClassifier", _rows(rng, 2000, 20, "float32"), attrs, threads=3)
-    check("TreeEnsembleClassifier", _rows(rng, 1, 20, "float32")[0], attrs)
+    check("TreeEnsembleClassifier", cases.rows(rng, 2000, 20, "float32"), attrs, threads=3)
+    check("TreeEnsembleClassifier", cases.rows(rng, 1, 20, "float32")[0], attrs)
 
 
 def test_tree_cycle_fails():
     """A cycle the reference's checks do not see is declined at prepare, not walked forever."""
-    attrs = dict(
-        nodes_treeids=[0, 0, 0],
-        nodes_nodeids=[0, 1, 2],
-        nodes_featureids=[0, 0, 0],
-        nodes_values=[0.5, 0.5, 0.0],
-        nodes_modes=["BRANCH_LEQ", "BRANCH_LEQ", "LEAF"],
-        nodes_truenodeids=[1, 0, 0],
-        nodes_falsenodeids=[2, 2, 0],
-        class_treeids=[0],
-        class_nodeids=[2],
-        class_ids=[0],
-        class_weights=[1.0],
-        classlabels_int64s=[0, 1, 2],
-    )
+    attrs = cases.cycle()
     with pytest.raises(UnsupportedOpError, match="cycle"):
         _session("TreeEnsembleClassifier", np.zeros((2, 1), np.float32), attrs, 1)
 
@@ -218,7 +145,7 @@ def test_linear_classifier(dtype, how, k, labels, intercepts):
     if not intercepts:
         attrs["intercepts"] = []
     for rows in (1, 9, 300):
-        x = _rows(rng, rows, f, dtype, nan=False)
+        x = cases.rows(rng, rows, f, dtype, nan=False)
         if how == "PROBIT" and dtype != "int64":
             x = x / 4
         check("LinearClassifier", x, attrs, threads=2)
@@ -232,7 +159,7 @@ def test_linear_regressor(how, k):
         coefficients=(rng.uniform(-1, 1, k * 6) / 20).tolist(), targets=k, post_transform=how, intercepts=[0.5] * k
     )
     for rows in (2, 257):
-        check("LinearRegressor", _rows(rng, rows, 6, "float32", nan=False) / 4, attrs, threads=2)
+        check("LinearRegressor", cases.rows(rng, rows, 6, "float32", nan=False) / 4, attrs, threads=2)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
