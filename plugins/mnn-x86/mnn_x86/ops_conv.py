@@ -107,18 +107,22 @@ DIRECT_MAX_CHANNELS_1X1 = 4
 #: thread, per layer 1.06-2.1x faster than im2col + GEMM, the model's step minima 0.72 -> 0.53 ms
 #: (benchmarks/RESULTS_ZOO.md, 2026-12-07 13:20). Not measured past K = 288, so bounded a little above;
 #: below DIRECT_MIN_PIXELS_1D outputs (its last layer: one pixel) the GEMM stays faster. The 3x3s at 7x7
-#: that Winograd leaves (256 channels, K = 2304) lost to the GEMM (0.42 against 0.33 ms).
+#: that Winograd leaves (256 channels, K = 2304) lost to the GEMM (0.42 against 0.33 ms). On AVX2 only the
+#: vertical kernels (kw = 1: the run is the output, no scratch) gained; its 1x3s on planes 8, 4 and 2 wide
+#: lost (0.063 -> 0.088 ms, 0.086 -> 0.123: rows of 8 already fill its vectors).
 DIRECT_MAX_TAPS_1D = 512
 DIRECT_MIN_PIXELS_1D = 8
 
 
-def _wide_1d_direct(geo, w_shape) -> bool:
+def _wide_1d_direct(geo, w_shape, isa: str) -> bool:
     """Whether a convolution of many input channels takes the direct kernel under auto: a 1-D kernel at
-    stride 1, K = C * taps at most DIRECT_MAX_TAPS_1D, at least DIRECT_MIN_PIXELS_1D outputs an image."""
+    stride 1 (on AVX2 a vertical one), K = C * taps at most DIRECT_MAX_TAPS_1D, at least
+    DIRECT_MIN_PIXELS_1D outputs an image."""
     cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
     _, _, oh, ow = geo["out"]
     return (
-        min(kh, kw) == 1
+        (isa == "avx512" or (isa == "avx2" and kw == 1))
+        and min(kh, kw) == 1
         and max(kh, kw) > 1
         and tuple(geo["strides"]) == (1, 1)
         and cg * kh * kw <= DIRECT_MAX_TAPS_1D
@@ -126,7 +130,7 @@ def _wide_1d_direct(geo, w_shape) -> bool:
     )
 
 
-def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bool) -> bool:
+def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bool, isa: str) -> bool:
     """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel (auto: at most
     DIRECT_MAX_CHANNELS input channels or a 1-D kernel (_wide_1d_direct), unless Winograd takes the
     convolution, another path is forced on, or the GEMMs run on bf16: precision="low" asked for them)."""
@@ -142,7 +146,7 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     # another path forced on keeps its convolutions
     forced = any(_choice(options, k) == "on" for k in ("x86.winograd", "x86.conv_t"))
     limit = DIRECT_MAX_CHANNELS_1X1 if (kh, kw) == (1, 1) else DIRECT_MAX_CHANNELS
-    return not forced and not winograd and not bf16 and (cg <= limit or _wide_1d_direct(geo, w_shape))
+    return not forced and not winograd and not bf16 and (cg <= limit or _wide_1d_direct(geo, w_shape, isa))
 
 
 #: The direct kernel's AVX-512 register tile: output channels x pixels of one output row
@@ -225,7 +229,7 @@ def _conv_setup(node, ins, outs, constants, ctx, isa):
     p["winograd"] = use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
-    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"]) and not depthwise
+    p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"], isa) and not depthwise
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
     p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
     p["bf16_winograd"] = p["bf16"] and winograd_bf16(ctx)

@@ -118,6 +118,28 @@ def test_auto_gives_sparse_tiles_to_the_row_gemm(rng, conv_kinds):  # noqa: F811
     assert ops_conv.direct_lane_use(6, 28) < ops_conv.ROWS_MAX_LANE_USE <= ops_conv.direct_lane_use(16, 32)
 
 
+def test_auto_takes_wide_1d_kernels(rng, conv_kinds):  # noqa: F811
+    """Under auto, stride-1 1-D kernels of many channels run on the direct kernel (ops_conv._wide_1d_direct:
+    openWakeWord's 3x1s and 1x3s): both on AVX-512, the vertical ones on AVX2; a 3x3, a stride of 2, one
+    output pixel or K past DIRECT_MAX_TAPS_1D keep the GEMM. All match the reference."""
+    x = _r(rng, 1, 48, 12, 8)
+    w31, w13 = _r(rng, 48, 48, 3, 1, scale=0.2), _r(rng, 48, 48, 1, 3, scale=0.2)
+    same13 = {"pads": [0, 1, 0, 1]}
+    isas = [i for i in ("avx512", "avx2") if i in _supported()]
+    for isa in isas:
+        _run_conv([x, w31], {}, isa, 1, {}, constant=(1,))
+        _run_conv([x, w13], same13, isa, 1, {}, constant=(1,))
+    want = {"avx512": ["direct", "direct"], "avx2": ["direct", "gemm"]}
+    assert _kinds(conv_kinds) == [k for isa in isas for k in want[isa]]
+    conv_kinds.clear()
+    isa = isas[0] if isas else "scalar"
+    _run_conv([x, _r(rng, 48, 48, 3, 3, scale=0.2)], {"pads": [1] * 4}, isa, 1, {"x86.winograd": "off"}, (1,))
+    _run_conv([x, w31], {"strides": [2, 2]}, isa, 1, {}, constant=(1,))
+    _run_conv([x[:, :, :3, :1], w31], {}, isa, 1, {}, constant=(1,))  # one output pixel
+    _run_conv([_r(rng, 1, 200, 12, 8), _r(rng, 8, 200, 3, 1, scale=0.1)], {}, isa, 1, {}, constant=(1,))  # K = 600
+    assert "direct" not in _kinds(conv_kinds) and len(conv_kinds) == 4
+
+
 def _supported():
     from mnn_x86 import isa as x86_isa
 
