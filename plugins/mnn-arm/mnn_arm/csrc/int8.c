@@ -54,9 +54,10 @@ void arm_q_pack_b(const void *b, int is_uint8, int64_t rs, int64_t cs, int64_t K
 }
 
 /* im2col in two steps: 4 k-rows at a time are laid out whole over a span of output columns (runs of an
- * input row by vector copies; the k-row's channel and tap, and the span's first output pixel, found once
- * per span instead of once per 12 columns), then interleaved into the sdot layout 12 columns (one panel)
- * at a time. */
+ * input row by vector copies; the span's first output pixel found once, the k-row's channel and tap counted
+ * along), then interleaved into the sdot layout 12 columns (one panel) at a time. Where a stride-1 row is a
+ * slice of its input plane (im2col_row_flat's case, away from the padding rows), the interleave reads the
+ * input in place and the taps beyond a row end are patched in the panels afterwards. */
 #define QSPAN 240 /* output columns per span: 20 panels; 4 rows of it sit on the stack */
 /* padding stored by the loops themselves, not by calls to memset (they would run outside the counted code) */
 #define NO_MEMSET __attribute__((optimize("no-tree-loop-distribute-patterns")))
