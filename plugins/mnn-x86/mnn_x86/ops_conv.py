@@ -14,8 +14,9 @@ output channels along its vectors, where that uses more of the tiles
 the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (csrc/conv_direct_impl.h:
 no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
 their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
-at most DIRECT_MAX_CHANNELS (8; a 1x1: 4) input channels where Winograd does not take the convolution
-("on" wins over Winograd too); under "auto" on AVX-512, a stride-1 one whose register tile would be mostly
+at most DIRECT_MAX_CHANNELS (8; a 1x1: 4) input channels, and for stride-1 1-D kernels (3x1, 1x3) of any
+channel count (_wide_1d_direct), where Winograd does not take the convolution ("on" wins over Winograd
+too); under "auto" on AVX-512, a stride-1 one whose register tile would be mostly
 empty (few output channels, short rows: ROWS_MAX_LANE_USE) runs as the row GEMM of ops_conv_train.py
 instead. It takes one group, constant weights, dilation 1 and a horizontal stride of
 1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16

@@ -1,4 +1,5 @@
-/* inference (x86infer): direct convolution for few input channels (the stems: 3 -> 64 at 224x224).
+/* inference (x86infer): direct convolution for few input channels (the stems: 3 -> 64 at 224x224)
+ * and for stride-1 1-D kernels of any channel count (openWakeWord's 3x1s and 1x3s: dc_flat below).
  * Generic over `vf`; included by each isa_*.c after depthwise_impl.h (whose padded-plane layout,
  * row copy and tap offsets it reuses) and gemm_impl.h (the tile epilogue).
  *
