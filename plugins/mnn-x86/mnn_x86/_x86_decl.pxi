@@ -139,6 +139,9 @@ cdef extern from "ops.h" nogil:
         const float* b_narrow
         int64_t b_narrow_kp
 
+    ctypedef struct x86_attention_walk:
+        int64_t heads, bs, hs, rs
+
     ctypedef struct x86_attention_state:
         x86_op op
         int64_t batch, M, N, D, Dv
@@ -146,7 +149,7 @@ cdef extern from "ops.h" nogil:
         int32_t mask_input
         const int64_t* mask_off
         int64_t mask_cs
-        int64_t y_heads, y_bs, y_hs, y_rs
+        x86_attention_walk q, k, v, y
         float scale
         x86_epilogue epi
 

@@ -83,14 +83,18 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
 
 def attention(str isa, int threads, str name, dict p, mask_off):
     """x86.Attention: softmax(scale * Q K^T + mask) V per batch matrix (csrc/op_attention.c). p: batch, M,
-    N, D, Dv, k_rows, scale, mask_input, mask_cs, y_heads, y_bs, y_hs, y_rs; mask_off: per batch matrix,
-    the element offset of its mask row (int64), or None: no mask."""
+    N, D, Dv, k_rows, scale, mask_input, mask_cs, and q, k, v, y: each operand's (heads, bs, hs, rs) (ops.h's
+    x86_attention_walk); mask_off: per batch matrix, the element offset of its mask row (int64), or None:
+    no mask."""
     cdef Execution ex = _execution(name, sizeof(x86_attention_state), x86_attention_run, isa, threads)
     cdef x86_attention_state* s = <x86_attention_state*>ex.state
     cdef Buffer buf
     s.batch, s.M, s.N, s.D, s.Dv = p["batch"], p["M"], p["N"], p["D"], p["Dv"]
     s.k_rows, s.scale = p["k_rows"], p["scale"]
-    s.y_heads, s.y_bs, s.y_hs, s.y_rs = p["y_heads"], p["y_bs"], p["y_hs"], p["y_rs"]
+    s.q.heads, s.q.bs, s.q.hs, s.q.rs = p["q"]
+    s.k.heads, s.k.bs, s.k.hs, s.k.rs = p["k"]
+    s.v.heads, s.v.bs, s.v.hs, s.v.rs = p["v"]
+    s.y.heads, s.y.bs, s.y.hs, s.y.rs = p["y"]
     _epilogue(&s.epi, 0, 0.0, 0.0)
     s.mask_input = -1
     if mask_off is not None:

@@ -3,8 +3,10 @@ mask that is the same for every query row (BERT's padding mask), Softmax over th
 as one op (csrc/op_attention.c) that never writes the scores out.
 
 `attention_fusion` finds the pattern for fuse.py; it also takes in the Transpose that makes K^T from K
-(the GEMM packs K either way) and the Transpose that swaps the heads back after the second MatMul
-(the GEMM writes each head's rows in place), where those are the only readers of their inputs.
+(the GEMM packs K either way), the Transposes that split Q, K and V into heads ([b, seq, heads, d] ->
+[b, heads, seq, d], or [b, heads, d, seq] for K^T: the op reads each head's rows in place) and the
+Transpose that swaps the heads back after the second MatMul (the GEMM writes each head's rows in
+place), where those are the only readers of their inputs.
 """
 
 from __future__ import annotations
@@ -32,6 +34,14 @@ def _dense_f32(offer, *values) -> bool:
 def _swaps_last_two(node: Node | None, rank: int) -> bool:
     perm = list(node.attrs.get("perm") or ()) if node is not None and node.op == "Transpose" else []
     return perm == [*range(rank - 2), rank - 1, rank - 2]
+
+
+#: the Transposes that split [b, seq, heads, d] into heads: [b, heads, seq, d] (Q, V), [b, heads, d, seq] (K^T)
+HEADS_SPLIT, HEADS_SPLIT_KT = [0, 2, 1, 3], [0, 2, 3, 1]
+
+
+def _producer(offer, value: str) -> Node | None:
+    return next((n for n in offer.nodes if value in n.outputs), None)
 
 
 def _scalar_constant(offer, value: str) -> bool:
@@ -105,12 +115,23 @@ def attention_fusion(first: Node, offer) -> Fusion | None:
         return None
     if tuple(offer.infos[v].shape[:-2]) != scores[:-2]:
         return None
-    group, inputs, out = [first, *ops, softmax, second], [q, kt], second.outputs[0]
+    group, inputs, out = [first, *ops, softmax, second], [q, kt, v], second.outputs[0]
     # K^T made by a Transpose of K that nothing else reads: the GEMM packs K itself
-    k_node = next((n for n in offer.nodes if kt in n.outputs), None)
+    k_node = _producer(offer, kt)
     if _swaps_last_two(k_node, rank) and offer.sole_reader(kt) is first and _dense_f32(offer, k_node.inputs[0]):
         inputs[1], attrs["k_rows"] = k_node.inputs[0], 1
         group.insert(0, k_node)
+    # Q, K^T (or K) and V made from [b, seq, heads, d] by a Transpose that nothing else reads: read in place
+    k_rows = bool(attrs.get("k_rows"))
+    k_split = (k_node, HEADS_SPLIT) if k_rows else (first, HEADS_SPLIT_KT)
+    for i, (reader, perm) in enumerate(((first, HEADS_SPLIT), k_split, (second, HEADS_SPLIT))):
+        node = _producer(offer, inputs[i])
+        if rank != 4 or node is None or node.op != "Transpose" or list(node.attrs.get("perm") or ()) != perm:
+            continue
+        if offer.sole_reader(inputs[i]) is reader and _dense_f32(offer, node.inputs[0]):
+            inputs[i], attrs[f"{'qkv'[i]}_seq_major"] = node.inputs[0], 1
+            attrs["k_rows"] = 1 if i == 1 else attrs.get("k_rows", 0)
+            group.insert(0, node)
     # the heads swapped back ([b, h, M, Dv] -> [b, M, h, Dv]) by a Transpose that alone reads the product
     after = offer.sole_reader(out)
     if (
@@ -122,22 +143,37 @@ def attention_fusion(first: Node, offer) -> Fusion | None:
         if _dense_f32(offer, after.outputs[0]):
             attrs["heads_back"], out = True, after.outputs[0]
             group.append(after)
-    fused = Node(ATTENTION, [*inputs, v, *extra], [out], attrs, "+".join(n.name for n in group))
+    fused = Node(ATTENTION, [*inputs, *extra], [out], attrs, "+".join(n.name for n in group))
     return Fusion(fused, tuple(n.name for n in group), "the scores kept in cache, block by block")
+
+
+def _seq_major(shape: tuple) -> tuple:
+    """[b, seq, heads, d] as the [b, heads, seq, d] its Transpose made"""
+    return (shape[0], shape[2], shape[1], shape[3])
+
+
+def _walk(rows: int, cols: int, heads: int = 1) -> tuple:
+    """ops.h's x86_attention_walk of a batch of [rows][cols] matrices: dense (heads 1), or each head's rows
+    in place in [b][rows][heads][cols]"""
+    return (1, rows * cols, 0, cols) if heads == 1 else (heads, rows * heads * cols, cols, heads * cols)
 
 
 @kernel(ATTENTION)
 def prepare_attention(node, ins, outs, constants, ctx, isa):
     """x86.Attention (attention_fusion): inputs Q, K^T (K with attrs k_rows), V, then the scale (attrs
-    scale_op: "Mul" or "Div") and the mask (attrs mask), where present."""
+    scale_op: "Mul" or "Div") and the mask (attrs mask), where present. q_seq_major, k_seq_major,
+    v_seq_major: that input is [b, seq, heads, d], split into heads in place."""
     attrs = node.attrs
     q, kt, v = (static_shape(i) for i in ins[:3])
+    q_sm, k_sm, v_sm = (bool(attrs.get(f"{x}_seq_major")) for x in "qkv")
     k_rows = int(attrs.get("k_rows", 0))
+    q, v = _seq_major(q) if q_sm else q, _seq_major(v) if v_sm else v
     m, d = q[-2:]
-    n = kt[-2] if k_rows else kt[-1]
+    n = kt[1] if k_sm else kt[-2] if k_rows else kt[-1]
     dv = v[-1]
     batch_shape = tuple(q[:-2])
     batch = int(np.prod(batch_shape, dtype=np.int64))
+    heads = batch_shape[-1]
     scale, i = 1.0, 3
     if attrs.get("scale_op"):
         value = constants.get(node.inputs[i])
@@ -147,11 +183,12 @@ def prepare_attention(node, ins, outs, constants, ctx, isa):
             )
         value = float(np.asarray(value, np.float64).reshape(-1)[0])
         scale, i = (value if attrs["scale_op"] == "Mul" else 1.0 / value), i + 1
-    p = {"batch": batch, "M": m, "N": n, "D": d, "Dv": dv, "k_rows": k_rows, "scale": scale}
-    p.update(mask_input=-1, mask_cs=0, y_heads=1, y_bs=m * dv, y_hs=0, y_rs=dv)
-    if attrs.get("heads_back"):  # output [b, M, h, Dv]: batch matrix t = (b, h)
-        heads = batch_shape[-1]
-        p.update(y_heads=heads, y_bs=m * heads * dv, y_hs=dv, y_rs=heads * dv)
+    p = {"batch": batch, "M": m, "N": n, "D": d, "Dv": dv, "k_rows": k_rows, "scale": scale, "mask_input": -1}
+    p["q"] = _walk(m, d, heads if q_sm else 1)
+    p["k"] = _walk(n, d, heads if k_sm else 1) if k_rows else _walk(d, n)
+    p["v"] = _walk(n, dv, heads if v_sm else 1)
+    p["y"] = _walk(m, dv, heads if attrs.get("heads_back") else 1)  # output [b, M, h, Dv]: matrix t = (b, h)
+    p["mask_cs"] = 0
     mask_off = None
     if attrs.get("mask"):
         mask = static_shape(ins[i])

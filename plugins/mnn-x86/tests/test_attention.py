@@ -15,9 +15,10 @@ from mnn_core.session import Session
 pytestmark = pytest.mark.usefixtures("avx512_tile")  # every AVX-512 GEMM tile (conftest.py)
 
 
-def _attention(rng, batch, m, n, d, dv, scale="Mul", mask=None, k_transpose=False, heads_back=False):
+def _attention(rng, batch, m, n, d, dv, scale="Mul", mask=None, k_transpose=False, heads_back=False, split=""):
     """q [batch.., m, d] @ kT [batch.., d, n] (or Transpose(k [batch.., n, d])), scaled, masked, softmax,
-    @ v [batch.., n, dv], maybe with the heads swapped back. mask: None, or the mask's shape."""
+    @ v [batch.., n, dv], maybe with the heads swapped back. mask: None, or the mask's shape. split: the
+    operands ("q", "k", "v") given as [b, seq, heads, d] and split into heads by a Transpose."""
     g = Graph(name="attention")
     feeds = {}
 
@@ -26,15 +27,25 @@ def _attention(rng, batch, m, n, d, dv, scale="Mul", mask=None, k_transpose=Fals
         feeds[name] = (rng.standard_normal(shape) * scale_by).astype(np.float32)
         return name
 
-    q = graph_input("q", (*batch, m, d), 0.5)
+    def operand(name, rows, cols, scale_by=1.0, perm=(0, 2, 1, 3)):
+        """[batch.., rows, cols], or a Transpose (perm) of a graph input [b, rows, heads, cols]"""
+        if name[0] not in split:
+            return graph_input(name, (*batch, rows, cols), scale_by)
+        x = graph_input(f"{name}_seq", (batch[0], rows, batch[1], cols), scale_by)
+        g.nodes.append(Node("Transpose", [x], [name], {"perm": list(perm)}, f"split_{name}"))
+        return name
+
+    q = operand("q", m, d, 0.5)
+    rank = len(batch) + 2
     if k_transpose:
-        k = graph_input("k", (*batch, n, d), 0.5)
-        rank = len(batch) + 2
+        k = operand("k", n, d, 0.5)
         g.nodes.append(Node("Transpose", [k], ["kt"], {"perm": [*range(rank - 2), rank - 1, rank - 2]}, "kt"))
         kt = "kt"
+    elif "k" in split:  # K^T straight from [b, n, heads, d]
+        kt = operand("kt", n, d, 0.5, perm=(0, 2, 3, 1))
     else:
         kt = graph_input("kt", (*batch, d, n), 0.5)
-    v = graph_input("v", (*batch, n, dv))
+    v = operand("v", n, dv)
     g.nodes.append(Node("MatMul", [q, kt], ["s"], {}, "qk"))
     x = "s"
     if scale:
@@ -68,6 +79,10 @@ CASES = [  # batch, m, n, d, dv, options
     ((2, 1, 3), 14, 31, 7, 9, {"mask": (2, 1, 1, 1, 31)}),
     ((4,), 60, 400, 8, 8, {"mask": (4, 1, 400)}),  # blocks of 28 query rows, and a last one of 4
     ((2, 5), 33, 50, 16, 24, {"k_transpose": True, "heads_back": True}),  # whole matrices on 2 threads too
+    ((2, 12), 128, 128, 64, 64, {"scale": "Div", "mask": (2, 1, 1, 128), "split": "qkv", "heads_back": True}),
+    ((3, 2), 23, 23, 9, 9, {"split": "qkv", "k_transpose": True}),  # K split, then transposed
+    ((1, 3), 17, 40, 8, 5, {"split": "v", "mask": (40,)}),
+    ((2, 3), 19, 11, 6, 6, {"split": "qk", "scale": None}),
 ]
 
 
@@ -77,8 +92,10 @@ CASES = [  # batch, m, n, d, dv, options
 def test_fused_attention_matches_reference(rng, isa, threads, batch, m, n, d, dv, options):
     g, feeds = _attention(rng, batch, m, n, d, dv, **options)
     sess = Session(g, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa})
-    fused = [name for name in sess.plan.fused if name.startswith("qk") or name.startswith("kt")]
+    fused = [name for name in sess.plan.fused if "qk" in name.split("+")]
     assert len(fused) == (0 if isa == "scalar" else 1), sess.plan.fused
+    splits = {f"split_{x}" for x in ("q", "k", "kt", "v")} & {n.name for n in g.nodes}
+    assert isa == "scalar" or splits <= set(fused[0].split("+")), (splits, fused)  # read in place
     want = _reference(g, feeds)
     got = sess.run(feeds)[g.outputs[0]]
     assert got.shape == want.shape

@@ -9,7 +9,8 @@
  * transposes in registers) and multiplies by V into the output rows. The scores computed the other way
  * round (S^T = K Q_blk^T, already an A panel once copied) took one-vector-wide GEMM tiles, a softmax
  * down strided columns and a copy per key row: 1.3-1.5x the time of ONNX Runtime's unfused ops at
- * BERT's and ViT's sizes. */
+ * BERT's and ViT's sizes. Q, K and V are read where their walks say (ops.h): heads split from
+ * [b][seq][heads][d] by a Transpose that the op took in are packed from there, with no copy. */
 #include <string.h>
 
 #include "ops.h"
@@ -29,17 +30,20 @@ typedef struct {
     int64_t kb_floats, kv_floats, work_floats, rows, blocks;
 } attention_ctx;
 
+/* the first element of batch matrix t of an operand laid out as `w` says */
+static int64_t walk_at(const x86_attention_walk *w, int64_t t) { return (t / w->heads) * w->bs + (t % w->heads) * w->hs; }
+
 /* K^T (part 0) or V (part 1) of batch matrix t, packed as B panels at dst */
 static void attention_pack_one(const attention_ctx *c, int64_t t, int part, float *dst) {
     const x86_attention_state *s = c->s;
     const x86_kernels *k = s->op.k;
     const int64_t N = s->N, D = s->D;
     if (part == 0) { /* B[d][n]: K ([N][D], read down its columns) or K^T itself ([D][N]) */
-        const float *kt = c->k + t * N * D;
-        if (s->k_rows) k->pack_b(kt, 1, D, D, N, dst, 1);
-        else k->pack_b(kt, N, 1, D, N, dst, 1);
+        const float *kt = c->k + walk_at(&s->k, t);
+        if (s->k_rows) k->pack_b(kt, 1, s->k.rs, D, N, dst, 1);
+        else k->pack_b(kt, s->k.rs, 1, D, N, dst, 1);
     } else {
-        k->pack_b(c->v + t * N * s->Dv, s->Dv, 1, N, s->Dv, dst + c->kb_floats, 1);
+        k->pack_b(c->v + walk_at(&s->v, t), s->v.rs, 1, N, s->Dv, dst + c->kb_floats, 1);
     }
 }
 
@@ -59,7 +63,7 @@ static void attention_rows(const attention_ctx *c, int64_t t, int64_t r0, const 
     float *qa = c->work + worker * c->work_floats, *sc = qa + round16(panels * D), *sa = sc + round16(rows * N);
     const float *vb = kb + c->kb_floats;
     x86_epilogue e = s->epi;
-    k->pack_a(c->q + (t * s->M + r0) * D, D, 1, rows, D, qa, 1);
+    k->pack_a(c->q + walk_at(&s->q, t) + r0 * s->q.rs, s->q.rs, 1, rows, D, qa, 1);
     e.alpha = s->scale;
     k->gemm(rows, N, D, qa, kb, sc, N, &e, 1);
     if (c->mask) { /* S[r][n] += mask[n]: one mask row for every query row */
@@ -69,8 +73,7 @@ static void attention_rows(const attention_ctx *c, int64_t t, int64_t r0, const 
     k->softmax(sc, sc, rows, N, 1, 0, 1);
     k->pack_a(sc, N, 1, rows, N, sa, 1);
     e.alpha = 1.0f;
-    float *y = c->y + (t / s->y_heads) * s->y_bs + (t % s->y_heads) * s->y_hs + r0 * s->y_rs;
-    k->gemm(rows, Dv, N, sa, vb, y, s->y_rs, &e, 1);
+    k->gemm(rows, Dv, N, sa, vb, c->y + walk_at(&s->y, t) + r0 * s->y.rs, s->y.rs, &e, 1);
 }
 
 /* item i: block i % blocks of batch matrix i / blocks (K^T and V packed beforehand, in c->kv) */

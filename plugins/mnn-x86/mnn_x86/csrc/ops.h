@@ -99,9 +99,16 @@ int x86_matmul_row_fits(const x86_matmul_state *s);
 void x86_matmul_row(const x86_matmul_state *s, const float *a, float *y, const x86_epilogue *e);
 int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
+/* Where batch matrix t of an x86.Attention operand lies: at (t / heads) * bs + (t % heads) * hs, its rows
+ * rs floats apart. Dense: heads 1, bs rows * cols, rs cols. A [b][rows][heads][cols] tensor read in
+ * place (the heads split or merged by a Transpose that the op takes in): heads h, bs rows * h * cols,
+ * hs cols, rs h * cols. */
+typedef struct x86_attention_walk {
+    int64_t heads, bs, hs, rs;
+} x86_attention_walk;
+
 /* x86.Attention (op_attention.c): per batch matrix t, Y = softmax(scale * Q K^T + mask) V with Q [M][D],
- * K^T [D][N] (or K [N][D]: k_rows), V [N][Dv], all dense; Y's rows y_rs floats apart, matrix t at
- * (t / y_heads) * y_bs + (t % y_heads) * y_hs (a [b][M][heads][Dv] output, heads folded back) */
+ * K^T [D][N] (or K [N][D]: k_rows), V [N][Dv] and Y [M][Dv], each where its walk says */
 typedef struct x86_attention_state {
     x86_op op;
     int64_t batch, M, N, D, Dv;
@@ -109,7 +116,7 @@ typedef struct x86_attention_state {
     int32_t mask_input;    /* input index of the additive mask, or -1 */
     const int64_t *mask_off; /* per batch matrix: the offset of its mask row */
     int64_t mask_cs;       /* 1: the mask row runs along the keys, 0: one value for them all */
-    int64_t y_heads, y_bs, y_hs, y_rs;
+    x86_attention_walk q, k, v, y;
     float scale;
     x86_epilogue epi;      /* no bias, no activation: the GEMMs' epilogue, alpha set per GEMM */
 } x86_attention_state;
