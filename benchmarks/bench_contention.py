@@ -174,11 +174,13 @@ def run_times(fn, repeat: int) -> tuple[float, float]:
 
 
 def runs_per_sample(runners: dict, sample_ms: float) -> int:
-    """enough runs of the slowest configuration for about sample_ms, after a warm-up (plans, scratch, workers)"""
+    """enough runs of the slowest configuration for about sample_ms, after a warm-up (plans, scratch, workers).
+    A run's time is its fastest of three: on a loaded machine one run in a few waits out another process's
+    time slice (a 4 ms SqueezeNet run took 1 s), and a sample of one run is then all or nothing."""
     slowest = 0.0
     for fn in runners.values():
         fn()
-        slowest = max(slowest, min(run_times(fn, 1)[0] for _ in range(2)))
+        slowest = max(slowest, min(run_times(fn, 1)[0] for _ in range(3)))
     return max(1, round(sample_ms / max(slowest, 1e-3)))
 
 
