@@ -13,7 +13,7 @@ from mnn_core.testing import ConformanceCase, conformance_graph, run_case
 
 RNG = np.random.default_rng(7)
 #: ops whose inputs after the first are given as constants (arm packs their weights at prepare)
-CONSTANT_WEIGHTS = ("ConvTranspose", "RNN", "GRU", "LSTM")
+CONSTANT_WEIGHTS = ("Conv", "ConvTranspose", "RNN", "GRU", "LSTM")
 
 
 def f32(*shape):
@@ -234,6 +234,23 @@ def _cases():
             while ins[-1] is None:
                 ins.pop()
             c.append((op, ins, {"hidden_size": hid, **attrs}))
+    # convolutions with the activations the GEMM tile leaves to the epilogue pass (a fused SiLU...): 1x1, 3x3
+    # stride 2 (im2col) and stride 1 (Winograd), partial tiles and rows not a multiple of 4
+    for act, extra in [
+        ("silu", {}),
+        ("hard_swish", {}),
+        ("hard_sigmoid", {"act_alpha": 0.2, "act_beta": 0.5}),
+        ("leaky_relu", {"act_alpha": 0.1}),
+        ("gelu", {}),
+        ("sigmoid", {}),
+        ("tanh", {}),
+    ]:
+        attrs = {"activation": act, **extra}
+        # weights scaled so the outputs stay near 1: the fp16 domain's elementwise 1e-2 then holds
+        c.append(("Conv", [f32(1, 6, 7, 13), f32(10, 6, 1, 1) * 0.4, f32(10)], attrs))
+        w3 = f32(7, 5, 3, 3) * 0.2
+        c.append(("Conv", [f32(1, 5, 9, 11), w3, f32(7)], {"pads": [1] * 4, "strides": [2, 2], **attrs}))
+        c.append(("Conv", [f32(1, 5, 9, 11), w3, f32(7)], {"pads": [1] * 4, **attrs}))
     # rows wide enough for the 4-output vectors (stride 1 and 2), read in place or from the padded copy
     for op, shape, attrs in [
         ("MaxPool", (1, 3, 23, 37), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),

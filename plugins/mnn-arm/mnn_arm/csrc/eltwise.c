@@ -49,6 +49,23 @@ void arm_activation(const arm_epilogue *e, const float *x, float *y, int64_t n) 
         }
     } else if (e->act == MNN_ACT_TANH) {
         for (; i + 4 <= n; i += 4) vst1q_f32(y + i, v_tanh(vld1q_f32(x + i)));
+    } else if (e->act == MNN_ACT_LEAKY_RELU) {
+        const float32x4_t a = vdupq_n_f32(e->act_alpha), z = vdupq_n_f32(0.0f);
+        for (; i + 4 <= n; i += 4) {
+            const float32x4_t v = vld1q_f32(x + i);
+            vst1q_f32(y + i, vbslq_f32(vcgeq_f32(v, z), v, vmulq_f32(v, a)));
+        }
+    } else if (e->act == MNN_ACT_HARD_SIGMOID || e->act == MNN_ACT_HARD_SWISH) {
+        /* the scalar rules' operations in their order (v / 6 a division), so the lanes give act1's bits */
+        const int swish = e->act == MNN_ACT_HARD_SWISH;
+        const float32x4_t a = vdupq_n_f32(swish ? 0.0f : e->act_alpha), b = vdupq_n_f32(swish ? 0.5f : e->act_beta);
+        const float32x4_t six = vdupq_n_f32(6.0f), z = vdupq_n_f32(0.0f), one = vdupq_n_f32(1.0f);
+        for (; i + 4 <= n; i += 4) {
+            const float32x4_t v = vld1q_f32(x + i);
+            const float32x4_t h = swish ? vaddq_f32(vdivq_f32(v, six), b) : vaddq_f32(vmulq_f32(v, a), b);
+            const float32x4_t c = vminq_f32(vmaxq_f32(h, z), one);
+            vst1q_f32(y + i, swish ? vmulq_f32(v, c) : c);
+        }
     }
     for (; i < n; ++i) y[i] = act1(e, x[i]);
 }
@@ -58,15 +75,30 @@ int arm_epilogue_in_tile(const arm_epilogue *e) {
            (e->act == MNN_ACT_NONE || e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP);
 }
 
+/* What the GEMM tiles leave (alpha, a column bias, activations other than relu/clip: a convolution's
+ * fused SiLU), 4 lanes a vector: alpha and the bias, then the row through arm_activation's vector
+ * sigmoid / tanh / gelu instead of a libm call per element. */
 void arm_epilogue_rows(float *c, int64_t ldc, int64_t m0, int64_t n0, int64_t rows, int64_t cols,
                        const arm_epilogue *e) {
+    const float32x4_t va = vdupq_n_f32(e->alpha);
     for (int64_t r = 0; r < rows; ++r) {
         float *p = c + r * ldc;
-        for (int64_t j = 0; j < cols; ++j) {
-            float v = e->alpha * p[j];
-            if (e->bias) v += e->beta * e->bias[(m0 + r) * e->bias_rs + (n0 + j) * e->bias_cs];
-            p[j] = act1(e, v);
+        const float *b = e->bias ? e->bias + (m0 + r) * e->bias_rs + n0 * e->bias_cs : NULL;
+        int64_t j = 0;
+        if (b && e->bias_cs == 0) {
+            const float32x4_t vb = vdupq_n_f32(e->beta * b[0]);
+            for (; j + 4 <= cols; j += 4) vst1q_f32(p + j, vaddq_f32(vmulq_f32(va, vld1q_f32(p + j)), vb));
+        } else if (b && e->bias_cs == 1) {
+            const float32x4_t vbeta = vdupq_n_f32(e->beta);
+            for (; j + 4 <= cols; j += 4)
+                vst1q_f32(p + j, vaddq_f32(vmulq_f32(va, vld1q_f32(p + j)), vmulq_f32(vbeta, vld1q_f32(b + j))));
+        } else if (!b && e->alpha != 1.0f) {
+            for (; j + 4 <= cols; j += 4) vst1q_f32(p + j, vmulq_f32(va, vld1q_f32(p + j)));
+        } else if (!b) {
+            j = cols; /* nothing before the activation */
         }
+        for (; j < cols; ++j) p[j] = e->alpha * p[j] + (b ? e->beta * b[j * e->bias_cs] : 0.0f);
+        arm_activation(e, p, p, cols);
     }
 }
 
