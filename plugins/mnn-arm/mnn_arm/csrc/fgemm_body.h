@@ -35,6 +35,9 @@ static inline float32x4_t load_c4(const xelem *p) { return vcvt_f32_f16(vld1_f16
 static inline void store_c4(xelem *p, float32x4_t v) { vst1_f16(p, vcvt_f16_f32(v)); }
 /* the generic epilogue on fp16 rows: widened 256 values at a time */
 static void epilogue_rows_x(xelem *c, int64_t ldc, int64_t M, int64_t N, const arm_epilogue *e) {
+#ifdef HALF_ACT_ROWS
+    if (HALF_ACT_ROWS(c, ldc, M, N, e)) return;
+#endif
     float tmp[256];
     for (int64_t m = 0; m < M; ++m)
         for (int64_t n0 = 0; n0 < N; n0 += 256) {

@@ -50,6 +50,11 @@ static inline void store_part8(xelem *d, float16x8_t v, int64_t n) {
 /* an activation the kernels do not fuse, on results already stored */
 static void activation_x(const arm_epilogue *e, xelem *y, int64_t n) {
 #if XHALF
+#ifdef HALF_ACT_ROWS
+    arm_epilogue act = *e; /* the activation alone: the kernel has added the bias */
+    act.alpha = 1.0f, act.bias = NULL;
+    if (HALF_ACT_ROWS(y, n, 1, n, &act)) return;
+#endif
     float tmp[256];
     for (int64_t i = 0; i < n; i += 256) {
         const int64_t m = n - i < 256 ? n - i : 256;

@@ -293,16 +293,25 @@ static void test_half_eltwise(void) {
             snprintf(what, sizeof what, "fp16h %s [3][5][17] with %s", names[op], bc ? "one value" : "[3][1][17]");
             compare(what, y, want, mag, n, 1e-2);
         }
-    const int acts[] = {MNN_ACT_RELU, MNN_ACT_CLIP, MNN_ACT_SIGMOID, MNN_ACT_HARD_SWISH};
-    static const char *act_names[] = {"relu", "clip(0, 6)", "sigmoid", "hard_swish"};
-    for (int i = 0; i < 4; ++i) {
-        arm_epilogue e = {1.0f, 1.0f, NULL, 0, 0, acts[i], 0.0f, 6.0f};
-        arm_activation_h(&e, ah, yh, 37);
-        arm_f16_to_f32(yh, y, 37);
-        for (int64_t j = 0; j < 37; ++j) want[j] = act_ref(acts[i], a[j], 0.0, 6.0), mag[j] = fabs(a[j]) + 1e-3;
-        char what[96];
-        snprintf(what, sizeof what, "fp16h activation %s (37 values)", act_names[i]);
-        compare(what, y, want, mag, 37, 1e-2);
+    const int acts[] = {MNN_ACT_RELU, MNN_ACT_CLIP, MNN_ACT_SIGMOID, MNN_ACT_HARD_SWISH, MNN_ACT_SILU};
+    static const char *act_names[] = {"relu", "clip(0, 6)", "sigmoid", "hard_swish", "silu"};
+    /* values as drawn, and 16x them: the fp16 sigmoid's clamped exponents (|x| past 10) */
+    for (int scale = 1; scale <= 16; scale += 15) {
+        float sx[37];
+        for (int64_t j = 0; j < 37; ++j) sx[j] = a[j] * scale;
+        arm_f32_to_f16(sx, ah, 37);
+        for (int i = 0; i < 5; ++i) {
+            arm_epilogue e = {1.0f, 1.0f, NULL, 0, 0, acts[i], 0.0f, 6.0f};
+            arm_activation_h(&e, ah, yh, 37);
+            arm_f16_to_f32(yh, y, 37);
+            for (int64_t j = 0; j < 37; ++j) {
+                const double x = (double)(__fp16)sx[j]; /* the stored input */
+                want[j] = act_ref(acts[i], x, 0.0, 6.0), mag[j] = fabs(x) + 1e-3;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "fp16h activation %s (37 values, x%d)", act_names[i], scale);
+            compare(what, y, want, mag, 37, 1e-2);
+        }
     }
 }
 

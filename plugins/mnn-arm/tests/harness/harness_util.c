@@ -53,6 +53,7 @@ double act_ref(int act, double v, double a, double b) {
     case MNN_ACT_RELU: return v > 0 ? v : 0;
     case MNN_ACT_CLIP: return v < a ? a : (v > b ? b : v);
     case MNN_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case MNN_ACT_SILU: return v / (1.0 + exp(-v));
     case MNN_ACT_HARD_SWISH: return v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
     default: return v;
     }
