@@ -44,12 +44,21 @@ static inline float16x8_t sigmoid8h(float16x8_t x) {
     return vdivq_f16(one, vaddq_f16(one, vreinterpretq_f16_s16(scaled)));
 }
 
-/* A GEMM's or a kernel's rows on halves, where the epilogue left is a row bias and sigmoid or SiLU (a
- * fused SiLU: EfficientNet's, YOLOv8's): done here 8 halves a vector instead of widened to fp32.
- * Returns 0 (nothing done) for any other epilogue. */
+/* hard sigmoid (alpha v + beta) and hard swish (v / 6 + 1/2, times v), clamped to [0, 1], on 8 halves */
+static inline float16x8_t hard8h(float16x8_t v, int swish, float16x8_t a, float16x8_t b) {
+    const float16x8_t h = vminq_f16(vmaxq_f16(vfmaq_f16(b, v, a), vdupq_n_f16((__fp16)0.0f)), vdupq_n_f16((__fp16)1.0f));
+    return swish ? vmulq_f16(v, h) : h;
+}
+
+/* A GEMM's or a kernel's rows on halves, where the epilogue left is a row bias and sigmoid, SiLU, hard
+ * sigmoid or hard swish (a fused SiLU: EfficientNet's, YOLOv8's; MobileNetV3's hard swish): done here 8
+ * halves a vector instead of widened to fp32. Returns 0 (nothing done) for any other epilogue. */
 static int half_act_rows(__fp16 *c, int64_t ldc, int64_t M, int64_t N, const arm_epilogue *e) {
-    const int silu = e->act == MNN_ACT_SILU;
-    if (e->alpha != 1.0f || (e->bias && e->bias_cs != 0) || (!silu && e->act != MNN_ACT_SIGMOID)) return 0;
+    const int silu = e->act == MNN_ACT_SILU, swish = e->act == MNN_ACT_HARD_SWISH;
+    const int hard = swish || e->act == MNN_ACT_HARD_SIGMOID;
+    if (e->alpha != 1.0f || (e->bias && e->bias_cs != 0) || (!silu && !hard && e->act != MNN_ACT_SIGMOID)) return 0;
+    const float16x8_t ha = vdupq_n_f16((__fp16)(swish ? 1.0f / 6.0f : e->act_alpha));
+    const float16x8_t hb = vdupq_n_f16((__fp16)(swish ? 0.5f : e->act_beta));
     for (int64_t m = 0; m < M; ++m) {
         __fp16 *p = c + m * ldc;
         const float16x8_t b = vdupq_n_f16((__fp16)(e->bias ? e->beta * e->bias[m * e->bias_rs] : 0.0f));
@@ -58,8 +67,13 @@ static int half_act_rows(__fp16 *c, int64_t ldc, int64_t M, int64_t N, const arm
             const int64_t n = N - j < 8 ? N - j : 8;
             __fp16 *q = n == 8 ? p + j : tail;
             if (n < 8) memcpy(tail, p + j, (size_t)n * 2);
-            const float16x8_t v = vaddq_f16(vld1q_f16(q), b), s = sigmoid8h(v);
-            vst1q_f16(q, silu ? vmulq_f16(v, s) : s);
+            const float16x8_t v = vaddq_f16(vld1q_f16(q), b);
+            if (hard) {
+                vst1q_f16(q, hard8h(v, swish, ha, hb));
+            } else {
+                const float16x8_t sg = sigmoid8h(v);
+                vst1q_f16(q, silu ? vmulq_f16(v, sg) : sg);
+            }
             if (n < 8) memcpy(p + j, tail, (size_t)n * 2);
         }
     }
