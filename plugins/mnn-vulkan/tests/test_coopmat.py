@@ -1,8 +1,8 @@
-"""Tensor cores through VK_NV_cooperative_matrix (gemm_coop.comp): under precision="low"
-with "vulkan.coopmat", GEMMs and 1x1 convolutions on a device that multiplies 16x16x16
+"""Tensor cores through VK_NV_cooperative_matrix (gemm_coop.comp, conv_coop.comp): under
+precision="low" with "vulkan.coopmat", GEMMs and convolutions on a device that multiplies 16x16x16
 float16 matrices per subgroup of 32 run on them, float16 operands summed in float32. Checked against the
-reference at the float16 tolerance on odd sizes (edges of every 64x64 block and 32-deep K
-step), batches, transposes, bias and fused activations. Devices without the extension
+reference at the float16 tolerance on odd sizes (edges of every 128x128 block and 32-deep K
+step), 8-aligned rows (16-byte loads), batches, transposes, bias and fused activations. Devices without the extension
 (lavapipe) keep the plain shaders, which is checked wherever the tests run."""
 
 from __future__ import annotations
@@ -58,12 +58,12 @@ def _gemm_graph(rng, m, n, k, trans_a, trans_b, c_shape):
     return b.build()
 
 
-def _conv1x1_graph(rng, x_shape, o, group):
+def _conv_graph(rng, x_shape, o, group, kernel=1, **attrs):
     b = mnn.GraphBuilder()
     x = b.input("x", x_shape)
-    w = b.const(rng.uniform(-1, 1, (o, x_shape[1] // group, 1, 1)).astype("float32"))
+    w = b.const(rng.uniform(-1, 1, (o, x_shape[1] // group, kernel, kernel)).astype("float32"))
     bias = b.const(rng.uniform(-1, 1, o).astype("float32"))
-    b.output(b.Conv(x, w, bias, group=group, activation="relu"), "y")
+    b.output(b.Conv(x, w, bias, group=group, activation="relu", **attrs), "y")
     return b.build()
 
 
@@ -85,6 +85,8 @@ MATMULS = [  # (A shape, B shape): exact blocks, odd edges, K past several 32-de
     ((3, 37, 65), (3, 65, 19)),
     ((2, 1, 40, 24), (1, 3, 24, 50)),
     ((16, 300), (300, 16)),
+    ((256, 128), (128, 136)),
+    ((2, 136, 64), (2, 64, 264)),
 ]
 
 
@@ -108,11 +110,49 @@ def test_gemm_on_tensor_cores_matches_the_reference(rng, trans_a, trans_b, c_sha
 
 
 @needs_tensor_cores
-@pytest.mark.parametrize("x_shape,o,group", [((2, 40, 5, 6), 33, 1), ((1, 64, 9, 9), 96, 2), ((3, 24, 17, 3), 48, 1)])
-def test_pointwise_conv_on_tensor_cores_matches_the_reference(rng, x_shape, o, group):
-    graph = _conv1x1_graph(rng, x_shape, o, group)
+@pytest.mark.parametrize("trans_a,trans_b", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_gemm_on_tensor_cores_with_8_aligned_rows(rng, trans_a, trans_b):
+    """Every operand's rows a multiple of 8 float16: the shader's 16-byte staging loads, over
+    several 128x128 blocks and 32-deep K steps, K-major and M/N-major operands alike."""
+    m, n, k = 200, 136, 96
+    graph = _gemm_graph(rng, m, n, k, trans_a, trans_b, (n,))
+    a = rng.uniform(-1, 1, (k, m) if trans_a else (m, k)).astype("float32")
+    assert "gemm_coop" in _check(graph, {"a": a})
+
+
+@needs_tensor_cores
+@pytest.mark.parametrize(
+    "x_shape,o,group,shader",
+    [
+        ((2, 40, 5, 6), 33, 1, "conv_coop"),  # small images: folded into one implicit GEMM
+        ((1, 64, 9, 9), 96, 2, "conv_coop"),
+        ((3, 24, 17, 3), 48, 1, "conv_coop"),
+        ((2, 32, 16, 16), 40, 1, "gemm_coop"),  # a 16-byte-row GEMM per image
+    ],
+)
+def test_pointwise_conv_on_tensor_cores_matches_the_reference(rng, x_shape, o, group, shader):
+    graph = _conv_graph(rng, x_shape, o, group)
     x = rng.uniform(-1, 1, x_shape).astype("float32")
-    assert "gemm_coop" in _check(graph, {"x": x})
+    assert shader in _check(graph, {"x": x})
+
+
+@needs_tensor_cores
+@pytest.mark.parametrize(
+    "x_shape,o,group,kernel,attrs",
+    [
+        ((2, 19, 13, 11), 37, 1, 3, {"pads": [1, 1, 1, 1]}),
+        ((1, 16, 20, 20), 136, 1, 3, {"pads": [1, 1, 1, 1]}),  # K = 144: 16-byte weight rows
+        ((3, 12, 15, 17), 40, 2, 3, {"strides": [2, 2], "dilations": [2, 2], "pads": [2, 1, 0, 2]}),
+        ((2, 3, 33, 31), 24, 1, 7, {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
+        ((2, 8, 9, 9), 16, 1, 1, {"strides": [2, 2]}),  # strided 1x1: not a plain GEMM
+    ],
+)
+def test_conv_on_tensor_cores_matches_the_reference(rng, x_shape, o, group, kernel, attrs):
+    """Implicit GEMM on tensor cores (conv_coop.comp): padding, strides, dilations, groups,
+    K below and past a 32-deep step, images folded into the columns."""
+    graph = _conv_graph(rng, x_shape, o, group, kernel, **attrs)
+    x = rng.uniform(-1, 1, x_shape).astype("float32")
+    assert "conv_coop" in _check(graph, {"x": x})
 
 
 def test_no_tensor_cores_without_the_extension_or_at_float32(rng):

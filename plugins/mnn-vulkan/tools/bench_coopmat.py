@@ -1,5 +1,5 @@
-"""Tensor cores against the plain float16 GEMM shader: GPU time per MatMul and per 1x1
-convolution at precision="low", with gemm_coop.comp and without ("vulkan.coopmat": False),
+"""Tensor cores against the plain float16 shaders: GPU time per MatMul and per convolution
+at precision="low", with gemm_coop.comp / conv_coop.comp and without ("vulkan.coopmat": False),
 and PyTorch CUDA fp16 for the same product when torch sees a GPU.
 
     python plugins/mnn-vulkan/tools/bench_coopmat.py [--repeat 50]
@@ -18,7 +18,9 @@ import numpy as np
 import mnn_core as mnn
 
 MATMULS = [(1, 512, 512, 512), (1, 2048, 2048, 2048), (8, 512, 1024, 768), (1, 4096, 4096, 4096)]
-CONVS = [(16, 256, 56, 56, 64), (16, 1024, 14, 14, 256), (16, 512, 7, 7, 2048)]  # (n, c, h, w, o)
+# (n, c, h, w, o, kernel): ResNet-50's 1x1 and 3x3 layers at batch 16 (3x3: padding 1)
+CONVS = [(16, 256, 56, 56, 64, 1), (16, 1024, 14, 14, 256, 1), (16, 512, 7, 7, 2048, 1)]
+CONVS += [(16, 64, 56, 56, 64, 3), (16, 256, 14, 14, 256, 3), (16, 512, 7, 7, 512, 3)]
 
 
 def _gpu_ms(sess, feeds, repeat: int) -> float:
@@ -31,7 +33,9 @@ def _gpu_ms(sess, feeds, repeat: int) -> float:
     for _ in range(repeat):
         sess.run(feeds)
         runs = [r for seg, r in mnn_vulkan.gpu_times().items() if names & set(mnn_vulkan.segments()[seg].names)]
-        times.append(sum(ms for r in runs for name, ms in r if any(k in name for k in ("gemm", "conv2d", "splitk"))))
+        times.append(
+            sum(ms for r in runs for name, ms in r if any(k in name for k in ("gemm", "conv2d", "conv_coop", "splitk")))
+        )
     return float(np.median(times))
 
 
@@ -43,11 +47,11 @@ def _matmul(batch, m, k, n):
     return b.build(), {"a": np.random.default_rng(1).uniform(-1, 1, (batch, m, k)).astype("float32")}
 
 
-def _conv(n, c, h, w, o):
+def _conv(n, c, h, w, o, kernel):
     b = mnn.GraphBuilder()
     x = b.input("x", (n, c, h, w))
-    wt = b.const(np.random.default_rng(0).uniform(-1, 1, (o, c, 1, 1)).astype("float32"))
-    b.output(b.Conv(x, wt), "y")
+    wt = b.const(np.random.default_rng(0).uniform(-1, 1, (o, c, kernel, kernel)).astype("float32"))
+    b.output(b.Conv(x, wt, pads=[kernel // 2] * 4), "y")
     return b.build(), {"x": np.random.default_rng(1).uniform(-1, 1, (n, c, h, w)).astype("float32")}
 
 
@@ -81,7 +85,7 @@ def main() -> None:
     print("| op | shape | coopmat ms | plain fp16 ms | speed-up | coopmat TFLOP/s | torch fp16 ms |")
     print("|---|---|---:|---:|---:|---:|---:|")
     cases = [("MatMul", s, _matmul(*s), 2 * s[0] * s[1] * s[2] * s[3]) for s in MATMULS]
-    cases += [("Conv 1x1", s, _conv(*s), 2 * s[0] * s[1] * s[2] * s[3] * s[4]) for s in CONVS]
+    cases += [(f"Conv {s[5]}x{s[5]}", s, _conv(*s), 2 * s[0] * s[1] * s[2] * s[3] * s[4] * s[5] ** 2) for s in CONVS]
     for name, shape, (graph, feeds), flops in cases:
         ms = {}
         for label, coop in (("coop", True), ("plain", False)):

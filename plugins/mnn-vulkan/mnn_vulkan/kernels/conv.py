@@ -1,6 +1,7 @@
 """Conv: depthwise (conv_dw.comp), 1x1 as a batched GEMM (gemm.comp), and
-everything else as an implicit GEMM (conv2d.comp); bias and the fused
-activation are applied as the results are written. Under float16 storage
+everything else as an implicit GEMM (conv2d.comp); on tensor cores (use_coopmat)
+gemm_coop.comp and conv_coop.comp. Bias and the fused activation are applied as
+the results are written. Under float16 storage
 (Recorder.half) the recorder picks the *_h variants: float16 tensors, float16
 products summed in float32 every BK steps (see tile.glsl)."""
 
@@ -13,7 +14,17 @@ from mnn_core.backend.kit.tiling import blocks
 
 from . import register
 from .loops import within_budget
-from .matmul import FEW_ROWS, SMALL, budget_splits, dispatch_gemm, gemm_tiles, split_k, use_coopmat
+from .matmul import (
+    COOP_BLOCK,
+    COOP_LOCAL,
+    FEW_ROWS,
+    SMALL,
+    budget_splits,
+    dispatch_gemm,
+    gemm_tiles,
+    split_k,
+    use_coopmat,
+)
 
 
 def _record(op, rec):
@@ -32,8 +43,15 @@ def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
     grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
     splits = split_k(rec.device, grid[0] * grid[1] * p.g, k, rec.options) if p.g <= 4096 else 1
     splits = max(splits, budget_splits(rec.device, local, spec, (bm, bn), k))  # lavapipe's loop budget
-    tensor_cores = p.pointwise and use_coopmat(rec, p.o // p.g, p.h * p.w)
-    if p.pointwise and (splits == 1 or tensor_cores) and p.n * p.g <= 65535:
+    if use_coopmat(rec, og, cols):
+        if p.pointwise and p.h * p.w >= COOP_BLOCK and p.h * p.w % 8 == 0 and p.n * p.g <= 65535:
+            _pointwise(rec, bindings, p)  # whole blocks of 16-byte rows per image: gemm_coop.comp
+        else:
+            push = p.conv2d_params(1, k)  # conv_coop.comp: images folded into the columns, no split-K
+            grid = (cdiv(cols, COOP_BLOCK), cdiv(og, COOP_BLOCK), p.g)
+            rec.dispatch("conv_coop", bindings + [bindings[3], rec.constant(p.k_table())], push, grid, COOP_LOCAL)
+        return
+    if p.pointwise and splits == 1 and p.n * p.g <= 65535:
         _pointwise(rec, bindings, p)
         return
     chunk = cdiv(cdiv(k, splits), 16) * 16  # K per slice, in whole BK steps

@@ -233,21 +233,25 @@ def use_gemv(device, m: int, k: int, b_sk: int, options: dict | None = None) -> 
     )
 
 
-#: gemm_coop.comp's block of C and work group (4 subgroups of 32)
-COOP_BLOCK = 64
-COOP_LOCAL = (128, 1, 1)
+#: gemm_coop.comp's block of C, work group (8 subgroups of 32) and shared memory
+COOP_BLOCK = 128
+COOP_LOCAL = (256, 1, 1)
+COOP_SHARED = 49152
 
 
 def use_coopmat(rec, m: int, n: int) -> bool:
     """Tensor cores (gemm_coop.comp) for a GEMM on float16 tensors, where the device
     multiplies 16x16x16 float16 matrices per subgroup of 32 (VK_NV_cooperative_matrix) and
     the output fills at least one 16x16 matrix, when asked for: "vulkan.coopmat" (True) or
-    MNN_VULKAN_COOPMAT=1. Off by default: on an H100 the plain float16 shader is still faster
-    (benchmarks/RESULTS_GPU.md). Forced tilings keep the plain shader."""
+    MNN_VULKAN_COOPMAT=1. The shader wants 48 KiB of shared memory and storage buffers bound at
+    16-byte boundaries (its 16-byte loads). Off by default (benchmarks/RESULTS_GPU.md). Forced
+    tilings keep the plain shader."""
     if not (rec.half and rec.native) or (rec.options or {}).get("vulkan.tiles"):
         return False
     props = rec.device.props
     if not (props.get("coopmat") and props.get("subgroup_size") == 32):
+        return False
+    if props.get("max_shared_bytes", 0) < COOP_SHARED or props.get("min_storage_align", 0) % 16:
         return False
     wanted = (rec.options or {}).get("vulkan.coopmat", os.environ.get("MNN_VULKAN_COOPMAT", "0"))
     return str(wanted).lower() not in ("0", "false") and m >= 16 and n >= 16
