@@ -316,12 +316,11 @@ static int starved_now(void) {
     return (A.on & 1) && now_ns() < atomic_load_explicit(&A.serial_until, memory_order_relaxed);
 }
 
-/* under P.busy, after n items were offered to the workers and took `wall`, of which the caller ran `mine` in
- * `caller_ns` (where none, it lost its core: neither gain nor loss) */
-static void keep_score(int64_t wall, int64_t caller_ns, int64_t mine, int64_t n) {
+/* under P.busy, after a job's offered items took `wall` against `estimate` on the caller alone */
+static void keep_score(int64_t wall, int64_t estimate) {
     A.jobs++;
     A.wall += wall;
-    A.estimate += mine > 0 ? caller_ns * n / mine : wall;
+    A.estimate += estimate;
     if (A.wall < POOL_WINDOW_NS) return;
     A.windows++;
     if (A.unjudged) {
@@ -442,9 +441,11 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
         else sched_yield();
     /* scored from the offer on: the probe's item had no workers to gain from (with one item left, none) */
     if (n - probed > 1) {
-        const int64_t wall = now_ns() - t_offer;
-        keep_score(wall, caller_ns - probe_ns, mine - probed, n - probed);
-        if (mine > probed) judge_loop(loop, wall, (caller_ns - probe_ns) * (n - probed) / (mine - probed));
+        /* the caller's pace over all offered items; where it ran none, it lost its core: neither gain nor loss */
+        const int64_t wall = now_ns() - t_offer, offered_mine = mine - probed;
+        const int64_t estimate = offered_mine > 0 ? (caller_ns - probe_ns) * (n - probed) / offered_mine : wall;
+        keep_score(wall, estimate);
+        if (offered_mine > 0) judge_loop(loop, wall, estimate);
     }
     if (mine > 0) loop->ns = caller_ns * n / mine;
     pthread_mutex_unlock(&P.busy);
