@@ -183,12 +183,12 @@ def prepare_attention(node, ins, outs, constants, ctx, isa):
             )
         value = float(np.asarray(value, np.float64).reshape(-1)[0])
         scale, i = (value if attrs["scale_op"] == "Mul" else 1.0 / value), i + 1
-    p = {"batch": batch, "M": m, "N": n, "D": d, "Dv": dv, "k_rows": k_rows, "scale": scale, "mask_input": -1}
+    p = {"batch": batch, "M": m, "N": n, "D": d, "Dv": dv, "k_rows": k_rows, "scale": scale}
+    p.update(mask_input=-1, mask_cs=0)
     p["q"] = _walk(m, d, heads if q_sm else 1)
     p["k"] = _walk(n, d, heads if k_sm else 1) if k_rows else _walk(d, n)
     p["v"] = _walk(n, dv, heads if v_sm else 1)
     p["y"] = _walk(m, dv, heads if attrs.get("heads_back") else 1)  # output [b, M, h, Dv]: matrix t = (b, h)
-    p["mask_cs"] = 0
     mask_off = None
     if attrs.get("mask"):
         mask = static_shape(ins[i])

@@ -104,13 +104,9 @@ DIRECT_MAX_CHANNELS = 8
 DIRECT_MAX_CHANNELS_1X1 = 4
 #: A 1-D kernel (3x1, 1x3: kh or kw 1) at stride 1 takes the direct kernel with any channel count: its
 #: output rows run as one (conv_direct_impl.h, dc_flat), where im2col would copy K = C * 3 floats a pixel
-#: for a short GEMM. openWakeWord's embedding model (24-96 channels, planes 74x32 down to 10x2), one
-#: thread, per layer 1.06-2.1x faster than im2col + GEMM, the model's step minima 0.72 -> 0.53 ms
-#: (benchmarks/RESULTS_ZOO.md, 2026-12-07 13:20). Not measured past K = 288, so bounded a little above;
-#: below DIRECT_MIN_PIXELS_1D outputs (its last layer: one pixel) the GEMM stays faster. The 3x3s at 7x7
-#: that Winograd leaves (256 channels, K = 2304) lost to the GEMM (0.42 against 0.33 ms). On AVX2 only the
-#: vertical kernels (kw = 1: the run is the output, no scratch) gained; its 1x3s on planes 8, 4 and 2 wide
-#: lost (0.063 -> 0.088 ms, 0.086 -> 0.123: rows of 8 already fill its vectors).
+#: for a short GEMM. Measured up to K = 288, so bounded a little above; on fewer than DIRECT_MIN_PIXELS_1D
+#: outputs, and on AVX2 for horizontal kernels (rows of 8 already fill its vectors), the GEMM stays faster
+#: (benchmarks/RESULTS_ZOO.md, 2026-12-07).
 DIRECT_MAX_TAPS_1D = 512
 DIRECT_MIN_PIXELS_1D = 8
 

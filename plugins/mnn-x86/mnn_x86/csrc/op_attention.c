@@ -11,7 +11,6 @@
  * down strided columns and a copy per key row: 1.3-1.5x the time of ONNX Runtime's unfused ops at
  * BERT's and ViT's sizes. Q, K and V are read where their walks say (ops.h): heads split from
  * [b][seq][heads][d] by a Transpose that the op took in are packed from there, with no copy. */
-#include <string.h>
 
 #include "ops.h"
 #include "thread_scratch.h"
