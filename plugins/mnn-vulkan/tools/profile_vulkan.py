@@ -1,10 +1,13 @@
 """Per-dispatch GPU time of one model on Vulkan (timestamps around every dispatch).
 
     python plugins/mnn-vulkan/tools/profile_vulkan.py --model resnet18 --batch 1 [--option vulkan.tiles=big]
+    python plugins/mnn-vulkan/tools/profile_vulkan.py --onnx vit-s16 --batch 16 --by-op
 
 Prints the wall-clock median of session.run, the summed GPU time, and the
 slowest dispatches with the shader and the op they belong to: where a model's
-time goes, to compare kernels between runs on the same device.
+time goes, to compare kernels between runs on the same device. --model takes one of
+examples/build_models.py's CNNs, --onnx a zoo export's name (tools/zoo_inputs.py) or an ONNX
+path; --by-op adds the GPU time summed per op type of the graph (MatMul, Add, Transpose, ...).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ def main(argv=None):
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="resnet18", choices=sorted(MODELS))
+    p.add_argument("--onnx", help="a zoo model's name (vit-s16, bert-base, ...) or an ONNX path, instead of --model")
+    p.add_argument("--by-op", action="store_true", help="GPU time summed per op type of the graph")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--top", type=int, default=25)
@@ -41,25 +46,33 @@ def main(argv=None):
     for kv in args.option:
         k, v = kv.split("=", 1)
         options[k] = int(v) if v.isdigit() else v
-    graph = MODELS[args.model](args.batch)
-    x = np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")
+    if args.onnx:
+        from zoo_inputs import zoo_feeds, zoo_path
+
+        path = zoo_path(args.onnx)
+        graph, feeds, label = mnn.load(str(path)), zoo_feeds(path, args.batch), args.onnx
+    else:
+        graph, label = MODELS[args.model](args.batch), args.model
+        feeds = {"input": np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")}
     sess = mnn.Session(graph, backend="vulkan", fallback=False, precision=args.precision, options=options)
     walls = []
     for _ in range(args.repeat + 3):
         t0 = time.perf_counter()
-        sess.run({"input": x}, copy=False)
+        sess.run(feeds, copy=False)
         walls.append((time.perf_counter() - t0) * 1e3)
     times = [t for seg in mnn_vulkan.gpu_times().values() for t in seg]
     gpu = sum(ms for _, ms in times)
     wall = statistics.median(walls[3:])
     print(
-        f"{args.model} batch {args.batch} {args.precision} {options}: wall median {wall:.3f} ms,"
+        f"{label} batch {args.batch} {args.precision} {options}: wall median {wall:.3f} ms,"
         f" GPU sum {gpu:.3f} ms over {len(times)} dispatches"
     )
     by_shader = defaultdict(float)
     for name, ms in times:
         by_shader[name.split(":")[-1]] += ms
     print("by shader: " + ", ".join(f"{k} {v:.3f}" for k, v in sorted(by_shader.items(), key=lambda kv: -kv[1])))
+    if args.by_op:
+        print("by op type: " + ", ".join(f"{k} {v:.3f}" for k, v in _by_op_type(graph, times)))
     if args.per_op:
         print(
             "per op: "
@@ -69,6 +82,19 @@ def main(argv=None):
         )
     for name, ms in sorted(times, key=lambda t: -t[1])[: args.top]:
         print(f"  {ms:8.4f} ms  {name}")
+
+
+def _by_op_type(graph, times) -> list[tuple[str, float]]:
+    """GPU ms summed per op type (a dispatch is named after its node, fused nodes "a+b": the
+    first one's type), largest first, with each type's dispatch count."""
+    kinds = {node.name: node.op for node in getattr(graph, "nodes", ())}
+    total, count = defaultdict(float), defaultdict(int)
+    for name, ms in times:
+        node = name.split(":")[0].split("+")[0]
+        kind = kinds.get(node, node.rsplit("/", 1)[-1].rstrip("_0123456789") or node)
+        total[kind] += ms
+        count[kind] += 1
+    return [(f"{k}[{count[k]}]", v) for k, v in sorted(total.items(), key=lambda kv: -kv[1])]
 
 
 if __name__ == "__main__":
