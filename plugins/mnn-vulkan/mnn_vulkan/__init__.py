@@ -63,6 +63,7 @@ class VulkanBackend(SegmentBackend):
     name = "vulkan"
     options = (
         _device.DEVICE_OPTION,
+        "vulkan.big_gemm",
         "vulkan.coopmat",
         "vulkan.fp16_fma",
         "vulkan.gemv",

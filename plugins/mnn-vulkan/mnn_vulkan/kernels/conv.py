@@ -69,7 +69,7 @@ def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
 def _pointwise(rec, bindings, p):
     """Y[img][g] (og x HW) = W[g] (og x cg) @ X[img][g] (cg x HW): one GEMM per (image, group)."""
     x, w, bias, y = bindings
-    dispatch_gemm(rec, [w, x, bias, y], p.pointwise_params(), p.o // p.g, p.h * p.w, p.n * p.g)
+    dispatch_gemm(rec, [w, x, bias, y], p.pointwise_params(), p.o // p.g, p.h * p.w, p.n * p.g, p.cg)
 
 
 def _supports(node, ins):

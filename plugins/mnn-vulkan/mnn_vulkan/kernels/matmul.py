@@ -257,11 +257,48 @@ def use_coopmat(rec, m: int, n: int) -> bool:
     return str(wanted).lower() not in ("0", "false") and m >= 16 and n >= 16
 
 
-def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int) -> None:
+#: gemm_big.comp's work groups (8x8 outputs per invocation): 128x128 blocks of C, or 64x128
+BIG_GEMM = {"128x128": (16, 16, 1), "64x128": (16, 8, 1)}
+#: work groups "auto" wants from a block size before taking it (an H100 has 132 SMs)
+BIG_GEMM_ENOUGH = 132
+#: its BK: 16 where shared memory holds two buffered 16-deep slices of 128x128 blocks, else 8
+BIG_GEMM_SHARED_16 = 2 * 16 * (2 * (128 // 4 + 1)) * 16
+
+
+def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
+    """gemm_big.comp's work group for a float32 M x N output (`batch` times), or None for
+    gemm.comp. Opt-in, while it is measured against gemm.comp on GPUs: "vulkan.big_gemm" or
+    MNN_VULKAN_BIG_GEMM = "128x128" or "64x128" (forced on every such GEMM) or "auto" (128x128
+    blocks where they give BIG_GEMM_ENOUGH work groups, else 64x128 where those do). Forced
+    tilings ("vulkan.tiles") keep gemm.comp; so does a K past lavapipe's loop budget."""
+    options = rec.options or {}
+    wanted = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "0"))).lower()
+    if wanted in ("0", "false", "") or rec.half or options.get("vulkan.tiles"):
+        return None
+    if budget_of(rec.device.name) is not None and k > 16384:
+        return None
+    if wanted in BIG_GEMM:
+        return BIG_GEMM[wanted]
+    if wanted != "auto":
+        raise ValueError(f"vulkan.big_gemm must be auto, {', '.join(BIG_GEMM)} or 0, got {wanted!r}")
+    for local in BIG_GEMM.values():
+        if cdiv(m, 8 * local[1]) * cdiv(n, 8 * local[0]) * batch >= BIG_GEMM_ENOUGH:
+            return local
+    return None
+
+
+def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int = 0) -> None:
     """gemm.comp's push constants over an M x N output, `batch` times: on tensor cores
-    (gemm_coop.comp) where use_coopmat says so, else register-tiled (gemm.comp)."""
+    (gemm_coop.comp) where use_coopmat says so, on 8x8 register blocks (gemm_big.comp) where
+    big_gemm_local does, else register-tiled (gemm.comp)."""
     if use_coopmat(rec, m, n):
         rec.dispatch("gemm_coop", bindings, push, (cdiv(n, COOP_BLOCK), cdiv(m, COOP_BLOCK), batch), COOP_LOCAL)
+        return
+    local = big_gemm_local(rec, m, n, k, batch)
+    if local is not None:
+        bk = 16 if rec.device.props.get("max_shared_bytes", 0) >= BIG_GEMM_SHARED_16 else 8
+        groups = (cdiv(n, 8 * local[0]), cdiv(m, 8 * local[1]), batch)
+        rec.dispatch("gemm_big", bindings, push, groups, local, (8, 8, bk))
         return
     local, spec, (bm, bn) = gemm_tiles(rec.device, m, n, batch, rec.options)
     rec.dispatch("gemm", bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
@@ -274,7 +311,7 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
         gx = min(n, MAX_GROUPS)
         rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
         return
-    dispatch_gemm(rec, bindings, push, m, n, nb1 * nb2)
+    dispatch_gemm(rec, bindings, push, m, n, nb1 * nb2, k)
 
 
 def _record_gemm(op, rec):

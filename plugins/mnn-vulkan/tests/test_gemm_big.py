@@ -1,0 +1,104 @@
+"""gemm_big.comp (8x8 outputs per invocation, 128x128 or 64x128 blocks, double-buffered
+slices; opt-in "vulkan.big_gemm") against the reference: odd sizes that leave partial blocks
+and partial K slices, A and B contiguous along either axis (Gemm's transposes), bias along
+either axis with alpha/beta and an activation, batched and broadcast MatMuls, 1x1 convolutions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from vulkan_testing import needs_vulkan
+
+import mnn_core as mnn
+
+pytestmark = needs_vulkan
+
+
+def _shaders(sess):
+    import mnn_vulkan
+
+    names = {n.name for n in sess.graph.nodes}
+    return [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names][-1].shaders
+
+
+def _check(graph, feeds, block, rtol=1e-4):
+    want = mnn.Session(graph, backend="reference").run(feeds)
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, options={"vulkan.big_gemm": block})
+    got = sess.run(feeds)
+    for name, ref in want.items():
+        np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
+    return _shaders(sess)
+
+
+@pytest.mark.parametrize("block", ["128x128", "64x128"])
+@pytest.mark.parametrize(
+    "a_shape,b_shape",
+    [
+        ((130, 67), (67, 129)),  # partial blocks both ways, K not a multiple of 8 or 16
+        ((1, 200, 40), (40, 300)),
+        ((2, 3, 65, 17), (2, 3, 17, 70)),  # batched alike
+        ((4, 197, 64), (64, 197)),  # B shared by every batch
+        ((3, 1, 50, 33), (1, 2, 33, 41)),  # broadcast batch dims
+        ((5, 260), (260, 9)),
+    ],
+)
+def test_matmul(rng, block, a_shape, b_shape):
+    b = mnn.GraphBuilder()
+    x = b.input("x", a_shape)
+    w = b.const(rng.standard_normal(b_shape).astype("float32"))
+    b.output(b.MatMul(x, w), "y")
+    graph = b.build()
+    shaders = _check(graph, {"x": rng.standard_normal(a_shape).astype("float32")}, block)
+    assert "gemm_big" in shaders, shaders
+
+
+@pytest.mark.parametrize("trans_a", [0, 1])
+@pytest.mark.parametrize("trans_b", [0, 1])
+@pytest.mark.parametrize("bias_shape", [(77,), (45, 1), None])
+def test_gemm_transposes_bias_activation(rng, trans_a, trans_b, bias_shape):
+    m, k, n = 45, 131, 77
+    b = mnn.GraphBuilder()
+    x = b.input("x", (k, m) if trans_a else (m, k))
+    w = b.const(rng.standard_normal((n, k) if trans_b else (k, n)).astype("float32"))
+    c = None if bias_shape is None else b.const(rng.standard_normal(bias_shape).astype("float32"))
+    b.output(b.Relu(b.Gemm(x, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0)), "y")
+    x = rng.standard_normal((k, m) if trans_a else (m, k)).astype("float32")
+    assert "gemm_big" in _check(b.build(), {"x": x}, "128x128")
+
+
+def test_pointwise_convolution(rng):
+    b = mnn.GraphBuilder()
+    x = b.input("x", (2, 37, 11, 13))
+    w = b.const(rng.standard_normal((70, 37, 1, 1)).astype("float32"))
+    bias = b.const(rng.standard_normal(70).astype("float32"))
+    b.output(b.Relu(b.Conv(x, w, bias)), "y")
+    shaders = _check(b.build(), {"x": rng.standard_normal((2, 37, 11, 13)).astype("float32")}, "64x128")
+    assert "gemm_big" in shaders, shaders
+
+
+def test_auto_takes_blocks_only_where_they_fill_a_gpu(rng):
+    b = mnn.GraphBuilder()
+    x = b.input("x", (40, 64))
+    b.output(b.MatMul(x, b.const(rng.standard_normal((64, 50)).astype("float32"))), "y")
+    graph = b.build()
+    x = rng.standard_normal((40, 64)).astype("float32")
+    assert "gemm_big" not in _check(graph, {"x": x}, "auto")  # one block: gemm.comp
+    big = mnn.GraphBuilder()
+    x = big.input("x", (16 * 128, 1200))
+    big.output(big.MatMul(x, big.const(rng.standard_normal((1200, 8 * 128)).astype("float32"))), "y")
+    sess = mnn.Session(big.build(), backend="vulkan", fallback=False, options={"vulkan.big_gemm": "auto"})
+    sess.run({"x": np.zeros((16 * 128, 1200), "float32")})
+    assert "gemm_big" in _shaders(sess)  # 16 x 8 = 128 blocks of 128x128 are too few; 64x128 gives 256
+
+
+def test_off_by_default_and_a_bad_value_is_named(rng):
+    b = mnn.GraphBuilder()
+    x = b.input("x", (300, 64))
+    b.output(b.MatMul(x, b.const(rng.standard_normal((64, 300)).astype("float32"))), "y")
+    graph = b.build()
+    sess = mnn.Session(graph, backend="vulkan", fallback=False)
+    sess.run({"x": np.zeros((300, 64), "float32")})
+    assert "gemm_big" not in _shaders(sess)
+    with pytest.raises(Exception, match="vulkan.big_gemm must be"):
+        s = mnn.Session(graph, backend="vulkan", fallback=False, options={"vulkan.big_gemm": "huge"})
+        s.run({"x": np.zeros((300, 64), "float32")})
