@@ -75,6 +75,9 @@ cdef extern from "arm.h" nogil:
     int64_t arm_wino_h_chunk_tiles(const arm_conv_geom* g)
     int64_t arm_wino_h_work_bytes_mt(const arm_conv_geom* g, int64_t O, int64_t chunk, int slices)
 
+cdef extern from "fp16h_ops.h" nogil:
+    int arm_norm_h_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+
 cdef extern from "parallel.h" nogil:
     int arm_pool_workers()
 
@@ -431,16 +434,19 @@ def affine(str name, int64_t outer, int64_t C, int64_t inner, scale, shift):
 
 
 def norm(str name, int64_t rows, int64_t n, int64_t per_row, float eps, scale, shift, int scale_input,
-         int shift_input):
-    cdef Execution ex = _execution(name, sizeof(arm_norm_state), arm_norm_run)
+         int shift_input, bint half=False):
+    """half: fp16 rows in and out (the fp16 domain): fp16h.c's kernel, constant scale and shift kept as halves
+    (those arriving at run are halves too)"""
+    cdef Execution ex = _execution(name, sizeof(arm_norm_state), arm_norm_h_run if half else arm_norm_run)
     cdef arm_norm_state* s = <arm_norm_state*>ex.state
     s.rows, s.n, s.per_row, s.eps = rows, n, per_row, eps
     s.scale_input = scale_input if scale is None else -1
     s.shift_input = shift_input if shift is None else -1
+    dtype = np.float16 if half else np.float32
     if scale is not None:
-        s.scale = <const float*>ex.hold(_copy_array(scale, np.float32))
+        s.scale = <const float*>ex.hold(_copy_array(scale, dtype))
     if shift is not None:
-        s.shift = <const float*>ex.hold(_copy_array(shift, np.float32))
+        s.shift = <const float*>ex.hold(_copy_array(shift, dtype))
     return ex
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from mnn_core.ops.helpers import normalize_axis
 
-from . import _arm
+from . import _arm, half
 from ._common import kernel, prod, static_shape
 
 
@@ -59,7 +59,7 @@ def _layernorm_supports(node, ins):
     return True
 
 
-@kernel("LayerNormalization", supports=_layernorm_supports, efficiency=0.3)
+@kernel("LayerNormalization", half_native=True, supports=_layernorm_supports, efficiency=0.3)
 def prepare_layernorm(node, ins, outs, constants, ctx):
     x = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(x), node.op)
@@ -76,10 +76,11 @@ def prepare_layernorm(node, ins, outs, constants, ctx):
         shift,
         1 if has[0] else -1,
         (2 if has[0] else 1) if has[1] else -1,
+        half.half_activations(ctx),
     )
 
 
-@kernel("InstanceNormalization", efficiency=0.3)
+@kernel("InstanceNormalization", half_native=True, efficiency=0.3)
 def prepare_instancenorm(node, ins, outs, constants, ctx):
     x = static_shape(ins[0])
     return _arm.norm(
@@ -92,4 +93,5 @@ def prepare_instancenorm(node, ins, outs, constants, ctx):
         constants.get(node.inputs[2]),
         1,
         2,
+        half.half_activations(ctx),
     )

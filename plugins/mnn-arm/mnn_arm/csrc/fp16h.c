@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "arm.h"
+#include "fp16h_ops.h"
+#include "parallel.h"
 
 #define ELEM __fp16
 #define MR 8
@@ -50,34 +52,75 @@ static inline float16x8_t hard8h(float16x8_t v, int swish, float16x8_t a, float1
     return swish ? vmulq_f16(v, h) : h;
 }
 
-/* A GEMM's or a kernel's rows on halves, where the epilogue left is a row bias and sigmoid, SiLU, hard
- * sigmoid or hard swish (a fused SiLU: EfficientNet's, YOLOv8's; MobileNetV3's hard swish): done here 8
- * halves a vector instead of widened to fp32. Returns 0 (nothing done) for any other epilogue. */
-static int half_act_rows(__fp16 *c, int64_t ldc, int64_t M, int64_t N, const arm_epilogue *e) {
-    const int silu = e->act == MNN_ACT_SILU, swish = e->act == MNN_ACT_HARD_SWISH;
-    const int hard = swish || e->act == MNN_ACT_HARD_SIGMOID;
-    if (e->alpha != 1.0f || (e->bias && e->bias_cs != 0) || (!silu && !hard && e->act != MNN_ACT_SIGMOID)) return 0;
-    const float16x8_t ha = vdupq_n_f16((__fp16)(swish ? 1.0f / 6.0f : e->act_alpha));
-    const float16x8_t hb = vdupq_n_f16((__fp16)(swish ? 0.5f : e->act_beta));
+/* GELU (x Phi(x), the erf form) on 8 halves as x sigmoid(g(x)), g(x) = x (c1 + c3 x^2 + c5 x^4): the tanh
+ * form's shape (c1 = 2 sqrt(2 / pi), c3 = 0.0713, c5 = 0) refitted with c5 for the least largest error
+ * against the erf form, 2.5e-5 (the tanh form's: 4.7e-4), below fp16's rounding of any |y| >= 0.05.
+ * x is clamped to [-8, 8] inside g (where the quartic still grows), and y = 0 below -8 (|x Phi(x)| <
+ * 1e-14 there; sigmoid8h's clamp would leave up to 3e-5 |x|). */
+static inline float16x8_t gelu8h(float16x8_t x) {
+    const float16x8_t lim = vdupq_n_f16((__fp16)8.0f);
+    const float16x8_t xc = vminq_f16(vmaxq_f16(x, vnegq_f16(lim)), lim), x2 = vmulq_f16(xc, xc);
+    const float16x8_t h = vfmaq_f16(vdupq_n_f16((__fp16)7.40112920e-2f), x2, vdupq_n_f16((__fp16)-7.03033577e-4f));
+    const float16x8_t g = vmulq_f16(xc, vfmaq_f16(vdupq_n_f16((__fp16)1.59501577f), x2, h));
+    const float16x8_t y = vmulq_f16(x, sigmoid8h(g));
+    return vreinterpretq_f16_u16(vbicq_u16(vreinterpretq_u16_f16(y), vcltq_f16(x, vnegq_f16(lim))));
+}
+
+/* tanh x = 2 sigmoid(2x) - 1 on 8 halves (fp16 rounding, about 1e-3 absolute) */
+static inline float16x8_t tanh8h(float16x8_t x) {
+    const float16x8_t s = sigmoid8h(vaddq_f16(x, x));
+    return vsubq_f16(vaddq_f16(s, s), vdupq_n_f16((__fp16)1.0f));
+}
+
+/* A GEMM's or a kernel's rows on halves, where the epilogue left is a row bias and sigmoid, SiLU, GELU, tanh,
+ * leaky relu, hard sigmoid or hard swish (a fused SiLU: EfficientNet's, YOLOv8's; MobileNetV3's hard swish;
+ * the standalone activations of the fp16 domain: ConvNeXt's GELU): done here 8 halves a vector instead of
+ * widened to fp32. Returns 0 (nothing done) for any other epilogue. */
+static inline __attribute__((always_inline)) float16x8_t act8h(int act, float16x8_t v, float16x8_t ha,
+                                                                float16x8_t hb) {
+    switch (act) {
+    case MNN_ACT_HARD_SIGMOID: return hard8h(v, 0, ha, hb);
+    case MNN_ACT_HARD_SWISH: return hard8h(v, 1, ha, hb);
+    case MNN_ACT_GELU: return gelu8h(v);
+    case MNN_ACT_TANH: return tanh8h(v);
+    case MNN_ACT_LEAKY_RELU: return vbslq_f16(vcgezq_f16(v), v, vmulq_f16(v, ha)); /* the fp32 rule's order */
+    case MNN_ACT_SILU: return vmulq_f16(v, sigmoid8h(v));
+    default: return sigmoid8h(v);
+    }
+}
+
+/* rows of N halves plus a row bias, the activation inlined (act a constant of each call below) */
+static inline __attribute__((always_inline)) void act_rows8h(int act, __fp16 *c, int64_t ldc, int64_t M, int64_t N,
+                                                             const arm_epilogue *e, float16x8_t ha, float16x8_t hb) {
     for (int64_t m = 0; m < M; ++m) {
         __fp16 *p = c + m * ldc;
         const float16x8_t b = vdupq_n_f16((__fp16)(e->bias ? e->beta * e->bias[m * e->bias_rs] : 0.0f));
-        for (int64_t j = 0; j < N; j += 8) {
+        int64_t j = 0;
+        for (; j + 8 <= N; j += 8) vst1q_f16(p + j, act8h(act, vaddq_f16(vld1q_f16(p + j), b), ha, hb));
+        if (j < N) {
             __fp16 tail[8] = {0};
-            const int64_t n = N - j < 8 ? N - j : 8;
-            __fp16 *q = n == 8 ? p + j : tail;
-            if (n < 8) memcpy(tail, p + j, (size_t)n * 2);
-            const float16x8_t v = vaddq_f16(vld1q_f16(q), b);
-            if (hard) {
-                vst1q_f16(q, hard8h(v, swish, ha, hb));
-            } else {
-                const float16x8_t sg = sigmoid8h(v);
-                vst1q_f16(q, silu ? vmulq_f16(v, sg) : sg);
-            }
-            if (n < 8) memcpy(p + j, tail, (size_t)n * 2);
+            memcpy(tail, p + j, (size_t)(N - j) * 2);
+            vst1q_f16(tail, act8h(act, vaddq_f16(vld1q_f16(tail), b), ha, hb));
+            memcpy(p + j, tail, (size_t)(N - j) * 2);
         }
     }
-    return 1;
+}
+
+static int half_act_rows(__fp16 *c, int64_t ldc, int64_t M, int64_t N, const arm_epilogue *e) {
+    if (e->alpha != 1.0f || (e->bias && e->bias_cs != 0)) return 0;
+    const int swish = e->act == MNN_ACT_HARD_SWISH;
+    const float16x8_t ha = vdupq_n_f16((__fp16)(swish ? 1.0f / 6.0f : e->act_alpha));
+    const float16x8_t hb = vdupq_n_f16((__fp16)(swish ? 0.5f : e->act_beta));
+    switch (e->act) {
+    case MNN_ACT_SIGMOID: act_rows8h(MNN_ACT_SIGMOID, c, ldc, M, N, e, ha, hb); return 1;
+    case MNN_ACT_SILU: act_rows8h(MNN_ACT_SILU, c, ldc, M, N, e, ha, hb); return 1;
+    case MNN_ACT_GELU: act_rows8h(MNN_ACT_GELU, c, ldc, M, N, e, ha, hb); return 1;
+    case MNN_ACT_TANH: act_rows8h(MNN_ACT_TANH, c, ldc, M, N, e, ha, hb); return 1;
+    case MNN_ACT_LEAKY_RELU: act_rows8h(MNN_ACT_LEAKY_RELU, c, ldc, M, N, e, ha, hb); return 1;
+    case MNN_ACT_HARD_SIGMOID: act_rows8h(MNN_ACT_HARD_SIGMOID, c, ldc, M, N, e, ha, hb); return 1;
+    case MNN_ACT_HARD_SWISH: act_rows8h(MNN_ACT_HARD_SWISH, c, ldc, M, N, e, ha, hb); return 1;
+    default: return 0;
+    }
 }
 #define HALF_ACT_ROWS half_act_rows
 
@@ -353,4 +396,117 @@ void arm_pool_h(const void *xv, void *yv, int64_t planes, const arm_pool_geom *g
             }
         }
     }
+}
+
+/* -- normalization on halves ---------------------------------------------------------------------- */
+
+/* sum of p[i] (centred: of (p[i] - mu)^2) over n halves, widened: 4-lane fp32 sums of at most NORM_BLOCK_H
+ * elements, each block's added up in double (eltwise.c's norm_sum on halves) */
+#define NORM_BLOCK_H 512
+static double norm_sum_h(const __fp16 *p, int64_t n, float mu, int centred) {
+    const float32x4_t vm = vdupq_n_f32(mu);
+    double total = 0.0;
+    for (int64_t b = 0; b < n; b += NORM_BLOCK_H) {
+        const int64_t e = b + NORM_BLOCK_H < n ? b + NORM_BLOCK_H : n;
+        float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0;
+        int64_t i = b;
+        if (centred) {
+            for (; i + 8 <= e; i += 8) {
+                const float16x8_t v = vld1q_f16(p + i);
+                const float32x4_t d0 = vsubq_f32(vcvt_f32_f16(vget_low_f16(v)), vm);
+                const float32x4_t d1 = vsubq_f32(vcvt_high_f32_f16(v), vm);
+                s0 = vfmaq_f32(s0, d0, d0), s1 = vfmaq_f32(s1, d1, d1);
+            }
+        } else {
+            for (; i + 8 <= e; i += 8) {
+                const float16x8_t v = vld1q_f16(p + i);
+                s0 = vaddq_f32(s0, vcvt_f32_f16(vget_low_f16(v))), s1 = vaddq_f32(s1, vcvt_high_f32_f16(v));
+            }
+        }
+        double part = (double)vaddvq_f32(vaddq_f32(s0, s1));
+        for (; i < e; ++i) {
+            const double d = centred ? (double)((float)p[i] - mu) : (double)p[i];
+            part += centred ? d * d : d;
+        }
+        total += part;
+    }
+    return total;
+}
+
+/* (x - mu) inv on 8 halves, in fp32 (x - mu would lose mu's low bits in fp16 where |mu| >> the spread),
+ * rounded to fp16 once */
+static inline float16x8_t centred8h(float16x8_t v, float32x4_t vi, float32x4_t vmi) {
+    return vcvt_high_f16_f32(vcvt_f16_f32(vfmaq_f32(vmi, vcvt_f32_f16(vget_low_f16(v)), vi)),
+                             vfmaq_f32(vmi, vcvt_high_f32_f16(v), vi));
+}
+
+/* Two passes for the statistics, as the fp32 kernel (mean, then the centred squares: no cancellation), both
+ * in fp32 over the widened halves; then (x - mu) inv in fp32, rounded once, times scale plus shift in fp16
+ * (one fused rounding). Error: the fp32 statistics' (n 2^-24 relative, negligible) plus two fp16
+ * roundings, |y - exact| <= 2^-11 (|scale (x - mu) inv| (1 + 2^-11) + |y|), about 1e-3 relative. */
+void arm_normalize_rows_h(const void *xv, void *yv, int64_t rows, int64_t n, float eps, const void *scale_v,
+                          const void *shift_v, int64_t per_row) {
+    const __fp16 *x = (const __fp16 *)xv, *scale = (const __fp16 *)scale_v, *shift = (const __fp16 *)shift_v;
+    __fp16 *y = (__fp16 *)yv;
+    for (int64_t r = 0; r < rows; ++r) {
+        const __fp16 *p = x + r * n;
+        __fp16 *q = y + r * n;
+        const float mu = n ? (float)(norm_sum_h(p, n, 0.0f, 0) / (double)n) : 0.0f;
+        const float inv = (float)(1.0 / sqrt((n ? norm_sum_h(p, n, mu, 1) / (double)n : 0.0) + eps));
+        int64_t i = 0;
+        if (per_row || (!scale && !shift)) { /* one scale and shift for the row: folded into the fp32 step */
+            const int64_t c = per_row ? r % per_row : 0;
+            const float a = inv * (per_row && scale ? (float)scale[c] : 1.0f), b = per_row && shift ? (float)shift[c] : 0.0f;
+            const float32x4_t va = vdupq_n_f32(a), vb = vdupq_n_f32(b - mu * a);
+            for (; i + 8 <= n; i += 8) vst1q_f16(q + i, centred8h(vld1q_f16(p + i), va, vb));
+            for (; i < n; ++i) q[i] = (__fp16)(((float)p[i] - mu) * a + b);
+            continue;
+        }
+        /* a scale and shift per element (LayerNorm's) */
+        const float32x4_t vi = vdupq_n_f32(inv), vmi = vdupq_n_f32(-mu * inv);
+        const float16x8_t one = vdupq_n_f16((__fp16)1.0f), zero = vdupq_n_f16((__fp16)0.0f);
+        for (; i + 8 <= n; i += 8) {
+            const float16x8_t v = centred8h(vld1q_f16(p + i), vi, vmi);
+            vst1q_f16(q + i, vfmaq_f16(shift ? vld1q_f16(shift + i) : zero, v, scale ? vld1q_f16(scale + i) : one));
+        }
+        for (; i < n; ++i) {
+            const float v = ((float)p[i] - mu) * inv;
+            q[i] = (__fp16)((float)(__fp16)v * (scale ? (float)scale[i] : 1.0f) + (shift ? (float)shift[i] : 0.0f));
+        }
+    }
+}
+
+typedef struct norm_h_job {
+    const arm_norm_state *s;
+    const __fp16 *x, *scale, *shift;
+    __fp16 *y;
+} norm_h_job;
+
+static void norm_h_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const norm_h_job *j = (const norm_h_job *)ctx;
+    const arm_norm_state *s = j->s;
+    if (!s->per_row) {
+        arm_normalize_rows_h(j->x + b * s->n, j->y + b * s->n, end - b, s->n, s->eps, j->scale, j->shift, 0);
+        return;
+    }
+    for (int64_t r = b; r < end; ++r) { /* row r's scale and shift are those of channel r % per_row */
+        const int64_t c = r % s->per_row;
+        arm_normalize_rows_h(j->x + r * s->n, j->y + r * s->n, 1, s->n, s->eps, j->scale ? j->scale + c : NULL,
+                             j->shift ? j->shift + c : NULL, 1);
+    }
+}
+
+int arm_norm_h_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    const arm_norm_state *s = (const arm_norm_state *)state;
+    (void)n_out;
+    const void *scale = s->scale_input >= 0 && s->scale_input < n_in ? arm_data(&ins[s->scale_input]) : s->scale;
+    const void *shift = s->shift_input >= 0 && s->shift_input < n_in ? arm_data(&ins[s->shift_input]) : s->shift;
+    norm_h_job j = {s, (const __fp16 *)arm_data(&ins[0]), (const __fp16 *)scale, (const __fp16 *)shift,
+                    (__fp16 *)arm_data(&outs[0])};
+    /* whole rows a part, from 16K elements a part on (ops.c's rule for the row-wise ops) */
+    const int64_t most = s->rows * s->n / 16384;
+    const int t = arm_threads(s);
+    arm_parallel(most < 2 ? 1 : (most < t ? (int)most : t), s->rows, 1, norm_h_part, &j);
+    return 0;
 }
