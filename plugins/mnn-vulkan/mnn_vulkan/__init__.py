@@ -105,6 +105,12 @@ class VulkanBackend(SegmentBackend):
             nbytes = info.size * 2
         return -(-nbytes // 4) * 4
 
+    def fuse(self, offer, ctx):
+        """MatMuls with the Transposes, scale, bias and activation around them (fuse.py)."""
+        from .fuse import fusions
+
+        return fusions(offer) if KERNELS else []
+
     def prepare_segment(self, ops, arena, ctx):
         options = ctx.options or {}
         dev = _device.choose(options.get(_device.DEVICE_OPTION))

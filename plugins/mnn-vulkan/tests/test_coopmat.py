@@ -37,7 +37,7 @@ needs_tensor_cores = pytest.mark.skipif(
 def _shaders(sess) -> set[str]:
     import mnn_vulkan
 
-    names = {n.name for n in sess.graph.nodes}
+    names = {p.node for p in sess.plan.placements}  # fused nodes ("a+b") included
     return {s for seg in mnn_vulkan.segments().values() if set(seg.names) <= names for s in seg.shaders}
 
 

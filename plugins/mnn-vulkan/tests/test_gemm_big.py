@@ -17,7 +17,7 @@ pytestmark = needs_vulkan
 def _shaders(sess):
     import mnn_vulkan
 
-    names = {n.name for n in sess.graph.nodes}
+    names = {p.node for p in sess.plan.placements}  # fused nodes ("a+b") included
     return [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names][-1].shaders
 
 

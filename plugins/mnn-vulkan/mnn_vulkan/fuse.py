@@ -1,0 +1,112 @@
+"""Which of its placed ops mnn-vulkan runs as one (Backend.fuse; the core's side is mnn_core/runtime/fusion.py).
+
+A MatMul and, around it, what gemm.comp does in the same dispatch: one op, vulkan.FusedMatMul
+(kernels/fused.py), that takes the place of
+
+- a Transpose whose output only the MatMul reads, on either operand: read through permuted strides
+  (attention's heads, K transposed for Q @ K^T);
+- then a Mul or Div of the product by a constant scalar that alone reads it (attention's scale);
+- then an Add, that alone reads the result, of a float32 tensor that broadcasts to it without
+  growing it (a Linear layer's bias row; attention's mask);
+- then the activation that alone reads the sum (GELU after a transformer MLP's first layer).
+
+Each one saves a dispatch and a pass over the product; the operands' batch dims, permuted, must
+still collapse to gemm.comp's two (kernels/fused.py: fused_plan), else nothing is fused.
+`Session(fuse=False)` turns them off.
+"""
+
+from __future__ import annotations
+
+from mnn_core.backend import Fusion
+from mnn_core.backend.kit.epilogue import activation_attrs, float32_static
+from mnn_core.graph.ir import Node
+
+from .kernels.fused import FUSED_MATMUL, fused_plan
+
+
+def _perm(node: Node, rank: int) -> list[int]:
+    return [int(p) for p in node.attrs.get("perm") or range(rank - 1, -1, -1)]  # none: reversed
+
+
+def _transposed(offer, producers: dict, value: str) -> Node | None:
+    """The Transpose on this backend that makes `value`, read by nothing else, else None."""
+    node = producers.get(value)
+    if node is None or node.op != "Transpose" or offer.sole_reader(value) is None:
+        return None
+    return node if float32_static(offer, node.inputs[0]) else None
+
+
+def _scale(offer, node: Node | None, value: str) -> str | None:
+    """The constant float32 scalar `node` multiplies `value` by (Mul) or divides it by (Div)."""
+    if node is None or node.op not in ("Mul", "Div") or len(node.inputs) != 2 or node.inputs.count(value) != 1:
+        return None
+    if node.op == "Div" and node.inputs[0] != value:
+        return None
+    other = node.inputs[1 - node.inputs.index(value)]
+    info = offer.infos.get(other)
+    if other not in offer.constants or not float32_static(offer, other) or any(d != 1 for d in info.shape):
+        return None
+    return other
+
+
+def _added(offer, node: Node | None, value: str, shape: tuple) -> str | None:
+    """The other operand of an Add `node` of `value` whose result keeps `shape`, when it is a float32
+    tensor of static shape that broadcasts to it."""
+    if node is None or node.op != "Add" or len(node.inputs) != 2 or node.inputs.count(value) != 1:
+        return None
+    other = node.inputs[1 - node.inputs.index(value)]
+    if not float32_static(offer, other) or tuple(offer.infos[node.outputs[0]].shape) != shape:
+        return None
+    o = tuple(offer.infos[other].shape)
+    fits = len(o) <= len(shape) and all(d in (1, s) for d, s in zip(o[::-1], shape[::-1]))
+    return other if fits else None
+
+
+def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
+    """vulkan.FusedMatMul of `matmul` and what around it gemm.comp can do (the module's list), or None."""
+    if matmul.op != "MatMul" or len(matmul.inputs) != 2 or matmul.inputs[0] == matmul.inputs[1]:
+        return None
+    y = offer.infos.get(matmul.outputs[0])
+    if y is None or not y.is_static or y.dtype != "float32" or not all(float32_static(offer, v) for v in matmul.inputs):
+        return None
+    shape = tuple(y.shape)
+    inputs, attrs, before = list(matmul.inputs), dict(matmul.attrs), []
+    for i, key in enumerate(("perm_a", "perm_b")):
+        t = _transposed(offer, producers, inputs[i])
+        if t is not None:
+            attrs[key] = _perm(t, len(offer.infos[t.inputs[0]].shape))
+            inputs[i] = t.inputs[0]
+            before.append(t)
+    after, out, extra = [], matmul.outputs[0], []
+    nxt = offer.sole_reader(out)
+    # an activation the core already fused into the MatMul comes before anything after it
+    epilogue = attrs.get("activation", "none") == "none"
+    if epilogue and (scalar := _scale(offer, nxt, out)):
+        attrs["scale"] = nxt.op
+        extra.append(scalar)
+        after.append(nxt)
+        out = nxt.outputs[0]
+        nxt = offer.sole_reader(out)
+    if epilogue and (added := _added(offer, nxt, out, shape)):
+        attrs["add"] = 1
+        extra.insert(0, added)
+        after.append(nxt)
+        out = nxt.outputs[0]
+        nxt = offer.sole_reader(out)
+    if epilogue and (act := activation_attrs(nxt)):
+        attrs.update(act)
+        after.append(nxt)
+    if not before and not after:
+        return None
+    shapes = [tuple(offer.infos[v].shape) for v in inputs]
+    add_shape = tuple(offer.infos[extra[0]].shape) if attrs.get("add") else None
+    if fused_plan(shapes[0], attrs.get("perm_a"), shapes[1], attrs.get("perm_b"), add_shape) is None:
+        return None
+    group = (*before, matmul, *after)
+    node = Node(FUSED_MATMUL, inputs + extra, [group[-1].outputs[0]], attrs, "+".join(n.name for n in group))
+    return Fusion(node, tuple(n.name for n in group), "transposes, scale, added tensor and activation in the GEMM")
+
+
+def fusions(offer) -> list[Fusion]:
+    producers = {out: node for node in offer.nodes for out in node.outputs}
+    return [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]

@@ -1,0 +1,132 @@
+"""vulkan.FusedMatMul (mnn_vulkan/fuse.py, kernels/fused.py) against the reference backend: the
+Transposes an attention block reads its heads through, its scale, an added mask of shape
+(N, 1, 1, S) and bias rows, GELU; odd sizes, batch 1 and 3, each GEMM path (lavapipe's tiles, a
+GPU's, gemm_big, gemv for few rows) and precision="low"; what is fused, and what is not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from vulkan_testing import needs_vulkan
+
+import mnn_core as mnn
+
+pytestmark = needs_vulkan
+
+
+def _w(rng, *shape, scale=0.3):
+    return (rng.standard_normal(shape) * scale).astype("float32")
+
+
+def attention(rng, seq=13, dim=36, heads=3, scale_op="Div"):
+    """Self-attention with a mask input and a GELU MLP, as torch exports BERT's (bias Adds after
+    the MatMuls, K transposed by its own Transpose, the scale applied to the scores)."""
+    b = mnn.GraphBuilder("vk_fused_attention")
+    x = b.input("x", ("N", seq, dim))
+    mask = b.input("mask", ("N", 1, 1, seq))
+    hd = dim // heads
+
+    def linear(t, n_in, n_out):
+        return b.Add(b.const(_w(rng, n_out)), b.MatMul(t, b.const(_w(rng, n_in, n_out))))
+
+    def split_heads(t):  # (N, S, D) -> (N, S, H, hd)
+        return b.Reshape(t, shape=[0, seq, heads, hd])
+
+    q = b.Transpose(split_heads(linear(x, dim, dim)), perm=[0, 2, 1, 3])
+    k = b.Transpose(split_heads(linear(x, dim, dim)), perm=[0, 2, 3, 1])
+    v = b.Transpose(split_heads(linear(x, dim, dim)), perm=[0, 2, 1, 3])
+    scores = b.MatMul(q, k)
+    if scale_op == "Div":
+        scores = b.Div(scores, b.const(np.float32(np.sqrt(hd))))
+    else:
+        scores = b.Mul(b.const(np.float32(1 / np.sqrt(hd))), scores)
+    att = b.Softmax(b.Add(scores, mask), axis=-1)
+    o = b.Reshape(b.Transpose(b.MatMul(att, v), perm=[0, 2, 1, 3]), shape=[0, seq, dim])
+    h = b.Add(x, linear(o, dim, dim))
+    f = linear(b.Gelu(linear(h, dim, 2 * dim)), 2 * dim, dim)
+    b.output(b.Add(h, f), "y")
+    return b.build()
+
+
+def _feeds(rng, batch, seq=13, dim=36):
+    x = rng.standard_normal((batch, seq, dim)).astype("float32")
+    mask = np.where(rng.random((batch, 1, 1, seq)) < 0.2, -1e4, 0.0).astype("float32")
+    return {"x": x, "mask": mask}
+
+
+def _fused_names(sess):
+    """The session's fused nodes and the dispatches of its segments."""
+    import mnn_vulkan
+
+    names = {p.node for p in sess.plan.placements}
+    segments = [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names]
+    return list(sess.plan.fused), sum(len(s.shaders) for s in segments)
+
+
+def _check(graph, feeds, rtol=1e-4, **kw):
+    want = mnn.Session(graph, backend="reference").run(feeds)["y"]
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, **kw)
+    got = sess.run(feeds)["y"]
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * float(np.abs(want).max()))
+    return sess
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"vulkan.gpu_tiling": True}, {"vulkan.big_gemm": "64x128"}, {"vulkan.gemv": True}],
+    ids=["cpu-tiles", "gpu-tiles", "gemm_big", "gemv"],
+)
+def test_attention_fused_matches_reference(rng, batch, options):
+    graph = attention(rng)
+    feeds = _feeds(rng, batch)
+    sess = _check(graph, feeds, options=options)
+    fused, dispatches = _fused_names(sess)
+    # six Linear layers (bias; one with GELU), Q @ K^T (both Transposes, the scale, the mask), att @ V (V's Transpose)
+    assert len(fused) == 8, fused
+    assert any(n.count("+") == 4 for n in fused), fused  # Transpose+Transpose+MatMul+Div+Add
+    plain = _check(graph, feeds, options=options, fuse=False)
+    assert not _fused_names(plain)[0]
+    # six bias Adds, three Transposes, the scale and the mask (GELU was already in its Add)
+    assert dispatches == _fused_names(plain)[1] - 11, (dispatches, _fused_names(plain)[1])
+
+
+def test_scale_by_mul_and_low_precision(rng):
+    graph = attention(rng, seq=9, dim=20, heads=2, scale_op="Mul")
+    feeds = _feeds(rng, 2, seq=9, dim=20)
+    sess = _check(graph, feeds)
+    assert any(n.count("+") == 4 for n in _fused_names(sess)[0])
+    _check(graph, feeds, rtol=2e-2, precision="low")
+
+
+def test_batch_dims_that_do_not_collapse_are_left_alone(rng):
+    """A Transpose that interleaves three batch dims: gemm.comp's two batch strides cannot walk
+    them, so the MatMul and the Transpose stay apart."""
+    b = mnn.GraphBuilder("vk_unfused")
+    x = b.input("x", (2, 3, 4, 5, 7))
+    t = b.Transpose(x, perm=[1, 0, 2, 4, 3])  # (3, 2, 4, 7, 5): batch (3, 2, 4), strides (140, 420, 35)
+    b.output(b.MatMul(t, b.const(_w(rng, 5, 6))), "y")
+    graph = b.build()
+    feeds = {"x": rng.standard_normal((2, 3, 4, 5, 7)).astype("float32")}
+    want = mnn.Session(graph, backend="reference").run(feeds)["y"]
+    sess = mnn.Session(graph, backend="vulkan", fallback=False)
+    np.testing.assert_allclose(sess.run(feeds)["y"], want, rtol=1e-4, atol=1e-4)
+    assert not _fused_names(sess)[0]
+
+
+@pytest.mark.parametrize(
+    "x_shape,perm,w_shape",
+    [((5, 7, 11), [0, 2, 1], (7, 9)), ((3, 9, 17), [2, 0, 1], (9, 4)), ((4, 6, 5, 3), [2, 0, 3, 1], None)],
+)
+def test_transposed_operands(rng, x_shape, perm, w_shape):
+    b = mnn.GraphBuilder("vk_transposed")
+    x = b.input("x", x_shape)
+    t = b.Transpose(x, perm=perm)
+    tshape = [x_shape[p] for p in perm]
+    other = b.Transpose(x, perm=[perm[i] for i in (*range(len(perm) - 2), len(perm) - 1, len(perm) - 2)])
+    y = b.MatMul(t, b.const(_w(rng, *w_shape)) if w_shape else other)
+    b.output(b.Relu(b.Add(y, b.const(_w(rng, (w_shape or tshape[-2:])[-1] if w_shape else tshape[-2])))), "y")
+    graph = b.build()
+    feeds = {"x": rng.standard_normal(x_shape).astype("float32")}
+    sess = _check(graph, feeds)
+    assert _fused_names(sess)[0]
