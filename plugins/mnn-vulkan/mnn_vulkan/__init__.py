@@ -106,10 +106,11 @@ class VulkanBackend(SegmentBackend):
         return -(-nbytes // 4) * 4
 
     def fuse(self, offer, ctx):
-        """MatMuls with the Transposes, scale, bias and activation around them (fuse.py)."""
+        """MatMuls with the Transposes, scale, bias and activation around them; residual Adds with
+        the LayerNormalization after them (fuse.py)."""
         from .fuse import fusions
 
-        return fusions(offer) if KERNELS else []
+        return fusions(offer, getattr(ctx, "precision", "normal")) if KERNELS else []
 
     def prepare_segment(self, ops, arena, ctx):
         options = ctx.options or {}

@@ -12,6 +12,10 @@ A MatMul and, around it, what gemm.comp does in the same dispatch: one op, vulka
 
 Each one saves a dispatch and a pass over the product; the operands' batch dims, permuted, must
 still collapse to gemm.comp's two (kernels/fused.py: fused_plan), else nothing is fused.
+
+And an Add of two float32 tensors of one shape (a residual) with the LayerNormalization of its sum,
+in float32 sessions: one op, vulkan.AddLayerNorm (kernels/add_norm.py), a work group per row adding
+as it reads, which also stores the sum when something else reads it (the next residual).
 `Session(fuse=False)` turns them off.
 """
 
@@ -21,6 +25,7 @@ from mnn_core.backend import Fusion
 from mnn_core.backend.kit.epilogue import activation_attrs, float32_static
 from mnn_core.graph.ir import Node
 
+from .kernels.add_norm import ADD_LAYERNORM, fits
 from .kernels.fused import FUSED_MATMUL, fused_plan
 
 
@@ -107,6 +112,48 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
     return Fusion(node, tuple(n.name for n in group), "transposes, scale, added tensor and activation in the GEMM")
 
 
-def fusions(offer) -> list[Fusion]:
+def add_layernorm_fusion(add: Node, offer, order: dict) -> Fusion | None:
+    """vulkan.AddLayerNorm of `add` (two float32 tensors of one shape) and the LayerNormalization of
+    its sum, when every other reader of the sum runs on this backend after that LayerNormalization
+    (the fused op takes its place, and writes the sum for them)."""
+    if add.op != "Add" or len(add.inputs) != 2 or not all(float32_static(offer, v) for v in add.inputs):
+        return None
+    shapes = {tuple(offer.infos[v].shape) for v in (*add.inputs, add.outputs[0])}
+    readers = offer.readers.get(add.outputs[0], ())
+    norms = [r for r in readers if r.op == "LayerNormalization" and r.inputs[0] == add.outputs[0]]
+    if len(shapes) != 1 or len(norms) != 1 or len(norms[0].outputs) != 1 or norms[0].name not in order:
+        return None
+    norm, shape = norms[0], next(iter(shapes))
+    if not shape:
+        return None
+    length = 1
+    for d in shape[norm.attrs.get("axis", -1) % len(shape) :]:
+        length *= d
+    params = [v for v in norm.inputs[1:3] if v]
+    if any(v in (add.outputs[0], *add.inputs) for v in params) or not fits(length, [offer.infos[v] for v in params]):
+        return None
+    others = [r for r in readers if r is not norm]
+    if any(r.name not in order or order[r.name] < order[norm.name] for r in others):
+        return None
+    outputs = [norm.outputs[0]] + ([add.outputs[0]] if others or add.outputs[0] in offer.outputs else [])
+    attrs = {**norm.attrs, "has_scale": int(len(norm.inputs) > 1 and bool(norm.inputs[1]))}
+    attrs["has_bias"] = int(len(norm.inputs) > 2 and bool(norm.inputs[2]))
+    node = Node(ADD_LAYERNORM, [*add.inputs, *params], outputs, attrs, f"{add.name}+{norm.name}")
+    return Fusion(node, (add.name, norm.name), "the residual sum normalized as it is read")
+
+
+def fusions(offer, precision: str = "normal") -> list[Fusion]:
+    """The fusions of a plan's ops placed here; AddLayerNorm only where tensors stay float32
+    (add_norm_rows.comp has no float16 variant)."""
     producers = {out: node for node in offer.nodes for out in node.outputs}
-    return [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
+    found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
+    if precision == "low":
+        return found
+    taken = {name for f in found for name in f.replaces}
+    order = {node.name: i for i, node in enumerate(offer.nodes)}
+    for node in offer.nodes:
+        f = add_layernorm_fusion(node, offer, order)
+        if f is not None and not taken & set(f.replaces):
+            found.append(f)
+            taken |= set(f.replaces)
+    return found

@@ -130,3 +130,50 @@ def test_transposed_operands(rng, x_shape, perm, w_shape):
     feeds = {"x": rng.standard_normal(x_shape).astype("float32")}
     sess = _check(graph, feeds)
     assert _fused_names(sess)[0]
+
+
+def residual_norms(rng, rows=7, dim=45, eps=1e-5):
+    """Two pre-norm residual steps: x + f(x) normalized, and that sum read again by the next Add."""
+    b = mnn.GraphBuilder("vk_add_norm")
+    x = b.input("x", ("N", rows, dim))
+    # (the bias Add goes into the MatMul's fusion, leaving the residual Add to the norm's)
+    h = b.Add(x, b.Add(b.MatMul(x, b.const(_w(rng, dim, dim))), b.const(_w(rng, dim))))
+    n1 = b.LayerNormalization(h, b.const(_w(rng, dim) + 1), b.const(_w(rng, dim)), epsilon=eps)
+    h2 = b.Add(h, b.Relu(b.MatMul(n1, b.const(_w(rng, dim, dim)))))
+    n2 = b.LayerNormalization(h2, b.const(_w(rng, dim) + 1), None, epsilon=eps)
+    b.output(n2, "y")
+    b.output(h2, "h2")  # a graph output: the fused op stores the sum too
+    return b.build()
+
+
+@pytest.mark.parametrize("dim", [45, 384, 1000, 2048])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_add_layernorm(rng, dim, batch):
+    graph = residual_norms(rng, dim=dim)
+    feeds = {"x": rng.standard_normal((batch, 7, dim)).astype("float32")}
+    want = mnn.Session(graph, backend="reference").run(feeds)
+    sess = mnn.Session(graph, backend="vulkan", fallback=False)
+    got = sess.run(feeds)
+    for name in ("y", "h2"):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4 * float(np.abs(want[name]).max()))
+    fused = [n for n in sess.plan.fused if n.startswith("add")]
+    assert len(fused) == 2, sess.plan.fused
+    import mnn_vulkan
+
+    names = {p.node for p in sess.plan.placements}
+    mine = [seg for seg in mnn_vulkan.segments().values() if seg.names and set(seg.names) <= names]
+    shaders = [s for seg in mine for s in seg.shaders]
+    assert shaders.count("add_norm_rows") == 2 and "binary" not in shaders, shaders
+
+
+def test_add_layernorm_stays_apart_at_low_precision_and_for_long_rows(rng):
+    graph = residual_norms(rng, dim=45)
+    feeds = {"x": rng.standard_normal((2, 7, 45)).astype("float32")}
+    want = mnn.Session(graph, backend="reference").run(feeds)["y"]
+    low = mnn.Session(graph, backend="vulkan", fallback=False, precision="low")
+    np.testing.assert_allclose(low.run(feeds)["y"], want, rtol=2e-2, atol=2e-2 * float(np.abs(want).max()))
+    assert not [n for n in low.plan.fused if n.startswith("add")]
+    long = residual_norms(rng, rows=2, dim=2049)  # past 8 x 256 elements: norm_rows.comp, no fusion
+    feeds = {"x": rng.standard_normal((1, 2, 2049)).astype("float32")}
+    sess = _check(long, feeds)
+    assert not [n for n in sess.plan.fused if n.startswith("add")]

@@ -34,4 +34,21 @@ KERNELS = GpuKernelTable(MAX_ELEMENTS, _bindable)
 register = KERNELS.register
 
 
-from . import conv, deconv, eltwise, fused, index, logic, matmul, ml, norm, pool, quant, reduce, resize, rnn, shape  # noqa: E402,F401  (registration)
+from . import (  # noqa: E402,F401  (registration)
+    add_norm,
+    conv,
+    deconv,
+    eltwise,
+    fused,
+    index,
+    logic,
+    matmul,
+    ml,
+    norm,
+    pool,
+    quant,
+    reduce,
+    resize,
+    rnn,
+    shape,
+)

@@ -1,5 +1,6 @@
-"""BatchNormalization (batchnorm.comp), LayerNormalization and
-InstanceNormalization (norm_rows.comp), Softmax and LogSoftmax (softmax.comp)."""
+"""BatchNormalization (batchnorm.comp), LayerNormalization (add_norm_rows.comp where a row fits
+an invocation's registers in float32, else norm_rows.comp) and InstanceNormalization
+(norm_rows.comp), Softmax and LogSoftmax (softmax.comp)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.recorder import row_groups
 
 from . import register
+from .add_norm import fits, record_rows
 from .loops import budgeted
 
 
@@ -86,6 +88,9 @@ def _record_layernorm(op, rec):
     for d in x.info.shape[axis:]:
         length *= d
     rows = x.info.size // length if length else 0
+    if not rec.half and rows and fits(length, [p.info if p is not None else None for p in (scale, bias)]):
+        record_rows(rec, x, None, scale, bias, op.outputs[0], None, rows, length, op.node.attrs["epsilon"])
+        return
     _norm_rows(rec, x, scale, bias, op.outputs[0], rows, length, 0, op.node.attrs["epsilon"])
 
 
