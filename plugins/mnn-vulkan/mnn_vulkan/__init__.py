@@ -107,10 +107,15 @@ class VulkanBackend(SegmentBackend):
 
     def fuse(self, offer, ctx):
         """MatMuls with the Transposes, scale, bias and activation around them; residual Adds with
-        the LayerNormalization after them (fuse.py)."""
+        the LayerNormalization after them (fuse.py). MNN_VULKAN_FUSE=0 proposes none (A/B runs of
+        tools that cannot pass Session(fuse=False))."""
+        import os
+
         from .fuse import fusions
 
-        return fusions(offer, getattr(ctx, "precision", "normal")) if KERNELS else []
+        if not KERNELS or os.environ.get("MNN_VULKAN_FUSE", "") == "0":
+            return []
+        return fusions(offer, getattr(ctx, "precision", "normal"))
 
     def prepare_segment(self, ops, arena, ctx):
         options = ctx.options or {}

@@ -177,3 +177,12 @@ def test_add_layernorm_stays_apart_at_low_precision_and_for_long_rows(rng):
     feeds = {"x": rng.standard_normal((1, 2, 2049)).astype("float32")}
     sess = _check(long, feeds)
     assert not [n for n in sess.plan.fused if n.startswith("add")]
+
+
+def test_the_switch_turns_fusions_off(rng, monkeypatch):
+    graph = attention(rng, seq=5, dim=8, heads=2)
+    feeds = _feeds(rng, 1, seq=5, dim=8)
+    monkeypatch.setenv("MNN_VULKAN_FUSE", "0")
+    assert not _check(graph, feeds).plan.fused
+    monkeypatch.delenv("MNN_VULKAN_FUSE")
+    assert _check(graph, feeds).plan.fused

@@ -85,13 +85,13 @@ def main(argv=None):
 
 
 def _by_op_type(graph, times) -> list[tuple[str, float]]:
-    """GPU ms summed per op type (a dispatch is named after its node, fused nodes "a+b": the
-    first one's type), largest first, with each type's dispatch count."""
+    """GPU ms summed per op type (a dispatch is named after its node; a fused node "a+b" after
+    the types it replaces, "MatMul+Add"), largest first, with each type's dispatch count."""
     kinds = {node.name: node.op for node in getattr(graph, "nodes", ())}
     total, count = defaultdict(float), defaultdict(int)
     for name, ms in times:
-        node = name.split(":")[0].split("+")[0]
-        kind = kinds.get(node, node.rsplit("/", 1)[-1].rstrip("_0123456789") or node)
+        parts = name.split(":")[0].split("+")
+        kind = "+".join(kinds.get(p, p.rsplit("/", 1)[-1].rstrip("_0123456789") or p) for p in parts)
         total[kind] += ms
         count[kind] += 1
     return [(f"{k}[{count[k]}]", v) for k, v in sorted(total.items(), key=lambda kv: -kv[1])]

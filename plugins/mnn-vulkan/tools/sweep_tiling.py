@@ -3,10 +3,14 @@
     python plugins/mnn-vulkan/tools/sweep_tiling.py --batch 1 --batch 16 \
         --config default= --config big-first=vulkan.gpu_tilings=big,wide,mid,one \
         --config big=vulkan.tiles=big
+    python plugins/mnn-vulkan/tools/sweep_tiling.py --onnx vit-s16 --onnx bert-base --batch 16 \
+        --config default= --config big-auto=vulkan.big_gemm=auto --config big-128=vulkan.big_gemm=128x128
 
 Each --config is NAME=[KEY=VALUE[;KEY=VALUE...]] of session options (vulkan.tiles forces one
 tiling on every layer; vulkan.gpu_tilings, vulkan.gpu_wave and vulkan.gpu_enough change the
-rule that picks one per layer; see kernels/matmul.py). For every model, batch and config it
+rule that picks one per layer; vulkan.big_gemm takes gemm_big.comp's 8x8 register blocks; see
+kernels/matmul.py). --model takes examples/build_models.py's CNNs, --onnx zoo exports by name
+(tools/zoo_inputs.py) or ONNX paths. For every model, batch and config it
 prints the wall-clock median of session.run, the summed GPU time (timestamps around every
 dispatch) and, with --per-op, each convolution's GPU microseconds: enough to derive a
 per-layer rule from forced tilings and to check the rule against them in the same call.
@@ -18,6 +22,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +40,7 @@ def parse_config(text: str) -> tuple[str, dict]:
     return name, options
 
 
-def measure(graph, x, options, repeat):
+def measure(graph, feeds, options, repeat):
     import mnn_vulkan
 
     import mnn_core as mnn
@@ -44,16 +49,16 @@ def measure(graph, x, options, repeat):
     walls = []
     for _ in range(repeat + 3):
         t0 = time.perf_counter()
-        sess.run({"input": x}, copy=False)
+        sess.run(feeds, copy=False)
         walls.append((time.perf_counter() - t0) * 1e3)
     times = [t for seg in mnn_vulkan.gpu_times().values() for t in seg]
     plain = mnn.Session(graph, backend="vulkan", fallback=False, options=options)  # no timestamps
     plain_walls = []
     for _ in range(repeat + 3):
         t0 = time.perf_counter()
-        plain.run({"input": x}, copy=False)
+        plain.run(feeds, copy=False)
         plain_walls.append((time.perf_counter() - t0) * 1e3)
-    out = plain.run({"input": x})["logits"]
+    out = next(iter(plain.run(feeds).values()))
     return statistics.median(plain_walls[3:]), sum(ms for _, ms in times), times, out
 
 
@@ -62,6 +67,7 @@ def main(argv=None):
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append")
+    p.add_argument("--onnx", action="append", default=[], help="a zoo model's name or an ONNX path")
     p.add_argument("--batch", type=int, action="append")
     p.add_argument("--config", action="append", default=[])
     p.add_argument("--repeat", type=int, default=15)
@@ -69,14 +75,21 @@ def main(argv=None):
     args = p.parse_args(argv)
     configs = [parse_config(c) for c in args.config] or [("default", {})]
     rows = []
-    for model in args.model or ["resnet18", "mobilenet_v2"]:
+    for model in (args.model or ([] if args.onnx else ["resnet18", "mobilenet_v2"])) + args.onnx:
         for batch in args.batch or [16]:
-            graph = MODELS[model](batch)
-            x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")
+            if model in args.onnx:
+                from zoo_inputs import zoo_feeds, zoo_path
+
+                import mnn_core as mnn
+
+                graph, feeds = mnn.load(str(zoo_path(model))), zoo_feeds(zoo_path(model), batch)
+            else:
+                graph = MODELS[model](batch)
+                feeds = {"input": np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")}
             base = None
             for name, options in configs:
                 try:
-                    wall, gpu, times, out = measure(graph, x, options, args.repeat)
+                    wall, gpu, times, out = measure(graph, feeds, options, args.repeat)
                 except Exception as exc:  # one config's failure is reported, not fatal
                     print(f"{model} b{batch} {name}: FAILED {type(exc).__name__}: {exc}", flush=True)
                     continue
@@ -87,6 +100,11 @@ def main(argv=None):
                     f"{model} b{batch} {name}: wall {wall:.3f} ms, GPU {gpu:.3f} ms, diff to first {err:.1e}",
                     flush=True,
                 )
+                shaders = defaultdict(float)
+                for n, ms in times:
+                    shaders[n.split(":")[-1]] += ms
+                ranked = sorted(shaders.items(), key=lambda kv: -kv[1])
+                print("  GPU ms by shader: " + ", ".join(f"{k} {v:.3f}" for k, v in ranked), flush=True)
                 if args.per_op:
                     convs = [
                         (n.split(":")[0], ms)
