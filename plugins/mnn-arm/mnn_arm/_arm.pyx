@@ -77,6 +77,7 @@ cdef extern from "arm.h" nogil:
 
 cdef extern from "fp16h_ops.h" nogil:
     int arm_norm_h_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    int arm_softmax_h_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 cdef extern from "parallel.h" nogil:
     int arm_pool_workers()
@@ -459,6 +460,14 @@ def reduce(str name, int64_t rows, int64_t n, int kind, bint half=False):
 
 def softmax(str name, int64_t outer, int64_t axis, int64_t inner, bint log):
     cdef Execution ex = _execution(name, sizeof(arm_softmax_state), arm_softmax_run)
+    cdef arm_softmax_state* s = <arm_softmax_state*>ex.state
+    s.outer, s.axis, s.inner, s.log = outer, axis, inner, log
+    return ex
+
+
+def softmax_h(str name, int64_t outer, int64_t axis, int64_t inner, bint log):
+    """Softmax / LogSoftmax on fp16 tensors (the fp16 domain): fp16h.c's kernel"""
+    cdef Execution ex = _execution(name, sizeof(arm_softmax_state), arm_softmax_h_run)
     cdef arm_softmax_state* s = <arm_softmax_state*>ex.state
     s.outer, s.axis, s.inner, s.log = outer, axis, inner, log
     return ex

@@ -59,12 +59,16 @@ cdef extern from "move.h" nogil:
         int32_t npass
         const arm_resize_pass* pass_ "pass"
         float* work[2]
+        int32_t half
     int arm_resize_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 
-def resize(str name, list passes, int64_t work_elems):
+def resize(str name, list passes, int64_t work_elems, bint half=False):
     """passes: (outer, in, out, inner, idx (out, taps) int64, w (out, taps), outside (out,) bool or None,
-    extrapolation value, nearest) per resized axis, in order; work_elems: the largest intermediate."""
+    extrapolation value, nearest) per resized axis, in order; work_elems: the largest intermediate.
+    half: fp16 tensors, every pass nearest (copies of halves)."""
+    if half and not all(p[8] for p in passes):
+        raise ValueError("arm Resize on fp16 tensors takes nearest passes only")
     cdef Execution ex = _execution(name, sizeof(arm_resize_state), arm_resize_run)
     cdef arm_resize_state* s = <arm_resize_state*>ex.state
     cdef Buffer table = Buffer(max(len(passes), 1) * sizeof(arm_resize_pass))
@@ -79,6 +83,7 @@ def resize(str name, list passes, int64_t work_elems):
         p[k].extrap, p[k].nearest = extrap, nearest
     s.work[0] = <float*>ex.hold(Buffer(work_elems * 4))
     s.work[1] = <float*>ex.hold(Buffer(work_elems * 4))
+    s.half = half
     return ex
 
 

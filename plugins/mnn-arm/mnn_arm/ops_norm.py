@@ -29,20 +29,23 @@ def prepare_batchnorm(node, ins, outs, constants, ctx):
     return _arm.affine("arm.BatchNormalization", x[0], x[1], prod(x[2:]), scale, beta - mean * scale)
 
 
-def _softmax(node, ins, log):
+def _softmax(node, ins, log, ctx):
     x = static_shape(ins[0])
     axis = normalize_axis(node.attrs["axis"], len(x), node.op)
-    return _arm.softmax(f"arm.{node.op}", prod(x[:axis]), x[axis], prod(x[axis + 1 :]), log)
+    dims = (prod(x[:axis]), x[axis], prod(x[axis + 1 :]))
+    if half.half_activations(ctx):  # fp16 in and out: fp16h.c's kernel
+        return _arm.softmax_h(f"arm.{node.op}", *dims, log)
+    return _arm.softmax(f"arm.{node.op}", *dims, log)
 
 
-@kernel("Softmax", efficiency=0.3)
+@kernel("Softmax", half_native=True, efficiency=0.3)
 def prepare_softmax(node, ins, outs, constants, ctx):
-    return _softmax(node, ins, False)
+    return _softmax(node, ins, False, ctx)
 
 
-@kernel("LogSoftmax", efficiency=0.3)
+@kernel("LogSoftmax", half_native=True, efficiency=0.3)
 def prepare_logsoftmax(node, ins, outs, constants, ctx):
-    return _softmax(node, ins, True)
+    return _softmax(node, ins, True, ctx)
 
 
 def _optional(node, ins, i):

@@ -1,16 +1,17 @@
 """Resize on Arm (csrc/resize.c, float32): any rank, nearest / linear / cubic, every coordinate mode,
 antialias and exclude_outside, through the sampling tables of mnn_core.ops.resize (axis_taps): one
-separable pass per resized axis, in increasing axis order as the reference goes."""
+separable pass per resized axis, in increasing axis order as the reference goes. In the fp16 domain a
+nearest Resize copies the halves as they are; the other modes run widened (half.widen)."""
 
 from __future__ import annotations
 
 from mnn_core.ops.resize import axis_is_identity, axis_taps, resize_geometry
 
-from . import _arm
+from . import _arm, half
 from ._common import kernel, prod, static_shape
 
 
-@kernel("Resize", efficiency=0.4)
+@kernel("Resize", half_native=True, efficiency=0.4)
 def prepare_resize(node, ins, outs, constants, ctx):
     shape = list(static_shape(ins[0]))
     out, scales, roi = resize_geometry(tuple(shape), node.attrs)
@@ -35,4 +36,8 @@ def prepare_resize(node, ins, outs, constants, ctx):
             )
             cur[axis] = out[axis]
             work = max(work, prod(cur))
-    return _arm.resize("arm.Resize", passes, work)
+    if not half.half_activations(ctx):
+        return _arm.resize("arm.Resize", passes, work)
+    if all(p[8] for p in passes):
+        return _arm.resize("arm.Resize", passes, work, True)
+    return half.widen(_arm.resize("arm.Resize", passes, work), ins, outs)

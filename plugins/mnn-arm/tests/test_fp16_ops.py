@@ -1,5 +1,6 @@
-"""The fp16 domain's own normalization and activation kernels (fp16h.c: LayerNormalization and
-InstanceNormalization on fp16 rows, GELU / tanh / leaky relu on 8 halves) against the reference backend on
+"""The fp16 domain's own normalization, activation, softmax and resize kernels (fp16h.c: LayerNormalization
+and InstanceNormalization on fp16 rows, GELU / tanh / leaky relu on 8 halves, Softmax / LogSoftmax; resize.c:
+nearest Resize as copies of halves) against the reference backend on
 random inputs of odd sizes (vector tails, one-element rows, rows longer than a statistics block) and values
 far into each function's tails, with the plan checked to run them on halves (no widened step)."""
 
@@ -38,6 +39,37 @@ def _cases():
         c.append(("Gelu", [x], {}, True, 3e-3, 1e-3))
         c.append(("Tanh", [x], {}, True, 3e-3, 2e-3))
         c.append(("LeakyRelu", [x], {"alpha": 0.1}, True, 2e-3, 1e-4))
+    # Softmax / LogSoftmax: rows (vector tails, a long row of small terms) and a strided axis (a detector's
+    # DFL bins: 16 along axis 1, 8-column vectors and a tail); inputs within +-10 (fp16's rounding of them
+    # moves e^x by up to 0.5%)
+    for shape, axis in [((3, 1), -1), ((5, 7), -1), ((2, 8), 1), ((4, 37), -1), ((2, 1000), -1), ((1, 16, 4, 37), 1)]:
+        for op in ("Softmax", "LogSoftmax"):
+            c.append((op, [f32(*shape, scale=3.0)], {"axis": axis}, True, 1e-2, 1e-3))
+    c.append(("Softmax", [f32(2, 16, 3, scale=3.0)], {"axis": 1}, True, 1e-2, 1e-3))
+    x = np.full((1, 300), -30.0, np.float32)
+    x[0, 7] = 0.0
+    c.append(("Softmax", [x.copy()], {"axis": -1}, True, 2e-3, 2e-7))  # 299 terms of e^-30: 1 and (almost) 0s
+    x[0, 8:] = -11.0  # 292 terms of e^-11 (1.7e-5, fp16 subnormals) must still sum to 0.5% of the row
+    c.append(("Softmax", [x], {"axis": -1}, True, 2e-3, 2e-7))
+    # nearest Resize: YOLOv8's 2x upsampling, a downscale, rank 3, and tf_crop_and_resize's extrapolation
+    nearest = {"mode": "nearest", "nearest_mode": "floor", "coordinate_transformation_mode": "asymmetric"}
+    for shape, given in [
+        ((1, 5, 7, 9), {"scales": [1.0, 1.0, 2.0, 2.0]}),
+        ((2, 3, 11, 10), {"sizes": [2, 3, 4, 7]}),
+        ((3, 4, 13), {"scales": [1.0, 3.0, 1.0]}),
+        ((1, 2, 5, 1), {"scales": [1.0, 1.0, 2.0, 3.0]}),
+        (
+            (1, 1, 7, 6),
+            {
+                "sizes": [1, 1, 5, 5],
+                "extrapolation_value": 9.0,
+                "coordinate_transformation_mode": "tf_crop_and_resize",
+                "roi": [0, 0, -0.2, 0.1, 1, 1, 1.1, 0.8],
+            },
+        ),
+    ]:
+        # copies: exact but for fp16's rounding of the input (2^-11 relative)
+        c.append(("Resize", [f32(*shape)], {**nearest, **given}, True, 5e-4, 1e-7))
     return c
 
 

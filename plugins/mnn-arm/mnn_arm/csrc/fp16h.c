@@ -510,3 +510,122 @@ int arm_norm_h_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
     arm_parallel(most < 2 ? 1 : (most < t ? (int)most : t), s->rows, 1, norm_h_part, &j);
     return 0;
 }
+
+/* -- softmax on halves ------------------------------------------------------------------------------ */
+
+/* e^t for t <= 0 on 8 halves: 2^u (u = t log2 e, clamped to [-24, 0]) as 2^n 2^f, 2^f by sigmoid8h's cubic,
+ * 2^(n + 12) put in the exponent bits (normal for every n) and the 2^-12 left to one multiplication, which
+ * rounds into fp16's subnormals as they come: below 2^-14 the values keep their absolute precision (2^-25),
+ * so a long row of small terms still sums right */
+static inline float16x8_t expneg8h(float16x8_t t) {
+    float16x8_t u = vmulq_f16(t, vdupq_n_f16((__fp16)1.4426950f));
+    u = vminq_f16(vmaxq_f16(u, vdupq_n_f16((__fp16)-24.0f)), vdupq_n_f16((__fp16)0.0f));
+    const float16x8_t n = vrndnq_f16(u), f = vsubq_f16(u, n);
+    float16x8_t p = vfmaq_f16(vdupq_n_f16((__fp16)0.2402265f), f, vdupq_n_f16((__fp16)0.0555041f));
+    p = vfmaq_f16(vdupq_n_f16((__fp16)0.6931472f), f, p);
+    p = vfmaq_f16(vdupq_n_f16((__fp16)1.0f), f, p);
+    const int16x8_t e = vshlq_n_s16(vaddq_s16(vcvtq_s16_f16(n), vdupq_n_s16(12)), 10);
+    return vmulq_f16(vreinterpretq_f16_s16(vaddq_s16(vreinterpretq_s16_f16(p), e)), vdupq_n_f16((__fp16)(1.0f / 4096.0f)));
+}
+
+static inline float32x4_t widen_sum8(float32x4_t s, float16x8_t v) {
+    return vaddq_f32(s, vaddq_f32(vcvt_f32_f16(vget_low_f16(v)), vcvt_high_f32_f16(v)));
+}
+
+/* one softmax row of n contiguous halves: max, e^(x - max) stored and summed in fp32, then scaled (or, log:
+ * x - max - log sum) */
+static void softmax_row_h(const __fp16 *p, __fp16 *q, int64_t n, int log) {
+    float m = -INFINITY;
+    int64_t i = 0;
+    if (n >= 8) {
+        float16x8_t v = vld1q_f16(p);
+        for (i = 8; i + 8 <= n; i += 8) v = vmaxq_f16(v, vld1q_f16(p + i));
+        m = (float)vmaxvq_f16(v);
+    }
+    for (; i < n; ++i) m = (float)p[i] > m ? (float)p[i] : m;
+    const float16x8_t vm = vdupq_n_f16((__fp16)m);
+    float32x4_t vs = vdupq_n_f32(0.0f);
+    for (i = 0; i + 8 <= n; i += 8) {
+        const float16x8_t e = expneg8h(vsubq_f16(vld1q_f16(p + i), vm));
+        if (!log) vst1q_f16(q + i, e);
+        vs = widen_sum8(vs, e);
+    }
+    float s = vaddvq_f32(vs);
+    for (; i < n; ++i) {
+        const float e = expf((float)p[i] - m);
+        if (!log) q[i] = (__fp16)e;
+        s += e;
+    }
+    if (log) {
+        const float ls = logf(s);
+        for (i = 0; i < n; ++i) q[i] = (__fp16)((float)p[i] - m - ls);
+        return;
+    }
+    const float16x8_t inv = vdupq_n_f16((__fp16)(1.0f / s));
+    for (i = 0; i + 8 <= n; i += 8) vst1q_f16(q + i, vmulq_f16(vld1q_f16(q + i), inv));
+    for (; i < n; ++i) q[i] = (__fp16)((float)q[i] / s);
+}
+
+/* softmax over an axis of stride inner > 1 (a detector's DFL bins): 8 columns a vector, the axis walked */
+static void softmax_cols_h(const __fp16 *p, __fp16 *q, int64_t axis, int64_t inner, int log) {
+    int64_t i = 0;
+    for (; i + 8 <= inner; i += 8) {
+        float16x8_t m = vld1q_f16(p + i);
+        for (int64_t a = 1; a < axis; ++a) m = vmaxq_f16(m, vld1q_f16(p + a * inner + i));
+        float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0;
+        for (int64_t a = 0; a < axis; ++a) {
+            const float16x8_t e = expneg8h(vsubq_f16(vld1q_f16(p + a * inner + i), m));
+            if (!log) vst1q_f16(q + a * inner + i, e);
+            s0 = vaddq_f32(s0, vcvt_f32_f16(vget_low_f16(e))), s1 = vaddq_f32(s1, vcvt_high_f32_f16(e));
+        }
+        if (log) {
+            float l[8], s[8];
+            vst1q_f32(s, s0), vst1q_f32(s + 4, s1);
+            for (int k = 0; k < 8; ++k) l[k] = logf(s[k]);
+            const float16x8_t ls = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(l)), vld1q_f32(l + 4));
+            for (int64_t a = 0; a < axis; ++a)
+                vst1q_f16(q + a * inner + i, vsubq_f16(vsubq_f16(vld1q_f16(p + a * inner + i), m), ls));
+            continue;
+        }
+        const float32x4_t one = vdupq_n_f32(1.0f);
+        const float16x8_t inv = vcvt_high_f16_f32(vcvt_f16_f32(vdivq_f32(one, s0)), vdivq_f32(one, s1));
+        for (int64_t a = 0; a < axis; ++a) vst1q_f16(q + a * inner + i, vmulq_f16(vld1q_f16(q + a * inner + i), inv));
+    }
+    for (; i < inner; ++i) { /* the columns left: scalar, in fp32 */
+        float m = -INFINITY, s = 0.0f;
+        for (int64_t a = 0; a < axis; ++a) m = (float)p[a * inner + i] > m ? (float)p[a * inner + i] : m;
+        for (int64_t a = 0; a < axis; ++a) s += expf((float)p[a * inner + i] - m);
+        const float ls = logf(s);
+        for (int64_t a = 0; a < axis; ++a) {
+            const float d = (float)p[a * inner + i] - m;
+            q[a * inner + i] = (__fp16)(log ? d - ls : expf(d) / s);
+        }
+    }
+}
+
+typedef struct softmax_h_job {
+    const arm_softmax_state *s;
+    const __fp16 *x;
+    __fp16 *y;
+} softmax_h_job;
+
+static void softmax_h_part(void *ctx, int64_t b, int64_t end, int tid) {
+    (void)tid;
+    const softmax_h_job *j = (const softmax_h_job *)ctx;
+    const arm_softmax_state *s = j->s;
+    const int64_t block = s->axis * s->inner;
+    for (int64_t o = b; o < end; ++o) {
+        if (s->inner == 1) softmax_row_h(j->x + o * block, j->y + o * block, s->axis, s->log);
+        else softmax_cols_h(j->x + o * block, j->y + o * block, s->axis, s->inner, s->log);
+    }
+}
+
+int arm_softmax_h_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    const arm_softmax_state *s = (const arm_softmax_state *)state;
+    (void)n_in, (void)n_out;
+    softmax_h_job j = {s, (const __fp16 *)arm_data(&ins[0]), (__fp16 *)arm_data(&outs[0])};
+    const int64_t most = s->outer * s->axis * s->inner / 16384;
+    const int t = arm_threads(s);
+    arm_parallel(most < 2 ? 1 : (most < t ? (int)most : t), s->outer, 1, softmax_h_part, &j);
+    return 0;
+}

@@ -14,4 +14,8 @@ int arm_norm_h_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
 void arm_normalize_rows_h(const void *x, void *y, int64_t rows, int64_t n, float eps, const void *scale,
                           const void *shift, int64_t per_row);
 
+/* Softmax / LogSoftmax on fp16 (arm_softmax_state's outer, axis, inner, log): e^(x - max) on 8 halves (a cubic
+ * for 2^f, exact powers of two down to fp16's subnormals), the sums in fp32 */
+int arm_softmax_h_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
 #endif

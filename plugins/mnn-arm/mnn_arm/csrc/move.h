@@ -127,6 +127,7 @@ typedef struct arm_resize_state {
     int32_t npass;
     const arm_resize_pass *pass;
     float *work[2];
+    int32_t half; /* fp16 tensors (the fp16 domain); only when every pass is nearest: 2-byte copies */
 } arm_resize_state;
 int arm_resize_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
