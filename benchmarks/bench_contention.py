@@ -67,9 +67,18 @@ SPIN = "import ctypes\ntry: ctypes.CDLL(None).prctl(1, 9)\nexcept Exception: pas
 
 
 @contextlib.contextmanager
-def competitors(n: int):
-    """n processes spinning on the CPU for the duration of the block; stopped however the block ends."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
+def competitors(n: int, pin: bool = False):
+    """n processes spinning on the CPU for the duration of the block; stopped however the block ends.
+    pin: competitor i on core i (modulo the cores), so that no core ever holds two of them while another
+    holds none (unpinned, the scheduler sometimes pairs them for seconds, and leaves this process a core
+    of its own)."""
+    cpus = sorted(os.sched_getaffinity(0)) if pin and hasattr(os, "sched_getaffinity") else []
+
+    def start(i: int):
+        pin_it = (lambda: os.sched_setaffinity(0, {cpus[i % len(cpus)]})) if cpus else None
+        return subprocess.Popen([sys.executable, "-c", SPIN], preexec_fn=pin_it)
+
+    procs = [start(i) for i in range(n)]
     try:
         time.sleep(0.2)  # let them start spinning
         yield procs
@@ -196,11 +205,11 @@ def phase(runners: dict, rounds: int, repeat: int) -> dict:
     return out
 
 
-def measure(workload: str, threads: int, busy: int, rounds: int, repeat: int, sample_ms: float) -> dict:
+def measure(workload: str, threads: int, busy: int, rounds: int, repeat: int, sample_ms: float, pin: bool) -> dict:
     runners = {1: make(workload, 1), threads: make(workload, threads)}
     result = {}
     for name, n in (("quiet", 0), ("busy", busy)):
-        with competitors(n):
+        with competitors(n, pin):
             runs = repeat or runs_per_sample(runners, sample_ms)
             result[name] = {"runs_per_sample": runs, **phase(runners, rounds, runs)}
     return result
@@ -291,6 +300,7 @@ def main(argv=None) -> int:
         "--threads", type=int, default=max(cores, 2), help="N, compared with 1 (default: the cores, %(default)s)"
     )
     p.add_argument("--busy", type=int, default=cores, help="competing processes (default: one per core, %(default)s)")
+    p.add_argument("--pin", action="store_true", help="competitor i on core i: never two on one core (see competitors)")
     p.add_argument("--rounds", type=int, default=30, help="samples per configuration and phase (default %(default)s)")
     p.add_argument("--sample-ms", type=float, default=40.0, help="about how long a sample runs (default %(default)s)")
     p.add_argument("--repeat", type=int, default=0, help="runs per sample (default: as many as --sample-ms takes)")
@@ -313,7 +323,8 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))  # a kill stops the competitors too (finally)
     print(
         f"{platform.processor() or platform.machine()}, {cores} cores; threads={args.threads} against "
-        f"threads=1; busy: {args.busy} spinning processes; {args.rounds} rounds of samples of "
+        f"threads=1; busy: {args.busy} spinning processes{', pinned' if args.pin else ''}; "
+        f"{args.rounds} rounds of samples of "
         f"{f'{args.repeat} runs' if args.repeat else f'about {args.sample_ms:g} ms'}\n"
     )
     n = args.threads
@@ -321,14 +332,15 @@ def main(argv=None) -> int:
     results = {}
     for w in workloads:
         try:
-            results[w] = measure(w, n, args.busy, args.rounds, args.repeat, args.sample_ms)
+            results[w] = measure(w, n, args.busy, args.rounds, args.repeat, args.sample_ms, args.pin)
         except (LookupError, OSError) as e:
             print(f"{w:<17}skipped: {e}")
             continue
         print(row(w, results[w], n), flush=True)
     verdict(results, n)
     if args.json:
-        Path(args.json).write_text(json.dumps({"threads": n, "busy": args.busy, "results": results}, indent=1))
+        out = {"threads": n, "busy": args.busy, "pin": args.pin, "results": results}
+        Path(args.json).write_text(json.dumps(out, indent=1))
     return 0
 
 

@@ -51,7 +51,20 @@
  * claimed; where one of them lost its core that is a time slice of another
  * process. Spinning or yielding through it spends the caller's own share of
  * the CPU, which the serial ops after the job then lack: past a short spin,
- * the caller sleeps on a futex that the worker finishing the last item wakes. */
+ * the caller sleeps on a futex that the worker finishing the last item wakes.
+ *
+ * Workers that cannot come. Under contention most jobs that miss their gain are not held up by a
+ * worker; the worker simply was not on a core when the job was offered (woken onto a core where other
+ * processes run, or onto the caller's own core, where it can only take the caller's turn), and the
+ * caller ran every item after paying the offer and the wake-up. So the caller notes, per worker and
+ * per job, whether the worker came, how late, and on which CPU: one that did not come within
+ * POOL_LATE_NS, or came on the caller's CPU, is passed over for its next jobs (its part goes to
+ * the caller, and it is not woken) for a pause that doubles while it keeps failing; a worker that
+ * finds itself spinning on the caller's CPU sleeps at once. Where every worker is passed over, the
+ * light loops run as one range on the caller: plans cut for the threads that actually come. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getcpu */
+#endif
 #include <pthread.h>
 #include <sched.h>
 #ifdef __linux__
@@ -91,6 +104,12 @@
 /* how long the caller spins for claimed items before it sleeps ("waiting"): a worker in the middle of its
  * item finishes in a few microseconds; one that lost its core, in milliseconds */
 #define POOL_WAIT_SPIN_NS 30000
+/* A worker that enters a job this long after its offer, or not at all in a job that lasted as long, was
+ * off its core ("workers that cannot come"); the pause it is then passed over for, from the shortest to
+ * the longest, doubling while it keeps failing: a try costs at most a wake-up and a job on one thread */
+#define POOL_LATE_NS 200000
+#define POOL_SHUN_MIN_NS 1000000
+#define POOL_SHUN_MAX_NS 256000000
 
 typedef struct {
     _Alignas(64) _Atomic int64_t next; /* its next unclaimed item; a cache line each */
@@ -108,16 +127,28 @@ typedef struct {
     pool_part part[POOL_MAX]; /* part r: items [n*r/want, n*(r+1)/want), owned by participant r */
 } pool_job;
 
+/* a worker's presence: written by the worker (cpu, entered), judged by the caller under P.busy (the rest) */
+typedef struct {
+    _Alignas(64) _Atomic uint32_t bell; /* its futex word: the caller rings it to offer a job to a sleeper */
+    _Atomic int asleep;                 /* set by the worker, cleared by the caller that rings */
+    _Atomic uint32_t entered;           /* the P.gen of the last job it entered */
+    _Atomic int64_t entered_at;         /* now_ns() at that entry */
+    _Atomic int entered_cpu;            /* and its CPU then */
+    _Atomic int64_t shunned_until;      /* now_ns() before which it is passed over */
+    int64_t shun;                       /* its next pause, if it fails again */
+} pool_worker;
+static pool_worker W[POOL_MAX];
+
 static struct {
     pthread_mutex_t mu, busy;
     pthread_cond_t cv;
     int started;                 /* worker threads created (ids 1..started) */
     _Atomic(pool_job *) job;     /* the job on offer, or NULL */
-    _Atomic uint32_t gen;        /* bumped at each new job; the futex word the sleepers wait on */
+    _Atomic uint32_t gen;        /* bumped at each new job */
     _Atomic int inside;          /* workers between entering and leaving a job */
-    _Atomic int sleepers;
     _Atomic int64_t oversubscribed_until; /* now_ns() before which workers spin POOL_SPIN_BUSY_NS */
-} P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, 0, 0};
+    _Atomic int caller_cpu;               /* the CPU of the last job's caller: a worker spinning there sleeps */
+} P = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, 0, -1};
 
 /* Contention (the header's "starved workers"): a verdict per window of POOL_WINDOW_NS of parallel jobs;
  * the threads pass when the jobs took at most POOL_GAIN of the serial estimate (two threads reach about
@@ -133,12 +164,13 @@ static struct {
 static struct { /* read and written by the caller holding P.busy, except serial_until (and `on`, set before
                 * the first worker starts) */
     int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins, 4 the loops' verdicts, 8 the caller's
-             * sleep while it waits; default 15 (0: none, to compare) */
+             * sleep while it waits, 16 workers that cannot come passed over; default 31 (0: none, to compare) */
     _Atomic int64_t serial_until; /* now_ns() before which jobs run on the caller alone */
     int64_t backoff, wall, estimate; /* the window so far: the jobs' time and their serial estimate */
     int unjudged; /* workers started in this window: their first jobs pay the threads' start and first touches */
     int64_t jobs, solo_jobs, small_jobs, windows, failed; /* MNN_X86_POOL_TRACE=1 prints these at exit */
     int64_t loop_solo_jobs, loop_failed, passive_waits;
+    int64_t late, beside_caller, passed_over_jobs; /* workers found late, or on the caller's CPU; jobs not offered */
 } A = {.on = -1, .backoff = POOL_BACKOFF_MIN_NS};
 
 static inline void pause_cpu(void) {
@@ -153,25 +185,36 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* a worker: sleep until P.gen moves on from `seen`. The caller bumps gen, then wakes if it sees a
- * sleeper; a worker counts itself a sleeper, then checks gen: one of the two sees the other. */
-static void sleep_until_job(uint32_t seen) {
-    atomic_fetch_add(&P.sleepers, 1);
+/* a worker: sleep until the caller rings its bell (a worker passed over sleeps through the jobs it is
+ * not offered). The worker marks itself asleep, then checks P.gen; the caller bumps gen, then rings the
+ * sleepers it offers the job to: one of the two sees the other. */
+static void sleep_until_job(int id, uint32_t seen) {
+    pool_worker *w = &W[id];
+    atomic_store(&w->asleep, 1);
+    if (atomic_load(&P.gen) == seen) {
 #ifdef __linux__
-    while (atomic_load(&P.gen) == seen) syscall(SYS_futex, &P.gen, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+        for (;;) {
+            const uint32_t bell = atomic_load(&w->bell);
+            if (!atomic_load(&w->asleep)) break;
+            syscall(SYS_futex, &w->bell, FUTEX_WAIT_PRIVATE, bell, NULL, NULL, 0);
+        }
 #else
-    pthread_mutex_lock(&P.mu);
-    while (atomic_load(&P.gen) == seen) pthread_cond_wait(&P.cv, &P.mu);
-    pthread_mutex_unlock(&P.mu);
+        pthread_mutex_lock(&P.mu);
+        while (atomic_load(&w->asleep)) pthread_cond_wait(&P.cv, &P.mu);
+        pthread_mutex_unlock(&P.mu);
 #endif
-    atomic_fetch_sub(&P.sleepers, 1);
+    }
+    atomic_store(&w->asleep, 0);
 }
 
-/* the caller, after bumping P.gen */
-static void wake_sleepers(void) {
-    if (atomic_load(&P.sleepers) == 0) return;
+/* the caller, after bumping P.gen: wake worker `id` if it sleeps */
+static void ring(int id) {
+    pool_worker *w = &W[id];
+    if (!atomic_load(&w->asleep)) return;
+    atomic_store(&w->asleep, 0);
+    atomic_fetch_add(&w->bell, 1);
 #ifdef __linux__
-    syscall(SYS_futex, &P.gen, FUTEX_WAKE_PRIVATE, POOL_MAX, NULL, NULL, 0);
+    syscall(SYS_futex, &w->bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 #else
     pthread_mutex_lock(&P.mu);
     pthread_cond_broadcast(&P.cv);
@@ -245,16 +288,20 @@ static void *worker_main(void *arg) {
                 spin = POOL_SPIN_BUSY_NS;
             }
             last = t;
-            if (t - since < spin) {
+            /* spinning on the caller's CPU takes the caller's turn: sleep at once there */
+            if (t - since < spin && !((A.on & 16) && sched_getcpu() == atomic_load(&P.caller_cpu))) {
                 pause_cpu();
                 continue;
             }
-            sleep_until_job(seen);
+            sleep_until_job(id, seen);
         }
         seen = atomic_load(&P.gen);
         /* enter, then check the job is still on offer: the caller withdraws it
          * before waiting for `inside` to drain, so it never outlives a reader */
         atomic_fetch_add(&P.inside, 1);
+        atomic_store(&W[id].entered_cpu, sched_getcpu());
+        atomic_store(&W[id].entered_at, now_ns());
+        atomic_store(&W[id].entered, seen);
         pool_job *j = atomic_load(&P.job);
         if (j && id < j->want) run_items(j, id);
         atomic_fetch_sub(&P.inside, 1);
@@ -272,7 +319,7 @@ static void reset_after_fork(void) { /* the child has no workers, and libgomp's 
     P.started = 0;
     atomic_store(&P.job, NULL);
     atomic_store(&P.inside, 0);
-    atomic_store(&P.sleepers, 0);
+    memset(W, 0, sizeof W);
     atomic_store(&A.serial_until, 0);
     atomic_store(&P.oversubscribed_until, 0);
 }
@@ -296,21 +343,25 @@ static void grow(int workers) {
 
 static double pool_gain = POOL_GAIN; /* MNN_X86_POOL_GAIN overrides it, to tune */
 static int64_t pool_small_ns = POOL_SMALL_JOB_NS; /* MNN_X86_POOL_SMALL_US (0: every job offered, as before) */
+static int64_t pool_late_ns = POOL_LATE_NS;        /* MNN_X86_POOL_LATE_US overrides it, to tune */
 static void print_trace(void) {
     fprintf(stderr, "mnn-x86 pool: %lld parallel jobs, %lld on the caller alone (starved), %lld small, ",
             (long long)A.jobs, (long long)A.solo_jobs, (long long)A.small_jobs);
     fprintf(stderr, "%lld windows, %lld failed, ", (long long)A.windows, (long long)A.failed);
-    fprintf(stderr, "%lld loop verdicts failed, %lld on the caller alone (loop), %lld waits asleep\n",
+    fprintf(stderr, "%lld loop verdicts failed, %lld on the caller alone (loop), %lld waits asleep, ",
             (long long)A.loop_failed, (long long)A.loop_solo_jobs, (long long)A.passive_waits);
+    fprintf(stderr, "%lld workers late, %lld beside the caller, %lld with no worker coming\n", (long long)A.late,
+            (long long)A.beside_caller, (long long)A.passed_over_jobs);
 }
 
 /* under P.busy, before a job: whether it runs on the caller alone */
 static int starved_now(void) {
     if (A.on < 0) {
         const char *e = getenv("MNN_X86_POOL_ADAPT"), *t = getenv("MNN_X86_POOL_TRACE");
-        A.on = e ? atoi(e) : 15;
+        A.on = e ? atoi(e) : 31;
         if (getenv("MNN_X86_POOL_GAIN")) pool_gain = atof(getenv("MNN_X86_POOL_GAIN"));
         if (getenv("MNN_X86_POOL_SMALL_US")) pool_small_ns = (int64_t)(1000 * atof(getenv("MNN_X86_POOL_SMALL_US")));
+        if (getenv("MNN_X86_POOL_LATE_US")) pool_late_ns = (int64_t)(1000 * atof(getenv("MNN_X86_POOL_LATE_US")));
         if (t && t[0] == '1') atexit(print_trace);
     }
     return (A.on & 1) && now_ns() < atomic_load_explicit(&A.serial_until, memory_order_relaxed);
@@ -372,6 +423,48 @@ static void judge_loop(loop_record *l, int64_t wall, int64_t estimate) {
     }
 }
 
+/* whether worker `id` is passed over now (the header's "workers that cannot come") */
+static int passed_over(int id, int64_t now) {
+    return (A.on & 16) && now < atomic_load_explicit(&W[id].shunned_until, memory_order_relaxed);
+}
+
+/* under P.busy, after job `gen`, offered at `offered_at` by a caller on `caller_cpu` to workers 1..want-1:
+ * a worker offered the job that came late, not at all while the job lasted POOL_LATE_NS, or on the
+ * caller's CPU, is passed over for a while; one that came in time, on another CPU, is offered the next */
+static void judge_workers(uint32_t gen, int want, int64_t offered_at, int caller_cpu) {
+    if (!(A.on & 16) || A.unjudged) return;
+    const int64_t now = now_ns();
+    for (int id = 1; id < want; ++id) {
+        pool_worker *w = &W[id];
+        const int came = atomic_load(&w->entered) == gen, offered = !passed_over(id, offered_at);
+        const int64_t delay = came ? atomic_load(&w->entered_at) - offered_at : now - offered_at;
+        const int beside = came && atomic_load(&w->entered_cpu) == caller_cpu;
+        if (beside || delay > pool_late_ns) {
+            if (!offered) continue; /* not asked: no news */
+            A.late += !beside;
+            A.beside_caller += beside;
+            const int64_t shun = w->shun > 0 ? w->shun : POOL_SHUN_MIN_NS;
+            atomic_store_explicit(&w->shunned_until, now + shun, memory_order_relaxed);
+            w->shun = shun * 2 < POOL_SHUN_MAX_NS ? shun * 2 : POOL_SHUN_MAX_NS;
+        } else if (came) {
+            atomic_store_explicit(&w->shunned_until, 0, memory_order_relaxed);
+            w->shun = POOL_SHUN_MIN_NS;
+        }
+    }
+}
+
+/* how many workers a job at `threads` threads would be offered to now: 0 where all are passed over
+ * (those not started yet count as coming) */
+static int workers_coming(int threads) {
+    if (threads > POOL_MAX) threads = POOL_MAX;
+    const int started = __atomic_load_n(&P.started, __ATOMIC_RELAXED);
+    const int known = threads - 1 < started ? threads - 1 : started;
+    const int64_t now = now_ns();
+    int coming = threads - 1 - known;
+    for (int id = 1; id <= known; ++id) coming += !passed_over(id, now);
+    return coming;
+}
+
 static void run_serial(int64_t from, int64_t n, x86_task_fn fn, void *ctx) {
     for (int64_t i = from; i < n; ++i) fn(ctx, i, 0);
 }
@@ -423,14 +516,26 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
     atomic_store(&j.finished, 0);
     atomic_store(&j.caller_asleep, 0);
     if (j.want > n) j.want = (int)n; /* no empty part: item 0 is part 0's, which the probe took */
+    int coming = 0;
+    for (int id = 1; id < j.want; ++id) coming += !passed_over(id, t_offer);
+    if (coming == 0) { /* none of its workers can come lately: no offer, no wake-up */
+        run_serial(probed, n, fn, ctx);
+        loop->ns = now_ns() - t0;
+        A.passed_over_jobs++;
+        pthread_mutex_unlock(&P.busy);
+        return;
+    }
+    const int caller_cpu = sched_getcpu();
+    atomic_store(&P.caller_cpu, caller_cpu);
     atomic_store(&j.done, probed);
     for (int r = 0; r < j.want; ++r) {
         atomic_store(&j.part[r].next, n * r / j.want + (r == 0 ? probed : 0));
         j.part[r].end = n * (r + 1) / j.want;
     }
     atomic_store(&P.job, &j);
-    atomic_fetch_add(&P.gen, 1);
-    wake_sleepers();
+    const uint32_t gen = atomic_fetch_add(&P.gen, 1) + 1;
+    for (int id = 1; id < j.want; ++id)
+        if (!passed_over(id, t_offer)) ring(id);
     const int64_t t1 = now_ns();
     const int64_t mine = probed + run_items(&j, 0);
     const int64_t caller_ns = probe_ns + now_ns() - t1;
@@ -447,6 +552,7 @@ static void parallel_as(const void *task, int threads, int64_t n, x86_task_fn fn
         keep_score(wall, estimate);
         if (offered_mine > 0) judge_loop(loop, wall, estimate);
     }
+    judge_workers(gen, j.want, t_offer, caller_cpu);
     if (mine > 0) loop->ns = caller_ns * n / mine;
     pthread_mutex_unlock(&P.busy);
 }
@@ -474,7 +580,8 @@ void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn,
     int64_t items = n / grain;
     if (items > X86_ITEMS_PER_THREAD * (int64_t)threads) /* a few each: claiming evens out preemption */
         items = X86_ITEMS_PER_THREAD * (int64_t)threads;
-    if (threads <= 1 || items < 2) {
+    /* one range, without the pool, where no worker would come (starved, or each passed over lately) */
+    if (threads <= 1 || items < 2 || x86_pool_starved() || ((A.on & 16) && workers_coming(threads) == 0)) {
         fn(ctx, 0, n, 0);
         return;
     }
