@@ -269,7 +269,8 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     """gemm_big.comp's work group for a float32 M x N output (`batch` times), or None for
     gemm.comp. Opt-in, while it is measured against gemm.comp on GPUs: "vulkan.big_gemm" or
     MNN_VULKAN_BIG_GEMM = "128x128" or "64x128" (forced on every such GEMM) or "auto" (128x128
-    blocks where they give BIG_GEMM_ENOUGH work groups, else 64x128 where those do). Forced
+    blocks where the output holds one and they give BIG_GEMM_ENOUGH work groups, else 64x128
+    where those do). Forced
     tilings ("vulkan.tiles") keep gemm.comp; so does a K past lavapipe's loop budget."""
     options = rec.options or {}
     wanted = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "0"))).lower()
@@ -282,8 +283,9 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     if wanted != "auto":
         raise ValueError(f"vulkan.big_gemm must be auto, {', '.join(BIG_GEMM)} or 0, got {wanted!r}")
     for local in BIG_GEMM.values():
-        if cdiv(m, 8 * local[1]) * cdiv(n, 8 * local[0]) * batch >= BIG_GEMM_ENOUGH:
-            return local
+        bm, bn = 8 * local[1], 8 * local[0]
+        if m >= bm and n >= bn and cdiv(m, bm) * cdiv(n, bn) * batch >= BIG_GEMM_ENOUGH:
+            return local  # (at least one full block each way: a 7x7 image's 49 columns stay on gemm.comp)
     return None
 
 
