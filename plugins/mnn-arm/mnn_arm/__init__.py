@@ -21,7 +21,7 @@ import platform
 
 from mnn_core.backend import Availability, Backend, CExecution, DeviceInfo, hookimpl
 
-from . import half, paths
+from . import fuse, half, paths
 
 __version__ = "0.1.0"
 
@@ -104,6 +104,10 @@ class ArmBackend(Backend):
 
     def allocate_arena(self, nbytes: int, ctx=None):
         return half.HalfArena(nbytes)
+
+    def fuse(self, offer, ctx):
+        """A few ops placed here run as one (fuse.py)."""
+        return fuse.fusions(offer, ctx)
 
     def prepare(self, node, ins, outs, constants, ctx):
         execution = KERNELS[node.op].impl(node, ins, outs, constants, ctx)

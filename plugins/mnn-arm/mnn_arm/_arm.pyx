@@ -142,6 +142,7 @@ cdef extern from "ops.h" nogil:
         arm_op op
         int64_t outer, axis, inner
         int32_t log
+        float scale
     ctypedef struct arm_pool_state:
         arm_op op
         int64_t planes
@@ -458,10 +459,10 @@ def reduce(str name, int64_t rows, int64_t n, int kind, bint half=False):
     return ex
 
 
-def softmax(str name, int64_t outer, int64_t axis, int64_t inner, bint log):
+def softmax(str name, int64_t outer, int64_t axis, int64_t inner, bint log, float scale=1.0):
     cdef Execution ex = _execution(name, sizeof(arm_softmax_state), arm_softmax_run)
     cdef arm_softmax_state* s = <arm_softmax_state*>ex.state
-    s.outer, s.axis, s.inner, s.log = outer, axis, inner, log
+    s.outer, s.axis, s.inner, s.log, s.scale = outer, axis, inner, log, scale
     return ex
 
 

@@ -1,5 +1,5 @@
 """BatchNormalization (inference: one per-channel multiply-add folded at
-prepare in float64), Softmax / LogSoftmax, LayerNormalization and
+prepare in float64), Softmax / LogSoftmax (and arm.ScaledSoftmax, fuse.py), LayerNormalization and
 InstanceNormalization (rows normalized, then scaled and shifted)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from mnn_core.ops.helpers import normalize_axis
 
 from . import _arm, half
 from ._common import kernel, prod, static_shape
+from .fuse import SCALED_SOFTMAX
 
 
 def _bn_supports(node, ins):
@@ -46,6 +47,15 @@ def prepare_softmax(node, ins, outs, constants, ctx):
 @kernel("LogSoftmax", half_native=True, efficiency=0.3)
 def prepare_logsoftmax(node, ins, outs, constants, ctx):
     return _softmax(node, ins, True, ctx)
+
+
+@kernel(SCALED_SOFTMAX)
+def prepare_scaled_softmax(node, ins, outs, constants, ctx):
+    """Softmax over the last axis of x * s (attrs scale_op "Mul") or x / s ("Div"), s a constant scalar (fuse.py)."""
+    x = static_shape(ins[0])
+    s = float(np.asarray(constants[node.inputs[1]], np.float32).reshape(()))
+    scale = s if node.attrs["scale_op"] == "Mul" else float(np.float32(1.0) / np.float32(s))
+    return _arm.softmax(SCALED_SOFTMAX, prod(x[:-1]), x[-1], 1, False, scale)
 
 
 def _optional(node, ins, i):

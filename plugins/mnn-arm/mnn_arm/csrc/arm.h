@@ -104,7 +104,7 @@ void arm_channel_affine(const float *x, const float *scale, const float *shift, 
 void arm_pool(const float *x, float *y, int64_t planes, const arm_pool_geom *g, float *work);
 int64_t arm_pool_work_floats(const arm_pool_geom *g);
 void arm_reduce_rows(const float *x, float *y, int64_t rows, int64_t n, int kind);
-void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log);
+void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log, float scale);
 void arm_normalize_rows(const float *x, float *y, int64_t rows, int64_t n, float eps, const float *scale,
                         const float *shift, int64_t per_row);
 /* the generic epilogue pass over rows of C, for what the GEMM tiles do not fuse */

@@ -39,6 +39,12 @@ void arm_activation(const arm_epilogue *e, const float *x, float *y, int64_t n) 
         if (x != y) memcpy(y, x, (size_t)n * sizeof(float));
         return;
     } else if (e->act == MNN_ACT_GELU) {
+        for (; i + 16 <= n; i += 16) {
+            float32x4x4_t v = vld1q_f32_x4(x + i);
+            v.val[0] = v_gelu(v.val[0]), v.val[1] = v_gelu(v.val[1]), v.val[2] = v_gelu(v.val[2]);
+            v.val[3] = v_gelu(v.val[3]);
+            vst1q_f32_x4(y + i, v);
+        }
         for (; i + 4 <= n; i += 4) vst1q_f32(y + i, v_gelu(vld1q_f32(x + i)));
     } else if (e->act == MNN_ACT_SIGMOID) {
         for (; i + 4 <= n; i += 4) vst1q_f32(y + i, v_sigmoid(vld1q_f32(x + i)));
@@ -312,37 +318,67 @@ void arm_reduce_rows(const float *x, float *y, int64_t rows, int64_t n, int kind
     }
 }
 
-/* softmax of contiguous rows (the last axis), 4 lanes at a time */
-static void softmax_rows(const float *x, float *y, int64_t rows, int64_t n) {
+/* softmax of contiguous rows (the last axis) of scale * x, 16 lanes an iteration: the row's max, then
+ * e = 2^((x - max) scale log2 e) stored with its sum (v_exp2_nonpos), then the products by 1 / sum.
+ * A scale > 0 (an attention's 1 / sqrt(d), fused from the Mul before) leaves the max where it was. */
+static void softmax_rows(const float *x, float *y, int64_t rows, int64_t n, float scale) {
+    const float c = scale * 1.44269504088896341f;
+    const float32x4_t vc = vdupq_n_f32(c);
     for (int64_t r = 0; r < rows; ++r) {
         const float *p = x + r * n;
         float *q = y + r * n;
         float m = -INFINITY;
         int64_t i = 0;
-        if (n >= 4) {
-            float32x4_t vm = vld1q_f32(p);
-            for (i = 4; i + 4 <= n; i += 4) vm = vmaxq_f32(vm, vld1q_f32(p + i));
-            m = vmaxvq_f32(vm);
+        if (n >= 16) {
+            float32x4x4_t a = vld1q_f32_x4(p);
+            for (i = 16; i + 16 <= n; i += 16) {
+                const float32x4x4_t b = vld1q_f32_x4(p + i);
+                a.val[0] = vmaxq_f32(a.val[0], b.val[0]), a.val[1] = vmaxq_f32(a.val[1], b.val[1]);
+                a.val[2] = vmaxq_f32(a.val[2], b.val[2]), a.val[3] = vmaxq_f32(a.val[3], b.val[3]);
+            }
+            m = vmaxvq_f32(vmaxq_f32(vmaxq_f32(a.val[0], a.val[1]), vmaxq_f32(a.val[2], a.val[3])));
         }
         for (; i < n; ++i) m = p[i] > m || p[i] != p[i] ? p[i] : m;
         const float32x4_t vmax = vdupq_n_f32(m);
-        float32x4_t vs = vdupq_n_f32(0.0f);
-        for (i = 0; i + 4 <= n; i += 4) {
-            const float32x4_t e = v_exp(vsubq_f32(vld1q_f32(p + i), vmax));
-            vst1q_f32(q + i, e);
-            vs = vaddq_f32(vs, e);
+        float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
+        for (i = 0; i + 16 <= n; i += 16) {
+            float32x4x4_t v = vld1q_f32_x4(p + i);
+            v.val[0] = v_exp2_nonpos(vmulq_f32(vsubq_f32(v.val[0], vmax), vc));
+            v.val[1] = v_exp2_nonpos(vmulq_f32(vsubq_f32(v.val[1], vmax), vc));
+            v.val[2] = v_exp2_nonpos(vmulq_f32(vsubq_f32(v.val[2], vmax), vc));
+            v.val[3] = v_exp2_nonpos(vmulq_f32(vsubq_f32(v.val[3], vmax), vc));
+            vst1q_f32_x4(q + i, v);
+            s0 = vaddq_f32(s0, v.val[0]), s1 = vaddq_f32(s1, v.val[1]);
+            s2 = vaddq_f32(s2, v.val[2]), s3 = vaddq_f32(s3, v.val[3]);
         }
-        float s = vaddvq_f32(vs);
-        for (; i < n; ++i) s += q[i] = expf(p[i] - m);
-        const float32x4_t inv = vdupq_n_f32(1.0f / s);
-        for (i = 0; i + 4 <= n; i += 4) vst1q_f32(q + i, vmulq_f32(vld1q_f32(q + i), inv));
-        for (; i < n; ++i) q[i] *= 1.0f / s;
+        for (; i + 4 <= n; i += 4) {
+            const float32x4_t e = v_exp2_nonpos(vmulq_f32(vsubq_f32(vld1q_f32(p + i), vmax), vc));
+            vst1q_f32(q + i, e);
+            s0 = vaddq_f32(s0, e);
+        }
+        float s = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
+        if (i < n) { /* the last 1-3 through the same vector code, in a zero-padded vector */
+            float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (int64_t k = i; k < n; ++k) t[k - i] = (p[k] - m) * c;
+            vst1q_f32(t, v_exp2_nonpos(vld1q_f32(t)));
+            for (int64_t k = i; k < n; ++k) s += q[k] = t[k - i];
+        }
+        const float inv = 1.0f / s;
+        const float32x4_t vi = vdupq_n_f32(inv);
+        for (i = 0; i + 16 <= n; i += 16) {
+            float32x4x4_t v = vld1q_f32_x4(q + i);
+            v.val[0] = vmulq_f32(v.val[0], vi), v.val[1] = vmulq_f32(v.val[1], vi);
+            v.val[2] = vmulq_f32(v.val[2], vi), v.val[3] = vmulq_f32(v.val[3], vi);
+            vst1q_f32_x4(q + i, v);
+        }
+        for (; i + 4 <= n; i += 4) vst1q_f32(q + i, vmulq_f32(vld1q_f32(q + i), vi));
+        for (; i < n; ++i) q[i] *= inv;
     }
 }
 
-void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log) {
-    if (inner == 1 && !log) {
-        softmax_rows(x, y, outer, axis);
+void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t inner, int log, float scale) {
+    if (inner == 1 && !log && scale > 0.0f) {
+        softmax_rows(x, y, outer, axis, scale);
         return;
     }
     for (int64_t o = 0; o < outer; ++o)
@@ -350,16 +386,16 @@ void arm_softmax(const float *x, float *y, int64_t outer, int64_t axis, int64_t 
             const float *p = x + o * axis * inner + in;
             float *q = y + o * axis * inner + in;
             float m = -INFINITY;
-            for (int64_t a = 0; a < axis; ++a) m = p[a * inner] > m ? p[a * inner] : m;
+            for (int64_t a = 0; a < axis; ++a) m = p[a * inner] * scale > m ? p[a * inner] * scale : m;
             double s = 0.0;
             for (int64_t a = 0; a < axis; ++a) {
-                const float e = expf(p[a * inner] - m);
+                const float e = expf(p[a * inner] * scale - m);
                 if (!log) q[a * inner] = e;
                 s += e;
             }
             if (log) {
                 const float ls = (float)logf((float)s);
-                for (int64_t a = 0; a < axis; ++a) q[a * inner] = p[a * inner] - m - ls;
+                for (int64_t a = 0; a < axis; ++a) q[a * inner] = p[a * inner] * scale - m - ls;
             } else {
                 const float inv = (float)(1.0 / s);
                 for (int64_t a = 0; a < axis; ++a) q[a * inner] *= inv;

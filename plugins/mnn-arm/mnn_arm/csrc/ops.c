@@ -169,7 +169,7 @@ static void softmax_part(void *ctx, int64_t b, int64_t end, int tid) {
     const rows_job *j = (const rows_job *)ctx;
     const arm_softmax_state *s = (const arm_softmax_state *)j->s;
     const int64_t block = s->axis * s->inner;
-    arm_softmax(j->x + b * block, j->y + b * block, end - b, s->axis, s->inner, s->log);
+    arm_softmax(j->x + b * block, j->y + b * block, end - b, s->axis, s->inner, s->log, s->scale);
 }
 
 int arm_softmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {

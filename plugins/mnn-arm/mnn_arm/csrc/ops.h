@@ -102,6 +102,7 @@ typedef struct arm_softmax_state {
     arm_op op;
     int64_t outer, axis, inner;
     int32_t log;
+    float scale; /* softmax of scale * x (a Mul by a constant scalar fused in: fuse.py) */
 } arm_softmax_state;
 int arm_softmax_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 

@@ -317,6 +317,15 @@ static void test_half_eltwise(void) {
 
 /* -- fp32-only kernels: pooling, element-wise, softmax, norms --------------------------- */
 
+/* softmax of scale * x over one row in double; mag: 1 / len (what a score of the row is measured against) */
+static void softmax_row_ref(const float *x, double *want, double *mag, int64_t len, float scale) {
+    double m = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < len; ++i)
+        if ((double)(x[i] * scale) > m) m = (double)(x[i] * scale);
+    for (int64_t i = 0; i < len; ++i) sum += exp(x[i] * scale - m);
+    for (int64_t i = 0; i < len; ++i) want[i] = exp(x[i] * scale - m) / sum, mag[i] = 1.0 / len;
+}
+
 static void test_fp32_misc(void) {
     /* max and average pooling 3x3 stride 2 pad 1 (average counts only real taps) */
     for (int kind = 0; kind < 2; ++kind) {
@@ -393,13 +402,24 @@ static void test_fp32_misc(void) {
         }
         free(x), free(y), free(want), free(mag);
     }
+    { /* GELU (erf) over [-12, 12]: the 16- and 4-lane loops, the scalar tail, both signs' branches */
+        const int64_t n = 103;
+        float *x = xalloc(n * 4), *y = xalloc(n * 4);
+        double *want = xalloc(n * 8), *mag = xalloc(n * 8);
+        for (int64_t i = 0; i < n; ++i) x[i] = i < 40 ? 12 * frand() : 3 * frand();
+        arm_epilogue e = {1, 1, NULL, 0, 0, MNN_ACT_GELU, 0.0f, 0.0f};
+        arm_activation(&e, x, y, n);
+        for (int64_t i = 0; i < n; ++i) want[i] = 0.5 * x[i] * erfc(-x[i] / sqrt(2.0)), mag[i] = fabs(x[i]) + 1e-3;
+        compare("fp32 activation gelu", y, want, mag, n, 1e-5);
+        free(x), free(y), free(want), free(mag);
+    }
     {
         const int64_t outer = 3, axis = 10, inner = 7, n = outer * axis * inner;
         float *x = xalloc(n * 4), *y = xalloc(n * 4);
         double *want = xalloc(n * 8), *mag = xalloc(n * 8);
         for (int64_t i = 0; i < n; ++i) x[i] = 5 * frand();
         for (int lg = 0; lg < 2; ++lg) {
-            arm_softmax(x, y, outer, axis, inner, lg);
+            arm_softmax(x, y, outer, axis, inner, lg, 1.0f);
             for (int64_t o = 0; o < outer; ++o)
                 for (int64_t in = 0; in < inner; ++in) {
                     double m = -INFINITY, s = 0;
@@ -413,6 +433,31 @@ static void test_fp32_misc(void) {
                 }
             compare(lg ? "fp32 log-softmax axis 1" : "fp32 softmax axis 1", y, want, mag, n, 1e-5);
         }
+        free(x), free(y), free(want), free(mag);
+    }
+    { /* softmax of rows (the last axis) of scale * x: lengths around the 16- and 4-lane loops, masked scores */
+        const int64_t lens[] = {1, 3, 4, 15, 16, 17, 35, 100, 1501};
+        const float scales[] = {1.0f, 0.125f, 3.0f};
+        for (int li = 0; li < 9; ++li)
+            for (int si = 0; si < 3; ++si) {
+                const int64_t rows = 3, len = lens[li], n = rows * len;
+                float *x = xalloc(n * 4), *y = xalloc(n * 4);
+                double *want = xalloc(n * 8), *mag = xalloc(n * 8);
+                for (int64_t i = 0; i < n; ++i) x[i] = 12 * frand() - 6;
+                if (len > 4) x[len + 2] = -INFINITY, x[2 * len + 1] = -1e30f; /* masked scores */
+                arm_softmax(x, y, rows, len, 1, 0, scales[si]);
+                for (int64_t r = 0; r < rows; ++r) softmax_row_ref(x + r * len, want + r * len, mag + r * len, len, scales[si]);
+                char what[64];
+                snprintf(what, sizeof what, "fp32 softmax rows of %d, scale %g", (int)len, scales[si]);
+                compare(what, y, want, mag, n, 1e-5);
+                free(x), free(y), free(want), free(mag);
+            }
+    }
+    {
+        const int64_t outer = 3, axis = 10, inner = 7, n = outer * axis * inner;
+        float *x = xalloc(n * 4), *y = xalloc(n * 4);
+        double *want = xalloc(n * 8), *mag = xalloc(n * 8);
+        for (int64_t i = 0; i < n; ++i) x[i] = 5 * frand();
         float *sc = xalloc(inner * axis * 4), *sh = xalloc(inner * axis * 4);
         for (int64_t i = 0; i < axis * inner; ++i) sc[i] = frand(), sh[i] = frand();
         arm_normalize_rows(x, y, outer, axis * inner, 1e-5f, sc, sh, 0);
