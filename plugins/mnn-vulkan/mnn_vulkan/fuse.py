@@ -8,10 +8,15 @@ A MatMul and, around it, what gemm.comp does in the same dispatch: one op, vulka
 - then a Mul or Div of the product by a constant scalar that alone reads it (attention's scale);
 - then an Add, that alone reads the result, of a float32 tensor that broadcasts to it without
   growing it (a Linear layer's bias row; attention's mask);
-- then the activation that alone reads the sum (GELU after a transformer MLP's first layer).
+- then the activation that alone reads the sum (GELU after a transformer MLP's first layer), or, in
+  float32 sessions, a Mul by a constant row (ConvNeXt's layer scale) where B and the added tensor
+  are constants: the factors are folded into copies of them as the segment is recorded.
 
 Each one saves a dispatch and a pass over the product; the operands' batch dims, permuted, must
 still collapse to gemm.comp's two (kernels/fused.py: fused_plan), else nothing is fused.
+
+A binary op and a Transpose that only it reads, on either operand: one op,
+vulkan.TransposedBinary (kernels/binary_t.py), binary.comp reading that operand by permuted strides.
 
 And an Add of two float32 tensors of one shape (a residual) with the LayerNormalization of its sum,
 in float32 sessions: one op, vulkan.AddLayerNorm (kernels/add_norm.py), a work group per row adding
@@ -22,11 +27,15 @@ as it reads, which also stores the sum when something else reads it (the next re
 from __future__ import annotations
 
 from mnn_core.backend import Fusion
-from mnn_core.backend.kit.epilogue import activation_attrs, float32_static
+from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
 from mnn_core.graph.ir import Node
 
 from .kernels.add_norm import ADD_LAYERNORM, fits
+from .kernels.binary_t import TRANSPOSED_BINARY, plan
 from .kernels.fused import FUSED_MATMUL, fused_plan
+
+#: binary.comp's float ops (PRelu's slope broadcasts by its own rule and stays apart)
+BINARY_OPS = ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min")
 
 
 def _perm(node: Node, rank: int) -> list[int]:
@@ -67,8 +76,23 @@ def _added(offer, node: Node | None, value: str, shape: tuple) -> str | None:
     return other if fits else None
 
 
-def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
-    """vulkan.FusedMatMul of `matmul` and what around it gemm.comp can do (the module's list), or None."""
+def _column_scale(offer, node: Node | None, value: str, inputs: list, extra: list, attrs: dict) -> str | None:
+    """The constant row `node` multiplies `value` by, one factor per column (ConvNeXt's layer scale),
+    where B and the added tensor (if any) are constants the factors can be folded into."""
+    if node is None or node.op != "Mul" or len(node.inputs) != 2 or node.inputs.count(value) != 1:
+        return None
+    other = node.inputs[1 - node.inputs.index(value)]
+    shape = tuple(offer.infos[value].shape)
+    if not bias_row(offer, other, shape) or tuple(offer.infos[node.outputs[0]].shape) != shape:
+        return None
+    if inputs[1] not in offer.constants or "perm_b" in attrs:
+        return None
+    return None if attrs.get("add") and not bias_row(offer, extra[0], shape) else other
+
+
+def matmul_fusion(matmul: Node, offer, producers: dict, scale_columns: bool = True) -> Fusion | None:
+    """vulkan.FusedMatMul of `matmul` and what around it gemm.comp can do (the module's list), or None.
+    `scale_columns`: fold a per-column Mul into constant weights (float32 sessions)."""
     if matmul.op != "MatMul" or len(matmul.inputs) != 2 or matmul.inputs[0] == matmul.inputs[1]:
         return None
     y = offer.infos.get(matmul.outputs[0])
@@ -98,7 +122,13 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
         after.append(nxt)
         out = nxt.outputs[0]
         nxt = offer.sole_reader(out)
-    if epilogue and (act := activation_attrs(nxt)):
+    if epilogue and scale_columns and (gamma := _column_scale(offer, nxt, out, inputs, extra, attrs)):
+        attrs["col_scale"] = 1
+        extra.append(gamma)
+        after.append(nxt)
+        out = nxt.outputs[0]
+        nxt = offer.sole_reader(out)
+    elif epilogue and (act := activation_attrs(nxt)):
         attrs.update(act)
         after.append(nxt)
     if not before and not after:
@@ -142,14 +172,44 @@ def add_layernorm_fusion(add: Node, offer, order: dict) -> Fusion | None:
     return Fusion(node, (add.name, norm.name), "the residual sum normalized as it is read")
 
 
+def binary_fusion(node: Node, offer, producers: dict) -> Fusion | None:
+    """vulkan.TransposedBinary of a float32 binary op `node` and the Transposes only it reads, or None."""
+    if node.op not in BINARY_OPS or len(node.inputs) != 2 or node.inputs[0] == node.inputs[1]:
+        return None
+    if not all(float32_static(offer, v) for v in (*node.inputs, node.outputs[0])):
+        return None
+    inputs, attrs, before = list(node.inputs), {"op": node.op}, []
+    for i, key in enumerate(("perm_a", "perm_b")):
+        t = _transposed(offer, producers, inputs[i])
+        if t is not None:
+            attrs[key] = _perm(t, len(offer.infos[t.inputs[0]].shape))
+            inputs[i] = t.inputs[0]
+            before.append(t)
+    if not before:
+        return None
+    shapes = [tuple(offer.infos[v].shape) for v in inputs]
+    out = tuple(offer.infos[node.outputs[0]].shape)
+    if plan(out, shapes[0], attrs.get("perm_a"), shapes[1], attrs.get("perm_b")) is None:
+        return None
+    group = (*before, node)
+    fused = Node(TRANSPOSED_BINARY, inputs, [node.outputs[0]], attrs, "+".join(n.name for n in group))
+    return Fusion(fused, tuple(n.name for n in group), "the Transpose read by strides in the binary op")
+
+
 def fusions(offer, precision: str = "normal") -> list[Fusion]:
     """The fusions of a plan's ops placed here; AddLayerNorm only where tensors stay float32
     (add_norm_rows.comp has no float16 variant)."""
     producers = {out: node for node in offer.nodes for out in node.outputs}
-    found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
+    low = precision == "low"
+    found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers, not low)) is not None]
+    taken = {name for f in found for name in f.replaces}
+    for node in offer.nodes:
+        f = binary_fusion(node, offer, producers) if node.name not in taken else None
+        if f is not None and not taken & set(f.replaces):
+            found.append(f)
+            taken |= set(f.replaces)
     if precision == "low":
         return found
-    taken = {name for f in found for name in f.replaces}
     order = {node.name: i for i, node in enumerate(offer.nodes)}
     for node in offer.nodes:
         f = add_layernorm_fusion(node, offer, order)

@@ -186,3 +186,51 @@ def test_the_switch_turns_fusions_off(rng, monkeypatch):
     assert not _check(graph, feeds).plan.fused
     monkeypatch.delenv("MNN_VULKAN_FUSE")
     assert _check(graph, feeds).plan.fused
+
+
+def convnext_block(rng, c=20, h=5, w=7):
+    """ConvNeXt's block as torch exports it: depthwise 7x7, channels last, LayerNorm, Linear + GELU,
+    Linear, the layer scale (a Mul by a row of C), channels first again, the residual Add."""
+    b = mnn.GraphBuilder("vk_convnext_block")
+    x = b.input("x", ("N", c, h, w))
+    d = b.Conv(x, b.const(_w(rng, c, 1, 7, 7)), b.const(_w(rng, c)), pads=[3, 3, 3, 3], group=c)
+    t = b.Transpose(d, perm=[0, 2, 3, 1])
+    n = b.LayerNormalization(t, b.const(_w(rng, c) + 1), b.const(_w(rng, c)), epsilon=1e-6)
+    f = b.Gelu(b.Add(b.MatMul(n, b.const(_w(rng, c, 4 * c))), b.const(_w(rng, 4 * c))))
+    f = b.Add(b.MatMul(f, b.const(_w(rng, 4 * c, c))), b.const(_w(rng, c)))
+    f = b.Mul(f, b.const(_w(rng, c)))
+    b.output(b.Add(x, b.Transpose(f, perm=[0, 3, 1, 2])), "y")
+    return b.build()
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_convnext_block_layer_scale_and_transposed_residual(rng, batch):
+    graph = convnext_block(rng)
+    feeds = {"x": rng.standard_normal((batch, 20, 5, 7)).astype("float32")}
+    sess = _check(graph, feeds)
+    fused = list(sess.plan.fused)
+    assert any(n.endswith("+mul") and n.startswith("matmul_1") for n in fused), fused  # layer scale folded
+    assert any(n.startswith("transpose_1+") for n in fused), fused  # the residual reads channels last
+    plain = _check(graph, feeds, fuse=False)
+    # the two bias Adds, the layer scale, the Transpose back (GELU was already in its Add)
+    assert _fused_names(sess)[1] == _fused_names(plain)[1] - 4, (_fused_names(sess)[1], _fused_names(plain)[1])
+    low = _check(graph, feeds, rtol=2e-2, precision="low")
+    assert not any(n.endswith("+mul") for n in low.plan.fused), low.plan.fused  # float16 weights stay unscaled
+
+
+@pytest.mark.parametrize(
+    "x_shape,perm,other_shape,op",
+    [
+        ((2, 3, 4, 5), [0, 2, 3, 1], (2, 4, 5, 3), "Sub"),
+        ((6, 7), [1, 0], (1, 6), "Mul"),
+        ((2, 3, 4), [2, 0, 1], (3,), "Div"),
+    ],
+)
+def test_binary_reads_a_transposed_operand(rng, x_shape, perm, other_shape, op):
+    b = mnn.GraphBuilder("vk_binary_t")
+    x = b.input("x", x_shape)
+    other = b.const(rng.uniform(0.5, 2, other_shape).astype("float32"))
+    b.output(getattr(b, op)(other, b.Transpose(x, perm=perm)), "y")
+    graph = b.build()
+    sess = _check(graph, {"x": rng.standard_normal(x_shape).astype("float32")})
+    assert list(sess.plan.fused) == [f"transpose+{op.lower()}"], sess.plan.fused

@@ -36,6 +36,7 @@ register = KERNELS.register
 
 from . import (  # noqa: E402,F401  (registration)
     add_norm,
+    binary_t,
     conv,
     deconv,
     eltwise,

@@ -5,7 +5,9 @@ the shader's alpha), a tensor that broadcasts to it is added (a Linear layer's b
 mask: the shader's bias, addressed by strides) and an activation applied as the results are stored.
 
 Inputs: A's and B's sources, then the added tensor if attrs["add"], then the scalar if attrs["scale"]
-("Mul" or "Div"). attrs["perm_a"] / ["perm_b"]: the permutation the replaced Transpose applied.
+("Mul" or "Div"), then a row of per-column factors if attrs["col_scale"] (float32 sessions, B and
+the added tensor constants: their scaled copies are uploaded with the segment). attrs["perm_a"] /
+["perm_b"]: the permutation the replaced Transpose applied.
 """
 
 from __future__ import annotations
@@ -76,10 +78,16 @@ def _record(op, rec):
     m, n, k, nb1, nb2, a_st, b_st, c_st, add_st = plan
     alpha = 1.0
     if attrs.get("scale"):
-        scalar = float(np.asarray(op.constants[extra[-1].name]).reshape(-1)[0])
+        scalar = float(np.asarray(op.constants[extra[1 if add else 0].name]).reshape(-1)[0])
         alpha = scalar if attrs["scale"] == "Mul" else 1.0 / scalar
     act, aa, ab = activation_code(attrs)
     bindings = [rec.tensor(a), rec.tensor(b), rec.tensor(add if add else a), rec.output(op.outputs[0])]
+    if attrs.get("col_scale"):  # B and the added row times the factors, uploaded with the segment
+        gamma = np.asarray(op.constants[extra[-1].name], "float32").reshape(-1)
+        bindings[1] = rec.constant(np.asarray(op.constants[b.name], "float32") * gamma)
+        if add is not None:
+            bindings[2] = rec.constant(np.broadcast_to(np.asarray(op.constants[add.name], "float32"), (n,)) * gamma)
+            add_st = (0, 1, 0, 0)
     _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, add_st, alpha, 1.0, act, aa, ab)
 
 
