@@ -1,8 +1,10 @@
 """Depthwise Conv on Arm through Session: the register-held 3x3 / 5x5 kernels (csrc/fp32.c, fp16_body.h)
 at the strides PP-LCNet and MobileNet use ((1, 1), (2, 2), (2, 1), (1, 2)) and at a stride down they do
-not (3), on rows of 2 and 3 under padding 2, odd widths, with Clip fused and without; against the
-reference backend (fp32 within 1e-4 of the output's magnitude, 3 threads giving one thread's bits; the
-fp16 domain, precision="low", within 1e-2)."""
+not (3), on rows of 2 and 3 under padding 2, odd widths, with Clip fused and without; the fp16 path's 7x7
+stride-1 kernel (ConvNeXt's: two output rows a pass) on even and odd row counts, rows narrower than a
+vector and with a partial last vector; against the reference backend (fp32 within 1e-4 of the output's
+magnitude, 3 threads giving one thread's bits; precision="low", in the fp16 domain and with fp16 arithmetic
+on fp32 tensors, within 1e-2)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,11 @@ CASES = {
     "3x3-s21": _case(1, 8, 24, 23, 3, (2, 1), 1, "clip"),
     "3x3-s12": _case(2, 5, 12, 35, 3, (1, 2), 1),
     "3x3-narrow": _case(1, 6, 5, 3, 3, (1, 1), 1),
+    "7x7-convnext": _case(1, 5, 14, 14, 7, (1, 1), 3),
+    "7x7-odd-rows-clip": _case(2, 3, 9, 21, 7, (1, 1), 3, "clip"),
+    "7x7-narrow-relu": _case(1, 4, 5, 3, 7, (1, 1), 3, "relu"),
+    "7x7-wide-pad2": _case(1, 2, 8, 37, 7, (1, 1), 2),
+    "7x7-s2": _case(1, 3, 11, 12, 7, (2, 2), 3),
 }
 
 
@@ -73,5 +80,6 @@ def test_depthwise_fp16_domain(name):
     if not paths.runnable("fp16"):
         pytest.skip("this CPU lacks asimdhp (no fp16 path)")
     graph, feeds, want = _want(name)
-    got = _run(graph, feeds, precision="low")
-    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2 * float(np.abs(want).max()))
+    for options in ({}, {"arm.fp16_activations": False}):
+        got = _run(graph, feeds, precision="low", options=options)
+        np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2 * float(np.abs(want).max()), err_msg=str(options))

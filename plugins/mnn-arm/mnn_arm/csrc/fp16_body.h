@@ -499,6 +499,74 @@ static void depthwise_k_f16(const xelem *x, const float *w, const float *bias, x
     }
 }
 
+/* 7x7, stride 1, no dilation (ConvNeXt's depthwise layers): the 49 weights in 7 registers (fmla by element),
+ * two output rows a pass so each input row's 7 shifted vectors are loaded once for both (8 rows of loads
+ * for 14 rows of taps), 8 outputs a vector; bias first and clamp on the registers as the 3x3 / 5x5 kernels. */
+static inline int dw7_f16(const arm_conv_geom *g) {
+    return g->kh == 7 && g->kw == 7 && g->dh == 1 && g->dw == 1 && g->sh == 1 && g->sw == 1;
+}
+
+/* tap t (row-major) of the window into acc: lane t % 8 of register t / 8 */
+#define DW7_TAP(acc, v, t) acc = fma_lane_f16(acc, v, (t) < 8 ? w0 : (t) < 16 ? w1 : (t) < 24 ? w2 : (t) < 32 ? w3 : (t) < 40 ? w4 : (t) < 48 ? w5 : w6, (t) & 7)
+/* input row r of a pass (pad row oh + r): window row r of the first output row, row r - 1 of the second */
+#define DW7_IN(r, two)                                                                   \
+    do {                                                                                 \
+        const __fp16 *q_ = r0 + (r) * R + ow;                                            \
+        for (int j_ = 0; j_ < 7; ++j_) {                                                 \
+            const float16x8_t v_ = vld1q_f16(q_ + j_);                                   \
+            if ((r) < 7) DW7_TAP(a0, v_, 7 * (r) + j_);                                  \
+            if ((two) && (r) >= 1) DW7_TAP(a1, v_, 7 * ((r) - 1) + j_);                  \
+        }                                                                                \
+    } while (0)
+
+static inline __attribute__((always_inline)) void dw7_pass_f16(const __fp16 *r0, int64_t R, xelem *y0, xelem *y1,
+                                                               int64_t OW, const float16x8_t *w, float16x8_t vb,
+                                                               const int clamp, float16x8_t lo, float16x8_t hi,
+                                                               const int two) {
+    const float16x8_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6];
+    for (int64_t ow = 0; ow < OW; ow += 8) {
+        float16x8_t a0 = vb, a1 = vb;
+        DW7_IN(0, two);
+        DW7_IN(1, two);
+        DW7_IN(2, two);
+        DW7_IN(3, two);
+        DW7_IN(4, two);
+        DW7_IN(5, two);
+        DW7_IN(6, two);
+        if (two) DW7_IN(7, two);
+        if (clamp) a0 = vminq_f16(vmaxq_f16(a0, lo), hi), a1 = vminq_f16(vmaxq_f16(a1, lo), hi);
+        if (ow + 8 <= OW) { /* a partial last vector is stored lane by lane: the next row is already written */
+            store8(y0 + ow, a0);
+            if (two) store8(y1 + ow, a1);
+        } else {
+            store_part8(y0 + ow, a0, OW - ow);
+            if (two) store_part8(y1 + ow, a1, OW - ow);
+        }
+    }
+}
+
+static void depthwise_7_f16(const xelem *x, const float *w, const float *bias, xelem *y, int64_t planes,
+                            const arm_conv_geom *g, int clamp, float lo, float hi, __fp16 *pad) {
+    const int64_t PH = g->OH + 6, R = arm_dw_row(g), OH = g->OH, OW = g->OW;
+    const float16x8_t vlo = vdupq_n_f16((__fp16)lo), vhi = vdupq_n_f16((__fp16)hi);
+    for (int64_t p = 0; p < planes; ++p) {
+        const int64_t c = p % g->C;
+        float16x8_t wv[7];
+        float wk[56] = {0};
+        for (int t = 0; t < 49; ++t) wk[t] = w[c * 49 + t];
+        for (int i = 0; i < 7; ++i) wv[i] = load8w(wk + 8 * i);
+        const float16x8_t vb = vdupq_n_f16((__fp16)(bias ? bias[c] : 0.0f));
+        pad_plane_k_f16(x + p * g->H * g->W, g, pad, PH, R, p == 0);
+        xelem *yp = y + p * OH * OW;
+        int64_t oh = 0;
+        for (; oh + 2 <= OH; oh += 2) {
+            if (clamp) dw7_pass_f16(pad + oh * R, R, yp + oh * OW, yp + (oh + 1) * OW, OW, wv, vb, 1, vlo, vhi, 1);
+            else dw7_pass_f16(pad + oh * R, R, yp + oh * OW, yp + (oh + 1) * OW, OW, wv, vb, 0, vlo, vhi, 1);
+        }
+        if (oh < OH) dw7_pass_f16(pad + oh * R, R, yp + oh * OW, yp + oh * OW, OW, wv, vb, clamp, vlo, vhi, 0);
+    }
+}
+
 static void depthwise_impl(const void *xv, const float *w, const float *bias, void *yv, int64_t planes,
                            const arm_conv_geom *g, const arm_epilogue *e, void *work) {
     const xelem *x = (const xelem *)xv;
@@ -510,8 +578,9 @@ static void depthwise_impl(const void *xv, const float *w, const float *bias, vo
     const int clamp = e->act == MNN_ACT_RELU || e->act == MNN_ACT_CLIP;
     const float lo = e->act == MNN_ACT_CLIP ? e->act_alpha : 0.0f;
     const float hi = e->act == MNN_ACT_CLIP ? e->act_beta : INFINITY;
-    if (arm_dwk(g)) {
-        depthwise_k_f16(x, w, bias, y, planes, g, clamp, lo, hi, pad);
+    if (arm_dwk(g) || dw7_f16(g)) {
+        if (arm_dwk(g)) depthwise_k_f16(x, w, bias, y, planes, g, clamp, lo, hi, pad);
+        else depthwise_7_f16(x, w, bias, y, planes, g, clamp, lo, hi, pad);
         if (!clamp && e->act != MNN_ACT_NONE) activation_x(e, y, planes * g->OH * g->OW);
         return;
     }
