@@ -172,6 +172,12 @@ static void gemm_driver(int64_t M, int64_t N, int64_t K, const void *apv, const 
 
 /* Pack rows [p*MR, p*MR + MR) of A (strides rs, cs) as ap[p][k][MR], zero padded. */
 static void pack_a_impl(const void *av, int64_t rs, int64_t cs, int64_t M, int64_t K, void *apv) {
+#ifdef PACK_A_ROWS
+    if (cs == 1) {
+        PACK_A_ROWS((const xelem *)av, rs, M, K, (ELEM *)apv);
+        return;
+    }
+#endif
     const xelem *a = (const xelem *)av;
     ELEM *ap = (ELEM *)apv;
     for (int64_t p = 0; p * MR < M; ++p) {

@@ -22,6 +22,40 @@
 static void gemv_row_f32(int64_t N, int64_t K, const float *ap, const float *bp, float *c);
 #define GEMV_ROW gemv_row_f32
 
+/* A's rows contiguous (cs 1, what MatMul gives): each whole panel of MR = 8 rows packed 4 k-steps at a time,
+ * two 4x4 transposes of the 8 rows' vectors (trn1 / trn2 on words, then on doublewords); a partial last
+ * panel and the last K % 4 steps one element at a time, as pack_a_impl does them. */
+static inline void transpose4(float32x4_t *r) {
+    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
+    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
+    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
+    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
+    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
+    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
+}
+
+static void pack_a_rows_f32(const float *a, int64_t rs, int64_t M, int64_t K, float *ap) {
+    for (int64_t p = 0; p * MR < M; ++p) {
+        const float *s = a + p * MR * rs;
+        float *dst = ap + p * MR * K;
+        const int64_t rows = M - p * MR < MR ? M - p * MR : MR;
+        int64_t k = 0;
+        if (rows == MR)
+            for (; k + 4 <= K; k += 4) {
+                float32x4_t r[8];
+                for (int i = 0; i < 8; ++i) r[i] = vld1q_f32(s + i * rs + k);
+                transpose4(r), transpose4(r + 4);
+                for (int j = 0; j < 4; ++j) {
+                    vst1q_f32(dst + (k + j) * MR, r[j]);
+                    vst1q_f32(dst + (k + j) * MR + 4, r[4 + j]);
+                }
+            }
+        for (; k < K; ++k)
+            for (int i = 0; i < MR; ++i) dst[k * MR + i] = i < rows ? s[i * rs + k] : 0.0f;
+    }
+}
+#define PACK_A_ROWS pack_a_rows_f32
+
 #include "fgemm_body.h"
 
 /* c[0, N) = a . B for one packed row of A (a[k] at ap[k * MR]) and B's NR-column panels: per 4 k-steps
