@@ -61,6 +61,23 @@ def test_scaled_softmax_matches_reference(batch, m, n, d, options, threads):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6)
 
 
+def test_scaled_softmax_fp16_domain():
+    """Fused the same under precision="low" (the fp32 kernel on widened rows), within fp16's 1e-2."""
+    from mnn_arm import paths
+
+    import mnn_core as mnn
+
+    if not paths.runnable("fp16"):
+        pytest.skip("this CPU lacks asimdhp (no fp16 path)")
+    rng = np.random.default_rng(5)
+    g, feeds = _scores(rng, (1, 3), 19, 70, 16, op="Div", c=4.0)
+    sess = mnn.Session(g, backend="arm", fallback=False, precision="low")
+    assert "scale+softmax" in sess.plan.fused, sess.plan.fused
+    want, got = evaluate(g, feeds), sess.run(feeds)
+    for name in g.outputs:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-2, atol=1e-2)
+
+
 def test_what_is_not_fused():
     """Scaled scores another op also reads, a scale that is not a constant scalar, and a softmax over another
     axis stay unfused (and right)."""
