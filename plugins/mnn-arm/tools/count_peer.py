@@ -133,8 +133,20 @@ def source_onnx(name: str, out: Path) -> dict:
     from mnn_core.zoo.fetch import cache_dir, fetch
 
     path, _ = fetch(BY_NAME[arg], cache_dir())
-    out.write_bytes(path.read_bytes())
+    if _has_external_data(path):  # its weights beside it in the cache: written into the one file here
+        import onnx
+
+        onnx.save(onnx.load(path), out)
+    else:
+        out.write_bytes(path.read_bytes())
     return BY_NAME[arg].make_feeds()
+
+
+def _has_external_data(path: Path) -> bool:
+    import onnx
+
+    model = onnx.load(path, load_external_data=False)
+    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
 
 
 def _drop_empty_trailing_inputs(path: Path) -> None:
