@@ -30,6 +30,17 @@ def _check(graph, feeds, block, rtol=1e-4):
     return _shaders(sess)
 
 
+def test_both_slice_depths_are_covered():
+    """On lavapipe (32 KiB of shared memory) 128x128 blocks take 8-deep K slices and 64x128 blocks
+    16-deep ones, a GPU's depth: the cases below run both."""
+    from mnn_vulkan.device import choose
+    from mnn_vulkan.kernels.matmul import BIG_GEMM, big_gemm_bk
+
+    dev = choose(None)
+    if dev.props["max_shared_bytes"] == 32768:
+        assert [big_gemm_bk(dev, BIG_GEMM[b]) for b in ("128x128", "64x128")] == [8, 16]
+
+
 @pytest.mark.parametrize("block", ["128x128", "64x128"])
 @pytest.mark.parametrize(
     "a_shape,b_shape",

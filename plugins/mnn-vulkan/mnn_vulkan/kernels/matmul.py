@@ -261,8 +261,13 @@ def use_coopmat(rec, m: int, n: int) -> bool:
 BIG_GEMM = {"128x128": (16, 16, 1), "64x128": (16, 8, 1)}
 #: work groups "auto" wants from a block size before taking it (an H100 has 132 SMs)
 BIG_GEMM_ENOUGH = 132
-#: its BK: 16 where shared memory holds two buffered 16-deep slices of 128x128 blocks, else 8
-BIG_GEMM_SHARED_16 = 2 * 16 * (2 * (128 // 4 + 1)) * 16
+
+
+def big_gemm_bk(device, local: tuple) -> int:
+    """gemm_big.comp's K slice: 16 where shared memory holds two buffered 16-deep slices of A and B
+    (vec4s, a padding one per row), else 8 (lavapipe's 32 KiB at 128x128)."""
+    vec4s = 2 * 16 * ((8 * local[1]) // 4 + 1 + (8 * local[0]) // 4 + 1)
+    return 16 if device.props.get("max_shared_bytes", 0) >= vec4s * 16 else 8
 
 
 def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
@@ -298,7 +303,7 @@ def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int
         return
     local = big_gemm_local(rec, m, n, k, batch)
     if local is not None:
-        bk = 16 if rec.device.props.get("max_shared_bytes", 0) >= BIG_GEMM_SHARED_16 else 8
+        bk = big_gemm_bk(rec.device, local)
         groups = (cdiv(n, 8 * local[0]), cdiv(m, 8 * local[1]), batch)
         rec.dispatch("gemm_big", bindings, push, groups, local, (8, 8, bk))
         return
