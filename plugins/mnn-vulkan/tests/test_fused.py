@@ -96,7 +96,14 @@ def test_scale_by_mul_and_low_precision(rng):
     feeds = _feeds(rng, 2, seq=9, dim=20)
     sess = _check(graph, feeds)
     assert any(n.count("+") == 4 for n in _fused_names(sess)[0])
-    _check(graph, feeds, rtol=2e-2, precision="low")
+    low = _check(graph, feeds, rtol=2e-2, precision="low")
+    import mnn_vulkan
+
+    names = {p.node for p in low.plan.placements}
+    mine = [seg for seg in mnn_vulkan.segments().values() if seg.names and set(seg.names) <= names]
+    if any(seg.precision == "float16" for seg in mine):  # the fused GEMMs read float16 directly
+        assert not [n for seg in mine for n in seg.widened if "+" in n], [seg.widened for seg in mine]
+        assert "gemm_h" in [s for seg in mine for s in seg.shaders]
 
 
 def test_batch_dims_that_do_not_collapse_are_left_alone(rng):

@@ -15,6 +15,7 @@ from mnn_core.backend.kit.codes import BINARY
 from mnn_core.backend.kit.layout import collapse, contiguous_strides, numel
 from mnn_core.backend.kit.params import pack, pad6
 
+from ..recorder import HALF_OPS
 from . import register
 
 TRANSPOSED_BINARY = "vulkan.TransposedBinary"
@@ -52,3 +53,4 @@ def _record(op, rec):
 
 
 register(TRANSPOSED_BINARY, _record, efficiency=0.8)
+HALF_OPS.add(TRANSPOSED_BINARY)  # float16 tensors read directly (binary_h)

@@ -19,6 +19,7 @@ import numpy as np
 from mnn_core.backend.kit.activation import activation_code
 from mnn_core.backend.kit.layout import broadcast_strides, collapse, contiguous_strides
 
+from ..recorder import HALF_OPS
 from . import register
 
 FUSED_MATMUL = "vulkan.FusedMatMul"
@@ -92,3 +93,4 @@ def _record(op, rec):
 
 
 register(FUSED_MATMUL, _record, efficiency=0.3)
+HALF_OPS.add(FUSED_MATMUL)  # float16 tensors read directly (gemm_h, gemv_h, gemm_coop)
