@@ -22,7 +22,12 @@ are short (about --sample-ms each: a few runs of a small model, one of a large o
 and compared within their round: `N/1` is the median over rounds of the round's threads=N sample over
 its threads=1 sample, shown with the quartiles of those ratios as its spread. `cores` is the CPU time
 the process used over the wall time (all its threads, the pool's spinning included): how much of the
-machine each configuration got. The item this measures: busy N/1 <= 1.2 everywhere.
+machine each configuration got. `cpu N/1` is the median over rounds of threads=N's CPU time over
+threads=1's (all threads, per run): what the threads cost in CPU for the same work. Near 1 with N/1
+above 1, threads=N used no more CPU but got less of the machine in its samples, or waited. With
+competitors that are not pinned (--pin), the scheduler may put two on one core and leave this
+process the other, for seconds: a threads=1 sample then has a core to itself (`cores` near 1) that
+threads=N, whose worker shares it, cannot use. The item this measures: busy N/1 <= 1.2 everywhere.
 
 Workloads (--workload, repeatable; --list shows them):
   squeezenet1_1, mobilenet_v2, resnet18   examples/build_models.py, batch 1, 224x224
@@ -239,6 +244,11 @@ def cores(s: dict) -> float:
     return statistics.median(c / w for c, w in zip(s["cpu"], s["wall"]))
 
 
+def cpu_ratio(samples: dict, threads: int) -> float:
+    """the median over rounds of threads=N's CPU time per run over threads=1's"""
+    return statistics.median(n / one for n, one in zip(samples[threads]["cpu"], samples[1]["cpu"]))
+
+
 def row(workload: str, r: dict, threads: int) -> str:
     cells = []
     for ph in ("quiet", "busy"):
@@ -249,12 +259,13 @@ def row(workload: str, r: dict, threads: int) -> str:
             f"{statistics.median(s[threads]['wall']):9.2f}",
             f"{ratio(s, threads):5.2f} {lo:4.2f}-{hi:4.2f}",
             f"{cores(s[1]):4.2f} {cores(s[threads]):4.2f}",
+            f"{cpu_ratio(s, threads):7.2f}",
         ]
     return f"{workload:<17}" + "  ".join(cells)
 
 
 HEADER = f"{'workload':<17}" + "  ".join(
-    f"{a:>10}  {'N':>9}  {'N/1 [quartiles]':>14}  {'cores 1 N':>9}" for a in ("quiet ms 1", "busy ms 1")
+    f"{a:>10}  {'N':>9}  {'N/1 [quartiles]':>14}  {'cores 1 N':>9}  {'cpu N/1':>7}" for a in ("quiet ms 1", "busy ms 1")
 )
 
 
