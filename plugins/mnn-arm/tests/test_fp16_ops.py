@@ -1,6 +1,6 @@
 """The fp16 domain's own normalization, activation, softmax and resize kernels (fp16h.c: LayerNormalization
 and InstanceNormalization on fp16 rows, GELU / tanh / leaky relu on 8 halves, Softmax / LogSoftmax; resize.c:
-nearest Resize as copies of halves) against the reference backend on
+nearest Resize as copies of halves; move.c: transposes of halves by 8x8 blocks) against the reference backend on
 random inputs of odd sizes (vector tails, one-element rows, rows longer than a statistics block) and values
 far into each function's tails, with the plan checked to run them on halves (no widened step)."""
 
@@ -70,6 +70,11 @@ def _cases():
     ]:
         # copies: exact but for fp16's rounding of the input (2^-11 relative)
         c.append(("Resize", [f32(*shape)], {**nearest, **given}, True, 5e-4, 1e-7))
+    # Transpose of 2-byte elements: 8x8 blocks with both tails (ConvNeXt's NCHW <-> NHWC), and a strided
+    # gather of halves
+    for shape, perm in [((1, 19, 5, 13), (0, 2, 3, 1)), ((1, 13, 17, 24), (0, 3, 1, 2)), ((2, 37, 45), (0, 2, 1))]:
+        c.append(("Transpose", [f32(*shape)], {"perm": list(perm)}, True, 5e-4, 1e-7))
+    c.append(("Transpose", [f32(3, 5, 2, 11)], {"perm": [1, 3, 0, 2]}, True, 5e-4, 1e-7))
     return c
 
 

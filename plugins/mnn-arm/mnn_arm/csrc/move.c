@@ -1,5 +1,5 @@
 /* Data movement of mnn-arm (armv8-a): strided copies, Split, Gather, GatherElements, Where, Pad.
- * Element size generic (bytes), so every dtype and the fp16 domain share them; 4-byte strided
+ * Element size generic (bytes), so every dtype and the fp16 domain share them; 4- and 2-byte strided
  * inner loops and the transposing case move NEON vectors. */
 #include <arm_neon.h>
 #include <string.h>
@@ -38,9 +38,60 @@ static void inner_run(char *y, const char *x, int64_t n, int64_t st, int32_t ele
             }
             for (; i < n; ++i) q[i] = p[i * st];
         }
+    } else if (elem == 2 && st != 0) { /* fp16-domain tensors: 8 halves gathered a vector */
+        const uint16_t *p = (const uint16_t *)x;
+        uint16_t *q = (uint16_t *)y;
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            const uint16_t *b = p + i * st;
+            uint16x8_t v = vld1q_dup_u16(b);
+            v = vld1q_lane_u16(b + st, v, 1);
+            v = vld1q_lane_u16(b + 2 * st, v, 2);
+            v = vld1q_lane_u16(b + 3 * st, v, 3);
+            v = vld1q_lane_u16(b + 4 * st, v, 4);
+            v = vld1q_lane_u16(b + 5 * st, v, 5);
+            v = vld1q_lane_u16(b + 6 * st, v, 6);
+            v = vld1q_lane_u16(b + 7 * st, v, 7);
+            vst1q_u16(q + i, v);
+        }
+        for (; i < n; ++i) q[i] = p[i * st];
     } else {
         for (int64_t i = 0; i < n; ++i) copy_elem(y + i * elem, x + i * st * elem, elem);
     }
+}
+
+/* transpose_plane (below) for 2-byte elements (the fp16 domain's): 8x8 blocks, trn1 / trn2 on halves, words
+ * and doublewords */
+static void transpose_plane_h(uint16_t *y, const uint16_t *x, int64_t A, int64_t B, int64_t sb) {
+    int64_t a = 0;
+    for (; a + 8 <= A; a += 8) {
+        int64_t b = 0;
+        for (; b + 8 <= B; b += 8) {
+            uint16x8_t r[8];
+            for (int j = 0; j < 8; ++j) r[j] = vld1q_u16(x + a + (b + j) * sb);
+            uint32x4_t t[8];
+            for (int j = 0; j < 8; j += 2) {
+                t[j] = vreinterpretq_u32_u16(vtrn1q_u16(r[j], r[j + 1]));
+                t[j + 1] = vreinterpretq_u32_u16(vtrn2q_u16(r[j], r[j + 1]));
+            }
+            /* u[k]: columns k and k + 4 of rows 0-3 (k < 4) or 4-7 (k >= 4) */
+            uint64x2_t u[8];
+            for (int h = 0; h < 8; h += 4) {
+                u[h + 0] = vreinterpretq_u64_u32(vtrn1q_u32(t[h], t[h + 2]));
+                u[h + 2] = vreinterpretq_u64_u32(vtrn2q_u32(t[h], t[h + 2]));
+                u[h + 1] = vreinterpretq_u64_u32(vtrn1q_u32(t[h + 1], t[h + 3]));
+                u[h + 3] = vreinterpretq_u64_u32(vtrn2q_u32(t[h + 1], t[h + 3]));
+            }
+            for (int k = 0; k < 4; ++k) {
+                vst1q_u16(y + (a + k) * B + b, vreinterpretq_u16_u64(vtrn1q_u64(u[k], u[k + 4])));
+                vst1q_u16(y + (a + k + 4) * B + b, vreinterpretq_u16_u64(vtrn2q_u64(u[k], u[k + 4])));
+            }
+        }
+        for (; b < B; ++b)
+            for (int64_t i = 0; i < 8; ++i) y[(a + i) * B + b] = x[a + i + b * sb];
+    }
+    for (; a < A; ++a)
+        for (int64_t b = 0; b < B; ++b) y[a * B + b] = x[a + b * sb];
 }
 
 /* a 4x4 block transpose when the output's last two dims read the input transposed (fp32 only):
@@ -77,15 +128,17 @@ int arm_strided_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor
     int64_t total = 1;
     for (int d = 0; d < nd; ++d) total *= s->dims[d];
     if (total == 0) return 0;
-    /* fp32 transposes of the last two dims go by 4x4 blocks */
-    const int plane = elem == 4 && nd >= 2 && s->st[nd - 1] != 1 && s->st[nd - 2] == 1 && s->dims[nd - 1] >= 4 &&
+    /* fp32 transposes of the last two dims go by 4x4 blocks, fp16 ones by 8x8 */
+    const int plane = (elem == 4 || elem == 2) && nd >= 2 && s->st[nd - 1] != 1 && s->st[nd - 2] == 1 && s->dims[nd - 1] >= 4 &&
                       s->dims[nd - 2] >= 4;
     const int inner_dims = plane ? 2 : 1;
     int64_t outer = 1, idx[ARM_MOVE_MAX_DIMS] = {0}, off = 0;
     for (int d = 0; d < nd - inner_dims; ++d) outer *= s->dims[d];
     const int64_t n = s->dims[nd - 1], step = plane ? n * s->dims[nd - 2] : n;
     for (int64_t o = 0; o < outer; ++o) {
-        if (plane)
+        if (plane && elem == 2)
+            transpose_plane_h((uint16_t *)y, (const uint16_t *)x + off, s->dims[nd - 2], n, s->st[nd - 1]);
+        else if (plane)
             transpose_plane((float *)y, (const float *)x + off, s->dims[nd - 2], n, s->st[nd - 1]);
         else
             inner_run(y, x + off * elem, n, s->st[nd - 1], elem);
