@@ -17,6 +17,8 @@ still collapse to gemm.comp's two (kernels/fused.py: fused_plan), else nothing i
 
 A binary op and a Transpose that only it reads, on either operand: one op,
 vulkan.TransposedBinary (kernels/binary_t.py), binary.comp reading that operand by permuted strides.
+A Split and a Transpose that only it reads: vulkan.TransposedSplit (kernels/split_t.py), each piece
+copied straight from the Transpose's input.
 
 And an Add of two float32 tensors of one shape (a residual) with the LayerNormalization of its sum,
 in float32 sessions: one op, vulkan.AddLayerNorm (kernels/add_norm.py), a work group per row adding
@@ -33,6 +35,7 @@ from mnn_core.graph.ir import Node
 from .kernels.add_norm import ADD_LAYERNORM, fits
 from .kernels.binary_t import TRANSPOSED_BINARY, plan
 from .kernels.fused import FUSED_MATMUL, fused_plan
+from .kernels.split_t import TRANSPOSED_SPLIT
 
 #: binary.comp's float ops (PRelu's slope broadcasts by its own rule and stays apart)
 BINARY_OPS = ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min")
@@ -196,6 +199,20 @@ def binary_fusion(node: Node, offer, producers: dict) -> Fusion | None:
     return Fusion(fused, tuple(n.name for n in group), "the Transpose read by strides in the binary op")
 
 
+def split_fusion(split: Node, offer, producers: dict) -> Fusion | None:
+    """vulkan.TransposedSplit of `split` and the Transpose (of at most 6 dims) that only it reads, or None."""
+    if split.op != "Split" or not split.inputs or any(not v for v in split.outputs):
+        return None
+    t = _transposed(offer, producers, split.inputs[0])
+    if t is None or len(offer.infos[t.inputs[0]].shape) > 6:
+        return None
+    if not all(offer.infos.get(v) is not None and offer.infos[v].is_static for v in split.outputs):
+        return None
+    attrs = {"axis": int(split.attrs.get("axis", 0)), "perm": _perm(t, len(offer.infos[t.inputs[0]].shape))}
+    node = Node(TRANSPOSED_SPLIT, [t.inputs[0]], list(split.outputs), attrs, f"{t.name}+{split.name}")
+    return Fusion(node, (t.name, split.name), "the pieces copied straight from the Transpose's input")
+
+
 def fusions(offer, precision: str = "normal") -> list[Fusion]:
     """The fusions of a plan's ops placed here; AddLayerNorm only where tensors stay float32
     (add_norm_rows.comp has no float16 variant)."""
@@ -204,7 +221,9 @@ def fusions(offer, precision: str = "normal") -> list[Fusion]:
     found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers, not low)) is not None]
     taken = {name for f in found for name in f.replaces}
     for node in offer.nodes:
-        f = binary_fusion(node, offer, producers) if node.name not in taken else None
+        if node.name in taken:
+            continue
+        f = binary_fusion(node, offer, producers) or split_fusion(node, offer, producers)
         if f is not None and not taken & set(f.replaces):
             found.append(f)
             taken |= set(f.replaces)

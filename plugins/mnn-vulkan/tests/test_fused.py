@@ -241,3 +241,25 @@ def test_binary_reads_a_transposed_operand(rng, x_shape, perm, other_shape, op):
     graph = b.build()
     sess = _check(graph, {"x": rng.standard_normal(x_shape).astype("float32")})
     assert list(sess.plan.fused) == [f"transpose+{op.lower()}"], sess.plan.fused
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("precision", ["normal", "low"])
+def test_vit_qkv_split_reads_the_product_by_strides(rng, batch, precision):
+    """ViT's attention as torch exports it: one qkv product reshaped to (N, S, 3, H, hd), transposed
+    to (3, N, H, S, hd) and split into q, k and v: the Split copies straight from the product."""
+    seq, dim, heads = 11, 24, 3
+    hd = dim // heads
+    b = mnn.GraphBuilder("vk_vit_qkv")
+    x = b.input("x", ("N", seq, dim))
+    qkv = b.Add(b.const(_w(rng, 3 * dim)), b.MatMul(x, b.const(_w(rng, dim, 3 * dim))))
+    t = b.Transpose(b.Reshape(qkv, shape=[0, seq, 3, heads, hd]), perm=[2, 0, 3, 1, 4])
+    pieces = b.op("Split", t, b.const(np.array([1, 1, 1], "int64")), n_outputs=3, axis=0)
+    q, k, v = (b.Squeeze(p, b.const(np.array([0], "int64"))) for p in pieces)
+    att = b.Softmax(b.Mul(b.MatMul(q, b.Transpose(k, perm=[0, 1, 3, 2])), b.const(np.float32(hd**-0.5))), axis=-1)
+    o = b.Reshape(b.Transpose(b.MatMul(att, v), perm=[0, 2, 1, 3]), shape=[0, seq, dim])
+    b.output(o, "y")
+    graph = b.build()
+    feeds = {"x": rng.standard_normal((batch, seq, dim)).astype("float32")}
+    sess = _check(graph, feeds, rtol=2e-2 if precision == "low" else 1e-4, precision=precision)
+    assert any(n.startswith("transpose+split") for n in sess.plan.fused), sess.plan.fused

@@ -52,4 +52,5 @@ from . import (  # noqa: E402,F401  (registration)
     resize,
     rnn,
     shape,
+    split_t,
 )
