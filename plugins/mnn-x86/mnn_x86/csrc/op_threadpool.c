@@ -60,8 +60,8 @@
  * per job, whether the worker came, how late, and on which CPU: one that did not come within
  * POOL_LATE_NS, or came on the caller's CPU, is passed over for its next jobs (its part goes to
  * the caller, and it is not woken) for a pause that doubles while it keeps failing; a worker that
- * finds itself spinning on the caller's CPU sleeps at once. Where every worker is passed over, the
- * light loops run as one range on the caller: plans cut for the threads that actually come. */
+ * finds itself spinning on the caller's CPU sleeps at once. The items stay those of `threads`, whoever
+ * runs them: a kernel's floats may depend on where its ranges end (vector tails), never on timing. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getcpu */
 #endif
@@ -453,18 +453,6 @@ static void judge_workers(uint32_t gen, int want, int64_t offered_at, int caller
     }
 }
 
-/* how many workers a job at `threads` threads would be offered to now: 0 where all are passed over
- * (those not started yet count as coming) */
-static int workers_coming(int threads) {
-    if (threads > POOL_MAX) threads = POOL_MAX;
-    const int started = __atomic_load_n(&P.started, __ATOMIC_RELAXED);
-    const int known = threads - 1 < started ? threads - 1 : started;
-    const int64_t now = now_ns();
-    int coming = threads - 1 - known;
-    for (int id = 1; id <= known; ++id) coming += !passed_over(id, now);
-    return coming;
-}
-
 static void run_serial(int64_t from, int64_t n, x86_task_fn fn, void *ctx) {
     for (int64_t i = from; i < n; ++i) fn(ctx, i, 0);
 }
@@ -580,8 +568,7 @@ void x86_parallel_ranges(int threads, int64_t n, int64_t grain, x86_range_fn fn,
     int64_t items = n / grain;
     if (items > X86_ITEMS_PER_THREAD * (int64_t)threads) /* a few each: claiming evens out preemption */
         items = X86_ITEMS_PER_THREAD * (int64_t)threads;
-    /* one range, without the pool, where no worker would come (starved, or each passed over lately) */
-    if (threads <= 1 || items < 2 || x86_pool_starved() || ((A.on & 16) && workers_coming(threads) == 0)) {
+    if (threads <= 1 || items < 2) {
         fn(ctx, 0, n, 0);
         return;
     }
