@@ -1,12 +1,14 @@
 /* Element-wise math of mnn-arm beyond the fused activations (armv8-a): unary float ops (NEON where
- * one instruction does it: sqrt, neg, abs, reciprocal, floor, ceil; libm for the transcendental
- * ones), Not and IsNaN, broadcasting Pow / comparisons / logic, and Cast between numeric dtypes. */
+ * one instruction does it: sqrt, neg, abs, reciprocal, floor, ceil; erf by vmath.h's v_erf; libm for the
+ * other transcendental ones), Not and IsNaN, broadcasting Pow / comparisons / logic, and Cast between
+ * numeric dtypes. */
 #include <arm_neon.h>
 #include <math.h>
 #include <string.h>
 
 #include "move.h"
 #include "parallel.h"
+#include "vmath.h"
 
 static float softplus(float v) { return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v)); }
 
@@ -22,6 +24,7 @@ static void unary_f32(int kind, const float *x, float *y, int64_t n, float alpha
     case ARM_MATH_FLOOR: for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vrndmq_f32(vld1q_f32(x + i))); break;
     case ARM_MATH_CEIL: for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vrndpq_f32(vld1q_f32(x + i))); break;
     case ARM_MATH_ROUND: for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vrndnq_f32(vld1q_f32(x + i))); break;
+    case ARM_MATH_ERF: for (; i + 4 <= n; i += 4) vst1q_f32(y + i, v_erf(vld1q_f32(x + i))); break;
     default: break;
     }
     for (; i < n; ++i) {
@@ -129,6 +132,15 @@ static inline void bin1(int kind, int32_t dtype, const char *a, const char *b, c
                               : kind == ARM_BIN_GREATER ? p > q : kind == ARM_BIN_LESS_EQ ? p <= q : p >= q);
 }
 
+static void square_row(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v = vld1q_f32(x + i);
+        vst1q_f32(y + i, vmulq_f32(v, v));
+    }
+    for (; i < n; ++i) y[i] = x[i] * x[i];
+}
+
 int arm_bin2_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     (void)n_in, (void)n_out;
     const arm_bin2_state *s = (const arm_bin2_state *)state;
@@ -139,7 +151,12 @@ int arm_bin2_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *o
     for (int d = 0; d < nd - 1; ++d) outer *= s->dims[d];
     const int64_t n = s->dims[nd - 1], as = s->sa[nd - 1], bs = s->sb[nd - 1];
     for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t i = 0; i < n; ++i) bin1(s->kind, s->dtype, a + (oa + i * as) * ie, b + (ob + i * bs) * ie, y + i * oe);
+        if (s->kind == ARM_BIN_POW && as == 1 && bs == 0 && *(const float *)(b + ob * ie) == 2.0f) {
+            square_row((const float *)(a + oa * ie), (float *)y, n); /* x^2 (a power spectrum's): no powf */
+        } else {
+            for (int64_t i = 0; i < n; ++i)
+                bin1(s->kind, s->dtype, a + (oa + i * as) * ie, b + (ob + i * bs) * ie, y + i * oe);
+        }
         y += n * oe;
         for (int d = nd - 2; d >= 0; --d) {
             oa += s->sa[d]; ob += s->sb[d];
@@ -228,19 +245,32 @@ int arm_bn_rt_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *
     return 0;
 }
 
+/* n elements of e bytes, each a copy of *value: 16 bytes a store where e divides 16 */
+static void fill_elems(char *y, int64_t n, int e, const char *value) {
+    int64_t i = 0;
+    if (16 % e == 0) {
+        uint8_t pattern[16];
+        for (int b = 0; b < 16; b += e) memcpy(pattern + b, value, (size_t)e);
+        const uint8x16_t v = vld1q_u8(pattern);
+        const int64_t per = 16 / e;
+        for (; i + per <= n; i += per) vst1q_u8((uint8_t *)y + i * e, v);
+    }
+    for (; i < n; ++i) memcpy(y + i * e, value, (size_t)e);
+}
+
 int arm_onehot_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     (void)n_in, (void)n_out;
     const arm_onehot_state *s = (const arm_onehot_state *)state;
     const char *idx = (const char *)arm_data(&ins[0]), *values = (const char *)arm_data(&ins[1]);
     char *y = (char *)arm_data(&outs[0]);
     const int e = s->elem;
+    fill_elems(y, s->outer * s->depth * s->inner, e, values); /* off everywhere, then on where an index says */
     for (int64_t o = 0; o < s->outer; ++o)
         for (int64_t i = 0; i < s->inner; ++i) {
             const int64_t at = o * s->inner + i;
             int64_t v = s->idx_dtype == ARM_DT_I64 ? ((const int64_t *)idx)[at] : (int64_t)load_as_double(s->idx_dtype, idx, at);
             if (v < 0) v += s->depth;
-            for (int64_t d = 0; d < s->depth; ++d)
-                memcpy(y + ((o * s->depth + d) * s->inner + i) * e, values + (d == v ? e : 0), (size_t)e);
+            if (v >= 0 && v < s->depth) memcpy(y + ((o * s->depth + v) * s->inner + i) * e, values + e, (size_t)e);
         }
     return 0;
 }

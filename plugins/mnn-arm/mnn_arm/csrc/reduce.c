@@ -143,6 +143,34 @@ static void reduce_scattered(const arm_reduce_any_state *s, const float *x, floa
     }
 }
 
+/* rows of 2, 3 or 4 (a stack's new last axis): four rows a vector, their columns split by ld2 / ld3 / ld4;
+ * the same operations in the same order as reduce_row's scalar loop, so the same bits */
+static int64_t reduce_short_rows(int kind, const float *x, float *y, int64_t rows, int64_t n) {
+    if (kind == ARM_RED_LOGSUMEXP || n < 2 || n > 4) return 0;
+    const float32x4_t init = vdupq_n_f32(init1(kind));
+    int64_t o = 0;
+    for (; o + 4 <= rows; o += 4) {
+        const float *p = x + o * n;
+        float32x4_t a;
+        if (n == 2) {
+            const float32x4x2_t v = vld2q_f32(p);
+            a = comb4(kind, comb4(kind, init, pre4(kind, v.val[0])), pre4(kind, v.val[1]));
+        } else if (n == 3) {
+            const float32x4x3_t v = vld3q_f32(p);
+            a = comb4(kind, comb4(kind, comb4(kind, init, pre4(kind, v.val[0])), pre4(kind, v.val[1])),
+                      pre4(kind, v.val[2]));
+        } else {
+            const float32x4x4_t v = vld4q_f32(p);
+            a = comb4(kind, comb4(kind, init, pre4(kind, v.val[0])), pre4(kind, v.val[1]));
+            a = comb4(kind, comb4(kind, a, pre4(kind, v.val[2])), pre4(kind, v.val[3]));
+        }
+        vst1q_f32(y + o, a);
+        if (kind == ARM_RED_MEAN || kind == ARM_RED_L2 || kind == ARM_RED_LOGSUM)
+            for (int l = 0; l < 4; ++l) y[o + l] = fin1(kind, y[o + l], n);
+    }
+    return o;
+}
+
 int arm_reduce_any_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     (void)n_in; (void)n_out;
     const arm_reduce_any_state *s = (const arm_reduce_any_state *)state;
@@ -152,7 +180,8 @@ int arm_reduce_any_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_ten
         reduce_scattered(s, x, y);
         return 0;
     }
-    for (int64_t o = 0; o < s->outer; ++o) {
+    const int64_t first = s->inner == 1 ? reduce_short_rows(s->kind, x, y, s->outer, s->n) : 0;
+    for (int64_t o = first; o < s->outer; ++o) {
         if (s->inner == 1)
             y[o] = reduce_row(s->kind, x + o * s->n, s->n);
         else
