@@ -13,12 +13,8 @@ static inline vf vf_clamp(vf x, vf lo, vf hi) { return vf_min(hi, vf_max(lo, x))
 static inline vf vf_max_nan(vf a, vf b) { return vf_select(vf_isnan(a), a, vf_max(a, b)); }
 static inline vf vf_min_nan(vf a, vf b) { return vf_select(vf_isnan(a), a, vf_min(a, b)); }
 
-/* exp: Cody-Waite range reduction and the Cephes expf polynomial (~1 ulp). */
-static inline vf vf_exp(vf x) {
-    x = vf_clamp(x, vf_set1(-87.33654f), vf_set1(88.0f));
-    vf n = vf_round(vf_mul(x, vf_set1(1.44269504088896341f)));
-    vf r = vf_fnma(n, vf_set1(0.693359375f), x);
-    r = vf_fnma(n, vf_set1(-2.12194440e-4f), r);
+/* e^r * 2^n for the reduced argument r (|r| <= ln 2 / 2): the Cephes expf polynomial (~1 ulp) */
+static inline vf vf_exp_reduced(vf r, vf n) {
     vf p = vf_set1(1.9875691500e-4f);
     p = vf_fma(p, r, vf_set1(1.3981999507e-3f));
     p = vf_fma(p, r, vf_set1(8.3334519073e-3f));
@@ -27,6 +23,26 @@ static inline vf vf_exp(vf x) {
     p = vf_fma(p, r, vf_set1(5.0000001201e-1f));
     p = vf_fma(p, vf_mul(r, r), vf_add(r, vf_set1(1.0f)));
     return vf_mul(p, vf_pow2n(n));
+}
+
+/* exp: Cody-Waite range reduction and the Cephes expf polynomial (~1 ulp). */
+static inline vf vf_exp(vf x) {
+    x = vf_clamp(x, vf_set1(-87.33654f), vf_set1(88.0f));
+    vf n = vf_round(vf_mul(x, vf_set1(1.44269504088896341f)));
+    vf r = vf_fnma(n, vf_set1(0.693359375f), x);
+    r = vf_fnma(n, vf_set1(-2.12194440e-4f), r);
+    return vf_exp_reduced(r, n);
+}
+
+/* exp(a + b) for a <= 0 exact and a small b (|b| < 2), without rounding a + b: b joins the argument
+ * after the range reduction of a, where it is small, so a large a loses none of b's digits. One exp
+ * where e^a * e^b took two. Results below 2^-126 come out as some value of that size or less. */
+static inline vf vf_exp_sum(vf a, vf b) {
+    a = vf_max(a, vf_set1(-88.0f));
+    vf n = vf_round(vf_mul(vf_max(vf_add(a, b), vf_set1(-87.33654f)), vf_set1(1.44269504088896341f)));
+    vf r = vf_fnma(n, vf_set1(0.693359375f), a); /* exact: n * 0.693359375 has 16 bits, close to a */
+    r = vf_add(vf_fnma(n, vf_set1(-2.12194440e-4f), r), b);
+    return vf_exp_reduced(r, n);
 }
 
 static inline vf vf_sigmoid(vf x) { return vf_div(vf_set1(1.0f), vf_add(vf_set1(1.0f), vf_exp(vf_sub(vf_zero(), x)))); }
@@ -64,11 +80,11 @@ static inline vf vf_gelu(vf x) {
     p = vf_fma(p, t, vf_set1(1.00002368f));
     p = vf_fma(p, t, vf_set1(-1.26551223f));
     /* z^2 = x^2 / 2 exactly as z2 + lo (z itself is rounded: squaring it would put
-     * its error into a large exponent), then exp(-z2 - lo + p) = exp(-z2) * exp(p - lo) */
+     * its error into a large exponent), then exp(-z2 + (p - lo)) with the sum kept apart (vf_exp_sum) */
     vf x2 = vf_mul(x, x);
     vf lo = vf_mul(vf_set1(0.5f), vf_sqr_err(x, x2));
     vf z2 = vf_mul(vf_set1(0.5f), x2);
-    vf erfc = vf_mul(vf_mul(t, vf_exp(vf_sub(vf_zero(), z2))), vf_exp(vf_sub(p, lo)));
+    vf erfc = vf_mul(t, vf_exp_sum(vf_sub(vf_zero(), z2), vf_sub(p, lo)));
     vf phi2 = vf_select(vf_ge(x, vf_zero()), vf_sub(vf_set1(2.0f), erfc), erfc); /* 2 * Phi(x) */
     return vf_mul(vf_mul(vf_set1(0.5f), x), phi2);
 }
