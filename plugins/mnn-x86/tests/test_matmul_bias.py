@@ -45,6 +45,10 @@ CASES = [  # A's shape, N, the bias's shape, activation, B's batch
     ((5, 64), 3, (3,), "Relu", ()),
     ((3, 1, 29), 130, (1, 130), "Tanh", ()),
     ((2, 9, 17), 40, (40,), None, (2,)),
+    # A's rows read in place (gemm_a_rows): K in three slices, a last partial row panel, 6 last columns
+    ((2, 45, 600), 70, (70,), "Gelu", ()),
+    ((3, 20, 100), 50, (50,), "Relu", (3,)),  # ... per matrix of a batch
+    ((1, 31, 1024), 33, (33,), None, ()),  # rows 4 KB apart: A packed instead
 ]
 
 

@@ -4,12 +4,14 @@
  *
  *   C[M][N] = act(alpha * A[M][K] @ B[K][N] + beta * bias)
  *
- * Both operands come packed over the full K (see x86.h). A thread owns a block
+ * Both operands come packed over the full K (see x86.h), or A as rows in place
+ * (gemm_a_rows: a MatMul's activations, whose rows the tiles read as they are). A thread owns a block
  * of C (MC_ROWS rows, as many columns as keep a KC slice of B in L2) and runs
  * all of K over it in KC slices: for each slice an MR x KC micro-panel of A
  * stays in L1 while the tiles walk along its row panel of C. Partial sums of
- * earlier slices live in C itself; the epilogue (bias, activation) runs once,
- * on the last slice, while the tile is still in registers. */
+ * earlier slices live in C itself; the epilogue (bias, ReLU, clip) runs once,
+ * on the last slice, while the tile is still in registers; other activations
+ * run over the block's rows after their tiles. */
 #ifndef MNN_X86_GEMM_IMPL_H
 #define MNN_X86_GEMM_IMPL_H
 
@@ -76,7 +78,8 @@ static inline void FN(zero_short)(float *dst, int64_t n) {
 
 #include "gemm_pack_impl.h"
 
-/* One MR x NR tile (rows x cols valid) over one KC slice, of which the
+/* One MR x NR tile (rows x cols valid) over one KC slice (A[r][k] at a[r * ars + k * aks]: a packed
+ * panel, ars 1 and aks MR, or rows of A in place, ars their stride and aks 1), of which the
  * first nv vectors of columns are computed (nv < GEMM_NV: a last panel of at
  * most nv * VLEN columns, e.g. 13x13 or 14x14 planes, 16 Winograd tiles, so
  * it does not pay for the whole panel). `rows` and `nv` are compile-time
@@ -84,8 +87,8 @@ static inline void FN(zero_short)(float *dst, int64_t n) {
  * the loops unroll. */
 static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, const int b_masked, const int nv,
                                                              const int pf,
-                                                             int64_t kc,
-                                                             const float *a, const float *b, int64_t ldb, float *c,
+                                                             int64_t kc, const float *a, const int64_t ars,
+                                                             const int64_t aks, const float *b, int64_t ldb, float *c,
                                                              int64_t ldc, int cols, const x86_epilogue *e,
                                                              int64_t row0, int64_t col0, int first, int last) {
     vf acc[MR][GEMM_NV];
@@ -100,7 +103,7 @@ static inline __attribute__((always_inline)) void FN(tile_b)(const int rows, con
         for (int v = 0; v < nv; ++v) /* b_masked: an unpacked B's last columns, never read past them */
             bv[v] = b_masked ? vf_load_n(b + k * ldb + v * VLEN, cols - v * VLEN) : vf_load(b + k * ldb + v * VLEN);
         for (int r = 0; r < rows; ++r) {
-            const vf av = vf_set1(a[k * MR + r]);
+            const vf av = vf_set1(a[k * aks + r * ars]);
             for (int v = 0; v < nv; ++v) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
         }
     }
@@ -155,11 +158,11 @@ static void FN(tile_any)(int rows, int b_masked, int pf, int64_t kc, const float
 #define ROWS_CASE(R)                                                                          \
     case R:                                                                                   \
         if (b_masked)                                                                         \
-            FN(tile_b)(R, 1, GEMM_NV, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+            FN(tile_b)(R, 1, GEMM_NV, 0, kc, a, 1, MR, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
         else if (pf)                                                                          \
-            FN(tile_b)(R, 0, GEMM_NV, 1, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+            FN(tile_b)(R, 0, GEMM_NV, 1, kc, a, 1, MR, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
         else                                                                                  \
-            FN(tile_b)(R, 0, GEMM_NV, 0, kc, a, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
+            FN(tile_b)(R, 0, GEMM_NV, 0, kc, a, 1, MR, b, ldb, c, ldc, cols, e, row0, col0, first, last);        \
         break;
     ROWS_CASE(1)
 #if MR > 1
@@ -210,8 +213,11 @@ static void FN(tile_any)(int rows, int b_masked, int pf, int64_t kc, const float
 typedef struct {
     int64_t M, N, K, ldb, ldc, b_panel, kc_blk, mp, np, mcp, ncp, mb;
     const float *ap, *bp;
+    const float *a_rows; /* A's rows in place (gemm_a_rows), lda apart; then ap: its last partial panel */
+    int64_t lda;
     float *c;
     const x86_epilogue *e;
+    const x86_epilogue *act_rows; /* NULL, or its activation, run over a block's rows after their tiles */
     int unpacked, pack_b; /* pack_b: an unpacked B packed block by block (b_scratch) */
     int prefetch; /* B streams from memory: the tiles prefetch it (GEMM_PF_NEAR) */
 } FN(gemm_plan);
@@ -251,24 +257,42 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
         /* rows outer: the MR x KC micro-panel of A stays in L1 while the tiles
          * walk along a row of C, whose stores then stream */
         for (int64_t p = p0; p < p1; ++p) {
-            const float *apk = G->ap + p * MR * K + k0 * MR;
             const int rows = (int)(M - p * MR < MR ? M - p * MR : MR);
+            const int in_place = G->a_rows && rows == MR; /* else a packed panel (a_rows: the last one) */
+            const float *apk = in_place  ? G->a_rows + p * MR * G->lda + k0
+                               : G->a_rows ? G->ap + k0 * MR
+                                           : G->ap + p * MR * K + k0 * MR;
             for (int64_t q = q0; q < q1; ++q) {
                 const float *bq = packs ? slice + (q - q0) * kc * NR : G->bp + q * G->b_panel + k0 * ldb;
                 const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
                 const int b_masked = G->unpacked && !packs && cols < NR;
                 float *cp = G->c + p * MR * G->ldc + q * NR;
+                if (in_place) { /* B packed (gemm_a_rows), so never masked */
+#if GEMM_NV > 1
+                    if (cols <= VLEN)
+                        FN(tile_b)(MR, 0, 1, 0, kc, apk, G->lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR,
+                                   first, last);
+                    else
+#endif
+                    if (G->prefetch)
+                        FN(tile_b)(MR, 0, GEMM_NV, 1, kc, apk, G->lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR,
+                                   q * NR, first, last);
+                    else
+                        FN(tile_b)(MR, 0, GEMM_NV, 0, kc, apk, G->lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR,
+                                   q * NR, first, last);
+                    continue;
+                }
 #if GEMM_NV > 1
                 /* a last panel of one vector or less, packed or not: one vector of columns computed
                  * (x86.Attention's S^T blocks are MR columns wide; 14 of 32 computed in full) */
                 if (rows == MR && cols <= VLEN)
-                    FN(tile_b)(MR, b_masked, 1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_b)(MR, b_masked, 1, 0, kc, apk, 1, MR, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
                 else
 #endif
                 if (rows == MR && !b_masked && G->prefetch)
-                    FN(tile_b)(MR, 0, GEMM_NV, 1, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_b)(MR, 0, GEMM_NV, 1, kc, apk, 1, MR, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
                 else if (rows == MR && !b_masked)
-                    FN(tile_b)(MR, 0, GEMM_NV, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
+                    FN(tile_b)(MR, 0, GEMM_NV, 0, kc, apk, 1, MR, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
                 else if (rows == 1 && b_masked)
                     FN(tile_row1)(1, 0, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR, first, last);
                 else if (rows == 1 && G->prefetch)
@@ -278,6 +302,14 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
                 else
                     FN(tile_any)(rows, b_masked, G->prefetch, kc, apk, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR,
                                  first, last);
+            }
+            if (last && G->act_rows) { /* the panel's rows, still in L1, along the block's columns */
+                const int64_t c0 = q0 * NR, c1 = q1 * NR < N ? q1 * NR : N;
+                const x86_epilogue *a = G->act_rows;
+                for (int r = 0; r < rows; ++r) {
+                    float *y = G->c + (p * MR + r) * G->ldc + c0;
+                    FN(act_row)(a->act, a->act_alpha, a->act_beta, y, y, c1 - c0);
+                }
             }
         }
         if (last) break;
@@ -329,10 +361,17 @@ static void FN(gemm_balance)(int64_t M, int64_t N, int threads, int64_t *mcp, in
  * (panel q at b + q*NR, row k at + k*ldb; its last partial panel is read
  * with masked loads). Blocks go to threads through x86_parallel. */
 static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, int unpacked,
-                         int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads, int prefetch) {
+                         int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads, int prefetch,
+                         const float *a_rows, int64_t lda) {
     if (M <= 0 || N <= 0) return;
     FN(gemm_plan) G;
     G.M = M, G.N = N, G.K = K, G.ldb = ldb, G.ldc = ldc, G.ap = ap, G.bp = bp, G.c = c, G.e = e;
+    G.a_rows = a_rows, G.lda = lda;
+    /* an activation of many steps (GELU, SiLU, ...) once per row of a block, 8-16 vectors at a time, not
+     * once per tile row of 2 vectors: in the tiles' epilogue GELU took 2.7x its time per element alone */
+    x86_epilogue tiles = *e;
+    G.act_rows = e->act > MNN_ACT_CLIP ? e : NULL;
+    if (G.act_rows) tiles.act = MNN_ACT_NONE, G.e = &tiles;
     G.unpacked = unpacked;
     G.prefetch = GEMM_PF_NEAR > 0 && prefetch;
     G.b_panel = unpacked ? NR : NR * K;
@@ -379,7 +418,7 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
  * are large only together, says so; gemm judges by B's size) */
 static void FN(gemm_hint)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
                           const x86_epilogue *e, int threads, int prefetch) {
-    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads, prefetch);
+    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads, prefetch, NULL, 0);
 }
 
 static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
@@ -390,7 +429,35 @@ static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const flo
 /* inference (x86infer): B unpacked, row k at b + k*ldb (a 1x1 convolution's NCHW input) */
 static void FN(gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
                           int64_t ldc, const x86_epilogue *e, int threads) {
-    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads, 0);
+    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads, 0, NULL, 0);
+}
+
+/* Whether an MR x GEMM_KC micro-panel of A's rows in place, lda floats apart, stays in L1 while the
+ * tiles walk along its row of C: at most 4 of its cache lines in any one of L1's 64 sets (row
+ * strides of a multiple of 4 KB put all MR rows in the same sets, and each tile would reload them). */
+static int FN(a_rows_fit_l1)(int64_t lda, int64_t K) {
+    int per_set[64] = {0};
+    const int64_t lines = ((K < GEMM_KC ? K : GEMM_KC) * (int64_t)sizeof(float) + 63) / 64 + 1;
+    for (int64_t r = 0; r < MR; ++r)
+        for (int64_t l = 0; l < lines; ++l)
+            if (++per_set[(r * lda * (int64_t)sizeof(float) / 64 + l) % 64] > 4) return 0;
+    return 1;
+}
+
+/* C = A B with A's rows read in place (row i at a + i * lda, its K floats contiguous: a MatMul's
+ * activations) and B packed: no pass that packs A (it wrote and read back all of A, 3 MB at BERT-base
+ * batch 8, about a sixth of the GEMM's time). Only a last panel of fewer than MR rows is packed, into
+ * tail (MR * K floats). Returns 0 (nothing done) where the rows would not stay in L1: pack A then. */
+static int FN(gemm_a_rows)(int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, float *tail,
+                           const float *bp, float *c, int64_t ldc, const x86_epilogue *e, int threads) {
+    if (M < MR || !FN(a_rows_fit_l1)(lda, K)) return 0;
+    if (M % MR) {
+        FN(pack_args) g = {a + M / MR * MR * lda, lda, 1, M % MR, K, tail};
+        FN(pack_a_panel)(&g, 0);
+    }
+    FN(gemm_any)(M, N, K, tail, bp, 0, NR, c, ldc, e, threads, K * N * (int64_t)sizeof(float) >= GEMM_PF_MIN_BYTES,
+                 a, lda);
+    return 1;
 }
 
 #endif

@@ -80,6 +80,7 @@ const x86_kernels FN(x86_kernels) = {
 #endif
     FN(gap_panel),
     FN(pointwise_dw),
+    FN(gemm_a_rows),
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */

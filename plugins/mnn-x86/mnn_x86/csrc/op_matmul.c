@@ -38,7 +38,6 @@ int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
     float *b_work = a_work + a_floats;
     for (int64_t t = 0; t < s->batch; ++t) {
         const int64_t ao = s->a_off ? s->a_off[t] : 0, bo = s->b_off ? s->b_off[t] : 0;
-        if (t == 0 || (s->a_off && ao != s->a_off[t - 1])) k->pack_a(a + ao, s->a_rs, s->a_cs, s->M, s->K, a_work, s->op.threads);
         const float *bp;
         if (s->b_packed) {
             bp = s->b_packed + t * s->b_packed_stride;
@@ -46,7 +45,13 @@ int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
             if (t == 0 || (s->b_off && bo != s->b_off[t - 1])) k->pack_b(b + bo, s->b_rs, s->b_cs, s->K, s->N, b_work, s->op.threads);
             bp = b_work;
         }
-        k->gemm(s->M, s->N, s->K, a_work, bp, y + t * s->M * s->N, s->N, &e, s->op.threads);
+        float *yt = y + t * s->M * s->N;
+        /* A's rows contiguous (the usual activations): read in place, not packed */
+        if (s->a_cs == 1 && k->gemm_a_rows(s->M, s->N, s->K, a + ao, s->a_rs, a_work, bp, yt, s->N, &e, s->op.threads))
+            continue;
+        if (t == 0 || (s->a_off && ao != s->a_off[t - 1]))
+            k->pack_a(a + ao, s->a_rs, s->a_cs, s->M, s->K, a_work, s->op.threads);
+        k->gemm(s->M, s->N, s->K, a_work, bp, yt, s->N, &e, s->op.threads);
     }
     return 0;
 }

@@ -154,6 +154,10 @@ typedef struct x86_kernels {
     void (*pointwise_dw)(const float *x, const float *wt, const float *bias, const float *wd, const float *bd,
                          float *y, int64_t N, const x86_conv_geom *gp, const x86_epilogue *ep,
                          const x86_conv_geom *gd, const x86_epilogue *ed, float *work, int threads);
+    /* gemm with A's rows read in place (row i at a + i * lda, K contiguous floats), B packed; tail: MR * K
+     * floats for a last partial panel. Returns 0, having done nothing, where A should be packed instead */
+    int (*gemm_a_rows)(int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, float *tail, const float *bp,
+                       float *c, int64_t ldc, const x86_epilogue *e, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
