@@ -140,7 +140,7 @@ cdef extern from "ops.h" nogil:
         int64_t b_narrow_kp
 
     ctypedef struct x86_attention_walk:
-        int64_t heads, bs, hs, rs
+        int64_t heads, bs, hs, rs, off
 
     ctypedef struct x86_attention_state:
         x86_op op

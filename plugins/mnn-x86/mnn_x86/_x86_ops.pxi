@@ -83,7 +83,7 @@ def matmul(str isa, int threads, str name, dict p, b_const, a_off, b_off, bias, 
 
 def attention(str isa, int threads, str name, dict p, mask_off):
     """x86.Attention: softmax(scale * Q K^T + mask) V per batch matrix (csrc/op_attention.c). p: batch, M,
-    N, D, Dv, k_rows, scale, mask_input, mask_cs, and q, k, v, y: each operand's (heads, bs, hs, rs) (ops.h's
+    N, D, Dv, k_rows, scale, mask_input, mask_cs, and q, k, v, y: each operand's (heads, bs, hs, rs, off) (ops.h's
     x86_attention_walk); mask_off: per batch matrix, the element offset of its mask row (int64), or None:
     no mask."""
     cdef Execution ex = _execution(name, sizeof(x86_attention_state), x86_attention_run, isa, threads)
@@ -91,10 +91,10 @@ def attention(str isa, int threads, str name, dict p, mask_off):
     cdef Buffer buf
     s.batch, s.M, s.N, s.D, s.Dv = p["batch"], p["M"], p["N"], p["D"], p["Dv"]
     s.k_rows, s.scale = p["k_rows"], p["scale"]
-    s.q.heads, s.q.bs, s.q.hs, s.q.rs = p["q"]
-    s.k.heads, s.k.bs, s.k.hs, s.k.rs = p["k"]
-    s.v.heads, s.v.bs, s.v.hs, s.v.rs = p["v"]
-    s.y.heads, s.y.bs, s.y.hs, s.y.rs = p["y"]
+    s.q.heads, s.q.bs, s.q.hs, s.q.rs, s.q.off = p["q"]
+    s.k.heads, s.k.bs, s.k.hs, s.k.rs, s.k.off = p["k"]
+    s.v.heads, s.v.bs, s.v.hs, s.v.rs, s.v.off = p["v"]
+    s.y.heads, s.y.bs, s.y.hs, s.y.rs, s.y.off = p["y"]
     _epilogue(&s.epi, 0, 0.0, 0.0)
     s.mask_input = -1
     if mask_off is not None:

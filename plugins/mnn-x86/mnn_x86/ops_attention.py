@@ -6,7 +6,8 @@ as one op (csrc/op_attention.c) that never writes the scores out.
 (the GEMM packs K either way), the Transposes that split Q, K and V into heads ([b, seq, heads, d] ->
 [b, heads, seq, d], or [b, heads, d, seq] for K^T: the op reads each head's rows in place) and the
 Transpose that swaps the heads back after the second MatMul (the GEMM writes each head's rows in
-place), where those are the only readers of their inputs.
+place), where those are the only readers of their inputs; and a packed qkv projection's Transpose
+([b, seq, 3, heads, d] -> [3, b, heads, seq, d]) and Split into Q, K and V (ViT's), each part read in place.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def _swaps_last_two(node: Node | None, rank: int) -> bool:
 
 #: the Transposes that split [b, seq, heads, d] into heads: [b, heads, seq, d] (Q, V), [b, heads, d, seq] (K^T)
 HEADS_SPLIT, HEADS_SPLIT_KT = [0, 2, 1, 3], [0, 2, 3, 1]
+#: the Transpose of a packed qkv projection, [b, seq, 3, heads, d] -> [3, b, heads, seq, d], before its Split
+QKV_SPLIT = [2, 0, 3, 1, 4]
 
 
 def _producer(offer, value: str) -> Node | None:
@@ -59,6 +62,40 @@ def _row_mask(offer, mask: str, scores_shape: tuple) -> bool:
         return broadcast_shape(shape, scores_shape) == tuple(scores_shape) and shape[-2] == 1
     except Exception:  # noqa: BLE001 - shapes that do not broadcast: not this pattern
         return False
+
+
+def _qkv_part(offer, value: str, reader: Node):
+    """(the Split, the Squeeze, i) where `value`, read by `reader` alone, is the Squeeze of output i of a Split
+    into three along axis 0 of a [3, b, heads, seq, d], each read by the next alone; else None."""
+    squeeze = _producer(offer, value)
+    if squeeze is None or squeeze.op != "Squeeze" or offer.sole_reader(value) is not reader:
+        return None
+    part = squeeze.inputs[0]
+    split = _producer(offer, part)
+    if split is None or split.op != "Split" or len(split.outputs) != 3 or offer.sole_reader(part) is not squeeze:
+        return None
+    whole = offer.infos.get(split.inputs[0])
+    if whole is None or len(whole.shape) != 5 or normalize_axis(split.attrs.get("axis", 0), 5, "Split") != 0:
+        return None
+    one = (1, *whole.shape[1:])
+    if any(tuple(offer.infos[o].shape) != one for o in split.outputs):
+        return None
+    return (split, squeeze, split.outputs.index(part)) if tuple(offer.infos[value].shape) == one[1:] else None
+
+
+def _qkv_split(offer, inputs: list, readers: tuple):
+    """(the [b, seq, 3, heads, d] tensor, the nodes that permute and split it, each input's part) where Q, K
+    and V are its three parts, each read in place by its reader alone; else None."""
+    parts = [_qkv_part(offer, x, r) for x, r in zip(inputs, readers)]
+    if not all(parts) or len({p[0].name for p in parts}) != 1 or sorted(p[2] for p in parts) != [0, 1, 2]:
+        return None
+    split = parts[0][0]
+    permute = _producer(offer, split.inputs[0])
+    if permute is None or permute.op != "Transpose" or list(permute.attrs.get("perm") or ()) != QKV_SPLIT:
+        return None
+    if offer.sole_reader(split.inputs[0]) is not split or not _dense_f32(offer, permute.inputs[0]):
+        return None
+    return permute.inputs[0], [permute, split, *(p[1] for p in parts)], [p[2] for p in parts]
 
 
 def _softmax_last(node: Node | None, rank: int) -> bool:
@@ -132,6 +169,12 @@ def attention_fusion(first: Node, offer) -> Fusion | None:
             inputs[i], attrs[f"{'qkv'[i]}_seq_major"] = node.inputs[0], 1
             attrs["k_rows"] = 1 if i == 1 else attrs.get("k_rows", 0)
             group.insert(0, node)
+    # Q, K and V the parts of one qkv projection, permuted and split by a Transpose and a Split: read in place
+    qkv = _qkv_split(offer, inputs, (first, k_node, second)) if rank == 4 and k_rows else None
+    if qkv is not None:
+        inputs = [qkv[0]] * 3
+        group[:0] = qkv[1]
+        attrs.update(qkv_split=1, **{f"{x}_part": i for x, i in zip("qkv", qkv[2])})
     # the heads swapped back ([b, h, M, Dv] -> [b, M, h, Dv]) by a Transpose that alone reads the product
     after = offer.sole_reader(out)
     if (
@@ -155,18 +198,28 @@ def _seq_major(shape: tuple) -> tuple:
 def _walk(rows: int, cols: int, heads: int = 1) -> tuple:
     """ops.h's x86_attention_walk of a batch of [rows][cols] matrices: dense (heads 1), or each head's rows
     in place in [b][rows][heads][cols]"""
-    return (1, rows * cols, 0, cols) if heads == 1 else (heads, rows * heads * cols, cols, heads * cols)
+    return (1, rows * cols, 0, cols, 0) if heads == 1 else (heads, rows * heads * cols, cols, heads * cols, 0)
+
+
+def _qkv_walk(shape: tuple, part: int) -> tuple:
+    """ops.h's x86_attention_walk of part `part` (Q, K or V) of a [b, seq, 3, heads, d] qkv projection"""
+    _, seq, _, heads, d = shape
+    return (heads, seq * 3 * heads * d, d, 3 * heads * d, part * heads * d)
 
 
 @kernel(ATTENTION)
 def prepare_attention(node, ins, outs, constants, ctx, isa):
     """x86.Attention (attention_fusion): inputs Q, K^T (K with attrs k_rows), V, then the scale (attrs
     scale_op: "Mul" or "Div") and the mask (attrs mask), where present. q_seq_major, k_seq_major,
-    v_seq_major: that input is [b, seq, heads, d], split into heads in place."""
+    v_seq_major: that input is [b, seq, heads, d], split into heads in place. qkv_split: inputs 0-2 are one
+    [b, seq, 3, heads, d], Q, K and V its parts q_part, k_part and v_part."""
     attrs = node.attrs
     q, kt, v = (static_shape(i) for i in ins[:3])
     q_sm, k_sm, v_sm = (bool(attrs.get(f"{x}_seq_major")) for x in "qkv")
     k_rows = int(attrs.get("k_rows", 0))
+    qkv = q if attrs.get("qkv_split") else None  # [b, seq, 3, heads, d], Q, K and V its parts
+    if qkv:
+        q = kt = v = (qkv[0], qkv[3], qkv[1], qkv[4])
     q, v = _seq_major(q) if q_sm else q, _seq_major(v) if v_sm else v
     m, d = q[-2:]
     n = kt[1] if k_sm else kt[-2] if k_rows else kt[-1]
@@ -188,6 +241,8 @@ def prepare_attention(node, ins, outs, constants, ctx, isa):
     p["q"] = _walk(m, d, heads if q_sm else 1)
     p["k"] = _walk(n, d, heads if k_sm else 1) if k_rows else _walk(d, n)
     p["v"] = _walk(n, dv, heads if v_sm else 1)
+    if qkv:
+        p.update({x: _qkv_walk(qkv, int(attrs[f"{x}_part"])) for x in "qkv"})
     p["y"] = _walk(m, dv, heads if attrs.get("heads_back") else 1)  # output [b, M, h, Dv]: matrix t = (b, h)
     mask_off = None
     if attrs.get("mask"):

@@ -30,7 +30,9 @@ typedef struct {
 } attention_ctx;
 
 /* the first element of batch matrix t of an operand laid out as `w` says */
-static int64_t walk_at(const x86_attention_walk *w, int64_t t) { return (t / w->heads) * w->bs + (t % w->heads) * w->hs; }
+static int64_t walk_at(const x86_attention_walk *w, int64_t t) {
+    return w->off + (t / w->heads) * w->bs + (t % w->heads) * w->hs;
+}
 
 /* K^T (part 0) or V (part 1) of batch matrix t, packed as B panels at dst */
 static void attention_pack_one(const attention_ctx *c, int64_t t, int part, float *dst) {

@@ -99,12 +99,14 @@ int x86_matmul_row_fits(const x86_matmul_state *s);
 void x86_matmul_row(const x86_matmul_state *s, const float *a, float *y, const x86_epilogue *e);
 int x86_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
-/* Where batch matrix t of an x86.Attention operand lies: at (t / heads) * bs + (t % heads) * hs, its rows
- * rs floats apart. Dense: heads 1, bs rows * cols, rs cols. A [b][rows][heads][cols] tensor read in
+/* Where batch matrix t of an x86.Attention operand lies: at off + (t / heads) * bs + (t % heads) * hs, its
+ * rows rs floats apart. Dense: heads 1, bs rows * cols, rs cols. A [b][rows][heads][cols] tensor read in
  * place (the heads split or merged by a Transpose that the op takes in): heads h, bs rows * h * cols,
- * hs cols, rs h * cols. */
+ * hs cols, rs h * cols. Part i of a [b][rows][3][h][cols] qkv projection: off i * h * cols, bs and rs
+ * 3 times those. */
 typedef struct x86_attention_walk {
     int64_t heads, bs, hs, rs;
+    int64_t off; /* the first matrix's first element (Q, K and V parts of one packed qkv projection) */
 } x86_attention_walk;
 
 /* x86.Attention (op_attention.c): per batch matrix t, Y = softmax(scale * Q K^T + mask) V with Q [M][D],
