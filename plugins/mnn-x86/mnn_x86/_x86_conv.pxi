@@ -40,9 +40,9 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     wino_blocked = (blocked and bool(p.get("winograd")) and weight is not None and p["group"] == 1
                     and not p["depthwise"] and not gap)
     pointwise = blocked and not p["depthwise"] and not gap and not wino_blocked
-    if pointwise and not (_plain_1x1(p) and p["group"] == 1 and weight is not None):
-        raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise, nor Winograd, nor a plain "
-                         "1x1 with constant weights (mnn_x86/layouts.py should not have chosen it)")
+    if pointwise and not ((_plain_1x1(p) or _strided_1x1(p)) and p["group"] == 1 and weight is not None):
+        raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise, nor Winograd, nor an "
+                         "unpadded 1x1 with constant weights (mnn_x86/layouts.py should not have chosen it)")
     # p["gap"]: a plain 1x1 whose output a global average pooling alone reads (x86.ConvGlobalAvgPool):
     # register tiles of pixels x output channels, each tile's rows added into the channels' sums
     # (conv_gap_impl.h); the convolution's output is never stored. Its input may be NC16 (layouts.py)
@@ -130,6 +130,10 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         s.transposed, s.pointwise = not pointwise, pointwise
         if p.get("pwdw") is not None:
             _pointwise_dw(ex, s, p["pwdw"], threads)
+        elif pointwise and not _plain_1x1(p):  # a strided 1x1: its pixels gathered first (op_conv.c)
+            work = _floats(max((s.g.C + 15) // 16 * 16 * s.g.OH * s.g.OW, 1))  # whole blocks
+            ex.keep.append(work)
+            s.work = <float*>work.ptr
         return ex
     if s.depthwise:
         if weight is not None:
@@ -198,6 +202,13 @@ def _plain_1x1(dict p):
     """A 1x1 convolution of stride 1 without padding: its GEMM reads the NCHW input as it is."""
     return (p["kh"], p["kw"], p["sh"], p["sw"], p["pt"], p["pl"], p["OH"], p["OW"]) == (
         1, 1, 1, 1, 0, 0, p["H"], p["W"])
+
+
+def _strided_1x1(dict p):
+    """A 1x1 convolution at a stride whose taps reach no padding: every sh-th row and sw-th column of
+    the input, read by the pointwise kernel once gathered."""
+    return (p["kh"], p["kw"], p["pt"], p["pl"]) == (1, 1, 0, 0) and (p["OH"], p["OW"]) == (
+        (p["H"] - 1) // p["sh"] + 1, (p["W"] - 1) // p["sw"] + 1)
 
 
 def _lanes_used(int64_t n, int64_t tile, int64_t vlen=0):

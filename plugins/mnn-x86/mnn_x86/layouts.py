@@ -9,8 +9,9 @@ channels-last scratch and the 1x1 its packing of X^T: each reads and writes the 
 The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in
 NC16 when its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1
 convolution with constant weights, also as x86.ConvAdd, or as x86.ConvGlobalAvgPool, which reads it
-only; a 3x3 convolution Winograd runs; a MaxPool or AveragePool; a Concat along the channels whose
-inputs but the last fill whole blocks; Add of two same-shape tensors; an activation), and when the
+only; a strided 1x1 whose taps reach no padding, as ResNet's downsampling shortcuts; a 3x3
+convolution Winograd runs; a MaxPool or AveragePool; a Concat along the channels whose inputs but the
+last fill whole blocks; Add of two same-shape tensors; an activation), and when the
 sides that must agree do: the element-wise ops' inputs and output (they walk the blocks as flat
 arrays), x86.ConvAdd's residual and output, a pooling's and a Concat's inputs and output, and a
 Winograd convolution's input and output (measured: one NC16 side against a dense one lost). So
@@ -105,8 +106,9 @@ def fused_conv(node: Node) -> Node:
 def conv_kind(node, infos, constants, options=None) -> str | None:
     """The kernel that takes this Conv's (or x86.ConvAdd's) NC16 sides: "depthwise" (x86.h:
     x86_dw_channels_last), "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant
-    weights) or "winograd" (a 3x3 the session's options give Winograd: winograd_impl.h transforms
-    blocks along their channels); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an
+    weights), "1x1s" (the same at a stride: op_conv.c gathers the pixels it reads first) or
+    "winograd" (a 3x3 the session's options give Winograd: winograd_impl.h transforms blocks along
+    their channels); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an
     NC16 input, its pooled output dense); "pwdw" for x86.ConvDepthwise (pwdw_impl.h: the 1x1 reads its
     input in either layout, the depthwise writes either); None if none."""
     if node.op == CONV_DW:
@@ -137,9 +139,20 @@ def conv_kind(node, infos, constants, options=None) -> str | None:
         return None
     if plain and geo["group"] == 1:
         return "1x1"
+    if (kh, kw) == (1, 1) and geo["group"] == 1 and _reads_no_padding(geo, x_shape):
+        return "1x1s"
     from .ops_conv import use_winograd  # here, not at the top: ops_conv imports this module
 
     return "winograd" if use_winograd(geo, x_shape, w_shape, True, options) else None
+
+
+def _reads_no_padding(geo, x_shape) -> bool:
+    """Whether a 1x1 convolution's taps all fall inside its input: no leading padding, and no more
+    output rows and columns than its strides find in the input (trailing padding unread)."""
+    _, _, oh, ow = geo["out"]
+    sh, sw = geo["strides"]
+    pads = geo["pads"]
+    return pads[0] == pads[1] == 0 and (oh, ow) == ((x_shape[2] - 1) // sh + 1, (x_shape[3] - 1) // sw + 1)
 
 
 def _concat_of_blocks(node, infos) -> bool:
@@ -160,6 +173,18 @@ def _pool(node, infos) -> bool:
     if node.op not in ("MaxPool", "AveragePool") or len([v for v in node.outputs if v]) != 1:
         return False
     return _is_4d_float(infos.get(node.inputs[0])) and _is_4d_float(infos.get(node.outputs[0]))
+
+
+def _one_pixel_of_blocks(node, infos) -> bool:
+    """A pooling (MaxPool, AveragePool, GlobalAveragePool) down to one pixel of whole blocks: its
+    output, [N][C][1][1] with C a multiple of 16, is the same bytes in NC16 and dense, so its input's
+    layout is free of its output's (ResNet's last average pooling reads the final blocks as they are)."""
+    if node.op not in ("MaxPool", "AveragePool", "GlobalAveragePool") or len(node.outputs) != 1:
+        return False
+    x, y = infos.get(node.inputs[0]), infos.get(node.outputs[0])
+    if not (_is_4d_float(x) and _is_4d_float(y)):
+        return False
+    return tuple(int(d) for d in y.shape[2:]) == (1, 1) and int(x.shape[1]) % BLOCK == 0
 
 
 def concat_in_place(out, parts, axis: int) -> bool:
@@ -196,7 +221,7 @@ def _tied(node, infos, constants, options) -> list[str]:
         return [node.inputs[0], node.outputs[0]]
     if _concat_of_blocks(node, infos):
         return [*node.inputs, node.outputs[0]]
-    if _pool(node, infos):
+    if _pool(node, infos) and not _one_pixel_of_blocks(node, infos):
         return [node.inputs[0], node.outputs[0]]
     if _elementwise(node, infos):
         return [*node.inputs[: 2 if node.op == "Add" else 1], node.outputs[0]]
@@ -206,7 +231,7 @@ def _tied(node, infos, constants, options) -> list[str]:
 def _writes(node, infos, constants, options) -> bool:
     kind = conv_kind(node, infos, constants, options)
     return (
-        kind in ("depthwise", "1x1", "winograd", "pwdw")
+        kind in ("depthwise", "1x1", "1x1s", "winograd", "pwdw")
         or _elementwise(node, infos)
         or _concat_of_blocks(node, infos)
         or _pool(node, infos)
@@ -216,10 +241,10 @@ def _writes(node, infos, constants, options) -> bool:
 def _reads(node, index, infos, constants, options) -> bool:
     kind = conv_kind(node, infos, constants, options)
     if kind is not None:  # x86.ConvAdd's residual: in its output's layout, which a 1x1 may write NC16
-        return index == 0 or (node.op == CONV_ADD and kind == "1x1" and index == len(node.inputs) - 1)
+        return index == 0 or (node.op == CONV_ADD and kind in ("1x1", "1x1s") and index == len(node.inputs) - 1)
     if _concat_of_blocks(node, infos):
         return True
-    if _pool(node, infos):
+    if _pool(node, infos) or _one_pixel_of_blocks(node, infos):
         return index == 0
     return _elementwise(node, infos) and index < (2 if node.op == "Add" else 1)
 

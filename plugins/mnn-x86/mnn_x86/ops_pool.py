@@ -14,6 +14,7 @@ import numpy as np
 from mnn_core.backend.kit.geometry import pool_geometry
 from mnn_core.backend.kit.window import pool_divisors
 from mnn_core.errors import BackendError
+from mnn_core.graph.ir import Node
 
 from . import _x86
 from ._common import kernel, pool_params, static_shape
@@ -32,9 +33,11 @@ def _prepare_pool(node, ins, outs, constants, ctx, isa, kind):
     geo = pool_geometry(x, node.attrs, node.op)
     n, c = x[:2]
     inv_rows, inv_cols = pool_divisors(x, geo, bool(node.attrs.get("count_include_pad", 0)))
-    # NC16 sides (layouts.py chose them): the planes are blocks of 16 channels, pooled as vectors
+    # NC16 sides (layouts.py chose them): the planes are blocks of 16 channels, pooled as vectors; an
+    # output of one pixel of whole blocks is the same bytes in either layout (layouts.py)
     nc16 = ins[0].layout == NC16
-    if nc16 != (outs[0].layout == NC16):
+    one_pixel = tuple(outs[0].shape[2:]) == (1, 1) and c % BLOCK == 0
+    if nc16 != (outs[0].layout == NC16) and not one_pixel:
         raise BackendError(
             f"x86: {node.name} pools between NC16 and another layout (mnn_x86/layouts.py should "
             "have chosen one for both)"
@@ -60,6 +63,11 @@ def _global_supports(node, ins):
 
 def _prepare_global(node, ins, outs, constants, ctx, isa, kind):
     x = static_shape(ins[0])  # any number of spatial axes: rows of their product
+    if ins[0].layout == NC16:  # a 2-D plane of whole blocks (layouts.py): the pooling of one window
+        op = "AveragePool" if kind else "MaxPool"
+        attrs = dict(kernel_shape=list(x[2:]), strides=[1, 1], pads=[0] * 4, ceil_mode=0, auto_pad="NOTSET")
+        window = Node(op, node.inputs, node.outputs, attrs, node.name)
+        return _prepare_pool(window, ins, outs, constants, ctx, isa, kind)
     return _x86.reduce(isa, ctx.threads, f"x86.{node.op}", x[0] * x[1], int(np.prod(x[2:], dtype=np.int64)), kind)
 
 

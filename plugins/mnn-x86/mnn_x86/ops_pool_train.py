@@ -6,7 +6,8 @@ scratch plane first and then reduces windows of any shape; for the common
 This path (csrc/grad_impl.h, next to the matching MaxPoolGrad path) splits the
 even and odd columns of each row pair into whole vectors and takes the
 maximum of the four taps directly, NaN propagating like the reference's max.
-Every other MaxPool goes to the inference kernel unchanged.
+Every other MaxPool goes to the inference kernel unchanged, and so does one with an NC16 side
+(layouts.py): this path walks NCHW planes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from mnn_core.backend import KernelSpec
 
 from . import _x86, ops_pool  # noqa: F401  (ops_pool registers the MaxPool this path falls back to)
 from ._common import KERNELS, register, static_shape
+from .layouts import NC16
 
 _general = KERNELS["MaxPool"]
 
@@ -39,7 +41,7 @@ def _two_by_two(node, ins) -> dict | None:
 
 def prepare_max_pool(node, ins, outs, constants, ctx, isa):
     p = _two_by_two(node, ins)
-    if p is None:
+    if p is None or NC16 in (ins[0].layout, outs[0].layout):
         return _general.impl(node, ins, outs, constants, ctx, isa)
     return _x86.max_pool_grad(isa, ctx.threads, "x86.MaxPool.2x2", p.pop("planes"), p, True)
 

@@ -151,6 +151,96 @@ def test_pointwise_streams_its_nc16_output(isa, threads, cin, cout, h, w):
     _check(g.build(), feeds, isa, threads, options={**ON, "x86.stream": "on"}, expect=1, atol=3e-5)
 
 
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("sides", SIDES)
+@pytest.mark.parametrize(
+    "cin,cout,h,w,strides,pads",
+    [
+        (16, 32, 14, 14, (2, 2), None),
+        (17, 40, 13, 11, (2, 2), None),  # odd planes: the last row and column read
+        (33, 5, 9, 16, (2, 1), None),
+        (24, 48, 10, 10, (3, 3), [0, 0, 1, 2]),  # trailing pads no tap reaches
+        (64, 70, 7, 7, (2, 2), None),  # 4x4 outputs: one short pixel tile
+    ],
+)
+def test_strided_pointwise_reads_and_writes_nc16(isa, threads, sides, cin, cout, h, w, strides, pads):
+    """An unpadded 1x1 at a stride (ResNet's downsampling shortcuts) gathers the pixels it reads, in
+    the input's layout, then runs as the pointwise kernel on either side's layout."""
+    rng = np.random.default_rng(cin * 1000 + cout + strides[1])
+    g = GraphBuilder("pw_strided")
+    x = g.input("x", (2, cin, h, w))
+    y = _dw(g, rng, x, cin) if sides[0] else x
+    y = g.Conv(
+        y, g.const(_w(rng, cout, cin, 1, 1)), g.const(_w(rng, cout)), strides=list(strides), pads=pads or [0] * 4
+    )
+    y = _dw(g, rng, g.Relu(y), cout) if sides[1] else g.Relu(y)
+    g.output(y, "y")
+    feeds = {"x": rng.standard_normal((2, cin, h, w)).astype(np.float32)}
+    _check(g.build(), feeds, isa, threads, expect=sum(sides), atol=3e-5)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+def test_padded_strided_pointwise_stays_dense(isa):
+    """A strided 1x1 whose taps reach padding (a leading pad, or a trailing one an output reads)
+    keeps dense sides: the gather reads only the input's own pixels."""
+    rng = np.random.default_rng(3)
+    for pads in ([1, 1, 1, 1], [0, 0, 1, 1]):
+        g = GraphBuilder("pw_padded")
+        x = g.input("x", (1, 16, 8, 8))
+        y = _dw(g, rng, x, 16)
+        y = g.Conv(y, g.const(_w(rng, 32, 16, 1, 1)), g.const(_w(rng, 32)), strides=[2, 2], pads=pads)
+        g.output(_dw(g, rng, y, 32), "y")
+        _check(g.build(), {"x": rng.standard_normal((1, 16, 8, 8)).astype(np.float32)}, isa, 2, expect=0)
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_downsampling_bottleneck_stays_in_nc16(isa, threads):
+    """ResNet-50's stage boundary: the sum of two bottlenecks feeds a stride-2 projection shortcut and
+    a stride-2 1x1; with those reading NC16, every tensor from the first 1x1 to the last sum is NC16
+    (under "auto" on AVX-512 too), and x86.ConvAdd adds the residual in registers."""
+    rng = np.random.default_rng(11)
+    c, m, o = 32, 16, 64
+    g = GraphBuilder("bottleneck")
+    x = g.input("x", (1, c, 15, 15))
+    s = _pw(g, rng, x, c, c, act="relu")
+    for cin, cout, stride in ((c, c, 1), (c, o, 2)):
+        b = g.Conv(s, g.const(_w(rng, m, cin, 1, 1)), g.const(_w(rng, m)), strides=[stride, stride])
+        b = _wino(g, rng, g.Relu(b), m, m)
+        b = g.Conv(b, g.const(_w(rng, cout, m, 1, 1)), g.const(_w(rng, cout)))
+        short = s if stride == 1 else g.Conv(s, g.const(_w(rng, cout, cin, 1, 1)), strides=[2, 2])
+        s = g.Relu(g.Add(b, short))
+    g.output(_pw(g, rng, s, o, 8), "y")
+    feeds = {"x": rng.standard_normal((1, c, 15, 15)).astype(np.float32)}
+    # NC16: the first 1x1's output, per block its 1x1 and 3x3 outputs and its sum, the projection;
+    # on scalar, which fuses nothing, the four Relus' inputs too
+    sess = _check(g.build(), feeds, isa, threads, expect=12 if isa == "scalar" else 8, atol=3e-5)
+    assert sum(p.op == "x86.ConvAdd" for p in sess.plan.placements) == (0 if isa == "scalar" else 2)
+    if x86_isa.best() == "avx512":
+        assert len(Session(g.build(), backend="x86", threads=threads).plan.layouts) == 8
+
+
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("op", ["GlobalAveragePool", "AveragePool", "MaxPool"])
+@pytest.mark.parametrize("c,h,w", [(32, 7, 7), (48, 5, 9), (17, 7, 7)])
+def test_pooling_to_one_pixel_reads_nc16(isa, threads, op, c, h, w):
+    """A pooling down to one pixel of whole blocks (ResNet's last average pooling) reads its NC16
+    input and writes the dense output, the same bytes; with a partial last block both stay dense."""
+    rng = np.random.default_rng(c + h * w)
+    g = GraphBuilder("pool1")
+    x = g.input("x", (2, 8, h, w))
+    y = _dw(g, rng, _pw(g, rng, x, 8, c, act="relu"), c)  # a depthwise: no 1x1 fused with the pooling
+    if op == "GlobalAveragePool":
+        y = g.GlobalAveragePool(y)
+    else:
+        y = getattr(g, op)(y, kernel_shape=[h, w], strides=[1, 1])
+    g.output(g.Flatten(y), "y")
+    feeds = {"x": rng.standard_normal((2, 8, h, w)).astype(np.float32)}
+    _check(g.build(), feeds, isa, threads, expect=2 if c % 16 == 0 else 1)
+
+
 def test_stream_choice_follows_the_l3_cache():
     from mnn_x86 import ops_conv
 
@@ -266,6 +356,7 @@ def test_fire_modules_concatenate_nc16(isa, threads, batch):
         ("MaxPool", 24, 15, 13, 3, 2, [1, 1, 1, 1], 1, 0),
         ("MaxPool", 16, 55, 55, 3, 2, [0, 0, 0, 0], 1, 1),  # SqueezeNet's, with the ceil_mode overhang
         ("MaxPool", 20, 12, 9, 3, 1, [2, 0, 1, 2], 2, 0),  # dilated, uneven padding
+        ("MaxPool", 24, 16, 17, 2, 2, [0, 0, 0, 0], 1, 0),  # 2x2/2: not the NCHW-only path (ops_pool_train.py)
         ("AveragePool", 40, 9, 8, 2, 2, [0, 0, 1, 1], 1, 0),
         ("AveragePool", 17, 7, 7, 3, 1, [1, 1, 1, 1], 1, 0),
     ],

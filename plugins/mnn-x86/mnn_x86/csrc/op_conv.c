@@ -266,6 +266,37 @@ static void conv_gap_task(void *ctx, int64_t item, int worker) {
 
 static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, const float *res);
 
+/* inference (x86infer): a strided 1x1 by the pointwise kernel reads only every sh-th row and sw-th
+ * column; those pixels are gathered first into a plane of OH x OW (in the input's layout), which the
+ * kernel then reads as a plain 1x1's. Item: one block of 16 channels (NC16: one block, NCHW: 16 planes). */
+typedef struct {
+    const x86_conv_geom *g;
+    const float *x;
+    float *xs;
+} conv_gather_job;
+
+static void conv_gather_task(void *ctx, int64_t item, int worker) {
+    const conv_gather_job *J = (const conv_gather_job *)ctx;
+    const x86_conv_geom *g = J->g;
+    const int64_t plane = g->H * g->W, out_plane = g->OH * g->OW, c0 = item * X86_NC16;
+    (void)worker;
+    if (g->in_nc16) { /* a pixel's 16 channels: one 64-byte copy */
+        const float *src = J->x + c0 * plane;
+        float *dst = J->xs + c0 * out_plane;
+        for (int64_t oh = 0; oh < g->OH; ++oh)
+            for (int64_t ow = 0; ow < g->OW; ++ow, dst += X86_NC16)
+                memcpy(dst, src + (oh * g->sh * g->W + ow * g->sw) * X86_NC16, X86_NC16 * sizeof(float));
+        return;
+    }
+    const int64_t c1 = c0 + X86_NC16 < g->C ? c0 + X86_NC16 : g->C;
+    for (int64_t c = c0; c < c1; ++c) {
+        const float *src = J->x + c * plane;
+        float *dst = J->xs + c * out_plane;
+        for (int64_t oh = 0; oh < g->OH; ++oh)
+            for (int64_t ow = 0; ow < g->OW; ++ow) *dst++ = src[oh * g->sh * g->W + ow * g->sw];
+    }
+}
+
 int x86_conv_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
     x86_conv_state *s = (x86_conv_state *)state;
     const x86_conv_geom *g = &s->g;
@@ -316,9 +347,17 @@ static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, 
     }
     if (s->pointwise) { /* inference (x86infer): per image; an NC16 image holds its channels rounded up */
         const int64_t cx = g->in_nc16 ? x86_nc16_channels(g->C) : g->C, cy = g->out_nc16 ? x86_nc16_channels(s->O) : s->O;
-        for (int64_t n = 0; n < s->N; ++n)
-            k->pointwise(x + n * cx * out_plane, s->w, bias, res ? res + n * cy * out_plane : NULL,
-                         y + n * cy * out_plane, g->C, s->O, out_plane, g, &s->epi, s->op.threads);
+        const int strided = !conv_is_plain_1x1(g); /* s->work: the gathered pixels (conv_gather_task) */
+        for (int64_t n = 0; n < s->N; ++n) {
+            const float *xn = x + n * cx * g->H * g->W;
+            if (strided) {
+                conv_gather_job G = {g, xn, s->work};
+                x86_parallel(s->op.threads, (g->C + X86_NC16 - 1) / X86_NC16, conv_gather_task, &G);
+                xn = s->work;
+            }
+            k->pointwise(xn, s->w, bias, res ? res + n * cy * out_plane : NULL, y + n * cy * out_plane, g->C, s->O,
+                         out_plane, g, &s->epi, s->op.threads);
+        }
         return 0;
     }
     if (s->gap) { /* inference (x86infer): x86.ConvGlobalAvgPool, its input NCHW or NC16 */
