@@ -103,11 +103,16 @@ def _cases():
             ((3, 4, 5), [0, 2], 0),
             ((6, 11), [], 1),
             ((2, 3, 4, 5), [0, 1, 3], 1),
+            ((7, 9, 2), [2], 0),  # rows of 2, 3 and 4: four rows a vector (ld2 / ld3 / ld4), then a tail
+            ((37, 3), [1], 1),
+            ((3, 5, 4), [2], 0),
         ]:
             x = f32(*shape)
             if op in ("ReduceLogSum", "ReduceProd"):
                 x = np.abs(x) + 0.5
             c.append((op, [x], {"axes": axes, "keepdims": keep}))
+    for n, outer in [(2, 9), (3, 45), (4, 6), (3, 3), (5, 8)]:  # a stack along a new last axis (st2 / st3 / st4)
+        c.append(("Concat", [f32(outer, 5, 1) for _ in range(n)], {"axis": 2}))
     for a, b in [
         ((2, 5, 7), (2, 7, 3)),
         ((3, 1, 9, 13), (1, 4, 13, 6)),
@@ -137,6 +142,8 @@ def _cases():
         for shape in [(7,), (3, 5, 9), (2, 33)]:
             x = f32(*shape) * 3
             c.append((op, [np.abs(x) + 0.1 if op in ("Log", "Sqrt") else x], {}))
+    edges = np.array([0.499, 0.5, 0.501, -0.5, 4.0, -4.0, 10.0, np.inf, -np.inf, 0.0], np.float32)
+    c.append(("Erf", [np.concatenate([f32(21) * 1e-3, edges, f32(13)])], {}))  # both branches of the vector erf
     for op in ("Add", "Sub", "Mul", "Max", "Min"):  # integers: numpy's wrapping arithmetic, broadcasting
         for dt, (a, b) in [(np.int32, ((3, 1, 9), (4, 1))), (np.int64, ((5, 7), (7,))), (np.int32, ((13,), ()))]:
             big = np.iinfo(dt).max // 3
@@ -146,6 +153,10 @@ def _cases():
     c.append(("Round", [f32(3, 5, 9) * 3], {}))
     c.append(("IsNaN", [np.where(RNG.random((5, 7)) > 0.7, np.nan, f32(5, 7)).astype(np.float32)], {}))
     c.append(("Not", [RNG.random((3, 11)) > 0.5], {}))
+    for a in [(3, 11), (2, 5, 4), (7,)]:  # a square (a power spectrum's): one multiply, not powf; negatives too
+        c.append(("Pow", [f32(*a) * 3, np.full(() if len(a) == 1 else (1, 1), 2.0, np.float32)], {}))
+    exponents = np.array([2.0, 3.0, 2.0, 0.5, 2.0, 1.0], np.float32)  # not one 2 for the row: powf
+    c.append(("Pow", [np.abs(f32(4, 6)) + 0.1, exponents], {}))
     for a, b in [((5, 7), (5, 7)), ((3, 1, 9), (4, 1)), ((13,), ())]:
         c.append(("Pow", [np.abs(f32(*a)) + 0.1, f32(*b)], {}))
         for op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"):
@@ -251,6 +262,14 @@ def _cases():
         w3 = f32(7, 5, 3, 3) * 0.2
         c.append(("Conv", [f32(1, 5, 9, 11), w3, f32(7)], {"pads": [1] * 4, "strides": [2, 2], **attrs}))
         c.append(("Conv", [f32(1, 5, 9, 11), w3, f32(7)], {"pads": [1] * 4, **attrs}))
+    # depthwise down one column (kernel k x 1 on a width of 1: FSMN's memory blocks), 4 outputs a vector and a tail
+    for h, k, stride, dil, pads, extra in [
+        (39, 20, 1, 1, [0, 0, 0, 0], {}),
+        (23, 5, 2, 1, [2, 0, 1, 0], {"activation": "relu"}),
+        (17, 3, 1, 3, [3, 0, 3, 0], {"activation": "clip", "act_alpha": -0.5, "act_beta": 0.5}),
+    ]:
+        attrs = {"group": 6, "strides": [stride, 1], "dilations": [dil, 1], "pads": pads, **extra}
+        c.append(("Conv", [f32(2, 6, h, 1), f32(6, 1, k, 1) * 0.3, f32(6)], attrs))
     # rows wide enough for the 4-output vectors (stride 1 and 2), read in place or from the padded copy
     for op, shape, attrs in [
         ("MaxPool", (1, 3, 23, 37), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
@@ -279,6 +298,13 @@ def _cases():
     for shape, depth, axis, dt in [((5,), 7, -1, np.int64), ((3, 4), 5, 0, np.int32), ((2, 3, 2), 6, 1, np.float32)]:
         idx = RNG.integers(-depth, depth, shape).astype(dt)
         c.append(("OneHot", [idx, np.array([0.5, 3.0], np.float32)], {"depth": depth, "axis": axis}))
+    for shape, depth, axis, values in [  # 16-byte fills of 1-, 4- and 8-byte values; indices out of range: all off
+        ((2, 9), 257, -1, np.array([0.0, 1.0], np.float32)),
+        ((4, 5), 6, 1, np.array([-3, 7], np.int64)),
+        ((7,), 4, 0, np.array([2, 9], np.uint8)),
+    ]:
+        idx = RNG.integers(-depth - 2, depth + 3, shape).astype(np.int64)
+        c.append(("OneHot", [idx, values], {"depth": depth, "axis": axis}))
     for x, attrs in [
         (f32(5, 3), {"scale": [0.5, 2.0, -1.0], "offset": [0.1, 0.0, -0.3]}),
         (f32(7), {"scale": [3.0], "offset": [1.0]}),

@@ -440,6 +440,22 @@ static void depthwise_fp32(const void *xv, const float *w, const float *bias, vo
         const float b = bias ? bias[c] : 0.0f;
         float *yp = y + p * g->OH * g->OW;
         pad_plane_f32(x + p * g->H * g->W, g, pad, PH, PW);
+        if (PW == 1) { /* one column (a 1-D depthwise along H: FSMN's memory blocks): 4 outputs down it a vector */
+            int64_t oh = 0;
+            for (; oh + 4 <= g->OH; oh += 4) {
+                float32x4_t acc = vdupq_n_f32(b);
+                for (int64_t i = 0; i < g->kh; ++i)
+                    acc = vfmaq_n_f32(acc, load_strided(pad + oh * g->sh + i * g->dh, g->sh), wk[i]);
+                if (clamp) acc = vminq_f32(vmaxq_f32(acc, vdupq_n_f32(lo)), vdupq_n_f32(hi));
+                vst1q_f32(yp + oh, acc);
+            }
+            for (; oh < g->OH; ++oh) {
+                float acc = b;
+                for (int64_t i = 0; i < g->kh; ++i) acc += pad[oh * g->sh + i * g->dh] * wk[i];
+                yp[oh] = clamp ? (acc < lo ? lo : (acc > hi ? hi : acc)) : acc;
+            }
+            continue;
+        }
         for (int64_t oh = 0; oh < g->OH; ++oh) {
             float *yo = yp + oh * g->OW;
             int64_t ow = 0;
