@@ -23,6 +23,11 @@ const uint AS4 = BM / 4 + 1;  // vec4s per staged k-row, one padding vec4 agains
 const uint BS4 = BN / 4 + 1;
 const uint A_PER = BK * BM / NT;  // elements each invocation stages per slice
 const uint B_PER = BK * BN / NT;
+// Every array an invocation keeps has a constant size and every loop over one a constant trip
+// count, so glslc -O unrolls them, indexes them by constants, and splits them into registers:
+// arrays sized or indexed by specialization constants were left in memory ("Function" arrays)
+// for the driver, and NVIDIA's compiler kept them in local memory (7-8x slower than gemm.comp).
+const uint MAX_PER = 16;  // A_PER and B_PER at most: 8 * BK / TX, BK <= 16, TX >= 8
 
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 1) readonly buffer B { float b[]; };
@@ -47,14 +52,17 @@ shared vec4 Bs[2][BK * BS4];  // Bs[buf][k * BS4 + n / 4]
 uvec2 a_place(uint e) { return p.a_sk == 1 ? uvec2(e / BK, e % BK) : uvec2(e % BM, e / BM); }
 uvec2 b_place(uint e) { return p.b_sn == 1 ? uvec2(e % BN, e / BN) : uvec2(e / BK, e % BK); }
 
-void store_slice(uint buf, uint tid, float ra[A_PER], float rb[B_PER]) {
-    [[unroll]] for (uint r = 0; r < A_PER; ++r) {
-        uvec2 mk = a_place(tid + r * NT);
-        As[buf][mk.y * AS4 + mk.x / 4][mk.x % 4] = ra[r];
-    }
-    [[unroll]] for (uint r = 0; r < B_PER; ++r) {
-        uvec2 nk = b_place(tid + r * NT);
-        Bs[buf][nk.y * BS4 + nk.x / 4][nk.x % 4] = rb[r];
+// four neighbouring outputs of row gm from column gn on; a loop kept rolled (v turned by one
+// component a pass: no dynamic index), so the activation's code appears once per call
+void store4(uint c0, uint bias0, uint gm, uint gn, vec4 v) {
+    if (gm >= p.M) return;
+    [[dont_unroll]] for (uint q = 0; q < 4; ++q) {
+        if (gn + q < p.N) {
+            float o = p.alpha * v.x;
+            if (p.has_bias != 0) o += p.beta * bias[bias0 + gm * p.bias_sm + (gn + q) * p.bias_sn];
+            c[c0 + gm * p.N + gn + q] = apply_act(o, p.act, p.act_a, p.act_b);
+        }
+        v = v.yzwx;
     }
 }
 
@@ -66,25 +74,32 @@ void main() {
     uint b0 = z1 * p.b_s1 + z2 * p.b_s2;
     uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
 
-    float acc[64];
-    [[unroll]] for (uint i = 0; i < 64; ++i) acc[i] = 0.0;
-    float ra[A_PER];
-    float rb[B_PER];
+    // acc[i * 2 + h]: row i (rows ty*4.. then 4*TY + ty*4..), columns tx*4.. (h = 0) or 4*TX + tx*4..
+    vec4 acc[16];
+    [[unroll]] for (uint i = 0; i < 16; ++i) acc[i] = vec4(0.0);
+    float ra[MAX_PER];
+    float rb[MAX_PER];
+    [[unroll]] for (uint r = 0; r < MAX_PER; ++r) {
+        ra[r] = 0.0;
+        rb[r] = 0.0;
+    }
 
     uint steps = (p.K + BK - 1) / BK;
     for (uint t = 0; t <= steps; ++t) {
         // load slice t (if any) into registers: its global reads overlap slice t-1's FMAs
         if (t < steps) {
             uint k0 = t * BK;
-            [[unroll]] for (uint r = 0; r < A_PER; ++r) {
-                uvec2 mk = a_place(tid + r * NT);
-                uint gm = m0 + mk.x, gk = k0 + mk.y;
-                ra[r] = (gm < p.M && gk < p.K) ? a[a0 + gm * p.a_sm + gk * p.a_sk] : 0.0;
-            }
-            [[unroll]] for (uint r = 0; r < B_PER; ++r) {
-                uvec2 nk = b_place(tid + r * NT);
-                uint gn = n0 + nk.x, gk = k0 + nk.y;
-                rb[r] = (gn < p.N && gk < p.K) ? b[b0 + gk * p.b_sk + gn * p.b_sn] : 0.0;
+            [[unroll]] for (uint r = 0; r < MAX_PER; ++r) {
+                if (r < A_PER) {
+                    uvec2 mk = a_place(tid + r * NT);
+                    uint gm = m0 + mk.x, gk = k0 + mk.y;
+                    ra[r] = (gm < p.M && gk < p.K) ? a[a0 + gm * p.a_sm + gk * p.a_sk] : 0.0;
+                }
+                if (r < B_PER) {
+                    uvec2 nk = b_place(tid + r * NT);
+                    uint gn = n0 + nk.x, gk = k0 + nk.y;
+                    rb[r] = (gn < p.N && gk < p.K) ? b[b0 + gk * p.b_sk + gn * p.b_sn] : 0.0;
+                }
             }
         }
         if (t > 0) {
@@ -94,29 +109,52 @@ void main() {
                 vec4 av1 = As[cur][kk * AS4 + TY + ty];
                 vec4 bv0 = Bs[cur][kk * BS4 + tx];
                 vec4 bv1 = Bs[cur][kk * BS4 + TX + tx];
-                float av[8] = float[8](av0.x, av0.y, av0.z, av0.w, av1.x, av1.y, av1.z, av1.w);
-                float bv[8] = float[8](bv0.x, bv0.y, bv0.z, bv0.w, bv1.x, bv1.y, bv1.z, bv1.w);
-                [[unroll]] for (uint i = 0; i < 8; ++i)
-                    [[unroll]] for (uint j = 0; j < 8; ++j) acc[i * 8 + j] = fma(av[i], bv[j], acc[i * 8 + j]);
+                [[unroll]] for (uint i = 0; i < 4; ++i) {
+                    acc[i * 2] = fma(vec4(av0[i]), bv0, acc[i * 2]);
+                    acc[i * 2 + 1] = fma(vec4(av0[i]), bv1, acc[i * 2 + 1]);
+                    acc[8 + i * 2] = fma(vec4(av1[i]), bv0, acc[8 + i * 2]);
+                    acc[8 + i * 2 + 1] = fma(vec4(av1[i]), bv1, acc[8 + i * 2 + 1]);
+                }
             }
         }
         // slice t goes into the buffer slice t-1 did not use; the barrier also ends the reads
         // of slice t-1, so the next pass may overwrite its buffer
-        if (t < steps) store_slice(t & 1, tid, ra, rb);
+        if (t < steps) {
+            uint buf = t & 1;
+            [[unroll]] for (uint r = 0; r < MAX_PER; ++r) {
+                if (r < A_PER) {
+                    uvec2 mk = a_place(tid + r * NT);
+                    As[buf][mk.y * AS4 + mk.x / 4][mk.x % 4] = ra[r];
+                }
+                if (r < B_PER) {
+                    uvec2 nk = b_place(tid + r * NT);
+                    Bs[buf][nk.y * BS4 + nk.x / 4][nk.x % 4] = rb[r];
+                }
+            }
+        }
         barrier();
     }
 
     uint c0 = z1 * p.c_s1 + z2 * p.c_s2;
     uint bias0 = z1 * p.bias_s1 + z2 * p.bias_s2;
-    [[unroll]] for (uint i = 0; i < 8; ++i) {
-        uint gm = m0 + (i / 4) * 4 * TY + ty * 4 + i % 4;
-        if (gm >= p.M) continue;
-        [[unroll]] for (uint j = 0; j < 8; ++j) {
-            uint gn = n0 + (j / 4) * 4 * TX + tx * 4 + j % 4;
-            if (gn >= p.N) continue;
-            float v = p.alpha * acc[i * 8 + j];
-            if (p.has_bias != 0) v += p.beta * bias[bias0 + gm * p.bias_sm + gn * p.bias_sn];
-            c[c0 + gm * p.N + gn] = apply_act(v, p.act, p.act_a, p.act_b);
-        }
-    }
+    // written out, not looped: glslc leaves a loop around store4's loop rolled, and acc[] would
+    // then be indexed at run time
+    uint gm0 = m0 + ty * 4, gm1 = m0 + 4 * TY + ty * 4;
+    uint gn0 = n0 + tx * 4, gn1 = n0 + 4 * TX + tx * 4;
+    store4(c0, bias0, gm0, gn0, acc[0]);
+    store4(c0, bias0, gm0, gn1, acc[1]);
+    store4(c0, bias0, gm0 + 1, gn0, acc[2]);
+    store4(c0, bias0, gm0 + 1, gn1, acc[3]);
+    store4(c0, bias0, gm0 + 2, gn0, acc[4]);
+    store4(c0, bias0, gm0 + 2, gn1, acc[5]);
+    store4(c0, bias0, gm0 + 3, gn0, acc[6]);
+    store4(c0, bias0, gm0 + 3, gn1, acc[7]);
+    store4(c0, bias0, gm1, gn0, acc[8]);
+    store4(c0, bias0, gm1, gn1, acc[9]);
+    store4(c0, bias0, gm1 + 1, gn0, acc[10]);
+    store4(c0, bias0, gm1 + 1, gn1, acc[11]);
+    store4(c0, bias0, gm1 + 2, gn0, acc[12]);
+    store4(c0, bias0, gm1 + 2, gn1, acc[13]);
+    store4(c0, bias0, gm1 + 3, gn0, acc[14]);
+    store4(c0, bias0, gm1 + 3, gn1, acc[15]);
 }
