@@ -359,11 +359,11 @@ def helpers() -> tuple[Path, Path]:
     """The plugin (host) and the marker library (aarch64), built into the cache."""
     CACHE.mkdir(parents=True, exist_ok=True)
     plugin, marks = CACHE / "count_plugin.so", CACHE / "count_marks.so"
-    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", str(TOOLS / "count_plugin.c"), "-o", str(plugin)], check=True)
-    subprocess.run(
-        ["aarch64-linux-gnu-gcc", "-O2", "-shared", "-fPIC", str(TOOLS / "count_marks.c"), "-o", str(marks)],
-        check=True,
-    )
+    for cc, src, out in (("gcc", "count_plugin.c", plugin), ("aarch64-linux-gnu-gcc", "count_marks.c", marks)):
+        # built beside and renamed over: a count running meanwhile (another `count`) loads a whole file
+        tmp = out.with_suffix(f".{os.getpid()}.so")
+        subprocess.run([cc, "-O2", "-shared", "-fPIC", str(TOOLS / src), "-o", str(tmp)], check=True)
+        os.replace(tmp, out)
     return plugin, marks
 
 
