@@ -137,3 +137,14 @@ def test_registers_stay_registers():
 
     assert _function_variables(spirv.spirv("gemm_big")) == 0
     assert _function_variables(spirv.spirv("gemm")) > 0  # the check sees them where they are
+
+
+def test_every_block_fits_the_prefetch_registers():
+    """gemm_big.comp keeps at most MAX_PER = 16 prefetched words of A and of B an invocation
+    (8 * BK / TX and 8 * BK / TY): a work group added to BIG_GEMM must stay within them."""
+    from mnn_vulkan.kernels.matmul import BIG_GEMM
+
+    for tx, ty, _ in BIG_GEMM.values():
+        for bk in (8, 16):
+            assert 8 * bk % tx == 0 and 8 * bk // tx <= 16
+            assert 8 * bk % ty == 0 and 8 * bk // ty <= 16
