@@ -8,7 +8,7 @@ getauxval(AT_HWCAP):
          matmul_batch.c, math.c, resize.c, deconv.c, rnn.c, parallel.c,
          threads.c, select.c, conv3d.c, qlinear.c, ml.c, qlstm.c,
          scatter.c, caps.c, ops.c -O3 -march=armv8-a
-    csrc/fp16.c, fp16h.c, winograd_fp16.c                  -O3 -march=armv8.2-a+fp16
+    csrc/fp16.c, fp16h.c, fp16h_norm.c, winograd_fp16.c    -O3 -march=armv8.2-a+fp16
     csrc/int8_dot.c, qlstm_dot.c                           -O3 -march=armv8.2-a+dotprod
 
 On any other machine nothing native is built: the package installs as pure
@@ -53,6 +53,7 @@ PATH_UNITS = {
     "scatter.c": BASE,
     "fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "fp16h.c": ["-O3", "-march=armv8.2-a+fp16"],
+    "fp16h_norm.c": ["-O3", "-march=armv8.2-a+fp16"],
     "winograd_fp16.c": ["-O3", "-march=armv8.2-a+fp16"],
     "int8_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],
     "qlstm_dot.c": ["-O3", "-march=armv8.2-a+dotprod"],

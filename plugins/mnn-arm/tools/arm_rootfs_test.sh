@@ -68,7 +68,7 @@ cyth "$REPO/mnn_core/memory/_planner.pyx" mnn_core.memory._planner
 cyth "$REPO/mnn_core/runtime/_runloop.pyx" mnn_core.runtime._runloop
 objs=()
 for unit in caps:armv8-a ops:armv8-a parallel:armv8-a threads:armv8-a fp32:armv8-a eltwise:armv8-a conv:armv8-a int8:armv8-a winograd:armv8-a move:armv8-a reduce:armv8-a matmul_batch:armv8-a math:armv8-a resize:armv8-a deconv:armv8-a rnn:armv8-a select:armv8-a conv3d:armv8-a qlinear:armv8-a ml:armv8-a qlstm:armv8-a scatter:armv8-a \
-            fp16:armv8.2-a+fp16 fp16h:armv8.2-a+fp16 winograd_fp16:armv8.2-a+fp16 int8_dot:armv8.2-a+dotprod qlstm_dot:armv8.2-a+dotprod; do
+            fp16:armv8.2-a+fp16 fp16h:armv8.2-a+fp16 fp16h_norm:armv8.2-a+fp16 winograd_fp16:armv8.2-a+fp16 int8_dot:armv8.2-a+dotprod qlstm_dot:armv8.2-a+dotprod; do
     name="${unit%%:*}" march="${unit#*:}"
     timeout 300 $CC "${CFLAGS[@]}" -O3 -march="$march" -c "$PLUGIN/mnn_arm/csrc/$name.c" -o "$BUILD/obj/$name.o"
     objs+=("$BUILD/obj/$name.o")

@@ -28,6 +28,7 @@ static void gemv_row_h(int64_t N, int64_t K, const __fp16 *ap, const __fp16 *bp,
 
 #include "fgemm_body.h"
 #include "fp16_body.h"
+#include "fp16_dw_body.h"
 
 const arm_fkernels arm_fkernels_fp16 = {"fp16", MR, NR, 2, 4, pack_a_impl, pack_b_impl, im2col_b_impl,
                                         gemm_driver, depthwise_impl};
