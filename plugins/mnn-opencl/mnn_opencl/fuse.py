@@ -24,31 +24,11 @@ from __future__ import annotations
 
 from mnn_core.backend import Fusion
 from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
+from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, constant_scalar, sole_transpose, transpose_perm
 from mnn_core.graph.ir import Node
 
 from .ops_matmul import FUSED_MATMUL
 from .ops_norm import ADD_LAYERNORM
-
-
-def _transposed(offer, producers: dict, value: str) -> Node | None:
-    """The Transpose on this backend that makes `value`, read by nothing else, else None."""
-    node = producers.get(value)
-    if node is None or node.op != "Transpose" or offer.sole_reader(value) is None:
-        return None
-    return node if float32_static(offer, node.inputs[0]) and len(offer.infos[node.inputs[0]].shape) >= 2 else None
-
-
-def _scale(offer, node: Node | None, value: str) -> tuple[str, str] | None:
-    """(op, scalar) where `node` multiplies `value` by a constant float32 scalar or divides it by one."""
-    if node is None or node.op not in ("Mul", "Div") or len(node.inputs) != 2 or node.inputs.count(value) != 1:
-        return None
-    if node.op == "Div" and node.inputs[0] != value:
-        return None
-    other = node.inputs[1 - node.inputs.index(value)]
-    info = offer.infos.get(other)
-    if other not in offer.constants or not float32_static(offer, other) or any(d != 1 for d in info.shape):
-        return None
-    return node.op, other
 
 
 def _store_perm(offer, node: Node | None, rank: int) -> list[int] | None:
@@ -56,7 +36,7 @@ def _store_perm(offer, node: Node | None, rank: int) -> list[int] | None:
     (the GEMM's stores stay contiguous along N), else None."""
     if node is None or node.op != "Transpose" or not float32_static(offer, node.outputs[0]):
         return None
-    perm = [int(p) for p in node.attrs.get("perm") or range(rank - 1, -1, -1)]
+    perm = transpose_perm(node, rank)
     return perm if len(perm) == rank and perm[-1] == rank - 1 else None
 
 
@@ -69,19 +49,19 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
         return None
     inputs, attrs, before = list(matmul.inputs), dict(matmul.attrs), []
     for i, key in enumerate(("perm_a", "perm_b")):
-        t = _transposed(offer, producers, inputs[i])
-        if t is not None and inputs.count(inputs[i]) == 1:
-            rank = len(offer.infos[t.inputs[0]].shape)
-            attrs[key] = [int(p) for p in t.attrs.get("perm") or range(rank - 1, -1, -1)]  # none: reversed
+        t = sole_transpose(offer, producers, inputs[i])
+        rank = len(offer.infos[t.inputs[0]].shape) if t is not None else 0
+        if rank >= 2 and inputs.count(inputs[i]) == 1:
+            attrs[key] = transpose_perm(t, rank)
             inputs[i] = t.inputs[0]
             before.append(t)
     after, out, extra = [], matmul.outputs[0], []
     nxt = offer.sole_reader(out)
     # an activation the core already fused into the MatMul comes before a scale, bias or activation
     epilogue = attrs.get("activation", "none") == "none"
-    if epilogue and (scale := _scale(offer, nxt, out)):
-        attrs["scale"] = scale[0]
-        extra.append(scale[1])
+    if epilogue and (scalar := constant_scalar(offer, nxt, out)):
+        attrs["scale"] = nxt.op
+        extra.append(scalar)
         after.append(nxt)
         out = nxt.outputs[0]
         nxt = offer.sole_reader(out)
@@ -109,32 +89,9 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
     return Fusion(node, tuple(n.name for n in group), "transposes, scale, bias and activation in the GEMM")
 
 
-def add_layernorm_fusion(add: Node, offer, order: dict) -> Fusion | None:
-    """opencl.AddLayerNorm of `add` (two float32 tensors of one shape) and the LayerNormalization of
-    its sum, when every other reader of the sum runs on this backend after that LayerNormalization
-    (the fused op takes its place and also writes the sum for them)."""
-    if add.op != "Add" or len(add.inputs) != 2 or not all(float32_static(offer, v) for v in add.inputs):
-        return None
-    shapes = {tuple(offer.infos[v].shape) for v in (*add.inputs, add.outputs[0])}
-    readers = offer.readers.get(add.outputs[0], ())
-    norms = [r for r in readers if r.op == "LayerNormalization" and r.inputs[0] == add.outputs[0]]
-    if len(shapes) != 1 or len(norms) != 1 or len(norms[0].outputs) != 1 or norms[0].name not in order:
-        return None
-    norm = norms[0]
-    length = 1
-    for d in next(iter(shapes))[norm.attrs.get("axis", -1) :]:
-        length *= d
-    params = [v for v in norm.inputs[1:3] if v]
-    if any(v in (add.outputs[0], *add.inputs) or tuple(offer.infos[v].shape) != (length,) for v in params):
-        return None  # scale and bias of the normalized length only, as layernorm_rows reads them
-    others = [r for r in readers if r is not norm]
-    if any(r.name not in order or order[r.name] < order[norm.name] for r in others):
-        return None
-    outputs = [norm.outputs[0]] + ([add.outputs[0]] if others or add.outputs[0] in offer.outputs else [])
-    attrs = {**norm.attrs, "has_scale": int(len(norm.inputs) > 1 and bool(norm.inputs[1]))}
-    attrs["has_bias"] = int(len(norm.inputs) > 2 and bool(norm.inputs[2]))
-    node = Node(ADD_LAYERNORM, [*add.inputs, *params], outputs, attrs, f"{add.name}+{norm.name}")
-    return Fusion(node, (add.name, norm.name), "the residual sum normalized as it is read")
+def _norm_params_fit(length: int, params: list) -> bool:
+    """Scale and bias of the normalized length only, as layernorm_rows reads them."""
+    return all(tuple(p.shape) == (length,) for p in params)
 
 
 def fusions(offer) -> list[Fusion]:
@@ -143,7 +100,7 @@ def fusions(offer) -> list[Fusion]:
     found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
     taken = {name for f in found for name in f.replaces}
     for node in offer.nodes:
-        f = add_layernorm_fusion(node, offer, order)
+        f = add_layernorm_fusion(node, offer, order, ADD_LAYERNORM, _norm_params_fit)
         if f is not None and not taken & set(f.replaces):
             found.append(f)
             taken |= set(f.replaces)

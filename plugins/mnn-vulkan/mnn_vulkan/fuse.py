@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from mnn_core.backend import Fusion
 from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
+from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, constant_scalar, sole_transpose, transpose_perm
 from mnn_core.graph.ir import Node
 
 from .kernels.add_norm import ADD_LAYERNORM, fits
@@ -39,31 +40,6 @@ from .kernels.split_t import TRANSPOSED_SPLIT
 
 #: binary.comp's float ops (PRelu's slope broadcasts by its own rule and stays apart)
 BINARY_OPS = ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min")
-
-
-def _perm(node: Node, rank: int) -> list[int]:
-    return [int(p) for p in node.attrs.get("perm") or range(rank - 1, -1, -1)]  # none: reversed
-
-
-def _transposed(offer, producers: dict, value: str) -> Node | None:
-    """The Transpose on this backend that makes `value`, read by nothing else, else None."""
-    node = producers.get(value)
-    if node is None or node.op != "Transpose" or offer.sole_reader(value) is None:
-        return None
-    return node if float32_static(offer, node.inputs[0]) else None
-
-
-def _scale(offer, node: Node | None, value: str) -> str | None:
-    """The constant float32 scalar `node` multiplies `value` by (Mul) or divides it by (Div)."""
-    if node is None or node.op not in ("Mul", "Div") or len(node.inputs) != 2 or node.inputs.count(value) != 1:
-        return None
-    if node.op == "Div" and node.inputs[0] != value:
-        return None
-    other = node.inputs[1 - node.inputs.index(value)]
-    info = offer.infos.get(other)
-    if other not in offer.constants or not float32_static(offer, other) or any(d != 1 for d in info.shape):
-        return None
-    return other
 
 
 def _added(offer, node: Node | None, value: str, shape: tuple) -> str | None:
@@ -104,16 +80,16 @@ def matmul_fusion(matmul: Node, offer, producers: dict, scale_columns: bool = Tr
     shape = tuple(y.shape)
     inputs, attrs, before = list(matmul.inputs), dict(matmul.attrs), []
     for i, key in enumerate(("perm_a", "perm_b")):
-        t = _transposed(offer, producers, inputs[i])
+        t = sole_transpose(offer, producers, inputs[i])
         if t is not None:
-            attrs[key] = _perm(t, len(offer.infos[t.inputs[0]].shape))
+            attrs[key] = transpose_perm(t, len(offer.infos[t.inputs[0]].shape))
             inputs[i] = t.inputs[0]
             before.append(t)
     after, out, extra = [], matmul.outputs[0], []
     nxt = offer.sole_reader(out)
     # an activation the core already fused into the MatMul comes before anything after it
     epilogue = attrs.get("activation", "none") == "none"
-    if epilogue and (scalar := _scale(offer, nxt, out)):
+    if epilogue and (scalar := constant_scalar(offer, nxt, out)):
         attrs["scale"] = nxt.op
         extra.append(scalar)
         after.append(nxt)
@@ -145,36 +121,6 @@ def matmul_fusion(matmul: Node, offer, producers: dict, scale_columns: bool = Tr
     return Fusion(node, tuple(n.name for n in group), "transposes, scale, added tensor and activation in the GEMM")
 
 
-def add_layernorm_fusion(add: Node, offer, order: dict) -> Fusion | None:
-    """vulkan.AddLayerNorm of `add` (two float32 tensors of one shape) and the LayerNormalization of
-    its sum, when every other reader of the sum runs on this backend after that LayerNormalization
-    (the fused op takes its place, and writes the sum for them)."""
-    if add.op != "Add" or len(add.inputs) != 2 or not all(float32_static(offer, v) for v in add.inputs):
-        return None
-    shapes = {tuple(offer.infos[v].shape) for v in (*add.inputs, add.outputs[0])}
-    readers = offer.readers.get(add.outputs[0], ())
-    norms = [r for r in readers if r.op == "LayerNormalization" and r.inputs[0] == add.outputs[0]]
-    if len(shapes) != 1 or len(norms) != 1 or len(norms[0].outputs) != 1 or norms[0].name not in order:
-        return None
-    norm, shape = norms[0], next(iter(shapes))
-    if not shape:
-        return None
-    length = 1
-    for d in shape[norm.attrs.get("axis", -1) % len(shape) :]:
-        length *= d
-    params = [v for v in norm.inputs[1:3] if v]
-    if any(v in (add.outputs[0], *add.inputs) for v in params) or not fits(length, [offer.infos[v] for v in params]):
-        return None
-    others = [r for r in readers if r is not norm]
-    if any(r.name not in order or order[r.name] < order[norm.name] for r in others):
-        return None
-    outputs = [norm.outputs[0]] + ([add.outputs[0]] if others or add.outputs[0] in offer.outputs else [])
-    attrs = {**norm.attrs, "has_scale": int(len(norm.inputs) > 1 and bool(norm.inputs[1]))}
-    attrs["has_bias"] = int(len(norm.inputs) > 2 and bool(norm.inputs[2]))
-    node = Node(ADD_LAYERNORM, [*add.inputs, *params], outputs, attrs, f"{add.name}+{norm.name}")
-    return Fusion(node, (add.name, norm.name), "the residual sum normalized as it is read")
-
-
 def binary_fusion(node: Node, offer, producers: dict) -> Fusion | None:
     """vulkan.TransposedBinary of a float32 binary op `node` and the Transposes only it reads, or None."""
     if node.op not in BINARY_OPS or len(node.inputs) != 2 or node.inputs[0] == node.inputs[1]:
@@ -183,9 +129,9 @@ def binary_fusion(node: Node, offer, producers: dict) -> Fusion | None:
         return None
     inputs, attrs, before = list(node.inputs), {"op": node.op}, []
     for i, key in enumerate(("perm_a", "perm_b")):
-        t = _transposed(offer, producers, inputs[i])
+        t = sole_transpose(offer, producers, inputs[i])
         if t is not None:
-            attrs[key] = _perm(t, len(offer.infos[t.inputs[0]].shape))
+            attrs[key] = transpose_perm(t, len(offer.infos[t.inputs[0]].shape))
             inputs[i] = t.inputs[0]
             before.append(t)
     if not before:
@@ -203,36 +149,34 @@ def split_fusion(split: Node, offer, producers: dict) -> Fusion | None:
     """vulkan.TransposedSplit of `split` and the Transpose (of at most 6 dims) that only it reads, or None."""
     if split.op != "Split" or not split.inputs or any(not v for v in split.outputs):
         return None
-    t = _transposed(offer, producers, split.inputs[0])
+    t = sole_transpose(offer, producers, split.inputs[0])
     if t is None or len(offer.infos[t.inputs[0]].shape) > 6:
         return None
     if not all(offer.infos.get(v) is not None and offer.infos[v].is_static for v in split.outputs):
         return None
-    attrs = {"axis": int(split.attrs.get("axis", 0)), "perm": _perm(t, len(offer.infos[t.inputs[0]].shape))}
+    attrs = {"axis": int(split.attrs.get("axis", 0)), "perm": transpose_perm(t, len(offer.infos[t.inputs[0]].shape))}
     node = Node(TRANSPOSED_SPLIT, [t.inputs[0]], list(split.outputs), attrs, f"{t.name}+{split.name}")
     return Fusion(node, (t.name, split.name), "the pieces copied straight from the Transpose's input")
 
 
 def fusions(offer, precision: str = "normal") -> list[Fusion]:
-    """The fusions of a plan's ops placed here; AddLayerNorm only where tensors stay float32
+    """The fusions of a plan's ops placed here, none sharing an op (the sum of two products is one
+    MatMul's added tensor, not both's); AddLayerNorm only where tensors stay float32
     (add_norm_rows.comp has no float16 variant)."""
     producers = {out: node for node in offer.nodes for out in node.outputs}
     low = precision == "low"
-    found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers, not low)) is not None]
-    taken = {name for f in found for name in f.replaces}
-    for node in offer.nodes:
-        if node.name in taken:
-            continue
-        f = binary_fusion(node, offer, producers) or split_fusion(node, offer, producers)
-        if f is not None and not taken & set(f.replaces):
-            found.append(f)
-            taken |= set(f.replaces)
-    if precision == "low":
-        return found
     order = {node.name: i for i, node in enumerate(offer.nodes)}
-    for node in offer.nodes:
-        f = add_layernorm_fusion(node, offer, order)
-        if f is not None and not taken & set(f.replaces):
-            found.append(f)
-            taken |= set(f.replaces)
+    kinds = [
+        lambda node: matmul_fusion(node, offer, producers, not low),
+        lambda node: binary_fusion(node, offer, producers) or split_fusion(node, offer, producers),
+    ]
+    if not low:
+        kinds.append(lambda node: add_layernorm_fusion(node, offer, order, ADD_LAYERNORM, fits))
+    found, taken = [], set()
+    for kind in kinds:
+        for node in offer.nodes:
+            f = None if node.name in taken else kind(node)
+            if f is not None and not taken & set(f.replaces):
+                found.append(f)
+                taken |= set(f.replaces)
     return found

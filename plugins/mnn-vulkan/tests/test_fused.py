@@ -263,3 +263,19 @@ def test_vit_qkv_split_reads_the_product_by_strides(rng, batch, precision):
     feeds = {"x": rng.standard_normal((batch, seq, dim)).astype("float32")}
     sess = _check(graph, feeds, rtol=2e-2 if precision == "low" else 1e-4, precision=precision)
     assert any(n.startswith("transpose+split") for n in sess.plan.fused), sess.plan.fused
+
+
+def test_sum_of_two_products_is_fused_once(rng):
+    """y = a @ w1 + b @ w2 (a decoder's residual of two projections): the Add is either MatMul's
+    added tensor, never both's."""
+    b = mnn.GraphBuilder("vk_two_products")
+    a, c = b.input("a", (3, 7, 10)), b.input("c", (3, 7, 6))
+    y = b.Add(b.MatMul(a, b.const(_w(rng, 10, 9))), b.MatMul(c, b.const(_w(rng, 6, 9))))
+    b.output(b.Relu(y), "y")
+    graph = b.build()
+    feeds = {
+        "a": rng.standard_normal((3, 7, 10)).astype("float32"),
+        "c": rng.standard_normal((3, 7, 6)).astype("float32"),
+    }
+    sess = _check(graph, feeds)
+    assert len(_fused_names(sess)[0]) == 1
