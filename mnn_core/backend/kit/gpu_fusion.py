@@ -28,6 +28,25 @@ def sole_transpose(offer: FusionOffer, producers: dict, value: str) -> Node | No
     return node if float32_static(offer, node.inputs[0]) else None
 
 
+def transposed_operands(
+    offer: FusionOffer, producers: dict, operands: list, min_rank: int = 0
+) -> tuple[list, dict, list]:
+    """The two operands of a MatMul or binary op, each that a sole Transpose (of at least `min_rank`
+    dims) makes read from that Transpose's input instead: (operands, {"perm_a" / "perm_b": perm},
+    the Transposes taken). An operand given twice is left alone."""
+    operands, perms, taken = list(operands), {}, []
+    for i, key in enumerate(("perm_a", "perm_b")):
+        t = sole_transpose(offer, producers, operands[i])
+        if t is None or operands.count(operands[i]) != 1:
+            continue
+        rank = len(offer.infos[t.inputs[0]].shape)
+        if rank >= min_rank:
+            perms[key] = transpose_perm(t, rank)
+            operands[i] = t.inputs[0]
+            taken.append(t)
+    return operands, perms, taken
+
+
 def constant_scalar(offer: FusionOffer, node: Node | None, value: str) -> str | None:
     """The constant float32 scalar that `node` multiplies `value` by (Mul) or divides it by (Div)."""
     if node is None or node.op not in ("Mul", "Div") or len(node.inputs) != 2 or node.inputs.count(value) != 1:

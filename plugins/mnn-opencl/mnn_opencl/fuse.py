@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from mnn_core.backend import Fusion
 from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
-from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, constant_scalar, sole_transpose, transpose_perm
+from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, constant_scalar, transpose_perm, transposed_operands
 from mnn_core.graph.ir import Node
 
 from .ops_matmul import FUSED_MATMUL
@@ -47,14 +47,8 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
     y = offer.infos.get(matmul.outputs[0])
     if y is None or not y.is_static or y.dtype != "float32" or len(y.shape) < 2:
         return None
-    inputs, attrs, before = list(matmul.inputs), dict(matmul.attrs), []
-    for i, key in enumerate(("perm_a", "perm_b")):
-        t = sole_transpose(offer, producers, inputs[i])
-        rank = len(offer.infos[t.inputs[0]].shape) if t is not None else 0
-        if rank >= 2 and inputs.count(inputs[i]) == 1:
-            attrs[key] = transpose_perm(t, rank)
-            inputs[i] = t.inputs[0]
-            before.append(t)
+    inputs, perms, before = transposed_operands(offer, producers, matmul.inputs, min_rank=2)
+    attrs = {**matmul.attrs, **perms}
     after, out, extra = [], matmul.outputs[0], []
     nxt = offer.sole_reader(out)
     # an activation the core already fused into the MatMul comes before a scale, bias or activation

@@ -30,7 +30,13 @@ from __future__ import annotations
 
 from mnn_core.backend import Fusion
 from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
-from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, constant_scalar, sole_transpose, transpose_perm
+from mnn_core.backend.kit.gpu_fusion import (
+    add_layernorm_fusion,
+    constant_scalar,
+    sole_transpose,
+    transpose_perm,
+    transposed_operands,
+)
 from mnn_core.graph.ir import Node
 
 from .kernels.add_norm import ADD_LAYERNORM, fits
@@ -78,13 +84,8 @@ def matmul_fusion(matmul: Node, offer, producers: dict, scale_columns: bool = Tr
     if y is None or not y.is_static or y.dtype != "float32" or not all(float32_static(offer, v) for v in matmul.inputs):
         return None
     shape = tuple(y.shape)
-    inputs, attrs, before = list(matmul.inputs), dict(matmul.attrs), []
-    for i, key in enumerate(("perm_a", "perm_b")):
-        t = sole_transpose(offer, producers, inputs[i])
-        if t is not None:
-            attrs[key] = transpose_perm(t, len(offer.infos[t.inputs[0]].shape))
-            inputs[i] = t.inputs[0]
-            before.append(t)
+    inputs, perms, before = transposed_operands(offer, producers, matmul.inputs)
+    attrs = {**matmul.attrs, **perms}
     after, out, extra = [], matmul.outputs[0], []
     nxt = offer.sole_reader(out)
     # an activation the core already fused into the MatMul comes before anything after it
@@ -127,13 +128,8 @@ def binary_fusion(node: Node, offer, producers: dict) -> Fusion | None:
         return None
     if not all(float32_static(offer, v) for v in (*node.inputs, node.outputs[0])):
         return None
-    inputs, attrs, before = list(node.inputs), {"op": node.op}, []
-    for i, key in enumerate(("perm_a", "perm_b")):
-        t = sole_transpose(offer, producers, inputs[i])
-        if t is not None:
-            attrs[key] = transpose_perm(t, len(offer.infos[t.inputs[0]].shape))
-            inputs[i] = t.inputs[0]
-            before.append(t)
+    inputs, perms, before = transposed_operands(offer, producers, node.inputs)
+    attrs = {"op": node.op, **perms}
     if not before:
         return None
     shapes = [tuple(offer.infos[v].shape) for v in inputs]
