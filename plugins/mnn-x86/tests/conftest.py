@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from mnn_x86 import isa as x86_isa
@@ -78,6 +83,22 @@ def compiled_lenet(backend: str, threads: int):
     model = lenet()
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     return model, train.compile(model, nn.CrossEntropyLoss(), opt, backend=backend, threads=threads)
+
+
+def pool_trace_counts(child: str, counts: str, **env: str) -> dict[str, int]:
+    """Run `child` (Python source) in a fresh process with MNN_X86_POOL_TRACE=1 and `env` set; the pool's
+    trace line at exit, as {what: count} for the counters that regex `counts` ("(\\d+) (a|b|...)") names."""
+    proc = subprocess.run(
+        [sys.executable, "-c", child],
+        env={**os.environ, "MNN_X86_POOL_TRACE": "1", **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    line = re.search(r"mnn-x86 pool: .*", proc.stderr)
+    assert line, proc.stderr
+    return {k: int(v) for v, k in re.findall(counts, line.group(0))}
 
 
 def pytest_configure(config):

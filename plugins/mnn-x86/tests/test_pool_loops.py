@@ -6,10 +6,7 @@ thread's. A gain of 0 fails every try, a gain of 1e9 passes every one."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
+from conftest import pool_trace_counts
 
 # loops large enough to be offered at two threads (not small jobs), run often enough to clear the
 # window in which the workers start (10 ms of jobs, however fast this machine) and then be judged many times
@@ -34,12 +31,7 @@ COUNTS = r"(\d+) (parallel jobs|loop verdicts failed|on the caller alone \(loop\
 
 
 def _pool_counts(adapt: str, gain: str) -> dict[str, int]:
-    env = {**os.environ, "MNN_X86_POOL_TRACE": "1", "MNN_X86_POOL_ADAPT": adapt, "MNN_X86_POOL_GAIN": gain}
-    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    line = re.search(r"mnn-x86 pool: .*", proc.stderr)
-    assert line, proc.stderr
-    return {k: int(v) for v, k in re.findall(COUNTS, line.group(0))}
+    return pool_trace_counts(CHILD, COUNTS, MNN_X86_POOL_ADAPT=adapt, MNN_X86_POOL_GAIN=gain)
 
 
 def test_a_loop_whose_threads_do_not_pay_runs_on_the_caller():

@@ -8,10 +8,7 @@ CPU)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
+from conftest import pool_trace_counts
 
 # loops large enough to be offered at two threads, run often enough to clear the window in which the workers
 # start and then be judged many times: a light loop (ranges), a GEMM (items), a convolution
@@ -42,12 +39,7 @@ COUNTS = r"(\d+) (parallel jobs|workers late|beside the caller|with no worker co
 
 
 def _pool_counts(adapt: str, late_us: str) -> dict[str, int]:
-    env = {**os.environ, "MNN_X86_POOL_TRACE": "1", "MNN_X86_POOL_ADAPT": adapt, "MNN_X86_POOL_LATE_US": late_us}
-    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    line = re.search(r"mnn-x86 pool: .*", proc.stderr)
-    assert line, proc.stderr
-    return {k: int(v) for v, k in re.findall(COUNTS, line.group(0))}
+    return pool_trace_counts(CHILD, COUNTS, MNN_X86_POOL_ADAPT=adapt, MNN_X86_POOL_LATE_US=late_us)
 
 
 def test_a_late_worker_is_passed_over():
