@@ -13,7 +13,7 @@ import argparse
 from collections import Counter
 
 import numpy as np
-from zoo_inputs import zoo_feeds, zoo_path
+from zoo_inputs import zoo_model
 
 
 def main(argv=None):
@@ -29,8 +29,7 @@ def main(argv=None):
 
     options = dict(kv.split("=", 1) for kv in args.option)
     for name in args.model:
-        path = zoo_path(name)
-        feeds = zoo_feeds(path, args.batch)
+        path, feeds = zoo_model(name, args.batch)
         sess = mnn.Session(mnn.load(str(path)), backend="vulkan", fallback=False, options=options)
         got = next(iter(sess.run(feeds).values()))
         placed = {pl.node for pl in sess.plan.placements}

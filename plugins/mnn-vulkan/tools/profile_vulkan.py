@@ -47,10 +47,10 @@ def main(argv=None):
         k, v = kv.split("=", 1)
         options[k] = int(v) if v.isdigit() else v
     if args.onnx:
-        from zoo_inputs import zoo_feeds, zoo_path
+        from zoo_inputs import zoo_model
 
-        path = zoo_path(args.onnx)
-        graph, feeds, label = mnn.load(str(path)), zoo_feeds(path, args.batch), args.onnx
+        path, feeds = zoo_model(args.onnx, args.batch)
+        graph, label = mnn.load(str(path)), args.onnx
     else:
         graph, label = MODELS[args.model](args.batch), args.model
         feeds = {"input": np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")}

@@ -78,11 +78,12 @@ def main(argv=None):
     for model in (args.model or ([] if args.onnx else ["resnet18", "mobilenet_v2"])) + args.onnx:
         for batch in args.batch or [16]:
             if model in args.onnx:
-                from zoo_inputs import zoo_feeds, zoo_path
+                from zoo_inputs import zoo_model
 
                 import mnn_core as mnn
 
-                graph, feeds = mnn.load(str(zoo_path(model))), zoo_feeds(zoo_path(model), batch)
+                path, feeds = zoo_model(model, batch)
+                graph = mnn.load(str(path))
             else:
                 graph = MODELS[model](batch)
                 feeds = {"input": np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")}

@@ -1,29 +1,39 @@
-"""A zoo ONNX export and random inputs for it, for the Vulkan tools (profile, sweep).
+"""A zoo model's ONNX file and its inputs, for the Vulkan tools (profile, sweep, dispatch counts).
 
-`benchmarks/bench_gpu.py` exports the architecture zoo to ~/.cache/mnn/zoo-arch/NAME/legacy.onnx;
-the tools take such a NAME (vit-s16, bert-base, convnext-t, ...) or any ONNX path. Inputs follow
-the file's declared shapes with every symbolic dimension set to the batch: token ids below 1000
-for `*ids*` int64 inputs, ones for other int64 inputs (attention masks), normal floats otherwise.
+A name of the architecture zoo (benchmarks/zoo_arch: vit-s16, bert-base, convnext-t, ...) gives its
+legacy export that runs the batch (exported into ~/.cache/mnn/zoo-arch when missing, as bench_zoo.py
+and bench_gpu.py do) and the inputs the zoo feeds it. Any other ONNX path gets random inputs of its
+declared shapes, every symbolic dimension set to the batch: token ids below 1000 for `*ids*` int64
+inputs, ones for other int64 inputs (attention masks), normal floats otherwise.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 
-ZOO = Path.home() / ".cache" / "mnn" / "zoo-arch"
+ROOT = Path(__file__).resolve().parents[3]
 
 
-def zoo_path(name: str) -> Path:
-    """The legacy export of zoo model `name`, or `name` itself when it is a file."""
-    path = Path(name) if name.endswith(".onnx") else ZOO / name / "legacy.onnx"
-    if not path.is_file():
-        raise SystemExit(f"{path} not found: export it first (python benchmarks/bench_gpu.py --model {name} ...)")
-    return path
+def zoo_model(name: str, batch: int) -> tuple[Path, dict[str, np.ndarray]]:
+    """(ONNX file, inputs at `batch`) of zoo architecture `name`, or of the ONNX file `name`."""
+    if name.endswith(".onnx"):
+        path = Path(name)
+        if not path.is_file():
+            raise SystemExit(f"{path} not found")
+        return path, _random_feeds(path, batch)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from zoo_arch import ARCHES
+    from zoo_arch.export import onnx_file
+
+    if name not in ARCHES:
+        raise SystemExit(f"{name!r} is neither an ONNX file nor a zoo architecture ({', '.join(sorted(ARCHES))})")
+    return onnx_file(ARCHES[name], "legacy", batch), ARCHES[name].make_feeds(batch)
 
 
-def zoo_feeds(path: Path, batch: int, seed: int = 0) -> dict[str, np.ndarray]:
+def _random_feeds(path: Path, batch: int, seed: int = 0) -> dict[str, np.ndarray]:
     """Random inputs for every graph input of the ONNX file at `path`."""
     import onnx
 
