@@ -1,6 +1,6 @@
 """What a backend's GEMM epilogue can take over from the graph: a constant bias row added to the
-product's rows, and an activation applied as the results are stored (named as the core's
-fuse_activations pass names them, mnn_core/graph/passes.py)."""
+product's rows, a constant scalar it is multiplied or divided by, and an activation applied as the
+results are stored (named as the core's fuse_activations pass names them, mnn_core/graph/passes.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,19 @@ def bias_row(offer: FusionOffer, bias: str, out_shape: tuple) -> bool:
         and shape[-1] == out_shape[-1]
         and all(d == 1 for d in shape[:-1])
     )
+
+
+def constant_scalar(offer: FusionOffer, node: Node | None, value: str) -> str | None:
+    """The constant float32 scalar that `node` multiplies `value` by (Mul) or divides it by (Div)."""
+    if node is None or node.op not in ("Mul", "Div") or len(node.inputs) != 2 or node.inputs.count(value) != 1:
+        return None
+    if node.op == "Div" and node.inputs[0] != value:
+        return None
+    other = node.inputs[1 - node.inputs.index(value)]
+    info = offer.infos.get(other)
+    if other not in offer.constants or not float32_static(offer, other) or any(d != 1 for d in info.shape):
+        return None
+    return other
 
 
 def activation_attrs(act: Node | None) -> dict | None:

@@ -1,6 +1,6 @@
 """Graph patterns that the GPU backends' fusions share (mnn-vulkan's and mnn-opencl's fuse.py): a
-Transpose read by strides, a product scaled by a constant scalar, and a residual Add with the
-LayerNormalization of its sum. Each backend decides what its kernels take; the matching is here."""
+Transpose read by strides and a residual Add with the LayerNormalization of its sum. Each backend
+decides what its kernels take; the matching is here."""
 
 from __future__ import annotations
 
@@ -45,19 +45,6 @@ def transposed_operands(
             operands[i] = t.inputs[0]
             taken.append(t)
     return operands, perms, taken
-
-
-def constant_scalar(offer: FusionOffer, node: Node | None, value: str) -> str | None:
-    """The constant float32 scalar that `node` multiplies `value` by (Mul) or divides it by (Div)."""
-    if node is None or node.op not in ("Mul", "Div") or len(node.inputs) != 2 or node.inputs.count(value) != 1:
-        return None
-    if node.op == "Div" and node.inputs[0] != value:
-        return None
-    other = node.inputs[1 - node.inputs.index(value)]
-    info = offer.infos.get(other)
-    if other not in offer.constants or not float32_static(offer, other) or any(d != 1 for d in info.shape):
-        return None
-    return other
 
 
 def add_layernorm_fusion(

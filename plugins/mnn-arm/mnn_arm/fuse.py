@@ -8,24 +8,13 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from mnn_core.backend import Fusion
+from mnn_core.backend.kit.epilogue import constant_scalar
 from mnn_core.graph.ir import Node
 from mnn_core.ops.helpers import normalize_axis
 
 #: the op of a Softmax with its input's scale fused in
 SCALED_SOFTMAX = "arm.ScaledSoftmax"
-
-
-def _scalar_constant(offer, value: str) -> bool:
-    info = offer.infos.get(value)
-    return (
-        value in offer.constants
-        and info is not None
-        and info.dtype == "float32"
-        and int(np.prod(info.shape, dtype=np.int64)) == 1
-    )
 
 
 def _dense_f32(offer, value: str) -> bool:
@@ -44,10 +33,9 @@ def scaled_softmax(node: Node, offer) -> Fusion | None:
     rank = len(offer.infos[out].shape)
     if rank == 0 or normalize_axis(softmax.attrs.get("axis", -1), rank, "Softmax") != rank - 1:
         return None
-    sides = (0, 1) if node.op == "Mul" else (0,)  # Div: only x / s
-    for i in sides:
-        x, s = node.inputs[i], node.inputs[1 - i]
-        if x == s or not _scalar_constant(offer, s) or not _dense_f32(offer, x):
+    for x in node.inputs:
+        s = constant_scalar(offer, node, x)  # Div: only x / s
+        if s is None or not _dense_f32(offer, x):
             continue
         if offer.infos[x].shape == offer.infos[out].shape:  # not broadcast by the Mul
             name = f"{node.name}+{softmax.name}"

@@ -23,8 +23,8 @@ Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns them o
 from __future__ import annotations
 
 from mnn_core.backend import Fusion
-from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
-from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, constant_scalar, transpose_perm, transposed_operands
+from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, constant_scalar, float32_static
+from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, transpose_perm, transposed_operands
 from mnn_core.graph.ir import Node
 
 from .ops_matmul import FUSED_MATMUL

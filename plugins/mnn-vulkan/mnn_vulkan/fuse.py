@@ -29,10 +29,9 @@ as it reads, which also stores the sum when something else reads it (the next re
 from __future__ import annotations
 
 from mnn_core.backend import Fusion
-from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, float32_static
+from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, constant_scalar, float32_static
 from mnn_core.backend.kit.gpu_fusion import (
     add_layernorm_fusion,
-    constant_scalar,
     sole_transpose,
     transpose_perm,
     transposed_operands,
