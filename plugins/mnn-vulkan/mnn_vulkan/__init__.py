@@ -66,6 +66,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.big_gemm",
         "vulkan.coopmat",
         "vulkan.fp16_fma",
+        "vulkan.gemm_splitk",
         "vulkan.gemv",
         "vulkan.gpu_enough",
         "vulkan.gpu_tiling",
@@ -84,7 +85,11 @@ class VulkanBackend(SegmentBackend):
         return _device.unavailable_reason()
 
     def device_info(self) -> DeviceInfo:
-        return _device.choose(None).info()
+        """The default device's; asked for when a session is created, so its logical device starts
+        opening then, in a thread, while the session plans (`Device.open_early`)."""
+        dev = _device.choose(None)
+        dev.open_early()
+        return dev.info()
 
     def allocate_arena(self, nbytes: int, ctx=None):
         """The plan's arena, bound at once to the session's device when the core passes
@@ -113,6 +118,10 @@ class VulkanBackend(SegmentBackend):
 
         from .fuse import fusions
 
+        try:  # the session's own device (its option may name another than device_info's)
+            _device.choose((getattr(ctx, "options", None) or {}).get(_device.DEVICE_OPTION)).open_early()
+        except BackendError:
+            pass  # prepare_segment says why
         if not KERNELS or os.environ.get("MNN_VULKAN_FUSE", "") == "0":
             return []
         return fusions(offer, getattr(ctx, "precision", "normal"))
@@ -121,6 +130,7 @@ class VulkanBackend(SegmentBackend):
         options = ctx.options or {}
         dev = _device.choose(options.get(_device.DEVICE_OPTION))
         arena.bind(dev, staging=bool(options.get("vulkan.staging", False)))
+        arena.flush()  # the weights, in one go; the last staging copy overlaps the pipelines made below
         fp16 = arena.half  # decided with the arena's sizing: the tensors' bytes depend on it
         rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options, half=fp16)
         widened = []

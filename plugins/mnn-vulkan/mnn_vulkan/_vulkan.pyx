@@ -55,6 +55,7 @@ cdef extern from "mvk.h" nogil:
     int mvk_context_cache_load(mvk_context *ctx, const void *data, size_t size, char *err, size_t errlen)
     int mvk_context_cache_data(mvk_context *ctx, void *dst, size_t *size, char *err, size_t errlen)
     void mvk_context_pipeline_stats(mvk_context *ctx, uint64_t *created, uint64_t *ns)
+    uint64_t mvk_context_copy_submits(mvk_context *ctx)
     void mvk_context_destroy(mvk_context *ctx)
     mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, char *err, size_t errlen)
     void mvk_buffer_destroy(mvk_buffer *buf)
@@ -65,6 +66,8 @@ cdef extern from "mvk.h" nogil:
                             char *err, size_t n)
     int mvk_buffer_read_as(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, int half,
                            char *err, size_t n)
+    int mvk_buffer_write_many(mvk_buffer *buf, uint32_t n, const uint64_t *offsets, const void *const *srcs,
+                              const uint64_t *sizes, const unsigned char *halves, char *err, size_t errlen)
     mvk_pipeline *mvk_pipeline_create(mvk_context *ctx, const uint32_t *code, size_t code_bytes, uint32_t n_bindings,
                                       const uint32_t *spec, uint32_t n_spec, char *err, size_t errlen)
     void mvk_pipeline_destroy(mvk_pipeline *pipe)
@@ -141,11 +144,15 @@ cdef class Context:
     cdef readonly int index
 
     def __cinit__(self, int index):
-        _err[0] = 0
-        self.ctx = mvk_context_create(index, _err, sizeof(_err))
+        # without the GIL (vkCreateDevice takes a while on a GPU: a thread may open the device while
+        # the session plans), so with its own error buffer
+        cdef char err[512]
+        err[0] = 0
+        with nogil:
+            self.ctx = mvk_context_create(index, err, sizeof(err))
         self.index = index
         if self.ctx == NULL:
-            _raise(f"cannot open Vulkan device {index}")
+            raise VulkanError(f"cannot open Vulkan device {index}: {(<bytes>err).decode('utf-8', 'replace')}")
 
     def __dealloc__(self):
         if self.ctx != NULL:
@@ -170,6 +177,10 @@ cdef class Context:
         if size and mvk_context_cache_data(self.ctx, dst, &size, _err, sizeof(_err)) != 0:
             _raise("cannot read the pipeline cache")
         return bytes(buf[:size])
+
+    def copy_submits(self):
+        """Host<->device copies submitted through the staging buffer in this context."""
+        return int(mvk_context_copy_submits(self.ctx))
 
     def pipeline_stats(self):
         """(pipelines created, seconds spent creating them) in this context."""
@@ -220,6 +231,39 @@ cdef class Buffer:
                                      _err, sizeof(_err))
         finally:
             PyBuffer_Release(&view)
+        if rc != MVK_OK:
+            _raise("copy to the Vulkan device failed")
+
+    def write_many(self, list pieces):
+        """Copy (offset, C-contiguous source, half) pieces in one call: on device-local memory
+        through one staging fill per submit (a plan's weights), not one submit and wait each."""
+        cdef Py_ssize_t n = len(pieces), i, got = 0
+        cdef Py_buffer *views = <Py_buffer *>malloc(max(n, 1) * sizeof(Py_buffer))
+        cdef uint64_t *offs = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
+        cdef uint64_t *sizes = <uint64_t *>malloc(max(n, 1) * sizeof(uint64_t))
+        cdef const void **srcs = <const void **>malloc(max(n, 1) * sizeof(void *))
+        cdef unsigned char *halves = <unsigned char *>malloc(max(n, 1))
+        cdef int rc = 0
+        if not (views and offs and sizes and srcs and halves):
+            free(views); free(offs); free(sizes); free(srcs); free(halves)
+            raise MemoryError()
+        try:
+            for i in range(n):
+                offset, src, half = pieces[i]
+                PyObject_GetBuffer(src, &views[i], PyBUF_ANY_CONTIGUOUS)
+                got += 1
+                if half and views[i].len % 4:
+                    raise ValueError("a float32 source has a multiple of 4 bytes")
+                offs[i] = offset
+                srcs[i] = views[i].buf
+                sizes[i] = views[i].len // 2 if half else views[i].len
+                halves[i] = 1 if half else 0
+            _err[0] = 0
+            rc = mvk_buffer_write_many(self.buf, <uint32_t>n, offs, srcs, sizes, halves, _err, sizeof(_err))
+        finally:
+            for i in range(got):
+                PyBuffer_Release(&views[i])
+            free(views); free(offs); free(sizes); free(srcs); free(halves)
         if rc != MVK_OK:
             _raise("copy to the Vulkan device failed")
 

@@ -32,13 +32,14 @@ _LOCK = threading.RLock()
 
 @dataclass
 class Device:
-    """One usable physical device; `context` opens it (once) on first use."""
+    """One usable physical device; `context` opens it (once) on first use, or `open_early` in a thread."""
 
     index: int
     name: str
     type: str
     props: dict
     _context: object = field(default=None, repr=False)
+    _opener: object = field(default=None, repr=False)  # the thread of open_early
     pipelines: dict = field(default_factory=dict, repr=False)
     disk_cache: object = field(default=None, repr=False)
 
@@ -48,11 +49,28 @@ class Device:
             if self._context is None:
                 from .pipeline_cache import PipelineCache
 
-                context = _vulkan.Context(self.index)
+                context = _vulkan.Context(self.index)  # vkCreateDevice without the GIL
                 self.disk_cache = PipelineCache(self)
                 self.disk_cache.load(context)
                 self._context = context
             return self._context
+
+    def open_early(self) -> None:
+        """Start opening the logical device (and reading the pipeline-cache file) in a thread, once:
+        a session asks at creation, so vkCreateDevice overlaps its planning instead of waiting in
+        the first run. The thread holds the lock `context` takes, so the first user waits for it;
+        a fork waits for it too (`_before_fork`), and its child then finds the device opened."""
+        with _LOCK:
+            if self._context is not None or self._opener is not None:
+                return
+            self._opener = threading.Thread(target=self._open_quietly, name="mnn-vulkan-open")
+            self._opener.start()
+
+    def _open_quietly(self) -> None:
+        try:
+            _ = self.context
+        except Exception:  # noqa: BLE001  (the first real use raises it again, with its reason)
+            pass
 
     def save_pipeline_cache(self) -> None:
         """Keep new pipelines on disk for the next process (see pipeline_cache.py)."""
@@ -72,8 +90,10 @@ class Device:
         key = (shader, n_bindings, spec)
         pipe = self.pipelines.get(key)
         if pipe is None:
-            pipe = _vulkan.Pipeline(self.context, spirv(shader), n_bindings, spec, shader)
+            code = spirv(shader)
+            pipe = _vulkan.Pipeline(self.context, code, n_bindings, spec, shader)
             self.pipelines[key] = pipe
+            self.disk_cache.note(code, n_bindings, spec)
         return pipe
 
     def info(self) -> DeviceInfo:
@@ -120,7 +140,15 @@ def _after_fork_in_child() -> None:
         )
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+def _before_fork() -> None:
+    """No fork while a thread is inside vkCreateDevice (the child would inherit its locks half-taken)."""
+    for d in _State.devices:
+        opener = d._opener
+        if opener is not None and opener is not threading.current_thread():
+            opener.join()
+
+
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 def validation_requested() -> bool:

@@ -5,12 +5,14 @@
                               vendor, device id, driver and API versions
     MNN_VULKAN_CACHE=0 turns it off.
 
-A device's context starts from its file, and the file is rewritten after a segment
-made pipelines the cache did not hold. What the driver parses must be trusted, so
+A device's context starts from its file. The file also lists the pipelines it holds (a digest of
+each one's SPIR-V, binding count and specialization constants), and is rewritten only when a
+process made one that is not listed: a warm start neither reads the driver's cache back
+(vkGetPipelineCacheData) nor rewrites the file. What the driver parses must be trusted, so
 a file reaches it only through the folder and file rules and the HMAC of
-`mnn_core.backend.kit.disk_cache`, and then only when its Vulkan header (vendor,
-device, pipelineCacheUUID) names this device and driver build (checked in C,
-mvk_context_cache_load). Anything else is deleted with a warning and the context
+`mnn_core.backend.kit.disk_cache`, and then only when its pipeline list is well formed and its
+Vulkan header (vendor, device, pipelineCacheUUID) names this device and driver build (checked in
+C, mvk_context_cache_load). Anything else is deleted with a warning and the context
 keeps an empty cache: pipelines are compiled from SPIR-V as on a first start.
 """
 
@@ -18,12 +20,36 @@ from __future__ import annotations
 
 import hashlib
 import re
+import struct
 from pathlib import Path
 
 from mnn_core.backend.kit import disk_cache
 
 PACKAGE = "mnn-vulkan"
-MAGIC = b"MNNVKPC1\n"
+MAGIC = b"MNNVKPC2\n"  # 2: the payload starts with the pipeline list
+DIGEST = 16  # bytes of a pipeline's digest
+
+
+def pipeline_digest(code: bytes, n_bindings: int, spec: tuple) -> bytes:
+    """What identifies a pipeline across processes: its SPIR-V and what it was made with."""
+    return hashlib.sha256(code + repr((n_bindings, tuple(spec))).encode()).digest()[:DIGEST]
+
+
+def frame(digests, data: bytes) -> bytes:
+    """The file's payload: the pipeline count, their sorted digests, then the driver's cache data."""
+    listed = sorted(digests)
+    return struct.pack("<I", len(listed)) + b"".join(listed) + data
+
+
+def unframe(payload: bytes) -> tuple[set, bytes] | None:
+    """(digests, the driver's cache data), or None when the list does not fit the payload."""
+    if len(payload) < 4:
+        return None
+    (count,) = struct.unpack_from("<I", payload)
+    end = 4 + count * DIGEST
+    if end > len(payload):
+        return None
+    return {payload[i : i + DIGEST] for i in range(4, end, DIGEST)}, payload[end:]
 
 
 def _key(device) -> bytes:
@@ -44,14 +70,15 @@ def cache_path(device) -> Path | None:
 
 
 class PipelineCache:
-    """One device's file: `load` into a fresh context, `save` after new pipelines."""
+    """One device's file: `load` into a fresh context, `note` each pipeline made, `save` after new ones."""
 
     def __init__(self, device):
         self.path = cache_path(device)
         self.key = _key(device)
         self.secret = disk_cache.folder_secret(PACKAGE, self.path.parent) if self.path else None
-        self.saved_at = 0  # pipelines the context had made when the file last matched it
-        self.loaded_bytes = 0
+        self.listed: set = set()  # digests of the pipelines the file holds
+        self.new: set = set()  # of pipelines made here that it does not
+        self.writes = 0  # files written by this process (tests)
 
     def load(self, context) -> bool:
         """Start `context` from the file; False (the file discarded, warned) when it is not to trust."""
@@ -60,23 +87,36 @@ class PipelineCache:
         payload = disk_cache.load(PACKAGE, MAGIC, self.path, self.key, self.secret)
         if payload is None:
             return False
-        why = context.load_pipeline_cache(payload)
+        framed = unframe(payload)
+        if framed is None:
+            disk_cache.discard(PACKAGE, self.path, "its pipeline list runs past its end")
+            return False
+        listed, data = framed
+        why = context.load_pipeline_cache(data)
         if why:
             disk_cache.discard(PACKAGE, self.path, why)
             return False
-        self.loaded_bytes = len(payload)
+        self.listed = listed
         return True
 
+    def note(self, code: bytes, n_bindings: int, spec: tuple) -> None:
+        """A pipeline was made in this context: the next save keeps it unless the file has it."""
+        digest = pipeline_digest(code, n_bindings, spec)
+        if digest not in self.listed:
+            self.new.add(digest)
+
     def save(self, context) -> None:
-        """Rewrite the file when the context made pipelines since it was read or written."""
-        created, _ = context.pipeline_stats()
-        if self.path is None or self.secret is None or created == self.saved_at:
+        """Rewrite the file when pipelines it does not list were made since it was read or written."""
+        if self.path is None or self.secret is None or not self.new:
             return
-        self.saved_at = created
+        listed = self.listed | self.new
+        self.new = set()
         try:
-            payload = context.pipeline_cache_data()
-            if payload and len(payload) != self.loaded_bytes:
+            data = context.pipeline_cache_data()
+            if data:
+                payload = frame(listed, data)
                 disk_cache.write_private(self.path, disk_cache.pack(MAGIC, self.key, self.secret, payload))
-                self.loaded_bytes = len(payload)
+                self.listed = listed
+                self.writes += 1
         except (OSError, RuntimeError) as exc:  # a read-only home must not stop the session
             disk_cache.report_once(PACKAGE, self.path, f"cannot save the pipeline cache at {self.path}: {exc}")

@@ -72,6 +72,7 @@ int mvk_context_cache_load(mvk_context *ctx, const void *data, size_t size, char
 int mvk_context_cache_data(mvk_context *ctx, void *dst, size_t *size, char *err, size_t errlen);
 /* Pipelines created through this context, and the nanoseconds spent in vkCreateComputePipelines. */
 void mvk_context_pipeline_stats(mvk_context *ctx, uint64_t *created, uint64_t *ns);
+uint64_t mvk_context_copy_submits(mvk_context *ctx); /* staging copy submissions so far */
 
 /* -- memory: host_mapped=1 asks for host-visible coherent memory used through
  * its mapping; 0 asks for device-local memory reached through staging. */
@@ -85,6 +86,10 @@ int mvk_buffer_write_as(mvk_buffer *buf, uint64_t offset, const void *src, uint6
                         size_t errlen);
 int mvk_buffer_read_as(mvk_buffer *buf, uint64_t offset, void *dst, uint64_t size, int half, char *err,
                        size_t errlen);
+/* n pieces at once (a plan's weights): sizes in the device's bytes, halves[i] as `half` above; on
+ * device-local memory one staging copy submit per staging fill instead of one per piece. */
+int mvk_buffer_write_many(mvk_buffer *buf, uint32_t n, const uint64_t *offsets, const void *const *srcs,
+                          const uint64_t *sizes, const uint8_t *halves, char *err, size_t errlen);
 
 /* -- pipelines: SPIR-V words, number of storage-buffer bindings (0..n-1 in set
  * 0), and specialization constants given for constant_id 0..n_spec-1. */

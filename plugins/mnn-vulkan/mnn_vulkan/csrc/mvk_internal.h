@@ -108,6 +108,7 @@ struct mvk_context {
     VkCommandBuffer copy_cb;
     VkFence copy_fence;
     int copy_inflight; /* an upload was submitted and not yet waited for (see mvk_memory.c) */
+    uint64_t copy_submits; /* host<->device copy submissions so far (mvk_context_copy_submits) */
 };
 
 struct mvk_buffer {

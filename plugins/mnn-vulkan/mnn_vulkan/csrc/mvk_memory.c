@@ -100,6 +100,8 @@ void mvk_buffer_destroy(mvk_buffer *b) {
 
 void *mvk_buffer_mapping(mvk_buffer *b) { return b->mapped; }
 
+uint64_t mvk_context_copy_submits(mvk_context *ctx) { return ctx->copy_submits; }
+
 static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t errlen) {
     if (copy_settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* before the host touches staging */
     if (ctx->staging && ctx->staging->size >= want) return MVK_OK;
@@ -113,9 +115,10 @@ static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t err
     return MVK_OK;
 }
 
-/* one chunk: staging <-> buffer, recorded, submitted, waited for */
-static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_device, int wait, char *err,
-                      size_t errlen) {
+/* staging <-> buffer, the regions recorded into one command buffer and submitted; waited for unless
+ * `wait` is 0 (an upload's last submit, see the top of this file) */
+static int copy_regions(mvk_buffer *b, const VkBufferCopy *regions, uint32_t n, int to_device, int wait, char *err,
+                        size_t errlen) {
     mvk_context *ctx = b->ctx;
     VkCommandBuffer cb = ctx->copy_cb;
     if (copy_settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR;
@@ -126,15 +129,15 @@ static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_devi
     mvk_global_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    VkBufferCopy region = {to_device ? 0 : offset, to_device ? offset : 0, size};
     if (to_device)
-        vk.vkCmdCopyBuffer(cb, ctx->staging->buffer, b->buffer, 1, &region);
+        vk.vkCmdCopyBuffer(cb, ctx->staging->buffer, b->buffer, n, regions);
     else
-        vk.vkCmdCopyBuffer(cb, b->buffer, ctx->staging->buffer, 1, &region);
+        vk.vkCmdCopyBuffer(cb, b->buffer, ctx->staging->buffer, n, regions);
     mvk_global_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     MVK_CHECK(vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    ctx->copy_submits++;
     if (wait) return mvk_submit_and_wait(ctx, cb, ctx->copy_fence, err, errlen);
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL};
     pthread_mutex_lock(&ctx->queue_lock);
@@ -148,6 +151,13 @@ static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_devi
     return MVK_OK;
 fail:
     return MVK_ERROR;
+}
+
+/* one chunk: staging <-> buffer */
+static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_device, int wait, char *err,
+                      size_t errlen) {
+    VkBufferCopy region = {to_device ? 0 : offset, to_device ? offset : 0, size};
+    return copy_regions(b, &region, 1, to_device, wait, err, errlen);
 }
 
 static int check_range(mvk_buffer *b, uint64_t offset, uint64_t size, char *err, size_t errlen) {
@@ -197,6 +207,55 @@ int mvk_buffer_write_as(mvk_buffer *b, uint64_t offset, const void *src, uint64_
 
 int mvk_buffer_write(mvk_buffer *b, uint64_t offset, const void *src, uint64_t size, char *err, size_t errlen) {
     return mvk_buffer_write_as(b, offset, src, size, 0, err, errlen);
+}
+
+/* Many host pieces into one buffer (a plan's weights): memcpy where it is mapped; else packed
+ * into the staging buffer, sized once for all of them (up to MVK_STAGING_CAP), and copied by one
+ * submit per staging fill (a piece larger than what is left continues in the next fill), the last
+ * left in flight as a single upload's is. Each piece starts 4-byte aligned in staging. */
+int mvk_buffer_write_many(mvk_buffer *b, uint32_t n, const uint64_t *offsets, const void *const *srcs,
+                          const uint64_t *sizes, const uint8_t *halves, char *err, size_t errlen) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (check_range(b, offsets[i], sizes[i], err, errlen) != MVK_OK) return MVK_ERROR;
+        total += sizes[i] + 3;
+    }
+    if (b->mapped) {
+        for (uint32_t i = 0; i < n; ++i) put((char *)b->mapped + offsets[i], srcs[i], sizes[i], halves[i]);
+        return MVK_OK;
+    }
+    if (total == 0) return MVK_OK;
+    if (ensure_staging(b->ctx, total, err, errlen) != MVK_OK) return MVK_ERROR;
+    VkBufferCopy *regions = malloc((n + 1) * sizeof *regions);
+    if (regions == NULL) {
+        mvk_set_error(err, errlen, "out of host memory");
+        return MVK_ERROR;
+    }
+    const uint64_t cap = b->ctx->staging->size;
+    char *stage = b->ctx->staging->mapped;
+    uint64_t fill = 0;
+    uint32_t used = 0;
+    int rc = MVK_OK;
+    for (uint32_t i = 0; i < n && rc == MVK_OK; ++i) {
+        for (uint64_t done = 0; done < sizes[i] && rc == MVK_OK;) {
+            if (cap - fill < 4) { /* full: copy what it holds, then refill from the start */
+                rc = copy_regions(b, regions, used, 1, 1, err, errlen);
+                fill = used = 0;
+                continue;
+            }
+            uint64_t take = sizes[i] - done < cap - fill ? sizes[i] - done : cap - fill;
+            if (halves[i]) take &= ~1ull; /* whole elements */
+            put(stage + fill, (const char *)srcs[i] + (halves[i] ? done * 2 : done), take, halves[i]);
+            VkBufferCopy region = {fill, offsets[i] + done, take};
+            regions[used++] = region;
+            fill = (fill + take + 3) & ~3ull;
+            if (fill > cap) fill = cap;
+            done += take;
+        }
+    }
+    if (rc == MVK_OK && used) rc = copy_regions(b, regions, used, 1, 0, err, errlen);
+    free(regions);
+    return rc;
 }
 
 int mvk_buffer_read_as(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, int half, char *err,

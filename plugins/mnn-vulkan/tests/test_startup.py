@@ -1,0 +1,122 @@
+"""What a session's start pays for once: the weights uploaded together (every piece lands where it
+belongs, by few staging submits), and the logical device opened early in a thread (sessions still
+right, a fork still refused cleanly in the child)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from test_models import small_cnn
+from vulkan_testing import needs_vulkan
+
+import mnn_core as mnn
+
+pytestmark = needs_vulkan
+
+MIB = 1 << 20
+
+
+def _pieces(rng, sizes, dtypes):
+    """Arrays of the given element counts and dtypes, laid out one after another, 4-byte aligned."""
+    pieces, offset = [], 0
+    for n, dtype in zip(sizes, dtypes):
+        if np.dtype(dtype).kind == "f":
+            array = rng.standard_normal(n).astype(dtype)
+        else:
+            array = rng.integers(0, 200, n).astype(dtype)
+        pieces.append((offset, array))
+        offset += -(-array.nbytes // 4) * 4
+    return pieces, offset
+
+
+@pytest.mark.parametrize("mapped", [False, True], ids=["staged", "mapped"])
+@pytest.mark.parametrize("half", [False, True], ids=["float32", "float16"])
+def test_write_many_puts_every_piece_in_place(rng, mapped, half):
+    """Odd sizes (1-byte elements, one element, empty), more pieces than fit one staging fill
+    (a piece split across two), against one write a piece read back."""
+    from mnn_vulkan import device
+    from mnn_vulkan.device import _vulkan
+
+    dev = device.choose()
+    sizes = [1, 3, 0, 1023, 7, 257 * 1024, 5]
+    dtypes = ["float32", "uint8", "float32", "float32", "uint8", "float32", "int32"]
+    if not half:  # float32 bytes past one 32 MiB staging fill: a second submit, a piece split
+        sizes += [9 * MIB, 1, 31]
+        dtypes += ["float32", "float32", "uint8"]
+    pieces, total = _pieces(rng, sizes, dtypes)
+    halves = [half and a.dtype == np.float32 for _, a in pieces]
+    # in a float16 arena a float32 piece takes half its bytes: lay those out again
+    layout, offset = [], 64
+    for (_, a), h in zip(pieces, halves):
+        layout.append((offset, a, h))
+        offset += -(-(a.nbytes // 2 if h else a.nbytes) // 4) * 4
+    buf = _vulkan.Buffer(dev.context, offset + 64, mapped and dev.host_shared)
+    submits = dev.context.copy_submits()
+    buf.write_many(layout)
+    if not buf.mapped:
+        fills = -(-sum(a.nbytes // 2 if h else a.nbytes for _, a, h in layout) // (32 * MIB))
+        assert dev.context.copy_submits() - submits <= fills + 1
+    for off, a, h in layout:
+        got = np.empty_like(a)
+        buf.read(off, got, h)
+        want = a.astype(np.float16).astype(np.float32) if h else a
+        np.testing.assert_array_equal(got, want)
+
+
+def test_session_weights_go_in_one_submit(rng):
+    """A staged session: every weight right (the outputs match the mapped session bit for bit), the
+    weights' upload one staging submit, and each run's copies as before."""
+    from mnn_vulkan import device
+
+    graph = small_cnn(rng, batch=2)
+    x = rng.standard_normal((2, 3, 16, 16)).astype("float32")
+    mapped = mnn.Session(graph, backend="vulkan", fallback=False).run({"x": x})["probs"]
+    ctx = device.choose().context
+    before = ctx.copy_submits()
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, options={"vulkan.staging": True})
+    arena = sess._current.arenas["vulkan"]
+    assert not arena.buffer.mapped and arena.writes > 10  # the weights, counted one by one
+    assert ctx.copy_submits() - before == 1
+    np.testing.assert_array_equal(sess.run({"x": x})["probs"], mapped)
+    before = ctx.copy_submits()
+    sess.run({"x": x})
+    assert ctx.copy_submits() - before == 2  # the input in, the output out
+
+
+EARLY = """
+import json, os, sys, threading, numpy as np, mnn_core as mnn
+sys.path.insert(0, {tests!r})
+from test_models import small_cnn
+from mnn_vulkan import device
+graph = small_cnn(np.random.default_rng(0))
+sess = mnn.Session(graph, backend="vulkan", fallback=False)
+dev = device.choose()
+opened_at_session = dev._opener is not None or dev._context is not None
+pid = os.fork()
+if pid == 0:  # the child: the device was opened (or opening) in the parent, so Vulkan is refused
+    print("CHILD " + json.dumps(device.unavailable_reason()), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+x = np.random.default_rng(1).standard_normal((2, 3, 16, 16)).astype("float32")
+got = sess.run({{"x": x}})["probs"]
+ref = mnn.Session(graph, backend="reference").run({{"x": x}})["probs"]
+print("PARENT " + json.dumps([opened_at_session, float(np.abs(got - ref).max()), threading.active_count()]))
+"""
+
+
+def test_the_device_opens_at_session_creation_and_a_fork_waits_for_it():
+    """Session() starts opening the device in a thread; a fork right after waits for that thread,
+    and the child reports Vulkan unavailable (the device belongs to the parent) instead of hanging;
+    the parent's session is right and no opener thread is left behind."""
+    script = EARLY.format(tests=os.path.dirname(__file__))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("CHILD", "PARENT")))
+    assert "forked" in json.loads(lines["CHILD"])
+    opened, err, threads = json.loads(lines["PARENT"])
+    assert opened and err < 1e-5 and threads == 1
