@@ -39,6 +39,7 @@ cdef extern from "mvk.h" nogil:
         uint32_t timestamp_bits
         uint32_t fp16
         uint32_t coopmat
+        uint32_t sm_count
 
     ctypedef struct mvk_context
     ctypedef struct mvk_buffer
@@ -124,7 +125,7 @@ def devices():
             max_group_size=tuple(d.max_group_size[k] for k in range(3)),
             max_storage_range=d.max_storage_range, min_storage_align=d.min_storage_align,
             max_push_bytes=d.max_push_bytes, timestamp_period_ns=d.timestamp_period_ns,
-            timestamp_bits=d.timestamp_bits, fp16=bool(d.fp16), coopmat=bool(d.coopmat),
+            timestamp_bits=d.timestamp_bits, fp16=bool(d.fp16), coopmat=bool(d.coopmat), sm_count=d.sm_count,
         ))
     return out
 

@@ -116,6 +116,7 @@ class Device:
                 "subgroup_size": self.props["subgroup_size"],
                 "fp16": self.props["fp16"],
                 "coopmat": self.props.get("coopmat", False),
+                "sm_count": self.props.get("sm_count", 0),  # 0: the driver does not say
                 "precision_low": "float16 storage and arithmetic"
                 if self.props["fp16"]
                 else "float32 (no shaderFloat16 with 16-bit storage buffers on this device)",

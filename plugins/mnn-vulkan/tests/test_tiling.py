@@ -36,3 +36,14 @@ def test_the_rule_can_be_overridden_for_sweeps():
     assert gemm_tiles(GPU, 64, 16 * 56 * 56, 1, options, k=576)[:2] == WIDE
     assert split_k(GPU, 104, 4608, options) == 3
     assert gemm_tiles(GPU, 64, 3136, 1, {"vulkan.gpu_tilings": "16x16x4x8x16"}, k=576)[:2] == ((16, 16, 1), (4, 8, 16))
+
+
+def test_a_device_that_counts_its_sms_scales_the_rule():
+    # VK_NV_shader_sm_builtins: an H100 reports 132 (the rule as measured), a 66-SM GPU half the groups
+    h100 = SimpleNamespace(type="discrete", props={"sm_count": 132})
+    small = SimpleNamespace(type="discrete", props={"sm_count": 66})
+    assert split_k(h100, 104, 4608, {}) == split_k(GPU, 104, 4608, {})
+    assert 104 * split_k(small, 104, 4608, {}) >= GPU_WAVE // 2 > 104 * (split_k(small, 104, 4608, {}) - 1)
+    # 28x28x256, K = 256: 104 blocks of 32x64 are too few for 132 SMs, enough for 66
+    assert gemm_tiles(h100, 256, 784, 1, k=256)[:2] == MID
+    assert gemm_tiles(small, 256, 784, 1, k=256)[:2] == WIDE

@@ -113,6 +113,7 @@ ENUMS = {
         "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES",
         "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV",
         "VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV",
+        "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV",
     ],
     "VkPhysicalDeviceType": [],
     "VkSharingMode": ["VK_SHARING_MODE_EXCLUSIVE"],
@@ -212,6 +213,7 @@ STRUCTS = [
     "VkPhysicalDeviceVulkanMemoryModelFeatures",
     "VkPhysicalDeviceCooperativeMatrixFeaturesNV",
     "VkCooperativeMatrixPropertiesNV",
+    "VkPhysicalDeviceShaderSMBuiltinsPropertiesNV",
 ]
 OPAQUE = [
     "VkAllocationCallbacks",

@@ -47,6 +47,7 @@ typedef struct mvk_device_desc {
     /* VK_NV_cooperative_matrix with 16x16x16 float16 products summed in float32 per subgroup,
      * and the Vulkan memory model its shaders declare (tensor cores on NVIDIA) */
     uint32_t coopmat;
+    uint32_t sm_count; /* streaming multiprocessors (VK_NV_shader_sm_builtins); 0: not reported */
 } mvk_device_desc;
 
 typedef struct mvk_context mvk_context;

@@ -248,8 +248,11 @@ int mvk_device_desc_get(int index, mvk_device_desc *d) {
     memset(d, 0, sizeof *d);
     VkPhysicalDeviceSubgroupProperties sub = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceProperties2 p2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sub};
+    /* the SM count, where NVIDIA's driver tells it: how many work groups fill the GPU */
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sms = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
     vk.vkGetPhysicalDeviceProperties(phys, &p2.properties);
     int v11 = p2.properties.apiVersion >= VK_API_VERSION_1_1; /* the *2 queries are Vulkan 1.1 */
+    if (v11 && device_has_extension(phys, "VK_NV_shader_sm_builtins")) sub.pNext = &sms;
     if (v11) vk.vkGetPhysicalDeviceProperties2(phys, &p2);
     const VkPhysicalDeviceProperties *p = &p2.properties;
     snprintf(d->name, sizeof d->name, "%s", p->deviceName);
@@ -259,6 +262,7 @@ int mvk_device_desc_get(int index, mvk_device_desc *d) {
     d->api_version = p->apiVersion;
     d->driver_version = p->driverVersion;
     d->subgroup_size = sub.subgroupSize;
+    d->sm_count = sms.shaderSMCount;
     d->max_shared_bytes = p->limits.maxComputeSharedMemorySize;
     d->max_invocations = p->limits.maxComputeWorkGroupInvocations;
     for (int i = 0; i < 3; ++i) {

@@ -39,6 +39,9 @@ ONE = ((16, 16, 1), (1, 1, 16))
 GPU_WAVE = 1056
 #: work groups (after split-K) below which a smaller tile is taken
 GPU_ENOUGH = 180
+#: the SMs of the GPUs GPU_WAVE and GPU_ENOUGH were measured on (H200, H100); a device that
+#: reports its own count (VK_NV_shader_sm_builtins: props["sm_count"]) scales both by it
+GPU_SMS = 132
 
 
 #: a CPU device's tiling for at most 8 rows: blocks of 4 x 64 (1 x 64 for one row)
@@ -90,12 +93,12 @@ def gemm_tiles(device, m: int, n: int, batch: int, options: dict | None = None, 
     # forced to each tiling (benchmarks/h200_sweep.sh): BIG ran ResNet-18's 3x3 layers at
     # batch 16 in 4.8 ms against 6.5 with WIDE, and MobileNetV2's 1x1 GEMMs 10-30% slower
     # than WIDE; 8x8 outputs per invocation (HUGE) were 6-8x slower than BIG at any batch.
-    order, wave, enough = _gpu_knobs(options, conv=bool(k))
+    order, wave, enough = _gpu_knobs(options, conv=bool(k), device=device)
     more = (lambda groups: split_k(device, groups, k, options or {})) if k else None
     return busiest_tile(m, n, batch, order, enough, more)
 
 
-def _gpu_knobs(options: dict | None, conv: bool = False):
+def _gpu_knobs(options: dict | None, conv: bool = False, device=None):
     """A GPU's tilings in order of preference, its work-group wave (split-K below half of
     it) and the work groups a tiling must give. Session options override them, for tuning
     sweeps on a device (tools/profile_vulkan.py --option): "vulkan.gpu_tilings" (names of
@@ -106,7 +109,9 @@ def _gpu_knobs(options: dict | None, conv: bool = False):
         order = [TILES[t] if t in TILES else _custom_tiles(t) for t in str(names).split(",") if t]
     else:
         order = [BIG, WIDE, MID, ONE] if conv else [WIDE, MID, ONE]
-    return order, int(o.get("vulkan.gpu_wave", GPU_WAVE)), int(o.get("vulkan.gpu_enough", GPU_ENOUGH))
+    sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    wave = int(o.get("vulkan.gpu_wave", GPU_WAVE * sms // GPU_SMS))
+    return order, wave, int(o.get("vulkan.gpu_enough", GPU_ENOUGH * sms // GPU_SMS))
 
 
 def split_k(device, groups: int, k: int, options: dict) -> int:
@@ -115,7 +120,7 @@ def split_k(device, groups: int, k: int, options: dict) -> int:
     forced = options.get("vulkan.splitk")
     if forced:
         return max(1, min(int(forced), cdiv(k, 16)))
-    _, wave, _ = _gpu_knobs(options)
+    _, wave, _ = _gpu_knobs(options, device=device)
     if not is_gpu(device, options) or groups == 0 or groups * 2 >= wave:
         return 1  # groups == 0: an empty output (a zero batch) has nothing to split
     return max(1, min(cdiv(wave, groups), k // 256, 16))  # each slice keeps >= 256 of K
@@ -317,6 +322,12 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
     if long_k or use_gemv(rec.device, m, k, b_st[0], rec.options):  # m <= 8: never a tensor-core GEMM
         gx = min(n, MAX_GROUPS)
         rec.dispatch("gemv", bindings, push, (gx, cdiv(n, gx), nb1 * nb2), (GEMV_LOCAL, 1, 1))
+        return
+    from . import gemm_split
+
+    tiling = gemm_split.plan(rec, m, n, k, nb1 * nb2, bias_st, beta)
+    if tiling is not None:  # too few blocks for the GPU: K in slices, then a sum
+        gemm_split.record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling)
         return
     dispatch_gemm(rec, bindings, push, m, n, nb1 * nb2, k)
 

@@ -1,0 +1,76 @@
+"""Split-K for a GEMM of one batch (MatMul, Gemm, vulkan.FusedMatMul): where an output has too few
+blocks to fill a GPU (a batch-1 transformer: BERT-base's 128 x 768 Linears are 48 blocks of 32x64
+on a 132-SM H100), K is cut into equal slices and one gemm.comp dispatch computes every slice's
+product into the segment's scratch, one slice per z (read through batch strides: slice s starts
+s * chunk along K of A and of B), then splitk_reduce.comp (convolution's second pass) adds the
+slices, the bias row or column and the activation. Each slice's K loop is short: a work group's
+serial steps, not the GPU's width, bound such a GEMM.
+
+It takes float32 sessions, a bias that is a row (per column) or a column (per row) added with
+beta 1, and K divisible by the slice count (gemm.comp's bounds check is per slice). The option
+"vulkan.gemm_splitk" (False) keeps every GEMM whole, for A/B sweeps (tools/sweep_tiling.py);
+"vulkan.splitk" forces a count, as for convolutions (tests run it on lavapipe).
+"""
+
+from __future__ import annotations
+
+from mnn_core.backend.kit.layout import cdiv
+from mnn_core.backend.kit.params import gemm_params, pack
+from mnn_core.backend.kit.tiling import busiest_tile
+
+OPTION = "vulkan.gemm_splitk"
+
+
+def even_splits(device, groups: int, k: int, options: dict) -> int:
+    """split_k's count for `groups` work groups, lowered to one that divides K."""
+    from .matmul import split_k
+
+    splits = split_k(device, groups, k, options)
+    while splits > 1 and k % splits:
+        splits -= 1
+    return splits
+
+
+def _bias_index(bias_st, m: int, n: int) -> tuple[int, int] | None:
+    """(inner, period) of splitk_reduce.comp's bias index (i / inner) % period for output element
+    i = row * n + column: a row added to every row (strides (0, 1)) or a column to every column
+    ((1, 0)); None for any other layout."""
+    return {(0, 1): (1, n), (1, 0): (n, m)}.get((bias_st[0], bias_st[1]))
+
+
+def plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> tuple | None:
+    """(local, spec, (BM, BN), splits) for a GEMM to cut along K, or None to keep it whole."""
+    from .matmul import _gpu_knobs, big_gemm_local, gemm_tiles, is_gpu, use_coopmat
+
+    options = rec.options or {}
+    if batch != 1 or rec.half or k < 2 or str(options.get(OPTION, True)).lower() in ("0", "false"):
+        return None
+    if bias_st is not None and (beta != 1.0 or _bias_index(bias_st, m, n) is None):
+        return None
+    if not (options.get("vulkan.splitk") or is_gpu(rec.device, options)):
+        return None
+    if use_coopmat(rec, m, n) or big_gemm_local(rec, m, n, k, batch) is not None:
+        return None
+    if options.get("vulkan.tiles"):
+        local, spec, block = gemm_tiles(rec.device, m, n, 1, options)
+    else:
+        order, _, enough = _gpu_knobs(options, device=rec.device)
+        local, spec, block = busiest_tile(m, n, 1, order, enough, lambda g: even_splits(rec.device, g, k, options))
+    splits = even_splits(rec.device, cdiv(m, block[0]) * cdiv(n, block[1]), k, options)
+    return (local, spec, block, splits) if splits > 1 else None
+
+
+def record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling) -> None:
+    """The two dispatches. bindings: [A, B, bias (or a stand-in), C]; alpha scales each slice."""
+    local, spec, (bm, bn), splits = tiling
+    chunk = k // splits
+    a, b, bias, c = bindings
+    total = m * n
+    a_split = (a_st[0], a_st[1], chunk * a_st[1], 0)  # z = slice: batch stride = chunk along K
+    b_split = (b_st[0], b_st[1], chunk * b_st[0], 0)
+    push = gemm_params(m, n, chunk, 1, a_split, b_split, (total, 0), None, alpha, 0.0, 0, 0.0, 0.0)
+    partial = rec.scratch(splits * total * 4, written=True)
+    rec.dispatch("gemm", [a, b, a, partial], push, (cdiv(n, bn), cdiv(m, bm), splits), local, spec)
+    inner, period = (1, 1) if bias_st is None else _bias_index(bias_st, m, n)
+    push = pack(total, splits, inner, period, int(bias_st is not None), act, aa, ab)
+    rec.elementwise("splitk_reduce", [rec.scratch(splits * total * 4, written=False), bias, c], push, total)
