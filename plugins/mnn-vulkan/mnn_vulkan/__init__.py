@@ -57,6 +57,7 @@ class Segment:
         self.precision = "float32"  # of float tensors: "float16" under precision="low" with device support
         self.shaders: list[str] = []  # every dispatch's shader, in order
         self.widened: list[str] = []  # ops run in float32 on widened copies of float16 tensors
+        self.barriers = 0  # pipeline barriers recorded between its dispatches
 
 
 class VulkanBackend(SegmentBackend):
@@ -146,6 +147,7 @@ class VulkanBackend(SegmentBackend):
         segment.precision = "float16" if fp16 else "float32"
         segment.shaders = [d[5].split(":")[-1] for d in rec.dispatches]
         segment.widened = widened
+        segment.barriers = rec.barriers
         _PROGRAMS[name] = segment
         return CExecution(program.capsule(), owner=segment, name=name)
 

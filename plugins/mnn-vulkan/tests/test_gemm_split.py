@@ -60,6 +60,7 @@ def _check(graph, feeds, options, split=True):
     for name, ref in want.items():
         np.testing.assert_allclose(got[name], ref, rtol=1e-4, atol=1e-4)
     assert ("splitk_reduce" in _segment_shaders(sess)) == split, _segment_shaders(sess)
+    return sess
 
 
 CASES = [  # (m, k, n, forced slice count: None for the GPU's own choice)
@@ -126,3 +127,20 @@ def test_what_stays_whole(rng):
     xi = b.input("x", (3, m, k))
     b.output(b.MatMul(xi, _const(b, rng, 3, k, n)), "batched")
     _check(b.build(), {"x": rng.standard_normal((3, m, k)).astype("float32")}, {"vulkan.splitk": 4}, split=False)
+
+
+@needs_vulkan
+def test_independent_split_gemms_need_no_barrier_between_them(rng):
+    """q, k and v of one input, each split: their partial sums in different parts of the scratch,
+    so a barrier comes only before each sum (3), none for reusing the scratch's bytes (5 then)."""
+    import mnn_vulkan
+
+    m, k, n = 16, 96, 32
+    b = mnn.GraphBuilder()
+    xi = b.input("x", (1, m, k))
+    for name in "qkv":
+        b.output(b.Add(b.MatMul(xi, _const(b, rng, k, n)), _const(b, rng, n)), name)
+    x = rng.standard_normal((1, m, k)).astype("float32")
+    sess = _check(b.build(), {"x": x}, {"vulkan.gpu_tiling": True, "vulkan.splitk": 3})
+    segment = [s for s in mnn_vulkan.segments().values() if sess.plan.placements[0].node in s.names][-1]
+    assert segment.shaders.count("splitk_reduce") == 3 and segment.barriers == 3

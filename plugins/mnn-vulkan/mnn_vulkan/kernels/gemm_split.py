@@ -16,9 +16,14 @@ from __future__ import annotations
 
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.params import gemm_params, pack
+from mnn_core.backend.kit.recorder import SCRATCH, Binding
 from mnn_core.backend.kit.tiling import busiest_tile
 
 OPTION = "vulkan.gemm_splitk"
+#: consecutive split GEMMs take their partial sums from different thirds of the scratch, so that
+#: independent ones (attention's q, k and v projections of one input) need no barrier between
+#: them for reusing its bytes (the recorder puts one only where byte ranges meet)
+RING = 3
 
 
 def even_splits(device, groups: int, k: int, options: dict) -> int:
@@ -69,8 +74,14 @@ def record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tili
     a_split = (a_st[0], a_st[1], chunk * a_st[1], 0)  # z = slice: batch stride = chunk along K
     b_split = (b_st[0], b_st[1], chunk * b_st[0], 0)
     push = gemm_params(m, n, chunk, 1, a_split, b_split, (total, 0), None, alpha, 0.0, 0, 0.0, 0.0)
-    partial = rec.scratch(splits * total * 4, written=True)
+    nbytes = splits * total * 4
+    slot = getattr(rec, "split_gemms", 0)
+    rec.split_gemms = slot + 1
+    align = max(256, int(getattr(rec.device, "props", {}).get("min_storage_align", 0) or 0))
+    offset = (slot % RING) * (-(-nbytes // align) * align)
+    rec.scratch(offset + nbytes, written=True)  # sizes the scratch buffer
+    partial = Binding(SCRATCH, offset, nbytes, True)
     rec.dispatch("gemm", [a, b, a, partial], push, (cdiv(n, bn), cdiv(m, bm), splits), local, spec)
     inner, period = (1, 1) if bias_st is None else _bias_index(bias_st, m, n)
     push = pack(total, splits, inner, period, int(bias_st is not None), act, aa, ab)
-    rec.elementwise("splitk_reduce", [rec.scratch(splits * total * 4, written=False), bias, c], push, total)
+    rec.elementwise("splitk_reduce", [Binding(SCRATCH, offset, nbytes), bias, c], push, total)
