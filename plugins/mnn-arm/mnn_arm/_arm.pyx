@@ -110,6 +110,8 @@ cdef extern from "ops.h" nogil:
         void* a_work
         void* b_work
         int32_t bias_input
+        int32_t transposed
+        void* c_work
         arm_epilogue epi
     ctypedef struct arm_binary_state:
         arm_op op
@@ -352,9 +354,11 @@ cdef int64_t _split_cols(int64_t chunk, int64_t cols, int64_t nr, int64_t thread
     return chunk
 
 
-def matmul(str path, str name, dict p, b_const, bias, int bias_input):
-    """C[t] = epilogue(A[t] @ B) for t < batch; B one matrix (constant: packed here)."""
-    cdef Execution ex = _execution(f"{name} [{path}]", sizeof(arm_matmul_state), arm_matmul_run)
+def matmul(str path, str name, dict p, b_const, bias, int bias_input, bint transposed=False):
+    """C[t] = epilogue(A[t] @ B) for t < batch; B one matrix (constant: packed here). transposed: computed as
+    C^T = B^T A^T and transposed back (constant B and fp32 tensors only; ops_matmul.py says when)."""
+    form = ", C^T" if transposed else ""
+    cdef Execution ex = _execution(f"{name} [{path}{form}]", sizeof(arm_matmul_state), arm_matmul_run)
     cdef arm_matmul_state* s = <arm_matmul_state*>ex.state
     s.k = _ftable(path)
     s.M, s.N, s.K, s.batch = p["M"], p["N"], p["K"], p["batch"]
@@ -366,6 +370,17 @@ def matmul(str path, str name, dict p, b_const, bias, int bias_input):
         s.epi.bias = <const float*>ex.hold(_copy_array(bias, np.float32))
     elif bias_input >= 0:
         s.bias_input = bias_input
+    if transposed:
+        if b_const is None or s.k.io_bytes != 4:
+            raise ValueError("arm MatMul: the transposed form needs a constant B and fp32 tensors")
+        s.transposed = 1
+        s.a_work = ex.hold(Buffer(arm_packed_a_elems(s.k.nr, s.M, s.K) * s.k.elem_bytes))
+        s.c_work = ex.hold(Buffer(s.M * s.N * 4))
+        bt = np.ascontiguousarray(b_const, dtype=np.float32)
+        s.b_packed = ex.hold(Buffer(arm_packed_a_elems(s.k.mr, s.N, s.K) * s.k.elem_bytes))
+        if bt.size:
+            s.k.pack_a(<const void*><size_t>bt.ctypes.data, s.b_cs, s.b_rs, s.N, s.K, <void*>s.b_packed)
+        return ex
     s.a_work = ex.hold(Buffer(arm_packed_a_elems(s.k.mr, s.M, s.K) * s.k.elem_bytes))
     cdef int64_t bbytes = arm_packed_a_elems(s.k.nr, s.N, s.K) * s.k.elem_bytes
     if b_const is not None:

@@ -3,8 +3,8 @@
  * packed element type), MR x NR (the register tile), LANES (elements per B
  * vector) and NV = NR / LANES; XHALF (1: activations are fp16 in memory, the
  * "fp16h" path; default 0: fp32), XV, COPY_X(d, s) (XV activation elements
- * packed at once) and COPY_X2 (XV of every other element); after it, define
- * tile_full and tile_part.
+ * packed at once) and COPY_X2 (XV of every other element); optionally PACK_A_ROWS / PACK_B_COLS (A's rows,
+ * B's columns contiguous); after it, define tile_full and tile_part.
  *
  * Activation pointers (what pack_a / pack_b / im2col_b read, what the GEMM
  * writes) are `xelem`: float, or __fp16 under XHALF. Weights are packed with
@@ -201,6 +201,12 @@ static inline void zero_panel_row(ELEM *d) {
 
 /* Pack columns of B (strides rs, cs) as bp[q][k][NR]; the contiguous-row case copies vectors. */
 static void pack_b_impl(const void *bv, int64_t rs, int64_t cs, int64_t K, int64_t N, void *bpv) {
+#ifdef PACK_B_COLS
+    if (rs == 1 && cs != 1) { /* columns contiguous: each a row of B^T */
+        PACK_B_COLS((const xelem *)bv, cs, K, N, (ELEM *)bpv);
+        return;
+    }
+#endif
     const xelem *b = (const xelem *)bv;
     ELEM *bp = (ELEM *)bpv;
     for (int64_t q = 0; q * NR < N; ++q) {

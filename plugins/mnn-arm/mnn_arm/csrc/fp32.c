@@ -22,9 +22,11 @@
 static void gemv_row_f32(int64_t N, int64_t K, const float *ap, const float *bp, float *c);
 #define GEMV_ROW gemv_row_f32
 
-/* A's rows contiguous (cs 1, what MatMul gives): each whole panel of MR = 8 rows packed 4 k-steps at a time,
- * two 4x4 transposes of the 8 rows' vectors (trn1 / trn2 on words, then on doublewords); a partial last
- * panel and the last K % 4 steps one element at a time, as pack_a_impl does them. */
+/* R contiguous rows of a (row stride rs) per panel, packed as ap[p][k][R]: each whole panel 4 k-steps at a
+ * time, R / 4 4x4 transposes of the rows' vectors (trn1 / trn2 on words, then on doublewords); a partial last
+ * panel and the last K % 4 steps one element at a time, as pack_a_impl does them. R = MR: A's rows (cs 1,
+ * what MatMul gives); R = NR: B's columns when they are contiguous (rs 1: a MatMul computed as C^T = B^T A^T,
+ * or Gemm's transB). */
 static inline void transpose4(float32x4_t *r) {
     const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
     const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
@@ -34,26 +36,33 @@ static inline void transpose4(float32x4_t *r) {
     r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
 }
 
-static void pack_a_rows_f32(const float *a, int64_t rs, int64_t M, int64_t K, float *ap) {
-    for (int64_t p = 0; p * MR < M; ++p) {
-        const float *s = a + p * MR * rs;
-        float *dst = ap + p * MR * K;
-        const int64_t rows = M - p * MR < MR ? M - p * MR : MR;
+static inline __attribute__((always_inline)) void pack_rows_f32(const float *a, int64_t rs, int64_t M, int64_t K,
+                                                                float *ap, const int R) {
+    for (int64_t p = 0; p * R < M; ++p) {
+        const float *s = a + p * R * rs;
+        float *dst = ap + p * R * K;
+        const int64_t rows = M - p * R < R ? M - p * R : R;
         int64_t k = 0;
-        if (rows == MR)
+        if (rows == R)
             for (; k + 4 <= K; k += 4) {
-                float32x4_t r[8];
-                for (int i = 0; i < 8; ++i) r[i] = vld1q_f32(s + i * rs + k);
-                transpose4(r), transpose4(r + 4);
-                for (int j = 0; j < 4; ++j) {
-                    vst1q_f32(dst + (k + j) * MR, r[j]);
-                    vst1q_f32(dst + (k + j) * MR + 4, r[4 + j]);
-                }
+                float32x4_t r[12];
+                for (int i = 0; i < R; ++i) r[i] = vld1q_f32(s + i * rs + k);
+                for (int g = 0; g < R; g += 4) transpose4(r + g);
+                for (int j = 0; j < 4; ++j)
+                    for (int g = 0; g < R; g += 4) vst1q_f32(dst + (k + j) * R + g, r[g + j]);
             }
         for (; k < K; ++k)
-            for (int i = 0; i < MR; ++i) dst[k * MR + i] = i < rows ? s[i * rs + k] : 0.0f;
+            for (int i = 0; i < R; ++i) dst[k * R + i] = i < rows ? s[i * rs + k] : 0.0f;
     }
 }
+
+static void pack_a_rows_f32(const float *a, int64_t rs, int64_t M, int64_t K, float *ap) {
+    pack_rows_f32(a, rs, M, K, ap, MR);
+}
+static void pack_b_cols_f32(const float *b, int64_t cs, int64_t K, int64_t N, float *bp) {
+    pack_rows_f32(b, cs, N, K, bp, NR);
+}
+#define PACK_B_COLS pack_b_cols_f32
 #define PACK_A_ROWS pack_a_rows_f32
 
 #include "fgemm_body.h"

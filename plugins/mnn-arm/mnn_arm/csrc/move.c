@@ -60,7 +60,7 @@ static void inner_run(char *y, const char *x, int64_t n, int64_t st, int32_t ele
     }
 }
 
-/* transpose_plane (below) for 2-byte elements (the fp16 domain's): 8x8 blocks, trn1 / trn2 on halves, words
+/* arm_transpose_f32 (below) for 2-byte elements (the fp16 domain's): 8x8 blocks, trn1 / trn2 on halves, words
  * and doublewords */
 static void transpose_plane_h(uint16_t *y, const uint16_t *x, int64_t A, int64_t B, int64_t sb) {
     int64_t a = 0;
@@ -95,8 +95,8 @@ static void transpose_plane_h(uint16_t *y, const uint16_t *x, int64_t A, int64_t
 }
 
 /* a 4x4 block transpose when the output's last two dims read the input transposed (fp32 only):
- * out[a][b] = in[a * sa + b * sb] with sb != 1 and sa == 1 */
-static void transpose_plane(float *y, const float *x, int64_t A, int64_t B, int64_t sb) {
+ * out[a][b] = in[a * sa + b * sb] with sb != 1 and sa == 1 (also the transposed MatMul's C, ops.c) */
+void arm_transpose_f32(float *y, const float *x, int64_t A, int64_t B, int64_t sb) {
     int64_t a = 0;
     for (; a + 4 <= A; a += 4) {
         int64_t b = 0;
@@ -139,7 +139,7 @@ int arm_strided_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor
         if (plane && elem == 2)
             transpose_plane_h((uint16_t *)y, (const uint16_t *)x + off, s->dims[nd - 2], n, s->st[nd - 1]);
         else if (plane)
-            transpose_plane((float *)y, (const float *)x + off, s->dims[nd - 2], n, s->st[nd - 1]);
+            arm_transpose_f32((float *)y, (const float *)x + off, s->dims[nd - 2], n, s->st[nd - 1]);
         else
             inner_run(y, x + off * elem, n, s->st[nd - 1], elem);
         y += step * elem;

@@ -17,6 +17,8 @@ typedef struct arm_strided_state {
     int64_t dims[ARM_MOVE_MAX_DIMS], st[ARM_MOVE_MAX_DIMS];
 } arm_strided_state;
 int arm_strided_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+/* y[a][b] = x[a + b * sb] (A x B, dense), by 4x4 NEON blocks */
+void arm_transpose_f32(float *y, const float *x, int64_t A, int64_t B, int64_t sb);
 
 /* Split: the inverse of Concat (arm_concat_state): output k takes block[k] of every outer row */
 int arm_split_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);

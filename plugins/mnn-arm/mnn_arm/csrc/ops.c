@@ -2,6 +2,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
+#include "move.h"
 #include "ops.h"
 #include "parallel.h"
 
@@ -23,6 +24,16 @@ int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
     const int64_t eb = s->k->io_bytes;
     arm_epilogue e = s->epi;
     if (s->bias_input >= 0 && s->bias_input < n_in) e.bias = (const float *)arm_data(&ins[s->bias_input]);
+    if (s->transposed) { /* C^T = B^T A^T: B^T packed at prepare is the A operand, A^T packed here the B one */
+        arm_epilogue et = e;
+        et.bias_rs = e.bias_cs, et.bias_cs = e.bias_rs;
+        for (int64_t t = 0; t < s->batch; ++t) {
+            s->k->pack_b(a + t * s->M * s->K * eb, s->a_cs, s->a_rs, s->K, s->M, s->a_work);
+            arm_gemm_par(s->k, arm_threads(s), s->N, s->M, s->K, s->b_packed, s->a_work, s->c_work, s->M, &et);
+            arm_transpose_f32((float *)(y + t * s->M * s->N * eb), (const float *)s->c_work, s->M, s->N, s->M);
+        }
+        return 0;
+    }
     const void *bp = s->b_packed;
     if (bp == NULL) {
         s->k->pack_b(arm_data(&ins[1]), s->b_rs, s->b_cs, s->K, s->N, s->b_work);

@@ -44,6 +44,10 @@ typedef struct arm_matmul_state {
     const void *b_packed; /* constant B packed at prepare, or NULL: packed at run into b_work */
     void *a_work, *b_work;
     int32_t bias_input;
+    /* 1: C^T = B^T A^T into c_work, then transposed into C (a few rows of A fill the tile's NR columns
+     * better than its MR rows); b_packed then holds B^T packed as the A operand, a_work A^T as the B one */
+    int32_t transposed;
+    void *c_work;
     arm_epilogue epi;
 } arm_matmul_state;
 int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
