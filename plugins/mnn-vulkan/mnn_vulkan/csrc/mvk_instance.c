@@ -378,6 +378,15 @@ mvk_context *mvk_context_create(int index, char *err, size_t errlen) {
     MVK_CHECK(vk.vkAllocateCommandBuffers(ctx->device, &ai, &ctx->copy_cb), "vkAllocateCommandBuffers");
     VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
     MVK_CHECK(vk.vkCreateFence(ctx->device, &fi, NULL, &ctx->copy_fence), "vkCreateFence");
+    /* What a discrete GPU's first run would otherwise pay, paid here (the thread that opens the
+     * device while a session plans, device.py): the queue's first submission (an empty one, with
+     * the fence), and a staging buffer of the full size, which a plan's weights fill. */
+    if (ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
+        MVK_CHECK(vk.vkQueueSubmit(ctx->queue, 0, NULL, ctx->copy_fence), "vkQueueSubmit");
+        MVK_CHECK(vk.vkWaitForFences(ctx->device, 1, &ctx->copy_fence, VK_TRUE, MVK_WAIT_NS), "vkWaitForFences");
+        MVK_CHECK(vk.vkResetFences(ctx->device, 1, &ctx->copy_fence), "vkResetFences");
+        if (mvk_staging_reserve(ctx, MVK_STAGING_CAP, err, errlen) != MVK_OK) goto fail;
+    }
     return ctx;
 fail:
     mvk_context_destroy(ctx);

@@ -133,6 +133,7 @@ const char *mvk_result_name(VkResult r);
 void mvk_narrow(const float *src, uint16_t *dst, size_t n); /* float32 -> float16, mvk_half.c */
 void mvk_widen(const uint16_t *src, float *dst, size_t n);
 void mvk_set_error(char *err, size_t errlen, const char *fmt, ...);
+int mvk_staging_reserve(mvk_context *ctx, uint64_t size, char *err, size_t errlen); /* at least size bytes */
 int mvk_submit_and_wait(mvk_context *ctx, VkCommandBuffer cb, VkFence fence, char *err, size_t errlen);
 void mvk_global_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
                         VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);

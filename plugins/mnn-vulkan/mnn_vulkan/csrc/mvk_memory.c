@@ -115,6 +115,10 @@ static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t err
     return MVK_OK;
 }
 
+int mvk_staging_reserve(mvk_context *ctx, uint64_t size, char *err, size_t errlen) {
+    return ensure_staging(ctx, size, err, errlen);
+}
+
 /* staging <-> buffer, the regions recorded into one command buffer and submitted; waited for unless
  * `wait` is 0 (an upload's last submit, see the top of this file) */
 static int copy_regions(mvk_buffer *b, const VkBufferCopy *regions, uint32_t n, int to_device, int wait, char *err,
