@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 
 from mnn_core.backend import DeviceInfo
@@ -40,6 +41,7 @@ class Device:
     props: dict
     _context: object = field(default=None, repr=False)
     _opener: object = field(default=None, repr=False)  # the thread of open_early
+    open_seconds: float = field(default=0.0, repr=False)  # what opening took, in whichever thread (tools)
     pipelines: dict = field(default_factory=dict, repr=False)
     disk_cache: object = field(default=None, repr=False)
 
@@ -49,10 +51,12 @@ class Device:
             if self._context is None:
                 from .pipeline_cache import PipelineCache
 
+                started = time.perf_counter()
                 context = _vulkan.Context(self.index)  # vkCreateDevice without the GIL
                 self.disk_cache = PipelineCache(self)
                 self.disk_cache.load(context)
                 self._context = context
+                self.open_seconds = time.perf_counter() - started
             return self._context
 
     def open_early(self) -> None:

@@ -44,16 +44,19 @@ if prof:
 sess.run(feeds)
 t3 = time.perf_counter()
 from mnn_vulkan import device
-n, secs = device.choose().context.pipeline_stats()
+dev = device.choose()
+n, secs = dev.context.pipeline_stats()
 print(f"{label}: session {{t1 - t0:.3f}} s, first run {{t2 - t1:.3f}} s (first {{t2 - t0:.3f}}), "
-      f"second run {{t3 - t2:.3f}} s, pipelines {{n}} in {{secs:.3f}} s")
+      f"second run {{t3 - t2:.3f}} s, pipelines {{n}} in {{secs:.3f}} s, logical device opened in "
+      f"{{dev.open_seconds:.3f}} s (a thread from Session()), {{dev.context.copy_submits()}} staging submits")
 if prof:
     # the suspects of a warm first run, by cumulative seconds (own seconds for the run itself,
     # whose callees are the prepare steps)
     PHASES = [("device.py", "_start", "loader + instance (vkCreateInstance)"),
-              ("device.py", "context", "logical device + pipeline-cache file (vkCreateDevice)"),
-              ("arena.py", "bind", "arena allocation + weight uploads"),
-              ("arena.py", "_copy_in", "host copies in (weights, inputs)"),
+              ("device.py", "context", "waiting for the logical device (opened in a thread)"),
+              ("arena.py", "bind", "arena allocation"),
+              ("arena.py", "flush", "weight uploads (write_many)"),
+              ("arena.py", "_copy_in", "host copies in (inputs)"),
               ("device.py", "pipeline", "pipelines (shader modules, vkCreateComputePipelines)"),
               ("recorder.py", "finish", "descriptor sets + command buffer recording"),
               ("__init__.py", "prepare_segment", "prepare_segment in all"),

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# mnn-vulkan's start-up and batch-1 GEMM choices on an NVIDIA GPU, in about 3 minutes, after
+#
+#   PLUGINS="vulkan" bash benchmarks/h200_gpu.sh setup      # installs mnn-core, mnn-vulkan
+#   bash plugins/mnn-vulkan/tools/device_check.sh           # from the repository root
+#
+# Logs go to $OUT (default /tmp/mnn-vulkan-check), one line per result to $OUT/summary.txt. Each
+# stage has a time limit; a stage that fails or runs out is noted and the next one runs.
+#   exports  the zoo's ONNX files (small sizes for start-up, full for latency), in the background
+#            while the tests run (a fresh machine has none; torch exports them on the CPU)
+#   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py
+#   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
+#            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
+#   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
+#   sweep    tools/sweep_tiling.py --batch 1: split-K GEMMs (the default) against whole ones
+#            (vulkan.gemm_splitk=0), GPU ms by shader
+# MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
+#   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
+set -u
+cd "$(dirname "$0")/../../.." || exit 1
+ROOT=$(pwd)
+OUT=${OUT:-/tmp/mnn-vulkan-check}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+MODELS=${MODELS:-resnet-50 vit-s16 bert-base convnext-t}
+STAGES=" ${STAGES:-exports tests startup bench sweep} "
+export PYTHONUNBUFFERED=1
+wants() { [[ "$STAGES" == *" $1 "* ]]; }
+say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+T0=$SECONDS
+
+# as benchmarks/h200_gpu.sh: NVIDIA's ICD where the loader does not find it by itself
+NVIDIA_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -f "$NVIDIA_ICD" ] && ! (cd /tmp && $PY -c "
+from mnn_vulkan import device; import sys; sys.exit(0 if device.choose(None).type == 'discrete' else 1)") 2>/dev/null; then
+    export VK_DRIVER_FILES=$NVIDIA_ICD VK_ICD_FILENAMES=$NVIDIA_ICD
+fi
+say "mnn-vulkan device check, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), models: $MODELS"
+say "device: $(cd /tmp && $PY -c 'from mnn_vulkan import device; d = device.choose(None); print(d.name, d.type)' 2>&1 | tail -n 1)"
+
+if wants exports; then
+    (cd /tmp && timeout ${EXPORT_LIMIT:-150} $PY - $MODELS >"$OUT/exports.log" 2>&1 <<EOF
+import sys, time
+sys.path.insert(0, "$ROOT/benchmarks")
+sys.path.insert(0, "$ROOT/plugins/mnn-vulkan/tools")
+from bench_startup import model_path
+from zoo_inputs import zoo_model
+for name in sys.argv[1:]:
+    t0 = time.perf_counter()
+    model_path(name, "legacy")  # the small size, as bench_startup.py takes it
+    zoo_model(name, 1)  # the full size at batch 1, as bench_gpu.py and sweep_tiling.py take it
+    print(f"exported {name} in {time.perf_counter() - t0:.1f} s", flush=True)
+EOF
+    ) &
+    EXPORTS=$!
+fi
+
+if wants tests; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${TEST_LIMIT:-90} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
+        "$ROOT/plugins/mnn-vulkan/tests/test_startup.py" "$ROOT/plugins/mnn-vulkan/tests/test_pipeline_cache.py" \
+        "$ROOT/plugins/mnn-vulkan/tests/test_gemm_split.py" "$ROOT/plugins/mnn-vulkan/tests/test_tiling.py" \
+        >"$OUT/pytest.log" 2>&1)
+    say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
+    grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
+fi
+
+if [ -n "${EXPORTS:-}" ]; then
+    wait "$EXPORTS"
+    say "exports (rc $?, done at $((SECONDS - T0)) s): $(tr '\n' ';' <"$OUT/exports.log" | tail -c 300)"
+fi
+
+if wants startup; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${STARTUP_LIMIT:-75} $PY "$ROOT/benchmarks/bench_startup.py" --backend vulkan --set arch \
+        $(for m in $MODELS; do echo --model $m; done) --json "$OUT/startup.jsonl") >"$OUT/startup.log" 2>&1
+    say "startup ($((SECONDS - t0)) s): warm/cold per model"
+    grep -E '^\| vulkan' "$OUT/startup.log" | tee -a "$OUT/summary.txt"
+    (cd /tmp && timeout ${PROFILE_LIMIT:-30} $PY "$ROOT/plugins/mnn-vulkan/tools/profile_startup.py" --model resnet-50 \
+        --top 25) >"$OUT/profile_startup.log" 2>&1
+    say "resnet-50's warm start by phase (cProfile on; profile_startup.log has the rest)"
+    grep -E '^(cold|warm):|^ +[0-9.]+ s  ' "$OUT/profile_startup.log" | tee -a "$OUT/summary.txt"
+fi
+
+if wants bench; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${BENCH_LIMIT:-75} $PY "$ROOT/benchmarks/bench_gpu.py" --batch 1 --repeat 20 --warmup 3 \
+        --engine vulkan --engine eager $(for m in $MODELS; do echo --model $m; done) \
+        --markdown "$OUT/bench_gpu.md") >"$OUT/bench.log" 2>&1
+    say "bench_gpu batch 1 ($((SECONDS - t0)) s): ms, mnn-vulkan against PyTorch eager"
+    grep -E '^[a-z0-9-]+ \| [0-9]+ \| ' "$OUT/bench.log" | tee -a "$OUT/summary.txt"
+fi
+
+if wants sweep; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${SWEEP_LIMIT:-60} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 1 --repeat 10 \
+        $(for m in $MODELS; do [ "$m" != resnet-50 ] && echo --onnx $m; done) \
+        --config split-k= --config whole=vulkan.gemm_splitk=0) >"$OUT/sweep.log" 2>&1
+    say "sweep ($((SECONDS - t0)) s): split-K GEMMs (default) against whole ones"
+    grep -E '^\| |GPU ms by shader' "$OUT/sweep.log" | tee -a "$OUT/summary.txt"
+fi
+say "done in $((SECONDS - T0)) s"
