@@ -174,6 +174,7 @@ cdef void _conv_geom(x86_conv_geom* g, dict p):
     g.dh, g.dw, g.pt, g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
     g.in_nc16, g.out_nc16 = p.get("in_nc16", 0), p.get("out_nc16", 0)
     g.out_stream = p.get("out_stream", 0)
+    g.out_cl = p.get("out_cl", 0)  # a depthwise writing NHWC (x86.DepthwiseNHWC)
 
 
 # -- one file per op family, all in this one extension ---------------------------------

@@ -12,7 +12,7 @@ cdef extern from "x86.h" nogil:
         int64_t C, H, W, OH, OW
         int64_t kh, kw, sh, sw, dh, dw, pt, pl
         int32_t in_nc16, out_nc16
-        int32_t out_stream
+        int32_t out_stream, out_cl
 
     ctypedef struct x86_pool_geom:
         int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl

@@ -22,6 +22,12 @@
   the depthwise and runs the depthwise on it while it is in L2 (csrc/pwdw_impl.h), so the expanded
   tensor (MobileNetV2's: 4.8 MB at 112x112, 1.8 MB at 56x56) is never stored and read back.
 
+- A depthwise convolution and the Transpose to channels-last (perm 0, 2, 3, 1) that alone reads its
+  output (ConvNeXt's depthwise 7x7 and its permute before the LayerNorm): one op, x86.DepthwiseNHWC,
+  whose channels-last kernel stores each pixel's channel vector where the transpose would have put
+  it (csrc/depthwise_cl_impl.h), instead of transposing its results back to planes for the Transpose
+  to transpose them again.
+
 - MatMul(Q, K^T), its scale, a mask the same for every query row, Softmax over the keys and the MatMul
   by V: one op, x86.Attention (ops_attention.py), block by block of query rows, so the scores
   (M x N per head: 54 MB a layer for a Whisper encoder's 1500 frames) never leave the cache.
@@ -43,7 +49,7 @@ from mnn_core.graph.ir import Node
 from . import layouts as _layouts
 from ._common import CONV_ADD, CONV_DW
 from .ops_attention import attention_fusion
-from .ops_conv import CONV_GAP, CONV_MAXPOOL, runs_direct, runs_plain_gemm_1x1
+from .ops_conv import CONV_DW_NHWC, CONV_GAP, CONV_MAXPOOL, runs_direct, runs_plain_gemm_1x1
 from .ops_matmul import bias_fusion
 
 
@@ -143,6 +149,26 @@ def _conv_depthwise(conv: Node, dw: Node, offer, ctx, isa: str) -> Fusion | None
     return Fusion(node, (conv.name, dw.name), "the expanded rows kept in L2")
 
 
+def _depthwise_nhwc(conv: Node, transpose: Node, infos) -> Fusion | None:
+    """x86.DepthwiseNHWC of the depthwise `conv` (a 4-D float32 input of static shape) and the
+    Transpose (0, 2, 3, 1) that alone reads its output."""
+    x = infos.get(conv.inputs[0])
+    if (
+        transpose.op != "Transpose"
+        or len(transpose.outputs) != 1
+        or list(transpose.attrs.get("perm", [])) != [0, 2, 3, 1]
+        or x is None
+        or len(x.shape) != 4
+        or x.dtype != "float32"
+        or not x.is_static
+        or _layouts.conv_kind(conv, infos, {}) != "depthwise"
+    ):
+        return None
+    attrs = {"conv": dict(conv.attrs)}
+    node = Node(CONV_DW_NHWC, list(conv.inputs), [transpose.outputs[0]], attrs, f"{conv.name}+{transpose.name}")
+    return Fusion(node, (conv.name, transpose.name), "the pixels written channels-last")
+
+
 def fusions(offer, ctx, isa: str) -> list[Fusion]:
     if isa == "scalar":
         return []
@@ -172,7 +198,11 @@ def fusions(offer, ctx, isa: str) -> list[Fusion]:
         elif _global_avgpool(reader, offer.infos) and runs_plain_gemm_1x1(conv, ins, offer.constants, ctx, isa):
             op, why, attrs = CONV_GAP, "averaged in registers", {"conv": dict(conv.attrs)}
         else:
-            if fusion := _conv_depthwise(conv, reader, offer, ctx, isa) or _conv_add(conv, reader, offer, ctx, isa):
+            if fusion := (
+                _conv_depthwise(conv, reader, offer, ctx, isa)
+                or _conv_add(conv, reader, offer, ctx, isa)
+                or _depthwise_nhwc(conv, reader, offer.infos)
+            ):
                 keep(fusion)
             continue
         node = Node(op, list(conv.inputs), [reader.outputs[0]], attrs, f"{conv.name}+{reader.name}")

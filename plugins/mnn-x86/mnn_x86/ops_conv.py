@@ -43,6 +43,9 @@ from .precision import use_bf16, winograd_bf16
 
 #: the op of a Conv the direct kernel runs and the max pooling after it, fused (fuse.py)
 CONV_MAXPOOL = "x86.ConvMaxPool"
+#: the op of a depthwise Conv and the Transpose to channels-last (perm 0, 2, 3, 1) that alone reads its
+#: output, fused (fuse.py): ConvNeXt's depthwise convolution and its permute before the LayerNorm
+CONV_DW_NHWC = "x86.DepthwiseNHWC"
 
 
 def _supports(node, ins):
@@ -366,3 +369,20 @@ def prepare_conv_depthwise(node, ins, outs, constants, ctx, isa):
     ex = _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)
     ex.packed += tuple(range(n, len(node.inputs)))  # the depthwise's weight and bias, copied too
     return ex
+
+
+@kernel(CONV_DW_NHWC)
+def prepare_depthwise_nhwc(node, ins, outs, constants, ctx, isa):
+    """x86.DepthwiseNHWC (fuse.py): a depthwise Conv (its attrs under "conv") whose output is written
+    channels-last, [N, OH, OW, C], as the Transpose (0, 2, 3, 1) after it would have laid it out: the
+    channels-last depthwise kernel stores its pixels' channel vectors there instead of transposing them
+    back to planes (csrc/depthwise_cl_impl.h); its input is dense NCHW."""
+    conv_out, (p, weight, bias, has_bias) = _fused_conv_setup(node, ins, constants, ctx, isa)
+    n, c, oh, ow = conv_out.shape
+    if not p["depthwise"] or p["in_nc16"] or tuple(outs[0].shape) != (n, oh, ow, c) or outs[0].layout == NC16:
+        raise BackendError(
+            f"x86: {node.name} is not a depthwise convolution of a dense input and the transpose of its "
+            "output to channels-last (mnn_x86/fuse.py should not have fused them)"
+        )
+    p.update(out_cl=1, out_nc16=0, out_stream=0)
+    return _x86.conv(isa, ctx.threads, p, weight, bias, 1, 2 if has_bias else -1)

@@ -14,6 +14,10 @@
  * as they are (VLEN lanes of each 16-channel pixel), and an NC16 output is written by the tiles
  * straight into its blocks (a pixel 16 floats on from the last instead of VLEN).
  *
+ * A channels-last output (out_cl: [N][OH][OW][C], x86.DepthwiseNHWC) needs no transpose either: the
+ * tiles write a pixel's VLEN channels where they belong (C floats on from the last pixel's); a last
+ * block of fewer than VLEN channels goes through the strip's buffer, its real lanes copied out.
+ *
  * Scratch per thread (x86_dw_cl_floats): the strip's padded input rows, its output pixels, the tap
  * vectors. The padding columns are zeroed once per thread (never written after); padding rows are
  * zeroed by each strip that has them. */
@@ -171,8 +175,10 @@ static void FN(cl_transpose_out)(const float *out, int64_t np, int nc, float *y,
  * x86.ConvDepthwise's (pwdw_impl.h) */
 static void FN(cl_out_rows)(const float *in, const int64_t ps, int64_t PW, const x86_conv_geom *g, const float *wv,
                             vf b0, const x86_epilogue *e, int nc, int64_t oh0, int64_t oh1, float *y, float *buf) {
-    const int64_t OW = g->OW, ostep = g->out_nc16 ? X86_NC16 : VLEN;
-    float *const out0 = g->out_nc16 ? y + oh0 * OW * X86_NC16 : buf;
+    /* the tiles store into the output itself where each of their vectors is VLEN real channels of a pixel */
+    const int in_place = g->out_nc16 || (g->out_cl && nc == VLEN);
+    const int64_t OW = g->OW, ostep = g->out_nc16 ? X86_NC16 : in_place ? g->C : VLEN;
+    float *const out0 = in_place ? y + oh0 * OW * ostep : buf;
     for (int64_t oh = oh0; oh < oh1; ++oh) {
         const float *src = in + (oh - oh0) * g->sh * PW * ps;
         float *out = out0 + (oh - oh0) * OW * ostep;
@@ -180,7 +186,13 @@ static void FN(cl_out_rows)(const float *in, const int64_t ps, int64_t PW, const
         else FN(cl_row)(g->kh, g->kw, src, PW, g->sw, g->dh, g->dw, ps, wv, b0, e, out, ostep, OW);
     }
     const int64_t np = (oh1 - oh0) * OW;
-    if (!g->out_nc16) {
+    if (g->out_cl) {
+        float *const yc = y + oh0 * OW * g->C;
+        if (!in_place)
+            for (int64_t p = 0; p < np; ++p) vf_store_n(yc + p * g->C, vf_load(buf + p * VLEN), nc);
+        if (e->act > MNN_ACT_CLIP)
+            for (int64_t p = 0; p < np; ++p) FN(act_row)(e->act, e->act_alpha, e->act_beta, yc + p * g->C, yc + p * g->C, nc);
+    } else if (!g->out_nc16) {
         FN(cl_transpose_out)(buf, np, nc, y, g->OH * OW, oh0 * OW, e);
     } else if (e->act > MNN_ACT_CLIP) { /* only these VLEN lanes of each pixel */
         if (VLEN == X86_NC16) FN(act_row)(e->act, e->act_alpha, e->act_beta, out0, out0, np * X86_NC16);
@@ -219,7 +231,7 @@ static void FN(cl_item)(const float *x, const float *w, const float *bias, float
     const int64_t shared = (g->kh - 1) * g->dh + 1 - g->sh, row = sc->PW * VLEN;
     /* an NC16 side: the block's first pixel, at this item's lane in it */
     x += g->in_nc16 ? x86_nc16_at(c0, 0, g->H * g->W) : c0 * g->H * g->W;
-    y += g->out_nc16 ? x86_nc16_at(c0, 0, g->OH * g->OW) : c0 * g->OH * g->OW;
+    y += g->out_nc16 ? x86_nc16_at(c0, 0, g->OH * g->OW) : g->out_cl ? c0 : c0 * g->OH * g->OW;
     for (int64_t r0 = oh0; r0 < oh1; r0 += sc->SR) {
         const int64_t r1 = r0 + sc->SR < oh1 ? r0 + sc->SR : oh1;
         int64_t carried = 0;

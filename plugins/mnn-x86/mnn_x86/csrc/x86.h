@@ -51,12 +51,14 @@ static inline int64_t x86_nc16_at(int64_t c, int64_t p, int64_t plane) {
 
 /* One group of a convolution: C input channels of H x W to OH x OW. in_nc16 / out_nc16: the input
  * / output is kept in NC16 (only the depthwise, the 1x1 and the Winograd kernels take it; 0 everywhere
- * else). */
+ * else). out_cl: the output is dense channels-last, [N][OH][OW][C] (only the depthwise kernel writes
+ * it: x86.DepthwiseNHWC, a depthwise convolution and the transpose to NHWC after it). */
 typedef struct x86_conv_geom {
     int64_t C, H, W, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, pt, pl;
     int32_t in_nc16, out_nc16;
-    int32_t out_stream, reserved; /* stores around the caches: the output is larger than they are */
+    int32_t out_stream; /* stores around the caches: the output is larger than they are */
+    int32_t out_cl;
 } x86_conv_geom;
 
 /* Pooling of planes; kind 0 max, 1 average. An average is the window's sum
@@ -228,7 +230,7 @@ static inline int64_t x86_pwdw_floats(const x86_conv_geom *g) {
  *   - the scalar build: one lane has nothing to gain and the transposes make it 2x slower.
  * An NC16 input or output always takes this path: its blocks are already channels-last. */
 static inline int x86_dw_channels_last(const x86_conv_geom *g, int vlen) {
-    if (g->in_nc16 || g->out_nc16) return 1; /* blocked on either side: only this path reads/writes it */
+    if (g->in_nc16 || g->out_nc16 || g->out_cl) return 1; /* only this path reads/writes these */
     const int64_t lanes = (g->C + vlen - 1) / vlen * vlen;
     const int wide_3x3 = g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->OW >= 6 * vlen;
     return vlen > 1 && 4 * g->C >= 3 * lanes && !wide_3x3;
