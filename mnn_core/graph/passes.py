@@ -1,10 +1,12 @@
 """Graph passes run once at session creation, in this order:
 
 1. fold_constants      ops whose inputs are all constants become constants
-2. fold_batchnorm      BatchNormalization after Conv/Gemm folds into its weights
-3. fuse_activations    an activation after Conv/Gemm/MatMul becomes its attribute
-4. remove_identities   Identity nodes that are not graph outputs disappear
-5. eliminate_dead      nodes and constants nothing reads are dropped
+2. slices_to_split,    one exporter's spelling made another's, which the fusions take
+   mean_to_global_pool (graph/spellings.py)
+3. fold_batchnorm      BatchNormalization after Conv/Gemm folds into its weights
+4. fuse_activations    an activation after Conv/Gemm/MatMul becomes its attribute
+5. remove_identities   Identity nodes that are not graph outputs disappear
+6. eliminate_dead      nodes and constants nothing reads are dropped
 
 Each pass takes a Graph and returns a Graph (it may modify its argument: the
 session passes a copy). Plugins add passes with the mnn_register_passes hook.
@@ -22,6 +24,7 @@ from ..ops import get_schema
 from ..ops.elementwise import ACTIVATION_OPS
 from .inline import lower_data_ifs
 from .ir import Graph, Node
+from .spellings import mean_to_global_pool, slices_to_split
 
 FUSABLE_PRODUCERS = ("Conv", "Gemm", "MatMul", "ConvTranspose")
 MAX_FOLD_BYTES = 64 << 20  # do not materialize constants larger than this
@@ -219,6 +222,8 @@ CORE_PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("fold_constants", fold_constants),
     ("clip_data_bounds", clip_data_bounds),
     ("lower_data_ifs", lower_data_ifs),
+    ("slices_to_split", slices_to_split),
+    ("mean_to_global_pool", mean_to_global_pool),
     ("fold_batchnorm", fold_batchnorm),
     ("fuse_silu", fuse_silu),
     ("fuse_activations", fuse_activations),

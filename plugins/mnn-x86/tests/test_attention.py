@@ -116,9 +116,10 @@ def test_what_is_not_fused(rng):
     np.testing.assert_allclose(sess.run(feeds)["o"], _reference(g, feeds), rtol=1e-4, atol=2e-5)
 
 
-def _qkv_attention(rng, b, seq, heads, d, order=(0, 1, 2)):
+def _qkv_attention(rng, b, seq, heads, d, order=(0, 1, 2), spelling="split"):
     """ViT's attention: a packed qkv projection [b, seq, 3 * heads * d] reshaped to [b, seq, 3, heads, d],
-    permuted to [3, b, heads, seq, d] and split into its parts; Q, K and V are parts `order`."""
+    permuted to [3, b, heads, seq, d] and split into its parts; Q, K and V are parts `order`. spelling:
+    "split" (one Split, torch's legacy exporter) or "slices" (a Slice per part, its dynamo exporter)."""
     g = Graph(name="qkv")
     g.inputs["x"] = TensorInfo((b, seq, 3 * heads * d), "float32")
     feeds = {"x": (rng.standard_normal((b, seq, 3 * heads * d)) * 0.5).astype(np.float32)}
@@ -126,7 +127,11 @@ def _qkv_attention(rng, b, seq, heads, d, order=(0, 1, 2)):
     g.initializers["c"] = np.array(d**-0.5, np.float32)
     g.nodes.append(Node("Reshape", ["x", "shape"], ["r"], {}, "reshape"))
     g.nodes.append(Node("Transpose", ["r"], ["rt"], {"perm": [2, 0, 3, 1, 4]}, "permute"))
-    g.nodes.append(Node("Split", ["rt"], ["p0", "p1", "p2"], {"axis": 0, "num_outputs": 3}, "split"))
+    if spelling == "split":
+        g.nodes.append(Node("Split", ["rt"], ["p0", "p1", "p2"], {"axis": 0, "num_outputs": 3}, "split"))
+    else:  # the core's slices_to_split makes them one Split named after the first
+        for i in range(3):
+            g.nodes.append(Node("Slice", ["rt"], [f"p{i}"], {"starts": [i], "ends": [i + 1], "axes": [0]}, f"slice{i}"))
     for i in range(3):
         g.nodes.append(Node("Squeeze", [f"p{i}"], [f"part{i}"], {"axes": [0]}, f"squeeze{i}"))
     q, k, v = (f"part{i}" for i in order)
@@ -142,13 +147,14 @@ def _qkv_attention(rng, b, seq, heads, d, order=(0, 1, 2)):
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("spelling", ["split", "slices"])
 @pytest.mark.parametrize("b, seq, heads, d, order", [(2, 29, 3, 16, (0, 1, 2)), (1, 50, 2, 9, (2, 0, 1))])
-def test_qkv_projection_read_in_place(rng, isa, threads, b, seq, heads, d, order):
-    g, feeds = _qkv_attention(rng, b, seq, heads, d, order)
+def test_qkv_projection_read_in_place(rng, isa, threads, b, seq, heads, d, order, spelling):
+    g, feeds = _qkv_attention(rng, b, seq, heads, d, order, spelling)
     sess = Session(g, backend="x86", fallback=False, threads=threads, options={"x86.isa": isa})
     fused = [name for name in sess.plan.fused if "qk" in name.split("+")]
     assert len(fused) == (0 if isa == "scalar" else 1), sess.plan.fused
-    taken = {"permute", "split", "squeeze0", "squeeze1", "squeeze2"}
+    taken = {"permute", "split" if spelling == "split" else "slice0/split", "squeeze0", "squeeze1", "squeeze2"}
     assert isa == "scalar" or taken <= set(fused[0].split("+")), fused  # Q, K and V read in place
     got = sess.run(feeds)["y"]
     np.testing.assert_allclose(got, _reference(g, feeds), rtol=1e-4, atol=2e-5)
