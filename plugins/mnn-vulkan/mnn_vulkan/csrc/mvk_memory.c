@@ -104,6 +104,7 @@ uint64_t mvk_context_copy_submits(mvk_context *ctx) { return ctx->copy_submits; 
 
 static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t errlen) {
     if (copy_settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* before the host touches staging */
+    if (want > MVK_STAGING_CAP) want = MVK_STAGING_CAP; /* more goes through in chunks: no new buffer */
     if (ctx->staging && ctx->staging->size >= want) return MVK_OK;
     uint64_t size = ctx->staging ? ctx->staging->size : (1u << 20);
     while (size < want) size *= 2;
