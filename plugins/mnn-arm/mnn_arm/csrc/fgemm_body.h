@@ -4,7 +4,8 @@
  * vector) and NV = NR / LANES; XHALF (1: activations are fp16 in memory, the
  * "fp16h" path; default 0: fp32), XV, COPY_X(d, s) (XV activation elements
  * packed at once) and COPY_X2 (XV of every other element); optionally PACK_A_ROWS / PACK_B_COLS (A's rows,
- * B's columns contiguous); after it, define tile_full and tile_part.
+ * B's columns contiguous) and IM2COL_B (an im2col of its own, 0 where it
+ * declines); after it, define tile_full and tile_part.
  *
  * Activation pointers (what pack_a / pack_b / im2col_b read, what the GEMM
  * writes) are `xelem`: float, or __fp16 under XHALF. Weights are packed with
@@ -231,6 +232,9 @@ static void pack_b_impl(const void *bv, int64_t rs, int64_t cs, int64_t K, int64
 /* im2col of output columns [n0, n0 + ncols) straight into packed panels.
  * Row k = (c, i, j) of B holds x[c][oh*sh + i*dh - pt][ow*sw + j*dw - pl] (0 outside). */
 static void im2col_b_impl(const void *xv, const arm_conv_geom *g, int64_t n0, int64_t ncols, void *bpv) {
+#ifdef IM2COL_B
+    if (IM2COL_B((const xelem *)xv, g, n0, ncols, (ELEM *)bpv)) return;
+#endif
     const xelem *x = (const xelem *)xv;
     ELEM *bp = (ELEM *)bpv;
     const int64_t K = g->C * g->kh * g->kw;
