@@ -225,15 +225,16 @@ static void pool_pad_plane(const float *xp, const arm_pool_geom *g, float *pad, 
 /* 4 elements sw apart (sw 1 or 2: every other one of 8) */
 static inline float32x4_t load_every(const float *p, int64_t sw) { return sw == 1 ? vld1q_f32(p) : vld2q_f32(p).val[0]; }
 
-/* One output row, 4 outputs a vector while every read stays inside the row (width ld); returns where the
- * vectors stopped. Inlined with sw, kind and k3 (3 window columns side by side) constant, so none is
- * tested per window element and a 3-wide row needs no column loop. */
-static inline __attribute__((always_inline)) int64_t pool_row4(const float *src, int64_t ld, float *yrow,
-                                                               const arm_pool_geom *g, int64_t oh, int64_t sw,
-                                                               int kind, int k3) {
-    const int64_t span = (g->kw - 1) * g->dw + 4 * sw - 1;
+/* One output row, 4 outputs a vector while every read stays inside the row (width ld) or, with `past` 1,
+ * one element beyond it (readable: another row or the scratch's slack; at stride 2 the last vld2q's odd
+ * lane, never used); returns where the vectors stopped. Inlined with sw, kind and k3 (3 window columns side
+ * by side) constant, so none is tested per window element and a 3-wide row needs no column loop. */
+static inline __attribute__((always_inline)) int64_t pool_row4(const float *src, int64_t ld, int64_t past,
+                                                               float *yrow, const arm_pool_geom *g, int64_t oh,
+                                                               int64_t sw, int kind, int k3) {
+    const int64_t span = (g->kw - 1) * g->dw + 4 * sw - 1, end = ld + (sw == 2 ? past : 0);
     int64_t ow = 0;
-    for (; ow + 4 <= g->OW && ow * sw + span < ld; ow += 4) {
+    for (; ow + 4 <= g->OW && ow * sw + span < end; ow += 4) {
         float32x4_t acc = vdupq_n_f32(kind == 0 ? -INFINITY : 0.0f);
         for (int64_t i = 0; i < g->kh; ++i) {
             const float *row = src + (oh * g->sh + i * g->dh) * ld + ow * sw;
@@ -278,10 +279,13 @@ void arm_pool(const float *x, float *y, int64_t planes, const arm_pool_geom *g, 
         for (int64_t oh = 0; oh < g->OH; ++oh) {
             float *yrow = yp + oh * g->OW;
             int64_t ow = 0;
-            if (sw == 1 && k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 1, 0, 1) : pool_row4(src, ld, yrow, g, oh, 1, 1, 1);
-            if (sw == 2 && k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 2, 0, 1) : pool_row4(src, ld, yrow, g, oh, 2, 1, 1);
-            if (sw == 1 && !k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 1, 0, 0) : pool_row4(src, ld, yrow, g, oh, 1, 1, 0);
-            if (sw == 2 && !k3) ow = max ? pool_row4(src, ld, yrow, g, oh, 2, 0, 0) : pool_row4(src, ld, yrow, g, oh, 2, 1, 0);
+            /* an element past the window's last row: the padded scratch (64 floats of slack), a later row of
+             * the plane, or the next plane */
+            const int64_t past = !direct || p + 1 < planes || oh * g->sh + (g->kh - 1) * g->dh + 1 < g->H;
+            if (sw == 1 && k3) ow = max ? pool_row4(src, ld, past, yrow, g, oh, 1, 0, 1) : pool_row4(src, ld, past, yrow, g, oh, 1, 1, 1);
+            if (sw == 2 && k3) ow = max ? pool_row4(src, ld, past, yrow, g, oh, 2, 0, 1) : pool_row4(src, ld, past, yrow, g, oh, 2, 1, 1);
+            if (sw == 1 && !k3) ow = max ? pool_row4(src, ld, past, yrow, g, oh, 1, 0, 0) : pool_row4(src, ld, past, yrow, g, oh, 1, 1, 0);
+            if (sw == 2 && !k3) ow = max ? pool_row4(src, ld, past, yrow, g, oh, 2, 0, 0) : pool_row4(src, ld, past, yrow, g, oh, 2, 1, 0);
             for (; ow < g->OW; ++ow) {
                 float acc = fill;
                 for (int64_t i = 0; i < g->kh; ++i)
