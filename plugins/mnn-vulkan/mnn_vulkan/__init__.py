@@ -75,6 +75,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.gpu_wave",
         "vulkan.profile",
         "vulkan.splitk",
+        "vulkan.splitk_min",
         "vulkan.staging",
         "vulkan.tiles",
     )

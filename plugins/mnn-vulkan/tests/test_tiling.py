@@ -28,6 +28,7 @@ def test_split_k_fills_a_wave_of_work_groups():
     assert splits > 1 and 104 * splits >= GPU_WAVE and 104 * (splits - 1) < GPU_WAVE
     assert split_k(GPU, GPU_WAVE, 4608, {}) == 1 and split_k(GPU, 0, 4608, {}) == 1
     assert split_k(GPU, 8, 300, {}) == 1  # each slice keeps at least 256 of K
+    assert split_k(GPU, 8, 300, {"vulkan.splitk_min": 128}) == 2  # unless a sweep asks for less
     assert split_k(CPU, 8, 4608, {}) == 1
 
 

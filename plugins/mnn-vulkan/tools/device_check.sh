@@ -13,7 +13,7 @@
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
 #   sweep    tools/sweep_tiling.py --batch 1: split-K GEMMs (the default) against whole ones
-#            (vulkan.gemm_splitk=0), GPU ms by shader
+#            (vulkan.gemm_splitk=0) and slices of >= 128 of K (vulkan.splitk_min=128), GPU ms by shader
 # MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
 #   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
 set -u
@@ -95,7 +95,8 @@ if wants sweep; then
     t0=$SECONDS
     (cd /tmp && timeout ${SWEEP_LIMIT:-60} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 1 --repeat 10 \
         $(for m in $MODELS; do [ "$m" != resnet-50 ] && echo --onnx $m; done) \
-        --config split-k= --config whole=vulkan.gemm_splitk=0) >"$OUT/sweep.log" 2>&1
+        --config split-k= --config whole=vulkan.gemm_splitk=0 --config split-k-128=vulkan.splitk_min=128) \
+        >"$OUT/sweep.log" 2>&1
     say "sweep ($((SECONDS - t0)) s): split-K GEMMs (default) against whole ones"
     grep -E '^\| |GPU ms by shader' "$OUT/sweep.log" | tee -a "$OUT/summary.txt"
 fi

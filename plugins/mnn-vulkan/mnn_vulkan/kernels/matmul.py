@@ -39,6 +39,8 @@ ONE = ((16, 16, 1), (1, 1, 16))
 GPU_WAVE = 1056
 #: work groups (after split-K) below which a smaller tile is taken
 GPU_ENOUGH = 180
+#: the least K a split-K slice keeps (the option "vulkan.splitk_min" changes it, for sweeps)
+SPLITK_MIN = 256
 #: the SMs of the GPUs GPU_WAVE and GPU_ENOUGH were measured on (H200, H100); a device that
 #: reports its own count (VK_NV_shader_sm_builtins: props["sm_count"]) scales both by it
 GPU_SMS = 132
@@ -123,7 +125,8 @@ def split_k(device, groups: int, k: int, options: dict) -> int:
     _, wave, _ = _gpu_knobs(options, device=device)
     if not is_gpu(device, options) or groups == 0 or groups * 2 >= wave:
         return 1  # groups == 0: an empty output (a zero batch) has nothing to split
-    return max(1, min(cdiv(wave, groups), k // 256, 16))  # each slice keeps >= 256 of K
+    least = int(options.get("vulkan.splitk_min", SPLITK_MIN))
+    return max(1, min(cdiv(wave, groups), k // least, 16))
 
 
 def _matmul_supports(node, ins):
