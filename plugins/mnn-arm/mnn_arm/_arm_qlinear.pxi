@@ -1,5 +1,5 @@
-# QuantizeLinear, DequantizeLinear, QLinearAdd, uint8 / int8 MaxPool (csrc/qlinear.h): the states of ops_qlinear.py.
-# Included by _arm.pyx.
+# QuantizeLinear, DequantizeLinear, QLinearAdd, uint8 / int8 MaxPool, the byte table lookup (csrc/qlinear.h):
+# the states of ops_qlinear.py and qlut.py. Included by _arm.pyx.
 
 cdef extern from "qlinear.h" nogil:
     ctypedef struct arm_quant_state:
@@ -26,6 +26,12 @@ cdef extern from "qlinear.h" nogil:
         int64_t planes
         arm_pool_geom g
     int arm_qmaxpool_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
+    ctypedef struct arm_qlut_state:
+        arm_op op
+        int32_t float_out
+        uint8_t table[256]
+        uint8_t planes[4][256]
+    int arm_qlut_run(void*, const mnn_tensor*, int32_t, mnn_tensor*, int32_t) noexcept
 
 
 def quant(str name, bint dequantize, int qdtype, int64_t outer, int64_t C, int64_t inner, scale, zp,
@@ -66,4 +72,25 @@ def qmaxpool(str name, int qdtype, int64_t planes, dict p, int threads=1):
     s.g.kh, s.g.kw, s.g.sh, s.g.sw = p["kh"], p["kw"], p["sh"], p["sw"]
     s.g.dh, s.g.dw, s.g.pt, s.g.pl = p["dh"], p["dw"], p["pt"], p["pl"]
     s.op.threads = max(1, threads)
+    return ex
+
+
+def qlut(str name, table):
+    """y = table[x] over the bytes of a uint8 / int8 tensor; table: 256 values by input byte, uint8 (y of
+    bytes) or float32 (y float32)."""
+    t = np.ascontiguousarray(table).reshape(256)
+    cdef Execution ex = _execution(name, sizeof(arm_qlut_state), arm_qlut_run)
+    cdef arm_qlut_state* s = <arm_qlut_state*>ex.state
+    cdef const uint8_t[:, :] planes
+    cdef const uint8_t[:] bytes_
+    s.float_out = t.dtype == np.float32
+    if s.float_out:  # byte b of every float, as its own table
+        planes = np.ascontiguousarray(t.astype("<f4").view(np.uint8).reshape(256, 4).T)
+        for b in range(4):
+            for i in range(256):
+                s.planes[b][i] = planes[b, i]
+    else:
+        bytes_ = t.astype(np.uint8)
+        for i in range(256):
+            s.table[i] = bytes_[i]
     return ex

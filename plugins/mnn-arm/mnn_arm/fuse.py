@@ -4,6 +4,8 @@
   reads (an attention's 1 / sqrt(d) before its softmax): one op, arm.ScaledSoftmax (ops_norm.py), whose
   exponentials take the scale in the multiply they do anyway, so the scaled scores are never written and
   read back.
+- A DequantizeLinear, the element-wise float ops it alone feeds and the QuantizeLinear after them (an
+  int8 graph's HardSwish or SiLU): one byte table, arm.QLinearLUT (qlut.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from mnn_core.backend import Fusion
 from mnn_core.backend.kit.epilogue import constant_scalar
 from mnn_core.graph.ir import Node
 from mnn_core.ops.helpers import normalize_axis
+
+from .qlut import qlinear_lut
 
 #: the op of a Softmax with its input's scale fused in
 SCALED_SOFTMAX = "arm.ScaledSoftmax"
@@ -47,7 +51,7 @@ def scaled_softmax(node: Node, offer) -> Fusion | None:
 def fusions(offer, ctx) -> list[Fusion]:
     found = []
     for node in offer.nodes:
-        fusion = scaled_softmax(node, offer)
+        fusion = scaled_softmax(node, offer) or qlinear_lut(node, offer)
         if fusion is not None:
             found.append(fusion)
     return found

@@ -14,6 +14,7 @@ from mnn_core.ops.quant import add_multipliers
 
 from . import _arm
 from ._common import kernel, prod, static_shape
+from .qlut import DEQUANTIZE_LUT, QLINEAR_LUT, lut_table
 
 #: enum arm_qdtype of csrc/qlinear.h
 QDTYPES = {"uint8": 0, "int8": 1, "int32": 2}
@@ -95,3 +96,15 @@ def prepare_qlinear_add(node, ins, outs, constants, ctx):
     ma, mb = add_multipliers(sa, sb, sc)
     z = [int(v.reshape(-1)[0]) for v in (za, zb, zc)]
     return _arm.qadd("arm.QLinearAdd", qdtype, dims, st_a, st_b, float(ma), float(mb), *z)
+
+
+@kernel(QLINEAR_LUT, dtypes=("uint8", "int8", "float32"), half_native=True)
+def prepare_qlinear_lut(node, ins, outs, constants, ctx):
+    """DequantizeLinear, element-wise float ops and QuantizeLinear as one byte table (qlut.py)."""
+    return _arm.qlut(QLINEAR_LUT, lut_table(node, ins[0].dtype, constants))
+
+
+@kernel(DEQUANTIZE_LUT, dtypes=("uint8", "int8", "float32"))
+def prepare_dequantize_lut(node, ins, outs, constants, ctx):
+    """DequantizeLinear and element-wise float ops as one table of 256 float32 (qlut.py)."""
+    return _arm.qlut(DEQUANTIZE_LUT, lut_table(node, ins[0].dtype, constants))

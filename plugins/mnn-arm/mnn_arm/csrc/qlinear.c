@@ -1,5 +1,5 @@
 /* QuantizeLinear, DequantizeLinear, QLinearAdd (qlinear.h), armv8-a NEON, 8 elements a step; uint8 / int8
- * MaxPool at the end.
+ * MaxPool and the byte table lookup of arm.QLinearLUT at the end.
  * Rounding as the reference: float32 division / products / sum, then round half to even (fcvtns, a
  * saturating conversion), the zero point added with saturation and saturating narrows: the same as
  * numpy's rint + clip for every finite input. No multiply-add is fused (fp-contract off). */
@@ -89,6 +89,27 @@ static void dequantize_units(void *ctx, int64_t b, int64_t e, int tid) {
         if (ib == 1) { /* x - z exact in float32: one float32 product is the reference's float64 one, rounded */
             const float32x4_t vs = vdupq_n_f32(sc);
             const int32x4_t vz = vdupq_n_s32(z);
+            const int16x8_t vz16 = vdupq_n_s16((int16_t)z);
+            for (; i + 16 <= n; i += 16) { /* x - z in int16 (9 bits), 16 a step */
+                int16x8_t h0, h1;
+                if (s->qdtype == ARM_Q_UINT8) {
+                    const uint8x16_t v = vld1q_u8((const uint8_t *)x + i);
+                    h0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(v)));
+                    h1 = vreinterpretq_s16_u16(vmovl_high_u8(v));
+                } else {
+                    const int8x16_t v = vld1q_s8((const int8_t *)x + i);
+                    h0 = vmovl_s8(vget_low_s8(v));
+                    h1 = vmovl_high_s8(v);
+                }
+                h0 = vsubq_s16(h0, vz16);
+                h1 = vsubq_s16(h1, vz16);
+                float32x4x4_t f;
+                f.val[0] = vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(h0))), vs);
+                f.val[1] = vmulq_f32(vcvtq_f32_s32(vmovl_high_s16(h0)), vs);
+                f.val[2] = vmulq_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(h1))), vs);
+                f.val[3] = vmulq_f32(vcvtq_f32_s32(vmovl_high_s16(h1)), vs);
+                vst1q_f32_x4(y + i, f);
+            }
             for (; i + 8 <= n; i += 8) {
                 float32x4_t lo, hi;
                 load8(x + i, s->qdtype, vz, &lo, &hi);
@@ -277,5 +298,81 @@ int arm_qmaxpool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tenso
     const int64_t most = s->planes * s->g.OH * s->g.OW * s->g.kh * s->g.kw / (RUN * 64);
     const int parts = most < 2 ? 1 : (most < arm_threads(s) ? (int)most : arm_threads(s));
     arm_parallel(parts, s->planes, 1, qmaxpool_part, &j);
+    return 0;
+}
+
+/* -- table lookup over bytes (arm.QLinearLUT) ------------------------------------------------------ */
+
+typedef struct qlut_job {
+    const arm_qlut_state *s;
+    const uint8_t *x;
+    uint8_t *y;
+    int64_t n;
+} qlut_job;
+
+/* runs [b, e) of RUN bytes: 16 bytes a step by four 64-byte tbl / tbx lookups (an index past a
+ * quarter's 64 entries leaves tbx's lane as it was) */
+static void qlut_part(void *ctx, int64_t b, int64_t e, int tid) {
+    (void)tid;
+    const qlut_job *j = (const qlut_job *)ctx;
+    const uint8_t *t = j->s->table;
+    const uint8x16x4_t t0 = vld1q_u8_x4(t), t1 = vld1q_u8_x4(t + 64), t2 = vld1q_u8_x4(t + 128),
+                       t3 = vld1q_u8_x4(t + 192);
+    const uint8x16_t k64 = vdupq_n_u8(64);
+    const int64_t end = e * RUN < j->n ? e * RUN : j->n;
+    int64_t i = b * RUN;
+    for (; i + 16 <= end; i += 16) {
+        uint8x16_t v = vld1q_u8(j->x + i);
+        uint8x16_t r = vqtbl4q_u8(t0, v);
+        v = vsubq_u8(v, k64);
+        r = vqtbx4q_u8(r, t1, v);
+        v = vsubq_u8(v, k64);
+        r = vqtbx4q_u8(r, t2, v);
+        v = vsubq_u8(v, k64);
+        vst1q_u8(j->y + i, vqtbx4q_u8(r, t3, v));
+    }
+    for (; i < end; ++i) j->y[i] = t[j->x[i]];
+}
+
+/* one byte table of 256 looked up for 16 indices (v, v - 64, v - 128, v - 192) */
+static inline uint8x16_t lookup256(const uint8_t *t, uint8x16_t v0, uint8x16_t v1, uint8x16_t v2, uint8x16_t v3) {
+    uint8x16_t r = vqtbl4q_u8(vld1q_u8_x4(t), v0);
+    r = vqtbx4q_u8(r, vld1q_u8_x4(t + 64), v1);
+    r = vqtbx4q_u8(r, vld1q_u8_x4(t + 128), v2);
+    return vqtbx4q_u8(r, vld1q_u8_x4(t + 192), v3);
+}
+
+/* float32 out: each of the four byte tables gives one byte of 16 floats, and st4 interleaves them into
+ * the floats' little-endian bytes */
+static void qlut_float_part(void *ctx, int64_t b, int64_t e, int tid) {
+    (void)tid;
+    const qlut_job *j = (const qlut_job *)ctx;
+    const arm_qlut_state *s = j->s;
+    const uint8x16_t k64 = vdupq_n_u8(64);
+    const int64_t end = e * RUN < j->n ? e * RUN : j->n;
+    float *y = (float *)(void *)j->y;
+    int64_t i = b * RUN;
+    for (; i + 16 <= end; i += 16) {
+        const uint8x16_t v0 = vld1q_u8(j->x + i), v1 = vsubq_u8(v0, k64), v2 = vsubq_u8(v1, k64),
+                         v3 = vsubq_u8(v2, k64);
+        uint8x16x4_t o;
+        for (int k = 0; k < 4; ++k) o.val[k] = lookup256(s->planes[k], v0, v1, v2, v3);
+        vst4q_u8((uint8_t *)(y + i), o);
+    }
+    for (; i < end; ++i) {
+        const uint8_t x = j->x[i];
+        const uint32_t bits = (uint32_t)s->planes[0][x] | (uint32_t)s->planes[1][x] << 8 |
+                              (uint32_t)s->planes[2][x] << 16 | (uint32_t)s->planes[3][x] << 24;
+        memcpy(y + i, &bits, 4);
+    }
+}
+
+int arm_qlut_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out) {
+    (void)n_in, (void)n_out;
+    const arm_qlut_state *s = (const arm_qlut_state *)state;
+    qlut_job j = {s, (const uint8_t *)arm_data(&ins[0]), (uint8_t *)arm_data(&outs[0]), mnn_tensor_numel(&ins[0])};
+    /* float_out: y is float32 (the job's byte pointer only carries it) */
+    const int64_t units = (j.n + RUN - 1) / RUN;
+    arm_parallel(units_parts(s, units), units, 1, s->float_out ? qlut_float_part : qlut_part, &j);
     return 0;
 }

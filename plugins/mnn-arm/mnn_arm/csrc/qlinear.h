@@ -1,7 +1,8 @@
 /* The int8 graph's glue ops (qlinear.c), bit-exact with mnn_core/ops/quant.py: QuantizeLinear
  * (float32 -> uint8/int8, per tensor or per axis), DequantizeLinear (uint8/int8/int32 -> float32),
- * QLinearAdd (uint8/int8, broadcasting) and MaxPool on uint8/int8 planes. Tensors are seen as [outer][C][inner] about the quantization
- * axis (C = 1 per tensor); QLinearAdd walks the collapsed broadcast dims of the binary ops. */
+ * QLinearAdd (uint8/int8, broadcasting), MaxPool on uint8/int8 planes and a byte table lookup. Tensors
+ * are seen as [outer][C][inner] about the quantization axis (C = 1 per tensor); QLinearAdd walks the
+ * collapsed broadcast dims of the binary ops. */
 #ifndef MNN_ARM_QLINEAR_H
 #define MNN_ARM_QLINEAR_H
 
@@ -43,5 +44,17 @@ typedef struct arm_qmaxpool_state {
     arm_pool_geom g; /* kind and the divisors unused */
 } arm_qmaxpool_state;
 int arm_qmaxpool_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
+
+/* y = table[x] on uint8 / int8 bytes (int8 indexed by its byte): a DequantizeLinear, element-wise float
+ * ops and a QuantizeLinear, all per tensor, give one of 256 outputs per input byte (mnn_arm/qlut.py fills
+ * the table with the reference's own ops, so the lookup is the reference's result); without the
+ * QuantizeLinear, one of 256 float32 values */
+typedef struct arm_qlut_state {
+    arm_op op;
+    int32_t float_out;     /* 0: y = table[x] (bytes); 1: y = float32 whose byte b is planes[b][x] */
+    uint8_t table[256];
+    uint8_t planes[4][256]; /* float_out: the table's float32 values as four byte tables */
+} arm_qlut_state;
+int arm_qlut_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
 
 #endif
