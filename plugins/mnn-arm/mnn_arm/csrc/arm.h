@@ -81,6 +81,11 @@ typedef struct arm_qkernels {
     /* depthwise int32 sums, the contract of arm_q_depthwise (below) */
     void (*depthwise)(const void *x, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias, int32_t *acc,
                       int64_t planes, const struct arm_conv_geom *g, int16_t *work);
+    /* NULL, or the depthwise requantized as its tiles are stored: planes of uint8 / int8 (out_kind 1 / 2),
+     * clamp(rint(float32(sum) * mult[c * mult_rs]) + zy) as arm_q_finish; acc: one plane of int32 scratch */
+    void (*depthwise_q)(const void *x, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
+                        const double *mult, int64_t mult_rs, int32_t zy, int out_kind, void *y, int32_t *acc,
+                        int64_t planes, const struct arm_conv_geom *g, int16_t *work);
 } arm_qkernels;
 
 #define ARM_Q_MR 8  /* int8 register tile: 8 rows x 12 columns, K in groups of 4 */

@@ -375,7 +375,7 @@ static void gemm_int8_plain(int64_t M, int64_t N, int64_t K4, const int8_t *ap, 
 
 void arm_q_depthwise(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias, int32_t *acc,
                      int64_t planes, const arm_conv_geom *g, int16_t *pad);
-const arm_qkernels arm_qkernels_int8 = {"int8", QMR, QNR, gemm_int8_plain, arm_q_depthwise};
+const arm_qkernels arm_qkernels_int8 = {"int8", QMR, QNR, gemm_int8_plain, arm_q_depthwise, NULL};
 
 /* -- depthwise: int16 products widened into int32 (smlal), 8 outputs per step ---------- */
 

@@ -172,10 +172,11 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
     }
 }
 
-/* -- depthwise 3x3 with sdot ------------------------------------------------------------
+/* -- depthwise k x k (3, 5, 7) with sdot ------------------------------------------------
  * One 32-bit lane of sdot adds 4 byte products: for output column o, the
- * bytes x[o*s .. o*s+3] of one input row against (w0, w1, w2, 0), so a row of
- * 3 taps is one sdot per 4 outputs. A table lookup (tbl) lays 4 outputs'
+ * bytes x[o*s + 4q .. o*s + 4q + 3] of one input row against 4 of the row's
+ * taps (w[4q] .. w[4q + 3], zeros past the row's k), so a row of k taps is
+ * ceil(k / 4) sdots per 4 outputs. A table lookup (tbl) lays 4 outputs'
  * overlapping 4-byte windows side by side from the row's bytes. The plane is
  * copied shifted to int8 (uint8 ^ 0x80) and padded with the shifted zero
  * point zs, so that sum((xs - zs) * w) = sum(xs * w) - zs * sum(w): the
@@ -184,9 +185,9 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
  * zero point 128); other channels go through the generic kernel. */
 
 /* no memset/memcpy calls for the zero stores (they would run outside the counted code) */
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane3_s8(const uint8_t *x, int is_uint8, int8_t zs, const arm_conv_geom *g, int8_t *pad,
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_plane_s8(const uint8_t *x, int is_uint8, int8_t zs, const arm_conv_geom *g, int8_t *pad,
                           int64_t PH, int64_t R, int fresh) {
-    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + 3;
+    const int64_t W = g->W, pl = g->pl, need = (g->OW - 1) * g->sw + g->kw;
     const uint8x16_t flip = vdupq_n_u8(is_uint8 ? 0x80 : 0);
     const int8x16_t vz = vdupq_n_s8(zs);
     /* as in fp32.c: the padding (the zero point) is stored for a fresh plane only, later planes copy their rows */
@@ -221,24 +222,55 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void pad_pl
 static const uint8_t win_s1[16] = {0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6};
 static const uint8_t win_s2[16] = {0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9};
 
-static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *pad, int64_t R, int32_t *yp,
-                                                                 const arm_conv_geom *g, const int8x16_t wr[3],
-                                                                 int32x4_t vb, const int s, const int64_t room) {
+/* k rows of ceil(k / 4) words of taps (wr[i * G + q]), stride s: constants where inlined, so the
+ * weights stay in registers */
+/* requantization in the tile (arm_q_finish's rule and instructions): the multiplier, zy, uint8 or int8 */
+typedef struct dw_requant {
+    float32x4_t m;
+    int16x8_t zy;
+    int u8;
+} dw_requant;
+
+/* 8 sums -> 8 int16 (rint(float32(sum) * m) + zy, saturating) */
+static inline int16x8_t requant8(int32x4_t a, int32x4_t b, const dw_requant *q) {
+    const int32x4_t qa = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(a), q->m));
+    const int32x4_t qb = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(b), q->m));
+    return vqaddq_s16(vqmovn_high_s32(vqmovn_s32(qa), qb), q->zy);
+}
+
+static inline uint8x8_t narrow8(int16x8_t h, const dw_requant *q) {
+    return q->u8 ? vqmovun_s16(h) : vreinterpret_u8_s8(vqmovn_s16(h));
+}
+
+/* rq: int32 sums to yp (NULL q), or bytes to yq requantized by q */
+static inline __attribute__((always_inline)) void dw_rows_dot(const int8_t *pad, int64_t R, int32_t *yp,
+                                                              const arm_conv_geom *g, const int8x16_t *wr,
+                                                              int32x4_t vb, const int k, const int s,
+                                                              const int64_t room, const int rq, uint8_t *yq,
+                                                              const dw_requant *q) {
     /* single-register lookups: a pair of table registers makes GCC shuffle them with moves */
     const uint8x16_t idx = vld1q_u8(s == 1 ? win_s1 : win_s2);
+    const int G = (k + 3) / 4;
     const int64_t OH = g->OH, OW = g->OW;
     for (int64_t oh = 0; oh < OH; ++oh) {
-        const int8_t *rows[3] = {pad + oh * s * R, pad + (oh * s + 1) * R, pad + (oh * s + 2) * R};
+        const int8_t *top = pad + oh * s * R;
         int32_t *yo = yp + oh * OW;
         int64_t ow = 0;
-        for (; ow + 16 <= OW; ow += 16) { /* 16 outputs: per row 4 groups of 4 windows, one sdot each */
+        for (; ow + 16 <= OW; ow += 16) { /* 16 outputs: per row and word 4 groups of 4 windows, one sdot each */
             int32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-            for (int i = 0; i < 3; ++i) {
-                const int8_t *r = rows[i] + ow * s;
-                a0 = vdotq_s32(a0, vqtbl1q_s8(vld1q_s8(r), idx), wr[i]);
-                a1 = vdotq_s32(a1, vqtbl1q_s8(vld1q_s8(r + 4 * s), idx), wr[i]);
-                a2 = vdotq_s32(a2, vqtbl1q_s8(vld1q_s8(r + 8 * s), idx), wr[i]);
-                a3 = vdotq_s32(a3, vqtbl1q_s8(vld1q_s8(r + 12 * s), idx), wr[i]);
+            for (int i = 0; i < k; ++i)
+                for (int q = 0; q < G; ++q) {
+                    const int8_t *r = top + i * R + ow * s + 4 * q;
+                    const int8x16_t w = wr[i * G + q];
+                    a0 = vdotq_s32(a0, vqtbl1q_s8(vld1q_s8(r), idx), w);
+                    a1 = vdotq_s32(a1, vqtbl1q_s8(vld1q_s8(r + 4 * s), idx), w);
+                    a2 = vdotq_s32(a2, vqtbl1q_s8(vld1q_s8(r + 8 * s), idx), w);
+                    a3 = vdotq_s32(a3, vqtbl1q_s8(vld1q_s8(r + 12 * s), idx), w);
+                }
+            if (rq) {
+                const int16x8_t h0 = requant8(a0, a1, q), h1 = requant8(a2, a3, q);
+                vst1q_u8(yq + oh * OW + ow, vcombine_u8(narrow8(h0, q), narrow8(h1, q)));
+                continue;
             }
             vst1q_s32(yo + ow, a0);
             vst1q_s32(yo + ow + 4, a1);
@@ -247,8 +279,21 @@ static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *p
         }
         for (; ow < OW; ow += 4) { /* the rest, 4 outputs at a time (the last stored lane by lane) */
             int32x4_t a = vb;
-            for (int i = 0; i < 3; ++i)
-                a = vdotq_s32(a, vqtbl1q_s8(vld1q_s8(rows[i] + ow * s), idx), wr[i]);
+            for (int i = 0; i < k; ++i)
+                for (int q = 0; q < G; ++q)
+                    a = vdotq_s32(a, vqtbl1q_s8(vld1q_s8(top + i * R + ow * s + 4 * q), idx), wr[i * G + q]);
+            if (rq) {
+                const uint8x8_t b = narrow8(requant8(a, a, q), q);
+                uint8_t *d = yq + oh * OW + ow;
+                if (ow + 4 <= OW || oh * OW + ow + 4 <= room) { /* spilling into the next rows, as below */
+                    vst1_lane_u32((uint32_t *)d, vreinterpret_u32_u8(b), 0);
+                } else {
+                    vst1_lane_u8(d, b, 0);
+                    if (ow + 1 < OW) vst1_lane_u8(d + 1, b, 1);
+                    if (ow + 2 < OW) vst1_lane_u8(d + 2, b, 2);
+                }
+                continue;
+            }
             if (ow + 4 <= OW || oh * OW + ow + 4 <= room) { /* as in fp32.c: spilling into the next rows */
                 vst1q_s32(yo + ow, a);
             } else { /* lane stores: a loop would become a call to memcpy */
@@ -260,47 +305,90 @@ static inline __attribute__((always_inline)) void dw3x3_rows_dot(const int8_t *p
     }
 }
 
-static void depthwise_dot(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
-                          int32_t *acc, int64_t planes, const arm_conv_geom *g, int16_t *work) {
-    if (!arm_dw3x3(g)) {
-        arm_q_depthwise(xv, is_uint8, zx, w, bias, acc, planes, g, work);
-        return;
-    }
-    const int64_t PH = (g->OH - 1) * g->sh + 3, R = arm_dw_row(g);
+/* 3, 5 or 7 for a square kernel of that size without dilation, strides (1, 1) or (2, 2); else 0 */
+static int dw_dot_k(const arm_conv_geom *g) {
+    const int k = g->kh == g->kw && (g->kh == 3 || g->kh == 5 || g->kh == 7) ? (int)g->kh : 0;
+    return k && g->dh == 1 && g->dw == 1 && (g->sh == 1 || g->sh == 2) && g->sw == g->sh ? k : 0;
+}
+
+/* the planes' int32 sums to acc (yq NULL), or their bytes to yq requantized by mult / zy (depthwise_q) */
+static void depthwise_dot_planes(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
+                                 int32_t *acc, int64_t planes, const arm_conv_geom *g, int16_t *work, uint8_t *yq,
+                                 const double *mult, int64_t mult_rs, int32_t zy, int out_kind) {
+    const int k = dw_dot_k(g), G = (k + 3) / 4, taps = (int)(g->kh * g->kw);
+    const int64_t npix = g->OH * g->OW, PH = (g->OH - 1) * g->sh + k, R = arm_dw_row(g);
     const int8_t zs = (int8_t)(is_uint8 ? zx - 128 : zx);
     int8_t *pad = (int8_t *)work;
     int fresh = 1; /* the padding in work is not (or no longer) there */
     for (int64_t p = 0; p < planes; ++p) {
         const int64_t c = p % g->C;
-        const int16_t *wk = w + c * 9;
-        int fits = 1;
+        const int16_t *wk = w + c * taps;
+        int fits = k != 0;
         int32_t wsum = 0;
-        for (int t = 0; t < 9; ++t) {
+        for (int t = 0; t < taps; ++t) {
             fits &= wk[t] >= -128 && wk[t] <= 127;
             wsum += wk[t];
         }
         const uint8_t *xp = (const uint8_t *)xv + p * g->H * g->W;
-        int32_t *yp = acc + p * g->OH * g->OW;
+        int32_t *yp = yq ? acc : acc + p * npix;
         if (!fits) { /* one plane through the generic kernel */
             arm_conv_geom one = *g;
             one.C = 1;
             arm_q_depthwise(xp, is_uint8, zx, wk, bias ? bias + c : NULL, yp, 1, &one, work);
             fresh = 1; /* it used work for its own plane */
+            if (yq) {
+                const int32_t zero = 0;
+                const arm_qepilogue e = {0, &zero, &zero, 0, 0, NULL, NULL, NULL, out_kind, mult + c * mult_rs, 0, 0, zy};
+                arm_q_finish(yp, npix, yq + p * npix, npix, 0, 0, 1, npix, &e);
+            }
             continue;
         }
-        int8x16_t wr[3];
-        for (int i = 0; i < 3; ++i) {
-            const uint32_t word = (uint32_t)(uint8_t)wk[3 * i] | (uint32_t)(uint8_t)wk[3 * i + 1] << 8 |
-                                  (uint32_t)(uint8_t)wk[3 * i + 2] << 16;
-            wr[i] = vreinterpretq_s8_u32(vdupq_n_u32(word));
-        }
+        int8x16_t wr[14];
+        for (int i = 0; i < k; ++i)
+            for (int q = 0; q < G; ++q) {
+                uint32_t word = 0;
+                for (int b = 0; b < 4 && 4 * q + b < k; ++b) word |= (uint32_t)(uint8_t)wk[i * k + 4 * q + b] << (8 * b);
+                wr[i * G + q] = vreinterpretq_s8_u32(vdupq_n_u32(word));
+            }
         const int32x4_t vb = vdupq_n_s32((bias ? bias[c] : 0) - (int32_t)zs * wsum);
-        pad_plane3_s8(xp, is_uint8, zs, g, pad, PH, R, fresh);
+        pad_plane_s8(xp, is_uint8, zs, g, pad, PH, R, fresh);
         fresh = 0;
-        const int64_t room = (planes - p) * g->OH * g->OW; /* int32 sums from yp to the end of acc */
-        if (g->sh == 1) dw3x3_rows_dot(pad, R, yp, g, wr, vb, 1, room);
-        else dw3x3_rows_dot(pad, R, yp, g, wr, vb, 2, room);
+        const int64_t room = (planes - p) * npix; /* outputs from this plane's start to the end of the planes */
+        const int s = (int)g->sh;
+        if (yq) {
+            const dw_requant rq = {vdupq_n_f32((float)mult[c * mult_rs]), vdupq_n_s16((int16_t)zy), out_kind == 1};
+            uint8_t *yo = yq + p * npix;
+            if (k == 3 && s == 1) dw_rows_dot(pad, R, yp, g, wr, vb, 3, 1, room, 1, yo, &rq);
+            else if (k == 3) dw_rows_dot(pad, R, yp, g, wr, vb, 3, 2, room, 1, yo, &rq);
+            else if (k == 5 && s == 1) dw_rows_dot(pad, R, yp, g, wr, vb, 5, 1, room, 1, yo, &rq);
+            else if (k == 5) dw_rows_dot(pad, R, yp, g, wr, vb, 5, 2, room, 1, yo, &rq);
+            else if (s == 1) dw_rows_dot(pad, R, yp, g, wr, vb, 7, 1, room, 1, yo, &rq);
+            else dw_rows_dot(pad, R, yp, g, wr, vb, 7, 2, room, 1, yo, &rq);
+            continue;
+        }
+        if (k == 3 && s == 1) dw_rows_dot(pad, R, yp, g, wr, vb, 3, 1, room, 0, NULL, NULL);
+        else if (k == 3) dw_rows_dot(pad, R, yp, g, wr, vb, 3, 2, room, 0, NULL, NULL);
+        else if (k == 5 && s == 1) dw_rows_dot(pad, R, yp, g, wr, vb, 5, 1, room, 0, NULL, NULL);
+        else if (k == 5) dw_rows_dot(pad, R, yp, g, wr, vb, 5, 2, room, 0, NULL, NULL);
+        else if (s == 1) dw_rows_dot(pad, R, yp, g, wr, vb, 7, 1, room, 0, NULL, NULL);
+        else dw_rows_dot(pad, R, yp, g, wr, vb, 7, 2, room, 0, NULL, NULL);
     }
 }
 
-const arm_qkernels arm_qkernels_int8_dot = {"int8_dot", QMR, QNR, gemm_int8_dot, depthwise_dot};
+static void depthwise_dot(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
+                          int32_t *acc, int64_t planes, const arm_conv_geom *g, int16_t *work) {
+    if (!dw_dot_k(g)) {
+        arm_q_depthwise(xv, is_uint8, zx, w, bias, acc, planes, g, work);
+        return;
+    }
+    depthwise_dot_planes(xv, is_uint8, zx, w, bias, acc, planes, g, work, NULL, NULL, 0, 0, 0);
+}
+
+/* requantized in the tile: the int32 sums never stored (the generic kernel's planes go through acc) */
+static void depthwise_dot_q(const void *xv, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
+                            const double *mult, int64_t mult_rs, int32_t zy, int out_kind, void *y, int32_t *acc,
+                            int64_t planes, const arm_conv_geom *g, int16_t *work) {
+    depthwise_dot_planes(xv, is_uint8, zx, w, bias, acc, planes, g, work, (uint8_t *)y, mult, mult_rs, zy, out_kind);
+}
+
+const arm_qkernels arm_qkernels_int8_dot = {"int8_dot", QMR, QNR, gemm_int8_dot, depthwise_dot, depthwise_dot_q};

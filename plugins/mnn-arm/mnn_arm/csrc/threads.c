@@ -210,6 +210,13 @@ static void qdepthwise_planes(void *ctx, int64_t b, int64_t end, int tid) {
     int16_t *dwork = s->dwork + tid * s->dwork_elems;
     for (int64_t p = b; p < end;) {
         const int64_t c0 = p % g->C, img_end = p - c0 + g->C, q = end < img_end ? end : img_end;
+        if (s->k->depthwise_q && j->e->out_kind != 0) { /* requantized in the kernel's tiles */
+            s->k->depthwise_q(j->x + p * in_plane, s->is_uint8, s->zx, s->w16 + c0 * taps,
+                              j->e->bias ? j->e->bias + c0 : NULL, j->e->mult + c0 * j->e->mult_rs, j->e->mult_rs,
+                              (int32_t)j->e->zy, j->e->out_kind, j->y + p * npix * s->out_bytes, acc, q - p, g, dwork);
+            p = q;
+            continue;
+        }
         s->k->depthwise(j->x + p * in_plane, s->is_uint8, s->zx, s->w16 + c0 * taps,
                         j->e->bias ? j->e->bias + c0 : NULL, acc + c0 * npix, q - p, g, dwork);
         for (int64_t c = c0; c < c0 + (q - p); ++c) {

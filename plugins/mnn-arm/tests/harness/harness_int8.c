@@ -62,6 +62,19 @@ static void test_qconv_d(const arm_qkernels *k, int is_u8, int out_kind, int64_t
             eo.mult_rs = 0;
             arm_q_finish(acc + o * npix, npix, (char *)y + o * npix * out_bytes, npix, 0, 0, 1, npix, &eo);
         }
+        if (k->depthwise_q && out_kind) { /* requantized in the tiles: the same bytes, checked below through y */
+            uint8_t *yq = xalloc(O * npix);
+            memset(yq, 0x5a, O * npix);
+            k->depthwise_q(x, is_u8, zx, w16, bias, mult, 1, (int32_t)e.zy, out_kind, yq, acc, C, &g, work);
+            int64_t diff = 0;
+            for (int64_t i = 0; i < O * npix; ++i) diff += yq[i] != ((uint8_t *)y)[i];
+            char what[96];
+            snprintf(what, sizeof what, "%s depthwise_q C=%ld H=%ld k=%ld s=%ld == sums then arm_q_finish", k->name,
+                     (long)C, (long)H, (long)ks, (long)s);
+            report(what, (double)diff, diff == 0);
+            memcpy(y, yq, O * npix);
+            free(yq);
+        }
         free(w16), free(work), free(acc);
     } else {
         int8_t *wp = xalloc(group * astride);
@@ -197,6 +210,15 @@ void test_int8_path(const arm_qkernels *k) {
     test_qconv(k, 1, 0, 3, 30, 3, 3, 2, 0, 3, 1);
     test_qconv(k, 0, 1, 7, 4, 7, 3, 1, 1, 7, 1);
     test_qconv(k, 1, 1, 6, 3, 6, 3, 1, 0, 6, 1);
+    /* 5x5 and 7x7 (two sdot words a row of taps): planes of 7x7 outputs (4-wide tails spilling into the
+     * next plane, the last plane lane by lane), 16-wide vectors, both strides, no padding, one output column */
+    test_qconv(k, 1, 1, 6, 7, 6, 5, 1, 2, 6, 1);
+    test_qconv(k, 0, 2, 5, 14, 5, 5, 2, 2, 5, 0);
+    test_qconv(k, 1, 2, 3, 35, 3, 5, 1, 2, 3, 0);
+    test_qconv(k, 0, 1, 4, 20, 4, 7, 1, 3, 4, 1);
+    test_qconv(k, 1, 1, 3, 23, 3, 7, 2, 3, 3, 0);
+    test_qconv(k, 0, 0, 4, 5, 4, 5, 1, 0, 4, 1);
+    test_qconv(k, 1, 1, 2, 9, 2, 7, 1, 0, 2, 1);
     /* im2col's rows over spans of output columns: more than one span (240 columns), runs that start and
      * end in the padding, rows narrower than a vector, K not a multiple of 4, column sums with and
      * without weight zero points, the 1x1 input rows read up to their end */
