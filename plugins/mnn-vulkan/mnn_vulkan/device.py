@@ -29,6 +29,9 @@ DEVICE_OPTION = "vulkan.device"
 VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation"
 TYPE_RANK = {"discrete": 0, "integrated": 1, "virtual": 2, "cpu": 3, "other": 4}
 _LOCK = threading.RLock()
+#: guards only the start of open_early's thread: _LOCK is held for all of vkCreateDevice, and a
+#: second open_early (the session's fuse after its device_info) must not wait for that
+_STARTING = threading.Lock()
 
 
 @dataclass
@@ -64,7 +67,9 @@ class Device:
         a session asks at creation, so vkCreateDevice overlaps its planning instead of waiting in
         the first run. The thread holds the lock `context` takes, so the first user waits for it;
         a fork waits for it too (`_before_fork`), and its child then finds the device opened."""
-        with _LOCK:
+        if self._context is not None or self._opener is not None:
+            return  # opened, or opening: never wait here (the opener holds _LOCK)
+        with _STARTING:
             if self._context is not None or self._opener is not None:
                 return
             self._opener = threading.Thread(target=self._open_quietly, name="mnn-vulkan-open")

@@ -120,3 +120,40 @@ def test_the_device_opens_at_session_creation_and_a_fork_waits_for_it():
     assert "forked" in json.loads(lines["CHILD"])
     opened, err, threads = json.loads(lines["PARENT"])
     assert opened and err < 1e-5 and threads == 1
+
+
+def test_a_second_open_early_does_not_wait_for_the_opening(monkeypatch):
+    """The session's fuse asks for the device again while device_info's thread is still inside
+    vkCreateDevice (holding the lock `context` takes): that call returns at once, so planning
+    overlaps the opening; the first real use of the device then waits for it."""
+    import threading
+    import time
+
+    from mnn_vulkan import device, pipeline_cache
+
+    release = threading.Event()
+
+    class SlowContext:  # stands in for _vulkan.Context: opening takes until `release`
+        def __init__(self, index):
+            release.wait(10)
+
+    class NoCache:
+        def __init__(self, dev):
+            pass
+
+        def load(self, context):
+            pass
+
+    monkeypatch.setattr(device, "_vulkan", type("Native", (), {"Context": SlowContext}))
+    monkeypatch.setattr(pipeline_cache, "PipelineCache", NoCache)
+    dev = device.Device(0, "stand-in", "discrete", {})
+    dev.open_early()
+    time.sleep(0.05)  # the thread is now inside SlowContext, holding the lock
+    started = time.perf_counter()
+    dev.open_early()
+    waited = time.perf_counter() - started
+    release.set()
+    context = dev.context
+    dev._opener.join(10)
+    assert waited < 0.05, f"the second open_early waited {waited:.3f} s for the opening thread"
+    assert isinstance(context, SlowContext) and not dev._opener.is_alive()
