@@ -42,24 +42,28 @@ def _float_path(ctx, runtime_bias: bool) -> str:
 
 
 #: the fp32 GEMM's register tile (csrc/fp32.c's MR x NR); a tile of fewer columns (4 or 8) runs a C k-loop
-#: that costs about 1.3x the assembly's per vector
+#: that costs about 1.3x the assembly's per vector, and a panel's last 4 or fewer rows a 4 x 12 tile at about
+#: 0.6 of the full tile's cost (counted under qemu)
 FP32_TILE = (8, 12)
 
 
 def _tile_cost(rows: int, cols: int) -> float:
-    """Vectors of tile work a GEMM of rows x cols runs (rows padded to whole panels of MR)."""
+    """Vectors of tile work a GEMM of rows x cols runs (rows in panels of MR, cols in tiles of NR)."""
     mr, nr = FP32_TILE
     tail = -(-(cols % nr) // 4)
-    return -(-rows // mr) * (cols // nr * (nr // 4) + 1.3 * tail)
+    last = rows % mr
+    panels = rows // mr + (0.6 if 0 < last <= mr // 2 else (1 if last else 0))
+    return panels * (cols // nr * (nr // 4) + 1.3 * tail)
 
 
 def transposed_form(m: int, n: int, path: str) -> bool:
     """Whether a MatMul / Gemm with constant B runs as C^T = B^T A^T: when A's few rows fill the tile's 12
-    columns better than its 8 rows (a sentence of 12 tokens: 16 padded rows a panel pair against 12 exact
-    columns, 0.75 of the work). The fp32 path only; one row is the matrix-vector kernel's."""
+    columns better than its 8 rows (a sentence of 12 tokens: 12 exact columns against a panel and a 4-row
+    tile, 0.94 of the work); 0.95, not 1, for the transpose back. The fp32 path only; one row is the
+    matrix-vector kernel's."""
     if path != "fp32" or m < 2:
         return False
-    return _tile_cost(n, m) < 0.9 * _tile_cost(m, n)
+    return _tile_cost(n, m) < 0.95 * _tile_cost(m, n)
 
 
 def _finish(execution, path, ins, outs, ctx):

@@ -1,8 +1,8 @@
 """MatMul and Gemm with a constant B on the fp32 path computed as C^T = B^T A^T when A has few rows
-(ops_matmul.transposed_form: 12 tokens fill the tile's 12 columns, not two 8-row panels), and B's
-contiguous columns packed by 4x4 transposes (Gemm's transB). Oracle: the reference backend on random
-inputs of odd sizes, K beyond one cache block, biases of every broadcast, transposes, alpha / beta, a
-following Relu, one and two threads."""
+(ops_matmul.transposed_form: 12 tokens fill the tile's 12 columns, not a panel and a 4-row tile), the 4 x 12
+tile of a panel's last 4 or fewer rows, and B's contiguous columns packed by 4x4 transposes (Gemm's
+transB). Oracle: the reference backend on random inputs of odd sizes, K beyond one cache block, biases of
+every broadcast, transposes, alpha / beta, a following Relu, one and two threads."""
 
 from __future__ import annotations
 
@@ -77,14 +77,17 @@ MATMULS = [  # A's shape, K, N, relu, C^T expected
     ((12, 37), 37, 29, False, True),
     ((2, 6, 45), 45, 50, True, True),  # batch folded: M = 12
     ((1, 12, 600), 600, 31, False, True),  # two K blocks: the second accumulates
-    ((9, 17), 17, 22, False, True),
-    ((3, 8), 8, 13, True, True),
+    ((9, 17), 17, 7, False, True),
+    ((3, 8), 8, 10, True, True),
     ((2, 19), 19, 7, False, True),
-    ((19, 23), 23, 30, False, True),  # 12 + 7 columns: a full and a partial tile
-    ((36, 11), 11, 40, False, True),
+    ((19, 23), 23, 9, False, True),
+    ((36, 11), 11, 40, False, True),  # 12 + 12 + 12 columns
     ((5, 21), 21, 17, False, False),
     ((16, 9), 9, 24, False, False),
     ((9, 17), 17, 40, False, False),
+    ((20, 13), 13, 30, True, False),  # the last 4 rows by the 4 x 12 tile
+    ((4, 7), 7, 26, False, False),
+    ((1, 2, 530), 530, 25, False, False),  # 4 x 12 tiles over two K blocks
 ]
 
 
@@ -99,9 +102,9 @@ def test_matmul_constant_b(a_shape, k, n, relu, transposed, threads):
 GEMMS = [  # m, k, n, bias shape, transA, transB, alpha, beta, runtime input
     (12, 33, 27, (27,), False, False, 1.0, 1.0, None),
     (12, 33, 27, (12, 27), False, True, 0.5, 2.0, None),
-    (11, 40, 22, (11, 1), True, False, 1.0, -1.0, None),
+    (11, 40, 7, (11, 1), True, False, 1.0, -1.0, None),
     (12, 13, 50, (1,), True, True, 1.5, 0.25, None),
-    (10, 29, 21, None, False, True, 1.0, 1.0, None),
+    (10, 29, 6, None, False, True, 1.0, 1.0, None),
     (12, 21, 14, (14,), False, False, 1.0, 1.0, "bias"),
     (12, 21, 14, (12, 14), False, True, 1.0, 0.5, "bias"),
     (7, 18, 25, (25,), False, True, 1.0, 1.0, "b"),  # B's columns contiguous: packed by transposes
@@ -123,4 +126,5 @@ def test_transposed_form_rule():
     assert transposed_form(12, 384, "fp32") and transposed_form(12, 1536, "fp32")
     assert not transposed_form(1, 384, "fp32")  # the matrix-vector kernel
     assert not transposed_form(16, 384, "fp32") and not transposed_form(1500, 384, "fp32")
+    assert not transposed_form(20, 128, "fp32") and not transposed_form(4, 384, "fp32")  # the 4 x 12 tile
     assert not transposed_form(12, 384, "fp16h") and not transposed_form(12, 384, "fp16")
