@@ -144,3 +144,61 @@ def test_independent_split_gemms_need_no_barrier_between_them(rng):
     sess = _check(b.build(), {"x": x}, {"vulkan.gpu_tiling": True, "vulkan.splitk": 3})
     segment = [s for s in mnn_vulkan.segments().values() if sess.plan.placements[0].node in s.names][-1]
     assert segment.shaders.count("splitk_reduce") == 3 and segment.barriers == 3
+
+
+def test_a_channels_last_linears_batch_dims_fold_into_rows():
+    """ConvNeXt's MLP at batch 1 (1 x 7 x 7 x 3072 @ 3072 x 768) was 7 matrices of 7 rows; folded, one
+    GEMM of 49 rows, which split-K then cuts along K. Batched B, rows that do not continue from one
+    matrix into the next (A transposed) and a bias that differs per matrix keep the batch."""
+    from mnn_vulkan.kernels.matmul import WIDE, fold_batch
+
+    from mnn_core.backend.kit.params import matmul_plan
+
+    m, n, k, dims, sa, sb, sc = matmul_plan((2, 7, 7, 3072), (3072, 768))
+    assert (m, dims) == (7, [14])
+    a_st, b_st, c_st, row = (k, 1, 0, sa[0]), (n, 1, 0, sb[0]), (0, sc[0]), (0, 1, 0, 0)
+    assert fold_batch(GPU, {}, m, n, k, 1, 14, a_st, b_st, c_st, row) == (
+        98,
+        1,
+        1,
+        (k, 1, 0, 0),
+        (n, 1, 0, 0),
+        (0, 0),
+        (0, 1, 0, 0),
+    )
+    # two batch dims (images, rows of an image: strides that do not merge) fold one after the other
+    two = fold_batch(GPU, {}, 7, n, k, 2, 7, (k, 1, 49 * k, 7 * k), (n, 1, 0, 0), (49 * n, 7 * n), None)
+    assert two[:3] == (98, 1, 1)
+    kept = (7, 1, 14)
+    assert fold_batch(GPU, {}, 7, n, k, 1, 14, a_st, (n, 1, 0, k * n), c_st, None)[:3] == kept  # batched B
+    assert fold_batch(GPU, {}, 7, n, k, 1, 14, (1, 7, 0, 7 * k), b_st, c_st, None)[:3] == kept  # A transposed
+    assert fold_batch(GPU, {}, 7, n, k, 1, 14, a_st, b_st, c_st, (0, 1, 0, n))[:3] == kept  # a bias per matrix
+    # folded, the batch-1 MLP GEMM is split: 32x64 blocks in 12 slices
+    assert gemm_split_plan(49, 768, 3072) == (*WIDE, (32, 64), 12)
+
+
+def gemm_split_plan(m, n, k):
+    from mnn_vulkan.kernels import gemm_split
+
+    return gemm_split.plan(_rec(), m, n, k, 1, (0, 1, 0, 0), 1.0)
+
+
+@needs_vulkan
+@pytest.mark.parametrize("shape", [(1, 7, 5), (2, 3, 5)], ids=["one-image", "two-images"])
+def test_channels_last_linear_with_layer_scale_is_split(rng, shape):
+    """ConvNeXt's second MLP layer as the fusions see it: MatMul over channels-last rows, bias Add
+    and the layer scale's Mul (vulkan.FusedMatMul with the factors folded into the weights), its
+    batch dims folded into rows and K split by the GPU's own choice (and forced), against the
+    reference; the first layer (with GELU) too."""
+    k, n = 1024, 40
+    b = mnn.GraphBuilder()
+    xi = b.input("x", (*shape, k))
+    y = b.Add(b.MatMul(xi, _const(b, rng, k, n)), _const(b, rng, n))
+    b.output(b.Mul(y, _const(b, rng, n)), "scaled")
+    b.output(b.Gelu(b.Add(b.MatMul(xi, _const(b, rng, k, n)), _const(b, rng, n))), "gelu")
+    x = rng.standard_normal((*shape, k)).astype("float32")
+    gpu = {"vulkan.gpu_tiling": True, "vulkan.gemv": False}
+    sess = _check(b.build(), {"x": x}, gpu)
+    assert _segment_shaders(sess).count("splitk_reduce") == 2, _segment_shaders(sess)
+    _check(b.build(), {"x": x}, {**gpu, "vulkan.splitk": 3})
+    _check(b.build(), {"x": x}, {**gpu, "vulkan.gemm_splitk": False}, split=False)

@@ -319,7 +319,38 @@ def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int
     rec.dispatch("gemm", bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
 
 
+def _fold_inner(m, n, nb1, nb2, a_st, b_st, c_st, bias_st) -> tuple | None:
+    """The inner batch dim folded into A's rows, where B and the bias are the same for each of its
+    matrices and A's, C's and the bias's rows continue from one matrix into the next; the outer dim
+    becomes the inner one. None where they do not."""
+    if nb2 == 1 or b_st[3] != 0 or a_st[3] != m * a_st[0] or c_st[1] != m * n:
+        return None
+    if bias_st is not None and bias_st[3] != m * bias_st[0]:
+        return None
+    bias_st = None if bias_st is None else (bias_st[0], bias_st[1], 0, bias_st[2])
+    return m * nb2, 1, nb1, (a_st[0], a_st[1], 0, a_st[2]), (b_st[0], b_st[1], 0, b_st[2]), (0, c_st[0]), bias_st
+
+
+def fold_batch(device, options, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st) -> tuple:
+    """(m, nb1, nb2, A, B, C and bias strides) with the batch dims that can be folded into the rows of
+    A and C folded: a Linear layer over an image's rows (ConvNeXt's channels-last MLPs: 7 matrices
+    of 7 rows at batch 1, whose 32-row blocks were 22% full and not split along K as one GEMM of 49
+    rows is). Kept where the folded tiling would pass lavapipe's loop budget."""
+    folded = (m, nb1, nb2, a_st, b_st, c_st, bias_st)
+    for _ in range(2):
+        inner = _fold_inner(folded[0], n, *folded[1:])
+        if inner is None:
+            break
+        if _tile_too_long(device, inner[0], n, k, inner[1] * inner[2], options):
+            break
+        folded = inner
+    return folded
+
+
 def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab):
+    m, nb1, nb2, a_st, b_st, c_st, bias_st = fold_batch(
+        rec.device, rec.options, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st
+    )
     push = gemm_params(m, n, k, nb2, a_st, b_st, c_st, bias_st, alpha, beta, act, aa, ab)
     long_k = m <= GEMV_ROWS and _tile_too_long(rec.device, m, n, k, nb1 * nb2, rec.options)
     if long_k or use_gemv(rec.device, m, k, b_st[0], rec.options):  # m <= 8: never a tensor-core GEMM
