@@ -66,6 +66,7 @@ class VulkanBackend(SegmentBackend):
         _device.DEVICE_OPTION,
         "vulkan.big_gemm",
         "vulkan.coopmat",
+        "vulkan.fold_batch",
         "vulkan.fp16_fma",
         "vulkan.gemm_splitk",
         "vulkan.gemv",

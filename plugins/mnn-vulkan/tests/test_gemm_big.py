@@ -102,7 +102,7 @@ def test_auto_takes_blocks_only_where_they_fill_a_gpu(rng):
     assert "gemm_big" in _shaders(sess)  # 16 x 8 = 128 blocks of 128x128 are too few; 64x128 gives 256
 
 
-def test_off_by_default_and_a_bad_value_is_named(rng):
+def test_off_by_default_on_lavapipe_and_a_bad_value_is_named(rng):
     b = mnn.GraphBuilder()
     x = b.input("x", (300, 64))
     b.output(b.MatMul(x, b.const(rng.standard_normal((64, 300)).astype("float32"))), "y")
@@ -113,6 +113,47 @@ def test_off_by_default_and_a_bad_value_is_named(rng):
     with pytest.raises(Exception, match="vulkan.big_gemm must be"):
         s = mnn.Session(graph, backend="vulkan", fallback=False, options={"vulkan.big_gemm": "huge"})
         s.run({"x": np.zeros((300, 64), "float32")})
+
+
+def test_a_discrete_gpus_default_takes_128x128_blocks_where_they_fill_it():
+    """By default: 128x128 blocks on a discrete GPU where they give at least half its SMs a work
+    group (BERT-base and ViT-S/16 at batch 16), gemm.comp (and split-K) where not (batch 1, a
+    7x7 image's 49 columns), never on an integrated or CPU device; the option forces either way."""
+    from types import SimpleNamespace
+
+    from mnn_vulkan.kernels.matmul import BIG_GEMM, big_gemm_local
+
+    def local(m, n, batch=1, kind="discrete", sms=0, **options):
+        dev = SimpleNamespace(type=kind, name="NVIDIA H100 80GB HBM3", props={"sm_count": sms})
+        return big_gemm_local(SimpleNamespace(device=dev, options=options, half=False), m, n, 768, batch)
+
+    big = BIG_GEMM["128x128"]
+    assert local(2048, 768) == big  # BERT-base b16: 16 x 6 = 96 groups
+    assert local(16 * 197, 384) == big  # ViT-S/16 b16: 25 x 3 = 75
+    # ConvNeXt-T b16's last stage, its rows folded (784): the first MLP GEMM (7 x 24), not the second (7 x 6)
+    assert local(16 * 49, 3072) == big and local(16 * 49, 768) is None
+    assert local(128, 768) is None and local(197, 1152) is None  # batch 1: 6 and 18 groups
+    assert local(768, 49, batch=16) is None  # a 7x7 image's 49 columns
+    assert local(2048, 768, kind="integrated") is None and local(2048, 768, kind="cpu") is None
+    assert local(1024, 512, sms=32) == big and local(1024, 512) is None  # 32 groups: enough for 32 SMs
+    assert local(2048, 768, **{"vulkan.big_gemm": "0"}) is None
+    assert local(128, 768, **{"vulkan.big_gemm": "128x128"}) == big
+    assert local(2048, 768, **{"vulkan.tiles": "big"}) is None
+
+
+def test_a_channels_last_linear_with_layer_scale(rng):
+    """ConvNeXt's MLP as the fusions see it (MatMul, bias, layer scale), its batch dims folded into
+    rows, on 128x128 blocks."""
+    k, n = 96, 150
+    b = mnn.GraphBuilder()
+    x = b.input("x", (2, 9, 11, k))
+    y = b.Add(
+        b.MatMul(x, b.const(rng.standard_normal((k, n)).astype("float32"))),
+        b.const(rng.standard_normal(n).astype("float32")),
+    )
+    b.output(b.Mul(y, b.const(rng.standard_normal(n).astype("float32"))), "y")
+    x = rng.standard_normal((2, 9, 11, k)).astype("float32")
+    assert "gemm_big" in _check(b.build(), {"x": x}, "128x128")
 
 
 def _function_variables(code: bytes) -> int:

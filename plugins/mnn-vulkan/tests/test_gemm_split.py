@@ -202,3 +202,4 @@ def test_channels_last_linear_with_layer_scale_is_split(rng, shape):
     assert _segment_shaders(sess).count("splitk_reduce") == 2, _segment_shaders(sess)
     _check(b.build(), {"x": x}, {**gpu, "vulkan.splitk": 3})
     _check(b.build(), {"x": x}, {**gpu, "vulkan.gemm_splitk": False}, split=False)
+    _check(b.build(), {"x": x}, {**gpu, "vulkan.fold_batch": 0}, split=False)  # 5 rows a matrix, batched

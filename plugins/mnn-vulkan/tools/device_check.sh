@@ -8,12 +8,16 @@
 # stage has a time limit; a stage that fails or runs out is noted and the next one runs.
 #   exports  the zoo's ONNX files (small sizes for start-up, full for latency), in the background
 #            while the tests run (a fresh machine has none; torch exports them on the CPU)
-#   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py
+#   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py, test_gemm_big.py
 #   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
 #   sweep    tools/sweep_tiling.py --batch 1: split-K GEMMs (the default) against whole ones
-#            (vulkan.gemm_splitk=0) and slices of >= 128 of K (vulkan.splitk_min=128), GPU ms by shader
+#            (vulkan.gemm_splitk=0), slices of >= 128 of K (vulkan.splitk_min=128) and batch dims kept
+#            apart from rows (vulkan.fold_batch=0: ConvNeXt's MLPs unsplit), GPU ms by shader
+#   sweep16  tools/sweep_tiling.py --batch 16: the default (gemm_big.comp's 128x128 blocks where they
+#            fill the GPU, batch dims folded into rows) against the previous one (vulkan.big_gemm=0,
+#            vulkan.fold_batch=0) and 128x128 blocks forced on every GEMM, GPU ms by shader
 # MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
 #   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
 set -u
@@ -23,7 +27,7 @@ OUT=${OUT:-/tmp/mnn-vulkan-check}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 MODELS=${MODELS:-resnet-50 vit-s16 bert-base convnext-t}
-STAGES=" ${STAGES:-exports tests startup bench sweep} "
+STAGES=" ${STAGES:-exports tests startup bench sweep sweep16} "
 export PYTHONUNBUFFERED=1
 wants() { [[ "$STAGES" == *" $1 "* ]]; }
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
@@ -60,6 +64,7 @@ if wants tests; then
     (cd /tmp && timeout ${TEST_LIMIT:-90} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-vulkan/tests/test_startup.py" "$ROOT/plugins/mnn-vulkan/tests/test_pipeline_cache.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_split.py" "$ROOT/plugins/mnn-vulkan/tests/test_tiling.py" \
+        "$ROOT/plugins/mnn-vulkan/tests/test_gemm_big.py" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
@@ -95,9 +100,20 @@ if wants sweep; then
     t0=$SECONDS
     (cd /tmp && timeout ${SWEEP_LIMIT:-60} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 1 --repeat 10 \
         $(for m in $MODELS; do [ "$m" != resnet-50 ] && echo --onnx $m; done) \
-        --config split-k= --config whole=vulkan.gemm_splitk=0 --config split-k-128=vulkan.splitk_min=128) \
+        --config split-k= --config whole=vulkan.gemm_splitk=0 --config split-k-128=vulkan.splitk_min=128 \
+        --config unfolded=vulkan.fold_batch=0) \
         >"$OUT/sweep.log" 2>&1
-    say "sweep ($((SECONDS - t0)) s): split-K GEMMs (default) against whole ones"
+    say "sweep ($((SECONDS - t0)) s): split-K GEMMs (default) against whole ones, batch dims unfolded"
     grep -E '^\| |GPU ms by shader' "$OUT/sweep.log" | tee -a "$OUT/summary.txt"
+fi
+
+if wants sweep16; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${SWEEP16_LIMIT:-150} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 16 --repeat 10 \
+        $(for m in $MODELS; do echo --onnx $m; done) \
+        --config default= --config before="vulkan.big_gemm=0;vulkan.fold_batch=0" --config big-128=vulkan.big_gemm=128x128) \
+        >"$OUT/sweep16.log" 2>&1
+    say "sweep16 ($((SECONDS - t0)) s): batch 16, the default against the previous one and 128x128 blocks forced"
+    grep -E '^\| |GPU ms by shader' "$OUT/sweep16.log" | tee -a "$OUT/summary.txt"
 fi
 say "done in $((SECONDS - T0)) s"

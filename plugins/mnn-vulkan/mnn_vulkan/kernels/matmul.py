@@ -269,6 +269,10 @@ def use_coopmat(rec, m: int, n: int) -> bool:
 BIG_GEMM = {"128x128": (16, 16, 1), "64x128": (16, 8, 1)}
 #: work groups "auto" wants from a block size before taking it (an H100 has 132 SMs)
 BIG_GEMM_ENOUGH = 132
+#: work groups of 128x128 blocks that make them a discrete GPU's default (half of GPU_SMS, scaled by
+#: the device's SM count): on the H100 forced 128x128 blocks beat gemm.comp on every GEMM of ViT-S/16
+#: and BERT-base at batch 16, whose 384- and 768-wide ones give 75 and 96 (benchmarks/RESULTS_GPU.md)
+BIG_GEMM_DEFAULT_GROUPS = 66
 
 
 def big_gemm_bk(device, local: tuple) -> int:
@@ -278,23 +282,36 @@ def big_gemm_bk(device, local: tuple) -> int:
     return 16 if device.props.get("max_shared_bytes", 0) >= vec4s * 16 else 8
 
 
+def _big_by_default(device, m: int, n: int, batch: int) -> tuple | None:
+    """128x128 blocks on a discrete GPU where the output holds one each way and they give enough work
+    groups; else None (gemm.comp, or its split-K for a batch of one)."""
+    if device.type != "discrete" or m < 128 or n < 128:
+        return None
+    sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    enough = max(1, BIG_GEMM_DEFAULT_GROUPS * sms // GPU_SMS)
+    return BIG_GEMM["128x128"] if cdiv(m, 128) * cdiv(n, 128) * batch >= enough else None
+
+
 def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     """gemm_big.comp's work group for a float32 M x N output (`batch` times), or None for
-    gemm.comp. Opt-in, while it is measured against gemm.comp on GPUs: "vulkan.big_gemm" or
-    MNN_VULKAN_BIG_GEMM = "128x128" or "64x128" (forced on every such GEMM) or "auto" (128x128
-    blocks where the output holds one and they give BIG_GEMM_ENOUGH work groups, else 64x128
-    where those do). Forced
-    tilings ("vulkan.tiles") keep gemm.comp; so does a K past lavapipe's loop budget."""
+    gemm.comp. By default 128x128 blocks on a discrete GPU where they fill it (_big_by_default).
+    "vulkan.big_gemm" or MNN_VULKAN_BIG_GEMM: "0" (never), "128x128" or "64x128" (forced on every
+    such GEMM), "auto" (128x128 blocks where the output holds one and they give BIG_GEMM_ENOUGH
+    work groups, else 64x128 where those do, on any device). Forced tilings ("vulkan.tiles") keep
+    gemm.comp; so does a K past lavapipe's loop budget."""
     options = rec.options or {}
-    wanted = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "0"))).lower()
-    if wanted in ("0", "false", "") or rec.half or options.get("vulkan.tiles"):
+    wanted = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "default")) or "default")
+    wanted = wanted.lower()
+    if wanted in ("0", "false", "off") or rec.half or options.get("vulkan.tiles"):
         return None
     if budget_of(rec.device.name) is not None and k > 16384:
         return None
     if wanted in BIG_GEMM:
         return BIG_GEMM[wanted]
+    if wanted == "default":
+        return _big_by_default(rec.device, m, n, batch)
     if wanted != "auto":
-        raise ValueError(f"vulkan.big_gemm must be auto, {', '.join(BIG_GEMM)} or 0, got {wanted!r}")
+        raise ValueError(f"vulkan.big_gemm must be default, auto, {', '.join(BIG_GEMM)} or 0, got {wanted!r}")
     for local in BIG_GEMM.values():
         bm, bn = 8 * local[1], 8 * local[0]
         if m >= bm and n >= bn and cdiv(m, bm) * cdiv(n, bn) * batch >= BIG_GEMM_ENOUGH:
@@ -335,8 +352,11 @@ def fold_batch(device, options, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st) ->
     """(m, nb1, nb2, A, B, C and bias strides) with the batch dims that can be folded into the rows of
     A and C folded: a Linear layer over an image's rows (ConvNeXt's channels-last MLPs: 7 matrices
     of 7 rows at batch 1, whose 32-row blocks were 22% full and not split along K as one GEMM of 49
-    rows is). Kept where the folded tiling would pass lavapipe's loop budget."""
+    rows is). Kept where the folded tiling would pass lavapipe's loop budget, and everywhere with the
+    option "vulkan.fold_batch" False (A/B sweeps: tools/device_check.sh)."""
     folded = (m, nb1, nb2, a_st, b_st, c_st, bias_st)
+    if str((options or {}).get("vulkan.fold_batch", True)).lower() in ("0", "false"):
+        return folded
     for _ in range(2):
         inner = _fold_inner(folded[0], n, *folded[1:])
         if inner is None:
