@@ -111,7 +111,9 @@ cdef extern from "ops.h" nogil:
         void* b_work
         int32_t bias_input
         int32_t transposed
+        int32_t write_ct
         void* c_work
+        int64_t a_bs
         arm_epilogue epi
     ctypedef struct arm_binary_state:
         arm_op op
@@ -354,15 +356,18 @@ cdef int64_t _split_cols(int64_t chunk, int64_t cols, int64_t nr, int64_t thread
     return chunk
 
 
-def matmul(str path, str name, dict p, b_const, bias, int bias_input, bint transposed=False):
+def matmul(str path, str name, dict p, b_const, bias, int bias_input, bint transposed=False, bint write_ct=False):
     """C[t] = epilogue(A[t] @ B) for t < batch; B one matrix (constant: packed here). transposed: computed as
-    C^T = B^T A^T and transposed back (constant B and fp32 tensors only; ops_matmul.py says when)."""
+    C^T = B^T A^T and transposed back (constant B and fp32 tensors only; ops_matmul.py says when). write_ct:
+    the output is C^T (fp32; a convolution by its input windows, ops_conv.py). p["a_bs"]: A's batch stride
+    in elements (default M * K)."""
     form = ", C^T" if transposed else ""
     cdef Execution ex = _execution(f"{name} [{path}{form}]", sizeof(arm_matmul_state), arm_matmul_run)
     cdef arm_matmul_state* s = <arm_matmul_state*>ex.state
     s.k = _ftable(path)
     s.M, s.N, s.K, s.batch = p["M"], p["N"], p["K"], p["batch"]
     s.a_rs, s.a_cs, s.b_rs, s.b_cs = p["a_rs"], p["a_cs"], p["b_rs"], p["b_cs"]
+    s.a_bs = p.get("a_bs", s.M * s.K)
     _epilogue(&s.epi, p["act"], p["act_alpha"], p["act_beta"], p["alpha"], p["beta"])
     s.epi.bias_rs, s.epi.bias_cs = p["bias_rs"], p["bias_cs"]
     s.bias_input = -1
@@ -381,6 +386,11 @@ def matmul(str path, str name, dict p, b_const, bias, int bias_input, bint trans
         if bt.size:
             s.k.pack_a(<const void*><size_t>bt.ctypes.data, s.b_cs, s.b_rs, s.N, s.K, <void*>s.b_packed)
         return ex
+    if write_ct:
+        if s.k.io_bytes != 4 or transposed:
+            raise ValueError("arm MatMul: C^T is written from fp32 tensors, not with the transposed form")
+        s.write_ct = 1
+        s.c_work = ex.hold(Buffer(s.M * s.N * 4))
     s.a_work = ex.hold(Buffer(arm_packed_a_elems(s.k.mr, s.M, s.K) * s.k.elem_bytes))
     cdef int64_t bbytes = arm_packed_a_elems(s.k.nr, s.N, s.K) * s.k.elem_bytes
     if b_const is not None:

@@ -46,6 +46,32 @@ def _as_2d(x_shape, w_shape, attrs) -> tuple:
     return (x_shape[0], x_shape[1], 1, x_shape[2]), (w_shape[0], w_shape[1], 1, w_shape[2]), a
 
 
+def _by_windows(p, path, has_bias, bias, ctx) -> bool:
+    """A convolution over one row of one channel whose windows lie inside it (no padding, no dilation) and
+    that has few output columns for its filters, as an STFT's frames (257 filters of 512 taps at a hop of 160,
+    8 frames): its windows, rows of the input read in place, times the filters transposed fill the fp32 tile
+    (8 frames x 12 filters) where the im2col GEMM's 8-column tiles of filters x frames run a third empty."""
+    from .ops_matmul import _tile_cost
+
+    if path != "fp32" or half.half_activations(ctx) or (has_bias and bias is None):
+        return False
+    if p["group"] != 1 or p["depthwise"] or p["C"] != 1 or p["H"] != 1 or p["kh"] != 1 or p["OH"] != 1:
+        return False
+    if p["dw"] != 1 or p["pl"] != 0 or (p["OW"] - 1) * p["sw"] + p["kw"] > p["W"]:
+        return False
+    return _tile_cost(p["OW"], p["O"]) < 0.95 * _tile_cost(p["O"], p["OW"])
+
+
+def _windows_matmul(p, weight, bias):
+    """_by_windows' convolution: A = the OW windows (row stride sw over the input), B = the O x kw filters
+    transposed, y = C^T (filters x frames) per image."""
+    o, kw = p["O"], p["kw"]
+    mp = dict(M=p["OW"], N=o, K=kw, batch=p["N"], a_rs=p["sw"], a_cs=1, b_rs=1, b_cs=kw, a_bs=p["W"])
+    mp.update(bias_rs=0, bias_cs=1, alpha=1.0, beta=1.0, act=p["act"], act_alpha=p["act_alpha"], act_beta=p["act_beta"])
+    w2 = np.ascontiguousarray(np.asarray(weight, np.float32).reshape(o, kw))
+    return _arm.matmul("fp32", "arm.Conv.windows", mp, w2, bias, -1, False, True)
+
+
 def _prepare_conv3d(node, ins, outs, weight, bias, has_bias, ctx):
     x, w = static_shape(ins[0]), static_shape(ins[1])
     geo = conv_geometry(x, w, node.attrs, (3,))
@@ -110,6 +136,8 @@ def prepare_conv(node, ins, outs, constants, ctx):
     p["act"], p["act_alpha"], p["act_beta"] = fused_activation(node.attrs)
     p["threads"] = max(1, int(getattr(ctx, "threads", 1) or 1))  # scratch per thread
     path = paths.float_path(ctx.precision, ctx.options)
+    if _by_windows(p, path, has_bias, bias, ctx):
+        return _windows_matmul(p, weight, bias)
     p["winograd"] = int(_winograd(p, path, ctx.options))
     if not half.half_activations(ctx):
         return _arm.conv(path, p, weight, bias, 2 if has_bias else -1)

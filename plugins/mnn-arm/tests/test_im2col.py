@@ -11,6 +11,7 @@ import pytest
 from conftest import needs_arm
 
 from mnn_core import GraphBuilder, Session
+from mnn_core.backend import PrepareContext
 
 pytestmark = needs_arm
 RTOL = 1e-5
@@ -59,4 +60,42 @@ def test_im2col_conv(c, h, w, o, kernel, strides, pads, dilations, act, threads)
     sess = Session(graph, backend="arm", fallback=False, threads=threads, options={"arm.winograd": "off"})
     assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
     got = sess.run(feeds)["y"]
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=RTOL * np.abs(want).max())
+
+
+def _conv1d(n, w, o, k, stride, bias, act, seed):
+    rng = np.random.default_rng(seed)
+    g = GraphBuilder("conv1d")
+    ins = [g.input("x", (n, 1, w), "float32"), g.const(rng.standard_normal((o, 1, k)).astype(np.float32))]
+    if bias:
+        ins.append(g.const(rng.standard_normal(o).astype(np.float32)))
+    y = g.Conv(*ins, kernel_shape=[k], strides=[stride])
+    if act == "relu":
+        y = g.Relu(y)
+    g.output(y, "y")
+    return g.build(), {"x": rng.standard_normal((n, 1, w)).astype(np.float32)}
+
+
+WINDOWS = [  # N, W, O, kernel, stride, bias, activation: one channel, few frames (an STFT's)
+    (1, 1760, 257, 512, 160, False, None),
+    (2, 300, 37, 40, 33, True, "relu"),
+    (1, 95, 20, 9, 11, True, None),
+    (3, 64, 26, 5, 8, False, None),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n, w, o, k, stride, bias, act", WINDOWS)
+def test_conv_by_windows(n, w, o, k, stride, bias, act, threads):
+    from mnn_arm._common import KERNELS
+
+    graph, feeds = _conv1d(n, w, o, k, stride, bias, act, seed=w + o)
+    infos = graph.infer()
+    node = next(x for x in graph.nodes if x.op == "Conv")
+    execution = KERNELS["Conv"].impl(
+        node, [infos[i] for i in node.inputs], [infos[i] for i in node.outputs], graph.initializers, PrepareContext()
+    )
+    assert execution.name == "arm.Conv.windows [fp32]"
+    want = Session(graph, backend="reference").run(feeds)["y"]
+    got = Session(graph, backend="arm", fallback=False, threads=threads).run(feeds)["y"]
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=RTOL * np.abs(want).max())

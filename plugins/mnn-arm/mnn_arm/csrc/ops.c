@@ -28,7 +28,7 @@ int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
         arm_epilogue et = e;
         et.bias_rs = e.bias_cs, et.bias_cs = e.bias_rs;
         for (int64_t t = 0; t < s->batch; ++t) {
-            s->k->pack_b(a + t * s->M * s->K * eb, s->a_cs, s->a_rs, s->K, s->M, s->a_work);
+            s->k->pack_b(a + t * s->a_bs * eb, s->a_cs, s->a_rs, s->K, s->M, s->a_work);
             arm_gemm_par(s->k, arm_threads(s), s->N, s->M, s->K, s->b_packed, s->a_work, s->c_work, s->M, &et);
             arm_transpose_f32((float *)(y + t * s->M * s->N * eb), (const float *)s->c_work, s->M, s->N, s->M);
         }
@@ -40,8 +40,10 @@ int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor 
         bp = s->b_work;
     }
     for (int64_t t = 0; t < s->batch; ++t) {
-        s->k->pack_a(a + t * s->M * s->K * eb, s->a_rs, s->a_cs, s->M, s->K, s->a_work);
-        arm_gemm_par(s->k, arm_threads(s), s->M, s->N, s->K, s->a_work, bp, y + t * s->M * s->N * eb, s->N, &e);
+        char *yt = y + t * s->M * s->N * eb;
+        s->k->pack_a(a + t * s->a_bs * eb, s->a_rs, s->a_cs, s->M, s->K, s->a_work);
+        arm_gemm_par(s->k, arm_threads(s), s->M, s->N, s->K, s->a_work, bp, s->write_ct ? s->c_work : yt, s->N, &e);
+        if (s->write_ct) arm_transpose_f32((float *)yt, (const float *)s->c_work, s->N, s->M, s->N);
     }
     return 0;
 }

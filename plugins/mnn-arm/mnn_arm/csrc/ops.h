@@ -47,7 +47,10 @@ typedef struct arm_matmul_state {
     /* 1: C^T = B^T A^T into c_work, then transposed into C (a few rows of A fill the tile's NR columns
      * better than its MR rows); b_packed then holds B^T packed as the A operand, a_work A^T as the B one */
     int32_t transposed;
+    /* 1: y receives C^T, by a transpose out of c_work (a convolution by its input windows: ops_conv.py) */
+    int32_t write_ct;
     void *c_work;
+    int64_t a_bs; /* elements from one batch's A to the next (M * K, or a convolution's image) */
     arm_epilogue epi;
 } arm_matmul_state;
 int arm_matmul_run(void *state, const mnn_tensor *ins, int32_t n_in, mnn_tensor *outs, int32_t n_out);
