@@ -77,6 +77,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.profile",
         "vulkan.splitk",
         "vulkan.splitk_min",
+        "vulkan.splitk_whole_at",
         "vulkan.staging",
         "vulkan.tiles",
     )

@@ -31,6 +31,10 @@ def test_a_batch_1_transformers_linears_are_split():
     assert gemm_split.plan(_rec(), 128, 768, 768, 1, row, 1.0) == (*MID, (32, 32), 3)
     assert gemm_split.plan(_rec(), 128, 768, 3072, 1, row, 1.0) == (*WIDE, (32, 64), 12)
     assert gemm_split.plan(_rec(), 128, 3072, 768, 1, row, 1.0) == (*WIDE, (32, 64), 3)
+    # with vulkan.splitk_whole_at=132 the one whose 32x64 blocks give 192 groups stays whole, not the others
+    whole_at = _rec(**{"vulkan.splitk_whole_at": 132})
+    assert gemm_split.plan(whole_at, 128, 3072, 768, 1, row, 1.0) is None
+    assert gemm_split.plan(whole_at, 128, 768, 768, 1, row, 1.0) == (*MID, (32, 32), 3)
     # batch 16 (2048 rows) fills the GPU whole; batched products, float16 and other bias layouts stay whole
     assert gemm_split.plan(_rec(), 2048, 768, 768, 1, row, 1.0) is None
     assert gemm_split.plan(_rec(), 128, 768, 768, 12, row, 1.0) is None

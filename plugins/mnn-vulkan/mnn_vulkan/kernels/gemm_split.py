@@ -20,6 +20,11 @@ from mnn_core.backend.kit.recorder import SCRATCH, Binding
 from mnn_core.backend.kit.tiling import busiest_tile
 
 OPTION = "vulkan.gemm_splitk"
+#: the option of a work-group count at which a GEMM's blocks are taken to fill the GPU and it stays
+#: whole (0, the default: split wherever split_k's rule says so; BERT-base b1's first MLP GEMM has
+#: 192 blocks of 32x64 and is cut in 3). For the device's sweep (tools/device_check.sh), which
+#: weighs the sums' dispatches (0.38 ms of BERT-base b1's 3.6 on the H100) against longer K loops
+WHOLE_AT = "vulkan.splitk_whole_at"
 #: consecutive split GEMMs take their partial sums from different thirds of the scratch, so that
 #: independent ones (attention's q, k and v projections of one input) need no barrier between
 #: them for reusing its bytes (the recorder puts one only where byte ranges meet)
@@ -61,7 +66,10 @@ def plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> tuple
     else:
         order, _, enough = _gpu_knobs(options, device=rec.device)
         local, spec, block = busiest_tile(m, n, 1, order, enough, lambda g: even_splits(rec.device, g, k, options))
-    splits = even_splits(rec.device, cdiv(m, block[0]) * cdiv(n, block[1]), k, options)
+    groups = cdiv(m, block[0]) * cdiv(n, block[1])
+    if groups >= int(options.get(WHOLE_AT, 0) or 0) > 0:
+        return None  # its blocks alone give that many work groups: no sum to pay for
+    splits = even_splits(rec.device, groups, k, options)
     return (local, spec, block, splits) if splits > 1 else None
 
 
