@@ -141,6 +141,21 @@ def test_a_discrete_gpus_default_takes_128x128_blocks_where_they_fill_it():
     assert local(2048, 768, **{"vulkan.tiles": "big"}) is None
 
 
+def test_the_default_runs_where_the_device_is_discrete(rng, monkeypatch):
+    """lavapipe taken for a discrete GPU: a BERT-base b16-like Linear (2048 x 768 rows, 96 blocks) runs
+    on gemm_big.comp by default, a batch-1 one (128 rows) on gemm.comp split along K; both right."""
+    from mnn_vulkan import device
+
+    monkeypatch.setattr(device.choose(None), "type", "discrete")
+    for rows, shader in ((2048, "gemm_big"), (128, "splitk_reduce")):  # K 512: 2 slices of 256
+        b = mnn.GraphBuilder()
+        x = b.input("x", (1, rows, 512))
+        y = b.MatMul(x, b.const(rng.standard_normal((512, 768)).astype("float32")))
+        b.output(b.Add(y, b.const(rng.standard_normal(768).astype("float32"))), "y")
+        shaders = _check(b.build(), {"x": rng.standard_normal((1, rows, 512)).astype("float32")}, "default")
+        assert shader in shaders and ("gemm_big" in shaders) == (rows == 2048), shaders
+
+
 def test_a_channels_last_linear_with_layer_scale(rng):
     """ConvNeXt's MLP as the fusions see it (MatMul, bias, layer scale), its batch dims folded into
     rows, on 128x128 blocks."""
