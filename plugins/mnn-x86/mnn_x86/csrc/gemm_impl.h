@@ -433,16 +433,23 @@ static void FN(gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, cons
 }
 
 /* Whether an MR x GEMM_KC micro-panel of A's rows in place, lda floats apart, stays in L1 while the
- * tiles walk along its row of C: at most 4 of its cache lines in any one of L1's 64 sets (row
+ * tiles walk along its row of C: at most `ways` of its cache lines in any one of L1's 64 sets (row
  * strides of a multiple of 4 KB put all MR rows in the same sets, and each tile would reload them). */
-static int FN(a_rows_fit_l1)(int64_t lda, int64_t K) {
+static int FN(a_rows_fit_l1)(int64_t lda, int64_t K, int ways) {
     int per_set[64] = {0};
     const int64_t lines = ((K < GEMM_KC ? K : GEMM_KC) * (int64_t)sizeof(float) + 63) / 64 + 1;
     for (int64_t r = 0; r < MR; ++r)
         for (int64_t l = 0; l < lines; ++l)
-            if (++per_set[(r * lda * (int64_t)sizeof(float) / 64 + l) % 64] > 4) return 0;
+            if (++per_set[(r * lda * (int64_t)sizeof(float) / 64 + l) % 64] > ways) return 0;
     return 1;
 }
+
+/* The lines of A an L1 set may hold while B streams through the others: 4 of an 8-way L1. The 14-row
+ * tile runs only on cores with two 512-bit FMA units (Zen 5, Intel's server cores), whose L1s are
+ * 12-way: 8 there, which takes in the rows of K = 384, 768 and 1536 (at most 6-8 lines a set) but not
+ * those of K = 1024, 2048 or 3072 (all 14 rows in the same sets); measured in benchmarks/RESULTS_ZOO.md
+ * (2026-12-07, 19:30). */
+#define GEMM_A_WAYS (MR > 8 ? 8 : 4)
 
 /* C = A B with A's rows read in place (row i at a + i * lda, its K floats contiguous: a MatMul's
  * activations) and B packed: no pass that packs A (it wrote and read back all of A, 3 MB at BERT-base
@@ -450,7 +457,7 @@ static int FN(a_rows_fit_l1)(int64_t lda, int64_t K) {
  * tail (MR * K floats). Returns 0 (nothing done) where the rows would not stay in L1: pack A then. */
 static int FN(gemm_a_rows)(int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, float *tail,
                            const float *bp, float *c, int64_t ldc, const x86_epilogue *e, int threads) {
-    if (M < MR || !FN(a_rows_fit_l1)(lda, K)) return 0;
+    if (M < MR || !FN(a_rows_fit_l1)(lda, K, GEMM_A_WAYS)) return 0;
     if (M % MR) {
         FN(pack_args) g = {a + M / MR * MR * lda, lda, 1, M % MR, K, tail};
         FN(pack_a_panel)(&g, 0);
