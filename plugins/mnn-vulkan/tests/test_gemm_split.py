@@ -27,14 +27,18 @@ def test_a_batch_1_transformers_linears_are_split():
 
     row = (0, 1, 0, 0)  # a Linear's bias row
     # BERT-base, 128 tokens: q/k/v/out 128x768 (K 768) were 16x16 blocks of one output, 192 K steps
-    # for the second MLP GEMM (K 3072); now 32x32 blocks in 3 slices, 32x64 in 12
-    assert gemm_split.plan(_rec(), 128, 768, 768, 1, row, 1.0) == (*MID, (32, 32), 3)
-    assert gemm_split.plan(_rec(), 128, 768, 3072, 1, row, 1.0) == (*WIDE, (32, 64), 12)
-    assert gemm_split.plan(_rec(), 128, 3072, 768, 1, row, 1.0) == (*WIDE, (32, 64), 3)
+    # for the second MLP GEMM (K 3072); now 32x64 blocks in 6 slices of 128, 16 of 192 (the cap)
+    assert gemm_split.plan(_rec(), 128, 768, 768, 1, row, 1.0) == (*WIDE, (32, 64), 6)
+    assert gemm_split.plan(_rec(), 128, 768, 3072, 1, row, 1.0) == (*WIDE, (32, 64), 16)
+    assert gemm_split.plan(_rec(), 128, 3072, 768, 1, row, 1.0) == (*WIDE, (32, 64), 6)
+    # slices of at least 256 (the default before): fewer, and 32x32 blocks where 3 slices are too few
+    least_256 = _rec(**{"vulkan.splitk_min": 256})
+    assert gemm_split.plan(least_256, 128, 768, 768, 1, row, 1.0) == (*MID, (32, 32), 3)
+    assert gemm_split.plan(least_256, 128, 768, 3072, 1, row, 1.0) == (*WIDE, (32, 64), 12)
     # with vulkan.splitk_whole_at=132 the one whose 32x64 blocks give 192 groups stays whole, not the others
     whole_at = _rec(**{"vulkan.splitk_whole_at": 132})
     assert gemm_split.plan(whole_at, 128, 3072, 768, 1, row, 1.0) is None
-    assert gemm_split.plan(whole_at, 128, 768, 768, 1, row, 1.0) == (*MID, (32, 32), 3)
+    assert gemm_split.plan(whole_at, 128, 768, 768, 1, row, 1.0) == (*WIDE, (32, 64), 6)
     # batch 16 (2048 rows) fills the GPU whole; batched products, float16 and other bias layouts stay whole
     assert gemm_split.plan(_rec(), 2048, 768, 768, 1, row, 1.0) is None
     assert gemm_split.plan(_rec(), 128, 768, 768, 12, row, 1.0) is None
@@ -177,8 +181,8 @@ def test_a_channels_last_linears_batch_dims_fold_into_rows():
     assert fold_batch(GPU, {}, 7, n, k, 1, 14, a_st, (n, 1, 0, k * n), c_st, None)[:3] == kept  # batched B
     assert fold_batch(GPU, {}, 7, n, k, 1, 14, (1, 7, 0, 7 * k), b_st, c_st, None)[:3] == kept  # A transposed
     assert fold_batch(GPU, {}, 7, n, k, 1, 14, a_st, b_st, c_st, (0, 1, 0, n))[:3] == kept  # a bias per matrix
-    # folded, the batch-1 MLP GEMM is split: 32x64 blocks in 12 slices
-    assert gemm_split_plan(49, 768, 3072) == (*WIDE, (32, 64), 12)
+    # folded, the batch-1 MLP GEMM is split: 32x64 blocks in 16 slices
+    assert gemm_split_plan(49, 768, 3072) == (*WIDE, (32, 64), 16)
 
 
 def gemm_split_plan(m, n, k):

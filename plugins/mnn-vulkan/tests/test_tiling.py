@@ -18,8 +18,10 @@ def test_convolutions_take_4x4_tiles_where_they_fill_the_gpu():
     assert gemm_tiles(GPU, 64, 16 * 56 * 56, 1)[:2] == WIDE
     # batch 1, a 7x7x512 layer: 8 blocks of 64x64 are too few even split 16 ways; 32x64 do
     assert gemm_tiles(GPU, 512, 49, 1, k=4608)[:2] == WIDE
-    # 28x28x256 with K = 256 (no split): 200 blocks of 32x32, 104 of 32x64
-    assert gemm_tiles(GPU, 256, 784, 1, k=256)[:2] == MID
+    # 28x28x256 with K = 256: 104 blocks of 32x64 in 2 slices of 128; kept whole (slices of at
+    # least 256) 200 blocks of 32x32
+    assert gemm_tiles(GPU, 256, 784, 1, k=256)[:2] == WIDE
+    assert gemm_tiles(GPU, 256, 784, 1, {"vulkan.splitk_min": 256}, k=256)[:2] == MID
 
 
 def test_split_k_fills_a_wave_of_work_groups():
@@ -27,8 +29,9 @@ def test_split_k_fills_a_wave_of_work_groups():
     splits = split_k(GPU, 104, 4608, {})
     assert splits > 1 and 104 * splits >= GPU_WAVE and 104 * (splits - 1) < GPU_WAVE
     assert split_k(GPU, GPU_WAVE, 4608, {}) == 1 and split_k(GPU, 0, 4608, {}) == 1
-    assert split_k(GPU, 8, 300, {}) == 1  # each slice keeps at least 256 of K
-    assert split_k(GPU, 8, 300, {"vulkan.splitk_min": 128}) == 2  # unless a sweep asks for less
+    assert split_k(GPU, 8, 300, {}) == 2  # each slice keeps at least 128 of K
+    assert split_k(GPU, 8, 200, {}) == 1
+    assert split_k(GPU, 8, 300, {"vulkan.splitk_min": 256}) == 1  # unless a sweep asks for more
     assert split_k(CPU, 8, 4608, {}) == 1
 
 
@@ -45,6 +48,7 @@ def test_a_device_that_counts_its_sms_scales_the_rule():
     small = SimpleNamespace(type="discrete", props={"sm_count": 66})
     assert split_k(h100, 104, 4608, {}) == split_k(GPU, 104, 4608, {})
     assert 104 * split_k(small, 104, 4608, {}) >= GPU_WAVE // 2 > 104 * (split_k(small, 104, 4608, {}) - 1)
-    # 28x28x256, K = 256: 104 blocks of 32x64 are too few for 132 SMs, enough for 66
-    assert gemm_tiles(h100, 256, 784, 1, k=256)[:2] == MID
-    assert gemm_tiles(small, 256, 784, 1, k=256)[:2] == WIDE
+    # 28x28x256, K = 256 kept whole: 104 blocks of 32x64 are too few for 132 SMs, enough for 66
+    whole = {"vulkan.splitk_min": 256}
+    assert gemm_tiles(h100, 256, 784, 1, whole, k=256)[:2] == MID
+    assert gemm_tiles(small, 256, 784, 1, whole, k=256)[:2] == WIDE

@@ -13,7 +13,8 @@
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
 #   sweep    tools/sweep_tiling.py --batch 1: split-K GEMMs (the default) against whole ones
-#            (vulkan.gemm_splitk=0), slices of >= 128 of K (vulkan.splitk_min=128) and batch dims kept
+#            (vulkan.gemm_splitk=0), slices of >= 256 of K (vulkan.splitk_min=256, the default before
+#            128; ResNet-50's convolutions are split by the same rule) and batch dims kept
 #            apart from rows (vulkan.fold_batch=0: ConvNeXt's MLPs unsplit), and GEMMs whose blocks
 #            give 132 work groups kept whole (vulkan.splitk_whole_at=132: fewer sums), GPU ms by shader
 #   sweep16  tools/sweep_tiling.py --batch 16: the default (gemm_big.comp's 128x128 blocks where they
@@ -99,9 +100,9 @@ fi
 
 if wants sweep; then
     t0=$SECONDS
-    (cd /tmp && timeout ${SWEEP_LIMIT:-100} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 1 --repeat 10 \
-        $(for m in $MODELS; do [ "$m" != resnet-50 ] && echo --onnx $m; done) \
-        --config split-k= --config whole=vulkan.gemm_splitk=0 --config split-k-128=vulkan.splitk_min=128 \
+    (cd /tmp && timeout ${SWEEP_LIMIT:-130} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 1 --repeat 10 \
+        $(for m in $MODELS; do echo --onnx $m; done) \
+        --config split-k= --config whole=vulkan.gemm_splitk=0 --config split-k-256=vulkan.splitk_min=256 \
         --config unfolded=vulkan.fold_batch=0 --config whole-at-132=vulkan.splitk_whole_at=132) \
         >"$OUT/sweep.log" 2>&1
     say "sweep ($((SECONDS - t0)) s): split-K GEMMs (default) against whole ones, batch dims unfolded"

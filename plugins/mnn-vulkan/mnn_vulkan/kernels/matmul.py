@@ -39,8 +39,10 @@ ONE = ((16, 16, 1), (1, 1, 16))
 GPU_WAVE = 1056
 #: work groups (after split-K) below which a smaller tile is taken
 GPU_ENOUGH = 180
-#: the least K a split-K slice keeps (the option "vulkan.splitk_min" changes it, for sweeps)
-SPLITK_MIN = 256
+#: the least K a split-K slice keeps (the option "vulkan.splitk_min" changes it, for sweeps): 128, not
+#: 256, since on the H100 slices of 128 ran batch-1 ViT-S/16, BERT-base and ConvNeXt-T fastest
+#: (ViT's K = 384 GEMMs split at all; benchmarks/RESULTS_GPU.md)
+SPLITK_MIN = 128
 #: the SMs of the GPUs GPU_WAVE and GPU_ENOUGH were measured on (H200, H100); a device that
 #: reports its own count (VK_NV_shader_sm_builtins: props["sm_count"]) scales both by it
 GPU_SMS = 132
