@@ -85,8 +85,9 @@ class Recorder(SegmentRecorder):
         extra = {CONSTANTS: None, SCRATCH: None, WIDE: None}
         if self.constants:
             extra[CONSTANTS] = _vulkan.Buffer(self.device.context, self.const_bytes, self.device.host_shared)
-            for offset, data in self.constants:
-                extra[CONSTANTS].write(offset, data)
+            # all tables in one staging submit on a discrete GPU (one each was a submit and a wait per
+            # convolution's k-table: ResNet-50's start made 43 of them)
+            extra[CONSTANTS].write_many([(offset, data, False) for offset, data in self.constants])
         if self.scratch_bytes:
             extra[SCRATCH] = _vulkan.Buffer(self.device.context, self.scratch_bytes, False)
         if self.wide_bytes:
