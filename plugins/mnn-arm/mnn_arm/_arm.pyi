@@ -79,6 +79,7 @@ def qmatmul(
     b_input: int = ...,
     za_input: int = ...,
     zb_input: int = ...,
+    bias_col: Any = ...,
 ) -> Execution: ...
 
 # _arm_move.pxi

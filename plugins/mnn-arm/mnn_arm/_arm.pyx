@@ -45,6 +45,7 @@ cdef extern from "arm.h" nogil:
         const double* mult
         int64_t mult_rs, mult_cs
         double zy
+        const int32_t* bias_col
     enum: ARM_Q_MR
     enum: ARM_Q_NR
     uint64_t arm_hwcap()

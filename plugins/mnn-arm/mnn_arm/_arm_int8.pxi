@@ -63,11 +63,12 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
 
 
 def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, int b_uint8, zb, mult, int zy,
-            int out_kind, str name="arm.QLinearMatMul", int b_input=-1, int za_input=-1, int zb_input=-1):
+            int out_kind, str name="arm.QLinearMatMul", int b_input=-1, int za_input=-1, int zb_input=-1,
+            bias_col=None):
     """QLinearMatMul (out_kind 1 uint8 / 2 int8) or MatMulInteger (out_kind 0: int32) with B [K][N]: zb and mult
     per column (float32 multipliers held in float64), A's batch (its leading dims) folded into repeated
     M x K products. b_input / za_input / zb_input >= 0: B / A's / B's zero point read from that input at run
-    (b, za, zb are then placeholders)."""
+    (b, za, zb are then placeholders). bias_col: an int32 bias per column, or None."""
     cdef Execution ex = _execution(f"{name} [{path}]", sizeof(arm_qmatmul_state), arm_qmatmul_run)
     cdef arm_qmatmul_state* s = <arm_qmatmul_state*>ex.state
     s.k = arm_qkernels_for(PATHS[path])
@@ -93,6 +94,8 @@ def qmatmul(str path, int64_t M, int64_t K, int64_t N, int a_uint8, int za, b, i
     s.epi.mult = <const double*>ex.hold(_copy_array(np.broadcast_to(np.asarray(mult, np.float64), (N,)), np.float64))
     s.epi.mult_rs, s.epi.mult_cs = 0, 1
     s.epi.zy = zy
+    if bias_col is not None:
+        s.epi.bias_col = <const int32_t*>ex.hold(_copy_array(np.broadcast_to(np.asarray(bias_col), (N,)), np.int32))
     s.ap = <int8_t*>ex.hold(Buffer((M + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * K4))
     s.rowsum = <int32_t*>ex.hold(Buffer(max(M, 1) * 4))
     s.acc = <int32_t*>ex.hold(Buffer(max(M * N, 1) * 4))

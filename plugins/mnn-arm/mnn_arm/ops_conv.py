@@ -189,6 +189,8 @@ def prepare_qlinear_conv(node, ins, outs, constants, ctx):
     # the reference's multiplier (float32(float32(sx * sw) / sy), mnn_core/ops/quant.py), exact in float64
     mult = np.broadcast_to(requant_multiplier(sx.reshape(()), sw.ravel(), sy.reshape(())), (o,)).astype(np.float64)
     out_kind = 1 if outs[0].dtype == "uint8" else 2
+    if _one_pixel_images(p) and (bias is not None or not has_bias):
+        return _tokens_as_rows(p, w, x_dtype, w_dtype, zx, zw, mult, zy, out_kind, bias)
     return _arm.qconv(
         paths.int8_path(),
         p,
@@ -202,6 +204,36 @@ def prepare_qlinear_conv(node, ins, outs, constants, ctx):
         out_kind,
         bias,
         8 if has_bias else -1,
+    )
+
+
+def _one_pixel_images(p: dict) -> bool:
+    """A 1x1 convolution of 1x1 images, ungrouped (quant.quantize's Linear on [N, K] tokens as [N, K, 1, 1])."""
+    one = p["H"] == p["W"] == p["OH"] == p["OW"] == p["kh"] == p["kw"] == 1
+    return one and p["group"] == 1 and not (p["pt"] or p["pl"])
+
+
+def _tokens_as_rows(p, w, x_dtype, w_dtype, zx, zw, mult, zy, out_kind, bias):
+    """That convolution as one QLinearMatMul: the N images are the rows of A [N, C], the weight B = W^T with
+    its zero points, multipliers and bias per column. As N images it is N matrix-vector products of one
+    column each (2.3 instructions a multiply-add on ConvNeXt's Linears); as rows, the 8x12 tile's GEMM.
+    Same integer sums and the same requantization rule: the same bytes."""
+    o = w.shape[0]
+    return _arm.qmatmul(
+        paths.int8_path(),
+        p["N"],
+        p["C"],
+        o,
+        int(x_dtype == "uint8"),
+        int(zx.reshape(())),
+        np.ascontiguousarray(w.reshape(o, -1).T),
+        int(w_dtype == "uint8"),
+        np.broadcast_to(zw.astype(np.int64).ravel(), (o,)),
+        mult,
+        int(zy.reshape(())),
+        out_kind,
+        name="arm.QLinearConv (1x1 images as rows)",
+        bias_col=None if bias is None else np.asarray(bias).astype(np.int32),
     )
 
 

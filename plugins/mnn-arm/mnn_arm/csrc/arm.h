@@ -191,6 +191,7 @@ typedef struct arm_qepilogue {
     const double *mult;    /* per row (mult_rs 1, mult_cs 0), per col (0, 1) or one (0, 0) */
     int64_t mult_rs, mult_cs;
     double zy;
+    const int32_t *bias_col; /* per column or NULL (a 1x1 QLinearConv on one-pixel images: tokens as rows) */
 } arm_qepilogue;
 int64_t arm_k4(int64_t K);
 /* pack rows of a [M][K] int8/uint8 matrix (strides rs, cs), shifted by -offset; rowsum per row */

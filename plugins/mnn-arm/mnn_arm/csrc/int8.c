@@ -323,7 +323,7 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
             const int64_t n = n0 + c;
             const int32_t db = e->db[n * e->db_cs];
             const int32_t v = a[c] + db * e->rowsum[m] + da * e->colsum[n] + (int32_t)e->K * da * db +
-                              (e->bias ? e->bias[m] : 0);
+                              (e->bias ? e->bias[m] : 0) + (e->bias_col ? e->bias_col[n] : 0);
             if (e->out_kind == 0) {
                 ((int32_t *)out)[r * ldo + c] = v;
             } else {
