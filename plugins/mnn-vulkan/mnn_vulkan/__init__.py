@@ -133,8 +133,9 @@ class VulkanBackend(SegmentBackend):
     def prepare_segment(self, ops, arena, ctx):
         options = ctx.options or {}
         dev = _device.choose(options.get(_device.DEVICE_OPTION))
+        # device-local memory is allocated in a thread (arena.py): the pipelines are made meanwhile,
+        # and the weights go up in one go once it exists
         arena.bind(dev, staging=bool(options.get("vulkan.staging", False)))
-        arena.flush()  # the weights, in one go; the last staging copy overlaps the pipelines made below
         fp16 = arena.half  # decided with the arena's sizing: the tensors' bytes depend on it
         rec = Recorder(dev, arena, timestamps=bool(options.get("vulkan.profile", False)), options=options, half=fp16)
         widened = []
@@ -143,6 +144,7 @@ class VulkanBackend(SegmentBackend):
             rec.record_op(op, act, KERNELS, record_fused)
             if any(d[5].endswith((":widen", ":narrow")) for d in rec.dispatches[first:]):
                 widened.append(op.node.name)
+        arena.flush()
         program = rec.finish()
         dev.save_pipeline_cache()
         name = segment_name("vulkan", ops)

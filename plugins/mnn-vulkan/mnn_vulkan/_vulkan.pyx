@@ -198,12 +198,19 @@ cdef class Buffer:
     cdef readonly uint64_t size
 
     def __cinit__(self, Context context, uint64_t size, bint host_mapped):
-        _err[0] = 0
+        # without the GIL (a large vkAllocateMemory takes milliseconds: the arena is made in a
+        # thread, arena.py), so into an error buffer of its own
+        cdef char err[512]
+        cdef mvk_context *ctx = context.ctx
+        cdef mvk_buffer *buf
+        err[0] = 0
         self.context = context
         self.size = size
-        self.buf = mvk_buffer_create(context.ctx, size, host_mapped, _err, sizeof(_err))
+        with nogil:
+            buf = mvk_buffer_create(ctx, size, host_mapped, err, sizeof(err))
+        self.buf = buf
         if self.buf == NULL:
-            _raise(f"cannot create a {size}-byte Vulkan buffer")
+            raise VulkanError(f"cannot create a {size}-byte Vulkan buffer: {(<bytes>err).decode('utf-8', 'replace')}")
 
     def __dealloc__(self):
         if self.buf != NULL:

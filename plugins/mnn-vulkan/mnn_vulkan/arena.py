@@ -23,13 +23,37 @@ from . import _vulkan
 
 class VulkanArena(DeviceArena):
     """float32 tensors are stored as float16 under `half` (precision="low" on a device with fp16):
-    the host copies convert on the way (F16C, in C)."""
+    the host copies convert on the way (F16C, in C).
+
+    Device-local memory is allocated in a thread (`bind`): NVIDIA's vkAllocateMemory of a model's
+    arena takes tens of milliseconds, which then overlap the session's planning and the segment's
+    pipelines; `buffer` waits for it."""
 
     api = "Vulkan"
 
     def __init__(self, nbytes: int, half: bool = False) -> None:
+        self._making: tuple | None = None  # (thread, [result], device) of an allocation under way
+        self._buffer = None
         super().__init__(nbytes, half)
         self._batch: list[tuple[int, np.ndarray]] | None = []  # None once flushed: writes go straight in
+
+    @property
+    def buffer(self):
+        if self._making is not None:
+            self._finish_making()
+        return self._buffer
+
+    @buffer.setter
+    def buffer(self, value) -> None:
+        self._buffer = value
+
+    def _finish_making(self) -> None:
+        thread, result, device = self._making
+        thread.join()
+        self._making = None
+        if isinstance(result[0], BaseException):
+            raise result[0]
+        self._attach(result[0], device)
 
     def write(self, offset: int, array: np.ndarray) -> None:
         if self._batch is None:
@@ -53,11 +77,27 @@ class VulkanArena(DeviceArena):
         super().read(offset, out)
 
     def bind(self, device, staging: bool) -> None:
-        """Allocate on `device` (host-mapped unless staging is asked for or the GPU is discrete)."""
+        """Allocate on `device` (host-mapped unless staging is asked for or the GPU is discrete);
+        device-local memory in a thread, which also waits for the device to open."""
+        if self._making is not None and self._making[2] is device:
+            return
         if self._bound_to(device):
             return
         mapped = device.host_shared and not staging
-        self._attach(_vulkan.Buffer(device.context, self.nbytes + PAD, mapped), device)
+        if mapped:
+            self._attach(_vulkan.Buffer(device.context, self.nbytes + PAD, True), device)
+            return
+        result: list = [None]
+
+        def make() -> None:
+            try:
+                result[0] = _vulkan.Buffer(device.context, self.nbytes + PAD, False)
+            except BaseException as exc:  # noqa: BLE001  (raised again where the buffer is wanted)
+                result[0] = exc
+
+        from .device import in_thread
+
+        self._making = (in_thread(make, "mnn-vulkan-arena"), result, device)
 
     def _bind_default(self) -> None:
         from .device import choose

@@ -150,12 +150,32 @@ def _after_fork_in_child() -> None:
         )
 
 
+#: threads making device memory (arena.py): a fork waits for them as for the opener
+_WORKERS: set = set()
+
+
+def in_thread(work, name: str) -> threading.Thread:
+    """Run work() in a thread that a fork waits for (device calls must not be cut in half by one)."""
+
+    def run():
+        try:
+            work()
+        finally:
+            _WORKERS.discard(thread)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    _WORKERS.add(thread)
+    thread.start()
+    return thread
+
+
 def _before_fork() -> None:
-    """No fork while a thread is inside vkCreateDevice (the child would inherit its locks half-taken)."""
-    for d in _State.devices:
-        opener = d._opener
-        if opener is not None and opener is not threading.current_thread():
-            opener.join()
+    """No fork while a thread is inside vkCreateDevice or vkAllocateMemory (the child would inherit
+    the driver's locks half-taken)."""
+    busy = [d._opener for d in _State.devices] + list(_WORKERS)
+    for thread in busy:
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
 
 os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)

@@ -50,7 +50,8 @@ class Recorder(SegmentRecorder):
         super().__init__(options, half, HALF_OPS, "vulkan.fp16_fma", "MNN_VULKAN_FP16_FMA")
         self.device = device
         self.arena = arena
-        self.arena_buffer = arena.buffer
+        # bindings name the arena ("arena", the kit's default): its buffer may still be in the making
+        # (arena.py) and is looked up in finish()
         self.timestamps = timestamps
         self.dispatches: list = []
         self.barriers = 0
@@ -82,7 +83,7 @@ class Recorder(SegmentRecorder):
 
     def finish(self):
         """The recorded program (a _vulkan.Program)."""
-        extra = {CONSTANTS: None, SCRATCH: None, WIDE: None}
+        extra = {CONSTANTS: None, SCRATCH: None, WIDE: None, "arena": self.arena.buffer}
         if self.constants:
             extra[CONSTANTS] = _vulkan.Buffer(self.device.context, self.const_bytes, self.device.host_shared)
             # all tables in one staging submit on a discrete GPU (one each was a submit and a wait per

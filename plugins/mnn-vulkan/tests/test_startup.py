@@ -177,3 +177,45 @@ def test_a_second_open_early_does_not_wait_for_the_opening(monkeypatch):
     dev._opener.join(10)
     assert waited < 0.05, f"the second open_early waited {waited:.3f} s for the opening thread"
     assert isinstance(context, SlowContext) and not dev._opener.is_alive()
+
+
+def test_a_device_local_arena_is_made_while_the_pipelines_are(rng, monkeypatch):
+    """Device-local memory (staging: as on a discrete GPU) is allocated in a thread: a slow
+    allocation overlaps the segment's pipelines, a fork waits for it, and the session is right."""
+    import threading
+    import time
+
+    from mnn_vulkan import _vulkan, arena, device
+
+    events, made_in = [], []
+
+    def slow_buffer(context, size, mapped):
+        events.append("allocating")
+        made_in.append(threading.current_thread().name)
+        time.sleep(0.3)
+        buf = _vulkan.Buffer(context, size, mapped)
+        events.append("allocated")
+        return buf
+
+    pipeline = device.Device.pipeline
+
+    def noted_pipeline(self, *args):
+        events.append("pipeline")
+        return pipeline(self, *args)
+
+    monkeypatch.setattr(arena, "_vulkan", type("Native", (), {"Buffer": staticmethod(slow_buffer)}))
+    monkeypatch.setattr(device.Device, "pipeline", noted_pipeline)
+    graph = small_cnn(rng, batch=3)  # a batch the pipelines of other tests do not cover
+    x = rng.standard_normal((3, 3, 16, 16)).astype("float32")
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, options={"vulkan.staging": True})
+    assert made_in == ["mnn-vulkan-arena"]
+    assert "pipeline" in events[events.index("allocating") : events.index("allocated")], events
+    want = mnn.Session(graph, backend="reference").run({"x": x})["probs"]
+    np.testing.assert_allclose(sess.run({"x": x})["probs"], want, rtol=1e-4, atol=1e-5)
+
+    pending = arena.VulkanArena(1 << 20)
+    pending.bind(device.choose(), staging=True)
+    thread = pending._making[0]
+    device._before_fork()  # what os.fork runs first: it waits for the allocation
+    assert not thread.is_alive() and not device._WORKERS
+    assert not pending.buffer.mapped
