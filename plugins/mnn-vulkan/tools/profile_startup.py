@@ -54,8 +54,9 @@ if prof:
     # whose callees are the prepare steps)
     PHASES = [("device.py", "_start", "loader + instance (vkCreateInstance)"),
               ("device.py", "context", "waiting for the logical device (opened in a thread)"),
-              ("arena.py", "bind", "arena allocation"),
-              ("arena.py", "flush", "weight uploads (write_many)"),
+              ("arena.py", "bind", "arena bind (device-local: starts its allocation in a thread)"),
+              ("arena.py", "_finish_making", "waiting for the arena's allocation (after the pipelines)"),
+              ("arena.py", "flush", "weight uploads (write_many), the wait above included"),
               ("arena.py", "_copy_in", "host copies in (inputs)"),
               ("device.py", "pipeline", "pipelines (shader modules, vkCreateComputePipelines)"),
               ("recorder.py", "finish", "descriptor sets + command buffer recording"),
