@@ -219,3 +219,7 @@ def test_a_device_local_arena_is_made_while_the_pipelines_are(rng, monkeypatch):
     device._before_fork()  # what os.fork runs first: it waits for the allocation
     assert not thread.is_alive() and not device._WORKERS
     assert not pending.buffer.mapped
+    too_big = arena.VulkanArena(1 << 50)  # the thread's error is raised where the buffer is wanted
+    too_big.bind(device.choose(), staging=True)
+    with pytest.raises(_vulkan.VulkanError, match="cannot create"):
+        _ = too_big.buffer

@@ -39,6 +39,15 @@ static int choose_memory_type(const mvk_context *ctx, uint32_t bits, int host_ma
     return find_memory_type(ctx, bits, 0, 0);
 }
 
+static void buffer_free(mvk_buffer *b) {
+    VkDevice dev = b->ctx->device;
+    if (b->mapped) vk.vkUnmapMemory(dev, b->memory);
+    if (b->buffer) vk.vkDestroyBuffer(dev, b->buffer, NULL);
+    if (b->memory) vk.vkFreeMemory(dev, b->memory, NULL);
+    free(b);
+}
+
+/* Thread-safe apart from the copies' state (no staging, no fence): Buffer() calls it without the GIL. */
 mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, char *err, size_t errlen) {
     mvk_buffer *b = calloc(1, sizeof *b);
     if (b == NULL) {
@@ -70,7 +79,7 @@ mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, 
     if (host_mapped) MVK_CHECK(vk.vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped), "vkMapMemory");
     return b;
 fail:
-    mvk_buffer_destroy(b);
+    buffer_free(b); /* no copy ever touched it: no settling (this may run without the GIL) */
     return NULL;
 }
 
@@ -91,11 +100,7 @@ void mvk_buffer_destroy(mvk_buffer *b) {
     if (b == NULL) return;
     char ignored[8];
     copy_settle(b->ctx, ignored, sizeof ignored); /* a copy may still read or write it */
-    VkDevice dev = b->ctx->device;
-    if (b->mapped) vk.vkUnmapMemory(dev, b->memory);
-    if (b->buffer) vk.vkDestroyBuffer(dev, b->buffer, NULL);
-    if (b->memory) vk.vkFreeMemory(dev, b->memory, NULL);
-    free(b);
+    buffer_free(b);
 }
 
 void *mvk_buffer_mapping(mvk_buffer *b) { return b->mapped; }
