@@ -35,6 +35,9 @@ ISAS = [
         (2, 12, 40, 23, 29, ("Sigmoid", {})),  # 667 pixels a image: a last panel of 27 columns
         (1, 20, 33, 32, 17, None),  # 33 channels: a partial block, a last W panel of 5 or 1 rows
         (1, 8, 130, 26, 21, ("Clip", {"min": -0.5, "max": 0.75})),  # 546 pixels, 130 channels
+        (3, 8, 17, 37, 41, ("Relu", {})),  # 3 images of 1517 pixels, K = 17: one item an image at one thread
+        (2, 16, 300, 24, 23, None),  # K = 300: items of 6 panels (552 pixels: 3 items, the last of 5 panels)
+        (5, 4, 21, 19, 29, ("Relu", {})),  # 5 images of 551 pixels, 21 channels: W panels of 14 and 7 rows
     ],
 )
 def test_residual_added_as_the_rows_are_written(rng, isa, threads, n, c, o, h, w, act):
@@ -51,12 +54,15 @@ def test_residual_added_as_the_rows_are_written(rng, isa, threads, n, c, o, h, w
 
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("c,o,h,w", [(24, 37, 19, 31), (48, 64, 32, 32)])
-def test_dense_output_without_residual(rng, isa, threads, c, o, h, w):
-    """x -> 1x1 (NC16 out) -> 1x1 with a bias and HardSwish, a graph output (dense)."""
+@pytest.mark.parametrize(
+    "n,c,o,h,w", [(1, 24, 37, 19, 31), (1, 48, 64, 32, 32), (4, 24, 37, 19, 31), (3, 200, 45, 27, 25)]
+)
+def test_dense_output_without_residual(rng, isa, threads, n, c, o, h, w):
+    """x -> 1x1 (NC16 out) -> 1x1 with a bias and HardSwish, a graph output (dense); at batch > 1
+    each image's output rows where they belong (K = 200: several items an image)."""
     g = Graph(name="pw_dense")
-    g.inputs["x"] = TensorInfo((1, c, h, w), "float32")
-    feeds = {"x": rng.standard_normal((1, c, h, w)).astype(np.float32)}
+    g.inputs["x"] = TensorInfo((n, c, h, w), "float32")
+    feeds = {"x": rng.standard_normal((n, c, h, w)).astype(np.float32)}
     for name, src, cin, cout in (("a", "x", c, c), ("b", "a", c, o)):
         g.initializers[f"{name}_w"] = (rng.standard_normal((cout, cin, 1, 1)) * 0.3).astype(np.float32)
         g.initializers[f"{name}_b"] = rng.standard_normal(cout).astype(np.float32)

@@ -7,19 +7,23 @@
  * channels, so a dense output takes a transpose per vector of channels and a masked store of MR
  * pixels per channel, which cost as much as the FMAs where K is short (ResNet-50's 32 -> 128 and
  * 64 -> 256 1x1s with their residual). Here a tile's vectors are runs of one channel's pixels: whole
- * stores along the output's rows, the residual (x86.ConvAdd) loaded the same way. The price: X's
+ * stores along the output's rows, the residual (x86.ConvAdd) added along them. The price: X's
  * pixels packed into NR-column panels per item (a 16 x 16 transpose per block of channels and 16
  * pixels), and W repacked from its W^T panels into MR-row panels once per call (O x K floats). */
 #ifndef MNN_X86_POINTWISE_DENSE_IMPL_H
 #define MNN_X86_POINTWISE_DENSE_IMPL_H
 
 #define PWD_MIN_PIXELS 512 /* below, W's repacking per call is no longer small beside the GEMM */
-#define PWD_PANELS 8       /* pixel panels (of NR) per work item: K x 8 NR floats packed, in L2 */
+/* An item's packed pixels (K x its panels' NR floats) fill up to GEMM_L2_B_BYTES, as the dense GEMM's
+ * B slice does, so that each W panel writes, and reads the residual along, long runs of its rows
+ * (1024 pixels at K = 64, 4096 at K = 16): at batch > 1 these no longer sit in a cache, and short
+ * runs are too short for the hardware prefetchers to follow. */
+#define PWD_PF_AHEAD 2 /* tiles ahead whose output lines are prefetched */
 
 typedef struct {
     const float *x, *a, *bias, *res; /* a: W in MR-row panels */
-    float *y, *xp;                   /* xp: each worker's X panels, PWD_PANELS * NR * K floats apart */
-    int64_t K, O, P, per_item, items; /* per_item: pixel panels per item, at most PWD_PANELS */
+    float *y, *xp;                   /* xp: each worker's X panels, per_item * NR * K floats apart */
+    int64_t K, O, P, per_item, items; /* per_item: pixel panels per item */
     const x86_epilogue *e;
 } FN(pwd_job);
 
@@ -60,7 +64,8 @@ static void FN(pwd_pack_x)(const float *x, int64_t K, int64_t P, int64_t p0, int
 
 /* One tile: output channels [o0, o0 + rows) x pixels [p0, p0 + cols) over all of K; `rows` and
  * `has_res` compile-time constants at each call (pwd_tile_any), so the accumulators stay in
- * registers. Bias, alpha, the residual and then the activation, in registers. */
+ * registers. Bias and alpha in registers; the activation too where there is no residual (else
+ * pwd_add_rows adds it first). */
 static inline __attribute__((always_inline)) void FN(pwd_tile)(const int rows, const int has_res,
                                                                const FN(pwd_job) *J, const float *a,
                                                                const float *b, int64_t o0, int64_t p0,
@@ -83,13 +88,11 @@ static inline __attribute__((always_inline)) void FN(pwd_tile)(const int rows, c
         const int64_t o = o0 + r;
         const vf bias = vf_set1(J->bias ? e->beta * J->bias[o] : 0.0f);
         float *yr = J->y + o * J->P + p0;
-        const float *rr = has_res ? J->res + o * J->P + p0 : NULL;
         for (int v = 0; v < GEMM_NV; ++v) {
             const int n = cols - v * VLEN;
             if (!full && n <= 0) break;
             vf t = vf_add(e->alpha != 1.0f ? vf_mul(acc[r][v], vf_set1(e->alpha)) : acc[r][v], bias);
-            if (has_res) t = vf_add(t, full ? vf_load(rr + v * VLEN) : vf_load_n(rr + v * VLEN, n));
-            t = vf_activate(t, e->act, e->act_alpha, e->act_beta);
+            if (!has_res) t = vf_activate(t, e->act, e->act_alpha, e->act_beta); /* else pwd_add_rows' */
             if (full) vf_store(yr + v * VLEN, t);
             else vf_store_n(yr + v * VLEN, t, n);
         }
@@ -150,28 +153,62 @@ static void FN(pwd_tile_any)(int rows, const FN(pwd_job) *J, const float *a, con
     }
 }
 
-/* item: PWD_PANELS pixel panels, packed into the worker's buffer, then every W panel over them (one
+/* The output's lines of tile t of an item (t = W panel * panels + pixel panel), to be written: each
+ * tile stores into MR rows far apart, which the hardware prefetchers pick up late. */
+static inline void FN(pwd_prefetch)(const FN(pwd_job) *J, int64_t t, int64_t panels, int64_t c0, int64_t c1) {
+    const int64_t o0 = t / panels * MR, p0 = c0 + t % panels * NR;
+    if (o0 >= J->O) return;
+    const int rows = (int)(J->O - o0 < MR ? J->O - o0 : MR);
+    const int64_t bytes = (c1 - p0 < NR ? c1 - p0 : NR) * (int64_t)sizeof(float);
+    for (int r = 0; r < rows; ++r)
+        for (int64_t l = 0; l < bytes; l += 64) __builtin_prefetch((const char *)(J->y + (o0 + r) * J->P + p0) + l, 1, 3);
+}
+
+/* The residual added to output rows [o0, o0 + rows) over pixels [c0, c1), which a W panel's tiles
+ * have just written (in L1/L2), then the activation: the residual is read one row run at a time,
+ * which the hardware prefetchers follow. Added in the tiles, its MR rows were MR streams at once, and
+ * at batch 8 (the residual no longer in a cache) its loads were a third of the layer's time. */
+static void FN(pwd_add_rows)(const FN(pwd_job) *J, int64_t o0, int rows, int64_t c0, int64_t c1) {
+    const x86_epilogue *e = J->e;
+    for (int r = 0; r < rows; ++r) {
+        float *y = J->y + (o0 + r) * J->P;
+        const float *res = J->res + (o0 + r) * J->P;
+        int64_t p = c0;
+        for (; p + VLEN <= c1; p += VLEN)
+            vf_store(y + p, vf_activate(vf_add(vf_load(y + p), vf_load(res + p)), e->act, e->act_alpha, e->act_beta));
+        if (p < c1) {
+            const int n = (int)(c1 - p);
+            vf_store_n(y + p, vf_activate(vf_add(vf_load_n(y + p, n), vf_load_n(res + p, n)), e->act, e->act_alpha,
+                                          e->act_beta), n);
+        }
+    }
+}
+
+/* item: per_item pixel panels, packed into the worker's buffer, then every W panel over them (one
  * W panel stays in L1 while it walks the item's pixels; the packed pixels stay in L2) */
 static void FN(pwd_item)(void *ctx, int64_t item, int worker) {
     const FN(pwd_job) *J = (const FN(pwd_job) *)ctx;
     const int64_t K = J->K, c0 = item * J->per_item * NR;
     const int64_t c1 = c0 + J->per_item * NR < J->P ? c0 + J->per_item * NR : J->P;
     const int64_t panels = (c1 - c0 + NR - 1) / NR;
-    float *bp = J->xp + worker * PWD_PANELS * NR * K;
+    float *bp = J->xp + worker * J->per_item * NR * K;
+    for (int64_t t = 0; t < PWD_PF_AHEAD; ++t) FN(pwd_prefetch)(J, t, panels, c0, c1);
     for (int64_t q = 0; q < panels; ++q) {
         const int cols = (int)(c1 - c0 - q * NR < NR ? c1 - c0 - q * NR : NR);
         FN(pwd_pack_x)(J->x, K, J->P, c0 + q * NR, cols, bp + q * K * NR);
     }
-    for (int64_t o0 = 0; o0 < J->O; o0 += MR) {
+    for (int64_t o0 = 0, t = 0; o0 < J->O; o0 += MR) {
         const float *a = J->a + o0 * K;
         const int rows = (int)(J->O - o0 < MR ? J->O - o0 : MR);
-        for (int64_t q = 0; q < panels; ++q) {
+        for (int64_t q = 0; q < panels; ++q, ++t) {
             const int cols = (int)(c1 - c0 - q * NR < NR ? c1 - c0 - q * NR : NR);
             const float *b = bp + q * K * NR;
+            FN(pwd_prefetch)(J, t + PWD_PF_AHEAD, panels, c0, c1);
             if (rows == MR && J->res) FN(pwd_tile)(MR, 1, J, a, b, o0, c0 + q * NR, cols);
             else if (rows == MR) FN(pwd_tile)(MR, 0, J, a, b, o0, c0 + q * NR, cols);
             else FN(pwd_tile_any)(rows, J, a, b, o0, c0 + q * NR, cols);
         }
+        if (J->res) FN(pwd_add_rows)(J, o0, rows, c0, c1);
     }
 }
 
@@ -180,17 +217,20 @@ static int FN(pwd_pointwise)(const float *x, const float *wt, const float *bias,
                              int64_t K, int64_t O, int64_t P, const x86_epilogue *e, int threads) {
     if (threads < 1) threads = 1;
     const int64_t a_floats = ((O + MR - 1) / MR * MR * K + VLEN - 1) / VLEN * VLEN; /* X panels on a vector */
+    /* items of up to GEMM_L2_B_BYTES of packed pixels, or fewer panels where that leaves a thread
+     * fewer than X86_ITEMS_PER_THREAD (claimed one at a time, they even out: 784 pixels in items of
+     * 8 panels were 3 full and one of a half panel, 2 items against 1.06 at two threads) */
+    const int64_t panels = (P + NR - 1) / NR;
+    int64_t most = GEMM_L2_B_BYTES / (int64_t)sizeof(float) / (K * NR);
+    if (most < 1) most = 1;
+    int64_t per = threads > 1 ? (panels + X86_ITEMS_PER_THREAD * threads - 1) / (X86_ITEMS_PER_THREAD * threads) : most;
+    if (per > most) per = most;
+    if (per > panels) per = panels;
     /* W's panels, then every worker's X panels, in the calling thread's buffer that gemm_impl.h's
      * tiles pack B into (no GEMM of this thread holds it while this layer runs) */
-    float *a = FN(b_scratch)(a_floats + threads * PWD_PANELS * NR * K);
+    float *a = FN(b_scratch)(a_floats + threads * per * NR * K);
     if (!a) return 1;
     FN(pwd_pack_w)(wt, O, K, a);
-    /* items of PWD_PANELS panels, or fewer where that leaves a thread fewer than X86_ITEMS_PER_THREAD
-     * (claimed one at a time, they even out: 784 pixels in items of 8 panels were 3 full and one of a
-     * half panel, 2 items against 1.06 at two threads) */
-    const int64_t panels = (P + NR - 1) / NR;
-    int64_t per = threads > 1 ? (panels + X86_ITEMS_PER_THREAD * threads - 1) / (X86_ITEMS_PER_THREAD * threads) : PWD_PANELS;
-    if (per > PWD_PANELS) per = PWD_PANELS;
     FN(pwd_job) J = {x, a, bias, res, y, a + a_floats, K, O, P, per, (panels + per - 1) / per, e};
     if (threads > 1 && J.items > 1) x86_parallel(threads, J.items, FN(pwd_item), &J);
     else
