@@ -15,6 +15,24 @@ needs_arm = pytest.mark.skipif(
 )
 
 
+def assert_arm_bit_exact(graph, feeds, label=""):
+    """The whole graph planned on arm at 1 and 3 threads, every output equal to the reference backend's
+    in dtype, shape and every bit; returns the reference's outputs."""
+    import numpy as np
+
+    from mnn_core import Session
+
+    want = Session(graph, backend="reference").run(dict(feeds))
+    for threads in (1, 3):
+        sess = Session(graph, backend="arm", fallback=False, threads=threads)
+        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
+        got = sess.run(dict(feeds))
+        for key, ref in want.items():
+            assert got[key].dtype == ref.dtype and got[key].shape == ref.shape, key
+            np.testing.assert_array_equal(got[key], ref, err_msg=f"{label} {key} threads={threads}")
+    return want
+
+
 def pytest_configure(config):
     if ON_ARM:  # on x86 the arm suite is host-side tests only; arm_rootfs_test.sh runs it under qemu
         from mnn_core.testing import check_required

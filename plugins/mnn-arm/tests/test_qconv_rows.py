@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import needs_arm
+from conftest import assert_arm_bit_exact, needs_arm
 
 from mnn_core.testing import conformance_graph
 
@@ -44,14 +44,5 @@ CASES = [
 @needs_arm
 @pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: f"n{CASES[i][0]}-c{CASES[i][1]}-o{CASES[i][2]}")
 def test_one_pixel_images_as_rows_bit_exact(case):
-    from mnn_core import Session
-
     graph, feeds = conformance_graph("QLinearConv", _case(*CASES[case]), ATTRS, True)
-    want = Session(graph, backend="reference").run(dict(feeds))
-    for threads in (1, 3):
-        sess = Session(graph, backend="arm", fallback=False, threads=threads)
-        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
-        got = sess.run(dict(feeds))
-        for key, ref in want.items():
-            assert got[key].dtype == ref.dtype
-            np.testing.assert_array_equal(got[key], ref, err_msg=f"case {case} threads={threads}")
+    assert_arm_bit_exact(graph, feeds, f"case {case}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import needs_arm
+from conftest import assert_arm_bit_exact, needs_arm
 
 from mnn_core.testing import conformance_graph
 
@@ -71,18 +71,9 @@ CASES = _cases()
 @pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: f"{CASES[i][0]}-{i}")
 def test_glue_ops_bit_exact(case, constant):
     """Scales and zero points as constants (taken at prepare) and as graph inputs (read at run)."""
-    from mnn_core import Session
-
     op, ins, attrs = CASES[case]
     graph, feeds = conformance_graph(op, ins, attrs, constant)
-    want = Session(graph, backend="reference").run(dict(feeds))
-    for threads in (1, 3):
-        sess = Session(graph, backend="arm", fallback=False, threads=threads)
-        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
-        got = sess.run(dict(feeds))
-        for key, ref in want.items():
-            assert got[key].dtype == ref.dtype
-            np.testing.assert_array_equal(got[key], ref, err_msg=f"{op} threads={threads}")
+    assert_arm_bit_exact(graph, feeds, op)
 
 
 @needs_arm
@@ -186,13 +177,5 @@ MMI_CASES = _mmi_cases()
 def test_matmul_integer_bit_exact(case, constant):
     """MatMulInteger (dynamically quantized models' matmul): B and the zero points as constants (packed at
     prepare) or graph inputs (read at run), batched A, per-column b_zero_point; 1 and 3 threads."""
-    from mnn_core import Session
-
     graph, feeds = conformance_graph("MatMulInteger", MMI_CASES[case], {}, constant)
-    want = Session(graph, backend="reference").run(dict(feeds))["out0"]
-    for threads in (1, 3):
-        sess = Session(graph, backend="arm", fallback=False, threads=threads)
-        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
-        got = sess.run(dict(feeds))["out0"]
-        assert got.dtype == np.int32
-        np.testing.assert_array_equal(got, want)
+    assert assert_arm_bit_exact(graph, feeds, "MatMulInteger")["out0"].dtype == np.int32

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import needs_arm
+from conftest import assert_arm_bit_exact, needs_arm
 
 from mnn_core.testing import conformance_graph
 
@@ -36,17 +36,9 @@ def _ints(dtype, shape):
 @needs_arm
 @pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: f"{np.dtype(CASES[i][0]).name}-{i}")
 def test_int_maxpool_bit_exact(case):
-    from mnn_core import Session
-
     dtype, shape, attrs = CASES[case]
     graph, feeds = conformance_graph("MaxPool", [_ints(dtype, shape)], attrs, True)
-    want = Session(graph, backend="reference").run(dict(feeds))["out0"]
-    for threads in (1, 3):
-        sess = Session(graph, backend="arm", fallback=False, threads=threads)
-        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
-        got = sess.run(dict(feeds))["out0"]
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want, err_msg=f"{attrs} threads={threads}")
+    assert_arm_bit_exact(graph, feeds, str(attrs))
 
 
 def _conv_pool_cnn():

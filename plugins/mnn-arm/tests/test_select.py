@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import needs_arm
+from conftest import assert_arm_bit_exact, needs_arm
 
 from mnn_core.testing import conformance_graph
 
@@ -80,21 +80,12 @@ CASES = _cases()
 @needs_arm
 @pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: f"{CASES[i][0]}-{i}")
 def test_select_ops_match_the_reference(case):
-    from mnn_core import Session
-
     op, ins, attrs = CASES[case]
     from mnn_core.ops import all_schemas
 
     attrs = {**{k: a.default for k, a in all_schemas()[op].attrs.items() if a.default is not None}, **attrs}
     graph, feeds = conformance_graph(op, ins, attrs, False)
-    want = Session(graph, backend="reference").run(dict(feeds))
-    for threads in (1, 3):
-        sess = Session(graph, backend="arm", fallback=False, threads=threads)
-        assert {p.backend for p in sess.plan} == {"arm"}, str(sess.plan)
-        got = sess.run(dict(feeds))
-        for key, ref in want.items():
-            assert got[key].dtype == ref.dtype and got[key].shape == ref.shape, key
-            np.testing.assert_array_equal(got[key], ref, err_msg=f"{op} {attrs} threads={threads}")
+    assert_arm_bit_exact(graph, feeds, f"{op} {attrs}")
 
 
 @needs_arm
