@@ -98,24 +98,20 @@ if wants bench; then
     grep -E '^[a-z0-9-]+ \| [0-9]+ \| ' "$OUT/bench.log" | tee -a "$OUT/summary.txt"
 fi
 
-if wants sweep; then
-    t0=$SECONDS
-    (cd /tmp && timeout ${SWEEP_LIMIT:-130} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 1 --repeat 10 \
-        $(for m in $MODELS; do echo --onnx $m; done) \
-        --config split-k= --config whole=vulkan.gemm_splitk=0 --config split-k-256=vulkan.splitk_min=256 \
-        --config unfolded=vulkan.fold_batch=0 --config whole-at-132=vulkan.splitk_whole_at=132) \
-        >"$OUT/sweep.log" 2>&1
-    say "sweep ($((SECONDS - t0)) s): split-K GEMMs (default) against whole ones, batch dims unfolded"
-    grep -E '^\| |GPU ms by shader' "$OUT/sweep.log" | tee -a "$OUT/summary.txt"
-fi
-
-if wants sweep16; then
-    t0=$SECONDS
-    (cd /tmp && timeout ${SWEEP16_LIMIT:-150} $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch 16 --repeat 10 \
-        $(for m in $MODELS; do echo --onnx $m; done) \
-        --config default= --config before="vulkan.big_gemm=0;vulkan.fold_batch=0" --config big-128=vulkan.big_gemm=128x128) \
-        >"$OUT/sweep16.log" 2>&1
-    say "sweep16 ($((SECONDS - t0)) s): batch 16, the default against the previous one and 128x128 blocks forced"
-    grep -E '^\| |GPU ms by shader' "$OUT/sweep16.log" | tee -a "$OUT/summary.txt"
-fi
+# sweep NAME LIMIT BATCH TITLE CONFIG...: sweep_tiling.py over $MODELS, its table and GPU split into the summary
+sweep() {
+    local name=$1 limit=$2 batch=$3 title=$4 t0=$SECONDS args=() c
+    shift 4
+    for c in "$@"; do args+=(--config "$c"); done
+    (cd /tmp && timeout "$limit" $PY "$ROOT/plugins/mnn-vulkan/tools/sweep_tiling.py" --batch "$batch" --repeat 10 \
+        $(for m in $MODELS; do echo --onnx $m; done) "${args[@]}") >"$OUT/$name.log" 2>&1
+    say "$name ($((SECONDS - t0)) s): $title"
+    grep -E '^\| |GPU ms by shader' "$OUT/$name.log" | tee -a "$OUT/summary.txt"
+}
+wants sweep && sweep sweep "${SWEEP_LIMIT:-130}" 1 "split-K GEMMs (default) against whole ones, batch dims unfolded" \
+    split-k= whole=vulkan.gemm_splitk=0 split-k-256=vulkan.splitk_min=256 unfolded=vulkan.fold_batch=0 \
+    whole-at-132=vulkan.splitk_whole_at=132
+wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-150}" 16 \
+    "batch 16, the default against the previous one and 128x128 blocks forced" \
+    default= "before=vulkan.big_gemm=0;vulkan.fold_batch=0" big-128=vulkan.big_gemm=128x128
 say "done in $((SECONDS - T0)) s"
