@@ -38,6 +38,9 @@ CASES = [
     (1, 200, 17, np.uint8, np.uint8, True, True),
     (12, 7, 33, np.int8, np.uint8, False, True),
     (9, 384, 96, np.uint8, np.int8, False, False),
+    # whole 8-row panels of A with k beyond the last 16 (45, 100) and output columns past the last block of 16
+    (24, 45, 50, np.uint8, np.uint8, True, True),
+    (16, 100, 48, np.int8, np.int8, True, True),
 ]
 
 

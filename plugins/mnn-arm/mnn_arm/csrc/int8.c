@@ -23,10 +23,59 @@ static inline int32_t qval(const void *p, int is_uint8, int64_t i) {
     return is_uint8 ? (int32_t)((const uint8_t *)p)[i] - 128 : (int32_t)((const int8_t *)p)[i];
 }
 
+/* 8 whole rows of A (contiguous k) into one panel, 16 k-values a step: each row's 16 bytes are four k-groups,
+ * i.e. four int32 lanes, and a 4x4 transpose of those lanes over rows 0-3 (then 4-7) gives the panel's
+ * groups, 32 bytes each (rows 0-3, then 4-7). The row sums come from pairwise widening adds. k from K16
+ * on (the last k-values and the zero padding to K4) by bytes. */
+static void pack_a_panel(const uint8_t *const *src, uint8x16_t flip, int is_uint8, int64_t K, int8_t *dst,
+                         int32_t *rowsum) {
+    const int64_t K4 = arm_k4(K), K16 = K / 16 * 16;
+    int32x4_t sum[QMR];
+    for (int r = 0; r < QMR; ++r) sum[r] = vdupq_n_s32(0);
+    for (int64_t k = 0; k < K16; k += 16) {
+        int32x4_t v[QMR];
+        for (int r = 0; r < QMR; ++r) {
+            const int8x16_t x = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(src[r] + k), flip));
+            sum[r] = vpadalq_s16(sum[r], vpaddlq_s8(x));
+            v[r] = vreinterpretq_s32_s8(x);
+        }
+        for (int h = 0; h < 2; ++h) {
+            const int32x4_t *q = v + 4 * h;
+            const int64x2_t t0 = vreinterpretq_s64_s32(vzip1q_s32(q[0], q[1]));
+            const int64x2_t t1 = vreinterpretq_s64_s32(vzip2q_s32(q[0], q[1]));
+            const int64x2_t t2 = vreinterpretq_s64_s32(vzip1q_s32(q[2], q[3]));
+            const int64x2_t t3 = vreinterpretq_s64_s32(vzip2q_s32(q[2], q[3]));
+            int8_t *d = dst + k * QMR + h * 16; /* group k/4 starts at (k/4) * QMR * 4 */
+            vst1q_s8(d, vreinterpretq_s8_s64(vzip1q_s64(t0, t2)));
+            vst1q_s8(d + 32, vreinterpretq_s8_s64(vzip2q_s64(t0, t2)));
+            vst1q_s8(d + 64, vreinterpretq_s8_s64(vzip1q_s64(t1, t3)));
+            vst1q_s8(d + 96, vreinterpretq_s8_s64(vzip2q_s64(t1, t3)));
+        }
+    }
+    for (int r = 0; r < QMR; ++r) {
+        int32_t s = vaddvq_s32(sum[r]);
+        for (int64_t k = K16; k < K4; ++k) {
+            const int32_t v = k < K ? qval(src[r], is_uint8, k) : 0;
+            dst[(k / 4) * QMR * 4 + r * 4 + (k % 4)] = (int8_t)v;
+            s += v;
+        }
+        if (rowsum) rowsum[r] = s;
+    }
+}
+
 void arm_q_pack_a(const void *a, int is_uint8, int64_t rs, int64_t cs, int64_t M, int64_t K, int8_t *ap,
                   int32_t *rowsum) {
     const int64_t K4 = arm_k4(K);
-    for (int64_t m = 0; m < (M + QMR - 1) / QMR * QMR; ++m) {
+    int64_t m = 0;
+    if (cs == 1) { /* whole panels of rows with contiguous k (a QLinearMatMul's A): by vectors */
+        const uint8x16_t flip = vdupq_n_u8(is_uint8 ? 0x80 : 0);
+        for (; m + QMR <= M; m += QMR) {
+            const uint8_t *src[QMR];
+            for (int r = 0; r < QMR; ++r) src[r] = (const uint8_t *)a + (m + r) * rs;
+            pack_a_panel(src, flip, is_uint8, K, ap + m * K4, rowsum ? rowsum + m : NULL);
+        }
+    }
+    for (; m < (M + QMR - 1) / QMR * QMR; ++m) {
         int8_t *dst = ap + (m / QMR) * QMR * K4 + (m % QMR) * 4;
         int32_t s = 0;
         for (int64_t k = 0; k < K4; ++k) {
@@ -259,8 +308,76 @@ static const int32_t zeros4[4] = {0, 0, 0, 0};
  * held in a double (exact), halves to even */
 static inline double requant1(int64_t acc, double mult) { return (double)rintf((float)acc * (float)mult); }
 
+/* One output of the general case, by the scalar rule (the columns after the last whole block of 16) */
+static void finish_one(const int32_t *a, void *out, int64_t at, int64_t m, int64_t n, const arm_qepilogue *e) {
+    const int32_t da = e->da[m * e->da_rs], db = e->db[n * e->db_cs];
+    const int32_t v = *a + db * e->rowsum[m] + da * (e->colsum ? e->colsum[n] : 0) + (int32_t)e->K * da * db +
+                      (e->bias ? e->bias[m] : 0) + (e->bias_col ? e->bias_col[n] : 0);
+    if (e->out_kind == 0) {
+        ((int32_t *)out)[at] = v;
+        return;
+    }
+    const int32_t q = store_q(requant1(v, e->mult[m * e->mult_rs + n * e->mult_cs]) + e->zy, e->out_kind);
+    if (e->out_kind == 1) ((uint8_t *)out)[at] = (uint8_t)q;
+    else ((int8_t *)out)[at] = (int8_t)q;
+}
+
+/* The general case (db per column: a QLinearMatMul's or MatMulInteger's B, or a multiplier per column):
+ * v = acc + db[n] rowsum[m] + da[m] (colsum[n] + K db[n]) + bias[m] + bias_col[n], the scalar rule's terms
+ * regrouped (int32 sums wrap alike in any order), then requantized like the row case. Blocks of 16
+ * columns, their per-column terms held in registers while the rows go by. */
+static void finish_general(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int64_t m0, int64_t n0,
+                           int64_t M, int64_t N, const arm_qepilogue *e) {
+    const int64_t N16 = N / 16 * 16;
+    const int u8 = e->out_kind == 1;
+    const int16x8_t zy = vdupq_n_s16((int16_t)e->zy);
+    for (int64_t c = 0; c < N16; c += 16) {
+        const int64_t n = n0 + c;
+        int32x4_t db[4], colk[4], bcol[4];
+        float32x4_t multc[4];
+        for (int j = 0; j < 4; ++j) {
+            db[j] = e->db_cs ? vld1q_s32(e->db + n + 4 * j) : vdupq_n_s32(e->db[0]);
+            const int32x4_t cs = e->colsum ? vld1q_s32(e->colsum + n + 4 * j) : vdupq_n_s32(0);
+            colk[j] = vmlaq_n_s32(cs, db[j], (int32_t)e->K);
+            bcol[j] = e->bias_col ? vld1q_s32(e->bias_col + n + 4 * j) : vdupq_n_s32(0);
+            if (e->out_kind && e->mult_cs) { /* the float32 multipliers, held as doubles */
+                const double *mp = e->mult + (n + 4 * j) * e->mult_cs;
+                multc[j] = vcvt_high_f32_f64(vcvt_f32_f64(vld1q_f64(mp)), vld1q_f64(mp + 2));
+            }
+        }
+        for (int64_t r = 0; r < M; ++r) {
+            const int64_t m = m0 + r;
+            const int32_t da = e->da[m * e->da_rs], rsum = e->rowsum[m];
+            const int32x4_t vb = vdupq_n_s32(e->bias ? e->bias[m] : 0);
+            const int32_t *a = acc + r * ldacc + c;
+            int32x4_t v[4];
+            for (int j = 0; j < 4; ++j) {
+                v[j] = vaddq_s32(vaddq_s32(vld1q_s32(a + 4 * j), bcol[j]), vb);
+                v[j] = vmlaq_n_s32(vmlaq_n_s32(v[j], db[j], rsum), colk[j], da);
+            }
+            if (e->out_kind == 0) {
+                for (int j = 0; j < 4; ++j) vst1q_s32((int32_t *)out + r * ldo + c + 4 * j, v[j]);
+                continue;
+            }
+            const float32x4_t mr = vdupq_n_f32((float)e->mult[m * e->mult_rs]);
+            for (int j = 0; j < 4; ++j)
+                v[j] = vcvtnq_s32_f32(vmulq_f32(vcvtq_f32_s32(v[j]), e->mult_cs ? multc[j] : mr));
+            const int16x8_t h0 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[0]), v[1]), zy);
+            const int16x8_t h1 = vqaddq_s16(vqmovn_high_s32(vqmovn_s32(v[2]), v[3]), zy);
+            if (u8) vst1q_u8((uint8_t *)out + r * ldo + c, vqmovun_high_s16(vqmovun_s16(h0), h1));
+            else vst1q_s8((int8_t *)out + r * ldo + c, vqmovn_high_s16(vqmovn_s16(h0), h1));
+        }
+    }
+    for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = N16; c < N; ++c) finish_one(acc + r * ldacc + c, out, r * ldo + c, m0 + r, n0 + c, e);
+}
+
 void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int64_t m0, int64_t n0, int64_t M,
                   int64_t N, const arm_qepilogue *e) {
+    if (e->db_cs || (e->out_kind && e->mult_cs)) {
+        finish_general(acc, ldacc, out, ldo, m0, n0, M, N, e);
+        return;
+    }
     for (int64_t r = 0; r < M; ++r) {
         const int64_t m = m0 + r;
         const int32_t da = e->da[m * e->da_rs];
@@ -318,20 +435,6 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
                 o[c] = (int8_t)q;
             }
             continue;
-        }
-        for (int64_t c = 0; c < N; ++c) { /* the general case: db per column (matmul weights) */
-            const int64_t n = n0 + c;
-            const int32_t db = e->db[n * e->db_cs];
-            const int32_t v = a[c] + db * e->rowsum[m] + da * e->colsum[n] + (int32_t)e->K * da * db +
-                              (e->bias ? e->bias[m] : 0) + (e->bias_col ? e->bias_col[n] : 0);
-            if (e->out_kind == 0) {
-                ((int32_t *)out)[r * ldo + c] = v;
-            } else {
-                const int32_t q = store_q(requant1(v, e->mult[m * e->mult_rs + n * e->mult_cs]) + e->zy,
-                                          e->out_kind);
-                if (e->out_kind == 1) ((uint8_t *)out)[r * ldo + c] = (uint8_t)q;
-                else ((int8_t *)out)[r * ldo + c] = (int8_t)q;
-            }
         }
     }
 }
