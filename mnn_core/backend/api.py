@@ -186,6 +186,14 @@ class Arena:
         mapped); lets Python executions run on such a domain."""
         raise NotImplementedError(f"{type(self).__name__} memory is not host-visible")
 
+    def copy_execution(self, to_device: bool, offset: int, host: np.ndarray) -> CExecution | None:
+        """Optional: a run's copy of `host` (a view in the host arena, or the caller's array where the
+        input moves) to the tensor at `offset` (to_device), or back, as a C execution whose input
+        and output descriptors are the host and device tensors; its capsule is taken once every
+        step is prepared. An upload should set MNN_EXEC_INPUTS_MAY_MOVE. None: the core copies
+        with write/read."""
+        return None
+
 
 class Backend:
     """Base class for backends. Subclass and fill in what you support.

@@ -192,7 +192,7 @@ class StepCompiler:
             for n in node.inputs:
                 if n and n not in seen:
                     seen.add(n)
-                    in_names.append(n)
+                    in_names.append(_host_name(n, domain))
                     in_descs.append(self._desc(arenas, self.slots[(n, domain)]))
             out_descs += [self._desc(arenas, self.slots[(n, domain)]) for n in node.outputs]
         name = f"segment:{backend_name}:{group[0][0].name}..{group[-1][0].name}"
@@ -308,7 +308,7 @@ class StepCompiler:
             if s is not None
         ]
         out_descs = [self._desc(arenas, s) for s in outs]
-        in_names = [n for n in node.inputs if n]
+        in_names = [_host_name(n, domain) for n in node.inputs if n]
         if isinstance(execution, CExecution):
             return (node.name, execution, in_descs, out_descs, in_names)
         if isinstance(execution, PyExecution):
@@ -341,6 +341,16 @@ class StepCompiler:
     def _copy_step(self, name: str, payload, arenas) -> tuple:
         value, src, dst = payload
         s_slot, d_slot = self.slots[(value, src)], self.slots[(value, dst)]
+        descs = [self._desc(arenas, s_slot)], [self._desc(arenas, d_slot)]
+        if HOST in (src, dst) and src != dst:
+            # a device arena may run its host copies in C (Arena.copy_execution): no interpreter in the
+            # run, and an upload that reads its input where the caller has it makes the input movable
+            device, host_slot, device_slot = (src, d_slot, s_slot) if dst == HOST else (dst, s_slot, d_slot)
+            make = getattr(arenas[device], "copy_execution", None)
+            view = self._host_view(arenas[HOST], host_slot)
+            execution = None if make is None else make(src == HOST, device_slot.offset, view)
+            if execution is not None:
+                return (name, execution, *descs, [value])
         if dst == HOST:
             view = self._host_view(arenas[HOST], d_slot)
             arena, off = arenas[src], s_slot.offset
@@ -357,4 +367,10 @@ class StepCompiler:
                 a_src.read(o_src, tmp)
                 a_dst.write(o_dst, tmp)
 
-        return (name, fn, [self._desc(arenas, s_slot)], [self._desc(arenas, d_slot)], [value])
+        return (name, fn, *descs, [value])
+
+
+def _host_name(value: str, domain: str) -> str | None:
+    """The name a step gives the run loop for an input it reads: a graph input moves only in host
+    memory, so a step on another domain reads that domain's copy, never the caller's array."""
+    return value if domain == HOST else None

@@ -46,6 +46,13 @@ cdef extern from "mvk.h" nogil:
     ctypedef struct mvk_pipeline
     ctypedef struct mvk_program
     ctypedef struct mnn_execution
+    ctypedef struct mvk_transfer
+    ctypedef struct mvk_copy_stats:
+        uint64_t copies[2]
+        uint64_t bytes[2]
+        uint64_t host_ns[2]
+        uint64_t submit_ns[2]
+        uint64_t wait_ns[2]
 
     int mvk_init(const char *library, int validation, char *err, size_t errlen)
     int mvk_device_count()
@@ -57,6 +64,11 @@ cdef extern from "mvk.h" nogil:
     int mvk_context_cache_data(mvk_context *ctx, void *dst, size_t *size, char *err, size_t errlen)
     void mvk_context_pipeline_stats(mvk_context *ctx, uint64_t *created, uint64_t *ns)
     uint64_t mvk_context_copy_submits(mvk_context *ctx)
+    void mvk_context_copy_stats(mvk_context *ctx, mvk_copy_stats *out)
+    uint64_t mvk_context_allocations(mvk_context *ctx)
+    mvk_transfer *mvk_transfer_create(mvk_buffer *buf, uint64_t offset, uint64_t size, int half, int to_device)
+    mnn_execution *mvk_transfer_execution(mvk_transfer *t)
+    void mvk_transfer_destroy(mvk_transfer *t)
     void mvk_context_destroy(mvk_context *ctx)
     mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, char *err, size_t errlen)
     void mvk_buffer_destroy(mvk_buffer *buf)
@@ -183,6 +195,22 @@ cdef class Context:
         """Host<->device copies submitted through the staging buffer in this context."""
         return int(mvk_context_copy_submits(self.ctx))
 
+    def copy_stats(self):
+        """Host copies so far, each direction ("in": host to device, "out"): copies, bytes, and the
+        seconds spent in memcpy with staging or the mapping (host), recording and submitting copy
+        commands (submit) and waiting for their fences (wait)."""
+        cdef mvk_copy_stats st
+        mvk_context_copy_stats(self.ctx, &st)
+        return {
+            way: dict(copies=int(st.copies[k]), bytes=int(st.bytes[k]), host=st.host_ns[k] / 1e9,
+                      submit=st.submit_ns[k] / 1e9, wait=st.wait_ns[k] / 1e9)
+            for k, way in enumerate(("in", "out"))
+        }
+
+    def allocations(self):
+        """Device memory blocks, command buffers and descriptor pools made in this context so far."""
+        return int(mvk_context_allocations(self.ctx))
+
     def pipeline_stats(self):
         """(pipelines created, seconds spent creating them) in this context."""
         cdef uint64_t n = 0, ns = 0
@@ -291,6 +319,31 @@ cdef class Buffer:
             PyBuffer_Release(&view)
         if rc != MVK_OK:
             _raise("copy from the Vulkan device failed")
+
+
+cdef class Transfer:
+    """A run's copy between host memory and a Buffer, as an execution of the mnn C ABI: to_device
+    copies its input tensor (the caller's array, where the session moves it) to `offset`, else
+    `offset`'s bytes into its output tensor; size counts the Buffer's bytes (half: float16 there)."""
+
+    cdef mvk_transfer *t
+    cdef readonly Buffer buffer
+
+    def __cinit__(self, Buffer buffer, uint64_t offset, uint64_t size, bint half, bint to_device):
+        if offset > buffer.size or size > buffer.size - offset:
+            raise ValueError(f"a copy of {size} bytes at {offset} is outside the {buffer.size}-byte buffer")
+        self.buffer = buffer
+        self.t = mvk_transfer_create(buffer.buf, offset, size, half, to_device)
+        if self.t == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        if self.t != NULL:
+            mvk_transfer_destroy(self.t)
+
+    def capsule(self):
+        """The mnn_execution (C ABI) of this copy, in a PyCapsule."""
+        return PyCapsule_New(<void *>mvk_transfer_execution(self.t), MNN_EXECUTION_CAPSULE, NULL)
 
 
 cdef class Pipeline:

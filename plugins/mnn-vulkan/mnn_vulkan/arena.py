@@ -16,9 +16,11 @@ import ctypes
 
 import numpy as np
 
+from mnn_core.backend import CExecution
 from mnn_core.backend.kit.arena import PAD, DeviceArena
 
 from . import _vulkan
+from ._vulkan import Transfer
 
 
 class VulkanArena(DeviceArena):
@@ -104,6 +106,11 @@ class VulkanArena(DeviceArena):
 
         self.bind(choose(None), staging=False)
 
+    def copy_execution(self, to_device: bool, offset: int, host: np.ndarray) -> CExecution:
+        """A run's copy of `host`'s bytes to or from `offset` in C (mvk_transfer.c): the run loop calls
+        it without the GIL, and an upload reads the caller's array where the session hands it over."""
+        return _Copy(self, to_device, offset, host)
+
     def view(self, offset: int, info) -> np.ndarray:
         self.flush()
         if self.buffer is None or not self.buffer.mapped:
@@ -112,3 +119,27 @@ class VulkanArena(DeviceArena):
             raise NotImplementedError('float tensors are stored as float16 here (precision="low")')
         raw = (ctypes.c_char * info.nbytes).from_address(self.buffer.address + offset)
         return np.frombuffer(raw, dtype=info.dtype).reshape(info.shape)
+
+
+class _Copy(CExecution):
+    """A copy step's execution, made when the run loop takes its capsule, once every segment is
+    prepared: the arena's buffer may still be in the making (`bind`) when the step is built."""
+
+    __slots__ = ("_args",)
+
+    def __init__(self, arena: VulkanArena, to_device: bool, offset: int, host: np.ndarray) -> None:
+        self._args = (arena, bool(to_device), offset, host.nbytes, arena._halved(host))
+        self.owner, self.name, self.packed = None, "vulkan:upload" if to_device else "vulkan:download", frozenset()
+
+    @property
+    def capsule(self):
+        if self.owner is None:
+            arena, to_device, offset, nbytes, half = self._args
+            try:
+                arena.flush()
+                if arena.buffer is None:
+                    arena._bind_default()
+                self.owner = Transfer(arena.buffer, offset, nbytes // 2 if half else nbytes, half, to_device)
+            except AttributeError as exc:  # not swallowed by the run loop's getattr(step, "capsule", None)
+                raise RuntimeError(f"cannot make the {self.name} copy: {exc}") from exc
+        return self.owner.capsule()

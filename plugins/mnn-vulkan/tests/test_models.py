@@ -100,10 +100,15 @@ def test_weights_are_uploaded_once(rng):
     sess = mnn.Session(graph, backend="vulkan", fallback=False)
     arena = sess._current.arenas["vulkan"]
     writes, reads = arena.writes, arena.reads
+    before = arena.buffer.context.copy_stats()
     x = rng.standard_normal((1, 3, 16, 16)).astype("float32")
     for _ in range(3):
         sess.run({"x": x})
-    assert (arena.writes - writes, arena.reads - reads) == (3, 3)  # the input in, the output out, per run
+    after = arena.buffer.context.copy_stats()
+    # no weight again through Python; each run copies the input in and the output out, in C
+    assert (arena.writes - writes, arena.reads - reads) == (0, 0)
+    assert [after[way]["copies"] - before[way]["copies"] for way in ("in", "out")] == [3, 3]
+    assert after["in"]["bytes"] - before["in"]["bytes"] == 3 * x.nbytes
 
 
 def test_staging_copies_match_mapped_memory(rng):

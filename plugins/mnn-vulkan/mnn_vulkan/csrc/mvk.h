@@ -74,6 +74,16 @@ int mvk_context_cache_data(mvk_context *ctx, void *dst, size_t *size, char *err,
 /* Pipelines created through this context, and the nanoseconds spent in vkCreateComputePipelines. */
 void mvk_context_pipeline_stats(mvk_context *ctx, uint64_t *created, uint64_t *ns);
 uint64_t mvk_context_copy_submits(mvk_context *ctx); /* staging copy submissions so far */
+/* Where host copies' time went, summed since the context was made; index 0 host-to-device, 1 back.
+ * host_ns: memcpy (or float16 conversion) between host memory and the staging buffer or mapping;
+ * submit_ns: recording and submitting copy commands; wait_ns: waiting for their fences. */
+typedef struct mvk_copy_stats {
+    uint64_t copies[2], bytes[2], host_ns[2], submit_ns[2], wait_ns[2];
+} mvk_copy_stats;
+void mvk_context_copy_stats(mvk_context *ctx, mvk_copy_stats *out);
+/* device memory blocks, command buffers and descriptor pools made in this context so far: a run
+ * makes none (tests) */
+uint64_t mvk_context_allocations(mvk_context *ctx);
 
 /* -- memory: host_mapped=1 asks for host-visible coherent memory used through
  * its mapping; 0 asks for device-local memory reached through staging. */
@@ -97,6 +107,15 @@ int mvk_buffer_write_many(mvk_buffer *buf, uint32_t n, const uint64_t *offsets, 
 mvk_pipeline *mvk_pipeline_create(mvk_context *ctx, const uint32_t *code, size_t code_bytes, uint32_t n_bindings,
                                   const uint32_t *spec, uint32_t n_spec, char *err, size_t errlen);
 void mvk_pipeline_destroy(mvk_pipeline *pipe);
+
+/* -- a run's host copies, as mnn C ABI executions: `to_device` copies its input tensor's bytes
+ * (read at every run: MNN_EXEC_INPUTS_MAY_MOVE, so the caller's array itself) into buf at
+ * offset; else buf's bytes at offset into its output tensor. `size` counts device bytes (half:
+ * float16 there, float32 on the host). Without the GIL; the context's copy lock serializes them. */
+typedef struct mvk_transfer mvk_transfer;
+mvk_transfer *mvk_transfer_create(mvk_buffer *buf, uint64_t offset, uint64_t size, int half, int to_device);
+mnn_execution *mvk_transfer_execution(mvk_transfer *t);
+void mvk_transfer_destroy(mvk_transfer *t);
 
 /* -- programs ---------------------------------------------------------------- */
 mvk_program *mvk_program_create(mvk_context *ctx, char *err, size_t errlen);

@@ -322,6 +322,7 @@ mvk_context *mvk_context_create(int index, char *err, size_t errlen) {
     mvk_context *ctx = calloc(1, sizeof *ctx);
     if (ctx == NULL) return NULL;
     pthread_mutex_init(&ctx->queue_lock, NULL);
+    pthread_mutex_init(&ctx->copy_lock, NULL);
     ctx->phys = g_phys[index];
     ctx->family = (uint32_t)desc.compute_family;
     vk.vkGetPhysicalDeviceMemoryProperties(ctx->phys, &ctx->memory);
@@ -373,18 +374,14 @@ mvk_context *mvk_context_create(int index, char *err, size_t errlen) {
                                           &ctx->set_layouts[n], 1, &push};
         MVK_CHECK(vk.vkCreatePipelineLayout(ctx->device, &pli, NULL, &ctx->layouts[n]), "vkCreatePipelineLayout");
     }
-    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, ctx->pool,
-                                      VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
-    MVK_CHECK(vk.vkAllocateCommandBuffers(ctx->device, &ai, &ctx->copy_cb), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
-    MVK_CHECK(vk.vkCreateFence(ctx->device, &fi, NULL, &ctx->copy_fence), "vkCreateFence");
+    if (mvk_copies_init(ctx, err, errlen) != MVK_OK) goto fail;
     /* What a discrete GPU's first run would otherwise pay, paid here (the thread that opens the
      * device while a session plans, device.py): the queue's first submission (an empty one, with
      * the fence), and a staging buffer of the full size, which a plan's weights fill. */
     if (ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
-        MVK_CHECK(vk.vkQueueSubmit(ctx->queue, 0, NULL, ctx->copy_fence), "vkQueueSubmit");
-        MVK_CHECK(vk.vkWaitForFences(ctx->device, 1, &ctx->copy_fence, VK_TRUE, MVK_WAIT_NS), "vkWaitForFences");
-        MVK_CHECK(vk.vkResetFences(ctx->device, 1, &ctx->copy_fence), "vkResetFences");
+        MVK_CHECK(vk.vkQueueSubmit(ctx->queue, 0, NULL, ctx->copy_fence[0]), "vkQueueSubmit");
+        MVK_CHECK(vk.vkWaitForFences(ctx->device, 1, &ctx->copy_fence[0], VK_TRUE, MVK_WAIT_NS), "vkWaitForFences");
+        MVK_CHECK(vk.vkResetFences(ctx->device, 1, &ctx->copy_fence[0]), "vkResetFences");
         if (mvk_staging_reserve(ctx, MVK_STAGING_CAP, err, errlen) != MVK_OK) goto fail;
     }
     return ctx;
@@ -397,8 +394,7 @@ void mvk_context_destroy(mvk_context *ctx) {
     if (ctx == NULL) return;
     if (ctx->device) {
         vk.vkDeviceWaitIdle(ctx->device);
-        mvk_buffer_destroy(ctx->staging);
-        if (ctx->copy_fence) vk.vkDestroyFence(ctx->device, ctx->copy_fence, NULL);
+        mvk_copies_destroy(ctx);
         for (uint32_t n = 0; n <= MVK_MAX_BINDINGS; ++n) {
             if (ctx->layouts[n]) vk.vkDestroyPipelineLayout(ctx->device, ctx->layouts[n], NULL);
             if (ctx->set_layouts[n]) vk.vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layouts[n], NULL);
@@ -408,6 +404,7 @@ void mvk_context_destroy(mvk_context *ctx) {
         vk.vkDestroyDevice(ctx->device, NULL);
     }
     pthread_mutex_destroy(&ctx->queue_lock);
+    pthread_mutex_destroy(&ctx->copy_lock);
     free(ctx);
 }
 

@@ -90,6 +90,8 @@ typedef struct mvk_fns {
 extern mvk_fns vk;
 extern VkInstance mvk_instance;
 
+#define MVK_COPY_SLOTS 16 /* MVK_STAGING_CAP / MVK_COPY_CHUNK */
+
 struct mvk_context {
     VkPhysicalDevice phys;
     VkDevice device;
@@ -103,12 +105,19 @@ struct mvk_context {
     uint64_t pipelines_created, pipeline_ns; /* what start-up spends compiling (mvk_context_pipeline_stats) */
     VkDescriptorSetLayout set_layouts[MVK_MAX_BINDINGS + 1];
     VkPipelineLayout layouts[MVK_MAX_BINDINGS + 1];
-    /* host copies: a staging buffer, grown on demand up to MVK_STAGING_CAP */
+    /* host copies (mvk_memory.c): a staging buffer, grown on demand up to MVK_STAGING_CAP, cut into
+     * MVK_COPY_SLOTS chunks of MVK_COPY_CHUNK, each copied by a command buffer and fence of its own
+     * so that the host's memcpy of one chunk overlaps the DMA of another. copy_lock guards all of
+     * it: a run's copies come without the GIL (mvk_transfer.c), possibly from several threads. */
+    pthread_mutex_t copy_lock;
     mvk_buffer *staging;
-    VkCommandBuffer copy_cb;
-    VkFence copy_fence;
-    int copy_inflight; /* an upload was submitted and not yet waited for (see mvk_memory.c) */
+    VkCommandPool copy_pool;
+    VkCommandBuffer copy_cb[MVK_COPY_SLOTS];
+    VkFence copy_fence[MVK_COPY_SLOTS];
+    uint32_t copy_busy;    /* slots submitted and not yet waited for */
     uint64_t copy_submits; /* host<->device copy submissions so far (mvk_context_copy_submits) */
+    mvk_copy_stats stats;  /* where the copies' time went (mvk_context_copy_stats) */
+    uint64_t allocations;  /* device memory, command buffers and descriptor pools made (tests) */
 };
 
 struct mvk_buffer {
@@ -127,6 +136,7 @@ struct mvk_pipeline {
 };
 
 #define MVK_STAGING_CAP (32ull << 20)
+#define MVK_COPY_CHUNK (2ull << 20) /* a run's copies go in chunks of this many device bytes */
 #define MVK_WAIT_NS (120ull * 1000000000ull) /* a run longer than this is reported as a hang */
 
 const char *mvk_result_name(VkResult r);
@@ -134,6 +144,9 @@ void mvk_narrow(const float *src, uint16_t *dst, size_t n); /* float32 -> float1
 void mvk_widen(const uint16_t *src, float *dst, size_t n);
 void mvk_set_error(char *err, size_t errlen, const char *fmt, ...);
 int mvk_staging_reserve(mvk_context *ctx, uint64_t size, char *err, size_t errlen); /* at least size bytes */
+int mvk_copies_init(mvk_context *ctx, char *err, size_t errlen); /* the copy slots, at context creation */
+void mvk_copies_destroy(mvk_context *ctx);
+uint64_t mvk_now_ns(void);
 int mvk_submit_and_wait(mvk_context *ctx, VkCommandBuffer cb, VkFence fence, char *err, size_t errlen);
 void mvk_global_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
                         VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);

@@ -3,16 +3,25 @@
  * The plan's arena is one VkBuffer. Where the device shares memory with the
  * host (lavapipe, integrated GPUs) it is host-visible and coherent, and host
  * copies are memcpy through its mapping. On a discrete GPU it is device-local
- * and host copies go through the context's staging buffer: copy in chunks of
- * at most MVK_STAGING_CAP, one submit per chunk. The last chunk of an upload is
- * not waited for (an input written before a run: its copy overlaps the run's
- * submit, and the barrier recorded after the copy orders it before any later
- * submission's compute on the same queue); whatever next touches the staging
- * buffer, the copy command buffer or a buffer being freed waits first
- * (copy_settle). Copies happen with the GIL held, so this state needs no lock.
+ * and host copies go through the context's staging buffer (host-visible,
+ * cached where the device offers it: the host reads results back from it), in
+ * chunks of MVK_COPY_CHUNK, each copied by a command buffer and fence of its
+ * own (a "slot"), so that the host's memcpy of one chunk overlaps the DMA of
+ * the last: an upload fills chunk after chunk and submits each as it is full;
+ * a download submits every chunk's copy at once and takes each out as its
+ * fence signals. An upload's copies are not waited for (an input written
+ * before a run: its DMA overlaps the run's submit, and the barrier recorded
+ * after each copy orders it before any later submission's compute on the same
+ * queue); whatever next touches the staging buffer or a buffer being freed
+ * waits first (settle). A plan's weights (write_many) fill the whole staging
+ * buffer per submit instead.
+ *
+ * A run's copies come without the GIL (mvk_transfer.c), so all of this is
+ * guarded by the context's copy lock.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mvk_internal.h"
 
@@ -70,6 +79,7 @@ mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, 
     }
     VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, (uint32_t)type};
     VkResult r = vk.vkAllocateMemory(ctx->device, &ai, NULL, &b->memory);
+    __atomic_fetch_add(&ctx->allocations, 1, __ATOMIC_RELAXED);
     if (r != VK_SUCCESS) {
         mvk_set_error(err, errlen, "cannot allocate %llu bytes of Vulkan memory: %s", (unsigned long long)req.size,
                       mvk_result_name(r));
@@ -83,23 +93,66 @@ fail:
     return NULL;
 }
 
-/* wait for the upload left in flight, if any */
-static int copy_settle(mvk_context *ctx, char *err, size_t errlen) {
-    if (!ctx->copy_inflight) return MVK_OK;
-    ctx->copy_inflight = 0;
-    VkResult r = vk.vkWaitForFences(ctx->device, 1, &ctx->copy_fence, VK_TRUE, MVK_WAIT_NS);
+uint64_t mvk_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int mvk_copies_init(mvk_context *ctx, char *err, size_t errlen) {
+    VkCommandPoolCreateInfo pi = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
+                                  VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, ctx->family};
+    MVK_CHECK(vk.vkCreateCommandPool(ctx->device, &pi, NULL, &ctx->copy_pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, ctx->copy_pool,
+                                      VK_COMMAND_BUFFER_LEVEL_PRIMARY, MVK_COPY_SLOTS};
+    MVK_CHECK(vk.vkAllocateCommandBuffers(ctx->device, &ai, ctx->copy_cb), "vkAllocateCommandBuffers");
+    __atomic_fetch_add(&ctx->allocations, 1, __ATOMIC_RELAXED);
+    VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
+    for (int i = 0; i < MVK_COPY_SLOTS; ++i)
+        MVK_CHECK(vk.vkCreateFence(ctx->device, &fi, NULL, &ctx->copy_fence[i]), "vkCreateFence");
+    return MVK_OK;
+fail:
+    return MVK_ERROR;
+}
+
+void mvk_copies_destroy(mvk_context *ctx) {
+    mvk_buffer_destroy(ctx->staging); /* after vkDeviceWaitIdle: nothing in flight */
+    ctx->staging = NULL;
+    for (int i = 0; i < MVK_COPY_SLOTS; ++i)
+        if (ctx->copy_fence[i]) vk.vkDestroyFence(ctx->device, ctx->copy_fence[i], NULL);
+    if (ctx->copy_pool) vk.vkDestroyCommandPool(ctx->device, ctx->copy_pool, NULL);
+}
+
+/* wait for slot's copy if it is in flight (copy lock held) */
+static int slot_wait(mvk_context *ctx, int slot, int dir, char *err, size_t errlen) {
+    if (!(ctx->copy_busy & (1u << slot))) return MVK_OK;
+    uint64_t t0 = mvk_now_ns();
+    ctx->copy_busy &= ~(1u << slot);
+    VkResult r = vk.vkWaitForFences(ctx->device, 1, &ctx->copy_fence[slot], VK_TRUE, MVK_WAIT_NS);
+    vk.vkResetFences(ctx->device, 1, &ctx->copy_fence[slot]);
+    ctx->stats.wait_ns[dir] += mvk_now_ns() - t0;
     if (r != VK_SUCCESS) {
-        mvk_set_error(err, errlen, "waiting for a host-to-device copy failed: %s", mvk_result_name(r));
+        mvk_set_error(err, errlen, "waiting for a host<->device copy failed: %s", mvk_result_name(r));
         return MVK_ERROR;
     }
-    vk.vkResetFences(ctx->device, 1, &ctx->copy_fence);
     return MVK_OK;
+}
+
+/* wait for every copy in flight (copy lock held) */
+static int settle(mvk_context *ctx, char *err, size_t errlen) {
+    int rc = MVK_OK;
+    for (int i = 0; i < MVK_COPY_SLOTS; ++i)
+        if (slot_wait(ctx, i, 0, err, errlen) != MVK_OK) rc = MVK_ERROR;
+    return rc;
 }
 
 void mvk_buffer_destroy(mvk_buffer *b) {
     if (b == NULL) return;
+    mvk_context *ctx = b->ctx;
     char ignored[8];
-    copy_settle(b->ctx, ignored, sizeof ignored); /* a copy may still read or write it */
+    pthread_mutex_lock(&ctx->copy_lock);
+    settle(ctx, ignored, sizeof ignored); /* a copy may still read or write it */
+    pthread_mutex_unlock(&ctx->copy_lock);
     buffer_free(b);
 }
 
@@ -107,8 +160,17 @@ void *mvk_buffer_mapping(mvk_buffer *b) { return b->mapped; }
 
 uint64_t mvk_context_copy_submits(mvk_context *ctx) { return ctx->copy_submits; }
 
+void mvk_context_copy_stats(mvk_context *ctx, mvk_copy_stats *out) {
+    pthread_mutex_lock(&ctx->copy_lock);
+    *out = ctx->stats;
+    pthread_mutex_unlock(&ctx->copy_lock);
+}
+
+uint64_t mvk_context_allocations(mvk_context *ctx) { return __atomic_load_n(&ctx->allocations, __ATOMIC_RELAXED); }
+
+/* a staging buffer of at least `want` bytes (up to MVK_STAGING_CAP), nothing in flight (copy lock held) */
 static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t errlen) {
-    if (copy_settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* before the host touches staging */
+    if (settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* before the host touches staging */
     if (want > MVK_STAGING_CAP) want = MVK_STAGING_CAP; /* more goes through in chunks: no new buffer */
     if (ctx->staging && ctx->staging->size >= want) return MVK_OK;
     uint64_t size = ctx->staging ? ctx->staging->size : (1u << 20);
@@ -116,22 +178,26 @@ static int ensure_staging(mvk_context *ctx, uint64_t want, char *err, size_t err
     if (size > MVK_STAGING_CAP) size = MVK_STAGING_CAP;
     mvk_buffer *s = mvk_buffer_create(ctx, size, 1, err, errlen);
     if (s == NULL) return MVK_ERROR;
-    mvk_buffer_destroy(ctx->staging);
+    if (ctx->staging) buffer_free(ctx->staging); /* settled above */
     ctx->staging = s;
     return MVK_OK;
 }
 
 int mvk_staging_reserve(mvk_context *ctx, uint64_t size, char *err, size_t errlen) {
-    return ensure_staging(ctx, size, err, errlen);
+    pthread_mutex_lock(&ctx->copy_lock);
+    int rc = ensure_staging(ctx, size, err, errlen);
+    pthread_mutex_unlock(&ctx->copy_lock);
+    return rc;
 }
 
-/* staging <-> buffer, the regions recorded into one command buffer and submitted; waited for unless
- * `wait` is 0 (an upload's last submit, see the top of this file) */
-static int copy_regions(mvk_buffer *b, const VkBufferCopy *regions, uint32_t n, int to_device, int wait, char *err,
-                        size_t errlen) {
+/* staging <-> buffer, the regions recorded into slot's command buffer and submitted with its fence
+ * (copy lock held, the slot idle); waited for when `wait` */
+static int copy_regions(mvk_buffer *b, const VkBufferCopy *regions, uint32_t n, int to_device, int slot, int wait,
+                        char *err, size_t errlen) {
     mvk_context *ctx = b->ctx;
-    VkCommandBuffer cb = ctx->copy_cb;
-    if (copy_settle(ctx, err, errlen) != MVK_OK) return MVK_ERROR;
+    VkCommandBuffer cb = ctx->copy_cb[slot];
+    int dir = to_device ? 0 : 1;
+    uint64_t t0 = mvk_now_ns();
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
     MVK_CHECK(vk.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
@@ -148,26 +214,26 @@ static int copy_regions(mvk_buffer *b, const VkBufferCopy *regions, uint32_t n, 
                        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     MVK_CHECK(vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
     ctx->copy_submits++;
-    if (wait) return mvk_submit_and_wait(ctx, cb, ctx->copy_fence, err, errlen);
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL};
     pthread_mutex_lock(&ctx->queue_lock);
-    VkResult r = vk.vkQueueSubmit(ctx->queue, 1, &si, ctx->copy_fence);
+    VkResult r = vk.vkQueueSubmit(ctx->queue, 1, &si, ctx->copy_fence[slot]);
     pthread_mutex_unlock(&ctx->queue_lock);
+    ctx->stats.submit_ns[dir] += mvk_now_ns() - t0;
     if (r != VK_SUCCESS) {
         mvk_set_error(err, errlen, "vkQueueSubmit failed: %s", mvk_result_name(r));
         return MVK_ERROR;
     }
-    ctx->copy_inflight = 1;
-    return MVK_OK;
+    ctx->copy_busy |= 1u << slot;
+    return wait ? slot_wait(ctx, slot, dir, err, errlen) : MVK_OK;
 fail:
     return MVK_ERROR;
 }
 
-/* one chunk: staging <-> buffer */
-static int copy_chunk(mvk_buffer *b, uint64_t offset, uint64_t size, int to_device, int wait, char *err,
-                      size_t errlen) {
-    VkBufferCopy region = {to_device ? 0 : offset, to_device ? offset : 0, size};
-    return copy_regions(b, &region, 1, to_device, wait, err, errlen);
+/* one chunk: staging at stage_off <-> buffer at offset */
+static int copy_chunk(mvk_buffer *b, uint64_t stage_off, uint64_t offset, uint64_t size, int to_device, int slot,
+                      char *err, size_t errlen) {
+    VkBufferCopy region = {to_device ? stage_off : offset, to_device ? offset : stage_off, size};
+    return copy_regions(b, &region, 1, to_device, slot, 0, err, errlen);
 }
 
 static int check_range(mvk_buffer *b, uint64_t offset, uint64_t size, char *err, size_t errlen) {
@@ -195,24 +261,48 @@ static void get(void *dst, const void *src, uint64_t src_bytes, int half) {
 }
 
 /* size counts the device's bytes; with half the host side holds twice as many (float32) */
+static int write_staged(mvk_buffer *b, uint64_t offset, const char *src, uint64_t size, int half, char *err,
+                        size_t errlen) {
+    mvk_context *ctx = b->ctx;
+    if (ensure_staging(ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
+    uint64_t chunk = ctx->staging->size < MVK_COPY_CHUNK ? ctx->staging->size : MVK_COPY_CHUNK;
+    int slots = (int)(ctx->staging->size / chunk);
+    if (slots > MVK_COPY_SLOTS) slots = MVK_COPY_SLOTS;
+    char *stage = ctx->staging->mapped;
+    uint64_t host_ns = 0;
+    for (uint64_t done = 0, i = 0; done < size; ++i) {
+        int slot = (int)(i % (uint64_t)slots);
+        uint64_t n = size - done < chunk ? size - done : chunk;
+        if (half) n &= ~1ull; /* whole elements per chunk */
+        if (slot_wait(ctx, slot, 0, err, errlen) != MVK_OK) return MVK_ERROR; /* its last copy read it */
+        uint64_t t0 = mvk_now_ns();
+        put(stage + (uint64_t)slot * chunk, src + (half ? done * 2 : done), n, half);
+        host_ns += mvk_now_ns() - t0;
+        if (copy_chunk(b, (uint64_t)slot * chunk, offset + done, n, 1, slot, err, errlen) != MVK_OK) return MVK_ERROR;
+        done += n;
+    }
+    ctx->stats.host_ns[0] += host_ns;
+    return MVK_OK;
+}
+
 int mvk_buffer_write_as(mvk_buffer *b, uint64_t offset, const void *src, uint64_t size, int half, char *err,
                         size_t errlen) {
     if (check_range(b, offset, size, err, errlen) != MVK_OK) return MVK_ERROR;
     if (size == 0) return MVK_OK;
+    mvk_context *ctx = b->ctx;
+    pthread_mutex_lock(&ctx->copy_lock);
+    int rc = MVK_OK;
     if (b->mapped) {
+        uint64_t t0 = mvk_now_ns();
         put((char *)b->mapped + offset, src, size, half);
-        return MVK_OK;
+        ctx->stats.host_ns[0] += mvk_now_ns() - t0;
+    } else {
+        rc = write_staged(b, offset, src, size, half, err, errlen);
     }
-    if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
-    for (uint64_t done = 0; done < size;) {
-        uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
-        if (half) n &= ~1ull; /* whole elements per chunk */
-        if (copy_settle(b->ctx, err, errlen) != MVK_OK) return MVK_ERROR; /* the last chunk's copy read it */
-        put(b->ctx->staging->mapped, (const char *)src + (half ? done * 2 : done), n, half);
-        if (copy_chunk(b, offset + done, n, 1, done + n == size ? 0 : 1, err, errlen) != MVK_OK) return MVK_ERROR;
-        done += n;
-    }
-    return MVK_OK;
+    ctx->stats.copies[0]++;
+    ctx->stats.bytes[0] += size;
+    pthread_mutex_unlock(&ctx->copy_lock);
+    return rc;
 }
 
 int mvk_buffer_write(mvk_buffer *b, uint64_t offset, const void *src, uint64_t size, char *err, size_t errlen) {
@@ -223,18 +313,9 @@ int mvk_buffer_write(mvk_buffer *b, uint64_t offset, const void *src, uint64_t s
  * into the staging buffer, sized once for all of them (up to MVK_STAGING_CAP), and copied by one
  * submit per staging fill (a piece larger than what is left continues in the next fill), the last
  * left in flight as a single upload's is. Each piece starts 4-byte aligned in staging. */
-int mvk_buffer_write_many(mvk_buffer *b, uint32_t n, const uint64_t *offsets, const void *const *srcs,
-                          const uint64_t *sizes, const uint8_t *halves, char *err, size_t errlen) {
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (check_range(b, offsets[i], sizes[i], err, errlen) != MVK_OK) return MVK_ERROR;
-        total += sizes[i] + 3;
-    }
-    if (b->mapped) {
-        for (uint32_t i = 0; i < n; ++i) put((char *)b->mapped + offsets[i], srcs[i], sizes[i], halves[i]);
-        return MVK_OK;
-    }
-    if (total == 0) return MVK_OK;
+static int write_many_staged(mvk_buffer *b, uint32_t n, const uint64_t *offsets, const void *const *srcs,
+                             const uint64_t *sizes, const uint8_t *halves, uint64_t total, char *err,
+                             size_t errlen) {
     if (ensure_staging(b->ctx, total, err, errlen) != MVK_OK) return MVK_ERROR;
     VkBufferCopy *regions = malloc((n + 1) * sizeof *regions);
     if (regions == NULL) {
@@ -249,7 +330,7 @@ int mvk_buffer_write_many(mvk_buffer *b, uint32_t n, const uint64_t *offsets, co
     for (uint32_t i = 0; i < n && rc == MVK_OK; ++i) {
         for (uint64_t done = 0; done < sizes[i] && rc == MVK_OK;) {
             if (cap - fill < 4) { /* full: copy what it holds, then refill from the start */
-                rc = copy_regions(b, regions, used, 1, 1, err, errlen);
+                rc = copy_regions(b, regions, used, 1, 0, 1, err, errlen);
                 fill = used = 0;
                 continue;
             }
@@ -263,28 +344,80 @@ int mvk_buffer_write_many(mvk_buffer *b, uint32_t n, const uint64_t *offsets, co
             done += take;
         }
     }
-    if (rc == MVK_OK && used) rc = copy_regions(b, regions, used, 1, 0, err, errlen);
+    if (rc == MVK_OK && used) rc = copy_regions(b, regions, used, 1, 0, 0, err, errlen);
     free(regions);
     return rc;
+}
+
+int mvk_buffer_write_many(mvk_buffer *b, uint32_t n, const uint64_t *offsets, const void *const *srcs,
+                          const uint64_t *sizes, const uint8_t *halves, char *err, size_t errlen) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (check_range(b, offsets[i], sizes[i], err, errlen) != MVK_OK) return MVK_ERROR;
+        total += sizes[i] + 3;
+    }
+    if (b->mapped) {
+        for (uint32_t i = 0; i < n; ++i) put((char *)b->mapped + offsets[i], srcs[i], sizes[i], halves[i]);
+        return MVK_OK;
+    }
+    if (total == 0) return MVK_OK;
+    pthread_mutex_lock(&b->ctx->copy_lock);
+    int rc = write_many_staged(b, n, offsets, srcs, sizes, halves, total, err, errlen);
+    pthread_mutex_unlock(&b->ctx->copy_lock);
+    return rc;
+}
+
+/* every chunk's copy submitted at once (as many as there are slots), each taken out of staging as
+ * its fence signals, its slot then copying the next chunk not yet submitted */
+static int read_staged(mvk_buffer *b, uint64_t offset, char *dst, uint64_t size, int half, char *err,
+                       size_t errlen) {
+    mvk_context *ctx = b->ctx;
+    if (ensure_staging(ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
+    uint64_t chunk = ctx->staging->size < MVK_COPY_CHUNK ? ctx->staging->size : MVK_COPY_CHUNK;
+    uint64_t slots = ctx->staging->size / chunk;
+    if (slots > MVK_COPY_SLOTS) slots = MVK_COPY_SLOTS;
+    uint64_t chunks = (size + chunk - 1) / chunk, host_ns = 0;
+    char *stage = ctx->staging->mapped;
+    for (uint64_t i = 0; i < chunks && i < slots; ++i) {
+        uint64_t n = size - i * chunk < chunk ? size - i * chunk : chunk;
+        if (copy_chunk(b, i * chunk, offset + i * chunk, n, 0, (int)i, err, errlen) != MVK_OK) return MVK_ERROR;
+    }
+    for (uint64_t i = 0; i < chunks; ++i) {
+        int slot = (int)(i % slots);
+        uint64_t n = size - i * chunk < chunk ? size - i * chunk : chunk;
+        if (slot_wait(ctx, slot, 1, err, errlen) != MVK_OK) return MVK_ERROR;
+        uint64_t t0 = mvk_now_ns();
+        get(dst + (half ? i * chunk * 2 : i * chunk), stage + (uint64_t)slot * chunk, n, half);
+        host_ns += mvk_now_ns() - t0;
+        uint64_t next = i + slots;
+        if (next < chunks) {
+            uint64_t m = size - next * chunk < chunk ? size - next * chunk : chunk;
+            if (copy_chunk(b, (uint64_t)slot * chunk, offset + next * chunk, m, 0, slot, err, errlen) != MVK_OK)
+                return MVK_ERROR;
+        }
+    }
+    ctx->stats.host_ns[1] += host_ns;
+    return MVK_OK;
 }
 
 int mvk_buffer_read_as(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, int half, char *err,
                        size_t errlen) {
     if (check_range(b, offset, size, err, errlen) != MVK_OK) return MVK_ERROR;
     if (size == 0) return MVK_OK;
+    mvk_context *ctx = b->ctx;
+    pthread_mutex_lock(&ctx->copy_lock);
+    int rc = MVK_OK;
     if (b->mapped) {
+        uint64_t t0 = mvk_now_ns();
         get(dst, (const char *)b->mapped + offset, size, half);
-        return MVK_OK;
+        ctx->stats.host_ns[1] += mvk_now_ns() - t0;
+    } else {
+        rc = read_staged(b, offset, dst, size, half, err, errlen);
     }
-    if (ensure_staging(b->ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
-    for (uint64_t done = 0; done < size;) {
-        uint64_t n = size - done < b->ctx->staging->size ? size - done : b->ctx->staging->size;
-        if (half) n &= ~1ull;
-        if (copy_chunk(b, offset + done, n, 0, 1, err, errlen) != MVK_OK) return MVK_ERROR;
-        get((char *)dst + (half ? done * 2 : done), b->ctx->staging->mapped, n, half);
-        done += n;
-    }
-    return MVK_OK;
+    ctx->stats.copies[1]++;
+    ctx->stats.bytes[1] += size;
+    pthread_mutex_unlock(&ctx->copy_lock);
+    return rc;
 }
 
 int mvk_buffer_read(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size, char *err, size_t errlen) {

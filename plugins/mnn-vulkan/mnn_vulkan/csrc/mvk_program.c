@@ -189,6 +189,7 @@ static int write_sets(mvk_program *p, char *err, size_t errlen) {
     VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, p->nb ? p->nb : 1};
     VkDescriptorPoolCreateInfo pi = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, n_sets, 1, &size};
     MVK_CHECK(vk.vkCreateDescriptorPool(dev, &pi, NULL, &p->pool), "vkCreateDescriptorPool");
+    __atomic_fetch_add(&p->ctx->allocations, 1, __ATOMIC_RELAXED);
     p->sets = calloc(n_sets, sizeof *p->sets);
     VkDescriptorSetLayout *layouts = calloc(n_sets, sizeof *layouts);
     VkDescriptorBufferInfo *infos = calloc(p->nb ? p->nb : 1, sizeof *infos);
@@ -241,6 +242,7 @@ int mvk_program_finish(mvk_program *p, int timestamps, char *err, size_t errlen)
     VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, ctx->pool,
                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
     MVK_CHECK(vk.vkAllocateCommandBuffers(dev, &ai, &p->cb), "vkAllocateCommandBuffers");
+    __atomic_fetch_add(&ctx->allocations, 1, __ATOMIC_RELAXED);
     VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, NULL, 0};
     MVK_CHECK(vk.vkCreateFence(dev, &fi, NULL, &p->fence), "vkCreateFence");
 
