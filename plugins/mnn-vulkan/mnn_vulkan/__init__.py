@@ -65,6 +65,8 @@ class VulkanBackend(SegmentBackend):
     options = (
         _device.DEVICE_OPTION,
         "vulkan.big_gemm",
+        "vulkan.big_gemm_shader",
+        "vulkan.big_gemm_vec",
         "vulkan.coopmat",
         "vulkan.fold_batch",
         "vulkan.fp16_fma",

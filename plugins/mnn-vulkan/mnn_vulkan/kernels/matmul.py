@@ -295,12 +295,14 @@ def _big_by_default(device, m: int, n: int, batch: int) -> tuple | None:
 
 
 def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
-    """gemm_big.comp's work group for a float32 M x N output (`batch` times), or None for
-    gemm.comp. By default 128x128 blocks on a discrete GPU where they fill it (_big_by_default).
-    "vulkan.big_gemm" or MNN_VULKAN_BIG_GEMM: "0" (never), "128x128" or "64x128" (forced on every
-    such GEMM), "auto" (128x128 blocks where the output holds one and they give BIG_GEMM_ENOUGH
-    work groups, else 64x128 where those do, on any device). Forced tilings ("vulkan.tiles") keep
-    gemm.comp; so does a K past lavapipe's loop budget."""
+    """The large-block shader's work group for a float32 M x N output (`batch` times), or None for
+    gemm.comp: gemm_big.comp's (BIG_GEMM), or gemm_warp.comp's (WARP_GEMM) where "vulkan.big_gemm_shader"
+    says "warp". By default 128x128 blocks on a discrete GPU where they fill it (_big_by_default).
+    "vulkan.big_gemm" or MNN_VULKAN_BIG_GEMM: "0" (never), a block size (forced on every such GEMM:
+    "128x128" or "64x128", and "128x64" for gemm_warp), "auto" (gemm_big: 128x128 blocks where the
+    output holds one and they give BIG_GEMM_ENOUGH work groups, else 64x128 where those do;
+    gemm_warp: warp_block's choice, on any device). Forced tilings ("vulkan.tiles") keep gemm.comp;
+    so does a K past lavapipe's loop budget."""
     options = rec.options or {}
     wanted = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "default")) or "default")
     wanted = wanted.lower()
@@ -308,12 +310,19 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
         return None
     if budget_of(rec.device.name) is not None and k > 16384:
         return None
-    if wanted in BIG_GEMM:
-        return BIG_GEMM[wanted]
+    warp = big_gemm_shader(options) == "warp"
+    table = WARP_GEMM if warp else BIG_GEMM
+    if wanted in table:
+        return table[wanted]
     if wanted == "default":
-        return _big_by_default(rec.device, m, n, batch)
+        local = _big_by_default(rec.device, m, n, batch)
+        if local is None or not warp:
+            return local
+        return WARP_GEMM[warp_block(rec.device, m, n, batch)]
     if wanted != "auto":
-        raise ValueError(f"vulkan.big_gemm must be default, auto, {', '.join(BIG_GEMM)} or 0, got {wanted!r}")
+        raise ValueError(f"vulkan.big_gemm must be default, auto, {', '.join(table)} or 0, got {wanted!r}")
+    if warp:
+        return WARP_GEMM[warp_block(rec.device, m, n, batch)] if m >= 64 and n >= 64 else None
     for local in BIG_GEMM.values():
         bm, bn = 8 * local[1], 8 * local[0]
         if m >= bm and n >= bn and cdiv(m, bm) * cdiv(n, bn) * batch >= BIG_GEMM_ENOUGH:
@@ -321,14 +330,68 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     return None
 
 
+#: gemm_warp.comp's work groups by block of C: (local size, warps along N); every warp computes 32 x 64
+#: outputs, every invocation 8x8
+WARP_GEMM = {"128x128": ((256, 1, 1), 2), "128x64": ((128, 1, 1), 1), "64x128": ((128, 1, 1), 2)}
+#: waves of 128x128 blocks (work groups per SM) below which gemm_warp takes a block of half the size:
+#: BERT-base's 2048 x 768 GEMMs at batch 16 give 96 work groups for 132 SMs, ViT-S/16's 3152 x 384 75
+WARP_FULL_WAVES = 1.5
+
+
+def big_gemm_shader(options: dict) -> str:
+    """ "big" (gemm_big.comp, the default) or "warp" (gemm_warp.comp): "vulkan.big_gemm_shader" or
+    MNN_VULKAN_BIG_GEMM_SHADER, for A/B sweeps on a device (tools/bench_gemm.py, sweep_tiling.py)."""
+    wanted = options.get("vulkan.big_gemm_shader", os.environ.get("MNN_VULKAN_BIG_GEMM_SHADER", "big"))
+    wanted = str(wanted or "big").lower()
+    if wanted not in ("big", "warp"):
+        raise ValueError(f"vulkan.big_gemm_shader must be big or warp, got {wanted!r}")
+    return wanted
+
+
+def warp_block(device, m: int, n: int, batch: int) -> str:
+    """gemm_warp.comp's block for an M x N output: 128x128 where those give WARP_FULL_WAVES work
+    groups per SM, else 128x64 or 64x128, whichever gives more (128x64 where M >= N on a tie)."""
+    sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    if cdiv(m, 128) * cdiv(n, 128) * batch >= WARP_FULL_WAVES * sms:
+        return "128x128"
+    tall, wide = cdiv(m, 128) * cdiv(n, 64), cdiv(m, 64) * cdiv(n, 128)
+    return "128x64" if tall > wide or (tall == wide and m >= n) else "64x128"
+
+
+def warp_spec(device, options: dict, local: tuple, warps_n: int) -> tuple:
+    """gemm_warp.comp's specialization constants (WARPS_N, VEC, BK): 16-byte loads where every
+    storage buffer is bound at a 16-byte boundary (the option "vulkan.big_gemm_vec" False turns them
+    off, for tests), K slices of 16 where two buffered ones fit in shared memory, else 8."""
+    nt = local[0]
+    bm, bn = 32 * (nt // 32 // warps_n), 64 * warps_n
+    vec = int(
+        device.props.get("min_storage_align", 0) % 16 == 0
+        and str(options.get("vulkan.big_gemm_vec", True)).lower() not in ("0", "false")
+    )
+    vec4s = 2 * 16 * (bm // 4 + 1 + bn // 4 + 1)
+    bk = 16 if device.props.get("max_shared_bytes", 0) >= vec4s * 16 else 8
+    return warps_n, vec, bk
+
+
+def warp_blocks(local: tuple, warps_n: int) -> tuple:
+    """(BM, BN) of a gemm_warp.comp work group."""
+    return 32 * (local[0] // 32 // warps_n), 64 * warps_n
+
+
 def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int = 0) -> None:
     """gemm.comp's push constants over an M x N output, `batch` times: on tensor cores
-    (gemm_coop.comp) where use_coopmat says so, on 8x8 register blocks (gemm_big.comp) where
-    big_gemm_local does, else register-tiled (gemm.comp)."""
+    (gemm_coop.comp) where use_coopmat says so, on 8x8 register blocks (gemm_big.comp, or
+    gemm_warp.comp) where big_gemm_local does, else register-tiled (gemm.comp)."""
     if use_coopmat(rec, m, n):
         rec.dispatch("gemm_coop", bindings, push, (cdiv(n, COOP_BLOCK), cdiv(m, COOP_BLOCK), batch), COOP_LOCAL)
         return
     local = big_gemm_local(rec, m, n, k, batch)
+    if local is not None and big_gemm_shader(rec.options or {}) == "warp":
+        local, warps_n = local
+        bm, bn = warp_blocks(local, warps_n)
+        spec = warp_spec(rec.device, rec.options or {}, local, warps_n)
+        rec.dispatch("gemm_warp", bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
+        return
     if local is not None:
         bk = big_gemm_bk(rec.device, local)
         groups = (cdiv(n, 8 * local[0]), cdiv(m, 8 * local[1]), batch)
