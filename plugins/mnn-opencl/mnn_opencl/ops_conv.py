@@ -10,8 +10,11 @@ second kernel adds up (see Runtime.split_target)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from mnn_core.backend.kit.geometry import conv_geometry
 
+from . import blocks8
 from ._common import full_attrs, fused_activation, kernel, numel
 
 
@@ -41,6 +44,47 @@ def _epilogue(b, s: int, y, bias_arg, o: int, plane: int, act) -> list:
     part = b.scratch(s * total * 4)
     b.pending.append(("splitk_reduce", [part, s, total, *bias_arg, o, plane, b.tensor(y), *act], (total,)))
     return [s, part]
+
+
+def _k_table(c: int, h: int, w: int, kh: int, kw: int, dh: int, dw: int) -> np.ndarray:
+    """conv8's gather table: per k = (c, i, j) in OIHW order, (input offset, row shift, column shift)
+    as int32 quadruples (the fourth unused, for vload4)."""
+    ci, ii, jj = np.meshgrid(np.arange(c), np.arange(kh) * dh, np.arange(kw) * dw, indexing="ij")
+    table = np.zeros((c * kh * kw, 4), np.int32)
+    table[:, 0] = (ci * h * w + ii * w + jj).reshape(-1)
+    table[:, 1] = ii.reshape(-1)
+    table[:, 2] = jj.reshape(-1)
+    return table
+
+
+def _conv8(b, choice, x, w, bias_arg, y, geo, act) -> None:
+    """A one-group convolution as an implicit GEMM on 8x8 register blocks (kernels/gemm8.cl),
+    K split into `choice[1]` slices that splitk_reduce adds up."""
+    name, slices = choice
+    n, c, h, wd = x.info.shape
+    o, _, kh, kw = w.info.shape
+    _, _, oh, ow = geo["out"]
+    (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
+    m, cols, k = o, n * oh * ow, c * kh * kw
+    ks = -(-k // slices)
+    slices = -(-k // ks)  # no empty slice: each one writes its whole part
+    (tx, ty, _), (bm, bn) = blocks8.BLOCKS[name]
+    table = b.upload(_k_table(c, h, wd, kh, kw, dh, dw))
+    if slices > 1:
+        part = b.scratch(slices * m * cols * 4)
+        out, out_bias, out_act = part, [b.tensor(y), 0], [0, 0.0, 0.0]
+    else:
+        out, out_bias, out_act = b.tensor(y), bias_arg, act
+    geometry = [m, cols, k, c, h, wd, oh, ow, sh, sw, pt, pl, ks]
+    b.launch(
+        f"conv8_{name}",
+        [b.tensor(x), b.tensor(w), table, *out_bias, out, *geometry, *out_act],
+        (-(-cols // bn) * tx, -(-m // bm) * ty, slices),
+        (tx, ty, 1),
+        tunable=False,
+    )
+    if slices > 1:
+        b.launch("splitk_reduce", [part, slices, m * cols, *bias_arg, o, oh * ow, b.tensor(y), *act], (m * cols,))
 
 
 def _pack(b, w_ref, o: int, ck: int, constant: bool):
@@ -100,6 +144,10 @@ def _build_conv(op, b):
             ],
             (-(-ow // 4), oh, n * o),
         )
+        return
+    choice = blocks8.conv_choice(b, o, n * oh * ow, c * kh * kw) if group == 1 else None
+    if choice is not None:
+        _conv8(b, choice, x, w, bias_arg, y, geo, act)
         return
     ob = -(-o // 4)
     packed = _pack(b, w, o, cg * kh * kw, constant_w)

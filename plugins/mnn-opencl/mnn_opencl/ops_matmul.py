@@ -17,6 +17,7 @@ import numpy as np
 
 from mnn_core.backend.kit.tiling import blocks, busiest_tile
 
+from . import blocks8
 from ._cl import LocalMem
 from ._common import (
     T,
@@ -82,14 +83,18 @@ GPU_ENOUGH = 180
 
 
 def gemm_kernel(b, m: int, n: int, batches: int) -> str:
-    """The kernel of an M x N product `batches` times: on a GPU the tiling of the largest block that
-    still gives every compute unit work; on a CPU device "direct" (PoCL runs the tiled kernels' 256
-    work-items between barriers one by one, their tiles spilled: several times slower there)."""
+    """The kernel of an M x N product `batches` times: 8x8 register blocks (blocks8.choose: on a GPU
+    where they fill it), else on a GPU the tiling of the largest block that still gives every compute
+    unit work; on a CPU device "direct" (PoCL runs the tiled kernels' 256 work-items between barriers
+    one by one, their tiles spilled: several times slower there)."""
     forced = b.options.get(GEMM_OPTION)
     if forced:
         if forced != "direct" and forced not in GEMM_TILINGS:
             raise ValueError(f"{GEMM_OPTION} must be direct or one of {', '.join(GEMM_TILINGS)}, got {forced!r}")
         return forced
+    big = blocks8.choose(b, m, n, batches)
+    if big is not None:
+        return big
     if not b.runtime.is_gpu:
         return "direct"
     local, spec, _ = busiest_tile(m, n, batches, (GEMM_TILINGS[t] for t in GPU_ORDER), GPU_ENOUGH)
@@ -105,10 +110,15 @@ def _tiled(b, a: T, bm: T, y, offs, batches, m, n, k, y_sm, a_strides, b_strides
     if name == "direct":
         b.launch("matmul", [*head, float(alpha), float(beta), *act], (-(-n // 4), -(-m // 4), batches))
         return
-    local, spec = GEMM_TILINGS[name]
-    (tx, ty, _), (bmk, bnk) = local, blocks(local, spec)
+    if name in blocks8.BLOCKS:
+        (tx, ty, _), (bmk, bnk) = blocks8.BLOCKS[name]
+        kernel_name = f"gemm8_{name}"
+    else:
+        local, spec = GEMM_TILINGS[name]
+        (tx, ty, _), (bmk, bnk) = local, blocks(local, spec)
+        kernel_name = f"gemm_{name}"
     b.launch(
-        f"gemm_{name}",
+        kernel_name,
         [*head, float(alpha), float(beta), *act],
         (-(-n // bnk) * tx, -(-m // bmk) * ty, batches),
         (tx, ty, 1),

@@ -34,6 +34,7 @@ KERNEL_FILES = (
     "conv",
     "matmul",
     "gemm",
+    "gemm8",
     "pool",
     "norm",
     "reduce",

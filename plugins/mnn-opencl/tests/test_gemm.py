@@ -1,5 +1,6 @@
 """The register-tiled GEMMs (kernels/gemm.cl), each tiling forced through "opencl.gemm" (a CPU device
-takes the direct kernel by default), and opencl.FusedMatMul (fuse.py), against the reference backend
+takes the direct kernel by default), and the 8x8 register blocks (kernels/gemm8.cl) forced through
+"opencl.gemm8", and opencl.FusedMatMul (fuse.py), against the reference backend
 on odd sizes: every MatMul and Gemm sample of the op schemas, plus shapes that cross the tiles' edges."""
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
 from mnn_core.testing import BackendConformance
 
-KERNELS = ("direct", "big", "wide", "mid", "one")
+KERNELS = ("direct", "big", "wide", "mid", "one", "b128", "b64")
+
+
+def _options(tiling: str) -> dict:
+    """The session options that force `tiling`: a gemm.cl tiling or "direct", or a gemm8.cl block."""
+    return {"opencl.gemm8": tiling} if tiling in ("b128", "b64") else {"opencl.gemm": tiling}
 
 
 @pytest.mark.parametrize("tiling", KERNELS[1:])
@@ -27,13 +33,11 @@ class TestTiledGemmConformance(BackendConformance):
 
     @pytest.fixture(autouse=True)
     def _force(self, tiling):
-        self.options = {"opencl.gemm": tiling}
+        self.options = _options(tiling)
 
 
 def _session(graph, tiling, fuse=True):
-    return mnn.Session(
-        graph, backend="opencl", fallback=False, optimize=False, fuse=fuse, options={"opencl.gemm": tiling}
-    )
+    return mnn.Session(graph, backend="opencl", fallback=False, optimize=False, fuse=fuse, options=_options(tiling))
 
 
 @needs_opencl
@@ -226,20 +230,46 @@ def test_what_is_not_fused(rng):
             np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4)
 
 
-def test_gpu_tiling_follows_the_work_groups():
-    """On a GPU the largest block that still gives 180 work-groups (mnn-vulkan's rule), else the
-    tiling with the most; a CPU device keeps the direct kernel; a bad name is an error."""
+def _fake(is_gpu: bool, **options):
+    device = {"compute_units": 132}  # an H100
+    runtime = SimpleNamespace(is_gpu=is_gpu, entry=SimpleNamespace(device=device))
+    return SimpleNamespace(runtime=runtime, options=options)
+
+
+def test_gpu_blocks8_where_they_fill_the_device():
+    """On a GPU 128x128 blocks where they give half a work-group per compute unit, else 64x128 ones,
+    else gemm.cl's tilings; a CPU device keeps the direct kernel unless forced; a bad name is an error."""
     from mnn_opencl.ops_matmul import gemm_kernel
 
-    gpu = SimpleNamespace(runtime=SimpleNamespace(is_gpu=True), options={})
-    cpu = SimpleNamespace(runtime=SimpleNamespace(is_gpu=False), options={})
+    gpu, cpu = _fake(True), _fake(False)
+    assert gemm_kernel(gpu, 128 * 16, 768, 1) == "b128"  # BERT-base batch 16, FFN down: 16 x 6 = 96 blocks
+    assert gemm_kernel(gpu, 197 * 16, 384, 1) == "b128"  # ViT-S/16 batch 16, projection: 25 x 3 = 75
+    assert gemm_kernel(gpu, 128, 128, 192) == "b128"  # BERT-base's attention scores, 192 heads
+    assert gemm_kernel(gpu, 640, 1024, 1) == "b64"  # 5 x 8 blocks of 128x128, 10 x 8 of 64x128
+    assert gemm_kernel(gpu, 197, 1152, 1) == "mid"  # ViT-S/16 batch 1, qkv: 2 x 9 of 128x128, 4 x 9 of 64x128
+    assert gemm_kernel(gpu, 197, 384, 1) == "one"  # batch 1, the projection: too few of either
+    assert gemm_kernel(gpu, 128, 64, 192) == "wide"  # scores @ V: N below one block's width
+    assert gemm_kernel(cpu, 4096, 4096, 1) == "direct"
+    assert gemm_kernel(_fake(False, **{"opencl.gemm8": "b64"}), 8, 8, 1) == "b64"
+    assert gemm_kernel(_fake(True, **{"opencl.gemm8": "off"}), 128 * 16, 768, 1) == "wide"
+    with pytest.raises(ValueError, match="opencl.gemm8 must be"):
+        gemm_kernel(_fake(True, **{"opencl.gemm8": "b256"}), 8, 8, 1)
+
+
+def test_gpu_tiling_follows_the_work_groups():
+    """Without 8x8 blocks: on a GPU the largest block that still gives 180 work-groups (mnn-vulkan's
+    rule), else the tiling with the most; a CPU device keeps the direct kernel; a bad name is an error."""
+    from mnn_opencl.ops_matmul import gemm_kernel
+
+    gpu = _fake(True, **{"opencl.gemm8": "off"})
+    cpu = _fake(False)
     assert gemm_kernel(gpu, 197 * 16, 1152, 1) == "wide"  # ViT-S/16 batch 16, qkv: 99 x 18 blocks of 32x64
     assert gemm_kernel(gpu, 197, 1152, 1) == "mid"  # batch 1: 7 x 18 = 126 of 32x64, 7 x 36 of 32x32
     assert gemm_kernel(gpu, 197, 384, 1) == "one"  # batch 1, the projection: 13 x 24 of 16x16
     assert gemm_kernel(gpu, 64, 128, 1) == "one"  # none gives 180: the most (4, 8 or 32 work-groups)
     assert gemm_kernel(cpu, 197, 1152, 1) == "direct"
     with pytest.raises(ValueError, match="opencl.gemm must be"):
-        gemm_kernel(SimpleNamespace(runtime=gpu.runtime, options={"opencl.gemm": "huge"}), 8, 8, 1)
+        gemm_kernel(_fake(True, **{"opencl.gemm": "huge"}), 8, 8, 1)
 
 
 @needs_opencl

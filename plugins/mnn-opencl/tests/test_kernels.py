@@ -56,6 +56,7 @@ def test_program_has_every_kernel_the_ops_launch():
     }
     names |= {f"cast_{n}" for n in re.findall(r"^CAST_KERNEL\((\w+),", source, re.M)}
     names |= {f"gemm_{n}" for n in re.findall(r"^GEMM_TILED\((\w+),", source, re.M)}
+    names |= {f"{k}_{n}" for k in ("gemm8", "conv8") for n in re.findall(rf"^{k.upper()}\((\w+),", source, re.M)}
     for macro, k in (("COMPARE_KERNEL", "compare_bcast"), ("ARG_KERNEL", "arg_reduce")):
         names |= {f"{k}_{s}" for s in re.findall(rf"^{macro}\(\w+, (\w+)\)", source, re.M)}
     assert len(names) > 30
@@ -65,6 +66,9 @@ def test_program_has_every_kernel_the_ops_launch():
     from mnn_opencl.ops_matmul import GEMM_TILINGS
 
     assert {f"gemm_{t}" for t in GEMM_TILINGS} <= names
+    from mnn_opencl.blocks8 import BLOCKS
+
+    assert {f"{k}_{t}" for k in ("gemm8", "conv8") for t in BLOCKS} <= names
 
 
 @needs_opencl

@@ -1,0 +1,77 @@
+"""When a product or a convolution runs on kernels/gemm8.cl's 8x8 register blocks (gemm8_<name>,
+conv8_<name>), and on which block size.
+
+By default on GPUs: 128x128 blocks of the output where they give at least half as many work-groups
+as the device has compute units (mnn-vulkan's rule for gemm_big.comp, measured on the H100), else
+64x128 blocks where those do; else the previous kernels (gemm.cl's tiles, conv.cl's direct ones),
+which also split small layers along K. A convolution whose 64x128 blocks are still too few splits K
+into slices instead (conv.cl's splitk_reduce adds them). CPU devices keep the previous kernels: PoCL
+runs 256 work-items between barriers one after another.
+
+The session option "opencl.gemm8" (or $MNN_OPENCL_GEMM8): "auto" (the above), "off" (never: the
+previous kernels, for A/B runs), or a block name of BLOCKS forced wherever it applies (any device)."""
+
+from __future__ import annotations
+
+import os
+
+#: name: (work-group TX x TY, block rows BM x columns BN); every work-item computes 8x8 outputs
+BLOCKS = {"b128": ((16, 16, 1), (128, 128)), "b64": ((16, 8, 1), (64, 128))}
+OPTION = "opencl.gemm8"
+ENV = "MNN_OPENCL_GEMM8"
+SLICES_OPTION = "opencl.gemm8_slices"  # a convolution's K slices, forced (tests)
+MAX_SLICES = 16
+MIN_SLICE_K = 256  # a K slice shorter than this costs more in partial sums than it gains
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _wanted(b) -> str:
+    value = str(b.options.get(OPTION, os.environ.get(ENV, "auto")) or "auto").lower()
+    if value not in ("auto", "off", *BLOCKS):
+        raise ValueError(f"{OPTION} must be auto, off or one of {', '.join(BLOCKS)}, got {value!r}")
+    return value
+
+
+def groups(name: str, m: int, n: int, batches: int = 1) -> int:
+    """Work-groups of an M x N output (`batches` times) in `name`'s blocks."""
+    _, (bm, bn) = BLOCKS[name]
+    return cdiv(m, bm) * cdiv(n, bn) * batches
+
+
+def enough_groups(b) -> int:
+    """Half the compute units: 66 on an H100."""
+    return max(1, int(b.runtime.entry.device["compute_units"]) // 2)
+
+
+def choose(b, m: int, n: int, batches: int = 1) -> str | None:
+    """The block name for an M x N output `batches` times, or None (the previous kernels)."""
+    wanted = _wanted(b)
+    if wanted == "off":
+        return None
+    if wanted != "auto":
+        return wanted
+    if not b.runtime.is_gpu:
+        return None
+    enough = enough_groups(b)
+    for name, (_, (bm, bn)) in BLOCKS.items():
+        if m >= bm and n >= bn and groups(name, m, n, batches) >= enough:
+            return name
+    return None
+
+
+def conv_choice(b, m: int, n: int, k: int) -> tuple[str, int] | None:
+    """(block name, K slices) for a convolution of M output channels over N output pixels (all
+    images) and K = C*KH*KW, or None (conv.cl's kernels). Where even 64x128 blocks give too few
+    work-groups on a GPU, K is split until they give one per compute unit."""
+    name = choose(b, m, n)
+    forced = int(b.options.get(SLICES_OPTION, 0) or 0)
+    if name is not None:
+        return name, max(1, min(forced, k))
+    if _wanted(b) != "auto" or not b.runtime.is_gpu or m < 64 or n < 128:
+        return None
+    have = groups("b64", m, n)
+    slices = min(MAX_SLICES, cdiv(int(b.runtime.entry.device["compute_units"]), have), k // MIN_SLICE_K)
+    return ("b64", slices) if slices > 1 else None

@@ -1,0 +1,109 @@
+"""Convolutions as implicit GEMMs on 8x8 register blocks (kernels/gemm8.cl's conv8_<name>), forced
+through "opencl.gemm8" (a CPU device keeps conv.cl's kernels by default), against the reference
+backend: strides, pads, dilations, odd sizes, several images, K below one slice, every activation,
+K split into slices; and when a GPU takes them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import needs_opencl, opencl_backend
+
+from mnn_core.graph.ir import Graph, Node, TensorInfo
+from mnn_core.ops import run_reference
+from mnn_core.session import Session
+
+CASES = [
+    ((2, 5, 9, 7), (11, 5, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((3, 6, 11, 9), (70, 6, 3, 3), {"pads": [1, 0, 2, 1], "strides": [2, 1], "dilations": [1, 2]}),
+    ((2, 3, 23, 21), (9, 3, 7, 7), {"pads": [3, 3, 3, 3], "strides": [2, 2]}),  # a stem
+    ((2, 33, 5, 6), (17, 33, 1, 1), {}),  # 1x1
+    ((3, 40, 7, 9), (130, 40, 1, 1), {"strides": [2, 2]}),  # 1x1 stride 2 (a downsample), M past a block
+    ((1, 1, 5, 3), (4, 1, 1, 1), {}),  # K = 1, below one slice
+    ((2, 20, 6, 5), (66, 20, 3, 3), {"pads": [2, 2, 2, 2], "dilations": [2, 2]}),
+]
+IDS = ["3x3", "stride-dilation", "stem-7x7", "1x1", "1x1-stride2", "k1", "dilated-pad2"]
+ACTS = [
+    {},
+    {"activation": "relu"},
+    {"activation": "clip", "act_alpha": -0.5, "act_beta": 0.5},
+    {"activation": "leaky_relu", "act_alpha": 0.1},
+    {"activation": "sigmoid"},
+    {"activation": "silu"},
+    {"activation": "gelu"},
+    {"activation": "tanh"},
+    {"activation": "hard_sigmoid", "act_alpha": 0.2, "act_beta": 0.5},
+    {"activation": "hard_swish"},
+]
+
+
+def _run(rng, shape, wshape, attrs, options, bias=True):
+    x = rng.uniform(-1, 1, shape).astype("float32")
+    w = rng.uniform(-1, 1, wshape).astype("float32")
+    inits = {"w": w}
+    ins = ["x", "w"]
+    if bias:
+        inits["b"] = rng.uniform(-1, 1, wshape[0]).astype("float32")
+        ins.append("b")
+    graph = Graph(
+        inputs={"x": TensorInfo(shape, "float32")},
+        initializers=inits,
+        nodes=[Node("Conv", ins, ["y"], attrs, "conv")],
+        outputs=["y"],
+    )
+    sess = Session(graph, backend="opencl", fallback=False, optimize=False, options=options)
+    got = sess.run({"x": x})["y"]
+    want = run_reference("Conv", [x, w] + ([inits["b"]] if bias else []), attrs)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    return opencl_backend().segments[-1]["kernels"]
+
+
+@needs_opencl
+@pytest.mark.parametrize("block", ["b128", "b64"])
+@pytest.mark.parametrize("slices", [1, 3])
+@pytest.mark.parametrize("shape, wshape, attrs", CASES, ids=IDS)
+def test_conv8_matches_reference(rng, block, slices, shape, wshape, attrs):
+    options = {"opencl.gemm8": block, "opencl.gemm8_slices": slices}
+    kernels = _run(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
+    k = wshape[1] * wshape[2] * wshape[3]
+    assert kernels == [f"conv8_{block}"] + (["splitk_reduce"] if min(slices, k) > 1 else [])
+
+
+@needs_opencl
+@pytest.mark.parametrize("act", ACTS, ids=[a.get("activation", "none") for a in ACTS])
+def test_conv8_fused_activations(rng, act):
+    for slices in (1, 2):
+        options = {"opencl.gemm8": "b64", "opencl.gemm8_slices": slices}
+        _run(rng, (2, 7, 6, 5), (13, 7, 3, 3), {"pads": [1, 1, 1, 1], **act}, options)
+
+
+@needs_opencl
+def test_conv8_off_and_groups_keep_conv_kernels(rng):
+    assert _run(rng, (2, 8, 6, 5), (12, 8, 3, 3), {}, {"opencl.gemm8": "off"}) == ["conv2d_oc4"]
+    grouped = _run(rng, (2, 8, 6, 5), (16, 4, 3, 3), {"group": 2}, {"opencl.gemm8": "b128"})
+    assert grouped == ["conv2d_oc4"]  # one group only
+
+
+def _fake(is_gpu: bool, **options):
+    device = {"compute_units": 132}  # an H100
+    runtime = SimpleNamespace(is_gpu=is_gpu, entry=SimpleNamespace(device=device))
+    return SimpleNamespace(runtime=runtime, options=options)
+
+
+def test_conv_choice_on_a_gpu():
+    """ResNet-50 at batch 16 on an H100: 128x128 blocks where they give 66 work-groups, 64x128 ones
+    where those do, else 64x128 ones with K split to reach a work-group per compute unit; a CPU
+    device and small layers keep conv.cl's kernels."""
+    from mnn_opencl.blocks8 import conv_choice
+
+    gpu = _fake(True)
+    assert conv_choice(gpu, 64, 16 * 56 * 56, 576) == ("b64", 1)  # layer1's 3x3: 1 x 392 blocks of 128x128
+    assert conv_choice(gpu, 128, 16 * 28 * 28, 1152) == ("b128", 1)  # layer2's 3x3: 98
+    assert conv_choice(gpu, 256, 16 * 14 * 14, 2304) == ("b64", 1)  # layer3's 3x3: 50 of 128x128, 100 of 64x128
+    assert conv_choice(gpu, 512, 16 * 7 * 7, 4608) == ("b64", 3)  # layer4's 3x3: 56 of 64x128, 3 slices
+    assert conv_choice(gpu, 2048, 16 * 7 * 7, 512) == ("b128", 1)  # layer4's 1x1 up: 112
+    assert conv_choice(gpu, 40, 49, 64) is None  # too small to fill a block
+    assert conv_choice(_fake(False), 512, 16 * 7 * 7, 4608) is None
+    assert conv_choice(_fake(True, **{"opencl.gemm8": "off"}), 128, 16 * 28 * 28, 1152) is None
