@@ -8,7 +8,11 @@
 # stage has a time limit; a stage that fails or runs out is noted and the next one runs.
 #   exports  the zoo's ONNX files (small sizes for start-up, full for latency), in the background
 #            while the tests run (a fresh machine has none; torch exports them on the CPU)
-#   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py, test_gemm_big.py
+#   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py, test_gemm_big.py,
+#            test_gemm_warp.py
+#   gemm     tools/bench_gemm.py: GPU ms and TFLOP/s of BERT-base's and ViT-S/16's batch-16 MLP GEMMs and
+#            4096^3 on gemm.comp, gemm_big.comp and gemm_warp.comp (each block size, 16-byte loads off),
+#            against cuBLAS fp32 (TF32 off)
 #   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
@@ -19,7 +23,8 @@
 #            give 132 work groups kept whole (vulkan.splitk_whole_at=132: fewer sums), GPU ms by shader
 #   sweep16  tools/sweep_tiling.py --batch 16: the default (gemm_big.comp's 128x128 blocks where they
 #            fill the GPU, batch dims folded into rows) against the previous one (vulkan.big_gemm=0,
-#            vulkan.fold_batch=0) and 128x128 blocks forced on every GEMM, GPU ms by shader
+#            vulkan.fold_batch=0), 128x128 blocks forced on every GEMM and gemm_warp.comp in gemm_big.comp's
+#            place (vulkan.big_gemm_shader=warp), GPU ms by shader
 # MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
 #   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
 set -u
@@ -29,7 +34,7 @@ OUT=${OUT:-/tmp/mnn-vulkan-check}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 MODELS=${MODELS:-resnet-50 vit-s16 bert-base convnext-t}
-STAGES=" ${STAGES:-exports tests startup bench sweep sweep16} "
+STAGES=" ${STAGES:-exports tests gemm startup bench sweep sweep16} "
 export PYTHONUNBUFFERED=1
 wants() { [[ "$STAGES" == *" $1 "* ]]; }
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
@@ -63,13 +68,21 @@ fi
 
 if wants tests; then
     t0=$SECONDS
-    (cd /tmp && timeout ${TEST_LIMIT:-90} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
+    (cd /tmp && timeout ${TEST_LIMIT:-120} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-vulkan/tests/test_startup.py" "$ROOT/plugins/mnn-vulkan/tests/test_pipeline_cache.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_split.py" "$ROOT/plugins/mnn-vulkan/tests/test_tiling.py" \
-        "$ROOT/plugins/mnn-vulkan/tests/test_gemm_big.py" \
+        "$ROOT/plugins/mnn-vulkan/tests/test_gemm_big.py" "$ROOT/plugins/mnn-vulkan/tests/test_gemm_warp.py" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
+fi
+
+if wants gemm; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${GEMM_LIMIT:-90} $PY "$ROOT/plugins/mnn-vulkan/tools/bench_gemm.py" --repeat 20) \
+        >"$OUT/bench_gemm.log" 2>&1
+    say "bench_gemm ($((SECONDS - t0)) s): float32 GEMMs per shader and block, GPU ms and TFLOP/s"
+    grep -E '^\| ' "$OUT/bench_gemm.log" | tee -a "$OUT/summary.txt"
 fi
 
 if [ -n "${EXPORTS:-}" ]; then
@@ -111,7 +124,8 @@ sweep() {
 wants sweep && sweep sweep "${SWEEP_LIMIT:-130}" 1 "split-K GEMMs (default) against whole ones, batch dims unfolded" \
     split-k= whole=vulkan.gemm_splitk=0 split-k-256=vulkan.splitk_min=256 unfolded=vulkan.fold_batch=0 \
     whole-at-132=vulkan.splitk_whole_at=132
-wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-150}" 16 \
-    "batch 16, the default against the previous one and 128x128 blocks forced" \
-    default= "before=vulkan.big_gemm=0;vulkan.fold_batch=0" big-128=vulkan.big_gemm=128x128
+wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-200}" 16 \
+    "batch 16, the default against the previous one, 128x128 blocks forced and gemm_warp.comp" \
+    default= "before=vulkan.big_gemm=0;vulkan.fold_batch=0" big-128=vulkan.big_gemm=128x128 \
+    warp=vulkan.big_gemm_shader=warp
 say "done in $((SECONDS - T0)) s"
