@@ -66,6 +66,7 @@ cdef extern from "mvk.h" nogil:
     uint64_t mvk_context_copy_submits(mvk_context *ctx)
     void mvk_context_copy_stats(mvk_context *ctx, mvk_copy_stats *out)
     uint64_t mvk_context_allocations(mvk_context *ctx)
+    uint32_t mvk_context_memory_types(mvk_context *ctx, uint32_t *flags, uint64_t *heap_bytes, uint32_t max)
     mvk_transfer *mvk_transfer_create(mvk_buffer *buf, uint64_t offset, uint64_t size, int half, int to_device)
     mnn_execution *mvk_transfer_execution(mvk_transfer *t)
     void mvk_transfer_destroy(mvk_transfer *t)
@@ -206,6 +207,15 @@ cdef class Context:
                       submit=st.submit_ns[k] / 1e9, wait=st.wait_ns[k] / 1e9)
             for k, way in enumerate(("in", "out"))
         }
+
+    def memory_types(self):
+        """The device's memory types: (property names joined by "|", heap bytes) each, in order."""
+        cdef uint32_t flags[32]
+        cdef uint64_t heaps[32]
+        cdef uint32_t n = min(mvk_context_memory_types(self.ctx, flags, heaps, 32), 32)
+        names = ("DEVICE_LOCAL", "HOST_VISIBLE", "HOST_COHERENT", "HOST_CACHED", "LAZILY_ALLOCATED", "PROTECTED")
+        return [("|".join(nm for k, nm in enumerate(names) if flags[i] & (1 << k)) or "-", int(heaps[i]))
+                for i in range(n)]
 
     def allocations(self):
         """Device memory blocks, command buffers and descriptor pools made in this context so far."""

@@ -13,6 +13,7 @@ of a submit and a fence wait per tensor.
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 
@@ -106,9 +107,12 @@ class VulkanArena(DeviceArena):
 
         self.bind(choose(None), staging=False)
 
-    def copy_execution(self, to_device: bool, offset: int, host: np.ndarray) -> CExecution:
+    def copy_execution(self, to_device: bool, offset: int, host: np.ndarray) -> CExecution | None:
         """A run's copy of `host`'s bytes to or from `offset` in C (mvk_transfer.c): the run loop calls
-        it without the GIL, and an upload reads the caller's array where the session hands it over."""
+        it without the GIL, and an upload reads the caller's array where the session hands it over.
+        MNN_VULKAN_RUN_COPIES=python leaves them to the core's Python steps (A/B runs)."""
+        if os.environ.get("MNN_VULKAN_RUN_COPIES", "") == "python":
+            return None
         return _Copy(self, to_device, offset, host)
 
     def view(self, offset: int, info) -> np.ndarray:

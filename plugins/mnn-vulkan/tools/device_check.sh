@@ -25,6 +25,11 @@
 #            fill the GPU, batch dims folded into rows) against the previous one (vulkan.big_gemm=0,
 #            vulkan.fold_batch=0), 128x128 blocks forced on every GEMM and gemm_warp.comp in gemm_big.comp's
 #            place (vulkan.big_gemm_shader=warp), GPU ms by shader
+#   copies   tools/profile_vulkan.py --split at batch 16 (resnet-50: 9.6 MB in; bert-base: 6.3 MB out): where a
+#            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
+#            copies in C in 2 MiB chunks (default), as before (MNN_VULKAN_RUN_COPIES=python,
+#            MNN_VULKAN_COPY_CHUNK=33554432), uploads through device-local mapped memory (MNN_VULKAN_UPLOAD=bar)
+#            and 8 MiB chunks; the device's memory types; PyTorch's pageable copies of the same bytes
 # MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
 #   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
 set -u
@@ -34,7 +39,7 @@ OUT=${OUT:-/tmp/mnn-vulkan-check}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 MODELS=${MODELS:-resnet-50 vit-s16 bert-base convnext-t}
-STAGES=" ${STAGES:-exports tests gemm startup bench sweep sweep16} "
+STAGES=" ${STAGES:-exports tests gemm startup bench sweep sweep16 copies} "
 export PYTHONUNBUFFERED=1
 wants() { [[ "$STAGES" == *" $1 "* ]]; }
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
@@ -128,4 +133,35 @@ wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-200}" 16 \
     "batch 16, the default against the previous one, 128x128 blocks forced and gemm_warp.comp" \
     default= "before=vulkan.big_gemm=0;vulkan.fold_batch=0" big-128=vulkan.big_gemm=128x128 \
     warp=vulkan.big_gemm_shader=warp
+if wants copies; then
+    t0=$SECONDS
+    : >"$OUT/copies.log"
+    for m in ${COPY_MODELS:-resnet-50 bert-base}; do
+        for config in "default" "before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432" \
+            "bar MNN_VULKAN_UPLOAD=bar" "chunk-8M MNN_VULKAN_COPY_CHUNK=8388608"; do
+            set -- $config
+            name=$1
+            shift
+            (cd /tmp && env "$@" timeout ${COPIES_LIMIT:-12} $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" \
+                --onnx "$m" --batch 16 --split --repeat 20) >"$OUT/copies_${m##*/}_$name.log" 2>&1
+            { echo "-- $m $name"; cat "$OUT/copies_${m##*/}_$name.log"; } >>"$OUT/copies.log"
+        done
+    done
+    (cd /tmp && timeout 20 $PY - >>"$OUT/copies.log" 2>&1 <<'EOF'
+import time, numpy as np, torch
+for mb, shape in ((9.6, (16, 3, 224, 224)), (6.3, (16, 128, 768))):
+    x = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    g = torch.from_numpy(x).cuda()
+    up, down = [], []
+    for _ in range(23):
+        torch.cuda.synchronize(); t0 = time.perf_counter(); torch.from_numpy(x).cuda(); torch.cuda.synchronize()
+        up.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter(); g.cpu().numpy(); down.append((time.perf_counter() - t0) * 1e3)
+    print(f"torch pageable {mb} MB: to GPU {np.median(up[3:]):.3f} ms, back {np.median(down[3:]):.3f} ms")
+EOF
+    )
+    say "copies ($((SECONDS - t0)) s): batch 16, where a run goes besides the dispatches (copies.log has all)"
+    grep -E '^-- |^memory types|wall, plain|host side|upload step|download step|memcpy|copy commands|fence waits|besides|^torch' \
+        "$OUT/copies.log" | tee -a "$OUT/summary.txt"
+fi
 say "done in $((SECONDS - T0)) s"

@@ -8,6 +8,15 @@ slowest dispatches with the shader and the op they belong to: where a model's
 time goes, to compare kernels between runs on the same device. --model takes one of
 examples/build_models.py's CNNs, --onnx a zoo export's name (tools/zoo_inputs.py) or an ONNX
 path; --by-op adds the GPU time summed per op type of the graph (MatMul, Add, Transpose, ...).
+
+--split shows where a run's wall time goes besides the dispatches: the host side of session.run
+(feeds checked, the input copied into the session's memory where it cannot be read in place), the
+upload (memcpy into staging or the mapping, copy submits, waits for staging), the segments (their
+GPU span by timestamps, the rest submit and fence latency plus the upload's DMA still in flight)
+and the download (copy submits, fence waits: the DMA, memcpy out). It runs on lavapipe too (there
+the arena is mapped: `--option vulkan.staging=1` takes the staged path a discrete GPU takes).
+MNN_VULKAN_RUN_COPIES=python and MNN_VULKAN_COPY_CHUNK=33554432 give the copies as they were
+before they ran in C and in chunks (A/B).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ def main(argv=None):
     p.add_argument("--precision", default="normal")
     p.add_argument("--option", action="append", default=[], help="session option KEY=VALUE")
     p.add_argument("--per-op", action="store_true", help="one line with every dispatch's time, in order")
+    p.add_argument("--split", action="store_true", help="where a run's time goes: host, copies, segments")
     args = p.parse_args(argv)
     options = {"vulkan.profile": True}
     for kv in args.option:
@@ -55,6 +65,10 @@ def main(argv=None):
         graph, label = MODELS[args.model](args.batch), args.model
         feeds = {"input": np.random.default_rng(0).standard_normal((args.batch, 3, 224, 224)).astype("float32")}
     sess = mnn.Session(graph, backend="vulkan", fallback=False, precision=args.precision, options=options)
+    if args.split:
+        context = mnn_vulkan.device.choose(options.get("vulkan.device")).context
+        print_split(f"{label} batch {args.batch} {args.precision} {options}", sess, feeds, context, args.repeat)
+        return
     walls = []
     for _ in range(args.repeat + 3):
         t0 = time.perf_counter()
@@ -82,6 +96,66 @@ def main(argv=None):
         )
     for name, ms in sorted(times, key=lambda t: -t[1])[: args.top]:
         print(f"  {ms:8.4f} ms  {name}")
+
+
+def print_split(title: str, sess, feeds: dict, context, repeat: int) -> None:
+    """Median over `repeat` profiled runs (after 3 warm-ups) of each part of a run, in ms."""
+    import mnn_vulkan
+
+    plain = []
+    for _ in range(repeat + 3):
+        t0 = time.perf_counter()
+        sess.run(feeds, copy=False)
+        plain.append((time.perf_counter() - t0) * 1e3)
+    rows = defaultdict(list)
+    for i in range(repeat + 3):
+        before = context.copy_stats()
+        t0 = time.perf_counter()
+        sess.run(feeds, copy=False, profile=True)
+        wall = (time.perf_counter() - t0) * 1e3
+        after = context.copy_stats()
+        if i < 3:
+            continue
+        steps = sess.profile()
+        part = defaultdict(float)
+        for name, ms in steps:
+            kind = "upload" if name.endswith("->vulkan") else "download" if name.startswith("copy:") else "segment"
+            part[kind] += ms
+        gpu = sum(ms for seg in mnn_vulkan.gpu_times().values() for _, ms in seg)
+        rows["wall, profiled run"].append(wall)
+        rows["host side of session.run (wall - steps)"].append(wall - sum(ms for _, ms in steps))
+        for way, kind in (("in", "upload"), ("out", "download")):
+            d = {
+                k: (after[way][k] - before[way][k]) * (1e3 if k in ("host", "submit", "wait") else 1)
+                for k in after[way]
+            }
+            rows[f"{kind} step"].append(part[kind])
+            rows[f"  {kind}: memcpy {'to' if way == 'in' else 'from'} staging / mapping"].append(d["host"])
+            rows[f"  {kind}: copy commands recorded + submitted"].append(d["submit"])
+            rows[f"  {kind}: fence waits"].append(d["wait"])
+            rows[f"  {kind}: bytes"].append(d["bytes"])
+            if kind == "upload":
+                rows["segment steps"].append(part["segment"])
+                rows["  segments: GPU span (timestamps)"].append(gpu)
+                rows["  segments: submit + wait besides it (and the upload's DMA in flight)"].append(
+                    part["segment"] - gpu
+                )
+    import os
+
+    knobs = {
+        k: os.environ[k]
+        for k in ("MNN_VULKAN_RUN_COPIES", "MNN_VULKAN_COPY_CHUNK", "MNN_VULKAN_UPLOAD")
+        if k in os.environ
+    }
+    print(
+        "memory types: " + ", ".join(f"{flags} ({heap / 2**30:.1f} GiB heap)" for flags, heap in context.memory_types())
+    )
+    print(f"{title} {knobs or ''}: where a run goes, median of {repeat} runs (ms)")
+    print(f"  {'wall, plain run (copy=False)':<72} {statistics.median(plain[3:]):9.3f}")
+    for name, values in rows.items():
+        value = statistics.median(values)
+        text = f"{int(value):9d}" if name.endswith("bytes") else f"{value:9.3f}"
+        print(f"  {name:<72} {text}")
 
 
 def _by_op_type(graph, times) -> list[tuple[str, float]]:

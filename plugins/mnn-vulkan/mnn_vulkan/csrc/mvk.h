@@ -84,6 +84,9 @@ void mvk_context_copy_stats(mvk_context *ctx, mvk_copy_stats *out);
 /* device memory blocks, command buffers and descriptor pools made in this context so far: a run
  * makes none (tests) */
 uint64_t mvk_context_allocations(mvk_context *ctx);
+/* The device's memory types (at most `max`): VkMemoryPropertyFlags and the size of each one's heap;
+ * returns how many there are. */
+uint32_t mvk_context_memory_types(mvk_context *ctx, uint32_t *flags, uint64_t *heap_bytes, uint32_t max);
 
 /* -- memory: host_mapped=1 asks for host-visible coherent memory used through
  * its mapping; 0 asks for device-local memory reached through staging. */

@@ -91,6 +91,7 @@ extern mvk_fns vk;
 extern VkInstance mvk_instance;
 
 #define MVK_COPY_SLOTS 16 /* MVK_STAGING_CAP / MVK_COPY_CHUNK */
+#define MVK_MAPPED_DEVICE_LOCAL 2 /* mvk_buffer_create's host_mapped: device-local and host-visible */
 
 struct mvk_context {
     VkPhysicalDevice phys;
@@ -111,10 +112,13 @@ struct mvk_context {
      * it: a run's copies come without the GIL (mvk_transfer.c), possibly from several threads. */
     pthread_mutex_t copy_lock;
     mvk_buffer *staging;
+    mvk_buffer *upload;   /* MNN_VULKAN_UPLOAD=bar: runs' uploads through device-local mapped memory */
+    int upload_tried;
     VkCommandPool copy_pool;
     VkCommandBuffer copy_cb[MVK_COPY_SLOTS];
     VkFence copy_fence[MVK_COPY_SLOTS];
     uint32_t copy_busy;    /* slots submitted and not yet waited for */
+    uint64_t copy_chunk;   /* MVK_COPY_CHUNK, or MNN_VULKAN_COPY_CHUNK's bytes (A/B runs) */
     uint64_t copy_submits; /* host<->device copy submissions so far (mvk_context_copy_submits) */
     mvk_copy_stats stats;  /* where the copies' time went (mvk_context_copy_stats) */
     uint64_t allocations;  /* device memory, command buffers and descriptor pools made (tests) */

@@ -37,6 +37,8 @@ static int find_memory_type(const mvk_context *ctx, uint32_t bits, VkMemoryPrope
 static int choose_memory_type(const mvk_context *ctx, uint32_t bits, int host_mapped) {
     const VkMemoryPropertyFlags HOST = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     int t;
+    if (host_mapped == MVK_MAPPED_DEVICE_LOCAL) /* the GPU's own memory through the PCIe BAR, or none */
+        return find_memory_type(ctx, bits, HOST | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
     if (host_mapped) { /* cached first: host reads of uncached memory crawl */
         if ((t = find_memory_type(ctx, bits, HOST | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0)) >= 0) return t;
         return find_memory_type(ctx, bits, HOST, 0);
@@ -100,6 +102,12 @@ uint64_t mvk_now_ns(void) {
 }
 
 int mvk_copies_init(mvk_context *ctx, char *err, size_t errlen) {
+    /* MNN_VULKAN_COPY_CHUNK: another chunk size, for A/B runs (32 MiB: one chunk, no overlap) */
+    const char *chunk = getenv("MNN_VULKAN_COPY_CHUNK");
+    ctx->copy_chunk = chunk && *chunk ? strtoull(chunk, NULL, 10) : MVK_COPY_CHUNK;
+    if (ctx->copy_chunk < (64u << 10)) ctx->copy_chunk = 64u << 10;
+    if (ctx->copy_chunk > MVK_STAGING_CAP) ctx->copy_chunk = MVK_STAGING_CAP;
+    ctx->copy_chunk &= ~3ull; /* whole float16 and float32 elements */
     VkCommandPoolCreateInfo pi = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
                                   VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, ctx->family};
     MVK_CHECK(vk.vkCreateCommandPool(ctx->device, &pi, NULL, &ctx->copy_pool), "vkCreateCommandPool");
@@ -117,7 +125,8 @@ fail:
 
 void mvk_copies_destroy(mvk_context *ctx) {
     mvk_buffer_destroy(ctx->staging); /* after vkDeviceWaitIdle: nothing in flight */
-    ctx->staging = NULL;
+    mvk_buffer_destroy(ctx->upload);
+    ctx->staging = ctx->upload = NULL;
     for (int i = 0; i < MVK_COPY_SLOTS; ++i)
         if (ctx->copy_fence[i]) vk.vkDestroyFence(ctx->device, ctx->copy_fence[i], NULL);
     if (ctx->copy_pool) vk.vkDestroyCommandPool(ctx->device, ctx->copy_pool, NULL);
@@ -166,6 +175,15 @@ void mvk_context_copy_stats(mvk_context *ctx, mvk_copy_stats *out) {
     pthread_mutex_unlock(&ctx->copy_lock);
 }
 
+uint32_t mvk_context_memory_types(mvk_context *ctx, uint32_t *flags, uint64_t *heap_bytes, uint32_t max) {
+    uint32_t n = ctx->memory.memoryTypeCount;
+    for (uint32_t i = 0; i < n && i < max; ++i) {
+        flags[i] = ctx->memory.memoryTypes[i].propertyFlags;
+        heap_bytes[i] = ctx->memory.memoryHeaps[ctx->memory.memoryTypes[i].heapIndex].size;
+    }
+    return n;
+}
+
 uint64_t mvk_context_allocations(mvk_context *ctx) { return __atomic_load_n(&ctx->allocations, __ATOMIC_RELAXED); }
 
 /* a staging buffer of at least `want` bytes (up to MVK_STAGING_CAP), nothing in flight (copy lock held) */
@@ -192,8 +210,8 @@ int mvk_staging_reserve(mvk_context *ctx, uint64_t size, char *err, size_t errle
 
 /* staging <-> buffer, the regions recorded into slot's command buffer and submitted with its fence
  * (copy lock held, the slot idle); waited for when `wait` */
-static int copy_regions(mvk_buffer *b, const VkBufferCopy *regions, uint32_t n, int to_device, int slot, int wait,
-                        char *err, size_t errlen) {
+static int copy_regions(mvk_buffer *b, mvk_buffer *stage, const VkBufferCopy *regions, uint32_t n, int to_device,
+                        int slot, int wait, char *err, size_t errlen) {
     mvk_context *ctx = b->ctx;
     VkCommandBuffer cb = ctx->copy_cb[slot];
     int dir = to_device ? 0 : 1;
@@ -206,9 +224,9 @@ static int copy_regions(mvk_buffer *b, const VkBufferCopy *regions, uint32_t n, 
                        VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT,
                        VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
     if (to_device)
-        vk.vkCmdCopyBuffer(cb, ctx->staging->buffer, b->buffer, n, regions);
+        vk.vkCmdCopyBuffer(cb, stage->buffer, b->buffer, n, regions);
     else
-        vk.vkCmdCopyBuffer(cb, b->buffer, ctx->staging->buffer, n, regions);
+        vk.vkCmdCopyBuffer(cb, b->buffer, stage->buffer, n, regions);
     mvk_global_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
@@ -230,10 +248,26 @@ fail:
 }
 
 /* one chunk: staging at stage_off <-> buffer at offset */
-static int copy_chunk(mvk_buffer *b, uint64_t stage_off, uint64_t offset, uint64_t size, int to_device, int slot,
-                      char *err, size_t errlen) {
+static int copy_chunk(mvk_buffer *b, mvk_buffer *stage, uint64_t stage_off, uint64_t offset, uint64_t size,
+                      int to_device, int slot, char *err, size_t errlen) {
     VkBufferCopy region = {to_device ? stage_off : offset, to_device ? offset : stage_off, size};
-    return copy_regions(b, &region, 1, to_device, slot, 0, err, errlen);
+    return copy_regions(b, stage, &region, 1, to_device, slot, 0, err, errlen);
+}
+
+/* The buffer a run's upload is written into: the staging buffer, or with MNN_VULKAN_UPLOAD=bar
+ * (on a device with memory both device-local and host-visible: a resizable BAR) one of that memory,
+ * so that the host's stores cross PCIe themselves and the copy command stays inside the GPU
+ * (copy lock held, nothing in flight). */
+static mvk_buffer *upload_buffer(mvk_context *ctx) {
+    if (!ctx->upload_tried) {
+        ctx->upload_tried = 1;
+        const char *how = getenv("MNN_VULKAN_UPLOAD");
+        if (how && strcmp(how, "bar") == 0) {
+            char ignored[256];
+            ctx->upload = mvk_buffer_create(ctx, ctx->staging->size, MVK_MAPPED_DEVICE_LOCAL, ignored, sizeof ignored);
+        }
+    }
+    return ctx->upload ? ctx->upload : ctx->staging;
 }
 
 static int check_range(mvk_buffer *b, uint64_t offset, uint64_t size, char *err, size_t errlen) {
@@ -265,10 +299,11 @@ static int write_staged(mvk_buffer *b, uint64_t offset, const char *src, uint64_
                         size_t errlen) {
     mvk_context *ctx = b->ctx;
     if (ensure_staging(ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
-    uint64_t chunk = ctx->staging->size < MVK_COPY_CHUNK ? ctx->staging->size : MVK_COPY_CHUNK;
-    int slots = (int)(ctx->staging->size / chunk);
+    mvk_buffer *up = upload_buffer(ctx);
+    uint64_t chunk = up->size < ctx->copy_chunk ? up->size : ctx->copy_chunk;
+    int slots = (int)(up->size / chunk);
     if (slots > MVK_COPY_SLOTS) slots = MVK_COPY_SLOTS;
-    char *stage = ctx->staging->mapped;
+    char *stage = up->mapped;
     uint64_t host_ns = 0;
     for (uint64_t done = 0, i = 0; done < size; ++i) {
         int slot = (int)(i % (uint64_t)slots);
@@ -278,7 +313,8 @@ static int write_staged(mvk_buffer *b, uint64_t offset, const char *src, uint64_
         uint64_t t0 = mvk_now_ns();
         put(stage + (uint64_t)slot * chunk, src + (half ? done * 2 : done), n, half);
         host_ns += mvk_now_ns() - t0;
-        if (copy_chunk(b, (uint64_t)slot * chunk, offset + done, n, 1, slot, err, errlen) != MVK_OK) return MVK_ERROR;
+        if (copy_chunk(b, up, (uint64_t)slot * chunk, offset + done, n, 1, slot, err, errlen) != MVK_OK)
+            return MVK_ERROR;
         done += n;
     }
     ctx->stats.host_ns[0] += host_ns;
@@ -330,7 +366,7 @@ static int write_many_staged(mvk_buffer *b, uint32_t n, const uint64_t *offsets,
     for (uint32_t i = 0; i < n && rc == MVK_OK; ++i) {
         for (uint64_t done = 0; done < sizes[i] && rc == MVK_OK;) {
             if (cap - fill < 4) { /* full: copy what it holds, then refill from the start */
-                rc = copy_regions(b, regions, used, 1, 0, 1, err, errlen);
+                rc = copy_regions(b, b->ctx->staging, regions, used, 1, 0, 1, err, errlen);
                 fill = used = 0;
                 continue;
             }
@@ -344,7 +380,7 @@ static int write_many_staged(mvk_buffer *b, uint32_t n, const uint64_t *offsets,
             done += take;
         }
     }
-    if (rc == MVK_OK && used) rc = copy_regions(b, regions, used, 1, 0, 0, err, errlen);
+    if (rc == MVK_OK && used) rc = copy_regions(b, b->ctx->staging, regions, used, 1, 0, 0, err, errlen);
     free(regions);
     return rc;
 }
@@ -373,14 +409,15 @@ static int read_staged(mvk_buffer *b, uint64_t offset, char *dst, uint64_t size,
                        size_t errlen) {
     mvk_context *ctx = b->ctx;
     if (ensure_staging(ctx, size, err, errlen) != MVK_OK) return MVK_ERROR;
-    uint64_t chunk = ctx->staging->size < MVK_COPY_CHUNK ? ctx->staging->size : MVK_COPY_CHUNK;
+    uint64_t chunk = ctx->staging->size < ctx->copy_chunk ? ctx->staging->size : ctx->copy_chunk;
     uint64_t slots = ctx->staging->size / chunk;
     if (slots > MVK_COPY_SLOTS) slots = MVK_COPY_SLOTS;
     uint64_t chunks = (size + chunk - 1) / chunk, host_ns = 0;
     char *stage = ctx->staging->mapped;
     for (uint64_t i = 0; i < chunks && i < slots; ++i) {
         uint64_t n = size - i * chunk < chunk ? size - i * chunk : chunk;
-        if (copy_chunk(b, i * chunk, offset + i * chunk, n, 0, (int)i, err, errlen) != MVK_OK) return MVK_ERROR;
+        if (copy_chunk(b, ctx->staging, i * chunk, offset + i * chunk, n, 0, (int)i, err, errlen) != MVK_OK)
+            return MVK_ERROR;
     }
     for (uint64_t i = 0; i < chunks; ++i) {
         int slot = (int)(i % slots);
@@ -392,7 +429,8 @@ static int read_staged(mvk_buffer *b, uint64_t offset, char *dst, uint64_t size,
         uint64_t next = i + slots;
         if (next < chunks) {
             uint64_t m = size - next * chunk < chunk ? size - next * chunk : chunk;
-            if (copy_chunk(b, (uint64_t)slot * chunk, offset + next * chunk, m, 0, slot, err, errlen) != MVK_OK)
+            if (copy_chunk(b, ctx->staging, (uint64_t)slot * chunk, offset + next * chunk, m, 0, slot, err, errlen) !=
+                MVK_OK)
                 return MVK_ERROR;
         }
     }
