@@ -52,7 +52,14 @@ except ImportError as exc:  # pragma: no cover - a broken install
     _IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
 
 FP16_ENV = "MNN_OPENCL_FP16"  # "0": fp32 even with precision="low"; "force": fp16 weights without cl_khr_fp16
-OPTIONS = ("opencl.device", "opencl.tuning", "opencl.gemm", "opencl.gemm8", "opencl.gemm8_slices")
+OPTIONS = (
+    "opencl.device",
+    "opencl.tuning",
+    "opencl.gemm",
+    "opencl.gemm8",
+    "opencl.gemm8_slices",
+    "opencl.gemm8_b128_min",
+)
 
 
 def device_info(entry) -> DeviceInfo:

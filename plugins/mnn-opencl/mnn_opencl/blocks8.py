@@ -20,6 +20,9 @@ BLOCKS = {"b128": ((16, 16, 1), (128, 128)), "b64": ((16, 8, 1), (64, 128))}
 OPTION = "opencl.gemm8"
 ENV = "MNN_OPENCL_GEMM8"
 SLICES_OPTION = "opencl.gemm8_slices"  # a convolution's K slices, forced (tests)
+#: the work-groups 128x128 blocks must give before taken (default: enough_groups), for A/B runs of
+#: the threshold (e.g. 198, one and a half waves of an H100's 132 compute units: 64x128 blocks more often)
+B128_MIN_OPTION = "opencl.gemm8_b128_min"
 MAX_SLICES = 16
 MIN_SLICE_K = 256  # a K slice shorter than this costs more in partial sums than it gains
 
@@ -56,8 +59,9 @@ def choose(b, m: int, n: int, batches: int = 1) -> str | None:
     if not b.runtime.is_gpu:
         return None
     enough = enough_groups(b)
+    minimum = {"b128": int(b.options.get(B128_MIN_OPTION, 0) or enough), "b64": enough}
     for name, (_, (bm, bn)) in BLOCKS.items():
-        if m >= bm and n >= bn and groups(name, m, n, batches) >= enough:
+        if m >= bm and n >= bn and groups(name, m, n, batches) >= minimum[name]:
             return name
     return None
 

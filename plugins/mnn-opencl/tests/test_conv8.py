@@ -104,6 +104,7 @@ def test_conv_choice_on_a_gpu():
     assert conv_choice(gpu, 256, 16 * 14 * 14, 2304) == ("b64", 1)  # layer3's 3x3: 50 of 128x128, 100 of 64x128
     assert conv_choice(gpu, 512, 16 * 7 * 7, 4608) == ("b64", 3)  # layer4's 3x3: 56 of 64x128, 3 slices
     assert conv_choice(gpu, 2048, 16 * 7 * 7, 512) == ("b128", 1)  # layer4's 1x1 up: 112
+    assert conv_choice(_fake(True, **{"opencl.gemm8_b128_min": 198}), 128, 16 * 28 * 28, 1152) == ("b64", 1)
     assert conv_choice(gpu, 40, 49, 64) is None  # too small to fill a block
     assert conv_choice(_fake(False), 512, 16 * 7 * 7, 4608) is None
     assert conv_choice(_fake(True, **{"opencl.gemm8": "off"}), 128, 16 * 28 * 28, 1152) is None
