@@ -179,6 +179,10 @@ cdef extern from "ops.h" nogil:
         int32_t slices
         int64_t bwork_bytes, acc_elems, dwork_elems
         int32_t zx_input
+        int32_t direct
+        int64_t groups, plane
+        int8_t* xq
+        const int64_t* off
     enum: ARM_WIDEN_MAX_IN
     enum: ARM_WIDEN_MAX_OUT
     ctypedef struct arm_widen_state:

@@ -6,8 +6,10 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
           int zx_input=-1):
     """QLinearConv (out_kind 1 uint8 / 2 int8) or ConvInteger (out_kind 0). zw, mult: per output channel.
     zx_input >= 0: x's zero point is read from that input at run (zx unused)."""
-    cdef Execution ex = _execution(f"arm.{'QLinearConv' if out_kind else 'ConvInteger'} [{path}]",
-                                   sizeof(arm_qconv_state), arm_qconv_run)
+    zw = np.broadcast_to(np.asarray(zw, np.int64), (p["O"],))
+    in_place = not p["depthwise"] and _reads_in_place(path, p, p["O"] // p["group"], (128 if w_uint8 else 0) - zw)
+    cdef Execution ex = _execution(f"arm.{'QLinearConv' if out_kind else 'ConvInteger'}"
+                                   f"{'.in_place' if in_place else ''} [{path}]", sizeof(arm_qconv_state), arm_qconv_run)
     cdef arm_qconv_state* s = <arm_qconv_state*>ex.state
     s.k = arm_qkernels_for(PATHS[path])
     if s.k == NULL:
@@ -22,7 +24,6 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.slices = max(1, int(p.get("threads", 1)))
     s.op.threads = s.slices
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, K4 = arm_k4(Kg), gi, stride
-    zw = np.broadcast_to(np.asarray(zw, np.int64), (s.O,))
     offset = 128 if is_uint8 else 0
     s.epi.K = Kg
     s.epi.da = <const int32_t*>ex.hold(_copy_array((128 if w_uint8 else 0) - zw, np.int32))
@@ -44,6 +45,8 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
         s.acc_elems = (s.g.C * s.g.OH * s.g.OW + 15) // 16 * 16
         s.acc = <int32_t*>ex.hold(Buffer(s.acc_elems * 4 * s.slices))
         return ex
+    if in_place:
+        return _qconv3x3_in_place(ex, s, wc, w_uint8)
     stride = (s.og + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * K4
     s.w_group_bytes = stride
     s.w = <const int8_t*>ex.hold(Buffer(stride * s.group))
@@ -59,6 +62,47 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     s.colsum = <int32_t*>ex.hold(Buffer(s.chunk_cols * 4 * s.slices))
     s.acc_elems = (s.og * s.chunk_cols + 15) // 16 * 16
     s.acc = <int32_t*>ex.hold(Buffer(s.acc_elems * 4 * s.slices))
+    return ex
+
+
+# Output channels up to which a 3x3 stride-1 convolution reads its input in place on the sdot path: its
+# im2col costs about 0.45 instructions a byte of the k x pixels matrix whatever the output channels, the
+# tile about 0.07 per multiply-add and output channel, so with few output channels im2col is a third of the
+# layer and more (U-Net's 16 and 32 channels on 256 and 128 wide planes); with many it is a few percent,
+# less than what the in-place read costs (an offset a k-group, two columns a row computed and dropped).
+IN_PLACE_MAX_OUT = 32
+
+
+def _reads_in_place(str path, dict p, int64_t og, da) -> bool:
+    """3x3, stride 1, dilation 1, pads 1, one group, few output channels, on the sdot path; weights without
+    a zero point (da 0: the padded quads have no column sums)"""
+    shape = (p["kh"], p["kw"], p["sh"], p["sw"], p["dh"], p["dw"], p["pt"], p["pl"]) == (3, 3, 1, 1, 1, 1, 1, 1)
+    same = p["OH"] == p["H"] and p["OW"] == p["W"]
+    return (path == "int8_dot" and shape and same and p["group"] == 1 and not p["depthwise"]
+            and og <= IN_PLACE_MAX_OUT and not np.any(da))  # fmt: skip
+
+
+cdef object _qconv3x3_in_place(Execution ex, arm_qconv_state* s, wc, int w_uint8):
+    """arm_q_conv3x3_tiles' state: the weights in its k order (channel quad, tap, channel in the quad), the
+    channels past C as weights equal to their zero point (0 once shifted: nothing added to the row sums),
+    the quads' padded planes and the groups' offsets in them"""
+    cdef int64_t Q = (s.g.C + 3) // 4, Wp = s.g.W + 2, KQ = Q * 36
+    w4 = np.full((s.O, Q * 4, 3, 3), 128 if w_uint8 else 0, wc.dtype)
+    w4[:, : s.g.C] = wc.reshape(s.O, s.g.C, 3, 3)
+    wq = np.ascontiguousarray(w4.reshape(s.O, Q, 4, 9).transpose(0, 1, 3, 2).reshape(s.O, KQ))
+    s.w = <const int8_t*>ex.hold(Buffer((s.O + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * KQ))
+    rowsum = Buffer(s.O * 4)
+    s.epi.rowsum = <const int32_t*>ex.hold(rowsum)
+    arm_q_pack_a(<const void*><size_t>wq.ctypes.data, w_uint8, KQ, 1, s.O, KQ, <int8_t*>s.w, <int32_t*>rowsum.ptr)
+    s.groups = Q * 9
+    s.plane = (s.g.H + 2) * Wp + 16  # the last tile reads up to 13 pixels past the grid
+    s.xq = <int8_t*>ex.hold(Buffer(Q * s.plane * 4))
+    off = [4 * (q * s.plane + ky * Wp + kx) for q in range(Q) for ky in range(3) for kx in range(3)]
+    s.off = <const int64_t*>ex.hold(_copy_array(np.array(off), np.int64))
+    s.chunk_cols = max(ARM_Q_NR, 8192 // max(s.og, 1) // ARM_Q_NR * ARM_Q_NR)  # 32 KB of sums
+    s.acc_elems = (s.og * s.chunk_cols + 15) // 16 * 16
+    s.acc = <int32_t*>ex.hold(Buffer(s.acc_elems * 4 * s.slices))
+    s.direct = 1
     return ex
 
 

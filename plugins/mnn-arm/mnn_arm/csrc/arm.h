@@ -214,6 +214,12 @@ void arm_q_finish(const int32_t *acc, int64_t ldacc, void *out, int64_t ldo, int
 void arm_q_depthwise(const void *x, int is_uint8, int32_t zx, const int16_t *w, const int32_t *bias,
                      int32_t *acc, int64_t planes, const arm_conv_geom *g, int16_t *work);
 int64_t arm_q_depthwise_work_elems(const arm_conv_geom *g);
+/* a 3x3 stride-1 pad-1 convolution's input for arm_q_conv3x3_tiles: padded planes of channel quads (int8.c) */
+void arm_q_pad_quads(const void *x, int is_uint8, int32_t zx, int64_t C, int64_t H, int64_t W, int8_t *xq,
+                     int64_t plane);
+/* its tiles on the sdot path, B read in place from those planes (int8_dot.c; only where asimddp runs) */
+void arm_q_conv3x3_tiles(int64_t og, const int8_t *wp, int64_t groups, const int8_t *xq, const int64_t *off,
+                         int64_t p0, int64_t ncols, int32_t *acc, int64_t ldacc);
 /* conv.c: one image, one group of an int8 convolution. e holds this group's rows (da, rowsum,
  * bias, mult already offset); y: og rows of OH*OW outputs of out_bytes each.
  * work: bwork K4 * chunk_cols bytes, colsum chunk_cols, acc og * chunk_cols int32 */

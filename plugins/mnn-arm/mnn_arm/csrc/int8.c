@@ -291,6 +291,39 @@ NO_MEMSET void arm_q_im2col_b(const void *xv, int is_uint8, int32_t zx, const ar
     }
 }
 
+/* The input of arm_q_conv3x3_tiles: channels in quads, each quad a padded plane of 4-byte pixels
+ * (xq[q][plane][4], rows of Wp = W + 2 pixels, one padding row above and below, the rest of the plane padding
+ * too: the last tile reads up to 13 pixels past the grid). Padding is the shifted zero point, as im2col's;
+ * the channels past C are 0 (their weights are 0). Four channel rows interleaved 16 pixels at a time (st4). */
+NO_MEMSET void arm_q_pad_quads(const void *x, int is_uint8, int32_t zx, int64_t C, int64_t H, int64_t W, int8_t *xq,
+                               int64_t plane) {
+    const int64_t Wp = W + 2;
+    const uint8_t fb = is_uint8 ? 0x80 : 0;
+    const uint8x16_t flip = vdupq_n_u8(fb);
+    for (int64_t q = 0; q < (C + 3) / 4; ++q) {
+        int8_t *d = xq + q * plane * 4, pw[4];
+        for (int i = 0; i < 4; ++i) pw[i] = 4 * q + i < C ? (int8_t)(is_uint8 ? zx - 128 : zx) : 0;
+        for (int64_t p = 0; p <= Wp; ++p) memcpy(d + p * 4, pw, 4); /* the top row, the first row's left pad */
+        for (int64_t y = 0; y < H; ++y) {
+            const uint8_t *src[4];
+            for (int i = 0; i < 4; ++i) src[i] = 4 * q + i < C ? (const uint8_t *)x + ((4 * q + i) * H + y) * W : NULL;
+            int8_t *o = d + ((y + 1) * Wp + 1) * 4;
+            int64_t px = 0;
+            if (src[3]) /* a whole quad */
+                for (; px + 16 <= W; px += 16) {
+                    int8x16x4_t v;
+                    for (int i = 0; i < 4; ++i) v.val[i] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(src[i] + px), flip));
+                    vst4q_s8(o + px * 4, v);
+                }
+            for (; px < W; ++px)
+                for (int i = 0; i < 4; ++i) o[px * 4 + i] = src[i] ? (int8_t)(src[i][px] ^ fb) : 0;
+            memcpy(o + W * 4, pw, 4);  /* this row's right pad */
+            memcpy(o + W * 4 + 4, pw, 4); /* the next row's left pad */
+        }
+        for (int64_t p = (H + 1) * Wp + 1; p < plane; ++p) memcpy(d + p * 4, pw, 4);
+    }
+}
+
 int arm_q_needs_colsum(const arm_qepilogue *e, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r)
         if (e->da[r * e->da_rs]) return 1;

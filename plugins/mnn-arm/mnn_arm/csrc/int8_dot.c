@@ -87,12 +87,54 @@ static void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b, int
                        "v30", "v31", "cc", "memory");
 }
 
+/* The same tile with B read in place (arm_q_conv3x3_tiles): group g's 48 bytes at b + off[g], one offset load
+ * and one add per group instead of a packed panel's post-indexed load. */
+static void kloop_dot_8x12_at(int64_t groups, const int8_t *a, const int8_t *b, const int64_t *off, int32_t *acc) {
+    __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
+                         ZERO4_ASM("v16", "v17", "v18", "v19") ZERO4_ASM("v20", "v21", "v22", "v23")
+                             ZERO4_ASM("v24", "v25", "v26", "v27") ZERO4_ASM("v28", "v29", "v30", "v31")
+                     "cbz %[n], 4f\n"
+                     "1:\n"
+                     "ldr x9, [%[off]], #8\n"
+                     "ldp q0, q1, [%[a]], #32\n"
+                     "add x9, %[b], x9\n"
+                     "ld1 {v2.16b-v4.16b}, [x9]\n"
+                     "sdot v8.4s, v0.16b, v2.4b[0]\n" "sdot v9.4s, v0.16b, v2.4b[1]\n"
+                     "sdot v10.4s, v0.16b, v2.4b[2]\n" "sdot v11.4s, v0.16b, v2.4b[3]\n"
+                     "sdot v12.4s, v0.16b, v3.4b[0]\n" "sdot v13.4s, v0.16b, v3.4b[1]\n"
+                     "sdot v14.4s, v0.16b, v3.4b[2]\n" "sdot v15.4s, v0.16b, v3.4b[3]\n"
+                     "sdot v16.4s, v0.16b, v4.4b[0]\n" "sdot v17.4s, v0.16b, v4.4b[1]\n"
+                     "sdot v18.4s, v0.16b, v4.4b[2]\n" "sdot v19.4s, v0.16b, v4.4b[3]\n"
+                     "sdot v20.4s, v1.16b, v2.4b[0]\n" "sdot v21.4s, v1.16b, v2.4b[1]\n"
+                     "sdot v22.4s, v1.16b, v2.4b[2]\n" "sdot v23.4s, v1.16b, v2.4b[3]\n"
+                     "sdot v24.4s, v1.16b, v3.4b[0]\n" "sdot v25.4s, v1.16b, v3.4b[1]\n"
+                     "sdot v26.4s, v1.16b, v3.4b[2]\n" "sdot v27.4s, v1.16b, v3.4b[3]\n"
+                     "sdot v28.4s, v1.16b, v4.4b[0]\n" "sdot v29.4s, v1.16b, v4.4b[1]\n"
+                     "sdot v30.4s, v1.16b, v4.4b[2]\n" "sdot v31.4s, v1.16b, v4.4b[3]\n"
+                     "subs %[n], %[n], #1\n"
+                     "b.ne 1b\n"
+                     "4:\n"
+                     "st1 {v8.4s-v11.4s}, [%[acc]], #64\n"
+                     "st1 {v12.4s-v15.4s}, [%[acc]], #64\n"
+                     "st1 {v16.4s-v19.4s}, [%[acc]], #64\n"
+                     "st1 {v20.4s-v23.4s}, [%[acc]], #64\n"
+                     "st1 {v24.4s-v27.4s}, [%[acc]], #64\n"
+                     "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
+                     : [a] "+r"(a), [off] "+r"(off), [n] "+r"(groups), [acc] "+r"(acc)
+                     : [b] "r"(b)
+                     : "x9", "v0", "v1", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
+                       "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
+                       "v29", "v30", "v31", "cc", "memory");
+}
+
 static inline __attribute__((always_inline)) void tile_dot(int64_t K4, const int8_t *a, const int8_t *b, int32_t *c,
-                                                           int64_t ldc, int64_t mr, int64_t nc, const int nv) {
+                                                           int64_t ldc, int64_t mr, int64_t nc, const int nv,
+                                                           const int64_t *off) {
     int32x4_t acc[2][QNR];
     if (nv == 3) { /* sums through the stack: an array of vectors would not stay in registers anyway */
         int32_t sums[2 * QNR * 4] __attribute__((aligned(16)));
-        kloop_dot_8x12(K4 / 4, a, b, sums);
+        if (off) kloop_dot_8x12_at(K4 / 4, a, b, off, sums);
+        else kloop_dot_8x12(K4 / 4, a, b, sums);
         for (int h = 0; h < 2; ++h)
             for (int j = 0; j < QNR; ++j) acc[h][j] = vld1q_s32(sums + (h * QNR + j) * 4);
     } else {
@@ -165,11 +207,27 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
         for (int64_t m = 0; m < M; m += QMR) {
             const int64_t mr = M - m < QMR ? M - m : QMR;
             const int8_t *a = ap + (m / QMR) * QMR * K4;
-            if (nv == 3) tile_dot(K4, a, b, c + m * ldc + n, ldc, mr, nc, 3);
-            else if (nv == 2) tile_dot(K4, a, b, c + m * ldc + n, ldc, mr, nc, 2);
-            else tile_dot(K4, a, b, c + m * ldc + n, ldc, mr, nc, 1);
+            if (nv == 3) tile_dot(K4, a, b, c + m * ldc + n, ldc, mr, nc, 3, NULL);
+            else if (nv == 2) tile_dot(K4, a, b, c + m * ldc + n, ldc, mr, nc, 2, NULL);
+            else tile_dot(K4, a, b, c + m * ldc + n, ldc, mr, nc, 1, NULL);
         }
     }
+}
+
+/* 3x3 stride-1 convolution read in place (no im2col): xq is the input padded and interleaved by channel quads
+ * (arm_q_pad_quads), so output pixel p of the padded grid (p = y * Wp + x) meets tap (ky, kx) of quad q at
+ * pixel q * plane + p + ky * Wp + kx: 12 consecutive pixels are 48 consecutive bytes, the tile's B operand
+ * as a packed panel would hold it. Group g = q * 9 + ky * 3 + kx of the weights (packed in that k order)
+ * reads off[g] = 4 * (q * plane + ky * Wp + kx) bytes past the tile's first pixel. Columns [p0, p0 + ncols)
+ * (ncols a multiple of 12) into acc (og rows, ldacc); the grid's two columns past each row's end are
+ * computed too, and dropped by the caller. */
+void arm_q_conv3x3_tiles(int64_t og, const int8_t *wp, int64_t groups, const int8_t *xq, const int64_t *off,
+                         int64_t p0, int64_t ncols, int32_t *acc, int64_t ldacc) {
+    for (int64_t c = 0; c < ncols; c += QNR)
+        for (int64_t m = 0; m < og; m += QMR) {
+            const int64_t mr = og - m < QMR ? og - m : QMR;
+            tile_dot(groups * 4, wp + m * groups * 4, xq + (p0 + c) * 4, acc + m * ldacc + c, ldacc, mr, QNR, 3, off);
+        }
 }
 
 /* -- depthwise k x k (3, 5, 7) with sdot ------------------------------------------------

@@ -232,6 +232,25 @@ static void qdepthwise_planes(void *ctx, int64_t b, int64_t end, int tid) {
     }
 }
 
+/* the direct 3x3 path: padded-grid columns [b, end) (multiples of 12) in chunks of chunk_cols, each chunk's
+ * sums requantized row segment by row segment (the grid's two extra columns a row left out) */
+static void qconv3x3_cols(void *ctx, int64_t b, int64_t end, int tid) {
+    const qconv_job *j = (const qconv_job *)ctx;
+    const arm_qconv_state *s = j->s;
+    const int64_t W = s->g.W, Wp = W + 2, npix = s->g.OH * s->g.OW;
+    int32_t *acc = s->acc + tid * s->acc_elems;
+    for (int64_t c0 = b; c0 < end; c0 += s->chunk_cols) {
+        const int64_t nc = end - c0 < s->chunk_cols ? end - c0 : s->chunk_cols;
+        arm_q_conv3x3_tiles(s->og, s->w, s->groups, s->xq, s->off, c0, nc, acc, nc);
+        for (int64_t yy = c0 / Wp; yy * Wp < c0 + nc && yy < s->g.OH; ++yy) {
+            const int64_t lo = c0 > yy * Wp ? c0 : yy * Wp, hi = c0 + nc < yy * Wp + W ? c0 + nc : yy * Wp + W;
+            if (hi > lo)
+                arm_q_finish(acc + (lo - c0), nc, j->y + (yy * W + lo - yy * Wp) * s->out_bytes, npix, 0, 0, s->og,
+                             hi - lo, j->e);
+        }
+    }
+}
+
 void arm_qconv_par(const arm_qconv_state *s, const char *x, char *y, const arm_qepilogue *e) {
     const arm_conv_geom *g = &s->g;
     const int64_t npix = g->OH * g->OW;
@@ -239,6 +258,15 @@ void arm_qconv_par(const arm_qconv_state *s, const char *x, char *y, const arm_q
     const double macs = (double)s->N * s->O * npix * (s->depthwise ? 1 : g->C) * g->kh * g->kw;
     const int parts = arm_par_parts(threads, macs);
     qconv_job j = {s, x, y, e, npix > 0 ? (npix + s->chunk_cols - 1) / s->chunk_cols : 0};
+    if (s->direct) { /* the padded quads once per image (shared), then the grid's columns over the threads */
+        const int64_t cols = (g->OH * (g->W + 2) + ARM_Q_NR - 1) / ARM_Q_NR * ARM_Q_NR;
+        for (int64_t n = 0; n < s->N; ++n) {
+            arm_q_pad_quads(x + n * g->C * g->H * g->W, s->is_uint8, s->zx, g->C, g->H, g->W, s->xq, s->plane);
+            j.y = y + n * s->O * npix * s->out_bytes;
+            arm_parallel(parts, cols, ARM_Q_NR, qconv3x3_cols, &j);
+        }
+        return;
+    }
     if (s->depthwise) arm_parallel(parts, s->N * g->C, 1, qdepthwise_planes, &j);
     else arm_parallel(parts, s->N * s->group * j.chunks, 1, qconv_tasks, &j);
 }
