@@ -67,6 +67,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.big_gemm",
         "vulkan.big_gemm_shader",
         "vulkan.big_gemm_vec",
+        "vulkan.conv_warp",
         "vulkan.coopmat",
         "vulkan.fold_batch",
         "vulkan.fp16_fma",

@@ -74,8 +74,14 @@ def _check(graph, feeds, rtol=1e-4, **kw):
 @pytest.mark.parametrize("batch", [1, 3])
 @pytest.mark.parametrize(
     "options",
-    [{}, {"vulkan.gpu_tiling": True}, {"vulkan.big_gemm": "64x128"}, {"vulkan.gemv": True}],
-    ids=["cpu-tiles", "gpu-tiles", "gemm_big", "gemv"],
+    [
+        {},
+        {"vulkan.gpu_tiling": True},
+        {"vulkan.big_gemm": "64x128"},
+        {"vulkan.big_gemm": "64x128", "vulkan.big_gemm_shader": "warp"},
+        {"vulkan.gemv": True},
+    ],
+    ids=["cpu-tiles", "gpu-tiles", "gemm_big", "gemm_warp", "gemv"],
 )
 def test_attention_fused_matches_reference(rng, batch, options):
     graph = attention(rng)

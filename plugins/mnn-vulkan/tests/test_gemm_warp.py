@@ -137,3 +137,30 @@ def test_the_block_follows_the_sms():
     assert block(384, 3152) == "64x128"
     assert block(2048, 768, sms=40) == "128x128"  # a smaller GPU: 96 blocks fill it
     assert block(128, 128) is None  # too few blocks for any: gemm.comp
+
+
+def test_registers_stay_registers():
+    """The accumulators and the prefetched next slice of gemm_warp and conv_warp must reach the driver
+    as SSA values, not Function arrays (see test_gemm_big.py: NVIDIA kept those in local memory)."""
+    from test_gemm_big import _function_variables
+
+    from mnn_core.backend.kit import spirv
+
+    assert _function_variables(spirv.spirv("gemm_warp")) == 0
+    assert _function_variables(spirv.spirv("conv_warp")) == 0
+
+
+@pytest.mark.parametrize("bk", [8, 16])
+def test_every_block_fits_the_staging_registers(bk):
+    """An invocation stages at most 4 groups of 4 elements of A and of B a slice (named registers
+    ra0..ra3, rb0..rb3), whole groups, and conv_warp.comp's gathered columns need NT a multiple of BN:
+    a block added to WARP_GEMM must keep to that."""
+    from mnn_vulkan.kernels.matmul import WARP_GEMM, warp_blocks
+
+    for local, warps_n in WARP_GEMM.values():
+        nt = local[0]
+        bm, bn = warp_blocks(local, warps_n)
+        assert nt % 32 == 0 and bm * bn == 64 * nt
+        for side in (bm, bn):
+            assert bk * side % (4 * nt) == 0 and bk * side // (4 * nt) <= 4
+        assert nt % bn == 0 and bk % (nt // bn) == 0

@@ -1,8 +1,9 @@
 """float32 GEMMs on mnn-vulkan's large-block shaders, per shape and variant: GPU ms and TFLOP/s,
-against cuBLAS fp32 (TF32 off) through PyTorch where it sees a GPU.
+against cuBLAS fp32 (TF32 off) through PyTorch where it sees a GPU; then ResNet-50's 3x3
+convolutions at batch 16 on conv2d.comp and conv_warp.comp, against cuDNN fp32 (TF32 off).
 
     python plugins/mnn-vulkan/tools/bench_gemm.py [--repeat 20] [--variant warp-auto ...]
-        [--shape 2048x3072x768 ...]
+        [--shape 2048x3072x768 ...] [--conv-variant conv-warp-auto ...] [--no-conv]
 
 Shapes are M x K x N: by default BERT-base's and ViT-S/16's MLP GEMMs at batch 16 (the up
 projections with their bias and GELU fused, the down ones with their bias) and 4096^3. A variant
@@ -42,6 +43,86 @@ VARIANTS = {
 }
 
 
+#: ResNet-50's 3x3 convolutions at batch 16 (stride 1, padding 1; bias and ReLU fused):
+#: (n, c, h, w, o)
+CONVS = [(16, 64, 56, 56, 64), (16, 128, 28, 28, 128), (16, 256, 14, 14, 256), (16, 512, 7, 7, 512)]
+CONV_VARIANTS = {
+    "conv2d": {},
+    "conv-warp-auto": {"vulkan.conv_warp": "auto"},
+    "conv-warp-128x128": {"vulkan.conv_warp": "128x128"},
+    "conv-warp-128x64": {"vulkan.conv_warp": "128x64"},
+    "conv-warp-64x128": {"vulkan.conv_warp": "64x128"},
+}
+
+
+def _conv_case(n: int, c: int, h: int, w: int, o: int):
+    """(graph, feeds, weights, bias) of Relu(Conv 3x3, padding 1, with bias)."""
+    rng = np.random.default_rng(0)
+    wt = (rng.uniform(-1, 1, (o, c, 3, 3)) / np.sqrt(9 * c)).astype("float32")
+    bias = rng.uniform(-1, 1, o).astype("float32")
+    b = mnn.GraphBuilder()
+    x = b.input("a", (n, c, h, w))
+    b.output(b.Relu(b.Conv(x, b.const(wt), b.const(bias), pads=[1, 1, 1, 1])), "y")
+    return b.build(), {"a": rng.uniform(-1, 1, (n, c, h, w)).astype("float32")}, wt, bias
+
+
+def _cudnn(feeds, wt, bias, repeat: int):
+    """(cuDNN fp32 ms with TF32 off, its output) for Relu(Conv), or None without a CUDA GPU."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cudnn.allow_tf32 = False
+    x = torch.from_numpy(feeds["a"]).cuda()
+    w, b = torch.from_numpy(wt).cuda(), torch.from_numpy(bias).cuda()
+    times = []
+    for i in range(repeat + 3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        y = torch.relu(torch.nn.functional.conv2d(x, w, b, padding=1))
+        end.record()
+        torch.cuda.synchronize()
+        if i >= 3:
+            times.append(start.elapsed_time(end))
+    return float(np.median(times)), y.cpu().numpy()
+
+
+def _convs(variants: list, repeat: int) -> None:
+    print("\n| conv 3x3 (n, c, h, w, o) | variant | GPU ms | TFLOP/s | shaders | diff to conv2d |")
+    print("|---|---|---:|---:|---|---:|")
+    for n, c, h, w, o in CONVS:
+        graph, feeds, wt, bias = _conv_case(n, c, h, w, o)
+        flops = 2.0 * n * o * h * w * c * 9
+        shape = f"{n}x{c}x{h}x{w} -> {o}"
+        base = None
+        for name in variants:
+            try:
+                ms, shaders, out = _gpu_ms(graph, feeds, CONV_VARIANTS[name], repeat)
+            except Exception as exc:  # one variant's failure is reported, not fatal
+                print(f"| {shape} | {name} | FAILED {type(exc).__name__}: {exc} | | | |", flush=True)
+                continue
+            base = out if base is None else base
+            diff = float(np.abs(out - base).max() / np.abs(base).max())
+            print(f"| {shape} | {name} | {ms:.3f} | {flops / ms / 1e9:.1f} | {','.join(shaders)} | {diff:.1e} |")
+        found = _cudnn(feeds, wt, bias, repeat)
+        if found is not None:
+            ms, out = found
+            diff = "" if base is None else f"{float(np.abs(out - base).max() / np.abs(base).max()):.1e}"
+            print(f"| {shape} | cuDNN fp32 | {ms:.3f} | {flops / ms / 1e9:.1f} | torch | {diff} |", flush=True)
+
+
+def _erf(v: np.ndarray) -> np.ndarray:
+    try:
+        from scipy.special import erf
+    except ImportError:  # math.erf per element: seconds for the largest shapes
+        from math import erf
+
+        return np.vectorize(erf)(v)
+    return erf(v)
+
+
 def _case(m: int, k: int, n: int, epilogue: str):
     """(graph, feeds, numpy reference) of A (M x K) @ W (K x N) [+ bias [then GELU]]."""
     rng = np.random.default_rng(0)
@@ -56,10 +137,8 @@ def _case(m: int, k: int, n: int, epilogue: str):
         y = b.Add(y, b.const(bias))
         want = want + bias
     if epilogue == "gelu":
-        from math import erf
-
         y = b.Gelu(y)
-        want = 0.5 * want * (1 + np.vectorize(erf)(want / np.sqrt(2)))
+        want = 0.5 * want * (1 + _erf(want / np.sqrt(2)))
     b.output(y, "y")
     return b.build(), {"a": a}, want
 
@@ -121,6 +200,8 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="default: all")
     parser.add_argument("--shape", action="append", type=_parse_shape, help="MxKxN[xbias|xgelu]; default: SHAPES")
+    parser.add_argument("--conv-variant", action="append", choices=sorted(CONV_VARIANTS), help="default: all")
+    parser.add_argument("--no-conv", action="store_true", help="GEMMs only")
     args = parser.parse_args(argv)
     variants = args.variant or list(VARIANTS)
     print("| M x K x N | epilogue | variant | GPU ms | TFLOP/s | shaders | diff |")
@@ -143,6 +224,8 @@ def main(argv=None) -> None:
         torch_ms = _cublas_ms(m, k, n, epilogue, args.repeat)
         if torch_ms is not None:
             print(f"| {shape} | {epilogue} | cuBLAS fp32 | {torch_ms:.3f} | {flops / torch_ms / 1e9:.1f} | torch | |")
+    if not args.no_conv:
+        _convs(args.conv_variant or list(CONV_VARIANTS), args.repeat)
 
 
 if __name__ == "__main__":

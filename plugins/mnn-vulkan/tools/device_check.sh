@@ -12,7 +12,8 @@
 #            test_gemm_warp.py
 #   gemm     tools/bench_gemm.py: GPU ms and TFLOP/s of BERT-base's and ViT-S/16's batch-16 MLP GEMMs and
 #            4096^3 on gemm.comp, gemm_big.comp and gemm_warp.comp (each block size, 16-byte loads off),
-#            against cuBLAS fp32 (TF32 off)
+#            against cuBLAS fp32 (TF32 off); ResNet-50's 3x3 convolutions at batch 16 on conv2d.comp
+#            and conv_warp.comp (each block size) against cuDNN fp32
 #   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
@@ -23,8 +24,9 @@
 #            give 132 work groups kept whole (vulkan.splitk_whole_at=132: fewer sums), GPU ms by shader
 #   sweep16  tools/sweep_tiling.py --batch 16: the default (gemm_big.comp's 128x128 blocks where they
 #            fill the GPU, batch dims folded into rows) against the previous one (vulkan.big_gemm=0,
-#            vulkan.fold_batch=0), 128x128 blocks forced on every GEMM and gemm_warp.comp in gemm_big.comp's
-#            place (vulkan.big_gemm_shader=warp), GPU ms by shader
+#            vulkan.fold_batch=0), 128x128 blocks forced on every GEMM, gemm_warp.comp in gemm_big.comp's
+#            place (vulkan.big_gemm_shader=warp), conv_warp.comp in conv2d.comp's (vulkan.conv_warp=auto)
+#            and both, GPU ms by shader
 #   copies   tools/profile_vulkan.py --split at batch 16 (resnet-50: 9.6 MB in; bert-base: 6.3 MB out): where a
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
 #            copies in C in 2 MiB chunks (default), as before (MNN_VULKAN_RUN_COPIES=python,
@@ -129,10 +131,11 @@ sweep() {
 wants sweep && sweep sweep "${SWEEP_LIMIT:-130}" 1 "split-K GEMMs (default) against whole ones, batch dims unfolded" \
     split-k= whole=vulkan.gemm_splitk=0 split-k-256=vulkan.splitk_min=256 unfolded=vulkan.fold_batch=0 \
     whole-at-132=vulkan.splitk_whole_at=132
-wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-200}" 16 \
-    "batch 16, the default against the previous one, 128x128 blocks forced and gemm_warp.comp" \
+wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-240}" 16 \
+    "batch 16, the default against the previous one, 128x128 blocks forced, the warp-tile shaders" \
     default= "before=vulkan.big_gemm=0;vulkan.fold_batch=0" big-128=vulkan.big_gemm=128x128 \
-    warp=vulkan.big_gemm_shader=warp
+    warp=vulkan.big_gemm_shader=warp conv-warp=vulkan.conv_warp=auto \
+    "all-warp=vulkan.big_gemm_shader=warp;vulkan.conv_warp=auto"
 if wants copies; then
     t0=$SECONDS
     : >"$OUT/copies.log"

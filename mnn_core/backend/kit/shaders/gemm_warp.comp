@@ -1,35 +1,16 @@
 #version 450
-// gemm.comp's product (same bindings and push constants) on warp tiles, float32. A work group of
-// NT invocations is NT/32 subgroups ("warps") of 32, set WARPS_M x WARPS_N; each warp computes a
-// 32 x 64 tile of C and each invocation 8x8 of it: rows ly*4.. and 16 + ly*4.., columns lx*4..
-// and 32 + lx*4.. of its warp's tile (lane = ly * 8 + lx). Per k, an invocation reads 2 vec4s of
-// A and 2 of B from shared memory for 64 FMAs, and a warp's reads cover 64 contiguous bytes of A
-// and 128 of B: one bank pass each, the rest broadcast.
-// Both slices are staged k-major (A transposed), in two shared buffers: the next slice's global
-// loads are issued before the current slice's FMAs and stored into the other buffer after them;
-// one barrier per slice. Global loads take 4 neighbouring elements along whichever of the two
-// axes is contiguous, as one 16-byte load where the storage buffers are bound at 16-byte
-// boundaries (VEC) and the 4 are aligned and in range; else 4 scalar loads.
+// gemm.comp's product (same bindings and push constants) on warp tiles (warp_tile.glsl), float32:
+// 128x128, 128x64 or 64x128 blocks of C, 8x8 outputs per invocation. Global loads take 4
+// neighbouring elements along whichever of the two axes is contiguous, as one 16-byte load where
+// the storage buffers are bound at 16-byte boundaries (VEC) and the 4 are aligned and in range;
+// else 4 scalar loads.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "act.glsl"
+#include "warp_tile.glsl"
 
-layout(constant_id = 3) const uint WARPS_N = 2;  // warps side by side along N (the rest along M)
-layout(constant_id = 4) const uint VEC = 0;  // 1: 16-byte loads and stores allowed
-layout(constant_id = 5) const uint BK = 16;  // a multiple of 4; 8 where shared memory is 32 KiB
-
-const uint NT = gl_WorkGroupSize.x;
-const uint WARPS_M = NT / 32 / WARPS_N;
-const uint BM = 32 * WARPS_M;
-const uint BN = 64 * WARPS_N;
-const uint LDA = BM / 4 + 1;  // vec4s per staged k-row, one padding vec4 against bank conflicts
-const uint LDB = BN / 4 + 1;
-const uint A_VECS = BK * BM / 4 / NT;  // groups of 4 elements each invocation stages per slice
-const uint B_VECS = BK * BN / 4 / NT;
-// constant trip counts (guarded by A_VECS/B_VECS): glslc unrolls the loops and keeps the arrays
-// in registers (an array indexed at run time reaches NVIDIA's compiler as local memory)
-const uint MAX_VECS = 4;
+const uint B_VECS = BK * BN / 4 / NT;  // groups of 4 elements of B each invocation stages per slice
 
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
@@ -48,9 +29,6 @@ layout(push_constant) uniform Params {
     uint bias_sm, bias_sn, bias_s1, bias_s2;
     float alpha, beta, act_a, act_b;
 } p;
-
-shared vec4 As[2][BK * LDA];  // As[buf][k * LDA + m / 4]
-shared vec4 Bs[2][BK * LDB];  // Bs[buf][k * LDB + n / 4]
 
 // A's elements (m, k..k+3) where k is contiguous (along_k), else (m..m+3, k); zero outside
 vec4 load_a(uint a0, uint m, uint k, bool along_k, bool vec) {
@@ -74,19 +52,9 @@ vec4 load_b(uint b0, uint k, uint n, bool along_n, bool vec) {
     return v;
 }
 
-// group g of a slice: (row or column within the block, k) of its first element, 4 along the
-// contiguous axis; neighbouring invocations take neighbouring groups
-uvec2 a_group(uint g, bool along_k) { return along_k ? uvec2(g / (BK / 4), g % (BK / 4) * 4) : uvec2(g % (BM / 4) * 4, g / (BM / 4)); }
+// group g of B's slice: (column within the block, k) of its first element, 4 along the
+// contiguous axis
 uvec2 b_group(uint g, bool along_n) { return along_n ? uvec2(g % (BN / 4) * 4, g / (BN / 4)) : uvec2(g / (BK / 4), g % (BK / 4) * 4); }
-
-void stage_a(uint buf, uint g, bool along_k, vec4 v) {
-    uvec2 mk = a_group(g, along_k);
-    if (along_k) {
-        [[unroll]] for (uint q = 0; q < 4; ++q) As[buf][(mk.y + q) * LDA + mk.x / 4][mk.x % 4] = v[q];
-    } else {
-        As[buf][mk.y * LDA + mk.x / 4] = v;
-    }
-}
 
 void stage_b(uint buf, uint g, bool along_n, vec4 v) {
     uvec2 nk = b_group(g, along_n);
@@ -126,9 +94,7 @@ void store4(uint c0, uint bias0, uint gm, uint gn, vec4 v) {
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
-    uint warp = tid / 32, lane = tid % 32;
-    uint ia = (warp / WARPS_N) * 8 + lane / 8;  // vec4 index of the invocation's first rows in As
-    uint ib = (warp % WARPS_N) * 16 + lane % 8;  // and of its first columns in Bs
+    WARP_PLACE(tid, ia, ib)
     uint z1 = gl_WorkGroupID.z / p.nb2, z2 = gl_WorkGroupID.z % p.nb2;
     uint a0 = z1 * p.a_s1 + z2 * p.a_s2;
     uint b0 = z1 * p.b_s1 + z2 * p.b_s2;
@@ -137,9 +103,7 @@ void main() {
     bool a_vec = VEC != 0 && a0 % 4 == 0 && (a_along_k ? p.a_sm % 4 == 0 : p.a_sm == 1 && p.a_sk % 4 == 0);
     bool b_vec = VEC != 0 && b0 % 4 == 0 && (b_along_n ? p.b_sk % 4 == 0 : p.b_sk == 1 && p.b_sn % 4 == 0);
 
-    // acc[r * 2 + h]: row r of the invocation's 8 (ly*4 + r, then 16 + ly*4 + r - 4), columns
-    // lx*4.. (h = 0) or 32 + lx*4..
-    vec4 acc[16];
+    vec4 acc[16];  // see WARP_FMAS
     [[unroll]] for (uint i = 0; i < 16; ++i) acc[i] = vec4(0.0);
     // slice t+1's groups, held from their loads to their stores: named, not an array, since
     // glslc leaves the loop that stores them rolled (an array would stay in memory)
@@ -183,18 +147,7 @@ void main() {
             LOAD_B(3, rb3)
         }
         uint cur = t & 1;
-        [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
-            vec4 av0 = As[cur][kk * LDA + ia];
-            vec4 av1 = As[cur][kk * LDA + ia + 4];
-            vec4 bv0 = Bs[cur][kk * LDB + ib];
-            vec4 bv1 = Bs[cur][kk * LDB + ib + 8];
-            [[unroll]] for (uint i = 0; i < 4; ++i) {
-                acc[i * 2] = fma(vec4(av0[i]), bv0, acc[i * 2]);
-                acc[i * 2 + 1] = fma(vec4(av0[i]), bv1, acc[i * 2 + 1]);
-                acc[8 + i * 2] = fma(vec4(av1[i]), bv0, acc[8 + i * 2]);
-                acc[8 + i * 2 + 1] = fma(vec4(av1[i]), bv1, acc[8 + i * 2 + 1]);
-            }
-        }
+        WARP_FMAS(acc, cur)
         // slice t+1 into the other buffer, whose last reads (slice t-1's) ended at the previous
         // barrier; this barrier ends slice t's reads and publishes slice t+1
         if (more) {

@@ -1,5 +1,6 @@
 """Conv: depthwise (conv_dw.comp), 1x1 as a batched GEMM (gemm.comp), and
-everything else as an implicit GEMM (conv2d.comp); on tensor cores (use_coopmat)
+everything else as an implicit GEMM (conv2d.comp, or conv_warp.comp's warp tiles where
+"vulkan.conv_warp" asks for them); on tensor cores (use_coopmat)
 gemm_coop.comp and conv_coop.comp. Bias and the fused activation are applied as
 the results are written. Under float16 storage
 (Recorder.half) the recorder picks the *_h variants: float16 tensors, float16
@@ -7,7 +8,10 @@ products summed in float32 every BK steps (see tile.glsl)."""
 
 from __future__ import annotations
 
+import os
+
 from mnn_core.backend.kit.layout import cdiv
+from mnn_core.backend.kit.loops import budget_of
 from mnn_core.backend.kit.params import pack
 from mnn_core.backend.kit.shader_ops import conv_operands, conv_supports
 from mnn_core.backend.kit.tiling import blocks
@@ -18,13 +22,24 @@ from .matmul import (
     COOP_BLOCK,
     COOP_LOCAL,
     FEW_ROWS,
+    GPU_SMS,
     SMALL,
+    WARP_FULL_WAVES,
+    WARP_GEMM,
     budget_splits,
     dispatch_gemm,
     gemm_tiles,
+    is_gpu,
     split_k,
     use_coopmat,
+    warp_block,
+    warp_blocks,
+    warp_spec,
 )
+
+#: the least K a split-K slice of conv_warp.comp keeps, and the most slices
+WARP_SPLITK_MIN = 256
+WARP_SPLITK_MAX = 8
 
 
 def _record(op, rec):
@@ -54,16 +69,66 @@ def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
     if p.pointwise and splits == 1 and p.n * p.g <= 65535:
         _pointwise(rec, bindings, p)
         return
+    warp = conv_warp_plan(rec, og, cols, k, p.g)
+    if warp is not None:
+        local, warps_n, splits = warp
+        spec = warp_spec(rec.device, rec.options or {}, local, warps_n)
+        bm, bn = warp_blocks(local, warps_n)
+        grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
+        shader = "conv_warp"
+    else:
+        shader = "conv2d"
     chunk = cdiv(cdiv(k, splits), 16) * 16  # K per slice, in whole BK steps
     splits = cdiv(k, chunk)
     partial = rec.scratch(splits * y_nbytes, written=True) if splits > 1 else bindings[3]
     table = rec.constant(p.k_table())
     push = p.conv2d_params(splits, chunk)
-    rec.dispatch("conv2d", bindings + [partial, table], push, (grid[0], grid[1], p.g * splits), local, spec)
+    rec.dispatch(shader, bindings + [partial, table], push, (grid[0], grid[1], p.g * splits), local, spec)
     if splits > 1:
         push = pack(p.total, splits, p.oh * p.ow, p.o, p.has_bias, p.act, p.alpha, p.beta)
         partials = rec.scratch(splits * y_nbytes, written=False)
         rec.elementwise("splitk_reduce", [partials, bindings[2], bindings[3]], push, p.total)
+
+
+def conv_warp_plan(rec, og: int, cols: int, k: int, groups: int) -> tuple | None:
+    """conv_warp.comp's (local size, warps along N, split-K slices) for a float32 implicit GEMM of og x
+    cols outputs (`groups` times) over K, or None for conv2d.comp. "vulkan.conv_warp" or
+    MNN_VULKAN_CONV_WARP: "0" (the default: never), "auto" (warp_block's block: 128x128 where those
+    give 1.5 waves of work groups, else 128x64 or 64x128), or a block of WARP_GEMM, forced; K is cut
+    into slices where the blocks are still fewer than those waves (warp_splits). Forced tilings
+    ("vulkan.tiles") keep conv2d.comp, and so does a K past lavapipe's loop budget."""
+    options = rec.options or {}
+    wanted = str(options.get("vulkan.conv_warp", os.environ.get("MNN_VULKAN_CONV_WARP", "0")) or "0").lower()
+    if wanted in ("0", "false", "off") or rec.half or options.get("vulkan.tiles"):
+        return None
+    if budget_of(rec.device.name) is not None and k > 16384:
+        return None
+    auto = wanted == "auto"
+    if auto:
+        wanted = warp_block(rec.device, og, cols, groups)
+    if wanted not in WARP_GEMM:
+        raise ValueError(f"vulkan.conv_warp must be 0, auto or {', '.join(WARP_GEMM)}, got {wanted!r}")
+    local, warps_n = WARP_GEMM[wanted]
+    bm, bn = warp_blocks(local, warps_n)
+    blocks = cdiv(og, bm) * cdiv(cols, bn) * groups
+    splits = warp_splits(rec.device, options, blocks, k)
+    sms = int(getattr(rec.device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    if auto and is_gpu(rec.device, options) and blocks * splits < sms:
+        return None  # under one wave even split (a batch-1 layer): conv2d.comp's smaller tiles
+    return local, warps_n, splits if groups * splits <= 65535 else 1
+
+
+def warp_splits(device, options: dict, blocks: int, k: int) -> int:
+    """Slices of K for conv_warp.comp where its blocks give fewer work groups than the GPU has SMs:
+    enough for WARP_FULL_WAVES work groups per SM, each at least WARP_SPLITK_MIN deep, at most
+    WARP_SPLITK_MAX ("vulkan.splitk" forces a count, for tests); 1 on a CPU device."""
+    forced = options.get("vulkan.splitk")
+    if forced:
+        return max(1, min(int(forced), cdiv(k, 16)))
+    sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    if not is_gpu(device, options) or blocks == 0 or blocks >= sms:
+        return 1
+    return max(1, min(cdiv(int(WARP_FULL_WAVES * sms), blocks), k // WARP_SPLITK_MIN, WARP_SPLITK_MAX))
 
 
 def _pointwise(rec, bindings, p):

@@ -349,8 +349,11 @@ def big_gemm_shader(options: dict) -> str:
 
 
 def warp_block(device, m: int, n: int, batch: int) -> str:
-    """gemm_warp.comp's block for an M x N output: 128x128 where those give WARP_FULL_WAVES work
-    groups per SM, else 128x64 or 64x128, whichever gives more (128x64 where M >= N on a tie)."""
+    """gemm_warp.comp's block for an M x N output: 64 rows or columns where the output has no more,
+    else 128x128 where those give WARP_FULL_WAVES work groups per SM, else 128x64 or 64x128,
+    whichever gives more (128x64 where M >= N on a tie)."""
+    if m <= 64 or n <= 64:
+        return "64x128" if m <= n else "128x64"
     sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
     if cdiv(m, 128) * cdiv(n, 128) * batch >= WARP_FULL_WAVES * sms:
         return "128x128"

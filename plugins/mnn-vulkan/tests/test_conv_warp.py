@@ -1,0 +1,104 @@
+"""conv_warp.comp (convolutions as implicit GEMMs on gemm_warp.comp's warp tiles; "vulkan.conv_warp")
+against the reference: every block size, with and without 16-byte loads and stores, strides 1 and
+2, padding, dilation, groups, odd heights and widths, K below one slice and not a multiple of 4,
+more output channels or columns than one block, bias and a fused activation, forced split-K; and
+the block and slices it picks."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from vulkan_testing import needs_vulkan
+
+import mnn_core as mnn
+
+pytestmark = needs_vulkan
+
+BLOCKS = ["128x128", "128x64", "64x128"]
+
+
+def _shaders(sess):
+    import mnn_vulkan
+
+    names = {p.node for p in sess.plan.placements}
+    return [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names][-1].shaders
+
+
+def _conv(rng, n, c, h, w, o, kernel, stride=1, pad=1, dilation=1, group=1, bias=True, relu=True):
+    b = mnn.GraphBuilder()
+    x = b.input("x", (n, c, h, w))
+    wt = b.const((rng.standard_normal((o, c // group, kernel, kernel)) / np.sqrt(c * kernel)).astype("float32"))
+    bs = b.const(rng.standard_normal(o).astype("float32")) if bias else None
+    y = b.Conv(x, wt, bs, strides=[stride] * 2, pads=[pad] * 4, dilations=[dilation] * 2, group=group)
+    b.output(b.Relu(y) if relu else y, "y")
+    return b.build(), {"x": rng.standard_normal((n, c, h, w)).astype("float32")}
+
+
+def _check(graph, feeds, options, rtol=1e-4):
+    want = mnn.Session(graph, backend="reference").run(feeds)
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, options=options)
+    got = sess.run(feeds)
+    for name, ref in want.items():
+        np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
+    return _shaders(sess)
+
+
+CASES = {
+    "3x3": dict(n=2, c=16, h=13, w=11, o=70, kernel=3),  # odd H and W, K = 144
+    "3x3-stride2": dict(n=3, c=12, h=15, w=17, o=33, kernel=3, stride=2),
+    "3x3-dilated": dict(n=1, c=8, h=19, w=9, o=140, kernel=3, pad=2, dilation=2),  # two blocks of rows
+    "3x3-groups": dict(n=2, c=16, h=9, w=9, o=24, kernel=3, group=2),
+    "3x3-one-channel": dict(n=2, c=1, h=23, w=21, o=20, kernel=3, bias=False, relu=False),  # K = 9
+    "rgb-stem": dict(n=1, c=3, h=33, w=35, o=16, kernel=7, stride=2, pad=3),  # K = 147: scalar loads of W
+    "1x1-stride2": dict(n=2, c=36, h=14, w=14, o=72, kernel=1, stride=2, pad=0),
+}
+
+
+@pytest.mark.parametrize("vec", [True, False], ids=["vec4", "scalar"])
+@pytest.mark.parametrize("block", BLOCKS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_convolution(rng, case, block, vec):
+    graph, feeds = _conv(rng, **CASES[case])
+    options = {"vulkan.conv_warp": block, "vulkan.big_gemm_vec": vec}
+    assert "conv_warp" in _check(graph, feeds, options)
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_split_k(rng, block):
+    """Slices of K summed by splitk_reduce.comp, which adds the bias and the activation."""
+    graph, feeds = _conv(rng, n=1, c=40, h=10, w=12, o=66, kernel=3)
+    shaders = _check(graph, feeds, {"vulkan.conv_warp": block, "vulkan.splitk": 3})
+    assert "conv_warp" in shaders and "splitk_reduce" in shaders, shaders
+
+
+def test_off_by_default_and_a_bad_value_is_named(rng):
+    graph, feeds = _conv(rng, **CASES["3x3"])
+    assert "conv_warp" not in _check(graph, feeds, {})
+    with pytest.raises(Exception, match="vulkan.conv_warp must be"):
+        _check(graph, feeds, {"vulkan.conv_warp": "huge"})
+
+
+def test_the_block_and_slices_follow_the_sms():
+    """ResNet-50's 3x3 layers at batch 16 on an H100 (132 SMs) under "auto": 64 output channels take
+    64x128 blocks; 128 take half-size blocks (98 of 128x128); 256 and 512 also split K; at batch 1 the
+    last stage stays on conv2d.comp (under one wave even split)."""
+    from mnn_vulkan.kernels.conv import conv_warp_plan
+    from mnn_vulkan.kernels.matmul import WARP_GEMM
+
+    h100 = SimpleNamespace(type="discrete", name="NVIDIA H100", props={"sm_count": 132})
+    rec = SimpleNamespace(device=h100, options={"vulkan.conv_warp": "auto"}, half=False)
+
+    def plan(og, cols, k):
+        found = conv_warp_plan(rec, og, cols, k, 1)
+        if found is None:
+            return None
+        local, warps_n, splits = found
+        return next(n for n, v in WARP_GEMM.items() if v == (local, warps_n)), splits
+
+    assert plan(64, 16 * 56 * 56, 576) == ("64x128", 1)
+    assert plan(128, 16 * 28 * 28, 1152) == ("64x128", 1)  # 196 blocks: 1.48 waves, no sum to pay for
+    assert plan(256, 16 * 14 * 14, 2304) == ("64x128", 2)  # 100 blocks
+    assert plan(512, 16 * 7 * 7, 4608) == ("64x128", 4)  # 56 blocks
+    assert plan(512, 7 * 7, 4608) is None
