@@ -66,6 +66,7 @@ class VulkanBackend(SegmentBackend):
         _device.DEVICE_OPTION,
         "vulkan.big_gemm",
         "vulkan.big_gemm_shader",
+        "vulkan.big_gemm_splitk",
         "vulkan.big_gemm_vec",
         "vulkan.conv_warp",
         "vulkan.coopmat",

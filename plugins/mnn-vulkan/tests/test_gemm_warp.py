@@ -164,3 +164,19 @@ def test_every_block_fits_the_staging_registers(bk):
         for side in (bm, bn):
             assert bk * side % (4 * nt) == 0 and bk * side // (4 * nt) <= 4
         assert nt % bn == 0 and bk % (nt // bn) == 0
+
+
+@pytest.mark.parametrize("splits", [2, 3])
+@pytest.mark.parametrize("bias_shape", [(1, 132), (70, 1), None])
+def test_split_k(rng, splits, bias_shape):
+    """ "vulkan.big_gemm_splitk": the slices' products on gemm_warp.comp, then splitk_reduce.comp adds
+    them, the bias row or column and GELU; K = 96 divides into 2 and 3 slices (48 and 32 deep)."""
+    b = mnn.GraphBuilder()
+    x = b.input("x", (70, 96))
+    y = b.MatMul(x, b.const(rng.standard_normal((96, 132)).astype("float32")))
+    if bias_shape is not None:
+        y = b.Add(y, b.const(rng.standard_normal(bias_shape).astype("float32")))
+    b.output(b.Gelu(y), "y")
+    options = _options("128x128") | {"vulkan.big_gemm_splitk": splits}
+    shaders = _check(b.build(), {"x": rng.standard_normal((70, 96)).astype("float32")}, options)
+    assert "gemm_warp" in shaders and "splitk_reduce" in shaders, shaders

@@ -39,6 +39,16 @@ VARIANTS = {
     "warp-128x64": {"vulkan.big_gemm": "128x64", "vulkan.big_gemm_shader": "warp"},
     "warp-64x128": {"vulkan.big_gemm": "64x128", "vulkan.big_gemm_shader": "warp"},
     "warp-auto": {"vulkan.big_gemm": "auto", "vulkan.big_gemm_shader": "warp"},
+    "warp-split2": {
+        "vulkan.big_gemm": "128x128",
+        "vulkan.big_gemm_shader": "warp",
+        "vulkan.big_gemm_splitk": 2,
+    },
+    "warp-split3": {
+        "vulkan.big_gemm": "128x128",
+        "vulkan.big_gemm_shader": "warp",
+        "vulkan.big_gemm_splitk": 3,
+    },
     "warp-scalar": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_vec": False},
 }
 

@@ -73,8 +73,38 @@ def plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> tuple
     return (local, spec, block, splits) if splits > 1 else None
 
 
-def record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling) -> None:
-    """The two dispatches. bindings: [A, B, bias (or a stand-in), C]; alpha scales each slice."""
+#: the option of a slice count for GEMMs on gemm_warp.comp's blocks (vulkan.big_gemm_shader=warp), for
+#: the device's sweeps (tools/bench_gemm.py): against half-size blocks where 128x128 ones are too few
+WARP_SPLITS = "vulkan.big_gemm_splitk"
+
+
+def warp_plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> tuple | None:
+    """(local, spec, (BM, BN), splits) for a GEMM on gemm_warp.comp's blocks cut into the slices
+    "vulkan.big_gemm_splitk" asks for (lowered to a count that divides K), or None: not asked, or a
+    GEMM split-K does not take (see plan) or that stays off gemm_warp.comp."""
+    from .matmul import big_gemm_local, big_gemm_shader, warp_blocks, warp_spec
+
+    options = rec.options or {}
+    splits = int(options.get(WARP_SPLITS, 0) or 0)
+    if splits < 2 or batch != 1 or rec.half or big_gemm_shader(options) != "warp":
+        return None
+    if bias_st is not None and (beta != 1.0 or _bias_index(bias_st, m, n) is None):
+        return None
+    local = big_gemm_local(rec, m, n, k, batch)
+    if local is None:
+        return None
+    splits = min(splits, max(1, k // 16))
+    while splits > 1 and k % splits:
+        splits -= 1
+    if splits < 2:
+        return None
+    local, warps_n = local
+    return local, warp_spec(rec.device, options, local, warps_n), warp_blocks(local, warps_n), splits
+
+
+def record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling, shader="gemm") -> None:
+    """The two dispatches. bindings: [A, B, bias (or a stand-in), C]; alpha scales each slice; the
+    slices' products on `shader` (gemm.comp, or gemm_warp.comp with warp_plan's tiling)."""
     local, spec, (bm, bn), splits = tiling
     chunk = k // splits
     a, b, bias, c = bindings
@@ -89,7 +119,7 @@ def record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tili
     offset = (slot % RING) * (-(-nbytes // align) * align)
     rec.scratch(offset + nbytes, written=True)  # sizes the scratch buffer
     partial = Binding(SCRATCH, offset, nbytes, True)
-    rec.dispatch("gemm", [a, b, a, partial], push, (cdiv(n, bn), cdiv(m, bm), splits), local, spec)
+    rec.dispatch(shader, [a, b, a, partial], push, (cdiv(n, bn), cdiv(m, bm), splits), local, spec)
     inner, period = (1, 1) if bias_st is None else _bias_index(bias_st, m, n)
     push = pack(total, splits, inner, period, int(bias_st is not None), act, aa, ab)
     rec.elementwise("splitk_reduce", [Binding(SCRATCH, offset, nbytes), bias, c], push, total)

@@ -451,6 +451,10 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
     if tiling is not None:  # too few blocks for the GPU: K in slices, then a sum
         gemm_split.record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling)
         return
+    tiling = gemm_split.warp_plan(rec, m, n, k, nb1 * nb2, bias_st, beta)
+    if tiling is not None:  # gemm_warp.comp's blocks in the slices asked for (sweeps)
+        gemm_split.record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling, "gemm_warp")
+        return
     dispatch_gemm(rec, bindings, push, m, n, nb1 * nb2, k)
 
 
