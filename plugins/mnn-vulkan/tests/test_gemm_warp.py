@@ -137,6 +137,9 @@ def test_the_block_follows_the_sms():
     assert block(384, 3152) == "64x128"
     assert block(2048, 768, sms=40) == "128x128"  # a smaller GPU: 96 blocks fill it
     assert block(128, 128) is None  # too few blocks for any: gemm.comp
+    assert block(50176, 96) == "128x128"  # ConvNeXt-T's stage-1 MLP (gemm_big.comp wants 128 columns)
+    assert block(64, 50176) == "64x128"
+    assert block(60, 50176) is None
 
 
 def test_registers_stay_registers():

@@ -297,7 +297,8 @@ def _big_by_default(device, m: int, n: int, batch: int) -> tuple | None:
 def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     """The large-block shader's work group for a float32 M x N output (`batch` times), or None for
     gemm.comp: gemm_big.comp's (BIG_GEMM), or gemm_warp.comp's (WARP_GEMM) where "vulkan.big_gemm_shader"
-    says "warp". By default 128x128 blocks on a discrete GPU where they fill it (_big_by_default).
+    says "warp". By default 128x128 blocks on a discrete GPU where they fill it (_big_by_default;
+    under "warp" _warp_by_default).
     "vulkan.big_gemm" or MNN_VULKAN_BIG_GEMM: "0" (never), a block size (forced on every such GEMM:
     "128x128" or "64x128", and "128x64" for gemm_warp), "auto" (gemm_big: 128x128 blocks where the
     output holds one and they give BIG_GEMM_ENOUGH work groups, else 64x128 where those do;
@@ -315,10 +316,7 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     if wanted in table:
         return table[wanted]
     if wanted == "default":
-        local = _big_by_default(rec.device, m, n, batch)
-        if local is None or not warp:
-            return local
-        return WARP_GEMM[warp_block(rec.device, m, n, batch)]
+        return _warp_by_default(rec.device, m, n, batch) if warp else _big_by_default(rec.device, m, n, batch)
     if wanted != "auto":
         raise ValueError(f"vulkan.big_gemm must be default, auto, {', '.join(table)} or 0, got {wanted!r}")
     if warp:
@@ -346,6 +344,19 @@ def big_gemm_shader(options: dict) -> str:
     if wanted not in ("big", "warp"):
         raise ValueError(f"vulkan.big_gemm_shader must be big or warp, got {wanted!r}")
     return wanted
+
+
+def _warp_by_default(device, m: int, n: int, batch: int) -> tuple | None:
+    """gemm_warp.comp's work group on a discrete GPU where the output is at least 64 each way and 128
+    one way, and warp_block's blocks give as many work groups as gemm_big's default wants (ConvNeXt-T's
+    stage-1 MLP, 50176 x 96, included: gemm_big wants 128 columns); else None."""
+    if device.type != "discrete" or min(m, n) < 64 or max(m, n) < 128:
+        return None
+    sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    local, warps_n = WARP_GEMM[warp_block(device, m, n, batch)]
+    bm, bn = warp_blocks(local, warps_n)
+    enough = max(1, BIG_GEMM_DEFAULT_GROUPS * sms // GPU_SMS)
+    return (local, warps_n) if cdiv(m, bm) * cdiv(n, bn) * batch >= enough else None
 
 
 def warp_block(device, m: int, n: int, batch: int) -> str:
