@@ -9,7 +9,7 @@
 #   exports  the zoo's ONNX files (small sizes for start-up, full for latency), in the background
 #            while the tests run (a fresh machine has none; torch exports them on the CPU)
 #   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py, test_gemm_big.py,
-#            test_gemm_warp.py
+#            test_gemm_warp.py, test_conv_warp.py
 #   gemm     tools/bench_gemm.py: GPU ms and TFLOP/s of BERT-base's and ViT-S/16's batch-16 MLP GEMMs and
 #            4096^3 on gemm.comp, gemm_big.comp and gemm_warp.comp (each block size, 128x128 in 2 slices of
 #            K, 16-byte loads off),
@@ -76,10 +76,11 @@ fi
 
 if wants tests; then
     t0=$SECONDS
-    (cd /tmp && timeout ${TEST_LIMIT:-120} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
+    (cd /tmp && timeout ${TEST_LIMIT:-150} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-vulkan/tests/test_startup.py" "$ROOT/plugins/mnn-vulkan/tests/test_pipeline_cache.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_split.py" "$ROOT/plugins/mnn-vulkan/tests/test_tiling.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_big.py" "$ROOT/plugins/mnn-vulkan/tests/test_gemm_warp.py" \
+        "$ROOT/plugins/mnn-vulkan/tests/test_conv_warp.py" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
