@@ -14,9 +14,9 @@ output channels along its vectors, where that uses more of the tiles
 the image: 3 -> 64, 7x7 or 3x3, stride 2) run as a direct convolution instead (csrc/conv_direct_impl.h:
 no im2col panel; a register tile of output channels x pixels of one row, the input rows copied with
 their padding); ``x86.direct`` ("auto", "on", "off") overrides the choice, which otherwise takes it for
-at most DIRECT_MAX_CHANNELS (8; a 1x1: 4) input channels, and for stride-1 1-D kernels (3x1, 1x3) of any
-channel count (_wide_1d_direct), where Winograd does not take the convolution ("on" wins over Winograd
-too); under "auto" on AVX-512, a stride-1 one whose register tile would be mostly
+at most DIRECT_MAX_CHANNELS (8; a 1x1: 4; on AVX-512 a stride-2 kernel: 32) input channels, and for stride-1
+1-D kernels (3x1, 1x3) of any channel count (_wide_1d_direct), where Winograd does not take the
+convolution ("on" wins over Winograd too); under "auto" on AVX-512, a stride-1 one whose register tile would be mostly
 empty (few output channels, short rows: ROWS_MAX_LANE_USE) runs as the row GEMM of ops_conv_train.py
 instead. It takes one group, constant weights, dilation 1 and a horizontal stride of
 1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16
@@ -105,6 +105,11 @@ def use_winograd(geo, x_shape, w_shape, weight, options) -> bool:
 #: faster on AVX-512 but 0.9x on AVX2, so above DIRECT_MAX_CHANNELS_1X1 a 1x1 keeps the GEMM
 DIRECT_MAX_CHANNELS = 8
 DIRECT_MAX_CHANNELS_1X1 = 4
+#: On AVX-512 a stride-2 kernel larger than 1x1 (YOLOv8's downsampling 3x3s) keeps the direct kernel up to
+#: this many input channels: on Zen 5, 16 -> 32 (160x160) and 32 -> 32, 24 -> 48, 32 -> 64 (80x80) took
+#: 1.2-1.6x less CPU time than im2col + GEMM at batch 8 (1.07-1.3x at batch 1); 48 -> 96 and 64 -> 64
+#: (40x40) were level (benchmarks/RESULTS_ZOO.md, 2026-12-07)
+DIRECT_MAX_CHANNELS_S2 = 32
 #: A 1-D kernel (3x1, 1x3: kh or kw 1) at stride 1 takes the direct kernel with any channel count: its
 #: output rows run as one (conv_direct_impl.h, dc_flat), where im2col would copy K = C * 3 floats a pixel
 #: for a short GEMM. Measured up to K = 288, so bounded a little above; on fewer than DIRECT_MIN_PIXELS_1D
@@ -132,7 +137,8 @@ def _wide_1d_direct(geo, w_shape, isa: str) -> bool:
 
 def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bool, isa: str) -> bool:
     """The option x86.direct ("auto", "on", "off") and the rule for the direct kernel (auto: at most
-    DIRECT_MAX_CHANNELS input channels or a 1-D kernel (_wide_1d_direct), unless Winograd takes the
+    DIRECT_MAX_CHANNELS input channels, DIRECT_MAX_CHANNELS_S2 for a stride-2 kernel on AVX-512, or a 1-D
+    kernel (_wide_1d_direct), unless Winograd takes the
     convolution, another path is forced on, or the GEMMs run on bf16: precision="low" asked for them)."""
     choice = _choice(options, "x86.direct")
     cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
@@ -146,6 +152,8 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     # another path forced on keeps its convolutions
     forced = any(_choice(options, k) == "on" for k in ("x86.winograd", "x86.conv_t"))
     limit = DIRECT_MAX_CHANNELS_1X1 if (kh, kw) == (1, 1) else DIRECT_MAX_CHANNELS
+    if isa == "avx512" and (kh, kw) != (1, 1) and tuple(geo["strides"]) == (2, 2):
+        limit = DIRECT_MAX_CHANNELS_S2
     return not forced and not winograd and not bf16 and (cg <= limit or _wide_1d_direct(geo, w_shape, isa))
 
 
