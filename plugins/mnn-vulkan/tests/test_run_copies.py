@@ -96,7 +96,7 @@ from mnn_vulkan import device
 rng = np.random.default_rng(0)
 graph = copy_graph(("N", 3, 224, 224), ("N", 4099))
 ref = mnn.Session(graph, backend="reference")
-sess = mnn.Session(graph, backend="vulkan", fallback=False, options={{"vulkan.staging": True}})
+sess = mnn.Session(graph, backend="vulkan", fallback=False, options={{"vulkan.staging": {staging}}})
 before = device.choose().context.copy_stats()
 for n in (3, 16, 1):  # 0.6, 9.6 (147 chunks of 64 KiB: more than the 16 slots) and 0.6 MB
     feeds = feeds_for(rng, n, (3, 224, 224), (4099,))
@@ -109,15 +109,22 @@ print("OK", after["in"]["copies"] - before["in"]["copies"], after["out"]["copies
 
 
 @pytest.mark.parametrize(
-    "env",
-    [{"MNN_VULKAN_COPY_CHUNK": "65536"}, {"MNN_VULKAN_COPY_CHUNK": "65536", "MNN_VULKAN_UPLOAD": "bar"}, {}],
-    ids=["64k-chunks", "64k-chunks-bar", "2m-chunks"],
+    "env, staging",
+    [
+        ({"MNN_VULKAN_COPY_CHUNK": "65536"}, True),
+        ({"MNN_VULKAN_COPY_CHUNK": "65536", "MNN_VULKAN_UPLOAD": "bar"}, True),
+        ({}, True),
+        ({"MNN_VULKAN_COPY_THREADS": "3"}, True),
+        ({"MNN_VULKAN_COPY_THREADS": "3"}, False),
+    ],
+    ids=["64k-chunks", "64k-chunks-bar", "2m-chunks", "3-threads", "3-threads-mapped"],
 )
-def test_chunked_copies_are_exact(env):
-    """Tensors of many chunks, the slots reused round and round, in a fresh process (the chunk size
-    and the upload buffer are the context's); "bar" writes uploads into device-local mapped memory."""
+def test_chunked_copies_are_exact(env, staging):
+    """Tensors of many chunks, the slots reused round and round, in a fresh process (the chunk size,
+    the upload buffer and the copy threads are the context's); "bar" writes uploads into
+    device-local mapped memory, "3-threads" spreads each memcpy over three threads."""
     proc = subprocess.run(
-        [sys.executable, "-c", CHUNKS.format(tests=TESTS)],
+        [sys.executable, "-c", CHUNKS.format(tests=TESTS, staging=staging)],
         capture_output=True,
         text=True,
         timeout=600,

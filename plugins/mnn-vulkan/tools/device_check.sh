@@ -32,7 +32,8 @@
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
 #            copies in C in 2 MiB chunks (default), as before (MNN_VULKAN_RUN_COPIES=python,
 #            MNN_VULKAN_COPY_CHUNK=33554432), uploads through device-local mapped memory (MNN_VULKAN_UPLOAD=bar)
-#            and 8 MiB chunks; the device's memory types; PyTorch's pageable copies of the same bytes
+#            8 MiB chunks, each memcpy over 4 threads (MNN_VULKAN_COPY_THREADS=4), and bar with 4 threads; the
+#            device's memory types; PyTorch's pageable copies of the same bytes
 # MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
 #   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
 set -u
@@ -143,17 +144,25 @@ wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-240}" 16 \
 if wants copies; then
     t0=$SECONDS
     : >"$OUT/copies.log"
-    for m in ${COPY_MODELS:-resnet-50 bert-base}; do
-        for config in "default" "before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432" \
-            "bar MNN_VULKAN_UPLOAD=bar" "chunk-8M MNN_VULKAN_COPY_CHUNK=8388608"; do
-            set -- $config
-            name=$1
-            shift
-            (cd /tmp && env "$@" timeout ${COPIES_LIMIT:-12} $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" \
-                --onnx "$m" --batch 16 --split --repeat 20) >"$OUT/copies_${m##*/}_$name.log" 2>&1
-            { echo "-- $m $name"; cat "$OUT/copies_${m##*/}_$name.log"; } >>"$OUT/copies.log"
-        done
-    done
+    # copy_split MODEL NAME [VAR=VALUE...]: profile_vulkan.py --split of MODEL at batch 16 under those variables
+    copy_split() {
+        local m=$1 name=$2
+        shift 2
+        (cd /tmp && env "$@" timeout ${COPIES_LIMIT:-12} $PY "$ROOT/plugins/mnn-vulkan/tools/profile_vulkan.py" \
+            --onnx "$m" --batch 16 --split --repeat 10) >"$OUT/copies_${m##*/}_$name.log" 2>&1
+        { echo "-- $m $name"; cat "$OUT/copies_${m##*/}_$name.log"; } >>"$OUT/copies.log"
+    }
+    up=${COPY_UP_MODEL:-resnet-50}  # 9.6 MB in
+    down=${COPY_DOWN_MODEL:-bert-base}  # 6.3 MB out
+    copy_split "$up" default
+    copy_split "$up" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432
+    copy_split "$up" bar MNN_VULKAN_UPLOAD=bar
+    copy_split "$up" chunk-8M MNN_VULKAN_COPY_CHUNK=8388608
+    copy_split "$up" threads-4 MNN_VULKAN_COPY_THREADS=4
+    copy_split "$up" bar-threads-4 MNN_VULKAN_UPLOAD=bar MNN_VULKAN_COPY_THREADS=4
+    copy_split "$down" default
+    copy_split "$down" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432
+    copy_split "$down" threads-4 MNN_VULKAN_COPY_THREADS=4
     (cd /tmp && timeout 20 $PY - >>"$OUT/copies.log" 2>&1 <<'EOF'
 import time, numpy as np, torch
 for mb, shape in ((9.6, (16, 3, 224, 224)), (6.3, (16, 128, 768))):

@@ -119,6 +119,8 @@ struct mvk_context {
     VkFence copy_fence[MVK_COPY_SLOTS];
     uint32_t copy_busy;    /* slots submitted and not yet waited for */
     uint64_t copy_chunk;   /* MVK_COPY_CHUNK, or MNN_VULKAN_COPY_CHUNK's bytes (A/B runs) */
+    int copy_threads;      /* MNN_VULKAN_COPY_THREADS: threads of a large memcpy (mvk_copy_threads.c) */
+    struct mvk_copy_pool *copy_pool_threads; /* their helpers, made at the first large copy */
     uint64_t copy_submits; /* host<->device copy submissions so far (mvk_context_copy_submits) */
     mvk_copy_stats stats;  /* where the copies' time went (mvk_context_copy_stats) */
     uint64_t allocations;  /* device memory, command buffers and descriptor pools made (tests) */
@@ -151,6 +153,11 @@ int mvk_staging_reserve(mvk_context *ctx, uint64_t size, char *err, size_t errle
 int mvk_copies_init(mvk_context *ctx, char *err, size_t errlen); /* the copy slots, at context creation */
 void mvk_copies_destroy(mvk_context *ctx);
 uint64_t mvk_now_ns(void);
+typedef struct mvk_copy_pool mvk_copy_pool;
+/* dst <- src, `bytes` device-side bytes (half: float32 on the host side), over the context's copy
+ * threads when it has more than one (copy lock held) */
+void mvk_host_copy(mvk_context *ctx, void *dst, const void *src, uint64_t bytes, int half, int to_device);
+void mvk_copy_pool_destroy(mvk_copy_pool *p);
 int mvk_submit_and_wait(mvk_context *ctx, VkCommandBuffer cb, VkFence fence, char *err, size_t errlen);
 void mvk_global_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
                         VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);

@@ -108,6 +108,10 @@ int mvk_copies_init(mvk_context *ctx, char *err, size_t errlen) {
     if (ctx->copy_chunk < (64u << 10)) ctx->copy_chunk = 64u << 10;
     if (ctx->copy_chunk > MVK_STAGING_CAP) ctx->copy_chunk = MVK_STAGING_CAP;
     ctx->copy_chunk &= ~3ull; /* whole float16 and float32 elements */
+    const char *threads = getenv("MNN_VULKAN_COPY_THREADS");
+    ctx->copy_threads = threads && *threads ? atoi(threads) : 1;
+    if (ctx->copy_threads < 1) ctx->copy_threads = 1;
+    if (ctx->copy_threads > 16) ctx->copy_threads = 16;
     VkCommandPoolCreateInfo pi = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL,
                                   VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, ctx->family};
     MVK_CHECK(vk.vkCreateCommandPool(ctx->device, &pi, NULL, &ctx->copy_pool), "vkCreateCommandPool");
@@ -127,6 +131,8 @@ void mvk_copies_destroy(mvk_context *ctx) {
     mvk_buffer_destroy(ctx->staging); /* after vkDeviceWaitIdle: nothing in flight */
     mvk_buffer_destroy(ctx->upload);
     ctx->staging = ctx->upload = NULL;
+    mvk_copy_pool_destroy(ctx->copy_pool_threads);
+    ctx->copy_pool_threads = NULL;
     for (int i = 0; i < MVK_COPY_SLOTS; ++i)
         if (ctx->copy_fence[i]) vk.vkDestroyFence(ctx->device, ctx->copy_fence[i], NULL);
     if (ctx->copy_pool) vk.vkDestroyCommandPool(ctx->device, ctx->copy_pool, NULL);
@@ -287,13 +293,6 @@ static void put(void *dst, const void *src, uint64_t dst_bytes, int half) {
         memcpy(dst, src, dst_bytes);
 }
 
-static void get(void *dst, const void *src, uint64_t src_bytes, int half) {
-    if (half)
-        mvk_widen((const uint16_t *)src, (float *)dst, src_bytes / 2);
-    else
-        memcpy(dst, src, src_bytes);
-}
-
 /* size counts the device's bytes; with half the host side holds twice as many (float32) */
 static int write_staged(mvk_buffer *b, uint64_t offset, const char *src, uint64_t size, int half, char *err,
                         size_t errlen) {
@@ -311,7 +310,7 @@ static int write_staged(mvk_buffer *b, uint64_t offset, const char *src, uint64_
         if (half) n &= ~1ull; /* whole elements per chunk */
         if (slot_wait(ctx, slot, 0, err, errlen) != MVK_OK) return MVK_ERROR; /* its last copy read it */
         uint64_t t0 = mvk_now_ns();
-        put(stage + (uint64_t)slot * chunk, src + (half ? done * 2 : done), n, half);
+        mvk_host_copy(ctx, stage + (uint64_t)slot * chunk, src + (half ? done * 2 : done), n, half, 1);
         host_ns += mvk_now_ns() - t0;
         if (copy_chunk(b, up, (uint64_t)slot * chunk, offset + done, n, 1, slot, err, errlen) != MVK_OK)
             return MVK_ERROR;
@@ -330,7 +329,7 @@ int mvk_buffer_write_as(mvk_buffer *b, uint64_t offset, const void *src, uint64_
     int rc = MVK_OK;
     if (b->mapped) {
         uint64_t t0 = mvk_now_ns();
-        put((char *)b->mapped + offset, src, size, half);
+        mvk_host_copy(ctx, (char *)b->mapped + offset, src, size, half, 1);
         ctx->stats.host_ns[0] += mvk_now_ns() - t0;
     } else {
         rc = write_staged(b, offset, src, size, half, err, errlen);
@@ -424,7 +423,7 @@ static int read_staged(mvk_buffer *b, uint64_t offset, char *dst, uint64_t size,
         uint64_t n = size - i * chunk < chunk ? size - i * chunk : chunk;
         if (slot_wait(ctx, slot, 1, err, errlen) != MVK_OK) return MVK_ERROR;
         uint64_t t0 = mvk_now_ns();
-        get(dst + (half ? i * chunk * 2 : i * chunk), stage + (uint64_t)slot * chunk, n, half);
+        mvk_host_copy(ctx, dst + (half ? i * chunk * 2 : i * chunk), stage + (uint64_t)slot * chunk, n, half, 0);
         host_ns += mvk_now_ns() - t0;
         uint64_t next = i + slots;
         if (next < chunks) {
@@ -447,7 +446,7 @@ int mvk_buffer_read_as(mvk_buffer *b, uint64_t offset, void *dst, uint64_t size,
     int rc = MVK_OK;
     if (b->mapped) {
         uint64_t t0 = mvk_now_ns();
-        get(dst, (const char *)b->mapped + offset, size, half);
+        mvk_host_copy(ctx, dst, (const char *)b->mapped + offset, size, half, 0);
         ctx->stats.host_ns[1] += mvk_now_ns() - t0;
     } else {
         rc = read_staged(b, offset, dst, size, half, err, errlen);
