@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import ISAS, fused_and_plain
 from mnn_x86 import isa as x86_isa
+from mnn_x86 import ops_conv
 from test_bf16 import BUILD_MODELS, _models
 
 from mnn_core.graph.ir import Graph, Node, TensorInfo
@@ -83,6 +84,21 @@ def test_fused_stem_matches_unfused_and_reference(rng, isa, threads, n, c, o, h,
     np.testing.assert_array_equal(fused.run(feeds)["z"], got)  # a second run: the scratch reused
 
 
+@pytest.mark.skipif("avx512" not in x86_isa.supported(), reason="the rule is AVX-512's (this CPU lacks it)")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fused_stride2_of_many_channels(rng, threads):
+    """On AVX-512 the direct kernel takes stride-2 kernels of up to ops_conv.DIRECT_MAX_CHANNELS_S2 input
+    channels, so such a convolution and its pooling fuse too: bit-identical to the unfused session, and
+    the reference's."""
+    c = ops_conv.DIRECT_MAX_CHANNELS_S2
+    g, feeds = _graph(rng, 2, c, 20, 27, 33, {**STEM3, "pads": [1, 1, 1, 1]}, POOL3)
+    fused, plain = fused_and_plain(g, "avx512", threads)
+    got, want = fused.run(feeds)["z"], plain.run(feeds)["z"]
+    assert fused.plan.fused == {"conv+pool": ["conv", "pool"]}
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, _reference(g, feeds), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize(
     "why,conv,pool,kw",
     [
@@ -90,7 +106,7 @@ def test_fused_stem_matches_unfused_and_reference(rng, isa, threads, n, c, o, h,
         ("stride 1 across", STEM3, {"kernel_shape": [3, 3], "strides": [2, 1]}, {}),
         ("dilated windows", STEM3, {**POOL3, "dilations": [2, 2]}, {}),
         ("4 wide", STEM3, {"kernel_shape": [4, 4], "strides": [2, 2]}, {}),
-        ("a GEMM convolution (many channels)", {**STEM3, "ch": 32}, POOL3, {}),
+        ("a GEMM convolution (many channels)", {**STEM3, "ch": ops_conv.DIRECT_MAX_CHANNELS_S2 + 1}, POOL3, {}),
     ],
 )
 def test_what_is_not_fused(rng, why, conv, pool, kw):
