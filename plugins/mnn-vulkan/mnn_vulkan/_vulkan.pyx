@@ -110,11 +110,17 @@ cdef _raise(str what):
 
 
 def init(str library, bint validation):
-    """Open the loader and create the instance, once per process.
-    Returns (status, message): status 0 ok, 1 no loader, 2 no instance."""
-    _err[0] = 0
-    status = mvk_init(library.encode(), validation, _err, sizeof(_err))
-    return status, (<bytes>_err).decode("utf-8", "replace")
+    """Open the loader and create the instance, once per process, without the GIL (device.py may do
+    it in a thread while the model is imported). Returns (status, message): status 0 ok, 1 no
+    loader, 2 no instance."""
+    cdef char err[512]
+    cdef bytes name = library.encode()
+    cdef const char *c_name = name
+    cdef int status
+    err[0] = 0
+    with nogil:
+        status = mvk_init(c_name, validation, err, sizeof(err))
+    return status, (<bytes>err).decode("utf-8", "replace")
 
 
 DEVICE_TYPES = {0: "other", 1: "integrated", 2: "discrete", 3: "virtual", 4: "cpu"}

@@ -187,10 +187,30 @@ def validation_requested() -> bool:
     return VALIDATION_LAYER in os.environ.get("VK_INSTANCE_LAYERS", "").split(":")
 
 
+#: held while the instance is made (_start), by the thread of start_early or the first caller
+_START_LOCK = threading.Lock()
+
+
+def start_early() -> None:
+    """Create the instance (load the loader and the drivers, list the devices) in a thread, as the
+    package is imported: the core imports it while it loads a model, so vkCreateInstance (~0.09 s
+    on NVIDIA) overlaps the import instead of the session's availability check, which then waits
+    for it. No logical device is opened here (that waits for a session). MNN_VULKAN_EARLY=0: not."""
+    if _State.tried or os.environ.get("MNN_VULKAN_EARLY", "") == "0" or _vulkan is None:
+        return
+    in_thread(_start, "mnn-vulkan-instance")
+
+
 def _start() -> None:
     if _State.tried:
         return
-    _State.tried = True
+    with _START_LOCK:  # a caller while start_early's thread makes the instance waits for it
+        if not _State.tried:
+            _start_locked()
+            _State.tried = True
+
+
+def _start_locked() -> None:
     if _vulkan is None:
         _State.reason = _LOAD_ERROR
         return
@@ -261,3 +281,6 @@ def choose(choice=None) -> Device:
             if text.lower() in d.name.lower():
                 return d
     raise BackendError(f"{where}={choice!r} matches no usable Vulkan device; devices: {listing}")
+
+
+start_early()

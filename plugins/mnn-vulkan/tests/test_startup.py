@@ -223,3 +223,41 @@ def test_a_device_local_arena_is_made_while_the_pipelines_are(rng, monkeypatch):
     too_big.bind(device.choose(), staging=True)
     with pytest.raises(_vulkan.VulkanError, match="cannot create"):
         _ = too_big.buffer
+
+
+INSTANCE = """
+import json, os, sys, time
+t0 = time.perf_counter()
+from mnn_vulkan import device
+imported = time.perf_counter() - t0
+while not device._State.tried and time.perf_counter() - t0 < 60:  # nothing here asks for Vulkan
+    time.sleep(0.01)
+made_alone = device._State.tried
+pid = os.fork()  # waits for the instance's thread, if any is still at work
+if pid == 0:
+    os.write(1, ("CHILD " + json.dumps(device.unavailable_reason()) + "\\n").encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+print("PARENT " + json.dumps([made_alone, device.unavailable_reason(), imported]))
+"""
+
+
+@pytest.mark.parametrize("early", ["", "0"])
+def test_the_instance_is_made_in_a_thread_at_import(early):
+    """Importing the package starts vkCreateInstance in a thread (it overlaps the model's import):
+    the instance exists without anything asking for it, the import does not wait for it, and a
+    fork after it leaves a child that still finds Vulkan (no device was opened). MNN_VULKAN_EARLY=0:
+    made by the first question, as before."""
+    env = dict(os.environ, MNN_VULKAN_EARLY=early)
+    proc = subprocess.run(
+        [sys.executable, "-c", INSTANCE],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("CHILD", "PARENT")))
+    made_alone, reason, _ = json.loads(lines["PARENT"])
+    assert made_alone is (early != "0")
+    assert reason == "" and json.loads(lines["CHILD"]) == ""

@@ -52,7 +52,7 @@ print(f"{label}: session {{t1 - t0:.3f}} s, first run {{t2 - t1:.3f}} s (first {
 if prof:
     # the suspects of a warm first run, by cumulative seconds (own seconds for the run itself,
     # whose callees are the prepare steps)
-    PHASES = [("device.py", "_start", "loader + instance (vkCreateInstance)"),
+    PHASES = [("device.py", "_start", "loader + instance (vkCreateInstance; waited for: made in a thread at import)"),
               ("device.py", "context", "waiting for the logical device (opened in a thread)"),
               ("arena.py", "bind", "arena bind (device-local: starts its allocation in a thread)"),
               ("arena.py", "_finish_making", "waiting for the arena's allocation (after the pipelines)"),
