@@ -13,6 +13,11 @@ A MatMul and, around it, what its GEMM can do in the same launch: one op, opencl
 - then a Transpose that alone reads the result and keeps its last axis last (attention's heads
   gathered back): the GEMM stores through permuted strides.
 
+A Conv, the Add of a residual of its output's shape that alone reads it, and the activation that
+alone reads the sum (a ResNet block's end): one op, opencl.FusedConv (ops_conv.py), whose implicit
+GEMM adds the residual before the activation as it stores (other convolution kernels store, then
+one element-wise pass adds it and applies the activation).
+
 And an Add of two same-shape tensors (a residual) and the LayerNormalization of the sum: one op,
 opencl.AddLayerNorm (ops_norm.py), whose row kernel adds as it reads and also stores the sum when
 something else reads it (the next residual).
@@ -27,6 +32,7 @@ from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, constant_s
 from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, transpose_perm, transposed_operands
 from mnn_core.graph.ir import Node
 
+from .ops_conv import FUSED_CONV
 from .ops_matmul import FUSED_MATMUL
 from .ops_norm import ADD_LAYERNORM
 
@@ -83,6 +89,34 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
     return Fusion(node, tuple(n.name for n in group), "transposes, scale, bias and activation in the GEMM")
 
 
+def conv_fusion(conv: Node, offer) -> Fusion | None:
+    """opencl.FusedConv of `conv`, the residual Add after it and the activation after that, or None."""
+    if conv.op != "Conv" or conv.attrs.get("activation", "none") != "none" or len(conv.inputs) < 2:
+        return None
+    out = conv.outputs[0]
+    add = offer.sole_reader(out)
+    if not float32_static(offer, out) or add is None or add.op != "Add" or len(add.inputs) != 2:
+        return None
+    if add.inputs.count(out) != 1:
+        return None
+    res = add.inputs[1 - add.inputs.index(out)]
+    shape = tuple(offer.infos[out].shape)
+    if not float32_static(offer, res) or tuple(offer.infos[res].shape) != shape or len(shape) != 4:
+        return None
+    if tuple(offer.infos[add.outputs[0]].shape) != shape:
+        return None
+    group, attrs = [conv, add], {k: v for k, v in conv.attrs.items() if k != "activation"}
+    act = offer.sole_reader(add.outputs[0])
+    if act_attrs := activation_attrs(act):
+        attrs.update(act_attrs)
+        group.append(act)
+    has_bias = len(conv.inputs) > 2 and bool(conv.inputs[2])
+    attrs["has_bias"] = int(has_bias)
+    inputs = [conv.inputs[0], conv.inputs[1], res] + ([conv.inputs[2]] if has_bias else [])
+    node = Node(FUSED_CONV, inputs, [group[-1].outputs[0]], attrs, "+".join(n.name for n in group))
+    return Fusion(node, tuple(n.name for n in group), "the residual and the activation in the convolution's store")
+
+
 def _norm_params_fit(length: int, params: list) -> bool:
     """Scale and bias of the normalized length only, as layernorm_rows reads them."""
     return all(tuple(p.shape) == (length,) for p in params)
@@ -93,6 +127,11 @@ def fusions(offer) -> list[Fusion]:
     order = {node.name: i for i, node in enumerate(offer.nodes)}
     found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
     taken = {name for f in found for name in f.replaces}
+    for node in offer.nodes:
+        f = conv_fusion(node, offer)
+        if f is not None and not taken & set(f.replaces):
+            found.append(f)
+            taken |= set(f.replaces)
     for node in offer.nodes:
         f = add_layernorm_fusion(node, offer, order, ADD_LAYERNORM, _norm_params_fit)
         if f is not None and not taken & set(f.replaces):

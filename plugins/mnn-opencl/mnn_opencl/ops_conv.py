@@ -12,10 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from mnn_core.backend.kit.codes import BINARY as BINARY_CODES
 from mnn_core.backend.kit.geometry import conv_geometry
+from mnn_core.ops import get_schema
 
 from . import blocks8
 from ._common import full_attrs, fused_activation, kernel, numel
+
+#: a Conv, the Add of a residual of its output's shape that alone reads it, and the activation that
+#: alone reads the sum, run as one (fuse.py)
+FUSED_CONV = "opencl.FusedConv"
 
 
 def _supports(node, ins):
@@ -57,9 +63,11 @@ def _k_table(c: int, h: int, w: int, kh: int, kw: int, dh: int, dw: int) -> np.n
     return table
 
 
-def _conv8(b, choice, x, w, bias_arg, y, geo, act) -> None:
+def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
     """A one-group convolution as an implicit GEMM on 8x8 register blocks (kernels/gemm8.cl),
-    K split into `choice[1]` slices that splitk_reduce adds up."""
+    K split into `choice[1]` slices that splitk_reduce adds up. The residual `res` (y's shape) is
+    added before the activation when K is whole; returns whether it was (else the caller adds it,
+    the activation `act` then left to it too)."""
     name, slices = choice
     n, c, h, wd = x.info.shape
     o, _, kh, kw = w.info.shape
@@ -70,6 +78,7 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act) -> None:
     slices = -(-k // ks)  # no empty slice: each one writes its whole part
     (tx, ty, _), (bm, bn) = blocks8.BLOCKS[name]
     table = b.upload(_k_table(c, h, wd, kh, kw, dh, dw))
+    res_arg = [b.tensor(res), 1] if res is not None and slices == 1 else [b.tensor(y), 0]
     if slices > 1:
         part = b.scratch(slices * m * cols * 4)
         out, out_bias, out_act = part, [b.tensor(y), 0], [0, 0.0, 0.0]
@@ -78,13 +87,17 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act) -> None:
     geometry = [m, cols, k, c, h, wd, oh, ow, sh, sw, pt, pl, ks]
     b.launch(
         f"conv8_{name}",
-        [b.tensor(x), b.tensor(w), table, *out_bias, out, *geometry, *out_act],
+        [b.tensor(x), b.tensor(w), table, *out_bias, out, *res_arg, *geometry, *out_act],
         (-(-cols // bn) * tx, -(-m // bm) * ty, slices),
         (tx, ty, 1),
         tunable=False,
     )
     if slices > 1:
-        b.launch("splitk_reduce", [part, slices, m * cols, *bias_arg, o, oh * ow, b.tensor(y), *act], (m * cols,))
+        reduce_act = act if res is None else [0, 0.0, 0.0]
+        b.launch(
+            "splitk_reduce", [part, slices, m * cols, *bias_arg, o, oh * ow, b.tensor(y), *reduce_act], (m * cols,)
+        )
+    return res is None or slices == 1
 
 
 def _pack(b, w_ref, o: int, ck: int, constant: bool):
@@ -99,10 +112,30 @@ def _pack(b, w_ref, o: int, ck: int, constant: bool):
 
 @kernel("Conv", supports=_supports)
 def _build_conv(op, b):
-    attrs = full_attrs(op.node)
-    x, w = op.inputs[0], op.inputs[1]
     bias = op.inputs[2] if len(op.inputs) > 2 else None
-    y = op.outputs[0]
+    _conv(op, b, full_attrs(op.node), op.inputs[0], op.inputs[1], bias, op.outputs[0])
+
+
+@kernel(FUSED_CONV)
+def _build_fused_conv(op, b):
+    """opencl.FusedConv (fuse.py): inputs X, W, the residual, then the bias if attrs["has_bias"];
+    the Conv's attributes and the activation after the Add."""
+    conv_attrs = {k: v for k, v in op.node.attrs.items() if k != "has_bias"}
+    attrs = get_schema("Conv").check_attrs(conv_attrs, op.node.name)
+    bias = op.inputs[3] if op.node.attrs.get("has_bias") else None
+    _conv(op, b, attrs, op.inputs[0], op.inputs[1], bias, op.outputs[0], res=op.inputs[2])
+
+
+def _add_residual(b, y, res, act) -> None:
+    """y = act(y + res), in place, where the convolution's kernel did not add the residual."""
+    n = numel(y.info.shape)
+    b.launch("binary_same", [b.tensor(y), b.tensor(res), b.tensor(y), n, BINARY_CODES["Add"]], (n,))
+    if act[0] != 0:
+        b.launch("unary", [b.tensor(y), b.tensor(y), n, *act], (n,))
+
+
+def _conv(op, b, attrs, x, w, bias, y, res=None):
+    """y = act(conv(x, w) + bias [+ res]): attrs are the Conv's (its activation after the residual)."""
     geo = conv_geometry(x.info.shape, w.info.shape, attrs)
     n, c, h, wd = x.info.shape
     o, cg, kh, kw = w.info.shape
@@ -147,7 +180,12 @@ def _build_conv(op, b):
         return
     choice = blocks8.conv_choice(b, o, n * oh * ow, c * kh * kw) if group == 1 else None
     if choice is not None:
-        _conv8(b, choice, x, w, bias_arg, y, geo, act)
+        if not _conv8(b, choice, x, w, bias_arg, y, geo, act, res):
+            _add_residual(b, y, res, act)
+        return
+    if res is not None:  # conv.cl's kernels store y; then the residual and the activation
+        _conv(op, b, {**attrs, "activation": "none"}, x, w, bias, y)
+        _add_residual(b, y, res, act)
         return
     ob = -(-o // 4)
     packed = _pack(b, w, o, cg * kh * kw, constant_w)

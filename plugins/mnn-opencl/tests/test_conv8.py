@@ -92,10 +92,11 @@ def _fake(is_gpu: bool, **options):
     return SimpleNamespace(runtime=runtime, options=options)
 
 
-def test_conv_choice_on_a_gpu():
+def test_conv_choice_on_a_gpu(monkeypatch):
     """ResNet-50 at batch 16 on an H100: 128x128 blocks where they give 66 work-groups, 64x128 ones
     where those do, else 64x128 ones with K split to reach a work-group per compute unit; a CPU
     device and small layers keep conv.cl's kernels."""
+    monkeypatch.delenv("MNN_OPENCL_GEMM8", raising=False)  # the rule, not a forced choice
     from mnn_opencl.blocks8 import conv_choice
 
     gpu = _fake(True)
@@ -108,3 +109,74 @@ def test_conv_choice_on_a_gpu():
     assert conv_choice(gpu, 40, 49, 64) is None  # too small to fill a block
     assert conv_choice(_fake(False), 512, 16 * 7 * 7, 4608) is None
     assert conv_choice(_fake(True, **{"opencl.gemm8": "off"}), 128, 16 * 28 * 28, 1152) is None
+
+
+def _residual_block(rng, act: str | None, bias: bool = True, res_first: bool = False):
+    """x -> Conv -> Add(residual r) -> act: a ResNet block's end (r a graph input of y's shape)."""
+    inits = {"w": rng.uniform(-1, 1, (70, 6, 3, 3)).astype("float32")}
+    ins = ["x", "w"]
+    if bias:
+        inits["b"] = rng.uniform(-1, 1, 70).astype("float32")
+        ins.append("b")
+    nodes = [
+        Node("Conv", ins, ["c"], {"pads": [1, 1, 1, 1], "strides": [2, 2]}, "conv"),
+        Node("Add", ["r", "c"] if res_first else ["c", "r"], ["s"], {}, "add"),
+    ]
+    if act:
+        nodes.append(Node(act, ["s"], ["y"], {"alpha": 0.1} if act == "LeakyRelu" else {}, "act"))
+    graph = Graph(
+        inputs={"x": TensorInfo((3, 6, 11, 9), "float32"), "r": TensorInfo((3, 70, 6, 5), "float32")},
+        initializers=inits,
+        nodes=nodes,
+        outputs=["y" if act else "s"],
+    )
+    feeds = {
+        "x": rng.uniform(-1, 1, (3, 6, 11, 9)).astype("float32"),
+        "r": rng.uniform(-1, 1, (3, 70, 6, 5)).astype("float32"),
+    }
+    return graph, feeds
+
+
+@needs_opencl
+@pytest.mark.parametrize(
+    "options, kernels",
+    [
+        ({"opencl.gemm8": "off"}, ["conv2d_oc4", "binary_same", "unary"]),
+        ({"opencl.gemm8": "b64"}, ["conv8_b64"]),
+        ({"opencl.gemm8": "b128", "opencl.gemm8_slices": 3}, ["conv8_b128", "splitk_reduce", "binary_same", "unary"]),
+    ],
+    ids=["conv-kernels", "conv8", "conv8-split"],
+)
+@pytest.mark.parametrize("act", ["Relu", "LeakyRelu", None])
+@pytest.mark.parametrize("bias, res_first", [(True, False), (False, True)], ids=["bias", "no-bias-res-first"])
+def test_residual_and_activation_fused_into_conv(rng, options, kernels, act, bias, res_first):
+    graph, feeds = _residual_block(rng, act, bias, res_first)
+    sess = Session(graph, backend="opencl", fallback=False, optimize=False, options=options)
+    got = sess.run(feeds)
+    want = Session(graph, backend="reference").run(feeds)
+    names = ["conv", "add"] + (["act"] if act else [])
+    assert sess.plan.fused == {"+".join(names): names}
+    if act is None:
+        kernels = [k for k in kernels if k != "unary"]
+    assert opencl_backend().segments[-1]["kernels"] == kernels
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4)
+
+
+@needs_opencl
+def test_what_is_not_fused_into_conv(rng):
+    graph, feeds = _residual_block(rng, "Relu")
+    graph.outputs.append("c")  # the convolution's output is read outside too
+    sess = Session(graph, backend="opencl", fallback=False, optimize=False, options={"opencl.gemm8": "b64"})
+    got = sess.run(feeds)
+    assert sess.plan.fused == {}
+    want = Session(graph, backend="reference").run(feeds)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4)
+    graph, feeds = _residual_block(rng, "Relu")
+    graph.inputs["r"] = TensorInfo((1, 70, 1, 1), "float32")  # a broadcast operand: a bias, not a residual
+    feeds["r"] = feeds["r"][:1, :, :1, :1].copy()
+    sess = Session(graph, backend="opencl", fallback=False, optimize=False, options={"opencl.gemm8": "b64"})
+    got = sess.run(feeds)
+    assert sess.plan.fused == {}
+    np.testing.assert_allclose(got["y"], Session(graph, backend="reference").run(feeds)["y"], rtol=1e-4, atol=1e-4)

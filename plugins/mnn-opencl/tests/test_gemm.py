@@ -236,9 +236,10 @@ def _fake(is_gpu: bool, **options):
     return SimpleNamespace(runtime=runtime, options=options)
 
 
-def test_gpu_blocks8_where_they_fill_the_device():
+def test_gpu_blocks8_where_they_fill_the_device(monkeypatch):
     """On a GPU 128x128 blocks where they give half a work-group per compute unit, else 64x128 ones,
     else gemm.cl's tilings; a CPU device keeps the direct kernel unless forced; a bad name is an error."""
+    monkeypatch.delenv("MNN_OPENCL_GEMM8", raising=False)  # the rule, not a forced choice
     from mnn_opencl.ops_matmul import gemm_kernel
 
     gpu, cpu = _fake(True), _fake(False)
@@ -256,9 +257,10 @@ def test_gpu_blocks8_where_they_fill_the_device():
         gemm_kernel(_fake(True, **{"opencl.gemm8": "b256"}), 8, 8, 1)
 
 
-def test_gpu_tiling_follows_the_work_groups():
+def test_gpu_tiling_follows_the_work_groups(monkeypatch):
     """Without 8x8 blocks: on a GPU the largest block that still gives 180 work-groups (mnn-vulkan's
     rule), else the tiling with the most; a CPU device keeps the direct kernel; a bad name is an error."""
+    monkeypatch.delenv("MNN_OPENCL_GEMM8", raising=False)  # the rule, not a forced choice
     from mnn_opencl.ops_matmul import gemm_kernel
 
     gpu = _fake(True, **{"opencl.gemm8": "off"})

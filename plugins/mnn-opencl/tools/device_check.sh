@@ -71,8 +71,9 @@ if wants ab; then
         [ -z "$path" ] && { say "ab $m: no ONNX file"; continue; }
         t0=$SECONDS
         (cd "$ROOT/plugins/mnn-opencl/tools" && timeout ${AB_LIMIT:-40} $PY ab.py "$path" --batch ${BATCH:-16} --runs 9 \
-            --variant before:opencl.gemm8=off --variant blocks8: --variant b64-more:opencl.gemm8_b128_min=198) >"$OUT/ab_$(tag_of "$m").log" 2>&1
-        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, 8x8 blocks off (before), on (default), 64x128 below 198 groups"
+            --variant before:opencl.gemm8=off --variant blocks8: --variant b64-more:opencl.gemm8_b128_min=198) \
+            >"$OUT/ab_$(tag_of "$m").log" 2>&1
+        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, 8x8 blocks off, on, 64x128 below 198 groups"
         grep -E '^(variant|before|blocks8|b64-more) ' "$OUT/ab_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
         tail -n 2 "$OUT/ab_$(tag_of "$m").log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
     done
@@ -87,7 +88,8 @@ if wants profile; then
             --batch ${BATCH:-16} --top 25) >"$OUT/clprof16_$(tag_of "$m").log" 2>&1
         say "profile $m batch ${BATCH:-16} ($((SECONDS - t0)) s): kernels and wall; by kernel"
         grep -E 'ms of kernels|^whole run' "$OUT/clprof16_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
-        awk '/^kernel /{on=1; next} on && NF==0{exit} on' "$OUT/clprof16_$(tag_of "$m").log" | head -n 8 | tee -a "$OUT/summary.txt"
+        awk '/^kernel /{on=1; next} on && NF==0{exit} on' "$OUT/clprof16_$(tag_of "$m").log" | head -n 8 \
+            | tee -a "$OUT/summary.txt"
         tail -n 2 "$OUT/clprof16_$(tag_of "$m").log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
     done
 fi

@@ -10,7 +10,8 @@
  * conv8_<name>  a convolution of one group as an implicit GEMM: rows are output channels (A is the
  *               OIHW weight as stored, K = C*KH*KW), columns are every image's output pixels, and B
  *               is gathered from the input while staging through a table of (input offset, row
- *               shift, column shift) per k; bias per row, activation. 1x1 convolutions are the case
+ *               shift, column shift) per k; bias per row, a residual of y's shape (has_res), activation
+ *               (act(sum + bias + residual): a ResNet block's last convolution, Add and Relu). 1x1s are the case
  *               of one shift. Split-K: work-group z takes K slice [z*KS, z*KS + KS) and writes raw sums
  *               to its own [M x N] part (conv.cl's splitk_reduce adds them, with bias and activation).
  * Launched with exactly the blocks' work-groups: no work-item returns ahead of a barrier.
@@ -123,7 +124,8 @@
 #define CONV8(NAME, TX, TY, BK)                                                                                      \
     __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void conv8_##NAME(                                     \
         __global const float *x, int xo, __global const float *w, int wo, __global const int *ktab, int kto,         \
-        __global const float *bias, int bo, int has_bias, __global float *y, int yo, int M, int N, int K, int C,     \
+        __global const float *bias, int bo, int has_bias, __global float *y, int yo, __global const float *res,      \
+        int ro, int has_res, int M, int N, int K, int C,                                                             \
         int H, int W, int OH, int OW, int SH, int SW, int PT, int PL, int KS, int act, float aa, float ab) {         \
         const int NT = TX * TY, BM = 8 * TY, BN = 8 * TX, AS4 = 2 * TY + 1, BS4 = 2 * TX + 1;                        \
         const int A_PER = BK * BM / NT, B_PER = BK * BN / NT;                                                        \
@@ -181,18 +183,21 @@
                 if (gn < N) {                                                                                        \
                     int oimg = gn / plane, opix = gn % plane;                                                        \
                     __global float *yc = y + yo + get_group_id(2) * M * N + oimg * M * plane + opix;                 \
+                    __global const float *rc = res + ro + oimg * M * plane + opix;                                   \
                     _Pragma("unroll") for (int i = h; i < 16; i += 2) {                                              \
                         int gm = m0 + ROW8(TY, i);                                                                   \
                         float4 av = acc[i];                                                                          \
                         float o = q == 0 ? av.s0 : q == 1 ? av.s1 : q == 2 ? av.s2 : av.s3;                          \
-                        if (gm < M) yc[gm * plane] = activate(o + (has_bias ? bias[bo + gm] : 0.0f), act, aa, ab);   \
+                        if (has_bias) o += gm < M ? bias[bo + gm] : 0.0f;                                            \
+                        if (has_res) o += gm < M ? rc[gm * plane] : 0.0f;                                            \
+                        if (gm < M) yc[gm * plane] = activate(o, act, aa, ab);                                       \
                     }                                                                                                \
                 }                                                                                                    \
             }                                                                                                        \
         }                                                                                                            \
     }
 
-/* the blockings of ops_matmul.GEMM8: NAME, TX, TY, BK (128x128 and 64x128 blocks of C) */
+/* the blocks of blocks8.BLOCKS: NAME, TX, TY, BK (128x128 and 64x128 blocks of the output) */
 GEMM8(b128, 16, 16, 16)
 GEMM8(b64, 16, 8, 16)
 CONV8(b128, 16, 16, 16)
