@@ -65,31 +65,27 @@ def qconv(str path, dict p, weight, int is_uint8, int w_uint8, int zx, zw, mult,
     return ex
 
 
-# Output channels up to which a 3x3 stride-1 convolution reads its input in place on the sdot path: its
-# im2col costs about 0.45 instructions a byte of the k x pixels matrix whatever the output channels, the
-# tile about 0.07 per multiply-add and output channel, so with few output channels im2col is a third of the
-# layer and more (U-Net's 16 and 32 channels on 256 and 128 wide planes); with many it is a few percent,
-# less than what the in-place read costs (an offset a k-group, two columns a row computed and dropped).
-IN_PLACE_MAX_OUT = 32
-
-
 def _reads_in_place(str path, dict p, int64_t og, da) -> bool:
-    """3x3, stride 1, dilation 1, pads 1, one group, few output channels, on the sdot path; weights without
-    a zero point (da 0: the padded quads have no column sums)"""
+    """3x3, stride 1, dilation 1, pads 1, one group, on the sdot path, weights without a zero point (da 0: the
+    padded quads have no column sums), where it counts fewer instructions than im2col (U-Net's layers under
+    qemu, benchmarks/RESULTS_ARM.md): im2col's share of a layer grows as its output channels shrink (a third
+    of it at 16), the in-place read's as its rows narrow (2 columns a row computed and dropped); on planes
+    under 64 wide, layers that widen the channels kept im2col's fewer instructions."""
     shape = (p["kh"], p["kw"], p["sh"], p["sw"], p["dh"], p["dw"], p["pt"], p["pl"]) == (3, 3, 1, 1, 1, 1, 1, 1)
     same = p["OH"] == p["H"] and p["OW"] == p["W"]
-    return (path == "int8_dot" and shape and same and p["group"] == 1 and not p["depthwise"]
-            and og <= IN_PLACE_MAX_OUT and not np.any(da))  # fmt: skip
+    w = p["W"]
+    pays = w >= 8 and (og <= 32 or w >= 64 or (w >= 16 and p["C"] >= og))
+    return path == "int8_dot" and shape and same and p["group"] == 1 and pays and not np.any(da)
 
 
 cdef object _qconv3x3_in_place(Execution ex, arm_qconv_state* s, wc, int w_uint8):
-    """arm_q_conv3x3_tiles' state: the weights in its k order (channel quad, tap, channel in the quad), the
+    """arm_q_conv3x3_tiles' state: the weights in its k order (tap, channel quad, channel in the quad), the
     channels past C as weights equal to their zero point (0 once shifted: nothing added to the row sums),
-    the quads' padded planes and the groups' offsets in them"""
+    the quads' padded planes, the taps' offsets in them and the step from one quad to the next"""
     cdef int64_t Q = (s.g.C + 3) // 4, Wp = s.g.W + 2, KQ = Q * 36
     w4 = np.full((s.O, Q * 4, 3, 3), 128 if w_uint8 else 0, wc.dtype)
     w4[:, : s.g.C] = wc.reshape(s.O, s.g.C, 3, 3)
-    wq = np.ascontiguousarray(w4.reshape(s.O, Q, 4, 9).transpose(0, 1, 3, 2).reshape(s.O, KQ))
+    wq = np.ascontiguousarray(w4.reshape(s.O, Q, 4, 9).transpose(0, 3, 1, 2).reshape(s.O, KQ))
     s.w = <const int8_t*>ex.hold(Buffer((s.O + ARM_Q_MR - 1) // ARM_Q_MR * ARM_Q_MR * KQ))
     rowsum = Buffer(s.O * 4)
     s.epi.rowsum = <const int32_t*>ex.hold(rowsum)
@@ -97,7 +93,7 @@ cdef object _qconv3x3_in_place(Execution ex, arm_qconv_state* s, wc, int w_uint8
     s.groups = Q * 9
     s.plane = (s.g.H + 2) * Wp + 16  # the last tile reads up to 13 pixels past the grid
     s.xq = <int8_t*>ex.hold(Buffer(Q * s.plane * 4))
-    off = [4 * (q * s.plane + ky * Wp + kx) for q in range(Q) for ky in range(3) for kx in range(3)]
+    off = [4 * (ky * Wp + kx) for ky in range(3) for kx in range(3)] + [Q, 4 * s.plane]
     s.off = <const int64_t*>ex.hold(_copy_array(np.array(off), np.int64))
     s.chunk_cols = max(ARM_Q_NR, 8192 // max(s.og, 1) // ARM_Q_NR * ARM_Q_NR)  # 32 KB of sums
     s.acc_elems = (s.og * s.chunk_cols + 15) // 16 * 16

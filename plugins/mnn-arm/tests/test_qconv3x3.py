@@ -1,8 +1,8 @@
-"""A 3x3 stride-1 pad-1 QLinearConv with few output channels and weights without a zero point reads its input
-in place on the sdot path (arm_q_conv3x3_tiles: padded channel quads, no im2col): bit-exact with the reference
-backend for uint8 / int8 inputs, int8 weights (zero point 0) and uint8 weights (zero point 128), channel counts
-that are not multiples of 4 (the quads' padding channels), planes of one pixel up to several chunks of the
-padded grid, 1 and 3 threads; the other cases keep im2col."""
+"""A 3x3 stride-1 pad-1 QLinearConv with weights without a zero point reads its input in place on the sdot
+path where that pays (_arm_int8.pxi's _reads_in_place; arm_q_conv3x3_tiles: padded channel quads, no im2col):
+bit-exact with the reference backend for uint8 / int8 inputs, int8 weights (zero point 0) and uint8 weights
+(zero point 128), channel counts that are not multiples of 4 (the quads' padding channels), planes of one row
+up to several chunks of the padded grid, 1 and 3 threads; the other cases keep im2col."""
 
 from __future__ import annotations
 
@@ -42,11 +42,20 @@ def _case(n, c, o, h, w, x_dtype, w_dtype, bias, zw=None):
 # (n, c, o, h, w, x dtype, w dtype, bias)
 CASES = [
     (1, 3, 16, 9, 13, np.uint8, np.int8, True),  # one quad, one padding channel
-    (2, 17, 32, 7, 5, np.int8, np.int8, False),  # two images, 5 quads
-    (1, 16, 8, 1, 1, np.uint8, np.uint8, True),  # one pixel
+    (2, 17, 32, 7, 9, np.int8, np.int8, False),  # two images, 5 quads
+    (1, 16, 8, 1, 8, np.uint8, np.uint8, True),  # one row
     (1, 5, 24, 20, 31, np.uint8, np.int8, True),  # 2 chunks of the grid (rows cut between them)
     (1, 32, 16, 40, 37, np.int8, np.uint8, True),  # 4 chunks
-    (1, 8, 12, 2, 3, np.int8, np.int8, False),  # 12 rows: a half-empty row panel
+    (1, 8, 12, 2, 9, np.int8, np.int8, False),  # 12 rows: a half-empty row panel
+    (1, 40, 40, 5, 17, np.uint8, np.int8, True),  # more output channels, as many inputs
+    (1, 8, 48, 3, 64, np.int8, np.int8, True),  # widening on a wide plane
+]
+# im2col's: a narrow plane; more than 32 output channels from fewer inputs on a plane under 64 wide; weight
+# zero points
+KEPT = [
+    (1, 16, 8, 1, 1, np.uint8, np.uint8, True, None),
+    (1, 16, 40, 6, 20, np.uint8, np.int8, True, None),
+    (1, 8, 16, 6, 9, np.uint8, np.uint8, True, RNG.integers(100, 150, 16)),
 ]
 
 
@@ -69,13 +78,8 @@ def test_read_in_place_bit_exact(case):
 
 
 @needs_arm
-def test_im2col_kept_for_many_channels_and_weight_zero_points():
-    many, feeds = conformance_graph("QLinearConv", _case(1, 8, 40, 6, 7, np.uint8, np.int8, True), ATTRS, True)
-    assert not _name(many).startswith("arm.QLinearConv.in_place")
-    assert_arm_bit_exact(many, feeds, "40 output channels")
-    zw = RNG.integers(100, 150, 16)
-    zero_points, feeds = conformance_graph(
-        "QLinearConv", _case(1, 8, 16, 6, 7, np.uint8, np.uint8, True, zw), ATTRS, True
-    )
-    assert not _name(zero_points).startswith("arm.QLinearConv.in_place")
-    assert_arm_bit_exact(zero_points, feeds, "weight zero points")
+@pytest.mark.parametrize("case", range(len(KEPT)))
+def test_im2col_kept(case):
+    graph, feeds = conformance_graph("QLinearConv", _case(*KEPT[case]), ATTRS, True)
+    assert not _name(graph).startswith("arm.QLinearConv.in_place")
+    assert_arm_bit_exact(graph, feeds, f"kept {case}")

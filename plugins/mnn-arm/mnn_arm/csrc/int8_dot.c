@@ -87,18 +87,22 @@ static void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b, int
                        "v30", "v31", "cc", "memory");
 }
 
-/* The same tile with B read in place (arm_q_conv3x3_tiles): group g's 48 bytes at b + off[g], one offset load
- * and one add per group instead of a packed panel's post-indexed load. */
-static void kloop_dot_8x12_at(int64_t groups, const int8_t *a, const int8_t *b, const int64_t *off, int32_t *acc) {
+/* The same tile with B read in place (arm_q_conv3x3_tiles): for each of the 9 taps, its channel quads' k-groups
+ * at b + off[tap] + q * off[10] (off[9] quads), one load of A and one post-indexed load of B per group as in
+ * the packed loop, the tap's base once per tap. */
+static void kloop_dot_8x12_at(const int8_t *a, const int8_t *b, const int64_t *off, int32_t *acc) {
+    int64_t taps = 9;
+    const int64_t nq = off[9], step = off[10];
     __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
                          ZERO4_ASM("v16", "v17", "v18", "v19") ZERO4_ASM("v20", "v21", "v22", "v23")
                              ZERO4_ASM("v24", "v25", "v26", "v27") ZERO4_ASM("v28", "v29", "v30", "v31")
-                     "cbz %[n], 4f\n"
-                     "1:\n"
+                     "0:\n"
                      "ldr x9, [%[off]], #8\n"
-                     "ldp q0, q1, [%[a]], #32\n"
+                     "mov x10, %[nq]\n"
                      "add x9, %[b], x9\n"
-                     "ld1 {v2.16b-v4.16b}, [x9]\n"
+                     "1:\n"
+                     "ldp q0, q1, [%[a]], #32\n"
+                     "ld1 {v2.16b-v4.16b}, [x9], %[step]\n"
                      "sdot v8.4s, v0.16b, v2.4b[0]\n" "sdot v9.4s, v0.16b, v2.4b[1]\n"
                      "sdot v10.4s, v0.16b, v2.4b[2]\n" "sdot v11.4s, v0.16b, v2.4b[3]\n"
                      "sdot v12.4s, v0.16b, v3.4b[0]\n" "sdot v13.4s, v0.16b, v3.4b[1]\n"
@@ -111,18 +115,19 @@ static void kloop_dot_8x12_at(int64_t groups, const int8_t *a, const int8_t *b, 
                      "sdot v26.4s, v1.16b, v3.4b[2]\n" "sdot v27.4s, v1.16b, v3.4b[3]\n"
                      "sdot v28.4s, v1.16b, v4.4b[0]\n" "sdot v29.4s, v1.16b, v4.4b[1]\n"
                      "sdot v30.4s, v1.16b, v4.4b[2]\n" "sdot v31.4s, v1.16b, v4.4b[3]\n"
-                     "subs %[n], %[n], #1\n"
+                     "subs x10, x10, #1\n"
                      "b.ne 1b\n"
-                     "4:\n"
+                     "subs %[taps], %[taps], #1\n"
+                     "b.ne 0b\n"
                      "st1 {v8.4s-v11.4s}, [%[acc]], #64\n"
                      "st1 {v12.4s-v15.4s}, [%[acc]], #64\n"
                      "st1 {v16.4s-v19.4s}, [%[acc]], #64\n"
                      "st1 {v20.4s-v23.4s}, [%[acc]], #64\n"
                      "st1 {v24.4s-v27.4s}, [%[acc]], #64\n"
                      "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
-                     : [a] "+r"(a), [off] "+r"(off), [n] "+r"(groups), [acc] "+r"(acc)
-                     : [b] "r"(b)
-                     : "x9", "v0", "v1", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
+                     : [a] "+r"(a), [off] "+r"(off), [taps] "+r"(taps), [acc] "+r"(acc)
+                     : [b] "r"(b), [nq] "r"(nq), [step] "r"(step)
+                     : "x9", "x10", "v0", "v1", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
                        "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
                        "v29", "v30", "v31", "cc", "memory");
 }
@@ -133,7 +138,7 @@ static inline __attribute__((always_inline)) void tile_dot(int64_t K4, const int
     int32x4_t acc[2][QNR];
     if (nv == 3) { /* sums through the stack: an array of vectors would not stay in registers anyway */
         int32_t sums[2 * QNR * 4] __attribute__((aligned(16)));
-        if (off) kloop_dot_8x12_at(K4 / 4, a, b, off, sums);
+        if (off) kloop_dot_8x12_at(a, b, off, sums);
         else kloop_dot_8x12(K4 / 4, a, b, sums);
         for (int h = 0; h < 2; ++h)
             for (int j = 0; j < QNR; ++j) acc[h][j] = vld1q_s32(sums + (h * QNR + j) * 4);
@@ -217,10 +222,10 @@ static void gemm_int8_dot(int64_t M, int64_t N, int64_t K4, const int8_t *ap, co
 /* 3x3 stride-1 convolution read in place (no im2col): xq is the input padded and interleaved by channel quads
  * (arm_q_pad_quads), so output pixel p of the padded grid (p = y * Wp + x) meets tap (ky, kx) of quad q at
  * pixel q * plane + p + ky * Wp + kx: 12 consecutive pixels are 48 consecutive bytes, the tile's B operand
- * as a packed panel would hold it. Group g = q * 9 + ky * 3 + kx of the weights (packed in that k order)
- * reads off[g] = 4 * (q * plane + ky * Wp + kx) bytes past the tile's first pixel. Columns [p0, p0 + ncols)
- * (ncols a multiple of 12) into acc (og rows, ldacc); the grid's two columns past each row's end are
- * computed too, and dropped by the caller. */
+ * as a packed panel would hold it. The weights are packed in the k order (tap, quad, channel of the quad);
+ * off[t] = 4 * (ky * Wp + kx) bytes past the tile's first pixel, off[9] the quads, off[10] = 4 * plane
+ * bytes from one quad to the next. Columns [p0, p0 + ncols) (ncols a multiple of 12) into acc (og rows,
+ * ldacc); the grid's two columns past each row's end are computed too, and dropped by the caller. */
 void arm_q_conv3x3_tiles(int64_t og, const int8_t *wp, int64_t groups, const int8_t *xq, const int64_t *off,
                          int64_t p0, int64_t ncols, int32_t *acc, int64_t ldacc) {
     for (int64_t c = 0; c < ncols; c += QNR)

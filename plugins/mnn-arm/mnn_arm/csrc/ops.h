@@ -151,7 +151,7 @@ typedef struct arm_qconv_state {
     int64_t bwork_bytes, acc_elems, dwork_elems; /* the size of each slice */
     int32_t zx_input; /* >= 0: x's zero point arrives at run (ConvInteger's input 2): zx and epi.db set then */
     /* 3x3 stride-1 pad-1 read in place (arm_q_conv3x3_tiles): w packed in its k order, xq the padded quads
-     * (plane pixels each), off the groups' byte offsets; direct 0: im2col */
+     * (plane pixels each), off the taps' byte offsets, the quads and the step between them; direct 0: im2col */
     int32_t direct;
     int64_t groups, plane;
     int8_t *xq;
