@@ -65,6 +65,7 @@ class VulkanBackend(SegmentBackend):
     options = (
         _device.DEVICE_OPTION,
         "vulkan.big_gemm",
+        "vulkan.big_gemm_bk",
         "vulkan.big_gemm_shader",
         "vulkan.big_gemm_splitk",
         "vulkan.big_gemm_vec",

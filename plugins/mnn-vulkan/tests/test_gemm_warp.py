@@ -96,6 +96,16 @@ def test_linear_gelu_layer_scale_and_residual(rng, block):
     assert shaders.count("gemm_warp") == 2, shaders
 
 
+@pytest.mark.parametrize("block", BLOCKS)
+def test_slices_of_8(rng, block):
+    """ "vulkan.big_gemm_bk": 8 (a GPU's sweep; lavapipe's 128x128 blocks take 8 anyway): K = 40."""
+    b = mnn.GraphBuilder()
+    x = b.input("x", (131, 40))
+    b.output(b.MatMul(x, b.const(rng.standard_normal((40, 140)).astype("float32"))), "y")
+    options = _options(block) | {"vulkan.big_gemm_bk": 8}
+    assert "gemm_warp" in _check(b.build(), {"x": rng.standard_normal((131, 40)).astype("float32")}, options)
+
+
 @pytest.mark.parametrize("vec", [True, False], ids=["vec4", "scalar"])
 def test_pointwise_convolution(rng, vec):
     b = mnn.GraphBuilder()

@@ -49,6 +49,7 @@ VARIANTS = {
         "vulkan.big_gemm_shader": "warp",
         "vulkan.big_gemm_splitk": 3,
     },
+    "warp-bk8": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 8},
     "warp-scalar": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_vec": False},
 }
 
@@ -62,6 +63,7 @@ CONV_VARIANTS = {
     "conv-warp-128x128": {"vulkan.conv_warp": "128x128"},
     "conv-warp-128x64": {"vulkan.conv_warp": "128x64"},
     "conv-warp-64x128": {"vulkan.conv_warp": "64x128"},
+    "conv-warp-bk8": {"vulkan.conv_warp": "auto", "vulkan.big_gemm_bk": 8},
 }
 
 

@@ -375,7 +375,8 @@ def warp_block(device, m: int, n: int, batch: int) -> str:
 def warp_spec(device, options: dict, local: tuple, warps_n: int) -> tuple:
     """gemm_warp.comp's specialization constants (WARPS_N, VEC, BK): 16-byte loads where every
     storage buffer is bound at a 16-byte boundary (the option "vulkan.big_gemm_vec" False turns them
-    off, for tests), K slices of 16 where two buffered ones fit in shared memory, else 8."""
+    off, for tests), K slices of 16 where two buffered ones fit in shared memory, else 8 (and where
+    "vulkan.big_gemm_bk" is 8, for sweeps)."""
     nt = local[0]
     bm, bn = 32 * (nt // 32 // warps_n), 64 * warps_n
     vec = int(
@@ -384,6 +385,8 @@ def warp_spec(device, options: dict, local: tuple, warps_n: int) -> tuple:
     )
     vec4s = 2 * 16 * (bm // 4 + 1 + bn // 4 + 1)
     bk = 16 if device.props.get("max_shared_bytes", 0) >= vec4s * 16 else 8
+    if str(options.get("vulkan.big_gemm_bk", "")) == "8":  # for sweeps: half the shared memory
+        bk = 8
     return warps_n, vec, bk
 
 
