@@ -11,10 +11,10 @@
 #   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py, test_gemm_big.py,
 #            test_gemm_warp.py, test_conv_warp.py
 #   gemm     tools/bench_gemm.py: GPU ms and TFLOP/s of BERT-base's and ViT-S/16's batch-16 MLP GEMMs and
-#            4096^3 on gemm.comp, gemm_big.comp and gemm_warp.comp (each block size, 128x128 in 2 slices of
-#            K, K slices of 8, 16-byte loads off),
-#            against cuBLAS fp32 (TF32 off); ResNet-50's 3x3 convolutions at batch 16 on conv2d.comp
-#            and conv_warp.comp (each block size) against cuDNN fp32
+#            4096^3 on gemm.comp, gemm_big.comp and gemm_warp.comp (128x128, 128x64, the default rule,
+#            128x128 in 2 slices of K, K slices of 8) against cuBLAS fp32 (TF32 off); ResNet-50's 3x3
+#            convolutions at batch 16 on conv2d.comp and conv_warp.comp (auto, 128x128, K slices of 8)
+#            against cuDNN fp32
 #   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
@@ -90,8 +90,8 @@ fi
 if wants gemm; then
     t0=$SECONDS
     (cd /tmp && timeout ${GEMM_LIMIT:-90} $PY "$ROOT/plugins/mnn-vulkan/tools/bench_gemm.py" --repeat 10 \
-        $(for v in gemm big-128x128 warp-128x128 warp-128x64 warp-64x128 warp-auto warp-split2 warp-bk8 warp-scalar; do
-            echo --variant $v; done)) \
+        $(for v in gemm big-128x128 warp-128x128 warp-128x64 warp-auto warp-split2 warp-bk8; do echo --variant $v; done) \
+        $(for v in conv2d conv-warp-auto conv-warp-128x128 conv-warp-bk8; do echo --conv-variant $v; done)) \
         >"$OUT/bench_gemm.log" 2>&1
     say "bench_gemm ($((SECONDS - t0)) s): float32 GEMMs per shader and block, GPU ms and TFLOP/s"
     grep -E '^\| ' "$OUT/bench_gemm.log" | tee -a "$OUT/summary.txt"
