@@ -3,7 +3,7 @@ conv8_<name>), and on which block size.
 
 By default on GPUs: 128x128 blocks of the output where they give at least half as many work-groups
 as the device has compute units (mnn-vulkan's rule for gemm_big.comp, measured on the H100), else
-64x128 blocks where those do; else the previous kernels (gemm.cl's tiles, conv.cl's direct ones),
+64x128 blocks where those do, else 128x64 ones; else the previous kernels (gemm.cl's tiles, conv.cl's direct ones),
 which also split small layers along K. A convolution whose 64x128 blocks are still too few splits K
 into slices instead (conv.cl's splitk_reduce adds them). CPU devices keep the previous kernels: PoCL
 runs 256 work-items between barriers one after another.
@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 
 #: name: (work-group TX x TY, block rows BM x columns BN); every work-item computes 8x8 outputs
-BLOCKS = {"b128": ((16, 16, 1), (128, 128)), "b64": ((16, 8, 1), (64, 128))}
+#: (in the order tried; "n64" for outputs 64 to 127 wide: attention's scores @ V, a head of 64)
+BLOCKS = {"b128": ((16, 16, 1), (128, 128)), "b64": ((16, 8, 1), (64, 128)), "n64": ((8, 16, 1), (128, 64))}
 OPTION = "opencl.gemm8"
 ENV = "MNN_OPENCL_GEMM8"
 SLICES_OPTION = "opencl.gemm8_slices"  # a convolution's K slices, forced (tests)
@@ -59,7 +60,7 @@ def choose(b, m: int, n: int, batches: int = 1) -> str | None:
     if not b.runtime.is_gpu:
         return None
     enough = enough_groups(b)
-    minimum = {"b128": int(b.options.get(B128_MIN_OPTION, 0) or enough), "b64": enough}
+    minimum = {"b128": int(b.options.get(B128_MIN_OPTION, 0) or enough), "b64": enough, "n64": enough}
     for name, (_, (bm, bn)) in BLOCKS.items():
         if m >= bm and n >= bn and groups(name, m, n, batches) >= minimum[name]:
             return name

@@ -16,12 +16,12 @@ from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
 from mnn_core.testing import BackendConformance
 
-KERNELS = ("direct", "big", "wide", "mid", "one", "b128", "b64")
+KERNELS = ("direct", "big", "wide", "mid", "one", "b128", "b64", "n64")
 
 
 def _options(tiling: str) -> dict:
     """The session options that force `tiling`: a gemm.cl tiling or "direct", or a gemm8.cl block."""
-    return {"opencl.gemm8": tiling} if tiling in ("b128", "b64") else {"opencl.gemm": tiling}
+    return {"opencl.gemm8": tiling} if tiling in ("b128", "b64", "n64") else {"opencl.gemm": tiling}
 
 
 @pytest.mark.parametrize("tiling", KERNELS[1:])
@@ -249,7 +249,8 @@ def test_gpu_blocks8_where_they_fill_the_device(monkeypatch):
     assert gemm_kernel(gpu, 640, 1024, 1) == "b64"  # 5 x 8 blocks of 128x128, 10 x 8 of 64x128
     assert gemm_kernel(gpu, 197, 1152, 1) == "mid"  # ViT-S/16 batch 1, qkv: 2 x 9 of 128x128, 4 x 9 of 64x128
     assert gemm_kernel(gpu, 197, 384, 1) == "one"  # batch 1, the projection: too few of either
-    assert gemm_kernel(gpu, 128, 64, 192) == "wide"  # scores @ V: N below one block's width
+    assert gemm_kernel(gpu, 128, 64, 192) == "n64"  # BERT-base's scores @ V: a head of 64 wide
+    assert gemm_kernel(gpu, 128, 32, 192) == "wide"  # N below every block's width
     assert gemm_kernel(cpu, 4096, 4096, 1) == "direct"
     assert gemm_kernel(_fake(False, **{"opencl.gemm8": "b64"}), 8, 8, 1) == "b64"
     assert gemm_kernel(_fake(True, **{"opencl.gemm8": "off"}), 128 * 16, 768, 1) == "wide"

@@ -197,8 +197,10 @@
         }                                                                                                            \
     }
 
-/* the blocks of blocks8.BLOCKS: NAME, TX, TY, BK (128x128 and 64x128 blocks of the output) */
+/* the blocks of blocks8.BLOCKS: NAME, TX, TY, BK (128x128, 64x128 and 128x64 blocks of the output) */
 GEMM8(b128, 16, 16, 16)
 GEMM8(b64, 16, 8, 16)
+GEMM8(n64, 8, 16, 16)
 CONV8(b128, 16, 16, 16)
 CONV8(b64, 16, 8, 16)
+CONV8(n64, 8, 16, 16)
