@@ -49,9 +49,9 @@ fi
 
 if wants tests; then
     t0=$SECONDS
-    (cd /tmp && timeout ${TEST_LIMIT:-60} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
+    (cd /tmp && timeout ${TEST_LIMIT:-120} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-opencl/tests/test_conv8.py" "$ROOT/plugins/mnn-opencl/tests/test_kernels.py" \
-        "$ROOT/plugins/mnn-opencl/tests/test_gemm.py" -k "b128 or b64 or blocks8 or follows or conv8 or kernel or conv" \
+        "$ROOT/plugins/mnn-opencl/tests/test_gemm.py" -k "b128 or b64 or n64 or blocks8 or follows or kernel or conv" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
