@@ -107,7 +107,7 @@ def print_split(title: str, sess, feeds: dict, context, repeat: int) -> None:
         t0 = time.perf_counter()
         sess.run(feeds, copy=False)
         plain.append((time.perf_counter() - t0) * 1e3)
-    rows = defaultdict(list)
+    rows, others = defaultdict(list), defaultdict(int)
     for i in range(repeat + 3):
         before = context.copy_stats()
         t0 = time.perf_counter()
@@ -119,8 +119,11 @@ def print_split(title: str, sess, feeds: dict, context, repeat: int) -> None:
         steps = sess.profile()
         part = defaultdict(float)
         for name, ms in steps:
-            kind = "upload" if name.endswith("->vulkan") else "download" if name.startswith("copy:") else "segment"
+            kind = "upload" if name.endswith("->vulkan") else "download" if name.endswith("vulkan->host") else "other"
+            kind = "segment" if name.startswith("segment:vulkan") else kind
             part[kind] += ms
+            if kind == "other":
+                others[name.split(":")[0] + ":" + name.split(":")[-1]] += 1
         gpu = sum(ms for seg in mnn_vulkan.gpu_times().values() for _, ms in seg)
         rows["wall, profiled run"].append(wall)
         rows["host side of session.run (wall - steps)"].append(wall - sum(ms for _, ms in steps))
@@ -140,6 +143,7 @@ def print_split(title: str, sess, feeds: dict, context, repeat: int) -> None:
                 rows["  segments: submit + wait besides it (and the upload's DMA in flight)"].append(
                     part["segment"] - gpu
                 )
+                rows["other steps (on the host, not copies)"].append(part["other"])
     import os
 
     knobs = {
@@ -156,6 +160,12 @@ def print_split(title: str, sess, feeds: dict, context, repeat: int) -> None:
         value = statistics.median(values)
         text = f"{int(value):9d}" if name.endswith("bytes") else f"{value:9.3f}"
         print(f"  {name:<72} {text}")
+    kinds = defaultdict(int)
+    for name, _ in sess.profile():
+        kinds[name.split(":")[0] + (":" + name.split(":")[1] if name.startswith("segment") else "")] += 1
+    print("  steps of a run: " + ", ".join(f"{k} x{n}" for k, n in kinds.items()))
+    if others:
+        print("  other steps: " + ", ".join(sorted(others))[:300])
 
 
 def _by_op_type(graph, times) -> list[tuple[str, float]]:
