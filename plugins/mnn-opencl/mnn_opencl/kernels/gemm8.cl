@@ -55,8 +55,8 @@
         float aa, float ab) {                                                                                        \
         const int NT = TX * TY, BM = 8 * TY, BN = 8 * TX, AS4 = 2 * TY + 1, BS4 = 2 * TX + 1;                        \
         const int A_PER = BK * BM / NT, B_PER = BK * BN / NT;                                                        \
-        __local float4 As[2 * BK * AS4];                                                                             \
-        __local float4 Bs[2 * BK * BS4];                                                                             \
+        __local float4 As[2 * BK * (2 * TY + 1)];                                                                    \
+        __local float4 Bs[2 * BK * (2 * TX + 1)];                                                                    \
         __local float *Af = (__local float *)As, *Bf = (__local float *)Bs;                                          \
         const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * TX + tx, bi = get_group_id(2);              \
         const int m0 = get_group_id(1) * BM, n0 = get_group_id(0) * BN;                                              \
@@ -129,8 +129,8 @@
         int H, int W, int OH, int OW, int SH, int SW, int PT, int PL, int KS, int act, float aa, float ab) {         \
         const int NT = TX * TY, BM = 8 * TY, BN = 8 * TX, AS4 = 2 * TY + 1, BS4 = 2 * TX + 1;                        \
         const int A_PER = BK * BM / NT, B_PER = BK * BN / NT;                                                        \
-        __local float4 As[2 * BK * AS4];                                                                             \
-        __local float4 Bs[2 * BK * BS4];                                                                             \
+        __local float4 As[2 * BK * (2 * TY + 1)];                                                                    \
+        __local float4 Bs[2 * BK * (2 * TX + 1)];                                                                    \
         __local float *Af = (__local float *)As, *Bf = (__local float *)Bs;                                          \
         const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * TX + tx;                                    \
         const int m0 = get_group_id(1) * BM, n0 = get_group_id(0) * BN;                                              \
