@@ -56,12 +56,12 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("vec", [True, False], ids=["vec4", "scalar"])
+@pytest.mark.parametrize("vec,bk", [(True, 16), (False, 16), (True, 8)], ids=["vec4", "scalar", "vec4-bk8"])
 @pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_convolution(rng, case, block, vec):
+def test_convolution(rng, case, block, vec, bk):
     graph, feeds = _conv(rng, **CASES[case])
-    options = {"vulkan.conv_warp": block, "vulkan.big_gemm_vec": vec}
+    options = {"vulkan.conv_warp": block, "vulkan.big_gemm_vec": vec, "vulkan.big_gemm_bk": bk}
     assert "conv_warp" in _check(graph, feeds, options)
 
 
@@ -102,3 +102,55 @@ def test_the_block_and_slices_follow_the_sms():
     assert plan(256, 16 * 14 * 14, 2304) == ("64x128", 2)  # 100 blocks
     assert plan(512, 16 * 7 * 7, 4608) == ("64x128", 4)  # 56 blocks
     assert plan(512, 7 * 7, 4608) is None
+
+
+def test_the_default_takes_64_channel_3x3s_at_batch_16():
+    """By default on a discrete GPU: 3x3 stride-1 convolutions of at most 64 channels in and out whose
+    64x128 blocks give 1.5 waves (ResNet-50's first stage at batch 16: 392 of them) on conv_warp.comp in
+    K slices of 8; wider, strided, grouped, batch-8 or non-3x3 ones on conv2d.comp; never off a
+    discrete GPU; "0" turns it off."""
+    from mnn_vulkan.kernels.conv import _conv_warp_by_default, conv_warp_plan
+    from mnn_vulkan.kernels.matmul import WARP_GEMM, warp_spec
+
+    from mnn_core.backend.kit.params import ConvPlan
+
+    h100 = SimpleNamespace(type="discrete", name="NVIDIA H100", props={"sm_count": 132, "max_shared_bytes": 49152})
+
+    def taken(n, c, hw, o, kernel=3, stride=1, group=1, kind="discrete", **options):
+        h100.type = kind
+        rec = SimpleNamespace(device=h100, options=options, half=False)
+        out = (hw + 2 * (kernel // 2) - kernel) // stride + 1
+        geometry = dict(g=group, pads=(kernel // 2,) * 4, sh=stride, sw=stride, dh=1, dw=1)
+        p = ConvPlan(
+            n,
+            c,
+            hw,
+            hw,
+            o,
+            c // group,
+            kernel,
+            kernel,
+            out,
+            out,
+            **geometry,
+            act=0,
+            alpha=0.0,
+            beta=0.0,
+            has_bias=1,
+            total=n * o * out * out,
+        )
+        og, k, cols = p.gemm
+        found = conv_warp_plan(rec, og, cols, k, p.g, default=_conv_warp_by_default(rec, p))
+        if found is None:
+            return None
+        local, warps_n, splits = found
+        bk = warp_spec(h100, options, local, warps_n, k)[2]
+        return next(name for name, v in WARP_GEMM.items() if v == (local, warps_n)), splits, bk
+
+    assert taken(16, 64, 56, 64) == ("64x128", 1, 8)
+    assert taken(8, 64, 56, 64) is None  # 196 blocks: under 1.5 waves
+    assert taken(16, 128, 28, 128) is None and taken(16, 64, 56, 128) is None and taken(16, 128, 56, 64) is None
+    assert taken(16, 64, 56, 64, stride=2) is None and taken(16, 64, 56, 64, group=2) is None
+    assert taken(16, 64, 56, 64, kernel=5) is None and taken(16, 3, 224, 64, kernel=7, stride=2) is None
+    assert taken(16, 64, 56, 64, kind="integrated") is None and taken(16, 64, 56, 64, kind="cpu") is None
+    assert taken(16, 64, 56, 64, **{"vulkan.conv_warp": "0"}) is None

@@ -77,7 +77,7 @@ def _check(graph, feeds, rtol=1e-4, **kw):
     [
         {},
         {"vulkan.gpu_tiling": True},
-        {"vulkan.big_gemm": "64x128"},
+        {"vulkan.big_gemm": "64x128", "vulkan.big_gemm_shader": "big"},
         {"vulkan.big_gemm": "64x128", "vulkan.big_gemm_shader": "warp"},
         {"vulkan.gemv": True},
     ],

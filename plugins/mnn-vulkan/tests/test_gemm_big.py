@@ -23,7 +23,9 @@ def _shaders(sess):
 
 def _check(graph, feeds, block, rtol=1e-4):
     want = mnn.Session(graph, backend="reference").run(feeds)
-    sess = mnn.Session(graph, backend="vulkan", fallback=False, options={"vulkan.big_gemm": block})
+    sess = mnn.Session(
+        graph, backend="vulkan", fallback=False, options={"vulkan.big_gemm": block, "vulkan.big_gemm_shader": "big"}
+    )
     got = sess.run(feeds)
     for name, ref in want.items():
         np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
@@ -97,7 +99,12 @@ def test_auto_takes_blocks_only_where_they_fill_a_gpu(rng):
     big = mnn.GraphBuilder()
     x = big.input("x", (16 * 128, 1200))
     big.output(big.MatMul(x, big.const(rng.standard_normal((1200, 8 * 128)).astype("float32"))), "y")
-    sess = mnn.Session(big.build(), backend="vulkan", fallback=False, options={"vulkan.big_gemm": "auto"})
+    sess = mnn.Session(
+        big.build(),
+        backend="vulkan",
+        fallback=False,
+        options={"vulkan.big_gemm": "auto", "vulkan.big_gemm_shader": "big"},
+    )
     sess.run({"x": np.zeros((16 * 128, 1200), "float32")})
     assert "gemm_big" in _shaders(sess)  # 16 x 8 = 128 blocks of 128x128 are too few; 64x128 gives 256
 
@@ -111,7 +118,12 @@ def test_off_by_default_on_lavapipe_and_a_bad_value_is_named(rng):
     sess.run({"x": np.zeros((300, 64), "float32")})
     assert "gemm_big" not in _shaders(sess)
     with pytest.raises(Exception, match="vulkan.big_gemm must be"):
-        s = mnn.Session(graph, backend="vulkan", fallback=False, options={"vulkan.big_gemm": "huge"})
+        s = mnn.Session(
+            graph,
+            backend="vulkan",
+            fallback=False,
+            options={"vulkan.big_gemm": "huge", "vulkan.big_gemm_shader": "big"},
+        )
         s.run({"x": np.zeros((300, 64), "float32")})
 
 
@@ -125,6 +137,7 @@ def test_a_discrete_gpus_default_takes_128x128_blocks_where_they_fill_it():
 
     def local(m, n, batch=1, kind="discrete", sms=0, **options):
         dev = SimpleNamespace(type=kind, name="NVIDIA H100 80GB HBM3", props={"sm_count": sms})
+        options = {"vulkan.big_gemm_shader": "big"} | options
         return big_gemm_local(SimpleNamespace(device=dev, options=options, half=False), m, n, 768, batch)
 
     big = BIG_GEMM["128x128"]

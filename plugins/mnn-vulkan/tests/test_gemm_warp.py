@@ -20,8 +20,11 @@ pytestmark = needs_vulkan
 BLOCKS = ["128x128", "128x64", "64x128"]
 
 
-def _options(block: str, vec: bool = True) -> dict:
-    return {"vulkan.big_gemm": block, "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_vec": vec}
+def _options(block: str, vec: bool = True, bk: int = 16) -> dict:
+    """A block forced, with 16-byte accesses or not, and K slices of 16 (by default small K, as most
+    cases here, takes slices of 8: WARP_BK8_MAX_K) or 8; lavapipe's 128x128 blocks take 8 either way."""
+    options = {"vulkan.big_gemm": block, "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_vec": vec}
+    return options | {"vulkan.big_gemm_bk": bk}
 
 
 def _shaders(sess):
@@ -40,7 +43,7 @@ def _check(graph, feeds, options, rtol=1e-4):
     return _shaders(sess)
 
 
-@pytest.mark.parametrize("vec", [True, False], ids=["vec4", "scalar"])
+@pytest.mark.parametrize("vec,bk", [(True, 16), (False, 16), (True, 8)], ids=["vec4", "scalar", "vec4-bk8"])
 @pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize(
     "a_shape,b_shape",
@@ -54,12 +57,13 @@ def _check(graph, feeds, options, rtol=1e-4):
         ((3, 1, 50, 36), (1, 2, 36, 44)),  # broadcast batch dims
     ],
 )
-def test_matmul(rng, block, vec, a_shape, b_shape):
+def test_matmul(rng, block, vec, bk, a_shape, b_shape):
     b = mnn.GraphBuilder()
     x = b.input("x", a_shape)
     w = b.const(rng.standard_normal(b_shape).astype("float32"))
     b.output(b.MatMul(x, w), "y")
-    shaders = _check(b.build(), {"x": rng.standard_normal(a_shape).astype("float32")}, _options(block, vec))
+    feeds = {"x": rng.standard_normal(a_shape).astype("float32")}
+    shaders = _check(b.build(), feeds, _options(block, vec, bk))
     assert "gemm_warp" in shaders, shaders
 
 
@@ -127,29 +131,67 @@ def test_a_bad_shader_name_is_named(rng):
         s.run({"x": np.zeros((300, 64), "float32")})
 
 
-def test_the_block_follows_the_sms():
-    """128x128 blocks where they give 1.5 waves of work groups, else the half-size block with more
-    of them: the four GEMMs of BERT-base and ViT-S/16 at batch 16 on an H100 (132 SMs)."""
-    from mnn_vulkan.kernels.matmul import WARP_GEMM, big_gemm_local
+def test_the_default_is_128x128_where_gemm_big_took_them():
+    """By default on a discrete GPU, gemm_warp.comp's 128x128 blocks wherever gemm_big.comp's default
+    took its own (they won on every GEMM the H100 timed), never a half-size block; "auto" follows the
+    SMs (128x128 at 1.5 waves, else the half-size block with more groups); "big" goes back."""
+    from mnn_vulkan.kernels.matmul import BIG_GEMM, WARP_GEMM, big_gemm_local
 
     h100 = SimpleNamespace(type="discrete", name="NVIDIA H100", props={"sm_count": 132})
 
-    def block(m, n, sms=132):
-        h100.props["sm_count"] = sms
-        rec = SimpleNamespace(device=h100, options={"vulkan.big_gemm_shader": "warp"}, half=False)
+    def block(m, n, sms=132, kind="discrete", **options):
+        h100.props["sm_count"], h100.type = sms, kind
+        rec = SimpleNamespace(device=h100, options=options, half=False)
         local = big_gemm_local(rec, m, n, 768, 1)
-        return next((name for name, v in WARP_GEMM.items() if v == local), None)
+        return next((name for name, v in WARP_GEMM.items() if v == local), local)
 
-    assert block(2048, 768) == "128x64"  # 96 blocks of 128x128: 192 of 128x64
-    assert block(2048, 3072) == "128x128"  # 384
-    assert block(3152, 384) == "128x64"  # 75: 150
-    assert block(3152, 1536) == "128x128"  # 300
-    assert block(384, 3152) == "64x128"
-    assert block(2048, 768, sms=40) == "128x128"  # a smaller GPU: 96 blocks fill it
-    assert block(128, 128) is None  # too few blocks for any: gemm.comp
-    assert block(50176, 96) == "128x128"  # ConvNeXt-T's stage-1 MLP (gemm_big.comp wants 128 columns)
-    assert block(64, 50176) == "64x128"
-    assert block(60, 50176) is None
+    assert block(2048, 768) == "128x128"  # BERT-base b16: 96 groups, not 192 of 128x64
+    assert block(3152, 384) == "128x128"  # ViT-S/16 b16: 75
+    assert block(2048, 3072) == "128x128" and block(3152, 1536) == "128x128"
+    assert block(128, 768) is None and block(50176, 96) is None  # 6 groups; 96 columns: as gemm_big
+    assert block(1024, 512, sms=32) == "128x128" and block(1024, 512) is None
+    assert block(2048, 768, kind="integrated") is None and block(2048, 768, kind="cpu") is None
+    assert block(2048, 768, **{"vulkan.big_gemm_shader": "big"}) == BIG_GEMM["128x128"]
+    auto = {"vulkan.big_gemm": "auto"}
+    assert block(2048, 768, **auto) == "128x64" and block(3152, 384, **auto) == "128x64"
+    assert block(2048, 3072, **auto) == "128x128" and block(384, 3152, **auto) == "64x128"
+    assert block(2048, 768, sms=40, **auto) == "128x128"  # a smaller GPU: 96 blocks fill it
+    assert block(64, 50176, **auto) == "64x128" and block(60, 50176, **auto) is None
+
+
+def test_slice_depth_follows_k():
+    """K slices of 8 up to WARP_BK8_MAX_K (ViT-S/16's K = 384, ResNet-50's 64-channel 3x3s), 16 deeper
+    where they fit (8 on lavapipe's 32 KiB at 128x128); "vulkan.big_gemm_bk" forces either."""
+    from mnn_vulkan.kernels.matmul import WARP_GEMM, warp_spec
+
+    gpu = SimpleNamespace(props={"max_shared_bytes": 49152, "min_storage_align": 16})
+    cpu = SimpleNamespace(props={"max_shared_bytes": 32768, "min_storage_align": 16})
+
+    def bk(device, k, block="128x128", **options):
+        return warp_spec(device, options, *WARP_GEMM[block], k)[2]
+
+    assert [bk(gpu, k) for k in (96, 384, 576, 577, 768, 3072)] == [8, 8, 8, 16, 16, 16]
+    assert bk(gpu, 0) == 16  # K not known: 16
+    assert bk(cpu, 3072) == 8 and bk(cpu, 3072, "64x128") == 16
+    assert bk(gpu, 384, **{"vulkan.big_gemm_bk": 16}) == 16 and bk(gpu, 3072, **{"vulkan.big_gemm_bk": "8"}) == 8
+    assert bk(cpu, 3072, **{"vulkan.big_gemm_bk": 16}) == 8  # does not fit
+    with pytest.raises(ValueError, match="vulkan.big_gemm_bk must be"):
+        bk(gpu, 384, **{"vulkan.big_gemm_bk": 32})
+
+
+def test_the_default_runs_where_the_device_is_discrete(rng, monkeypatch):
+    """lavapipe taken for a discrete GPU: a BERT-base b16-like Linear + GELU (2048 rows, 6 x 16 blocks)
+    runs on gemm_warp.comp by default (K = 384: slices of 8), and on gemm_big.comp under "big"."""
+    from mnn_vulkan import device
+
+    monkeypatch.setattr(device.choose(None), "type", "discrete")
+    b = mnn.GraphBuilder()
+    x = b.input("x", (1, 2048, 384))
+    y = b.MatMul(x, b.const((rng.standard_normal((384, 768)) * 0.1).astype("float32")))
+    b.output(b.Gelu(b.Add(y, b.const(rng.standard_normal(768).astype("float32")))), "y")
+    graph, feeds = b.build(), {"x": rng.standard_normal((1, 2048, 384)).astype("float32")}
+    assert "gemm_warp" in _check(graph, feeds, {})
+    assert "gemm_big" in _check(graph, feeds, {"vulkan.big_gemm_shader": "big"})
 
 
 def test_registers_stay_registers():

@@ -32,25 +32,33 @@ SHAPES = [
 ]
 #: name -> session options
 VARIANTS = {
+    "default": {},  # gemm_warp.comp's 128x128 blocks where they fill the GPU, K slices of 8 up to K = 576
     "gemm": {"vulkan.big_gemm": "0"},
-    "big-128x128": {"vulkan.big_gemm": "128x128"},
-    "big-64x128": {"vulkan.big_gemm": "64x128"},
-    "warp-128x128": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp"},
-    "warp-128x64": {"vulkan.big_gemm": "128x64", "vulkan.big_gemm_shader": "warp"},
-    "warp-64x128": {"vulkan.big_gemm": "64x128", "vulkan.big_gemm_shader": "warp"},
-    "warp-auto": {"vulkan.big_gemm": "auto", "vulkan.big_gemm_shader": "warp"},
+    "big-128x128": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "big"},
+    "big-64x128": {"vulkan.big_gemm": "64x128", "vulkan.big_gemm_shader": "big"},
+    "warp-128x128": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 16},
+    "warp-128x64": {"vulkan.big_gemm": "128x64", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 16},
+    "warp-64x128": {"vulkan.big_gemm": "64x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 16},
+    "warp-auto": {"vulkan.big_gemm": "auto", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 16},
     "warp-split2": {
         "vulkan.big_gemm": "128x128",
         "vulkan.big_gemm_shader": "warp",
         "vulkan.big_gemm_splitk": 2,
+        "vulkan.big_gemm_bk": 16,
     },
     "warp-split3": {
         "vulkan.big_gemm": "128x128",
         "vulkan.big_gemm_shader": "warp",
         "vulkan.big_gemm_splitk": 3,
+        "vulkan.big_gemm_bk": 16,
     },
     "warp-bk8": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 8},
-    "warp-scalar": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_vec": False},
+    "warp-scalar": {
+        "vulkan.big_gemm": "128x128",
+        "vulkan.big_gemm_shader": "warp",
+        "vulkan.big_gemm_vec": False,
+        "vulkan.big_gemm_bk": 16,
+    },
 }
 
 
@@ -58,11 +66,12 @@ VARIANTS = {
 #: (n, c, h, w, o)
 CONVS = [(16, 64, 56, 56, 64), (16, 128, 28, 28, 128), (16, 256, 14, 14, 256), (16, 512, 7, 7, 512)]
 CONV_VARIANTS = {
-    "conv2d": {},
-    "conv-warp-auto": {"vulkan.conv_warp": "auto"},
-    "conv-warp-128x128": {"vulkan.conv_warp": "128x128"},
-    "conv-warp-128x64": {"vulkan.conv_warp": "128x64"},
-    "conv-warp-64x128": {"vulkan.conv_warp": "64x128"},
+    "conv2d": {"vulkan.conv_warp": "0"},
+    "conv-default": {},  # conv_warp.comp (64x128, K slices of 8) for 3x3s of <= 64 channels at 1.5 waves
+    "conv-warp-auto": {"vulkan.conv_warp": "auto", "vulkan.big_gemm_bk": 16},
+    "conv-warp-128x128": {"vulkan.conv_warp": "128x128", "vulkan.big_gemm_bk": 16},
+    "conv-warp-128x64": {"vulkan.conv_warp": "128x64", "vulkan.big_gemm_bk": 16},
+    "conv-warp-64x128": {"vulkan.conv_warp": "64x128", "vulkan.big_gemm_bk": 16},
     "conv-warp-bk8": {"vulkan.conv_warp": "auto", "vulkan.big_gemm_bk": 8},
 }
 

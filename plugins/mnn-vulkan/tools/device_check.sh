@@ -11,10 +11,10 @@
 #   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py, test_gemm_big.py,
 #            test_gemm_warp.py, test_conv_warp.py
 #   gemm     tools/bench_gemm.py: GPU ms and TFLOP/s of BERT-base's and ViT-S/16's batch-16 MLP GEMMs and
-#            4096^3 on gemm.comp, gemm_big.comp and gemm_warp.comp (128x128, 128x64, the default rule,
-#            128x128 in 2 slices of K, K slices of 8) against cuBLAS fp32 (TF32 off); ResNet-50's 3x3
-#            convolutions at batch 16 on conv2d.comp and conv_warp.comp (auto, 128x128, K slices of 8)
-#            against cuDNN fp32
+#            4096^3 on the default (gemm_warp.comp's 128x128 blocks, K slices of 8 up to K = 576), gemm.comp,
+#            gemm_big.comp and gemm_warp.comp (128x128 in K slices of 16 and of 8) against cuBLAS fp32 (TF32
+#            off); ResNet-50's 3x3 convolutions at batch 16 on conv2d.comp, the default and conv_warp.comp
+#            (128x128, auto in K slices of 8) against cuDNN fp32
 #   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
@@ -23,11 +23,12 @@
 #            128; ResNet-50's convolutions are split by the same rule) and batch dims kept
 #            apart from rows (vulkan.fold_batch=0: ConvNeXt's MLPs unsplit), and GEMMs whose blocks
 #            give 132 work groups kept whole (vulkan.splitk_whole_at=132: fewer sums), GPU ms by shader
-#   sweep16  tools/sweep_tiling.py --batch 16: the default (gemm_big.comp's 128x128 blocks where they
-#            fill the GPU, batch dims folded into rows) against the previous one (vulkan.big_gemm=0,
-#            vulkan.fold_batch=0), 128x128 blocks forced on every GEMM, gemm_warp.comp in gemm_big.comp's
-#            place (vulkan.big_gemm_shader=warp), conv_warp.comp in conv2d.comp's (vulkan.conv_warp=auto)
-#            and both, GPU ms by shader
+#   sweep16  tools/sweep_tiling.py --batch 16: the default (gemm_warp.comp's 128x128 blocks where they
+#            fill the GPU, K slices of 8 up to K = 576; conv_warp.comp for 3x3s of <= 64 channels) against
+#            gemm_big.comp in its place (vulkan.big_gemm_shader=big, the default before), conv2d.comp for
+#            every convolution (vulkan.conv_warp=0), K slices of 16 throughout (vulkan.big_gemm_bk=16) and
+#            the half-size blocks' rule (vulkan.big_gemm=auto), GPU ms by shader
+#   bench16  benchmarks/bench_gpu.py --batch 16, mnn-vulkan (the default) against PyTorch eager
 #   copies   tools/profile_vulkan.py --split at batch 16 (resnet-50: 9.6 MB in; bert-base: 6.3 MB out): where a
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
 #            copies in C in 2 MiB chunks (default), as before (MNN_VULKAN_RUN_COPIES=python,
@@ -43,7 +44,7 @@ OUT=${OUT:-/tmp/mnn-vulkan-check}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 MODELS=${MODELS:-resnet-50 vit-s16 bert-base convnext-t}
-STAGES=" ${STAGES:-exports tests gemm startup bench sweep sweep16 copies} "
+STAGES=" ${STAGES:-exports tests gemm startup bench sweep sweep16 bench16 copies} "
 export PYTHONUNBUFFERED=1
 wants() { [[ "$STAGES" == *" $1 "* ]]; }
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
@@ -90,8 +91,8 @@ fi
 if wants gemm; then
     t0=$SECONDS
     (cd /tmp && timeout ${GEMM_LIMIT:-90} $PY "$ROOT/plugins/mnn-vulkan/tools/bench_gemm.py" --repeat 10 \
-        $(for v in gemm big-128x128 warp-128x128 warp-128x64 warp-auto warp-split2 warp-bk8; do echo --variant $v; done) \
-        $(for v in conv2d conv-warp-auto conv-warp-128x128 conv-warp-bk8; do echo --conv-variant $v; done)) \
+        $(for v in ${GEMM_VARIANTS:-default gemm big-128x128 warp-128x128 warp-bk8}; do echo --variant $v; done) \
+        $(for v in ${CONV_VARIANTS:-conv2d conv-default conv-warp-128x128 conv-warp-bk8}; do echo --conv-variant $v; done)) \
         >"$OUT/bench_gemm.log" 2>&1
     say "bench_gemm ($((SECONDS - t0)) s): float32 GEMMs per shader and block, GPU ms and TFLOP/s"
     grep -E '^\| ' "$OUT/bench_gemm.log" | tee -a "$OUT/summary.txt"
@@ -137,10 +138,17 @@ wants sweep && sweep sweep "${SWEEP_LIMIT:-130}" 1 "split-K GEMMs (default) agai
     split-k= whole=vulkan.gemm_splitk=0 split-k-256=vulkan.splitk_min=256 unfolded=vulkan.fold_batch=0 \
     whole-at-132=vulkan.splitk_whole_at=132
 wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-240}" 16 \
-    "batch 16, the default against the previous one, 128x128 blocks forced, the warp-tile shaders" \
-    default= "before=vulkan.big_gemm=0;vulkan.fold_batch=0" big-128=vulkan.big_gemm=128x128 \
-    warp=vulkan.big_gemm_shader=warp conv-warp=vulkan.conv_warp=auto \
-    "all-warp=vulkan.big_gemm_shader=warp;vulkan.conv_warp=auto"
+    "batch 16, the default against gemm_big.comp, conv2d.comp, K slices of 16, the half-size blocks" \
+    default= big=vulkan.big_gemm_shader=big conv2d=vulkan.conv_warp=0 bk16=vulkan.big_gemm_bk=16 \
+    warp-auto=vulkan.big_gemm=auto
+if wants bench16; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${BENCH16_LIMIT:-90} $PY "$ROOT/benchmarks/bench_gpu.py" --batch 16 --repeat 20 --warmup 3 \
+        --engine vulkan --engine eager $(for m in $MODELS; do echo --model $m; done) \
+        --markdown "$OUT/bench_gpu16.md") >"$OUT/bench16.log" 2>&1
+    say "bench_gpu batch 16 ($((SECONDS - t0)) s): ms, mnn-vulkan (the default) against PyTorch eager"
+    grep -E '^[a-z0-9-]+ \| [0-9]+ \| ' "$OUT/bench16.log" | tee -a "$OUT/summary.txt"
+fi
 if wants copies; then
     t0=$SECONDS
     : >"$OUT/copies.log"

@@ -24,6 +24,7 @@ from .matmul import (
     FEW_ROWS,
     GPU_SMS,
     SMALL,
+    WARP_BK8_MAX_K,
     WARP_FULL_WAVES,
     WARP_GEMM,
     budget_splits,
@@ -40,6 +41,11 @@ from .matmul import (
 #: the least K a split-K slice of conv_warp.comp keeps, and the most slices
 WARP_SPLITK_MIN = 256
 WARP_SPLITK_MAX = 8
+#: the default's convolutions on conv_warp.comp (3x3, stride 1, at most this many channels in and out, in
+#: 64x128 blocks of 8-deep K slices, where those blocks alone give WARP_FULL_WAVES work groups per SM): on
+#: the H100 ResNet-50's 16x64x56x56 -> 64 took 0.198 ms against conv2d.comp's 0.234; its wider 3x3s lost
+#: on every conv_warp block (benchmarks/RESULTS_GPU.md)
+CONV_WARP_MAX_CHANNELS = 64
 
 
 def _record(op, rec):
@@ -69,10 +75,10 @@ def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
     if p.pointwise and splits == 1 and p.n * p.g <= 65535:
         _pointwise(rec, bindings, p)
         return
-    warp = conv_warp_plan(rec, og, cols, k, p.g)
+    warp = conv_warp_plan(rec, og, cols, k, p.g, default=_conv_warp_by_default(rec, p))
     if warp is not None:
         local, warps_n, splits = warp
-        spec = warp_spec(rec.device, rec.options or {}, local, warps_n)
+        spec = warp_spec(rec.device, rec.options or {}, local, warps_n, cdiv(k, splits))
         bm, bn = warp_blocks(local, warps_n)
         grid = (cdiv(cols, bn), cdiv(og, bm), p.g)
         shader = "conv_warp"
@@ -90,15 +96,32 @@ def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
         rec.elementwise("splitk_reduce", [partials, bindings[2], bindings[3]], push, p.total)
 
 
-def conv_warp_plan(rec, og: int, cols: int, k: int, groups: int) -> tuple | None:
+def _conv_warp_by_default(rec, p) -> bool:
+    """Whether the default takes conv_warp.comp for convolution p: a discrete GPU, 3x3, stride 1, one
+    group, at most CONV_WARP_MAX_CHANNELS in and out, K within WARP_BK8_MAX_K (8-deep slices) and 64x128
+    blocks that give WARP_FULL_WAVES work groups per SM unsplit (ResNet-50's first stage at batch 16)."""
+    if rec.device.type != "discrete" or (p.kh, p.kw, p.sh, p.sw, p.g) != (3, 3, 1, 1, 1):
+        return False
+    og, k, cols = p.gemm
+    if og > CONV_WARP_MAX_CHANNELS or p.cg > CONV_WARP_MAX_CHANNELS or k > WARP_BK8_MAX_K:
+        return False
+    sms = int(getattr(rec.device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    return cdiv(og, 64) * cdiv(cols, 128) >= WARP_FULL_WAVES * sms
+
+
+def conv_warp_plan(rec, og: int, cols: int, k: int, groups: int, default: bool = False) -> tuple | None:
     """conv_warp.comp's (local size, warps along N, split-K slices) for a float32 implicit GEMM of og x
     cols outputs (`groups` times) over K, or None for conv2d.comp. "vulkan.conv_warp" or
-    MNN_VULKAN_CONV_WARP: "0" (the default: never), "auto" (warp_block's block: 128x128 where those
+    MNN_VULKAN_CONV_WARP: "default" (as "auto" where `default` says so, _conv_warp_by_default; else
+    never), "0" (never), "auto" (warp_block's block: 128x128 where those
     give 1.5 waves of work groups, else 128x64 or 64x128), or a block of WARP_GEMM, forced; K is cut
     into slices where the blocks are still fewer than those waves (warp_splits). Forced tilings
     ("vulkan.tiles") keep conv2d.comp, and so does a K past lavapipe's loop budget."""
     options = rec.options or {}
-    wanted = str(options.get("vulkan.conv_warp", os.environ.get("MNN_VULKAN_CONV_WARP", "0")) or "0").lower()
+    wanted = str(options.get("vulkan.conv_warp", os.environ.get("MNN_VULKAN_CONV_WARP", "default")) or "default")
+    wanted = wanted.lower()
+    if wanted == "default":
+        wanted = "auto" if default else "0"
     if wanted in ("0", "false", "off") or rec.half or options.get("vulkan.tiles"):
         return None
     if budget_of(rec.device.name) is not None and k > 16384:

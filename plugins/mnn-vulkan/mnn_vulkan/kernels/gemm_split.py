@@ -99,7 +99,8 @@ def warp_plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> 
     if splits < 2:
         return None
     local, warps_n = local
-    return local, warp_spec(rec.device, options, local, warps_n), warp_blocks(local, warps_n), splits
+    spec = warp_spec(rec.device, options, local, warps_n, k // splits)
+    return local, spec, warp_blocks(local, warps_n), splits
 
 
 def record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling, shader="gemm") -> None:

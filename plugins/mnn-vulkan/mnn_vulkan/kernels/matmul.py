@@ -331,37 +331,36 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
 #: gemm_warp.comp's work groups by block of C: (local size, warps along N); every warp computes 32 x 64
 #: outputs, every invocation 8x8
 WARP_GEMM = {"128x128": ((256, 1, 1), 2), "128x64": ((128, 1, 1), 1), "64x128": ((128, 1, 1), 2)}
-#: waves of 128x128 blocks (work groups per SM) below which gemm_warp takes a block of half the size:
-#: BERT-base's 2048 x 768 GEMMs at batch 16 give 96 work groups for 132 SMs, ViT-S/16's 3152 x 384 75
+#: waves of 128x128 blocks (work groups per SM) below which "auto" takes a block of half the size (the
+#: default does not: on the H100 half-size blocks lost to 128x128 on every GEMM of BERT-base and ViT-S/16
+#: at batch 16, however few groups 128x128 gave; benchmarks/RESULTS_GPU.md)
 WARP_FULL_WAVES = 1.5
+#: the deepest K that gemm_warp.comp and conv_warp.comp take in slices of 8 by default (16 deeper): on the
+#: H100 8-deep slices won on ViT-S/16's K = 384 GEMM (0.182 ms against 0.198) and ResNet-50's 64-channel
+#: 3x3s (K = 576), tied at K = 768 and lost from 1536 on
+WARP_BK8_MAX_K = 576
 
 
 def big_gemm_shader(options: dict) -> str:
-    """ "big" (gemm_big.comp, the default) or "warp" (gemm_warp.comp): "vulkan.big_gemm_shader" or
-    MNN_VULKAN_BIG_GEMM_SHADER, for A/B sweeps on a device (tools/bench_gemm.py, sweep_tiling.py)."""
-    wanted = options.get("vulkan.big_gemm_shader", os.environ.get("MNN_VULKAN_BIG_GEMM_SHADER", "big"))
-    wanted = str(wanted or "big").lower()
+    """ "warp" (gemm_warp.comp, the default) or "big" (gemm_big.comp, the default before): the option
+    "vulkan.big_gemm_shader" or MNN_VULKAN_BIG_GEMM_SHADER, for A/B sweeps on a device
+    (tools/bench_gemm.py, sweep_tiling.py) and a way back."""
+    wanted = options.get("vulkan.big_gemm_shader", os.environ.get("MNN_VULKAN_BIG_GEMM_SHADER", "warp"))
+    wanted = str(wanted or "warp").lower()
     if wanted not in ("big", "warp"):
         raise ValueError(f"vulkan.big_gemm_shader must be big or warp, got {wanted!r}")
     return wanted
 
 
 def _warp_by_default(device, m: int, n: int, batch: int) -> tuple | None:
-    """gemm_warp.comp's work group on a discrete GPU where the output is at least 64 each way and 128
-    one way, and warp_block's blocks give as many work groups as gemm_big's default wants (ConvNeXt-T's
-    stage-1 MLP, 50176 x 96, included: gemm_big wants 128 columns); else None."""
-    if device.type != "discrete" or min(m, n) < 64 or max(m, n) < 128:
-        return None
-    sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
-    local, warps_n = WARP_GEMM[warp_block(device, m, n, batch)]
-    bm, bn = warp_blocks(local, warps_n)
-    enough = max(1, BIG_GEMM_DEFAULT_GROUPS * sms // GPU_SMS)
-    return (local, warps_n) if cdiv(m, bm) * cdiv(n, bn) * batch >= enough else None
+    """gemm_warp.comp's 128x128 blocks where gemm_big.comp's default takes its own (_big_by_default: a
+    discrete GPU, an output of at least 128 each way, enough work groups); else None."""
+    return WARP_GEMM["128x128"] if _big_by_default(device, m, n, batch) is not None else None
 
 
 def warp_block(device, m: int, n: int, batch: int) -> str:
-    """gemm_warp.comp's block for an M x N output: 64 rows or columns where the output has no more,
-    else 128x128 where those give WARP_FULL_WAVES work groups per SM, else 128x64 or 64x128,
+    """ "auto"'s gemm_warp.comp block for an M x N output: 64 rows or columns where the output has no
+    more, else 128x128 where those give WARP_FULL_WAVES work groups per SM, else 128x64 or 64x128,
     whichever gives more (128x64 where M >= N on a tie)."""
     if m <= 64 or n <= 64:
         return "64x128" if m <= n else "128x64"
@@ -372,11 +371,12 @@ def warp_block(device, m: int, n: int, batch: int) -> str:
     return "128x64" if tall > wide or (tall == wide and m >= n) else "64x128"
 
 
-def warp_spec(device, options: dict, local: tuple, warps_n: int) -> tuple:
+def warp_spec(device, options: dict, local: tuple, warps_n: int, k: int = 0) -> tuple:
     """gemm_warp.comp's specialization constants (WARPS_N, VEC, BK): 16-byte loads where every
     storage buffer is bound at a 16-byte boundary (the option "vulkan.big_gemm_vec" False turns them
-    off, for tests), K slices of 16 where two buffered ones fit in shared memory, else 8 (and where
-    "vulkan.big_gemm_bk" is 8, for sweeps)."""
+    off, for tests); K slices of 8 for a K of at most WARP_BK8_MAX_K, else 16 where two buffered ones
+    fit in shared memory, else 8; "vulkan.big_gemm_bk" 8 or 16 forces a depth (for sweeps; 16 only
+    where it fits)."""
     nt = local[0]
     bm, bn = 32 * (nt // 32 // warps_n), 64 * warps_n
     vec = int(
@@ -384,9 +384,14 @@ def warp_spec(device, options: dict, local: tuple, warps_n: int) -> tuple:
         and str(options.get("vulkan.big_gemm_vec", True)).lower() not in ("0", "false")
     )
     vec4s = 2 * 16 * (bm // 4 + 1 + bn // 4 + 1)
-    bk = 16 if device.props.get("max_shared_bytes", 0) >= vec4s * 16 else 8
-    if str(options.get("vulkan.big_gemm_bk", "")) == "8":  # for sweeps: half the shared memory
-        bk = 8
+    fits16 = device.props.get("max_shared_bytes", 0) >= vec4s * 16
+    forced = str(options.get("vulkan.big_gemm_bk", "") or "")
+    if forced not in ("", "8", "16"):
+        raise ValueError(f"vulkan.big_gemm_bk must be 8 or 16, got {forced!r}")
+    if forced:
+        bk = 16 if forced == "16" and fits16 else 8
+    else:
+        bk = 16 if fits16 and not 0 < k <= WARP_BK8_MAX_K else 8
     return warps_n, vec, bk
 
 
@@ -406,7 +411,7 @@ def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int
     if local is not None and big_gemm_shader(rec.options or {}) == "warp":
         local, warps_n = local
         bm, bn = warp_blocks(local, warps_n)
-        spec = warp_spec(rec.device, rec.options or {}, local, warps_n)
+        spec = warp_spec(rec.device, rec.options or {}, local, warps_n, k)
         rec.dispatch("gemm_warp", bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
         return
     if local is not None:
