@@ -48,7 +48,8 @@ CASES = [  # A's shape, N, the bias's shape, activation, B's batch
     # A's rows read in place (gemm_a_rows): K in three slices, a last partial row panel, 6 last columns
     ((2, 45, 600), 70, (70,), "Gelu", ()),
     ((3, 20, 100), 50, (50,), "Relu", (3,)),  # ... per matrix of a batch
-    ((1, 31, 1024), 33, (33,), None, ()),  # rows 4 KB apart: packed on the 6- and 8-row tiles, in place on 14
+    ((1, 31, 1024), 33, (33,), None, ()),  # rows 4 KB apart: copied per micro-panel on the 6- and 8-row tiles
+    ((2, 33, 3072), 45, (45,), "Gelu", ()),  # 12 KB apart: copied on every tile, K in 12 slices (BERT's FFN down)
     ((2, 29, 1536), 40, (40,), "Gelu", ()),  # rows 6 KB apart, K in six slices (a transformer's second Linear)
 ]
 

@@ -215,6 +215,7 @@ typedef struct {
     const float *ap, *bp;
     const float *a_rows; /* A's rows in place (gemm_a_rows), lda apart; then ap: its last partial panel */
     int64_t lda;
+    int a_copy; /* a_rows whose micro-panels would not stay in L1 (a_rows_fit_l1): each copied first */
     float *c;
     const x86_epilogue *e;
     const x86_epilogue *act_rows; /* NULL, or its activation, run over a block's rows after their tiles */
@@ -235,6 +236,21 @@ static float *FN(b_scratch)(int64_t floats) {
         free(buf);
         buf = (float *)p, cap = floats;
     }
+    return buf;
+}
+
+/* An MR x KC micro-panel of A's rows, copied kc floats apart, in a buffer of the calling thread (kept
+ * for the thread's life, like b_scratch's). Rows 12 KB apart (K = 3072) all fall in the same L1 sets,
+ * and each tile reloaded them from L2; copied contiguously, they spread over every set. 14 rows of 1 KB
+ * are copied in a few hundred cycles, against the ~30000 the tiles then spend on them. */
+static float *FN(a_copy_panel)(const float *a, int64_t lda, int64_t kc) {
+    static __thread float *buf = NULL;
+    if (!buf) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, (size_t)MR * GEMM_KC * sizeof(float)) != 0) return NULL;
+        buf = (float *)p;
+    }
+    for (int64_t r = 0; r < MR; ++r) FN(copy_n)(buf + r * kc, a + r * lda, kc);
     return buf;
 }
 
@@ -262,6 +278,11 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
             const float *apk = in_place  ? G->a_rows + p * MR * G->lda + k0
                                : G->a_rows ? G->ap + k0 * MR
                                            : G->ap + p * MR * K + k0 * MR;
+            int64_t lda = G->lda;
+            if (in_place && G->a_copy) {
+                const float *copied = FN(a_copy_panel)(apk, lda, kc);
+                if (copied) apk = copied, lda = kc;
+            }
             for (int64_t q = q0; q < q1; ++q) {
                 const float *bq = packs ? slice + (q - q0) * kc * NR : G->bp + q * G->b_panel + k0 * ldb;
                 const int cols = (int)(N - q * NR < NR ? N - q * NR : NR);
@@ -270,15 +291,15 @@ static void FN(gemm_block)(void *ctx, int64_t blk, int worker) {
                 if (in_place) { /* B packed (gemm_a_rows), so never masked */
 #if GEMM_NV > 1
                     if (cols <= VLEN)
-                        FN(tile_b)(MR, 0, 1, 0, kc, apk, G->lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR,
+                        FN(tile_b)(MR, 0, 1, 0, kc, apk, lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR, q * NR,
                                    first, last);
                     else
 #endif
                     if (G->prefetch)
-                        FN(tile_b)(MR, 0, GEMM_NV, 1, kc, apk, G->lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR,
+                        FN(tile_b)(MR, 0, GEMM_NV, 1, kc, apk, lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR,
                                    q * NR, first, last);
                     else
-                        FN(tile_b)(MR, 0, GEMM_NV, 0, kc, apk, G->lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR,
+                        FN(tile_b)(MR, 0, GEMM_NV, 0, kc, apk, lda, 1, bq, ldb, cp, G->ldc, cols, G->e, p * MR,
                                    q * NR, first, last);
                     continue;
                 }
@@ -362,11 +383,11 @@ static void FN(gemm_balance)(int64_t M, int64_t N, int threads, int64_t *mcp, in
  * with masked loads). Blocks go to threads through x86_parallel. */
 static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, int unpacked,
                          int64_t ldb, float *c, int64_t ldc, const x86_epilogue *e, int threads, int prefetch,
-                         const float *a_rows, int64_t lda) {
+                         const float *a_rows, int64_t lda, int a_copy) {
     if (M <= 0 || N <= 0) return;
     FN(gemm_plan) G;
     G.M = M, G.N = N, G.K = K, G.ldb = ldb, G.ldc = ldc, G.ap = ap, G.bp = bp, G.c = c, G.e = e;
-    G.a_rows = a_rows, G.lda = lda;
+    G.a_rows = a_rows, G.lda = lda, G.a_copy = a_copy;
     /* an activation of many steps (GELU, SiLU, ...) once per row of a block, 8-16 vectors at a time, not
      * once per tile row of 2 vectors: in the tiles' epilogue GELU took 2.7x its time per element alone */
     x86_epilogue tiles = *e;
@@ -418,7 +439,7 @@ static void FN(gemm_any)(int64_t M, int64_t N, int64_t K, const float *ap, const
  * are large only together, says so; gemm judges by B's size) */
 static void FN(gemm_hint)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
                           const x86_epilogue *e, int threads, int prefetch) {
-    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads, prefetch, NULL, 0);
+    FN(gemm_any)(M, N, K, ap, bp, 0, NR, c, ldc, e, threads, prefetch, NULL, 0, 0);
 }
 
 static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const float *bp, float *c, int64_t ldc,
@@ -429,7 +450,7 @@ static void FN(gemm)(int64_t M, int64_t N, int64_t K, const float *ap, const flo
 /* inference (x86infer): B unpacked, row k at b + k*ldb (a 1x1 convolution's NCHW input) */
 static void FN(gemm_rows)(int64_t M, int64_t N, int64_t K, const float *ap, const float *b, int64_t ldb, float *c,
                           int64_t ldc, const x86_epilogue *e, int threads) {
-    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads, 0, NULL, 0);
+    FN(gemm_any)(M, N, K, ap, b, 1, ldb, c, ldc, e, threads, 0, NULL, 0, 0);
 }
 
 /* Whether an MR x GEMM_KC micro-panel of A's rows in place, lda floats apart, stays in L1 while the
@@ -447,23 +468,25 @@ static int FN(a_rows_fit_l1)(int64_t lda, int64_t K, int ways) {
 /* The lines of A an L1 set may hold while B streams through the others: 4 of an 8-way L1. The 14-row
  * tile runs only on cores with two 512-bit FMA units (Zen 5, Intel's server cores), whose L1s are
  * 12-way: 8 there, which takes in the rows of K = 384, 768 and 1536 (at most 6-8 lines a set) but not
- * those of K = 1024, 2048 or 3072 (all 14 rows in the same sets); measured in benchmarks/RESULTS_ZOO.md
- * (2026-12-07, 19:30). */
+ * those of K = 1024, 2048 or 3072 (all 14 rows in the same sets: copied, a_copy_panel); measured in
+ * benchmarks/RESULTS_ZOO.md (2026-12-07, 19:30). */
 #define GEMM_A_WAYS (MR > 8 ? 8 : 4)
 
 /* C = A B with A's rows read in place (row i at a + i * lda, its K floats contiguous: a MatMul's
  * activations) and B packed: no pass that packs A (it wrote and read back all of A, 3 MB at BERT-base
  * batch 8, about a sixth of the GEMM's time). Only a last panel of fewer than MR rows is packed, into
- * tail (MR * K floats). Returns 0 (nothing done) where the rows would not stay in L1: pack A then. */
+ * tail (MR * K floats). Rows that would not stay in L1 are read through a_copy_panel, one micro-panel
+ * at a time. Returns 0 (nothing done) where M < MR: pack A then. */
 static int FN(gemm_a_rows)(int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, float *tail,
                            const float *bp, float *c, int64_t ldc, const x86_epilogue *e, int threads) {
-    if (M < MR || !FN(a_rows_fit_l1)(lda, K, GEMM_A_WAYS)) return 0;
+    if (M < MR) return 0;
+    const int a_copy = !FN(a_rows_fit_l1)(lda, K, GEMM_A_WAYS);
     if (M % MR) {
         FN(pack_args) g = {a + M / MR * MR * lda, lda, 1, M % MR, K, tail};
         FN(pack_a_panel)(&g, 0);
     }
     FN(gemm_any)(M, N, K, tail, bp, 0, NR, c, ldc, e, threads, K * N * (int64_t)sizeof(float) >= GEMM_PF_MIN_BYTES,
-                 a, lda);
+                 a, lda, a_copy);
     return 1;
 }
 
