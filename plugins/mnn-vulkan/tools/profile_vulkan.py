@@ -148,7 +148,7 @@ def print_split(title: str, sess, feeds: dict, context, repeat: int) -> None:
 
     knobs = {
         k: os.environ[k]
-        for k in ("MNN_VULKAN_RUN_COPIES", "MNN_VULKAN_COPY_CHUNK", "MNN_VULKAN_UPLOAD")
+        for k in ("MNN_VULKAN_RUN_COPIES", "MNN_VULKAN_COPY_CHUNK", "MNN_VULKAN_UPLOAD", "MNN_VULKAN_COPY_THREADS")
         if k in os.environ
     }
     print(
