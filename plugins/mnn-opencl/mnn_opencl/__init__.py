@@ -59,6 +59,7 @@ OPTIONS = (
     "opencl.gemm8",
     "opencl.gemm8_slices",
     "opencl.gemm8_b128_min",
+    "opencl.gemm8_splitk",
 )
 
 

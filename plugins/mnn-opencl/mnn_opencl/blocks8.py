@@ -24,6 +24,10 @@ SLICES_OPTION = "opencl.gemm8_slices"  # a convolution's K slices, forced (tests
 #: the work-groups 128x128 blocks must give before taken (default: enough_groups), for A/B runs of
 #: the threshold (e.g. 198, one and a half waves of an H100's 132 compute units: 64x128 blocks more often)
 B128_MIN_OPTION = "opencl.gemm8_b128_min"
+#: a product's K slices (one batch only): "0" or absent (whole; the default), "fill" (gemm_slices' rule),
+#: or a count (forced; tests)
+SPLITK_OPTION = "opencl.gemm8_splitk"
+FILL_WAVES = 1.5  # "fill": slices until the work-groups reach this many per compute unit
 MAX_SLICES = 16
 MIN_SLICE_K = 256  # a K slice shorter than this costs more in partial sums than it gains
 
@@ -80,3 +84,15 @@ def conv_choice(b, m: int, n: int, k: int) -> tuple[str, int] | None:
     have = groups("b64", m, n)
     slices = min(MAX_SLICES, cdiv(int(b.runtime.entry.device["compute_units"]), have), k // MIN_SLICE_K)
     return ("b64", slices) if slices > 1 else None
+
+
+def gemm_slices(b, name: str, m: int, n: int, k: int) -> int:
+    """K slices of an M x N x K product on `name`'s blocks: 1 unless SPLITK_OPTION asks. "fill": enough
+    slices (up to MAX_SLICES, each at least MIN_SLICE_K deep) for FILL_WAVES work-groups per compute
+    unit, where the blocks alone give fewer."""
+    wanted = str(b.options.get(SPLITK_OPTION, "0") or "0").lower()
+    if wanted == "fill":
+        have = groups(name, m, n)
+        target = int(FILL_WAVES * int(b.runtime.entry.device["compute_units"]))
+        return max(1, min(MAX_SLICES, cdiv(target, have), k // MIN_SLICE_K)) if have < target else 1
+    return max(1, min(int(wanted), max(k, 1)))

@@ -111,19 +111,33 @@ def _tiled(b, a: T, bm: T, y, offs, batches, m, n, k, y_sm, a_strides, b_strides
         b.launch("matmul", [*head, float(alpha), float(beta), *act], (-(-n // 4), -(-m // 4), batches))
         return
     if name in blocks8.BLOCKS:
-        (tx, ty, _), (bmk, bnk) = blocks8.BLOCKS[name]
-        kernel_name = f"gemm8_{name}"
-    else:
-        local, spec = GEMM_TILINGS[name]
-        (tx, ty, _), (bmk, bnk) = local, blocks(local, spec)
-        kernel_name = f"gemm_{name}"
+        _gemm8(b, name, head, y, batches, m, n, k, y_sm, bias_args, alpha, beta, act)
+        return
+    local, spec = GEMM_TILINGS[name]
+    (tx, ty, _), (bmk, bnk) = local, blocks(local, spec)
     b.launch(
-        kernel_name,
+        f"gemm_{name}",
         [*head, float(alpha), float(beta), *act],
         (-(-n // bnk) * tx, -(-m // bmk) * ty, batches),
         (tx, ty, 1),
         tunable=False,
     )
+
+
+def _gemm8(b, name, head, y, batches, m, n, k, y_sm, bias_args, alpha, beta, act):
+    """gemm8_<name> (kernels/gemm8.cl) over the product; split along K where blocks8.gemm_slices says,
+    its partial sums added up by gemm8_splitk_reduce with alpha, beta * C and the activation."""
+    (tx, ty, _), (bmk, bnk) = blocks8.BLOCKS[name]
+    slices = blocks8.gemm_slices(b, name, m, n, k) if batches == 1 else 1
+    ks = -(-k // slices) if k else 0
+    slices = -(-k // ks) if ks else 1  # no empty slice: each one writes its whole part
+    part = b.scratch(slices * m * n * 4) if slices > 1 else b.tensor(y)
+    params = [float(alpha), float(beta), *act, slices, ks if slices > 1 else k, part]
+    grid = (-(-n // bnk) * tx, -(-m // bmk) * ty, slices if slices > 1 else batches)
+    b.launch(f"gemm8_{name}", [*head, *params], grid, (tx, ty, 1), tunable=False)
+    if slices > 1:
+        args = [part, slices, m, n, b.tensor(y), y_sm, *bias_args, float(alpha), float(beta), *act]
+        b.launch("gemm8_splitk_reduce", args, (m * n,))
 
 
 def _transposed_copy(b, src: T, rows: int, cols: int) -> T:

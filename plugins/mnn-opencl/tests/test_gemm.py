@@ -280,3 +280,56 @@ def test_tiled_kernel_is_what_runs(rng):
     graph = _linear(rng, (3, 20), 12, None)
     _session(graph, "wide").run({"x": rng.uniform(-1, 1, (3, 20)).astype("float32")})
     assert opencl_backend().segments[-1]["kernels"] == ["gemm_wide"]  # the bias in the GEMM's store
+
+
+@needs_opencl
+@pytest.mark.parametrize("block", ["b128", "n64"])
+@pytest.mark.parametrize("slices", [2, 5])
+def test_gemm8_split_k_matches_reference(rng, block, slices):
+    """K in slices (one batch): the partial sums added by gemm8_splitk_reduce with alpha, beta * C and
+    the activation; a batched product keeps K whole."""
+    options = {"opencl.gemm8": block, "opencl.gemm8_splitk": slices}
+    for trans_a, trans_b in [(0, 0), (1, 1)]:
+        m, k, n = 37, 70, 45
+        a = rng.uniform(-1, 1, (k, m) if trans_a else (m, k)).astype("float32")
+        b = rng.uniform(-1, 1, (n, k) if trans_b else (k, n)).astype("float32")
+        c = rng.uniform(-1, 1, (1, n)).astype("float32")
+        attrs = {"transA": trans_a, "transB": trans_b, "alpha": 0.7, "beta": -1.3, "activation": "relu"}
+        graph = Graph(
+            inputs={"a": TensorInfo(a.shape, "float32"), "b": TensorInfo(b.shape, "float32")},
+            initializers={"c": c},
+            nodes=[Node("Gemm", ["a", "b", "c"], ["y"], attrs, "gemm")],
+            outputs=["y"],
+        )
+        sess = mnn.Session(graph, backend="opencl", fallback=False, optimize=False, options=options)
+        got = sess.run({"a": a, "b": b})["y"]
+        assert opencl_backend().segments[-1]["kernels"] == [f"gemm8_{block}", "gemm8_splitk_reduce"]
+        np.testing.assert_allclose(got, run_reference("Gemm", [a, b, c], attrs)[0], rtol=1e-4, atol=1e-4)
+    graph = _linear(rng, (2, 19, 45), 37, "Gelu", bias_shape=(37,))  # folded rows, bias row and GELU fused
+    x = rng.uniform(-2, 2, (2, 19, 45)).astype("float32")
+    sess = mnn.Session(graph, backend="opencl", fallback=False, optimize=False, options=options)
+    got = sess.run({"x": x})["y"]
+    assert opencl_backend().segments[-1]["kernels"] == [f"gemm8_{block}", "gemm8_splitk_reduce"]
+    np.testing.assert_allclose(got, mnn.Session(graph, backend="reference").run({"x": x})["y"], rtol=1e-4, atol=1e-4)
+    a, b = rng.uniform(-1, 1, (3, 9, 40)).astype("float32"), rng.uniform(-1, 1, (3, 40, 70)).astype("float32")
+    graph = Graph(
+        inputs={"a": TensorInfo(a.shape, "float32"), "b": TensorInfo(b.shape, "float32")},
+        nodes=[Node("MatMul", ["a", "b"], ["y"], {}, "mm")],
+        outputs=["y"],
+    )
+    got = mnn.Session(graph, backend="opencl", fallback=False, optimize=False, options=options).run({"a": a, "b": b})
+    assert opencl_backend().segments[-1]["kernels"] == [f"gemm8_{block}"]  # batched: K whole
+    np.testing.assert_allclose(got["y"], a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_gemm8_fill_slices():
+    """opencl.gemm8_splitk=fill on an H100 (132 compute units): slices until 198 work-groups, each at
+    least 256 deep; none by default."""
+    from mnn_opencl.blocks8 import gemm_slices
+
+    fill = _fake(True, **{"opencl.gemm8_splitk": "fill"})
+    assert gemm_slices(fill, "b128", 2048, 768, 3072) == 3  # BERT-base's FFN down at batch 16: 96 blocks
+    assert gemm_slices(fill, "b128", 2048, 768, 768) == 3  # its 768-deep products: 3 slices of 256
+    assert gemm_slices(fill, "b128", 197 * 16, 384, 384) == 1  # ViT-S/16: 75 blocks, K too short to split
+    assert gemm_slices(fill, "b128", 2048, 3072, 768) == 1  # FFN up: 384 blocks
+    assert gemm_slices(_fake(True), "b128", 2048, 768, 3072) == 1

@@ -11,8 +11,9 @@
 #   tests    test_conv8.py, test_kernels.py and test_gemm.py's 8x8-block cases on the GPU (NVIDIA's compiler)
 #   ab       tools/ab.py --batch 16: whole runs with the 8x8 blocks turned off (opencl.gemm8=off, the kernels
 #            before them), on (the default) and with 64x128 blocks wherever 128x128 ones give fewer than 198
-#            work-groups (opencl.gemm8_b128_min=198, 1.5 waves of an H100), interleaved: min/median wall ms and
-#            the outputs' difference from the first
+#            work-groups (opencl.gemm8_b128_min=198, 1.5 waves of an H100), and with products split along K
+#            to 1.5 waves (opencl.gemm8_splitk=fill), interleaved: min/median wall ms and the outputs' difference
+#            from the first
 #   profile  tools/profile_ops.py --batch 16: device ms per op, per kernel and the slowest launches, default
 # BATCH (default 16) sets the batch of ab and profile, MODELS the model list (zoo names or ONNX files),
 # STAGES (default: all of the above) what runs, e.g.
@@ -71,10 +72,11 @@ if wants ab; then
         [ -z "$path" ] && { say "ab $m: no ONNX file"; continue; }
         t0=$SECONDS
         (cd "$ROOT/plugins/mnn-opencl/tools" && timeout ${AB_LIMIT:-40} $PY ab.py "$path" --batch ${BATCH:-16} --runs 9 \
-            --variant before:opencl.gemm8=off --variant blocks8: --variant b64-more:opencl.gemm8_b128_min=198) \
+            --variant before:opencl.gemm8=off --variant blocks8: --variant b64-more:opencl.gemm8_b128_min=198 \
+            --variant splitk:opencl.gemm8_splitk=fill) \
             >"$OUT/ab_$(tag_of "$m").log" 2>&1
-        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, 8x8 blocks off, on, 64x128 below 198 groups"
-        grep -E '^(variant|before|blocks8|b64-more) ' "$OUT/ab_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
+        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, 8x8 blocks off, on, 64x128 below 198 groups, split-K"
+        grep -E '^(variant|before|blocks8|b64-more|splitk) ' "$OUT/ab_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
         tail -n 2 "$OUT/ab_$(tag_of "$m").log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
     done
 fi

@@ -14,6 +14,8 @@
  *               (act(sum + bias + residual): a ResNet block's last convolution, Add and Relu). 1x1s are the case
  *               of one shift. Split-K: work-group z takes K slice [z*KS, z*KS + KS) and writes raw sums
  *               to its own [M x N] part (conv.cl's splitk_reduce adds them, with bias and activation).
+ * gemm8 split-K (S > 1, one batch): work-group z takes K slice [z*KS, z*KS + KS) and stores raw sums to
+ * part[z][M][N]; gemm8_splitk_reduce adds them up with alpha, beta * C and the activation.
  * Launched with exactly the blocks' work-groups: no work-item returns ahead of a barrier.
  */
 
@@ -52,34 +54,35 @@
         __global const float *a, int ao, __global const float *b, int bo, __global float *y, int yo,                 \
         __global const int *boffs, int bto, int B, int M, int N, int K, int y_sm, int a_sm, int a_sk, int b_sk,      \
         int b_sn, __global const float *c, int co, int has_c, int c_sm, int c_sn, float alpha, float beta, int act,  \
-        float aa, float ab) {                                                                                        \
+        float aa, float ab, int S, int KS, __global float *part, int parto) {                                        \
         const int NT = TX * TY, BM = 8 * TY, BN = 8 * TX, AS4 = 2 * TY + 1, BS4 = 2 * TX + 1;                        \
         const int A_PER = BK * BM / NT, B_PER = BK * BN / NT;                                                        \
         __local float4 As[2 * BK * (2 * TY + 1)];                                                                    \
         __local float4 Bs[2 * BK * (2 * TX + 1)];                                                                    \
         __local float *Af = (__local float *)As, *Bf = (__local float *)Bs;                                          \
-        const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * TX + tx, bi = get_group_id(2);              \
-        const int m0 = get_group_id(1) * BM, n0 = get_group_id(0) * BN;                                              \
+        const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * TX + tx, bi = S > 1 ? 0 : get_group_id(2);  \
+        const int m0 = get_group_id(1) * BM, n0 = get_group_id(0) * BN, sl = S > 1 ? get_group_id(2) : 0;            \
+        const int kbeg = sl * KS, kend = min(K, kbeg + KS);                                                          \
         __global const float *pa = a + ao + boffs[bto + 3 * bi];                                                     \
         __global const float *pb = b + bo + boffs[bto + 3 * bi + 1];                                                 \
         float4 acc[16];                                                                                              \
         _Pragma("unroll") for (int i = 0; i < 16; ++i) acc[i] = (float4)(0.0f);                                      \
         float ra[BK * 8 * TY / (TX * TY)], rb[BK * 8 * TX / (TX * TY)];                                              \
-        const int steps = (K + BK - 1) / BK;                                                                         \
+        const int steps = (kend - kbeg + BK - 1) / BK;                                                               \
         for (int t = 0; t <= steps; ++t) {                                                                           \
             if (t < steps) {                                                                                         \
-                int k0 = t * BK;                                                                                     \
+                int k0 = kbeg + t * BK;                                                                              \
                 _Pragma("unroll") for (int r = 0; r < A_PER; ++r) {                                                  \
                     int e = tid + r * NT;                                                                            \
                     int mm = a_sk == 1 ? e / BK : e % BM, kk = a_sk == 1 ? e % BK : e / BM;                          \
                     int gm = m0 + mm, gk = k0 + kk;                                                                  \
-                    ra[r] = (gm < M && gk < K) ? pa[gm * a_sm + gk * a_sk] : 0.0f;                                   \
+                    ra[r] = (gm < M && gk < kend) ? pa[gm * a_sm + gk * a_sk] : 0.0f;                                \
                 }                                                                                                    \
                 _Pragma("unroll") for (int r = 0; r < B_PER; ++r) {                                                  \
                     int e = tid + r * NT;                                                                            \
                     int nn = b_sn == 1 ? e % BN : e / BK, kk = b_sn == 1 ? e / BN : e % BK;                          \
                     int gn = n0 + nn, gk = k0 + kk;                                                                  \
-                    rb[r] = (gn < N && gk < K) ? pb[gk * b_sk + gn * b_sn] : 0.0f;                                   \
+                    rb[r] = (gn < N && gk < kend) ? pb[gk * b_sk + gn * b_sn] : 0.0f;                                \
                 }                                                                                                    \
             }                                                                                                        \
             if (t > 0) {                                                                                             \
@@ -107,7 +110,9 @@
             if (gm < M) {                                                                                            \
                 _Pragma("unroll") for (int q = 0; q < 4; ++q) {                                                      \
                     int gn = gn0 + q;                                                                                \
-                    if (gn < N) {                                                                                    \
+                    if (gn < N && S > 1) {                                                                           \
+                        part[parto + (sl * M + gm) * N + gn] = v[q];                                                 \
+                    } else if (gn < N) {                                                                             \
                         float o = alpha * v[q];                                                                      \
                         if (has_c) o += beta * c[co + gm * c_sm + gn * c_sn];                                        \
                         yb[gm * y_sm + gn] = activate(o, act, aa, ab);                                               \
@@ -204,3 +209,16 @@ GEMM8(n64, 8, 16, 16)
 CONV8(b128, 16, 16, 16)
 CONV8(b64, 16, 8, 16)
 CONV8(n64, 8, 16, 16)
+
+__kernel void gemm8_splitk_reduce(__global const float *part, int parto, int S, int M, int N, __global float *y,
+                                  int yo, int y_sm, __global const float *c, int co, int has_c, int c_sm, int c_sn,
+                                  float alpha, float beta, int act, float aa, float ab) {
+    int i = get_global_id(0);
+    if (i >= M * N) return;
+    int gm = i / N, gn = i - gm * N;
+    float sum = 0.0f;
+    for (int s = 0; s < S; ++s) sum += part[parto + s * M * N + i];
+    float o = alpha * sum;
+    if (has_c) o += beta * c[co + gm * c_sm + gn * c_sn];
+    y[yo + gm * y_sm + gn] = activate(o, act, aa, ab);
+}
