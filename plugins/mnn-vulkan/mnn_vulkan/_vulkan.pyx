@@ -67,6 +67,7 @@ cdef extern from "mvk.h" nogil:
     void mvk_context_copy_stats(mvk_context *ctx, mvk_copy_stats *out)
     uint64_t mvk_context_allocations(mvk_context *ctx)
     uint32_t mvk_context_memory_types(mvk_context *ctx, uint32_t *flags, uint64_t *heap_bytes, uint32_t max)
+    void mvk_context_staging_flags(mvk_context *ctx, uint32_t *staging, uint32_t *upload)
     mvk_transfer *mvk_transfer_create(mvk_buffer *buf, uint64_t offset, uint64_t size, int half, int to_device)
     mnn_execution *mvk_transfer_execution(mvk_transfer *t)
     void mvk_transfer_destroy(mvk_transfer *t)
@@ -157,6 +158,11 @@ def validation():
     return bool(mvk_validation_active()), n, (<bytes>last).decode("utf-8", "replace")
 
 
+def _memory_flags(uint32_t flags):
+    names = ("DEVICE_LOCAL", "HOST_VISIBLE", "HOST_COHERENT", "HOST_CACHED", "LAZILY_ALLOCATED", "PROTECTED")
+    return "|".join(nm for k, nm in enumerate(names) if flags & (1 << k)) or "-"
+
+
 cdef class Context:
     """One logical device with its compute queue."""
 
@@ -219,9 +225,13 @@ cdef class Context:
         cdef uint32_t flags[32]
         cdef uint64_t heaps[32]
         cdef uint32_t n = min(mvk_context_memory_types(self.ctx, flags, heaps, 32), 32)
-        names = ("DEVICE_LOCAL", "HOST_VISIBLE", "HOST_COHERENT", "HOST_CACHED", "LAZILY_ALLOCATED", "PROTECTED")
-        return [("|".join(nm for k, nm in enumerate(names) if flags[i] & (1 << k)) or "-", int(heaps[i]))
-                for i in range(n)]
+        return [(_memory_flags(flags[i]), int(heaps[i])) for i in range(n)]
+
+    def staging_memory(self):
+        """(staging buffer, runs' uploads): the property names of their memory ("" before any)."""
+        cdef uint32_t staging = 0, upload = 0
+        mvk_context_staging_flags(self.ctx, &staging, &upload)
+        return _memory_flags(staging) if staging else "", _memory_flags(upload) if upload else ""
 
     def allocations(self):
         """Device memory blocks, command buffers and descriptor pools made in this context so far."""

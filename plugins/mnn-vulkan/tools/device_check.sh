@@ -12,9 +12,10 @@
 #            test_gemm_warp.py, test_conv_warp.py
 #   gemm     tools/bench_gemm.py: GPU ms and TFLOP/s of BERT-base's and ViT-S/16's batch-16 MLP GEMMs and
 #            4096^3 on the default (gemm_warp.comp's 128x128 blocks, K slices of 8 up to K = 576), gemm.comp,
-#            gemm_big.comp and gemm_warp.comp (128x128 in K slices of 16 and of 8) against cuBLAS fp32 (TF32
-#            off); ResNet-50's 3x3 convolutions at batch 16 on conv2d.comp, the default and conv_warp.comp
-#            (128x128, auto in K slices of 8) against cuDNN fp32
+#            gemm_big.comp, gemm_warp.comp (128x128 in K slices of 16 and of 8) and gemm_warp_wide.comp (8x16
+#            per invocation: 128x128 in slices of 16 and 8, 256x128, 128x256) against cuBLAS fp32 (TF32 off);
+#            ResNet-50's 3x3 convolutions at batch 16 on conv2d.comp, the default and conv_warp.comp (128x128,
+#            auto in K slices of 8) against cuDNN fp32
 #   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
@@ -27,7 +28,8 @@
 #            fill the GPU, K slices of 8 up to K = 576; conv_warp.comp for 3x3s of <= 64 channels) against
 #            gemm_big.comp in its place (vulkan.big_gemm_shader=big, the default before), conv2d.comp for
 #            every convolution (vulkan.conv_warp=0), K slices of 16 throughout (vulkan.big_gemm_bk=16) and
-#            the half-size blocks' rule (vulkan.big_gemm=auto), GPU ms by shader
+#            the half-size blocks' rule (vulkan.big_gemm=auto), gemm_warp_wide.comp's 128x128 blocks
+#            (vulkan.big_gemm_shader=warp-wide), GPU ms by shader
 #   bench16  benchmarks/bench_gpu.py --batch 16, mnn-vulkan (the default) against PyTorch eager
 #   copies   tools/profile_vulkan.py --split at batch 16 (resnet-50: 9.6 MB in; bert-base: 6.3 MB out): where a
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
@@ -91,7 +93,8 @@ fi
 if wants gemm; then
     t0=$SECONDS
     (cd /tmp && timeout ${GEMM_LIMIT:-90} $PY "$ROOT/plugins/mnn-vulkan/tools/bench_gemm.py" --repeat 10 \
-        $(for v in ${GEMM_VARIANTS:-default gemm big-128x128 warp-128x128 warp-bk8}; do echo --variant $v; done) \
+        $(for v in ${GEMM_VARIANTS:-default gemm big-128x128 warp-128x128 warp-bk8 wide-128x128 wide-128x128-bk8 \
+            wide-256x128 wide-128x256}; do echo --variant $v; done) \
         $(for v in ${CONV_VARIANTS:-conv2d conv-default conv-warp-128x128 conv-warp-bk8}; do echo --conv-variant $v; done)) \
         >"$OUT/bench_gemm.log" 2>&1
     say "bench_gemm ($((SECONDS - t0)) s): float32 GEMMs per shader and block, GPU ms and TFLOP/s"
@@ -140,7 +143,7 @@ wants sweep && sweep sweep "${SWEEP_LIMIT:-130}" 1 "split-K GEMMs (default) agai
 wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-240}" 16 \
     "batch 16, the default against gemm_big.comp, conv2d.comp, K slices of 16, the half-size blocks" \
     default= big=vulkan.big_gemm_shader=big conv2d=vulkan.conv_warp=0 bk16=vulkan.big_gemm_bk=16 \
-    warp-auto=vulkan.big_gemm=auto
+    warp-auto=vulkan.big_gemm=auto wide=vulkan.big_gemm_shader=warp-wide
 if wants bench16; then
     t0=$SECONDS
     (cd /tmp && timeout ${BENCH16_LIMIT:-90} $PY "$ROOT/benchmarks/bench_gpu.py" --batch 16 --repeat 20 --warmup 3 \
@@ -185,7 +188,7 @@ for mb, shape in ((9.6, (16, 3, 224, 224)), (6.3, (16, 128, 768))):
 EOF
     )
     say "copies ($((SECONDS - t0)) s): batch 16, where a run goes besides the dispatches (copies.log has all)"
-    grep -E '^-- |^memory types|wall, plain|host side|upload step|download step|memcpy|copy commands|fence waits|besides|^torch' \
+    grep -E '^-- |^memory types|^staging buffer|wall, plain|host side|upload step|download step|memcpy|copy commands|fence waits|besides|^torch' \
         "$OUT/copies.log" | tee -a "$OUT/summary.txt"
 fi
 say "done in $((SECONDS - T0)) s"

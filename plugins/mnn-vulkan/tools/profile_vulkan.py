@@ -154,6 +154,8 @@ def print_split(title: str, sess, feeds: dict, context, repeat: int) -> None:
     print(
         "memory types: " + ", ".join(f"{flags} ({heap / 2**30:.1f} GiB heap)" for flags, heap in context.memory_types())
     )
+    staging, upload = context.staging_memory()
+    print(f"staging buffer: {staging or '(none: mapped arena)'}; uploads written into: {upload or '-'}")
     print(f"{title} {knobs or ''}: where a run goes, median of {repeat} runs (ms)")
     print(f"  {'wall, plain run (copy=False)':<72} {statistics.median(plain[3:]):9.3f}")
     for name, values in rows.items():

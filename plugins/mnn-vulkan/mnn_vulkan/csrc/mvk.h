@@ -87,6 +87,8 @@ uint64_t mvk_context_allocations(mvk_context *ctx);
 /* The device's memory types (at most `max`): VkMemoryPropertyFlags and the size of each one's heap;
  * returns how many there are. */
 uint32_t mvk_context_memory_types(mvk_context *ctx, uint32_t *flags, uint64_t *heap_bytes, uint32_t max);
+/* VkMemoryPropertyFlags of the staging buffer and of what runs' uploads are written into (0: none yet) */
+void mvk_context_staging_flags(mvk_context *ctx, uint32_t *staging, uint32_t *upload);
 
 /* -- memory: host_mapped=1 asks for host-visible coherent memory used through
  * its mapping; 0 asks for device-local memory reached through staging. */

@@ -132,6 +132,7 @@ struct mvk_buffer {
     VkDeviceMemory memory;
     uint64_t size;
     void *mapped; /* NULL: reached through staging */
+    uint32_t flags; /* VkMemoryPropertyFlags of its memory type */
 };
 
 struct mvk_pipeline {

@@ -79,6 +79,7 @@ mvk_buffer *mvk_buffer_create(mvk_context *ctx, uint64_t size, int host_mapped, 
         mvk_set_error(err, errlen, "no %s memory type for a buffer", host_mapped ? "host-visible" : "device");
         goto fail;
     }
+    b->flags = ctx->memory.memoryTypes[type].propertyFlags;
     VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, (uint32_t)type};
     VkResult r = vk.vkAllocateMemory(ctx->device, &ai, NULL, &b->memory);
     __atomic_fetch_add(&ctx->allocations, 1, __ATOMIC_RELAXED);
@@ -188,6 +189,13 @@ uint32_t mvk_context_memory_types(mvk_context *ctx, uint32_t *flags, uint64_t *h
         heap_bytes[i] = ctx->memory.memoryHeaps[ctx->memory.memoryTypes[i].heapIndex].size;
     }
     return n;
+}
+
+void mvk_context_staging_flags(mvk_context *ctx, uint32_t *staging, uint32_t *upload) {
+    pthread_mutex_lock(&ctx->copy_lock);
+    *staging = ctx->staging ? ctx->staging->flags : 0;
+    *upload = ctx->upload ? ctx->upload->flags : *staging;
+    pthread_mutex_unlock(&ctx->copy_lock);
 }
 
 uint64_t mvk_context_allocations(mvk_context *ctx) { return __atomic_load_n(&ctx->allocations, __ATOMIC_RELAXED); }
