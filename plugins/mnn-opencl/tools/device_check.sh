@@ -71,7 +71,7 @@ if wants ab; then
         path=$(onnx_of "$m")
         [ -z "$path" ] && { say "ab $m: no ONNX file"; continue; }
         t0=$SECONDS
-        (cd "$ROOT/plugins/mnn-opencl/tools" && timeout ${AB_LIMIT:-40} $PY ab.py "$path" --batch ${BATCH:-16} --runs 9 \
+        (cd "$ROOT/plugins/mnn-opencl/tools" && timeout ${AB_LIMIT:-60} $PY ab.py "$path" --batch ${BATCH:-16} --runs 9 \
             --variant before:opencl.gemm8=off --variant blocks8: --variant b64-more:opencl.gemm8_b128_min=198 \
             --variant splitk:opencl.gemm8_splitk=fill) \
             >"$OUT/ab_$(tag_of "$m").log" 2>&1
