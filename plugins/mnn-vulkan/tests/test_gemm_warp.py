@@ -202,6 +202,7 @@ def test_registers_stay_registers():
     from mnn_core.backend.kit import spirv
 
     assert _function_variables(spirv.spirv("gemm_warp")) == 0
+    assert _function_variables(spirv.spirv("gemm_warp_wide")) == 0
     assert _function_variables(spirv.spirv("conv_warp")) == 0
 
 
@@ -235,3 +236,67 @@ def test_split_k(rng, splits, bias_shape):
     options = _options("128x128") | {"vulkan.big_gemm_splitk": splits}
     shaders = _check(b.build(), {"x": rng.standard_normal((70, 96)).astype("float32")}, options)
     assert "gemm_warp" in shaders and "splitk_reduce" in shaders, shaders
+
+
+WIDE_BLOCKS = ["128x128", "256x128", "128x256"]
+
+
+def _wide(block: str, vec: bool = True) -> dict:
+    return {"vulkan.big_gemm": block, "vulkan.big_gemm_shader": "warp-wide", "vulkan.big_gemm_vec": vec}
+
+
+@pytest.mark.parametrize("vec", [True, False], ids=["vec4", "scalar"])
+@pytest.mark.parametrize("block", WIDE_BLOCKS)
+@pytest.mark.parametrize(
+    "a_shape,b_shape",
+    [
+        ((130, 68), (68, 260)),  # partial blocks both ways, a second block of 128 columns
+        ((259, 67), (67, 129)),  # K and N not multiples of 4; M past 256
+        ((1, 200, 40), (40, 300)),  # K = 40: slices of 8 and a half
+        ((70, 3), (3, 66)),  # K below one slice and below 4
+        ((2, 3, 65, 17), (2, 3, 17, 70)),  # batched
+    ],
+)
+def test_wide_matmul(rng, block, vec, a_shape, b_shape):
+    """gemm_warp_wide.comp (each invocation 8x16 outputs, 32 x 128 per warp) on every block."""
+    b = mnn.GraphBuilder()
+    x = b.input("x", a_shape)
+    b.output(b.MatMul(x, b.const(rng.standard_normal(b_shape).astype("float32"))), "y")
+    feeds = {"x": rng.standard_normal(a_shape).astype("float32")}
+    assert "gemm_warp_wide" in _check(b.build(), feeds, _wide(block, vec))
+
+
+@pytest.mark.parametrize("trans_a", [0, 1])
+@pytest.mark.parametrize("trans_b", [0, 1])
+@pytest.mark.parametrize("bias_shape", [(140,), (44, 1)])
+def test_wide_gemm_transposes_bias_gelu(rng, trans_a, trans_b, bias_shape):
+    m, k, n = 44, 132, 140
+    b = mnn.GraphBuilder()
+    x = b.input("x", (k, m) if trans_a else (m, k))
+    w = b.const(rng.standard_normal((n, k) if trans_b else (k, n)).astype("float32"))
+    c = b.const(rng.standard_normal(bias_shape).astype("float32"))
+    b.output(b.Gelu(b.Gemm(x, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0)), "y")
+    x = rng.standard_normal((k, m) if trans_a else (m, k)).astype("float32")
+    assert "gemm_warp_wide" in _check(b.build(), {"x": x}, _wide("128x128"))
+
+
+def test_wide_blocks_fit_the_staging_registers():
+    """As test_every_block_fits_the_staging_registers, for WARP_WIDE_GEMM's blocks at either depth."""
+    from mnn_vulkan.kernels.matmul import WARP_WIDE_GEMM, warp_blocks
+
+    for local, warps_n in WARP_WIDE_GEMM.values():
+        nt = local[0]
+        bm, bn = warp_blocks(local, warps_n, wide=True)
+        assert nt % 32 == 0 and bm * bn == 128 * nt
+        for bk in (8, 16):
+            for side in (bm, bn):
+                assert bk * side % (4 * nt) == 0 and bk * side // (4 * nt) <= 4
+
+
+def test_wide_takes_the_default_rule():
+    from mnn_vulkan.kernels.matmul import WARP_WIDE_GEMM, big_gemm_local
+
+    h100 = SimpleNamespace(type="discrete", name="NVIDIA H100", props={"sm_count": 132})
+    rec = SimpleNamespace(device=h100, options={"vulkan.big_gemm_shader": "warp-wide"}, half=False)
+    assert big_gemm_local(rec, 2048, 768, 3072, 1) == WARP_WIDE_GEMM["128x128"]
+    assert big_gemm_local(rec, 128, 768, 3072, 1) is None

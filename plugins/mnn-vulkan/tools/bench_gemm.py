@@ -53,6 +53,11 @@ VARIANTS = {
         "vulkan.big_gemm_bk": 16,
     },
     "warp-bk8": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 8},
+    # gemm_warp_wide.comp: 8x16 outputs per invocation (4 warps on 128x128, 8 on 256x128 and 128x256)
+    "wide-128x128": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp-wide", "vulkan.big_gemm_bk": 16},
+    "wide-128x128-bk8": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp-wide", "vulkan.big_gemm_bk": 8},
+    "wide-256x128": {"vulkan.big_gemm": "256x128", "vulkan.big_gemm_shader": "warp-wide"},
+    "wide-128x256": {"vulkan.big_gemm": "128x256", "vulkan.big_gemm_shader": "warp-wide"},
     "warp-scalar": {
         "vulkan.big_gemm": "128x128",
         "vulkan.big_gemm_shader": "warp",

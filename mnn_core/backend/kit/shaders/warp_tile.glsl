@@ -7,15 +7,22 @@
 // Both slices are staged k-major (A transposed), in two shared buffers: the next slice's global
 // loads are issued before the current slice's FMAs and stored into the other buffer after them;
 // one barrier per slice.
+// With WARP_WIDE defined (gemm_warp_wide.comp) a warp's tile is 32 x 128 and an invocation's 8x16:
+// columns lx*4.., 32 + lx*4.., 64 + .., 96 + ..: 4 vec4s of B and 2 of A per k for 128 FMAs.
 
 layout(constant_id = 3) const uint WARPS_N = 2;  // warps side by side along N (the rest along M)
 layout(constant_id = 4) const uint VEC = 0;  // 1: 16-byte loads and stores allowed
 layout(constant_id = 5) const uint BK = 16;  // a multiple of 4; 8 where shared memory is 32 KiB
 
+#ifdef WARP_WIDE
+#define WARP_NH 4  // column quarters of 4 an invocation computes, 32 apart
+#else
+#define WARP_NH 2
+#endif
 const uint NT = gl_WorkGroupSize.x;
 const uint WARPS_M = NT / 32 / WARPS_N;
 const uint BM = 32 * WARPS_M;
-const uint BN = 64 * WARPS_N;
+const uint BN = 32 * WARP_NH * WARPS_N;
 const uint LDA = BM / 4 + 1;  // vec4s per staged k-row, one padding vec4 against bank conflicts
 const uint LDB = BN / 4 + 1;
 const uint A_VECS = BK * BM / 4 / NT;  // groups of 4 elements of A each invocation stages per slice
@@ -41,10 +48,31 @@ void stage_a(uint buf, uint g, bool along_k, vec4 v) {
 // the invocation's vec4 index of its first rows in As (ia) and of its first columns in Bs (ib)
 #define WARP_PLACE(tid, ia, ib)                                  \
     uint ia = ((tid) / 32 / WARPS_N) * 8 + (tid) % 32 / 8;      \
-    uint ib = ((tid) / 32 % WARPS_N) * 16 + (tid) % 8;
+    uint ib = ((tid) / 32 % WARPS_N) * (8 * WARP_NH) + (tid) % 8;
 
-// acc[r * 2 + h] += the slice in buffer cur: row r of the invocation's 8 (ly*4 + r, then
-// 16 + ly*4 + r - 4), columns lx*4.. (h = 0) or 32 + lx*4..
+// acc[r * WARP_NH + h] += the slice in buffer cur: row r of the invocation's 8 (ly*4 + r, then
+// 16 + ly*4 + r - 4), columns h*32 + lx*4..
+#ifdef WARP_WIDE
+#define WARP_FMAS(acc, cur)                                                              \
+    [[unroll]] for (uint kk = 0; kk < BK; ++kk) {                                        \
+        vec4 av0 = As[cur][kk * LDA + ia];                                               \
+        vec4 av1 = As[cur][kk * LDA + ia + 4];                                           \
+        vec4 bv0 = Bs[cur][kk * LDB + ib];                                               \
+        vec4 bv1 = Bs[cur][kk * LDB + ib + 8];                                           \
+        vec4 bv2 = Bs[cur][kk * LDB + ib + 16];                                          \
+        vec4 bv3 = Bs[cur][kk * LDB + ib + 24];                                          \
+        [[unroll]] for (uint i = 0; i < 4; ++i) {                                        \
+            acc[i * 4] = fma(vec4(av0[i]), bv0, acc[i * 4]);                             \
+            acc[i * 4 + 1] = fma(vec4(av0[i]), bv1, acc[i * 4 + 1]);                     \
+            acc[i * 4 + 2] = fma(vec4(av0[i]), bv2, acc[i * 4 + 2]);                     \
+            acc[i * 4 + 3] = fma(vec4(av0[i]), bv3, acc[i * 4 + 3]);                     \
+            acc[16 + i * 4] = fma(vec4(av1[i]), bv0, acc[16 + i * 4]);                   \
+            acc[16 + i * 4 + 1] = fma(vec4(av1[i]), bv1, acc[16 + i * 4 + 1]);           \
+            acc[16 + i * 4 + 2] = fma(vec4(av1[i]), bv2, acc[16 + i * 4 + 2]);           \
+            acc[16 + i * 4 + 3] = fma(vec4(av1[i]), bv3, acc[16 + i * 4 + 3]);           \
+        }                                                                                \
+    }
+#else
 #define WARP_FMAS(acc, cur)                                                              \
     [[unroll]] for (uint kk = 0; kk < BK; ++kk) {                                        \
         vec4 av0 = As[cur][kk * LDA + ia];                                               \
@@ -58,3 +86,4 @@ void stage_a(uint buf, uint g, bool along_k, vec4 v) {
             acc[8 + i * 2 + 1] = fma(vec4(av1[i]), bv1, acc[8 + i * 2 + 1]);             \
         }                                                                                \
     }
+#endif

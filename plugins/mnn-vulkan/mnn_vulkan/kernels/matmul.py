@@ -296,13 +296,13 @@ def _big_by_default(device, m: int, n: int, batch: int) -> tuple | None:
 
 def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     """The large-block shader's work group for a float32 M x N output (`batch` times), or None for
-    gemm.comp: gemm_big.comp's (BIG_GEMM), or gemm_warp.comp's (WARP_GEMM) where "vulkan.big_gemm_shader"
-    says "warp". By default 128x128 blocks on a discrete GPU where they fill it (_big_by_default;
-    under "warp" _warp_by_default).
-    "vulkan.big_gemm" or MNN_VULKAN_BIG_GEMM: "0" (never), a block size (forced on every such GEMM:
-    "128x128" or "64x128", and "128x64" for gemm_warp), "auto" (gemm_big: 128x128 blocks where the
-    output holds one and they give BIG_GEMM_ENOUGH work groups, else 64x128 where those do;
-    gemm_warp: warp_block's choice, on any device). Forced tilings ("vulkan.tiles") keep gemm.comp;
+    gemm.comp: gemm_warp.comp's (WARP_GEMM), gemm_big.comp's (BIG_GEMM) or gemm_warp_wide.comp's
+    (WARP_WIDE_GEMM), as "vulkan.big_gemm_shader" says. By default 128x128 blocks on a discrete GPU
+    where they fill it (_big_by_default), whichever the shader.
+    "vulkan.big_gemm" or MNN_VULKAN_BIG_GEMM: "0" (never), a block of the shader's table (forced on
+    every such GEMM), "auto" (gemm_big: 128x128 blocks where the output holds one and they give
+    BIG_GEMM_ENOUGH work groups, else 64x128 where those do; gemm_warp: warp_block's choice;
+    gemm_warp_wide: 128x128; on any device). Forced tilings ("vulkan.tiles") keep gemm.comp;
     so does a K past lavapipe's loop budget."""
     options = rec.options or {}
     wanted = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "default")) or "default")
@@ -311,14 +311,19 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
         return None
     if budget_of(rec.device.name) is not None and k > 16384:
         return None
-    warp = big_gemm_shader(options) == "warp"
-    table = WARP_GEMM if warp else BIG_GEMM
+    shader = big_gemm_shader(options)
+    warp = shader == "warp"
+    table = {"big": BIG_GEMM, "warp": WARP_GEMM, "warp-wide": WARP_WIDE_GEMM}[shader]
     if wanted in table:
         return table[wanted]
     if wanted == "default":
-        return _warp_by_default(rec.device, m, n, batch) if warp else _big_by_default(rec.device, m, n, batch)
+        if shader == "big":
+            return _big_by_default(rec.device, m, n, batch)
+        return table["128x128"] if _big_by_default(rec.device, m, n, batch) is not None else None
     if wanted != "auto":
         raise ValueError(f"vulkan.big_gemm must be default, auto, {', '.join(table)} or 0, got {wanted!r}")
+    if shader == "warp-wide":
+        return table["128x128"] if m >= 64 and n >= 64 else None
     if warp:
         return WARP_GEMM[warp_block(rec.device, m, n, batch)] if m >= 64 and n >= 64 else None
     for local in BIG_GEMM.values():
@@ -331,6 +336,9 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
 #: gemm_warp.comp's work groups by block of C: (local size, warps along N); every warp computes 32 x 64
 #: outputs, every invocation 8x8
 WARP_GEMM = {"128x128": ((256, 1, 1), 2), "128x64": ((128, 1, 1), 1), "64x128": ((128, 1, 1), 2)}
+#: gemm_warp_wide.comp's (vulkan.big_gemm_shader=warp-wide): every warp computes 32 x 128 outputs, every
+#: invocation 8x16; 4 warps make a 128x128 block, 8 a 256x128 or 128x256 one
+WARP_WIDE_GEMM = {"128x128": ((128, 1, 1), 1), "256x128": ((256, 1, 1), 1), "128x256": ((256, 1, 1), 2)}
 #: waves of 128x128 blocks (work groups per SM) below which "auto" takes a block of half the size (the
 #: default does not: on the H100 half-size blocks lost to 128x128 on every GEMM of BERT-base and ViT-S/16
 #: at batch 16, however few groups 128x128 gave; benchmarks/RESULTS_GPU.md)
@@ -342,20 +350,15 @@ WARP_BK8_MAX_K = 576
 
 
 def big_gemm_shader(options: dict) -> str:
-    """ "warp" (gemm_warp.comp, the default) or "big" (gemm_big.comp, the default before): the option
+    """ "warp" (gemm_warp.comp, the default), "big" (gemm_big.comp, the default before) or "warp-wide"
+    (gemm_warp_wide.comp: WARP_WIDE_GEMM's blocks, its default 128x128): the option
     "vulkan.big_gemm_shader" or MNN_VULKAN_BIG_GEMM_SHADER, for A/B sweeps on a device
     (tools/bench_gemm.py, sweep_tiling.py) and a way back."""
     wanted = options.get("vulkan.big_gemm_shader", os.environ.get("MNN_VULKAN_BIG_GEMM_SHADER", "warp"))
     wanted = str(wanted or "warp").lower()
-    if wanted not in ("big", "warp"):
-        raise ValueError(f"vulkan.big_gemm_shader must be big or warp, got {wanted!r}")
+    if wanted not in ("big", "warp", "warp-wide"):
+        raise ValueError(f"vulkan.big_gemm_shader must be big, warp or warp-wide, got {wanted!r}")
     return wanted
-
-
-def _warp_by_default(device, m: int, n: int, batch: int) -> tuple | None:
-    """gemm_warp.comp's 128x128 blocks where gemm_big.comp's default takes its own (_big_by_default: a
-    discrete GPU, an output of at least 128 each way, enough work groups); else None."""
-    return WARP_GEMM["128x128"] if _big_by_default(device, m, n, batch) is not None else None
 
 
 def warp_block(device, m: int, n: int, batch: int) -> str:
@@ -371,14 +374,13 @@ def warp_block(device, m: int, n: int, batch: int) -> str:
     return "128x64" if tall > wide or (tall == wide and m >= n) else "64x128"
 
 
-def warp_spec(device, options: dict, local: tuple, warps_n: int, k: int = 0) -> tuple:
+def warp_spec(device, options: dict, local: tuple, warps_n: int, k: int = 0, wide: bool = False) -> tuple:
     """gemm_warp.comp's specialization constants (WARPS_N, VEC, BK): 16-byte loads where every
     storage buffer is bound at a 16-byte boundary (the option "vulkan.big_gemm_vec" False turns them
     off, for tests); K slices of 8 for a K of at most WARP_BK8_MAX_K, else 16 where two buffered ones
     fit in shared memory, else 8; "vulkan.big_gemm_bk" 8 or 16 forces a depth (for sweeps; 16 only
     where it fits)."""
-    nt = local[0]
-    bm, bn = 32 * (nt // 32 // warps_n), 64 * warps_n
+    bm, bn = warp_blocks(local, warps_n, wide)
     vec = int(
         device.props.get("min_storage_align", 0) % 16 == 0
         and str(options.get("vulkan.big_gemm_vec", True)).lower() not in ("0", "false")
@@ -395,9 +397,9 @@ def warp_spec(device, options: dict, local: tuple, warps_n: int, k: int = 0) -> 
     return warps_n, vec, bk
 
 
-def warp_blocks(local: tuple, warps_n: int) -> tuple:
-    """(BM, BN) of a gemm_warp.comp work group."""
-    return 32 * (local[0] // 32 // warps_n), 64 * warps_n
+def warp_blocks(local: tuple, warps_n: int, wide: bool = False) -> tuple:
+    """(BM, BN) of a gemm_warp.comp work group (gemm_warp_wide.comp's where `wide`)."""
+    return 32 * (local[0] // 32 // warps_n), (128 if wide else 64) * warps_n
 
 
 def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int = 0) -> None:
@@ -408,11 +410,14 @@ def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int
         rec.dispatch("gemm_coop", bindings, push, (cdiv(n, COOP_BLOCK), cdiv(m, COOP_BLOCK), batch), COOP_LOCAL)
         return
     local = big_gemm_local(rec, m, n, k, batch)
-    if local is not None and big_gemm_shader(rec.options or {}) == "warp":
+    shader = big_gemm_shader(rec.options or {})
+    if local is not None and shader in ("warp", "warp-wide"):
         local, warps_n = local
-        bm, bn = warp_blocks(local, warps_n)
-        spec = warp_spec(rec.device, rec.options or {}, local, warps_n, k)
-        rec.dispatch("gemm_warp", bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
+        wide = shader == "warp-wide"
+        bm, bn = warp_blocks(local, warps_n, wide)
+        spec = warp_spec(rec.device, rec.options or {}, local, warps_n, k, wide)
+        name = "gemm_warp_wide" if wide else "gemm_warp"
+        rec.dispatch(name, bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
         return
     if local is not None:
         bk = big_gemm_bk(rec.device, local)
