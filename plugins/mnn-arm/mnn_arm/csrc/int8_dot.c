@@ -54,7 +54,9 @@
     "sdot v30.4s, v1.16b, v4.4b[2]\n" \
     "sdot v31.4s, v1.16b, v4.4b[3]\n"
 #define ZERO4_ASM(a, b, c, d) "movi " a ".16b, #0\nmovi " b ".16b, #0\nmovi " c ".16b, #0\nmovi " d ".16b, #0\n"
-static void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b, int32_t *acc) {
+/* inlined: as a call (two callers) it cost about 10 instructions a tile, 8% of a 1x1 layer of 16 channels */
+static inline __attribute__((always_inline)) void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b,
+                                                                 int32_t *acc) {
     int64_t n4 = groups >> 2, n1 = groups & 3;
     __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
                          ZERO4_ASM("v16", "v17", "v18", "v19") ZERO4_ASM("v20", "v21", "v22", "v23")
@@ -90,7 +92,8 @@ static void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b, int
 /* The same tile with B read in place (arm_q_conv3x3_tiles): for each of the 9 taps, its channel quads' k-groups
  * at b + off[tap] + q * off[10] (off[9] quads), one load of A and one post-indexed load of B per group as in
  * the packed loop, the tap's base once per tap. */
-static void kloop_dot_8x12_at(const int8_t *a, const int8_t *b, const int64_t *off, int32_t *acc) {
+static inline __attribute__((always_inline)) void kloop_dot_8x12_at(const int8_t *a, const int8_t *b, const int64_t *off,
+                                                                    int32_t *acc) {
     int64_t taps = 9;
     const int64_t nq = off[9], step = off[10];
     __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
