@@ -218,6 +218,33 @@ def _transposed_choice(options):
     return None if choice == "auto" else choice == "on"
 
 
+#: the AVX-512 tile's rows _stride2_transposed was measured with (isa_avx512_t14.c, Zen 5's)
+STRIDE2_TRANSPOSED_MR = 14
+
+
+def _stride2_transposed(geo, w_shape, isa: str) -> bool | None:
+    """True for a stride-2 kernel larger than 1x1 on AVX-512's 14-row tile that fills at least as many of the register
+    tile's lanes transposed as in the usual orientation, within the lane rule's bounds on pixels and taps;
+    else None (the lane rule of _x86_conv.pxi decides, which asks for TRANSPOSED_IM2COL_MIN_GAIN, 4 % more
+    lanes). Both orientations copy the input (im2col), so at stride 2 even lanes pay: on Zen 5, 48 -> 96
+    and 80 -> 80 on 40x40 and 128 -> 256 on 20x20 (1.005-1.04 the lanes) ran 1.24-1.35x faster transposed
+    at batch 8, and from 0.96x to 1.24x at batch 1 (benchmarks/RESULTS_ZOO.md, 2026-12-07)."""
+    o, cg, kh, kw = w_shape
+    if isa != "avx512" or _x86 is None or (kh, kw) == (1, 1) or tuple(geo["strides"]) != (2, 2):
+        return None
+    t = _x86.table_info(isa)
+    if t["mr"] != STRIDE2_TRANSPOSED_MR:
+        return None
+    pixels, taps = geo["out"][2] * geo["out"][3], cg * kh * kw
+    if not 0 < pixels <= _x86.TRANSPOSED_MAX_PIXELS or (
+        pixels > _x86.TRANSPOSED_SMALL_PIXELS and taps < _x86.TRANSPOSED_LONG_K
+    ):
+        return None
+    usual = _x86._lanes_used(o, t["mr"]) * _x86._lanes_used(pixels, t["nr"], t["vlen"])
+    swapped = _x86._lanes_used(pixels, t["mr"]) * _x86._lanes_used(o, t["nr"], t["vlen"])
+    return True if swapped >= usual else None
+
+
 def _conv_setup(node, ins, outs, constants, ctx, isa):
     """The parameters _x86.conv takes for this Conv (p, its weight and bias, whether it has a bias)."""
     x_shape, w_shape = static_shape(ins[0]), static_shape(ins[1])
@@ -236,6 +263,8 @@ def _conv_setup(node, ins, outs, constants, ctx, isa):
     options = getattr(ctx, "options", None)
     p["winograd"] = use_winograd(geo, x_shape, w_shape, weight, options)
     p["transposed"] = _transposed_choice(options)
+    if p["transposed"] is None:
+        p["transposed"] = _stride2_transposed(geo, w_shape, isa)
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
     p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"], isa) and not depthwise
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them

@@ -394,6 +394,29 @@ def test_transposed_conv_choice(rng, conv_kinds):
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm_t", "gemm", "winograd"]
 
 
+@pytest.mark.skipif("avx512" not in _supported(), reason="the rule is AVX-512's (this CPU lacks it)")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_stride2_transposed_at_even_lanes(rng, conv_kinds, threads, avx512_tile):
+    """On AVX-512's 14-row tile a stride-2 3x3 runs transposed where that fills at least as many lanes as the usual
+    orientation (ops_conv._stride2_transposed; the lane rule asks for 4 % more): 48 -> 96 and 80 -> 80 on
+    40x40, 128 -> 256 on 20x20. The same 48 -> 96 at stride 1 (Winograd off), on AVX2, or where the usual
+    orientation fills more (56 outputs, an 8x8 output plane) keeps the usual GEMM. All match the reference;
+    the other tiles (not measured) keep the lane rule's choice."""
+    if avx512_tile != "14x32":
+        pytest.skip("the rule is the 14-row tile's (ops_conv.STRIDE2_TRANSPOSED_MR)")
+    relu = {"pads": [1, 1, 1, 1], "strides": [2, 2], "activation": "relu"}
+    for c, o, hw in [(48, 96, 40), (80, 80, 40), (128, 256, 20)]:
+        _run_conv([_r(rng, 2, c, hw, hw), _r(rng, o, c, 3, 3, scale=0.1), _r(rng, o)], relu, "avx512", threads, {})
+    assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm_t"] * 3
+    conv_kinds.clear()
+    x, wt = _r(rng, 2, 48, 20, 20), _r(rng, 96, 48, 3, 3, scale=0.1)
+    _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "avx512", threads, {"x86.winograd": "off"}, constant=(1,))
+    _run_conv([_r(rng, 2, 48, 16, 16), _r(rng, 56, 48, 3, 3, scale=0.1)], relu, "avx512", threads, {}, (1,))
+    if "avx2" in _supported():
+        _run_conv([_r(rng, 2, 48, 40, 40), wt], relu, "avx2", threads, {}, constant=(1,))
+    assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm"] * (2 + ("avx2" in _supported()))
+
+
 @pytest.mark.parametrize("isa", ISAS)
 @pytest.mark.parametrize("threads", [2, 3, 5, 16])
 @pytest.mark.parametrize("shape", [(1, 600, 37, 41, 70), (1, 8, 3, 3, 5)])
