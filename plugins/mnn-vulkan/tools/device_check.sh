@@ -80,7 +80,7 @@ fi
 
 if wants tests; then
     t0=$SECONDS
-    (cd /tmp && timeout ${TEST_LIMIT:-150} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
+    (cd /tmp && timeout ${TEST_LIMIT:-180} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-vulkan/tests/test_startup.py" "$ROOT/plugins/mnn-vulkan/tests/test_pipeline_cache.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_split.py" "$ROOT/plugins/mnn-vulkan/tests/test_tiling.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_big.py" "$ROOT/plugins/mnn-vulkan/tests/test_gemm_warp.py" \
