@@ -33,10 +33,10 @@
 #   bench16  benchmarks/bench_gpu.py --batch 16, mnn-vulkan (the default) against PyTorch eager
 #   copies   tools/profile_vulkan.py --split at batch 16 (resnet-50: 9.6 MB in; bert-base: 6.3 MB out): where a
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
-#            copies in C in 2 MiB chunks (default), as before (MNN_VULKAN_RUN_COPIES=python,
-#            MNN_VULKAN_COPY_CHUNK=33554432), uploads through device-local mapped memory (MNN_VULKAN_UPLOAD=bar)
-#            8 MiB chunks, each memcpy over 4 threads (MNN_VULKAN_COPY_THREADS=4), and bar with 4 threads; the
-#            device's memory types; PyTorch's pageable copies of the same bytes
+#            copies in C (default: uploads in 2 MiB chunks, downloads in one DMA, memcpy over 4 threads), as
+#            before (MNN_VULKAN_RUN_COPIES=python, MNN_VULKAN_COPY_CHUNK=33554432, one thread), on 1 and 8
+#            threads, uploads through device-local mapped memory (MNN_VULKAN_UPLOAD=bar), 8 MiB upload chunks
+#            and 2 MiB download chunks; the device's memory types; PyTorch's pageable copies of the same bytes
 # MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
 #   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
 set -u
@@ -166,14 +166,14 @@ if wants copies; then
     up=${COPY_UP_MODEL:-resnet-50}  # 9.6 MB in
     down=${COPY_DOWN_MODEL:-bert-base}  # 6.3 MB out
     copy_split "$up" default
-    copy_split "$up" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432
+    copy_split "$up" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432 MNN_VULKAN_COPY_THREADS=1
+    copy_split "$up" threads-1 MNN_VULKAN_COPY_THREADS=1
+    copy_split "$up" threads-8 MNN_VULKAN_COPY_THREADS=8
     copy_split "$up" bar MNN_VULKAN_UPLOAD=bar
     copy_split "$up" chunk-8M MNN_VULKAN_COPY_CHUNK=8388608
-    copy_split "$up" threads-4 MNN_VULKAN_COPY_THREADS=4
-    copy_split "$up" bar-threads-4 MNN_VULKAN_UPLOAD=bar MNN_VULKAN_COPY_THREADS=4
     copy_split "$down" default
-    copy_split "$down" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432
-    copy_split "$down" threads-4 MNN_VULKAN_COPY_THREADS=4
+    copy_split "$down" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432 MNN_VULKAN_COPY_THREADS=1
+    copy_split "$down" chunk-2M MNN_VULKAN_COPY_CHUNK=2097152
     (cd /tmp && timeout 20 $PY - >>"$OUT/copies.log" 2>&1 <<'EOF'
 import time, numpy as np, torch
 for mb, shape in ((9.6, (16, 3, 224, 224)), (6.3, (16, 128, 768))):

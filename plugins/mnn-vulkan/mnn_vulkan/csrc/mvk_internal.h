@@ -118,7 +118,8 @@ struct mvk_context {
     VkCommandBuffer copy_cb[MVK_COPY_SLOTS];
     VkFence copy_fence[MVK_COPY_SLOTS];
     uint32_t copy_busy;    /* slots submitted and not yet waited for */
-    uint64_t copy_chunk;   /* MVK_COPY_CHUNK, or MNN_VULKAN_COPY_CHUNK's bytes (A/B runs) */
+    uint64_t copy_chunk;   /* uploads' chunk: MVK_COPY_CHUNK, or MNN_VULKAN_COPY_CHUNK's bytes (A/B runs) */
+    uint64_t read_chunk;   /* downloads': the whole staging buffer, or MNN_VULKAN_COPY_CHUNK's */
     int copy_threads;      /* MNN_VULKAN_COPY_THREADS: threads of a large memcpy (mvk_copy_threads.c) */
     struct mvk_copy_pool *copy_pool_threads; /* their helpers, made at the first large copy */
     uint64_t copy_submits; /* host<->device copy submissions so far (mvk_context_copy_submits) */
