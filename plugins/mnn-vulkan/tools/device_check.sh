@@ -35,8 +35,8 @@
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
 #            copies in C (default: uploads in 2 MiB chunks, downloads in one DMA, memcpy over 4 threads), as
 #            before (MNN_VULKAN_RUN_COPIES=python, MNN_VULKAN_COPY_CHUNK=33554432, one thread), on 1 and 8
-#            threads, uploads through device-local mapped memory (MNN_VULKAN_UPLOAD=bar), 8 MiB upload chunks
-#            and 2 MiB download chunks; the device's memory types; PyTorch's pageable copies of the same bytes
+#            threads, and 2 MiB download chunks; the device's memory types; PyTorch's pageable copies of the
+#            same bytes; first tests/test_run_copies.py (the copies bit for bit, threads, forks, no allocation)
 # MODELS overrides the model list, STAGES (default: all of the above) what runs, e.g.
 #   MODELS="resnet-50" STAGES="tests startup" bash plugins/mnn-vulkan/tools/device_check.sh
 set -u
@@ -154,6 +154,10 @@ if wants bench16; then
 fi
 if wants copies; then
     t0=$SECONDS
+    (cd /tmp && timeout ${COPY_TEST_LIMIT:-30} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
+        "$ROOT/plugins/mnn-vulkan/tests/test_run_copies.py") >"$OUT/pytest_copies.log" 2>&1
+    say "copies tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest_copies.log" | tail -n 1)"
+    grep -E "^FAILED|^ERROR" "$OUT/pytest_copies.log" | head -n 10 | tee -a "$OUT/summary.txt"
     : >"$OUT/copies.log"
     # copy_split MODEL NAME [VAR=VALUE...]: profile_vulkan.py --split of MODEL at batch 16 under those variables
     copy_split() {
@@ -169,8 +173,6 @@ if wants copies; then
     copy_split "$up" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432 MNN_VULKAN_COPY_THREADS=1
     copy_split "$up" threads-1 MNN_VULKAN_COPY_THREADS=1
     copy_split "$up" threads-8 MNN_VULKAN_COPY_THREADS=8
-    copy_split "$up" bar MNN_VULKAN_UPLOAD=bar
-    copy_split "$up" chunk-8M MNN_VULKAN_COPY_CHUNK=8388608
     copy_split "$down" default
     copy_split "$down" before MNN_VULKAN_RUN_COPIES=python MNN_VULKAN_COPY_CHUNK=33554432 MNN_VULKAN_COPY_THREADS=1
     copy_split "$down" chunk-2M MNN_VULKAN_COPY_CHUNK=2097152
