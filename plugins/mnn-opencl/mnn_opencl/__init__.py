@@ -60,6 +60,7 @@ OPTIONS = (
     "opencl.gemm8_slices",
     "opencl.gemm8_b128_min",
     "opencl.gemm8_splitk",
+    "opencl.copy_tiles",
 )
 
 

@@ -27,6 +27,7 @@ from mnn_core.ops import get_schema
 from mnn_core.ops.schema import is_view
 
 from ._common import collapse, contiguous_strides, full_attrs, int8, kernel, numel
+from .copies import launch_float_copy
 from .ops_quant import build_cast_to_bytes
 
 MOVEMENT_OPS = (
@@ -227,6 +228,10 @@ def _build_movement(op, b):
             shape, (ss, ds) = collapse(item.shape, item.src_strides, item.dst_strides)
             src = ins[item.source]
             n = numel(item.shape)
+            if not suffix:
+                src_t = type(src)(src.buffer, src.offset + item.src_base)
+                launch_float_copy(b, src_t, type(y)(y.buffer, y.offset + item.dst_base), shape, ss, ds)
+                continue
             b.launch(
                 "copy_strided" + suffix,
                 [

@@ -8,12 +8,13 @@
 # stage has a time limit; a stage that fails or runs out is noted and the next one runs.
 #   exports  the zoo's ONNX files at full size (plugins/mnn-vulkan/tools/zoo_inputs.py's zoo_model), in the
 #            background while the tests run (torch exports them on the CPU)
-#   tests    test_conv8.py, test_kernels.py and test_gemm.py's 8x8-block cases on the GPU (NVIDIA's compiler)
+#   tests    test_conv8.py, test_kernels.py, test_copies.py and test_gemm.py's 8x8-block cases on the GPU (NVIDIA's
+#            compiler)
 #   ab       tools/ab.py --batch 16: whole runs with the 8x8 blocks turned off (opencl.gemm8=off, the kernels
 #            before them), on (the default) and with 64x128 blocks wherever 128x128 ones give fewer than 198
 #            work-groups (opencl.gemm8_b128_min=198, 1.5 waves of an H100), and with products split along K
-#            to 1.5 waves (opencl.gemm8_splitk=fill), interleaved: min/median wall ms and the outputs' difference
-#            from the first
+#            to 1.5 waves (opencl.gemm8_splitk=fill), and with per-element copies (opencl.copy_tiles=off),
+#            interleaved: min/median wall ms and the outputs' difference from the first
 #   profile  tools/profile_ops.py --batch 16: device ms per op, per kernel and the slowest launches, default
 # BATCH (default 16) sets the batch of ab and profile, MODELS the model list (zoo names or ONNX files),
 # STAGES (default: all of the above) what runs, e.g.
@@ -52,7 +53,8 @@ if wants tests; then
     t0=$SECONDS
     (cd /tmp && timeout ${TEST_LIMIT:-120} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-opencl/tests/test_conv8.py" "$ROOT/plugins/mnn-opencl/tests/test_kernels.py" \
-        "$ROOT/plugins/mnn-opencl/tests/test_gemm.py" -k "b128 or b64 or n64 or blocks8 or follows or kernel or conv" \
+        "$ROOT/plugins/mnn-opencl/tests/test_gemm.py" "$ROOT/plugins/mnn-opencl/tests/test_copies.py" \
+        -k "b128 or b64 or n64 or blocks8 or follows or kernel or conv" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
@@ -73,10 +75,10 @@ if wants ab; then
         t0=$SECONDS
         (cd "$ROOT/plugins/mnn-opencl/tools" && timeout ${AB_LIMIT:-60} $PY ab.py "$path" --batch ${BATCH:-16} --runs 9 \
             --variant before:opencl.gemm8=off --variant blocks8: --variant b64-more:opencl.gemm8_b128_min=198 \
-            --variant splitk:opencl.gemm8_splitk=fill) \
+            --variant splitk:opencl.gemm8_splitk=fill --variant copies-off:opencl.copy_tiles=off) \
             >"$OUT/ab_$(tag_of "$m").log" 2>&1
-        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, 8x8 blocks off, on, 64x128 below 198 groups, split-K"
-        grep -E '^(variant|before|blocks8|b64-more|splitk) ' "$OUT/ab_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
+        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, 8x8 blocks off, on, 64x128 below 198 groups, split-K, copy_tiles off"
+        grep -E '^(variant|before|blocks8|b64-more|splitk|copies-off) ' "$OUT/ab_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
         tail -n 2 "$OUT/ab_$(tag_of "$m").log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
     done
 fi

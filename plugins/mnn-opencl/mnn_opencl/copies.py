@@ -1,0 +1,58 @@
+"""Which kernel runs a float32 strided copy (kernels/layout.cl).
+
+copy_strided works out both offsets digit by digit for every element, and a transpose of the two innermost
+axes (ConvNeXt's NCHW <-> NHWC) writes or reads with a stride. Two shapes get their own kernels:
+
+- copy_tile_t: the dst-contiguous dim is strided in src, and another dim is src-contiguous: 32x32 tiles
+  through local memory, both sides coalesced;
+- copy_rows4: the innermost dim is contiguous on both sides and a multiple of 4 (ViT's head split and merge):
+  4 floats a work-item, the offsets once per row.
+
+Setting opencl.copy_tiles=off (or MNN_OPENCL_COPY_TILES=off) keeps copy_strided for all of them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ._common import int8, numel
+
+OPTION = "opencl.copy_tiles"
+ENV = "MNN_OPENCL_COPY_TILES"
+TILE = 32
+MIN_SIDE = 8  # a thinner tile wastes most of its work-group
+
+
+def _enabled(b) -> bool:
+    value = str(b.options.get(OPTION, os.environ.get(ENV, "on")) or "on").strip().lower()
+    if value not in ("on", "off"):
+        raise ValueError(f"{OPTION} must be on or off, got {value!r}")
+    return value == "on"
+
+
+def _rest(shape, ss, ds, drop):
+    """The dims other than `drop`, as kernel arguments: count, int8 shape, src and dst strides."""
+    keep = [d for d in range(len(shape)) if d not in drop]
+    return len(keep), [shape[d] for d in keep], [ss[d] for d in keep], [ds[d] for d in keep]
+
+
+def launch_float_copy(b, src, dst, shape: list, ss: list, ds: list) -> None:
+    """Copy src[sum c_d*ss_d] to dst[sum c_d*ds_d] over `shape` (already collapsed)."""
+    last = len(shape) - 1
+    if _enabled(b):
+        if ds[last] == 1 and ss[last] != 1 and shape[last] >= MIN_SIDE:
+            p = next((d for d in range(last) if ss[d] == 1 and shape[d] >= MIN_SIDE), None)
+            if p is not None:
+                nd, rs, rss, rds = _rest(shape, ss, ds, (p, last))
+                P, Q = shape[p], shape[last]
+                gws = (-(-P // TILE) * TILE, -(-Q // TILE) * 8, numel(rs))
+                args = [src, dst, P, Q, ss[last], ds[p], nd, int8(rs), int8(rss), int8(rds)]
+                b.launch("copy_tile_t", args, gws, lws=(TILE, 8, 1), tunable=False)
+                return
+        if ss[last] == 1 and ds[last] == 1 and shape[last] % 4 == 0 and len(shape) > 1:
+            nd, rs, rss, rds = _rest(shape, ss, ds, (last,))
+            w4, rows = shape[last] // 4, numel(rs)
+            b.launch("copy_rows4", [src, dst, w4, rows, nd, int8(rs), int8(rss), int8(rds)], (w4, rows))
+            return
+    n = numel(shape)
+    b.launch("copy_strided", [src, dst, n, len(shape), int8(shape), int8(ss), int8(ds)], (n,))
