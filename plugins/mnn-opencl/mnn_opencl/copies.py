@@ -5,8 +5,8 @@ axes (ConvNeXt's NCHW <-> NHWC) writes or reads with a stride. Two shapes get th
 
 - copy_tile_t: the dst-contiguous dim is strided in src, and another dim is src-contiguous: 32x32 tiles
   through local memory, both sides coalesced;
-- copy_rows4: the innermost dim is contiguous on both sides and a multiple of 4 (ViT's head split and merge):
-  4 floats a work-item, the offsets once per row.
+- copy_rows4: the innermost dim is contiguous on both sides and a multiple of 4 (ViT's head split, and the
+  contiguous q, k and v slabs split from it): 4 floats a work-item, the offsets once per row.
 
 Setting opencl.copy_tiles=off (or MNN_OPENCL_COPY_TILES=off) keeps copy_strided for all of them.
 """
@@ -49,7 +49,7 @@ def launch_float_copy(b, src, dst, shape: list, ss: list, ds: list) -> None:
                 args = [src, dst, P, Q, ss[last], ds[p], nd, int8(rs), int8(rss), int8(rds)]
                 b.launch("copy_tile_t", args, gws, lws=(TILE, 8, 1), tunable=False)
                 return
-        if ss[last] == 1 and ds[last] == 1 and shape[last] % 4 == 0 and len(shape) > 1:
+        if ss[last] == 1 and ds[last] == 1 and shape[last] % 4 == 0:
             nd, rs, rss, rds = _rest(shape, ss, ds, (last,))
             w4, rows = shape[last] // 4, numel(rs)
             b.launch("copy_rows4", [src, dst, w4, rows, nd, int8(rs), int8(rss), int8(rds)], (w4, rows))

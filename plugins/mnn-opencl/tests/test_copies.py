@@ -31,6 +31,8 @@ def _transpose(shape, perm):
         ((64, 33), (1, 0), "copy_tile_t"),  # a plain matrix
         ((2, 3, 17, 8), (1, 0, 2, 3), "copy_rows4"),  # whole rows of 8 moved
         ((2, 7, 3, 5, 12), (2, 0, 3, 1, 4), "copy_rows4"),  # ViT's qkv split: (B, N, 3, H, D) -> (3, B, H, N, D)
+        ((2, 3, 8), (0, 1, 2), "copy_rows4"),  # one contiguous run (the q, k, v slabs of a split)
+        ((2, 3, 5), (0, 1, 2), "copy_strided"),  # one run of 30: not a multiple of 4
         ((3, 5, 4, 6), (0, 2, 1, 3), "copy_strided"),  # rows of 6: not a multiple of 4
         ((3, 4, 5), (0, 2, 1), "copy_strided"),  # a side under 8
     ],
