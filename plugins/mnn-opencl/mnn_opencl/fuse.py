@@ -22,6 +22,9 @@ And an Add of two same-shape tensors (a residual) and the LayerNormalization of 
 opencl.AddLayerNorm (ops_norm.py), whose row kernel adds as it reads and also stores the sum when
 something else reads it (the next residual).
 
+And an Add of two same-shape tensors, one made by a Transpose that only it reads (ConvNeXt's residual after its
+channels-last block): one op, opencl.TransposeAdd (copies.py), whose tiled transpose adds as it stores.
+
 Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns them off.
 """
 
@@ -32,6 +35,7 @@ from mnn_core.backend.kit.epilogue import activation_attrs, bias_row, constant_s
 from mnn_core.backend.kit.gpu_fusion import add_layernorm_fusion, transpose_perm, transposed_operands
 from mnn_core.graph.ir import Node
 
+from .copies import TRANSPOSE_ADD
 from .ops_conv import FUSED_CONV
 from .ops_matmul import FUSED_MATMUL
 from .ops_norm import ADD_LAYERNORM
@@ -122,6 +126,22 @@ def _norm_params_fit(length: int, params: list) -> bool:
     return all(tuple(p.shape) == (length,) for p in params)
 
 
+def transpose_add_fusion(add: Node, offer, producers: dict) -> Fusion | None:
+    """opencl.TransposeAdd of `add` and the Transpose that makes one of its operands, or None."""
+    if add.op != "Add" or len(add.inputs) != 2 or add.attrs.get("activation", "none") != "none":
+        return None
+    shape = tuple(offer.infos[add.outputs[0]].shape) if float32_static(offer, add.outputs[0]) else None
+    if shape is None or any(not float32_static(offer, v) or tuple(offer.infos[v].shape) != shape for v in add.inputs):
+        return None
+    inputs, perms, before = transposed_operands(offer, producers, add.inputs)
+    if len(before) != 1:
+        return None
+    t = 0 if "perm_a" in perms else 1
+    attrs = {"perm": list(perms["perm_a" if t == 0 else "perm_b"])}
+    node = Node(TRANSPOSE_ADD, [inputs[t], inputs[1 - t]], [add.outputs[0]], attrs, f"{before[0].name}+{add.name}")
+    return Fusion(node, (before[0].name, add.name), "the Add in the transpose's store")
+
+
 def fusions(offer) -> list[Fusion]:
     producers = {out: node for node in offer.nodes for out in node.outputs}
     order = {node.name: i for i, node in enumerate(offer.nodes)}
@@ -134,6 +154,11 @@ def fusions(offer) -> list[Fusion]:
             taken |= set(f.replaces)
     for node in offer.nodes:
         f = add_layernorm_fusion(node, offer, order, ADD_LAYERNORM, _norm_params_fit)
+        if f is not None and not taken & set(f.replaces):
+            found.append(f)
+            taken |= set(f.replaces)
+    for node in offer.nodes:
+        f = transpose_add_fusion(node, offer, producers)
         if f is not None and not taken & set(f.replaces):
             found.append(f)
             taken |= set(f.replaces)

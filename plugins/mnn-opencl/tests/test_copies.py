@@ -47,3 +47,42 @@ def test_copy_kernels_match_reference(rng, shape, perm, kernel):
     off = mnn.Session(graph, backend="opencl", fallback=False, optimize=False, options={"opencl.copy_tiles": "off"})
     np.testing.assert_array_equal(off.run(feeds)["y"], want)
     assert "copy_strided" in opencl_backend().segments[-1]["kernels"]
+
+
+def _transpose_add(shape, perm, swap: bool, reread: bool):
+    """y = Transpose(x) + r (or r + Transpose(x)); `reread`: the transpose is also an output (no fusion)."""
+    out_shape = tuple(shape[p] for p in perm)
+    add_inputs = ["r", "t"] if swap else ["t", "r"]
+    return Graph(
+        inputs={"x": TensorInfo(shape, "float32"), "r": TensorInfo(out_shape, "float32")},
+        initializers={},
+        nodes=[
+            Node("Transpose", ["x"], ["t"], {"perm": list(perm)}, "t"),
+            Node("Add", add_inputs, ["y"], {}, "add"),
+        ],
+        outputs=["y", "t"] if reread else ["y"],
+    ), out_shape
+
+
+@pytest.mark.parametrize(
+    "shape, perm, swap, reread, kernel",
+    [
+        ((2, 9, 7, 11), (0, 3, 1, 2), False, False, "copy_tile_t"),  # ConvNeXt's NHWC -> NCHW and residual
+        ((3, 37, 45), (0, 2, 1), True, False, "copy_tile_t"),  # the residual first
+        ((2, 3, 5, 8), (1, 0, 2, 3), False, False, "binary_bcast"),  # rows moved whole: no tile
+        ((2, 9, 7, 11), (0, 3, 1, 2), False, True, None),  # the transpose read elsewhere too: not fused
+    ],
+)
+def test_transpose_add_matches_reference(rng, shape, perm, swap, reread, kernel):
+    graph, out_shape = _transpose_add(shape, perm, swap, reread)
+    feeds = {"x": rng.standard_normal(shape).astype("float32"), "r": rng.standard_normal(out_shape).astype("float32")}
+    want = mnn.Session(graph, backend="reference").run(feeds)
+    for options in ({}, {"opencl.copy_tiles": "off"}):
+        sess = mnn.Session(graph, backend="opencl", fallback=False, optimize=False, options=options)
+        got = sess.run(feeds)
+        assert sess.plan.fused == ({} if kernel is None else {"t+add": ["t", "add"]})
+        if kernel is not None:
+            used = "binary_bcast" if options else kernel
+            assert used in opencl_backend().segments[-1]["kernels"]
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-6)

@@ -108,10 +108,10 @@ CAST_KERNEL(bool_i32, uchar, int, v ? 1 : 0)
 
 /* A transpose through local memory. Dim P is contiguous in src, dim Q in dst: each 32x32 tile is read along P
  * and written along Q, so both sides touch consecutive addresses. The other dims (nd of them, in shape/ss/ds)
- * pick the tile's slab from get_global_id(2). */
+ * pick the tile's slab from get_global_id(2). has_r: adds r, laid out as dst (a residual after a Transpose). */
 __kernel __attribute__((reqd_work_group_size(32, 8, 1))) void copy_tile_t(
-    __global const float *src, int so, __global float *dst, int dof, int P, int Q, int sq, int dp, int nd,
-    int8 shape, int8 ss, int8 ds) {
+    __global const float *src, int so, __global float *dst, int dof, __global const float *r, int ro, int has_r,
+    int P, int Q, int sq, int dp, int nd, int8 shape, int8 ss, int8 ds) {
     __local float tile[32][33]; /* 33: the column reads fall on different banks */
     int lx = get_local_id(0), ly = get_local_id(1);
     int p0 = get_group_id(0) * 32, q0 = get_group_id(1) * 32;
@@ -119,13 +119,17 @@ __kernel __attribute__((reqd_work_group_size(32, 8, 1))) void copy_tile_t(
     strided_offsets2(get_global_id(2), nd, shape, ss, ds, &sb, &db);
     src += so + sb;
     dst += dof + db;
+    r += ro + db;
     int p = p0 + lx;
     for (int k = ly; k < 32; k += 8)
         if (p < P && q0 + k < Q) tile[k][lx] = src[p + (q0 + k) * sq];
     barrier(CLK_LOCAL_MEM_FENCE);
     int q = q0 + lx;
     for (int k = ly; k < 32; k += 8)
-        if (q < Q && p0 + k < P) dst[q + (p0 + k) * dp] = tile[lx][k];
+        if (q < Q && p0 + k < P) {
+            int at = q + (p0 + k) * dp;
+            dst[at] = has_r ? tile[lx][k] + r[at] : tile[lx][k];
+        }
 }
 
 /* Rows of 4-float groups contiguous on both sides (a transpose of whole rows, a slice): the row's offsets are
