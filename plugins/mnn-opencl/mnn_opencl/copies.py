@@ -63,15 +63,15 @@ def launch_float_copy(b, src, dst, shape: list, ss: list, ds: list, residual=Non
         if p is not None:
             nd, rs, rss, rds = _rest(shape, ss, ds, (p, last))
             P, Q = shape[p], shape[last]
-            gws = (-(-P // TILE) * TILE, -(-Q // TILE) * 8, numel(rs))
+            gws = (-(-P // TILE) * -(-Q // TILE) * numel(rs) * TILE * 8,)
             res = [residual, 1] if residual is not None else [dst, 0]
             args = [src, dst, *res, P, Q, ss[last], ds[p], nd, int8(rs), int8(rss), int8(rds)]
-            b.launch("copy_tile_t", args, gws, lws=(TILE, 8, 1), tunable=False)
+            b.launch("copy_tile_t", args, gws, lws=(TILE * 8,), tunable=False)
             return
         if ss[last] == 1 and ds[last] == 1 and shape[last] % 4 == 0:
             nd, rs, rss, rds = _rest(shape, ss, ds, (last,))
             w4, rows = shape[last] // 4, numel(rs)
-            b.launch("copy_rows4", [src, dst, w4, rows, nd, int8(rs), int8(rss), int8(rds)], (w4, rows))
+            b.launch("copy_rows4", [src, dst, w4, w4 * rows, nd, int8(rs), int8(rss), int8(rds)], (w4 * rows,))
             return
     n = numel(shape)
     b.launch("copy_strided", [src, dst, n, len(shape), int8(shape), int8(ss), int8(ds)], (n,))

@@ -29,6 +29,7 @@ def _transpose(shape, perm):
         ((2, 9, 7, 11), (0, 2, 3, 1), "copy_tile_t"),  # NCHW -> NHWC
         ((2, 13, 5, 9), (0, 3, 1, 2), "copy_tile_t"),  # NHWC -> NCHW
         ((64, 33), (1, 0), "copy_tile_t"),  # a plain matrix
+        ((2, 3, 9, 40), (1, 0, 3, 2), "copy_tile_t"),  # two other dims that do not merge
         ((2, 3, 17, 8), (1, 0, 2, 3), "copy_rows4"),  # whole rows of 8 moved
         ((2, 7, 3, 5, 12), (2, 0, 3, 1, 4), "copy_rows4"),  # ViT's qkv split: (B, N, 3, H, D) -> (3, B, H, N, D)
         ((2, 3, 8), (0, 1, 2), "copy_rows4"),  # one contiguous run (the q, k, v slabs of a split)

@@ -108,15 +108,17 @@ CAST_KERNEL(bool_i32, uchar, int, v ? 1 : 0)
 
 /* A transpose through local memory. Dim P is contiguous in src, dim Q in dst: each 32x32 tile is read along P
  * and written along Q, so both sides touch consecutive addresses. The other dims (nd of them, in shape/ss/ds)
- * pick the tile's slab from get_global_id(2). has_r: adds r, laid out as dst (a residual after a Transpose). */
-__kernel __attribute__((reqd_work_group_size(32, 8, 1))) void copy_tile_t(
+ * pick the tile's slab. Work-groups of 256 in one dim (tiles along P, then Q, then the slab): a GPU's grid limits
+ * its second and third dims. has_r: adds r, laid out as dst (a residual after a Transpose). */
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void copy_tile_t(
     __global const float *src, int so, __global float *dst, int dof, __global const float *r, int ro, int has_r,
     int P, int Q, int sq, int dp, int nd, int8 shape, int8 ss, int8 ds) {
     __local float tile[32][33]; /* 33: the column reads fall on different banks */
-    int lx = get_local_id(0), ly = get_local_id(1);
-    int p0 = get_group_id(0) * 32, q0 = get_group_id(1) * 32;
+    int lx = get_local_id(0) & 31, ly = get_local_id(0) >> 5;
+    int g = get_group_id(0), tp = (P + 31) / 32, tq = (Q + 31) / 32;
+    int p0 = (g % tp) * 32, q0 = (g / tp % tq) * 32;
     int sb, db;
-    strided_offsets2(get_global_id(2), nd, shape, ss, ds, &sb, &db);
+    strided_offsets2(g / tp / tq, nd, shape, ss, ds, &sb, &db);
     src += so + sb;
     dst += dof + db;
     r += ro + db;
@@ -134,11 +136,11 @@ __kernel __attribute__((reqd_work_group_size(32, 8, 1))) void copy_tile_t(
 
 /* Rows of 4-float groups contiguous on both sides (a transpose of whole rows, a slice): the row's offsets are
  * worked out once per 4 elements rather than per element. */
-__kernel void copy_rows4(__global const float *src, int so, __global float *dst, int dof, int W4, int rows,
+__kernel void copy_rows4(__global const float *src, int so, __global float *dst, int dof, int W4, int n4,
                          int nd, int8 shape, int8 ss, int8 ds) {
-    int j = get_global_id(0), r = get_global_id(1);
-    if (j >= W4 || r >= rows) return;
-    int sb, db;
-    strided_offsets2(r, nd, shape, ss, ds, &sb, &db);
+    int i = get_global_id(0);
+    if (i >= n4) return;
+    int j = i % W4, sb, db;
+    strided_offsets2(i / W4, nd, shape, ss, ds, &sb, &db);
     vstore4(vload4(j, src + so + sb), j, dst + dof + db);
 }
