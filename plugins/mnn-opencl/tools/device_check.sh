@@ -54,7 +54,7 @@ if wants tests; then
     (cd /tmp && timeout ${TEST_LIMIT:-120} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-opencl/tests/test_conv8.py" "$ROOT/plugins/mnn-opencl/tests/test_kernels.py" \
         "$ROOT/plugins/mnn-opencl/tests/test_gemm.py" "$ROOT/plugins/mnn-opencl/tests/test_copies.py" \
-        -k "b128 or b64 or n64 or blocks8 or follows or kernel or conv" \
+        -k "b128 or b64 or n64 or blocks8 or follows or kernel or conv or transpose_add" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
