@@ -10,20 +10,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from vulkan_testing import needs_vulkan
+from vulkan_testing import check_vulkan, needs_vulkan
 
 import mnn_core as mnn
 
 pytestmark = needs_vulkan
 
 BLOCKS = ["128x128", "128x64", "64x128"]
-
-
-def _shaders(sess):
-    import mnn_vulkan
-
-    names = {p.node for p in sess.plan.placements}
-    return [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names][-1].shaders
 
 
 def _conv(rng, n, c, h, w, o, kernel, stride=1, pad=1, dilation=1, group=1, bias=True, relu=True):
@@ -34,15 +27,6 @@ def _conv(rng, n, c, h, w, o, kernel, stride=1, pad=1, dilation=1, group=1, bias
     y = b.Conv(x, wt, bs, strides=[stride] * 2, pads=[pad] * 4, dilations=[dilation] * 2, group=group)
     b.output(b.Relu(y) if relu else y, "y")
     return b.build(), {"x": rng.standard_normal((n, c, h, w)).astype("float32")}
-
-
-def _check(graph, feeds, options, rtol=1e-4):
-    want = mnn.Session(graph, backend="reference").run(feeds)
-    sess = mnn.Session(graph, backend="vulkan", fallback=False, options=options)
-    got = sess.run(feeds)
-    for name, ref in want.items():
-        np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
-    return _shaders(sess)
 
 
 CASES = {
@@ -62,22 +46,22 @@ CASES = {
 def test_convolution(rng, case, block, vec, bk):
     graph, feeds = _conv(rng, **CASES[case])
     options = {"vulkan.conv_warp": block, "vulkan.big_gemm_vec": vec, "vulkan.big_gemm_bk": bk}
-    assert "conv_warp" in _check(graph, feeds, options)
+    assert "conv_warp" in check_vulkan(graph, feeds, options)
 
 
 @pytest.mark.parametrize("block", BLOCKS)
 def test_split_k(rng, block):
     """Slices of K summed by splitk_reduce.comp, which adds the bias and the activation."""
     graph, feeds = _conv(rng, n=1, c=40, h=10, w=12, o=66, kernel=3)
-    shaders = _check(graph, feeds, {"vulkan.conv_warp": block, "vulkan.splitk": 3})
+    shaders = check_vulkan(graph, feeds, {"vulkan.conv_warp": block, "vulkan.splitk": 3})
     assert "conv_warp" in shaders and "splitk_reduce" in shaders, shaders
 
 
 def test_off_by_default_and_a_bad_value_is_named(rng):
     graph, feeds = _conv(rng, **CASES["3x3"])
-    assert "conv_warp" not in _check(graph, feeds, {})
+    assert "conv_warp" not in check_vulkan(graph, feeds, {})
     with pytest.raises(Exception, match="vulkan.conv_warp must be"):
-        _check(graph, feeds, {"vulkan.conv_warp": "huge"})
+        check_vulkan(graph, feeds, {"vulkan.conv_warp": "huge"})
 
 
 def test_the_block_and_slices_follow_the_sms():

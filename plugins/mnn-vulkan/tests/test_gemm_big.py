@@ -7,29 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vulkan_testing import needs_vulkan
+from vulkan_testing import check_vulkan, last_segment_shaders, needs_vulkan
 
 import mnn_core as mnn
 
 pytestmark = needs_vulkan
 
 
-def _shaders(sess):
-    import mnn_vulkan
-
-    names = {p.node for p in sess.plan.placements}  # fused nodes ("a+b") included
-    return [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names][-1].shaders
-
-
 def _check(graph, feeds, block, rtol=1e-4):
-    want = mnn.Session(graph, backend="reference").run(feeds)
-    sess = mnn.Session(
-        graph, backend="vulkan", fallback=False, options={"vulkan.big_gemm": block, "vulkan.big_gemm_shader": "big"}
-    )
-    got = sess.run(feeds)
-    for name, ref in want.items():
-        np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
-    return _shaders(sess)
+    options = {"vulkan.big_gemm": block, "vulkan.big_gemm_shader": "big"}
+    return check_vulkan(graph, feeds, options, rtol)
 
 
 def test_both_slice_depths_are_covered():
@@ -106,7 +93,7 @@ def test_auto_takes_blocks_only_where_they_fill_a_gpu(rng):
         options={"vulkan.big_gemm": "auto", "vulkan.big_gemm_shader": "big"},
     )
     sess.run({"x": np.zeros((16 * 128, 1200), "float32")})
-    assert "gemm_big" in _shaders(sess)  # 16 x 8 = 128 blocks of 128x128 are too few; 64x128 gives 256
+    assert "gemm_big" in last_segment_shaders(sess)  # 16 x 8 = 128 blocks of 128x128 are too few; 64x128 gives 256
 
 
 def test_off_by_default_on_lavapipe_and_a_bad_value_is_named(rng):
@@ -116,7 +103,7 @@ def test_off_by_default_on_lavapipe_and_a_bad_value_is_named(rng):
     graph = b.build()
     sess = mnn.Session(graph, backend="vulkan", fallback=False)
     sess.run({"x": np.zeros((300, 64), "float32")})
-    assert "gemm_big" not in _shaders(sess)
+    assert "gemm_big" not in last_segment_shaders(sess)
     with pytest.raises(Exception, match="vulkan.big_gemm must be"):
         s = mnn.Session(
             graph,

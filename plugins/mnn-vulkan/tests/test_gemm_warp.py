@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from vulkan_testing import needs_vulkan
+from vulkan_testing import check_vulkan, needs_vulkan
 
 import mnn_core as mnn
 
@@ -25,22 +25,6 @@ def _options(block: str, vec: bool = True, bk: int = 16) -> dict:
     cases here, takes slices of 8: WARP_BK8_MAX_K) or 8; lavapipe's 128x128 blocks take 8 either way."""
     options = {"vulkan.big_gemm": block, "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_vec": vec}
     return options | {"vulkan.big_gemm_bk": bk}
-
-
-def _shaders(sess):
-    import mnn_vulkan
-
-    names = {p.node for p in sess.plan.placements}
-    return [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names][-1].shaders
-
-
-def _check(graph, feeds, options, rtol=1e-4):
-    want = mnn.Session(graph, backend="reference").run(feeds)
-    sess = mnn.Session(graph, backend="vulkan", fallback=False, options=options)
-    got = sess.run(feeds)
-    for name, ref in want.items():
-        np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
-    return _shaders(sess)
 
 
 @pytest.mark.parametrize("vec,bk", [(True, 16), (False, 16), (True, 8)], ids=["vec4", "scalar", "vec4-bk8"])
@@ -63,7 +47,7 @@ def test_matmul(rng, block, vec, bk, a_shape, b_shape):
     w = b.const(rng.standard_normal(b_shape).astype("float32"))
     b.output(b.MatMul(x, w), "y")
     feeds = {"x": rng.standard_normal(a_shape).astype("float32")}
-    shaders = _check(b.build(), feeds, _options(block, vec, bk))
+    shaders = check_vulkan(b.build(), feeds, _options(block, vec, bk))
     assert "gemm_warp" in shaders, shaders
 
 
@@ -79,7 +63,7 @@ def test_gemm_transposes_bias_activation(rng, trans_a, trans_b, bias_shape, vec)
     c = None if bias_shape is None else b.const(rng.standard_normal(bias_shape).astype("float32"))
     b.output(b.Relu(b.Gemm(x, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0)), "y")
     x = rng.standard_normal((k, m) if trans_a else (m, k)).astype("float32")
-    assert "gemm_warp" in _check(b.build(), {"x": x}, _options("64x128", vec))
+    assert "gemm_warp" in check_vulkan(b.build(), {"x": x}, _options("64x128", vec))
 
 
 @pytest.mark.parametrize("block", BLOCKS)
@@ -96,7 +80,7 @@ def test_linear_gelu_layer_scale_and_residual(rng, block):
     h = b.Gelu(b.Add(b.MatMul(x, w1), b1))
     b.output(b.Add(x, b.Mul(b.Add(b.MatMul(h, w2), b2), scale)), "y")
     feeds = {"x": rng.standard_normal((1, 197, 64)).astype("float32")}
-    shaders = _check(b.build(), feeds, _options(block))
+    shaders = check_vulkan(b.build(), feeds, _options(block))
     assert shaders.count("gemm_warp") == 2, shaders
 
 
@@ -107,7 +91,7 @@ def test_slices_of_8(rng, block):
     x = b.input("x", (131, 40))
     b.output(b.MatMul(x, b.const(rng.standard_normal((40, 140)).astype("float32"))), "y")
     options = _options(block) | {"vulkan.big_gemm_bk": 8}
-    assert "gemm_warp" in _check(b.build(), {"x": rng.standard_normal((131, 40)).astype("float32")}, options)
+    assert "gemm_warp" in check_vulkan(b.build(), {"x": rng.standard_normal((131, 40)).astype("float32")}, options)
 
 
 @pytest.mark.parametrize("vec", [True, False], ids=["vec4", "scalar"])
@@ -118,7 +102,7 @@ def test_pointwise_convolution(rng, vec):
     bias = b.const(rng.standard_normal(70).astype("float32"))
     b.output(b.Relu(b.Conv(x, w, bias)), "y")
     feeds = {"x": rng.standard_normal((2, 37, 11, 13)).astype("float32")}
-    assert "gemm_warp" in _check(b.build(), feeds, _options("128x64", vec))
+    assert "gemm_warp" in check_vulkan(b.build(), feeds, _options("128x64", vec))
 
 
 def test_a_bad_shader_name_is_named(rng):
@@ -190,8 +174,8 @@ def test_the_default_runs_where_the_device_is_discrete(rng, monkeypatch):
     y = b.MatMul(x, b.const((rng.standard_normal((384, 768)) * 0.1).astype("float32")))
     b.output(b.Gelu(b.Add(y, b.const(rng.standard_normal(768).astype("float32")))), "y")
     graph, feeds = b.build(), {"x": rng.standard_normal((1, 2048, 384)).astype("float32")}
-    assert "gemm_warp" in _check(graph, feeds, {})
-    assert "gemm_big" in _check(graph, feeds, {"vulkan.big_gemm_shader": "big"})
+    assert "gemm_warp" in check_vulkan(graph, feeds, {})
+    assert "gemm_big" in check_vulkan(graph, feeds, {"vulkan.big_gemm_shader": "big"})
 
 
 def test_registers_stay_registers():
@@ -234,7 +218,7 @@ def test_split_k(rng, splits, bias_shape):
         y = b.Add(y, b.const(rng.standard_normal(bias_shape).astype("float32")))
     b.output(b.Gelu(y), "y")
     options = _options("128x128") | {"vulkan.big_gemm_splitk": splits}
-    shaders = _check(b.build(), {"x": rng.standard_normal((70, 96)).astype("float32")}, options)
+    shaders = check_vulkan(b.build(), {"x": rng.standard_normal((70, 96)).astype("float32")}, options)
     assert "gemm_warp" in shaders and "splitk_reduce" in shaders, shaders
 
 
@@ -263,7 +247,7 @@ def test_wide_matmul(rng, block, vec, a_shape, b_shape):
     x = b.input("x", a_shape)
     b.output(b.MatMul(x, b.const(rng.standard_normal(b_shape).astype("float32"))), "y")
     feeds = {"x": rng.standard_normal(a_shape).astype("float32")}
-    assert "gemm_warp_wide" in _check(b.build(), feeds, _wide(block, vec))
+    assert "gemm_warp_wide" in check_vulkan(b.build(), feeds, _wide(block, vec))
 
 
 @pytest.mark.parametrize("trans_a", [0, 1])
@@ -277,7 +261,7 @@ def test_wide_gemm_transposes_bias_gelu(rng, trans_a, trans_b, bias_shape):
     c = b.const(rng.standard_normal(bias_shape).astype("float32"))
     b.output(b.Gelu(b.Gemm(x, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0)), "y")
     x = rng.standard_normal((k, m) if trans_a else (m, k)).astype("float32")
-    assert "gemm_warp_wide" in _check(b.build(), {"x": x}, _wide("128x128"))
+    assert "gemm_warp_wide" in check_vulkan(b.build(), {"x": x}, _wide("128x128"))
 
 
 def test_wide_blocks_fit_the_staging_registers():

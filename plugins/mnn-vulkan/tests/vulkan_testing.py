@@ -21,3 +21,26 @@ def unavailable_reason() -> str:
 
 
 needs_vulkan = pytest.mark.skipif(bool(unavailable_reason()), reason=f"no Vulkan device: {unavailable_reason()}")
+
+
+def last_segment_shaders(sess) -> list:
+    """The shaders of the last Vulkan segment that runs only nodes of `sess`'s plan (fused "a+b" included)."""
+    import mnn_vulkan
+
+    names = {p.node for p in sess.plan.placements}
+    return [s for s in mnn_vulkan.segments().values() if s.names and set(s.names) <= names][-1].shaders
+
+
+def check_vulkan(graph, feeds, options: dict, rtol: float = 1e-4) -> list:
+    """Runs `graph` on Vulkan (fallback off, `options`) and on the reference backend, asserts the outputs agree
+    within `rtol` (absolute: rtol times the reference's magnitude), and returns the shaders that ran."""
+    import numpy as np
+
+    import mnn_core as mnn
+
+    want = mnn.Session(graph, backend="reference").run(feeds)
+    sess = mnn.Session(graph, backend="vulkan", fallback=False, options=options)
+    got = sess.run(feeds)
+    for name, ref in want.items():
+        np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
+    return last_segment_shaders(sess)
