@@ -164,8 +164,7 @@ static struct {
 static struct { /* read and written by the caller holding P.busy, except serial_until (and `on`, set before
                 * the first worker starts) */
     int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins, 4 the loops' verdicts, 8 the caller's
-             * sleep while it waits, 16 workers that cannot come passed over, 32 a worker on the caller's CPU
-             * moves off (step_off); default 31 (0: none, to compare) */
+             * sleep while it waits, 16 workers that cannot come passed over; default 31 (0: none, to compare) */
     _Atomic int64_t serial_until; /* now_ns() before which jobs run on the caller alone */
     int64_t backoff, wall, estimate; /* the window so far: the jobs' time and their serial estimate */
     int unjudged; /* workers started in this window: their first jobs pay the threads' start and first touches */
@@ -173,8 +172,6 @@ static struct { /* read and written by the caller holding P.busy, except serial_
     int64_t loop_solo_jobs, loop_failed, passive_waits;
     int64_t late, beside_caller, passed_over_jobs; /* workers found late, or on the caller's CPU; jobs not offered */
 } A = {.on = -1, .backoff = POOL_BACKOFF_MIN_NS};
-
-static _Atomic int64_t A_stepped_off; /* workers moved off the caller's CPU (step_off), for the trace */
 
 static inline void pause_cpu(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -274,30 +271,6 @@ static int64_t run_items(pool_job *j, int worker) {
     return ran;
 }
 
-/* A worker woken on the caller's CPU: the kernel places a wakee beside its waker where it finds no idle
- * CPU at once (it scans less of the cache domain the busier the domain was lately, as when the workers
- * spin) and a wakee's last CPU is tried first; one that ran there once and slept there is woken there
- * again, and passed over for ever longer pauses (a fresh process at threads=2 on 2 cores ran 90-95 % of
- * its jobs on the caller alone after 5-8 such wakes, most in its first run). With ADAPT bit 32 it moves
- * off before it sleeps: its affinity for a moment without that CPU, then as it was, so its last CPU is
- * another one. Off by default until measured on a quiet machine: on a loaded one (load 8-11) the moved
- * worker came late instead, and runs were no faster (benchmarks/RESULTS_ZOO.md, 2026-12-07 21:24-22:40). */
-static void step_off(int cpu) {
-#ifdef __linux__
-    cpu_set_t all, others;
-    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof all, &all) != 0) return;
-    if (!CPU_ISSET(cpu, &all) || CPU_COUNT(&all) < 2) return;
-    others = all;
-    CPU_CLR(cpu, &others);
-    if (sched_setaffinity(0, sizeof others, &others) == 0) {
-        sched_setaffinity(0, sizeof all, &all);
-        atomic_fetch_add(&A_stepped_off, 1);
-    }
-#else
-    (void)cpu;
-#endif
-}
-
 static void *worker_main(void *arg) {
     const int id = (int)(intptr_t)arg;
     uint32_t seen = atomic_load(&P.gen);
@@ -315,14 +288,11 @@ static void *worker_main(void *arg) {
                 spin = POOL_SPIN_BUSY_NS;
             }
             last = t;
-            /* spinning on the caller's CPU takes the caller's turn: sleep at once there, from another CPU */
-            const int caller_cpu = atomic_load(&P.caller_cpu);
-            const int beside = (A.on & 16) && sched_getcpu() == caller_cpu;
-            if (t - since < spin && !beside) {
+            /* spinning on the caller's CPU takes the caller's turn: sleep at once there */
+            if (t - since < spin && !((A.on & 16) && sched_getcpu() == atomic_load(&P.caller_cpu))) {
                 pause_cpu();
                 continue;
             }
-            if (beside && (A.on & 32)) step_off(caller_cpu);
             sleep_until_job(id, seen);
         }
         seen = atomic_load(&P.gen);
@@ -380,9 +350,8 @@ static void print_trace(void) {
     fprintf(stderr, "%lld windows, %lld failed, ", (long long)A.windows, (long long)A.failed);
     fprintf(stderr, "%lld loop verdicts failed, %lld on the caller alone (loop), %lld waits asleep, ",
             (long long)A.loop_failed, (long long)A.loop_solo_jobs, (long long)A.passive_waits);
-    fprintf(stderr, "%lld workers late, %lld beside the caller, %lld with no worker coming, ", (long long)A.late,
+    fprintf(stderr, "%lld workers late, %lld beside the caller, %lld with no worker coming\n", (long long)A.late,
             (long long)A.beside_caller, (long long)A.passed_over_jobs);
-    fprintf(stderr, "%lld moved off the caller's CPU\n", (long long)atomic_load(&A_stepped_off));
 }
 
 /* under P.busy, before a job: whether it runs on the caller alone */
