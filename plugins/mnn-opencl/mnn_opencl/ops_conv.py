@@ -148,6 +148,15 @@ def _conv(op, b, attrs, x, w, bias, y, res=None):
     bias_arg = [b.tensor(bias), 1] if bias is not None else [b.tensor(y), 0]  # any valid buffer when absent
     (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
     constant_w = w.name in op.constants
+    choice = blocks8.conv_choice(b, o, n * oh * ow, c * kh * kw) if group == 1 else None
+    if choice is not None:
+        if not _conv8(b, choice, x, w, bias_arg, y, geo, act, res):
+            _add_residual(b, y, res, act)
+        return
+    if res is not None:  # conv.cl's kernels store y; then the residual and the activation
+        _conv(op, b, {**attrs, "activation": "none"}, x, w, bias, y)
+        _add_residual(b, y, res, act)
+        return
     if group > 1 and og % 4:
         b.launch(
             "conv2d_c1",
@@ -177,15 +186,6 @@ def _conv(op, b, attrs, x, w, bias, y, res=None):
             ],
             (-(-ow // 4), oh, n * o),
         )
-        return
-    choice = blocks8.conv_choice(b, o, n * oh * ow, c * kh * kw) if group == 1 else None
-    if choice is not None:
-        if not _conv8(b, choice, x, w, bias_arg, y, geo, act, res):
-            _add_residual(b, y, res, act)
-        return
-    if res is not None:  # conv.cl's kernels store y; then the residual and the activation
-        _conv(op, b, {**attrs, "activation": "none"}, x, w, bias, y)
-        _add_residual(b, y, res, act)
         return
     ob = -(-o // 4)
     packed = _pack(b, w, o, cg * kh * kw, constant_w)

@@ -111,15 +111,15 @@ def test_conv_choice_on_a_gpu(monkeypatch):
     assert conv_choice(_fake(True, **{"opencl.gemm8": "off"}), 128, 16 * 28 * 28, 1152) is None
 
 
-def _residual_block(rng, act: str | None, bias: bool = True, res_first: bool = False):
+def _residual_block(rng, act: str | None, bias: bool = True, res_first: bool = False, group: int = 1):
     """x -> Conv -> Add(residual r) -> act: a ResNet block's end (r a graph input of y's shape)."""
-    inits = {"w": rng.uniform(-1, 1, (70, 6, 3, 3)).astype("float32")}
+    inits = {"w": rng.uniform(-1, 1, (70, 6 // group, 3, 3)).astype("float32")}
     ins = ["x", "w"]
     if bias:
         inits["b"] = rng.uniform(-1, 1, 70).astype("float32")
         ins.append("b")
     nodes = [
-        Node("Conv", ins, ["c"], {"pads": [1, 1, 1, 1], "strides": [2, 2]}, "conv"),
+        Node("Conv", ins, ["c"], {"pads": [1, 1, 1, 1], "strides": [2, 2], "group": group}, "conv"),
         Node("Add", ["r", "c"] if res_first else ["c", "r"], ["s"], {}, "add"),
     ]
     if act:
@@ -159,6 +159,20 @@ def test_residual_and_activation_fused_into_conv(rng, options, kernels, act, bia
     if act is None:
         kernels = [k for k in kernels if k != "unary"]
     assert opencl_backend().segments[-1]["kernels"] == kernels
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4)
+
+
+@needs_opencl
+@pytest.mark.parametrize("act", ["Relu", None])
+def test_residual_fused_into_a_grouped_conv(rng, act):
+    """Groups of 35 outputs run conv2d_c1, which stores y alone: the residual and the activation follow it."""
+    graph, feeds = _residual_block(rng, act, group=2)
+    sess = Session(graph, backend="opencl", fallback=False, optimize=False)
+    got = sess.run(feeds)
+    assert len(sess.plan.fused) == 1
+    assert opencl_backend().segments[-1]["kernels"] == ["conv2d_c1", "binary_same"] + (["unary"] if act else [])
+    want = Session(graph, backend="reference").run(feeds)
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-4)
 
