@@ -22,13 +22,8 @@
         acc[1][4 * v + 3] = vdotq_laneq_s32(acc[1][4 * v + 3], a1, bv[v], 3); \
     } while (0)
 
-/* The full tile's k-loop in assembly (accumulators v8-v31: column j of rows 0-3 in v8+j, of rows 4-7 in
- * v20+j), 4 k-groups per iteration: each one ldp of A's 32 bytes and one ld1 of B's 48, post-indexed, for
- * 24 sdot; the prefetches once per 4 groups (the C loop below tests every other group and adds an address
- * increment per load). The sums go to acc[2][12][4] in that order for the C epilogue. */
-#define KGROUP_ASM                                     \
-    "ldp q0, q1, [%[a]], #32\n"                       \
-    "ld1 {v2.16b-v4.16b}, [%[b]], #48\n"              \
+/* one k-group's 24 sdot: rows 0-3 (v0) and 4-7 (v1) of A by the 12 columns of B in v2-v4 */
+#define SDOT_8X12_ASM \
     "sdot v8.4s, v0.16b, v2.4b[0]\n" \
     "sdot v9.4s, v0.16b, v2.4b[1]\n" \
     "sdot v10.4s, v0.16b, v2.4b[2]\n" \
@@ -53,6 +48,21 @@
     "sdot v29.4s, v1.16b, v4.4b[1]\n" \
     "sdot v30.4s, v1.16b, v4.4b[2]\n" \
     "sdot v31.4s, v1.16b, v4.4b[3]\n"
+/* The full tile's k-loop in assembly (accumulators v8-v31: column j of rows 0-3 in v8+j, of rows 4-7 in
+ * v20+j), 4 k-groups per iteration: each one ldp of A's 32 bytes and one ld1 of B's 48, post-indexed, for
+ * 24 sdot; the prefetches once per 4 groups (the C loop below tests every other group and adds an address
+ * increment per load). The sums go to acc[2][12][4] in that order for the C epilogue. */
+#define KGROUP_ASM                                     \
+    "ldp q0, q1, [%[a]], #32\n"                       \
+    "ld1 {v2.16b-v4.16b}, [%[b]], #48\n"              \
+    SDOT_8X12_ASM
+#define STORE_ACC_8X12_ASM                         \
+    "st1 {v8.4s-v11.4s}, [%[acc]], #64\n"  \
+    "st1 {v12.4s-v15.4s}, [%[acc]], #64\n" \
+    "st1 {v16.4s-v19.4s}, [%[acc]], #64\n" \
+    "st1 {v20.4s-v23.4s}, [%[acc]], #64\n" \
+    "st1 {v24.4s-v27.4s}, [%[acc]], #64\n" \
+    "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
 #define ZERO4_ASM(a, b, c, d) "movi " a ".16b, #0\nmovi " b ".16b, #0\nmovi " c ".16b, #0\nmovi " d ".16b, #0\n"
 /* inlined: as a call (two callers) it cost about 10 instructions a tile, 8% of a 1x1 layer of 16 channels */
 static inline __attribute__((always_inline)) void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b,
@@ -76,12 +86,7 @@ static inline __attribute__((always_inline)) void kloop_dot_8x12(int64_t groups,
                      "subs %[n1], %[n1], #1\n"
                      "b.ne 3b\n"
                      "4:\n"
-                     "st1 {v8.4s-v11.4s}, [%[acc]], #64\n"
-                     "st1 {v12.4s-v15.4s}, [%[acc]], #64\n"
-                     "st1 {v16.4s-v19.4s}, [%[acc]], #64\n"
-                     "st1 {v20.4s-v23.4s}, [%[acc]], #64\n"
-                     "st1 {v24.4s-v27.4s}, [%[acc]], #64\n"
-                     "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
+                     STORE_ACC_8X12_ASM
                      : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [acc] "+r"(acc)
                      :
                      : "v0", "v1", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
@@ -106,28 +111,12 @@ static inline __attribute__((always_inline)) void kloop_dot_8x12_at(const int8_t
                      "1:\n"
                      "ldp q0, q1, [%[a]], #32\n"
                      "ld1 {v2.16b-v4.16b}, [x9], %[step]\n"
-                     "sdot v8.4s, v0.16b, v2.4b[0]\n" "sdot v9.4s, v0.16b, v2.4b[1]\n"
-                     "sdot v10.4s, v0.16b, v2.4b[2]\n" "sdot v11.4s, v0.16b, v2.4b[3]\n"
-                     "sdot v12.4s, v0.16b, v3.4b[0]\n" "sdot v13.4s, v0.16b, v3.4b[1]\n"
-                     "sdot v14.4s, v0.16b, v3.4b[2]\n" "sdot v15.4s, v0.16b, v3.4b[3]\n"
-                     "sdot v16.4s, v0.16b, v4.4b[0]\n" "sdot v17.4s, v0.16b, v4.4b[1]\n"
-                     "sdot v18.4s, v0.16b, v4.4b[2]\n" "sdot v19.4s, v0.16b, v4.4b[3]\n"
-                     "sdot v20.4s, v1.16b, v2.4b[0]\n" "sdot v21.4s, v1.16b, v2.4b[1]\n"
-                     "sdot v22.4s, v1.16b, v2.4b[2]\n" "sdot v23.4s, v1.16b, v2.4b[3]\n"
-                     "sdot v24.4s, v1.16b, v3.4b[0]\n" "sdot v25.4s, v1.16b, v3.4b[1]\n"
-                     "sdot v26.4s, v1.16b, v3.4b[2]\n" "sdot v27.4s, v1.16b, v3.4b[3]\n"
-                     "sdot v28.4s, v1.16b, v4.4b[0]\n" "sdot v29.4s, v1.16b, v4.4b[1]\n"
-                     "sdot v30.4s, v1.16b, v4.4b[2]\n" "sdot v31.4s, v1.16b, v4.4b[3]\n"
+                     SDOT_8X12_ASM
                      "subs x10, x10, #1\n"
                      "b.ne 1b\n"
                      "subs %[taps], %[taps], #1\n"
                      "b.ne 0b\n"
-                     "st1 {v8.4s-v11.4s}, [%[acc]], #64\n"
-                     "st1 {v12.4s-v15.4s}, [%[acc]], #64\n"
-                     "st1 {v16.4s-v19.4s}, [%[acc]], #64\n"
-                     "st1 {v20.4s-v23.4s}, [%[acc]], #64\n"
-                     "st1 {v24.4s-v27.4s}, [%[acc]], #64\n"
-                     "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
+                     STORE_ACC_8X12_ASM
                      : [a] "+r"(a), [off] "+r"(off), [taps] "+r"(taps), [acc] "+r"(acc)
                      : [b] "r"(b), [nq] "r"(nq), [step] "r"(step)
                      : "x9", "x10", "v0", "v1", "v2", "v3", "v4", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
