@@ -98,6 +98,12 @@ void store4(uint c0, uint bias0, uint gm, uint gn, vec4 v) {
 #define LOAD_B(r, v) if (r < B_VECS) { uvec2 nk = b_group(tid + r * NT, b_along_n); v = load_b(b0, k0 + nk.y, n0 + nk.x, b_along_n, b_vec); }
 #define STAGE_A(r, v) if (r < A_VECS) stage_a(buf, tid + r * NT, a_along_k, v);
 #define STAGE_B(r, v) if (r < B_VECS) stage_b(buf, tid + r * NT, b_along_n, v);
+#define LOAD_ALL()                                                                                  \
+    LOAD_A(0, ra0) LOAD_A(1, ra1) LOAD_A(2, ra2) LOAD_A(3, ra3)                                     \
+    LOAD_B(0, rb0) LOAD_B(1, rb1) LOAD_B(2, rb2) LOAD_B(3, rb3)
+#define STAGE_ALL()                                                                                 \
+    STAGE_A(0, ra0) STAGE_A(1, ra1) STAGE_A(2, ra2) STAGE_A(3, ra3)                                 \
+    STAGE_B(0, rb0) STAGE_B(1, rb1) STAGE_B(2, rb2) STAGE_B(3, rb3)
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
@@ -120,22 +126,8 @@ void main() {
     uint steps = (p.K + BK - 1) / BK;
     {  // slice 0 into buffer 0
         uint k0 = 0, buf = 0;
-        LOAD_A(0, ra0)
-        LOAD_A(1, ra1)
-        LOAD_A(2, ra2)
-        LOAD_A(3, ra3)
-        LOAD_B(0, rb0)
-        LOAD_B(1, rb1)
-        LOAD_B(2, rb2)
-        LOAD_B(3, rb3)
-        STAGE_A(0, ra0)
-        STAGE_A(1, ra1)
-        STAGE_A(2, ra2)
-        STAGE_A(3, ra3)
-        STAGE_B(0, rb0)
-        STAGE_B(1, rb1)
-        STAGE_B(2, rb2)
-        STAGE_B(3, rb3)
+        LOAD_ALL()
+        STAGE_ALL()
     }
     barrier();
 
@@ -144,14 +136,7 @@ void main() {
         // slice t+1's global loads, in flight during slice t's FMAs
         if (more) {
             uint k0 = (t + 1) * BK;
-            LOAD_A(0, ra0)
-            LOAD_A(1, ra1)
-            LOAD_A(2, ra2)
-            LOAD_A(3, ra3)
-            LOAD_B(0, rb0)
-            LOAD_B(1, rb1)
-            LOAD_B(2, rb2)
-            LOAD_B(3, rb3)
+            LOAD_ALL()
         }
         uint cur = t & 1;
         WARP_FMAS(acc, cur)
@@ -159,14 +144,7 @@ void main() {
         // barrier; this barrier ends slice t's reads and publishes slice t+1
         if (more) {
             uint buf = cur ^ 1;
-            STAGE_A(0, ra0)
-            STAGE_A(1, ra1)
-            STAGE_A(2, ra2)
-            STAGE_A(3, ra3)
-            STAGE_B(0, rb0)
-            STAGE_B(1, rb1)
-            STAGE_B(2, rb2)
-            STAGE_B(3, rb3)
+            STAGE_ALL()
         }
         barrier();
     }
