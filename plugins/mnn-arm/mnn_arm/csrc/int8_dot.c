@@ -64,13 +64,14 @@
     "st1 {v24.4s-v27.4s}, [%[acc]], #64\n" \
     "st1 {v28.4s-v31.4s}, [%[acc]], #64\n"
 #define ZERO4_ASM(a, b, c, d) "movi " a ".16b, #0\nmovi " b ".16b, #0\nmovi " c ".16b, #0\nmovi " d ".16b, #0\n"
+#define ZERO_ACC_8X12_ASM                                                                                 \
+    ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15") ZERO4_ASM("v16", "v17", "v18", "v19") \
+        ZERO4_ASM("v20", "v21", "v22", "v23") ZERO4_ASM("v24", "v25", "v26", "v27") ZERO4_ASM("v28", "v29", "v30", "v31")
 /* inlined: as a call (two callers) it cost about 10 instructions a tile, 8% of a 1x1 layer of 16 channels */
 static inline __attribute__((always_inline)) void kloop_dot_8x12(int64_t groups, const int8_t *a, const int8_t *b,
                                                                  int32_t *acc) {
     int64_t n4 = groups >> 2, n1 = groups & 3;
-    __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
-                         ZERO4_ASM("v16", "v17", "v18", "v19") ZERO4_ASM("v20", "v21", "v22", "v23")
-                             ZERO4_ASM("v24", "v25", "v26", "v27") ZERO4_ASM("v28", "v29", "v30", "v31")
+    __asm__ volatile(ZERO_ACC_8X12_ASM
                      "cbz %[n4], 2f\n"
                      "1:\n"
                      "prfm pldl1keep, [%[a], #256]\n"
@@ -101,9 +102,7 @@ static inline __attribute__((always_inline)) void kloop_dot_8x12_at(const int8_t
                                                                     int32_t *acc) {
     int64_t taps = 9;
     const int64_t nq = off[9], step = off[10];
-    __asm__ volatile(ZERO4_ASM("v8", "v9", "v10", "v11") ZERO4_ASM("v12", "v13", "v14", "v15")
-                         ZERO4_ASM("v16", "v17", "v18", "v19") ZERO4_ASM("v20", "v21", "v22", "v23")
-                             ZERO4_ASM("v24", "v25", "v26", "v27") ZERO4_ASM("v28", "v29", "v30", "v31")
+    __asm__ volatile(ZERO_ACC_8X12_ASM
                      "0:\n"
                      "ldr x9, [%[off]], #8\n"
                      "mov x10, %[nq]\n"
