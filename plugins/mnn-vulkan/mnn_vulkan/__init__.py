@@ -85,6 +85,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.splitk_whole_at",
         "vulkan.staging",
         "vulkan.tiles",
+        "vulkan.warp_narrow",
     )
     memory_domain = "vulkan"
     priority = 5

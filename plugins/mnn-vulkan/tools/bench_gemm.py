@@ -6,7 +6,8 @@ convolutions at batch 16 on conv2d.comp and conv_warp.comp, against cuDNN fp32 (
         [--shape 2048x3072x768 ...] [--conv-variant conv-warp-auto ...] [--no-conv]
 
 Shapes are M x K x N: by default BERT-base's and ViT-S/16's MLP GEMMs at batch 16 (the up
-projections with their bias and GELU fused, the down ones with their bias) and 4096^3. A variant
+projections with their bias and GELU fused, the down ones with their bias) and 4096^3; --narrow
+takes NARROW_SHAPES instead (ConvNeXt-T's MLP down projections at batch 16, 96 and 192 wide). A variant
 is a set of session options (VARIANTS); --variant picks some. GPU times are medians of the
 session's dispatches (Vulkan timestamps, "vulkan.profile": the product and whatever epilogue
 dispatches it needs, not the host copies); cuBLAS's are CUDA-event times of the same product
@@ -30,6 +31,9 @@ SHAPES = [
     (3152, 384, 1536, "gelu"),  # mlp.0 + GELU
     (4096, 4096, 4096, "none"),
 ]
+#: outputs that 128x128 blocks pad (kernels/gemm_narrow.py): ConvNeXt-T b16's stage-1 and stage-2 MLP down
+#: projections, and a 64-row output (a 1x1 convolution to 64 channels)
+NARROW_SHAPES = [(50176, 384, 96, "bias"), (12544, 768, 192, "bias"), (64, 256, 50176, "bias")]
 #: name -> session options
 VARIANTS = {
     "default": {},  # gemm_warp.comp's 128x128 blocks where they fill the GPU, K slices of 8 up to K = 576
@@ -58,6 +62,13 @@ VARIANTS = {
     "wide-128x128-bk8": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp-wide", "vulkan.big_gemm_bk": 8},
     "wide-256x128": {"vulkan.big_gemm": "256x128", "vulkan.big_gemm_shader": "warp-wide"},
     "wide-128x256": {"vulkan.big_gemm": "128x256", "vulkan.big_gemm_shader": "warp-wide"},
+    # kernels/gemm_narrow.py's blocks ("vulkan.warp_narrow"): off is the rule before (gemm.comp below 128)
+    "narrow-off": {"vulkan.warp_narrow": "0"},
+    "narrow-128x96": {"vulkan.warp_narrow": "128x96"},
+    "narrow-128x96-bk16": {"vulkan.warp_narrow": "128x96", "vulkan.big_gemm_bk": 16},
+    "narrow-128x192": {"vulkan.warp_narrow": "128x192"},
+    "narrow-128x128": {"vulkan.warp_narrow": "128x128"},
+    "narrow-128x64": {"vulkan.warp_narrow": "128x64"},
     "warp-scalar": {
         "vulkan.big_gemm": "128x128",
         "vulkan.big_gemm_shader": "warp",
@@ -228,11 +239,12 @@ def main(argv=None) -> None:
     parser.add_argument("--shape", action="append", type=_parse_shape, help="MxKxN[xbias|xgelu]; default: SHAPES")
     parser.add_argument("--conv-variant", action="append", choices=sorted(CONV_VARIANTS), help="default: all")
     parser.add_argument("--no-conv", action="store_true", help="GEMMs only")
+    parser.add_argument("--narrow", action="store_true", help="NARROW_SHAPES instead of SHAPES")
     args = parser.parse_args(argv)
     variants = args.variant or list(VARIANTS)
     print("| M x K x N | epilogue | variant | GPU ms | TFLOP/s | shaders | diff |")
     print("|---|---|---|---:|---:|---|---:|")
-    for m, k, n, epilogue in args.shape or SHAPES:
+    for m, k, n, epilogue in args.shape or (NARROW_SHAPES if args.narrow else SHAPES):
         graph, feeds, want = _case(m, k, n, epilogue)
         flops = 2.0 * m * n * k
         shape = f"{m}x{k}x{n}"

@@ -16,6 +16,9 @@
 #            per invocation: 128x128 in slices of 16 and 8, 256x128, 128x256) against cuBLAS fp32 (TF32 off);
 #            ResNet-50's 3x3 convolutions at batch 16 on conv2d.comp, the default and conv_warp.comp (128x128,
 #            auto in K slices of 8) against cuDNN fp32
+#   narrow   tools/bench_gemm.py --narrow: outputs that 128x128 blocks pad (ConvNeXt-T b16's 96- and
+#            192-wide MLP down projections, a 64-row output) on the default (kernels/gemm_narrow.py), the rule
+#            before (vulkan.warp_narrow=0: gemm.comp below 128), and each block forced
 #   startup  benchmarks/bench_startup.py, cold then warm, for resnet-50, vit-s16, bert-base and
 #            convnext-t; then tools/profile_startup.py's phases of resnet-50's warm start
 #   bench    benchmarks/bench_gpu.py --batch 1, mnn-vulkan against PyTorch eager, the same models
@@ -29,7 +32,8 @@
 #            gemm_big.comp in its place (vulkan.big_gemm_shader=big, the default before), conv2d.comp for
 #            every convolution (vulkan.conv_warp=0), K slices of 16 throughout (vulkan.big_gemm_bk=16) and
 #            the half-size blocks' rule (vulkan.big_gemm=auto), gemm_warp_wide.comp's 128x128 blocks
-#            (vulkan.big_gemm_shader=warp-wide), GPU ms by shader
+#            (vulkan.big_gemm_shader=warp-wide), the narrow blocks' rule off (vulkan.warp_narrow=0) and
+#            its 96-wide blocks only (vulkan.warp_narrow=n96), GPU ms by shader
 #   bench16  benchmarks/bench_gpu.py --batch 16, mnn-vulkan (the default) against PyTorch eager
 #   copies   tools/profile_vulkan.py --split at batch 16 (resnet-50: 9.6 MB in; bert-base: 6.3 MB out): where a
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
@@ -46,7 +50,7 @@ OUT=${OUT:-/tmp/mnn-vulkan-check}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 MODELS=${MODELS:-resnet-50 vit-s16 bert-base convnext-t}
-STAGES=" ${STAGES:-exports tests gemm startup bench sweep sweep16 bench16 copies} "
+STAGES=" ${STAGES:-exports tests gemm narrow startup bench sweep sweep16 bench16 copies} "
 export PYTHONUNBUFFERED=1
 wants() { [[ "$STAGES" == *" $1 "* ]]; }
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
@@ -84,7 +88,7 @@ if wants tests; then
         "$ROOT/plugins/mnn-vulkan/tests/test_startup.py" "$ROOT/plugins/mnn-vulkan/tests/test_pipeline_cache.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_split.py" "$ROOT/plugins/mnn-vulkan/tests/test_tiling.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_big.py" "$ROOT/plugins/mnn-vulkan/tests/test_gemm_warp.py" \
-        "$ROOT/plugins/mnn-vulkan/tests/test_conv_warp.py" \
+        "$ROOT/plugins/mnn-vulkan/tests/test_conv_warp.py" "$ROOT/plugins/mnn-vulkan/tests/test_gemm_narrow.py" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
@@ -99,6 +103,15 @@ if wants gemm; then
         >"$OUT/bench_gemm.log" 2>&1
     say "bench_gemm ($((SECONDS - t0)) s): float32 GEMMs per shader and block, GPU ms and TFLOP/s"
     grep -E '^\| ' "$OUT/bench_gemm.log" | tee -a "$OUT/summary.txt"
+fi
+
+if wants narrow; then
+    t0=$SECONDS
+    (cd /tmp && timeout ${NARROW_LIMIT:-60} $PY "$ROOT/plugins/mnn-vulkan/tools/bench_gemm.py" --repeat 10 --narrow \
+        --no-conv $(for v in ${NARROW_VARIANTS:-default narrow-off narrow-128x128 narrow-128x96 narrow-128x96-bk16 \
+            narrow-128x192 narrow-128x64 warp-64x128}; do echo --variant $v; done)) >"$OUT/bench_narrow.log" 2>&1
+    say "bench_gemm --narrow ($((SECONDS - t0)) s): outputs 128x128 blocks pad, GPU ms and TFLOP/s per block"
+    grep -E '^\| ' "$OUT/bench_narrow.log" | tee -a "$OUT/summary.txt"
 fi
 
 if [ -n "${EXPORTS:-}" ]; then
@@ -143,7 +156,8 @@ wants sweep && sweep sweep "${SWEEP_LIMIT:-130}" 1 "split-K GEMMs (default) agai
 wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-240}" 16 \
     "batch 16, the default against gemm_big.comp, conv2d.comp, K slices of 16, the half-size blocks" \
     default= big=vulkan.big_gemm_shader=big conv2d=vulkan.conv_warp=0 bk16=vulkan.big_gemm_bk=16 \
-    warp-auto=vulkan.big_gemm=auto wide=vulkan.big_gemm_shader=warp-wide
+    warp-auto=vulkan.big_gemm=auto wide=vulkan.big_gemm_shader=warp-wide narrow-off=vulkan.warp_narrow=0 \
+    narrow-n96=vulkan.warp_narrow=n96
 if wants bench16; then
     t0=$SECONDS
     (cd /tmp && timeout ${BENCH16_LIMIT:-90} $PY "$ROOT/benchmarks/bench_gpu.py" --batch 16 --repeat 20 --warmup 3 \

@@ -1,10 +1,19 @@
-// The body of gemm_warp.comp and gemm_warp_wide.comp (which defines WARP_WIDE): gemm.comp's product
-// (same bindings and push constants) on warp tiles (warp_tile.glsl), float32.
+// The body of gemm_warp.comp, gemm_warp_wide.comp (which defines WARP_WIDE) and gemm_warp_n96.comp
+// (WARP_N96): gemm.comp's product (same bindings and push constants) on warp tiles (warp_tile.glsl),
+// float32.
 #include "common.glsl"
 #include "act.glsl"
 #include "warp_tile.glsl"
 
-const uint B_VECS = BK * BN / 4 / NT;  // groups of 4 elements of B each invocation stages per slice
+const uint B_GROUPS = BK * BN / 4;  // groups of 4 elements of B in a slice
+// groups each invocation stages per slice; 96-wide blocks in 8-deep slices leave the last partial
+#ifdef WARP_N96
+const uint B_VECS = (B_GROUPS + NT - 1) / NT;
+#define B_HAS(r) (r < B_VECS && tid + r * NT < B_GROUPS)
+#else
+const uint B_VECS = B_GROUPS / NT;
+#define B_HAS(r) (r < B_VECS)
+#endif
 
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
@@ -81,12 +90,17 @@ void store4(uint c0, uint bias0, uint gm, uint gn, vec4 v) {
 }
 
 // row r of the invocation's 8 (output row gm): its WARP_NH groups of 4 columns, 32 apart
-#ifdef WARP_WIDE
+#if defined(WARP_WIDE)
 #define STORE_ROW(gm, r)                                       \
     store4(c0, bias0, gm, gn0, acc[(r) * 4]);                  \
     store4(c0, bias0, gm, gn0 + 32, acc[(r) * 4 + 1]);         \
     store4(c0, bias0, gm, gn0 + 64, acc[(r) * 4 + 2]);         \
     store4(c0, bias0, gm, gn0 + 96, acc[(r) * 4 + 3]);
+#elif defined(WARP_N96)
+#define STORE_ROW(gm, r)                                       \
+    store4(c0, bias0, gm, gn0, acc[(r) * 3]);                  \
+    store4(c0, bias0, gm, gn0 + 32, acc[(r) * 3 + 1]);         \
+    store4(c0, bias0, gm, gn0 + 64, acc[(r) * 3 + 2]);
 #else
 #define STORE_ROW(gm, r)                                       \
     store4(c0, bias0, gm, gn0, acc[(r) * 2]);                  \
@@ -95,9 +109,9 @@ void store4(uint c0, uint bias0, uint gm, uint gn, vec4 v) {
 
 // group r of this invocation's share of slice k0.. loaded into v, or stored from v into buffer buf
 #define LOAD_A(r, v) if (r < A_VECS) { uvec2 mk = a_group(tid + r * NT, a_along_k); v = load_a(a0, m0 + mk.x, k0 + mk.y, a_along_k, a_vec); }
-#define LOAD_B(r, v) if (r < B_VECS) { uvec2 nk = b_group(tid + r * NT, b_along_n); v = load_b(b0, k0 + nk.y, n0 + nk.x, b_along_n, b_vec); }
+#define LOAD_B(r, v) if (B_HAS(r)) { uvec2 nk = b_group(tid + r * NT, b_along_n); v = load_b(b0, k0 + nk.y, n0 + nk.x, b_along_n, b_vec); }
 #define STAGE_A(r, v) if (r < A_VECS) stage_a(buf, tid + r * NT, a_along_k, v);
-#define STAGE_B(r, v) if (r < B_VECS) stage_b(buf, tid + r * NT, b_along_n, v);
+#define STAGE_B(r, v) if (B_HAS(r)) stage_b(buf, tid + r * NT, b_along_n, v);
 #define LOAD_ALL()                                                                                  \
     LOAD_A(0, ra0) LOAD_A(1, ra1) LOAD_A(2, ra2) LOAD_A(3, ra3)                                     \
     LOAD_B(0, rb0) LOAD_B(1, rb1) LOAD_B(2, rb2) LOAD_B(3, rb3)

@@ -9,13 +9,17 @@
 // one barrier per slice.
 // With WARP_WIDE defined (gemm_warp_wide.comp) a warp's tile is 32 x 128 and an invocation's 8x16:
 // columns lx*4.., 32 + lx*4.., 64 + .., 96 + ..: 4 vec4s of B and 2 of A per k for 128 FMAs.
+// With WARP_N96 (gemm_warp_n96.comp) a warp's tile is 32 x 96 and an invocation's 8x12: blocks as
+// wide as ConvNeXt's 96- and 192-channel outputs, which 128-wide blocks pad by a quarter.
 
 layout(constant_id = 3) const uint WARPS_N = 2;  // warps side by side along N (the rest along M)
 layout(constant_id = 4) const uint VEC = 0;  // 1: 16-byte loads and stores allowed
 layout(constant_id = 5) const uint BK = 16;  // a multiple of 4; 8 where shared memory is 32 KiB
 
-#ifdef WARP_WIDE
+#if defined(WARP_WIDE)
 #define WARP_NH 4  // column quarters of 4 an invocation computes, 32 apart
+#elif defined(WARP_N96)
+#define WARP_NH 3
 #else
 #define WARP_NH 2
 #endif
@@ -70,6 +74,23 @@ void stage_a(uint buf, uint g, bool along_k, vec4 v) {
             acc[16 + i * 4 + 1] = fma(vec4(av1[i]), bv1, acc[16 + i * 4 + 1]);           \
             acc[16 + i * 4 + 2] = fma(vec4(av1[i]), bv2, acc[16 + i * 4 + 2]);           \
             acc[16 + i * 4 + 3] = fma(vec4(av1[i]), bv3, acc[16 + i * 4 + 3]);           \
+        }                                                                                \
+    }
+#elif defined(WARP_N96)
+#define WARP_FMAS(acc, cur)                                                              \
+    [[unroll]] for (uint kk = 0; kk < BK; ++kk) {                                        \
+        vec4 av0 = As[cur][kk * LDA + ia];                                               \
+        vec4 av1 = As[cur][kk * LDA + ia + 4];                                           \
+        vec4 bv0 = Bs[cur][kk * LDB + ib];                                               \
+        vec4 bv1 = Bs[cur][kk * LDB + ib + 8];                                           \
+        vec4 bv2 = Bs[cur][kk * LDB + ib + 16];                                          \
+        [[unroll]] for (uint i = 0; i < 4; ++i) {                                        \
+            acc[i * 3] = fma(vec4(av0[i]), bv0, acc[i * 3]);                             \
+            acc[i * 3 + 1] = fma(vec4(av0[i]), bv1, acc[i * 3 + 1]);                     \
+            acc[i * 3 + 2] = fma(vec4(av0[i]), bv2, acc[i * 3 + 2]);                     \
+            acc[12 + i * 3] = fma(vec4(av1[i]), bv0, acc[12 + i * 3]);                   \
+            acc[12 + i * 3 + 1] = fma(vec4(av1[i]), bv1, acc[12 + i * 3 + 1]);           \
+            acc[12 + i * 3 + 2] = fma(vec4(av1[i]), bv2, acc[12 + i * 3 + 2]);           \
         }                                                                                \
     }
 #else

@@ -61,6 +61,10 @@ def plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> tuple
         return None
     if use_coopmat(rec, m, n) or big_gemm_local(rec, m, n, k, batch) is not None:
         return None
+    from .gemm_narrow import choose
+
+    if choose(rec, m, n, k, batch) is not None:  # warp tiles fill the GPU without a sum
+        return None
     if options.get("vulkan.tiles"):
         local, spec, block = gemm_tiles(rec.device, m, n, 1, options)
     else:

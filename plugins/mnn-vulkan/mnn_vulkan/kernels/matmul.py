@@ -374,13 +374,13 @@ def warp_block(device, m: int, n: int, batch: int) -> str:
     return "128x64" if tall > wide or (tall == wide and m >= n) else "64x128"
 
 
-def warp_spec(device, options: dict, local: tuple, warps_n: int, k: int = 0, wide: bool = False) -> tuple:
+def warp_spec(device, options: dict, local: tuple, warps_n: int, k: int = 0, wide: bool = False, block=None) -> tuple:
     """gemm_warp.comp's specialization constants (WARPS_N, VEC, BK): 16-byte loads where every
     storage buffer is bound at a 16-byte boundary (the option "vulkan.big_gemm_vec" False turns them
     off, for tests); K slices of 8 for a K of at most WARP_BK8_MAX_K, else 16 where two buffered ones
     fit in shared memory, else 8; "vulkan.big_gemm_bk" 8 or 16 forces a depth (for sweeps; 16 only
-    where it fits)."""
-    bm, bn = warp_blocks(local, warps_n, wide)
+    where it fits). `block` (BM, BN) for another shader of the family (gemm_narrow.NARROW)."""
+    bm, bn = block or warp_blocks(local, warps_n, wide)
     vec = int(
         device.props.get("min_storage_align", 0) % 16 == 0
         and str(options.get("vulkan.big_gemm_vec", True)).lower() not in ("0", "false")
@@ -404,10 +404,18 @@ def warp_blocks(local: tuple, warps_n: int, wide: bool = False) -> tuple:
 
 def dispatch_gemm(rec, bindings, push: bytes, m: int, n: int, batch: int, k: int = 0) -> None:
     """gemm.comp's push constants over an M x N output, `batch` times: on tensor cores
-    (gemm_coop.comp) where use_coopmat says so, on 8x8 register blocks (gemm_big.comp, or
-    gemm_warp.comp) where big_gemm_local does, else register-tiled (gemm.comp)."""
+    (gemm_coop.comp) where use_coopmat says so, on warp tiles where gemm_narrow.choose or
+    big_gemm_local does (gemm_warp.comp's family, or gemm_big.comp), else register-tiled (gemm.comp)."""
     if use_coopmat(rec, m, n):
         rec.dispatch("gemm_coop", bindings, push, (cdiv(n, COOP_BLOCK), cdiv(m, COOP_BLOCK), batch), COOP_LOCAL)
+        return
+    from .gemm_narrow import choose
+
+    narrow = choose(rec, m, n, k, batch)
+    if narrow is not None:  # a block that fits the output better than 128x128 (or that 128x128 skipped)
+        name, local, warps_n, (bm, bn) = narrow
+        spec = warp_spec(rec.device, rec.options or {}, local, warps_n, k, block=(bm, bn))
+        rec.dispatch(name, bindings, push, (cdiv(n, bn), cdiv(m, bm), batch), local, spec)
         return
     local = big_gemm_local(rec, m, n, k, batch)
     shader = big_gemm_shader(rec.options or {})
