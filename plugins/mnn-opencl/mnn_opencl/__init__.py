@@ -61,6 +61,9 @@ OPTIONS = (
     "opencl.gemm8_b128_min",
     "opencl.gemm8_splitk",
     "opencl.copy_tiles",
+    "opencl.conv4",
+    "opencl.dwconv",
+    "opencl.run_copies",
 )
 
 
@@ -142,7 +145,7 @@ class OpenCLBackend(SegmentBackend):
         # then on the default one, and prepare_segment moves it if needed). The arena stays
         # float32 under every precision: float16 is the packed convolution weights only.
         runtime = self.runtime_for(ctx) if ctx is not None else get_runtime(select_device())
-        return OpenCLArena(runtime, nbytes)
+        return OpenCLArena(runtime, nbytes, dict(ctx.options) if ctx is not None else None)
 
     def prepare_segment(self, ops, arena, ctx):
         runtime = self.runtime_for(ctx)

@@ -3,8 +3,9 @@
 
 Objects here own one OpenCL handle each and release it when collected:
 Context (context + in-order queue of one device), Program, Kernel (with its
-arguments set once), Buffer, and Segment (the recorded list of launches that
-the core's run loop calls through an mnn_execution, without the GIL).
+arguments set once), Buffer, Segment (the recorded list of launches that
+the core's run loop calls through an mnn_execution, without the GIL) and
+Transfer (a run's copy between host memory and a buffer, the same way).
 Everything above this (device choice, caches, tuning, kernels) is Python.
 """
 
@@ -14,7 +15,13 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
-from mnn_core.abi cimport MNN_ABI_VERSION, MNN_EXECUTION_CAPSULE, mnn_execution, mnn_tensor
+from mnn_core.abi cimport (
+    MNN_ABI_VERSION,
+    MNN_EXEC_INPUTS_MAY_MOVE,
+    MNN_EXECUTION_CAPSULE,
+    mnn_execution,
+    mnn_tensor,
+)
 
 import numpy as np
 

@@ -116,6 +116,19 @@ cdef extern from "mnn_cl.h" nogil:
     const char* mnncl_segment_error(void* state) noexcept
     cl_int mnncl_segment_enqueue(mnncl_segment* seg, int32_t first, int32_t last)
 
+    ctypedef struct mnncl_transfer:
+        mnn_execution exe
+        cl_command_queue queue
+        cl_mem mem
+        size_t offset
+        size_t nbytes
+        int to_device
+        char error[256]
+
+    int mnncl_transfer_run(void* state, const mnn_tensor* inputs, int32_t n_inputs, mnn_tensor* outputs,
+                           int32_t n_outputs) noexcept
+    const char* mnncl_transfer_error(void* state) noexcept
+
 
 #: the vendored constants, for tests/test_loader.py to compare with the Khronos headers
 CONSTANTS = {

@@ -225,3 +225,33 @@ cdef class Segment:
         cdef cl_int rc = mnncl_segment_enqueue(self.seg, 0, self.seg.n_launches)
         if rc != CL_SUCCESS:
             raise CLError(self.seg.error.decode(errors="replace"), rc)
+
+
+cdef class Transfer:
+    """A run's copy of `nbytes` between host memory and `buffer` at `offset`, run by the core's loop
+    through an mnn_execution (csrc/cl_transfer.c): an upload (MNN_EXEC_INPUTS_MAY_MOVE) reads its
+    input descriptor's pointer, a download writes its output's; both block."""
+    cdef mnncl_transfer t
+    cdef public Buffer buffer
+    cdef bytes cname
+
+    def __init__(self, Buffer buffer, size_t offset, size_t nbytes, bint to_device):
+        if offset + nbytes > buffer.nbytes:
+            raise ValueError(f"a copy of {nbytes} bytes at {offset} overruns the {buffer.nbytes}-byte buffer")
+        self.buffer = buffer
+        self.cname = b"opencl:upload" if to_device else b"opencl:download"
+        memset(&self.t, 0, sizeof(mnncl_transfer))
+        self.t.queue = buffer.context.queue
+        self.t.mem = buffer.mem
+        self.t.offset = offset
+        self.t.nbytes = nbytes
+        self.t.to_device = to_device
+        self.t.exe.abi_version = MNN_ABI_VERSION
+        self.t.exe.flags = MNN_EXEC_INPUTS_MAY_MOVE if to_device else 0
+        self.t.exe.run = mnncl_transfer_run
+        self.t.exe.state = &self.t
+        self.t.exe.error = mnncl_transfer_error
+        self.t.exe.name = self.cname
+
+    def capsule(self):
+        return PyCapsule_New(&self.t.exe, MNN_EXECUTION_CAPSULE, NULL)

@@ -158,6 +158,22 @@ const char *mnncl_segment_error(void *state);
 /* enqueue launches [first, last) of a segment; 0 or a CL error code */
 cl_int mnncl_segment_enqueue(mnncl_segment *seg, int32_t first, int32_t last);
 
+/* -- a run's copy between host memory and the arena (cl_transfer.c) ------------------ */
+
+typedef struct mnncl_transfer {
+    mnn_execution exe;
+    cl_command_queue queue;
+    cl_mem mem; /* kept alive by the Python object that owns this */
+    size_t offset, nbytes;
+    int to_device;
+    char error[256];
+} mnncl_transfer;
+
+/* the mnn_execution run function: a blocking write of inputs[0] (to_device) or read into outputs[0] */
+int mnncl_transfer_run(void *state, const mnn_tensor *inputs, int32_t n_inputs, mnn_tensor *outputs,
+                       int32_t n_outputs);
+const char *mnncl_transfer_error(void *state);
+
 #ifdef __cplusplus
 }
 #endif
