@@ -9,7 +9,11 @@ into slices instead (conv.cl's splitk_reduce adds them). CPU devices keep the pr
 runs 256 work-items between barriers one after another.
 
 The session option "opencl.gemm8" (or $MNN_OPENCL_GEMM8): "auto" (the above), "off" (never: the
-previous kernels, for A/B runs), or a block name of BLOCKS forced wherever it applies (any device)."""
+previous kernels, for A/B runs), or a block name of BLOCKS forced wherever it applies (any device).
+
+"opencl.conv4" (or $MNN_OPENCL_CONV4) puts one-group convolutions on kernels/conv4.cl's 64x64 blocks
+of 4x4 tiles instead (mnn-vulkan's conv2d.comp, its fastest 3x3s on the H100), on any device: "3x3"
+those with a window larger than 1x1, "all" every one, "off" (the default) none."""
 
 from __future__ import annotations
 
@@ -30,6 +34,12 @@ SPLITK_OPTION = "opencl.gemm8_splitk"
 FILL_WAVES = 1.5  # "fill": slices until the work-groups reach this many per compute unit
 MAX_SLICES = 16
 MIN_SLICE_K = 256  # a K slice shorter than this costs more in partial sums than it gains
+
+
+#: conv4_<name>: (work-group TX x TY, block rows BM x columns BN); every work-item computes 4x4 outputs
+CONV4_BLOCKS = {"c64": ((16, 16, 1), (64, 64))}
+CONV4_OPTION = "opencl.conv4"
+CONV4_ENV = "MNN_OPENCL_CONV4"
 
 
 def cdiv(a: int, b: int) -> int:
@@ -71,10 +81,33 @@ def choose(b, m: int, n: int, batches: int = 1) -> str | None:
     return None
 
 
-def conv_choice(b, m: int, n: int, k: int) -> tuple[str, int] | None:
+def conv4_choice(b, m: int, n: int, k: int, window: bool) -> tuple[str, int] | None:
+    """("c64", K slices) where CONV4_OPTION puts this convolution (`window`: larger than 1x1) on
+    conv4's blocks, else None. On a GPU, K is split where the blocks give fewer work-groups than
+    half the compute units, until they give one per compute unit."""
+    value = str(b.options.get(CONV4_OPTION, os.environ.get(CONV4_ENV, "off")) or "off").lower()
+    if value not in ("off", "3x3", "all"):
+        raise ValueError(f"{CONV4_OPTION} must be off, 3x3 or all, got {value!r}")
+    if value == "off" or (value == "3x3" and not window):
+        return None
+    forced = int(b.options.get(SLICES_OPTION, 0) or 0)
+    if forced:
+        return "c64", max(1, min(forced, k))
+    _, (bm, bn) = CONV4_BLOCKS["c64"]
+    have = cdiv(m, bm) * cdiv(n, bn)
+    if not b.runtime.is_gpu or have >= enough_groups(b):
+        return "c64", 1
+    units = int(b.runtime.entry.device["compute_units"])
+    return "c64", max(1, min(MAX_SLICES, cdiv(units, have), k // MIN_SLICE_K))
+
+
+def conv_choice(b, m: int, n: int, k: int, window: bool = True) -> tuple[str, int] | None:
     """(block name, K slices) for a convolution of M output channels over N output pixels (all
-    images) and K = C*KH*KW, or None (conv.cl's kernels). Where even 64x128 blocks give too few
-    work-groups on a GPU, K is split until they give one per compute unit."""
+    images) and K = C*KH*KW, or None (conv.cl's kernels): conv4's blocks where CONV4_OPTION asks,
+    else conv8's. Where even 64x128 blocks give too few work-groups on a GPU, K is split until they
+    give one per compute unit."""
+    if (small := conv4_choice(b, m, n, k, window)) is not None:
+        return small
     name = choose(b, m, n)
     forced = int(b.options.get(SLICES_OPTION, 0) or 0)
     if name is not None:

@@ -10,6 +10,8 @@ second kernel adds up (see Runtime.split_target)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from mnn_core.backend.kit.codes import BINARY as BINARY_CODES
@@ -17,6 +19,7 @@ from mnn_core.backend.kit.geometry import conv_geometry
 from mnn_core.ops import get_schema
 
 from . import blocks8
+from ._cl import LocalMem
 from ._common import full_attrs, fused_activation, kernel, numel
 
 #: a Conv, the Add of a residual of its output's shape that alone reads it, and the activation that
@@ -32,6 +35,13 @@ def _supports(node, ins):
 
 MAX_SLICES = 16
 MIN_SLICE_CHANNELS = 8
+#: "tile": depthwise convolutions of these window sizes on kernels/dwconv.cl (env MNN_OPENCL_DWCONV);
+#: "off" (the default until a GPU has timed it): conv2d_c1
+DWCONV_OPTION = "opencl.dwconv"
+DWCONV_ENV = "MNN_OPENCL_DWCONV"
+DWCONV_SIZES = (3, 5, 7)
+DWCONV_LWS = 256
+DWCONV_MAX_LOCAL = 32768  # bytes of a staged plane: past that, too few work-groups fit a GPU's core
 
 
 def _slices(b, items: int, channels: int) -> int:
@@ -64,7 +74,8 @@ def _k_table(c: int, h: int, w: int, kh: int, kw: int, dh: int, dw: int) -> np.n
 
 
 def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
-    """A one-group convolution as an implicit GEMM on 8x8 register blocks (kernels/gemm8.cl),
+    """A one-group convolution as an implicit GEMM on 8x8 register blocks (kernels/gemm8.cl), or
+    4x4 tiles (kernels/conv4.cl) where `choice` names one of blocks8.CONV4_BLOCKS,
     K split into `choice[1]` slices that splitk_reduce adds up. The residual `res` (y's shape) is
     added before the activation when K is whole; returns whether it was (else the caller adds it,
     the activation `act` then left to it too)."""
@@ -76,7 +87,8 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
     m, cols, k = o, n * oh * ow, c * kh * kw
     ks = -(-k // slices)
     slices = -(-k // ks)  # no empty slice: each one writes its whole part
-    (tx, ty, _), (bm, bn) = blocks8.BLOCKS[name]
+    small = name in blocks8.CONV4_BLOCKS
+    (tx, ty, _), (bm, bn) = (blocks8.CONV4_BLOCKS if small else blocks8.BLOCKS)[name]
     table = b.upload(_k_table(c, h, wd, kh, kw, dh, dw))
     res_arg = [b.tensor(res), 1] if res is not None and slices == 1 else [b.tensor(y), 0]
     if slices > 1:
@@ -86,7 +98,7 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
         out, out_bias, out_act = b.tensor(y), bias_arg, act
     geometry = [m, cols, k, c, h, wd, oh, ow, sh, sw, pt, pl, ks]
     b.launch(
-        f"conv8_{name}",
+        f"conv4_{name}" if small else f"conv8_{name}",
         [b.tensor(x), b.tensor(w), table, *out_bias, out, *res_arg, *geometry, *out_act],
         (-(-cols // bn) * tx, -(-m // bm) * ty, slices),
         (tx, ty, 1),
@@ -98,6 +110,36 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
             "splitk_reduce", [part, slices, m * cols, *bias_arg, o, oh * ow, b.tensor(y), *reduce_act], (m * cols,)
         )
     return res is None or slices == 1
+
+
+def _dwconv(b, x, w, bias_arg, y, geo, act) -> bool:
+    """A depthwise K x K convolution (K in DWCONV_SIZES, stride 1, no dilation) on kernels/dwconv.cl,
+    its input plane staged in local memory, where DWCONV_OPTION asks and the plane fits; returns
+    whether it was launched."""
+    wanted = str(b.options.get(DWCONV_OPTION, os.environ.get(DWCONV_ENV, "off")) or "off").lower()
+    if wanted not in ("off", "tile"):
+        raise ValueError(f"{DWCONV_OPTION} must be off or tile, got {wanted!r}")
+    n, c, h, wd = x.info.shape
+    _, _, kh, kw = w.info.shape
+    _, _, oh, ow = geo["out"]
+    if wanted == "off" or kh != kw or kh not in DWCONV_SIZES or tuple(geo["strides"]) != (1, 1):
+        return False
+    if tuple(geo["dilations"]) != (1, 1):
+        return False
+    tw, th = ow + kw - 1, 4 * -(-oh // 4) + kh - 1
+    if tw * th * 4 > min(DWCONV_MAX_LOCAL, int(b.runtime.entry.device.get("local_mem", 0)) - 1024):
+        return False
+    pt, pl = geo["pads"][0], geo["pads"][1]
+    lws = min(DWCONV_LWS, 32 * -(-(ow * -(-oh // 4)) // 32))
+    b.launch(
+        f"dwconv{kh}",
+        [b.tensor(x), b.tensor(w), *bias_arg, b.tensor(y), c, h, wd, oh, ow, pt, pl, LocalMem(tw * th * 4), tw, th]
+        + list(act),
+        (lws, n * c),
+        (lws, 1),
+        tunable=False,
+    )
+    return True
 
 
 def _pack(b, w_ref, o: int, ck: int, constant: bool):
@@ -148,7 +190,7 @@ def _conv(op, b, attrs, x, w, bias, y, res=None):
     bias_arg = [b.tensor(bias), 1] if bias is not None else [b.tensor(y), 0]  # any valid buffer when absent
     (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
     constant_w = w.name in op.constants
-    choice = blocks8.conv_choice(b, o, n * oh * ow, c * kh * kw) if group == 1 else None
+    choice = blocks8.conv_choice(b, o, n * oh * ow, c * kh * kw, kh * kw > 1) if group == 1 else None
     if choice is not None:
         if not _conv8(b, choice, x, w, bias_arg, y, geo, act, res):
             _add_residual(b, y, res, act)
@@ -156,6 +198,8 @@ def _conv(op, b, attrs, x, w, bias, y, res=None):
     if res is not None:  # conv.cl's kernels store y; then the residual and the activation
         _conv(op, b, {**attrs, "activation": "none"}, x, w, bias, y)
         _add_residual(b, y, res, act)
+        return
+    if group == c == o and _dwconv(b, x, w, bias_arg, y, geo, act):
         return
     if group > 1 and og % 4:
         b.launch(

@@ -35,6 +35,8 @@ KERNEL_FILES = (
     "matmul",
     "gemm",
     "gemm8",
+    "conv4",
+    "dwconv",
     "pool",
     "norm",
     "reduce",

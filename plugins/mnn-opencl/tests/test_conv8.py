@@ -72,11 +72,36 @@ def test_conv8_matches_reference(rng, block, slices, shape, wshape, attrs):
 
 
 @needs_opencl
+@pytest.mark.parametrize("slices", [1, 3])
+@pytest.mark.parametrize("shape, wshape, attrs", CASES, ids=IDS)
+def test_conv4_matches_reference(rng, slices, shape, wshape, attrs):
+    """kernels/conv4.cl's 64x64 blocks of 4x4 tiles (opencl.conv4=all), K whole or in 3 slices."""
+    options = {"opencl.conv4": "all", "opencl.gemm8_slices": slices}
+    kernels = _run(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
+    k = wshape[1] * wshape[2] * wshape[3]
+    assert kernels == ["conv4_c64"] + (["splitk_reduce"] if min(slices, k) > 1 else [])
+
+
+@needs_opencl
+def test_conv4_3x3_leaves_1x1s_and_groups(rng):
+    options = {"opencl.conv4": "3x3"}
+    assert _run(rng, (2, 33, 5, 6), (17, 33, 1, 1), {}, options) == ["conv1x1_oc4"]
+    assert _run(rng, (2, 8, 6, 5), (12, 8, 3, 3), {"pads": [1, 1, 1, 1]}, options) == ["conv4_c64"]
+    assert _run(rng, (2, 8, 6, 5), (16, 4, 3, 3), {"group": 2}, options) == ["conv2d_oc4"]
+
+
+@needs_opencl
 @pytest.mark.parametrize("act", ACTS, ids=[a.get("activation", "none") for a in ACTS])
 def test_conv8_fused_activations(rng, act):
     for slices in (1, 2):
-        options = {"opencl.gemm8": "b64", "opencl.gemm8_slices": slices}
-        _run(rng, (2, 7, 6, 5), (13, 7, 3, 3), {"pads": [1, 1, 1, 1], **act}, options)
+        for options in ({"opencl.gemm8": "b64"}, {"opencl.conv4": "all"}):
+            _run(
+                rng,
+                (2, 7, 6, 5),
+                (13, 7, 3, 3),
+                {"pads": [1, 1, 1, 1], **act},
+                {**options, "opencl.gemm8_slices": slices},
+            )
 
 
 @needs_opencl
@@ -109,6 +134,12 @@ def test_conv_choice_on_a_gpu(monkeypatch):
     assert conv_choice(gpu, 40, 49, 64) is None  # too small to fill a block
     assert conv_choice(_fake(False), 512, 16 * 7 * 7, 4608) is None
     assert conv_choice(_fake(True, **{"opencl.gemm8": "off"}), 128, 16 * 28 * 28, 1152) is None
+    small = _fake(True, **{"opencl.conv4": "3x3"})
+    assert conv_choice(small, 64, 16 * 56 * 56, 576) == ("c64", 1)  # 784 blocks of 64x64
+    assert conv_choice(small, 512, 16 * 7 * 7, 4608) == ("c64", 1)  # 104
+    assert conv_choice(small, 512, 7 * 7, 4608) == ("c64", 16)  # batch 1: 8 blocks, 16 slices
+    assert conv_choice(small, 2048, 16 * 7 * 7, 512, window=False) == ("b128", 1)  # a 1x1: conv8
+    assert conv_choice(_fake(False, **{"opencl.conv4": "all"}), 40, 49, 64, window=False) == ("c64", 1)
 
 
 def _residual_block(rng, act: str | None, bias: bool = True, res_first: bool = False, group: int = 1):
@@ -144,8 +175,9 @@ def _residual_block(rng, act: str | None, bias: bool = True, res_first: bool = F
         ({"opencl.gemm8": "off"}, ["conv2d_oc4", "binary_same", "unary"]),
         ({"opencl.gemm8": "b64"}, ["conv8_b64"]),
         ({"opencl.gemm8": "b128", "opencl.gemm8_slices": 3}, ["conv8_b128", "splitk_reduce", "binary_same", "unary"]),
+        ({"opencl.conv4": "3x3"}, ["conv4_c64"]),
     ],
-    ids=["conv-kernels", "conv8", "conv8-split"],
+    ids=["conv-kernels", "conv8", "conv8-split", "conv4"],
 )
 @pytest.mark.parametrize("act", ["Relu", "LeakyRelu", None])
 @pytest.mark.parametrize("bias, res_first", [(True, False), (False, True)], ids=["bias", "no-bias-res-first"])

@@ -56,7 +56,8 @@ def test_program_has_every_kernel_the_ops_launch():
     }
     names |= {f"cast_{n}" for n in re.findall(r"^CAST_KERNEL\((\w+),", source, re.M)}
     names |= {f"gemm_{n}" for n in re.findall(r"^GEMM_TILED\((\w+),", source, re.M)}
-    names |= {f"{k}_{n}" for k in ("gemm8", "conv8") for n in re.findall(rf"^{k.upper()}\((\w+),", source, re.M)}
+    for k in ("gemm8", "conv8", "conv4"):
+        names |= {f"{k}_{n}" for n in re.findall(rf"^{k.upper()}\((\w+),", source, re.M)}
     for macro, k in (("COMPARE_KERNEL", "compare_bcast"), ("ARG_KERNEL", "arg_reduce")):
         names |= {f"{k}_{s}" for s in re.findall(rf"^{macro}\(\w+, (\w+)\)", source, re.M)}
     assert len(names) > 30
@@ -69,6 +70,9 @@ def test_program_has_every_kernel_the_ops_launch():
     from mnn_opencl.blocks8 import BLOCKS
 
     assert {f"{k}_{t}" for k in ("gemm8", "conv8") for t in BLOCKS} <= names
+    from mnn_opencl.blocks8 import CONV4_BLOCKS
+
+    assert {f"conv4_{t}" for t in CONV4_BLOCKS} <= names
 
 
 @needs_opencl
