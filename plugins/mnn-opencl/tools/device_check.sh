@@ -8,17 +8,15 @@
 # stage has a time limit; a stage that fails or runs out is noted and the next one runs.
 #   exports  the zoo's ONNX files at full size (plugins/mnn-vulkan/tools/zoo_inputs.py's zoo_model), in the
 #            background while the tests run (torch exports them on the CPU)
-#   tests    test_conv8.py, test_kernels.py, test_copies.py and test_gemm.py's 8x8-block cases on the GPU (NVIDIA's
-#            compiler)
-#   ab       tools/ab.py --batch 16: whole runs with the 8x8 blocks turned off (opencl.gemm8=off, the kernels
-#            before them), on (the default) and with 64x128 blocks wherever 128x128 ones give fewer than 198
-#            work-groups (opencl.gemm8_b128_min=198, 1.5 waves of an H100), and with products split along K
-#            to 1.5 waves (opencl.gemm8_splitk=fill), and with per-element copies (opencl.copy_tiles=off),
-#            interleaved: min/median wall ms and the outputs' difference from the first
+#   tests    test_conv8.py, test_kernels.py, test_copies.py, test_dwconv.py, test_run_copies.py and test_gemm.py's
+#            8x8-block cases on the GPU (NVIDIA's compiler)
+#   ab       tools/ab.py --batch 16: whole runs of the default against the variants VARIANTS names (default:
+#            every one of AB below), interleaved: min/median wall ms and the outputs' difference from the first
 #   profile  tools/profile_ops.py --batch 16: device ms per op, per kernel and the slowest launches, default
+#            (or with PROFILE_OPTIONS, e.g. "opencl.conv4=3x3 opencl.dwconv=tile")
 # BATCH (default 16) sets the batch of ab and profile, MODELS the model list (zoo names or ONNX files),
 # STAGES (default: all of the above) what runs, e.g.
-#   MODELS="resnet-50" STAGES="tests ab" bash plugins/mnn-opencl/tools/device_check.sh
+#   MODELS="resnet-50" STAGES="tests ab" VARIANTS="before conv4" bash plugins/mnn-opencl/tools/device_check.sh
 set -u
 cd "$(dirname "$0")/../../.." || exit 1
 ROOT=$(pwd)
@@ -31,6 +29,17 @@ export PYTHONUNBUFFERED=1
 wants() { [[ "$STAGES" == *" $1 "* ]]; }
 say() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 T0=$SECONDS
+# ab's variants, NAME:SETTINGS (tools/ab.py --variant): the 8x8 blocks off (the kernels before them), 64x128
+# blocks wherever 128x128 ones give fewer than 198 work-groups (1.5 waves of an H100), products split along K to
+# 1.5 waves, per-element copies, conv4.cl's 4x4 tiles for the 3x3s (or every convolution), dwconv.cl for the
+# depthwise ones, the host copies in C, and the three new ones together
+declare -A AB=(
+    [before]=opencl.gemm8=off [b64-more]=opencl.gemm8_b128_min=198 [splitk]=opencl.gemm8_splitk=fill
+    [copies-off]=opencl.copy_tiles=off [conv4]=opencl.conv4=3x3 [conv4-all]=opencl.conv4=all
+    [dwconv]=opencl.dwconv=tile [c-copies]=opencl.run_copies=c
+    [new]=opencl.conv4=3x3,opencl.dwconv=tile,opencl.run_copies=c
+)
+VARIANTS=${VARIANTS:-before b64-more splitk copies-off conv4 conv4-all dwconv c-copies new}
 
 say "mnn-opencl device check, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), models: $MODELS"
 say "device: $(cd /tmp && $PY -c 'import mnn_opencl as m; print(m.select_device(None).label)' 2>&1 | tail -n 1)"
@@ -54,7 +63,8 @@ if wants tests; then
     (cd /tmp && timeout ${TEST_LIMIT:-120} $PY -m pytest -q -rfs -p no:cacheprovider --tb=short \
         "$ROOT/plugins/mnn-opencl/tests/test_conv8.py" "$ROOT/plugins/mnn-opencl/tests/test_kernels.py" \
         "$ROOT/plugins/mnn-opencl/tests/test_gemm.py" "$ROOT/plugins/mnn-opencl/tests/test_copies.py" \
-        -k "b128 or b64 or n64 or blocks8 or follows or kernel or conv or transpose_add" \
+        "$ROOT/plugins/mnn-opencl/tests/test_dwconv.py" "$ROOT/plugins/mnn-opencl/tests/test_run_copies.py" \
+        -k "b128 or b64 or n64 or blocks8 or follows or kernel or conv or transpose_add or copies" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
@@ -73,13 +83,13 @@ if wants ab; then
         path=$(onnx_of "$m")
         [ -z "$path" ] && { say "ab $m: no ONNX file"; continue; }
         t0=$SECONDS
-        (cd "$ROOT/plugins/mnn-opencl/tools" && timeout ${AB_LIMIT:-60} $PY ab.py "$path" --batch ${BATCH:-16} --runs 9 \
-            --variant before:opencl.gemm8=off --variant blocks8: --variant b64-more:opencl.gemm8_b128_min=198 \
-            --variant splitk:opencl.gemm8_splitk=fill --variant copies-off:opencl.copy_tiles=off) \
-            >"$OUT/ab_$(tag_of "$m").log" 2>&1
-        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, 8x8 blocks off, on, 64x128 below 198 groups, split-K, copy_tiles off"
-        grep -E '^(variant|before|blocks8|b64-more|splitk|copies-off) ' "$OUT/ab_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
-        tail -n 2 "$OUT/ab_$(tag_of "$m").log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
+        args=(--variant default:)
+        for v in $VARIANTS; do args+=(--variant "$v:${AB[$v]}"); done
+        (cd "$ROOT/plugins/mnn-opencl/tools" && timeout ${AB_LIMIT:-60} $PY ab.py "$path" --batch ${BATCH:-16} \
+            --runs ${RUNS:-9} "${args[@]}") >"$OUT/ab_$(tag_of "$m")_b${BATCH:-16}.log" 2>&1
+        say "ab $m batch ${BATCH:-16} ($((SECONDS - t0)) s, rc $?): wall ms, default and $VARIANTS"
+        grep -E "^(variant|default|${VARIANTS// /|}) " "$OUT/ab_$(tag_of "$m")_b${BATCH:-16}.log" | tee -a "$OUT/summary.txt"
+        tail -n 2 "$OUT/ab_$(tag_of "$m")_b${BATCH:-16}.log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
     done
 fi
 
@@ -88,13 +98,15 @@ if wants profile; then
         path=$(onnx_of "$m")
         [ -z "$path" ] && { say "profile $m: no ONNX file"; continue; }
         t0=$SECONDS
+        popts=()
+        for o in ${PROFILE_OPTIONS:-}; do popts+=(--option "$o"); done
         (cd /tmp && timeout ${PROFILE_LIMIT:-30} $PY "$ROOT/plugins/mnn-opencl/tools/profile_ops.py" "$path" \
-            --batch ${BATCH:-16} --top 25) >"$OUT/clprof16_$(tag_of "$m").log" 2>&1
-        say "profile $m batch ${BATCH:-16} ($((SECONDS - t0)) s): kernels and wall; by kernel"
-        grep -E 'ms of kernels|^whole run' "$OUT/clprof16_$(tag_of "$m").log" | tee -a "$OUT/summary.txt"
-        awk '/^kernel /{on=1; next} on && NF==0{exit} on' "$OUT/clprof16_$(tag_of "$m").log" | head -n 8 \
+            --batch ${BATCH:-16} --top 25 ${popts[@]+"${popts[@]}"}) >"$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" 2>&1
+        say "profile $m batch ${BATCH:-16} ${PROFILE_OPTIONS:-} ($((SECONDS - t0)) s): kernels and wall; by kernel"
+        grep -E 'ms of kernels|^whole run' "$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" | tee -a "$OUT/summary.txt"
+        awk '/^kernel /{on=1; next} on && NF==0{exit} on' "$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" | head -n ${PROFILE_ROWS:-8} \
             | tee -a "$OUT/summary.txt"
-        tail -n 2 "$OUT/clprof16_$(tag_of "$m").log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
+        tail -n 2 "$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
     done
 fi
 say "done in $((SECONDS - T0)) s"
