@@ -3,7 +3,7 @@ against cuBLAS fp32 (TF32 off) through PyTorch where it sees a GPU; then ResNet-
 convolutions at batch 16 on conv2d.comp and conv_warp.comp, against cuDNN fp32 (TF32 off).
 
     python plugins/mnn-vulkan/tools/bench_gemm.py [--repeat 20] [--variant warp-auto ...]
-        [--shape 2048x3072x768 ...] [--conv-variant conv-warp-auto ...] [--no-conv]
+        [--shape 2048x3072x768 ...] [--conv-variant conv-warp-auto ...] [--no-conv] [--narrow] [--dw]
 
 Shapes are M x K x N: by default BERT-base's and ViT-S/16's MLP GEMMs at batch 16 (the up
 projections with their bias and GELU fused, the down ones with their bias) and 4096^3; --narrow
@@ -90,6 +90,17 @@ CONV_VARIANTS = {
     "conv-warp-64x128": {"vulkan.conv_warp": "64x128", "vulkan.big_gemm_bk": 16},
     "conv-warp-bk8": {"vulkan.conv_warp": "auto", "vulkan.big_gemm_bk": 8},
 }
+# forced K slices ("vulkan.splitk") on conv_warp.comp's blocks: which count fills the GPU's slots best
+for _block in ("128x128", "64x128", "128x64"):
+    for _splits in (2, 4, 6, 8):
+        CONV_VARIANTS[f"conv-warp-{_block}-s{_splits}"] = {
+            "vulkan.conv_warp": _block,
+            "vulkan.splitk": _splits,
+            "vulkan.big_gemm_bk": 16,
+        }
+#: ConvNeXt-T's depthwise 7x7 convolutions at batch 16 (padding 3, bias): (n, c, h, w)
+DW_CONVS = [(16, 96, 56, 56), (16, 192, 28, 28), (16, 384, 14, 14), (16, 768, 7, 7)]
+DW_VARIANTS = {"conv_dw": {"vulkan.dw_strip": "0"}, "conv_dw7": {"vulkan.dw_strip": "1"}}
 
 
 def _conv_case(n: int, c: int, h: int, w: int, o: int):
@@ -103,8 +114,43 @@ def _conv_case(n: int, c: int, h: int, w: int, o: int):
     return b.build(), {"a": rng.uniform(-1, 1, (n, c, h, w)).astype("float32")}, wt, bias
 
 
-def _cudnn(feeds, wt, bias, repeat: int):
-    """(cuDNN fp32 ms with TF32 off, its output) for Relu(Conv), or None without a CUDA GPU."""
+def _dw_case(n: int, c: int, h: int, w: int):
+    """(graph, feeds, weights, bias) of a depthwise 7x7 Conv, padding 3, with bias."""
+    rng = np.random.default_rng(0)
+    wt = (rng.uniform(-1, 1, (c, 1, 7, 7)) / 7).astype("float32")
+    bias = rng.uniform(-1, 1, c).astype("float32")
+    b = mnn.GraphBuilder()
+    x = b.input("a", (n, c, h, w))
+    b.output(b.Conv(x, b.const(wt), b.const(bias), pads=[3, 3, 3, 3], group=c), "y")
+    return b.build(), {"a": rng.uniform(-1, 1, (n, c, h, w)).astype("float32")}, wt, bias
+
+
+def _dw_convs(repeat: int) -> None:
+    print("\n| depthwise 7x7 (n, c, h, w) | variant | GPU ms | GB/s (in + out) | shaders | diff to conv_dw |")
+    print("|---|---|---:|---:|---|---:|")
+    for n, c, h, w in DW_CONVS:
+        graph, feeds, wt, bias = _dw_case(n, c, h, w)
+        nbytes = 2 * 4 * n * c * h * w
+        shape = f"{n}x{c}x{h}x{w}"
+        base = None
+        for name, options in DW_VARIANTS.items():
+            try:
+                ms, shaders, out = _gpu_ms(graph, feeds, options, repeat)
+            except Exception as exc:  # one variant's failure is reported, not fatal
+                print(f"| {shape} | {name} | FAILED {type(exc).__name__}: {exc} | | | |", flush=True)
+                continue
+            base = out if base is None else base
+            diff = float(np.abs(out - base).max() / np.abs(base).max())
+            print(f"| {shape} | {name} | {ms:.3f} | {nbytes / ms / 1e6:.0f} | {','.join(shaders)} | {diff:.1e} |")
+        found = _cudnn(feeds, wt, bias, repeat, relu=False, pad=3, groups=c)
+        if found is not None:
+            ms, out = found
+            diff = "" if base is None else f"{float(np.abs(out - base).max() / np.abs(base).max()):.1e}"
+            print(f"| {shape} | cuDNN fp32 | {ms:.3f} | {nbytes / ms / 1e6:.0f} | torch | {diff} |", flush=True)
+
+
+def _cudnn(feeds, wt, bias, repeat: int, relu: bool = True, pad: int = 1, groups: int = 1):
+    """(cuDNN fp32 ms with TF32 off, its output) for [Relu](Conv), or None without a CUDA GPU."""
     try:
         import torch
     except ImportError:
@@ -118,7 +164,8 @@ def _cudnn(feeds, wt, bias, repeat: int):
     for i in range(repeat + 3):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        y = torch.relu(torch.nn.functional.conv2d(x, w, b, padding=1))
+        y = torch.nn.functional.conv2d(x, w, b, padding=pad, groups=groups)
+        y = torch.relu(y) if relu else y
         end.record()
         torch.cuda.synchronize()
         if i >= 3:
@@ -240,11 +287,13 @@ def main(argv=None) -> None:
     parser.add_argument("--conv-variant", action="append", choices=sorted(CONV_VARIANTS), help="default: all")
     parser.add_argument("--no-conv", action="store_true", help="GEMMs only")
     parser.add_argument("--narrow", action="store_true", help="NARROW_SHAPES instead of SHAPES")
+    parser.add_argument("--dw", action="store_true", help="also ConvNeXt-T's depthwise 7x7s (DW_CONVS)")
+    parser.add_argument("--no-gemm", action="store_true", help="no GEMMs")
     args = parser.parse_args(argv)
     variants = args.variant or list(VARIANTS)
     print("| M x K x N | epilogue | variant | GPU ms | TFLOP/s | shaders | diff |")
     print("|---|---|---|---:|---:|---|---:|")
-    for m, k, n, epilogue in args.shape or (NARROW_SHAPES if args.narrow else SHAPES):
+    for m, k, n, epilogue in [] if args.no_gemm else args.shape or (NARROW_SHAPES if args.narrow else SHAPES):
         graph, feeds, want = _case(m, k, n, epilogue)
         flops = 2.0 * m * n * k
         shape = f"{m}x{k}x{n}"
@@ -264,6 +313,8 @@ def main(argv=None) -> None:
             print(f"| {shape} | {epilogue} | cuBLAS fp32 | {torch_ms:.3f} | {flops / torch_ms / 1e9:.1f} | torch | |")
     if not args.no_conv:
         _convs(args.conv_variant or list(CONV_VARIANTS), args.repeat)
+    if args.dw:
+        _dw_convs(args.repeat)
 
 
 if __name__ == "__main__":

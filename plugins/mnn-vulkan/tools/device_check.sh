@@ -32,8 +32,9 @@
 #            gemm_big.comp in its place (vulkan.big_gemm_shader=big, the default before), conv2d.comp for
 #            every convolution (vulkan.conv_warp=0), K slices of 16 throughout (vulkan.big_gemm_bk=16) and
 #            the half-size blocks' rule (vulkan.big_gemm=auto), gemm_warp_wide.comp's 128x128 blocks
-#            (vulkan.big_gemm_shader=warp-wide), the narrow blocks' rule off (vulkan.warp_narrow=0) and
-#            its 96-wide blocks only (vulkan.warp_narrow=n96), GPU ms by shader
+#            (vulkan.big_gemm_shader=warp-wide), GPU ms by shader; SWEEP16_CONFIGS replaces the list, e.g.
+#            "default= narrow-off=vulkan.warp_narrow=0 dw-off=vulkan.dw_strip=0" (the narrow GEMM blocks' rule
+#            off, conv_dw.comp for the depthwise 7x7s)
 #   bench16  benchmarks/bench_gpu.py --batch 16, mnn-vulkan (the default) against PyTorch eager
 #   copies   tools/profile_vulkan.py --split at batch 16 (resnet-50: 9.6 MB in; bert-base: 6.3 MB out): where a
 #            run's time goes besides the dispatches (host side, memcpy, copy submits, fence waits), for the
@@ -155,9 +156,8 @@ wants sweep && sweep sweep "${SWEEP_LIMIT:-130}" 1 "split-K GEMMs (default) agai
     whole-at-132=vulkan.splitk_whole_at=132
 wants sweep16 && sweep sweep16 "${SWEEP16_LIMIT:-240}" 16 \
     "batch 16, the default against gemm_big.comp, conv2d.comp, K slices of 16, the half-size blocks" \
-    default= big=vulkan.big_gemm_shader=big conv2d=vulkan.conv_warp=0 bk16=vulkan.big_gemm_bk=16 \
-    warp-auto=vulkan.big_gemm=auto wide=vulkan.big_gemm_shader=warp-wide narrow-off=vulkan.warp_narrow=0 \
-    narrow-n96=vulkan.warp_narrow=n96
+    ${SWEEP16_CONFIGS:-default= big=vulkan.big_gemm_shader=big conv2d=vulkan.conv_warp=0 bk16=vulkan.big_gemm_bk=16 \
+    warp-auto=vulkan.big_gemm=auto wide=vulkan.big_gemm_shader=warp-wide}
 if wants bench16; then
     t0=$SECONDS
     (cd /tmp && timeout ${BENCH16_LIMIT:-90} $PY "$ROOT/benchmarks/bench_gpu.py" --batch 16 --repeat 20 --warmup 3 \

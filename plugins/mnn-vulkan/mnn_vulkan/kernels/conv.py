@@ -1,18 +1,15 @@
-"""Conv: depthwise (conv_dw.comp), 1x1 as a batched GEMM (gemm.comp), and
-everything else as an implicit GEMM (conv2d.comp, or conv_warp.comp's warp tiles where
-"vulkan.conv_warp" asks for them); on tensor cores (use_coopmat)
-gemm_coop.comp and conv_coop.comp. Bias and the fused activation are applied as
-the results are written. Under float16 storage
-(Recorder.half) the recorder picks the *_h variants: float16 tensors, float16
-products summed in float32 every BK steps (see tile.glsl)."""
+"""Conv: depthwise (conv_dw.comp; 7x7 of stride 1 on conv_dw7.comp, dw_strip.py), 1x1 as a
+batched GEMM (gemm.comp), and everything else as an implicit GEMM (conv2d.comp, or conv_warp.comp's
+warp tiles where "vulkan.conv_warp" asks for them); on tensor cores (use_coopmat) gemm_coop.comp and
+conv_coop.comp. Bias and the fused activation are applied as the results are written. Under float16
+storage (Recorder.half) the recorder picks the *_h variants: float16 tensors, float16 products
+summed in float32 every BK steps (see tile.glsl)."""
 
 from __future__ import annotations
 
-import os
-
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.loops import budget_of
-from mnn_core.backend.kit.params import pack
+from mnn_core.backend.kit.params import conv_plan, pack
 from mnn_core.backend.kit.shader_ops import conv_operands, conv_supports
 from mnn_core.backend.kit.tiling import blocks
 
@@ -31,6 +28,7 @@ from .matmul import (
     dispatch_gemm,
     gemm_tiles,
     is_gpu,
+    option_text,
     split_k,
     use_coopmat,
     warp_block,
@@ -49,6 +47,12 @@ CONV_WARP_MAX_CHANNELS = 64
 
 
 def _record(op, rec):
+    from . import dw_strip
+
+    p = conv_plan(op)
+    if dw_strip.takes(rec, p):  # a depthwise 7x7: 7 outputs an invocation
+        dw_strip.record(rec, op, p)
+        return
     planned = conv_operands(op, rec)
     if planned is None:  # depthwise: recorded
         return
@@ -118,8 +122,7 @@ def conv_warp_plan(rec, og: int, cols: int, k: int, groups: int, default: bool =
     into slices where the blocks are still fewer than those waves (warp_splits). Forced tilings
     ("vulkan.tiles") keep conv2d.comp, and so does a K past lavapipe's loop budget."""
     options = rec.options or {}
-    wanted = str(options.get("vulkan.conv_warp", os.environ.get("MNN_VULKAN_CONV_WARP", "default")) or "default")
-    wanted = wanted.lower()
+    wanted = option_text(options, "vulkan.conv_warp", "MNN_VULKAN_CONV_WARP", "default")
     if wanted == "default":
         wanted = "auto" if default else "0"
     if wanted in ("0", "false", "off") or rec.half or options.get("vulkan.tiles"):

@@ -14,8 +14,6 @@ columns) or a block of NARROW, forced on every float32 GEMM (tests, sweeps). Oth
 
 from __future__ import annotations
 
-import os
-
 from mnn_core.backend.kit.layout import cdiv
 from mnn_core.backend.kit.loops import budget_of
 
@@ -41,8 +39,9 @@ GPU_SMS = 132
 
 def wanted(options: dict) -> str:
     """The option's value, lower case ("default" where unset)."""
-    value = options.get(OPTION, os.environ.get("MNN_VULKAN_WARP_NARROW", "default"))
-    return str(value or "default").lower()
+    from .matmul import option_text
+
+    return option_text(options, OPTION, "MNN_VULKAN_WARP_NARROW", "default")
 
 
 def pick(device, m: int, n: int, batch: int, names=tuple(NARROW)) -> str | None:
@@ -68,14 +67,14 @@ def choose(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     """(shader, local size, warps along N, (BM, BN)) for a float32 GEMM, or None to leave it to
     big_gemm_local and gemm.comp (the option off, another one forced, float16, a K past lavapipe's
     loop budget, or no block wanted)."""
-    from .matmul import big_gemm_shader
+    from .matmul import big_gemm_shader, option_text
 
     options = rec.options or {}
     value = wanted(options)
     if value in ("0", "false", "off") or rec.half or options.get("vulkan.tiles"):
         return None
-    big = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "default")) or "default")
-    if big.lower() != "default" or big_gemm_shader(options) != "warp":
+    big = option_text(options, "vulkan.big_gemm", "MNN_VULKAN_BIG_GEMM", "default")
+    if big != "default" or big_gemm_shader(options) != "warp":
         return None
     if budget_of(rec.device.name) is not None and k > 16384:
         return None

@@ -54,6 +54,15 @@ FEW_ROWS = ((64, 1, 1), (4, 1, 16))
 TILES = {"huge": HUGE, "big": BIG, "small": SMALL, "wide": WIDE, "mid": MID, "one": ONE}
 
 
+def option_text(options: dict | None, key: str, env: str, default: str) -> str:
+    """A string option's value, lower case: the session's, else the environment variable's, else
+    `default`; a number as its text (tools/sweep_tiling.py passes "0" as 0, which is not unset)."""
+    value = (options or {}).get(key)
+    if value is None or value == "":
+        value = os.environ.get(env) or default
+    return str(value).lower()
+
+
 def _custom_tiles(text: str):
     """ "TXxTYxTMxTNxBK" (e.g. "16x16x2x2x16"): any tiling, for tuning sweeps."""
     try:
@@ -305,8 +314,7 @@ def big_gemm_local(rec, m: int, n: int, k: int, batch: int) -> tuple | None:
     gemm_warp_wide: 128x128; on any device). Forced tilings ("vulkan.tiles") keep gemm.comp;
     so does a K past lavapipe's loop budget."""
     options = rec.options or {}
-    wanted = str(options.get("vulkan.big_gemm", os.environ.get("MNN_VULKAN_BIG_GEMM", "default")) or "default")
-    wanted = wanted.lower()
+    wanted = option_text(options, "vulkan.big_gemm", "MNN_VULKAN_BIG_GEMM", "default")
     if wanted in ("0", "false", "off") or rec.half or options.get("vulkan.tiles"):
         return None
     if budget_of(rec.device.name) is not None and k > 16384:
