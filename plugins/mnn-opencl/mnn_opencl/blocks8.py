@@ -20,8 +20,16 @@ from __future__ import annotations
 import os
 
 #: name: (work-group TX x TY, block rows BM x columns BN); every work-item computes 8x8 outputs
-#: (in the order tried; "n64" for outputs 64 to 127 wide: attention's scores @ V, a head of 64)
-BLOCKS = {"b128": ((16, 16, 1), (128, 128)), "b64": ((16, 8, 1), (64, 128)), "n64": ((8, 16, 1), (128, 64))}
+#: (in the order tried; "n64" for outputs 64 to 127 wide: attention's scores @ V, a head of 64;
+#: "n96" for outputs a multiple of 96 wide, where N96_OPTION asks: ConvNeXt's down projections, 96 and
+#: 192 wide, which 128-wide blocks cover a quarter or a third idle)
+BLOCKS = {
+    "b128": ((16, 16, 1), (128, 128)),
+    "b64": ((16, 8, 1), (64, 128)),
+    "n64": ((8, 16, 1), (128, 64)),
+    "n96": ((12, 16, 1), (128, 96)),
+}
+N96_OPTION = "opencl.gemm8_n96"  # "on": 128x96 blocks for outputs a multiple of 96 but not of 128 wide
 OPTION = "opencl.gemm8"
 ENV = "MNN_OPENCL_GEMM8"
 SLICES_OPTION = "opencl.gemm8_slices"  # a convolution's K slices, forced (tests)
@@ -74,7 +82,12 @@ def choose(b, m: int, n: int, batches: int = 1) -> str | None:
     if not b.runtime.is_gpu:
         return None
     enough = enough_groups(b)
-    minimum = {"b128": int(b.options.get(B128_MIN_OPTION, 0) or enough), "b64": enough, "n64": enough}
+    n96 = str(b.options.get(N96_OPTION, "off") or "off").lower()
+    if n96 not in ("on", "off"):
+        raise ValueError(f"{N96_OPTION} must be on or off, got {n96!r}")
+    if n96 == "on" and n % 96 == 0 and n % 128 and m >= 128 and groups("n96", m, n, batches) >= enough:
+        return "n96"
+    minimum = {"b128": int(b.options.get(B128_MIN_OPTION, 0) or enough), "b64": enough, "n64": enough, "n96": 1 << 30}
     for name, (_, (bm, bn)) in BLOCKS.items():
         if m >= bm and n >= bn and groups(name, m, n, batches) >= minimum[name]:
             return name

@@ -61,7 +61,7 @@ def _run(rng, shape, wshape, attrs, options, bias=True):
 
 
 @needs_opencl
-@pytest.mark.parametrize("block", ["b128", "b64", "n64"])
+@pytest.mark.parametrize("block", ["b128", "b64", "n64", "n96"])
 @pytest.mark.parametrize("slices", [1, 3])
 @pytest.mark.parametrize("shape, wshape, attrs", CASES, ids=IDS)
 def test_conv8_matches_reference(rng, block, slices, shape, wshape, attrs):

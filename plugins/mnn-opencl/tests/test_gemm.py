@@ -16,12 +16,12 @@ from mnn_core.graph.ir import Graph, Node, TensorInfo
 from mnn_core.ops import run_reference
 from mnn_core.testing import BackendConformance
 
-KERNELS = ("direct", "big", "wide", "mid", "one", "b128", "b64", "n64")
+KERNELS = ("direct", "big", "wide", "mid", "one", "b128", "b64", "n64", "n96")
 
 
 def _options(tiling: str) -> dict:
     """The session options that force `tiling`: a gemm.cl tiling or "direct", or a gemm8.cl block."""
-    return {"opencl.gemm8": tiling} if tiling in ("b128", "b64", "n64") else {"opencl.gemm": tiling}
+    return {"opencl.gemm8": tiling} if tiling in ("b128", "b64", "n64", "n96") else {"opencl.gemm": tiling}
 
 
 @pytest.mark.parametrize("tiling", KERNELS[1:])
@@ -256,6 +256,12 @@ def test_gpu_blocks8_where_they_fill_the_device(monkeypatch):
     assert gemm_kernel(_fake(True, **{"opencl.gemm8": "off"}), 128 * 16, 768, 1) == "wide"
     with pytest.raises(ValueError, match="opencl.gemm8 must be"):
         gemm_kernel(_fake(True, **{"opencl.gemm8": "b256"}), 8, 8, 1)
+    assert gemm_kernel(gpu, 16 * 3136, 96, 1) == "n64"  # ConvNeXt-T's stage-1 down projection at batch 16
+    n96 = _fake(True, **{"opencl.gemm8_n96": "on"})
+    assert gemm_kernel(n96, 16 * 3136, 96, 1) == "n96"  # 392 blocks of 128x96
+    assert gemm_kernel(n96, 16 * 784, 192, 1) == "n96"  # stage 2: 98 x 2
+    assert gemm_kernel(n96, 16 * 784, 384, 1) == "b128"  # a multiple of 128 keeps 128-wide blocks
+    assert gemm_kernel(n96, 128, 96, 1) == "one"  # 1 block of 128x96: too few
 
 
 def test_gpu_tiling_follows_the_work_groups(monkeypatch):
@@ -283,7 +289,7 @@ def test_tiled_kernel_is_what_runs(rng):
 
 
 @needs_opencl
-@pytest.mark.parametrize("block", ["b128", "n64"])
+@pytest.mark.parametrize("block", ["b128", "n64", "n96"])
 @pytest.mark.parametrize("slices", [2, 5])
 def test_gemm8_split_k_matches_reference(rng, block, slices):
     """K in slices (one batch): the partial sums added by gemm8_splitk_reduce with alpha, beta * C and

@@ -202,13 +202,16 @@
         }                                                                                                            \
     }
 
-/* the blocks of blocks8.BLOCKS: NAME, TX, TY, BK (128x128, 64x128 and 128x64 blocks of the output) */
+/* the blocks of blocks8.BLOCKS: NAME, TX, TY, BK (128x128, 64x128, 128x64 and 128x96 blocks of the output;
+ * BK * BM and BK * BN multiples of TX * TY: 12 deep for the 192 work-items of 128x96) */
 GEMM8(b128, 16, 16, 16)
 GEMM8(b64, 16, 8, 16)
 GEMM8(n64, 8, 16, 16)
+GEMM8(n96, 12, 16, 12)
 CONV8(b128, 16, 16, 16)
 CONV8(b64, 16, 8, 16)
 CONV8(n64, 8, 16, 16)
+CONV8(n96, 12, 16, 12)
 
 __kernel void gemm8_splitk_reduce(__global const float *part, int parto, int S, int M, int N, __global float *y,
                                   int yo, int y_sm, __global const float *c, int co, int has_c, int c_sm, int c_sn,
