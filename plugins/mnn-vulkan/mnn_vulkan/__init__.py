@@ -70,6 +70,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.big_gemm_splitk",
         "vulkan.big_gemm_vec",
         "vulkan.conv_warp",
+        "vulkan.conv_warp_fill",
         "vulkan.dw_strip",
         "vulkan.coopmat",
         "vulkan.fold_batch",

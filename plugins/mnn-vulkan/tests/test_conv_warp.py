@@ -138,3 +138,19 @@ def test_the_default_takes_64_channel_3x3s_at_batch_16():
     assert taken(16, 64, 56, 64, kernel=5) is None and taken(16, 3, 224, 64, kernel=7, stride=2) is None
     assert taken(16, 64, 56, 64, kind="integrated") is None and taken(16, 64, 56, 64, kind="cpu") is None
     assert taken(16, 64, 56, 64, **{"vulkan.conv_warp": "0"}) is None
+    assert taken(16, 64, 56, 64, **{"vulkan.conv_warp": 0}) is None  # as tools/sweep_tiling.py passes it
+
+
+def test_fill_splits_k_until_the_sms_hold_that_many_groups():
+    """ "vulkan.conv_warp_fill": K cut (slices of at least 128, at most 8) until the blocks give that many
+    work groups per SM, also where they already give one per SM; the rule before without it."""
+    from mnn_vulkan.kernels.conv import warp_splits
+
+    h100 = SimpleNamespace(type="discrete", props={"sm_count": 132})
+    fill6 = {"vulkan.conv_warp_fill": 6}
+    # ResNet-50 b16's 128-channel 3x3 (196 blocks of 64x128, K = 1152): whole before, 5 slices for 6 per SM
+    assert warp_splits(h100, {}, 196, 1152) == 1 and warp_splits(h100, fill6, 196, 1152) == 5
+    assert warp_splits(h100, fill6, 56, 4608) == 8  # at most 8
+    assert warp_splits(h100, fill6, 196, 300) == 2  # slices of at least 128
+    assert warp_splits(h100, fill6, 800, 1152) == 1  # enough already
+    assert warp_splits(SimpleNamespace(type="cpu", props={}), fill6, 196, 1152) == 1

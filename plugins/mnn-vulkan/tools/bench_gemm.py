@@ -98,6 +98,10 @@ for _block in ("128x128", "64x128", "128x64"):
             "vulkan.splitk": _splits,
             "vulkan.big_gemm_bk": 16,
         }
+# "auto" with K split until the blocks give that many work groups per SM ("vulkan.conv_warp_fill")
+for _fill in (3, 6):
+    CONV_VARIANTS[f"conv-warp-fill{_fill}"] = {"vulkan.conv_warp": "auto", "vulkan.conv_warp_fill": _fill}
+    CONV_VARIANTS[f"conv-warp-fill{_fill}-bk16"] = CONV_VARIANTS[f"conv-warp-fill{_fill}"] | {"vulkan.big_gemm_bk": 16}
 #: ConvNeXt-T's depthwise 7x7 convolutions at batch 16 (padding 3, bias): (n, c, h, w)
 DW_CONVS = [(16, 96, 56, 56), (16, 192, 28, 28), (16, 384, 14, 14), (16, 768, 7, 7)]
 DW_VARIANTS = {"conv_dw": {"vulkan.dw_strip": "0"}, "conv_dw7": {"vulkan.dw_strip": "1"}}

@@ -147,11 +147,16 @@ def conv_warp_plan(rec, og: int, cols: int, k: int, groups: int, default: bool =
 def warp_splits(device, options: dict, blocks: int, k: int) -> int:
     """Slices of K for conv_warp.comp where its blocks give fewer work groups than the GPU has SMs:
     enough for WARP_FULL_WAVES work groups per SM, each at least WARP_SPLITK_MIN deep, at most
-    WARP_SPLITK_MAX ("vulkan.splitk" forces a count, for tests); 1 on a CPU device."""
+    WARP_SPLITK_MAX ("vulkan.splitk" forces a count, for tests); 1 on a CPU device. The option
+    "vulkan.conv_warp_fill" (work groups per SM, e.g. 6) splits wherever the blocks give fewer than
+    that, in slices of at least 128: the SMs' warps, not only their count, for the device's sweep."""
     forced = options.get("vulkan.splitk")
     if forced:
         return max(1, min(int(forced), cdiv(k, 16)))
     sms = int(getattr(device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    fill = float(options.get("vulkan.conv_warp_fill", 0) or 0)
+    if fill > 0 and is_gpu(device, options) and 0 < blocks < fill * sms:
+        return max(1, min(cdiv(int(fill * sms), blocks), k // 128, WARP_SPLITK_MAX))
     if not is_gpu(device, options) or blocks == 0 or blocks >= sms:
         return 1
     return max(1, min(cdiv(int(WARP_FULL_WAVES * sms), blocks), k // WARP_SPLITK_MIN, WARP_SPLITK_MAX))
