@@ -81,6 +81,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.gpu_tiling",
         "vulkan.gpu_tilings",
         "vulkan.gpu_wave",
+        "vulkan.pointwise_fold",
         "vulkan.profile",
         "vulkan.splitk",
         "vulkan.splitk_min",

@@ -154,3 +154,13 @@ def test_fill_splits_k_until_the_sms_hold_that_many_groups():
     assert warp_splits(h100, fill6, 196, 300) == 2  # slices of at least 128
     assert warp_splits(h100, fill6, 800, 1152) == 1  # enough already
     assert warp_splits(SimpleNamespace(type="cpu", props={}), fill6, 196, 1152) == 1
+
+
+@pytest.mark.parametrize("block", ["64x128", "128x64"])
+def test_pointwise_folded_into_columns(rng, block):
+    """ "vulkan.pointwise_fold": a 1x1 convolution of images smaller than that many pixels runs on
+    conv_warp.comp with the images folded into the columns (here 3 images of 7x5), not per image."""
+    graph, feeds = _conv(rng, n=3, c=40, h=7, w=5, o=70, kernel=1, pad=0)
+    options = {"vulkan.conv_warp": block}
+    assert "conv_warp" in check_vulkan(graph, feeds, options | {"vulkan.pointwise_fold": 36})
+    assert "conv_warp" not in check_vulkan(graph, feeds, options | {"vulkan.pointwise_fold": 35})

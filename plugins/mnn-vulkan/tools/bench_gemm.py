@@ -315,10 +315,10 @@ def main(argv=None) -> None:
         torch_ms = _cublas_ms(m, k, n, epilogue, args.repeat)
         if torch_ms is not None:
             print(f"| {shape} | {epilogue} | cuBLAS fp32 | {torch_ms:.3f} | {flops / torch_ms / 1e9:.1f} | torch | |")
-    if not args.no_conv:
-        _convs(args.conv_variant or list(CONV_VARIANTS), args.repeat)
     if args.dw:
         _dw_convs(args.repeat)
+    if not args.no_conv:
+        _convs(args.conv_variant or list(CONV_VARIANTS), args.repeat)
 
 
 if __name__ == "__main__":

@@ -77,9 +77,12 @@ def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
             rec.dispatch("conv_coop", bindings + [bindings[3], rec.constant(p.k_table())], push, grid, COOP_LOCAL)
         return
     if p.pointwise and splits == 1 and p.n * p.g <= 65535:
-        _pointwise(rec, bindings, p)
-        return
-    warp = conv_warp_plan(rec, og, cols, k, p.g, default=_conv_warp_by_default(rec, p))
+        warp = _folded_pointwise(rec, p)
+        if warp is None:
+            _pointwise(rec, bindings, p)
+            return
+    else:
+        warp = conv_warp_plan(rec, og, cols, k, p.g, default=_conv_warp_by_default(rec, p))
     if warp is not None:
         local, warps_n, splits = warp
         spec = warp_spec(rec.device, rec.options or {}, local, warps_n, cdiv(k, splits))
@@ -98,6 +101,19 @@ def record_implicit_gemm(rec, p, bindings: list, y_nbytes: int) -> None:
         push = pack(p.total, splits, p.oh * p.ow, p.o, p.has_bias, p.act, p.alpha, p.beta)
         partials = rec.scratch(splits * y_nbytes, written=False)
         rec.elementwise("splitk_reduce", [partials, bindings[2], bindings[3]], push, p.total)
+
+
+def _folded_pointwise(rec, p) -> tuple | None:
+    """conv_warp_plan's "auto" for a 1x1 convolution of one group with the images folded into the
+    columns, where "vulkan.pointwise_fold" (a pixel count; 0, the default: never) is above an image's
+    pixels: per image such a GEMM has few columns (ResNet-50's 14x14 and 7x7 stages: 196 and 49),
+    which pad the warp tiles' blocks or stay on gemm.comp; 16 images folded fill them. For the
+    device's sweep. None: the batched GEMM."""
+    limit = int((rec.options or {}).get("vulkan.pointwise_fold", 0) or 0)
+    if p.h * p.w >= limit or p.g != 1:
+        return None
+    og, k, cols = p.gemm
+    return conv_warp_plan(rec, og, cols, k, 1, default=True)
 
 
 def _conv_warp_by_default(rec, p) -> bool:
