@@ -73,7 +73,16 @@ _NO_BF16 = "fp32 (bf16 GEMMs need the avx512 level and AVX-512 BF16)"
 
 #: the session options of this backend; each is checked wherever it applies, and the values
 #: of the switches here once for every op (the core refuses an undeclared key)
-OPTIONS = ("x86.isa", "x86.layouts", "x86.bf16", "x86.winograd", "x86.direct", "x86.conv_t", "x86.stream")
+OPTIONS = (
+    "x86.isa",
+    "x86.layouts",
+    "x86.bf16",
+    "x86.winograd",
+    "x86.direct",
+    "x86.direct_oc",
+    "x86.conv_t",
+    "x86.stream",
+)
 
 
 class X86Backend(Backend):
@@ -158,7 +167,7 @@ def _check_options(options: dict) -> None:
     from .ops_conv import _choice
     from .precision import setting
 
-    for key in ("x86.winograd", "x86.direct", "x86.conv_t", "x86.stream"):
+    for key in ("x86.winograd", "x86.direct", "x86.direct_oc", "x86.conv_t", "x86.stream"):
         _choice(options, key)
     setting(options)
 

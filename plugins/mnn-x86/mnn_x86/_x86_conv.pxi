@@ -64,6 +64,12 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     # which takes no dilation and a horizontal stride of 1 or 2 (its strip's columns: plain or split)
     direct = (bool(p.get("direct")) and weight is not None and p["group"] == 1 and not p["depthwise"]
               and not blocked and kt != NULL and p["dh"] == 1 and p["dw"] == 1 and p["sw"] in (1, 2))
+    # p["direct_oc"]: the direct kernel with the output channels along the vectors (conv_direct_oc_impl.h;
+    # ops_conv.py chose it), any stride
+    direct_oc = (not direct and bool(p.get("direct_oc")) and weight is not None and p["group"] == 1
+                 and not p["depthwise"] and not blocked and kt != NULL and kt.dco_conv != NULL
+                 and p["dh"] == 1 and p["dw"] == 1)
+    direct = direct or direct_oc
     if direct:
         transposed = False
     winograd = bool(p.get("winograd")) and weight is not None and p["group"] == 1 and not pointwise and not direct
@@ -76,7 +82,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     if bf16:
         transposed = False
     kind = ("depthwise" if p["depthwise"] else "gap" if gap else "pointwise" if pointwise else
-            "direct" if direct else "winograd" if winograd else
+            "direct_oc" if direct_oc else "direct" if direct else "winograd" if winograd else
             "gemm_t" if transposed else "gemm") + ("_bf16" if bf16 else "") + ("_maxpool" if p.get("pool") else "")
     if pointwise and p.get("pwdw") is not None:  # x86.ConvDepthwise
         kind += "_dw"
@@ -107,14 +113,14 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
         ex.keep.append(b)
         s.bias = <const float*>b.ptr
     Kg = s.g.C * s.g.kh * s.g.kw
-    if p.get("pool") is not None and not direct:
+    if p.get("pool") is not None and (not direct or direct_oc):
         raise ValueError("x86: a max pooling fused after a convolution the direct kernel does not run "
                          "(mnn_x86/fuse.py should not have fused it)")
     if direct:
         if p.get("pool") is not None:
             _pool_geom(&s.pg, p["pool"])
             s.pool = 1
-        _direct_weights(ex, s, weight, threads)
+        _direct_weights(ex, s, weight, threads, direct_oc)
         return ex
     if winograd:
         _winograd_weights(ex, s, weight, threads, isa if bf16 else None)
@@ -273,13 +279,17 @@ cdef void _transposed_weights(Execution ex, x86_conv_state* s, weight, int threa
     s.t_work = <float*>work.ptr
     s.work = s.t_work
 
-cdef void _direct_weights(Execution ex, x86_conv_state* s, weight, int threads) except *:
-    """State of a direct convolution (conv_direct_impl.h): its plan, the weights packed in blocks of
-    the tile's output channels, a strip of padded input rows per thread."""
+cdef void _direct_weights(Execution ex, x86_conv_state* s, weight, int threads, bint oc=False) except *:
+    """State of a direct convolution (conv_direct_impl.h; oc: conv_direct_oc_impl.h, the output channels
+    along the vectors): its plan, the weights packed in blocks of the tile's output channels, a strip of
+    padded input rows per thread."""
     cdef const x86_kernels* k = s.op.k
     cdef int64_t Kg = s.g.C * s.g.kh * s.g.kw, w_floats
-    s.direct = 1
-    k.direct_plan(&s.g, s.N, s.O, max(threads, 1), &s.d_rows, &s.d_parts, &s.d_worker_floats, &w_floats)
+    s.direct = 2 if oc else 1
+    if oc:
+        k.dco_plan(&s.g, s.N, s.O, max(threads, 1), &s.d_rows, &s.d_parts, &s.d_worker_floats, &w_floats)
+    else:
+        k.direct_plan(&s.g, s.N, s.O, max(threads, 1), &s.d_rows, &s.d_parts, &s.d_worker_floats, &w_floats)
     if s.pool:  # the fused pooling's bands instead of rows (conv_direct_impl.h)
         if k.direct_pool_plan == NULL:
             raise ValueError(f"x86: the {k.name.decode()} kernels have no fused convolution and max pooling")
@@ -288,7 +298,9 @@ cdef void _direct_weights(Execution ex, x86_conv_state* s, weight, int threads) 
     ex.keep.append(w)
     s.w = <float*>w.ptr
     wc = np.ascontiguousarray(weight, dtype=np.float32)
-    if wc.size:
+    if wc.size and oc:
+        k.dco_pack(<const float*><size_t>wc.ctypes.data, s.O, Kg, s.w)
+    elif wc.size:
         k.direct_pack(<const float*><size_t>wc.ctypes.data, s.O, Kg, s.w)
     cdef Buffer work = _floats(max(threads, 1) * s.d_worker_floats)
     ex.keep.append(work)

@@ -35,6 +35,10 @@ cdef extern from "x86.h" nogil:
         void (*direct_pool_plan)(const x86_conv_geom* g, const x86_pool_geom* pg, int64_t N, int64_t O,
                                  int threads, int64_t* rows, int64_t* parts, int64_t* worker_floats) noexcept nogil
         void* gap_panel
+        void (*dco_plan)(const x86_conv_geom* g, int64_t N, int64_t O, int threads, int64_t* rows,
+                         int64_t* parts, int64_t* worker_floats, int64_t* w_floats) noexcept nogil
+        void (*dco_pack)(const float* w, int64_t O, int64_t K, float* wd) noexcept nogil
+        void* dco_conv
 
     int64_t x86_depthwise_work_floats(const x86_conv_geom* g, int vlen)
     int64_t x86_pwdw_floats(const x86_conv_geom* g)

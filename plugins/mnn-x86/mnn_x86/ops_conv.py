@@ -21,6 +21,8 @@ empty (few output channels, short rows: ROWS_MAX_LANE_USE) runs as the row GEMM 
 instead. It takes one group, constant weights, dilation 1 and a horizontal stride of
 1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16
 GEMMs "auto" leaves the convolutions to them (and "on" keeps them fp32).
+On AVX-512 a stride-2 kernel larger than 1x1 of more input channels (YOLOv8's downsampling 3x3s) runs as a
+direct convolution with the output channels along the vectors (csrc/conv_direct_oc_impl.h; ``x86.direct_oc``).
 A 1x1 convolution that writes NC16 (the pointwise kernel) streams its stores past the caches when its
 output is at least a quarter of the L3 cache (``x86.stream``: "auto", "on", "off").
 Under precision="low" on a CPU with AVX-512 BF16 the GEMM path with constant weights and
@@ -157,6 +159,35 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     return not forced and not winograd and not bf16 and (cg <= limit or _wide_1d_direct(geo, w_shape, isa))
 
 
+#: A stride-2 kernel larger than 1x1 with more than DIRECT_MAX_CHANNELS input channels takes, on AVX-512,
+#: the direct kernel with the output channels along the vectors (csrc/conv_direct_oc_impl.h): no im2col
+#: panel, and rows of 10-80 output pixels fill its tiles, where the one above runs pixels along the vectors
+#: and GEMM panels leave lanes empty (YOLOv8's downsampling 3x3s; benchmarks/RESULTS_ZOO.md, 2026-12-08)
+DIRECT_OC_STRIDES = ((2, 2),)
+
+
+def _use_direct_oc(geo, w_shape, weight, options, depthwise: bool, bf16: bool, isa: str) -> bool:
+    """The option x86.direct_oc ("auto", "on", "off") and its rule: one group, constant weights, dilation 1;
+    under auto on AVX-512 a kernel larger than 1x1 at a stride of DIRECT_OC_STRIDES, more than
+    DIRECT_MAX_CHANNELS input channels, unless another path is forced on or the GEMMs run on bf16."""
+    choice = _choice(options, "x86.direct_oc")
+    cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
+    eligible = weight is not None and geo["group"] == 1 and not depthwise and tuple(geo["dilations"]) == (1, 1)
+    if not eligible or choice == "off":
+        return False
+    if choice == "on":
+        return True
+    forced = any(_choice(options, k) == "on" for k in ("x86.winograd", "x86.conv_t", "x86.direct"))
+    return (
+        isa == "avx512"
+        and not forced
+        and not bf16
+        and (kh, kw) != (1, 1)
+        and tuple(geo["strides"]) in DIRECT_OC_STRIDES
+        and cg > DIRECT_MAX_CHANNELS
+    )
+
+
 #: The direct kernel's AVX-512 register tile: output channels x pixels of one output row
 DIRECT_TILE_AVX512 = (8, 32)
 #: Below this share of that tile's lanes in use (few output channels, short output rows), a stride-1
@@ -267,6 +298,10 @@ def _conv_setup(node, ins, outs, constants, ctx, isa):
         p["transposed"] = _stride2_transposed(geo, w_shape, isa)
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
     p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"], isa) and not depthwise
+    # x86.direct_oc=on wins over Winograd too (under auto they never meet: Winograd is stride 1)
+    p["direct_oc"] = _use_direct_oc(geo, w_shape, weight, options, depthwise, p["bf16"], isa)
+    if p["direct_oc"]:
+        p["direct"] = p["winograd"] = False
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
     p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
     p["bf16_winograd"] = p["bf16"] and winograd_bf16(ctx)

@@ -87,16 +87,22 @@ def test_fused_stem_matches_unfused_and_reference(rng, isa, threads, n, c, o, h,
 @pytest.mark.skipif("avx512" not in x86_isa.supported(), reason="the rule is AVX-512's (this CPU lacks it)")
 @pytest.mark.parametrize("threads", [1, 2])
 def test_fused_stride2_of_many_channels(rng, threads):
-    """On AVX-512 the direct kernel takes stride-2 kernels of up to ops_conv.DIRECT_MAX_CHANNELS_S2 input
-    channels, so such a convolution and its pooling fuse too: bit-identical to the unfused session, and
-    the reference's."""
+    """With x86.direct_oc off, on AVX-512 the direct kernel takes stride-2 kernels of up to
+    ops_conv.DIRECT_MAX_CHANNELS_S2 input channels, so such a convolution and its pooling fuse too:
+    bit-identical to the unfused session, and the reference's. Under auto the output-channel direct kernel
+    runs the convolution, and nothing fuses."""
     c = ops_conv.DIRECT_MAX_CHANNELS_S2
     g, feeds = _graph(rng, 2, c, 20, 27, 33, {**STEM3, "pads": [1, 1, 1, 1]}, POOL3)
-    fused, plain = fused_and_plain(g, "avx512", threads)
+    kw = {"backend": "x86", "fallback": False, "threads": threads}
+    off = {"x86.isa": "avx512", "x86.direct_oc": "off"}
+    fused, plain = Session(g, **kw, options=off), Session(g, **kw, options=off, fuse=False)
     got, want = fused.run(feeds)["z"], plain.run(feeds)["z"]
     assert fused.plan.fused == {"conv+pool": ["conv", "pool"]}
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, _reference(g, feeds), rtol=1e-4, atol=1e-4)
+    auto = Session(g, **kw, options={"x86.isa": "avx512"})
+    assert auto.plan.fused == {}
+    np.testing.assert_allclose(auto.run(feeds)["z"], _reference(g, feeds), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize(

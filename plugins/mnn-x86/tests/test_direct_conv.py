@@ -121,22 +121,24 @@ def test_auto_gives_sparse_tiles_to_the_row_gemm(rng, conv_kinds):  # noqa: F811
 @pytest.mark.skipif("avx512" not in x86_isa.supported(), reason="the rule is AVX-512's (this CPU lacks it)")
 @pytest.mark.parametrize("threads", [1, 2])
 def test_auto_takes_stride2_kernels_of_few_channels(rng, conv_kinds, threads):  # noqa: F811
-    """Under auto on AVX-512, a stride-2 kernel larger than 1x1 runs on the direct kernel up to
-    DIRECT_MAX_CHANNELS_S2 input channels (YOLOv8's 16 -> 32 and 32 -> 64 downsampling 3x3s, odd sizes and a
-    partial block of output channels here); more channels, a stride of 2 down only, a 1x1 of stride 2 and
-    AVX2 keep the GEMM. All match the reference."""
+    """With x86.direct_oc off (auto gives them to the output-channel direct kernel: test_direct_oc_conv.py), a
+    stride-2 kernel larger than 1x1 runs on AVX-512 on the direct kernel up to DIRECT_MAX_CHANNELS_S2 input
+    channels (YOLOv8's 16 -> 32 and 32 -> 64 downsampling 3x3s, odd sizes and a partial block of output
+    channels here); more channels, a stride of 2 down only, a 1x1 of stride 2 and AVX2 keep the GEMM. All
+    match the reference."""
     limit = ops_conv.DIRECT_MAX_CHANNELS_S2
     same = {"pads": [1, 1, 1, 1], "strides": [2, 2], "activation": "silu"}
+    off = {"x86.direct_oc": "off"}
     for n, c, o, h, w in [(2, 16, 32, 21, 19), (1, limit, 37, 10, 33), (3, 24, 48, 9, 8)]:
-        _run_conv([_r(rng, n, c, h, w), _r(rng, o, c, 3, 3, scale=0.2), _r(rng, o)], same, "avx512", threads, {})
+        _run_conv([_r(rng, n, c, h, w), _r(rng, o, c, 3, 3, scale=0.2), _r(rng, o)], same, "avx512", threads, off)
     assert _kinds(conv_kinds) == ["direct"] * 3
     conv_kinds.clear()
     x, x16 = _r(rng, 2, limit + 1, 13, 11), _r(rng, 2, 16, 13, 11)
-    _run_conv([x, _r(rng, 16, limit + 1, 3, 3, scale=0.2)], same, "avx512", threads, {}, constant=(1,))
-    _run_conv([x16, _r(rng, 16, 16, 3, 3, scale=0.2)], {"strides": [2, 1]}, "avx512", threads, {}, (1,))
-    _run_conv([x16, _r(rng, 16, 16, 1, 1, scale=0.2)], {"strides": [2, 2]}, "avx512", threads, {}, (1,))
+    _run_conv([x, _r(rng, 16, limit + 1, 3, 3, scale=0.2)], same, "avx512", threads, off, constant=(1,))
+    _run_conv([x16, _r(rng, 16, 16, 3, 3, scale=0.2)], {"strides": [2, 1]}, "avx512", threads, off, (1,))
+    _run_conv([x16, _r(rng, 16, 16, 1, 1, scale=0.2)], {"strides": [2, 2]}, "avx512", threads, off, (1,))
     if "avx2" in _supported():
-        _run_conv([x16, _r(rng, 16, 16, 3, 3, scale=0.2)], same, "avx2", threads, {}, constant=(1,))
+        _run_conv([x16, _r(rng, 16, 16, 3, 3, scale=0.2)], same, "avx2", threads, off, constant=(1,))
     assert "direct" not in _kinds(conv_kinds) and len(conv_kinds) == 3 + ("avx2" in _supported())
 
 

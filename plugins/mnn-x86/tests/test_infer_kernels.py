@@ -18,6 +18,11 @@ def _r(rng, *shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
+#: the stride-2 tests of the GEMM paths: auto gives most of those convolutions to the output-channel direct
+#: kernel on AVX-512 (test_direct_oc_conv.py)
+NO_DCO = {"x86.direct_oc": "off"}
+
+
 def _run_conv(inputs, attrs, isa, threads, options, constant=(1, 2)):
     graph, feeds = one_op_graph("Conv", inputs, attrs, constant)
     sess = Session(
@@ -208,7 +213,7 @@ def test_stride2_im2col(rng, isa, threads, c, o, h, w, k, pads):
     """Stride-2 im2col copies rows with deinterleaving vector loads where they stay inside the row,
     and the rest of each row segment with masked ones (vf_load_even_n)."""
     x, wt, b = _r(rng, 1, c, h, w), _r(rng, o, c, k, k, scale=0.3), _r(rng, o)
-    _run_conv([x, wt, b], {"pads": pads, "strides": [2, 2], "activation": "relu"}, isa, threads, {})
+    _run_conv([x, wt, b], {"pads": pads, "strides": [2, 2], "activation": "relu"}, isa, threads, NO_DCO)
 
 
 @pytest.mark.parametrize("isa", ISAS)
@@ -216,7 +221,7 @@ def test_shared_chunk_threads(rng, isa):
     """Big weights and few output columns: both threads share one im2col chunk and its GEMM
     (items claimed from the pool), and a 3x3 stride-1 layer of one Winograd chunk."""
     x, wt, b = _r(rng, 1, 96, 15, 13), _r(rng, 70, 96, 3, 3, scale=0.1), _r(rng, 70)
-    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "strides": [2, 2]}, isa, 2, {})
+    _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "strides": [2, 2]}, isa, 2, NO_DCO)
     _run_conv([x, wt, b], {"pads": [1, 1, 1, 1], "activation": "relu"}, isa, 2, {"x86.winograd": "on"})
 
 
@@ -397,7 +402,7 @@ def test_transposed_conv_choice(rng, conv_kinds):
 @pytest.mark.skipif("avx512" not in _supported(), reason="the rule is AVX-512's (this CPU lacks it)")
 @pytest.mark.parametrize("threads", [1, 2])
 def test_stride2_transposed_at_even_lanes(rng, conv_kinds, threads, avx512_tile):
-    """On AVX-512's 14-row tile a stride-2 3x3 runs transposed where that fills at least as many lanes as the usual
+    """With x86.direct_oc off, on AVX-512's 14-row tile a stride-2 3x3 runs transposed where that fills at least as many lanes as the usual
     orientation (ops_conv._stride2_transposed; the lane rule asks for 4 % more): 48 -> 96 and 80 -> 80 on
     40x40, 128 -> 256 on 20x20. The same 48 -> 96 at stride 1 (Winograd off), on AVX2, or where the usual
     orientation fills more (56 outputs, an 8x8 output plane) keeps the usual GEMM. All match the reference;
@@ -406,12 +411,13 @@ def test_stride2_transposed_at_even_lanes(rng, conv_kinds, threads, avx512_tile)
         pytest.skip("the rule is the 14-row tile's (ops_conv.STRIDE2_TRANSPOSED_MR)")
     relu = {"pads": [1, 1, 1, 1], "strides": [2, 2], "activation": "relu"}
     for c, o, hw in [(48, 96, 40), (80, 80, 40), (128, 256, 20)]:
-        _run_conv([_r(rng, 2, c, hw, hw), _r(rng, o, c, 3, 3, scale=0.1), _r(rng, o)], relu, "avx512", threads, {})
+        x, wt, b = _r(rng, 2, c, hw, hw), _r(rng, o, c, 3, 3, scale=0.1), _r(rng, o)
+        _run_conv([x, wt, b], relu, "avx512", threads, NO_DCO)
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm_t"] * 3
     conv_kinds.clear()
     x, wt = _r(rng, 2, 48, 20, 20), _r(rng, 96, 48, 3, 3, scale=0.1)
     _run_conv([x, wt], {"pads": [1, 1, 1, 1]}, "avx512", threads, {"x86.winograd": "off"}, constant=(1,))
-    _run_conv([_r(rng, 2, 48, 16, 16), _r(rng, 56, 48, 3, 3, scale=0.1)], relu, "avx512", threads, {}, (1,))
+    _run_conv([_r(rng, 2, 48, 16, 16), _r(rng, 56, 48, 3, 3, scale=0.1)], relu, "avx512", threads, NO_DCO, (1,))
     if "avx2" in _supported():
         _run_conv([_r(rng, 2, 48, 40, 40), wt], relu, "avx2", threads, {}, constant=(1,))
     assert [k.split(" ")[0].split(".")[-1] for k in conv_kinds] == ["gemm"] * (2 + ("avx2" in _supported()))

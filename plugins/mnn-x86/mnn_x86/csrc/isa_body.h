@@ -38,6 +38,7 @@ static inline void x86_for_each(int cond, int threads, int64_t n, x86_index_fn f
 #include "winograd_impl.h" /* inference (x86infer) */
 #include "pointwise_impl.h"
 #include "conv_direct_impl.h" /* inference (x86infer): few input channels */
+#include "conv_direct_oc_impl.h" /* inference (x86infer): output channels along the vectors */
 #include "conv_gap_impl.h"    /* inference (x86infer): x86.ConvGlobalAvgPool, pixels as rows */
 #include "pwdw_impl.h"        /* inference (x86infer): x86.ConvDepthwise, strip by strip */
 #ifndef X86_TILE_VARIANT /* a second table of the same ISA (isa_avx512_t14.c) shares these */
@@ -81,6 +82,15 @@ const x86_kernels FN(x86_kernels) = {
     FN(gap_panel),
     FN(pointwise_dw),
     FN(gemm_a_rows),
+#if VLEN > 1
+    FN(dco_plan),
+    FN(dco_pack),
+    FN(dco_conv),
+#else
+    NULL,
+    NULL,
+    NULL,
+#endif
 };
 
 /* -- int8 (quantization): u8 x s8 QLinearConv kernels, their own table (int8.h) -- */

@@ -370,6 +370,11 @@ static int conv_compute(x86_conv_state *s, const mnn_tensor *ins, int32_t n_in, 
                             s->d_worker_floats, s->work, s->op.threads);
         return 0;
     }
+    if (s->direct == 2) { /* inference (x86infer): output channels along the vectors (conv_direct_oc_impl.h) */
+        k->dco_conv(x, s->w, bias, y, s->N, s->O, g, &s->epi, s->d_rows, s->d_parts, s->d_worker_floats, s->work,
+                    s->op.threads);
+        return 0;
+    }
     if (s->direct) { /* inference (x86infer): few input channels (conv_direct_impl.h) */
         k->direct_conv(x, s->w, bias, y, s->N, s->O, g, &s->epi, s->d_rows, s->d_parts, s->d_worker_floats, s->work,
                        s->op.threads);

@@ -48,9 +48,9 @@ typedef struct x86_conv_state {
                          * batch of short 1-D sequences fills the GEMM's row tiles (op_conv.c) */
     int32_t pointwise;  /* 1: a 1x1 with an NC16 side (g.in_nc16 / g.out_nc16), by the kernels' pointwise;
                          * w then holds W^T packed as B, as for transposed */
-    int32_t direct;     /* 1: few input channels, by the kernels' direct_conv; w holds its packed weights,
-                         * work d_worker_floats per thread */
-    int64_t d_rows, d_parts, d_worker_floats; /* direct: its plan (x86_kernels.direct_plan) */
+    int32_t direct;     /* 1: few input channels, by the kernels' direct_conv; 2: output channels along the
+                         * vectors, by dco_conv; w holds its packed weights, work d_worker_floats per thread */
+    int64_t d_rows, d_parts, d_worker_floats; /* direct: its plan (x86_kernels.direct_plan or dco_plan) */
     int32_t pool;       /* direct: 1 when a max pooling follows (x86.ConvMaxPool), pg its geometry; d_rows
                          * and the rest then from x86_kernels.direct_pool_plan */
     x86_pool_geom pg;

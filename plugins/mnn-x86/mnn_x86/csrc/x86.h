@@ -160,6 +160,16 @@ typedef struct x86_kernels {
      * floats for a last partial panel. Returns 0, having done nothing, where A should be packed instead */
     int (*gemm_a_rows)(int64_t M, int64_t N, int64_t K, const float *a, int64_t lda, float *tail, const float *bp,
                        float *c, int64_t ldc, const x86_epilogue *e, int threads);
+    /* a direct convolution with the output channels along the vectors (conv_direct_oc_impl.h: one group,
+     * dilation 1, any stride, NCHW on both sides); NULL in the scalar table. The same contract as
+     * direct_plan, direct_pack and direct_conv above, its weights packed in blocks of two vectors of
+     * output channels */
+    void (*dco_plan)(const x86_conv_geom *g, int64_t N, int64_t O, int threads, int64_t *rows, int64_t *parts,
+                     int64_t *worker_floats, int64_t *w_floats);
+    void (*dco_pack)(const float *w, int64_t O, int64_t K, float *wd);
+    void (*dco_conv)(const float *x, const float *wd, const float *bias, float *y, int64_t N, int64_t O,
+                     const x86_conv_geom *g, const x86_epilogue *e, int64_t rows, int64_t parts, int64_t worker_floats,
+                     float *work, int threads);
 } x86_kernels;
 
 /* scratch each thread needs (floats); vlen: the kernels' (x86_kernels.vlen) */
