@@ -60,6 +60,7 @@ OPTIONS = (
     "opencl.gemm8_slices",
     "opencl.gemm8_b128_min",
     "opencl.gemm8_splitk",
+    "opencl.gemm8_n96",
     "opencl.copy_tiles",
     "opencl.conv4",
     "opencl.dwconv",

@@ -9,6 +9,8 @@ A MatMul and, around it, what its GEMM can do in the same launch: one op, opencl
   GEMM's alpha;
 - then the Add of a constant bias row of its N columns that alone reads the result (a Linear layer
   on a sequence, as torch exports it): the GEMM's C, the same for every row;
+- then, where B is a constant matrix, the Mul by a constant row of N values that alone reads the
+  result (ConvNeXt's layer scale): folded into B's columns and the bias row once, at resize;
 - then the activation that alone reads the sum (GELU after a transformer MLP's first layer);
 - then a Transpose that alone reads the result and keeps its last axis last (attention's heads
   gathered back): the GEMM stores through permuted strides.
@@ -77,6 +79,12 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
             after.append(nxt)
             out = nxt.outputs[0]
             nxt = offer.sole_reader(out)
+    if epilogue and (gamma := _column_scale(offer, nxt, out, inputs[1], perms, tuple(y.shape))):
+        attrs["col_scale"] = 1
+        extra.append(gamma)
+        after.append(nxt)
+        out = nxt.outputs[0]
+        nxt = offer.sole_reader(out)
     if epilogue and (act_attrs := activation_attrs(nxt)):
         attrs.update(act_attrs)
         after.append(nxt)
@@ -91,6 +99,19 @@ def matmul_fusion(matmul: Node, offer, producers: dict) -> Fusion | None:
     group = (*before, matmul, *after)
     node = Node(FUSED_MATMUL, inputs + extra, [group[-1].outputs[0]], attrs, "+".join(n.name for n in group))
     return Fusion(node, tuple(n.name for n in group), "transposes, scale, bias and activation in the GEMM")
+
+
+def _column_scale(offer, node: Node | None, value: str, b: str, perms: dict, shape: tuple) -> str | None:
+    """The constant row of N values that `node` multiplies `value` (an M x N product of a constant
+    2-D B, read as stored) by, else None."""
+    if node is None or node.op != "Mul" or len(node.inputs) != 2 or node.inputs.count(value) != 1:
+        return None
+    if b not in offer.constants or "perm_b" in perms or len(offer.infos[b].shape) != 2:
+        return None
+    other = node.inputs[1 - node.inputs.index(value)]
+    if not bias_row(offer, other, shape) or tuple(offer.infos[node.outputs[0]].shape) != shape:
+        return None
+    return other
 
 
 def conv_fusion(conv: Node, offer) -> Fusion | None:

@@ -154,10 +154,11 @@ def _transposed_copy(b, src: T, rows: int, cols: int) -> T:
     return dst
 
 
-def _matmul(op, b, perms=((), (), ()), alpha: float = 1.0, row=None):
+def _matmul(op, b, perms=((), (), ()), alpha: float = 1.0, row=None, bmat=None):
     """MatMul (numpy semantics) of its operands read through Transposes by perms[0] and perms[1],
     times `alpha`, plus a bias row of N values (`row`), then the node's activation, written through
-    a Transpose by perms[2] (its last axis kept last)."""
+    a Transpose by perms[2] (its last axis kept last). `bmat`: B's data in place of its tensor (same
+    shape and layout)."""
     a, bm = op.inputs[:2]
     y = op.outputs[0]
     sa, ta = _operand(a.info.shape, contiguous_strides(a.info.shape), perms[0])
@@ -183,7 +184,7 @@ def _matmul(op, b, perms=((), (), ()), alpha: float = 1.0, row=None):
     _tiled(
         b,
         b.tensor(a),
-        b.tensor(bm),
+        b.tensor(bm) if bmat is None else bmat,
         y,
         offs,
         batches,
@@ -208,17 +209,25 @@ def _build_matmul(op, b):
 @kernel(FUSED_MATMUL)
 def _build_fused_matmul(op, b):
     """opencl.FusedMatMul (fuse.py): inputs A, B, then the bias row if attrs["bias"], then the scalar
-    if attrs["scale"] ("Mul" or "Div"); A and B read through attrs["perm_a"] / ["perm_b"], the result
-    written through attrs["perm_y"]."""
+    if attrs["scale"] ("Mul" or "Div"), then the constant row B's columns are scaled by if
+    attrs["col_scale"] (B and the bias row then constants, scaled here once); A and B read through
+    attrs["perm_a"] / ["perm_b"], the result written through attrs["perm_y"]."""
     attrs = op.node.attrs
     extra = list(op.inputs[2:])
-    row = b.tensor(extra.pop(0)) if attrs.get("bias") else None
+    bias = extra.pop(0) if attrs.get("bias") else None
+    row = b.tensor(bias) if bias is not None else None
     alpha = 1.0
     if attrs.get("scale"):
         value = float(np.asarray(op.constants[extra.pop(0).name]).reshape(-1)[0])
         alpha = value if attrs["scale"] == "Mul" else 1.0 / value
+    bmat = None
+    if attrs.get("col_scale"):
+        gamma = np.asarray(op.constants[extra.pop(0).name], np.float32).reshape(-1)
+        bmat = b.upload(np.asarray(op.constants[op.inputs[1].name], np.float32) * gamma)
+        if bias is not None:
+            row = b.upload(np.asarray(op.constants[bias.name], np.float32).reshape(-1) * gamma)
     perms = tuple(tuple(attrs.get(key, ())) for key in ("perm_a", "perm_b", "perm_y"))
-    _matmul(op, b, perms, alpha, row)
+    _matmul(op, b, perms, alpha, row, bmat)
 
 
 def _gemm_supports(node, ins):
