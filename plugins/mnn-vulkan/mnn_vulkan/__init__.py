@@ -73,6 +73,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.conv_warp_fill",
         "vulkan.dw_strip",
         "vulkan.coopmat",
+        "vulkan.copy_tiles",
         "vulkan.fold_batch",
         "vulkan.fp16_fma",
         "vulkan.gemm_splitk",

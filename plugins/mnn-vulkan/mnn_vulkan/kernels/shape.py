@@ -45,9 +45,16 @@ def _transpose_supports(node, ins):
 
 
 def _record_transpose(op, rec):
+    from . import copy_tile
+
     x, y = op.inputs[0], op.outputs[0]
     shape, src, dst, _, _ = transpose_copy(x.info.shape, _perm(op.node, len(x.info.shape)))
-    record_copy(rec, rec.tensor(x), rec.output(y), shape, src, dst, words=copy_words(x, rec))
+    words = copy_words(x, rec)
+    tiled = copy_tile.plan(shape, src, dst) if copy_tile.takes(rec, words) else None
+    if tiled is not None:  # both sides contiguous through shared memory
+        copy_tile.record(rec, rec.tensor(x), rec.output(y), tiled)
+        return
+    record_copy(rec, rec.tensor(x), rec.output(y), shape, src, dst, words=words)
 
 
 # -- Concat / Split / Slice -------------------------------------------------------------------
