@@ -9,7 +9,7 @@
 #   exports  the zoo's ONNX files (small sizes for start-up, full for latency), in the background
 #            while the tests run (a fresh machine has none; torch exports them on the CPU)
 #   tests    test_startup.py, test_pipeline_cache.py, test_gemm_split.py, test_tiling.py, test_gemm_big.py,
-#            test_gemm_warp.py, test_conv_warp.py
+#            test_gemm_warp.py, test_conv_warp.py, test_gemm_narrow.py, test_conv_dw7.py, test_copy_tile.py
 #   gemm     tools/bench_gemm.py: GPU ms and TFLOP/s of BERT-base's and ViT-S/16's batch-16 MLP GEMMs and
 #            4096^3 on the default (gemm_warp.comp's 128x128 blocks, K slices of 8 up to K = 576), gemm.comp,
 #            gemm_big.comp, gemm_warp.comp (128x128 in K slices of 16 and of 8) and gemm_warp_wide.comp (8x16
@@ -90,6 +90,7 @@ if wants tests; then
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_split.py" "$ROOT/plugins/mnn-vulkan/tests/test_tiling.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_gemm_big.py" "$ROOT/plugins/mnn-vulkan/tests/test_gemm_warp.py" \
         "$ROOT/plugins/mnn-vulkan/tests/test_conv_warp.py" "$ROOT/plugins/mnn-vulkan/tests/test_gemm_narrow.py" \
+        "$ROOT/plugins/mnn-vulkan/tests/test_conv_dw7.py" "$ROOT/plugins/mnn-vulkan/tests/test_copy_tile.py" \
         >"$OUT/pytest.log" 2>&1)
     say "tests ($((SECONDS - t0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -n 1)"
     grep -E "^FAILED|^ERROR" "$OUT/pytest.log" | head -n 10 | tee -a "$OUT/summary.txt"
