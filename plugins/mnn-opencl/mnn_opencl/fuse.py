@@ -27,6 +27,10 @@ something else reads it (the next residual).
 And an Add of two same-shape tensors, one made by a Transpose that only it reads (ConvNeXt's residual after its
 channels-last block): one op, opencl.TransposeAdd (copies.py), whose tiled transpose adds as it stores.
 
+And a Transpose moving axis 1 last whose output only a LayerNormalization over that last axis reads
+(ConvNeXt's channels-last blocks): one op, opencl.TransposeLayerNorm (ops_norm.py), whose kernel reads
+the channels-first tensor and stores the normalized channels-last one.
+
 Each saves a launch and a pass over a tensor. `Session(fuse=False)` turns them off.
 """
 
@@ -40,7 +44,7 @@ from mnn_core.graph.ir import Node
 from .copies import TRANSPOSE_ADD
 from .ops_conv import FUSED_CONV
 from .ops_matmul import FUSED_MATMUL
-from .ops_norm import ADD_LAYERNORM
+from .ops_norm import ADD_LAYERNORM, TRANSPOSE_LAYERNORM
 
 
 def _store_perm(offer, node: Node | None, rank: int) -> list[int] | None:
@@ -163,6 +167,29 @@ def transpose_add_fusion(add: Node, offer, producers: dict) -> Fusion | None:
     return Fusion(node, (before[0].name, add.name), "the Add in the transpose's store")
 
 
+def transpose_layernorm_fusion(t: Node, offer) -> Fusion | None:
+    """opencl.TransposeLayerNorm of Transpose `t` (axis 1 moved last) and the LayerNormalization over
+    that axis that alone reads it, with scale and bias of the channels' length, or None."""
+    if t.op != "Transpose" or not float32_static(offer, t.inputs[0]) or not float32_static(offer, t.outputs[0]):
+        return None
+    rank = len(offer.infos[t.inputs[0]].shape)
+    if rank < 3 or transpose_perm(t, rank) != [0, *range(2, rank), 1]:
+        return None
+    norm = offer.sole_reader(t.outputs[0])
+    if norm is None or norm.op != "LayerNormalization" or norm.inputs[0] != t.outputs[0] or len(norm.outputs) != 1:
+        return None
+    if int(norm.attrs.get("axis", -1)) % rank != rank - 1:
+        return None
+    params = [v for v in norm.inputs[1:3] if v]
+    if not _norm_params_fit(offer.infos[t.inputs[0]].shape[1], [offer.infos[v] for v in params]):
+        return None
+    attrs = {"epsilon": float(norm.attrs.get("epsilon", 1e-5))}
+    attrs["has_scale"] = int(len(norm.inputs) > 1 and bool(norm.inputs[1]))
+    attrs["has_bias"] = int(len(norm.inputs) > 2 and bool(norm.inputs[2]))
+    node = Node(TRANSPOSE_LAYERNORM, [t.inputs[0], *params], [norm.outputs[0]], attrs, f"{t.name}+{norm.name}")
+    return Fusion(node, (t.name, norm.name), "the norm reads the channels-first tensor and stores it channels-last")
+
+
 def fusions(offer) -> list[Fusion]:
     producers = {out: node for node in offer.nodes for out in node.outputs}
     order = {node.name: i for i, node in enumerate(offer.nodes)}
@@ -175,6 +202,11 @@ def fusions(offer) -> list[Fusion]:
             taken |= set(f.replaces)
     for node in offer.nodes:
         f = add_layernorm_fusion(node, offer, order, ADD_LAYERNORM, _norm_params_fit)
+        if f is not None and not taken & set(f.replaces):
+            found.append(f)
+            taken |= set(f.replaces)
+    for node in offer.nodes:
+        f = transpose_layernorm_fusion(node, offer)
         if f is not None and not taken & set(f.replaces):
             found.append(f)
             taken |= set(f.replaces)

@@ -127,6 +127,40 @@ def _build_add_layernorm(op, b):
     )
 
 
+#: a Transpose moving axis 1 last and the LayerNormalization over that last axis, run as one (fuse.py)
+TRANSPOSE_LAYERNORM = "opencl.TransposeLayerNorm"
+LNC_GROUP = (32, 8)  # kernels/norm.cl's LNC_P positions x LNC_L work-items of layernorm_nchw
+
+
+@kernel(TRANSPOSE_LAYERNORM)
+def _build_transpose_layernorm(op, b):
+    """opencl.TransposeLayerNorm: input x ([N][C][spatial...]), then LayerNormalization's scale if
+    attrs["has_scale"] and its bias if attrs["has_bias"]; output [N][spatial...][C], normalized over C."""
+    x, *rest = op.inputs
+    g = rest.pop(0) if op.node.attrs.get("has_scale") else None
+    bias = rest.pop(0) if op.node.attrs.get("has_bias") else None
+    y = op.outputs[0]
+    n, c, positions = x.info.shape[0], x.info.shape[1], numel(x.info.shape[2:])
+    if n * c * positions == 0:
+        return
+    per, lanes = LNC_GROUP
+    b.launch(
+        "layernorm_nchw",
+        [
+            b.tensor(x),
+            *([b.tensor(g), 1] if g is not None else [b.tensor(y), 0]),
+            *([b.tensor(bias), 1] if bias is not None else [b.tensor(y), 0]),
+            b.tensor(y),
+            c,
+            positions,
+            float(op.node.attrs.get("epsilon", 1e-5)),
+        ],
+        (n * -(-positions // per) * per * lanes,),
+        (per * lanes,),
+        tunable=False,
+    )
+
+
 @kernel("InstanceNormalization")
 def _build_instancenorm(op, b):
     attrs = full_attrs(op.node)

@@ -113,6 +113,58 @@ __kernel void add_layernorm_rows(__global const float *x1, int x1o, __global con
     }
 }
 
+/* opencl.TransposeLayerNorm: layernorm_rows over the channels of an [N][C][P] tensor, stored [N][P][C]
+ * (a Transpose moving the channels last, then the norm over them: ConvNeXt's blocks), one pass less
+ * than the transpose and the norm apart. A work-group takes LNC_P positions, LNC_L work-items a position
+ * summing every LNC_L-th channel: read along positions (coalesced), written along channels. */
+#define LNC_P 32
+#define LNC_L 8
+__kernel __attribute__((reqd_work_group_size(LNC_P * LNC_L, 1, 1))) void layernorm_nchw(
+    __global const float *x, int xo, __global const float *g, int go, int has_g, __global const float *b, int bo,
+    int has_b, __global float *y, int yo, int C, int P, float eps) {
+    __local float red[LNC_L * LNC_P];
+    __local float stat[2 * LNC_P];
+    const int tiles = (P + LNC_P - 1) / LNC_P, n = get_group_id(0) / tiles, p0 = (get_group_id(0) % tiles) * LNC_P;
+    const int lid = get_local_id(0), p = lid % LNC_P, l = lid / LNC_P, pos = p0 + p;
+    __global const float *xn = x + xo + n * C * P;
+    float sum = 0.0f;
+    if (pos < P)
+        for (int c = l; c < C; c += LNC_L) sum += xn[c * P + pos];
+    red[l * LNC_P + p] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) {
+        float t = 0.0f;
+        for (int i = 0; i < LNC_L; ++i) t += red[i * LNC_P + p];
+        stat[p] = t / (float)C;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const float mean = stat[p];
+    float sq = 0.0f;
+    if (pos < P)
+        for (int c = l; c < C; c += LNC_L) {
+            float d = xn[c * P + pos] - mean;
+            sq += d * d;
+        }
+    red[l * LNC_P + p] = sq;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l == 0) {
+        float t = 0.0f;
+        for (int i = 0; i < LNC_L; ++i) t += red[i * LNC_P + p];
+        stat[LNC_P + p] = 1.0f / sqrt(t / (float)C + eps);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int wp = lid / LNC_L, wl = lid % LNC_L, wpos = p0 + wp;
+    if (wpos >= P) return;
+    const float wmean = stat[wp], inv = stat[LNC_P + wp];
+    __global float *yr = y + yo + (n * P + wpos) * C;
+    for (int c = wl; c < C; c += LNC_L) {
+        float v = (xn[c * P + wpos] - wmean) * inv;
+        if (has_g) v *= g[go + c];
+        if (has_b) v += b[bo + c];
+        yr[c] = v;
+    }
+}
+
 /* inference batch norm over axis 1: per channel (x - mean) / sqrt(var + eps) * scale + bias */
 __kernel void batchnorm(__global const float *x, int xo, __global const float *g, int go, __global const float *b,
                         int bo, __global const float *mean, int mo, __global const float *var, int vo,
