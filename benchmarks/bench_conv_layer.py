@@ -4,8 +4,8 @@ interleaved in one process, timed by CPU time.
     python benchmarks/bench_conv_layer.py --layer 16,32,3,2,160 --layer 32,64,3,2,80 --batch 8
     python benchmarks/bench_conv_layer.py --layer 64,64,3,2,40 --option x86.direct=on --option x86.conv_t=on
 
-A layer is C,O,K,S,HW: C input channels, O output channels, a KxK kernel at stride S with "same"
-padding (K // 2) on an HW x HW input. Per round each session runs --reps times in turn; printed per
+A layer is C,O,K,S,HW[,P]: C input channels, O output channels, a KxK kernel at stride S with "same"
+padding (K // 2, or P on every side) on an HW x HW input. Per round each session runs --reps times in turn; printed per
 layer: each one's minimum ms over all runs, its GFLOP/s, and mnn-x86 (options as given) / ONNX Runtime.
 At one thread the clock is the calling thread's CPU time (both engines compute on it), at more the
 process's: a run preempted by another process's work is not charged for the wait, which on a shared
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 
-def layer_model(c: int, o: int, k: int, s: int, hw: int, batch: int, path: Path) -> np.ndarray:
+def layer_model(c: int, o: int, k: int, s: int, hw: int, batch: int, path: Path, pad: int) -> np.ndarray:
     """Writes the layer's ONNX model to `path`; returns an input for it."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -31,7 +31,7 @@ def layer_model(c: int, o: int, k: int, s: int, hw: int, batch: int, path: Path)
     w = numpy_helper.from_array((rng.standard_normal((o, c, k, k)) / np.sqrt(c * k * k)).astype("float32"), "w")
     b = numpy_helper.from_array(rng.standard_normal(o).astype("float32"), "b")
     nodes = [
-        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[k // 2] * 4, strides=[s, s]),
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[pad] * 4, strides=[s, s]),
         helper.make_node("Relu", ["c"], ["y"]),
     ]
     x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, c, hw, hw])
@@ -46,10 +46,11 @@ def run(layer: str, args) -> None:
 
     import mnn_core as mnn
 
-    c, o, k, s, hw = (int(v) for v in layer.split(","))
+    c, o, k, s, hw, *rest = (int(v) for v in layer.split(","))
+    pad = rest[0] if rest else k // 2
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "layer.onnx"
-        x = layer_model(c, o, k, s, hw, args.batch, path)
+        x = layer_model(c, o, k, s, hw, args.batch, path, pad)
         graph = mnn.load(str(path))
         runs = {}
         for label in ["mnn-x86", *args.option]:
@@ -70,7 +71,7 @@ def run(layer: str, args) -> None:
                     t0 = clock()
                     fn()
                     best[label] = min(best[label], clock() - t0)
-    oh = (hw + 2 * (k // 2) - k) // s + 1
+    oh = (hw + 2 * pad - k) // s + 1
     gflop = 2 * args.batch * o * c * k * k * oh * oh / 1e9
     cells = "  ".join(f"{label} {t * 1e3:.3f} ms ({gflop / t:.0f} GF/s)" for label, t in best.items())
     ratio = best["mnn-x86"] / best["onnxruntime"]
@@ -79,7 +80,7 @@ def run(layer: str, args) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--layer", action="append", required=True, help="C,O,K,S,HW (repeatable)")
+    p.add_argument("--layer", action="append", required=True, help="C,O,K,S,HW[,P] (repeatable)")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--option", action="append", default=[], help="an mnn-x86 variant, name=value (repeatable)")

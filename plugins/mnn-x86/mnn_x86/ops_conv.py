@@ -159,17 +159,21 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     return not forced and not winograd and not bf16 and (cg <= limit or _wide_1d_direct(geo, w_shape, isa))
 
 
-#: A stride-2 kernel larger than 1x1 with more than DIRECT_MAX_CHANNELS input channels takes, on AVX-512,
+#: A stride-2 kernel larger than 1x1 with more than DIRECT_OC_MIN_CHANNELS input channels takes, on AVX-512,
 #: the direct kernel with the output channels along the vectors (csrc/conv_direct_oc_impl.h): no im2col
-#: panel, and rows of 10-80 output pixels fill its tiles, where the one above runs pixels along the vectors
-#: and GEMM panels leave lanes empty (YOLOv8's downsampling 3x3s; benchmarks/RESULTS_ZOO.md, 2026-12-08)
+#: panel, and rows of 7-80 output pixels fill its tiles, where the one above runs pixels along the vectors
+#: and GEMM panels leave lanes empty. On Zen 5 it took 1.05-1.6x less CPU time than the GEMM paths on YOLOv8n's
+#: downsampling 3x3s, ResNet-50's stride-2 3x3s and ConvNeXt-T's 2x2 downsampling, at batch 1 and 8; with 16
+#: input channels (16 -> 32 on 160x160) the pixel-vector kernel was level at batch 1 and 1.13x faster at batch 8
+#: (benchmarks/RESULTS_ZOO.md, 2026-12-08)
 DIRECT_OC_STRIDES = ((2, 2),)
+DIRECT_OC_MIN_CHANNELS = 16
 
 
 def _use_direct_oc(geo, w_shape, weight, options, depthwise: bool, bf16: bool, isa: str) -> bool:
     """The option x86.direct_oc ("auto", "on", "off") and its rule: one group, constant weights, dilation 1;
     under auto on AVX-512 a kernel larger than 1x1 at a stride of DIRECT_OC_STRIDES, more than
-    DIRECT_MAX_CHANNELS input channels, unless another path is forced on or the GEMMs run on bf16."""
+    DIRECT_OC_MIN_CHANNELS input channels, unless another path is forced on or the GEMMs run on bf16."""
     choice = _choice(options, "x86.direct_oc")
     cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
     eligible = weight is not None and geo["group"] == 1 and not depthwise and tuple(geo["dilations"]) == (1, 1)
@@ -184,7 +188,7 @@ def _use_direct_oc(geo, w_shape, weight, options, depthwise: bool, bf16: bool, i
         and not bf16
         and (kh, kw) != (1, 1)
         and tuple(geo["strides"]) in DIRECT_OC_STRIDES
-        and cg > DIRECT_MAX_CHANNELS
+        and cg > DIRECT_OC_MIN_CHANNELS
     )
 
 

@@ -75,20 +75,21 @@ def test_direct_oc_bias_at_run(rng, conv_kinds, isa):  # noqa: F811
 @AVX512
 @pytest.mark.parametrize("threads", [1, 2])
 def test_auto_takes_stride2_kernels(rng, conv_kinds, threads):  # noqa: F811
-    """Under auto on AVX-512, a stride-2 kernel larger than 1x1 of more than DIRECT_MAX_CHANNELS input channels
-    runs on this kernel (YOLOv8n's downsampling 3x3s, smaller, and odd sizes); with x86.direct_oc=off they keep
-    what they ran before (the pixel-vector direct kernel up to DIRECT_MAX_CHANNELS_S2 channels, then the GEMM).
-    All match the reference."""
+    """Under auto on AVX-512, a stride-2 kernel larger than 1x1 of more than DIRECT_OC_MIN_CHANNELS input
+    channels runs on this kernel (YOLOv8n's downsampling 3x3s, smaller, and odd sizes), one of fewer on the
+    pixel-vector direct kernel (16 -> 32); with x86.direct_oc=off they keep what they ran before (the
+    pixel-vector kernel up to DIRECT_MAX_CHANNELS_S2 channels, then the GEMM). All match the reference."""
     silu = {"pads": [1, 1, 1, 1], "strides": [2, 2], "activation": "silu"}
-    layers = [(1, 16, 32, 40, 40), (2, 32, 64, 21, 19), (1, 64, 128, 20, 20), (1, 128, 256, 10, 10), (2, 9, 37, 9, 8)]
+    layers = [(1, 16, 32, 40, 40), (2, 32, 64, 21, 19), (1, 64, 128, 20, 20), (1, 128, 256, 10, 10), (2, 17, 37, 9, 8)]
     for options in ({}, {"x86.direct_oc": "off"}):
         for n, c, o, h, w in layers:
             x, wt, b = _r(rng, n, c, h, w), _r(rng, o, c, 3, 3, scale=0.1), _r(rng, o)
             _run_conv([x, wt, b], silu, "avx512", threads, options)
-    limit = ops_conv.DIRECT_MAX_CHANNELS_S2
+    limit, least = ops_conv.DIRECT_MAX_CHANNELS_S2, ops_conv.DIRECT_OC_MIN_CHANNELS
+    auto = ["direct_oc" if c > least else "direct" for _, c, _, _, _ in layers]
     before = ["direct" if c <= limit else "gemm" for _, c, _, _, _ in layers]
     kinds = [k.replace("gemm_t", "gemm") for k in _kinds(conv_kinds)]
-    assert kinds == ["direct_oc"] * len(layers) + before
+    assert kinds == auto + before and auto.count("direct") == 1
 
 
 @AVX512
@@ -97,8 +98,8 @@ def test_auto_leaves_the_rest(rng, conv_kinds):  # noqa: F811
     stride 1, a stride of 2 down only, a strided 1x1, AVX2, x86.direct or x86.conv_t forced on. All match the
     reference."""
     same = {"pads": [1, 1, 1, 1], "strides": [2, 2]}
-    x = _r(rng, 1, 16, 12, 12)
-    w3, w1 = _r(rng, 16, 16, 3, 3, scale=0.2), _r(rng, 16, 16, 1, 1, scale=0.2)
+    x = _r(rng, 1, 24, 12, 12)
+    w3, w1 = _r(rng, 16, 24, 3, 3, scale=0.2), _r(rng, 16, 24, 1, 1, scale=0.2)
     _run_conv([_r(rng, 1, 8, 12, 12), _r(rng, 16, 8, 3, 3)], same, "avx512", 1, {}, constant=(1,))
     _run_conv([x, w3], {"pads": [1, 1, 1, 1]}, "avx512", 1, {"x86.winograd": "off"}, constant=(1,))
     _run_conv([x, w3], {"strides": [2, 1]}, "avx512", 1, {}, constant=(1,))

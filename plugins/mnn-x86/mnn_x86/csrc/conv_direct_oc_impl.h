@@ -15,10 +15,8 @@
 #define MNN_X86_CONV_DIRECT_OC_IMPL_H
 
 #if VLEN > 1
-#ifndef DCO_NB /* output-channel vectors of a tile */
-#define DCO_NB 2
-#endif
-#define DCO_MAXP 12 /* pixels of a tile, at most: DCO_NB * DCO_MAXP accumulators (dco_tile_3x3's cases) */
+#define DCO_NB 2 /* output-channel vectors of a tile (dco_tile: DCO_NB or one) */
+#define DCO_MAXP 12 /* pixels of a tile, at most: DCO_NB * DCO_MAXP accumulators (DCO_TILE_SWITCH's cases) */
 #ifndef DCO_ROWS /* output rows of a band, fewer when the items would be too few for the threads */
 #define DCO_ROWS 4
 #endif
@@ -60,44 +58,44 @@ static void FN(dco_pack)(const float *w, int64_t O, int64_t K, float *wd) {
 }
 
 /* One tile: np pixels (at in[p * sw] for tap (0, 0) of channel 0; channels cs, rows rs floats apart)
- * x DCO_OCB channels, summed from the bias b0 over C channels of kh x kw taps; relu / clip in
- * registers, stored at out[p * DCO_OCB]. np and sw are constants where inlined. */
-static inline __attribute__((always_inline)) void FN(dco_tile)(const int np, const int64_t sw, const float *in,
-                                                               int64_t cs, int64_t rs, int64_t C, const int kh,
-                                                               const int kw, const float *wb, const vf *b0,
-                                                               const x86_epilogue *e, float *out) {
+ * x nb vectors of output channels (nb <= DCO_NB: a last block of at most VLEN channels computes one),
+ * summed from the bias b0 over C channels of kh x kw taps; relu / clip in registers, stored at
+ * out[p * DCO_OCB]. np, nb and sw are constants where inlined. */
+static inline __attribute__((always_inline)) void FN(dco_tile)(const int np, const int nb, const int64_t sw,
+                                                               const float *in, int64_t cs, int64_t rs, int64_t C,
+                                                               const int kh, const int kw, const float *wb,
+                                                               const vf *b0, const x86_epilogue *e, float *out) {
     vf acc[DCO_MAXP][DCO_NB];
     for (int p = 0; p < np; ++p)
-        for (int v = 0; v < DCO_NB; ++v) acc[p][v] = b0[v];
+        for (int v = 0; v < nb; ++v) acc[p][v] = b0[v];
     for (int64_t c = 0; c < C; ++c, in += cs)
         for (int i = 0; i < kh; ++i)
             for (int j = 0; j < kw; ++j, wb += DCO_OCB) {
                 const float *x = in + i * rs + j;
                 vf w[DCO_NB];
-                for (int v = 0; v < DCO_NB; ++v) w[v] = vf_load(wb + v * VLEN);
+                for (int v = 0; v < nb; ++v) w[v] = vf_load(wb + v * VLEN);
                 for (int p = 0; p < np; ++p) {
                     const vf xp = vf_set1(x[p * sw]);
-                    for (int v = 0; v < DCO_NB; ++v) acc[p][v] = vf_fma(xp, w[v], acc[p][v]);
+                    for (int v = 0; v < nb; ++v) acc[p][v] = vf_fma(xp, w[v], acc[p][v]);
                 }
             }
     if (e->act == MNN_ACT_RELU) {
         for (int p = 0; p < np; ++p)
-            for (int v = 0; v < DCO_NB; ++v) acc[p][v] = vf_relu(acc[p][v]);
+            for (int v = 0; v < nb; ++v) acc[p][v] = vf_relu(acc[p][v]);
     } else if (e->act == MNN_ACT_CLIP) {
         const vf lo = vf_set1(e->act_alpha), hi = vf_set1(e->act_beta);
         for (int p = 0; p < np; ++p)
-            for (int v = 0; v < DCO_NB; ++v) acc[p][v] = vf_clamp(acc[p][v], lo, hi);
+            for (int v = 0; v < nb; ++v) acc[p][v] = vf_clamp(acc[p][v], lo, hi);
     }
     for (int p = 0; p < np; ++p)
-        for (int v = 0; v < DCO_NB; ++v) vf_store(out + p * DCO_OCB + v * VLEN, acc[p][v]);
+        for (int v = 0; v < nb; ++v) vf_store(out + p * DCO_OCB + v * VLEN, acc[p][v]);
 }
 
-/* the tile of np pixels, its np (1..DCO_MAXP) and stride made constants */
+/* the tile of np pixels and nb vectors, both made constants (np 1..DCO_MAXP), at stride SW, KH x KW taps */
 #define DCO_TILE_CASE(NP)                                                                                           \
     case NP:                                                                                                        \
-        if (sw == 2) FN(dco_tile)(NP, 2, in, cs, rs, C, KH, KW, wb, b0, e, out);                                     \
-        else if (sw == 1) FN(dco_tile)(NP, 1, in, cs, rs, C, KH, KW, wb, b0, e, out);                                \
-        else FN(dco_tile)(NP, sw, in, cs, rs, C, KH, KW, wb, b0, e, out);                                            \
+        if (nb == DCO_NB) FN(dco_tile)(NP, DCO_NB, SW, in, cs, rs, C, KH, KW, wb, b0, e, out);                       \
+        else FN(dco_tile)(NP, 1, SW, in, cs, rs, C, KH, KW, wb, b0, e, out);                                         \
         break;
 #define DCO_TILE_SWITCH                                                                                             \
     switch (np) {                                                                                                   \
@@ -105,23 +103,33 @@ static inline __attribute__((always_inline)) void FN(dco_tile)(const int np, con
         DCO_TILE_CASE(7) DCO_TILE_CASE(8) DCO_TILE_CASE(9) DCO_TILE_CASE(10) DCO_TILE_CASE(11) DCO_TILE_CASE(12)    \
     }
 
-static void FN(dco_tile_3x3)(int np, int64_t sw, const float *in, int64_t cs, int64_t rs, int64_t C, const float *wb,
-                             const vf *b0, const x86_epilogue *e, float *out) {
+/* 3x3 at stride 2 and 1: the taps and the pixels' offsets constants; any other kernel or stride */
 #define KH 3
 #define KW 3
+#define SW 2
+static void FN(dco_tile_3x3s2)(int np, int nb, const float *in, int64_t cs, int64_t rs, int64_t C, const float *wb,
+                               const vf *b0, const x86_epilogue *e, float *out) {
     DCO_TILE_SWITCH
+}
+#undef SW
+#define SW 1
+static void FN(dco_tile_3x3s1)(int np, int nb, const float *in, int64_t cs, int64_t rs, int64_t C, const float *wb,
+                               const vf *b0, const x86_epilogue *e, float *out) {
+    DCO_TILE_SWITCH
+}
+#undef SW
 #undef KH
 #undef KW
-}
-
-static void FN(dco_tile_any)(int np, int64_t sw, const float *in, int64_t cs, int64_t rs, int64_t C, int kh, int kw,
-                             const float *wb, const vf *b0, const x86_epilogue *e, float *out) {
 #define KH kh
 #define KW kw
+#define SW sw
+static void FN(dco_tile_any)(int np, int nb, int64_t sw, const float *in, int64_t cs, int64_t rs, int64_t C, int kh,
+                             int kw, const float *wb, const vf *b0, const x86_epilogue *e, float *out) {
     DCO_TILE_SWITCH
+}
+#undef SW
 #undef KH
 #undef KW
-}
 #undef DCO_TILE_SWITCH
 #undef DCO_TILE_CASE
 
@@ -188,16 +196,18 @@ static void FN(dco_task)(void *ctx, int64_t item, int worker) {
         vf bias[DCO_NB];
         for (int v = 0; v < DCO_NB; ++v)
             bias[v] = J->bias ? vf_load_n(J->bias + o0 + v * VLEN, (int)(nc - v * VLEN)) : vf_zero();
+        const int nb = nc > VLEN ? DCO_NB : 1, k33 = g->kh == 3 && g->kw == 3;
         for (int64_t oh = oh0; oh < oh1; ++oh) {
             const float *in = strip + (oh - oh0) * g->sh * PW;
             float *out = buf + (oh - oh0) * OW * DCO_OCB;
             /* the row in tiles of equal size (within one pixel): rows of 10, 20, 40 fill them */
             for (int64_t t = 0, ow = 0; t < tiles; ++t) {
                 const int np = (int)((OW - ow + (tiles - t) - 1) / (tiles - t));
-                if (g->kh == 3 && g->kw == 3)
-                    FN(dco_tile_3x3)(np, g->sw, in + ow * g->sw, cs, PW, g->C, wb, bias, J->e, out + ow * DCO_OCB);
+                const float *at = in + ow * g->sw;
+                if (k33 && g->sw == 2) FN(dco_tile_3x3s2)(np, nb, at, cs, PW, g->C, wb, bias, J->e, out + ow * DCO_OCB);
+                else if (k33 && g->sw == 1) FN(dco_tile_3x3s1)(np, nb, at, cs, PW, g->C, wb, bias, J->e, out + ow * DCO_OCB);
                 else
-                    FN(dco_tile_any)(np, g->sw, in + ow * g->sw, cs, PW, g->C, (int)g->kh, (int)g->kw, wb, bias, J->e,
+                    FN(dco_tile_any)(np, nb, g->sw, at, cs, PW, g->C, (int)g->kh, (int)g->kw, wb, bias, J->e,
                                      out + ow * DCO_OCB);
                 ow += np;
             }
