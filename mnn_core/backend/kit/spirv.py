@@ -26,10 +26,10 @@ LOCK_FILE = os.path.join(SHADER_DIR, "SPIRV.lock")
 GLSLC_FLAGS = ("--target-env=vulkan1.1", "-O")
 #: shaders built on Vulkan extensions that have no MSL translation (cooperative matrices), or
 #: that only mnn-vulkan dispatches (gemm_big, the gemm_warp family, conv_warp, conv_dw7,
-#: copy_tile_t, add_norm_rows): mnn-metal leaves them out
+#: copy_tile_t and copy_tile_add, add_norm_rows): mnn-metal leaves them out
 VULKAN_ONLY = frozenset(
     ["gemm_coop", "conv_coop", "gemm_big", "gemm_warp", "gemm_warp_wide", "gemm_warp_n96"]
-    + ["conv_warp", "conv_dw7", "copy_tile_t", "add_norm_rows"]
+    + ["conv_warp", "conv_dw7", "copy_tile_t", "copy_tile_add", "add_norm_rows"]
 )
 #: shaders with a float16 variant <name>_h.comp (float tensors stored as float16; see common.glsl),
 #: which a recorder picks under float16 storage (copy_h is chosen by record_copy instead)

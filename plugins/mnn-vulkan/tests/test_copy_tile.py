@@ -77,3 +77,24 @@ def test_plan():
     assert planned((16, 96, 56, 56), (1, 0, 2, 3)) is None  # innermost contiguous both sides
     assert planned((2, 3, 4, 5, 6), (4, 3, 2, 1, 0)) is None  # three outer axes
     assert planned((70000, 8, 8), (0, 2, 1)) is None  # 70000 outer: past the grid's z
+
+
+@needs_vulkan
+@pytest.mark.parametrize("first", [True, False], ids=["transposed-first", "transposed-second"])
+@pytest.mark.parametrize("shape", [(2, 40, 7, 9), (1, 96, 14, 14)])
+def test_transpose_and_add(rng, shape, first):
+    """ConvNeXt's block end: the channels-last branch transposed back and added to the residual, one
+    copy_tile_add.comp pass (vulkan.TransposedBinary); with the tiles off, binary.comp's strided read."""
+    n, c, h, w = shape
+    b = mnn.GraphBuilder()
+    x = b.input("x", shape)
+    branch = b.input("branch", (n, h, w, c))
+    t = b.Transpose(branch, perm=[0, 3, 1, 2])
+    b.output(b.Add(t, x) if first else b.Add(x, t), "y")
+    feeds = {
+        "x": rng.standard_normal(shape).astype("float32"),
+        "branch": rng.standard_normal((n, h, w, c)).astype("float32"),
+    }
+    graph = b.build()
+    assert check_vulkan(graph, feeds, ON) == ["copy_tile_add"]
+    assert "copy_tile_add" not in check_vulkan(graph, feeds, {"vulkan.copy_tiles": "0"})

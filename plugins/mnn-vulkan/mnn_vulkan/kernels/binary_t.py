@@ -43,7 +43,35 @@ def plan(out_shape, a_shape, perm_a, b_shape, perm_b) -> tuple | None:
     return (dims, sa, sb) if dims else ([1], [0], [0])
 
 
+def _tiled(op, rec) -> tuple | None:
+    """(transposed operand, the other, copy_tile.plan) for an Add of a tensor laid out as the output and
+    one read through a Transpose that copy_tile_t.comp takes (ConvNeXt's block ends), or None."""
+    from . import copy_tile
+
+    attrs = op.node.attrs
+    a, b = op.inputs
+    y = op.outputs[0]
+    perm_a, perm_b = attrs.get("perm_a"), attrs.get("perm_b")
+    if attrs["op"] != "Add" or rec.half or (perm_a is None) == (perm_b is None):
+        return None
+    moved, kept, perm = (a, b, perm_a) if perm_a is not None else (b, a, perm_b)
+    if tuple(kept.info.shape) != tuple(y.info.shape) or numel(moved.info.shape) != numel(y.info.shape):
+        return None
+    if not copy_tile.takes(rec, 1):
+        return None
+    strides = operand_strides(moved.info.shape, perm, y.info.shape)
+    tiled = copy_tile.plan(y.info.shape, strides, contiguous_strides(tuple(y.info.shape)))
+    return None if tiled is None else (moved, kept, tiled)
+
+
 def _record(op, rec):
+    from . import copy_tile
+
+    tiled = _tiled(op, rec)
+    if tiled is not None:  # the Transpose through shared-memory tiles, the Add as it stores
+        moved, kept, plan_ = tiled
+        copy_tile.record(rec, rec.tensor(moved), rec.output(op.outputs[0]), plan_, rec.tensor(kept))
+        return
     attrs = op.node.attrs
     a, b = op.inputs
     y = op.outputs[0]

@@ -1,7 +1,8 @@
 """Transposes of 32-bit elements through 32x32 tiles in shared memory (copy_tile_t.comp), where the
 output's innermost axis is strided in the input and another axis is contiguous there (ConvNeXt's
 NCHW <-> NHWC): copy.comp reads or writes such a copy with a stride, a warp touching 32 lines for
-one. Up to two other (outer) axes ride on the grid's z.
+one. Up to two other (outer) axes ride on the grid's z. vulkan.TransposedBinary's Add of such a
+Transpose and a tensor laid out as the output (ConvNeXt's block ends) takes copy_tile_add.comp.
 
 The option "vulkan.copy_tiles" (or MNN_VULKAN_COPY_TILES): "default" (on a GPU), "1" (on any
 device, for tests), "0" (copy.comp, as before)."""
@@ -47,7 +48,10 @@ def takes(rec, words: int) -> bool:
     return words == 1 and (value != "default" or is_gpu(rec.device, options))
 
 
-def record(rec, src, dst, tiled: tuple) -> None:
+def record(rec, src, dst, tiled: tuple, addend=None) -> None:
+    """copy_tile_t.comp over plan()'s copy; with `addend` (float32, laid out as dst) copy_tile_add.comp,
+    which adds it as it stores."""
     rows, cols, s_c, d_r, sizes, src_o, dst_o = tiled
     push = pack(rows, cols, s_c, d_r, sizes[1], src_o[0], src_o[1], dst_o[0], dst_o[1])
-    rec.dispatch("copy_tile_t", [src, dst], push, (cdiv(cols, 32), cdiv(rows, 32), sizes[0] * sizes[1]), (32, 8, 1))
+    shader, bindings = ("copy_tile_t", [src, dst]) if addend is None else ("copy_tile_add", [src, dst, addend])
+    rec.dispatch(shader, bindings, push, (cdiv(cols, 32), cdiv(rows, 32), sizes[0] * sizes[1]), (32, 8, 1))
