@@ -60,8 +60,9 @@
  * per job, whether the worker came, how late, and on which CPU: one that did not come within
  * POOL_LATE_NS, or came on the caller's CPU, is passed over for its next jobs (its part goes to
  * the caller, and it is not woken) for a pause that doubles while it keeps failing; a worker that
- * finds itself spinning on the caller's CPU sleeps at once. The items stay those of `threads`, whoever
- * runs them: a kernel's floats may depend on where its ranges end (vector tails), never on timing. */
+ * finds itself on the caller's CPU moves to another while the machine has a core to spare (else it sleeps
+ * at once): the kernel wakes it where it last ran (op_threadpool_cpu.c). The items stay those of `threads`,
+ * whoever runs them: a kernel's floats may depend on where its ranges end (vector tails), never on timing. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getcpu */
 #endif
@@ -78,6 +79,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "op_threadpool_cpu.h"
 #include "x86.h"
 
 #define POOL_MAX 64
@@ -164,7 +166,8 @@ static struct {
 static struct { /* read and written by the caller holding P.busy, except serial_until (and `on`, set before
                 * the first worker starts) */
     int on; /* MNN_X86_POOL_ADAPT, bits: 1 the verdicts, 2 the short spins, 4 the loops' verdicts, 8 the caller's
-             * sleep while it waits, 16 workers that cannot come passed over; default 31 (0: none, to compare) */
+             * sleep while it waits, 16 workers that cannot come passed over, 32 a worker on the caller's CPU moves
+             * off it while a core is spare, 64 even when none is (tests); default 63 (0: none, to compare) */
     _Atomic int64_t serial_until; /* now_ns() before which jobs run on the caller alone */
     int64_t backoff, wall, estimate; /* the window so far: the jobs' time and their serial estimate */
     int unjudged; /* workers started in this window: their first jobs pay the threads' start and first touches */
@@ -271,12 +274,23 @@ static int64_t run_items(pool_job *j, int worker) {
     return ran;
 }
 
+/* whether a worker is on the caller's CPU, where it takes the caller's turn; it first tries to move to
+ * another (ADAPT bit 32, once per wait) */
+static int beside_caller(int *may_move) {
+    const int cpu = atomic_load(&P.caller_cpu);
+    if (!(A.on & 16) || sched_getcpu() != cpu) return 0;
+    if (!(A.on & 32) || !*may_move) return 1;
+    *may_move = 0;
+    return !x86_pool_move_off(cpu, !(A.on & 64));
+}
+
 static void *worker_main(void *arg) {
     const int id = (int)(intptr_t)arg;
     uint32_t seen = atomic_load(&P.gen);
     for (;;) {
         const int64_t since = now_ns();
         int64_t last = since, spin = since < atomic_load(&P.oversubscribed_until) ? POOL_SPIN_BUSY_NS : POOL_SPIN_NS;
+        int may_move = 1;
         for (int polls = 1; atomic_load(&P.gen) == seen; ++polls) {
             if (polls % 64) { /* the clock read every 64 polls */
                 pause_cpu();
@@ -288,14 +302,15 @@ static void *worker_main(void *arg) {
                 spin = POOL_SPIN_BUSY_NS;
             }
             last = t;
-            /* spinning on the caller's CPU takes the caller's turn: sleep at once there */
-            if (t - since < spin && !((A.on & 16) && sched_getcpu() == atomic_load(&P.caller_cpu))) {
+            if (t - since < spin && !beside_caller(&may_move)) {
                 pause_cpu();
                 continue;
             }
             sleep_until_job(id, seen);
         }
         seen = atomic_load(&P.gen);
+        may_move = 1;
+        beside_caller(&may_move); /* woken there: moves first, if it may */
         /* enter, then check the job is still on offer: the caller withdraws it
          * before waiting for `inside` to drain, so it never outlives a reader */
         atomic_fetch_add(&P.inside, 1);
@@ -350,15 +365,17 @@ static void print_trace(void) {
     fprintf(stderr, "%lld windows, %lld failed, ", (long long)A.windows, (long long)A.failed);
     fprintf(stderr, "%lld loop verdicts failed, %lld on the caller alone (loop), %lld waits asleep, ",
             (long long)A.loop_failed, (long long)A.loop_solo_jobs, (long long)A.passive_waits);
-    fprintf(stderr, "%lld workers late, %lld beside the caller, %lld with no worker coming\n", (long long)A.late,
+    fprintf(stderr, "%lld workers late, %lld beside the caller, %lld with no worker coming, ", (long long)A.late,
             (long long)A.beside_caller, (long long)A.passed_over_jobs);
+    fprintf(stderr, "%lld moved off the caller's CPU, %lld stayed (no core to spare)\n",
+            (long long)x86_pool_moves(0), (long long)x86_pool_moves(1));
 }
 
 /* under P.busy, before a job: whether it runs on the caller alone */
 static int starved_now(void) {
     if (A.on < 0) {
         const char *e = getenv("MNN_X86_POOL_ADAPT"), *t = getenv("MNN_X86_POOL_TRACE");
-        A.on = e ? atoi(e) : 31;
+        A.on = e ? atoi(e) : 63;
         if (getenv("MNN_X86_POOL_GAIN")) pool_gain = atof(getenv("MNN_X86_POOL_GAIN"));
         if (getenv("MNN_X86_POOL_SMALL_US")) pool_small_ns = (int64_t)(1000 * atof(getenv("MNN_X86_POOL_SMALL_US")));
         if (getenv("MNN_X86_POOL_LATE_US")) pool_late_ns = (int64_t)(1000 * atof(getenv("MNN_X86_POOL_LATE_US")));
