@@ -1,6 +1,6 @@
 """Warp-tile blocks for float32 GEMMs that 128x128 blocks fit badly: outputs 96 or 192 wide
-(gemm_warp_n96.comp's 128x96 and 128x192 blocks: ConvNeXt's MLP down projections, which stayed on
-gemm.comp's 2x4 tiles or padded a 128-wide block by a quarter), and outputs of 64 to 127 rows or
+(gemm_warp_n96.comp's 128x192 blocks, and 128x96 where forced: ConvNeXt's MLP down projections, which
+stayed on gemm.comp's 2x4 tiles or padded a 128-wide block by a quarter), and outputs of 64 to 127 rows or
 columns (gemm_warp.comp's 64x128 and 128x64: a 1x1 convolution to 64 channels, attention's
 probabilities @ V). Among the blocks that give the GPU enough warps, the one with the least padded
 output per unit of the block's efficiency (EFFICIENCY), 128x128 (the measured default) on a tie: so
@@ -27,10 +27,10 @@ NARROW = {
     "64x128": ("gemm_warp", (128, 1, 1), 2, (64, 128)),
 }
 N96_ONLY = ("128x128", "128x192", "128x96")
-#: a block's speed per output against 128x128's at equal padding: the half-size blocks took 1.2-1.35x
-#: 128x128's time on the H100 (benchmarks/RESULTS_GPU.md, 2026-12-07 22:30); 128x96 stages 7 loads a
-#: slice per invocation for 96 outputs (128x128: 4 for 64), 128x192 holds one work group per SM
-EFFICIENCY = {"128x128": 1.0, "128x192": 0.95, "128x96": 0.9, "128x64": 0.75, "64x128": 0.75}
+#: a block's speed per output against 128x128's at equal padding, from the H100 (benchmarks/RESULTS_GPU.md,
+#: 2026-12-07 22:30 and 2026-12-08 01:15): the half-size blocks took 1.2-1.35x 128x128's time; 128x96 lost
+#: to 128x128 padded a quarter on a 96-wide output, 128x192 beat it by a quarter on a 192-wide one
+EFFICIENCY = {"128x128": 1.0, "128x192": 0.95, "128x96": 0.65, "128x64": 0.75, "64x128": 0.75}
 #: the warps per SM a block must give: the 128x128 default's threshold (66 groups of 8 warps on 132 SMs)
 MIN_WARPS_PER_SM = 4
 #: the SMs that threshold was measured on (an H100 and an H200 have 132)
