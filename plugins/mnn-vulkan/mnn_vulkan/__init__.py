@@ -90,6 +90,7 @@ class VulkanBackend(SegmentBackend):
         "vulkan.staging",
         "vulkan.tiles",
         "vulkan.warp_narrow",
+        "vulkan.warp_splitk",
     )
     memory_domain = "vulkan"
     priority = 5

@@ -172,3 +172,46 @@ def test_registers_stay_registers():
     from mnn_core.backend.kit import spirv
 
     assert _function_variables(spirv.spirv("gemm_warp_n96")) == 0
+
+
+def test_warp_fill_slices():
+    """ "vulkan.warp_splitk": "auto": a GEMM of one batch whose 128x128 blocks are too few whole, in the fewest
+    slices of K (2-4, each >= 256 deep) that reach 0.9 of a wave; not asked, enough whole or too few: None."""
+    from mnn_vulkan.kernels.gemm_split import warp_fill_plan
+
+    def splits(m, n, k, sms=132, kind="discrete", **options):
+        device = SimpleNamespace(type=kind, name="NVIDIA H100", props={"sm_count": sms, "max_shared_bytes": 49152})
+        rec = SimpleNamespace(device=device, options={"vulkan.warp_splitk": "auto"} | options, half=False)
+        found = warp_fill_plan(rec, m, n, k, 1, (0, 1), 1.0)
+        return None if found is None else found[3]
+
+    assert splits(784, 768, 3072) == 3  # ConvNeXt-T b16's stage-4 down projection: 42 blocks, 126 groups
+    assert splits(784, 768, 3072, **{"vulkan.warp_splitk": "0"}) is None and splits(784, 768, 3072, kind="cpu") is None
+    assert splits(2048, 768, 3072) is None  # 96 blocks: whole
+    assert splits(784, 768, 500) is None  # slices below 256 deep
+    assert splits(256, 256, 3072) is None  # 4 blocks: too few even in 4 slices
+    assert splits(784, 768, 3072, **{"vulkan.big_gemm": "0"}) is None
+
+
+@needs_vulkan
+def test_warp_fill_runs(rng):
+    """The slices' products on gemm_warp.comp and their sum, against the reference (lavapipe taken for a GPU of
+    8 SMs: 3 blocks of a 300 x 128 output, too few whole, in 3 slices of K = 768)."""
+    from mnn_vulkan import device
+
+    dev = device.choose(None)
+    b = mnn.GraphBuilder()
+    x = b.input("x", (300, 768))
+    y = b.MatMul(x, b.const((rng.standard_normal((768, 128)) * 0.05).astype("float32")))
+    b.output(b.Gelu(b.Add(y, b.const(rng.standard_normal(128).astype("float32")))), "y")
+    options = {"vulkan.warp_splitk": "auto", "vulkan.gpu_tiling": True}
+    old = dev.props.get("sm_count")
+    dev.props["sm_count"] = 8
+    try:
+        shaders = check_vulkan(b.build(), {"x": rng.standard_normal((300, 768)).astype("float32")}, options)
+    finally:
+        if old is None:
+            dev.props.pop("sm_count")
+        else:
+            dev.props["sm_count"] = old
+    assert shaders == ["gemm_warp", "splitk_reduce"], shaders

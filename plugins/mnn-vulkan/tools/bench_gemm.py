@@ -57,6 +57,8 @@ VARIANTS = {
         "vulkan.big_gemm_bk": 16,
     },
     "warp-bk8": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_bk": 8},
+    "warp-split4": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp", "vulkan.big_gemm_splitk": 4},
+    "warp-fill": {"vulkan.warp_splitk": "auto"},  # gemm_split.warp_fill_plan's slices where it takes the GEMM
     # gemm_warp_wide.comp: 8x16 outputs per invocation (4 warps on 128x128, 8 on 256x128 and 128x256)
     "wide-128x128": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp-wide", "vulkan.big_gemm_bk": 16},
     "wide-128x128-bk8": {"vulkan.big_gemm": "128x128", "vulkan.big_gemm_shader": "warp-wide", "vulkan.big_gemm_bk": 8},

@@ -107,6 +107,46 @@ def warp_plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> 
     return local, spec, warp_blocks(local, warps_n), splits
 
 
+#: the option that cuts a GEMM of one batch whose 128x128 blocks are too few to be taken whole (ConvNeXt-T
+#: b16's 784 x 768 down projections: 42) into 2-4 slices of K on them, instead of gemm.comp's split-K:
+#: "auto" (on a GPU) or "0" (the default until the device has timed it)
+WARP_FILL = "vulkan.warp_splitk"
+#: the least K a slice keeps there, and the part of a wave of SMs the slices' work groups must reach
+WARP_FILL_MIN_K = 256
+WARP_FILL_WAVE = 0.9
+
+
+def warp_fill_plan(rec, m: int, n: int, k: int, batch: int, bias_st, beta: float) -> tuple | None:
+    """(local, spec, (128, 128), splits) for WARP_FILL's slices of K on gemm_warp.comp's 128x128 blocks:
+    the fewest (2 to 4, dividing K, each at least WARP_FILL_MIN_K deep) whose work groups reach
+    WARP_FILL_WAVE of the SMs; None where not asked, where the blocks are enough whole (gemm_narrow's
+    threshold) or too few even split, or for a GEMM split-K does not take (see plan)."""
+    from .gemm_narrow import GPU_SMS, MIN_WARPS_PER_SM, NARROW
+    from .matmul import big_gemm_shader, is_gpu, option_text, warp_spec
+
+    options = rec.options or {}
+    if option_text(options, WARP_FILL, "MNN_VULKAN_WARP_SPLITK", "0") != "auto" or not is_gpu(rec.device, options):
+        return None
+    if batch != 1 or rec.half or big_gemm_shader(options) != "warp" or m < 128 or n < 128:
+        return None
+    if (
+        options.get("vulkan.tiles")
+        or option_text(options, "vulkan.big_gemm", "MNN_VULKAN_BIG_GEMM", "default") != "default"
+    ):
+        return None
+    if bias_st is not None and (beta != 1.0 or _bias_index(bias_st, m, n) is None):
+        return None
+    sms = int(getattr(rec.device, "props", {}).get("sm_count", 0) or GPU_SMS)
+    groups = cdiv(m, 128) * cdiv(n, 128)
+    if groups * 8 >= MIN_WARPS_PER_SM * sms:
+        return None
+    _, local, warps_n, block = NARROW["128x128"]
+    for splits in (2, 3, 4):
+        if k % splits == 0 and k // splits >= WARP_FILL_MIN_K and groups * splits >= WARP_FILL_WAVE * sms:
+            return local, warp_spec(rec.device, options, local, warps_n, k // splits), block, splits
+    return None
+
+
 def record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling, shader="gemm") -> None:
     """The two dispatches. bindings: [A, B, bias (or a stand-in), C]; alpha scales each slice; the
     slices' products on `shader` (gemm.comp, or gemm_warp.comp with warp_plan's tiling)."""

@@ -487,6 +487,10 @@ def _gemm(rec, bindings, m, n, k, nb1, nb2, a_st, b_st, c_st, bias_st, alpha, be
         return
     from . import gemm_split
 
+    tiling = gemm_split.warp_fill_plan(rec, m, n, k, nb1 * nb2, bias_st, beta)
+    if tiling is not None:  # 128x128 blocks too few whole: in slices of K (vulkan.warp_splitk)
+        gemm_split.record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling, "gemm_warp")
+        return
     tiling = gemm_split.plan(rec, m, n, k, nb1 * nb2, bias_st, beta)
     if tiling is not None:  # too few blocks for the GPU: K in slices, then a sum
         gemm_split.record(rec, bindings, m, n, k, a_st, b_st, bias_st, alpha, act, aa, ab, tiling)
