@@ -34,15 +34,21 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     None when they arrive at run (weight_input/bias_input then name the input)."""
     cdef const x86_kernels* kt = x86_kernels_for(isa.encode())
     # an NC16 side (layouts.py chose it): the depthwise kernel, Winograd (its transforms read and write
-    # blocks), or a plain 1x1 by the pointwise kernel
+    # blocks), the output-channel direct kernel (it reads and writes either), or a plain 1x1 by the
+    # pointwise kernel
     gap = bool(p.get("gap"))
     blocked = bool(p.get("in_nc16") or p.get("out_nc16"))
     wino_blocked = (blocked and bool(p.get("winograd")) and weight is not None and p["group"] == 1
                     and not p["depthwise"] and not gap)
-    pointwise = blocked and not p["depthwise"] and not gap and not wino_blocked
+    # p["direct_oc"]: the direct kernel with the output channels along the vectors (conv_direct_oc_impl.h;
+    # ops_conv.py chose it), any stride
+    direct_oc = (bool(p.get("direct_oc")) and weight is not None and p["group"] == 1 and not p["depthwise"]
+                 and not gap and kt != NULL and kt.dco_conv != NULL and p["dh"] == 1 and p["dw"] == 1)
+    pointwise = blocked and not p["depthwise"] and not gap and not wino_blocked and not direct_oc
     if pointwise and not ((_plain_1x1(p) or _strided_1x1(p)) and p["group"] == 1 and weight is not None):
-        raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise, nor Winograd, nor an "
-                         "unpadded 1x1 with constant weights (mnn_x86/layouts.py should not have chosen it)")
+        raise ValueError("x86: an NC16 tensor reaches a Conv that is neither depthwise, nor Winograd, nor the "
+                         "output-channel direct kernel's, nor an unpadded 1x1 with constant weights "
+                         "(mnn_x86/layouts.py should not have chosen it)")
     # p["gap"]: a plain 1x1 whose output a global average pooling alone reads (x86.ConvGlobalAvgPool):
     # register tiles of pixels x output channels, each tile's rows added into the channels' sums
     # (conv_gap_impl.h); the convolution's output is never stored. Its input may be NC16 (layouts.py)
@@ -64,11 +70,7 @@ def conv(str isa, int threads, dict p, weight, bias, int weight_input, int bias_
     # which takes no dilation and a horizontal stride of 1 or 2 (its strip's columns: plain or split)
     direct = (bool(p.get("direct")) and weight is not None and p["group"] == 1 and not p["depthwise"]
               and not blocked and kt != NULL and p["dh"] == 1 and p["dw"] == 1 and p["sw"] in (1, 2))
-    # p["direct_oc"]: the direct kernel with the output channels along the vectors (conv_direct_oc_impl.h;
-    # ops_conv.py chose it), any stride
-    direct_oc = (not direct and bool(p.get("direct_oc")) and weight is not None and p["group"] == 1
-                 and not p["depthwise"] and not blocked and kt != NULL and kt.dco_conv != NULL
-                 and p["dh"] == 1 and p["dw"] == 1)
+    direct_oc = direct_oc and not direct
     direct = direct or direct_oc
     if direct:
         transposed = False

@@ -6,18 +6,17 @@ partial block are don't-care. Between a depthwise convolution and a 1x1 one (Mob
 inverted residual blocks) this spares the depthwise kernel its transposes into and out of its
 channels-last scratch and the 1x1 its packing of X^T: each reads and writes the blocks as they are.
 
-The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in
-NC16 when its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1
-convolution with constant weights, also as x86.ConvAdd, or as x86.ConvGlobalAvgPool, which reads it
-only; a strided 1x1 whose taps reach no padding, as ResNet's downsampling shortcuts; a 3x3
-convolution Winograd runs; a MaxPool or AveragePool; a Concat along the channels whose inputs but the
-last fill whole blocks; Add of two same-shape tensors; an activation), and when the
-sides that must agree do: the element-wise ops' inputs and output (they walk the blocks as flat
-arrays), x86.ConvAdd's residual and output, a pooling's and a Concat's inputs and output, and a
-Winograd convolution's input and output (measured: one NC16 side against a dense one lost). So
-SqueezeNet's fire modules run on blocks from the first squeeze to the classifier: at batch 1 each
-Concat is its inputs written in place (concat_in_place). Everything else stays dense NCHW; a
-depthwise or 1x1 convolution with one NC16 side converts on the other as it reads or writes.
+The core offers every tensor that never leaves the backend (Backend.tensor_layouts); one is kept in NC16 when
+its producer can write NC16 and every consumer can read it (a depthwise or plain 1x1 convolution with constant
+weights, also as x86.ConvAdd, or as x86.ConvGlobalAvgPool, which reads it only; a strided 1x1 whose taps reach
+no padding, as ResNet's downsampling shortcuts; a 3x3 convolution Winograd runs; one the output-channel direct
+kernel runs (ResNet's stride-2 3x3s); a MaxPool or AveragePool; a Concat along the channels whose inputs but
+the last fill whole blocks; Add of two same-shape tensors; an activation), and when the sides that must agree
+do: the element-wise ops' inputs and output (they walk the blocks as flat arrays), x86.ConvAdd's residual and
+output, a pooling's and a Concat's inputs and output, and a Winograd convolution's input and output (measured:
+one NC16 side against a dense one lost). So SqueezeNet's fire modules run on blocks from the first squeeze to
+the classifier: at batch 1 each Concat is its inputs written in place (concat_in_place). Everything else stays
+dense NCHW; a depthwise or 1x1 convolution with one NC16 side converts on the other as it reads or writes.
 
 The session option ``x86.layouts`` ("auto", "on", "off"; else the environment variable
 MNN_X86_LAYOUTS) decides whether any tensor is offered NC16:
@@ -103,14 +102,15 @@ def fused_conv(node: Node) -> Node:
     return node
 
 
-def conv_kind(node, infos, constants, options=None) -> str | None:
-    """The kernel that takes this Conv's (or x86.ConvAdd's) NC16 sides: "depthwise" (x86.h:
-    x86_dw_channels_last), "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant
-    weights), "1x1s" (the same at a stride: op_conv.c gathers the pixels it reads first) or
-    "winograd" (a 3x3 the session's options give Winograd: winograd_impl.h transforms blocks along
-    their channels); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an
-    NC16 input, its pooled output dense); "pwdw" for x86.ConvDepthwise (pwdw_impl.h: the 1x1 reads its
-    input in either layout, the depthwise writes either); None if none."""
+def conv_kind(node, infos, constants, options=None, isa: str | None = None) -> str | None:
+    """The kernel that takes this Conv's (or x86.ConvAdd's) NC16 sides: "depthwise" (x86.h: x86_dw_channels_last),
+    "1x1" (pointwise_impl.h: stride 1, no padding, one group, constant weights), "1x1s" (the same at a stride:
+    op_conv.c gathers the pixels it reads first) or "winograd" (a 3x3 the session's options give Winograd:
+    winograd_impl.h transforms blocks along their channels); "direct_oc" (one the options give the
+    output-channel direct kernel under `isa`: conv_direct_oc_impl.h broadcasts from either layout and stores
+    either); "gap" for x86.ConvGlobalAvgPool of such a 1x1 (conv_gap_impl.h: an NC16 input, its pooled output
+    dense); "pwdw" for x86.ConvDepthwise (pwdw_impl.h: the 1x1 reads its input in either layout, the depthwise
+    writes either); None if none."""
     if node.op == CONV_DW:
         return "pwdw"
     if node.op == CONV_GAP:
@@ -141,8 +141,10 @@ def conv_kind(node, infos, constants, options=None) -> str | None:
         return "1x1"
     if (kh, kw) == (1, 1) and geo["group"] == 1 and _reads_no_padding(geo, x_shape):
         return "1x1s"
-    from .ops_conv import use_winograd  # here, not at the top: ops_conv imports this module
+    from .ops_conv import _use_direct_oc, use_winograd  # here, not at the top: ops_conv imports this module
 
+    if isa not in (None, "scalar") and _use_direct_oc(geo, w_shape, True, options, False, False, isa):
+        return "direct_oc"
     return "winograd" if use_winograd(geo, x_shape, w_shape, True, options) else None
 
 
@@ -209,7 +211,7 @@ def _elementwise(node, infos) -> bool:
     return all(infos.get(v) is not None and tuple(infos[v].shape) == tuple(out.shape) for v in data)
 
 
-def _tied(node, infos, constants, options) -> list[str]:
+def _tied(node, infos, constants, options, isa) -> list[str]:
     """The values that must share one layout: an element-wise op's data inputs and output, x86.ConvAdd's
     residual and output (both walked by the same offsets), a Concat's or a pooling's inputs and output;
     a Winograd convolution's input and output too, though its kernel reads and writes either layout:
@@ -217,7 +219,7 @@ def _tied(node, infos, constants, options) -> list[str]:
     ResNet-18's 56x56 layers 1.36x slower; none for other ops."""
     if node.op == CONV_ADD:
         return [node.inputs[-1], node.outputs[0]]
-    if conv_kind(node, infos, constants, options) == "winograd":
+    if conv_kind(node, infos, constants, options, isa) == "winograd":
         return [node.inputs[0], node.outputs[0]]
     if _concat_of_blocks(node, infos):
         return [*node.inputs, node.outputs[0]]
@@ -228,18 +230,18 @@ def _tied(node, infos, constants, options) -> list[str]:
     return []
 
 
-def _writes(node, infos, constants, options) -> bool:
-    kind = conv_kind(node, infos, constants, options)
+def _writes(node, infos, constants, options, isa) -> bool:
+    kind = conv_kind(node, infos, constants, options, isa)
     return (
-        kind in ("depthwise", "1x1", "1x1s", "winograd", "pwdw")
+        kind in ("depthwise", "1x1", "1x1s", "winograd", "direct_oc", "pwdw")
         or _elementwise(node, infos)
         or _concat_of_blocks(node, infos)
         or _pool(node, infos)
     )
 
 
-def _reads(node, index, infos, constants, options) -> bool:
-    kind = conv_kind(node, infos, constants, options)
+def _reads(node, index, infos, constants, options, isa) -> bool:
+    kind = conv_kind(node, infos, constants, options, isa)
     if kind is not None:  # x86.ConvAdd's residual: in its output's layout, which a 1x1 may write NC16
         return index == 0 or (node.op == CONV_ADD and kind in ("1x1", "1x1s") and index == len(node.inputs) - 1)
     if _concat_of_blocks(node, infos):
@@ -259,12 +261,12 @@ def choose(candidates, options, isa: str) -> dict[str, int]:
         c.value
         for c in candidates
         if _is_4d_float(c.info)
-        and _writes(c.producer, infos, constants, options)
-        and all(_reads(node, i, infos, constants, options) for node, i in c.consumers)
+        and _writes(c.producer, infos, constants, options, isa)
+        and all(_reads(node, i, infos, constants, options, isa) for node, i in c.consumers)
     }
     ops = {id(c.producer): c.producer for c in candidates}
     ops.update({id(node): node for c in candidates for node, _ in c.consumers})
-    tied = [sides for sides in (_tied(node, infos, constants, options) for node in ops.values()) if sides]
+    tied = [sides for sides in (_tied(node, infos, constants, options, isa) for node in ops.values()) if sides]
     changed = True
     while changed:  # an element-wise op with a dense side makes all its sides dense
         changed = False

@@ -303,11 +303,13 @@ def _conv_setup(node, ins, outs, constants, ctx, isa):
     p["bf16"] = use_bf16(ctx, isa)  # precision="low": the GEMMs on bf16 (precision.py)
     p["direct"] = _use_direct(geo, x_shape, w_shape, weight, options, p["winograd"], p["bf16"], isa) and not depthwise
     # x86.direct_oc=on wins over Winograd too (under auto they never meet: Winograd is stride 1)
-    p["direct_oc"] = _use_direct_oc(geo, w_shape, weight, options, depthwise, p["bf16"], isa)
-    if p["direct_oc"]:
-        p["direct"] = p["winograd"] = False
     # NC16 sides (layouts.py chose them): the depthwise and the pointwise kernels read/write them
     p["in_nc16"], p["out_nc16"] = int(ins[0].layout == NC16), int(outs[0].layout == NC16)
+    # layouts.py gives NC16 sides to a convolution of this kernel knowing nothing of bf16
+    blocked = p["in_nc16"] or p["out_nc16"]
+    p["direct_oc"] = _use_direct_oc(geo, w_shape, weight, options, depthwise, p["bf16"] and not blocked, isa)
+    if p["direct_oc"]:
+        p["direct"] = p["winograd"] = False
     p["bf16_winograd"] = p["bf16"] and winograd_bf16(ctx)
     # only the pointwise kernel (an NC16 1x1) streams its stores: its output vectors are whole blocks
     p["out_stream"] = int(p["out_nc16"] and not depthwise and _use_stream(nc16_nbytes(outs[0]), options))

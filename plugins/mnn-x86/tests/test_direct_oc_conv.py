@@ -5,13 +5,16 @@ reference backend; and the rule that picks it under auto (YOLOv8n's downsampling
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import ISAS
 from mnn_x86 import isa as x86_isa
 from mnn_x86 import ops_conv
 from test_direct_conv import ACTS, _kinds
 from test_infer_kernels import _r, _run_conv, conv_kinds  # noqa: F401  (conv_kinds: a fixture)
+from test_nc16 import _check, _pw, _w
 
+from mnn_core import GraphBuilder
 from mnn_core.errors import BackendError
 
 ON = {"x86.direct_oc": "on"}
@@ -124,3 +127,29 @@ def test_direct_oc_choice(rng, conv_kinds):  # noqa: F811
     assert "direct_oc" not in _kinds(conv_kinds)
     with pytest.raises(BackendError, match="x86.direct_oc"):
         _run_conv([x, wt], {}, isa, 1, {"x86.direct_oc": "sometimes"}, constant=(1,))
+
+
+@pytest.mark.parametrize("isa", VECTOR_ISAS)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("sides", [(True, True), (False, True), (True, False)])  # (NC16 input, NC16 output)
+@pytest.mark.parametrize(
+    "c,m,o,h,w,k,stride", [(32, 48, 40, 15, 17, 3, 2), (17, 20, 16, 9, 8, 3, 2), (24, 37, 16, 12, 11, 5, 3)]
+)
+def test_direct_oc_reads_and_writes_nc16(conv_kinds, isa, threads, sides, c, m, o, h, w, k, stride):  # noqa: F811
+    """Between 1x1s (ResNet-50's stage entry: 1x1, 3x3 at stride 2, 1x1) the convolution reads and writes NC16
+    (x86.layouts=on): the strip keeps the input's blocks, the tiles store into the output's; a graph input
+    before it or a Sigmoid after it keeps that side dense. Odd sizes, partial blocks (17, 20, 37 and 40
+    channels) and a 5x5 at stride 3. All match the reference."""
+    rng = np.random.default_rng(5)
+    g = GraphBuilder("stage_entry")
+    x = g.input("x", (2, c, h, w))
+    y = _pw(g, rng, x, c, c, act="relu") if sides[0] else x
+    y = g.Conv(y, g.const(_w(rng, m, c, k, k)), g.const(_w(rng, m)), strides=[stride, stride], pads=[k // 2] * 4)
+    y = _pw(g, rng, g.Relu(y), m, o) if sides[1] else g.Sigmoid(y)
+    g.output(y, "y")
+    feeds = {"x": rng.standard_normal((2, c, h, w)).astype(np.float32)}
+    # auto on AVX-512 (the 1x1s on the pointwise kernel); elsewhere, and at stride 3, forced on for all three
+    forced = {} if isa == "avx512" and stride == 2 else ON
+    sess = _check(g.build(), feeds, isa, threads, options={"x86.layouts": "on", **forced}, atol=3e-5)
+    assert len(sess.plan.layouts) == sum(sides), str(sess.plan)
+    assert "direct_oc" in _kinds(conv_kinds)

@@ -10,7 +10,9 @@
  * read from a padded strip of input rows at any stride. A row's pixels are cut into tiles of equal
  * size, so rows of 10, 20 or 40 waste no lanes. The tiles of a band of output rows go to the
  * worker's scratch as [pixel][channel] and are transposed into the NCHW planes (VLEN x VLEN blocks in
- * registers). Work items: (image, band of output rows, part of the channel blocks). */
+ * registers), or, to an NC16 output, straight into its blocks. An NC16 input's strip keeps the blocks
+ * (pixels 16 floats apart): the broadcasts read either. Work items: (image, band of output rows, part
+ * of the channel blocks). */
 #ifndef MNN_X86_CONV_DIRECT_OC_IMPL_H
 #define MNN_X86_CONV_DIRECT_OC_IMPL_H
 
@@ -25,14 +27,16 @@
 /* the padded strip's row length: every tap of a row's last pixel inside */
 static int64_t FN(dco_rowlen)(const x86_conv_geom *g) { return (g->OW - 1) * g->sw + g->kw; }
 
-/* floats of one channel's strip for `rows` output rows */
+/* floats of one channel's strip for `rows` output rows (of a block's, from an NC16 input: X86_NC16 times that) */
 static int64_t FN(dco_channel_floats)(const x86_conv_geom *g, int64_t rows) {
     return ((rows - 1) * g->sh + g->kh) * FN(dco_rowlen)(g);
 }
 
-/* a worker's scratch: the strip of C channels, then the band's results [rows * OW][DCO_OCB] (64-byte aligned) */
+/* a worker's scratch: the strip of C channels (whole blocks from an NC16 input), then the band's results
+ * [rows * OW][DCO_OCB] (64-byte aligned) */
 static int64_t FN(dco_strip_floats)(const x86_conv_geom *g, int64_t rows) {
-    return (g->C * FN(dco_channel_floats)(g, rows) + 15) / 16 * 16;
+    const int64_t C = g->in_nc16 ? x86_nc16_channels(g->C) : g->C;
+    return (C * FN(dco_channel_floats)(g, rows) + 15) / 16 * 16;
 }
 
 static void FN(dco_plan)(const x86_conv_geom *g, int64_t N, int64_t O, int threads, int64_t *rows, int64_t *parts,
@@ -57,28 +61,40 @@ static void FN(dco_pack)(const float *w, int64_t O, int64_t K, float *wd) {
                 wd[(b * K + k) * DCO_OCB + o] = b * DCO_OCB + o < O ? w[(b * DCO_OCB + o) * K + k] : 0.0f;
 }
 
-/* One tile: np pixels (at in[p * sw] for tap (0, 0) of channel 0; channels cs, rows rs floats apart)
- * x nb vectors of output channels (nb <= DCO_NB: a last block of at most VLEN channels computes one),
- * summed from the bias b0 over C channels of kh x kw taps; relu / clip in registers, stored at
- * out[p * DCO_OCB]. np, nb and sw are constants where inlined. */
+/* Where a tile reads: tap (0, 0) of its first pixel and first channel at in; pixels ps floats apart (1 in
+ * a plain strip, X86_NC16 in one of blocks), rows rs; channels cs apart within a group of `lanes` (all C
+ * in a plain strip, a block's 16 in one of blocks), groups cg apart. */
+typedef struct {
+    int64_t cs, cg, lanes, rs, C;
+} FN(dco_src);
+
+/* One tile: np pixels (sw pixels apart in the strip) x nb vectors of output channels (nb <= DCO_NB: a
+ * last block of at most VLEN channels computes one), summed from the bias b0 over C channels of kh x kw
+ * taps; relu / clip in registers, vector v of pixel p stored at out[p * ops + v * ovs]. np, nb, sw and
+ * ps are constants where inlined. */
 static inline __attribute__((always_inline)) void FN(dco_tile)(const int np, const int nb, const int64_t sw,
-                                                               const float *in, int64_t cs, int64_t rs, int64_t C,
-                                                               const int kh, const int kw, const float *wb,
-                                                               const vf *b0, const x86_epilogue *e, float *out) {
+                                                               const int64_t ps, const float *in,
+                                                               const FN(dco_src) *S, const int kh, const int kw,
+                                                               const float *wb, const vf *b0, const x86_epilogue *e,
+                                                               float *out, int64_t ops, int64_t ovs) {
     vf acc[DCO_MAXP][DCO_NB];
     for (int p = 0; p < np; ++p)
         for (int v = 0; v < nb; ++v) acc[p][v] = b0[v];
-    for (int64_t c = 0; c < C; ++c, in += cs)
-        for (int i = 0; i < kh; ++i)
-            for (int j = 0; j < kw; ++j, wb += DCO_OCB) {
-                const float *x = in + i * rs + j;
-                vf w[DCO_NB];
-                for (int v = 0; v < nb; ++v) w[v] = vf_load(wb + v * VLEN);
-                for (int p = 0; p < np; ++p) {
-                    const vf xp = vf_set1(x[p * sw]);
-                    for (int v = 0; v < nb; ++v) acc[p][v] = vf_fma(xp, w[v], acc[p][v]);
+    for (int64_t c0 = 0; c0 < S->C; c0 += S->lanes, in += S->cg) {
+        const int64_t cn = S->C - c0 < S->lanes ? S->C - c0 : S->lanes;
+        const float *ic = in;
+        for (int64_t c = 0; c < cn; ++c, ic += S->cs)
+            for (int i = 0; i < kh; ++i)
+                for (int j = 0; j < kw; ++j, wb += DCO_OCB) {
+                    const float *x = ic + i * S->rs + j * ps;
+                    vf w[DCO_NB];
+                    for (int v = 0; v < nb; ++v) w[v] = vf_load(wb + v * VLEN);
+                    for (int p = 0; p < np; ++p) {
+                        const vf xp = vf_set1(x[p * sw * ps]);
+                        for (int v = 0; v < nb; ++v) acc[p][v] = vf_fma(xp, w[v], acc[p][v]);
+                    }
                 }
-            }
+    }
     if (e->act == MNN_ACT_RELU) {
         for (int p = 0; p < np; ++p)
             for (int v = 0; v < nb; ++v) acc[p][v] = vf_relu(acc[p][v]);
@@ -88,14 +104,15 @@ static inline __attribute__((always_inline)) void FN(dco_tile)(const int np, con
             for (int v = 0; v < nb; ++v) acc[p][v] = vf_clamp(acc[p][v], lo, hi);
     }
     for (int p = 0; p < np; ++p)
-        for (int v = 0; v < nb; ++v) vf_store(out + p * DCO_OCB + v * VLEN, acc[p][v]);
+        for (int v = 0; v < nb; ++v) vf_store(out + p * ops + v * ovs, acc[p][v]);
 }
 
-/* the tile of np pixels and nb vectors, both made constants (np 1..DCO_MAXP), at stride SW, KH x KW taps */
+/* the tile of np pixels and nb vectors, both made constants (np 1..DCO_MAXP), at stride SW, pixels PS
+ * floats apart, KH x KW taps */
 #define DCO_TILE_CASE(NP)                                                                                           \
     case NP:                                                                                                        \
-        if (nb == DCO_NB) FN(dco_tile)(NP, DCO_NB, SW, in, cs, rs, C, KH, KW, wb, b0, e, out);                       \
-        else FN(dco_tile)(NP, 1, SW, in, cs, rs, C, KH, KW, wb, b0, e, out);                                         \
+        if (nb == DCO_NB) FN(dco_tile)(NP, DCO_NB, SW, PS, in, S, KH, KW, wb, b0, e, out, ops, ovs);                 \
+        else FN(dco_tile)(NP, 1, SW, PS, in, S, KH, KW, wb, b0, e, out, ops, ovs);                                   \
         break;
 #define DCO_TILE_SWITCH                                                                                             \
     switch (np) {                                                                                                   \
@@ -103,33 +120,42 @@ static inline __attribute__((always_inline)) void FN(dco_tile)(const int np, con
         DCO_TILE_CASE(7) DCO_TILE_CASE(8) DCO_TILE_CASE(9) DCO_TILE_CASE(10) DCO_TILE_CASE(11) DCO_TILE_CASE(12)    \
     }
 
-/* 3x3 at stride 2 and 1: the taps and the pixels' offsets constants; any other kernel or stride */
+/* 3x3 at stride 2 (a plain strip or one of blocks) and 1: the taps and the pixels' offsets constants; any
+ * other kernel, stride or strip */
+#define DCO_TILE_FN(NAME)                                                                                           \
+    static void FN(NAME)(int np, int nb, int64_t sw, int64_t ps, const float *in, const FN(dco_src) *S, int kh,     \
+                         int kw, const float *wb, const vf *b0, const x86_epilogue *e, float *out, int64_t ops,       \
+                         int64_t ovs) {                                                                             \
+        (void)sw, (void)ps, (void)kh, (void)kw;                                                                     \
+        DCO_TILE_SWITCH                                                                                             \
+    }
 #define KH 3
 #define KW 3
 #define SW 2
-static void FN(dco_tile_3x3s2)(int np, int nb, const float *in, int64_t cs, int64_t rs, int64_t C, const float *wb,
-                               const vf *b0, const x86_epilogue *e, float *out) {
-    DCO_TILE_SWITCH
-}
+#define PS 1
+DCO_TILE_FN(dco_tile_3x3s2)
+#undef PS
+#define PS X86_NC16
+DCO_TILE_FN(dco_tile_3x3s2_nc16)
+#undef PS
 #undef SW
 #define SW 1
-static void FN(dco_tile_3x3s1)(int np, int nb, const float *in, int64_t cs, int64_t rs, int64_t C, const float *wb,
-                               const vf *b0, const x86_epilogue *e, float *out) {
-    DCO_TILE_SWITCH
-}
+#define PS 1
+DCO_TILE_FN(dco_tile_3x3s1)
+#undef PS
 #undef SW
 #undef KH
 #undef KW
 #define KH kh
 #define KW kw
 #define SW sw
-static void FN(dco_tile_any)(int np, int nb, int64_t sw, const float *in, int64_t cs, int64_t rs, int64_t C, int kh,
-                             int kw, const float *wb, const vf *b0, const x86_epilogue *e, float *out) {
-    DCO_TILE_SWITCH
-}
+#define PS ps
+DCO_TILE_FN(dco_tile_any)
+#undef PS
 #undef SW
 #undef KH
 #undef KW
+#undef DCO_TILE_FN
 #undef DCO_TILE_SWITCH
 #undef DCO_TILE_CASE
 
@@ -142,23 +168,26 @@ typedef struct {
 } FN(dco_job);
 
 /* Copies the input rows that output rows [oh0, oh1) of image n read into the strip (C channels of
- * rows rowlen floats, zeros where the taps reach padding). */
+ * rows rowlen floats, or of an NC16 input its blocks of rows of rowlen pixels; zeros where the taps
+ * reach padding). */
 static void FN(dco_fill)(const FN(dco_job) *J, int64_t n, int64_t oh0, int64_t oh1, float *strip) {
     const x86_conv_geom *g = J->g;
-    const int64_t PW = FN(dco_rowlen)(g), rin = (oh1 - oh0 - 1) * g->sh + g->kh, cs = FN(dco_channel_floats)(g, J->rows);
+    const int64_t ps = g->in_nc16 ? X86_NC16 : 1, planes = g->in_nc16 ? (g->C + X86_NC16 - 1) / X86_NC16 : g->C;
+    const int64_t PW = FN(dco_rowlen)(g), rin = (oh1 - oh0 - 1) * g->sh + g->kh;
+    const int64_t cs = FN(dco_channel_floats)(g, J->rows) * ps;
     const int64_t x1 = g->pl + g->W < PW ? g->pl + g->W : PW; /* strip columns that hold input */
-    for (int64_t c = 0; c < g->C; ++c) {
-        const float *src = J->x + (n * g->C + c) * g->H * g->W;
+    for (int64_t c = 0; c < planes; ++c) {
+        const float *src = J->x + (n * planes + c) * g->H * g->W * ps;
         for (int64_t r = 0; r < rin; ++r) {
-            float *row = strip + c * cs + r * PW;
+            float *row = strip + c * cs + r * PW * ps;
             const int64_t sy = oh0 * g->sh - g->pt + r;
             if (sy < 0 || sy >= g->H || x1 <= g->pl) {
-                memset(row, 0, (size_t)PW * sizeof(float));
+                memset(row, 0, (size_t)(PW * ps) * sizeof(float));
                 continue;
             }
-            if (g->pl > 0) memset(row, 0, (size_t)g->pl * sizeof(float));
-            FN(copy_n)(row + g->pl, src + sy * g->W, x1 - g->pl);
-            if (x1 < PW) memset(row + x1, 0, (size_t)(PW - x1) * sizeof(float));
+            for (int64_t i = 0; i < g->pl * ps; ++i) row[i] = 0.0f;
+            FN(copy_n)(row + g->pl * ps, src + sy * g->W * ps, (x1 - g->pl) * ps);
+            for (int64_t i = x1 * ps; i < PW * ps; ++i) row[i] = 0.0f;
         }
     }
 }
@@ -188,8 +217,11 @@ static void FN(dco_task)(void *ctx, int64_t item, int worker) {
     if (b0 >= b1) return;
     float *strip = J->work + worker * J->worker_floats, *buf = strip + FN(dco_strip_floats)(g, J->rows);
     FN(dco_fill)(J, n, oh0, oh1, strip);
-    const int64_t K = g->C * g->kh * g->kw, PW = FN(dco_rowlen)(g), cs = FN(dco_channel_floats)(g, J->rows);
+    const int64_t K = g->C * g->kh * g->kw, PW = FN(dco_rowlen)(g), ps = g->in_nc16 ? X86_NC16 : 1;
+    const int64_t cf = FN(dco_channel_floats)(g, J->rows);
+    const FN(dco_src) S = {g->in_nc16 ? 1 : cf, cf * ps, g->in_nc16 ? X86_NC16 : g->C, PW * ps, g->C};
     const int64_t OW = g->OW, plane = g->OH * OW, tiles = (OW + DCO_MAXP - 1) / DCO_MAXP, np_band = (oh1 - oh0) * OW;
+    const int64_t oblocks = (J->O + X86_NC16 - 1) / X86_NC16; /* an NC16 output's */
     for (int64_t b = b0; b < b1; ++b) {
         const float *wb = J->wd + b * K * DCO_OCB;
         const int64_t o0 = b * DCO_OCB, nc = J->O - o0 < DCO_OCB ? J->O - o0 : DCO_OCB;
@@ -197,20 +229,31 @@ static void FN(dco_task)(void *ctx, int64_t item, int worker) {
         for (int v = 0; v < DCO_NB; ++v)
             bias[v] = J->bias ? vf_load_n(J->bias + o0 + v * VLEN, (int)(nc - v * VLEN)) : vf_zero();
         const int nb = nc > VLEN ? DCO_NB : 1, k33 = g->kh == 3 && g->kw == 3;
+        /* vector v of pixel p: into the band's results, or into its NC16 block (of X86_NC16 channels) of y */
+        float *const yb = J->y + (n * oblocks + o0 / X86_NC16) * plane * X86_NC16 + oh0 * OW * X86_NC16;
+        const int64_t ops = g->out_nc16 ? X86_NC16 : DCO_OCB;
+        const int64_t ovs = !g->out_nc16 ? VLEN : VLEN >= X86_NC16 ? plane * X86_NC16 : VLEN;
         for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const float *in = strip + (oh - oh0) * g->sh * PW;
-            float *out = buf + (oh - oh0) * OW * DCO_OCB;
+            const float *in = strip + (oh - oh0) * g->sh * PW * ps;
+            float *out = (g->out_nc16 ? yb : buf) + (oh - oh0) * OW * ops;
             /* the row in tiles of equal size (within one pixel): rows of 10, 20, 40 fill them */
             for (int64_t t = 0, ow = 0; t < tiles; ++t) {
                 const int np = (int)((OW - ow + (tiles - t) - 1) / (tiles - t));
-                const float *at = in + ow * g->sw;
-                if (k33 && g->sw == 2) FN(dco_tile_3x3s2)(np, nb, at, cs, PW, g->C, wb, bias, J->e, out + ow * DCO_OCB);
-                else if (k33 && g->sw == 1) FN(dco_tile_3x3s1)(np, nb, at, cs, PW, g->C, wb, bias, J->e, out + ow * DCO_OCB);
+                const float *at = in + ow * g->sw * ps;
+                float *to = out + ow * ops;
+                if (k33 && g->sw == 2 && ps == 1) FN(dco_tile_3x3s2)(np, nb, 2, 1, at, &S, 3, 3, wb, bias, J->e, to, ops, ovs);
+                else if (k33 && g->sw == 2) FN(dco_tile_3x3s2_nc16)(np, nb, 2, ps, at, &S, 3, 3, wb, bias, J->e, to, ops, ovs);
+                else if (k33 && g->sw == 1 && ps == 1) FN(dco_tile_3x3s1)(np, nb, 1, 1, at, &S, 3, 3, wb, bias, J->e, to, ops, ovs);
                 else
-                    FN(dco_tile_any)(np, nb, g->sw, at, cs, PW, g->C, (int)g->kh, (int)g->kw, wb, bias, J->e,
-                                     out + ow * DCO_OCB);
+                    FN(dco_tile_any)(np, nb, g->sw, ps, at, &S, (int)g->kh, (int)g->kw, wb, bias, J->e, to, ops, ovs);
                 ow += np;
             }
+        }
+        if (g->out_nc16) { /* the activations not applied in registers, on the band of each block */
+            for (int64_t q = 0; J->e->act > MNN_ACT_CLIP && q * X86_NC16 < nc; ++q)
+                FN(act_row)(J->e->act, J->e->act_alpha, J->e->act_beta, yb + q * plane * X86_NC16, yb + q * plane * X86_NC16,
+                            np_band * X86_NC16);
+            continue;
         }
         if (J->e->act > MNN_ACT_CLIP) FN(act_row)(J->e->act, J->e->act_alpha, J->e->act_beta, buf, buf, np_band * DCO_OCB);
         FN(dco_store)(buf, np_band, nc, J->y + (n * J->O + o0) * plane, plane, oh0 * OW);
