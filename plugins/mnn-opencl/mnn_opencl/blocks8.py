@@ -12,8 +12,9 @@ The session option "opencl.gemm8" (or $MNN_OPENCL_GEMM8): "auto" (the above), "o
 previous kernels, for A/B runs), or a block name of BLOCKS forced wherever it applies (any device).
 
 "opencl.conv4" (or $MNN_OPENCL_CONV4) puts one-group convolutions on kernels/conv4.cl's 64x64 blocks
-of 4x4 tiles instead (mnn-vulkan's conv2d.comp, its fastest 3x3s on the H100), on any device: "3x3"
-those with a window larger than 1x1, "all" every one, "off" (the default) none."""
+of 4x4 tiles instead (mnn-vulkan's conv2d.comp, its fastest 3x3s on the H100), K split by mnn-vulkan's
+rule: "auto" (the default) every one on a GPU, "all" every one on any device, "3x3" those with a
+window larger than 1x1, "off" none (conv8 as above)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,10 @@ MIN_SLICE_K = 256  # a K slice shorter than this costs more in partial sums than
 CONV4_BLOCKS = {"c64": ((16, 16, 1), (64, 64))}
 CONV4_OPTION = "opencl.conv4"
 CONV4_ENV = "MNN_OPENCL_CONV4"
+#: conv4's K split (mnn-vulkan's split_k): where the blocks give fewer than half of CONV4_WAVES
+#: work-groups per compute unit, into slices (each at least CONV4_MIN_SLICE_K deep) up to that many
+CONV4_WAVES = 8
+CONV4_MIN_SLICE_K = 128
 
 
 def cdiv(a: int, b: int) -> int:
@@ -96,22 +101,24 @@ def choose(b, m: int, n: int, batches: int = 1) -> str | None:
 
 def conv4_choice(b, m: int, n: int, k: int, window: bool) -> tuple[str, int] | None:
     """("c64", K slices) where CONV4_OPTION puts this convolution (`window`: larger than 1x1) on
-    conv4's blocks, else None. On a GPU, K is split where the blocks give fewer work-groups than
-    half the compute units, until they give one per compute unit."""
-    value = str(b.options.get(CONV4_OPTION, os.environ.get(CONV4_ENV, "off")) or "off").lower()
-    if value not in ("off", "3x3", "all"):
-        raise ValueError(f"{CONV4_OPTION} must be off, 3x3 or all, got {value!r}")
+    conv4's blocks, else None. On a GPU, K is split where the blocks give fewer than half of
+    CONV4_WAVES work-groups per compute unit."""
+    value = str(b.options.get(CONV4_OPTION, os.environ.get(CONV4_ENV, "auto")) or "auto").lower()
+    if value not in ("auto", "off", "3x3", "all"):
+        raise ValueError(f"{CONV4_OPTION} must be auto, off, 3x3 or all, got {value!r}")
     if value == "off" or (value == "3x3" and not window):
+        return None
+    if value == "auto" and (not b.runtime.is_gpu or _wanted(b) in BLOCKS):  # conv8 blocks forced: theirs
         return None
     forced = int(b.options.get(SLICES_OPTION, 0) or 0)
     if forced:
         return "c64", max(1, min(forced, k))
     _, (bm, bn) = CONV4_BLOCKS["c64"]
     have = cdiv(m, bm) * cdiv(n, bn)
-    if not b.runtime.is_gpu or have >= enough_groups(b):
+    wave = CONV4_WAVES * int(b.runtime.entry.device["compute_units"])
+    if not b.runtime.is_gpu or 2 * have >= wave:
         return "c64", 1
-    units = int(b.runtime.entry.device["compute_units"])
-    return "c64", max(1, min(MAX_SLICES, cdiv(units, have), k // MIN_SLICE_K))
+    return "c64", max(1, min(MAX_SLICES, cdiv(wave, have), k // CONV4_MIN_SLICE_K))
 
 
 def conv_choice(b, m: int, n: int, k: int, window: bool = True) -> tuple[str, int] | None:

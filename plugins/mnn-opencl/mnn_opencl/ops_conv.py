@@ -35,8 +35,8 @@ def _supports(node, ins):
 
 MAX_SLICES = 16
 MIN_SLICE_CHANNELS = 8
-#: "tile": depthwise convolutions of these window sizes on kernels/dwconv.cl (env MNN_OPENCL_DWCONV);
-#: "off" (the default until a GPU has timed it): conv2d_c1
+#: depthwise convolutions of these window sizes on kernels/dwconv.cl (env MNN_OPENCL_DWCONV): "auto" (the
+#: default) on a GPU, "tile" on any device, "off": conv2d_c1
 DWCONV_OPTION = "opencl.dwconv"
 DWCONV_ENV = "MNN_OPENCL_DWCONV"
 DWCONV_SIZES = (3, 5, 7)
@@ -58,7 +58,8 @@ def _epilogue(b, s: int, y, bias_arg, o: int, plane: int, act) -> list:
         return [1, b.tensor(y)]
     total = numel(y.info.shape)
     part = b.scratch(s * total * 4)
-    b.pending.append(("splitk_reduce", [part, s, total, *bias_arg, o, plane, b.tensor(y), *act], (total,)))
+    no_res = [b.tensor(y), 0]
+    b.pending.append(("splitk_reduce", [part, s, total, *bias_arg, o, plane, b.tensor(y), *no_res, *act], (total,)))
     return [s, part]
 
 
@@ -73,12 +74,11 @@ def _k_table(c: int, h: int, w: int, kh: int, kw: int, dh: int, dw: int) -> np.n
     return table
 
 
-def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
+def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> None:
     """A one-group convolution as an implicit GEMM on 8x8 register blocks (kernels/gemm8.cl), or
     4x4 tiles (kernels/conv4.cl) where `choice` names one of blocks8.CONV4_BLOCKS,
     K split into `choice[1]` slices that splitk_reduce adds up. The residual `res` (y's shape) is
-    added before the activation when K is whole; returns whether it was (else the caller adds it,
-    the activation `act` then left to it too)."""
+    added before the activation, by the GEMM's store or the reduce."""
     name, slices = choice
     n, c, h, wd = x.info.shape
     o, _, kh, kw = w.info.shape
@@ -86,6 +86,8 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
     (pt, pl, _, _), (sh, sw), (dh, dw) = geo["pads"], geo["strides"], geo["dilations"]
     m, cols, k = o, n * oh * ow, c * kh * kw
     ks = -(-k // slices)
+    if slices > 1:  # whole staged steps of 16 k
+        ks = -(-ks // 16) * 16
     slices = -(-k // ks)  # no empty slice: each one writes its whole part
     small = name in blocks8.CONV4_BLOCKS
     (tx, ty, _), (bm, bn) = (blocks8.CONV4_BLOCKS if small else blocks8.BLOCKS)[name]
@@ -105,20 +107,20 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> bool:
         tunable=False,
     )
     if slices > 1:
-        reduce_act = act if res is None else [0, 0.0, 0.0]
-        b.launch(
-            "splitk_reduce", [part, slices, m * cols, *bias_arg, o, oh * ow, b.tensor(y), *reduce_act], (m * cols,)
-        )
-    return res is None or slices == 1
+        res_arg = [b.tensor(res), 1] if res is not None else [b.tensor(y), 0]
+        args = [part, slices, m * cols, *bias_arg, o, oh * ow, b.tensor(y), *res_arg, *act]
+        b.launch("splitk_reduce", args, (m * cols,))
 
 
 def _dwconv(b, x, w, bias_arg, y, geo, act) -> bool:
     """A depthwise K x K convolution (K in DWCONV_SIZES, stride 1, no dilation) on kernels/dwconv.cl,
     its input plane staged in local memory, where DWCONV_OPTION asks and the plane fits; returns
     whether it was launched."""
-    wanted = str(b.options.get(DWCONV_OPTION, os.environ.get(DWCONV_ENV, "off")) or "off").lower()
-    if wanted not in ("off", "tile"):
-        raise ValueError(f"{DWCONV_OPTION} must be off or tile, got {wanted!r}")
+    wanted = str(b.options.get(DWCONV_OPTION, os.environ.get(DWCONV_ENV, "auto")) or "auto").lower()
+    if wanted not in ("auto", "off", "tile"):
+        raise ValueError(f"{DWCONV_OPTION} must be auto, off or tile, got {wanted!r}")
+    if wanted == "auto":
+        wanted = "tile" if b.runtime.is_gpu else "off"
     n, c, h, wd = x.info.shape
     _, _, kh, kw = w.info.shape
     _, _, oh, ow = geo["out"]
@@ -192,8 +194,7 @@ def _conv(op, b, attrs, x, w, bias, y, res=None):
     constant_w = w.name in op.constants
     choice = blocks8.conv_choice(b, o, n * oh * ow, c * kh * kw, kh * kw > 1) if group == 1 else None
     if choice is not None:
-        if not _conv8(b, choice, x, w, bias_arg, y, geo, act, res):
-            _add_residual(b, y, res, act)
+        _conv8(b, choice, x, w, bias_arg, y, geo, act, res)
         return
     if res is not None:  # conv.cl's kernels store y; then the residual and the activation
         _conv(op, b, {**attrs, "activation": "none"}, x, w, bias, y)

@@ -124,21 +124,28 @@ def test_conv_choice_on_a_gpu(monkeypatch):
     monkeypatch.delenv("MNN_OPENCL_GEMM8", raising=False)  # the rule, not a forced choice
     from mnn_opencl.blocks8 import conv_choice
 
-    gpu = _fake(True)
+    gpu = _fake(True, **{"opencl.conv4": "off"})
     assert conv_choice(gpu, 64, 16 * 56 * 56, 576) == ("b64", 1)  # layer1's 3x3: 1 x 392 blocks of 128x128
     assert conv_choice(gpu, 128, 16 * 28 * 28, 1152) == ("b128", 1)  # layer2's 3x3: 98
     assert conv_choice(gpu, 256, 16 * 14 * 14, 2304) == ("b64", 1)  # layer3's 3x3: 50 of 128x128, 100 of 64x128
     assert conv_choice(gpu, 512, 16 * 7 * 7, 4608) == ("b64", 3)  # layer4's 3x3: 56 of 64x128, 3 slices
     assert conv_choice(gpu, 2048, 16 * 7 * 7, 512) == ("b128", 1)  # layer4's 1x1 up: 112
-    assert conv_choice(_fake(True, **{"opencl.gemm8_b128_min": 198}), 128, 16 * 28 * 28, 1152) == ("b64", 1)
+    fewer = _fake(True, **{"opencl.gemm8_b128_min": 198, "opencl.conv4": "off"})
+    assert conv_choice(fewer, 128, 16 * 28 * 28, 1152) == ("b64", 1)
     assert conv_choice(gpu, 40, 49, 64) is None  # too small to fill a block
     assert conv_choice(_fake(False), 512, 16 * 7 * 7, 4608) is None
-    assert conv_choice(_fake(True, **{"opencl.gemm8": "off"}), 128, 16 * 28 * 28, 1152) is None
+    assert conv_choice(_fake(True, **{"opencl.gemm8": "off", "opencl.conv4": "off"}), 128, 12544, 1152) is None
+    auto = _fake(True)  # conv4 on a GPU, K split below 528 work-groups (half of 8 per compute unit)
+    assert conv_choice(auto, 64, 16 * 56 * 56, 576) == ("c64", 1)  # 784 blocks of 64x64
+    assert conv_choice(auto, 128, 16 * 28 * 28, 1152) == ("c64", 3)  # 392 blocks
+    assert conv_choice(auto, 256, 16 * 14 * 14, 2304) == ("c64", 6)  # 196
+    assert conv_choice(auto, 512, 16 * 7 * 7, 4608) == ("c64", 11)  # 104
+    assert conv_choice(auto, 512, 7 * 7, 4608) == ("c64", 16)  # batch 1: 8 blocks, 16 slices
+    assert conv_choice(auto, 2048, 16 * 7 * 7, 512, window=False) == ("c64", 3)  # a 1x1: 416 blocks, K 512
     small = _fake(True, **{"opencl.conv4": "3x3"})
-    assert conv_choice(small, 64, 16 * 56 * 56, 576) == ("c64", 1)  # 784 blocks of 64x64
-    assert conv_choice(small, 512, 16 * 7 * 7, 4608) == ("c64", 1)  # 104
-    assert conv_choice(small, 512, 7 * 7, 4608) == ("c64", 16)  # batch 1: 8 blocks, 16 slices
     assert conv_choice(small, 2048, 16 * 7 * 7, 512, window=False) == ("b128", 1)  # a 1x1: conv8
+    assert conv_choice(_fake(False), 40, 49, 64) is None  # a CPU: conv.cl's kernels
+    assert conv_choice(_fake(True, **{"opencl.gemm8": "b64"}), 64, 12544, 576) == ("b64", 1)  # forced blocks
     assert conv_choice(_fake(False, **{"opencl.conv4": "all"}), 40, 49, 64, window=False) == ("c64", 1)
 
 
@@ -174,10 +181,11 @@ def _residual_block(rng, act: str | None, bias: bool = True, res_first: bool = F
     [
         ({"opencl.gemm8": "off"}, ["conv2d_oc4", "binary_same", "unary"]),
         ({"opencl.gemm8": "b64"}, ["conv8_b64"]),
-        ({"opencl.gemm8": "b128", "opencl.gemm8_slices": 3}, ["conv8_b128", "splitk_reduce", "binary_same", "unary"]),
+        ({"opencl.gemm8": "b128", "opencl.gemm8_slices": 3}, ["conv8_b128", "splitk_reduce"]),
         ({"opencl.conv4": "3x3"}, ["conv4_c64"]),
+        ({"opencl.conv4": "all", "opencl.gemm8_slices": 2}, ["conv4_c64", "splitk_reduce"]),
     ],
-    ids=["conv-kernels", "conv8", "conv8-split", "conv4"],
+    ids=["conv-kernels", "conv8", "conv8-split", "conv4", "conv4-split"],
 )
 @pytest.mark.parametrize("act", ["Relu", "LeakyRelu", None])
 @pytest.mark.parametrize("bias, res_first", [(True, False), (False, True)], ids=["bias", "no-bias-res-first"])

@@ -202,13 +202,14 @@ __kernel void conv2d_c1(__global const float *x, int xo, __global const float *w
     if (ow0 + 3 < OW) dst[3] = v.s3;
 }
 
-/* y = act(sum of the S partial sums + bias[o]) */
+/* y = act(sum of the S partial sums + bias[o] (+ res, y's shape, where has_res)) */
 __kernel void splitk_reduce(__global const float *part, int parto, int S, int total, __global const float *bias,
-                            int bo, int has_bias, int O, int plane, __global float *y, int yo, int act, float aa,
-                            float ab) {
+                            int bo, int has_bias, int O, int plane, __global float *y, int yo,
+                            __global const float *res, int ro, int has_res, int act, float aa, float ab) {
     int i = get_global_id(0);
     if (i >= total) return;
     float acc = has_bias ? bias[bo + (i / plane) % O] : 0.0f;
     for (int s = 0; s < S; ++s) acc += part[parto + s * total + i];
+    if (has_res) acc += res[ro + i];
     y[yo + i] = activate(acc, act, aa, ab);
 }
