@@ -19,11 +19,11 @@ from mnn_core.errors import BackendError
 
 #: kernels index the arena with 32-bit ints counting 4-byte elements
 MAX_ARENA_BYTES = 4 * (2**31 - 1)
-#: "c": a run's host copies are C executions (Transfer) instead of the core's Python steps (write/read,
-#: "python", the default until a GPU has timed both)
+#: "c" (the default): a run's host copies are C executions (Transfer); "python": the core's Python steps
+#: (write/read), for A/B runs
 RUN_COPIES_OPTION = "opencl.run_copies"
 RUN_COPIES_ENV = "MNN_OPENCL_RUN_COPIES"
-RUN_COPIES_DEFAULT = "python"
+RUN_COPIES_DEFAULT = "c"
 
 
 class OpenCLArena(Arena):
@@ -66,7 +66,7 @@ class OpenCLArena(Arena):
     def copy_execution(self, to_device: bool, offset: int, host: np.ndarray) -> CExecution | None:
         """A run's copy of `host`'s bytes to or from `offset` in C (csrc/cl_transfer.c), run without the
         GIL; an upload reads the caller's array where the session hands it over. None (the core's
-        Python steps) unless opencl.run_copies (or $MNN_OPENCL_RUN_COPIES) is "c"."""
+        Python steps) where opencl.run_copies (or $MNN_OPENCL_RUN_COPIES) is "python"."""
         return _Copy(self, to_device, offset, host.nbytes) if self.c_copies else None
 
     def rebind(self, runtime) -> None:

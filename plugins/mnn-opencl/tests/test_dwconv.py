@@ -81,5 +81,9 @@ def test_what_stays_on_conv2d_c1(rng, shape, k, attrs, mult):
 
 
 @needs_opencl
-def test_dwconv_off_by_default(rng):
-    assert _run(rng, (1, 3, 9, 8), 3, {"pads": [1, 1, 1, 1]}, {}) == ["conv2d_c1"]
+def test_dwconv_by_default_on_gpus_only(rng):
+    from mnn_opencl import runtime
+
+    want = "dwconv3" if runtime.get_runtime(runtime.select_device()).is_gpu else "conv2d_c1"
+    assert _run(rng, (1, 3, 9, 8), 3, {"pads": [1, 1, 1, 1]}, {}) == [want]
+    assert _run(rng, (1, 3, 9, 8), 3, {"pads": [1, 1, 1, 1]}, {"opencl.dwconv": "off"}) == ["conv2d_c1"]

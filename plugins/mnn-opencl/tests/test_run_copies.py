@@ -1,5 +1,5 @@
-"""A run's host copies as C executions (csrc/cl_transfer.c, opencl.run_copies=c): the upload reads the
-caller's array itself (no copy into the host arena first), the download writes the host arena; both
+"""A run's host copies as C executions (csrc/cl_transfer.c; opencl.run_copies=c, the default): the upload
+reads the caller's array itself (no copy into the host arena first), the download writes the host arena; both
 against the reference backend, bit for bit, in several dtypes, batches that re-plan and an empty one;
 a run with a fresh array each time reads that array; the Python steps are unchanged."""
 
@@ -65,15 +65,19 @@ def test_copies_in_c_of_a_model(rng):
     graph = b.build()
     feeds = {"x": rng.standard_normal((3, 5, 9, 7)).astype("float32")}
     got = mnn.Session(graph, backend="opencl", fallback=False, options=C_COPIES).run(feeds)["y"]
-    before = mnn.Session(graph, backend="opencl", fallback=False).run(feeds)["y"]
+    python = {"opencl.run_copies": "python"}
+    before = mnn.Session(graph, backend="opencl", fallback=False, options=python).run(feeds)["y"]
     np.testing.assert_array_equal(got, before)
     want = mnn.Session(graph, backend="reference").run(feeds)["y"]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_python_copies_are_the_default(rng):
+def test_copies_in_c_are_the_default_and_python_ones_still_work(rng):
     graph = copy_graph()
-    sess = mnn.Session(graph, backend="opencl", fallback=False)
+    default = mnn.Session(graph, backend="opencl", fallback=False)
+    default.run(feeds_for(rng, 2))
+    assert set(default._current.move_index) == {"x", "i", "j"}
+    sess = mnn.Session(graph, backend="opencl", fallback=False, options={"opencl.run_copies": "python"})
     assert_exact(sess, mnn.Session(graph, backend="reference"), feeds_for(rng, 3))
     assert sess._current.move_index == {}
 
