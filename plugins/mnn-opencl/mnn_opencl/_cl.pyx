@@ -304,6 +304,49 @@ cdef class Context:
         times = sorted(times[1:])
         return times[len(times) // 2]
 
+    def time_span(self, list launches, int reps=3):
+        """Median device ms from the start of the first to the end of the last of `launches`
+        ([(Kernel, gws, lws or None)]) enqueued back to back on the profiling queue: a run's GPU span."""
+        cdef cl_int rc = 0
+        cdef size_t g[3]
+        cdef size_t l[3]
+        cdef cl_event first = NULL, last = NULL
+        cdef cl_event* ev
+        cdef cl_ulong t0 = 0, t1 = 0
+        cdef cl_uint dims
+        cdef Kernel k
+        if not launches:
+            return 0.0
+        if self.timing_queue == NULL:
+            self.timing_queue = mnncl.CreateCommandQueue(self.ctx, self.device, CL_QUEUE_PROFILING_ENABLE, &rc)
+            _check(rc, "clCreateCommandQueue(profiling)")
+        spans = []
+        for _ in range(reps + 1):  # the first warms up
+            for i, (kern, gws, lws) in enumerate(launches):
+                k = kern
+                dims = len(gws)
+                for d in range(dims):
+                    g[d] = gws[d]
+                    l[d] = lws[d] if lws is not None else 1
+                ev = &first if i == 0 else (&last if i == len(launches) - 1 else NULL)
+                rc = mnncl.EnqueueNDRangeKernel(self.timing_queue, k.kernel, dims, NULL, g,
+                                                l if lws is not None else NULL, 0, NULL, ev)
+                _check(rc, "clEnqueueNDRangeKernel(span)")
+            if last == NULL:  # one launch: its own span
+                last = first
+            with nogil:
+                mnncl.Finish(self.timing_queue)
+            mnncl.GetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof(cl_ulong), &t0, NULL)
+            mnncl.GetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof(cl_ulong), &t1, NULL)
+            mnncl.ReleaseEvent(first)
+            if last != first:
+                mnncl.ReleaseEvent(last)
+            first = NULL
+            last = NULL
+            spans.append((t1 - t0) * 1e-6)
+        spans = sorted(spans[1:])
+        return spans[len(spans) // 2]
+
 
 class BuildError(CLError):
     def __init__(self, message, code, log):

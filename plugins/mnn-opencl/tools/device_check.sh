@@ -105,7 +105,7 @@ if wants profile; then
         (cd /tmp && timeout ${PROFILE_LIMIT:-30} $PY "$ROOT/plugins/mnn-opencl/tools/profile_ops.py" "$path" \
             --batch ${BATCH:-16} --top 25 ${popts[@]+"${popts[@]}"}) >"$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" 2>&1
         say "profile $m batch ${BATCH:-16} ${PROFILE_OPTIONS:-} ($((SECONDS - t0)) s): kernels and wall; by kernel"
-        grep -E 'ms of kernels|^whole run' "$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" | tee -a "$OUT/summary.txt"
+        grep -E 'ms of kernels|^GPU span|^whole run' "$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" | tee -a "$OUT/summary.txt"
         awk '/^kernel /{on=1; next} on && NF==0{exit} on' "$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" | head -n ${PROFILE_ROWS:-8} \
             | tee -a "$OUT/summary.txt"
         tail -n 2 "$OUT/clprof${BATCH:-16}_$(tag_of "$m")${PROFILE_TAG:-}.log" | grep -iE 'error|exception' | tee -a "$OUT/summary.txt"
