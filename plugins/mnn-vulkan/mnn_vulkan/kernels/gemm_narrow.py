@@ -1,16 +1,17 @@
-"""Warp-tile blocks for float32 GEMMs that 128x128 blocks fit badly: outputs 96 or 192 wide
-(gemm_warp_n96.comp's 128x192 blocks, and 128x96 where forced: ConvNeXt's MLP down projections, which
-stayed on gemm.comp's 2x4 tiles or padded a 128-wide block by a quarter), and outputs of 64 to 127 rows or
-columns (gemm_warp.comp's 64x128 and 128x64: a 1x1 convolution to 64 channels, attention's
-probabilities @ V). Among the blocks that give the GPU enough warps, the one with the least padded
-output per unit of the block's efficiency (EFFICIENCY), 128x128 (the measured default) on a tie: so
-BERT-base's and ViT-S/16's GEMMs keep 128x128, and a block only wins where it pads much less.
+"""Warp-tile blocks for float32 GEMMs that 128x128 blocks fit badly: outputs 192 wide (gemm_warp_n96.comp's
+128x192 blocks: ConvNeXt's stage-2 MLP down projection, a quarter of a 128-wide block's work padding;
+its 128x96 blocks only where forced), outputs 96 wide (128x128: ConvNeXt's stage-1 down projection, on
+gemm.comp's 2x4 tiles before), and outputs of 64 to 127 rows or columns (gemm_warp.comp's 64x128 and
+128x64: a 1x1 convolution to 64 channels, attention's probabilities @ V). Among the blocks that give
+the GPU enough warps, the one with the least padded output per unit of the block's efficiency
+(EFFICIENCY), 128x128 (the measured default) on a tie: so BERT-base's and ViT-S/16's GEMMs keep
+128x128, and a block only wins where it pads much less.
 
 The option "vulkan.warp_narrow" (or MNN_VULKAN_WARP_NARROW) picks: "default" (the rule above on a
 discrete GPU), "n96" (128x192 and 128x96 only, where the rule among them and 128x128 takes one),
 "any" (the rule on any device, for tests), "0" (off: the rule before, gemm.comp below 128 rows or
-columns) or a block of NARROW, forced on every float32 GEMM (tests, sweeps). Other forced choices ("vulkan.tiles",
-"vulkan.big_gemm", "vulkan.big_gemm_shader" other than warp) leave it out."""
+columns) or a block of NARROW, forced on every float32 GEMM (tests, sweeps). Other forced choices
+("vulkan.tiles", "vulkan.big_gemm", "vulkan.big_gemm_shader" other than warp) leave it out."""
 
 from __future__ import annotations
 
