@@ -25,6 +25,8 @@ TILINGS = [
     {"opengl.conv_path": "tiled", "opengl.conv_tiles": "4x6x3x2x5"},
     {"opengl.conv_path": "tiled", "opengl.conv_tiles": "one"},
     {"opengl.conv_path": "tiled", "opengl.splitk": 3},  # K summed in slices, then splitk_reduce.comp
+    {"opengl.conv_path": "blk"},  # conv2d_blk.comp: vec4 register tiles, double-buffered slices
+    {"opengl.conv_path": "blk", "opengl.splitk": 3},
 ]
 
 

@@ -7,8 +7,11 @@ to the first tile's output, relative to its largest magnitude. A tile is "auto" 
 choice), "direct" (conv2d.comp with its default register tiles), CxX (conv2d.comp with OUT_C x
 OUT_X, the option "opengl.conv_tile"), "tiled" (conv2d_tiled.comp with its default tilings) or
 "tiled:T" (conv2d_tiled.comp forced to T: big, wide, mid, one, small or TXxTYxTMxTNxBK, the
-option "opengl.conv_tiles"). Depthwise layers run conv2d.comp whatever the tile. --option KEY=VALUE
-adds a session option to every run (e.g. opengl.splitk=1: the tiled shader without split-K).
+option "opengl.conv_tiles") or "blk" (conv2d_blk.comp: 64x64 blocks of 4x4 vec4 register tiles,
+split-K as the tiled one's; the option "opengl.conv_path"). Depthwise layers run conv2d.comp whatever
+the tile. --option KEY=VALUE adds a session option to every run (e.g. opengl.splitk=1: the tiled
+shaders without split-K). --against BACKEND adds that backend's time on the same graphs (e.g.
+vulkan, for issue 33's ratio).
 """
 
 from __future__ import annotations
@@ -25,14 +28,14 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "examples"))
 
 
-TILES = ["auto", "direct", "tiled:big", "tiled:wide", "tiled:mid", "tiled:one", "8x4", "4x4", "2x2", "1x1"]
+TILES = ["auto", "direct", "blk", "tiled:big", "tiled:wide", "tiled:mid", "tiled:one", "8x4", "4x4", "2x2", "1x1"]
 
 
 def tile_options(tile: str) -> dict:
     """The session options that force `tile` (see the module's docstring)."""
     if tile == "auto":
         return {}
-    if tile == "direct" or tile == "tiled":
+    if tile in ("direct", "tiled", "blk"):
         return {"opengl.conv_path": tile}
     if tile.startswith("tiled:"):
         return {"opengl.conv_path": "tiled", "opengl.conv_tiles": tile[len("tiled:") :]}
@@ -47,8 +50,11 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append")
     p.add_argument("--batch", type=int, action="append")
-    p.add_argument("--tile", action="append", help=f"auto, direct, CxX, tiled or tiled:T (default: {' '.join(TILES)})")
+    p.add_argument(
+        "--tile", action="append", help=f"auto, direct, blk, CxX, tiled or tiled:T (default: {' '.join(TILES)})"
+    )
     p.add_argument("--option", action="append", default=[], help="KEY=VALUE, added to every tile's options")
+    p.add_argument("--against", action="append", default=[], help="another backend timed on the same graphs")
     p.add_argument("--repeat", type=int, default=10)
     args = p.parse_args(argv)
     tiles = args.tile or TILES
@@ -59,9 +65,10 @@ def main(argv=None):
             graph = MODELS[model](batch)
             x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224)).astype("float32")
             base = None
-            for tile in tiles:
-                options = {**tile_options(tile), **extra}
-                sess = mnn.Session(graph, backend="opengl", fallback=False, options=options)
+            runs = [(tile, "opengl", {**tile_options(tile), **extra}) for tile in tiles]
+            runs += [(backend, backend, {}) for backend in args.against]
+            for tile, backend, options in runs:
+                sess = mnn.Session(graph, backend=backend, fallback=False, options=options)
                 out = sess.run({"input": x})["logits"]
                 walls = []
                 for _ in range(args.repeat + 2):

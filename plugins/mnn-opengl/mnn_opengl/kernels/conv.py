@@ -81,7 +81,8 @@ def _record(op, rec):
         )
         if g * splits > MAX_GROUPS:
             splits = 1
-        conv_tiled.record(rec, x, w, bias, y, x_shape, geo, act, tiles, element, splits)
+        shader = "conv2d_blk" if rec.options.get("opengl.conv_path") == "blk" else "conv2d_tiled"
+        conv_tiled.record(rec, x, w, bias, y, x_shape, geo, act, tiles, element, splits, shader)
         return
     out_c, out_x = tile(o // g, ow, rec.options.get("opengl.conv_tile"), invocations if gpu else None)
     total = invocations(out_c, out_x)
@@ -118,19 +119,23 @@ def _tiled(options, og, cg, kh, kw, cols, g, gpu, max_invocations):
     (work-group barriers are costly there), so the tiled one takes only what the direct one's
     loops cannot finish. Depthwise and other groups of under 8 channels stay direct (a GEMM
     tile would be mostly empty). "opengl.conv_path" ("tiled", "direct") forces the choice
-    where the layer allows it, "opengl.conv_tiles" a tiling (conv_tiled.TILES), "opengl.splitk"
-    the slices of K (split-K)."""
+    where the layer allows it ("blk": conv2d_blk.comp, the tiled product with BIG blocks in vec4
+    registers), "opengl.conv_tiles" a tiling (conv_tiled.TILES), "opengl.splitk" the slices of K
+    (split-K)."""
     path = options.get("opengl.conv_path")
-    if path not in (None, "tiled", "direct"):
-        raise ValueError(f'opengl.conv_path must be "tiled" or "direct", got {path!r}')
+    if path not in (None, "tiled", "direct", "blk"):
+        raise ValueError(f'opengl.conv_path must be "tiled", "blk" or "direct", got {path!r}')
     if path == "direct" or og < 8:
         return None
-    tiles = conv_tiled.tiling(og, cols, g, gpu, options.get("opengl.conv_tiles"), max_invocations, cg * kh * kw)
+    forced = "big" if path == "blk" else options.get("opengl.conv_tiles")
+    tiles = conv_tiled.tiling(og, cols, g, gpu, forced, max_invocations, cg * kh * kw)
     if not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
         tiles = conv_tiled.SMALL  # what the Conv's loop-budget check counted
     if not conv_tiled.fits(og, cols, g, tiles) or not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
         return None
-    return tiles if path == "tiled" or gpu or not _in_budget(direct_passes(cg, kh, kw)) else None
+    if path == "blk" and (tiles != conv_tiled.BIG or max_invocations < 256):
+        return None  # conv2d_blk.comp has BIG's blocks only
+    return tiles if path in ("tiled", "blk") or gpu or not _in_budget(direct_passes(cg, kh, kw)) else None
 
 
 def _in_budget(passes: int) -> bool:

@@ -111,10 +111,11 @@ def k_table(c: int, h: int, w: int, kh: int, kw: int, dh: int, dw: int) -> list[
     return table
 
 
-def record(rec, x, w, bias, y, x_shape, geo, act, tiles, elem, splits: int = 1) -> None:
+def record(rec, x, w, bias, y, x_shape, geo, act, tiles, elem, splits: int = 1, shader: str = "conv2d_tiled") -> None:
     """One conv2d_tiled.comp dispatch, or with `splits` > 1 one that sums each slice of K into
     scratch words and a splitk_reduce.comp one: `x_shape` NCHW, `geo` conv_geometry's, `act`
-    activation_code's (code, alpha, beta), `elem` a tensor's arena offset."""
+    activation_code's (code, alpha, beta), `elem` a tensor's arena offset. `shader`
+    "conv2d_blk" (same parameters) takes BIG tiles only."""
     n, c, h, wd = x_shape
     _, o, oh, ow = geo["out"]
     g = geo["group"]
@@ -132,10 +133,10 @@ def record(rec, x, w, bias, y, x_shape, geo, act, tiles, elem, splits: int = 1) 
     gx, gy, _ = grid(o // g, n * oh * ow, g, tiles)
     defines = (("TM", tm), ("TN", tn), ("BK", bk))
     if splits == 1:
-        rec.dispatch("conv2d_tiled", params, [x, w, bias], [y], (gx, gy, g), local, defines)
+        rec.dispatch(shader, params, [x, w, bias], [y], (gx, gy, g), local, defines)
         return
     split_defines = defines + (("SPLIT_K", 1), ("PARAMS_RW", 1))
-    rec.dispatch("conv2d_tiled", params, [x, w], [], (gx, gy, g * splits), local, split_defines)
+    rec.dispatch(shader, params, [x, w], [], (gx, gy, g * splits), local, split_defines)
     reduce = [total, splits, oh * ow, o, elem(bias) if bias is not None else -1, elem(y), *act, scratch]
     rec.elementwise("splitk_reduce", reduce, [bias], [y], total, barrier=True)
 
