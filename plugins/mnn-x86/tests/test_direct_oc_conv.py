@@ -39,6 +39,7 @@ def _expected(isa):
         (1, 9, 50, 9, 61, (3, 3), (2, 2), [0, 1, 2, 0]),  # asymmetric pads, rows of 31 (tiles 11, 10, 10)
         (1, 24, 16, 7, 7, (3, 3), (2, 2), [1, 1, 1, 1]),  # rows of 4, fewer outputs than a block
         (1, 13, 40, 14, 27, (5, 5), (2, 2), [2, 2, 2, 2]),  # 5x5 (the generic tap loop)
+        (2, 20, 36, 14, 13, (2, 2), (2, 2), [0, 0, 0, 0]),  # ConvNeXt's 2x2 downsampling, an odd width
         (1, 12, 33, 11, 29, (3, 3), (1, 1), [1, 1, 1, 1]),  # stride 1
         (2, 10, 18, 15, 31, (3, 2), (3, 3), [0, 1, 1, 0]),  # stride 3, 3x2 kernel
         (1, 33, 8, 6, 50, (1, 1), (2, 2), [0, 0, 0, 0]),  # strided 1x1, fewer outputs than a vector

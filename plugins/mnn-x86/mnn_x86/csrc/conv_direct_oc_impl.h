@@ -121,7 +121,7 @@ static inline __attribute__((always_inline)) void FN(dco_tile)(const int np, con
     }
 
 /* 3x3 at stride 2 (a plain strip or one of blocks) and 1: the taps and the pixels' offsets constants; any
- * other kernel, stride or strip */
+ * kernel at stride 2 on a plain strip (ConvNeXt's 2x2s: the pixels' offsets constants); any other */
 #define DCO_TILE_FN(NAME)                                                                                           \
     static void FN(NAME)(int np, int nb, int64_t sw, int64_t ps, const float *in, const FN(dco_src) *S, int kh,     \
                          int kw, const float *wb, const vf *b0, const x86_epilogue *e, float *out, int64_t ops,       \
@@ -148,6 +148,11 @@ DCO_TILE_FN(dco_tile_3x3s1)
 #undef KW
 #define KH kh
 #define KW kw
+#define SW 2
+#define PS 1
+DCO_TILE_FN(dco_tile_s2)
+#undef PS
+#undef SW
 #define SW sw
 #define PS ps
 DCO_TILE_FN(dco_tile_any)
@@ -244,6 +249,8 @@ static void FN(dco_task)(void *ctx, int64_t item, int worker) {
                 if (k33 && g->sw == 2 && ps == 1) FN(dco_tile_3x3s2)(np, nb, 2, 1, at, &S, 3, 3, wb, bias, J->e, to, ops, ovs);
                 else if (k33 && g->sw == 2) FN(dco_tile_3x3s2_nc16)(np, nb, 2, ps, at, &S, 3, 3, wb, bias, J->e, to, ops, ovs);
                 else if (k33 && g->sw == 1 && ps == 1) FN(dco_tile_3x3s1)(np, nb, 1, 1, at, &S, 3, 3, wb, bias, J->e, to, ops, ovs);
+                else if (g->sw == 2 && ps == 1)
+                    FN(dco_tile_s2)(np, nb, 2, 1, at, &S, (int)g->kh, (int)g->kw, wb, bias, J->e, to, ops, ovs);
                 else
                     FN(dco_tile_any)(np, nb, g->sw, ps, at, &S, (int)g->kh, (int)g->kw, wb, bias, J->e, to, ops, ovs);
                 ow += np;
