@@ -63,6 +63,7 @@ OPTIONS = (
     "opencl.gemm8_n96",
     "opencl.copy_tiles",
     "opencl.conv4",
+    "opencl.conv4_pw",
     "opencl.dwconv",
     "opencl.run_copies",
 )

@@ -37,6 +37,7 @@ MAX_SLICES = 16
 MIN_SLICE_CHANNELS = 8
 #: depthwise convolutions of these window sizes on kernels/dwconv.cl (env MNN_OPENCL_DWCONV): "auto" (the
 #: default) on a GPU, "tile" on any device, "off": conv2d_c1
+CONV4_PW_OPTION = "opencl.conv4_pw"  # "on": conv4's 1x1s (stride 1, no padding) read the input without the table
 DWCONV_OPTION = "opencl.dwconv"
 DWCONV_ENV = "MNN_OPENCL_DWCONV"
 DWCONV_SIZES = (3, 5, 7)
@@ -92,6 +93,10 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> None:
     small = name in blocks8.CONV4_BLOCKS
     (tx, ty, _), (bm, bn) = (blocks8.CONV4_BLOCKS if small else blocks8.BLOCKS)[name]
     table = b.upload(_k_table(c, h, wd, kh, kw, dh, dw))
+    kernel_name = f"conv4_{name}" if small else f"conv8_{name}"
+    pointwise = kh == kw == 1 and (sh, sw) == (1, 1) and tuple(geo["pads"]) == (0, 0, 0, 0)
+    if small and pointwise and str(b.options.get(CONV4_PW_OPTION, "off")).lower() == "on":
+        kernel_name = f"conv4p_{name}"
     res_arg = [b.tensor(res), 1] if res is not None and slices == 1 else [b.tensor(y), 0]
     if slices > 1:
         part = b.scratch(slices * m * cols * 4)
@@ -100,7 +105,7 @@ def _conv8(b, choice, x, w, bias_arg, y, geo, act, res=None) -> None:
         out, out_bias, out_act = b.tensor(y), bias_arg, act
     geometry = [m, cols, k, c, h, wd, oh, ow, sh, sw, pt, pl, ks]
     b.launch(
-        f"conv4_{name}" if small else f"conv8_{name}",
+        kernel_name,
         [b.tensor(x), b.tensor(w), table, *out_bias, out, *res_arg, *geometry, *out_act],
         (-(-cols // bn) * tx, -(-m // bm) * ty, slices),
         (tx, ty, 1),

@@ -83,6 +83,25 @@ def test_conv4_matches_reference(rng, slices, shape, wshape, attrs):
 
 
 @needs_opencl
+@pytest.mark.parametrize("slices", [1, 3])
+@pytest.mark.parametrize(
+    "shape, wshape, attrs",
+    [
+        ((2, 33, 5, 6), (17, 33, 1, 1), {}),
+        ((3, 20, 9, 8), (70, 20, 1, 1), {}),
+        ((3, 40, 7, 9), (13, 40, 1, 1), {"strides": [2, 2]}),
+    ],
+    ids=["1x1", "1x1-70", "1x1-stride2-keeps-the-table"],
+)
+def test_conv4_pointwise_matches_reference(rng, slices, shape, wshape, attrs):
+    """opencl.conv4_pw=on: 1x1s of stride 1 without padding read the input straight (conv4p_c64)."""
+    options = {"opencl.conv4": "all", "opencl.conv4_pw": "on", "opencl.gemm8_slices": slices}
+    kernels = _run(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
+    name = "conv4_c64" if attrs else "conv4p_c64"
+    assert kernels == [name] + (["splitk_reduce"] if slices > 1 else [])
+
+
+@needs_opencl
 def test_conv4_3x3_leaves_1x1s_and_groups(rng):
     options = {"opencl.conv4": "3x3"}
     assert _run(rng, (2, 33, 5, 6), (17, 33, 1, 1), {}, options) == ["conv1x1_oc4"]

@@ -4,14 +4,14 @@
  * local words and store neighbouring output pixels (coalesced, where conv8's 8x8 blocks store 4
  * apart). Smaller blocks than conv8's give a layer more work-groups; no K split is needed as often.
  *
- * conv4_<name> takes conv8_<name>'s arguments (kernels/gemm8.cl): x, the OIHW weight as stored (K =
+ * conv4_<name> (and conv4p_<name>, below) takes conv8_<name>'s arguments (kernels/gemm8.cl): x, the OIHW weight as stored (K =
  * C*KH*KW), the per-k gather table, bias, y, a residual of y's shape (has_res), the geometry, the K
  * slice KS of work-group z (raw sums to y's part z when split: conv.cl's splitk_reduce adds them),
  * the activation. Launched with exactly the blocks' work-groups: no work-item returns ahead of a
  * barrier. Each work-item stages the same column of B at every step (NT is a multiple of BN).
  */
-#define CONV4(NAME, TX, TY, BK)                                                                                      \
-    __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void conv4_##NAME(                                     \
+#define CONV4(NAME, TX, TY, BK, POINTWISE)                                                                           \
+    __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void NAME(                                             \
         __global const float *x, int xo, __global const float *w, int wo, __global const int *ktab, int kto,         \
         __global const float *bias, int bo, int has_bias, __global float *y, int yo, __global const float *res,      \
         int ro, int has_res, int M, int N, int K, int C, int H, int W, int OH, int OW, int SH, int SW, int PT,       \
@@ -37,7 +37,9 @@
             _Pragma("unroll") for (int r = 0; r < BK * BN / NT; ++r) {                                               \
                 int kk = k_first + r * (NT / BN), gk = k0 + kk;                                                      \
                 float v = 0.0f;                                                                                      \
-                if (gn_own < N && gk < kend) {                                                                       \
+                if (POINTWISE && gn_own < N && gk < kend) {                                                          \
+                    v = x[xbase + gk * plane];                                                                       \
+                } else if (gn_own < N && gk < kend) {                                                                \
                     int4 kt = vload4(gk, ktab + kto);                                                                \
                     int ih = ih0 + kt.s1, iw = iw0 + kt.s2;                                                          \
                     if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = x[xbase + kt.s0];                                \
@@ -74,5 +76,7 @@
         }                                                                                                            \
     }
 
-/* the blocks of blocks8.CONV4_BLOCKS: NAME, TX, TY, BK (64x64 blocks of the output) */
-CONV4(c64, 16, 16, 16)
+/* the blocks of blocks8.CONV4_BLOCKS: NAME, TX, TY, BK (64x64 blocks of the output), and conv4p_<name> for
+ * 1x1s of stride 1 without padding (POINTWISE: B read straight from the input, no table; opencl.conv4_pw) */
+CONV4(conv4_c64, 16, 16, 16, 0)
+CONV4(conv4p_c64, 16, 16, 16, 1)
