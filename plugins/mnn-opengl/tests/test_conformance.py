@@ -58,6 +58,14 @@ class TestOpenGLConformanceConvTiledOdd(BackendConformance):
     ops = ("Conv",)
 
 
+class TestOpenGLConformanceConvBlkGpu(BackendConformance):
+    """conv2d_blk.comp (llvmpipe's default) with a GPU's split-K: slices of K summed by splitk_reduce.comp."""
+
+    backend = "opengl"
+    options = {"opengl.gpu_tiling": True, "opengl.conv_path": "blk"}
+    ops = ("Conv",)
+
+
 class TestOpenGLConformanceConvSplitK(BackendConformance):
     """The tiled convolution with K cut in two slices, summed by splitk_reduce.comp."""
 

@@ -1,9 +1,10 @@
-"""2-D convolution: on GPUs a shared-memory tiled implicit GEMM (conv_tiled.py,
-conv2d_tiled.comp) where a group has 8 or more output channels; elsewhere (depthwise,
-llvmpipe) conv2d.comp, a direct convolution of 1x1, 3x3, depthwise and the general case
-(stride, padding, dilation, group) in one shader, each invocation a register tile of OUT_C
-output channels by OUT_X output columns (see tile()). Both fuse bias and activation; a 1-D
-convolution runs as 2-D over a single row."""
+"""2-D convolution: where a group has 8 or more output channels, a shared-memory tiled implicit
+GEMM (conv_tiled.py): conv2d_blk.comp (64x64 blocks, each invocation's 4x4 tile in vec4
+registers) on llvmpipe, conv2d_tiled.comp (per-layer tilings) on GPUs (GPU_SHADER). Elsewhere
+(depthwise, narrow groups) conv2d.comp, a direct convolution of 1x1, 3x3, depthwise and the
+general case (stride, padding, dilation, group) in one shader, each invocation a register tile
+of OUT_C output channels by OUT_X output columns (see tile()). All fuse bias and activation; a
+1-D convolution runs as 2-D over a single row."""
 
 from __future__ import annotations
 
@@ -72,8 +73,9 @@ def _record(op, rec):
 
     gpu = rec.device.info().kind == "gpu" or bool(rec.options.get("opengl.gpu_tiling"))  # (option: tests)
     limit = rec.device.props.get("max_invocations", 128)
-    tiles = _tiled(rec.options, o // g, c // g, w_shape[2], w_shape[3], n * oh * ow, g, gpu, limit)
-    if tiles is not None:
+    chosen = _tiled(rec.options, o // g, c // g, w_shape[2], w_shape[3], n * oh * ow, g, gpu, limit)
+    if chosen is not None:
+        tiles, shader = chosen
         act = activation_code(op.node.attrs)
         gx, gy, _ = conv_tiled.grid(o // g, n * oh * ow, g, tiles)
         splits = conv_tiled.split_k(
@@ -81,7 +83,6 @@ def _record(op, rec):
         )
         if g * splits > MAX_GROUPS:
             splits = 1
-        shader = "conv2d_blk" if rec.options.get("opengl.conv_path") == "blk" else "conv2d_tiled"
         conv_tiled.record(rec, x, w, bias, y, x_shape, geo, act, tiles, element, splits, shader)
         return
     out_c, out_x = tile(o // g, ow, rec.options.get("opengl.conv_tile"), invocations if gpu else None)
@@ -113,29 +114,39 @@ def _record(op, rec):
     rec.elementwise("conv2d", params, [x, w, bias], [y], total, defines=(("OUT_C", out_c), ("OUT_X", out_x)))
 
 
+#: the shader of a GPU's tiled layers: "conv2d_tiled" (per-layer tilings) or "conv2d_blk"
+GPU_SHADER = "conv2d_tiled"
+
+
 def _tiled(options, og, cg, kh, kw, cols, g, gpu, max_invocations):
-    """The tiling of conv2d_tiled.comp for this layer, or None for the direct shader. The tiled
-    one runs on GPUs; on a CPU device (llvmpipe) the direct one ran every layer tried faster
-    (work-group barriers are costly there), so the tiled one takes only what the direct one's
-    loops cannot finish. Depthwise and other groups of under 8 channels stay direct (a GEMM
-    tile would be mostly empty). "opengl.conv_path" ("tiled", "direct") forces the choice
-    where the layer allows it ("blk": conv2d_blk.comp, the tiled product with BIG blocks in vec4
-    registers), "opengl.conv_tiles" a tiling (conv_tiled.TILES), "opengl.splitk" the slices of K
-    (split-K)."""
+    """(tiling, shader) of the tiled product for this layer, or None for the direct shader.
+    GPUs run GPU_SHADER. On a CPU device (llvmpipe) conv2d_blk.comp where its 64x64 blocks fit:
+    one barrier a slice (conv2d_tiled.comp's two made the direct shader faster there on every
+    layer tried); elsewhere the direct one, conv2d_tiled.comp taking only what the direct one's
+    loops cannot finish. Depthwise and other groups of under 8 channels stay direct (a GEMM tile
+    would be mostly empty). "opengl.conv_path" ("tiled", "blk", "direct") forces the choice
+    where the layer allows it, "opengl.conv_tiles" a tiling of conv2d_tiled.comp
+    (conv_tiled.TILES), "opengl.splitk" the slices of K (split-K)."""
     path = options.get("opengl.conv_path")
     if path not in (None, "tiled", "direct", "blk"):
         raise ValueError(f'opengl.conv_path must be "tiled", "blk" or "direct", got {path!r}')
     if path == "direct" or og < 8:
         return None
-    forced = "big" if path == "blk" else options.get("opengl.conv_tiles")
-    tiles = conv_tiled.tiling(og, cols, g, gpu, forced, max_invocations, cg * kh * kw)
-    if not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
+    k = cg * kh * kw
+    big = conv_tiled.BIG
+    blk = max_invocations >= 256 and conv_tiled.fits(og, cols, g, big) and _in_budget(conv_tiled.loop_passes(k, big))
+    wants_blk = path == "blk" or (path is None and (not gpu or GPU_SHADER == "conv2d_blk"))
+    forced = options.get("opengl.conv_tiles") or (path is None and options.get("opengl.conv_tile"))
+    if blk and wants_blk and not forced:
+        return big, "conv2d_blk"
+    tiles = conv_tiled.tiling(og, cols, g, gpu, options.get("opengl.conv_tiles"), max_invocations, k)
+    if not _in_budget(conv_tiled.loop_passes(k, tiles)):
         tiles = conv_tiled.SMALL  # what the Conv's loop-budget check counted
-    if not conv_tiled.fits(og, cols, g, tiles) or not _in_budget(conv_tiled.loop_passes(cg * kh * kw, tiles)):
+    if not conv_tiled.fits(og, cols, g, tiles) or not _in_budget(conv_tiled.loop_passes(k, tiles)):
         return None
-    if path == "blk" and (tiles != conv_tiled.BIG or max_invocations < 256):
-        return None  # conv2d_blk.comp has BIG's blocks only
-    return tiles if path in ("tiled", "blk") or gpu or not _in_budget(direct_passes(cg, kh, kw)) else None
+    if path in ("tiled", "blk") or gpu or not _in_budget(direct_passes(cg, kh, kw)):
+        return tiles, "conv2d_tiled"
+    return None
 
 
 def _in_budget(passes: int) -> bool:
