@@ -21,7 +21,7 @@ empty (few output channels, short rows: ROWS_MAX_LANE_USE) runs as the row GEMM 
 instead. It takes one group, constant weights, dilation 1 and a horizontal stride of
 1 or 2 (others keep the GEMM, "on" or not); it computes in fp32, so under precision="low" with bf16
 GEMMs "auto" leaves the convolutions to them (and "on" keeps them fp32).
-On AVX-512 a stride-2 kernel larger than 1x1 of more input channels (YOLOv8's downsampling 3x3s) runs as a
+On AVX-512 a stride-2 kernel of 3x3 or more, of more input channels (YOLOv8's downsampling 3x3s), runs as a
 direct convolution with the output channels along the vectors (csrc/conv_direct_oc_impl.h; ``x86.direct_oc``).
 A 1x1 convolution that writes NC16 (the pointwise kernel) streams its stores past the caches when its
 output is at least a quarter of the L3 cache (``x86.stream``: "auto", "on", "off").
@@ -159,21 +159,23 @@ def _use_direct(geo, x_shape, w_shape, weight, options, winograd: bool, bf16: bo
     return not forced and not winograd and not bf16 and (cg <= limit or _wide_1d_direct(geo, w_shape, isa))
 
 
-#: A stride-2 kernel larger than 1x1 with more than DIRECT_OC_MIN_CHANNELS input channels takes, on AVX-512,
+#: A stride-2 kernel of at least 3x3 with more than DIRECT_OC_MIN_CHANNELS input channels takes, on AVX-512,
 #: the direct kernel with the output channels along the vectors (csrc/conv_direct_oc_impl.h): no im2col
 #: panel, and rows of 7-80 output pixels fill its tiles, where the one above runs pixels along the vectors
-#: and GEMM panels leave lanes empty. On Zen 5 it took 1.05-1.6x less CPU time than the GEMM paths on YOLOv8n's
-#: downsampling 3x3s, ResNet-50's stride-2 3x3s and ConvNeXt-T's 2x2 downsampling, at batch 1 and 8; with 16
-#: input channels (16 -> 32 on 160x160) the pixel-vector kernel was level at batch 1 and 1.13x faster at batch 8
-#: (benchmarks/RESULTS_ZOO.md, 2026-12-08)
+#: and GEMM panels leave lanes empty. On Zen 5 it took 1.1-1.7x less CPU time than the GEMM paths on YOLOv8n's
+#: downsampling 3x3s and ResNet-50's stride-2 3x3s, at batch 1 and 8. With 16 input channels (16 -> 32 on
+#: 160x160) the pixel-vector kernel was level at batch 1 and 1.13x faster at batch 8; on ConvNeXt-T's 2x2
+#: downsampling (K = 4C, no tap read twice) the GEMM was level or faster (benchmarks/RESULTS_ZOO.md, 2026-12-08)
 DIRECT_OC_STRIDES = ((2, 2),)
 DIRECT_OC_MIN_CHANNELS = 16
+DIRECT_OC_MIN_TAPS = 3  # kernel height and width, at least
 
 
 def _use_direct_oc(geo, w_shape, weight, options, depthwise: bool, bf16: bool, isa: str) -> bool:
     """The option x86.direct_oc ("auto", "on", "off") and its rule: one group, constant weights, dilation 1;
-    under auto on AVX-512 a kernel larger than 1x1 at a stride of DIRECT_OC_STRIDES, more than
-    DIRECT_OC_MIN_CHANNELS input channels, unless another path is forced on or the GEMMs run on bf16."""
+    under auto on AVX-512 a kernel of at least DIRECT_OC_MIN_TAPS x DIRECT_OC_MIN_TAPS at a stride of
+    DIRECT_OC_STRIDES, more than DIRECT_OC_MIN_CHANNELS input channels, unless another path is forced on or
+    the GEMMs run on bf16."""
     choice = _choice(options, "x86.direct_oc")
     cg, kh, kw = w_shape[1], w_shape[2], w_shape[3]
     eligible = weight is not None and geo["group"] == 1 and not depthwise and tuple(geo["dilations"]) == (1, 1)
@@ -186,7 +188,7 @@ def _use_direct_oc(geo, w_shape, weight, options, depthwise: bool, bf16: bool, i
         isa == "avx512"
         and not forced
         and not bf16
-        and (kh, kw) != (1, 1)
+        and min(kh, kw) >= DIRECT_OC_MIN_TAPS
         and tuple(geo["strides"]) in DIRECT_OC_STRIDES
         and cg > DIRECT_OC_MIN_CHANNELS
     )

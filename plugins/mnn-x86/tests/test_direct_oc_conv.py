@@ -99,8 +99,8 @@ def test_auto_takes_stride2_kernels(rng, conv_kinds, threads):  # noqa: F811
 @AVX512
 def test_auto_leaves_the_rest(rng, conv_kinds):  # noqa: F811
     """What auto leaves to the other paths: few input channels (the stems: the pixel-vector direct kernel),
-    stride 1, a stride of 2 down only, a strided 1x1, AVX2, x86.direct or x86.conv_t forced on. All match the
-    reference."""
+    stride 1, a stride of 2 down only, a strided 1x1 or 2x2, AVX2, x86.direct or x86.conv_t forced on. All match
+    the reference."""
     same = {"pads": [1, 1, 1, 1], "strides": [2, 2]}
     x = _r(rng, 1, 24, 12, 12)
     w3, w1 = _r(rng, 16, 24, 3, 3, scale=0.2), _r(rng, 16, 24, 1, 1, scale=0.2)
@@ -108,13 +108,14 @@ def test_auto_leaves_the_rest(rng, conv_kinds):  # noqa: F811
     _run_conv([x, w3], {"pads": [1, 1, 1, 1]}, "avx512", 1, {"x86.winograd": "off"}, constant=(1,))
     _run_conv([x, w3], {"strides": [2, 1]}, "avx512", 1, {}, constant=(1,))
     _run_conv([x, w1], {"strides": [2, 2]}, "avx512", 1, {}, constant=(1,))
+    _run_conv([x, w3[:, :, :2, :2]], {"strides": [2, 2]}, "avx512", 1, {}, constant=(1,))
     _run_conv([x, w3], same, "avx512", 1, {"x86.direct": "on"}, constant=(1,))
     _run_conv([x, w3], same, "avx512", 1, {"x86.conv_t": "on"}, constant=(1,))
     if "avx2" in x86_isa.supported():
         _run_conv([x, w3], same, "avx2", 1, {}, constant=(1,))
     kinds = _kinds(conv_kinds)
     assert kinds[0] == "direct" and kinds[4] == "direct" and "direct_oc" not in kinds
-    assert len(kinds) == 6 + ("avx2" in x86_isa.supported())
+    assert len(kinds) == 7 + ("avx2" in x86_isa.supported())
 
 
 def test_direct_oc_choice(rng, conv_kinds):  # noqa: F811

@@ -402,10 +402,10 @@ def test_transposed_conv_choice(rng, conv_kinds):
 @pytest.mark.skipif("avx512" not in _supported(), reason="the rule is AVX-512's (this CPU lacks it)")
 @pytest.mark.parametrize("threads", [1, 2])
 def test_stride2_transposed_at_even_lanes(rng, conv_kinds, threads, avx512_tile):
-    """With x86.direct_oc off, on AVX-512's 14-row tile a stride-2 3x3 runs transposed where that fills at least as many lanes as the usual
-    orientation (ops_conv._stride2_transposed; the lane rule asks for 4 % more): 48 -> 96 and 80 -> 80 on
-    40x40, 128 -> 256 on 20x20. The same 48 -> 96 at stride 1 (Winograd off), on AVX2, or where the usual
-    orientation fills more (56 outputs, an 8x8 output plane) keeps the usual GEMM. All match the reference;
+    """With x86.direct_oc off, on AVX-512's 14-row tile a stride-2 3x3 runs transposed where that fills at least as many
+    lanes as the usual orientation (ops_conv._stride2_transposed; the lane rule asks for 4 % more): 48 -> 96 and
+    80 -> 80 on 40x40, 128 -> 256 on 20x20. The same 48 -> 96 at stride 1 (Winograd off), on AVX2, or where the
+    usual orientation fills more (56 outputs, an 8x8 output plane) keeps the usual GEMM. All match the reference;
     the other tiles (not measured) keep the lane rule's choice."""
     if avx512_tile != "14x32":
         pytest.skip("the rule is the 14-row tile's (ops_conv.STRIDE2_TRANSPOSED_MR)")
