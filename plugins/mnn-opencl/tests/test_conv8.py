@@ -125,7 +125,7 @@ def test_conv8_fused_activations(rng, act):
 
 @needs_opencl
 def test_conv8_off_and_groups_keep_conv_kernels(rng):
-    assert _run(rng, (2, 8, 6, 5), (12, 8, 3, 3), {}, {"opencl.gemm8": "off"}) == ["conv2d_oc4"]
+    assert _run(rng, (2, 8, 6, 5), (12, 8, 3, 3), {}, {"opencl.gemm8": "off", "opencl.conv4": "off"}) == ["conv2d_oc4"]
     grouped = _run(rng, (2, 8, 6, 5), (16, 4, 3, 3), {"group": 2}, {"opencl.gemm8": "b128"})
     assert grouped == ["conv2d_oc4"]  # one group only
 
@@ -198,7 +198,7 @@ def _residual_block(rng, act: str | None, bias: bool = True, res_first: bool = F
 @pytest.mark.parametrize(
     "options, kernels",
     [
-        ({"opencl.gemm8": "off"}, ["conv2d_oc4", "binary_same", "unary"]),
+        ({"opencl.gemm8": "off", "opencl.conv4": "off"}, ["conv2d_oc4", "binary_same", "unary"]),
         ({"opencl.gemm8": "b64"}, ["conv8_b64"]),
         ({"opencl.gemm8": "b128", "opencl.gemm8_slices": 3}, ["conv8_b128", "splitk_reduce"]),
         ({"opencl.conv4": "3x3"}, ["conv4_c64"]),
