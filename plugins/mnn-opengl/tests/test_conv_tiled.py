@@ -91,3 +91,20 @@ def test_tiled_tilings_are_chosen_and_checked():
     for bad in ("8x8x4x3x16", "16x16x8x8x64", "wide-ish"):
         with pytest.raises(ValueError, match="opengl.conv_tiles"):
             ct.parse_tiles(bad)
+
+
+def test_blk_takes_the_64x64_blocks():
+    from mnn_opengl.kernels import conv
+    from mnn_opengl.kernels import conv_tiled as ct
+
+    cpu, gpu = dict(gpu=False, max_invocations=1024), dict(gpu=True, max_invocations=1024)
+    assert conv._tiled({}, 64, 64, 3, 3, 3136, 1, **cpu) == (ct.BIG, "conv2d_blk")
+    assert conv._tiled({}, 16, 64, 3, 3, 3136, 1, **cpu) == (ct.BIG, "conv2d_blk")  # a partial block
+    assert conv._tiled({}, 4, 64, 3, 3, 3136, 1, **cpu) is None  # too narrow: direct
+    assert conv._tiled({"opengl.conv_tile": (3, 3)}, 64, 64, 3, 3, 3136, 1, **cpu) is None
+    assert conv._tiled({}, 64, 64, 3, 3, 3136, 1, gpu=False, max_invocations=128) is None
+    # a GPU: conv2d_tiled.comp's tiling, on conv2d_blk.comp where it is BIG
+    assert conv._tiled({}, 64, 64, 3, 3, 3136 * 16, 1, **gpu) == (ct.BIG, "conv2d_blk")
+    assert conv._tiled({}, 64, 64, 3, 3, 3136, 1, **gpu) == (ct.WIDE, "conv2d_tiled")  # split-K counted
+    assert conv._tiled({"opengl.conv_path": "tiled"}, 64, 64, 3, 3, 3136 * 16, 1, **gpu) == (ct.BIG, "conv2d_tiled")
+    assert conv._tiled({"opengl.conv_path": "blk"}, 64, 64, 3, 3, 3136, 1, **gpu) == (ct.BIG, "conv2d_blk")
