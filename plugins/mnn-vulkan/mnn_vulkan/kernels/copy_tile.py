@@ -4,8 +4,8 @@ NCHW <-> NHWC): copy.comp reads or writes such a copy with a stride, a warp touc
 one. Up to two other (outer) axes ride on the grid's z. vulkan.TransposedBinary's Add of such a
 Transpose and a tensor laid out as the output (ConvNeXt's block ends) takes copy_tile_add.comp.
 
-The option "vulkan.copy_tiles" (or MNN_VULKAN_COPY_TILES): "default" (on a GPU), "1" (on any
-device, for tests), "0" (copy.comp, as before)."""
+The option "vulkan.copy_tiles" (or MNN_VULKAN_COPY_TILES): "1" (on any device), "0" (copy.comp, the
+default until a GPU has timed the tiles), "gpu" (on a GPU only)."""
 
 from __future__ import annotations
 
@@ -40,12 +40,12 @@ def takes(rec, words: int) -> bool:
     from .matmul import is_gpu, option_text
 
     options = rec.options or {}
-    value = option_text(options, OPTION, "MNN_VULKAN_COPY_TILES", "default")
+    value = option_text(options, OPTION, "MNN_VULKAN_COPY_TILES", "0")
     if value in ("0", "false", "off"):
         return False
-    if value not in ("default", "1", "true", "on"):
-        raise ValueError(f"{OPTION} must be default, 1 or 0, got {value!r}")
-    return words == 1 and (value != "default" or is_gpu(rec.device, options))
+    if value not in ("gpu", "1", "true", "on"):
+        raise ValueError(f"{OPTION} must be 1, gpu or 0, got {value!r}")
+    return words == 1 and (value != "gpu" or is_gpu(rec.device, options))
 
 
 def record(rec, src, dst, tiled: tuple, addend=None) -> None:
