@@ -64,6 +64,7 @@ OPTIONS = (
     "opencl.copy_tiles",
     "opencl.conv4",
     "opencl.conv4_pw",
+    "opencl.conv4_split",
     "opencl.dwconv",
     "opencl.run_copies",
 )

@@ -12,9 +12,9 @@ The session option "opencl.gemm8" (or $MNN_OPENCL_GEMM8): "auto" (the above), "o
 previous kernels, for A/B runs), or a block name of BLOCKS forced wherever it applies (any device).
 
 "opencl.conv4" (or $MNN_OPENCL_CONV4) puts one-group convolutions on kernels/conv4.cl's 64x64 blocks
-of 4x4 tiles instead (mnn-vulkan's conv2d.comp, its fastest 3x3s on the H100), K split by mnn-vulkan's
-rule: "auto" (the default) every one on a GPU, "all" every one on any device, "3x3" those with a
-window larger than 1x1, "off" none (conv8 as above)."""
+of 4x4 tiles instead (mnn-vulkan's conv2d.comp, its fastest 3x3s on the H100), K split where the
+blocks are few (CONV4_SPLIT_OPTION): "auto" (the default) every one on a GPU, "all" every one on any
+device, "3x3" those with a window larger than 1x1, "off" none (conv8 as above)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,11 @@ MIN_SLICE_K = 256  # a K slice shorter than this costs more in partial sums than
 CONV4_BLOCKS = {"c64": ((16, 16, 1), (64, 64))}
 CONV4_OPTION = "opencl.conv4"
 CONV4_ENV = "MNN_OPENCL_CONV4"
-#: conv4's K split (mnn-vulkan's split_k): where the blocks give fewer than half of CONV4_WAVES
-#: work-groups per compute unit, into slices (each at least CONV4_MIN_SLICE_K deep) up to that many
+#: conv4's K split: by default (as conv8's) where the blocks give fewer work-groups than half the compute
+#: units, until one per compute unit; CONV4_SPLIT_OPTION "wave" takes mnn-vulkan's rule instead (below
+#: half of CONV4_WAVES work-groups per compute unit, up to that many, slices >= CONV4_MIN_SLICE_K deep:
+#: ResNet-50's 128- to 512-channel 3x3s at batch 16 in 3 to 11 slices), not yet timed here
+CONV4_SPLIT_OPTION = "opencl.conv4_split"
 CONV4_WAVES = 8
 CONV4_MIN_SLICE_K = 128
 
@@ -115,10 +118,15 @@ def conv4_choice(b, m: int, n: int, k: int, window: bool) -> tuple[str, int] | N
         return "c64", max(1, min(forced, k))
     _, (bm, bn) = CONV4_BLOCKS["c64"]
     have = cdiv(m, bm) * cdiv(n, bn)
-    wave = CONV4_WAVES * int(b.runtime.entry.device["compute_units"])
-    if not b.runtime.is_gpu or 2 * have >= wave:
+    units = int(b.runtime.entry.device["compute_units"])
+    if str(b.options.get(CONV4_SPLIT_OPTION, "fill") or "fill").lower() == "wave":
+        wave = CONV4_WAVES * units
+        if not b.runtime.is_gpu or 2 * have >= wave:
+            return "c64", 1
+        return "c64", max(1, min(MAX_SLICES, cdiv(wave, have), k // CONV4_MIN_SLICE_K))
+    if not b.runtime.is_gpu or have >= enough_groups(b):
         return "c64", 1
-    return "c64", max(1, min(MAX_SLICES, cdiv(wave, have), k // CONV4_MIN_SLICE_K))
+    return "c64", max(1, min(MAX_SLICES, cdiv(units, have), k // MIN_SLICE_K))
 
 
 def conv_choice(b, m: int, n: int, k: int, window: bool = True) -> tuple[str, int] | None:

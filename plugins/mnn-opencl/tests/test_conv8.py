@@ -154,13 +154,17 @@ def test_conv_choice_on_a_gpu(monkeypatch):
     assert conv_choice(gpu, 40, 49, 64) is None  # too small to fill a block
     assert conv_choice(_fake(False), 512, 16 * 7 * 7, 4608) is None
     assert conv_choice(_fake(True, **{"opencl.gemm8": "off", "opencl.conv4": "off"}), 128, 12544, 1152) is None
-    auto = _fake(True)  # conv4 on a GPU, K split below 528 work-groups (half of 8 per compute unit)
+    auto = _fake(True)  # conv4 on a GPU, K split below 66 work-groups, to one per compute unit
     assert conv_choice(auto, 64, 16 * 56 * 56, 576) == ("c64", 1)  # 784 blocks of 64x64
-    assert conv_choice(auto, 128, 16 * 28 * 28, 1152) == ("c64", 3)  # 392 blocks
-    assert conv_choice(auto, 256, 16 * 14 * 14, 2304) == ("c64", 6)  # 196
-    assert conv_choice(auto, 512, 16 * 7 * 7, 4608) == ("c64", 11)  # 104
+    assert conv_choice(auto, 512, 16 * 7 * 7, 4608) == ("c64", 1)  # 104
     assert conv_choice(auto, 512, 7 * 7, 4608) == ("c64", 16)  # batch 1: 8 blocks, 16 slices
-    assert conv_choice(auto, 2048, 16 * 7 * 7, 512, window=False) == ("c64", 3)  # a 1x1: 416 blocks, K 512
+    assert conv_choice(auto, 64, 56 * 56, 576) == ("c64", 2)  # batch 1: 49 blocks, K 576
+    wave = _fake(True, **{"opencl.conv4_split": "wave"})  # mnn-vulkan's: below 528 work-groups
+    assert conv_choice(wave, 64, 16 * 56 * 56, 576) == ("c64", 1)  # 784 blocks of 64x64
+    assert conv_choice(wave, 128, 16 * 28 * 28, 1152) == ("c64", 3)  # 392 blocks
+    assert conv_choice(wave, 256, 16 * 14 * 14, 2304) == ("c64", 6)  # 196
+    assert conv_choice(wave, 512, 16 * 7 * 7, 4608) == ("c64", 11)  # 104
+    assert conv_choice(wave, 2048, 16 * 7 * 7, 512, window=False) == ("c64", 3)  # a 1x1: 416 blocks, K 512
     small = _fake(True, **{"opencl.conv4": "3x3"})
     assert conv_choice(small, 2048, 16 * 7 * 7, 512, window=False) == ("b128", 1)  # a 1x1: conv8
     assert conv_choice(_fake(False), 40, 49, 64) is None  # a CPU: conv.cl's kernels

@@ -33,16 +33,16 @@ T0=$SECONDS
 # 64x128 blocks wherever 128x128 ones give fewer than 198 work-groups (1.5 waves of an H100), products split
 # along K to 1.5 waves, per-element copies, conv4.cl's 4x4 tiles for the 3x3s only, not at all (conv8) or
 # with K whole, conv2d_c1 for the depthwise convolutions, the host copies in Python, 128x96 blocks for products
-# 96 or 192 wide, conv4's 1x1s without the gather table (pw), and conv4, dwconv and the C copies all off (the
-# defaults before 2026-12-08 01:20)
+# 96 or 192 wide, conv4's 1x1s without the gather table (pw), conv4 split by mnn-vulkan's rule, and conv4, dwconv
+# and the C copies all off (the defaults before 2026-12-08 01:20)
 declare -A AB=(
     [before]=opencl.gemm8=off,opencl.conv4=off [b64-more]=opencl.gemm8_b128_min=198
     [splitk]=opencl.gemm8_splitk=fill [copies-off]=opencl.copy_tiles=off [conv4-3x3]=opencl.conv4=3x3
     [conv4-off]=opencl.conv4=off [conv4-nosplit]=opencl.conv4=all,opencl.gemm8_slices=1
     [dwconv-off]=opencl.dwconv=off [py-copies]=opencl.run_copies=python [n96]=opencl.gemm8_n96=on
-    [pw]=opencl.conv4_pw=on [old]=opencl.conv4=off,opencl.dwconv=off,opencl.run_copies=python
+    [pw]=opencl.conv4_pw=on [split-wave]=opencl.conv4_split=wave [old]=opencl.conv4=off,opencl.dwconv=off,opencl.run_copies=python
 )
-VARIANTS=${VARIANTS:-before b64-more splitk copies-off conv4-3x3 conv4-off dwconv-off py-copies n96 pw old}
+VARIANTS=${VARIANTS:-before b64-more splitk copies-off conv4-3x3 conv4-off dwconv-off py-copies n96 pw split-wave old}
 
 say "mnn-opencl device check, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), models: $MODELS"
 say "device: $(cd /tmp && $PY -c 'import mnn_opencl as m; print(m.select_device(None).label)' 2>&1 | tail -n 1)"
