@@ -43,7 +43,7 @@ class TestOpenGLConformanceConvGpuTiles(BackendConformance):
 
 
 class TestOpenGLConformanceConvTiledGpu(BackendConformance):
-    """What a GPU runs: the tiled implicit GEMM with a GPU's tilings (conv2d_tiled.comp, 64x64 on conv2d_blk.comp)."""
+    """What a GPU runs: the tiled implicit GEMM with a GPU's tilings (conv2d_tiled.comp)."""
 
     backend = "opengl"
     options = {"opengl.gpu_tiling": True}

@@ -103,8 +103,8 @@ def test_blk_takes_the_64x64_blocks():
     assert conv._tiled({}, 4, 64, 3, 3, 3136, 1, **cpu) is None  # too narrow: direct
     assert conv._tiled({"opengl.conv_tile": (3, 3)}, 64, 64, 3, 3, 3136, 1, **cpu) is None
     assert conv._tiled({}, 64, 64, 3, 3, 3136, 1, gpu=False, max_invocations=128) is None
-    # a GPU: conv2d_tiled.comp's tiling, on conv2d_blk.comp where it is BIG
-    assert conv._tiled({}, 64, 64, 3, 3, 3136 * 16, 1, **gpu) == (ct.BIG, "conv2d_blk")
+    # a GPU: conv2d_tiled.comp's tilings; conv2d_blk.comp where forced
+    assert conv._tiled({}, 64, 64, 3, 3, 3136 * 16, 1, **gpu) == (ct.BIG, "conv2d_tiled")
     assert conv._tiled({}, 64, 64, 3, 3, 3136, 1, **gpu) == (ct.WIDE, "conv2d_tiled")  # split-K counted
     assert conv._tiled({"opengl.conv_path": "tiled"}, 64, 64, 3, 3, 3136 * 16, 1, **gpu) == (ct.BIG, "conv2d_tiled")
     assert conv._tiled({"opengl.conv_path": "blk"}, 64, 64, 3, 3, 3136, 1, **gpu) == (ct.BIG, "conv2d_blk")

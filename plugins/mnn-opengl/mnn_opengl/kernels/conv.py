@@ -1,7 +1,6 @@
 """2-D convolution: where a group has 8 or more output channels, a shared-memory tiled implicit
 GEMM (conv_tiled.py): conv2d_blk.comp (64x64 blocks, each invocation's 4x4 tile in vec4
-registers) on llvmpipe; on GPUs conv2d_tiled.comp's per-layer tilings, the 64x64 ones on
-conv2d_blk.comp. Elsewhere
+registers) on llvmpipe, conv2d_tiled.comp (per-layer tilings) on GPUs. Elsewhere
 (depthwise, narrow groups) conv2d.comp, a direct convolution of 1x1, 3x3, depthwise and the
 general case (stride, padding, dilation, group) in one shader, each invocation a register tile
 of OUT_C output channels by OUT_X output columns (see tile()). All fuse bias and activation; a
@@ -119,9 +118,9 @@ def _tiled(options, og, cg, kh, kw, cols, g, gpu, max_invocations):
     """(tiling, shader) of the tiled product for this layer, or None for the direct shader.
     On a CPU device (llvmpipe) conv2d_blk.comp where its 64x64 blocks fit: one barrier a slice
     (conv2d_tiled.comp's two made the direct shader faster there on every layer tried); elsewhere
-    the direct one, conv2d_tiled.comp taking only what the direct one's loops cannot finish. On a
-    GPU conv2d_tiled.comp's tilings (conv_tiled.tiling), those that come out 64x64 (BIG) run on
-    conv2d_blk.comp. Depthwise and other groups of under 8 channels stay direct (a GEMM tile
+    the direct one, conv2d_tiled.comp taking only what the direct one's loops cannot finish. A GPU
+    runs conv2d_tiled.comp's tilings (conv_tiled.tiling; conv2d_blk.comp is not timed on one yet).
+    Depthwise and other groups of under 8 channels stay direct (a GEMM tile
     would be mostly empty). "opengl.conv_path" ("tiled", "blk", "direct") forces the choice
     where the layer allows it, "opengl.conv_tiles" a tiling of conv2d_tiled.comp
     (conv_tiled.TILES), "opengl.splitk" the slices of K (split-K)."""
@@ -142,8 +141,7 @@ def _tiled(options, og, cg, kh, kw, cols, g, gpu, max_invocations):
     if not conv_tiled.fits(og, cols, g, tiles) or not _in_budget(conv_tiled.loop_passes(k, tiles)):
         return None
     if path in ("tiled", "blk") or gpu or not _in_budget(direct_passes(cg, kh, kw)):
-        on_blk = blk and gpu and path is None and not forced and tiles == big
-        return tiles, "conv2d_blk" if on_blk else "conv2d_tiled"
+        return tiles, "conv2d_tiled"
     return None
 
 
