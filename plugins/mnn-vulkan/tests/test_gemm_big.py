@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vulkan_testing import check_vulkan, last_segment_shaders, needs_vulkan
+from vulkan_testing import check_vulkan, gemm_case, last_segment_shaders, needs_vulkan
 
 import mnn_core as mnn
 
@@ -57,13 +57,8 @@ def test_matmul(rng, block, a_shape, b_shape):
 @pytest.mark.parametrize("bias_shape", [(77,), (45, 1), None])
 def test_gemm_transposes_bias_activation(rng, trans_a, trans_b, bias_shape):
     m, k, n = 45, 131, 77
-    b = mnn.GraphBuilder()
-    x = b.input("x", (k, m) if trans_a else (m, k))
-    w = b.const(rng.standard_normal((n, k) if trans_b else (k, n)).astype("float32"))
-    c = None if bias_shape is None else b.const(rng.standard_normal(bias_shape).astype("float32"))
-    b.output(b.Relu(b.Gemm(x, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0)), "y")
-    x = rng.standard_normal((k, m) if trans_a else (m, k)).astype("float32")
-    assert "gemm_big" in _check(b.build(), {"x": x}, "128x128")
+    graph, feeds = gemm_case(rng, m, k, n, trans_a, trans_b, bias_shape)
+    assert "gemm_big" in _check(graph, feeds, "128x128")
 
 
 def test_pointwise_convolution(rng):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from vulkan_testing import check_vulkan, needs_vulkan
+from vulkan_testing import check_vulkan, gemm_case, matmul_case, needs_vulkan
 
 import mnn_core as mnn
 
@@ -42,12 +42,8 @@ def _options(block: str, vec: bool = True, bk: int = 16) -> dict:
     ],
 )
 def test_matmul(rng, block, vec, bk, a_shape, b_shape):
-    b = mnn.GraphBuilder()
-    x = b.input("x", a_shape)
-    w = b.const(rng.standard_normal(b_shape).astype("float32"))
-    b.output(b.MatMul(x, w), "y")
-    feeds = {"x": rng.standard_normal(a_shape).astype("float32")}
-    shaders = check_vulkan(b.build(), feeds, _options(block, vec, bk))
+    graph, feeds = matmul_case(rng, a_shape, b_shape)
+    shaders = check_vulkan(graph, feeds, _options(block, vec, bk))
     assert "gemm_warp" in shaders, shaders
 
 
@@ -57,13 +53,8 @@ def test_matmul(rng, block, vec, bk, a_shape, b_shape):
 @pytest.mark.parametrize("bias_shape", [(76,), (44, 1), None])
 def test_gemm_transposes_bias_activation(rng, trans_a, trans_b, bias_shape, vec):
     m, k, n = 44, 132, 76
-    b = mnn.GraphBuilder()
-    x = b.input("x", (k, m) if trans_a else (m, k))
-    w = b.const(rng.standard_normal((n, k) if trans_b else (k, n)).astype("float32"))
-    c = None if bias_shape is None else b.const(rng.standard_normal(bias_shape).astype("float32"))
-    b.output(b.Relu(b.Gemm(x, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0)), "y")
-    x = rng.standard_normal((k, m) if trans_a else (m, k)).astype("float32")
-    assert "gemm_warp" in check_vulkan(b.build(), {"x": x}, _options("64x128", vec))
+    graph, feeds = gemm_case(rng, m, k, n, trans_a, trans_b, bias_shape)
+    assert "gemm_warp" in check_vulkan(graph, feeds, _options("64x128", vec))
 
 
 @pytest.mark.parametrize("block", BLOCKS)

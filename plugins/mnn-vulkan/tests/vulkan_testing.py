@@ -44,3 +44,26 @@ def check_vulkan(graph, feeds, options: dict, rtol: float = 1e-4) -> list:
     for name, ref in want.items():
         np.testing.assert_allclose(got[name], ref, rtol=rtol, atol=rtol * max(1.0, float(np.abs(ref).max())))
     return last_segment_shaders(sess)
+
+
+def matmul_case(rng, a_shape, b_shape):
+    """A MatMul of input "x" (`a_shape`) by a random constant (`b_shape`), and random feeds for "x"."""
+    import mnn_core as mnn
+
+    b = mnn.GraphBuilder()
+    x = b.input("x", a_shape)
+    b.output(b.MatMul(x, b.const(rng.standard_normal(b_shape).astype("float32"))), "y")
+    return b.build(), {"x": rng.standard_normal(a_shape).astype("float32")}
+
+
+def gemm_case(rng, m: int, k: int, n: int, trans_a: int, trans_b: int, bias_shape):
+    """Relu(Gemm(x, W, C)) with alpha 0.5 and beta 2, the transposes asked for and a random bias of `bias_shape`
+    (None: no bias), and random feeds for "x"."""
+    import mnn_core as mnn
+
+    b = mnn.GraphBuilder()
+    x = b.input("x", (k, m) if trans_a else (m, k))
+    w = b.const(rng.standard_normal((n, k) if trans_b else (k, n)).astype("float32"))
+    c = None if bias_shape is None else b.const(rng.standard_normal(bias_shape).astype("float32"))
+    b.output(b.Relu(b.Gemm(x, w, c, transA=trans_a, transB=trans_b, alpha=0.5, beta=2.0)), "y")
+    return b.build(), {"x": rng.standard_normal((k, m) if trans_a else (m, k)).astype("float32")}
