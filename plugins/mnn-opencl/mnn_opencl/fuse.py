@@ -195,24 +195,17 @@ def fusions(offer) -> list[Fusion]:
     order = {node.name: i for i, node in enumerate(offer.nodes)}
     found = [f for node in offer.nodes if (f := matmul_fusion(node, offer, producers)) is not None]
     taken = {name for f in found for name in f.replaces}
-    for node in offer.nodes:
-        f = conv_fusion(node, offer)
-        if f is not None and not taken & set(f.replaces):
-            found.append(f)
-            taken |= set(f.replaces)
-    for node in offer.nodes:
-        f = add_layernorm_fusion(node, offer, order, ADD_LAYERNORM, _norm_params_fit)
-        if f is not None and not taken & set(f.replaces):
-            found.append(f)
-            taken |= set(f.replaces)
-    for node in offer.nodes:
-        f = transpose_layernorm_fusion(node, offer)
-        if f is not None and not taken & set(f.replaces):
-            found.append(f)
-            taken |= set(f.replaces)
-    for node in offer.nodes:
-        f = transpose_add_fusion(node, offer, producers)
-        if f is not None and not taken & set(f.replaces):
-            found.append(f)
-            taken |= set(f.replaces)
+    # each kind in turn over the whole graph; a fusion overlapping one found before it is dropped
+    matchers = (
+        lambda node: conv_fusion(node, offer),
+        lambda node: add_layernorm_fusion(node, offer, order, ADD_LAYERNORM, _norm_params_fit),
+        lambda node: transpose_layernorm_fusion(node, offer),
+        lambda node: transpose_add_fusion(node, offer, producers),
+    )
+    for match in matchers:
+        for node in offer.nodes:
+            f = match(node)
+            if f is not None and not taken & set(f.replaces):
+                found.append(f)
+                taken |= set(f.replaces)
     return found
