@@ -9,10 +9,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import needs_opencl, opencl_backend
+from conftest import needs_opencl, opencl_backend, run_conv
 
 from mnn_core.graph.ir import Graph, Node, TensorInfo
-from mnn_core.ops import run_reference
 from mnn_core.session import Session
 
 CASES = [
@@ -39,34 +38,13 @@ ACTS = [
 ]
 
 
-def _run(rng, shape, wshape, attrs, options, bias=True):
-    x = rng.uniform(-1, 1, shape).astype("float32")
-    w = rng.uniform(-1, 1, wshape).astype("float32")
-    inits = {"w": w}
-    ins = ["x", "w"]
-    if bias:
-        inits["b"] = rng.uniform(-1, 1, wshape[0]).astype("float32")
-        ins.append("b")
-    graph = Graph(
-        inputs={"x": TensorInfo(shape, "float32")},
-        initializers=inits,
-        nodes=[Node("Conv", ins, ["y"], attrs, "conv")],
-        outputs=["y"],
-    )
-    sess = Session(graph, backend="opencl", fallback=False, optimize=False, options=options)
-    got = sess.run({"x": x})["y"]
-    want = run_reference("Conv", [x, w] + ([inits["b"]] if bias else []), attrs)[0]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    return opencl_backend().segments[-1]["kernels"]
-
-
 @needs_opencl
 @pytest.mark.parametrize("block", ["b128", "b64", "n64", "n96"])
 @pytest.mark.parametrize("slices", [1, 3])
 @pytest.mark.parametrize("shape, wshape, attrs", CASES, ids=IDS)
 def test_conv8_matches_reference(rng, block, slices, shape, wshape, attrs):
     options = {"opencl.gemm8": block, "opencl.gemm8_slices": slices}
-    kernels = _run(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
+    kernels = run_conv(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
     k = wshape[1] * wshape[2] * wshape[3]
     assert kernels == [f"conv8_{block}"] + (["splitk_reduce"] if min(slices, k) > 1 else [])
 
@@ -77,7 +55,7 @@ def test_conv8_matches_reference(rng, block, slices, shape, wshape, attrs):
 def test_conv4_matches_reference(rng, slices, shape, wshape, attrs):
     """kernels/conv4.cl's 64x64 blocks of 4x4 tiles (opencl.conv4=all), K whole or in 3 slices."""
     options = {"opencl.conv4": "all", "opencl.gemm8_slices": slices}
-    kernels = _run(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
+    kernels = run_conv(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
     k = wshape[1] * wshape[2] * wshape[3]
     assert kernels == ["conv4_c64"] + (["splitk_reduce"] if min(slices, k) > 1 else [])
 
@@ -96,7 +74,7 @@ def test_conv4_matches_reference(rng, slices, shape, wshape, attrs):
 def test_conv4_pointwise_matches_reference(rng, slices, shape, wshape, attrs):
     """opencl.conv4_pw=on: 1x1s of stride 1 without padding read the input straight (conv4p_c64)."""
     options = {"opencl.conv4": "all", "opencl.conv4_pw": "on", "opencl.gemm8_slices": slices}
-    kernels = _run(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
+    kernels = run_conv(rng, shape, wshape, {**attrs, "activation": "relu"}, options, bias=slices == 1)
     name = "conv4_c64" if attrs else "conv4p_c64"
     assert kernels == [name] + (["splitk_reduce"] if slices > 1 else [])
 
@@ -104,9 +82,9 @@ def test_conv4_pointwise_matches_reference(rng, slices, shape, wshape, attrs):
 @needs_opencl
 def test_conv4_3x3_leaves_1x1s_and_groups(rng):
     options = {"opencl.conv4": "3x3"}
-    assert _run(rng, (2, 33, 5, 6), (17, 33, 1, 1), {}, options) == ["conv1x1_oc4"]
-    assert _run(rng, (2, 8, 6, 5), (12, 8, 3, 3), {"pads": [1, 1, 1, 1]}, options) == ["conv4_c64"]
-    assert _run(rng, (2, 8, 6, 5), (16, 4, 3, 3), {"group": 2}, options) == ["conv2d_oc4"]
+    assert run_conv(rng, (2, 33, 5, 6), (17, 33, 1, 1), {}, options) == ["conv1x1_oc4"]
+    assert run_conv(rng, (2, 8, 6, 5), (12, 8, 3, 3), {"pads": [1, 1, 1, 1]}, options) == ["conv4_c64"]
+    assert run_conv(rng, (2, 8, 6, 5), (16, 4, 3, 3), {"group": 2}, options) == ["conv2d_oc4"]
 
 
 @needs_opencl
@@ -114,7 +92,7 @@ def test_conv4_3x3_leaves_1x1s_and_groups(rng):
 def test_conv8_fused_activations(rng, act):
     for slices in (1, 2):
         for options in ({"opencl.gemm8": "b64"}, {"opencl.conv4": "all"}):
-            _run(
+            run_conv(
                 rng,
                 (2, 7, 6, 5),
                 (13, 7, 3, 3),
@@ -125,8 +103,10 @@ def test_conv8_fused_activations(rng, act):
 
 @needs_opencl
 def test_conv8_off_and_groups_keep_conv_kernels(rng):
-    assert _run(rng, (2, 8, 6, 5), (12, 8, 3, 3), {}, {"opencl.gemm8": "off", "opencl.conv4": "off"}) == ["conv2d_oc4"]
-    grouped = _run(rng, (2, 8, 6, 5), (16, 4, 3, 3), {"group": 2}, {"opencl.gemm8": "b128"})
+    assert run_conv(rng, (2, 8, 6, 5), (12, 8, 3, 3), {}, {"opencl.gemm8": "off", "opencl.conv4": "off"}) == [
+        "conv2d_oc4"
+    ]
+    grouped = run_conv(rng, (2, 8, 6, 5), (16, 4, 3, 3), {"group": 2}, {"opencl.gemm8": "b128"})
     assert grouped == ["conv2d_oc4"]  # one group only
 
 

@@ -5,38 +5,15 @@ with and without bias, fused activations; and what stays on conv2d_c1."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from conftest import needs_opencl, opencl_backend
-
-from mnn_core.graph.ir import Graph, Node, TensorInfo
-from mnn_core.ops import run_reference
-from mnn_core.session import Session
+from conftest import needs_opencl, run_conv
 
 TILE = {"opencl.dwconv": "tile"}
 
 
 def _run(rng, shape, k, attrs, options, bias=True, mult=1):
-    n, c, h, w = shape
-    x = rng.uniform(-1, 1, shape).astype("float32")
-    wt = rng.uniform(-1, 1, (c * mult, 1, k, k)).astype("float32")
-    inits = {"w": wt}
-    ins = ["x", "w"]
-    if bias:
-        inits["b"] = rng.uniform(-1, 1, c * mult).astype("float32")
-        ins.append("b")
-    attrs = {"group": c, **attrs}
-    graph = Graph(
-        inputs={"x": TensorInfo(shape, "float32")},
-        initializers=inits,
-        nodes=[Node("Conv", ins, ["y"], attrs, "conv")],
-        outputs=["y"],
-    )
-    sess = Session(graph, backend="opencl", fallback=False, optimize=False, options=options)
-    got = sess.run({"x": x})["y"]
-    want = run_reference("Conv", [x, wt] + ([inits["b"]] if bias else []), attrs)[0]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    return opencl_backend().segments[-1]["kernels"]
+    c = shape[1]
+    return run_conv(rng, shape, (c * mult, 1, k, k), {"group": c, **attrs}, options, bias)
 
 
 CASES = [
